@@ -1,0 +1,18 @@
+//! The pure core of llmtool: the *JSON Format for LLM Tools* as a Rust library.
+//!
+//! - [`syntax`] parses a tool file leniently into a tree with byte spans,
+//! - [`model`] lowers that tree into the typed [`Tool`](model::Tool),
+//! - [`rules`] checks it and yields [`Diagnostic`](diagnostic::Diagnostic)s,
+//! - [`template`] compiles `model_prompt` once and renders it many times,
+//! - [`format`] prints the canonical form, and [`report`] shows diagnostics to people and programs.
+//!
+//! Nothing here touches the file system, the environment, the clock or the network.
+
+pub mod diagnostic;
+pub mod format;
+pub mod rules;
+pub mod span;
+pub mod syntax;
+
+pub use diagnostic::{Diagnostic, Severity};
+pub use span::{LineIndex, Span};

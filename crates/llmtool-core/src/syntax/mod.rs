@@ -1,0 +1,12 @@
+//! JSON syntax: the tree with spans, the tokenizer, the recovering parser and its codes.
+
+pub mod ast;
+pub mod codes;
+mod decode;
+mod lexer;
+mod parser;
+
+pub use ast::{Key, Member, Node, NodeKind};
+pub use decode::decode_utf8;
+pub use parser::{MAX_DEPTH, SyntaxTree, parse};
+pub(crate) use lexer::is_json_number;
