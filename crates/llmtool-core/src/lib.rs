@@ -2,17 +2,23 @@
 //!
 //! - [`syntax`] parses a tool file leniently into a tree with byte spans,
 //! - [`model`] lowers that tree into the typed [`Tool`](model::Tool),
-//! - [`rules`] checks it and yields [`Diagnostic`](diagnostic::Diagnostic)s,
+//! - [`rules`] checks it and yields [`Diagnostic`]s; [`Document`] does all three in one call,
 //! - [`template`] compiles `model_prompt` once and renders it many times,
-//! - [`format`] prints the canonical form, and [`report`] shows diagnostics to people and programs.
+//! - [`format`] prints the canonical form and applies fixes, and [`report`] shows diagnostics
+//!   to people and programs.
 //!
 //! Nothing here touches the file system, the environment, the clock or the network.
 
 pub mod diagnostic;
+pub mod document;
 pub mod format;
+pub mod image;
+pub mod model;
 pub mod rules;
 pub mod span;
 pub mod syntax;
+pub mod template;
 
 pub use diagnostic::{Diagnostic, Severity};
+pub use document::Document;
 pub use span::{LineIndex, Span};

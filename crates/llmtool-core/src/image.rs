@@ -1,0 +1,149 @@
+//! Avatar images: decoding base64 and `data:` URLs, and sniffing the image format and size.
+
+use base64::Engine;
+use serde::Serialize;
+
+/// The image formats an avatar may be in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ImageFormat {
+    Png,
+    Jpeg,
+    Gif,
+    Webp,
+    Svg,
+}
+
+impl ImageFormat {
+    pub const fn name(self) -> &'static str {
+        match self {
+            ImageFormat::Png => "PNG",
+            ImageFormat::Jpeg => "JPEG",
+            ImageFormat::Gif => "GIF",
+            ImageFormat::Webp => "WebP",
+            ImageFormat::Svg => "SVG",
+        }
+    }
+}
+
+/// What an image's bytes turned out to be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct ImageInfo {
+    pub format: ImageFormat,
+    /// Pixel size; `None` for an SVG without a usable width, height or viewBox.
+    pub size: Option<(u32, u32)>,
+    /// Size of the decoded image in bytes.
+    pub bytes: usize,
+}
+
+/// Why avatar data is not an image.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ImageError {
+    #[error("it is not valid base64 ({0})")]
+    Base64(String),
+    #[error("it decodes to {0} bytes that are not a PNG, JPEG, GIF, WebP or SVG image")]
+    UnknownFormat(usize),
+    #[error("it is empty")]
+    Empty,
+}
+
+/// Decodes base64 image data (whitespace ignored, padding optional, a `data:` prefix allowed).
+pub fn decode_base64(data: &str) -> Result<Vec<u8>, ImageError> {
+    let payload = data.split_once(";base64,").map_or(data, |(_, rest)| rest);
+    let compact: String = payload.chars().filter(|c| !c.is_ascii_whitespace()).collect();
+    if compact.is_empty() {
+        return Err(ImageError::Empty);
+    }
+    let engine = base64::engine::GeneralPurpose::new(
+        &base64::alphabet::STANDARD,
+        base64::engine::GeneralPurposeConfig::new()
+            .with_decode_padding_mode(base64::engine::DecodePaddingMode::Indifferent),
+    );
+    engine.decode(compact.as_bytes()).map_err(|e| ImageError::Base64(e.to_string()))
+}
+
+/// Sniffs the format and pixel size of image bytes.
+pub fn sniff(bytes: &[u8]) -> Result<ImageInfo, ImageError> {
+    if bytes.is_empty() {
+        return Err(ImageError::Empty);
+    }
+    if let Some(size) = svg_size(bytes) {
+        return Ok(ImageInfo { format: ImageFormat::Svg, size, bytes: bytes.len() });
+    }
+    let format = match imagesize::image_type(bytes) {
+        Ok(imagesize::ImageType::Png) => ImageFormat::Png,
+        Ok(imagesize::ImageType::Jpeg) => ImageFormat::Jpeg,
+        Ok(imagesize::ImageType::Gif) => ImageFormat::Gif,
+        Ok(imagesize::ImageType::Webp) => ImageFormat::Webp,
+        _ => return Err(ImageError::UnknownFormat(bytes.len())),
+    };
+    let size = imagesize::blob_size(bytes)
+        .ok()
+        .map(|s| (u32::try_from(s.width).unwrap_or(u32::MAX), u32::try_from(s.height).unwrap_or(u32::MAX)));
+    if size.is_none() {
+        return Err(ImageError::UnknownFormat(bytes.len()));
+    }
+    Ok(ImageInfo { format, size, bytes: bytes.len() })
+}
+
+/// `Some(size)` when the bytes are an SVG document. Written by hand: the image crates read
+/// raster formats only, and all that is needed is the root element's width and height.
+fn svg_size(bytes: &[u8]) -> Option<Option<(u32, u32)>> {
+    let head = String::from_utf8_lossy(&bytes[..bytes.len().min(4096)]);
+    let start = head.find("<svg")?;
+    let before = head[..start].trim_start_matches('\u{feff}').trim();
+    let preamble_ok = before.is_empty() || before.starts_with("<?xml") || before.starts_with("<!");
+    if !preamble_ok {
+        return None;
+    }
+    let tag_end = head[start..].find('>')? + start;
+    let tag = &head[start..tag_end];
+    let attr = |name: &str| -> Option<f64> {
+        let at = tag.find(&format!(" {name}="))? + name.len() + 2;
+        let quote = tag[at..].chars().next()?;
+        let value = tag[at + 1..].split(quote).next()?;
+        value.trim_end_matches("px").trim().parse().ok()
+    };
+    let size = match (attr("width"), attr("height")) {
+        (Some(w), Some(h)) => Some((w.round() as u32, h.round() as u32)),
+        _ => {
+            let at = tag.find("viewBox=")? + "viewBox=".len();
+            let quote = tag[at..].chars().next()?;
+            let values: Vec<f64> = tag[at + 1..].split(quote).next()?.split([' ', ',']).filter_map(|v| v.parse().ok()).collect();
+            match values.as_slice() {
+                [_, _, w, h] => Some((w.round() as u32, h.round() as u32)),
+                _ => None,
+            }
+        }
+    };
+    Some(size)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PNG_1X1: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+
+    #[test]
+    fn png_from_base64() {
+        let bytes = decode_base64(PNG_1X1).unwrap();
+        let info = sniff(&bytes).unwrap();
+        assert_eq!(info.format, ImageFormat::Png);
+        assert_eq!(info.size, Some((1, 1)));
+    }
+
+    #[test]
+    fn svg_sizes() {
+        let info = sniff(br#"<?xml version="1.0"?><svg xmlns="http://www.w3.org/2000/svg" width="256" height="256px"></svg>"#).unwrap();
+        assert_eq!((info.format, info.size), (ImageFormat::Svg, Some((256, 256))));
+        let info = sniff(br#"<svg viewBox="0 0 64 32"/>"#).unwrap();
+        assert_eq!(info.size, Some((64, 32)));
+    }
+
+    #[test]
+    fn rejects_non_images() {
+        assert!(matches!(decode_base64("not base64!"), Err(ImageError::Base64(_))));
+        assert_eq!(sniff(b"hello world"), Err(ImageError::UnknownFormat(11)));
+    }
+}

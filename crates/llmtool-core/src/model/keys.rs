@@ -1,0 +1,28 @@
+//! The known keys of each object of the format, in the order the canonical form writes them.
+
+pub const TOP_LEVEL: &[&str] = &["version", "model_prompt", "metadata", "tool_code"];
+pub const METADATA: &[&str] = &[
+    "prompt_name",
+    "description",
+    "usage_notes",
+    "model_version",
+    "creator",
+    "parameters",
+    "variables",
+    "expected_output",
+    "avatar_type",
+    "avatar",
+    "timestamp",
+];
+pub const CREATOR: &[&str] = &["name", "email", "organization"];
+pub const PARAMETERS: &[&str] =
+    &["temperature", "max_tokens", "top_p", "frequency_penalty", "presence_penalty"];
+pub const VARIABLE: &[&str] = &["name", "type", "description", "default", "allowed_values"];
+pub const EXPECTED_OUTPUT: &[&str] = &["type", "format", "language", "allowed_values"];
+/// The keys of the nested avatar shape, `metadata.avatar = {avatar_type, avatar}`.
+pub const NESTED_AVATAR: &[&str] = &["avatar_type", "avatar"];
+
+/// Whether `key` is an extension key (`x-...`), which is kept and never reported.
+pub fn is_extension(key: &str) -> bool {
+    key.starts_with("x-")
+}

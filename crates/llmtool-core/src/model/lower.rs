@@ -1,0 +1,312 @@
+//! Lowering: from the JSON tree to the typed [`Tool`], reporting every value of the wrong JSON
+//! type and every unknown key on the way. Nothing is dropped silently: a value that cannot be
+//! read is reported, and the rest of the file is still read.
+
+use crate::diagnostic::Diagnostic;
+use crate::model::keys;
+use crate::model::types::{
+    Avatar, Creator, DefaultValue, ExpectedOutput, Metadata, Parameter, Parameters, Spanned,
+    SpannedList, Tool, Variable, VariableKind, Version,
+};
+use crate::rules::structure::{missing_model_prompt, unknown_key, wrong_type};
+use crate::rules::{parameters::number_as_string, variables::unknown_variable_type};
+use crate::span::Span;
+use crate::syntax::{Member, Node, NodeKind, is_json_number};
+
+/// Lowers a parsed tool file. `root` is the top-level value (any JSON type).
+pub fn lower(root: &Node) -> (Tool, Vec<Diagnostic>) {
+    let mut lowerer = Lowerer { diagnostics: Vec::new() };
+    let tool = lowerer.tool(root);
+    (tool, lowerer.diagnostics)
+}
+
+struct Lowerer {
+    diagnostics: Vec<Diagnostic>,
+}
+
+impl Lowerer {
+    fn tool(&mut self, root: &Node) -> Tool {
+        let mut tool = Tool { span: root.span, ..Tool::default() };
+        let Some(members) = root.as_object() else { return tool };
+        for member in members {
+            let value = &member.value;
+            match member.key.name.as_str() {
+                "version" => tool.version = self.version(value),
+                "model_prompt" => tool.model_prompt = self.string(value, "model_prompt"),
+                "metadata" => tool.metadata = self.metadata(value),
+                "tool_code" => tool.tool_code = self.string(value, "tool_code"),
+                _ => self.unknown_key(member, "", keys::TOP_LEVEL),
+            }
+        }
+        if root.get("model_prompt").is_none() {
+            self.diagnostics.push(missing_model_prompt::diagnostic(root.span));
+        }
+        tool
+    }
+
+    fn version(&mut self, node: &Node) -> Option<Spanned<Version>> {
+        let version = match &node.kind {
+            NodeKind::String(s) => Version::Text(s.clone()),
+            NodeKind::Number(raw) if raw.bytes().all(|b| b.is_ascii_digit() || b == b'-') => {
+                if let Ok(n) = raw.parse() {
+                    Version::Integer(n)
+                } else {
+                    self.diagnostics.push(wrong_type::quotable(node, "version", "a string or an integer", raw));
+                    return None;
+                }
+            }
+            NodeKind::Number(raw) => {
+                self.diagnostics.push(wrong_type::quotable(node, "version", "a string or an integer", raw));
+                return None;
+            }
+            _ => {
+                self.wrong_type(node, "version", "a string or an integer");
+                return None;
+            }
+        };
+        Some(Spanned::new(node.span, version))
+    }
+
+    fn metadata(&mut self, node: &Node) -> Option<Metadata> {
+        let members = self.object(node, "metadata")?;
+        let mut meta = Metadata { span: node.span, ..Metadata::default() };
+        let mut flat_avatar = Avatar { span: node.span, ..Avatar::default() };
+        for member in members {
+            let value = &member.value;
+            let path = format!("metadata.{}", member.key.name);
+            match member.key.name.as_str() {
+                "prompt_name" => meta.prompt_name = self.string(value, &path),
+                "description" => meta.description = self.string(value, &path),
+                "usage_notes" => meta.usage_notes = self.string(value, &path),
+                "model_version" => meta.model_version = self.model_version(value),
+                "creator" => meta.creator = self.creator(value),
+                "parameters" => meta.parameters = self.parameters(value),
+                "variables" => meta.variables = self.variables(value),
+                "expected_output" => meta.expected_output = self.expected_output(value),
+                "timestamp" => meta.timestamp = self.string(value, &path),
+                "avatar_type" => flat_avatar.kind = self.string(value, &path),
+                "avatar" if matches!(value.kind, NodeKind::Object(_)) => {
+                    meta.avatar = self.nested_avatar(value);
+                }
+                "avatar" => flat_avatar.data = self.string(value, &path),
+                _ => self.unknown_key(member, "metadata", keys::METADATA),
+            }
+        }
+        if flat_avatar.kind.is_some() || flat_avatar.data.is_some() {
+            match &mut meta.avatar {
+                Some(nested) if nested.kind.is_none() => nested.kind = flat_avatar.kind,
+                Some(_) => {}
+                None => meta.avatar = Some(flat_avatar),
+            }
+        }
+        Some(meta)
+    }
+
+    fn nested_avatar(&mut self, node: &Node) -> Option<Avatar> {
+        let members = self.object(node, "metadata.avatar")?;
+        let mut avatar = Avatar { span: node.span, nested: true, ..Avatar::default() };
+        for member in members {
+            match member.key.name.as_str() {
+                "avatar_type" => avatar.kind = self.string(&member.value, "metadata.avatar.avatar_type"),
+                "avatar" => avatar.data = self.string(&member.value, "metadata.avatar.avatar"),
+                _ => self.unknown_key(member, "metadata.avatar", keys::NESTED_AVATAR),
+            }
+        }
+        Some(avatar)
+    }
+
+    fn model_version(&mut self, node: &Node) -> Option<SpannedList> {
+        match &node.kind {
+            NodeKind::String(s) => Some(Spanned::new(node.span, vec![Spanned::new(node.span, s.clone())])),
+            NodeKind::Array(_) => self.string_list(node, "metadata.model_version"),
+            _ => {
+                self.wrong_type(node, "metadata.model_version", "a list of strings");
+                None
+            }
+        }
+    }
+
+    fn creator(&mut self, node: &Node) -> Option<Creator> {
+        let members = self.object(node, "metadata.creator")?;
+        let mut creator = Creator { span: node.span, ..Creator::default() };
+        for member in members {
+            let path = format!("metadata.creator.{}", member.key.name);
+            match member.key.name.as_str() {
+                "name" => creator.name = self.string(&member.value, &path),
+                "email" => creator.email = self.string(&member.value, &path),
+                "organization" => creator.organization = self.string(&member.value, &path),
+                _ => self.unknown_key(member, "metadata.creator", keys::CREATOR),
+            }
+        }
+        Some(creator)
+    }
+
+    fn parameters(&mut self, node: &Node) -> Option<Parameters> {
+        let members = self.object(node, "metadata.parameters")?;
+        let mut params = Parameters { span: node.span, ..Parameters::default() };
+        for member in members {
+            let name = member.key.name.as_str();
+            let slot = match name {
+                "temperature" => &mut params.temperature,
+                "max_tokens" => &mut params.max_tokens,
+                "top_p" => &mut params.top_p,
+                "frequency_penalty" => &mut params.frequency_penalty,
+                "presence_penalty" => &mut params.presence_penalty,
+                _ => {
+                    if !keys::is_extension(name) {
+                        self.diagnostics.push(crate::rules::parameters::unknown_parameter::diagnostic(member));
+                    }
+                    params.other.insert(name.to_owned(), member.value.to_json());
+                    continue;
+                }
+            };
+            *slot = self.parameter(&member.value, &format!("metadata.parameters.{name}"));
+        }
+        Some(params)
+    }
+
+    fn parameter(&mut self, node: &Node, path: &str) -> Option<Parameter> {
+        let (raw, written_as_string) = match &node.kind {
+            NodeKind::Number(raw) => (raw.clone(), false),
+            NodeKind::String(s) if is_json_number(s.trim()) => {
+                self.diagnostics.push(number_as_string::diagnostic(node, path, s.trim()));
+                (s.trim().to_owned(), true)
+            }
+            _ => {
+                self.wrong_type(node, path, "a number");
+                return None;
+            }
+        };
+        let value = raw.parse::<f64>().ok().filter(|v| v.is_finite())?;
+        Some(Parameter { span: node.span, raw, value, written_as_string })
+    }
+
+    fn variables(&mut self, node: &Node) -> Option<Spanned<Vec<Variable>>> {
+        let Some(items) = node.as_array() else {
+            self.wrong_type(node, "metadata.variables", "a list of variable objects");
+            return None;
+        };
+        let variables = items
+            .iter()
+            .enumerate()
+            .filter_map(|(i, item)| self.variable(item, &format!("metadata.variables[{i}]")))
+            .collect();
+        Some(Spanned::new(node.span, variables))
+    }
+
+    fn variable(&mut self, node: &Node, path: &str) -> Option<Variable> {
+        let members = self.object(node, path)?;
+        let unnamed = Spanned::new(Span::empty(node.span.start + 1), String::new());
+        let mut variable = Variable {
+            span: node.span,
+            name: unnamed,
+            kind: None,
+            type_written: None,
+            description: None,
+            default: None,
+            allowed_values: None,
+        };
+        for member in members {
+            let value = &member.value;
+            let field = format!("{path}.{}", member.key.name);
+            match member.key.name.as_str() {
+                "name" => {
+                    if let Some(name) = self.string(value, &field) {
+                        variable.name = name;
+                    }
+                }
+                "type" => {
+                    variable.type_written = self.string(value, &field);
+                    variable.kind = variable.type_written.as_ref().and_then(|written| {
+                        let kind = VariableKind::from_name(&written.value).map(|(kind, _)| kind);
+                        if kind.is_none() {
+                            self.diagnostics.push(unknown_variable_type::diagnostic(written));
+                        }
+                        kind.map(|kind| Spanned::new(written.span, kind))
+                    });
+                }
+                "description" => variable.description = self.string(value, &field),
+                "default" => variable.default = self.default_value(value, &field),
+                "allowed_values" => variable.allowed_values = self.string_list(value, &field),
+                _ => self.unknown_key(member, path, keys::VARIABLE),
+            }
+        }
+        Some(variable)
+    }
+
+    fn default_value(&mut self, node: &Node, path: &str) -> Option<Spanned<DefaultValue>> {
+        let value = match &node.kind {
+            NodeKind::String(s) => DefaultValue::Text(s.clone()),
+            NodeKind::Array(_) => DefaultValue::List(self.string_list(node, path)?.value),
+            _ => {
+                self.wrong_type(node, path, "a string (or, for a multi-select, a list of strings)");
+                return None;
+            }
+        };
+        Some(Spanned::new(node.span, value))
+    }
+
+    fn expected_output(&mut self, node: &Node) -> Option<ExpectedOutput> {
+        let members = self.object(node, "metadata.expected_output")?;
+        let mut output = ExpectedOutput { span: node.span, ..ExpectedOutput::default() };
+        for member in members {
+            let path = format!("metadata.expected_output.{}", member.key.name);
+            match member.key.name.as_str() {
+                "type" => output.kind = self.string(&member.value, &path),
+                "format" => output.format = self.string(&member.value, &path),
+                "language" => output.language = self.string(&member.value, &path),
+                "allowed_values" => output.allowed_values = self.string_list(&member.value, &path),
+                _ => self.unknown_key(member, "metadata.expected_output", keys::EXPECTED_OUTPUT),
+            }
+        }
+        Some(output)
+    }
+
+    /// The members of an object, or `None` (reported) when `node` is not an object.
+    fn object<'n>(&mut self, node: &'n Node, path: &str) -> Option<&'n [Member]> {
+        let members = node.as_object();
+        if members.is_none() {
+            self.wrong_type(node, path, "an object");
+        }
+        members
+    }
+
+    fn string(&mut self, node: &Node, path: &str) -> Option<Spanned<String>> {
+        match &node.kind {
+            NodeKind::String(s) => Some(Spanned::new(node.span, s.clone())),
+            NodeKind::Number(raw) => {
+                self.diagnostics.push(wrong_type::quotable(node, path, "a string", raw));
+                None
+            }
+            _ => {
+                self.wrong_type(node, path, "a string");
+                None
+            }
+        }
+    }
+
+    fn string_list(&mut self, node: &Node, path: &str) -> Option<SpannedList> {
+        let Some(items) = node.as_array() else {
+            self.wrong_type(node, path, "a list of strings");
+            return None;
+        };
+        let strings = items
+            .iter()
+            .enumerate()
+            .filter_map(|(i, item)| self.string(item, &format!("{path}[{i}]")))
+            .collect();
+        Some(Spanned::new(node.span, strings))
+    }
+
+    fn wrong_type(&mut self, node: &Node, path: &str, expected: &str) {
+        if !matches!(node.kind, NodeKind::Error) {
+            self.diagnostics.push(wrong_type::diagnostic(node, path, expected));
+        }
+    }
+
+    fn unknown_key(&mut self, member: &Member, parent: &str, known: &[&str]) {
+        if !keys::is_extension(&member.key.name) {
+            self.diagnostics.push(unknown_key::diagnostic(member, parent, known));
+        }
+    }
+}

@@ -1,0 +1,8 @@
+//! The typed model of a tool file and the lowering that builds it from the syntax tree.
+
+pub mod keys;
+mod lower;
+mod types;
+
+pub use lower::lower;
+pub use types::*;

@@ -1,0 +1,289 @@
+//! The typed model of a tool file. Every value keeps the span it was written at, so rules can
+//! point at it; serializing a model gives plain JSON without the spans.
+
+use serde::Serialize;
+
+use crate::span::Span;
+
+/// A value and the span of the JSON that held it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(transparent)]
+pub struct Spanned<T> {
+    #[serde(skip)]
+    pub span: Span,
+    pub value: T,
+}
+
+impl<T> Spanned<T> {
+    pub fn new(span: Span, value: T) -> Self {
+        Self { span, value }
+    }
+}
+
+impl Spanned<String> {
+    pub fn as_str(&self) -> &str {
+        &self.value
+    }
+}
+
+/// A list whose elements each keep their own span.
+pub type SpannedList = Spanned<Vec<Spanned<String>>>;
+
+/// One tool file.
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct Tool {
+    #[serde(skip)]
+    pub span: Span,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<Spanned<Version>>,
+    /// `None` only when the file lacks it (an error was reported).
+    pub model_prompt: Option<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Metadata>,
+    /// Present in a "smart tool" (the sibling format): code for the host to run. Never run here.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_code: Option<Spanned<String>>,
+}
+
+/// `version`, kept exactly as written: a string or an integer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum Version {
+    Text(String),
+    Integer(i64),
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct Metadata {
+    #[serde(skip)]
+    pub span: Span,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt_name: Option<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage_notes: Option<Spanned<String>>,
+    /// Always a list here; a single string in the file becomes a one-element list.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model_version: Option<SpannedList>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub creator: Option<Creator>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parameters: Option<Parameters>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub variables: Option<Spanned<Vec<Variable>>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expected_output: Option<ExpectedOutput>,
+    /// Read from either shape (flat `avatar_type` + `avatar`, or a nested object).
+    #[serde(skip_serializing_if = "Option::is_none", flatten)]
+    pub avatar: Option<Avatar>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timestamp: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct Creator {
+    #[serde(skip)]
+    pub span: Span,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub email: Option<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub organization: Option<Spanned<String>>,
+}
+
+/// Model parameters. Each known one is a number; others are kept by name.
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct Parameters {
+    #[serde(skip)]
+    pub span: Span,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<Parameter>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<Parameter>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub top_p: Option<Parameter>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frequency_penalty: Option<Parameter>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub presence_penalty: Option<Parameter>,
+    /// Parameters the format does not name, with their JSON values, in file order.
+    #[serde(flatten)]
+    pub other: serde_json::Map<String, serde_json::Value>,
+}
+
+/// A numeric parameter.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(transparent)]
+pub struct Parameter {
+    #[serde(skip)]
+    pub span: Span,
+    /// The number exactly as written (without the quotes, if it was written as a string).
+    #[serde(skip)]
+    pub raw: String,
+    pub value: f64,
+    #[serde(skip)]
+    pub written_as_string: bool,
+}
+
+impl Parameters {
+    /// The known parameters that are present, with their names.
+    pub fn known(&self) -> impl Iterator<Item = (&'static str, &Parameter)> {
+        [
+            ("temperature", &self.temperature),
+            ("max_tokens", &self.max_tokens),
+            ("top_p", &self.top_p),
+            ("frequency_penalty", &self.frequency_penalty),
+            ("presence_penalty", &self.presence_penalty),
+        ]
+        .into_iter()
+        .filter_map(|(name, p)| p.as_ref().map(|p| (name, p)))
+    }
+}
+
+/// The three variable types.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub enum VariableKind {
+    #[serde(rename = "text")]
+    Text,
+    #[serde(rename = "single-select")]
+    SingleSelect,
+    #[serde(rename = "multi-select")]
+    MultiSelect,
+}
+
+impl VariableKind {
+    pub const ALL: [VariableKind; 3] =
+        [VariableKind::Text, VariableKind::SingleSelect, VariableKind::MultiSelect];
+
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            VariableKind::Text => "text",
+            VariableKind::SingleSelect => "single-select",
+            VariableKind::MultiSelect => "multi-select",
+        }
+    }
+
+    pub const fn is_select(self) -> bool {
+        !matches!(self, VariableKind::Text)
+    }
+
+    /// The canonical type for a name as written, including the Spanish and Korean editions'
+    /// translations. Returns the kind and whether the name was a translation.
+    pub fn from_name(name: &str) -> Option<(VariableKind, bool)> {
+        let kind = match name {
+            "text" => return Some((VariableKind::Text, false)),
+            "single-select" => return Some((VariableKind::SingleSelect, false)),
+            "multi-select" => return Some((VariableKind::MultiSelect, false)),
+            "texto" | "텍스트" => VariableKind::Text,
+            "selección-única" | "seleccion-unica" | "단일 선택" => VariableKind::SingleSelect,
+            "selección-múltiple" | "seleccion-multiple" | "다중 선택" => VariableKind::MultiSelect,
+            _ => return None,
+        };
+        Some((kind, true))
+    }
+}
+
+impl std::fmt::Display for VariableKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Variable {
+    #[serde(skip)]
+    pub span: Span,
+    pub name: Spanned<String>,
+    /// The type; `None` when missing or unknown (reported), in which case it behaves as text.
+    #[serde(rename = "type", serialize_with = "serialize_kind")]
+    pub kind: Option<Spanned<VariableKind>>,
+    /// The type name exactly as written, when there was one.
+    #[serde(skip)]
+    pub type_written: Option<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub default: Option<Spanned<DefaultValue>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub allowed_values: Option<SpannedList>,
+}
+
+fn serialize_kind<S: serde::Serializer>(
+    kind: &Option<Spanned<VariableKind>>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    s.serialize_str(kind.as_ref().map_or(VariableKind::Text, |k| k.value).as_str())
+}
+
+impl Variable {
+    pub fn kind(&self) -> VariableKind {
+        self.kind.as_ref().map_or(VariableKind::Text, |k| k.value)
+    }
+
+    /// The allowed values as strings (empty when there are none).
+    pub fn allowed(&self) -> impl Iterator<Item = &str> {
+        self.allowed_values.iter().flat_map(|list| list.value.iter().map(Spanned::as_str))
+    }
+}
+
+/// A variable's default: one string, or a list for a multi-select.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum DefaultValue {
+    Text(String),
+    List(Vec<Spanned<String>>),
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct ExpectedOutput {
+    #[serde(skip)]
+    pub span: Span,
+    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    pub kind: Option<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub format: Option<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub language: Option<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub allowed_values: Option<SpannedList>,
+}
+
+/// The avatar, from either shape of the file.
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct Avatar {
+    #[serde(skip)]
+    pub span: Span,
+    #[serde(rename = "avatar_type", skip_serializing_if = "Option::is_none")]
+    pub kind: Option<Spanned<String>>,
+    #[serde(rename = "avatar", skip_serializing_if = "Option::is_none")]
+    pub data: Option<Spanned<String>>,
+    /// Whether the file used the nested `{avatar_type, avatar}` object.
+    #[serde(skip)]
+    pub nested: bool,
+}
+
+impl Tool {
+    /// The declared variables (empty when there are none).
+    pub fn variables(&self) -> &[Variable] {
+        self.metadata
+            .as_ref()
+            .and_then(|m| m.variables.as_ref())
+            .map_or(&[], |v| v.value.as_slice())
+    }
+
+    /// Whether `metadata.variables` is present (even if empty).
+    pub fn declares_variables(&self) -> bool {
+        self.metadata.as_ref().is_some_and(|m| m.variables.is_some())
+    }
+
+    pub fn prompt(&self) -> &str {
+        self.model_prompt.as_ref().map_or("", |p| p.value.as_str())
+    }
+
+    /// The display name: `prompt_name`, if any.
+    pub fn name(&self) -> Option<&str> {
+        self.metadata.as_ref()?.prompt_name.as_ref().map(Spanned::as_str)
+    }
+}

@@ -1,0 +1,12 @@
+//! Prompt templates: finding `{{name}}` placeholders, compiling a prompt once, checking the
+//! values given for a tool's variables, and rendering.
+
+mod compiled;
+mod inputs;
+mod scan;
+mod tool_template;
+
+pub use compiled::{LIST_SEPARATOR, Template, Value};
+pub use inputs::{Input, Inputs, InputsError};
+pub use scan::{Placeholder, placeholders};
+pub use tool_template::{ToolTemplate, VariableSpec};

@@ -1,0 +1,189 @@
+//! A tool ready to render: its compiled prompt and its variables, and the checking of the
+//! values given for them.
+
+use std::collections::HashSet;
+
+use serde::Serialize;
+
+use crate::diagnostic::Diagnostic;
+use crate::model::{DefaultValue, Tool, VariableKind};
+use crate::rules::suggest::{closest, one_of};
+use crate::rules::values::{DUPLICATE_VALUE, MISSING_VALUE, TOO_MANY_VALUES, UNKNOWN_VARIABLE, VALUE_NOT_ALLOWED};
+use crate::span::Span;
+use crate::template::{Inputs, Template, Value, placeholders};
+
+/// One variable as rendering needs it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct VariableSpec {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub kind: VariableKind,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub default: Option<Value>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub allowed_values: Vec<String>,
+    /// Where the variable is declared (or, for an implicit one, first used) in the file.
+    #[serde(skip)]
+    pub declared_at: Span,
+}
+
+impl VariableSpec {
+    pub fn is_required(&self) -> bool {
+        self.default.is_none()
+    }
+}
+
+/// A tool's prompt compiled once, with its variables, to render any number of times.
+#[derive(Debug, Clone)]
+pub struct ToolTemplate {
+    template: Template,
+    variables: Vec<VariableSpec>,
+}
+
+impl ToolTemplate {
+    /// Prepares `tool`. With `metadata.variables`, the declared variables are the slots; without,
+    /// every distinct `{{name}}` is a required text variable, in order of first use.
+    pub fn new(tool: &Tool) -> Self {
+        let variables: Vec<VariableSpec> = if tool.declares_variables() {
+            tool.variables().iter().map(declared).collect()
+        } else {
+            implicit(tool)
+        };
+        let names: Vec<&str> = variables.iter().map(|v| v.name.as_str()).collect();
+        Self { template: Template::compile(tool.prompt(), &names), variables }
+    }
+
+    pub fn variables(&self) -> &[VariableSpec] {
+        &self.variables
+    }
+
+    pub fn template(&self) -> &Template {
+        &self.template
+    }
+
+    /// Checks `inputs` against the variables and returns one value per variable (defaults filled
+    /// in), or every problem found.
+    pub fn resolve(&self, inputs: &Inputs) -> Result<Vec<Value>, Vec<Diagnostic>> {
+        let mut problems = Vec::new();
+        for input in inputs.iter() {
+            if !self.variables.iter().any(|v| v.name == input.name) {
+                let mut diagnostic = Diagnostic::new(
+                    &UNKNOWN_VARIABLE,
+                    format!("the tool has no variable `{}`", input.name),
+                );
+                diagnostic = match closest(&input.name, self.variables.iter().map(|v| v.name.as_str())) {
+                    Some(near) => diagnostic.with_help(format!("did you mean `{near}`?")),
+                    None if self.variables.is_empty() => diagnostic.with_help("the tool takes no variables"),
+                    None => diagnostic.with_help(format!(
+                        "its variables are {}",
+                        one_of(self.variables.iter().map(|v| v.name.as_str()))
+                    )),
+                };
+                problems.push(diagnostic);
+            }
+        }
+        let values: Vec<Value> =
+            self.variables.iter().filter_map(|spec| resolve_one(spec, inputs, &mut problems)).collect();
+        if problems.is_empty() { Ok(values) } else { Err(problems) }
+    }
+
+    /// Checks `inputs` and renders the prompt.
+    pub fn render(&self, inputs: &Inputs) -> Result<String, Vec<Diagnostic>> {
+        self.resolve(inputs).map(|values| self.template.render(&values))
+    }
+
+    /// Renders already resolved values (one per variable, as from [`ToolTemplate::resolve`]).
+    pub fn render_values(&self, values: &[Value]) -> String {
+        self.template.render(values)
+    }
+}
+
+fn declared(variable: &crate::model::Variable) -> VariableSpec {
+    VariableSpec {
+        name: variable.name.value.trim().to_owned(),
+        kind: variable.kind(),
+        description: variable.description.as_ref().map(|d| d.value.clone()),
+        default: variable.default.as_ref().map(|d| match &d.value {
+            DefaultValue::Text(text) if variable.kind() == VariableKind::MultiSelect => Value::List(vec![text.clone()]),
+            DefaultValue::Text(text) => Value::Text(text.clone()),
+            DefaultValue::List(items) => Value::List(items.iter().map(|i| i.value.clone()).collect()),
+        }),
+        allowed_values: variable.allowed().map(str::to_owned).collect(),
+        declared_at: variable.name.span,
+    }
+}
+
+fn implicit(tool: &Tool) -> Vec<VariableSpec> {
+    let mut seen = HashSet::new();
+    let at = tool.model_prompt.as_ref().map_or(Span::default(), |p| p.span);
+    placeholders(tool.prompt())
+        .filter(|p| seen.insert(p.name))
+        .map(|p| VariableSpec {
+            name: p.name.to_owned(),
+            kind: VariableKind::Text,
+            description: None,
+            default: None,
+            allowed_values: Vec::new(),
+            declared_at: at,
+        })
+        .collect()
+}
+
+fn resolve_one(spec: &VariableSpec, inputs: &Inputs, problems: &mut Vec<Diagnostic>) -> Option<Value> {
+    let name = &spec.name;
+    let Some(input) = inputs.get(name) else {
+        if spec.default.is_none() {
+            problems.push(
+                Diagnostic::new(&MISSING_VALUE, format!("no value for `{name}`, which has no default"))
+                    .at_labelled(spec.declared_at, "declared here")
+                    .with_help(format!("give it with `--var \"{name}=...\"`")),
+            );
+        }
+        return spec.default.clone();
+    };
+    let count = problems.len();
+    if spec.kind != VariableKind::MultiSelect && (input.as_list || input.items.len() != 1) {
+        problems.push(
+            Diagnostic::new(
+                &TOO_MANY_VALUES,
+                format!("`{name}` is a {} variable and takes one value, got {}", spec.kind, input.items.len()),
+            )
+            .at_labelled(spec.declared_at, "declared here")
+            .with_help("only multi-select variables take several values"),
+        );
+    }
+    if spec.kind.is_select() {
+        let mut seen = HashSet::new();
+        for item in &input.items {
+            if !spec.allowed_values.contains(item) {
+                let mut diagnostic = Diagnostic::new(
+                    &VALUE_NOT_ALLOWED,
+                    format!("`{item}` is not an allowed value of `{name}`"),
+                )
+                .at_labelled(spec.declared_at, "declared here");
+                diagnostic = match closest(item, spec.allowed_values.iter().map(String::as_str)) {
+                    Some(near) => diagnostic.with_help(format!("did you mean `{near}`?")),
+                    None => diagnostic.with_help(format!(
+                        "the allowed values are {}",
+                        one_of(spec.allowed_values.iter().map(String::as_str))
+                    )),
+                };
+                problems.push(diagnostic);
+            } else if !seen.insert(item.as_str()) {
+                problems.push(
+                    Diagnostic::new(&DUPLICATE_VALUE, format!("`{item}` is given twice for `{name}`"))
+                        .at_labelled(spec.declared_at, "declared here"),
+                );
+            }
+        }
+    }
+    if problems.len() > count {
+        return None;
+    }
+    Some(match spec.kind {
+        VariableKind::MultiSelect => Value::List(input.items.clone()),
+        _ => Value::Text(input.items[0].clone()),
+    })
+}
