@@ -113,8 +113,8 @@ mod tests {
     fn maps_through_escapes() {
         let text = r#"{"p": "a\nb \u00e9 {{x}}"}"#;
         let literal = Span::new(6, text.len() - 1);
-        // decoded: "a\nb é {{x}}" -> `{{x}}` at decoded bytes 6..11
-        let span = string_span(text, literal, 6..11);
+        // decoded: "a\nb é {{x}}" -> `{{x}}` at decoded bytes 7..12
+        let span = string_span(text, literal, 7..12);
         assert_eq!(&text[span.range()], "{{x}}");
     }
 }
