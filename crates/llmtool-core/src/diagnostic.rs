@@ -75,11 +75,16 @@ impl Edit {
     }
 }
 
-/// A repair that `llmtool fmt --fix` can apply: a description and the edits that make it.
+/// A repair: a description and the edits that make it.
+///
+/// A safe fix keeps the meaning the author evidently intended (deleting a trailing comma) and
+/// is applied by `llmtool fmt --fix`; an unsafe one is a guess (renaming a misspelled key to the
+/// closest known one) and is only shown as a suggestion.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Fix {
     pub message: String,
     pub edits: Vec<Edit>,
+    pub safe: bool,
 }
 
 /// One finding about a tool file or about the values given to it.
@@ -143,9 +148,17 @@ impl Diagnostic {
         self
     }
 
+    /// Adds a safe fix, applied by `fmt --fix`.
     #[must_use]
     pub fn with_fix(mut self, message: impl Into<String>, edits: Vec<Edit>) -> Self {
-        self.fix = Some(Fix { message: message.into(), edits });
+        self.fix = Some(Fix { message: message.into(), edits, safe: true });
+        self
+    }
+
+    /// Adds an unsafe fix: a likely repair that is shown but never applied automatically.
+    #[must_use]
+    pub fn with_suggestion(mut self, message: impl Into<String>, edits: Vec<Edit>) -> Self {
+        self.fix = Some(Fix { message: message.into(), edits, safe: false });
         self
     }
 

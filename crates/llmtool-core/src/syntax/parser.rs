@@ -421,7 +421,7 @@ impl<'a> Parser<'a> {
                 )
                 .at(token.span)
                 .with_secondary(open, "this bracket is never closed")
-                .with_fix(format!("insert `{closer}`"), vec![Edit::insert(at, closer)]),
+                .with_suggestion(format!("insert `{closer}`"), vec![Edit::insert(at, closer)]),
             );
             let frame = self.stack.pop().expect("an open frame");
             self.finish(frame, at);
@@ -430,7 +430,7 @@ impl<'a> Parser<'a> {
             self.diagnostics.push(
                 Diagnostic::new(&codes::UNEXPECTED_TOKEN, format!("unmatched {}", token.kind.describe()))
                     .at(token.span)
-                    .with_fix("remove it", vec![Edit::delete(token.span)]),
+                    .with_suggestion("remove it", vec![Edit::delete(token.span)]),
             );
             Step::Next
         }

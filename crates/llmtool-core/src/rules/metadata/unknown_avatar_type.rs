@@ -32,7 +32,7 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
         .with_help("`avatar_type` is `url` or `base64`");
     if let Some(data) = &avatar.data {
         let inferred = infer(&data.value);
-        diagnostic = diagnostic.with_fix(format!("write `{inferred}`"), vec![Edit::replace(kind.span, format!("\"{inferred}\""))]);
+        diagnostic = diagnostic.with_suggestion(format!("write `{inferred}`"), vec![Edit::replace(kind.span, format!("\"{inferred}\""))]);
     }
     out.push(diagnostic);
 }

@@ -24,7 +24,7 @@ pub(crate) fn diagnostic(member: &Member) -> Diagnostic {
     let diagnostic = Diagnostic::new(&UNKNOWN_PARAMETER, format!("unknown parameter `{name}`; it is kept as is"))
         .at(member.key.span);
     match closest(name, keys::PARAMETERS.iter().copied()) {
-        Some(near) => diagnostic.with_help(format!("did you mean `{near}`?")).with_fix(
+        Some(near) => diagnostic.with_help(format!("did you mean `{near}`?")).with_suggestion(
             format!("rename to `{near}`"),
             vec![Edit::replace(member.key.span, format!("\"{near}\""))],
         ),

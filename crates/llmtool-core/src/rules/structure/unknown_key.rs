@@ -26,7 +26,7 @@ pub(crate) fn diagnostic(member: &Member, parent: &str, known: &[&str]) -> Diagn
     let mut diagnostic =
         Diagnostic::new(&UNKNOWN_KEY, format!("unknown key `{name}` {place}")).at(member.key.span);
     if let Some(suggestion) = closest(name, known.iter().copied()) {
-        diagnostic = diagnostic.with_help(format!("did you mean `{suggestion}`?")).with_fix(
+        diagnostic = diagnostic.with_help(format!("did you mean `{suggestion}`?")).with_suggestion(
             format!("rename to `{suggestion}`"),
             vec![Edit::replace(member.key.span, format!("\"{suggestion}\""))],
         );

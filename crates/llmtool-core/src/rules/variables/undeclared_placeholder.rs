@@ -35,7 +35,7 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
         )
         .at(span);
         diagnostic = match closest(placeholder.name, declared.iter().copied()) {
-            Some(near) => diagnostic.with_help(format!("did you mean `{{{{{near}}}}}`?")).with_fix(
+            Some(near) => diagnostic.with_help(format!("did you mean `{{{{{near}}}}}`?")).with_suggestion(
                 format!("write `{{{{{near}}}}}`"),
                 vec![Edit::replace(span, format!("{{{{{near}}}}}"))],
             ),

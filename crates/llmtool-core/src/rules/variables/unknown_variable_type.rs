@@ -24,7 +24,7 @@ pub(crate) fn diagnostic(written: &Spanned<String>) -> Diagnostic {
         .at(written.span)
         .with_help(format!("the types are {}", one_of(names)));
     if let Some(suggestion) = closest(&written.value, names) {
-        diagnostic = diagnostic.with_fix(
+        diagnostic = diagnostic.with_suggestion(
             format!("write `{suggestion}`"),
             vec![Edit::replace(written.span, quote(suggestion))],
         );

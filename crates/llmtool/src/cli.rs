@@ -1,0 +1,144 @@
+//! The command line: every subcommand, flag and help text.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "llmtool",
+    version,
+    about = "Check, format, render and run portable LLM tools (the JSON Format for LLM Tools)",
+    after_help = "Examples:\n  llmtool check examples/\n  llmtool render examples/teach-me-anything.json --var topic=photosynthesis\n  llmtool show examples/sql-assistant.json\n\nExit status: 0 ok, 1 the input has problems, 2 usage, I/O or network failure."
+)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    Check(CheckArgs),
+    Fmt(FmtArgs),
+    Render(RenderArgs),
+    Show(ShowArgs),
+    New(NewArgs),
+    Completions(CompletionsArgs),
+}
+
+/// How diagnostics are printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum DiagnosticFormat {
+    /// Source snippets with the problem underlined, as rustc and ruff print them.
+    Human,
+    /// One JSON array of diagnostics with line:column and byte spans.
+    Json,
+    /// GitHub Actions workflow commands, shown as annotations on pull requests.
+    Github,
+}
+
+/// Check tool files and report every problem, with fixes where there are any.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  llmtool check tool.json\n  llmtool check --strict examples/      # warnings fail too\n  llmtool check --format github tools/  # annotations in GitHub Actions\n  cat tool.json | llmtool check -")]
+pub(crate) struct CheckArgs {
+    /// Tool files, or directories searched for `*.json`; `-` reads standard input.
+    #[arg(required = true, value_name = "PATH")]
+    pub(crate) paths: Vec<PathBuf>,
+    /// Treat warnings as errors (for CI and for publishing).
+    #[arg(long)]
+    pub(crate) strict: bool,
+    #[arg(long, value_enum, default_value_t = DiagnosticFormat::Human)]
+    pub(crate) format: DiagnosticFormat,
+}
+
+/// Rewrite tool files in canonical form (in place; `-` for standard input to standard output).
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  llmtool fmt tool.json\n  llmtool fmt --fix tool.json     # also repair trailing/missing commas, comments, ...\n  llmtool fmt --check examples/   # exit 1 if any file would change\n  llmtool fmt - < in.json > out.json")]
+pub(crate) struct FmtArgs {
+    #[arg(required = true, value_name = "PATH")]
+    pub(crate) paths: Vec<PathBuf>,
+    /// Write nothing; exit 1 if any file is not canonical.
+    #[arg(long)]
+    pub(crate) check: bool,
+    /// Apply the safe fixes first (trailing and missing commas, comments, quoting, ...).
+    #[arg(long)]
+    pub(crate) fix: bool,
+}
+
+/// Values for a tool's variables, from flags and a file.
+#[derive(Debug, Args, Clone, Default)]
+pub(crate) struct VariableArgs {
+    /// A value: `NAME=VALUE` (split at the first `=`). Repeat for each item of a multi-select.
+    #[arg(long = "var", value_name = "NAME=VALUE")]
+    pub(crate) vars: Vec<String>,
+    /// A JSON object of values; a multi-select's value is an array. `--var` wins over it.
+    #[arg(long = "vars", value_name = "FILE.json")]
+    pub(crate) vars_file: Option<PathBuf>,
+}
+
+/// What `render` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum RenderFormat {
+    /// Exactly the rendered prompt.
+    Text,
+    /// `{prompt, variables, parameters, model_version, expected_output}` for other programs.
+    Json,
+}
+
+/// Print a tool's prompt with values filled in for its variables.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  llmtool render examples/teach-me-anything.json --var topic=tides --var level=beginner\n  llmtool render tool.json --var tags=news --var tags=sport   # a multi-select with two items\n  llmtool render tool.json --vars values.json --format json")]
+pub(crate) struct RenderArgs {
+    /// The tool file, or `-` for standard input.
+    #[arg(value_name = "TOOL")]
+    pub(crate) tool: PathBuf,
+    #[command(flatten)]
+    pub(crate) variables: VariableArgs,
+    #[arg(long, value_enum, default_value_t = RenderFormat::Text)]
+    pub(crate) format: RenderFormat,
+}
+
+/// Show a readable summary of a tool: what it does, its variables, parameters and output.
+#[derive(Debug, Args)]
+#[command(after_help = "Example:\n  llmtool show examples/pair-programmer.json")]
+pub(crate) struct ShowArgs {
+    /// The tool file, or `-` for standard input.
+    #[arg(value_name = "TOOL")]
+    pub(crate) tool: PathBuf,
+}
+
+/// Write a new, valid, canonical tool file to start from.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  llmtool new \"Release Notes\" --var changes --select tone=formal,casual\n  llmtool new \"Tagger\" --multi tags=news,sport,tech --prompt \"Tag this: {{text}}\" --var text\n\nOn a terminal, what is not given as a flag is asked for.")]
+pub(crate) struct NewArgs {
+    /// The tool's name (`prompt_name`); the file is named after it unless `--output` is given.
+    pub(crate) name: Option<String>,
+    /// What the tool does, in a sentence.
+    #[arg(long)]
+    pub(crate) description: Option<String>,
+    /// The prompt; by default one is written that uses every variable.
+    #[arg(long)]
+    pub(crate) prompt: Option<String>,
+    /// A text variable.
+    #[arg(long = "var", value_name = "NAME")]
+    pub(crate) text_vars: Vec<String>,
+    /// A single-select variable with its choices; the first is the default.
+    #[arg(long = "select", value_name = "NAME=A,B,...")]
+    pub(crate) selects: Vec<String>,
+    /// A multi-select variable with its choices.
+    #[arg(long = "multi", value_name = "NAME=A,B,...")]
+    pub(crate) multis: Vec<String>,
+    /// Where to write (`-` for standard output).
+    #[arg(long, short)]
+    pub(crate) output: Option<PathBuf>,
+    /// Overwrite an existing file.
+    #[arg(long)]
+    pub(crate) force: bool,
+}
+
+/// Print a shell completion script.
+#[derive(Debug, Args)]
+#[command(after_help = "Example:\n  llmtool completions bash > ~/.local/share/bash-completion/completions/llmtool")]
+pub(crate) struct CompletionsArgs {
+    pub(crate) shell: clap_complete::Shell,
+}

@@ -1,0 +1,86 @@
+//! `llmtool check`: every problem of every file, in parallel across files.
+
+use std::fmt::Write as _;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use llmtool_core::Document;
+use llmtool_core::diagnostic::Summary;
+use llmtool_core::report::{self, Source};
+use rayon::prelude::*;
+
+use crate::Outcome;
+use crate::cli::{CheckArgs, DiagnosticFormat};
+use crate::io;
+
+/// One file's result: its report text (human or GitHub) or JSON records, and its counts.
+struct FileResult {
+    text: String,
+    json: Vec<serde_json::Value>,
+    summary: Summary,
+}
+
+pub(crate) fn run(args: &CheckArgs) -> anyhow::Result<Outcome> {
+    let files = io::collect_files(&args.paths)?;
+    let color = io::color_for(std::io::stdout().is_terminal());
+    let results: Vec<anyhow::Result<FileResult>> =
+        files.par_iter().map(|path| check_file(path, args, color)).collect();
+
+    let mut total = Summary::default();
+    let mut out = String::new();
+    let mut json = Vec::new();
+    for result in results {
+        let result = result?;
+        out.push_str(&result.text);
+        json.extend(result.json);
+        total.errors += result.summary.errors;
+        total.warnings += result.summary.warnings;
+        total.infos += result.summary.infos;
+    }
+    match args.format {
+        DiagnosticFormat::Json => {
+            out = serde_json::to_string_pretty(&json)?;
+            out.push('\n');
+        }
+        DiagnosticFormat::Human => {
+            let _ = writeln!(
+                out,
+                "checked {} file{}: {} error{}, {} warning{}, {} info",
+                files.len(),
+                plural(files.len()),
+                total.errors,
+                plural(total.errors),
+                total.warnings,
+                plural(total.warnings),
+                total.infos,
+            );
+        }
+        DiagnosticFormat::Github => {}
+    }
+    io::write_stdout(out.as_bytes())?;
+    Ok(if total.fails(false) { Outcome::Problems } else { Outcome::Ok })
+}
+
+fn check_file(path: &PathBuf, args: &CheckArgs, color: bool) -> anyhow::Result<FileResult> {
+    let bytes = io::read_input(path)?;
+    let mut document = Document::from_bytes(&bytes);
+    if args.strict {
+        document.make_strict();
+    }
+    let name = io::display_name(path);
+    let source = Source::new(&name, &document.text);
+    let diagnostics = &document.diagnostics;
+    let (text, json) = match args.format {
+        DiagnosticFormat::Human => (report::human(&source, diagnostics, color), Vec::new()),
+        DiagnosticFormat::Github => (report::github(&source, diagnostics), Vec::new()),
+        DiagnosticFormat::Json => {
+            let records = report::json_records(&source, diagnostics);
+            (String::new(), records.iter().map(serde_json::to_value).collect::<Result<_, _>>()?)
+        }
+    };
+    Ok(FileResult { text, json, summary: document.summary() })
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}

@@ -1,0 +1,8 @@
+//! One module per subcommand.
+
+pub(crate) mod check;
+pub(crate) mod completions;
+pub(crate) mod fmt;
+pub(crate) mod new;
+pub(crate) mod render;
+pub(crate) mod show;

@@ -1,0 +1,117 @@
+//! `llmtool new`: a valid, canonical starter tool, from flags or questions on a terminal.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::PathBuf;
+
+use anyhow::{Context as _, bail};
+use llmtool_core::format;
+use serde_json::{Value, json};
+
+use crate::Outcome;
+use crate::cli::NewArgs;
+use crate::io;
+
+pub(crate) fn run(args: &NewArgs) -> anyhow::Result<Outcome> {
+    let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    let name = match &args.name {
+        Some(name) => name.clone(),
+        None if interactive => ask("Tool name", "My Tool")?,
+        None => "My Tool".to_owned(),
+    };
+    let description = match &args.description {
+        Some(description) => description.clone(),
+        None if interactive => ask("What does it do, in a sentence", &format!("{name}: describe what it does."))?,
+        None => format!("{name}: describe what the tool does here."),
+    };
+    let variables = variables(args)?;
+    let prompt = args.prompt.clone().unwrap_or_else(|| default_prompt(&name, &variables));
+    let now = jiff::Timestamp::now().round(jiff::Unit::Second).unwrap_or(jiff::Timestamp::UNIX_EPOCH);
+    let tool = json!({
+        "version": "1.0.0",
+        "model_prompt": prompt,
+        "metadata": {
+            "prompt_name": name,
+            "description": description,
+            "usage_notes": "Fill in the variables, then run or render the tool.",
+            "model_version": ["gpt-4o-mini", "claude-sonnet-4"],
+            "parameters": { "temperature": 0.7, "max_tokens": 1024 },
+            "variables": variables,
+            "expected_output": { "type": "text" },
+            "timestamp": now.to_string(),
+        }
+    });
+    let text = format::format_source(&serde_json::to_string(&tool)?, false)
+        .map_err(|e| anyhow::anyhow!("internal error: the starter tool is not formattable: {e}"))?
+        .text;
+    let path = args.output.clone().unwrap_or_else(|| PathBuf::from(format!("{}.json", slug(&name))));
+    if io::is_stdin(&path) {
+        io::write_stdout(text.as_bytes())?;
+        return Ok(Outcome::Ok);
+    }
+    if path.exists() && !args.force {
+        bail!("`{}` exists; pass `--force` to overwrite it", path.display());
+    }
+    std::fs::write(&path, &text).with_context(|| format!("cannot write `{}`", path.display()))?;
+    eprintln!("wrote {}; try `llmtool show {}`", path.display(), path.display());
+    Ok(Outcome::Ok)
+}
+
+fn variables(args: &NewArgs) -> anyhow::Result<Vec<Value>> {
+    let mut out = Vec::new();
+    for name in &args.text_vars {
+        out.push(json!({ "name": name, "type": "text", "description": format!("The {name} to work with.") }));
+    }
+    for (flag, kind, specs) in [("--select", "single-select", &args.selects), ("--multi", "multi-select", &args.multis)] {
+        for spec in specs {
+            let (name, choices) = spec
+                .split_once('=')
+                .with_context(|| format!("`{flag} {spec}` must be written `NAME=A,B,...`"))?;
+            let choices: Vec<&str> = choices.split(',').map(str::trim).filter(|c| !c.is_empty()).collect();
+            if choices.is_empty() {
+                bail!("`{flag} {spec}` lists no choices");
+            }
+            let default = if kind == "single-select" { json!(choices[0]) } else { json!([choices[0]]) };
+            out.push(json!({
+                "name": name.trim(),
+                "type": kind,
+                "description": format!("Which {} to use.", name.trim()),
+                "default": default,
+                "allowed_values": choices,
+            }));
+        }
+    }
+    Ok(out)
+}
+
+fn default_prompt(name: &str, variables: &[Value]) -> String {
+    let mut prompt = format!("You are {name}, a helpful assistant.");
+    for variable in variables {
+        if let Some(var) = variable["name"].as_str() {
+            prompt.push_str(&format!("\n{var}: {{{{{var}}}}}"));
+        }
+    }
+    prompt
+}
+
+/// A file name from a tool name: lowercase letters and digits (any script), `-` between words.
+fn slug(name: &str) -> String {
+    let mut slug = String::new();
+    for c in name.chars().flat_map(char::to_lowercase) {
+        if c.is_alphanumeric() {
+            slug.push(c);
+        } else if !slug.is_empty() && !slug.ends_with('-') {
+            slug.push('-');
+        }
+    }
+    let slug = slug.trim_end_matches('-');
+    if slug.is_empty() { "tool".to_owned() } else { slug.to_owned() }
+}
+
+fn ask(question: &str, default: &str) -> anyhow::Result<String> {
+    eprint!("{question} [{default}]: ");
+    std::io::stderr().flush()?;
+    let mut line = String::new();
+    std::io::stdin().lock().read_line(&mut line)?;
+    let answer = line.trim();
+    Ok(if answer.is_empty() { default.to_owned() } else { answer.to_owned() })
+}

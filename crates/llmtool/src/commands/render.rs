@@ -1,0 +1,122 @@
+//! `llmtool render`: the prompt with values filled in, exactly as it would be sent.
+
+use std::io::IsTerminal;
+use std::path::Path;
+
+use anyhow::Context as _;
+use llmtool_core::Document;
+use llmtool_core::diagnostic::Diagnostic;
+use llmtool_core::report::{self, Source};
+use llmtool_core::template::{Inputs, ToolTemplate, Value};
+use serde::Serialize;
+
+use crate::Outcome;
+use crate::cli::{RenderArgs, RenderFormat, VariableArgs};
+use crate::io;
+
+/// What `render --format json` prints.
+#[derive(Serialize)]
+struct Rendered<'a> {
+    prompt: String,
+    variables: serde_json::Map<String, serde_json::Value>,
+    parameters: Option<&'a llmtool_core::model::Parameters>,
+    model_version: Vec<&'a str>,
+    expected_output: Option<&'a llmtool_core::model::ExpectedOutput>,
+}
+
+pub(crate) fn run(args: &RenderArgs) -> anyhow::Result<Outcome> {
+    let name = io::display_name(&args.tool);
+    let Some((document, template)) = load_tool(&args.tool, &name)? else { return Ok(Outcome::Problems) };
+    let inputs = read_inputs(&args.variables)?;
+    let values = match template.resolve(&inputs) {
+        Ok(values) => values,
+        Err(problems) => {
+            print_problems(&name, &document.text, &problems);
+            return Ok(Outcome::Problems);
+        }
+    };
+    let prompt = template.render_values(&values);
+    match args.format {
+        RenderFormat::Text => {
+            let mut bytes = prompt.into_bytes();
+            if io::stdout_is_terminal() && !bytes.ends_with(b"\n") {
+                bytes.push(b'\n');
+            }
+            io::write_stdout(&bytes)?;
+        }
+        RenderFormat::Json => {
+            let tool = document.tool.as_ref().context("a checked tool has a model")?;
+            let meta = tool.metadata.as_ref();
+            let rendered = Rendered {
+                prompt,
+                variables: template
+                    .variables()
+                    .iter()
+                    .zip(&values)
+                    .map(|(spec, value)| (spec.name.clone(), value_json(value)))
+                    .collect(),
+                parameters: meta.and_then(|m| m.parameters.as_ref()),
+                model_version: meta
+                    .and_then(|m| m.model_version.as_ref())
+                    .map(|list| list.value.iter().map(|v| v.value.as_str()).collect())
+                    .unwrap_or_default(),
+                expected_output: meta.and_then(|m| m.expected_output.as_ref()),
+            };
+            let mut text = serde_json::to_string_pretty(&rendered)?;
+            text.push('\n');
+            io::write_stdout(text.as_bytes())?;
+        }
+    }
+    Ok(Outcome::Ok)
+}
+
+/// Reads and checks a tool. On errors, prints them and returns `None`.
+pub(crate) fn load_tool(path: &Path, name: &str) -> anyhow::Result<Option<(Document, ToolTemplate)>> {
+    let document = Document::from_bytes(&io::read_input(path)?);
+    match document.template() {
+        Some(template) => Ok(Some((document, template))),
+        None => {
+            let errors: Vec<Diagnostic> = document
+                .diagnostics
+                .iter()
+                .filter(|d| d.severity == llmtool_core::Severity::Error)
+                .cloned()
+                .collect();
+            print_problems(name, &document.text, &errors);
+            eprintln!("{name}: the tool has errors; `llmtool check {name}` shows every finding");
+            Ok(None)
+        }
+    }
+}
+
+/// The values from `--vars FILE` and then `--var NAME=VALUE` (which wins).
+pub(crate) fn read_inputs(args: &VariableArgs) -> anyhow::Result<Inputs> {
+    let mut inputs = Inputs::new();
+    if let Some(file) = &args.vars_file {
+        let bytes = io::read_input(file)?;
+        let json: serde_json::Value = serde_json::from_slice(&bytes)
+            .with_context(|| format!("`{}` is not valid JSON", file.display()))?;
+        inputs = Inputs::from_json(&json).with_context(|| format!("in `{}`", file.display()))?;
+    }
+    let mut flags = Inputs::new();
+    for pair in &args.vars {
+        let (name, value) = pair
+            .split_once('=')
+            .with_context(|| format!("`--var {pair}` must be written `NAME=VALUE`"))?;
+        flags.push(name.trim(), value);
+    }
+    inputs.extend(flags);
+    Ok(inputs)
+}
+
+fn print_problems(name: &str, text: &str, problems: &[Diagnostic]) {
+    let source = Source::new(name, text);
+    eprint!("{}", report::human(&source, problems, io::color_for(std::io::stderr().is_terminal())));
+}
+
+fn value_json(value: &Value) -> serde_json::Value {
+    match value {
+        Value::Text(text) => serde_json::Value::String(text.clone()),
+        Value::List(items) => items.iter().cloned().map(serde_json::Value::String).collect(),
+    }
+}

@@ -1,0 +1,88 @@
+//! Reading tool files and standard input, finding `*.json` under directories, and writing output.
+
+use std::io::{IsTerminal, Read, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+
+/// The name diagnostics use for standard input.
+pub(crate) const STDIN_NAME: &str = "<stdin>";
+
+pub(crate) fn is_stdin(path: &Path) -> bool {
+    path.as_os_str() == "-"
+}
+
+/// Reads a file, or standard input for `-`.
+pub(crate) fn read_input(path: &Path) -> anyhow::Result<Vec<u8>> {
+    if is_stdin(path) {
+        let mut bytes = Vec::new();
+        std::io::stdin().read_to_end(&mut bytes).context("cannot read standard input")?;
+        Ok(bytes)
+    } else {
+        std::fs::read(path).with_context(|| format!("cannot read `{}`", path.display()))
+    }
+}
+
+/// How a path is shown in diagnostics.
+pub(crate) fn display_name(path: &Path) -> String {
+    if is_stdin(path) { STDIN_NAME.to_owned() } else { path.display().to_string() }
+}
+
+/// The files named by `paths`: files as given, directories searched (recursively, sorted) for
+/// `*.json`, `-` kept as is.
+pub(crate) fn collect_files(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for path in paths {
+        if is_stdin(path) || !path.is_dir() {
+            files.push(path.clone());
+            continue;
+        }
+        for entry in walkdir::WalkDir::new(path).sort_by_file_name() {
+            let entry = entry.with_context(|| format!("cannot list `{}`", path.display()))?;
+            let is_json = entry.path().extension().is_some_and(|e| e.eq_ignore_ascii_case("json"));
+            if entry.file_type().is_file() && is_json {
+                files.push(entry.into_path());
+            }
+        }
+    }
+    Ok(files)
+}
+
+/// Writes to standard output in one go.
+pub(crate) fn write_stdout(bytes: &[u8]) -> anyhow::Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(bytes)?;
+    stdout.flush()?;
+    Ok(())
+}
+
+pub(crate) fn stdout_is_terminal() -> bool {
+    std::io::stdout().is_terminal()
+}
+
+/// Whether to colour output on a stream: a terminal, and `NO_COLOR` unset.
+pub(crate) fn color_for(is_terminal: bool) -> bool {
+    is_terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+/// Replaces `path` with `contents` atomically (a sibling temporary file, then a rename), so an
+/// interrupted write never leaves half a file.
+pub(crate) fn write_atomically(path: &Path, contents: &[u8]) -> anyhow::Result<()> {
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let temp = dir.join(format!(".{name}.llmtool-{}.tmp", std::process::id()));
+    std::fs::write(&temp, contents).with_context(|| format!("cannot write `{}`", temp.display()))?;
+    if let Ok(metadata) = std::fs::metadata(path) {
+        let _ = std::fs::set_permissions(&temp, metadata.permissions());
+    }
+    std::fs::rename(&temp, path).with_context(|| format!("cannot replace `{}`", path.display())).inspect_err(|_| {
+        let _ = std::fs::remove_file(&temp);
+    })
+}
+
+/// Whether an error is a closed pipe (`llmtool ... | head`), which is not a failure.
+pub(crate) fn is_broken_pipe(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}

@@ -1,0 +1,44 @@
+//! The `llmtool` binary: parse the command line, run the command, map the outcome to an exit
+//! status (0 ok, 1 the input has problems, 2 usage, I/O or network failure).
+
+mod cli;
+mod commands;
+mod io;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::cli::{Cli, Command};
+
+/// What a command concluded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    Ok,
+    /// The input (or the model's output) has problems.
+    Problems,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(Outcome::Ok) => ExitCode::SUCCESS,
+        Ok(Outcome::Problems) => ExitCode::from(1),
+        Err(error) if io::is_broken_pipe(&error) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<Outcome> {
+    match cli.command {
+        Command::Check(args) => commands::check::run(&args),
+        Command::Fmt(args) => commands::fmt::run(&args),
+        Command::Render(args) => commands::render::run(&args),
+        Command::Show(args) => commands::show::run(&args),
+        Command::New(args) => commands::new::run(&args),
+        Command::Completions(args) => commands::completions::run(&args),
+    }
+}
