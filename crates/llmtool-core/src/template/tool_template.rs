@@ -27,6 +27,9 @@ pub struct VariableSpec {
     /// Where the variable is declared (or, for an implicit one, first used) in the file.
     #[serde(skip)]
     pub declared_at: Span,
+    /// Where its `allowed_values` are, if it has any.
+    #[serde(skip)]
+    pub allowed_at: Option<Span>,
 }
 
 impl VariableSpec {
@@ -112,6 +115,7 @@ fn declared(variable: &crate::model::Variable) -> VariableSpec {
         }),
         allowed_values: variable.allowed().map(str::to_owned).collect(),
         declared_at: variable.name.span,
+        allowed_at: variable.allowed_values.as_ref().map(|list| list.span),
     }
 }
 
@@ -127,6 +131,7 @@ fn implicit(tool: &Tool) -> Vec<VariableSpec> {
             default: None,
             allowed_values: Vec::new(),
             declared_at: at,
+            allowed_at: None,
         })
         .collect()
 }
@@ -157,12 +162,17 @@ fn resolve_one(spec: &VariableSpec, inputs: &Inputs, problems: &mut Vec<Diagnost
     if spec.kind.is_select() {
         let mut seen = HashSet::new();
         for item in &input.items {
-            if !spec.allowed_values.contains(item) {
+            if !seen.insert(item.as_str()) {
+                problems.push(
+                    Diagnostic::new(&DUPLICATE_VALUE, format!("`{item}` is given twice for `{name}`"))
+                        .at_labelled(spec.declared_at, "declared here"),
+                );
+            } else if !spec.allowed_values.contains(item) {
                 let mut diagnostic = Diagnostic::new(
                     &VALUE_NOT_ALLOWED,
                     format!("`{item}` is not an allowed value of `{name}`"),
                 )
-                .at_labelled(spec.declared_at, "declared here");
+                .at_labelled(spec.allowed_at.unwrap_or(spec.declared_at), "the allowed values");
                 diagnostic = match closest(item, spec.allowed_values.iter().map(String::as_str)) {
                     Some(near) => diagnostic.with_help(format!("did you mean `{near}`?")),
                     None => diagnostic.with_help(format!(
@@ -171,11 +181,6 @@ fn resolve_one(spec: &VariableSpec, inputs: &Inputs, problems: &mut Vec<Diagnost
                     )),
                 };
                 problems.push(diagnostic);
-            } else if !seen.insert(item.as_str()) {
-                problems.push(
-                    Diagnostic::new(&DUPLICATE_VALUE, format!("`{item}` is given twice for `{name}`"))
-                        .at_labelled(spec.declared_at, "declared here"),
-                );
             }
         }
     }

@@ -40,7 +40,7 @@ fn summary(tool: &Tool, template: &ToolTemplate) -> String {
     out.push('\n');
     facts(&mut out, &meta);
     if tool.tool_code.is_some() {
-        let _ = writeln!(out, "{:<16}smart tool (its code is not run by llmtool)", "Kind:");
+        let _ = writeln!(out, "{:<18}smart tool (its code is not run by llmtool)", "Kind:");
     }
     variables(&mut out, template, tool.declares_variables());
     parameters(&mut out, &meta);
@@ -49,7 +49,7 @@ fn summary(tool: &Tool, template: &ToolTemplate) -> String {
 
 fn facts(out: &mut String, meta: &Metadata) {
     let mut line = |label: &str, value: String| {
-        let _ = writeln!(out, "{:<16}{value}", format!("{label}:"));
+        let _ = writeln!(out, "{:<18}{value}", format!("{label}:"));
     };
     if let Some(notes) = &meta.usage_notes {
         line("Usage notes", notes.value.clone());
