@@ -7,6 +7,7 @@ pub fn closest<'c>(name: &str, candidates: impl IntoIterator<Item = &'c str>) ->
     let limit = (name.chars().count() / 3).max(1);
     candidates
         .into_iter()
+        .filter(|candidate| !candidate.trim().is_empty())
         .map(|candidate| (strsim::levenshtein(&lowered, &candidate.to_lowercase()), candidate))
         .filter(|(distance, _)| *distance <= limit)
         .min_by_key(|(distance, _)| *distance)

@@ -23,7 +23,9 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
     let used: Vec<&str> = cx.placeholders().map(|p| p.name).collect();
     for variable in cx.tool.variables() {
         let name = variable.name.value.trim();
-        if !name.is_empty() && !used.contains(&name) {
+        // An empty name or one with braces has its own, clearer diagnostic (LT201, LT203).
+        let unusable = name.is_empty() || name.contains("{{") || name.contains("}}");
+        if !unusable && !used.contains(&name) {
             out.push(
                 Diagnostic::new(&UNUSED_VARIABLE, format!("variable `{name}` is never used in `model_prompt`"))
                     .at(variable.name.span)
