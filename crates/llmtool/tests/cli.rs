@@ -1,0 +1,193 @@
+//! The `llmtool` binary end to end: exit statuses, exact output bytes, files written.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn example(name: &str) -> PathBuf {
+    repo().join("examples").join(name)
+}
+
+fn llmtool(args: &[&str], stdin: Option<&[u8]>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_llmtool"))
+        .args(args)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary starts");
+    let mut pipe = child.stdin.take().unwrap();
+    pipe.write_all(stdin.unwrap_or_default()).unwrap();
+    drop(pipe);
+    child.wait_with_output().unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn check_examples_strict_passes() {
+    let out = llmtool(&["check", "--strict", repo().join("examples").to_str().unwrap()], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    assert!(text(&out.stdout).contains("checked 8 files: 0 errors, 0 warnings"));
+}
+
+#[test]
+fn check_exit_codes() {
+    let warning_only = br#"{"model_prompt": "Hi"}"#;
+    assert_eq!(llmtool(&["check", "-"], Some(warning_only)).status.code(), Some(0));
+    assert_eq!(llmtool(&["check", "--strict", "-"], Some(warning_only)).status.code(), Some(1));
+    assert_eq!(llmtool(&["check", "-"], Some(b"{")).status.code(), Some(1));
+    let missing = llmtool(&["check", "/nonexistent/tool.json"], None);
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(text(&missing.stderr).contains("cannot read `/nonexistent/tool.json`"));
+    assert_eq!(llmtool(&["check"], None).status.code(), Some(2), "usage errors exit 2");
+}
+
+#[test]
+fn check_formats() {
+    let input = b"{\"model_prompt\": \"Hi\",}";
+    let json = llmtool(&["check", "--format", "json", "-"], Some(input));
+    let records: Vec<serde_json::Value> = serde_json::from_slice(&json.stdout).unwrap();
+    let codes: Vec<&str> = records.iter().map(|r| r["code"].as_str().unwrap()).collect();
+    assert_eq!(codes, ["LT104", "LT001"]);
+    assert_eq!(records[1]["location"]["column"], 22);
+    assert_eq!(records[1]["fix"]["edits"][0]["replacement"], "");
+    let github = text(&llmtool(&["check", "--format", "github", "-"], Some(input)).stdout);
+    assert!(github.starts_with("::error file=<stdin>,line=1,col=22,endLine=1,endColumn=23,title=LT001 (trailing-comma)::"), "{github}");
+}
+
+#[test]
+fn render_prints_exact_bytes() {
+    let out = llmtool(
+        &["render", example("teach-me-anything.json").to_str().unwrap(), "--var", "topic=tides=moon"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let prompt = text(&out.stdout);
+    assert!(prompt.starts_with("Teach me about tides=moon. I am a curious beginner,"), "{prompt}");
+    assert!(prompt.ends_with("two short questions."), "no newline is added when stdout is not a terminal");
+}
+
+#[test]
+fn render_multi_select_and_vars_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let vars = dir.path().join("values.json");
+    std::fs::write(&vars, r#"{"agreement": "The supplier may end this at any time.", "focus": ["payment terms", "confidentiality"]}"#).unwrap();
+    let tool = example("legal-agreement-review.json");
+    let from_file = llmtool(&["render", tool.to_str().unwrap(), "--vars", vars.to_str().unwrap()], None);
+    assert!(text(&from_file.stdout).contains("Look in particular at: payment terms, confidentiality."));
+    let flags = llmtool(
+        &["render", tool.to_str().unwrap(), "--vars", vars.to_str().unwrap(), "--var", "focus=liability", "--var", "focus=termination"],
+        None,
+    );
+    assert!(text(&flags.stdout).contains("Look in particular at: liability, termination."), "--var wins over --vars");
+}
+
+#[test]
+fn render_reports_every_value_problem_at_once() {
+    let out = llmtool(
+        &["render", example("strategy-consultant.json").to_str().unwrap(), "--var", "situaton=x", "--var", "frameworks=SWAT"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty(), "nothing is rendered when a value is wrong");
+    let errors = text(&out.stderr);
+    for code in ["LT601", "LT602", "LT603"] {
+        assert!(errors.contains(code), "{code} missing from {errors}");
+    }
+    assert!(errors.contains("did you mean `situation`?"));
+}
+
+#[test]
+fn render_json_and_stdin() {
+    let tool = br#"{"model_prompt": "Hi {{ name }}, {{name}}!", "metadata": {"parameters": {"temperature": "0.3"}}}"#;
+    let out = llmtool(&["render", "-", "--var", "name=Ana", "--format", "json"], Some(tool));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["prompt"], "Hi Ana, Ana!");
+    assert_eq!(json["variables"]["name"], "Ana");
+    assert_eq!(json["parameters"]["temperature"], 0.3);
+}
+
+#[test]
+fn render_refuses_a_tool_with_errors() {
+    let out = llmtool(&["render", "-"], Some(br#"{"model_prompt": "Hi", "metadata": {"parameters": {"temperature": 9}}}"#));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("LT301"));
+}
+
+#[test]
+fn fmt_fix_in_place_and_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("tool.json");
+    std::fs::write(&file, "{\"metadata\": {\"prompt_name\": \"x\",}, \"model_prompt\": \"Hi\" // note\n}").unwrap();
+    let path = file.to_str().unwrap();
+    assert_eq!(llmtool(&["fmt", "--check", path], None).status.code(), Some(1));
+    let refused = llmtool(&["fmt", path], None);
+    assert_eq!(refused.status.code(), Some(1), "syntax problems block plain fmt");
+    assert!(text(&refused.stderr).contains("LT001"));
+    let fixed = llmtool(&["fmt", "--fix", path], None);
+    assert_eq!(fixed.status.code(), Some(0), "{}", text(&fixed.stderr));
+    let written = std::fs::read_to_string(&file).unwrap();
+    assert_eq!(written, "{\n  \"model_prompt\": \"Hi\",\n  \"metadata\": {\n    \"prompt_name\": \"x\"\n  }\n}\n");
+    assert_eq!(llmtool(&["fmt", "--check", path], None).status.code(), Some(0));
+}
+
+#[test]
+fn fmt_stdin_to_stdout() {
+    let out = llmtool(&["fmt", "-"], Some(br#"{"metadata":{"model_version":"m"},"model_prompt":"x"}"#));
+    assert_eq!(text(&out.stdout), "{\n  \"model_prompt\": \"x\",\n  \"metadata\": {\n    \"model_version\": [\"m\"]\n  }\n}\n");
+}
+
+#[test]
+fn new_writes_a_strictly_valid_canonical_tool() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("t.json");
+    let path = file.to_str().unwrap();
+    let out = llmtool(
+        &["new", "Release Notes", "--var", "changes", "--select", "tone=formal,casual", "--multi", "parts=fixes,features", "-o", path],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let check = llmtool(&["check", "--strict", path], None);
+    assert_eq!(check.status.code(), Some(0), "{}", text(&check.stdout));
+    assert_eq!(llmtool(&["fmt", "--check", path], None).status.code(), Some(0));
+    assert_eq!(llmtool(&["new", "X", "-o", path], None).status.code(), Some(2), "no silent overwrite");
+}
+
+#[test]
+fn show_summarizes() {
+    let out = llmtool(&["show", example("pair-programmer.json").to_str().unwrap()], None);
+    let summary = text(&out.stdout);
+    for needle in ["Pair Programmer", "single-select", "(required)", "embedded PNG image, 256x256", "temperature", "code, language Python"] {
+        assert!(summary.contains(needle), "{needle} missing from\n{summary}");
+    }
+}
+
+#[test]
+fn completions_and_help() {
+    let bash = llmtool(&["completions", "bash"], None);
+    assert!(text(&bash.stdout).contains("_llmtool"));
+    for command in ["check", "fmt", "render", "show", "new", "completions"] {
+        let help = text(&llmtool(&[command, "--help"], None).stdout);
+        assert!(help.contains("Example"), "{command} --help has no examples");
+    }
+    assert!(text(&llmtool(&["--version"], None).stdout).starts_with("llmtool "));
+}
+
+#[test]
+fn closed_pipe_is_not_an_error() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_llmtool"))
+        .args(["completions", "zsh"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+}
