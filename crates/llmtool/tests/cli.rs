@@ -60,7 +60,7 @@ fn check_formats() {
     assert_eq!(records[1]["location"]["column"], 22);
     assert_eq!(records[1]["fix"]["edits"][0]["replacement"], "");
     let github = text(&llmtool(&["check", "--format", "github", "-"], Some(input)).stdout);
-    assert!(github.starts_with("::error file=<stdin>,line=1,col=22,endLine=1,endColumn=23,title=LT001 (trailing-comma)::"), "{github}");
+    assert!(github.contains("\n::error file=<stdin>,line=1,col=22,endLine=1,endColumn=23,title=LT001 (trailing-comma)::"), "{github}");
 }
 
 #[test]
