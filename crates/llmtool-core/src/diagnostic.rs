@@ -106,6 +106,7 @@ pub struct Diagnostic {
     pub fix: Option<Fix>,
 }
 
+#[allow(clippy::trivially_copy_pass_by_ref, reason = "serde passes fields by reference")]
 fn serialize_rule_code<S: serde::Serializer>(rule: &&Rule, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(rule.code)
 }
@@ -174,7 +175,8 @@ impl Diagnostic {
 
 /// Sort diagnostics by position, then code, the order every renderer shows them in.
 pub fn sort(diagnostics: &mut [Diagnostic]) {
-    diagnostics.sort_by(|a, b| a.offset().cmp(&b.offset()).then_with(|| a.rule.code.cmp(b.rule.code)));
+    diagnostics
+        .sort_by(|a, b| a.offset().cmp(&b.offset()).then_with(|| a.rule.code.cmp(b.rule.code)));
 }
 
 /// Counts of diagnostics by severity.

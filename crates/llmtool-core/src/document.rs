@@ -47,9 +47,7 @@ impl Document {
 
     /// Whether the file is not valid JSON (beyond what `fmt --fix` could still read).
     pub fn has_syntax_errors(&self) -> bool {
-        self.diagnostics
-            .iter()
-            .any(|d| d.severity == Severity::Error && codes::is_syntax(d.rule))
+        self.diagnostics.iter().any(|d| d.severity == Severity::Error && codes::is_syntax(d.rule))
     }
 
     /// The tool ready to render, when the file has no errors.

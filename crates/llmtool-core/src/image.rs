@@ -67,8 +67,8 @@ pub fn sniff(bytes: &[u8]) -> Result<ImageInfo, ImageError> {
     if bytes.is_empty() {
         return Err(ImageError::Empty);
     }
-    if let Some(size) = svg_size(bytes) {
-        return Ok(ImageInfo { format: ImageFormat::Svg, size, bytes: bytes.len() });
+    if let Some(svg) = sniff_svg(bytes) {
+        return Ok(svg);
     }
     let format = match imagesize::image_type(bytes) {
         Ok(imagesize::ImageType::Png) => ImageFormat::Png,
@@ -77,18 +77,18 @@ pub fn sniff(bytes: &[u8]) -> Result<ImageInfo, ImageError> {
         Ok(imagesize::ImageType::Webp) => ImageFormat::Webp,
         _ => return Err(ImageError::UnknownFormat(bytes.len())),
     };
-    let size = imagesize::blob_size(bytes)
-        .ok()
-        .map(|s| (u32::try_from(s.width).unwrap_or(u32::MAX), u32::try_from(s.height).unwrap_or(u32::MAX)));
+    let size = imagesize::blob_size(bytes).ok().map(|s| {
+        (u32::try_from(s.width).unwrap_or(u32::MAX), u32::try_from(s.height).unwrap_or(u32::MAX))
+    });
     if size.is_none() {
         return Err(ImageError::UnknownFormat(bytes.len()));
     }
     Ok(ImageInfo { format, size, bytes: bytes.len() })
 }
 
-/// `Some(size)` when the bytes are an SVG document. Written by hand: the image crates read
+/// The image info when the bytes are an SVG document. Written by hand: the image crates read
 /// raster formats only, and all that is needed is the root element's width and height.
-fn svg_size(bytes: &[u8]) -> Option<Option<(u32, u32)>> {
+fn sniff_svg(bytes: &[u8]) -> Option<ImageInfo> {
     let head = String::from_utf8_lossy(&bytes[..bytes.len().min(4096)]);
     let start = head.find("<svg")?;
     let before = head[..start].trim_start_matches('\u{feff}').trim();
@@ -109,14 +109,19 @@ fn svg_size(bytes: &[u8]) -> Option<Option<(u32, u32)>> {
         _ => {
             let at = tag.find("viewBox=")? + "viewBox=".len();
             let quote = tag[at..].chars().next()?;
-            let values: Vec<f64> = tag[at + 1..].split(quote).next()?.split([' ', ',']).filter_map(|v| v.parse().ok()).collect();
+            let values: Vec<f64> = tag[at + 1..]
+                .split(quote)
+                .next()?
+                .split([' ', ','])
+                .filter_map(|v| v.parse().ok())
+                .collect();
             match values.as_slice() {
                 [_, _, w, h] => Some((w.round() as u32, h.round() as u32)),
                 _ => None,
             }
         }
     };
-    Some(size)
+    Some(ImageInfo { format: ImageFormat::Svg, size, bytes: bytes.len() })
 }
 
 #[cfg(test)]

@@ -1,4 +1,7 @@
 //! Fixture tests: every file under `fixtures/valid` and `fixtures/invalid` is checked, and what a
+
+#![allow(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
+
 //! user would see (human report, JSON records, canonical form) is compared to its snapshot.
 //! Adding a case means adding a file.
 
@@ -9,7 +12,12 @@ use llmtool_core::report::{Source, human, json_records};
 use llmtool_core::{Document, Severity};
 
 fn name_of(path: &Path) -> String {
-    format!("fixtures/{}", path.strip_prefix(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")).unwrap().display())
+    format!(
+        "fixtures/{}",
+        path.strip_prefix(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures"))
+            .unwrap()
+            .display()
+    )
 }
 
 fn report(path: &Path, document: &Document) -> (String, String) {
@@ -25,7 +33,8 @@ fn valid_files_have_no_errors_and_format_stably() {
     insta::glob!("fixtures/valid/*.json", |path| {
         let bytes = std::fs::read(path).unwrap();
         let document = Document::from_bytes(&bytes);
-        let errors: Vec<_> = document.diagnostics.iter().filter(|d| d.severity == Severity::Error).collect();
+        let errors: Vec<_> =
+            document.diagnostics.iter().filter(|d| d.severity == Severity::Error).collect();
         assert!(errors.is_empty(), "{}: {errors:#?}", path.display());
         let (text, _) = report(path, &document);
         let formatted = format_source(&document.text, false).expect("a valid file formats").text;
@@ -54,7 +63,8 @@ fn invalid_files_report_what_is_wrong() {
 
 #[test]
 fn fix_repairs_the_published_slips() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/invalid/published-slips.json");
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/invalid/published-slips.json");
     let text = std::fs::read_to_string(path).unwrap();
     let before = Document::from_text(text.clone());
     let slips: Vec<_> = before
@@ -76,11 +86,15 @@ fn fix_repairs_the_published_slips() {
 #[test]
 fn nesting_200k_deep_is_reported_not_overflowed() {
     let depth = 200_000;
-    let text = format!("{{\"model_prompt\": \"x\", \"x-deep\": {}{}}}", "[".repeat(depth), "]".repeat(depth));
+    let text = format!(
+        "{{\"model_prompt\": \"x\", \"x-deep\": {}{}}}",
+        "[".repeat(depth),
+        "]".repeat(depth)
+    );
     let document = Document::from_text(text);
-    let codes: Vec<_> = document.diagnostics.iter().map(|d| d.code()).collect();
+    let codes: Vec<_> = document.diagnostics.iter().map(llmtool_core::Diagnostic::code).collect();
     assert_eq!(codes, ["LT104", "LT009"]);
     let unclosed = Document::from_text("[".repeat(depth));
-    let codes: Vec<_> = unclosed.diagnostics.iter().map(|d| d.code()).collect();
+    let codes: Vec<_> = unclosed.diagnostics.iter().map(llmtool_core::Diagnostic::code).collect();
     assert_eq!(codes, ["LT008", "LT009", "LT005"]);
 }

@@ -39,7 +39,9 @@ pub(crate) enum DiagnosticFormat {
 
 /// Check tool files and report every problem, with fixes where there are any.
 #[derive(Debug, Args)]
-#[command(after_help = "Examples:\n  llmtool check tool.json\n  llmtool check --strict examples/      # warnings fail too\n  llmtool check --format github tools/  # annotations in GitHub Actions\n  cat tool.json | llmtool check -")]
+#[command(
+    after_help = "Examples:\n  llmtool check tool.json\n  llmtool check --strict examples/      # warnings fail too\n  llmtool check --format github tools/  # annotations in GitHub Actions\n  cat tool.json | llmtool check -"
+)]
 pub(crate) struct CheckArgs {
     /// Tool files, or directories searched for `*.json`; `-` reads standard input.
     #[arg(required = true, value_name = "PATH")]
@@ -53,7 +55,9 @@ pub(crate) struct CheckArgs {
 
 /// Rewrite tool files in canonical form (in place; `-` for standard input to standard output).
 #[derive(Debug, Args)]
-#[command(after_help = "Examples:\n  llmtool fmt tool.json\n  llmtool fmt --fix tool.json     # also repair trailing/missing commas, comments, ...\n  llmtool fmt --check examples/   # exit 1 if any file would change\n  llmtool fmt - < in.json > out.json")]
+#[command(
+    after_help = "Examples:\n  llmtool fmt tool.json\n  llmtool fmt --fix tool.json     # also repair trailing/missing commas, comments, ...\n  llmtool fmt --check examples/   # exit 1 if any file would change\n  llmtool fmt - < in.json > out.json"
+)]
 pub(crate) struct FmtArgs {
     #[arg(required = true, value_name = "PATH")]
     pub(crate) paths: Vec<PathBuf>,
@@ -87,7 +91,9 @@ pub(crate) enum RenderFormat {
 
 /// Print a tool's prompt with values filled in for its variables.
 #[derive(Debug, Args)]
-#[command(after_help = "Examples:\n  llmtool render examples/teach-me-anything.json --var topic=tides --var level=beginner\n  llmtool render tool.json --var tags=news --var tags=sport   # a multi-select with two items\n  llmtool render tool.json --vars values.json --format json")]
+#[command(
+    after_help = "Examples:\n  llmtool render examples/teach-me-anything.json --var topic=tides --var level=beginner\n  llmtool render tool.json --var tags=news --var tags=sport   # a multi-select with two items\n  llmtool render tool.json --vars values.json --format json"
+)]
 pub(crate) struct RenderArgs {
     /// The tool file, or `-` for standard input.
     #[arg(value_name = "TOOL")]
@@ -109,7 +115,9 @@ pub(crate) struct ShowArgs {
 
 /// Write a new, valid, canonical tool file to start from.
 #[derive(Debug, Args)]
-#[command(after_help = "Examples:\n  llmtool new \"Release Notes\" --var changes --select tone=formal,casual\n  llmtool new \"Tagger\" --multi tags=news,sport,tech --prompt \"Tag this: {{text}}\" --var text\n\nOn a terminal, what is not given as a flag is asked for.")]
+#[command(
+    after_help = "Examples:\n  llmtool new \"Release Notes\" --var changes --select tone=formal,casual\n  llmtool new \"Tagger\" --multi tags=news,sport,tech --prompt \"Tag this: {{text}}\" --var text\n\nOn a terminal, what is not given as a flag is asked for."
+)]
 pub(crate) struct NewArgs {
     /// The tool's name (`prompt_name`); the file is named after it unless `--output` is given.
     pub(crate) name: Option<String>,
@@ -138,7 +146,9 @@ pub(crate) struct NewArgs {
 
 /// Print a shell completion script.
 #[derive(Debug, Args)]
-#[command(after_help = "Example:\n  llmtool completions bash > ~/.local/share/bash-completion/completions/llmtool")]
+#[command(
+    after_help = "Example:\n  llmtool completions bash > ~/.local/share/bash-completion/completions/llmtool"
+)]
 pub(crate) struct CompletionsArgs {
     pub(crate) shell: clap_complete::Shell,
 }

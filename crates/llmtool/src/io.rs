@@ -71,18 +71,23 @@ pub(crate) fn write_atomically(path: &Path, contents: &[u8]) -> anyhow::Result<(
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let temp = dir.join(format!(".{name}.llmtool-{}.tmp", std::process::id()));
-    std::fs::write(&temp, contents).with_context(|| format!("cannot write `{}`", temp.display()))?;
+    std::fs::write(&temp, contents)
+        .with_context(|| format!("cannot write `{}`", temp.display()))?;
     if let Ok(metadata) = std::fs::metadata(path) {
         let _ = std::fs::set_permissions(&temp, metadata.permissions());
     }
-    std::fs::rename(&temp, path).with_context(|| format!("cannot replace `{}`", path.display())).inspect_err(|_| {
-        let _ = std::fs::remove_file(&temp);
-    })
+    std::fs::rename(&temp, path)
+        .with_context(|| format!("cannot replace `{}`", path.display()))
+        .inspect_err(|_| {
+            let _ = std::fs::remove_file(&temp);
+        })
 }
 
 /// Whether an error is a closed pipe (`llmtool ... | head`), which is not a failure.
 pub(crate) fn is_broken_pipe(error: &anyhow::Error) -> bool {
     error.chain().any(|cause| {
-        cause.downcast_ref::<std::io::Error>().is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
     })
 }

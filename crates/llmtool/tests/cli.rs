@@ -1,5 +1,7 @@
 //! The `llmtool` binary end to end: exit statuses, exact output bytes, files written.
 
+#![allow(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -66,13 +68,21 @@ fn check_formats() {
 #[test]
 fn render_prints_exact_bytes() {
     let out = llmtool(
-        &["render", example("teach-me-anything.json").to_str().unwrap(), "--var", "topic=tides=moon"],
+        &[
+            "render",
+            example("teach-me-anything.json").to_str().unwrap(),
+            "--var",
+            "topic=tides=moon",
+        ],
         None,
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let prompt = text(&out.stdout);
     assert!(prompt.starts_with("Teach me about tides=moon. I am a curious beginner,"), "{prompt}");
-    assert!(prompt.ends_with("two short questions."), "no newline is added when stdout is not a terminal");
+    assert!(
+        prompt.ends_with("two short questions."),
+        "no newline is added when stdout is not a terminal"
+    );
 }
 
 #[test]
@@ -81,19 +91,41 @@ fn render_multi_select_and_vars_file() {
     let vars = dir.path().join("values.json");
     std::fs::write(&vars, r#"{"agreement": "The supplier may end this at any time.", "focus": ["payment terms", "confidentiality"]}"#).unwrap();
     let tool = example("legal-agreement-review.json");
-    let from_file = llmtool(&["render", tool.to_str().unwrap(), "--vars", vars.to_str().unwrap()], None);
-    assert!(text(&from_file.stdout).contains("Look in particular at: payment terms, confidentiality."));
+    let from_file =
+        llmtool(&["render", tool.to_str().unwrap(), "--vars", vars.to_str().unwrap()], None);
+    assert!(
+        text(&from_file.stdout).contains("Look in particular at: payment terms, confidentiality.")
+    );
     let flags = llmtool(
-        &["render", tool.to_str().unwrap(), "--vars", vars.to_str().unwrap(), "--var", "focus=liability", "--var", "focus=termination"],
+        &[
+            "render",
+            tool.to_str().unwrap(),
+            "--vars",
+            vars.to_str().unwrap(),
+            "--var",
+            "focus=liability",
+            "--var",
+            "focus=termination",
+        ],
         None,
     );
-    assert!(text(&flags.stdout).contains("Look in particular at: liability, termination."), "--var wins over --vars");
+    assert!(
+        text(&flags.stdout).contains("Look in particular at: liability, termination."),
+        "--var wins over --vars"
+    );
 }
 
 #[test]
 fn render_reports_every_value_problem_at_once() {
     let out = llmtool(
-        &["render", example("strategy-consultant.json").to_str().unwrap(), "--var", "situaton=x", "--var", "frameworks=SWAT"],
+        &[
+            "render",
+            example("strategy-consultant.json").to_str().unwrap(),
+            "--var",
+            "situaton=x",
+            "--var",
+            "frameworks=SWAT",
+        ],
         None,
     );
     assert_eq!(out.status.code(), Some(1));
@@ -117,7 +149,10 @@ fn render_json_and_stdin() {
 
 #[test]
 fn render_refuses_a_tool_with_errors() {
-    let out = llmtool(&["render", "-"], Some(br#"{"model_prompt": "Hi", "metadata": {"parameters": {"temperature": 9}}}"#));
+    let out = llmtool(
+        &["render", "-"],
+        Some(br#"{"model_prompt": "Hi", "metadata": {"parameters": {"temperature": 9}}}"#),
+    );
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("LT301"));
 }
@@ -126,7 +161,11 @@ fn render_refuses_a_tool_with_errors() {
 fn fmt_fix_in_place_and_check() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("tool.json");
-    std::fs::write(&file, "{\"metadata\": {\"prompt_name\": \"x\",}, \"model_prompt\": \"Hi\" // note\n}").unwrap();
+    std::fs::write(
+        &file,
+        "{\"metadata\": {\"prompt_name\": \"x\",}, \"model_prompt\": \"Hi\" // note\n}",
+    )
+    .unwrap();
     let path = file.to_str().unwrap();
     assert_eq!(llmtool(&["fmt", "--check", path], None).status.code(), Some(1));
     let refused = llmtool(&["fmt", path], None);
@@ -135,14 +174,21 @@ fn fmt_fix_in_place_and_check() {
     let fixed = llmtool(&["fmt", "--fix", path], None);
     assert_eq!(fixed.status.code(), Some(0), "{}", text(&fixed.stderr));
     let written = std::fs::read_to_string(&file).unwrap();
-    assert_eq!(written, "{\n  \"model_prompt\": \"Hi\",\n  \"metadata\": {\n    \"prompt_name\": \"x\"\n  }\n}\n");
+    assert_eq!(
+        written,
+        "{\n  \"model_prompt\": \"Hi\",\n  \"metadata\": {\n    \"prompt_name\": \"x\"\n  }\n}\n"
+    );
     assert_eq!(llmtool(&["fmt", "--check", path], None).status.code(), Some(0));
 }
 
 #[test]
 fn fmt_stdin_to_stdout() {
-    let out = llmtool(&["fmt", "-"], Some(br#"{"metadata":{"model_version":"m"},"model_prompt":"x"}"#));
-    assert_eq!(text(&out.stdout), "{\n  \"model_prompt\": \"x\",\n  \"metadata\": {\n    \"model_version\": [\"m\"]\n  }\n}\n");
+    let out =
+        llmtool(&["fmt", "-"], Some(br#"{"metadata":{"model_version":"m"},"model_prompt":"x"}"#));
+    assert_eq!(
+        text(&out.stdout),
+        "{\n  \"model_prompt\": \"x\",\n  \"metadata\": {\n    \"model_version\": [\"m\"]\n  }\n}\n"
+    );
 }
 
 #[test]
@@ -151,21 +197,43 @@ fn new_writes_a_strictly_valid_canonical_tool() {
     let file = dir.path().join("t.json");
     let path = file.to_str().unwrap();
     let out = llmtool(
-        &["new", "Release Notes", "--var", "changes", "--select", "tone=formal,casual", "--multi", "parts=fixes,features", "-o", path],
+        &[
+            "new",
+            "Release Notes",
+            "--var",
+            "changes",
+            "--select",
+            "tone=formal,casual",
+            "--multi",
+            "parts=fixes,features",
+            "-o",
+            path,
+        ],
         None,
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let check = llmtool(&["check", "--strict", path], None);
     assert_eq!(check.status.code(), Some(0), "{}", text(&check.stdout));
     assert_eq!(llmtool(&["fmt", "--check", path], None).status.code(), Some(0));
-    assert_eq!(llmtool(&["new", "X", "-o", path], None).status.code(), Some(2), "no silent overwrite");
+    assert_eq!(
+        llmtool(&["new", "X", "-o", path], None).status.code(),
+        Some(2),
+        "no silent overwrite"
+    );
 }
 
 #[test]
 fn show_summarizes() {
     let out = llmtool(&["show", example("pair-programmer.json").to_str().unwrap()], None);
     let summary = text(&out.stdout);
-    for needle in ["Pair Programmer", "single-select", "(required)", "embedded PNG image, 256x256", "temperature", "code, language Python"] {
+    for needle in [
+        "Pair Programmer",
+        "single-select",
+        "(required)",
+        "embedded PNG image, 256x256",
+        "temperature",
+        "code, language Python",
+    ] {
         assert!(summary.contains(needle), "{needle} missing from\n{summary}");
     }
 }

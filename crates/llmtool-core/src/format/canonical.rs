@@ -5,9 +5,9 @@
 //! numeric parameters written as numbers; arrays of scalars on one line when that line fits in
 //! 100 columns; one final newline. The canonical form of a canonical file is the file itself.
 
+use crate::format::write_quoted;
 use crate::model::keys;
 use crate::syntax::{Key, Member, Node, NodeKind, is_json_number};
-use crate::format::write_quoted;
 
 /// Lines of inline arrays longer than this are broken, one element per line.
 const MAX_WIDTH: usize = 100;
@@ -49,9 +49,17 @@ fn normalize_metadata(node: &Node) -> Node {
                 member,
                 Node::new(value.span, NodeKind::Array(vec![value.clone()])),
             )),
-            "parameters" => out.push(with_value(member, map_object(value, keys::PARAMETERS, normalize_parameter))),
-            "creator" => out.push(with_value(member, map_object(value, keys::CREATOR, Clone::clone))),
-            "expected_output" => out.push(with_value(member, map_object(value, keys::EXPECTED_OUTPUT, Clone::clone))),
+            "parameters" => out
+                .push(with_value(member, map_object(value, keys::PARAMETERS, normalize_parameter))),
+            "creator" => {
+                out.push(with_value(member, map_object(value, keys::CREATOR, Clone::clone)));
+            }
+            "expected_output" => {
+                out.push(with_value(
+                    member,
+                    map_object(value, keys::EXPECTED_OUTPUT, Clone::clone),
+                ));
+            }
             "variables" => {
                 let variables = match &value.kind {
                     NodeKind::Array(items) => NodeKind::Array(
@@ -71,13 +79,17 @@ fn normalize_metadata(node: &Node) -> Node {
 /// nested, so nothing is lost).
 fn is_plain_nested_avatar(value: &Node) -> bool {
     value.as_object().is_some_and(|members| {
-        members.iter().all(|m| keys::NESTED_AVATAR.contains(&m.key.name.as_str()) && m.value.as_str().is_some())
+        members.iter().all(|m| {
+            keys::NESTED_AVATAR.contains(&m.key.name.as_str()) && m.value.as_str().is_some()
+        })
     })
 }
 
 fn normalize_parameter(value: &Node) -> Node {
     match value.as_str() {
-        Some(text) if is_json_number(text.trim()) => Node::new(value.span, NodeKind::Number(text.trim().to_owned())),
+        Some(text) if is_json_number(text.trim()) => {
+            Node::new(value.span, NodeKind::Number(text.trim().to_owned()))
+        }
         _ => value.clone(),
     }
 }
@@ -88,7 +100,11 @@ fn map_object(node: &Node, known: &[&str], map_known: fn(&Node) -> Node) -> Node
     let mapped = members
         .iter()
         .map(|m| {
-            if known.contains(&m.key.name.as_str()) { with_value(m, map_known(&m.value)) } else { m.clone() }
+            if known.contains(&m.key.name.as_str()) {
+                with_value(m, map_known(&m.value))
+            } else {
+                m.clone()
+            }
         })
         .collect();
     Node::new(node.span, NodeKind::Object(order(mapped, known)))
@@ -120,7 +136,9 @@ fn write_value(out: &mut String, node: &Node, indent: usize, line_start: usize) 
         NodeKind::Array(items) if items.is_empty() => out.push_str("[]"),
         NodeKind::Array(items) => {
             let column = out.len() - line_start;
-            if let Some(inline) = inline_array(items).filter(|s| column + s.chars().count() <= MAX_WIDTH) {
+            if let Some(inline) =
+                inline_array(items).filter(|s| column + s.chars().count() <= MAX_WIDTH)
+            {
                 out.push_str(&inline);
                 return;
             }

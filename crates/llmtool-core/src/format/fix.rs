@@ -17,7 +17,11 @@ pub fn apply_safe_fixes(text: &str, diagnostics: &[Diagnostic]) -> (String, usiz
     let mut applied = 0;
     for edits in fixes {
         let overlaps = edits.iter().any(|edit| accepted.iter().any(|taken| touches(edit, taken)));
-        if !overlaps && edits.iter().all(|e| text.is_char_boundary(e.span.start) && text.is_char_boundary(e.span.end)) {
+        if !overlaps
+            && edits
+                .iter()
+                .all(|e| text.is_char_boundary(e.span.start) && text.is_char_boundary(e.span.end))
+        {
             accepted.extend(edits);
             applied += 1;
         }

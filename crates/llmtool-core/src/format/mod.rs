@@ -56,9 +56,11 @@ pub fn format_source(text: &str, fix: bool) -> Result<Formatted, NotFormattable>
         document.diagnostics.iter().filter(|d| codes::is_syntax(d.rule)).cloned().collect();
     let root = document.tree.root.as_ref().filter(|r| r.as_object().is_some() && !r.has_error());
     match root {
-        Some(root) if blocking.is_empty() => {
-            Ok(Formatted { text: canonical(root), fixes_applied, diagnostics: document.diagnostics })
-        }
+        Some(root) if blocking.is_empty() => Ok(Formatted {
+            text: canonical(root),
+            fixes_applied,
+            diagnostics: document.diagnostics,
+        }),
         _ => Err(NotFormattable { diagnostics: blocking, text: document.text }),
     }
 }

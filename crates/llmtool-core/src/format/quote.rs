@@ -1,5 +1,7 @@
 //! JSON string quoting as the canonical form writes it.
 
+use std::fmt::Write as _;
+
 /// `value` as a JSON string literal: `"`, `\` and control characters escaped, everything else
 /// (including non-ASCII text) written as is.
 pub fn quote(value: &str) -> String {
@@ -26,7 +28,7 @@ pub fn write_quoted(out: &mut String, value: &str) {
         };
         out.push_str(&value[run_start..i]);
         if escape.is_empty() {
-            out.push_str(&format!("\\u{byte:04x}"));
+            let _ = write!(out, "\\u{byte:04x}");
         } else {
             out.push_str(escape);
         }

@@ -51,12 +51,22 @@ impl Lowerer {
                 if let Ok(n) = raw.parse() {
                     Version::Integer(n)
                 } else {
-                    self.diagnostics.push(wrong_type::quotable(node, "version", "a string or an integer", raw));
+                    self.diagnostics.push(wrong_type::quotable(
+                        node,
+                        "version",
+                        "a string or an integer",
+                        raw,
+                    ));
                     return None;
                 }
             }
             NodeKind::Number(raw) => {
-                self.diagnostics.push(wrong_type::quotable(node, "version", "a string or an integer", raw));
+                self.diagnostics.push(wrong_type::quotable(
+                    node,
+                    "version",
+                    "a string or an integer",
+                    raw,
+                ));
                 return None;
             }
             _ => {
@@ -107,7 +117,9 @@ impl Lowerer {
         let mut avatar = Avatar { span: node.span, nested: true, ..Avatar::default() };
         for member in members {
             match member.key.name.as_str() {
-                "avatar_type" => avatar.kind = self.string(&member.value, "metadata.avatar.avatar_type"),
+                "avatar_type" => {
+                    avatar.kind = self.string(&member.value, "metadata.avatar.avatar_type");
+                }
                 "avatar" => avatar.data = self.string(&member.value, "metadata.avatar.avatar"),
                 _ => self.unknown_key(member, "metadata.avatar", keys::NESTED_AVATAR),
             }
@@ -117,7 +129,9 @@ impl Lowerer {
 
     fn model_version(&mut self, node: &Node) -> Option<SpannedList> {
         match &node.kind {
-            NodeKind::String(s) => Some(Spanned::new(node.span, vec![Spanned::new(node.span, s.clone())])),
+            NodeKind::String(s) => {
+                Some(Spanned::new(node.span, vec![Spanned::new(node.span, s.clone())]))
+            }
             NodeKind::Array(_) => self.string_list(node, "metadata.model_version"),
             _ => {
                 self.wrong_type(node, "metadata.model_version", "a list of strings");
@@ -154,7 +168,8 @@ impl Lowerer {
                 "presence_penalty" => &mut params.presence_penalty,
                 _ => {
                     if !keys::is_extension(name) {
-                        self.diagnostics.push(crate::rules::parameters::unknown_parameter::diagnostic(member));
+                        self.diagnostics
+                            .push(crate::rules::parameters::unknown_parameter::diagnostic(member));
                     }
                     params.other.insert(name.to_owned(), member.value.to_json());
                     continue;

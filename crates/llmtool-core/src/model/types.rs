@@ -178,7 +178,9 @@ impl VariableKind {
             "multi-select" => return Some((VariableKind::MultiSelect, false)),
             "texto" | "텍스트" => VariableKind::Text,
             "selección-única" | "seleccion-unica" | "단일 선택" => VariableKind::SingleSelect,
-            "selección-múltiple" | "seleccion-multiple" | "다중 선택" => VariableKind::MultiSelect,
+            "selección-múltiple" | "seleccion-multiple" | "다중 선택" => {
+                VariableKind::MultiSelect
+            }
             _ => return None,
         };
         Some((kind, true))
@@ -210,6 +212,7 @@ pub struct Variable {
     pub allowed_values: Option<SpannedList>,
 }
 
+#[allow(clippy::ref_option, reason = "serde passes fields by reference")]
 fn serialize_kind<S: serde::Serializer>(
     kind: &Option<Spanned<VariableKind>>,
     s: S,

@@ -18,7 +18,11 @@ pub fn github(source: &Source<'_>, diagnostics: &[Diagnostic]) -> String {
         let _ = write!(out, "::{command} file={}", escape_property(source.path));
         if let Some(primary) = &d.primary {
             let (start, end) = source.locate(primary.span);
-            let _ = write!(out, ",line={},col={},endLine={},endColumn={}", start.line, start.column, end.line, end.column);
+            let _ = write!(
+                out,
+                ",line={},col={},endLine={},endColumn={}",
+                start.line, start.column, end.line, end.column
+            );
         }
         let title = format!("{} ({})", d.rule.code, d.rule.name);
         let mut message = d.message.clone();

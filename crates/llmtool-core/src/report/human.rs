@@ -9,7 +9,8 @@ use crate::report::Source;
 
 /// Renders `diagnostics` of `source`, each followed by a blank line.
 pub fn human(source: &Source<'_>, diagnostics: &[Diagnostic], color: bool) -> String {
-    let renderer = if color { Renderer::styled() } else { Renderer::plain() }.decor_style(DecorStyle::Ascii);
+    let renderer =
+        if color { Renderer::styled() } else { Renderer::plain() }.decor_style(DecorStyle::Ascii);
     let mut out = String::new();
     for diagnostic in diagnostics {
         out.push_str(&renderer.render(&[group(source, diagnostic)]));
@@ -24,9 +25,13 @@ fn group<'a>(source: &'a Source<'a>, diagnostic: &'a Diagnostic) -> Group<'a> {
         Severity::Warning => Level::WARNING,
         Severity::Info => Level::INFO,
     };
-    let mut group = Group::with_title(level.primary_title(diagnostic.message.as_str()).id(diagnostic.rule.code));
+    let mut group = Group::with_title(
+        level.primary_title(diagnostic.message.as_str()).id(diagnostic.rule.code),
+    );
     if let Some(primary) = &diagnostic.primary {
-        let clamp = |r: std::ops::Range<usize>| r.start.min(source.text.len())..r.end.min(source.text.len());
+        let clamp = |r: std::ops::Range<usize>| {
+            r.start.min(source.text.len())..r.end.min(source.text.len())
+        };
         let mut snippet = Snippet::source(source.text).path(source.path).annotation(
             AnnotationKind::Primary
                 .span(clamp(primary.span.range()))
@@ -34,7 +39,9 @@ fn group<'a>(source: &'a Source<'a>, diagnostic: &'a Diagnostic) -> Group<'a> {
         );
         for label in &diagnostic.secondary {
             snippet = snippet.annotation(
-                AnnotationKind::Context.span(clamp(label.span.range())).label(label.message.as_deref()),
+                AnnotationKind::Context
+                    .span(clamp(label.span.range()))
+                    .label(label.message.as_deref()),
             );
         }
         group = group.element(snippet);

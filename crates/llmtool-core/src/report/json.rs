@@ -37,7 +37,10 @@ pub struct JsonLabel<'a> {
 }
 
 /// The JSON records of one file's diagnostics.
-pub fn json_records<'a>(source: &'a Source<'a>, diagnostics: &'a [Diagnostic]) -> Vec<JsonDiagnostic<'a>> {
+pub fn json_records<'a>(
+    source: &'a Source<'a>,
+    diagnostics: &'a [Diagnostic],
+) -> Vec<JsonDiagnostic<'a>> {
     diagnostics
         .iter()
         .map(|d| {

@@ -5,7 +5,7 @@ use std::ops::Range;
 use std::cell::OnceCell;
 
 use crate::image::{self, ImageError, ImageInfo};
-use crate::model::{Avatar, Tool};
+use crate::model::{Avatar, Spanned, Tool};
 use crate::span::Span;
 use crate::template::{Placeholder, placeholders};
 
@@ -37,7 +37,7 @@ impl<'a> Context<'a> {
             .get_or_init(|| {
                 let avatar = self.avatar()?;
                 let data = avatar.data.as_ref()?.as_str();
-                let kind = avatar.kind.as_ref().map(|k| k.as_str());
+                let kind = avatar.kind.as_ref().map(Spanned::as_str);
                 let embedded = match kind {
                     Some("base64") => true,
                     Some("url") => data.starts_with("data:") && data.contains(";base64,"),
@@ -63,7 +63,9 @@ impl<'a> Context<'a> {
 /// Maps a byte range of a decoded JSON string to the span of its source text, walking the
 /// escapes of the literal at `literal` (which includes the quotes).
 pub(crate) fn string_span(text: &str, literal: Span, range: Range<usize>) -> Span {
-    let Some(raw) = text.get(literal.start + 1..literal.end.saturating_sub(1).max(literal.start + 1)) else {
+    let Some(raw) =
+        text.get(literal.start + 1..literal.end.saturating_sub(1).max(literal.start + 1))
+    else {
         return literal;
     };
     let base = literal.start + 1;
@@ -85,10 +87,17 @@ pub(crate) fn string_span(text: &str, literal: Span, range: Range<usize>) -> Spa
 }
 
 /// The decoded width of the escape at `at`; advances `chars` past it.
-fn escape_width(raw: &str, at: usize, chars: &mut std::iter::Peekable<std::str::CharIndices<'_>>) -> usize {
+fn escape_width(
+    raw: &str,
+    at: usize,
+    chars: &mut std::iter::Peekable<std::str::CharIndices<'_>>,
+) -> usize {
     match chars.next() {
         Some((_, 'u')) => {
-            let code = raw.get(at + 2..at + 6).and_then(|h| u32::from_str_radix(h, 16).ok()).unwrap_or(0xfffd);
+            let code = raw
+                .get(at + 2..at + 6)
+                .and_then(|h| u32::from_str_radix(h, 16).ok())
+                .unwrap_or(0xfffd);
             for _ in 0..4 {
                 chars.next();
             }

@@ -44,11 +44,15 @@ pub fn decode_utf8(bytes: &[u8]) -> (Cow<'_, str>, Vec<Diagnostic>) {
     text.extend_from_slice(rest);
     if unreported > 0 {
         diagnostics.push(
-            Diagnostic::new(&codes::INVALID_UTF8, format!("{unreported} more run(s) of invalid UTF-8"))
-                .with_help("the file is probably not text, or not UTF-8"),
+            Diagnostic::new(
+                &codes::INVALID_UTF8,
+                format!("{unreported} more run(s) of invalid UTF-8"),
+            )
+            .with_help("the file is probably not text, or not UTF-8"),
         );
     }
-    let text = String::from_utf8(text).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+    let text = String::from_utf8(text)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
     (Cow::Owned(text), diagnostics)
 }
 

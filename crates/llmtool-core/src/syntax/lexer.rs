@@ -16,7 +16,9 @@ pub(crate) enum TokenKind {
     /// A string literal, already decoded.
     String(String),
     /// A number as written (malformed ones are reported and kept).
-    Number { raw: String },
+    Number {
+        raw: String,
+    },
     True,
     False,
     Null,
@@ -133,7 +135,8 @@ impl<'a> Lexer<'a> {
 
     fn line_comment(&mut self) {
         let start = self.pos;
-        let end = memchr::memchr(b'\n', &self.bytes[start..]).map_or(self.bytes.len(), |i| start + i);
+        let end =
+            memchr::memchr(b'\n', &self.bytes[start..]).map_or(self.bytes.len(), |i| start + i);
         self.pos = end;
         self.report_comment(Span::new(start, end));
     }
@@ -192,7 +195,10 @@ impl<'a> Lexer<'a> {
                     self.diagnostics.push(
                         Diagnostic::new(
                             &codes::CONTROL_CHARACTER,
-                            format!("control character `{}` inside a string", char::from(control).escape_default()),
+                            format!(
+                                "control character `{}` inside a string",
+                                char::from(control).escape_default()
+                            ),
                         )
                         .at(Span::new(stop, stop + 1))
                         .with_help("write it as an escape sequence")
@@ -308,12 +314,15 @@ impl<'a> Lexer<'a> {
 
     fn bad_unicode_escape(&mut self, start: usize) {
         let end = (start + 6).min(self.bytes.len());
-        let end = (start + 2..=end).rev().find(|&i| self.text.is_char_boundary(i)).unwrap_or(start + 2);
+        let end =
+            (start + 2..=end).rev().find(|&i| self.text.is_char_boundary(i)).unwrap_or(start + 2);
         self.pos = self.pos.max(end);
         self.diagnostics.push(
             Diagnostic::new(&codes::INVALID_ESCAPE, "invalid unicode escape")
                 .at(Span::new(start, end))
-                .with_help("`\\u` takes four hex digits; characters past U+FFFF take a surrogate pair"),
+                .with_help(
+                    "`\\u` takes four hex digits; characters past U+FFFF take a surrogate pair",
+                ),
         );
     }
 
@@ -326,11 +335,19 @@ impl<'a> Lexer<'a> {
         self.pos = end;
         let raw = &self.text[start..end];
         if !is_json_number(raw) {
-            let mut diagnostic = Diagnostic::new(&codes::INVALID_NUMBER, format!("invalid number `{raw}`"))
-                .at(Span::new(start, end))
-                .with_help("JSON numbers look like `12`, `-0.5` or `1e6`: no leading `+`, `.` or zeros");
+            let mut diagnostic = Diagnostic::new(
+                &codes::INVALID_NUMBER,
+                format!("invalid number `{raw}`"),
+            )
+            .at(Span::new(start, end))
+            .with_help(
+                "JSON numbers look like `12`, `-0.5` or `1e6`: no leading `+`, `.` or zeros",
+            );
             if let Some(fixed) = repair_number(raw) {
-                diagnostic = diagnostic.with_fix(format!("write `{fixed}`"), vec![Edit::replace(Span::new(start, end), fixed)]);
+                diagnostic = diagnostic.with_fix(
+                    format!("write `{fixed}`"),
+                    vec![Edit::replace(Span::new(start, end), fixed)],
+                );
             }
             self.diagnostics.push(diagnostic);
         }

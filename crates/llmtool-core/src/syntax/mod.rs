@@ -8,5 +8,5 @@ mod parser;
 
 pub use ast::{Key, Member, Node, NodeKind};
 pub use decode::decode_utf8;
-pub use parser::{MAX_DEPTH, SyntaxTree, parse};
 pub(crate) use lexer::is_json_number;
+pub use parser::{MAX_DEPTH, SyntaxTree, parse};

@@ -113,7 +113,8 @@ impl<'a> Parser<'a> {
     fn run(mut self) -> SyntaxTree {
         let mut token = self.lexer.next_token();
         loop {
-            let step = if self.stack.is_empty() { self.top_level(token) } else { self.in_frame(token) };
+            let step =
+                if self.stack.is_empty() { self.top_level(token) } else { self.in_frame(token) };
             token = match step {
                 Step::Next => self.lexer.next_token(),
                 Step::Again(token) => token,
@@ -156,9 +157,12 @@ impl<'a> Parser<'a> {
             (Some(_), TokenKind::Eof) => Step::Done,
             (Some(_), _) => {
                 self.diagnostics.push(
-                    Diagnostic::new(&codes::TRAILING_CONTENT, "unexpected content after the tool's closing `}`")
-                        .at(Span::new(token.span.start, self.len))
-                        .with_help("a file holds one tool; move the rest into a file of its own"),
+                    Diagnostic::new(
+                        &codes::TRAILING_CONTENT,
+                        "unexpected content after the tool's closing `}`",
+                    )
+                    .at(Span::new(token.span.start, self.len))
+                    .with_help("a file holds one tool; move the rest into a file of its own"),
                 );
                 Step::Done
             }
@@ -179,7 +183,9 @@ impl<'a> Parser<'a> {
             (TokenKind::RBracket, State::Open | State::Value | State::Comma) if !is_object => {
                 self.close(token.span)
             }
-            (TokenKind::RBrace | TokenKind::RBracket, _) if (token.kind == TokenKind::RBrace) != is_object => {
+            (TokenKind::RBrace | TokenKind::RBracket, _)
+                if (token.kind == TokenKind::RBrace) != is_object =>
+            {
                 self.mismatched_close(token)
             }
             (TokenKind::Comma, State::Value) => {
@@ -189,7 +195,11 @@ impl<'a> Parser<'a> {
                 Step::Next
             }
             (TokenKind::Comma, State::Open | State::Comma) => {
-                let message = if is_object { "expected a key, found `,`" } else { "expected a value, found `,`" };
+                let message = if is_object {
+                    "expected a key, found `,`"
+                } else {
+                    "expected a value, found `,`"
+                };
                 self.diagnostics.push(
                     Diagnostic::new(&codes::UNEXPECTED_TOKEN, message)
                         .at(token.span)
@@ -212,7 +222,10 @@ impl<'a> Parser<'a> {
                 self.diagnostics.push(
                     Diagnostic::new(&codes::UNQUOTED_KEY, format!("key `{name}` is not quoted"))
                         .at(token.span)
-                        .with_fix("quote the key", vec![Edit::replace(token.span, crate::format::quote(&name))]),
+                        .with_fix(
+                            "quote the key",
+                            vec![Edit::replace(token.span, crate::format::quote(&name))],
+                        ),
                 );
                 self.set_key(Key { name, span: token.span });
                 Step::Next
@@ -229,7 +242,8 @@ impl<'a> Parser<'a> {
                 )
                 .at(Span::empty(key_end));
                 if kind.starts_value() {
-                    diagnostic = diagnostic.with_fix("insert `:`", vec![Edit::insert(key_end, ":")]);
+                    diagnostic =
+                        diagnostic.with_fix("insert `:`", vec![Edit::insert(key_end, ":")]);
                     self.diagnostics.push(diagnostic);
                     self.top().state = State::Colon;
                 } else {
@@ -238,7 +252,9 @@ impl<'a> Parser<'a> {
                 }
                 Step::Again(Token { kind, span: token.span })
             }
-            (kind, State::Colon) if kind.starts_value() => self.begin_value(Token { kind, span: token.span }),
+            (kind, State::Colon) if kind.starts_value() => {
+                self.begin_value(Token { kind, span: token.span })
+            }
             (kind, State::Colon) => {
                 self.unexpected(token.span, format!("expected a value, found {}", kind.describe()));
                 let at = self.top().last_end;
@@ -254,8 +270,12 @@ impl<'a> Parser<'a> {
                 Step::Again(Token { kind, span: token.span })
             }
             (kind, _) => {
-                let expected = if state == State::Value { "`,` or `}`" } else { "a key in double quotes" };
-                self.unexpected(token.span, format!("expected {expected}, found {}", kind.describe()));
+                let expected =
+                    if state == State::Value { "`,` or `}`" } else { "a key in double quotes" };
+                self.unexpected(
+                    token.span,
+                    format!("expected {expected}, found {}", kind.describe()),
+                );
                 Step::Next
             }
         }
@@ -272,7 +292,10 @@ impl<'a> Parser<'a> {
             }
             (kind, _) => {
                 let expected = if state == State::Value { "`,` or `]`" } else { "a value" };
-                self.unexpected(token.span, format!("expected {expected}, found {}", kind.describe()));
+                self.unexpected(
+                    token.span,
+                    format!("expected {expected}, found {}", kind.describe()),
+                );
                 Step::Next
             }
         }
@@ -315,7 +338,10 @@ impl<'a> Parser<'a> {
                 NodeKind::Error
             }
             other => {
-                self.unexpected(token.span, format!("expected a value, found {}", other.describe()));
+                self.unexpected(
+                    token.span,
+                    format!("expected a value, found {}", other.describe()),
+                );
                 NodeKind::Error
             }
         };
@@ -332,10 +358,14 @@ impl<'a> Parser<'a> {
             _ => None,
         };
         let mut diagnostic =
-            Diagnostic::new(&codes::UNEXPECTED_TOKEN, format!("expected a value, found `{word}`")).at(span);
+            Diagnostic::new(&codes::UNEXPECTED_TOKEN, format!("expected a value, found `{word}`"))
+                .at(span);
         diagnostic = match json {
-            Some(json) => diagnostic.with_fix(format!("write `{json}`"), vec![Edit::replace(span, json)]),
-            None => diagnostic.with_help("strings are written in double quotes; JSON has no NaN or Infinity"),
+            Some(json) => {
+                diagnostic.with_fix(format!("write `{json}`"), vec![Edit::replace(span, json)])
+            }
+            None => diagnostic
+                .with_help("strings are written in double quotes; JSON has no NaN or Infinity"),
         };
         self.diagnostics.push(diagnostic);
     }
@@ -355,10 +385,13 @@ impl<'a> Parser<'a> {
         let Some(key) = frame.key.take() else { return };
         if let Some(&first) = frame.first_key_at.get(&key.name) {
             self.diagnostics.push(
-                Diagnostic::new(&codes::DUPLICATE_KEY, format!("key `{}` appears twice in this object", key.name))
-                    .at_labelled(key.span, "written again here")
-                    .with_secondary(first, "first written here")
-                    .with_help("remove one of them; llmtool reads the last"),
+                Diagnostic::new(
+                    &codes::DUPLICATE_KEY,
+                    format!("key `{}` appears twice in this object", key.name),
+                )
+                .at_labelled(key.span, "written again here")
+                .with_secondary(first, "first written here")
+                .with_help("remove one of them; llmtool reads the last"),
             );
         } else {
             frame.first_key_at.insert(key.name.clone(), key.span);
@@ -374,11 +407,14 @@ impl<'a> Parser<'a> {
         {
             let what = if frame.is_object { "member" } else { "element" };
             self.diagnostics.push(
-                Diagnostic::new(&codes::TRAILING_COMMA, format!("trailing comma after the last {what}"))
-                    .at_labelled(comma, "this comma")
-                    .with_secondary(closer, format!("is followed by `{}`", frame.closer()))
-                    .with_help("JSON allows no comma before a closing bracket")
-                    .with_fix("remove the trailing comma", vec![Edit::delete(comma)]),
+                Diagnostic::new(
+                    &codes::TRAILING_COMMA,
+                    format!("trailing comma after the last {what}"),
+                )
+                .at_labelled(comma, "this comma")
+                .with_secondary(closer, format!("is followed by `{}`", frame.closer()))
+                .with_help("JSON allows no comma before a closing bracket")
+                .with_fix("remove the trailing comma", vec![Edit::delete(comma)]),
             );
         }
         self.finish(frame, closer.end);
@@ -391,7 +427,11 @@ impl<'a> Parser<'a> {
             let at = Span::empty(key.span.end);
             frame.members.push(Member { key, value: Node::new(at, NodeKind::Error) });
         }
-        let kind = if frame.is_object { NodeKind::Object(frame.members) } else { NodeKind::Array(frame.items) };
+        let kind = if frame.is_object {
+            NodeKind::Object(frame.members)
+        } else {
+            NodeKind::Array(frame.items)
+        };
         self.attach(Node::new(Span::new(frame.open.start, end), kind));
     }
 
@@ -428,9 +468,12 @@ impl<'a> Parser<'a> {
             Step::Again(token)
         } else {
             self.diagnostics.push(
-                Diagnostic::new(&codes::UNEXPECTED_TOKEN, format!("unmatched {}", token.kind.describe()))
-                    .at(token.span)
-                    .with_suggestion("remove it", vec![Edit::delete(token.span)]),
+                Diagnostic::new(
+                    &codes::UNEXPECTED_TOKEN,
+                    format!("unmatched {}", token.kind.describe()),
+                )
+                .at(token.span)
+                .with_suggestion("remove it", vec![Edit::delete(token.span)]),
             );
             Step::Next
         }
@@ -442,7 +485,9 @@ impl<'a> Parser<'a> {
         let mut diagnostic =
             Diagnostic::new(&codes::UNEXPECTED_END, "the file ends before every bracket is closed")
                 .at_labelled(Span::empty(self.len), "the file ends here")
-                .with_help(format!("the file looks truncated; it would need `{closers}` to be complete"));
+                .with_help(format!(
+                    "the file looks truncated; it would need `{closers}` to be complete"
+                ));
         diagnostic = diagnostic.with_secondary(innermost, "the innermost open bracket");
         self.diagnostics.push(diagnostic);
         while let Some(frame) = self.stack.pop() {

@@ -76,7 +76,8 @@ impl Template {
         for placeholder in placeholders(prompt) {
             let Some(&slot) = slot_of.get(placeholder.name) else { continue };
             if placeholder.range.start > literal_from {
-                segments.push(Segment::Literal { start: literal_from, end: placeholder.range.start });
+                segments
+                    .push(Segment::Literal { start: literal_from, end: placeholder.range.start });
             }
             segments.push(Segment::Slot(slot));
             literal_from = placeholder.range.end;

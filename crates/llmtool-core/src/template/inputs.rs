@@ -23,7 +23,9 @@ pub struct Input {
 pub enum InputsError {
     #[error("the values must be a JSON object of variable names to values, found {0}")]
     NotAnObject(&'static str),
-    #[error("the value of `{name}` must be a string, a number, a boolean or a list of strings, found {found}")]
+    #[error(
+        "the value of `{name}` must be a string, a number, a boolean or a list of strings, found {found}"
+    )]
     BadValue { name: String, found: &'static str },
 }
 
@@ -64,12 +66,17 @@ impl Inputs {
                         .iter()
                         .map(|item| match item {
                             Json::String(s) => Ok(s.clone()),
-                            other => Err(InputsError::BadValue { name: name.clone(), found: json_kind(other) }),
+                            other => Err(InputsError::BadValue {
+                                name: name.clone(),
+                                found: json_kind(other),
+                            }),
                         })
                         .collect::<Result<_, _>>()?;
                     inputs.set_list(name, items);
                 }
-                Json::Object(_) => return Err(InputsError::BadValue { name: name.clone(), found: "an object" }),
+                Json::Object(_) => {
+                    return Err(InputsError::BadValue { name: name.clone(), found: "an object" });
+                }
             }
         }
         Ok(inputs)

@@ -54,7 +54,10 @@ mod tests {
 
     #[test]
     fn finds_trimmed_names_with_spaces_and_any_script() {
-        assert_eq!(names("a {{x}} b {{ variable name 1 }}"), [("x", 2..7), ("variable name 1", 10..31)]);
+        assert_eq!(
+            names("a {{x}} b {{ variable name 1 }}"),
+            [("x", 2..7), ("variable name 1", 10..31)]
+        );
         assert_eq!(names("{{주제}}"), [("주제", 0..10)]);
     }
 

@@ -8,7 +8,9 @@ use serde::Serialize;
 use crate::diagnostic::Diagnostic;
 use crate::model::{DefaultValue, Tool, VariableKind};
 use crate::rules::suggest::{closest, one_of};
-use crate::rules::values::{DUPLICATE_VALUE, MISSING_VALUE, TOO_MANY_VALUES, UNKNOWN_VARIABLE, VALUE_NOT_ALLOWED};
+use crate::rules::values::{
+    DUPLICATE_VALUE, MISSING_VALUE, TOO_MANY_VALUES, UNKNOWN_VARIABLE, VALUE_NOT_ALLOWED,
+};
 use crate::span::Span;
 use crate::template::{Inputs, Template, Value, placeholders};
 
@@ -76,19 +78,25 @@ impl ToolTemplate {
                     &UNKNOWN_VARIABLE,
                     format!("the tool has no variable `{}`", input.name),
                 );
-                diagnostic = match closest(&input.name, self.variables.iter().map(|v| v.name.as_str())) {
-                    Some(near) => diagnostic.with_help(format!("did you mean `{near}`?")),
-                    None if self.variables.is_empty() => diagnostic.with_help("the tool takes no variables"),
-                    None => diagnostic.with_help(format!(
-                        "its variables are {}",
-                        one_of(self.variables.iter().map(|v| v.name.as_str()))
-                    )),
-                };
+                diagnostic =
+                    match closest(&input.name, self.variables.iter().map(|v| v.name.as_str())) {
+                        Some(near) => diagnostic.with_help(format!("did you mean `{near}`?")),
+                        None if self.variables.is_empty() => {
+                            diagnostic.with_help("the tool takes no variables")
+                        }
+                        None => diagnostic.with_help(format!(
+                            "its variables are {}",
+                            one_of(self.variables.iter().map(|v| v.name.as_str()))
+                        )),
+                    };
                 problems.push(diagnostic);
             }
         }
-        let values: Vec<Value> =
-            self.variables.iter().filter_map(|spec| resolve_one(spec, inputs, &mut problems)).collect();
+        let values: Vec<Value> = self
+            .variables
+            .iter()
+            .filter_map(|spec| resolve_one(spec, inputs, &mut problems))
+            .collect();
         if problems.is_empty() { Ok(values) } else { Err(problems) }
     }
 
@@ -109,9 +117,13 @@ fn declared(variable: &crate::model::Variable) -> VariableSpec {
         kind: variable.kind(),
         description: variable.description.as_ref().map(|d| d.value.clone()),
         default: variable.default.as_ref().map(|d| match &d.value {
-            DefaultValue::Text(text) if variable.kind() == VariableKind::MultiSelect => Value::List(vec![text.clone()]),
+            DefaultValue::Text(text) if variable.kind() == VariableKind::MultiSelect => {
+                Value::List(vec![text.clone()])
+            }
             DefaultValue::Text(text) => Value::Text(text.clone()),
-            DefaultValue::List(items) => Value::List(items.iter().map(|i| i.value.clone()).collect()),
+            DefaultValue::List(items) => {
+                Value::List(items.iter().map(|i| i.value.clone()).collect())
+            }
         }),
         allowed_values: variable.allowed().map(str::to_owned).collect(),
         declared_at: variable.name.span,
@@ -136,14 +148,21 @@ fn implicit(tool: &Tool) -> Vec<VariableSpec> {
         .collect()
 }
 
-fn resolve_one(spec: &VariableSpec, inputs: &Inputs, problems: &mut Vec<Diagnostic>) -> Option<Value> {
+fn resolve_one(
+    spec: &VariableSpec,
+    inputs: &Inputs,
+    problems: &mut Vec<Diagnostic>,
+) -> Option<Value> {
     let name = &spec.name;
     let Some(input) = inputs.get(name) else {
         if spec.default.is_none() {
             problems.push(
-                Diagnostic::new(&MISSING_VALUE, format!("no value for `{name}`, which has no default"))
-                    .at_labelled(spec.declared_at, "declared here")
-                    .with_help(format!("give it with `--var \"{name}=...\"`")),
+                Diagnostic::new(
+                    &MISSING_VALUE,
+                    format!("no value for `{name}`, which has no default"),
+                )
+                .at_labelled(spec.declared_at, "declared here")
+                .with_help(format!("give it with `--var \"{name}=...\"`")),
             );
         }
         return spec.default.clone();
@@ -153,7 +172,11 @@ fn resolve_one(spec: &VariableSpec, inputs: &Inputs, problems: &mut Vec<Diagnost
         problems.push(
             Diagnostic::new(
                 &TOO_MANY_VALUES,
-                format!("`{name}` is a {} variable and takes one value, got {}", spec.kind, input.items.len()),
+                format!(
+                    "`{name}` is a {} variable and takes one value, got {}",
+                    spec.kind,
+                    input.items.len()
+                ),
             )
             .at_labelled(spec.declared_at, "declared here")
             .with_help("only multi-select variables take several values"),
@@ -164,8 +187,11 @@ fn resolve_one(spec: &VariableSpec, inputs: &Inputs, problems: &mut Vec<Diagnost
         for item in &input.items {
             if !seen.insert(item.as_str()) {
                 problems.push(
-                    Diagnostic::new(&DUPLICATE_VALUE, format!("`{item}` is given twice for `{name}`"))
-                        .at_labelled(spec.declared_at, "declared here"),
+                    Diagnostic::new(
+                        &DUPLICATE_VALUE,
+                        format!("`{item}` is given twice for `{name}`"),
+                    )
+                    .at_labelled(spec.declared_at, "declared here"),
                 );
             } else if !spec.allowed_values.contains(item) {
                 let mut diagnostic = Diagnostic::new(

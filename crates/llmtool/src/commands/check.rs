@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::Path;
 
 use llmtool_core::Document;
 use llmtool_core::diagnostic::Summary;
@@ -61,7 +61,7 @@ pub(crate) fn run(args: &CheckArgs) -> anyhow::Result<Outcome> {
     Ok(if total.fails(false) { Outcome::Problems } else { Outcome::Ok })
 }
 
-fn check_file(path: &PathBuf, args: &CheckArgs, color: bool) -> anyhow::Result<FileResult> {
+fn check_file(path: &Path, args: &CheckArgs, color: bool) -> anyhow::Result<FileResult> {
     let bytes = io::read_input(path)?;
     let mut document = Document::from_bytes(&bytes);
     if args.strict {

@@ -48,7 +48,9 @@ pub(crate) fn run(args: &FmtArgs) -> anyhow::Result<Outcome> {
     }
     if files.iter().any(|p| !io::is_stdin(p)) {
         let verb = if args.check { "would be reformatted" } else { "reformatted" };
-        eprintln!("{changed} file(s) {verb}, {unchanged} already canonical, {failed} not formattable");
+        eprintln!(
+            "{changed} file(s) {verb}, {unchanged} already canonical, {failed} not formattable"
+        );
     }
     let problems = failed > 0 || (args.check && changed > 0);
     Ok(if problems { Outcome::Problems } else { Outcome::Ok })

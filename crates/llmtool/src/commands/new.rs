@@ -1,5 +1,6 @@
 //! `llmtool new`: a valid, canonical starter tool, from flags or questions on a terminal.
 
+use std::fmt::Write as _;
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 
@@ -20,12 +21,15 @@ pub(crate) fn run(args: &NewArgs) -> anyhow::Result<Outcome> {
     };
     let description = match &args.description {
         Some(description) => description.clone(),
-        None if interactive => ask("What does it do, in a sentence", &format!("{name}: describe what it does."))?,
+        None if interactive => {
+            ask("What does it do, in a sentence", &format!("{name}: describe what it does."))?
+        }
         None => format!("{name}: describe what the tool does here."),
     };
     let variables = variables(args)?;
     let prompt = args.prompt.clone().unwrap_or_else(|| default_prompt(&name, &variables));
-    let now = jiff::Timestamp::now().round(jiff::Unit::Second).unwrap_or(jiff::Timestamp::UNIX_EPOCH);
+    let now =
+        jiff::Timestamp::now().round(jiff::Unit::Second).unwrap_or(jiff::Timestamp::UNIX_EPOCH);
     let tool = json!({
         "version": "1.0.0",
         "model_prompt": prompt,
@@ -43,7 +47,8 @@ pub(crate) fn run(args: &NewArgs) -> anyhow::Result<Outcome> {
     let text = format::format_source(&serde_json::to_string(&tool)?, false)
         .map_err(|e| anyhow::anyhow!("internal error: the starter tool is not formattable: {e}"))?
         .text;
-    let path = args.output.clone().unwrap_or_else(|| PathBuf::from(format!("{}.json", slug(&name))));
+    let path =
+        args.output.clone().unwrap_or_else(|| PathBuf::from(format!("{}.json", slug(&name))));
     if io::is_stdin(&path) {
         io::write_stdout(text.as_bytes())?;
         return Ok(Outcome::Ok);
@@ -61,16 +66,20 @@ fn variables(args: &NewArgs) -> anyhow::Result<Vec<Value>> {
     for name in &args.text_vars {
         out.push(json!({ "name": name, "type": "text", "description": format!("The {name} to work with.") }));
     }
-    for (flag, kind, specs) in [("--select", "single-select", &args.selects), ("--multi", "multi-select", &args.multis)] {
+    for (flag, kind, specs) in
+        [("--select", "single-select", &args.selects), ("--multi", "multi-select", &args.multis)]
+    {
         for spec in specs {
             let (name, choices) = spec
                 .split_once('=')
                 .with_context(|| format!("`{flag} {spec}` must be written `NAME=A,B,...`"))?;
-            let choices: Vec<&str> = choices.split(',').map(str::trim).filter(|c| !c.is_empty()).collect();
+            let choices: Vec<&str> =
+                choices.split(',').map(str::trim).filter(|c| !c.is_empty()).collect();
             if choices.is_empty() {
                 bail!("`{flag} {spec}` lists no choices");
             }
-            let default = if kind == "single-select" { json!(choices[0]) } else { json!([choices[0]]) };
+            let default =
+                if kind == "single-select" { json!(choices[0]) } else { json!([choices[0]]) };
             out.push(json!({
                 "name": name.trim(),
                 "type": kind,
@@ -87,7 +96,7 @@ fn default_prompt(name: &str, variables: &[Value]) -> String {
     let mut prompt = format!("You are {name}, a helpful assistant.");
     for variable in variables {
         if let Some(var) = variable["name"].as_str() {
-            prompt.push_str(&format!("\n{var}: {{{{{var}}}}}"));
+            let _ = write!(prompt, "\n{var}: {{{{{var}}}}}");
         }
     }
     prompt

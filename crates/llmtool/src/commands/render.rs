@@ -26,7 +26,9 @@ struct Rendered<'a> {
 
 pub(crate) fn run(args: &RenderArgs) -> anyhow::Result<Outcome> {
     let name = io::display_name(&args.tool);
-    let Some((document, template)) = load_tool(&args.tool, &name)? else { return Ok(Outcome::Problems) };
+    let Some((document, template)) = load_tool(&args.tool, &name)? else {
+        return Ok(Outcome::Problems);
+    };
     let inputs = read_inputs(&args.variables)?;
     let values = match template.resolve(&inputs) {
         Ok(values) => values,
@@ -71,7 +73,10 @@ pub(crate) fn run(args: &RenderArgs) -> anyhow::Result<Outcome> {
 }
 
 /// Reads and checks a tool. On errors, prints them and returns `None`.
-pub(crate) fn load_tool(path: &Path, name: &str) -> anyhow::Result<Option<(Document, ToolTemplate)>> {
+pub(crate) fn load_tool(
+    path: &Path,
+    name: &str,
+) -> anyhow::Result<Option<(Document, ToolTemplate)>> {
     let document = Document::from_bytes(&io::read_input(path)?);
     match document.template() {
         Some(template) => Ok(Some((document, template))),

@@ -29,8 +29,12 @@ fn summary(tool: &Tool, template: &ToolTemplate) -> String {
     let _ = write!(out, "{title}");
     if let Some(version) = &tool.version {
         match &version.value {
-            Version::Text(v) => { let _ = write!(out, "  (version {v})"); }
-            Version::Integer(v) => { let _ = write!(out, "  (version {v})"); }
+            Version::Text(v) => {
+                let _ = write!(out, "  (version {v})");
+            }
+            Version::Integer(v) => {
+                let _ = write!(out, "  (version {v})");
+            }
         }
     }
     out.push('\n');
@@ -55,7 +59,10 @@ fn facts(out: &mut String, meta: &Metadata) {
         line("Usage notes", notes.value.clone());
     }
     if let Some(models) = &meta.model_version {
-        line("Models", models.value.iter().map(|m| m.value.as_str()).collect::<Vec<_>>().join(", "));
+        line(
+            "Models",
+            models.value.iter().map(|m| m.value.as_str()).collect::<Vec<_>>().join(", "),
+        );
     }
     if let Some(creator) = &meta.creator {
         let mut who = creator.name.as_ref().map_or(String::new(), |n| n.value.clone());
@@ -97,7 +104,11 @@ fn describe_avatar(avatar: &Avatar) -> String {
     match image::decode_base64(&data.value).and_then(|bytes| image::sniff(&bytes)) {
         Ok(info) => {
             let size = info.size.map_or("unknown size".to_owned(), |(w, h)| format!("{w}x{h}"));
-            format!("embedded {} image, {size}, {:.1} KiB", info.format.name(), info.bytes as f64 / 1024.0)
+            format!(
+                "embedded {} image, {size}, {:.1} KiB",
+                info.format.name(),
+                info.bytes as f64 / 1024.0
+            )
         }
         Err(error) => format!("{kind}: not an image ({error})"),
     }
@@ -109,7 +120,11 @@ fn variables(out: &mut String, template: &ToolTemplate, declared: bool) {
         out.push_str("Variables: none\n");
         return;
     }
-    out.push_str(if declared { "Variables\n" } else { "Variables (implicit: every {{name}} is required text)\n" });
+    out.push_str(if declared {
+        "Variables\n"
+    } else {
+        "Variables (implicit: every {{name}} is required text)\n"
+    });
     let mut table = new_table(["name", "type", "default", "allowed values", "description"]);
     for variable in template.variables() {
         let default = match &variable.default {

@@ -12,7 +12,9 @@ declare_rule! {
 }
 
 pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
-    let (Some(Ok(info)), Some(data)) = (cx.avatar_image(), cx.avatar().and_then(|a| a.data.as_ref())) else {
+    let (Some(Ok(info)), Some(data)) =
+        (cx.avatar_image(), cx.avatar().and_then(|a| a.data.as_ref()))
+    else {
         return;
     };
     let Some((width, height)) = info.size else { return };
@@ -20,7 +22,10 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
         out.push(
             Diagnostic::new(
                 &AVATAR_DIMENSIONS,
-                format!("the avatar is a {width}x{height} {} image; 256x256 is recommended", info.format.name()),
+                format!(
+                    "the avatar is a {width}x{height} {} image; 256x256 is recommended",
+                    info.format.name()
+                ),
             )
             .at(data.span),
         );

@@ -16,14 +16,19 @@ declare_rule! {
 }
 
 pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
-    let (Some(Ok(info)), Some(data)) = (cx.avatar_image(), cx.avatar().and_then(|a| a.data.as_ref())) else {
+    let (Some(Ok(info)), Some(data)) =
+        (cx.avatar_image(), cx.avatar().and_then(|a| a.data.as_ref()))
+    else {
         return;
     };
     if info.bytes > MAX_AVATAR_BYTES {
         out.push(
-            Diagnostic::new(&AVATAR_TOO_LARGE, format!("the avatar image is {} KiB; keep it under 1024 KiB", info.bytes / 1024))
-                .at(data.span)
-                .with_help("scale it to 256x256 and compress it, or link it with `avatar_type: url`"),
+            Diagnostic::new(
+                &AVATAR_TOO_LARGE,
+                format!("the avatar image is {} KiB; keep it under 1024 KiB", info.bytes / 1024),
+            )
+            .at(data.span)
+            .with_help("scale it to 256x256 and compress it, or link it with `avatar_type: url`"),
         );
     }
 }

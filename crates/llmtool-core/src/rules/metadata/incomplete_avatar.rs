@@ -22,7 +22,10 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
         (None, Some(data)) => out.push(
             Diagnostic::new(&INCOMPLETE_AVATAR, "the avatar has no `avatar_type`")
                 .at(data.span)
-                .with_help(format!("add `\"avatar_type\": \"{}\"`", super::unknown_avatar_type::infer(&data.value))),
+                .with_help(format!(
+                    "add `\"avatar_type\": \"{}\"`",
+                    super::unknown_avatar_type::infer(&data.value)
+                )),
         ),
         (Some(kind), None) => out.push(
             Diagnostic::new(&INCOMPLETE_AVATAR, "`avatar_type` is given but there is no `avatar`")

@@ -15,7 +15,9 @@ declare_rule! {
 }
 
 pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
-    let (Some(Err(error)), Some(data)) = (cx.avatar_image(), cx.avatar().and_then(|a| a.data.as_ref())) else {
+    let (Some(Err(error)), Some(data)) =
+        (cx.avatar_image(), cx.avatar().and_then(|a| a.data.as_ref()))
+    else {
         return;
     };
     out.push(

@@ -22,7 +22,12 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
         return;
     }
     let problem = match url::Url::parse(&data.value) {
-        Ok(url) if matches!(url.scheme(), "http" | "https") && url.host_str().is_some_and(|h| !h.is_empty()) => return,
+        Ok(url)
+            if matches!(url.scheme(), "http" | "https")
+                && url.host_str().is_some_and(|h| !h.is_empty()) =>
+        {
+            return;
+        }
         Ok(url) if url.scheme() == "data" => {
             if data.value.starts_with("data:image/") {
                 return;
@@ -35,6 +40,8 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
     out.push(
         Diagnostic::new(&INVALID_AVATAR_URL, format!("avatar URL is not usable: {problem}"))
             .at(data.span)
-            .with_help("use an https URL of the image, or `avatar_type: base64` with the image data"),
+            .with_help(
+                "use an https URL of the image, or `avatar_type: base64` with the image data",
+            ),
     );
 }

@@ -24,12 +24,17 @@ pub fn is_iso8601(value: &str) -> bool {
 }
 
 pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
-    let Some(timestamp) = cx.tool.metadata.as_ref().and_then(|m| m.timestamp.as_ref()) else { return };
+    let Some(timestamp) = cx.tool.metadata.as_ref().and_then(|m| m.timestamp.as_ref()) else {
+        return;
+    };
     if !is_iso8601(&timestamp.value) {
         out.push(
-            Diagnostic::new(&INVALID_TIMESTAMP, format!("timestamp `{}` is not ISO 8601", timestamp.value))
-                .at(timestamp.span)
-                .with_help("write it like `2026-03-01T09:30:00Z`"),
+            Diagnostic::new(
+                &INVALID_TIMESTAMP,
+                format!("timestamp `{}` is not ISO 8601", timestamp.value),
+            )
+            .at(timestamp.span)
+            .with_help("write it like `2026-03-01T09:30:00Z`"),
         );
     }
 }

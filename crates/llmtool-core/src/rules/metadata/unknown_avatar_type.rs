@@ -18,7 +18,11 @@ declare_rule! {
 /// The avatar type the data looks like.
 pub fn infer(data: &str) -> &'static str {
     let lower = data.trim_start().to_ascii_lowercase();
-    if ["http://", "https://", "data:"].iter().any(|p| lower.starts_with(p)) { "url" } else { "base64" }
+    if ["http://", "https://", "data:"].iter().any(|p| lower.starts_with(p)) {
+        "url"
+    } else {
+        "base64"
+    }
 }
 
 pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
@@ -27,12 +31,16 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
     if matches!(kind.value.as_str(), "url" | "base64") {
         return;
     }
-    let mut diagnostic = Diagnostic::new(&UNKNOWN_AVATAR_TYPE, format!("unknown avatar type `{}`", kind.value))
-        .at(kind.span)
-        .with_help("`avatar_type` is `url` or `base64`");
+    let mut diagnostic =
+        Diagnostic::new(&UNKNOWN_AVATAR_TYPE, format!("unknown avatar type `{}`", kind.value))
+            .at(kind.span)
+            .with_help("`avatar_type` is `url` or `base64`");
     if let Some(data) = &avatar.data {
         let inferred = infer(&data.value);
-        diagnostic = diagnostic.with_suggestion(format!("write `{inferred}`"), vec![Edit::replace(kind.span, format!("\"{inferred}\""))]);
+        diagnostic = diagnostic.with_suggestion(
+            format!("write `{inferred}`"),
+            vec![Edit::replace(kind.span, format!("\"{inferred}\""))],
+        );
     }
     out.push(diagnostic);
 }

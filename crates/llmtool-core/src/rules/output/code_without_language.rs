@@ -16,7 +16,9 @@ declare_rule! {
 }
 
 pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
-    let Some(output) = cx.tool.metadata.as_ref().and_then(|m| m.expected_output.as_ref()) else { return };
+    let Some(output) = cx.tool.metadata.as_ref().and_then(|m| m.expected_output.as_ref()) else {
+        return;
+    };
     if let Some(kind) = output.kind.as_ref().filter(|k| k.value == "code")
         && output.language.is_none()
     {

@@ -17,7 +17,9 @@ declare_rule! {
 }
 
 pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
-    let Some(output) = cx.tool.metadata.as_ref().and_then(|m| m.expected_output.as_ref()) else { return };
+    let Some(output) = cx.tool.metadata.as_ref().and_then(|m| m.expected_output.as_ref()) else {
+        return;
+    };
     let Some(kind) = output.kind.as_ref().filter(|k| k.value == "limited") else { return };
     let span = match &output.allowed_values {
         Some(list) if !list.value.is_empty() => return,
@@ -25,8 +27,11 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
         None => kind.span,
     };
     out.push(
-        Diagnostic::new(&LIMITED_WITHOUT_VALUES, "a `limited` expected output needs `allowed_values`")
-            .at(span)
-            .with_help("list the answers the model may give: `\"allowed_values\": [\"yes\", \"no\"]`"),
+        Diagnostic::new(
+            &LIMITED_WITHOUT_VALUES,
+            "a `limited` expected output needs `allowed_values`",
+        )
+        .at(span)
+        .with_help("list the answers the model may give: `\"allowed_values\": [\"yes\", \"no\"]`"),
     );
 }

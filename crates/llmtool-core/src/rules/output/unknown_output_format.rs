@@ -22,9 +22,12 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
     let Some(format) = output.and_then(|o| o.format.as_ref()) else { return };
     if !CHECKED_FORMATS.contains(&format.value.to_ascii_lowercase().as_str()) {
         out.push(
-            Diagnostic::new(&UNKNOWN_OUTPUT_FORMAT, format!("answers in format `{}` are not checked", format.value))
-                .at(format.span)
-                .with_help("llmtool checks JSON, XML and CSV answers"),
+            Diagnostic::new(
+                &UNKNOWN_OUTPUT_FORMAT,
+                format!("answers in format `{}` are not checked", format.value),
+            )
+            .at(format.span)
+            .with_help("llmtool checks JSON, XML and CSV answers"),
         );
     }
 }

@@ -19,16 +19,27 @@ declare_rule! {
 pub const OUTPUT_TYPES: [&str; 3] = ["text", "code", "limited"];
 
 pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
-    let Some(kind) = cx.tool.metadata.as_ref().and_then(|m| m.expected_output.as_ref()).and_then(|o| o.kind.as_ref())
+    let Some(kind) = cx
+        .tool
+        .metadata
+        .as_ref()
+        .and_then(|m| m.expected_output.as_ref())
+        .and_then(|o| o.kind.as_ref())
     else {
         return;
     };
     if OUTPUT_TYPES.contains(&kind.value.as_str()) {
         return;
     }
-    let diagnostic = Diagnostic::new(&UNKNOWN_OUTPUT_TYPE, format!("unknown expected-output type `{}`", kind.value)).at(kind.span);
+    let diagnostic = Diagnostic::new(
+        &UNKNOWN_OUTPUT_TYPE,
+        format!("unknown expected-output type `{}`", kind.value),
+    )
+    .at(kind.span);
     out.push(match closest(&kind.value, OUTPUT_TYPES) {
         Some(near) => diagnostic.with_help(format!("did you mean `{near}`?")),
-        None => diagnostic.with_help("the types are `text`, `code` and `limited`; use `format` for JSON, XML or CSV"),
+        None => diagnostic.with_help(
+            "the types are `text`, `code` and `limited`; use `format` for JSON, XML or CSV",
+        ),
     });
 }

@@ -26,20 +26,26 @@ pub const RANGES: [(&str, f64, f64); 4] = [
 ];
 
 pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
-    let Some(params) = cx.tool.metadata.as_ref().and_then(|m| m.parameters.as_ref()) else { return };
+    let Some(params) = cx.tool.metadata.as_ref().and_then(|m| m.parameters.as_ref()) else {
+        return;
+    };
     for (name, param) in params.known() {
         let problem = if name == "max_tokens" {
             let integral = param.value.fract() == 0.0 && !param.raw.contains(['.', 'e', 'E']);
             (!integral || param.value < 1.0).then(|| "must be a positive integer".to_owned())
         } else {
             RANGES.iter().find(|(n, ..)| *n == name).and_then(|&(_, low, high)| {
-                (!(low..=high).contains(&param.value)).then(|| format!("must be between {low} and {high}"))
+                (!(low..=high).contains(&param.value))
+                    .then(|| format!("must be between {low} and {high}"))
             })
         };
         if let Some(problem) = problem {
             out.push(
-                Diagnostic::new(&PARAMETER_OUT_OF_RANGE, format!("`{name}` {problem}, found `{}`", param.raw))
-                    .at(param.span),
+                Diagnostic::new(
+                    &PARAMETER_OUT_OF_RANGE,
+                    format!("`{name}` {problem}, found `{}`", param.raw),
+                )
+                .at(param.span),
             );
         }
     }

@@ -21,8 +21,11 @@ declare_rule! {
 
 pub(crate) fn diagnostic(member: &Member) -> Diagnostic {
     let name = member.key.name.as_str();
-    let diagnostic = Diagnostic::new(&UNKNOWN_PARAMETER, format!("unknown parameter `{name}`; it is kept as is"))
-        .at(member.key.span);
+    let diagnostic = Diagnostic::new(
+        &UNKNOWN_PARAMETER,
+        format!("unknown parameter `{name}`; it is kept as is"),
+    )
+    .at(member.key.span);
     match closest(name, keys::PARAMETERS.iter().copied()) {
         Some(near) => diagnostic.with_help(format!("did you mean `{near}`?")).with_suggestion(
             format!("rename to `{near}`"),

@@ -17,7 +17,9 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
         out.push(
             Diagnostic::new(&SMART_TOOL, "this is a smart tool: its `tool_code` is not run")
                 .at(code.span)
-                .with_help("llmtool uses the prompt and metadata; the host application runs the code"),
+                .with_help(
+                    "llmtool uses the prompt and metadata; the host application runs the code",
+                ),
         );
     }
 }

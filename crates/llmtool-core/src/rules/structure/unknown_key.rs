@@ -22,7 +22,8 @@ declare_rule! {
 
 pub(crate) fn diagnostic(member: &Member, parent: &str, known: &[&str]) -> Diagnostic {
     let name = member.key.name.as_str();
-    let place = if parent.is_empty() { "at the top level".to_owned() } else { format!("in `{parent}`") };
+    let place =
+        if parent.is_empty() { "at the top level".to_owned() } else { format!("in `{parent}`") };
     let mut diagnostic =
         Diagnostic::new(&UNKNOWN_KEY, format!("unknown key `{name}` {place}")).at(member.key.span);
     if let Some(suggestion) = closest(name, known.iter().copied()) {
@@ -33,7 +34,8 @@ pub(crate) fn diagnostic(member: &Member, parent: &str, known: &[&str]) -> Diagn
     } else if parent.is_empty() && keys::METADATA.contains(&name) {
         diagnostic = diagnostic.with_help(format!("`{name}` belongs inside `metadata`"));
     } else {
-        diagnostic = diagnostic.with_help("keep private data under a key starting with `x-`, which is never reported");
+        diagnostic = diagnostic
+            .with_help("keep private data under a key starting with `x-`, which is never reported");
     }
     diagnostic
 }

@@ -24,6 +24,8 @@ pub(crate) fn diagnostic(node: &Node, path: &str, expected: &str) -> Diagnostic 
 
 /// A number where a string is due: offers to quote it.
 pub(crate) fn quotable(node: &Node, path: &str, expected: &str, raw: &str) -> Diagnostic {
-    diagnostic(node, path, expected)
-        .with_fix(format!("write `\"{raw}\"`"), vec![Edit::replace(node.span, format!("\"{raw}\""))])
+    diagnostic(node, path, expected).with_fix(
+        format!("write `\"{raw}\"`"),
+        vec![Edit::replace(node.span, format!("\"{raw}\""))],
+    )
 }

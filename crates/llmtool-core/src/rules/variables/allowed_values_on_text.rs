@@ -22,7 +22,10 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
             out.push(
                 Diagnostic::new(
                     &ALLOWED_VALUES_ON_TEXT,
-                    format!("text variable `{}` has `allowed_values`, which text ignores", variable.name.value),
+                    format!(
+                        "text variable `{}` has `allowed_values`, which text ignores",
+                        variable.name.value
+                    ),
                 )
                 .at(list.span)
                 .with_help("make it a `single-select` to restrict the value, or remove the list"),

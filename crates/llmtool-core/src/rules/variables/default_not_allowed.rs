@@ -21,13 +21,17 @@ declare_rule! {
 
 pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
     for variable in cx.tool.variables() {
-        let (Some(default), Some(allowed)) = (&variable.default, &variable.allowed_values) else { continue };
+        let (Some(default), Some(allowed)) = (&variable.default, &variable.allowed_values) else {
+            continue;
+        };
         if !variable.kind().is_select() || allowed.value.is_empty() {
             continue;
         }
         let items: Vec<Spanned<&str>> = match &default.value {
             DefaultValue::Text(text) => vec![Spanned::new(default.span, text.as_str())],
-            DefaultValue::List(items) => items.iter().map(|i| Spanned::new(i.span, i.value.as_str())).collect(),
+            DefaultValue::List(items) => {
+                items.iter().map(|i| Spanned::new(i.span, i.value.as_str())).collect()
+            }
         };
         for item in items {
             if variable.allowed().any(|a| a == item.value) {
@@ -35,13 +39,18 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
             }
             let mut diagnostic = Diagnostic::new(
                 &DEFAULT_NOT_ALLOWED,
-                format!("default `{}` of `{}` is not an allowed value", item.value, variable.name.value),
+                format!(
+                    "default `{}` of `{}` is not an allowed value",
+                    item.value, variable.name.value
+                ),
             )
             .at(item.span)
             .with_secondary(allowed.span, "the allowed values");
             diagnostic = match closest(item.value, variable.allowed()) {
                 Some(near) => diagnostic.with_help(format!("did you mean `{near}`?")),
-                None => diagnostic.with_help(format!("choose one of {}", one_of(variable.allowed()))),
+                None => {
+                    diagnostic.with_help(format!("choose one of {}", one_of(variable.allowed())))
+                }
             };
             out.push(diagnostic);
         }

@@ -48,7 +48,8 @@ fn report_repeats(text: &str, list: &SpannedList, out: &mut Vec<Diagnostic>) {
                 // Delete from the end of the previous element through this one (its comma too).
                 let span = Span::new(end, item.span.end);
                 if text.get(span.range()).is_some_and(|s| s.trim_start().starts_with(',')) {
-                    diagnostic = diagnostic.with_fix("remove the repetition", vec![Edit::delete(span)]);
+                    diagnostic =
+                        diagnostic.with_fix("remove the repetition", vec![Edit::delete(span)]);
                 }
             }
             out.push(diagnostic);

@@ -28,10 +28,13 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
         if let Some(original) = first.insert(name, variable.name.span) {
             first.insert(name, original);
             out.push(
-                Diagnostic::new(&DUPLICATE_VARIABLE_NAME, format!("variable `{name}` is declared twice"))
-                    .at_labelled(variable.name.span, "declared again here")
-                    .with_secondary(original, "first declared here")
-                    .with_help("rename one of them, or remove the copy"),
+                Diagnostic::new(
+                    &DUPLICATE_VARIABLE_NAME,
+                    format!("variable `{name}` is declared twice"),
+                )
+                .at_labelled(variable.name.span, "declared again here")
+                .with_secondary(original, "first declared here")
+                .with_help("rename one of them, or remove the copy"),
             );
         }
     }

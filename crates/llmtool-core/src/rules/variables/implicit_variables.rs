@@ -33,10 +33,15 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
         out.push(
             Diagnostic::new(
                 &IMPLICIT_VARIABLES,
-                format!("no `metadata.variables`: {} read as required text variables", listed.join(", ")),
+                format!(
+                    "no `metadata.variables`: {} read as required text variables",
+                    listed.join(", ")
+                ),
             )
             .at(prompt.span)
-            .with_help("declare them in `metadata.variables` to give descriptions, defaults or choices"),
+            .with_help(
+                "declare them in `metadata.variables` to give descriptions, defaults or choices",
+            ),
         );
     }
 }

@@ -30,16 +30,25 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
             (DefaultValue::Text(_), VariableKind::MultiSelect) => {
                 let written = cx.text.get(default.span.range()).unwrap_or_default();
                 out.push(
-                    Diagnostic::new(&INVALID_DEFAULT, format!("the default of multi-select `{name}` must be a list"))
-                        .at(default.span)
-                        .with_fix("wrap it in a list", vec![Edit::replace(default.span, format!("[{written}]"))]),
+                    Diagnostic::new(
+                        &INVALID_DEFAULT,
+                        format!("the default of multi-select `{name}` must be a list"),
+                    )
+                    .at(default.span)
+                    .with_fix(
+                        "wrap it in a list",
+                        vec![Edit::replace(default.span, format!("[{written}]"))],
+                    ),
                 );
             }
             (DefaultValue::List(_), VariableKind::Text | VariableKind::SingleSelect) => {
                 out.push(
-                    Diagnostic::new(&INVALID_DEFAULT, format!("the default of {kind} `{name}` must be one string, not a list"))
-                        .at(default.span)
-                        .with_help("only multi-select variables take a list"),
+                    Diagnostic::new(
+                        &INVALID_DEFAULT,
+                        format!("the default of {kind} `{name}` must be one string, not a list"),
+                    )
+                    .at(default.span)
+                    .with_help("only multi-select variables take a list"),
                 );
             }
             (DefaultValue::List(items), VariableKind::MultiSelect) => {
@@ -47,9 +56,15 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
                 for item in items {
                     if let Some(&original) = first.get(item.value.as_str()) {
                         out.push(
-                            Diagnostic::new(&INVALID_DEFAULT, format!("`{}` appears twice in the default of `{name}`", item.value))
-                                .at_labelled(item.span, "again here")
-                                .with_secondary(original, "first here"),
+                            Diagnostic::new(
+                                &INVALID_DEFAULT,
+                                format!(
+                                    "`{}` appears twice in the default of `{name}`",
+                                    item.value
+                                ),
+                            )
+                            .at_labelled(item.span, "again here")
+                            .with_secondary(original, "first here"),
                         );
                     } else {
                         first.insert(item.value.as_str(), item.span);

@@ -22,10 +22,14 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
             continue;
         }
         let (span, message) = match &variable.allowed_values {
-            None => (variable.name.span, format!("{kind} variable `{}` has no `allowed_values`", variable.name.value)),
-            Some(list) if list.value.is_empty() => {
-                (list.span, format!("{kind} variable `{}` has an empty `allowed_values`", variable.name.value))
-            }
+            None => (
+                variable.name.span,
+                format!("{kind} variable `{}` has no `allowed_values`", variable.name.value),
+            ),
+            Some(list) if list.value.is_empty() => (
+                list.span,
+                format!("{kind} variable `{}` has an empty `allowed_values`", variable.name.value),
+            ),
             Some(_) => continue,
         };
         out.push(

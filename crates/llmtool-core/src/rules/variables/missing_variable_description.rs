@@ -20,9 +20,12 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
     for variable in cx.tool.variables() {
         if variable.description.is_none() && !variable.name.value.trim().is_empty() {
             out.push(
-                Diagnostic::new(&MISSING_VARIABLE_DESCRIPTION, format!("variable `{}` has no `description`", variable.name.value))
-                    .at(variable.name.span)
-                    .with_help("say what to fill in, with an example"),
+                Diagnostic::new(
+                    &MISSING_VARIABLE_DESCRIPTION,
+                    format!("variable `{}` has no `description`", variable.name.value),
+                )
+                .at(variable.name.span)
+                .with_help("say what to fill in, with an example"),
             );
         }
     }

@@ -17,9 +17,12 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
     for variable in cx.tool.variables() {
         if variable.type_written.is_none() {
             out.push(
-                Diagnostic::new(&MISSING_VARIABLE_TYPE, format!("variable `{}` has no `type`; read as `text`", variable.name.value))
-                    .at(variable.name.span)
-                    .with_help("add `\"type\": \"text\"`, `\"single-select\"` or `\"multi-select\"`"),
+                Diagnostic::new(
+                    &MISSING_VARIABLE_TYPE,
+                    format!("variable `{}` has no `type`; read as `text`", variable.name.value),
+                )
+                .at(variable.name.span)
+                .with_help("add `\"type\": \"text\"`, `\"single-select\"` or `\"multi-select\"`"),
             );
         }
     }

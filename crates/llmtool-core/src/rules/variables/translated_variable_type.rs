@@ -29,8 +29,13 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
                     format!("variable type `{}` is a translation of `{kind}`", written.value),
                 )
                 .at(written.span)
-                .with_help("type names are not translated: other programs only know the English names")
-                .with_fix(format!("write `{kind}`"), vec![Edit::replace(written.span, quote(kind.as_str()))]),
+                .with_help(
+                    "type names are not translated: other programs only know the English names",
+                )
+                .with_fix(
+                    format!("write `{kind}`"),
+                    vec![Edit::replace(written.span, quote(kind.as_str()))],
+                ),
             );
         }
     }

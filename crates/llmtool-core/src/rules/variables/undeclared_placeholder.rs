@@ -31,14 +31,19 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
         let span = cx.prompt_span(placeholder.range.clone());
         let mut diagnostic = Diagnostic::new(
             &UNDECLARED_PLACEHOLDER,
-            format!("`{{{{{}}}}}` is not a declared variable; it is kept as literal text", placeholder.name),
+            format!(
+                "`{{{{{}}}}}` is not a declared variable; it is kept as literal text",
+                placeholder.name
+            ),
         )
         .at(span);
         diagnostic = match closest(placeholder.name, declared.iter().copied()) {
-            Some(near) => diagnostic.with_help(format!("did you mean `{{{{{near}}}}}`?")).with_suggestion(
-                format!("write `{{{{{near}}}}}`"),
-                vec![Edit::replace(span, format!("{{{{{near}}}}}"))],
-            ),
+            Some(near) => {
+                diagnostic.with_help(format!("did you mean `{{{{{near}}}}}`?")).with_suggestion(
+                    format!("write `{{{{{near}}}}}`"),
+                    vec![Edit::replace(span, format!("{{{{{near}}}}}"))],
+                )
+            }
             None => diagnostic.with_help(format!(
                 "declare `{}` in `metadata.variables` if it should be filled in",
                 placeholder.name

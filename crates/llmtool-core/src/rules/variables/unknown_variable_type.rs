@@ -20,9 +20,12 @@ declare_rule! {
 
 pub(crate) fn diagnostic(written: &Spanned<String>) -> Diagnostic {
     let names = VariableKind::ALL.map(VariableKind::as_str);
-    let mut diagnostic = Diagnostic::new(&UNKNOWN_VARIABLE_TYPE, format!("unknown variable type `{}`", written.value))
-        .at(written.span)
-        .with_help(format!("the types are {}", one_of(names)));
+    let mut diagnostic = Diagnostic::new(
+        &UNKNOWN_VARIABLE_TYPE,
+        format!("unknown variable type `{}`", written.value),
+    )
+    .at(written.span)
+    .with_help(format!("the types are {}", one_of(names)));
     if let Some(suggestion) = closest(&written.value, names) {
         diagnostic = diagnostic.with_suggestion(
             format!("write `{suggestion}`"),

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The whole test suite, exactly as CI runs it: formatting, lints, every test, a fuzz smoke run.
+# Installs what the tests need (idempotently) on a fresh machine, so this one command is enough.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n==> %s\n' "$*"; }
+
+step "toolchain components"
+rustup component add rustfmt clippy >/dev/null 2>&1 || true
+command -v cargo-nextest >/dev/null || cargo install --locked cargo-nextest
+
+step "cargo fmt --check"
+cargo fmt --all --check
+
+step "cargo clippy --all-targets -D warnings"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
+step "tests (cargo nextest)"
+cargo nextest run --workspace --locked --no-fail-fast
+
+step "doc tests"
+cargo test --workspace --doc --locked
+
+if [ -d fuzz ]; then
+  step "fuzz smoke run"
+  scripts/fuzz.sh 30
+fi
+
+step "all checks passed"
