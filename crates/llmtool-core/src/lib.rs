@@ -16,6 +16,7 @@ pub mod image;
 pub mod model;
 pub mod report;
 pub mod rules;
+pub mod schema;
 pub mod span;
 pub mod syntax;
 pub mod template;

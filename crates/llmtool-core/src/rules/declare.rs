@@ -19,9 +19,10 @@ pub struct Rule {
 }
 
 impl Rule {
-    /// The first line of the documentation: a one-sentence summary.
-    pub fn summary(&self) -> &'static str {
-        self.doc.lines().next().unwrap_or("").trim()
+    /// The first paragraph of the documentation, on one line: a one-sentence summary.
+    pub fn summary(&self) -> String {
+        let lines: Vec<&str> = self.doc.lines().map(str::trim).take_while(|l| !l.is_empty()).collect();
+        lines.join(" ")
     }
 
     /// The documentation as Markdown, with the leading space of each doc line removed.

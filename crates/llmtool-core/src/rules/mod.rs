@@ -5,6 +5,7 @@
 
 mod context;
 mod declare;
+mod docs;
 pub mod metadata;
 pub mod output;
 pub mod parameters;
@@ -15,6 +16,7 @@ pub mod variables;
 
 pub use context::Context;
 pub use declare::Rule;
+pub use docs::diagnostics_markdown;
 
 use crate::diagnostic::Diagnostic;
 

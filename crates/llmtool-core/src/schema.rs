@@ -1,0 +1,124 @@
+//! The format as a JSON Schema (draft 2020-12), for editors and other validators.
+//!
+//! It accepts exactly the files that `llmtool check` reads without errors as far as a schema can
+//! tell: both avatar shapes, `model_version` as a string or a list, numbers written as strings
+//! in `parameters`, the translated type names, unknown keys. Checks a schema cannot express
+//! (placeholders against variables, defaults against allowed values, decoding the avatar) are
+//! left to `llmtool check`.
+
+use serde_json::{Value, json};
+
+use crate::model::VariableKind;
+use crate::rules::parameters::out_of_range::RANGES;
+
+/// The translated variable type names the Spanish and Korean editions use.
+const TRANSLATED_TYPES: [&str; 8] = [
+    "texto",
+    "selección-única",
+    "seleccion-unica",
+    "selección-múltiple",
+    "seleccion-multiple",
+    "텍스트",
+    "단일 선택",
+    "다중 선택",
+];
+
+/// The `$id` the schema is published under.
+pub const SCHEMA_ID: &str = "https://llmtool.dev/schema/llm-tool.schema.json";
+
+/// The schema document.
+pub fn json_schema() -> Value {
+    let strings = json!({ "type": "array", "items": { "type": "string" } });
+    let mut type_names: Vec<&str> = VariableKind::ALL.iter().map(|k| k.as_str()).collect();
+    type_names.extend(TRANSLATED_TYPES);
+    let mut parameters = serde_json::Map::new();
+    for (name, low, high) in RANGES {
+        parameters.insert(name.to_owned(), number_parameter(json!({ "minimum": low, "maximum": high })));
+    }
+    parameters.insert("max_tokens".to_owned(), number_parameter(json!({ "type": "integer", "minimum": 1 })));
+    json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": SCHEMA_ID,
+        "title": "LLM tool",
+        "description": "A portable prompt tool: a model prompt with {{variable}} placeholders and its metadata.",
+        "type": "object",
+        "required": ["model_prompt"],
+        "properties": {
+            "version": { "description": "The version of the file, kept as written.", "type": ["string", "integer"] },
+            "model_prompt": { "description": "The prompt, with {{name}} placeholders for the variables.", "type": "string" },
+            "tool_code": { "description": "Code of a smart tool, run by the host (never by llmtool).", "type": "string" },
+            "metadata": { "$ref": "#/$defs/metadata" }
+        },
+        "$defs": {
+            "metadata": {
+                "type": "object",
+                "properties": {
+                    "prompt_name": { "description": "A short name for the tool.", "type": "string" },
+                    "description": { "description": "What the tool does.", "type": "string" },
+                    "usage_notes": { "description": "Free-form notes on using the tool.", "type": "string" },
+                    "model_version": {
+                        "description": "The models the prompt was written for.",
+                        "anyOf": [{ "type": "string" }, strings]
+                    },
+                    "creator": {
+                        "type": "object",
+                        "properties": {
+                            "name": { "type": "string" },
+                            "email": { "type": "string", "format": "email" },
+                            "organization": { "type": "string" }
+                        }
+                    },
+                    "parameters": { "type": "object", "properties": parameters },
+                    "variables": { "type": "array", "items": { "$ref": "#/$defs/variable" } },
+                    "expected_output": { "$ref": "#/$defs/expected_output" },
+                    "avatar_type": { "enum": ["url", "base64"] },
+                    "avatar": {
+                        "description": "A URL or base64 image (256x256 recommended), or an object holding avatar_type and avatar.",
+                        "anyOf": [
+                            { "type": "string" },
+                            {
+                                "type": "object",
+                                "properties": { "avatar_type": { "enum": ["url", "base64"] }, "avatar": { "type": "string" } }
+                            }
+                        ]
+                    },
+                    "timestamp": { "description": "When the tool was last changed (ISO 8601).", "type": "string" }
+                }
+            },
+            "variable": {
+                "type": "object",
+                "properties": {
+                    "name": { "type": "string", "pattern": "^(?!\\s*$)(?!.*\\{\\{)(?!.*\\}\\})" },
+                    "type": { "enum": type_names },
+                    "description": { "type": "string" },
+                    "default": { "anyOf": [{ "type": "string" }, { "type": "array", "items": { "type": "string" }, "uniqueItems": true }] },
+                    "allowed_values": { "type": "array", "items": { "type": "string" }, "uniqueItems": true }
+                },
+                "allOf": [{
+                    "if": { "required": ["type"], "properties": { "type": { "not": { "enum": ["text", "texto", "텍스트"] } } } },
+                    "then": { "required": ["allowed_values"], "properties": { "allowed_values": { "minItems": 1 } } }
+                }]
+            },
+            "expected_output": {
+                "type": "object",
+                "properties": {
+                    "type": { "description": "text, code or limited.", "type": "string" },
+                    "format": { "description": "JSON, XML, CSV, ... (any case).", "type": "string" },
+                    "language": { "description": "The language of code output.", "type": "string" },
+                    "allowed_values": { "type": "array", "items": { "type": "string" }, "uniqueItems": true }
+                },
+                "if": { "required": ["type"], "properties": { "type": { "const": "limited" } } },
+                "then": { "required": ["allowed_values"], "properties": { "allowed_values": { "minItems": 1 } } }
+            }
+        }
+    })
+}
+
+/// A parameter: a number within `bounds`, or (with a warning from `check`) a string holding one.
+fn number_parameter(bounds: Value) -> Value {
+    let mut number = json!({ "type": "number" });
+    if let (Some(number), Some(bounds)) = (number.as_object_mut(), bounds.as_object()) {
+        number.extend(bounds.clone());
+    }
+    json!({ "anyOf": [number, { "type": "string", "pattern": "^\\s*-?(0|[1-9][0-9]*)(\\.[0-9]+)?([eE][+-]?[0-9]+)?\\s*$" }] })
+}
