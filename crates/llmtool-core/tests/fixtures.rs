@@ -98,3 +98,15 @@ fn nesting_200k_deep_is_reported_not_overflowed() {
     let codes: Vec<_> = unclosed.diagnostics.iter().map(llmtool_core::Diagnostic::code).collect();
     assert_eq!(codes, ["LT008", "LT009", "LT005"]);
 }
+
+#[test]
+fn avatar_over_one_mebibyte_is_reported() {
+    use base64::Engine as _;
+    let svg = format!("<svg width=\"256\" height=\"256\"><!--{}--></svg>", "x".repeat(1024 * 1024));
+    let data = base64::engine::general_purpose::STANDARD.encode(svg);
+    let text = format!(
+        r#"{{"model_prompt": "x", "metadata": {{"prompt_name": "t", "description": "d", "model_version": ["m"], "timestamp": "2026-01-01", "avatar_type": "base64", "avatar": "{data}"}}}}"#
+    );
+    let codes: Vec<_> = Document::from_text(text).diagnostics.iter().map(llmtool_core::Diagnostic::code).collect();
+    assert_eq!(codes, ["LT506"]);
+}
