@@ -33,9 +33,13 @@ pub fn json_schema() -> Value {
     type_names.extend(TRANSLATED_TYPES);
     let mut parameters = serde_json::Map::new();
     for (name, low, high) in RANGES {
-        parameters.insert(name.to_owned(), number_parameter(json!({ "minimum": low, "maximum": high })));
+        parameters
+            .insert(name.to_owned(), number_parameter(json!({ "minimum": low, "maximum": high })));
     }
-    parameters.insert("max_tokens".to_owned(), number_parameter(json!({ "type": "integer", "minimum": 1 })));
+    parameters.insert(
+        "max_tokens".to_owned(),
+        number_parameter(json!({ "type": "integer", "minimum": 1 })),
+    );
     json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": SCHEMA_ID,

@@ -39,7 +39,11 @@ fn run_vector(path: &Path) -> Result<(), String> {
     let inputs = Inputs::from_json(values).map_err(|e| e.to_string())?;
     match (ToolTemplate::new(tool).render(&inputs), &expect["prompt"], &expect["render_errors"]) {
         (Ok(prompt), Value::String(expected), _) if &prompt == expected => Ok(()),
-        (Err(problems), Value::Null, errors @ Value::Array(_)) if codes(&problems) == expected_codes(errors) => Ok(()),
+        (Err(problems), Value::Null, errors @ Value::Array(_))
+            if codes(&problems) == expected_codes(errors) =>
+        {
+            Ok(())
+        }
         (result, prompt, errors) => Err(format!(
             "render: expected prompt {prompt} / errors {errors}, got {:?}",
             result.map_err(|problems| codes(&problems))
@@ -55,9 +59,19 @@ fn every_conformance_vector_passes() {
     assert!(paths.len() >= 60, "only {} vectors", paths.len());
     let failures: Vec<String> = paths
         .iter()
-        .filter_map(|path| run_vector(path).err().map(|e| format!("{}: {e}", path.file_name().unwrap().to_string_lossy())))
+        .filter_map(|path| {
+            run_vector(path)
+                .err()
+                .map(|e| format!("{}: {e}", path.file_name().unwrap().to_string_lossy()))
+        })
         .collect();
-    assert!(failures.is_empty(), "{} of {} vectors failed:\n{}", failures.len(), paths.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} vectors failed:\n{}",
+        failures.len(),
+        paths.len(),
+        failures.join("\n")
+    );
 }
 
 #[test]

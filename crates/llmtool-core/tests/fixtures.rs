@@ -107,6 +107,7 @@ fn avatar_over_one_mebibyte_is_reported() {
     let text = format!(
         r#"{{"model_prompt": "x", "metadata": {{"prompt_name": "t", "description": "d", "model_version": ["m"], "timestamp": "2026-01-01", "avatar_type": "base64", "avatar": "{data}"}}}}"#
     );
-    let codes: Vec<_> = Document::from_text(text).diagnostics.iter().map(llmtool_core::Diagnostic::code).collect();
+    let codes: Vec<_> =
+        Document::from_text(text).diagnostics.iter().map(llmtool_core::Diagnostic::code).collect();
     assert_eq!(codes, ["LT506"]);
 }

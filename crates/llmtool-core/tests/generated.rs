@@ -69,7 +69,8 @@ fn schema_accepts_every_file_check_accepts() {
     let mut files = files_under("examples");
     files.extend(files_under("crates/llmtool-core/tests/fixtures/valid"));
     for path in files {
-        let value: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        let value: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
         let errors: Vec<String> = validator.iter_errors(&value).map(|e| e.to_string()).collect();
         assert!(errors.is_empty(), "{}: {errors:?}", path.display());
     }

@@ -21,7 +21,8 @@ pub struct Rule {
 impl Rule {
     /// The first paragraph of the documentation, on one line: a one-sentence summary.
     pub fn summary(&self) -> String {
-        let lines: Vec<&str> = self.doc.lines().map(str::trim).take_while(|l| !l.is_empty()).collect();
+        let lines: Vec<&str> =
+            self.doc.lines().map(str::trim).take_while(|l| !l.is_empty()).collect();
         lines.join(" ")
     }
 

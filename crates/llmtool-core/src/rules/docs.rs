@@ -27,7 +27,14 @@ pub fn diagnostics_markdown() -> String {
         );
     }
     for rule in ALL {
-        let _ = write!(out, "\n## {}\n\n`{}` · default severity: **{}**\n\n{}", rule.code, rule.name, rule.severity, rule.doc_markdown());
+        let _ = write!(
+            out,
+            "\n## {}\n\n`{}` · default severity: **{}**\n\n{}",
+            rule.code,
+            rule.name,
+            rule.severity,
+            rule.doc_markdown()
+        );
     }
     out
 }
