@@ -121,8 +121,8 @@ pub fn json_schema() -> Value {
 /// A parameter: a number within `bounds`, or (with a warning from `check`) a string holding one.
 fn number_parameter(bounds: Value) -> Value {
     let mut number = json!({ "type": "number" });
-    if let (Some(number), Some(bounds)) = (number.as_object_mut(), bounds.as_object()) {
-        number.extend(bounds.clone());
+    if let (Some(number), Value::Object(bounds)) = (number.as_object_mut(), bounds) {
+        number.extend(bounds);
     }
     json!({ "anyOf": [number, { "type": "string", "pattern": "^\\s*-?(0|[1-9][0-9]*)(\\.[0-9]+)?([eE][+-]?[0-9]+)?\\s*$" }] })
 }
