@@ -34,8 +34,8 @@ fn json_value() -> impl Strategy<Value = Json> {
     let leaf = prop_oneof![
         Just(Json::Null),
         any::<bool>().prop_map(Json::Bool),
-        any::<i32>().prop_map(|n| Json::from(n)),
-        (-1e6f64..1e6).prop_map(|f| Json::from(f)),
+        any::<i32>().prop_map(Json::from),
+        (-1e6f64..1e6).prop_map(Json::from),
         tricky_text().prop_map(Json::String),
     ];
     leaf.prop_recursive(4, 40, 6, |inner| {
@@ -94,7 +94,11 @@ proptest! {
             expected.push_str(literal);
             if let Some(name) = names.get(i) {
                 let pad = pads[i % pads.len()];
-                prompt.push_str(&format!("{{{{{pad}{name}{pad}}}}}"));
+                prompt.push_str("{{");
+                prompt.push_str(pad);
+                prompt.push_str(name);
+                prompt.push_str(pad);
+                prompt.push_str("}}");
                 expected.push_str(&value_text(name));
             }
         }
