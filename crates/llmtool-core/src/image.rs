@@ -50,7 +50,11 @@ pub enum ImageError {
 /// Decodes base64 image data (whitespace ignored, padding optional, a `data:` prefix allowed).
 pub fn decode_base64(data: &str) -> Result<Vec<u8>, ImageError> {
     let payload = data.split_once(";base64,").map_or(data, |(_, rest)| rest);
-    let compact: String = payload.chars().filter(|c| !c.is_ascii_whitespace()).collect();
+    let compact: std::borrow::Cow<'_, str> = if payload.bytes().any(|b| b.is_ascii_whitespace()) {
+        payload.chars().filter(|c| !c.is_ascii_whitespace()).collect::<String>().into()
+    } else {
+        payload.into()
+    };
     if compact.is_empty() {
         return Err(ImageError::Empty);
     }
@@ -89,6 +93,10 @@ pub fn sniff(bytes: &[u8]) -> Result<ImageInfo, ImageError> {
 /// The image info when the bytes are an SVG document. Written by hand: the image crates read
 /// raster formats only, and all that is needed is the root element's width and height.
 fn sniff_svg(bytes: &[u8]) -> Option<ImageInfo> {
+    let start = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes);
+    if start.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'<') {
+        return None;
+    }
     let head = String::from_utf8_lossy(&bytes[..bytes.len().min(4096)]);
     let start = head.find("<svg")?;
     let before = head[..start].trim_start_matches('\u{feff}').trim();

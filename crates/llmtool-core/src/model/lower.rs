@@ -13,6 +13,35 @@ use crate::rules::{parameters::number_as_string, variables::unknown_variable_typ
 use crate::span::Span;
 use crate::syntax::{Member, Node, NodeKind, is_json_number};
 
+/// Where a value is in the file, as messages name it (`metadata.variables[2].default`). Built
+/// without allocating, and written out only when a diagnostic needs it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum FieldPath<'a> {
+    Root(&'static str),
+    Key(&'a FieldPath<'a>, &'a str),
+    Index(&'a FieldPath<'a>, usize),
+}
+
+impl<'a> FieldPath<'a> {
+    fn key(&'a self, key: &'a str) -> FieldPath<'a> {
+        FieldPath::Key(self, key)
+    }
+
+    fn index(&'a self, index: usize) -> FieldPath<'a> {
+        FieldPath::Index(self, index)
+    }
+}
+
+impl std::fmt::Display for FieldPath<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FieldPath::Root(name) => f.write_str(name),
+            FieldPath::Key(parent, key) => write!(f, "{parent}.{key}"),
+            FieldPath::Index(parent, index) => write!(f, "{parent}[{index}]"),
+        }
+    }
+}
+
 /// Lowers a parsed tool file. `root` is the top-level value (any JSON type).
 pub fn lower(root: &Node) -> (Tool, Vec<Diagnostic>) {
     let mut lowerer = Lowerer { diagnostics: Vec::new() };
@@ -32,9 +61,11 @@ impl Lowerer {
             let value = &member.value;
             match member.key.name.as_str() {
                 "version" => tool.version = self.version(value),
-                "model_prompt" => tool.model_prompt = self.string(value, "model_prompt"),
+                "model_prompt" => {
+                    tool.model_prompt = self.string(value, FieldPath::Root("model_prompt"))
+                }
                 "metadata" => tool.metadata = self.metadata(value),
-                "tool_code" => tool.tool_code = self.string(value, "tool_code"),
+                "tool_code" => tool.tool_code = self.string(value, FieldPath::Root("tool_code")),
                 _ => self.unknown_key(member, "", keys::TOP_LEVEL),
             }
         }
@@ -70,7 +101,7 @@ impl Lowerer {
                 return None;
             }
             _ => {
-                self.wrong_type(node, "version", "a string or an integer");
+                self.wrong_type(node, FieldPath::Root("version"), "a string or an integer");
                 return None;
             }
         };
@@ -78,28 +109,28 @@ impl Lowerer {
     }
 
     fn metadata(&mut self, node: &Node) -> Option<Metadata> {
-        let members = self.object(node, "metadata")?;
+        let members = self.object(node, FieldPath::Root("metadata"))?;
         let mut meta = Metadata { span: node.span, ..Metadata::default() };
         let mut flat_avatar = Avatar { span: node.span, ..Avatar::default() };
         for member in members {
             let value = &member.value;
-            let path = format!("metadata.{}", member.key.name);
+            let path = FieldPath::Root("metadata").key(&member.key.name);
             match member.key.name.as_str() {
-                "prompt_name" => meta.prompt_name = self.string(value, &path),
-                "description" => meta.description = self.string(value, &path),
-                "usage_notes" => meta.usage_notes = self.string(value, &path),
+                "prompt_name" => meta.prompt_name = self.string(value, path),
+                "description" => meta.description = self.string(value, path),
+                "usage_notes" => meta.usage_notes = self.string(value, path),
                 "model_version" => meta.model_version = self.model_version(value),
                 "creator" => meta.creator = self.creator(value),
                 "parameters" => meta.parameters = self.parameters(value),
                 "variables" => meta.variables = self.variables(value),
                 "expected_output" => meta.expected_output = self.expected_output(value),
-                "timestamp" => meta.timestamp = self.string(value, &path),
-                "avatar_type" => flat_avatar.kind = self.string(value, &path),
+                "timestamp" => meta.timestamp = self.string(value, path),
+                "avatar_type" => flat_avatar.kind = self.string(value, path),
                 "avatar" if matches!(value.kind, NodeKind::Object(_)) => {
                     meta.avatar = self.nested_avatar(value);
                 }
-                "avatar" => flat_avatar.data = self.string(value, &path),
-                _ => self.unknown_key(member, "metadata", keys::METADATA),
+                "avatar" => flat_avatar.data = self.string(value, path),
+                _ => self.unknown_key(member, FieldPath::Root("metadata"), keys::METADATA),
             }
         }
         if flat_avatar.kind.is_some() || flat_avatar.data.is_some() {
@@ -113,14 +144,18 @@ impl Lowerer {
     }
 
     fn nested_avatar(&mut self, node: &Node) -> Option<Avatar> {
-        let members = self.object(node, "metadata.avatar")?;
+        let members = self.object(node, FieldPath::Root("metadata.avatar"))?;
         let mut avatar = Avatar { span: node.span, nested: true, ..Avatar::default() };
         for member in members {
             match member.key.name.as_str() {
                 "avatar_type" => {
-                    avatar.kind = self.string(&member.value, "metadata.avatar.avatar_type");
+                    avatar.kind =
+                        self.string(&member.value, FieldPath::Root("metadata.avatar.avatar_type"));
                 }
-                "avatar" => avatar.data = self.string(&member.value, "metadata.avatar.avatar"),
+                "avatar" => {
+                    avatar.data =
+                        self.string(&member.value, FieldPath::Root("metadata.avatar.avatar"))
+                }
                 _ => self.unknown_key(member, "metadata.avatar", keys::NESTED_AVATAR),
             }
         }
@@ -132,31 +167,35 @@ impl Lowerer {
             NodeKind::String(s) => {
                 Some(Spanned::new(node.span, vec![Spanned::new(node.span, s.clone())]))
             }
-            NodeKind::Array(_) => self.string_list(node, "metadata.model_version"),
+            NodeKind::Array(_) => self.string_list(node, FieldPath::Root("metadata.model_version")),
             _ => {
-                self.wrong_type(node, "metadata.model_version", "a list of strings");
+                self.wrong_type(
+                    node,
+                    FieldPath::Root("metadata.model_version"),
+                    "a list of strings",
+                );
                 None
             }
         }
     }
 
     fn creator(&mut self, node: &Node) -> Option<Creator> {
-        let members = self.object(node, "metadata.creator")?;
+        let members = self.object(node, FieldPath::Root("metadata.creator"))?;
         let mut creator = Creator { span: node.span, ..Creator::default() };
         for member in members {
-            let path = format!("metadata.creator.{}", member.key.name);
+            let path = FieldPath::Root("metadata.creator").key(&member.key.name);
             match member.key.name.as_str() {
-                "name" => creator.name = self.string(&member.value, &path),
-                "email" => creator.email = self.string(&member.value, &path),
-                "organization" => creator.organization = self.string(&member.value, &path),
-                _ => self.unknown_key(member, "metadata.creator", keys::CREATOR),
+                "name" => creator.name = self.string(&member.value, path),
+                "email" => creator.email = self.string(&member.value, path),
+                "organization" => creator.organization = self.string(&member.value, path),
+                _ => self.unknown_key(member, FieldPath::Root("metadata.creator"), keys::CREATOR),
             }
         }
         Some(creator)
     }
 
     fn parameters(&mut self, node: &Node) -> Option<Parameters> {
-        let members = self.object(node, "metadata.parameters")?;
+        let members = self.object(node, FieldPath::Root("metadata.parameters"))?;
         let mut params = Parameters { span: node.span, ..Parameters::default() };
         for member in members {
             let name = member.key.name.as_str();
@@ -175,12 +214,12 @@ impl Lowerer {
                     continue;
                 }
             };
-            *slot = self.parameter(&member.value, &format!("metadata.parameters.{name}"));
+            *slot = self.parameter(&member.value, FieldPath::Root("metadata.parameters").key(name));
         }
         Some(params)
     }
 
-    fn parameter(&mut self, node: &Node, path: &str) -> Option<Parameter> {
+    fn parameter(&mut self, node: &Node, path: FieldPath<'_>) -> Option<Parameter> {
         let (raw, written_as_string) = match &node.kind {
             NodeKind::Number(raw) => (raw.clone(), false),
             NodeKind::String(s) if is_json_number(s.trim()) => {
@@ -198,18 +237,24 @@ impl Lowerer {
 
     fn variables(&mut self, node: &Node) -> Option<Spanned<Vec<Variable>>> {
         let Some(items) = node.as_array() else {
-            self.wrong_type(node, "metadata.variables", "a list of variable objects");
+            self.wrong_type(
+                node,
+                FieldPath::Root("metadata.variables"),
+                "a list of variable objects",
+            );
             return None;
         };
         let variables = items
             .iter()
             .enumerate()
-            .filter_map(|(i, item)| self.variable(item, &format!("metadata.variables[{i}]")))
+            .filter_map(|(i, item)| {
+                self.variable(item, FieldPath::Root("metadata.variables").index(i))
+            })
             .collect();
         Some(Spanned::new(node.span, variables))
     }
 
-    fn variable(&mut self, node: &Node, path: &str) -> Option<Variable> {
+    fn variable(&mut self, node: &Node, path: FieldPath<'_>) -> Option<Variable> {
         let members = self.object(node, path)?;
         let unnamed = Spanned::new(Span::empty(node.span.start + 1), String::new());
         let mut variable = Variable {
@@ -223,15 +268,15 @@ impl Lowerer {
         };
         for member in members {
             let value = &member.value;
-            let field = format!("{path}.{}", member.key.name);
+            let field = path.key(&member.key.name);
             match member.key.name.as_str() {
                 "name" => {
-                    if let Some(name) = self.string(value, &field) {
+                    if let Some(name) = self.string(value, field) {
                         variable.name = name;
                     }
                 }
                 "type" => {
-                    variable.type_written = self.string(value, &field);
+                    variable.type_written = self.string(value, field);
                     variable.kind = variable.type_written.as_ref().and_then(|written| {
                         let kind = VariableKind::from_name(&written.value).map(|(kind, _)| kind);
                         if kind.is_none() {
@@ -240,16 +285,16 @@ impl Lowerer {
                         kind.map(|kind| Spanned::new(written.span, kind))
                     });
                 }
-                "description" => variable.description = self.string(value, &field),
-                "default" => variable.default = self.default_value(value, &field),
-                "allowed_values" => variable.allowed_values = self.string_list(value, &field),
+                "description" => variable.description = self.string(value, field),
+                "default" => variable.default = self.default_value(value, field),
+                "allowed_values" => variable.allowed_values = self.string_list(value, field),
                 _ => self.unknown_key(member, path, keys::VARIABLE),
             }
         }
         Some(variable)
     }
 
-    fn default_value(&mut self, node: &Node, path: &str) -> Option<Spanned<DefaultValue>> {
+    fn default_value(&mut self, node: &Node, path: FieldPath<'_>) -> Option<Spanned<DefaultValue>> {
         let value = match &node.kind {
             NodeKind::String(s) => DefaultValue::Text(s.clone()),
             NodeKind::Array(_) => DefaultValue::List(self.string_list(node, path)?.value),
@@ -262,23 +307,27 @@ impl Lowerer {
     }
 
     fn expected_output(&mut self, node: &Node) -> Option<ExpectedOutput> {
-        let members = self.object(node, "metadata.expected_output")?;
+        let members = self.object(node, FieldPath::Root("metadata.expected_output"))?;
         let mut output = ExpectedOutput { span: node.span, ..ExpectedOutput::default() };
         for member in members {
-            let path = format!("metadata.expected_output.{}", member.key.name);
+            let path = FieldPath::Root("metadata.expected_output").key(&member.key.name);
             match member.key.name.as_str() {
-                "type" => output.kind = self.string(&member.value, &path),
-                "format" => output.format = self.string(&member.value, &path),
-                "language" => output.language = self.string(&member.value, &path),
-                "allowed_values" => output.allowed_values = self.string_list(&member.value, &path),
-                _ => self.unknown_key(member, "metadata.expected_output", keys::EXPECTED_OUTPUT),
+                "type" => output.kind = self.string(&member.value, path),
+                "format" => output.format = self.string(&member.value, path),
+                "language" => output.language = self.string(&member.value, path),
+                "allowed_values" => output.allowed_values = self.string_list(&member.value, path),
+                _ => self.unknown_key(
+                    member,
+                    FieldPath::Root("metadata.expected_output"),
+                    keys::EXPECTED_OUTPUT,
+                ),
             }
         }
         Some(output)
     }
 
     /// The members of an object, or `None` (reported) when `node` is not an object.
-    fn object<'n>(&mut self, node: &'n Node, path: &str) -> Option<&'n [Member]> {
+    fn object<'n>(&mut self, node: &'n Node, path: FieldPath<'_>) -> Option<&'n [Member]> {
         let members = node.as_object();
         if members.is_none() {
             self.wrong_type(node, path, "an object");
@@ -286,7 +335,7 @@ impl Lowerer {
         members
     }
 
-    fn string(&mut self, node: &Node, path: &str) -> Option<Spanned<String>> {
+    fn string(&mut self, node: &Node, path: FieldPath<'_>) -> Option<Spanned<String>> {
         match &node.kind {
             NodeKind::String(s) => Some(Spanned::new(node.span, s.clone())),
             NodeKind::Number(raw) => {
@@ -300,7 +349,7 @@ impl Lowerer {
         }
     }
 
-    fn string_list(&mut self, node: &Node, path: &str) -> Option<SpannedList> {
+    fn string_list(&mut self, node: &Node, path: FieldPath<'_>) -> Option<SpannedList> {
         let Some(items) = node.as_array() else {
             self.wrong_type(node, path, "a list of strings");
             return None;
@@ -308,20 +357,20 @@ impl Lowerer {
         let strings = items
             .iter()
             .enumerate()
-            .filter_map(|(i, item)| self.string(item, &format!("{path}[{i}]")))
+            .filter_map(|(i, item)| self.string(item, path.index(i)))
             .collect();
         Some(Spanned::new(node.span, strings))
     }
 
-    fn wrong_type(&mut self, node: &Node, path: &str, expected: &str) {
+    fn wrong_type(&mut self, node: &Node, path: FieldPath<'_>, expected: &str) {
         if !matches!(node.kind, NodeKind::Error) {
             self.diagnostics.push(wrong_type::diagnostic(node, path, expected));
         }
     }
 
-    fn unknown_key(&mut self, member: &Member, parent: &str, known: &[&str]) {
+    fn unknown_key(&mut self, member: &Member, parent: impl std::fmt::Display, known: &[&str]) {
         if !keys::is_extension(&member.key.name) {
-            self.diagnostics.push(unknown_key::diagnostic(member, parent, known));
+            self.diagnostics.push(unknown_key::diagnostic(member, &parent.to_string(), known));
         }
     }
 }

@@ -6,6 +6,23 @@ use annotate_snippets::{AnnotationKind, Group, Level, Renderer, Snippet};
 
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::report::Source;
+use crate::span::Span;
+
+/// Spans on one line longer than this are underlined only for their first bytes, so that a
+/// 40 KB base64 avatar does not print a 40 KB line of carets. JSON output keeps the full span.
+const MAX_UNDERLINE: usize = 60;
+
+/// The part of `span` to underline: clamped to the text, and shortened when long and on one line.
+fn shown_range(text: &str, span: Span) -> std::ops::Range<usize> {
+    let start = span.start.min(text.len());
+    let end = span.end.min(text.len()).max(start);
+    let on_one_line = !text.as_bytes()[start..end].contains(&b'\n');
+    if on_one_line && end - start > MAX_UNDERLINE {
+        let cut = (start + MAX_UNDERLINE..end).find(|&i| text.is_char_boundary(i)).unwrap_or(end);
+        return start..cut;
+    }
+    start..end
+}
 
 /// Renders `diagnostics` of `source`, each followed by a blank line.
 pub fn human(source: &Source<'_>, diagnostics: &[Diagnostic], color: bool) -> String {
@@ -29,19 +46,13 @@ fn group<'a>(source: &'a Source<'a>, diagnostic: &'a Diagnostic) -> Group<'a> {
         level.primary_title(diagnostic.message.as_str()).id(diagnostic.rule.code),
     );
     if let Some(primary) = &diagnostic.primary {
-        let clamp = |r: std::ops::Range<usize>| {
-            r.start.min(source.text.len())..r.end.min(source.text.len())
-        };
+        let clamp = |span: Span| shown_range(source.text, span);
         let mut snippet = Snippet::source(source.text).path(source.path).annotation(
-            AnnotationKind::Primary
-                .span(clamp(primary.span.range()))
-                .label(primary.message.as_deref()),
+            AnnotationKind::Primary.span(clamp(primary.span)).label(primary.message.as_deref()),
         );
         for label in &diagnostic.secondary {
             snippet = snippet.annotation(
-                AnnotationKind::Context
-                    .span(clamp(label.span.range()))
-                    .label(label.message.as_deref()),
+                AnnotationKind::Context.span(clamp(label.span)).label(label.message.as_deref()),
             );
         }
         group = group.element(snippet);

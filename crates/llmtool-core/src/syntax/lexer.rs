@@ -175,10 +175,7 @@ impl<'a> Lexer<'a> {
         let mut value = String::new();
         loop {
             let run_start = self.pos;
-            let stop = self.bytes[run_start..]
-                .iter()
-                .position(|&b| b == quote || b == b'\\' || b < 0x20)
-                .map_or(self.bytes.len(), |i| run_start + i);
+            let stop = next_special(&self.bytes[run_start..], quote) + run_start;
             value.push_str(&self.text[run_start..stop]);
             self.pos = stop;
             match self.bytes.get(stop) {
@@ -377,6 +374,19 @@ fn escape_control(byte: u8) -> String {
         0x0c => "\\f".into(),
         _ => format!("\\u{byte:04x}"),
     }
+}
+
+/// The offset of the first byte in `bytes` that ends a plain run inside a string: the closing
+/// `quote`, a backslash or a control character (or `bytes.len()`).
+///
+/// Strings are most of a tool file (prompts, base64 avatars), so this is the lexer's hot loop:
+/// memchr finds the quote or backslash, and the run before it is checked for control bytes in
+/// a branch-free pass the compiler vectorizes.
+fn next_special(bytes: &[u8], quote: u8) -> usize {
+    let end = memchr::memchr2(quote, b'\\', bytes).unwrap_or(bytes.len());
+    let run = &bytes[..end];
+    let has_control = run.iter().fold(false, |found, &b| found | (b < 0x20));
+    if has_control { run.iter().position(|&b| b < 0x20).unwrap_or(end) } else { end }
 }
 
 /// Whether `raw` follows JSON's number grammar: `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`.

@@ -6,8 +6,6 @@
 //! level (200,000 nested arrays would overflow the stack). The parser keeps its own stack of open
 //! objects and arrays, and stops building the tree past [`MAX_DEPTH`].
 
-use std::collections::HashMap;
-
 use crate::diagnostic::{Diagnostic, Edit};
 use crate::span::Span;
 use crate::syntax::ast::{Key, Member, Node, NodeKind};
@@ -57,7 +55,6 @@ struct Frame {
     state: State,
     items: Vec<Node>,
     members: Vec<Member>,
-    first_key_at: HashMap<String, Span>,
     key: Option<Key>,
     comma: Option<Span>,
     last_end: usize,
@@ -71,7 +68,6 @@ impl Frame {
             state: State::Open,
             items: Vec::new(),
             members: Vec::new(),
-            first_key_at: HashMap::new(),
             key: None,
             comma: None,
             last_end: open.end,
@@ -383,7 +379,9 @@ impl<'a> Parser<'a> {
             return;
         }
         let Some(key) = frame.key.take() else { return };
-        if let Some(&first) = frame.first_key_at.get(&key.name) {
+        // A linear scan: objects in tool files have a dozen keys, and this beats hashing each.
+        let first = frame.members.iter().find(|m| m.key.name == key.name).map(|m| m.key.span);
+        if let Some(first) = first {
             self.diagnostics.push(
                 Diagnostic::new(
                     &codes::DUPLICATE_KEY,
@@ -393,8 +391,6 @@ impl<'a> Parser<'a> {
                 .with_secondary(first, "first written here")
                 .with_help("remove one of them; llmtool reads the last"),
             );
-        } else {
-            frame.first_key_at.insert(key.name.clone(), key.span);
         }
         frame.members.push(Member { key, value: node });
     }

@@ -16,7 +16,7 @@ declare_rule! {
     pub static NUMBER_AS_STRING = ("LT302", "number-as-string", Warning);
 }
 
-pub(crate) fn diagnostic(node: &Node, path: &str, number: &str) -> Diagnostic {
+pub(crate) fn diagnostic(node: &Node, path: impl std::fmt::Display, number: &str) -> Diagnostic {
     Diagnostic::new(&NUMBER_AS_STRING, format!("`{path}` is a number written as a string"))
         .at(node.span)
         .with_fix(format!("write `{number}`"), vec![Edit::replace(node.span, number)])

@@ -17,13 +17,18 @@ declare_rule! {
     pub static WRONG_TYPE = ("LT102", "wrong-type", Error);
 }
 
-pub(crate) fn diagnostic(node: &Node, path: &str, expected: &str) -> Diagnostic {
+pub(crate) fn diagnostic(node: &Node, path: impl std::fmt::Display, expected: &str) -> Diagnostic {
     Diagnostic::new(&WRONG_TYPE, format!("`{path}` must be {expected}, found {}", node.kind_name()))
         .at(node.span)
 }
 
 /// A number where a string is due: offers to quote it.
-pub(crate) fn quotable(node: &Node, path: &str, expected: &str, raw: &str) -> Diagnostic {
+pub(crate) fn quotable(
+    node: &Node,
+    path: impl std::fmt::Display,
+    expected: &str,
+    raw: &str,
+) -> Diagnostic {
     diagnostic(node, path, expected).with_fix(
         format!("write `\"{raw}\"`"),
         vec![Edit::replace(node.span, format!("\"{raw}\""))],
