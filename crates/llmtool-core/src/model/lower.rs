@@ -62,7 +62,7 @@ impl Lowerer {
             match member.key.name.as_str() {
                 "version" => tool.version = self.version(value),
                 "model_prompt" => {
-                    tool.model_prompt = self.string(value, FieldPath::Root("model_prompt"))
+                    tool.model_prompt = self.string(value, FieldPath::Root("model_prompt"));
                 }
                 "metadata" => tool.metadata = self.metadata(value),
                 "tool_code" => tool.tool_code = self.string(value, FieldPath::Root("tool_code")),
@@ -154,7 +154,7 @@ impl Lowerer {
                 }
                 "avatar" => {
                     avatar.data =
-                        self.string(&member.value, FieldPath::Root("metadata.avatar.avatar"))
+                        self.string(&member.value, FieldPath::Root("metadata.avatar.avatar"));
                 }
                 _ => self.unknown_key(member, "metadata.avatar", keys::NESTED_AVATAR),
             }

@@ -385,7 +385,7 @@ fn escape_control(byte: u8) -> String {
 fn next_special(bytes: &[u8], quote: u8) -> usize {
     let end = memchr::memchr2(quote, b'\\', bytes).unwrap_or(bytes.len());
     let run = &bytes[..end];
-    let has_control = run.iter().fold(false, |found, &b| found | (b < 0x20));
+    let has_control = run.iter().fold(false, |found, &b| found || (b < 0x20));
     if has_control { run.iter().position(|&b| b < 0x20).unwrap_or(end) } else { end }
 }
 
