@@ -11,6 +11,11 @@ use clap::Parser;
 
 use crate::cli::{Cli, Command};
 
+// Checking thousands of files allocates many small strings; mimalloc makes that markedly
+// cheaper than the system allocator (measured in docs/benchmarks.md).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// What a command concluded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Outcome {

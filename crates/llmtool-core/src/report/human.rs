@@ -12,6 +12,19 @@ use crate::span::Span;
 /// 40 KB base64 avatar does not print a 40 KB line of carets. JSON output keeps the full span.
 const MAX_UNDERLINE: usize = 60;
 
+/// The byte range of the whole lines that hold every span.
+fn window(text: &str, spans: impl Iterator<Item = Span>) -> std::ops::Range<usize> {
+    let (mut start, mut end) = (text.len(), 0);
+    for span in spans {
+        start = start.min(span.start.min(text.len()));
+        end = end.max(span.end.min(text.len()));
+    }
+    let end = end.max(start);
+    let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
+    let line_end = text[end..].find('\n').map_or(text.len(), |i| end + i);
+    line_start..line_end
+}
+
 /// The part of `span` to underline: clamped to the text, and shortened when long and on one line.
 fn shown_range(text: &str, span: Span) -> std::ops::Range<usize> {
     let start = span.start.min(text.len());
@@ -46,10 +59,21 @@ fn group<'a>(source: &'a Source<'a>, diagnostic: &'a Diagnostic) -> Group<'a> {
         level.primary_title(diagnostic.message.as_str()).id(diagnostic.rule.code),
     );
     if let Some(primary) = &diagnostic.primary {
-        let clamp = |span: Span| shown_range(source.text, span);
-        let mut snippet = Snippet::source(source.text).path(source.path).annotation(
-            AnnotationKind::Primary.span(clamp(primary.span)).label(primary.message.as_deref()),
-        );
+        // Give the renderer only the lines the labels are on, not the whole file.
+        let labels =
+            std::iter::once(primary.span).chain(diagnostic.secondary.iter().map(|l| l.span));
+        let window = window(source.text, labels);
+        let line_start = source.line_column(window.start).line;
+        let clamp = |span: Span| {
+            let shown = shown_range(source.text, span);
+            shown.start - window.start..shown.end - window.start
+        };
+        let mut snippet = Snippet::source(&source.text[window.clone()])
+            .line_start(line_start)
+            .path(source.path)
+            .annotation(
+                AnnotationKind::Primary.span(clamp(primary.span)).label(primary.message.as_deref()),
+            );
         for label in &diagnostic.secondary {
             snippet = snippet.annotation(
                 AnnotationKind::Context.span(clamp(label.span)).label(label.message.as_deref()),

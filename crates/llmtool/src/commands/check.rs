@@ -67,6 +67,13 @@ fn check_file(path: &Path, args: &CheckArgs, color: bool) -> anyhow::Result<File
     if args.strict {
         document.make_strict();
     }
+    if document.diagnostics.is_empty() {
+        return Ok(FileResult {
+            text: String::new(),
+            json: Vec::new(),
+            summary: document.summary(),
+        });
+    }
     let name = io::display_name(path);
     let source = Source::new(&name, &document.text);
     let diagnostics = &document.diagnostics;
