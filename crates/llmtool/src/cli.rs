@@ -152,3 +152,44 @@ pub(crate) struct NewArgs {
 pub(crate) struct CompletionsArgs {
     pub(crate) shell: clap_complete::Shell,
 }
+
+/// `docs/cli.md`: the help of every command, generated from the definitions above.
+#[cfg(test)]
+mod reference {
+    use std::fmt::Write as _;
+
+    use clap::CommandFactory;
+
+    fn markdown() -> String {
+        let mut command = super::Cli::command().term_width(100);
+        let mut out = String::from(
+            "# Command-line reference\n\n<!-- Generated from crates/llmtool/src/cli.rs; do not edit.\n     \
+             Regenerate with: LLMTOOL_BLESS=1 cargo test -p llmtool reference -->\n\n",
+        );
+        let _ = write!(out, "## `llmtool`\n\n```text\n{}\n```\n", command.render_long_help());
+        command.build();
+        for sub in command.get_subcommands_mut() {
+            if sub.get_name() == "help" {
+                continue;
+            }
+            let name = sub.get_name().to_owned();
+            let help = sub.render_long_help().to_string();
+            let _ = write!(out, "\n## `llmtool {name}`\n\n```text\n{}\n```\n", help.trim_end());
+        }
+        out
+    }
+
+    #[test]
+    fn cli_reference_is_fresh() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/cli.md");
+        let generated = markdown();
+        if std::env::var_os("LLMTOOL_BLESS").is_some() {
+            std::fs::write(&path, &generated).unwrap();
+        }
+        let checked_in = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            checked_in == generated,
+            "docs/cli.md is stale; regenerate it with LLMTOOL_BLESS=1 cargo test -p llmtool reference"
+        );
+    }
+}
