@@ -259,3 +259,18 @@ fn closed_pipe_is_not_an_error() {
     drop(child.stdout.take());
     assert_eq!(child.wait().unwrap().code(), Some(0));
 }
+
+#[test]
+fn fmt_fix_applies_semantic_fixes() {
+    let input = r#"{"model_prompt": "{{tono}} {{tags}}", "metadata": {"parameters": {"temperature": "0.7"},
+        "variables": [{"name": "tono", "type": "texto"},
+                      {"name": "tags", "type": "multi-select", "default": "a", "allowed_values": ["a", "b", "a"]}]}}"#;
+    let out = llmtool(&["fmt", "--fix", "-"], Some(input.as_bytes()));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let fixed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let meta = &fixed["metadata"];
+    assert_eq!(meta["parameters"]["temperature"], 0.7);
+    assert_eq!(meta["variables"][0]["type"], "text");
+    assert_eq!(meta["variables"][1]["default"], serde_json::json!(["a"]));
+    assert_eq!(meta["variables"][1]["allowed_values"], serde_json::json!(["a", "b"]));
+}
