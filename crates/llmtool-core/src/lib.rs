@@ -14,6 +14,7 @@ pub mod document;
 pub mod format;
 pub mod image;
 pub mod model;
+pub mod output;
 pub mod report;
 pub mod rules;
 pub mod schema;
