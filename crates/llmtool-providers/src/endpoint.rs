@@ -1,0 +1,79 @@
+//! A configured place to send requests: which API it speaks, where, with which key, and what
+//! that server supports.
+
+use serde::Serialize;
+
+/// The wire protocols llmtool speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ApiKind {
+    /// OpenAI Chat Completions, which most servers also speak.
+    OpenAi,
+    /// Anthropic Messages.
+    Anthropic,
+    /// Google Gemini `generateContent` (AI Studio).
+    Gemini,
+    /// Gemini on Google Cloud Vertex AI.
+    Vertex,
+}
+
+/// What a server of the OpenAI protocol supports beyond the basics.
+#[allow(clippy::struct_excessive_bools, reason = "independent capability flags of a server")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Features {
+    /// The body field for the answer length: `max_completion_tokens` (OpenAI) or `max_tokens`.
+    pub max_tokens_field: &'static str,
+    /// Whether `frequency_penalty` and `presence_penalty` are accepted.
+    pub penalties: bool,
+    /// Whether `response_format: json_schema` (structured output) is supported.
+    pub json_schema: bool,
+    /// Whether `response_format: json_object` (JSON mode) is supported.
+    pub json_mode: bool,
+    /// Whether `stream_options.include_usage` is supported.
+    pub stream_usage: bool,
+}
+
+impl Features {
+    /// What OpenAI itself supports.
+    pub const OPENAI: Features = Features {
+        max_tokens_field: "max_completion_tokens",
+        penalties: true,
+        json_schema: true,
+        json_mode: true,
+        stream_usage: true,
+    };
+    /// What most compatible servers support.
+    pub const COMPATIBLE: Features = Features {
+        max_tokens_field: "max_tokens",
+        penalties: true,
+        json_schema: false,
+        json_mode: true,
+        stream_usage: true,
+    };
+}
+
+/// Where and how to send requests.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Endpoint {
+    /// The provider's short name, as in `--provider` (`openai`, `groq`, `anthropic`, ...).
+    pub provider: String,
+    /// The provider's name in messages (`OpenAI`, `Groq`, ...).
+    pub display: String,
+    pub api: ApiKind,
+    pub base_url: String,
+    /// The API key, if one is set; never printed.
+    #[serde(skip)]
+    pub api_key: Option<String>,
+    /// The environment variable the key is read from.
+    pub key_variable: Option<String>,
+    pub features: Features,
+    /// For Vertex AI: `projects/P/locations/L`.
+    pub vertex_path: Option<String>,
+}
+
+impl Endpoint {
+    /// `base_url` + `path`, with exactly one slash between.
+    pub fn url(&self, path: &str) -> String {
+        format!("{}/{}", self.base_url.trim_end_matches('/'), path.trim_start_matches('/'))
+    }
+}

@@ -1,0 +1,15 @@
+//! Talking to LLM providers: one module per API, a transport with timeouts and retries, and the
+//! run loop that renders a tool, sends it and enforces its expected output.
+
+pub mod endpoint;
+pub mod error;
+pub mod event;
+pub mod http;
+pub mod openai;
+pub mod request;
+
+pub use endpoint::{ApiKind, Endpoint, Features};
+pub use error::{ProviderError, TimeoutKind};
+pub use event::{Decoder, StreamEvent, Usage};
+pub use http::HttpRequest;
+pub use request::{ChatRequest, Constraint, Message, Params, Role};

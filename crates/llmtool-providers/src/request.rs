@@ -1,0 +1,91 @@
+//! What is asked of a model, independent of any API: the conversation, the sampling
+//! parameters, and the constraint the tool's expected output puts on the answer.
+
+use llmtool_core::model::Parameters;
+use llmtool_core::output::{OutputFormat, OutputKind, OutputSpec};
+use serde::Serialize;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    System,
+    User,
+    Assistant,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Message {
+    pub role: Role,
+    pub content: String,
+}
+
+impl Message {
+    pub fn user(content: impl Into<String>) -> Self {
+        Self { role: Role::User, content: content.into() }
+    }
+
+    pub fn assistant(content: impl Into<String>) -> Self {
+        Self { role: Role::Assistant, content: content.into() }
+    }
+}
+
+/// Sampling parameters, as the tool states them (each API maps them to its own names).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Params {
+    pub temperature: Option<f64>,
+    pub top_p: Option<f64>,
+    pub max_tokens: Option<u64>,
+    pub frequency_penalty: Option<f64>,
+    pub presence_penalty: Option<f64>,
+    /// Parameters the format does not name (`seed`, `stop`, ...), passed on as they are.
+    pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl Params {
+    pub fn from_tool(parameters: Option<&Parameters>) -> Self {
+        let Some(p) = parameters else { return Self::default() };
+        let number =
+            |param: &Option<llmtool_core::model::Parameter>| param.as_ref().map(|p| p.value);
+        Self {
+            temperature: number(&p.temperature),
+            top_p: number(&p.top_p),
+            max_tokens: p.max_tokens.as_ref().map(|m| m.value as u64),
+            frequency_penalty: number(&p.frequency_penalty),
+            presence_penalty: number(&p.presence_penalty),
+            extra: p.other.clone(),
+        }
+    }
+}
+
+/// What the answer must be, for APIs that can constrain it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub enum Constraint {
+    None,
+    /// Exactly one of these strings.
+    OneOf(Vec<String>),
+    /// A JSON document.
+    Json,
+}
+
+impl Constraint {
+    pub fn of(spec: &OutputSpec) -> Self {
+        match (&spec.kind, &spec.format) {
+            (OutputKind::Limited { allowed }, _) if !allowed.is_empty() => {
+                Constraint::OneOf(allowed.clone())
+            }
+            (_, Some(OutputFormat::Json)) => Constraint::Json,
+            _ => Constraint::None,
+        }
+    }
+}
+
+/// One request to a model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChatRequest {
+    /// The model name as the provider knows it.
+    pub model: String,
+    pub messages: Vec<Message>,
+    pub params: Params,
+    pub constraint: Constraint,
+    pub stream: bool,
+}
