@@ -1,9 +1,11 @@
 //! Talking to LLM providers: one module per API, a transport with timeouts and retries, and the
 //! run loop that renders a tool, sends it and enforces its expected output.
 
+pub mod anthropic;
 pub mod endpoint;
 pub mod error;
 pub mod event;
+pub mod gemini;
 pub mod http;
 pub mod openai;
 pub mod request;

@@ -1,0 +1,310 @@
+//! Anthropic Messages: `POST /v1/messages`, streamed as `message_start` ... `message_stop`.
+
+use serde_json::{Value, json};
+
+use crate::endpoint::Endpoint;
+use crate::error::ProviderError;
+use crate::event::{Decoder, StreamEvent, Usage};
+use crate::http::{HeaderValue, HttpRequest, header};
+use crate::openai::short;
+use crate::request::{ChatRequest, Constraint, Role};
+
+/// The API version sent in `anthropic-version`.
+pub const API_VERSION: &str = "2023-06-01";
+/// `max_tokens` is required by this API; used when the tool sets none.
+pub const DEFAULT_MAX_TOKENS: u64 = 4096;
+/// The tool a `limited` answer is forced through.
+const ANSWER_TOOL: &str = "answer";
+
+pub fn build(
+    endpoint: &Endpoint,
+    request: &ChatRequest,
+    warnings: &mut Vec<String>,
+) -> HttpRequest {
+    let params = &request.params;
+    let system: Vec<&str> = request
+        .messages
+        .iter()
+        .filter(|m| m.role == Role::System)
+        .map(|m| m.content.as_str())
+        .collect();
+    let messages: Vec<Value> = request
+        .messages
+        .iter()
+        .filter(|m| m.role != Role::System)
+        .map(|m| json!({ "role": m.role, "content": m.content }))
+        .collect();
+    let mut body = json!({
+        "model": request.model,
+        "max_tokens": params.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+        "messages": messages,
+    });
+    let fields = body.as_object_mut().expect("a JSON object literal");
+    if !system.is_empty() {
+        fields.insert("system".into(), json!(system.join("\n\n")));
+    }
+    if let Some(temperature) = params.temperature {
+        let clamped = temperature.clamp(0.0, 1.0);
+        if (clamped - temperature).abs() > f64::EPSILON {
+            warnings.push(format!(
+                "`temperature` {temperature} lowered to {clamped}: Anthropic accepts 0 to 1"
+            ));
+        }
+        fields.insert("temperature".into(), json!(clamped));
+    }
+    if let Some(top_p) = params.top_p {
+        fields.insert("top_p".into(), json!(top_p));
+    }
+    for (name, value) in [
+        ("frequency_penalty", params.frequency_penalty),
+        ("presence_penalty", params.presence_penalty),
+    ] {
+        if value.is_some() {
+            warnings.push(format!("`{name}` dropped: Anthropic does not support it"));
+        }
+    }
+    if let Constraint::OneOf(values) = &request.constraint {
+        fields.insert(
+            "tools".into(),
+            json!([{
+                "name": ANSWER_TOOL,
+                "description": "Give the answer: exactly one of the allowed values.",
+                "input_schema": {
+                    "type": "object",
+                    "properties": { "answer": { "type": "string", "enum": values } },
+                    "required": ["answer"]
+                }
+            }]),
+        );
+        fields.insert("tool_choice".into(), json!({ "type": "tool", "name": ANSWER_TOOL }));
+    }
+    if request.stream {
+        fields.insert("stream".into(), json!(true));
+    }
+    for (name, value) in &params.extra {
+        fields.entry(name.clone()).or_insert_with(|| value.clone());
+    }
+    let mut http = HttpRequest::post(endpoint.url("v1/messages"), body);
+    http.headers.push(header("anthropic-version", API_VERSION));
+    if let Some(key) = &endpoint.api_key {
+        http =
+            http.with_header("x-api-key", HeaderValue::Secret { prefix: "", secret: key.clone() });
+    }
+    http
+}
+
+/// Decodes the Messages event stream, or a whole response.
+#[derive(Debug, Default)]
+pub struct AnthropicDecoder {
+    /// The forced tool call's input, streamed as partial JSON.
+    tool_input: String,
+    stop_reason: Option<String>,
+    stopped: bool,
+}
+
+impl AnthropicDecoder {
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+fn usage(value: &Value) -> Usage {
+    Usage {
+        input_tokens: value.get("input_tokens").and_then(Value::as_u64),
+        output_tokens: value.get("output_tokens").and_then(Value::as_u64),
+    }
+}
+
+fn filtered(reason: &str) -> Option<ProviderError> {
+    (reason == "refusal").then(|| ProviderError::ContentFiltered {
+        provider: "Anthropic".into(),
+        reason: reason.into(),
+    })
+}
+
+impl Decoder for AnthropicDecoder {
+    fn event(&mut self, name: &str, data: &str) -> Result<Vec<StreamEvent>, ProviderError> {
+        let event: Value = serde_json::from_str(data).map_err(|e| {
+            ProviderError::MalformedStream(format!("an event is not JSON ({e}): {}", short(data)))
+        })?;
+        let kind = event.get("type").and_then(Value::as_str).unwrap_or(name);
+        let mut out = Vec::new();
+        match kind {
+            "message_start" => {
+                if let Some(u) = event.get("message").and_then(|m| m.get("usage")) {
+                    out.push(StreamEvent::Usage(usage(u)));
+                }
+            }
+            "content_block_delta" => {
+                let delta = event.get("delta").unwrap_or(&Value::Null);
+                match delta.get("type").and_then(Value::as_str) {
+                    Some("text_delta") => {
+                        if let Some(text) = delta.get("text").and_then(Value::as_str) {
+                            out.push(StreamEvent::Text(text.to_owned()));
+                        }
+                    }
+                    Some("input_json_delta") => {
+                        self.tool_input.push_str(
+                            delta.get("partial_json").and_then(Value::as_str).unwrap_or(""),
+                        );
+                    }
+                    _ => {}
+                }
+            }
+            "message_delta" => {
+                if let Some(reason) =
+                    event.get("delta").and_then(|d| d.get("stop_reason")).and_then(Value::as_str)
+                {
+                    if let Some(error) = filtered(reason) {
+                        return Err(error);
+                    }
+                    self.stop_reason = Some(reason.to_owned());
+                }
+                if let Some(u) = event.get("usage") {
+                    out.push(StreamEvent::Usage(Usage { input_tokens: None, ..usage(u) }));
+                }
+            }
+            "message_stop" => {
+                self.stopped = true;
+                if !self.tool_input.is_empty() {
+                    out.push(StreamEvent::Text(crate::openai::unwrap_answer(&self.tool_input)?));
+                }
+                out.push(StreamEvent::Finish(
+                    self.stop_reason.clone().unwrap_or_else(|| "end_turn".into()),
+                ));
+            }
+            "error" => {
+                let message = crate::error::error_message(data);
+                let overloaded = event.pointer("/error/type").and_then(Value::as_str)
+                    == Some("overloaded_error");
+                let status = if overloaded { 529 } else { 500 };
+                return Err(ProviderError::Server {
+                    provider: "Anthropic".into(),
+                    status,
+                    message,
+                });
+            }
+            _ => {}
+        }
+        Ok(out)
+    }
+
+    fn finish(&mut self) -> Result<Vec<StreamEvent>, ProviderError> {
+        if self.stopped {
+            Ok(Vec::new())
+        } else {
+            Err(ProviderError::MalformedStream("the stream ended before `message_stop`".into()))
+        }
+    }
+
+    fn response(&mut self, body: &str) -> Result<Vec<StreamEvent>, ProviderError> {
+        let message: Value = serde_json::from_str(body).map_err(|e| {
+            ProviderError::MalformedStream(format!("the response is not JSON: {e}"))
+        })?;
+        let mut out = Vec::new();
+        for block in message.get("content").and_then(Value::as_array).into_iter().flatten() {
+            match block.get("type").and_then(Value::as_str) {
+                Some("text") => {
+                    out.push(StreamEvent::Text(block["text"].as_str().unwrap_or("").to_owned()))
+                }
+                Some("tool_use") => {
+                    let answer =
+                        block.pointer("/input/answer").and_then(Value::as_str).unwrap_or("");
+                    out.push(StreamEvent::Text(answer.to_owned()));
+                }
+                _ => {}
+            }
+        }
+        let reason = message.get("stop_reason").and_then(Value::as_str).unwrap_or("end_turn");
+        if let Some(error) = filtered(reason) {
+            return Err(error);
+        }
+        out.push(StreamEvent::Finish(reason.to_owned()));
+        if let Some(u) = message.get("usage") {
+            out.push(StreamEvent::Usage(usage(u)));
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::endpoint::{ApiKind, Features};
+    use crate::request::{Message, Params};
+
+    #[test]
+    fn maps_parameters_and_forces_the_answer_tool() {
+        let endpoint = Endpoint {
+            provider: "anthropic".into(),
+            display: "Anthropic".into(),
+            api: ApiKind::Anthropic,
+            base_url: "https://api.anthropic.test".into(),
+            api_key: Some("key".into()),
+            key_variable: Some("ANTHROPIC_API_KEY".into()),
+            features: Features::COMPATIBLE,
+            vertex_path: None,
+        };
+        let request = ChatRequest {
+            model: "claude-sonnet-4".into(),
+            messages: vec![Message::user("Go?")],
+            params: Params {
+                temperature: Some(1.5),
+                presence_penalty: Some(0.1),
+                ..Params::default()
+            },
+            constraint: Constraint::OneOf(vec!["go".into(), "stop".into()]),
+            stream: true,
+        };
+        let mut warnings = Vec::new();
+        let http = build(&endpoint, &request, &mut warnings);
+        assert_eq!(http.url, "https://api.anthropic.test/v1/messages");
+        assert_eq!(http.body["max_tokens"], 4096);
+        assert_eq!(http.body["temperature"], 1.0);
+        assert_eq!(http.body["tool_choice"]["name"], "answer");
+        assert_eq!(warnings.len(), 2);
+    }
+
+    #[test]
+    fn decodes_text_and_tool_streams() {
+        let mut decoder = AnthropicDecoder::new();
+        let mut events = Vec::new();
+        for (name, data) in [
+            (
+                "message_start",
+                r#"{"type":"message_start","message":{"usage":{"input_tokens":9,"output_tokens":1}}}"#,
+            ),
+            (
+                "content_block_start",
+                r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#,
+            ),
+            ("ping", r#"{"type":"ping"}"#),
+            (
+                "content_block_delta",
+                r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hi"}}"#,
+            ),
+            ("content_block_stop", r#"{"type":"content_block_stop","index":0}"#),
+            (
+                "message_delta",
+                r#"{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":3}}"#,
+            ),
+            ("message_stop", r#"{"type":"message_stop"}"#),
+        ] {
+            events.extend(decoder.event(name, data).unwrap());
+        }
+        assert_eq!(events[1], StreamEvent::Text("Hi".into()));
+        assert_eq!(events.last(), Some(&StreamEvent::Finish("end_turn".into())));
+        let mut tool = AnthropicDecoder::new();
+        tool.event("", r#"{"type":"content_block_delta","delta":{"type":"input_json_delta","partial_json":"{\"answer\": \"st"}}"#).unwrap();
+        tool.event("", r#"{"type":"content_block_delta","delta":{"type":"input_json_delta","partial_json":"op\"}"}}"#).unwrap();
+        assert_eq!(
+            tool.event("", r#"{"type":"message_stop"}"#).unwrap()[0],
+            StreamEvent::Text("stop".into())
+        );
+        let overloaded = AnthropicDecoder::new().event(
+            "error",
+            r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#,
+        );
+        assert!(matches!(overloaded, Err(ProviderError::Server { status: 529, .. })));
+    }
+}
