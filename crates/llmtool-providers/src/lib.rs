@@ -9,6 +9,7 @@ pub mod gemini;
 pub mod http;
 pub mod openai;
 pub mod request;
+pub mod transport;
 
 pub use endpoint::{ApiKind, Endpoint, Features};
 pub use error::{ProviderError, TimeoutKind};

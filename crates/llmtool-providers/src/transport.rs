@@ -1,0 +1,295 @@
+//! Sending a request and reading its answer: timeouts at every stage, retries with exponential
+//! backoff and jitter (honouring `Retry-After`), and no retry once output has been shown.
+
+use std::time::{Duration, Instant};
+
+use eventsource_stream::Eventsource as _;
+use futures_util::StreamExt as _;
+
+use crate::error::{ProviderError, TimeoutKind};
+use crate::event::{Decoder, StreamEvent, Usage};
+use crate::http::HttpRequest;
+
+/// How long each stage may take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    pub connect: Duration,
+    /// From sending the request to the response headers.
+    pub first_byte: Duration,
+    /// Between two pieces of a streamed answer.
+    pub idle: Duration,
+    /// The whole attempt.
+    pub total: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Self {
+            connect: Duration::from_secs(10),
+            first_byte: Duration::from_secs(120),
+            idle: Duration::from_secs(60),
+            total: Duration::from_secs(600),
+        }
+    }
+}
+
+/// When and how often to try again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryPolicy {
+    pub max_retries: u32,
+    pub base_delay: Duration,
+    pub max_delay: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        Self {
+            max_retries: 3,
+            base_delay: Duration::from_millis(500),
+            max_delay: Duration::from_secs(30),
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// The wait before retry `attempt` (1-based): the server's `Retry-After` if it gave one (up
+    /// to five minutes), else `base * 2^(attempt-1)` with jitter, capped at `max_delay`.
+    pub fn delay(&self, attempt: u32, retry_after: Option<Duration>) -> Duration {
+        if let Some(wait) = retry_after {
+            return wait.min(Duration::from_secs(300));
+        }
+        let exponential = self.base_delay.saturating_mul(1 << attempt.saturating_sub(1).min(16));
+        let capped = exponential.min(self.max_delay);
+        capped.mul_f64(0.5 + fastrand::f64() * 0.5)
+    }
+}
+
+/// What an answer came with, besides its text.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Completion {
+    pub usage: Usage,
+    pub finish_reason: Option<String>,
+    /// From sending the (last) request to the first piece of text.
+    pub time_to_first_token: Option<Duration>,
+    pub retries: u32,
+}
+
+/// Sends requests with one shared connection pool.
+#[derive(Debug, Clone)]
+pub struct Transport {
+    client: reqwest::Client,
+    pub timeouts: Timeouts,
+    pub retry: RetryPolicy,
+}
+
+impl Transport {
+    pub fn new(timeouts: Timeouts, retry: RetryPolicy) -> Result<Self, ProviderError> {
+        // rustls needs a process-wide crypto provider; installing it twice is harmless.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let client = reqwest::Client::builder()
+            .connect_timeout(timeouts.connect)
+            .user_agent(concat!("llmtool/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| ProviderError::Connection(e.to_string()))?;
+        Ok(Self { client, timeouts, retry })
+    }
+
+    /// Sends `request`, passing each piece of answer text to `on_text` as it arrives. A fresh
+    /// decoder comes from `decoder` for every attempt.
+    pub async fn send(
+        &self,
+        request: &HttpRequest,
+        stream: bool,
+        decoder: &dyn Fn() -> Box<dyn Decoder>,
+        on_text: &mut (dyn FnMut(&str) + Send),
+    ) -> Result<Completion, ProviderError> {
+        let mut retries = 0;
+        loop {
+            let mut output_started = false;
+            let mut time_to_first_token = None;
+            let started = Instant::now();
+            let mut fresh = decoder();
+            let result = {
+                let mut forward = |text: &str| {
+                    if !output_started {
+                        time_to_first_token = Some(started.elapsed());
+                    }
+                    output_started = true;
+                    on_text(text);
+                };
+                let attempt = self.attempt(request, stream, fresh.as_mut(), &mut forward);
+                match tokio::time::timeout(self.timeouts.total, attempt).await {
+                    Ok(result) => result,
+                    Err(_) => Err(ProviderError::Timeout(TimeoutKind::Total)),
+                }
+            };
+            let mut completion =
+                Completion { time_to_first_token, retries, ..Completion::default() };
+            match result {
+                Ok((usage, finish_reason)) => {
+                    completion.usage = usage;
+                    completion.finish_reason = finish_reason;
+                    return Ok(completion);
+                }
+                Err(error) if output_started => {
+                    return Err(ProviderError::InterruptedAfterOutput(Box::new(error)));
+                }
+                Err(error) if error.is_retryable() && retries < self.retry.max_retries => {
+                    retries += 1;
+                    tokio::time::sleep(self.retry.delay(retries, error.retry_after())).await;
+                }
+                Err(error) => return Err(error),
+            }
+        }
+    }
+
+    async fn attempt(
+        &self,
+        request: &HttpRequest,
+        stream: bool,
+        decoder: &mut dyn Decoder,
+        on_text: &mut (dyn FnMut(&str) + Send),
+    ) -> Result<(Usage, Option<String>), ProviderError> {
+        let mut builder = self.client.post(&request.url).body(request.body.to_string());
+        for header in &request.headers {
+            builder = builder.header(&header.name, header.value.expose());
+        }
+        let response = match tokio::time::timeout(self.timeouts.first_byte, builder.send()).await {
+            Err(_) => return Err(ProviderError::Timeout(TimeoutKind::FirstByte)),
+            Ok(Err(error)) if error.is_connect() => {
+                return Err(ProviderError::Connection(connection_message(&error)));
+            }
+            Ok(Err(error)) if error.is_timeout() => {
+                return Err(ProviderError::Timeout(TimeoutKind::Connect));
+            }
+            Ok(Err(error)) => return Err(ProviderError::Connection(connection_message(&error))),
+            Ok(Ok(response)) => response,
+        };
+        let status = response.status();
+        if !status.is_success() {
+            let retry_after = response
+                .headers()
+                .get("retry-after")
+                .and_then(|v| v.to_str().ok())
+                .and_then(parse_retry_after);
+            let body = match tokio::time::timeout(self.timeouts.idle, response.text()).await {
+                Ok(Ok(body)) => body,
+                _ => String::new(),
+            };
+            return Err(ProviderError::from_status(
+                provider_of(request),
+                status.as_u16(),
+                &body,
+                retry_after,
+            ));
+        }
+        let mut usage = Usage::default();
+        let mut finish = None;
+        let mut handle =
+            |events: Vec<StreamEvent>, usage: &mut Usage, finish: &mut Option<String>| {
+                for event in events {
+                    match event {
+                        StreamEvent::Text(text) => on_text(&text),
+                        StreamEvent::Finish(reason) => *finish = Some(reason),
+                        StreamEvent::Usage(more) => usage.merge(more),
+                    }
+                }
+            };
+        if !stream {
+            let body = match tokio::time::timeout(self.timeouts.idle, response.text()).await {
+                Err(_) => return Err(ProviderError::Timeout(TimeoutKind::Idle)),
+                Ok(Err(error)) => {
+                    return Err(ProviderError::Connection(connection_message(&error)));
+                }
+                Ok(Ok(body)) => body,
+            };
+            handle(decoder.response(&body)?, &mut usage, &mut finish);
+            return Ok((usage, finish));
+        }
+        let mut events = response.bytes_stream().eventsource();
+        loop {
+            match tokio::time::timeout(self.timeouts.idle, events.next()).await {
+                Err(_) => return Err(ProviderError::Timeout(TimeoutKind::Idle)),
+                Ok(None) => break,
+                Ok(Some(Err(error))) => return Err(stream_error(&error)),
+                Ok(Some(Ok(event))) => {
+                    handle(decoder.event(&event.event, &event.data)?, &mut usage, &mut finish)
+                }
+            }
+        }
+        handle(decoder.finish()?, &mut usage, &mut finish);
+        Ok((usage, finish))
+    }
+}
+
+/// The provider name for messages, from the request's host.
+fn provider_of(request: &HttpRequest) -> &str {
+    request
+        .url
+        .split("://")
+        .nth(1)
+        .and_then(|rest| rest.split(['/', ':']).next())
+        .unwrap_or("the provider")
+}
+
+fn connection_message(error: &reqwest::Error) -> String {
+    let mut message = error.to_string();
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        message = format!("{message}: {cause}");
+        source = cause.source();
+    }
+    message
+}
+
+fn stream_error<E: std::error::Error>(
+    error: &eventsource_stream::EventStreamError<E>,
+) -> ProviderError {
+    match error {
+        eventsource_stream::EventStreamError::Transport(cause) => {
+            ProviderError::Connection(format!("the connection broke during the answer: {cause}"))
+        }
+        other => ProviderError::MalformedStream(other.to_string()),
+    }
+}
+
+/// `Retry-After` as seconds or as an HTTP date.
+pub fn parse_retry_after(value: &str) -> Option<Duration> {
+    if let Ok(seconds) = value.trim().parse::<f64>() {
+        return (seconds.is_finite() && seconds >= 0.0).then(|| Duration::from_secs_f64(seconds));
+    }
+    let when = jiff::fmt::rfc2822::parse(value.trim()).ok()?.timestamp();
+    let wait = when.duration_since(jiff::Timestamp::now());
+    Some(Duration::try_from(wait).unwrap_or(Duration::ZERO))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_forms() {
+        assert_eq!(parse_retry_after("2"), Some(Duration::from_secs(2)));
+        assert_eq!(parse_retry_after("0.5"), Some(Duration::from_millis(500)));
+        assert_eq!(parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"), Some(Duration::ZERO));
+        assert_eq!(parse_retry_after("soon"), None);
+    }
+
+    #[test]
+    fn backoff_grows_is_capped_and_jittered() {
+        let policy = RetryPolicy {
+            max_retries: 5,
+            base_delay: Duration::from_millis(100),
+            max_delay: Duration::from_secs(1),
+        };
+        for attempt in 1..=6 {
+            let delay = policy.delay(attempt, None);
+            let full = (100u64 << (attempt - 1)).min(1000);
+            assert!(
+                delay >= Duration::from_millis(full / 2) && delay <= Duration::from_millis(full),
+                "{attempt}: {delay:?}"
+            );
+        }
+        assert_eq!(policy.delay(1, Some(Duration::from_secs(3))), Duration::from_secs(3));
+    }
+}
