@@ -1,0 +1,155 @@
+//! A scripted mock LLM server on 127.0.0.1 for the tests: each request takes the next scripted
+//! reply (a JSON status and body, or an SSE stream that may end cleanly, break or stall) and is
+//! recorded (path, headers, body) so tests can assert exactly what llmtool sent.
+
+#![allow(dead_code, reason = "each test file uses part of the mock")]
+#![allow(clippy::unwrap_used, reason = "test support fails loudly")]
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use futures_util::StreamExt as _;
+
+/// How an SSE reply ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum End {
+    /// The stream closes normally.
+    Close,
+    /// The connection breaks (the body errors).
+    Reset,
+    /// The server stops sending but keeps the connection open.
+    Stall,
+}
+
+#[derive(Debug, Clone)]
+pub enum Reply {
+    Json { status: u16, headers: Vec<(&'static str, String)>, body: String },
+    Sse { events: Vec<(Option<String>, String)>, end: End },
+}
+
+impl Reply {
+    pub fn json(status: u16, body: impl Into<String>) -> Self {
+        Reply::Json { status, headers: Vec::new(), body: body.into() }
+    }
+
+    pub fn sse(data: &[&str]) -> Self {
+        Reply::Sse {
+            events: data.iter().map(|d| (None, (*d).to_owned())).collect(),
+            end: End::Close,
+        }
+    }
+
+    pub fn named_sse(events: &[(&str, &str)]) -> Self {
+        Reply::Sse {
+            events: events.iter().map(|(n, d)| (Some((*n).to_owned()), (*d).to_owned())).collect(),
+            end: End::Close,
+        }
+    }
+
+    #[must_use]
+    pub fn ending(mut self, how: End) -> Self {
+        if let Reply::Sse { end, .. } = &mut self {
+            *end = how;
+        }
+        self
+    }
+
+    #[must_use]
+    pub fn with_header(mut self, name: &'static str, value: &str) -> Self {
+        if let Reply::Json { headers, .. } = &mut self {
+            headers.push((name, value.to_owned()));
+        }
+        self
+    }
+}
+
+/// A request as the mock received it.
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    pub path: String,
+    pub headers: HeaderMap,
+    pub body: serde_json::Value,
+}
+
+#[derive(Clone)]
+pub struct Mock {
+    pub url: String,
+    replies: Arc<Mutex<VecDeque<Reply>>>,
+    requests: Arc<Mutex<Vec<Recorded>>>,
+}
+
+impl Mock {
+    /// Starts a server that answers with `replies`, in order, then 500 for anything more.
+    pub async fn start(replies: Vec<Reply>) -> Mock {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let mock =
+            Mock { url, replies: Arc::new(Mutex::new(replies.into())), requests: Arc::default() };
+        let state = mock.clone();
+        let app = axum::Router::new().fallback(
+            move |uri: axum::http::Uri, headers: HeaderMap, body: Bytes| {
+                let state = state.clone();
+                async move { state.answer(&uri, headers, &body) }
+            },
+        );
+        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        mock
+    }
+
+    pub fn requests(&self) -> Vec<Recorded> {
+        self.requests.lock().unwrap().clone()
+    }
+
+    fn answer(&self, uri: &axum::http::Uri, headers: HeaderMap, body: &Bytes) -> Response {
+        let body = serde_json::from_slice(body).unwrap_or(serde_json::Value::Null);
+        self.requests.lock().unwrap().push(Recorded { path: uri.to_string(), headers, body });
+        let reply = self.replies.lock().unwrap().pop_front();
+        match reply {
+            None => Response::builder().status(500).body(Body::from("no scripted reply")).unwrap(),
+            Some(Reply::Json { status, headers, body }) => {
+                let mut response = Response::builder()
+                    .status(StatusCode::from_u16(status).unwrap())
+                    .header("content-type", "application/json");
+                for (name, value) in headers {
+                    response = response.header(name, value);
+                }
+                response.body(Body::from(body)).unwrap()
+            }
+            Some(Reply::Sse { events, end }) => {
+                let chunks = events.into_iter().map(|(name, data)| {
+                    let event_line =
+                        name.map(|name| format!("event: {name}\n")).unwrap_or_default();
+                    let text = format!("{event_line}data: {data}\n\n");
+                    Ok::<Bytes, std::io::Error>(Bytes::from(text))
+                });
+                let head = futures_util::stream::iter(chunks).then(|chunk| async move {
+                    tokio::time::sleep(Duration::from_millis(2)).await;
+                    chunk
+                });
+                let body = match end {
+                    End::Close => Body::from_stream(head),
+                    End::Reset => {
+                        Body::from_stream(head.chain(futures_util::stream::once(async {
+                            // Let the chunks before it reach the client, then break the connection.
+                            tokio::time::sleep(Duration::from_millis(50)).await;
+                            Err(std::io::Error::new(
+                                std::io::ErrorKind::ConnectionReset,
+                                "reset by the mock",
+                            ))
+                        })))
+                    }
+                    End::Stall => Body::from_stream(head.chain(futures_util::stream::pending())),
+                };
+                Response::builder()
+                    .status(200)
+                    .header("content-type", "text/event-stream")
+                    .body(body)
+                    .unwrap()
+            }
+        }
+    }
+}

@@ -1,0 +1,253 @@
+//! The transport against the mock server: exact requests sent, streams of each API decoded,
+//! and every fault injected (429 with Retry-After, 500, reset mid-stream, stall, malformed).
+
+#![allow(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
+
+mod support;
+
+use std::time::Duration;
+
+use llmtool_providers::anthropic::{self, AnthropicDecoder};
+use llmtool_providers::gemini::{self, GeminiDecoder};
+use llmtool_providers::openai::{self, OpenAiDecoder};
+use llmtool_providers::transport::{Completion, RetryPolicy, Timeouts, Transport};
+use llmtool_providers::{
+    ApiKind, ChatRequest, Constraint, Decoder, Endpoint, Features, Message, Params, ProviderError,
+    TimeoutKind,
+};
+use support::{End, Mock, Reply};
+
+const KEY: &str = "sk-test-secret-4f9a";
+
+fn endpoint(mock: &Mock, api: ApiKind) -> Endpoint {
+    Endpoint {
+        provider: "mock".into(),
+        display: "Mock".into(),
+        api,
+        base_url: format!("{}/v1", mock.url),
+        api_key: Some(KEY.into()),
+        key_variable: Some("MOCK_API_KEY".into()),
+        features: Features::OPENAI,
+        vertex_path: None,
+    }
+}
+
+fn request(stream: bool) -> ChatRequest {
+    ChatRequest {
+        model: "m1".into(),
+        messages: vec![Message::user("Say hello")],
+        params: Params { temperature: Some(0.3), max_tokens: Some(20), ..Params::default() },
+        constraint: Constraint::None,
+        stream,
+    }
+}
+
+fn transport(max_retries: u32) -> Transport {
+    let timeouts = Timeouts {
+        connect: Duration::from_secs(2),
+        first_byte: Duration::from_secs(2),
+        idle: Duration::from_millis(300),
+        total: Duration::from_secs(5),
+    };
+    let retry = RetryPolicy {
+        max_retries,
+        base_delay: Duration::from_millis(5),
+        max_delay: Duration::from_millis(20),
+    };
+    Transport::new(timeouts, retry).unwrap()
+}
+
+async fn send_openai(
+    transport: &Transport,
+    mock: &Mock,
+    stream: bool,
+) -> (Result<Completion, ProviderError>, String) {
+    let endpoint = endpoint(mock, ApiKind::OpenAi);
+    let http = openai::build(&endpoint, &request(stream), &mut Vec::new());
+    let mut text = String::new();
+    let decoder = || -> Box<dyn Decoder> { Box::new(OpenAiDecoder::new("Mock", false)) };
+    let result = transport.send(&http, stream, &decoder, &mut |piece| text.push_str(piece)).await;
+    (result, text)
+}
+
+const HELLO: [&str; 4] = [
+    r#"{"choices":[{"delta":{"content":"Hel"},"finish_reason":null}]}"#,
+    r#"{"choices":[{"delta":{"content":"lo"},"finish_reason":"stop"}]}"#,
+    r#"{"choices":[],"usage":{"prompt_tokens":7,"completion_tokens":2}}"#,
+    "[DONE]",
+];
+
+#[tokio::test]
+async fn openai_stream_sends_the_exact_request() {
+    let mock = Mock::start(vec![Reply::sse(&HELLO)]).await;
+    let (result, text) = send_openai(&transport(0), &mock, true).await;
+    let completion = result.unwrap();
+    assert_eq!(text, "Hello");
+    assert_eq!(completion.usage.input_tokens, Some(7));
+    assert_eq!(completion.finish_reason.as_deref(), Some("stop"));
+    assert!(completion.time_to_first_token.is_some());
+    let sent = &mock.requests()[0];
+    assert_eq!(sent.path, "/v1/chat/completions");
+    assert_eq!(sent.headers["authorization"], format!("Bearer {KEY}").as_str());
+    assert_eq!(sent.headers["content-type"], "application/json");
+    assert_eq!(
+        sent.body,
+        serde_json::json!({
+            "model": "m1",
+            "messages": [{"role": "user", "content": "Say hello"}],
+            "temperature": 0.3,
+            "max_completion_tokens": 20,
+            "stream": true,
+            "stream_options": {"include_usage": true}
+        })
+    );
+}
+
+#[tokio::test]
+async fn non_streaming_response() {
+    let body = r#"{"choices":[{"message":{"role":"assistant","content":"Hi!"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":1}}"#;
+    let mock = Mock::start(vec![Reply::json(200, body)]).await;
+    let (result, text) = send_openai(&transport(0), &mock, false).await;
+    assert_eq!(text, "Hi!");
+    assert_eq!(result.unwrap().usage.output_tokens, Some(1));
+    assert!(mock.requests()[0].body.get("stream").is_none());
+}
+
+#[tokio::test]
+async fn rate_limit_is_retried_after_the_servers_delay() {
+    let limited =
+        Reply::json(429, r#"{"error":{"message":"slow down"}}"#).with_header("retry-after", "0.05");
+    let mock = Mock::start(vec![limited, Reply::sse(&HELLO)]).await;
+    let started = std::time::Instant::now();
+    let (result, text) = send_openai(&transport(2), &mock, true).await;
+    assert_eq!(text, "Hello");
+    assert_eq!(result.unwrap().retries, 1);
+    assert!(started.elapsed() >= Duration::from_millis(50), "Retry-After was not honoured");
+    assert_eq!(mock.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn server_errors_are_retried_then_reported() {
+    let mock =
+        Mock::start(vec![Reply::json(500, "oops"), Reply::json(503, "busy"), Reply::sse(&HELLO)])
+            .await;
+    let (result, _) = send_openai(&transport(2), &mock, true).await;
+    assert_eq!(result.unwrap().retries, 2);
+    let mock =
+        Mock::start(vec![Reply::json(502, "bad gateway"), Reply::json(502, "bad gateway")]).await;
+    let (result, _) = send_openai(&transport(1), &mock, true).await;
+    assert!(matches!(result, Err(ProviderError::Server { status: 502, .. })), "{result:?}");
+}
+
+#[tokio::test]
+async fn reset_after_output_started_is_not_retried() {
+    let mock =
+        Mock::start(vec![Reply::sse(&HELLO[..1]).ending(End::Reset), Reply::sse(&HELLO)]).await;
+    let (result, text) = send_openai(&transport(3), &mock, true).await;
+    assert_eq!(text, "Hel", "the partial output was shown once");
+    assert!(matches!(result, Err(ProviderError::InterruptedAfterOutput(_))), "{result:?}");
+    assert_eq!(mock.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn reset_before_any_output_is_retried() {
+    let mock = Mock::start(vec![Reply::sse(&[]).ending(End::Reset), Reply::sse(&HELLO)]).await;
+    let (result, text) = send_openai(&transport(1), &mock, true).await;
+    assert_eq!(text, "Hello");
+    assert_eq!(result.unwrap().retries, 1);
+}
+
+#[tokio::test]
+async fn a_stalled_stream_times_out() {
+    let mock = Mock::start(vec![Reply::sse(&[]).ending(End::Stall)]).await;
+    let (result, _) = send_openai(&transport(0), &mock, true).await;
+    assert_eq!(result.unwrap_err(), ProviderError::Timeout(TimeoutKind::Idle));
+    let mock = Mock::start(vec![Reply::sse(&HELLO[..1]).ending(End::Stall)]).await;
+    let (result, _) = send_openai(&transport(0), &mock, true).await;
+    assert_eq!(
+        result.unwrap_err(),
+        ProviderError::InterruptedAfterOutput(Box::new(ProviderError::Timeout(TimeoutKind::Idle)))
+    );
+}
+
+#[tokio::test]
+async fn malformed_events_and_truncated_streams_are_errors() {
+    let mock = Mock::start(vec![Reply::sse(&["{not json"])]).await;
+    let (result, _) = send_openai(&transport(0), &mock, true).await;
+    assert!(matches!(result, Err(ProviderError::MalformedStream(_))), "{result:?}");
+    let mock = Mock::start(vec![Reply::sse(&[])]).await;
+    let (result, _) = send_openai(&transport(0), &mock, true).await;
+    assert!(matches!(result, Err(ProviderError::MalformedStream(_))), "{result:?}");
+}
+
+#[tokio::test]
+async fn auth_errors_are_clear_and_never_show_the_key() {
+    for (status, check) in
+        [(401, "rejected the API key"), (403, "refused"), (404, "does not know"), (413, "too long")]
+    {
+        let mock = Mock::start(vec![Reply::json(status, r#"{"error":{"message":"nope"}}"#)]).await;
+        let (result, _) = send_openai(&transport(3), &mock, true).await;
+        let message = result.unwrap_err().to_string();
+        assert!(message.contains(check), "{status}: {message}");
+        assert!(!message.contains(KEY));
+        assert_eq!(mock.requests().len(), 1, "{status} is not retried");
+    }
+}
+
+#[tokio::test]
+async fn anthropic_stream_through_the_transport() {
+    let events = [
+        (
+            "message_start",
+            r#"{"type":"message_start","message":{"usage":{"input_tokens":9,"output_tokens":1}}}"#,
+        ),
+        (
+            "content_block_start",
+            r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#,
+        ),
+        (
+            "content_block_delta",
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Bonjour"}}"#,
+        ),
+        ("content_block_stop", r#"{"type":"content_block_stop","index":0}"#),
+        (
+            "message_delta",
+            r#"{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":2}}"#,
+        ),
+        ("message_stop", r#"{"type":"message_stop"}"#),
+    ];
+    let mock = Mock::start(vec![Reply::named_sse(&events)]).await;
+    let endpoint = Endpoint { base_url: mock.url.clone(), ..endpoint(&mock, ApiKind::Anthropic) };
+    let http = anthropic::build(&endpoint, &request(true), &mut Vec::new());
+    let mut text = String::new();
+    let decoder = || -> Box<dyn Decoder> { Box::new(AnthropicDecoder::new()) };
+    let completion =
+        transport(0).send(&http, true, &decoder, &mut |t| text.push_str(t)).await.unwrap();
+    assert_eq!(text, "Bonjour");
+    assert_eq!((completion.usage.input_tokens, completion.usage.output_tokens), (Some(9), Some(2)));
+    let sent = &mock.requests()[0];
+    assert_eq!(sent.path, "/v1/messages");
+    assert_eq!(sent.headers["x-api-key"], KEY);
+    assert_eq!(sent.headers["anthropic-version"], "2023-06-01");
+    assert_eq!(sent.body["max_tokens"], 20);
+}
+
+#[tokio::test]
+async fn gemini_stream_through_the_transport() {
+    let chunks = [
+        r#"{"candidates":[{"content":{"parts":[{"text":"Hal"}],"role":"model"}}]}"#,
+        r#"{"candidates":[{"content":{"parts":[{"text":"lo"}],"role":"model"},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":4,"candidatesTokenCount":2}}"#,
+    ];
+    let mock = Mock::start(vec![Reply::sse(&chunks)]).await;
+    let endpoint = Endpoint { base_url: mock.url.clone(), ..endpoint(&mock, ApiKind::Gemini) };
+    let http = gemini::build(&endpoint, &request(true), &mut []);
+    let mut text = String::new();
+    let decoder = || -> Box<dyn Decoder> { Box::new(GeminiDecoder::new()) };
+    let completion =
+        transport(0).send(&http, true, &decoder, &mut |t| text.push_str(t)).await.unwrap();
+    assert_eq!(text, "Hallo");
+    assert_eq!(completion.finish_reason.as_deref(), Some("stop"));
+    let sent = &mock.requests()[0];
+    assert_eq!(sent.path, "/v1beta/models/m1:streamGenerateContent?alt=sse");
+    assert_eq!(sent.headers["x-goog-api-key"], KEY);
+}
