@@ -2,7 +2,7 @@
 //! reply (a JSON status and body, or an SSE stream that may end cleanly, break or stall) and is
 //! recorded (path, headers, body) so tests can assert exactly what llmtool sent.
 
-#![allow(dead_code, reason = "each test file uses part of the mock")]
+#![allow(dead_code, unreachable_pub, reason = "each test file uses part of the mock")]
 #![allow(clippy::unwrap_used, reason = "test support fails loudly")]
 
 use std::collections::VecDeque;
