@@ -2,13 +2,16 @@
 //! run loop that renders a tool, sends it and enforces its expected output.
 
 pub mod anthropic;
+pub mod config;
 pub mod endpoint;
 pub mod error;
 pub mod event;
 pub mod gemini;
 pub mod http;
 pub mod openai;
+pub mod presets;
 pub mod request;
+pub mod resolve;
 pub mod transport;
 
 pub use endpoint::{ApiKind, Endpoint, Features};

@@ -1,0 +1,141 @@
+//! `~/.config/llmtool/config.toml`: providers, base URLs, the default model, model aliases and
+//! prices; and the snapshot of environment variables that resolution reads.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::Deserialize;
+
+use crate::endpoint::ApiKind;
+
+/// The configuration file. Every part is optional.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Used when neither `--model`, `LLMTOOL_MODEL` nor the tool's `model_version` gives one.
+    pub default_model: Option<String>,
+    /// `name = "provider/model"`; overrides and extends the built-in family aliases.
+    #[serde(default)]
+    pub aliases: BTreeMap<String, String>,
+    /// Settings for a known provider, or a new provider of one of the APIs.
+    #[serde(default)]
+    pub providers: BTreeMap<String, ProviderConfig>,
+    /// Prices in US dollars per million tokens, by `provider/model`.
+    #[serde(default)]
+    pub prices: BTreeMap<String, Price>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderConfig {
+    /// The API a new provider speaks (`openai`, `anthropic`, `gemini`, `vertex`).
+    pub api: Option<ApiName>,
+    pub base_url: Option<String>,
+    /// The environment variable holding the key (instead of the preset's).
+    pub api_key_env: Option<String>,
+    /// Shown in messages.
+    pub display_name: Option<String>,
+    /// OpenAI-protocol servers: whether structured output (`json_schema`) is supported.
+    pub json_schema: Option<bool>,
+    /// OpenAI-protocol servers: whether the penalties are supported.
+    pub penalties: Option<bool>,
+    /// Vertex AI: the Google Cloud project and location.
+    pub project: Option<String>,
+    pub location: Option<String>,
+}
+
+/// An API named in the config file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ApiName {
+    Openai,
+    Anthropic,
+    Gemini,
+    Vertex,
+}
+
+impl From<ApiName> for ApiKind {
+    fn from(name: ApiName) -> Self {
+        match name {
+            ApiName::Openai => ApiKind::OpenAi,
+            ApiName::Anthropic => ApiKind::Anthropic,
+            ApiName::Gemini => ApiKind::Gemini,
+            ApiName::Vertex => ApiKind::Vertex,
+        }
+    }
+}
+
+/// US dollars per million tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Price {
+    pub input: f64,
+    pub output: f64,
+}
+
+impl Price {
+    /// The cost in US dollars of a request's tokens.
+    pub fn cost(&self, input_tokens: u64, output_tokens: u64) -> f64 {
+        (input_tokens as f64 * self.input + output_tokens as f64 * self.output) / 1_000_000.0
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the configuration file is not valid: {0}")]
+pub struct ConfigError(pub String);
+
+impl Config {
+    pub fn parse(text: &str) -> Result<Self, ConfigError> {
+        toml::from_str(text).map_err(|e| ConfigError(e.to_string()))
+    }
+}
+
+/// The environment variables resolution reads, captured once (so tests can supply their own).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Env {
+    vars: HashMap<String, String>,
+}
+
+impl Env {
+    pub fn from_process() -> Self {
+        Self { vars: std::env::vars().collect() }
+    }
+
+    pub fn from_pairs<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Self {
+        Self { vars: pairs.into_iter().map(|(k, v)| (k.to_owned(), v.to_owned())).collect() }
+    }
+
+    /// The variable's value, if set and not empty.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.vars.get(name).map(String::as_str).filter(|v| !v.trim().is_empty())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_every_section_and_rejects_typos() {
+        let config = Config::parse(
+            r#"
+            default_model = "groq/llama-3.3-70b-versatile"
+            [aliases]
+            fast = "groq/llama-3.1-8b-instant"
+            [providers.work]
+            api = "openai"
+            base_url = "http://127.0.0.1:9000/v1"
+            api_key_env = "WORK_KEY"
+            json_schema = true
+            [prices."openai/gpt-4o-mini"]
+            input = 0.15
+            output = 0.6
+            "#,
+        )
+        .unwrap();
+        assert_eq!(config.providers["work"].api, Some(ApiName::Openai));
+        assert!(
+            (config.prices["openai/gpt-4o-mini"].cost(1_000_000, 1_000_000) - 0.75).abs() < 1e-9
+        );
+        assert!(Config::parse("default_modle = 'x'").unwrap_err().0.contains("default_modle"));
+    }
+}

@@ -1,0 +1,357 @@
+//! Choosing the provider and model for a run, and building its [`Endpoint`].
+//!
+//! Order: `--model` (or `LLMTOOL_MODEL`), then the tool's `model_version` list (the first model a
+//! configured provider can serve), then the config file's `default_model`. A model is written
+//! `provider/model`, or bare and matched to a provider by its prefix (`claude-` is Anthropic),
+//! after alias expansion (`gpt-4` stands for a current OpenAI model).
+
+use serde::Serialize;
+
+use crate::config::{Config, Env};
+use crate::endpoint::{ApiKind, Endpoint, Features};
+use crate::error::ProviderError;
+use crate::presets::{DEFAULT_ALIASES, PRESETS, Preset, preset};
+
+/// The providers as configured: presets, the config file and the environment.
+#[derive(Debug, Clone, Default)]
+pub struct Providers {
+    pub config: Config,
+    pub env: Env,
+}
+
+/// A chosen model and where to send it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    pub endpoint: Endpoint,
+    /// The model name as the provider knows it.
+    pub model: String,
+}
+
+/// One line of `llmtool providers`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ProviderStatus {
+    pub name: String,
+    pub display: String,
+    pub api: ApiKind,
+    pub base_url: String,
+    /// The variable the key comes from, if the provider needs one.
+    pub key_variable: Option<String>,
+    /// Whether a key is set (or none is needed and the provider is configured).
+    pub ready: bool,
+}
+
+impl Providers {
+    pub fn new(config: Config, env: Env) -> Self {
+        Self { config, env }
+    }
+
+    /// Every known provider name: presets, then providers only in the config file.
+    pub fn names(&self) -> Vec<String> {
+        let mut names: Vec<String> = PRESETS.iter().map(|p| p.name.to_owned()).collect();
+        names.extend(self.config.providers.keys().filter(|k| preset(k).is_none()).cloned());
+        names
+    }
+
+    fn knows(&self, name: &str) -> bool {
+        preset(name).is_some() || self.config.providers.contains_key(name)
+    }
+
+    /// The endpoint of provider `name`; errors if it is unknown or its key is missing.
+    pub fn endpoint(&self, name: &str) -> Result<Endpoint, ProviderError> {
+        let (endpoint, key_required) = self.endpoint_unchecked(name)?;
+        if key_required && endpoint.api_key.is_none() {
+            let variable = endpoint.key_variable.clone().unwrap_or_default();
+            return Err(ProviderError::MissingKey { provider: endpoint.display, variable });
+        }
+        Ok(endpoint)
+    }
+
+    fn endpoint_unchecked(&self, name: &str) -> Result<(Endpoint, bool), ProviderError> {
+        let preset = preset(name);
+        let config = self.config.providers.get(name).cloned().unwrap_or_default();
+        let Some(api) = config.api.map(ApiKind::from).or(preset.map(|p| p.api)) else {
+            return Err(ProviderError::UnknownModel {
+                model: name.to_owned(),
+                help: format!(
+                    "no provider is called `{name}`; known: {}; or add it under [providers.{name}] with `api` and `base_url` in the config file",
+                    self.names().join(", ")
+                ),
+            });
+        };
+        let key_variable = config.api_key_env.clone().or_else(|| {
+            preset
+                .and_then(|p| {
+                    p.key_variables
+                        .iter()
+                        .find(|v| self.env.get(v).is_some())
+                        .or(p.key_variables.first())
+                })
+                .map(|v| (*v).to_owned())
+        });
+        let api_key = key_variable.as_deref().and_then(|v| self.env.get(v)).map(str::to_owned);
+        let key_required = config.api_key_env.is_some() || preset.is_some_and(|p| !p.is_local());
+        let mut base_url = preset
+            .and_then(|p| p.base_url_variable)
+            .and_then(|v| self.env.get(v))
+            .map(str::to_owned)
+            .or(config.base_url.clone())
+            .or(preset.map(|p| p.base_url.to_owned()))
+            .ok_or_else(|| ProviderError::UnknownModel {
+                model: name.to_owned(),
+                help: format!("[providers.{name}] in the config file needs a `base_url`"),
+            })?;
+        let mut vertex_path = None;
+        if api == ApiKind::Vertex {
+            let location = config
+                .location
+                .clone()
+                .or(self.env.get("GOOGLE_CLOUD_LOCATION").map(str::to_owned))
+                .unwrap_or_else(|| "us-central1".into());
+            let project = config
+                .project
+                .clone()
+                .or(self.env.get("GOOGLE_CLOUD_PROJECT").map(str::to_owned))
+                .ok_or_else(|| ProviderError::MissingKey {
+                    provider: "Vertex AI".into(),
+                    variable: "GOOGLE_CLOUD_PROJECT".into(),
+                })?;
+            base_url = base_url.replace("{location}", &location);
+            vertex_path = Some(format!("projects/{project}/locations/{location}"));
+        }
+        let mut features = preset.map_or(Features::COMPATIBLE, |p| p.features);
+        if let Some(json_schema) = config.json_schema {
+            features.json_schema = json_schema;
+        }
+        if let Some(penalties) = config.penalties {
+            features.penalties = penalties;
+        }
+        let display = config
+            .display_name
+            .clone()
+            .or(preset.map(|p| p.display.to_owned()))
+            .unwrap_or_else(|| name.to_owned());
+        let endpoint = Endpoint {
+            provider: name.to_owned(),
+            display,
+            api,
+            base_url,
+            api_key,
+            key_variable,
+            features,
+            vertex_path,
+        };
+        Ok((endpoint, key_required))
+    }
+
+    /// Whether `name` can be used without further set-up: its key is set, or (for a local
+    /// server) it is configured in the file or by its base-URL variable.
+    pub fn is_ready(&self, name: &str) -> bool {
+        match preset(name) {
+            Some(p) if p.is_local() => self.config.providers.contains_key(name),
+            Some(_) => self.endpoint(name).is_ok(),
+            None => self.config.providers.contains_key(name) && self.endpoint(name).is_ok(),
+        }
+    }
+
+    /// Every provider and whether it is ready, for `llmtool providers`.
+    pub fn statuses(&self) -> Vec<ProviderStatus> {
+        self.names()
+            .into_iter()
+            .filter_map(|name| {
+                let (endpoint, _) = self.endpoint_unchecked(&name).ok()?;
+                Some(ProviderStatus {
+                    ready: self.is_ready(&name),
+                    display: endpoint.display,
+                    api: endpoint.api,
+                    base_url: endpoint.base_url,
+                    key_variable: endpoint.key_variable,
+                    name,
+                })
+            })
+            .collect()
+    }
+
+    /// `(provider, model)` for a model name: aliases expanded, `provider/` split off, or the
+    /// provider found by the model's prefix.
+    pub fn parse_model(&self, written: &str) -> (Option<String>, String) {
+        let written = written.trim();
+        let expanded = self
+            .config
+            .aliases
+            .get(written)
+            .map(String::as_str)
+            .or_else(|| {
+                DEFAULT_ALIASES
+                    .iter()
+                    .find(|(alias, _)| alias.eq_ignore_ascii_case(written))
+                    .map(|(_, target)| *target)
+            })
+            .unwrap_or(written);
+        if let Some((provider, model)) = expanded.split_once('/')
+            && self.knows(provider)
+        {
+            return (Some(provider.to_ascii_lowercase()), model.to_owned());
+        }
+        let lowered = expanded.to_ascii_lowercase();
+        let by_prefix = PRESETS
+            .iter()
+            .find(|p: &&Preset| p.model_prefixes.iter().any(|prefix| lowered.starts_with(prefix)));
+        (by_prefix.map(|p| p.name.to_owned()), expanded.to_owned())
+    }
+
+    /// Chooses the target of a run (see the module documentation for the order).
+    pub fn resolve(
+        &self,
+        model_flag: Option<&str>,
+        provider_flag: Option<&str>,
+        tool_models: &[&str],
+    ) -> Result<Target, ProviderError> {
+        let explicit = model_flag
+            .map(str::to_owned)
+            .or_else(|| self.env.get("LLMTOOL_MODEL").map(str::to_owned));
+        if let Some(written) = explicit {
+            return self.target(&written, provider_flag);
+        }
+        for written in tool_models {
+            let (provider, model) = self.parse_model(written);
+            let provider = provider_flag.map(str::to_owned).or(provider);
+            if let Some(provider) = provider
+                && self.is_ready(&provider)
+            {
+                return Ok(Target { endpoint: self.endpoint(&provider)?, model });
+            }
+        }
+        if let Some(default) = &self.config.default_model {
+            return self.target(default, provider_flag);
+        }
+        let keys: Vec<&str> = PRESETS
+            .iter()
+            .filter(|p| !p.is_local())
+            .filter_map(|p| p.key_variables.first().copied())
+            .take(3)
+            .collect();
+        let tried = if tool_models.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " (the tool names {}, but no configured provider serves them)",
+                tool_models.join(", ")
+            )
+        };
+        Err(ProviderError::UnknownModel {
+            model: "(none)".into(),
+            help: format!(
+                "no model to run{tried}: pass `--model provider/model`, set LLMTOOL_MODEL, set `default_model` in the config file, or set a provider key such as {}",
+                keys.join(", ")
+            ),
+        })
+    }
+
+    fn target(&self, written: &str, provider_flag: Option<&str>) -> Result<Target, ProviderError> {
+        let (provider, model) = self.parse_model(written);
+        let Some(provider) = provider_flag.map(str::to_owned).or(provider) else {
+            return Err(ProviderError::UnknownModel {
+                model: written.to_owned(),
+                help: "cannot tell which provider serves it; write it as `provider/model` or pass `--provider`".into(),
+            });
+        };
+        Ok(Target { endpoint: self.endpoint(&provider)?, model })
+    }
+
+    /// The price of a model, if the config file lists one.
+    pub fn price(&self, target: &Target) -> Option<crate::config::Price> {
+        self.config.prices.get(&format!("{}/{}", target.endpoint.provider, target.model)).copied()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn providers(env: &[(&str, &str)], config: &str) -> Providers {
+        Providers::new(Config::parse(config).unwrap(), Env::from_pairs(env.iter().copied()))
+    }
+
+    #[test]
+    fn flag_wins_and_prefixes_pick_the_provider() {
+        let p = providers(&[("ANTHROPIC_API_KEY", "a"), ("OPENAI_API_KEY", "o")], "");
+        let target = p.resolve(Some("claude-sonnet-4-5"), None, &["gpt-4o"]).unwrap();
+        assert_eq!(
+            (target.endpoint.provider.as_str(), target.model.as_str()),
+            ("anthropic", "claude-sonnet-4-5")
+        );
+        let target = p.resolve(Some("openai/gpt-4o-mini"), None, &[]).unwrap();
+        assert_eq!(target.endpoint.api_key.as_deref(), Some("o"));
+    }
+
+    #[test]
+    fn the_tools_list_is_tried_in_order_of_configured_providers() {
+        let p = providers(&[("GEMINI_API_KEY", "g")], "");
+        let target =
+            p.resolve(None, None, &["gpt-4o", "claude-sonnet-4", "gemini-2.5-flash"]).unwrap();
+        assert_eq!(target.endpoint.provider, "gemini");
+        assert_eq!(target.model, "gemini-2.5-flash");
+    }
+
+    #[test]
+    fn family_aliases_and_config_aliases() {
+        let p = providers(&[("OPENAI_API_KEY", "o")], "[aliases]\ngpt-4 = \"openai/gpt-4.1\"");
+        assert_eq!(p.resolve(None, None, &["gpt-4"]).unwrap().model, "gpt-4.1");
+        assert_eq!(p.parse_model("gpt-3.5"), (Some("openai".into()), "gpt-4o-mini".into()));
+        assert_eq!(p.parse_model("chat-bison").0.as_deref(), Some("gemini"));
+    }
+
+    #[test]
+    fn env_model_base_url_overrides_and_missing_keys() {
+        let p = providers(
+            &[
+                ("LLMTOOL_MODEL", "anthropic/claude-haiku-4-5"),
+                ("ANTHROPIC_BASE_URL", "http://127.0.0.1:4000"),
+            ],
+            "",
+        );
+        let error = p.resolve(None, None, &[]).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "no API key for Anthropic: set the environment variable `ANTHROPIC_API_KEY`"
+        );
+        let p = providers(
+            &[("ANTHROPIC_API_KEY", "k"), ("ANTHROPIC_BASE_URL", "http://127.0.0.1:4000")],
+            "",
+        );
+        assert_eq!(p.endpoint("anthropic").unwrap().base_url, "http://127.0.0.1:4000");
+    }
+
+    #[test]
+    fn local_servers_and_config_providers() {
+        let p = providers(
+            &[],
+            "default_model = \"ollama/llama3.2\"\n[providers.ollama]\n[providers.work]\napi = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"",
+        );
+        let target = p.resolve(None, None, &["gpt-4o"]).unwrap();
+        assert_eq!(
+            (target.endpoint.provider.as_str(), target.endpoint.api_key.is_none()),
+            ("ollama", true)
+        );
+        assert_eq!(
+            p.resolve(Some("work/my-model"), None, &[]).unwrap().endpoint.base_url,
+            "http://127.0.0.1:9/v1"
+        );
+        assert!(
+            p.resolve(Some("mystery-model"), None, &[])
+                .unwrap_err()
+                .to_string()
+                .contains("provider/model")
+        );
+        assert!(matches!(
+            p.resolve(Some("nope/x"), Some("nope"), &[]),
+            Err(ProviderError::UnknownModel { .. })
+        ));
+    }
+
+    #[test]
+    fn nothing_configured_says_what_to_do() {
+        let message = providers(&[], "").resolve(None, None, &["gpt-4o"]).unwrap_err().to_string();
+        assert!(message.contains("OPENAI_API_KEY") && message.contains("--model"), "{message}");
+    }
+}
