@@ -2,6 +2,7 @@
 //! run loop that renders a tool, sends it and enforces its expected output.
 
 pub mod anthropic;
+pub mod client;
 pub mod config;
 pub mod endpoint;
 pub mod error;
@@ -12,6 +13,7 @@ pub mod openai;
 pub mod presets;
 pub mod request;
 pub mod resolve;
+pub mod run;
 pub mod transport;
 
 pub use endpoint::{ApiKind, Endpoint, Features};

@@ -1,0 +1,36 @@
+//! Dispatch on the API an endpoint speaks: build its HTTP request, make its decoder.
+
+use crate::anthropic::{self, AnthropicDecoder};
+use crate::endpoint::{ApiKind, Endpoint};
+use crate::event::Decoder;
+use crate::gemini::{self, GeminiDecoder};
+use crate::http::HttpRequest;
+use crate::openai::{self, OpenAiDecoder};
+use crate::request::ChatRequest;
+
+/// The HTTP request for `request` on `endpoint`, and what had to be dropped or changed.
+pub fn build_request(endpoint: &Endpoint, request: &ChatRequest) -> (HttpRequest, Vec<String>) {
+    let mut warnings = Vec::new();
+    let http = match endpoint.api {
+        ApiKind::OpenAi => openai::build(endpoint, request, &mut warnings),
+        ApiKind::Anthropic => anthropic::build(endpoint, request, &mut warnings),
+        ApiKind::Gemini | ApiKind::Vertex => gemini::build(endpoint, request, &mut warnings),
+    };
+    (http, warnings)
+}
+
+/// A fresh decoder for each attempt of `request` on `endpoint`.
+pub fn decoder_factory(
+    endpoint: &Endpoint,
+    request: &ChatRequest,
+) -> Box<dyn Fn() -> Box<dyn Decoder> + Send + Sync> {
+    match endpoint.api {
+        ApiKind::OpenAi => {
+            let display = endpoint.display.clone();
+            let wrapped = openai::wraps_answer(endpoint, request);
+            Box::new(move || Box::new(OpenAiDecoder::new(&display, wrapped)))
+        }
+        ApiKind::Anthropic => Box::new(|| Box::new(AnthropicDecoder::new())),
+        ApiKind::Gemini | ApiKind::Vertex => Box::new(|| Box::new(GeminiDecoder::new())),
+    }
+}

@@ -1,0 +1,197 @@
+//! The run loop: send a rendered prompt, enforce the tool's expected output on the answer, and
+//! ask again with the reason when it falls short.
+
+use std::time::{Duration, Instant};
+
+use llmtool_core::output::{self, OutputFormat, OutputKind, OutputSpec};
+use serde::Serialize;
+
+use crate::client::{build_request, decoder_factory};
+use crate::error::ProviderError;
+use crate::event::Usage;
+use crate::http::HttpRequest;
+use crate::request::{ChatRequest, Constraint, Message, Params};
+use crate::resolve::Target;
+use crate::transport::Transport;
+
+/// How a run behaves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunOptions {
+    pub stream: bool,
+    /// How many times to ask again when the answer misses the expected output.
+    pub max_repairs: u32,
+    /// Keep a code answer whole instead of extracting its fenced block.
+    pub raw: bool,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        Self { stream: true, max_repairs: 2, raw: false }
+    }
+}
+
+/// What a run produced, as `--format json` prints it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunReport {
+    /// The answer after enforcement; `None` when it never met the expected output.
+    pub output: Option<String>,
+    /// The model's last answer, exactly as received.
+    pub raw: String,
+    pub model: String,
+    pub provider: String,
+    pub usage: UsageReport,
+    /// In US dollars, when the config file gives the model's price.
+    pub cost: Option<f64>,
+    pub latency_ms: u64,
+    pub time_to_first_token_ms: Option<u64>,
+    pub finish_reason: Option<String>,
+    /// How many times the model was asked again.
+    pub repairs: u32,
+    /// Why the answer was rejected, when it was.
+    pub error: Option<String>,
+    /// Parameters the provider could not take (dropped or changed).
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct UsageReport {
+    pub input_tokens: Option<u64>,
+    pub output_tokens: Option<u64>,
+}
+
+/// Everything a run needs besides the transport.
+#[derive(Debug, Clone)]
+pub struct RunRequest {
+    pub target: Target,
+    pub prompt: String,
+    pub params: Params,
+    pub spec: OutputSpec,
+    pub price: Option<crate::config::Price>,
+}
+
+impl RunRequest {
+    /// The first request of the run, as it will be sent (for `--dry-run`).
+    pub fn first_request(&self, options: RunOptions) -> (HttpRequest, Vec<String>) {
+        build_request(
+            &self.target.endpoint,
+            &self.chat(vec![Message::user(self.first_message())], options),
+        )
+    }
+
+    fn chat(&self, messages: Vec<Message>, options: RunOptions) -> ChatRequest {
+        ChatRequest {
+            model: self.target.model.clone(),
+            messages,
+            params: self.params.clone(),
+            constraint: Constraint::of(&self.spec),
+            stream: options.stream,
+        }
+    }
+
+    /// The prompt, with an instruction when the expected output is a fixed set of answers or
+    /// JSON that the prompt does not already ask for.
+    fn first_message(&self) -> String {
+        let mut message = self.prompt.clone();
+        match (&self.spec.kind, &self.spec.format) {
+            (OutputKind::Limited { allowed }, _) if !allowed.is_empty() => {
+                message
+                    .push_str(&format!("\n\nAnswer with exactly one of: {}.", allowed.join(", ")));
+            }
+            (_, Some(OutputFormat::Json)) if !message.to_lowercase().contains("json") => {
+                message.push_str("\n\nAnswer with JSON only.");
+            }
+            _ => {}
+        }
+        message
+    }
+
+    /// Whether the answer is shown as it streams: only when it is printed unchanged.
+    fn streams_through(&self, options: RunOptions) -> bool {
+        let unchanged_kind = match &self.spec.kind {
+            OutputKind::Text | OutputKind::Other(_) => true,
+            OutputKind::Code { .. } => options.raw,
+            OutputKind::Limited { .. } => false,
+        };
+        let unchanged_format = matches!(self.spec.format, None | Some(OutputFormat::Other(_)));
+        options.stream && unchanged_kind && unchanged_format
+    }
+}
+
+/// Runs `run`, calling `on_text` with answer text as it arrives when the answer is printed
+/// unchanged (plain text); otherwise the enforced output is in the report.
+pub async fn run(
+    transport: &Transport,
+    run: &RunRequest,
+    options: RunOptions,
+    on_text: &mut (dyn FnMut(&str) + Send),
+) -> Result<RunReport, ProviderError> {
+    let started = Instant::now();
+    let endpoint = &run.target.endpoint;
+    let streams_through = run.streams_through(options);
+    let mut messages = vec![Message::user(run.first_message())];
+    let mut usage = Usage::default();
+    let mut repairs = 0;
+    let mut first_token: Option<Duration> = None;
+    loop {
+        let request = run.chat(messages.clone(), options);
+        let (http, warnings) = build_request(endpoint, &request);
+        let decoder = decoder_factory(endpoint, &request);
+        let mut answer = String::new();
+        let completion = transport
+            .send(&http, request.stream, &*decoder, &mut |text| {
+                answer.push_str(text);
+                if streams_through {
+                    on_text(text);
+                }
+            })
+            .await?;
+        usage.input_tokens = sum(usage.input_tokens, completion.usage.input_tokens);
+        usage.output_tokens = sum(usage.output_tokens, completion.usage.output_tokens);
+        if repairs == 0 {
+            first_token = completion.time_to_first_token;
+        }
+        let (output, rejection) = match output::enforce(&run.spec, &answer, options.raw) {
+            Ok(output) => (Some(output), None),
+            Err(error) => (None, Some(error)),
+        };
+        match rejection {
+            Some(error) if repairs < options.max_repairs => {
+                messages.push(Message::assistant(answer));
+                messages.push(Message::user(error.reason()));
+            }
+            rejection => {
+                return Ok(RunReport {
+                    output,
+                    raw: answer,
+                    model: run.target.model.clone(),
+                    provider: endpoint.provider.clone(),
+                    usage: UsageReport {
+                        input_tokens: usage.input_tokens,
+                        output_tokens: usage.output_tokens,
+                    },
+                    cost: run
+                        .price
+                        .and_then(|p| Some(p.cost(usage.input_tokens?, usage.output_tokens?))),
+                    latency_ms: millis(started.elapsed()),
+                    time_to_first_token_ms: first_token.map(millis),
+                    finish_reason: completion.finish_reason,
+                    repairs,
+                    error: rejection.map(|e| e.to_string()),
+                    warnings,
+                });
+            }
+        }
+        repairs += 1;
+    }
+}
+
+fn sum(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    match (a, b) {
+        (None, None) => None,
+        (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+    }
+}
+
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
