@@ -7,7 +7,7 @@ use crate::error::ProviderError;
 use crate::event::{Decoder, StreamEvent, Usage};
 use crate::http::{HeaderValue, HttpRequest, header};
 use crate::openai::short;
-use crate::request::{ChatRequest, Constraint, Role};
+use crate::request::{ChatRequest, Constraint, Role, WRAPPER_TOKENS};
 
 /// The API version sent in `anthropic-version`.
 pub const API_VERSION: &str = "2023-06-01";
@@ -36,7 +36,9 @@ pub fn build(
         .collect();
     let mut body = json!({
         "model": request.model,
-        "max_tokens": params.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+        "max_tokens": params.max_tokens.map_or(DEFAULT_MAX_TOKENS, |max| {
+            if matches!(request.constraint, Constraint::OneOf(_)) { max + WRAPPER_TOKENS } else { max }
+        }),
         "messages": messages,
     });
     let fields = body.as_object_mut().expect("a JSON object literal");

@@ -8,6 +8,7 @@ use serde::Serialize;
 #[serde(rename_all = "kebab-case")]
 pub enum ApiKind {
     /// OpenAI Chat Completions, which most servers also speak.
+    #[serde(rename = "openai")]
     OpenAi,
     /// Anthropic Messages.
     Anthropic,

@@ -29,6 +29,8 @@ pub enum ProviderError {
     MissingKey { provider: String, variable: String },
     #[error("unknown model `{model}`: {help}")]
     UnknownModel { model: String, help: String },
+    #[error("no model to run: {0}")]
+    NoModel(String),
     #[error("{provider} rejected the API key (401 Unauthorized): {message}")]
     Unauthorized { provider: String, message: String },
     #[error(

@@ -7,7 +7,7 @@ use crate::endpoint::Endpoint;
 use crate::error::ProviderError;
 use crate::event::{Decoder, StreamEvent, Usage};
 use crate::http::{HeaderValue, HttpRequest};
-use crate::request::{ChatRequest, Constraint};
+use crate::request::{ChatRequest, Constraint, WRAPPER_TOKENS};
 
 /// The request body and headers; `warnings` lists what the server cannot take and was dropped.
 pub fn build(
@@ -27,7 +27,8 @@ pub fn build(
         }
     }
     if let Some(max) = params.max_tokens {
-        fields.insert(features.max_tokens_field.into(), json!(max));
+        let headroom = if wraps_answer(endpoint, request) { WRAPPER_TOKENS } else { 0 };
+        fields.insert(features.max_tokens_field.into(), json!(max + headroom));
     }
     for (name, value) in [
         ("frequency_penalty", params.frequency_penalty),
@@ -260,7 +261,11 @@ mod tests {
             &mut warnings,
         );
         assert_eq!(http.url, "https://api.openai.test/v1/chat/completions");
-        assert_eq!(http.body["max_completion_tokens"], 50);
+        assert_eq!(
+            http.body["max_completion_tokens"],
+            50 + WRAPPER_TOKENS,
+            "room for the {{\"answer\": ...}} wrapper"
+        );
         assert_eq!(http.body["frequency_penalty"], 0.5);
         assert_eq!(
             http.body["response_format"]["json_schema"]["schema"]["properties"]["answer"]["enum"],

@@ -57,6 +57,11 @@ impl Params {
     }
 }
 
+/// Extra answer tokens allowed when an API wraps a constrained answer in JSON or a tool call
+/// (`{"answer": "wait"}` takes more tokens than `wait`, and a tool's `max_tokens` is sized for
+/// the bare answer).
+pub const WRAPPER_TOKENS: u64 = 32;
+
 /// What the answer must be, for APIs that can constrain it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub enum Constraint {

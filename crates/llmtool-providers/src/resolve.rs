@@ -238,13 +238,10 @@ impl Providers {
                 tool_models.join(", ")
             )
         };
-        Err(ProviderError::UnknownModel {
-            model: "(none)".into(),
-            help: format!(
-                "no model to run{tried}: pass `--model provider/model`, set LLMTOOL_MODEL, set `default_model` in the config file, or set a provider key such as {}",
-                keys.join(", ")
-            ),
-        })
+        Err(ProviderError::NoModel(format!(
+            "pass `--model provider/model`, set LLMTOOL_MODEL, set `default_model` in the config file, or set a provider key such as {}{tried}",
+            keys.join(", ")
+        )))
     }
 
     fn target(&self, written: &str, provider_flag: Option<&str>) -> Result<Target, ProviderError> {

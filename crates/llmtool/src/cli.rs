@@ -21,6 +21,8 @@ pub(crate) enum Command {
     Check(CheckArgs),
     Fmt(FmtArgs),
     Render(RenderArgs),
+    Run(RunArgs),
+    Providers(ProvidersArgs),
     Show(ShowArgs),
     New(NewArgs),
     Completions(CompletionsArgs),
@@ -102,6 +104,68 @@ pub(crate) struct RenderArgs {
     pub(crate) variables: VariableArgs,
     #[arg(long, value_enum, default_value_t = RenderFormat::Text)]
     pub(crate) format: RenderFormat,
+}
+
+/// What `run` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum RunFormat {
+    /// The answer (streamed when it is plain text).
+    Text,
+    /// `{output, raw, model, provider, usage, cost, latency_ms, ...}` for other programs.
+    Json,
+}
+
+/// Send a tool to a model and print the answer, with the tool's expected output enforced.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  llmtool run examples/teach-me-anything.json --var topic=tides\n  llmtool run tool.json --model anthropic/claude-sonnet-4-5 --var text=\"$(cat notes.txt)\"\n  llmtool run examples/strategy-consultant.json --var situation=\"...\" --format json\n  llmtool run tool.json --dry-run        # print the HTTP request (keys redacted), send nothing\n\nThe model: --model (provider/model, or a bare name), else LLMTOOL_MODEL, else the first of the\ntool's model_version a configured provider serves, else default_model in the config file."
+)]
+pub(crate) struct RunArgs {
+    /// The tool file, or `-` for standard input.
+    #[arg(value_name = "TOOL")]
+    pub(crate) tool: PathBuf,
+    #[command(flatten)]
+    pub(crate) variables: VariableArgs,
+    /// `provider/model`, or a model name whose provider is found by its prefix or an alias.
+    #[arg(long, short)]
+    pub(crate) model: Option<String>,
+    /// The provider to send to (see `llmtool providers`).
+    #[arg(long)]
+    pub(crate) provider: Option<String>,
+    /// Print the HTTP request that would be sent (keys redacted) and send nothing.
+    #[arg(long)]
+    pub(crate) dry_run: bool,
+    #[arg(long, value_enum, default_value_t = RunFormat::Text)]
+    pub(crate) format: RunFormat,
+    /// Wait for the whole answer instead of streaming it.
+    #[arg(long)]
+    pub(crate) no_stream: bool,
+    /// How many times to ask again when the answer misses the expected output.
+    #[arg(long, default_value_t = 2, value_name = "N")]
+    pub(crate) max_repairs: u32,
+    /// Keep a code answer whole instead of extracting its fenced block.
+    #[arg(long)]
+    pub(crate) raw: bool,
+    /// Retries on rate limits, server errors and dropped connections.
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    pub(crate) retries: u32,
+    /// The longest a request may take, in seconds.
+    #[arg(long, default_value_t = 600, value_name = "SECONDS")]
+    pub(crate) timeout: u64,
+    /// The configuration file (default: `$XDG_CONFIG_HOME/llmtool/config.toml`).
+    #[arg(long, value_name = "FILE", env = "LLMTOOL_CONFIG")]
+    pub(crate) config: Option<PathBuf>,
+}
+
+/// List the providers llmtool knows, and which are ready to use (keys are never shown).
+#[derive(Debug, Args)]
+#[command(after_help = "Example:\n  llmtool providers\n  llmtool providers --format json")]
+pub(crate) struct ProvidersArgs {
+    #[arg(long, value_enum, default_value_t = RunFormat::Text)]
+    pub(crate) format: RunFormat,
+    /// The configuration file (default: `$XDG_CONFIG_HOME/llmtool/config.toml`).
+    #[arg(long, value_name = "FILE", env = "LLMTOOL_CONFIG")]
+    pub(crate) config: Option<PathBuf>,
 }
 
 /// Show a readable summary of a tool: what it does, its variables, parameters and output.

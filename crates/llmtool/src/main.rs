@@ -4,6 +4,7 @@
 mod cli;
 mod commands;
 mod io;
+mod settings;
 
 use std::process::ExitCode;
 
@@ -22,6 +23,8 @@ pub(crate) enum Outcome {
     Ok,
     /// The input (or the model's output) has problems.
     Problems,
+    /// Interrupted (Ctrl-C).
+    Cancelled,
 }
 
 fn main() -> ExitCode {
@@ -29,6 +32,7 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,
         Ok(Outcome::Problems) => ExitCode::from(1),
+        Ok(Outcome::Cancelled) => ExitCode::from(130),
         Err(error) if io::is_broken_pipe(&error) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("error: {error:#}");
@@ -42,6 +46,8 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Check(args) => commands::check::run(&args),
         Command::Fmt(args) => commands::fmt::run(&args),
         Command::Render(args) => commands::render::run(&args),
+        Command::Run(args) => commands::run::run(&args),
+        Command::Providers(args) => commands::providers::run(&args),
         Command::Show(args) => commands::show::run(&args),
         Command::New(args) => commands::new::run(&args),
         Command::Completions(args) => commands::completions::run(&args),

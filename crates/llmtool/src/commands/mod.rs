@@ -4,5 +4,7 @@ pub(crate) mod check;
 pub(crate) mod completions;
 pub(crate) mod fmt;
 pub(crate) mod new;
+pub(crate) mod providers;
 pub(crate) mod render;
+pub(crate) mod run;
 pub(crate) mod show;

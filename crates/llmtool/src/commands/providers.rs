@@ -1,0 +1,35 @@
+//! `llmtool providers`: which providers are known and which are ready (keys are never shown).
+
+use comfy_table::{ContentArrangement, Table, presets};
+
+use crate::Outcome;
+use crate::cli::{ProvidersArgs, RunFormat};
+use crate::{io, settings};
+
+pub(crate) fn run(args: &ProvidersArgs) -> anyhow::Result<Outcome> {
+    let providers = settings::load_providers(args.config.as_deref())?;
+    let statuses = providers.statuses();
+    let text = match args.format {
+        RunFormat::Json => serde_json::to_string_pretty(&statuses)? + "\n",
+        RunFormat::Text => {
+            let mut table = Table::new();
+            table
+                .load_style(presets::ASCII_BORDERS_ONLY_CONDENSED)
+                .set_content_arrangement(ContentArrangement::Dynamic)
+                .set_width(110)
+                .set_header(["provider", "ready", "api", "base url", "key from"]);
+            for status in &statuses {
+                table.add_row([
+                    status.name.clone(),
+                    if status.ready { "yes".into() } else { "no".into() },
+                    serde_json::to_value(status.api)?.as_str().unwrap_or_default().to_owned(),
+                    status.base_url.clone(),
+                    status.key_variable.clone().unwrap_or_else(|| "(none needed)".into()),
+                ]);
+            }
+            format!("{table}\n")
+        }
+    };
+    io::write_stdout(text.as_bytes())?;
+    Ok(Outcome::Ok)
+}

@@ -1,0 +1,139 @@
+//! `llmtool run`: render a tool, send it to a model, stream the answer, enforce the expected
+//! output.
+
+use std::io::Write as _;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use llmtool_core::output::OutputSpec;
+use llmtool_providers::run::{RunOptions, RunRequest, run as run_tool};
+use llmtool_providers::transport::{RetryPolicy, Timeouts, Transport};
+use llmtool_providers::{Params, ProviderError};
+
+use crate::Outcome;
+use crate::cli::{RunArgs, RunFormat};
+use crate::commands::render::{load_tool, read_inputs};
+use crate::{io, settings};
+
+pub(crate) fn run(args: &RunArgs) -> anyhow::Result<Outcome> {
+    let name = io::display_name(&args.tool);
+    let Some((document, template)) = load_tool(&args.tool, &name)? else {
+        return Ok(Outcome::Problems);
+    };
+    let tool = document.tool.as_ref().context("a checked tool has a model")?;
+    let inputs = read_inputs(&args.variables)?;
+    let prompt = match template.render(&inputs) {
+        Ok(prompt) => prompt,
+        Err(problems) => {
+            let source = llmtool_core::report::Source::new(&name, &document.text);
+            eprint!(
+                "{}",
+                llmtool_core::report::human(
+                    &source,
+                    &problems,
+                    io::color_for(io::stderr_is_terminal())
+                )
+            );
+            return Ok(Outcome::Problems);
+        }
+    };
+    let providers = settings::load_providers(args.config.as_deref())?;
+    let tool_models: Vec<&str> = tool
+        .metadata
+        .as_ref()
+        .and_then(|m| m.model_version.as_ref())
+        .map(|list| list.value.iter().map(|m| m.value.as_str()).collect())
+        .unwrap_or_default();
+    let target =
+        providers.resolve(args.model.as_deref(), args.provider.as_deref(), &tool_models)?;
+    let request = RunRequest {
+        price: providers.price(&target),
+        target,
+        prompt,
+        params: Params::from_tool(tool.metadata.as_ref().and_then(|m| m.parameters.as_ref())),
+        spec: OutputSpec::of(tool),
+    };
+    let options = RunOptions {
+        stream: !args.no_stream && args.format == RunFormat::Text,
+        max_repairs: args.max_repairs,
+        raw: args.raw,
+    };
+    if args.dry_run {
+        let (http, warnings) = request.first_request(options);
+        print_warnings(&warnings);
+        io::write_stdout(http.display_redacted().as_bytes())?;
+        return Ok(Outcome::Ok);
+    }
+    let timeouts =
+        Timeouts { total: Duration::from_secs(args.timeout.max(1)), ..Timeouts::default() };
+    let transport = Transport::new(
+        timeouts,
+        RetryPolicy { max_retries: args.retries, ..RetryPolicy::default() },
+    )?;
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let mut streamed = false;
+    let mut stdout_error = None;
+    let result = runtime.block_on(async {
+        let mut on_text = |text: &str| {
+            streamed = true;
+            let mut stdout = std::io::stdout().lock();
+            if let Err(error) = stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
+                stdout_error.get_or_insert(error);
+            }
+        };
+        tokio::select! {
+            result = run_tool(&transport, &request, options, &mut on_text) => result,
+            _ = tokio::signal::ctrl_c() => Err(ProviderError::Cancelled),
+        }
+    });
+    if let Some(error) = stdout_error {
+        return Err(error.into());
+    }
+    let report = match result {
+        Ok(report) => report,
+        Err(ProviderError::Cancelled) => {
+            eprintln!("\ncancelled");
+            return Ok(Outcome::Cancelled);
+        }
+        Err(error) => {
+            if streamed {
+                eprintln!();
+            }
+            return Err(error.into());
+        }
+    };
+    print_warnings(&report.warnings);
+    match args.format {
+        RunFormat::Json => {
+            io::write_stdout((serde_json::to_string_pretty(&report)? + "\n").as_bytes())?
+        }
+        RunFormat::Text if streamed => {
+            if io::stdout_is_terminal() && !report.raw.ends_with('\n') {
+                io::write_stdout(b"\n")?;
+            }
+        }
+        RunFormat::Text => {
+            if let Some(output) = &report.output {
+                let mut text = output.clone();
+                if io::stdout_is_terminal() && !text.ends_with('\n') {
+                    text.push('\n');
+                }
+                io::write_stdout(text.as_bytes())?;
+            }
+        }
+    }
+    if let Some(error) = &report.error {
+        eprintln!(
+            "error: {error} (after {} repair(s)); the model answered:\n{}",
+            report.repairs, report.raw
+        );
+        return Ok(Outcome::Problems);
+    }
+    Ok(Outcome::Ok)
+}
+
+fn print_warnings(warnings: &[String]) {
+    for warning in warnings {
+        eprintln!("warning: {warning}");
+    }
+}
