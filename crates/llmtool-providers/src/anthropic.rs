@@ -86,7 +86,7 @@ pub fn build(
     for (name, value) in &params.extra {
         fields.entry(name.clone()).or_insert_with(|| value.clone());
     }
-    let mut http = HttpRequest::post(endpoint.url("v1/messages"), body);
+    let mut http = HttpRequest::post(&endpoint.display, endpoint.url("v1/messages"), body);
     http.headers.push(header("anthropic-version", API_VERSION));
     if let Some(key) = &endpoint.api_key {
         http =
@@ -169,7 +169,7 @@ impl Decoder for AnthropicDecoder {
             "message_stop" => {
                 self.stopped = true;
                 if !self.tool_input.is_empty() {
-                    out.push(StreamEvent::Text(crate::openai::unwrap_answer(&self.tool_input)?));
+                    out.push(StreamEvent::Text(crate::openai::unwrap_answer(&self.tool_input)));
                 }
                 out.push(StreamEvent::Finish(
                     self.stop_reason.clone().unwrap_or_else(|| "end_turn".into()),

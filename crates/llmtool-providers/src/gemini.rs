@@ -74,7 +74,7 @@ pub fn build(endpoint: &Endpoint, request: &ChatRequest, _warnings: &mut [String
         ),
         _ => (format!("v1beta/models/{}:{method}", request.model), ("x-goog-api-key", "")),
     };
-    let mut http = HttpRequest::post(endpoint.url(&path), body);
+    let mut http = HttpRequest::post(&endpoint.display, endpoint.url(&path), body);
     if let Some(key) = &endpoint.api_key {
         http =
             http.with_header(auth.0, HeaderValue::Secret { prefix: auth.1, secret: key.clone() });

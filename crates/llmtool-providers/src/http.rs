@@ -48,6 +48,9 @@ fn serialize_redacted<S: serde::Serializer>(value: &HeaderValue, s: S) -> Result
 /// A POST request with a JSON body.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct HttpRequest {
+    /// The provider's name, for messages.
+    #[serde(skip)]
+    pub provider: String,
     pub method: &'static str,
     pub url: String,
     pub headers: Vec<Header>,
@@ -55,8 +58,9 @@ pub struct HttpRequest {
 }
 
 impl HttpRequest {
-    pub fn post(url: impl Into<String>, body: serde_json::Value) -> Self {
+    pub fn post(provider: &str, url: impl Into<String>, body: serde_json::Value) -> Self {
         Self {
+            provider: provider.to_owned(),
             method: "POST",
             url: url.into(),
             headers: vec![header("content-type", "application/json")],
@@ -108,6 +112,7 @@ mod tests {
     #[test]
     fn secrets_never_show() {
         let request = HttpRequest::post(
+            "Example",
             "https://api.example/v1?alt=sse&key=abc",
             serde_json::json!({"a": 1}),
         )

@@ -177,7 +177,7 @@ impl Transport {
                 _ => String::new(),
             };
             return Err(ProviderError::from_status(
-                provider_of(request),
+                &request.provider,
                 status.as_u16(),
                 &body,
                 retry_after,
@@ -220,16 +220,6 @@ impl Transport {
         handle(decoder.finish()?, &mut usage, &mut finish);
         Ok((usage, finish))
     }
-}
-
-/// The provider name for messages, from the request's host.
-fn provider_of(request: &HttpRequest) -> &str {
-    request
-        .url
-        .split("://")
-        .nth(1)
-        .and_then(|rest| rest.split(['/', ':']).next())
-        .unwrap_or("the provider")
 }
 
 fn connection_message(error: &reqwest::Error) -> String {

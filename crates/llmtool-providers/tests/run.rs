@@ -3,8 +3,6 @@
 
 #![allow(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
 
-mod support;
-
 use std::time::Duration;
 
 use llmtool_core::output::{OutputFormat, OutputKind, OutputSpec};
@@ -12,7 +10,7 @@ use llmtool_providers::resolve::Target;
 use llmtool_providers::run::{RunOptions, RunRequest, run};
 use llmtool_providers::transport::{RetryPolicy, Timeouts, Transport};
 use llmtool_providers::{ApiKind, Endpoint, Features, Params};
-use support::{Mock, Reply};
+use llmtool_testkit::{Mock, Reply};
 
 fn chunk(text: &str, finish: Option<&str>) -> String {
     serde_json::json!({ "choices": [{ "delta": { "content": text }, "finish_reason": finish }] })

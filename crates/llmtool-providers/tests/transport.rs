@@ -3,8 +3,6 @@
 
 #![allow(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
 
-mod support;
-
 use std::time::Duration;
 
 use llmtool_providers::anthropic::{self, AnthropicDecoder};
@@ -15,7 +13,7 @@ use llmtool_providers::{
     ApiKind, ChatRequest, Constraint, Decoder, Endpoint, Features, Message, Params, ProviderError,
     TimeoutKind,
 };
-use support::{End, Mock, Reply};
+use llmtool_testkit::{End, Mock, Reply};
 
 const KEY: &str = "sk-test-secret-4f9a";
 

@@ -1,9 +1,9 @@
-//! A scripted mock LLM server on 127.0.0.1 for the tests: each request takes the next scripted
-//! reply (a JSON status and body, or an SSE stream that may end cleanly, break or stall) and is
-//! recorded (path, headers, body) so tests can assert exactly what llmtool sent.
+//! A scripted mock LLM server on 127.0.0.1 for llmtool's tests and benchmarks: each request
+//! takes the next scripted reply (a JSON status and body, or an SSE stream that may end
+//! cleanly, break or stall) and is recorded (path, headers, body) so tests can assert exactly
+//! what llmtool sent.
 
-#![allow(dead_code, unreachable_pub, reason = "each test file uses part of the mock")]
-#![allow(clippy::unwrap_used, reason = "test support fails loudly")]
+#![allow(clippy::unwrap_used, clippy::missing_panics_doc, reason = "test support fails loudly")]
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -75,7 +75,7 @@ pub struct Recorded {
     pub body: serde_json::Value,
 }
 
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct Mock {
     pub url: String,
     replies: Arc<Mutex<VecDeque<Reply>>>,
@@ -84,6 +84,7 @@ pub struct Mock {
 
 impl Mock {
     /// Starts a server that answers with `replies`, in order, then 500 for anything more.
+    /// It runs on the calling tokio runtime and stops with it.
     pub async fn start(replies: Vec<Reply>) -> Mock {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());

@@ -1,0 +1,244 @@
+//! `llmtool run` end to end: the binary against the mock LLM server, reached the way users
+//! reach any compatible server (`OPENAI_BASE_URL`, `ANTHROPIC_BASE_URL`).
+
+#![allow(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
+
+use std::path::{Path, PathBuf};
+use std::process::{Output, Stdio};
+
+use llmtool_testkit::{Mock, Reply};
+
+const KEY: &str = "sk-cli-test-7c1e";
+
+fn example(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples").join(name)
+}
+
+/// Runs the binary with a clean provider environment plus `env`.
+async fn llmtool(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_llmtool"));
+    command
+        .args(args)
+        .stdin(Stdio::null())
+        .env("NO_COLOR", "1")
+        .env("XDG_CONFIG_HOME", "/nonexistent");
+    for variable in [
+        "OPENAI_API_KEY",
+        "ANTHROPIC_API_KEY",
+        "GEMINI_API_KEY",
+        "GOOGLE_API_KEY",
+        "LLMTOOL_MODEL",
+        "OPENAI_BASE_URL",
+        "LLMTOOL_CONFIG",
+    ] {
+        command.env_remove(variable);
+    }
+    command.envs(env.iter().copied());
+    command.output().await.unwrap()
+}
+
+/// A config file declaring the mock as provider `mock` (OpenAI protocol, no structured output).
+fn mock_config(mock: &Mock) -> tempfile::NamedTempFile {
+    let mut file = tempfile::NamedTempFile::new().unwrap();
+    let config = format!(
+        "default_model = \"mock/m\"\n[providers.mock]\napi = \"openai\"\nbase_url = \"{}/v1\"\napi_key_env = \"MOCK_KEY\"\njson_schema = false\n[prices.\"mock/m\"]\ninput = 1.0\noutput = 2.0\n",
+        mock.url
+    );
+    std::io::Write::write_all(&mut file, config.as_bytes()).unwrap();
+    file
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn openai_answer(pieces: &[&str]) -> Reply {
+    let mut data: Vec<String> = pieces
+        .iter()
+        .map(|p| {
+            serde_json::json!({"choices": [{"delta": {"content": p}, "finish_reason": null}]})
+                .to_string()
+        })
+        .collect();
+    data.push(r#"{"choices":[{"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":12,"completion_tokens":3}}"#.into());
+    data.push("[DONE]".into());
+    Reply::sse(&data.iter().map(String::as_str).collect::<Vec<_>>())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn streams_a_text_answer_exactly() {
+    let mock = Mock::start(vec![openai_answer(&["Tides come ", "from the Moon."])]).await;
+    let base = format!("{}/v1", mock.url);
+    let tool = example("teach-me-anything.json");
+    let out = llmtool(
+        &["run", tool.to_str().unwrap(), "--var", "topic=tides"],
+        &[("OPENAI_API_KEY", KEY), ("OPENAI_BASE_URL", &base)],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "Tides come from the Moon.");
+    let sent = &mock.requests()[0];
+    assert_eq!(sent.headers["authorization"], format!("Bearer {KEY}").as_str());
+    assert_eq!(sent.body["model"], "gpt-4o-mini", "the first model of the tool's list");
+    assert_eq!(sent.body["temperature"], 0.7);
+    assert_eq!(sent.body["max_completion_tokens"], 1200);
+    assert!(
+        sent.body["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("Teach me about tides. I am a curious beginner")
+    );
+    assert!(!text(&out.stderr).contains(KEY));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn limited_answer_is_repaired_and_printed_canonically() {
+    let mock =
+        Mock::start(vec![openai_answer(&["Honestly, I'd wait."]), openai_answer(&["WAIT"])]).await;
+    let config = mock_config(&mock);
+    let tool = example("strategy-consultant.json");
+    let config_path = config.path().to_str().unwrap();
+    let args = [
+        "run",
+        tool.to_str().unwrap(),
+        "--var",
+        "situation=a bakery",
+        "--config",
+        config_path,
+        "--format",
+        "json",
+    ];
+    let out = llmtool(&args, &[("MOCK_KEY", KEY)]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["output"], "wait");
+    assert_eq!(report["raw"], "WAIT");
+    assert_eq!(report["repairs"], 1);
+    assert_eq!(report["provider"], "mock");
+    assert_eq!(report["usage"]["input_tokens"], 24);
+    assert!((report["cost"].as_f64().unwrap() - (24.0 * 1e-6 + 6.0 * 2e-6)).abs() < 1e-12);
+    for key in ["latency_ms", "time_to_first_token_ms", "finish_reason"] {
+        assert!(report.get(key).is_some(), "{key} missing");
+    }
+    assert_eq!(mock.requests()[0].headers["authorization"], format!("Bearer {KEY}").as_str());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_answer_that_never_fits_exits_1_with_the_raw_answer() {
+    let replies =
+        vec![openai_answer(&["maybe"]), openai_answer(&["perhaps"]), openai_answer(&["unsure"])];
+    let mock = Mock::start(replies).await;
+    let config = mock_config(&mock);
+    let tool = example("strategy-consultant.json");
+    let config_path = config.path().to_str().unwrap();
+    let args = [
+        "run",
+        tool.to_str().unwrap(),
+        "--var",
+        "situation=x",
+        "--config",
+        config_path,
+        "--format",
+        "json",
+    ];
+    let out = llmtool(&args, &[("MOCK_KEY", KEY)]).await;
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["output"], serde_json::Value::Null);
+    assert_eq!(report["raw"], "unsure");
+    assert_eq!(report["repairs"], 2);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn provider_failures_exit_2_with_clear_messages_and_no_key() {
+    let mock = Mock::start(vec![Reply::json(
+        401,
+        r#"{"error":{"message":"Incorrect API key provided"}}"#,
+    )])
+    .await;
+    let base = format!("{}/v1", mock.url);
+    let tool = example("teach-me-anything.json");
+    let out = llmtool(
+        &["run", tool.to_str().unwrap(), "--var", "topic=x"],
+        &[("OPENAI_API_KEY", KEY), ("OPENAI_BASE_URL", &base)],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("rejected the API key (401 Unauthorized): Incorrect API key provided"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains(KEY) && !text(&out.stdout).contains(KEY));
+    let out = llmtool(
+        &["run", tool.to_str().unwrap(), "--var", "topic=x", "--model", "claude-sonnet-4-5"],
+        &[],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("set the environment variable `ANTHROPIC_API_KEY`"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn dry_run_prints_the_request_and_sends_nothing() {
+    let mock = Mock::start(vec![]).await;
+    let base = format!("{}/v1", mock.url);
+    let tool = example("legal-agreement-review.json");
+    let out = llmtool(
+        &[
+            "run",
+            tool.to_str().unwrap(),
+            "--var",
+            "agreement=text",
+            "--dry-run",
+            "--provider",
+            "groq",
+            "--model",
+            "llama-3.3-70b-versatile",
+        ],
+        &[("GROQ_API_KEY", KEY), ("OPENAI_BASE_URL", &base)],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let shown = text(&out.stdout);
+    assert!(shown.starts_with("POST https://api.groq.com/openai/v1/chat/completions\n"), "{shown}");
+    assert!(shown.contains("authorization: Bearer [redacted]") && !shown.contains(KEY));
+    assert!(shown.contains("\"response_format\""), "JSON mode for a JSON tool");
+    assert!(mock.requests().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn anthropic_through_its_base_url() {
+    let events = [
+        (
+            "message_start",
+            r#"{"type":"message_start","message":{"usage":{"input_tokens":5,"output_tokens":1}}}"#,
+        ),
+        (
+            "content_block_delta",
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"print('hi')"}}"#,
+        ),
+        (
+            "message_delta",
+            r#"{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":4}}"#,
+        ),
+        ("message_stop", r#"{"type":"message_stop"}"#),
+    ];
+    let mock = Mock::start(vec![Reply::named_sse(&events)]).await;
+    let tool = example("pair-programmer.json");
+    let env = [("ANTHROPIC_API_KEY", KEY), ("ANTHROPIC_BASE_URL", mock.url.as_str())];
+    let out = llmtool(
+        &["run", tool.to_str().unwrap(), "--var", "code=x = 1", "--model", "claude-sonnet-4-5"],
+        &env,
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "print('hi')", "a bare code answer is printed as the code");
+    let sent = &mock.requests()[0];
+    assert_eq!(sent.headers["x-api-key"], KEY);
+    assert_eq!(sent.body["max_tokens"], 2048);
+    assert!(
+        text(&out.stderr)
+            .contains("warning: `frequency_penalty` dropped: Anthropic does not support it")
+    );
+}
