@@ -79,6 +79,8 @@ pub struct Recorded {
 pub struct Mock {
     pub url: String,
     replies: Arc<Mutex<VecDeque<Reply>>>,
+    /// Answers every request once the scripted replies are used up (for benchmarks).
+    repeat: Option<Reply>,
     requests: Arc<Mutex<Vec<Recorded>>>,
 }
 
@@ -86,10 +88,24 @@ impl Mock {
     /// Starts a server that answers with `replies`, in order, then 500 for anything more.
     /// It runs on the calling tokio runtime and stops with it.
     pub async fn start(replies: Vec<Reply>) -> Mock {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        Self::serve("127.0.0.1:0", replies, None).await
+    }
+
+    /// Starts a server on `address` that answers every request with `reply`, keeping no record
+    /// of requests (so it can serve a benchmark for as long as it runs).
+    pub async fn repeating(address: &str, reply: Reply) -> Mock {
+        Self::serve(address, Vec::new(), Some(reply)).await
+    }
+
+    async fn serve(address: &str, replies: Vec<Reply>, repeat: Option<Reply>) -> Mock {
+        let listener = tokio::net::TcpListener::bind(address).await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
-        let mock =
-            Mock { url, replies: Arc::new(Mutex::new(replies.into())), requests: Arc::default() };
+        let mock = Mock {
+            url,
+            replies: Arc::new(Mutex::new(replies.into())),
+            repeat,
+            requests: Arc::default(),
+        };
         let state = mock.clone();
         let app = axum::Router::new().fallback(
             move |uri: axum::http::Uri, headers: HeaderMap, body: Bytes| {
@@ -106,9 +122,11 @@ impl Mock {
     }
 
     fn answer(&self, uri: &axum::http::Uri, headers: HeaderMap, body: &Bytes) -> Response {
-        let body = serde_json::from_slice(body).unwrap_or(serde_json::Value::Null);
-        self.requests.lock().unwrap().push(Recorded { path: uri.to_string(), headers, body });
-        let reply = self.replies.lock().unwrap().pop_front();
+        if self.repeat.is_none() {
+            let body = serde_json::from_slice(body).unwrap_or(serde_json::Value::Null);
+            self.requests.lock().unwrap().push(Recorded { path: uri.to_string(), headers, body });
+        }
+        let reply = self.replies.lock().unwrap().pop_front().or_else(|| self.repeat.clone());
         match reply {
             None => Response::builder().status(500).body(Body::from("no scripted reply")).unwrap(),
             Some(Reply::Json { status, headers, body }) => {
