@@ -1,22 +1,70 @@
-//! A standalone mock of the OpenAI Chat Completions API for benchmarks: every request gets the
-//! same streamed answer. Prints its URL, then serves until killed.
+//! A standalone mock of the OpenAI Chat Completions API for benchmarks and for independent
+//! servers (such as LiteLLM's proxy) to use as a backend. Every request gets the same answer,
+//! in the full wire format: streamed as `chat.completion.chunk`s when the request asks for a
+//! stream, else as one `chat.completion`. Prints its URL, then serves until killed.
 //!
 //! usage: mock-llm [ADDRESS=127.0.0.1:0] [CHUNKS=20]
 
-use llmtool_testkit::{Mock, Reply};
+use std::sync::Arc;
+
+use axum::body::{Body, Bytes};
+use axum::response::Response;
+use serde_json::{Value, json};
+
+fn chunk(model: &str, delta: &Value, finish: Option<&str>) -> Value {
+    json!({
+        "id": "chatcmpl-mock",
+        "object": "chat.completion.chunk",
+        "created": 1_700_000_000,
+        "model": model,
+        "choices": [{ "index": 0, "delta": delta, "finish_reason": finish }]
+    })
+}
+
+fn answer(words: &[String], body: &Bytes) -> Response {
+    let request: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    let model = request.get("model").and_then(Value::as_str).unwrap_or("mock").to_owned();
+    let usage = json!({ "prompt_tokens": 10, "completion_tokens": words.len(), "total_tokens": 10 + words.len() });
+    if request.get("stream").and_then(Value::as_bool) != Some(true) {
+        let completion = json!({
+            "id": "chatcmpl-mock",
+            "object": "chat.completion",
+            "created": 1_700_000_000,
+            "model": model,
+            "choices": [{ "index": 0, "message": { "role": "assistant", "content": words.concat() }, "finish_reason": "stop" }],
+            "usage": usage
+        });
+        return Response::builder()
+            .header("content-type", "application/json")
+            .body(Body::from(completion.to_string()))
+            .unwrap_or_default();
+    }
+    let mut events = vec![chunk(&model, &json!({ "role": "assistant", "content": "" }), None)];
+    events.extend(words.iter().map(|word| chunk(&model, &json!({ "content": word }), None)));
+    events.push(chunk(&model, &json!({}), Some("stop")));
+    let mut last = chunk(&model, &json!({}), None);
+    last["choices"] = json!([]);
+    last["usage"] = usage;
+    events.push(last);
+    let mut text: String = events.iter().map(|event| format!("data: {event}\n\n")).collect();
+    text.push_str("data: [DONE]\n\n");
+    Response::builder()
+        .header("content-type", "text/event-stream")
+        .body(Body::from(text))
+        .unwrap_or_default()
+}
 
 #[tokio::main(flavor = "current_thread")]
-async fn main() {
+async fn main() -> std::io::Result<()> {
     let mut args = std::env::args().skip(1);
     let address = args.next().unwrap_or_else(|| "127.0.0.1:0".into());
     let chunks: usize = args.next().and_then(|n| n.parse().ok()).unwrap_or(20);
-    let mut data: Vec<String> = (0..chunks)
-        .map(|i| serde_json::json!({"choices": [{"delta": {"content": format!("token{i} ")}, "finish_reason": null}]}).to_string())
-        .collect();
-    data.push(r#"{"choices":[{"delta":{},"finish_reason":"stop"}],"usage":{"prompt_tokens":10,"completion_tokens":20}}"#.into());
-    data.push("[DONE]".into());
-    let reply = Reply::sse(&data.iter().map(String::as_str).collect::<Vec<_>>());
-    let mock = Mock::repeating(&address, reply).await;
-    println!("{}", mock.url);
-    std::future::pending::<()>().await;
+    let words: Arc<Vec<String>> = Arc::new((0..chunks).map(|i| format!("token{i} ")).collect());
+    let listener = tokio::net::TcpListener::bind(&address).await?;
+    println!("http://{}", listener.local_addr()?);
+    let app = axum::Router::new().fallback(move |body: Bytes| {
+        let words = Arc::clone(&words);
+        async move { answer(&words, &body) }
+    });
+    axum::serve(listener, app).await
 }
