@@ -46,7 +46,10 @@ fn answer(words: &[String], body: &Bytes) -> Response {
     last["choices"] = json!([]);
     last["usage"] = usage;
     events.push(last);
-    let mut text: String = events.iter().map(|event| format!("data: {event}\n\n")).collect();
+    let mut text = String::new();
+    for event in &events {
+        text.push_str(&format!("data: {event}\n\n"));
+    }
     text.push_str("data: [DONE]\n\n");
     Response::builder()
         .header("content-type", "text/event-stream")
