@@ -22,6 +22,9 @@ cargo nextest run --workspace --locked --no-fail-fast
 step "doc tests"
 cargo test --workspace --doc --locked
 
+step "independent API servers (llama-cpp-python, LiteLLM)"
+python3 scripts/independent.py
+
 if [ -d fuzz ]; then
   step "fuzz smoke run"
   scripts/fuzz.sh 30

@@ -30,6 +30,9 @@ pub struct Features {
     pub json_schema: bool,
     /// Whether `response_format: json_object` (JSON mode) is supported.
     pub json_mode: bool,
+    /// Whether a schema inside JSON mode (`{"type": "json_object", "schema": ...}`, as llama.cpp
+    /// servers take it) constrains the answer, for servers without `json_schema`.
+    pub json_object_schema: bool,
     /// Whether `stream_options.include_usage` is supported.
     pub stream_usage: bool,
 }
@@ -37,6 +40,7 @@ pub struct Features {
 impl Features {
     /// What OpenAI itself supports.
     pub const OPENAI: Features = Features {
+        json_object_schema: false,
         max_tokens_field: "max_completion_tokens",
         penalties: true,
         json_schema: true,
@@ -45,6 +49,7 @@ impl Features {
     };
     /// What most compatible servers support.
     pub const COMPATIBLE: Features = Features {
+        json_object_schema: false,
         max_tokens_field: "max_tokens",
         penalties: true,
         json_schema: false,

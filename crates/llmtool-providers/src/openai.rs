@@ -48,6 +48,12 @@ pub fn build(
         Constraint::OneOf(values) if features.json_schema => {
             fields.insert("response_format".into(), one_of_schema(values));
         }
+        Constraint::OneOf(values) if features.json_object_schema => {
+            fields.insert(
+                "response_format".into(),
+                json!({ "type": "json_object", "schema": answer_schema(values) }),
+            );
+        }
         Constraint::Json if features.json_mode => {
             fields.insert("response_format".into(), json!({ "type": "json_object" }));
         }
@@ -76,22 +82,25 @@ pub fn build(
 fn one_of_schema(values: &[String]) -> Value {
     json!({
         "type": "json_schema",
-        "json_schema": {
-            "name": "answer",
-            "strict": true,
-            "schema": {
-                "type": "object",
-                "properties": { "answer": { "type": "string", "enum": values } },
-                "required": ["answer"],
-                "additionalProperties": false
-            }
-        }
+        "json_schema": { "name": "answer", "strict": true, "schema": answer_schema(values) }
+    })
+}
+
+/// The JSON Schema of `{"answer": <one of values>}`.
+fn answer_schema(values: &[String]) -> Value {
+    json!({
+        "type": "object",
+        "properties": { "answer": { "type": "string", "enum": values } },
+        "required": ["answer"],
+        "additionalProperties": false
     })
 }
 
 /// Whether answers come wrapped in `{"answer": ...}` (structured output for a limited output).
 pub fn wraps_answer(endpoint: &Endpoint, request: &ChatRequest) -> bool {
-    matches!(request.constraint, Constraint::OneOf(_)) && endpoint.features.json_schema
+    let features = endpoint.features;
+    matches!(request.constraint, Constraint::OneOf(_))
+        && (features.json_schema || features.json_object_schema)
 }
 
 /// Decodes Chat Completions chunks (`data: {...}` then `data: [DONE]`) or a whole response.
@@ -278,6 +287,20 @@ mod tests {
         assert!(http.body.get("frequency_penalty").is_none());
         assert_eq!(http.body["response_format"]["type"], "json_object");
         assert_eq!(warnings, ["`frequency_penalty` dropped: OpenAI does not support it"]);
+    }
+
+    #[test]
+    fn llama_cpp_servers_get_the_schema_inside_json_mode() {
+        let llama = Features { json_object_schema: true, ..Features::COMPATIBLE };
+        let request = request(Constraint::OneOf(vec!["yes".into(), "no".into()]));
+        let http = build(&endpoint(llama), &request, &mut Vec::new());
+        assert_eq!(http.body["response_format"]["type"], "json_object");
+        assert_eq!(
+            http.body["response_format"]["schema"]["properties"]["answer"]["enum"],
+            json!(["yes", "no"])
+        );
+        assert!(wraps_answer(&endpoint(llama), &request));
+        assert!(!wraps_answer(&endpoint(Features::COMPATIBLE), &request));
     }
 
     #[test]

@@ -49,6 +49,8 @@ const fn openai_compatible(
 const STRICT_FIELDS: Features =
     Features { stream_usage: false, json_schema: false, ..Features::COMPATIBLE };
 const WITH_SCHEMA: Features = Features { json_schema: true, ..Features::COMPATIBLE };
+/// llama.cpp servers (and llama-cpp-python's) take a schema inside JSON mode, not `json_schema`.
+const LLAMA_CPP: Features = Features { json_object_schema: true, ..Features::COMPATIBLE };
 
 pub const PRESETS: &[Preset] = &[
     Preset {
@@ -153,7 +155,7 @@ pub const PRESETS: &[Preset] = &[
         "llama.cpp server",
         "http://127.0.0.1:8080/v1",
         &[],
-        WITH_SCHEMA,
+        LLAMA_CPP,
         &[],
     ),
     openai_compatible("vllm", "vLLM", "http://127.0.0.1:8000/v1", &[], WITH_SCHEMA, &[]),
