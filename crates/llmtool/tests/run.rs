@@ -242,3 +242,49 @@ async fn anthropic_through_its_base_url() {
             .contains("warning: `frequency_penalty` dropped: Anthropic does not support it")
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ctrl_c_cancels_cleanly() {
+    let mock = Mock::start(vec![Reply::sse(&[]).ending(llmtool_testkit::End::Stall)]).await;
+    let base = format!("{}/v1", mock.url);
+    let tool = example("teach-me-anything.json");
+    let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_llmtool"))
+        .args(["run", tool.to_str().unwrap(), "--var", "topic=x", "--model", "openai/gpt-4o-mini"])
+        .env("OPENAI_API_KEY", KEY)
+        .env("OPENAI_BASE_URL", &base)
+        .env("XDG_CONFIG_HOME", "/nonexistent")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the request is in flight, then interrupt.
+    for _ in 0..100 {
+        if !mock.requests().is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let pid = child.id().unwrap().to_string();
+    assert!(std::process::Command::new("kill").args(["-INT", &pid]).status().unwrap().success());
+    let out = tokio::time::timeout(std::time::Duration::from_secs(10), child.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("cancelled"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn providers_lists_readiness_without_keys() {
+    let out = llmtool(&["providers", "--format", "json"], &[("ANTHROPIC_API_KEY", KEY)]).await;
+    assert_eq!(out.status.code(), Some(0));
+    let stdout = text(&out.stdout);
+    assert!(!stdout.contains(KEY));
+    let statuses: Vec<serde_json::Value> = serde_json::from_str(&stdout).unwrap();
+    let ready = |name: &str| {
+        statuses.iter().find(|s| s["name"] == name).unwrap()["ready"].as_bool().unwrap()
+    };
+    assert!(ready("anthropic"));
+    assert!(!ready("openai"));
+    assert!(!ready("ollama"), "a local server is ready only once configured");
+}
