@@ -12,7 +12,7 @@ use crate::event::Usage;
 use crate::http::HttpRequest;
 use crate::request::{ChatRequest, Constraint, Message, Params};
 use crate::resolve::Target;
-use crate::transport::Transport;
+use crate::transport::{Delivery, Transport};
 
 /// How a run behaves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -22,11 +22,14 @@ pub struct RunOptions {
     pub max_repairs: u32,
     /// Keep a code answer whole instead of extracting its fenced block.
     pub raw: bool,
+    /// Whether the caller shows text as it arrives (then a failure after the first piece is not
+    /// retried); otherwise the answer is delivered whole and any failure may be retried.
+    pub live: bool,
 }
 
 impl Default for RunOptions {
     fn default() -> Self {
-        Self { stream: true, max_repairs: 2, raw: false }
+        Self { stream: true, max_repairs: 2, raw: false, live: true }
     }
 }
 
@@ -113,7 +116,7 @@ impl RunRequest {
             OutputKind::Limited { .. } => false,
         };
         let unchanged_format = matches!(self.spec.format, None | Some(OutputFormat::Other(_)));
-        options.stream && unchanged_kind && unchanged_format
+        options.stream && options.live && unchanged_kind && unchanged_format
     }
 }
 
@@ -128,6 +131,7 @@ pub async fn run(
     let started = Instant::now();
     let endpoint = &run.target.endpoint;
     let streams_through = run.streams_through(options);
+    let delivery = if streams_through { Delivery::Live } else { Delivery::Whole };
     let mut messages = vec![Message::user(run.first_message())];
     let mut usage = Usage::default();
     let mut repairs = 0;
@@ -138,7 +142,7 @@ pub async fn run(
         let decoder = decoder_factory(endpoint, &request);
         let mut answer = String::new();
         let completion = transport
-            .send(&http, request.stream, &*decoder, &mut |text| {
+            .send(&http, request.stream, delivery, &*decoder, &mut |text| {
                 answer.push_str(text);
                 if streams_through {
                     on_text(text);

@@ -74,6 +74,16 @@ pub struct Completion {
     pub retries: u32,
 }
 
+/// How answer text reaches the caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Delivery {
+    /// Each piece as it arrives (shown to the user as it streams). Once a piece is out, a
+    /// failure is not retried, since the retry would show the answer again.
+    Live,
+    /// The whole answer at once, after an attempt succeeds; any failure may be retried.
+    Whole,
+}
+
 /// Sends requests with one shared connection pool.
 #[derive(Debug, Clone)]
 pub struct Transport {
@@ -94,12 +104,13 @@ impl Transport {
         Ok(Self { client, timeouts, retry })
     }
 
-    /// Sends `request`, passing each piece of answer text to `on_text` as it arrives. A fresh
+    /// Sends `request` and passes the answer text to `on_text` as `delivery` says. A fresh
     /// decoder comes from `decoder` for every attempt.
     pub async fn send(
         &self,
         request: &HttpRequest,
         stream: bool,
+        delivery: Delivery,
         decoder: &dyn Fn() -> Box<dyn Decoder>,
         on_text: &mut (dyn FnMut(&str) + Send),
     ) -> Result<Completion, ProviderError> {
@@ -107,15 +118,21 @@ impl Transport {
         loop {
             let mut output_started = false;
             let mut time_to_first_token = None;
+            let mut buffered = String::new();
             let started = Instant::now();
             let mut fresh = decoder();
             let result = {
                 let mut forward = |text: &str| {
-                    if !output_started {
+                    if time_to_first_token.is_none() {
                         time_to_first_token = Some(started.elapsed());
                     }
-                    output_started = true;
-                    on_text(text);
+                    match delivery {
+                        Delivery::Live => {
+                            output_started = true;
+                            on_text(text);
+                        }
+                        Delivery::Whole => buffered.push_str(text),
+                    }
                 };
                 let attempt = self.attempt(request, stream, fresh.as_mut(), &mut forward);
                 match tokio::time::timeout(self.timeouts.total, attempt).await {
@@ -127,6 +144,9 @@ impl Transport {
                 Completion { time_to_first_token, retries, ..Completion::default() };
             match result {
                 Ok((usage, finish_reason)) => {
+                    if !buffered.is_empty() {
+                        on_text(&buffered);
+                    }
                     completion.usage = usage;
                     completion.finish_reason = finish_reason;
                     return Ok(completion);

@@ -8,7 +8,7 @@ use std::time::Duration;
 use llmtool_providers::anthropic::{self, AnthropicDecoder};
 use llmtool_providers::gemini::{self, GeminiDecoder};
 use llmtool_providers::openai::{self, OpenAiDecoder};
-use llmtool_providers::transport::{Completion, RetryPolicy, Timeouts, Transport};
+use llmtool_providers::transport::{Completion, Delivery, RetryPolicy, Timeouts, Transport};
 use llmtool_providers::{
     ApiKind, ChatRequest, Constraint, Decoder, Endpoint, Features, Message, Params, ProviderError,
     TimeoutKind,
@@ -64,7 +64,9 @@ async fn send_openai(
     let http = openai::build(&endpoint, &request(stream), &mut Vec::new());
     let mut text = String::new();
     let decoder = || -> Box<dyn Decoder> { Box::new(OpenAiDecoder::new("Mock", false)) };
-    let result = transport.send(&http, stream, &decoder, &mut |piece| text.push_str(piece)).await;
+    let result = transport
+        .send(&http, stream, Delivery::Live, &decoder, &mut |piece| text.push_str(piece))
+        .await;
     (result, text)
 }
 
@@ -148,6 +150,22 @@ async fn reset_after_output_started_is_not_retried() {
 }
 
 #[tokio::test]
+async fn a_buffered_answer_is_retried_after_a_reset_without_duplicating_text() {
+    let mock =
+        Mock::start(vec![Reply::sse(&HELLO[..1]).ending(End::Reset), Reply::sse(&HELLO)]).await;
+    let endpoint = endpoint(&mock, ApiKind::OpenAi);
+    let http = openai::build(&endpoint, &request(true), &mut Vec::new());
+    let mut pieces = Vec::new();
+    let decoder = || -> Box<dyn Decoder> { Box::new(OpenAiDecoder::new("Mock", false)) };
+    let completion = transport(2)
+        .send(&http, true, Delivery::Whole, &decoder, &mut |t| pieces.push(t.to_owned()))
+        .await
+        .unwrap();
+    assert_eq!(pieces, ["Hello"], "one whole answer, not the broken attempt's piece");
+    assert_eq!(completion.retries, 1);
+}
+
+#[tokio::test]
 async fn reset_before_any_output_is_retried() {
     let mock = Mock::start(vec![Reply::sse(&[]).ending(End::Reset), Reply::sse(&HELLO)]).await;
     let (result, text) = send_openai(&transport(1), &mock, true).await;
@@ -219,8 +237,10 @@ async fn anthropic_stream_through_the_transport() {
     let http = anthropic::build(&endpoint, &request(true), &mut Vec::new());
     let mut text = String::new();
     let decoder = || -> Box<dyn Decoder> { Box::new(AnthropicDecoder::new()) };
-    let completion =
-        transport(0).send(&http, true, &decoder, &mut |t| text.push_str(t)).await.unwrap();
+    let completion = transport(0)
+        .send(&http, true, Delivery::Live, &decoder, &mut |t| text.push_str(t))
+        .await
+        .unwrap();
     assert_eq!(text, "Bonjour");
     assert_eq!((completion.usage.input_tokens, completion.usage.output_tokens), (Some(9), Some(2)));
     let sent = &mock.requests()[0];
@@ -241,8 +261,10 @@ async fn gemini_stream_through_the_transport() {
     let http = gemini::build(&endpoint, &request(true), &mut []);
     let mut text = String::new();
     let decoder = || -> Box<dyn Decoder> { Box::new(GeminiDecoder::new()) };
-    let completion =
-        transport(0).send(&http, true, &decoder, &mut |t| text.push_str(t)).await.unwrap();
+    let completion = transport(0)
+        .send(&http, true, Delivery::Live, &decoder, &mut |t| text.push_str(t))
+        .await
+        .unwrap();
     assert_eq!(text, "Hallo");
     assert_eq!(completion.finish_reason.as_deref(), Some("stop"));
     let sent = &mock.requests()[0];
