@@ -53,8 +53,12 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<Outcome> {
         params: Params::from_tool(tool.metadata.as_ref().and_then(|m| m.parameters.as_ref())),
         spec: OutputSpec::of(tool),
     };
-    let options =
-        RunOptions { stream: !args.no_stream, max_repairs: args.max_repairs, raw: args.raw };
+    let options = RunOptions {
+        stream: !args.no_stream,
+        max_repairs: args.max_repairs,
+        raw: args.raw,
+        live: args.format == RunFormat::Text,
+    };
     if args.dry_run {
         let (http, warnings) = request.first_request(options);
         print_warnings(&warnings);
@@ -71,11 +75,7 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<Outcome> {
     let mut streamed = false;
     let mut stdout_error = None;
     let result = runtime.block_on(async {
-        let print_as_it_comes = args.format == RunFormat::Text;
         let mut on_text = |text: &str| {
-            if !print_as_it_comes {
-                return;
-            }
             streamed = true;
             let mut stdout = std::io::stdout().lock();
             if let Err(error) = stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
