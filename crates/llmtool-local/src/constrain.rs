@@ -1,0 +1,366 @@
+//! Constrained decoding: a mask over the vocabulary so that only tokens that keep the answer
+//! valid can be picked. `OneOf` spells exactly one of the allowed values; `Json` produces a JSON
+//! object or array.
+//!
+//! The JSON grammar is a hand-written prefix automaton rather than `llguidance`: the grammar is
+//! fixed and small, and its state is a `Copy` value of a few dozen bytes, so testing every token
+//! of the vocabulary at each step needs no allocation; a general grammar engine would bring a
+//! large dependency for this one grammar.
+
+/// What the answer must be.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Constraint {
+    /// Exactly one of these strings, then the end.
+    OneOf { values: Vec<Vec<u8>>, written: Vec<u8> },
+    /// A JSON object or array, then the end.
+    Json(JsonState),
+}
+
+impl Constraint {
+    pub fn one_of(values: &[String]) -> Self {
+        Constraint::OneOf {
+            values: values.iter().map(|v| v.as_bytes().to_vec()).collect(),
+            written: Vec::new(),
+        }
+    }
+
+    pub fn json() -> Self {
+        Constraint::Json(JsonState::default())
+    }
+
+    /// Marks in `mask` the tokens that may come next (`vocab[id]` is a token's bytes; end tokens
+    /// are allowed only when the answer is complete).
+    pub fn mask(&self, vocab: &[Vec<u8>], eos: &[u32], mask: &mut [bool]) {
+        for (id, (allowed, bytes)) in mask.iter_mut().zip(vocab).enumerate() {
+            *allowed = if eos.contains(&(id as u32)) {
+                self.complete()
+            } else {
+                !bytes.is_empty() && self.accepts(bytes)
+            };
+        }
+    }
+
+    /// Whether `bytes` may follow what was written.
+    pub fn accepts(&self, bytes: &[u8]) -> bool {
+        match self {
+            Constraint::OneOf { values, written } => values.iter().any(|value| {
+                value.len() >= written.len() + bytes.len()
+                    && value.starts_with(written)
+                    && value[written.len()..].starts_with(bytes)
+            }),
+            Constraint::Json(state) => {
+                let mut next = *state;
+                bytes.iter().all(|&b| next.feed(b))
+            }
+        }
+    }
+
+    /// Records a chosen token's bytes.
+    pub fn advance(&mut self, bytes: &[u8]) {
+        match self {
+            Constraint::OneOf { written, .. } => written.extend_from_slice(bytes),
+            Constraint::Json(state) => {
+                for &b in bytes {
+                    state.feed(b);
+                }
+            }
+        }
+    }
+
+    /// Whether the answer may end here.
+    pub fn complete(&self) -> bool {
+        match self {
+            Constraint::OneOf { values, written } => values.iter().any(|v| v == written),
+            Constraint::Json(state) => state.is_complete(),
+        }
+    }
+}
+
+const MAX_DEPTH: usize = 32;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// A value is due (after `:`, `,` in an array, `[`, or at the start).
+    Value,
+    /// After `{` or `,` in an object: a key is due (or `}` right after `{`).
+    Key { first: bool },
+    /// After a key: `:` is due.
+    Colon,
+    /// After a value: `,` or the closing bracket is due (or nothing, at the top).
+    After,
+    /// Inside a string.
+    Str { key: bool, escape: u8 },
+    /// Inside a number, at `stage` (see `Number`).
+    Num(Number),
+    /// Inside `true`, `false` or `null`: the bytes still due.
+    Literal { word: &'static [u8], at: u8 },
+    /// After `[`: a value or `]` is due.
+    ArrayStart,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Number {
+    Minus,
+    Zero,
+    Int,
+    Dot,
+    Frac,
+    Exp,
+    ExpSign,
+    ExpDigits,
+}
+
+/// The state of a JSON prefix (a few dozen bytes, `Copy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JsonState {
+    /// `true` for an object, `false` for an array, per open container.
+    stack: [bool; MAX_DEPTH],
+    depth: u8,
+    mode: Mode,
+    started: bool,
+}
+
+impl Default for JsonState {
+    fn default() -> Self {
+        Self { stack: [false; MAX_DEPTH], depth: 0, mode: Mode::Value, started: false }
+    }
+}
+
+impl JsonState {
+    pub fn is_complete(&self) -> bool {
+        self.started && self.depth == 0 && self.mode == Mode::After
+    }
+
+    fn in_object(&self) -> bool {
+        self.depth > 0 && self.stack[usize::from(self.depth) - 1]
+    }
+
+    fn open(&mut self, object: bool) -> bool {
+        if usize::from(self.depth) == MAX_DEPTH {
+            return false;
+        }
+        self.stack[usize::from(self.depth)] = object;
+        self.depth += 1;
+        self.started = true;
+        self.mode = if object { Mode::Key { first: true } } else { Mode::ArrayStart };
+        true
+    }
+
+    fn close(&mut self, object: bool) -> bool {
+        if self.depth == 0 || self.in_object() != object {
+            return false;
+        }
+        self.depth -= 1;
+        self.mode = Mode::After;
+        true
+    }
+
+    /// Takes one byte; `false` if no JSON document can continue this way.
+    pub fn feed(&mut self, byte: u8) -> bool {
+        let whitespace = matches!(byte, b' ' | b'\n' | b'\t' | b'\r');
+        match self.mode {
+            Mode::Str { key, escape } => self.string(byte, key, escape),
+            Mode::Num(stage) => self.number(byte, stage),
+            Mode::Literal { word, at } => {
+                if word[usize::from(at)] != byte {
+                    return false;
+                }
+                self.mode = if usize::from(at) + 1 == word.len() {
+                    Mode::After
+                } else {
+                    Mode::Literal { word, at: at + 1 }
+                };
+                true
+            }
+            _ if whitespace => self.started || self.mode == Mode::Value,
+            Mode::Value | Mode::ArrayStart => {
+                if self.mode == Mode::ArrayStart && byte == b']' {
+                    return self.close(false);
+                }
+                if !self.started {
+                    // The document is an object or an array.
+                    return matches!(byte, b'{' | b'[') && self.open(byte == b'{');
+                }
+                self.value(byte)
+            }
+            Mode::Key { first } => match byte {
+                b'"' => {
+                    self.mode = Mode::Str { key: true, escape: 0 };
+                    true
+                }
+                b'}' if first => self.close(true),
+                _ => false,
+            },
+            Mode::Colon => {
+                if byte == b':' {
+                    self.mode = Mode::Value;
+                }
+                byte == b':'
+            }
+            Mode::After => match byte {
+                b',' if self.depth > 0 => {
+                    self.mode =
+                        if self.in_object() { Mode::Key { first: false } } else { Mode::Value };
+                    true
+                }
+                b'}' => self.close(true),
+                b']' => self.close(false),
+                _ => false,
+            },
+        }
+    }
+
+    fn value(&mut self, byte: u8) -> bool {
+        match byte {
+            b'{' | b'[' => self.open(byte == b'{'),
+            b'"' => {
+                self.mode = Mode::Str { key: false, escape: 0 };
+                true
+            }
+            b'-' => {
+                self.mode = Mode::Num(Number::Minus);
+                true
+            }
+            b'0' => {
+                self.mode = Mode::Num(Number::Zero);
+                true
+            }
+            b'1'..=b'9' => {
+                self.mode = Mode::Num(Number::Int);
+                true
+            }
+            b't' | b'f' | b'n' => {
+                let word: &'static [u8] = match byte {
+                    b't' => b"true",
+                    b'f' => b"false",
+                    _ => b"null",
+                };
+                self.mode = Mode::Literal { word, at: 1 };
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// `escape`: 0 none, 1 after `\`, 2..=5 hex digits of `\u` still due (5 - escape + 1).
+    fn string(&mut self, byte: u8, key: bool, escape: u8) -> bool {
+        match escape {
+            0 => match byte {
+                b'"' => {
+                    self.mode = if key { Mode::Colon } else { Mode::After };
+                    true
+                }
+                b'\\' => {
+                    self.mode = Mode::Str { key, escape: 1 };
+                    true
+                }
+                0..=0x1f => false,
+                _ => true,
+            },
+            1 => match byte {
+                b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => {
+                    self.mode = Mode::Str { key, escape: 0 };
+                    true
+                }
+                b'u' => {
+                    self.mode = Mode::Str { key, escape: 2 };
+                    true
+                }
+                _ => false,
+            },
+            n => {
+                if !byte.is_ascii_hexdigit() {
+                    return false;
+                }
+                self.mode = Mode::Str { key, escape: if n == 5 { 0 } else { n + 1 } };
+                true
+            }
+        }
+    }
+
+    fn number(&mut self, byte: u8, stage: Number) -> bool {
+        use Number::{Dot, Exp, ExpDigits, ExpSign, Frac, Int, Minus, Zero};
+        let next = match (stage, byte) {
+            (Minus, b'0') => Some(Zero),
+            (Minus, b'1'..=b'9') | (Int, b'0'..=b'9') => Some(Int),
+            (Zero | Int, b'.') => Some(Dot),
+            (Dot | Frac, b'0'..=b'9') => Some(Frac),
+            (Zero | Int | Frac, b'e' | b'E') => Some(Exp),
+            (Exp, b'+' | b'-') => Some(ExpSign),
+            (Exp | ExpSign | ExpDigits, b'0'..=b'9') => Some(ExpDigits),
+            _ => None,
+        };
+        if let Some(next) = next {
+            self.mode = Mode::Num(next);
+            return true;
+        }
+        // The number ended: it must be complete, and the byte must fit what follows a value.
+        if matches!(stage, Zero | Int | Frac | ExpDigits) {
+            self.mode = Mode::After;
+            return self.feed(byte);
+        }
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn feeds(text: &str) -> Option<JsonState> {
+        let mut state = JsonState::default();
+        text.bytes().all(|b| state.feed(b)).then_some(state)
+    }
+
+    #[test]
+    fn accepts_json_documents_and_their_prefixes() {
+        for document in [
+            r#"{"a": [1, -2.5e3, true, null, "x\"\u00e9"], "b": {}}"#,
+            "[]",
+            "[ {\"k\": false} ]",
+            "{}",
+        ] {
+            let state = feeds(document).unwrap_or_else(|| panic!("{document}"));
+            assert!(state.is_complete(), "{document}");
+            for cut in 1..document.len() {
+                assert!(feeds(&document[..cut]).is_some(), "prefix {cut} of {document}");
+            }
+        }
+    }
+
+    #[test]
+    fn rejects_what_no_document_continues() {
+        for bad in [
+            "1",
+            "\"top\"",
+            "{a",
+            "{\"a\" 1",
+            "[1,]",
+            "[01]",
+            "{\"a\":tru3}",
+            "[\"\n\"]",
+            "{}}",
+            "[1 2]",
+            "{\"a\":1,}",
+        ] {
+            assert!(
+                feeds(bad).is_none_or(|s| !s.is_complete() && bad.ends_with(['}', ']'])),
+                "{bad:?} accepted"
+            );
+        }
+        assert!(!feeds("{\"a\": 1").unwrap().is_complete());
+    }
+
+    #[test]
+    fn one_of_spells_an_allowed_value() {
+        let mut constraint = Constraint::one_of(&["go".into(), "good".into(), "stop".into()]);
+        assert!(constraint.accepts(b"go") && constraint.accepts(b"s") && !constraint.accepts(b"x"));
+        constraint.advance(b"go");
+        assert!(constraint.complete());
+        assert!(constraint.accepts(b"od") && !constraint.accepts(b"ne"));
+        let vocab = vec![b"od".to_vec(), b"x".to_vec(), Vec::new()];
+        let mut mask = vec![false; 3];
+        constraint.mask(&vocab, &[2], &mut mask);
+        assert_eq!(mask, [true, false, true], "the end token is allowed once `go` is complete");
+    }
+}

@@ -1,0 +1,160 @@
+//! The tokenizer of a GGUF model, built from its metadata (GPT-2 style byte-level BPE: the
+//! vocabulary, the merges, the control tokens and the pre-tokenizer named by
+//! `tokenizer.ggml.pre`).
+//!
+//! candle ships a builder too, but it applies a GPT-2 default (a prefix space, no digit
+//! splitting) to pre-tokenizers it does not know, which tokenizes SmolLM's `smollm` differently
+//! from llama.cpp and from the model's own training; this one matches llama.cpp, as the test
+//! against its tokenizations shows.
+
+use candle_core::quantized::gguf_file::{Content, Value};
+use tokenizers::decoders::byte_level::ByteLevel as ByteLevelDecoder;
+use tokenizers::models::bpe::BPE;
+use tokenizers::normalizers::unicode::NFC;
+use tokenizers::pre_tokenizers::byte_level::ByteLevel;
+use tokenizers::pre_tokenizers::digits::Digits;
+use tokenizers::pre_tokenizers::sequence::Sequence;
+use tokenizers::pre_tokenizers::split::{Split, SplitPattern};
+use tokenizers::{AddedToken, PreTokenizerWrapper, SplitDelimiterBehavior, Tokenizer};
+
+use crate::LocalError;
+
+/// GGUF's token type for control tokens (`<|im_start|>`), matched whole in text.
+const CONTROL: i32 = 3;
+const USER_DEFINED: i32 = 4;
+
+/// The llama-3 pre-tokenization pattern (also used by Smaug).
+const LLAMA3: &str = r"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+/// The Qwen2 pattern: digits one by one.
+const QWEN2: &str = r"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
+
+pub(crate) fn string(content: &Content, key: &str) -> Option<String> {
+    content.metadata.get(key).and_then(|v| v.to_string().ok()).cloned()
+}
+
+pub(crate) fn number(content: &Content, key: &str) -> Option<u32> {
+    match content.metadata.get(key)? {
+        Value::U8(v) => Some(u32::from(*v)),
+        Value::U16(v) => Some(u32::from(*v)),
+        Value::U32(v) => Some(*v),
+        Value::I32(v) => u32::try_from(*v).ok(),
+        Value::U64(v) => u32::try_from(*v).ok(),
+        Value::I64(v) => u32::try_from(*v).ok(),
+        _ => None,
+    }
+}
+
+fn strings(content: &Content, key: &str) -> Result<Vec<String>, LocalError> {
+    let Some(Value::Array(values)) = content.metadata.get(key) else {
+        return Err(LocalError::Model(format!("the GGUF file has no `{key}`")));
+    };
+    values
+        .iter()
+        .map(|v| {
+            v.to_string()
+                .cloned()
+                .map_err(|_| LocalError::Model(format!("`{key}` holds a non-string")))
+        })
+        .collect()
+}
+
+fn token_types(content: &Content) -> Vec<i32> {
+    match content.metadata.get("tokenizer.ggml.token_type") {
+        Some(Value::Array(values)) => values.iter().map(|v| v.to_i32().unwrap_or(1)).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Builds the tokenizer of the model in `content`.
+pub fn from_gguf(content: &Content) -> Result<Tokenizer, LocalError> {
+    let kind = string(content, "tokenizer.ggml.model").unwrap_or_default();
+    if kind != "gpt2" {
+        return Err(LocalError::Model(format!(
+            "tokenizer `{kind}` is not supported; llama-architecture models with a byte-level BPE (`gpt2`) tokenizer are"
+        )));
+    }
+    let tokens = strings(content, "tokenizer.ggml.tokens")?;
+    let merges: Vec<(String, String)> = strings(content, "tokenizer.ggml.merges")?
+        .into_iter()
+        .filter_map(|merge| merge.split_once(' ').map(|(a, b)| (a.to_owned(), b.to_owned())))
+        .collect();
+    let vocab: tokenizers::models::bpe::Vocab =
+        tokens.iter().enumerate().map(|(i, t)| (t.clone(), i as u32)).collect();
+    let bpe = BPE::builder()
+        .vocab_and_merges(vocab, merges)
+        .build()
+        .map_err(|e| LocalError::Model(format!("the vocabulary is not usable: {e}")))?;
+    let mut tokenizer = Tokenizer::new(bpe);
+    let pre = string(content, "tokenizer.ggml.pre").unwrap_or_else(|| "gpt2".into());
+    let split = |pattern: &str| -> Result<PreTokenizerWrapper, LocalError> {
+        let split = Split::new(
+            SplitPattern::Regex(pattern.into()),
+            SplitDelimiterBehavior::Isolated,
+            false,
+        )
+        .map_err(|e| LocalError::Model(e.to_string()))?;
+        Ok(split.into())
+    };
+    let pre_tokenizer: PreTokenizerWrapper = match pre.as_str() {
+        "smollm" => {
+            Sequence::new(vec![Digits::new(true).into(), ByteLevel::new(false, true, true).into()])
+                .into()
+        }
+        "llama3" | "llama-bpe" | "smaug-bpe" => {
+            Sequence::new(vec![split(LLAMA3)?, ByteLevel::new(false, true, false).into()]).into()
+        }
+        "qwen2" => {
+            tokenizer.with_normalizer(Some(NFC)).map_err(|e| LocalError::Model(e.to_string()))?;
+            Sequence::new(vec![split(QWEN2)?, ByteLevel::new(false, true, false).into()]).into()
+        }
+        _ => ByteLevel::new(false, true, true).into(),
+    };
+    tokenizer.with_pre_tokenizer(Some(pre_tokenizer));
+    tokenizer.with_decoder(Some(ByteLevelDecoder::default()));
+    let specials: Vec<AddedToken> = token_types(content)
+        .iter()
+        .zip(&tokens)
+        .filter(|(kind, _)| matches!(**kind, CONTROL | USER_DEFINED))
+        .map(|(_, token)| AddedToken::from(token.clone(), true))
+        .collect();
+    tokenizer.add_special_tokens(specials).map_err(|e| LocalError::Model(e.to_string()))?;
+    Ok(tokenizer)
+}
+
+/// The bytes each token stands for (empty for control tokens), for constrained decoding.
+///
+/// Byte-level BPE writes every byte as a printable character: bytes that are printable Latin-1
+/// stand for themselves, the other 68 are mapped in order to U+0100 and up. This inverts that.
+pub fn token_bytes(tokenizer: &Tokenizer) -> Vec<Vec<u8>> {
+    let mut char_to_byte = std::collections::HashMap::with_capacity(256);
+    let mut shifted = 0u32;
+    for byte in 0u8..=255 {
+        let printable = matches!(byte, b'!'..=b'~' | 0xA1..=0xAC | 0xAE..=0xFF);
+        let c = if printable {
+            char::from(byte)
+        } else {
+            shifted += 1;
+            char::from_u32(255 + shifted).unwrap_or('\u{fffd}')
+        };
+        char_to_byte.insert(c, byte);
+    }
+    let specials: std::collections::HashSet<String> = tokenizer
+        .get_added_tokens_decoder()
+        .values()
+        .filter(|t| t.special)
+        .map(|t| t.content.clone())
+        .collect();
+    (0..tokenizer.get_vocab_size(true) as u32)
+        .map(|id| {
+            let token = tokenizer.id_to_token(id).unwrap_or_default();
+            if specials.contains(&token) {
+                return Vec::new();
+            }
+            token
+                .chars()
+                .map(|c| char_to_byte.get(&c).copied())
+                .collect::<Option<Vec<u8>>>()
+                .unwrap_or_default()
+        })
+        .collect()
+}
