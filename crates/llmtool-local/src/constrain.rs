@@ -67,6 +67,15 @@ impl Constraint {
         }
     }
 
+    /// Text that completes the answer when generation must stop early (JSON only: the shortest
+    /// closing; allowed values cannot be completed safely, so nothing).
+    pub fn closing(&self) -> String {
+        match self {
+            Constraint::Json(state) => state.closing(),
+            Constraint::OneOf { .. } => String::new(),
+        }
+    }
+
     /// Whether the answer may end here.
     pub fn complete(&self) -> bool {
         match self {
@@ -129,6 +138,39 @@ impl Default for JsonState {
 impl JsonState {
     pub fn is_complete(&self) -> bool {
         self.started && self.depth == 0 && self.mode == Mode::After
+    }
+
+    /// The shortest text that makes this prefix a complete document: used when the token budget
+    /// runs out, so a JSON answer is always whole.
+    pub fn closing(&self) -> String {
+        let mut out = String::new();
+        let mut mode = self.mode;
+        if let Mode::Str { key, escape } = mode {
+            match escape {
+                1 => out.push('n'),
+                2..=5 => out.push_str(&"0".repeat(usize::from(6 - escape))),
+                _ => {}
+            }
+            out.push('"');
+            mode = if key { Mode::Colon } else { Mode::After };
+        }
+        match mode {
+            Mode::Num(Number::Minus | Number::Dot | Number::Exp | Number::ExpSign) => out.push('0'),
+            Mode::Literal { word, at } => {
+                out.push_str(std::str::from_utf8(&word[usize::from(at)..]).unwrap_or(""))
+            }
+            Mode::Colon => out.push_str(": null"),
+            Mode::Key { first: false } => out.push_str("\"\": null"),
+            Mode::Value if self.depth > 0 => out.push_str("null"),
+            _ => {}
+        }
+        for level in (0..usize::from(self.depth)).rev() {
+            out.push(if self.stack[level] { '}' } else { ']' });
+        }
+        if !self.started {
+            out.push_str("{}");
+        }
+        out
     }
 
     fn in_object(&self) -> bool {
@@ -349,6 +391,16 @@ mod tests {
             );
         }
         assert!(!feeds("{\"a\": 1").unwrap().is_complete());
+    }
+
+    #[test]
+    fn every_prefix_closes_into_a_document() {
+        let document = r#"{"a": [1, -2.5e-3, true, null, "x\"\u00e9y"], "b": {"c": fals"#;
+        for cut in 0..=document.len() {
+            let state = feeds(&document[..cut]).unwrap();
+            let closed = format!("{}{}", &document[..cut], state.closing());
+            assert!(serde_json::from_str::<serde_json::Value>(&closed).is_ok(), "{closed:?}");
+        }
     }
 
     #[test]

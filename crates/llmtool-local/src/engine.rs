@@ -112,6 +112,12 @@ impl LocalModel {
             }
             logits = self.forward(&[token], prompt_tokens.len() + generated.len() - 1)?;
         }
+        if finish_reason == "length"
+            && let Some(constraint) = constraint.as_ref().filter(|c| !c.complete())
+        {
+            // Out of budget mid-document: finish it, so that a JSON answer always parses.
+            text.push_str(&constraint.closing());
+        }
         if text.len() > emitted {
             on_text(&text[emitted..]);
         }

@@ -1,0 +1,108 @@
+//! The local engine on the real default model (SmolLM2-135M-Instruct): tokenization identical
+//! to llama.cpp's on 240 strings, greedy decoding deterministic, constraints always met.
+//!
+//! The model comes from `LLMTOOL_TEST_MODEL` or the data directory (`llmtool model pull`);
+//! the test command pulls it first.
+
+#![allow(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
+
+use std::path::PathBuf;
+use std::sync::{Mutex, OnceLock};
+
+use llmtool_local::chat::ChatMessage;
+use llmtool_local::sampler::Sampling;
+use llmtool_local::{Constraint, GenerateOptions, LocalModel};
+
+fn model_path() -> PathBuf {
+    if let Some(path) = std::env::var_os("LLMTOOL_TEST_MODEL") {
+        return PathBuf::from(path);
+    }
+    let data = std::env::var_os("XDG_DATA_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap()).join(".local/share"));
+    let path = data.join("llmtool/models/SmolLM2-135M-Instruct.Q4_1.gguf");
+    assert!(
+        path.exists(),
+        "no model at {}: run `llmtool model pull` (scripts/test.sh does) or set LLMTOOL_TEST_MODEL",
+        path.display()
+    );
+    path
+}
+
+fn model() -> &'static Mutex<LocalModel> {
+    static MODEL: OnceLock<Mutex<LocalModel>> = OnceLock::new();
+    MODEL.get_or_init(|| Mutex::new(LocalModel::load(&model_path(), true).unwrap()))
+}
+
+fn ask(question: &str, options: &GenerateOptions) -> String {
+    let messages = [ChatMessage { role: "user".into(), content: question.into() }];
+    let mut model = model().lock().unwrap();
+    model.generate(&messages, options, &mut |_| {}).unwrap().text
+}
+
+#[test]
+fn tokenizes_exactly_like_llama_cpp() {
+    let fixture: serde_json::Value =
+        serde_json::from_str(include_str!("fixtures/smollm2-tokens.json")).unwrap();
+    let model = model().lock().unwrap();
+    let mut mismatches = Vec::new();
+    let cases = fixture["cases"].as_array().unwrap();
+    for case in cases {
+        let text = case["text"].as_str().unwrap();
+        let expected: Vec<u32> =
+            case["ids"].as_array().unwrap().iter().map(|id| id.as_u64().unwrap() as u32).collect();
+        let ids = model.tokenizer().encode(text, false).unwrap().get_ids().to_vec();
+        if ids != expected {
+            mismatches.push(format!("{text:?}: {ids:?} != {expected:?}"));
+        }
+    }
+    assert!(cases.len() >= 200);
+    assert!(
+        mismatches.is_empty(),
+        "{} of {} differ:\n{}",
+        mismatches.len(),
+        cases.len(),
+        mismatches.join("\n")
+    );
+}
+
+#[test]
+fn greedy_decoding_is_deterministic() {
+    let options = GenerateOptions {
+        sampling: Sampling { temperature: 0.0, ..Sampling::default() },
+        max_tokens: Some(24),
+        constraint: None,
+    };
+    let first = ask("Name three colours.", &options);
+    assert!(!first.trim().is_empty());
+    assert_eq!(first, ask("Name three colours.", &options));
+}
+
+#[test]
+fn limited_answers_are_always_allowed_values() {
+    let allowed = ["positive", "negative", "neutral"].map(String::from);
+    for seed in 0..20 {
+        let options = GenerateOptions {
+            sampling: Sampling { temperature: 1.0, seed, ..Sampling::default() },
+            max_tokens: Some(8),
+            constraint: Some(Constraint::one_of(&allowed)),
+        };
+        let answer =
+            ask("Classify the sentiment: 'I loved the film, but the ending was weak.'", &options);
+        assert!(allowed.contains(&answer), "seed {seed}: {answer:?}");
+    }
+}
+
+#[test]
+fn json_answers_always_parse() {
+    for seed in 0..5 {
+        let options = GenerateOptions {
+            sampling: Sampling { temperature: 0.8, seed, ..Sampling::default() },
+            max_tokens: Some(400),
+            constraint: Some(Constraint::json()),
+        };
+        let answer = ask("Describe a cat as a JSON object with name and age.", &options);
+        let parsed: Result<serde_json::Value, _> = serde_json::from_str(&answer);
+        assert!(parsed.is_ok(), "seed {seed}: {answer:?}");
+    }
+}
