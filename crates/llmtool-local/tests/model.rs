@@ -17,9 +17,10 @@ fn model_path() -> PathBuf {
     if let Some(path) = std::env::var_os("LLMTOOL_TEST_MODEL") {
         return PathBuf::from(path);
     }
-    let data = std::env::var_os("XDG_DATA_HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap()).join(".local/share"));
+    let data = std::env::var_os("XDG_DATA_HOME").map_or_else(
+        || PathBuf::from(std::env::var_os("HOME").unwrap()).join(".local/share"),
+        PathBuf::from,
+    );
     let path = data.join("llmtool/models/SmolLM2-135M-Instruct.Q4_1.gguf");
     assert!(
         path.exists(),
