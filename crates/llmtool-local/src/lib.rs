@@ -6,6 +6,7 @@ pub mod constrain;
 pub mod engine;
 pub mod model;
 pub mod sampler;
+pub mod store;
 pub mod tokenizer;
 
 pub use constrain::Constraint;
