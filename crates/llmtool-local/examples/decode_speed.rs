@@ -1,6 +1,6 @@
-//! Decode speed of the local engine, for bench/local_decode.py.
+//! Decode speed of the local engine, for `bench/local_decode.py`.
 //!
-//! usage: decode_speed MODEL.gguf [raw] — prints JSON with load time and tokens per second
+//! usage: `decode_speed MODEL.gguf [raw]` — prints JSON with load time and tokens per second
 //! (`raw` keeps Q4_1 tensors as they are instead of requantizing them to Q8_0).
 
 use llmtool_local::chat::ChatMessage;

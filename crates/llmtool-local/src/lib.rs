@@ -5,6 +5,7 @@ pub mod chat;
 pub mod constrain;
 pub mod engine;
 pub mod model;
+pub mod provider;
 pub mod sampler;
 pub mod store;
 pub mod tokenizer;

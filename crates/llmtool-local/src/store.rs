@@ -89,7 +89,7 @@ pub fn installed() -> Result<Vec<Installed>, LocalError> {
             let file = e.file_name().to_string_lossy().into_owned();
             let name =
                 KNOWN_MODELS.iter().find(|m| m.file == file).map_or(file, |m| m.name.to_owned());
-            Installed { name, bytes: e.metadata().map(|m| m.len()).unwrap_or(0), path }
+            Installed { name, bytes: e.metadata().map_or(0, |m| m.len()), path }
         })
         .collect();
     models.sort_by(|a, b| a.name.cmp(&b.name));
@@ -108,7 +108,11 @@ pub fn sha256_of(path: &Path) -> Result<String, LocalError> {
         }
         hasher.update(&buffer[..read]);
     }
-    Ok(hasher.finalize().iter().map(|b| format!("{b:02x}")).collect())
+    let mut hex = String::with_capacity(64);
+    for byte in hasher.finalize() {
+        hex.push_str(&format!("{byte:02x}"));
+    }
+    Ok(hex)
 }
 
 fn io_error(path: &Path, error: &std::io::Error) -> LocalError {

@@ -14,7 +14,9 @@ pub fn build_request(endpoint: &Endpoint, request: &ChatRequest) -> (HttpRequest
     let http = match endpoint.api {
         ApiKind::OpenAi => openai::build(endpoint, request, &mut warnings),
         ApiKind::Anthropic => anthropic::build(endpoint, request, &mut warnings),
-        ApiKind::Gemini | ApiKind::Vertex => gemini::build(endpoint, request, &mut warnings),
+        ApiKind::Gemini | ApiKind::Vertex | ApiKind::Local => {
+            gemini::build(endpoint, request, &mut warnings)
+        }
     };
     (http, warnings)
 }
@@ -31,6 +33,8 @@ pub fn decoder_factory(
             Box::new(move || Box::new(OpenAiDecoder::new(&display, wrapped)))
         }
         ApiKind::Anthropic => Box::new(|| Box::new(AnthropicDecoder::new())),
-        ApiKind::Gemini | ApiKind::Vertex => Box::new(|| Box::new(GeminiDecoder::new())),
+        ApiKind::Gemini | ApiKind::Vertex | ApiKind::Local => {
+            Box::new(|| Box::new(GeminiDecoder::new()))
+        }
     }
 }

@@ -16,6 +16,8 @@ pub enum ApiKind {
     Gemini,
     /// Gemini on Google Cloud Vertex AI.
     Vertex,
+    /// The embedded local model (no HTTP; the base URL is unused).
+    Local,
 }
 
 /// What a server of the OpenAI protocol supports beyond the basics.

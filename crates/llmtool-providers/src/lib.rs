@@ -5,6 +5,7 @@ pub mod anthropic;
 pub mod client;
 pub mod config;
 pub mod endpoint;
+pub mod engine;
 pub mod error;
 pub mod event;
 pub mod gemini;

@@ -93,6 +93,16 @@ pub const PRESETS: &[Preset] = &[
         features: Features::COMPATIBLE,
         model_prefixes: &[],
     },
+    Preset {
+        name: "local",
+        display: "local model",
+        api: ApiKind::Local,
+        base_url: "in-process",
+        key_variables: &[],
+        base_url_variable: None,
+        features: Features::COMPATIBLE,
+        model_prefixes: &[],
+    },
     openai_compatible(
         "groq",
         "Groq",

@@ -12,6 +12,9 @@ use crate::endpoint::{ApiKind, Endpoint, Features};
 use crate::error::ProviderError;
 use crate::presets::{DEFAULT_ALIASES, PRESETS, Preset, preset};
 
+/// The model the `local` provider runs when none is named.
+pub const DEFAULT_LOCAL_MODEL: &str = "smollm2";
+
 /// The providers as configured: presets, the config file and the environment.
 #[derive(Debug, Clone, Default)]
 pub struct Providers {
@@ -147,6 +150,8 @@ impl Providers {
     /// server) it is configured in the file or by its base-URL variable.
     pub fn is_ready(&self, name: &str) -> bool {
         match preset(name) {
+            // The local model is always usable: it is pulled on first use.
+            Some(p) if p.api == ApiKind::Local => true,
             Some(p) if p.is_local() => self.config.providers.contains_key(name),
             Some(_) => self.endpoint(name).is_ok(),
             None => self.config.providers.contains_key(name) && self.endpoint(name).is_ok(),
@@ -175,6 +180,12 @@ impl Providers {
     /// provider found by the model's prefix.
     pub fn parse_model(&self, written: &str) -> (Option<String>, String) {
         let written = written.trim();
+        if let Some(path) = written.strip_prefix("local:") {
+            return (Some("local".into()), path.to_owned());
+        }
+        if written.eq_ignore_ascii_case("local") {
+            return (Some("local".into()), DEFAULT_LOCAL_MODEL.into());
+        }
         let expanded = self
             .config
             .aliases
@@ -224,24 +235,8 @@ impl Providers {
         if let Some(default) = &self.config.default_model {
             return self.target(default, provider_flag);
         }
-        let keys: Vec<&str> = PRESETS
-            .iter()
-            .filter(|p| !p.is_local())
-            .filter_map(|p| p.key_variables.first().copied())
-            .take(3)
-            .collect();
-        let tried = if tool_models.is_empty() {
-            String::new()
-        } else {
-            format!(
-                " (the tool names {}, but no configured provider serves them)",
-                tool_models.join(", ")
-            )
-        };
-        Err(ProviderError::NoModel(format!(
-            "pass `--model provider/model`, set LLMTOOL_MODEL, set `default_model` in the config file, or set a provider key such as {}{tried}",
-            keys.join(", ")
-        )))
+        // Nothing else is configured: the embedded local model, which needs no key.
+        Ok(Target { endpoint: self.endpoint("local")?, model: DEFAULT_LOCAL_MODEL.into() })
     }
 
     fn target(&self, written: &str, provider_flag: Option<&str>) -> Result<Target, ProviderError> {
@@ -347,8 +342,17 @@ mod tests {
     }
 
     #[test]
-    fn nothing_configured_says_what_to_do() {
-        let message = providers(&[], "").resolve(None, None, &["gpt-4o"]).unwrap_err().to_string();
-        assert!(message.contains("OPENAI_API_KEY") && message.contains("--model"), "{message}");
+    fn nothing_configured_means_the_local_model() {
+        let target = providers(&[], "").resolve(None, None, &["gpt-4o"]).unwrap();
+        assert_eq!(
+            (target.endpoint.provider.as_str(), target.model.as_str()),
+            ("local", "smollm2")
+        );
+        let p = providers(&[], "");
+        assert_eq!(
+            p.parse_model("local:/models/x.gguf"),
+            (Some("local".into()), "/models/x.gguf".into())
+        );
+        assert_eq!(p.resolve(Some("local"), None, &[]).unwrap().model, "smollm2");
     }
 }

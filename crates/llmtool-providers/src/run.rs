@@ -7,12 +7,13 @@ use llmtool_core::output::{self, OutputFormat, OutputKind, OutputSpec};
 use serde::Serialize;
 
 use crate::client::{build_request, decoder_factory};
+use crate::engine::{Backend, generate_local};
 use crate::error::ProviderError;
 use crate::event::Usage;
 use crate::http::HttpRequest;
 use crate::request::{ChatRequest, Constraint, Message, Params};
 use crate::resolve::Target;
-use crate::transport::{Delivery, Transport};
+use crate::transport::Delivery;
 
 /// How a run behaves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,6 +55,9 @@ pub struct RunReport {
     pub error: Option<String>,
     /// Parameters the provider could not take (dropped or changed).
     pub warnings: Vec<String>,
+    /// For the local model: load time, tokens per second and peak memory.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub local: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -123,7 +127,7 @@ impl RunRequest {
 /// Runs `run`, calling `on_text` with answer text as it arrives when the answer is printed
 /// unchanged (plain text); otherwise the enforced output is in the report.
 pub async fn run(
-    transport: &Transport,
+    backend: &Backend<'_>,
     run: &RunRequest,
     options: RunOptions,
     on_text: &mut (dyn FnMut(&str) + Send),
@@ -138,17 +142,28 @@ pub async fn run(
     let mut first_token: Option<Duration> = None;
     loop {
         let request = run.chat(messages.clone(), options);
-        let (http, warnings) = build_request(endpoint, &request);
-        let decoder = decoder_factory(endpoint, &request);
         let mut answer = String::new();
-        let completion = transport
-            .send(&http, request.stream, delivery, &*decoder, &mut |text| {
-                answer.push_str(text);
-                if streams_through {
-                    on_text(text);
-                }
-            })
-            .await?;
+        let mut forward = |text: &str| {
+            answer.push_str(text);
+            if streams_through {
+                on_text(text);
+            }
+        };
+        let (completion, warnings) = match backend {
+            Backend::Http(transport) => {
+                let (http, warnings) = build_request(endpoint, &request);
+                let decoder = decoder_factory(endpoint, &request);
+                (
+                    transport
+                        .send(&http, request.stream, delivery, &*decoder, &mut forward)
+                        .await?,
+                    warnings,
+                )
+            }
+            Backend::Local(engine) => {
+                (generate_local(engine, &request, delivery, &mut forward).await?, Vec::new())
+            }
+        };
         usage.input_tokens = sum(usage.input_tokens, completion.usage.input_tokens);
         usage.output_tokens = sum(usage.output_tokens, completion.usage.output_tokens);
         if repairs == 0 {
@@ -182,6 +197,7 @@ pub async fn run(
                     repairs,
                     error: rejection.map(|e| e.to_string()),
                     warnings,
+                    local: completion.engine_stats,
                 });
             }
         }

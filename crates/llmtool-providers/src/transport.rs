@@ -72,6 +72,8 @@ pub struct Completion {
     /// From sending the (last) request to the first piece of text.
     pub time_to_first_token: Option<Duration>,
     pub retries: u32,
+    /// Figures an in-process engine reports (load time, speed, memory).
+    pub engine_stats: Option<serde_json::Value>,
 }
 
 /// How answer text reaches the caller.

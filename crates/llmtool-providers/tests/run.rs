@@ -6,6 +6,7 @@
 use std::time::Duration;
 
 use llmtool_core::output::{OutputFormat, OutputKind, OutputSpec};
+use llmtool_providers::engine::Backend;
 use llmtool_providers::resolve::Target;
 use llmtool_providers::run::{RunOptions, RunRequest, run};
 use llmtool_providers::transport::{RetryPolicy, Timeouts, Transport};
@@ -58,7 +59,7 @@ fn limited() -> OutputSpec {
 async fn limited_answer_is_repaired_with_the_reason() {
     let mock = Mock::start(vec![answer("I think we should probably go"), answer("Go.")]).await;
     let request = run_request(&mock, Features::COMPATIBLE, limited());
-    let report = run(&transport(), &request, RunOptions::default(), &mut |_| {
+    let report = run(&Backend::Http(&transport()), &request, RunOptions::default(), &mut |_| {
         panic!("limited answers are not streamed")
     })
     .await
@@ -83,7 +84,7 @@ async fn repairs_are_bounded_and_the_raw_answer_is_kept() {
     let mock = Mock::start(vec![answer("maybe"), answer("perhaps")]).await;
     let request = run_request(&mock, Features::COMPATIBLE, limited());
     let options = RunOptions { max_repairs: 1, ..RunOptions::default() };
-    let report = run(&transport(), &request, options, &mut |_| {}).await.unwrap();
+    let report = run(&Backend::Http(&transport()), &request, options, &mut |_| {}).await.unwrap();
     assert_eq!(report.output, None);
     assert_eq!(report.raw, "perhaps");
     assert_eq!(report.repairs, 1);
@@ -98,7 +99,9 @@ async fn structured_output_is_requested_and_unwrapped() {
         Mock::start(vec![Reply::sse(&wrapped.iter().map(String::as_str).collect::<Vec<_>>())])
             .await;
     let request = run_request(&mock, Features::OPENAI, limited());
-    let report = run(&transport(), &request, RunOptions::default(), &mut |_| {}).await.unwrap();
+    let report = run(&Backend::Http(&transport()), &request, RunOptions::default(), &mut |_| {})
+        .await
+        .unwrap();
     assert_eq!(report.output.as_deref(), Some("wait"));
     let body = &mock.requests()[0].body;
     assert_eq!(
@@ -112,7 +115,9 @@ async fn json_output_is_unfenced_and_pretty_printed() {
     let mock = Mock::start(vec![answer("```json\n{\"launch\":false}\n```")]).await;
     let spec = OutputSpec { kind: OutputKind::Text, format: Some(OutputFormat::Json) };
     let request = run_request(&mock, Features::COMPATIBLE, spec);
-    let report = run(&transport(), &request, RunOptions::default(), &mut |_| {}).await.unwrap();
+    let report = run(&Backend::Http(&transport()), &request, RunOptions::default(), &mut |_| {})
+        .await
+        .unwrap();
     assert_eq!(report.output.as_deref(), Some("{\n  \"launch\": false\n}"));
     assert_eq!(mock.requests()[0].body["response_format"]["type"], "json_object");
     assert!(
@@ -139,10 +144,11 @@ async fn text_streams_through_and_costs_are_counted() {
         OutputSpec { kind: OutputKind::Text, format: None },
     );
     let mut streamed = Vec::new();
-    let report =
-        run(&transport(), &request, RunOptions::default(), &mut |t| streamed.push(t.to_owned()))
-            .await
-            .unwrap();
+    let report = run(&Backend::Http(&transport()), &request, RunOptions::default(), &mut |t| {
+        streamed.push(t.to_owned())
+    })
+    .await
+    .unwrap();
     assert_eq!(streamed, ["Yes, ", "launch."]);
     assert_eq!(report.output.as_deref(), Some("Yes, launch."));
     assert!((report.cost.unwrap() - 0.002).abs() < 1e-12);

