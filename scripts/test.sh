@@ -16,6 +16,9 @@ cargo fmt --all --check
 step "cargo clippy --all-targets -D warnings"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
+step "the local model (pulled once, checked against its SHA-256)"
+cargo run -q -p llmtool -- model pull
+
 step "tests (cargo nextest)"
 cargo nextest run --workspace --locked --no-fail-fast
 

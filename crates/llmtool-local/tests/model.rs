@@ -17,11 +17,8 @@ fn model_path() -> PathBuf {
     if let Some(path) = std::env::var_os("LLMTOOL_TEST_MODEL") {
         return PathBuf::from(path);
     }
-    let data = std::env::var_os("XDG_DATA_HOME").map_or_else(
-        || PathBuf::from(std::env::var_os("HOME").unwrap()).join(".local/share"),
-        PathBuf::from,
-    );
-    let path = data.join("llmtool/models/SmolLM2-135M-Instruct.Q4_1.gguf");
+    let path =
+        llmtool_local::store::models_dir().unwrap().join(llmtool_local::store::DEFAULT_MODEL.file);
     assert!(
         path.exists(),
         "no model at {}: run `llmtool model pull` (scripts/test.sh does) or set LLMTOOL_TEST_MODEL",
