@@ -164,6 +164,12 @@ pub(crate) struct RunArgs {
     /// The local model's random seed (the same seed gives the same answer).
     #[arg(long)]
     pub(crate) seed: Option<u64>,
+    /// Overrides the tool's temperature (0 is greedy: the same answer every time).
+    #[arg(long)]
+    pub(crate) temperature: Option<f64>,
+    /// Overrides the tool's `max_tokens`.
+    #[arg(long, value_name = "N")]
+    pub(crate) max_tokens: Option<u64>,
 }
 
 /// Manage the embedded local model (used when no provider is configured).

@@ -52,11 +52,16 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<Outcome> {
         .unwrap_or_default();
     let target =
         providers.resolve(args.model.as_deref(), args.provider.as_deref(), &tool_models)?;
+    let params = Params::from_tool(tool.metadata.as_ref().and_then(|m| m.parameters.as_ref()));
     let request = RunRequest {
         price: providers.price(&target),
         target,
         prompt,
-        params: Params::from_tool(tool.metadata.as_ref().and_then(|m| m.parameters.as_ref())),
+        params: Params {
+            temperature: args.temperature.or(params.temperature),
+            max_tokens: args.max_tokens.or(params.max_tokens),
+            ..params
+        },
         spec: OutputSpec::of(tool),
     };
     let options = RunOptions {

@@ -1,0 +1,89 @@
+//! Every example tool on the embedded local model, end to end through the binary: at
+//! temperature 0 each one answers, a `limited` tool gives an allowed value for 20 seeds, and a
+//! `format: JSON` tool gives JSON that parses. The test command pulls the model first.
+
+#![allow(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use llmtool_core::Document;
+use llmtool_core::template::ToolTemplate;
+
+fn examples() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let mut files: Vec<PathBuf> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    files
+}
+
+/// `--var NAME=...` for every variable of the tool that has no default.
+fn required_values(tool: &Path) -> Vec<String> {
+    let document = Document::from_bytes(&std::fs::read(tool).unwrap());
+    let template = ToolTemplate::new(document.tool.as_ref().unwrap());
+    template
+        .variables()
+        .iter()
+        .filter(|v| v.is_required())
+        .flat_map(|v| {
+            ["--var".to_owned(), format!("{}=a short example text about the sea", v.name)]
+        })
+        .collect()
+}
+
+fn run_local(tool: &Path, extra: &[&str]) -> serde_json::Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_llmtool"))
+        .arg("run")
+        .arg(tool)
+        .args(required_values(tool))
+        .args(["--model", "local", "--yes", "--format", "json", "--max-tokens", "40"])
+        .args(extra)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{}: {stderr}", tool.display());
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn every_example_answers_at_temperature_0() {
+    for tool in examples() {
+        let report = run_local(&tool, &["--temperature", "0"]);
+        let output = report["output"].as_str().unwrap();
+        assert!(!output.trim().is_empty(), "{}: empty answer", tool.display());
+        assert_eq!(report["provider"], "local");
+        assert!(report["local"]["tokens_per_second"].as_f64().unwrap() > 0.0);
+        let again = run_local(&tool, &["--temperature", "0"]);
+        assert_eq!(
+            again["output"],
+            report["output"],
+            "{}: temperature 0 is deterministic",
+            tool.display()
+        );
+    }
+}
+
+#[test]
+fn a_limited_tool_gives_an_allowed_value_for_20_seeds() {
+    let tool =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/strategy-consultant.json");
+    for seed in 0..20 {
+        let report = run_local(&tool, &["--seed", &seed.to_string(), "--temperature", "1.0"]);
+        let output = report["output"].as_str().unwrap();
+        assert!(["go", "wait", "stop"].contains(&output), "seed {seed}: {output:?}");
+        assert_eq!(report["repairs"], 0, "the constraint makes repairs unnecessary");
+    }
+}
+
+#[test]
+fn a_json_tool_gives_json_that_parses() {
+    let tool =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/legal-agreement-review.json");
+    for seed in 0..3 {
+        let report = run_local(&tool, &["--seed", &seed.to_string()]);
+        let output = report["output"].as_str().unwrap();
+        assert!(serde_json::from_str::<serde_json::Value>(output).is_ok(), "seed {seed}: {output}");
+    }
+}
