@@ -48,6 +48,27 @@ fn mock_config(mock: &Mock) -> tempfile::NamedTempFile {
     file
 }
 
+/// Runs the strategy-consultant example, as JSON, on a config-file provider served by a mock
+/// with `replies`.
+async fn consultant_on_mock(replies: Vec<Reply>, situation: &str) -> (Output, Mock) {
+    let mock = Mock::start(replies).await;
+    let config = mock_config(&mock);
+    let tool = example("strategy-consultant.json");
+    let situation = format!("situation={situation}");
+    let config_path = config.path().to_str().unwrap();
+    let args = [
+        "run",
+        tool.to_str().unwrap(),
+        "--var",
+        &situation,
+        "--config",
+        config_path,
+        "--format",
+        "json",
+    ];
+    (llmtool(&args, &[("MOCK_KEY", KEY)]).await, mock)
+}
+
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
@@ -93,22 +114,8 @@ async fn streams_a_text_answer_exactly() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn limited_answer_is_repaired_and_printed_canonically() {
-    let mock =
-        Mock::start(vec![openai_answer(&["Honestly, I'd wait."]), openai_answer(&["WAIT"])]).await;
-    let config = mock_config(&mock);
-    let tool = example("strategy-consultant.json");
-    let config_path = config.path().to_str().unwrap();
-    let args = [
-        "run",
-        tool.to_str().unwrap(),
-        "--var",
-        "situation=a bakery",
-        "--config",
-        config_path,
-        "--format",
-        "json",
-    ];
-    let out = llmtool(&args, &[("MOCK_KEY", KEY)]).await;
+    let replies = vec![openai_answer(&["Honestly, I'd wait."]), openai_answer(&["WAIT"])];
+    let (out, mock) = consultant_on_mock(replies, "a bakery").await;
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["output"], "wait");
@@ -127,21 +134,7 @@ async fn limited_answer_is_repaired_and_printed_canonically() {
 async fn an_answer_that_never_fits_exits_1_with_the_raw_answer() {
     let replies =
         vec![openai_answer(&["maybe"]), openai_answer(&["perhaps"]), openai_answer(&["unsure"])];
-    let mock = Mock::start(replies).await;
-    let config = mock_config(&mock);
-    let tool = example("strategy-consultant.json");
-    let config_path = config.path().to_str().unwrap();
-    let args = [
-        "run",
-        tool.to_str().unwrap(),
-        "--var",
-        "situation=x",
-        "--config",
-        config_path,
-        "--format",
-        "json",
-    ];
-    let out = llmtool(&args, &[("MOCK_KEY", KEY)]).await;
+    let (out, _mock) = consultant_on_mock(replies, "x").await;
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["output"], serde_json::Value::Null);
