@@ -48,7 +48,7 @@ impl LocalModel {
             .map_err(|e| LocalError::Io(format!("cannot read `{}`: {e}", path.display())))?;
         let mut reader = Cursor::new(bytes);
         let content = gguf_file::Content::read(&mut reader).map_err(|e| {
-            LocalError::Model(format!("`{}` is not a GGUF file: {e}", path.display()))
+            LocalError::Model(format!("`{}` is not a GGUF file: {}", path.display(), message(&e)))
         })?;
         let architecture = string(&content, "general.architecture").unwrap_or_default();
         if architecture != "llama" {
@@ -94,7 +94,7 @@ impl LocalModel {
         } else {
             ModelWeights::from_gguf(content, &mut reader, &device)
         }
-        .map_err(|e| LocalError::Model(format!("cannot load the weights: {e}")))?;
+        .map_err(|e| LocalError::Model(format!("cannot load the weights: {}", message(&e))))?;
         Ok(Self {
             weights,
             vocab_size: tokenizer.get_vocab_size(true),
@@ -136,7 +136,13 @@ impl LocalModel {
 
 #[allow(clippy::needless_pass_by_value, reason = "used as `map_err(model_error)`")]
 fn model_error(error: candle_core::Error) -> LocalError {
-    LocalError::Model(error.to_string())
+    LocalError::Model(message(&error))
+}
+
+/// The message of a candle error, without the backtrace candle appends when
+/// `RUST_BACKTRACE` is set.
+fn message(error: &candle_core::Error) -> String {
+    error.to_string().lines().next().unwrap_or_default().trim().to_owned()
 }
 
 /// A GGUF image of `content` with the tensors candle runs slowly requantized to Q8_0.

@@ -87,3 +87,22 @@ fn a_json_tool_gives_json_that_parses() {
         assert!(serde_json::from_str::<serde_json::Value>(output).is_ok(), "seed {seed}: {output}");
     }
 }
+
+#[test]
+fn a_file_that_is_not_a_model_is_a_clear_error() {
+    let tool = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/teach-me-anything.json");
+    let not_a_model =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/sql-assistant.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_llmtool"))
+        .arg("run")
+        .arg(&tool)
+        .args(["--var", "topic=x", "--model"])
+        .arg(format!("local:{}", not_a_model.display()))
+        .env("RUST_BACKTRACE", "1")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("is not a GGUF file"), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "one clear line, no backtrace: {stderr}");
+}
