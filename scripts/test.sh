@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The whole test suite, exactly as CI runs it: formatting, lints, every test, a fuzz smoke run.
-# Installs what the tests need (idempotently) on a fresh machine, so this one command is enough.
+# The whole test suite, exactly as CI runs it: formatting, lints, the local model (pulled once),
+# every test, llmtool against independent API servers (llama-cpp-python, LiteLLM), and a fuzz
+# smoke run. Installs what the tests need (idempotently) on a fresh machine, so this one command
+# is enough.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
