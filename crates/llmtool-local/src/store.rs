@@ -169,6 +169,11 @@ pub fn pull(
 ) -> Result<PathBuf, LocalError> {
     let dir = models_dir()?;
     std::fs::create_dir_all(&dir).map_err(|e| io_error(&dir, &e))?;
+    let target = dir.join(spec.file);
+    if from.is_none() && target.exists() && sha256_of(&target)? == spec.sha256 {
+        log(&format!("{} is already installed and intact", spec.file));
+        return Ok(target);
+    }
     if let Some(from) = from {
         log(&format!("installing {} from {}", spec.file, from.display()));
         return install_from(spec, from, &dir);
