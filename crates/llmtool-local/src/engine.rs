@@ -71,8 +71,10 @@ impl LocalModel {
         let prompt_time = started.elapsed();
         let decode_started = Instant::now();
         let mut generated: Vec<u32> = Vec::new();
+        // The answer's bytes (byte-level BPE: each token stands for fixed bytes), and how many
+        // of them went out; text is emitted once it forms whole UTF-8 characters.
+        let mut bytes: Vec<u8> = Vec::new();
         let mut emitted = 0usize;
-        let mut text = String::new();
         let mut finish_reason = "length";
         while generated.len() < max_tokens {
             let allowed = match &constraint {
@@ -94,33 +96,31 @@ impl LocalModel {
             if let Some(constraint) = &mut constraint {
                 constraint.advance(&self.vocab()[token as usize]);
             }
-            // Decode everything generated so far and emit the new part, once it is whole text.
-            let decoded = self
-                .tokenizer
-                .decode(&generated, false)
-                .map_err(|e| LocalError::Model(e.to_string()))?;
-            if !decoded.ends_with('\u{fffd}')
-                && decoded.len() > emitted
-                && decoded.is_char_boundary(emitted)
-            {
-                on_text(&decoded[emitted..]);
-                emitted = decoded.len();
+            bytes.extend_from_slice(&self.vocab_bytes[token as usize]);
+            let whole = match std::str::from_utf8(&bytes[emitted..]) {
+                Ok(new) => new.len(),
+                Err(error) => error.valid_up_to(),
+            };
+            if whole > 0 {
+                on_text(std::str::from_utf8(&bytes[emitted..emitted + whole]).unwrap_or_default());
+                emitted += whole;
             }
-            text = decoded;
             if generated.len() >= max_tokens {
                 break;
             }
             logits = self.forward(&[token], prompt_tokens.len() + generated.len() - 1)?;
         }
+        let mut rest = String::from_utf8_lossy(&bytes[emitted..]).into_owned();
         if finish_reason == "length"
             && let Some(constraint) = constraint.as_ref().filter(|c| !c.complete())
         {
             // Out of budget mid-document: finish it, so that a JSON answer always parses.
-            text.push_str(&constraint.closing());
+            rest.push_str(&constraint.closing());
         }
-        if text.len() > emitted {
-            on_text(&text[emitted..]);
+        if !rest.is_empty() {
+            on_text(&rest);
         }
+        let text = String::from_utf8_lossy(&bytes[..emitted]).into_owned() + &rest;
         let decode_time = decode_started.elapsed();
         let tokens_per_second = if decode_time.is_zero() {
             0.0

@@ -132,10 +132,3 @@ pub static ALL: &[&Rule] = &[
     &values::DUPLICATE_VALUE,
     &values::TOO_MANY_VALUES,
 ];
-
-/// The rule with this code (`LT001`) or name (`trailing-comma`).
-pub fn find(code_or_name: &str) -> Option<&'static Rule> {
-    ALL.iter()
-        .copied()
-        .find(|rule| rule.code.eq_ignore_ascii_case(code_or_name) || rule.name == code_or_name)
-}

@@ -64,10 +64,6 @@ impl ToolTemplate {
         &self.variables
     }
 
-    pub fn template(&self) -> &Template {
-        &self.template
-    }
-
     /// Checks `inputs` against the variables and returns one value per variable (defaults filled
     /// in), or every problem found.
     pub fn resolve(&self, inputs: &Inputs) -> Result<Vec<Value>, Vec<Diagnostic>> {
