@@ -11,7 +11,7 @@ ports, every wait is bounded, and the servers are stopped at the end. Exits 1 if
 import json, os, shutil, socket, subprocess, sys, tempfile, time, urllib.request, zipfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-WORK = os.path.join(ROOT, "target", "independent")
+WORK = os.environ.get("LLMTOOL_INDEPENDENT_DIR", os.path.join(ROOT, "target", "independent"))
 LLAMA_CPP = "llama-cpp-python[server]==0.3.36"
 LITELLM = "litellm[proxy]==1.100.0"
 # A portable build: the natively tuned one crashes on some virtual CPUs (AVX-512/AMX kernels).
@@ -30,7 +30,8 @@ def venv(name, requirement, probe, env=None):
         return python
     log(f"installing {requirement} (once)")
     subprocess.run([sys.executable, "-m", "venv", path], check=True)
-    subprocess.run([python, "-m", "pip", "install", "-q", requirement], check=True, env={**os.environ, **(env or {})})
+    # No wheel cache: a wheel built earlier with other build flags must not be reused.
+    subprocess.run([python, "-m", "pip", "install", "-q", "--no-cache-dir", requirement], check=True, env={**os.environ, **(env or {})})
     return python
 
 
@@ -147,6 +148,8 @@ def main():
               [llmtool, "run", example("strategy-consultant.json"), "--var", "situation=A bakery wants a second shop.", "--model", "anthropic/smollm2", "--format", "json"],
               anthropic_env, expect_codes=(0, 1), validate=lambda r: None if "raw" in report(r) else "no report")
     finally:
+        # None while running; a server that died on its own shows its exit status here.
+        statuses = [server.poll() for server in servers]
         for server in servers:
             server.terminate()
         for server in servers:
@@ -156,6 +159,11 @@ def main():
                 server.kill()
     if failures:
         log(f"{len(failures)} check(s) failed; server logs are in {logs}")
+        for status, name in zip(statuses, ("llama.log", "litellm.log")):
+            log(f"{name} ({'still running' if status is None else f'exited with {status}'}), last lines:")
+            with open(os.path.join(logs, name), errors="replace") as f:
+                for line in f.readlines()[-25:]:
+                    print(f"    {line.rstrip()}", flush=True)
         sys.exit(1)
     log("all checks passed")
 

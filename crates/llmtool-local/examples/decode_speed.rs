@@ -1,7 +1,6 @@
 //! Decode speed of the local engine, for `bench/local_decode.py`.
 //!
-//! usage: `decode_speed MODEL.gguf [raw]` — prints JSON with load time and tokens per second
-//! (`raw` keeps Q4_1 tensors as they are instead of requantizing them to Q8_0).
+//! usage: `decode_speed MODEL.gguf` — prints JSON with load time and tokens per second.
 
 use llmtool_local::chat::ChatMessage;
 use llmtool_local::sampler::Sampling;
@@ -9,9 +8,8 @@ use llmtool_local::{GenerateOptions, LocalModel};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
-    let path = args.next().ok_or("usage: decode_speed MODEL.gguf [raw]")?;
-    let requantize = args.next().as_deref() != Some("raw");
-    let mut model = LocalModel::load(std::path::Path::new(&path), requantize)?;
+    let path = args.next().ok_or("usage: decode_speed MODEL.gguf")?;
+    let mut model = LocalModel::load(std::path::Path::new(&path))?;
     let messages = [ChatMessage {
         role: "user".into(),
         content: "Write a long story about a robot who learns to paint.".into(),
@@ -32,7 +30,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "{}",
         serde_json::json!({
-            "requantized": requantize,
             "load_ms": model.load_time.as_secs_f64() * 1000.0,
             "prompt_tokens": generation.prompt_tokens,
             "generated_tokens": generation.generated_tokens,

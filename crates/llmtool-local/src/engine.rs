@@ -64,7 +64,6 @@ impl LocalModel {
         let mut sampler = Sampler::new(options.sampling, self.vocab_size);
         let mut constraint = options.constraint.clone();
         let mut mask = vec![true; self.vocab_size];
-        self.weights.clear_kv_cache();
 
         let started = Instant::now();
         let mut logits = self.forward(&prompt_tokens, 0)?;

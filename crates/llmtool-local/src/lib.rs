@@ -1,9 +1,11 @@
-//! The embedded local model: a small llama-architecture GGUF model run on the CPU with candle,
-//! so that any tool runs offline, with no key.
+//! The embedded local model: a small llama-architecture GGUF model run on the CPU (our own
+//! forward pass and SIMD kernels; candle reads the GGUF file), so that any tool runs offline,
+//! with no key.
 
 pub mod chat;
 pub mod constrain;
 pub mod engine;
+mod llama;
 pub mod model;
 pub mod provider;
 pub mod sampler;

@@ -29,7 +29,7 @@ fn model_path() -> PathBuf {
 
 fn model() -> &'static Mutex<LocalModel> {
     static MODEL: OnceLock<Mutex<LocalModel>> = OnceLock::new();
-    MODEL.get_or_init(|| Mutex::new(LocalModel::load(&model_path(), true).unwrap()))
+    MODEL.get_or_init(|| Mutex::new(LocalModel::load(&model_path()).unwrap()))
 }
 
 fn ask(question: &str, options: &GenerateOptions) -> String {

@@ -90,7 +90,7 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<Outcome> {
     )?;
     let backend = if local {
         let path = super::model::local_model_path(&request.target.model, args.yes)?;
-        let model = LocalModel::load(&path, true)?;
+        let model = LocalModel::load(&path)?;
         Backend::Local(Arc::new(LocalEngine::new(model, args.seed)))
     } else {
         Backend::Http(&transport)

@@ -1,0 +1,144 @@
+//! Causal self-attention over a key/value cache, and the rotary position embedding llama uses
+//! (adjacent pairs rotated, the GGUF convention for the llama architecture).
+
+use rayon::prelude::*;
+
+use super::Config;
+
+/// Rotary position embedding: one frequency per pair of the first `dims` values of each head.
+#[derive(Debug, Clone)]
+pub(crate) struct Rope {
+    inverse_frequencies: Vec<f32>,
+}
+
+impl Rope {
+    /// `factors` (llama 3.1's `rope_freqs`) divide the frequencies when the model has them.
+    pub(crate) fn new(dims: usize, base: f32, factors: Option<&[f32]>) -> Self {
+        let inverse_frequencies = (0..dims / 2)
+            .map(|i| {
+                let frequency = 1.0 / base.powf((2 * i) as f32 / dims as f32);
+                frequency / factors.and_then(|f| f.get(i)).copied().unwrap_or(1.0)
+            })
+            .collect();
+        Self { inverse_frequencies }
+    }
+
+    /// The (cos, sin) pairs for `position`.
+    pub(crate) fn angles(&self, position: usize) -> Vec<(f32, f32)> {
+        self.inverse_frequencies
+            .iter()
+            .map(|f| {
+                let (sin, cos) = (position as f32 * f).sin_cos();
+                (cos, sin)
+            })
+            .collect()
+    }
+
+    /// Rotates every head (of `head_dim` values) in `x` by `angles`.
+    pub(crate) fn rotate(angles: &[(f32, f32)], x: &mut [f32], head_dim: usize) {
+        for head in x.chunks_exact_mut(head_dim) {
+            for (pair, &(cos, sin)) in head.chunks_exact_mut(2).zip(angles) {
+                let (a, b) = (pair[0], pair[1]);
+                pair[0] = a * cos - b * sin;
+                pair[1] = a * sin + b * cos;
+            }
+        }
+    }
+}
+
+/// The keys and values of every position seen so far, for one layer.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct KvCache {
+    pub keys: Vec<f32>,
+    pub values: Vec<f32>,
+}
+
+/// Attention of `n` queries, for the tokens at positions `start..start + n` (their keys and
+/// values already cached), into `out` (`n` × `heads` × `head_dim`).
+pub(crate) fn attend(
+    config: &Config,
+    queries: &[f32],
+    cache: &KvCache,
+    start: usize,
+    out: &mut [f32],
+) {
+    let head_dim = config.head_dim;
+    let kv_dim = config.kv_heads * head_dim;
+    let group = config.heads / config.kv_heads;
+    let scale = 1.0 / (head_dim as f32).sqrt();
+    out.par_chunks_mut(head_dim).enumerate().for_each(|(index, out)| {
+        let (token, head) = (index / config.heads, index % config.heads);
+        let query = &queries[index * head_dim..][..head_dim];
+        let kv_offset = (head / group) * head_dim;
+        let visible = start + token + 1;
+        let mut weights: Vec<f32> = (0..visible)
+            .map(|p| dot(query, &cache.keys[p * kv_dim + kv_offset..][..head_dim]) * scale)
+            .collect();
+        softmax(&mut weights);
+        out.fill(0.0);
+        for (p, weight) in weights.iter().enumerate() {
+            let value = &cache.values[p * kv_dim + kv_offset..][..head_dim];
+            for (o, v) in out.iter_mut().zip(value) {
+                *o += weight * v;
+            }
+        }
+    });
+}
+
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    // Eight running sums, so that the compiler can use vector registers.
+    let mut sums = [0.0f32; 8];
+    for (a, b) in a.chunks_exact(8).zip(b.chunks_exact(8)) {
+        for i in 0..8 {
+            sums[i] += a[i] * b[i];
+        }
+    }
+    let tail = a.len() - a.len() % 8;
+    sums.iter().sum::<f32>() + a[tail..].iter().zip(&b[tail..]).map(|(a, b)| a * b).sum::<f32>()
+}
+
+fn softmax(values: &mut [f32]) {
+    let largest = values.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let mut total = 0.0;
+    for value in values.iter_mut() {
+        *value = (*value - largest).exp();
+        total += *value;
+    }
+    for value in values.iter_mut() {
+        *value /= total;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rotation_by_position_zero_is_the_identity_and_keeps_lengths() {
+        let rope = Rope::new(4, 10_000.0, None);
+        let mut x = vec![1.0, 2.0, 3.0, 4.0];
+        Rope::rotate(&rope.angles(0), &mut x, 4);
+        assert_eq!(x, [1.0, 2.0, 3.0, 4.0]);
+        Rope::rotate(&rope.angles(7), &mut x, 4);
+        assert!(((x[0] * x[0] + x[1] * x[1]) - 5.0).abs() < 1e-5);
+        assert!(((x[2] * x[2] + x[3] * x[3]) - 25.0).abs() < 1e-4);
+        // The first pair turns by 7 radians.
+        assert!((x[0] - (7.0f32.cos() - 2.0 * 7.0f32.sin())).abs() < 1e-5);
+    }
+
+    #[test]
+    fn a_query_attends_only_to_positions_up_to_its_own() {
+        let config = Config { heads: 2, kv_heads: 1, head_dim: 2, ..Config::default() };
+        // Three positions; the values are 1, 2, 3 (both components).
+        let cache = KvCache {
+            keys: vec![0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+            values: vec![1.0, 1.0, 2.0, 2.0, 3.0, 3.0],
+        };
+        let queries = vec![1.0; 2 * 2 * 2];
+        let mut out = vec![0.0; 2 * 2 * 2];
+        // Tokens at positions 1 and 2: equal keys, so the mean of the visible values.
+        attend(&config, &queries, &cache, 1, &mut out);
+        assert_eq!(out[..4], [1.5; 4]);
+        assert_eq!(out[4..], [2.0; 4]);
+    }
+}
