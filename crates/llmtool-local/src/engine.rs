@@ -66,7 +66,7 @@ impl LocalModel {
         let mut mask = vec![true; self.vocab_size];
 
         let started = Instant::now();
-        let mut logits = self.forward(&prompt_tokens, 0)?;
+        let mut logits = self.logits(&prompt_tokens, 0)?;
         let prompt_time = started.elapsed();
         let decode_started = Instant::now();
         let mut generated: Vec<u32> = Vec::new();
@@ -107,7 +107,7 @@ impl LocalModel {
             if generated.len() >= max_tokens {
                 break;
             }
-            logits = self.forward(&[token], prompt_tokens.len() + generated.len() - 1)?;
+            logits = self.logits(&[token], prompt_tokens.len() + generated.len() - 1)?;
         }
         let mut rest = String::from_utf8_lossy(&bytes[emitted..]).into_owned();
         if finish_reason == "length"

@@ -108,13 +108,10 @@ impl LocalModel {
         &self.vocab_bytes
     }
 
-    /// Runs the model on `tokens` starting at `position` and returns the last position's
-    /// logits, one per token of the vocabulary.
-    pub(crate) fn forward(
-        &mut self,
-        tokens: &[u32],
-        position: usize,
-    ) -> Result<Vec<f32>, LocalError> {
+    /// Runs the model on `tokens` at positions from `position` on (what was run before that
+    /// position stays cached) and returns the scores of the next token, one per token of the
+    /// vocabulary.
+    pub fn logits(&mut self, tokens: &[u32], position: usize) -> Result<Vec<f32>, LocalError> {
         let mut logits = self.weights.forward(tokens, position)?;
         logits.truncate(self.vocab_size);
         Ok(logits)

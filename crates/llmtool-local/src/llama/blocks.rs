@@ -48,7 +48,11 @@ impl BlockQ4_1 {
     /// block with `m` = −8`d`, which is exact in f16.
     pub(crate) fn parse_q4_0(bytes: &[u8]) -> Self {
         let d = f16::from_le_bytes([bytes[0], bytes[1]]);
-        Self { d, m: f16::from_f32(-8.0 * d.to_f32()), qs: bytes[2..18].try_into().unwrap_or_default() }
+        Self {
+            d,
+            m: f16::from_f32(-8.0 * d.to_f32()),
+            qs: bytes[2..18].try_into().unwrap_or_default(),
+        }
     }
 
     pub(crate) fn dequantize(&self, out: &mut [f32]) {
@@ -114,6 +118,7 @@ mod tests {
     use super::*;
 
     #[test]
+    #[allow(clippy::float_cmp, reason = "the conversion is exact")]
     fn q4_0_blocks_become_exact_q4_1_blocks() {
         let mut bytes = vec![0u8; 18];
         bytes[..2].copy_from_slice(&f16::from_f32(0.25).to_le_bytes());

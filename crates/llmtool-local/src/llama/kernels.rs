@@ -30,6 +30,10 @@ fn multiply_portably(weights: &Matrix, first_row: usize, xs: &[BlockQ8], out: &m
     }
 }
 
+#[allow(
+    clippy::inline_always,
+    reason = "inlined into each caller, so that the dot products compile with its CPU features"
+)]
 #[inline(always)]
 fn each_product<W>(
     rows: &[W],
@@ -56,14 +60,13 @@ mod portable {
             .zip(x)
             .map(|(w, x)| {
                 let (low, high) = x.qs.split_at(16);
-                let codes: i32 = w
-                    .qs
-                    .iter()
-                    .zip(low.iter().zip(high))
-                    .map(|(b, (l, h))| {
-                        i32::from(b & 0x0F) * i32::from(*l) + i32::from(b >> 4) * i32::from(*h)
-                    })
-                    .sum();
+                let codes: i32 =
+                    w.qs.iter()
+                        .zip(low.iter().zip(high))
+                        .map(|(b, (l, h))| {
+                            i32::from(b & 0x0F) * i32::from(*l) + i32::from(b >> 4) * i32::from(*h)
+                        })
+                        .sum();
                 w.d.to_f32() * x.d * codes as f32 + w.m.to_f32() * x.sum
             })
             .sum()
@@ -110,8 +113,12 @@ mod x86 {
     pub(super) fn multiply(weights: &Matrix, first_row: usize, xs: &[BlockQ8], out: &mut [f32]) {
         let per_row = weights.blocks_per_row();
         match &weights.blocks {
-            Blocks::Q4_1(rows) => each_product(rows, per_row, first_row, xs, out, |w, x| dot_q4_1(w, x)),
-            Blocks::Q8_0(rows) => each_product(rows, per_row, first_row, xs, out, |w, x| dot_q8_0(w, x)),
+            Blocks::Q4_1(rows) => {
+                each_product(rows, per_row, first_row, xs, out, |w, x| dot_q4_1(w, x))
+            }
+            Blocks::Q8_0(rows) => {
+                each_product(rows, per_row, first_row, xs, out, |w, x| dot_q8_0(w, x))
+            }
         }
     }
 
@@ -239,7 +246,10 @@ mod tests {
         let mut xs = Vec::new();
         crate::llama::blocks::quantize_activations(&pseudo_random(7, cols * n), &mut xs);
         let q4_1 = q4_1_matrix(rows, cols);
-        let q8_0 = Matrix::stack(vec![q4_1.clone(), Matrix { blocks: Blocks::Q8_0(Vec::new()), rows: 0, cols }]);
+        let q8_0 = Matrix::stack(vec![
+            q4_1.clone(),
+            Matrix { blocks: Blocks::Q8_0(Vec::new()), rows: 0, cols },
+        ]);
         for (weights, run) in [&q4_1, &q8_0].into_iter().flat_map(|w| {
             [(w, multiply as fn(&Matrix, usize, &[BlockQ8], &mut [f32])), (w, multiply_portably)]
         }) {

@@ -138,11 +138,12 @@ impl Tensors<'_> {
         parse: fn(&[u8]) -> B,
     ) -> Result<Vec<B>, LocalError> {
         let info = &self.content.tensor_infos[name];
-        let start = usize::try_from(self.content.tensor_data_offset + info.offset).unwrap_or(usize::MAX);
-        let data = start
-            .checked_add(count * size)
-            .and_then(|end| self.bytes.get(start..end))
-            .ok_or_else(|| LocalError::Model(format!("tensor `{name}` runs past the end of the file")))?;
+        let start =
+            usize::try_from(self.content.tensor_data_offset + info.offset).unwrap_or(usize::MAX);
+        let data =
+            start.checked_add(count * size).and_then(|end| self.bytes.get(start..end)).ok_or_else(
+                || LocalError::Model(format!("tensor `{name}` runs past the end of the file")),
+            )?;
         Ok(data.chunks_exact(size).map(parse).collect())
     }
 }

@@ -95,10 +95,7 @@ impl Llama {
                     ]),
                     attention_output: matrix("attn_output", dim, dim)?,
                     ffn_norm: vector(&tensors, &format!("blk.{i}.ffn_norm.weight"), dim)?,
-                    gate_up: Matrix::stack(vec![
-                        matrix("ffn_gate", hidden, dim)?,
-                        up,
-                    ]),
+                    gate_up: Matrix::stack(vec![matrix("ffn_gate", hidden, dim)?, up]),
                     down: matrix("ffn_down", dim, hidden)?,
                 })
             })
@@ -110,8 +107,11 @@ impl Llama {
                 config.head_dim
             )));
         }
-        let factors =
-            if tensors.has("rope_freqs.weight") { Some(tensors.values("rope_freqs.weight")?) } else { None };
+        let factors = if tensors.has("rope_freqs.weight") {
+            Some(tensors.values("rope_freqs.weight")?)
+        } else {
+            None
+        };
         let base = float(content, "llama.rope.freq_base").unwrap_or(10_000.0);
         Ok(Self {
             rope: Rope::new(rope_dims, base, factors.as_deref()),
@@ -141,52 +141,54 @@ impl Llama {
         position: usize,
     ) -> Result<Vec<f32>, LocalError> {
         let config = &self.config;
-        let (n, dim) = (tokens.len(), config.dim);
+        let (count, dim) = (tokens.len(), config.dim);
         let (kv_dim, head_dim) = (config.kv_heads * config.head_dim, config.head_dim);
         let cached = self.cache[0].keys.len() / kv_dim;
-        if n == 0 || position > cached || position + n > config.context_length {
+        if count == 0 || position > cached || position + count > config.context_length {
             return Err(LocalError::Model(format!(
-                "cannot run {n} tokens at position {position} ({cached} cached, context {})",
+                "cannot run {count} tokens at position {position} ({cached} cached, context {})",
                 config.context_length
             )));
         }
-        let mut x = vec![0.0; n * dim];
-        for (token, row) in tokens.iter().zip(x.chunks_exact_mut(dim)) {
+        let mut residual = vec![0.0; count * dim];
+        for (token, row) in tokens.iter().zip(residual.chunks_exact_mut(dim)) {
             let token = *token as usize;
             if token >= self.embedding.rows {
                 return Err(LocalError::Model(format!("token {token} is not in the vocabulary")));
             }
             self.embedding.row(token, row);
         }
-        let angles: Vec<_> = (position..position + n).map(|p| self.rope.angles(p)).collect();
-        let mut normed = vec![0.0; n * dim];
+        let angles: Vec<_> = (position..position + count).map(|p| self.rope.angles(p)).collect();
+        let mut normed = vec![0.0; count * dim];
         let mut quantized = Vec::new();
-        let mut queries = vec![0.0; n * dim];
-        let mut attention = vec![0.0; n * dim];
+        let mut queries = vec![0.0; count * dim];
+        let mut attention = vec![0.0; count * dim];
         for (layer, cache) in self.layers.iter().zip(&mut self.cache) {
             cache.keys.truncate(position * kv_dim);
             cache.values.truncate(position * kv_dim);
-            rms_norm(&x, &layer.attention_norm, config.rms_epsilon, &mut normed);
+            rms_norm(&residual, &layer.attention_norm, config.rms_epsilon, &mut normed);
             quantize_activations(&normed, &mut quantized);
-            let mut qkv = multiply(&layer.qkv, &quantized, n);
-            for ((qkv, query), angles) in
-                qkv.chunks_exact_mut(dim + 2 * kv_dim).zip(queries.chunks_exact_mut(dim)).zip(&angles)
+            let mut qkv = multiply(&layer.qkv, &quantized, count);
+            for ((qkv, query), angles) in qkv
+                .chunks_exact_mut(dim + 2 * kv_dim)
+                .zip(queries.chunks_exact_mut(dim))
+                .zip(&angles)
             {
-                let (q, kv) = qkv.split_at_mut(dim);
-                let (k, v) = kv.split_at_mut(kv_dim);
-                Rope::rotate(angles, q, head_dim);
-                Rope::rotate(angles, k, head_dim);
-                query.copy_from_slice(q);
-                cache.keys.extend_from_slice(k);
-                cache.values.extend_from_slice(v);
+                let (new_query, key_value) = qkv.split_at_mut(dim);
+                let (key, value) = key_value.split_at_mut(kv_dim);
+                Rope::rotate(angles, new_query, head_dim);
+                Rope::rotate(angles, key, head_dim);
+                query.copy_from_slice(new_query);
+                cache.keys.extend_from_slice(key);
+                cache.values.extend_from_slice(value);
             }
             attend(config, &queries, cache, position, &mut attention);
             quantize_activations(&attention, &mut quantized);
-            add(&mut x, &multiply(&layer.attention_output, &quantized, n));
+            add(&mut residual, &multiply(&layer.attention_output, &quantized, count));
 
-            rms_norm(&x, &layer.ffn_norm, config.rms_epsilon, &mut normed);
+            rms_norm(&residual, &layer.ffn_norm, config.rms_epsilon, &mut normed);
             quantize_activations(&normed, &mut quantized);
-            let gate_up = multiply(&layer.gate_up, &quantized, n);
+            let gate_up = multiply(&layer.gate_up, &quantized, count);
             let hidden = layer.gate_up.rows / 2;
             let activated: Vec<f32> = gate_up
                 .chunks_exact(2 * hidden)
@@ -196,9 +198,9 @@ impl Llama {
                 })
                 .collect();
             quantize_activations(&activated, &mut quantized);
-            add(&mut x, &multiply(&layer.down, &quantized, n));
+            add(&mut residual, &multiply(&layer.down, &quantized, count));
         }
-        let last = &x[(n - 1) * dim..];
+        let last = &residual[(count - 1) * dim..];
         let mut normed_last = vec![0.0; dim];
         rms_norm(last, &self.output_norm, config.rms_epsilon, &mut normed_last);
         quantize_activations(&normed_last, &mut quantized);

@@ -1,0 +1,51 @@
+#!/usr/bin/env python3
+"""Writes crates/llmtool-local/tests/fixtures/smollm2-logits.json: llama.cpp's logits for the
+default model (an independent implementation, through llama-cpp-python), which the local
+engine's tests compare with.
+
+usage: scripts/reference_logits.py MODEL.gguf [LLAMA_PYTHON=target/independent/llama-cpp/bin/python]
+
+For each prompt (chat-formatted, several scripts), the prompt is run in one batch, then three
+tokens (llama.cpp's greedy choices) one at a time; after each step the ten highest logits are
+kept with their token ids.
+"""
+import json, os, subprocess, sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+model = os.path.abspath(sys.argv[1])
+python = sys.argv[2] if len(sys.argv) > 2 else os.path.join(ROOT, "target/independent/llama-cpp/bin/python")
+PROMPTS = [
+    "What is the capital of France?",
+    "Write a haiku about the sea.",
+    "Résume en une phrase : le chat dort sur le canapé.",
+    "다음 문장을 요약하세요: 오늘은 날씨가 맑습니다.",
+    "List three prime numbers as JSON.",
+    "def fibonacci(n):",
+]
+SCRIPT = """
+import json, sys
+import numpy as np
+from llama_cpp import Llama
+model, prompts = sys.argv[1], json.loads(sys.argv[2])
+m = Llama(model, n_ctx=512, n_threads=2, logits_all=True, verbose=False)
+cases = []
+for prompt in prompts:
+    text = "<|im_start|>user\\n" + prompt + "<|im_end|>\\n<|im_start|>assistant\\n"
+    tokens = m.tokenize(text.encode(), add_bos=False, special=True)
+    m.reset()
+    steps, feed = [], list(tokens)
+    for _ in range(4):
+        m.eval(feed)
+        logits = np.array(m.scores[m.n_tokens - 1])
+        top = np.argsort(-logits)[:10]
+        steps.append({"fed": [int(t) for t in feed], "top": [[int(t), round(float(logits[t]), 4)] for t in top]})
+        feed = [int(top[0])]
+    cases.append({"prompt": prompt, "steps": steps})
+print(json.dumps(cases))
+"""
+cases = json.loads(subprocess.run([python, "-c", SCRIPT, model, json.dumps(PROMPTS)], capture_output=True, text=True, check=True).stdout)
+out = os.path.join(ROOT, "crates/llmtool-local/tests/fixtures/smollm2-logits.json")
+with open(out, "w") as f:
+    json.dump({"model": os.path.basename(model), "reference": "llama.cpp via llama-cpp-python 0.3.36 (portable AVX2 build, 2 threads)", "cases": cases}, f, indent=1, ensure_ascii=False)
+    f.write("\n")
+print(f"wrote {out}")
