@@ -7,26 +7,28 @@
 //! activations are quantized to 8 bits per block, and the block products are summed as integers.
 #![allow(unsafe_code, reason = "SIMD intrinsics: unaligned loads and calls behind a CPU check")]
 
+use std::ops::Range;
+
 use super::blocks::{BlockQ4_1, BlockQ8, BlockQ8_0};
 use super::matrix::{Blocks, Matrix};
 
-/// `out[r × n + t]` = row `first_row + r` of `weights` · `xs[t]`, for the `n` activation
-/// vectors in `xs` (each `weights.blocks_per_row()` blocks) and the `out.len() / n` rows.
-pub(crate) fn multiply(weights: &Matrix, first_row: usize, xs: &[BlockQ8], out: &mut [f32]) {
+/// `out[t × rows.len() + i]` = row `rows.start + i` of `weights` · `xs[t]`, for the activation
+/// vectors in `xs` (each `weights.blocks_per_row()` blocks).
+pub(crate) fn multiply(weights: &Matrix, rows: Range<usize>, xs: &[BlockQ8], out: &mut [f32]) {
     #[cfg(target_arch = "x86_64")]
     if x86::available() {
         // SAFETY: the CPU has every feature `x86::multiply` is compiled with.
-        unsafe { x86::multiply(weights, first_row, xs, out) };
+        unsafe { x86::multiply(weights, rows, xs, out) };
         return;
     }
-    multiply_portably(weights, first_row, xs, out);
+    multiply_portably(weights, rows, xs, out);
 }
 
-fn multiply_portably(weights: &Matrix, first_row: usize, xs: &[BlockQ8], out: &mut [f32]) {
+fn multiply_portably(weights: &Matrix, rows: Range<usize>, xs: &[BlockQ8], out: &mut [f32]) {
     let per_row = weights.blocks_per_row();
     match &weights.blocks {
-        Blocks::Q4_1(rows) => each_product(rows, per_row, first_row, xs, out, portable::dot_q4_1),
-        Blocks::Q8_0(rows) => each_product(rows, per_row, first_row, xs, out, portable::dot_q8_0),
+        Blocks::Q4_1(blocks) => each_product(blocks, per_row, rows, xs, out, portable::dot_q4_1),
+        Blocks::Q8_0(blocks) => each_product(blocks, per_row, rows, xs, out, portable::dot_q8_0),
     }
 }
 
@@ -36,18 +38,19 @@ fn multiply_portably(weights: &Matrix, first_row: usize, xs: &[BlockQ8], out: &m
 )]
 #[inline(always)]
 fn each_product<W>(
-    rows: &[W],
+    blocks: &[W],
     per_row: usize,
-    first_row: usize,
+    rows: Range<usize>,
     xs: &[BlockQ8],
     out: &mut [f32],
     dot: impl Fn(&[W], &[BlockQ8]) -> f32,
 ) {
-    let n = xs.len() / per_row;
-    for (r, outs) in out.chunks_exact_mut(n).enumerate() {
-        let row = &rows[(first_row + r) * per_row..][..per_row];
-        for (out, x) in outs.iter_mut().zip(xs.chunks_exact(per_row)) {
-            *out = dot(row, x);
+    let width = rows.len();
+    for (i, row) in
+        blocks[rows.start * per_row..rows.end * per_row].chunks_exact(per_row).enumerate()
+    {
+        for (t, x) in xs.chunks_exact(per_row).enumerate() {
+            out[t * width + i] = dot(row, x);
         }
     }
 }
@@ -101,7 +104,7 @@ mod x86 {
     /// How far ahead of the block being multiplied its row's bytes are prefetched.
     const PREFETCH_DISTANCE: usize = 4096;
 
-    use super::{BlockQ4_1, BlockQ8, BlockQ8_0, Blocks, Matrix, each_product};
+    use super::{BlockQ4_1, BlockQ8, BlockQ8_0, Blocks, Matrix, Range, each_product};
 
     pub(super) fn available() -> bool {
         is_x86_feature_detected!("avx2")
@@ -110,14 +113,14 @@ mod x86 {
     }
 
     #[target_feature(enable = "avx2,fma,f16c")]
-    pub(super) fn multiply(weights: &Matrix, first_row: usize, xs: &[BlockQ8], out: &mut [f32]) {
+    pub(super) fn multiply(weights: &Matrix, rows: Range<usize>, xs: &[BlockQ8], out: &mut [f32]) {
         let per_row = weights.blocks_per_row();
         match &weights.blocks {
-            Blocks::Q4_1(rows) => {
-                each_product(rows, per_row, first_row, xs, out, |w, x| dot_q4_1(w, x))
+            Blocks::Q4_1(blocks) => {
+                each_product(blocks, per_row, rows, xs, out, |w, x| dot_q4_1(w, x));
             }
-            Blocks::Q8_0(rows) => {
-                each_product(rows, per_row, first_row, xs, out, |w, x| dot_q8_0(w, x))
+            Blocks::Q8_0(blocks) => {
+                each_product(blocks, per_row, rows, xs, out, |w, x| dot_q8_0(w, x));
             }
         }
     }
@@ -221,17 +224,22 @@ mod tests {
         Matrix { rows, cols, blocks: Blocks::Q4_1(blocks) }
     }
 
-    /// The exact product of the dequantized matrix with the dequantized activations.
-    fn reference(weights: &Matrix, xs: &[BlockQ8], n: usize) -> Vec<f32> {
-        let mut out = Vec::new();
+    /// The exact product of the dequantized matrix with the dequantized activations,
+    /// token-major.
+    fn reference(weights: &Matrix, xs: &[BlockQ8]) -> Vec<f32> {
         let mut row = vec![0.0; weights.cols];
+        let mut rows = Vec::new();
         for r in 0..weights.rows {
             weights.row(r, &mut row);
-            for x in xs.chunks_exact(weights.blocks_per_row()).take(n) {
+            rows.push(row.clone());
+        }
+        let mut out = Vec::new();
+        for x in xs.chunks_exact(weights.blocks_per_row()) {
+            for row in &rows {
                 let dot: f64 = x
                     .iter()
                     .flat_map(|b| b.qs.iter().map(move |q| f64::from(b.d) * f64::from(*q)))
-                    .zip(&row)
+                    .zip(row)
                     .map(|(a, w)| a * f64::from(*w))
                     .sum();
                 out.push(dot as f32);
@@ -240,29 +248,32 @@ mod tests {
         out
     }
 
+    type Multiply = fn(&Matrix, Range<usize>, &[BlockQ8], &mut [f32]);
+
     #[test]
     fn every_format_matches_the_dequantized_product() {
         let (rows, cols, n) = (24, 128, 3);
         let mut xs = Vec::new();
         crate::llama::blocks::quantize_activations(&pseudo_random(7, cols * n), &mut xs);
         let q4_1 = q4_1_matrix(rows, cols);
-        let q8_0 = Matrix::stack(vec![
-            q4_1.clone(),
-            Matrix { blocks: Blocks::Q8_0(Vec::new()), rows: 0, cols },
-        ]);
-        for (weights, run) in [&q4_1, &q8_0].into_iter().flat_map(|w| {
-            [(w, multiply as fn(&Matrix, usize, &[BlockQ8], &mut [f32])), (w, multiply_portably)]
-        }) {
-            let expected = reference(weights, &xs, n);
-            let mut out = vec![0.0; rows * n];
-            run(weights, 0, &xs, &mut out);
-            for (a, b) in out.iter().zip(&expected) {
-                assert!((a - b).abs() < 1e-3 * b.abs().max(1.0), "{a} vs {b}");
+        let empty = Matrix { blocks: Blocks::Q8_0(Vec::new()), rows: 0, cols };
+        let q8_0 = Matrix::stack(vec![q4_1.clone(), empty]);
+        assert!(matches!(q8_0.blocks, Blocks::Q8_0(_)));
+        for weights in [&q4_1, &q8_0] {
+            let expected = reference(weights, &xs);
+            for run in [multiply as Multiply, multiply_portably] {
+                let mut out = vec![0.0; rows * n];
+                run(weights, 0..rows, &xs, &mut out);
+                for (a, b) in out.iter().zip(&expected) {
+                    assert!((a - b).abs() < 1e-3 * b.abs().max(1.0), "{a} vs {b}");
+                }
+                // A range of rows: the same values, in a narrower token-major layout.
+                let mut part = vec![0.0; 5 * n];
+                run(weights, 10..15, &xs, &mut part);
+                for t in 0..n {
+                    assert_eq!(part[t * 5..t * 5 + 5], out[t * rows + 10..t * rows + 15]);
+                }
             }
-            // A range of rows lands at the start of `out`.
-            let mut part = vec![0.0; 5 * n];
-            run(weights, 10, &xs, &mut part);
-            assert_eq!(part, out[10 * n..15 * n]);
         }
     }
 }

@@ -55,6 +55,10 @@ pub(crate) struct Llama {
     output: Option<Matrix>,
     rope: Rope,
     cache: Vec<KvCache>,
+    /// The threads a forward pass runs on (`RAYON_NUM_THREADS`, or one per core). The pass
+    /// runs inside the pool, so that each of its parallel steps starts on a worker rather than
+    /// waking the pool from outside and sleeping until it is done.
+    threads: std::sync::Arc<rayon::ThreadPool>,
 }
 
 impl Llama {
@@ -113,7 +117,12 @@ impl Llama {
             None
         };
         let base = float(content, "llama.rope.freq_base").unwrap_or(10_000.0);
+        let threads = rayon::ThreadPoolBuilder::new()
+            .thread_name(|i| format!("llmtool-local-{i}"))
+            .build()
+            .map_err(|e| LocalError::Model(format!("cannot start the model's threads: {e}")))?;
         Ok(Self {
+            threads: std::sync::Arc::new(threads),
             rope: Rope::new(rope_dims, base, factors.as_deref()),
             output_norm: vector(&tensors, "output_norm.weight", dim)?,
             cache: vec![KvCache::default(); config.layers],
@@ -140,6 +149,11 @@ impl Llama {
         tokens: &[u32],
         position: usize,
     ) -> Result<Vec<f32>, LocalError> {
+        let threads = std::sync::Arc::clone(&self.threads);
+        threads.install(|| self.forward_here(tokens, position))
+    }
+
+    fn forward_here(&mut self, tokens: &[u32], position: usize) -> Result<Vec<f32>, LocalError> {
         let config = &self.config;
         let (count, dim) = (tokens.len(), config.dim);
         let (kv_dim, head_dim) = (config.kv_heads * config.head_dim, config.head_dim);
@@ -163,12 +177,14 @@ impl Llama {
         let mut quantized = Vec::new();
         let mut queries = vec![0.0; count * dim];
         let mut attention = vec![0.0; count * dim];
+        // Products, reused from layer to layer.
+        let (mut qkv, mut gate_up, mut products) = (Vec::new(), Vec::new(), Vec::new());
         for (layer, cache) in self.layers.iter().zip(&mut self.cache) {
             cache.keys.truncate(position * kv_dim);
             cache.values.truncate(position * kv_dim);
             rms_norm(&residual, &layer.attention_norm, config.rms_epsilon, &mut normed);
             quantize_activations(&normed, &mut quantized);
-            let mut qkv = multiply(&layer.qkv, &quantized, count);
+            multiply(&layer.qkv, &quantized, count, &mut qkv);
             for ((qkv, query), angles) in qkv
                 .chunks_exact_mut(dim + 2 * kv_dim)
                 .zip(queries.chunks_exact_mut(dim))
@@ -184,11 +200,12 @@ impl Llama {
             }
             attend(config, &queries, cache, position, &mut attention);
             quantize_activations(&attention, &mut quantized);
-            add(&mut residual, &multiply(&layer.attention_output, &quantized, count));
+            multiply(&layer.attention_output, &quantized, count, &mut products);
+            add(&mut residual, &products);
 
             rms_norm(&residual, &layer.ffn_norm, config.rms_epsilon, &mut normed);
             quantize_activations(&normed, &mut quantized);
-            let gate_up = multiply(&layer.gate_up, &quantized, count);
+            multiply(&layer.gate_up, &quantized, count, &mut gate_up);
             let hidden = layer.gate_up.rows / 2;
             let activated: Vec<f32> = gate_up
                 .chunks_exact(2 * hidden)
@@ -198,36 +215,39 @@ impl Llama {
                 })
                 .collect();
             quantize_activations(&activated, &mut quantized);
-            add(&mut residual, &multiply(&layer.down, &quantized, count));
+            multiply(&layer.down, &quantized, count, &mut products);
+            add(&mut residual, &products);
         }
         let last = &residual[(count - 1) * dim..];
         let mut normed_last = vec![0.0; dim];
         rms_norm(last, &self.output_norm, config.rms_epsilon, &mut normed_last);
         quantize_activations(&normed_last, &mut quantized);
-        Ok(multiply(self.output.as_ref().unwrap_or(&self.embedding), &quantized, 1))
+        multiply(self.output.as_ref().unwrap_or(&self.embedding), &quantized, 1, &mut products);
+        Ok(products)
     }
 }
 
-/// The products of `weights` with `n` activation vectors, `n` × rows, token-major. Each rayon
-/// task takes a run of rows, so a weight row is read once for all `n` vectors.
-fn multiply(weights: &Matrix, xs: &[BlockQ8], n: usize) -> Vec<f32> {
+/// The products of `weights` with `count` activation vectors, into `out` (`count` × rows,
+/// token-major). One vector (decoding): the rows are split across the rayon threads. Several
+/// (a prompt): the vectors are, in runs of up to 16, so that each weight row, read once from
+/// the cache, is used for the whole run.
+fn multiply(weights: &Matrix, xs: &[BlockQ8], count: usize, out: &mut Vec<f32>) {
     let rows = weights.rows;
-    let chunk = rows.div_ceil(rayon::current_num_threads() * 4).max(16);
-    let mut by_row = vec![0.0; rows * n];
-    by_row
-        .par_chunks_mut(chunk * n)
-        .enumerate()
-        .for_each(|(i, out)| kernels::multiply(weights, i * chunk, xs, out));
-    if n == 1 {
-        return by_row;
+    let threads = rayon::current_num_threads();
+    out.clear();
+    out.resize(rows * count, 0.0);
+    if count == 1 {
+        let chunk = rows.div_ceil(threads * 4).max(16);
+        out.par_chunks_mut(chunk).enumerate().for_each(|(i, out)| {
+            kernels::multiply(weights, i * chunk..i * chunk + out.len(), xs, out);
+        });
+    } else {
+        let run = count.div_ceil(threads).min(16);
+        let per_row = weights.blocks_per_row();
+        out.par_chunks_mut(run * rows)
+            .zip(xs.par_chunks(run * per_row))
+            .for_each(|(out, xs)| kernels::multiply(weights, 0..rows, xs, out));
     }
-    let mut by_token = vec![0.0; rows * n];
-    for (r, values) in by_row.chunks_exact(n).enumerate() {
-        for (t, value) in values.iter().enumerate() {
-            by_token[t * rows + r] = *value;
-        }
-    }
-    by_token
 }
 
 /// Root-mean-square normalization of each `weight.len()` values of `x`, scaled by `weight`.
