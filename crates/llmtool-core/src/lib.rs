@@ -9,6 +9,7 @@
 //!
 //! Nothing here touches the file system, the environment, the clock or the network.
 
+pub mod convert;
 pub mod diagnostic;
 pub mod document;
 pub mod format;

@@ -26,8 +26,32 @@ pub(crate) enum Command {
     #[command(subcommand)]
     Model(ModelCommand),
     Show(ShowArgs),
+    Export(ExportArgs),
+    Import(ImportArgs),
+    Convert(ConvertArgs),
     New(NewArgs),
     Completions(CompletionsArgs),
+}
+
+/// Where tools are converted to and from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ToolFormat {
+    /// An OpenAI Chat Completions `tools` entry.
+    #[value(name = "openai")]
+    OpenAi,
+    /// An OpenAI Responses API function tool.
+    #[value(name = "openai-responses")]
+    OpenAiResponses,
+    /// An Anthropic Messages API tool (`input_schema`).
+    Anthropic,
+    /// A Gemini function declaration.
+    Gemini,
+    /// An MCP tool (`inputSchema`).
+    McpTool,
+    /// An MCP prompt (`arguments`).
+    McpPrompt,
+    /// The tool's inputs alone, as a JSON Schema 2020-12 document.
+    JsonSchema,
 }
 
 /// How diagnostics are printed.
@@ -55,6 +79,58 @@ pub(crate) struct CheckArgs {
     pub(crate) strict: bool,
     #[arg(long, value_enum, default_value_t = DiagnosticFormat::Human)]
     pub(crate) format: DiagnosticFormat,
+}
+
+/// Convert a tool file for another runtime (printed to standard output).
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  llmtool export tool.json --to openai\n  llmtool export tool.json --to openai --strict-schema\n  llmtool export tool.json --to mcp-tool --name summarize"
+)]
+pub(crate) struct ExportArgs {
+    /// The tool file, or `-` for standard input.
+    #[arg(value_name = "TOOL")]
+    pub(crate) tool: PathBuf,
+    #[arg(long, value_enum, value_name = "TARGET")]
+    pub(crate) to: ToolFormat,
+    /// The tool's name in the target (default: made from `prompt_name`).
+    #[arg(long)]
+    pub(crate) name: Option<String>,
+    /// OpenAI strict mode: every key required (optional ones nullable), no other keys.
+    #[arg(long)]
+    pub(crate) strict_schema: bool,
+}
+
+/// Turn a tool from another runtime into a tool file (printed to standard output).
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  llmtool import weather.json                  # the source format is detected\n  llmtool import tool.json --from anthropic > weather-tool.json"
+)]
+pub(crate) struct ImportArgs {
+    /// The file, or `-` for standard input.
+    #[arg(value_name = "FILE")]
+    pub(crate) file: PathBuf,
+    /// Its format (detected when not given).
+    #[arg(long, value_enum, value_name = "SOURCE")]
+    pub(crate) from: Option<ToolFormat>,
+}
+
+/// Convert a function-tool spec from one runtime's form to another's.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  llmtool convert spec.json --from anthropic --to openai\n  llmtool convert spec.json --to gemini      # the source format is detected"
+)]
+pub(crate) struct ConvertArgs {
+    /// The spec file, or `-` for standard input.
+    #[arg(value_name = "SPEC")]
+    pub(crate) spec: PathBuf,
+    /// Its format (detected when not given).
+    #[arg(long, value_enum, value_name = "SOURCE")]
+    pub(crate) from: Option<ToolFormat>,
+    #[arg(long, value_enum, value_name = "TARGET")]
+    pub(crate) to: ToolFormat,
+    /// OpenAI strict mode (see `export`).
+    #[arg(long)]
+    pub(crate) strict_schema: bool,
 }
 
 /// Rewrite tool files in canonical form (in place; `-` for standard input to standard output).

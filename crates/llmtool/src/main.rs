@@ -50,6 +50,9 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Providers(args) => commands::providers::run(&args),
         Command::Model(command) => commands::model::run(&command),
         Command::Show(args) => commands::show::run(&args),
+        Command::Export(args) => commands::convert::export(&args),
+        Command::Import(args) => commands::convert::import(&args),
+        Command::Convert(args) => commands::convert::convert(&args),
         Command::New(args) => commands::new::run(&args),
         Command::Completions(args) => commands::completions::run(&args),
     }

@@ -274,3 +274,51 @@ fn fmt_fix_applies_semantic_fixes() {
     assert_eq!(meta["variables"][1]["default"], serde_json::json!(["a"]));
     assert_eq!(meta["variables"][1]["allowed_values"], serde_json::json!(["a", "b"]));
 }
+
+#[test]
+fn export_import_and_convert_round_trip() {
+    let consultant = example("strategy-consultant.json");
+    let exported = llmtool(&["export", consultant.to_str().unwrap(), "--to", "anthropic"], None);
+    assert_eq!(exported.status.code(), Some(0), "{}", text(&exported.stderr));
+    assert!(text(&exported.stderr).contains("warning[LT701]: `model_prompt` is not carried"));
+    let spec: serde_json::Value = serde_json::from_slice(&exported.stdout).unwrap();
+    assert_eq!(spec["name"], "strategy_consultant");
+    assert_eq!(spec["input_schema"]["required"], serde_json::json!(["situation"]));
+
+    // The format is detected; the imported file checks clean.
+    let imported = llmtool(&["import", "-"], Some(&exported.stdout));
+    assert_eq!(imported.status.code(), Some(0), "{}", text(&imported.stderr));
+    let checked = llmtool(&["check", "-"], Some(&imported.stdout));
+    assert_eq!(checked.status.code(), Some(0), "{}", text(&checked.stdout));
+
+    let converted = llmtool(&["convert", "-", "--to", "gemini"], Some(&exported.stdout));
+    assert_eq!(converted.status.code(), Some(0), "{}", text(&converted.stderr));
+    let declaration: serde_json::Value = serde_json::from_slice(&converted.stdout).unwrap();
+    assert_eq!(declaration["parameters"]["properties"]["frameworks"]["type"], "ARRAY");
+    assert!(text(&converted.stderr).contains("LT705"));
+}
+
+#[test]
+fn import_refuses_what_it_cannot_read() {
+    let not_json = llmtool(&["import", "-"], Some(b"{ nope"));
+    assert_eq!(not_json.status.code(), Some(1));
+    assert!(text(&not_json.stderr).contains("LT704"), "{}", text(&not_json.stderr));
+    let unknown = llmtool(&["import", "-"], Some(b"{\"hello\": 1}"));
+    assert_eq!(unknown.status.code(), Some(1));
+    assert!(text(&unknown.stderr).contains("--from"));
+    let wrong = llmtool(&["import", "-", "--from", "openai"], Some(b"{\"name\": \"x\"}"));
+    assert_eq!(wrong.status.code(), Some(1));
+    assert!(text(&wrong.stderr).contains("no `function` object"));
+    let bad_name = llmtool(
+        &[
+            "export",
+            example("teach-me-anything.json").to_str().unwrap(),
+            "--to",
+            "openai",
+            "--name",
+            "has space",
+        ],
+        None,
+    );
+    assert_eq!(bad_name.status.code(), Some(2));
+}

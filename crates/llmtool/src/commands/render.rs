@@ -114,7 +114,7 @@ pub(crate) fn read_inputs(args: &VariableArgs) -> anyhow::Result<Inputs> {
     Ok(inputs)
 }
 
-fn print_problems(name: &str, text: &str, problems: &[Diagnostic]) {
+pub(crate) fn print_problems(name: &str, text: &str, problems: &[Diagnostic]) {
     let source = Source::new(name, text);
     eprint!("{}", report::human(&source, problems, io::color_for(std::io::stderr().is_terminal())));
 }

@@ -1,0 +1,62 @@
+//! The diagnostics of `export`, `import` and `convert` (codes LT7xx), documented like the
+//! check rules.
+
+use crate::declare_rule;
+use crate::rules::Rule;
+
+declare_rule! {
+    /// A field of the tool has no place in the target format, so the export leaves it out.
+    ///
+    /// Function-tool targets carry a name, a description and the parameters; the prompt, the
+    /// model parameters and the expected output stay in the tool file. The warning names each
+    /// field left out, so that nothing is lost without a word.
+    pub static DROPPED_FIELD = ("LT701", "dropped-field", Warning);
+}
+
+declare_rule! {
+    /// A variable name is not accepted as a parameter name by the target, so it is renamed.
+    ///
+    /// Function-calling APIs take parameter names of ASCII letters, digits, `_`, `-` and `.`.
+    /// The variable is exported under a snake_case name, with its own name kept as the
+    /// parameter's `title`, which `import` reads back.
+    pub static RENAMED_PARAMETER = ("LT702", "renamed-parameter", Warning);
+}
+
+declare_rule! {
+    /// A parameter of an imported function tool cannot become a variable.
+    ///
+    /// Variables are text, one choice among strings, or several choices among strings. A
+    /// number, a boolean, an object or a free array has no variable type: the parameter is
+    /// listed in the generated prompt and named here with its path.
+    pub static UNSUPPORTED_PARAMETER = ("LT703", "unsupported-parameter", Warning);
+}
+
+declare_rule! {
+    /// The input is not a tool in the format named (or in any known format).
+    pub static INVALID_SOURCE = ("LT704", "invalid-source", Error);
+}
+
+declare_rule! {
+    /// A schema keyword the target does not accept was rewritten or left out.
+    ///
+    /// For example, Gemini's schema subset has no `uniqueItems`, and OpenAI's strict mode has
+    /// no `default`: the default is then stated in the description instead.
+    pub static REWRITTEN_SCHEMA = ("LT705", "rewritten-schema", Warning);
+}
+
+declare_rule! {
+    /// The tool has no description; the target's description is made from its name.
+    ///
+    /// Models choose tools by their descriptions, so a tool without one is rarely called.
+    pub static MISSING_DESCRIPTION = ("LT706", "missing-description", Warning);
+}
+
+/// Every conversion diagnostic, in code order.
+pub static ALL: &[&Rule] = &[
+    &DROPPED_FIELD,
+    &RENAMED_PARAMETER,
+    &UNSUPPORTED_PARAMETER,
+    &INVALID_SOURCE,
+    &REWRITTEN_SCHEMA,
+    &MISSING_DESCRIPTION,
+];

@@ -1,0 +1,209 @@
+//! Conversion to and from function-tool formats: every example exports to every format, the
+//! exports are snapshotted, and export then import gives back the same variables.
+
+#![allow(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
+
+use std::path::{Path, PathBuf};
+
+use llmtool_core::Document;
+use llmtool_core::convert::{FunctionFormat, FunctionTool, naming, read_mcp_prompt, tool_value};
+use serde_json::{Value, json};
+
+fn examples() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 8);
+    files
+}
+
+fn load(path: &Path) -> Document {
+    let document = Document::from_bytes(&std::fs::read(path).unwrap());
+    assert_eq!(document.summary().errors, 0, "{}", path.display());
+    document
+}
+
+/// The variables as the tool file states them, for comparison.
+fn variables(tool: &Value) -> Value {
+    tool["metadata"]["variables"].clone()
+}
+
+fn original_variables(document: &Document) -> Value {
+    let tool: Value = serde_json::from_str(&document.text).unwrap();
+    let mut variables = variables(&tool);
+    for variable in variables.as_array_mut().into_iter().flatten() {
+        // Canonical order of the variable's keys does not matter for equality of objects.
+        variable.as_object_mut().unwrap().retain(|key, _| {
+            ["name", "type", "description", "default", "allowed_values"].contains(&key.as_str())
+        });
+    }
+    variables
+}
+
+#[test]
+fn every_example_exports_and_imports_back_through_every_format() {
+    for path in examples() {
+        let document = load(&path);
+        let tool = document.tool.as_ref().unwrap();
+        let function = FunctionTool::from_tool(tool, None, &[]);
+        assert!(naming::is_portable(&function.value.name));
+        for format in FunctionFormat::ALL {
+            for strict in [false, true] {
+                let (exported, _) = format.write(&function.value, strict);
+                assert_eq!(FunctionFormat::detect(&exported), Some(format), "{}", format.name());
+                let back = format.read(&exported).unwrap();
+                assert_eq!(back.name, function.value.name);
+                assert_eq!(back.description, function.value.description);
+                let imported = tool_value(&back).value;
+                if strict
+                    && format != FunctionFormat::OpenAi
+                    && format != FunctionFormat::OpenAiResponses
+                {
+                    continue;
+                }
+                // Strict mode moves defaults into descriptions: compare the rest then.
+                if !strict {
+                    assert_eq!(
+                        variables(&imported),
+                        original_variables(&document),
+                        "{} through {}",
+                        path.display(),
+                        format.name()
+                    );
+                }
+                // The imported file is a valid tool.
+                let reimported = Document::from_text(imported.to_string());
+                assert_eq!(
+                    reimported.summary().errors,
+                    0,
+                    "{} through {}",
+                    path.display(),
+                    format.name()
+                );
+            }
+        }
+        // The MCP prompt keeps every argument and whether it is required.
+        let prompt = function.value.mcp_prompt(tool);
+        let back = read_mcp_prompt(&prompt).unwrap();
+        let names: Vec<&str> =
+            back.parameters["properties"].as_object().unwrap().keys().map(String::as_str).collect();
+        let declared: Vec<String> = original_variables(&document)
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v["name"].as_str().unwrap().to_owned())
+            .collect();
+        assert_eq!(names, declared);
+    }
+}
+
+#[test]
+fn exports_of_the_consultant_tool() {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/strategy-consultant.json");
+    let document = load(&path);
+    let tool = document.tool.as_ref().unwrap();
+    let function = FunctionTool::from_tool(tool, None, &[]);
+    let dropped: Vec<String> = function.diagnostics.iter().map(|d| d.message.clone()).collect();
+    insta::assert_snapshot!("consultant-dropped", dropped.join("\n"));
+    for format in FunctionFormat::ALL {
+        for strict in [false, true] {
+            if strict && !matches!(format, FunctionFormat::OpenAi | FunctionFormat::OpenAiResponses)
+            {
+                continue;
+            }
+            let (value, diagnostics) = format.write(&function.value, strict);
+            let notes: Vec<String> =
+                diagnostics.iter().map(|d| format!("// {}", d.message)).collect();
+            let name =
+                format!("consultant-{}{}", format.name(), if strict { "-strict" } else { "" });
+            insta::assert_snapshot!(
+                name,
+                format!("{}\n{}", notes.join("\n"), serde_json::to_string_pretty(&value).unwrap())
+            );
+        }
+    }
+    insta::assert_snapshot!(
+        "consultant-mcp-prompt",
+        serde_json::to_string_pretty(&function.value.mcp_prompt(tool)).unwrap()
+    );
+}
+
+#[test]
+fn names_that_apis_refuse_are_renamed_and_come_back() {
+    let document = Document::from_text(
+        json!({
+            "model_prompt": "Reply to {{received email}} in a {{tone}} tone.",
+            "metadata": {
+                "prompt_name": "Reply helper",
+                "description": "Drafts a reply.",
+                "variables": [
+                    { "name": "received email", "type": "text", "description": "The email." },
+                    { "name": "tone", "type": "single-select", "allowed_values": ["warm", "brief"], "default": "warm", "description": "How it sounds." }
+                ]
+            }
+        })
+        .to_string(),
+    );
+    let function = FunctionTool::from_tool(document.tool.as_ref().unwrap(), None, &[]);
+    let codes: Vec<&str> =
+        function.diagnostics.iter().map(llmtool_core::Diagnostic::code).collect();
+    assert!(codes.contains(&"LT702"), "{codes:?}");
+    let properties = function.value.parameters["properties"].as_object().unwrap();
+    assert_eq!(properties.keys().collect::<Vec<_>>(), ["received_email", "tone"]);
+    assert_eq!(properties["received_email"]["title"], "received email");
+    let back = tool_value(&function.value).value;
+    assert_eq!(back["metadata"]["variables"][0]["name"], "received email");
+    assert_eq!(function.value.parameters["required"], json!(["received_email"]));
+}
+
+#[test]
+fn parameters_without_a_variable_type_are_reported_and_listed() {
+    let spec = json!({
+        "name": "get_weather",
+        "description": "Get the current weather in a given location",
+        "input_schema": {
+            "type": "object",
+            "properties": {
+                "location": { "type": "string", "description": "The city and state" },
+                "unit": { "type": "string", "enum": ["celsius", "fahrenheit"] },
+                "days": { "type": "integer" }
+            },
+            "required": ["location"]
+        }
+    });
+    let function = FunctionFormat::Anthropic.read(&spec).unwrap();
+    let converted = tool_value(&function);
+    let messages: Vec<&str> = converted.diagnostics.iter().map(|d| d.message.as_str()).collect();
+    assert!(messages.iter().any(|m| m.contains("`properties.days` (integer)")), "{messages:?}");
+    assert!(messages.iter().any(|m| m.contains("`unit` has no default")), "{messages:?}");
+    let tool = converted.value;
+    assert_eq!(tool["metadata"]["prompt_name"], "Get weather");
+    assert!(tool["model_prompt"].as_str().unwrap().contains("Days: (not a variable: integer)"));
+    assert_eq!(tool["metadata"]["variables"][1]["type"], "single-select");
+    assert_eq!(Document::from_text(tool.to_string()).summary().errors, 0);
+}
+
+#[test]
+fn garbage_is_an_error_not_a_panic() {
+    for value in [
+        json!(null),
+        json!([1, 2]),
+        json!({"type": "function"}),
+        json!({"function": 3, "type": "function"}),
+    ] {
+        for format in FunctionFormat::ALL {
+            let _ = format.read(&value);
+        }
+        assert!(read_mcp_prompt(&value).is_err());
+    }
+    assert!(
+        FunctionFormat::OpenAi
+            .read(&json!({"type": "function", "function": {"name": "x", "parameters": 5}}))
+            .is_err()
+    );
+}
