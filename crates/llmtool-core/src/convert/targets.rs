@@ -44,11 +44,6 @@ impl FunctionFormat {
         }
     }
 
-    /// Whether the format has a place for the tool's human title.
-    pub const fn has_title(self) -> bool {
-        matches!(self, FunctionFormat::McpTool | FunctionFormat::JsonSchema)
-    }
-
     /// Writes `tool`. `strict` (OpenAI only) asks for strict schema adherence: every key
     /// required, optional ones nullable, no other keys allowed.
     pub fn write(self, tool: &FunctionTool, strict: bool) -> (Value, Vec<Diagnostic>) {

@@ -105,11 +105,19 @@ impl Tensors<'_> {
                 "tensor `{name}` has rows of {cols} values, not a multiple of {BLOCK}"
             )));
         }
-        let count = rows * cols / BLOCK;
+        let count = rows.checked_mul(cols / BLOCK).ok_or_else(|| {
+            LocalError::Model(format!("tensor `{name}` is too large ({rows} × {cols})"))
+        })?;
         let blocks = match info.ggml_dtype {
-            GgmlDType::Q4_1 => Blocks::Q4_1(self.parse(name, count, 20, BlockQ4_1::parse)?),
-            GgmlDType::Q4_0 => Blocks::Q4_1(self.parse(name, count, 18, BlockQ4_1::parse_q4_0)?),
-            GgmlDType::Q8_0 => Blocks::Q8_0(self.parse(name, count, 34, BlockQ8_0::parse)?),
+            GgmlDType::Q4_1 => {
+                Blocks::Q4_1(self.parse(name, info.offset, count, 20, BlockQ4_1::parse)?)
+            }
+            GgmlDType::Q4_0 => {
+                Blocks::Q4_1(self.parse(name, info.offset, count, 18, BlockQ4_1::parse_q4_0)?)
+            }
+            GgmlDType::Q8_0 => {
+                Blocks::Q8_0(self.parse(name, info.offset, count, 34, BlockQ8_0::parse)?)
+            }
             _ => Blocks::Q8_0(
                 self.values(name)?.chunks_exact(BLOCK).map(BlockQ8_0::quantize).collect(),
             ),
@@ -133,17 +141,22 @@ impl Tensors<'_> {
     fn parse<B>(
         &self,
         name: &str,
+        offset: u64,
         count: usize,
         size: usize,
         parse: fn(&[u8]) -> B,
     ) -> Result<Vec<B>, LocalError> {
-        let info = &self.content.tensor_infos[name];
-        let start =
-            usize::try_from(self.content.tensor_data_offset + info.offset).unwrap_or(usize::MAX);
-        let data =
-            start.checked_add(count * size).and_then(|end| self.bytes.get(start..end)).ok_or_else(
-                || LocalError::Model(format!("tensor `{name}` runs past the end of the file")),
-            )?;
+        // Sizes come from the file: computed without overflow, so a damaged file is an error.
+        let data = self
+            .content
+            .tensor_data_offset
+            .checked_add(offset)
+            .and_then(|start| usize::try_from(start).ok())
+            .and_then(|start| Some(start..start.checked_add(count.checked_mul(size)?)?))
+            .and_then(|range| self.bytes.get(range))
+            .ok_or_else(|| {
+                LocalError::Model(format!("tensor `{name}` runs past the end of the file"))
+            })?;
         Ok(data.chunks_exact(size).map(parse).collect())
     }
 }
