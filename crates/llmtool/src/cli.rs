@@ -52,6 +52,22 @@ pub(crate) enum ToolFormat {
     McpPrompt,
     /// The tool's inputs alone, as a JSON Schema 2020-12 document.
     JsonSchema,
+    /// An Emacs Lisp `(gptel-make-tool ...)` form.
+    Gptel,
+    /// An Emacs Lisp `(llm-make-tool ...)` form (llm.el).
+    #[value(name = "llm-el")]
+    LlmEl,
+}
+
+/// The `:function` and `:async` of an elisp form.
+#[derive(Debug, Args)]
+pub(crate) struct ElispArgs {
+    /// elisp targets: the function that runs the tool (default: a stub to replace).
+    #[arg(long, value_name = "SYMBOL")]
+    pub(crate) function: Option<String>,
+    /// elisp targets: the function is asynchronous (`:async t`; it takes a callback first).
+    #[arg(long = "async")]
+    pub(crate) asynchronous: bool,
 }
 
 /// How diagnostics are printed.
@@ -84,7 +100,7 @@ pub(crate) struct CheckArgs {
 /// Convert a tool file for another runtime (printed to standard output).
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  llmtool export tool.json --to openai\n  llmtool export tool.json --to openai --strict-schema\n  llmtool export tool.json --to mcp-tool --name summarize"
+    after_help = "Examples:\n  llmtool export tool.json --to openai\n  llmtool export tool.json --to openai --strict-schema\n  llmtool export tool.json --to mcp-tool --name summarize\n  llmtool export tool.json --to gptel --function my-summarize"
 )]
 pub(crate) struct ExportArgs {
     /// The tool file, or `-` for standard input.
@@ -98,12 +114,14 @@ pub(crate) struct ExportArgs {
     /// OpenAI strict mode: every key required (optional ones nullable), no other keys.
     #[arg(long)]
     pub(crate) strict_schema: bool,
+    #[command(flatten)]
+    pub(crate) elisp: ElispArgs,
 }
 
 /// Turn a tool from another runtime into a tool file (printed to standard output).
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  llmtool import weather.json                  # the source format is detected\n  llmtool import tool.json --from anthropic > weather-tool.json"
+    after_help = "Examples:\n  llmtool import weather.json                  # the source format is detected\n  llmtool import weather-tool.el               # a gptel or llm.el form\n  llmtool import tool.json --from anthropic > weather-tool.json"
 )]
 pub(crate) struct ImportArgs {
     /// The file, or `-` for standard input.
@@ -117,7 +135,7 @@ pub(crate) struct ImportArgs {
 /// Convert a function-tool spec from one runtime's form to another's.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  llmtool convert spec.json --from anthropic --to openai\n  llmtool convert spec.json --to gemini      # the source format is detected"
+    after_help = "Examples:\n  llmtool convert spec.json --from anthropic --to openai\n  llmtool convert spec.json --to gemini      # the source format is detected\n  llmtool convert tool.el --to anthropic     # from a gptel or llm.el form"
 )]
 pub(crate) struct ConvertArgs {
     /// The spec file, or `-` for standard input.
@@ -131,6 +149,8 @@ pub(crate) struct ConvertArgs {
     /// OpenAI strict mode (see `export`).
     #[arg(long)]
     pub(crate) strict_schema: bool,
+    #[command(flatten)]
+    pub(crate) elisp: ElispArgs,
 }
 
 /// Rewrite tool files in canonical form (in place; `-` for standard input to standard output).

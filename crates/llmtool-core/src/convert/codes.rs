@@ -5,10 +5,11 @@ use crate::declare_rule;
 use crate::rules::Rule;
 
 declare_rule! {
-    /// A field of the tool has no place in the target format, so the export leaves it out.
+    /// A field of the source has no place in the target format, so the conversion leaves it out.
     ///
     /// Function-tool targets carry a name, a description and the parameters; the prompt, the
-    /// model parameters and the expected output stay in the tool file. The warning names each
+    /// model parameters and the expected output stay in the tool file. Read the other way, an
+    /// elisp form's `:async` or `:category` has no place in a tool file. The warning names each
     /// field left out, so that nothing is lost without a word.
     pub static DROPPED_FIELD = ("LT701", "dropped-field", Warning);
 }
@@ -51,6 +52,15 @@ declare_rule! {
     pub static MISSING_DESCRIPTION = ("LT706", "missing-description", Warning);
 }
 
+declare_rule! {
+    /// An elisp list stands where gptel and llm.el need a vector.
+    ///
+    /// Both packages hand arrays to `json-serialize` as vectors (`["a" "b"]`); a list such as
+    /// `("a" "b")` is taken for an object and the request fails. Import reads the list as an
+    /// array anyway, and says where it is.
+    pub static LIST_FOR_VECTOR = ("LT707", "list-for-vector", Warning);
+}
+
 /// Every conversion diagnostic, in code order.
 pub static ALL: &[&Rule] = &[
     &DROPPED_FIELD,
@@ -59,4 +69,5 @@ pub static ALL: &[&Rule] = &[
     &INVALID_SOURCE,
     &REWRITTEN_SCHEMA,
     &MISSING_DESCRIPTION,
+    &LIST_FOR_VECTOR,
 ];

@@ -1,12 +1,15 @@
 //! Converting tools to and from the places tools live: function-calling APIs (OpenAI,
-//! Anthropic, Gemini, MCP, JSON Schema) first, through one target-neutral function form.
+//! Anthropic, Gemini, MCP, JSON Schema) and Emacs Lisp (gptel, llm.el), through one
+//! target-neutral function form.
 
 pub mod codes;
+mod elisp;
 mod function;
 mod import;
 pub mod naming;
 mod targets;
 
+pub use elisp::{ElispFlavor, ElispOptions, looks_like_elisp, read_elisp, write_elisp};
 pub use function::{Converted, FunctionTool, is_parameter_key};
 pub use import::{tool_file, tool_value};
 pub use targets::{FunctionFormat, read_mcp_prompt};

@@ -1,11 +1,11 @@
 //! `llmtool export`, `import` and `convert`: tools to and from other runtimes' forms.
 
 use llmtool_core::Severity;
-use llmtool_core::convert::{self, FunctionFormat, FunctionTool, codes};
+use llmtool_core::convert::{self, ElispFlavor, ElispOptions, FunctionFormat, FunctionTool, codes};
 use llmtool_core::diagnostic::Diagnostic;
 
 use crate::Outcome;
-use crate::cli::{ConvertArgs, ExportArgs, ImportArgs, ToolFormat};
+use crate::cli::{ConvertArgs, ElispArgs, ExportArgs, ImportArgs, ToolFormat};
 use crate::io;
 
 pub(crate) fn export(args: &ExportArgs) -> anyhow::Result<Outcome> {
@@ -24,10 +24,11 @@ pub(crate) fn export(args: &ExportArgs) -> anyhow::Result<Outcome> {
     }
     let converted = FunctionTool::from_tool(tool, args.name.as_deref(), &[]);
     let mut diagnostics = converted.diagnostics;
-    let (value, mut more) = write(&converted.value, args.to, args.strict_schema, Some(tool));
+    let target = Target { format: args.to, strict: args.strict_schema, elisp: &args.elisp };
+    let (output, mut more) = target.write(&converted.value, Some(tool))?;
     diagnostics.append(&mut more);
     super::render::print_problems(&name, &document.text, &diagnostics);
-    print_json(&value)?;
+    output.print()?;
     Ok(Outcome::Ok)
 }
 
@@ -47,35 +48,91 @@ pub(crate) fn convert(args: &ConvertArgs) -> anyhow::Result<Outcome> {
     let Some(function) = read(&args.spec, &name, args.from)? else {
         return Ok(Outcome::Problems);
     };
-    let (value, diagnostics) = write(&function, args.to, args.strict_schema, None);
+    let target = Target { format: args.to, strict: args.strict_schema, elisp: &args.elisp };
+    let (output, diagnostics) = target.write(&function, None)?;
     super::render::print_problems(&name, "", &diagnostics);
-    print_json(&value)?;
+    output.print()?;
     Ok(Outcome::Ok)
 }
 
-/// `tool` written as `format`; `original` is the tool file, which an MCP prompt is made from.
-fn write(
-    tool: &FunctionTool,
+/// What a conversion prints: JSON, or the text of a Lisp form.
+enum Output {
+    Json(serde_json::Value),
+    Text(String),
+}
+
+impl Output {
+    fn print(&self) -> anyhow::Result<()> {
+        match self {
+            Output::Json(value) => {
+                let mut text = serde_json::to_string_pretty(value)?;
+                text.push('\n');
+                io::write_stdout(text.as_bytes())
+            }
+            Output::Text(text) => io::write_stdout(text.as_bytes()),
+        }
+    }
+}
+
+/// The target format and its options.
+struct Target<'a> {
     format: ToolFormat,
     strict: bool,
-    original: Option<&llmtool_core::model::Tool>,
-) -> (serde_json::Value, Vec<Diagnostic>) {
-    match function_format(format) {
-        Some(format) => format.write(tool, strict),
-        None => match original {
-            Some(original) => (tool.mcp_prompt(original), Vec::new()),
+    elisp: &'a ElispArgs,
+}
+
+impl Target<'_> {
+    /// `tool` written in the target format; `original` is the tool file, which an MCP prompt
+    /// is made from.
+    fn write(
+        &self,
+        tool: &FunctionTool,
+        original: Option<&llmtool_core::model::Tool>,
+    ) -> anyhow::Result<(Output, Vec<Diagnostic>)> {
+        if let Some(format) = function_format(self.format) {
+            let (value, diagnostics) = format.write(tool, self.strict);
+            return Ok((Output::Json(value), diagnostics));
+        }
+        if let Some(flavor) = elisp_flavor(self.format) {
+            if let Some(symbol) = &self.elisp.function
+                && !is_function_symbol(symbol)
+            {
+                anyhow::bail!(
+                    "`{symbol}` is not a function name: give a symbol such as `my-tool-function`"
+                );
+            }
+            let options = ElispOptions {
+                function: self.elisp.function.clone(),
+                asynchronous: self.elisp.asynchronous,
+            };
+            let written = convert::write_elisp(tool, flavor, &options);
+            return Ok((Output::Text(written.value), written.diagnostics));
+        }
+        Ok(match original {
+            Some(original) => (Output::Json(tool.mcp_prompt(original)), Vec::new()),
             // From a function spec: its parameters, as text arguments.
             None => {
                 let file = convert::tool_value(tool);
                 let document = llmtool_core::Document::from_text(file.value.to_string());
                 let prompt = document.tool.as_ref().map(|t| tool.mcp_prompt(t)).unwrap_or_default();
-                (prompt, file.diagnostics)
+                (Output::Json(prompt), file.diagnostics)
             }
-        },
+        })
     }
 }
 
-/// Reads a function tool (or MCP prompt) from `path`, printing why when it cannot.
+/// A symbol name a user would give for `:function`: no spaces, brackets or quotes, and not
+/// a number.
+fn is_function_symbol(symbol: &str) -> bool {
+    !symbol.is_empty()
+        && symbol.parse::<f64>().is_err()
+        && symbol
+            .chars()
+            .all(|c| !c.is_whitespace() && !c.is_control() && !"()[]\"';`,#?\\".contains(c))
+}
+
+/// Reads a function tool (or MCP prompt, or elisp form) from `path`, printing why when it
+/// cannot.
 fn read(
     path: &std::path::Path,
     name: &str,
@@ -83,6 +140,22 @@ fn read(
 ) -> anyhow::Result<Option<FunctionTool>> {
     let bytes = io::read_input(path)?;
     let text = String::from_utf8_lossy(&bytes);
+    let elisp = match from {
+        Some(format) => elisp_flavor(format).is_some(),
+        None => convert::looks_like_elisp(&text),
+    };
+    if elisp {
+        return Ok(match convert::read_elisp(&text) {
+            Ok(converted) => {
+                super::render::print_problems(name, &text, &converted.diagnostics);
+                Some(converted.value)
+            }
+            Err(problem) => {
+                super::render::print_problems(name, &text, &[*problem]);
+                None
+            }
+        });
+    }
     let value: serde_json::Value = match serde_json::from_str(&text) {
         Ok(value) => value,
         Err(error) => {
@@ -118,12 +191,6 @@ fn read(
     }
 }
 
-fn print_json(value: &serde_json::Value) -> anyhow::Result<()> {
-    let mut text = serde_json::to_string_pretty(value)?;
-    text.push('\n');
-    io::write_stdout(text.as_bytes())
-}
-
 fn function_format(format: ToolFormat) -> Option<FunctionFormat> {
     Some(match format {
         ToolFormat::OpenAi => FunctionFormat::OpenAi,
@@ -132,8 +199,16 @@ fn function_format(format: ToolFormat) -> Option<FunctionFormat> {
         ToolFormat::Gemini => FunctionFormat::Gemini,
         ToolFormat::McpTool => FunctionFormat::McpTool,
         ToolFormat::JsonSchema => FunctionFormat::JsonSchema,
-        ToolFormat::McpPrompt => return None,
+        ToolFormat::McpPrompt | ToolFormat::Gptel | ToolFormat::LlmEl => return None,
     })
+}
+
+fn elisp_flavor(format: ToolFormat) -> Option<ElispFlavor> {
+    match format {
+        ToolFormat::Gptel => Some(ElispFlavor::Gptel),
+        ToolFormat::LlmEl => Some(ElispFlavor::LlmEl),
+        _ => None,
+    }
 }
 
 fn tool_format(format: FunctionFormat) -> ToolFormat {
