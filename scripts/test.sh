@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, exactly as CI runs it: formatting, lints, the local model (pulled once),
-# every test, llmtool against independent API servers (llama-cpp-python, LiteLLM), and a fuzz
-# smoke run. Installs what the tests need (idempotently) on a fresh machine, so this one command
+# every test (the elisp output checked in Emacs), llmtool against independent API servers
+# (llama-cpp-python, LiteLLM), and a fuzz smoke run. Installs what the tests need (idempotently) on a fresh machine, so this one command
 # is enough.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,6 +11,16 @@ step() { printf '\n==> %s\n' "$*"; }
 step "toolchain components"
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
 command -v cargo-nextest >/dev/null || cargo install --locked cargo-nextest
+
+step "system packages the tests use (emacs-nox)"
+missing=()
+command -v emacs >/dev/null || missing+=(emacs-nox)
+if ((${#missing[@]})); then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
 
 step "cargo fmt --check"
 cargo fmt --all --check

@@ -3,20 +3,16 @@
 
 #![allow(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
 
-use std::path::{Path, PathBuf};
+mod support;
+
+use std::path::Path;
 
 use llmtool_core::Document;
 use llmtool_core::convert::{FunctionFormat, FunctionTool, naming, read_mcp_prompt, tool_value};
 use serde_json::{Value, json};
 
-fn examples() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .collect();
-    files.sort();
+fn examples() -> Vec<std::path::PathBuf> {
+    let files = support::examples();
     assert!(files.len() >= 8);
     files
 }

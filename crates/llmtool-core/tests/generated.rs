@@ -3,16 +3,16 @@
 
 #![allow(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
 
+mod support;
+
 use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use llmtool_core::rules::{ALL, diagnostics_markdown};
 use llmtool_core::schema::json_schema;
 use llmtool_core::{Document, Severity};
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use support::repo;
 
 fn assert_fresh(relative: &str, generated: &str) {
     let path = repo().join(relative);
@@ -54,13 +54,7 @@ fn rule_codes_are_unique_sorted_and_documented() {
 
 /// Every tool file that `check` accepts without errors, and the schema's verdict on it.
 fn files_under(dir: &str) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(repo().join(dir))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "json"))
-        .collect();
-    files.sort();
-    files
+    support::json_files_under(dir)
 }
 
 #[test]

@@ -299,6 +299,38 @@ fn export_import_and_convert_round_trip() {
 }
 
 #[test]
+fn elisp_export_import_and_convert() {
+    let teach = example("teach-me-anything.json");
+    let args =
+        ["export", teach.to_str().unwrap(), "--to", "gptel", "--function", "my/teach", "--async"];
+    let exported = llmtool(&args, None);
+    assert_eq!(exported.status.code(), Some(0), "{}", text(&exported.stderr));
+    let form = text(&exported.stdout);
+    assert!(form.starts_with("(gptel-make-tool\n :name \"teach_me_anything\""), "{form}");
+    assert!(form.contains(":function #'my/teach\n :async t)"), "{form}");
+
+    // An elisp source is detected; its diagnostics point into the form.
+    let spec = llmtool(&["convert", "-", "--to", "anthropic"], Some(&exported.stdout));
+    assert_eq!(spec.status.code(), Some(0), "{}", text(&spec.stderr));
+    assert!(text(&spec.stderr).contains("warning[LT701]: `:async` is not carried"));
+    let spec: serde_json::Value = serde_json::from_slice(&spec.stdout).unwrap();
+    assert_eq!(spec["name"], "teach_me_anything");
+    let imported = llmtool(&["import", "-", "--from", "llm-el"], Some(&exported.stdout));
+    assert_eq!(imported.status.code(), Some(0), "{}", text(&imported.stderr));
+    let checked = llmtool(&["check", "-"], Some(&imported.stdout));
+    assert_eq!(checked.status.code(), Some(0), "{}", text(&checked.stdout));
+
+    let broken = llmtool(&["import", "-"], Some(b"(gptel-make-tool\n :name name-variable)"));
+    assert_eq!(broken.status.code(), Some(1));
+    let report = text(&broken.stderr);
+    assert!(report.contains("error[LT704]") && report.contains(":2:8"), "{report}");
+
+    let bad_symbol =
+        llmtool(&["export", teach.to_str().unwrap(), "--to", "llm-el", "--function", "a b"], None);
+    assert_eq!(bad_symbol.status.code(), Some(2), "{}", text(&bad_symbol.stderr));
+}
+
+#[test]
 fn import_refuses_what_it_cannot_read() {
     let not_json = llmtool(&["import", "-"], Some(b"{ nope"));
     assert_eq!(not_json.status.code(), Some(1));
