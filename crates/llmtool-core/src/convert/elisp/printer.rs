@@ -90,6 +90,9 @@ impl Doc {
                     .collect();
                 format!("({})", lines.join(&format!("\n{}", " ".repeat(indent))))
             }
+            Doc::Vector(items) if items.iter().all(|item| matches!(item, Doc::Atom(_))) => {
+                fill(items.iter().map(Doc::flat), column + 1)
+            }
             Doc::Vector(items) if !items.is_empty() => {
                 let indent = column + 1;
                 let lines: Vec<String> = items.iter().map(|item| item.layout(indent)).collect();
@@ -114,6 +117,28 @@ impl Doc {
             }
         }
     }
+}
+
+/// `[a b c]` with as many atoms on each line as fit, lines after the first starting at `indent`.
+fn fill(atoms: impl Iterator<Item = String>, indent: usize) -> String {
+    let mut out = String::from("[");
+    let mut column = indent;
+    for (i, atom) in atoms.enumerate() {
+        if i > 0 {
+            if column + 1 + atom.len() + 1 > WIDTH {
+                out.push('\n');
+                out.push_str(&" ".repeat(indent));
+                column = indent;
+            } else {
+                out.push(' ');
+                column += 1;
+            }
+        }
+        column += atom.len();
+        out.push_str(&atom);
+    }
+    out.push(']');
+    out
 }
 
 /// Plain data: objects as plists, arrays as vectors, `true` as `t`, `false` as `:json-false`
