@@ -57,6 +57,10 @@ pub(crate) enum ToolFormat {
     /// An Emacs Lisp `(llm-make-tool ...)` form (llm.el).
     #[value(name = "llm-el")]
     LlmEl,
+    /// A Microsoft Prompty file (`.prompty`).
+    Prompty,
+    /// A Google Dotprompt file (`.prompt`).
+    Dotprompt,
 }
 
 /// The `:function` and `:async` of an elisp form.

@@ -61,6 +61,15 @@ declare_rule! {
     pub static LIST_FOR_VECTOR = ("LT707", "list-for-vector", Warning);
 }
 
+declare_rule! {
+    /// The target renders this prompt differently from `llmtool render`.
+    ///
+    /// Some peers change a prompt as they read it: Prompty splits messages at lines such as
+    /// `system:` and trims the newlines around each message, for example. The export is still
+    /// written; the warning says what the peer will do.
+    pub static PEER_RENDERS_DIFFERENTLY = ("LT708", "peer-renders-differently", Warning);
+}
+
 /// Every conversion diagnostic, in code order.
 pub static ALL: &[&Rule] = &[
     &DROPPED_FIELD,
@@ -70,4 +79,5 @@ pub static ALL: &[&Rule] = &[
     &REWRITTEN_SCHEMA,
     &MISSING_DESCRIPTION,
     &LIST_FOR_VECTOR,
+    &PEER_RENDERS_DIFFERENTLY,
 ];

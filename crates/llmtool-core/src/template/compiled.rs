@@ -45,6 +45,15 @@ impl Value {
     }
 }
 
+/// One part of a compiled prompt, for writing it in another template language.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Piece<'a> {
+    /// Text copied as is.
+    Literal(&'a str),
+    /// The value of the variable in this slot.
+    Slot(usize),
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Segment {
     /// `prompt[start..end]`, copied as is.
@@ -103,6 +112,14 @@ impl Template {
     /// Whether slot `slot` appears in the prompt.
     pub fn uses_slot(&self, slot: usize) -> bool {
         self.segments.contains(&Segment::Slot(slot))
+    }
+
+    /// The prompt as literal runs and slots, in order.
+    pub fn pieces(&self) -> impl Iterator<Item = Piece<'_>> {
+        self.segments.iter().map(|segment| match *segment {
+            Segment::Literal { start, end } => Piece::Literal(&self.prompt[start..end]),
+            Segment::Slot(slot) => Piece::Slot(slot),
+        })
     }
 
     /// Renders with `values[i]` in slot `i`; one allocation of the exact final size.

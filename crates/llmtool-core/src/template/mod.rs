@@ -6,7 +6,7 @@ mod inputs;
 mod scan;
 mod tool_template;
 
-pub use compiled::{LIST_SEPARATOR, Template, Value};
+pub use compiled::{LIST_SEPARATOR, Piece, Template, Value};
 pub use inputs::{Input, Inputs, InputsError};
 pub use scan::{Placeholder, placeholders};
 pub use tool_template::{ToolTemplate, VariableSpec};

@@ -101,6 +101,12 @@ impl ToolTemplate {
         self.resolve(inputs).map(|values| self.template.render(&values))
     }
 
+    /// The prompt as literal runs and slots; slot `i` is variable `i` of
+    /// [`ToolTemplate::variables`].
+    pub fn pieces(&self) -> impl Iterator<Item = super::Piece<'_>> {
+        self.template.pieces()
+    }
+
     /// Renders already resolved values (one per variable, as from [`ToolTemplate::resolve`]).
     pub fn render_values(&self, values: &[Value]) -> String {
         self.template.render(values)

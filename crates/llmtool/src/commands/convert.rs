@@ -1,7 +1,9 @@
 //! `llmtool export`, `import` and `convert`: tools to and from other runtimes' forms.
 
 use llmtool_core::Severity;
-use llmtool_core::convert::{self, ElispFlavor, ElispOptions, FunctionFormat, FunctionTool, codes};
+use llmtool_core::convert::{
+    self, ElispFlavor, ElispOptions, FunctionFormat, FunctionTool, PromptFormat, codes,
+};
 use llmtool_core::diagnostic::Diagnostic;
 
 use crate::Outcome;
@@ -13,7 +15,6 @@ pub(crate) fn export(args: &ExportArgs) -> anyhow::Result<Outcome> {
     let Some((document, _)) = super::render::load_tool(&args.tool, &name)? else {
         return Ok(Outcome::Problems);
     };
-    let Some(tool) = &document.tool else { return Ok(Outcome::Problems) };
     if let Some(wanted) = &args.name
         && !convert::naming::is_portable(wanted)
     {
@@ -22,11 +23,13 @@ pub(crate) fn export(args: &ExportArgs) -> anyhow::Result<Outcome> {
             convert::naming::MAX_NAME
         );
     }
-    let converted = FunctionTool::from_tool(tool, args.name.as_deref(), &[]);
-    let mut diagnostics = converted.diagnostics;
-    let target = Target { format: args.to, strict: args.strict_schema, elisp: &args.elisp };
-    let (output, mut more) = target.write(&converted.value, Some(tool))?;
-    diagnostics.append(&mut more);
+    let target = Target {
+        format: args.to,
+        strict: args.strict_schema,
+        elisp: &args.elisp,
+        name: args.name.as_deref(),
+    };
+    let (output, diagnostics) = target.write_tool(&document)?;
     super::render::print_problems(&name, &document.text, &diagnostics);
     output.print()?;
     Ok(Outcome::Ok)
@@ -34,25 +37,48 @@ pub(crate) fn export(args: &ExportArgs) -> anyhow::Result<Outcome> {
 
 pub(crate) fn import(args: &ImportArgs) -> anyhow::Result<Outcome> {
     let name = io::display_name(&args.file);
-    let Some(function) = read(&args.file, &name, args.from)? else {
+    let Some(loaded) = read(&args.file, &name, args.from)? else {
         return Ok(Outcome::Problems);
     };
-    let converted = convert::tool_file(&function);
-    super::render::print_problems(&name, "", &converted.diagnostics);
-    io::write_stdout(converted.value.as_bytes())?;
+    let text = match loaded {
+        Loaded::Function(function) => {
+            let converted = convert::tool_file(&function);
+            super::render::print_problems(&name, "", &converted.diagnostics);
+            converted.value
+        }
+        Loaded::ToolFile(text) => text,
+    };
+    io::write_stdout(text.as_bytes())?;
     Ok(Outcome::Ok)
 }
 
 pub(crate) fn convert(args: &ConvertArgs) -> anyhow::Result<Outcome> {
     let name = io::display_name(&args.spec);
-    let Some(function) = read(&args.spec, &name, args.from)? else {
+    let Some(loaded) = read(&args.spec, &name, args.from)? else {
         return Ok(Outcome::Problems);
     };
-    let target = Target { format: args.to, strict: args.strict_schema, elisp: &args.elisp };
-    let (output, diagnostics) = target.write(&function, None)?;
+    let target =
+        Target { format: args.to, strict: args.strict_schema, elisp: &args.elisp, name: None };
+    let (output, diagnostics) = match loaded {
+        Loaded::Function(function) if prompt_format(args.to).is_none() => {
+            target.write_function(&function, None)?
+        }
+        Loaded::Function(function) => {
+            let file = convert::tool_file(&function);
+            super::render::print_problems(&name, "", &file.diagnostics);
+            target.write_tool(&llmtool_core::Document::from_text(file.value))?
+        }
+        Loaded::ToolFile(text) => target.write_tool(&llmtool_core::Document::from_text(text))?,
+    };
     super::render::print_problems(&name, "", &diagnostics);
     output.print()?;
     Ok(Outcome::Ok)
+}
+
+/// What was read: a function spec, or a tool file (from a prompt file).
+enum Loaded {
+    Function(FunctionTool),
+    ToolFile(String),
 }
 
 /// What a conversion prints: JSON, or the text of a Lisp form.
@@ -79,12 +105,33 @@ struct Target<'a> {
     format: ToolFormat,
     strict: bool,
     elisp: &'a ElispArgs,
+    /// The function's name, when given.
+    name: Option<&'a str>,
 }
 
 impl Target<'_> {
-    /// `tool` written in the target format; `original` is the tool file, which an MCP prompt
-    /// is made from.
-    fn write(
+    /// The tool file `document` (free of errors) written in the target format.
+    fn write_tool(
+        &self,
+        document: &llmtool_core::Document,
+    ) -> anyhow::Result<(Output, Vec<Diagnostic>)> {
+        if let Some(format) = prompt_format(self.format) {
+            let written = format.write(document);
+            return Ok((Output::Text(written.value), written.diagnostics));
+        }
+        let Some(tool) = &document.tool else {
+            anyhow::bail!("the tool file could not be read");
+        };
+        let converted = FunctionTool::from_tool(tool, self.name, &[]);
+        let mut diagnostics = converted.diagnostics;
+        let (output, mut more) = self.write_function(&converted.value, Some(tool))?;
+        diagnostics.append(&mut more);
+        Ok((output, diagnostics))
+    }
+
+    /// `tool` written in the target format (a function-tool, elisp or MCP prompt target);
+    /// `original` is the tool file, which an MCP prompt is made from.
+    fn write_function(
         &self,
         tool: &FunctionTool,
         original: Option<&llmtool_core::model::Tool>,
@@ -131,24 +178,26 @@ fn is_function_symbol(symbol: &str) -> bool {
             .all(|c| !c.is_whitespace() && !c.is_control() && !"()[]\"';`,#?\\".contains(c))
 }
 
-/// Reads a function tool (or MCP prompt, or elisp form) from `path`, printing why when it
-/// cannot.
+/// Reads a function tool (or MCP prompt, elisp form or prompt file) from `path`, printing why
+/// when it cannot.
 fn read(
     path: &std::path::Path,
     name: &str,
     from: Option<ToolFormat>,
-) -> anyhow::Result<Option<FunctionTool>> {
+) -> anyhow::Result<Option<Loaded>> {
     let bytes = io::read_input(path)?;
     let text = String::from_utf8_lossy(&bytes);
-    let elisp = match from {
-        Some(format) => elisp_flavor(format).is_some(),
-        None => convert::looks_like_elisp(&text),
+    let prompt = match from {
+        Some(format) => prompt_format(format),
+        None => {
+            PromptFormat::from_path(&path.to_string_lossy()).or_else(|| detect_prompt_file(&text))
+        }
     };
-    if elisp {
-        return Ok(match convert::read_elisp(&text) {
+    if let Some(format) = prompt {
+        return Ok(match format.read(&text) {
             Ok(converted) => {
                 super::render::print_problems(name, &text, &converted.diagnostics);
-                Some(converted.value)
+                Some(Loaded::ToolFile(converted.value))
             }
             Err(problem) => {
                 super::render::print_problems(name, &text, &[*problem]);
@@ -156,12 +205,46 @@ fn read(
             }
         });
     }
-    let value: serde_json::Value = match serde_json::from_str(&text) {
+    Ok(read_function(&text, name, from).map(Loaded::Function))
+}
+
+/// A prompt file's format judged by its front matter: Prompty declares `inputs` or
+/// `template`, Dotprompt `input`, `model` or `config`.
+fn detect_prompt_file(text: &str) -> Option<PromptFormat> {
+    let front = text.strip_prefix("---")?;
+    let front = &front[..front.find("\n---").unwrap_or(front.len())];
+    let has = |key: &str| front.lines().any(|line| line.starts_with(&format!("{key}:")));
+    if has("inputs") || has("template") {
+        Some(PromptFormat::Prompty)
+    } else {
+        Some(PromptFormat::Dotprompt)
+    }
+}
+
+/// Reads a function tool (or MCP prompt, or elisp form) from `text`.
+fn read_function(text: &str, name: &str, from: Option<ToolFormat>) -> Option<FunctionTool> {
+    let elisp = match from {
+        Some(format) => elisp_flavor(format).is_some(),
+        None => convert::looks_like_elisp(text),
+    };
+    if elisp {
+        return match convert::read_elisp(text) {
+            Ok(converted) => {
+                super::render::print_problems(name, text, &converted.diagnostics);
+                Some(converted.value)
+            }
+            Err(problem) => {
+                super::render::print_problems(name, text, &[*problem]);
+                None
+            }
+        };
+    }
+    let value: serde_json::Value = match serde_json::from_str(text) {
         Ok(value) => value,
         Err(error) => {
             let problem = Diagnostic::new(&codes::INVALID_SOURCE, format!("not JSON: {error}"));
-            super::render::print_problems(name, &text, &[problem]);
-            return Ok(None);
+            super::render::print_problems(name, text, &[problem]);
+            return None;
         }
     };
     let format = match from {
@@ -182,11 +265,11 @@ fn read(
         ))),
     };
     match result {
-        Ok(function) => Ok(Some(function)),
+        Ok(function) => Some(function),
         Err(problem) => {
             debug_assert_eq!(problem.severity, Severity::Error);
-            super::render::print_problems(name, &text, &[*problem]);
-            Ok(None)
+            super::render::print_problems(name, text, &[*problem]);
+            None
         }
     }
 }
@@ -199,7 +282,11 @@ fn function_format(format: ToolFormat) -> Option<FunctionFormat> {
         ToolFormat::Gemini => FunctionFormat::Gemini,
         ToolFormat::McpTool => FunctionFormat::McpTool,
         ToolFormat::JsonSchema => FunctionFormat::JsonSchema,
-        ToolFormat::McpPrompt | ToolFormat::Gptel | ToolFormat::LlmEl => return None,
+        ToolFormat::McpPrompt
+        | ToolFormat::Gptel
+        | ToolFormat::LlmEl
+        | ToolFormat::Prompty
+        | ToolFormat::Dotprompt => return None,
     })
 }
 
@@ -207,6 +294,14 @@ fn elisp_flavor(format: ToolFormat) -> Option<ElispFlavor> {
     match format {
         ToolFormat::Gptel => Some(ElispFlavor::Gptel),
         ToolFormat::LlmEl => Some(ElispFlavor::LlmEl),
+        _ => None,
+    }
+}
+
+fn prompt_format(format: ToolFormat) -> Option<PromptFormat> {
+    match format {
+        ToolFormat::Prompty => Some(PromptFormat::Prompty),
+        ToolFormat::Dotprompt => Some(PromptFormat::Dotprompt),
         _ => None,
     }
 }

@@ -1,0 +1,256 @@
+//! Google Dotprompt (`.prompt`): YAML front matter with `model`, `config`, `input.schema` (JSON
+//! Schema or Picoschema) and `input.default`, then the prompt as a Handlebars body.
+
+use serde_json::{Map, Value, json};
+
+use super::prompty::single_model;
+use super::syntax::{self, Slots, handlebars};
+use super::{ToolBuilder, ToolSource, default_json, front_matter, invalid, variable_json};
+use crate::convert::codes::UNSUPPORTED_PARAMETER;
+use crate::convert::function::Converted;
+use crate::diagnostic::Diagnostic;
+use crate::model::VariableKind;
+
+/// Tool parameters and the Dotprompt `config` keys they are.
+const CONFIG: [(&str, &str); 4] = [
+    ("temperature", "temperature"),
+    ("max_tokens", "maxOutputTokens"),
+    ("top_p", "topP"),
+    ("top_k", "topK"),
+];
+
+pub(super) fn write(source: &ToolSource) -> Converted<String> {
+    let mut diagnostics = Vec::new();
+    let (names, renamed) = source.template_names(handlebars::is_name, &mut diagnostics);
+    let mut front = Map::new();
+    if let Some(name) = source.metadata_text("prompt_name") {
+        front.insert("name".into(), json!(name));
+    }
+    if let Some(description) = source.metadata_text("description") {
+        front.insert("description".into(), json!(description));
+    }
+    if let Some(version) = source.json.get("version").filter(|v| v.is_string()) {
+        front.insert("version".into(), version.clone());
+    }
+    let mut mapped = vec!["prompt_name", "description", "parameters"];
+    if let Some(model) = single_model(source.metadata().get("model_version")) {
+        front.insert("model".into(), json!(model));
+        mapped.push("model_version");
+    }
+    if let Some(Value::Object(parameters)) = source.metadata().get("parameters") {
+        front.insert("config".into(), Value::Object(config(parameters, true)));
+    }
+    let mut properties = Map::new();
+    let mut required = Vec::new();
+    let mut defaults = Map::new();
+    for (variable, name) in source.variables().iter().zip(&names) {
+        properties.insert(name.clone(), schema(variable));
+        match default_json(variable) {
+            Some(default) => {
+                defaults.insert(name.clone(), default);
+            }
+            None => required.push(json!(name)),
+        }
+    }
+    if !properties.is_empty() {
+        let mut input = Map::new();
+        input.insert(
+            "schema".into(),
+            json!({ "type": "object", "properties": properties, "required": required }),
+        );
+        if !defaults.is_empty() {
+            input.insert("default".into(), Value::Object(defaults));
+        }
+        front.insert("input".into(), Value::Object(input));
+    }
+    let json_output = source.metadata().get("expected_output").and_then(|o| o["format"].as_str());
+    if json_output.is_some_and(|f| f.eq_ignore_ascii_case("json")) {
+        front.insert("output".into(), json!({ "format": "json" }));
+    }
+    let extras = source.extras(&mapped, renamed);
+    if !extras.is_empty() {
+        front.insert("metadata".into(), json!({ "llmtool": extras }));
+    }
+    let slots = Slots { names: &names, kinds: source.variables().iter().map(|v| v.kind).collect() };
+    let body = handlebars::write(source.pieces(), &slots);
+    Converted { value: front_matter::join(&front, &body), diagnostics }
+}
+
+/// Tool parameters as `config` keys (`towards_dotprompt`), or back.
+fn config(parameters: &Map<String, Value>, towards_dotprompt: bool) -> Map<String, Value> {
+    let pairs = CONFIG.iter().copied().chain([("stop", "stopSequences")]);
+    let pairs: Vec<(&str, &str)> =
+        if towards_dotprompt { pairs.collect() } else { pairs.map(|(a, b)| (b, a)).collect() };
+    parameters
+        .iter()
+        .map(|(key, value)| {
+            let key = pairs.iter().find(|(from, _)| from == key).map_or(key.as_str(), |(_, to)| to);
+            (key.to_owned(), value.clone())
+        })
+        .collect()
+}
+
+fn schema(variable: &crate::template::VariableSpec) -> Value {
+    let mut schema = match variable.kind {
+        VariableKind::Text => json!({ "type": "string" }),
+        VariableKind::SingleSelect => json!({ "type": "string", "enum": variable.allowed_values }),
+        VariableKind::MultiSelect => json!({
+            "type": "array",
+            "items": { "type": "string", "enum": variable.allowed_values },
+            "uniqueItems": true,
+        }),
+    };
+    if let Some(description) = &variable.description {
+        schema["description"] = json!(description);
+    }
+    schema
+}
+
+pub(super) fn read(text: &str) -> Result<Converted<Value>, Box<Diagnostic>> {
+    let mut diagnostics = Vec::new();
+    let (front, body) = front_matter::split(text)?;
+    let parts = handlebars::read(body).map_err(|e| invalid(format!("the template: {e}")))?;
+    let mut metadata = Map::new();
+    for (theirs, ours) in
+        [("name", "prompt_name"), ("description", "description"), ("model", "model_version")]
+    {
+        if let Some(value) = front.get(theirs).filter(|v| v.is_string()) {
+            metadata.insert(ours.into(), value.clone());
+        }
+    }
+    if let Some(Value::Object(settings)) = front.get("config") {
+        metadata.insert("parameters".into(), Value::Object(config(settings, false)));
+    }
+    let input = front.get("input");
+    let defaults = input.and_then(|i| i.get("default")).and_then(Value::as_object);
+    let variables = match input.and_then(|i| i.get("schema")) {
+        Some(schema) => read_schema(schema, defaults, &mut diagnostics)?,
+        None => Vec::new(),
+    };
+    let builder = ToolBuilder { prompt: syntax::to_prompt(&parts), metadata, variables };
+    let extras = front.get("metadata").and_then(|m| m.get("llmtool"));
+    Ok(Converted { value: builder.finish(extras), diagnostics })
+}
+
+/// The input schema's properties as variables: JSON Schema, or Picoschema's short forms
+/// (`name: string, description`, `name?: string`, `name(enum, description): [a, b]`,
+/// `name(array, description): string`).
+fn read_schema(
+    schema: &Value,
+    defaults: Option<&Map<String, Value>>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Result<Vec<Value>, Box<Diagnostic>> {
+    let Value::Object(object) = schema else {
+        return Err(invalid("`input.schema` is not a mapping"));
+    };
+    let json_schema =
+        object.contains_key("properties") || object.get("type") == Some(&json!("object"));
+    let mut variables = Vec::new();
+    if json_schema {
+        let required: Vec<&str> = object
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        for (name, property) in
+            object.get("properties").and_then(Value::as_object).into_iter().flatten()
+        {
+            let (kind, allowed) = json_kind(name, property, diagnostics);
+            let default = default_for(name, kind, defaults, required.contains(&name.as_str()));
+            variables.push(variable_json(
+                name,
+                kind,
+                property["description"].as_str(),
+                allowed,
+                default,
+            ));
+        }
+        return Ok(variables);
+    }
+    for (key, value) in object {
+        let (head, modifiers) = match key.split_once('(') {
+            Some((head, rest)) => (head, rest.trim_end_matches(')')),
+            None => (key.as_str(), ""),
+        };
+        let optional = head.ends_with('?');
+        let name = head.trim_end_matches('?').trim();
+        let mut modifier_parts = modifiers.splitn(2, ',').map(str::trim);
+        let shape = modifier_parts.next().unwrap_or("");
+        let mut description = modifier_parts.next().map(str::to_owned);
+        let (kind, allowed) = match (shape, value) {
+            ("enum", Value::Array(values)) => (VariableKind::SingleSelect, Some(values.clone())),
+            ("array", _) => {
+                diagnostics.push(Diagnostic::new(
+                    &UNSUPPORTED_PARAMETER,
+                    format!("input `{name}` is an array with no allowed values: read as text"),
+                ));
+                (VariableKind::Text, None)
+            }
+            (_, Value::String(text)) => {
+                let (kind, rest) = text
+                    .split_once(',')
+                    .map_or((text.as_str(), None), |(k, d)| (k, Some(d.trim())));
+                if kind.trim() != "string" {
+                    diagnostics.push(Diagnostic::new(
+                        &UNSUPPORTED_PARAMETER,
+                        format!("input `{name}` is `{}`: read as text", kind.trim()),
+                    ));
+                }
+                if description.is_none() {
+                    description = rest.map(str::to_owned);
+                }
+                (VariableKind::Text, None)
+            }
+            _ => {
+                return Err(invalid(format!(
+                    "input `{name}`: this Picoschema form is not read here"
+                )));
+            }
+        };
+        let default = default_for(name, kind, defaults, !optional);
+        variables.push(variable_json(name, kind, description.as_deref(), allowed, default));
+    }
+    Ok(variables)
+}
+
+fn json_kind(
+    name: &str,
+    property: &Value,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> (VariableKind, Option<Vec<Value>>) {
+    let kind = property["type"].as_str().unwrap_or("string");
+    match (kind, property.get("enum"), property["items"].get("enum")) {
+        ("string", Some(Value::Array(values)), _) => {
+            (VariableKind::SingleSelect, Some(values.clone()))
+        }
+        ("array", _, Some(Value::Array(values))) => {
+            (VariableKind::MultiSelect, Some(values.clone()))
+        }
+        ("string", None, _) => (VariableKind::Text, None),
+        (other, _, _) => {
+            diagnostics.push(Diagnostic::new(
+                &UNSUPPORTED_PARAMETER,
+                format!("input `{name}` is `{other}`: read as text"),
+            ));
+            (VariableKind::Text, None)
+        }
+    }
+}
+
+/// The default: `input.default`'s, else none for a required input, else an empty value.
+fn default_for(
+    name: &str,
+    kind: VariableKind,
+    defaults: Option<&Map<String, Value>>,
+    required: bool,
+) -> Option<Value> {
+    if let Some(default) = defaults.and_then(|d| d.get(name)) {
+        return Some(default.clone());
+    }
+    match kind {
+        _ if required => None,
+        VariableKind::Text => Some(json!("")),
+        VariableKind::MultiSelect => Some(json!([])),
+        VariableKind::SingleSelect => None,
+    }
+}

@@ -1,0 +1,291 @@
+//! Prompt files of other tools: Microsoft Prompty, Google Dotprompt, the `llm` CLI's template
+//! and Semantic Kernel's prompt folder. Each keeps the prompt as a template in its own syntax
+//! with its inputs declared beside it; what a peer has no field for is kept under an `llmtool`
+//! key the peer ignores, so that `import` gives back the same tool.
+
+mod dotprompt;
+mod front_matter;
+mod prompty;
+mod syntax;
+mod yaml;
+
+use serde_json::{Map, Value};
+
+use super::codes::{INVALID_SOURCE, RENAMED_PARAMETER};
+use super::function::Converted;
+use super::naming;
+use crate::diagnostic::Diagnostic;
+use crate::document::Document;
+use crate::model::VariableKind;
+use crate::template::{Piece, ToolTemplate, VariableSpec};
+
+/// The prompt-file formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PromptFormat {
+    /// A `.prompty` file: YAML front matter, then a Jinja2 body with `user:` role markers.
+    Prompty,
+    /// A Dotprompt `.prompt` file: YAML front matter, then a Handlebars body.
+    Dotprompt,
+}
+
+impl PromptFormat {
+    pub const ALL: [PromptFormat; 2] = [PromptFormat::Prompty, PromptFormat::Dotprompt];
+
+    pub const fn name(self) -> &'static str {
+        match self {
+            PromptFormat::Prompty => "prompty",
+            PromptFormat::Dotprompt => "dotprompt",
+        }
+    }
+
+    /// The file's extension, with its dot.
+    pub const fn extension(self) -> &'static str {
+        match self {
+            PromptFormat::Prompty => ".prompty",
+            PromptFormat::Dotprompt => ".prompt",
+        }
+    }
+
+    /// Writes the tool of `document` (which must have no errors) in this format.
+    pub fn write(self, document: &Document) -> Converted<String> {
+        let Some(source) = ToolSource::new(document) else {
+            let problem = Diagnostic::new(&INVALID_SOURCE, "the tool file has errors");
+            return Converted { value: String::new(), diagnostics: vec![problem] };
+        };
+        match self {
+            PromptFormat::Prompty => prompty::write(&source),
+            PromptFormat::Dotprompt => dotprompt::write(&source),
+        }
+    }
+
+    /// Reads a file in this format back as a tool file (canonical text).
+    pub fn read(self, text: &str) -> Result<Converted<String>, Box<Diagnostic>> {
+        let converted = match self {
+            PromptFormat::Prompty => prompty::read(text)?,
+            PromptFormat::Dotprompt => dotprompt::read(text)?,
+        };
+        Ok(Converted { value: canonical(&converted.value), diagnostics: converted.diagnostics })
+    }
+
+    /// The format of a file named `path`, by its extension.
+    pub fn from_path(path: &str) -> Option<PromptFormat> {
+        PromptFormat::ALL.into_iter().find(|format| path.ends_with(format.extension()))
+    }
+}
+
+/// A tool file's text in canonical form.
+fn canonical(tool: &Value) -> String {
+    let text = serde_json::to_string(tool).unwrap_or_default();
+    crate::format::format_source(&text, false).map_or(text, |formatted| formatted.text)
+}
+
+/// What every writer starts from: the tool as JSON, its variables and its compiled prompt.
+pub(crate) struct ToolSource {
+    pub(crate) json: Map<String, Value>,
+    pub(crate) template: ToolTemplate,
+}
+
+impl ToolSource {
+    fn new(document: &Document) -> Option<Self> {
+        let tool = document.tool.as_ref()?;
+        let Value::Object(json) = serde_json::from_str(&document.text).ok()? else { return None };
+        Some(Self { json, template: ToolTemplate::new(tool) })
+    }
+
+    pub(crate) fn metadata(&self) -> &Map<String, Value> {
+        static EMPTY: std::sync::OnceLock<Map<String, Value>> = std::sync::OnceLock::new();
+        self.json
+            .get("metadata")
+            .and_then(Value::as_object)
+            .unwrap_or_else(|| EMPTY.get_or_init(Map::new))
+    }
+
+    pub(crate) fn metadata_text(&self, key: &str) -> Option<&str> {
+        self.metadata().get(key).and_then(Value::as_str)
+    }
+
+    pub(crate) fn variables(&self) -> &[VariableSpec] {
+        self.template.variables()
+    }
+
+    /// The fields the peer has no place for: the tool's JSON without `model_prompt` and
+    /// without the metadata keys in `mapped`. `variables` stays only when `keep_variables`.
+    pub(crate) fn extras(&self, mapped: &[&str], keep_variables: bool) -> Map<String, Value> {
+        let mut extras = Map::new();
+        for (key, value) in &self.json {
+            match key.as_str() {
+                "model_prompt" => {}
+                "metadata" => {
+                    let mut metadata = Map::new();
+                    for (key, value) in self.metadata() {
+                        let wanted = if key == "variables" {
+                            keep_variables
+                        } else {
+                            !mapped.contains(&key.as_str())
+                        };
+                        if wanted {
+                            metadata.insert(key.clone(), value.clone());
+                        }
+                    }
+                    if !metadata.is_empty() {
+                        extras.insert("metadata".into(), Value::Object(metadata));
+                    }
+                }
+                _ => {
+                    extras.insert(key.clone(), value.clone());
+                }
+            }
+        }
+        extras
+    }
+
+    /// The names the peer's template syntax can use, one per variable: the variable's own name
+    /// when `fits` accepts it, else a distinct snake_case name (LT702 says so).
+    pub(crate) fn template_names(
+        &self,
+        fits: impl Fn(&str) -> bool,
+        diagnostics: &mut Vec<Diagnostic>,
+    ) -> (Vec<String>, bool) {
+        let mut names: Vec<String> = self
+            .variables()
+            .iter()
+            .map(|v| {
+                if fits(&v.name) {
+                    v.name.clone()
+                } else {
+                    let slug = naming::slug(&v.name, naming::MAX_NAME);
+                    if fits(&slug) { slug } else { format!("{slug}_") }
+                }
+            })
+            .collect();
+        naming::distinct(&mut names, naming::MAX_NAME);
+        let mut renamed = false;
+        for (variable, name) in self.variables().iter().zip(&names) {
+            if *name != variable.name {
+                renamed = true;
+                diagnostics.push(
+                    Diagnostic::new(
+                        &RENAMED_PARAMETER,
+                        format!("variable `{}` is `{name}` in this template syntax", variable.name),
+                    )
+                    .at(variable.declared_at)
+                    .with_help(
+                        "the original name is kept in the `llmtool` block and comes back on import",
+                    ),
+                );
+            }
+        }
+        (names, renamed)
+    }
+
+    pub(crate) fn pieces(&self) -> impl Iterator<Item = Piece<'_>> {
+        self.template.pieces()
+    }
+}
+
+/// The tool JSON that a reader assembles: the peer's own fields first, then the `llmtool`
+/// block over them, and the variables renamed back to the names the block keeps.
+pub(crate) struct ToolBuilder {
+    pub(crate) prompt: String,
+    pub(crate) metadata: Map<String, Value>,
+    /// Variables as the peer declares them (by their template names).
+    pub(crate) variables: Vec<Value>,
+}
+
+impl ToolBuilder {
+    pub(crate) fn finish(self, extras: Option<&Value>) -> Value {
+        let mut tool = Map::new();
+        let mut metadata = self.metadata;
+        let mut prompt = self.prompt;
+        let mut variables = Value::Array(self.variables);
+        if let Some(Value::Object(extras)) = extras {
+            for (key, value) in extras {
+                if key == "metadata" {
+                    for (key, value) in value.as_object().into_iter().flatten() {
+                        if key == "variables" {
+                            prompt = rename_back(&prompt, &variables, value);
+                            variables = value.clone();
+                        } else {
+                            metadata.insert(key.clone(), value.clone());
+                        }
+                    }
+                } else if key != "model_prompt" {
+                    tool.insert(key.clone(), value.clone());
+                }
+            }
+        }
+        if variables.as_array().is_some_and(|v| !v.is_empty()) {
+            metadata.insert("variables".into(), variables);
+        }
+        tool.insert("model_prompt".into(), Value::String(prompt));
+        tool.insert("metadata".into(), Value::Object(metadata));
+        Value::Object(tool)
+    }
+}
+
+/// `prompt` with each `{{template name}}` replaced by the original variable's name, the two
+/// lists matched by position.
+fn rename_back(prompt: &str, peer: &Value, original: &Value) -> String {
+    let names = |list: &Value| -> Vec<String> {
+        list.as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v["name"].as_str().map(str::to_owned))
+            .collect()
+    };
+    let (peer, original) = (names(peer), names(original));
+    if peer.len() != original.len() || peer == original {
+        return prompt.to_owned();
+    }
+    let mut out = String::with_capacity(prompt.len());
+    let mut last = 0;
+    for placeholder in crate::template::placeholders(prompt) {
+        if let Some(i) = peer.iter().position(|name| name == placeholder.name) {
+            out.push_str(&prompt[last..placeholder.range.start]);
+            out.push_str(&format!("{{{{{}}}}}", original[i]));
+            last = placeholder.range.end;
+        }
+    }
+    out.push_str(&prompt[last..]);
+    out
+}
+
+/// A variable of a tool file, as JSON.
+pub(crate) fn variable_json(
+    name: &str,
+    kind: VariableKind,
+    description: Option<&str>,
+    allowed: Option<Vec<Value>>,
+    default: Option<Value>,
+) -> Value {
+    let mut variable = Map::new();
+    variable.insert("name".into(), Value::String(name.to_owned()));
+    let kind = match kind {
+        VariableKind::Text => "text",
+        VariableKind::SingleSelect => "single-select",
+        VariableKind::MultiSelect => "multi-select",
+    };
+    variable.insert("type".into(), Value::String(kind.into()));
+    if let Some(description) = description {
+        variable.insert("description".into(), Value::String(description.to_owned()));
+    }
+    if let Some(allowed) = allowed {
+        variable.insert("allowed_values".into(), Value::Array(allowed));
+    }
+    if let Some(default) = default {
+        variable.insert("default".into(), default);
+    }
+    Value::Object(variable)
+}
+
+/// A default as JSON.
+pub(crate) fn default_json(variable: &VariableSpec) -> Option<Value> {
+    variable.default.as_ref().map(|default| match default {
+        crate::template::Value::Text(text) => Value::String(text.clone()),
+        crate::template::Value::List(items) => items.iter().cloned().map(Value::String).collect(),
+    })
+}
+
+fn invalid(message: impl Into<String>) -> Box<Diagnostic> {
+    Box::new(Diagnostic::new(&INVALID_SOURCE, message))
+}

@@ -1,0 +1,285 @@
+//! Microsoft Prompty (`.prompty`, version 2): YAML front matter with `name`, `description`,
+//! `model`, `inputs` and `template`, then the prompt as a Jinja2 body under a `user:` marker.
+
+use serde_json::{Map, Value, json};
+
+use super::syntax::{self, Slots, jinja};
+use super::{ToolBuilder, ToolSource, default_json, front_matter, invalid, variable_json};
+use crate::convert::codes::{PEER_RENDERS_DIFFERENTLY, UNSUPPORTED_PARAMETER};
+use crate::convert::function::Converted;
+use crate::diagnostic::Diagnostic;
+use crate::model::VariableKind;
+
+/// Tool parameters and the Prompty model options they are.
+const OPTIONS: [(&str, &str); 7] = [
+    ("temperature", "temperature"),
+    ("max_tokens", "maxOutputTokens"),
+    ("top_p", "topP"),
+    ("top_k", "topK"),
+    ("frequency_penalty", "frequencyPenalty"),
+    ("presence_penalty", "presencePenalty"),
+    ("seed", "seed"),
+];
+
+/// Prompty's role names: a line holding one of these and a `:` starts a new message.
+const ROLES: [&str; 6] = ["system", "user", "assistant", "developer", "function", "tool"];
+
+pub(super) fn write(source: &ToolSource) -> Converted<String> {
+    let mut diagnostics = Vec::new();
+    let (names, renamed) = source.template_names(jinja::is_name, &mut diagnostics);
+    let mut front = Map::new();
+    front.insert("name".into(), json!(source.metadata_text("prompt_name").unwrap_or("tool")));
+    if let Some(description) = source.metadata_text("description") {
+        front.insert("description".into(), json!(description));
+    }
+    let mut mapped = vec!["prompt_name", "description", "parameters"];
+    let mut model = Map::new();
+    if let Some(id) = single_model(source.metadata().get("model_version")) {
+        model.insert("id".into(), json!(id));
+        mapped.push("model_version");
+    }
+    if let Some(Value::Object(parameters)) = source.metadata().get("parameters") {
+        model.insert("options".into(), Value::Object(options(parameters)));
+    }
+    let extras = source.extras(&mapped, renamed);
+    let mut metadata = Map::new();
+    if let Some(author) = source.metadata().get("creator").and_then(|c| c["name"].as_str()) {
+        metadata.insert("authors".into(), json!([author]));
+    }
+    if !extras.is_empty() {
+        metadata.insert("llmtool".into(), Value::Object(extras));
+    }
+    if !metadata.is_empty() {
+        front.insert("metadata".into(), Value::Object(metadata));
+    }
+    if !model.is_empty() {
+        front.insert("model".into(), Value::Object(model));
+    }
+    let inputs: Map<String, Value> =
+        source.variables().iter().zip(&names).map(|(v, name)| (name.clone(), input(v))).collect();
+    if !inputs.is_empty() {
+        front.insert("inputs".into(), Value::Object(inputs));
+    }
+    front.insert(
+        "template".into(),
+        json!({ "format": { "kind": "jinja2" }, "parser": { "kind": "prompty" } }),
+    );
+    let slots = Slots { names: &names, kinds: source.variables().iter().map(|v| v.kind).collect() };
+    let body = jinja::write(source.pieces(), &slots);
+    check_rendering(
+        source.json.get("model_prompt").and_then(Value::as_str).unwrap_or(""),
+        &mut diagnostics,
+    );
+    let text = front_matter::join(&front, &format!("user:\n{body}\n"));
+    Converted { value: text, diagnostics }
+}
+
+/// The model's id when the tool names one model (a string or a list of one).
+pub(super) fn single_model(model_version: Option<&Value>) -> Option<&str> {
+    match model_version? {
+        Value::String(id) => Some(id),
+        Value::Array(ids) if ids.len() == 1 => ids[0].as_str(),
+        _ => None,
+    }
+}
+
+fn options(parameters: &Map<String, Value>) -> Map<String, Value> {
+    let mut options = Map::new();
+    let mut other = Map::new();
+    for (key, value) in parameters {
+        match OPTIONS.iter().find(|(ours, _)| ours == key) {
+            Some((_, theirs)) => {
+                options.insert((*theirs).into(), value.clone());
+            }
+            None if key == "stop" && value.is_array() => {
+                options.insert("stopSequences".into(), value.clone());
+            }
+            None => {
+                other.insert(key.clone(), value.clone());
+            }
+        }
+    }
+    if !other.is_empty() {
+        options.insert("additionalProperties".into(), Value::Object(other));
+    }
+    options
+}
+
+fn input(variable: &crate::template::VariableSpec) -> Value {
+    let strings = || json!(variable.allowed_values);
+    let mut input = match variable.kind {
+        VariableKind::Text => json!({ "kind": "string" }),
+        VariableKind::SingleSelect => json!({ "kind": "string", "enumValues": strings() }),
+        VariableKind::MultiSelect => {
+            json!({ "kind": "array", "items": { "kind": "string", "enumValues": strings() } })
+        }
+    };
+    if let Some(description) = &variable.description {
+        input["description"] = json!(description);
+    }
+    match default_json(variable) {
+        Some(default) => input["default"] = default,
+        None => input["required"] = json!(true),
+    }
+    input
+}
+
+/// Warnings for prompts that Prompty's parser changes: it splits messages at role lines and
+/// trims the newlines around each message.
+fn check_rendering(prompt: &str, diagnostics: &mut Vec<Diagnostic>) {
+    if prompt.starts_with('\n') || prompt.ends_with('\n') {
+        diagnostics.push(Diagnostic::new(
+            &PEER_RENDERS_DIFFERENTLY,
+            "Prompty trims the newlines at the start and end of a message",
+        ));
+    }
+    if prompt.contains([
+        '\r', '\u{b}', '\u{c}', '\u{1c}', '\u{1d}', '\u{1e}', '\u{85}', '\u{2028}', '\u{2029}',
+    ]) {
+        diagnostics.push(Diagnostic::new(
+            &PEER_RENDERS_DIFFERENTLY,
+            "Prompty splits the prompt into lines and joins them with `\\n`: other line breaks become `\\n`",
+        ));
+    }
+    if let Some(line) = prompt.lines().find(|line| is_role_line(line)) {
+        diagnostics.push(Diagnostic::new(
+            &PEER_RENDERS_DIFFERENTLY,
+            format!("Prompty reads the line `{}` as the start of another message", line.trim()),
+        ));
+    }
+}
+
+fn is_role_line(line: &str) -> bool {
+    let line = line.trim();
+    let line = line.strip_prefix('#').unwrap_or(line).trim_start();
+    let Some(body) = line.strip_suffix(':') else { return false };
+    let role = body.split('[').next().unwrap_or(body).trim();
+    ROLES.iter().any(|r| r.eq_ignore_ascii_case(role))
+}
+
+pub(super) fn read(text: &str) -> Result<Converted<Value>, Box<Diagnostic>> {
+    let mut diagnostics = Vec::new();
+    let (front, body) = front_matter::split(text)?;
+    let template = message_text(body, &mut diagnostics);
+    let parts = jinja::read(&template).map_err(|e| invalid(format!("the template: {e}")))?;
+    let mut metadata = Map::new();
+    if let Some(name) = front.get("name").and_then(Value::as_str) {
+        metadata.insert("prompt_name".into(), json!(name));
+    }
+    if let Some(description) = front.get("description").and_then(Value::as_str) {
+        metadata.insert("description".into(), json!(description));
+    }
+    if let Some(id) = front.get("model").and_then(|m| m["id"].as_str()).filter(|id| !id.is_empty())
+    {
+        metadata.insert("model_version".into(), json!(id));
+    }
+    if let Some(Value::Object(options)) = front.get("model").and_then(|m| m.get("options")) {
+        metadata.insert("parameters".into(), Value::Object(parameters(options)));
+    }
+    let variables = match front.get("inputs") {
+        Some(inputs) => read_inputs(inputs, &mut diagnostics)?,
+        None => Vec::new(),
+    };
+    let builder = ToolBuilder { prompt: syntax::to_prompt(&parts), metadata, variables };
+    let extras = front.get("metadata").and_then(|m| m.get("llmtool"));
+    Ok(Converted { value: builder.finish(extras), diagnostics })
+}
+
+/// The body as the one message it holds: a `user:` line first is taken off. A body with
+/// other role lines is kept whole, with a warning.
+fn message_text(body: &str, diagnostics: &mut Vec<Diagnostic>) -> String {
+    let roles = body.lines().filter(|line| is_role_line(line)).count();
+    let first = body.lines().find(|line| !line.trim().is_empty()).unwrap_or("");
+    if roles == 1
+        && is_role_line(first)
+        && first.trim().trim_end_matches(':').trim().eq_ignore_ascii_case("user")
+    {
+        let after = &body[body.find(first).map_or(0, |at| at + first.len())..];
+        return after.trim_matches('\n').to_owned();
+    }
+    if roles > 0 {
+        diagnostics.push(Diagnostic::new(
+            &PEER_RENDERS_DIFFERENTLY,
+            "the prompt has several messages; a tool has one prompt, so the role lines are kept in its text",
+        ));
+    }
+    body.trim_matches('\n').to_owned()
+}
+
+fn parameters(options: &Map<String, Value>) -> Map<String, Value> {
+    let mut parameters = Map::new();
+    for (key, value) in options {
+        match OPTIONS.iter().find(|(_, theirs)| theirs == key) {
+            Some((ours, _)) => {
+                parameters.insert((*ours).into(), value.clone());
+            }
+            None if key == "stopSequences" => {
+                parameters.insert("stop".into(), value.clone());
+            }
+            None if key == "additionalProperties" => {
+                for (key, value) in value.as_object().into_iter().flatten() {
+                    parameters.insert(key.clone(), value.clone());
+                }
+            }
+            None => {
+                parameters.insert(key.clone(), value.clone());
+            }
+        }
+    }
+    parameters
+}
+
+/// Prompty inputs (a mapping by name, or a list with `name`) as variables.
+fn read_inputs(
+    inputs: &Value,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Result<Vec<Value>, Box<Diagnostic>> {
+    let entries: Vec<(String, Value)> = match inputs {
+        Value::Object(map) => map.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        Value::Array(list) => list
+            .iter()
+            .map(|v| (v["name"].as_str().unwrap_or_default().to_owned(), v.clone()))
+            .collect(),
+        _ => return Err(invalid("`inputs` is neither a mapping nor a list")),
+    };
+    let mut variables = Vec::new();
+    for (name, input) in entries {
+        // A scalar is Prompty's short form: an example value of its type.
+        let input = if input.is_object() { input } else { json!({ "kind": "string" }) };
+        let kind = input["kind"].as_str().unwrap_or("string");
+        let enum_values = |value: &Value| value["enumValues"].as_array().cloned();
+        let (kind, allowed) = match kind {
+            "array" => match enum_values(&input["items"]) {
+                Some(values) => (VariableKind::MultiSelect, Some(values)),
+                None => {
+                    diagnostics.push(Diagnostic::new(
+                        &UNSUPPORTED_PARAMETER,
+                        format!("input `{name}` is an array with no allowed values: read as text"),
+                    ));
+                    (VariableKind::Text, None)
+                }
+            },
+            other => {
+                if other != "string" {
+                    diagnostics.push(Diagnostic::new(
+                        &UNSUPPORTED_PARAMETER,
+                        format!("input `{name}` is of kind `{other}`: read as text"),
+                    ));
+                }
+                match enum_values(&input) {
+                    Some(values) => (VariableKind::SingleSelect, Some(values)),
+                    None => (VariableKind::Text, None),
+                }
+            }
+        };
+        let required = input["required"].as_bool().unwrap_or(false);
+        let default = match input.get("default") {
+            Some(default) if !default.is_null() => Some(default.clone()),
+            _ if required || kind == VariableKind::SingleSelect => None,
+            _ if kind == VariableKind::MultiSelect => Some(json!([])),
+            _ => Some(json!("")),
+        };
+        variables.push(variable_json(&name, kind, input["description"].as_str(), allowed, default));
+    }
+    Ok(variables)
+}

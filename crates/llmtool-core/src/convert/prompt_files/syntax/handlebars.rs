@@ -1,0 +1,211 @@
+//! Handlebars, as Dotprompt renders it (no HTML escaping): `{{name}}` or `{{[name with
+//! spaces]}}`, a list joined with an `each` block, and literal `{{` written as `\{{`.
+
+use super::{Part, Slots};
+use crate::template::{LIST_SEPARATOR, Piece};
+
+/// Whether `name` can be written in a mustache, bare or as a `[...]` segment.
+pub(crate) fn is_name(name: &str) -> bool {
+    !name.contains([']', '\n', '\r']) && !name.is_empty()
+}
+
+/// `name` as a Handlebars path: bare when it is a plain word, else `[name]`.
+fn path(name: &str) -> String {
+    let bare = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        && !matches!(name, "this" | "true" | "false" | "null" | "undefined" | "else");
+    if bare { name.to_owned() } else { format!("[{name}]") }
+}
+
+/// The block that joins a list: `{{#each x}}{{#unless @first}}, {{/unless}}{{this}}{{/each}}`.
+fn list_block(path: &str, strip: &str) -> String {
+    format!(
+        "{{{{{strip}#each {path}}}}}{{{{#unless @first}}}}{LIST_SEPARATOR}{{{{/unless}}}}{{{{this}}}}{{{{/each}}}}"
+    )
+}
+
+pub(crate) fn write<'a>(pieces: impl Iterator<Item = Piece<'a>>, slots: &Slots<'_>) -> String {
+    let mut out = String::new();
+    for piece in pieces {
+        match piece {
+            Piece::Literal(text) => escape(text, &mut out),
+            Piece::Slot(slot) => {
+                // `{` just before a mustache would open `{{{`: a space goes between, and `~`
+                // strips it. A backslash just before would escape the mustache: it is doubled.
+                let strip = if out.ends_with('{') {
+                    out.push(' ');
+                    "~"
+                } else {
+                    if out.ends_with('\\') {
+                        out.push('\\');
+                    }
+                    ""
+                };
+                let path = path(&slots.names[slot]);
+                if slots.is_list(slot) {
+                    out.push_str(&list_block(&path, strip));
+                } else {
+                    out.push_str(&format!("{{{{{strip}{path}}}}}"));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Literal text, with `\` before each `{{`.
+fn escape(text: &str, out: &mut String) {
+    out.push_str(&text.replace("{{", "\\{{"));
+}
+
+/// Reads a Handlebars template made of text, variables, the list block above, `\{{` and
+/// comments. Anything else is an error naming it.
+pub(crate) fn read(template: &str) -> Result<Vec<Part>, String> {
+    let mut parts = Vec::new();
+    let mut literal = String::new();
+    let mut rest = template;
+    let mut strip_next = false;
+    while let Some(at) = rest.find("{{") {
+        let mut before = &rest[..at];
+        if strip_next {
+            before = before.trim_start();
+            strip_next = false;
+        }
+        if let Some(text) = before.strip_suffix('\\') {
+            if let Some(text) = text.strip_suffix('\\') {
+                // `\\{{`: a backslash, then a real mustache.
+                literal.push_str(text);
+                literal.push('\\');
+            } else {
+                // `\{{`: literal braces, up to the next `}}` read as text.
+                literal.push_str(text);
+                let end = rest[at..].find("}}").map_or(rest.len(), |e| at + e + 2);
+                literal.push_str(&rest[at..end]);
+                rest = &rest[end..];
+                continue;
+            }
+        } else {
+            literal.push_str(before);
+        }
+        let after = &rest[at + 2..];
+        if let Some(comment) = after.strip_prefix("!--") {
+            let end = comment.find("--}}").ok_or("a comment is never closed")?;
+            rest = &comment[end + 4..];
+            continue;
+        }
+        if after.starts_with('!') {
+            let end = after.find("}}").ok_or("a comment is never closed")?;
+            rest = &after[end + 2..];
+            continue;
+        }
+        let triple = after.starts_with('{');
+        let close = if triple { "}}}" } else { "}}" };
+        let body_start = usize::from(triple);
+        let end = after.find(close).ok_or("a mustache is never closed")?;
+        let mut inner = &after[body_start..end];
+        rest = &after[end + close.len()..];
+        if let Some(stripped) = inner.strip_prefix('~') {
+            literal.truncate(literal.trim_end().len());
+            inner = stripped;
+        }
+        if let Some(stripped) = inner.strip_suffix('~') {
+            strip_next = true;
+            inner = stripped;
+        }
+        let inner = inner.trim();
+        if let Some(list_path) = inner.strip_prefix("#each ") {
+            let name = name_of(list_path.trim())?;
+            let tail = format!(
+                "{{{{#unless @first}}}}{LIST_SEPARATOR}{{{{/unless}}}}{{{{this}}}}{{{{/each}}}}"
+            );
+            rest = rest.strip_prefix(tail.as_str()).ok_or_else(|| {
+                format!(
+                    "this `each` block has no equivalent; only `{}` does",
+                    list_block(list_path.trim(), "")
+                )
+            })?;
+            push_variable(&mut parts, &mut literal, name, true);
+            continue;
+        }
+        if inner.starts_with(['#', '/', '^', '>', '&'])
+            || inner.contains(' ') && !inner.starts_with('[')
+        {
+            return Err(format!("`{{{{{inner}}}}}` has no equivalent in a tool's prompt"));
+        }
+        let name = name_of(inner)?;
+        push_variable(&mut parts, &mut literal, name, false);
+    }
+    if strip_next {
+        rest = rest.trim_start();
+    }
+    literal.push_str(rest);
+    if !literal.is_empty() {
+        parts.push(Part::Literal(literal));
+    }
+    Ok(parts)
+}
+
+fn push_variable(parts: &mut Vec<Part>, literal: &mut String, name: String, list: bool) {
+    if !literal.is_empty() {
+        parts.push(Part::Literal(std::mem::take(literal)));
+    }
+    parts.push(Part::Variable { name, list });
+}
+
+/// The variable named by a path: `name` or `[name]`.
+fn name_of(path: &str) -> Result<String, String> {
+    let name = path.strip_prefix('[').and_then(|p| p.strip_suffix(']')).unwrap_or(path);
+    if name.is_empty()
+        || name.contains(['.', '/']) && !path.starts_with('[')
+        || name.starts_with('@')
+    {
+        return Err(format!("`{{{{{path}}}}}` has no equivalent in a tool's prompt"));
+    }
+    Ok(name.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::VariableKind;
+
+    fn slots(names: &[String]) -> Slots<'_> {
+        Slots { names, kinds: vec![VariableKind::Text, VariableKind::MultiSelect] }
+    }
+
+    #[test]
+    fn written_and_read_back() {
+        let names = ["aspect ratio".to_owned(), "tags".to_owned()];
+        let pieces = [
+            Piece::Literal("Use {{braces}} {"),
+            Piece::Slot(0),
+            Piece::Literal("} and \\"),
+            Piece::Slot(1),
+            Piece::Literal("."),
+        ];
+        let written = write(pieces.into_iter(), &slots(&names));
+        assert_eq!(
+            written,
+            "Use \\{{braces}} { {{~[aspect ratio]}}} and \\\\{{#each tags}}{{#unless @first}}, {{/unless}}{{this}}{{/each}}."
+        );
+        let parts = read(&written).unwrap();
+        assert_eq!(
+            parts,
+            vec![
+                Part::Literal("Use {{braces}} {".into()),
+                Part::Variable { name: "aspect ratio".into(), list: false },
+                Part::Literal("} and \\".into()),
+                Part::Variable { name: "tags".into(), list: true },
+                Part::Literal(".".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn helpers_are_refused() {
+        assert!(read("{{#if x}}y{{/if}}").is_err());
+        assert!(read("{{role \"system\"}}").is_err());
+        assert!(read("{{#each x}}{{this}}{{/each}}").is_err());
+        assert_eq!(read("a{{! note }}b{{!-- x --}}").unwrap(), vec![Part::Literal("ab".into())]);
+    }
+}

@@ -1,0 +1,229 @@
+//! Jinja2, as Prompty renders it: `{{ name }}`, a list as `{{ name | join(", ") }}`, and
+//! literal `{{`, `{%` and `{#` written as string expressions.
+
+use super::{Part, Slots};
+use crate::template::{LIST_SEPARATOR, Piece};
+
+/// Whether `name` can be written as a bare Jinja variable: an ASCII identifier that is not a
+/// word of the language.
+pub(crate) fn is_name(name: &str) -> bool {
+    name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !matches!(
+            name,
+            "true"
+                | "false"
+                | "none"
+                | "True"
+                | "False"
+                | "None"
+                | "and"
+                | "or"
+                | "not"
+                | "in"
+                | "is"
+                | "if"
+                | "else"
+                | "elif"
+                | "endif"
+                | "for"
+                | "endfor"
+                | "loop"
+                | "self"
+        )
+}
+
+pub(crate) fn write<'a>(pieces: impl Iterator<Item = Piece<'a>>, slots: &Slots<'_>) -> String {
+    super::write(pieces, escape, |slot, out| {
+        let name = &slots.names[slot];
+        if slots.is_list(slot) {
+            out.push_str(&format!("{{{{ {name} | join(\"{LIST_SEPARATOR}\") }}}}"));
+        } else {
+            out.push_str(&format!("{{{{ {name} }}}}"));
+        }
+    })
+}
+
+/// Literal text: each `{{`, `{%` and `{#` as an expression that prints it.
+fn escape(text: &str, out: &mut String) {
+    let mut rest = text;
+    while let Some(at) = rest.find('{') {
+        let next = rest[at + 1..].chars().next();
+        if let Some(second @ ('{' | '%' | '#')) = next {
+            out.push_str(&rest[..at]);
+            out.push_str(&format!("{{{{ \"{{{second}\" }}}}"));
+            rest = &rest[at + 2..];
+        } else {
+            out.push_str(&rest[..=at]);
+            rest = &rest[at + 1..];
+        }
+    }
+    out.push_str(rest);
+}
+
+/// Reads a Jinja template made of text, variables (`{{ x }}`, `{{ x | join(", ") }}`), string
+/// expressions, `{% raw %}` blocks and comments. Anything else is an error naming it.
+pub(crate) fn read(template: &str) -> Result<Vec<Part>, String> {
+    let mut parts = Vec::new();
+    let mut literal = String::new();
+    let mut rest = template;
+    while let Some(at) = rest.find('{') {
+        let kind = rest[at + 1..].chars().next();
+        let close = match kind {
+            Some('{') => "}}",
+            Some('%') => "%}",
+            Some('#') => "#}",
+            _ => {
+                literal.push_str(&rest[..=at]);
+                rest = &rest[at + 1..];
+                continue;
+            }
+        };
+        literal.push_str(&rest[..at]);
+        let inner_start = at + 2;
+        let Some(length) = rest[inner_start..].find(close) else {
+            return Err(format!("`{{{}` is never closed", kind.unwrap_or('{')));
+        };
+        let inner = rest[inner_start..inner_start + length]
+            .trim_matches(|c: char| c.is_whitespace() || c == '-' || c == '+');
+        rest = &rest[inner_start + length + 2..];
+        match kind {
+            Some('#') => {}
+            Some('%') if inner == "raw" => {
+                let Some(end) = find_endraw(rest) else {
+                    return Err("`{% raw %}` has no `{% endraw %}`".into());
+                };
+                literal.push_str(&rest[..end.0]);
+                rest = &rest[end.1..];
+            }
+            Some('%') => {
+                return Err(format!(
+                    "the statement `{{% {inner} %}}` has no equivalent in a tool's prompt"
+                ));
+            }
+            _ => match expression(inner)? {
+                Expression::Text(text) => literal.push_str(&text),
+                Expression::Variable { name, list } => {
+                    if !literal.is_empty() {
+                        parts.push(Part::Literal(std::mem::take(&mut literal)));
+                    }
+                    parts.push(Part::Variable { name, list });
+                }
+            },
+        }
+    }
+    literal.push_str(rest);
+    if !literal.is_empty() {
+        parts.push(Part::Literal(literal));
+    }
+    Ok(parts)
+}
+
+/// The span of `{% endraw %}` in `text`: where it starts and where it ends.
+fn find_endraw(text: &str) -> Option<(usize, usize)> {
+    let mut from = 0;
+    while let Some(at) = text[from..].find("{%") {
+        let start = from + at;
+        let end = start + text[start..].find("%}")? + 2;
+        let inner = text[start + 2..end - 2]
+            .trim_matches(|c: char| c.is_whitespace() || c == '-' || c == '+');
+        if inner == "endraw" {
+            return Some((start, end));
+        }
+        from = end;
+    }
+    None
+}
+
+enum Expression {
+    Text(String),
+    Variable { name: String, list: bool },
+}
+
+fn expression(inner: &str) -> Result<Expression, String> {
+    if let Some(text) = string_literal(inner) {
+        return Ok(Expression::Text(text));
+    }
+    let (name, filter) = match inner.split_once('|') {
+        Some((name, filter)) => (name.trim(), Some(filter.trim())),
+        None => (inner, None),
+    };
+    if !name.chars().all(|c| c.is_alphanumeric() || c == '_') || name.is_empty() {
+        return Err(format!(
+            "the expression `{{{{ {inner} }}}}` has no equivalent in a tool's prompt"
+        ));
+    }
+    let list = match filter {
+        None => false,
+        Some(filter) => {
+            let argument = filter
+                .strip_prefix("join(")
+                .and_then(|f| f.strip_suffix(')'))
+                .and_then(|a| string_literal(a.trim()));
+            if argument.as_deref() != Some(LIST_SEPARATOR) {
+                return Err(format!(
+                    "the filter in `{{{{ {inner} }}}}` has no equivalent; only `join(\"{LIST_SEPARATOR}\")` does"
+                ));
+            }
+            true
+        }
+    };
+    Ok(Expression::Variable { name: name.to_owned(), list })
+}
+
+/// The text of a quoted Jinja string with simple escapes, if `text` is one.
+fn string_literal(text: &str) -> Option<String> {
+    let quote = text.chars().next().filter(|c| *c == '"' || *c == '\'')?;
+    let body = text.strip_prefix(quote)?.strip_suffix(quote)?;
+    let mut out = String::new();
+    let mut chars = body.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next()? {
+                'n' => out.push('\n'),
+                't' => out.push('\t'),
+                other => out.push(other),
+            },
+            c if c == quote => return None,
+            c => out.push(c),
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::VariableKind;
+
+    #[test]
+    fn literal_braces_are_escaped_and_read_back() {
+        let text = "a {{ b }} {% c %} {# d #} {x} }}";
+        let mut out = String::new();
+        escape(text, &mut out);
+        assert_eq!(out, r#"a {{ "{{" }} b }} {{ "{%" }} c %} {{ "{#" }} d #} {x} }}"#);
+        assert_eq!(read(&out).unwrap(), vec![Part::Literal(text.into())]);
+    }
+
+    #[test]
+    fn variables_and_lists() {
+        let names = ["topic".to_owned(), "tags".to_owned()];
+        let slots =
+            Slots { names: &names, kinds: vec![VariableKind::Text, VariableKind::MultiSelect] };
+        let written = write(
+            [Piece::Literal("On "), Piece::Slot(0), Piece::Literal(": "), Piece::Slot(1)]
+                .into_iter(),
+            &slots,
+        );
+        assert_eq!(written, r#"On {{ topic }}: {{ tags | join(", ") }}"#);
+        let parts = read(&written).unwrap();
+        assert_eq!(parts[1], Part::Variable { name: "topic".into(), list: false });
+        assert_eq!(parts[3], Part::Variable { name: "tags".into(), list: true });
+        assert!(read("{% for x in y %}").unwrap_err().contains("no equivalent"));
+        assert!(read("{{ x | upper }}").unwrap_err().contains("join"));
+        assert_eq!(
+            read("{% raw %}{{ x }}{% endraw %}").unwrap(),
+            vec![Part::Literal("{{ x }}".into())]
+        );
+    }
+}

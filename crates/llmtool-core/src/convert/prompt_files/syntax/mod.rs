@@ -1,0 +1,63 @@
+//! The template languages of the peers, both ways: a compiled prompt written in each, and
+//! each read back as literal text and placeholders.
+
+pub(crate) mod handlebars;
+pub(crate) mod jinja;
+
+use crate::model::VariableKind;
+use crate::template::Piece;
+
+/// A peer's template read back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Part {
+    Literal(String),
+    /// A placeholder; `list` when the template joins a list there.
+    Variable {
+        name: String,
+        list: bool,
+    },
+}
+
+/// What a writer needs for each slot: the name in the peer's syntax, and whether it is a list.
+pub(crate) struct Slots<'a> {
+    pub(crate) names: &'a [String],
+    pub(crate) kinds: Vec<VariableKind>,
+}
+
+impl Slots<'_> {
+    pub(crate) fn is_list(&self, slot: usize) -> bool {
+        self.kinds.get(slot) == Some(&VariableKind::MultiSelect)
+    }
+}
+
+/// Writes `pieces` with `literal` escaping text and `slot` writing placeholders.
+pub(crate) fn write<'a>(
+    pieces: impl Iterator<Item = Piece<'a>>,
+    mut literal: impl FnMut(&str, &mut String),
+    mut slot: impl FnMut(usize, &mut String),
+) -> String {
+    let mut out = String::new();
+    for piece in pieces {
+        match piece {
+            Piece::Literal(text) => literal(text, &mut out),
+            Piece::Slot(index) => slot(index, &mut out),
+        }
+    }
+    out
+}
+
+/// The parts as an LLM-tool prompt: literal text, and `{{name}}` for each placeholder.
+pub(crate) fn to_prompt(parts: &[Part]) -> String {
+    let mut out = String::new();
+    for part in parts {
+        match part {
+            Part::Literal(text) => out.push_str(text),
+            Part::Variable { name, .. } => {
+                out.push_str("{{");
+                out.push_str(name);
+                out.push_str("}}");
+            }
+        }
+    }
+    out
+}
