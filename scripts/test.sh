@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite, exactly as CI runs it: formatting, lints, the local model (pulled once),
-# every test (the elisp output checked in Emacs), llmtool against independent API servers
-# (llama-cpp-python, LiteLLM), and a fuzz smoke run. Installs what the tests need (idempotently) on a fresh machine, so this one command
-# is enough.
+# every test (the elisp output checked in Emacs), the prompt-file exports rendered by the
+# peers' own code, llmtool against independent API servers (llama-cpp-python, LiteLLM), and a
+# fuzz smoke run. Installs what the tests need (idempotently) on a fresh machine, so this one
+# command is enough.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -36,6 +37,9 @@ cargo nextest run --workspace --locked --no-fail-fast
 
 step "doc tests"
 cargo test --workspace --doc --locked
+
+step "prompt-file exports rendered by the peers' own code (Prompty, Dotprompt)"
+python3 scripts/peers.py
 
 step "independent API servers (llama-cpp-python, LiteLLM)"
 python3 scripts/independent.py

@@ -331,6 +331,34 @@ fn elisp_export_import_and_convert() {
 }
 
 #[test]
+fn prompt_files_export_import_and_convert() {
+    let image = example("image-generator.json");
+    let prompty = llmtool(&["export", image.to_str().unwrap(), "--to", "prompty"], None);
+    assert_eq!(prompty.status.code(), Some(0), "{}", text(&prompty.stderr));
+    assert!(
+        text(&prompty.stderr).contains("warning[LT702]: variable `aspect ratio` is `aspect_ratio`")
+    );
+    assert!(text(&prompty.stdout).contains("{{ aspect_ratio }}"));
+    // Detected by its front matter; the tool comes back exactly.
+    let back = llmtool(&["import", "-"], Some(&prompty.stdout));
+    assert_eq!(back.status.code(), Some(0), "{}", text(&back.stderr));
+    let canonical = llmtool(&["fmt", "-"], Some(&std::fs::read(&image).unwrap()));
+    assert_eq!(text(&back.stdout), text(&canonical.stdout));
+    // A prompt file converts to a function spec, and a function spec to a prompt file.
+    let dotprompt =
+        llmtool(&["convert", "-", "--from", "prompty", "--to", "dotprompt"], Some(&prompty.stdout));
+    assert!(text(&dotprompt.stdout).contains("{{[aspect ratio]}}"), "{}", text(&dotprompt.stdout));
+    let spec = llmtool(&["convert", "-", "--to", "openai"], Some(&dotprompt.stdout));
+    assert_eq!(spec.status.code(), Some(0), "{}", text(&spec.stderr));
+    let spec: serde_json::Value = serde_json::from_slice(&spec.stdout).unwrap();
+    assert_eq!(spec["function"]["name"], "image_generator");
+    let refused =
+        llmtool(&["import", "-", "--from", "dotprompt"], Some(b"---\n---\n{{#if x}}y{{/if}}"));
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(text(&refused.stderr).contains("error[LT704]"), "{}", text(&refused.stderr));
+}
+
+#[test]
 fn import_refuses_what_it_cannot_read() {
     let not_json = llmtool(&["import", "-"], Some(b"{ nope"));
     assert_eq!(not_json.status.code(), Some(1));

@@ -77,11 +77,10 @@ pub(crate) fn read(template: &str) -> Result<Vec<Part>, String> {
                 literal.push_str(text);
                 literal.push('\\');
             } else {
-                // `\{{`: literal braces, up to the next `}}` read as text.
+                // `\{{`: literal braces; the text goes on to the next `{{`.
                 literal.push_str(text);
-                let end = rest[at..].find("}}").map_or(rest.len(), |e| at + e + 2);
-                literal.push_str(&rest[at..end]);
-                rest = &rest[end..];
+                literal.push_str("{{");
+                rest = &rest[at + 2..];
                 continue;
             }
         } else {

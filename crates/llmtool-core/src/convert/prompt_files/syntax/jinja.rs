@@ -35,6 +35,11 @@ pub(crate) fn is_name(name: &str) -> bool {
 
 pub(crate) fn write<'a>(pieces: impl Iterator<Item = Piece<'a>>, slots: &Slots<'_>) -> String {
     super::write(pieces, escape, |slot, out| {
+        // A `{` just before would open the expression early: it is printed by one.
+        if out.ends_with('{') {
+            out.pop();
+            out.push_str("{{ \"{\" }}");
+        }
         let name = &slots.names[slot];
         if slots.is_list(slot) {
             out.push_str(&format!("{{{{ {name} | join(\"{LIST_SEPARATOR}\") }}}}"));
