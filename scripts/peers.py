@@ -11,8 +11,8 @@ import json, os, subprocess, sys, tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORK = os.environ.get("LLMTOOL_PEERS_DIR", os.path.join(ROOT, "target", "peers"))
-PEERS = ["prompty==2.1.0", "dotpromptz==0.2.0", "dotpromptz-handlebars==0.2.0"]
-PROBE = "import prompty, dotpromptz"
+PEERS = ["prompty[jinja2]==2.1.0", "dotpromptz==0.2.0", "dotpromptz-handlebars==0.2.0"]
+PROBE = "import prompty, jinja2, dotpromptz"
 LLMTOOL = os.path.join(ROOT, "target", "debug", "llmtool")
 TOOLS = sorted(os.path.join(ROOT, "examples", f) for f in os.listdir(os.path.join(ROOT, "examples")) if f.endswith(".json"))
 TOOLS.append(os.path.join(ROOT, "crates", "llmtool-core", "tests", "fixtures", "convert", "awkward-prompt.json"))
