@@ -209,7 +209,12 @@ impl ToolBuilder {
                             metadata.insert(key.clone(), value.clone());
                         }
                     }
-                } else if key != "model_prompt" {
+                } else if key == "model_prompt" {
+                    // The exact prompt, kept where the peer's reading changes it.
+                    if let Value::String(exact) = value {
+                        prompt.clone_from(exact);
+                    }
+                } else {
                     tool.insert(key.clone(), value.clone());
                 }
             }

@@ -41,7 +41,15 @@ pub(super) fn write(source: &ToolSource) -> Converted<String> {
     if let Some(Value::Object(parameters)) = source.metadata().get("parameters") {
         model.insert("options".into(), Value::Object(options(parameters)));
     }
-    let extras = source.extras(&mapped, renamed);
+    let mut extras = source.extras(&mapped, renamed);
+    let prompt = source.json.get("model_prompt").and_then(Value::as_str).unwrap_or("");
+    let mut changes = Vec::new();
+    check_rendering(prompt, &mut changes);
+    if !changes.is_empty() {
+        // Prompty reads this prompt differently: the exact prompt is kept for import.
+        extras.insert("model_prompt".into(), json!(prompt));
+    }
+    diagnostics.append(&mut changes);
     let mut metadata = Map::new();
     if let Some(author) = source.metadata().get("creator").and_then(|c| c["name"].as_str()) {
         metadata.insert("authors".into(), json!([author]));
@@ -66,10 +74,6 @@ pub(super) fn write(source: &ToolSource) -> Converted<String> {
     );
     let slots = Slots { names: &names, kinds: source.variables().iter().map(|v| v.kind).collect() };
     let body = jinja::write(source.pieces(), &slots);
-    check_rendering(
-        source.json.get("model_prompt").and_then(Value::as_str).unwrap_or(""),
-        &mut diagnostics,
-    );
     let text = front_matter::join(&front, &format!("user:\n{body}\n"));
     Converted { value: text, diagnostics }
 }

@@ -18,10 +18,20 @@ fn path(name: &str) -> String {
 }
 
 /// The block that joins a list: `{{#each x}}{{#unless @first}}, {{/unless}}{{this}}{{/each}}`.
-fn list_block(path: &str, strip: &str) -> String {
+fn list_block(path: &str) -> String {
     format!(
-        "{{{{{strip}#each {path}}}}}{{{{#unless @first}}}}{LIST_SEPARATOR}{{{{/unless}}}}{{{{this}}}}{{{{/each}}}}"
+        "{{{{#each {path}}}}}{{{{#unless @first}}}}{LIST_SEPARATOR}{{{{/unless}}}}{{{{this}}}}{{{{/each}}}}"
     )
+}
+
+/// Put between a `{` or `\` and a following `{{`, which they would change (`{{{` opens an
+/// unescaped mustache, `\{{` an escaped one): a blank, and an empty comment that strips it.
+const SEPARATOR: &str = " {{~!}}";
+
+fn guard(out: &mut String) {
+    if out.ends_with(['{', '\\']) {
+        out.push_str(SEPARATOR);
+    }
 }
 
 pub(crate) fn write<'a>(pieces: impl Iterator<Item = Piece<'a>>, slots: &Slots<'_>) -> String {
@@ -30,22 +40,12 @@ pub(crate) fn write<'a>(pieces: impl Iterator<Item = Piece<'a>>, slots: &Slots<'
         match piece {
             Piece::Literal(text) => escape(text, &mut out),
             Piece::Slot(slot) => {
-                // `{` just before a mustache would open `{{{`: a space goes between, and `~`
-                // strips it. A backslash just before would escape the mustache: it is doubled.
-                let strip = if out.ends_with('{') {
-                    out.push(' ');
-                    "~"
-                } else {
-                    if out.ends_with('\\') {
-                        out.push('\\');
-                    }
-                    ""
-                };
+                guard(&mut out);
                 let path = path(&slots.names[slot]);
                 if slots.is_list(slot) {
-                    out.push_str(&list_block(&path, strip));
+                    out.push_str(&list_block(&path));
                 } else {
-                    out.push_str(&format!("{{{{{strip}{path}}}}}"));
+                    out.push_str(&format!("{{{{{path}}}}}"));
                 }
             }
         }
@@ -55,7 +55,15 @@ pub(crate) fn write<'a>(pieces: impl Iterator<Item = Piece<'a>>, slots: &Slots<'
 
 /// Literal text, with `\` before each `{{`.
 fn escape(text: &str, out: &mut String) {
-    out.push_str(&text.replace("{{", "\\{{"));
+    for (i, part) in text.split("{{").enumerate() {
+        if i > 0 {
+            if out.ends_with('\\') {
+                out.push_str(SEPARATOR);
+            }
+            out.push_str("\\{{");
+        }
+        out.push_str(part);
+    }
 }
 
 /// Reads a Handlebars template made of text, variables, the list block above, `\{{` and
@@ -86,7 +94,11 @@ pub(crate) fn read(template: &str) -> Result<Vec<Part>, String> {
         } else {
             literal.push_str(before);
         }
-        let after = &rest[at + 2..];
+        let mut after = &rest[at + 2..];
+        if after.starts_with("~!") {
+            literal.truncate(literal.trim_end().len());
+            after = &after[1..];
+        }
         if let Some(comment) = after.strip_prefix("!--") {
             let end = comment.find("--}}").ok_or("a comment is never closed")?;
             rest = &comment[end + 4..];
@@ -120,7 +132,7 @@ pub(crate) fn read(template: &str) -> Result<Vec<Part>, String> {
             rest = rest.strip_prefix(tail.as_str()).ok_or_else(|| {
                 format!(
                     "this `each` block has no equivalent; only `{}` does",
-                    list_block(list_path.trim(), "")
+                    list_block(list_path.trim())
                 )
             })?;
             push_variable(&mut parts, &mut literal, name, true);
@@ -185,7 +197,7 @@ mod tests {
         let written = write(pieces.into_iter(), &slots(&names));
         assert_eq!(
             written,
-            "Use \\{{braces}} { {{~[aspect ratio]}}} and \\\\{{#each tags}}{{#unless @first}}, {{/unless}}{{this}}{{/each}}."
+            "Use \\{{braces}} { {{~!}}{{[aspect ratio]}}} and \\ {{~!}}{{#each tags}}{{#unless @first}}, {{/unless}}{{this}}{{/each}}."
         );
         let parts = read(&written).unwrap();
         assert_eq!(
