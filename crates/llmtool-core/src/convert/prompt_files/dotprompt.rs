@@ -3,9 +3,11 @@
 
 use serde_json::{Map, Value, json};
 
-use super::prompty::single_model;
 use super::syntax::{self, Slots, handlebars};
-use super::{ToolBuilder, ToolSource, default_json, front_matter, invalid, variable_json};
+use super::{
+    ToolBuilder, ToolSource, default_json, empty_default, front_matter, invalid, single_model,
+    variable_json,
+};
 use crate::convert::codes::UNSUPPORTED_PARAMETER;
 use crate::convert::function::Converted;
 use crate::diagnostic::Diagnostic;
@@ -244,13 +246,8 @@ fn default_for(
     defaults: Option<&Map<String, Value>>,
     required: bool,
 ) -> Option<Value> {
-    if let Some(default) = defaults.and_then(|d| d.get(name)) {
-        return Some(default.clone());
-    }
-    match kind {
-        _ if required => None,
-        VariableKind::Text => Some(json!("")),
-        VariableKind::MultiSelect => Some(json!([])),
-        VariableKind::SingleSelect => None,
+    match defaults.and_then(|d| d.get(name)) {
+        Some(default) => Some(default.clone()),
+        None => empty_default(kind, required),
     }
 }

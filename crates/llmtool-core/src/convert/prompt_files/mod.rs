@@ -82,6 +82,8 @@ fn canonical(tool: &Value) -> String {
 /// What every writer starts from: the tool as JSON, its variables and its compiled prompt.
 pub(crate) struct ToolSource {
     pub(crate) json: Map<String, Value>,
+    /// `json`'s `metadata` (empty when there is none).
+    metadata: Map<String, Value>,
     pub(crate) template: ToolTemplate,
 }
 
@@ -89,15 +91,12 @@ impl ToolSource {
     fn new(document: &Document) -> Option<Self> {
         let tool = document.tool.as_ref()?;
         let Value::Object(json) = serde_json::from_str(&document.text).ok()? else { return None };
-        Some(Self { json, template: ToolTemplate::new(tool) })
+        let metadata = json.get("metadata").and_then(Value::as_object).cloned().unwrap_or_default();
+        Some(Self { json, metadata, template: ToolTemplate::new(tool) })
     }
 
     pub(crate) fn metadata(&self) -> &Map<String, Value> {
-        static EMPTY: std::sync::OnceLock<Map<String, Value>> = std::sync::OnceLock::new();
-        self.json
-            .get("metadata")
-            .and_then(Value::as_object)
-            .unwrap_or_else(|| EMPTY.get_or_init(Map::new))
+        &self.metadata
     }
 
     pub(crate) fn metadata_text(&self, key: &str) -> Option<&str> {
@@ -281,6 +280,26 @@ pub(crate) fn variable_json(
         variable.insert("default".into(), default);
     }
     Value::Object(variable)
+}
+
+/// The default of an input the peer gives none: none when it is required (or a single-select,
+/// which has no empty choice), else the empty text or the empty list.
+pub(crate) fn empty_default(kind: VariableKind, required: bool) -> Option<Value> {
+    match kind {
+        _ if required => None,
+        VariableKind::Text => Some(Value::String(String::new())),
+        VariableKind::MultiSelect => Some(Value::Array(Vec::new())),
+        VariableKind::SingleSelect => None,
+    }
+}
+
+/// The model's id when the tool names one model (a string or a list of one).
+pub(crate) fn single_model(model_version: Option<&Value>) -> Option<&str> {
+    match model_version? {
+        Value::String(id) => Some(id),
+        Value::Array(ids) if ids.len() == 1 => ids[0].as_str(),
+        _ => None,
+    }
 }
 
 /// A default as JSON.

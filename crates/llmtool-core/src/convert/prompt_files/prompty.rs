@@ -4,7 +4,10 @@
 use serde_json::{Map, Value, json};
 
 use super::syntax::{self, Slots, jinja};
-use super::{ToolBuilder, ToolSource, default_json, front_matter, invalid, variable_json};
+use super::{
+    ToolBuilder, ToolSource, default_json, empty_default, front_matter, invalid, single_model,
+    variable_json,
+};
 use crate::convert::codes::{PEER_RENDERS_DIFFERENTLY, UNSUPPORTED_PARAMETER};
 use crate::convert::function::Converted;
 use crate::diagnostic::Diagnostic;
@@ -76,15 +79,6 @@ pub(super) fn write(source: &ToolSource) -> Converted<String> {
     let body = jinja::write(source.pieces(), &slots);
     let text = front_matter::join(&front, &format!("user:\n{body}\n"));
     Converted { value: text, diagnostics }
-}
-
-/// The model's id when the tool names one model (a string or a list of one).
-pub(super) fn single_model(model_version: Option<&Value>) -> Option<&str> {
-    match model_version? {
-        Value::String(id) => Some(id),
-        Value::Array(ids) if ids.len() == 1 => ids[0].as_str(),
-        _ => None,
-    }
 }
 
 fn options(parameters: &Map<String, Value>) -> Map<String, Value> {
@@ -279,9 +273,7 @@ fn read_inputs(
         let required = input["required"].as_bool().unwrap_or(false);
         let default = match input.get("default") {
             Some(default) if !default.is_null() => Some(default.clone()),
-            _ if required || kind == VariableKind::SingleSelect => None,
-            _ if kind == VariableKind::MultiSelect => Some(json!([])),
-            _ => Some(json!("")),
+            _ => empty_default(kind, required),
         };
         variables.push(variable_json(&name, kind, input["description"].as_str(), allowed, default));
     }
