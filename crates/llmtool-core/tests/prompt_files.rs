@@ -1,6 +1,7 @@
-//! Prompt files (Prompty, Dotprompt): every example, and a prompt full of characters the
-//! template languages treat specially, exports and imports back to the same tool file; the
-//! exports are snapshotted; templates with no equivalent are refused by name.
+//! Prompt files (Prompty, Dotprompt, `llm` templates, Semantic Kernel folders): every example,
+//! and a prompt full of characters the template languages treat specially, exports and imports
+//! back to the same tool file; the exports are snapshotted; templates with no equivalent are
+//! refused by name.
 //! (`scripts/peers.py` has the peers' own code render the exports.)
 
 #![allow(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
@@ -8,7 +9,7 @@
 mod support;
 
 use llmtool_core::Document;
-use llmtool_core::convert::PromptFormat;
+use llmtool_core::convert::{PromptFormat, semantic_kernel};
 use llmtool_core::format::format_source;
 
 fn canonical(text: &str) -> String {
@@ -43,6 +44,12 @@ fn every_tool_comes_back_unchanged_through_every_prompt_file() {
                 format.name()
             );
         }
+        let folder = semantic_kernel::write(&document, None);
+        assert!(folder.diagnostics.iter().all(|d| d.code() == "LT702"), "{:?}", folder.diagnostics);
+        let function = folder.value;
+        let back = semantic_kernel::read(&function.config, &function.prompt, None).unwrap();
+        assert!(back.diagnostics.is_empty(), "{:?}", back.diagnostics);
+        assert_eq!(back.value, canonical(&text), "{} through Semantic Kernel", path.display());
     }
 }
 
@@ -59,6 +66,19 @@ fn exports_of_the_image_generator() {
             format!("{}\n{}", notes.join("\n"), written.value)
         );
     }
+    let function = semantic_kernel::write(&document, None).value;
+    insta::assert_snapshot!(
+        "image-generator-semantic-kernel",
+        format!(
+            "{}/{}:\n{}{}/{}:\n{}",
+            function.name,
+            semantic_kernel::CONFIG_FILE,
+            function.config,
+            function.name,
+            semantic_kernel::PROMPT_FILE,
+            function.prompt
+        )
+    );
 }
 
 #[test]
@@ -73,6 +93,80 @@ fn templates_with_no_equivalent_are_refused() {
     assert!(PromptFormat::Dotprompt.read(unclosed).unwrap_err().message.contains("closing"));
     let not_yaml = "---\nname: [x\n---\nbody";
     assert!(PromptFormat::Prompty.read(not_yaml).unwrap_err().message.contains("YAML"));
+    let lone_dollar = "prompt: Costs $5 for $item\n";
+    let problem = PromptFormat::LlmTemplate.read(lone_dollar).unwrap_err();
+    assert!(problem.message.contains("`$5 for $item`"), "{}", problem.message);
+    let call = semantic_kernel::read("{}", "Today is {{time.today}}.", Some("x")).unwrap_err();
+    assert!(call.message.contains("{{time.today}}"), "{}", call.message);
+    let not_json = semantic_kernel::read("{", "text", None).unwrap_err();
+    assert!(not_json.message.contains("config.json"), "{}", not_json.message);
+}
+
+#[test]
+fn llm_templates_written_by_hand_are_read_and_keep_what_has_no_field() {
+    let template = "system: Answer in French.\nprompt: 'Summarise $input in ${n}0 words, for $$$price.'\nmodel: gpt-4o-mini\ndefaults:\n  n: 5\n  unused: x\noptions:\n  temperature: 0.2\nextract: true\n";
+    let read = PromptFormat::LlmTemplate.read(template).unwrap();
+    let codes: Vec<_> = read.diagnostics.iter().map(|d| (d.code(), d.message.clone())).collect();
+    assert_eq!(codes.len(), 2, "{codes:?}");
+    assert!(codes[0].1.contains("`system`") && codes[1].1.contains("`unused`"), "{codes:?}");
+    let tool: serde_json::Value = serde_json::from_str(&read.value).unwrap();
+    assert_eq!(tool["model_prompt"], "Summarise {{input}} in {{n}}0 words, for ${{price}}.");
+    let metadata = &tool["metadata"];
+    assert_eq!(metadata["variables"][0], serde_json::json!({ "name": "input", "type": "text" }));
+    assert_eq!(metadata["variables"][1]["default"], "5");
+    assert_eq!(metadata["expected_output"]["type"], "code");
+    assert_eq!(metadata["parameters"]["temperature"], 0.2);
+    assert_eq!(metadata["x-llm-template"]["system"], "Answer in French.");
+    let document = Document::from_text(read.value.clone());
+    assert_eq!(document.summary().errors, 0);
+    // The system prompt goes back where it came from.
+    let again = PromptFormat::LlmTemplate.write(&document).value;
+    let fields =
+        "prompt: \"Summarise $input in ${n}0 words, for $$$price.\"\nsystem: Answer in French.\n";
+    assert!(again.contains(fields), "{again}");
+    // A file that is one string is the prompt.
+    let bare = PromptFormat::LlmTemplate.read("Tell me about $topic\n").unwrap();
+    assert!(bare.value.contains("Tell me about {{topic}}"), "{}", bare.value);
+}
+
+#[test]
+fn kernel_functions_written_by_hand_are_read() {
+    let config = r#"{
+      "schema": 1, "type": "completion", "description": "Writes a joke.",
+      "execution_settings": {
+        "default": { "model_id": "gpt-4o", "max_tokens": 100, "temperature": 0.9 },
+        "other": { "temperature": 0.1 }
+      },
+      "input_variables": [
+        { "name": "style", "description": "How it sounds", "default": "dry", "is_required": false,
+          "json_schema": "{\"type\": \"string\", \"enum\": [\"dry\", \"silly\"]}" },
+        { "name": "input", "description": "The subject", "is_required": true }
+      ]
+    }"#;
+    let read = semantic_kernel::read(
+        config,
+        "A {{$style}} joke about {{ $input }} in {{$lang}}.",
+        Some("Joke"),
+    )
+    .unwrap();
+    assert_eq!(read.diagnostics.len(), 1, "{:?}", read.diagnostics);
+    assert_eq!(read.diagnostics[0].code(), "LT701");
+    let tool: serde_json::Value = serde_json::from_str(&read.value).unwrap();
+    assert_eq!(tool["model_prompt"], "A {{style}} joke about {{input}} in {{lang}}.");
+    let metadata = &tool["metadata"];
+    assert_eq!(metadata["prompt_name"], "Joke");
+    assert_eq!(metadata["model_version"], serde_json::json!(["gpt-4o"]));
+    assert_eq!(
+        metadata["parameters"],
+        serde_json::json!({ "max_tokens": 100, "temperature": 0.9 })
+    );
+    let variables = metadata["variables"].as_array().unwrap();
+    assert_eq!(variables[0]["type"], "single-select");
+    assert_eq!(variables[0]["allowed_values"], serde_json::json!(["dry", "silly"]));
+    assert_eq!(variables[0]["default"], "dry");
+    assert!(variables[1].get("default").is_none());
+    assert_eq!(variables[2]["name"], "lang");
+    assert_eq!(Document::from_text(read.value).summary().errors, 0);
 }
 
 #[test]

@@ -61,6 +61,10 @@ pub(crate) enum ToolFormat {
     Prompty,
     /// A Google Dotprompt file (`.prompt`).
     Dotprompt,
+    /// A template of the `llm` CLI (`.yaml`, for `llm -t`).
+    LlmTemplate,
+    /// A Semantic Kernel prompt function: a folder with `config.json` and `skprompt.txt`.
+    SemanticKernel,
 }
 
 /// The `:function` and `:async` of an elisp form.
@@ -104,7 +108,7 @@ pub(crate) struct CheckArgs {
 /// Convert a tool file for another runtime (printed to standard output).
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  llmtool export tool.json --to openai\n  llmtool export tool.json --to openai --strict-schema\n  llmtool export tool.json --to mcp-tool --name summarize\n  llmtool export tool.json --to gptel --function my-summarize"
+    after_help = "Examples:\n  llmtool export tool.json --to openai\n  llmtool export tool.json --to openai --strict-schema\n  llmtool export tool.json --to mcp-tool --name summarize\n  llmtool export tool.json --to gptel --function my-summarize\n  llmtool export tool.json --to llm-template --out \"$(llm templates path)\"\n  llmtool export tool.json --to semantic-kernel --out plugins/Writing"
 )]
 pub(crate) struct ExportArgs {
     /// The tool file, or `-` for standard input.
@@ -120,12 +124,16 @@ pub(crate) struct ExportArgs {
     pub(crate) strict_schema: bool,
     #[command(flatten)]
     pub(crate) elisp: ElispArgs,
+    /// Write into this folder (a file named after the tool; for semantic-kernel, the
+    /// function's folder) instead of standard output.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) out: Option<PathBuf>,
 }
 
 /// Turn a tool from another runtime into a tool file (printed to standard output).
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  llmtool import weather.json                  # the source format is detected\n  llmtool import weather-tool.el               # a gptel or llm.el form\n  llmtool import tool.json --from anthropic > weather-tool.json"
+    after_help = "Examples:\n  llmtool import weather.json                  # the source format is detected\n  llmtool import weather-tool.el               # a gptel or llm.el form\n  llmtool import tool.json --from anthropic > weather-tool.json\n  llmtool import plugins/Writing/summarize     # a Semantic Kernel function folder"
 )]
 pub(crate) struct ImportArgs {
     /// The file, or `-` for standard input.
@@ -155,6 +163,10 @@ pub(crate) struct ConvertArgs {
     pub(crate) strict_schema: bool,
     #[command(flatten)]
     pub(crate) elisp: ElispArgs,
+    /// Write into this folder (a file named after the tool; for semantic-kernel, the
+    /// function's folder) instead of standard output.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) out: Option<PathBuf>,
 }
 
 /// Rewrite tool files in canonical form (in place; `-` for standard input to standard output).

@@ -13,5 +13,5 @@ mod targets;
 pub use elisp::{ElispFlavor, ElispOptions, looks_like_elisp, read_elisp, write_elisp};
 pub use function::{Converted, FunctionTool, is_parameter_key};
 pub use import::{tool_file, tool_value};
-pub use prompt_files::PromptFormat;
+pub use prompt_files::{PromptFormat, semantic_kernel};
 pub use targets::{FunctionFormat, read_mcp_prompt};

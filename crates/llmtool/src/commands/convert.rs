@@ -1,8 +1,11 @@
 //! `llmtool export`, `import` and `convert`: tools to and from other runtimes' forms.
 
 use llmtool_core::Severity;
+use std::path::{Path, PathBuf};
+
+use llmtool_core::convert::semantic_kernel::{self, SemanticKernelFunction};
 use llmtool_core::convert::{
-    self, ElispFlavor, ElispOptions, FunctionFormat, FunctionTool, PromptFormat, codes,
+    self, ElispFlavor, ElispOptions, FunctionFormat, FunctionTool, PromptFormat, codes, naming,
 };
 use llmtool_core::diagnostic::Diagnostic;
 
@@ -29,9 +32,10 @@ pub(crate) fn export(args: &ExportArgs) -> anyhow::Result<Outcome> {
         elisp: &args.elisp,
         name: args.name.as_deref(),
     };
+    target.check_destination(args.out.as_deref())?;
     let (output, diagnostics) = target.write_tool(&document)?;
     super::render::print_problems(&name, &document.text, &diagnostics);
-    output.print()?;
+    output.emit(args.out.as_deref())?;
     Ok(Outcome::Ok)
 }
 
@@ -59,8 +63,9 @@ pub(crate) fn convert(args: &ConvertArgs) -> anyhow::Result<Outcome> {
     };
     let target =
         Target { format: args.to, strict: args.strict_schema, elisp: &args.elisp, name: None };
+    target.check_destination(args.out.as_deref())?;
     let (output, diagnostics) = match loaded {
-        Loaded::Function(function) if prompt_format(args.to).is_none() => {
+        Loaded::Function(function) if !is_prompt_file(args.to) => {
             target.write_function(&function, None)?
         }
         Loaded::Function(function) => {
@@ -71,7 +76,7 @@ pub(crate) fn convert(args: &ConvertArgs) -> anyhow::Result<Outcome> {
         Loaded::ToolFile(text) => target.write_tool(&llmtool_core::Document::from_text(text))?,
     };
     super::render::print_problems(&name, "", &diagnostics);
-    output.print()?;
+    output.emit(args.out.as_deref())?;
     Ok(Outcome::Ok)
 }
 
@@ -81,23 +86,59 @@ enum Loaded {
     ToolFile(String),
 }
 
-/// What a conversion prints: JSON, or the text of a Lisp form.
+/// What a conversion gives: JSON, a text file, or a Semantic Kernel function's folder.
 enum Output {
-    Json(serde_json::Value),
-    Text(String),
+    Json { value: serde_json::Value, name: String },
+    Text { text: String, name: String, extension: &'static str },
+    Folder(SemanticKernelFunction),
 }
 
 impl Output {
-    fn print(&self) -> anyhow::Result<()> {
-        match self {
-            Output::Json(value) => {
+    /// Prints the output, or writes it into `out` (a file named after the tool, or the
+    /// function's folder), saying on standard error what was written.
+    fn emit(&self, out: Option<&Path>) -> anyhow::Result<()> {
+        let (text, name, extension) = match self {
+            Output::Json { value, name } => {
                 let mut text = serde_json::to_string_pretty(value)?;
                 text.push('\n');
-                io::write_stdout(text.as_bytes())
+                (text, name, ".json")
             }
-            Output::Text(text) => io::write_stdout(text.as_bytes()),
+            Output::Text { text, name, extension } => (text.clone(), name, *extension),
+            Output::Folder(function) => {
+                let Some(out) = out else {
+                    anyhow::bail!(
+                        "a Semantic Kernel function is a folder: say where with `--out DIR`"
+                    );
+                };
+                let folder = out.join(&function.name);
+                std::fs::create_dir_all(&folder).map_err(|e| {
+                    anyhow::anyhow!("cannot create the folder {}: {e}", folder.display())
+                })?;
+                for (file, text) in [
+                    (semantic_kernel::CONFIG_FILE, &function.config),
+                    (semantic_kernel::PROMPT_FILE, &function.prompt),
+                ] {
+                    write_file(&folder.join(file), text)?;
+                }
+                return Ok(());
+            }
+        };
+        match out {
+            Some(out) => {
+                std::fs::create_dir_all(out).map_err(|e| {
+                    anyhow::anyhow!("cannot create the folder {}: {e}", out.display())
+                })?;
+                write_file(&out.join(format!("{name}{extension}")), &text)
+            }
+            None => io::write_stdout(text.as_bytes()),
         }
     }
+}
+
+fn write_file(path: &Path, text: &str) -> anyhow::Result<()> {
+    io::write_atomically(path, text.as_bytes())?;
+    eprintln!("wrote {}", path.display());
+    Ok(())
 }
 
 /// The target format and its options.
@@ -110,14 +151,39 @@ struct Target<'a> {
 }
 
 impl Target<'_> {
+    /// Refuses, before anything is written, a folder target with nowhere to go or a name it
+    /// cannot take.
+    fn check_destination(&self, out: Option<&Path>) -> anyhow::Result<()> {
+        if self.format != ToolFormat::SemanticKernel {
+            return Ok(());
+        }
+        if out.is_none() {
+            anyhow::bail!("a Semantic Kernel function is a folder: say where with `--out DIR`");
+        }
+        if let Some(name) = self.name
+            && !semantic_kernel::is_function_name(name)
+        {
+            anyhow::bail!(
+                "`{name}` cannot name a Semantic Kernel function: use letters, digits and `_`"
+            );
+        }
+        Ok(())
+    }
+
     /// The tool file `document` (free of errors) written in the target format.
     fn write_tool(
         &self,
         document: &llmtool_core::Document,
     ) -> anyhow::Result<(Output, Vec<Diagnostic>)> {
+        if self.format == ToolFormat::SemanticKernel {
+            let written = semantic_kernel::write(document, self.name);
+            return Ok((Output::Folder(written.value), written.diagnostics));
+        }
         if let Some(format) = prompt_format(self.format) {
             let written = format.write(document);
-            return Ok((Output::Text(written.value), written.diagnostics));
+            let name = self.name.map_or_else(|| file_name(document), str::to_owned);
+            let output = Output::Text { text: written.value, name, extension: format.extension() };
+            return Ok((output, written.diagnostics));
         }
         let Some(tool) = &document.tool else {
             anyhow::bail!("the tool file could not be read");
@@ -136,9 +202,10 @@ impl Target<'_> {
         tool: &FunctionTool,
         original: Option<&llmtool_core::model::Tool>,
     ) -> anyhow::Result<(Output, Vec<Diagnostic>)> {
+        let name = tool.name.clone();
         if let Some(format) = function_format(self.format) {
             let (value, diagnostics) = format.write(tool, self.strict);
-            return Ok((Output::Json(value), diagnostics));
+            return Ok((Output::Json { value, name }, diagnostics));
         }
         if let Some(flavor) = elisp_flavor(self.format) {
             if let Some(symbol) = &self.elisp.function
@@ -153,19 +220,26 @@ impl Target<'_> {
                 asynchronous: self.elisp.asynchronous,
             };
             let written = convert::write_elisp(tool, flavor, &options);
-            return Ok((Output::Text(written.value), written.diagnostics));
+            let output = Output::Text { text: written.value, name, extension: ".el" };
+            return Ok((output, written.diagnostics));
         }
         Ok(match original {
-            Some(original) => (Output::Json(tool.mcp_prompt(original)), Vec::new()),
+            Some(original) => (Output::Json { value: tool.mcp_prompt(original), name }, Vec::new()),
             // From a function spec: its parameters, as text arguments.
             None => {
                 let file = convert::tool_value(tool);
                 let document = llmtool_core::Document::from_text(file.value.to_string());
                 let prompt = document.tool.as_ref().map(|t| tool.mcp_prompt(t)).unwrap_or_default();
-                (Output::Json(prompt), file.diagnostics)
+                (Output::Json { value: prompt, name }, file.diagnostics)
             }
         })
     }
+}
+
+/// The name of a file written for `document`: its prompt name as a slug.
+fn file_name(document: &llmtool_core::Document) -> String {
+    let prompt_name = document.tool.as_ref().and_then(|tool| tool.name()).unwrap_or("tool");
+    naming::slug(prompt_name, naming::MAX_NAME)
 }
 
 /// A symbol name a user would give for `:function`: no spaces, brackets or quotes, and not
@@ -185,6 +259,9 @@ fn read(
     name: &str,
     from: Option<ToolFormat>,
 ) -> anyhow::Result<Option<Loaded>> {
+    if from == Some(ToolFormat::SemanticKernel) || (from.is_none() && is_kernel_function(path)) {
+        return read_kernel_function(path, name);
+    }
     let bytes = io::read_input(path)?;
     let text = String::from_utf8_lossy(&bytes);
     let prompt = match from {
@@ -208,9 +285,55 @@ fn read(
     Ok(read_function(&text, name, from).map(Loaded::Function))
 }
 
-/// A prompt file's format judged by its front matter: Prompty declares `inputs` or
-/// `template`, Dotprompt `input`, `model` or `config`.
+/// Whether `path` is a Semantic Kernel function: its folder, or a file of it.
+fn is_kernel_function(path: &Path) -> bool {
+    path.is_dir()
+        || path.file_name().is_some_and(|file| {
+            file == semantic_kernel::CONFIG_FILE || file == semantic_kernel::PROMPT_FILE
+        })
+}
+
+/// Reads the Semantic Kernel function at `path` (its folder, or either of its files).
+fn read_kernel_function(path: &Path, name: &str) -> anyhow::Result<Option<Loaded>> {
+    let folder: PathBuf = if path.is_dir() {
+        path.to_owned()
+    } else {
+        path.parent().map_or_else(|| PathBuf::from("."), Path::to_owned)
+    };
+    let read = |file: &str| {
+        let path = folder.join(file);
+        std::fs::read_to_string(&path)
+            .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))
+    };
+    let (config, prompt) =
+        (read(semantic_kernel::CONFIG_FILE)?, read(semantic_kernel::PROMPT_FILE)?);
+    let folder_name = folder
+        .canonicalize()
+        .ok()
+        .and_then(|f| f.file_name().map(|n| n.to_string_lossy().into_owned()));
+    Ok(match semantic_kernel::read(&config, &prompt, folder_name.as_deref()) {
+        Ok(converted) => {
+            super::render::print_problems(name, &config, &converted.diagnostics);
+            Some(Loaded::ToolFile(converted.value))
+        }
+        Err(problem) => {
+            super::render::print_problems(name, &config, &[*problem]);
+            None
+        }
+    })
+}
+
+/// A prompt file's format judged by its text. Front matter: Prompty declares `inputs` or
+/// `template`, Dotprompt `input`, `model` or `config`. Without it, YAML with a `prompt` key
+/// (or the `# llmtool:` comment block) is an `llm` template.
 fn detect_prompt_file(text: &str) -> Option<PromptFormat> {
+    let has_line = |start: &str| text.lines().any(|line| line.starts_with(start));
+    if !text.starts_with("---") {
+        let first = text.trim_start().chars().next();
+        let json_or_lisp = matches!(first, Some('{' | '[' | '(' | ';'));
+        return (!json_or_lisp && (has_line("prompt:") || has_line("# llmtool:")))
+            .then_some(PromptFormat::LlmTemplate);
+    }
     let front = text.strip_prefix("---")?;
     let front = &front[..front.find("\n---").unwrap_or(front.len())];
     let has = |key: &str| front.lines().any(|line| line.starts_with(&format!("{key}:")));
@@ -286,7 +409,9 @@ fn function_format(format: ToolFormat) -> Option<FunctionFormat> {
         | ToolFormat::Gptel
         | ToolFormat::LlmEl
         | ToolFormat::Prompty
-        | ToolFormat::Dotprompt => return None,
+        | ToolFormat::Dotprompt
+        | ToolFormat::LlmTemplate
+        | ToolFormat::SemanticKernel => return None,
     })
 }
 
@@ -298,10 +423,17 @@ fn elisp_flavor(format: ToolFormat) -> Option<ElispFlavor> {
     }
 }
 
+/// Whether `format` keeps a whole tool (a prompt file or Semantic Kernel folder) rather than
+/// a function's inputs.
+fn is_prompt_file(format: ToolFormat) -> bool {
+    prompt_format(format).is_some() || format == ToolFormat::SemanticKernel
+}
+
 fn prompt_format(format: ToolFormat) -> Option<PromptFormat> {
     match format {
         ToolFormat::Prompty => Some(PromptFormat::Prompty),
         ToolFormat::Dotprompt => Some(PromptFormat::Dotprompt),
+        ToolFormat::LlmTemplate => Some(PromptFormat::LlmTemplate),
         _ => None,
     }
 }

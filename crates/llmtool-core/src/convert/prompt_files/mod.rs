@@ -1,11 +1,13 @@
 //! Prompt files of other tools: Microsoft Prompty, Google Dotprompt, the `llm` CLI's template
-//! and Semantic Kernel's prompt folder. Each keeps the prompt as a template in its own syntax
+//! and Semantic Kernel's prompt folder (`semantic_kernel`, two files). Each keeps the prompt as a template in its own syntax
 //! with its inputs declared beside it; what a peer has no field for is kept under an `llmtool`
 //! key the peer ignores, so that `import` gives back the same tool.
 
 mod dotprompt;
 mod front_matter;
+mod llm_template;
 mod prompty;
+pub mod semantic_kernel;
 mod syntax;
 mod yaml;
 
@@ -26,15 +28,19 @@ pub enum PromptFormat {
     Prompty,
     /// A Dotprompt `.prompt` file: YAML front matter, then a Handlebars body.
     Dotprompt,
+    /// A template of the `llm` CLI: YAML with a `prompt` in Python's `string.Template` syntax.
+    LlmTemplate,
 }
 
 impl PromptFormat {
-    pub const ALL: [PromptFormat; 2] = [PromptFormat::Prompty, PromptFormat::Dotprompt];
+    pub const ALL: [PromptFormat; 3] =
+        [PromptFormat::Prompty, PromptFormat::Dotprompt, PromptFormat::LlmTemplate];
 
     pub const fn name(self) -> &'static str {
         match self {
             PromptFormat::Prompty => "prompty",
             PromptFormat::Dotprompt => "dotprompt",
+            PromptFormat::LlmTemplate => "llm-template",
         }
     }
 
@@ -43,6 +49,7 @@ impl PromptFormat {
         match self {
             PromptFormat::Prompty => ".prompty",
             PromptFormat::Dotprompt => ".prompt",
+            PromptFormat::LlmTemplate => ".yaml",
         }
     }
 
@@ -55,6 +62,7 @@ impl PromptFormat {
         match self {
             PromptFormat::Prompty => prompty::write(&source),
             PromptFormat::Dotprompt => dotprompt::write(&source),
+            PromptFormat::LlmTemplate => llm_template::write(&source),
         }
     }
 
@@ -63,13 +71,18 @@ impl PromptFormat {
         let converted = match self {
             PromptFormat::Prompty => prompty::read(text)?,
             PromptFormat::Dotprompt => dotprompt::read(text)?,
+            PromptFormat::LlmTemplate => llm_template::read(text)?,
         };
         Ok(Converted { value: canonical(&converted.value), diagnostics: converted.diagnostics })
     }
 
     /// The format of a file named `path`, by its extension.
     pub fn from_path(path: &str) -> Option<PromptFormat> {
-        PromptFormat::ALL.into_iter().find(|format| path.ends_with(format.extension()))
+        let extension = std::path::Path::new(path).extension()?.to_string_lossy().to_lowercase();
+        if extension == "yml" {
+            return Some(PromptFormat::LlmTemplate);
+        }
+        PromptFormat::ALL.into_iter().find(|format| format.extension()[1..] == extension)
     }
 }
 
@@ -145,19 +158,7 @@ impl ToolSource {
         fits: impl Fn(&str) -> bool,
         diagnostics: &mut Vec<Diagnostic>,
     ) -> (Vec<String>, bool) {
-        let mut names: Vec<String> = self
-            .variables()
-            .iter()
-            .map(|v| {
-                if fits(&v.name) {
-                    v.name.clone()
-                } else {
-                    let slug = naming::slug(&v.name, naming::MAX_NAME);
-                    if fits(&slug) { slug } else { format!("{slug}_") }
-                }
-            })
-            .collect();
-        naming::distinct(&mut names, naming::MAX_NAME);
+        let names = template_names(self.variables().iter().map(|v| v.name.as_str()), fits);
         let mut renamed = false;
         for (variable, name) in self.variables().iter().zip(&names) {
             if *name != variable.name {
@@ -180,6 +181,26 @@ impl ToolSource {
     pub(crate) fn pieces(&self) -> impl Iterator<Item = Piece<'_>> {
         self.template.pieces()
     }
+}
+
+/// The names a template syntax that accepts the names `fits` uses for variables named
+/// `names`: each name itself when it fits, else a distinct snake_case name.
+pub(crate) fn template_names<'a>(
+    names: impl Iterator<Item = &'a str>,
+    fits: impl Fn(&str) -> bool,
+) -> Vec<String> {
+    let mut names: Vec<String> = names
+        .map(|name| {
+            if fits(name) {
+                name.to_owned()
+            } else {
+                let slug = naming::slug(name, naming::MAX_NAME);
+                if fits(&slug) { slug } else { format!("{slug}_") }
+            }
+        })
+        .collect();
+    naming::distinct(&mut names, naming::MAX_NAME);
+    names
 }
 
 /// The tool JSON that a reader assembles: the peer's own fields first, then the `llmtool`

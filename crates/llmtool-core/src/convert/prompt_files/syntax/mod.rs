@@ -1,8 +1,10 @@
 //! The template languages of the peers, both ways: a compiled prompt written in each, and
 //! each read back as literal text and placeholders.
 
+pub(crate) mod dollar;
 pub(crate) mod handlebars;
 pub(crate) mod jinja;
+pub(crate) mod semantic_kernel;
 
 use crate::model::VariableKind;
 use crate::template::Piece;

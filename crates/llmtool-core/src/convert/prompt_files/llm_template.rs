@@ -1,0 +1,219 @@
+//! The `llm` CLI's template (`llm -t NAME`): YAML with `prompt` (Python `string.Template`
+//! placeholders), `model`, `defaults`, `options` and `extract`. `llm` refuses keys it does not
+//! know, so what it has no field for goes in a `# llmtool:` comment block, which `import`
+//! reads back.
+
+use serde_json::{Map, Value, json};
+
+use super::syntax::{self, Slots, dollar};
+use super::{
+    ToolBuilder, ToolSource, default_json, invalid, single_model, template_names, variable_json,
+    yaml,
+};
+use crate::convert::codes::{DROPPED_FIELD, PEER_RENDERS_DIFFERENTLY};
+use crate::convert::function::Converted;
+use crate::diagnostic::Diagnostic;
+use crate::model::VariableKind;
+use crate::template::LIST_SEPARATOR;
+
+/// The first line of the comment block that keeps the fields `llm` has no place for.
+const COMMENT_HEADER: &str = "# llmtool:";
+
+/// The metadata extension key that keeps the fields of an imported template that a tool has no
+/// place for (`system`, `fragments`, ...); the export writes them back.
+const KEPT_FIELDS: &str = "x-llm-template";
+
+/// The fields of `llm`'s template schema that a tool file has no place for.
+const OTHER_FIELDS: [&str; 9] = [
+    "system",
+    "attachments",
+    "attachment_types",
+    "extract_last",
+    "schema_object",
+    "fragments",
+    "system_fragments",
+    "tools",
+    "functions",
+];
+
+/// The variable `llm` fills with the prompt text given on the command line or standard input.
+const INPUT: &str = "input";
+
+pub(super) fn write(source: &ToolSource) -> Converted<String> {
+    let mut diagnostics = Vec::new();
+    let (names, _) = source.template_names(dollar::is_name, &mut diagnostics);
+    let slots = Slots { names: &names, kinds: source.variables().iter().map(|v| v.kind).collect() };
+    let mut fields = Map::new();
+    fields.insert("prompt".into(), json!(dollar::write(source.pieces(), &slots)));
+    if let Some(Value::Object(kept)) = source.metadata().get(KEPT_FIELDS) {
+        for (key, value) in kept {
+            if OTHER_FIELDS.contains(&key.as_str()) {
+                fields.insert(key.clone(), value.clone());
+            }
+        }
+    }
+    let mut mapped = vec!["parameters", KEPT_FIELDS];
+    if let Some(model) = single_model(source.metadata().get("model_version")) {
+        fields.insert("model".into(), json!(model));
+        mapped.push("model_version");
+    }
+    let mut defaults = Map::new();
+    for (variable, name) in source.variables().iter().zip(&names) {
+        let Some(default) = default_json(variable) else { continue };
+        if name == INPUT {
+            diagnostics.push(
+                Diagnostic::new(
+                    &PEER_RENDERS_DIFFERENTLY,
+                    format!(
+                        "`llm` fills `${INPUT}` with the prompt text it is given, so the default of `{}` is not used",
+                        variable.name
+                    ),
+                )
+                .at(variable.declared_at),
+            );
+        }
+        defaults.insert(name.clone(), json!(text_of(&default)));
+    }
+    if !defaults.is_empty() {
+        fields.insert("defaults".into(), Value::Object(defaults));
+    }
+    if let Some(Value::Object(parameters)) = source.metadata().get("parameters") {
+        fields.insert("options".into(), Value::Object(parameters.clone()));
+    }
+    let expected = source.metadata().get("expected_output");
+    if expected.and_then(|o| o["type"].as_str()) == Some("code") {
+        fields.insert("extract".into(), json!(true));
+    }
+    let extras = source.extras(&mapped, true);
+    let mut text = String::new();
+    if !extras.is_empty() {
+        let mut block = Map::new();
+        block.insert("llmtool".into(), Value::Object(extras));
+        for line in yaml::document(&block).lines() {
+            text.push('#');
+            if !line.is_empty() {
+                text.push(' ');
+                text.push_str(line);
+            }
+            text.push('\n');
+        }
+    }
+    text.push_str(&yaml::document(&fields));
+    Converted { value: text, diagnostics }
+}
+
+/// A default as `llm` passes it to the template: text, a list joined as `render` joins it.
+fn text_of(value: &Value) -> String {
+    match value {
+        Value::String(text) => text.clone(),
+        Value::Array(items) => items
+            .iter()
+            .map(|item| item.as_str().map_or_else(|| item.to_string(), str::to_owned))
+            .collect::<Vec<_>>()
+            .join(LIST_SEPARATOR),
+        Value::Bool(true) => "True".into(),
+        Value::Bool(false) => "False".into(),
+        Value::Null => "None".into(),
+        other => other.to_string(),
+    }
+}
+
+pub(super) fn read(text: &str) -> Result<Converted<Value>, Box<Diagnostic>> {
+    let mut diagnostics = Vec::new();
+    let extras = comment_block(text)?;
+    let fields = match serde_yaml_ng::from_str::<Value>(text) {
+        Ok(Value::Object(fields)) => fields,
+        // `llm` takes a file that is one string as the prompt.
+        Ok(Value::String(prompt)) => Map::from_iter([("prompt".to_owned(), json!(prompt))]),
+        Ok(_) => return Err(invalid("the template is neither a YAML mapping nor a prompt")),
+        Err(error) => return Err(invalid(format!("the template is not valid YAML: {error}"))),
+    };
+    // With no prompt, `llm` sends the text it is given.
+    let prompt = fields.get("prompt").and_then(Value::as_str).filter(|p| !p.is_empty());
+    let parts = dollar::read(prompt.unwrap_or("$input"))
+        .map_err(|e| invalid(format!("the prompt: {e}")))?;
+    let mut metadata = Map::new();
+    let mut kept = Map::new();
+    let mut defaults = Map::new();
+    for (key, value) in &fields {
+        match key.as_str() {
+            "prompt" => {}
+            "name" if value.is_string() => {
+                metadata.insert("prompt_name".into(), value.clone());
+            }
+            "model" if value.is_string() => {
+                metadata.insert("model_version".into(), value.clone());
+            }
+            "options" if value.is_object() => {
+                metadata.insert("parameters".into(), value.clone());
+            }
+            "extract" => {
+                if value.as_bool() == Some(true) {
+                    metadata.insert("expected_output".into(), json!({ "type": "code" }));
+                }
+            }
+            "defaults" => {
+                for (name, default) in value.as_object().into_iter().flatten() {
+                    defaults.insert(name.clone(), json!(text_of(default)));
+                }
+            }
+            _ => {
+                if OTHER_FIELDS.contains(&key.as_str()) && extras.is_none() {
+                    diagnostics.push(Diagnostic::new(
+                        &DROPPED_FIELD,
+                        format!(
+                            "`{key}` is not used by llmtool: it is kept under `metadata.{KEPT_FIELDS}` and written back on export"
+                        ),
+                    ));
+                }
+                kept.insert(key.clone(), value.clone());
+            }
+        }
+    }
+    if !kept.is_empty() {
+        metadata.insert(KEPT_FIELDS.into(), Value::Object(kept));
+    }
+    let mut variables: Vec<Value> = Vec::new();
+    for part in &parts {
+        let syntax::Part::Variable { name, .. } = part else { continue };
+        if variables.iter().any(|v| v["name"] == json!(name)) {
+            continue;
+        }
+        let default = defaults.remove(name);
+        variables.push(variable_json(name, VariableKind::Text, None, None, default));
+    }
+    for name in defaults.keys() {
+        diagnostics.push(Diagnostic::new(
+            &DROPPED_FIELD,
+            format!("the default of `{name}` is left out: the prompt has no `${name}`"),
+        ));
+    }
+    if let Some(original) = extras.as_ref().and_then(|e| e["metadata"]["variables"].as_array()) {
+        // The block's variables replace those found in the prompt. They are in declaration
+        // order, so the names the template uses are listed in that order for the renaming.
+        let originals = original.iter().filter_map(|v| v["name"].as_str());
+        variables = template_names(originals, dollar::is_name)
+            .into_iter()
+            .map(|name| json!({ "name": name }))
+            .collect();
+    }
+    let builder = ToolBuilder { prompt: syntax::to_prompt(&parts), metadata, variables };
+    Ok(Converted { value: builder.finish(extras.as_ref()), diagnostics })
+}
+
+/// The `llmtool` block kept in the comment lines that start with `# llmtool:`, if any.
+fn comment_block(text: &str) -> Result<Option<Value>, Box<Diagnostic>> {
+    let mut lines = text.lines().skip_while(|line| line.trim_end() != COMMENT_HEADER).peekable();
+    if lines.peek().is_none() {
+        return Ok(None);
+    }
+    let mut yaml = String::new();
+    for line in lines.map_while(|line| line.strip_prefix('#')) {
+        yaml.push_str(line.strip_prefix(' ').unwrap_or(line));
+        yaml.push('\n');
+    }
+    match serde_yaml_ng::from_str::<Value>(&yaml) {
+        Ok(Value::Object(mut block)) => Ok(block.remove("llmtool")),
+        _ => Err(invalid("the `# llmtool:` comment block is not valid YAML")),
+    }
+}

@@ -1,0 +1,211 @@
+//! Semantic Kernel's prompt function: a folder named after the function, holding
+//! `config.json` (description, execution settings, input variables) and `skprompt.txt` (the
+//! prompt in Semantic Kernel's template language). Semantic Kernel ignores keys it does not
+//! know in `config.json`, so what it has no field for goes under an `llmtool` key there.
+
+use serde_json::{Map, Value, json};
+
+use super::syntax::{self, Slots, semantic_kernel as sk};
+use super::{
+    ToolBuilder, ToolSource, default_json, empty_default, invalid, single_model, variable_json,
+};
+use crate::convert::codes::{DROPPED_FIELD, INVALID_SOURCE, UNSUPPORTED_PARAMETER};
+use crate::convert::function::Converted;
+use crate::convert::naming;
+use crate::diagnostic::Diagnostic;
+use crate::document::Document;
+use crate::model::VariableKind;
+use crate::template::LIST_SEPARATOR;
+
+/// The file with the function's settings.
+pub const CONFIG_FILE: &str = "config.json";
+/// The file with the prompt template.
+pub const PROMPT_FILE: &str = "skprompt.txt";
+
+/// The execution settings every AI service uses, under `execution_settings`.
+const DEFAULT_SERVICE: &str = "default";
+/// The execution setting that names the model.
+const MODEL_ID: &str = "model_id";
+
+/// A prompt function: its folder's name and the two files in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SemanticKernelFunction {
+    /// The function's name, which is the folder's name: `[0-9A-Za-z_]+`.
+    pub name: String,
+    /// The text of `config.json`.
+    pub config: String,
+    /// The text of `skprompt.txt`.
+    pub prompt: String,
+}
+
+/// Whether `name` can name a Semantic Kernel function.
+pub fn is_function_name(name: &str) -> bool {
+    sk::is_name(name)
+}
+
+/// Writes the tool of `document` (which must have no errors) as a prompt function named
+/// `name`, or a name made from `prompt_name`.
+pub fn write(document: &Document, name: Option<&str>) -> Converted<SemanticKernelFunction> {
+    let Some(source) = ToolSource::new(document) else {
+        let problem = Diagnostic::new(&INVALID_SOURCE, "the tool file has errors");
+        let empty = SemanticKernelFunction {
+            name: String::new(),
+            config: String::new(),
+            prompt: String::new(),
+        };
+        return Converted { value: empty, diagnostics: vec![problem] };
+    };
+    let mut diagnostics = Vec::new();
+    let (names, renamed) = source.template_names(sk::is_name, &mut diagnostics);
+    let name = name.map_or_else(
+        || naming::slug(source.metadata_text("prompt_name").unwrap_or("tool"), naming::MAX_NAME),
+        str::to_owned,
+    );
+    let mut config = Map::new();
+    config.insert("schema".into(), json!(1));
+    config.insert("type".into(), json!("completion"));
+    config.insert("name".into(), json!(name));
+    if let Some(description) = source.metadata_text("description") {
+        config.insert("description".into(), json!(description));
+    }
+    let mut mapped = vec!["description", "parameters"];
+    let mut settings = Map::new();
+    if let Some(model) = single_model(source.metadata().get("model_version")) {
+        settings.insert(MODEL_ID.into(), json!(model));
+        mapped.push("model_version");
+    }
+    if let Some(Value::Object(parameters)) = source.metadata().get("parameters") {
+        settings.extend(parameters.clone());
+    }
+    if !settings.is_empty() {
+        config.insert("execution_settings".into(), json!({ DEFAULT_SERVICE: settings }));
+    }
+    let inputs: Vec<Value> =
+        source.variables().iter().zip(&names).map(|(v, name)| input_variable(v, name)).collect();
+    if !inputs.is_empty() {
+        config.insert("input_variables".into(), Value::Array(inputs));
+    }
+    let extras = source.extras(&mapped, renamed || has_selects(&source));
+    if !extras.is_empty() {
+        config.insert("llmtool".into(), Value::Object(extras));
+    }
+    let slots = Slots { names: &names, kinds: source.variables().iter().map(|v| v.kind).collect() };
+    let mut config = serde_json::to_string_pretty(&config).unwrap_or_default();
+    config.push('\n');
+    let function =
+        SemanticKernelFunction { name, config, prompt: sk::write(source.pieces(), &slots) };
+    Converted { value: function, diagnostics }
+}
+
+/// Whether a variable is a select, whose kind and allowed values only the `llmtool` key keeps
+/// whole (a multi-select is text to Semantic Kernel).
+fn has_selects(source: &ToolSource) -> bool {
+    source.variables().iter().any(|v| v.kind != VariableKind::Text)
+}
+
+fn input_variable(variable: &crate::template::VariableSpec, name: &str) -> Value {
+    let mut input = Map::new();
+    input.insert("name".into(), json!(name));
+    if let Some(description) = &variable.description {
+        input.insert("description".into(), json!(description));
+    }
+    let default = default_json(variable);
+    if let Some(default) = &default {
+        // Semantic Kernel takes text defaults only: a list is joined as `render` joins it.
+        let text = match default {
+            Value::Array(items) => {
+                items.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(LIST_SEPARATOR)
+            }
+            other => other.as_str().unwrap_or_default().to_owned(),
+        };
+        input.insert("default".into(), json!(text));
+    }
+    input.insert("is_required".into(), json!(default.is_none()));
+    if variable.kind == VariableKind::SingleSelect {
+        let schema = json!({ "type": "string", "enum": variable.allowed_values });
+        input.insert("json_schema".into(), json!(schema.to_string()));
+    }
+    Value::Object(input)
+}
+
+/// Reads a prompt function from the texts of its `config.json` and `skprompt.txt`, as a tool
+/// file (canonical text). `folder` is the folder's name, which names the function when
+/// `config.json` does not.
+pub fn read(
+    config: &str,
+    prompt: &str,
+    folder: Option<&str>,
+) -> Result<Converted<String>, Box<Diagnostic>> {
+    let mut diagnostics = Vec::new();
+    let config: Map<String, Value> = match serde_json::from_str(config) {
+        Ok(Value::Object(config)) => config,
+        Ok(_) => return Err(invalid(format!("`{CONFIG_FILE}` is not a JSON object"))),
+        Err(error) => return Err(invalid(format!("`{CONFIG_FILE}` is not JSON: {error}"))),
+    };
+    let parts = sk::read(prompt).map_err(|e| invalid(format!("`{PROMPT_FILE}`: {e}")))?;
+    let mut metadata = Map::new();
+    let name = config.get("name").and_then(Value::as_str).filter(|n| !n.is_empty()).or(folder);
+    if let Some(name) = name {
+        metadata.insert("prompt_name".into(), json!(name));
+    }
+    if let Some(description) = config.get("description").filter(|d| d.is_string()) {
+        metadata.insert("description".into(), description.clone());
+    }
+    if let Some(Value::Object(services)) = config.get("execution_settings") {
+        let chosen = services.get(DEFAULT_SERVICE).or_else(|| services.values().next());
+        if let Some(Value::Object(settings)) = chosen {
+            let mut parameters = settings.clone();
+            if let Some(Value::String(model)) = parameters.remove(MODEL_ID) {
+                metadata.insert("model_version".into(), json!(model));
+            }
+            if !parameters.is_empty() {
+                metadata.insert("parameters".into(), Value::Object(parameters));
+            }
+        }
+        if services.len() > 1 {
+            diagnostics.push(Diagnostic::new(
+                &DROPPED_FIELD,
+                "the execution settings of services other than `default` are left out: a tool has one set of parameters",
+            ));
+        }
+    }
+    let mut variables = Vec::new();
+    for input in config.get("input_variables").and_then(Value::as_array).into_iter().flatten() {
+        variables.push(read_input(input, &mut diagnostics)?);
+    }
+    // Semantic Kernel also takes variables the template uses but does not declare.
+    for part in &parts {
+        if let syntax::Part::Variable { name, .. } = part
+            && !variables.iter().any(|v| v["name"].as_str() == Some(name))
+        {
+            variables.push(variable_json(name, VariableKind::Text, None, None, None));
+        }
+    }
+    let builder = ToolBuilder { prompt: syntax::to_prompt(&parts), metadata, variables };
+    let tool = builder.finish(config.get("llmtool"));
+    Ok(Converted { value: super::canonical(&tool), diagnostics })
+}
+
+fn read_input(input: &Value, diagnostics: &mut Vec<Diagnostic>) -> Result<Value, Box<Diagnostic>> {
+    let Some(name) = input["name"].as_str() else {
+        return Err(invalid("an input variable has no `name`"));
+    };
+    let schema: Option<Value> =
+        input["json_schema"].as_str().and_then(|text| serde_json::from_str(text).ok());
+    let allowed = schema.as_ref().and_then(|s| s["enum"].as_array()).cloned();
+    let kind = if allowed.is_some() { VariableKind::SingleSelect } else { VariableKind::Text };
+    if let Some(other) = schema.as_ref().and_then(|s| s["type"].as_str()).filter(|t| *t != "string")
+    {
+        diagnostics.push(Diagnostic::new(
+            &UNSUPPORTED_PARAMETER,
+            format!("input variable `{name}` is `{other}`: read as text"),
+        ));
+    }
+    let required = input["is_required"].as_bool().unwrap_or(true);
+    let default = match &input["default"] {
+        Value::String(text) if !text.is_empty() || !required => Some(json!(text)),
+        Value::Null | Value::String(_) => empty_default(kind, required),
+        other => Some(json!(other.to_string())),
+    };
+    Ok(variable_json(name, kind, input["description"].as_str(), allowed, default))
+}
