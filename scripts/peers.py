@@ -1,52 +1,71 @@
 #!/usr/bin/env python3
 """llmtool's prompt-file exports rendered by the peers' own code, installed from PyPI:
 - Prompty (`prompty`): `prompty.load` then `prompty.prepare`, the messages it would send;
-- Dotprompt (`dotpromptz`, Google's Python package): `Dotprompt().render`.
+- Dotprompt (`dotpromptz`, Google's Python package): `Dotprompt().render`;
+- the `llm` CLI (`llm`): `load_template` then `Template.evaluate`, as `llm -t` does;
+- Semantic Kernel (`semantic-kernel`): `KernelFunctionFromPrompt.from_directory`, its defaults,
+  then its template's `render`; checked twice: the template alone (values not HTML-encoded), and
+  the message Semantic Kernel sends by default (values encoded, then decoded by its parser).
 For every example (and a fixture full of characters the template languages treat specially),
 with two sets of values (the required ones only, then every variable), the peer's rendered
 prompt must equal `llmtool render`'s. The peers are installed under target/peers/
 (idempotently; LLMTOOL_PEERS_DIR overrides). Exits 1 if a check fails.
 """
-import json, os, subprocess, sys, tempfile
+import json, os, re, subprocess, sys, tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORK = os.environ.get("LLMTOOL_PEERS_DIR", os.path.join(ROOT, "target", "peers"))
-PEERS = ["prompty[jinja2]==2.1.0", "dotpromptz==0.2.0", "dotpromptz-handlebars==0.2.0"]
-PROBE = "import prompty, jinja2, dotpromptz"
+PEERS = ["prompty[jinja2]==2.1.0", "dotpromptz==0.2.0", "dotpromptz-handlebars==0.2.0", "llm==0.36", "semantic-kernel==1.45.0"]
+PROBE = "import prompty, jinja2, dotpromptz, llm, semantic_kernel"
+# The peers: the export target, and how the peer's check is named.
+FORMATS = ["prompty", "dotprompt", "llm-template", "semantic-kernel", "semantic-kernel-message"]
 LLMTOOL = os.path.join(ROOT, "target", "debug", "llmtool")
 TOOLS = sorted(os.path.join(ROOT, "examples", f) for f in os.listdir(os.path.join(ROOT, "examples")) if f.endswith(".json"))
 TOOLS.append(os.path.join(ROOT, "crates", "llmtool-core", "tests", "fixtures", "convert", "awkward-prompt.json"))
 # A text value with what templates treat specially: quotes, braces, placeholders, `$`, a backslash.
 AWKWARD = 'said "hi" {x} {{topic}} $topic ${x} $$ \\ é 주제'
 
-# Runs inside the peers' environment: renders one file with one set of values.
+# Runs inside the peers' environment: renders one export with one set of values (a
+# multi-select's list is given as llmtool joins it: the `llm` CLI and Semantic Kernel take text).
 RENDER = r'''
-import asyncio, json, sys
+import asyncio, json, logging, sys
+logging.disable(logging.WARNING)
 fmt, path, values = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+as_text = {name: ", ".join(v) if isinstance(v, list) else v for name, v in values.items()}
 if fmt == "prompty":
     import prompty
     messages = prompty.prepare(prompty.load(path), values)
     assert len(messages) == 1 and messages[0].role == "user", messages
     text = "".join(part.value for part in messages[0].parts)
-else:
+elif fmt == "dotprompt":
     from dotpromptz import Dotprompt
     from dotpromptz.typing import DataArgument
     rendered = asyncio.run(Dotprompt().render(open(path, encoding="utf-8").read(), DataArgument(input=values)))
     assert len(rendered.messages) == 1, rendered.messages
     text = "".join(part.text for part in rendered.messages[0].content)
-print(json.dumps(text))
-'''
-
-# Lists the names the peer's file gives the inputs, in order.
-NAMES = r'''
-import json, sys, yaml
-fmt, path = sys.argv[1], sys.argv[2]
-front = yaml.safe_load(open(path, encoding="utf-8").read().split("\n---\n")[0].removeprefix("---\n")) or {}
-if fmt == "prompty":
-    names = list((front.get("inputs") or {}).keys())
+elif fmt == "llm-template":
+    from llm.cli import load_template
+    template = load_template(path)
+    text, system = template.evaluate(as_text.pop("input", ""), as_text)
+    assert system is None, system
 else:
-    names = list(((front.get("input") or {}).get("schema") or {}).get("properties", {}).keys())
-print(json.dumps(names))
+    from semantic_kernel import Kernel
+    from semantic_kernel.contents import ChatHistory
+    from semantic_kernel.functions import KernelArguments, KernelFunctionFromPrompt
+    from semantic_kernel.prompt_template import KernelPromptTemplate
+    function = KernelFunctionFromPrompt.from_directory(path)
+    arguments = KernelArguments(**as_text)
+    function.update_arguments_with_defaults(arguments)
+    if fmt == "semantic-kernel":
+        config = function.prompt_template.prompt_template_config
+        template = KernelPromptTemplate(prompt_template_config=config, allow_dangerously_set_content=True)
+        text = asyncio.run(template.render(Kernel(), arguments))
+    else:
+        rendered = asyncio.run(function.prompt_template.render(Kernel(), arguments))
+        messages = ChatHistory.from_rendered_prompt(rendered).messages
+        assert len(messages) == 1 and messages[0].role == "user", messages
+        text = messages[0].content
+print(json.dumps(text))
 '''
 
 
@@ -64,11 +83,25 @@ def peers_python():
     return python
 
 
-def llmtool(*args, stdin=None):
+def llmtool(*args, stdin=None, warnings=None):
+    """llmtool's standard output; its standard error goes to `warnings` when given."""
     result = subprocess.run([LLMTOOL, *args], capture_output=True, text=True, input=stdin)
     if result.returncode != 0:
         raise RuntimeError(f"llmtool {' '.join(args)}: {result.stderr}")
+    if warnings is not None:
+        warnings.append(result.stderr)
     return result.stdout
+
+
+def export(tool, fmt, work):
+    """Exports `tool` for the peer into `work`: the path the peer loads, and the names the
+    export gives the variables (those it renamed, by its LT702 warnings)."""
+    warnings = []
+    target = fmt.removesuffix("-message")
+    llmtool("export", tool, "--to", target, "--out", work, "--name", "exported", warnings=warnings)
+    renamed = dict(re.findall(r"variable `(.*?)` is `(.*?)` in this template syntax", warnings[0]))
+    extension = {"prompty": ".prompty", "dotprompt": ".prompt", "llm-template": ".yaml"}.get(target, "")
+    return os.path.join(work, "exported" + extension), renamed
 
 
 def variables(tool):
@@ -101,18 +134,14 @@ def main():
     with tempfile.TemporaryDirectory() as work:
         for tool in TOOLS:
             names = [name for name, *_ in variables(tool)]
-            for fmt, extension in [("prompty", ".prompty"), ("dotprompt", ".prompt")]:
-                exported = os.path.join(work, os.path.basename(tool) + extension)
-                with open(exported, "w", encoding="utf-8") as out:
-                    out.write(llmtool("export", tool, "--to", fmt))
-                peer_names = json.loads(subprocess.run([python, "-c", NAMES, fmt, exported], capture_output=True, text=True, check=True).stdout)
-                rename = dict(zip(names, peer_names))
+            for fmt in FORMATS:
+                exported, renamed = export(tool, fmt, os.path.join(work, fmt))
                 for values in value_sets(tool):
                     vars_file = os.path.join(work, "vars.json")
                     with open(vars_file, "w", encoding="utf-8") as out:
                         json.dump(values, out)
                     ours = llmtool("render", tool, "--vars", vars_file)
-                    peer_values = {rename[name]: value for name, value in values.items()}
+                    peer_values = {renamed.get(name, name): value for name, value in values.items()}
                     result = subprocess.run([python, "-c", RENDER, fmt, exported, json.dumps(peer_values)], capture_output=True, text=True)
                     checks += 1
                     label = f"{os.path.basename(tool)} via {fmt} with {len(values)} of {len(names)} values"

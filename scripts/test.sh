@@ -38,7 +38,7 @@ cargo nextest run --workspace --locked --no-fail-fast
 step "doc tests"
 cargo test --workspace --doc --locked
 
-step "prompt-file exports rendered by the peers' own code (Prompty, Dotprompt)"
+step "prompt-file exports rendered by the peers' own code (Prompty, Dotprompt, llm, Semantic Kernel)"
 python3 scripts/peers.py
 
 step "independent API servers (llama-cpp-python, LiteLLM)"

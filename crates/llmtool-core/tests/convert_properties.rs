@@ -1,12 +1,12 @@
 //! Property tests for conversion: any representable tool (awkward text, names with spaces and
-//! other scripts, every variable type) comes back from each prompt file and each elisp form
-//! as it went in, and no source text makes an importer panic.
+//! other scripts, every variable type) comes back from each prompt file, a Semantic Kernel
+//! folder and each elisp form as it went in, and no source text makes an importer panic.
 
 #![allow(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
 
 use llmtool_core::Document;
 use llmtool_core::convert::{
-    ElispFlavor, ElispOptions, FunctionTool, PromptFormat, read_elisp, write_elisp,
+    ElispFlavor, ElispOptions, FunctionTool, PromptFormat, read_elisp, semantic_kernel, write_elisp,
 };
 use llmtool_core::template::{Inputs, ToolTemplate};
 use proptest::prelude::*;
@@ -119,6 +119,11 @@ proptest! {
             prop_assert_eq!(render_all(&reread), render_all(&document), "{}:\n{}", format.name(), written.value);
             prop_assert_eq!(variables(&back.value), variables(&text));
         }
+        let function = semantic_kernel::write(&document, None).value;
+        let back = semantic_kernel::read(&function.config, &function.prompt, None)
+            .map_err(|e| TestCaseError::fail(format!("{}\n{}", e.message, function.prompt)))?;
+        prop_assert_eq!(render_all(&Document::from_text(back.value.clone())), render_all(&document), "{}", function.prompt);
+        prop_assert_eq!(variables(&back.value), variables(&text));
     }
 
     #[test]
@@ -139,5 +144,7 @@ proptest! {
             let _ = format.read(&text);
             let _ = format.read(&format!("---\n{text}\n---\n{text}"));
         }
+        let _ = semantic_kernel::read(&text, &text, None);
+        let _ = semantic_kernel::read(r#"{"input_variables": [{"name": "x"}]}"#, &text, Some(&text));
     }
 }

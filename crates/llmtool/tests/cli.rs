@@ -359,6 +359,75 @@ fn prompt_files_export_import_and_convert() {
 }
 
 #[test]
+fn llm_templates_and_kernel_folders_are_written_out_and_read_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    let image = example("image-generator.json");
+    let canonical = llmtool(&["fmt", "-"], Some(&std::fs::read(&image).unwrap()));
+    // `--out` writes a file named after the tool, ready for `llm -t`.
+    let llm =
+        llmtool(&["export", image.to_str().unwrap(), "--to", "llm-template", "--out", out], None);
+    assert_eq!(llm.status.code(), Some(0), "{}", text(&llm.stderr));
+    let file = dir.path().join("image_generator.yaml");
+    assert!(
+        text(&llm.stderr).contains(&format!("wrote {}", file.display())),
+        "{}",
+        text(&llm.stderr)
+    );
+    assert!(std::fs::read_to_string(&file).unwrap().contains("Aspect ratio: $aspect_ratio."));
+    let back = llmtool(&["import", file.to_str().unwrap()], None);
+    assert_eq!(text(&back.stdout), text(&canonical.stdout), "{}", text(&back.stderr));
+    // A Semantic Kernel function is a folder: it needs `--out`, and is read back from the
+    // folder or either of its files.
+    let nowhere = llmtool(&["export", image.to_str().unwrap(), "--to", "semantic-kernel"], None);
+    assert_eq!(nowhere.status.code(), Some(2));
+    assert!(text(&nowhere.stderr).contains("--out"), "{}", text(&nowhere.stderr));
+    let sk = llmtool(
+        &[
+            "export",
+            image.to_str().unwrap(),
+            "--to",
+            "semantic-kernel",
+            "--out",
+            out,
+            "--name",
+            "Imagine",
+        ],
+        None,
+    );
+    assert_eq!(sk.status.code(), Some(0), "{}", text(&sk.stderr));
+    let folder = dir.path().join("Imagine");
+    let prompt = std::fs::read_to_string(folder.join("skprompt.txt")).unwrap();
+    assert!(prompt.contains("Aspect ratio: {{$aspect_ratio}}."), "{prompt}");
+    for path in [folder.clone(), folder.join("config.json"), folder.join("skprompt.txt")] {
+        let back = llmtool(&["import", path.to_str().unwrap()], None);
+        assert_eq!(text(&back.stdout), text(&canonical.stdout), "{}", text(&back.stderr));
+    }
+    // From an `llm` template on standard input (detected by its keys) to a kernel folder.
+    let converted = llmtool(
+        &["convert", "-", "--to", "semantic-kernel", "--out", out],
+        Some(b"prompt: Explain $topic to a $level.\ndefaults:\n  level: child\n"),
+    );
+    assert_eq!(converted.status.code(), Some(0), "{}", text(&converted.stderr));
+    let prompt = std::fs::read_to_string(dir.path().join("tool/skprompt.txt")).unwrap();
+    assert_eq!(prompt, "Explain {{$topic}} to a {{$level}}.");
+    let bad_name = llmtool(
+        &[
+            "export",
+            image.to_str().unwrap(),
+            "--to",
+            "semantic-kernel",
+            "--out",
+            out,
+            "--name",
+            "a-b",
+        ],
+        None,
+    );
+    assert_eq!(bad_name.status.code(), Some(2));
+}
+
+#[test]
 fn import_refuses_what_it_cannot_read() {
     let not_json = llmtool(&["import", "-"], Some(b"{ nope"));
     assert_eq!(not_json.status.code(), Some(1));

@@ -9,13 +9,15 @@ use super::syntax::{self, Slots, semantic_kernel as sk};
 use super::{
     ToolBuilder, ToolSource, default_json, empty_default, invalid, single_model, variable_json,
 };
-use crate::convert::codes::{DROPPED_FIELD, INVALID_SOURCE, UNSUPPORTED_PARAMETER};
+use crate::convert::codes::{
+    DROPPED_FIELD, INVALID_SOURCE, PEER_RENDERS_DIFFERENTLY, UNSUPPORTED_PARAMETER,
+};
 use crate::convert::function::Converted;
 use crate::convert::naming;
 use crate::diagnostic::Diagnostic;
 use crate::document::Document;
 use crate::model::VariableKind;
-use crate::template::LIST_SEPARATOR;
+use crate::template::{LIST_SEPARATOR, Piece};
 
 /// The file with the function's settings.
 pub const CONFIG_FILE: &str = "config.json";
@@ -57,6 +59,7 @@ pub fn write(document: &Document, name: Option<&str>) -> Converted<SemanticKerne
     };
     let mut diagnostics = Vec::new();
     let (names, renamed) = source.template_names(sk::is_name, &mut diagnostics);
+    check_rendering(&source, &mut diagnostics);
     let name = name.map_or_else(
         || naming::slug(source.metadata_text("prompt_name").unwrap_or("tool"), naming::MAX_NAME),
         str::to_owned,
@@ -95,6 +98,53 @@ pub fn write(document: &Document, name: Option<&str>) -> Converted<SemanticKerne
     let function =
         SemanticKernelFunction { name, config, prompt: sk::write(source.pieces(), &slots) };
     Converted { value: function, diagnostics }
+}
+
+/// Warnings for prompts that Semantic Kernel's chat services change: the rendered prompt is
+/// trimmed, then parsed for `<message>` tags, and HTML entities in it are decoded.
+fn check_rendering(source: &ToolSource, diagnostics: &mut Vec<Diagnostic>) {
+    let prompt = source.json.get("model_prompt").and_then(Value::as_str).unwrap_or("");
+    if prompt.trim() != prompt {
+        diagnostics.push(Diagnostic::new(
+            &PEER_RENDERS_DIFFERENTLY,
+            "Semantic Kernel trims the blanks and newlines at the start and end of the prompt",
+        ));
+    }
+    let literal: String = source
+        .pieces()
+        .filter_map(|piece| match piece {
+            Piece::Literal(text) => Some(text),
+            Piece::Slot(_) => None,
+        })
+        .collect();
+    if literal.contains("<message") || literal.contains("<chat_history") {
+        diagnostics.push(Diagnostic::new(
+            &PEER_RENDERS_DIFFERENTLY,
+            "Semantic Kernel reads `<message>` and `<chat_history>` tags in the prompt as separate messages",
+        ));
+    }
+    if has_entity(&literal) {
+        diagnostics.push(Diagnostic::new(
+            &PEER_RENDERS_DIFFERENTLY,
+            "Semantic Kernel decodes what reads as an HTML entity in the prompt (`&amp;` becomes `&`) before sending it",
+        ));
+    }
+}
+
+/// Whether `text` holds an HTML character reference: `&name;`, `&#123;` or `&#x1F;`.
+fn has_entity(text: &str) -> bool {
+    text.match_indices('&').any(|(at, _)| {
+        let rest = &text[at + 1..];
+        let body = rest.split(';').next().unwrap_or("");
+        rest.len() > body.len()
+            && !body.is_empty()
+            && body.len() <= 32
+            && (body.chars().all(|c| c.is_ascii_alphanumeric())
+                || body.strip_prefix('#').is_some_and(|n| {
+                    let n = n.strip_prefix(['x', 'X']).unwrap_or(n);
+                    !n.is_empty() && n.chars().all(|c| c.is_ascii_hexdigit())
+                }))
+    })
 }
 
 /// Whether a variable is a select, whose kind and allowed values only the `llmtool` key keeps
@@ -208,4 +258,26 @@ fn read_input(input: &Value, diagnostics: &mut Vec<Diagnostic>) -> Result<Value,
         other => Some(json!(other.to_string())),
     };
     Ok(variable_json(name, kind, input["description"].as_str(), allowed, default))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn warnings(prompt: &str) -> Vec<String> {
+        let text =
+            serde_json::json!({ "model_prompt": prompt, "metadata": { "prompt_name": "x" } });
+        let document = Document::from_text(text.to_string());
+        write(&document, None).diagnostics.into_iter().map(|d| d.message).collect()
+    }
+
+    #[test]
+    fn what_semantic_kernel_changes_is_said() {
+        assert!(warnings("Plain text & more < less.").is_empty());
+        assert!(warnings(" Leading blank")[0].contains("trims"));
+        assert!(warnings("A <message role=\"system\">x</message>")[0].contains("<message>"));
+        assert!(warnings("Fish &amp; chips")[0].contains("HTML entity"));
+        assert!(warnings("&#x41; and &#65;")[0].contains("HTML entity"));
+        assert!(warnings("AT & T; &; &#; &#xZ;").is_empty());
+    }
 }
