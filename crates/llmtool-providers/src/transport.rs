@@ -113,7 +113,7 @@ impl Transport {
         request: &HttpRequest,
         stream: bool,
         delivery: Delivery,
-        decoder: &dyn Fn() -> Box<dyn Decoder>,
+        decoder: &(dyn Fn() -> Box<dyn Decoder> + Send + Sync),
         on_text: &mut (dyn FnMut(&str) + Send),
     ) -> Result<Completion, ProviderError> {
         let mut retries = 0;

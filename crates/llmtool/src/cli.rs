@@ -22,6 +22,7 @@ pub(crate) enum Command {
     Fmt(FmtArgs),
     Render(RenderArgs),
     Run(RunArgs),
+    Mcp(McpArgs),
     Providers(ProvidersArgs),
     #[command(subcommand)]
     Model(ModelCommand),
@@ -31,6 +32,61 @@ pub(crate) enum Command {
     Convert(ConvertArgs),
     New(NewArgs),
     Completions(CompletionsArgs),
+}
+
+/// Serve tool files over the Model Context Protocol: each tool as a prompt and as a tool.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  llmtool mcp examples/                        # stdio, for Claude Desktop, VS Code, Cursor, Emacs\n  llmtool mcp --http 127.0.0.1:8765 tools/     # Streamable HTTP at http://127.0.0.1:8765/mcp\n  llmtool mcp --only prompts --name-prefix team_ tools/\n\nTool files are watched: changes update the lists, and clients are told. Logs go to standard error."
+)]
+pub(crate) struct McpArgs {
+    /// Tool files, and folders of them (`.json`, searched recursively).
+    #[arg(value_name = "PATH", default_value = ".")]
+    pub(crate) paths: Vec<PathBuf>,
+    /// Serve Streamable HTTP at `http://ADDR/mcp` instead of standard input and output.
+    #[arg(long, value_name = "ADDR")]
+    pub(crate) http: Option<std::net::SocketAddr>,
+    /// Serve only the prompts, or only the tools.
+    #[arg(long, value_enum)]
+    pub(crate) only: Option<McpOnly>,
+    /// Put before every prompt and tool name.
+    #[arg(long, value_name = "PREFIX", default_value = "")]
+    pub(crate) name_prefix: String,
+    /// What is logged to standard error.
+    #[arg(long, value_enum, default_value_t = LogLevel::Info)]
+    pub(crate) log_level: LogLevel,
+    /// The model that runs the tools (default: each tool's own, else the local model).
+    #[arg(long, short)]
+    pub(crate) model: Option<String>,
+    /// The provider that runs the tools.
+    #[arg(long)]
+    pub(crate) provider: Option<String>,
+    /// The provider config file.
+    #[arg(long, value_name = "FILE", env = "LLMTOOL_CONFIG")]
+    pub(crate) config: Option<PathBuf>,
+    /// Download the local model if a tool needs it and it is not installed.
+    #[arg(long, short)]
+    pub(crate) yes: bool,
+    /// Give up on a model's answer after this long.
+    #[arg(long, default_value_t = 600, value_name = "SECONDS")]
+    pub(crate) timeout: u64,
+}
+
+/// What `llmtool mcp --only` serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum McpOnly {
+    Prompts,
+    Tools,
+}
+
+/// A log level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum LogLevel {
+    Error,
+    Warn,
+    Info,
+    Debug,
+    Trace,
 }
 
 /// Where tools are converted to and from.

@@ -5,6 +5,7 @@ mod cli;
 mod commands;
 mod io;
 mod settings;
+mod tool_runner;
 
 use std::process::ExitCode;
 
@@ -47,6 +48,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Fmt(args) => commands::fmt::run(&args),
         Command::Render(args) => commands::render::run(&args),
         Command::Run(args) => commands::run::run(&args),
+        Command::Mcp(args) => commands::mcp::run(&args),
         Command::Providers(args) => commands::providers::run(&args),
         Command::Model(command) => commands::model::run(&command),
         Command::Show(args) => commands::show::run(&args),

@@ -4,6 +4,7 @@ pub(crate) mod check;
 pub(crate) mod completions;
 pub(crate) mod convert;
 pub(crate) mod fmt;
+pub(crate) mod mcp;
 pub(crate) mod model;
 pub(crate) mod new;
 pub(crate) mod providers;

@@ -1,0 +1,19 @@
+//! A Model Context Protocol server for LLM tool files: each tool is served as an MCP prompt
+//! (rendered with its arguments) and as an MCP tool (run on a model), over stdio or
+//! Streamable HTTP, with the files watched for changes.
+//!
+//! Built on `rmcp`, the official Rust SDK. [`Library`] reads and names the tools, [`Server`]
+//! answers the protocol, [`Runner`] is how a tool reaches a model (the caller supplies it), and
+//! [`watch`] keeps the library in step with the files.
+
+mod icons;
+mod library;
+mod prompts;
+mod server;
+mod tools;
+pub mod transport;
+pub mod watch;
+
+pub use library::{ANSWER_KEY, Entry, FileProblem, Library, LibraryOptions, Structured};
+pub use server::{Only, Server};
+pub use tools::{RunFuture, Runner};

@@ -1,0 +1,246 @@
+//! The tools served: tool files read from the paths given, each named for MCP, with the last
+//! good version of a file kept when it turns invalid.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use llmtool_core::convert::{FunctionFormat, FunctionTool, naming};
+use llmtool_core::model::Tool;
+use llmtool_core::output::{OutputFormat, OutputKind, OutputSpec};
+use llmtool_core::report::{Source, human};
+use llmtool_core::template::ToolTemplate;
+use llmtool_core::{Document, Severity};
+use serde_json::{Value, json};
+
+use crate::icons;
+
+/// One tool file, ready to serve.
+#[derive(Debug, Clone)]
+pub struct Entry {
+    /// The file it was read from.
+    pub path: PathBuf,
+    /// Its MCP name (prompt and tool), with the name prefix.
+    pub name: String,
+    pub tool: Tool,
+    pub template: ToolTemplate,
+    /// The `prompts/list` entry.
+    pub prompt: rmcp::model::Prompt,
+    /// The `tools/list` entry.
+    pub mcp_tool: rmcp::model::Tool,
+    /// For each variable, in order, its key in the tool's input schema.
+    pub argument_keys: Vec<String>,
+    /// What `tools/call` returns as structured content, if anything.
+    pub structured: Structured,
+}
+
+/// The structured content of a tool's answer: `{"answer": ...}`, or none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Structured {
+    /// Text only.
+    None,
+    /// One of the allowed values (a `limited` expected output).
+    Choice,
+    /// The answer parsed as JSON (`format: JSON`).
+    Json,
+}
+
+/// The key of the answer in structured content.
+pub const ANSWER_KEY: &str = "answer";
+
+/// A file that could not be served as it is now.
+#[derive(Debug, Clone)]
+pub struct FileProblem {
+    pub path: PathBuf,
+    /// What is wrong: the diagnostics as `llmtool check` prints them, or the I/O error.
+    pub report: String,
+    /// Whether an earlier good version of the file is still served.
+    pub kept_previous: bool,
+}
+
+/// How tools are named and which kinds are served.
+#[derive(Debug, Clone, Default)]
+pub struct LibraryOptions {
+    /// Put before every name (`team_` makes `team_summarize`).
+    pub name_prefix: String,
+    /// Whether a remote provider runs the tools (the tools' `openWorldHint`).
+    pub remote: bool,
+}
+
+/// The tools served, by name.
+#[derive(Debug, Clone, Default)]
+pub struct Library {
+    entries: Vec<Entry>,
+}
+
+impl Library {
+    /// Reads every tool file under `paths` (files, and `.json` files in folders, recursively).
+    /// A file that is invalid now but was good in `previous` keeps its previous version.
+    pub fn load(
+        paths: &[PathBuf],
+        options: &LibraryOptions,
+        previous: Option<&Library>,
+    ) -> (Library, Vec<FileProblem>) {
+        let mut problems = Vec::new();
+        let mut good: Vec<(PathBuf, Tool)> = Vec::new();
+        for path in tool_files(paths, &mut problems) {
+            let kept = || {
+                previous
+                    .and_then(|p| p.entries.iter().find(|e| e.path == path))
+                    .map(|e| e.tool.clone())
+            };
+            match read_tool(&path) {
+                Ok(tool) => good.push((path, tool)),
+                Err(report) => {
+                    let earlier = kept();
+                    problems.push(FileProblem {
+                        path: path.clone(),
+                        report,
+                        kept_previous: earlier.is_some(),
+                    });
+                    if let Some(tool) = earlier {
+                        good.push((path, tool));
+                    }
+                }
+            }
+        }
+        (Library::from_tools(good, options), problems)
+    }
+
+    /// Names and prepares `tools` (in path order, so names are stable across reloads).
+    pub fn from_tools(mut tools: Vec<(PathBuf, Tool)>, options: &LibraryOptions) -> Library {
+        tools.sort_by(|a, b| a.0.cmp(&b.0));
+        let room = naming::MAX_NAME.saturating_sub(options.name_prefix.len()).max(1);
+        let mut names: Vec<String> = tools
+            .iter()
+            .map(|(_, tool)| naming::slug(tool.name().unwrap_or("tool"), room))
+            .collect();
+        naming::distinct(&mut names, room);
+        let entries = tools
+            .into_iter()
+            .zip(names)
+            .map(|((path, tool), name)| {
+                Entry::new(path, format!("{}{name}", options.name_prefix), tool, options)
+            })
+            .collect();
+        Library { entries }
+    }
+
+    pub fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Entry> {
+        self.entries.iter().find(|e| e.name == name)
+    }
+
+    /// The names, for messages that list what exists.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.entries.iter().map(|e| e.name.as_str())
+    }
+}
+
+impl Entry {
+    fn new(path: PathBuf, name: String, tool: Tool, options: &LibraryOptions) -> Entry {
+        let function = FunctionTool::from_tool(&tool, Some(&name), &[]).value;
+        let template = ToolTemplate::new(&tool);
+        let icons = icons::of(&tool);
+        let mut prompt = function.mcp_prompt(&tool);
+        let (mut schema, _) = FunctionFormat::McpTool.write(&function, false);
+        let argument_keys = schema["inputSchema"]["properties"]
+            .as_object()
+            .map(|p| p.keys().cloned().collect())
+            .unwrap_or_default();
+        let (structured, output_schema) = output_schema(&tool);
+        if let Some(output_schema) = output_schema {
+            schema["outputSchema"] = output_schema;
+        }
+        schema["annotations"] = json!({
+            "readOnlyHint": true,
+            "destructiveHint": false,
+            "openWorldHint": options.remote,
+        });
+        if !icons.is_empty() {
+            prompt["icons"] = Value::Array(icons.clone());
+            schema["icons"] = Value::Array(icons);
+        }
+        Entry {
+            path,
+            name,
+            prompt: serde_json::from_value(prompt).unwrap_or_default(),
+            mcp_tool: serde_json::from_value(schema).unwrap_or_default(),
+            template,
+            tool,
+            argument_keys,
+            structured,
+        }
+    }
+}
+
+/// The output schema of a tool whose answer has a known shape: one of the allowed values, or
+/// JSON.
+fn output_schema(tool: &Tool) -> (Structured, Option<Value>) {
+    let spec = OutputSpec::of(tool);
+    let (structured, answer) = match (&spec.kind, &spec.format) {
+        (OutputKind::Limited { allowed }, _) => (
+            Structured::Choice,
+            json!({ "type": "string", "enum": allowed, "description": "The answer: one of the allowed values." }),
+        ),
+        (_, Some(OutputFormat::Json)) => {
+            (Structured::Json, json!({ "description": "The answer, parsed as JSON." }))
+        }
+        _ => return (Structured::None, None),
+    };
+    let schema = json!({
+        "type": "object",
+        "properties": { ANSWER_KEY: answer },
+        "required": [ANSWER_KEY],
+    });
+    (structured, Some(schema))
+}
+
+/// Reads and checks one tool file: the tool, or the report of what is wrong.
+fn read_tool(path: &Path) -> Result<Tool, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read it: {e}"))?;
+    let document = Document::from_bytes(&bytes);
+    let errors: Vec<_> =
+        document.diagnostics.iter().filter(|d| d.severity == Severity::Error).cloned().collect();
+    match document.tool {
+        Some(tool) if errors.is_empty() => Ok(tool),
+        _ => {
+            let name = path.display().to_string();
+            Err(human(&Source::new(&name, &document.text), &errors, false))
+        }
+    }
+}
+
+/// The tool files under `paths`: each file given, and the `.json` files in each folder
+/// (recursively), without repeats, in a stable order.
+pub(crate) fn tool_files(paths: &[PathBuf], problems: &mut Vec<FileProblem>) -> Vec<PathBuf> {
+    let mut files = BTreeSet::new();
+    for path in paths {
+        if path.is_dir() {
+            for entry in walkdir::WalkDir::new(path).follow_links(true).sort_by_file_name() {
+                match entry {
+                    Ok(entry) if entry.file_type().is_file() && is_tool_file(entry.path()) => {
+                        files.insert(entry.path().to_owned());
+                    }
+                    Ok(_) => {}
+                    Err(error) => problems.push(FileProblem {
+                        path: error.path().unwrap_or(path).to_owned(),
+                        report: format!("cannot read it: {error}"),
+                        kept_previous: false,
+                    }),
+                }
+            }
+        } else {
+            files.insert(path.clone());
+        }
+    }
+    files.into_iter().collect()
+}
+
+/// Whether a file found in a folder is a tool file: `.json`, not hidden.
+pub(crate) fn is_tool_file(path: &Path) -> bool {
+    let hidden = path.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.'));
+    !hidden && path.extension().is_some_and(|e| e.eq_ignore_ascii_case("json"))
+}

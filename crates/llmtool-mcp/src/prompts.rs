@@ -1,0 +1,138 @@
+//! `prompts/get` and `completion/complete`: arguments read into a tool's inputs, the prompt
+//! rendered as `llmtool render` renders it, and the allowed values of select variables offered
+//! as completions.
+
+use llmtool_core::Diagnostic;
+use llmtool_core::model::VariableKind;
+use llmtool_core::template::{Inputs, Value as TemplateValue, VariableSpec};
+use rmcp::ErrorData;
+use rmcp::model::{GetPromptResult, PromptMessage, Role};
+use serde_json::{Map, Value, json};
+
+use crate::library::Entry;
+
+/// The prompt of `entry` rendered with `arguments`, as one user message; or an invalid-params
+/// error naming every problem with the arguments.
+pub(crate) fn get(
+    entry: &Entry,
+    arguments: Option<&Map<String, Value>>,
+) -> Result<GetPromptResult, ErrorData> {
+    let mut inputs = Inputs::new();
+    for (name, value) in arguments.into_iter().flatten() {
+        let variable = entry.template.variables().iter().find(|v| &v.name == name);
+        add_input(&mut inputs, name, variable, value);
+    }
+    match entry.template.render(&inputs) {
+        Ok(text) => {
+            let message = PromptMessage::new_text(Role::User, text);
+            let mut result = GetPromptResult::new(vec![message]);
+            if let Some(description) = entry.prompt.description.as_ref() {
+                result = result.with_description(description.clone());
+            }
+            Ok(result)
+        }
+        Err(problems) => Err(invalid_arguments(&entry.name, &problems)),
+    }
+}
+
+/// Adds the value of one argument: text as given; for a multi-select, a JSON array, or a
+/// comma-separated list (a value that is itself one allowed value is taken whole).
+pub(crate) fn add_input(
+    inputs: &mut Inputs,
+    name: &str,
+    variable: Option<&VariableSpec>,
+    value: &Value,
+) {
+    let text = match value {
+        Value::Null => return,
+        Value::String(text) => text.clone(),
+        Value::Array(items) => {
+            let items =
+                items.iter().map(|i| i.as_str().map_or_else(|| i.to_string(), str::to_owned));
+            inputs.set_list(name, items.collect());
+            return;
+        }
+        other => other.to_string(),
+    };
+    let Some(variable) = variable.filter(|v| v.kind == VariableKind::MultiSelect) else {
+        inputs.push(name, text);
+        return;
+    };
+    inputs.set_list(name, list_items(&text, &variable.allowed_values));
+}
+
+/// The items of a multi-select value given as text.
+fn list_items(text: &str, allowed: &[String]) -> Vec<String> {
+    if let Ok(Value::Array(items)) = serde_json::from_str::<Value>(text) {
+        return items
+            .iter()
+            .map(|i| i.as_str().map_or_else(|| i.to_string(), str::to_owned))
+            .collect();
+    }
+    if allowed.iter().any(|a| a == text.trim()) {
+        return vec![text.trim().to_owned()];
+    }
+    text.split(',').map(str::trim).filter(|item| !item.is_empty()).map(str::to_owned).collect()
+}
+
+/// Error -32602 with every problem: the message names each one, and `data.problems` lists them
+/// with their codes and help.
+pub(crate) fn invalid_arguments(name: &str, problems: &[Diagnostic]) -> ErrorData {
+    let messages: Vec<&str> = problems.iter().map(|p| p.message.as_str()).collect();
+    let data: Vec<Value> = problems
+        .iter()
+        .map(|p| {
+            let mut problem = json!({ "code": p.code(), "message": p.message });
+            if let Some(help) = &p.help {
+                problem["help"] = json!(help);
+            }
+            problem
+        })
+        .collect();
+    ErrorData::invalid_params(
+        format!("invalid arguments for `{name}`: {}", messages.join("; ")),
+        Some(json!({ "problems": data })),
+    )
+}
+
+/// The allowed values of `variable` that start with what was typed (case-insensitive), the
+/// default first. For a multi-select, the item after the last comma is completed and the items
+/// before it are kept.
+pub(crate) fn complete(variable: &VariableSpec, typed: &str) -> Vec<String> {
+    if variable.kind == VariableKind::Text {
+        return Vec::new();
+    }
+    let (before, current) = match typed.rsplit_once(',') {
+        Some((before, current)) if variable.kind == VariableKind::MultiSelect => {
+            (format!("{before}, "), current.trim_start())
+        }
+        _ => (String::new(), typed),
+    };
+    let current = current.to_lowercase();
+    let defaults: Vec<&str> = match &variable.default {
+        Some(TemplateValue::Text(text)) => vec![text.as_str()],
+        Some(TemplateValue::List(items)) => items.iter().map(String::as_str).collect(),
+        None => Vec::new(),
+    };
+    let mut values: Vec<&str> = variable.allowed_values.iter().map(String::as_str).collect();
+    values.sort_by_key(|v| !defaults.contains(v));
+    values
+        .into_iter()
+        .filter(|value| value.to_lowercase().starts_with(&current))
+        .map(|value| format!("{before}{value}"))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn list_items_read_json_commas_and_whole_values() {
+        let allowed = ["a, b".to_owned(), "c".to_owned()];
+        assert_eq!(list_items(r#"["c", "a, b"]"#, &allowed), ["c", "a, b"]);
+        assert_eq!(list_items("a, b", &allowed), ["a, b"]);
+        assert_eq!(list_items(" c ,d,", &allowed), ["c", "d"]);
+        assert!(list_items("", &allowed).is_empty());
+    }
+}

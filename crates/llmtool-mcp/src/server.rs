@@ -1,0 +1,266 @@
+//! The MCP server: each tool file as a prompt and as a tool, with completions and list-changed
+//! notifications, for the `initialize` protocol revisions and the stateless 2026-07-28 one.
+
+use std::sync::{Arc, RwLock};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CompletionInfo,
+    GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult, ListToolsResult,
+    PaginatedRequestParams, Reference, ServerCapabilities, ServerConfig, SubscriptionFilter,
+};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use tokio::sync::broadcast;
+
+use crate::library::{Entry, Library};
+use crate::prompts;
+use crate::tools::{self, Runner};
+
+/// What is served.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Only {
+    /// Prompts and tools.
+    #[default]
+    Both,
+    Prompts,
+    Tools,
+}
+
+impl Only {
+    fn prompts(self) -> bool {
+        self != Only::Tools
+    }
+    fn tools(self) -> bool {
+        self != Only::Prompts
+    }
+}
+
+/// The state every connection shares: the tools, the runner, and the channel that announces a
+/// changed library.
+pub(crate) struct Shared {
+    library: RwLock<Arc<Library>>,
+    runner: Arc<dyn Runner>,
+    only: Only,
+    changes: broadcast::Sender<()>,
+}
+
+/// A handle on the served tools: the server for each connection is made from it, and a reload
+/// goes through it.
+#[derive(Clone)]
+pub struct Server {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server").field("tools", &self.library().entries().len()).finish()
+    }
+}
+
+impl Server {
+    pub fn new(library: Library, runner: Arc<dyn Runner>, only: Only) -> Server {
+        let (changes, _) = broadcast::channel(16);
+        let shared = Shared { library: RwLock::new(Arc::new(library)), runner, only, changes };
+        Server { shared: Arc::new(shared) }
+    }
+
+    /// The tools served now.
+    pub fn library(&self) -> Arc<Library> {
+        self.shared.library.read().map_or_else(|p| p.into_inner().clone(), |l| l.clone())
+    }
+
+    /// Serves `library` from now on and tells every connected client that the lists changed.
+    pub fn replace(&self, library: Library) {
+        match self.shared.library.write() {
+            Ok(mut current) => *current = Arc::new(library),
+            Err(poisoned) => *poisoned.into_inner() = Arc::new(library),
+        }
+        // No receiver means no client is connected: nothing to tell.
+        let _ = self.shared.changes.send(());
+    }
+
+    fn entry(&self, name: &str, kind: &str) -> Result<(Arc<Library>, usize), ErrorData> {
+        let library = self.library();
+        match library.entries().iter().position(|e| e.name == name) {
+            Some(index) => Ok((library, index)),
+            None => {
+                let names: Vec<&str> = library.names().collect();
+                let known = if names.is_empty() {
+                    "none is served".to_owned()
+                } else {
+                    format!("the {kind}s are {}", names.join(", "))
+                };
+                Err(ErrorData::invalid_params(format!("unknown {kind} `{name}`: {known}"), None))
+            }
+        }
+    }
+
+    async fn announce_changes(&self, peer: rmcp::Peer<RoleServer>) {
+        let mut changes = self.shared.changes.subscribe();
+        loop {
+            match changes.recv().await {
+                Ok(()) | Err(broadcast::error::RecvError::Lagged(_)) => {
+                    if self.notify(&peer).await.is_err() || peer.is_transport_closed() {
+                        return;
+                    }
+                }
+                Err(broadcast::error::RecvError::Closed) => return,
+            }
+        }
+    }
+
+    async fn notify(&self, peer: &rmcp::Peer<RoleServer>) -> Result<(), rmcp::ServiceError> {
+        if self.shared.only.prompts() {
+            peer.notify_prompt_list_changed().await?;
+        }
+        if self.shared.only.tools() {
+            peer.notify_tool_list_changed().await?;
+        }
+        Ok(())
+    }
+}
+
+fn entry_of(library: &Library, index: usize) -> &Entry {
+    &library.entries()[index]
+}
+
+impl ServerHandler for Server {
+    fn get_info(&self) -> ServerConfig {
+        let only = self.shared.only;
+        let mut capabilities = ServerCapabilities::default();
+        if only.prompts() {
+            let built = ServerCapabilities::builder()
+                .enable_prompts()
+                .enable_prompts_list_changed()
+                .enable_completions()
+                .build();
+            capabilities.prompts = built.prompts;
+            capabilities.completions = built.completions;
+        }
+        if only.tools() {
+            let built =
+                ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build();
+            capabilities.tools = built.tools;
+        }
+        let implementation = Implementation::new("llmtool", env!("CARGO_PKG_VERSION"))
+            .with_title("llmtool")
+            .with_description("LLM tool files served as MCP prompts and tools");
+        ServerConfig::new(capabilities).with_server_info(implementation).with_instructions(
+            "Each prompt renders an LLM tool's prompt from its arguments; each tool runs it on a model and returns the answer.",
+        )
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        if !self.shared.only.prompts() {
+            return Ok(ListPromptsResult::default());
+        }
+        let library = self.library();
+        Ok(ListPromptsResult::with_all_items(
+            library.entries().iter().map(|e| e.prompt.clone()).collect(),
+        ))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        if !self.shared.only.prompts() {
+            return Err(ErrorData::invalid_params("this server serves no prompts", None));
+        }
+        let (library, index) = self.entry(&request.name, "prompt")?;
+        prompts::get(entry_of(&library, index), request.arguments.as_ref()).map(Into::into)
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let Reference::Prompt(prompt) = &request.r#ref else {
+            return Ok(CompleteResult::default());
+        };
+        let (library, index) = self.entry(&prompt.name, "prompt")?;
+        let entry = entry_of(&library, index);
+        let variable = entry.template.variables().iter().find(|v| v.name == request.argument.name);
+        let mut values =
+            variable.map(|v| prompts::complete(v, &request.argument.value)).unwrap_or_default();
+        let total = values.len();
+        values.truncate(CompletionInfo::MAX_VALUES);
+        let has_more = total > values.len();
+        let info = CompletionInfo::with_pagination(values, u32::try_from(total).ok(), has_more)
+            .map_err(|e| ErrorData::internal_error(e, None))?;
+        Ok(CompleteResult::new(info))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        if !self.shared.only.tools() {
+            return Ok(ListToolsResult::default());
+        }
+        let library = self.library();
+        Ok(ListToolsResult::with_all_items(
+            library.entries().iter().map(|e| e.mcp_tool.clone()).collect(),
+        ))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        if !self.shared.only.tools() {
+            return Err(ErrorData::invalid_params("this server serves no tools", None));
+        }
+        let (library, index) = self.entry(&request.name, "tool")?;
+        let entry = entry_of(&library, index);
+        Ok(tools::call(entry, request.arguments.as_ref(), self.shared.runner.as_ref()).await.into())
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        let server = self.clone();
+        tokio::spawn(async move { server.announce_changes(context.peer).await });
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        let mut accepted = SubscriptionFilter::default();
+        if self.shared.only.prompts() {
+            accepted.prompts_list_changed = requested.prompts_list_changed;
+        }
+        if self.shared.only.tools() {
+            accepted.tools_list_changed = requested.tools_list_changed;
+        }
+        Some(accepted)
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let mut changes = self.shared.changes.subscribe();
+        loop {
+            tokio::select! {
+                () = context.cancelled() => return Ok(()),
+                received = changes.recv() => {
+                    if matches!(received, Err(broadcast::error::RecvError::Closed)) {
+                        return Ok(());
+                    }
+                    let sink = context.sink();
+                    if context.accepted().prompts_list_changed == Some(true) {
+                        let _ = sink.notify_prompt_list_changed().await;
+                    }
+                    if context.accepted().tools_list_changed == Some(true) {
+                        let _ = sink.notify_tool_list_changed().await;
+                    }
+                }
+            }
+        }
+    }
+}

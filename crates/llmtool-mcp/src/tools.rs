@@ -1,0 +1,69 @@
+//! `tools/call`: the arguments read back into the tool's variables, the prompt rendered, and
+//! the tool run by a [`Runner`] (the configured provider, or the local model).
+
+use std::future::Future;
+use std::pin::Pin;
+
+use llmtool_core::model::Tool;
+use llmtool_core::template::Inputs;
+use rmcp::model::{CallToolResult, ContentBlock};
+use serde_json::{Map, Value, json};
+
+use crate::library::{ANSWER_KEY, Entry, Structured};
+use crate::prompts::add_input;
+
+/// A boxed future, as [`Runner::run`] returns.
+pub type RunFuture = Pin<Box<dyn Future<Output = Result<String, String>> + Send + 'static>>;
+
+/// Runs a rendered tool on a model.
+pub trait Runner: Send + Sync + 'static {
+    /// Whether the model is reached over the network (a tool's `openWorldHint`).
+    fn is_remote(&self) -> bool;
+
+    /// The answer to `prompt` for `tool`, with the tool's expected output enforced; or why
+    /// there is none.
+    fn run(&self, tool: Tool, prompt: String) -> RunFuture;
+}
+
+/// Calls the tool of `entry` with `arguments` (keyed as in its input schema).
+pub(crate) async fn call(
+    entry: &Entry,
+    arguments: Option<&Map<String, Value>>,
+    runner: &dyn Runner,
+) -> CallToolResult {
+    let mut inputs = Inputs::new();
+    for (key, value) in arguments.into_iter().flatten() {
+        let position = entry.argument_keys.iter().position(|k| k == key);
+        let variable = position.and_then(|i| entry.template.variables().get(i));
+        let name = variable.map_or(key.as_str(), |v| v.name.as_str());
+        add_input(&mut inputs, name, variable, value);
+    }
+    let prompt = match entry.template.render(&inputs) {
+        Ok(prompt) => prompt,
+        Err(problems) => {
+            let lines: Vec<String> = problems.iter().map(|p| p.message.clone()).collect();
+            return error(format!("invalid arguments: {}", lines.join("; ")));
+        }
+    };
+    match runner.run(entry.tool.clone(), prompt).await {
+        Ok(answer) => answered(entry, answer),
+        Err(reason) => error(reason),
+    }
+}
+
+/// The answer as text, with structured content when the tool declares its shape.
+fn answered(entry: &Entry, answer: String) -> CallToolResult {
+    let value = match entry.structured {
+        Structured::None => None,
+        Structured::Choice => Some(Value::String(answer.clone())),
+        // The runner has checked that a JSON answer parses.
+        Structured::Json => serde_json::from_str::<Value>(&answer).ok(),
+    };
+    let mut result = CallToolResult::success(vec![ContentBlock::text(answer)]);
+    result.structured_content = value.map(|value| json!({ ANSWER_KEY: value }));
+    result
+}
+
+fn error(reason: String) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(reason)])
+}

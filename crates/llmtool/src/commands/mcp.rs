@@ -1,0 +1,103 @@
+//! `llmtool mcp`: serve tool files over the Model Context Protocol, on standard input and
+//! output or over Streamable HTTP, with the files watched.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use llmtool_mcp::{FileProblem, Library, LibraryOptions, Only, Runner, Server, transport, watch};
+
+use crate::Outcome;
+use crate::cli::{LogLevel, McpArgs, McpOnly};
+use crate::settings;
+use crate::tool_runner::ProviderRunner;
+
+pub(crate) fn run(args: &McpArgs) -> anyhow::Result<Outcome> {
+    init_logging(args.log_level);
+    if !args.name_prefix.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+    {
+        anyhow::bail!(
+            "`--name-prefix {}`: use letters, digits, `_`, `-` and `.`",
+            args.name_prefix
+        );
+    }
+    for path in &args.paths {
+        if !path.exists() {
+            anyhow::bail!("{} does not exist", path.display());
+        }
+    }
+    let providers = settings::load_providers(args.config.as_deref())?;
+    let runner = ProviderRunner::new(
+        providers,
+        args.model.clone(),
+        args.provider.clone(),
+        Duration::from_secs(args.timeout.max(1)),
+        args.yes,
+    )?;
+    let options =
+        LibraryOptions { name_prefix: args.name_prefix.clone(), remote: runner.is_remote() };
+    let (library, problems) = Library::load(&args.paths, &options, None);
+    report(&problems, &library);
+    let only = match args.only {
+        None => Only::Both,
+        Some(McpOnly::Prompts) => Only::Prompts,
+        Some(McpOnly::Tools) => Only::Tools,
+    };
+    let server = Server::new(library, Arc::new(runner), only);
+    let _watcher = watch::spawn(server.clone(), args.paths.clone(), options, report)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    runtime.block_on(async {
+        match args.http {
+            Some(address) => {
+                let listener = tokio::net::TcpListener::bind(address).await?;
+                let address = listener.local_addr()?;
+                tracing::info!("serving MCP at http://{address}{}", transport::MCP_PATH);
+                let app = transport::router(&server, None);
+                axum::serve(listener, app)
+                    .with_graceful_shutdown(async {
+                        let _ = tokio::signal::ctrl_c().await;
+                    })
+                    .await?;
+            }
+            None => {
+                tracing::info!("serving MCP on standard input and output");
+                tokio::select! {
+                    result = transport::serve_stdio(server) => result?,
+                    _ = tokio::signal::ctrl_c() => {}
+                }
+            }
+        }
+        anyhow::Ok(())
+    })?;
+    Ok(Outcome::Ok)
+}
+
+/// Logs the files that cannot be served, and what is served.
+fn report(problems: &[FileProblem], library: &Library) {
+    for problem in problems {
+        let kept =
+            if problem.kept_previous { " (its last good version is still served)" } else { "" };
+        tracing::warn!("skipped {}{kept}:\n{}", problem.path.display(), problem.report.trim_end());
+    }
+    tracing::info!(
+        "{} tool(s): {}",
+        library.entries().len(),
+        library.names().collect::<Vec<_>>().join(", ")
+    );
+}
+
+/// Logs at `level` and above to standard error (standard output belongs to the protocol).
+fn init_logging(level: LogLevel) {
+    let level = match level {
+        LogLevel::Error => tracing::Level::ERROR,
+        LogLevel::Warn => tracing::Level::WARN,
+        LogLevel::Info => tracing::Level::INFO,
+        LogLevel::Debug => tracing::Level::DEBUG,
+        LogLevel::Trace => tracing::Level::TRACE,
+    };
+    let _ = tracing_subscriber::fmt()
+        .with_max_level(level)
+        .with_writer(std::io::stderr)
+        .with_ansi(crate::io::stderr_is_terminal())
+        .with_target(false)
+        .try_init();
+}
