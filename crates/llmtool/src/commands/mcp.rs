@@ -86,18 +86,24 @@ fn report(problems: &[FileProblem], library: &Library) {
 }
 
 /// Logs at `level` and above to standard error (standard output belongs to the protocol).
+/// The MCP library's own messages (sessions opened and closed, errors answered) show from
+/// `debug` on, its warnings and errors from `warn`.
 fn init_logging(level: LogLevel) {
-    let level = match level {
-        LogLevel::Error => tracing::Level::ERROR,
-        LogLevel::Warn => tracing::Level::WARN,
-        LogLevel::Info => tracing::Level::INFO,
-        LogLevel::Debug => tracing::Level::DEBUG,
-        LogLevel::Trace => tracing::Level::TRACE,
+    use tracing::level_filters::LevelFilter;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    let (ours, library) = match level {
+        LogLevel::Error => (LevelFilter::ERROR, LevelFilter::ERROR),
+        LogLevel::Warn => (LevelFilter::WARN, LevelFilter::WARN),
+        LogLevel::Info => (LevelFilter::INFO, LevelFilter::ERROR),
+        LogLevel::Debug => (LevelFilter::DEBUG, LevelFilter::INFO),
+        LogLevel::Trace => (LevelFilter::TRACE, LevelFilter::TRACE),
     };
-    let _ = tracing_subscriber::fmt()
-        .with_max_level(level)
+    let filter =
+        tracing_subscriber::filter::Targets::new().with_target("rmcp", library).with_default(ours);
+    let output = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(crate::io::stderr_is_terminal())
-        .with_target(false)
-        .try_init();
+        .with_target(false);
+    let _ = tracing_subscriber::registry().with(output).with(filter).try_init();
 }
