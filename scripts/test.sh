@@ -41,6 +41,9 @@ cargo test --workspace --doc --locked
 step "prompt-file exports rendered by the peers' own code (Prompty, Dotprompt, llm, Semantic Kernel)"
 python3 scripts/peers.py
 
+step "llmtool mcp with real MCP clients (the Python SDK, MCP Inspector)"
+python3 scripts/mcp_clients.py
+
 step "independent API servers (llama-cpp-python, LiteLLM)"
 python3 scripts/independent.py
 

@@ -186,7 +186,16 @@ fn output_schema(tool: &Tool) -> (Structured, Option<Value>) {
             json!({ "type": "string", "enum": allowed, "description": "The answer: one of the allowed values." }),
         ),
         (_, Some(OutputFormat::Json)) => {
-            (Structured::Json, json!({ "description": "The answer, parsed as JSON." }))
+            // Any JSON value, said explicitly: a schema with no keyword reads as a mistake to
+            // schema linters, and a list of types is not portable.
+            let types: Vec<Value> = ["object", "array", "string", "number", "boolean", "null"]
+                .iter()
+                .map(|kind| json!({ "type": kind }))
+                .collect();
+            (
+                Structured::Json,
+                json!({ "anyOf": types, "description": "The answer, parsed as JSON." }),
+            )
         }
         _ => return (Structured::None, None),
     };

@@ -86,15 +86,15 @@ fn report(problems: &[FileProblem], library: &Library) {
 }
 
 /// Logs at `level` and above to standard error (standard output belongs to the protocol).
-/// The MCP library's own messages (sessions opened and closed, errors answered) show from
-/// `debug` on, its warnings and errors from `warn`.
+/// The MCP library's own messages (sessions opened and closed, each error answered) show from
+/// `debug` on, and its errors from `error`.
 fn init_logging(level: LogLevel) {
     use tracing::level_filters::LevelFilter;
     use tracing_subscriber::layer::SubscriberExt as _;
     use tracing_subscriber::util::SubscriberInitExt as _;
     let (ours, library) = match level {
         LogLevel::Error => (LevelFilter::ERROR, LevelFilter::ERROR),
-        LogLevel::Warn => (LevelFilter::WARN, LevelFilter::WARN),
+        LogLevel::Warn => (LevelFilter::WARN, LevelFilter::ERROR),
         LogLevel::Info => (LevelFilter::INFO, LevelFilter::ERROR),
         LogLevel::Debug => (LevelFilter::DEBUG, LevelFilter::INFO),
         LogLevel::Trace => (LevelFilter::TRACE, LevelFilter::TRACE),

@@ -1,0 +1,237 @@
+#!/usr/bin/env python3
+"""`llmtool mcp` checked by real MCP clients, installed from the registries:
+- the official MCP Python SDK (`mcp`): over stdio and over Streamable HTTP, each in the
+  `initialize` protocol (legacy) and the stateless 2026-07-28 one, a client lists, gets,
+  completes and calls, waits for a list change after a tool file is added, and asserts on
+  what comes back;
+- MCP Inspector's CLI (`@modelcontextprotocol/inspector`): `tools/list --strict` must report
+  no finding, and `prompts/get` with arguments must return the rendered text.
+Expected values come from llmtool's own commands (`render`, `export --to mcp-tool`). Tool
+calls run on the local model, which the test command has pulled. The clients are installed
+under target/mcp-clients/ (idempotently; LLMTOOL_MCP_CLIENTS_DIR overrides). Exits 1 if a
+check fails.
+"""
+import json, os, shutil, socket, subprocess, sys, tempfile, time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+WORK = os.environ.get("LLMTOOL_MCP_CLIENTS_DIR", os.path.join(ROOT, "target", "mcp-clients"))
+PYTHON_CLIENT = "mcp==2.3.0"
+INSPECTOR = "@modelcontextprotocol/inspector@2.12.0"
+LLMTOOL = os.path.join(ROOT, "target", "debug", "llmtool")
+EXAMPLES = os.path.join(ROOT, "examples")
+MODES = ["legacy", "2026-07-28"]
+
+# Runs inside the client's environment: one transport, one protocol mode.
+CLIENT = r'''
+import asyncio, json, os, shutil, sys
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.shared.exceptions import MCPError
+import mcp_types as types
+
+target, mode, expected_path = sys.argv[1], sys.argv[2], sys.argv[3]
+expected = json.load(open(expected_path, encoding="utf-8"))
+failures = []
+
+def check(condition, what):
+    if not condition:
+        failures.append(what)
+
+async def wait_for_change(client, changed, action):
+    """Runs `action` and waits until the client is told the prompts changed."""
+    if mode == "legacy":
+        changed.clear()
+        action()
+        await asyncio.wait_for(changed.wait(), 20)
+        return
+    async with client.listen(prompts_list_changed=True, tools_list_changed=True) as subscription:
+        action()
+        async def first():
+            async for event in subscription:
+                return event
+        event = await asyncio.wait_for(first(), 20)
+        check(type(event).__name__.endswith("ListChanged"), f"listen gave {event!r}")
+
+async def main():
+    changed = asyncio.Event()
+    async def on_message(message):
+        method = getattr(getattr(message, "root", message), "method", None) or getattr(message, "method", None)
+        if method == "notifications/prompts/list_changed":
+            changed.set()
+    if target.startswith("http"):
+        server = target
+    else:
+        server = StdioServerParameters(command=expected["llmtool"], args=["mcp", "--log-level", "warn", target])
+    async with Client(server, mode=mode, message_handler=on_message) as client:
+        prompts = await client.list_prompts()
+        names = sorted(p.name for p in prompts.prompts)
+        check(names == sorted(expected["prompts"]), f"prompts/list gave {names}")
+        for case in expected["renders"]:
+            got = await client.get_prompt(case["name"], case["arguments"])
+            text = got.messages[0].content.text
+            check(got.messages[0].role == "user", f"{case['name']}: role {got.messages[0].role}")
+            check(text == case["text"], f"prompts/get {case['name']}: {text!r} != {case['text']!r}")
+        try:
+            await client.get_prompt("strategy_consultant", {"frameworks": "SWOT, Nope"})
+            check(False, "a bad value was accepted")
+        except MCPError as error:
+            check(error.error.code == -32602, f"bad value: code {error.error.code}")
+            for part in expected["render_errors"]:
+                check(part in error.error.message, f"bad value: {part!r} not in {error.error.message!r}")
+        reference = types.PromptReference(type="ref/prompt", name="strategy_consultant")
+        completed = await client.complete(reference, {"name": "frameworks", "value": "p"})
+        check(completed.completion.values == ["Porter's five forces", "PESTLE"], f"complete gave {completed.completion.values}")
+        tools = await client.list_tools()
+        for tool in tools.tools:
+            check(tool.input_schema == expected["schemas"].get(tool.name), f"tools/list {tool.name}: inputSchema differs")
+            check(tool.annotations.read_only_hint is True, f"{tool.name}: readOnlyHint")
+        called = await client.call_tool("strategy_consultant", {"situation": "A profitable bakery wants to open a second shop on a busy street."})
+        answer = (called.structured_content or {}).get("answer")
+        check(not called.is_error and answer in ("go", "wait", "stop"), f"tools/call gave {called}")
+        check(called.content[0].text == answer, f"tools/call text {called.content[0].text!r} != {answer!r}")
+        missing = await client.call_tool("strategy_consultant", {})
+        check(missing.is_error and "situation" in missing.content[0].text, f"a call with no situation gave {missing}")
+        # A new tool file is picked up and announced; removing it is too.
+        folder, added = expected["folder"], os.path.join(expected["folder"], f"added-{os.getpid()}.json")
+        def add():
+            tool = json.load(open(os.path.join(folder, "teach-me-anything.json"), encoding="utf-8"))
+            tool["metadata"]["prompt_name"] = "Added while serving"
+            json.dump(tool, open(added, "w", encoding="utf-8"))
+        await wait_for_change(client, changed, add)
+        names = [p.name for p in (await client.list_prompts()).prompts]
+        check("added_while_serving" in names, f"after adding a file: {names}")
+        await wait_for_change(client, changed, lambda: os.remove(added))
+        names = [p.name for p in (await client.list_prompts()).prompts]
+        check("added_while_serving" not in names, f"after removing it: {names}")
+    print(json.dumps(failures))
+
+asyncio.run(main())
+'''
+
+
+def log(message):
+    print(f"[mcp-clients] {message}", flush=True)
+
+
+def client_python():
+    python = os.path.join(WORK, "venv", "bin", "python")
+    probe = "import mcp, importlib.metadata as m; assert m.version('mcp') == '2.3.0'"
+    if os.path.exists(python) and subprocess.run([python, "-c", probe], capture_output=True).returncode == 0:
+        return python
+    log(f"installing {PYTHON_CLIENT} (once)")
+    subprocess.run([sys.executable, "-m", "venv", os.path.join(WORK, "venv")], check=True)
+    subprocess.run([python, "-m", "pip", "install", "-q", PYTHON_CLIENT], check=True)
+    return python
+
+
+def inspector():
+    folder = os.path.join(WORK, "inspector")
+    binary = os.path.join(folder, "node_modules", ".bin", "mcp-inspector")
+    if not os.path.exists(binary):
+        log(f"installing {INSPECTOR} (once)")
+        os.makedirs(folder, exist_ok=True)
+        subprocess.run(["npm", "install", "--prefix", folder, "--no-audit", "--no-fund", "--loglevel=error", INSPECTOR], check=True)
+    return binary
+
+
+def llmtool(*args, stdin=None):
+    result = subprocess.run([LLMTOOL, *args], capture_output=True, text=True, input=stdin)
+    return result
+
+
+def expectations(folder):
+    """What the clients must see, from llmtool's own commands."""
+    prompts, renders, schemas = [], [], {}
+    for file in sorted(os.listdir(folder)):
+        path = os.path.join(folder, file)
+        prompt = json.loads(llmtool("export", path, "--to", "mcp-prompt").stdout)
+        tool = json.loads(llmtool("export", path, "--to", "mcp-tool").stdout)
+        prompts.append(prompt["name"])
+        schemas[tool["name"]] = tool["inputSchema"]
+        arguments = {a["name"]: f"value of {a['name']}: \"quoted\" {{{{x}}}} $y" for a in prompt["arguments"] if a["required"]}
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as values:
+            json.dump(arguments, values)
+        text = llmtool("render", path, "--vars", values.name).stdout
+        os.unlink(values.name)
+        renders.append({"name": prompt["name"], "arguments": arguments, "text": text})
+    bad = llmtool("render", os.path.join(folder, "strategy-consultant.json"), "--var", "frameworks=SWOT", "--var", "frameworks=Nope")
+    errors = [line.split("]: ", 1)[1] for line in bad.stderr.splitlines() if line.startswith("error[")]
+    return {"llmtool": LLMTOOL, "folder": folder, "prompts": prompts, "renders": renders, "schemas": schemas, "render_errors": errors}
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_http(folder):
+    port = free_port()
+    process = subprocess.Popen([LLMTOOL, "mcp", "--http", f"127.0.0.1:{port}", "--log-level", "warn", folder])
+    for _ in range(100):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return process, f"http://127.0.0.1:{port}/mcp"
+        except OSError:
+            time.sleep(0.1)
+    process.kill()
+    raise RuntimeError("llmtool mcp --http did not start listening")
+
+
+def main():
+    subprocess.run(["cargo", "build", "-q", "-p", "llmtool"], cwd=ROOT, check=True)
+    python = client_python()
+    inspector_bin = inspector()
+    failures, checks = [], 0
+    with tempfile.TemporaryDirectory() as work:
+        folder = os.path.join(work, "tools")
+        shutil.copytree(EXAMPLES, folder)
+        expected_path = os.path.join(work, "expected.json")
+        expected = expectations(folder)
+        json.dump(expected, open(expected_path, "w", encoding="utf-8"))
+        for transport in ["stdio", "http"]:
+            for mode in MODES:
+                server, target = (None, folder) if transport == "stdio" else start_http(folder)
+                try:
+                    result = subprocess.run([python, "-c", CLIENT, target, mode, expected_path], capture_output=True, text=True, timeout=600)
+                finally:
+                    if server:
+                        server.terminate()
+                        server.wait(timeout=10)
+                checks += 1
+                label = f"Python SDK over {transport}, {mode}"
+                if result.returncode != 0:
+                    failures.append(f"{label}: the client failed:\n{result.stderr[-3000:]}")
+                    continue
+                problems = json.loads(result.stdout.strip().splitlines()[-1])
+                failures += [f"{label}: {p}" for p in problems]
+                log(f"{label}: {'ok' if not problems else f'{len(problems)} problem(s)'}")
+        # MCP Inspector's CLI, over stdio and over HTTP.
+        server_command = ["--", LLMTOOL, "mcp", "--log-level", "warn", folder]
+        http_server, url = start_http(folder)
+        try:
+            for transport, target in [("stdio", server_command), ("http", ["--transport", "http", "--server-url", url])]:
+                listed = subprocess.run([inspector_bin, "--cli", "--method", "tools/list", "--strict", *target], capture_output=True, text=True, timeout=120)
+                checks += 1
+                findings = listed.stderr.strip()
+                if listed.returncode != 0 or findings or len(json.loads(listed.stdout)["tools"]) != len(expected["prompts"]):
+                    failures.append(f"Inspector tools/list --strict over {transport}: exit {listed.returncode}, findings: {findings[-2000:]}")
+                case = next(c for c in expected["renders"] if c["name"] == "teach_me_anything")
+                pairs = [f"{k}={v}" for k, v in case["arguments"].items()]
+                got = subprocess.run([inspector_bin, "--cli", "--method", "prompts/get", "--prompt-name", "teach_me_anything", "--prompt-args", *pairs, *target], capture_output=True, text=True, timeout=120)
+                checks += 1
+                text = json.loads(got.stdout)["messages"][0]["content"]["text"] if got.returncode == 0 else None
+                if text != case["text"]:
+                    failures.append(f"Inspector prompts/get over {transport}: {text!r} != {case['text']!r} ({got.stderr[-1000:]})")
+                log(f"Inspector over {transport}: done")
+        finally:
+            http_server.terminate()
+            http_server.wait(timeout=10)
+    for failure in failures:
+        log(f"FAIL {failure}")
+    log(f"{checks} client runs, {len(failures)} problem(s)")
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
