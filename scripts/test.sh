@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, exactly as CI runs it: formatting, lints, the local model (pulled once),
 # every test (the elisp output checked in Emacs), the prompt-file exports rendered by the
-# peers' own code, llmtool against independent API servers (llama-cpp-python, LiteLLM), and a
+# peers' own code, `llmtool mcp` driven by real MCP clients (the Python SDK, MCP Inspector),
+# llmtool against independent API servers (llama-cpp-python, LiteLLM), and a
 # fuzz smoke run. Installs what the tests need (idempotently) on a fresh machine, so this one
 # command is enough.
 set -euo pipefail

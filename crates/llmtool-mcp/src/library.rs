@@ -228,7 +228,10 @@ pub(crate) fn tool_files(paths: &[PathBuf], problems: &mut Vec<FileProblem>) -> 
     let mut files = BTreeSet::new();
     for path in paths {
         if path.is_dir() {
-            for entry in walkdir::WalkDir::new(path).follow_links(true).sort_by_file_name() {
+            let walk = walkdir::WalkDir::new(path).follow_links(true).sort_by_file_name();
+            // Hidden files and folders (`.git`, editors' backups) are not tools.
+            let visible = walk.into_iter().filter_entry(|e| e.depth() == 0 || !is_hidden(e.path()));
+            for entry in visible {
                 match entry {
                     Ok(entry) if entry.file_type().is_file() && is_tool_file(entry.path()) => {
                         files.insert(entry.path().to_owned());
@@ -248,8 +251,11 @@ pub(crate) fn tool_files(paths: &[PathBuf], problems: &mut Vec<FileProblem>) -> 
     files.into_iter().collect()
 }
 
-/// Whether a file found in a folder is a tool file: `.json`, not hidden.
+/// Whether a file found in a folder is a tool file: `.json`.
 pub(crate) fn is_tool_file(path: &Path) -> bool {
-    let hidden = path.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.'));
-    !hidden && path.extension().is_some_and(|e| e.eq_ignore_ascii_case("json"))
+    path.extension().is_some_and(|e| e.eq_ignore_ascii_case("json"))
+}
+
+fn is_hidden(path: &Path) -> bool {
+    path.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.'))
 }
