@@ -34,6 +34,20 @@ where
     Ok(())
 }
 
+/// Serves the Streamable HTTP endpoint on `listener` until `shutdown` completes.
+pub async fn serve_http(
+    server: &Server,
+    listener: tokio::net::TcpListener,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), std::io::Error> {
+    use axum::serve::ListenerExt as _;
+    // Small JSON-RPC messages: without TCP_NODELAY each response waits on a delayed ACK.
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
+    axum::serve(listener, router(server, None)).with_graceful_shutdown(shutdown).await
+}
+
 /// The Streamable HTTP endpoint as an axum router with the server at [`MCP_PATH`].
 /// `allowed_hosts` lists the `Host` values accepted (loopback ones by default).
 pub fn router(server: &Server, allowed_hosts: Option<Vec<String>>) -> axum::Router {

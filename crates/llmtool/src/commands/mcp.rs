@@ -51,12 +51,10 @@ pub(crate) fn run(args: &McpArgs) -> anyhow::Result<Outcome> {
                 let listener = tokio::net::TcpListener::bind(address).await?;
                 let address = listener.local_addr()?;
                 tracing::info!("serving MCP at http://{address}{}", transport::MCP_PATH);
-                let app = transport::router(&server, None);
-                axum::serve(listener, app)
-                    .with_graceful_shutdown(async {
-                        let _ = tokio::signal::ctrl_c().await;
-                    })
-                    .await?;
+                let shutdown = async {
+                    let _ = tokio::signal::ctrl_c().await;
+                };
+                transport::serve_http(&server, listener, shutdown).await?;
             }
             None => {
                 tracing::info!("serving MCP on standard input and output");
