@@ -103,6 +103,17 @@ async def main():
         await wait_for_change(client, changed, lambda: os.remove(added))
         names = [p.name for p in (await client.list_prompts()).prompts]
         check("added_while_serving" not in names, f"after removing it: {names}")
+        # A file that turns invalid keeps serving its last good version.
+        if mode == "legacy":
+            path = os.path.join(folder, "teach-me-anything.json")
+            good = open(path, encoding="utf-8").read()
+            open(path, "w", encoding="utf-8").write(good[: len(good) // 2])
+            await asyncio.sleep(1.5)
+            case = next(c for c in expected["renders"] if c["name"] == "teach_me_anything")
+            got = await client.get_prompt(case["name"], case["arguments"])
+            check(got.messages[0].content.text == case["text"], "an invalid file replaced its good version")
+            open(path, "w", encoding="utf-8").write(good)
+            await asyncio.sleep(0.5)
     print(json.dumps(failures))
 
 asyncio.run(main())

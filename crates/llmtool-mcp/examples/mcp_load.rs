@@ -3,7 +3,7 @@
 //! SECONDS; prints the throughput and the p50/p99 latency as JSON. The same program loads both
 //! servers, so they are measured alike.
 //!
-//! Usage: mcp_load URL CLIENTS SECONDS PROMPT ARGUMENTS_JSON
+//! Usage: `mcp_load URL CLIENTS SECONDS PROMPT ARGUMENTS_JSON`
 
 use std::time::{Duration, Instant};
 
