@@ -123,6 +123,20 @@ pub(crate) enum ToolFormat {
     SemanticKernel,
 }
 
+/// How `export` and `convert` write their result.
+#[derive(Debug, Args)]
+pub(crate) struct OutputArgs {
+    /// OpenAI strict mode: every key required (optional ones nullable), no other keys.
+    #[arg(long)]
+    pub(crate) strict_schema: bool,
+    #[command(flatten)]
+    pub(crate) elisp: ElispArgs,
+    /// Write into this folder (a file named after the tool; for semantic-kernel, the
+    /// function's folder) instead of standard output.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) out: Option<PathBuf>,
+}
+
 /// The `:function` and `:async` of an elisp form.
 #[derive(Debug, Args)]
 pub(crate) struct ElispArgs {
@@ -175,15 +189,8 @@ pub(crate) struct ExportArgs {
     /// The tool's name in the target (default: made from `prompt_name`).
     #[arg(long)]
     pub(crate) name: Option<String>,
-    /// OpenAI strict mode: every key required (optional ones nullable), no other keys.
-    #[arg(long)]
-    pub(crate) strict_schema: bool,
     #[command(flatten)]
-    pub(crate) elisp: ElispArgs,
-    /// Write into this folder (a file named after the tool; for semantic-kernel, the
-    /// function's folder) instead of standard output.
-    #[arg(long, value_name = "DIR")]
-    pub(crate) out: Option<PathBuf>,
+    pub(crate) output: OutputArgs,
 }
 
 /// Turn a tool from another runtime into a tool file (printed to standard output).
@@ -192,7 +199,7 @@ pub(crate) struct ExportArgs {
     after_help = "Examples:\n  llmtool import weather.json                  # the source format is detected\n  llmtool import weather-tool.el               # a gptel or llm.el form\n  llmtool import tool.json --from anthropic > weather-tool.json\n  llmtool import plugins/Writing/summarize     # a Semantic Kernel function folder"
 )]
 pub(crate) struct ImportArgs {
-    /// The file, or `-` for standard input.
+    /// The file (or a Semantic Kernel function's folder), or `-` for standard input.
     #[arg(value_name = "FILE")]
     pub(crate) file: PathBuf,
     /// Its format (detected when not given).
@@ -214,15 +221,8 @@ pub(crate) struct ConvertArgs {
     pub(crate) from: Option<ToolFormat>,
     #[arg(long, value_enum, value_name = "TARGET")]
     pub(crate) to: ToolFormat,
-    /// OpenAI strict mode (see `export`).
-    #[arg(long)]
-    pub(crate) strict_schema: bool,
     #[command(flatten)]
-    pub(crate) elisp: ElispArgs,
-    /// Write into this folder (a file named after the tool; for semantic-kernel, the
-    /// function's folder) instead of standard output.
-    #[arg(long, value_name = "DIR")]
-    pub(crate) out: Option<PathBuf>,
+    pub(crate) output: OutputArgs,
 }
 
 /// Rewrite tool files in canonical form (in place; `-` for standard input to standard output).

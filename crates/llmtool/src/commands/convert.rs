@@ -28,14 +28,14 @@ pub(crate) fn export(args: &ExportArgs) -> anyhow::Result<Outcome> {
     }
     let target = Target {
         format: args.to,
-        strict: args.strict_schema,
-        elisp: &args.elisp,
+        strict: args.output.strict_schema,
+        elisp: &args.output.elisp,
         name: args.name.as_deref(),
     };
-    target.check_destination(args.out.as_deref())?;
+    target.check_destination(args.output.out.as_deref())?;
     let (output, diagnostics) = target.write_tool(&document)?;
     super::render::print_problems(&name, &document.text, &diagnostics);
-    output.emit(args.out.as_deref())?;
+    output.emit(args.output.out.as_deref())?;
     Ok(Outcome::Ok)
 }
 
@@ -61,9 +61,13 @@ pub(crate) fn convert(args: &ConvertArgs) -> anyhow::Result<Outcome> {
     let Some(loaded) = read(&args.spec, &name, args.from)? else {
         return Ok(Outcome::Problems);
     };
-    let target =
-        Target { format: args.to, strict: args.strict_schema, elisp: &args.elisp, name: None };
-    target.check_destination(args.out.as_deref())?;
+    let target = Target {
+        format: args.to,
+        strict: args.output.strict_schema,
+        elisp: &args.output.elisp,
+        name: None,
+    };
+    target.check_destination(args.output.out.as_deref())?;
     let (output, diagnostics) = match loaded {
         Loaded::Function(function) if !is_prompt_file(args.to) => {
             target.write_function(&function, None)?
@@ -76,7 +80,7 @@ pub(crate) fn convert(args: &ConvertArgs) -> anyhow::Result<Outcome> {
         Loaded::ToolFile(text) => target.write_tool(&llmtool_core::Document::from_text(text))?,
     };
     super::render::print_problems(&name, "", &diagnostics);
-    output.emit(args.out.as_deref())?;
+    output.emit(args.output.out.as_deref())?;
     Ok(Outcome::Ok)
 }
 
