@@ -43,7 +43,10 @@ pub(crate) fn run(args: &McpArgs) -> anyhow::Result<Outcome> {
         Some(McpOnly::Tools) => Only::Tools,
     };
     let server = Server::new(library, Arc::new(runner), only);
-    let _watcher = watch::spawn(server.clone(), args.paths.clone(), options, report)?;
+    // Serving goes on without watching if the system refuses a watch (e.g. inotify limits).
+    let _watcher = watch::spawn(server.clone(), args.paths.clone(), options, report)
+        .inspect_err(|error| tracing::warn!("the files are not watched: {error}"))
+        .ok();
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async {
         match args.http {
