@@ -133,6 +133,16 @@ impl Library {
         self.entries.iter().find(|e| e.name == name)
     }
 
+    /// Whether both libraries give the same `prompts/list` and `tools/list`.
+    pub fn lists_equal(&self, other: &Library) -> bool {
+        self.entries.len() == other.entries.len()
+            && self
+                .entries
+                .iter()
+                .zip(&other.entries)
+                .all(|(a, b)| a.prompt == b.prompt && a.mcp_tool == b.mcp_tool)
+    }
+
     /// The names, for messages that list what exists.
     pub fn names(&self) -> impl Iterator<Item = &str> {
         self.entries.iter().map(|e| e.name.as_str())

@@ -69,14 +69,19 @@ impl Server {
         self.shared.library.read().map_or_else(|p| p.into_inner().clone(), |l| l.clone())
     }
 
-    /// Serves `library` from now on and tells every connected client that the lists changed.
+    /// Serves `library` from now on. Connected clients are told when what they list changed
+    /// (a change that only affects rendering or running, such as a parameter, is served
+    /// without a notification).
     pub fn replace(&self, library: Library) {
-        match self.shared.library.write() {
-            Ok(mut current) => *current = Arc::new(library),
-            Err(poisoned) => *poisoned.into_inner() = Arc::new(library),
+        let library = Arc::new(library);
+        let previous = match self.shared.library.write() {
+            Ok(mut current) => std::mem::replace(&mut *current, library.clone()),
+            Err(poisoned) => std::mem::replace(&mut *poisoned.into_inner(), library.clone()),
+        };
+        if !previous.lists_equal(&library) {
+            // No receiver means no client is connected: nothing to tell.
+            let _ = self.shared.changes.send(());
         }
-        // No receiver means no client is connected: nothing to tell.
-        let _ = self.shared.changes.send(());
     }
 
     fn entry(&self, name: &str, kind: &str) -> Result<(Arc<Library>, usize), ErrorData> {

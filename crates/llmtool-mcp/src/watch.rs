@@ -44,22 +44,8 @@ pub fn spawn(
             let previous = server.library();
             let (library, problems) = Library::load(&paths, &options, Some(&previous));
             report(&problems, &library);
-            if !same_tools(&previous, &library) {
-                server.replace(library);
-            }
+            server.replace(library);
         }
     });
     Ok(watcher)
-}
-
-/// Whether two libraries serve the same prompts and tools.
-fn same_tools(a: &Library, b: &Library) -> bool {
-    a.entries().len() == b.entries().len()
-        && a.entries().iter().zip(b.entries()).all(|(x, y)| {
-            x.name == y.name
-                && x.path == y.path
-                && x.prompt == y.prompt
-                && x.mcp_tool == y.mcp_tool
-                && x.tool.prompt() == y.tool.prompt()
-        })
 }

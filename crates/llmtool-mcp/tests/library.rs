@@ -82,3 +82,48 @@ fn avatars_become_icons() {
     let prompt = serde_json::to_value(&entry.prompt).unwrap();
     assert_eq!(prompt["icons"][0], icon);
 }
+
+#[test]
+fn the_watcher_serves_every_change_even_one_that_leaves_the_lists_alone() {
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    struct Unused;
+    impl llmtool_mcp::Runner for Unused {
+        fn is_remote(&self) -> bool {
+            false
+        }
+        fn run(&self, _: llmtool_core::model::Tool, _: String) -> llmtool_mcp::RunFuture {
+            Box::pin(async { Err("not run here".to_owned()) })
+        }
+    }
+
+    let folder = tempfile::tempdir().unwrap();
+    let tool = |temperature: f64| {
+        json!({
+            "model_prompt": "Hello {{name}}",
+            "metadata": { "prompt_name": "Greeter", "description": "d", "parameters": { "temperature": temperature } },
+        })
+        .to_string()
+    };
+    std::fs::write(folder.path().join("t.json"), tool(0.2)).unwrap();
+    let paths = vec![folder.path().to_owned()];
+    let options = LibraryOptions::default();
+    let (library, _) = Library::load(&paths, &options, None);
+    let server = llmtool_mcp::Server::new(library, Arc::new(Unused), llmtool_mcp::Only::Both);
+    let watcher = llmtool_mcp::watch::spawn(server.clone(), paths, options, |_, _| {}).unwrap();
+    // A parameter is in no list: only a run shows the change.
+    std::thread::sleep(Duration::from_millis(200));
+    std::fs::write(folder.path().join("t.json"), tool(0.9)).unwrap();
+    let temperature = |server: &llmtool_mcp::Server| {
+        let library = server.library();
+        let parameters = library.get("greeter").unwrap().tool.metadata.clone().unwrap().parameters;
+        parameters.unwrap().temperature.unwrap().value
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while (temperature(&server) - 0.9).abs() > f64::EPSILON {
+        assert!(Instant::now() < deadline, "the changed parameter was never served");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    drop(watcher);
+}
