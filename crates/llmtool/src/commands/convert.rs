@@ -90,6 +90,9 @@ enum Loaded {
     ToolFile(String),
 }
 
+/// Why a Semantic Kernel export cannot go to standard output.
+const FOLDER_NEEDS_OUT: &str = "a Semantic Kernel function is a folder: say where with `--out DIR`";
+
 /// What a conversion gives: JSON, a text file, or a Semantic Kernel function's folder.
 enum Output {
     Json { value: serde_json::Value, name: String },
@@ -110,9 +113,7 @@ impl Output {
             Output::Text { text, name, extension } => (text.clone(), name, *extension),
             Output::Folder(function) => {
                 let Some(out) = out else {
-                    anyhow::bail!(
-                        "a Semantic Kernel function is a folder: say where with `--out DIR`"
-                    );
+                    anyhow::bail!(FOLDER_NEEDS_OUT);
                 };
                 let folder = out.join(&function.name);
                 std::fs::create_dir_all(&folder).map_err(|e| {
@@ -162,7 +163,7 @@ impl Target<'_> {
             return Ok(());
         }
         if out.is_none() {
-            anyhow::bail!("a Semantic Kernel function is a folder: say where with `--out DIR`");
+            anyhow::bail!(FOLDER_NEEDS_OUT);
         }
         if let Some(name) = self.name
             && !semantic_kernel::is_function_name(name)
