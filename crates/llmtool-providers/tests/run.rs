@@ -35,7 +35,7 @@ fn run_request(mock: &Mock, features: Features, spec: OutputSpec) -> RunRequest 
         vertex_path: None,
     };
     RunRequest {
-        target: Target { endpoint, model: "m".into() },
+        target: Target::new(endpoint, "m"),
         prompt: "Should we launch?".into(),
         params: Params::default(),
         spec,

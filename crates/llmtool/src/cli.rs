@@ -64,9 +64,13 @@ pub(crate) struct McpArgs {
     /// The provider config file.
     #[arg(long, value_name = "FILE", env = "LLMTOOL_CONFIG")]
     pub(crate) config: Option<PathBuf>,
-    /// Download the local model if a tool needs it and it is not installed.
+    /// Download the local model at start if it is not installed (never later, because a
+    /// client asked).
     #[arg(long, short)]
     pub(crate) yes: bool,
+    /// Let tool files name model files (`local:PATH.gguf` in their `model_version`).
+    #[arg(long)]
+    pub(crate) allow_local_paths: bool,
     /// Give up on a model's answer after this long.
     #[arg(long, default_value_t = 600, value_name = "SECONDS")]
     pub(crate) timeout: u64,
@@ -329,6 +333,9 @@ pub(crate) struct RunArgs {
     /// Download the local model without asking, if it is not installed yet.
     #[arg(long, short)]
     pub(crate) yes: bool,
+    /// Let the tool file name a model file (`local:PATH.gguf` in its `model_version`).
+    #[arg(long)]
+    pub(crate) allow_local_paths: bool,
     /// The local model's random seed (the same seed gives the same answer).
     #[arg(long)]
     pub(crate) seed: Option<u64>,

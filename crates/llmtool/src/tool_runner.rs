@@ -2,6 +2,7 @@
 //! (`llmtool mcp`): the same choice of model and the same enforcement of the expected output
 //! as `llmtool run`, without a terminal.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -12,7 +13,9 @@ use llmtool_local::LocalModel;
 use llmtool_local::provider::LocalEngine;
 use llmtool_mcp::{RunFuture, Runner};
 use llmtool_providers::engine::{Backend, Engine};
-use llmtool_providers::resolve::Providers;
+use llmtool_providers::resolve::{DEFAULT_LOCAL_MODEL, Providers, Target};
+
+use crate::commands::model::{Fetch, local_model_path};
 use llmtool_providers::run::{RunOptions, RunRequest, run as run_tool};
 use llmtool_providers::transport::{RetryPolicy, Timeouts, Transport};
 use llmtool_providers::{ApiKind, Params};
@@ -27,10 +30,10 @@ struct Inner {
     model: Option<String>,
     provider: Option<String>,
     transport: Transport,
-    /// May the local model be downloaded when missing.
-    fetch_local: bool,
-    /// The local model, loaded on first use.
-    local: Mutex<Option<Arc<dyn Engine>>>,
+    /// May tool files name model files.
+    allow_local_paths: bool,
+    /// The local models, each loaded on first use, by name or path.
+    local: Mutex<HashMap<String, Arc<dyn Engine>>>,
 }
 
 impl ProviderRunner {
@@ -39,13 +42,38 @@ impl ProviderRunner {
         model: Option<String>,
         provider: Option<String>,
         timeout: Duration,
-        fetch_local: bool,
+        allow_local_paths: bool,
     ) -> anyhow::Result<Self> {
         let timeouts = Timeouts { total: timeout, ..Timeouts::default() };
         let transport = Transport::new(timeouts, RetryPolicy::default())?;
-        let inner =
-            Inner { providers, model, provider, transport, fetch_local, local: Mutex::new(None) };
+        let inner = Inner {
+            providers,
+            model,
+            provider,
+            transport,
+            allow_local_paths,
+            local: Mutex::default(),
+        };
         Ok(Self { inner: Arc::new(inner) })
+    }
+}
+
+impl ProviderRunner {
+    /// Whether some of `tools` would run on the embedded default model: `--yes` pulls it at
+    /// start for them, since a server never downloads because a client asked.
+    pub(crate) fn needs_default_local_model<'a>(
+        &self,
+        tools: impl IntoIterator<Item = &'a Tool>,
+    ) -> bool {
+        let inner = &self.inner;
+        let mut models: Vec<Vec<&str>> = tools.into_iter().map(Tool::models).collect();
+        models.push(Vec::new());
+        models.iter().any(|tool_models| {
+            inner
+                .providers
+                .resolve(inner.model.as_deref(), inner.provider.as_deref(), tool_models)
+                .is_ok_and(|t| t.endpoint.api == ApiKind::Local && t.model == DEFAULT_LOCAL_MODEL)
+        })
     }
 }
 
@@ -67,14 +95,14 @@ impl Runner for ProviderRunner {
 impl Inner {
     async fn run(&self, tool: &Tool, prompt: String) -> Result<String, String> {
         let metadata = tool.metadata.as_ref();
-        let tool_models: Vec<&str> = metadata
-            .and_then(|m| m.model_version.as_ref())
-            .map(|list| list.value.iter().map(|m| m.value.as_str()).collect())
-            .unwrap_or_default();
+        let tool_models = tool.models();
         let target = self
             .providers
             .resolve(self.model.as_deref(), self.provider.as_deref(), &tool_models)
             .map_err(|e| e.to_string())?;
+        if let Some(note) = &target.note {
+            tracing::info!("{note}");
+        }
         let request = RunRequest {
             price: self.providers.price(&target),
             target,
@@ -84,7 +112,7 @@ impl Inner {
         };
         let options = RunOptions { stream: false, max_repairs: 2, raw: false, live: false };
         let backend = if request.target.endpoint.api == ApiKind::Local {
-            Backend::Local(self.local_engine(&request.target.model).await?)
+            Backend::Local(self.local_engine(&request.target).await?)
         } else {
             Backend::Http(&self.transport)
         };
@@ -101,22 +129,23 @@ impl Inner {
         }
     }
 
-    /// The local model `name`, loaded once (off the async threads: it reads a large file).
-    async fn local_engine(&self, name: &str) -> Result<Arc<dyn Engine>, String> {
-        if let Some(engine) = self.local.lock().map_err(|e| e.to_string())?.clone() {
-            return Ok(engine);
+    /// The local model of `target`, loaded once (off the async threads: it reads a large
+    /// file). A missing model is an error: a server never downloads because a client asked.
+    async fn local_engine(&self, target: &Target) -> Result<Arc<dyn Engine>, String> {
+        if let Some(engine) = self.local.lock().map_err(|e| e.to_string())?.get(&target.model) {
+            return Ok(engine.clone());
         }
-        let name = name.to_owned();
-        let fetch = self.fetch_local;
+        let model = target.clone();
+        let allow_paths = self.allow_local_paths;
         let engine = tokio::task::spawn_blocking(move || -> anyhow::Result<Arc<dyn Engine>> {
-            let path: PathBuf = crate::commands::model::local_model_path(&name, fetch)?;
+            let path: PathBuf = local_model_path(&model, Fetch::Never, allow_paths)?;
             let model = LocalModel::load(&path)?;
             Ok(Arc::new(LocalEngine::new(model, None)))
         })
         .await
         .map_err(|e| e.to_string())?
         .map_err(|e| e.to_string())?;
-        let mut slot = self.local.lock().map_err(|e| e.to_string())?;
-        Ok(slot.get_or_insert(engine).clone())
+        let mut loaded = self.local.lock().map_err(|e| e.to_string())?;
+        Ok(loaded.entry(target.model.clone()).or_insert(engine).clone())
     }
 }

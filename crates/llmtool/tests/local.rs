@@ -103,6 +103,6 @@ fn a_file_that_is_not_a_model_is_a_clear_error() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("is not a GGUF file"), "{stderr}");
+    assert!(stderr.contains("is not a `.gguf` file"), "{stderr}");
     assert_eq!(stderr.trim().lines().count(), 1, "one clear line, no backtrace: {stderr}");
 }

@@ -289,4 +289,13 @@ impl Tool {
     pub fn name(&self) -> Option<&str> {
         self.metadata.as_ref()?.prompt_name.as_ref().map(Spanned::as_str)
     }
+
+    /// The models of `metadata.model_version`, in order (empty when there are none).
+    pub fn models(&self) -> Vec<&str> {
+        self.metadata
+            .as_ref()
+            .and_then(|m| m.model_version.as_ref())
+            .map(|list| list.value.iter().map(|m| m.value.as_str()).collect())
+            .unwrap_or_default()
+    }
 }

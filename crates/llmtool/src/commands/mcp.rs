@@ -26,17 +26,24 @@ pub(crate) fn run(args: &McpArgs) -> anyhow::Result<Outcome> {
         }
     }
     let providers = settings::load_providers(args.config.as_deref())?;
+    let allow_local_paths = args.allow_local_paths || providers.config.allow_local_paths;
     let runner = ProviderRunner::new(
         providers,
         args.model.clone(),
         args.provider.clone(),
         Duration::from_secs(args.timeout.max(1)),
-        args.yes,
+        allow_local_paths,
     )?;
     let options =
         LibraryOptions { name_prefix: args.name_prefix.clone(), remote: runner.is_remote() };
     let (library, problems) = Library::load(&args.paths, &options, None);
     report(&problems, &library);
+    if args.yes && runner.needs_default_local_model(library.entries().iter().map(|e| &e.tool)) {
+        let spec = &llmtool_local::store::DEFAULT_MODEL;
+        if llmtool_local::store::installed_path(spec)?.is_none() {
+            crate::commands::model::pull(spec, None)?;
+        }
+    }
     let only = match args.only {
         None => Only::Both,
         Some(McpOnly::Prompts) => Only::Prompts,

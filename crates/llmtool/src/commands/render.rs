@@ -58,10 +58,7 @@ pub(crate) fn run(args: &RenderArgs) -> anyhow::Result<Outcome> {
                     .map(|(spec, value)| (spec.name.clone(), value_json(value)))
                     .collect(),
                 parameters: meta.and_then(|m| m.parameters.as_ref()),
-                model_version: meta
-                    .and_then(|m| m.model_version.as_ref())
-                    .map(|list| list.value.iter().map(|v| v.value.as_str()).collect())
-                    .unwrap_or_default(),
+                model_version: tool.models(),
                 expected_output: meta.and_then(|m| m.expected_output.as_ref()),
             };
             let mut text = serde_json::to_string_pretty(&rendered)?;

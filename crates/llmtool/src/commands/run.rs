@@ -18,6 +18,7 @@ use llmtool_providers::{Params, ProviderError};
 
 use crate::Outcome;
 use crate::cli::{RunArgs, RunFormat};
+use crate::commands::model::{Fetch, local_model_path};
 use crate::commands::render::{load_tool, read_inputs};
 use crate::{io, settings};
 
@@ -44,14 +45,12 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<Outcome> {
         }
     };
     let providers = settings::load_providers(args.config.as_deref())?;
-    let tool_models: Vec<&str> = tool
-        .metadata
-        .as_ref()
-        .and_then(|m| m.model_version.as_ref())
-        .map(|list| list.value.iter().map(|m| m.value.as_str()).collect())
-        .unwrap_or_default();
+    let tool_models = tool.models();
     let target =
         providers.resolve(args.model.as_deref(), args.provider.as_deref(), &tool_models)?;
+    if let Some(note) = &target.note {
+        eprintln!("note: {note}");
+    }
     let params = Params::from_tool(tool.metadata.as_ref().and_then(|m| m.parameters.as_ref()));
     let request = RunRequest {
         price: providers.price(&target),
@@ -89,7 +88,9 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<Outcome> {
         RetryPolicy { max_retries: args.retries, ..RetryPolicy::default() },
     )?;
     let backend = if local {
-        let path = super::model::local_model_path(&request.target.model, args.yes)?;
+        let fetch = if args.yes { Fetch::Yes } else { Fetch::Ask };
+        let allow_paths = args.allow_local_paths || providers.config.allow_local_paths;
+        let path = local_model_path(&request.target, fetch, allow_paths)?;
         let model = LocalModel::load(&path)?;
         Backend::Local(Arc::new(LocalEngine::new(model, args.seed)))
     } else {

@@ -1,0 +1,217 @@
+//! What llmtool promises in `docs/security.md`, checked on the binary: a tool file cannot make
+//! it open a path, a server never downloads because a client asked, a chosen provider runs a
+//! model it can serve, and every API is listed.
+
+#![allow(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
+
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn example(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples").join(name)
+}
+
+/// The binary with no provider configured, models kept in `models`.
+fn command(models: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_llmtool"));
+    clean_environment(&mut command, models);
+    command
+}
+
+/// No provider configured, models kept in `models`.
+fn clean_environment(command: &mut Command, models: &Path) {
+    command
+        .env("NO_COLOR", "1")
+        .env("XDG_CONFIG_HOME", "/nonexistent")
+        .env("LLMTOOL_MODELS_DIR", models)
+        .stdin(Stdio::null());
+    for variable in ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "LLMTOOL_MODEL"] {
+        command.env_remove(variable);
+    }
+}
+
+fn run(models: &Path, args: &[&str]) -> Output {
+    command(models).args(args).output().unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A tool whose model list names `model`.
+fn tool_naming(dir: &Path, model: &str) -> PathBuf {
+    let path = dir.join("tool.json");
+    let tool = serde_json::json!({
+        "model_prompt": "Say hi to {{who}}.",
+        "metadata": {
+            "prompt_name": "Greeter",
+            "model_version": [model],
+            "variables": [{"name": "who", "type": "text", "default": "you"}]
+        }
+    });
+    std::fs::write(&path, tool.to_string()).unwrap();
+    path
+}
+
+#[test]
+fn a_tool_file_cannot_make_llmtool_open_a_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let secret = dir.path().join("secret.gguf");
+    std::fs::write(&secret, "api_key = \"do-not-show-me\"\n").unwrap();
+    let tool = tool_naming(dir.path(), &format!("local:{}", secret.display()));
+    let tool = tool.to_str().unwrap();
+    let out = run(dir.path(), &["run", tool]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--allow-local-paths"), "{stderr}");
+    // Allowed, the file is opened and refused as what it is, without showing its bytes.
+    let out = run(dir.path(), &["run", tool, "--allow-local-paths"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("not a GGUF file") && !stderr.contains("do-not-show-me"), "{stderr}");
+    // A device is not read, even when allowed.
+    let tool = tool_naming(dir.path(), "local:/dev/zero");
+    let out = run(dir.path(), &["run", tool.to_str().unwrap(), "--allow-local-paths"]);
+    assert!(text(&out.stderr).contains("not a `.gguf` file"), "{}", text(&out.stderr));
+    // The user may name a file on the command line without the flag.
+    let out = run(
+        dir.path(),
+        &["run", tool.to_str().unwrap(), "--model", &format!("local:{}", secret.display())],
+    );
+    assert!(text(&out.stderr).contains("not a GGUF file"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn a_chosen_provider_runs_a_model_it_can_serve() {
+    let dir = tempfile::tempdir().unwrap();
+    let tool = example("teach-me-anything.json");
+    let out = run(
+        dir.path(),
+        &[
+            "run",
+            tool.to_str().unwrap(),
+            "--var",
+            "topic=tides",
+            "--provider",
+            "local",
+            "--dry-run",
+        ],
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let shown: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (shown["provider"].as_str(), shown["model"].as_str()),
+        (Some("local"), Some("smollm2"))
+    );
+    assert!(
+        stderr.contains("note: local model cannot serve `gpt-4o-mini`; running its default model `smollm2` instead"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn providers_lists_every_api() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = command(dir.path())
+        .args(["providers", "--format", "json"])
+        .env_remove("GOOGLE_CLOUD_PROJECT")
+        .output()
+        .unwrap();
+    let statuses: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let apis: Vec<&str> =
+        statuses.as_array().unwrap().iter().map(|s| s["api"].as_str().unwrap()).collect();
+    for api in ["openai", "anthropic", "gemini", "vertex", "local"] {
+        assert!(apis.contains(&api), "{api} is not listed: {apis:?}");
+    }
+}
+
+/// Sends JSON-RPC lines to `llmtool mcp` over stdio and returns the answer to request `id`.
+fn ask(
+    stdin: &mut std::process::ChildStdin,
+    lines: &mut impl Iterator<Item = String>,
+    message: &serde_json::Value,
+) -> serde_json::Value {
+    writeln!(stdin, "{message}").unwrap();
+    stdin.flush().unwrap();
+    let id = &message["id"];
+    lines
+        .map(|line| serde_json::from_str::<serde_json::Value>(&line).unwrap())
+        .find(|answer| &answer["id"] == id)
+        .unwrap()
+}
+
+#[test]
+fn an_mcp_server_never_downloads_because_a_client_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let models = dir.path().join("models");
+    let tools = dir.path().join("tools");
+    std::fs::create_dir_all(&tools).unwrap();
+    tool_naming(&tools, "local");
+    let mut child = command(&models)
+        .args(["mcp", "--log-level", "error"])
+        .arg(&tools)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines().map(Result::unwrap);
+    let initialize = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}});
+    ask(&mut stdin, &mut lines, &initialize);
+    writeln!(
+        stdin,
+        "{}",
+        serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    )
+    .unwrap();
+    let listed = ask(
+        &mut stdin,
+        &mut lines,
+        &serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+    );
+    let name = listed["result"]["tools"][0]["name"].as_str().unwrap().to_owned();
+    let call = serde_json::json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": name, "arguments": {"who": "Ada"}}});
+    let answer = ask(&mut stdin, &mut lines, &call);
+    drop(stdin);
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    let message = answer["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        message.contains("not installed") && message.contains("llmtool model pull"),
+        "{message}"
+    );
+    let fetched = std::fs::read_dir(&models).map_or(0, Iterator::count);
+    assert_eq!(fetched, 0, "nothing was written to the models folder");
+}
+
+#[test]
+fn the_download_question_defaults_to_no() {
+    let dir = tempfile::tempdir().unwrap();
+    let tool = example("teach-me-anything.json");
+    // `script` (util-linux) gives the binary a terminal, so that it asks; Enter alone answers.
+    let line = format!(
+        "{} run {} --var topic=x --model local",
+        env!("CARGO_BIN_EXE_llmtool"),
+        tool.display()
+    );
+    let mut shell = Command::new("sh");
+    clean_environment(&mut shell, dir.path());
+    let mut child = shell
+        .args(["-c", "exec script -qec \"$0\" /dev/null", &line])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"\n").unwrap();
+    let out = child.wait_with_output().unwrap();
+    let shown = text(&out.stdout) + &text(&out.stderr);
+    assert!(shown.contains("[y/N]") && shown.contains("not downloaded"), "{shown}");
+    assert_eq!(out.status.code(), Some(2), "{shown}");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "nothing was fetched");
+}
