@@ -6,14 +6,16 @@
 //! answers the protocol, [`Runner`] is how a tool reaches a model (the caller supplies it), and
 //! [`watch`] keeps the library in step with the files.
 
+mod guard;
 mod icons;
 mod library;
 mod prompts;
 mod server;
+mod sessions;
 mod tools;
 pub mod transport;
 pub mod watch;
 
 pub use library::{ANSWER_KEY, Entry, FileProblem, Library, LibraryOptions, Structured};
-pub use server::{Only, Server};
+pub use server::{Only, RunLimits, SERVER_BUSY, Server};
 pub use tools::{RunFuture, Runner};

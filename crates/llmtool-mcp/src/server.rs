@@ -1,16 +1,19 @@
 //! The MCP server: each tool file as a prompt and as a tool, with completions and list-changed
 //! notifications, for the `initialize` protocol revisions and the stateless 2026-07-28 one.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
+use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CompletionInfo,
-    GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult, ListToolsResult,
-    PaginatedRequestParams, Reference, ServerCapabilities, ServerConfig, SubscriptionFilter,
+    ErrorCode, GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
+    ListToolsResult, PaginatedRequestParams, Reference, ServerCapabilities, ServerConfig,
+    SubscriptionFilter,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
-use tokio::sync::broadcast;
+use tokio::sync::{Semaphore, SemaphorePermit, broadcast};
 
 use crate::library::{Entry, Library};
 use crate::prompts;
@@ -35,13 +38,34 @@ impl Only {
     }
 }
 
-/// The state every connection shares: the tools, the runner, and the channel that announces a
-/// changed library.
+/// How many tool runs may go at once, and how many more may wait for their turn; past that,
+/// a `tools/call` is refused with a JSON-RPC error at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunLimits {
+    pub concurrent: usize,
+    pub queued: usize,
+}
+
+impl Default for RunLimits {
+    fn default() -> Self {
+        Self { concurrent: 4, queued: 64 }
+    }
+}
+
+/// The JSON-RPC error code of a `tools/call` refused because too many runs wait already (in
+/// the range JSON-RPC leaves to servers).
+pub const SERVER_BUSY: i32 = -32000;
+
+/// The state every connection shares: the tools, the runner, the channel that announces a
+/// changed library, and the turns of tool runs.
 pub(crate) struct Shared {
     library: RwLock<Arc<Library>>,
     runner: Arc<dyn Runner>,
     only: Only,
     changes: broadcast::Sender<()>,
+    limits: RunLimits,
+    runs: Semaphore,
+    waiting: AtomicUsize,
 }
 
 /// A handle on the served tools: the server for each connection is made from it, and a reload
@@ -59,9 +83,45 @@ impl std::fmt::Debug for Server {
 
 impl Server {
     pub fn new(library: Library, runner: Arc<dyn Runner>, only: Only) -> Server {
+        Self::with_limits(library, runner, only, RunLimits::default())
+    }
+
+    pub fn with_limits(
+        library: Library,
+        runner: Arc<dyn Runner>,
+        only: Only,
+        limits: RunLimits,
+    ) -> Server {
         let (changes, _) = broadcast::channel(16);
-        let shared = Shared { library: RwLock::new(Arc::new(library)), runner, only, changes };
+        let shared = Shared {
+            library: RwLock::new(Arc::new(library)),
+            runner,
+            only,
+            changes,
+            limits,
+            runs: Semaphore::new(limits.concurrent.max(1)),
+            waiting: AtomicUsize::new(0),
+        };
         Server { shared: Arc::new(shared) }
+    }
+
+    /// A turn to run a tool: at once if fewer than `concurrent` run, after waiting if fewer
+    /// than `queued` wait, else a "busy" error.
+    async fn run_turn(&self) -> Result<SemaphorePermit<'_>, ErrorData> {
+        let shared = &self.shared;
+        if let Ok(permit) = shared.runs.try_acquire() {
+            return Ok(permit);
+        }
+        let ahead = shared.waiting.fetch_add(1, Ordering::SeqCst);
+        let _waiting = Waiting(&shared.waiting);
+        if ahead >= shared.limits.queued {
+            let message = format!(
+                "the server is busy: {} tool runs are running and {} waiting; try again later",
+                shared.limits.concurrent, shared.limits.queued
+            );
+            return Err(ErrorData::new(ErrorCode(SERVER_BUSY), message, None));
+        }
+        shared.runs.acquire().await.map_err(|e| ErrorData::internal_error(e.to_string(), None))
     }
 
     /// The tools served now.
@@ -100,16 +160,25 @@ impl Server {
         }
     }
 
+    /// Tells `peer` of each change until its session ends (checked every few seconds, so that
+    /// a closed session's task does not live on until the next change).
     async fn announce_changes(&self, peer: rmcp::Peer<RoleServer>) {
         let mut changes = self.shared.changes.subscribe();
+        let mut check = tokio::time::interval(Duration::from_secs(5));
         loop {
-            match changes.recv().await {
-                Ok(()) | Err(broadcast::error::RecvError::Lagged(_)) => {
-                    if self.notify(&peer).await.is_err() || peer.is_transport_closed() {
-                        return;
+            tokio::select! {
+                received = changes.recv() => match received {
+                    Ok(()) | Err(broadcast::error::RecvError::Lagged(_)) => {
+                        if self.notify(&peer).await.is_err() {
+                            return;
+                        }
                     }
-                }
-                Err(broadcast::error::RecvError::Closed) => return,
+                    Err(broadcast::error::RecvError::Closed) => return,
+                },
+                _ = check.tick() => {}
+            }
+            if peer.is_transport_closed() {
+                return;
             }
         }
     }
@@ -122,6 +191,15 @@ impl Server {
             peer.notify_tool_list_changed().await?;
         }
         Ok(())
+    }
+}
+
+/// Counts a waiter for as long as it waits, however the wait ends.
+struct Waiting<'a>(&'a AtomicUsize);
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -226,6 +304,7 @@ impl ServerHandler for Server {
         }
         let (library, index) = self.entry(&request.name, "tool")?;
         let entry = entry_of(&library, index);
+        let _turn = self.run_turn().await?;
         Ok(tools::call(entry, request.arguments.as_ref(), self.shared.runner.as_ref()).await.into())
     }
 

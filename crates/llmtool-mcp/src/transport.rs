@@ -3,11 +3,17 @@
 
 use std::sync::Arc;
 
+use std::time::Duration;
+
+use axum::extract::connect_info::Connected;
+use axum::serve::{IncomingStream, Listener};
 use rmcp::ServiceExt;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
 use crate::Server;
+pub use crate::guard::Connection;
+use crate::guard::{self, Guard};
+use crate::sessions::BoundedSessions;
 
 /// The path the HTTP transport answers on.
 pub const MCP_PATH: &str = "/mcp";
@@ -34,32 +40,104 @@ where
     Ok(())
 }
 
+/// The limits and access rules of the HTTP endpoint.
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    /// `Host` values accepted besides loopback names from this machine and the address the
+    /// server was reached at (`name` or `name:port`).
+    pub allowed_hosts: Vec<String>,
+    /// Browser `Origin`s accepted besides loopback ones (`scheme://host[:port]`).
+    pub allowed_origins: Vec<String>,
+    /// The bearer token every request must carry (`Authorization: Bearer TOKEN`).
+    pub token: Option<String>,
+    /// Sessions alive at once; past it, the least recently used one is closed.
+    pub max_sessions: usize,
+    /// A session with no request for this long is closed.
+    pub session_idle: Duration,
+    pub max_body_bytes: usize,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        Self {
+            allowed_hosts: Vec::new(),
+            allowed_origins: Vec::new(),
+            token: None,
+            max_sessions: 256,
+            session_idle: Duration::from_secs(120),
+            max_body_bytes: 4 << 20,
+        }
+    }
+}
+
 /// Serves the Streamable HTTP endpoint on `listener` until `shutdown` completes.
 pub async fn serve_http(
     server: &Server,
     listener: tokio::net::TcpListener,
+    options: &HttpOptions,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), std::io::Error> {
-    use axum::serve::ListenerExt as _;
-    // Small JSON-RPC messages: without TCP_NODELAY each response waits on a delayed ACK.
-    let listener = listener.tap_io(|tcp| {
-        let _ = tcp.set_nodelay(true);
-    });
-    axum::serve(listener, router(server, None)).with_graceful_shutdown(shutdown).await
+    let app = router(server, options).into_make_service_with_connect_info::<Connection>();
+    axum::serve(McpListener(listener), app).with_graceful_shutdown(shutdown).await
 }
 
-/// The Streamable HTTP endpoint as an axum router with the server at [`MCP_PATH`].
-/// `allowed_hosts` lists the `Host` values accepted (loopback ones by default).
-pub fn router(server: &Server, allowed_hosts: Option<Vec<String>>) -> axum::Router {
-    let mut config = StreamableHttpServerConfig::default();
-    if let Some(hosts) = allowed_hosts {
-        config.allowed_hosts = hosts;
-    }
+/// The Streamable HTTP endpoint as an axum router with the server at [`MCP_PATH`], behind the
+/// checks of `options`. Mounted elsewhere, the router sees the client's address only if the
+/// outer server provides `ConnectInfo<Connection>`; without it, only allowed hosts pass.
+pub fn router(server: &Server, options: &HttpOptions) -> axum::Router {
+    // The guard checks Host and Origin itself, knowing where each connection came from.
+    let config = StreamableHttpServerConfig::default()
+        .disable_allowed_hosts()
+        .disable_allowed_origins()
+        .with_max_request_body_bytes(options.max_body_bytes);
+    let sessions = Arc::new(BoundedSessions::new(options.max_sessions, options.session_idle));
     let server = server.clone();
-    let service = StreamableHttpService::new(
-        move || Ok(server.clone()),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
-    axum::Router::new().route_service(MCP_PATH, service)
+    let service = StreamableHttpService::new(move || Ok(server.clone()), sessions, config);
+    let guard = Arc::new(Guard {
+        allowed_hosts: options.allowed_hosts.clone(),
+        allowed_origins: options.allowed_origins.clone(),
+        token: options.token.clone(),
+        max_body_bytes: options.max_body_bytes,
+    });
+    axum::Router::new()
+        .route_service(MCP_PATH, service)
+        .layer(axum::middleware::from_fn_with_state(guard, guard::check))
+}
+
+/// A TCP listener that tells each request where its connection came from and arrived at.
+struct McpListener(tokio::net::TcpListener);
+
+impl Listener for McpListener {
+    type Io = tokio::net::TcpStream;
+    type Addr = std::net::SocketAddr;
+
+    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
+        loop {
+            match self.0.accept().await {
+                Ok((stream, peer)) => {
+                    // Small JSON-RPC messages: without TCP_NODELAY each answer waits on a
+                    // delayed ACK.
+                    let _ = stream.set_nodelay(true);
+                    return (stream, peer);
+                }
+                // Out of file descriptors and the like: wait rather than spin.
+                Err(error) => {
+                    tracing::warn!("accepting a connection failed: {error}");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            }
+        }
+    }
+
+    fn local_addr(&self) -> std::io::Result<Self::Addr> {
+        self.0.local_addr()
+    }
+}
+
+impl Connected<IncomingStream<'_, McpListener>> for Connection {
+    fn connect_info(stream: IncomingStream<'_, McpListener>) -> Self {
+        let peer = *stream.remote_addr();
+        let local = stream.io().local_addr().unwrap_or(peer);
+        Connection { peer, local }
+    }
 }

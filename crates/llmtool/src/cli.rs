@@ -46,6 +46,8 @@ pub(crate) struct McpArgs {
     /// Serve Streamable HTTP at `http://ADDR/mcp` instead of standard input and output.
     #[arg(long, value_name = "ADDR")]
     pub(crate) http: Option<std::net::SocketAddr>,
+    #[command(flatten)]
+    pub(crate) http_options: McpHttpArgs,
     /// Serve only the prompts, or only the tools.
     #[arg(long, value_enum)]
     pub(crate) only: Option<McpOnly>,
@@ -74,6 +76,36 @@ pub(crate) struct McpArgs {
     /// Give up on a model's answer after this long.
     #[arg(long, default_value_t = 600, value_name = "SECONDS")]
     pub(crate) timeout: u64,
+}
+
+/// Who may reach `llmtool mcp --http`, and how much it holds.
+#[derive(Debug, Args)]
+#[command(next_help_heading = "HTTP access and limits")]
+pub(crate) struct McpHttpArgs {
+    /// A file holding the bearer token every HTTP request must carry.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) token_file: Option<PathBuf>,
+    /// Serve a non-loopback address with no token (anyone who can reach it may run tools).
+    #[arg(long)]
+    pub(crate) insecure_no_auth: bool,
+    /// Accept this `Host` too (`name` or `name:port`; repeat for more).
+    #[arg(long, value_name = "HOST")]
+    pub(crate) allowed_host: Vec<String>,
+    /// Accept requests from this browser origin too (`https://app.example.org`; repeat).
+    #[arg(long, value_name = "ORIGIN")]
+    pub(crate) allowed_origin: Vec<String>,
+    /// Sessions alive at once; past it, the least recently used one is closed.
+    #[arg(long, default_value_t = 256, value_name = "N")]
+    pub(crate) max_sessions: usize,
+    /// Close a session after this long without a request.
+    #[arg(long, default_value_t = 120, value_name = "SECONDS")]
+    pub(crate) session_idle: u64,
+    /// Tool runs at once (stdio too); more wait their turn.
+    #[arg(long, default_value_t = 4, value_name = "N")]
+    pub(crate) max_runs: usize,
+    /// Tool runs that may wait; past that, a call is refused as busy.
+    #[arg(long, default_value_t = 64, value_name = "N")]
+    pub(crate) max_queued_runs: usize,
 }
 
 /// What `llmtool mcp --only` serves.

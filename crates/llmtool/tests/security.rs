@@ -215,3 +215,99 @@ fn the_download_question_defaults_to_no() {
     assert_eq!(out.status.code(), Some(2), "{shown}");
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "nothing was fetched");
 }
+
+#[test]
+fn a_non_loopback_http_address_needs_a_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(dir.path(), &["mcp", "--http", "0.0.0.0:0", dir.path().to_str().unwrap()]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("no token is set") && stderr.contains("--token-file"), "{stderr}");
+    let empty = dir.path().join("token");
+    std::fs::write(&empty, "\n").unwrap();
+    let out = run(
+        dir.path(),
+        &[
+            "mcp",
+            "--http",
+            "0.0.0.0:0",
+            "--token-file",
+            empty.to_str().unwrap(),
+            dir.path().to_str().unwrap(),
+        ],
+    );
+    assert!(text(&out.stderr).contains("is empty"), "{}", text(&out.stderr));
+}
+
+/// The peak resident memory of process `pid`, in bytes.
+fn peak_rss(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    let kb: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+    kb * 1024
+}
+
+#[test]
+fn twenty_thousand_initialize_requests_keep_the_server_small() {
+    let dir = tempfile::tempdir().unwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap();
+    drop(listener);
+    let mut child = command(dir.path())
+        .args(["mcp", "--log-level", "error", "--http", &address.to_string()])
+        .arg(example(""))
+        .spawn()
+        .unwrap();
+    let url = format!("http://{address}/mcp");
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    let (answered, refused) = runtime.block_on(async {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let http = reqwest::Client::new();
+        for _ in 0..100 {
+            if http.get(&url).send().await.is_ok() {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        let body =
+            serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "flood", "version": "1"}}})
+            .to_string();
+        let mut tasks = Vec::new();
+        for _ in 0..8 {
+            let (http, url, body) = (http.clone(), url.clone(), body.clone());
+            tasks.push(tokio::spawn(async move {
+                let (mut answered, mut refused) = (0, 0);
+                for _ in 0..2_500 {
+                    let response = http
+                        .post(&url)
+                        .header("accept", "application/json, text/event-stream")
+                        .header("content-type", "application/json")
+                        .body(body.clone())
+                        .send()
+                        .await
+                        .unwrap();
+                    if response.status() == 200 {
+                        answered += 1;
+                    } else {
+                        refused += 1;
+                    }
+                    let _ = response.bytes().await;
+                }
+                (answered, refused)
+            }));
+        }
+        let mut totals = (0, 0);
+        for task in tasks {
+            let (answered, refused) = task.await.unwrap();
+            totals = (totals.0 + answered, totals.1 + refused);
+        }
+        totals
+    });
+    let peak = peak_rss(child.id());
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!((answered, refused), (20_000, 0), "every initialize is answered");
+    assert!(peak < 200 << 20, "peak RSS {} MB", peak >> 20);
+}

@@ -4,10 +4,16 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use llmtool_mcp::{FileProblem, Library, LibraryOptions, Only, Runner, Server, transport, watch};
+use std::net::SocketAddr;
+
+use anyhow::Context as _;
+use llmtool_mcp::transport::HttpOptions;
+use llmtool_mcp::{
+    FileProblem, Library, LibraryOptions, Only, RunLimits, Runner, Server, transport, watch,
+};
 
 use crate::Outcome;
-use crate::cli::{LogLevel, McpArgs, McpOnly};
+use crate::cli::{LogLevel, McpArgs, McpHttpArgs, McpOnly};
 use crate::settings;
 use crate::tool_runner::ProviderRunner;
 
@@ -25,6 +31,11 @@ pub(crate) fn run(args: &McpArgs) -> anyhow::Result<Outcome> {
             anyhow::bail!("{} does not exist", path.display());
         }
     }
+    // Refuse an unsafe address before anything is loaded or fetched.
+    let http = args
+        .http
+        .map(|address| http_options(address, &args.http_options).map(|o| (address, o)))
+        .transpose()?;
     let providers = settings::load_providers(args.config.as_deref())?;
     let allow_local_paths = args.allow_local_paths || providers.config.allow_local_paths;
     let runner = ProviderRunner::new(
@@ -49,22 +60,26 @@ pub(crate) fn run(args: &McpArgs) -> anyhow::Result<Outcome> {
         Some(McpOnly::Prompts) => Only::Prompts,
         Some(McpOnly::Tools) => Only::Tools,
     };
-    let server = Server::new(library, Arc::new(runner), only);
+    let limits = RunLimits {
+        concurrent: args.http_options.max_runs.max(1),
+        queued: args.http_options.max_queued_runs,
+    };
+    let server = Server::with_limits(library, Arc::new(runner), only, limits);
     // Serving goes on without watching if the system refuses a watch (e.g. inotify limits).
     let _watcher = watch::spawn(server.clone(), args.paths.clone(), options, report)
         .inspect_err(|error| tracing::warn!("the files are not watched: {error}"))
         .ok();
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async {
-        match args.http {
-            Some(address) => {
+        match http {
+            Some((address, options)) => {
                 let listener = tokio::net::TcpListener::bind(address).await?;
                 let address = listener.local_addr()?;
                 tracing::info!("serving MCP at http://{address}{}", transport::MCP_PATH);
                 let shutdown = async {
                     let _ = tokio::signal::ctrl_c().await;
                 };
-                transport::serve_http(&server, listener, shutdown).await?;
+                transport::serve_http(&server, listener, &options, shutdown).await?;
             }
             None => {
                 tracing::info!("serving MCP on standard input and output");
@@ -77,6 +92,39 @@ pub(crate) fn run(args: &McpArgs) -> anyhow::Result<Outcome> {
         anyhow::Ok(())
     })?;
     Ok(Outcome::Ok)
+}
+
+/// The access rules and limits of the HTTP endpoint. A token comes from `--token-file` or
+/// `LLMTOOL_MCP_TOKEN`; an address other than loopback needs one (or `--insecure-no-auth`).
+fn http_options(address: SocketAddr, args: &McpHttpArgs) -> anyhow::Result<HttpOptions> {
+    let token = match &args.token_file {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read the token file `{}`", path.display()))?;
+            let token = text.trim().to_owned();
+            anyhow::ensure!(!token.is_empty(), "the token file `{}` is empty", path.display());
+            Some(token)
+        }
+        None => std::env::var("LLMTOOL_MCP_TOKEN").ok().filter(|t| !t.trim().is_empty()),
+    };
+    if token.is_none() && !address.ip().is_loopback() {
+        if !args.insecure_no_auth {
+            anyhow::bail!(
+                "`--http {address}` is reachable from other machines, and no token is set: pass `--token-file FILE` or set LLMTOOL_MCP_TOKEN (or, knowing that anyone who reaches it may run tools, `--insecure-no-auth`)"
+            );
+        }
+        tracing::warn!(
+            "serving {address} with no token: anyone who can reach it may list and run the tools"
+        );
+    }
+    Ok(HttpOptions {
+        allowed_hosts: args.allowed_host.clone(),
+        allowed_origins: args.allowed_origin.clone(),
+        token,
+        max_sessions: args.max_sessions.max(1),
+        session_idle: Duration::from_secs(args.session_idle.max(1)),
+        ..HttpOptions::default()
+    })
 }
 
 /// Logs the files that cannot be served, and what is served.
