@@ -61,13 +61,14 @@ impl Features {
 }
 
 /// Where and how to send requests.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Clone, PartialEq, Eq, Serialize)]
 pub struct Endpoint {
     /// The provider's short name, as in `--provider` (`openai`, `groq`, `anthropic`, ...).
     pub provider: String,
     /// The provider's name in messages (`OpenAI`, `Groq`, ...).
     pub display: String,
     pub api: ApiKind,
+    #[serde(serialize_with = "serialize_url")]
     pub base_url: String,
     /// The API key, if one is set; never printed.
     #[serde(skip)]
@@ -77,6 +78,23 @@ pub struct Endpoint {
     pub features: Features,
     /// For Vertex AI: `projects/P/locations/L`.
     pub vertex_path: Option<String>,
+}
+
+/// Debug output shows whether a key is set, never the key, nor a password in the URL.
+impl std::fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Endpoint")
+            .field("provider", &self.provider)
+            .field("api", &self.api)
+            .field("base_url", &crate::http::redact_url(&self.base_url))
+            .field("api_key", &self.api_key.as_ref().map(|_| crate::redact::REDACTED))
+            .field("key_variable", &self.key_variable)
+            .finish_non_exhaustive()
+    }
+}
+
+fn serialize_url<S: serde::Serializer>(url: &str, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&crate::http::redact_url(url))
 }
 
 impl Endpoint {

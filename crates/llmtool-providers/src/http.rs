@@ -5,6 +5,8 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
+use crate::redact::{Redactor, redact_userinfo};
+
 /// A header; secret values (API keys) are never printed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Header {
@@ -92,9 +94,30 @@ pub fn header(name: &str, value: &str) -> Header {
     Header { name: name.to_owned(), value: HeaderValue::Plain(value.to_owned()) }
 }
 
-/// Removes a `key=` query parameter from a URL (some APIs accept keys there).
+impl HttpRequest {
+    /// `text` (an error body, say) with this request's secrets replaced: its secret header
+    /// values, the `key=` of its URL, and any URL credentials.
+    pub fn scrub(&self, text: &str) -> String {
+        let headers = self.headers.iter().filter_map(|h| match &h.value {
+            HeaderValue::Secret { secret, .. } => Some(secret.clone()),
+            HeaderValue::Plain(_) => None,
+        });
+        let url_key = self
+            .url
+            .split_once('?')
+            .into_iter()
+            .flat_map(|(_, query)| query.split('&'))
+            .filter_map(|part| part.strip_prefix("key="))
+            .map(str::to_owned);
+        Redactor::new(headers.chain(url_key)).redact(text).into_owned()
+    }
+}
+
+/// Removes a `key=` query parameter and any `user:password@` from a URL (some APIs accept keys
+/// in the query; a base URL may carry credentials).
 pub fn redact_url(url: &str) -> String {
-    let Some((base, query)) = url.split_once('?') else { return url.to_owned() };
+    let url = redact_userinfo(url);
+    let Some((base, query)) = url.split_once('?') else { return url.into_owned() };
     let parts: Vec<String> =
         query
             .split('&')
@@ -124,5 +147,24 @@ mod tests {
         assert!(!shown.contains("sk-secret") && !shown.contains("key=abc"), "{shown}");
         assert!(shown.contains("authorization: Bearer [redacted]"));
         assert!(!serde_json::to_string(&request).unwrap().contains("sk-secret"));
+        assert_eq!(request.scrub("invalid key sk-secret"), "invalid key [redacted]");
+        let request = HttpRequest::post(
+            "Example",
+            "https://u:pw@api.example/v1?key=gemini-key-123",
+            serde_json::json!({}),
+        )
+        .with_header(
+            "x-api-key",
+            HeaderValue::Secret { prefix: "", secret: "sk-ant-0123456789".into() },
+        );
+        assert_eq!(
+            request.scrub("got sk-ant-0123456789 and gemini-key-123"),
+            "got [redacted] and [redacted]"
+        );
+        assert!(
+            request
+                .display_redacted()
+                .starts_with("POST https://[redacted]@api.example/v1?key=[redacted]")
+        );
     }
 }

@@ -11,6 +11,7 @@ use crate::config::{Config, Env};
 use crate::endpoint::{ApiKind, Endpoint, Features};
 use crate::error::ProviderError;
 use crate::presets::{DEFAULT_ALIASES, PRESETS, Preset, preset};
+use crate::redact::Redactor;
 
 /// The model the `local` provider runs when none is named.
 pub const DEFAULT_LOCAL_MODEL: &str = "smollm2";
@@ -207,7 +208,7 @@ impl Providers {
                     ready: self.is_ready(&name),
                     display: endpoint.display,
                     api: endpoint.api,
-                    base_url: endpoint.base_url,
+                    base_url: crate::http::redact_url(&endpoint.base_url),
                     key_variable: endpoint.key_variable,
                     name,
                 })
@@ -352,6 +353,20 @@ impl Providers {
                 endpoint.display
             ))),
         }
+    }
+
+    /// Everything that hides the configured secrets: the value of every key variable a
+    /// provider reads (presets and the config file), and the MCP server's token.
+    pub fn redactor(&self) -> Redactor {
+        let preset_variables = PRESETS.iter().flat_map(|p| p.key_variables.iter().copied());
+        let config_variables =
+            self.config.providers.values().filter_map(|c| c.api_key_env.as_deref());
+        let values = preset_variables
+            .chain(config_variables)
+            .chain(["LLMTOOL_MCP_TOKEN"])
+            .filter_map(|variable| self.env.get(variable))
+            .map(str::to_owned);
+        Redactor::new(values)
     }
 
     /// The price of a model, if the config file lists one.

@@ -101,6 +101,7 @@ impl Transport {
         let client = reqwest::Client::builder()
             .connect_timeout(timeouts.connect)
             .user_agent(concat!("llmtool/", env!("CARGO_PKG_VERSION")))
+            .redirect(same_origin_redirects())
             .build()
             .map_err(|e| ProviderError::Connection(e.to_string()))?;
         Ok(Self { client, timeouts, retry })
@@ -179,29 +180,38 @@ impl Transport {
         let response = match tokio::time::timeout(self.timeouts.first_byte, builder.send()).await {
             Err(_) => return Err(ProviderError::Timeout(TimeoutKind::FirstByte)),
             Ok(Err(error)) if error.is_connect() => {
-                return Err(ProviderError::Connection(connection_message(&error)));
+                return Err(ProviderError::Connection(connection_message(error)));
             }
             Ok(Err(error)) if error.is_timeout() => {
                 return Err(ProviderError::Timeout(TimeoutKind::Connect));
             }
-            Ok(Err(error)) => return Err(ProviderError::Connection(connection_message(&error))),
+            Ok(Err(error)) => return Err(ProviderError::Connection(connection_message(error))),
             Ok(Ok(response)) => response,
         };
         let status = response.status();
+        if status.is_redirection() {
+            return Err(ProviderError::Http {
+                provider: request.provider.clone(),
+                status: status.as_u16(),
+                message: format!(
+                    "redirected to {}, another origin; not followed, so that the key is not sent there (set the provider's base URL to where it should go)",
+                    origin_of(response.headers().get("location"))
+                ),
+            });
+        }
         if !status.is_success() {
             let retry_after = response
                 .headers()
                 .get("retry-after")
                 .and_then(|v| v.to_str().ok())
                 .and_then(parse_retry_after);
-            let body = match tokio::time::timeout(self.timeouts.idle, response.text()).await {
-                Ok(Ok(body)) => body,
-                _ => String::new(),
-            };
+            let body = tokio::time::timeout(self.timeouts.idle, read_bounded(response))
+                .await
+                .unwrap_or_default();
             return Err(ProviderError::from_status(
                 &request.provider,
                 status.as_u16(),
-                &body,
+                &request.scrub(&body),
                 retry_after,
             ));
         }
@@ -221,7 +231,7 @@ impl Transport {
             let body = match tokio::time::timeout(self.timeouts.idle, response.text()).await {
                 Err(_) => return Err(ProviderError::Timeout(TimeoutKind::Idle)),
                 Ok(Err(error)) => {
-                    return Err(ProviderError::Connection(connection_message(&error)));
+                    return Err(ProviderError::Connection(connection_message(error)));
                 }
                 Ok(Ok(body)) => body,
             };
@@ -233,7 +243,7 @@ impl Transport {
             match tokio::time::timeout(self.timeouts.idle, events.next()).await {
                 Err(_) => return Err(ProviderError::Timeout(TimeoutKind::Idle)),
                 Ok(None) => break,
-                Ok(Some(Err(error))) => return Err(stream_error(&error)),
+                Ok(Some(Err(error))) => return Err(stream_error(error)),
                 Ok(Some(Ok(event))) => {
                     handle(decoder.event(&event.event, &event.data)?, &mut usage, &mut finish)
                 }
@@ -244,9 +254,48 @@ impl Transport {
     }
 }
 
-fn connection_message(error: &reqwest::Error) -> String {
+/// Follows a redirect only to the same scheme, host and port (at most five times): a key
+/// header (`Authorization`, `x-api-key`, `x-goog-api-key`, or any other) must never reach
+/// another origin, and reqwest strips only some of them.
+fn same_origin_redirects() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let from = attempt.previous().last();
+        let same = from.is_some_and(|from| from.origin() == attempt.url().origin());
+        if same && attempt.previous().len() <= 5 { attempt.follow() } else { attempt.stop() }
+    })
+}
+
+/// The origin a `Location` header points at, for a message (never its path or query, which
+/// may carry a key).
+fn origin_of(location: Option<&reqwest::header::HeaderValue>) -> String {
+    location.and_then(|v| v.to_str().ok()).and_then(|v| reqwest::Url::parse(v).ok()).map_or_else(
+        || "an unknown place".to_owned(),
+        |url| format!("`{}`", url.origin().ascii_serialization()),
+    )
+}
+
+/// The most of an error body that is read (and then shortened further for the message).
+pub const MAX_ERROR_BODY: usize = 16 * 1024;
+
+/// An error body, at most [`MAX_ERROR_BODY`] bytes of it.
+async fn read_bounded(response: reqwest::Response) -> String {
+    let mut body = Vec::new();
+    let mut stream = response.bytes_stream();
+    while let Some(Ok(chunk)) = stream.next().await {
+        let room = MAX_ERROR_BODY - body.len();
+        body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        if body.len() >= MAX_ERROR_BODY {
+            break;
+        }
+    }
+    String::from_utf8_lossy(&body).into_owned()
+}
+
+/// A reqwest error with its causes, without the URL (which may carry a key or a password).
+fn connection_message(error: reqwest::Error) -> String {
+    let error = error.without_url();
     let mut message = error.to_string();
-    let mut source = std::error::Error::source(error);
+    let mut source = std::error::Error::source(&error);
     while let Some(cause) = source {
         message = format!("{message}: {cause}");
         source = cause.source();
@@ -254,13 +303,11 @@ fn connection_message(error: &reqwest::Error) -> String {
     message
 }
 
-fn stream_error<E: std::error::Error>(
-    error: &eventsource_stream::EventStreamError<E>,
-) -> ProviderError {
+fn stream_error(error: eventsource_stream::EventStreamError<reqwest::Error>) -> ProviderError {
     match error {
-        eventsource_stream::EventStreamError::Transport(cause) => {
-            ProviderError::Connection(format!("the connection broke during the answer: {cause}"))
-        }
+        eventsource_stream::EventStreamError::Transport(cause) => ProviderError::Connection(
+            format!("the connection broke during the answer: {}", connection_message(cause)),
+        ),
         other => ProviderError::MalformedStream(other.to_string()),
     }
 }

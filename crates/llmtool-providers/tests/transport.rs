@@ -271,3 +271,46 @@ async fn gemini_stream_through_the_transport() {
     assert_eq!(sent.path, "/v1beta/models/m1:streamGenerateContent?alt=sse");
     assert_eq!(sent.headers["x-goog-api-key"], KEY);
 }
+
+/// Sends the Anthropic request (its key in `x-api-key`) to `mock`.
+async fn send_anthropic(mock: &Mock) -> Result<Completion, ProviderError> {
+    let endpoint = Endpoint { base_url: mock.url.clone(), ..endpoint(mock, ApiKind::Anthropic) };
+    let http = anthropic::build(&endpoint, &request(false), &mut Vec::new());
+    let decoder = || -> Box<dyn Decoder> { Box::new(AnthropicDecoder::new()) };
+    transport(0).send(&http, false, Delivery::Whole, &decoder, &mut |_| {}).await
+}
+
+#[tokio::test]
+async fn a_key_never_follows_a_redirect_to_another_origin() {
+    let elsewhere = Mock::start(vec![Reply::json(200, "{}")]).await;
+    let location = format!("{}/v1/messages?key=abc", elsewhere.url);
+    let mock = Mock::start(vec![Reply::json(307, "").with_header("location", &location)]).await;
+    let error = send_anthropic(&mock).await.unwrap_err().to_string();
+    assert!(elsewhere.requests().is_empty(), "the other origin was sent the request");
+    assert!(error.contains("another origin") && error.contains(&elsewhere.url), "{error}");
+    assert!(!error.contains("key=abc"), "{error}");
+    // On the same origin, a redirect is followed.
+    let answer = r#"{"content":[{"type":"text","text":"moved"}],"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":1}}"#;
+    let mock = Mock::start(vec![
+        Reply::json(308, "").with_header("location", "/v2/messages"),
+        Reply::json(200, answer),
+    ])
+    .await;
+    send_anthropic(&mock).await.unwrap();
+    let paths: Vec<String> = mock.requests().iter().map(|r| r.path.clone()).collect();
+    assert_eq!(paths, ["/v1/messages", "/v2/messages"]);
+    assert_eq!(mock.requests()[1].headers["x-api-key"], KEY);
+}
+
+#[tokio::test]
+async fn an_error_body_never_shows_the_key_and_is_read_only_so_far() {
+    let echo = format!(r#"{{"error": {{"message": "invalid x-api-key {KEY}"}}}}"#);
+    let mock = Mock::start(vec![Reply::json(401, echo)]).await;
+    let error = send_anthropic(&mock).await.unwrap_err().to_string();
+    assert!(error.contains("invalid x-api-key [redacted]"), "{error}");
+    assert!(!error.contains(KEY), "{error}");
+    let huge = format!("{KEY} {}", "x".repeat(4 << 20));
+    let mock = Mock::start(vec![Reply::json(400, huge)]).await;
+    let error = send_anthropic(&mock).await.unwrap_err().to_string();
+    assert!(error.len() < 1000 && !error.contains(KEY), "{} bytes", error.len());
+}

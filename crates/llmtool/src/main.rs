@@ -4,6 +4,7 @@
 mod cli;
 mod commands;
 mod io;
+mod secrets;
 mod settings;
 mod tool_runner;
 
@@ -30,13 +31,18 @@ pub(crate) enum Outcome {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // The keys of the environment are hidden from the start; the config file adds its own.
+    secrets::learn(&llmtool_providers::resolve::Providers::new(
+        llmtool_providers::config::Config::default(),
+        llmtool_providers::config::Env::from_process(),
+    ));
     match run(cli) {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,
         Ok(Outcome::Problems) => ExitCode::from(1),
         Ok(Outcome::Cancelled) => ExitCode::from(130),
         Err(error) if io::is_broken_pipe(&error) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("error: {error:#}");
+            eprintln!("error: {}", secrets::redact(&format!("{error:#}")));
             ExitCode::from(2)
         }
     }

@@ -34,5 +34,7 @@ pub(crate) fn load_providers(config: Option<&Path>) -> anyhow::Result<Providers>
         }
         _ => Config::default(),
     };
-    Ok(Providers::new(config, Env::from_process()))
+    let providers = Providers::new(config, Env::from_process());
+    crate::secrets::learn(&providers);
+    Ok(providers)
 }

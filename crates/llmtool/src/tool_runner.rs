@@ -16,6 +16,7 @@ use llmtool_providers::engine::{Backend, Engine};
 use llmtool_providers::resolve::{DEFAULT_LOCAL_MODEL, Providers, Target};
 
 use crate::commands::model::{Fetch, local_model_path};
+use crate::secrets;
 use llmtool_providers::run::{RunOptions, RunRequest, run as run_tool};
 use llmtool_providers::transport::{RetryPolicy, Timeouts, Transport};
 use llmtool_providers::{ApiKind, Params};
@@ -88,7 +89,10 @@ impl Runner for ProviderRunner {
 
     fn run(&self, tool: Tool, prompt: String) -> RunFuture {
         let inner = self.inner.clone();
-        Box::pin(async move { inner.run(&tool, prompt).await })
+        // A tool error goes to the client: never with a key in it.
+        Box::pin(async move {
+            inner.run(&tool, prompt).await.map_err(|reason| secrets::redact(&reason).into_owned())
+        })
     }
 }
 

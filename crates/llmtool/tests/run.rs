@@ -281,3 +281,65 @@ async fn providers_lists_readiness_without_keys() {
     assert!(!ready("openai"));
     assert!(!ready("ollama"), "a local server is ready only once configured");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn no_key_or_password_reaches_any_output() {
+    // An error body that echoes the key.
+    let echo = format!(r#"{{"error":{{"message":"key {KEY} is revoked"}}}}"#);
+    let mock = Mock::start(vec![Reply::json(403, echo)]).await;
+    let config = mock_config(&mock);
+    let config = config.path().to_str().unwrap();
+    let tool = example("teach-me-anything.json");
+    let tool = tool.to_str().unwrap();
+    let out =
+        llmtool(&["run", tool, "--var", "topic=x", "--config", config], &[("MOCK_KEY", KEY)]).await;
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("key [redacted] is revoked") && !stderr.contains(KEY), "{stderr}");
+    // An answer that contains the key, shown as JSON.
+    let mock = Mock::start(vec![openai_answer(&["the key is ", KEY])]).await;
+    let config = mock_config(&mock);
+    let config = config.path().to_str().unwrap();
+    let out = llmtool(
+        &["run", tool, "--var", "topic=x", "--config", config, "--format", "json"],
+        &[("MOCK_KEY", KEY)],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(!text(&out.stdout).contains(KEY) && text(&out.stdout).contains("[redacted]"));
+    // A password in a base URL, in `--dry-run` and `providers`.
+    let mut file = tempfile::NamedTempFile::new().unwrap();
+    let with_password = "[providers.proxy]\napi = \"openai\"\nbase_url = \"http://alice:hunter2-secret@127.0.0.1:9/v1\"\n";
+    std::io::Write::write_all(&mut file, with_password.as_bytes()).unwrap();
+    let config = file.path().to_str().unwrap();
+    let out = llmtool(
+        &["run", tool, "--var", "topic=x", "--config", config, "--model", "proxy/m", "--dry-run"],
+        &[],
+    )
+    .await;
+    let shown = text(&out.stdout);
+    assert!(shown.starts_with("POST http://[redacted]@127.0.0.1:9/v1/"), "{shown}");
+    let out = llmtool(&["providers", "--config", config], &[]).await;
+    assert!(
+        !text(&out.stdout).contains("hunter2") && text(&out.stdout).contains("proxy"),
+        "{}",
+        text(&out.stdout)
+    );
+    let out = llmtool(
+        &[
+            "run",
+            tool,
+            "--var",
+            "topic=x",
+            "--config",
+            config,
+            "--model",
+            "proxy/m",
+            "--retries",
+            "0",
+        ],
+        &[],
+    )
+    .await;
+    assert!(!text(&out.stderr).contains("hunter2"), "{}", text(&out.stderr));
+}

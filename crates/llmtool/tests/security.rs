@@ -311,3 +311,53 @@ fn twenty_thousand_initialize_requests_keep_the_server_small() {
     assert_eq!((answered, refused), (20_000, 0), "every initialize is answered");
     assert!(peak < 200 << 20, "peak RSS {} MB", peak >> 20);
 }
+
+#[test]
+fn an_mcp_tool_error_and_the_logs_never_show_a_key() {
+    const KEY: &str = "sk-mcp-test-93b1c0ffee";
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    let echo = format!(r#"{{"error":{{"message":"the key {KEY} is not valid"}}}}"#);
+    let mock = runtime
+        .block_on(llmtool_testkit::Mock::start(vec![llmtool_testkit::Reply::json(401, echo)]));
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    let settings = format!(
+        "default_model = \"mock/m\"\n[providers.mock]\napi = \"openai\"\nbase_url = \"{}/v1\"\napi_key_env = \"MOCK_KEY\"\n",
+        mock.url
+    );
+    std::fs::write(&config, settings).unwrap();
+    let tools = dir.path().join("tools");
+    std::fs::create_dir_all(&tools).unwrap();
+    tool_naming(&tools, "mock/m");
+    let mut child = command(dir.path())
+        .args(["mcp", "--log-level", "trace", "--config"])
+        .arg(&config)
+        .arg(&tools)
+        .env("MOCK_KEY", KEY)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines().map(Result::unwrap);
+    let initialize = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}});
+    ask(&mut stdin, &mut lines, &initialize);
+    writeln!(
+        stdin,
+        "{}",
+        serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    )
+    .unwrap();
+    let call = serde_json::json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "greeter", "arguments": {}}});
+    let answer = ask(&mut stdin, &mut lines, &call);
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let logs = text(&out.stderr);
+    let message = answer["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(message.contains("the key [redacted] is not valid"), "{answer}");
+    assert!(!logs.contains(KEY), "the logs show the key");
+    assert!(logs.contains("[redacted]"), "the trace logs carry the answer: {logs}");
+}

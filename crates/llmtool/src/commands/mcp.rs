@@ -103,6 +103,7 @@ fn http_options(address: SocketAddr, args: &McpHttpArgs) -> anyhow::Result<HttpO
                 .with_context(|| format!("cannot read the token file `{}`", path.display()))?;
             let token = text.trim().to_owned();
             anyhow::ensure!(!token.is_empty(), "the token file `{}` is empty", path.display());
+            crate::secrets::add(&token);
             Some(token)
         }
         None => std::env::var("LLMTOOL_MCP_TOKEN").ok().filter(|t| !t.trim().is_empty()),
@@ -158,7 +159,7 @@ fn init_logging(level: LogLevel) {
     let filter =
         tracing_subscriber::filter::Targets::new().with_target("rmcp", library).with_default(ours);
     let output = tracing_subscriber::fmt::layer()
-        .with_writer(std::io::stderr)
+        .with_writer(crate::secrets::RedactedStderrMaker)
         .with_ansi(crate::io::stderr_is_terminal())
         .with_target(false);
     let _ = tracing_subscriber::registry().with(output).with(filter).try_init();

@@ -4,7 +4,7 @@ use comfy_table::{ContentArrangement, Table, presets};
 
 use crate::Outcome;
 use crate::cli::{ProvidersArgs, RunFormat};
-use crate::{io, settings};
+use crate::{io, secrets, settings};
 
 pub(crate) fn run(args: &ProvidersArgs) -> anyhow::Result<Outcome> {
     let providers = settings::load_providers(args.config.as_deref())?;
@@ -30,6 +30,6 @@ pub(crate) fn run(args: &ProvidersArgs) -> anyhow::Result<Outcome> {
             format!("{table}\n")
         }
     };
-    io::write_stdout(text.as_bytes())?;
+    io::write_stdout(secrets::redact(&text).as_bytes())?;
     Ok(Outcome::Ok)
 }

@@ -20,7 +20,7 @@ use crate::Outcome;
 use crate::cli::{RunArgs, RunFormat};
 use crate::commands::model::{Fetch, local_model_path};
 use crate::commands::render::{load_tool, read_inputs};
-use crate::{io, settings};
+use crate::{io, secrets, settings};
 
 pub(crate) fn run(args: &RunArgs) -> anyhow::Result<Outcome> {
     let name = io::display_name(&args.tool);
@@ -72,13 +72,14 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<Outcome> {
     let local = request.target.endpoint.api == ApiKind::Local;
     if args.dry_run && local {
         let shown = serde_json::json!({ "provider": "local", "model": request.target.model, "prompt": request.prompt });
-        io::write_stdout((serde_json::to_string_pretty(&shown)? + "\n").as_bytes())?;
+        let text = serde_json::to_string_pretty(&shown)? + "\n";
+        io::write_stdout(secrets::redact(&text).as_bytes())?;
         return Ok(Outcome::Ok);
     }
     if args.dry_run {
         let (http, warnings) = request.first_request(options);
         print_warnings(&warnings);
-        io::write_stdout(http.display_redacted().as_bytes())?;
+        io::write_stdout(secrets::redact(&http.display_redacted()).as_bytes())?;
         return Ok(Outcome::Ok);
     }
     let timeouts =
@@ -131,7 +132,8 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<Outcome> {
     print_warnings(&report.warnings);
     match args.format {
         RunFormat::Json => {
-            io::write_stdout((serde_json::to_string_pretty(&report)? + "\n").as_bytes())?
+            let text = serde_json::to_string_pretty(&report)? + "\n";
+            io::write_stdout(secrets::redact(&text).as_bytes())?;
         }
         RunFormat::Text if streamed => {
             if io::stdout_is_terminal() && !report.raw.ends_with('\n') {
@@ -149,10 +151,11 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<Outcome> {
         }
     }
     if let Some(error) = &report.error {
-        eprintln!(
+        let message = format!(
             "error: {error} (after {} repair(s)); the model answered:\n{}",
             report.repairs, report.raw
         );
+        eprintln!("{}", secrets::redact(&message));
         return Ok(Outcome::Problems);
     }
     Ok(Outcome::Ok)
@@ -160,6 +163,6 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<Outcome> {
 
 fn print_warnings(warnings: &[String]) {
     for warning in warnings {
-        eprintln!("warning: {warning}");
+        eprintln!("warning: {}", secrets::redact(warning));
     }
 }
