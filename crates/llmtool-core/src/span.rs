@@ -48,17 +48,48 @@ pub struct LineColumn {
     pub column: usize,
 }
 
-/// The byte offset at which each line starts, for offset -> line:column lookups.
+/// The byte offset at which each line starts, for offset -> line:column lookups; and, every
+/// [`CHECKPOINT_BYTES`] bytes, the column there, so that a column on a very long line is
+/// counted from a nearby checkpoint rather than from the line's start.
 #[derive(Debug, Clone)]
 pub struct LineIndex {
     line_starts: Vec<usize>,
+    /// `(byte offset, 0-based column)` at the first character boundary of each step.
+    checkpoints: Vec<(usize, usize)>,
 }
+
+/// How far apart the column checkpoints are.
+const CHECKPOINT_BYTES: usize = 4096;
 
 impl LineIndex {
     pub fn new(text: &str) -> Self {
         let mut line_starts = vec![0];
         line_starts.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1));
-        Self { line_starts }
+        let mut checkpoints = Vec::with_capacity(text.len() / CHECKPOINT_BYTES);
+        let mut line = 0;
+        let mut previous = (0, 0);
+        let mut next = CHECKPOINT_BYTES;
+        while next < text.len() {
+            let at = (next..text.len()).find(|&i| text.is_char_boundary(i)).unwrap_or(text.len());
+            while line + 1 < line_starts.len() && line_starts[line + 1] <= at {
+                line += 1;
+            }
+            let line_start = line_starts[line];
+            let (from, column) = if previous.0 >= line_start { previous } else { (line_start, 0) };
+            let column = column + text[from..at].chars().count();
+            checkpoints.push((at, column));
+            previous = (at, column);
+            next = at + CHECKPOINT_BYTES;
+        }
+        Self { line_starts, checkpoints }
+    }
+
+    /// The byte range of the line holding `offset`, without its line break.
+    pub fn line_range(&self, text: &str, offset: usize) -> std::ops::Range<usize> {
+        let offset = offset.min(text.len());
+        let line = self.line_starts.partition_point(|&start| start <= offset) - 1;
+        let end = self.line_starts.get(line + 1).map_or(text.len(), |next| next - 1);
+        self.line_starts[line]..end.max(self.line_starts[line])
     }
 
     /// Line and column of `offset`; an offset past the end maps to the end of the text.
@@ -66,16 +97,32 @@ impl LineIndex {
         let offset = offset.min(text.len());
         let line = self.line_starts.partition_point(|&start| start <= offset) - 1;
         let line_start = self.line_starts[line];
-        let column = text
-            .get(line_start..offset)
-            .map_or(offset - line_start, |prefix| prefix.chars().count());
-        LineColumn { line: line + 1, column: column + 1 }
+        let nearest = self.checkpoints.partition_point(|&(at, _)| at <= offset);
+        let (from, counted) = match nearest.checked_sub(1).map(|i| self.checkpoints[i]) {
+            Some((at, column)) if at >= line_start => (at, column),
+            _ => (line_start, 0),
+        };
+        let column = text.get(from..offset).map_or(offset - from, |prefix| prefix.chars().count());
+        LineColumn { line: line + 1, column: counted + column + 1 }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn checkpoints_give_the_same_columns_as_counting_from_the_line_start() {
+        let line = "é😀ab\u{7ff}".repeat(3000);
+        let text = format!("x\n{line}\n{line}y");
+        let index = LineIndex::new(&text);
+        assert!(index.checkpoints.len() > 10);
+        for offset in (0..=text.len()).filter(|&i| text.is_char_boundary(i)) {
+            let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+            let expected = text[line_start..offset].chars().count() + 1;
+            assert_eq!(index.line_column(&text, offset).column, expected, "at {offset}");
+        }
+    }
 
     #[test]
     fn line_column_counts_characters_not_bytes() {

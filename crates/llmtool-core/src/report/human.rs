@@ -4,7 +4,7 @@
 use annotate_snippets::renderer::DecorStyle;
 use annotate_snippets::{AnnotationKind, Group, Level, Renderer, Snippet};
 
-use crate::diagnostic::{Diagnostic, Severity};
+use crate::diagnostic::{Diagnostic, Label, Severity};
 use crate::report::Source;
 use crate::span::Span;
 
@@ -12,17 +12,35 @@ use crate::span::Span;
 /// 40 KB base64 avatar does not print a 40 KB line of carets. JSON output keeps the full span.
 const MAX_UNDERLINE: usize = 60;
 
+/// The most source text one snippet shows. Labels farther apart get a snippet each, and a
+/// line longer than this (a prompt of a megabyte is one JSON line) is shown in part, so that
+/// rendering many diagnostics stays linear in their number, not in their number times the
+/// file's size.
+const MAX_WINDOW: usize = 16 * 1024;
+
+/// How much of a long line is shown on each side of a label.
+const LONG_LINE_CONTEXT: usize = 60;
+
 /// The byte range of the whole lines that hold every span.
-fn window(text: &str, spans: impl Iterator<Item = Span>) -> std::ops::Range<usize> {
+fn window(source: &Source<'_>, spans: impl Iterator<Item = Span>) -> std::ops::Range<usize> {
+    let text = source.text;
     let (mut start, mut end) = (text.len(), 0);
     for span in spans {
         start = start.min(span.start.min(text.len()));
         end = end.max(span.end.min(text.len()));
     }
     let end = end.max(start);
-    let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
-    let line_end = text[end..].find('\n').map_or(text.len(), |i| end + i);
-    line_start..line_end
+    source.line_range(start).start..source.line_range(end).end
+}
+
+/// The nearest character boundary at or before `at`.
+fn floor_boundary(text: &str, at: usize) -> usize {
+    (0..=at.min(text.len())).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0)
+}
+
+/// The nearest character boundary at or after `at`.
+fn ceil_boundary(text: &str, at: usize) -> usize {
+    (at.min(text.len())..=text.len()).find(|&i| text.is_char_boundary(i)).unwrap_or(text.len())
 }
 
 /// The part of `span` to underline: clamped to the text, and shortened when long and on one line.
@@ -49,6 +67,57 @@ pub fn human(source: &Source<'_>, diagnostics: &[Diagnostic], color: bool) -> St
     out
 }
 
+/// The lines of `window`, with `labels` underlined.
+fn snippet<'a>(
+    source: &'a Source<'a>,
+    window: std::ops::Range<usize>,
+    labels: &[(AnnotationKind, &'a Label)],
+) -> Snippet<'a, annotate_snippets::Annotation<'a>> {
+    let line_start = source.line_column(window.start).line;
+    let clamp = |span: Span| {
+        let shown = shown_range(source.text, span);
+        shown.start - window.start..shown.end - window.start
+    };
+    let mut snippet =
+        Snippet::source(&source.text[window.clone()]).line_start(line_start).path(source.path);
+    for (kind, label) in labels {
+        snippet =
+            snippet.annotation((*kind).span(clamp(label.span)).label(label.message.as_deref()));
+    }
+    snippet
+}
+
+/// A label on a line longer than [`MAX_WINDOW`]: the primary one shows an excerpt of the line
+/// around it, then its location; a secondary one, its location alone.
+fn long_line<'a>(
+    group: Group<'a>,
+    source: &'a Source<'a>,
+    (kind, label): &(AnnotationKind, &'a Label),
+    first: bool,
+) -> Group<'a> {
+    let text = source.text;
+    let at = source.line_column(label.span.start);
+    let location = format!("{}:{}:{}", source.path, at.line, at.column);
+    if !first {
+        let what = label.message.as_deref().unwrap_or("see");
+        return group.element(Level::NOTE.message(format!("{what}: {location}")));
+    }
+    let line = source.line_range(label.span.start);
+    let shown = shown_range(text, label.span);
+    let from = floor_boundary(text, shown.start.saturating_sub(LONG_LINE_CONTEXT)).max(line.start);
+    let to = ceil_boundary(text, shown.end + LONG_LINE_CONTEXT).min(line.end).max(shown.end);
+    let (head, tail) =
+        (if from > line.start { "..." } else { "" }, if to < line.end { "..." } else { "" });
+    let excerpt = format!("{head}{}{tail}", &text[from..to]);
+    let underline = shown.start - from + head.len()..shown.end - from + head.len();
+    let snippet = Snippet::source(excerpt)
+        .line_start(at.line)
+        .annotation((*kind).span(underline).label(label.message.as_deref()));
+    group
+        .element(snippet)
+        .element(Level::NOTE.message(format!("at {location} (a long line, shown in part)")))
+}
+
 fn group<'a>(source: &'a Source<'a>, diagnostic: &'a Diagnostic) -> Group<'a> {
     let level = match diagnostic.severity {
         Severity::Error => Level::ERROR,
@@ -59,27 +128,24 @@ fn group<'a>(source: &'a Source<'a>, diagnostic: &'a Diagnostic) -> Group<'a> {
         level.primary_title(diagnostic.message.as_str()).id(diagnostic.rule.code),
     );
     if let Some(primary) = &diagnostic.primary {
+        let labels: Vec<(AnnotationKind, &Label)> =
+            std::iter::once((AnnotationKind::Primary, primary))
+                .chain(diagnostic.secondary.iter().map(|l| (AnnotationKind::Context, l)))
+                .collect();
         // Give the renderer only the lines the labels are on, not the whole file.
-        let labels =
-            std::iter::once(primary.span).chain(diagnostic.secondary.iter().map(|l| l.span));
-        let window = window(source.text, labels);
-        let line_start = source.line_column(window.start).line;
-        let clamp = |span: Span| {
-            let shown = shown_range(source.text, span);
-            shown.start - window.start..shown.end - window.start
-        };
-        let mut snippet = Snippet::source(&source.text[window.clone()])
-            .line_start(line_start)
-            .path(source.path)
-            .annotation(
-                AnnotationKind::Primary.span(clamp(primary.span)).label(primary.message.as_deref()),
-            );
-        for label in &diagnostic.secondary {
-            snippet = snippet.annotation(
-                AnnotationKind::Context.span(clamp(label.span)).label(label.message.as_deref()),
-            );
+        let together = window(source, labels.iter().map(|(_, l)| l.span));
+        if together.len() <= MAX_WINDOW {
+            group = group.element(snippet(source, together, &labels));
+        } else {
+            for (index, label) in labels.iter().enumerate() {
+                let alone = window(source, std::iter::once(label.1.span));
+                if alone.len() <= MAX_WINDOW {
+                    group = group.element(snippet(source, alone, std::slice::from_ref(label)));
+                } else {
+                    group = long_line(group, source, label, index == 0);
+                }
+            }
         }
-        group = group.element(snippet);
     } else {
         group = group.element(Level::NOTE.message(format!("in {}", source.path)));
     }
@@ -95,4 +161,43 @@ fn group<'a>(source: &'a Source<'a>, diagnostic: &'a Diagnostic) -> Group<'a> {
         group = group.element(Level::NOTE.no_name().message(text));
     }
     group
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::variables::duplicate_variable_name::DUPLICATE_VARIABLE_NAME;
+    use crate::rules::variables::undeclared_placeholder::UNDECLARED_PLACEHOLDER;
+
+    #[test]
+    fn a_label_on_a_very_long_line_shows_an_excerpt_and_its_location() {
+        let line = format!("\"{}{{{{u}}}} and more{}\"", "x".repeat(40_000), "y".repeat(40_000));
+        let text = format!("{{\n  \"model_prompt\": {line}\n}}\n");
+        let start = text.find("{{u}}").unwrap_or_default();
+        let source = Source::new("tool.json", &text);
+        let diagnostic = Diagnostic::new(&UNDECLARED_PLACEHOLDER, "`{{u}}` is not declared")
+            .at(Span::new(start, start + 5));
+        let shown = human(&source, &[diagnostic], false);
+        assert!(shown.len() < 1000, "{} bytes", shown.len());
+        assert!(shown.contains("2 | ...xxxx") && shown.contains("x{{u}} and moreyyyy"), "{shown}");
+        assert!(shown.contains("^^^^^"), "{shown}");
+        assert!(shown.contains("at tool.json:2:40020 (a long line, shown in part)"), "{shown}");
+    }
+
+    #[test]
+    fn labels_far_apart_get_a_snippet_each() {
+        let filler = "\n".repeat(MAX_WINDOW);
+        let text = format!("{{\"name\": \"a\"}}{filler}{{\"name\": \"a\"}}\n");
+        let first = text.find("\"a\"").unwrap_or_default();
+        let second = text.rfind("\"a\"").unwrap_or_default();
+        let source = Source::new("tool.json", &text);
+        let diagnostic =
+            Diagnostic::new(&DUPLICATE_VARIABLE_NAME, "variable `a` is declared twice")
+                .at_labelled(Span::new(second, second + 3), "declared again here")
+                .with_secondary(Span::new(first, first + 3), "first declared here");
+        let shown = human(&source, &[diagnostic], false);
+        assert!(shown.len() < 1000, "{} bytes", shown.len());
+        assert!(shown.contains("--> tool.json:16385:10"), "{shown}");
+        assert!(shown.contains("::: tool.json:1:10"), "{shown}");
+    }
 }

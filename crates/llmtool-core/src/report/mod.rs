@@ -28,6 +28,11 @@ impl<'a> Source<'a> {
         self.lines.line_column(self.text, offset)
     }
 
+    /// The byte range of the line holding `offset`, without its line break.
+    pub fn line_range(&self, offset: usize) -> std::ops::Range<usize> {
+        self.lines.line_range(self.text, offset)
+    }
+
     /// Start and end line:column of a span.
     pub fn locate(&self, span: Span) -> (LineColumn, LineColumn) {
         (self.line_column(span.start), self.line_column(span.end))

@@ -73,6 +73,8 @@ pub struct Template {
     segments: Vec<Segment>,
     literal_len: usize,
     slot_count: usize,
+    /// Whether each slot appears in the prompt.
+    used: Vec<bool>,
 }
 
 impl Template {
@@ -101,7 +103,19 @@ impl Template {
                 Segment::Slot(_) => 0,
             })
             .sum();
-        Self { prompt: prompt.to_owned(), segments, literal_len, slot_count: slot_names.len() }
+        let mut used = vec![false; slot_names.len()];
+        for segment in &segments {
+            if let Segment::Slot(slot) = *segment {
+                used[slot] = true;
+            }
+        }
+        Self {
+            prompt: prompt.to_owned(),
+            segments,
+            literal_len,
+            slot_count: slot_names.len(),
+            used,
+        }
     }
 
     /// The number of slots (the length of the `values` that [`Template::render`] takes).
@@ -111,7 +125,7 @@ impl Template {
 
     /// Whether slot `slot` appears in the prompt.
     pub fn uses_slot(&self, slot: usize) -> bool {
-        self.segments.contains(&Segment::Slot(slot))
+        self.used.get(slot).copied().unwrap_or(false)
     }
 
     /// The prompt as literal runs and slots, in order.

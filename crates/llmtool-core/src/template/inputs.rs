@@ -1,13 +1,25 @@
 //! The values a user gives for a tool's variables, before they are checked.
 
+use std::collections::{HashMap, HashSet};
+
 use serde_json::Value as Json;
 
 /// Values by variable name, in the order given. A name given several times accumulates its
 /// items, which is how a multi-select receives several values from repeated `--var` flags.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default)]
 pub struct Inputs {
     entries: Vec<Input>,
+    /// Where each name's entry is in `entries`.
+    index: HashMap<String, usize>,
 }
+
+impl PartialEq for Inputs {
+    fn eq(&self, other: &Self) -> bool {
+        self.entries == other.entries
+    }
+}
+
+impl Eq for Inputs {}
 
 /// The items given for one name.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,17 +50,33 @@ impl Inputs {
     pub fn push(&mut self, name: impl Into<String>, item: impl Into<String>) {
         let name = name.into();
         let item = item.into();
-        match self.entries.iter_mut().find(|e| e.name == name) {
-            Some(entry) => entry.items.push(item),
-            None => self.entries.push(Input { name, items: vec![item], as_list: false }),
+        match self.index.get(&name) {
+            Some(&at) => self.entries[at].items.push(item),
+            None => self.add(Input { name, items: vec![item], as_list: false }),
         }
     }
 
     /// Sets `name` to a list of items, replacing anything given before.
     pub fn set_list(&mut self, name: impl Into<String>, items: Vec<String>) {
-        let name = name.into();
-        self.entries.retain(|e| e.name != name);
-        self.entries.push(Input { name, items, as_list: true });
+        self.replace(Input { name: name.into(), items, as_list: true });
+    }
+
+    fn add(&mut self, input: Input) {
+        self.index.insert(input.name.clone(), self.entries.len());
+        self.entries.push(input);
+    }
+
+    /// Puts `input` last, in place of any earlier entry of its name.
+    fn replace(&mut self, input: Input) {
+        if let Some(at) = self.index.remove(&input.name) {
+            self.entries.remove(at);
+            for position in self.index.values_mut() {
+                if *position > at {
+                    *position -= 1;
+                }
+            }
+        }
+        self.add(input);
     }
 
     /// Reads a JSON object: strings (numbers and booleans as their JSON text) are single
@@ -82,16 +110,20 @@ impl Inputs {
         Ok(inputs)
     }
 
-    /// Merges `other` into `self`; names in `other` replace those in `self`.
+    /// Merges `other` into `self`; names in `other` replace those in `self`, and come last.
     pub fn extend(&mut self, other: Inputs) {
-        for entry in other.entries {
-            self.entries.retain(|e| e.name != entry.name);
-            self.entries.push(entry);
-        }
+        let replaced: HashSet<&str> = other.entries.iter().map(|e| e.name.as_str()).collect();
+        let mut kept: Vec<Input> = std::mem::take(&mut self.entries)
+            .into_iter()
+            .filter(|e| !replaced.contains(e.name.as_str()))
+            .collect();
+        kept.extend(other.entries);
+        self.index = kept.iter().enumerate().map(|(at, e)| (e.name.clone(), at)).collect();
+        self.entries = kept;
     }
 
     pub fn get(&self, name: &str) -> Option<&Input> {
-        self.entries.iter().find(|e| e.name == name)
+        self.index.get(name).map(|&at| &self.entries[at])
     }
 
     pub fn iter(&self) -> impl Iterator<Item = &Input> {

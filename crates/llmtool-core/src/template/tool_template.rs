@@ -68,8 +68,9 @@ impl ToolTemplate {
     /// in), or every problem found.
     pub fn resolve(&self, inputs: &Inputs) -> Result<Vec<Value>, Vec<Diagnostic>> {
         let mut problems = Vec::new();
+        let names: HashSet<&str> = self.variables.iter().map(|v| v.name.as_str()).collect();
         for input in inputs.iter() {
-            if !self.variables.iter().any(|v| v.name == input.name) {
+            if !names.contains(input.name.as_str()) {
                 let mut diagnostic = Diagnostic::new(
                     &UNKNOWN_VARIABLE,
                     format!("the tool has no variable `{}`", input.name),
@@ -185,6 +186,7 @@ fn resolve_one(
         );
     }
     if spec.kind.is_select() {
+        let allowed: HashSet<&str> = spec.allowed_values.iter().map(String::as_str).collect();
         let mut seen = HashSet::new();
         for item in &input.items {
             if !seen.insert(item.as_str()) {
@@ -195,7 +197,7 @@ fn resolve_one(
                     )
                     .at_labelled(spec.declared_at, "declared here"),
                 );
-            } else if !spec.allowed_values.contains(item) {
+            } else if !allowed.contains(item.as_str()) {
                 let mut diagnostic = Diagnostic::new(
                     &VALUE_NOT_ALLOWED,
                     format!("`{item}` is not an allowed value of `{name}`"),

@@ -1,5 +1,7 @@
 //! LT208: a select variable's default is not one of its choices.
 
+use std::collections::HashSet;
+
 use crate::declare_rule;
 use crate::diagnostic::Diagnostic;
 use crate::model::{DefaultValue, Spanned};
@@ -33,8 +35,9 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
                 items.iter().map(|i| Spanned::new(i.span, i.value.as_str())).collect()
             }
         };
+        let allowed_set: HashSet<&str> = variable.allowed().collect();
         for item in items {
-            if variable.allowed().any(|a| a == item.value) {
+            if allowed_set.contains(item.value) {
                 continue;
             }
             let mut diagnostic = Diagnostic::new(

@@ -1,5 +1,7 @@
 //! LT213: the prompt's placeholders are implicit text variables.
 
+use std::collections::HashSet;
+
 use crate::declare_rule;
 use crate::diagnostic::Diagnostic;
 use crate::rules::Context;
@@ -21,12 +23,9 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
     if cx.tool.declares_variables() {
         return;
     }
-    let mut names: Vec<&str> = Vec::new();
-    for placeholder in cx.placeholders() {
-        if !names.contains(&placeholder.name) {
-            names.push(placeholder.name);
-        }
-    }
+    let mut seen = HashSet::new();
+    let names: Vec<&str> =
+        cx.placeholders().map(|p| p.name).filter(|name| seen.insert(*name)).collect();
     let Some(prompt) = &cx.tool.model_prompt else { return };
     if !names.is_empty() {
         let listed: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();

@@ -1,5 +1,7 @@
 //! LT212: a `{{...}}` in the prompt that names no declared variable.
 
+use std::collections::HashSet;
+
 use crate::declare_rule;
 use crate::diagnostic::{Diagnostic, Edit};
 use crate::rules::Context;
@@ -23,7 +25,7 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
     if !cx.tool.declares_variables() {
         return;
     }
-    let declared: Vec<&str> = cx.tool.variables().iter().map(|v| v.name.value.trim()).collect();
+    let declared: HashSet<&str> = cx.tool.variables().iter().map(|v| v.name.value.trim()).collect();
     for placeholder in cx.placeholders() {
         if declared.contains(&placeholder.name) {
             continue;

@@ -1,5 +1,7 @@
 //! LT211: a declared variable that the prompt never uses.
 
+use std::collections::HashSet;
+
 use crate::declare_rule;
 use crate::diagnostic::Diagnostic;
 use crate::rules::Context;
@@ -20,7 +22,7 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
     if cx.tool.model_prompt.is_none() {
         return;
     }
-    let used: Vec<&str> = cx.placeholders().map(|p| p.name).collect();
+    let used: HashSet<&str> = cx.placeholders().map(|p| p.name).collect();
     for variable in cx.tool.variables() {
         let name = variable.name.value.trim();
         // An empty name or one with braces has its own, clearer diagnostic (LT201, LT203).
