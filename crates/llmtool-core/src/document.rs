@@ -3,15 +3,15 @@
 use crate::diagnostic::{self, Diagnostic, Severity, Summary};
 use crate::model::{Tool, lower};
 use crate::rules::{Context, run_checks};
-use crate::syntax::{self, SyntaxTree, codes};
+use crate::syntax::{self, codes};
 use crate::template::ToolTemplate;
 
-/// A checked tool file: its text, tree, typed model and every diagnostic, sorted by position.
+/// A checked tool file: its text, typed model and every diagnostic, sorted by position. (The
+/// syntax tree is not kept: formatting parses the text again.)
 #[derive(Debug, Clone)]
 pub struct Document {
     /// The source text (invalid UTF-8 bytes replaced by `?`, so offsets match the file).
     pub text: String,
-    pub tree: SyntaxTree,
     /// The lowered tool; `None` when the file holds no JSON object at all.
     pub tool: Option<Tool>,
     pub diagnostics: Vec<Diagnostic>,
@@ -27,18 +27,29 @@ impl Document {
         document
     }
 
+    /// Checks raw file bytes it may keep: valid UTF-8 becomes the text without a copy.
+    pub fn from_vec(bytes: Vec<u8>) -> Self {
+        match String::from_utf8(bytes) {
+            Ok(text) => Self::from_text(text),
+            Err(error) => Self::from_bytes(error.as_bytes()),
+        }
+    }
+
     /// Checks source text.
     pub fn from_text(text: String) -> Self {
-        let tree = syntax::parse(&text);
-        let mut diagnostics = tree.diagnostics.clone();
-        let tool = tree.root.as_ref().filter(|root| root.as_object().is_some()).map(|root| {
-            let (tool, mut found) = lower(root);
+        let mut tree = syntax::parse(&text);
+        let mut diagnostics = std::mem::take(&mut tree.diagnostics);
+        // Lowering takes the strings out of the tree, which is dropped before the rules run:
+        // a large file is held about twice (its text and its tool), not four times.
+        let lowered = tree.root.as_mut().filter(|root| root.as_object().is_some()).map(lower);
+        drop(tree);
+        let tool = lowered.map(|(tool, mut found)| {
             diagnostics.append(&mut found);
             diagnostics.extend(run_checks(&Context::new(&text, &tool)));
             tool
         });
         diagnostic::sort(&mut diagnostics);
-        Self { text, tree, tool, diagnostics }
+        Self { text, tool, diagnostics }
     }
 
     pub fn summary(&self) -> Summary {

@@ -14,6 +14,7 @@ pub mod diagnostic;
 pub mod document;
 pub mod format;
 pub mod image;
+pub mod limits;
 pub mod model;
 pub mod output;
 pub mod report;

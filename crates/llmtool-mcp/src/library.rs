@@ -58,12 +58,24 @@ pub struct FileProblem {
 }
 
 /// How tools are named and which kinds are served.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct LibraryOptions {
     /// Put before every name (`team_` makes `team_summarize`).
     pub name_prefix: String,
     /// Whether a remote provider runs the tools (the tools' `openWorldHint`).
     pub remote: bool,
+    /// A larger file is skipped, not read.
+    pub max_file_bytes: u64,
+}
+
+impl Default for LibraryOptions {
+    fn default() -> Self {
+        Self {
+            name_prefix: String::new(),
+            remote: false,
+            max_file_bytes: llmtool_core::limits::DEFAULT_MAX_FILE_BYTES,
+        }
+    }
 }
 
 /// The tools served, by name.
@@ -88,7 +100,7 @@ impl Library {
                     .and_then(|p| p.entries.iter().find(|e| e.path == path))
                     .map(|e| e.tool.clone())
             };
-            match read_tool(&path) {
+            match read_tool(&path, options.max_file_bytes) {
                 Ok(tool) => good.push((path, tool)),
                 Err(report) => {
                     let earlier = kept();
@@ -218,9 +230,12 @@ fn output_schema(tool: &Tool) -> (Structured, Option<Value>) {
 }
 
 /// Reads and checks one tool file: the tool, or the report of what is wrong.
-fn read_tool(path: &Path) -> Result<Tool, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read it: {e}"))?;
-    let document = Document::from_bytes(&bytes);
+fn read_tool(path: &Path, limit: u64) -> Result<Tool, String> {
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot read it: {e}"))?;
+    let size = file.metadata().map_or(0, |m| m.len());
+    let bytes = llmtool_core::limits::read_bounded_sized(file, limit, size)
+        .map_err(|e| format!("cannot read it: {e}"))?;
+    let document = Document::from_vec(bytes);
     let errors: Vec<_> =
         document.diagnostics.iter().filter(|d| d.severity == Severity::Error).cloned().collect();
     match document.tool {

@@ -45,7 +45,7 @@ fn runner(answer: Result<&str, &str>) -> Arc<ScriptedRunner> {
 }
 
 fn library(prefix: &str) -> Library {
-    let options = LibraryOptions { name_prefix: prefix.into(), remote: false };
+    let options = LibraryOptions { name_prefix: prefix.into(), ..LibraryOptions::default() };
     let (library, problems) = Library::load(&[examples()], &options, None);
     assert!(problems.is_empty(), "{problems:?}");
     library

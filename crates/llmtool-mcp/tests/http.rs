@@ -43,7 +43,7 @@ fn server(limits: RunLimits, release: Arc<tokio::sync::Semaphore>) -> Server {
     let tool = json!({"model_prompt": "Greet {{who}}.", "metadata": {"prompt_name": "Greeter",
         "variables": [{"name": "who", "type": "text", "default": "everyone"}]}});
     std::fs::write(folder.path().join("greeter.json"), tool.to_string()).unwrap();
-    let options = LibraryOptions { name_prefix: String::new(), remote: false };
+    let options = LibraryOptions { name_prefix: String::new(), ..LibraryOptions::default() };
     let (library, problems) = Library::load(&[folder.path().to_path_buf()], &options, None);
     assert!(problems.is_empty() && library.entries().len() == 1);
     Server::with_limits(library, Arc::new(GatedRunner { release }), Only::Both, limits)

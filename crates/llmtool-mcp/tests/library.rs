@@ -33,7 +33,7 @@ fn names_are_prefixed_distinct_and_in_path_order() {
     std::fs::create_dir(folder.path().join(".hidden")).unwrap();
     write(&folder.path().join(".hidden"), "d.json", "Hidden", "x");
     std::fs::write(folder.path().join("notes.txt"), "not a tool").unwrap();
-    let options = LibraryOptions { name_prefix: "team_".into(), remote: false };
+    let options = LibraryOptions { name_prefix: "team_".into(), ..LibraryOptions::default() };
     let (library, problems) = Library::load(&[folder.path().to_owned()], &options, None);
     assert!(problems.is_empty(), "{problems:?}");
     assert_eq!(names(&library), ["team_summarize", "team_summarize_2", "team_translate_it"]);

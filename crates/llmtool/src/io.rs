@@ -1,9 +1,10 @@
 //! Reading tool files and standard input, finding `*.json` under directories, and writing output.
 
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
+use llmtool_core::limits;
 
 /// The name diagnostics use for standard input.
 pub(crate) const STDIN_NAME: &str = "<stdin>";
@@ -12,15 +13,37 @@ pub(crate) fn is_stdin(path: &Path) -> bool {
     path.as_os_str() == "-"
 }
 
-/// Reads a file, or standard input for `-`.
+/// The largest file read: `LLMTOOL_MAX_FILE_BYTES`, else the default (64 MB).
+pub(crate) fn max_file_bytes() -> u64 {
+    static LIMIT: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *LIMIT.get_or_init(|| {
+        std::env::var(limits::MAX_FILE_BYTES_VARIABLE)
+            .ok()
+            .and_then(|v| limits::parse_size(&v))
+            .unwrap_or(limits::DEFAULT_MAX_FILE_BYTES)
+    })
+}
+
+/// Reads a file, or standard input for `-`, up to [`max_file_bytes`].
 pub(crate) fn read_input(path: &Path) -> anyhow::Result<Vec<u8>> {
+    let limit = max_file_bytes();
     if is_stdin(path) {
-        let mut bytes = Vec::new();
-        std::io::stdin().read_to_end(&mut bytes).context("cannot read standard input")?;
-        Ok(bytes)
-    } else {
-        std::fs::read(path).with_context(|| format!("cannot read `{}`", path.display()))
+        return limits::read_bounded(std::io::stdin().lock(), limit)
+            .context("cannot read standard input");
     }
+    read_file(path)
+}
+
+/// Reads a file up to [`max_file_bytes`] (its size is checked before anything is read).
+pub(crate) fn read_file(path: &Path) -> anyhow::Result<Vec<u8>> {
+    let limit = max_file_bytes();
+    let context = || format!("cannot read `{}`", path.display());
+    let file = std::fs::File::open(path).with_context(context)?;
+    let size = file.metadata().ok().filter(std::fs::Metadata::is_file).map_or(0, |m| m.len());
+    if size > limit {
+        return Err(limits::ReadError::TooLarge { limit }).with_context(context);
+    }
+    limits::read_bounded_sized(file, limit, size).with_context(context)
 }
 
 /// How a path is shown in diagnostics.

@@ -361,3 +361,71 @@ fn an_mcp_tool_error_and_the_logs_never_show_a_key() {
     assert!(!logs.contains(KEY), "the logs show the key");
     assert!(logs.contains("[redacted]"), "the trace logs carry the answer: {logs}");
 }
+
+#[test]
+fn a_file_past_the_size_limit_is_refused_before_it_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.json");
+    let tool = serde_json::json!({"model_prompt": "x".repeat(5000)});
+    std::fs::write(&big, tool.to_string()).unwrap();
+    let limited = |args: &[&str], stdin: Option<&[u8]>| {
+        let mut child = command(dir.path())
+            .args(args)
+            .env("LLMTOOL_MAX_FILE_BYTES", "4K")
+            .stdin(Stdio::piped())
+            .stderr(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut pipe = child.stdin.take().unwrap();
+        let _ = pipe.write_all(stdin.unwrap_or_default());
+        drop(pipe);
+        child.wait_with_output().unwrap()
+    };
+    let path = big.to_str().unwrap();
+    for args in [&["check", path][..], &["render", path], &["fmt", path], &["import", path]] {
+        let out = limited(args, None);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("larger than 4096 bytes") && stderr.contains("LLMTOOL_MAX_FILE_BYTES"),
+            "{stderr}"
+        );
+    }
+    let out = limited(&["check", "-"], Some(tool.to_string().as_bytes()));
+    assert!(text(&out.stderr).contains("larger than 4096 bytes"), "{}", text(&out.stderr));
+    let out = limited(&["check", "/dev/zero"], None);
+    assert_eq!(out.status.code(), Some(2), "an endless device is refused, not read forever");
+}
+
+#[test]
+fn checking_a_large_tool_takes_under_three_times_its_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("large.json");
+    let prompt = "Summarise {{text}} in the tone of {{tone}}. ".repeat(900_000);
+    let tool = serde_json::json!({"model_prompt": prompt, "metadata": {"prompt_name": "Large",
+        "avatar": format!("data:image/png;base64,{}", "A".repeat(1_000_000)),
+        "variables": [{"name": "text", "type": "text", "description": "the text"},
+                      {"name": "tone", "type": "single-select", "description": "tone", "default": "dry", "allowed_values": ["dry", "warm"]}]}});
+    std::fs::write(&path, tool.to_string()).unwrap();
+    let size = std::fs::metadata(&path).unwrap().len();
+    let mut child = command(dir.path())
+        .args(["check", path.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Sample the peak while it runs, since the process is gone once it exits.
+    let pid = child.id();
+    let mut peak = 0;
+    while child.try_wait().unwrap().is_none() {
+        if let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status"))
+            && let Some(line) = status.lines().find(|l| l.starts_with("VmHWM:"))
+        {
+            peak = peak.max(line.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() * 1024);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    assert!(size > 40_000_000);
+    assert!(peak < 3 * size, "peak {} MB for a {} MB file", peak >> 20, size >> 20);
+}

@@ -54,7 +54,8 @@ pub fn format_source(text: &str, fix: bool) -> Result<Formatted, NotFormattable>
     }
     let blocking: Vec<Diagnostic> =
         document.diagnostics.iter().filter(|d| codes::is_syntax(d.rule)).cloned().collect();
-    let root = document.tree.root.as_ref().filter(|r| r.as_object().is_some() && !r.has_error());
+    let tree = crate::syntax::parse(&document.text);
+    let root = tree.root.as_ref().filter(|r| r.as_object().is_some() && !r.has_error());
     match root {
         Some(root) if blocking.is_empty() => Ok(Formatted {
             text: canonical(root),

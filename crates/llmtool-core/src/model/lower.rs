@@ -43,7 +43,7 @@ impl std::fmt::Display for FieldPath<'_> {
 }
 
 /// Lowers a parsed tool file. `root` is the top-level value (any JSON type).
-pub fn lower(root: &Node) -> (Tool, Vec<Diagnostic>) {
+pub fn lower(root: &mut Node) -> (Tool, Vec<Diagnostic>) {
     let mut lowerer = Lowerer { diagnostics: Vec::new() };
     let tool = lowerer.tool(root);
     (tool, lowerer.diagnostics)
@@ -54,11 +54,12 @@ struct Lowerer {
 }
 
 impl Lowerer {
-    fn tool(&mut self, root: &Node) -> Tool {
+    fn tool(&mut self, root: &mut Node) -> Tool {
         let mut tool = Tool { span: root.span, ..Tool::default() };
-        let Some(members) = root.as_object() else { return tool };
+        let missing_prompt = root.get("model_prompt").is_none();
+        let NodeKind::Object(members) = &mut root.kind else { return tool };
         for member in members {
-            let value = &member.value;
+            let value = &mut member.value;
             match member.key.name.as_str() {
                 "version" => tool.version = self.version(value),
                 "model_prompt" => {
@@ -69,13 +70,13 @@ impl Lowerer {
                 _ => self.unknown_key(member, "", keys::TOP_LEVEL),
             }
         }
-        if root.get("model_prompt").is_none() {
-            self.diagnostics.push(missing_model_prompt::diagnostic(root.span));
+        if missing_prompt {
+            self.diagnostics.push(missing_model_prompt::diagnostic(tool.span));
         }
         tool
     }
 
-    fn version(&mut self, node: &Node) -> Option<Spanned<Version>> {
+    fn version(&mut self, node: &mut Node) -> Option<Spanned<Version>> {
         let version = match &node.kind {
             NodeKind::String(s) => Version::Text(s.clone()),
             NodeKind::Number(raw) if raw.bytes().all(|b| b.is_ascii_digit() || b == b'-') => {
@@ -108,12 +109,13 @@ impl Lowerer {
         Some(Spanned::new(node.span, version))
     }
 
-    fn metadata(&mut self, node: &Node) -> Option<Metadata> {
+    fn metadata(&mut self, node: &mut Node) -> Option<Metadata> {
+        let span = node.span;
         let members = self.object(node, FieldPath::Root("metadata"))?;
-        let mut meta = Metadata { span: node.span, ..Metadata::default() };
-        let mut flat_avatar = Avatar { span: node.span, ..Avatar::default() };
+        let mut meta = Metadata { span, ..Metadata::default() };
+        let mut flat_avatar = Avatar { span, ..Avatar::default() };
         for member in members {
-            let value = &member.value;
+            let value = &mut member.value;
             let path = FieldPath::Root("metadata").key(&member.key.name);
             match member.key.name.as_str() {
                 "prompt_name" => meta.prompt_name = self.string(value, path),
@@ -143,18 +145,19 @@ impl Lowerer {
         Some(meta)
     }
 
-    fn nested_avatar(&mut self, node: &Node) -> Option<Avatar> {
+    fn nested_avatar(&mut self, node: &mut Node) -> Option<Avatar> {
+        let span = node.span;
         let members = self.object(node, FieldPath::Root("metadata.avatar"))?;
-        let mut avatar = Avatar { span: node.span, nested: true, ..Avatar::default() };
+        let mut avatar = Avatar { span, nested: true, ..Avatar::default() };
         for member in members {
             match member.key.name.as_str() {
                 "avatar_type" => {
-                    avatar.kind =
-                        self.string(&member.value, FieldPath::Root("metadata.avatar.avatar_type"));
+                    avatar.kind = self
+                        .string(&mut member.value, FieldPath::Root("metadata.avatar.avatar_type"));
                 }
                 "avatar" => {
                     avatar.data =
-                        self.string(&member.value, FieldPath::Root("metadata.avatar.avatar"));
+                        self.string(&mut member.value, FieldPath::Root("metadata.avatar.avatar"));
                 }
                 _ => self.unknown_key(member, "metadata.avatar", keys::NESTED_AVATAR),
             }
@@ -162,7 +165,7 @@ impl Lowerer {
         Some(avatar)
     }
 
-    fn model_version(&mut self, node: &Node) -> Option<SpannedList> {
+    fn model_version(&mut self, node: &mut Node) -> Option<SpannedList> {
         match &node.kind {
             NodeKind::String(s) => {
                 Some(Spanned::new(node.span, vec![Spanned::new(node.span, s.clone())]))
@@ -179,24 +182,26 @@ impl Lowerer {
         }
     }
 
-    fn creator(&mut self, node: &Node) -> Option<Creator> {
+    fn creator(&mut self, node: &mut Node) -> Option<Creator> {
+        let span = node.span;
         let members = self.object(node, FieldPath::Root("metadata.creator"))?;
-        let mut creator = Creator { span: node.span, ..Creator::default() };
+        let mut creator = Creator { span, ..Creator::default() };
         for member in members {
             let path = FieldPath::Root("metadata.creator").key(&member.key.name);
             match member.key.name.as_str() {
-                "name" => creator.name = self.string(&member.value, path),
-                "email" => creator.email = self.string(&member.value, path),
-                "organization" => creator.organization = self.string(&member.value, path),
+                "name" => creator.name = self.string(&mut member.value, path),
+                "email" => creator.email = self.string(&mut member.value, path),
+                "organization" => creator.organization = self.string(&mut member.value, path),
                 _ => self.unknown_key(member, FieldPath::Root("metadata.creator"), keys::CREATOR),
             }
         }
         Some(creator)
     }
 
-    fn parameters(&mut self, node: &Node) -> Option<Parameters> {
+    fn parameters(&mut self, node: &mut Node) -> Option<Parameters> {
+        let span = node.span;
         let members = self.object(node, FieldPath::Root("metadata.parameters"))?;
-        let mut params = Parameters { span: node.span, ..Parameters::default() };
+        let mut params = Parameters { span, ..Parameters::default() };
         for member in members {
             let name = member.key.name.as_str();
             let slot = match name {
@@ -214,12 +219,13 @@ impl Lowerer {
                     continue;
                 }
             };
-            *slot = self.parameter(&member.value, FieldPath::Root("metadata.parameters").key(name));
+            *slot =
+                self.parameter(&mut member.value, FieldPath::Root("metadata.parameters").key(name));
         }
         Some(params)
     }
 
-    fn parameter(&mut self, node: &Node, path: FieldPath<'_>) -> Option<Parameter> {
+    fn parameter(&mut self, node: &mut Node, path: FieldPath<'_>) -> Option<Parameter> {
         let (raw, written_as_string) = match &node.kind {
             NodeKind::Number(raw) => (raw.clone(), false),
             NodeKind::String(s) if is_json_number(s.trim()) => {
@@ -235,8 +241,9 @@ impl Lowerer {
         Some(Parameter { span: node.span, raw, value, written_as_string })
     }
 
-    fn variables(&mut self, node: &Node) -> Option<Spanned<Vec<Variable>>> {
-        let Some(items) = node.as_array() else {
+    fn variables(&mut self, node: &mut Node) -> Option<Spanned<Vec<Variable>>> {
+        let span = node.span;
+        let NodeKind::Array(items) = &mut node.kind else {
             self.wrong_type(
                 node,
                 FieldPath::Root("metadata.variables"),
@@ -245,20 +252,21 @@ impl Lowerer {
             return None;
         };
         let variables = items
-            .iter()
+            .iter_mut()
             .enumerate()
             .filter_map(|(i, item)| {
                 self.variable(item, FieldPath::Root("metadata.variables").index(i))
             })
             .collect();
-        Some(Spanned::new(node.span, variables))
+        Some(Spanned::new(span, variables))
     }
 
-    fn variable(&mut self, node: &Node, path: FieldPath<'_>) -> Option<Variable> {
+    fn variable(&mut self, node: &mut Node, path: FieldPath<'_>) -> Option<Variable> {
+        let span = node.span;
         let members = self.object(node, path)?;
-        let unnamed = Spanned::new(Span::empty(node.span.start + 1), String::new());
+        let unnamed = Spanned::new(Span::empty(span.start + 1), String::new());
         let mut variable = Variable {
-            span: node.span,
+            span,
             name: unnamed,
             kind: None,
             type_written: None,
@@ -267,7 +275,7 @@ impl Lowerer {
             allowed_values: None,
         };
         for member in members {
-            let value = &member.value;
+            let value = &mut member.value;
             let field = path.key(&member.key.name);
             match member.key.name.as_str() {
                 "name" => {
@@ -294,9 +302,13 @@ impl Lowerer {
         Some(variable)
     }
 
-    fn default_value(&mut self, node: &Node, path: FieldPath<'_>) -> Option<Spanned<DefaultValue>> {
-        let value = match &node.kind {
-            NodeKind::String(s) => DefaultValue::Text(s.clone()),
+    fn default_value(
+        &mut self,
+        node: &mut Node,
+        path: FieldPath<'_>,
+    ) -> Option<Spanned<DefaultValue>> {
+        let value = match &mut node.kind {
+            NodeKind::String(s) => DefaultValue::Text(std::mem::take(s)),
             NodeKind::Array(_) => DefaultValue::List(self.string_list(node, path)?.value),
             _ => {
                 self.wrong_type(node, path, "a string (or, for a multi-select, a list of strings)");
@@ -306,16 +318,19 @@ impl Lowerer {
         Some(Spanned::new(node.span, value))
     }
 
-    fn expected_output(&mut self, node: &Node) -> Option<ExpectedOutput> {
+    fn expected_output(&mut self, node: &mut Node) -> Option<ExpectedOutput> {
+        let span = node.span;
         let members = self.object(node, FieldPath::Root("metadata.expected_output"))?;
-        let mut output = ExpectedOutput { span: node.span, ..ExpectedOutput::default() };
+        let mut output = ExpectedOutput { span, ..ExpectedOutput::default() };
         for member in members {
             let path = FieldPath::Root("metadata.expected_output").key(&member.key.name);
             match member.key.name.as_str() {
-                "type" => output.kind = self.string(&member.value, path),
-                "format" => output.format = self.string(&member.value, path),
-                "language" => output.language = self.string(&member.value, path),
-                "allowed_values" => output.allowed_values = self.string_list(&member.value, path),
+                "type" => output.kind = self.string(&mut member.value, path),
+                "format" => output.format = self.string(&mut member.value, path),
+                "language" => output.language = self.string(&mut member.value, path),
+                "allowed_values" => {
+                    output.allowed_values = self.string_list(&mut member.value, path)
+                }
                 _ => self.unknown_key(
                     member,
                     FieldPath::Root("metadata.expected_output"),
@@ -327,17 +342,23 @@ impl Lowerer {
     }
 
     /// The members of an object, or `None` (reported) when `node` is not an object.
-    fn object<'n>(&mut self, node: &'n Node, path: FieldPath<'_>) -> Option<&'n [Member]> {
-        let members = node.as_object();
-        if members.is_none() {
+    fn object<'n>(&mut self, node: &'n mut Node, path: FieldPath<'_>) -> Option<&'n mut [Member]> {
+        if !matches!(node.kind, NodeKind::Object(_)) {
             self.wrong_type(node, path, "an object");
         }
-        members
+        match &mut node.kind {
+            NodeKind::Object(members) => Some(members),
+            _ => None,
+        }
     }
 
-    fn string(&mut self, node: &Node, path: FieldPath<'_>) -> Option<Spanned<String>> {
+    fn string(&mut self, node: &mut Node, path: FieldPath<'_>) -> Option<Spanned<String>> {
+        if let NodeKind::String(s) = &mut node.kind {
+            // Taken, not copied: the tree is dropped after lowering, and a prompt or an
+            // avatar can be most of a large file.
+            return Some(Spanned::new(node.span, std::mem::take(s)));
+        }
         match &node.kind {
-            NodeKind::String(s) => Some(Spanned::new(node.span, s.clone())),
             NodeKind::Number(raw) => {
                 self.diagnostics.push(wrong_type::quotable(node, path, "a string", raw));
                 None
@@ -349,17 +370,18 @@ impl Lowerer {
         }
     }
 
-    fn string_list(&mut self, node: &Node, path: FieldPath<'_>) -> Option<SpannedList> {
-        let Some(items) = node.as_array() else {
+    fn string_list(&mut self, node: &mut Node, path: FieldPath<'_>) -> Option<SpannedList> {
+        let span = node.span;
+        let NodeKind::Array(items) = &mut node.kind else {
             self.wrong_type(node, path, "a list of strings");
             return None;
         };
         let strings = items
-            .iter()
+            .iter_mut()
             .enumerate()
             .filter_map(|(i, item)| self.string(item, path.index(i)))
             .collect();
-        Some(Spanned::new(node.span, strings))
+        Some(Spanned::new(span, strings))
     }
 
     fn wrong_type(&mut self, node: &Node, path: FieldPath<'_>, expected: &str) {

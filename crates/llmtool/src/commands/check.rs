@@ -62,8 +62,7 @@ pub(crate) fn run(args: &CheckArgs) -> anyhow::Result<Outcome> {
 }
 
 fn check_file(path: &Path, args: &CheckArgs, color: bool) -> anyhow::Result<FileResult> {
-    let bytes = io::read_input(path)?;
-    let mut document = Document::from_bytes(&bytes);
+    let mut document = Document::from_vec(io::read_input(path)?);
     if args.strict {
         document.make_strict();
     }

@@ -307,8 +307,8 @@ fn read_kernel_function(path: &Path, name: &str) -> anyhow::Result<Option<Loaded
     };
     let read = |file: &str| {
         let path = folder.join(file);
-        std::fs::read_to_string(&path)
-            .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))
+        let bytes = crate::io::read_file(&path)?;
+        String::from_utf8(bytes).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))
     };
     let (config, prompt) =
         (read(semantic_kernel::CONFIG_FILE)?, read(semantic_kernel::PROMPT_FILE)?);

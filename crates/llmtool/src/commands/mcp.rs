@@ -45,8 +45,11 @@ pub(crate) fn run(args: &McpArgs) -> anyhow::Result<Outcome> {
         Duration::from_secs(args.timeout.max(1)),
         allow_local_paths,
     )?;
-    let options =
-        LibraryOptions { name_prefix: args.name_prefix.clone(), remote: runner.is_remote() };
+    let options = LibraryOptions {
+        name_prefix: args.name_prefix.clone(),
+        remote: runner.is_remote(),
+        max_file_bytes: crate::io::max_file_bytes(),
+    };
     let (library, problems) = Library::load(&args.paths, &options, None);
     report(&problems, &library);
     if args.yes && runner.needs_default_local_model(library.entries().iter().map(|e| &e.tool)) {

@@ -74,7 +74,7 @@ pub(crate) fn load_tool(
     path: &Path,
     name: &str,
 ) -> anyhow::Result<Option<(Document, ToolTemplate)>> {
-    let document = Document::from_bytes(&io::read_input(path)?);
+    let document = Document::from_vec(io::read_input(path)?);
     match document.template() {
         Some(template) => Ok(Some((document, template))),
         None => {

@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{invalid, yaml};
+use super::{invalid, yaml, yaml_read};
 use crate::diagnostic::Diagnostic;
 
 /// Front matter and body of `text`; a file with no front matter is all body.
@@ -28,7 +28,7 @@ pub(crate) fn parse(front: &str) -> Result<Map<String, Value>, Box<Diagnostic>> 
     if front.trim().is_empty() {
         return Ok(Map::new());
     }
-    match serde_yaml_ng::from_str::<Value>(front) {
+    match yaml_read::from_str(front) {
         Ok(Value::Object(map)) => Ok(map),
         Ok(_) => Err(invalid("the front matter is not a YAML mapping")),
         Err(error) => Err(invalid(format!("the front matter is not valid YAML: {error}"))),

@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 use super::syntax::{self, Slots, dollar};
 use super::{
     ToolBuilder, ToolSource, default_json, invalid, single_model, template_names, variable_json,
-    yaml,
+    yaml, yaml_read,
 };
 use crate::convert::codes::{DROPPED_FIELD, PEER_RENDERS_DIFFERENTLY};
 use crate::convert::function::Converted;
@@ -121,7 +121,7 @@ fn text_of(value: &Value) -> String {
 pub(super) fn read(text: &str) -> Result<Converted<Value>, Box<Diagnostic>> {
     let mut diagnostics = Vec::new();
     let extras = comment_block(text)?;
-    let fields = match serde_yaml_ng::from_str::<Value>(text) {
+    let fields = match yaml_read::from_str(text) {
         Ok(Value::Object(fields)) => fields,
         // `llm` takes a file that is one string as the prompt.
         Ok(Value::String(prompt)) => Map::from_iter([("prompt".to_owned(), json!(prompt))]),
@@ -212,7 +212,7 @@ fn comment_block(text: &str) -> Result<Option<Value>, Box<Diagnostic>> {
         yaml.push_str(line.strip_prefix(' ').unwrap_or(line));
         yaml.push('\n');
     }
-    match serde_yaml_ng::from_str::<Value>(&yaml) {
+    match yaml_read::from_str(&yaml) {
         Ok(Value::Object(mut block)) => Ok(block.remove("llmtool")),
         _ => Err(invalid("the `# llmtool:` comment block is not valid YAML")),
     }

@@ -25,9 +25,11 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
     if !cx.tool.declares_variables() {
         return;
     }
-    let declared: HashSet<&str> = cx.tool.variables().iter().map(|v| v.name.value.trim()).collect();
+    // In order for the suggestions (the first closest wins), hashed for the lookups.
+    let declared: Vec<&str> = cx.tool.variables().iter().map(|v| v.name.value.trim()).collect();
+    let is_declared: HashSet<&str> = declared.iter().copied().collect();
     for placeholder in cx.placeholders() {
-        if declared.contains(&placeholder.name) {
+        if is_declared.contains(&placeholder.name) {
             continue;
         }
         let span = cx.prompt_span(placeholder.range.clone());
