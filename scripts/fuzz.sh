@@ -1,17 +1,44 @@
 #!/usr/bin/env bash
-# Fuzzes the whole check/format/render pipeline with libFuzzer for SECONDS (default 600).
-#   scripts/fuzz.sh [SECONDS]
-# The seed corpus is every example, fixture and conformance vector. cargo-fuzz needs nightly
-# features; RUSTC_BOOTSTRAP lets the stable toolchain provide them.
+# Fuzzes llmtool-core with libFuzzer for SECONDS (default 600) per target:
+#   check        — any bytes through decode, parse, lower, every rule and renderer, fmt, render;
+#   prompt_files — any text read as Prompty, Dotprompt, an `llm` template (YAML front matter
+#                  and comment blocks) and Emacs Lisp.
+#   scripts/fuzz.sh [SECONDS] [TARGET...]
+# The seed corpora are every example, fixture and conformance vector, and the examples
+# exported to each prompt-file format and to elisp. cargo-fuzz needs nightly features;
+# RUSTC_BOOTSTRAP lets the stable toolchain provide them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_TO_RUN=${1:-600}
+shift || true
+TARGETS=("$@")
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(check prompt_files)
 command -v cargo-fuzz >/dev/null || cargo install --locked cargo-fuzz
-corpus=fuzz/corpus/check
-mkdir -p "$corpus"
-for file in examples/*.json crates/llmtool-core/tests/fixtures/*/*.json conformance/vectors/*.json; do
-  cp "$file" "$corpus/seed-$(basename "$(dirname "$file")")-$(basename "$file")"
-done
+
+seed_check() {
+  local corpus=fuzz/corpus/check
+  mkdir -p "$corpus"
+  for file in examples/*.json crates/llmtool-core/tests/fixtures/*/*.json conformance/vectors/*.json; do
+    cp "$file" "$corpus/seed-$(basename "$(dirname "$file")")-$(basename "$file")"
+  done
+}
+
+seed_prompt_files() {
+  local corpus=fuzz/corpus/prompt_files
+  mkdir -p "$corpus"
+  cargo build -q -p llmtool
+  for tool in examples/*.json; do
+    for format in prompty dotprompt llm-template gptel llm-el; do
+      target/debug/llmtool export "$tool" --to "$format" \
+        > "$corpus/seed-$(basename "$tool" .json).$format" 2>/dev/null || true
+    done
+  done
+  cp crates/llmtool-core/tests/fixtures/convert/*.el "$corpus/"
+}
+
 export RUSTC_BOOTSTRAP=1
-cd fuzz
-cargo fuzz run check "corpus/check" -- -max_total_time="$SECONDS_TO_RUN" -max_len=65536 -rss_limit_mb=2048 -print_final_stats=1
+for target in "${TARGETS[@]}"; do
+  "seed_$target"
+  (cd fuzz && cargo fuzz run "$target" "corpus/$target" -- -max_total_time="$SECONDS_TO_RUN" \
+    -max_len=65536 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1)
+done
