@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # How `llmtool check` and `llmtool render` grow with the number of variables: 10k, 100k and
-# 1M variables (bench/gen_wide_tool.py), timed in interleaved rounds, with the time per
+# 1M variables (bench/gen_wide_tool.py), the median of RUNS interleaved rounds, with the time per
 # variable, which stays flat when the growth is linear. With BEFORE=REV, the same is timed on
 # the llmtool of that commit too (built in a worktree under bench/out), up to 100k variables.
+#
+#   BEFORE=ea6d882 bench/scaling.sh 3
 #
 #   bench/scaling.sh [RUNS=3]
 set -euo pipefail
@@ -11,34 +13,36 @@ RUNS=${1:-3}
 OUT=bench/out/scaling
 mkdir -p "$OUT"
 cargo build --release -q -p llmtool
+cp target/release/llmtool "$OUT/llmtool-now"
 for n in 10000 100000 1000000; do
   [ -f "$OUT/wide-$n.json" ] || python3 bench/gen_wide_tool.py "$n" "$OUT/wide-$n.json"
 done
-binaries=("now=target/release/llmtool")
+binaries=("now=$OUT/llmtool-now")
 if [ -n "${BEFORE:-}" ]; then
+  # The same target folder: only llmtool's own crates are built again.
   tree=bench/out/before-$BEFORE
   [ -d "$tree" ] || git worktree add --detach "$tree" "$BEFORE"
-  (cd "$tree" && CARGO_TARGET_DIR="$PWD/../../../target/before" cargo build --release -q -p llmtool)
-  binaries+=("before=target/before/release/llmtool")
+  (cd "$tree" && CARGO_TARGET_DIR="$OLDPWD/target" cargo build --release -q -p llmtool)
+  cp target/release/llmtool "$OUT/llmtool-before"
+  binaries+=("before=$OUT/llmtool-before")
 fi
-for entry in "${binaries[@]}"; do
-  label=${entry%%=*}
-  binary=${entry#*=}
-  for n in 10000 100000 1000000; do
-    if [ "$label" = before ] && [ "$n" = 1000000 ]; then continue; fi
-    file="$OUT/wide-$n.json"
-    for command in check render; do
-      python3 - "$RUNS" "$label" "$command" "$n" "$binary" "$file" <<'PY'
+python3 - "$RUNS" "$OUT" "${binaries[@]}" <<'PY'
 import statistics, subprocess, sys, time
-runs, label, command, n, binary, path = int(sys.argv[1]), *sys.argv[2:]
-times = []
-for _ in range(runs):
-    start = time.perf_counter()
-    subprocess.run([binary, command, path], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-    times.append(time.perf_counter() - start)
-median = statistics.median(times)
-print(f"{label:<7} {command:<7} {int(n):>9,} variables  median {median * 1000:9.1f} ms  {median / int(n) * 1e6:8.2f} us per variable")
+runs, out, binaries = int(sys.argv[1]), sys.argv[2], [b.split("=", 1) for b in sys.argv[3:]]
+for n in (10_000, 100_000, 1_000_000):
+    path = f"{out}/wide-{n}.json"
+    for command in ("check", "render"):
+        # The old build is quadratic: 1M variables would not finish.
+        timed = [(label, binary) for label, binary in binaries if label == "now" or n <= 100_000]
+        times = {label: [] for label, _ in timed}
+        for _ in range(runs):
+            for label, binary in timed:
+                start = time.perf_counter()
+                subprocess.run([binary, command, path], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                times[label].append(time.perf_counter() - start)
+        now = statistics.median(times["now"])
+        for label, _ in timed:
+            median = statistics.median(times[label])
+            print(f"{label:<7} {command:<7} {n:>9,} variables  median {median * 1000:9.1f} ms"
+                  f"  {median / n * 1e6:7.2f} us per variable  {median / now:7.1f}x now")
 PY
-    done
-  done
-done
