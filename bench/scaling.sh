@@ -6,14 +6,18 @@
 #
 #   BEFORE=ea6d882 bench/scaling.sh 3
 #
-#   bench/scaling.sh [RUNS=3]
+#   bench/scaling.sh [RUNS=3]        (SKIP_BUILD=1 times the binaries already in bench/out)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS=${1:-3}
 OUT=bench/out/scaling
 mkdir -p "$OUT"
-cargo build --release -q -p llmtool
-cp target/release/llmtool "$OUT/llmtool-now"
+# A million variables is a 120 MB file, past the default limit on what llmtool reads.
+export LLMTOOL_MAX_FILE_BYTES=1G
+if [ -z "${SKIP_BUILD:-}" ]; then
+  cargo build --release -q -p llmtool
+  cp target/release/llmtool "$OUT/llmtool-now"
+fi
 for n in 10000 100000 1000000; do
   [ -f "$OUT/wide-$n.json" ] || python3 bench/gen_wide_tool.py "$n" "$OUT/wide-$n.json"
 done
@@ -21,9 +25,11 @@ binaries=("now=$OUT/llmtool-now")
 if [ -n "${BEFORE:-}" ]; then
   # The same target folder: only llmtool's own crates are built again.
   tree=bench/out/before-$BEFORE
-  [ -d "$tree" ] || git worktree add --detach "$tree" "$BEFORE"
-  (cd "$tree" && CARGO_TARGET_DIR="$OLDPWD/target" cargo build --release -q -p llmtool)
-  cp target/release/llmtool "$OUT/llmtool-before"
+  if [ -z "${SKIP_BUILD:-}" ]; then
+    [ -d "$tree" ] || git worktree add --detach "$tree" "$BEFORE"
+    (cd "$tree" && CARGO_TARGET_DIR="$OLDPWD/target" cargo build --release -q -p llmtool)
+    cp target/release/llmtool "$OUT/llmtool-before"
+  fi
   binaries+=("before=$OUT/llmtool-before")
 fi
 python3 - "$RUNS" "$OUT" "${binaries[@]}" <<'PY'
@@ -38,7 +44,9 @@ for n in (10_000, 100_000, 1_000_000):
         for _ in range(runs):
             for label, binary in timed:
                 start = time.perf_counter()
-                subprocess.run([binary, command, path], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                done = subprocess.run([binary, command, path], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                if done.returncode not in (0, 1):
+                    sys.exit(f"{label} {command} {n}: {done.stderr.decode()[:300]}")
                 times[label].append(time.perf_counter() - start)
         now = statistics.median(times["now"])
         for label, _ in timed:

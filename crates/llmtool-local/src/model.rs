@@ -125,13 +125,19 @@ pub fn read_gguf(path: &Path) -> Result<Vec<u8>, LocalError> {
     if !path.extension().is_some_and(|e| e.eq_ignore_ascii_case("gguf")) {
         return Err(LocalError::Model(format!("`{shown}` is not a `.gguf` file")));
     }
-    let metadata = std::fs::metadata(path)
-        .map_err(|e| LocalError::Io(format!("cannot read `{shown}`: {e}")))?;
+    // Opened without blocking (a pipe would wait for a writer), then checked on the open
+    // handle itself, so that the path cannot be swapped between the check and the read.
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+    let mut file =
+        options.open(path).map_err(|e| LocalError::Io(format!("cannot read `{shown}`: {e}")))?;
+    let metadata =
+        file.metadata().map_err(|e| LocalError::Io(format!("cannot read `{shown}`: {e}")))?;
     if !metadata.is_file() {
         return Err(LocalError::Model(format!("`{shown}` is not a regular file")));
     }
-    let mut file = std::fs::File::open(path)
-        .map_err(|e| LocalError::Io(format!("cannot read `{shown}`: {e}")))?;
     let mut magic = [0u8; 4];
     if file.read_exact(&mut magic).is_err() || &magic != b"GGUF" {
         return Err(LocalError::Model(format!(

@@ -230,6 +230,26 @@ fn install_from(spec: &ModelSpec, candidate: &Path, dir: &Path) -> Result<PathBu
     verify_and_install(spec, partial, &dir.join(spec.file))
 }
 
+/// Removes the temporary files of pulls that were killed (their `Drop` never ran) more than a
+/// day ago; a pull under way now is never that old.
+fn remove_stale_partials(spec: &ModelSpec, dir: &Path) {
+    let prefix = format!(".{}.", spec.file);
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.filter_map(Result::ok) {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        let stale = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > std::time::Duration::from_secs(24 * 3600));
+        if name.starts_with(&prefix) && name.ends_with(".part") && stale {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
 /// Moves a finished download into place if its SHA-256 is the pinned one, and marks it verified.
 fn verify_and_install(
     spec: &ModelSpec,
@@ -269,6 +289,7 @@ pub fn pull(
 ) -> Result<PathBuf, LocalError> {
     let dir = models_dir()?;
     std::fs::create_dir_all(&dir).map_err(|e| io_error(&dir, &e))?;
+    remove_stale_partials(spec, &dir);
     let target = dir.join(spec.file);
     if from.is_none() && target.is_file() && verify_installed(spec, &target).is_ok() {
         log(&format!("{} is already installed and intact", spec.file));

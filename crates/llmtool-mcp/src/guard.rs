@@ -10,6 +10,7 @@ use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse as _, Response};
+use sha2::{Digest as _, Sha256};
 use subtle::ConstantTimeEq as _;
 
 /// The rules of [`check`].
@@ -118,9 +119,13 @@ impl Guard {
             let given = headers
                 .get(header::AUTHORIZATION)
                 .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.strip_prefix("Bearer "))
-                .unwrap_or_default();
-            if !bool::from(given.as_bytes().ct_eq(token.as_bytes())) {
+                .and_then(|v| v.split_once(' '))
+                .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+                .map_or("", |(_, token)| token.trim());
+            // Digests of equal length, compared in constant time: neither the token nor its
+            // length can be learnt from how long a refusal takes.
+            let (given, expected) = (Sha256::digest(given), Sha256::digest(token));
+            if !bool::from(given.as_slice().ct_eq(expected.as_slice())) {
                 return Err(refuse(
                     StatusCode::UNAUTHORIZED,
                     "unauthorized: a bearer token is required",
@@ -143,13 +148,16 @@ impl Guard {
             return true;
         }
         let Some(connection) = connection else { return false };
+        // A dual-stack listener sees IPv4 clients as `::ffff:a.b.c.d`.
+        let (peer, local) =
+            (connection.peer.ip().to_canonical(), connection.local.ip().to_canonical());
         if is_loopback_name(name) {
-            return connection.peer.ip().is_loopback();
+            return peer.is_loopback();
         }
         name.trim_start_matches('[')
             .trim_end_matches(']')
             .parse::<IpAddr>()
-            .is_ok_and(|ip| ip == connection.local.ip())
+            .is_ok_and(|ip| ip.to_canonical() == local)
     }
 
     /// An `Origin` passes if it is a loopback origin (any port) or listed.
@@ -223,6 +231,11 @@ mod tests {
         assert!(!guard.host_allowed("evil.example:8765", local), "a rebound name");
         assert!(guard.host_allowed("MCP.example.org:443", remote), "an allowed name");
         assert!(!guard.host_allowed("localhost:8765", None));
+        let mapped = Some(connection("[::ffff:127.0.0.1]:5000", "[::ffff:127.0.0.1]:8765"));
+        assert!(guard.host_allowed("localhost:8765", mapped), "IPv4 on a dual-stack listener");
+        let mapped_remote = Some(connection("[::ffff:192.0.2.7]:5000", "[::ffff:192.0.2.1]:8765"));
+        assert!(!guard.host_allowed("localhost:8765", mapped_remote));
+        assert!(guard.host_allowed("192.0.2.1:8765", mapped_remote));
         assert!(!guard.host_allowed("", local));
     }
 

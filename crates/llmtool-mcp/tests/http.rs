@@ -160,6 +160,7 @@ async fn a_token_is_required_when_set() {
     assert_eq!(post(&url, &[("authorization", "Bearer wrong")], &body).await.0, 401);
     assert_eq!(post(&url, &[("authorization", "Bearer s3cret-token-valu")], &body).await.0, 401);
     assert_eq!(post(&url, &[("authorization", "Bearer s3cret-token-value")], &body).await.0, 200);
+    assert_eq!(post(&url, &[("authorization", "bearer s3cret-token-value")], &body).await.0, 200);
 }
 
 #[tokio::test]

@@ -36,10 +36,10 @@ impl Redactor {
         Self { secrets }
     }
 
-    /// This redactor, also hiding `secret`.
+    /// This redactor, also hiding `secrets`.
     #[must_use]
-    pub fn with(&self, secret: &str) -> Self {
-        Self::new(self.secrets.iter().cloned().chain([secret.to_owned()]))
+    pub fn with_all(&self, secrets: &[String]) -> Self {
+        Self::new(self.secrets.iter().chain(secrets).cloned())
     }
 
     /// `text` with every secret and every URL's credentials replaced by [`REDACTED`].

@@ -190,13 +190,19 @@ impl Transport {
         };
         let status = response.status();
         if status.is_redirection() {
+            let to = origin_of(response.headers().get("location"));
+            let here = reqwest::Url::parse(&request.url).map(|u| u.origin().ascii_serialization());
+            let message = if here.is_ok_and(|here| to == format!("`{here}`")) {
+                "redirected too many times within the same origin".to_owned()
+            } else {
+                format!(
+                    "redirected to {to}, another origin; not followed, so that the key is not sent there (set the provider's base URL to where it should go)"
+                )
+            };
             return Err(ProviderError::Http {
                 provider: request.provider.clone(),
                 status: status.as_u16(),
-                message: format!(
-                    "redirected to {}, another origin; not followed, so that the key is not sent there (set the provider's base URL to where it should go)",
-                    origin_of(response.headers().get("location"))
-                ),
+                message,
             });
         }
         if !status.is_success() {

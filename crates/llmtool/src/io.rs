@@ -17,10 +17,16 @@ pub(crate) fn is_stdin(path: &Path) -> bool {
 pub(crate) fn max_file_bytes() -> u64 {
     static LIMIT: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
     *LIMIT.get_or_init(|| {
-        std::env::var(limits::MAX_FILE_BYTES_VARIABLE)
-            .ok()
-            .and_then(|v| limits::parse_size(&v))
-            .unwrap_or(limits::DEFAULT_MAX_FILE_BYTES)
+        let Ok(value) = std::env::var(limits::MAX_FILE_BYTES_VARIABLE) else {
+            return limits::DEFAULT_MAX_FILE_BYTES;
+        };
+        limits::parse_size(&value).unwrap_or_else(|| {
+            eprintln!(
+                "warning: {}=`{value}` is not a size (such as 1000, 64M or 1G); using 64M",
+                limits::MAX_FILE_BYTES_VARIABLE
+            );
+            limits::DEFAULT_MAX_FILE_BYTES
+        })
     })
 }
 

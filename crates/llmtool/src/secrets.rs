@@ -7,28 +7,41 @@ use std::sync::{LazyLock, RwLock};
 use llmtool_providers::Redactor;
 use llmtool_providers::resolve::Providers;
 
-static REDACTOR: LazyLock<RwLock<Redactor>> = LazyLock::new(RwLock::default);
+static REDACTOR: LazyLock<RwLock<Secrets>> = LazyLock::new(RwLock::default);
 
-/// Hides the secrets `providers` knows of from now on (with those of the environment alone
-/// before a config file is read).
-pub(crate) fn learn(providers: &Providers) {
-    let redactor = providers.redactor();
-    match REDACTOR.write() {
-        Ok(mut current) => *current = redactor,
-        Err(poisoned) => *poisoned.into_inner() = redactor,
+/// What is hidden: the providers' keys, plus secrets added one by one (a token from a file).
+#[derive(Default)]
+struct Secrets {
+    from_providers: Redactor,
+    added: Vec<String>,
+    redactor: Redactor,
+}
+
+impl Secrets {
+    fn rebuild(&mut self) {
+        self.redactor = self.from_providers.with_all(&self.added);
     }
 }
 
-/// Also hides `secret` (a token read from a file, say).
+/// Hides the secrets `providers` knows of from now on (with those of the environment alone
+/// before a config file is read), besides every secret [`add`]ed.
+pub(crate) fn learn(providers: &Providers) {
+    let mut secrets = REDACTOR.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+    secrets.from_providers = providers.redactor();
+    secrets.rebuild();
+}
+
+/// Also hides `secret` (a token read from a file, say), whatever is learnt later.
 pub(crate) fn add(secret: &str) {
-    let mut current = REDACTOR.write().unwrap_or_else(std::sync::PoisonError::into_inner);
-    *current = current.with(secret);
+    let mut secrets = REDACTOR.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+    secrets.added.push(secret.to_owned());
+    secrets.rebuild();
 }
 
 /// `text` with every known secret, and every URL's credentials, replaced.
 pub(crate) fn redact(text: &str) -> Cow<'_, str> {
-    let redactor = REDACTOR.read().unwrap_or_else(std::sync::PoisonError::into_inner);
-    match redactor.redact(text) {
+    let secrets = REDACTOR.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+    match secrets.redactor.redact(text) {
         Cow::Borrowed(_) => Cow::Borrowed(text),
         Cow::Owned(clean) => Cow::Owned(clean),
     }
@@ -69,3 +82,23 @@ impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for RedactedStderrMaker {
 
 /// Makes a [`RedactedStderr`] for each log event.
 pub(crate) struct RedactedStderrMaker;
+
+#[cfg(test)]
+mod tests {
+    use llmtool_providers::config::{Config, Env};
+
+    use super::*;
+
+    #[test]
+    fn an_added_secret_survives_learning_the_providers_again() {
+        add("token-from-a-file-0123");
+        learn(&Providers::new(
+            Config::default(),
+            Env::from_pairs([("OPENAI_API_KEY", "sk-env-key-4567")]),
+        ));
+        assert_eq!(
+            redact("a token-from-a-file-0123 b sk-env-key-4567"),
+            "a [redacted] b [redacted]"
+        );
+    }
+}

@@ -103,7 +103,9 @@ fn long_line<'a>(
         return group.element(Level::NOTE.message(format!("{what}: {location}")));
     }
     let line = source.line_range(label.span.start);
+    // A span that runs on past its first line is underlined to the end of that line only.
     let shown = shown_range(text, label.span);
+    let shown = shown.start..shown.end.min(line.end).max(shown.start);
     let from = floor_boundary(text, shown.start.saturating_sub(LONG_LINE_CONTEXT)).max(line.start);
     let to = ceil_boundary(text, shown.end + LONG_LINE_CONTEXT).min(line.end).max(shown.end);
     let (head, tail) =

@@ -69,6 +69,8 @@ impl ToolTemplate {
     pub fn resolve(&self, inputs: &Inputs) -> Result<Vec<Value>, Vec<Diagnostic>> {
         let mut problems = Vec::new();
         let names: HashSet<&str> = self.variables.iter().map(|v| v.name.as_str()).collect();
+        // Listed once, however many unknown names are given.
+        let mut listed: Option<String> = None;
         for input in inputs.iter() {
             if !names.contains(input.name.as_str()) {
                 let mut diagnostic = Diagnostic::new(
@@ -81,10 +83,12 @@ impl ToolTemplate {
                         None if self.variables.is_empty() => {
                             diagnostic.with_help("the tool takes no variables")
                         }
-                        None => diagnostic.with_help(format!(
-                            "its variables are {}",
-                            one_of(self.variables.iter().map(|v| v.name.as_str()))
-                        )),
+                        None => {
+                            let listed = listed.get_or_insert_with(|| {
+                                one_of(self.variables.iter().map(|v| v.name.as_str()))
+                            });
+                            diagnostic.with_help(format!("its variables are {listed}"))
+                        }
                     };
                 problems.push(diagnostic);
             }
@@ -187,6 +191,7 @@ fn resolve_one(
     }
     if spec.kind.is_select() {
         let allowed: HashSet<&str> = spec.allowed_values.iter().map(String::as_str).collect();
+        let mut listed_values: Option<String> = None;
         let mut seen = HashSet::new();
         for item in &input.items {
             if !seen.insert(item.as_str()) {
@@ -205,10 +210,12 @@ fn resolve_one(
                 .at_labelled(spec.allowed_at.unwrap_or(spec.declared_at), "the allowed values");
                 diagnostic = match closest(item, spec.allowed_values.iter().map(String::as_str)) {
                     Some(near) => diagnostic.with_help(format!("did you mean `{near}`?")),
-                    None => diagnostic.with_help(format!(
-                        "the allowed values are {}",
-                        one_of(spec.allowed_values.iter().map(String::as_str))
-                    )),
+                    None => {
+                        let listed = listed_values.get_or_insert_with(|| {
+                            one_of(spec.allowed_values.iter().map(String::as_str))
+                        });
+                        diagnostic.with_help(format!("the allowed values are {listed}"))
+                    }
                 };
                 problems.push(diagnostic);
             }

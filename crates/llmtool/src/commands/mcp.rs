@@ -109,7 +109,10 @@ fn http_options(address: SocketAddr, args: &McpHttpArgs) -> anyhow::Result<HttpO
             crate::secrets::add(&token);
             Some(token)
         }
-        None => std::env::var("LLMTOOL_MCP_TOKEN").ok().filter(|t| !t.trim().is_empty()),
+        None => std::env::var("LLMTOOL_MCP_TOKEN")
+            .ok()
+            .map(|t| t.trim().to_owned())
+            .filter(|t| !t.is_empty()),
     };
     if token.is_none() && !address.ip().is_loopback() {
         if !args.insecure_no_auth {

@@ -5,8 +5,8 @@
 //! The check is written by hand: a single cheap pass that may over-count but never
 //! under-counts. Every bracket counts, even inside quotes or comments (YAML quoting spans lines
 //! and hides in block scalars, and a scanner that tried to follow it could be misled into
-//! missing the brackets that matter); only 129 unclosed ones in a row are refused, which no
-//! real prompt file has.
+//! missing the brackets that matter); a file is refused only when more than 128 brackets are
+//! open at once (counted over the whole file), which no real prompt file has.
 
 use serde_json::Value;
 

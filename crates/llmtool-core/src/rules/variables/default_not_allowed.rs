@@ -36,6 +36,8 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
             }
         };
         let allowed_set: HashSet<&str> = variable.allowed().collect();
+        // Listed once per variable, however many of its defaults are wrong.
+        let mut choices: Option<String> = None;
         for item in items {
             if allowed_set.contains(item.value) {
                 continue;
@@ -52,7 +54,8 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
             diagnostic = match closest(item.value, variable.allowed()) {
                 Some(near) => diagnostic.with_help(format!("did you mean `{near}`?")),
                 None => {
-                    diagnostic.with_help(format!("choose one of {}", one_of(variable.allowed())))
+                    let choices = choices.get_or_insert_with(|| one_of(variable.allowed()));
+                    diagnostic.with_help(format!("choose one of {choices}"))
                 }
             };
             out.push(diagnostic);
