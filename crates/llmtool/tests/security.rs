@@ -142,6 +142,15 @@ fn ask(
         .unwrap()
 }
 
+/// Opens the MCP session: `initialize`, then `notifications/initialized`.
+fn initialize(stdin: &mut std::process::ChildStdin, lines: &mut impl Iterator<Item = String>) {
+    let initialize = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}});
+    ask(stdin, lines, &initialize);
+    let initialized = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    writeln!(stdin, "{initialized}").unwrap();
+}
+
 #[test]
 fn an_mcp_server_never_downloads_because_a_client_asked() {
     let dir = tempfile::tempdir().unwrap();
@@ -158,15 +167,7 @@ fn an_mcp_server_never_downloads_because_a_client_asked() {
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines().map(Result::unwrap);
-    let initialize = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}});
-    ask(&mut stdin, &mut lines, &initialize);
-    writeln!(
-        stdin,
-        "{}",
-        serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
-    )
-    .unwrap();
+    initialize(&mut stdin, &mut lines);
     let listed = ask(
         &mut stdin,
         &mut lines,
@@ -341,15 +342,7 @@ fn an_mcp_tool_error_and_the_logs_never_show_a_key() {
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines().map(Result::unwrap);
-    let initialize = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}});
-    ask(&mut stdin, &mut lines, &initialize);
-    writeln!(
-        stdin,
-        "{}",
-        serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
-    )
-    .unwrap();
+    initialize(&mut stdin, &mut lines);
     let call = serde_json::json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
         "params": {"name": "greeter", "arguments": {}}});
     let answer = ask(&mut stdin, &mut lines, &call);
