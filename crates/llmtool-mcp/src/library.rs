@@ -115,11 +115,17 @@ impl Library {
                 }
             }
         }
-        (Library::from_tools(good, options), problems)
+        let library = Library::from_tools(good, options, &mut problems);
+        (library, problems)
     }
 
-    /// Names and prepares `tools` (in path order, so names are stable across reloads).
-    pub fn from_tools(mut tools: Vec<(PathBuf, Tool)>, options: &LibraryOptions) -> Library {
+    /// Names and prepares `tools` (in path order, so names are stable across reloads). A tool
+    /// whose MCP description cannot be built is left out and reported in `problems`.
+    pub fn from_tools(
+        mut tools: Vec<(PathBuf, Tool)>,
+        options: &LibraryOptions,
+        problems: &mut Vec<FileProblem>,
+    ) -> Library {
         tools.sort_by(|a, b| a.0.cmp(&b.0));
         let room = naming::MAX_NAME.saturating_sub(options.name_prefix.len()).max(1);
         let mut names: Vec<String> = tools
@@ -127,13 +133,18 @@ impl Library {
             .map(|(_, tool)| naming::slug(tool.name().unwrap_or("tool"), room))
             .collect();
         naming::distinct(&mut names, room);
-        let entries = tools
-            .into_iter()
-            .zip(names)
-            .map(|((path, tool), name)| {
-                Entry::new(path, format!("{}{name}", options.name_prefix), tool, options)
-            })
-            .collect();
+        let mut entries = Vec::with_capacity(tools.len());
+        for ((path, tool), name) in tools.into_iter().zip(names) {
+            let name = format!("{}{name}", options.name_prefix);
+            match Entry::new(path.clone(), name, tool, options) {
+                Ok(entry) => entries.push(entry),
+                Err(error) => problems.push(FileProblem {
+                    path,
+                    report: format!("cannot be described to MCP clients: {error}"),
+                    kept_previous: false,
+                }),
+            }
+        }
         Library { entries }
     }
 
@@ -162,7 +173,12 @@ impl Library {
 }
 
 impl Entry {
-    fn new(path: PathBuf, name: String, tool: Tool, options: &LibraryOptions) -> Entry {
+    fn new(
+        path: PathBuf,
+        name: String,
+        tool: Tool,
+        options: &LibraryOptions,
+    ) -> Result<Entry, serde_json::Error> {
         let function = FunctionTool::from_tool(&tool, Some(&name), &[]).value;
         let template = ToolTemplate::new(&tool);
         let icons = icons::of(&tool);
@@ -185,16 +201,16 @@ impl Entry {
             prompt["icons"] = Value::Array(icons.clone());
             schema["icons"] = Value::Array(icons);
         }
-        Entry {
+        Ok(Entry {
             path,
             name,
-            prompt: serde_json::from_value(prompt).unwrap_or_default(),
-            mcp_tool: serde_json::from_value(schema).unwrap_or_default(),
+            prompt: serde_json::from_value(prompt)?,
+            mcp_tool: serde_json::from_value(schema)?,
             template,
             tool,
             argument_keys,
             structured,
-        }
+        })
     }
 }
 
