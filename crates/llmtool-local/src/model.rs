@@ -131,10 +131,8 @@ pub fn read_gguf(path: &Path) -> Result<Vec<u8>, LocalError> {
     options.read(true);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
-    let mut file =
-        options.open(path).map_err(|e| LocalError::Io(format!("cannot read `{shown}`: {e}")))?;
-    let metadata =
-        file.metadata().map_err(|e| LocalError::Io(format!("cannot read `{shown}`: {e}")))?;
+    let mut file = options.open(path).map_err(|e| crate::store::io_error(path, e))?;
+    let metadata = file.metadata().map_err(|e| crate::store::io_error(path, e))?;
     if !metadata.is_file() {
         return Err(LocalError::Model(format!("`{shown}` is not a regular file")));
     }
@@ -149,7 +147,7 @@ pub fn read_gguf(path: &Path) -> Result<Vec<u8>, LocalError> {
     bytes.extend_from_slice(&magic);
     file.take(size.saturating_sub(4))
         .read_to_end(&mut bytes)
-        .map_err(|e| LocalError::Io(format!("cannot read `{shown}`: {e}")))?;
+        .map_err(|e| crate::store::io_error(path, e))?;
     Ok(bytes)
 }
 

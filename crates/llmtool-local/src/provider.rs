@@ -4,7 +4,7 @@
 use std::sync::Mutex;
 use std::time::Duration;
 
-use llmtool_providers::engine::Engine;
+use llmtool_providers::backend::Engine;
 use llmtool_providers::event::Usage;
 use llmtool_providers::transport::Completion;
 use llmtool_providers::{ChatRequest, Constraint as RequestConstraint, ProviderError, Role};

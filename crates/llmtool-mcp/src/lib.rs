@@ -3,7 +3,7 @@
 //! Streamable HTTP, with the files watched for changes.
 //!
 //! Built on `rmcp`, the official Rust SDK. [`Library`] reads and names the tools, [`Server`]
-//! answers the protocol, [`Runner`] is how a tool reaches a model (the caller supplies it), and
+//! answers the protocol, [`Runner`] is how a tool reaches a model (`llmtool_runtime`'s, or a test's stand-in), and
 //! [`watch`] keeps the library in step with the files.
 
 mod guard;
@@ -17,5 +17,5 @@ pub mod transport;
 pub mod watch;
 
 pub use library::{ANSWER_KEY, Entry, FileProblem, Library, LibraryOptions, Structured};
+pub use llmtool_runtime::{AnswerFuture, Runner};
 pub use server::{Only, RunLimits, SERVER_BUSY, Server};
-pub use tools::{RunFuture, Runner};

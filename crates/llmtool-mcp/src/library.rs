@@ -62,8 +62,6 @@ pub struct FileProblem {
 pub struct LibraryOptions {
     /// Put before every name (`team_` makes `team_summarize`).
     pub name_prefix: String,
-    /// Whether a remote provider runs the tools (the tools' `openWorldHint`).
-    pub remote: bool,
     /// A larger file is skipped, not read.
     pub max_file_bytes: u64,
 }
@@ -72,7 +70,6 @@ impl Default for LibraryOptions {
     fn default() -> Self {
         Self {
             name_prefix: String::new(),
-            remote: false,
             max_file_bytes: llmtool_core::limits::DEFAULT_MAX_FILE_BYTES,
         }
     }
@@ -136,7 +133,7 @@ impl Library {
         let mut entries = Vec::with_capacity(tools.len());
         for ((path, tool), name) in tools.into_iter().zip(names) {
             let name = format!("{}{name}", options.name_prefix);
-            match Entry::new(path.clone(), name, tool, options) {
+            match Entry::new(path.clone(), name, tool) {
                 Ok(entry) => entries.push(entry),
                 Err(error) => problems.push(FileProblem {
                     path,
@@ -146,6 +143,16 @@ impl Library {
             }
         }
         Library { entries }
+    }
+
+    /// Marks each tool that runs on a model reached over the network (`openWorldHint`).
+    pub(crate) fn mark_open_world(&mut self, is_remote: impl Fn(&Tool) -> bool) {
+        for entry in &mut self.entries {
+            let remote = is_remote(&entry.tool);
+            if let Some(annotations) = &mut entry.mcp_tool.annotations {
+                annotations.open_world_hint = Some(remote);
+            }
+        }
     }
 
     pub fn entries(&self) -> &[Entry] {
@@ -173,12 +180,7 @@ impl Library {
 }
 
 impl Entry {
-    fn new(
-        path: PathBuf,
-        name: String,
-        tool: Tool,
-        options: &LibraryOptions,
-    ) -> Result<Entry, serde_json::Error> {
+    fn new(path: PathBuf, name: String, tool: Tool) -> Result<Entry, serde_json::Error> {
         let function = FunctionTool::from_tool(&tool, Some(&name), &[]).value;
         let template = ToolTemplate::new(&tool);
         let icons = icons::of(&tool);
@@ -192,10 +194,11 @@ impl Entry {
         if let Some(output_schema) = output_schema {
             schema["outputSchema"] = output_schema;
         }
+        // `openWorldHint` depends on the model that runs the tool: the server sets it.
         schema["annotations"] = json!({
             "readOnlyHint": true,
             "destructiveHint": false,
-            "openWorldHint": options.remote,
+            "openWorldHint": false,
         });
         if !icons.is_empty() {
             prompt["icons"] = Value::Array(icons.clone());

@@ -17,7 +17,8 @@ use tokio::sync::{Semaphore, SemaphorePermit, broadcast};
 
 use crate::library::{Entry, Library};
 use crate::prompts;
-use crate::tools::{self, Runner};
+use crate::tools;
+use llmtool_runtime::Runner;
 
 /// What is served.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -93,6 +94,8 @@ impl Server {
         limits: RunLimits,
     ) -> Server {
         let (changes, _) = broadcast::channel(16);
+        let mut library = library;
+        library.mark_open_world(|tool| runner.is_remote(tool));
         let shared = Shared {
             library: RwLock::new(Arc::new(library)),
             runner,
@@ -132,7 +135,8 @@ impl Server {
     /// Serves `library` from now on. Connected clients are told when what they list changed
     /// (a change that only affects rendering or running, such as a parameter, is served
     /// without a notification).
-    pub fn replace(&self, library: Library) {
+    pub fn replace(&self, mut library: Library) {
+        library.mark_open_world(|tool| self.shared.runner.is_remote(tool));
         let library = Arc::new(library);
         let previous = match self.shared.library.write() {
             Ok(mut current) => std::mem::replace(&mut *current, library.clone()),

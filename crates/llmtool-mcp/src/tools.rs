@@ -1,29 +1,13 @@
 //! `tools/call`: the arguments read back into the tool's variables, the prompt rendered, and
 //! the tool run by a [`Runner`] (the configured provider, or the local model).
 
-use std::future::Future;
-use std::pin::Pin;
-
-use llmtool_core::model::Tool;
 use llmtool_core::template::Inputs;
+use llmtool_runtime::Runner;
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value, json};
 
 use crate::library::{ANSWER_KEY, Entry, Structured};
 use crate::prompts::add_input;
-
-/// A boxed future, as [`Runner::run`] returns.
-pub type RunFuture = Pin<Box<dyn Future<Output = Result<String, String>> + Send + 'static>>;
-
-/// Runs a rendered tool on a model.
-pub trait Runner: Send + Sync + 'static {
-    /// Whether the model is reached over the network (a tool's `openWorldHint`).
-    fn is_remote(&self) -> bool;
-
-    /// The answer to `prompt` for `tool`, with the tool's expected output enforced; or why
-    /// there is none.
-    fn run(&self, tool: Tool, prompt: String) -> RunFuture;
-}
 
 /// Calls the tool of `entry` with `arguments` (keyed as in its input schema).
 pub(crate) async fn call(
@@ -45,9 +29,9 @@ pub(crate) async fn call(
             return error(format!("invalid arguments: {}", lines.join("; ")));
         }
     };
-    match runner.run(entry.tool.clone(), prompt).await {
+    match runner.answer(entry.tool.clone(), prompt).await {
         Ok(answer) => answered(entry, answer),
-        Err(reason) => error(reason),
+        Err(reason) => error(runner.public_message(&reason)),
     }
 }
 

@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use llmtool_core::convert::{FunctionFormat, FunctionTool};
 use llmtool_core::template::Inputs;
-use llmtool_mcp::{Library, LibraryOptions, Only, RunFuture, Runner, Server, transport};
+use llmtool_mcp::{AnswerFuture, Library, LibraryOptions, Only, Runner, Server, transport};
+use llmtool_runtime::RunError;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
 
@@ -19,20 +20,23 @@ fn examples() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples")
 }
 
-/// A runner that answers from a script and remembers the prompts it was given.
+/// A runner that answers from a script (an error: the provider cannot be reached) and
+/// remembers the prompts it was given. Only the strategy consultant runs on a remote model.
 struct ScriptedRunner {
     answer: Result<String, String>,
     prompts: Mutex<Vec<String>>,
 }
 
 impl Runner for ScriptedRunner {
-    fn is_remote(&self) -> bool {
-        false
+    fn is_remote(&self, tool: &llmtool_core::model::Tool) -> bool {
+        tool.name() == Some("Strategy Consultant")
     }
 
-    fn run(&self, _tool: llmtool_core::model::Tool, prompt: String) -> RunFuture {
+    fn answer(&self, _tool: llmtool_core::model::Tool, prompt: String) -> AnswerFuture {
         self.prompts.lock().unwrap().push(prompt);
-        let answer = self.answer.clone();
+        let answer = self.answer.clone().map_err(|reason| {
+            RunError::Provider(llmtool_providers::ProviderError::Connection(reason))
+        });
         Box::pin(async move { answer })
     }
 }
@@ -307,7 +311,9 @@ async fn tools_have_the_mcp_tool_schema_annotations_and_output_schema() {
     assert_eq!(tools.len(), 8);
     for tool in tools {
         assert_eq!(tool["annotations"]["readOnlyHint"], true, "{tool}");
-        assert_eq!(tool["annotations"]["openWorldHint"], false, "{tool}");
+        // Decided per tool, by the model each one runs on.
+        let remote = tool["name"] == "strategy_consultant";
+        assert_eq!(tool["annotations"]["openWorldHint"], remote, "{tool}");
     }
     let consultant = tools.iter().find(|t| t["name"] == "strategy_consultant").unwrap();
     let text = std::fs::read_to_string(examples().join("strategy-consultant.json")).unwrap();
@@ -368,7 +374,10 @@ async fn a_failed_run_is_a_tool_error_with_the_reason() {
         )
         .await;
     assert_eq!(result["isError"], true);
-    assert_eq!(result["content"][0]["text"], "the provider is unreachable");
+    assert_eq!(
+        result["content"][0]["text"],
+        "cannot reach the provider: the provider is unreachable"
+    );
 }
 
 #[tokio::test]

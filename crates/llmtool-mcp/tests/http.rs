@@ -11,7 +11,7 @@ use axum::body::Body;
 use axum::extract::ConnectInfo;
 use llmtool_mcp::transport::{self, Connection, HttpOptions};
 use llmtool_mcp::{
-    Library, LibraryOptions, Only, RunFuture, RunLimits, Runner, SERVER_BUSY, Server,
+    AnswerFuture, Library, LibraryOptions, Only, RunLimits, Runner, SERVER_BUSY, Server,
 };
 use serde_json::{Value, json};
 use tower::ServiceExt as _;
@@ -24,11 +24,11 @@ struct GatedRunner {
 }
 
 impl Runner for GatedRunner {
-    fn is_remote(&self) -> bool {
+    fn is_remote(&self, _tool: &llmtool_core::model::Tool) -> bool {
         false
     }
 
-    fn run(&self, _tool: llmtool_core::model::Tool, _prompt: String) -> RunFuture {
+    fn answer(&self, _tool: llmtool_core::model::Tool, _prompt: String) -> AnswerFuture {
         let release = self.release.clone();
         Box::pin(async move {
             let _ = release.acquire().await.unwrap();

@@ -90,11 +90,11 @@ fn the_watcher_serves_every_change_even_one_that_leaves_the_lists_alone() {
 
     struct Unused;
     impl llmtool_mcp::Runner for Unused {
-        fn is_remote(&self) -> bool {
+        fn is_remote(&self, _: &llmtool_core::model::Tool) -> bool {
             false
         }
-        fn run(&self, _: llmtool_core::model::Tool, _: String) -> llmtool_mcp::RunFuture {
-            Box::pin(async { Err("not run here".to_owned()) })
+        fn answer(&self, _: llmtool_core::model::Tool, _: String) -> llmtool_mcp::AnswerFuture {
+            Box::pin(async { Err(llmtool_runtime::RunError::Stopped("not run here".to_owned())) })
         }
     }
 

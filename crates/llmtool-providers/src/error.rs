@@ -59,6 +59,8 @@ pub enum ProviderError {
         "the answer stopped after output had started ({0}); not retried, because the output so far was already printed"
     )]
     InterruptedAfterOutput(Box<ProviderError>),
+    #[error("the server sends more than the {limit} bytes expected; stopped")]
+    TooLarge { limit: u64 },
     #[error("cancelled")]
     Cancelled,
 }

@@ -2,10 +2,10 @@
 //! run loop that renders a tool, sends it and enforces its expected output.
 
 pub mod anthropic;
+pub mod backend;
 pub mod client;
 pub mod config;
 pub mod endpoint;
-pub mod engine;
 pub mod error;
 pub mod event;
 pub mod gemini;

@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 use llmtool_core::output::{self, OutputFormat, OutputKind, OutputSpec};
 use serde::Serialize;
 
+use crate::backend::{Backend, generate_local};
 use crate::client::{build_request, decoder_factory};
-use crate::engine::{Backend, generate_local};
 use crate::error::ProviderError;
 use crate::event::Usage;
 use crate::http::HttpRequest;

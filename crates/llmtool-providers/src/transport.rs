@@ -95,16 +95,18 @@ pub struct Transport {
 }
 
 impl Transport {
+    /// The transport of model APIs: it carries keys, so it follows a redirect only within
+    /// the same origin.
     pub fn new(timeouts: Timeouts, retry: RetryPolicy) -> Result<Self, ProviderError> {
-        // rustls needs a process-wide crypto provider; installing it twice is harmless.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let client = reqwest::Client::builder()
-            .connect_timeout(timeouts.connect)
-            .user_agent(concat!("llmtool/", env!("CARGO_PKG_VERSION")))
-            .redirect(same_origin_redirects())
-            .build()
-            .map_err(|e| ProviderError::Connection(e.to_string()))?;
+        let client = client(timeouts, same_origin_redirects())?;
         Ok(Self { client, timeouts, retry })
+    }
+
+    /// The transport of [`Transport::download`]: a download carries no key, so it follows
+    /// redirects to other origins (model hosts serve their files from a CDN).
+    pub fn for_downloads(timeouts: Timeouts) -> Result<Self, ProviderError> {
+        let client = client(timeouts, reqwest::redirect::Policy::limited(10))?;
+        Ok(Self { client, timeouts, retry: RetryPolicy::default() })
     }
 
     /// Sends `request` and passes the answer text to `on_text` as `delivery` says. A fresh
@@ -162,6 +164,49 @@ impl Transport {
                     tokio::time::sleep(self.retry.delay(retries, error.retry_after())).await;
                 }
                 Err(error) => return Err(error),
+            }
+        }
+    }
+
+    /// Fetches `url` (a model file) with the same client, passing each piece to `on_chunk`
+    /// with the size the server announced (or `limit`). More than `limit` bytes is an error,
+    /// and so is a pause longer than the idle timeout; `on_chunk` answering `false` stops the
+    /// download as cancelled.
+    pub async fn download(
+        &self,
+        url: &str,
+        limit: u64,
+        on_chunk: &mut (dyn FnMut(&[u8], u64) -> bool + Send),
+    ) -> Result<(), ProviderError> {
+        let connection = |e: reqwest::Error| ProviderError::Connection(connection_message(e));
+        let sent = tokio::time::timeout(self.timeouts.first_byte, self.client.get(url).send());
+        let response = sent.await.map_err(|_| ProviderError::Timeout(TimeoutKind::FirstByte))?;
+        let response = response.map_err(connection)?;
+        let status = response.status();
+        if !status.is_success() {
+            let host = response.url().host_str().unwrap_or("the server").to_owned();
+            let message = status.canonical_reason().unwrap_or("failed").to_owned();
+            return Err(ProviderError::Http { provider: host, status: status.as_u16(), message });
+        }
+        let total = response.content_length().unwrap_or(limit);
+        if total > limit {
+            return Err(ProviderError::TooLarge { limit });
+        }
+        let mut received = 0u64;
+        let mut stream = response.bytes_stream();
+        loop {
+            let next = tokio::time::timeout(self.timeouts.idle, stream.next());
+            let Some(chunk) = next.await.map_err(|_| ProviderError::Timeout(TimeoutKind::Idle))?
+            else {
+                return Ok(());
+            };
+            let chunk = chunk.map_err(connection)?;
+            received += chunk.len() as u64;
+            if received > limit {
+                return Err(ProviderError::TooLarge { limit });
+            }
+            if !on_chunk(&chunk, total) {
+                return Err(ProviderError::Cancelled);
             }
         }
     }
@@ -298,6 +343,21 @@ async fn read_bounded(response: reqwest::Response) -> String {
 }
 
 /// A reqwest error with its causes, without the URL (which may carry a key or a password).
+/// The one HTTP client setup of llmtool: rustls, the connect timeout and our user agent.
+fn client(
+    timeouts: Timeouts,
+    redirects: reqwest::redirect::Policy,
+) -> Result<reqwest::Client, ProviderError> {
+    // rustls needs a process-wide crypto provider; installing it twice is harmless.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::builder()
+        .connect_timeout(timeouts.connect)
+        .user_agent(concat!("llmtool/", env!("CARGO_PKG_VERSION")))
+        .redirect(redirects)
+        .build()
+        .map_err(|e| ProviderError::Connection(e.to_string()))
+}
+
 fn connection_message(error: reqwest::Error) -> String {
     let error = error.without_url();
     let mut message = error.to_string();

@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use llmtool_core::output::{OutputFormat, OutputKind, OutputSpec};
-use llmtool_providers::engine::Backend;
+use llmtool_providers::backend::Backend;
 use llmtool_providers::resolve::Target;
 use llmtool_providers::run::{RunOptions, RunRequest, run};
 use llmtool_providers::transport::{RetryPolicy, Timeouts, Transport};

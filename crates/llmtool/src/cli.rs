@@ -57,25 +57,12 @@ pub(crate) struct McpArgs {
     /// What is logged to standard error.
     #[arg(long, value_enum, default_value_t = LogLevel::Info)]
     pub(crate) log_level: LogLevel,
-    /// The model that runs the tools (default: each tool's own, else the local model).
-    #[arg(long, short)]
-    pub(crate) model: Option<String>,
-    /// The provider that runs the tools.
-    #[arg(long)]
-    pub(crate) provider: Option<String>,
-    /// The provider config file.
-    #[arg(long, value_name = "FILE", env = "LLMTOOL_CONFIG")]
-    pub(crate) config: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) target: ModelArgs,
     /// Download the local model at start if it is not installed (never later, because a
     /// client asked).
     #[arg(long, short)]
     pub(crate) yes: bool,
-    /// Let tool files name model files (`local:PATH.gguf` in their `model_version`).
-    #[arg(long)]
-    pub(crate) allow_local_paths: bool,
-    /// Give up on a model's answer after this long.
-    #[arg(long, default_value_t = 600, value_name = "SECONDS")]
-    pub(crate) timeout: u64,
 }
 
 /// Who may reach `llmtool mcp --http`, and how much it holds.
@@ -333,12 +320,8 @@ pub(crate) struct RunArgs {
     pub(crate) tool: PathBuf,
     #[command(flatten)]
     pub(crate) variables: VariableArgs,
-    /// `provider/model`, or a model name whose provider is found by its prefix or an alias.
-    #[arg(long, short)]
-    pub(crate) model: Option<String>,
-    /// The provider to send to (see `llmtool providers`).
-    #[arg(long)]
-    pub(crate) provider: Option<String>,
+    #[command(flatten)]
+    pub(crate) target: ModelArgs,
     /// Print the HTTP request that would be sent (keys redacted) and send nothing.
     #[arg(long)]
     pub(crate) dry_run: bool,
@@ -356,18 +339,9 @@ pub(crate) struct RunArgs {
     /// Retries on rate limits, server errors and dropped connections.
     #[arg(long, default_value_t = 3, value_name = "N")]
     pub(crate) retries: u32,
-    /// The longest a request may take, in seconds.
-    #[arg(long, default_value_t = 600, value_name = "SECONDS")]
-    pub(crate) timeout: u64,
-    /// The configuration file (default: `$XDG_CONFIG_HOME/llmtool/config.toml`).
-    #[arg(long, value_name = "FILE", env = "LLMTOOL_CONFIG")]
-    pub(crate) config: Option<PathBuf>,
     /// Download the local model without asking, if it is not installed yet.
     #[arg(long, short)]
     pub(crate) yes: bool,
-    /// Let the tool file name a model file (`local:PATH.gguf` in its `model_version`).
-    #[arg(long)]
-    pub(crate) allow_local_paths: bool,
     /// The local model's random seed (the same seed gives the same answer).
     #[arg(long)]
     pub(crate) seed: Option<u64>,
@@ -377,6 +351,28 @@ pub(crate) struct RunArgs {
     /// Overrides the tool's `max_tokens`.
     #[arg(long, value_name = "N")]
     pub(crate) max_tokens: Option<u64>,
+}
+
+/// Where tools run: the flags of every command that runs a tool.
+#[derive(Debug, Args)]
+pub(crate) struct ModelArgs {
+    /// The model: `provider/model`, or a name whose provider is found by its prefix or an alias
+    /// (default: the tool's own `model_version` list, else the config's default, else the
+    /// embedded local model).
+    #[arg(long, short)]
+    pub(crate) model: Option<String>,
+    /// The provider to send to (see `llmtool providers`).
+    #[arg(long)]
+    pub(crate) provider: Option<String>,
+    /// The configuration file (default: `$XDG_CONFIG_HOME/llmtool/config.toml`).
+    #[arg(long, value_name = "FILE", env = "LLMTOOL_CONFIG")]
+    pub(crate) config: Option<PathBuf>,
+    /// Let tool files name model files (`local:PATH.gguf` in their `model_version`).
+    #[arg(long)]
+    pub(crate) allow_local_paths: bool,
+    /// The longest a request may take, in seconds.
+    #[arg(long, default_value_t = 600, value_name = "SECONDS")]
+    pub(crate) timeout: u64,
 }
 
 /// Manage the embedded local model (used when no provider is configured).

@@ -6,7 +6,6 @@ mod commands;
 mod io;
 mod secrets;
 mod settings;
-mod tool_runner;
 
 use std::process::ExitCode;
 

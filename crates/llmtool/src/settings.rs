@@ -1,10 +1,17 @@
-//! Where the configuration file is, and the providers it and the environment configure.
+//! Where the configuration file is, the providers it and the environment configure, and the
+//! runtime settings of the flags that choose a model.
 
 use std::path::{Path, PathBuf};
+
+use std::time::Duration;
 
 use anyhow::Context as _;
 use llmtool_providers::config::{Config, Env};
 use llmtool_providers::resolve::Providers;
+use llmtool_providers::transport::Timeouts;
+use llmtool_runtime::RuntimeOptions;
+
+use crate::cli::ModelArgs;
 
 /// `$XDG_CONFIG_HOME/llmtool/config.toml`, or `~/.config/llmtool/config.toml`.
 pub(crate) fn default_config_path() -> Option<PathBuf> {
@@ -37,4 +44,19 @@ pub(crate) fn load_providers(config: Option<&Path>) -> anyhow::Result<Providers>
     let providers = Providers::new(config, Env::from_process());
     crate::secrets::learn(&providers);
     Ok(providers)
+}
+
+/// The runtime settings of `args`, which every command that runs a tool shares; the command
+/// adds its own (fetching, retries, the seed).
+pub(crate) fn runtime_options(args: &ModelArgs) -> RuntimeOptions {
+    RuntimeOptions {
+        model: args.model.clone(),
+        provider: args.provider.clone(),
+        timeouts: Timeouts {
+            total: Duration::from_secs(args.timeout.max(1)),
+            ..Timeouts::default()
+        },
+        allow_local_paths: args.allow_local_paths,
+        ..RuntimeOptions::default()
+    }
 }

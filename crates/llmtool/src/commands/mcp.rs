@@ -9,13 +9,13 @@ use std::net::SocketAddr;
 use anyhow::Context as _;
 use llmtool_mcp::transport::HttpOptions;
 use llmtool_mcp::{
-    FileProblem, Library, LibraryOptions, Only, RunLimits, Runner, Server, transport, watch,
+    FileProblem, Library, LibraryOptions, Only, RunLimits, Server, transport, watch,
 };
+use llmtool_runtime::{Fetch, Runtime, RuntimeOptions};
 
 use crate::Outcome;
 use crate::cli::{LogLevel, McpArgs, McpHttpArgs, McpOnly};
 use crate::settings;
-use crate::tool_runner::ProviderRunner;
 
 pub(crate) fn run(args: &McpArgs) -> anyhow::Result<Outcome> {
     init_logging(args.log_level);
@@ -36,23 +36,21 @@ pub(crate) fn run(args: &McpArgs) -> anyhow::Result<Outcome> {
         .http
         .map(|address| http_options(address, &args.http_options).map(|o| (address, o)))
         .transpose()?;
-    let providers = settings::load_providers(args.config.as_deref())?;
-    let allow_local_paths = args.allow_local_paths || providers.config.allow_local_paths;
-    let runner = ProviderRunner::new(
-        providers,
-        args.model.clone(),
-        args.provider.clone(),
-        Duration::from_secs(args.timeout.max(1)),
-        allow_local_paths,
-    )?;
+    let providers = settings::load_providers(args.target.config.as_deref())?;
+    let options = RuntimeOptions {
+        // A server never downloads because a client asked: `--yes` pulls at start instead.
+        fetch: Fetch::Never,
+        secrets: http.iter().filter_map(|(_, o)| o.token.clone()).collect(),
+        ..settings::runtime_options(&args.target)
+    };
+    let runtime = Runtime::new(providers, options)?;
     let options = LibraryOptions {
         name_prefix: args.name_prefix.clone(),
-        remote: runner.is_remote(),
         max_file_bytes: crate::io::max_file_bytes(),
     };
     let (library, problems) = Library::load(&args.paths, &options, None);
     report(&problems, &library);
-    if args.yes && runner.needs_default_local_model(library.entries().iter().map(|e| &e.tool)) {
+    if args.yes && runtime.needs_default_local_model(library.entries().iter().map(|e| &e.tool)) {
         let spec = &llmtool_local::store::DEFAULT_MODEL;
         if llmtool_local::store::installed_path(spec)?.is_none() {
             crate::commands::model::pull(spec, None)?;
@@ -67,13 +65,13 @@ pub(crate) fn run(args: &McpArgs) -> anyhow::Result<Outcome> {
         concurrent: args.http_options.max_runs.max(1),
         queued: args.http_options.max_queued_runs,
     };
-    let server = Server::with_limits(library, Arc::new(runner), only, limits);
+    let server = Server::with_limits(library, Arc::new(runtime), only, limits);
     // Serving goes on without watching if the system refuses a watch (e.g. inotify limits).
     let _watcher = watch::spawn(server.clone(), args.paths.clone(), options, report)
         .inspect_err(|error| tracing::warn!("the files are not watched: {error}"))
         .ok();
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    runtime.block_on(async {
+    let threads = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    threads.block_on(async {
         match http {
             Some((address, options)) => {
                 let listener = tokio::net::TcpListener::bind(address).await?;

@@ -2,23 +2,17 @@
 //! output.
 
 use std::io::Write as _;
-use std::time::Duration;
-
-use anyhow::Context as _;
-use llmtool_core::output::OutputSpec;
 use std::sync::Arc;
 
-use llmtool_local::LocalModel;
-use llmtool_local::provider::LocalEngine;
-use llmtool_providers::ApiKind;
-use llmtool_providers::engine::Backend;
-use llmtool_providers::run::{RunOptions, RunRequest, run as run_tool};
-use llmtool_providers::transport::{RetryPolicy, Timeouts, Transport};
-use llmtool_providers::{Params, ProviderError};
+use anyhow::Context as _;
+use llmtool_providers::run::RunOptions;
+use llmtool_providers::transport::RetryPolicy;
+use llmtool_providers::{ApiKind, ProviderError};
+use llmtool_runtime::{Fetch, ParamOverrides, Rejected, RunError, Runtime, RuntimeOptions};
 
 use crate::Outcome;
 use crate::cli::{RunArgs, RunFormat};
-use crate::commands::model::{Fetch, local_model_path};
+use crate::commands::model;
 use crate::commands::render::{load_tool, read_inputs};
 use crate::{io, secrets, settings};
 
@@ -44,33 +38,27 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<Outcome> {
             return Ok(Outcome::Problems);
         }
     };
-    let providers = settings::load_providers(args.config.as_deref())?;
-    let tool_models = tool.models();
-    let target =
-        providers.resolve(args.model.as_deref(), args.provider.as_deref(), &tool_models)?;
-    if let Some(note) = &target.note {
+    let providers = settings::load_providers(args.target.config.as_deref())?;
+    let options = RuntimeOptions {
+        retry: RetryPolicy { max_retries: args.retries, ..RetryPolicy::default() },
+        fetch: if args.yes { Fetch::Yes } else { Fetch::Ask(Arc::new(model::ask)) },
+        progress: Some(model::progress()),
+        seed: args.seed,
+        ..settings::runtime_options(&args.target)
+    };
+    let tool_runtime = Runtime::new(providers, options)?;
+    let overrides = ParamOverrides { temperature: args.temperature, max_tokens: args.max_tokens };
+    let request = tool_runtime.request(tool, prompt, overrides)?;
+    if let Some(note) = &request.target.note {
         eprintln!("note: {note}");
     }
-    let params = Params::from_tool(tool.metadata.as_ref().and_then(|m| m.parameters.as_ref()));
-    let request = RunRequest {
-        price: providers.price(&target),
-        target,
-        prompt,
-        params: Params {
-            temperature: args.temperature.or(params.temperature),
-            max_tokens: args.max_tokens.or(params.max_tokens),
-            ..params
-        },
-        spec: OutputSpec::of(tool),
-    };
     let options = RunOptions {
         stream: !args.no_stream,
         max_repairs: args.max_repairs,
         raw: args.raw,
         live: args.format == RunFormat::Text,
     };
-    let local = request.target.endpoint.api == ApiKind::Local;
-    if args.dry_run && local {
+    if args.dry_run && request.target.endpoint.api == ApiKind::Local {
         let shown = serde_json::json!({ "provider": "local", "model": request.target.model, "prompt": request.prompt });
         let text = serde_json::to_string_pretty(&shown)? + "\n";
         io::write_stdout(secrets::redact(&text).as_bytes())?;
@@ -82,21 +70,6 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<Outcome> {
         io::write_stdout(secrets::redact(&http.display_redacted()).as_bytes())?;
         return Ok(Outcome::Ok);
     }
-    let timeouts =
-        Timeouts { total: Duration::from_secs(args.timeout.max(1)), ..Timeouts::default() };
-    let transport = Transport::new(
-        timeouts,
-        RetryPolicy { max_retries: args.retries, ..RetryPolicy::default() },
-    )?;
-    let backend = if local {
-        let fetch = if args.yes { Fetch::Yes } else { Fetch::Ask };
-        let allow_paths = args.allow_local_paths || providers.config.allow_local_paths;
-        let path = local_model_path(&request.target, fetch, allow_paths)?;
-        let model = LocalModel::load(&path)?;
-        Backend::Local(Arc::new(LocalEngine::new(model, args.seed)))
-    } else {
-        Backend::Http(&transport)
-    };
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let mut streamed = false;
     let mut stdout_error = None;
@@ -109,8 +82,8 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<Outcome> {
             }
         };
         tokio::select! {
-            result = run_tool(&backend, &request, options, &mut on_text) => result,
-            _ = tokio::signal::ctrl_c() => Err(ProviderError::Cancelled),
+            result = tool_runtime.run(&request, options, &mut on_text) => result,
+            _ = tokio::signal::ctrl_c() => Err(ProviderError::Cancelled.into()),
         }
     });
     if let Some(error) = stdout_error {
@@ -118,7 +91,7 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<Outcome> {
     }
     let report = match result {
         Ok(report) => report,
-        Err(ProviderError::Cancelled) => {
+        Err(RunError::Provider(ProviderError::Cancelled)) => {
             eprintln!("\ncancelled");
             return Ok(Outcome::Cancelled);
         }
@@ -150,12 +123,8 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<Outcome> {
             }
         }
     }
-    if let Some(error) = &report.error {
-        let message = format!(
-            "error: {error} (after {} repair(s)); the model answered:\n{}",
-            report.repairs, report.raw
-        );
-        eprintln!("{}", secrets::redact(&message));
+    if let Err(rejected) = Rejected::check(&report) {
+        eprintln!("{}", secrets::redact(&format!("error: {rejected}")));
         return Ok(Outcome::Problems);
     }
     Ok(Outcome::Ok)

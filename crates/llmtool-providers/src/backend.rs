@@ -1,4 +1,5 @@
-//! A model that runs in this process (the embedded local model), as the run loop sees it.
+//! Where the run loop sends a request: an HTTP API through the transport, or a model that runs in
+//! this process (the embedded local model).
 
 use std::sync::Arc;
 

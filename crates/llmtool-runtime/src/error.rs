@@ -1,0 +1,60 @@
+//! Why a run gave no answer, typed so that each caller can word it its own way (a terminal
+//! message, an MCP tool error, an HTTP status).
+
+use llmtool_local::LocalError;
+use llmtool_providers::ProviderError;
+use llmtool_providers::run::RunReport;
+
+/// Everything that can stop a run.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// Choosing the model failed, or the provider failed to answer.
+    #[error(transparent)]
+    Provider(#[from] ProviderError),
+    /// The local model could not be found, fetched or loaded.
+    #[error(transparent)]
+    Local(#[from] LocalError),
+    #[error(
+        "the tool file names the model file `{model}`; llmtool opens a model file named by a tool only with `--allow-local-paths` (or `allow_local_paths = true` in the config file)"
+    )]
+    ModelFileNotAllowed { model: String },
+    #[error(
+        "no local model `{model}`: give a .gguf file (`--model local:PATH.gguf`) or a known name (smollm2)"
+    )]
+    NoSuchModel { model: String },
+    /// A known local model is missing and may not be fetched now; `hint` says how to get it.
+    #[error("the local model {file} is not installed: {hint}")]
+    NotInstalled { file: &'static str, hint: &'static str },
+    /// The user was asked and said no.
+    #[error("not downloaded; `llmtool model pull` fetches it later")]
+    DownloadDeclined,
+    /// The answer never met the tool's expected output.
+    #[error(transparent)]
+    Rejected(#[from] Rejected),
+    /// A worker thread of the run stopped (a bug, reported rather than a panic).
+    #[error("the run stopped unexpectedly: {0}")]
+    Stopped(String),
+}
+
+/// An answer that fell short of the expected output, after the repairs allowed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{reason} (after {repairs} repair(s)); the model answered:\n{raw}")]
+pub struct Rejected {
+    /// Why the last answer was rejected.
+    pub reason: String,
+    pub repairs: u32,
+    /// The model's last answer, as received.
+    pub raw: String,
+}
+
+impl Rejected {
+    /// The answer of `report` if it met the expected output, else why it did not.
+    pub fn check(report: &RunReport) -> Result<&str, Self> {
+        let reason = match (&report.output, &report.error) {
+            (Some(output), None) => return Ok(output),
+            (_, Some(reason)) => reason.clone(),
+            (None, None) => "no answer".to_owned(),
+        };
+        Err(Self { reason, repairs: report.repairs, raw: report.raw.clone() })
+    }
+}

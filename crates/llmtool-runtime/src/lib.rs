@@ -1,0 +1,17 @@
+//! The one path from a tool to a model's answer, shared by `llmtool run`, the MCP server and
+//! every later way of running a tool: choosing the model (the user's choice over the tool's
+//! own `model_version` list), finding, fetching and loading the local model once per process,
+//! building the request, and running it with the expected output enforced, with a typed error.
+//!
+//! [`Runtime`] is the entry point; [`Runner`] is what servers hold, so that a test can stand
+//! in a scripted model.
+
+mod error;
+pub mod local;
+mod runner;
+mod runtime;
+
+pub use error::{Rejected, RunError};
+pub use local::{Consent, Fetch, Progress, PullEvent, pull};
+pub use runner::{AnswerFuture, Runner};
+pub use runtime::{ParamOverrides, Runtime, RuntimeOptions};

@@ -1,0 +1,45 @@
+//! [`Runner`]: how a server reaches a model, so that servers can be tested with a scripted
+//! stand-in. [`Runtime`] is the real one.
+
+use std::borrow::Cow;
+use std::future::Future;
+use std::pin::Pin;
+
+use llmtool_core::model::Tool;
+
+use crate::{RunError, Runtime};
+
+/// A boxed future, as [`Runner::answer`] returns.
+pub type AnswerFuture = Pin<Box<dyn Future<Output = Result<String, RunError>> + Send + 'static>>;
+
+/// Runs rendered tools for a server.
+pub trait Runner: Send + Sync + 'static {
+    /// Whether `tool` runs on a model reached over the network.
+    fn is_remote(&self, tool: &Tool) -> bool;
+
+    /// The answer to `prompt` (rendered from `tool`), with its expected output enforced.
+    fn answer(&self, tool: Tool, prompt: String) -> AnswerFuture;
+
+    /// The text of `error` as a client may see it: with no secret in it.
+    fn public_message(&self, error: &RunError) -> String {
+        error.to_string()
+    }
+}
+
+impl Runner for Runtime {
+    fn is_remote(&self, tool: &Tool) -> bool {
+        Runtime::is_remote(self, tool)
+    }
+
+    fn answer(&self, tool: Tool, prompt: String) -> AnswerFuture {
+        let runtime = self.clone();
+        Box::pin(async move { runtime.answer(&tool, prompt).await })
+    }
+
+    fn public_message(&self, error: &RunError) -> String {
+        match self.redact(&error.to_string()) {
+            Cow::Borrowed(text) => text.to_owned(),
+            Cow::Owned(text) => text,
+        }
+    }
+}

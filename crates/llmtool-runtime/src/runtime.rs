@@ -1,0 +1,205 @@
+//! [`Runtime`]: the providers as configured, the user's choice of model, one HTTP transport and
+//! the local models, shared by every run of a process.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use llmtool_core::model::Tool;
+use llmtool_core::output::OutputSpec;
+use llmtool_local::store::DEFAULT_MODEL;
+use llmtool_providers::backend::Backend;
+use llmtool_providers::resolve::{Providers, Target};
+use llmtool_providers::run::{RunOptions, RunReport, RunRequest};
+use llmtool_providers::transport::{RetryPolicy, Timeouts, Transport};
+use llmtool_providers::{ApiKind, Params, Redactor};
+
+use crate::local::{Fetch, LocalModels, Progress};
+use crate::{Rejected, RunError};
+
+/// How a runtime is set up; the defaults suit a server (nothing fetched, nothing printed).
+#[derive(Clone)]
+pub struct RuntimeOptions {
+    /// The user's model (`--model`), over the tool's own list.
+    pub model: Option<String>,
+    /// The user's provider (`--provider`).
+    pub provider: Option<String>,
+    pub timeouts: Timeouts,
+    pub retry: RetryPolicy,
+    /// May tool files name local model files (`--allow-local-paths`; the config file's
+    /// `allow_local_paths` also allows it).
+    pub allow_local_paths: bool,
+    /// Whether a missing local model may be fetched when a run needs it.
+    pub fetch: Fetch,
+    /// Where pull progress goes.
+    pub progress: Option<Progress>,
+    /// The local model's seed (`--seed`), over the tool's `seed` parameter.
+    pub seed: Option<u64>,
+    /// Secrets to hide besides the providers' keys (a server's token, say).
+    pub secrets: Vec<String>,
+}
+
+impl Default for RuntimeOptions {
+    fn default() -> Self {
+        Self {
+            model: None,
+            provider: None,
+            timeouts: Timeouts::default(),
+            retry: RetryPolicy::default(),
+            allow_local_paths: false,
+            fetch: Fetch::Never,
+            progress: None,
+            seed: None,
+            secrets: Vec::new(),
+        }
+    }
+}
+
+impl std::fmt::Debug for RuntimeOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the secrets themselves.
+        f.debug_struct("RuntimeOptions")
+            .field("model", &self.model)
+            .field("provider", &self.provider)
+            .field("allow_local_paths", &self.allow_local_paths)
+            .field("fetch", &self.fetch)
+            .field("seed", &self.seed)
+            .field("secrets", &self.secrets.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Parameters the user sets over the tool's own.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ParamOverrides {
+    pub temperature: Option<f64>,
+    pub max_tokens: Option<u64>,
+}
+
+/// Runs tools. Cheap to clone: clones share the transport and the loaded local models.
+#[derive(Clone)]
+pub struct Runtime {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    providers: Providers,
+    model: Option<String>,
+    provider: Option<String>,
+    transport: Transport,
+    local: Arc<LocalModels>,
+    redactor: Redactor,
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime")
+            .field("model", &self.inner.model)
+            .field("provider", &self.inner.provider)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Runtime {
+    pub fn new(providers: Providers, options: RuntimeOptions) -> Result<Self, RunError> {
+        let transport = Transport::new(options.timeouts, options.retry)?;
+        let allow_paths = options.allow_local_paths || providers.config.allow_local_paths;
+        let progress = options.progress.unwrap_or_else(|| Arc::new(|_| {}));
+        let local = LocalModels::new(allow_paths, options.fetch, progress, options.seed);
+        let redactor = providers.redactor().with_all(&options.secrets);
+        let inner = Inner {
+            providers,
+            model: options.model,
+            provider: options.provider,
+            transport,
+            local: Arc::new(local),
+            redactor,
+        };
+        Ok(Self { inner: Arc::new(inner) })
+    }
+
+    pub fn providers(&self) -> &Providers {
+        &self.inner.providers
+    }
+
+    /// The model and provider `tool` runs on: the user's choice, else the tool's own
+    /// `model_version` list, else the configured default (see `Providers::resolve`).
+    pub fn target(&self, tool: &Tool) -> Result<Target, RunError> {
+        let inner = &self.inner;
+        let target = inner.providers.resolve(
+            inner.model.as_deref(),
+            inner.provider.as_deref(),
+            &tool.models(),
+        )?;
+        Ok(target)
+    }
+
+    /// Whether `tool` runs on a model reached over the network (its MCP `openWorldHint`). A
+    /// tool whose model cannot be chosen runs nowhere, so it is not remote.
+    pub fn is_remote(&self, tool: &Tool) -> bool {
+        self.target(tool).is_ok_and(|target| target.endpoint.api != ApiKind::Local)
+    }
+
+    /// Whether some of `tools` would run on the embedded default model (for which a server
+    /// started with `--yes` pulls it at start, since it never downloads because a client asked).
+    pub fn needs_default_local_model<'a>(&self, tools: impl IntoIterator<Item = &'a Tool>) -> bool {
+        let is_default = |target: Target| {
+            target.endpoint.api == ApiKind::Local && target.model == DEFAULT_MODEL.name
+        };
+        tools.into_iter().any(|tool| self.target(tool).is_ok_and(is_default))
+    }
+
+    /// The request of a run of `tool` on `prompt` (rendered from it): its target, the tool's
+    /// parameters under `overrides`, its expected output and the model's price.
+    pub fn request(
+        &self,
+        tool: &Tool,
+        prompt: String,
+        overrides: ParamOverrides,
+    ) -> Result<RunRequest, RunError> {
+        let target = self.target(tool)?;
+        let params = Params::from_tool(tool.metadata.as_ref().and_then(|m| m.parameters.as_ref()));
+        Ok(RunRequest {
+            price: self.inner.providers.price(&target),
+            target,
+            prompt,
+            params: Params {
+                temperature: overrides.temperature.or(params.temperature),
+                max_tokens: overrides.max_tokens.or(params.max_tokens),
+                ..params
+            },
+            spec: OutputSpec::of(tool),
+        })
+    }
+
+    /// Runs `request`, enforcing its expected output (asking again up to
+    /// `options.max_repairs` times), passing text that is shown unchanged to `on_text` as it
+    /// arrives. The report says whether the answer met the expected output
+    /// ([`Rejected::check`]).
+    pub async fn run(
+        &self,
+        request: &RunRequest,
+        options: RunOptions,
+        on_text: &mut (dyn FnMut(&str) + Send),
+    ) -> Result<RunReport, RunError> {
+        let backend = if request.target.endpoint.api == ApiKind::Local {
+            Backend::Local(self.inner.local.engine(&request.target).await?)
+        } else {
+            Backend::Http(&self.inner.transport)
+        };
+        Ok(llmtool_providers::run::run(&backend, request, options, on_text).await?)
+    }
+
+    /// The answer of `tool` to `prompt`, whole, with its expected output enforced: what a
+    /// server returns to its client.
+    pub async fn answer(&self, tool: &Tool, prompt: String) -> Result<String, RunError> {
+        let request = self.request(tool, prompt, ParamOverrides::default())?;
+        let options = RunOptions { stream: false, max_repairs: 2, raw: false, live: false };
+        let report = self.run(&request, options, &mut |_| {}).await?;
+        Ok(Rejected::check(&report)?.to_owned())
+    }
+
+    /// `text` with every configured secret, and URL credentials, hidden.
+    pub fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        self.inner.redactor.redact(text)
+    }
+}

@@ -1,0 +1,127 @@
+//! The shared run path: the model a tool runs on (and so its MCP hint) comes from one choice,
+//! a tool file cannot make llmtool open a model file, a server never fetches a model, and an
+//! answer that misses the expected output is a typed rejection after the repairs allowed.
+
+#![allow(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
+
+use llmtool_core::Document;
+use llmtool_core::model::Tool;
+use llmtool_providers::config::{Config, Env};
+use llmtool_providers::resolve::Providers;
+use llmtool_runtime::{Fetch, RunError, Runner as _, Runtime, RuntimeOptions};
+use llmtool_testkit::{Mock, Reply};
+
+fn tool(models: &[&str], expected: &serde_json::Value) -> Tool {
+    let text = serde_json::json!({
+        "model_prompt": "Is it going to rain?",
+        "metadata": { "prompt_name": "Weather", "model_version": models, "expected_output": expected },
+    });
+    let document = Document::from_text(text.to_string());
+    document.tool.unwrap()
+}
+
+fn runtime(config: &str, env: &[(&str, &str)], options: RuntimeOptions) -> Runtime {
+    let providers =
+        Providers::new(Config::parse(config).unwrap(), Env::from_pairs(env.iter().copied()));
+    Runtime::new(providers, options).unwrap()
+}
+
+fn chat_answer(text: &str) -> Reply {
+    let body = serde_json::json!({
+        "choices": [{ "message": { "role": "assistant", "content": text }, "finish_reason": "stop" }],
+        "usage": { "prompt_tokens": 9, "completion_tokens": 1 },
+    });
+    Reply::json(200, body.to_string())
+}
+
+#[test]
+fn the_tools_own_models_decide_where_it_runs_and_its_hint() {
+    let env = [("OPENAI_API_KEY", "sk-test-key-1234")];
+    let runtime = runtime("", &env, RuntimeOptions::default());
+    let remote = tool(&["gpt-4o"], &serde_json::json!({}));
+    let local = tool(&["local/smollm2"], &serde_json::json!({}));
+    let unnamed = tool(&[], &serde_json::json!({}));
+    assert_eq!(runtime.target(&remote).unwrap().model, "gpt-4o");
+    assert!(runtime.is_remote(&remote));
+    assert_eq!(runtime.target(&local).unwrap().endpoint.provider, "local");
+    assert!(!runtime.is_remote(&local), "the hint follows the tool's own model");
+    assert!(!runtime.is_remote(&unnamed), "with no model named, the embedded one runs it");
+    assert!(runtime.needs_default_local_model([&remote, &local]));
+    assert!(runtime.needs_default_local_model([&unnamed]));
+    assert!(!runtime.needs_default_local_model([&remote]));
+
+    // The user's choice is over every tool's own.
+    let options =
+        RuntimeOptions { model: Some("local/smollm2".into()), ..RuntimeOptions::default() };
+    let chosen = self::runtime("", &env, options);
+    assert!(!chosen.is_remote(&remote));
+    assert!(chosen.needs_default_local_model([&remote]));
+}
+
+#[tokio::test]
+async fn a_tool_file_cannot_make_llmtool_open_a_model_file() {
+    let named = tool(&["local/nowhere/model.gguf"], &serde_json::json!({}));
+    let runtime = runtime("", &[], RuntimeOptions::default());
+    let error = runtime.answer(&named, "hi".into()).await.unwrap_err();
+    assert!(matches!(error, RunError::ModelFileNotAllowed { .. }), "{error}");
+
+    let options = RuntimeOptions { allow_local_paths: true, ..RuntimeOptions::default() };
+    let allowed = self::runtime("", &[], options);
+    let error = allowed.answer(&named, "hi".into()).await.unwrap_err();
+    assert!(matches!(error, RunError::NoSuchModel { .. }), "{error}");
+}
+
+#[tokio::test]
+async fn a_server_never_fetches_a_missing_model() {
+    let models = tempfile::tempdir().unwrap();
+    // SAFETY of the test: nextest runs each test in its own process.
+    #[allow(unsafe_code, reason = "set before any thread of this test reads the environment")]
+    unsafe {
+        std::env::set_var("LLMTOOL_MODELS_DIR", models.path());
+    }
+    let runtime =
+        runtime("", &[], RuntimeOptions { fetch: Fetch::Never, ..RuntimeOptions::default() });
+    let error = runtime.answer(&tool(&["smollm2"], &serde_json::json!({})), "hi".into()).await;
+    let error = error.unwrap_err();
+    assert!(matches!(error, RunError::NotInstalled { .. }), "{error}");
+    assert!(error.to_string().contains("llmtool model pull"), "{error}");
+    assert_eq!(std::fs::read_dir(models.path()).unwrap().count(), 0, "nothing was written");
+}
+
+#[tokio::test]
+async fn an_answer_is_enforced_and_a_rejection_is_typed() {
+    let limited = serde_json::json!({ "type": "limited", "allowed_values": ["yes", "no"] });
+    let weather = tool(&["mock/m"], &limited);
+    let mock = Mock::start(vec![
+        chat_answer("Probably."),
+        chat_answer("yes"),
+        chat_answer("Maybe."),
+        chat_answer("Perhaps."),
+        chat_answer("I cannot say."),
+    ])
+    .await;
+    let config = format!(
+        "[providers.mock]\napi = \"openai\"\nbase_url = \"{}/v1\"\napi_key_env = \"MOCK_KEY\"\njson_schema = false\n",
+        mock.url
+    );
+    let secret = "mock-secret-key-5150";
+    let runtime = runtime(&config, &[("MOCK_KEY", secret)], RuntimeOptions::default());
+    assert!(runtime.is_remote(&weather));
+
+    // The first answer misses the allowed values; the repair gets "yes".
+    assert_eq!(runtime.answer(&weather, "Rain?".into()).await.unwrap(), "yes");
+    // Three misses: the first answer and the two repairs allowed.
+    let error = runtime.answer(&weather, "Rain?".into()).await.unwrap_err();
+    let RunError::Rejected(rejected) = &error else { panic!("not a rejection: {error}") };
+    assert_eq!(rejected.repairs, 2);
+    assert_eq!(rejected.raw, "I cannot say.");
+    assert_eq!(mock.requests().len(), 5);
+    assert!(mock.requests().iter().all(|r| r.headers.get("authorization").is_some()));
+
+    // What a client sees of an error never holds a key.
+    let leaked = RunError::Provider(llmtool_providers::ProviderError::Connection(format!(
+        "refused with key {secret}"
+    )));
+    let shown = runtime.public_message(&leaked);
+    assert!(!shown.contains(secret) && shown.contains("[redacted]"), "{shown}");
+}
