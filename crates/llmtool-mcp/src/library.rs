@@ -1,15 +1,13 @@
 //! The tools served: tool files read from the paths given, each named for MCP, with the last
 //! good version of a file kept when it turns invalid.
 
-use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use llmtool_core::convert::{FunctionFormat, FunctionTool, naming};
 use llmtool_core::model::Tool;
 use llmtool_core::output::{OutputFormat, OutputKind, OutputSpec};
-use llmtool_core::report::{Source, human};
 use llmtool_core::template::ToolTemplate;
-use llmtool_core::{Document, Severity};
+use llmtool_runtime::{ToolFile, files};
 use serde_json::{Value, json};
 
 use crate::icons;
@@ -82,7 +80,7 @@ pub struct Library {
 }
 
 impl Library {
-    /// Reads every tool file under `paths` (files, and `.json` files in folders, recursively).
+    /// Reads every tool file under `paths` (as `llmtool_runtime::files` finds them).
     /// A file that is invalid now but was good in `previous` keeps its previous version.
     pub fn load(
         paths: &[PathBuf],
@@ -91,13 +89,20 @@ impl Library {
     ) -> (Library, Vec<FileProblem>) {
         let mut problems = Vec::new();
         let mut good: Vec<(PathBuf, Tool)> = Vec::new();
-        for path in tool_files(paths, &mut problems) {
+        let (files, unlisted) = files::find(paths);
+        problems.extend(unlisted.into_iter().map(|error| FileProblem {
+            path: error.path().to_owned(),
+            report: error.to_string(),
+            kept_previous: false,
+        }));
+        for path in files {
             let kept = || {
                 previous
                     .and_then(|p| p.entries.iter().find(|e| e.path == path))
                     .map(|e| e.tool.clone())
             };
-            match read_tool(&path, options.max_file_bytes) {
+            let read = ToolFile::load(&path, options.max_file_bytes).map_err(|e| e.to_string());
+            match read.and_then(ToolFile::into_tool) {
                 Ok(tool) => good.push((path, tool)),
                 Err(report) => {
                     let earlier = kept();
@@ -246,60 +251,4 @@ fn output_schema(tool: &Tool) -> (Structured, Option<Value>) {
         "required": [ANSWER_KEY],
     });
     (structured, Some(schema))
-}
-
-/// Reads and checks one tool file: the tool, or the report of what is wrong.
-fn read_tool(path: &Path, limit: u64) -> Result<Tool, String> {
-    let file = std::fs::File::open(path).map_err(|e| format!("cannot read it: {e}"))?;
-    let size = file.metadata().map_or(0, |m| m.len());
-    let bytes = llmtool_core::limits::read_bounded_sized(file, limit, size)
-        .map_err(|e| format!("cannot read it: {e}"))?;
-    let document = Document::from_vec(bytes);
-    let errors: Vec<_> =
-        document.diagnostics.iter().filter(|d| d.severity == Severity::Error).cloned().collect();
-    match document.tool {
-        Some(tool) if errors.is_empty() => Ok(tool),
-        _ => {
-            let name = path.display().to_string();
-            Err(human(&Source::new(&name, &document.text), &errors, false))
-        }
-    }
-}
-
-/// The tool files under `paths`: each file given, and the `.json` files in each folder
-/// (recursively), without repeats, in a stable order.
-pub(crate) fn tool_files(paths: &[PathBuf], problems: &mut Vec<FileProblem>) -> Vec<PathBuf> {
-    let mut files = BTreeSet::new();
-    for path in paths {
-        if path.is_dir() {
-            let walk = walkdir::WalkDir::new(path).follow_links(true).sort_by_file_name();
-            // Hidden files and folders (`.git`, editors' backups) are not tools.
-            let visible = walk.into_iter().filter_entry(|e| e.depth() == 0 || !is_hidden(e.path()));
-            for entry in visible {
-                match entry {
-                    Ok(entry) if entry.file_type().is_file() && is_tool_file(entry.path()) => {
-                        files.insert(entry.path().to_owned());
-                    }
-                    Ok(_) => {}
-                    Err(error) => problems.push(FileProblem {
-                        path: error.path().unwrap_or(path).to_owned(),
-                        report: format!("cannot read it: {error}"),
-                        kept_previous: false,
-                    }),
-                }
-            }
-        } else {
-            files.insert(path.clone());
-        }
-    }
-    files.into_iter().collect()
-}
-
-/// Whether a file found in a folder is a tool file: `.json`.
-pub(crate) fn is_tool_file(path: &Path) -> bool {
-    path.extension().is_some_and(|e| e.eq_ignore_ascii_case("json"))
-}
-
-fn is_hidden(path: &Path) -> bool {
-    path.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.'))
 }

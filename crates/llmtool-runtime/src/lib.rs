@@ -4,14 +4,16 @@
 //! building the request, and running it with the expected output enforced, with a typed error.
 //!
 //! [`Runtime`] is the entry point; [`Runner`] is what servers hold, so that a test can stand
-//! in a scripted model.
+//! in a scripted model. [`files`] finds and loads tool files, with one rule for every command.
 
 mod error;
+pub mod files;
 pub mod local;
 mod runner;
 mod runtime;
 
 pub use error::{Rejected, RunError};
+pub use files::{FileError, ToolFile};
 pub use local::{Consent, Fetch, Progress, PullEvent, pull};
 pub use runner::{AnswerFuture, Runner};
 pub use runtime::{ParamOverrides, Runtime, RuntimeOptions};

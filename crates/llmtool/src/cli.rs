@@ -40,7 +40,8 @@ pub(crate) enum Command {
     after_help = "Examples:\n  llmtool mcp examples/                        # stdio, for Claude Desktop, VS Code, Cursor, Emacs\n  llmtool mcp --http 127.0.0.1:8765 tools/     # Streamable HTTP at http://127.0.0.1:8765/mcp\n  llmtool mcp --only prompts --name-prefix team_ tools/\n\nTool files are watched: changes update the lists, and clients are told. Logs go to standard error."
 )]
 pub(crate) struct McpArgs {
-    /// Tool files, and folders of them (`.json`, searched recursively).
+    /// Tool files, and folders searched recursively for `*.json` (hidden ones skipped,
+    /// symbolic links followed).
     #[arg(value_name = "PATH", default_value = ".")]
     pub(crate) paths: Vec<PathBuf>,
     /// Serve Streamable HTTP at `http://ADDR/mcp` instead of standard input and output.
@@ -188,7 +189,8 @@ pub(crate) enum DiagnosticFormat {
     after_help = "Examples:\n  llmtool check tool.json\n  llmtool check --strict examples/      # warnings fail too\n  llmtool check --format github tools/  # annotations in GitHub Actions\n  cat tool.json | llmtool check -"
 )]
 pub(crate) struct CheckArgs {
-    /// Tool files, or directories searched for `*.json`; `-` reads standard input.
+    /// Tool files, and folders searched recursively for `*.json` (hidden ones skipped,
+    /// symbolic links followed); `-` reads standard input.
     #[arg(required = true, value_name = "PATH")]
     pub(crate) paths: Vec<PathBuf>,
     /// Treat warnings as errors (for CI and for publishing).

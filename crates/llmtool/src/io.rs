@@ -1,10 +1,11 @@
-//! Reading tool files and standard input, finding `*.json` under directories, and writing output.
+//! Reading tool files and standard input, finding tool files under folders, and writing output.
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 use llmtool_core::limits;
+use llmtool_runtime::files;
 
 /// The name diagnostics use for standard input.
 pub(crate) const STDIN_NAME: &str = "<stdin>";
@@ -42,14 +43,7 @@ pub(crate) fn read_input(path: &Path) -> anyhow::Result<Vec<u8>> {
 
 /// Reads a file up to [`max_file_bytes`] (its size is checked before anything is read).
 pub(crate) fn read_file(path: &Path) -> anyhow::Result<Vec<u8>> {
-    let limit = max_file_bytes();
-    let context = || format!("cannot read `{}`", path.display());
-    let file = std::fs::File::open(path).with_context(context)?;
-    let size = file.metadata().ok().filter(std::fs::Metadata::is_file).map_or(0, |m| m.len());
-    if size > limit {
-        return Err(limits::ReadError::TooLarge { limit }).with_context(context);
-    }
-    limits::read_bounded_sized(file, limit, size).with_context(context)
+    Ok(files::read(path, max_file_bytes())?)
 }
 
 /// How a path is shown in diagnostics.
@@ -57,24 +51,14 @@ pub(crate) fn display_name(path: &Path) -> String {
     if is_stdin(path) { STDIN_NAME.to_owned() } else { path.display().to_string() }
 }
 
-/// The files named by `paths`: files as given, directories searched (recursively, sorted) for
-/// `*.json`, `-` kept as is.
+/// The tool files named by `paths` (see `llmtool_runtime::files` for the rule), `-` kept as
+/// is; a folder that cannot be listed is an error.
 pub(crate) fn collect_files(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
-    let mut files = Vec::new();
-    for path in paths {
-        if is_stdin(path) || !path.is_dir() {
-            files.push(path.clone());
-            continue;
-        }
-        for entry in walkdir::WalkDir::new(path).sort_by_file_name() {
-            let entry = entry.with_context(|| format!("cannot list `{}`", path.display()))?;
-            let is_json = entry.path().extension().is_some_and(|e| e.eq_ignore_ascii_case("json"));
-            if entry.file_type().is_file() && is_json {
-                files.push(entry.into_path());
-            }
-        }
+    let (found, mut problems) = files::find(paths);
+    match problems.drain(..).next() {
+        Some(problem) => Err(problem.into()),
+        None => Ok(found),
     }
-    Ok(files)
 }
 
 /// Writes to standard output in one go.

@@ -4,9 +4,9 @@ use std::fmt::Write as _;
 use std::io::IsTerminal;
 use std::path::Path;
 
-use llmtool_core::Document;
 use llmtool_core::diagnostic::Summary;
 use llmtool_core::report::{self, Source};
+use llmtool_runtime::ToolFile;
 use rayon::prelude::*;
 
 use crate::Outcome;
@@ -62,10 +62,11 @@ pub(crate) fn run(args: &CheckArgs) -> anyhow::Result<Outcome> {
 }
 
 fn check_file(path: &Path, args: &CheckArgs, color: bool) -> anyhow::Result<FileResult> {
-    let mut document = Document::from_vec(io::read_input(path)?);
+    let mut file = ToolFile::from_bytes(io::display_name(path), io::read_input(path)?);
     if args.strict {
-        document.make_strict();
+        file.document.make_strict();
     }
+    let document = &file.document;
     if document.diagnostics.is_empty() {
         return Ok(FileResult {
             text: String::new(),
@@ -73,11 +74,10 @@ fn check_file(path: &Path, args: &CheckArgs, color: bool) -> anyhow::Result<File
             summary: document.summary(),
         });
     }
-    let name = io::display_name(path);
-    let source = Source::new(&name, &document.text);
+    let source = Source::new(&file.name, &document.text);
     let diagnostics = &document.diagnostics;
     let (text, json) = match args.format {
-        DiagnosticFormat::Human => (report::human(&source, diagnostics, color), Vec::new()),
+        DiagnosticFormat::Human => (file.report(diagnostics, color), Vec::new()),
         DiagnosticFormat::Github => (report::github(&source, diagnostics), Vec::new()),
         DiagnosticFormat::Json => {
             let records = report::json_records(&source, diagnostics);

@@ -8,6 +8,7 @@ use llmtool_core::Document;
 use llmtool_core::diagnostic::Diagnostic;
 use llmtool_core::report::{self, Source};
 use llmtool_core::template::{Inputs, ToolTemplate, Value};
+use llmtool_runtime::ToolFile;
 use serde::Serialize;
 
 use crate::Outcome;
@@ -74,17 +75,12 @@ pub(crate) fn load_tool(
     path: &Path,
     name: &str,
 ) -> anyhow::Result<Option<(Document, ToolTemplate)>> {
-    let document = Document::from_vec(io::read_input(path)?);
-    match document.template() {
-        Some(template) => Ok(Some((document, template))),
+    let file = ToolFile::from_bytes(name.to_owned(), io::read_input(path)?);
+    match file.document.template() {
+        Some(template) => Ok(Some((file.document, template))),
         None => {
-            let errors: Vec<Diagnostic> = document
-                .diagnostics
-                .iter()
-                .filter(|d| d.severity == llmtool_core::Severity::Error)
-                .cloned()
-                .collect();
-            print_problems(name, &document.text, &errors);
+            let color = io::color_for(std::io::stderr().is_terminal());
+            eprint!("{}", file.report(&file.errors(), color));
             eprintln!("{name}: the tool has errors; `llmtool check {name}` shows every finding");
             Ok(None)
         }

@@ -1,0 +1,130 @@
+//! Tool files on disk, for every command and server: which files under a folder are tools
+//! (one rule, decided here), and reading one, bounded in size, into a checked document.
+//!
+//! The rule: a path named explicitly is read whatever its name; a folder is searched
+//! recursively, in file-name order, for files ending `.json` (any case); files and folders
+//! whose name starts with `.` (`.git`, editors' backups) are skipped below it; symbolic links
+//! are followed (a loop is reported, not followed forever); an entry that cannot be listed is
+//! reported and the search goes on.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use llmtool_core::limits::{self, ReadError};
+use llmtool_core::model::Tool;
+use llmtool_core::report::{Source, human};
+use llmtool_core::{Diagnostic, Document, Severity};
+
+/// Why a tool file could not be found or read.
+#[derive(Debug, thiserror::Error)]
+pub enum FileError {
+    #[error("cannot read `{}`: {source}", path.display())]
+    Read { path: PathBuf, source: ReadError },
+    #[error("cannot list `{}`: {source}", path.display())]
+    List { path: PathBuf, source: walkdir::Error },
+}
+
+impl FileError {
+    /// The file or folder concerned.
+    pub fn path(&self) -> &Path {
+        match self {
+            FileError::Read { path, .. } | FileError::List { path, .. } => path,
+        }
+    }
+}
+
+/// The tool files under `paths`, without repeats, in a stable order; and what could not be
+/// listed. Paths that are not folders are kept as given (`-`, standard input, included).
+pub fn find(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<FileError>) {
+    let mut files = Vec::new();
+    let mut seen = BTreeSet::new();
+    let mut problems = Vec::new();
+    let mut add = |path: PathBuf| {
+        if seen.insert(path.clone()) {
+            files.push(path);
+        }
+    };
+    for path in paths {
+        if !path.is_dir() {
+            add(path.clone());
+            continue;
+        }
+        let walk = walkdir::WalkDir::new(path).follow_links(true).sort_by_file_name();
+        let visible = walk.into_iter().filter_entry(|e| e.depth() == 0 || !is_hidden(e.path()));
+        for entry in visible {
+            match entry {
+                Ok(entry) if entry.file_type().is_file() && is_tool_file(entry.path()) => {
+                    add(entry.into_path());
+                }
+                Ok(_) => {}
+                Err(source) => {
+                    let path = source.path().unwrap_or(path).to_owned();
+                    problems.push(FileError::List { path, source });
+                }
+            }
+        }
+    }
+    (files, problems)
+}
+
+/// Whether a file found in a folder is a tool file: its name ends `.json`.
+pub fn is_tool_file(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e.eq_ignore_ascii_case("json"))
+}
+
+fn is_hidden(path: &Path) -> bool {
+    path.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.'))
+}
+
+/// Reads the file at `path`, refusing one larger than `limit` before reading it.
+pub fn read(path: &Path, limit: u64) -> Result<Vec<u8>, FileError> {
+    let fail = |source: ReadError| FileError::Read { path: path.to_owned(), source };
+    let file = std::fs::File::open(path).map_err(|e| fail(e.into()))?;
+    let size = file.metadata().ok().filter(std::fs::Metadata::is_file).map_or(0, |m| m.len());
+    if size > limit {
+        return Err(fail(ReadError::TooLarge { limit }));
+    }
+    limits::read_bounded_sized(file, limit, size).map_err(fail)
+}
+
+/// A tool file read and checked: its document, with every diagnostic, under the name that
+/// reports show.
+#[derive(Debug, Clone)]
+pub struct ToolFile {
+    pub name: String,
+    pub document: Document,
+}
+
+impl ToolFile {
+    /// Reads and checks the file at `path` (at most `limit` bytes).
+    pub fn load(path: &Path, limit: u64) -> Result<Self, FileError> {
+        Ok(Self::from_bytes(path.display().to_string(), read(path, limit)?))
+    }
+
+    /// Checks `bytes`, read from the file shown as `name`.
+    pub fn from_bytes(name: String, bytes: Vec<u8>) -> Self {
+        Self { name, document: Document::from_vec(bytes) }
+    }
+
+    /// The errors that keep the tool from being used.
+    pub fn errors(&self) -> Vec<Diagnostic> {
+        let diagnostics = self.document.diagnostics.iter();
+        diagnostics.filter(|d| d.severity == Severity::Error).cloned().collect()
+    }
+
+    /// `diagnostics` of this file as `llmtool check` shows them.
+    pub fn report(&self, diagnostics: &[Diagnostic], color: bool) -> String {
+        human(&Source::new(&self.name, &self.document.text), diagnostics, color)
+    }
+
+    /// The tool, if the file has no error; else the report of its errors.
+    pub fn into_tool(self) -> Result<Tool, String> {
+        let errors = self.errors();
+        if errors.is_empty()
+            && let Some(tool) = self.document.tool
+        {
+            return Ok(tool);
+        }
+        Err(self.report(&errors, false))
+    }
+}

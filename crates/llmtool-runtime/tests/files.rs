@@ -1,0 +1,77 @@
+//! The one rule for finding tool files under folders, and loading one with its diagnostics.
+
+#![allow(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
+
+use std::path::{Path, PathBuf};
+
+use llmtool_runtime::{FileError, ToolFile, files};
+
+const TOOL: &str = r#"{"model_prompt": "Hello {{name}}", "metadata": {"prompt_name": "Hi"}}"#;
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+fn relative(found: &[PathBuf], base: &Path) -> Vec<String> {
+    found.iter().map(|p| p.strip_prefix(base).unwrap().display().to_string()).collect()
+}
+
+#[test]
+fn folders_give_their_visible_json_files_in_order_links_followed() {
+    let folder = tempfile::tempdir().unwrap();
+    let base = folder.path();
+    write(&base.join("b.json"), TOOL);
+    write(&base.join("A.JSON"), TOOL);
+    write(&base.join("notes.txt"), "not a tool");
+    write(&base.join("nested/c.json"), TOOL);
+    write(&base.join(".hidden.json"), TOOL);
+    write(&base.join(".git/objects/d.json"), TOOL);
+    let elsewhere = tempfile::tempdir().unwrap();
+    write(&elsewhere.path().join("linked.json"), TOOL);
+    std::os::unix::fs::symlink(elsewhere.path(), base.join("shared")).unwrap();
+
+    let (found, problems) = files::find(&[base.to_owned()]);
+    assert!(problems.is_empty(), "{problems:?}");
+    assert_eq!(relative(&found, base), ["A.JSON", "b.json", "nested/c.json", "shared/linked.json"]);
+
+    // A file named explicitly is read whatever its name, once, and `-` is kept.
+    let explicit = base.join("notes.txt");
+    let (found, _) =
+        files::find(&[explicit.clone(), "-".into(), base.join("b.json"), base.join("b.json")]);
+    assert_eq!(found, [explicit, PathBuf::from("-"), base.join("b.json")]);
+}
+
+#[test]
+fn a_link_loop_is_reported_and_the_search_goes_on() {
+    let folder = tempfile::tempdir().unwrap();
+    let base = folder.path();
+    write(&base.join("inner/tool.json"), TOOL);
+    std::os::unix::fs::symlink(base, base.join("inner/loop")).unwrap();
+    let (found, problems) = files::find(&[base.to_owned()]);
+    assert_eq!(relative(&found, base), ["inner/tool.json"]);
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(matches!(&problems[0], FileError::List { .. }));
+    assert!(problems[0].to_string().starts_with("cannot list"), "{}", problems[0]);
+}
+
+#[test]
+fn a_loaded_file_gives_its_tool_or_the_report_of_its_errors() {
+    let folder = tempfile::tempdir().unwrap();
+    let good = folder.path().join("good.json");
+    write(&good, TOOL);
+    let tool = ToolFile::load(&good, 1 << 20).unwrap().into_tool().unwrap();
+    assert_eq!(tool.name(), Some("Hi"));
+
+    let bad = folder.path().join("bad.json");
+    write(&bad, r#"{"model_prompt": 5}"#);
+    let file = ToolFile::load(&bad, 1 << 20).unwrap();
+    assert!(!file.errors().is_empty());
+    let report = file.into_tool().unwrap_err();
+    assert!(report.contains("bad.json") && report.contains("error"), "{report}");
+
+    let error = ToolFile::load(&good, 10).unwrap_err();
+    assert!(error.to_string().contains("larger than"), "{error}");
+    let error = ToolFile::load(&folder.path().join("missing.json"), 10).unwrap_err();
+    assert_eq!(error.path(), folder.path().join("missing.json"));
+}
