@@ -36,8 +36,9 @@ fn run_vector(path: &Path) -> Result<(), String> {
     }
     let Some(values) = vector.get("values") else { return Ok(()) };
     let tool = document.tool.as_ref().ok_or("a vector with values needs a tool")?;
-    let inputs = Inputs::from_json(values).map_err(|e| e.to_string())?;
-    match (ToolTemplate::new(tool).render(&inputs), &expect["prompt"], &expect["render_errors"]) {
+    let template = ToolTemplate::new(tool);
+    let inputs = Inputs::from_json(values, template.variables()).map_err(|e| e.to_string())?;
+    match (template.render(&inputs), &expect["prompt"], &expect["render_errors"]) {
         (Ok(prompt), Value::String(expected), _) if &prompt == expected => Ok(()),
         (Err(problems), Value::Null, errors @ Value::Array(_))
             if codes(&problems) == expected_codes(errors) =>

@@ -20,7 +20,10 @@ pub(crate) fn get(
     let mut inputs = Inputs::new();
     for (name, value) in arguments.into_iter().flatten() {
         let variable = entry.template.variables().iter().find(|v| &v.name == name);
-        add_input(&mut inputs, name, variable, value);
+        if let Err(error) = inputs.add_json(name, value, variable) {
+            let message = format!("invalid arguments for `{}`: {error}", entry.name);
+            return Err(ErrorData::invalid_params(message, None));
+        }
     }
     match entry.template.render(&inputs) {
         Ok(text) => {
@@ -33,46 +36,6 @@ pub(crate) fn get(
         }
         Err(problems) => Err(invalid_arguments(&entry.name, &problems)),
     }
-}
-
-/// Adds the value of one argument: text as given; for a multi-select, a JSON array, or a
-/// comma-separated list (a value that is itself one allowed value is taken whole).
-pub(crate) fn add_input(
-    inputs: &mut Inputs,
-    name: &str,
-    variable: Option<&VariableSpec>,
-    value: &Value,
-) {
-    let text = match value {
-        Value::Null => return,
-        Value::String(text) => text.clone(),
-        Value::Array(items) => {
-            let items =
-                items.iter().map(|i| i.as_str().map_or_else(|| i.to_string(), str::to_owned));
-            inputs.set_list(name, items.collect());
-            return;
-        }
-        other => other.to_string(),
-    };
-    let Some(variable) = variable.filter(|v| v.kind == VariableKind::MultiSelect) else {
-        inputs.push(name, text);
-        return;
-    };
-    inputs.set_list(name, list_items(&text, &variable.allowed_values));
-}
-
-/// The items of a multi-select value given as text.
-fn list_items(text: &str, allowed: &[String]) -> Vec<String> {
-    if let Ok(Value::Array(items)) = serde_json::from_str::<Value>(text) {
-        return items
-            .iter()
-            .map(|i| i.as_str().map_or_else(|| i.to_string(), str::to_owned))
-            .collect();
-    }
-    if allowed.iter().any(|a| a == text.trim()) {
-        return vec![text.trim().to_owned()];
-    }
-    text.split(',').map(str::trim).filter(|item| !item.is_empty()).map(str::to_owned).collect()
 }
 
 /// Error -32602 with every problem: the message names each one, and `data.problems` lists them
@@ -121,18 +84,4 @@ pub(crate) fn complete(variable: &VariableSpec, typed: &str) -> Vec<String> {
         .filter(|value| value.to_lowercase().starts_with(&current))
         .map(|value| format!("{before}{value}"))
         .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn list_items_read_json_commas_and_whole_values() {
-        let allowed = ["a, b".to_owned(), "c".to_owned()];
-        assert_eq!(list_items(r#"["c", "a, b"]"#, &allowed), ["c", "a, b"]);
-        assert_eq!(list_items("a, b", &allowed), ["a, b"]);
-        assert_eq!(list_items(" c ,d,", &allowed), ["c", "d"]);
-        assert!(list_items("", &allowed).is_empty());
-    }
 }

@@ -7,7 +7,6 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value, json};
 
 use crate::library::{ANSWER_KEY, Entry, Structured};
-use crate::prompts::add_input;
 
 /// Calls the tool of `entry` with `arguments` (keyed as in its input schema).
 pub(crate) async fn call(
@@ -20,7 +19,9 @@ pub(crate) async fn call(
         let position = entry.argument_keys.iter().position(|k| k == key);
         let variable = position.and_then(|i| entry.template.variables().get(i));
         let name = variable.map_or(key.as_str(), |v| v.name.as_str());
-        add_input(&mut inputs, name, variable, value);
+        if let Err(problem) = inputs.add_json(name, value, variable) {
+            return error(format!("invalid arguments: {problem}"));
+        }
     }
     let prompt = match entry.template.render(&inputs) {
         Ok(prompt) => prompt,

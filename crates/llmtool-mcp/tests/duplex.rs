@@ -155,7 +155,8 @@ fn rendered(path: &str, values: &[(&str, Value)]) -> String {
     let template = llmtool_core::template::ToolTemplate::new(document.tool.as_ref().unwrap());
     let object: serde_json::Map<String, Value> =
         values.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect();
-    template.render(&Inputs::from_json(&Value::Object(object)).unwrap()).unwrap()
+    let inputs = Inputs::from_json(&Value::Object(object), template.variables()).unwrap();
+    template.render(&inputs).unwrap()
 }
 
 #[tokio::test]

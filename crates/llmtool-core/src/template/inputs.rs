@@ -4,6 +4,9 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::Value as Json;
 
+use super::VariableSpec;
+use crate::model::VariableKind;
+
 /// Values by variable name, in the order given. A name given several times accumulates its
 /// items, which is how a multi-select receives several values from repeated `--var` flags.
 #[derive(Debug, Clone, Default)]
@@ -36,7 +39,7 @@ pub enum InputsError {
     #[error("the values must be a JSON object of variable names to values, found {0}")]
     NotAnObject(&'static str),
     #[error(
-        "the value of `{name}` must be a string, a number, a boolean or a list of strings, found {found}"
+        "the value of `{name}` must be a string, a number, a boolean or a list of them, found {found}"
     )]
     BadValue { name: String, found: &'static str },
 }
@@ -79,35 +82,55 @@ impl Inputs {
         self.add(input);
     }
 
-    /// Reads a JSON object: strings (numbers and booleans as their JSON text) are single
-    /// values, arrays of strings are lists; `null` means "not given".
-    pub fn from_json(json: &Json) -> Result<Self, InputsError> {
+    /// Reads a JSON object of values for `variables`, each as [`Inputs::add_json`] says.
+    pub fn from_json(json: &Json, variables: &[VariableSpec]) -> Result<Self, InputsError> {
         let Json::Object(map) = json else { return Err(InputsError::NotAnObject(json_kind(json))) };
         let mut inputs = Inputs::new();
         for (name, value) in map {
-            match value {
-                Json::Null => {}
-                Json::String(s) => inputs.push(name, s.clone()),
-                Json::Number(_) | Json::Bool(_) => inputs.push(name, value.to_string()),
-                Json::Array(items) => {
-                    let items = items
-                        .iter()
-                        .map(|item| match item {
-                            Json::String(s) => Ok(s.clone()),
-                            other => Err(InputsError::BadValue {
-                                name: name.clone(),
-                                found: json_kind(other),
-                            }),
-                        })
-                        .collect::<Result<_, _>>()?;
-                    inputs.set_list(name, items);
-                }
-                Json::Object(_) => {
-                    return Err(InputsError::BadValue { name: name.clone(), found: "an object" });
-                }
-            }
+            let variable = variables.iter().find(|v| &v.name == name);
+            inputs.add_json(name, value, variable)?;
         }
         Ok(inputs)
+    }
+
+    /// Sets `name` to a value given as JSON, replacing anything given before. The one rule
+    /// for values given as JSON, wherever they come from (`--vars`, MCP prompt and tool-call
+    /// arguments):
+    ///
+    /// - `null` means "not given";
+    /// - a string is the value; for a multi-select `variable` it is read as a list: a JSON
+    ///   array written as text, else one allowed value whole (which may hold a comma), else
+    ///   items separated by commas (trimmed, empty ones dropped);
+    /// - a number or a boolean is its JSON text;
+    /// - an array is a list of such strings, numbers and booleans;
+    /// - an object, or an array holding `null`, an array or an object, is an error.
+    pub fn add_json(
+        &mut self,
+        name: &str,
+        value: &Json,
+        variable: Option<&VariableSpec>,
+    ) -> Result<(), InputsError> {
+        let bad =
+            |found: &Json| InputsError::BadValue { name: name.to_owned(), found: json_kind(found) };
+        match value {
+            Json::Null => {}
+            Json::String(text) => match variable.filter(|v| v.kind == VariableKind::MultiSelect) {
+                Some(variable) => self.set_list(name, list_items(text, &variable.allowed_values)),
+                None => self.set_one(name, text.clone()),
+            },
+            Json::Number(_) | Json::Bool(_) => self.set_one(name, value.to_string()),
+            Json::Array(items) => {
+                let items = items.iter().map(|item| scalar_text(item).ok_or_else(|| bad(item)));
+                self.set_list(name, items.collect::<Result<_, _>>()?);
+            }
+            Json::Object(_) => return Err(bad(value)),
+        }
+        Ok(())
+    }
+
+    /// Sets `name` to one value, replacing anything given before.
+    fn set_one(&mut self, name: &str, item: String) {
+        self.replace(Input { name: name.to_owned(), items: vec![item], as_list: false });
     }
 
     /// Merges `other` into `self`; names in `other` replace those in `self`, and come last.
@@ -131,6 +154,29 @@ impl Inputs {
     }
 }
 
+/// A list item given as JSON: a string as is, a number or a boolean as its JSON text.
+fn scalar_text(item: &Json) -> Option<String> {
+    match item {
+        Json::String(text) => Some(text.clone()),
+        Json::Number(_) | Json::Bool(_) => Some(item.to_string()),
+        _ => None,
+    }
+}
+
+/// The items of a multi-select value given as one string.
+fn list_items(text: &str, allowed: &[String]) -> Vec<String> {
+    if let Ok(Json::Array(items)) = serde_json::from_str::<Json>(text)
+        && let Some(items) = items.iter().map(scalar_text).collect::<Option<Vec<_>>>()
+    {
+        return items;
+    }
+    let whole = text.trim();
+    if allowed.iter().any(|a| a == whole) {
+        return vec![whole.to_owned()];
+    }
+    text.split(',').map(str::trim).filter(|item| !item.is_empty()).map(str::to_owned).collect()
+}
+
 fn json_kind(value: &Json) -> &'static str {
     match value {
         Json::Null => "null",
@@ -139,5 +185,56 @@ fn json_kind(value: &Json) -> &'static str {
         Json::String(_) => "a string",
         Json::Array(_) => "a list",
         Json::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::Document;
+    use crate::template::ToolTemplate;
+
+    fn variables() -> Vec<VariableSpec> {
+        let text = json!({
+            "model_prompt": "{{topic}} {{tags}}",
+            "metadata": { "variables": [
+                { "name": "topic", "type": "text" },
+                { "name": "tags", "type": "multi-select", "allowed_values": ["a, b", "c", "d"] },
+            ]},
+        });
+        let document = Document::from_text(text.to_string());
+        ToolTemplate::new(document.tool.as_ref().unwrap()).variables().to_vec()
+    }
+
+    fn items(value: &Json) -> Result<Vec<String>, InputsError> {
+        let inputs = Inputs::from_json(&json!({ "tags": value, "topic": 7 }), &variables())?;
+        assert_eq!(inputs.get("topic").unwrap().items, ["7"]);
+        Ok(inputs.get("tags").map(|i| i.items.clone()).unwrap_or_default())
+    }
+
+    #[test]
+    fn a_multi_select_reads_arrays_json_text_whole_values_and_commas() {
+        assert_eq!(items(&json!(["c", "a, b"])).unwrap(), ["c", "a, b"]);
+        assert_eq!(items(&json!(["c", 1, true])).unwrap(), ["c", "1", "true"]);
+        assert_eq!(items(&json!(r#"["c", "a, b"]"#)).unwrap(), ["c", "a, b"]);
+        assert_eq!(items(&json!("a, b")).unwrap(), ["a, b"], "an allowed value is taken whole");
+        assert_eq!(items(&json!(" c ,d,")).unwrap(), ["c", "d"]);
+        assert!(items(&json!("")).unwrap().is_empty());
+        assert!(items(&json!(null)).unwrap().is_empty(), "null is not given");
+    }
+
+    #[test]
+    fn objects_and_nested_values_are_refused_with_the_name() {
+        for bad in [json!({"x": 1}), json!(["c", null]), json!([["c"]]), json!([{"c": 1}])] {
+            let error = items(&bad).unwrap_err().to_string();
+            assert!(error.contains("`tags`"), "{error}");
+        }
+        let text = Inputs::from_json(&json!({ "topic": "a, b" }), &variables()).unwrap();
+        assert_eq!(text.get("topic").unwrap().items, ["a, b"], "commas split multi-selects only");
+        assert!(Inputs::from_json(&json!([1]), &variables()).is_err());
     }
 }

@@ -7,7 +7,7 @@ use anyhow::Context as _;
 use llmtool_core::Document;
 use llmtool_core::diagnostic::Diagnostic;
 use llmtool_core::report::{self, Source};
-use llmtool_core::template::{Inputs, ToolTemplate, Value};
+use llmtool_core::template::{Inputs, ToolTemplate, Value, VariableSpec};
 use llmtool_runtime::ToolFile;
 use serde::Serialize;
 
@@ -30,7 +30,7 @@ pub(crate) fn run(args: &RenderArgs) -> anyhow::Result<Outcome> {
     let Some((document, template)) = load_tool(&args.tool, &name)? else {
         return Ok(Outcome::Problems);
     };
-    let inputs = read_inputs(&args.variables)?;
+    let inputs = read_inputs(&args.variables, template.variables())?;
     let values = match template.resolve(&inputs) {
         Ok(values) => values,
         Err(problems) => {
@@ -87,14 +87,19 @@ pub(crate) fn load_tool(
     }
 }
 
-/// The values from `--vars FILE` and then `--var NAME=VALUE` (which wins).
-pub(crate) fn read_inputs(args: &VariableArgs) -> anyhow::Result<Inputs> {
+/// The values for `variables` from `--vars FILE` (read as `Inputs::add_json` says) and then
+/// `--var NAME=VALUE` (which wins).
+pub(crate) fn read_inputs(
+    args: &VariableArgs,
+    variables: &[VariableSpec],
+) -> anyhow::Result<Inputs> {
     let mut inputs = Inputs::new();
     if let Some(file) = &args.vars_file {
         let bytes = io::read_input(file)?;
         let json: serde_json::Value = serde_json::from_slice(&bytes)
             .with_context(|| format!("`{}` is not valid JSON", file.display()))?;
-        inputs = Inputs::from_json(&json).with_context(|| format!("in `{}`", file.display()))?;
+        inputs = Inputs::from_json(&json, variables)
+            .with_context(|| format!("in `{}`", file.display()))?;
     }
     let mut flags = Inputs::new();
     for pair in &args.vars {

@@ -22,7 +22,7 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<Outcome> {
         return Ok(Outcome::Problems);
     };
     let tool = document.tool.as_ref().context("a checked tool has a model")?;
-    let inputs = read_inputs(&args.variables)?;
+    let inputs = read_inputs(&args.variables, template.variables())?;
     let prompt = match template.render(&inputs) {
         Ok(prompt) => prompt,
         Err(problems) => {
