@@ -2,7 +2,9 @@
 
 use std::path::PathBuf;
 
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use llmtool_core::convert::Format;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -113,38 +115,13 @@ pub(crate) enum LogLevel {
     Trace,
 }
 
-/// Where tools are converted to and from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum ToolFormat {
-    /// An OpenAI Chat Completions `tools` entry.
-    #[value(name = "openai")]
-    OpenAi,
-    /// An OpenAI Responses API function tool.
-    #[value(name = "openai-responses")]
-    OpenAiResponses,
-    /// An Anthropic Messages API tool (`input_schema`).
-    Anthropic,
-    /// A Gemini function declaration.
-    Gemini,
-    /// An MCP tool (`inputSchema`).
-    McpTool,
-    /// An MCP prompt (`arguments`).
-    McpPrompt,
-    /// The tool's inputs alone, as a JSON Schema 2020-12 document.
-    JsonSchema,
-    /// An Emacs Lisp `(gptel-make-tool ...)` form.
-    Gptel,
-    /// An Emacs Lisp `(llm-make-tool ...)` form (llm.el).
-    #[value(name = "llm-el")]
-    LlmEl,
-    /// A Microsoft Prompty file (`.prompty`).
-    Prompty,
-    /// A Google Dotprompt file (`.prompt`).
-    Dotprompt,
-    /// A template of the `llm` CLI (`.yaml`, for `llm -t`).
-    LlmTemplate,
-    /// A Semantic Kernel prompt function: a folder with `config.json` and `skprompt.txt`.
-    SemanticKernel,
+/// `--to` and `--from`: a format by its name, each described in `--help` (the formats and
+/// their descriptions are core's).
+fn tool_format() -> impl TypedValueParser<Value = Format> {
+    let names =
+        Format::ALL.map(|format| PossibleValue::new(format.name()).help(format.description()));
+    PossibleValuesParser::new(names)
+        .try_map(|name| Format::from_name(&name).ok_or("no such format"))
 }
 
 /// How `export` and `convert` write their result.
@@ -209,8 +186,8 @@ pub(crate) struct ExportArgs {
     /// The tool file, or `-` for standard input.
     #[arg(value_name = "TOOL")]
     pub(crate) tool: PathBuf,
-    #[arg(long, value_enum, value_name = "TARGET")]
-    pub(crate) to: ToolFormat,
+    #[arg(long, value_name = "TARGET", value_parser = tool_format())]
+    pub(crate) to: Format,
     /// The tool's name in the target (default: made from `prompt_name`).
     #[arg(long)]
     pub(crate) name: Option<String>,
@@ -228,8 +205,8 @@ pub(crate) struct ImportArgs {
     #[arg(value_name = "FILE")]
     pub(crate) file: PathBuf,
     /// Its format (detected when not given).
-    #[arg(long, value_enum, value_name = "SOURCE")]
-    pub(crate) from: Option<ToolFormat>,
+    #[arg(long, value_name = "SOURCE", value_parser = tool_format())]
+    pub(crate) from: Option<Format>,
 }
 
 /// Convert a function-tool spec from one runtime's form to another's.
@@ -242,10 +219,10 @@ pub(crate) struct ConvertArgs {
     #[arg(value_name = "SPEC")]
     pub(crate) spec: PathBuf,
     /// Its format (detected when not given).
-    #[arg(long, value_enum, value_name = "SOURCE")]
-    pub(crate) from: Option<ToolFormat>,
-    #[arg(long, value_enum, value_name = "TARGET")]
-    pub(crate) to: ToolFormat,
+    #[arg(long, value_name = "SOURCE", value_parser = tool_format())]
+    pub(crate) from: Option<Format>,
+    #[arg(long, value_name = "TARGET", value_parser = tool_format())]
+    pub(crate) to: Format,
     #[command(flatten)]
     pub(crate) output: OutputArgs,
 }

@@ -4,14 +4,18 @@
 
 pub mod codes;
 mod elisp;
+mod formats;
 mod function;
 mod import;
 pub mod naming;
 mod prompt_files;
 mod targets;
+mod write;
 
 pub use elisp::{ElispFlavor, ElispOptions, looks_like_elisp, read_elisp, write_elisp};
+pub use formats::{Family, Format, Source, detect_json, detect_prompt_file, read_source};
 pub use function::{Converted, FunctionTool, is_parameter_key};
 pub use import::{tool_file, tool_value};
 pub use prompt_files::{PromptFormat, semantic_kernel};
 pub use targets::{FunctionFormat, read_mcp_prompt};
+pub use write::{WriteError, WriteOptions, Written};
