@@ -21,6 +21,7 @@ pub mod report;
 pub mod rules;
 pub mod schema;
 pub mod span;
+pub mod suggest;
 pub mod syntax;
 pub mod template;
 

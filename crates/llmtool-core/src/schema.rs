@@ -9,7 +9,7 @@
 use serde_json::{Value, json};
 
 use crate::model::VariableKind;
-use crate::rules::parameters::out_of_range::RANGES;
+use crate::model::keys::PARAMETER_RANGES as RANGES;
 
 /// The translated variable type names the Spanish and Korean editions use.
 const TRANSLATED_TYPES: [&str; 8] = [

@@ -203,3 +203,55 @@ fn garbage_is_an_error_not_a_panic() {
             .is_err()
     );
 }
+
+/// Every conversion code (LT7xx) is emitted by a real conversion through core's format API
+/// (`Format::write_tool`, `read_source`); the check vectors cover the other codes.
+#[test]
+fn every_conversion_code_is_emitted_by_some_conversion() {
+    use llmtool_core::convert::{Format, WriteOptions, read_source};
+    let codes = |diagnostics: &[llmtool_core::Diagnostic]| -> Vec<String> {
+        diagnostics.iter().map(|d| d.code().to_owned()).collect()
+    };
+    let tool = |text: Value| Document::from_text(text.to_string());
+    let export = |document: &Document, format: Format| {
+        codes(&format.write_tool(document, &WriteOptions::default()).unwrap().diagnostics)
+    };
+    let mut found: Vec<String> = Vec::new();
+
+    // No description, a variable name with a space, a multi-select, and a prompt with a role
+    // line that Prompty splits at.
+    let rich = tool(json!({
+        "model_prompt": "system:\nDescribe {{aspect ratio}} for {{tags}}.",
+        "metadata": { "prompt_name": "Rich", "variables": [
+            { "name": "aspect ratio", "type": "text", "description": "d" },
+            { "name": "tags", "type": "multi-select", "description": "d", "allowed_values": ["a", "b"] },
+        ]},
+    }));
+    for format in [Format::OpenAi, Format::Gemini, Format::Prompty] {
+        found.extend(export(&rich, format));
+    }
+    // A number parameter has no variable type.
+    let imported = read_source(
+        r#"{"type": "function", "function": {"name": "f", "description": "d",
+            "parameters": {"type": "object", "properties": {"n": {"type": "number"}}}}}"#,
+        "f.json",
+        None,
+    )
+    .unwrap();
+    if let llmtool_core::convert::Source::Function(function) = &imported.value {
+        found.extend(codes(&llmtool_core::convert::tool_file(function).diagnostics));
+    }
+    // Not JSON, and a list where an elisp vector belongs.
+    found.push(read_source("{ nope", "f.json", None).unwrap_err().code().to_owned());
+    let elisp = r#"(gptel-make-tool :name "t" :description "d"
+  :args (list '(:name "unit" :type string :enum ("c" "f"))))"#;
+    found.extend(codes(&read_source(elisp, "t.el", None).unwrap().diagnostics));
+
+    for rule in llmtool_core::rules::conversion_rules() {
+        assert!(
+            found.iter().any(|code| code == rule.code),
+            "no conversion emitted {}: {found:?}",
+            rule.code
+        );
+    }
+}

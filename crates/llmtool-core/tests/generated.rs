@@ -8,7 +8,7 @@ mod support;
 use std::collections::HashSet;
 use std::path::PathBuf;
 
-use llmtool_core::rules::{ALL, diagnostics_markdown};
+use llmtool_core::rules::{ALL, conversion_codes_markdown, diagnostics_markdown};
 use llmtool_core::schema::json_schema;
 use llmtool_core::{Document, Severity};
 
@@ -30,6 +30,16 @@ fn assert_fresh(relative: &str, generated: &str) {
 #[test]
 fn diagnostics_reference_is_fresh() {
     assert_fresh("docs/diagnostics.md", &diagnostics_markdown());
+}
+
+#[test]
+fn conversion_codes_table_is_fresh() {
+    // The table is the end of docs/convert.md, after its heading.
+    const HEADING: &str = "## Conversion diagnostics\n\n";
+    let text = std::fs::read_to_string(repo().join("docs/convert.md")).unwrap();
+    let at = text.find(HEADING).expect("docs/convert.md has a conversion diagnostics section");
+    let generated = format!("{}{HEADING}{}", &text[..at], conversion_codes_markdown());
+    assert_fresh("docs/convert.md", &generated);
 }
 
 #[test]

@@ -1,8 +1,7 @@
 //! The diagnostics of `export`, `import` and `convert` (codes LT7xx), documented like the
-//! check rules.
+//! check rules (and listed in `rules::ALL`).
 
 use crate::declare_rule;
-use crate::rules::Rule;
 
 declare_rule! {
     /// A field of the source has no place in the target format, so the conversion leaves it out.
@@ -69,15 +68,3 @@ declare_rule! {
     /// written; the warning says what the peer will do.
     pub static PEER_RENDERS_DIFFERENTLY = ("LT708", "peer-renders-differently", Warning);
 }
-
-/// Every conversion diagnostic, in code order.
-pub static ALL: &[&Rule] = &[
-    &DROPPED_FIELD,
-    &RENAMED_PARAMETER,
-    &UNSUPPORTED_PARAMETER,
-    &INVALID_SOURCE,
-    &REWRITTEN_SCHEMA,
-    &MISSING_DESCRIPTION,
-    &LIST_FOR_VECTOR,
-    &PEER_RENDERS_DIFFERENTLY,
-];

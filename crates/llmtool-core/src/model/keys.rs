@@ -19,6 +19,13 @@ pub const PARAMETERS: &[&str] =
     &["temperature", "max_tokens", "top_p", "frequency_penalty", "presence_penalty"];
 pub const VARIABLE: &[&str] = &["name", "type", "description", "default", "allowed_values"];
 pub const EXPECTED_OUTPUT: &[&str] = &["type", "format", "language", "allowed_values"];
+/// The inclusive range of each bounded parameter (`max_tokens` is a positive integer).
+pub const PARAMETER_RANGES: [(&str, f64, f64); 4] = [
+    ("temperature", 0.0, 2.0),
+    ("top_p", 0.0, 1.0),
+    ("frequency_penalty", -2.0, 2.0),
+    ("presence_penalty", -2.0, 2.0),
+];
 /// The keys of the nested avatar shape, `metadata.avatar = {avatar_type, avatar}`.
 pub const NESTED_AVATAR: &[&str] = &["avatar_type", "avatar"];
 

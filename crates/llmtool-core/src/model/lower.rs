@@ -4,12 +4,14 @@
 
 use crate::diagnostic::Diagnostic;
 use crate::model::keys;
+use crate::model::problems::{
+    missing_model_prompt, number_as_string, unknown_key, unknown_parameter, unknown_variable_type,
+    wrong_type,
+};
 use crate::model::types::{
     Avatar, Creator, DefaultValue, ExpectedOutput, Metadata, Parameter, Parameters, Spanned,
     SpannedList, Tool, Variable, VariableKind, Version,
 };
-use crate::rules::structure::{missing_model_prompt, unknown_key, wrong_type};
-use crate::rules::{parameters::number_as_string, variables::unknown_variable_type};
 use crate::span::Span;
 use crate::syntax::{Member, Node, NodeKind, is_json_number};
 
@@ -212,8 +214,7 @@ impl Lowerer {
                 "presence_penalty" => &mut params.presence_penalty,
                 _ => {
                     if !keys::is_extension(name) {
-                        self.diagnostics
-                            .push(crate::rules::parameters::unknown_parameter::diagnostic(member));
+                        self.diagnostics.push(unknown_parameter::diagnostic(member));
                     }
                     params.other.insert(name.to_owned(), member.value.to_json());
                     continue;

@@ -2,6 +2,7 @@
 
 pub mod keys;
 mod lower;
+pub mod problems;
 mod types;
 
 pub use lower::lower;

@@ -1,8 +1,9 @@
-//! `docs/diagnostics.md`, generated from the rules' doc comments.
+//! `docs/diagnostics.md`, and the code table of `docs/convert.md`, generated from the rules'
+//! doc comments.
 
 use std::fmt::Write as _;
 
-use crate::rules::ALL;
+use crate::rules::{ALL, Rule, conversion_rules};
 
 /// The Markdown reference of every diagnostic code.
 pub fn diagnostics_markdown() -> String {
@@ -16,15 +17,7 @@ pub fn diagnostics_markdown() -> String {
          | code | name | severity | summary |\n|---|---|---|---|\n",
     );
     for rule in ALL {
-        let _ = writeln!(
-            out,
-            "| [{code}](#{anchor}) | `{name}` | {severity} | {summary} |",
-            code = rule.code,
-            anchor = rule.code.to_lowercase(),
-            name = rule.name,
-            severity = rule.severity,
-            summary = rule.summary().replace('|', "\\|"),
-        );
+        table_row(&mut out, rule, "");
     }
     for rule in ALL {
         let _ = write!(
@@ -37,4 +30,32 @@ pub fn diagnostics_markdown() -> String {
         );
     }
     out
+}
+
+/// The table of conversion codes at the end of `docs/convert.md`, each linked to its full
+/// documentation in `docs/diagnostics.md`.
+pub fn conversion_codes_markdown() -> String {
+    let mut out = String::from(
+        "<!-- Generated from the doc comments of the LT7xx rules; do not edit.\n     \
+         Regenerate with: LLMTOOL_BLESS=1 cargo test -p llmtool-core --test generated -->\n\n\
+         | code | name | severity | summary |\n|---|---|---|---|\n",
+    );
+    for rule in conversion_rules() {
+        table_row(&mut out, rule, "diagnostics.md");
+    }
+    out
+}
+
+/// One row of a code table, its code linked to its section of the page `page` (this page
+/// when empty).
+fn table_row(out: &mut String, rule: &Rule, page: &str) {
+    let _ = writeln!(
+        out,
+        "| [{code}]({page}#{anchor}) | `{name}` | {severity} | {summary} |",
+        code = rule.code,
+        anchor = rule.code.to_lowercase(),
+        name = rule.name,
+        severity = rule.severity,
+        summary = rule.summary().replace('|', "\\|"),
+    );
 }

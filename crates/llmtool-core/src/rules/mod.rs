@@ -1,62 +1,114 @@
 //! Every diagnostic code llmtool emits, and the semantic checks that run on a lowered tool.
 //!
-//! Each rule is declared in its own file with [`declare_rule!`](crate::declare_rule); its doc
-//! comment is its documentation, from which `docs/diagnostics.md` is generated.
+//! Each rule is declared with [`declare_rule!`](crate::declare_rule) beside the code that
+//! emits it (a check here, or the parser, the lowering, rendering or conversion); its doc
+//! comment is its documentation, from which `docs/diagnostics.md` is generated. The registry
+//! below lists every rule once. Nothing else in core depends on this module but `Document`,
+//! which runs the checks.
 
 mod context;
-mod declare;
 mod docs;
 pub mod metadata;
 pub mod output;
 pub mod parameters;
 pub mod structure;
-pub mod suggest;
-pub mod values;
 pub mod variables;
 
 pub use context::Context;
-pub use declare::Rule;
-pub use docs::diagnostics_markdown;
+pub use docs::{conversion_codes_markdown, diagnostics_markdown};
+
+pub use crate::diagnostic::Rule;
 
 use crate::diagnostic::Diagnostic;
 
 type Check = fn(&Context<'_>, &mut Vec<Diagnostic>);
 
-/// The checks that run on a lowered tool, in no particular order (output is sorted).
-const CHECKS: &[Check] = &[
-    structure::missing_metadata::check,
-    structure::missing_recommended::check,
-    structure::smart_tool::check,
-    structure::empty_prompt::check,
-    variables::empty_variable_name::check,
-    variables::duplicate_variable_name::check,
-    variables::braces_in_variable_name::check,
-    variables::translated_variable_type::check,
-    variables::missing_allowed_values::check,
-    variables::duplicate_allowed_value::check,
-    variables::default_not_allowed::check,
-    variables::invalid_default::check,
-    variables::allowed_values_on_text::check,
-    variables::unused_variable::check,
-    variables::undeclared_placeholder::check,
-    variables::implicit_variables::check,
-    variables::missing_variable_type::check,
-    variables::missing_variable_description::check,
-    parameters::out_of_range::check,
-    output::unknown_output_type::check,
-    output::limited_without_values::check,
-    output::code_without_language::check,
-    output::unknown_output_format::check,
-    output::allowed_values_unused::check,
-    metadata::invalid_timestamp::check,
-    metadata::invalid_email::check,
-    metadata::invalid_avatar_url::check,
-    metadata::invalid_avatar_image::check,
-    metadata::avatar_dimensions::check,
-    metadata::avatar_too_large::check,
-    metadata::unknown_avatar_type::check,
-    metadata::incomplete_avatar::check,
-];
+/// Declares every rule once, in code order: `RULE` alone for a code emitted elsewhere (the
+/// parser, the lowering, rendering, conversion), `RULE => check` for a semantic check run on
+/// every lowered tool. From this one list come [`ALL`] (every code, documented in
+/// `docs/diagnostics.md`), the checks [`run_checks`] runs, and [`conversion_rules`].
+macro_rules! registry {
+    ($($rule:path $(=> $check:path)?),* $(,)?) => {
+        /// Every rule, in code order.
+        pub static ALL: &[&Rule] = &[$(&$rule),*];
+
+        /// The checks that run on a lowered tool (their output is sorted afterwards).
+        const CHECKS: &[Check] = &[$($($check,)?)*];
+    };
+}
+
+registry! {
+    crate::syntax::codes::TRAILING_COMMA,
+    crate::syntax::codes::MISSING_COMMA,
+    crate::syntax::codes::COMMENT,
+    crate::syntax::codes::UNTERMINATED_STRING,
+    crate::syntax::codes::UNEXPECTED_END,
+    crate::syntax::codes::INVALID_UTF8,
+    crate::syntax::codes::EMPTY_INPUT,
+    crate::syntax::codes::NOT_AN_OBJECT,
+    crate::syntax::codes::NESTING_TOO_DEEP,
+    crate::syntax::codes::UNEXPECTED_TOKEN,
+    crate::syntax::codes::INVALID_ESCAPE,
+    crate::syntax::codes::CONTROL_CHARACTER,
+    crate::syntax::codes::DUPLICATE_KEY,
+    crate::syntax::codes::INVALID_NUMBER,
+    crate::syntax::codes::MISSING_COLON,
+    crate::syntax::codes::SINGLE_QUOTED_STRING,
+    crate::syntax::codes::UNQUOTED_KEY,
+    crate::syntax::codes::UNTERMINATED_COMMENT,
+    crate::syntax::codes::TRAILING_CONTENT,
+    crate::model::problems::missing_model_prompt::MISSING_MODEL_PROMPT,
+    crate::model::problems::wrong_type::WRONG_TYPE,
+    crate::model::problems::unknown_key::UNKNOWN_KEY,
+    structure::missing_metadata::MISSING_METADATA => structure::missing_metadata::check,
+    structure::missing_recommended::MISSING_RECOMMENDED => structure::missing_recommended::check,
+    structure::smart_tool::SMART_TOOL => structure::smart_tool::check,
+    structure::empty_prompt::EMPTY_PROMPT => structure::empty_prompt::check,
+    variables::empty_variable_name::EMPTY_VARIABLE_NAME => variables::empty_variable_name::check,
+    variables::duplicate_variable_name::DUPLICATE_VARIABLE_NAME => variables::duplicate_variable_name::check,
+    variables::braces_in_variable_name::BRACES_IN_VARIABLE_NAME => variables::braces_in_variable_name::check,
+    crate::model::problems::unknown_variable_type::UNKNOWN_VARIABLE_TYPE,
+    variables::translated_variable_type::TRANSLATED_VARIABLE_TYPE => variables::translated_variable_type::check,
+    variables::missing_allowed_values::MISSING_ALLOWED_VALUES => variables::missing_allowed_values::check,
+    variables::duplicate_allowed_value::DUPLICATE_ALLOWED_VALUE => variables::duplicate_allowed_value::check,
+    variables::default_not_allowed::DEFAULT_NOT_ALLOWED => variables::default_not_allowed::check,
+    variables::invalid_default::INVALID_DEFAULT => variables::invalid_default::check,
+    variables::allowed_values_on_text::ALLOWED_VALUES_ON_TEXT => variables::allowed_values_on_text::check,
+    variables::unused_variable::UNUSED_VARIABLE => variables::unused_variable::check,
+    variables::undeclared_placeholder::UNDECLARED_PLACEHOLDER => variables::undeclared_placeholder::check,
+    variables::implicit_variables::IMPLICIT_VARIABLES => variables::implicit_variables::check,
+    variables::missing_variable_type::MISSING_VARIABLE_TYPE => variables::missing_variable_type::check,
+    variables::missing_variable_description::MISSING_VARIABLE_DESCRIPTION => variables::missing_variable_description::check,
+    parameters::out_of_range::PARAMETER_OUT_OF_RANGE => parameters::out_of_range::check,
+    crate::model::problems::number_as_string::NUMBER_AS_STRING,
+    crate::model::problems::unknown_parameter::UNKNOWN_PARAMETER,
+    output::unknown_output_type::UNKNOWN_OUTPUT_TYPE => output::unknown_output_type::check,
+    output::limited_without_values::LIMITED_WITHOUT_VALUES => output::limited_without_values::check,
+    output::code_without_language::CODE_WITHOUT_LANGUAGE => output::code_without_language::check,
+    output::unknown_output_format::UNKNOWN_OUTPUT_FORMAT => output::unknown_output_format::check,
+    output::allowed_values_unused::OUTPUT_VALUES_IGNORED => output::allowed_values_unused::check,
+    metadata::invalid_timestamp::INVALID_TIMESTAMP => metadata::invalid_timestamp::check,
+    metadata::invalid_email::INVALID_EMAIL => metadata::invalid_email::check,
+    metadata::invalid_avatar_url::INVALID_AVATAR_URL => metadata::invalid_avatar_url::check,
+    metadata::invalid_avatar_image::INVALID_AVATAR_IMAGE => metadata::invalid_avatar_image::check,
+    metadata::avatar_dimensions::AVATAR_DIMENSIONS => metadata::avatar_dimensions::check,
+    metadata::avatar_too_large::AVATAR_TOO_LARGE => metadata::avatar_too_large::check,
+    metadata::unknown_avatar_type::UNKNOWN_AVATAR_TYPE => metadata::unknown_avatar_type::check,
+    metadata::incomplete_avatar::INCOMPLETE_AVATAR => metadata::incomplete_avatar::check,
+    crate::template::problems::UNKNOWN_VARIABLE,
+    crate::template::problems::MISSING_VALUE,
+    crate::template::problems::VALUE_NOT_ALLOWED,
+    crate::template::problems::DUPLICATE_VALUE,
+    crate::template::problems::TOO_MANY_VALUES,
+    crate::convert::codes::DROPPED_FIELD,
+    crate::convert::codes::RENAMED_PARAMETER,
+    crate::convert::codes::UNSUPPORTED_PARAMETER,
+    crate::convert::codes::INVALID_SOURCE,
+    crate::convert::codes::REWRITTEN_SCHEMA,
+    crate::convert::codes::MISSING_DESCRIPTION,
+    crate::convert::codes::LIST_FOR_VECTOR,
+    crate::convert::codes::PEER_RENDERS_DIFFERENTLY,
+}
 
 /// Runs every semantic check on a lowered tool.
 pub fn run_checks(cx: &Context<'_>) -> Vec<Diagnostic> {
@@ -67,68 +119,7 @@ pub fn run_checks(cx: &Context<'_>) -> Vec<Diagnostic> {
     out
 }
 
-/// Every rule, in code order.
-pub static ALL: &[&Rule] = &[
-    &crate::syntax::codes::TRAILING_COMMA,
-    &crate::syntax::codes::MISSING_COMMA,
-    &crate::syntax::codes::COMMENT,
-    &crate::syntax::codes::UNTERMINATED_STRING,
-    &crate::syntax::codes::UNEXPECTED_END,
-    &crate::syntax::codes::INVALID_UTF8,
-    &crate::syntax::codes::EMPTY_INPUT,
-    &crate::syntax::codes::NOT_AN_OBJECT,
-    &crate::syntax::codes::NESTING_TOO_DEEP,
-    &crate::syntax::codes::UNEXPECTED_TOKEN,
-    &crate::syntax::codes::INVALID_ESCAPE,
-    &crate::syntax::codes::CONTROL_CHARACTER,
-    &crate::syntax::codes::DUPLICATE_KEY,
-    &crate::syntax::codes::INVALID_NUMBER,
-    &crate::syntax::codes::MISSING_COLON,
-    &crate::syntax::codes::SINGLE_QUOTED_STRING,
-    &crate::syntax::codes::UNQUOTED_KEY,
-    &crate::syntax::codes::UNTERMINATED_COMMENT,
-    &crate::syntax::codes::TRAILING_CONTENT,
-    &structure::missing_model_prompt::MISSING_MODEL_PROMPT,
-    &structure::wrong_type::WRONG_TYPE,
-    &structure::unknown_key::UNKNOWN_KEY,
-    &structure::missing_metadata::MISSING_METADATA,
-    &structure::missing_recommended::MISSING_RECOMMENDED,
-    &structure::smart_tool::SMART_TOOL,
-    &structure::empty_prompt::EMPTY_PROMPT,
-    &variables::empty_variable_name::EMPTY_VARIABLE_NAME,
-    &variables::duplicate_variable_name::DUPLICATE_VARIABLE_NAME,
-    &variables::braces_in_variable_name::BRACES_IN_VARIABLE_NAME,
-    &variables::unknown_variable_type::UNKNOWN_VARIABLE_TYPE,
-    &variables::translated_variable_type::TRANSLATED_VARIABLE_TYPE,
-    &variables::missing_allowed_values::MISSING_ALLOWED_VALUES,
-    &variables::duplicate_allowed_value::DUPLICATE_ALLOWED_VALUE,
-    &variables::default_not_allowed::DEFAULT_NOT_ALLOWED,
-    &variables::invalid_default::INVALID_DEFAULT,
-    &variables::allowed_values_on_text::ALLOWED_VALUES_ON_TEXT,
-    &variables::unused_variable::UNUSED_VARIABLE,
-    &variables::undeclared_placeholder::UNDECLARED_PLACEHOLDER,
-    &variables::implicit_variables::IMPLICIT_VARIABLES,
-    &variables::missing_variable_type::MISSING_VARIABLE_TYPE,
-    &variables::missing_variable_description::MISSING_VARIABLE_DESCRIPTION,
-    &parameters::out_of_range::PARAMETER_OUT_OF_RANGE,
-    &parameters::number_as_string::NUMBER_AS_STRING,
-    &parameters::unknown_parameter::UNKNOWN_PARAMETER,
-    &output::unknown_output_type::UNKNOWN_OUTPUT_TYPE,
-    &output::limited_without_values::LIMITED_WITHOUT_VALUES,
-    &output::code_without_language::CODE_WITHOUT_LANGUAGE,
-    &output::unknown_output_format::UNKNOWN_OUTPUT_FORMAT,
-    &output::allowed_values_unused::OUTPUT_VALUES_IGNORED,
-    &metadata::invalid_timestamp::INVALID_TIMESTAMP,
-    &metadata::invalid_email::INVALID_EMAIL,
-    &metadata::invalid_avatar_url::INVALID_AVATAR_URL,
-    &metadata::invalid_avatar_image::INVALID_AVATAR_IMAGE,
-    &metadata::avatar_dimensions::AVATAR_DIMENSIONS,
-    &metadata::avatar_too_large::AVATAR_TOO_LARGE,
-    &metadata::unknown_avatar_type::UNKNOWN_AVATAR_TYPE,
-    &metadata::incomplete_avatar::INCOMPLETE_AVATAR,
-    &values::UNKNOWN_VARIABLE,
-    &values::MISSING_VALUE,
-    &values::VALUE_NOT_ALLOWED,
-    &values::DUPLICATE_VALUE,
-    &values::TOO_MANY_VALUES,
-];
+/// The diagnostics of `export`, `import` and `convert` (LT7xx), in code order.
+pub fn conversion_rules() -> impl Iterator<Item = &'static Rule> {
+    ALL.iter().copied().filter(|rule| rule.code.starts_with("LT7"))
+}

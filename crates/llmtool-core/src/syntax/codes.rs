@@ -185,6 +185,6 @@ declare_rule! {
 }
 
 /// Whether `rule` is one of the parser's codes (`LT0xx`).
-pub fn is_syntax(rule: &crate::rules::Rule) -> bool {
+pub fn is_syntax(rule: &crate::diagnostic::Rule) -> bool {
     rule.code.starts_with("LT0")
 }

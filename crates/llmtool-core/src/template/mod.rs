@@ -3,6 +3,7 @@
 
 mod compiled;
 mod inputs;
+pub mod problems;
 mod scan;
 mod tool_template;
 

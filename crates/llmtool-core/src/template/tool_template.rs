@@ -7,11 +7,11 @@ use serde::Serialize;
 
 use crate::diagnostic::Diagnostic;
 use crate::model::{DefaultValue, Tool, VariableKind};
-use crate::rules::suggest::{closest, one_of};
-use crate::rules::values::{
+use crate::span::Span;
+use crate::suggest::{closest, one_of};
+use crate::template::problems::{
     DUPLICATE_VALUE, MISSING_VALUE, TOO_MANY_VALUES, UNKNOWN_VARIABLE, VALUE_NOT_ALLOWED,
 };
-use crate::span::Span;
 use crate::template::{Inputs, Template, Value, placeholders};
 
 /// One variable as rendering needs it.

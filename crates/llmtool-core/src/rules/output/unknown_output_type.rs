@@ -3,7 +3,7 @@
 use crate::declare_rule;
 use crate::diagnostic::Diagnostic;
 use crate::rules::Context;
-use crate::rules::suggest::closest;
+use crate::suggest::closest;
 
 declare_rule! {
     /// `expected_output.type` is not `text`, `code` or `limited`.

@@ -2,6 +2,7 @@
 
 use crate::declare_rule;
 use crate::diagnostic::Diagnostic;
+use crate::model::keys::PARAMETER_RANGES as RANGES;
 use crate::rules::Context;
 
 declare_rule! {
@@ -16,14 +17,6 @@ declare_rule! {
     /// ```
     pub static PARAMETER_OUT_OF_RANGE = ("LT301", "parameter-out-of-range", Error);
 }
-
-/// The inclusive range of each bounded parameter.
-pub const RANGES: [(&str, f64, f64); 4] = [
-    ("temperature", 0.0, 2.0),
-    ("top_p", 0.0, 1.0),
-    ("frequency_penalty", -2.0, 2.0),
-    ("presence_penalty", -2.0, 2.0),
-];
 
 pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
     let Some(params) = cx.tool.metadata.as_ref().and_then(|m| m.parameters.as_ref()) else {

@@ -2,8 +2,5 @@
 
 pub mod empty_prompt;
 pub mod missing_metadata;
-pub mod missing_model_prompt;
 pub mod missing_recommended;
 pub mod smart_tool;
-pub mod unknown_key;
-pub mod wrong_type;

@@ -6,7 +6,7 @@ use crate::declare_rule;
 use crate::diagnostic::Diagnostic;
 use crate::model::{DefaultValue, Spanned};
 use crate::rules::Context;
-use crate::rules::suggest::{closest, one_of};
+use crate::suggest::{closest, one_of};
 
 declare_rule! {
     /// The `default` of a select variable (or an item of a multi-select's default) is not in

@@ -13,5 +13,4 @@ pub mod missing_variable_description;
 pub mod missing_variable_type;
 pub mod translated_variable_type;
 pub mod undeclared_placeholder;
-pub mod unknown_variable_type;
 pub mod unused_variable;

@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use crate::declare_rule;
 use crate::diagnostic::{Diagnostic, Edit};
 use crate::rules::Context;
-use crate::rules::suggest::closest;
+use crate::suggest::closest;
 
 declare_rule! {
     /// `model_prompt` has a `{{...}}` that is not a declared variable.

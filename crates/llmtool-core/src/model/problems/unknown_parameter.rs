@@ -3,7 +3,7 @@
 use crate::declare_rule;
 use crate::diagnostic::{Diagnostic, Edit};
 use crate::model::keys;
-use crate::rules::suggest::closest;
+use crate::suggest::closest;
 use crate::syntax::Member;
 
 declare_rule! {

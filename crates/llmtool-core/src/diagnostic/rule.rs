@@ -6,7 +6,7 @@ use crate::diagnostic::Severity;
 ///
 /// Every diagnostic llmtool can emit has one, declared with [`declare_rule!`](crate::declare_rule)
 /// next to the code that emits it. The doc comment becomes [`Rule::doc`], from which
-/// `docs/diagnostics.md` is generated.
+/// `docs/diagnostics.md` is generated. Every rule is listed once, in `rules::ALL`.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Rule {
     /// Stable code, e.g. `LT001`. Never reused once published.
@@ -49,7 +49,7 @@ impl Rule {
 macro_rules! declare_rule {
     ($(#[doc = $doc:literal])* $vis:vis static $ident:ident = ($code:literal, $name:literal, $severity:ident);) => {
         $(#[doc = $doc])*
-        $vis static $ident: $crate::rules::Rule = $crate::rules::Rule {
+        $vis static $ident: $crate::diagnostic::Rule = $crate::diagnostic::Rule {
             code: $code,
             name: $name,
             severity: $crate::diagnostic::Severity::$severity,

@@ -5,7 +5,10 @@
 
 use serde::Serialize;
 
-use crate::rules::Rule;
+mod rule;
+
+pub use rule::Rule;
+
 use crate::span::Span;
 
 /// How serious a diagnostic is. Ordered from least to most serious.

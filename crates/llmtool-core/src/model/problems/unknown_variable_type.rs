@@ -4,7 +4,7 @@ use crate::declare_rule;
 use crate::diagnostic::{Diagnostic, Edit};
 use crate::format::quote;
 use crate::model::{Spanned, VariableKind};
-use crate::rules::suggest::{closest, one_of};
+use crate::suggest::{closest, one_of};
 
 declare_rule! {
     /// A variable's `type` is not one of `text`, `single-select` or `multi-select`.
