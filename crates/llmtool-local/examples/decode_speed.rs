@@ -17,7 +17,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let options = GenerateOptions {
         sampling: Sampling { temperature: 0.0, ..Sampling::default() },
         max_tokens: Some(128),
-        constraint: None,
+        grammar: None,
     };
     let mut best = 0.0f64;
     let mut last = None;

@@ -7,25 +7,25 @@
 //! of the vocabulary at each step needs no allocation; a general grammar engine would bring a
 //! large dependency for this one grammar.
 
-/// What the answer must be.
+/// The grammar the answer must follow: the token mask of constrained decoding.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Constraint {
+pub enum Grammar {
     /// Exactly one of these strings, then the end.
     OneOf { values: Vec<Vec<u8>>, written: Vec<u8> },
     /// A JSON object or array, then the end.
     Json(JsonState),
 }
 
-impl Constraint {
+impl Grammar {
     pub fn one_of(values: &[String]) -> Self {
-        Constraint::OneOf {
+        Grammar::OneOf {
             values: values.iter().map(|v| v.as_bytes().to_vec()).collect(),
             written: Vec::new(),
         }
     }
 
     pub fn json() -> Self {
-        Constraint::Json(JsonState::default())
+        Grammar::Json(JsonState::default())
     }
 
     /// Marks in `mask` the tokens that may come next (`vocab[id]` is a token's bytes; end tokens
@@ -43,12 +43,12 @@ impl Constraint {
     /// Whether `bytes` may follow what was written.
     pub fn accepts(&self, bytes: &[u8]) -> bool {
         match self {
-            Constraint::OneOf { values, written } => values.iter().any(|value| {
+            Grammar::OneOf { values, written } => values.iter().any(|value| {
                 value.len() >= written.len() + bytes.len()
                     && value.starts_with(written)
                     && value[written.len()..].starts_with(bytes)
             }),
-            Constraint::Json(state) => {
+            Grammar::Json(state) => {
                 let mut next = *state;
                 bytes.iter().all(|&b| next.feed(b))
             }
@@ -58,8 +58,8 @@ impl Constraint {
     /// Records a chosen token's bytes.
     pub fn advance(&mut self, bytes: &[u8]) {
         match self {
-            Constraint::OneOf { written, .. } => written.extend_from_slice(bytes),
-            Constraint::Json(state) => {
+            Grammar::OneOf { written, .. } => written.extend_from_slice(bytes),
+            Grammar::Json(state) => {
                 for &b in bytes {
                     state.feed(b);
                 }
@@ -71,16 +71,16 @@ impl Constraint {
     /// closing; allowed values cannot be completed safely, so nothing).
     pub fn closing(&self) -> String {
         match self {
-            Constraint::Json(state) => state.closing(),
-            Constraint::OneOf { .. } => String::new(),
+            Grammar::Json(state) => state.closing(),
+            Grammar::OneOf { .. } => String::new(),
         }
     }
 
     /// Whether the answer may end here.
     pub fn complete(&self) -> bool {
         match self {
-            Constraint::OneOf { values, written } => values.iter().any(|v| v == written),
-            Constraint::Json(state) => state.is_complete(),
+            Grammar::OneOf { values, written } => values.iter().any(|v| v == written),
+            Grammar::Json(state) => state.is_complete(),
         }
     }
 }
@@ -405,7 +405,7 @@ mod tests {
 
     #[test]
     fn one_of_spells_an_allowed_value() {
-        let mut constraint = Constraint::one_of(&["go".into(), "good".into(), "stop".into()]);
+        let mut constraint = Grammar::one_of(&["go".into(), "good".into(), "stop".into()]);
         assert!(constraint.accepts(b"go") && constraint.accepts(b"s") && !constraint.accepts(b"x"));
         constraint.advance(b"go");
         assert!(constraint.complete());

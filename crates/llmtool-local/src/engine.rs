@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::LocalError;
 use crate::chat::ChatMessage;
-use crate::constrain::Constraint;
+use crate::constrain::Grammar;
 use crate::model::LocalModel;
 use crate::sampler::{Sampler, Sampling};
 
@@ -17,7 +17,7 @@ pub struct GenerateOptions {
     pub sampling: Sampling,
     /// The most tokens to generate (`None`: until the end of the context).
     pub max_tokens: Option<usize>,
-    pub constraint: Option<Constraint>,
+    pub grammar: Option<Grammar>,
 }
 
 /// What a generation produced, with its timings.
@@ -62,7 +62,7 @@ impl LocalModel {
         let room = self.context_length - prompt_tokens.len();
         let max_tokens = options.max_tokens.unwrap_or(room).min(room);
         let mut sampler = Sampler::new(options.sampling, self.vocab_size);
-        let mut constraint = options.constraint.clone();
+        let mut constraint = options.grammar.clone();
         let mut mask = vec![true; self.vocab_size];
 
         let started = Instant::now();

@@ -13,7 +13,7 @@ pub mod sampler;
 pub mod store;
 pub mod tokenizer;
 
-pub use constrain::Constraint;
+pub use constrain::Grammar;
 pub use engine::{GenerateOptions, Generation};
 pub use model::LocalModel;
 

@@ -7,10 +7,10 @@ use std::time::Duration;
 use llmtool_providers::backend::Engine;
 use llmtool_providers::event::Usage;
 use llmtool_providers::transport::Completion;
-use llmtool_providers::{ChatRequest, Constraint as RequestConstraint, ProviderError, Role};
+use llmtool_providers::{ChatRequest, Constraint, ProviderError, Role};
 
 use crate::chat::ChatMessage;
-use crate::constrain::Constraint;
+use crate::constrain::Grammar;
 use crate::engine::GenerateOptions;
 use crate::model::LocalModel;
 use crate::sampler::Sampling;
@@ -48,15 +48,15 @@ impl Engine for LocalEngine {
             presence_penalty: params.presence_penalty.unwrap_or(0.0) as f32,
             seed: seed.unwrap_or(Sampling::default().seed),
         };
-        let constraint = match &request.constraint {
-            RequestConstraint::OneOf(values) => Some(Constraint::one_of(values)),
-            RequestConstraint::Json => Some(Constraint::json()),
-            RequestConstraint::None => None,
+        let grammar = match &request.constraint {
+            Constraint::OneOf(values) => Some(Grammar::one_of(values)),
+            Constraint::Json => Some(Grammar::json()),
+            Constraint::None => None,
         };
         let options = GenerateOptions {
             sampling,
             max_tokens: params.max_tokens.map(|m| m as usize),
-            constraint,
+            grammar,
         };
         let messages: Vec<ChatMessage> = request
             .messages

@@ -11,7 +11,7 @@ use std::sync::{Mutex, OnceLock};
 
 use llmtool_local::chat::ChatMessage;
 use llmtool_local::sampler::Sampling;
-use llmtool_local::{Constraint, GenerateOptions, LocalModel};
+use llmtool_local::{GenerateOptions, Grammar, LocalModel};
 
 fn model_path() -> PathBuf {
     if let Some(path) = std::env::var_os("LLMTOOL_TEST_MODEL") {
@@ -69,7 +69,7 @@ fn greedy_decoding_is_deterministic() {
     let options = GenerateOptions {
         sampling: Sampling { temperature: 0.0, ..Sampling::default() },
         max_tokens: Some(24),
-        constraint: None,
+        grammar: None,
     };
     let first = ask("Name three colours.", &options);
     assert!(!first.trim().is_empty());
@@ -83,7 +83,7 @@ fn limited_answers_are_always_allowed_values() {
         let options = GenerateOptions {
             sampling: Sampling { temperature: 1.0, seed, ..Sampling::default() },
             max_tokens: Some(8),
-            constraint: Some(Constraint::one_of(&allowed)),
+            grammar: Some(Grammar::one_of(&allowed)),
         };
         let answer =
             ask("Classify the sentiment: 'I loved the film, but the ending was weak.'", &options);
@@ -97,7 +97,7 @@ fn json_answers_always_parse() {
         let options = GenerateOptions {
             sampling: Sampling { temperature: 0.8, seed, ..Sampling::default() },
             max_tokens: Some(400),
-            constraint: Some(Constraint::json()),
+            grammar: Some(Grammar::json()),
         };
         let answer = ask("Describe a cat as a JSON object with name and age.", &options);
         let parsed: Result<serde_json::Value, _> = serde_json::from_str(&answer);
