@@ -21,8 +21,8 @@ pub use model::LocalModel;
 #[derive(Debug, thiserror::Error)]
 pub enum LocalError {
     /// A file or folder could not be read or written.
-    #[error("`{}`: {source}", path.display())]
-    File { path: std::path::PathBuf, source: std::io::Error },
+    #[error("`{}`: {error}", path.display())]
+    File { path: std::path::PathBuf, error: std::io::Error },
     /// A candidate model file (a wheel, a copy) is not what was expected.
     #[error("`{}`: {reason}", path.display())]
     Unusable { path: std::path::PathBuf, reason: String },
@@ -39,8 +39,8 @@ pub enum LocalError {
     #[error("{reason}")]
     Pip { reason: String },
     /// The download of a model file failed.
-    #[error("{url}: {source}")]
-    Download { url: String, source: Box<dyn std::error::Error + Send + Sync> },
+    #[error("{url}: {error}")]
+    Download { url: String, error: Box<dyn std::error::Error + Send + Sync> },
     /// Every source of a model failed, each for its reason.
     #[error("could not fetch {file}: {}", join(reasons))]
     NotFetched { file: String, reasons: Vec<(&'static str, LocalError)> },

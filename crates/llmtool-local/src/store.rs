@@ -137,8 +137,8 @@ pub fn sha256_of(path: &Path) -> Result<String, LocalError> {
     Ok(hex)
 }
 
-pub(crate) fn io_error(path: &Path, source: std::io::Error) -> LocalError {
-    LocalError::File { path: path.to_path_buf(), source }
+pub(crate) fn io_error(path: &Path, error: std::io::Error) -> LocalError {
+    LocalError::File { path: path.to_path_buf(), error }
 }
 
 /// A file's size and modification time, which the verified marker records.

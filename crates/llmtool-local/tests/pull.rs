@@ -82,7 +82,7 @@ fn write_hostile_folder(folder: &Path) {
 }
 
 fn no_download(url: &str, _: &mut std::fs::File, _: u64) -> Result<(), LocalError> {
-    Err(LocalError::Download { url: url.to_owned(), source: "no network in this test".into() })
+    Err(LocalError::Download { url: url.to_owned(), error: "no network in this test".into() })
 }
 
 fn listed_files(dir: &Path) -> Vec<String> {
@@ -156,7 +156,7 @@ fn pulls_run_nothing_from_the_current_folder_and_leave_no_partial_files() {
     assert!(error.to_string().contains("could not fetch"), "{error}");
     let oversized = |url: &str, file: &mut std::fs::File, limit: u64| {
         file.write_all(&vec![b'x'; usize::try_from(limit).unwrap() + 10]).unwrap();
-        Err(LocalError::Download { url: url.to_owned(), source: "stopped past the limit".into() })
+        Err(LocalError::Download { url: url.to_owned(), error: "stopped past the limit".into() })
     };
     let mut oversized = oversized;
     assert!(store::pull(&missing, None, &mut oversized, &mut |_| {}).is_err());

@@ -101,8 +101,11 @@ impl Library {
                     .and_then(|p| p.entries.iter().find(|e| e.path == path))
                     .map(|e| e.tool.clone())
             };
-            let read = ToolFile::load(&path, options.max_file_bytes).map_err(|e| e.to_string());
-            match read.and_then(ToolFile::into_tool) {
+            let read = match ToolFile::load(&path, options.max_file_bytes) {
+                Ok(file) => file.into_tool().map_err(|errors| errors.report),
+                Err(error) => Err(error.to_string()),
+            };
+            match read {
                 Ok(tool) => good.push((path, tool)),
                 Err(report) => {
                     let earlier = kept();

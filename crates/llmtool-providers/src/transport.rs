@@ -342,7 +342,6 @@ async fn read_bounded(response: reqwest::Response) -> String {
     String::from_utf8_lossy(&body).into_owned()
 }
 
-/// A reqwest error with its causes, without the URL (which may carry a key or a password).
 /// The one HTTP client setup of llmtool: rustls, the connect timeout and our user agent.
 fn client(
     timeouts: Timeouts,
@@ -358,6 +357,7 @@ fn client(
         .map_err(|e| ProviderError::Connection(e.to_string()))
 }
 
+/// A reqwest error with its causes, without the URL (which may carry a key or a password).
 fn connection_message(error: reqwest::Error) -> String {
     let error = error.without_url();
     let mut message = error.to_string();

@@ -4,8 +4,8 @@
 //! The rule: a path named explicitly is read whatever its name; a folder is searched
 //! recursively, in file-name order, for files ending `.json` (any case); files and folders
 //! whose name starts with `.` (`.git`, editors' backups) are skipped below it; symbolic links
-//! are followed (a loop is reported, not followed forever); an entry that cannot be listed is
-//! reported and the search goes on.
+//! are followed, and a link loop or a broken link is skipped with a warning; a folder that
+//! cannot be listed is reported, and the search goes on.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -18,17 +18,40 @@ use llmtool_core::{Diagnostic, Document, Severity};
 /// Why a tool file could not be found or read.
 #[derive(Debug, thiserror::Error)]
 pub enum FileError {
-    #[error("cannot read `{}`: {source}", path.display())]
-    Read { path: PathBuf, source: ReadError },
-    #[error("cannot list `{}`: {source}", path.display())]
-    List { path: PathBuf, source: walkdir::Error },
+    #[error("cannot read `{}`: {error}", path.display())]
+    Read { path: PathBuf, error: ReadError },
+    #[error("cannot list `{}`: {error}", path.display())]
+    List { path: PathBuf, error: walkdir::Error },
+    /// A link that leads nowhere, or back to a folder above it: not a file to read, so it is
+    /// skipped with a warning rather than failing the search.
+    #[error("skipped `{}`: {reason}", path.display())]
+    Skipped { path: PathBuf, reason: &'static str },
 }
 
 impl FileError {
     /// The file or folder concerned.
     pub fn path(&self) -> &Path {
         match self {
-            FileError::Read { path, .. } | FileError::List { path, .. } => path,
+            FileError::Read { path, .. }
+            | FileError::List { path, .. }
+            | FileError::Skipped { path, .. } => path,
+        }
+    }
+
+    /// Whether the problem only skips something that was never a file to read.
+    pub fn is_warning(&self) -> bool {
+        matches!(self, FileError::Skipped { .. })
+    }
+
+    fn of_walk(error: walkdir::Error, folder: &Path) -> Self {
+        let path = error.path().unwrap_or(folder).to_owned();
+        let broken = error.io_error().is_some_and(|e| e.kind() == std::io::ErrorKind::NotFound);
+        if error.loop_ancestor().is_some() {
+            FileError::Skipped { path, reason: "a symbolic link loop" }
+        } else if broken {
+            FileError::Skipped { path, reason: "a symbolic link to nothing" }
+        } else {
+            FileError::List { path, error }
         }
     }
 }
@@ -57,10 +80,7 @@ pub fn find(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<FileError>) {
                     add(entry.into_path());
                 }
                 Ok(_) => {}
-                Err(source) => {
-                    let path = source.path().unwrap_or(path).to_owned();
-                    problems.push(FileError::List { path, source });
-                }
+                Err(error) => problems.push(FileError::of_walk(error, path)),
             }
         }
     }
@@ -78,7 +98,7 @@ fn is_hidden(path: &Path) -> bool {
 
 /// Reads the file at `path`, refusing one larger than `limit` before reading it.
 pub fn read(path: &Path, limit: u64) -> Result<Vec<u8>, FileError> {
-    let fail = |source: ReadError| FileError::Read { path: path.to_owned(), source };
+    let fail = |error: ReadError| FileError::Read { path: path.to_owned(), error };
     let file = std::fs::File::open(path).map_err(|e| fail(e.into()))?;
     let size = file.metadata().ok().filter(std::fs::Metadata::is_file).map_or(0, |m| m.len());
     if size > limit {
@@ -117,14 +137,23 @@ impl ToolFile {
         human(&Source::new(&self.name, &self.document.text), diagnostics, color)
     }
 
-    /// The tool, if the file has no error; else the report of its errors.
-    pub fn into_tool(self) -> Result<Tool, String> {
+    /// The tool, if the file has no error; else its errors, with their report.
+    pub fn into_tool(self) -> Result<Tool, ToolErrors> {
         let errors = self.errors();
         if errors.is_empty()
             && let Some(tool) = self.document.tool
         {
             return Ok(tool);
         }
-        Err(self.report(&errors, false))
+        Err(ToolErrors { report: self.report(&errors, false), errors })
     }
+}
+
+/// The errors that keep a tool file from being used.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{report}")]
+pub struct ToolErrors {
+    /// The errors as `llmtool check` shows them (without color).
+    pub report: String,
+    pub errors: Vec<Diagnostic>,
 }

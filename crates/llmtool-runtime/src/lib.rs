@@ -13,7 +13,7 @@ mod runner;
 mod runtime;
 
 pub use error::{Rejected, RunError};
-pub use files::{FileError, ToolFile};
+pub use files::{FileError, ToolErrors, ToolFile};
 pub use local::{Consent, Fetch, Progress, PullEvent, pull};
 pub use runner::{AnswerFuture, Runner};
 pub use runtime::{ParamOverrides, Runtime, RuntimeOptions};

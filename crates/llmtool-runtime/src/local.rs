@@ -5,6 +5,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
+use tokio::sync::OnceCell;
+
 use llmtool_local::store::{self, ModelSpec};
 use llmtool_local::{LocalError, LocalModel, provider::LocalEngine};
 use llmtool_providers::backend::Engine;
@@ -50,6 +52,8 @@ pub enum PullEvent<'a> {
     Step(&'a str),
     /// Bytes downloaded so far, of the total.
     Bytes { received: u64, total: u64 },
+    /// The download stopped, whole or not (a progress line ends here).
+    DownloadEnded,
     /// The model is installed and verified at this path.
     Installed { spec: &'a ModelSpec, path: &'a Path },
 }
@@ -80,9 +84,9 @@ fn download(
     progress: &(dyn Fn(PullEvent<'_>) + Send + Sync),
 ) -> Result<(), LocalError> {
     use std::io::Write as _;
-    let fail = |source: Box<dyn std::error::Error + Send + Sync>| LocalError::Download {
+    let fail = |error: Box<dyn std::error::Error + Send + Sync>| LocalError::Download {
         url: url.to_owned(),
-        source,
+        error,
     };
     let transport = Transport::for_downloads(Timeouts::default()).map_err(|e| fail(e.into()))?;
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -102,6 +106,7 @@ fn download(
             }
         }
     }));
+    progress(PullEvent::DownloadEnded);
     if let Some(error) = write_error {
         return Err(fail(error.into()));
     }
@@ -117,9 +122,13 @@ pub(crate) struct LocalModels {
     pub(crate) progress: Progress,
     /// `--seed`, for every local run.
     pub(crate) seed: Option<u64>,
-    /// By model name or path.
-    loaded: Mutex<HashMap<String, Arc<dyn Engine>>>,
+    /// By model name or path: a cell that the first run to need the model fills, while the
+    /// runs that come meanwhile wait for it (the model is read once, not once per run).
+    loaded: Mutex<HashMap<String, Arc<EngineCell>>>,
 }
+
+/// A local model's engine, once it is loaded.
+type EngineCell = OnceCell<Arc<dyn Engine>>;
 
 impl LocalModels {
     pub(crate) fn new(
@@ -137,23 +146,24 @@ impl LocalModels {
         self: &Arc<Self>,
         target: &Target,
     ) -> Result<Arc<dyn Engine>, RunError> {
-        if let Some(engine) = self.lock().get(&target.model) {
-            return Ok(engine.clone());
-        }
-        let models = Arc::clone(self);
-        let model = target.clone();
-        let engine = tokio::task::spawn_blocking(move || -> Result<Arc<dyn Engine>, RunError> {
-            let path = models.path(&model)?;
-            let loaded = LocalModel::load(&path)?;
-            Ok(Arc::new(LocalEngine::new(loaded, models.seed)))
-        })
-        .await
-        .map_err(|e| RunError::Stopped(e.to_string()))??;
-        Ok(self.lock().entry(target.model.clone()).or_insert(engine).clone())
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<dyn Engine>>> {
-        self.loaded.lock().unwrap_or_else(PoisonError::into_inner)
+        let cell = {
+            let mut loaded = self.loaded.lock().unwrap_or_else(PoisonError::into_inner);
+            Arc::clone(loaded.entry(target.model.clone()).or_default())
+        };
+        let engine = cell
+            .get_or_try_init(|| async {
+                let models = Arc::clone(self);
+                let model = target.clone();
+                tokio::task::spawn_blocking(move || -> Result<Arc<dyn Engine>, RunError> {
+                    let path = models.path(&model)?;
+                    let loaded = LocalModel::load(&path)?;
+                    Ok(Arc::new(LocalEngine::new(loaded, models.seed)))
+                })
+                .await
+                .map_err(|e| RunError::Stopped(e.to_string()))?
+            })
+            .await?;
+        Ok(Arc::clone(engine))
     }
 
     /// The file of the local model of `target`: a known name (fetched if missing, as the

@@ -139,13 +139,18 @@ impl Runtime {
         self.target(tool).is_ok_and(|target| target.endpoint.api != ApiKind::Local)
     }
 
-    /// Whether some of `tools` would run on the embedded default model (for which a server
-    /// started with `--yes` pulls it at start, since it never downloads because a client asked).
+    /// Whether some of `tools`, or a tool that names no model (one added later, say), would
+    /// run on the embedded default model: a server started with `--yes` pulls it at start,
+    /// since it never downloads because a client asked.
     pub fn needs_default_local_model<'a>(&self, tools: impl IntoIterator<Item = &'a Tool>) -> bool {
+        let inner = &self.inner;
         let is_default = |target: Target| {
             target.endpoint.api == ApiKind::Local && target.model == DEFAULT_MODEL.name
         };
-        tools.into_iter().any(|tool| self.target(tool).is_ok_and(is_default))
+        let unnamed =
+            inner.providers.resolve(inner.model.as_deref(), inner.provider.as_deref(), &[]);
+        unnamed.is_ok_and(is_default)
+            || tools.into_iter().any(|tool| self.target(tool).is_ok_and(is_default))
     }
 
     /// The request of a run of `tool` on `prompt` (rendered from it): its target, the tool's
@@ -171,6 +176,16 @@ impl Runtime {
         })
     }
 
+    /// Gets the backend of `request` ready: fetches (as the fetch policy allows) and loads its
+    /// local model, if it runs on one. `run` does this itself; a caller that wants a download
+    /// or a slow load to happen before it starts listening for Ctrl-C calls it first.
+    pub async fn prepare(&self, request: &RunRequest) -> Result<(), RunError> {
+        if request.target.endpoint.api == ApiKind::Local {
+            self.inner.local.engine(&request.target).await?;
+        }
+        Ok(())
+    }
+
     /// Runs `request`, enforcing its expected output (asking again up to
     /// `options.max_repairs` times), passing text that is shown unchanged to `on_text` as it
     /// arrives. The report says whether the answer met the expected output
@@ -193,6 +208,9 @@ impl Runtime {
     /// server returns to its client.
     pub async fn answer(&self, tool: &Tool, prompt: String) -> Result<String, RunError> {
         let request = self.request(tool, prompt, ParamOverrides::default())?;
+        if let Some(note) = &request.target.note {
+            tracing::info!("{note}");
+        }
         let options = RunOptions { stream: false, max_repairs: 2, raw: false, live: false };
         let report = self.run(&request, options, &mut |_| {}).await?;
         Ok(Rejected::check(&report)?.to_owned())

@@ -43,7 +43,7 @@ fn folders_give_their_visible_json_files_in_order_links_followed() {
 }
 
 #[test]
-fn a_link_loop_is_reported_and_the_search_goes_on() {
+fn link_loops_and_broken_links_are_skipped_with_a_warning() {
     let folder = tempfile::tempdir().unwrap();
     let base = folder.path();
     write(&base.join("inner/tool.json"), TOOL);
@@ -51,8 +51,14 @@ fn a_link_loop_is_reported_and_the_search_goes_on() {
     let (found, problems) = files::find(&[base.to_owned()]);
     assert_eq!(relative(&found, base), ["inner/tool.json"]);
     assert_eq!(problems.len(), 1, "{problems:?}");
-    assert!(matches!(&problems[0], FileError::List { .. }));
-    assert!(problems[0].to_string().starts_with("cannot list"), "{}", problems[0]);
+    assert!(matches!(&problems[0], FileError::Skipped { .. }) && problems[0].is_warning());
+    assert!(problems[0].to_string().contains("a symbolic link loop"), "{}", problems[0]);
+
+    // A broken link is skipped too; an unreadable folder is an error, not a warning.
+    std::os::unix::fs::symlink(base.join("nowhere"), base.join("inner/broken.json")).unwrap();
+    let (_, problems) = files::find(&[base.to_owned()]);
+    assert!(problems.iter().any(|p| p.to_string().contains("a symbolic link to nothing")));
+    assert!(problems.iter().all(FileError::is_warning), "{problems:?}");
 }
 
 #[test]
@@ -67,8 +73,9 @@ fn a_loaded_file_gives_its_tool_or_the_report_of_its_errors() {
     write(&bad, r#"{"model_prompt": 5}"#);
     let file = ToolFile::load(&bad, 1 << 20).unwrap();
     assert!(!file.errors().is_empty());
-    let report = file.into_tool().unwrap_err();
-    assert!(report.contains("bad.json") && report.contains("error"), "{report}");
+    let errors = file.into_tool().unwrap_err();
+    assert!(!errors.errors.is_empty());
+    assert!(errors.report.contains("bad.json") && errors.report.contains("error"), "{errors}");
 
     let error = ToolFile::load(&good, 10).unwrap_err();
     assert!(error.to_string().contains("larger than"), "{error}");

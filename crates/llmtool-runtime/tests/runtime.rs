@@ -48,7 +48,15 @@ fn the_tools_own_models_decide_where_it_runs_and_its_hint() {
     assert!(!runtime.is_remote(&unnamed), "with no model named, the embedded one runs it");
     assert!(runtime.needs_default_local_model([&remote, &local]));
     assert!(runtime.needs_default_local_model([&unnamed]));
-    assert!(!runtime.needs_default_local_model([&remote]));
+    assert!(
+        runtime.needs_default_local_model([&remote]),
+        "a tool added later that names no model would run on it"
+    );
+
+    let configured =
+        self::runtime("default_model = \"openai/gpt-4o\"", &env, RuntimeOptions::default());
+    assert!(!configured.needs_default_local_model([&remote]));
+    assert!(configured.needs_default_local_model([&local]));
 
     // The user's choice is over every tool's own.
     let options =

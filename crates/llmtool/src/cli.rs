@@ -249,7 +249,8 @@ pub(crate) struct VariableArgs {
     /// A value: `NAME=VALUE` (split at the first `=`). Repeat for each item of a multi-select.
     #[arg(long = "var", value_name = "NAME=VALUE")]
     pub(crate) vars: Vec<String>,
-    /// A JSON object of values; a multi-select's value is an array. `--var` wins over it.
+    /// A JSON object of values: a multi-select's value is an array, or a string of
+    /// comma-separated items (see docs/format.md). `--var` wins over it.
     #[arg(long = "vars", value_name = "FILE.json")]
     pub(crate) vars_file: Option<PathBuf>,
 }

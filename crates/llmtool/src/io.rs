@@ -52,11 +52,17 @@ pub(crate) fn display_name(path: &Path) -> String {
 }
 
 /// The tool files named by `paths` (see `llmtool_runtime::files` for the rule), `-` kept as
-/// is; a folder that cannot be listed is an error.
+/// is; a link that leads nowhere is skipped with a warning, a folder that cannot be listed is
+/// an error.
 pub(crate) fn collect_files(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
-    let (found, mut problems) = files::find(paths);
-    match problems.drain(..).next() {
-        Some(problem) => Err(problem.into()),
+    let (found, problems) = files::find(paths);
+    let (warnings, errors): (Vec<_>, Vec<_>) =
+        problems.into_iter().partition(files::FileError::is_warning);
+    for warning in warnings {
+        eprintln!("warning: {warning}");
+    }
+    match errors.into_iter().next() {
+        Some(error) => Err(error.into()),
         None => Ok(found),
     }
 }
@@ -85,6 +91,13 @@ pub(crate) fn color_for(is_terminal: bool) -> bool {
 /// Replaces `path` with `contents` atomically (a sibling temporary file, then a rename), so an
 /// interrupted write never leaves half a file.
 pub(crate) fn write_atomically(path: &Path, contents: &[u8]) -> anyhow::Result<()> {
+    // A symbolic link is written through: the file it points to changes, the link stays.
+    let resolved = match std::fs::symlink_metadata(path) {
+        Ok(metadata) if metadata.file_type().is_symlink() => std::fs::canonicalize(path)
+            .with_context(|| format!("cannot follow the link `{}`", path.display()))?,
+        _ => path.to_path_buf(),
+    };
+    let path = resolved.as_path();
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let temp = dir.join(format!(".{name}.llmtool-{}.tmp", std::process::id()));

@@ -48,8 +48,34 @@ fn check_exit_codes() {
     assert_eq!(llmtool(&["check", "-"], Some(b"{")).status.code(), Some(1));
     let missing = llmtool(&["check", "/nonexistent/tool.json"], None);
     assert_eq!(missing.status.code(), Some(2));
-    assert!(text(&missing.stderr).contains("cannot read `/nonexistent/tool.json`"));
+    let stderr = text(&missing.stderr);
+    assert!(stderr.contains("cannot read `/nonexistent/tool.json`"), "{stderr}");
+    assert_eq!(stderr.matches("No such file").count(), 1, "the cause is said once: {stderr}");
     assert_eq!(llmtool(&["check"], None).status.code(), Some(2), "usage errors exit 2");
+}
+
+#[test]
+fn folders_are_searched_through_links_and_fmt_writes_through_them() {
+    let folder = tempfile::tempdir().unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let target = elsewhere.path().join("shared.json");
+    std::fs::write(&target, br#"{"model_prompt": "Hi", "metadata": {"prompt_name": "S"}}"#)
+        .unwrap();
+    let link = folder.path().join("shared.json");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    std::os::unix::fs::symlink(folder.path().join("nowhere"), folder.path().join("broken.json"))
+        .unwrap();
+    let dir = folder.path().to_str().unwrap();
+
+    let checked = llmtool(&["check", dir], None);
+    assert_eq!(checked.status.code(), Some(0), "{}", text(&checked.stderr));
+    assert!(text(&checked.stdout).contains("checked 1 file"), "{}", text(&checked.stdout));
+    assert!(text(&checked.stderr).contains("warning: skipped"), "{}", text(&checked.stderr));
+
+    let formatted = llmtool(&["fmt", dir], None);
+    assert_eq!(formatted.status.code(), Some(0), "{}", text(&formatted.stderr));
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "still a link");
+    assert!(std::fs::read_to_string(&target).unwrap().contains("\n  \"model_prompt\""));
 }
 
 #[test]

@@ -93,7 +93,8 @@ impl Inputs {
         Ok(inputs)
     }
 
-    /// Sets `name` to a value given as JSON, replacing anything given before. The one rule
+    /// Sets `name` to a value given as JSON, replacing anything given before (`null` leaves
+    /// it as it was). The one rule
     /// for values given as JSON, wherever they come from (`--vars`, MCP prompt and tool-call
     /// arguments):
     ///

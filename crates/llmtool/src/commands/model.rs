@@ -58,10 +58,12 @@ pub(crate) fn progress() -> Progress {
                 total as f64 / 1e6
             );
         }
-        PullEvent::Installed { spec, path } => {
+        PullEvent::DownloadEnded => {
             if downloading.swap(false, Ordering::Relaxed) {
                 eprintln!();
             }
+        }
+        PullEvent::Installed { spec, path } => {
             eprintln!(
                 "installed {} ({} bytes, SHA-256 verified) at {}",
                 spec.file,

@@ -71,6 +71,9 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<Outcome> {
         return Ok(Outcome::Ok);
     }
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    // The local model is fetched and loaded before Ctrl-C is caught, so that Ctrl-C still
+    // stops a download or a load at once.
+    runtime.block_on(tool_runtime.prepare(&request))?;
     let mut streamed = false;
     let mut stdout_error = None;
     let result = runtime.block_on(async {

@@ -42,7 +42,7 @@ fn summary(tool: &Tool, template: &ToolTemplate) -> String {
         let _ = writeln!(out, "{}", description.value);
     }
     out.push('\n');
-    facts(&mut out, &meta);
+    facts(&mut out, &meta, &tool.models());
     if tool.tool_code.is_some() {
         let _ = writeln!(out, "{:<18}smart tool (its code is not run by llmtool)", "Kind:");
     }
@@ -51,18 +51,15 @@ fn summary(tool: &Tool, template: &ToolTemplate) -> String {
     out
 }
 
-fn facts(out: &mut String, meta: &Metadata) {
+fn facts(out: &mut String, meta: &Metadata, models: &[&str]) {
     let mut line = |label: &str, value: String| {
         let _ = writeln!(out, "{:<18}{value}", format!("{label}:"));
     };
     if let Some(notes) = &meta.usage_notes {
         line("Usage notes", notes.value.clone());
     }
-    if let Some(models) = &meta.model_version {
-        line(
-            "Models",
-            models.value.iter().map(|m| m.value.as_str()).collect::<Vec<_>>().join(", "),
-        );
+    if !models.is_empty() {
+        line("Models", models.join(", "));
     }
     if let Some(creator) = &meta.creator {
         let mut who = creator.name.as_ref().map_or(String::new(), |n| n.value.clone());
