@@ -1,0 +1,162 @@
+//! Import of files people really wrote, taken from the peers' public repositories (each one's
+//! repository, path, commit and licence are in `tests/fixtures/real-world/SOURCES.tsv`): each is
+//! imported with its format detected, the result and every diagnostic are snapshotted, and the
+//! counts are the table of `docs/convert.md` ("Real-world files"), regenerated with
+//! `LLMTOOL_BLESS=1`.
+
+#![allow(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use llmtool_core::convert::{Converted, Source, read_source, semantic_kernel, tool_file};
+use llmtool_core::report::{Source as ReportSource, human};
+use llmtool_core::{Diagnostic, Severity};
+
+/// What importing one file gave.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Outcome {
+    Imported,
+    ImportedWithWarnings,
+    /// Refused with an error that points at the place in the file.
+    RefusedLocated,
+    /// Refused with an error that says where nothing.
+    RefusedUnlocated,
+}
+
+impl Outcome {
+    fn label(self) -> &'static str {
+        match self {
+            Outcome::Imported => "imported",
+            Outcome::ImportedWithWarnings => "imported with warnings",
+            Outcome::RefusedLocated => "refused, with the place in the file",
+            Outcome::RefusedUnlocated => "refused, with no place in the file",
+        }
+    }
+}
+
+fn corpus() -> PathBuf {
+    support::repo().join("crates/llmtool-core/tests/fixtures/real-world")
+}
+
+/// The entries of one format's folder: files, and (for Semantic Kernel) function folders.
+fn entries(family: &Path) -> Vec<PathBuf> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(family)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.file_name().is_some_and(|name| name != "SOURCES.tsv"))
+        .collect();
+    entries.sort();
+    entries
+}
+
+/// Imports `entry` as `llmtool import` would, without a `--from`.
+fn import(entry: &Path) -> (String, Result<Converted<String>, Box<Diagnostic>>) {
+    let name = entry.file_name().unwrap().to_string_lossy().into_owned();
+    if entry.is_dir() {
+        let read = |file: &str| std::fs::read_to_string(entry.join(file)).unwrap();
+        let config = read(semantic_kernel::CONFIG_FILE);
+        let prompt = read(semantic_kernel::PROMPT_FILE);
+        return (config.clone(), semantic_kernel::read(&config, &prompt, Some(&name)));
+    }
+    let text = String::from_utf8_lossy(&std::fs::read(entry).unwrap()).into_owned();
+    let read = read_source(&text, &name, None).map(|converted| match converted.value {
+        Source::ToolFile(tool) => Converted { value: tool, diagnostics: converted.diagnostics },
+        Source::Function(function) => {
+            let file = tool_file(&function);
+            let mut diagnostics = converted.diagnostics;
+            diagnostics.extend(file.diagnostics);
+            Converted { value: file.value, diagnostics }
+        }
+    });
+    (text, read)
+}
+
+/// The outcome of `entry`, and its snapshot: the outcome, the diagnostics as `check` shows
+/// them, and the tool file made.
+fn outcome(entry: &Path) -> (Outcome, String) {
+    let name = entry.file_name().unwrap().to_string_lossy().into_owned();
+    let (text, read) = import(entry);
+    let shown =
+        |diagnostics: &[Diagnostic]| human(&ReportSource::new(&name, &text), diagnostics, false);
+    match read {
+        Ok(converted) => {
+            let warned = converted.diagnostics.iter().any(|d| d.severity >= Severity::Warning);
+            let outcome = if warned { Outcome::ImportedWithWarnings } else { Outcome::Imported };
+            let report = shown(&converted.diagnostics);
+            (outcome, format!("{}\n{report}---\n{}", outcome.label(), converted.value))
+        }
+        Err(problem) => {
+            let outcome = if problem.primary.is_some() {
+                Outcome::RefusedLocated
+            } else {
+                Outcome::RefusedUnlocated
+            };
+            (outcome, format!("{}\n{}", outcome.label(), shown(&[*problem])))
+        }
+    }
+}
+
+#[test]
+fn real_world_files_import_as_snapshotted_and_counted() {
+    let mut counts: BTreeMap<String, BTreeMap<Outcome, usize>> = BTreeMap::new();
+    for family in entries(&corpus()) {
+        let family_name = family.file_name().unwrap().to_string_lossy().into_owned();
+        for entry in entries(&family) {
+            let (outcome, snapshot) = outcome(&entry);
+            let entry_name = entry.file_name().unwrap().to_string_lossy().into_owned();
+            insta::assert_snapshot!(format!("real-world-{family_name}-{entry_name}"), snapshot);
+            *counts.entry(family_name.clone()).or_default().entry(outcome).or_default() += 1;
+        }
+    }
+    assert_counts_fresh(&counts);
+}
+
+/// The counts table of `docs/convert.md`, between its markers.
+fn assert_counts_fresh(counts: &BTreeMap<String, BTreeMap<Outcome, usize>>) {
+    const BEGIN: &str = "<!-- real-world counts: begin -->\n";
+    const END: &str = "<!-- real-world counts: end -->\n";
+    let mut table = String::from(
+        "| format | files | imported | imported with warnings | refused, located | refused, no location |\n|---|---|---|---|---|---|\n",
+    );
+    let mut total = [0usize; 5];
+    for (family, outcomes) in counts {
+        let get = |outcome| outcomes.get(&outcome).copied().unwrap_or(0);
+        let row = [
+            outcomes.values().sum(),
+            get(Outcome::Imported),
+            get(Outcome::ImportedWithWarnings),
+            get(Outcome::RefusedLocated),
+            get(Outcome::RefusedUnlocated),
+        ];
+        for (sum, value) in total.iter_mut().zip(row) {
+            *sum += value;
+        }
+        let _ = writeln!(
+            table,
+            "| {family} | {} | {} | {} | {} | {} |",
+            row[0], row[1], row[2], row[3], row[4]
+        );
+    }
+    let _ = writeln!(
+        table,
+        "| **all** | **{}** | **{}** | **{}** | **{}** | **{}** |",
+        total[0], total[1], total[2], total[3], total[4]
+    );
+    let path = support::repo().join("docs/convert.md");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let start = text.find(BEGIN).expect("docs/convert.md has the real-world counts markers");
+    let end = text.find(END).unwrap();
+    let generated = format!("{}{BEGIN}{table}{}", &text[..start], &text[end..]);
+    if std::env::var_os("LLMTOOL_BLESS").is_some() {
+        std::fs::write(&path, generated).unwrap();
+        return;
+    }
+    assert!(
+        text == generated,
+        "the real-world counts in docs/convert.md are stale; regenerate them with LLMTOOL_BLESS=1 cargo test -p llmtool-core --test real_world"
+    );
+}
