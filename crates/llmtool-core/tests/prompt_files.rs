@@ -1,4 +1,5 @@
-//! Prompt files (Prompty, Dotprompt, `llm` templates, Semantic Kernel folders): every example,
+//! Prompt files (Prompty, Dotprompt, `llm` templates, Semantic Kernel folders and YAML
+//! templates): every example,
 //! and a prompt full of characters the template languages treat specially, exports and imports
 //! back to the same tool file; the exports are snapshotted; templates with no equivalent are
 //! refused by name.
@@ -9,7 +10,7 @@
 mod support;
 
 use llmtool_core::Document;
-use llmtool_core::convert::{PromptFormat, semantic_kernel};
+use llmtool_core::convert::{PromptFormat, Source, read_source, semantic_kernel};
 use llmtool_core::format::format_source;
 
 fn canonical(text: &str) -> String {
@@ -50,6 +51,12 @@ fn every_tool_comes_back_unchanged_through_every_prompt_file() {
         let back = semantic_kernel::read(&function.config, &function.prompt, None).unwrap();
         assert!(back.diagnostics.is_empty(), "{:?}", back.diagnostics);
         assert_eq!(back.value, canonical(&text), "{} through Semantic Kernel", path.display());
+        // The same function as one YAML prompt template, found as such without `--from`.
+        let yaml = semantic_kernel::write_yaml(&document, None).value;
+        let read = read_source(&yaml, "function.yaml", None).unwrap();
+        let Source::ToolFile(back) = read.value else { panic!("not a tool file") };
+        assert!(read.diagnostics.is_empty(), "{:?}", read.diagnostics);
+        assert_eq!(back, canonical(&text), "{} through Semantic Kernel YAML", path.display());
     }
 }
 

@@ -4,9 +4,10 @@
 use serde_json::Value;
 
 use super::codes::INVALID_SOURCE;
+use super::detect::detect;
 use super::{
-    Converted, ElispFlavor, FunctionFormat, FunctionTool, PromptFormat, looks_like_elisp,
-    read_elisp, read_mcp_prompt,
+    Converted, ElispFlavor, FunctionFormat, FunctionTool, PromptFormat, read_elisp,
+    read_mcp_prompt, semantic_kernel,
 };
 use crate::diagnostic::Diagnostic;
 
@@ -26,6 +27,7 @@ pub enum Format {
     Dotprompt,
     LlmTemplate,
     SemanticKernel,
+    SemanticKernelYaml,
 }
 
 /// What kind of thing a format holds, which decides how it is read and written.
@@ -41,10 +43,12 @@ pub enum Family {
     PromptFile(PromptFormat),
     /// A Semantic Kernel prompt function: a folder of two files, the whole tool.
     SemanticKernel,
+    /// A Semantic Kernel prompt template in one YAML file, the whole tool.
+    SemanticKernelYaml,
 }
 
 impl Format {
-    pub const ALL: [Format; 13] = [
+    pub const ALL: [Format; 14] = [
         Format::OpenAi,
         Format::OpenAiResponses,
         Format::Anthropic,
@@ -58,6 +62,7 @@ impl Format {
         Format::Dotprompt,
         Format::LlmTemplate,
         Format::SemanticKernel,
+        Format::SemanticKernelYaml,
     ];
 
     /// The name users write (`--to openai`).
@@ -69,6 +74,7 @@ impl Format {
             Family::Elisp(ElispFlavor::Gptel) => "gptel",
             Family::Elisp(ElispFlavor::LlmEl) => "llm-el",
             Family::SemanticKernel => "semantic-kernel",
+            Family::SemanticKernelYaml => "semantic-kernel-yaml",
         }
     }
 
@@ -94,6 +100,9 @@ impl Format {
             Format::SemanticKernel => {
                 "A Semantic Kernel prompt function: a folder with `config.json` and `skprompt.txt`"
             }
+            Format::SemanticKernelYaml => {
+                "A Semantic Kernel prompt template in one YAML file (`template`, `input_variables`)"
+            }
         }
     }
 
@@ -112,15 +121,19 @@ impl Format {
             Format::Dotprompt => Family::PromptFile(PromptFormat::Dotprompt),
             Format::LlmTemplate => Family::PromptFile(PromptFormat::LlmTemplate),
             Format::SemanticKernel => Family::SemanticKernel,
+            Format::SemanticKernelYaml => Family::SemanticKernelYaml,
         }
     }
 
     /// Whether the format keeps a whole tool (prompt included), not only a function's inputs.
     pub const fn keeps_whole_tool(self) -> bool {
-        matches!(self.family(), Family::PromptFile(_) | Family::SemanticKernel)
+        matches!(
+            self.family(),
+            Family::PromptFile(_) | Family::SemanticKernel | Family::SemanticKernelYaml
+        )
     }
 
-    fn of_function(format: FunctionFormat) -> Format {
+    pub(crate) fn of_function(format: FunctionFormat) -> Format {
         let found = Format::ALL.into_iter().find(|f| f.family() == Family::Function(format));
         found.unwrap_or(Format::JsonSchema)
     }
@@ -133,81 +146,45 @@ pub enum Source {
     ToolFile(String),
 }
 
-/// A prompt file's format, by the file's name, else by its text. Front matter: Prompty
-/// declares `inputs` or `template`, Dotprompt `input`, `model` or `config`. Without it, YAML
-/// with a `prompt` key (or the `# llmtool:` comment block) is an `llm` template.
-pub fn detect_prompt_file(path: &str, text: &str) -> Option<PromptFormat> {
-    if let Some(format) = PromptFormat::from_path(path) {
-        return Some(format);
-    }
-    let has_line = |start: &str| text.lines().any(|line| line.starts_with(start));
-    if !text.starts_with("---") {
-        let first = text.trim_start().chars().next();
-        let json_or_lisp = matches!(first, Some('{' | '[' | '(' | ';'));
-        return (!json_or_lisp && (has_line("prompt:") || has_line("# llmtool:")))
-            .then_some(PromptFormat::LlmTemplate);
-    }
-    let front = text.strip_prefix("---")?;
-    let front = &front[..front.find("\n---").unwrap_or(front.len())];
-    let has = |key: &str| front.lines().any(|line| line.starts_with(&format!("{key}:")));
-    if has("inputs") || has("template") {
-        Some(PromptFormat::Prompty)
-    } else {
-        Some(PromptFormat::Dotprompt)
-    }
-}
-
-/// The form of a JSON source: a function tool's, else an MCP prompt (it has `arguments`).
-pub fn detect_json(value: &Value) -> Option<Format> {
-    FunctionFormat::detect(value)
-        .map(Format::of_function)
-        .or_else(|| value.get("arguments").is_some().then_some(Format::McpPrompt))
-}
-
-/// Reads `text`, the file `path`, as `from`, or as the form detected. A Semantic Kernel
-/// function is read from its folder ([`super::semantic_kernel::read`]), not from one text.
+/// Reads `text`, the file `path`, as `from`, or as the form detected (see [`detect`]). A
+/// Semantic Kernel function folder is read from its two files
+/// ([`super::semantic_kernel::read`]), not from one text.
 pub fn read_source(
     text: &str,
     path: &str,
     from: Option<Format>,
 ) -> Result<Converted<Source>, Box<Diagnostic>> {
-    let family = from.map(Format::family);
-    let prompt = match family {
-        Some(Family::PromptFile(format)) => Some(format),
-        Some(_) => None,
-        None => detect_prompt_file(path, text),
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let format = match from {
+        Some(format) => format,
+        None => detect(path, text)?,
     };
-    if let Some(format) = prompt {
-        let converted = format.read(text)?;
-        return Ok(Converted {
-            value: Source::ToolFile(converted.value),
-            diagnostics: converted.diagnostics,
-        });
-    }
-    let is_elisp = match family {
-        Some(family) => matches!(family, Family::Elisp(_)),
-        None => looks_like_elisp(text),
+    let tool_file = |converted: Converted<String>| Converted {
+        value: Source::ToolFile(converted.value),
+        diagnostics: converted.diagnostics,
     };
-    if is_elisp {
-        let converted = read_elisp(text)?;
-        return Ok(Converted {
-            value: Source::Function(converted.value),
-            diagnostics: converted.diagnostics,
-        });
-    }
-    let value: Value = serde_json::from_str(text).map_err(|error| {
-        Box::new(Diagnostic::new(&INVALID_SOURCE, format!("not JSON: {error}")))
-    })?;
-    let function = match from.or_else(|| detect_json(&value)).map(Format::family) {
-        Some(Family::McpPrompt) => read_mcp_prompt(&value)?,
-        Some(Family::Function(format)) => format.read(&value)?,
-        Some(_) => {
+    let function = match format.family() {
+        Family::PromptFile(format) => return Ok(tool_file(format.read(text)?)),
+        Family::SemanticKernelYaml => return Ok(tool_file(semantic_kernel::read_yaml(text)?)),
+        Family::SemanticKernel => {
             let problem = "a Semantic Kernel function is read from its folder";
             return Err(Box::new(Diagnostic::new(&INVALID_SOURCE, problem)));
         }
-        None => {
-            let problem = "the format is not recognized; name it with `--from`";
-            return Err(Box::new(Diagnostic::new(&INVALID_SOURCE, problem)));
+        Family::Elisp(_) => {
+            let converted = read_elisp(text)?;
+            return Ok(Converted {
+                value: Source::Function(converted.value),
+                diagnostics: converted.diagnostics,
+            });
+        }
+        Family::McpPrompt | Family::Function(_) => {
+            let value: Value = serde_json::from_str(text).map_err(|error| {
+                Box::new(Diagnostic::new(&INVALID_SOURCE, format!("not JSON: {error}")))
+            })?;
+            match format.family() {
+                Family::Function(format) => format.read(&value)?,
+                _ => read_mcp_prompt(&value)?,
+            }
         }
     };
     Ok(Converted { value: Source::Function(function), diagnostics: Vec::new() })
@@ -229,6 +206,7 @@ mod tests {
                         | Format::Dotprompt
                         | Format::LlmTemplate
                         | Format::SemanticKernel
+                        | Format::SemanticKernelYaml
                 )
             );
         }

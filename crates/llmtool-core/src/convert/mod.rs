@@ -3,6 +3,7 @@
 //! target-neutral function form.
 
 pub mod codes;
+mod detect;
 mod elisp;
 mod formats;
 mod function;
@@ -12,8 +13,9 @@ mod prompt_files;
 mod targets;
 mod write;
 
+pub use detect::{Candidate, candidates, detect};
 pub use elisp::{ElispFlavor, ElispOptions, looks_like_elisp, read_elisp, write_elisp};
-pub use formats::{Family, Format, Source, detect_json, detect_prompt_file, read_source};
+pub use formats::{Family, Format, Source, read_source};
 pub use function::{Converted, FunctionTool, is_parameter_key};
 pub use import::{tool_file, tool_value};
 pub use prompt_files::{PromptFormat, semantic_kernel};

@@ -51,7 +51,9 @@ impl Format {
     /// Refuses, before anything is written, options this format cannot take.
     pub fn check_options(self, options: &WriteOptions) -> Result<(), WriteError> {
         match (self.family(), &options.name, &options.elisp.function) {
-            (Family::SemanticKernel, Some(name), _) if !semantic_kernel::is_function_name(name) => {
+            (Family::SemanticKernel | Family::SemanticKernelYaml, Some(name), _)
+                if !semantic_kernel::is_function_name(name) =>
+            {
                 Err(WriteError::KernelFunctionName(name.clone()))
             }
             (Family::Elisp(_), _, Some(symbol)) if !is_function_symbol(symbol) => {
@@ -70,6 +72,12 @@ impl Format {
         self.check_options(options)?;
         let name = options.name.as_deref();
         match self.family() {
+            Family::SemanticKernelYaml => {
+                let written = semantic_kernel::write_yaml(document, name);
+                let file = name.map_or_else(|| file_name(document), str::to_owned);
+                let value = Written::Text { text: written.value, name: file, extension: ".yaml" };
+                return Ok(Converted { value, diagnostics: written.diagnostics });
+            }
             Family::SemanticKernel => {
                 let written = semantic_kernel::write(document, name);
                 return Ok(Converted {
@@ -131,7 +139,7 @@ impl Format {
                 }
             }),
             // A whole tool: the function made into a tool file first.
-            Family::PromptFile(_) | Family::SemanticKernel => {
+            Family::PromptFile(_) | Family::SemanticKernel | Family::SemanticKernelYaml => {
                 let file = tool_file(function);
                 let mut written = self.write_tool(&Document::from_text(file.value), options)?;
                 let mut diagnostics = file.diagnostics;

@@ -87,6 +87,11 @@ impl PromptFormat {
     }
 }
 
+/// `text` as one YAML document, if it is one.
+pub(crate) fn parse_yaml(text: &str) -> Option<Value> {
+    yaml_read::from_str(text).ok()
+}
+
 /// A tool file's text in canonical form.
 fn canonical(tool: &Value) -> String {
     let text = serde_json::to_string(tool).unwrap_or_default();

@@ -178,6 +178,22 @@ fn input_variable(variable: &crate::template::VariableSpec, name: &str) -> Value
     Value::Object(input)
 }
 
+/// Writes the tool of `document` as a Semantic Kernel prompt template in one YAML file: the
+/// settings of `config.json`, with the function's `name`, its `template` and
+/// `template_format: semantic-kernel`.
+pub fn write_yaml(document: &Document, name: Option<&str>) -> Converted<String> {
+    let written = write(document, name);
+    let Ok(Value::Object(config)) = serde_json::from_str::<Value>(&written.value.config) else {
+        return Converted { value: String::new(), diagnostics: written.diagnostics };
+    };
+    let mut template = Map::new();
+    template.insert("name".into(), json!(written.value.name));
+    template.insert("template".into(), json!(written.value.prompt));
+    template.insert("template_format".into(), json!("semantic-kernel"));
+    template.extend(config.into_iter().filter(|(key, _)| key != "name"));
+    Converted { value: super::yaml::document(&template), diagnostics: written.diagnostics }
+}
+
 /// Reads a prompt function from the texts of its `config.json` and `skprompt.txt`, as a tool
 /// file (canonical text). `folder` is the folder's name, which names the function when
 /// `config.json` does not.
@@ -186,13 +202,54 @@ pub fn read(
     prompt: &str,
     folder: Option<&str>,
 ) -> Result<Converted<String>, Box<Diagnostic>> {
-    let mut diagnostics = Vec::new();
     let config: Map<String, Value> = match serde_json::from_str(config) {
         Ok(Value::Object(config)) => config,
         Ok(_) => return Err(invalid(format!("`{CONFIG_FILE}` is not a JSON object"))),
         Err(error) => return Err(invalid(format!("`{CONFIG_FILE}` is not JSON: {error}"))),
     };
     let parts = sk::read(prompt).map_err(|e| invalid(format!("`{PROMPT_FILE}`: {e}")))?;
+    read_config(&config, &parts, folder)
+}
+
+/// Reads a prompt template written as one YAML file (`name`, `template`, `template_format`,
+/// `input_variables`, `execution_settings`...), as a tool file (canonical text). The template
+/// is read in the language `template_format` names: `semantic-kernel` (the default),
+/// `handlebars`, or `liquid` and `jinja2` (read with the Jinja reader, whose variables and
+/// filters Liquid shares).
+pub fn read_yaml(text: &str) -> Result<Converted<String>, Box<Diagnostic>> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let config = match super::yaml_read::from_str(text) {
+        Ok(Value::Object(config)) => config,
+        Ok(_) => return Err(invalid("the prompt template is not a YAML mapping")),
+        Err(error) => {
+            return Err(invalid(format!("the prompt template is not valid YAML: {error}")));
+        }
+    };
+    let Some(template) = config.get("template").and_then(Value::as_str) else {
+        return Err(invalid("the prompt template has no `template` text"));
+    };
+    let format = config.get("template_format").and_then(Value::as_str).unwrap_or("semantic-kernel");
+    let parts = match format {
+        "semantic-kernel" => sk::read(template),
+        "handlebars" => syntax::handlebars::read(template),
+        "liquid" | "jinja2" => syntax::jinja::read(template),
+        other => {
+            return Err(invalid(format!(
+                "`template_format: {other}` is not a template language llmtool reads (semantic-kernel, handlebars, liquid, jinja2)"
+            )));
+        }
+    };
+    let parts = parts.map_err(|e| invalid(format!("the `{format}` template: {e}")))?;
+    read_config(&config, &parts, None)
+}
+
+/// The tool of a prompt function whose settings are `config` and whose template is `parts`.
+fn read_config(
+    config: &Map<String, Value>,
+    parts: &[syntax::Part],
+    folder: Option<&str>,
+) -> Result<Converted<String>, Box<Diagnostic>> {
+    let mut diagnostics = Vec::new();
     let mut metadata = Map::new();
     let name = config.get("name").and_then(Value::as_str).filter(|n| !n.is_empty()).or(folder);
     if let Some(name) = name {
@@ -224,14 +281,14 @@ pub fn read(
         variables.push(read_input(input, &mut diagnostics)?);
     }
     // Semantic Kernel also takes variables the template uses but does not declare.
-    for part in &parts {
+    for part in parts {
         if let syntax::Part::Variable { name, .. } = part
             && !variables.iter().any(|v| v["name"].as_str() == Some(name))
         {
             variables.push(variable_json(name, VariableKind::Text, None, None, None));
         }
     }
-    let builder = ToolBuilder { prompt: syntax::to_prompt(&parts), metadata, variables };
+    let builder = ToolBuilder { prompt: syntax::to_prompt(parts), metadata, variables };
     let tool = builder.finish(config.get("llmtool"));
     Ok(Converted { value: super::canonical(&tool), diagnostics })
 }
@@ -240,8 +297,11 @@ fn read_input(input: &Value, diagnostics: &mut Vec<Diagnostic>) -> Result<Value,
     let Some(name) = input["name"].as_str() else {
         return Err(invalid("an input variable has no `name`"));
     };
-    let schema: Option<Value> =
-        input["json_schema"].as_str().and_then(|text| serde_json::from_str(text).ok());
+    let schema: Option<Value> = match &input["json_schema"] {
+        Value::String(text) => serde_json::from_str(text).ok(),
+        Value::Object(_) => Some(input["json_schema"].clone()),
+        _ => None,
+    };
     let allowed = schema.as_ref().and_then(|s| s["enum"].as_array()).cloned();
     let kind = if allowed.is_some() { VariableKind::SingleSelect } else { VariableKind::Text };
     if let Some(other) = schema.as_ref().and_then(|s| s["type"].as_str()).filter(|t| *t != "string")
