@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use llmtool_core::convert::{Converted, Source, read_source, semantic_kernel, tool_file};
+use llmtool_core::convert::{Converted, Source, read_sources, semantic_kernel, tool_file};
 use llmtool_core::report::{Source as ReportSource, human};
 use llmtool_core::{Diagnostic, Severity};
 
@@ -53,24 +53,40 @@ fn entries(family: &Path) -> Vec<PathBuf> {
     entries
 }
 
-/// Imports `entry` as `llmtool import` would, without a `--from`.
-fn import(entry: &Path) -> (String, Result<Converted<String>, Box<Diagnostic>>) {
+/// The tool files of a file, each named by where it is in the file, or why there are none.
+type Imported = Result<Converted<Vec<(String, String)>>, Box<Diagnostic>>;
+
+/// Imports `entry` as `llmtool import` would, without a `--from`: its text, and the tool file
+/// of each tool in it (a file may hold several), named by where it is.
+fn import(entry: &Path) -> (String, Imported) {
     let name = entry.file_name().unwrap().to_string_lossy().into_owned();
     if entry.is_dir() {
         let read = |file: &str| std::fs::read_to_string(entry.join(file)).unwrap();
         let config = read(semantic_kernel::CONFIG_FILE);
         let prompt = read(semantic_kernel::PROMPT_FILE);
-        return (config.clone(), semantic_kernel::read(&config, &prompt, Some(&name)));
+        let read =
+            semantic_kernel::read(&config, &prompt, Some(&name)).map(|converted| Converted {
+                value: vec![(String::new(), converted.value)],
+                diagnostics: converted.diagnostics,
+            });
+        return (config, read);
     }
     let text = String::from_utf8_lossy(&std::fs::read(entry).unwrap()).into_owned();
-    let read = read_source(&text, &name, None).map(|converted| match converted.value {
-        Source::ToolFile(tool) => Converted { value: tool, diagnostics: converted.diagnostics },
-        Source::Function(function) => {
-            let file = tool_file(&function);
-            let mut diagnostics = converted.diagnostics;
-            diagnostics.extend(file.diagnostics);
-            Converted { value: file.value, diagnostics }
-        }
+    let read = read_sources(&text, &name, None).map(|converted| {
+        let mut diagnostics = converted.diagnostics;
+        let tools = converted
+            .value
+            .into_iter()
+            .map(|(at, source)| match source {
+                Source::ToolFile(tool) => (at, tool),
+                Source::Function(function) => {
+                    let file = tool_file(&function);
+                    diagnostics.extend(file.diagnostics);
+                    (at, file.value)
+                }
+            })
+            .collect();
+        Converted { value: tools, diagnostics }
     });
     (text, read)
 }
@@ -87,7 +103,12 @@ fn outcome(entry: &Path) -> (Outcome, String) {
             let warned = converted.diagnostics.iter().any(|d| d.severity >= Severity::Warning);
             let outcome = if warned { Outcome::ImportedWithWarnings } else { Outcome::Imported };
             let report = shown(&converted.diagnostics);
-            (outcome, format!("{}\n{report}---\n{}", outcome.label(), converted.value))
+            let mut tools = String::new();
+            for (at, tool) in &converted.value {
+                let heading = if at.is_empty() { String::new() } else { format!("{at}:\n") };
+                let _ = write!(tools, "---\n{heading}{tool}");
+            }
+            (outcome, format!("{}\n{report}{tools}", outcome.label()))
         }
         Err(problem) => {
             let outcome = if problem.primary.is_some() {

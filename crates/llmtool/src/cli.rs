@@ -198,7 +198,7 @@ pub(crate) struct ExportArgs {
 /// Turn a tool from another runtime into a tool file (printed to standard output).
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  llmtool import weather.json                  # the source format is detected\n  llmtool import weather-tool.el               # a gptel or llm.el form\n  llmtool import tool.json --from anthropic > weather-tool.json\n  llmtool import plugins/Writing/summarize     # a Semantic Kernel function folder"
+    after_help = "Examples:\n  llmtool import weather.json                  # the source format is detected\n  llmtool import weather-tool.el               # a gptel or llm.el form\n  llmtool import tool.json --from anthropic > weather-tool.json\n  llmtool import plugins/Writing/summarize     # a Semantic Kernel function folder\n  llmtool import tools-list.json --out tools/  # every tool of a list, one file each"
 )]
 pub(crate) struct ImportArgs {
     /// The file (or a Semantic Kernel function's folder), or `-` for standard input.
@@ -207,6 +207,14 @@ pub(crate) struct ImportArgs {
     /// Its format (detected when not given).
     #[arg(long, value_name = "SOURCE", value_parser = tool_format())]
     pub(crate) from: Option<Format>,
+    /// For a file of several tools (a list, an MCP `tools/list` result, a request body): the
+    /// one to import, by its name.
+    #[arg(long)]
+    pub(crate) name: Option<String>,
+    /// Write each tool into this folder, as `NAME.json`, instead of standard output (needed
+    /// to import every tool of a file of several).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) out: Option<PathBuf>,
 }
 
 /// Convert a function-tool spec from one runtime's form to another's.
@@ -223,6 +231,9 @@ pub(crate) struct ConvertArgs {
     pub(crate) from: Option<Format>,
     #[arg(long, value_name = "TARGET", value_parser = tool_format())]
     pub(crate) to: Format,
+    /// For a file of several tools: the one to convert, by its name.
+    #[arg(long)]
+    pub(crate) name: Option<String>,
     #[command(flatten)]
     pub(crate) output: OutputArgs,
 }

@@ -477,3 +477,34 @@ fn import_refuses_what_it_cannot_read() {
     );
     assert_eq!(bad_name.status.code(), Some(2));
 }
+
+#[test]
+fn a_file_of_several_tools_imports_all_into_a_folder_or_one_by_name() {
+    let list = br#"{"jsonrpc": "2.0", "id": 1, "result": {"tools": [
+        {"name": "get_weather", "description": "The weather.", "inputSchema": {"type": "object", "properties": {"city": {"type": "string"}}}},
+        {"name": "get_time", "description": "The time.", "inputSchema": {"type": "object", "properties": {}}}
+    ]}}"#;
+    let refused = llmtool(&["import", "-"], Some(list));
+    assert_eq!(refused.status.code(), Some(2));
+    let message = text(&refused.stderr);
+    assert!(message.contains("2 tools (get_weather, get_time)"), "{message}");
+    assert!(message.contains("--out DIR") && message.contains("--name NAME"), "{message}");
+
+    let one = llmtool(&["import", "-", "--name", "get_time"], Some(list));
+    assert_eq!(one.status.code(), Some(0), "{}", text(&one.stderr));
+    assert!(text(&one.stdout).contains("\"prompt_name\": \"Get time\""), "{}", text(&one.stdout));
+
+    let folder = tempfile::tempdir().unwrap();
+    let all = llmtool(&["import", "-", "--out", folder.path().to_str().unwrap()], Some(list));
+    assert_eq!(all.status.code(), Some(0), "{}", text(&all.stderr));
+    let mut written: Vec<String> = std::fs::read_dir(folder.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    written.sort();
+    assert_eq!(written, ["get_time.json", "get_weather.json"]);
+    for file in &written {
+        let checked = llmtool(&["check", folder.path().join(file).to_str().unwrap()], None);
+        assert_eq!(checked.status.code(), Some(0), "{file}: {}", text(&checked.stdout));
+    }
+}

@@ -209,6 +209,15 @@ fn add_candidate(found: &mut Vec<Candidate>, format: Format, score: u32, evidenc
     }
 }
 
+/// The format of one JSON tool: a function tool's, or an MCP prompt's.
+pub fn detect_value(value: &Value) -> Option<Format> {
+    let mut found = Vec::new();
+    json_candidates(value, &mut |format, score, evidence| {
+        add_candidate(&mut found, format, score, evidence);
+    });
+    found.first().map(|candidate| candidate.format)
+}
+
 /// The candidates of a JSON source: a function tool's format, or an MCP prompt.
 fn json_candidates(value: &Value, add: &mut impl FnMut(Format, u32, String)) {
     if let Some(format) = FunctionFormat::detect(value) {

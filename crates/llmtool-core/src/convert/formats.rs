@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::codes::INVALID_SOURCE;
+use super::codes::{DROPPED_FIELD, INVALID_SOURCE};
 use super::detect::detect;
 use super::{
     Converted, ElispFlavor, FunctionFormat, FunctionTool, PromptFormat, read_elisp,
@@ -188,6 +188,62 @@ pub fn read_source(
         }
     };
     Ok(Converted { value: Source::Function(function), diagnostics: Vec::new() })
+}
+
+/// Reads every tool of `text`, the file `path`: the entries of a file of several tools (see
+/// [`super::lists`]), each named by where it is (`tools[2]`), or the one tool of any other
+/// source, named `""`. An entry that is not a tool is left out with a warning; a file none of
+/// whose entries is a tool is an error.
+pub fn read_sources(
+    text: &str,
+    path: &str,
+    from: Option<Format>,
+) -> Result<Converted<Vec<(String, Source)>>, Box<Diagnostic>> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let json = matches!(text.trim_start().chars().next(), Some('{' | '['))
+        .then(|| serde_json::from_str::<Value>(text).ok())
+        .flatten();
+    let Some(entries) = json.as_ref().and_then(super::lists::entries) else {
+        let one = read_source(text, path, from)?;
+        return Ok(Converted {
+            value: vec![(String::new(), one.value)],
+            diagnostics: one.diagnostics,
+        });
+    };
+    let mut diagnostics = Vec::new();
+    let mut sources = Vec::new();
+    let mut first_problem = None;
+    for entry in &entries {
+        let format = from.or(entry.implied).or_else(|| super::detect::detect_value(entry.value));
+        let read = match format.map(Format::family) {
+            Some(Family::Function(format)) => format.read(entry.value),
+            Some(Family::McpPrompt) => read_mcp_prompt(entry.value),
+            _ => Err(Box::new(Diagnostic::new(
+                &INVALID_SOURCE,
+                "not a function tool or an MCP prompt",
+            ))),
+        };
+        match read {
+            Ok(function) => sources.push((entry.at.clone(), Source::Function(function))),
+            Err(problem) => {
+                let kind = entry.value.get("type").and_then(Value::as_str);
+                let what = kind.map_or_else(String::new, |kind| format!(" (a `{kind}` tool)"));
+                diagnostics.push(Diagnostic::new(
+                    &DROPPED_FIELD,
+                    format!("`{}`{what} is left out: {}", entry.at, problem.message),
+                ));
+                first_problem.get_or_insert(problem);
+            }
+        }
+    }
+    if sources.is_empty() {
+        let reason = first_problem.map_or_else(|| "it is empty".to_owned(), |p| p.message);
+        return Err(Box::new(Diagnostic::new(
+            &INVALID_SOURCE,
+            format!("none of the {} entries of this list is a tool: {reason}", entries.len()),
+        )));
+    }
+    Ok(Converted { value: sources, diagnostics })
 }
 
 #[cfg(test)]

@@ -35,24 +35,94 @@ pub(crate) fn export(args: &ExportArgs) -> anyhow::Result<Outcome> {
 
 pub(crate) fn import(args: &ImportArgs) -> anyhow::Result<Outcome> {
     let name = io::display_name(&args.file);
-    let Some(source) = read(&args.file, &name, args.from)? else {
+    let Some(sources) = read(&args.file, &name, args.from)? else {
         return Ok(Outcome::Problems);
     };
-    let text = match source {
-        Source::Function(function) => {
-            let converted = convert::tool_file(&function);
-            super::render::print_problems(&name, "", &converted.diagnostics);
-            converted.value
-        }
-        Source::ToolFile(text) => text,
-    };
-    io::write_stdout(text.as_bytes())?;
+    let several = if args.out.is_some() { Several::All } else { Several::OneOrOut };
+    let sources = pick(sources, args.name.as_deref(), several)?;
+    let mut files = Vec::with_capacity(sources.len());
+    for source in sources {
+        files.push(match source {
+            Source::Function(function) => {
+                let converted = convert::tool_file(&function);
+                super::render::print_problems(&name, "", &converted.diagnostics);
+                converted.value
+            }
+            Source::ToolFile(text) => text,
+        });
+    }
+    match &args.out {
+        Some(out) => write_tool_files(&files, out)?,
+        None => io::write_stdout(files.concat().as_bytes())?,
+    }
     Ok(Outcome::Ok)
+}
+
+/// Writes each tool file into `out`, named after its tool (names made distinct).
+fn write_tool_files(files: &[String], out: &Path) -> anyhow::Result<()> {
+    std::fs::create_dir_all(out)
+        .map_err(|e| anyhow::anyhow!("cannot create the folder {}: {e}", out.display()))?;
+    let mut names: Vec<String> = files
+        .iter()
+        .map(|text| {
+            let document = llmtool_core::Document::from_text(text.clone());
+            let prompt_name = document.tool.as_ref().and_then(|t| t.name()).unwrap_or("tool");
+            naming::slug(prompt_name, naming::MAX_NAME)
+        })
+        .collect();
+    naming::distinct(&mut names, naming::MAX_NAME);
+    for (text, name) in files.iter().zip(names) {
+        write_file(&out.join(format!("{name}.json")), text)?;
+    }
+    Ok(())
+}
+
+/// How a command takes a file of several tools.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Several {
+    /// `import --out DIR`: every one.
+    All,
+    /// `import` to standard output: one, picked with `--name` (or all, with `--out`).
+    OneOrOut,
+    /// `convert`: one, picked with `--name`.
+    One,
+}
+
+/// The tools to use of those read: the one named `name`, or all of them when there is one or
+/// `several` allows it; a file of several is otherwise refused with their names.
+fn pick(sources: Vec<Source>, name: Option<&str>, several: Several) -> anyhow::Result<Vec<Source>> {
+    let name_of = |source: &Source| match source {
+        Source::Function(function) => function.name.clone(),
+        Source::ToolFile(text) => {
+            let document = llmtool_core::Document::from_text(text.clone());
+            document.tool.as_ref().and_then(|t| t.name()).unwrap_or_default().to_owned()
+        }
+    };
+    let names: Vec<String> = sources.iter().map(name_of).collect();
+    if let Some(wanted) = name {
+        let Some(at) = names.iter().position(|n| n == wanted) else {
+            anyhow::bail!("no tool here is named `{wanted}`; there are: {}", names.join(", "));
+        };
+        return Ok(sources.into_iter().nth(at).into_iter().collect());
+    }
+    if sources.len() > 1 && several != Several::All {
+        let out =
+            if several == Several::OneOrOut { "import them all with `--out DIR`, or " } else { "" };
+        anyhow::bail!(
+            "this file holds {} tools ({}): {out}pick one with `--name NAME`",
+            sources.len(),
+            names.join(", ")
+        );
+    }
+    Ok(sources)
 }
 
 pub(crate) fn convert(args: &ConvertArgs) -> anyhow::Result<Outcome> {
     let name = io::display_name(&args.spec);
-    let Some(source) = read(&args.spec, &name, args.from)? else {
+    let Some(sources) = read(&args.spec, &name, args.from)? else {
+        return Ok(Outcome::Problems);
+    };
+    let Some(source) = pick(sources, args.name.as_deref(), Several::One)?.into_iter().next() else {
         return Ok(Outcome::Problems);
     };
     let options = write_options(&args.output, None);
@@ -134,24 +204,28 @@ fn write_file(path: &Path, text: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Reads the source at `path` (a file, standard input, or a Semantic Kernel function's
-/// folder) as `from` or as detected, printing its problems; `None` when it cannot be read.
-fn read(path: &Path, name: &str, from: Option<Format>) -> anyhow::Result<Option<Source>> {
+/// Reads the sources at `path` (a file, standard input, or a Semantic Kernel function's
+/// folder; a file may hold several tools) as `from` or as detected, printing their problems;
+/// `None` when nothing can be read.
+fn read(path: &Path, name: &str, from: Option<Format>) -> anyhow::Result<Option<Vec<Source>>> {
     if from == Some(Format::SemanticKernel) || (from.is_none() && is_kernel_function(path)) {
-        return read_kernel_function(path, name);
+        return Ok(read_kernel_function(path, name)?.map(|source| vec![source]));
     }
     let bytes = io::read_input(path)?;
     let text = String::from_utf8_lossy(&bytes);
-    let read = convert::read_source(&text, &path.to_string_lossy(), from);
+    let read = convert::read_sources(&text, &path.to_string_lossy(), from).map(|converted| {
+        let sources = converted.value.into_iter().map(|(_, source)| source).collect();
+        Converted { value: sources, diagnostics: converted.diagnostics }
+    });
     Ok(shown(name, &text, read))
 }
 
 /// The source read, with its problems printed against `text`.
-fn shown(
+fn shown<T>(
     name: &str,
     text: &str,
-    read: Result<Converted<Source>, Box<llmtool_core::Diagnostic>>,
-) -> Option<Source> {
+    read: Result<Converted<T>, Box<llmtool_core::Diagnostic>>,
+) -> Option<T> {
     match read {
         Ok(converted) => {
             super::render::print_problems(name, text, &converted.diagnostics);

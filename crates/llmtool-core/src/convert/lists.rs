@@ -1,0 +1,71 @@
+//! Files that hold several tools: a JSON list of them, an MCP `tools/list` or `prompts/list`
+//! result (bare, or in its JSON-RPC response), a request body of the OpenAI, Anthropic or
+//! Gemini APIs (or a Responses API response, which repeats its tools), a Gemini `Tool` with its
+//! `function_declarations`, or the older OpenAI `functions` list.
+
+use serde_json::Value;
+
+use super::formats::Format;
+
+/// One entry of a file of several tools: where it is (`tools[2]`), the value, and the format
+/// its container implies, if any (an entry of `prompts/list` is an MCP prompt).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ListEntry<'a> {
+    pub at: String,
+    pub value: &'a Value,
+    pub implied: Option<Format>,
+}
+
+/// The tools `value` holds, or `None` when it is a single tool (or nothing known).
+pub fn entries(value: &Value) -> Option<Vec<ListEntry<'_>>> {
+    let mut found = Vec::new();
+    match value {
+        Value::Array(items) => flatten(items, "", None, &mut found),
+        Value::Object(object) => {
+            // A JSON-RPC response carries the list in its `result`.
+            let (object, prefix) = match object.get("result") {
+                Some(Value::Object(result)) => (result, "result."),
+                _ => (object, ""),
+            };
+            let lists: [(&str, Option<Format>); 5] = [
+                ("tools", None),
+                ("prompts", Some(Format::McpPrompt)),
+                ("function_declarations", Some(Format::Gemini)),
+                ("functionDeclarations", Some(Format::Gemini)),
+                ("functions", None),
+            ];
+            let (key, items, implied) = lists.iter().find_map(|&(key, implied)| {
+                object.get(key).and_then(Value::as_array).map(|items| (key, items, implied))
+            })?;
+            flatten(items, &format!("{prefix}{key}"), implied, &mut found);
+        }
+        _ => return None,
+    }
+    Some(found)
+}
+
+/// The entries of `items` (at `path`), with a Gemini `Tool` object's declarations in its place.
+fn flatten<'a>(
+    items: &'a [Value],
+    path: &str,
+    implied: Option<Format>,
+    found: &mut Vec<ListEntry<'a>>,
+) {
+    for (index, item) in items.iter().enumerate() {
+        let at = format!("{path}[{index}]");
+        let declarations = ["function_declarations", "functionDeclarations"]
+            .iter()
+            .find_map(|key| item.get(key).and_then(Value::as_array));
+        match declarations {
+            Some(declarations) => {
+                flatten(
+                    declarations,
+                    &format!("{at}.function_declarations"),
+                    Some(Format::Gemini),
+                    found,
+                );
+            }
+            None => found.push(ListEntry { at, value: item, implied }),
+        }
+    }
+}
