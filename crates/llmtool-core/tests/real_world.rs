@@ -1,5 +1,6 @@
 //! Import of files people really wrote, taken from the peers' public repositories (each one's
-//! repository, path, commit and licence are in `tests/fixtures/real-world/SOURCES.tsv`): each is
+//! repository, path, commit and licence are in `tests/fixtures/real-world/SOURCES.tsv`, and each
+//! repository's licence text in `LICENSES/`): each is
 //! imported with its format detected, the result and every diagnostic are snapshotted, and the
 //! counts are the table of `docs/convert.md` ("Real-world files"), regenerated with
 //! `LLMTOOL_BLESS=1`.
@@ -47,7 +48,9 @@ fn entries(family: &Path) -> Vec<PathBuf> {
     let mut entries: Vec<PathBuf> = std::fs::read_dir(family)
         .unwrap()
         .map(|entry| entry.unwrap().path())
-        .filter(|path| path.file_name().is_some_and(|name| name != "SOURCES.tsv"))
+        .filter(|path| {
+            path.file_name().is_some_and(|name| name != "SOURCES.tsv" && name != "LICENSES")
+        })
         .collect();
     entries.sort();
     entries

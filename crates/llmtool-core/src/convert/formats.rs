@@ -154,7 +154,26 @@ pub fn read_source(
     path: &str,
     from: Option<Format>,
 ) -> Result<Converted<Source>, Box<Diagnostic>> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    // A byte-order mark is set aside; the diagnostics still point into the whole text.
+    let Some(unmarked) = text.strip_prefix('\u{feff}') else {
+        return read_unmarked(text, path, from);
+    };
+    let shift = |d: Diagnostic| d.shifted(text.len() - unmarked.len());
+    match read_unmarked(unmarked, path, from) {
+        Ok(read) => Ok(Converted {
+            value: read.value,
+            diagnostics: read.diagnostics.into_iter().map(shift).collect(),
+        }),
+        Err(problem) => Err(Box::new(shift(*problem))),
+    }
+}
+
+/// [`read_source`] of text with no byte-order mark.
+fn read_unmarked(
+    text: &str,
+    path: &str,
+    from: Option<Format>,
+) -> Result<Converted<Source>, Box<Diagnostic>> {
     let format = match from {
         Some(format) => format,
         None => detect(path, text)?,
@@ -199,9 +218,9 @@ pub fn read_sources(
     path: &str,
     from: Option<Format>,
 ) -> Result<Converted<Vec<(String, Source)>>, Box<Diagnostic>> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let json = matches!(text.trim_start().chars().next(), Some('{' | '['))
-        .then(|| serde_json::from_str::<Value>(text).ok())
+    let unmarked = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let json = matches!(unmarked.trim_start().chars().next(), Some('{' | '['))
+        .then(|| serde_json::from_str::<Value>(unmarked).ok())
         .flatten();
     let Some(entries) = json.as_ref().and_then(super::lists::entries) else {
         let one = read_source(text, path, from)?;

@@ -128,6 +128,19 @@ impl Diagnostic {
         }
     }
 
+    /// This diagnostic with every span moved `by` bytes later (for text that was read after
+    /// a prefix of its file, such as a byte-order mark, was set aside).
+    #[must_use]
+    pub fn shifted(mut self, by: usize) -> Self {
+        let shift = |span: &mut Span| *span = Span::new(span.start + by, span.end + by);
+        let labels = self.primary.iter_mut().chain(self.secondary.iter_mut());
+        labels.for_each(|label| shift(&mut label.span));
+        for edit in self.fix.iter_mut().flat_map(|fix| fix.edits.iter_mut()) {
+            shift(&mut edit.span);
+        }
+        self
+    }
+
     #[must_use]
     pub fn at(mut self, span: Span) -> Self {
         self.primary = Some(Label::new(span));

@@ -6,7 +6,7 @@ use serde_json::{Map, Value, json};
 use super::syntax::{self, Slots, handlebars};
 use super::{
     ToolBuilder, ToolSource, default_json, empty_default, front_matter, invalid, single_model,
-    variable_json,
+    template_problem, variable_json,
 };
 use crate::convert::codes::UNSUPPORTED_PARAMETER;
 use crate::convert::function::Converted;
@@ -111,7 +111,9 @@ fn schema(variable: &crate::template::VariableSpec) -> Value {
 pub(super) fn read(text: &str) -> Result<Converted<Value>, Box<Diagnostic>> {
     let mut diagnostics = Vec::new();
     let (front, body) = front_matter::split(text)?;
-    let parts = handlebars::read(body).map_err(|e| invalid(format!("the template: {e}")))?;
+    let body_at = text.len() - body.len();
+    let parts =
+        handlebars::read(body).map_err(|e| template_problem(text, body_at, "the template", e))?;
     let mut metadata = Map::new();
     for (theirs, ours) in
         [("name", "prompt_name"), ("description", "description"), ("model", "model_version")]

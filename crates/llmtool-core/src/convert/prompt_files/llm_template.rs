@@ -7,8 +7,8 @@ use serde_json::{Map, Value, json};
 
 use super::syntax::{self, Slots, dollar};
 use super::{
-    ToolBuilder, ToolSource, default_json, invalid, single_model, template_names, variable_json,
-    yaml, yaml_read,
+    ToolBuilder, ToolSource, default_json, invalid, single_model, template_names, template_problem,
+    variable_json, yaml, yaml_read,
 };
 use crate::convert::codes::{DROPPED_FIELD, PEER_RENDERS_DIFFERENTLY};
 use crate::convert::function::Converted;
@@ -131,7 +131,7 @@ pub(super) fn read(text: &str) -> Result<Converted<Value>, Box<Diagnostic>> {
     // With no prompt, `llm` sends the text it is given.
     let prompt = fields.get("prompt").and_then(Value::as_str).filter(|p| !p.is_empty());
     let parts = dollar::read(prompt.unwrap_or("$input"))
-        .map_err(|e| invalid(format!("the prompt: {e}")))?;
+        .map_err(|e| template_problem(text, 0, "the prompt", e))?;
     let mut metadata = Map::new();
     let mut kept = Map::new();
     let mut defaults = Map::new();

@@ -337,6 +337,26 @@ pub(crate) fn default_json(variable: &VariableSpec) -> Option<Value> {
     })
 }
 
+/// The diagnostic of a template that cannot be read: `what` (`the template`) and the reason,
+/// at the construct as written, found in `text` from byte `from` on (the template's own text,
+/// or where its part of the file begins), when it is there.
+fn template_problem(
+    text: &str,
+    from: usize,
+    what: &str,
+    error: syntax::TemplateError,
+) -> Box<Diagnostic> {
+    let diagnostic = Diagnostic::new(&INVALID_SOURCE, format!("{what}: {}", error.message));
+    let found = error.construct.as_deref().and_then(|construct| {
+        let at = from + text.get(from..)?.find(construct)?;
+        Some(crate::span::Span::new(at, at + construct.len()))
+    });
+    Box::new(match found {
+        Some(span) => diagnostic.at(span),
+        None => diagnostic,
+    })
+}
+
 fn invalid(message: impl Into<String>) -> Box<Diagnostic> {
     Box::new(Diagnostic::new(&INVALID_SOURCE, message))
 }

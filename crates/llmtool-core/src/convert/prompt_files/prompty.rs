@@ -6,7 +6,7 @@ use serde_json::{Map, Value, json};
 use super::syntax::{self, Slots, jinja};
 use super::{
     ToolBuilder, ToolSource, default_json, empty_default, front_matter, invalid, single_model,
-    variable_json,
+    template_problem, variable_json,
 };
 use crate::convert::codes::{PEER_RENDERS_DIFFERENTLY, UNSUPPORTED_PARAMETER};
 use crate::convert::function::Converted;
@@ -159,7 +159,9 @@ pub(super) fn read(text: &str) -> Result<Converted<Value>, Box<Diagnostic>> {
     let mut diagnostics = Vec::new();
     let (front, body) = front_matter::split(text)?;
     let template = message_text(body, &mut diagnostics);
-    let parts = jinja::read(&template).map_err(|e| invalid(format!("the template: {e}")))?;
+    let body_at = text.len() - body.len();
+    let parts =
+        jinja::read(&template).map_err(|e| template_problem(text, body_at, "the template", e))?;
     let mut metadata = Map::new();
     if let Some(name) = front.get("name").and_then(Value::as_str) {
         metadata.insert("prompt_name".into(), json!(name));

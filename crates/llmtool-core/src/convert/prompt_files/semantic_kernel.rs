@@ -207,7 +207,7 @@ pub fn read(
         Ok(_) => return Err(invalid(format!("`{CONFIG_FILE}` is not a JSON object"))),
         Err(error) => return Err(invalid(format!("`{CONFIG_FILE}` is not JSON: {error}"))),
     };
-    let parts = sk::read(prompt).map_err(|e| invalid(format!("`{PROMPT_FILE}`: {e}")))?;
+    let parts = sk::read(prompt).map_err(|e| invalid(format!("`{PROMPT_FILE}`: {}", e.message)))?;
     read_config(&config, &parts, folder)
 }
 
@@ -239,7 +239,8 @@ pub fn read_yaml(text: &str) -> Result<Converted<String>, Box<Diagnostic>> {
             )));
         }
     };
-    let parts = parts.map_err(|e| invalid(format!("the `{format}` template: {e}")))?;
+    let parts = parts
+        .map_err(|e| super::template_problem(text, 0, &format!("the `{format}` template"), e))?;
     read_config(&config, &parts, None)
 }
 

@@ -5,7 +5,7 @@
 //! implements Python's exact ones (ASCII identifiers, case-insensitive, `$` anywhere else an
 //! error).
 
-use super::{Part, Slots};
+use super::{Part, Slots, TemplateError};
 use crate::template::Piece;
 
 /// Whether `name` is a `string.Template` identifier: `[_a-zA-Z][_a-zA-Z0-9]*`.
@@ -46,7 +46,7 @@ pub(crate) fn write<'a>(pieces: impl Iterator<Item = Piece<'a>>, slots: &Slots<'
 
 /// Reads a template the way `string.Template.substitute` does. A `$` that starts none of
 /// `$$`, `$name` or `${name}` is an error, as it is in Python.
-pub(crate) fn read(template: &str) -> Result<Vec<Part>, String> {
+pub(crate) fn read(template: &str) -> Result<Vec<Part>, TemplateError> {
     let mut parts = Vec::new();
     let mut literal = String::new();
     let mut rest = template;
@@ -59,13 +59,13 @@ pub(crate) fn read(template: &str) -> Result<Vec<Part>, String> {
         } else if let Some(braced) = after.strip_prefix('{') {
             match braced.find('}').map(|end| &braced[..end]).filter(|name| is_name(name)) {
                 Some(name) => (Some(name), name.len() + 2),
-                None => return Err(invalid_placeholder(after)),
+                None => return Err(invalid_placeholder(&rest[at..])),
             }
         } else {
             let length = after.find(|c: char| !is_name_char(c)).unwrap_or(after.len());
             let name = &after[..length];
             if !is_name(name) {
-                return Err(invalid_placeholder(after));
+                return Err(invalid_placeholder(&rest[at..]));
             }
             (Some(name), length)
         };
@@ -84,11 +84,13 @@ pub(crate) fn read(template: &str) -> Result<Vec<Part>, String> {
     Ok(parts)
 }
 
-fn invalid_placeholder(after: &str) -> String {
-    let shown: String = after.chars().take(12).collect();
-    format!(
-        "`${shown}` is not a placeholder: write `$name` or `${{name}}`, and `$$` for a literal `$`"
-    )
+/// The error for the `$` that starts `from`.
+fn invalid_placeholder(from: &str) -> TemplateError {
+    let shown: String = from.chars().take(13).collect();
+    let message = format!(
+        "`{shown}` is not a placeholder: write `$name` or `${{name}}`, and `$$` for a literal `$`"
+    );
+    TemplateError::at(&shown, message)
 }
 
 #[cfg(test)]
@@ -123,8 +125,8 @@ mod tests {
 
     #[test]
     fn a_lone_dollar_is_refused() {
-        assert!(read("ab $5").unwrap_err().contains("`$5`"));
-        assert!(read("$$ ${x").unwrap_err().contains("`${x`"));
+        assert!(read("ab $5").unwrap_err().message.contains("`$5`"));
+        assert!(read("$$ ${x").unwrap_err().message.contains("`${x`"));
         assert!(read("${x y}").is_err());
         assert!(read("end $").is_err());
         assert!(!is_name("주제") && !is_name("9a") && is_name("_a9"));

@@ -1,7 +1,7 @@
 //! Handlebars, as Dotprompt renders it (no HTML escaping): `{{name}}` or `{{[name with
 //! spaces]}}`, a list joined with an `each` block, and literal `{{` written as `\{{`.
 
-use super::{Part, Slots};
+use super::{Part, Slots, TemplateError};
 use crate::template::{LIST_SEPARATOR, Piece};
 
 /// Whether `name` can be written in a mustache, bare or as a `[...]` segment.
@@ -68,12 +68,14 @@ fn escape(text: &str, out: &mut String) {
 
 /// Reads a Handlebars template made of text, variables, the list block above, `\{{` and
 /// comments. Anything else is an error naming it.
-pub(crate) fn read(template: &str) -> Result<Vec<Part>, String> {
+pub(crate) fn read(template: &str) -> Result<Vec<Part>, TemplateError> {
     let mut parts = Vec::new();
     let mut literal = String::new();
     let mut rest = template;
     let mut strip_next = false;
     while let Some(at) = rest.find("{{") {
+        // Where this mustache starts in the template, to quote it as written.
+        let start = template.len() - rest.len() + at;
         let mut before = &rest[..at];
         if strip_next {
             before = before.trim_start();
@@ -112,9 +114,13 @@ pub(crate) fn read(template: &str) -> Result<Vec<Part>, String> {
         let triple = after.starts_with('{');
         let close = if triple { "}}}" } else { "}}" };
         let body_start = usize::from(triple);
-        let end = after.find(close).ok_or("a mustache is never closed")?;
+        let Some(end) = after.find(close) else {
+            let opening: String = template[start..].chars().take(24).collect();
+            return Err(TemplateError::at(&opening, format!("`{opening}` is never closed")));
+        };
         let mut inner = &after[body_start..end];
         rest = &after[end + close.len()..];
+        let written = &template[start..template.len() - rest.len()];
         if let Some(stripped) = inner.strip_prefix('~') {
             literal.truncate(literal.trim_end().len());
             inner = stripped;
@@ -125,15 +131,17 @@ pub(crate) fn read(template: &str) -> Result<Vec<Part>, String> {
         }
         let inner = inner.trim();
         if let Some(list_path) = inner.strip_prefix("#each ") {
-            let name = name_of(list_path.trim())?;
+            let name =
+                name_of(list_path.trim()).ok_or_else(|| TemplateError::no_equivalent(written))?;
             let tail = format!(
                 "{{{{#unless @first}}}}{LIST_SEPARATOR}{{{{/unless}}}}{{{{this}}}}{{{{/each}}}}"
             );
             rest = rest.strip_prefix(tail.as_str()).ok_or_else(|| {
-                format!(
-                    "this `each` block has no equivalent; only `{}` does",
+                let message = format!(
+                    "the block `{written}` has no equivalent; only `{}` does",
                     list_block(list_path.trim())
-                )
+                );
+                TemplateError::at(written, message)
             })?;
             push_variable(&mut parts, &mut literal, name, true);
             continue;
@@ -141,9 +149,9 @@ pub(crate) fn read(template: &str) -> Result<Vec<Part>, String> {
         if inner.starts_with(['#', '/', '^', '>', '&'])
             || inner.contains(' ') && !inner.starts_with('[')
         {
-            return Err(format!("`{{{{{inner}}}}}` has no equivalent in a tool's prompt"));
+            return Err(TemplateError::no_equivalent(written));
         }
-        let name = name_of(inner)?;
+        let name = name_of(inner).ok_or_else(|| TemplateError::no_equivalent(written))?;
         push_variable(&mut parts, &mut literal, name, false);
     }
     if strip_next {
@@ -163,16 +171,17 @@ fn push_variable(parts: &mut Vec<Part>, literal: &mut String, name: String, list
     parts.push(Part::Variable { name, list });
 }
 
-/// The variable named by a path: `name` or `[name]`.
-fn name_of(path: &str) -> Result<String, String> {
+/// The variable named by a path: `name` or `[name]`; none for a path into an object (`a.b`)
+/// or a data variable (`@index`).
+fn name_of(path: &str) -> Option<String> {
     let name = path.strip_prefix('[').and_then(|p| p.strip_suffix(']')).unwrap_or(path);
     if name.is_empty()
         || name.contains(['.', '/']) && !path.starts_with('[')
         || name.starts_with('@')
     {
-        return Err(format!("`{{{{{path}}}}}` has no equivalent in a tool's prompt"));
+        return None;
     }
-    Ok(name.to_owned())
+    Some(name.to_owned())
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! Jinja2, as Prompty renders it: `{{ name }}`, a list as `{{ name | join(", ") }}`, and
 //! literal `{{`, `{%` and `{#` written as string expressions.
 
-use super::{Part, Slots};
+use super::{Part, Slots, TemplateError};
 use crate::template::{LIST_SEPARATOR, Piece};
 
 /// Whether `name` can be written as a bare Jinja variable: an ASCII identifier that is not a
@@ -68,7 +68,7 @@ fn escape(text: &str, out: &mut String) {
 
 /// Reads a Jinja template made of text, variables (`{{ x }}`, `{{ x | join(", ") }}`), string
 /// expressions, `{% raw %}` blocks and comments. Anything else is an error naming it.
-pub(crate) fn read(template: &str) -> Result<Vec<Part>, String> {
+pub(crate) fn read(template: &str) -> Result<Vec<Part>, TemplateError> {
     let mut parts = Vec::new();
     let mut literal = String::new();
     let mut rest = template;
@@ -85,28 +85,29 @@ pub(crate) fn read(template: &str) -> Result<Vec<Part>, String> {
             }
         };
         literal.push_str(&rest[..at]);
+        // Where this tag starts in the template, to quote it as written.
+        let start = template.len() - rest.len() + at;
         let inner_start = at + 2;
         let Some(length) = rest[inner_start..].find(close) else {
-            return Err(format!("`{{{}` is never closed", kind.unwrap_or('{')));
+            let opening: String = template[start..].chars().take(24).collect();
+            return Err(TemplateError::at(&opening, format!("`{opening}` is never closed")));
         };
         let inner = rest[inner_start..inner_start + length]
             .trim_matches(|c: char| c.is_whitespace() || c == '-' || c == '+');
         rest = &rest[inner_start + length + 2..];
+        let written = &template[start..template.len() - rest.len()];
         match kind {
             Some('#') => {}
             Some('%') if inner == "raw" => {
                 let Some(end) = find_endraw(rest) else {
-                    return Err("`{% raw %}` has no `{% endraw %}`".into());
+                    let message = format!("`{written}` has no `{{% endraw %}}`");
+                    return Err(TemplateError::at(written, message));
                 };
                 literal.push_str(&rest[..end.0]);
                 rest = &rest[end.1..];
             }
-            Some('%') => {
-                return Err(format!(
-                    "the statement `{{% {inner} %}}` has no equivalent in a tool's prompt"
-                ));
-            }
-            _ => match expression(inner)? {
+            Some('%') => return Err(TemplateError::no_equivalent(written)),
+            _ => match expression(inner).map_err(|problem| problem.error(written))? {
                 Expression::Text(text) => literal.push_str(&text),
                 Expression::Variable { name, list } => {
                     if !literal.is_empty() {
@@ -145,7 +146,30 @@ enum Expression {
     Variable { name: String, list: bool },
 }
 
-fn expression(inner: &str) -> Result<Expression, String> {
+/// Why an expression has no equivalent.
+enum ExpressionProblem {
+    /// It is more than a variable or a string.
+    NotAVariable,
+    /// Its filter is not the list join.
+    Filter,
+}
+
+impl ExpressionProblem {
+    /// The error about `written`, the expression as written.
+    fn error(self, written: &str) -> TemplateError {
+        match self {
+            ExpressionProblem::NotAVariable => TemplateError::no_equivalent(written),
+            ExpressionProblem::Filter => TemplateError::at(
+                written,
+                format!(
+                    "the filter in `{written}` has no equivalent; only `join(\"{LIST_SEPARATOR}\")` does"
+                ),
+            ),
+        }
+    }
+}
+
+fn expression(inner: &str) -> Result<Expression, ExpressionProblem> {
     if let Some(text) = string_literal(inner) {
         return Ok(Expression::Text(text));
     }
@@ -154,9 +178,7 @@ fn expression(inner: &str) -> Result<Expression, String> {
         None => (inner, None),
     };
     if !name.chars().all(|c| c.is_alphanumeric() || c == '_') || name.is_empty() {
-        return Err(format!(
-            "the expression `{{{{ {inner} }}}}` has no equivalent in a tool's prompt"
-        ));
+        return Err(ExpressionProblem::NotAVariable);
     }
     let list = match filter {
         None => false,
@@ -166,9 +188,7 @@ fn expression(inner: &str) -> Result<Expression, String> {
                 .and_then(|f| f.strip_suffix(')'))
                 .and_then(|a| string_literal(a.trim()));
             if argument.as_deref() != Some(LIST_SEPARATOR) {
-                return Err(format!(
-                    "the filter in `{{{{ {inner} }}}}` has no equivalent; only `join(\"{LIST_SEPARATOR}\")` does"
-                ));
+                return Err(ExpressionProblem::Filter);
             }
             true
         }
@@ -224,8 +244,8 @@ mod tests {
         let parts = read(&written).unwrap();
         assert_eq!(parts[1], Part::Variable { name: "topic".into(), list: false });
         assert_eq!(parts[3], Part::Variable { name: "tags".into(), list: true });
-        assert!(read("{% for x in y %}").unwrap_err().contains("no equivalent"));
-        assert!(read("{{ x | upper }}").unwrap_err().contains("join"));
+        assert!(read("{% for x in y %}").unwrap_err().message.contains("no equivalent"));
+        assert!(read("{{ x | upper }}").unwrap_err().message.contains("join"));
         assert_eq!(
             read("{% raw %}{{ x }}{% endraw %}").unwrap(),
             vec![Part::Literal("{{ x }}".into())]

@@ -9,6 +9,41 @@ pub(crate) mod semantic_kernel;
 use crate::model::VariableKind;
 use crate::template::Piece;
 
+/// Why a peer's template cannot be read: the message, and the construct it is about exactly
+/// as written in the template (so that the reader of the file can find it there).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct TemplateError {
+    pub(crate) message: String,
+    pub(crate) construct: Option<String>,
+}
+
+impl TemplateError {
+    /// `construct`, quoted as written, has no equivalent in a tool's prompt.
+    pub(crate) fn no_equivalent(construct: &str) -> Self {
+        Self {
+            message: format!("`{construct}` has no equivalent in a tool's prompt"),
+            construct: Some(construct.to_owned()),
+        }
+    }
+
+    /// A problem with `construct`, said by `message`.
+    pub(crate) fn at(construct: &str, message: String) -> Self {
+        Self { message, construct: Some(construct.to_owned()) }
+    }
+}
+
+impl From<&str> for TemplateError {
+    fn from(message: &str) -> Self {
+        Self { message: message.to_owned(), construct: None }
+    }
+}
+
+impl From<String> for TemplateError {
+    fn from(message: String) -> Self {
+        Self { message, construct: None }
+    }
+}
+
 /// A peer's template read back.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Part {

@@ -4,7 +4,7 @@
 //! Written by hand, after Semantic Kernel's tokenizer: a block runs from the last `{{` before
 //! a `}}` that is not inside a quoted value, so `{{{$x}}` is a `{` and then a variable.
 
-use super::{Part, Slots};
+use super::{Part, Slots, TemplateError};
 use crate::template::Piece;
 
 /// Whether `name` can follow the `$` of a variable block: `[0-9A-Za-z_]+`.
@@ -25,7 +25,7 @@ const SHORTEST_BLOCK: usize = 5;
 
 /// Reads a template of text, variable blocks and value blocks; a function call or any other
 /// code is an error that quotes it.
-pub(crate) fn read(template: &str) -> Result<Vec<Part>, String> {
+pub(crate) fn read(template: &str) -> Result<Vec<Part>, TemplateError> {
     let mut parts = Vec::new();
     let mut literal = String::new();
     let mut end_of_last = 0;
@@ -44,7 +44,7 @@ pub(crate) fn read(template: &str) -> Result<Vec<Part>, String> {
             } else if let Some(text) = quoted_value(inner) {
                 literal.push_str(text);
             } else {
-                return Err(format!("the block `{whole}` has no equivalent in a tool's prompt"));
+                return Err(TemplateError::no_equivalent(whole));
             }
             end_of_last = end;
         }
@@ -121,7 +121,7 @@ mod tests {
 
     #[test]
     fn code_is_refused_and_short_text_is_text() {
-        assert!(read("{{ time.now }}").unwrap_err().contains("time.now"));
+        assert!(read("{{ time.now }}").unwrap_err().message.contains("time.now"));
         assert_eq!(read("{{x}").unwrap(), vec![Part::Literal("{{x}".into())]);
         assert_eq!(read("a {{ }} b").unwrap(), vec![Part::Literal("a {{ }} b".into())]);
         assert_eq!(read("{{ '}}' }}").unwrap(), vec![Part::Literal("}}".into())]);
