@@ -8,7 +8,7 @@ use super::{
     ToolBuilder, ToolSource, default_json, empty_default, front_matter, invalid, single_model,
     template_problem, variable_json,
 };
-use crate::convert::codes::UNSUPPORTED_PARAMETER;
+use crate::convert::codes::{PEER_RENDERS_DIFFERENTLY, UNSUPPORTED_PARAMETER};
 use crate::convert::function::Converted;
 use crate::diagnostic::Diagnostic;
 use crate::model::VariableKind;
@@ -108,12 +108,73 @@ fn schema(variable: &crate::template::VariableSpec) -> Value {
     schema
 }
 
+/// The body with each role marker (`{{role "system"}}`, or the block `{{#role "system"}}` ...
+/// `{{/role}}`) written as a role line (`system:`), as an imported Prompty prompt keeps its
+/// role lines, with a warning: a tool has one prompt. A lone `user` role at the start marks
+/// nothing and is dropped.
+fn roles_as_text<'a>(
+    body: &'a str,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> std::borrow::Cow<'a, str> {
+    let mut out = String::with_capacity(body.len());
+    let mut roles = Vec::new();
+    let mut rest = body;
+    while let Some(at) = rest.find("{{") {
+        let Some(length) = rest[at..].find("}}") else { break };
+        let inner = rest[at + 2..at + length].trim_matches(|c: char| c.is_whitespace() || c == '~');
+        let role =
+            inner.strip_prefix('#').unwrap_or(inner).strip_prefix("role").map(str::trim).and_then(
+                |name| name.strip_prefix(['"', '\'']).and_then(|n| n.strip_suffix(['"', '\''])),
+            );
+        out.push_str(&rest[..at]);
+        rest = &rest[at + length + 2..];
+        match role {
+            Some(role) => {
+                out.push_str(role);
+                out.push(':');
+                if !rest.starts_with(['\n', '\r']) {
+                    out.push('\n');
+                }
+                roles.push(role.to_owned());
+            }
+            // The end of a role block.
+            None if inner == "/role" => {
+                if !out.ends_with('\n') {
+                    out.push('\n');
+                }
+                rest = rest.strip_prefix('\n').unwrap_or(rest);
+            }
+            None => {
+                out.push_str(&body[body.len() - rest.len() - length - 2..body.len() - rest.len()])
+            }
+        }
+    }
+    if roles.is_empty() {
+        return std::borrow::Cow::Borrowed(body);
+    }
+    out.push_str(rest);
+    if roles == ["user"] && out.trim_start().starts_with("user:") {
+        let after = out.trim_start().strip_prefix("user:").unwrap_or_default();
+        return std::borrow::Cow::Owned(after.trim_start_matches(['\r', '\n']).to_owned());
+    }
+    diagnostics.push(Diagnostic::new(
+        &PEER_RENDERS_DIFFERENTLY,
+        format!(
+            "the prompt is split into messages by role ({}); a tool has one prompt, so each role marker is kept in its text as a role line (`{}:`)",
+            roles.join(", "),
+            roles[0]
+        ),
+    ));
+    std::borrow::Cow::Owned(out)
+}
+
 pub(super) fn read(text: &str) -> Result<Converted<Value>, Box<Diagnostic>> {
     let mut diagnostics = Vec::new();
     let (front, body) = front_matter::split(text)?;
     let body_at = text.len() - body.len();
+    let body = roles_as_text(body, &mut diagnostics);
     let parts =
-        handlebars::read(body).map_err(|e| template_problem(text, body_at, "the template", e))?;
+        handlebars::read(&body).map_err(|e| template_problem(text, body_at, "the template", e))?;
     let mut metadata = Map::new();
     for (theirs, ours) in
         [("name", "prompt_name"), ("description", "description"), ("model", "model_version")]
@@ -251,5 +312,29 @@ fn default_for(
     match defaults.and_then(|d| d.get(name)) {
         Some(default) => Some(default.clone()),
         None => empty_default(kind, required),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn roles(body: &str) -> (String, usize) {
+        let mut diagnostics = Vec::new();
+        let text = roles_as_text(body, &mut diagnostics).into_owned();
+        (text, diagnostics.len())
+    }
+
+    #[test]
+    fn role_markers_become_role_lines_with_a_warning() {
+        let (text, warnings) =
+            roles("{{role \"system\"}}\nBe brief.\n{{ role 'user' }}\nHi {{name}}\n");
+        assert_eq!(text, "system:\nBe brief.\nuser:\nHi {{name}}\n");
+        assert_eq!(warnings, 1);
+        let (text, _) = roles("{{#role \"system\"}}Be brief.{{/role}}\nHi");
+        assert_eq!(text, "system:\nBe brief.\nHi");
+        // A lone user role at the start marks nothing.
+        assert_eq!(roles("{{role \"user\"}}\nHi {{name}}"), ("Hi {{name}}".to_owned(), 0));
+        assert_eq!(roles("No roles {{name}}"), ("No roles {{name}}".to_owned(), 0));
     }
 }

@@ -346,8 +346,9 @@ fn template_problem(
     what: &str,
     error: syntax::TemplateError,
 ) -> Box<Diagnostic> {
-    let diagnostic = Diagnostic::new(&INVALID_SOURCE, format!("{what}: {}", error.message));
-    let found = error.construct.as_deref().and_then(|construct| {
+    let syntax::TemplateError { message, construct } = error;
+    let diagnostic = Diagnostic::new(&INVALID_SOURCE, format!("{what}: {message}"));
+    let found = construct.as_deref().and_then(|construct| {
         let at = from + text.get(from..)?.find(construct)?;
         Some(crate::span::Span::new(at, at + construct.len()))
     });
