@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::syntax::{self, Slots, jinja};
+use super::syntax::{self, Slots, handlebars, jinja};
 use super::{
     ToolBuilder, ToolSource, default_json, empty_default, front_matter, invalid, single_model,
     template_problem, variable_json,
@@ -155,13 +155,43 @@ fn is_role_line(line: &str) -> bool {
     ROLES.iter().any(|r| r.eq_ignore_ascii_case(role))
 }
 
+/// The template languages Prompty renders.
+enum Language {
+    Jinja,
+    /// Mustache, read with the Handlebars reader: its variables are Mustache's, and its
+    /// sections and partials are refused the same way.
+    Mustache,
+}
+
+/// The language the front matter's `template` names (`template: mustache`,
+/// `template: {format: mustache}` or `template: {format: {kind: mustache}}`); Jinja when none.
+fn template_language(front: &Map<String, Value>) -> Result<Language, Box<Diagnostic>> {
+    let template = front.get("template");
+    let format = template.and_then(|t| t.get("format")).unwrap_or(template.unwrap_or(&Value::Null));
+    let name = match format {
+        Value::String(name) => Some(name.as_str()),
+        Value::Object(format) => format.get("kind").and_then(Value::as_str),
+        _ => None,
+    };
+    match name.map(str::to_ascii_lowercase).as_deref() {
+        None | Some("jinja2" | "jinja") => Ok(Language::Jinja),
+        Some("mustache") => Ok(Language::Mustache),
+        Some(other) => Err(invalid(format!(
+            "the template language `{other}` is not one llmtool reads (jinja2, mustache)"
+        ))),
+    }
+}
+
 pub(super) fn read(text: &str) -> Result<Converted<Value>, Box<Diagnostic>> {
     let mut diagnostics = Vec::new();
     let (front, body) = front_matter::split(text)?;
     let template = message_text(body, &mut diagnostics);
     let body_at = text.len() - body.len();
-    let parts =
-        jinja::read(&template).map_err(|e| template_problem(text, body_at, "the template", e))?;
+    let read = match template_language(&front)? {
+        Language::Jinja => jinja::read(&template),
+        Language::Mustache => handlebars::read(&template),
+    };
+    let parts = read.map_err(|e| template_problem(text, body_at, "the template", e))?;
     let mut metadata = Map::new();
     if let Some(name) = front.get("name").and_then(Value::as_str) {
         metadata.insert("prompt_name".into(), json!(name));

@@ -207,8 +207,32 @@ pub fn read(
         Ok(_) => return Err(invalid(format!("`{CONFIG_FILE}` is not a JSON object"))),
         Err(error) => return Err(invalid(format!("`{CONFIG_FILE}` is not JSON: {error}"))),
     };
-    let parts = sk::read(prompt).map_err(|e| invalid(format!("`{PROMPT_FILE}`: {}", e.message)))?;
+    let format = config.get("template_format").and_then(Value::as_str).unwrap_or(SK_FORMAT);
+    let parts = read_template(prompt, format)?
+        .map_err(|e| invalid(format!("`{PROMPT_FILE}` ({format}): {}", e.message)))?;
     read_config(&config, &parts, folder)
+}
+
+/// The template language Semantic Kernel uses when `template_format` names none.
+const SK_FORMAT: &str = "semantic-kernel";
+
+/// Reads `template` in the language `format` names (`template_format`): `semantic-kernel`,
+/// `handlebars`, or `liquid` and `jinja2` (read with the Jinja reader, whose variables and
+/// `join` filter Liquid shares); another name is an error.
+fn read_template(
+    template: &str,
+    format: &str,
+) -> Result<Result<Vec<syntax::Part>, syntax::TemplateError>, Box<Diagnostic>> {
+    Ok(match format {
+        SK_FORMAT => sk::read(template),
+        "handlebars" => syntax::handlebars::read(template),
+        "liquid" | "jinja2" => syntax::jinja::read(template),
+        other => {
+            return Err(invalid(format!(
+                "`template_format: {other}` is not a template language llmtool reads (semantic-kernel, handlebars, liquid, jinja2)"
+            )));
+        }
+    })
 }
 
 /// Reads a prompt template written as one YAML file (`name`, `template`, `template_format`,
@@ -228,17 +252,8 @@ pub fn read_yaml(text: &str) -> Result<Converted<String>, Box<Diagnostic>> {
     let Some(template) = config.get("template").and_then(Value::as_str) else {
         return Err(invalid("the prompt template has no `template` text"));
     };
-    let format = config.get("template_format").and_then(Value::as_str).unwrap_or("semantic-kernel");
-    let parts = match format {
-        "semantic-kernel" => sk::read(template),
-        "handlebars" => syntax::handlebars::read(template),
-        "liquid" | "jinja2" => syntax::jinja::read(template),
-        other => {
-            return Err(invalid(format!(
-                "`template_format: {other}` is not a template language llmtool reads (semantic-kernel, handlebars, liquid, jinja2)"
-            )));
-        }
-    };
+    let format = config.get("template_format").and_then(Value::as_str).unwrap_or(SK_FORMAT);
+    let parts = read_template(template, format)?;
     let parts = parts
         .map_err(|e| super::template_problem(text, 0, &format!("the `{format}` template"), e))?;
     read_config(&config, &parts, None)
