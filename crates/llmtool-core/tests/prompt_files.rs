@@ -115,15 +115,20 @@ fn llm_templates_written_by_hand_are_read_and_keep_what_has_no_field() {
     let read = PromptFormat::LlmTemplate.read(template).unwrap();
     let codes: Vec<_> = read.diagnostics.iter().map(|d| (d.code(), d.message.clone())).collect();
     assert_eq!(codes.len(), 2, "{codes:?}");
-    assert!(codes[0].1.contains("`system`") && codes[1].1.contains("`unused`"), "{codes:?}");
+    assert!(codes[0].0 == "LT708" && codes[0].1.contains("system prompt"), "{codes:?}");
+    assert!(codes[1].1.contains("`unused`"), "{codes:?}");
     let tool: serde_json::Value = serde_json::from_str(&read.value).unwrap();
-    assert_eq!(tool["model_prompt"], "Summarise {{input}} in {{n}}0 words, for ${{price}}.");
+    // The system prompt is kept, as a role line, in the one prompt of the tool.
+    assert_eq!(
+        tool["model_prompt"],
+        "system:\nAnswer in French.\n\nuser:\nSummarise {{input}} in {{n}}0 words, for ${{price}}."
+    );
     let metadata = &tool["metadata"];
     assert_eq!(metadata["variables"][0], serde_json::json!({ "name": "input", "type": "text" }));
     assert_eq!(metadata["variables"][1]["default"], "5");
     assert_eq!(metadata["expected_output"]["type"], "code");
     assert_eq!(metadata["parameters"]["temperature"], 0.2);
-    assert_eq!(metadata["x-llm-template"]["system"], "Answer in French.");
+    assert!(metadata.get("x-llm-template").is_none(), "{metadata}");
     let document = Document::from_text(read.value.clone());
     assert_eq!(document.summary().errors, 0);
     // The system prompt goes back where it came from.
@@ -131,9 +136,16 @@ fn llm_templates_written_by_hand_are_read_and_keep_what_has_no_field() {
     let fields =
         "prompt: \"Summarise $input in ${n}0 words, for $$$price.\"\nsystem: Answer in French.\n";
     assert!(again.contains(fields), "{again}");
-    // A file that is one string is the prompt.
+    // A file that is one string is the prompt; `llm` adds the text it is given after a prompt
+    // with no `$input`, so the tool does too (empty when none is given).
     let bare = PromptFormat::LlmTemplate.read("Tell me about $topic\n").unwrap();
-    assert!(bare.value.contains("Tell me about {{topic}}"), "{}", bare.value);
+    let tool: serde_json::Value = serde_json::from_str(&bare.value).unwrap();
+    assert_eq!(tool["model_prompt"], "Tell me about {{topic}}\n{{input}}");
+    assert_eq!(
+        tool["metadata"]["variables"][1],
+        serde_json::json!({ "name": "input", "type": "text", "default": "" })
+    );
+    assert_eq!(bare.diagnostics[0].code(), "LT708");
 }
 
 #[test]

@@ -436,7 +436,8 @@ fn llm_templates_and_kernel_folders_are_written_out_and_read_back() {
     );
     assert_eq!(converted.status.code(), Some(0), "{}", text(&converted.stderr));
     let prompt = std::fs::read_to_string(dir.path().join("tool/skprompt.txt")).unwrap();
-    assert_eq!(prompt, "Explain {{$topic}} to a {{$level}}.");
+    // `llm` adds the text it is given after a prompt with no `$input`: so does the import.
+    assert_eq!(prompt, "Explain {{$topic}} to a {{$level}}.\n{{$input}}");
     let bad_name = llmtool(
         &[
             "export",

@@ -44,7 +44,18 @@ pub(super) fn write(source: &ToolSource) -> Converted<String> {
     let (names, _) = source.template_names(dollar::is_name, &mut diagnostics);
     let slots = Slots { names: &names, kinds: source.variables().iter().map(|v| v.kind).collect() };
     let mut fields = Map::new();
-    fields.insert("prompt".into(), json!(dollar::write(source.pieces(), &slots)));
+    let prompt = dollar::write(source.pieces(), &slots);
+    // A prompt of a system and a user message, as an imported template's is kept, is written
+    // back as the template's `system` and `prompt`.
+    match split_system(&prompt) {
+        Some((system, user)) => {
+            fields.insert("prompt".into(), json!(user));
+            fields.insert("system".into(), json!(system));
+        }
+        None => {
+            fields.insert("prompt".into(), json!(prompt));
+        }
+    }
     if let Some(Value::Object(kept)) = source.metadata().get(KEPT_FIELDS) {
         for (key, value) in kept {
             if OTHER_FIELDS.contains(&key.as_str()) {
@@ -86,7 +97,12 @@ pub(super) fn write(source: &ToolSource) -> Converted<String> {
     }
     let extras = source.extras(&mapped, true);
     let mut text = String::new();
-    if !extras.is_empty() {
+    // The block is written even when it is empty: it marks the file as an export, whose
+    // prompt import gives back as it is (a template written by hand gets `llm`'s reading).
+    if extras.is_empty() {
+        text.push_str(COMMENT_HEADER);
+        text.push('\n');
+    } else {
         let mut block = Map::new();
         block.insert("llmtool".into(), Value::Object(extras));
         for line in yaml::document(&block).lines() {
@@ -100,6 +116,16 @@ pub(super) fn write(source: &ToolSource) -> Converted<String> {
     }
     text.push_str(&yaml::document(&fields));
     Converted { value: text, diagnostics }
+}
+
+/// The system and user messages of a prompt written `system:`, the system text, a blank line,
+/// `user:`, the user text, and no other role line.
+fn split_system(prompt: &str) -> Option<(&str, &str)> {
+    let rest = prompt.strip_prefix("system:\n")?;
+    let (system, user) = rest.split_once("\n\nuser:\n")?;
+    let other_roles = ["system:", "user:", "assistant:"];
+    let more = system.lines().chain(user.lines()).any(|line| other_roles.contains(&line.trim()));
+    (!more && !system.is_empty()).then_some((system, user))
 }
 
 /// A default as `llm` passes it to the template: text, a list joined as `render` joins it.
@@ -130,14 +156,50 @@ pub(super) fn read(text: &str) -> Result<Converted<Value>, Box<Diagnostic>> {
     };
     // With no prompt, `llm` sends the text it is given.
     let prompt = fields.get("prompt").and_then(Value::as_str).filter(|p| !p.is_empty());
-    let parts = dollar::read(prompt.unwrap_or("$input"))
+    let mut parts = dollar::read(prompt.unwrap_or("$input"))
         .map_err(|e| template_problem(text, 0, "the prompt", e))?;
+    let uses_input = |parts: &[syntax::Part]| {
+        parts.iter().any(|p| matches!(p, syntax::Part::Variable { name, .. } if name == INPUT))
+    };
+    let system = fields.get("system").and_then(Value::as_str).filter(|s| !s.is_empty());
+    let system_parts = match system {
+        Some(system) => {
+            dollar::read(system).map_err(|e| template_problem(text, 0, "the system prompt", e))?
+        }
+        None => Vec::new(),
+    };
+    // `llm` puts the input given on a new line after a prompt that does not use `$input`
+    // (our own exports, which carry the `# llmtool:` block, are given back as they were).
+    let appends_input =
+        prompt.is_some() && extras.is_none() && !uses_input(&parts) && !uses_input(&system_parts);
+    if appends_input {
+        parts.push(syntax::Part::Literal("\n".into()));
+        parts.push(syntax::Part::Variable { name: INPUT.into(), list: false });
+        diagnostics.push(Diagnostic::new(
+            &PEER_RENDERS_DIFFERENTLY,
+            "`llm` adds the text it is given on a new line after a prompt that has no `$input`: the prompt ends with `{{input}}` there (empty by default, when llm sends the prompt alone)",
+        ));
+    }
+    // The system prompt is a message of its own; a tool has one prompt, so it is kept there as
+    // a role line, as an imported Prompty or Dotprompt prompt keeps its roles.
+    if !system_parts.is_empty() {
+        let mut both = vec![syntax::Part::Literal("system:\n".into())];
+        both.extend(system_parts);
+        both.push(syntax::Part::Literal("\n\nuser:\n".into()));
+        both.append(&mut parts);
+        parts = both;
+        diagnostics.push(Diagnostic::new(
+            &PEER_RENDERS_DIFFERENTLY,
+            "the template has a system prompt, which `llm` sends as a message of its own; a tool has one prompt, so it is kept in the prompt as a role line (`system:`)",
+        ));
+    }
     let mut metadata = Map::new();
     let mut kept = Map::new();
     let mut defaults = Map::new();
     for (key, value) in &fields {
         match key.as_str() {
             "prompt" => {}
+            "system" if system.is_some() => {}
             "name" if value.is_string() => {
                 metadata.insert("prompt_name".into(), value.clone());
             }
@@ -179,7 +241,10 @@ pub(super) fn read(text: &str) -> Result<Converted<Value>, Box<Diagnostic>> {
         if variables.iter().any(|v| v["name"] == json!(name)) {
             continue;
         }
-        let default = defaults.remove(name);
+        let mut default = defaults.remove(name);
+        if appends_input && name == INPUT {
+            default.get_or_insert_with(|| json!(""));
+        }
         variables.push(variable_json(name, VariableKind::Text, None, None, default));
     }
     for name in defaults.keys() {
