@@ -69,7 +69,15 @@ pub(super) fn write(source: &ToolSource) -> Converted<String> {
     if json_output.is_some_and(|f| f.eq_ignore_ascii_case("json")) {
         front.insert("output".into(), json!({ "format": "json" }));
     }
-    let extras = source.extras(&mapped, renamed);
+    let mut extras = source.extras(&mapped, renamed);
+    let prompt = source.json.get("model_prompt").and_then(Value::as_str).unwrap_or("");
+    if prompt.trim() != prompt {
+        diagnostics.push(Diagnostic::new(
+            &PEER_RENDERS_DIFFERENTLY,
+            "Dotprompt trims the whitespace around the template, and this prompt starts or ends with some; the exact prompt is kept for import",
+        ));
+        extras.insert("model_prompt".into(), json!(prompt));
+    }
     if !extras.is_empty() {
         front.insert("metadata".into(), json!({ "llmtool": extras }));
     }
@@ -168,10 +176,35 @@ fn roles_as_text<'a>(
     std::borrow::Cow::Owned(out)
 }
 
+/// `text` after the comment (`#`) and blank lines that Dotprompt allows before the front
+/// matter, when front matter follows them; else `text`.
+fn skip_preamble(text: &str) -> &str {
+    let mut rest = text.strip_prefix('\u{feff}').unwrap_or(text);
+    loop {
+        if rest.starts_with("---") {
+            return rest;
+        }
+        let Some((line, after)) = rest.split_once('\n') else { return text };
+        if !(line.trim().is_empty() || line.starts_with('#')) {
+            return text;
+        }
+        rest = after;
+    }
+}
+
 pub(super) fn read(text: &str) -> Result<Converted<Value>, Box<Diagnostic>> {
     let mut diagnostics = Vec::new();
-    let (front, body) = front_matter::split(text)?;
-    let body_at = text.len() - body.len();
+    // As Dotprompt reads a file: comment and blank lines may come before the front matter,
+    // and with front matter, the template is the body without the whitespace around it.
+    let from_front = skip_preamble(text);
+    let preamble = from_front.as_ptr() as usize - text.as_ptr() as usize;
+    let split = front_matter::split(from_front).map_err(|d| Box::new(d.shifted(preamble)))?;
+    let (front, body) = match split {
+        (front, _) if front.is_empty() && !from_front.starts_with("---") => (front, text),
+        (front, body) => (front, body.trim()),
+    };
+    // Where the body starts in the file (it is a part of `text`), to find what it quotes.
+    let body_at = body.as_ptr() as usize - text.as_ptr() as usize;
     let body = roles_as_text(body, &mut diagnostics);
     let parts =
         handlebars::read(&body).map_err(|e| template_problem(text, body_at, "the template", e))?;

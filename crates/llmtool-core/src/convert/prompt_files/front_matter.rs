@@ -16,22 +16,22 @@ pub(crate) fn split(text: &str) -> Result<(Map<String, Value>, &str), Box<Diagno
         if line.trim_end() == "---" {
             let front = &rest[..offset];
             let body = &rest[offset + line.len()..];
-            return Ok((parse(front)?, body));
+            return Ok((parse_in(text, front)?, body));
         }
         offset += line.len();
     }
     Err(invalid("the front matter has no closing `---` line"))
 }
 
-/// The YAML mapping in `front`.
-pub(crate) fn parse(front: &str) -> Result<Map<String, Value>, Box<Diagnostic>> {
+/// The YAML mapping in `front`, a part of the file `text`.
+fn parse_in(text: &str, front: &str) -> Result<Map<String, Value>, Box<Diagnostic>> {
     if front.trim().is_empty() {
         return Ok(Map::new());
     }
     match yaml_read::from_str(front) {
         Ok(Value::Object(map)) => Ok(map),
         Ok(_) => Err(invalid("the front matter is not a YAML mapping")),
-        Err(error) => Err(invalid(format!("the front matter is not valid YAML: {error}"))),
+        Err(error) => Err(yaml_read::problem(text, front, "the front matter", &error)),
     }
 }
 

@@ -152,7 +152,7 @@ pub(super) fn read(text: &str) -> Result<Converted<Value>, Box<Diagnostic>> {
         // `llm` takes a file that is one string as the prompt.
         Ok(Value::String(prompt)) => Map::from_iter([("prompt".to_owned(), json!(prompt))]),
         Ok(_) => return Err(invalid("the template is neither a YAML mapping nor a prompt")),
-        Err(error) => return Err(invalid(format!("the template is not valid YAML: {error}"))),
+        Err(error) => return Err(yaml_read::problem(text, text, "the template", &error)),
     };
     // With no prompt, `llm` sends the text it is given.
     let prompt = fields.get("prompt").and_then(Value::as_str).filter(|p| !p.is_empty());

@@ -246,7 +246,7 @@ pub fn read_yaml(text: &str) -> Result<Converted<String>, Box<Diagnostic>> {
         Ok(Value::Object(config)) => config,
         Ok(_) => return Err(invalid("the prompt template is not a YAML mapping")),
         Err(error) => {
-            return Err(invalid(format!("the prompt template is not valid YAML: {error}")));
+            return Err(super::yaml_read::problem(text, text, "the prompt template", &error));
         }
     };
     let Some(template) = config.get("template").and_then(Value::as_str) else {
