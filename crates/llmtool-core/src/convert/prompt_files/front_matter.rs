@@ -4,6 +4,7 @@ use serde_json::{Map, Value};
 
 use super::{invalid, yaml, yaml_read};
 use crate::diagnostic::Diagnostic;
+use crate::span::Span;
 
 /// Front matter and body of `text`; a file with no front matter is all body.
 pub(crate) fn split(text: &str) -> Result<(Map<String, Value>, &str), Box<Diagnostic>> {
@@ -38,4 +39,45 @@ fn parse_in(text: &str, front: &str) -> Result<Map<String, Value>, Box<Diagnosti
 /// `---`, the front matter, `---`, then the body.
 pub(crate) fn join(front: &Map<String, Value>, body: &str) -> String {
     format!("---\n{}---\n{body}", yaml::document(front))
+}
+/// Where the key at `path` (`["model", "parameters"]`) is written in the YAML `text`: the
+/// key's name on the first line that holds it, each step searched below its parent, by
+/// indentation. Written by hand because the YAML parser keeps no positions.
+pub(crate) fn key_span(text: &str, path: &[&str]) -> Option<Span> {
+    let mut from = 0;
+    let mut indent: Option<usize> = None;
+    for key in path {
+        let mut found = None;
+        let mut offset = from;
+        for line in text[from..].split_inclusive('\n') {
+            let content = line.trim_start();
+            let this_indent = line.len() - content.len();
+            let at = offset;
+            offset += line.len();
+            if content.trim().is_empty() || content.starts_with('#') {
+                continue;
+            }
+            if let Some(parent) = indent
+                && this_indent <= parent
+            {
+                break;
+            }
+            let bare = content.strip_prefix("- ").unwrap_or(content);
+            let unquoted = bare.trim_start_matches(['"', '\'']);
+            if unquoted.starts_with(key)
+                && unquoted[key.len()..].trim_start_matches(['"', '\'']).starts_with(':')
+            {
+                let start = at + this_indent + (content.len() - unquoted.len());
+                found = Some((start, this_indent, offset));
+                break;
+            }
+        }
+        let (start, this_indent, next) = found?;
+        if std::ptr::eq(key, path.last()?) {
+            return Some(Span::new(start, start + key.len()));
+        }
+        indent = Some(this_indent);
+        from = next;
+    }
+    None
 }

@@ -8,7 +8,7 @@ use super::{
     ToolBuilder, ToolSource, default_json, empty_default, front_matter, invalid, single_model,
     template_problem, variable_json,
 };
-use crate::convert::codes::{PEER_RENDERS_DIFFERENTLY, UNSUPPORTED_PARAMETER};
+use crate::convert::codes::{DROPPED_FIELD, PEER_RENDERS_DIFFERENTLY, UNSUPPORTED_PARAMETER};
 use crate::convert::function::Converted;
 use crate::diagnostic::Diagnostic;
 use crate::model::VariableKind;
@@ -182,6 +182,61 @@ fn template_language(front: &Map<String, Value>) -> Result<Language, Box<Diagnos
     }
 }
 
+/// The front-matter keys the reader maps (the others are left out with a warning).
+const PROMPTY_MAPPED: [&str; 8] =
+    ["name", "description", "model", "inputs", "outputs", "template", "metadata", "authors"];
+
+/// What `model` says: a model name (a plain string, `id`, or a 1.x deployment) and parameters
+/// (`options`, or 1.x `parameters`); the rest (`api`, `connection`, `provider`...) is left out
+/// with a warning.
+fn read_model(
+    model: Option<&Value>,
+    metadata: &mut Map<String, Value>,
+    dropped: &mut impl FnMut(&[&str], String),
+) {
+    let model = match model {
+        Some(Value::String(name)) if !name.trim().is_empty() => {
+            metadata.insert("model_version".into(), json!(name.trim()));
+            return;
+        }
+        Some(Value::Object(model)) => model,
+        _ => return,
+    };
+    let configuration = model.get("configuration").and_then(Value::as_object);
+    let deployment = ["azure_deployment", "name", "model"]
+        .iter()
+        .find_map(|key| configuration.and_then(|c| c.get(*key)).and_then(Value::as_str));
+    let name = model.get("id").and_then(Value::as_str).filter(|id| !id.is_empty()).or(deployment);
+    if let Some(name) = name.filter(|n| !n.starts_with("${")) {
+        metadata.insert("model_version".into(), json!(name));
+    }
+    let options =
+        model.get("options").or_else(|| model.get("parameters")).and_then(Value::as_object);
+    if let Some(options) = options {
+        metadata.insert("parameters".into(), Value::Object(parameters(options)));
+    }
+    for key in model.keys() {
+        if !["id", "options", "parameters", "configuration"].contains(&key.as_str()) {
+            dropped(
+                &["model", key],
+                format!(
+                    "`model.{key}` says how to reach the model, which a tool leaves to its runner: left out"
+                ),
+            );
+        }
+    }
+    for key in configuration.into_iter().flat_map(|c| c.keys()) {
+        if !["azure_deployment", "name", "model"].contains(&key.as_str()) {
+            dropped(
+                &["model", "configuration", key],
+                format!(
+                    "`model.configuration.{key}` says how to reach the model, which a tool leaves to its runner: left out"
+                ),
+            );
+        }
+    }
+}
+
 pub(super) fn read(text: &str) -> Result<Converted<Value>, Box<Diagnostic>> {
     let mut diagnostics = Vec::new();
     let (front, body) = front_matter::split(text)?;
@@ -199,12 +254,52 @@ pub(super) fn read(text: &str) -> Result<Converted<Value>, Box<Diagnostic>> {
     if let Some(description) = front.get("description").and_then(Value::as_str) {
         metadata.insert("description".into(), json!(description));
     }
-    if let Some(id) = front.get("model").and_then(|m| m["id"].as_str()).filter(|id| !id.is_empty())
-    {
-        metadata.insert("model_version".into(), json!(id));
+    let front_text = &text[..body_at];
+    let mut dropped = |path: &[&str], what: String| {
+        let diagnostic = Diagnostic::new(&DROPPED_FIELD, what);
+        diagnostics.push(match front_matter::key_span(front_text, path) {
+            Some(span) => diagnostic.at(span),
+            None => diagnostic,
+        });
+    };
+    read_model(front.get("model"), &mut metadata, &mut dropped);
+    if front.get("outputs").is_some_and(|o| {
+        o.as_object().is_some_and(|o| !o.is_empty()) || o.as_array().is_some_and(|o| !o.is_empty())
+    }) {
+        // The answer is an object with these fields: JSON, whose fields a tool does not name.
+        metadata.insert("expected_output".into(), json!({ "format": "JSON" }));
+        dropped(&["outputs"], "`outputs` names the fields of a JSON answer; the tool expects JSON, without their names and types".into());
     }
-    if let Some(Value::Object(options)) = front.get("model").and_then(|m| m.get("options")) {
-        metadata.insert("parameters".into(), Value::Object(parameters(options)));
+    let authors =
+        front.get("authors").or_else(|| front.get("metadata").and_then(|m| m.get("authors")));
+    if let Some(first) =
+        authors.and_then(Value::as_array).and_then(|a| a.first()).and_then(Value::as_str)
+    {
+        metadata.insert("creator".into(), json!({ "name": first }));
+        if authors.and_then(Value::as_array).is_some_and(|a| a.len() > 1) {
+            let path: &[&str] =
+                if front.contains_key("authors") { &["authors"] } else { &["metadata", "authors"] };
+            dropped(
+                path,
+                "a tool has one creator: the first author is kept, the others are left out".into(),
+            );
+        }
+    }
+    if let Some(Value::Object(more)) = front.get("metadata") {
+        for key in more.keys().filter(|k| !["authors", "llmtool"].contains(&k.as_str())) {
+            dropped(
+                &["metadata", key],
+                format!("`metadata.{key}` has no place in a tool file: left out"),
+            );
+        }
+    }
+    for key in front.keys().filter(|k| !PROMPTY_MAPPED.contains(&k.as_str())) {
+        let why = match key.as_str() {
+            "tools" => "the tools a prompt may call: a tool file is one prompt, not an agent",
+            "sample" => "sample values for trying the prompt, not defaults",
+            _ => "no place in a tool file",
+        };
+        dropped(&[key], format!("`{key}` is left out: {why}"));
     }
     let variables = match front.get("inputs") {
         Some(inputs) => read_inputs(inputs, &mut diagnostics)?,
