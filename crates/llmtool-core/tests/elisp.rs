@@ -91,6 +91,7 @@ fn awkward_text_survives() {
             },
             "required": ["a key with spaces"]
         }),
+        output: None,
     };
     assert_eq!(round_trip(&tool, ElispFlavor::Gptel), tool);
 }
@@ -121,6 +122,7 @@ fn llm_el_says_what_it_will_not_send() {
             "properties": { "tone": { "type": "string", "enum": ["a"], "default": "a" } },
             "required": []
         }),
+        output: None,
     };
     let written = write_elisp(&tool, ElispFlavor::LlmEl, &ElispOptions::default());
     let messages: Vec<&str> = written.diagnostics.iter().map(|d| d.message.as_str()).collect();

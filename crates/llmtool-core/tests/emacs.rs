@@ -54,6 +54,7 @@ fn tools() -> Vec<(String, FunctionTool)> {
                 },
                 "required": ["key with spaces", "options"]
             }),
+            output: None,
         },
     ));
     tools

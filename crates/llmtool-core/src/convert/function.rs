@@ -22,6 +22,9 @@ pub struct FunctionTool {
     pub description: String,
     /// A JSON Schema object: `type`, `properties`, `required`.
     pub parameters: Value,
+    /// The schema of the tool's answer, when the source gives one (an MCP `outputSchema`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<Value>,
 }
 
 /// A conversion's result with what it had to change or leave out.
@@ -70,7 +73,8 @@ impl FunctionTool {
                 );
             }
         }
-        Converted { value: FunctionTool { name, title, description, parameters }, diagnostics }
+        let function = FunctionTool { name, title, description, parameters, output: None };
+        Converted { value: function, diagnostics }
     }
 }
 

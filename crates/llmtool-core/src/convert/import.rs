@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::codes::UNSUPPORTED_PARAMETER;
+use super::codes::{DROPPED_FIELD, UNSUPPORTED_PARAMETER};
 use super::function::{Converted, FunctionTool};
 use crate::diagnostic::Diagnostic;
 use crate::format;
@@ -20,14 +20,15 @@ pub fn tool_file(function: &FunctionTool) -> Converted<String> {
 /// The tool, as JSON, for `function`.
 pub fn tool_value(function: &FunctionTool) -> Converted<Value> {
     let mut diagnostics = Vec::new();
-    let required: Vec<&str> = function.parameters["required"]
+    let parameters = super::plain_schema::plain(&function.parameters, &mut diagnostics);
+    let required: Vec<&str> = parameters["required"]
         .as_array()
         .map(|r| r.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
     let mut variables = Vec::new();
     let mut lines = Vec::new();
     let empty = Map::new();
-    let properties = function.parameters["properties"].as_object().unwrap_or(&empty);
+    let properties = parameters["properties"].as_object().unwrap_or(&empty);
     for (key, schema) in properties {
         let name = schema["title"].as_str().unwrap_or(key);
         match variable(name, schema, required.contains(&key.as_str())) {
@@ -66,6 +67,19 @@ pub fn tool_value(function: &FunctionTool) -> Converted<Value> {
         metadata.insert("description".into(), Value::String(function.description.clone()));
     }
     metadata.insert("variables".into(), Value::Array(variables));
+    if let Some(output) = &function.output {
+        // The answer has a schema: it is JSON, whose shape a tool file does not describe.
+        metadata.insert("expected_output".into(), json!({ "format": "JSON" }));
+        let shape =
+            output.get("properties").and_then(Value::as_object).map_or_else(String::new, |p| {
+                let keys: Vec<&str> = p.keys().map(String::as_str).collect();
+                format!(" (`{}`)", keys.join("`, `"))
+            });
+        diagnostics.push(Diagnostic::new(
+            &DROPPED_FIELD,
+            format!("the output schema{shape} is not carried: the tool expects a JSON answer, without its shape"),
+        ));
+    }
     Converted { value: json!({ "model_prompt": prompt, "metadata": metadata }), diagnostics }
 }
 
@@ -144,9 +158,17 @@ fn variable(name: &str, schema: &Value, required: bool) -> Result<(Value, Option
     Ok((Value::Object(variable), note))
 }
 
-/// The schema's type, `null` left out of a list of types (a nullable value).
+/// The schema's type, `null` left out of a list of types (a nullable value); `string` for an
+/// `enum` of strings that names no type.
 fn type_name(schema: &Value) -> Option<String> {
     match &schema["type"] {
+        Value::Null
+            if schema["enum"].as_array().is_some_and(|values| {
+                !values.is_empty() && values.iter().all(|v| v.is_string() || v.is_null())
+            }) =>
+        {
+            Some("string".into())
+        }
         Value::String(name) => Some(name.to_ascii_lowercase()),
         Value::Array(names) => {
             let names: Vec<&str> =

@@ -10,6 +10,7 @@ mod function;
 mod import;
 mod lists;
 pub mod naming;
+mod plain_schema;
 mod prompt_files;
 mod targets;
 mod write;

@@ -158,6 +158,7 @@ impl FunctionFormat {
                     title: object.get("title").and_then(Value::as_str).map(str::to_owned),
                     description: text(object, "description"),
                     parameters: schema_only(object),
+                    output: None,
                 });
             }
         };
@@ -174,6 +175,7 @@ impl FunctionFormat {
             title: fields.get("title").and_then(Value::as_str).map(str::to_owned),
             description: text(fields, "description"),
             parameters,
+            output: fields.get("outputSchema").filter(|schema| schema.is_object()).cloned(),
         })
     }
 }
@@ -357,5 +359,6 @@ pub fn read_mcp_prompt(value: &Value) -> Result<FunctionTool, Box<Diagnostic>> {
         title: object.get("title").and_then(Value::as_str).map(str::to_owned),
         description: text(object, "description"),
         parameters: json!({ "type": "object", "properties": properties, "required": required }),
+        output: None,
     })
 }

@@ -93,7 +93,7 @@ impl ToolReader {
         let Some(name) = name else {
             return Err(invalid(form.span, "the tool has no `:name`"));
         };
-        let tool = FunctionTool { name, title: None, description, parameters };
+        let tool = FunctionTool { name, title: None, description, parameters, output: None };
         Ok(Converted { value: tool, diagnostics: self.diagnostics })
     }
 

@@ -8,7 +8,7 @@ use super::{
     ToolBuilder, ToolSource, default_json, empty_default, front_matter, invalid, single_model,
     template_problem, variable_json,
 };
-use crate::convert::codes::{PEER_RENDERS_DIFFERENTLY, UNSUPPORTED_PARAMETER};
+use crate::convert::codes::{DROPPED_FIELD, PEER_RENDERS_DIFFERENTLY, UNSUPPORTED_PARAMETER};
 use crate::convert::function::Converted;
 use crate::diagnostic::Diagnostic;
 use crate::model::VariableKind;
@@ -176,6 +176,10 @@ fn roles_as_text<'a>(
     std::borrow::Cow::Owned(out)
 }
 
+/// The front-matter keys the reader maps (the others are left out with a warning).
+const DOTPROMPT_MAPPED: [&str; 7] =
+    ["name", "description", "model", "config", "input", "output", "metadata"];
+
 /// `text` after the comment (`#`) and blank lines that Dotprompt allows before the front
 /// matter, when front matter follows them; else `text`.
 fn skip_preamble(text: &str) -> &str {
@@ -225,8 +229,41 @@ pub(super) fn read(text: &str) -> Result<Converted<Value>, Box<Diagnostic>> {
         Some(schema) => read_schema(schema, defaults, &mut diagnostics)?,
         None => Vec::new(),
     };
-    let builder = ToolBuilder { prompt: syntax::to_prompt(&parts), metadata, variables };
     let extras = front.get("metadata").and_then(|m| m.get("llmtool"));
+    let front_text = &text[..body_at.min(text.len())];
+    let mut dropped = |path: &[&str], what: String| {
+        let diagnostic = Diagnostic::new(&DROPPED_FIELD, what);
+        diagnostics.push(match front_matter::key_span(front_text, path) {
+            Some(span) => diagnostic.at(span),
+            None => diagnostic,
+        });
+    };
+    if let Some(output) = front.get("output").and_then(Value::as_object) {
+        let format = output.get("format").and_then(Value::as_str);
+        if format.is_some_and(|f| f.eq_ignore_ascii_case("json")) || output.contains_key("schema") {
+            metadata.insert("expected_output".into(), json!({ "format": "JSON" }));
+        }
+        if output.contains_key("schema") {
+            dropped(&["output", "schema"], "the output schema is not carried: the tool expects a JSON answer, without its shape".into());
+        }
+        for key in output.keys().filter(|k| !["format", "schema"].contains(&k.as_str())) {
+            dropped(
+                &["output", key],
+                format!("`output.{key}` has no place in a tool file: left out"),
+            );
+        }
+    }
+    for key in front.keys().filter(|k| !DOTPROMPT_MAPPED.contains(&k.as_str())) {
+        if key == "version" && extras.is_some() {
+            continue;
+        }
+        let why = match key.as_str() {
+            "tools" => "the tools a prompt may call: a tool file is one prompt, not an agent",
+            _ => "no place in a tool file",
+        };
+        dropped(&[key], format!("`{key}` is left out: {why}"));
+    }
+    let builder = ToolBuilder { prompt: syntax::to_prompt(&parts), metadata, variables };
     Ok(Converted { value: builder.finish(extras), diagnostics })
 }
 
