@@ -161,7 +161,13 @@ fn the_seed_typo_key_reads_as_json_serialize_would_write_it() {
 fn forms_outside_the_subset_get_located_errors() {
     let cases = [
         ("(gptel-make-tool :name my-name)", "my-name", "variable"),
-        ("(gptel-make-tool :name \"x\" :args `((:name ,n)))", "`", "backquote"),
+        ("(gptel-make-tool :name \"x\" :args `((:name ,n)))", "`((:name ,n))", "backquote"),
+        // A backquote in a form that is never evaluated (the function) is no problem.
+        (
+            "(gptel-make-tool :function (lambda (x) `(:y ,x)) :args (list \"s\"))",
+            "\"s\"",
+            "plist",
+        ),
         ("(gptel-make-tool :name \"x\" :args (mapcar #'f l))", "(mapcar #'f l)", "not evaluated"),
         ("(gptel-make-tool :description \"x\")", "(gptel-make-tool :description \"x\")", ":name"),
         ("(gptel-make-tool :name)", ":name", "no value"),

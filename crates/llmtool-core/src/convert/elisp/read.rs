@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::reader::{Kind, Node, read_all};
+use super::reader::{BACKQUOTE, COMMA, Kind, Node, SPLICE, read_all};
 use crate::convert::codes::{DROPPED_FIELD, INVALID_SOURCE, LIST_FOR_VECTOR};
 use crate::convert::function::{Converted, FunctionTool};
 use crate::diagnostic::Diagnostic;
@@ -256,6 +256,10 @@ fn evaluate(form: &Node) -> Result<Node> {
             let arguments = &items[1..];
             match head {
                 "quote" if arguments.len() == 1 => Ok(arguments[0].clone()),
+                BACKQUOTE | COMMA | SPLICE => Err(invalid(
+                    form.span,
+                    "backquote and `,` are not evaluated here: write the value literally, with `'` or `(list ...)`",
+                )),
                 "list" | "vector" => {
                     let values = arguments.iter().map(evaluate).collect::<Result<Vec<_>>>()?;
                     let kind =

@@ -50,6 +50,11 @@ impl Node {
     }
 }
 
+/// The heads of the forms that `` `x ``, `,x` and `,@x` read as.
+pub(crate) const BACKQUOTE: &str = "`";
+pub(crate) const COMMA: &str = ",";
+pub(crate) const SPLICE: &str = ",@";
+
 /// Lists deeper than this are refused rather than risking the stack.
 const MAX_DEPTH: usize = 200;
 
@@ -136,10 +141,20 @@ impl Reader<'_> {
                 self.position += 2;
                 self.quoted("function", start)
             }
-            '`' | ',' => Err(self.error(
-                start,
-                "backquote and `,` are not read here: write the value literally, with `'` or `(list ...)`",
-            )),
+            // Read as Emacs reads them, so that a form never evaluated (a `:function`) may
+            // hold them; where a value is needed, they are refused.
+            '`' => {
+                self.bump();
+                self.quoted(BACKQUOTE, start)
+            }
+            ',' if self.text[start..].starts_with(",@") => {
+                self.position += 2;
+                self.quoted(SPLICE, start)
+            }
+            ',' => {
+                self.bump();
+                self.quoted(COMMA, start)
+            }
             '?' => Err(self.error(start, "character literals (`?a`) are not read here")),
             '#' => Err(self.error(start, "this `#` syntax is not read here")),
             _ => self.atom(),
@@ -400,7 +415,7 @@ mod tests {
     #[test]
     fn anything_else_is_located() {
         assert!(error("(a . b)").contains("dotted"));
-        assert!(error("`(a ,b)").contains("backquote"));
+        assert!(read_all("`(a ,b ,@c)").is_ok(), "read, for forms never evaluated");
         assert!(error("?a").contains("character"));
         assert!(error("(list \"a\"").contains("never closed"));
         assert!(error("\"abc").contains("never closed"));
