@@ -163,11 +163,7 @@ fn forms_outside_the_subset_get_located_errors() {
         ("(gptel-make-tool :name my-name)", "my-name", "variable"),
         ("(gptel-make-tool :name \"x\" :args `((:name ,n)))", "`((:name ,n))", "backquote"),
         // A backquote in a form that is never evaluated (the function) is no problem.
-        (
-            "(gptel-make-tool :function (lambda (x) `(:y ,x)) :args (list \"s\"))",
-            "\"s\"",
-            "plist",
-        ),
+        ("(gptel-make-tool :function (lambda (x) `(:y ,x)) :args (list \"s\"))", "\"s\"", "plist"),
         ("(gptel-make-tool :name \"x\" :args (mapcar #'f l))", "(mapcar #'f l)", "not evaluated"),
         ("(gptel-make-tool :description \"x\")", "(gptel-make-tool :description \"x\")", ":name"),
         ("(gptel-make-tool :name)", ":name", "no value"),
