@@ -42,10 +42,14 @@ const KERNEL_KEYS: &[&str] = &[
     "execution_settings",
     "allow_dangerously_set_content",
 ];
-/// The keys that only an `llm` template uses.
+/// The keys that only an `llm` template uses (among YAML files without front matter).
 const LLM_KEYS: &[&str] = &[
     "prompt",
     "system",
+    "model",
+    "tools",
+    "attachments",
+    "attachment_types",
     "defaults",
     "options",
     "schema_object",
