@@ -11,9 +11,13 @@ use crate::diagnostic::Diagnostic;
 /// How deep references are followed (a schema that refers to itself stops there).
 const MAX_DEPTH: usize = 16;
 
+/// How many values inlining may make: references that each refer to several others would
+/// otherwise grow the schema exponentially with their depth. Past it, `$ref`s stay as they are.
+const MAX_NODES: usize = 100_000;
+
 /// `parameters` in the plain shape, and what the flattening changed that a reader should know.
 pub(crate) fn plain(parameters: &Value, diagnostics: &mut Vec<Diagnostic>) -> Value {
-    let resolved = resolve(parameters, parameters, 0);
+    let resolved = resolve(parameters, parameters, 0, &mut MAX_NODES.clone());
     let Value::Object(mut root) = resolved else { return parameters.clone() };
     let mut properties = root.remove("properties").and_then(object).unwrap_or_default();
     let mut required = strings(root.get("required"));
@@ -60,31 +64,35 @@ pub(crate) fn plain(parameters: &Value, diagnostics: &mut Vec<Diagnostic>) -> Va
 }
 
 /// `schema` with every local `$ref` (`#/$defs/...`, `#/definitions/...`) replaced by what it
-/// points to in `root`, down to [`MAX_DEPTH`].
-fn resolve(schema: &Value, root: &Value, depth: usize) -> Value {
-    if depth > MAX_DEPTH {
+/// points to in `root`, down to [`MAX_DEPTH`], making at most `budget` values.
+fn resolve(schema: &Value, root: &Value, depth: usize, budget: &mut usize) -> Value {
+    if depth > MAX_DEPTH || *budget == 0 {
         return schema.clone();
     }
+    *budget -= 1;
     match schema {
         Value::Object(object) => {
             if let Some(target) =
                 object.get("$ref").and_then(Value::as_str).and_then(|r| pointer(root, r))
             {
-                let mut merged = resolve(target, root, depth + 1);
+                let mut merged = resolve(target, root, depth + 1, budget);
                 // Keywords beside the reference (a description, say) win over the target's.
                 if let Value::Object(merged) = &mut merged {
                     for (key, value) in object.iter().filter(|(k, _)| *k != "$ref") {
-                        merged.insert(key.clone(), resolve(value, root, depth + 1));
+                        merged.insert(key.clone(), resolve(value, root, depth + 1, budget));
                     }
                 }
                 return merged;
             }
             Value::Object(
-                object.iter().map(|(k, v)| (k.clone(), resolve(v, root, depth + 1))).collect(),
+                object
+                    .iter()
+                    .map(|(k, v)| (k.clone(), resolve(v, root, depth + 1, budget)))
+                    .collect(),
             )
         }
         Value::Array(items) => {
-            Value::Array(items.iter().map(|v| resolve(v, root, depth + 1)).collect())
+            Value::Array(items.iter().map(|v| resolve(v, root, depth + 1, budget)).collect())
         }
         other => other.clone(),
     }
@@ -129,4 +137,40 @@ fn strings(value: Option<&Value>) -> Vec<String> {
         .and_then(Value::as_array)
         .map(|items| items.iter().filter_map(Value::as_str).map(str::to_owned).collect())
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn references_are_inlined_combinations_united_and_growth_bounded() {
+        let schema = json!({
+            "$defs": { "city": { "type": "string", "description": "A city" } },
+            "oneOf": [
+                { "properties": { "from": { "$ref": "#/$defs/city" } }, "required": ["from"] },
+                { "properties": { "from": { "$ref": "#/$defs/city" }, "to": { "anyOf": [{ "type": "string" }, { "type": "null" }] } }, "required": ["from", "to"] },
+            ],
+        });
+        let mut notes = Vec::new();
+        let flat = plain(&schema, &mut notes);
+        assert_eq!(flat["properties"]["from"]["description"], "A city");
+        assert_eq!(flat["properties"]["to"]["type"], "string");
+        assert_eq!(flat["required"], json!(["from"]));
+        assert_eq!(notes.len(), 1);
+
+        // Thirty levels of definitions that each refer to the next ten times.
+        let mut defs = Map::new();
+        for level in 0..30 {
+            let next: Map<String, Value> = (0..10)
+                .map(|i| (format!("p{i}"), json!({ "$ref": format!("#/$defs/d{}", level + 1) })))
+                .collect();
+            defs.insert(format!("d{level}"), json!({ "type": "object", "properties": next }));
+        }
+        let deep = json!({ "$defs": defs, "properties": { "x": { "$ref": "#/$defs/d0" } } });
+        let flat = plain(&deep, &mut Vec::new());
+        assert!(flat.to_string().len() < 50_000_000, "the inlining stopped");
+    }
 }

@@ -8,7 +8,7 @@ use super::{
     ToolBuilder, ToolSource, default_json, empty_default, front_matter, invalid, single_model,
     template_problem, variable_json,
 };
-use crate::convert::codes::{DROPPED_FIELD, PEER_RENDERS_DIFFERENTLY, UNSUPPORTED_PARAMETER};
+use crate::convert::codes::{PEER_RENDERS_DIFFERENTLY, UNSUPPORTED_PARAMETER};
 use crate::convert::function::Converted;
 use crate::diagnostic::Diagnostic;
 use crate::model::VariableKind;
@@ -231,12 +231,9 @@ pub(super) fn read(text: &str) -> Result<Converted<Value>, Box<Diagnostic>> {
     };
     let extras = front.get("metadata").and_then(|m| m.get("llmtool"));
     let front_text = &text[..body_at.min(text.len())];
+    let mut located = 0;
     let mut dropped = |path: &[&str], what: String| {
-        let diagnostic = Diagnostic::new(&DROPPED_FIELD, what);
-        diagnostics.push(match front_matter::key_span(front_text, path) {
-            Some(span) => diagnostic.at(span),
-            None => diagnostic,
-        });
+        diagnostics.push(front_matter::dropped_key(front_text, path, what, &mut located));
     };
     if let Some(output) = front.get("output").and_then(Value::as_object) {
         let format = output.get("format").and_then(Value::as_str);

@@ -3,6 +3,7 @@
 use serde_json::{Map, Value};
 
 use super::{invalid, yaml, yaml_read};
+use crate::convert::codes::DROPPED_FIELD;
 use crate::diagnostic::Diagnostic;
 use crate::span::Span;
 
@@ -40,6 +41,29 @@ fn parse_in(text: &str, front: &str) -> Result<Map<String, Value>, Box<Diagnosti
 pub(crate) fn join(front: &Map<String, Value>, body: &str) -> String {
     format!("---\n{}---\n{body}", yaml::document(front))
 }
+/// How many left-out keys of one file are located: each search reads the front matter, so a
+/// file of many thousands of keys gets the rest of its warnings without a place.
+const MAX_LOCATED_KEYS: usize = 256;
+
+/// The LT701 warning that the key at `path` of `front` is left out, saying `what`, at the key
+/// while fewer than [`MAX_LOCATED_KEYS`] have been `located`.
+pub(crate) fn dropped_key(
+    front: &str,
+    path: &[&str],
+    what: String,
+    located: &mut usize,
+) -> Diagnostic {
+    let diagnostic = Diagnostic::new(&DROPPED_FIELD, what);
+    if *located >= MAX_LOCATED_KEYS {
+        return diagnostic;
+    }
+    *located += 1;
+    match key_span(front, path) {
+        Some(span) => diagnostic.at(span),
+        None => diagnostic,
+    }
+}
+
 /// Where the key at `path` (`["model", "parameters"]`) is written in the YAML `text`: the
 /// key's name on the first line that holds it, each step searched below its parent, by
 /// indentation. Written by hand because the YAML parser keeps no positions.

@@ -8,7 +8,7 @@ use super::{
     ToolBuilder, ToolSource, default_json, empty_default, front_matter, invalid, single_model,
     template_problem, variable_json,
 };
-use crate::convert::codes::{DROPPED_FIELD, PEER_RENDERS_DIFFERENTLY, UNSUPPORTED_PARAMETER};
+use crate::convert::codes::{PEER_RENDERS_DIFFERENTLY, UNSUPPORTED_PARAMETER};
 use crate::convert::function::Converted;
 use crate::diagnostic::Diagnostic;
 use crate::model::VariableKind;
@@ -255,12 +255,9 @@ pub(super) fn read(text: &str) -> Result<Converted<Value>, Box<Diagnostic>> {
         metadata.insert("description".into(), json!(description));
     }
     let front_text = &text[..body_at];
+    let mut located = 0;
     let mut dropped = |path: &[&str], what: String| {
-        let diagnostic = Diagnostic::new(&DROPPED_FIELD, what);
-        diagnostics.push(match front_matter::key_span(front_text, path) {
-            Some(span) => diagnostic.at(span),
-            None => diagnostic,
-        });
+        diagnostics.push(front_matter::dropped_key(front_text, path, what, &mut located));
     };
     read_model(front.get("model"), &mut metadata, &mut dropped);
     if front.get("outputs").is_some_and(|o| {
