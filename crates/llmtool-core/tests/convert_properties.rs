@@ -121,7 +121,7 @@ proptest! {
         }
         let function = semantic_kernel::write(&document, None).value;
         let back = semantic_kernel::read(&function.config, &function.prompt, None)
-            .map_err(|e| TestCaseError::fail(format!("{}\n{}", e.message, function.prompt)))?;
+            .map_err(|e| TestCaseError::fail(format!("{}\n{}", e.diagnostic.message, function.prompt)))?;
         prop_assert_eq!(render_all(&Document::from_text(back.value.clone())), render_all(&document), "{}", function.prompt);
         prop_assert_eq!(variables(&back.value), variables(&text));
     }

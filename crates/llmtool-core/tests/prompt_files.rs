@@ -12,6 +12,7 @@ mod support;
 use llmtool_core::Document;
 use llmtool_core::convert::{PromptFormat, Source, read_source, semantic_kernel};
 use llmtool_core::format::format_source;
+use llmtool_core::span::Span;
 
 fn canonical(text: &str) -> String {
     format_source(text, false).unwrap().text
@@ -104,9 +105,18 @@ fn templates_with_no_equivalent_are_refused() {
     let problem = PromptFormat::LlmTemplate.read(lone_dollar).unwrap_err();
     assert!(problem.message.contains("`$5 for $item`"), "{}", problem.message);
     let call = semantic_kernel::read("{}", "Today is {{time.today}}.", Some("x")).unwrap_err();
-    assert!(call.message.contains("{{time.today}}"), "{}", call.message);
-    let not_json = semantic_kernel::read("{", "text", None).unwrap_err();
-    assert!(not_json.message.contains("config.json"), "{}", not_json.message);
+    assert_eq!(call.file, semantic_kernel::PROMPT_FILE);
+    assert!(call.diagnostic.message.contains("{{time.today}}"), "{}", call.diagnostic.message);
+    assert_eq!(call.diagnostic.primary.unwrap().span, Span::new(9, 23));
+    let not_json = semantic_kernel::read("{\n  \"name\": }", "text", None).unwrap_err();
+    assert_eq!(not_json.file, semantic_kernel::CONFIG_FILE);
+    assert!(not_json.diagnostic.message.contains("config.json"), "{}", not_json.diagnostic.message);
+    assert_eq!(not_json.diagnostic.primary.unwrap().span, Span::new(12, 13));
+    let format = semantic_kernel::read(r#"{"template_format": "razor"}"#, "x", None).unwrap_err();
+    assert_eq!(
+        (format.file, format.diagnostic.primary.unwrap().span),
+        ("config.json", Span::new(20, 27))
+    );
 }
 
 #[test]

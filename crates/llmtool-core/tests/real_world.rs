@@ -59,20 +59,27 @@ fn entries(family: &Path) -> Vec<PathBuf> {
 /// The tool files of a file, each named by where it is in the file, or why there are none.
 type Imported = Result<Converted<Vec<(String, String)>>, Box<Diagnostic>>;
 
-/// Imports `entry` as `llmtool import` would, without a `--from`: its text, and the tool file
-/// of each tool in it (a file may hold several), named by where it is.
-fn import(entry: &Path) -> (String, Imported) {
+/// Imports `entry` as `llmtool import` would, without a `--from`: the name and text of the
+/// file the diagnostics are in (one of a function folder's two files), and the tool file of
+/// each tool in it (a file may hold several), named by where it is.
+fn import(entry: &Path) -> (String, String, Imported) {
     let name = entry.file_name().unwrap().to_string_lossy().into_owned();
     if entry.is_dir() {
         let read = |file: &str| std::fs::read_to_string(entry.join(file)).unwrap();
         let config = read(semantic_kernel::CONFIG_FILE);
         let prompt = read(semantic_kernel::PROMPT_FILE);
-        let read =
-            semantic_kernel::read(&config, &prompt, Some(&name)).map(|converted| Converted {
-                value: vec![(String::new(), converted.value)],
-                diagnostics: converted.diagnostics,
-            });
-        return (config, read);
+        let in_file = |file: &str| format!("{name}/{file}");
+        return match semantic_kernel::read(&config, &prompt, Some(&name)) {
+            Ok(converted) => {
+                let value = vec![(String::new(), converted.value)];
+                let read = Ok(Converted { value, diagnostics: converted.diagnostics });
+                (in_file(semantic_kernel::CONFIG_FILE), config, read)
+            }
+            Err(problem) if problem.file == semantic_kernel::PROMPT_FILE => {
+                (in_file(problem.file), prompt, Err(problem.diagnostic))
+            }
+            Err(problem) => (in_file(problem.file), config, Err(problem.diagnostic)),
+        };
     }
     let text = String::from_utf8_lossy(&std::fs::read(entry).unwrap()).into_owned();
     let read = read_sources(&text, &name, None).map(|converted| {
@@ -91,14 +98,13 @@ fn import(entry: &Path) -> (String, Imported) {
             .collect();
         Converted { value: tools, diagnostics }
     });
-    (text, read)
+    (name, text, read)
 }
 
 /// The outcome of `entry`, and its snapshot: the outcome, the diagnostics as `check` shows
 /// them, and the tool file made.
 fn outcome(entry: &Path) -> (Outcome, String) {
-    let name = entry.file_name().unwrap().to_string_lossy().into_owned();
-    let (text, read) = import(entry);
+    let (name, text, read) = import(entry);
     let shown =
         |diagnostics: &[Diagnostic]| human(&ReportSource::new(&name, &text), diagnostics, false);
     match read {

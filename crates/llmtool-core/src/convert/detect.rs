@@ -169,12 +169,7 @@ fn unknown(text: &str) -> Diagnostic {
     let first = text.trim_start().chars().next();
     if matches!(first, Some('{' | '[')) {
         return match serde_json::from_str::<Value>(text) {
-            Err(error) => {
-                let at = offset_of(text, error.line(), error.column());
-                let end = text[at..].chars().next().map_or(at, |c| at + c.len_utf8());
-                Diagnostic::new(&INVALID_SOURCE, format!("not JSON: {error}"))
-                    .at(Span::new(at, end))
-            }
+            Err(error) => not_json(text, "", &error),
             Ok(Value::Array(items)) => Diagnostic::new(
                 &INVALID_SOURCE,
                 format!(
@@ -192,6 +187,14 @@ fn unknown(text: &str) -> Diagnostic {
         &INVALID_SOURCE,
         "not a format llmtool imports: not a function tool, an MCP prompt, an elisp form, a prompt file (Prompty, Dotprompt, an `llm` template, a Semantic Kernel prompt template) or a tool file",
     )
+}
+
+/// `what` (a prefix such as "`config.json` is ") "not JSON", at the character of `text`
+/// where reading it as JSON stopped with `error`.
+pub(crate) fn not_json(text: &str, what: &str, error: &serde_json::Error) -> Diagnostic {
+    let at = offset_of(text, error.line(), error.column());
+    let end = text[at..].chars().next().map_or(at, |c| at + c.len_utf8());
+    Diagnostic::new(&INVALID_SOURCE, format!("{what}not JSON: {error}")).at(Span::new(at, end))
 }
 
 /// The byte offset of a 1-based line and column (in characters) of `text`.

@@ -10,6 +10,7 @@ use super::{
     read_mcp_prompt, semantic_kernel,
 };
 use crate::diagnostic::Diagnostic;
+use crate::span::Span;
 
 /// A form of tool that llmtool reads and writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -197,9 +198,8 @@ fn read_unmarked(
             });
         }
         Family::McpPrompt | Family::Function(_) => {
-            let value: Value = serde_json::from_str(text).map_err(|error| {
-                Box::new(Diagnostic::new(&INVALID_SOURCE, format!("not JSON: {error}")))
-            })?;
+            let value: Value = serde_json::from_str(text)
+                .map_err(|error| Box::new(super::detect::not_json(text, "", &error)))?;
             match format.family() {
                 Family::Function(format) => format.read(&value)?,
                 _ => read_mcp_prompt(&value)?,
@@ -247,20 +247,33 @@ pub fn read_sources(
             Err(problem) => {
                 let kind = entry.value.get("type").and_then(Value::as_str);
                 let what = kind.map_or_else(String::new, |kind| format!(" (a `{kind}` tool)"));
-                diagnostics.push(Diagnostic::new(
+                let mut left_out = Diagnostic::new(
                     &DROPPED_FIELD,
                     format!("`{}`{what} is left out: {}", entry.at, problem.message),
-                ));
-                first_problem.get_or_insert(problem);
+                );
+                let place = super::lists::span_of(unmarked, &entry.at).map(|span| {
+                    let bom = text.len() - unmarked.len();
+                    Span::new(span.start + bom, span.end + bom)
+                });
+                if let Some(place) = place {
+                    left_out = left_out.at_labelled(place, "not a tool llmtool reads");
+                }
+                diagnostics.push(left_out);
+                first_problem.get_or_insert((problem, place));
             }
         }
     }
     if sources.is_empty() {
-        let reason = first_problem.map_or_else(|| "it is empty".to_owned(), |p| p.message);
-        return Err(Box::new(Diagnostic::new(
+        let (reason, place) = first_problem
+            .map_or_else(|| ("it is empty".to_owned(), None), |(p, place)| (p.message, place));
+        let mut problem = Diagnostic::new(
             &INVALID_SOURCE,
             format!("none of the {} entries of this list is a tool: {reason}", entries.len()),
-        )));
+        );
+        if let Some(place) = place {
+            problem = problem.at_labelled(place, "the first entry that is not a tool");
+        }
+        return Err(Box::new(problem));
     }
     Ok(Converted { value: sources, diagnostics })
 }

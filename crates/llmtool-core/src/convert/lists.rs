@@ -6,6 +6,7 @@
 use serde_json::Value;
 
 use super::formats::Format;
+use crate::span::Span;
 
 /// One entry of a file of several tools: where it is (`tools[2]`), the value, and the format
 /// its container implies, if any (an entry of `prompts/list` is an MCP prompt).
@@ -68,4 +69,22 @@ fn flatten<'a>(
             None => found.push(ListEntry { at, value: item, implied }),
         }
     }
+}
+
+/// Where the entry at `at` (as [`ListEntry::at`] names it: `result.tools[2]`) is written in
+/// `text`, the JSON the entries were read from; `None` if `at` does not lead to a value.
+pub(super) fn span_of(text: &str, at: &str) -> Option<Span> {
+    let tree = crate::syntax::parse(text);
+    let mut node = tree.root.as_ref()?;
+    for step in at.split('.') {
+        let (key, indexes) = step.split_once('[').map_or((step, ""), |(key, rest)| (key, rest));
+        if !key.is_empty() {
+            node = &node.get(key)?.value;
+        }
+        for index in indexes.split('[').filter(|index| !index.is_empty()) {
+            let index: usize = index.strip_suffix(']')?.parse().ok()?;
+            node = node.as_array()?.get(index)?;
+        }
+    }
+    Some(node.span)
 }

@@ -209,7 +209,7 @@ fn write_file(path: &Path, text: &str) -> anyhow::Result<()> {
 /// `None` when nothing can be read.
 fn read(path: &Path, name: &str, from: Option<Format>) -> anyhow::Result<Option<Vec<Source>>> {
     if from == Some(Format::SemanticKernel) || (from.is_none() && is_kernel_function(path)) {
-        return Ok(read_kernel_function(path, name)?.map(|source| vec![source]));
+        return Ok(read_kernel_function(path)?.map(|source| vec![source]));
     }
     let bytes = io::read_input(path)?;
     let text = String::from_utf8_lossy(&bytes);
@@ -246,8 +246,9 @@ fn is_kernel_function(path: &Path) -> bool {
         })
 }
 
-/// Reads the Semantic Kernel function at `path` (its folder, or either of its files).
-fn read_kernel_function(path: &Path, name: &str) -> anyhow::Result<Option<Source>> {
+/// Reads the Semantic Kernel function at `path` (its folder, or either of its files), printing
+/// its problems against the file of the folder they are in.
+fn read_kernel_function(path: &Path) -> anyhow::Result<Option<Source>> {
     let folder: PathBuf = if path.is_dir() {
         path.to_owned()
     } else {
@@ -264,8 +265,18 @@ fn read_kernel_function(path: &Path, name: &str) -> anyhow::Result<Option<Source
         .canonicalize()
         .ok()
         .and_then(|f| f.file_name().map(|n| n.to_string_lossy().into_owned()));
-    let read = semantic_kernel::read(&config, &prompt, folder_name.as_deref()).map(|converted| {
-        Converted { value: Source::ToolFile(converted.value), diagnostics: converted.diagnostics }
-    });
-    Ok(shown(name, &config, read))
+    match semantic_kernel::read(&config, &prompt, folder_name.as_deref()) {
+        Ok(converted) => {
+            let source = Source::ToolFile(converted.value);
+            let read = Ok(Converted { value: source, diagnostics: converted.diagnostics });
+            Ok(shown(&folder.join(semantic_kernel::CONFIG_FILE).to_string_lossy(), &config, read))
+        }
+        Err(problem) => {
+            let (file, text) = match problem.file {
+                semantic_kernel::CONFIG_FILE => (semantic_kernel::CONFIG_FILE, &config),
+                _ => (semantic_kernel::PROMPT_FILE, &prompt),
+            };
+            Ok(shown::<Source>(&folder.join(file).to_string_lossy(), text, Err(problem.diagnostic)))
+        }
+    }
 }

@@ -194,23 +194,55 @@ pub fn write_yaml(document: &Document, name: Option<&str>) -> Converted<String> 
     Converted { value: super::yaml::document(&template), diagnostics: written.diagnostics }
 }
 
+/// What stops a prompt function from being read, and which of its two files it is in
+/// ([`CONFIG_FILE`] or [`PROMPT_FILE`]): the diagnostic's places are in that file's text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FunctionProblem {
+    pub file: &'static str,
+    pub diagnostic: Box<Diagnostic>,
+}
+
 /// Reads a prompt function from the texts of its `config.json` and `skprompt.txt`, as a tool
 /// file (canonical text). `folder` is the folder's name, which names the function when
-/// `config.json` does not.
+/// `config.json` does not. The warnings' places are in `config.json`.
 pub fn read(
-    config: &str,
+    config_text: &str,
     prompt: &str,
     folder: Option<&str>,
-) -> Result<Converted<String>, Box<Diagnostic>> {
-    let config: Map<String, Value> = match serde_json::from_str(config) {
+) -> Result<Converted<String>, FunctionProblem> {
+    let in_config = |diagnostic| FunctionProblem { file: CONFIG_FILE, diagnostic };
+    let config: Map<String, Value> = match serde_json::from_str(config_text) {
         Ok(Value::Object(config)) => config,
-        Ok(_) => return Err(invalid(format!("`{CONFIG_FILE}` is not a JSON object"))),
-        Err(error) => return Err(invalid(format!("`{CONFIG_FILE}` is not JSON: {error}"))),
+        Ok(_) => return Err(in_config(invalid(format!("`{CONFIG_FILE}` is not a JSON object")))),
+        Err(error) => {
+            let what = format!("`{CONFIG_FILE}` is ");
+            return Err(in_config(Box::new(crate::convert::detect::not_json(
+                config_text,
+                &what,
+                &error,
+            ))));
+        }
     };
     let format = config.get("template_format").and_then(Value::as_str).unwrap_or(SK_FORMAT);
-    let parts = read_template(prompt, format)?
-        .map_err(|e| invalid(format!("`{PROMPT_FILE}` ({format}): {}", e.message)))?;
-    read_config(&config, &parts, folder)
+    let parts = read_template(prompt, format).map_err(|problem| {
+        // Only `template_format` can be wrong here: point at its value.
+        let tree = crate::syntax::parse(config_text);
+        let value = tree.root.as_ref().and_then(|root| root.get("template_format"));
+        in_config(match value {
+            Some(member) => Box::new((*problem).at(member.value.span)),
+            None => problem,
+        })
+    })?;
+    let parts = parts.map_err(|error| FunctionProblem {
+        file: PROMPT_FILE,
+        diagnostic: super::template_problem(
+            prompt,
+            0,
+            &format!("`{PROMPT_FILE}` ({format})"),
+            error,
+        ),
+    })?;
+    read_config(&config, &parts, folder).map_err(in_config)
 }
 
 /// The template language Semantic Kernel uses when `template_format` names none.
@@ -241,7 +273,15 @@ fn read_template(
 /// `handlebars`, or `liquid` and `jinja2` (read with the Jinja reader, whose variables and
 /// filters Liquid shares).
 pub fn read_yaml(text: &str) -> Result<Converted<String>, Box<Diagnostic>> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    // The places of problems are in `text`, a byte-order mark included.
+    let unmarked = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let marked = text.len() - unmarked.len();
+    let converted = read_unmarked_yaml(unmarked).map_err(|p| Box::new(p.shifted(marked)))?;
+    let diagnostics = converted.diagnostics.into_iter().map(|d| d.shifted(marked)).collect();
+    Ok(Converted { value: converted.value, diagnostics })
+}
+
+fn read_unmarked_yaml(text: &str) -> Result<Converted<String>, Box<Diagnostic>> {
     let config = match super::yaml_read::from_str(text) {
         Ok(Value::Object(config)) => config,
         Ok(_) => return Err(invalid("the prompt template is not a YAML mapping")),
@@ -250,13 +290,32 @@ pub fn read_yaml(text: &str) -> Result<Converted<String>, Box<Diagnostic>> {
         }
     };
     let Some(template) = config.get("template").and_then(Value::as_str) else {
-        return Err(invalid("the prompt template has no `template` text"));
+        let problem = invalid("the prompt template has no `template` text");
+        return Err(match first_line(text) {
+            Some(line) => Box::new(problem.at_labelled(line, "a mapping with no `template` key")),
+            None => problem,
+        });
     };
     let format = config.get("template_format").and_then(Value::as_str).unwrap_or(SK_FORMAT);
     let parts = read_template(template, format)?;
     let parts = parts
         .map_err(|e| super::template_problem(text, 0, &format!("the `{format}` template"), e))?;
     read_config(&config, &parts, None)
+}
+
+/// The first line of `text` that is neither blank nor a comment.
+fn first_line(text: &str) -> Option<crate::span::Span> {
+    let mut start = 0;
+    for line in text.split_inclusive('\n') {
+        let content = line.trim_end();
+        let trimmed = content.trim_start();
+        if !trimmed.is_empty() && !trimmed.starts_with('#') && trimmed != "---" {
+            let indent = content.len() - trimmed.len();
+            return Some(crate::span::Span::new(start + indent, start + content.len()));
+        }
+        start += line.len();
+    }
+    None
 }
 
 /// The tool of a prompt function whose settings are `config` and whose template is `parts`.
