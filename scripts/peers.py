@@ -74,12 +74,18 @@ def log(message):
 
 
 def peers_python():
-    python = os.path.join(WORK, "bin", "python")
-    if os.path.exists(python) and subprocess.run([python, "-c", PROBE], capture_output=True).returncode == 0:
+    return venv_python(WORK, PEERS, PROBE)
+
+
+def venv_python(folder, packages, probe):
+    """The Python of a virtual environment in `folder` with `packages` installed (once: kept
+    while `probe` imports)."""
+    python = os.path.join(folder, "bin", "python")
+    if os.path.exists(python) and subprocess.run([python, "-c", probe], capture_output=True).returncode == 0:
         return python
-    log(f"installing {', '.join(PEERS)} (once)")
-    subprocess.run([sys.executable, "-m", "venv", WORK], check=True)
-    subprocess.run([python, "-m", "pip", "install", "-q", *PEERS], check=True)
+    log(f"installing {', '.join(packages)} (once)")
+    subprocess.run([sys.executable, "-m", "venv", folder], check=True)
+    subprocess.run([python, "-m", "pip", "install", "-q", *packages], check=True)
     return python
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, exactly as CI runs it: formatting, lints, the local model (pulled once),
-# every test (the elisp output checked in Emacs), the prompt-file exports rendered by the
-# peers' own code, `llmtool mcp` driven by real MCP clients (the Python SDK, MCP Inspector),
+# every test (the elisp output checked in Emacs), the prompt-file exports and the real-world
+# prompt files rendered by the peers' own code, `llmtool mcp` driven by real MCP clients (the Python SDK, MCP Inspector),
 # llmtool against independent API servers (llama-cpp-python, LiteLLM), and a
 # fuzz smoke run. Installs what the tests need (idempotently) on a fresh machine, so this one
 # command is enough.
@@ -41,6 +41,9 @@ cargo test --workspace --doc --locked
 
 step "prompt-file exports rendered by the peers' own code (Prompty, Dotprompt, llm, Semantic Kernel)"
 python3 scripts/peers.py
+
+step "real-world prompt files rendered by their peers and by llmtool (equal text)"
+python3 scripts/real_world_renders.py
 
 step "llmtool mcp with real MCP clients (the Python SDK, MCP Inspector)"
 python3 scripts/mcp_clients.py

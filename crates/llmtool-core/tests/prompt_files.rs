@@ -219,3 +219,38 @@ fn files_written_by_hand_are_read() {
     assert_eq!(variables[1]["default"], "warm");
     assert_eq!(Document::from_text(read.value).summary().errors, 0);
 }
+
+#[test]
+fn what_the_peers_send_is_what_the_import_says() {
+    let prompt = |read: &llmtool_core::convert::Converted<String>| {
+        let tool: serde_json::Value = serde_json::from_str(&read.value).unwrap();
+        tool["model_prompt"].as_str().unwrap().to_owned()
+    };
+    // Prompty sends a body with no role line as a system message.
+    let read = PromptFormat::Prompty.read("---\nname: x\n---\nBe brief.\n").unwrap();
+    assert_eq!(prompt(&read), "system:\nBe brief.");
+    assert_eq!(read.diagnostics[0].code(), "LT708");
+    // A `thread` input is the conversation so far: its placeholder goes, with a located warning.
+    let thread = "---\ninputs:\n  question:\n    kind: string\n  chat:\n    kind: thread\n---\nsystem:\nBe brief.\n{{chat}}\nuser:\n{{question}}\n";
+    let read = PromptFormat::Prompty.read(thread).unwrap();
+    assert_eq!(prompt(&read), "system:\nBe brief.\n\nuser:\n{{question}}");
+    let left_out = read.diagnostics.iter().find(|d| d.message.contains("`chat`")).unwrap();
+    assert_eq!(left_out.primary.as_ref().unwrap().span, Span::new(43, 47));
+    // An image input cannot be text: refused, at the input's name (list form too).
+    let image = "---\ninputs:\n  - name: photo\n    kind: image\n---\nuser:\n{{photo}}\n";
+    let refused = PromptFormat::Prompty.read(image).unwrap_err();
+    assert!(refused.message.contains("`image`"), "{}", refused.message);
+    assert_eq!(refused.primary.unwrap().span, Span::new(22, 27));
+    // Prompty 1's `type`, and defaults that are not text.
+    let typed = "---\ninputs:\n  age:\n    type: number\n    default: 18\n---\nuser:\n{{age}}\n";
+    let read = PromptFormat::Prompty.read(typed).unwrap();
+    let tool: serde_json::Value = serde_json::from_str(&read.value).unwrap();
+    assert_eq!(tool["metadata"]["variables"][0]["default"], "18");
+    assert!(read.diagnostics.iter().any(|d| d.message.contains("`number`")));
+    // Dotprompt sends what follows `{{history}}` as a model message.
+    let history = "---\ninput:\n  schema:\n    q: string\n---\n{{role \"system\"}}\nBe brief.\n{{history}}\n{{q}}";
+    let read = PromptFormat::Dotprompt.read(history).unwrap();
+    assert_eq!(prompt(&read), "system:\nBe brief.\nmodel:\n{{q}}");
+    let left_out = read.diagnostics.iter().find(|d| d.message.contains("history")).unwrap();
+    assert_eq!(left_out.primary.as_ref().unwrap().span, Span::new(67, 78));
+}

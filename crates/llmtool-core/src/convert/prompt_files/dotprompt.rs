@@ -8,10 +8,11 @@ use super::{
     ToolBuilder, ToolSource, default_json, empty_default, front_matter, invalid, single_model,
     template_problem, variable_json,
 };
-use crate::convert::codes::{PEER_RENDERS_DIFFERENTLY, UNSUPPORTED_PARAMETER};
+use crate::convert::codes::{DROPPED_FIELD, PEER_RENDERS_DIFFERENTLY, UNSUPPORTED_PARAMETER};
 use crate::convert::function::Converted;
 use crate::diagnostic::Diagnostic;
 use crate::model::VariableKind;
+use crate::span::Span;
 
 /// Tool parameters and the Dotprompt `config` keys they are.
 const CONFIG: [(&str, &str); 4] = [
@@ -119,9 +120,11 @@ fn schema(variable: &crate::template::VariableSpec) -> Value {
 /// The body with each role marker (`{{role "system"}}`, or the block `{{#role "system"}}` ...
 /// `{{/role}}`) written as a role line (`system:`), as an imported Prompty prompt keeps its
 /// role lines, with a warning: a tool has one prompt. A lone `user` role at the start marks
-/// nothing and is dropped.
+/// nothing and is dropped. `{{history}}` becomes the role line `model:`.
+/// `body_at` is where the body starts in the file, for the places of warnings.
 fn roles_as_text<'a>(
     body: &'a str,
+    body_at: usize,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> std::borrow::Cow<'a, str> {
     let mut out = String::with_capacity(body.len());
@@ -135,6 +138,8 @@ fn roles_as_text<'a>(
                 |name| name.strip_prefix(['"', '\'']).and_then(|n| n.strip_suffix(['"', '\''])),
             );
         out.push_str(&rest[..at]);
+        let marker_at = body_at + body.len() - rest.len() + at;
+        let marker = Span::new(marker_at, marker_at + length + 2);
         rest = &rest[at + length + 2..];
         match role {
             Some(role) => {
@@ -144,6 +149,22 @@ fn roles_as_text<'a>(
                     out.push('\n');
                 }
                 roles.push(role.to_owned());
+            }
+            // The conversation so far, which a tool does not have; Dotprompt sends what
+            // follows it as a `model` message.
+            None if inner == "history" => {
+                if !out.is_empty() && !out.ends_with('\n') {
+                    out.push('\n');
+                }
+                out.push_str("model:");
+                if !rest.starts_with(['\n', '\r']) {
+                    out.push('\n');
+                }
+                roles.push("model".to_owned());
+                diagnostics.push(Diagnostic::new(
+                    &DROPPED_FIELD,
+                    "`{{history}}` puts the conversation so far in the prompt, and a tool has none: it is left out, and the role line `model:` takes its place, as Dotprompt sends what follows it as a `model` message",
+                ).at(marker));
             }
             // The end of a role block.
             None if inner == "/role" => {
@@ -209,7 +230,7 @@ pub(super) fn read(text: &str) -> Result<Converted<Value>, Box<Diagnostic>> {
     };
     // Where the body starts in the file (it is a part of `text`), to find what it quotes.
     let body_at = body.as_ptr() as usize - text.as_ptr() as usize;
-    let body = roles_as_text(body, &mut diagnostics);
+    let body = roles_as_text(body, body_at, &mut diagnostics);
     let parts =
         handlebars::read(&body).map_err(|e| template_problem(text, body_at, "the template", e))?;
     let mut metadata = Map::new();
@@ -388,7 +409,7 @@ mod tests {
 
     fn roles(body: &str) -> (String, usize) {
         let mut diagnostics = Vec::new();
-        let text = roles_as_text(body, &mut diagnostics).into_owned();
+        let text = roles_as_text(body, 0, &mut diagnostics).into_owned();
         (text, diagnostics.len())
     }
 

@@ -301,12 +301,34 @@ pub(crate) fn variable_json(
         variable.insert("description".into(), Value::String(description.to_owned()));
     }
     if let Some(allowed) = allowed {
+        let allowed = allowed.iter().map(|value| Value::String(as_text(value))).collect();
         variable.insert("allowed_values".into(), Value::Array(allowed));
     }
     if let Some(default) = default {
+        // A peer's default may be a number, a boolean or a list, where a tool file has text
+        // (or, for a multi-select, a list of texts).
+        let default = match (kind, default) {
+            ("multi-select", Value::Array(items)) => {
+                items.iter().map(|item| Value::String(as_text(item))).collect()
+            }
+            (_, default) => Value::String(as_text(&default)),
+        };
         variable.insert("default".into(), default);
     }
     Value::Object(variable)
+}
+
+/// A peer's value as a variable's text: a string as it is, a list as its items joined as
+/// llmtool joins a multi-select's, anything else as its JSON text (`18`, `false`).
+fn as_text(value: &Value) -> String {
+    match value {
+        Value::String(text) => text.clone(),
+        Value::Null => String::new(),
+        Value::Array(items) => {
+            items.iter().map(as_text).collect::<Vec<_>>().join(crate::template::LIST_SEPARATOR)
+        }
+        other => other.to_string(),
+    }
 }
 
 /// The default of an input the peer gives none: none when it is required (or a single-select,

@@ -8,7 +8,7 @@ use super::{
     ToolBuilder, ToolSource, default_json, empty_default, front_matter, invalid, single_model,
     template_problem, variable_json,
 };
-use crate::convert::codes::{PEER_RENDERS_DIFFERENTLY, UNSUPPORTED_PARAMETER};
+use crate::convert::codes::{DROPPED_FIELD, PEER_RENDERS_DIFFERENTLY, UNSUPPORTED_PARAMETER};
 use crate::convert::function::Converted;
 use crate::diagnostic::Diagnostic;
 use crate::model::VariableKind;
@@ -298,17 +298,25 @@ pub(super) fn read(text: &str) -> Result<Converted<Value>, Box<Diagnostic>> {
         };
         dropped(&[key], format!("`{key}` is left out: {why}"));
     }
-    let variables = match front.get("inputs") {
-        Some(inputs) => read_inputs(inputs, &mut diagnostics)?,
-        None => Vec::new(),
+    let inputs = match front.get("inputs") {
+        Some(inputs) => read_inputs(inputs, front_text, &mut diagnostics)?,
+        None => Inputs { variables: Vec::new(), threads: Vec::new() },
     };
-    let builder = ToolBuilder { prompt: syntax::to_prompt(&parts), metadata, variables };
+    let parts: Vec<syntax::Part> = parts
+        .into_iter()
+        .filter(|part| {
+            !matches!(part, syntax::Part::Variable { name, .. } if inputs.threads.contains(name))
+        })
+        .collect();
+    let builder =
+        ToolBuilder { prompt: syntax::to_prompt(&parts), metadata, variables: inputs.variables };
     let extras = front.get("metadata").and_then(|m| m.get("llmtool"));
     Ok(Converted { value: builder.finish(extras), diagnostics })
 }
 
 /// The body as the one message it holds: a `user:` line first is taken off. A body with
-/// other role lines is kept whole, with a warning.
+/// other role lines is kept whole, with a warning; text before the first role line (or a body
+/// with none) is what Prompty sends as a system message, so it gets the role line `system:`.
 fn message_text(body: &str, diagnostics: &mut Vec<Diagnostic>) -> String {
     let roles = body.lines().filter(|line| is_role_line(line)).count();
     let first = body.lines().find(|line| !line.trim().is_empty()).unwrap_or("");
@@ -325,7 +333,15 @@ fn message_text(body: &str, diagnostics: &mut Vec<Diagnostic>) -> String {
             "the prompt has several messages; a tool has one prompt, so the role lines are kept in its text",
         ));
     }
-    body.trim_matches('\n').to_owned()
+    let body = body.trim_matches('\n');
+    if !body.trim().is_empty() && !is_role_line(first) {
+        diagnostics.push(Diagnostic::new(
+            &PEER_RENDERS_DIFFERENTLY,
+            "Prompty sends the text before any role line as a system message, so the prompt starts with the role line `system:`",
+        ));
+        return format!("system:\n{body}");
+    }
+    body.to_owned()
 }
 
 fn parameters(options: &Map<String, Value>) -> Map<String, Value> {
@@ -351,11 +367,22 @@ fn parameters(options: &Map<String, Value>) -> Map<String, Value> {
     parameters
 }
 
-/// Prompty inputs (a mapping by name, or a list with `name`) as variables.
+/// The variables of Prompty's inputs, and the names of its `thread` inputs.
+struct Inputs {
+    variables: Vec<Value>,
+    /// Inputs whose place in the prompt Prompty fills with the conversation so far.
+    threads: Vec<String>,
+}
+
+/// Prompty inputs (a mapping by name, or a list with `name`) as variables, in the front
+/// matter `front` (for places). A `thread` input is the conversation so far, which a tool does
+/// not have: it is left out with a warning. An `image`, `file` or `audio` input cannot be
+/// text: the file is refused.
 fn read_inputs(
     inputs: &Value,
+    front: &str,
     diagnostics: &mut Vec<Diagnostic>,
-) -> Result<Vec<Value>, Box<Diagnostic>> {
+) -> Result<Inputs, Box<Diagnostic>> {
     let entries: Vec<(String, Value)> = match inputs {
         Value::Object(map) => map.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
         Value::Array(list) => list
@@ -364,11 +391,41 @@ fn read_inputs(
             .collect(),
         _ => return Err(invalid("`inputs` is neither a mapping nor a list")),
     };
-    let mut variables = Vec::new();
+    let mut found = Inputs { variables: Vec::new(), threads: Vec::new() };
     for (name, input) in entries {
         // A scalar is Prompty's short form: an example value of its type.
         let input = if input.is_object() { input } else { json!({ "kind": "string" }) };
-        let kind = input["kind"].as_str().unwrap_or("string");
+        // Prompty 2 says `kind`; Prompty 1 said `type`, and `list` for an array.
+        let kind = input["kind"].as_str().or_else(|| input["type"].as_str()).unwrap_or("string");
+        let kind = if kind == "list" { "array" } else { kind };
+        match kind {
+            "thread" => {
+                let mut left_out = Diagnostic::new(
+                    &DROPPED_FIELD,
+                    format!(
+                        "input `{name}` is a `thread`: Prompty puts the conversation so far in its place, and a tool has none, so it is left out of the prompt"
+                    ),
+                );
+                if let Some(place) = input_span(front, &name) {
+                    left_out = left_out.at(place);
+                }
+                diagnostics.push(left_out);
+                found.threads.push(name);
+                continue;
+            }
+            "image" | "file" | "audio" => {
+                let refused = invalid(format!(
+                    "input `{name}` is an `{kind}`, which Prompty sends as such; a tool's variables hold text"
+                ));
+                return Err(match input_span(front, &name) {
+                    Some(place) => {
+                        Box::new(refused.at_labelled(place, format!("an `{kind}` input")))
+                    }
+                    None => refused,
+                });
+            }
+            _ => {}
+        }
         let enum_values = |value: &Value| value["enumValues"].as_array().cloned();
         let (kind, allowed) = match kind {
             "array" => match enum_values(&input["items"]) {
@@ -399,7 +456,37 @@ fn read_inputs(
             Some(default) if !default.is_null() => Some(default.clone()),
             _ => empty_default(kind, required),
         };
-        variables.push(variable_json(&name, kind, input["description"].as_str(), allowed, default));
+        found.variables.push(variable_json(
+            &name,
+            kind,
+            input["description"].as_str(),
+            allowed,
+            default,
+        ));
     }
-    Ok(variables)
+    Ok(found)
+}
+
+/// Where the input `name` is written in the front matter `front`: its key (`inputs:` as a
+/// mapping), or its `name:` line (a list).
+fn input_span(front: &str, name: &str) -> Option<crate::span::Span> {
+    if let Some(span) = front_matter::key_span(front, &["inputs", name]) {
+        return Some(span);
+    }
+    let inputs = front_matter::key_span(front, &["inputs"])?;
+    front[inputs.end..]
+        .lines()
+        .scan(inputs.end, |at, line| {
+            let start = *at;
+            *at += line.len() + 1;
+            Some((start, line))
+        })
+        .find_map(|(start, line)| {
+            let content = line.trim_start().strip_prefix("- ").unwrap_or(line.trim_start());
+            let value = content.strip_prefix("name:")?.trim().trim_matches(['"', '\'']);
+            (value == name).then(|| {
+                let at = start + line.find(name)?;
+                Some(crate::span::Span::new(at, at + name.len()))
+            })?
+        })
 }
