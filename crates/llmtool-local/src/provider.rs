@@ -90,6 +90,7 @@ impl Engine for LocalEngine {
             usage: Usage {
                 input_tokens: Some(generation.prompt_tokens as u64),
                 output_tokens: Some(generation.generated_tokens as u64),
+                ..Usage::default()
             },
             finish_reason: Some(generation.finish_reason),
             time_to_first_token: Some(generation.prompt_time),

@@ -110,10 +110,18 @@ impl AnthropicDecoder {
     }
 }
 
+/// Anthropic's usage in common terms: its `input_tokens` leaves out the tokens read from and
+/// written to the cache, which count as input here.
 fn usage(value: &Value) -> Usage {
+    let count = |key: &str| value.get(key).and_then(Value::as_u64);
+    let (read, written) = (count("cache_read_input_tokens"), count("cache_creation_input_tokens"));
     Usage {
-        input_tokens: value.get("input_tokens").and_then(Value::as_u64),
-        output_tokens: value.get("output_tokens").and_then(Value::as_u64),
+        input_tokens: count("input_tokens")
+            .map(|input| input + read.unwrap_or(0) + written.unwrap_or(0)),
+        cached_input_tokens: read,
+        cache_write_tokens: written,
+        output_tokens: count("output_tokens"),
+        reasoning_tokens: None,
     }
 }
 
@@ -163,7 +171,9 @@ impl Decoder for AnthropicDecoder {
                     self.stop_reason = Some(reason.to_owned());
                 }
                 if let Some(u) = event.get("usage") {
-                    out.push(StreamEvent::Usage(Usage { input_tokens: None, ..usage(u) }));
+                    // The input was counted at `message_start`.
+                    let output_tokens = usage(u).output_tokens;
+                    out.push(StreamEvent::Usage(Usage { output_tokens, ..Usage::default() }));
                 }
             }
             "message_stop" => {

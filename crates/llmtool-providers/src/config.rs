@@ -69,18 +69,34 @@ impl From<ApiName> for ApiKind {
     }
 }
 
-/// US dollars per million tokens.
+/// A model's price in the config file, in US dollars per million tokens (as providers list
+/// them); the classes left out are billed as their parent class (see [`crate::pricing`]).
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Price {
     pub input: f64,
     pub output: f64,
+    pub cached_input: Option<f64>,
+    pub cache_write: Option<f64>,
+    pub reasoning: Option<f64>,
+    pub batch_input: Option<f64>,
+    pub batch_output: Option<f64>,
 }
 
 impl Price {
-    /// The cost in US dollars of a request's tokens.
-    pub fn cost(&self, input_tokens: u64, output_tokens: u64) -> f64 {
-        (input_tokens as f64 * self.input + output_tokens as f64 * self.output) / 1_000_000.0
+    /// The price per token.
+    pub fn per_token(&self) -> crate::pricing::Price {
+        let per_token = |million: f64| million / 1_000_000.0;
+        crate::pricing::Price {
+            input: per_token(self.input),
+            cached_input: self.cached_input.map(per_token),
+            cache_write: self.cache_write.map(per_token),
+            output: per_token(self.output),
+            reasoning: self.reasoning.map(per_token),
+            batch_input: self.batch_input.map(per_token),
+            batch_output: self.batch_output.map(per_token),
+            max_output: None,
+        }
     }
 }
 
@@ -139,7 +155,16 @@ mod tests {
         .unwrap();
         assert_eq!(config.providers["work"].api, Some(ApiName::Openai));
         assert!(
-            (config.prices["openai/gpt-4o-mini"].cost(1_000_000, 1_000_000) - 0.75).abs() < 1e-9
+            (config.prices["openai/gpt-4o-mini"].per_token().cost(
+                &crate::pricing::Tokens {
+                    input: 1_000_000,
+                    output: 1_000_000,
+                    ..Default::default()
+                },
+                crate::pricing::Billing::Standard
+            ) - 0.75)
+                .abs()
+                < 1e-9
         );
         assert!(Config::parse("default_modle = 'x'").unwrap_err().0.contains("default_modle"));
     }

@@ -126,9 +126,16 @@ impl GeminiDecoder {
             }
         }
         if let Some(usage) = chunk.get("usageMetadata") {
+            // Gemini counts the thinking apart from the answer; both are output here.
+            let count = |key: &str| usage.get(key).and_then(Value::as_u64);
+            let thoughts = count("thoughtsTokenCount");
             out.push(StreamEvent::Usage(Usage {
-                input_tokens: usage.get("promptTokenCount").and_then(Value::as_u64),
-                output_tokens: usage.get("candidatesTokenCount").and_then(Value::as_u64),
+                input_tokens: count("promptTokenCount"),
+                cached_input_tokens: count("cachedContentTokenCount"),
+                cache_write_tokens: None,
+                output_tokens: count("candidatesTokenCount")
+                    .map(|answer| answer + thoughts.unwrap_or(0)),
+                reasoning_tokens: thoughts,
             }));
         }
         Ok(out)

@@ -12,6 +12,7 @@ pub mod gemini;
 pub mod http;
 pub mod openai;
 pub mod presets;
+pub mod pricing;
 pub mod redact;
 pub mod request;
 pub mod resolve;

@@ -153,9 +153,15 @@ impl OpenAiDecoder {
 
 fn usage(value: &Value) -> Option<Usage> {
     let usage = value.get("usage").filter(|u| u.is_object())?;
+    let detail = |details: &str, key: &str| {
+        usage.get(details).and_then(|d| d.get(key)).and_then(Value::as_u64)
+    };
     Some(Usage {
         input_tokens: usage.get("prompt_tokens").and_then(Value::as_u64),
+        cached_input_tokens: detail("prompt_tokens_details", "cached_tokens"),
+        cache_write_tokens: None,
         output_tokens: usage.get("completion_tokens").and_then(Value::as_u64),
+        reasoning_tokens: detail("completion_tokens_details", "reasoning_tokens"),
     })
 }
 
@@ -323,7 +329,11 @@ mod tests {
                 StreamEvent::Text("Hel".into()),
                 StreamEvent::Text("lo".into()),
                 StreamEvent::Finish("stop".into()),
-                StreamEvent::Usage(Usage { input_tokens: Some(5), output_tokens: Some(2) })
+                StreamEvent::Usage(Usage {
+                    input_tokens: Some(5),
+                    output_tokens: Some(2),
+                    ..Usage::default()
+                })
             ]
         );
     }

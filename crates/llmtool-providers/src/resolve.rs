@@ -369,9 +369,20 @@ impl Providers {
         Redactor::new(values)
     }
 
-    /// The price of a model, if the config file lists one.
-    pub fn price(&self, target: &Target) -> Option<crate::config::Price> {
-        self.config.prices.get(&format!("{}/{}", target.endpoint.provider, target.model)).copied()
+    /// The prices: the built-in table, with the config file's over it.
+    pub fn price_table(&self) -> crate::pricing::PriceTable {
+        let overrides =
+            self.config.prices.iter().map(|(key, price)| (key.clone(), price.per_token()));
+        crate::pricing::PriceTable::new(overrides.collect())
+    }
+
+    /// The price of the target's model, or `None` when it is unpriced (see
+    /// [`crate::pricing::table`]); the embedded model is free.
+    pub fn price(&self, target: &Target) -> Option<crate::pricing::PriceEntry> {
+        if target.endpoint.api == ApiKind::Local {
+            return Some(crate::pricing::PriceEntry::local(&target.model));
+        }
+        self.price_table().lookup(&target.endpoint.provider, &target.model)
     }
 }
 

@@ -11,6 +11,7 @@ use crate::client::{build_request, decoder_factory};
 use crate::error::ProviderError;
 use crate::event::Usage;
 use crate::http::HttpRequest;
+use crate::pricing::{Billing, PriceEntry};
 use crate::request::{ChatRequest, Constraint, Message, Params};
 use crate::resolve::Target;
 use crate::transport::Delivery;
@@ -43,9 +44,11 @@ pub struct RunReport {
     pub raw: String,
     pub model: String,
     pub provider: String,
-    pub usage: UsageReport,
-    /// In US dollars, when the config file gives the model's price.
+    pub usage: Usage,
+    /// In US dollars; `None` when the model is unpriced or its usage was not reported.
     pub cost: Option<f64>,
+    /// The price the cost was computed at: its entry, its source and its prices per token.
+    pub price: Option<PriceEntry>,
     pub latency_ms: u64,
     pub time_to_first_token_ms: Option<u64>,
     pub finish_reason: Option<String>,
@@ -60,12 +63,6 @@ pub struct RunReport {
     pub local: Option<serde_json::Value>,
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct UsageReport {
-    pub input_tokens: Option<u64>,
-    pub output_tokens: Option<u64>,
-}
-
 /// Everything a run needs besides the transport.
 #[derive(Debug, Clone)]
 pub struct RunRequest {
@@ -73,7 +70,8 @@ pub struct RunRequest {
     pub prompt: String,
     pub params: Params,
     pub spec: OutputSpec,
-    pub price: Option<crate::config::Price>,
+    /// The model's price; `None` when it is unpriced.
+    pub price: Option<PriceEntry>,
 }
 
 impl RunRequest {
@@ -97,7 +95,7 @@ impl RunRequest {
 
     /// The prompt, with an instruction when the expected output is a fixed set of answers or
     /// JSON that the prompt does not already ask for.
-    fn first_message(&self) -> String {
+    pub fn first_message(&self) -> String {
         let mut message = self.prompt.clone();
         match (&self.spec.kind, &self.spec.format) {
             (OutputKind::Limited { allowed }, _) if !allowed.is_empty() => {
@@ -164,8 +162,7 @@ pub async fn run(
                 (generate_local(engine, &request, delivery, &mut forward).await?, Vec::new())
             }
         };
-        usage.input_tokens = sum(usage.input_tokens, completion.usage.input_tokens);
-        usage.output_tokens = sum(usage.output_tokens, completion.usage.output_tokens);
+        usage.add(completion.usage);
         if repairs == 0 {
             first_token = completion.time_to_first_token;
         }
@@ -184,13 +181,11 @@ pub async fn run(
                     raw: answer,
                     model: run.target.model.clone(),
                     provider: endpoint.provider.clone(),
-                    usage: UsageReport {
-                        input_tokens: usage.input_tokens,
-                        output_tokens: usage.output_tokens,
-                    },
-                    cost: run
-                        .price
-                        .and_then(|p| Some(p.cost(usage.input_tokens?, usage.output_tokens?))),
+                    usage,
+                    cost: run.price.as_ref().and_then(|entry| {
+                        Some(entry.price.cost(&usage.tokens()?, Billing::Standard))
+                    }),
+                    price: run.price.clone(),
                     latency_ms: millis(started.elapsed()),
                     time_to_first_token_ms: first_token.map(millis),
                     finish_reason: completion.finish_reason,
@@ -202,13 +197,6 @@ pub async fn run(
             }
         }
         repairs += 1;
-    }
-}
-
-fn sum(a: Option<u64>, b: Option<u64>) -> Option<u64> {
-    match (a, b) {
-        (None, None) => None,
-        (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
     }
 }
 

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use llmtool_core::output::{OutputFormat, OutputKind, OutputSpec};
 use llmtool_providers::backend::Backend;
+use llmtool_providers::pricing::{Price, PriceEntry};
 use llmtool_providers::resolve::Target;
 use llmtool_providers::run::{RunOptions, RunRequest, run};
 use llmtool_providers::transport::{RetryPolicy, Timeouts, Transport};
@@ -39,7 +40,11 @@ fn run_request(mock: &Mock, features: Features, spec: OutputSpec) -> RunRequest 
         prompt: "Should we launch?".into(),
         params: Params::default(),
         spec,
-        price: Some(llmtool_providers::config::Price { input: 1.0, output: 2.0 }),
+        price: Some(PriceEntry {
+            entry: "mock/m".into(),
+            source: "this test".into(),
+            price: Price { input: 1e-6, output: 2e-6, ..Price::default() },
+        }),
     }
 }
 

@@ -313,9 +313,13 @@ pub(crate) struct RunArgs {
     pub(crate) variables: VariableArgs,
     #[command(flatten)]
     pub(crate) target: ModelArgs,
-    /// Print the HTTP request that would be sent (keys redacted) and send nothing.
+    /// Print the HTTP request that would be sent (keys redacted), and on standard error its
+    /// input tokens and worst-case cost; send nothing.
     #[arg(long)]
     pub(crate) dry_run: bool,
+    /// After the answer, show its tokens, cost and latency on standard error.
+    #[arg(long)]
+    pub(crate) usage: bool,
     #[arg(long, value_enum, default_value_t = RunFormat::Text)]
     pub(crate) format: RunFormat,
     /// Wait for the whole answer instead of streaming it.

@@ -343,3 +343,60 @@ async fn no_key_or_password_reaches_any_output() {
     .await;
     assert!(!text(&out.stderr).contains("hunter2"), "{}", text(&out.stderr));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_priced_model_costs_the_price_table_times_the_reported_usage() {
+    let mock = Mock::start(vec![openai_answer(&["Tides."]), openai_answer(&["Tides."])]).await;
+    let base = format!("{}/v1", mock.url);
+    let tool = example("teach-me-anything.json");
+    let env = [("OPENAI_API_KEY", KEY), ("OPENAI_BASE_URL", base.as_str())];
+    let args = ["run", tool.to_str().unwrap(), "--var", "topic=tides"];
+    let out = llmtool(&[&args[..], &["--format", "json"]].concat(), &env).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // gpt-4o-mini in the table: $0.15 per million input tokens, $0.60 per million output.
+    assert_eq!(report["price"]["entry"], "gpt-4o-mini");
+    assert!(report["price"]["source"].as_str().unwrap().starts_with("litellm-core"));
+    assert!((report["cost"].as_f64().unwrap() - (12.0 * 1.5e-7 + 3.0 * 6e-7)).abs() < 1e-15);
+    // `--usage` says the same on standard error.
+    let out = llmtool(&[&args[..], &["--usage"]].concat(), &env).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let said = text(&out.stderr);
+    assert!(
+        said.contains(
+            "usage: 12 input tokens, 3 output; cost $0.000004 (gpt-4o-mini in litellm-core"
+        ),
+        "{said}"
+    );
+    // `--dry-run` estimates before sending: the tool's max_tokens is the worst case.
+    let out = llmtool(&[&args[..], &["--dry-run"]].concat(), &env).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let said = text(&out.stderr);
+    assert!(
+        said.contains("input tokens (") && said.contains("not the model's tokenizer"),
+        "{said}"
+    );
+    assert!(said.contains("at most 1,200 output tokens (max_tokens); worst case $0.000"), "{said}");
+    assert_eq!(mock.requests().len(), 2, "a dry run sends nothing");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unpriced_model_says_so_and_never_costs_zero() {
+    let mock = Mock::start(vec![openai_answer(&["Hi."])]).await;
+    let config = mock_config(&mock);
+    let mut text_config = std::fs::read_to_string(config.path()).unwrap();
+    // The same provider with no price for its model.
+    text_config = text_config.replace("[prices.\"mock/m\"]\ninput = 1.0\noutput = 2.0\n", "");
+    std::fs::write(config.path(), text_config).unwrap();
+    let tool = example("teach-me-anything.json");
+    let args = ["run", tool.to_str().unwrap(), "--var", "topic=tides", "--model", "mock/m"];
+    let config_path = config.path().to_str().unwrap();
+    let out = llmtool(
+        &[&args[..], &["--config", config_path, "--format", "json"]].concat(),
+        &[("MOCK_KEY", KEY)],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(report["cost"].is_null() && report["price"].is_null(), "{report}");
+}

@@ -11,3 +11,4 @@ pub(crate) mod providers;
 pub(crate) mod render;
 pub(crate) mod run;
 pub(crate) mod show;
+pub(crate) mod usage;

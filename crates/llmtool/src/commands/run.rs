@@ -12,8 +12,8 @@ use llmtool_runtime::{Fetch, ParamOverrides, Rejected, RunError, Runtime, Runtim
 
 use crate::Outcome;
 use crate::cli::{RunArgs, RunFormat};
-use crate::commands::model;
 use crate::commands::render::{load_tool, read_inputs};
+use crate::commands::{model, usage};
 use crate::{io, secrets, settings};
 
 pub(crate) fn run(args: &RunArgs) -> anyhow::Result<Outcome> {
@@ -62,12 +62,14 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<Outcome> {
         let shown = serde_json::json!({ "provider": "local", "model": request.target.model, "prompt": request.prompt });
         let text = serde_json::to_string_pretty(&shown)? + "\n";
         io::write_stdout(secrets::redact(&text).as_bytes())?;
+        eprintln!("{}", usage::estimate(&request));
         return Ok(Outcome::Ok);
     }
     if args.dry_run {
         let (http, warnings) = request.first_request(options);
         print_warnings(&warnings);
         io::write_stdout(secrets::redact(&http.display_redacted()).as_bytes())?;
+        eprintln!("{}", usage::estimate(&request));
         return Ok(Outcome::Ok);
     }
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
@@ -125,6 +127,9 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<Outcome> {
                 io::write_stdout(text.as_bytes())?;
             }
         }
+    }
+    if args.usage {
+        eprintln!("{}", usage::summary(&report));
     }
     if let Err(rejected) = Rejected::check(&report) {
         eprintln!("{}", secrets::redact(&format!("error: {rejected}")));

@@ -1,0 +1,125 @@
+//! What a run costs: the price of a model per token class, the tokens a run used by class, and
+//! the cost of the one at the other. Prices come from the table LiteLLM publishes (a snapshot
+//! in `data/prices.json`, see [`table`]) with the user's config file over it.
+
+pub mod table;
+
+use serde::Serialize;
+
+pub use table::{PriceTable, TableSource};
+
+/// US dollars per token, by token class. A class with no price of its own is billed as the
+/// class it belongs to: cached and cache-write input as input, reasoning as output.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Price {
+    pub input: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cached_input: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_write: Option<f64>,
+    pub output: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<f64>,
+    /// The prices of the provider's batch engine, when the table has them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub batch_input: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub batch_output: Option<f64>,
+    /// The longest answer the model gives, for a worst case when a request sets no limit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_output: Option<u64>,
+}
+
+/// How the tokens are sent: one request at a time, or through the provider's batch engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Billing {
+    Standard,
+    Batch,
+}
+
+/// The tokens of a run, by class. `input` counts every input token, the cached ones and the
+/// ones written to the cache included; `output` counts every output token, reasoning included.
+/// Each provider's client reports its own usage in these terms.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Tokens {
+    pub input: u64,
+    pub cached_input: u64,
+    pub cache_write: u64,
+    pub output: u64,
+    pub reasoning: u64,
+}
+
+impl Price {
+    /// What `tokens` cost in US dollars.
+    pub fn cost(&self, tokens: &Tokens, billing: Billing) -> f64 {
+        let (input, output) = match billing {
+            Billing::Standard => (self.input, self.output),
+            Billing::Batch => {
+                (self.batch_input.unwrap_or(self.input), self.batch_output.unwrap_or(self.output))
+            }
+        };
+        // Reported classes never exceed their totals, but a server's numbers are not trusted.
+        let cached = tokens.cached_input.min(tokens.input);
+        let written = tokens.cache_write.min(tokens.input - cached);
+        let plain_input = tokens.input - cached - written;
+        let reasoning = tokens.reasoning.min(tokens.output);
+        let plain_output = tokens.output - reasoning;
+        plain_input as f64 * input
+            + cached as f64 * self.cached_input.unwrap_or(input)
+            + written as f64 * self.cache_write.unwrap_or(input)
+            + plain_output as f64 * output
+            + reasoning as f64 * self.reasoning.unwrap_or(output)
+    }
+}
+
+/// The price used for a model, and where it was found.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PriceEntry {
+    /// The entry's name where it was found: a key of the table (`gpt-4o`,
+    /// `gemini/gemini-2.5-flash`) or of the config file's `[prices]` (`openai/gpt-4o`).
+    pub entry: String,
+    /// `litellm-core 1.106.4 (2026-11-23)`, `config file`, or `local model`.
+    pub source: String,
+    #[serde(flatten)]
+    pub price: Price,
+}
+
+impl PriceEntry {
+    /// The embedded local model runs on this machine: it costs nothing.
+    pub fn local(model: &str) -> Self {
+        PriceEntry {
+            entry: model.to_owned(),
+            source: "local model".into(),
+            price: Price::default(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_class_is_billed_at_its_own_price_or_its_parent_class() {
+        let price = Price {
+            input: 2.0,
+            cached_input: Some(0.5),
+            cache_write: None,
+            output: 10.0,
+            reasoning: Some(20.0),
+            batch_input: Some(1.0),
+            batch_output: None,
+            max_output: None,
+        };
+        let tokens =
+            Tokens { input: 100, cached_input: 40, cache_write: 10, output: 30, reasoning: 5 };
+        // 50 plain input at 2, 40 cached at 0.5, 10 written at the input price, 25 output at
+        // 10, 5 reasoning at 20.
+        assert!((price.cost(&tokens, Billing::Standard) - 490.0).abs() < 1e-9);
+        // Batch: input at 1 (cached stays at its own price), output at its standard price.
+        assert!((price.cost(&tokens, Billing::Batch) - (60.0 + 20.0 + 350.0)).abs() < 1e-9);
+        // Classes larger than their totals are capped.
+        let odd = Tokens { input: 1, cached_input: 5, cache_write: 5, output: 1, reasoning: 9 };
+        assert!((price.cost(&odd, Billing::Standard) - (0.5 + 20.0)).abs() < 1e-9);
+    }
+}

@@ -1,0 +1,106 @@
+//! What a run costs, as `run --usage` and `run --dry-run` show it on standard error.
+
+use llmtool_providers::pricing::{Billing, PriceEntry, Tokens};
+use llmtool_providers::run::{RunReport, RunRequest};
+
+/// Characters per token in the estimate of a prompt's tokens when no tokenizer of the model is
+/// at hand: the usual figure for English text with the tokenizers of the large providers.
+const CHARACTERS_PER_TOKEN: usize = 4;
+
+/// The request's input tokens and its worst-case cost, before it is sent.
+pub(crate) fn estimate(request: &RunRequest) -> String {
+    let characters = request.first_message().chars().count();
+    let input = characters.div_ceil(CHARACTERS_PER_TOKEN) as u64;
+    let mut line = format!(
+        "estimate: about {} input tokens ({characters} characters at {CHARACTERS_PER_TOKEN} per token, not the model's tokenizer)",
+        thousands(input)
+    );
+    let Some(entry) = &request.price else {
+        return line
+            + "; cost: unpriced (the price table and the config file have no price for this model)";
+    };
+    let longest = request
+        .params
+        .max_tokens
+        .map(|n| (n, "max_tokens"))
+        .or_else(|| entry.price.max_output.map(|n| (n, "the longest answer of the model")));
+    match longest {
+        Some((output, from)) => {
+            let tokens = Tokens { input, output, ..Tokens::default() };
+            let worst = entry.price.cost(&tokens, Billing::Standard);
+            line += &format!(
+                "; at most {} output tokens ({from}); worst case {} ({})",
+                thousands(output),
+                dollars(worst),
+                price_name(entry)
+            );
+        }
+        None => line += "; no output limit known, so no worst case",
+    }
+    line
+}
+
+/// The tokens, cost and latency of a run.
+pub(crate) fn summary(report: &RunReport) -> String {
+    let usage = &report.usage;
+    let count = |n: Option<u64>| n.map_or_else(|| "?".to_owned(), thousands);
+    let mut line = format!("usage: {} input tokens", count(usage.input_tokens));
+    if let Some(cached) = usage.cached_input_tokens.filter(|n| *n > 0) {
+        line += &format!(" ({} cached)", thousands(cached));
+    }
+    line += &format!(", {} output", count(usage.output_tokens));
+    if let Some(reasoning) = usage.reasoning_tokens.filter(|n| *n > 0) {
+        line += &format!(" ({} reasoning)", thousands(reasoning));
+    }
+    match (report.cost, &report.price) {
+        (Some(cost), Some(entry)) => {
+            line += &format!("; cost {} ({})", dollars(cost), price_name(entry))
+        }
+        (None, Some(_)) => line += "; cost unknown (the provider reported no usage)",
+        (_, None) => line += "; cost: unpriced",
+    }
+    line + &format!("; {} ms", thousands(report.latency_ms))
+}
+
+fn price_name(entry: &PriceEntry) -> String {
+    format!("{} in {}", entry.entry, entry.source)
+}
+
+/// US dollars with enough digits for the cost of one request (`$0.000125`).
+pub(crate) fn dollars(amount: f64) -> String {
+    if amount == 0.0 {
+        "$0".to_owned()
+    } else if amount >= 1.0 {
+        format!("${amount:.2}")
+    } else {
+        format!("${amount:.6}")
+    }
+}
+
+/// `1234567` as `1,234,567`.
+pub(crate) fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(digit);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_read_well() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+        assert_eq!(dollars(0.000_125), "$0.000125");
+        assert_eq!(dollars(12.5), "$12.50");
+        assert_eq!(dollars(0.0), "$0");
+    }
+}
