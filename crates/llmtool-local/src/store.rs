@@ -130,11 +130,7 @@ pub fn sha256_of(path: &Path) -> Result<String, LocalError> {
         }
         hasher.update(&buffer[..read]);
     }
-    let mut hex = String::with_capacity(64);
-    for byte in hasher.finalize() {
-        hex.push_str(&format!("{byte:02x}"));
-    }
-    Ok(hex)
+    Ok(hex::encode(hasher.finalize()))
 }
 
 pub(crate) fn io_error(path: &Path, error: std::io::Error) -> LocalError {

@@ -4,6 +4,7 @@
 mod cli;
 mod commands;
 mod io;
+mod run_log;
 mod secrets;
 mod settings;
 
@@ -62,5 +63,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Convert(args) => commands::convert::convert(&args),
         Command::New(args) => commands::new::run(&args),
         Command::Completions(args) => commands::completions::run(&args),
+        Command::Logs(args) => commands::logs::logs(&args),
+        Command::Usage(args) => commands::logs::usage(&args),
     }
 }

@@ -40,6 +40,7 @@ fn run_local(tool: &Path, extra: &[&str]) -> serde_json::Value {
         .args(["--model", "local", "--yes", "--format", "json", "--max-tokens", "40"])
         .args(extra)
         .env("NO_COLOR", "1")
+        .env("LLMTOOL_NO_LOG", "1")
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -99,6 +100,7 @@ fn a_file_that_is_not_a_model_is_a_clear_error() {
         .args(["--var", "topic=x", "--model"])
         .arg(format!("local:{}", not_a_model.display()))
         .env("RUST_BACKTRACE", "1")
+        .env("LLMTOOL_NO_LOG", "1")
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));

@@ -10,6 +10,10 @@ use llmtool_testkit::{Mock, Reply};
 
 const KEY: &str = "sk-cli-test-7c1e";
 
+/// The run log of this test process's runs, unless a test names its own.
+static DATA_DIR: std::sync::LazyLock<tempfile::TempDir> =
+    std::sync::LazyLock::new(|| tempfile::tempdir().unwrap());
+
 fn example(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples").join(name)
 }
@@ -21,7 +25,9 @@ async fn llmtool(args: &[&str], env: &[(&str, &str)]) -> Output {
         .args(args)
         .stdin(Stdio::null())
         .env("NO_COLOR", "1")
-        .env("XDG_CONFIG_HOME", "/nonexistent");
+        .env("XDG_CONFIG_HOME", "/nonexistent")
+        .env("LLMTOOL_DATA_DIR", DATA_DIR.path())
+        .env_remove("LLMTOOL_NO_LOG");
     for variable in [
         "OPENAI_API_KEY",
         "ANTHROPIC_API_KEY",
@@ -399,4 +405,131 @@ async fn an_unpriced_model_says_so_and_never_costs_zero() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(report["cost"].is_null() && report["price"].is_null(), "{report}");
+}
+
+/// Runs teach-me-anything on the OpenAI API served by a mock that answers `answer`, with the
+/// run log in `data` and `extra` arguments and environment.
+async fn teach_on_mock(answer: &str, data: &Path, extra: &[&str], env: &[(&str, &str)]) -> Output {
+    let mock = Mock::start(vec![openai_answer(&[answer])]).await;
+    let base = format!("{}/v1", mock.url);
+    let tool = example("teach-me-anything.json");
+    let args = [&["run", tool.to_str().unwrap(), "--var", "topic=tides"][..], extra].concat();
+    let data = data.to_str().unwrap();
+    let common =
+        [("OPENAI_API_KEY", KEY), ("OPENAI_BASE_URL", base.as_str()), ("LLMTOOL_DATA_DIR", data)];
+    llmtool(&args, &[&common[..], env].concat()).await
+}
+
+/// `llmtool logs`/`usage` with `args`, on the run log in `data`, as JSON.
+async fn log_json(args: &[&str], data: &Path) -> serde_json::Value {
+    let data = data.to_str().unwrap();
+    let out = llmtool(&[args, &["--format", "json"]].concat(), &[("LLMTOOL_DATA_DIR", data)]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_run_is_logged_with_its_cost_and_listed_and_totalled() {
+    let data = tempfile::tempdir().unwrap();
+    let out = teach_on_mock("Tides.", data.path(), &["--format", "json"], &[]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // Only the hash of the values, then not logged at all.
+    let out = teach_on_mock("Tides.", data.path(), &["--no-log-values"], &[]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let out = teach_on_mock("Tides.", data.path(), &[], &[("LLMTOOL_NO_LOG", "1")]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+
+    let runs = log_json(&["logs"], data.path()).await;
+    let runs = runs.as_array().unwrap();
+    assert_eq!(runs.len(), 2, "LLMTOOL_NO_LOG=1 logs nothing: {runs:?}");
+    let (hashed, first) = (&runs[0], &runs[1]);
+    assert_eq!(first["cost_usd"], report["cost"]);
+    assert!(first["cost_usd"].as_f64().unwrap() > 0.0);
+    assert_eq!(first["price_entry"], "gpt-4o-mini");
+    assert_eq!(
+        (first["provider"].as_str(), first["model"].as_str()),
+        (Some("openai"), Some("gpt-4o-mini"))
+    );
+    assert_eq!(first["tool_name"], "Teach Me Anything");
+    assert_eq!(first["variables"], serde_json::json!({ "topic": "tides" }));
+    assert_eq!(
+        (first["input_tokens"].as_u64(), first["output_tokens"].as_u64()),
+        (Some(12), Some(3))
+    );
+    assert_eq!((first["outcome"].as_str(), first["answer"].as_str()), (Some("ok"), Some("Tides.")));
+    assert!(first["latency_ms"].is_u64() && first["tool_hash"].as_str().unwrap().len() == 64);
+    assert!(hashed["variables"].is_null());
+    assert_eq!(hashed["variables_hash"], first["variables_hash"]);
+    // Filters.
+    assert_eq!(log_json(&["logs", "-n", "1"], data.path()).await.as_array().unwrap().len(), 1);
+    let other = log_json(&["logs", "--model", "openai/gpt-4o"], data.path()).await;
+    assert!(other.as_array().unwrap().is_empty());
+    let later = log_json(&["logs", "--since", "2999-01-01"], data.path()).await;
+    assert!(later.as_array().unwrap().is_empty());
+    // Totals.
+    let usage = log_json(&["usage", "--by", "tool"], data.path()).await;
+    let total = &usage["totals"][0];
+    assert_eq!(
+        (total["key"].as_str(), total["runs"].as_u64()),
+        (Some("Teach Me Anything"), Some(2))
+    );
+    let twice = 2.0 * report["cost"].as_f64().unwrap();
+    assert!((total["cost_usd"].as_f64().unwrap() - twice).abs() < 1e-15);
+    let data_dir = data.path().to_str().unwrap();
+    let out = llmtool(&["usage", "--by", "day"], &[("LLMTOOL_DATA_DIR", data_dir)]).await;
+    let table = text(&out.stdout);
+    assert!(table.contains("cost per day") && table.contains('█'), "{table}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_data_directory_that_cannot_be_written_is_a_warning_not_a_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    // A path under a regular file: no folder can be made there, even by root.
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "").unwrap();
+    let out = teach_on_mock("Tides.", &file.join("data"), &[], &[]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "Tides.");
+    assert!(text(&out.stderr).contains("warning: the run is not logged"), "{}", text(&out.stderr));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_log_survives_runs_killed_at_any_moment() {
+    let data = tempfile::tempdir().unwrap();
+    let data_dir = data.path().to_str().unwrap();
+    let tool = example("teach-me-anything.json");
+    // One run logged whole first.
+    let out = teach_on_mock("Tides.", data.path(), &[], &[]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    // Then runs killed with SIGKILL after growing delays: while starting, while waiting for
+    // the answer, while writing the log.
+    let replies = (0..8).map(|_| openai_answer(&["Tides."])).collect();
+    let mock = Mock::start(replies).await;
+    let base = format!("{}/v1", mock.url);
+    for delay_ms in [0, 2, 5, 10, 20, 40, 80, 160] {
+        let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_llmtool"))
+            .args(["run", tool.to_str().unwrap(), "--var", "topic=tides"])
+            .env("OPENAI_API_KEY", KEY)
+            .env("OPENAI_BASE_URL", &base)
+            .env("LLMTOOL_DATA_DIR", data_dir)
+            .env("XDG_CONFIG_HOME", "/nonexistent")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(delay_ms)).await;
+        let _ = child.start_kill(); // SIGKILL
+        let _ = child.wait().await;
+    }
+    // The log opens, keeps the first run, and takes new ones.
+    let runs = log_json(&["logs", "-n", "100"], data.path()).await;
+    let runs = runs.as_array().unwrap();
+    assert!(!runs.is_empty() && runs.len() <= 9, "{runs:?}");
+    assert!(runs.iter().all(|run| run["outcome"] == "ok" && run["answer"] == "Tides."));
+    let out = teach_on_mock("Again.", data.path(), &[], &[]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let after = log_json(&["logs", "-n", "100"], data.path()).await;
+    assert_eq!(after.as_array().unwrap().len(), runs.len() + 1);
+    assert_eq!(after[0]["answer"], "Again.");
 }

@@ -24,6 +24,7 @@ fn clean_environment(command: &mut Command, models: &Path) {
     command
         .env("NO_COLOR", "1")
         .env("XDG_CONFIG_HOME", "/nonexistent")
+        .env("LLMTOOL_NO_LOG", "1")
         .env("LLMTOOL_MODELS_DIR", models)
         .stdin(Stdio::null());
     for variable in ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "LLMTOOL_MODEL"] {

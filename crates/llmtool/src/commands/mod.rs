@@ -3,7 +3,9 @@
 pub(crate) mod check;
 pub(crate) mod completions;
 pub(crate) mod convert;
+pub(crate) mod cost;
 pub(crate) mod fmt;
+pub(crate) mod logs;
 pub(crate) mod mcp;
 pub(crate) mod model;
 pub(crate) mod new;
@@ -11,4 +13,3 @@ pub(crate) mod providers;
 pub(crate) mod render;
 pub(crate) mod run;
 pub(crate) mod show;
-pub(crate) mod usage;

@@ -13,8 +13,8 @@ use llmtool_runtime::{Fetch, ParamOverrides, Rejected, RunError, Runtime, Runtim
 use crate::Outcome;
 use crate::cli::{RunArgs, RunFormat};
 use crate::commands::render::{load_tool, read_inputs};
-use crate::commands::{model, usage};
-use crate::{io, secrets, settings};
+use crate::commands::{cost, model};
+use crate::{io, run_log, secrets, settings};
 
 pub(crate) fn run(args: &RunArgs) -> anyhow::Result<Outcome> {
     let name = io::display_name(&args.tool);
@@ -62,20 +62,32 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<Outcome> {
         let shown = serde_json::json!({ "provider": "local", "model": request.target.model, "prompt": request.prompt });
         let text = serde_json::to_string_pretty(&shown)? + "\n";
         io::write_stdout(secrets::redact(&text).as_bytes())?;
-        eprintln!("{}", usage::estimate(&request));
+        eprintln!("{}", cost::estimate(&request));
         return Ok(Outcome::Ok);
     }
     if args.dry_run {
         let (http, warnings) = request.first_request(options);
         print_warnings(&warnings);
         io::write_stdout(secrets::redact(&http.display_redacted()).as_bytes())?;
-        eprintln!("{}", usage::estimate(&request));
+        eprintln!("{}", cost::estimate(&request));
         return Ok(Outcome::Ok);
     }
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     // The local model is fetched and loaded before Ctrl-C is caught, so that Ctrl-C still
     // stops a download or a load at once.
     runtime.block_on(tool_runtime.prepare(&request))?;
+    let started = run_log::Started {
+        at: jiff::Timestamp::now(),
+        tool_path: name.clone(),
+        tool_name: tool
+            .metadata
+            .as_ref()
+            .and_then(|m| m.prompt_name.as_ref())
+            .map(|n| n.value.clone()),
+        tool_text: &document.text,
+        inputs: &inputs,
+        no_values: args.no_log_values,
+    };
     let mut streamed = false;
     let mut stdout_error = None;
     let result = runtime.block_on(async {
@@ -91,6 +103,14 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<Outcome> {
             _ = tokio::signal::ctrl_c() => Err(ProviderError::Cancelled.into()),
         }
     });
+    if run_log::enabled() {
+        let ended = match &result {
+            Ok(report) => run_log::Ended::Report(report),
+            Err(RunError::Provider(ProviderError::Cancelled)) => run_log::Ended::Cancelled,
+            Err(error) => run_log::Ended::Failed(secrets::redact(&error.to_string()).into_owned()),
+        };
+        run_log::append(&runtime, &run_log::record(&started, &request.target, &ended));
+    }
     if let Some(error) = stdout_error {
         return Err(error.into());
     }
@@ -129,7 +149,7 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<Outcome> {
         }
     }
     if args.usage {
-        eprintln!("{}", usage::summary(&report));
+        eprintln!("{}", cost::summary(&report));
     }
     if let Err(rejected) = Rejected::check(&report) {
         eprintln!("{}", secrets::redact(&format!("error: {rejected}")));

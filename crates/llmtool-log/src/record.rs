@@ -1,0 +1,74 @@
+//! One run as the log keeps it.
+
+use serde::Serialize;
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    /// The answer met the tool's expected output.
+    Ok,
+    /// The answer never met it, after the repairs.
+    Rejected,
+    /// The provider or the model failed.
+    Failed,
+    /// Stopped by the user.
+    Cancelled,
+}
+
+impl Outcome {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Ok => "ok",
+            Outcome::Rejected => "rejected",
+            Outcome::Failed => "failed",
+            Outcome::Cancelled => "cancelled",
+        }
+    }
+
+    pub(crate) fn parse(text: &str) -> Outcome {
+        match text {
+            "ok" => Outcome::Ok,
+            "rejected" => Outcome::Rejected,
+            "cancelled" => Outcome::Cancelled,
+            _ => Outcome::Failed,
+        }
+    }
+}
+
+/// A run: when, what tool with which values, which model, the tokens by class, the cost, the
+/// latency, and how it ended with which answer.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Record {
+    /// Given by the log when the record is written.
+    pub id: Option<i64>,
+    /// RFC 3339 in UTC, as [`crate::time_text`] writes it.
+    pub started_at: String,
+    /// What ran it: `run`, `mcp`, `batch`, `test` or `server`.
+    pub origin: String,
+    pub tool_path: Option<String>,
+    pub tool_name: Option<String>,
+    /// SHA-256 of the tool file's text, in hex.
+    pub tool_hash: String,
+    /// The values, or `None` when only their hash is kept.
+    pub variables: Option<serde_json::Value>,
+    /// SHA-256 of the values' JSON, in hex.
+    pub variables_hash: String,
+    pub provider: String,
+    pub model: String,
+    pub input_tokens: Option<u64>,
+    pub cached_input_tokens: Option<u64>,
+    pub cache_write_tokens: Option<u64>,
+    pub output_tokens: Option<u64>,
+    pub reasoning_tokens: Option<u64>,
+    /// US dollars; `None` when the model is unpriced.
+    pub cost_usd: Option<f64>,
+    /// The price entry the cost was computed at.
+    pub price_entry: Option<String>,
+    pub latency_ms: Option<u64>,
+    pub first_token_ms: Option<u64>,
+    pub repairs: u32,
+    pub outcome: Outcome,
+    pub error: Option<String>,
+    pub answer: Option<String>,
+}

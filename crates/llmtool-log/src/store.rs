@@ -1,0 +1,233 @@
+//! The SQLite database of the run log: opening it (WAL, a short busy timeout, migrations),
+//! appending a record, and the queries of `llmtool logs` and `llmtool usage`.
+
+use std::path::Path;
+use std::str::FromStr as _;
+use std::time::Duration;
+
+use serde::Serialize;
+use sqlx::Row as _;
+use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions};
+
+use crate::record::{Outcome, Record};
+
+/// How long a write waits for another writer before it gives up (the run goes on).
+const BUSY_TIMEOUT: Duration = Duration::from_millis(500);
+
+#[derive(Debug, thiserror::Error)]
+pub enum LogError {
+    #[error("the run log {path}: {source}")]
+    Database { path: String, source: sqlx::Error },
+    #[error("the run log {path}: {source}")]
+    Migration { path: String, source: sqlx::migrate::MigrateError },
+    #[error("cannot create the data directory {path}: {source}")]
+    Directory { path: String, source: std::io::Error },
+}
+
+/// The run log's database.
+#[derive(Debug, Clone)]
+pub struct RunLog {
+    pool: SqlitePool,
+    path: String,
+}
+
+/// Which runs `llmtool logs` lists: the newest `limit`, of a tool, of a model, since a time.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Filter {
+    pub limit: u32,
+    pub tool: Option<String>,
+    pub model: Option<String>,
+    /// As [`crate::time_text`] writes it.
+    pub since: Option<String>,
+}
+
+/// What `llmtool usage` totals by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Grouping {
+    Tool,
+    Model,
+    Day,
+}
+
+/// The runs of one tool, model or day, and what they used and cost.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Total {
+    pub key: String,
+    pub runs: u64,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    /// US dollars, over the priced runs.
+    pub cost_usd: f64,
+    /// Runs whose model is unpriced, whose cost is not in `cost_usd`.
+    pub unpriced_runs: u64,
+}
+
+static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
+
+impl RunLog {
+    /// Opens the log at `path`, creating it (and its folder) if needed.
+    pub async fn open(path: &Path) -> Result<RunLog, LogError> {
+        let shown = path.display().to_string();
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|source| LogError::Directory {
+                path: parent.display().to_string(),
+                source,
+            })?;
+        }
+        let options = SqliteConnectOptions::new()
+            .filename(path)
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .busy_timeout(BUSY_TIMEOUT);
+        let pool = SqlitePoolOptions::new()
+            .max_connections(1)
+            .connect_with(options)
+            .await
+            .map_err(|source| LogError::Database { path: shown.clone(), source })?;
+        MIGRATOR
+            .run(&pool)
+            .await
+            .map_err(|source| LogError::Migration { path: shown.clone(), source })?;
+        Ok(RunLog { pool, path: shown })
+    }
+
+    /// Opens the log at `path` to read it, or `None` when there is none yet.
+    pub async fn open_existing(path: &Path) -> Result<Option<RunLog>, LogError> {
+        if !path.exists() {
+            return Ok(None);
+        }
+        Self::open(path).await.map(Some)
+    }
+
+    fn error(&self, source: sqlx::Error) -> LogError {
+        LogError::Database { path: self.path.clone(), source }
+    }
+
+    /// Appends `record`; its id.
+    pub async fn append(&self, record: &Record) -> Result<i64, LogError> {
+        let variables = record.variables.as_ref().map(serde_json::Value::to_string);
+        let count = |n: Option<u64>| n.and_then(|n| i64::try_from(n).ok());
+        let result = sqlx::query(
+            "INSERT INTO runs (started_at, origin, tool_path, tool_name, tool_hash, variables,
+                variables_hash, provider, model, input_tokens, cached_input_tokens,
+                cache_write_tokens, output_tokens, reasoning_tokens, cost_usd, price_entry,
+                latency_ms, first_token_ms, repairs, outcome, error, answer)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        )
+        .bind(&record.started_at)
+        .bind(&record.origin)
+        .bind(&record.tool_path)
+        .bind(&record.tool_name)
+        .bind(&record.tool_hash)
+        .bind(variables)
+        .bind(&record.variables_hash)
+        .bind(&record.provider)
+        .bind(&record.model)
+        .bind(count(record.input_tokens))
+        .bind(count(record.cached_input_tokens))
+        .bind(count(record.cache_write_tokens))
+        .bind(count(record.output_tokens))
+        .bind(count(record.reasoning_tokens))
+        .bind(record.cost_usd)
+        .bind(&record.price_entry)
+        .bind(count(record.latency_ms))
+        .bind(count(record.first_token_ms))
+        .bind(i64::from(record.repairs))
+        .bind(record.outcome.as_str())
+        .bind(&record.error)
+        .bind(&record.answer)
+        .execute(&self.pool)
+        .await
+        .map_err(|e| self.error(e))?;
+        Ok(result.last_insert_rowid())
+    }
+
+    /// The runs `filter` picks, newest first.
+    pub async fn recent(&self, filter: &Filter) -> Result<Vec<Record>, LogError> {
+        let rows = sqlx::query(
+            "SELECT * FROM runs
+             WHERE (?1 IS NULL OR tool_name = ?1 OR tool_path = ?1)
+               AND (?2 IS NULL OR model = ?2 OR provider || '/' || model = ?2)
+               AND (?3 IS NULL OR started_at >= ?3)
+             ORDER BY started_at DESC, id DESC LIMIT ?4",
+        )
+        .bind(&filter.tool)
+        .bind(&filter.model)
+        .bind(&filter.since)
+        .bind(i64::from(filter.limit))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(|e| self.error(e))?;
+        rows.iter().map(|row| record(row).map_err(|e| self.error(e))).collect()
+    }
+
+    /// The totals of the runs since `since` (RFC 3339), by tool, model or day, largest cost
+    /// first (by day: in date order).
+    pub async fn totals(&self, by: Grouping, since: Option<&str>) -> Result<Vec<Total>, LogError> {
+        let (key, order) = match by {
+            Grouping::Tool => ("COALESCE(tool_name, tool_path, tool_hash)", "cost DESC, key"),
+            Grouping::Model => ("provider || '/' || model", "cost DESC, key"),
+            Grouping::Day => ("substr(started_at, 1, 10)", "key"),
+        };
+        let query = format!(
+            "SELECT {key} AS key, COUNT(*) AS runs,
+                COALESCE(SUM(input_tokens), 0) AS input, COALESCE(SUM(output_tokens), 0) AS output,
+                COALESCE(SUM(cost_usd), 0.0) AS cost,
+                SUM(CASE WHEN cost_usd IS NULL THEN 1 ELSE 0 END) AS unpriced
+             FROM runs WHERE (?1 IS NULL OR started_at >= ?1)
+             GROUP BY key ORDER BY {order}"
+        );
+        let rows = sqlx::query(&query)
+            .bind(since)
+            .fetch_all(&self.pool)
+            .await
+            .map_err(|e| self.error(e))?;
+        let count = |n: i64| u64::try_from(n).unwrap_or(0);
+        rows.iter()
+            .map(|row| {
+                Ok(Total {
+                    key: row.try_get("key")?,
+                    runs: count(row.try_get("runs")?),
+                    input_tokens: count(row.try_get("input")?),
+                    output_tokens: count(row.try_get("output")?),
+                    cost_usd: row.try_get("cost")?,
+                    unpriced_runs: count(row.try_get("unpriced")?),
+                })
+            })
+            .collect::<Result<_, sqlx::Error>>()
+            .map_err(|e| self.error(e))
+    }
+}
+
+fn record(row: &sqlx::sqlite::SqliteRow) -> Result<Record, sqlx::Error> {
+    let count = |name: &str| -> Result<Option<u64>, sqlx::Error> {
+        Ok(row.try_get::<Option<i64>, _>(name)?.and_then(|n| u64::try_from(n).ok()))
+    };
+    let variables: Option<String> = row.try_get("variables")?;
+    let outcome: String = row.try_get("outcome")?;
+    Ok(Record {
+        id: Some(row.try_get("id")?),
+        started_at: row.try_get("started_at")?,
+        origin: row.try_get("origin")?,
+        tool_path: row.try_get("tool_path")?,
+        tool_name: row.try_get("tool_name")?,
+        tool_hash: row.try_get("tool_hash")?,
+        variables: variables.and_then(|text| serde_json::Value::from_str(&text).ok()),
+        variables_hash: row.try_get("variables_hash")?,
+        provider: row.try_get("provider")?,
+        model: row.try_get("model")?,
+        input_tokens: count("input_tokens")?,
+        cached_input_tokens: count("cached_input_tokens")?,
+        cache_write_tokens: count("cache_write_tokens")?,
+        output_tokens: count("output_tokens")?,
+        reasoning_tokens: count("reasoning_tokens")?,
+        cost_usd: row.try_get("cost_usd")?,
+        price_entry: row.try_get("price_entry")?,
+        latency_ms: count("latency_ms")?,
+        first_token_ms: count("first_token_ms")?,
+        repairs: u32::try_from(row.try_get::<i64, _>("repairs")?).unwrap_or(0),
+        outcome: Outcome::parse(&outcome),
+        error: row.try_get("error")?,
+        answer: row.try_get("answer")?,
+    })
+}

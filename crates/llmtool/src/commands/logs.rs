@@ -1,0 +1,209 @@
+//! `llmtool logs` and `llmtool usage`: the recent runs of the run log, and their totals.
+
+use std::fmt::Write as _;
+
+use anyhow::Context as _;
+use comfy_table::{ContentArrangement, Table, presets};
+use llmtool_log::{Filter, Grouping, Record, RunLog, Total};
+
+use crate::Outcome;
+use crate::cli::{LogsArgs, ReportFormat, UsageArgs, UsageBy};
+use crate::commands::cost::{dollars, thousands};
+use crate::io;
+
+/// The widest bar of the chart of cost per day.
+const BAR_WIDTH: usize = 30;
+
+pub(crate) fn logs(args: &LogsArgs) -> anyhow::Result<Outcome> {
+    let since = args.since.as_deref().map(since).transpose()?;
+    let filter =
+        Filter { limit: args.count, tool: args.tool.clone(), model: args.model.clone(), since };
+    let runs = with_log(|log| async move { log.recent(&filter).await })?.unwrap_or_default();
+    let text = match args.format {
+        ReportFormat::Json => serde_json::to_string_pretty(&runs)? + "\n",
+        ReportFormat::Text if runs.is_empty() => "no runs logged\n".to_owned(),
+        ReportFormat::Text => runs.iter().map(shown).collect::<Vec<_>>().join("\n"),
+    };
+    io::write_stdout(text.as_bytes())?;
+    Ok(Outcome::Ok)
+}
+
+pub(crate) fn usage(args: &UsageArgs) -> anyhow::Result<Outcome> {
+    let since = args.since.as_deref().map(since).transpose()?;
+    let by = match args.by {
+        UsageBy::Tool => Grouping::Tool,
+        UsageBy::Model => Grouping::Model,
+        UsageBy::Day => Grouping::Day,
+    };
+    let totals = with_log(|log| {
+        let since = since.clone();
+        async move {
+            let totals = log.totals(by, since.as_deref()).await?;
+            let days = log.totals(Grouping::Day, since.as_deref()).await?;
+            Ok((totals, days))
+        }
+    })?
+    .unwrap_or_default();
+    let (totals, days) = totals;
+    let text = match args.format {
+        ReportFormat::Json => {
+            serde_json::to_string_pretty(&serde_json::json!({ "by": args.by, "totals": totals }))?
+                + "\n"
+        }
+        ReportFormat::Text if totals.is_empty() => "no runs logged\n".to_owned(),
+        ReportFormat::Text => table(&totals, args.by) + "\n\n" + &chart(&days),
+    };
+    io::write_stdout(text.as_bytes())?;
+    Ok(Outcome::Ok)
+}
+
+/// Runs `query` on the log in the data directory; `None` when there is no log yet.
+fn with_log<T, F, Fut>(query: F) -> anyhow::Result<Option<T>>
+where
+    F: FnOnce(RunLog) -> Fut,
+    Fut: std::future::Future<Output = Result<T, llmtool_log::LogError>>,
+{
+    let dir = llmtool_log::data_dir()
+        .context("cannot tell where the run log is: set HOME, XDG_DATA_HOME or LLMTOOL_DATA_DIR")?;
+    let path = dir.join(llmtool_log::DATABASE_FILE);
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    runtime.block_on(async {
+        match RunLog::open_existing(&path).await? {
+            Some(log) => Ok(Some(query(log).await?)),
+            None => Ok(None),
+        }
+    })
+}
+
+/// `--since`: a date (`2026-11-01`), a time (`2026-11-01T09:00:00Z`), or a span back from now
+/// (`30m`, `24h`, `7d`); as RFC 3339 in UTC.
+fn since(text: &str) -> anyhow::Result<String> {
+    let text = text.trim();
+    let now = jiff::Timestamp::now();
+    if let Some((number, unit)) = text.len().checked_sub(1).map(|at| text.split_at(at))
+        && let Ok(number) = number.parse::<i64>()
+    {
+        let span = match unit {
+            "m" => jiff::Span::new().minutes(number),
+            "h" => jiff::Span::new().hours(number),
+            "d" => jiff::Span::new().hours(number.saturating_mul(24)),
+            _ => anyhow::bail!("`--since {text}`: a span ends with m, h or d (`7d`)"),
+        };
+        return Ok(llmtool_log::time_text(now.checked_sub(span)?));
+    }
+    if let Ok(time) = text.parse::<jiff::Timestamp>() {
+        return Ok(llmtool_log::time_text(time));
+    }
+    let date: jiff::civil::Date = text.parse().with_context(|| {
+        format!("`--since {text}` is not a date (2026-11-01), a time (2026-11-01T09:00:00Z) or a span (7d)")
+    })?;
+    Ok(llmtool_log::time_text(date.to_zoned(jiff::tz::TimeZone::UTC)?.timestamp()))
+}
+
+/// One run, for the terminal: a heading line, then the answer.
+fn shown(run: &Record) -> String {
+    let tool = run.tool_name.as_deref().or(run.tool_path.as_deref()).unwrap_or("?");
+    let tokens = match (run.input_tokens, run.output_tokens) {
+        (Some(input), Some(output)) => {
+            format!("{} in, {} out", thousands(input), thousands(output))
+        }
+        _ => "tokens ?".to_owned(),
+    };
+    let cost = run.cost_usd.map_or_else(|| "unpriced".to_owned(), dollars);
+    let mut text = format!(
+        "#{} {}  {tool}  {}/{}  {}  {tokens}  {cost}",
+        run.id.unwrap_or_default(),
+        // `2026-11-23 14:46:18Z`: to the second.
+        run.started_at.get(..19).map_or(run.started_at.clone(), |s| s.replace('T', " ") + "Z"),
+        run.provider,
+        run.model,
+        run.outcome.as_str(),
+    );
+    if let Some(latency) = run.latency_ms {
+        let _ = write!(text, "  {} ms", thousands(latency));
+    }
+    text.push('\n');
+    for line in run.error.iter().chain(run.answer.iter()).flat_map(|t| t.lines()) {
+        let _ = writeln!(text, "    {line}");
+    }
+    text
+}
+
+fn table(totals: &[Total], by: UsageBy) -> String {
+    let mut table = Table::new();
+    table
+        .load_style(presets::ASCII_BORDERS_ONLY_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic);
+    let heading = match by {
+        UsageBy::Tool => "tool",
+        UsageBy::Model => "model",
+        UsageBy::Day => "day",
+    };
+    table.set_header([heading, "runs", "input tokens", "output tokens", "cost"]);
+    let mut all = Total {
+        key: "all".into(),
+        runs: 0,
+        input_tokens: 0,
+        output_tokens: 0,
+        cost_usd: 0.0,
+        unpriced_runs: 0,
+    };
+    for total in totals {
+        table.add_row(row(total));
+        all.runs += total.runs;
+        all.input_tokens += total.input_tokens;
+        all.output_tokens += total.output_tokens;
+        all.cost_usd += total.cost_usd;
+        all.unpriced_runs += total.unpriced_runs;
+    }
+    table.add_row(row(&all));
+    table.to_string()
+}
+
+fn row(total: &Total) -> [String; 5] {
+    let mut cost = dollars(total.cost_usd);
+    if total.unpriced_runs > 0 {
+        let _ = write!(cost, " (+{} unpriced)", total.unpriced_runs);
+    }
+    [
+        total.key.clone(),
+        thousands(total.runs),
+        thousands(total.input_tokens),
+        thousands(total.output_tokens),
+        cost,
+    ]
+}
+
+/// Cost per day as a bar chart, the longest bar the most expensive day.
+fn chart(days: &[Total]) -> String {
+    let most = days.iter().map(|d| d.cost_usd).fold(0.0, f64::max);
+    let mut text = String::from("cost per day\n");
+    for day in days {
+        let width =
+            if most > 0.0 { (day.cost_usd / most * BAR_WIDTH as f64).round() as usize } else { 0 };
+        let _ = writeln!(
+            text,
+            "{}  {:<BAR_WIDTH$}  {}",
+            day.key,
+            "█".repeat(width),
+            dollars(day.cost_usd)
+        );
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn since_takes_dates_times_and_spans() {
+        assert_eq!(since("2026-11-01").unwrap(), "2026-11-01T00:00:00.000Z");
+        assert_eq!(since("2026-11-01T09:30:00+02:00").unwrap(), "2026-11-01T07:30:00.000Z");
+        let week_ago = since("7d").unwrap();
+        let now = llmtool_log::time_text(jiff::Timestamp::now());
+        assert!(week_ago < now && week_ago.len() == now.len(), "{week_ago} {now}");
+        assert!(since("7w").unwrap_err().to_string().contains("m, h or d"));
+        assert!(since("yesterday").is_err());
+    }
+}
