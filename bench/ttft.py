@@ -9,19 +9,12 @@ Starts the mock LLM server (crates/llmtool-testkit, `mock-llm`), then, RUNS time
 Each is timed from process start to the first byte of the answer on its stdout, so both pay
 the same process start and pipe costs; the difference is what llmtool adds.
 """
-import json, os, statistics, subprocess, sys, tempfile, time
+import json, os, statistics, subprocess, sys, time
+
+from mock_server import LLMTOOL, start
 
 RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 200
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-subprocess.run(["cargo", "build", "--release", "-q", "-p", "llmtool", "-p", "llmtool-testkit"], cwd=ROOT, check=True)
-LLMTOOL = os.path.join(ROOT, "target/release/llmtool")
-
-mock = subprocess.Popen([os.path.join(ROOT, "target/release/mock-llm")], stdout=subprocess.PIPE, text=True)
-url = mock.stdout.readline().strip()
-work = tempfile.mkdtemp()
-config = os.path.join(work, "config.toml")
-with open(config, "w") as f:
-    f.write(f'default_model = "mock/m"\n[providers.mock]\napi = "openai"\nbase_url = "{url}/v1"\n')
+mock, url, work, config = start()
 tool = os.path.join(work, "tool.json")
 with open(tool, "w") as f:
     json.dump({"model_prompt": "Say hello to {{name}}.", "metadata": {"parameters": {"temperature": 0.2}}}, f)

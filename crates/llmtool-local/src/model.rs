@@ -9,7 +9,7 @@ use candle_core::quantized::gguf_file;
 use tokenizers::Tokenizer;
 
 use crate::LocalError;
-use crate::chat::ChatTemplate;
+use crate::chat::{ChatMessage, ChatTemplate};
 use crate::llama::{Llama, message};
 use crate::tokenizer::{self, number, string};
 
@@ -36,13 +36,16 @@ impl std::fmt::Debug for LocalModel {
     }
 }
 
-impl LocalModel {
-    /// Loads a llama-architecture GGUF file.
-    pub fn load(path: &Path) -> Result<Self, LocalError> {
-        let started = Instant::now();
-        let bytes = read_gguf(path)?;
-        let mut reader = Cursor::new(bytes);
-        let content = gguf_file::Content::read(&mut reader).map_err(|e| {
+/// What a model's file says before its weights: its metadata, tokenizer and chat template.
+struct Header {
+    content: gguf_file::Content,
+    tokenizer: Tokenizer,
+    chat: ChatTemplate,
+}
+
+impl Header {
+    fn read(reader: &mut Cursor<Vec<u8>>, path: &Path) -> Result<Header, LocalError> {
+        let content = gguf_file::Content::read(reader).map_err(|e| {
             LocalError::Model(format!("`{}` is not a GGUF file: {}", path.display(), message(&e)))
         })?;
         let architecture = string(&content, "general.architecture").unwrap_or_default();
@@ -52,19 +55,35 @@ impl LocalModel {
             )));
         }
         let tokenizer = tokenizer::from_gguf(&content)?;
-        let tokens: Vec<String> = (0..tokenizer.get_vocab_size(true) as u32)
-            .map(|id| tokenizer.id_to_token(id).unwrap_or_default())
-            .collect();
         let token_text = |key: &str| {
-            number(&content, key)
-                .and_then(|id| tokens.get(id as usize).cloned())
-                .unwrap_or_default()
+            number(&content, key).and_then(|id| tokenizer.id_to_token(id)).unwrap_or_default()
         };
         let chat = ChatTemplate::new(
             string(&content, "tokenizer.chat_template"),
             token_text("tokenizer.ggml.bos_token_id"),
             token_text("tokenizer.ggml.eos_token_id"),
         )?;
+        Ok(Header { content, tokenizer, chat })
+    }
+}
+
+/// How many tokens the model at `path` reads for `messages`: its chat template applied, then
+/// its own tokenizer, as a run would; the weights are not loaded.
+pub fn count_prompt_tokens(path: &Path, messages: &[ChatMessage]) -> Result<usize, LocalError> {
+    let mut reader = Cursor::new(read_gguf(path)?);
+    let Header { tokenizer, chat, .. } = Header::read(&mut reader, path)?;
+    let prompt = chat.render(messages)?;
+    let encoding = tokenizer.encode(prompt, false).map_err(|e| LocalError::Model(e.to_string()))?;
+    Ok(encoding.len())
+}
+
+impl LocalModel {
+    /// Loads a llama-architecture GGUF file.
+    pub fn load(path: &Path) -> Result<Self, LocalError> {
+        let started = Instant::now();
+        let bytes = read_gguf(path)?;
+        let mut reader = Cursor::new(bytes);
+        let Header { content, tokenizer, chat } = Header::read(&mut reader, path)?;
         let mut eos_tokens: Vec<u32> =
             number(&content, "tokenizer.ggml.eos_token_id").into_iter().collect();
         for end in ["<|im_end|>", "<|endoftext|>", "<|eot_id|>", "</s>"] {

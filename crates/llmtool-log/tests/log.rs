@@ -87,3 +87,20 @@ async fn a_missing_log_is_none_and_a_folder_that_cannot_exist_is_an_error() {
     let error = RunLog::open(&file.join("runs.db")).await.unwrap_err();
     assert!(error.to_string().contains("a-file"), "{error}");
 }
+
+#[tokio::test]
+async fn a_locked_log_is_an_error_after_a_short_wait_not_a_hang() {
+    use sqlx::Connection as _;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("runs.db");
+    let log = RunLog::open(&path).await.unwrap();
+    // Another writer holds the database.
+    let options = sqlx::sqlite::SqliteConnectOptions::new().filename(&path);
+    let mut holder = sqlx::SqliteConnection::connect_with(&options).await.unwrap();
+    sqlx::query("BEGIN EXCLUSIVE").execute(&mut holder).await.unwrap();
+    let error = log.append(&record("2026-11-20T10:00:00.000Z", "t", "m", None)).await.unwrap_err();
+    assert!(error.to_string().contains("locked"), "{error}");
+    // Once it lets go, writing works again.
+    sqlx::query("COMMIT").execute(&mut holder).await.unwrap();
+    log.append(&record("2026-11-20T10:00:01.000Z", "t", "m", None)).await.unwrap();
+}

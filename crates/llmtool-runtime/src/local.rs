@@ -166,6 +166,16 @@ impl LocalModels {
         Ok(Arc::clone(engine))
     }
 
+    /// The file of the local model of `target` when it is already here and may be read:
+    /// nothing is fetched or asked.
+    pub(crate) fn installed(&self, target: &Target) -> Option<PathBuf> {
+        match store::known(&target.model) {
+            Some(spec) => store::installed_path(spec).ok().flatten(),
+            None if target.origin == ModelOrigin::Tool && !self.allow_paths => None,
+            None => Some(PathBuf::from(&target.model)).filter(|path| path.exists()),
+        }
+    }
+
     /// The file of the local model of `target`: a known name (fetched if missing, as the
     /// fetch policy says, and checked against its verified marker), or a `.gguf` path that
     /// the user, not a tool file, named, unless paths are allowed.

@@ -6,6 +6,8 @@ use std::sync::Arc;
 
 use llmtool_core::model::Tool;
 use llmtool_core::output::OutputSpec;
+use llmtool_local::chat::ChatMessage;
+use llmtool_local::model::count_prompt_tokens;
 use llmtool_local::store::DEFAULT_MODEL;
 use llmtool_providers::backend::Backend;
 use llmtool_providers::resolve::{Providers, Target};
@@ -174,6 +176,18 @@ impl Runtime {
             },
             spec: OutputSpec::of(tool),
         })
+    }
+
+    /// How many tokens the prompt of `request` takes on its local model, counted with the
+    /// model's own chat template and tokenizer (for `--dry-run`); `None` when it runs remotely
+    /// or its model is not here yet (nothing is fetched to count).
+    pub fn local_prompt_tokens(&self, request: &RunRequest) -> Option<Result<usize, RunError>> {
+        if request.target.endpoint.api != ApiKind::Local {
+            return None;
+        }
+        let path = self.inner.local.installed(&request.target)?;
+        let message = ChatMessage { role: "user".into(), content: request.first_message() };
+        Some(count_prompt_tokens(&path, &[message]).map_err(RunError::from))
     }
 
     /// Gets the backend of `request` ready: fetches (as the fetch policy allows) and loads its

@@ -108,3 +108,27 @@ fn a_file_that_is_not_a_model_is_a_clear_error() {
     assert!(stderr.contains("is not a `.gguf` file"), "{stderr}");
     assert_eq!(stderr.trim().lines().count(), 1, "one clear line, no backtrace: {stderr}");
 }
+
+#[test]
+fn a_dry_run_counts_the_tokens_the_run_reads() {
+    let tool = examples().into_iter().find(|t| t.ends_with("teach-me-anything.json")).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_llmtool"))
+        .arg("run")
+        .arg(&tool)
+        .args(required_values(&tool))
+        .args(["--model", "local", "--dry-run"])
+        .env("LLMTOOL_NO_LOG", "1")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let (_, rest) = stderr.split_once("estimate: ").unwrap();
+    let Some((counted, _)) = rest.split_once(" input tokens (counted with the model's tokenizer")
+    else {
+        panic!("no exact count: {stderr}");
+    };
+    let counted: u64 = counted.replace(',', "").parse().unwrap();
+    assert!(stderr.contains("worst case $0 (smollm2 in local model)"), "{stderr}");
+    let report = run_local(&tool, &["--temperature", "0"]);
+    assert_eq!(report["usage"]["input_tokens"].as_u64(), Some(counted));
+}

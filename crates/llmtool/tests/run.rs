@@ -533,3 +533,22 @@ async fn the_log_survives_runs_killed_at_any_moment() {
     assert_eq!(after.as_array().unwrap().len(), runs.len() + 1);
     assert_eq!(after[0]["answer"], "Again.");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_locked_run_log_is_a_warning_and_the_run_stands() {
+    use sqlx::Connection as _;
+    let data = tempfile::tempdir().unwrap();
+    let out = teach_on_mock("Tides.", data.path(), &[], &[]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    // Another program holds the log while the next run ends.
+    let options = sqlx::sqlite::SqliteConnectOptions::new().filename(data.path().join("runs.db"));
+    let mut holder = sqlx::SqliteConnection::connect_with(&options).await.unwrap();
+    sqlx::query("BEGIN EXCLUSIVE").execute(&mut holder).await.unwrap();
+    let out = teach_on_mock("Again.", data.path(), &[], &[]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "Again.");
+    let said = text(&out.stderr);
+    assert!(said.contains("warning: the run is not logged") && said.contains("locked"), "{said}");
+    sqlx::query("ROLLBACK").execute(&mut holder).await.unwrap();
+    assert_eq!(log_json(&["logs"], data.path()).await.as_array().unwrap().len(), 1);
+}

@@ -7,14 +7,27 @@ use llmtool_providers::run::{RunReport, RunRequest};
 /// at hand: the usual figure for English text with the tokenizers of the large providers.
 const CHARACTERS_PER_TOKEN: usize = 4;
 
-/// The request's input tokens and its worst-case cost, before it is sent.
-pub(crate) fn estimate(request: &RunRequest) -> String {
-    let characters = request.first_message().chars().count();
-    let input = characters.div_ceil(CHARACTERS_PER_TOKEN) as u64;
-    let mut line = format!(
-        "estimate: about {} input tokens ({characters} characters at {CHARACTERS_PER_TOKEN} per token, not the model's tokenizer)",
-        thousands(input)
-    );
+/// The request's input tokens and its worst-case cost, before it is sent. `counted` is the
+/// exact count, when the model's tokenizer is at hand (the local model's).
+pub(crate) fn estimate(request: &RunRequest, counted: Option<usize>) -> String {
+    let (input, mut line) = match counted {
+        Some(tokens) => (
+            tokens as u64,
+            format!(
+                "estimate: {} input tokens (counted with the model's tokenizer and chat template)",
+                thousands(tokens as u64)
+            ),
+        ),
+        None => {
+            let characters = request.first_message().chars().count();
+            let input = characters.div_ceil(CHARACTERS_PER_TOKEN) as u64;
+            let line = format!(
+                "estimate: about {} input tokens ({characters} characters at {CHARACTERS_PER_TOKEN} per token, not the model's tokenizer)",
+                thousands(input)
+            );
+            (input, line)
+        }
+    };
     let Some(entry) = &request.price else {
         return line
             + "; cost: unpriced (the price table and the config file have no price for this model)";

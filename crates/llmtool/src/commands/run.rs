@@ -62,14 +62,22 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<Outcome> {
         let shown = serde_json::json!({ "provider": "local", "model": request.target.model, "prompt": request.prompt });
         let text = serde_json::to_string_pretty(&shown)? + "\n";
         io::write_stdout(secrets::redact(&text).as_bytes())?;
-        eprintln!("{}", cost::estimate(&request));
+        let counted = match tool_runtime.local_prompt_tokens(&request) {
+            Some(Ok(tokens)) => Some(tokens),
+            Some(Err(error)) => {
+                eprintln!("warning: the prompt's tokens cannot be counted: {error}");
+                None
+            }
+            None => None,
+        };
+        eprintln!("{}", cost::estimate(&request, counted));
         return Ok(Outcome::Ok);
     }
     if args.dry_run {
         let (http, warnings) = request.first_request(options);
         print_warnings(&warnings);
         io::write_stdout(secrets::redact(&http.display_redacted()).as_bytes())?;
-        eprintln!("{}", cost::estimate(&request));
+        eprintln!("{}", cost::estimate(&request, None));
         return Ok(Outcome::Ok);
     }
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
