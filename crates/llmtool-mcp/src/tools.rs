@@ -2,7 +2,7 @@
 //! the tool run by a [`Runner`] (the configured provider, or the local model).
 
 use llmtool_core::template::Inputs;
-use llmtool_runtime::Runner;
+use llmtool_runtime::{Runner, Subject};
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value, json};
 
@@ -30,7 +30,9 @@ pub(crate) async fn call(
             return error(format!("invalid arguments: {}", lines.join("; ")));
         }
     };
-    match runner.answer(entry.tool.clone(), prompt).await {
+    let path = Some(entry.path.display().to_string());
+    let subject = Subject::new("mcp", path, &entry.tool, &inputs);
+    match runner.answer(entry.tool.clone(), prompt, subject).await {
         Ok(answer) => answered(entry, answer),
         Err(reason) => error(runner.public_message(&reason)),
     }

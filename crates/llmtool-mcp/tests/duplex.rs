@@ -32,7 +32,12 @@ impl Runner for ScriptedRunner {
         tool.name() == Some("Strategy Consultant")
     }
 
-    fn answer(&self, _tool: llmtool_core::model::Tool, prompt: String) -> AnswerFuture {
+    fn answer(
+        &self,
+        _tool: llmtool_core::model::Tool,
+        prompt: String,
+        _subject: llmtool_runtime::Subject,
+    ) -> AnswerFuture {
         self.prompts.lock().unwrap().push(prompt);
         let answer = self.answer.clone().map_err(|reason| {
             RunError::Provider(llmtool_providers::ProviderError::Connection(reason))

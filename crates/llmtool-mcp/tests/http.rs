@@ -28,7 +28,12 @@ impl Runner for GatedRunner {
         false
     }
 
-    fn answer(&self, _tool: llmtool_core::model::Tool, _prompt: String) -> AnswerFuture {
+    fn answer(
+        &self,
+        _tool: llmtool_core::model::Tool,
+        _prompt: String,
+        _subject: llmtool_runtime::Subject,
+    ) -> AnswerFuture {
         let release = self.release.clone();
         Box::pin(async move {
             let _ = release.acquire().await.unwrap();

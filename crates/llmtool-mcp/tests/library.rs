@@ -93,7 +93,12 @@ fn the_watcher_serves_every_change_even_one_that_leaves_the_lists_alone() {
         fn is_remote(&self, _: &llmtool_core::model::Tool) -> bool {
             false
         }
-        fn answer(&self, _: llmtool_core::model::Tool, _: String) -> llmtool_mcp::AnswerFuture {
+        fn answer(
+            &self,
+            _: llmtool_core::model::Tool,
+            _: String,
+            _: llmtool_runtime::Subject,
+        ) -> llmtool_mcp::AnswerFuture {
             Box::pin(async { Err(llmtool_runtime::RunError::Stopped("not run here".to_owned())) })
         }
     }

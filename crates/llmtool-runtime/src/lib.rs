@@ -4,16 +4,19 @@
 //! building the request, and running it with the expected output enforced, with a typed error.
 //!
 //! [`Runtime`] is the entry point; [`Runner`] is what servers hold, so that a test can stand
-//! in a scripted model. [`files`] finds and loads tool files, with one rule for every command.
+//! in a scripted model. [`files`] finds and loads tool files, with one rule for every command;
+//! [`log`] writes each run to the run log.
 
 mod error;
 pub mod files;
 pub mod local;
+pub mod log;
 mod runner;
 mod runtime;
 
 pub use error::{Rejected, RunError};
 pub use files::{FileError, ToolErrors, ToolFile};
 pub use local::{Consent, Fetch, Progress, PullEvent, pull};
+pub use log::{Ended, LogPolicy, Subject};
 pub use runner::{AnswerFuture, Runner};
 pub use runtime::{ParamOverrides, Runtime, RuntimeOptions};

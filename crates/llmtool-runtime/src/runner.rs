@@ -7,7 +7,7 @@ use std::pin::Pin;
 
 use llmtool_core::model::Tool;
 
-use crate::{RunError, Runtime};
+use crate::{RunError, Runtime, Subject};
 
 /// A boxed future, as [`Runner::answer`] returns.
 pub type AnswerFuture = Pin<Box<dyn Future<Output = Result<String, RunError>> + Send + 'static>>;
@@ -17,8 +17,9 @@ pub trait Runner: Send + Sync + 'static {
     /// Whether `tool` runs on a model reached over the network.
     fn is_remote(&self, tool: &Tool) -> bool;
 
-    /// The answer to `prompt` (rendered from `tool`), with its expected output enforced.
-    fn answer(&self, tool: Tool, prompt: String) -> AnswerFuture;
+    /// The answer to `prompt` (rendered from `tool` with the values of `subject`), with its
+    /// expected output enforced; the run is logged as a run of `subject`.
+    fn answer(&self, tool: Tool, prompt: String, subject: Subject) -> AnswerFuture;
 
     /// The text of `error` as a client may see it: with no secret in it.
     fn public_message(&self, error: &RunError) -> String {
@@ -31,9 +32,9 @@ impl Runner for Runtime {
         Runtime::is_remote(self, tool)
     }
 
-    fn answer(&self, tool: Tool, prompt: String) -> AnswerFuture {
+    fn answer(&self, tool: Tool, prompt: String, subject: Subject) -> AnswerFuture {
         let runtime = self.clone();
-        Box::pin(async move { runtime.answer(&tool, prompt).await })
+        Box::pin(async move { runtime.answer(&tool, prompt, Some(&subject)).await })
     }
 
     fn public_message(&self, error: &RunError) -> String {

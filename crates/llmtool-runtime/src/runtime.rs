@@ -16,6 +16,7 @@ use llmtool_providers::transport::{RetryPolicy, Timeouts, Transport};
 use llmtool_providers::{ApiKind, Params, Redactor};
 
 use crate::local::{Fetch, LocalModels, Progress};
+use crate::log::{Ended, LogPolicy, LogSink, Subject};
 use crate::{Rejected, RunError};
 
 /// How a runtime is set up; the defaults suit a server (nothing fetched, nothing printed).
@@ -38,6 +39,8 @@ pub struct RuntimeOptions {
     pub seed: Option<u64>,
     /// Secrets to hide besides the providers' keys (a server's token, say).
     pub secrets: Vec<String>,
+    /// Whether runs are written to the run log (off unless the application turns it on).
+    pub log: LogPolicy,
 }
 
 impl Default for RuntimeOptions {
@@ -52,6 +55,7 @@ impl Default for RuntimeOptions {
             progress: None,
             seed: None,
             secrets: Vec::new(),
+            log: LogPolicy::Off,
         }
     }
 }
@@ -66,6 +70,7 @@ impl std::fmt::Debug for RuntimeOptions {
             .field("fetch", &self.fetch)
             .field("seed", &self.seed)
             .field("secrets", &self.secrets.len())
+            .field("log", &self.log)
             .finish_non_exhaustive()
     }
 }
@@ -90,6 +95,7 @@ struct Inner {
     transport: Transport,
     local: Arc<LocalModels>,
     redactor: Redactor,
+    log: LogSink,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -115,6 +121,7 @@ impl Runtime {
             transport,
             local: Arc::new(local),
             redactor,
+            log: LogSink::new(options.log),
         };
         Ok(Self { inner: Arc::new(inner) })
     }
@@ -219,15 +226,35 @@ impl Runtime {
     }
 
     /// The answer of `tool` to `prompt`, whole, with its expected output enforced: what a
-    /// server returns to its client.
-    pub async fn answer(&self, tool: &Tool, prompt: String) -> Result<String, RunError> {
+    /// server returns to its client. The run is logged as a run of `subject`, when given (a
+    /// problem writing the log is a logged warning).
+    pub async fn answer(
+        &self,
+        tool: &Tool,
+        prompt: String,
+        subject: Option<&Subject>,
+    ) -> Result<String, RunError> {
         let request = self.request(tool, prompt, ParamOverrides::default())?;
         if let Some(note) = &request.target.note {
             tracing::info!("{note}");
         }
         let options = RunOptions { stream: false, max_repairs: 2, raw: false, live: false };
-        let report = self.run(&request, options, &mut |_| {}).await?;
-        Ok(Rejected::check(&report)?.to_owned())
+        let started = jiff::Timestamp::now();
+        let result = self.run(&request, options, &mut |_| {}).await;
+        if let Some(subject) = subject {
+            let ended = match &result {
+                Ok(report) => Ended::Report(report),
+                Err(error) => Ended::Failed(error),
+            };
+            if let Err(problem) = self.log_run(subject, &request.target, started, ended).await {
+                tracing::warn!("the run is not logged: {problem}");
+            }
+        }
+        Ok(Rejected::check(&result?)?.to_owned())
+    }
+
+    pub(crate) fn log_sink(&self) -> &LogSink {
+        &self.inner.log
     }
 
     /// `text` with every configured secret, and URL credentials, hidden.

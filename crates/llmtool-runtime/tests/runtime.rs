@@ -70,12 +70,12 @@ fn the_tools_own_models_decide_where_it_runs_and_its_hint() {
 async fn a_tool_file_cannot_make_llmtool_open_a_model_file() {
     let named = tool(&["local/nowhere/model.gguf"], &serde_json::json!({}));
     let runtime = runtime("", &[], RuntimeOptions::default());
-    let error = runtime.answer(&named, "hi".into()).await.unwrap_err();
+    let error = runtime.answer(&named, "hi".into(), None).await.unwrap_err();
     assert!(matches!(error, RunError::ModelFileNotAllowed { .. }), "{error}");
 
     let options = RuntimeOptions { allow_local_paths: true, ..RuntimeOptions::default() };
     let allowed = self::runtime("", &[], options);
-    let error = allowed.answer(&named, "hi".into()).await.unwrap_err();
+    let error = allowed.answer(&named, "hi".into(), None).await.unwrap_err();
     assert!(matches!(error, RunError::NoSuchModel { .. }), "{error}");
 }
 
@@ -89,7 +89,8 @@ async fn a_server_never_fetches_a_missing_model() {
     }
     let runtime =
         runtime("", &[], RuntimeOptions { fetch: Fetch::Never, ..RuntimeOptions::default() });
-    let error = runtime.answer(&tool(&["smollm2"], &serde_json::json!({})), "hi".into()).await;
+    let error =
+        runtime.answer(&tool(&["smollm2"], &serde_json::json!({})), "hi".into(), None).await;
     let error = error.unwrap_err();
     assert!(matches!(error, RunError::NotInstalled { .. }), "{error}");
     assert!(error.to_string().contains("llmtool model pull"), "{error}");
@@ -117,9 +118,9 @@ async fn an_answer_is_enforced_and_a_rejection_is_typed() {
     assert!(runtime.is_remote(&weather));
 
     // The first answer misses the allowed values; the repair gets "yes".
-    assert_eq!(runtime.answer(&weather, "Rain?".into()).await.unwrap(), "yes");
+    assert_eq!(runtime.answer(&weather, "Rain?".into(), None).await.unwrap(), "yes");
     // Three misses: the first answer and the two repairs allowed.
-    let error = runtime.answer(&weather, "Rain?".into()).await.unwrap_err();
+    let error = runtime.answer(&weather, "Rain?".into(), None).await.unwrap_err();
     let RunError::Rejected(rejected) = &error else { panic!("not a rejection: {error}") };
     assert_eq!(rejected.repairs, 2);
     assert_eq!(rejected.raw, "I cannot say.");

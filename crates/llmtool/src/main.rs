@@ -4,7 +4,6 @@
 mod cli;
 mod commands;
 mod io;
-mod run_log;
 mod secrets;
 mod settings;
 

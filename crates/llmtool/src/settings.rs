@@ -9,7 +9,7 @@ use anyhow::Context as _;
 use llmtool_providers::config::{Config, Env};
 use llmtool_providers::resolve::Providers;
 use llmtool_providers::transport::Timeouts;
-use llmtool_runtime::RuntimeOptions;
+use llmtool_runtime::{LogPolicy, RuntimeOptions};
 
 use crate::cli::ModelArgs;
 
@@ -57,6 +57,8 @@ pub(crate) fn runtime_options(args: &ModelArgs) -> RuntimeOptions {
             ..Timeouts::default()
         },
         allow_local_paths: args.allow_local_paths,
+        // Every run is logged unless LLMTOOL_NO_LOG says not to (docs/usage.md).
+        log: LogPolicy::from_env(false),
         ..RuntimeOptions::default()
     }
 }

@@ -336,6 +336,9 @@ fn an_mcp_tool_error_and_the_logs_never_show_a_key() {
         .arg(&config)
         .arg(&tools)
         .env("MOCK_KEY", KEY)
+        // The run log on, in this test's folder.
+        .env("LLMTOOL_NO_LOG", "")
+        .env("LLMTOOL_DATA_DIR", dir.path().join("data"))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -354,6 +357,21 @@ fn an_mcp_tool_error_and_the_logs_never_show_a_key() {
     assert!(message.contains("the key [redacted] is not valid"), "{answer}");
     assert!(!logs.contains(KEY), "the logs show the key");
     assert!(logs.contains("[redacted]"), "the trace logs carry the answer: {logs}");
+    // The call is in the run log, as a run by the MCP server that failed, with no key.
+    let listed = command(dir.path())
+        .args(["logs", "--format", "json"])
+        .env("LLMTOOL_DATA_DIR", dir.path().join("data"))
+        .output()
+        .unwrap();
+    let runs: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(runs.as_array().unwrap().len(), 1, "{runs}");
+    assert_eq!(
+        (runs[0]["origin"].as_str(), runs[0]["outcome"].as_str()),
+        (Some("mcp"), Some("failed"))
+    );
+    assert_eq!(runs[0]["tool_name"], "Greeter");
+    assert!(runs[0]["error"].as_str().unwrap().contains("[redacted]"), "{runs}");
+    assert!(!runs.to_string().contains(KEY), "the run log shows the key");
 }
 
 #[test]

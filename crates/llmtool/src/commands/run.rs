@@ -8,13 +8,15 @@ use anyhow::Context as _;
 use llmtool_providers::run::RunOptions;
 use llmtool_providers::transport::RetryPolicy;
 use llmtool_providers::{ApiKind, ProviderError};
-use llmtool_runtime::{Fetch, ParamOverrides, Rejected, RunError, Runtime, RuntimeOptions};
+use llmtool_runtime::{
+    Ended, Fetch, LogPolicy, ParamOverrides, Rejected, RunError, Runtime, RuntimeOptions, Subject,
+};
 
 use crate::Outcome;
 use crate::cli::{RunArgs, RunFormat};
 use crate::commands::render::{load_tool, read_inputs};
 use crate::commands::{cost, model};
-use crate::{io, run_log, secrets, settings};
+use crate::{io, secrets, settings};
 
 pub(crate) fn run(args: &RunArgs) -> anyhow::Result<Outcome> {
     let name = io::display_name(&args.tool);
@@ -44,6 +46,7 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<Outcome> {
         fetch: if args.yes { Fetch::Yes } else { Fetch::Ask(Arc::new(model::ask)) },
         progress: Some(model::progress()),
         seed: args.seed,
+        log: LogPolicy::from_env(args.no_log_values),
         ..settings::runtime_options(&args.target)
     };
     let tool_runtime = Runtime::new(providers, options)?;
@@ -84,18 +87,8 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<Outcome> {
     // The local model is fetched and loaded before Ctrl-C is caught, so that Ctrl-C still
     // stops a download or a load at once.
     runtime.block_on(tool_runtime.prepare(&request))?;
-    let started = run_log::Started {
-        at: jiff::Timestamp::now(),
-        tool_path: name.clone(),
-        tool_name: tool
-            .metadata
-            .as_ref()
-            .and_then(|m| m.prompt_name.as_ref())
-            .map(|n| n.value.clone()),
-        tool_text: &document.text,
-        inputs: &inputs,
-        no_values: args.no_log_values,
-    };
+    let subject = Subject::new("run", Some(name.clone()), tool, &inputs);
+    let started = jiff::Timestamp::now();
     let mut streamed = false;
     let mut stdout_error = None;
     let result = runtime.block_on(async {
@@ -111,13 +104,14 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<Outcome> {
             _ = tokio::signal::ctrl_c() => Err(ProviderError::Cancelled.into()),
         }
     });
-    if run_log::enabled() {
-        let ended = match &result {
-            Ok(report) => run_log::Ended::Report(report),
-            Err(RunError::Provider(ProviderError::Cancelled)) => run_log::Ended::Cancelled,
-            Err(error) => run_log::Ended::Failed(secrets::redact(&error.to_string()).into_owned()),
-        };
-        run_log::append(&runtime, &run_log::record(&started, &request.target, &ended));
+    let ended = match &result {
+        Ok(report) => Ended::Report(report),
+        Err(RunError::Provider(ProviderError::Cancelled)) => Ended::Cancelled,
+        Err(error) => Ended::Failed(error),
+    };
+    let logged = runtime.block_on(tool_runtime.log_run(&subject, &request.target, started, ended));
+    if let Err(problem) = logged {
+        eprintln!("warning: the run is not logged: {problem}");
     }
     if let Some(error) = stdout_error {
         return Err(error.into());

@@ -1,0 +1,201 @@
+//! The run log on the shared run path: what a run is a run of ([`Subject`]), how it ended
+//! ([`Ended`]), the record made of them, and where it is written (`llmtool-log`'s database in
+//! the data directory), so that `llmtool run` and the MCP server log their runs alike. Writing
+//! never fails a run: the caller gets the problem to show as a warning.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use llmtool_core::model::Tool;
+use llmtool_core::template::Inputs;
+use llmtool_log::{Outcome, Record, RunLog};
+use llmtool_providers::resolve::Target;
+use llmtool_providers::run::RunReport;
+use sha2::{Digest as _, Sha256};
+use tokio::sync::Mutex;
+
+use crate::RunError;
+
+/// The longest a write may take before the run goes on without it.
+const WRITE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Whether runs are logged, and what of their values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogPolicy {
+    /// Nothing is written (a library's default: an application turns the log on).
+    Off,
+    /// Every run, with its values.
+    On,
+    /// Every run, with only a hash of its values (`--no-log-values`).
+    HashValues,
+}
+
+impl Subject {
+    /// A run of `tool` (read from `path`) with `inputs`, by `origin`.
+    pub fn new(origin: &'static str, path: Option<String>, tool: &Tool, inputs: &Inputs) -> Self {
+        Subject {
+            origin,
+            tool_path: path,
+            tool_name: tool.name().map(str::to_owned),
+            tool_hash: tool_hash(tool),
+            values: values_json(inputs),
+        }
+    }
+}
+
+impl LogPolicy {
+    /// The user's choice: off when `LLMTOOL_NO_LOG` is set (to anything but `0` or empty),
+    /// else on, with only the values' hash when `hash_values`.
+    pub fn from_env(hash_values: bool) -> Self {
+        let off = std::env::var("LLMTOOL_NO_LOG").is_ok_and(|v| !v.is_empty() && v != "0");
+        match (off, hash_values) {
+            (true, _) => LogPolicy::Off,
+            (false, true) => LogPolicy::HashValues,
+            (false, false) => LogPolicy::On,
+        }
+    }
+}
+
+/// What a run is a run of: the tool and the values it was given.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Subject {
+    /// What ran it: `run`, `mcp`, ...
+    pub origin: &'static str,
+    pub tool_path: Option<String>,
+    pub tool_name: Option<String>,
+    /// The tool's content hash ([`tool_hash`]).
+    pub tool_hash: String,
+    /// The values, as [`values_json`] gives them.
+    pub values: serde_json::Value,
+}
+
+/// How a run ended: its report, or why there is none.
+#[derive(Debug)]
+pub enum Ended<'a> {
+    Report(&'a RunReport),
+    Failed(&'a RunError),
+    Cancelled,
+}
+
+/// SHA-256 of `text`, in hex.
+pub fn hash(text: &str) -> String {
+    hex::encode(Sha256::digest(text.as_bytes()))
+}
+
+/// A tool's content hash: SHA-256 of its JSON as llmtool reads it (keys in the format's order,
+/// no whitespace), so that reformatting a file or reading it from another place keeps the
+/// hash, and any change to what the tool says changes it.
+pub fn tool_hash(tool: &Tool) -> String {
+    hash(&serde_json::to_string(tool).unwrap_or_default())
+}
+
+/// The values as JSON: a name's items as one string, or a list when given as one.
+pub fn values_json(inputs: &Inputs) -> serde_json::Value {
+    inputs
+        .iter()
+        .map(|input| {
+            let value = if input.as_list || input.items.len() > 1 {
+                serde_json::json!(input.items)
+            } else {
+                serde_json::json!(input.items.first().cloned().unwrap_or_default())
+            };
+            (input.name.clone(), value)
+        })
+        .collect::<serde_json::Map<_, _>>()
+        .into()
+}
+
+/// The log a runtime writes to, opened on its first record and kept open.
+#[derive(Debug)]
+pub(crate) struct LogSink {
+    policy: LogPolicy,
+    path: Option<PathBuf>,
+    open: Mutex<Option<RunLog>>,
+}
+
+impl LogSink {
+    pub(crate) fn new(policy: LogPolicy) -> Self {
+        let path = llmtool_log::data_dir().map(|dir| dir.join(llmtool_log::DATABASE_FILE));
+        LogSink { policy, path, open: Mutex::new(None) }
+    }
+
+    /// Writes `record`; the problem, when it is not written.
+    async fn append(&self, record: &Record) -> Result<(), String> {
+        let Some(path) = &self.path else {
+            return Err("set HOME, XDG_DATA_HOME or LLMTOOL_DATA_DIR".into());
+        };
+        let write = async {
+            let mut open = self.open.lock().await;
+            if open.is_none() {
+                *open = Some(RunLog::open(path).await?);
+            }
+            match open.as_ref() {
+                Some(log) => log.append(record).await.map(drop),
+                None => Ok(()),
+            }
+        };
+        match tokio::time::timeout(WRITE_TIMEOUT, write).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(error)) => Err(error.to_string()),
+            Err(_) => Err(format!("{} is busy", path.display())),
+        }
+    }
+}
+
+impl crate::Runtime {
+    /// Logs a run of `subject` on `target`, started at `started`, as the runtime's log policy
+    /// says; `Err` holds why it could not be logged, for the caller to show as a warning. Keys
+    /// are redacted from the values, the answer and the error.
+    pub async fn log_run(
+        &self,
+        subject: &Subject,
+        target: &Target,
+        started: jiff::Timestamp,
+        ended: Ended<'_>,
+    ) -> Result<(), String> {
+        let sink = self.log_sink();
+        if sink.policy == LogPolicy::Off {
+            return Ok(());
+        }
+        let redact = |text: &str| self.redact(text).into_owned();
+        let values_text = subject.values.to_string();
+        let (report, outcome, error) = match ended {
+            Ended::Report(report) => {
+                let outcome = if report.error.is_some() { Outcome::Rejected } else { Outcome::Ok };
+                (Some(report), outcome, report.error.clone())
+            }
+            Ended::Failed(why) => (None, Outcome::Failed, Some(why.to_string())),
+            Ended::Cancelled => (None, Outcome::Cancelled, None),
+        };
+        let usage = report.map(|r| r.usage).unwrap_or_default();
+        let record = Record {
+            id: None,
+            started_at: llmtool_log::time_text(started),
+            origin: subject.origin.into(),
+            tool_path: subject.tool_path.clone(),
+            tool_name: subject.tool_name.clone(),
+            tool_hash: subject.tool_hash.clone(),
+            // As given, but for a key pasted into a value (as everywhere llmtool prints).
+            variables: (sink.policy == LogPolicy::On).then(|| {
+                serde_json::from_str(&redact(&values_text)).unwrap_or(serde_json::Value::Null)
+            }),
+            variables_hash: hash(&values_text),
+            provider: target.endpoint.provider.clone(),
+            model: target.model.clone(),
+            input_tokens: usage.input_tokens,
+            cached_input_tokens: usage.cached_input_tokens,
+            cache_write_tokens: usage.cache_write_tokens,
+            output_tokens: usage.output_tokens,
+            reasoning_tokens: usage.reasoning_tokens,
+            cost_usd: report.and_then(|r| r.cost),
+            price_entry: report.and_then(|r| r.price.as_ref()).map(|p| p.entry.clone()),
+            latency_ms: report.map(|r| r.latency_ms),
+            first_token_ms: report.and_then(|r| r.time_to_first_token_ms),
+            repairs: report.map_or(0, |r| r.repairs),
+            outcome,
+            error: error.map(|e| redact(&e)),
+            answer: report.map(|r| redact(r.output.as_ref().unwrap_or(&r.raw))),
+        };
+        sink.append(&record).await
+    }
+}
