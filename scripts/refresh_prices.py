@@ -8,6 +8,8 @@ and today's date.
 
     python3 scripts/refresh_prices.py            # the newest litellm-core
     python3 scripts/refresh_prices.py 1.106.4    # a given version
+    python3 scripts/refresh_prices.py --check    # exit 1 unless the snapshot is exactly what
+                                                 # its recorded version gives (the test command)
 """
 import datetime, glob, json, os, subprocess, sys, tempfile, zipfile
 
@@ -28,10 +30,15 @@ CLASSES = {
 }
 
 
+# Where --check keeps the wheel it downloads, so that it is fetched once.
+CACHE = os.path.join(ROOT, "target", "prices")
+
+
 def download(version, into):
     spec = f"{PACKAGE}=={version}" if version else PACKAGE
-    subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", spec, "-d", into], check=True)
-    wheel = glob.glob(os.path.join(into, "*.whl"))[0]
+    if not glob.glob(os.path.join(into, f"*{version}*.whl" if version else "*.whl")):
+        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", spec, "-d", into], check=True)
+    wheel = sorted(glob.glob(os.path.join(into, f"*{version}*.whl" if version else "*.whl")))[-1]
     found_version = os.path.basename(wheel).split("-")[1]
     with zipfile.ZipFile(wheel) as archive:
         return found_version, json.loads(archive.read(INNER))
@@ -53,28 +60,49 @@ def entries(source):
     return kept
 
 
-def main():
-    version = sys.argv[1] if len(sys.argv) > 1 else None
-    with tempfile.TemporaryDirectory() as work:
-        version, source = download(version, work)
+def snapshot(version, source, refreshed):
+    """The snapshot's text: its source, then one model per line, so that a refresh reads as a
+    diff of the prices that changed."""
     models = entries(source)
     lines = [
         "{",
         '  "source": ' + json.dumps({
             "package": PACKAGE, "version": version, "file": INNER, "licence": "MIT",
-            "refreshed": datetime.date.today().isoformat(),
+            "refreshed": refreshed,
         }) + ",",
         '  "unit": "US dollars per token",',
         '  "models": {',
     ]
-    # One model per line, so that a refresh reads as a diff of the prices that changed.
     body = [f"    {json.dumps(key)}: {json.dumps(value)}" for key, value in models.items()]
     lines.append(",\n".join(body))
     lines += ["  }", "}", ""]
+    return "\n".join(lines), len(models)
+
+
+def check():
+    """Whether the snapshot is what its recorded version of the source gives."""
+    current = json.load(open(OUT, encoding="utf-8"))["source"]
+    os.makedirs(CACHE, exist_ok=True)
+    _, source = download(current["version"], CACHE)
+    expected, count = snapshot(current["version"], source, current["refreshed"])
+    if open(OUT, encoding="utf-8").read() != expected:
+        print(f"{OUT} is not what {PACKAGE} {current['version']} gives: run scripts/refresh_prices.py {current['version']}")
+        return 1
+    print(f"{OUT}: {count} models, exactly as {PACKAGE} {current['version']} gives them")
+    return 0
+
+
+def main():
+    if sys.argv[1:] == ["--check"]:
+        sys.exit(check())
+    version = sys.argv[1] if len(sys.argv) > 1 else None
+    with tempfile.TemporaryDirectory() as work:
+        version, source = download(version, work)
+    text, count = snapshot(version, source, datetime.date.today().isoformat())
     os.makedirs(os.path.dirname(OUT), exist_ok=True)
     with open(OUT, "w", encoding="utf-8") as out:
-        out.write("\n".join(lines))
-    print(f"{OUT}: {len(models)} models from {PACKAGE} {version}")
+        out.write(text)
+    print(f"{OUT}: {count} models from {PACKAGE} {version}")
 
 
 if __name__ == "__main__":

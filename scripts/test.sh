@@ -42,6 +42,9 @@ cargo test --workspace --doc --locked
 step "prompt-file exports rendered by the peers' own code (Prompty, Dotprompt, llm, Semantic Kernel)"
 python3 scripts/peers.py
 
+step "the price table is exactly what its LiteLLM version gives (not typed by hand)"
+python3 scripts/refresh_prices.py --check
+
 step "real-world prompt files rendered by their peers and by llmtool (equal text)"
 python3 scripts/real_world_renders.py
 
