@@ -1,0 +1,114 @@
+//! What the library holds and answers: versions, search results and pages, tokens and roles.
+
+use serde::Serialize;
+
+/// Which version of a tool: the latest, a number, or the one a label points at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Selector {
+    Latest,
+    Version(u32),
+    Label(String),
+}
+
+/// The outcome of a publish: the version the content has. Publishing the content of the
+/// latest version again makes no new version (`created` is false).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Published {
+    pub slug: String,
+    pub version: u32,
+    pub content_hash: String,
+    pub created: bool,
+}
+
+/// One version of a tool, whole.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ToolVersion {
+    pub slug: String,
+    pub version: u32,
+    /// SHA-256 of `text`, in hex.
+    pub content_hash: String,
+    /// The tool file, in its canonical form.
+    pub text: String,
+    pub note: Option<String>,
+    /// RFC 3339, in UTC.
+    pub published_at: String,
+    /// The name of the token that published it.
+    pub published_by: Option<String>,
+    /// The tool's tags (they belong to the tool, not to a version).
+    pub tags: Vec<String>,
+    /// The labels that point at this version.
+    pub labels: Vec<String>,
+}
+
+/// A tool in search results: its latest version's description.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Summary {
+    pub slug: String,
+    pub version: u32,
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub tags: Vec<String>,
+    /// The expected output's type (`text`, `limited`, `code`...), when the tool says.
+    pub output_type: Option<String>,
+    pub models: Vec<String>,
+}
+
+/// A search: words (full text over name, description, usage notes and prompt) and filters,
+/// a page at a time.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Query {
+    pub text: Option<String>,
+    pub tag: Option<String>,
+    /// `text`, `single-select` or `multi-select`: tools with a variable of that type.
+    pub variable_type: Option<String>,
+    pub output_type: Option<String>,
+    /// Tools whose `model_version` names this model.
+    pub model: Option<String>,
+    /// Where the previous page ended ([`Page::next`]).
+    pub cursor: Option<String>,
+    pub limit: u32,
+}
+
+/// One page of search results, and the cursor of the next one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Page {
+    pub tools: Vec<Summary>,
+    pub next: Option<String>,
+}
+
+/// What a token may do: read; also publish, tag and label; also manage tokens and delete.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    Viewer,
+    Editor,
+    Admin,
+}
+
+impl Role {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Role::Viewer => "viewer",
+            Role::Editor => "editor",
+            Role::Admin => "admin",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Role> {
+        match text {
+            "viewer" => Some(Role::Viewer),
+            "editor" => Some(Role::Editor),
+            "admin" => Some(Role::Admin),
+            _ => None,
+        }
+    }
+}
+
+/// A token as listed: never the token itself, which is shown once and stored hashed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TokenInfo {
+    pub name: String,
+    pub role: Role,
+    pub created_at: String,
+    pub revoked: bool,
+}

@@ -1,0 +1,112 @@
+//! A tool file made ready to publish: checked in full (errors refuse it, with the diagnostics
+//! `check --format json` prints), put in canonical form, hashed, and the fields the library
+//! searches and filters by read out of it.
+
+use llmtool_core::Document;
+use llmtool_core::format::format_source;
+use llmtool_core::report::{Source, json_records};
+use serde_json::Value;
+use sha2::{Digest as _, Sha256};
+
+/// The longest slug.
+const MAX_SLUG: usize = 64;
+
+/// A checked tool file, in the form the library keeps.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Publication {
+    /// The canonical text.
+    pub text: String,
+    /// SHA-256 of `text`, in hex.
+    pub content_hash: String,
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub usage_notes: Option<String>,
+    pub prompt: String,
+    /// The types of its variables, each once, in the format's names.
+    pub variable_types: Vec<String>,
+    pub output_type: Option<String>,
+    pub models: Vec<String>,
+}
+
+/// Why a tool file is not published: `check`'s errors, as `check --format json` gives them.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("the tool file has {} error(s)", .diagnostics.iter().filter(|d| d["severity"] == "error").count())]
+pub struct Rejection {
+    pub diagnostics: Vec<Value>,
+}
+
+impl Publication {
+    /// Checks `text` (shown as `path` in diagnostics) and makes it ready to publish.
+    pub fn from_text(text: &str, path: &str) -> Result<Publication, Rejection> {
+        let document = Document::from_text(text.to_owned());
+        let rejected = || {
+            let source = Source::new(path, &document.text);
+            let diagnostics = json_records(&source, &document.diagnostics)
+                .iter()
+                .filter_map(|record| serde_json::to_value(record).ok())
+                .collect();
+            Rejection { diagnostics }
+        };
+        if document.summary().errors > 0 {
+            return Err(rejected());
+        }
+        let (Some(tool), Ok(formatted)) = (&document.tool, format_source(text, false)) else {
+            return Err(rejected());
+        };
+        let metadata = tool.metadata.as_ref();
+        let text_of =
+            |field: Option<&llmtool_core::model::Spanned<String>>| field.map(|f| f.value.clone());
+        let mut variable_types: Vec<String> = metadata
+            .and_then(|m| m.variables.as_ref())
+            .map(|v| v.value.iter().map(|v| v.kind().as_str().to_owned()).collect())
+            .unwrap_or_default();
+        variable_types.sort();
+        variable_types.dedup();
+        let output = metadata.and_then(|m| m.expected_output.as_ref());
+        Ok(Publication {
+            content_hash: hex::encode(Sha256::digest(formatted.text.as_bytes())),
+            text: formatted.text,
+            name: tool.name().map(str::to_owned),
+            description: text_of(metadata.and_then(|m| m.description.as_ref())),
+            usage_notes: text_of(metadata.and_then(|m| m.usage_notes.as_ref())),
+            prompt: tool.prompt().to_owned(),
+            variable_types,
+            output_type: output.and_then(|o| o.kind.as_ref()).map(|k| k.value.clone()),
+            models: tool.models().into_iter().map(str::to_owned).collect(),
+        })
+    }
+
+    /// The slug a tool is published under when none is given: its name's.
+    pub fn default_slug(&self) -> String {
+        slug_of(self.name.as_deref().unwrap_or("tool"))
+    }
+}
+
+/// `text` as a slug: lowercase ASCII letters and digits in words joined by `-`, at most 64
+/// characters (`Teach Me Anything` is `teach-me-anything`).
+pub fn slug_of(text: &str) -> String {
+    llmtool_core::convert::naming::slug(text, MAX_SLUG).replace('_', "-")
+}
+
+/// Whether `slug` is one the library takes: as [`slug_of`] makes them.
+pub fn is_slug(slug: &str) -> bool {
+    !slug.is_empty()
+        && slug.len() <= MAX_SLUG
+        && slug.starts_with(|c: char| c.is_ascii_lowercase())
+        && slug.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !slug.ends_with('-')
+        && !slug.contains("--")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slugs_are_kebab_case_ascii() {
+        assert_eq!(slug_of("Teach Me Anything"), "teach-me-anything");
+        assert_eq!(slug_of("Résumé de texte"), "resume-de-texte");
+        assert!(is_slug("teach-me-anything") && is_slug(&slug_of("이메일 답장")));
+        assert!(!is_slug("Teach") && !is_slug("a--b") && !is_slug("-a") && !is_slug("1a"));
+    }
+}

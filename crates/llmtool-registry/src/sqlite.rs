@@ -1,0 +1,424 @@
+//! [`SqliteStore`]: the library in one SQLite file (WAL mode, a busy timeout, migrations on
+//! open), full text by FTS5. Publishing takes the write lock first (`BEGIN IMMEDIATE`), so
+//! concurrent publishers queue rather than race, and version numbers never repeat or skip.
+
+use std::path::Path;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use sqlx::Row as _;
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow,
+    SqliteSynchronous,
+};
+
+use crate::model::{Page, Published, Query, Role, Selector, Summary, TokenInfo, ToolVersion};
+use crate::publication::Publication;
+use crate::store::{Store, StoreError, check_name, check_slug, shown};
+
+/// How long a writer waits for another before it gives up.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
+
+/// The library in a SQLite file.
+#[derive(Debug, Clone)]
+pub struct SqliteStore {
+    pool: SqlitePool,
+}
+
+fn now() -> String {
+    jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
+}
+
+impl SqliteStore {
+    /// Opens (creating it if needed) the library at `path`.
+    pub async fn open(path: &Path) -> Result<SqliteStore, StoreError> {
+        let options = SqliteConnectOptions::new()
+            .filename(path)
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Normal)
+            .foreign_keys(true)
+            .busy_timeout(BUSY_TIMEOUT);
+        let pool = SqlitePoolOptions::new().max_connections(8).connect_with(options).await?;
+        MIGRATOR.run(&pool).await?;
+        Ok(SqliteStore { pool })
+    }
+
+    /// The tool's id, if it exists and is not deleted.
+    async fn tool_id(&self, slug: &str) -> Result<i64, StoreError> {
+        sqlx::query_scalar("SELECT id FROM tools WHERE slug = ? AND deleted_at IS NULL")
+            .bind(slug)
+            .fetch_optional(&self.pool)
+            .await?
+            .ok_or_else(|| StoreError::NoSuchTool(slug.to_owned()))
+    }
+
+    async fn names(&self, sql: &str, id: i64) -> Result<Vec<String>, StoreError> {
+        Ok(sqlx::query_scalar(sql).bind(id).fetch_all(&self.pool).await?)
+    }
+
+    async fn version_of(
+        &self,
+        slug: &str,
+        id: i64,
+        row: &SqliteRow,
+    ) -> Result<ToolVersion, StoreError> {
+        let number: i64 = row.try_get("number")?;
+        let tags = self.names("SELECT tag FROM tags WHERE tool_id = ? ORDER BY tag", id).await?;
+        let labels = sqlx::query_scalar(
+            "SELECT label FROM labels WHERE tool_id = ? AND number = ? ORDER BY label",
+        )
+        .bind(id)
+        .bind(number)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(ToolVersion {
+            slug: slug.to_owned(),
+            version: u32::try_from(number).unwrap_or(0),
+            content_hash: row.try_get("content_hash")?,
+            text: row.try_get("body")?,
+            note: row.try_get("note")?,
+            published_at: row.try_get("published_at")?,
+            published_by: row.try_get("published_by")?,
+            tags,
+            labels,
+        })
+    }
+}
+
+/// `text` as an FTS5 query: each word a quoted prefix (`"tide"*`), all of them required, so
+/// that what a user types is never read as query syntax.
+fn fts_query(text: &str) -> Option<String> {
+    let words: Vec<String> =
+        text.split_whitespace().map(|word| format!("\"{}\"*", word.replace('"', "\"\""))).collect();
+    (!words.is_empty()).then(|| words.join(" "))
+}
+
+#[async_trait]
+impl Store for SqliteStore {
+    async fn publish(
+        &self,
+        slug: &str,
+        publication: &Publication,
+        note: Option<&str>,
+        by: Option<&str>,
+    ) -> Result<Published, StoreError> {
+        check_slug(slug)?;
+        let mut tx = self.pool.begin_with("BEGIN IMMEDIATE").await?;
+        let existing: Option<(i64, i64)> =
+            sqlx::query_as("SELECT id, latest FROM tools WHERE slug = ?")
+                .bind(slug)
+                .fetch_optional(&mut *tx)
+                .await?;
+        let now = now();
+        let (id, latest) = match existing {
+            Some((id, latest)) => {
+                let hash: String = sqlx::query_scalar(
+                    "SELECT content_hash FROM versions WHERE tool_id = ? AND number = ?",
+                )
+                .bind(id)
+                .bind(latest)
+                .fetch_one(&mut *tx)
+                .await?;
+                if hash == publication.content_hash {
+                    // The same content: no new version (a deleted tool comes back).
+                    sqlx::query("UPDATE tools SET deleted_at = NULL WHERE id = ?")
+                        .bind(id)
+                        .execute(&mut *tx)
+                        .await?;
+                    tx.commit().await?;
+                    let version = u32::try_from(latest).unwrap_or(0);
+                    let content_hash = hash;
+                    return Ok(Published {
+                        slug: slug.to_owned(),
+                        version,
+                        content_hash,
+                        created: false,
+                    });
+                }
+                (id, latest)
+            }
+            None => {
+                let id =
+                    sqlx::query("INSERT INTO tools (slug, latest, created_at) VALUES (?, 0, ?)")
+                        .bind(slug)
+                        .bind(&now)
+                        .execute(&mut *tx)
+                        .await?
+                        .last_insert_rowid();
+                (id, 0)
+            }
+        };
+        let number = latest + 1;
+        let variable_types = format!(" {} ", publication.variable_types.join(" "));
+        let models = serde_json::to_string(&publication.models).unwrap_or_else(|_| "[]".into());
+        sqlx::query(
+            "INSERT INTO versions (tool_id, number, content_hash, body, name, description,
+                usage_notes, prompt, variable_types, output_type, models, note, published_at,
+                published_by)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        )
+        .bind(id)
+        .bind(number)
+        .bind(&publication.content_hash)
+        .bind(&publication.text)
+        .bind(&publication.name)
+        .bind(&publication.description)
+        .bind(&publication.usage_notes)
+        .bind(&publication.prompt)
+        .bind(variable_types)
+        .bind(&publication.output_type)
+        .bind(models)
+        .bind(note)
+        .bind(&now)
+        .bind(by)
+        .execute(&mut *tx)
+        .await?;
+        sqlx::query("UPDATE tools SET latest = ?, deleted_at = NULL WHERE id = ?")
+            .bind(number)
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query("DELETE FROM search WHERE rowid = ?").bind(id).execute(&mut *tx).await?;
+        sqlx::query(
+            "INSERT INTO search (rowid, name, description, usage_notes, prompt) VALUES (?, ?, ?, ?, ?)",
+        )
+        .bind(id)
+        .bind(&publication.name)
+        .bind(&publication.description)
+        .bind(&publication.usage_notes)
+        .bind(&publication.prompt)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(Published {
+            slug: slug.to_owned(),
+            version: u32::try_from(number).unwrap_or(0),
+            content_hash: publication.content_hash.clone(),
+            created: true,
+        })
+    }
+
+    async fn version(&self, slug: &str, selector: &Selector) -> Result<ToolVersion, StoreError> {
+        let id = self.tool_id(slug).await?;
+        let select =
+            "SELECT number, content_hash, body, note, published_at, published_by FROM versions";
+        let row = match selector {
+            Selector::Latest => sqlx::query(&format!(
+                "{select} WHERE tool_id = ?1 AND number = (SELECT latest FROM tools WHERE id = ?1)"
+            ))
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?,
+            Selector::Version(number) => {
+                sqlx::query(&format!("{select} WHERE tool_id = ? AND number = ?"))
+                    .bind(id)
+                    .bind(i64::from(*number))
+                    .fetch_optional(&self.pool)
+                    .await?
+            }
+            Selector::Label(label) => {
+                sqlx::query(&format!(
+                    "{select} WHERE tool_id = ?1 AND number =
+                        (SELECT number FROM labels WHERE tool_id = ?1 AND label = ?2)"
+                ))
+                .bind(id)
+                .bind(label)
+                .fetch_optional(&self.pool)
+                .await?
+            }
+        };
+        let Some(row) = row else {
+            return Err(StoreError::NoSuchVersion {
+                slug: slug.to_owned(),
+                selector: shown(selector),
+            });
+        };
+        self.version_of(slug, id, &row).await
+    }
+
+    async fn versions(&self, slug: &str) -> Result<Vec<ToolVersion>, StoreError> {
+        let id = self.tool_id(slug).await?;
+        let rows = sqlx::query(
+            "SELECT number, content_hash, body, note, published_at, published_by FROM versions
+             WHERE tool_id = ? ORDER BY number DESC",
+        )
+        .bind(id)
+        .fetch_all(&self.pool)
+        .await?;
+        let mut versions = Vec::with_capacity(rows.len());
+        for row in &rows {
+            versions.push(self.version_of(slug, id, row).await?);
+        }
+        Ok(versions)
+    }
+
+    async fn add_tag(&self, slug: &str, tag: &str) -> Result<(), StoreError> {
+        check_name(tag)?;
+        let id = self.tool_id(slug).await?;
+        sqlx::query("INSERT OR IGNORE INTO tags (tool_id, tag) VALUES (?, ?)")
+            .bind(id)
+            .bind(tag)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    async fn remove_tag(&self, slug: &str, tag: &str) -> Result<(), StoreError> {
+        let id = self.tool_id(slug).await?;
+        sqlx::query("DELETE FROM tags WHERE tool_id = ? AND tag = ?")
+            .bind(id)
+            .bind(tag)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    async fn set_label(&self, slug: &str, label: &str, version: u32) -> Result<(), StoreError> {
+        check_name(label)?;
+        let id = self.tool_id(slug).await?;
+        let exists: Option<i64> =
+            sqlx::query_scalar("SELECT number FROM versions WHERE tool_id = ? AND number = ?")
+                .bind(id)
+                .bind(i64::from(version))
+                .fetch_optional(&self.pool)
+                .await?;
+        if exists.is_none() {
+            let selector = shown(&Selector::Version(version));
+            return Err(StoreError::NoSuchVersion { slug: slug.to_owned(), selector });
+        }
+        sqlx::query(
+            "INSERT INTO labels (tool_id, label, number) VALUES (?, ?, ?)
+             ON CONFLICT (tool_id, label) DO UPDATE SET number = excluded.number",
+        )
+        .bind(id)
+        .bind(label)
+        .bind(i64::from(version))
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
+    async fn delete(&self, slug: &str) -> Result<(), StoreError> {
+        let id = self.tool_id(slug).await?;
+        sqlx::query("UPDATE tools SET deleted_at = ? WHERE id = ?")
+            .bind(now())
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    async fn search(&self, query: &Query) -> Result<Page, StoreError> {
+        let after = match &query.cursor {
+            Some(cursor) if crate::publication::is_slug(cursor) => Some(cursor.as_str()),
+            Some(_) => return Err(StoreError::BadCursor),
+            None => None,
+        };
+        let limit = query.limit.clamp(1, 200);
+        let rows = sqlx::query(
+            "SELECT t.slug, t.latest, v.name, v.description, v.output_type, v.models,
+                (SELECT group_concat(tag, ' ') FROM (SELECT tag FROM tags WHERE tool_id = t.id ORDER BY tag)) AS tags
+             FROM tools t JOIN versions v ON v.tool_id = t.id AND v.number = t.latest
+             WHERE t.deleted_at IS NULL
+               AND (?1 IS NULL OR t.id IN (SELECT rowid FROM search WHERE search MATCH ?1))
+               AND (?2 IS NULL OR EXISTS (SELECT 1 FROM tags g WHERE g.tool_id = t.id AND g.tag = ?2))
+               AND (?3 IS NULL OR instr(v.variable_types, ' ' || ?3 || ' ') > 0)
+               AND (?4 IS NULL OR v.output_type = ?4)
+               AND (?5 IS NULL OR EXISTS (SELECT 1 FROM json_each(v.models) WHERE value = ?5))
+               AND (?6 IS NULL OR t.slug > ?6)
+             ORDER BY t.slug LIMIT ?7",
+        )
+        .bind(query.text.as_deref().and_then(fts_query))
+        .bind(&query.tag)
+        .bind(&query.variable_type)
+        .bind(&query.output_type)
+        .bind(&query.model)
+        .bind(after)
+        .bind(i64::from(limit) + 1)
+        .fetch_all(&self.pool)
+        .await?;
+        let mut tools = Vec::with_capacity(rows.len());
+        for row in rows.iter().take(limit as usize) {
+            let tags: Option<String> = row.try_get("tags")?;
+            let models: String = row.try_get("models")?;
+            tools.push(Summary {
+                slug: row.try_get("slug")?,
+                version: u32::try_from(row.try_get::<i64, _>("latest")?).unwrap_or(0),
+                name: row.try_get("name")?,
+                description: row.try_get("description")?,
+                tags: tags.map(|t| t.split(' ').map(str::to_owned).collect()).unwrap_or_default(),
+                output_type: row.try_get("output_type")?,
+                models: serde_json::from_str(&models).unwrap_or_default(),
+            });
+        }
+        let next =
+            (rows.len() > limit as usize).then(|| tools.last().map(|t| t.slug.clone())).flatten();
+        Ok(Page { tools, next })
+    }
+
+    async fn create_token(
+        &self,
+        name: &str,
+        role: Role,
+        token_hash: &str,
+    ) -> Result<(), StoreError> {
+        let inserted = sqlx::query(
+            "INSERT OR IGNORE INTO tokens (name, role, token_hash, created_at) VALUES (?, ?, ?, ?)",
+        )
+        .bind(name)
+        .bind(role.as_str())
+        .bind(token_hash)
+        .bind(now())
+        .execute(&self.pool)
+        .await?;
+        if inserted.rows_affected() == 0 {
+            return Err(StoreError::TokenExists(name.to_owned()));
+        }
+        Ok(())
+    }
+
+    async fn tokens(&self) -> Result<Vec<TokenInfo>, StoreError> {
+        let rows =
+            sqlx::query("SELECT name, role, created_at, revoked_at FROM tokens ORDER BY name")
+                .fetch_all(&self.pool)
+                .await?;
+        rows.iter()
+            .map(|row| {
+                let role: String = row.try_get("role")?;
+                let revoked: Option<String> = row.try_get("revoked_at")?;
+                Ok(TokenInfo {
+                    name: row.try_get("name")?,
+                    role: Role::parse(&role).unwrap_or(Role::Viewer),
+                    created_at: row.try_get("created_at")?,
+                    revoked: revoked.is_some(),
+                })
+            })
+            .collect()
+    }
+
+    async fn revoke_token(&self, name: &str) -> Result<(), StoreError> {
+        let done =
+            sqlx::query("UPDATE tokens SET revoked_at = ? WHERE name = ? AND revoked_at IS NULL")
+                .bind(now())
+                .bind(name)
+                .execute(&self.pool)
+                .await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::NoSuchToken(name.to_owned()));
+        }
+        Ok(())
+    }
+
+    async fn token(&self, token_hash: &str) -> Result<Option<(String, Role)>, StoreError> {
+        let row: Option<(String, String)> = sqlx::query_as(
+            "SELECT name, role FROM tokens WHERE token_hash = ? AND revoked_at IS NULL",
+        )
+        .bind(token_hash)
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(row.and_then(|(name, role)| Some((name, Role::parse(&role)?))))
+    }
+}

@@ -1,0 +1,106 @@
+//! [`Store`]: what the library's storage does, whatever the database.
+
+use async_trait::async_trait;
+
+use crate::model::{Page, Published, Query, Role, Selector, TokenInfo, ToolVersion};
+use crate::publication::{Publication, Rejection};
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("no tool `{0}`")]
+    NoSuchTool(String),
+    #[error("no version of `{slug}` is {selector}")]
+    NoSuchVersion { slug: String, selector: String },
+    #[error(
+        "`{0}` is not a slug: lowercase letters, digits and single `-`, a letter first, at most 64 characters"
+    )]
+    BadSlug(String),
+    #[error(
+        "`{0}` is not a tag or label: lowercase letters, digits, `-`, `_` and `.`, at most 64 characters"
+    )]
+    BadName(String),
+    #[error("a token named `{0}` exists")]
+    TokenExists(String),
+    #[error("no token `{0}`")]
+    NoSuchToken(String),
+    #[error("the cursor is not one this library gave")]
+    BadCursor,
+    #[error(transparent)]
+    Rejected(#[from] Rejection),
+    #[error("the database: {0}")]
+    Database(#[from] sqlx::Error),
+    #[error("the database's migrations: {0}")]
+    Migration(#[from] sqlx::migrate::MigrateError),
+}
+
+/// The library's storage. Versions are immutable and numbered from 1 without gaps; a deleted
+/// tool is hidden, not erased.
+#[async_trait]
+pub trait Store: Send + Sync {
+    /// Publishes `publication` as the next version of `slug` (creating the tool, or bringing a
+    /// deleted one back), unless it is the content of the latest version already.
+    async fn publish(
+        &self,
+        slug: &str,
+        publication: &Publication,
+        note: Option<&str>,
+        by: Option<&str>,
+    ) -> Result<Published, StoreError>;
+
+    /// The version of `slug` that `selector` picks.
+    async fn version(&self, slug: &str, selector: &Selector) -> Result<ToolVersion, StoreError>;
+
+    /// Every version of `slug`, newest first.
+    async fn versions(&self, slug: &str) -> Result<Vec<ToolVersion>, StoreError>;
+
+    async fn add_tag(&self, slug: &str, tag: &str) -> Result<(), StoreError>;
+    async fn remove_tag(&self, slug: &str, tag: &str) -> Result<(), StoreError>;
+
+    /// Points `label` of `slug` at `version` (moving it if it pointed elsewhere).
+    async fn set_label(&self, slug: &str, label: &str, version: u32) -> Result<(), StoreError>;
+
+    /// Hides `slug` from reads and search; publishing to it again brings it back.
+    async fn delete(&self, slug: &str) -> Result<(), StoreError>;
+
+    /// The tools `query` finds, by slug order, a page at a time.
+    async fn search(&self, query: &Query) -> Result<Page, StoreError>;
+
+    /// Creates a token for `name` with `role`, stored as `token_hash`.
+    async fn create_token(
+        &self,
+        name: &str,
+        role: Role,
+        token_hash: &str,
+    ) -> Result<(), StoreError>;
+    async fn tokens(&self) -> Result<Vec<TokenInfo>, StoreError>;
+    async fn revoke_token(&self, name: &str) -> Result<(), StoreError>;
+    /// The name and role of the live token whose hash is `token_hash`.
+    async fn token(&self, token_hash: &str) -> Result<Option<(String, Role)>, StoreError>;
+}
+
+/// Whether `name` can be a tag or a label.
+pub(crate) fn check_name(name: &str) -> Result<(), StoreError> {
+    let good = !name.is_empty()
+        && name.len() <= 64
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"-_.".contains(&b));
+    if good { Ok(()) } else { Err(StoreError::BadName(name.to_owned())) }
+}
+
+pub(crate) fn check_slug(slug: &str) -> Result<(), StoreError> {
+    if crate::publication::is_slug(slug) {
+        Ok(())
+    } else {
+        Err(StoreError::BadSlug(slug.to_owned()))
+    }
+}
+
+/// The selector as words, for messages.
+pub(crate) fn shown(selector: &Selector) -> String {
+    match selector {
+        Selector::Latest => "the latest".into(),
+        Selector::Version(n) => format!("number {n}"),
+        Selector::Label(label) => format!("labelled `{label}`"),
+    }
+}

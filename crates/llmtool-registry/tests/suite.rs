@@ -1,0 +1,215 @@
+//! The storage suite: every behaviour of the library, run against each backend (SQLite here;
+//! PostgreSQL when the test command's cluster is running, see `postgres` below).
+
+#![allow(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
+
+use std::sync::Arc;
+
+use llmtool_registry::{Publication, Query, Role, Selector, SqliteStore, Store, StoreError};
+
+/// A valid tool file named `name`, its prompt saying `words`.
+fn tool(name: &str, words: &str) -> Publication {
+    let text = serde_json::json!({
+        "model_prompt": format!("{words} about {{{{topic}}}} in a {{{{tone}}}} tone."),
+        "metadata": {
+            "prompt_name": name,
+            "description": format!("Writes {words}."),
+            "model_version": ["gpt-4o-mini"],
+            "timestamp": "2026-11-23T10:00:00Z",
+            "variables": [
+                {"name": "topic", "type": "text", "description": "What about."},
+                {"name": "tone", "type": "single-select", "description": "How.",
+                 "allowed_values": ["dry", "warm"], "default": "dry"}
+            ],
+            "expected_output": {"type": "text"}
+        }
+    });
+    Publication::from_text(&text.to_string(), "tool.json").unwrap()
+}
+
+async fn versions_tags_labels_and_deletion(store: &dyn Store) {
+    let first = tool("Haiku Writer", "haiku");
+    let published =
+        store.publish("haiku-writer", &first, Some("first"), Some("ana")).await.unwrap();
+    assert_eq!((published.version, published.created), (1, true));
+    // The same content again: no new version.
+    let again = store.publish("haiku-writer", &first, None, None).await.unwrap();
+    assert_eq!((again.version, again.created), (1, false));
+    let second = tool("Haiku Writer", "short haiku");
+    assert_eq!(
+        store.publish("haiku-writer", &second, Some("shorter"), None).await.unwrap().version,
+        2
+    );
+
+    let latest = store.version("haiku-writer", &Selector::Latest).await.unwrap();
+    assert_eq!((latest.version, latest.text.as_str()), (2, second.text.as_str()));
+    assert_eq!(latest.content_hash, second.content_hash);
+    let one = store.version("haiku-writer", &Selector::Version(1)).await.unwrap();
+    assert_eq!((one.note.as_deref(), one.published_by.as_deref()), (Some("first"), Some("ana")));
+    assert!(matches!(
+        store.version("haiku-writer", &Selector::Version(3)).await,
+        Err(StoreError::NoSuchVersion { .. })
+    ));
+
+    store.set_label("haiku-writer", "production", 1).await.unwrap();
+    let production = Selector::Label("production".into());
+    assert_eq!(store.version("haiku-writer", &production).await.unwrap().version, 1);
+    store.set_label("haiku-writer", "production", 2).await.unwrap();
+    let moved = store.version("haiku-writer", &production).await.unwrap();
+    assert_eq!((moved.version, moved.labels.clone()), (2, vec!["production".to_owned()]));
+    assert!(store.set_label("haiku-writer", "production", 9).await.is_err());
+    assert!(matches!(
+        store.set_label("haiku-writer", "Bad Label", 1).await,
+        Err(StoreError::BadName(_))
+    ));
+
+    store.add_tag("haiku-writer", "poetry").await.unwrap();
+    store.add_tag("haiku-writer", "poetry").await.unwrap();
+    store.add_tag("haiku-writer", "built-in").await.unwrap();
+    let versions = store.versions("haiku-writer").await.unwrap();
+    assert_eq!(versions.iter().map(|v| v.version).collect::<Vec<_>>(), [2, 1]);
+    assert_eq!(versions[0].tags, ["built-in", "poetry"]);
+    store.remove_tag("haiku-writer", "built-in").await.unwrap();
+    assert_eq!(store.version("haiku-writer", &Selector::Latest).await.unwrap().tags, ["poetry"]);
+
+    store.delete("haiku-writer").await.unwrap();
+    assert!(matches!(
+        store.version("haiku-writer", &Selector::Latest).await,
+        Err(StoreError::NoSuchTool(_))
+    ));
+    let found = store.search(&Query { limit: 10, ..Query::default() }).await.unwrap();
+    assert!(found.tools.iter().all(|t| t.slug != "haiku-writer"), "a deleted tool is not found");
+    // Publishing brings it back, with its history.
+    store.publish("haiku-writer", &tool("Haiku Writer", "long haiku"), None, None).await.unwrap();
+    assert_eq!(store.versions("haiku-writer").await.unwrap().len(), 3);
+    assert!(matches!(
+        store.publish("Not A Slug", &first, None, None).await,
+        Err(StoreError::BadSlug(_))
+    ));
+}
+
+async fn search_filters_and_pages(store: &dyn Store) {
+    for (slug, words) in [
+        ("tide-teacher", "lessons on tides"),
+        ("sea-poet", "poems of the sea"),
+        ("tax-helper", "tax forms"),
+    ] {
+        store.publish(slug, &tool(slug, words), None, None).await.unwrap();
+    }
+    store.add_tag("sea-poet", "poetry").await.unwrap();
+    let search = |query: Query| async move { store.search(&query).await.unwrap() };
+    let slugs = |page: &llmtool_registry::Page| {
+        page.tools.iter().map(|t| t.slug.clone()).collect::<Vec<_>>()
+    };
+    let words = search(Query { text: Some("TIDES".into()), limit: 10, ..Query::default() }).await;
+    assert_eq!(slugs(&words), ["tide-teacher"]);
+    // Words are prefixes, and every word must match.
+    let prefix = search(Query { text: Some("po se".into()), limit: 10, ..Query::default() }).await;
+    assert_eq!(slugs(&prefix), ["sea-poet"]);
+    let syntax =
+        search(Query { text: Some("\"tax AND) OR*".into()), limit: 10, ..Query::default() }).await;
+    assert!(syntax.tools.is_empty(), "what a user types is words, not query syntax");
+    let tagged = search(Query { tag: Some("poetry".into()), limit: 10, ..Query::default() }).await;
+    assert_eq!(slugs(&tagged), ["haiku-writer", "sea-poet"]);
+    let select = search(Query {
+        variable_type: Some("single-select".into()),
+        limit: 10,
+        ..Query::default()
+    })
+    .await;
+    assert_eq!(select.tools.len(), 4);
+    let multi =
+        search(Query { variable_type: Some("multi-select".into()), limit: 10, ..Query::default() })
+            .await;
+    assert!(multi.tools.is_empty());
+    let model = search(Query {
+        model: Some("gpt-4o-mini".into()),
+        output_type: Some("text".into()),
+        limit: 10,
+        ..Query::default()
+    })
+    .await;
+    assert_eq!(model.tools.len(), 4);
+    assert_eq!(model.tools[0].models, ["gpt-4o-mini"]);
+    // Pages of two, by slug, to the end.
+    let mut seen = Vec::new();
+    let mut cursor = None;
+    loop {
+        let page = search(Query { limit: 2, cursor: cursor.clone(), ..Query::default() }).await;
+        seen.extend(slugs(&page));
+        match page.next {
+            Some(next) => cursor = Some(next),
+            None => break,
+        }
+    }
+    assert_eq!(seen, ["haiku-writer", "sea-poet", "tax-helper", "tide-teacher"]);
+    assert!(matches!(
+        store.search(&Query { cursor: Some("!".into()), limit: 2, ..Query::default() }).await,
+        Err(StoreError::BadCursor)
+    ));
+}
+
+async fn tokens(store: &dyn Store) {
+    store.create_token("ci", Role::Editor, "hash-ci").await.unwrap();
+    store.create_token("ana", Role::Admin, "hash-ana").await.unwrap();
+    assert!(matches!(
+        store.create_token("ci", Role::Viewer, "other").await,
+        Err(StoreError::TokenExists(_))
+    ));
+    assert_eq!(store.token("hash-ci").await.unwrap(), Some(("ci".to_owned(), Role::Editor)));
+    assert_eq!(store.token("nothing").await.unwrap(), None);
+    store.revoke_token("ci").await.unwrap();
+    assert_eq!(store.token("hash-ci").await.unwrap(), None);
+    assert!(matches!(store.revoke_token("ci").await, Err(StoreError::NoSuchToken(_))));
+    let listed = store.tokens().await.unwrap();
+    let shown: Vec<_> = listed.iter().map(|t| (t.name.as_str(), t.role, t.revoked)).collect();
+    assert_eq!(shown, [("ana", Role::Admin, false), ("ci", Role::Editor, true)]);
+}
+
+/// 50 publishes of different content to one slug, all at once: 50 consecutive versions.
+async fn concurrent_publishes(store: Arc<dyn Store>) {
+    let tasks: Vec<_> = (0..50)
+        .map(|i| {
+            let store = Arc::clone(&store);
+            tokio::spawn(async move {
+                let publication = tool("Busy", &format!("draft {i}"));
+                store.publish("busy", &publication, None, None).await.unwrap().version
+            })
+        })
+        .collect();
+    let mut numbers = Vec::new();
+    for task in tasks {
+        numbers.push(task.await.unwrap());
+    }
+    numbers.sort_unstable();
+    assert_eq!(numbers, (1..=50).collect::<Vec<u32>>());
+    assert_eq!(store.versions("busy").await.unwrap().len(), 50);
+}
+
+async fn suite(store: Arc<dyn Store>) {
+    versions_tags_labels_and_deletion(store.as_ref()).await;
+    search_filters_and_pages(store.as_ref()).await;
+    tokens(store.as_ref()).await;
+    concurrent_publishes(store).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(&dir.path().join("library.db")).await.unwrap();
+    suite(Arc::new(store)).await;
+}
+
+#[test]
+fn a_tool_with_errors_is_refused_with_checks_diagnostics() {
+    let rejected =
+        Publication::from_text(r#"{"metadata": {"prompt_name": "x"}}"#, "bad.json").unwrap_err();
+    assert!(!rejected.diagnostics.is_empty());
+    assert_eq!(rejected.diagnostics[0]["path"], "bad.json");
+    assert!(
+        rejected
+            .diagnostics
+            .iter()
+            .any(|d| d["severity"] == "error" && d["code"].as_str().is_some())
+    );
+}
