@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, exactly as CI runs it: formatting, lints, the local model (pulled once),
-# every test (the elisp output checked in Emacs), the prompt-file exports and the real-world
+# every test (the elisp output checked in Emacs; the registry's storage on SQLite and on a
+# throwaway PostgreSQL cluster), the prompt-file exports and the real-world
 # prompt files rendered by the peers' own code, `llmtool mcp` driven by real MCP clients (the Python SDK, MCP Inspector),
 # llmtool against independent API servers (llama-cpp-python, LiteLLM), and a
 # fuzz smoke run. Installs what the tests need (idempotently) on a fresh machine, so this one
@@ -23,6 +24,10 @@ if ((${#missing[@]})); then
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+
+step "a throwaway PostgreSQL cluster on a loopback port (the registry's second backend)"
+eval "$(scripts/postgres.sh start)"
+trap 'scripts/postgres.sh stop' EXIT
 
 step "cargo fmt --check"
 cargo fmt --all --check

@@ -6,15 +6,14 @@ use std::path::Path;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use sqlx::Row as _;
 use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteRow,
-    SqliteSynchronous,
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
 
-use crate::model::{Page, Published, Query, Role, Selector, Summary, TokenInfo, ToolVersion};
+use crate::model::{Page, Published, Query, Role, Selector, TokenInfo, ToolVersion};
 use crate::publication::Publication;
-use crate::store::{Store, StoreError, check_name, check_slug, shown};
+use crate::rows::{self, TokenRow, VERSION_COLUMNS, VersionRow};
+use crate::store::{Store, StoreError, check_name, check_slug, now, shown};
 
 /// How long a writer waits for another before it gives up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -25,10 +24,6 @@ static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite")
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
     pool: SqlitePool,
-}
-
-fn now() -> String {
-    jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
 }
 
 impl SqliteStore {
@@ -55,36 +50,25 @@ impl SqliteStore {
             .ok_or_else(|| StoreError::NoSuchTool(slug.to_owned()))
     }
 
-    async fn names(&self, sql: &str, id: i64) -> Result<Vec<String>, StoreError> {
-        Ok(sqlx::query_scalar(sql).bind(id).fetch_all(&self.pool).await?)
-    }
-
+    /// The version of `row`, with the tool's tags and the labels pointing at it.
     async fn version_of(
         &self,
         slug: &str,
         id: i64,
-        row: &SqliteRow,
+        row: VersionRow,
     ) -> Result<ToolVersion, StoreError> {
-        let number: i64 = row.try_get("number")?;
-        let tags = self.names("SELECT tag FROM tags WHERE tool_id = ? ORDER BY tag", id).await?;
+        let tags = sqlx::query_scalar("SELECT tag FROM tags WHERE tool_id = ? ORDER BY tag")
+            .bind(id)
+            .fetch_all(&self.pool)
+            .await?;
         let labels = sqlx::query_scalar(
             "SELECT label FROM labels WHERE tool_id = ? AND number = ? ORDER BY label",
         )
         .bind(id)
-        .bind(number)
+        .bind(row.0)
         .fetch_all(&self.pool)
         .await?;
-        Ok(ToolVersion {
-            slug: slug.to_owned(),
-            version: u32::try_from(number).unwrap_or(0),
-            content_hash: row.try_get("content_hash")?,
-            text: row.try_get("body")?,
-            note: row.try_get("note")?,
-            published_at: row.try_get("published_at")?,
-            published_by: row.try_get("published_by")?,
-            tags,
-            labels,
-        })
+        Ok(rows::tool_version(slug, row, tags, labels))
     }
 }
 
@@ -204,30 +188,25 @@ impl Store for SqliteStore {
     async fn version(&self, slug: &str, selector: &Selector) -> Result<ToolVersion, StoreError> {
         let id = self.tool_id(slug).await?;
         let select =
-            "SELECT number, content_hash, body, note, published_at, published_by FROM versions";
-        let row = match selector {
-            Selector::Latest => sqlx::query(&format!(
-                "{select} WHERE tool_id = ?1 AND number = (SELECT latest FROM tools WHERE id = ?1)"
-            ))
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await?,
+            format!("SELECT {VERSION_COLUMNS} FROM versions WHERE tool_id = ?1 AND number =");
+        let row: Option<VersionRow> = match selector {
+            Selector::Latest => {
+                let sql = format!("{select} (SELECT latest FROM tools WHERE id = ?1)");
+                sqlx::query_as(&sql).bind(id).fetch_optional(&self.pool).await?
+            }
             Selector::Version(number) => {
-                sqlx::query(&format!("{select} WHERE tool_id = ? AND number = ?"))
+                let sql = format!("{select} ?2");
+                sqlx::query_as(&sql)
                     .bind(id)
                     .bind(i64::from(*number))
                     .fetch_optional(&self.pool)
                     .await?
             }
             Selector::Label(label) => {
-                sqlx::query(&format!(
-                    "{select} WHERE tool_id = ?1 AND number =
-                        (SELECT number FROM labels WHERE tool_id = ?1 AND label = ?2)"
-                ))
-                .bind(id)
-                .bind(label)
-                .fetch_optional(&self.pool)
-                .await?
+                let sql = format!(
+                    "{select} (SELECT number FROM labels WHERE tool_id = ?1 AND label = ?2)"
+                );
+                sqlx::query_as(&sql).bind(id).bind(label).fetch_optional(&self.pool).await?
             }
         };
         let Some(row) = row else {
@@ -236,20 +215,19 @@ impl Store for SqliteStore {
                 selector: shown(selector),
             });
         };
-        self.version_of(slug, id, &row).await
+        self.version_of(slug, id, row).await
     }
 
     async fn versions(&self, slug: &str) -> Result<Vec<ToolVersion>, StoreError> {
         let id = self.tool_id(slug).await?;
-        let rows = sqlx::query(
-            "SELECT number, content_hash, body, note, published_at, published_by FROM versions
-             WHERE tool_id = ? ORDER BY number DESC",
-        )
+        let rows: Vec<VersionRow> = sqlx::query_as(&format!(
+            "SELECT {VERSION_COLUMNS} FROM versions WHERE tool_id = ? ORDER BY number DESC"
+        ))
         .bind(id)
         .fetch_all(&self.pool)
         .await?;
         let mut versions = Vec::with_capacity(rows.len());
-        for row in &rows {
+        for row in rows {
             versions.push(self.version_of(slug, id, row).await?);
         }
         Ok(versions)
@@ -318,9 +296,11 @@ impl Store for SqliteStore {
             None => None,
         };
         let limit = query.limit.clamp(1, 200);
-        let rows = sqlx::query(
-            "SELECT t.slug, t.latest, v.name, v.description, v.output_type, v.models,
-                (SELECT group_concat(tag, ' ') FROM (SELECT tag FROM tags WHERE tool_id = t.id ORDER BY tag)) AS tags
+        let results: Vec<(String, i64, Option<String>, Option<String>, Option<String>, Option<String>, String)> =
+            sqlx::query_as(
+            "SELECT t.slug, t.latest, v.name, v.description, v.output_type,
+                (SELECT group_concat(tag, ' ') FROM (SELECT tag FROM tags WHERE tool_id = t.id ORDER BY tag)),
+                v.models
              FROM tools t JOIN versions v ON v.tool_id = t.id AND v.number = t.latest
              WHERE t.deleted_at IS NULL
                AND (?1 IS NULL OR t.id IN (SELECT rowid FROM search WHERE search MATCH ?1))
@@ -340,23 +320,16 @@ impl Store for SqliteStore {
         .bind(i64::from(limit) + 1)
         .fetch_all(&self.pool)
         .await?;
-        let mut tools = Vec::with_capacity(rows.len());
-        for row in rows.iter().take(limit as usize) {
-            let tags: Option<String> = row.try_get("tags")?;
-            let models: String = row.try_get("models")?;
-            tools.push(Summary {
-                slug: row.try_get("slug")?,
-                version: u32::try_from(row.try_get::<i64, _>("latest")?).unwrap_or(0),
-                name: row.try_get("name")?,
-                description: row.try_get("description")?,
-                tags: tags.map(|t| t.split(' ').map(str::to_owned).collect()).unwrap_or_default(),
-                output_type: row.try_get("output_type")?,
-                models: serde_json::from_str(&models).unwrap_or_default(),
-            });
-        }
-        let next =
-            (rows.len() > limit as usize).then(|| tools.last().map(|t| t.slug.clone())).flatten();
-        Ok(Page { tools, next })
+        let found = results
+            .into_iter()
+            .map(|(slug, latest, name, description, output, tags, models)| {
+                rows::summary(
+                    (slug, latest, name, description, output, tags),
+                    serde_json::from_str(&models).unwrap_or_default(),
+                )
+            })
+            .collect();
+        Ok(rows::page(found, limit))
     }
 
     async fn create_token(
@@ -381,22 +354,11 @@ impl Store for SqliteStore {
     }
 
     async fn tokens(&self) -> Result<Vec<TokenInfo>, StoreError> {
-        let rows =
-            sqlx::query("SELECT name, role, created_at, revoked_at FROM tokens ORDER BY name")
+        let rows: Vec<TokenRow> =
+            sqlx::query_as("SELECT name, role, created_at, revoked_at FROM tokens ORDER BY name")
                 .fetch_all(&self.pool)
                 .await?;
-        rows.iter()
-            .map(|row| {
-                let role: String = row.try_get("role")?;
-                let revoked: Option<String> = row.try_get("revoked_at")?;
-                Ok(TokenInfo {
-                    name: row.try_get("name")?,
-                    role: Role::parse(&role).unwrap_or(Role::Viewer),
-                    created_at: row.try_get("created_at")?,
-                    revoked: revoked.is_some(),
-                })
-            })
-            .collect()
+        Ok(rows.into_iter().map(rows::token_info).collect())
     }
 
     async fn revoke_token(&self, name: &str) -> Result<(), StoreError> {

@@ -96,6 +96,11 @@ pub(crate) fn check_slug(slug: &str) -> Result<(), StoreError> {
     }
 }
 
+/// Now, as the library writes times: RFC 3339 in UTC with milliseconds.
+pub(crate) fn now() -> String {
+    jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
+}
+
 /// The selector as words, for messages.
 pub(crate) fn shown(selector: &Selector) -> String {
     match selector {

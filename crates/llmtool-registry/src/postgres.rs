@@ -1,0 +1,356 @@
+//! [`PostgresStore`]: the library in PostgreSQL, for several servers behind one database.
+//! Publishing locks the tool's row (`SELECT ... FOR UPDATE`) inside a transaction, so version
+//! numbers never repeat or skip whatever server publishes; full text is a `tsvector` with a
+//! GIN index.
+
+use async_trait::async_trait;
+use sqlx::postgres::{PgPool, PgPoolOptions};
+
+use crate::model::{Page, Published, Query, Role, Selector, TokenInfo, ToolVersion};
+use crate::publication::Publication;
+use crate::rows::{self, TokenRow, VERSION_COLUMNS, VersionRow};
+use crate::store::{Store, StoreError, check_name, check_slug, now, shown};
+
+static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
+
+/// The library in a PostgreSQL database.
+#[derive(Debug, Clone)]
+pub struct PostgresStore {
+    pool: PgPool,
+}
+
+impl PostgresStore {
+    /// Connects to the database at `url` (`postgres://...`) and brings its schema up to date.
+    pub async fn connect(url: &str) -> Result<PostgresStore, StoreError> {
+        let pool = PgPoolOptions::new().max_connections(16).connect(url).await?;
+        MIGRATOR.run(&pool).await?;
+        Ok(PostgresStore { pool })
+    }
+
+    async fn tool_id(&self, slug: &str) -> Result<i64, StoreError> {
+        sqlx::query_scalar("SELECT id FROM tools WHERE slug = $1 AND deleted_at IS NULL")
+            .bind(slug)
+            .fetch_optional(&self.pool)
+            .await?
+            .ok_or_else(|| StoreError::NoSuchTool(slug.to_owned()))
+    }
+
+    /// The version of `row`, with the tool's tags and the labels pointing at it.
+    async fn version_of(
+        &self,
+        slug: &str,
+        id: i64,
+        row: VersionRow,
+    ) -> Result<ToolVersion, StoreError> {
+        let tags = sqlx::query_scalar("SELECT tag FROM tags WHERE tool_id = $1 ORDER BY tag")
+            .bind(id)
+            .fetch_all(&self.pool)
+            .await?;
+        let labels = sqlx::query_scalar(
+            "SELECT label FROM labels WHERE tool_id = $1 AND number = $2 ORDER BY label",
+        )
+        .bind(id)
+        .bind(row.0)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows::tool_version(slug, row, tags, labels))
+    }
+}
+
+/// `text` as a `tsquery`: each word (its letters and digits) a required prefix (`tide:*`), so
+/// that what a user types is never read as query syntax.
+fn ts_query(text: &str) -> Option<String> {
+    let words: Vec<String> = text
+        .split_whitespace()
+        .map(|word| word.chars().filter(|c| c.is_alphanumeric()).collect::<String>().to_lowercase())
+        .filter(|word| !word.is_empty())
+        .map(|word| format!("{word}:*"))
+        .collect();
+    (!words.is_empty()).then(|| words.join(" & "))
+}
+
+#[async_trait]
+impl Store for PostgresStore {
+    async fn publish(
+        &self,
+        slug: &str,
+        publication: &Publication,
+        note: Option<&str>,
+        by: Option<&str>,
+    ) -> Result<Published, StoreError> {
+        check_slug(slug)?;
+        let now = now();
+        let mut tx = self.pool.begin().await?;
+        sqlx::query(
+            "INSERT INTO tools (slug, latest, created_at) VALUES ($1, 0, $2) ON CONFLICT (slug) DO NOTHING",
+        )
+        .bind(slug)
+        .bind(&now)
+        .execute(&mut *tx)
+        .await?;
+        let (id, latest): (i64, i64) =
+            sqlx::query_as("SELECT id, latest FROM tools WHERE slug = $1 FOR UPDATE")
+                .bind(slug)
+                .fetch_one(&mut *tx)
+                .await?;
+        if latest > 0 {
+            let hash: String = sqlx::query_scalar(
+                "SELECT content_hash FROM versions WHERE tool_id = $1 AND number = $2",
+            )
+            .bind(id)
+            .bind(latest)
+            .fetch_one(&mut *tx)
+            .await?;
+            if hash == publication.content_hash {
+                // The same content: no new version (a deleted tool comes back).
+                sqlx::query("UPDATE tools SET deleted_at = NULL WHERE id = $1")
+                    .bind(id)
+                    .execute(&mut *tx)
+                    .await?;
+                tx.commit().await?;
+                let version = u32::try_from(latest).unwrap_or(0);
+                return Ok(Published {
+                    slug: slug.to_owned(),
+                    version,
+                    content_hash: hash,
+                    created: false,
+                });
+            }
+        }
+        let number = latest + 1;
+        sqlx::query(
+            "INSERT INTO versions (tool_id, number, content_hash, body, name, description,
+                usage_notes, prompt, variable_types, output_type, models, note, published_at,
+                published_by)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
+        )
+        .bind(id)
+        .bind(number)
+        .bind(&publication.content_hash)
+        .bind(&publication.text)
+        .bind(&publication.name)
+        .bind(&publication.description)
+        .bind(&publication.usage_notes)
+        .bind(&publication.prompt)
+        .bind(&publication.variable_types)
+        .bind(&publication.output_type)
+        .bind(&publication.models)
+        .bind(note)
+        .bind(&now)
+        .bind(by)
+        .execute(&mut *tx)
+        .await?;
+        sqlx::query(
+            "UPDATE tools SET latest = $1, deleted_at = NULL,
+                search = to_tsvector('simple', concat_ws(' ', $2::text, $3::text, $4::text, $5::text))
+             WHERE id = $6",
+        )
+        .bind(number)
+        .bind(&publication.name)
+        .bind(&publication.description)
+        .bind(&publication.usage_notes)
+        .bind(&publication.prompt)
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(Published {
+            slug: slug.to_owned(),
+            version: u32::try_from(number).unwrap_or(0),
+            content_hash: publication.content_hash.clone(),
+            created: true,
+        })
+    }
+
+    async fn version(&self, slug: &str, selector: &Selector) -> Result<ToolVersion, StoreError> {
+        let id = self.tool_id(slug).await?;
+        let select =
+            format!("SELECT {VERSION_COLUMNS} FROM versions WHERE tool_id = $1 AND number =");
+        let row: Option<VersionRow> = match selector {
+            Selector::Latest => {
+                let sql = format!("{select} (SELECT latest FROM tools WHERE id = $1)");
+                sqlx::query_as(&sql).bind(id).fetch_optional(&self.pool).await?
+            }
+            Selector::Version(number) => {
+                let sql = format!("{select} $2");
+                sqlx::query_as(&sql)
+                    .bind(id)
+                    .bind(i64::from(*number))
+                    .fetch_optional(&self.pool)
+                    .await?
+            }
+            Selector::Label(label) => {
+                let sql = format!(
+                    "{select} (SELECT number FROM labels WHERE tool_id = $1 AND label = $2)"
+                );
+                sqlx::query_as(&sql).bind(id).bind(label).fetch_optional(&self.pool).await?
+            }
+        };
+        let Some(row) = row else {
+            return Err(StoreError::NoSuchVersion {
+                slug: slug.to_owned(),
+                selector: shown(selector),
+            });
+        };
+        self.version_of(slug, id, row).await
+    }
+
+    async fn versions(&self, slug: &str) -> Result<Vec<ToolVersion>, StoreError> {
+        let id = self.tool_id(slug).await?;
+        let rows: Vec<VersionRow> = sqlx::query_as(&format!(
+            "SELECT {VERSION_COLUMNS} FROM versions WHERE tool_id = $1 ORDER BY number DESC"
+        ))
+        .bind(id)
+        .fetch_all(&self.pool)
+        .await?;
+        let mut versions = Vec::with_capacity(rows.len());
+        for row in rows {
+            versions.push(self.version_of(slug, id, row).await?);
+        }
+        Ok(versions)
+    }
+
+    async fn add_tag(&self, slug: &str, tag: &str) -> Result<(), StoreError> {
+        check_name(tag)?;
+        let id = self.tool_id(slug).await?;
+        sqlx::query("INSERT INTO tags (tool_id, tag) VALUES ($1, $2) ON CONFLICT DO NOTHING")
+            .bind(id)
+            .bind(tag)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    async fn remove_tag(&self, slug: &str, tag: &str) -> Result<(), StoreError> {
+        let id = self.tool_id(slug).await?;
+        sqlx::query("DELETE FROM tags WHERE tool_id = $1 AND tag = $2")
+            .bind(id)
+            .bind(tag)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    async fn set_label(&self, slug: &str, label: &str, version: u32) -> Result<(), StoreError> {
+        check_name(label)?;
+        let id = self.tool_id(slug).await?;
+        let set = sqlx::query(
+            "INSERT INTO labels (tool_id, label, number)
+             SELECT $1, $2, number FROM versions WHERE tool_id = $1 AND number = $3
+             ON CONFLICT (tool_id, label) DO UPDATE SET number = excluded.number",
+        )
+        .bind(id)
+        .bind(label)
+        .bind(i64::from(version))
+        .execute(&self.pool)
+        .await?;
+        if set.rows_affected() == 0 {
+            let selector = shown(&Selector::Version(version));
+            return Err(StoreError::NoSuchVersion { slug: slug.to_owned(), selector });
+        }
+        Ok(())
+    }
+
+    async fn delete(&self, slug: &str) -> Result<(), StoreError> {
+        let id = self.tool_id(slug).await?;
+        sqlx::query("UPDATE tools SET deleted_at = $1 WHERE id = $2")
+            .bind(now())
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    async fn search(&self, query: &Query) -> Result<Page, StoreError> {
+        let after = match &query.cursor {
+            Some(cursor) if crate::publication::is_slug(cursor) => Some(cursor.as_str()),
+            Some(_) => return Err(StoreError::BadCursor),
+            None => None,
+        };
+        let limit = query.limit.clamp(1, 200);
+        let results: Vec<(String, i64, Option<String>, Option<String>, Option<String>, Option<String>, Vec<String>)> =
+            sqlx::query_as(
+            "SELECT t.slug, t.latest, v.name, v.description, v.output_type,
+                (SELECT string_agg(tag, ' ' ORDER BY tag) FROM tags WHERE tool_id = t.id),
+                v.models
+             FROM tools t JOIN versions v ON v.tool_id = t.id AND v.number = t.latest
+             WHERE t.deleted_at IS NULL
+               AND ($1::text IS NULL OR t.search @@ to_tsquery('simple', $1))
+               AND ($2::text IS NULL OR EXISTS (SELECT 1 FROM tags g WHERE g.tool_id = t.id AND g.tag = $2))
+               AND ($3::text IS NULL OR $3 = ANY (v.variable_types))
+               AND ($4::text IS NULL OR v.output_type = $4)
+               AND ($5::text IS NULL OR $5 = ANY (v.models))
+               AND ($6::text IS NULL OR t.slug COLLATE \"C\" > $6)
+             ORDER BY t.slug COLLATE \"C\" LIMIT $7",
+        )
+        .bind(query.text.as_deref().and_then(ts_query))
+        .bind(&query.tag)
+        .bind(&query.variable_type)
+        .bind(&query.output_type)
+        .bind(&query.model)
+        .bind(after)
+        .bind(i64::from(limit) + 1)
+        .fetch_all(&self.pool)
+        .await?;
+        let found = results
+            .into_iter()
+            .map(|(slug, latest, name, description, output, tags, models)| {
+                rows::summary((slug, latest, name, description, output, tags), models)
+            })
+            .collect();
+        Ok(rows::page(found, limit))
+    }
+
+    async fn create_token(
+        &self,
+        name: &str,
+        role: Role,
+        token_hash: &str,
+    ) -> Result<(), StoreError> {
+        let inserted = sqlx::query(
+            "INSERT INTO tokens (name, role, token_hash, created_at) VALUES ($1, $2, $3, $4)
+             ON CONFLICT DO NOTHING",
+        )
+        .bind(name)
+        .bind(role.as_str())
+        .bind(token_hash)
+        .bind(now())
+        .execute(&self.pool)
+        .await?;
+        if inserted.rows_affected() == 0 {
+            return Err(StoreError::TokenExists(name.to_owned()));
+        }
+        Ok(())
+    }
+
+    async fn tokens(&self) -> Result<Vec<TokenInfo>, StoreError> {
+        let rows: Vec<TokenRow> =
+            sqlx::query_as("SELECT name, role, created_at, revoked_at FROM tokens ORDER BY name")
+                .fetch_all(&self.pool)
+                .await?;
+        Ok(rows.into_iter().map(rows::token_info).collect())
+    }
+
+    async fn revoke_token(&self, name: &str) -> Result<(), StoreError> {
+        let done =
+            sqlx::query("UPDATE tokens SET revoked_at = $1 WHERE name = $2 AND revoked_at IS NULL")
+                .bind(now())
+                .bind(name)
+                .execute(&self.pool)
+                .await?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::NoSuchToken(name.to_owned()));
+        }
+        Ok(())
+    }
+
+    async fn token(&self, token_hash: &str) -> Result<Option<(String, Role)>, StoreError> {
+        let row: Option<(String, String)> = sqlx::query_as(
+            "SELECT name, role FROM tokens WHERE token_hash = $1 AND revoked_at IS NULL",
+        )
+        .bind(token_hash)
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(row.and_then(|(name, role)| Some((name, Role::parse(&role)?))))
+    }
+}

@@ -1,0 +1,70 @@
+//! The rows both backends select, and what they become: the backends differ in SQL, not in
+//! what a row means.
+
+use crate::model::{Page, Role, Summary, TokenInfo, ToolVersion};
+
+/// A version's columns: number, content hash, body, note, published at, published by.
+pub(crate) type VersionRow = (i64, String, String, Option<String>, String, Option<String>);
+
+/// The columns of [`VersionRow`], for `SELECT`.
+pub(crate) const VERSION_COLUMNS: &str =
+    "number, content_hash, body, note, published_at, published_by";
+
+/// A token's columns: name, role, created at, revoked at.
+pub(crate) type TokenRow = (String, String, String, Option<String>);
+
+/// A search result's columns: slug, latest version, name, description, output type, and the
+/// tags joined by spaces; the models are read by each backend its own way.
+pub(crate) type SummaryRow =
+    (String, i64, Option<String>, Option<String>, Option<String>, Option<String>);
+
+pub(crate) fn tool_version(
+    slug: &str,
+    row: VersionRow,
+    tags: Vec<String>,
+    labels: Vec<String>,
+) -> ToolVersion {
+    let (number, content_hash, text, note, published_at, published_by) = row;
+    ToolVersion {
+        slug: slug.to_owned(),
+        version: u32::try_from(number).unwrap_or(0),
+        content_hash,
+        text,
+        note,
+        published_at,
+        published_by,
+        tags,
+        labels,
+    }
+}
+
+pub(crate) fn token_info(row: TokenRow) -> TokenInfo {
+    let (name, role, created_at, revoked_at) = row;
+    TokenInfo {
+        name,
+        role: Role::parse(&role).unwrap_or(Role::Viewer),
+        created_at,
+        revoked: revoked_at.is_some(),
+    }
+}
+
+pub(crate) fn summary(row: SummaryRow, models: Vec<String>) -> Summary {
+    let (slug, latest, name, description, output_type, tags) = row;
+    Summary {
+        slug,
+        version: u32::try_from(latest).unwrap_or(0),
+        name,
+        description,
+        tags: tags.map(|t| t.split(' ').map(str::to_owned).collect()).unwrap_or_default(),
+        output_type,
+        models,
+    }
+}
+
+/// A page of `limit` results out of `found`, which holds one more when a next page exists.
+pub(crate) fn page(mut found: Vec<Summary>, limit: u32) -> Page {
+    let more = found.len() > limit as usize;
+    found.truncate(limit as usize);
+    let next = if more { found.last().map(|t| t.slug.clone()) } else { None };
+    Page { tools: found, next }
+}
