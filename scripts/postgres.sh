@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A throwaway PostgreSQL cluster for the tests: installed from Debian's packages if missing,
-# created once under target/postgres, run on a loopback port as a non-root user (the
-# `postgres` user when this runs as root), trusting only local connections.
+# created once under target/postgres (or /tmp/llmtool-postgres when the `postgres` user cannot
+# reach the checkout), run on a loopback port as a non-root user (the `postgres` user when
+# this runs as root), trusting only local connections.
 #
 #   scripts/postgres.sh start   # prints `export LLMTOOL_TEST_POSTGRES=postgres://...`
 #   scripts/postgres.sh stop
@@ -42,7 +43,18 @@ start() {
   initdb="$(find_bin initdb)"
   pg_ctl="$(find_bin pg_ctl)"
   mkdir -p "$ROOT"
-  [ "$(id -u)" -eq 0 ] && chown postgres "$ROOT"
+  if [ "$(id -u)" -eq 0 ]; then
+    chown postgres "$ROOT"
+    # The postgres user may not be able to reach a checkout under root's home: then the
+    # cluster lives in a folder of its own under /tmp.
+    if ! runuser -u postgres -- test -w "$ROOT"; then
+      ROOT="/tmp/llmtool-postgres"
+      DATA="$ROOT/data"
+      LOG="$ROOT/server.log"
+      mkdir -p "$ROOT"
+      chown postgres "$ROOT"
+    fi
+  fi
   if [ ! -f "$DATA/PG_VERSION" ]; then
     as_owner "$initdb" -D "$DATA" -A trust -U llmtool --no-instructions >"$ROOT/initdb.log" 2>&1
   fi
@@ -55,9 +67,14 @@ start() {
 }
 
 stop() {
-  local pg_ctl
+  local pg_ctl data
   pg_ctl="$(find_bin pg_ctl)"
-  [ -n "$pg_ctl" ] && [ -f "$DATA/PG_VERSION" ] && as_owner "$pg_ctl" -D "$DATA" -m fast stop >&2 || true
+  [ -n "$pg_ctl" ] || return 0
+  for data in "$DATA" /tmp/llmtool-postgres/data; do
+    if [ -f "$data/PG_VERSION" ]; then
+      as_owner "$pg_ctl" -D "$data" -m fast stop >&2 || true
+    fi
+  done
 }
 
 case "${1:-start}" in
