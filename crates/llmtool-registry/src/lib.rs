@@ -16,3 +16,13 @@ pub use postgres::PostgresStore;
 pub use publication::{Publication, Rejection, is_slug, slug_of};
 pub use sqlite::SqliteStore;
 pub use store::{Store, StoreError};
+
+/// Opens the library `database` names: a `postgres://` (or `postgresql://`) URL, or a SQLite
+/// file (a path, or `sqlite://PATH`).
+pub async fn open(database: &str) -> Result<std::sync::Arc<dyn Store>, StoreError> {
+    if database.starts_with("postgres://") || database.starts_with("postgresql://") {
+        return Ok(std::sync::Arc::new(PostgresStore::connect(database).await?));
+    }
+    let path = database.strip_prefix("sqlite://").unwrap_or(database);
+    Ok(std::sync::Arc::new(SqliteStore::open(std::path::Path::new(path)).await?))
+}

@@ -5,8 +5,6 @@
 
 use std::sync::Arc;
 
-use sqlx::Connection as _;
-
 use llmtool_registry::{
     PostgresStore, Publication, Query, Role, Selector, SqliteStore, Store, StoreError,
 };
@@ -204,35 +202,12 @@ async fn sqlite() {
     suite(Arc::new(store)).await;
 }
 
-/// The PostgreSQL cluster the test command starts (`scripts/postgres.sh`), named by
-/// `LLMTOOL_TEST_POSTGRES`; each run gets a database of its own. Without it the test is
-/// skipped, except in CI, where it fails.
+/// The same suite on PostgreSQL: a fresh database on the test command's cluster.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn postgres() {
-    let Ok(server) = std::env::var("LLMTOOL_TEST_POSTGRES") else {
-        assert!(std::env::var_os("CI").is_none(), "CI runs the suite on PostgreSQL too");
-        eprintln!("skipped: LLMTOOL_TEST_POSTGRES is not set (scripts/postgres.sh start)");
-        return;
-    };
-    let database = format!("llmtool_suite_{}_{}", std::process::id(), fastrand_suffix());
-    let mut admin = sqlx::PgConnection::connect(&server).await.unwrap();
-    sqlx::query(&format!("CREATE DATABASE {database}")).execute(&mut admin).await.unwrap();
-    let url = match server.rsplit_once('/') {
-        Some((base, _)) => format!("{base}/{database}"),
-        None => panic!("LLMTOOL_TEST_POSTGRES names no database: {server}"),
-    };
-    let store = PostgresStore::connect(&url).await.unwrap();
+    let Some(database) = llmtool_testkit::postgres::database().await else { return };
+    let store = PostgresStore::connect(&database.url).await.unwrap();
     suite(Arc::new(store)).await;
-    sqlx::query(&format!("DROP DATABASE {database} WITH (FORCE)"))
-        .execute(&mut admin)
-        .await
-        .unwrap();
-}
-
-/// A few digits that differ between runs, for a fresh database name.
-fn fastrand_suffix() -> u128 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()
-        % 1_000_000
 }
 
 #[test]

@@ -5,6 +5,8 @@
 
 #![allow(clippy::unwrap_used, clippy::missing_panics_doc, reason = "test support fails loudly")]
 
+pub mod postgres;
+
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -35,6 +35,9 @@ pub(crate) enum Command {
     New(NewArgs),
     Logs(LogsArgs),
     Usage(UsageArgs),
+    Serve(ServeArgs),
+    #[command(subcommand)]
+    Token(TokenCommand),
     Completions(CompletionsArgs),
 }
 
@@ -550,4 +553,67 @@ pub(crate) struct UsageArgs {
     pub(crate) since: Option<String>,
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     pub(crate) format: ReportFormat,
+}
+
+/// Where the tool library is: `--db`, else a SQLite file in the data directory.
+#[derive(Debug, Args)]
+pub(crate) struct LibraryArgs {
+    /// The library's database: a SQLite file (a path or `sqlite://PATH`), or
+    /// `postgres://USER@HOST/DB` (default: `library.db` in the data directory).
+    #[arg(long, value_name = "URL")]
+    pub(crate) db: Option<String>,
+}
+
+/// Serve the shared tool library over HTTP (`/api/v1`): versioned, tagged, labelled tools.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  llmtool serve                                   # SQLite in the data directory, 127.0.0.1:8080\n  llmtool serve --public-read --listen 127.0.0.1:9000\n  llmtool serve --db postgres://llmtool@db.internal/library --listen 0.0.0.0:8080\n\nA new library is seeded with the built-in tools (tag `built-in`). Binding a non-loopback\naddress needs at least one token (`llmtool token create`). See docs/registry.md."
+)]
+pub(crate) struct ServeArgs {
+    #[command(flatten)]
+    pub(crate) library: LibraryArgs,
+    /// The address to listen on.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
+    pub(crate) listen: std::net::SocketAddr,
+    /// Let anyone read the library without a token (writing always needs one).
+    #[arg(long)]
+    pub(crate) public_read: bool,
+}
+
+/// Manage the library's API tokens: each has a name and a role (viewer, editor, admin).
+#[derive(Debug, Subcommand)]
+pub(crate) enum TokenCommand {
+    /// Make a token; it is printed once, and only its hash is kept.
+    Create {
+        /// Who or what the token is for.
+        name: String,
+        #[arg(long, value_enum, default_value_t = TokenRole::Viewer)]
+        role: TokenRole,
+        #[command(flatten)]
+        library: LibraryArgs,
+    },
+    /// List the tokens (never the tokens themselves).
+    List {
+        #[command(flatten)]
+        library: LibraryArgs,
+        #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+        format: ReportFormat,
+    },
+    /// Revoke a token: it stops working at once.
+    Revoke {
+        name: String,
+        #[command(flatten)]
+        library: LibraryArgs,
+    },
+}
+
+/// What a token may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum TokenRole {
+    /// Read the library.
+    Viewer,
+    /// Also publish, tag and label.
+    Editor,
+    /// Also delete tools.
+    Admin,
 }

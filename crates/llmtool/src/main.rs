@@ -64,5 +64,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Completions(args) => commands::completions::run(&args),
         Command::Logs(args) => commands::logs::logs(&args),
         Command::Usage(args) => commands::logs::usage(&args),
+        Command::Serve(args) => commands::serve::serve(&args),
+        Command::Token(command) => commands::serve::token(&command),
     }
 }

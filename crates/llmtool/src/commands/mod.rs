@@ -12,4 +12,5 @@ pub(crate) mod new;
 pub(crate) mod providers;
 pub(crate) mod render;
 pub(crate) mod run;
+pub(crate) mod serve;
 pub(crate) mod show;

@@ -1,0 +1,41 @@
+//! The tool library over HTTP (`llmtool serve`): the registry's tools under `/api/v1`, read
+//! publicly or with a token, written by editors, administered by admins, every error an RFC
+//! 9457 problem document.
+
+mod api;
+mod auth;
+mod problem;
+mod seed;
+
+use std::sync::Arc;
+
+use axum::Router;
+use llmtool_registry::Store;
+
+pub use auth::{Access, new_token, token_hash};
+pub use problem::Problem;
+pub use seed::{BUILT_IN, seed_built_ins};
+
+/// The largest request body: a tool file is at most 1 MiB (`llmtool check`'s limit).
+pub const MAX_BODY: usize = 1 << 20;
+
+/// What the server is set up with.
+#[derive(Clone)]
+pub struct ServerState {
+    pub store: Arc<dyn Store>,
+    pub access: Access,
+}
+
+impl std::fmt::Debug for ServerState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerState").field("access", &self.access).finish_non_exhaustive()
+    }
+}
+
+/// The HTTP routes.
+pub fn router(state: ServerState) -> Router {
+    Router::new()
+        .nest("/api/v1", api::routes())
+        .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY))
+        .with_state(state)
+}

@@ -1,0 +1,89 @@
+//! Errors as RFC 9457 problem documents (`application/problem+json`): a status, a title, a
+//! detail, and for a refused tool file the diagnostics `check --format json` gives.
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use llmtool_registry::StoreError;
+use serde::Serialize;
+
+/// A problem document.
+#[derive(Debug, Clone, Serialize)]
+pub struct Problem {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub title: &'static str,
+    pub status: u16,
+    pub detail: String,
+    /// A refused tool file's diagnostics.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diagnostics: Option<Vec<serde_json::Value>>,
+}
+
+impl Problem {
+    pub fn new(status: StatusCode, title: &'static str, detail: impl Into<String>) -> Problem {
+        Problem {
+            kind: "about:blank",
+            title,
+            status: status.as_u16(),
+            detail: detail.into(),
+            diagnostics: None,
+        }
+    }
+
+    pub fn unauthorized() -> Problem {
+        Problem::new(
+            StatusCode::UNAUTHORIZED,
+            "Unauthorized",
+            "a valid token is needed: `Authorization: Bearer TOKEN`",
+        )
+    }
+
+    pub fn forbidden(needed: &str) -> Problem {
+        Problem::new(StatusCode::FORBIDDEN, "Forbidden", format!("this needs the {needed} role"))
+    }
+
+    pub fn bad_request(detail: impl Into<String>) -> Problem {
+        Problem::new(StatusCode::BAD_REQUEST, "Bad Request", detail)
+    }
+}
+
+impl From<StoreError> for Problem {
+    fn from(error: StoreError) -> Problem {
+        let detail = error.to_string();
+        match error {
+            StoreError::NoSuchTool(_)
+            | StoreError::NoSuchVersion { .. }
+            | StoreError::NoSuchToken(_) => {
+                Problem::new(StatusCode::NOT_FOUND, "Not Found", detail)
+            }
+            StoreError::BadSlug(_) | StoreError::BadName(_) | StoreError::BadCursor => {
+                Problem::bad_request(detail)
+            }
+            StoreError::TokenExists(_) => Problem::new(StatusCode::CONFLICT, "Conflict", detail),
+            StoreError::Rejected(rejection) => Problem {
+                diagnostics: Some(rejection.diagnostics),
+                ..Problem::new(StatusCode::UNPROCESSABLE_ENTITY, "Unprocessable Content", detail)
+            },
+            StoreError::Database(_) | StoreError::Migration(_) => {
+                tracing::error!("{detail}");
+                Problem::new(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "Internal Server Error",
+                    "the library's database failed; the server's log says why",
+                )
+            }
+        }
+    }
+}
+
+impl IntoResponse for Problem {
+    fn into_response(self) -> Response {
+        let status = StatusCode::from_u16(self.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let body = serde_json::to_vec(&self).unwrap_or_default();
+        let mut response = (status, body).into_response();
+        response
+            .headers_mut()
+            .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/problem+json"));
+        response
+    }
+}

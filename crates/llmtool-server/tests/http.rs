@@ -1,0 +1,206 @@
+//! The library's HTTP API on a real server (127.0.0.1, a random port) over each backend:
+//! roles and public reading, publishing (201, the same content 200, a refused file 422 with
+//! `check`'s diagnostics), versions, labels, tags, deletion, and problem documents.
+
+#![allow(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
+
+use std::sync::Arc;
+
+use llmtool_registry::{PostgresStore, Role, SqliteStore, Store};
+use llmtool_server::{Access, ServerState, new_token, token_hash};
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+/// A running server on `store`, and its base URL (`http://127.0.0.1:PORT/api/v1`).
+async fn start(store: Arc<dyn Store>, public_read: bool) -> String {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let state = ServerState { store, access: Access { public_read } };
+    tokio::spawn(async move { axum_serve(listener, state).await });
+    format!("http://{address}/api/v1")
+}
+
+async fn axum_serve(listener: tokio::net::TcpListener, state: ServerState) {
+    axum::serve(listener, llmtool_server::router(state)).await.unwrap();
+}
+
+/// A token of `role`, made in `store`.
+async fn token(store: &dyn Store, name: &str, role: Role) -> String {
+    let token = new_token();
+    store.create_token(name, role, &token_hash(&token)).await.unwrap();
+    token
+}
+
+fn tool(name: &str, words: &str) -> String {
+    json!({
+        "model_prompt": format!("{words} about {{{{topic}}}}."),
+        "metadata": {
+            "prompt_name": name,
+            "description": format!("Writes {words}."),
+            "timestamp": "2026-11-23T10:00:00Z",
+            "variables": [{"name": "topic", "type": "text", "description": "What about."}]
+        }
+    })
+    .to_string()
+}
+
+async fn api(store: Arc<dyn Store>) {
+    let editor = token(store.as_ref(), "ci", Role::Editor).await;
+    let viewer = token(store.as_ref(), "reader", Role::Viewer).await;
+    let admin = token(store.as_ref(), "ana", Role::Admin).await;
+    let base = start(Arc::clone(&store), false).await;
+    let client = reqwest::Client::new();
+    let get = |path: &str, token: Option<&str>| {
+        let request = client.get(format!("{base}{path}"));
+        match token {
+            Some(token) => request.bearer_auth(token),
+            None => request,
+        }
+    };
+
+    // Reading needs a token unless reading is public; a wrong token is refused.
+    let anonymous = get("/tools", None).send().await.unwrap();
+    assert_eq!(anonymous.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(anonymous.headers()["content-type"], "application/problem+json");
+    let problem: Value = anonymous.json().await.unwrap();
+    assert_eq!(
+        (problem["status"].as_u64(), problem["title"].as_str()),
+        (Some(401), Some("Unauthorized"))
+    );
+    assert_eq!(
+        get("/tools", Some("llmt_nope")).send().await.unwrap().status(),
+        StatusCode::UNAUTHORIZED
+    );
+
+    // Publishing: editors only; 201, then 200 for the same content, 422 for errors.
+    let publish = |body: String, token: &str, query: &str| {
+        client.post(format!("{base}/tools{query}")).bearer_auth(token.to_owned()).body(body).send()
+    };
+    assert_eq!(
+        publish(tool("Poet", "poems"), &viewer, "").await.unwrap().status(),
+        StatusCode::FORBIDDEN
+    );
+    let created = publish(tool("Poet", "poems"), &editor, "?note=first").await.unwrap();
+    assert_eq!(created.status(), StatusCode::CREATED);
+    let created: Value = created.json().await.unwrap();
+    assert_eq!((created["slug"].as_str(), created["version"].as_u64()), (Some("poet"), Some(1)));
+    let same = publish(tool("Poet", "poems"), &editor, "").await.unwrap();
+    assert_eq!(same.status(), StatusCode::OK);
+    let second = publish(tool("Poet", "short poems"), &editor, "?slug=poet").await.unwrap();
+    assert_eq!(second.json::<Value>().await.unwrap()["version"], 2);
+    let refused =
+        publish(r#"{"metadata": {"prompt_name": "x"}}"#.into(), &editor, "").await.unwrap();
+    assert_eq!(refused.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let problem: Value = refused.json().await.unwrap();
+    assert_eq!(problem["diagnostics"][0]["code"], "LT101", "{problem}");
+
+    // Reading versions, labels and tags.
+    let latest: Value =
+        get("/tools/poet", Some(&viewer)).send().await.unwrap().json().await.unwrap();
+    assert_eq!(latest["version"], 2);
+    assert_eq!(latest["tool"]["model_prompt"], "short poems about {{topic}}.");
+    let label = client
+        .put(format!("{base}/tools/poet/labels/production"))
+        .bearer_auth(&editor)
+        .json(&json!({"version": 1}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(label.status(), StatusCode::NO_CONTENT);
+    let production: Value = get("/tools/poet?label=production", Some(&viewer))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        (production["version"].as_u64(), production["note"].as_str()),
+        (Some(1), Some("first"))
+    );
+    let tagged = client
+        .put(format!("{base}/tools/poet/tags/poetry"))
+        .bearer_auth(&editor)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(tagged.status(), StatusCode::NO_CONTENT);
+    let found: Value =
+        get("/tools?tag=poetry&q=short", Some(&viewer)).send().await.unwrap().json().await.unwrap();
+    assert_eq!(found["tools"][0]["slug"], "poet");
+    let versions: Value =
+        get("/tools/poet/versions", Some(&viewer)).send().await.unwrap().json().await.unwrap();
+    assert_eq!(versions.as_array().unwrap().len(), 2);
+    let one = get("/tools/poet/versions/1", Some(&viewer)).send().await.unwrap();
+    assert_eq!(one.json::<Value>().await.unwrap()["labels"], json!(["production"]));
+    let missing = get("/tools/poet/versions/9", Some(&viewer)).send().await.unwrap();
+    assert_eq!(missing.status(), StatusCode::NOT_FOUND);
+
+    // Deleting needs an admin.
+    let delete = |token: &str| {
+        client.delete(format!("{base}/tools/poet")).bearer_auth(token.to_owned()).send()
+    };
+    assert_eq!(delete(&editor).await.unwrap().status(), StatusCode::FORBIDDEN);
+    assert_eq!(delete(&admin).await.unwrap().status(), StatusCode::NO_CONTENT);
+    assert_eq!(
+        get("/tools/poet", Some(&viewer)).send().await.unwrap().status(),
+        StatusCode::NOT_FOUND
+    );
+
+    // A body past the limit is refused before it is read whole.
+    let huge = "x".repeat(llmtool_server::MAX_BODY + 1);
+    assert_eq!(publish(huge, &editor, "").await.unwrap().status(), StatusCode::PAYLOAD_TOO_LARGE);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_api_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(&dir.path().join("library.db")).await.unwrap();
+    api(Arc::new(store)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_api_on_postgres() {
+    let Some(database) = llmtool_testkit::postgres::database().await else { return };
+    let store = PostgresStore::connect(&database.url).await.unwrap();
+    api(Arc::new(store)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn public_reading_and_the_built_in_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> =
+        Arc::new(SqliteStore::open(&dir.path().join("library.db")).await.unwrap());
+    assert_eq!(llmtool_server::seed_built_ins(store.as_ref()).await.unwrap(), 8);
+    assert_eq!(
+        llmtool_server::seed_built_ins(store.as_ref()).await.unwrap(),
+        0,
+        "only an empty library is seeded"
+    );
+    let base = start(store, true).await;
+    let page: Value = reqwest::get(format!("{base}/tools?tag=built-in&limit=100"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(page["tools"].as_array().unwrap().len(), llmtool_server::BUILT_IN.len());
+    // Writing is never public.
+    let client = reqwest::Client::new();
+    let post = client.post(format!("{base}/tools")).body(tool("X", "x")).send().await.unwrap();
+    assert_eq!(post.status(), StatusCode::UNAUTHORIZED);
+}
+
+#[test]
+fn the_built_in_tools_are_the_examples() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let mut examples: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| std::path::Path::new(name).extension().is_some_and(|e| e == "json"))
+        .collect();
+    examples.sort();
+    let built_in: Vec<&str> = llmtool_server::BUILT_IN.iter().map(|(file, _)| *file).collect();
+    assert_eq!(built_in, examples);
+}

@@ -1,0 +1,121 @@
+//! `llmtool serve` (the tool library over HTTP) and `llmtool token` (its API tokens).
+
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use comfy_table::{ContentArrangement, Table, presets};
+use llmtool_registry::{Role, Store};
+use llmtool_server::{Access, ServerState, new_token, token_hash};
+
+use crate::Outcome;
+use crate::cli::{LibraryArgs, ReportFormat, ServeArgs, TokenCommand, TokenRole};
+use crate::io;
+
+/// The library's file in the data directory, when `--db` names none.
+const LIBRARY_FILE: &str = "library.db";
+
+pub(crate) fn serve(args: &ServeArgs) -> anyhow::Result<Outcome> {
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    runtime.block_on(async {
+        let (store, shown) = open(&args.library).await?;
+        if !args.listen.ip().is_loopback() {
+            let tokens = store.tokens().await?;
+            anyhow::ensure!(
+                tokens.iter().any(|t| !t.revoked),
+                "{} is not a loopback address: make a token first (`llmtool token create NAME --role admin`), so that the library is not open to the network",
+                args.listen
+            );
+        }
+        let seeded = llmtool_server::seed_built_ins(store.as_ref()).await?;
+        if seeded > 0 {
+            eprintln!("llmtool serve: a new library, seeded with {seeded} built-in tools");
+        }
+        let listener = tokio::net::TcpListener::bind(args.listen)
+            .await
+            .with_context(|| format!("cannot listen on {}", args.listen))?;
+        let address = listener.local_addr()?;
+        eprintln!("llmtool serve: http://{address}/api/v1 (library: {shown})");
+        let state = ServerState { store, access: Access { public_read: args.public_read } };
+        axum::serve(listener, llmtool_server::router(state))
+            .with_graceful_shutdown(async {
+                let _ = tokio::signal::ctrl_c().await;
+            })
+            .await?;
+        Ok(Outcome::Ok)
+    })
+}
+
+pub(crate) fn token(command: &TokenCommand) -> anyhow::Result<Outcome> {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    runtime.block_on(async {
+        match command {
+            TokenCommand::Create { name, role, library } => {
+                let (store, _) = open(library).await?;
+                let token = new_token();
+                store.create_token(name, role_of(*role), &token_hash(&token)).await?;
+                eprintln!("the token of `{name}` (shown once; only its hash is kept):");
+                io::write_stdout(format!("{token}\n").as_bytes())?;
+            }
+            TokenCommand::List { library, format } => {
+                let (store, _) = open(library).await?;
+                let tokens = store.tokens().await?;
+                let text = match format {
+                    ReportFormat::Json => serde_json::to_string_pretty(&tokens)? + "\n",
+                    ReportFormat::Text => {
+                        let mut table = Table::new();
+                        table
+                            .load_style(presets::ASCII_BORDERS_ONLY_CONDENSED)
+                            .set_content_arrangement(ContentArrangement::Dynamic)
+                            .set_header(["name", "role", "created", "state"]);
+                        for token in &tokens {
+                            let state = if token.revoked { "revoked" } else { "live" };
+                            table.add_row([
+                                &token.name,
+                                token.role.as_str(),
+                                &token.created_at,
+                                state,
+                            ]);
+                        }
+                        table.to_string() + "\n"
+                    }
+                };
+                io::write_stdout(text.as_bytes())?;
+            }
+            TokenCommand::Revoke { name, library } => {
+                let (store, _) = open(library).await?;
+                store.revoke_token(name).await?;
+                eprintln!("the token of `{name}` is revoked");
+            }
+        }
+        Ok(Outcome::Ok)
+    })
+}
+
+fn role_of(role: TokenRole) -> Role {
+    match role {
+        TokenRole::Viewer => Role::Viewer,
+        TokenRole::Editor => Role::Editor,
+        TokenRole::Admin => Role::Admin,
+    }
+}
+
+/// The library `--db` names, or the SQLite file in the data directory; and how to show it
+/// (a PostgreSQL URL without its password).
+async fn open(library: &LibraryArgs) -> anyhow::Result<(Arc<dyn Store>, String)> {
+    let database = match &library.db {
+        Some(database) => database.clone(),
+        None => {
+            let dir = llmtool_log::data_dir().context(
+                "cannot tell where the library is: set HOME, XDG_DATA_HOME or LLMTOOL_DATA_DIR, or give --db",
+            )?;
+            std::fs::create_dir_all(&dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+            dir.join(LIBRARY_FILE).to_string_lossy().into_owned()
+        }
+    };
+    let shown = crate::secrets::redact(&database).into_owned();
+    let store = llmtool_registry::open(&database)
+        .await
+        .with_context(|| format!("cannot open the library {shown}"))?;
+    Ok((store, shown))
+}
