@@ -1,10 +1,11 @@
-//! The `/api/v1` routes: search and read tools, publish versions, tag, label and delete.
+//! The `/api/v1` routes: search and read tools, publish versions, compare and render them,
+//! tag, label and delete.
 
 use axum::Json;
 use axum::Router;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
-use axum::routing::{get, put};
+use axum::routing::{get, post, put};
 use llmtool_registry::{Page, Publication, Published, Role, Selector, ToolVersion};
 use serde::{Deserialize, Serialize};
 
@@ -17,6 +18,8 @@ pub(crate) fn routes() -> Router<ServerState> {
         .route("/tools/{slug}", get(tool).delete(delete))
         .route("/tools/{slug}/versions", get(versions))
         .route("/tools/{slug}/versions/{number}", get(version))
+        .route("/tools/{slug}/diff", get(diff))
+        .route("/tools/{slug}/render", post(render))
         .route("/tools/{slug}/tags/{tag}", put(add_tag).delete(remove_tag))
         .route("/tools/{slug}/labels/{label}", put(set_label))
 }
@@ -188,4 +191,94 @@ async fn delete(
     caller.require(Role::Admin, state.access)?;
     state.store.delete(&slug).await?;
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// Which version a request means: `?version=N`, else `?label=L`, else the latest.
+#[derive(Debug, Deserialize)]
+struct VersionParams {
+    version: Option<u32>,
+    label: Option<String>,
+}
+
+impl VersionParams {
+    fn selector(self) -> Selector {
+        match (self.version, self.label) {
+            (Some(number), _) => Selector::Version(number),
+            (None, Some(label)) => Selector::Label(label),
+            (None, None) => Selector::Latest,
+        }
+    }
+}
+
+/// A rendered prompt, and the version it is the prompt of.
+#[derive(Debug, Serialize)]
+struct Rendered {
+    slug: String,
+    version: u32,
+    prompt: String,
+}
+
+/// `POST /tools/{slug}/render`: the prompt with the values of the body (a JSON object, as
+/// `llmtool render --vars` takes it) filled in.
+async fn render(
+    State(state): State<ServerState>,
+    caller: Caller,
+    Path(slug): Path<String>,
+    Query(params): Query<VersionParams>,
+    Json(values): Json<serde_json::Value>,
+) -> Answer<Json<Rendered>> {
+    caller.require(Role::Viewer, state.access)?;
+    let version = state.store.version(&slug, &params.selector()).await?;
+    let document = llmtool_core::Document::from_text(version.text);
+    let Some(tool) = document.tool.as_ref() else {
+        return Err(Problem::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "Internal Server Error",
+            "a stored version does not read as a tool",
+        ));
+    };
+    let template = llmtool_core::template::ToolTemplate::new(tool);
+    let inputs = llmtool_core::template::Inputs::from_json(&values, template.variables())
+        .map_err(|error| Problem::bad_request(error.to_string()))?;
+    match template.render(&inputs) {
+        Ok(prompt) => Ok(Json(Rendered { slug, version: version.version, prompt })),
+        Err(problems) => {
+            let detail = problems.iter().map(|p| p.message.clone()).collect::<Vec<_>>().join("; ");
+            Err(Problem::new(StatusCode::UNPROCESSABLE_ENTITY, "Unprocessable Content", detail))
+        }
+    }
+}
+
+/// `GET /tools/{slug}/diff?from=&to=`: the two versions' canonical texts.
+#[derive(Debug, Deserialize)]
+struct DiffParams {
+    from: u32,
+    to: Option<u32>,
+}
+
+/// What changed from one version to another, as a unified diff of their canonical texts.
+#[derive(Debug, Serialize)]
+struct Diff {
+    slug: String,
+    from: u32,
+    to: u32,
+    diff: String,
+}
+
+async fn diff(
+    State(state): State<ServerState>,
+    caller: Caller,
+    Path(slug): Path<String>,
+    Query(params): Query<DiffParams>,
+) -> Answer<Json<Diff>> {
+    caller.require(Role::Viewer, state.access)?;
+    let from = state.store.version(&slug, &Selector::Version(params.from)).await?;
+    let to_selector = params.to.map_or(Selector::Latest, Selector::Version);
+    let to = state.store.version(&slug, &to_selector).await?;
+    let diff = similar::TextDiff::from_lines(&from.text, &to.text)
+        .unified_diff()
+        .context_radius(3)
+        .header(&format!("{slug}@{}", from.version), &format!("{slug}@{}", to.version))
+        .to_string();
+    Ok(Json(Diff { slug, from: from.version, to: to.version, diff }))
 }

@@ -137,6 +137,38 @@ async fn api(store: Arc<dyn Store>) {
     let missing = get("/tools/poet/versions/9", Some(&viewer)).send().await.unwrap();
     assert_eq!(missing.status(), StatusCode::NOT_FOUND);
 
+    // Comparing two versions, and rendering one.
+    let diff: Value =
+        get("/tools/poet/diff?from=1", Some(&viewer)).send().await.unwrap().json().await.unwrap();
+    let text = diff["diff"].as_str().unwrap();
+    assert!(text.starts_with("--- poet@1\n+++ poet@2\n"), "{text}");
+    assert!(
+        text.contains("-  \"model_prompt\": \"poems about")
+            && text.contains("+  \"model_prompt\": \"short poems about"),
+        "{text}"
+    );
+    let render = |query: &str, values: Value| {
+        client
+            .post(format!("{base}/tools/poet/render{query}"))
+            .bearer_auth(viewer.clone())
+            .json(&values)
+            .send()
+    };
+    let rendered: Value =
+        render("", json!({"topic": "tides"})).await.unwrap().json().await.unwrap();
+    assert_eq!(
+        (rendered["version"].as_u64(), rendered["prompt"].as_str()),
+        (Some(2), Some("short poems about tides."))
+    );
+    let labelled: Value =
+        render("?label=production", json!({"topic": "tides"})).await.unwrap().json().await.unwrap();
+    assert_eq!(labelled["prompt"], "poems about tides.");
+    let missing_value = render("", json!({})).await.unwrap();
+    assert_eq!(missing_value.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(
+        missing_value.json::<Value>().await.unwrap()["detail"].as_str().unwrap().contains("topic")
+    );
+
     // Deleting needs an admin.
     let delete = |token: &str| {
         client.delete(format!("{base}/tools/poet")).bearer_auth(token.to_owned()).send()
