@@ -258,7 +258,7 @@ struct DiffParams {
 
 /// What changed from one version to another, as a unified diff of their canonical texts.
 #[derive(Debug, Serialize)]
-struct Diff {
+struct VersionDiff {
     slug: String,
     from: u32,
     to: u32,
@@ -270,7 +270,7 @@ async fn diff(
     caller: Caller,
     Path(slug): Path<String>,
     Query(params): Query<DiffParams>,
-) -> Answer<Json<Diff>> {
+) -> Answer<Json<VersionDiff>> {
     caller.require(Role::Viewer, state.access)?;
     let from = state.store.version(&slug, &Selector::Version(params.from)).await?;
     let to_selector = params.to.map_or(Selector::Latest, Selector::Version);
@@ -280,5 +280,5 @@ async fn diff(
         .context_radius(3)
         .header(&format!("{slug}@{}", from.version), &format!("{slug}@{}", to.version))
         .to_string();
-    Ok(Json(Diff { slug, from: from.version, to: to.version, diff }))
+    Ok(Json(VersionDiff { slug, from: from.version, to: to.version, diff }))
 }
