@@ -25,6 +25,9 @@ pub struct Config {
     /// Whether a tool file may name a model file (`local:PATH`); off unless the user says so.
     #[serde(default)]
     pub allow_local_paths: bool,
+    /// The tool library's URL (`llmtool serve`), when `--registry` and `LLMTOOL_REGISTRY`
+    /// name none.
+    pub registry: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]

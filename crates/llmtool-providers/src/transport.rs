@@ -358,7 +358,7 @@ fn client(
 }
 
 /// A reqwest error with its causes, without the URL (which may carry a key or a password).
-fn connection_message(error: reqwest::Error) -> String {
+pub fn connection_message(error: reqwest::Error) -> String {
     let error = error.without_url();
     let mut message = error.to_string();
     let mut source = std::error::Error::source(&error);

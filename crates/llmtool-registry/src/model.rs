@@ -1,6 +1,6 @@
 //! What the library holds and answers: versions, search results and pages, tokens and roles.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Which version of a tool: the latest, a number, or the one a label points at.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -12,7 +12,7 @@ pub enum Selector {
 
 /// The outcome of a publish: the version the content has. Publishing the content of the
 /// latest version again makes no new version (`created` is false).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Published {
     pub slug: String,
     pub version: u32,
@@ -41,7 +41,7 @@ pub struct ToolVersion {
 }
 
 /// A tool in search results: its latest version's description.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Summary {
     pub slug: String,
     pub version: u32,
@@ -70,7 +70,7 @@ pub struct Query {
 }
 
 /// One page of search results, and the cursor of the next one.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Page {
     pub tools: Vec<Summary>,
     pub next: Option<String>,

@@ -4,6 +4,7 @@
 mod cli;
 mod commands;
 mod io;
+mod registry;
 mod secrets;
 mod settings;
 
@@ -65,6 +66,9 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Logs(args) => commands::logs::logs(&args),
         Command::Usage(args) => commands::logs::usage(&args),
         Command::Serve(args) => commands::serve::serve(&args),
+        Command::Publish(args) => commands::library::publish(&args),
+        Command::Search(args) => commands::library::search(&args),
+        Command::Pull(args) => commands::library::pull(&args),
         Command::Token(command) => commands::serve::token(&command),
     }
 }

@@ -5,6 +5,7 @@ pub(crate) mod completions;
 pub(crate) mod convert;
 pub(crate) mod cost;
 pub(crate) mod fmt;
+pub(crate) mod library;
 pub(crate) mod logs;
 pub(crate) mod mcp;
 pub(crate) mod model;

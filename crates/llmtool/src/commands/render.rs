@@ -75,7 +75,13 @@ pub(crate) fn load_tool(
     path: &Path,
     name: &str,
 ) -> anyhow::Result<Option<(Document, ToolTemplate)>> {
-    let file = ToolFile::from_bytes(name.to_owned(), io::read_input(path)?);
+    // `registry:SLUG` names a tool of the library.
+    let (name, bytes) = match crate::registry::fetch(path) {
+        Some(fetched) => fetched?,
+        None => (name.to_owned(), io::read_input(path)?),
+    };
+    let name = name.as_str();
+    let file = ToolFile::from_bytes(name.to_owned(), bytes);
     match file.document.template() {
         Some(template) => Ok(Some((file.document, template))),
         None => {

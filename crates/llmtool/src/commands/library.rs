@@ -1,0 +1,120 @@
+//! `llmtool publish`, `llmtool search` and `llmtool pull`: the CLI side of the tool library.
+
+use comfy_table::{ContentArrangement, Table, presets};
+
+use crate::Outcome;
+use crate::cli::{PublishArgs, PullArgs, ReportFormat, SearchArgs};
+use crate::io;
+use crate::registry::{ClientError, Reference, client};
+
+pub(crate) fn publish(args: &PublishArgs) -> anyhow::Result<Outcome> {
+    anyhow::ensure!(
+        args.slug.is_none() || args.files.len() == 1,
+        "--slug names the slug of one file"
+    );
+    let client = client(args.registry.registry.as_deref())?;
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let mut outcome = Outcome::Ok;
+    for file in &args.files {
+        let name = io::display_name(file);
+        let text = String::from_utf8(io::read_input(file)?)
+            .map_err(|_| anyhow::anyhow!("{name} is not UTF-8 text"))?;
+        let published =
+            runtime.block_on(client.publish(&text, args.slug.as_deref(), args.note.as_deref()));
+        let published = match published {
+            Ok(published) => published,
+            Err(ClientError::Refused { diagnostics, .. }) if !diagnostics.is_empty() => {
+                for diagnostic in &diagnostics {
+                    eprintln!("{}", shown(&name, diagnostic));
+                }
+                eprintln!(
+                    "{name}: not published: it has errors (`llmtool check {name}` shows them in full)"
+                );
+                outcome = Outcome::Problems;
+                continue;
+            }
+            Err(error) => return Err(error.into()),
+        };
+        runtime.block_on(async {
+            for tag in &args.tags {
+                client.tag(&published.slug, tag).await?;
+            }
+            if let Some(label) = &args.label {
+                client.label(&published.slug, label, published.version).await?;
+            }
+            Ok::<_, ClientError>(())
+        })?;
+        let what = if published.created { "a new version" } else { "unchanged" };
+        println!("{name}: {}@{} ({what})", published.slug, published.version);
+    }
+    Ok(outcome)
+}
+
+/// A diagnostic of a refused file, as one line: `FILE:LINE:COL: severity[CODE]: message`.
+fn shown(name: &str, diagnostic: &serde_json::Value) -> String {
+    let at = &diagnostic["location"];
+    let place = match (at["line"].as_u64(), at["column"].as_u64()) {
+        (Some(line), Some(column)) => format!("{name}:{line}:{column}"),
+        _ => name.to_owned(),
+    };
+    format!(
+        "{place}: {}[{}]: {}",
+        diagnostic["severity"].as_str().unwrap_or("error"),
+        diagnostic["code"].as_str().unwrap_or("?"),
+        diagnostic["message"].as_str().unwrap_or("")
+    )
+}
+
+pub(crate) fn search(args: &SearchArgs) -> anyhow::Result<Outcome> {
+    let client = client(args.registry.registry.as_deref())?;
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let page =
+        runtime.block_on(client.search(args.query.as_deref(), args.tag.as_deref(), args.limit))?;
+    let text = match args.format {
+        ReportFormat::Json => serde_json::to_string_pretty(&page)? + "\n",
+        ReportFormat::Text if page.tools.is_empty() => "no tools found\n".to_owned(),
+        ReportFormat::Text => {
+            let mut table = Table::new();
+            table
+                .load_style(presets::ASCII_BORDERS_ONLY_CONDENSED)
+                .set_content_arrangement(ContentArrangement::Dynamic)
+                .set_header(["tool", "version", "name", "tags", "description"]);
+            for tool in &page.tools {
+                table.add_row([
+                    tool.slug.clone(),
+                    tool.version.to_string(),
+                    tool.name.clone().unwrap_or_default(),
+                    tool.tags.join(", "),
+                    tool.description.clone().unwrap_or_default(),
+                ]);
+            }
+            table.to_string() + "\n"
+        }
+    };
+    io::write_stdout(text.as_bytes())?;
+    Ok(Outcome::Ok)
+}
+
+pub(crate) fn pull(args: &PullArgs) -> anyhow::Result<Outcome> {
+    let reference = Reference::parse(&args.reference).ok_or_else(|| {
+        anyhow::anyhow!("`{}` is not SLUG, SLUG@VERSION or SLUG:LABEL", args.reference)
+    })?;
+    let client = client(args.registry.registry.as_deref())?;
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let pulled = runtime.block_on(client.pull(&reference))?;
+    if pulled.from_cache {
+        eprintln!(
+            "warning: the tool library cannot be reached; this is the cached {}@{}",
+            pulled.slug, pulled.version
+        );
+    }
+    match &args.output {
+        Some(path) => {
+            std::fs::write(path, &pulled.text)
+                .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+            eprintln!("{}@{} written to {}", pulled.slug, pulled.version, path.display());
+        }
+        None => io::write_stdout(pulled.text.as_bytes())?,
+    }
+    Ok(Outcome::Ok)
+}

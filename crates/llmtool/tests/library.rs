@@ -1,0 +1,130 @@
+//! The tool library end to end through the binary: `llmtool token`, `llmtool serve`, then
+//! `publish`, `search`, `pull` and `run registry:` against it, and the cache when it is down.
+
+#![allow(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
+
+use std::io::{BufRead as _, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+
+fn llmtool(data: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_llmtool"))
+        .args(args)
+        .env("LLMTOOL_DATA_DIR", data)
+        .env("XDG_CONFIG_HOME", "/nonexistent")
+        .env("LLMTOOL_NO_LOG", "1")
+        .env_remove("LLMTOOL_REGISTRY")
+        .env_remove("LLMTOOL_TOKEN")
+        .envs(env.iter().copied())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// `llmtool serve` on a free loopback port: the child and its URL.
+fn serve(data: &Path) -> (Child, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_llmtool"))
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .env("LLMTOOL_DATA_DIR", data)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = BufReader::new(child.stderr.take().unwrap());
+    let url = stderr
+        .lines()
+        .map(Result::unwrap)
+        .find_map(|line| {
+            let url = line.strip_prefix("llmtool serve: http://")?.split_once('/')?.0.to_owned();
+            Some(format!("http://{url}"))
+        })
+        .unwrap();
+    (child, url)
+}
+
+#[test]
+fn publish_search_pull_and_run_from_the_library() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let made = llmtool(&data, &["token", "create", "ci", "--role", "editor"], &[]);
+    assert_eq!(made.status.code(), Some(0), "{}", text(&made.stderr));
+    let token = text(&made.stdout).trim().to_owned();
+    assert!(token.starts_with("llmt_") && token.len() == 69, "{token}");
+    let listed = llmtool(&data, &["token", "list", "--format", "json"], &[]);
+    assert!(!text(&listed.stdout).contains(&token), "a token is shown once, never listed");
+
+    let (mut server, url) = serve(&data);
+    let env = [("LLMTOOL_REGISTRY", url.as_str()), ("LLMTOOL_TOKEN", token.as_str())];
+    let tool = dir.path().join("poet.json");
+    let write = |prompt: &str| {
+        let body = serde_json::json!({
+            "model_prompt": prompt,
+            "metadata": {"prompt_name": "Poet", "description": "Writes poems.", "timestamp": "2026-11-23T10:00:00Z",
+                         "variables": [{"name": "topic", "type": "text", "description": "What about."}]}
+        });
+        std::fs::write(&tool, body.to_string()).unwrap();
+    };
+    write("A poem about {{topic}}.");
+    let tool_arg = tool.to_str().unwrap();
+    let published =
+        llmtool(&data, &["publish", tool_arg, "--tag", "poetry", "--label", "production"], &env);
+    assert_eq!(published.status.code(), Some(0), "{}", text(&published.stderr));
+    assert!(
+        text(&published.stdout).contains("poet@1 (a new version)"),
+        "{}",
+        text(&published.stdout)
+    );
+    write("A short poem about {{topic}}.");
+    let second = llmtool(&data, &["publish", tool_arg, "--note", "shorter"], &env);
+    assert!(text(&second.stdout).contains("poet@2 (a new version)"), "{}", text(&second.stdout));
+    // A file with errors: exit 1, the diagnostics, nothing published.
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, r#"{"metadata": {"prompt_name": "Bad"}}"#).unwrap();
+    let refused = llmtool(&data, &["publish", bad.to_str().unwrap()], &env);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(text(&refused.stderr).contains("error[LT101]"), "{}", text(&refused.stderr));
+    // Without a token, publishing is refused.
+    let anonymous = llmtool(&data, &["publish", tool_arg], &[("LLMTOOL_REGISTRY", url.as_str())]);
+    assert_eq!(anonymous.status.code(), Some(2));
+    assert!(text(&anonymous.stderr).contains("Unauthorized"), "{}", text(&anonymous.stderr));
+
+    let found = llmtool(&data, &["search", "poem", "--tag", "poetry", "--format", "json"], &env);
+    let page: serde_json::Value = serde_json::from_slice(&found.stdout).unwrap();
+    assert_eq!(
+        (page["tools"][0]["slug"].as_str(), page["tools"][0]["version"].as_u64()),
+        (Some("poet"), Some(2))
+    );
+
+    let pulled = llmtool(&data, &["pull", "poet:production"], &env);
+    let file: serde_json::Value = serde_json::from_slice(&pulled.stdout).unwrap();
+    assert_eq!(file["model_prompt"], "A poem about {{topic}}.");
+    let rendered = llmtool(&data, &["render", "registry:poet@2", "--var", "topic=tides"], &env);
+    assert_eq!(text(&rendered.stdout), "A short poem about tides.");
+
+    // The library goes down: the pulled versions still serve, with a warning.
+    server.kill().unwrap();
+    server.wait().unwrap();
+    let cached =
+        llmtool(&data, &["render", "registry:poet:production", "--var", "topic=tides"], &env);
+    assert_eq!(text(&cached.stdout), "A poem about tides.");
+    assert!(
+        text(&cached.stderr).contains("cannot be reached; using the cached poet@1"),
+        "{}",
+        text(&cached.stderr)
+    );
+    // A numbered version is immutable: any cached copy serves.
+    let numbered = llmtool(&data, &["pull", "poet@1"], &env);
+    assert_eq!(numbered.status.code(), Some(0), "{}", text(&numbered.stderr));
+    let never_pulled = llmtool(&data, &["pull", "poet@7"], &env);
+    assert_eq!(never_pulled.status.code(), Some(2), "nothing cached for it");
+    assert!(
+        text(&never_pulled.stderr).contains("cannot be reached"),
+        "{}",
+        text(&never_pulled.stderr)
+    );
+}
