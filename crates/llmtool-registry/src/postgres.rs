@@ -344,6 +344,12 @@ impl Store for PostgresStore {
         Ok(())
     }
 
+    async fn backup(&self, _to: &std::path::Path) -> Result<(), StoreError> {
+        Err(StoreError::Backup(
+            "a PostgreSQL library is backed up with PostgreSQL's own tools (`pg_dump`)".into(),
+        ))
+    }
+
     async fn token(&self, token_hash: &str) -> Result<Option<(String, Role)>, StoreError> {
         let row: Option<(String, String)> = sqlx::query_as(
             "SELECT name, role FROM tokens WHERE token_hash = $1 AND revoked_at IS NULL",

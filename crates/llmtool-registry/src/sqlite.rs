@@ -374,6 +374,21 @@ impl Store for SqliteStore {
         Ok(())
     }
 
+    async fn backup(&self, to: &Path) -> Result<(), StoreError> {
+        if to.exists() {
+            return Err(StoreError::Backup(format!(
+                "{} exists; a backup goes to a new file",
+                to.display()
+            )));
+        }
+        // SQLite's `VACUUM INTO` writes a consistent, compact copy while others read and write.
+        sqlx::query("VACUUM INTO ?")
+            .bind(to.to_string_lossy().into_owned())
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
     async fn token(&self, token_hash: &str) -> Result<Option<(String, Role)>, StoreError> {
         let row: Option<(String, String)> = sqlx::query_as(
             "SELECT name, role FROM tokens WHERE token_hash = ? AND revoked_at IS NULL",

@@ -25,6 +25,8 @@ pub enum StoreError {
     NoSuchToken(String),
     #[error("the cursor is not one this library gave")]
     BadCursor,
+    #[error("{0}")]
+    Backup(String),
     #[error(transparent)]
     Rejected(#[from] Rejection),
     #[error("the database: {0}")]
@@ -76,6 +78,9 @@ pub trait Store: Send + Sync {
     async fn revoke_token(&self, name: &str) -> Result<(), StoreError>;
     /// The name and role of the live token whose hash is `token_hash`.
     async fn token(&self, token_hash: &str) -> Result<Option<(String, Role)>, StoreError>;
+
+    /// Writes a consistent copy of the whole library to the new file `to`, while it serves.
+    async fn backup(&self, to: &std::path::Path) -> Result<(), StoreError>;
 }
 
 /// Whether `name` can be a tag or a label.

@@ -199,7 +199,14 @@ async fn suite(store: Arc<dyn Store>) {
 async fn sqlite() {
     let dir = tempfile::tempdir().unwrap();
     let store = SqliteStore::open(&dir.path().join("library.db")).await.unwrap();
-    suite(Arc::new(store)).await;
+    suite(Arc::new(store.clone())).await;
+    // A backup is a library of its own, with everything in it; it never overwrites a file.
+    let copy = dir.path().join("backup.db");
+    store.backup(&copy).await.unwrap();
+    let restored = SqliteStore::open(&copy).await.unwrap();
+    assert_eq!(restored.versions("busy").await.unwrap().len(), 50);
+    assert_eq!(restored.version("haiku-writer", &Selector::Latest).await.unwrap().version, 3);
+    assert!(matches!(store.backup(&copy).await, Err(StoreError::Backup(_))));
 }
 
 /// The same suite on PostgreSQL: a fresh database on the test command's cluster.

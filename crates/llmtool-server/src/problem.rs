@@ -56,9 +56,10 @@ impl From<StoreError> for Problem {
             | StoreError::NoSuchToken(_) => {
                 Problem::new(StatusCode::NOT_FOUND, "Not Found", detail)
             }
-            StoreError::BadSlug(_) | StoreError::BadName(_) | StoreError::BadCursor => {
-                Problem::bad_request(detail)
-            }
+            StoreError::BadSlug(_)
+            | StoreError::BadName(_)
+            | StoreError::BadCursor
+            | StoreError::Backup(_) => Problem::bad_request(detail),
             StoreError::TokenExists(_) => Problem::new(StatusCode::CONFLICT, "Conflict", detail),
             StoreError::Rejected(rejection) => Problem {
                 diagnostics: Some(rejection.diagnostics),

@@ -572,7 +572,10 @@ pub(crate) struct LibraryArgs {
 #[command(
     after_help = "Examples:\n  llmtool serve                                   # SQLite in the data directory, 127.0.0.1:8080\n  llmtool serve --public-read --listen 127.0.0.1:9000\n  llmtool serve --db postgres://llmtool@db.internal/library --listen 0.0.0.0:8080\n\nA new library is seeded with the built-in tools (tag `built-in`). Binding a non-loopback\naddress needs at least one token (`llmtool token create`). See docs/registry.md."
 )]
+#[command(args_conflicts_with_subcommands = true)]
 pub(crate) struct ServeArgs {
+    #[command(subcommand)]
+    pub(crate) action: Option<ServeCommand>,
     #[command(flatten)]
     pub(crate) library: LibraryArgs,
     /// The address to listen on.
@@ -581,6 +584,18 @@ pub(crate) struct ServeArgs {
     /// Let anyone read the library without a token (writing always needs one).
     #[arg(long)]
     pub(crate) public_read: bool,
+}
+
+/// What else `serve` does besides serving.
+#[derive(Debug, Subcommand)]
+pub(crate) enum ServeCommand {
+    /// Copy a SQLite library to a new file while it serves (consistent, compact).
+    Backup {
+        /// The new file.
+        file: PathBuf,
+        #[command(flatten)]
+        library: LibraryArgs,
+    },
 }
 
 /// Manage the library's API tokens: each has a name and a role (viewer, editor, admin).

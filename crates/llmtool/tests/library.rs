@@ -128,3 +128,89 @@ fn publish_search_pull_and_run_from_the_library() {
         text(&never_pulled.stderr)
     );
 }
+
+/// A tool file whose prompt says `n`.
+fn numbered_tool(n: usize) -> String {
+    serde_json::json!({
+        "model_prompt": format!("Draft {n} about {{{{topic}}}}."),
+        "metadata": {"prompt_name": "Busy", "description": "Drafts.", "timestamp": "2026-11-23T10:00:00Z",
+                     "variables": [{"name": "topic", "type": "text", "description": "What about."}]}
+    })
+    .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_killed_during_publishes_loses_no_acknowledged_version() {
+    use sqlx::Connection as _;
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let made = llmtool(&data, &["token", "create", "ci", "--role", "editor"], &[]);
+    let token = text(&made.stdout).trim().to_owned();
+    let (mut server, url) = serve(&data);
+    let client = reqwest::Client::new();
+    // Publish until the server is killed, from another task; keep what was acknowledged.
+    let publisher = {
+        let (client, url, token) = (client.clone(), url.clone(), token.clone());
+        tokio::spawn(async move {
+            let mut acknowledged = Vec::new();
+            for n in 0.. {
+                let sent = client
+                    .post(format!("{url}/api/v1/tools?slug=busy"))
+                    .bearer_auth(&token)
+                    .body(numbered_tool(n))
+                    .send()
+                    .await;
+                match sent {
+                    Ok(answer) if answer.status() == reqwest::StatusCode::CREATED => {
+                        let body: serde_json::Value = answer.json().await.unwrap();
+                        acknowledged.push((
+                            body["version"].as_u64().unwrap(),
+                            body["content_hash"].as_str().unwrap().to_owned(),
+                        ));
+                    }
+                    _ => return acknowledged,
+                }
+            }
+            acknowledged
+        })
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(400)).await;
+    server.kill().unwrap(); // SIGKILL
+    server.wait().unwrap();
+    let acknowledged = publisher.await.unwrap();
+    assert!(acknowledged.len() >= 2, "the loop ran: {}", acknowledged.len());
+
+    // The database is whole, and every acknowledged version is there as acknowledged.
+    let options = sqlx::sqlite::SqliteConnectOptions::new().filename(data.join("library.db"));
+    let mut connection = sqlx::SqliteConnection::connect_with(&options).await.unwrap();
+    let check: String =
+        sqlx::query_scalar("PRAGMA integrity_check").fetch_one(&mut connection).await.unwrap();
+    assert_eq!(check, "ok");
+    drop(connection);
+    let (mut server, url) = serve(&data);
+    let versions: serde_json::Value = client
+        .get(format!("{url}/api/v1/tools/busy/versions"))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let kept: Vec<(u64, String)> = versions
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| (v["version"].as_u64().unwrap(), v["content_hash"].as_str().unwrap().to_owned()))
+        .collect();
+    for version in &acknowledged {
+        assert!(kept.contains(version), "acknowledged {version:?} is lost");
+    }
+    // Consecutive from 1: at most the one publish in flight went through unacknowledged.
+    let numbers: Vec<u64> = kept.iter().rev().map(|(n, _)| *n).collect();
+    assert_eq!(numbers, (1..=numbers.len() as u64).collect::<Vec<_>>());
+    assert!(numbers.len() <= acknowledged.len() + 1);
+    server.kill().unwrap();
+    server.wait().unwrap();
+}

@@ -8,7 +8,7 @@ use llmtool_registry::{Role, Store};
 use llmtool_server::{Access, ServerState, new_token, token_hash};
 
 use crate::Outcome;
-use crate::cli::{LibraryArgs, ReportFormat, ServeArgs, TokenCommand, TokenRole};
+use crate::cli::{LibraryArgs, ReportFormat, ServeArgs, ServeCommand, TokenCommand, TokenRole};
 use crate::io;
 
 /// The library's file in the data directory, when `--db` names none.
@@ -16,6 +16,14 @@ const LIBRARY_FILE: &str = "library.db";
 
 pub(crate) fn serve(args: &ServeArgs) -> anyhow::Result<Outcome> {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    if let Some(ServeCommand::Backup { file, library }) = &args.action {
+        return runtime.block_on(async {
+            let (store, shown) = open(library).await?;
+            store.backup(file).await?;
+            eprintln!("{shown} is backed up to {}", file.display());
+            Ok(Outcome::Ok)
+        });
+    }
     runtime.block_on(async {
         let (store, shown) = open(&args.library).await?;
         if !args.listen.ip().is_loopback() {
