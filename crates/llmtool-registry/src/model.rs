@@ -1,6 +1,7 @@
 //! What the library holds and answers: versions, search results and pages, tokens and roles.
 
 use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
 
 /// Which version of a tool: the latest, a number, or the one a label points at.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -12,7 +13,7 @@ pub enum Selector {
 
 /// The outcome of a publish: the version the content has. Publishing the content of the
 /// latest version again makes no new version (`created` is false).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct Published {
     pub slug: String,
     pub version: u32,
@@ -41,7 +42,7 @@ pub struct ToolVersion {
 }
 
 /// A tool in search results: its latest version's description.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct Summary {
     pub slug: String,
     pub version: u32,
@@ -70,14 +71,14 @@ pub struct Query {
 }
 
 /// One page of search results, and the cursor of the next one.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct Page {
     pub tools: Vec<Summary>,
     pub next: Option<String>,
 }
 
 /// What a token may do: read; also publish, tag and label; also manage tokens and delete.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     Viewer,

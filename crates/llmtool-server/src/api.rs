@@ -8,6 +8,7 @@ use axum::http::StatusCode;
 use axum::routing::{get, post, put};
 use llmtool_registry::{Page, Publication, Published, Role, Selector, ToolVersion};
 use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, OpenApi, ToSchema};
 
 use crate::auth::Caller;
 use crate::{Problem, ServerState};
@@ -22,13 +23,16 @@ pub(crate) fn routes() -> Router<ServerState> {
         .route("/tools/{slug}/render", post(render))
         .route("/tools/{slug}/tags/{tag}", put(add_tag).delete(remove_tag))
         .route("/tools/{slug}/labels/{label}", put(set_label))
+        .route("/openapi.json", get(openapi))
 }
 
 type Answer<T> = Result<T, Problem>;
 
 /// `GET /tools`: the search's parameters.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 struct SearchParams {
+    /// Words that must all match, as prefixes, over name, description, usage notes and prompt.
     q: Option<String>,
     tag: Option<String>,
     variable_type: Option<String>,
@@ -38,6 +42,9 @@ struct SearchParams {
     limit: Option<u32>,
 }
 
+/// Search the library.
+#[utoipa::path(get, path = "/tools", params(SearchParams), security((), ("bearer" = [])),
+    responses((status = 200, description = "A page of tools, by slug", body = Page), (status = 401, description = "No token, or one the library does not know", body = Problem), (status = 403, description = "The token's role is too low", body = Problem), (status = 400, description = "A cursor the library did not give", body = Problem)))]
 async fn search(
     State(state): State<ServerState>,
     caller: Caller,
@@ -57,13 +64,19 @@ async fn search(
 }
 
 /// `POST /tools`: where to publish the tool file of the body, and why.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 struct PublishParams {
     /// The tool's slug (default: made from its `prompt_name`).
     slug: Option<String>,
     note: Option<String>,
 }
 
+/// Publish the tool file of the body as the next version of its slug.
+#[utoipa::path(post, path = "/tools", params(PublishParams), security(("bearer" = [])),
+    request_body(content = String, description = "A tool file", content_type = "application/json"),
+    responses((status = 201, description = "A new version", body = Published), (status = 200, description = "The content of the latest version: no new version", body = Published),
+        (status = 422, description = "The tool file has errors; `diagnostics` are `llmtool check --format json`'s", body = Problem), (status = 401, description = "No token, or one the library does not know", body = Problem), (status = 403, description = "The token's role is too low", body = Problem), (status = 413, description = "A body over 1 MiB")))]
 async fn publish(
     State(state): State<ServerState>,
     caller: Caller,
@@ -81,11 +94,13 @@ async fn publish(
 }
 
 /// A version as the API shows it: the tool file as JSON, not as text.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 struct VersionBody {
     slug: String,
     version: u32,
     content_hash: String,
+    /// The tool file, in canonical form, as JSON.
+    #[schema(value_type = Object)]
     tool: serde_json::Value,
     note: Option<String>,
     published_at: String,
@@ -111,11 +126,16 @@ impl From<ToolVersion> for VersionBody {
 }
 
 /// `GET /tools/{slug}`: the latest version, or the one a label points at.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 struct ToolParams {
+    /// The version this label points at, instead of the latest.
     label: Option<String>,
 }
 
+/// A tool's latest version, or the one a label points at.
+#[utoipa::path(get, path = "/tools/{slug}", params(("slug" = String, Path, description = "The tool's slug"), ToolParams), security((), ("bearer" = [])),
+    responses((status = 200, body = VersionBody), (status = 404, description = "No such tool or label", body = Problem), (status = 401, description = "No token, or one the library does not know", body = Problem), (status = 403, description = "The token's role is too low", body = Problem)))]
 async fn tool(
     State(state): State<ServerState>,
     caller: Caller,
@@ -127,6 +147,9 @@ async fn tool(
     Ok(Json(state.store.version(&slug, &selector).await?.into()))
 }
 
+/// Every version of a tool, newest first.
+#[utoipa::path(get, path = "/tools/{slug}/versions", params(("slug" = String, Path, description = "The tool's slug")), security((), ("bearer" = [])),
+    responses((status = 200, body = Vec<VersionBody>), (status = 404, body = Problem), (status = 401, description = "No token, or one the library does not know", body = Problem), (status = 403, description = "The token's role is too low", body = Problem)))]
 async fn versions(
     State(state): State<ServerState>,
     caller: Caller,
@@ -137,6 +160,9 @@ async fn versions(
     Ok(Json(versions.into_iter().map(VersionBody::from).collect()))
 }
 
+/// One version of a tool.
+#[utoipa::path(get, path = "/tools/{slug}/versions/{number}", params(("slug" = String, Path, description = "The tool's slug"), ("number" = u32, Path, description = "The version number")), security((), ("bearer" = [])),
+    responses((status = 200, body = VersionBody), (status = 404, body = Problem), (status = 401, description = "No token, or one the library does not know", body = Problem), (status = 403, description = "The token's role is too low", body = Problem)))]
 async fn version(
     State(state): State<ServerState>,
     caller: Caller,
@@ -146,6 +172,9 @@ async fn version(
     Ok(Json(state.store.version(&slug, &Selector::Version(number)).await?.into()))
 }
 
+/// Tag a tool.
+#[utoipa::path(put, path = "/tools/{slug}/tags/{tag}", params(("slug" = String, Path, description = "The tool's slug"), ("tag" = String, Path, description = "Lowercase letters, digits, `-`, `_` and `.`")), security(("bearer" = [])),
+    responses((status = 204, description = "Tagged"), (status = 400, body = Problem), (status = 404, body = Problem), (status = 401, description = "No token, or one the library does not know", body = Problem), (status = 403, description = "The token's role is too low", body = Problem)))]
 async fn add_tag(
     State(state): State<ServerState>,
     caller: Caller,
@@ -156,6 +185,9 @@ async fn add_tag(
     Ok(StatusCode::NO_CONTENT)
 }
 
+/// Untag a tool.
+#[utoipa::path(delete, path = "/tools/{slug}/tags/{tag}", params(("slug" = String, Path, description = "The tool's slug"), ("tag" = String, Path, description = "Lowercase letters, digits, `-`, `_` and `.`")), security(("bearer" = [])),
+    responses((status = 204, description = "Untagged"), (status = 404, body = Problem), (status = 401, description = "No token, or one the library does not know", body = Problem), (status = 403, description = "The token's role is too low", body = Problem)))]
 async fn remove_tag(
     State(state): State<ServerState>,
     caller: Caller,
@@ -167,11 +199,15 @@ async fn remove_tag(
 }
 
 /// `PUT /tools/{slug}/labels/{label}`: the version the label moves to.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 struct LabelBody {
     version: u32,
 }
 
+/// Point a label at a version.
+#[utoipa::path(put, path = "/tools/{slug}/labels/{label}", params(("slug" = String, Path, description = "The tool's slug"), ("label" = String, Path, description = "`production`, `staging`, ...")), security(("bearer" = [])),
+    request_body = LabelBody,
+    responses((status = 204, description = "The label points at the version"), (status = 400, body = Problem), (status = 404, body = Problem), (status = 401, description = "No token, or one the library does not know", body = Problem), (status = 403, description = "The token's role is too low", body = Problem)))]
 async fn set_label(
     State(state): State<ServerState>,
     caller: Caller,
@@ -183,6 +219,9 @@ async fn set_label(
     Ok(StatusCode::NO_CONTENT)
 }
 
+/// Delete a tool (hidden, not erased; publishing brings it back).
+#[utoipa::path(delete, path = "/tools/{slug}", params(("slug" = String, Path, description = "The tool's slug")), security(("bearer" = [])),
+    responses((status = 204, description = "Deleted"), (status = 404, body = Problem), (status = 401, description = "No token, or one the library does not know", body = Problem), (status = 403, description = "The token's role is too low", body = Problem)))]
 async fn delete(
     State(state): State<ServerState>,
     caller: Caller,
@@ -194,9 +233,12 @@ async fn delete(
 }
 
 /// Which version a request means: `?version=N`, else `?label=L`, else the latest.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 struct VersionParams {
+    /// A version number.
     version: Option<u32>,
+    /// A label, when no number is given (else the latest).
     label: Option<String>,
 }
 
@@ -211,7 +253,7 @@ impl VersionParams {
 }
 
 /// A rendered prompt, and the version it is the prompt of.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 struct Rendered {
     slug: String,
     version: u32,
@@ -220,6 +262,10 @@ struct Rendered {
 
 /// `POST /tools/{slug}/render`: the prompt with the values of the body (a JSON object, as
 /// `llmtool render --vars` takes it) filled in.
+/// Render a version's prompt with values (a JSON object, as `llmtool render --vars` takes it).
+#[utoipa::path(post, path = "/tools/{slug}/render", params(("slug" = String, Path, description = "The tool's slug"), VersionParams), security((), ("bearer" = [])),
+    request_body(content = Object, description = "The values, by variable name"),
+    responses((status = 200, body = Rendered), (status = 422, description = "A value is missing or not allowed", body = Problem), (status = 404, body = Problem), (status = 401, description = "No token, or one the library does not know", body = Problem), (status = 403, description = "The token's role is too low", body = Problem)))]
 async fn render(
     State(state): State<ServerState>,
     caller: Caller,
@@ -250,14 +296,17 @@ async fn render(
 }
 
 /// `GET /tools/{slug}/diff?from=&to=`: the two versions' canonical texts.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 struct DiffParams {
+    /// The older version.
     from: u32,
+    /// The newer version (default: the latest).
     to: Option<u32>,
 }
 
 /// What changed from one version to another, as a unified diff of their canonical texts.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 struct VersionDiff {
     slug: String,
     from: u32,
@@ -265,6 +314,9 @@ struct VersionDiff {
     diff: String,
 }
 
+/// A unified diff of two versions' canonical texts.
+#[utoipa::path(get, path = "/tools/{slug}/diff", params(("slug" = String, Path, description = "The tool's slug"), DiffParams), security((), ("bearer" = [])),
+    responses((status = 200, body = VersionDiff), (status = 404, body = Problem), (status = 401, description = "No token, or one the library does not know", body = Problem), (status = 403, description = "The token's role is too low", body = Problem)))]
 async fn diff(
     State(state): State<ServerState>,
     caller: Caller,
@@ -281,4 +333,32 @@ async fn diff(
         .header(&format!("{slug}@{}", from.version), &format!("{slug}@{}", to.version))
         .to_string();
     Ok(Json(VersionDiff { slug, from: from.version, to: to.version, diff }))
+}
+
+/// The API's OpenAPI document, made from the routes above.
+#[derive(OpenApi)]
+#[openapi(
+    info(title = "llmtool tool library", description = "Versioned, tagged, labelled tools (docs/registry.md)."),
+    servers((url = "/api/v1")),
+    paths(search, publish, tool, versions, version, diff, render, add_tag, remove_tag, set_label, delete),
+    components(schemas(Page, Published, VersionBody, Rendered, VersionDiff, LabelBody, Problem)),
+    modifiers(&BearerScheme)
+)]
+pub(crate) struct ApiDoc;
+
+/// The `bearer` security scheme the paths name: `Authorization: Bearer llmt_...`.
+struct BearerScheme;
+
+impl utoipa::Modify for BearerScheme {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components
+            .add_security_scheme("bearer", SecurityScheme::Http(Http::new(HttpAuthScheme::Bearer)));
+    }
+}
+
+/// `GET /openapi.json`.
+async fn openapi() -> Json<utoipa::openapi::OpenApi> {
+    Json(ApiDoc::openapi())
 }

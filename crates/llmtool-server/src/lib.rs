@@ -32,6 +32,12 @@ impl std::fmt::Debug for ServerState {
     }
 }
 
+/// The API's OpenAPI document (served at `/api/v1/openapi.json`), as pretty JSON.
+pub fn openapi_json() -> String {
+    use utoipa::OpenApi as _;
+    api::ApiDoc::openapi().to_pretty_json().unwrap_or_default() + "\n"
+}
+
 /// The HTTP routes.
 pub fn router(state: ServerState) -> Router {
     Router::new()

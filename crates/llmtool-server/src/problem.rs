@@ -7,7 +7,7 @@ use llmtool_registry::StoreError;
 use serde::Serialize;
 
 /// A problem document.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct Problem {
     #[serde(rename = "type")]
     pub kind: &'static str,
@@ -16,6 +16,7 @@ pub struct Problem {
     pub detail: String,
     /// A refused tool file's diagnostics.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Vec<Object>>)]
     pub diagnostics: Option<Vec<serde_json::Value>>,
 }
 

@@ -236,3 +236,37 @@ fn the_built_in_tools_are_the_examples() {
     let built_in: Vec<&str> = llmtool_server::BUILT_IN.iter().map(|(file, _)| *file).collect();
     assert_eq!(built_in, examples);
 }
+
+/// `docs/openapi.json` is the document the code makes (`LLMTOOL_BLESS=1` writes it), and the
+/// server serves that same document.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_openapi_document_is_checked_in_and_served() {
+    let made = llmtool_server::openapi_json();
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/openapi.json");
+    if std::env::var_os("LLMTOOL_BLESS").is_some() {
+        std::fs::write(&path, &made).unwrap();
+    }
+    let checked_in = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        checked_in == made,
+        "docs/openapi.json is stale: regenerate it with LLMTOOL_BLESS=1 cargo nextest run -p llmtool-server openapi"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> =
+        Arc::new(SqliteStore::open(&dir.path().join("library.db")).await.unwrap());
+    let base = start(store, false).await;
+    let served: Value =
+        reqwest::get(format!("{base}/openapi.json")).await.unwrap().json().await.unwrap();
+    assert_eq!(served, serde_json::from_str::<Value>(&made).unwrap());
+    let paths = served["paths"].as_object().unwrap();
+    for path in [
+        "/tools",
+        "/tools/{slug}",
+        "/tools/{slug}/versions/{number}",
+        "/tools/{slug}/render",
+        "/tools/{slug}/diff",
+    ] {
+        assert!(paths.contains_key(path), "{path} is not in the document");
+    }
+    assert_eq!(served["components"]["securitySchemes"]["bearer"]["scheme"], "bearer");
+}
