@@ -53,6 +53,9 @@ python3 scripts/refresh_prices.py --check
 step "real-world prompt files rendered by their peers and by llmtool (equal text)"
 python3 scripts/real_world_renders.py
 
+step "the tool library's HTTP API fuzzed from its OpenAPI document (schemathesis): no server error"
+python3 scripts/registry_fuzz.py
+
 step "llmtool mcp with real MCP clients (the Python SDK, MCP Inspector)"
 python3 scripts/mcp_clients.py
 
