@@ -33,7 +33,8 @@ def main():
         made = subprocess.run([LLMTOOL, "token", "create", "fuzz", "--role", "admin"], env=env,
                               capture_output=True, text=True, check=True)
         token = made.stdout.strip()
-        server = subprocess.Popen([LLMTOOL, "serve", "--listen", "127.0.0.1:0"], env=env,
+        # No rate limit: every generated request reaches the code under test.
+        server = subprocess.Popen([LLMTOOL, "serve", "--listen", "127.0.0.1:0", "--rate-limit", "0"], env=env,
                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         try:
             url = None

@@ -1,7 +1,9 @@
 //! Who is calling, and what they may do: a Bearer token (shown once when made, stored as its
 //! SHA-256) names a caller with a role; reading may be public.
 
-use axum::extract::FromRequestParts;
+use std::net::SocketAddr;
+
+use axum::extract::{ConnectInfo, FromRequestParts};
 use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
 use llmtool_registry::Role;
@@ -55,6 +57,31 @@ impl FromRequestParts<ServerState> for Caller {
     type Rejection = Problem;
 
     async fn from_request_parts(parts: &mut Parts, state: &ServerState) -> Result<Self, Problem> {
+        let caller = Self::identify(parts, state).await?;
+        // Each token has its own allowance; requests without one share their address's.
+        let key = match (&caller.name, parts.extensions.get::<ConnectInfo<SocketAddr>>()) {
+            (Some(name), _) => format!("token:{name}"),
+            (None, Some(ConnectInfo(address))) => format!("address:{}", address.ip()),
+            (None, None) => "anonymous".to_owned(),
+        };
+        if let Err(wait) = state.limiter.take(&key) {
+            let seconds = wait.as_secs() + 1;
+            return Err(Problem {
+                retry_after: Some(seconds),
+                ..Problem::new(
+                    axum::http::StatusCode::TOO_MANY_REQUESTS,
+                    "Too Many Requests",
+                    format!("over this caller's rate limit: try again in {seconds} s"),
+                )
+            });
+        }
+        Ok(caller)
+    }
+}
+
+impl Caller {
+    /// The token's caller, or nobody when there is no token.
+    async fn identify(parts: &Parts, state: &ServerState) -> Result<Caller, Problem> {
         let Some(header) = parts.headers.get(AUTHORIZATION) else {
             return Ok(Caller { name: None, role: None });
         };

@@ -4,6 +4,7 @@
 
 mod api;
 mod auth;
+mod limit;
 mod problem;
 mod seed;
 
@@ -13,6 +14,7 @@ use axum::Router;
 use llmtool_registry::Store;
 
 pub use auth::{Access, new_token, token_hash};
+pub use limit::RateLimiter;
 pub use problem::Problem;
 pub use seed::{BUILT_IN, seed_built_ins};
 
@@ -24,6 +26,8 @@ pub const MAX_BODY: usize = 1 << 20;
 pub struct ServerState {
     pub store: Arc<dyn Store>,
     pub access: Access,
+    /// Requests per minute for each token (or client address, without one).
+    pub limiter: Arc<RateLimiter>,
 }
 
 impl std::fmt::Debug for ServerState {

@@ -14,6 +14,9 @@ pub struct Problem {
     pub title: &'static str,
     pub status: u16,
     pub detail: String,
+    /// For `429`: when to try again (the `Retry-After` header).
+    #[serde(skip)]
+    pub retry_after: Option<u64>,
     /// A refused tool file's diagnostics.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Vec<Object>>)]
@@ -27,6 +30,7 @@ impl Problem {
             title,
             status: status.as_u16(),
             detail: detail.into(),
+            retry_after: None,
             diagnostics: None,
         }
     }
@@ -83,9 +87,11 @@ impl IntoResponse for Problem {
         let status = StatusCode::from_u16(self.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         let body = serde_json::to_vec(&self).unwrap_or_default();
         let mut response = (status, body).into_response();
-        response
-            .headers_mut()
-            .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/problem+json"));
+        let headers = response.headers_mut();
+        headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/problem+json"));
+        if let Some(seconds) = self.retry_after {
+            headers.insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+        }
         response
     }
 }

@@ -7,22 +7,30 @@
 use std::sync::Arc;
 
 use llmtool_registry::{PostgresStore, Role, SqliteStore, Store};
-use llmtool_server::{Access, ServerState, new_token, token_hash};
+use llmtool_server::{Access, RateLimiter, ServerState, new_token, token_hash};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 /// A running server on `store`, and its base URL (`http://127.0.0.1:PORT/api/v1`).
 async fn start(store: Arc<dyn Store>, public_read: bool) -> String {
+    start_limited(store, public_read, 0).await
+}
+
+/// The same, with `per_minute` requests a minute for each caller.
+async fn start_limited(store: Arc<dyn Store>, public_read: bool, per_minute: u32) -> String {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
-    let state = ServerState { store, access: Access { public_read } };
+    let limiter = Arc::new(RateLimiter::new(per_minute));
+    let state = ServerState { store, access: Access { public_read }, limiter };
     tokio::spawn(async move { axum_serve(listener, state).await });
     format!("http://{address}/api/v1")
 }
 
 async fn axum_serve(listener: tokio::net::TcpListener, state: ServerState) {
-    axum::serve(listener, llmtool_server::router(state)).await.unwrap();
+    let app = llmtool_server::router(state);
+    let app = app.into_make_service_with_connect_info::<std::net::SocketAddr>();
+    axum::serve(listener, app).await.unwrap();
 }
 
 /// A token of `role`, made in `store`.
@@ -269,4 +277,33 @@ async fn the_openapi_document_is_checked_in_and_served() {
         assert!(paths.contains_key(path), "{path} is not in the document");
     }
     assert_eq!(served["components"]["securitySchemes"]["bearer"]["scheme"], "bearer");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_caller_has_a_rate_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> =
+        Arc::new(SqliteStore::open(&dir.path().join("library.db")).await.unwrap());
+    let viewer = token(store.as_ref(), "reader", Role::Viewer).await;
+    let other = token(store.as_ref(), "other", Role::Viewer).await;
+    let base = start_limited(store, true, 3).await;
+    let client = reqwest::Client::new();
+    let get = |token: Option<&str>| {
+        let request = client.get(format!("{base}/tools"));
+        match token {
+            Some(token) => request.bearer_auth(token.to_owned()).send(),
+            None => request.send(),
+        }
+    };
+    for _ in 0..3 {
+        assert_eq!(get(Some(&viewer)).await.unwrap().status(), StatusCode::OK);
+    }
+    let limited = get(Some(&viewer)).await.unwrap();
+    assert_eq!(limited.status(), StatusCode::TOO_MANY_REQUESTS);
+    let wait: u64 = limited.headers()["retry-after"].to_str().unwrap().parse().unwrap();
+    assert!((1..=21).contains(&wait), "{wait}");
+    assert_eq!(limited.json::<Value>().await.unwrap()["status"], 429);
+    // Another token, and requests without one (by address), have allowances of their own.
+    assert_eq!(get(Some(&other)).await.unwrap().status(), StatusCode::OK);
+    assert_eq!(get(None).await.unwrap().status(), StatusCode::OK);
 }

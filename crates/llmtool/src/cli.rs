@@ -584,6 +584,9 @@ pub(crate) struct ServeArgs {
     /// Let anyone read the library without a token (writing always needs one).
     #[arg(long)]
     pub(crate) public_read: bool,
+    /// Requests a minute for each token (or client address, without one); 0: no limit.
+    #[arg(long, value_name = "N", default_value_t = 600)]
+    pub(crate) rate_limit: u32,
 }
 
 /// What else `serve` does besides serving.

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use comfy_table::{ContentArrangement, Table, presets};
 use llmtool_registry::{Role, Store};
-use llmtool_server::{Access, ServerState, new_token, token_hash};
+use llmtool_server::{Access, RateLimiter, ServerState, new_token, token_hash};
 
 use crate::Outcome;
 use crate::cli::{LibraryArgs, ReportFormat, ServeArgs, ServeCommand, TokenCommand, TokenRole};
@@ -43,8 +43,13 @@ pub(crate) fn serve(args: &ServeArgs) -> anyhow::Result<Outcome> {
             .with_context(|| format!("cannot listen on {}", args.listen))?;
         let address = listener.local_addr()?;
         eprintln!("llmtool serve: http://{address}/api/v1 (library: {shown})");
-        let state = ServerState { store, access: Access { public_read: args.public_read } };
-        axum::serve(listener, llmtool_server::router(state))
+        let state = ServerState {
+            store,
+            access: Access { public_read: args.public_read },
+            limiter: Arc::new(RateLimiter::new(args.rate_limit)),
+        };
+        let app = llmtool_server::router(state);
+        axum::serve(listener, app.into_make_service_with_connect_info::<std::net::SocketAddr>())
             .with_graceful_shutdown(async {
                 let _ = tokio::signal::ctrl_c().await;
             })
