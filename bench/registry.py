@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""The tool library's speed, against nginx serving the same bytes (run by bench/registry.sh).
+
+usage: bench/registry.py [SECONDS=10] [TOOLS=10000]
+
+1. GET /api/v1/tools/{slug}: `llmtool serve` (release build, SQLite, public reading, no rate
+   limit) against nginx (Debian's) serving the very bytes llmtool answers as a static file.
+   Both are loaded by wrk (2 threads, 32 connections, SECONDS each), in two interleaved
+   rounds; each side's better round is kept. Throughput and p99 latency, and the ratio.
+2. Publishing: TOOLS tool files from ../shared/bench/gen_corpus.py (seed 7), published one by
+   one over HTTP by one client: publishes per second.
+3. Search over those TOOLS tools: wrk on `GET /tools?q=WORD` for a few words: p50 and p99.
+
+Needs nginx and wrk (Debian's packages; installed if missing, as root).
+"""
+import json, os, re, shutil, subprocess, sys, tempfile, time, urllib.request
+
+SECONDS = sys.argv[1] if len(sys.argv) > 1 else "10"
+TOOLS = int(sys.argv[2]) if len(sys.argv) > 2 else 10000
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CORPUS = os.path.join(os.path.dirname(ROOT), "shared", "bench", "gen_corpus.py")
+LLMTOOL = os.path.join(ROOT, "target", "release", "llmtool")
+SLUG = "teach-me-anything"
+
+
+def need(program, package):
+    if shutil.which(program) is None:
+        subprocess.run(["apt-get", "install", "-y", "-qq", "--no-install-recommends", package], check=True)
+
+
+def wrk(url):
+    """(requests per second, p50 ms, p99 ms) of wrk on `url`."""
+    out = subprocess.run(["wrk", "-t2", "-c32", f"-d{SECONDS}s", "--latency", url],
+                         capture_output=True, text=True, check=True).stdout
+    rate = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+    def percentile(p):
+        value, unit = re.search(rf"\s{p}%\s+([\d.]+)(us|ms|s)", out).groups()
+        return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
+    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    if errors:
+        sys.exit(f"{url}: {errors.group(1)} failed responses")
+    return rate, percentile(50), percentile(99)
+
+
+def serve(data, env):
+    server = subprocess.Popen([LLMTOOL, "serve", "--listen", "127.0.0.1:0", "--public-read", "--rate-limit", "0"],
+                              env={**env, "LLMTOOL_DATA_DIR": data}, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True)
+    for line in server.stderr:
+        if line.startswith("llmtool serve: http://"):
+            return server, line.split()[2]
+    sys.exit("llmtool serve did not start")
+
+
+def main():
+    need("nginx", "nginx")
+    need("wrk", "wrk")
+    subprocess.run(["cargo", "build", "--release", "-q", "-p", "llmtool"], cwd=ROOT, check=True)
+    work = tempfile.mkdtemp()
+    env = {**os.environ, "LLMTOOL_NO_LOG": "1"}
+    data = os.path.join(work, "data")
+    token = subprocess.run([LLMTOOL, "token", "create", "bench", "--role", "editor"], env={**env, "LLMTOOL_DATA_DIR": data},
+                           capture_output=True, text=True, check=True).stdout.strip()
+    server, api = serve(data, env)
+    nginx = None
+    try:
+        body = urllib.request.urlopen(f"{api}/tools/{SLUG}").read()
+        static = os.path.join(work, "static")
+        os.makedirs(os.path.join(static, "tools"))
+        with open(os.path.join(static, "tools", SLUG), "wb") as out:
+            out.write(body)
+        # nginx's workers run as another user: they must be able to read the file.
+        for path in [work, static, os.path.join(static, "tools"), os.path.join(static, "tools", SLUG)]:
+            os.chmod(path, 0o755)
+        conf = os.path.join(work, "nginx.conf")
+        with open(conf, "w") as out:
+            out.write(f"""worker_processes auto; pid {work}/nginx.pid; error_log {work}/nginx-error.log; daemon off;
+events {{ worker_connections 1024; }}
+http {{ access_log off; default_type application/json;
+  server {{ listen 127.0.0.1:18099; root {static}; location / {{ }} }} }}
+""")
+        nginx = subprocess.Popen(["nginx", "-c", conf, "-p", work])
+        time.sleep(0.5)
+        ours, theirs = [], []
+        for _ in range(2):
+            ours.append(wrk(f"{api}/tools/{SLUG}"))
+            theirs.append(wrk(f"http://127.0.0.1:18099/tools/{SLUG}"))
+        nginx.terminate()
+        nginx.wait()
+        nginx = None
+        best = lambda rounds: max(rounds, key=lambda r: r[0])
+        (our_rate, _, our_p99), (nginx_rate, _, nginx_p99) = best(ours), best(theirs)
+        print(f"GET /tools/{{slug}} ({len(body)} bytes), wrk -t2 -c32 -d{SECONDS}s, best of 2:")
+        print(f"  llmtool serve: {our_rate:10.0f} req/s   p99 {our_p99:7.2f} ms")
+        print(f"  nginx:         {nginx_rate:10.0f} req/s   p99 {nginx_p99:7.2f} ms")
+        print(f"  throughput {our_rate / nginx_rate:.2f}x nginx, p99 {our_p99 / nginx_p99:.2f}x nginx's")
+
+        corpus = os.path.join(work, "corpus")
+        subprocess.run([sys.executable, CORPUS, corpus, str(TOOLS), "7"], check=True, stdout=subprocess.DEVNULL)
+        files = sorted(os.listdir(corpus))
+        start = time.perf_counter()
+        for index, name in enumerate(files):
+            with open(os.path.join(corpus, name), "rb") as source:
+                request = urllib.request.Request(f"{api}/tools?slug=tool-{index}", data=source.read(), method="POST",
+                                                 headers={"Authorization": f"Bearer {token}"})
+            urllib.request.urlopen(request).read()
+        elapsed = time.perf_counter() - start
+        print(f"publishing {len(files)} tools one by one (SQLite): {len(files) / elapsed:.0f} publishes/s")
+        print(f"search over {len(files) + 8} tools, wrk -t2 -c32 -d{SECONDS}s:")
+        for word in ["review", "poem", "translate code"]:
+            rate, p50, p99 = wrk(f"{api}/tools?q={word.replace(' ', '%20')}&limit=20")
+            print(f"  q={word!r:18} {rate:8.0f} req/s   p50 {p50:7.2f} ms   p99 {p99:7.2f} ms")
+    finally:
+        for process in [server, nginx]:
+            if process is not None:
+                process.kill()
+                process.wait()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
