@@ -15,9 +15,11 @@ step "toolchain components"
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
 command -v cargo-nextest >/dev/null || cargo install --locked cargo-nextest
 
-step "system packages the tests use (emacs-nox)"
+step "system packages the tests use (emacs-nox, postgresql)"
 missing=()
 command -v emacs >/dev/null || missing+=(emacs-nox)
+# Debian's postgresql keeps its programs off PATH, under /usr/lib/postgresql/VERSION/bin.
+command -v initdb >/dev/null || compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing+=(postgresql)
 if ((${#missing[@]})); then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"

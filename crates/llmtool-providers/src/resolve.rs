@@ -363,7 +363,7 @@ impl Providers {
             self.config.providers.values().filter_map(|c| c.api_key_env.as_deref());
         let values = preset_variables
             .chain(config_variables)
-            .chain(["LLMTOOL_MCP_TOKEN"])
+            .chain(["LLMTOOL_MCP_TOKEN", "LLMTOOL_TOKEN"])
             .filter_map(|variable| self.env.get(variable))
             .map(str::to_owned);
         Redactor::new(values)
@@ -392,6 +392,16 @@ mod tests {
 
     fn providers(env: &[(&str, &str)], config: &str) -> Providers {
         Providers::new(Config::parse(config).unwrap(), Env::from_pairs(env.iter().copied()))
+    }
+
+    #[test]
+    fn the_servers_tokens_are_secrets_too() {
+        let p = providers(
+            &[("LLMTOOL_TOKEN", "llmt_registry_1"), ("LLMTOOL_MCP_TOKEN", "mcp_secret_22")],
+            "",
+        );
+        let shown = p.redactor().redact("llmt_registry_1 and mcp_secret_22").into_owned();
+        assert_eq!(shown, "[redacted] and [redacted]");
     }
 
     #[test]

@@ -214,3 +214,16 @@ async fn a_server_killed_during_publishes_loses_no_acknowledged_version() {
     server.kill().unwrap();
     server.wait().unwrap();
 }
+
+#[test]
+fn serving_beyond_loopback_needs_a_token_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let refused = llmtool(&data, &["serve", "--listen", "0.0.0.0:0"], &[]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(
+        text(&refused.stderr).contains("is not a loopback address: make a token first"),
+        "{}",
+        text(&refused.stderr)
+    );
+}
