@@ -13,7 +13,7 @@ mod store;
 
 pub use model::{Page, Published, Query, Role, Selector, Summary, TokenInfo, ToolVersion};
 pub use postgres::PostgresStore;
-pub use publication::{Publication, Rejection, is_slug, slug_of};
+pub use publication::{Publication, Rejection, content_hash, is_slug, slug_of};
 pub use sqlite::SqliteStore;
 pub use store::{Store, StoreError};
 

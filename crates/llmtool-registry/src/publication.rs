@@ -3,7 +3,7 @@
 //! searches and filters by read out of it.
 
 use llmtool_core::Document;
-use llmtool_core::format::format_source;
+use llmtool_core::format::canonical_text;
 use llmtool_core::report::{Source, json_records};
 use serde_json::Value;
 use sha2::{Digest as _, Sha256};
@@ -35,6 +35,12 @@ pub struct Rejection {
     pub diagnostics: Vec<Value>,
 }
 
+/// The content hash of a tool file's canonical text: its SHA-256, in hex. A version's
+/// identity: what `pull` checks a received tool against.
+pub fn content_hash(canonical: &str) -> String {
+    hex::encode(Sha256::digest(canonical.as_bytes()))
+}
+
 impl Publication {
     /// Checks `text` (shown as `path` in diagnostics) and makes it ready to publish.
     pub fn from_text(text: &str, path: &str) -> Result<Publication, Rejection> {
@@ -50,7 +56,7 @@ impl Publication {
         if document.summary().errors > 0 {
             return Err(rejected());
         }
-        let (Some(tool), Ok(formatted)) = (&document.tool, format_source(text, false)) else {
+        let (Some(tool), Some(canonical)) = (&document.tool, canonical_text(&document)) else {
             return Err(rejected());
         };
         let metadata = tool.metadata.as_ref();
@@ -64,8 +70,8 @@ impl Publication {
         variable_types.dedup();
         let output = metadata.and_then(|m| m.expected_output.as_ref());
         Ok(Publication {
-            content_hash: hex::encode(Sha256::digest(formatted.text.as_bytes())),
-            text: formatted.text,
+            content_hash: content_hash(&canonical),
+            text: canonical,
             name: tool.name().map(str::to_owned),
             description: text_of(metadata.and_then(|m| m.description.as_ref())),
             usage_notes: text_of(metadata.and_then(|m| m.usage_notes.as_ref())),

@@ -30,19 +30,6 @@ pub enum LogPolicy {
     HashValues,
 }
 
-impl Subject {
-    /// A run of `tool` (read from `path`) with `inputs`, by `origin`.
-    pub fn new(origin: &'static str, path: Option<String>, tool: &Tool, inputs: &Inputs) -> Self {
-        Subject {
-            origin,
-            tool_path: path,
-            tool_name: tool.name().map(str::to_owned),
-            tool_hash: tool_hash(tool),
-            values: values_json(inputs),
-        }
-    }
-}
-
 impl LogPolicy {
     /// The user's choice: off when `LLMTOOL_NO_LOG` is set (to anything but `0` or empty),
     /// else on, with only the values' hash when `hash_values`.
@@ -67,6 +54,19 @@ pub struct Subject {
     pub tool_hash: String,
     /// The values, as [`values_json`] gives them.
     pub values: serde_json::Value,
+}
+
+impl Subject {
+    /// A run of `tool` (read from `path`) with `inputs`, by `origin`.
+    pub fn new(origin: &'static str, path: Option<String>, tool: &Tool, inputs: &Inputs) -> Self {
+        Subject {
+            origin,
+            tool_path: path,
+            tool_name: tool.name().map(str::to_owned),
+            tool_hash: tool_hash(tool),
+            values: values_json(inputs),
+        }
+    }
 }
 
 /// How a run ended: its report, or why there is none.

@@ -222,7 +222,7 @@ impl RegistryClient {
                 let text = llmtool_core::format::format_source(&body.tool.to_string(), false)
                     .map_err(|e| ClientError::Unexpected(e.to_string()))?
                     .text;
-                if llmtool_runtime::log::hash(&text) != body.content_hash {
+                if llmtool_registry::content_hash(&text) != body.content_hash {
                     return Err(ClientError::Unexpected(format!(
                         "{}@{} does not match its content hash",
                         body.slug, body.version

@@ -52,16 +52,23 @@ pub fn format_source(text: &str, fix: bool) -> Result<Formatted, NotFormattable>
             document = Document::from_text(fixed);
         }
     }
-    let blocking: Vec<Diagnostic> =
-        document.diagnostics.iter().filter(|d| codes::is_syntax(d.rule)).cloned().collect();
-    let tree = crate::syntax::parse(&document.text);
-    let root = tree.root.as_ref().filter(|r| r.as_object().is_some() && !r.has_error());
-    match root {
-        Some(root) if blocking.is_empty() => Ok(Formatted {
-            text: canonical(root),
-            fixes_applied,
-            diagnostics: document.diagnostics,
-        }),
-        _ => Err(NotFormattable { diagnostics: blocking, text: document.text }),
+    match canonical_text(&document) {
+        Some(text) => Ok(Formatted { text, fixes_applied, diagnostics: document.diagnostics }),
+        None => {
+            let blocking =
+                document.diagnostics.iter().filter(|d| codes::is_syntax(d.rule)).cloned().collect();
+            Err(NotFormattable { diagnostics: blocking, text: document.text })
+        }
     }
+}
+
+/// The canonical form of a checked document, or `None` when a syntax problem (a comment
+/// included, which the canonical form cannot hold) leaves it without one.
+pub fn canonical_text(document: &Document) -> Option<String> {
+    if document.diagnostics.iter().any(|d| codes::is_syntax(d.rule)) {
+        return None;
+    }
+    let tree = crate::syntax::parse(&document.text);
+    let root = tree.root.as_ref().filter(|r| r.as_object().is_some() && !r.has_error())?;
+    Some(canonical(root))
 }
