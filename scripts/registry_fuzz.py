@@ -49,7 +49,7 @@ def main():
                 schemathesis, "run", f"{url}/openapi.json", "--url", url,
                 "--checks", "not_a_server_error", "--header", f"Authorization: Bearer {token}",
                 "--max-examples", EXAMPLES_PER_OPERATION, "--seed", SEED,
-            ])
+            ], cwd=WORK)  # schemathesis keeps its cache in the folder it runs in
             alive = server.poll() is None
         finally:
             server.kill()
