@@ -4,6 +4,7 @@
 //! API tokens. [`Store`] is the one interface; [`SqliteStore`] (the default) and
 //! [`PostgresStore`] implement it, and one test suite runs against both.
 
+mod changes;
 mod model;
 mod postgres;
 mod publication;
@@ -11,6 +12,7 @@ mod rows;
 mod sqlite;
 mod store;
 
+pub use changes::{Change, Changes};
 pub use model::{Page, Published, Query, Role, Selector, Summary, TokenInfo, ToolVersion};
 pub use postgres::PostgresStore;
 pub use publication::{Publication, Rejection, content_hash, is_slug, slug_of};

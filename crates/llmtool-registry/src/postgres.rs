@@ -3,9 +3,13 @@
 //! numbers never repeat or skip whatever server publishes; full text is a `tsvector` with a
 //! GIN index.
 
-use async_trait::async_trait;
-use sqlx::postgres::{PgPool, PgPoolOptions};
+use std::time::Duration;
 
+use async_trait::async_trait;
+use sqlx::postgres::{PgListener, PgPool, PgPoolOptions};
+use tokio::sync::OnceCell;
+
+use crate::changes::{Announcer, CHANNEL, Change, Changes};
 use crate::model::{Page, Published, Query, Role, Selector, TokenInfo, ToolVersion};
 use crate::publication::Publication;
 use crate::rows::{self, TokenRow, VERSION_COLUMNS, VersionRow};
@@ -17,6 +21,9 @@ static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres
 #[derive(Debug, Clone)]
 pub struct PostgresStore {
     pool: PgPool,
+    announcer: Announcer,
+    /// Set once the task that hears other servers' changes runs.
+    listening: std::sync::Arc<OnceCell<()>>,
 }
 
 impl PostgresStore {
@@ -24,7 +31,53 @@ impl PostgresStore {
     pub async fn connect(url: &str) -> Result<PostgresStore, StoreError> {
         let pool = PgPoolOptions::new().max_connections(16).connect(url).await?;
         MIGRATOR.run(&pool).await?;
-        Ok(PostgresStore { pool })
+        Ok(PostgresStore {
+            pool,
+            announcer: Announcer::new(),
+            listening: std::sync::Arc::default(),
+        })
+    }
+
+    /// Tells this process's listeners that `slug` changed; the write's own `NOTIFY` (see
+    /// [`notify`]) tells the other servers when it commits.
+    fn changed(&self, slug: &str) {
+        self.announcer.announce(Change::Tool(slug.to_owned()));
+    }
+
+    /// Commits `tx`, a change to `slug`, telling every server.
+    async fn commit_change(
+        &self,
+        mut tx: sqlx::Transaction<'_, sqlx::Postgres>,
+        slug: &str,
+    ) -> Result<(), StoreError> {
+        notify(&mut tx, slug).await?;
+        tx.commit().await?;
+        self.changed(slug);
+        Ok(())
+    }
+
+    /// Starts the task that turns the database's notifications into announcements.
+    async fn listen(&self) -> Result<(), StoreError> {
+        let mut listener = PgListener::connect_with(&self.pool).await?;
+        listener.listen(CHANNEL).await?;
+        let announcer = self.announcer.clone();
+        tokio::spawn(async move {
+            loop {
+                match listener.try_recv().await {
+                    Ok(Some(notification)) => {
+                        announcer.announce(Change::Tool(notification.payload().to_owned()));
+                    }
+                    // The connection was lost (the next call connects again and listens
+                    // again): what was said meanwhile is unknown.
+                    Ok(None) => announcer.announce(Change::Unknown),
+                    Err(_) => {
+                        announcer.announce(Change::Unknown);
+                        tokio::time::sleep(Duration::from_secs(1)).await;
+                    }
+                }
+            }
+        });
+        Ok(())
     }
 
     async fn tool_id(&self, slug: &str) -> Result<i64, StoreError> {
@@ -55,6 +108,13 @@ impl PostgresStore {
         .await?;
         Ok(rows::tool_version(slug, row, tags, labels))
     }
+}
+
+/// Queues the notification that `slug` changed, sent to every listening server when the
+/// transaction commits (and never if it does not).
+async fn notify(tx: &mut sqlx::PgConnection, slug: &str) -> Result<(), StoreError> {
+    sqlx::query("SELECT pg_notify($1, $2)").bind(CHANNEL).bind(slug).execute(tx).await?;
+    Ok(())
 }
 
 /// `text` as a `tsquery`: each word (its letters and digits) a required prefix (`tide:*`), so
@@ -107,7 +167,9 @@ impl Store for PostgresStore {
                     .bind(id)
                     .execute(&mut *tx)
                     .await?;
+                notify(&mut tx, slug).await?;
                 tx.commit().await?;
+                self.changed(slug);
                 let version = u32::try_from(latest).unwrap_or(0);
                 return Ok(Published {
                     slug: slug.to_owned(),
@@ -153,7 +215,9 @@ impl Store for PostgresStore {
         .bind(id)
         .execute(&mut *tx)
         .await?;
+        notify(&mut tx, slug).await?;
         tx.commit().await?;
+        self.changed(slug);
         Ok(Published {
             slug: slug.to_owned(),
             version: u32::try_from(number).unwrap_or(0),
@@ -213,27 +277,30 @@ impl Store for PostgresStore {
     async fn add_tag(&self, slug: &str, tag: &str) -> Result<(), StoreError> {
         check_name(tag)?;
         let id = self.tool_id(slug).await?;
+        let mut tx = self.pool.begin().await?;
         sqlx::query("INSERT INTO tags (tool_id, tag) VALUES ($1, $2) ON CONFLICT DO NOTHING")
             .bind(id)
             .bind(tag)
-            .execute(&self.pool)
+            .execute(&mut *tx)
             .await?;
-        Ok(())
+        self.commit_change(tx, slug).await
     }
 
     async fn remove_tag(&self, slug: &str, tag: &str) -> Result<(), StoreError> {
         let id = self.tool_id(slug).await?;
+        let mut tx = self.pool.begin().await?;
         sqlx::query("DELETE FROM tags WHERE tool_id = $1 AND tag = $2")
             .bind(id)
             .bind(tag)
-            .execute(&self.pool)
+            .execute(&mut *tx)
             .await?;
-        Ok(())
+        self.commit_change(tx, slug).await
     }
 
     async fn set_label(&self, slug: &str, label: &str, version: u32) -> Result<(), StoreError> {
         check_name(label)?;
         let id = self.tool_id(slug).await?;
+        let mut tx = self.pool.begin().await?;
         let set = sqlx::query(
             "INSERT INTO labels (tool_id, label, number)
              SELECT $1, $2, number FROM versions WHERE tool_id = $1 AND number = $3
@@ -242,23 +309,24 @@ impl Store for PostgresStore {
         .bind(id)
         .bind(label)
         .bind(i64::from(version))
-        .execute(&self.pool)
+        .execute(&mut *tx)
         .await?;
         if set.rows_affected() == 0 {
             let selector = shown(&Selector::Version(version));
             return Err(StoreError::NoSuchVersion { slug: slug.to_owned(), selector });
         }
-        Ok(())
+        self.commit_change(tx, slug).await
     }
 
     async fn delete(&self, slug: &str) -> Result<(), StoreError> {
         let id = self.tool_id(slug).await?;
+        let mut tx = self.pool.begin().await?;
         sqlx::query("UPDATE tools SET deleted_at = $1 WHERE id = $2")
             .bind(now())
             .bind(id)
-            .execute(&self.pool)
+            .execute(&mut *tx)
             .await?;
-        Ok(())
+        self.commit_change(tx, slug).await
     }
 
     async fn search(&self, query: &Query) -> Result<Page, StoreError> {
@@ -358,5 +426,24 @@ impl Store for PostgresStore {
         .fetch_optional(&self.pool)
         .await?;
         Ok(row.and_then(|(name, role)| Some((name, Role::parse(&role)?))))
+    }
+
+    async fn changes(&self) -> Result<Changes, StoreError> {
+        // Subscribed before listening starts, so nothing heard from then on is missed.
+        let changes = self.announcer.subscribe();
+        self.listening.get_or_try_init(|| self.listen()).await?;
+        Ok(changes)
+    }
+
+    async fn current(&self, label: Option<&str>) -> Result<Vec<(String, String)>, StoreError> {
+        Ok(sqlx::query_as(
+            "SELECT t.slug, v.body FROM tools t JOIN versions v ON v.tool_id = t.id
+               AND v.number = CASE WHEN $1::text IS NULL THEN t.latest
+                 ELSE (SELECT number FROM labels l WHERE l.tool_id = t.id AND l.label = $1) END
+             WHERE t.deleted_at IS NULL ORDER BY t.slug COLLATE \"C\"",
+        )
+        .bind(label)
+        .fetch_all(&self.pool)
+        .await?)
     }
 }

@@ -10,6 +10,7 @@ use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
 
+use crate::changes::{Announcer, Change, Changes};
 use crate::model::{Page, Published, Query, Role, Selector, TokenInfo, ToolVersion};
 use crate::publication::Publication;
 use crate::rows::{self, TokenRow, VERSION_COLUMNS, VersionRow};
@@ -24,6 +25,7 @@ static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite")
 #[derive(Debug, Clone)]
 pub struct SqliteStore {
     pool: SqlitePool,
+    announcer: Announcer,
 }
 
 impl SqliteStore {
@@ -38,7 +40,12 @@ impl SqliteStore {
             .busy_timeout(BUSY_TIMEOUT);
         let pool = SqlitePoolOptions::new().max_connections(8).connect_with(options).await?;
         MIGRATOR.run(&pool).await?;
-        Ok(SqliteStore { pool })
+        Ok(SqliteStore { pool, announcer: Announcer::new() })
+    }
+
+    /// Tells the listeners that `slug` changed.
+    fn changed(&self, slug: &str) {
+        self.announcer.announce(Change::Tool(slug.to_owned()));
     }
 
     /// The tool's id, if it exists and is not deleted.
@@ -113,6 +120,7 @@ impl Store for SqliteStore {
                         .execute(&mut *tx)
                         .await?;
                     tx.commit().await?;
+                    self.changed(slug);
                     let version = u32::try_from(latest).unwrap_or(0);
                     let content_hash = hash;
                     return Ok(Published {
@@ -177,6 +185,7 @@ impl Store for SqliteStore {
         .execute(&mut *tx)
         .await?;
         tx.commit().await?;
+        self.changed(slug);
         Ok(Published {
             slug: slug.to_owned(),
             version: u32::try_from(number).unwrap_or(0),
@@ -241,6 +250,7 @@ impl Store for SqliteStore {
             .bind(tag)
             .execute(&self.pool)
             .await?;
+        self.changed(slug);
         Ok(())
     }
 
@@ -251,6 +261,7 @@ impl Store for SqliteStore {
             .bind(tag)
             .execute(&self.pool)
             .await?;
+        self.changed(slug);
         Ok(())
     }
 
@@ -276,6 +287,7 @@ impl Store for SqliteStore {
         .bind(i64::from(version))
         .execute(&self.pool)
         .await?;
+        self.changed(slug);
         Ok(())
     }
 
@@ -286,6 +298,7 @@ impl Store for SqliteStore {
             .bind(id)
             .execute(&self.pool)
             .await?;
+        self.changed(slug);
         Ok(())
     }
 
@@ -397,5 +410,22 @@ impl Store for SqliteStore {
         .fetch_optional(&self.pool)
         .await?;
         Ok(row.and_then(|(name, role)| Some((name, Role::parse(&role)?))))
+    }
+
+    async fn changes(&self) -> Result<Changes, StoreError> {
+        // One file, one server: this process's writes are all there is to hear.
+        Ok(self.announcer.subscribe())
+    }
+
+    async fn current(&self, label: Option<&str>) -> Result<Vec<(String, String)>, StoreError> {
+        Ok(sqlx::query_as(
+            "SELECT t.slug, v.body FROM tools t JOIN versions v ON v.tool_id = t.id
+               AND v.number = CASE WHEN ?1 IS NULL THEN t.latest
+                 ELSE (SELECT number FROM labels l WHERE l.tool_id = t.id AND l.label = ?1) END
+             WHERE t.deleted_at IS NULL ORDER BY t.slug",
+        )
+        .bind(label)
+        .fetch_all(&self.pool)
+        .await?)
     }
 }

@@ -2,6 +2,7 @@
 
 use async_trait::async_trait;
 
+use crate::changes::Changes;
 use crate::model::{Page, Published, Query, Role, Selector, TokenInfo, ToolVersion};
 use crate::publication::{Publication, Rejection};
 
@@ -81,6 +82,13 @@ pub trait Store: Send + Sync {
 
     /// Writes a consistent copy of the whole library to the new file `to`, while it serves.
     async fn backup(&self, to: &std::path::Path) -> Result<(), StoreError>;
+
+    /// The changes from now on: this process's writes and, on PostgreSQL, every server's.
+    async fn changes(&self) -> Result<Changes, StoreError>;
+
+    /// The slug and canonical text of every tool not deleted, by slug: its latest version, or
+    /// the version `label` points at (a tool without that label is left out).
+    async fn current(&self, label: Option<&str>) -> Result<Vec<(String, String)>, StoreError>;
 }
 
 /// Whether `name` can be a tag or a label.

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use llmtool_registry::{
-    PostgresStore, Publication, Query, Role, Selector, SqliteStore, Store, StoreError,
+    Change, PostgresStore, Publication, Query, Role, Selector, SqliteStore, Store, StoreError,
 };
 
 /// A valid tool file named `name`, its prompt saying `words`.
@@ -188,11 +188,45 @@ async fn concurrent_publishes(store: Arc<dyn Store>) {
     assert_eq!(store.versions("busy").await.unwrap().len(), 50);
 }
 
+/// Every write is announced with its slug, and `current` lists what each tool is now.
+async fn changes_and_current(store: &dyn Store) {
+    let mut changes = store.changes().await.unwrap();
+    let next = async |changes: &mut llmtool_registry::Changes| {
+        tokio::time::timeout(std::time::Duration::from_secs(10), changes.next())
+            .await
+            .expect("a change is announced")
+            .unwrap()
+    };
+    let first = tool("Echo", "an echo");
+    store.publish("echo", &first, None, None).await.unwrap();
+    assert_eq!(next(&mut changes).await, Change::Tool("echo".into()));
+    store.publish("echo", &tool("Echo", "two echoes"), None, None).await.unwrap();
+    assert_eq!(next(&mut changes).await, Change::Tool("echo".into()));
+    store.set_label("echo", "production", 1).await.unwrap();
+    assert_eq!(next(&mut changes).await, Change::Tool("echo".into()));
+    store.add_tag("echo", "sound").await.unwrap();
+    assert_eq!(next(&mut changes).await, Change::Tool("echo".into()));
+
+    let latest = store.current(None).await.unwrap();
+    let slugs: Vec<&str> = latest.iter().map(|(slug, _)| slug.as_str()).collect();
+    assert!(slugs.is_sorted() && slugs.contains(&"echo") && slugs.contains(&"busy"), "{slugs:?}");
+    let echo = latest.iter().find(|(slug, _)| slug == "echo").unwrap();
+    assert!(echo.1.contains("two echoes"));
+    let production = store.current(Some("production")).await.unwrap();
+    assert!(production.iter().any(|(slug, text)| slug == "echo" && text == &first.text));
+    assert!(production.iter().all(|(slug, _)| slug != "busy"), "only labelled tools");
+
+    store.delete("echo").await.unwrap();
+    assert_eq!(next(&mut changes).await, Change::Tool("echo".into()));
+    assert!(store.current(None).await.unwrap().iter().all(|(slug, _)| slug != "echo"));
+}
+
 async fn suite(store: Arc<dyn Store>) {
     versions_tags_labels_and_deletion(store.as_ref()).await;
     search_filters_and_pages(store.as_ref()).await;
     tokens(store.as_ref()).await;
-    concurrent_publishes(store).await;
+    concurrent_publishes(Arc::clone(&store)).await;
+    changes_and_current(store.as_ref()).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -215,6 +249,21 @@ async fn postgres() {
     let Some(database) = llmtool_testkit::postgres::database().await else { return };
     let store = PostgresStore::connect(&database.url).await.unwrap();
     suite(Arc::new(store)).await;
+}
+
+/// Two servers on one database: what one writes, the other hears (`LISTEN`/`NOTIFY`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_announces_to_every_server() {
+    let Some(database) = llmtool_testkit::postgres::database().await else { return };
+    let writer = PostgresStore::connect(&database.url).await.unwrap();
+    let reader = PostgresStore::connect(&database.url).await.unwrap();
+    let mut heard = reader.changes().await.unwrap();
+    writer.publish("echo", &tool("Echo", "an echo"), None, None).await.unwrap();
+    let change = tokio::time::timeout(std::time::Duration::from_secs(10), heard.next()).await;
+    assert_eq!(change.unwrap(), Some(Change::Tool("echo".into())));
+    writer.add_tag("echo", "sound").await.unwrap();
+    let change = tokio::time::timeout(std::time::Duration::from_secs(10), heard.next()).await;
+    assert_eq!(change.unwrap(), Some(Change::Tool("echo".into())));
 }
 
 #[test]

@@ -1,0 +1,60 @@
+//! Which tools changed: every write announces its tool to this process's listeners and, on
+//! PostgreSQL, to every server on the same database (`LISTEN`/`NOTIFY`), so that read caches
+//! and MCP lists follow a publish wherever it happened.
+
+use tokio::sync::broadcast;
+
+/// How many announcements a slow listener may fall behind before it is told [`Change::Unknown`].
+const BACKLOG: usize = 256;
+
+/// The PostgreSQL channel the writes notify on; the payload is the tool's slug.
+pub(crate) const CHANNEL: &str = "llmtool_library";
+
+/// What changed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    /// The tool of this slug: a version published, a tag or label moved, deleted.
+    Tool(String),
+    /// Anything may have changed: announcements were missed (a listener fell behind, or the
+    /// connection to the database was lost for a while).
+    Unknown,
+}
+
+/// The sending side, held by a store.
+#[derive(Debug, Clone)]
+pub(crate) struct Announcer {
+    sender: broadcast::Sender<Change>,
+}
+
+impl Announcer {
+    pub(crate) fn new() -> Announcer {
+        Announcer { sender: broadcast::channel(BACKLOG).0 }
+    }
+
+    /// Tells this process's listeners (having none is fine).
+    pub(crate) fn announce(&self, change: Change) {
+        let _ = self.sender.send(change);
+    }
+
+    pub(crate) fn subscribe(&self) -> Changes {
+        Changes { receiver: self.sender.subscribe() }
+    }
+}
+
+/// A listener's side: the changes from the moment it subscribed.
+#[derive(Debug)]
+pub struct Changes {
+    receiver: broadcast::Receiver<Change>,
+}
+
+impl Changes {
+    /// The next change; `None` once the store is gone. A listener that fell behind gets
+    /// [`Change::Unknown`] for what it missed.
+    pub async fn next(&mut self) -> Option<Change> {
+        match self.receiver.recv().await {
+            Ok(change) => Some(change),
+            Err(broadcast::error::RecvError::Lagged(_)) => Some(Change::Unknown),
+            Err(broadcast::error::RecvError::Closed) => None,
+        }
+    }
+}
