@@ -3,11 +3,14 @@
 
 use axum::Json;
 use axum::Router;
+use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
-use axum::http::StatusCode;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse as _, Response};
 use axum::routing::{get, post, put};
 use llmtool_registry::{Page, Publication, Published, Role, Selector, ToolVersion};
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use utoipa::{IntoParams, OpenApi, ToSchema};
 
 use crate::auth::Caller;
@@ -89,6 +92,7 @@ async fn publish(
     let slug = params.slug.unwrap_or_else(|| publication.default_slug());
     let by = caller.name.as_deref();
     let published = state.store.publish(&slug, &publication, params.note.as_deref(), by).await?;
+    state.cache().invalidate();
     let status = if published.created { StatusCode::CREATED } else { StatusCode::OK };
     Ok((status, Json(published)))
 }
@@ -101,7 +105,7 @@ struct VersionBody {
     content_hash: String,
     /// The tool file, in canonical form, as JSON.
     #[schema(value_type = Object)]
-    tool: serde_json::Value,
+    tool: Box<RawValue>,
     note: Option<String>,
     published_at: String,
     published_by: Option<String>,
@@ -112,7 +116,9 @@ struct VersionBody {
 impl From<ToolVersion> for VersionBody {
     fn from(version: ToolVersion) -> VersionBody {
         VersionBody {
-            tool: serde_json::from_str(&version.text).unwrap_or(serde_json::Value::Null),
+            // The stored canonical text is sent as it is, not parsed and written again.
+            tool: RawValue::from_string(version.text.trim_end().to_owned())
+                .unwrap_or_else(|_| RawValue::NULL.to_owned()),
             slug: version.slug,
             version: version.version,
             content_hash: version.content_hash,
@@ -141,10 +147,30 @@ async fn tool(
     caller: Caller,
     Path(slug): Path<String>,
     Query(params): Query<ToolParams>,
-) -> Answer<Json<VersionBody>> {
+) -> Answer<Response> {
     caller.require(Role::Viewer, state.access)?;
     let selector = params.label.map_or(Selector::Latest, Selector::Label);
-    Ok(Json(state.store.version(&slug, &selector).await?.into()))
+    version_body(&state, slug, selector).await
+}
+
+/// The JSON body of a version: from the read cache, or read from the store and kept.
+async fn version_body(state: &ServerState, slug: String, selector: Selector) -> Answer<Response> {
+    let cache = state.cache();
+    if let Some(body) = cache.get(&slug, &selector) {
+        return Ok(json_bytes(body));
+    }
+    let generation = cache.generation();
+    let version = state.store.version(&slug, &selector).await?;
+    let body = serde_json::to_vec(&VersionBody::from(version))
+        .map_err(|error| Problem::internal(error.to_string()))?;
+    let body = Bytes::from(body);
+    cache.put(generation, slug, selector, body.clone());
+    Ok(json_bytes(body))
+}
+
+/// `body`, JSON already.
+fn json_bytes(body: Bytes) -> Response {
+    ([(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 
 /// Every version of a tool, newest first.
@@ -167,9 +193,9 @@ async fn version(
     State(state): State<ServerState>,
     caller: Caller,
     Path((slug, number)): Path<(String, u32)>,
-) -> Answer<Json<VersionBody>> {
+) -> Answer<Response> {
     caller.require(Role::Viewer, state.access)?;
-    Ok(Json(state.store.version(&slug, &Selector::Version(number)).await?.into()))
+    version_body(&state, slug, Selector::Version(number)).await
 }
 
 /// Tag a tool.
@@ -182,6 +208,7 @@ async fn add_tag(
 ) -> Answer<StatusCode> {
     caller.require(Role::Editor, state.access)?;
     state.store.add_tag(&slug, &tag).await?;
+    state.cache().invalidate();
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -195,6 +222,7 @@ async fn remove_tag(
 ) -> Answer<StatusCode> {
     caller.require(Role::Editor, state.access)?;
     state.store.remove_tag(&slug, &tag).await?;
+    state.cache().invalidate();
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -216,6 +244,7 @@ async fn set_label(
 ) -> Answer<StatusCode> {
     caller.require(Role::Editor, state.access)?;
     state.store.set_label(&slug, &label, body.version).await?;
+    state.cache().invalidate();
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -229,6 +258,7 @@ async fn delete(
 ) -> Answer<StatusCode> {
     caller.require(Role::Admin, state.access)?;
     state.store.delete(&slug).await?;
+    state.cache().invalidate();
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -277,11 +307,7 @@ async fn render(
     let version = state.store.version(&slug, &params.selector()).await?;
     let document = llmtool_core::Document::from_text(version.text);
     let Some(tool) = document.tool.as_ref() else {
-        return Err(Problem::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "Internal Server Error",
-            "a stored version does not read as a tool",
-        ));
+        return Err(Problem::internal("a stored version does not read as a tool"));
     };
     let template = llmtool_core::template::ToolTemplate::new(tool);
     let inputs = llmtool_core::template::Inputs::from_json(&values, template.variables())

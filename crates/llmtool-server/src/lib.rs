@@ -4,6 +4,7 @@
 
 mod api;
 mod auth;
+mod cache;
 mod limit;
 mod problem;
 mod seed;
@@ -11,7 +12,9 @@ mod seed;
 use std::sync::Arc;
 
 use axum::Router;
-use llmtool_registry::Store;
+use llmtool_registry::{Change, Store, StoreError};
+
+use crate::cache::ReadCache;
 
 pub use auth::{Access, new_token, token_hash};
 pub use limit::RateLimiter;
@@ -28,6 +31,33 @@ pub struct ServerState {
     pub access: Access,
     /// Requests per minute for each token (or client address, without one).
     pub limiter: Arc<RateLimiter>,
+    cache: Arc<ReadCache>,
+}
+
+impl ServerState {
+    pub fn new(store: Arc<dyn Store>, access: Access, limiter: Arc<RateLimiter>) -> ServerState {
+        ServerState { store, access, limiter, cache: Arc::new(ReadCache::new()) }
+    }
+
+    pub(crate) fn cache(&self) -> &ReadCache {
+        &self.cache
+    }
+
+    /// Keeps this server in step with the library, whoever changes it (on PostgreSQL, other
+    /// servers too): from now on, until the store is gone, a change makes the cached answers
+    /// stale. Fails when the store cannot listen.
+    pub async fn follow_changes(&self) -> Result<(), StoreError> {
+        let mut changes = self.store.changes().await?;
+        let cache = Arc::clone(&self.cache);
+        tokio::spawn(async move {
+            while let Some(change) = changes.next().await {
+                match change {
+                    Change::Tool(_) | Change::Unknown => cache.invalidate(),
+                }
+            }
+        });
+        Ok(())
+    }
 }
 
 impl std::fmt::Debug for ServerState {

@@ -50,6 +50,11 @@ impl Problem {
     pub fn bad_request(detail: impl Into<String>) -> Problem {
         Problem::new(StatusCode::BAD_REQUEST, "Bad Request", detail)
     }
+
+    /// A fault of the server's, not the client's.
+    pub fn internal(detail: impl Into<String>) -> Problem {
+        Problem::new(StatusCode::INTERNAL_SERVER_ERROR, "Internal Server Error", detail)
+    }
 }
 
 impl From<StoreError> for Problem {

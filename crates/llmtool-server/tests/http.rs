@@ -22,7 +22,8 @@ async fn start_limited(store: Arc<dyn Store>, public_read: bool, per_minute: u32
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
     let limiter = Arc::new(RateLimiter::new(per_minute));
-    let state = ServerState { store, access: Access { public_read }, limiter };
+    let state = ServerState::new(store, Access { public_read }, limiter);
+    state.follow_changes().await.unwrap();
     tokio::spawn(async move { axum_serve(listener, state).await });
     format!("http://{address}/api/v1")
 }
@@ -95,6 +96,9 @@ async fn api(store: Arc<dyn Store>) {
     assert_eq!((created["slug"].as_str(), created["version"].as_u64()), (Some("poet"), Some(1)));
     let same = publish(tool("Poet", "poems"), &editor, "").await.unwrap();
     assert_eq!(same.status(), StatusCode::OK);
+    // Read (and kept in the read cache) before the next publish, which must not serve it again.
+    let first: Value = get("/tools/poet", Some(&viewer)).send().await.unwrap().json().await.unwrap();
+    assert_eq!(first["version"], 1);
     let second = publish(tool("Poet", "short poems"), &editor, "?slug=poet").await.unwrap();
     assert_eq!(second.json::<Value>().await.unwrap()["version"], 2);
     let refused =
@@ -205,6 +209,33 @@ async fn the_api_on_postgres() {
     let Some(database) = llmtool_testkit::postgres::database().await else { return };
     let store = PostgresStore::connect(&database.url).await.unwrap();
     api(Arc::new(store)).await;
+}
+
+/// Two servers on one PostgreSQL database are one library: what is published on one is read
+/// on the other, even after the other has served (and cached) the version before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_servers_on_one_postgres_database() {
+    let Some(database) = llmtool_testkit::postgres::database().await else { return };
+    let one: Arc<dyn Store> = Arc::new(PostgresStore::connect(&database.url).await.unwrap());
+    let other: Arc<dyn Store> = Arc::new(PostgresStore::connect(&database.url).await.unwrap());
+    let editor = token(one.as_ref(), "ci", Role::Editor).await;
+    let (first, second) = (start(one, true).await, start(other, true).await);
+    let client = reqwest::Client::new();
+    let publish = |words: &str| {
+        client.post(format!("{first}/tools")).bearer_auth(&editor).body(tool("Poet", words)).send()
+    };
+    let latest = async || -> Value {
+        client.get(format!("{second}/tools/poet")).send().await.unwrap().json().await.unwrap()
+    };
+    assert_eq!(publish("poems").await.unwrap().status(), StatusCode::CREATED);
+    assert_eq!(latest().await["version"], 1);
+    assert_eq!(publish("short poems").await.unwrap().status(), StatusCode::CREATED);
+    // The other server hears of it through the database (LISTEN/NOTIFY), at once or nearly.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while latest().await["version"] != 2 {
+        assert!(std::time::Instant::now() < deadline, "the other server still serves version 1");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -43,11 +43,12 @@ pub(crate) fn serve(args: &ServeArgs) -> anyhow::Result<Outcome> {
             .with_context(|| format!("cannot listen on {}", args.listen))?;
         let address = listener.local_addr()?;
         eprintln!("llmtool serve: http://{address}/api/v1 (library: {shown})");
-        let state = ServerState {
+        let state = ServerState::new(
             store,
-            access: Access { public_read: args.public_read },
-            limiter: Arc::new(RateLimiter::new(args.rate_limit)),
-        };
+            Access { public_read: args.public_read },
+            Arc::new(RateLimiter::new(args.rate_limit)),
+        );
+        state.follow_changes().await?;
         let app = llmtool_server::router(state);
         axum::serve(listener, app.into_make_service_with_connect_info::<std::net::SocketAddr>())
             .with_graceful_shutdown(async {
