@@ -77,7 +77,17 @@ pub async fn serve_http(
     options: &HttpOptions,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), std::io::Error> {
-    let app = router(server, options).into_make_service_with_connect_info::<Connection>();
+    serve_app(router(server, options), listener, shutdown).await
+}
+
+/// Serves `app` (one that mounts [`router`], say) on `listener` until `shutdown` completes,
+/// telling each request its [`Connection`] as `ConnectInfo<Connection>`.
+pub async fn serve_app(
+    app: axum::Router,
+    listener: tokio::net::TcpListener,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), std::io::Error> {
+    let app = app.into_make_service_with_connect_info::<Connection>();
     axum::serve(McpListener(listener), app).with_graceful_shutdown(shutdown).await
 }
 

@@ -1,11 +1,10 @@
 //! Who is calling, and what they may do: a Bearer token (shown once when made, stored as its
 //! SHA-256) names a caller with a role; reading may be public.
 
-use std::net::SocketAddr;
-
 use axum::extract::{ConnectInfo, FromRequestParts};
 use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
+use llmtool_mcp::transport::Connection;
 use llmtool_registry::Role;
 use rand::{RngCore as _, SeedableRng as _};
 use sha2::{Digest as _, Sha256};
@@ -51,6 +50,11 @@ impl Caller {
             Some(_) => Err(Problem::forbidden(role.as_str())),
         }
     }
+
+    /// The same, with no public access: for what runs on the server's models.
+    pub(crate) fn require_token(&self, role: Role) -> Result<(), Problem> {
+        self.require(role, Access { public_read: false })
+    }
 }
 
 impl FromRequestParts<ServerState> for Caller {
@@ -59,9 +63,9 @@ impl FromRequestParts<ServerState> for Caller {
     async fn from_request_parts(parts: &mut Parts, state: &ServerState) -> Result<Self, Problem> {
         let caller = Self::identify(parts, state).await?;
         // Each token has its own allowance; requests without one share their address's.
-        let key = match (&caller.name, parts.extensions.get::<ConnectInfo<SocketAddr>>()) {
+        let key = match (&caller.name, parts.extensions.get::<ConnectInfo<Connection>>()) {
             (Some(name), _) => format!("token:{name}"),
-            (None, Some(ConnectInfo(address))) => format!("address:{}", address.ip()),
+            (None, Some(ConnectInfo(connection))) => format!("address:{}", connection.peer.ip()),
             (None, None) => "anonymous".to_owned(),
         };
         if let Err(wait) = state.limiter.take(&key) {

@@ -6,6 +6,7 @@ mod api;
 mod auth;
 mod cache;
 mod limit;
+mod mcp;
 mod problem;
 mod seed;
 
@@ -15,9 +16,11 @@ use axum::Router;
 use llmtool_registry::{Change, Store, StoreError};
 
 use crate::cache::ReadCache;
+use crate::mcp::Mcp;
 
 pub use auth::{Access, new_token, token_hash};
 pub use limit::RateLimiter;
+pub use mcp::McpOptions;
 pub use problem::Problem;
 pub use seed::{BUILT_IN, seed_built_ins};
 
@@ -32,11 +35,22 @@ pub struct ServerState {
     /// Requests per minute for each token (or client address, without one).
     pub limiter: Arc<RateLimiter>,
     cache: Arc<ReadCache>,
+    mcp: Option<Arc<Mcp>>,
 }
 
 impl ServerState {
     pub fn new(store: Arc<dyn Store>, access: Access, limiter: Arc<RateLimiter>) -> ServerState {
-        ServerState { store, access, limiter, cache: Arc::new(ReadCache::new()) }
+        ServerState { store, access, limiter, cache: Arc::new(ReadCache::new()), mcp: None }
+    }
+
+    /// Serves the library over MCP at `/mcp` too, its tools run by `runner`.
+    pub async fn with_mcp(
+        mut self,
+        runner: Arc<dyn llmtool_mcp::Runner>,
+        options: McpOptions,
+    ) -> Result<ServerState, StoreError> {
+        self.mcp = Some(Mcp::start(self.store.as_ref(), runner, options).await?);
+        Ok(self)
     }
 
     pub(crate) fn cache(&self) -> &ReadCache {
@@ -48,11 +62,19 @@ impl ServerState {
     /// stale. Fails when the store cannot listen.
     pub async fn follow_changes(&self) -> Result<(), StoreError> {
         let mut changes = self.store.changes().await?;
-        let cache = Arc::clone(&self.cache);
+        if let Some(mcp) = &self.mcp {
+            tokio::spawn(Arc::clone(mcp).follow(Arc::clone(&self.store)));
+        }
+        let (cache, mcp) = (Arc::clone(&self.cache), self.mcp.clone());
         tokio::spawn(async move {
             while let Some(change) = changes.next().await {
                 match change {
-                    Change::Tool(_) | Change::Unknown => cache.invalidate(),
+                    Change::Tool(_) | Change::Unknown => {
+                        cache.invalidate();
+                        if let Some(mcp) = &mcp {
+                            mcp.changed();
+                        }
+                    }
                 }
             }
         });
@@ -74,8 +96,26 @@ pub fn openapi_json() -> String {
 
 /// The HTTP routes.
 pub fn router(state: ServerState) -> Router {
-    Router::new()
+    let api = Router::new()
         .nest("/api/v1", api::routes())
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY))
-        .with_state(state)
+        .with_state(state.clone());
+    match &state.mcp {
+        Some(mcp) => {
+            let endpoint = llmtool_mcp::transport::router(&mcp.server, &mcp.http)
+                .layer(axum::middleware::from_fn_with_state(state.clone(), mcp::access));
+            api.merge(endpoint)
+        }
+        None => api,
+    }
+}
+
+/// Serves `state`'s routes on `listener` until `shutdown` completes (each request knows the
+/// address it came from, for rate limits and the MCP endpoint's `Host` check).
+pub async fn serve(
+    state: ServerState,
+    listener: tokio::net::TcpListener,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), std::io::Error> {
+    llmtool_mcp::transport::serve_app(router(state), listener, shutdown).await
 }

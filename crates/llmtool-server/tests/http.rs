@@ -29,9 +29,7 @@ async fn start_limited(store: Arc<dyn Store>, public_read: bool, per_minute: u32
 }
 
 async fn axum_serve(listener: tokio::net::TcpListener, state: ServerState) {
-    let app = llmtool_server::router(state);
-    let app = app.into_make_service_with_connect_info::<std::net::SocketAddr>();
-    axum::serve(listener, app).await.unwrap();
+    llmtool_server::serve(state, listener, std::future::pending()).await.unwrap();
 }
 
 /// A token of `role`, made in `store`.
@@ -97,7 +95,8 @@ async fn api(store: Arc<dyn Store>) {
     let same = publish(tool("Poet", "poems"), &editor, "").await.unwrap();
     assert_eq!(same.status(), StatusCode::OK);
     // Read (and kept in the read cache) before the next publish, which must not serve it again.
-    let first: Value = get("/tools/poet", Some(&viewer)).send().await.unwrap().json().await.unwrap();
+    let first: Value =
+        get("/tools/poet", Some(&viewer)).send().await.unwrap().json().await.unwrap();
     assert_eq!(first["version"], 1);
     let second = publish(tool("Poet", "short poems"), &editor, "?slug=poet").await.unwrap();
     assert_eq!(second.json::<Value>().await.unwrap()["version"], 2);
@@ -236,6 +235,112 @@ async fn two_servers_on_one_postgres_database() {
         assert!(std::time::Instant::now() < deadline, "the other server still serves version 1");
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
+}
+
+/// Answers with the prompt it was given, so a test sees what ran.
+struct Echo;
+
+impl llmtool_mcp::Runner for Echo {
+    fn is_remote(&self, _tool: &llmtool_core::model::Tool) -> bool {
+        false
+    }
+    fn answer(
+        &self,
+        _tool: llmtool_core::model::Tool,
+        prompt: String,
+        _subject: llmtool_runtime::Subject,
+    ) -> llmtool_mcp::AnswerFuture {
+        Box::pin(async move { Ok(format!("echo: {prompt}")) })
+    }
+}
+
+/// A JSON-RPC request to `/mcp` with `token`; the status and the body's one message.
+async fn mcp(base: &str, token: Option<&str>, session: Option<&str>, body: Value) -> (u16, Value) {
+    let url = base.replace("/api/v1", "/mcp");
+    let mut request = reqwest::Client::new()
+        .post(url)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-06-18")
+        .json(&body);
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    if let Some(session) = session {
+        request = request.header("mcp-session-id", session);
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status().as_u16();
+    let session_id = response.headers().get("mcp-session-id").cloned();
+    let text = response.text().await.unwrap();
+    // An SSE answer holds the message on its `data:` line.
+    let mut message: Value = text
+        .lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .find_map(|data| serde_json::from_str(data.trim()).ok())
+        .unwrap_or_else(|| serde_json::from_str(&text).unwrap_or(Value::Null));
+    if let Some(id) = session_id {
+        message["session"] = Value::String(id.to_str().unwrap().to_owned());
+    }
+    (status, message)
+}
+
+/// `/mcp` serves the library's tools to holders of a token (public reading does not open it),
+/// and follows what is published.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_library_over_mcp() {
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> =
+        Arc::new(SqliteStore::open(&dir.path().join("library.db")).await.unwrap());
+    let viewer = token(store.as_ref(), "reader", Role::Viewer).await;
+    let editor = token(store.as_ref(), "ci", Role::Editor).await;
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}/api/v1", listener.local_addr().unwrap());
+    let state = ServerState::new(
+        Arc::clone(&store),
+        Access { public_read: true },
+        Arc::new(RateLimiter::new(0)),
+    )
+    .with_mcp(Arc::new(Echo), llmtool_server::McpOptions::default())
+    .await
+    .unwrap();
+    state.follow_changes().await.unwrap();
+    tokio::spawn(axum_serve(listener, state));
+
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "test", "version": "1"}}});
+    let (status, problem) = mcp(&base, None, None, initialize.clone()).await;
+    assert_eq!((status, problem["status"].as_u64()), (401, Some(401)), "{problem}");
+    let (status, welcome) = mcp(&base, Some(&viewer), None, initialize).await;
+    assert_eq!(status, 200, "{welcome}");
+    assert_eq!(welcome["result"]["capabilities"]["tools"]["listChanged"], true, "{welcome}");
+    let session = welcome["session"].as_str().unwrap().to_owned();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(mcp(&base, Some(&viewer), Some(&session), initialized).await.0, 202);
+
+    let published = reqwest::Client::new()
+        .post(format!("{base}/tools"))
+        .bearer_auth(&editor)
+        .body(tool("Poet", "poems"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(published.status(), StatusCode::CREATED);
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let (_, listed) = mcp(&base, Some(&viewer), Some(&session), list.clone()).await;
+        if listed["result"]["tools"][0]["name"] == "poet" {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "never listed: {listed}");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let call = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "poet", "arguments": {"topic": "tides"}}});
+    let (_, called) = mcp(&base, Some(&viewer), Some(&session), call).await;
+    assert_eq!(called["result"]["content"][0]["text"], "echo: poems about tides.", "{called}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

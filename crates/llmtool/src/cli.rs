@@ -587,6 +587,17 @@ pub(crate) struct ServeArgs {
     /// Requests a minute for each token (or client address, without one); 0: no limit.
     #[arg(long, value_name = "N", default_value_t = 600)]
     pub(crate) rate_limit: u32,
+    /// Serve over MCP (at `/mcp`) the versions this label points at, not the latest.
+    #[arg(long, value_name = "LABEL")]
+    pub(crate) mcp_label: Option<String>,
+    /// Tool runs at once (the API's and MCP's, each); more wait their turn.
+    #[arg(long, default_value_t = 4, value_name = "N")]
+    pub(crate) max_runs: usize,
+    /// Tool runs that may wait; past that, a run is refused as busy.
+    #[arg(long, default_value_t = 64, value_name = "N")]
+    pub(crate) max_queued_runs: usize,
+    #[command(flatten)]
+    pub(crate) target: ModelArgs,
 }
 
 /// What else `serve` does besides serving.

@@ -4,12 +4,16 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use comfy_table::{ContentArrangement, Table, presets};
+use llmtool_mcp::RunLimits;
+use llmtool_mcp::transport::HttpOptions;
 use llmtool_registry::{Role, Store};
-use llmtool_server::{Access, RateLimiter, ServerState, new_token, token_hash};
+use llmtool_runtime::{Fetch, LogPolicy, Runtime, RuntimeOptions};
+use llmtool_server::{Access, McpOptions, RateLimiter, ServerState, new_token, token_hash};
 
 use crate::Outcome;
 use crate::cli::{LibraryArgs, ReportFormat, ServeArgs, ServeCommand, TokenCommand, TokenRole};
 use crate::io;
+use crate::settings;
 
 /// The library's file in the data directory, when `--db` names none.
 const LIBRARY_FILE: &str = "library.db";
@@ -38,23 +42,30 @@ pub(crate) fn serve(args: &ServeArgs) -> anyhow::Result<Outcome> {
         if seeded > 0 {
             eprintln!("llmtool serve: a new library, seeded with {seeded} built-in tools");
         }
+        let runner = Arc::new(tool_runtime(args)?);
+        let mcp = McpOptions {
+            label: args.mcp_label.clone(),
+            limits: RunLimits { concurrent: args.max_runs.max(1), queued: args.max_queued_runs },
+            http: HttpOptions::default(),
+        };
+        let state = ServerState::new(
+            store,
+            Access { public_read: args.public_read },
+            Arc::new(RateLimiter::new(args.rate_limit)),
+        )
+        .with_mcp(runner, mcp)
+        .await?;
+        state.follow_changes().await?;
         let listener = tokio::net::TcpListener::bind(args.listen)
             .await
             .with_context(|| format!("cannot listen on {}", args.listen))?;
         let address = listener.local_addr()?;
         eprintln!("llmtool serve: http://{address}/api/v1 (library: {shown})");
-        let state = ServerState::new(
-            store,
-            Access { public_read: args.public_read },
-            Arc::new(RateLimiter::new(args.rate_limit)),
-        );
-        state.follow_changes().await?;
-        let app = llmtool_server::router(state);
-        axum::serve(listener, app.into_make_service_with_connect_info::<std::net::SocketAddr>())
-            .with_graceful_shutdown(async {
-                let _ = tokio::signal::ctrl_c().await;
-            })
-            .await?;
+        eprintln!("llmtool serve: MCP at http://{address}/mcp (a token of the library's)");
+        let shutdown = async {
+            let _ = tokio::signal::ctrl_c().await;
+        };
+        llmtool_server::serve(state, listener, shutdown).await?;
         Ok(Outcome::Ok)
     })
 }
@@ -103,6 +114,19 @@ pub(crate) fn token(command: &TokenCommand) -> anyhow::Result<Outcome> {
         }
         Ok(Outcome::Ok)
     })
+}
+
+/// How the server runs tools: the providers of the config, the model flags, nothing ever
+/// fetched because a client asked, and each run logged in the library's own database.
+fn tool_runtime(args: &ServeArgs) -> anyhow::Result<Runtime> {
+    let providers = settings::load_providers(args.target.config.as_deref())?;
+    let options = RuntimeOptions {
+        fetch: Fetch::Never,
+        secrets: std::env::var("LLMTOOL_TOKEN").into_iter().collect(),
+        log: LogPolicy::Off,
+        ..settings::runtime_options(&args.target)
+    };
+    Ok(Runtime::new(providers, options)?)
 }
 
 fn role_of(role: TokenRole) -> Role {
