@@ -96,16 +96,16 @@ pub fn openapi_json() -> String {
 
 /// The HTTP routes.
 pub fn router(state: ServerState) -> Router {
+    let endpoint = state.mcp.as_ref().map(|mcp| {
+        llmtool_mcp::transport::router(&mcp.server, &mcp.http)
+            .layer(axum::middleware::from_fn_with_state(state.clone(), mcp::access))
+    });
     let api = Router::new()
         .nest("/api/v1", api::routes())
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY))
-        .with_state(state.clone());
-    match &state.mcp {
-        Some(mcp) => {
-            let endpoint = llmtool_mcp::transport::router(&mcp.server, &mcp.http)
-                .layer(axum::middleware::from_fn_with_state(state.clone(), mcp::access));
-            api.merge(endpoint)
-        }
+        .with_state(state);
+    match endpoint {
+        Some(endpoint) => api.merge(endpoint),
         None => api,
     }
 }
