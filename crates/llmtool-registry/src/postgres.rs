@@ -6,6 +6,7 @@
 use std::time::Duration;
 
 use async_trait::async_trait;
+use llmtool_log::{Grouping, Record, Total};
 use sqlx::postgres::{PgListener, PgPool, PgPoolOptions};
 use tokio::sync::OnceCell;
 
@@ -433,6 +434,42 @@ impl Store for PostgresStore {
         let changes = self.announcer.subscribe();
         self.listening.get_or_try_init(|| self.listen()).await?;
         Ok(changes)
+    }
+
+    async fn log_run(
+        &self,
+        slug: &str,
+        version: u32,
+        by: Option<&str>,
+        run: &Record,
+    ) -> Result<i64, StoreError> {
+        Ok(sqlx::query_scalar(
+            "INSERT INTO runs (started_at, origin, slug, version, run_by, provider, model,
+                input_tokens, output_tokens, cost_usd, outcome, record)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id",
+        )
+        .bind(&run.started_at)
+        .bind(&run.origin)
+        .bind(slug)
+        .bind(i64::from(version))
+        .bind(by)
+        .bind(&run.provider)
+        .bind(&run.model)
+        .bind(rows::tokens(run.input_tokens))
+        .bind(rows::tokens(run.output_tokens))
+        .bind(run.cost_usd)
+        .bind(run.outcome.as_str())
+        .bind(sqlx::types::Json(run))
+        .fetch_one(&self.pool)
+        .await?)
+    }
+
+    async fn usage(&self, by: Grouping, since: Option<&str>) -> Result<Vec<Total>, StoreError> {
+        let totals: Vec<rows::TotalRow> = sqlx::query_as(&rows::usage_sql(by, "$1::text"))
+            .bind(since)
+            .fetch_all(&self.pool)
+            .await?;
+        Ok(totals.into_iter().map(rows::total).collect())
     }
 
     async fn current(&self, label: Option<&str>) -> Result<Vec<(String, String)>, StoreError> {

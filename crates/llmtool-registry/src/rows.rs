@@ -1,6 +1,8 @@
 //! The rows both backends select, and what they become: the backends differ in SQL, not in
 //! what a row means.
 
+use llmtool_log::{Grouping, Total};
+
 use crate::model::{Page, Role, Summary, TokenInfo, ToolVersion};
 
 /// A version's columns: number, content hash, body, note, published at, published by.
@@ -67,4 +69,43 @@ pub(crate) fn page(mut found: Vec<Summary>, limit: u32) -> Page {
     found.truncate(limit as usize);
     let next = if more { found.last().map(|t| t.slug.clone()) } else { None };
     Page { tools: found, next }
+}
+
+/// A usage total's columns: key, runs, input and output tokens, cost, unpriced runs.
+pub(crate) type TotalRow = (String, i64, i64, i64, f64, i64);
+
+/// The query of [`crate::Store::usage`], `since` bound as `since` (`?1` or `$1`).
+pub(crate) fn usage_sql(by: Grouping, since: &str) -> String {
+    let (key, order) = match by {
+        Grouping::Tool => ("slug", "cost DESC, key"),
+        Grouping::Model => ("provider || '/' || model", "cost DESC, key"),
+        Grouping::Day => ("substr(started_at, 1, 10)", "key"),
+    };
+    format!(
+        "SELECT {key} AS key, COUNT(*) AS runs,
+            CAST(COALESCE(SUM(input_tokens), 0) AS BIGINT) AS input,
+            CAST(COALESCE(SUM(output_tokens), 0) AS BIGINT) AS output,
+            CAST(COALESCE(SUM(cost_usd), 0.0) AS DOUBLE PRECISION) AS cost,
+            CAST(COALESCE(SUM(CASE WHEN cost_usd IS NULL THEN 1 ELSE 0 END), 0) AS BIGINT) AS unpriced
+         FROM runs WHERE ({since} IS NULL OR started_at >= {since})
+         GROUP BY key ORDER BY {order}"
+    )
+}
+
+pub(crate) fn total(row: TotalRow) -> Total {
+    let count = |n: i64| u64::try_from(n).unwrap_or(0);
+    let (key, runs, input, output, cost_usd, unpriced) = row;
+    Total {
+        key,
+        runs: count(runs),
+        input_tokens: count(input),
+        output_tokens: count(output),
+        cost_usd,
+        unpriced_runs: count(unpriced),
+    }
+}
+
+/// A token count as the database keeps it.
+pub(crate) fn tokens(count: Option<u64>) -> Option<i64> {
+    count.and_then(|n| i64::try_from(n).ok())
 }

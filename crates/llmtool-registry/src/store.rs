@@ -2,6 +2,8 @@
 
 use async_trait::async_trait;
 
+use llmtool_log::{Grouping, Record, Total};
+
 use crate::changes::Changes;
 use crate::model::{Page, Published, Query, Role, Selector, TokenInfo, ToolVersion};
 use crate::publication::{Publication, Rejection};
@@ -85,6 +87,20 @@ pub trait Store: Send + Sync {
 
     /// The changes from now on: this process's writes and, on PostgreSQL, every server's.
     async fn changes(&self) -> Result<Changes, StoreError>;
+
+    /// Keeps `run`, a run of version `version` of `slug` through the server by the token
+    /// named `by`; its id.
+    async fn log_run(
+        &self,
+        slug: &str,
+        version: u32,
+        by: Option<&str>,
+        run: &Record,
+    ) -> Result<i64, StoreError>;
+
+    /// The totals of the runs since `since` (RFC 3339), by tool (slug), model or day, largest
+    /// cost first (by day: in date order).
+    async fn usage(&self, by: Grouping, since: Option<&str>) -> Result<Vec<Total>, StoreError>;
 
     /// The slug and canonical text of every tool not deleted, by slug: its latest version, or
     /// the version `label` points at (a tool without that label is left out).

@@ -221,12 +221,63 @@ async fn changes_and_current(store: &dyn Store) {
     assert!(store.current(None).await.unwrap().iter().all(|(slug, _)| slug != "echo"));
 }
 
+/// A run of `slug` on `model` that cost `cost`, as the server logs one.
+fn run(slug: &str, model: &str, cost: Option<f64>, day: u8) -> llmtool_log::Record {
+    llmtool_log::Record {
+        id: None,
+        started_at: format!("2026-11-{day:02}T10:00:00.000Z"),
+        origin: "server".into(),
+        tool_path: Some(format!("registry:{slug}@1")),
+        tool_name: Some(slug.into()),
+        tool_hash: "0".repeat(64),
+        variables: Some(serde_json::json!({"topic": "tides"})),
+        variables_hash: "1".repeat(64),
+        provider: "openai".into(),
+        model: model.into(),
+        input_tokens: Some(100),
+        cached_input_tokens: None,
+        cache_write_tokens: None,
+        output_tokens: Some(20),
+        reasoning_tokens: None,
+        cost_usd: cost,
+        price_entry: None,
+        latency_ms: Some(5),
+        first_token_ms: None,
+        repairs: 0,
+        outcome: llmtool_log::Outcome::Ok,
+        error: None,
+        answer: Some("a tide".into()),
+    }
+}
+
+/// Runs are kept with their cost and totalled by tool, model and day.
+async fn runs_and_usage(store: &dyn Store) {
+    use llmtool_log::Grouping;
+    let expensive = run("echo", "gpt-4o", Some(0.5), 20);
+    let first = store.log_run("echo", 1, Some("ana"), &expensive).await.unwrap();
+    let second = store.log_run("echo", 2, None, &run("echo", "gpt-4o-mini", None, 21)).await;
+    assert!(second.unwrap() > first);
+    store.log_run("poet", 1, None, &run("poet", "gpt-4o", Some(0.25), 21)).await.unwrap();
+    let by_tool = store.usage(Grouping::Tool, None).await.unwrap();
+    let shown: Vec<_> =
+        by_tool.iter().map(|t| (t.key.as_str(), t.runs, t.cost_usd, t.unpriced_runs)).collect();
+    assert_eq!(shown, [("echo", 2, 0.5, 1), ("poet", 1, 0.25, 0)]);
+    assert_eq!((by_tool[0].input_tokens, by_tool[0].output_tokens), (200, 40));
+    let by_model = store.usage(Grouping::Model, Some("2026-11-21")).await.unwrap();
+    let shown: Vec<_> = by_model.iter().map(|t| (t.key.as_str(), t.runs)).collect();
+    assert_eq!(shown, [("openai/gpt-4o", 1), ("openai/gpt-4o-mini", 1)]);
+    let by_day = store.usage(Grouping::Day, None).await.unwrap();
+    let shown: Vec<_> = by_day.iter().map(|t| (t.key.as_str(), t.runs)).collect();
+    assert_eq!(shown, [("2026-11-20", 1), ("2026-11-21", 2)]);
+}
+
 async fn suite(store: Arc<dyn Store>) {
     versions_tags_labels_and_deletion(store.as_ref()).await;
     search_filters_and_pages(store.as_ref()).await;
     tokens(store.as_ref()).await;
     concurrent_publishes(Arc::clone(&store)).await;
     changes_and_current(store.as_ref()).await;
+    runs_and_usage(store.as_ref()).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

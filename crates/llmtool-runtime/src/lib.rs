@@ -19,4 +19,4 @@ pub use files::{FileError, ToolErrors, ToolFile};
 pub use local::{Consent, Fetch, Progress, PullEvent, pull};
 pub use log::{Ended, LogPolicy, Subject};
 pub use runner::{AnswerFuture, Runner};
-pub use runtime::{ParamOverrides, Runtime, RuntimeOptions};
+pub use runtime::{Choice, ParamOverrides, Runtime, RuntimeOptions};

@@ -144,8 +144,7 @@ impl LogSink {
 
 impl crate::Runtime {
     /// Logs a run of `subject` on `target`, started at `started`, as the runtime's log policy
-    /// says; `Err` holds why it could not be logged, for the caller to show as a warning. Keys
-    /// are redacted from the values, the answer and the error.
+    /// says; `Err` holds why it could not be logged, for the caller to show as a warning.
     pub async fn log_run(
         &self,
         subject: &Subject,
@@ -157,6 +156,21 @@ impl crate::Runtime {
         if sink.policy == LogPolicy::Off {
             return Ok(());
         }
+        let record = self.run_record(subject, target, started, ended, sink.policy);
+        sink.append(&record).await
+    }
+
+    /// The record of a run of `subject` on `target`, started at `started`, for a log that
+    /// keeps its values (`LogPolicy::On`) or only their hash. Keys are redacted from the
+    /// values, the answer and the error.
+    pub fn run_record(
+        &self,
+        subject: &Subject,
+        target: &Target,
+        started: jiff::Timestamp,
+        ended: Ended<'_>,
+        policy: LogPolicy,
+    ) -> Record {
         let redact = |text: &str| self.redact(text).into_owned();
         let values_text = subject.values.to_string();
         let (report, outcome, error) = match ended {
@@ -168,7 +182,7 @@ impl crate::Runtime {
             Ended::Cancelled => (None, Outcome::Cancelled, None),
         };
         let usage = report.map(|r| r.usage).unwrap_or_default();
-        let record = Record {
+        Record {
             id: None,
             started_at: llmtool_log::time_text(started),
             origin: subject.origin.into(),
@@ -176,7 +190,7 @@ impl crate::Runtime {
             tool_name: subject.tool_name.clone(),
             tool_hash: subject.tool_hash.clone(),
             // As given, but for a key pasted into a value (as everywhere llmtool prints).
-            variables: (sink.policy == LogPolicy::On).then(|| {
+            variables: (policy == LogPolicy::On).then(|| {
                 serde_json::from_str(&redact(&values_text)).unwrap_or(serde_json::Value::Null)
             }),
             variables_hash: hash(&values_text),
@@ -195,7 +209,6 @@ impl crate::Runtime {
             outcome,
             error: error.map(|e| redact(&e)),
             answer: report.map(|r| redact(r.output.as_ref().unwrap_or(&r.raw))),
-        };
-        sink.append(&record).await
+        }
     }
 }

@@ -82,6 +82,13 @@ pub struct ParamOverrides {
     pub max_tokens: Option<u64>,
 }
 
+/// A model chosen for one run, over the runtime's own choice (each `None` keeps it).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Choice {
+    pub model: Option<String>,
+    pub provider: Option<String>,
+}
+
 /// Runs tools. Cheap to clone: clones share the transport and the loaded local models.
 #[derive(Clone)]
 pub struct Runtime {
@@ -133,10 +140,15 @@ impl Runtime {
     /// The model and provider `tool` runs on: the user's choice, else the tool's own
     /// `model_version` list, else the configured default (see `Providers::resolve`).
     pub fn target(&self, tool: &Tool) -> Result<Target, RunError> {
+        self.target_on(tool, &Choice::default())
+    }
+
+    /// The same, with `choice` over the runtime's own model and provider.
+    pub fn target_on(&self, tool: &Tool, choice: &Choice) -> Result<Target, RunError> {
         let inner = &self.inner;
         let target = inner.providers.resolve(
-            inner.model.as_deref(),
-            inner.provider.as_deref(),
+            choice.model.as_deref().or(inner.model.as_deref()),
+            choice.provider.as_deref().or(inner.provider.as_deref()),
             &tool.models(),
         )?;
         Ok(target)
@@ -170,7 +182,18 @@ impl Runtime {
         prompt: String,
         overrides: ParamOverrides,
     ) -> Result<RunRequest, RunError> {
-        let target = self.target(tool)?;
+        self.request_on(tool, prompt, overrides, &Choice::default())
+    }
+
+    /// The same, on the model `choice` picks (a server's client choosing, say).
+    pub fn request_on(
+        &self,
+        tool: &Tool,
+        prompt: String,
+        overrides: ParamOverrides,
+        choice: &Choice,
+    ) -> Result<RunRequest, RunError> {
+        let target = self.target_on(tool, choice)?;
         let params = Params::from_tool(tool.metadata.as_ref().and_then(|m| m.parameters.as_ref()));
         Ok(RunRequest {
             price: self.inner.providers.price(&target),
