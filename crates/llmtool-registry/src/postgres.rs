@@ -472,15 +472,19 @@ impl Store for PostgresStore {
         Ok(totals.into_iter().map(rows::total).collect())
     }
 
-    async fn current(&self, label: Option<&str>) -> Result<Vec<(String, String)>, StoreError> {
-        Ok(sqlx::query_as(
-            "SELECT t.slug, v.body FROM tools t JOIN versions v ON v.tool_id = t.id
+    async fn current(&self, label: Option<&str>) -> Result<Vec<(String, u32, String)>, StoreError> {
+        let rows: Vec<(String, i64, String)> = sqlx::query_as(
+            "SELECT t.slug, v.number, v.body FROM tools t JOIN versions v ON v.tool_id = t.id
                AND v.number = CASE WHEN $1::text IS NULL THEN t.latest
                  ELSE (SELECT number FROM labels l WHERE l.tool_id = t.id AND l.label = $1) END
              WHERE t.deleted_at IS NULL ORDER BY t.slug COLLATE \"C\"",
         )
         .bind(label)
         .fetch_all(&self.pool)
-        .await?)
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|(slug, number, text)| (slug, u32::try_from(number).unwrap_or(0), text))
+            .collect())
     }
 }

@@ -102,9 +102,9 @@ pub trait Store: Send + Sync {
     /// cost first (by day: in date order).
     async fn usage(&self, by: Grouping, since: Option<&str>) -> Result<Vec<Total>, StoreError>;
 
-    /// The slug and canonical text of every tool not deleted, by slug: its latest version, or
-    /// the version `label` points at (a tool without that label is left out).
-    async fn current(&self, label: Option<&str>) -> Result<Vec<(String, String)>, StoreError>;
+    /// The slug, version number and canonical text of every tool not deleted, by slug: its
+    /// latest version, or the version `label` points at (a tool without it is left out).
+    async fn current(&self, label: Option<&str>) -> Result<Vec<(String, u32, String)>, StoreError>;
 }
 
 /// Whether `name` can be a tag or a label.

@@ -208,17 +208,19 @@ async fn changes_and_current(store: &dyn Store) {
     assert_eq!(next(&mut changes).await, Change::Tool("echo".into()));
 
     let latest = store.current(None).await.unwrap();
-    let slugs: Vec<&str> = latest.iter().map(|(slug, _)| slug.as_str()).collect();
+    let slugs: Vec<&str> = latest.iter().map(|(slug, _, _)| slug.as_str()).collect();
     assert!(slugs.is_sorted() && slugs.contains(&"echo") && slugs.contains(&"busy"), "{slugs:?}");
-    let echo = latest.iter().find(|(slug, _)| slug == "echo").unwrap();
-    assert!(echo.1.contains("two echoes"));
+    let echo = latest.iter().find(|(slug, _, _)| slug == "echo").unwrap();
+    assert!(echo.1 == 2 && echo.2.contains("two echoes"));
     let production = store.current(Some("production")).await.unwrap();
-    assert!(production.iter().any(|(slug, text)| slug == "echo" && text == &first.text));
-    assert!(production.iter().all(|(slug, _)| slug != "busy"), "only labelled tools");
+    assert!(
+        production.iter().any(|(slug, n, text)| slug == "echo" && *n == 1 && text == &first.text)
+    );
+    assert!(production.iter().all(|(slug, _, _)| slug != "busy"), "only labelled tools");
 
     store.delete("echo").await.unwrap();
     assert_eq!(next(&mut changes).await, Change::Tool("echo".into()));
-    assert!(store.current(None).await.unwrap().iter().all(|(slug, _)| slug != "echo"));
+    assert!(store.current(None).await.unwrap().iter().all(|(slug, _, _)| slug != "echo"));
 }
 
 /// A run of `slug` on `model` that cost `cost`, as the server logs one.

@@ -70,7 +70,7 @@ impl Subject {
 }
 
 /// How a run ended: its report, or why there is none.
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy)]
 pub enum Ended<'a> {
     Report(&'a RunReport),
     Failed(&'a RunError),

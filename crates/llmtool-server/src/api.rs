@@ -24,6 +24,8 @@ pub(crate) fn routes() -> Router<ServerState> {
         .route("/tools/{slug}/versions/{number}", get(version))
         .route("/tools/{slug}/diff", get(diff))
         .route("/tools/{slug}/render", post(render))
+        .route("/tools/{slug}/run", post(crate::run_api::run))
+        .route("/usage", get(crate::run_api::usage))
         .route("/tools/{slug}/tags/{tag}", put(add_tag).delete(remove_tag))
         .route("/tools/{slug}/labels/{label}", put(set_label))
         .route("/openapi.json", get(openapi))
@@ -265,7 +267,7 @@ async fn delete(
 /// Which version a request means: `?version=N`, else `?label=L`, else the latest.
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
-struct VersionParams {
+pub(crate) struct VersionParams {
     /// A version number.
     version: Option<u32>,
     /// A label, when no number is given (else the latest).
@@ -273,7 +275,7 @@ struct VersionParams {
 }
 
 impl VersionParams {
-    fn selector(self) -> Selector {
+    pub(crate) fn selector(self) -> Selector {
         match (self.version, self.label) {
             (Some(number), _) => Selector::Version(number),
             (None, Some(label)) => Selector::Label(label),
@@ -366,8 +368,8 @@ async fn diff(
 #[openapi(
     info(title = "llmtool tool library", description = "Versioned, tagged, labelled tools (docs/registry.md)."),
     servers((url = "/api/v1")),
-    paths(search, publish, tool, versions, version, diff, render, add_tag, remove_tag, set_label, delete),
-    components(schemas(Page, Published, VersionBody, Rendered, VersionDiff, LabelBody, Problem)),
+    paths(search, publish, tool, versions, version, diff, render, crate::run_api::run, crate::run_api::usage, add_tag, remove_tag, set_label, delete),
+    components(schemas(Page, Published, VersionBody, Rendered, VersionDiff, LabelBody, Problem, crate::run_api::RunBody, crate::run_api::UsageRow)),
     modifiers(&BearerScheme)
 )]
 pub(crate) struct ApiDoc;

@@ -8,15 +8,19 @@ mod cache;
 mod limit;
 mod mcp;
 mod problem;
+mod run_api;
+mod runs;
 mod seed;
 
 use std::sync::Arc;
 
 use axum::Router;
+use llmtool_mcp::RunLimits;
 use llmtool_registry::{Change, Store, StoreError};
 
 use crate::cache::ReadCache;
 use crate::mcp::Mcp;
+use crate::runs::{LibraryRunner, Runs};
 
 pub use auth::{Access, new_token, token_hash};
 pub use limit::RateLimiter;
@@ -36,11 +40,37 @@ pub struct ServerState {
     pub limiter: Arc<RateLimiter>,
     cache: Arc<ReadCache>,
     mcp: Option<Arc<Mcp>>,
+    runs: Option<Arc<Runs>>,
 }
 
 impl ServerState {
     pub fn new(store: Arc<dyn Store>, access: Access, limiter: Arc<RateLimiter>) -> ServerState {
-        ServerState { store, access, limiter, cache: Arc::new(ReadCache::new()), mcp: None }
+        ServerState {
+            store,
+            access,
+            limiter,
+            cache: Arc::new(ReadCache::new()),
+            mcp: None,
+            runs: None,
+        }
+    }
+
+    /// Runs tools (`POST /tools/{slug}/run`) with `runtime`, `limits.concurrent` at once and
+    /// `limits.queued` waiting, each run kept with its cost in the library's database.
+    #[must_use]
+    pub fn with_runtime(mut self, runtime: llmtool_runtime::Runtime, limits: RunLimits) -> Self {
+        self.runs = Some(Arc::new(Runs::new(runtime, Arc::clone(&self.store), limits)));
+        self
+    }
+
+    /// What runs MCP's tool calls like the API's runs (kept in the library's database), once
+    /// [`ServerState::with_runtime`] gave a runtime.
+    pub fn library_runner(&self) -> Option<Arc<dyn llmtool_mcp::Runner>> {
+        self.runs.as_ref().map(|runs| Arc::new(LibraryRunner(Arc::clone(runs))) as _)
+    }
+
+    pub(crate) fn runs(&self) -> Option<&Arc<Runs>> {
+        self.runs.as_ref()
     }
 
     /// Serves the library over MCP at `/mcp` too, its tools run by `runner`.

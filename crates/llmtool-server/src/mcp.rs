@@ -73,13 +73,13 @@ impl Mcp {
     }
 }
 
-/// The library's tools as MCP serves them, each known by `registry:SLUG`.
+/// The library's tools as MCP serves them, each known by `registry:SLUG@VERSION`.
 async fn load(store: &dyn Store, label: Option<&str>) -> Result<Library, StoreError> {
     let mut tools = Vec::new();
-    for (slug, text) in store.current(label).await? {
+    for (slug, version, text) in store.current(label).await? {
         // Every stored version passed `check` when it was published.
         if let Some(tool) = llmtool_core::Document::from_text(text).tool {
-            tools.push((PathBuf::from(format!("registry:{slug}")), tool));
+            tools.push((PathBuf::from(format!("registry:{slug}@{version}")), tool));
         }
     }
     let mut problems = Vec::new();

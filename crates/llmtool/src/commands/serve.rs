@@ -42,19 +42,16 @@ pub(crate) fn serve(args: &ServeArgs) -> anyhow::Result<Outcome> {
         if seeded > 0 {
             eprintln!("llmtool serve: a new library, seeded with {seeded} built-in tools");
         }
-        let runner = Arc::new(tool_runtime(args)?);
-        let mcp = McpOptions {
-            label: args.mcp_label.clone(),
-            limits: RunLimits { concurrent: args.max_runs.max(1), queued: args.max_queued_runs },
-            http: HttpOptions::default(),
-        };
+        let limits = RunLimits { concurrent: args.max_runs.max(1), queued: args.max_queued_runs };
         let state = ServerState::new(
             store,
             Access { public_read: args.public_read },
             Arc::new(RateLimiter::new(args.rate_limit)),
         )
-        .with_mcp(runner, mcp)
-        .await?;
+        .with_runtime(tool_runtime(args)?, limits);
+        let runner = state.library_runner().context("the server has no runtime")?;
+        let mcp = McpOptions { label: args.mcp_label.clone(), limits, http: HttpOptions::default() };
+        let state = state.with_mcp(runner, mcp).await?;
         state.follow_changes().await?;
         let listener = tokio::net::TcpListener::bind(args.listen)
             .await

@@ -1,0 +1,173 @@
+//! `POST /tools/{slug}/run` (the answer streamed as Server-Sent Events) and `GET /usage` (the
+//! runs' totals and cost).
+
+use std::convert::Infallible;
+
+use axum::Json;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::sse::{Event, KeepAlive, Sse};
+use futures_util::Stream;
+use llmtool_core::template::{Inputs, ToolTemplate};
+use llmtool_registry::Role;
+use llmtool_runtime::{Choice, ParamOverrides, Subject};
+use serde::{Deserialize, Serialize};
+use tokio::sync::mpsc;
+use utoipa::{IntoParams, ToSchema};
+
+use crate::api::VersionParams;
+use crate::auth::Caller;
+use crate::runs::Job;
+use crate::{Problem, ServerState};
+
+/// `POST /tools/{slug}/run`: the values, and the model if not the tool's own.
+#[derive(Debug, Deserialize, ToSchema)]
+pub(crate) struct RunBody {
+    /// The values, by variable name (as `llmtool render --vars` takes them).
+    #[serde(default)]
+    #[schema(value_type = Object)]
+    values: serde_json::Value,
+    /// The model (`provider/model`, or a name the server's providers know); default: the
+    /// tool's own `model_version` list, else the server's default.
+    model: Option<String>,
+    provider: Option<String>,
+}
+
+/// Run a version of a tool on a model, its answer streamed as Server-Sent Events:
+/// `start` (`{"slug", "version", "provider", "model"}`), then `text` events (`{"text"}`) as
+/// the answer arrives, then one `done` with the run as it is kept: `outcome` (`ok`,
+/// `rejected` when the answer never met the expected output, `failed`, `cancelled`),
+/// `answer`, `error`, the tokens, `cost_usd`, `latency_ms` and `id`. Running needs a token
+/// (any role), even where reading is public.
+#[utoipa::path(post, path = "/tools/{slug}/run", params(("slug" = String, Path, description = "The tool's slug"), VersionParams), security(("bearer" = [])),
+    request_body = RunBody,
+    responses((status = 200, description = "The run, as Server-Sent Events", content_type = "text/event-stream", body = String),
+        (status = 422, description = "A value is missing or not allowed, or no model can run the tool", body = Problem), (status = 404, body = Problem),
+        (status = 503, description = "Too many runs are running and waiting; try again after `Retry-After`", body = Problem),
+        (status = 401, description = "No token, or one the library does not know", body = Problem), (status = 403, description = "The token's role is too low", body = Problem)))]
+pub(crate) async fn run(
+    State(state): State<ServerState>,
+    caller: Caller,
+    Path(slug): Path<String>,
+    Query(params): Query<VersionParams>,
+    Json(body): Json<RunBody>,
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, Problem> {
+    caller.require_token(Role::Viewer)?;
+    let Some(runs) = state.runs().cloned() else {
+        return Err(Problem::new(StatusCode::NOT_FOUND, "Not Found", "this server runs no tools"));
+    };
+    let version = state.store.version(&slug, &params.selector()).await?;
+    let Some(tool) = llmtool_core::Document::from_text(version.text).tool else {
+        return Err(Problem::internal("a stored version does not read as a tool"));
+    };
+    let unprocessable = |detail: String| {
+        Problem::new(StatusCode::UNPROCESSABLE_ENTITY, "Unprocessable Content", detail)
+    };
+    let template = ToolTemplate::new(&tool);
+    let inputs = Inputs::from_json(&body.values, template.variables())
+        .map_err(|error| unprocessable(error.to_string()))?;
+    let prompt = template.render(&inputs).map_err(|problems| {
+        unprocessable(problems.iter().map(|p| p.message.clone()).collect::<Vec<_>>().join("; "))
+    })?;
+    let choice = Choice { model: body.model, provider: body.provider };
+    let request = runs
+        .runtime
+        .request_on(&tool, prompt, ParamOverrides::default(), &choice)
+        .map_err(|error| unprocessable(runs.runtime.redact(&error.to_string()).into_owned()))?;
+    let Some(turn) = runs.turn().await else {
+        return Err(Problem {
+            retry_after: Some(1),
+            ..Problem::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "Service Unavailable",
+                "too many runs are running and waiting; try again later",
+            )
+        });
+    };
+    let path = format!("registry:{slug}@{}", version.version);
+    let subject = Subject::new("server", Some(path), &tool, &inputs);
+    let start = serde_json::json!({
+        "slug": slug, "version": version.version,
+        "provider": request.target.endpoint.provider, "model": request.target.model,
+    });
+    let job = Job { slug, version: version.version, by: caller.name.clone(), request, subject };
+    // The answer's size is bounded by the model's output, so the channel need not be.
+    let (events, received) = mpsc::unbounded_channel::<Event>();
+    tokio::spawn(async move {
+        let _turn = turn;
+        let _ = events.send(json_event("start", &start));
+        let text_events = events.clone();
+        let mut on_text = |text: &str| {
+            let _ = text_events.send(json_event("text", &serde_json::json!({ "text": text })));
+        };
+        // A client that goes away cancels the run (it is kept as cancelled).
+        let finished = runs.run(&job, true, &mut on_text, events.closed()).await;
+        let mut done = serde_json::to_value(&finished.record).unwrap_or_default();
+        done["slug"] = job.slug.clone().into();
+        done["version"] = job.version.into();
+        let _ = events.send(json_event("done", &done));
+    });
+    let stream = futures_util::stream::unfold(received, |mut received| async move {
+        received.recv().await.map(|event| (Ok(event), received))
+    });
+    Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
+}
+
+fn json_event(name: &str, data: &serde_json::Value) -> Event {
+    Event::default().event(name).data(data.to_string())
+}
+
+/// `GET /usage`: what to total by, and since when.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub(crate) struct UsageParams {
+    /// `tool` (the default), `model` or `day`.
+    by: Option<String>,
+    /// Only runs started at or after this time (RFC 3339, or a date).
+    since: Option<String>,
+}
+
+/// The runs of one tool, model or day, and what they used and cost.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct UsageRow {
+    key: String,
+    runs: u64,
+    input_tokens: u64,
+    output_tokens: u64,
+    /// US dollars, over the priced runs.
+    cost_usd: f64,
+    /// Runs on a model with no price, left out of `cost_usd`.
+    unpriced_runs: u64,
+}
+
+/// The totals of the runs made through this library (its API and MCP), by tool, model or day.
+#[utoipa::path(get, path = "/usage", params(UsageParams), security(("bearer" = [])),
+    responses((status = 200, body = Vec<UsageRow>), (status = 400, description = "`by` is not tool, model or day", body = Problem),
+        (status = 401, description = "No token, or one the library does not know", body = Problem), (status = 403, description = "The token's role is too low", body = Problem)))]
+pub(crate) async fn usage(
+    State(state): State<ServerState>,
+    caller: Caller,
+    Query(params): Query<UsageParams>,
+) -> Result<Json<Vec<UsageRow>>, Problem> {
+    caller.require_token(Role::Viewer)?;
+    let by = match params.by.as_deref().unwrap_or("tool") {
+        "tool" => llmtool_log::Grouping::Tool,
+        "model" => llmtool_log::Grouping::Model,
+        "day" => llmtool_log::Grouping::Day,
+        other => return Err(Problem::bad_request(format!("`by={other}`: use tool, model or day"))),
+    };
+    let totals = state.store.usage(by, params.since.as_deref()).await?;
+    Ok(Json(
+        totals
+            .into_iter()
+            .map(|t| UsageRow {
+                key: t.key,
+                runs: t.runs,
+                input_tokens: t.input_tokens,
+                output_tokens: t.output_tokens,
+                cost_usd: t.cost_usd,
+                unpriced_runs: t.unpriced_runs,
+            })
+            .collect(),
+    ))
+}

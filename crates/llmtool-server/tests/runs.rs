@@ -1,0 +1,151 @@
+//! Running the library's tools on the server, against the scripted mock provider: the answer
+//! streamed as Server-Sent Events, each run kept with its cost and totalled by `GET /usage`,
+//! bad values refused before anything is sent, running closed to callers without a token,
+//! and a full server refusing more runs with 503 and `Retry-After`.
+
+#![allow(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
+
+use std::sync::Arc;
+
+use llmtool_mcp::RunLimits;
+use llmtool_providers::config::{Config, Env};
+use llmtool_providers::resolve::Providers;
+use llmtool_registry::{Publication, Role, SqliteStore, Store};
+use llmtool_runtime::{Runtime, RuntimeOptions};
+use llmtool_server::{Access, RateLimiter, ServerState, new_token, token_hash};
+use llmtool_testkit::{End, Mock, Reply};
+use serde_json::{Value, json};
+
+/// The events of an SSE body: (event name, data as JSON).
+fn events(body: &str) -> Vec<(String, Value)> {
+    body.split("\n\n")
+        .filter_map(|block| {
+            let name = block.lines().find_map(|l| l.strip_prefix("event: "))?;
+            let data = block.lines().find_map(|l| l.strip_prefix("data: "))?;
+            Some((name.to_owned(), serde_json::from_str(data).unwrap()))
+        })
+        .collect()
+}
+
+fn chunk(text: &str) -> String {
+    json!({"choices": [{"index": 0, "delta": {"content": text}}]}).to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn runs_stream_and_are_kept_with_their_cost() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let usage = json!({"choices": [], "usage": {"prompt_tokens": 1000, "completion_tokens": 500}});
+    let mock = Mock::start(vec![
+        Reply::sse(&[&chunk("Tides "), &chunk("turn."), &usage.to_string(), "[DONE]"]),
+        Reply::sse(&[&chunk("Slowly")]).ending(End::Stall),
+    ])
+    .await;
+    let config = format!(
+        "[providers.mock]\napi = \"openai\"\nbase_url = \"{}/v1\"\napi_key_env = \"MOCK_KEY\"\n\n[prices.\"mock/m\"]\ninput = 1.0\noutput = 2.0\n",
+        mock.url
+    );
+    let providers = Providers::new(
+        Config::parse(&config).unwrap(),
+        Env::from_pairs([("MOCK_KEY", "mock-secret-key-5150")]),
+    );
+    let runtime = Runtime::new(providers, RuntimeOptions::default()).unwrap();
+
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> =
+        Arc::new(SqliteStore::open(&dir.path().join("library.db")).await.unwrap());
+    let viewer = new_token();
+    store.create_token("reader", Role::Viewer, &token_hash(&viewer)).await.unwrap();
+    let tool = json!({
+        "model_prompt": "Write about {{topic}}.",
+        "metadata": {"prompt_name": "Poet", "description": "Writes.", "model_version": ["mock/m"],
+            "timestamp": "2026-11-23T10:00:00Z",
+            "variables": [{"name": "topic", "type": "text", "description": "What about."}]}
+    });
+    let publication = Publication::from_text(&tool.to_string(), "poet.json").unwrap();
+    store.publish("poet", &publication, None, None).await.unwrap();
+
+    let limits = RunLimits { concurrent: 1, queued: 0 };
+    let state = ServerState::new(
+        Arc::clone(&store),
+        Access { public_read: true },
+        Arc::new(RateLimiter::new(0)),
+    )
+    .with_runtime(runtime, limits);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}/api/v1", listener.local_addr().unwrap());
+    tokio::spawn(llmtool_server::serve(state, listener, std::future::pending()));
+    let client = reqwest::Client::new();
+    let run = |values: Value, token: Option<&str>| {
+        let request =
+            client.post(format!("{base}/tools/poet/run")).json(&json!({"values": values}));
+        match token {
+            Some(token) => request.bearer_auth(token.to_owned()).send(),
+            None => request.send(),
+        }
+    };
+
+    // Public reading does not let anyone run tools on the server's keys.
+    assert_eq!(run(json!({"topic": "tides"}), None).await.unwrap().status(), 401);
+    // A missing value is refused before anything is sent.
+    let missing = run(json!({}), Some(&viewer)).await.unwrap();
+    assert_eq!(missing.status(), 422);
+    assert!(missing.text().await.unwrap().contains("topic"));
+
+    let streamed = run(json!({"topic": "tides"}), Some(&viewer)).await.unwrap();
+    assert_eq!(streamed.status(), 200);
+    assert_eq!(streamed.headers()["content-type"], "text/event-stream");
+    let events = events(&streamed.text().await.unwrap());
+    assert_eq!(events[0].0, "start");
+    assert_eq!(
+        (events[0].1["model"].as_str(), events[0].1["version"].as_u64()),
+        (Some("m"), Some(1))
+    );
+    let text: String = events
+        .iter()
+        .filter(|(name, _)| name == "text")
+        .map(|(_, data)| data["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(text, "Tides turn.");
+    let (name, done) = events.last().unwrap();
+    assert_eq!(name, "done");
+    assert_eq!(
+        (done["outcome"].as_str(), done["answer"].as_str()),
+        (Some("ok"), Some("Tides turn."))
+    );
+    assert!((done["cost_usd"].as_f64().unwrap() - 0.002).abs() < 1e-12, "{done}");
+    assert_eq!(
+        (done["input_tokens"].as_u64(), done["output_tokens"].as_u64()),
+        (Some(1000), Some(500))
+    );
+    assert!(done["id"].as_i64().is_some());
+    assert!(!done.to_string().contains("mock-secret-key"), "a key never shows");
+    // What the provider was sent is the rendered prompt.
+    let sent = &mock.requests()[0].body;
+    assert_eq!(sent["messages"][0]["content"], "Write about tides.");
+
+    // One run at a time and none waiting: a second run while one stalls is refused.
+    let stalled = run(json!({"topic": "sand"}), Some(&viewer)).await.unwrap();
+    assert_eq!(stalled.status(), 200);
+    let busy = run(json!({"topic": "sea"}), Some(&viewer)).await.unwrap();
+    assert_eq!(busy.status(), 503);
+    assert_eq!(busy.headers()["retry-after"], "1");
+    // The client of the stalled run goes away: the run is cancelled, kept, and its turn freed.
+    drop(stalled);
+
+    let usage = async |query: &str| -> Value {
+        let response = client.get(format!("{base}/usage{query}")).bearer_auth(&viewer).send();
+        response.await.unwrap().json().await.unwrap()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while usage("").await[0]["runs"] != 2 {
+        assert!(std::time::Instant::now() < deadline, "the cancelled run is not kept");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let by_tool = usage("?by=tool").await;
+    assert_eq!(by_tool[0]["key"], "poet");
+    assert!((by_tool[0]["cost_usd"].as_f64().unwrap() - 0.002).abs() < 1e-12, "{by_tool}");
+    assert_eq!(usage("?by=model").await[0]["key"], "mock/m");
+    let bad = client.get(format!("{base}/usage?by=week")).bearer_auth(&viewer).send().await;
+    assert_eq!(bad.unwrap().status(), 400);
+    assert_eq!(client.get(format!("{base}/usage")).send().await.unwrap().status(), 401);
+}
