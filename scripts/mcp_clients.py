@@ -4,6 +4,9 @@
   `initialize` protocol (legacy) and the stateless 2026-07-28 one, a client lists, gets,
   completes and calls, waits for a list change after a tool file is added, and asserts on
   what comes back;
+- the same Python client on `llmtool serve`'s `/mcp`, with two servers on one PostgreSQL
+  database: a tool published through one server is announced (`tools/list_changed`) and
+  listed by the other (needs LLMTOOL_TEST_POSTGRES, as the test command sets it);
 - MCP Inspector's CLI (`@modelcontextprotocol/inspector`): `tools/list --strict` must report
   no finding, and `prompts/get` with arguments must return the rendered text.
 Expected values come from llmtool's own commands (`render`, `export --to mcp-tool`). Tool
@@ -11,7 +14,7 @@ calls run on the local model, which the test command has pulled. The clients are
 under target/mcp-clients/ (idempotently; LLMTOOL_MCP_CLIENTS_DIR overrides). Exits 1 if a
 check fails.
 """
-import json, os, shutil, socket, subprocess, sys, tempfile, time
+import glob, json, os, shutil, socket, subprocess, sys, tempfile, time, urllib.error, urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORK = os.environ.get("LLMTOOL_MCP_CLIENTS_DIR", os.path.join(ROOT, "target", "mcp-clients"))
@@ -120,6 +123,129 @@ asyncio.run(main())
 '''
 
 
+# Runs inside the client's environment: `llmtool serve`'s /mcp, with a library token; a tool
+# is published through another server of the same database while the client listens.
+REGISTRY_CLIENT = r"""
+import asyncio, json, subprocess, sys
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+url, token, mode, expected_name = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+publish = json.loads(sys.argv[5])
+failures = []
+
+def check(condition, what):
+    if not condition:
+        failures.append(what)
+
+async def main():
+    changed = asyncio.Event()
+    async def on_message(message):
+        method = getattr(getattr(message, "root", message), "method", None) or getattr(message, "method", None)
+        if method == "notifications/tools/list_changed":
+            changed.set()
+    http = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+    async with Client(streamable_http_client(url, http_client=http), mode=mode, message_handler=on_message) as client:
+        before = sorted(t.name for t in (await client.list_tools()).tools)
+        check("teach_me_anything" in before, f"the built-in tools are not listed: {before}")
+        check(expected_name not in before, f"{expected_name} is listed before it is published")
+        if mode == "legacy":
+            subprocess.run(publish, check=True)
+            await asyncio.wait_for(changed.wait(), 20)
+        else:
+            async with client.listen(tools_list_changed=True) as subscription:
+                subprocess.run(publish, check=True)
+                async def first():
+                    async for event in subscription:
+                        return event
+                event = await asyncio.wait_for(first(), 20)
+                check(type(event).__name__.endswith("ListChanged"), f"listen gave {event!r}")
+        after = sorted(t.name for t in (await client.list_tools()).tools)
+        check(expected_name in after, f"after publishing on the other server: {after}")
+        prompt = await client.get_prompt(expected_name, {"topic": "tides"})
+        check("tides" in prompt.messages[0].content.text, f"prompts/get gave {prompt}")
+    print(json.dumps(failures))
+
+asyncio.run(main())
+"""
+
+
+def psql():
+    found = shutil.which("psql")
+    if found:
+        return found
+    candidates = sorted(glob.glob("/usr/lib/postgresql/*/bin/psql"))
+    return candidates[-1] if candidates else None
+
+
+def start_serve(database, data):
+    port = free_port()
+    env = {**os.environ, "LLMTOOL_DATA_DIR": data, "LLMTOOL_NO_LOG": "1"}
+    process = subprocess.Popen([LLMTOOL, "serve", "--db", database, "--listen", f"127.0.0.1:{port}"], env=env, stderr=subprocess.DEVNULL)
+    for _ in range(200):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return process, f"http://127.0.0.1:{port}"
+        except OSError:
+            time.sleep(0.1)
+    process.kill()
+    raise RuntimeError("llmtool serve did not start listening")
+
+
+def registry_on_two_servers(python, work):
+    """(client runs, failures) of the two-server check."""
+    server = os.environ.get("LLMTOOL_TEST_POSTGRES")
+    if not server or not psql():
+        if os.environ.get("CI"):
+            return 1, ["two servers on PostgreSQL: LLMTOOL_TEST_POSTGRES or psql is missing"]
+        log("two servers on PostgreSQL: skipped (no LLMTOOL_TEST_POSTGRES)")
+        return 0, []
+    name = f"llmtool_mcp_clients_{os.getpid()}"
+    subprocess.run([psql(), server, "-qc", f"CREATE DATABASE {name}"], check=True, capture_output=True)
+    database = server.rsplit("/", 1)[0] + "/" + name
+    data = os.path.join(work, "serve-data")
+    servers, failures, checks = [], [], 0
+    try:
+        token = llmtool("token", "create", "ci", "--role", "editor", "--db", database).stdout.strip()
+        one, one_url = start_serve(database, data)
+        servers.append(one)
+        other, other_url = start_serve(database, data)
+        servers.append(other)
+        request = urllib.request.Request(f"{other_url}/mcp", data=b"{}", method="POST", headers={"content-type": "application/json"})
+        try:
+            status = urllib.request.urlopen(request, timeout=10).status
+        except urllib.error.HTTPError as error:
+            status = error.code
+        checks += 1
+        if status != 401:
+            failures.append(f"/mcp without a token answered {status}, not 401")
+        for mode in MODES:
+            tool = json.load(open(os.path.join(EXAMPLES, "teach-me-anything.json"), encoding="utf-8"))
+            title = f"Published elsewhere {mode.replace('-', ' ')}"
+            tool["metadata"]["prompt_name"] = title
+            path = os.path.join(work, f"published-{mode}.json")
+            json.dump(tool, open(path, "w", encoding="utf-8"))
+            expected_name = "_".join(title.lower().split())
+            publish = [LLMTOOL, "publish", path, "--registry", one_url]
+            env = {**os.environ, "LLMTOOL_TOKEN": token, "LLMTOOL_DATA_DIR": data}
+            result = subprocess.run([python, "-c", REGISTRY_CLIENT, f"{other_url}/mcp", token, mode, expected_name, json.dumps(publish)], capture_output=True, text=True, timeout=300, env=env)
+            checks += 1
+            label = f"Python SDK on two `llmtool serve` over PostgreSQL, {mode}"
+            if result.returncode != 0:
+                failures.append(f"{label}: the client failed:\n{result.stderr[-3000:]}")
+                continue
+            problems = json.loads(result.stdout.strip().splitlines()[-1])
+            failures += [f"{label}: {p}" for p in problems]
+            log(f"{label}: {'ok' if not problems else f'{len(problems)} problem(s)'}")
+    finally:
+        for process in servers:
+            process.terminate()
+            process.wait(timeout=10)
+        subprocess.run([psql(), server, "-qc", f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"], capture_output=True)
+    return checks, failures
+
+
 def log(message):
     print(f"[mcp-clients] {message}", flush=True)
 
@@ -217,6 +343,9 @@ def main():
                 problems = json.loads(result.stdout.strip().splitlines()[-1])
                 failures += [f"{label}: {p}" for p in problems]
                 log(f"{label}: {'ok' if not problems else f'{len(problems)} problem(s)'}")
+        more_checks, more_failures = registry_on_two_servers(python, work)
+        checks += more_checks
+        failures += more_failures
         # MCP Inspector's CLI, over stdio and over HTTP.
         server_command = ["--", LLMTOOL, "mcp", "--log-level", "warn", folder]
         http_server, url = start_http(folder)
