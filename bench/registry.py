@@ -8,12 +8,13 @@ usage: bench/registry.py [SECONDS=10] [TOOLS=10000]
    Both are loaded by wrk (2 threads, 32 connections, SECONDS each), in two interleaved
    rounds; each side's better round is kept. Throughput and p99 latency, and the ratio.
 2. Publishing: TOOLS tool files from ../shared/bench/gen_corpus.py (seed 7), published one by
-   one over HTTP by one client: publishes per second.
+   one over HTTP by one client: publishes per second, on SQLite and on PostgreSQL (a fresh
+   database on the cluster of scripts/postgres.sh, which starts it if needed).
 3. Search over those TOOLS tools: wrk on `GET /tools?q=WORD` for a few words: p50 and p99.
 
 Needs nginx and wrk (Debian's packages; installed if missing, as root).
 """
-import json, os, re, shutil, subprocess, sys, tempfile, time, urllib.request
+import glob, json, os, re, shutil, subprocess, sys, tempfile, time, urllib.request
 
 SECONDS = sys.argv[1] if len(sys.argv) > 1 else "10"
 TOOLS = int(sys.argv[2]) if len(sys.argv) > 2 else 10000
@@ -42,14 +43,36 @@ def wrk(url):
     return rate, percentile(50), percentile(99)
 
 
-def serve(data, env):
-    server = subprocess.Popen([LLMTOOL, "serve", "--listen", "127.0.0.1:0", "--public-read", "--rate-limit", "0"],
+def serve(data, env, database=None):
+    extra = ["--db", database] if database else []
+    server = subprocess.Popen([LLMTOOL, "serve", "--listen", "127.0.0.1:0", "--public-read", "--rate-limit", "0", *extra],
                               env={**env, "LLMTOOL_DATA_DIR": data}, stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE, text=True)
     for line in server.stderr:
         if line.startswith("llmtool serve: http://"):
             return server, line.split()[2]
     sys.exit("llmtool serve did not start")
+
+
+def publish_all(api, token, corpus, files):
+    """Publishes every file of `corpus` one by one; publishes per second."""
+    start = time.perf_counter()
+    for index, name in enumerate(files):
+        with open(os.path.join(corpus, name), "rb") as source:
+            request = urllib.request.Request(f"{api}/tools?slug=tool-{index}", data=source.read(), method="POST",
+                                             headers={"Authorization": f"Bearer {token}"})
+        urllib.request.urlopen(request).read()
+    return len(files) / (time.perf_counter() - start)
+
+
+def postgres_database():
+    """A fresh database on the test cluster (started if needed): (URL, psql, server URL)."""
+    started = subprocess.run([os.path.join(ROOT, "scripts", "postgres.sh"), "start"], capture_output=True, text=True, check=True)
+    server = started.stdout.strip().split("=", 1)[1]
+    psql = shutil.which("psql") or sorted(glob.glob("/usr/lib/postgresql/*/bin/psql"))[-1]
+    name = f"llmtool_bench_{os.getpid()}"
+    subprocess.run([psql, server, "-qc", f"CREATE DATABASE {name}"], check=True, capture_output=True)
+    return server.rsplit("/", 1)[0] + "/" + name, psql, server, name
 
 
 def main():
@@ -98,18 +121,29 @@ http {{ access_log off; default_type application/json;
         corpus = os.path.join(work, "corpus")
         subprocess.run([sys.executable, CORPUS, corpus, str(TOOLS), "7"], check=True, stdout=subprocess.DEVNULL)
         files = sorted(os.listdir(corpus))
-        start = time.perf_counter()
-        for index, name in enumerate(files):
-            with open(os.path.join(corpus, name), "rb") as source:
-                request = urllib.request.Request(f"{api}/tools?slug=tool-{index}", data=source.read(), method="POST",
-                                                 headers={"Authorization": f"Bearer {token}"})
-            urllib.request.urlopen(request).read()
-        elapsed = time.perf_counter() - start
-        print(f"publishing {len(files)} tools one by one (SQLite): {len(files) / elapsed:.0f} publishes/s")
+        rate = publish_all(api, token, corpus, files)
+        print(f"publishing {len(files)} tools one by one (SQLite): {rate:.0f} publishes/s")
         print(f"search over {len(files) + 8} tools, wrk -t2 -c32 -d{SECONDS}s:")
         for word in ["review", "poem", "translate code"]:
             rate, p50, p99 = wrk(f"{api}/tools?q={word.replace(' ', '%20')}&limit=20")
             print(f"  q={word!r:18} {rate:8.0f} req/s   p50 {p50:7.2f} ms   p99 {p99:7.2f} ms")
+
+        database, psql, cluster, name = postgres_database()
+        pg_data = os.path.join(work, "pg-data")
+        try:
+            pg_token = subprocess.run([LLMTOOL, "token", "create", "bench", "--role", "editor", "--db", database],
+                                      env={**env, "LLMTOOL_DATA_DIR": pg_data}, capture_output=True, text=True, check=True).stdout.strip()
+            pg_server, pg_api = serve(pg_data, env, database)
+            try:
+                rate = publish_all(pg_api, pg_token, corpus, files)
+                print(f"publishing {len(files)} tools one by one (PostgreSQL): {rate:.0f} publishes/s")
+                rate, _, p99 = wrk(f"{pg_api}/tools/{SLUG}")
+                print(f"GET /tools/{{slug}} on PostgreSQL: {rate:.0f} req/s   p99 {p99:.2f} ms")
+            finally:
+                pg_server.kill()
+                pg_server.wait()
+        finally:
+            subprocess.run([psql, cluster, "-qc", f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"], capture_output=True)
     finally:
         for process in [server, nginx]:
             if process is not None:

@@ -59,23 +59,27 @@ impl PostgresStore {
 
     /// Starts the task that turns the database's notifications into announcements.
     async fn listen(&self) -> Result<(), StoreError> {
-        let mut listener = PgListener::connect_with(&self.pool).await?;
-        listener.listen(CHANNEL).await?;
-        let announcer = self.announcer.clone();
+        let mut listener = listen_on(&self.pool).await?;
+        let (pool, announcer) = (self.pool.clone(), self.announcer.clone());
         tokio::spawn(async move {
             loop {
-                match listener.try_recv().await {
-                    Ok(Some(notification)) => {
-                        announcer.announce(Change::Tool(notification.payload().to_owned()));
-                    }
-                    // The connection was lost (the next call connects again and listens
-                    // again): what was said meanwhile is unknown.
-                    Ok(None) => announcer.announce(Change::Unknown),
-                    Err(_) => {
-                        announcer.announce(Change::Unknown);
-                        tokio::time::sleep(Duration::from_secs(1)).await;
+                if let Ok(Some(notification)) = listener.try_recv().await {
+                    announcer.announce(Change::Tool(notification.payload().to_owned()));
+                    continue;
+                }
+                // The connection was lost (`Ok(None)`), or failed.
+                // Listen again before saying that anything may have changed, so that a reader
+                // who acts on it cannot miss a change made while this was away.
+                loop {
+                    match listen_on(&pool).await {
+                        Ok(again) => {
+                            listener = again;
+                            break;
+                        }
+                        Err(_) => tokio::time::sleep(Duration::from_secs(1)).await,
                     }
                 }
+                announcer.announce(Change::Unknown);
             }
         });
         Ok(())
@@ -109,6 +113,14 @@ impl PostgresStore {
         .await?;
         Ok(rows::tool_version(slug, row, tags, labels))
     }
+}
+
+/// A connection listening on the library's channel (one of the pool's, kept for as long as
+/// it listens).
+async fn listen_on(pool: &PgPool) -> Result<PgListener, sqlx::Error> {
+    let mut listener = PgListener::connect_with(pool).await?;
+    listener.listen(CHANNEL).await?;
+    Ok(listener)
 }
 
 /// Queues the notification that `slug` changed, sent to every listening server when the

@@ -10,7 +10,7 @@ use llmtool_local::chat::ChatMessage;
 use llmtool_local::model::count_prompt_tokens;
 use llmtool_local::store::DEFAULT_MODEL;
 use llmtool_providers::backend::Backend;
-use llmtool_providers::resolve::{Providers, Target};
+use llmtool_providers::resolve::{ModelOrigin, Providers, Target};
 use llmtool_providers::run::{RunOptions, RunReport, RunRequest};
 use llmtool_providers::transport::{RetryPolicy, Timeouts, Transport};
 use llmtool_providers::{ApiKind, Params, Redactor};
@@ -82,7 +82,9 @@ pub struct ParamOverrides {
     pub max_tokens: Option<u64>,
 }
 
-/// A model chosen for one run, over the runtime's own choice (each `None` keeps it).
+/// A model chosen for one run by someone the runtime does not answer to (a server's client),
+/// over the runtime's own choice (each `None` keeps it). It is trusted like a tool file's own
+/// `model_version` list: it cannot name a model file unless local paths are allowed.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Choice {
     pub model: Option<String>,
@@ -146,11 +148,16 @@ impl Runtime {
     /// The same, with `choice` over the runtime's own model and provider.
     pub fn target_on(&self, tool: &Tool, choice: &Choice) -> Result<Target, RunError> {
         let inner = &self.inner;
-        let target = inner.providers.resolve(
+        let mut target = inner.providers.resolve(
             choice.model.as_deref().or(inner.model.as_deref()),
             choice.provider.as_deref().or(inner.provider.as_deref()),
             &tool.models(),
         )?;
+        if choice.model.is_some() && target.origin == ModelOrigin::User {
+            // A server's client is trusted no more than a tool file: it may not make the
+            // runtime open a model file (unless paths are allowed).
+            target.origin = ModelOrigin::Tool;
+        }
         Ok(target)
     }
 

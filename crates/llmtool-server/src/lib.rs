@@ -88,13 +88,16 @@ impl ServerState {
     }
 
     /// Keeps this server in step with the library, whoever changes it (on PostgreSQL, other
-    /// servers too): from now on, until the store is gone, a change makes the cached answers
-    /// stale. Fails when the store cannot listen.
+    /// servers too): from now on, a change makes the cached answers stale and the MCP lists
+    /// are read again. Fails when the store cannot listen.
     pub async fn follow_changes(&self) -> Result<(), StoreError> {
         let mut changes = self.store.changes().await?;
         if let Some(mcp) = &self.mcp {
             tokio::spawn(Arc::clone(mcp).follow(Arc::clone(&self.store)));
+            // What changed between the first reading of the lists and listening is unknown.
+            mcp.changed();
         }
+        self.cache.invalidate();
         let (cache, mcp) = (Arc::clone(&self.cache), self.mcp.clone());
         tokio::spawn(async move {
             while let Some(change) = changes.next().await {

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::middleware::Next;
 use axum::response::{IntoResponse as _, Response};
 use llmtool_mcp::transport::HttpOptions;
@@ -15,7 +15,6 @@ use llmtool_mcp::{Library, LibraryOptions, Only, RunLimits, Runner, Server};
 use llmtool_registry::{Role, Store, StoreError};
 use tokio::sync::Notify;
 
-use crate::ServerState;
 use crate::auth::Caller;
 
 /// How long changes are gathered before the lists are read again (a burst of publishes is one
@@ -30,7 +29,7 @@ pub struct McpOptions {
     /// Tool runs at once, and waiting, over MCP.
     pub limits: RunLimits,
     /// `Host` and `Origin` rules and session bounds of the endpoint (its token is the
-    /// library's: see [`access`]).
+    /// library's: see `access`).
     pub http: HttpOptions,
 }
 
@@ -51,7 +50,9 @@ impl Mcp {
     ) -> Result<Arc<Mcp>, StoreError> {
         let library = load(store, options.label.as_deref()).await?;
         let server = Server::with_limits(library, runner, Only::Both, options.limits);
-        let http = HttpOptions { token: None, ..options.http };
+        // The library's tokens admit a client (see `access`), and bodies are bounded as the
+        // API's are.
+        let http = HttpOptions { token: None, max_body_bytes: crate::MAX_BODY, ..options.http };
         Ok(Arc::new(Mcp { server, http, label: options.label, changed: Notify::new() }))
     }
 
@@ -60,7 +61,7 @@ impl Mcp {
         self.changed.notify_one();
     }
 
-    /// Reads the lists again after each change, until the store is gone.
+    /// Reads the lists again after each change, for as long as the server runs.
     pub(crate) async fn follow(self: Arc<Self>, store: Arc<dyn Store>) {
         loop {
             self.changed.notified().await;
@@ -92,12 +93,7 @@ async fn load(store: &dyn Store, label: Option<&str>) -> Result<Library, StoreEr
 
 /// Who may use `/mcp`: anyone with a token of the library's. Public reading does not open it,
 /// since its tools run on the server's models and keys.
-pub(crate) async fn access(
-    State(_state): State<ServerState>,
-    caller: Caller,
-    request: Request,
-    next: Next,
-) -> Response {
+pub(crate) async fn access(caller: Caller, request: Request, next: Next) -> Response {
     match caller.require_token(Role::Viewer) {
         Ok(()) => next.run(request).await,
         Err(problem) => problem.into_response(),

@@ -12,13 +12,20 @@ use llmtool_core::template::{Inputs, ToolTemplate};
 use llmtool_registry::Role;
 use llmtool_runtime::{Choice, ParamOverrides, Subject};
 use serde::{Deserialize, Serialize};
-use tokio::sync::mpsc;
+use tokio::sync::{Notify, mpsc};
 use utoipa::{IntoParams, ToSchema};
 
 use crate::api::VersionParams;
 use crate::auth::Caller;
 use crate::runs::Job;
 use crate::{Problem, ServerState};
+
+/// How many events may wait for a client that reads slowly; past that, it is taken to have
+/// stopped reading and the run is cancelled.
+const EVENTS_AHEAD: usize = 4096;
+
+/// How long the last event waits for room.
+const DONE_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// `POST /tools/{slug}/run`: the values, and the model if not the tool's own.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -91,21 +98,31 @@ pub(crate) async fn run(
         "provider": request.target.endpoint.provider, "model": request.target.model,
     });
     let job = Job { slug, version: version.version, by: caller.name.clone(), request, subject };
-    // The answer's size is bounded by the model's output, so the channel need not be.
-    let (events, received) = mpsc::unbounded_channel::<Event>();
+    let (events, received) = mpsc::channel::<Event>(EVENTS_AHEAD);
     tokio::spawn(async move {
         let _turn = turn;
-        let _ = events.send(json_event("start", &start));
+        let _ = events.send(json_event("start", &start)).await;
         let text_events = events.clone();
+        let stalled = Notify::new();
         let mut on_text = |text: &str| {
-            let _ = text_events.send(json_event("text", &serde_json::json!({ "text": text })));
+            let text = runs.runtime.redact(text);
+            let event = json_event("text", &serde_json::json!({ "text": text }));
+            if text_events.try_send(event).is_err() {
+                stalled.notify_one();
+            }
         };
-        // A client that goes away cancels the run (it is kept as cancelled).
-        let finished = runs.run(&job, true, &mut on_text, events.closed()).await;
+        // A client that goes away, or stops reading, cancels the run (kept as cancelled).
+        let cancelled = async {
+            tokio::select! {
+                () = events.closed() => {}
+                () = stalled.notified() => {}
+            }
+        };
+        let finished = runs.run(&job, true, &mut on_text, cancelled).await;
         let mut done = serde_json::to_value(&finished.record).unwrap_or_default();
         done["slug"] = job.slug.clone().into();
         done["version"] = job.version.into();
-        let _ = events.send(json_event("done", &done));
+        let _ = tokio::time::timeout(DONE_WAIT, events.send(json_event("done", &done))).await;
     });
     let stream = futures_util::stream::unfold(received, |mut received| async move {
         received.recv().await.map(|event| (Ok(event), received))
@@ -123,8 +140,27 @@ fn json_event(name: &str, data: &serde_json::Value) -> Event {
 pub(crate) struct UsageParams {
     /// `tool` (the default), `model` or `day`.
     by: Option<String>,
-    /// Only runs started at or after this time (RFC 3339, or a date).
+    /// Only runs started at or after this time (RFC 3339 with an offset, or a date: its
+    /// midnight in UTC).
     since: Option<String>,
+}
+
+/// `since` as the run log writes times (UTC), so that text order is time order.
+fn since_text(since: &str) -> Result<String, Problem> {
+    let time = match since.parse::<jiff::Timestamp>() {
+        Ok(time) => time,
+        Err(_) => since
+            .parse::<jiff::civil::Date>()
+            .ok()
+            .and_then(|date| date.to_zoned(jiff::tz::TimeZone::UTC).ok())
+            .map(|zoned| zoned.timestamp())
+            .ok_or_else(|| {
+                Problem::bad_request(format!(
+                    "`since={since}`: give a date (2026-11-01) or a time with its offset (2026-11-01T09:00:00Z)"
+                ))
+            })?,
+    };
+    Ok(llmtool_log::time_text(time))
 }
 
 /// The runs of one tool, model or day, and what they used and cost.
@@ -134,9 +170,10 @@ pub(crate) struct UsageRow {
     runs: u64,
     input_tokens: u64,
     output_tokens: u64,
-    /// US dollars, over the priced runs.
+    /// US dollars, over the runs whose cost is known.
     cost_usd: f64,
-    /// Runs on a model with no price, left out of `cost_usd`.
+    /// Runs whose cost is not known, left out of `cost_usd`: on a model with no price, or
+    /// with no usage reported (a failed or cancelled run).
     unpriced_runs: u64,
 }
 
@@ -156,7 +193,8 @@ pub(crate) async fn usage(
         "day" => llmtool_log::Grouping::Day,
         other => return Err(Problem::bad_request(format!("`by={other}`: use tool, model or day"))),
     };
-    let totals = state.store.usage(by, params.since.as_deref()).await?;
+    let since = params.since.as_deref().map(since_text).transpose()?;
+    let totals = state.store.usage(by, since.as_deref()).await?;
     Ok(Json(
         totals
             .into_iter()

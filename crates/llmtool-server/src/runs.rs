@@ -52,13 +52,13 @@ impl Runs {
         if let Ok(permit) = Arc::clone(&self.turns).try_acquire_owned() {
             return Some(permit);
         }
-        if self.waiting.fetch_add(1, Ordering::SeqCst) >= self.limits.queued {
-            self.waiting.fetch_sub(1, Ordering::SeqCst);
+        let ahead = self.waiting.fetch_add(1, Ordering::SeqCst);
+        // Uncounted however the wait ends, the request dropped while waiting included.
+        let _waiting = Waiting(&self.waiting);
+        if ahead >= self.limits.queued {
             return None;
         }
-        let permit = Arc::clone(&self.turns).acquire_owned().await.ok();
-        self.waiting.fetch_sub(1, Ordering::SeqCst);
-        permit
+        Arc::clone(&self.turns).acquire_owned().await.ok()
     }
 
     /// Runs `job`, giving text to `on_text` as it arrives (when `stream`), until it ends or
@@ -92,6 +92,15 @@ impl Runs {
     }
 }
 
+/// Counts a waiter for as long as it waits.
+struct Waiting<'a>(&'a AtomicUsize);
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
 /// Runs MCP's tool calls through [`Runs`], so that they are kept like the API's.
 pub(crate) struct LibraryRunner(pub(crate) Arc<Runs>);
 
@@ -102,7 +111,9 @@ impl Runner for LibraryRunner {
 
     fn answer(&self, tool: Tool, prompt: String, subject: Subject) -> AnswerFuture {
         let runs = Arc::clone(&self.0);
-        Box::pin(async move {
+        // The run is a task of its own, so that it is kept even if the call is dropped (its
+        // session closed) before it ends.
+        let run = tokio::spawn(async move {
             let request = runs.runtime.request(&tool, prompt, ParamOverrides::default())?;
             // MCP names each tool `registry:SLUG@VERSION` (see `mcp::load`).
             let (slug, version) = subject
@@ -114,7 +125,7 @@ impl Runner for LibraryRunner {
                 .unwrap_or_default();
             let job = Job { slug, version, by: None, request, subject };
             let finished = runs.run(&job, false, &mut |_| {}, std::future::pending()).await;
-            // Nothing cancels a call here, so there is always a report.
+            // Nothing cancels this run, so it always has a report.
             let report = finished.report.unwrap_or_else(|| {
                 Err(RunError::from(Rejected {
                     reason: "cancelled".into(),
@@ -123,6 +134,15 @@ impl Runner for LibraryRunner {
                 }))
             });
             Ok(Rejected::check(&report?)?.to_owned())
+        });
+        Box::pin(async move {
+            run.await.unwrap_or_else(|error| {
+                Err(RunError::from(Rejected {
+                    reason: format!("the run stopped: {error}"),
+                    repairs: 0,
+                    raw: String::new(),
+                }))
+            })
         })
     }
 

@@ -94,19 +94,19 @@ async fn runs_stream_and_are_kept_with_their_cost() {
     let streamed = run(json!({"topic": "tides"}), Some(&viewer)).await.unwrap();
     assert_eq!(streamed.status(), 200);
     assert_eq!(streamed.headers()["content-type"], "text/event-stream");
-    let events = events(&streamed.text().await.unwrap());
-    assert_eq!(events[0].0, "start");
+    let streamed = events(&streamed.text().await.unwrap());
+    assert_eq!(streamed[0].0, "start");
     assert_eq!(
-        (events[0].1["model"].as_str(), events[0].1["version"].as_u64()),
+        (streamed[0].1["model"].as_str(), streamed[0].1["version"].as_u64()),
         (Some("m"), Some(1))
     );
-    let text: String = events
+    let text: String = streamed
         .iter()
         .filter(|(name, _)| name == "text")
         .map(|(_, data)| data["text"].as_str().unwrap())
         .collect();
     assert_eq!(text, "Tides turn.");
-    let (name, done) = events.last().unwrap();
+    let (name, done) = streamed.last().unwrap();
     assert_eq!(name, "done");
     assert_eq!(
         (done["outcome"].as_str(), done["answer"].as_str()),
@@ -123,6 +123,19 @@ async fn runs_stream_and_are_kept_with_their_cost() {
     let sent = &mock.requests()[0].body;
     assert_eq!(sent["messages"][0]["content"], "Write about tides.");
 
+    // A client may choose the model, but no more than a tool file may it name a model file.
+    let chosen = client
+        .post(format!("{base}/tools/poet/run"))
+        .bearer_auth(&viewer)
+        .json(&json!({"values": {"topic": "tides"}, "model": "local/etc/model.gguf"}))
+        .send()
+        .await
+        .unwrap();
+    let chosen = events(&chosen.text().await.unwrap());
+    let (_, done) = chosen.last().unwrap();
+    assert_eq!(done["outcome"], "failed", "{done}");
+    assert!(done["error"].as_str().unwrap().contains("model file"), "{done}");
+
     // One run at a time and none waiting: a second run while one stalls is refused.
     let stalled = run(json!({"topic": "sand"}), Some(&viewer)).await.unwrap();
     assert_eq!(stalled.status(), 200);
@@ -137,7 +150,7 @@ async fn runs_stream_and_are_kept_with_their_cost() {
         response.await.unwrap().json().await.unwrap()
     };
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while usage("").await[0]["runs"] != 2 {
+    while usage("").await[0]["runs"] != 3 {
         assert!(std::time::Instant::now() < deadline, "the cancelled run is not kept");
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
@@ -147,5 +160,10 @@ async fn runs_stream_and_are_kept_with_their_cost() {
     assert_eq!(usage("?by=model").await[0]["key"], "mock/m");
     let bad = client.get(format!("{base}/usage?by=week")).bearer_auth(&viewer).send().await;
     assert_eq!(bad.unwrap().status(), 400);
+    let bad = client.get(format!("{base}/usage?since=yesterday")).bearer_auth(&viewer).send();
+    assert_eq!(bad.await.unwrap().status(), 400);
+    // A time with an offset is compared in UTC: 2026-11-23T01:00+02:00 is the 22nd at 23:00.
+    assert_eq!(usage("?since=2999-01-01").await, json!([]));
+    assert_eq!(usage("?since=2000-01-01T01:00:00%2B02:00").await[0]["runs"], 3);
     assert_eq!(client.get(format!("{base}/usage")).send().await.unwrap().status(), 401);
 }

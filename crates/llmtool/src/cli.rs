@@ -596,6 +596,13 @@ pub(crate) struct ServeArgs {
     /// Tool runs that may wait; past that, a run is refused as busy.
     #[arg(long, default_value_t = 64, value_name = "N")]
     pub(crate) max_queued_runs: usize,
+    /// Accept this `Host` at `/mcp` too (`name` or `name:port`; repeat for more): the name
+    /// clients or a load balancer use.
+    #[arg(long, value_name = "HOST")]
+    pub(crate) allowed_host: Vec<String>,
+    /// Accept `/mcp` requests from this browser origin too (`https://app.example.org`; repeat).
+    #[arg(long, value_name = "ORIGIN")]
+    pub(crate) allowed_origin: Vec<String>,
     #[command(flatten)]
     pub(crate) target: ModelArgs,
 }

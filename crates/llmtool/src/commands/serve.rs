@@ -50,7 +50,12 @@ pub(crate) fn serve(args: &ServeArgs) -> anyhow::Result<Outcome> {
         )
         .with_runtime(tool_runtime(args)?, limits);
         let runner = state.library_runner().context("the server has no runtime")?;
-        let mcp = McpOptions { label: args.mcp_label.clone(), limits, http: HttpOptions::default() };
+        let http = HttpOptions {
+            allowed_hosts: args.allowed_host.clone(),
+            allowed_origins: args.allowed_origin.clone(),
+            ..HttpOptions::default()
+        };
+        let mcp = McpOptions { label: args.mcp_label.clone(), limits, http };
         let state = state.with_mcp(runner, mcp).await?;
         state.follow_changes().await?;
         let listener = tokio::net::TcpListener::bind(args.listen)
