@@ -1,0 +1,162 @@
+// What every page of the studio shares: calls to the library's API (with the session's CSRF
+// token on writes), the signed-in caller, a DOM builder that never parses HTML, and the
+// page header.
+
+/** An API call that failed: the problem document (RFC 9457) the server answered. */
+export class ApiError extends Error {
+  constructor(problem) {
+    super(problem.detail || problem.title || "request failed");
+    this.problem = problem;
+    this.status = problem.status;
+  }
+}
+
+let sessionPromise = null;
+
+/** The signed-in caller, `{name, role, csrf}`, or null. */
+export function session() {
+  if (!sessionPromise) {
+    sessionPromise = fetch("/api/v1/session", { credentials: "same-origin" })
+      .then((response) => (response.ok ? response.json() : null))
+      .catch(() => null);
+  }
+  return sessionPromise;
+}
+
+/** Forgets the cached caller (after signing in or out). */
+export function resetSession() {
+  sessionPromise = null;
+}
+
+/** Whether the caller's role is at least `role`. */
+export function canAct(caller, role) {
+  const ranks = { viewer: 1, editor: 2, admin: 3 };
+  return Boolean(caller) && ranks[caller.role] >= ranks[role];
+}
+
+/**
+ * Calls `/api/v1${path}`. `json` is sent as JSON, `text` as a tool file. Resolves to the
+ * parsed JSON answer (or null for 204); rejects with an ApiError.
+ */
+export async function api(path, { method = "GET", json, text, signal } = {}) {
+  const headers = {};
+  let body;
+  if (json !== undefined) {
+    headers["content-type"] = "application/json";
+    body = JSON.stringify(json);
+  } else if (text !== undefined) {
+    headers["content-type"] = "application/json";
+    body = text;
+  }
+  if (method !== "GET" && method !== "HEAD") {
+    const caller = await session();
+    if (caller) headers["x-csrf-token"] = caller.csrf;
+  }
+  const response = await fetch(`/api/v1${path}`, { method, headers, body, signal, credentials: "same-origin" });
+  if (response.status === 204) return null;
+  const answer = await response.json().catch(() => ({ title: response.statusText, status: response.status }));
+  if (!response.ok) throw new ApiError(answer);
+  return answer;
+}
+
+/**
+ * Runs a tool and hands each Server-Sent Event to `onEvent(name, data)`; resolves when the
+ * stream ends. Rejects with an ApiError when the run is refused before it starts.
+ */
+export async function runTool(slug, body, onEvent, { signal, version } = {}) {
+  const caller = await session();
+  const query = version ? `?version=${encodeURIComponent(version)}` : "";
+  const response = await fetch(`/api/v1/tools/${encodeURIComponent(slug)}/run${query}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...(caller ? { "x-csrf-token": caller.csrf } : {}) },
+    body: JSON.stringify(body),
+    signal,
+    credentials: "same-origin",
+  });
+  if (!response.ok) {
+    throw new ApiError(await response.json().catch(() => ({ status: response.status, title: response.statusText })));
+  }
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let buffered = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffered += decoder.decode(value, { stream: true });
+    let end;
+    while ((end = buffered.indexOf("\n\n")) >= 0) {
+      const block = buffered.slice(0, end);
+      buffered = buffered.slice(end + 2);
+      let name = "message";
+      const data = [];
+      for (const line of block.split("\n")) {
+        if (line.startsWith("event:")) name = line.slice(6).trim();
+        else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
+      }
+      if (data.length) onEvent(name, JSON.parse(data.join("\n")));
+    }
+  }
+}
+
+/**
+ * Builds an element: `el("a", {href: "/", class: "x", onclick: f}, "text", child)`. Text is
+ * always set as text, never parsed as HTML.
+ */
+export function el(tag, attributes = {}, ...children) {
+  const element = document.createElement(tag);
+  for (const [key, value] of Object.entries(attributes)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key.startsWith("on") && typeof value === "function") element.addEventListener(key.slice(2), value);
+    else if (value === true) element.setAttribute(key, "");
+    else element.setAttribute(key, String(value));
+  }
+  for (const child of children.flat()) {
+    if (child === undefined || child === null || child === false) continue;
+    element.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return element;
+}
+
+/** Fills the page's `<header>`: the studio's name, its pages, and who is signed in. */
+export async function header() {
+  const bar = document.querySelector("header");
+  const caller = await session();
+  const signOut = async () => {
+    await api("/session", { method: "DELETE" }).catch(() => {});
+    resetSession();
+    location.href = "/";
+  };
+  bar.replaceChildren(
+    el("a", { href: "/", class: "brand" }, "llmtool studio"),
+    el(
+      "nav",
+      { "aria-label": "Main" },
+      el("a", { href: "/" }, "Gallery"),
+      canAct(caller, "editor") ? el("a", { href: "/new" }, "New tool") : null,
+    ),
+    caller
+      ? el("span", { class: "who" }, `${caller.name} (${caller.role}) `, el("button", { type: "button", onclick: signOut }, "Sign out"))
+      : el("a", { href: `/signin?next=${encodeURIComponent(location.pathname)}`, class: "who" }, "Sign in"),
+  );
+  return caller;
+}
+
+/** Shows `message` in the page's status line (read out by screen readers). */
+export function say(message, kind = "info") {
+  const status = document.getElementById("status");
+  if (!status) return;
+  status.textContent = message;
+  status.dataset.kind = kind;
+}
+
+/** The tool's slug in a studio URL (`/t/SLUG`, `/t/SLUG/edit`). */
+export function slugOfPage() {
+  const match = location.pathname.match(/^\/t\/([a-z0-9-]+)/);
+  return match ? match[1] : null;
+}
+
+/** US dollars, with enough digits for a fraction of a cent. */
+export function dollars(amount) {
+  if (amount === null || amount === undefined) return "unpriced";
+  return amount < 0.01 ? `$${amount.toFixed(6)}` : `$${amount.toFixed(4)}`;
+}

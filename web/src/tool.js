@@ -1,0 +1,260 @@
+// A tool's page (`/t/SLUG`): what it is, a form made from its variables, the prompt rendered
+// live, a Run button that streams the answer on a chosen model, a side-by-side comparison of
+// two or three models, and the runs kept with their cost.
+
+import { ApiError, api, canAct, dollars, el, header, runTool, say, slugOfPage } from "./common.js";
+
+const slug = slugOfPage();
+const params = new URLSearchParams(location.search);
+const main = document.getElementById("main");
+let version = null;
+let fields = [];
+let models = [];
+
+/** The form's values, as `render --vars` takes them. */
+function values() {
+  const collected = {};
+  for (const field of fields) {
+    const value = field.read();
+    if (value !== undefined) collected[field.name] = value;
+  }
+  return collected;
+}
+
+/** One form control for a variable, and how to read it. */
+function field(variable, onChange) {
+  const id = `var-${variable.name}`;
+  const allowed = variable.allowed_values || [];
+  const required = variable.default === undefined || variable.default === null;
+  const label = el("label", { for: id }, variable.name, required ? el("span", { class: "required" }, " (required)") : null);
+  const help = variable.description ? el("p", { class: "help", id: `${id}-help` }, variable.description) : null;
+  const described = help ? `${id}-help` : undefined;
+  const type = variable.type;
+  if (type === "multi-select" && allowed.length) {
+    const chosen = new Set([].concat(variable.default ?? []));
+    const boxes = allowed.map((value, index) =>
+      el(
+        "label",
+        { class: "choice" },
+        el("input", { type: "checkbox", value, id: index === 0 ? id : undefined, checked: chosen.has(value), onchange: onChange }),
+        ` ${value}`,
+      ),
+    );
+    const group = el("fieldset", { class: "field", "aria-describedby": described }, el("legend", {}, variable.name), help, ...boxes);
+    return {
+      name: variable.name,
+      element: group,
+      read: () => {
+        const picked = boxes.map((box) => box.querySelector("input")).filter((input) => input.checked).map((input) => input.value);
+        return picked.length ? picked : undefined;
+      },
+    };
+  }
+  if (type === "multi-select") {
+    // No allowed values: a tag picker (type a value, Enter adds it).
+    const chips = el("ul", { class: "chips", "aria-label": `${variable.name}: chosen` });
+    const picked = [].concat(variable.default ?? []);
+    const redraw = () => {
+      chips.replaceChildren(
+        ...picked.map((value, index) =>
+          el("li", {}, value, " ", el("button", { type: "button", "aria-label": `Remove ${value}`, onclick: () => { picked.splice(index, 1); redraw(); onChange(); } }, "×")),
+        ),
+      );
+    };
+    const input = el("input", {
+      id,
+      type: "text",
+      "aria-describedby": described,
+      onkeydown: (event) => {
+        if (event.key === "Enter" && input.value.trim()) {
+          event.preventDefault();
+          picked.push(input.value.trim());
+          input.value = "";
+          redraw();
+          onChange();
+        }
+      },
+    });
+    redraw();
+    return { name: variable.name, element: el("div", { class: "field" }, label, help, chips, input), read: () => (picked.length ? [...picked] : undefined) };
+  }
+  if (type === "single-select" && allowed.length) {
+    const select = el(
+      "select",
+      { id, onchange: onChange, "aria-describedby": described, required },
+      required ? el("option", { value: "" }, "Choose…") : null,
+      allowed.map((value) => el("option", { value, selected: value === variable.default }, value)),
+    );
+    return { name: variable.name, element: el("div", { class: "field" }, label, help, select), read: () => select.value || undefined };
+  }
+  const area = el("textarea", { id, rows: 3, oninput: onChange, "aria-describedby": described, required, placeholder: variable.default ?? "" });
+  if (variable.default !== undefined && variable.default !== null) area.value = String(variable.default);
+  return { name: variable.name, element: el("div", { class: "field" }, label, help, area), read: () => (area.value === "" ? undefined : area.value) };
+}
+
+let rendering = null;
+async function renderPrompt() {
+  const target = document.getElementById("rendered");
+  const ask = (rendering = {});
+  try {
+    const rendered = await api(`/tools/${slug}/render?version=${version}`, { method: "POST", json: values() });
+    if (ask !== rendering) return;
+    target.textContent = rendered.prompt;
+    target.classList.remove("problem");
+  } catch (error) {
+    if (ask !== rendering) return;
+    target.textContent = error.message;
+    target.classList.add("problem");
+  }
+}
+
+function modelPicker(id, label) {
+  return el(
+    "div",
+    { class: "field" },
+    el("label", { for: id }, label),
+    el(
+      "select",
+      { id },
+      el("option", { value: "" }, "The tool's own choice"),
+      models.map((model) =>
+        el("option", { value: model.id, disabled: !model.ready }, `${model.id}${model.price ? ` (${dollars(model.price.input_per_million)}/M in)` : ""}${model.ready ? "" : " (not set up)"}`),
+      ),
+    ),
+  );
+}
+
+/** Runs the tool on `model` into `into`, showing the answer as it streams and then its facts. */
+async function runInto(into, model, signal) {
+  const answer = el("pre", { class: "answer", "aria-live": "polite" });
+  const facts = el("p", { class: "facts" }, "Running…");
+  into.replaceChildren(answer, facts);
+  const started = performance.now();
+  try {
+    await runTool(slug, { values: values(), model: model || undefined }, (name, data) => {
+      if (name === "start") facts.textContent = `Running on ${data.provider}/${data.model}…`;
+      if (name === "text") answer.textContent += data.text;
+      if (name === "done") {
+        if (data.answer !== null && data.answer !== undefined) answer.textContent = data.answer;
+        const tokens = `${data.input_tokens ?? "?"} in, ${data.output_tokens ?? "?"} out`;
+        const latency = data.latency_ms ?? Math.round(performance.now() - started);
+        facts.replaceChildren(
+          el("span", { class: `outcome ${data.outcome}` }, data.outcome),
+          ` · ${data.provider}/${data.model} · ${tokens} tokens · ${dollars(data.cost_usd)} · ${latency} ms`,
+          data.error ? el("span", { class: "problem" }, ` · ${data.error}`) : null,
+        );
+      }
+    }, { signal, version });
+  } catch (error) {
+    facts.textContent = error instanceof ApiError ? error.message : `The run stopped: ${error.message}`;
+    facts.classList.add("problem");
+  }
+}
+
+async function showRuns() {
+  const table = document.getElementById("runs");
+  let runs = [];
+  try {
+    runs = await api(`/tools/${slug}/runs?limit=20`);
+  } catch {
+    table.replaceChildren(el("caption", {}, "Sign in to see the runs."));
+    return;
+  }
+  table.replaceChildren(
+    el("caption", {}, "Recent runs"),
+    el("thead", {}, el("tr", {}, ["When", "Version", "Model", "Outcome", "Tokens", "Cost", "Latency", "By"].map((h) => el("th", { scope: "col" }, h)))),
+    el(
+      "tbody",
+      {},
+      runs.map((run) =>
+        el(
+          "tr",
+          {},
+          el("td", {}, run.started_at.replace("T", " ").slice(0, 19)),
+          el("td", {}, run.version),
+          el("td", {}, `${run.provider}/${run.model}`),
+          el("td", {}, run.outcome),
+          el("td", {}, `${run.input_tokens ?? "?"} / ${run.output_tokens ?? "?"}`),
+          el("td", {}, dollars(run.cost_usd)),
+          el("td", {}, run.latency_ms === null ? "" : `${run.latency_ms} ms`),
+          el("td", {}, run.run_by ?? ""),
+        ),
+      ),
+    ),
+  );
+}
+
+async function main_() {
+  const caller = await header();
+  let tool;
+  try {
+    const selector = params.get("version") ? `/versions/${params.get("version")}` : params.get("label") ? `?label=${encodeURIComponent(params.get("label"))}` : "";
+    tool = await api(`/tools/${slug}${selector}`);
+  } catch (error) {
+    main.replaceChildren(el("h1", {}, slug), el("p", { class: "problem" }, error.message));
+    return;
+  }
+  version = tool.version;
+  const meta = tool.tool.metadata || {};
+  document.title = `${meta.prompt_name || slug} · llmtool studio`;
+  models = await api("/models").catch(() => []);
+  fields = (meta.variables || []).map((variable) => field(variable, renderPrompt));
+  const stop = { controller: null };
+  const runButton = el("button", { type: "submit", disabled: !caller }, "Run");
+  const output = el("div", { id: "output" });
+  const form = el(
+    "form",
+    {
+      id: "run-form",
+      onsubmit: async (event) => {
+        event.preventDefault();
+        stop.controller = new AbortController();
+        runButton.disabled = true;
+        await runInto(output, document.getElementById("model").value, stop.controller.signal);
+        runButton.disabled = false;
+        showRuns();
+      },
+    },
+    fields.map((f) => f.element),
+    modelPicker("model", "Model"),
+    runButton,
+    caller ? null : el("p", { class: "help" }, el("a", { href: `/signin?next=${encodeURIComponent(location.pathname)}` }, "Sign in"), " to run tools."),
+  );
+  const compareOutputs = [0, 1, 2].map(() => el("div", { class: "compare-column" }));
+  const compare = el(
+    "form",
+    {
+      id: "compare-form",
+      onsubmit: async (event) => {
+        event.preventDefault();
+        const picked = [0, 1, 2].map((i) => document.getElementById(`compare-${i}`).value);
+        const runs = picked.map((model, i) => (i < 2 || model ? runInto(compareOutputs[i], model) : Promise.resolve(compareOutputs[i].replaceChildren())));
+        await Promise.all(runs);
+        showRuns();
+      },
+    },
+    el("div", { class: "compare-pickers" }, [0, 1, 2].map((i) => modelPicker(`compare-${i}`, i < 2 ? `Model ${i + 1}` : "Model 3 (optional)"))),
+    el("button", { type: "submit", disabled: !caller }, "Compare"),
+    el("div", { class: "compare-results" }, compareOutputs),
+  );
+  main.replaceChildren(
+    el(
+      "div",
+      { class: "tool-head" },
+      el("h1", {}, meta.prompt_name || slug),
+      el("p", { class: "facts" }, `${slug} v${tool.version}`, tool.labels.length ? ` · labels: ${tool.labels.join(", ")}` : "", tool.tags.length ? ` · tags: ${tool.tags.join(", ")}` : ""),
+      meta.description ? el("p", {}, meta.description) : null,
+      meta.usage_notes ? el("p", { class: "help" }, meta.usage_notes) : null,
+      meta.creator?.name ? el("p", { class: "facts" }, `by ${meta.creator.name}`) : null,
+      el("p", {}, canAct(caller, "editor") ? el("a", { href: `/t/${slug}/edit` }, "Edit") : null, " ", el("a", { href: `/t/${slug}/edit#history` }, "History")),
+    ),
+    el("section", { "aria-labelledby": "run-heading" }, el("h2", { id: "run-heading" }, "Run"), form, el("h3", {}, "The prompt"), el("pre", { id: "rendered", class: "prompt" }), el("h3", {}, "The answer"), output),
+    el("section", { "aria-labelledby": "compare-heading" }, el("h2", { id: "compare-heading" }, "Compare models"), compare),
+    el("section", { "aria-labelledby": "runs-heading" }, el("h2", { id: "runs-heading" }, "Runs"), el("table", { id: "runs" })),
+  );
+  say("");
+  renderPrompt();
+  showRuns();
+}
+
+main_();
