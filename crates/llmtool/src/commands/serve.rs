@@ -1,5 +1,6 @@
 //! `llmtool serve` (the tool library over HTTP) and `llmtool token` (its API tokens).
 
+use std::io::Write as _;
 use std::sync::Arc;
 
 use anyhow::Context as _;
@@ -62,8 +63,11 @@ pub(crate) fn serve(args: &ServeArgs) -> anyhow::Result<Outcome> {
             .await
             .with_context(|| format!("cannot listen on {}", args.listen))?;
         let address = listener.local_addr()?;
-        eprintln!("llmtool serve: http://{address}/api/v1 (library: {shown})");
-        eprintln!("llmtool serve: MCP at http://{address}/mcp (a token of the library's)");
+        // A server goes on serving when nobody reads its standard error any more.
+        let _ = writeln!(
+            std::io::stderr(),
+            "llmtool serve: http://{address}/api/v1 (library: {shown})\nllmtool serve: MCP at http://{address}/mcp (a token of the library's)"
+        );
         let shutdown = async {
             let _ = tokio::signal::ctrl_c().await;
         };
