@@ -1,9 +1,9 @@
 //! One run as the log keeps it.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// How a run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Outcome {
     /// The answer met the tool's expected output.
@@ -38,7 +38,7 @@ impl Outcome {
 
 /// A run: when, what tool with which values, which model, the tokens by class, the cost, the
 /// latency, and how it ended with which answer.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Record {
     /// Given by the log when the record is written.
     pub id: Option<i64>,

@@ -13,11 +13,14 @@ mod sqlite;
 mod store;
 
 pub use changes::{Change, Changes};
-pub use model::{Page, Published, Query, Role, Selector, Summary, TokenInfo, ToolVersion};
+pub use model::{
+    KeptRun, Page, Published, Query, Role, Selector, SessionInfo, Summary, TagCount, TokenInfo,
+    ToolVersion,
+};
 pub use postgres::PostgresStore;
 pub use publication::{Publication, Rejection, content_hash, is_slug, slug_of};
 pub use sqlite::SqliteStore;
-pub use store::{Store, StoreError};
+pub use store::{MAX_SESSIONS_PER_TOKEN, Store, StoreError};
 
 /// Opens the library `database` names: a `postgres://` (or `postgresql://`) URL, or a SQLite
 /// file (a path, or `sqlite://PATH`).

@@ -52,6 +52,10 @@ pub struct Summary {
     /// The expected output's type (`text`, `limited`, `code`...), when the tool says.
     pub output_type: Option<String>,
     pub models: Vec<String>,
+    /// The creator's name, when the tool says.
+    pub creator: Option<String>,
+    /// Whether the tool has an avatar (`GET /tools/{slug}/avatar` serves it).
+    pub has_avatar: bool,
 }
 
 /// A search: words (full text over name, description, usage notes and prompt) and filters,
@@ -112,4 +116,31 @@ pub struct TokenInfo {
     pub role: Role,
     pub created_at: String,
     pub revoked: bool,
+}
+
+/// A signed-in session of the web studio: the token it stands for, and the CSRF token its
+/// pages send back with every write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionInfo {
+    pub name: String,
+    pub role: Role,
+    pub csrf: String,
+}
+
+/// A tag, and how many tools (not deleted) carry it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+pub struct TagCount {
+    pub tag: String,
+    pub tools: u64,
+}
+
+/// A run made through the server, as kept: the version it ran, the token that ran it, and the
+/// run as the run log records it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct KeptRun {
+    pub slug: String,
+    pub version: u32,
+    pub run_by: Option<String>,
+    #[serde(flatten)]
+    pub record: llmtool_log::Record,
 }

@@ -15,10 +15,19 @@ pub(crate) const VERSION_COLUMNS: &str =
 /// A token's columns: name, role, created at, revoked at.
 pub(crate) type TokenRow = (String, String, String, Option<String>);
 
-/// A search result's columns: slug, latest version, name, description, output type, and the
-/// tags joined by spaces; the models are read by each backend its own way.
-pub(crate) type SummaryRow =
-    (String, i64, Option<String>, Option<String>, Option<String>, Option<String>);
+/// A search result's columns: slug, latest version, name, description, output type, the tags
+/// joined by spaces, the creator's name and whether there is an avatar; the models are read
+/// by each backend its own way.
+pub(crate) type SummaryRow = (
+    String,
+    i64,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    bool,
+);
 
 pub(crate) fn tool_version(
     slug: &str,
@@ -51,7 +60,7 @@ pub(crate) fn token_info(row: TokenRow) -> TokenInfo {
 }
 
 pub(crate) fn summary(row: SummaryRow, models: Vec<String>) -> Summary {
-    let (slug, latest, name, description, output_type, tags) = row;
+    let (slug, latest, name, description, output_type, tags, creator, has_avatar) = row;
     Summary {
         slug,
         version: u32::try_from(latest).unwrap_or(0),
@@ -60,6 +69,8 @@ pub(crate) fn summary(row: SummaryRow, models: Vec<String>) -> Summary {
         tags: tags.map(|t| t.split(' ').map(str::to_owned).collect()).unwrap_or_default(),
         output_type,
         models,
+        creator,
+        has_avatar,
     }
 }
 
@@ -108,4 +119,18 @@ pub(crate) fn total(row: TotalRow) -> Total {
 /// A token count as the database keeps it.
 pub(crate) fn tokens(count: Option<u64>) -> Option<i64> {
     count.and_then(|n| i64::try_from(n).ok())
+}
+
+/// A kept run's columns: id, slug, version, run by, and the record as JSON text.
+pub(crate) type RunRow = (i64, String, i64, Option<String>, String);
+
+pub(crate) fn kept_run(row: RunRow) -> Option<crate::KeptRun> {
+    let (id, slug, version, run_by, record) = row;
+    let mut record: llmtool_log::Record = serde_json::from_str(&record).ok()?;
+    record.id = Some(id);
+    Some(crate::KeptRun { slug, version: u32::try_from(version).unwrap_or(0), run_by, record })
+}
+
+pub(crate) fn tag_count((tag, tools): (String, i64)) -> crate::TagCount {
+    crate::TagCount { tag, tools: u64::try_from(tools).unwrap_or(0) }
 }

@@ -12,10 +12,14 @@ use sqlx::sqlite::{
 };
 
 use crate::changes::{Announcer, Change, Changes};
-use crate::model::{Page, Published, Query, Role, Selector, TokenInfo, ToolVersion};
+use crate::model::{
+    KeptRun, Page, Published, Query, Role, Selector, SessionInfo, TagCount, TokenInfo, ToolVersion,
+};
 use crate::publication::Publication;
 use crate::rows::{self, TokenRow, VERSION_COLUMNS, VersionRow};
-use crate::store::{Store, StoreError, check_name, check_slug, now, shown};
+use crate::store::{
+    MAX_SESSIONS_PER_TOKEN, Store, StoreError, check_name, check_slug, expiry, now, shown,
+};
 
 /// How long a writer waits for another before it gives up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -310,10 +314,13 @@ impl Store for SqliteStore {
             None => None,
         };
         let limit = query.limit.clamp(1, 200);
-        let results: Vec<(String, i64, Option<String>, Option<String>, Option<String>, Option<String>, String)> =
+        let results: Vec<(String, i64, Option<String>, Option<String>, Option<String>, Option<String>, Option<String>, bool, String)> =
             sqlx::query_as(
             "SELECT t.slug, t.latest, v.name, v.description, v.output_type,
                 (SELECT group_concat(tag, ' ') FROM (SELECT tag FROM tags WHERE tool_id = t.id ORDER BY tag)),
+                CASE json_type(v.body, '$.metadata.creator') WHEN 'text' THEN json_extract(v.body, '$.metadata.creator')
+                    ELSE json_extract(v.body, '$.metadata.creator.name') END,
+                json_type(v.body, '$.metadata.avatar') IS NOT NULL,
                 v.models
              FROM tools t JOIN versions v ON v.tool_id = t.id AND v.number = t.latest
              WHERE t.deleted_at IS NULL
@@ -336,9 +343,9 @@ impl Store for SqliteStore {
         .await?;
         let found = results
             .into_iter()
-            .map(|(slug, latest, name, description, output, tags, models)| {
+            .map(|(slug, latest, name, description, output, tags, creator, avatar, models)| {
                 rows::summary(
-                    (slug, latest, name, description, output, tags),
+                    (slug, latest, name, description, output, tags, creator, avatar),
                     serde_json::from_str(&models).unwrap_or_default(),
                 )
             })
@@ -450,6 +457,87 @@ impl Store for SqliteStore {
         let totals: Vec<rows::TotalRow> =
             sqlx::query_as(&rows::usage_sql(by, "?1")).bind(since).fetch_all(&self.pool).await?;
         Ok(totals.into_iter().map(rows::total).collect())
+    }
+
+    async fn create_session(
+        &self,
+        id_hash: &str,
+        token_name: &str,
+        csrf: &str,
+        lifetime: std::time::Duration,
+    ) -> Result<(), StoreError> {
+        let now = now();
+        let mut tx = self.pool.begin().await?;
+        sqlx::query("DELETE FROM sessions WHERE expires_at <= ?1")
+            .bind(&now)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query(
+            "INSERT INTO sessions (id_hash, token_name, csrf, created_at, expires_at)
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+        )
+        .bind(id_hash)
+        .bind(token_name)
+        .bind(csrf)
+        .bind(&now)
+        .bind(expiry(lifetime))
+        .execute(&mut *tx)
+        .await?;
+        sqlx::query(
+            "DELETE FROM sessions WHERE token_name = ?1 AND id_hash NOT IN
+               (SELECT id_hash FROM sessions WHERE token_name = ?1
+                ORDER BY created_at DESC, id_hash LIMIT ?2)",
+        )
+        .bind(token_name)
+        .bind(MAX_SESSIONS_PER_TOKEN)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn session(&self, id_hash: &str) -> Result<Option<SessionInfo>, StoreError> {
+        let row: Option<(String, String, String)> = sqlx::query_as(
+            "SELECT t.name, t.role, s.csrf FROM sessions s JOIN tokens t ON t.name = s.token_name
+             WHERE s.id_hash = ?1 AND s.expires_at > ?2 AND t.revoked_at IS NULL",
+        )
+        .bind(id_hash)
+        .bind(now())
+        .fetch_optional(&self.pool)
+        .await?;
+        Ok(row.and_then(|(name, role, csrf)| {
+            Some(SessionInfo { name, role: Role::parse(&role)?, csrf })
+        }))
+    }
+
+    async fn delete_session(&self, id_hash: &str) -> Result<(), StoreError> {
+        sqlx::query("DELETE FROM sessions WHERE id_hash = ?1")
+            .bind(id_hash)
+            .execute(&self.pool)
+            .await?;
+        Ok(())
+    }
+
+    async fn runs(&self, slug: &str, limit: u32) -> Result<Vec<KeptRun>, StoreError> {
+        let found: Vec<rows::RunRow> = sqlx::query_as(
+            "SELECT id, slug, version, run_by, record FROM runs WHERE slug = ?1
+             ORDER BY id DESC LIMIT ?2",
+        )
+        .bind(slug)
+        .bind(i64::from(limit.clamp(1, 500)))
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(found.into_iter().filter_map(rows::kept_run).collect())
+    }
+
+    async fn tags(&self) -> Result<Vec<TagCount>, StoreError> {
+        let found: Vec<(String, i64)> = sqlx::query_as(
+            "SELECT g.tag, COUNT(*) AS tools FROM tags g JOIN tools t ON t.id = g.tool_id
+             WHERE t.deleted_at IS NULL GROUP BY g.tag ORDER BY tools DESC, g.tag",
+        )
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(found.into_iter().map(rows::tag_count).collect())
     }
 
     async fn current(&self, label: Option<&str>) -> Result<Vec<(String, u32, String)>, StoreError> {

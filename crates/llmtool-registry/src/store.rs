@@ -5,7 +5,9 @@ use async_trait::async_trait;
 use llmtool_log::{Grouping, Record, Total};
 
 use crate::changes::Changes;
-use crate::model::{Page, Published, Query, Role, Selector, TokenInfo, ToolVersion};
+use crate::model::{
+    KeptRun, Page, Published, Query, Role, Selector, SessionInfo, TagCount, TokenInfo, ToolVersion,
+};
 use crate::publication::{Publication, Rejection};
 
 #[derive(Debug, thiserror::Error)]
@@ -82,6 +84,26 @@ pub trait Store: Send + Sync {
     /// The name and role of the live token whose hash is `token_hash`.
     async fn token(&self, token_hash: &str) -> Result<Option<(String, Role)>, StoreError>;
 
+    /// Opens a session of the token `token_name` for `lifetime`, known by the SHA-256 of its
+    /// cookie (`id_hash`); expired sessions are dropped, and a token keeps at most
+    /// [`MAX_SESSIONS_PER_TOKEN`] (its oldest go first).
+    async fn create_session(
+        &self,
+        id_hash: &str,
+        token_name: &str,
+        csrf: &str,
+        lifetime: std::time::Duration,
+    ) -> Result<(), StoreError>;
+    /// The live session whose cookie hashes to `id_hash`, if its token is live too.
+    async fn session(&self, id_hash: &str) -> Result<Option<SessionInfo>, StoreError>;
+    async fn delete_session(&self, id_hash: &str) -> Result<(), StoreError>;
+
+    /// The newest `limit` runs of `slug` made through the server, newest first.
+    async fn runs(&self, slug: &str, limit: u32) -> Result<Vec<KeptRun>, StoreError>;
+
+    /// Every tag on a tool not deleted, with how many such tools carry it, most used first.
+    async fn tags(&self) -> Result<Vec<TagCount>, StoreError>;
+
     /// Writes a consistent copy of the whole library to the new file `to`, while it serves.
     async fn backup(&self, to: &std::path::Path) -> Result<(), StoreError>;
 
@@ -105,6 +127,17 @@ pub trait Store: Send + Sync {
     /// The slug, version number and canonical text of every tool not deleted, by slug: its
     /// latest version, or the version `label` points at (a tool without it is left out).
     async fn current(&self, label: Option<&str>) -> Result<Vec<(String, u32, String)>, StoreError>;
+}
+
+/// The most sessions a token keeps at once.
+pub const MAX_SESSIONS_PER_TOKEN: i64 = 16;
+
+/// When a session opened now for `lifetime` ends, as the library writes times.
+pub(crate) fn expiry(lifetime: std::time::Duration) -> String {
+    let end = jiff::Timestamp::now()
+        .checked_add(jiff::SignedDuration::try_from(lifetime).unwrap_or(jiff::SignedDuration::ZERO))
+        .unwrap_or_else(|_| jiff::Timestamp::now());
+    end.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
 }
 
 /// Whether `name` can be a tag or a label.

@@ -273,6 +273,47 @@ async fn runs_and_usage(store: &dyn Store) {
     assert_eq!(shown, [("2026-11-20", 1), ("2026-11-21", 2)]);
 }
 
+/// Studio sessions live until they expire or their token is revoked, a token keeps a bounded
+/// number, tags are counted over live tools, and kept runs are listed newest first.
+async fn sessions_tags_and_kept_runs(store: &dyn Store) {
+    use std::time::Duration;
+    let hour = Duration::from_secs(3600);
+    store.create_token("sam", Role::Editor, &"5".repeat(64)).await.unwrap();
+    store.create_session("first", "sam", "csrf-1", hour).await.unwrap();
+    let session = store.session("first").await.unwrap().unwrap();
+    assert_eq!(
+        (session.name.as_str(), session.role, session.csrf.as_str()),
+        ("sam", Role::Editor, "csrf-1")
+    );
+    assert!(store.session("unknown").await.unwrap().is_none());
+    store.create_session("gone", "sam", "csrf-0", Duration::ZERO).await.unwrap();
+    assert!(store.session("gone").await.unwrap().is_none(), "an expired session is refused");
+    for n in 0..llmtool_registry::MAX_SESSIONS_PER_TOKEN {
+        tokio::time::sleep(Duration::from_millis(2)).await;
+        store.create_session(&format!("later-{n:02}"), "sam", "csrf", hour).await.unwrap();
+    }
+    assert!(store.session("first").await.unwrap().is_none(), "the oldest is dropped past the cap");
+    assert!(store.session("later-15").await.unwrap().is_some());
+    store.delete_session("later-15").await.unwrap();
+    assert!(store.session("later-15").await.unwrap().is_none());
+    store.revoke_token("sam").await.unwrap();
+    assert!(
+        store.session("later-14").await.unwrap().is_none(),
+        "a revoked token ends its sessions"
+    );
+
+    let tags = store.tags().await.unwrap();
+    assert!(!tags.is_empty() && tags.windows(2).all(|w| w[0].tools >= w[1].tools), "{tags:?}");
+    assert!(tags.iter().all(|t| t.tag != "sound"), "the deleted tool's tag is not counted");
+
+    let runs = store.runs("echo", 10).await.unwrap();
+    let shown: Vec<_> =
+        runs.iter().map(|r| (r.version, r.run_by.as_deref(), r.record.model.as_str())).collect();
+    assert_eq!(shown, [(2, None, "gpt-4o-mini"), (1, Some("ana"), "gpt-4o")]);
+    assert!(runs[0].record.id > runs[1].record.id);
+    assert_eq!(store.runs("echo", 1).await.unwrap().len(), 1);
+}
+
 async fn suite(store: Arc<dyn Store>) {
     versions_tags_labels_and_deletion(store.as_ref()).await;
     search_filters_and_pages(store.as_ref()).await;
@@ -280,6 +321,7 @@ async fn suite(store: Arc<dyn Store>) {
     concurrent_publishes(Arc::clone(&store)).await;
     changes_and_current(store.as_ref()).await;
     runs_and_usage(store.as_ref()).await;
+    sessions_tags_and_kept_runs(store.as_ref()).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -1,0 +1,192 @@
+// The studio in a real browser: Debian's Chromium driven by Playwright (playwright-core, no
+// browser download) against a real `llmtool serve`, whose tools run on the scripted mock
+// provider (llmtool-testkit's mock-llm) and on the embedded local model.
+//
+// Run by the test command after `cargo build`: node --test web/tests/
+// LLMTOOL_BLESS=1 writes the screenshots into docs/studio/ (else into target/studio/).
+
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const llmtool = join(root, "target", "debug", "llmtool");
+const mockLlm = join(root, "target", "debug", "mock-llm");
+const screenshots = process.env.LLMTOOL_BLESS ? join(root, "docs", "studio") : join(root, "target", "studio");
+const axeSource = readFileSync(join(root, "web", "node_modules", "axe-core", "axe.min.js"), "utf8");
+const work = mkdtempSync(join(tmpdir(), "llmtool-studio-test-"));
+const data = join(work, "data");
+const children = [];
+let base;
+let browser;
+const tokens = {};
+
+/** Starts `program` and resolves with the first line of standard error (or output) matching `pattern`. */
+function start(program, args, env, pattern) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(program, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    children.push(child);
+    let seen = "";
+    const look = (chunk) => {
+      seen += chunk;
+      const match = seen.match(pattern);
+      if (match) resolve(match);
+    };
+    child.stdout.on("data", look);
+    child.stderr.on("data", look);
+    child.on("exit", (code) => reject(new Error(`${program} exited (${code}): ${seen}`)));
+    setTimeout(() => reject(new Error(`${program} did not start: ${seen}`)), 60_000);
+  });
+}
+
+function cli(...args) {
+  const result = spawnSync(llmtool, args, { env: { ...process.env, LLMTOOL_DATA_DIR: data }, encoding: "utf8" });
+  assert.equal(result.status, 0, result.stderr);
+  return result.stdout.trim();
+}
+
+before(async () => {
+  const [mockUrl] = await start(mockLlm, ["127.0.0.1:0", "6"], {}, /http:\/\/127\.0\.0\.1:\d+/);
+  const config = join(work, "config.toml");
+  writeFileSync(
+    config,
+    `[providers.mock]\napi = "openai"\nbase_url = "${mockUrl}/v1"\napi_key_env = "MOCK_KEY"\n\n[prices."mock/m"]\ninput = 1.0\noutput = 2.0\n`,
+  );
+  tokens.editor = cli("token", "create", "ana", "--role", "editor");
+  tokens.viewer = cli("token", "create", "vic", "--role", "viewer");
+  const env = { LLMTOOL_DATA_DIR: data, LLMTOOL_NO_LOG: "1", MOCK_KEY: "mock-secret-key-5150" };
+  const [, address] = await start(llmtool, ["serve", "--listen", "127.0.0.1:0", "--public-read", "--config", config], env, /llmtool serve: http:\/\/([\d.:]+)\/api\/v1/);
+  base = `http://${address}`;
+  browser = await chromium.launch({
+    executablePath: process.env.LLMTOOL_CHROMIUM || "/usr/bin/chromium",
+    args: ["--no-sandbox", "--disable-background-networking", "--disable-dev-shm-usage"],
+  });
+  mkdirSync(screenshots, { recursive: true });
+});
+
+after(async () => {
+  await browser?.close();
+  for (const child of children) child.kill("SIGKILL");
+});
+
+async function page({ signedInAs } = {}) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const opened = await context.newPage();
+  const problems = [];
+  opened.on("pageerror", (error) => problems.push(error.message));
+  opened.on("console", (message) => message.type() === "error" && !/status of 4\d\d/.test(message.text()) && problems.push(message.text()));
+  if (signedInAs) {
+    await opened.goto(`${base}/signin`);
+    await opened.getByLabel("Your library token").fill(tokens[signedInAs]);
+    await opened.getByRole("button", { name: "Sign in" }).click();
+    await opened.waitForURL(`${base}/`);
+  }
+  return { page: opened, context, problems };
+}
+
+/** axe-core's serious and critical violations on the page as it is. */
+async function accessibilityProblems(opened) {
+  await opened.addScriptTag({ content: axeSource });
+  const result = await opened.evaluate(() => window.axe.run(document, { resultTypes: ["violations"] }));
+  return result.violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => `${v.id}: ${v.help} (${v.nodes.length})`);
+}
+
+test("the gallery lists the built-in tools, searches as you type and filters by tag, in under 100 KB of script", async () => {
+  const { page: opened, context, problems } = await page();
+  let script = 0;
+  opened.on("response", async (response) => {
+    if (response.url().endsWith(".js")) script += (await response.body()).length;
+  });
+  await opened.goto(base);
+  await opened.getByRole("link", { name: "Teach Me Anything" }).waitFor();
+  const cards = await opened.locator(".card").count();
+  assert.ok(cards >= 8, `${cards} cards`);
+  await opened.getByLabel("Search the library").fill("teach");
+  await opened.waitForFunction(() => document.querySelectorAll(".card").length === 1);
+  await opened.getByLabel("Search the library").fill("");
+  await opened.getByRole("button", { name: /^built-in/ }).click();
+  await opened.waitForFunction(() => document.querySelectorAll(".card").length >= 8);
+  await opened.screenshot({ path: join(screenshots, "gallery.png") });
+  assert.ok(script < 100_000, `the gallery loads ${script} bytes of script`);
+  assert.deepEqual(await accessibilityProblems(opened), []);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test("a viewer fills a tool's form, sees the prompt, runs it on the mock and on the local model, and cannot publish", async () => {
+  const { page: opened, context, problems } = await page({ signedInAs: "viewer" });
+  await opened.goto(`${base}/t/teach-me-anything`);
+  await opened.getByLabel(/^topic/).fill("tides");
+  await opened.locator("#rendered").filter({ hasText: "Teach me about tides" }).waitFor();
+  assert.equal(await opened.getByLabel(/^level/).inputValue(), "curious beginner", "the default is filled");
+  await opened.getByLabel("Model", { exact: true }).selectOption("mock/m");
+  await opened.getByRole("button", { name: "Run" }).click();
+  await opened.locator("#output .outcome.ok").waitFor({ timeout: 30_000 });
+  const facts = await opened.locator("#output .facts").textContent();
+  assert.match(facts, /mock\/m/);
+  assert.match(facts, /\$0\.0000/);
+  assert.ok((await opened.locator("#output .answer").textContent()).length > 0);
+  await opened.screenshot({ path: join(screenshots, "tool-page.png"), fullPage: true });
+
+  await opened.getByLabel("Model", { exact: true }).selectOption("local/smollm2");
+  await opened.getByRole("button", { name: "Run" }).click();
+  await opened.locator("#output .facts").filter({ hasText: "local/smollm2" }).locator(".outcome").waitFor({ timeout: 120_000 });
+  await opened.locator("#runs tbody tr").nth(1).waitFor();
+  assert.deepEqual(await accessibilityProblems(opened), []);
+
+  await opened.goto(`${base}/t/teach-me-anything/edit`);
+  await opened.getByText("Read-only: publishing needs the editor role.").waitFor();
+  assert.equal(await opened.getByRole("button", { name: "Publish a new version" }).count(), 0);
+  // The server refuses too, whatever the page shows.
+  const refused = await opened.evaluate(async () => {
+    const session = await (await fetch("/api/v1/session")).json();
+    const answer = await fetch("/api/v1/tools?slug=teach-me-anything", { method: "POST", headers: { "x-csrf-token": session.csrf }, body: "{}" });
+    return answer.status;
+  });
+  assert.equal(refused, 403);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test("an editor sees a diagnostic while typing, applies its fix, publishes, and sees the new version and the diff", async () => {
+  const { page: opened, context, problems } = await page({ signedInAs: "editor" });
+  await opened.goto(`${base}/t/teach-me-anything/edit`);
+  await opened.locator(".cm-content").waitFor();
+  // Misspell a placeholder, as a person would: in the editor.
+  await opened.evaluate(() => {
+    const view = window.studioEditor;
+    const text = view.state.doc.toString();
+    const at = text.indexOf("{{topic}}");
+    view.dispatch({ changes: { from: at + 2, to: at + 7, insert: "topc" } });
+  });
+  await opened.locator(".cm-lint-marker-warning, .cm-lint-marker-error").first().waitFor({ timeout: 15_000 });
+  await opened.locator("#check-summary").filter({ hasText: "warning" }).waitFor();
+  await opened.screenshot({ path: join(screenshots, "editor.png"), fullPage: true });
+  // Open the diagnostics panel (Ctrl-Shift-M) and apply the fix it offers.
+  await opened.locator(".cm-content").click();
+  await opened.keyboard.press("Control+Shift+m");
+  await opened.locator(".cm-diagnostic").filter({ hasText: "LT212" }).getByRole("button", { name: /write `\{\{topic\}\}`/ }).click();
+  await opened.waitForFunction(() => window.studioEditor.state.doc.toString().includes("{{topic}}"));
+  await opened.locator("#check-summary").filter({ hasText: "No problems found." }).waitFor({ timeout: 15_000 });
+  // A real change, published with a note.
+  await opened.evaluate(() => {
+    const view = window.studioEditor;
+    const text = view.state.doc.toString();
+    const at = text.indexOf("Teach me about");
+    view.dispatch({ changes: { from: at, to: at + "Teach me about".length, insert: "Explain" } });
+  });
+  await opened.getByLabel("Change note").fill("shorter opening");
+  await opened.getByRole("button", { name: "Publish a new version" }).click();
+  await opened.locator("#status").filter({ hasText: "Published teach-me-anything v2" }).waitFor();
+  await opened.getByRole("button", { name: "Diff with v1" }).click();
+  await opened.locator(".diff .removed").filter({ hasText: "Teach me about" }).waitFor();
+  await opened.locator(".diff .added").filter({ hasText: "Explain" }).waitFor();
+  assert.deepEqual(await accessibilityProblems(opened), []);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
