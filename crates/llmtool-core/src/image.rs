@@ -15,6 +15,17 @@ pub enum ImageFormat {
 }
 
 impl ImageFormat {
+    /// The format's media type (`image/png`, ...).
+    pub const fn media_type(self) -> &'static str {
+        match self {
+            ImageFormat::Png => "image/png",
+            ImageFormat::Jpeg => "image/jpeg",
+            ImageFormat::Gif => "image/gif",
+            ImageFormat::Webp => "image/webp",
+            ImageFormat::Svg => "image/svg+xml",
+        }
+    }
+
     pub const fn name(self) -> &'static str {
         match self {
             ImageFormat::Png => "PNG",

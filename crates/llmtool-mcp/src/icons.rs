@@ -1,6 +1,6 @@
 //! A tool's avatar as an MCP icon: a `data:` URL for base64 data, the URL itself otherwise.
 
-use llmtool_core::image::{self, ImageFormat};
+use llmtool_core::image;
 use llmtool_core::model::Tool;
 use serde_json::{Value, json};
 
@@ -19,7 +19,7 @@ pub(crate) fn of(tool: &Tool) -> Vec<Value> {
         let Ok(info) = image::decode_base64(data).and_then(|bytes| image::sniff(&bytes)) else {
             return Vec::new();
         };
-        let mime = mime_type(info.format);
+        let mime = info.format.media_type();
         let payload: String = data.chars().filter(|c| !c.is_whitespace()).collect();
         return vec![icon(&format!("data:{mime};base64,{payload}"), Some(mime))];
     }
@@ -32,14 +32,4 @@ fn icon(src: &str, mime: Option<&str>) -> Value {
         icon["mimeType"] = json!(mime);
     }
     icon
-}
-
-fn mime_type(format: ImageFormat) -> &'static str {
-    match format {
-        ImageFormat::Png => "image/png",
-        ImageFormat::Jpeg => "image/jpeg",
-        ImageFormat::Gif => "image/gif",
-        ImageFormat::Webp => "image/webp",
-        ImageFormat::Svg => "image/svg+xml",
-    }
 }

@@ -18,7 +18,7 @@ pub use model::{
     ToolVersion,
 };
 pub use postgres::PostgresStore;
-pub use publication::{Publication, Rejection, content_hash, is_slug, slug_of};
+pub use publication::{Publication, Rejection, content_hash, diagnostics_json, is_slug, slug_of};
 pub use sqlite::SqliteStore;
 pub use store::{MAX_SESSIONS_PER_TOKEN, Store, StoreError};
 

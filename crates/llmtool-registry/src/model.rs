@@ -54,7 +54,8 @@ pub struct Summary {
     pub models: Vec<String>,
     /// The creator's name, when the tool says.
     pub creator: Option<String>,
-    /// Whether the tool has an avatar (`GET /tools/{slug}/avatar` serves it).
+    /// Whether the tool's file holds its avatar as image data (`GET /tools/{slug}/avatar`
+    /// serves it); an avatar given as a URL is not counted, since it is never fetched.
     pub has_avatar: bool,
 }
 

@@ -359,7 +359,11 @@ impl Store for PostgresStore {
                 (SELECT string_agg(tag, ' ' ORDER BY tag) FROM tags WHERE tool_id = t.id),
                 CASE jsonb_typeof(v.body::jsonb #> '{metadata,creator}') WHEN 'string'
                     THEN v.body::jsonb #>> '{metadata,creator}' ELSE v.body::jsonb #>> '{metadata,creator,name}' END,
-                (v.body::jsonb #> '{metadata,avatar}') IS NOT NULL,
+                (lower(COALESCE(v.body::jsonb #>> '{metadata,avatar_type}',
+                        v.body::jsonb #>> '{metadata,avatar,avatar_type}', '')) = 'base64'
+                    OR COALESCE(CASE jsonb_typeof(v.body::jsonb #> '{metadata,avatar}') WHEN 'string'
+                        THEN v.body::jsonb #>> '{metadata,avatar}' END,
+                        v.body::jsonb #>> '{metadata,avatar,avatar}', '') LIKE 'data:%'),
                 v.models
              FROM tools t JOIN versions v ON v.tool_id = t.id AND v.number = t.latest
              WHERE t.deleted_at IS NULL

@@ -37,6 +37,16 @@ pub struct Rejection {
 
 /// The content hash of a tool file's canonical text: its SHA-256, in hex. A version's
 /// identity: what `pull` checks a received tool against.
+/// The diagnostics of `document` (shown as read from `path`) as `check --format json` prints
+/// them.
+pub fn diagnostics_json(document: &Document, path: &str) -> Vec<Value> {
+    let source = Source::new(path, &document.text);
+    json_records(&source, &document.diagnostics)
+        .iter()
+        .filter_map(|record| serde_json::to_value(record).ok())
+        .collect()
+}
+
 pub fn content_hash(canonical: &str) -> String {
     hex::encode(Sha256::digest(canonical.as_bytes()))
 }
@@ -45,14 +55,7 @@ impl Publication {
     /// Checks `text` (shown as `path` in diagnostics) and makes it ready to publish.
     pub fn from_text(text: &str, path: &str) -> Result<Publication, Rejection> {
         let document = Document::from_text(text.to_owned());
-        let rejected = || {
-            let source = Source::new(path, &document.text);
-            let diagnostics = json_records(&source, &document.diagnostics)
-                .iter()
-                .filter_map(|record| serde_json::to_value(record).ok())
-                .collect();
-            Rejection { diagnostics }
-        };
+        let rejected = || Rejection { diagnostics: diagnostics_json(&document, path) };
         if document.summary().errors > 0 {
             return Err(rejected());
         }

@@ -320,7 +320,11 @@ impl Store for SqliteStore {
                 (SELECT group_concat(tag, ' ') FROM (SELECT tag FROM tags WHERE tool_id = t.id ORDER BY tag)),
                 CASE json_type(v.body, '$.metadata.creator') WHEN 'text' THEN json_extract(v.body, '$.metadata.creator')
                     ELSE json_extract(v.body, '$.metadata.creator.name') END,
-                json_type(v.body, '$.metadata.avatar') IS NOT NULL,
+                (lower(COALESCE(json_extract(v.body, '$.metadata.avatar_type'),
+                        json_extract(v.body, '$.metadata.avatar.avatar_type'), '')) = 'base64'
+                    OR COALESCE(CASE json_type(v.body, '$.metadata.avatar') WHEN 'text'
+                        THEN json_extract(v.body, '$.metadata.avatar') END,
+                        json_extract(v.body, '$.metadata.avatar.avatar'), '') LIKE 'data:%'),
                 v.models
              FROM tools t JOIN versions v ON v.tool_id = t.id AND v.number = t.latest
              WHERE t.deleted_at IS NULL

@@ -26,6 +26,16 @@ pub(crate) fn routes() -> Router<ServerState> {
         .route("/tools/{slug}/render", post(render))
         .route("/tools/{slug}/run", post(crate::run_api::run))
         .route("/usage", get(crate::run_api::usage))
+        .route("/tools/{slug}/runs", get(crate::studio_api::runs))
+        .route("/tools/{slug}/avatar", get(crate::studio_api::avatar))
+        .route("/tags", get(crate::studio_api::tags))
+        .route("/models", get(crate::studio_api::models))
+        .route("/check", post(crate::studio_api::check))
+        .route("/format", post(crate::studio_api::format))
+        .route(
+            "/session",
+            get(crate::session::who).post(crate::session::sign_in).delete(crate::session::sign_out),
+        )
         .route("/tools/{slug}/tags/{tag}", put(add_tag).delete(remove_tag))
         .route("/tools/{slug}/labels/{label}", put(set_label))
         .route("/openapi.json", get(openapi))
@@ -368,8 +378,11 @@ async fn diff(
 #[openapi(
     info(title = "llmtool tool library", description = "Versioned, tagged, labelled tools (docs/registry.md)."),
     servers((url = "/api/v1")),
-    paths(search, publish, tool, versions, version, diff, render, crate::run_api::run, crate::run_api::usage, add_tag, remove_tag, set_label, delete),
-    components(schemas(Page, Published, VersionBody, Rendered, VersionDiff, LabelBody, Problem, crate::run_api::RunBody, crate::run_api::UsageRow)),
+    paths(search, publish, tool, versions, version, diff, render, crate::run_api::run, crate::run_api::usage, add_tag, remove_tag, set_label, delete,
+        crate::studio_api::runs, crate::studio_api::avatar, crate::studio_api::tags, crate::studio_api::models, crate::studio_api::check, crate::studio_api::format,
+        crate::session::sign_in, crate::session::who, crate::session::sign_out),
+    components(schemas(Page, Published, VersionBody, Rendered, VersionDiff, LabelBody, Problem, crate::run_api::RunBody, crate::run_api::UsageRow,
+        crate::studio_api::ModelChoice, crate::studio_api::FormattedText, llmtool_registry::TagCount, crate::session::SignIn, crate::session::Signed)),
     modifiers(&BearerScheme)
 )]
 pub(crate) struct ApiDoc;

@@ -1,15 +1,25 @@
 //! Who is calling, and what they may do: a Bearer token (shown once when made, stored as its
-//! SHA-256) names a caller with a role; reading may be public.
+//! SHA-256) names a caller with a role, and so does the studio's session cookie, which stands
+//! for a token; reading may be public. A write made with the cookie must carry the session's
+//! CSRF token in `X-CSRF-Token`.
 
 use axum::extract::{ConnectInfo, FromRequestParts};
-use axum::http::header::AUTHORIZATION;
+use axum::http::header::{AUTHORIZATION, COOKIE};
 use axum::http::request::Parts;
+use axum::http::{HeaderMap, HeaderValue, Method};
 use llmtool_mcp::transport::Connection;
 use llmtool_registry::Role;
 use rand::{RngCore as _, SeedableRng as _};
 use sha2::{Digest as _, Sha256};
+use subtle::ConstantTimeEq as _;
 
 use crate::{Problem, ServerState};
+
+/// The studio's session cookie.
+pub(crate) const SESSION_COOKIE: &str = "llmtool_session";
+
+/// The header a write made with the session cookie carries the session's CSRF token in.
+pub(crate) const CSRF_HEADER: &str = "x-csrf-token";
 
 /// Who may read without a token.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,9 +30,14 @@ pub struct Access {
 
 /// A new token: `llmt_` and 64 hex digits from the operating system's random source.
 pub fn new_token() -> String {
+    format!("llmt_{}", random_hex())
+}
+
+/// 256 bits from the operating system's random source, in hex.
+pub(crate) fn random_hex() -> String {
     let mut bytes = [0u8; 32];
     rand::rngs::StdRng::from_os_rng().fill_bytes(&mut bytes);
-    format!("llmt_{}", hex::encode(bytes))
+    hex::encode(bytes)
 }
 
 /// What the library keeps of a token: its SHA-256, in hex.
@@ -34,7 +49,9 @@ pub fn token_hash(token: &str) -> String {
 #[derive(Debug, Clone)]
 pub(crate) struct Caller {
     pub(crate) name: Option<String>,
-    role: Option<Role>,
+    pub(crate) role: Option<Role>,
+    /// The CSRF token of the session, when the caller came with the session cookie.
+    pub(crate) csrf: Option<String>,
 }
 
 impl Caller {
@@ -62,6 +79,16 @@ impl FromRequestParts<ServerState> for Caller {
 
     async fn from_request_parts(parts: &mut Parts, state: &ServerState) -> Result<Self, Problem> {
         let caller = Self::identify(parts, state).await?;
+        if let Some(csrf) = &caller.csrf {
+            let safe = matches!(parts.method, Method::GET | Method::HEAD | Method::OPTIONS);
+            let sent =
+                parts.headers.get(CSRF_HEADER).map(HeaderValue::as_bytes).unwrap_or_default();
+            if !safe && !bool::from(sent.ct_eq(csrf.as_bytes())) {
+                return Err(Problem::forbidden_because(
+                    "a write made with the session cookie needs its CSRF token in X-CSRF-Token",
+                ));
+            }
+        }
         // Each token has its own allowance; requests without one share their address's.
         let key = match (&caller.name, parts.extensions.get::<ConnectInfo<Connection>>()) {
             (Some(name), _) => format!("token:{name}"),
@@ -69,25 +96,28 @@ impl FromRequestParts<ServerState> for Caller {
             (None, None) => "anonymous".to_owned(),
         };
         if let Err(wait) = state.limiter.take(&key) {
-            let seconds = wait.as_secs() + 1;
-            return Err(Problem {
-                retry_after: Some(seconds),
-                ..Problem::new(
-                    axum::http::StatusCode::TOO_MANY_REQUESTS,
-                    "Too Many Requests",
-                    format!("over this caller's rate limit: try again in {seconds} s"),
-                )
-            });
+            return Err(Problem::too_many(wait));
         }
         Ok(caller)
     }
 }
 
 impl Caller {
-    /// The token's caller, or nobody when there is no token.
+    /// The token's caller, the session's, or nobody.
     async fn identify(parts: &Parts, state: &ServerState) -> Result<Caller, Problem> {
+        let nobody = Caller { name: None, role: None, csrf: None };
         let Some(header) = parts.headers.get(AUTHORIZATION) else {
-            return Ok(Caller { name: None, role: None });
+            // A session that ended (expired, signed out, its token revoked) is nobody: the
+            // page offers to sign in again.
+            let Some(cookie) = session_cookie(&parts.headers) else { return Ok(nobody) };
+            return Ok(match state.store.session(&token_hash(cookie)).await? {
+                Some(session) => Caller {
+                    name: Some(session.name),
+                    role: Some(session.role),
+                    csrf: Some(session.csrf),
+                },
+                None => nobody,
+            });
         };
         let token = header
             .to_str()
@@ -97,8 +127,22 @@ impl Caller {
             .ok_or_else(Problem::unauthorized)?;
         // A token that is not the library's is refused, even where reading is public.
         match state.store.token(&token_hash(token)).await? {
-            Some((name, role)) => Ok(Caller { name: Some(name), role: Some(role) }),
+            Some((name, role)) => Ok(Caller { name: Some(name), role: Some(role), csrf: None }),
             None => Err(Problem::unauthorized()),
         }
     }
+}
+
+/// The value of the session cookie, if the request has one. (A `Cookie` header is a list of
+/// `name=value` pairs split by `;`: too little to take a crate for.)
+pub(crate) fn session_cookie(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get_all(COOKIE)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(name, _)| *name == SESSION_COOKIE)
+        .map(|(_, value)| value.trim())
+        .filter(|value| !value.is_empty())
 }

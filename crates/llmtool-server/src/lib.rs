@@ -1,6 +1,6 @@
 //! The tool library over HTTP (`llmtool serve`): the registry's tools under `/api/v1`, read
 //! publicly or with a token, written by editors, administered by admins, every error an RFC
-//! 9457 problem document.
+//! 9457 problem document; the same library over MCP at `/mcp`; and the web studio at `/`.
 
 mod api;
 mod auth;
@@ -11,6 +11,9 @@ mod problem;
 mod run_api;
 mod runs;
 mod seed;
+mod session;
+mod studio;
+mod studio_api;
 
 use std::sync::Arc;
 
@@ -135,6 +138,7 @@ pub fn router(state: ServerState) -> Router {
     });
     let api = Router::new()
         .nest("/api/v1", api::routes())
+        .merge(studio::routes())
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY))
         .with_state(state);
     match endpoint {

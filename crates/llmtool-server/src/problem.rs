@@ -44,11 +44,28 @@ impl Problem {
     }
 
     pub fn forbidden(needed: &str) -> Problem {
-        Problem::new(StatusCode::FORBIDDEN, "Forbidden", format!("this needs the {needed} role"))
+        Problem::forbidden_because(format!("this needs the {needed} role"))
+    }
+
+    pub fn forbidden_because(detail: impl Into<String>) -> Problem {
+        Problem::new(StatusCode::FORBIDDEN, "Forbidden", detail)
     }
 
     pub fn bad_request(detail: impl Into<String>) -> Problem {
         Problem::new(StatusCode::BAD_REQUEST, "Bad Request", detail)
+    }
+
+    /// Over a rate limit: try again after `wait`.
+    pub fn too_many(wait: std::time::Duration) -> Problem {
+        let seconds = wait.as_secs() + 1;
+        Problem {
+            retry_after: Some(seconds),
+            ..Problem::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "Too Many Requests",
+                format!("over this caller's rate limit: try again in {seconds} s"),
+            )
+        }
     }
 
     /// A fault of the server's, not the client's.

@@ -1,0 +1,98 @@
+//! Signing in to the studio: `POST /session` exchanges a library token for a session cookie
+//! (`HttpOnly`, `SameSite=Strict`) and a CSRF token the page sends back with every write;
+//! `GET /session` says who is signed in; `DELETE /session` signs out.
+
+use std::time::Duration;
+
+use axum::Extension;
+use axum::Json;
+use axum::extract::{ConnectInfo, State};
+use axum::http::header::SET_COOKIE;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse as _, Response};
+use llmtool_mcp::transport::Connection;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use crate::auth::{Caller, SESSION_COOKIE, random_hex, session_cookie, token_hash};
+use crate::{Problem, ServerState};
+
+/// How long a session lasts: a working day.
+const LIFETIME: Duration = Duration::from_secs(12 * 3600);
+
+/// `POST /session`: the token to sign in with.
+#[derive(Debug, Deserialize, ToSchema)]
+pub(crate) struct SignIn {
+    token: String,
+}
+
+/// Who is signed in, and the CSRF token to send in `X-CSRF-Token` with every write.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct Signed {
+    name: String,
+    role: String,
+    /// `null` for a caller that came with a Bearer token, which needs none.
+    csrf: Option<String>,
+}
+
+/// Sign in with a library token: a session cookie for the studio.
+#[utoipa::path(post, path = "/session", request_body = SignIn,
+    responses((status = 200, description = "Signed in; the `llmtool_session` cookie is set", body = Signed),
+        (status = 401, description = "Not a live token of the library's", body = Problem), (status = 429, description = "Too many attempts from this address", body = Problem)))]
+pub(crate) async fn sign_in(
+    State(state): State<ServerState>,
+    connection: Option<Extension<ConnectInfo<Connection>>>,
+    headers: HeaderMap,
+    Json(body): Json<SignIn>,
+) -> Result<Response, Problem> {
+    let address = connection.map_or_else(|| "unknown".to_owned(), |c| c.0.0.peer.ip().to_string());
+    if let Err(wait) = state.limiter.take(&format!("sign-in:{address}")) {
+        return Err(Problem::too_many(wait));
+    }
+    let Some((name, role)) = state.store.token(&token_hash(body.token.trim())).await? else {
+        return Err(Problem::unauthorized());
+    };
+    let (cookie, csrf) = (random_hex(), random_hex());
+    state.store.create_session(&token_hash(&cookie), &name, &csrf, LIFETIME).await?;
+    // `Secure` when the client reached us over HTTPS (through a proxy that says so); on plain
+    // HTTP, browsers would drop a secure cookie.
+    let https = headers
+        .get("x-forwarded-proto")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.eq_ignore_ascii_case("https"));
+    let set = format!(
+        "{SESSION_COOKIE}={cookie}; Path=/; HttpOnly; SameSite=Strict; Max-Age={}{}",
+        LIFETIME.as_secs(),
+        if https { "; Secure" } else { "" }
+    );
+    let signed = Signed { name, role: role.as_str().to_owned(), csrf: Some(csrf) };
+    Ok(([(SET_COOKIE, set)], Json(signed)).into_response())
+}
+
+/// Who is signed in (by the session cookie or a Bearer token).
+#[utoipa::path(get, path = "/session",
+    responses((status = 200, body = Signed), (status = 401, description = "Nobody is signed in", body = Problem)))]
+pub(crate) async fn who(caller: Caller) -> Result<Json<Signed>, Problem> {
+    match (caller.name, caller.role) {
+        (Some(name), Some(role)) => {
+            Ok(Json(Signed { name, role: role.as_str().to_owned(), csrf: caller.csrf }))
+        }
+        _ => Err(Problem::unauthorized()),
+    }
+}
+
+/// Sign out: the session ends, and its cookie is cleared.
+#[utoipa::path(delete, path = "/session",
+    responses((status = 204, description = "Signed out"), (status = 403, description = "The CSRF token is missing or wrong", body = Problem)))]
+pub(crate) async fn sign_out(
+    State(state): State<ServerState>,
+    _caller: Caller,
+    headers: HeaderMap,
+) -> Result<Response, Problem> {
+    // `Caller` has checked the CSRF token of a session's request.
+    if let Some(cookie) = session_cookie(&headers) {
+        state.store.delete_session(&token_hash(cookie)).await?;
+    }
+    let clear = format!("{SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0");
+    Ok((StatusCode::NO_CONTENT, [(SET_COOKIE, clear)]).into_response())
+}

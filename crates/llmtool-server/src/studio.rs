@@ -1,0 +1,42 @@
+//! The web studio at `/`: its pages (the gallery, a tool's page, the editor, sign-in) and
+//! their scripts and stylesheet, embedded in the binary (`llmtool-studio`), each sent with a
+//! Content Security Policy that lets a page load only from this server.
+
+use axum::Router;
+use axum::extract::Path;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse as _, Response};
+use axum::routing::get;
+
+use crate::ServerState;
+
+/// Scripts, styles, images and requests from this server only; no plugins, no frames, no
+/// `<base>`. Styles may be inline because the editor (`CodeMirror`) injects its own.
+const POLICY: &str = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'";
+
+pub(crate) fn routes() -> Router<ServerState> {
+    Router::new()
+        .route("/", get(|| async { file("index.html") }))
+        .route("/signin", get(|| async { file("signin.html") }))
+        .route("/new", get(|| async { file("edit.html") }))
+        .route("/t/{slug}", get(|| async { file("tool.html") }))
+        .route("/t/{slug}/edit", get(|| async { file("edit.html") }))
+        .route("/assets/{name}", get(|Path(name): Path<String>| async move { file(&name) }))
+}
+
+/// The studio's file `name`, or 404.
+fn file(name: &str) -> Response {
+    let Some(asset) = llmtool_studio::asset(name) else {
+        return (StatusCode::NOT_FOUND, "no such file in the studio").into_response();
+    };
+    let headers = [
+        (header::CONTENT_TYPE, asset.media_type),
+        (header::CONTENT_SECURITY_POLICY, POLICY),
+        (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        (header::X_FRAME_OPTIONS, "DENY"),
+        (header::REFERRER_POLICY, "same-origin"),
+        // The files change with the binary: a browser asks again (cheaply) each time.
+        (header::CACHE_CONTROL, "no-cache"),
+    ];
+    (headers, asset.bytes).into_response()
+}

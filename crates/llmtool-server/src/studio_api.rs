@@ -1,0 +1,204 @@
+//! The API routes the web studio needs besides the library's own: `check`'s diagnostics of a
+//! text as it is typed, `fmt` of a text, the models a run may choose, a tool's kept runs, the
+//! tags, and a tool's avatar as an image.
+
+use axum::Json;
+use axum::extract::{Path, Query, State};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse as _, Response};
+use llmtool_core::image;
+use llmtool_providers::resolve::DEFAULT_LOCAL_MODEL;
+use llmtool_registry::{Role, Selector, TagCount};
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+use crate::auth::Caller;
+use crate::{Problem, ServerState};
+
+/// The diagnostics of a tool file, as `llmtool check --format json` prints them (the body is
+/// the file; nothing is stored).
+#[utoipa::path(post, path = "/check", security((), ("bearer" = [])),
+    request_body(content = String, description = "A tool file", content_type = "application/json"),
+    responses((status = 200, description = "The diagnostics (an empty list when there are none)", body = Vec<Object>),
+        (status = 401, description = "No token, or one the library does not know", body = Problem)))]
+pub(crate) async fn check(
+    State(state): State<ServerState>,
+    caller: Caller,
+    body: String,
+) -> Result<Json<Vec<serde_json::Value>>, Problem> {
+    caller.require(Role::Viewer, state.access)?;
+    let document = llmtool_core::Document::from_text(body);
+    Ok(Json(llmtool_registry::diagnostics_json(&document, "tool.json")))
+}
+
+/// `POST /format`: whether to apply the safe fixes first.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub(crate) struct FormatParams {
+    /// `safe`: apply the fixes `llmtool fmt --fix` applies, then format.
+    fix: Option<String>,
+}
+
+/// A tool file in canonical form.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct FormattedText {
+    text: String,
+    fixes_applied: usize,
+}
+
+/// The tool file of the body in canonical form, as `llmtool fmt` writes it.
+#[utoipa::path(post, path = "/format", params(FormatParams), security((), ("bearer" = [])),
+    request_body(content = String, description = "A tool file", content_type = "application/json"),
+    responses((status = 200, body = FormattedText), (status = 422, description = "Not valid JSON: `diagnostics` say where", body = Problem),
+        (status = 401, description = "No token, or one the library does not know", body = Problem)))]
+pub(crate) async fn format(
+    State(state): State<ServerState>,
+    caller: Caller,
+    Query(params): Query<FormatParams>,
+    body: String,
+) -> Result<Json<FormattedText>, Problem> {
+    caller.require(Role::Viewer, state.access)?;
+    let fix = params.fix.as_deref() == Some("safe");
+    match llmtool_core::format::format_source(&body, fix) {
+        Ok(formatted) => {
+            Ok(Json(FormattedText { text: formatted.text, fixes_applied: formatted.fixes_applied }))
+        }
+        Err(not) => {
+            let detail = not.to_string();
+            let document = llmtool_core::Document::from_text(not.text);
+            Err(Problem {
+                diagnostics: Some(llmtool_registry::diagnostics_json(&document, "tool.json")),
+                ..Problem::new(StatusCode::UNPROCESSABLE_ENTITY, "Unprocessable Content", detail)
+            })
+        }
+    }
+}
+
+/// A model a run may choose, and its price.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct ModelChoice {
+    /// `provider/model`, as a run's `model` takes it.
+    id: String,
+    provider: String,
+    model: String,
+    /// Whether its provider is set up on this server (a key, or none needed).
+    ready: bool,
+    /// US dollars per million tokens, when the price is known.
+    input_per_million: Option<f64>,
+    output_per_million: Option<f64>,
+}
+
+/// The models a run may choose on this server: each ready provider's default model, the
+/// config's default model and priced models, and the embedded local model.
+#[utoipa::path(get, path = "/models", security((), ("bearer" = [])),
+    responses((status = 200, body = Vec<ModelChoice>), (status = 401, description = "No token, or one the library does not know", body = Problem)))]
+pub(crate) async fn models(
+    State(state): State<ServerState>,
+    caller: Caller,
+) -> Result<Json<Vec<ModelChoice>>, Problem> {
+    caller.require(Role::Viewer, state.access)?;
+    let Some(runs) = state.runs() else { return Ok(Json(Vec::new())) };
+    let providers = runs.runtime.providers();
+    let mut names: Vec<String> = providers
+        .statuses()
+        .into_iter()
+        .filter(|status| status.ready)
+        .filter_map(|status| {
+            let preset = llmtool_providers::presets::preset(&status.name)?;
+            Some(format!("{}/{}", status.name, preset.default_model?))
+        })
+        .collect();
+    names.extend(providers.config.default_model.iter().cloned());
+    names.extend(providers.config.prices.keys().cloned());
+    names.push(format!("local/{DEFAULT_LOCAL_MODEL}"));
+    names.sort();
+    names.dedup();
+    let choices = names
+        .into_iter()
+        .filter_map(|name| {
+            let target = providers.resolve(Some(&name), None, &[]).ok()?;
+            let price = providers.price(&target);
+            let per_million = |per_token: f64| (per_token * 1_000_000.0 * 1e6).round() / 1e6;
+            Some(ModelChoice {
+                id: format!("{}/{}", target.endpoint.provider, target.model),
+                ready: providers.is_ready(&target.endpoint.provider),
+                input_per_million: price.as_ref().map(|p| per_million(p.price.input)),
+                output_per_million: price.as_ref().map(|p| per_million(p.price.output)),
+                provider: target.endpoint.provider,
+                model: target.model,
+            })
+        })
+        .collect();
+    Ok(Json(choices))
+}
+
+/// `GET /tools/{slug}/runs`: how many.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub(crate) struct RunsParams {
+    /// At most this many, newest first (20 by default, at most 500).
+    limit: Option<u32>,
+}
+
+/// The runs of a tool made through this library, newest first, each as its run's `done` event
+/// gave it.
+#[utoipa::path(get, path = "/tools/{slug}/runs", params(("slug" = String, Path, description = "The tool's slug"), RunsParams), security(("bearer" = [])),
+    responses((status = 200, body = Vec<Object>), (status = 401, description = "No token, or one the library does not know", body = Problem)))]
+pub(crate) async fn runs(
+    State(state): State<ServerState>,
+    caller: Caller,
+    Path(slug): Path<String>,
+    Query(params): Query<RunsParams>,
+) -> Result<Json<Vec<llmtool_registry::KeptRun>>, Problem> {
+    caller.require_token(Role::Viewer)?;
+    Ok(Json(state.store.runs(&slug, params.limit.unwrap_or(20)).await?))
+}
+
+/// Every tag on a tool that is not deleted, with how many tools carry it, most used first.
+#[utoipa::path(get, path = "/tags", security((), ("bearer" = [])),
+    responses((status = 200, body = Vec<TagCount>), (status = 401, description = "No token, or one the library does not know", body = Problem)))]
+pub(crate) async fn tags(
+    State(state): State<ServerState>,
+    caller: Caller,
+) -> Result<Json<Vec<TagCount>>, Problem> {
+    caller.require(Role::Viewer, state.access)?;
+    Ok(Json(state.store.tags().await?))
+}
+
+/// A tool's avatar (of its latest version), when it is image data in the tool file: an
+/// avatar given as a URL is not fetched, so that the studio never loads from elsewhere.
+#[utoipa::path(get, path = "/tools/{slug}/avatar", params(("slug" = String, Path, description = "The tool's slug")), security((), ("bearer" = [])),
+    responses((status = 200, description = "The image", content_type = "image/*", body = Vec<u8>), (status = 404, description = "No such tool, or no avatar held in the file", body = Problem),
+        (status = 401, description = "No token, or one the library does not know", body = Problem)))]
+pub(crate) async fn avatar(
+    State(state): State<ServerState>,
+    caller: Caller,
+    Path(slug): Path<String>,
+) -> Result<Response, Problem> {
+    caller.require(Role::Viewer, state.access)?;
+    let version = state.store.version(&slug, &Selector::Latest).await?;
+    let no_avatar = || {
+        Problem::new(
+            StatusCode::NOT_FOUND,
+            "Not Found",
+            format!("`{slug}` has no avatar held in its file"),
+        )
+    };
+    let tool = llmtool_core::Document::from_text(version.text).tool.ok_or_else(no_avatar)?;
+    let avatar = tool.metadata.as_ref().and_then(|m| m.avatar.as_ref()).ok_or_else(no_avatar)?;
+    let data = avatar.data.as_ref().map(|d| d.value.trim()).ok_or_else(no_avatar)?;
+    let kind = avatar.kind.as_ref().map_or("", |k| k.value.as_str());
+    if !data.starts_with("data:") && !kind.eq_ignore_ascii_case("base64") {
+        return Err(no_avatar());
+    }
+    let bytes = image::decode_base64(data).map_err(|_| no_avatar())?;
+    let media_type = image::sniff(&bytes).map_err(|_| no_avatar())?.format.media_type();
+    let headers = [
+        (header::CONTENT_TYPE, media_type),
+        // An SVG opened on its own runs nothing and loads nothing.
+        (header::CONTENT_SECURITY_POLICY, "default-src 'none'; style-src 'unsafe-inline'; sandbox"),
+        (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        (header::CACHE_CONTROL, "no-cache"),
+    ];
+    Ok((headers, bytes).into_response())
+}

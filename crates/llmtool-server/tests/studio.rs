@@ -1,0 +1,221 @@
+//! What the web studio needs from the server, on a real server over each backend: its pages
+//! with a Content Security Policy, signing in with a token for a session cookie (`HttpOnly`,
+//! `SameSite=Strict`), CSRF on every write made with the cookie, roles enforced on the server,
+//! signing out, and the check, format, tags, avatar and search fields the pages show.
+
+#![allow(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
+
+use std::sync::Arc;
+
+use llmtool_registry::{PostgresStore, Role, SqliteStore, Store};
+use llmtool_server::{Access, RateLimiter, ServerState, new_token, token_hash};
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+async fn start(store: Arc<dyn Store>) -> String {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    llmtool_server::seed_built_ins(store.as_ref()).await.unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let state =
+        ServerState::new(store, Access { public_read: true }, Arc::new(RateLimiter::new(0)));
+    tokio::spawn(llmtool_server::serve(state, listener, std::future::pending()));
+    base
+}
+
+/// Signs in with `token`; the session cookie and the CSRF token.
+async fn sign_in(base: &str, token: &str) -> (String, String) {
+    let answer = reqwest::Client::new()
+        .post(format!("{base}/api/v1/session"))
+        .json(&json!({"token": token}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), StatusCode::OK);
+    let set = answer.headers()["set-cookie"].to_str().unwrap().to_owned();
+    for attribute in ["HttpOnly", "SameSite=Strict", "Path=/"] {
+        assert!(set.contains(attribute), "{set}");
+    }
+    let cookie = set.split(';').next().unwrap().to_owned();
+    let body: Value = answer.json().await.unwrap();
+    (cookie, body["csrf"].as_str().unwrap().to_owned())
+}
+
+async fn studio(store: Arc<dyn Store>) {
+    let editor = new_token();
+    store.create_token("ana", Role::Editor, &token_hash(&editor)).await.unwrap();
+    let viewer = new_token();
+    store.create_token("vic", Role::Viewer, &token_hash(&viewer)).await.unwrap();
+    let base = start(Arc::clone(&store)).await;
+    let client = reqwest::Client::new();
+
+    // The pages and their files, each with a policy that loads only from this server.
+    for (path, kind) in [
+        ("/", "text/html"),
+        ("/t/teach-me-anything", "text/html"),
+        ("/t/x/edit", "text/html"),
+        ("/assets/gallery.js", "text/javascript"),
+        ("/assets/studio.css", "text/css"),
+    ] {
+        let page = client.get(format!("{base}{path}")).send().await.unwrap();
+        assert_eq!(page.status(), StatusCode::OK, "{path}");
+        assert!(page.headers()["content-type"].to_str().unwrap().starts_with(kind), "{path}");
+        let policy = page.headers()["content-security-policy"].to_str().unwrap();
+        assert!(policy.contains("script-src 'self'") && policy.contains("frame-ancestors 'none'"));
+        assert_eq!(page.headers()["x-content-type-options"], "nosniff");
+    }
+    assert_eq!(client.get(format!("{base}/assets/nothing.js")).send().await.unwrap().status(), 404);
+
+    // Signing in: a wrong token is refused; a right one gives a session.
+    let wrong =
+        client.post(format!("{base}/api/v1/session")).json(&json!({"token": "llmt_nope"})).send();
+    assert_eq!(wrong.await.unwrap().status(), StatusCode::UNAUTHORIZED);
+    let (cookie, csrf) = sign_in(&base, &editor).await;
+    let who: Value = client
+        .get(format!("{base}/api/v1/session"))
+        .header("cookie", &cookie)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        (who["name"].as_str(), who["role"].as_str(), who["csrf"].as_str()),
+        (Some("ana"), Some("editor"), Some(csrf.as_str()))
+    );
+
+    // A write with the cookie needs the CSRF token; with it, the role decides.
+    let tool = json!({"model_prompt": "Say {{word}}.", "metadata": {"prompt_name": "Sayer",
+        "description": "Says.", "creator": {"name": "Ana"}, "timestamp": "2026-11-23T10:00:00Z",
+        "variables": [{"name": "word", "type": "text", "description": "What."}]}})
+    .to_string();
+    let publish = |cookie: &str, csrf: Option<&str>| {
+        let mut request =
+            client.post(format!("{base}/api/v1/tools")).header("cookie", cookie).body(tool.clone());
+        if let Some(csrf) = csrf {
+            request = request.header("x-csrf-token", csrf);
+        }
+        request.send()
+    };
+    let forged = publish(&cookie, None).await.unwrap();
+    assert_eq!(forged.status(), StatusCode::FORBIDDEN);
+    assert!(forged.text().await.unwrap().contains("CSRF"));
+    assert_eq!(
+        publish(&cookie, Some("0".repeat(64).as_str())).await.unwrap().status(),
+        StatusCode::FORBIDDEN
+    );
+    assert_eq!(publish(&cookie, Some(&csrf)).await.unwrap().status(), StatusCode::CREATED);
+    let (viewer_cookie, viewer_csrf) = sign_in(&base, &viewer).await;
+    let refused = publish(&viewer_cookie, Some(&viewer_csrf)).await.unwrap();
+    assert_eq!(
+        refused.status(),
+        StatusCode::FORBIDDEN,
+        "a viewer cannot publish, whatever the page does"
+    );
+
+    // The search shows creators and which tools hold their avatar; tags are counted.
+    let found: Value = client
+        .get(format!("{base}/api/v1/tools?limit=200"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let by_slug = |slug: &str| {
+        found["tools"].as_array().unwrap().iter().find(|t| t["slug"] == slug).unwrap().clone()
+    };
+    assert_eq!(by_slug("sayer")["creator"], "Ana");
+    assert_eq!(by_slug("pair-programmer")["has_avatar"], true);
+    assert_eq!(by_slug("sql-assistant")["has_avatar"], false, "a URL avatar is never fetched");
+    let avatar =
+        client.get(format!("{base}/api/v1/tools/pair-programmer/avatar")).send().await.unwrap();
+    assert_eq!(
+        (avatar.status(), avatar.headers()["content-type"].to_str().unwrap()),
+        (StatusCode::OK, "image/png")
+    );
+    assert!(avatar.bytes().await.unwrap().starts_with(b"\x89PNG"));
+    assert_eq!(
+        client
+            .get(format!("{base}/api/v1/tools/sql-assistant/avatar"))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        404
+    );
+    let tags: Value =
+        client.get(format!("{base}/api/v1/tags")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(tags[0]["tag"], "built-in");
+
+    // Check and format, as the editor calls them while typing.
+    let check: Value = client
+        .post(format!("{base}/api/v1/check"))
+        .body(r#"{"model_prompt": "Hi {{nme}}", "metadata": {"prompt_name": "X", "variables": [{"name": "name", "type": "text", "description": "d"}]}}"#)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let undeclared = check.as_array().unwrap().iter().find(|d| d["code"] == "LT212").unwrap();
+    assert_eq!(undeclared["fix"]["edits"][0]["replacement"], "{{name}}");
+    let formatted: Value = client
+        .post(format!("{base}/api/v1/format"))
+        .body(tool.clone())
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(formatted["text"].as_str().unwrap().starts_with("{\n"));
+    let broken = client
+        .post(format!("{base}/api/v1/format"))
+        .body("{\"model_prompt\": ")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(broken.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(broken.json::<Value>().await.unwrap()["diagnostics"][0]["code"].is_string());
+
+    // Signing out needs the CSRF token too, and ends the session.
+    let out = client
+        .delete(format!("{base}/api/v1/session"))
+        .header("cookie", &cookie)
+        .header("x-csrf-token", &csrf)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(out.status(), StatusCode::NO_CONTENT);
+    assert!(out.headers()["set-cookie"].to_str().unwrap().contains("Max-Age=0"));
+    let after = client
+        .get(format!("{base}/api/v1/session"))
+        .header("cookie", &cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(after.status(), StatusCode::UNAUTHORIZED);
+    // A revoked token ends its sessions at once.
+    store.revoke_token("vic").await.unwrap();
+    let revoked = client
+        .get(format!("{base}/api/v1/session"))
+        .header("cookie", &viewer_cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(revoked.status(), StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_studio_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    studio(Arc::new(SqliteStore::open(&dir.path().join("library.db")).await.unwrap())).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_studio_on_postgres() {
+    let Some(database) = llmtool_testkit::postgres::database().await else { return };
+    studio(Arc::new(PostgresStore::connect(&database.url).await.unwrap())).await;
+}
