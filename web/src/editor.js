@@ -55,6 +55,7 @@ async function check(view) {
   const summary = document.getElementById("check-summary");
   const errors = found.filter((d) => d.severity === "error").length;
   summary.textContent = found.length ? `${errors} error(s), ${found.length - errors} warning(s)` : "No problems found.";
+  showProblems(view, found, text, at);
   return found.map((diagnostic) => {
     const from = at(diagnostic.span?.start ?? 0);
     const to = Math.max(from, at(diagnostic.span?.end ?? 0));
@@ -68,19 +69,39 @@ async function check(view) {
       source: "llmtool check",
       actions: fix
         ? [
-            {
-              name: fix.message,
-              apply(view) {
-                // The fix's spans are of the text it was found in.
-                if (view.state.doc.toString() !== text) return;
-                const changes = fix.edits.map((edit) => ({ from: at(edit.span.start), to: at(edit.span.end), insert: edit.replacement }));
-                view.dispatch({ changes });
-              },
-            },
+            { name: fix.message, apply: (view) => applyFix(view, fix, text, at) },
           ]
         : [],
     };
   });
+}
+
+/** Applies `fix`, found in `text`, if the document is still that text. */
+function applyFix(view, fix, text, at) {
+  // The fix's spans are of the text it was found in.
+  if (view.state.doc.toString() !== text) return;
+  const changes = fix.edits.map((edit) => ({ from: at(edit.span.start), to: at(edit.span.end), insert: edit.replacement }));
+  view.dispatch({ changes });
+  view.focus();
+}
+
+/** The diagnostics as a list under the editor, each fix a button (reachable by keyboard). */
+function showProblems(view, found, text, at) {
+  const list = document.getElementById("problems");
+  list.replaceChildren(
+    ...found.map((diagnostic) =>
+      el(
+        "li",
+        { class: diagnostic.severity },
+        el("span", { class: "code" }, diagnostic.code),
+        ` ${diagnostic.location ? `${diagnostic.location.line}:${diagnostic.location.column}` : ""} ${diagnostic.message}`,
+        diagnostic.help ? el("span", { class: "help" }, ` (${diagnostic.help})`) : null,
+        diagnostic.fix && !view.state.readOnly
+          ? el("button", { type: "button", onclick: () => applyFix(view, diagnostic.fix, text, at) }, `Fix: ${diagnostic.fix.message}`)
+          : null,
+      ),
+    ),
+  );
 }
 
 function editorView(text, readOnly) {
@@ -94,7 +115,8 @@ function editorView(text, readOnly) {
         lintGutter(),
         linter(check, { delay: 300 }),
         EditorState.readOnly.of(readOnly),
-        EditorView.contentAttributes.of({ "aria-label": "The tool file" }),
+        // Focusable even when read-only, so that the keyboard can reach and scroll the file.
+        EditorView.contentAttributes.of({ "aria-label": "The tool file", tabindex: "0" }),
       ],
     }),
   });
@@ -312,6 +334,7 @@ async function start() {
   const note = el("input", { id: "note", type: "text", placeholder: "What changed" });
   const slugInput = slug ? null : el("input", { id: "slug", type: "text", placeholder: "made from the name" });
   main.replaceChildren(
+    ...[
     el("h1", {}, slug ? `Edit ${slug}` : "New tool"),
     canEdit ? null : el("p", { class: "help" }, "Read-only: publishing needs the editor role."),
     el("div", { class: "editor-layout" },
@@ -319,6 +342,7 @@ async function start() {
         el("h2", { id: "file-heading" }, "The tool file"),
         el("div", { id: "code" }),
         el("p", { id: "check-summary", role: "status", "aria-live": "polite" }),
+        el("ul", { id: "problems", class: "problems", "aria-label": "Problems" }),
         el("div", { class: "buttons" },
           el("button", { type: "button", id: "format" }, "Format"),
           el("button", { type: "button", id: "fix" }, "Apply safe fixes"),
@@ -341,6 +365,7 @@ async function start() {
       el("h2", {}, "Tags"),
       tagEditor([...current.tags], canEdit),
     ) : null,
+    ].filter(Boolean),
   );
   const view = editorView(text, !canEdit);
   window.studioEditor = view; // For the browser tests.
