@@ -3,8 +3,9 @@
 # every test (the elisp output checked in Emacs; the registry's storage on SQLite and on a
 # throwaway PostgreSQL cluster), the prompt-file exports and the real-world
 # prompt files rendered by the peers' own code, `llmtool mcp` driven by real MCP clients (the Python SDK, MCP Inspector),
-# llmtool against independent API servers (llama-cpp-python, LiteLLM), and a
-# fuzz smoke run. Installs what the tests need (idempotently) on a fresh machine, so this one
+# llmtool against independent API servers (llama-cpp-python, LiteLLM), the web studio in
+# Debian's Chromium (Playwright, axe-core) with its committed bundle checked, and a fuzz
+# smoke run. Installs what the tests need (idempotently) on a fresh machine, so this one
 # command is enough.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,9 +16,12 @@ step "toolchain components"
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
 command -v cargo-nextest >/dev/null || cargo install --locked cargo-nextest
 
-step "system packages the tests use (emacs-nox, postgresql)"
+step "system packages the tests use (emacs-nox, postgresql, chromium and a Korean font)"
 missing=()
 command -v emacs >/dev/null || missing+=(emacs-nox)
+command -v chromium >/dev/null || missing+=(chromium)
+# The studio's screenshots show a Korean example tool.
+compgen -G "/usr/share/fonts/truetype/nanum/*" >/dev/null || missing+=(fonts-nanum)
 # Debian's postgresql keeps its programs off PATH, under /usr/lib/postgresql/VERSION/bin.
 command -v initdb >/dev/null || compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing+=(postgresql)
 if ((${#missing[@]})); then
@@ -63,6 +67,16 @@ python3 scripts/mcp_clients.py
 
 step "independent API servers (llama-cpp-python, LiteLLM)"
 python3 scripts/independent.py
+
+step "the web studio: its committed bundle is what web/ builds, and it works in Chromium"
+# npm packages once into web/node_modules (ignored), again only when the lock file changes.
+if ! cmp -s web/package-lock.json web/node_modules/.installed-lock.json 2>/dev/null; then
+  npm ci --prefix web --no-audit --no-fund --loglevel=error
+  cp web/package-lock.json web/node_modules/.installed-lock.json
+fi
+node web/build.mjs --check
+cargo build -q -p llmtool -p llmtool-testkit --bin llmtool --bin mock-llm
+node --test web/tests/
 
 if [ -d fuzz ]; then
   step "fuzz smoke run"

@@ -112,6 +112,7 @@ function editorView(text, readOnly) {
       extensions: [
         basicSetup,
         json(),
+        EditorView.lineWrapping,
         lintGutter(),
         linter(check, { delay: 300 }),
         EditorState.readOnly.of(readOnly),
@@ -218,7 +219,7 @@ function sideBySide(unified) {
   );
 }
 
-async function history(editor) {
+async function history(caller) {
   const list = document.getElementById("versions");
   const diff = document.getElementById("diff");
   let versions;
@@ -241,25 +242,36 @@ async function history(editor) {
         ` ${v.published_at.slice(0, 16).replace("T", " ")}`,
         v.published_by ? ` by ${v.published_by}` : "",
         v.note ? ` · ${v.note}` : "",
-        v.labels.length ? ` · ${v.labels.join(", ")}` : "",
+        v.labels.length ? el("span", { class: "labels" }, ` · labels: ${v.labels.join(", ")}`) : "",
         " ",
         v.version > 1 ? el("button", { type: "button", onclick: () => show(v.version - 1, v.version) }, `Diff with v${v.version - 1}`) : null,
-        canAct(editor, "editor") ? el("button", { type: "button", onclick: () => label(v.version) }, "Label…") : null,
       ),
     ),
   );
-}
-
-async function label(versionNumber) {
-  const name = prompt(`Label for v${versionNumber} (production, staging…)`);
-  if (!name) return;
-  try {
-    await api(`/tools/${slug}/labels/${encodeURIComponent(name)}`, { method: "PUT", json: { version: versionNumber } });
-    say(`${name} now points at v${versionNumber}.`);
-    location.reload();
-  } catch (error) {
-    say(error.message, "error");
+  const labels = document.getElementById("label-form");
+  if (!canAct(caller, "editor")) {
+    labels.replaceChildren();
+    return;
   }
+  const name = el("input", { id: "label-name", type: "text", placeholder: "production", required: true });
+  const version = el("select", { id: "label-version" }, versions.map((v) => el("option", { value: v.version }, `v${v.version}`)));
+  labels.replaceChildren(
+    el("label", { for: "label-name" }, "Label "),
+    name,
+    el("label", { for: "label-version" }, " points at "),
+    version,
+    el("button", { type: "submit" }, "Set label"),
+  );
+  labels.onsubmit = async (event) => {
+    event.preventDefault();
+    try {
+      await api(`/tools/${slug}/labels/${encodeURIComponent(name.value.trim())}`, { method: "PUT", json: { version: Number(version.value) } });
+      say(`${name.value.trim()} now points at v${version.value}.`);
+      history(caller);
+    } catch (error) {
+      say(error.message, "error");
+    }
+  };
 }
 
 function tagEditor(tags, canEdit) {
@@ -361,6 +373,7 @@ async function start() {
     slug ? el("section", { id: "history", "aria-labelledby": "history-heading" },
       el("h2", { id: "history-heading" }, "Versions"),
       el("ol", { id: "versions", reversed: true }),
+      el("form", { id: "label-form", class: "inline" }),
       el("div", { id: "diff" }),
       el("h2", {}, "Tags"),
       tagEditor([...current.tags], canEdit),

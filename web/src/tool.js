@@ -141,7 +141,7 @@ async function runInto(into, model, signal) {
         facts.replaceChildren(
           el("span", { class: `outcome ${data.outcome}` }, data.outcome),
           ` · ${data.provider}/${data.model} · ${tokens} tokens · ${dollars(data.cost_usd)} · ${latency} ms`,
-          data.error ? el("span", { class: "problem" }, ` · ${data.error}`) : null,
+          ...(data.error ? [el("span", { class: "problem" }, ` · ${data.error}`)] : []),
         );
       }
     }, { signal, version });

@@ -149,6 +149,29 @@ test("a viewer fills a tool's form, sees the prompt, runs it on the mock and on 
   await opened.locator("#runs tbody tr").nth(1).waitFor();
   assert.deepEqual(await accessibilityProblems("/t/teach-me-anything", { signedInAs: "viewer", ready: "#runs tbody tr" }), []);
 
+  // Two models side by side, each with its own outcome, cost and latency.
+  await opened.getByLabel("Model 1").selectOption("mock/m");
+  await opened.getByLabel("Model 2").selectOption("local/smollm2");
+  await opened.getByRole("button", { name: "Compare" }).click();
+  const columns = opened.locator(".compare-column");
+  await columns.nth(0).locator(".outcome").waitFor({ timeout: 30_000 });
+  await columns.nth(1).locator(".outcome").waitFor({ timeout: 120_000 });
+  assert.match(await columns.nth(0).locator(".facts").textContent(), /mock\/m .* ms/);
+  assert.match(await columns.nth(1).locator(".facts").textContent(), /local\/smollm2 .* ms/);
+
+  // A multi-select with allowed values is a set of checkboxes, its defaults ticked; the
+  // prompt follows the ticks.
+  await opened.goto(`${base}/t/strategy-consultant`);
+  const frameworks = opened.getByRole("group", { name: "frameworks" });
+  await frameworks.getByRole("checkbox", { name: "PESTLE" }).waitFor();
+  assert.equal(await frameworks.getByRole("checkbox", { name: "SWOT" }).isChecked(), true);
+  assert.equal(await frameworks.getByRole("checkbox", { name: "PESTLE" }).isChecked(), false);
+  // With a required value missing, the prompt area says which.
+  await opened.locator("#rendered.problem").filter({ hasText: "situation" }).waitFor();
+  await opened.getByLabel(/^situation/).fill("A bakery wants a second shop.");
+  await frameworks.getByRole("checkbox", { name: "PESTLE" }).check();
+  await opened.locator("#rendered").filter({ hasText: "PESTLE" }).waitFor();
+
   await opened.goto(`${base}/t/teach-me-anything/edit`);
   await opened.getByText("Read-only: publishing needs the editor role.").waitFor();
   assert.equal(await opened.getByRole("button", { name: "Publish a new version" }).count(), 0);
@@ -194,6 +217,11 @@ test("an editor sees a diagnostic while typing, applies its fix, publishes, and 
   await opened.getByRole("button", { name: "Diff with v1" }).click();
   await opened.locator(".diff .removed").filter({ hasText: "Teach me about" }).waitFor();
   await opened.locator(".diff .added").filter({ hasText: "Explain" }).waitFor();
+  // Move the production label to the new version.
+  await opened.getByLabel("Label").fill("production");
+  await opened.getByLabel("points at").selectOption("2");
+  await opened.getByRole("button", { name: "Set label" }).click();
+  await opened.locator("#versions li").filter({ hasText: "v2" }).filter({ hasText: "labels: production" }).waitFor();
   assert.deepEqual(await accessibilityProblems("/t/teach-me-anything/edit", { signedInAs: "editor", ready: ".cm-content" }), []);
   assert.deepEqual(problems, []);
   await context.close();
