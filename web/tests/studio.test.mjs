@@ -128,6 +128,33 @@ test("the gallery lists the built-in tools, searches as you type and filters by 
   await context.close();
 });
 
+test("the gallery and a tool's page work from the keyboard alone", async () => {
+  const { page: opened, context } = await page();
+  await opened.goto(base);
+  await opened.locator(".card").first().waitFor();
+  /** Presses Tab until `check` holds for the focused element (at most 40 times). */
+  const tabTo = async (check) => {
+    for (let i = 0; i < 40; i++) {
+      await opened.keyboard.press("Tab");
+      if (await opened.evaluate(check)) return;
+    }
+    assert.fail(`Tab never reached ${check}`);
+  };
+  await tabTo(() => document.activeElement?.id === "search");
+  await opened.keyboard.type("strategy");
+  await opened.waitForFunction(() => document.querySelectorAll(".card").length === 1);
+  await tabTo(() => document.activeElement?.textContent === "Strategy Consultant");
+  await opened.keyboard.press("Enter");
+  await opened.waitForURL(`${base}/t/strategy-consultant`);
+  await tabTo(() => document.activeElement?.id === "var-situation");
+  await opened.keyboard.type("A bakery wants a second shop.");
+  // The checkboxes of a multi-select: Tab reaches them, Space ticks.
+  await tabTo(() => document.activeElement?.value === "PESTLE");
+  await opened.keyboard.press("Space");
+  await opened.locator("#rendered").filter({ hasText: "PESTLE" }).waitFor();
+  await context.close();
+});
+
 test("a viewer fills a tool's form, sees the prompt, runs it on the mock and on the local model, and cannot publish", async () => {
   const { page: opened, context, problems } = await page({ signedInAs: "viewer" });
   await opened.goto(`${base}/t/teach-me-anything`);
