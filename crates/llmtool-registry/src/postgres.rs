@@ -17,7 +17,8 @@ use crate::model::{
 use crate::publication::Publication;
 use crate::rows::{self, TokenRow, VERSION_COLUMNS, VersionRow};
 use crate::store::{
-    MAX_SESSIONS_PER_TOKEN, Store, StoreError, check_name, check_slug, expiry, now, shown,
+    MAX_SESSIONS_PER_TOKEN, Store, StoreError, check_base, check_name, check_slug, expiry, now,
+    shown,
 };
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
@@ -137,11 +138,12 @@ async fn notify(tx: &mut sqlx::PgConnection, slug: &str) -> Result<(), StoreErro
 /// `text` as a `tsquery`: each word (its letters and digits) a required prefix (`tide:*`), so
 /// that what a user types is never read as query syntax.
 fn ts_query(text: &str) -> Option<String> {
+    // Split where PostgreSQL's `simple` parser splits (`sql-assistant` is `sql` and
+    // `assistant`), so that punctuation never glues words into one that matches nothing.
     let words: Vec<String> = text
-        .split_whitespace()
-        .map(|word| word.chars().filter(|c| c.is_alphanumeric()).collect::<String>().to_lowercase())
+        .split(|c: char| !c.is_alphanumeric())
         .filter(|word| !word.is_empty())
-        .map(|word| format!("{word}:*"))
+        .map(|word| format!("{}:*", word.to_lowercase()))
         .collect();
     (!words.is_empty()).then(|| words.join(" & "))
 }
@@ -195,6 +197,9 @@ impl Store for PostgresStore {
                     created: false,
                 });
             }
+        }
+        if latest > 0 {
+            check_base(slug, publication, latest)?;
         }
         let number = latest + 1;
         sqlx::query(

@@ -26,6 +26,9 @@ pub struct Publication {
     pub variable_types: Vec<String>,
     pub output_type: Option<String>,
     pub models: Vec<String>,
+    /// The version the publisher edited: when set, the publish is refused
+    /// ([`crate::StoreError::Conflict`]) if another version has become the latest since.
+    pub base: Option<u32>,
 }
 
 /// Why a tool file is not published: `check`'s errors, as `check --format json` gives them.
@@ -35,8 +38,6 @@ pub struct Rejection {
     pub diagnostics: Vec<Value>,
 }
 
-/// The content hash of a tool file's canonical text: its SHA-256, in hex. A version's
-/// identity: what `pull` checks a received tool against.
 /// The diagnostics of `document` (shown as read from `path`) as `check --format json` prints
 /// them.
 pub fn diagnostics_json(document: &Document, path: &str) -> Vec<Value> {
@@ -47,6 +48,8 @@ pub fn diagnostics_json(document: &Document, path: &str) -> Vec<Value> {
         .collect()
 }
 
+/// The content hash of a tool file's canonical text: its SHA-256, in hex. A version's
+/// identity: what `pull` checks a received tool against.
 pub fn content_hash(canonical: &str) -> String {
     hex::encode(Sha256::digest(canonical.as_bytes()))
 }
@@ -82,7 +85,15 @@ impl Publication {
             variable_types,
             output_type: output.and_then(|o| o.kind.as_ref()).map(|k| k.value.clone()),
             models: tool.models().into_iter().map(str::to_owned).collect(),
+            base: None,
         })
+    }
+
+    /// The same publication, refused if `base` is no longer the latest version when it lands.
+    #[must_use]
+    pub fn on_top_of(mut self, base: Option<u32>) -> Publication {
+        self.base = base;
+        self
     }
 
     /// The slug a tool is published under when none is given: its name's.

@@ -18,7 +18,8 @@ use crate::model::{
 use crate::publication::Publication;
 use crate::rows::{self, TokenRow, VERSION_COLUMNS, VersionRow};
 use crate::store::{
-    MAX_SESSIONS_PER_TOKEN, Store, StoreError, check_name, check_slug, expiry, now, shown,
+    MAX_SESSIONS_PER_TOKEN, Store, StoreError, check_base, check_name, check_slug, expiry, now,
+    shown,
 };
 
 /// How long a writer waits for another before it gives up.
@@ -135,6 +136,7 @@ impl Store for SqliteStore {
                         created: false,
                     });
                 }
+                check_base(slug, publication, latest)?;
                 (id, latest)
             }
             None => {

@@ -28,6 +28,8 @@ pub enum StoreError {
     TokenExists(String),
     #[error("no token `{0}`")]
     NoSuchToken(String),
+    #[error("`{slug}` is at version {latest} now, not {base}: someone published meanwhile")]
+    Conflict { slug: String, base: u32, latest: u32 },
     #[error("the cursor is not one this library gave")]
     BadCursor,
     #[error("{0}")]
@@ -138,6 +140,22 @@ pub(crate) fn expiry(lifetime: std::time::Duration) -> String {
         .checked_add(jiff::SignedDuration::try_from(lifetime).unwrap_or(jiff::SignedDuration::ZERO))
         .unwrap_or_else(|_| jiff::Timestamp::now());
     end.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
+}
+
+/// Refuses a publication edited from `base` when `latest` is another version.
+pub(crate) fn check_base(
+    slug: &str,
+    publication: &Publication,
+    latest: i64,
+) -> Result<(), StoreError> {
+    match publication.base {
+        Some(base) if i64::from(base) != latest => Err(StoreError::Conflict {
+            slug: slug.to_owned(),
+            base,
+            latest: u32::try_from(latest).unwrap_or(0),
+        }),
+        _ => Ok(()),
+    }
 }
 
 /// Whether `name` can be a tag or a label.

@@ -85,13 +85,15 @@ struct PublishParams {
     /// The tool's slug (default: made from its `prompt_name`).
     slug: Option<String>,
     note: Option<String>,
+    /// The version this file was edited from: refused with 409 if another is latest now.
+    base: Option<u32>,
 }
 
 /// Publish the tool file of the body as the next version of its slug.
 #[utoipa::path(post, path = "/tools", params(PublishParams), security(("bearer" = [])),
     request_body(content = String, description = "A tool file", content_type = "application/json"),
     responses((status = 201, description = "A new version", body = Published), (status = 200, description = "The content of the latest version: no new version", body = Published),
-        (status = 422, description = "The tool file has errors; `diagnostics` are `llmtool check --format json`'s", body = Problem), (status = 401, description = "No token, or one the library does not know", body = Problem), (status = 403, description = "The token's role is too low", body = Problem), (status = 413, description = "A body over 1 MiB")))]
+        (status = 422, description = "The tool file has errors; `diagnostics` are `llmtool check --format json`'s", body = Problem), (status = 409, description = "`base` is no longer the latest version", body = Problem), (status = 401, description = "No token, or one the library does not know", body = Problem), (status = 403, description = "The token's role is too low", body = Problem), (status = 413, description = "A body over 1 MiB")))]
 async fn publish(
     State(state): State<ServerState>,
     caller: Caller,
@@ -99,8 +101,9 @@ async fn publish(
     body: String,
 ) -> Answer<(StatusCode, Json<Published>)> {
     caller.require(Role::Editor, state.access)?;
-    let publication =
-        Publication::from_text(&body, "tool.json").map_err(llmtool_registry::StoreError::from)?;
+    let publication = Publication::from_text(&body, "tool.json")
+        .map_err(llmtool_registry::StoreError::from)?
+        .on_top_of(params.base);
     let slug = params.slug.unwrap_or_else(|| publication.default_slug());
     let by = caller.name.as_deref();
     let published = state.store.publish(&slug, &publication, params.note.as_deref(), by).await?;
@@ -123,11 +126,22 @@ struct VersionBody {
     published_by: Option<String>,
     tags: Vec<String>,
     labels: Vec<String>,
+    /// The tool's variables as llmtool reads them: each type in its canonical name (whatever
+    /// edition's name the file uses), with description, default and allowed values; a
+    /// placeholder used but not declared is a text variable.
+    #[schema(value_type = Vec<Object>)]
+    variables: serde_json::Value,
 }
 
 impl From<ToolVersion> for VersionBody {
     fn from(version: ToolVersion) -> VersionBody {
+        let document = llmtool_core::Document::from_text(version.text.clone());
+        let variables = document.tool.as_ref().map_or(serde_json::Value::Null, |tool| {
+            let template = llmtool_core::template::ToolTemplate::new(tool);
+            serde_json::to_value(template.variables()).unwrap_or_default()
+        });
         VersionBody {
+            variables,
             // The stored canonical text is sent as it is, not parsed and written again.
             tool: RawValue::from_string(version.text.trim_end().to_owned())
                 .unwrap_or_else(|_| RawValue::NULL.to_owned()),
@@ -382,7 +396,7 @@ async fn diff(
         crate::studio_api::runs, crate::studio_api::avatar, crate::studio_api::tags, crate::studio_api::models, crate::studio_api::check, crate::studio_api::format,
         crate::session::sign_in, crate::session::who, crate::session::sign_out),
     components(schemas(Page, Published, VersionBody, Rendered, VersionDiff, LabelBody, Problem, crate::run_api::RunBody, crate::run_api::UsageRow,
-        crate::studio_api::ModelChoice, crate::studio_api::FormattedText, llmtool_registry::TagCount, crate::session::SignIn, crate::session::Signed)),
+        crate::studio_api::ModelChoice, crate::studio_api::FormattedText, crate::studio_api::RunSummary, llmtool_registry::TagCount, crate::session::SignIn, crate::session::Signed)),
     modifiers(&BearerScheme)
 )]
 pub(crate) struct ApiDoc;

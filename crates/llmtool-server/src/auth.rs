@@ -18,6 +18,10 @@ use crate::{Problem, ServerState};
 /// The studio's session cookie.
 pub(crate) const SESSION_COOKIE: &str = "llmtool_session";
 
+/// Its name over HTTPS: the `__Host-` prefix makes browsers refuse it from any other host,
+/// a sibling subdomain included.
+pub(crate) const SECURE_SESSION_COOKIE: &str = "__Host-llmtool_session";
+
 /// The header a write made with the session cookie carries the session's CSRF token in.
 pub(crate) const CSRF_HEADER: &str = "x-csrf-token";
 
@@ -133,16 +137,18 @@ impl Caller {
     }
 }
 
-/// The value of the session cookie, if the request has one. (A `Cookie` header is a list of
+/// The value of the session cookie, if the request has exactly one. Two are refused: another
+/// site under the same domain could have planted one. (A `Cookie` header is a list of
 /// `name=value` pairs split by `;`: too little to take a crate for.)
 pub(crate) fn session_cookie(headers: &HeaderMap) -> Option<&str> {
-    headers
+    let mut found = headers
         .get_all(COOKIE)
         .iter()
         .filter_map(|value| value.to_str().ok())
         .flat_map(|value| value.split(';'))
         .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(name, _)| *name == SESSION_COOKIE)
-        .map(|(_, value)| value.trim())
-        .filter(|value| !value.is_empty())
+        .filter(|(name, _)| *name == SESSION_COOKIE || *name == SECURE_SESSION_COOKIE)
+        .map(|(_, value)| value.trim());
+    let first = found.next()?;
+    (found.next().is_none() && !first.is_empty()).then_some(first)
 }

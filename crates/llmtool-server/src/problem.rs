@@ -87,7 +87,9 @@ impl From<StoreError> for Problem {
             | StoreError::BadName(_)
             | StoreError::BadCursor
             | StoreError::Backup(_) => Problem::bad_request(detail),
-            StoreError::TokenExists(_) => Problem::new(StatusCode::CONFLICT, "Conflict", detail),
+            StoreError::TokenExists(_) | StoreError::Conflict { .. } => {
+                Problem::new(StatusCode::CONFLICT, "Conflict", detail)
+            }
             StoreError::Rejected(rejection) => Problem {
                 diagnostics: Some(rejection.diagnostics),
                 ..Problem::new(StatusCode::UNPROCESSABLE_ENTITY, "Unprocessable Content", detail)

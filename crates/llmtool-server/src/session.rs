@@ -14,7 +14,9 @@ use llmtool_mcp::transport::Connection;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::auth::{Caller, SESSION_COOKIE, random_hex, session_cookie, token_hash};
+use crate::auth::{
+    Caller, SECURE_SESSION_COOKIE, SESSION_COOKIE, random_hex, session_cookie, token_hash,
+};
 use crate::{Problem, ServerState};
 
 /// How long a session lasts: a working day.
@@ -54,17 +56,23 @@ pub(crate) async fn sign_in(
     };
     let (cookie, csrf) = (random_hex(), random_hex());
     state.store.create_session(&token_hash(&cookie), &name, &csrf, LIFETIME).await?;
-    // `Secure` when the client reached us over HTTPS (through a proxy that says so); on plain
-    // HTTP, browsers would drop a secure cookie.
+    // `Secure` (and the `__Host-` name) when the client reached us over HTTPS, through a
+    // proxy that says so; on plain HTTP, browsers would drop a secure cookie.
     let https = headers
         .get("x-forwarded-proto")
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.eq_ignore_ascii_case("https"));
-    let set = format!(
-        "{SESSION_COOKIE}={cookie}; Path=/; HttpOnly; SameSite=Strict; Max-Age={}{}",
-        LIFETIME.as_secs(),
-        if https { "; Secure" } else { "" }
-    );
+    let set = if https {
+        format!(
+            "{SECURE_SESSION_COOKIE}={cookie}; Path=/; HttpOnly; SameSite=Strict; Max-Age={}; Secure",
+            LIFETIME.as_secs()
+        )
+    } else {
+        format!(
+            "{SESSION_COOKIE}={cookie}; Path=/; HttpOnly; SameSite=Strict; Max-Age={}",
+            LIFETIME.as_secs()
+        )
+    };
     let signed = Signed { name, role: role.as_str().to_owned(), csrf: Some(csrf) };
     Ok(([(SET_COOKIE, set)], Json(signed)).into_response())
 }
@@ -94,5 +102,7 @@ pub(crate) async fn sign_out(
         state.store.delete_session(&token_hash(cookie)).await?;
     }
     let clear = format!("{SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0");
-    Ok((StatusCode::NO_CONTENT, [(SET_COOKIE, clear)]).into_response())
+    let clear_secure =
+        format!("{SECURE_SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0; Secure");
+    Ok((StatusCode::NO_CONTENT, [(SET_COOKIE, clear), (SET_COOKIE, clear_secure)]).into_response())
 }

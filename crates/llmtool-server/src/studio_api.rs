@@ -140,18 +140,52 @@ pub(crate) struct RunsParams {
     limit: Option<u32>,
 }
 
-/// The runs of a tool made through this library, newest first, each as its run's `done` event
-/// gave it.
+/// A kept run as the history shows it: what ran, on what, for whom, at what cost and how it
+/// ended; never its values, answer or error, which belong to whoever ran it.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct RunSummary {
+    id: Option<i64>,
+    started_at: String,
+    version: u32,
+    run_by: Option<String>,
+    provider: String,
+    model: String,
+    input_tokens: Option<u64>,
+    output_tokens: Option<u64>,
+    cost_usd: Option<f64>,
+    latency_ms: Option<u64>,
+    /// `ok`, `rejected`, `failed` or `cancelled`.
+    outcome: String,
+}
+
+/// The runs of a tool made through this library, newest first.
 #[utoipa::path(get, path = "/tools/{slug}/runs", params(("slug" = String, Path, description = "The tool's slug"), RunsParams), security(("bearer" = [])),
-    responses((status = 200, body = Vec<Object>), (status = 401, description = "No token, or one the library does not know", body = Problem)))]
+    responses((status = 200, body = Vec<RunSummary>), (status = 401, description = "No token, or one the library does not know", body = Problem)))]
 pub(crate) async fn runs(
     State(state): State<ServerState>,
     caller: Caller,
     Path(slug): Path<String>,
     Query(params): Query<RunsParams>,
-) -> Result<Json<Vec<llmtool_registry::KeptRun>>, Problem> {
+) -> Result<Json<Vec<RunSummary>>, Problem> {
     caller.require_token(Role::Viewer)?;
-    Ok(Json(state.store.runs(&slug, params.limit.unwrap_or(20)).await?))
+    let kept = state.store.runs(&slug, params.limit.unwrap_or(20)).await?;
+    Ok(Json(
+        kept.into_iter()
+            .map(|run| RunSummary {
+                id: run.record.id,
+                started_at: run.record.started_at,
+                version: run.version,
+                run_by: run.run_by,
+                provider: run.record.provider,
+                model: run.record.model,
+                input_tokens: run.record.input_tokens,
+                output_tokens: run.record.output_tokens,
+                cost_usd: run.record.cost_usd,
+                latency_ms: run.record.latency_ms,
+                outcome: run.record.outcome.as_str().to_owned(),
+            })
+            .collect(),
+    ))
 }
 
 /// Every tag on a tool that is not deleted, with how many tools carry it, most used first.

@@ -19,6 +19,7 @@ async fn start(store: Arc<dyn Store>) -> String {
     let base = format!("http://{}", listener.local_addr().unwrap());
     let state =
         ServerState::new(store, Access { public_read: true }, Arc::new(RateLimiter::new(0)));
+    state.follow_changes().await.unwrap();
     tokio::spawn(llmtool_server::serve(state, listener, std::future::pending()));
     base
 }
@@ -106,6 +107,52 @@ async fn studio(store: Arc<dyn Store>) {
         StatusCode::FORBIDDEN
     );
     assert_eq!(publish(&cookie, Some(&csrf)).await.unwrap().status(), StatusCode::CREATED);
+    // A file edited from version 1 is refused once version 2 is out: nobody's work is lost.
+    let edited = tool.replace("Say {{word}}.", "Say {{word}} twice.");
+    let from_v1 = |text: String| {
+        client
+            .post(format!("{base}/api/v1/tools?slug=sayer&base=1"))
+            .header("cookie", &cookie)
+            .header("x-csrf-token", &csrf)
+            .body(text)
+            .send()
+    };
+    assert_eq!(from_v1(edited.clone()).await.unwrap().status(), StatusCode::CREATED);
+    let stale = from_v1(edited.replace("twice", "thrice")).await.unwrap();
+    assert_eq!(stale.status(), StatusCode::CONFLICT);
+    assert!(stale.text().await.unwrap().contains("version 2"));
+    // Two session cookies in one request (one could be planted by a sibling site) are nobody.
+    let doubled = client
+        .get(format!("{base}/api/v1/session"))
+        .header("cookie", format!("{cookie}; {cookie}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(doubled.status(), StatusCode::UNAUTHORIZED);
+    // A version carries its variables as llmtool reads them: a type written in the Korean or
+    // Spanish edition's words comes out in its canonical name.
+    let translated = json!({"model_prompt": "{{a}} {{b}}", "metadata": {"prompt_name": "Translated",
+        "description": "d", "variables": [
+            {"name": "a", "type": "다중 선택", "description": "d", "allowed_values": ["x", "y"]},
+            {"name": "b", "type": "selección-única", "description": "d", "allowed_values": ["p", "q"]}]}});
+    let publication =
+        llmtool_registry::Publication::from_text(&translated.to_string(), "t.json").unwrap();
+    store.publish("translated", &publication, None, None).await.unwrap();
+    let read: Value = client
+        .get(format!("{base}/api/v1/tools/translated"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let types: Vec<&str> =
+        read["variables"].as_array().unwrap().iter().map(|v| v["type"].as_str().unwrap()).collect();
+    assert_eq!(types, ["multi-select", "single-select"]);
+    assert_eq!(
+        read["tool"]["metadata"]["variables"][0]["type"], "다중 선택",
+        "the file is kept as written"
+    );
     let (viewer_cookie, viewer_csrf) = sign_in(&base, &viewer).await;
     let refused = publish(&viewer_cookie, Some(&viewer_csrf)).await.unwrap();
     assert_eq!(
