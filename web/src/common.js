@@ -48,15 +48,41 @@ export async function api(path, { method = "GET", json, text, signal } = {}) {
     headers["content-type"] = "application/json";
     body = text;
   }
-  if (method !== "GET" && method !== "HEAD") {
-    const caller = await session();
-    if (caller) headers["x-csrf-token"] = caller.csrf;
+  const send = async () => {
+    if (method !== "GET" && method !== "HEAD") {
+      const caller = await session();
+      if (caller?.csrf) headers["x-csrf-token"] = caller.csrf;
+    }
+    return fetch(`/api/v1${path}`, { method, headers, body, signal, credentials: "same-origin" });
+  };
+  let response = await send();
+  if (response.status === 403 && (await response.clone().text()).includes("CSRF")) {
+    // Signed in again elsewhere: the page's CSRF token is stale. Learn the new one, once.
+    resetSession();
+    response = await send();
   }
-  const response = await fetch(`/api/v1${path}`, { method, headers, body, signal, credentials: "same-origin" });
   if (response.status === 204) return null;
   const answer = await response.json().catch(() => ({ title: response.statusText, status: response.status }));
-  if (!response.ok) throw new ApiError(answer);
+  if (!response.ok) {
+    if (response.status === 401) signedOut();
+    throw new ApiError(answer);
+  }
   return answer;
+}
+
+/** The session ended (expired, signed out elsewhere): say so, with a way back in. */
+function signedOut() {
+  resetSession();
+  header();
+  const status = document.getElementById("status");
+  if (status) {
+    status.replaceChildren(
+      "You are not signed in (any more). ",
+      el("a", { href: `/signin?next=${encodeURIComponent(location.pathname)}`, target: "_blank" }, "Sign in in a new tab"),
+      ", then try again: nothing on this page is lost.",
+    );
+    status.dataset.kind = "error";
+  }
 }
 
 /**
@@ -74,8 +100,10 @@ export async function runTool(slug, body, onEvent, { signal, version } = {}) {
     credentials: "same-origin",
   });
   if (!response.ok) {
+    if (response.status === 401) signedOut();
     throw new ApiError(await response.json().catch(() => ({ status: response.status, title: response.statusText })));
   }
+  let ended = false;
   const reader = response.body.getReader();
   const decoder = new TextDecoder();
   let buffered = "";
@@ -93,9 +121,13 @@ export async function runTool(slug, body, onEvent, { signal, version } = {}) {
         if (line.startsWith("event:")) name = line.slice(6).trim();
         else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
       }
-      if (data.length) onEvent(name, JSON.parse(data.join("\n")));
+      if (data.length) {
+        if (name === "done") ended = true;
+        onEvent(name, JSON.parse(data.join("\n")));
+      }
     }
   }
+  if (!ended) throw new Error("the stream ended before the run did");
 }
 
 /**

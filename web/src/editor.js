@@ -150,7 +150,7 @@ function metadataForm(view, readOnly) {
       inputs[key].value = Array.isArray(value) ? value.join(", ") : value ?? "";
     }
   };
-  const write = (key, value) => {
+  const write = async (key, value) => {
     let tool;
     try {
       tool = JSON.parse(view.state.doc.toString());
@@ -160,7 +160,10 @@ function metadataForm(view, readOnly) {
     tool.metadata = tool.metadata || {};
     if (value === "") delete tool.metadata[key];
     else tool.metadata[key] = key === "model_version" ? value.split(",").map((m) => m.trim()).filter(Boolean) : value;
-    replaceDocument(view, `${JSON.stringify(tool, null, 2)}\n`);
+    // Written back in the canonical form, as `llmtool fmt` writes it.
+    const text = JSON.stringify(tool);
+    const formatted = await api("/format", { method: "POST", text }).catch(() => ({ text: `${JSON.stringify(tool, null, 2)}\n` }));
+    replaceDocument(view, formatted.text);
   };
   const form = el(
     "form",
@@ -267,7 +270,8 @@ async function history(caller) {
     try {
       await api(`/tools/${slug}/labels/${encodeURIComponent(name.value.trim())}`, { method: "PUT", json: { version: Number(version.value) } });
       say(`${name.value.trim()} now points at v${version.value}.`);
-      history(caller);
+      await history(caller);
+      document.getElementById("label-name")?.focus();
     } catch (error) {
       say(error.message, "error");
     }
@@ -333,9 +337,11 @@ async function start() {
   const canEdit = canAct(caller, "editor");
   let text = STARTER;
   let current = null;
+  let base = null;
   if (slug) {
     try {
       current = await api(`/tools/${slug}`);
+      base = current.version;
       const formatted = await api("/format", { method: "POST", text: JSON.stringify(current.tool) });
       text = formatted.text;
     } catch (error) {
@@ -355,10 +361,12 @@ async function start() {
         el("div", { id: "code" }),
         el("p", { id: "check-summary", role: "status", "aria-live": "polite" }),
         el("ul", { id: "problems", class: "problems", "aria-label": "Problems" }),
-        el("div", { class: "buttons" },
-          el("button", { type: "button", id: "format" }, "Format"),
-          el("button", { type: "button", id: "fix" }, "Apply safe fixes"),
-        ),
+        canEdit
+          ? el("div", { class: "buttons" },
+              el("button", { type: "button", id: "format" }, "Format"),
+              el("button", { type: "button", id: "fix" }, "Apply safe fixes"),
+            )
+          : null,
       ),
       el("section", { "aria-labelledby": "meta-heading" }, el("h2", { id: "meta-heading" }, "Metadata"), el("div", { id: "meta" })),
     ),
@@ -381,7 +389,8 @@ async function start() {
     ].filter(Boolean),
   );
   const view = editorView(text, !canEdit);
-  window.studioEditor = view; // For the browser tests.
+  // For scripts and the browser tests: the editor's view (CodeMirror's API).
+  window.studioEditor = view;
   const metadata = metadataForm(view, !canEdit);
   document.getElementById("meta").append(metadata.form);
   metadata.fill();
@@ -396,22 +405,27 @@ async function start() {
       say(error.message, "error");
     }
   };
-  document.getElementById("format").addEventListener("click", () => format(false));
-  document.getElementById("fix").addEventListener("click", () => format(true));
+  document.getElementById("format")?.addEventListener("click", () => format(false));
+  document.getElementById("fix")?.addEventListener("click", () => format(true));
   document.getElementById("publish-form")?.addEventListener("submit", async (event) => {
     event.preventDefault();
     const query = new URLSearchParams();
-    if (slug) query.set("slug", slug);
-    else if (slugInput.value.trim()) query.set("slug", slugInput.value.trim());
+    if (slug) {
+      query.set("slug", slug);
+      // Refused if someone published meanwhile, rather than undoing their version.
+      query.set("base", String(base));
+    } else if (slugInput.value.trim()) query.set("slug", slugInput.value.trim());
     if (note.value.trim()) query.set("note", note.value.trim());
     try {
       const published = await api(`/tools?${query}`, { method: "POST", text: view.state.doc.toString() });
       say(published.created ? `Published ${published.slug} v${published.version}.` : `Unchanged: ${published.slug} is still v${published.version}.`);
+      base = published.version;
       if (!slug) location.href = `/t/${published.slug}/edit`;
       else history(caller);
     } catch (error) {
-      const count = error.problem?.diagnostics?.length;
-      say(count ? `Not published: ${count} problem(s) in the file.` : `Not published: ${error.message}`, "error");
+      const errors = (error.problem?.diagnostics || []).filter((d) => d.severity === "error").length;
+      const why = error.status === 409 ? `${error.message} Copy your changes, reload, and apply them again.` : errors ? `${errors} error(s) in the file.` : error.message;
+      say(`Not published: ${why}`, "error");
     }
   });
   if (slug) history(caller);

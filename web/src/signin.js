@@ -7,6 +7,17 @@ const form = document.getElementById("signin");
 const input = document.getElementById("token");
 const next = new URLSearchParams(location.search).get("next");
 
+/** `next` if it is a page of this site (as the browser reads it), else the gallery. */
+function sameSite(next) {
+  if (!next) return "/";
+  try {
+    const url = new URL(next, location.origin);
+    return url.origin === location.origin ? `${url.pathname}${url.search}${url.hash}` : "/";
+  } catch {
+    return "/";
+  }
+}
+
 form.addEventListener("submit", async (event) => {
   event.preventDefault();
   const response = await fetch("/api/v1/session", {
@@ -23,8 +34,7 @@ form.addEventListener("submit", async (event) => {
   }
   input.value = "";
   resetSession();
-  // Only a path of this site: never an address elsewhere.
-  location.href = next && next.startsWith("/") && !next.startsWith("//") ? next : "/";
+  location.href = sameSite(next);
 });
 
 header();

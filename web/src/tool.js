@@ -32,21 +32,28 @@ function field(variable, onChange) {
   const type = variable.type;
   if (type === "multi-select" && allowed.length) {
     const chosen = new Set([].concat(variable.default ?? []));
+    let touched = false;
+    const changed = () => {
+      touched = true;
+      onChange();
+    };
     const boxes = allowed.map((value, index) =>
       el(
         "label",
         { class: "choice" },
-        el("input", { type: "checkbox", value, id: index === 0 ? id : undefined, checked: chosen.has(value), onchange: onChange }),
+        el("input", { type: "checkbox", value, id: index === 0 ? id : undefined, checked: chosen.has(value), onchange: changed }),
         ` ${value}`,
       ),
     );
-    const group = el("fieldset", { class: "field", "aria-describedby": described }, el("legend", {}, variable.name), help, ...boxes);
+    const legend = el("legend", {}, variable.name, required ? el("span", { class: "required" }, " (required)") : null);
+    const group = el("fieldset", { class: "field", "aria-describedby": described }, legend, help, ...boxes);
     return {
       name: variable.name,
       element: group,
+      // Untouched, the tool's default applies; once touched, the ticks are the value, even none.
       read: () => {
         const picked = boxes.map((box) => box.querySelector("input")).filter((input) => input.checked).map((input) => input.value);
-        return picked.length ? picked : undefined;
+        return picked.length || touched ? picked : undefined;
       },
     };
   }
@@ -108,6 +115,13 @@ async function renderPrompt() {
   }
 }
 
+/** A model's price per million tokens, in and out, for the picker. */
+function price(model) {
+  if (model.input_per_million === null || model.input_per_million === undefined) return " (unpriced)";
+  if (model.input_per_million === 0 && model.output_per_million === 0) return " (free)";
+  return ` ($${model.input_per_million}/M in, $${model.output_per_million}/M out)`;
+}
+
 function modelPicker(id, label) {
   return el(
     "div",
@@ -118,7 +132,7 @@ function modelPicker(id, label) {
       { id },
       el("option", { value: "" }, "The tool's own choice"),
       models.map((model) =>
-        el("option", { value: model.id, disabled: !model.ready }, `${model.id}${model.price ? ` (${dollars(model.price.input_per_million)}/M in)` : ""}${model.ready ? "" : " (not set up)"}`),
+        el("option", { value: model.id, disabled: !model.ready }, `${model.id}${price(model)}${model.ready ? "" : " (not set up)"}`),
       ),
     ),
   );
@@ -126,7 +140,9 @@ function modelPicker(id, label) {
 
 /** Runs the tool on `model` into `into`, showing the answer as it streams and then its facts. */
 async function runInto(into, model, signal) {
-  const answer = el("pre", { class: "answer", "aria-live": "polite" });
+  // Not a live region: a screen reader would read every piece as it streams. The outcome is
+  // announced once, in the status line.
+  const answer = el("pre", { class: "answer" });
   const facts = el("p", { class: "facts" }, "Running…");
   into.replaceChildren(answer, facts);
   const started = performance.now();
@@ -138,6 +154,7 @@ async function runInto(into, model, signal) {
         if (data.answer !== null && data.answer !== undefined) answer.textContent = data.answer;
         const tokens = `${data.input_tokens ?? "?"} in, ${data.output_tokens ?? "?"} out`;
         const latency = data.latency_ms ?? Math.round(performance.now() - started);
+        say(`The run on ${data.provider}/${data.model} ended: ${data.outcome}.`);
         facts.replaceChildren(
           el("span", { class: `outcome ${data.outcome}` }, data.outcome),
           ` · ${data.provider}/${data.model} · ${tokens} tokens · ${dollars(data.cost_usd)} · ${latency} ms`,
@@ -198,7 +215,8 @@ async function main_() {
   const meta = tool.tool.metadata || {};
   document.title = `${meta.prompt_name || slug} · llmtool studio`;
   models = await api("/models").catch(() => []);
-  fields = (meta.variables || []).map((variable) => field(variable, renderPrompt));
+  // The server gives the variables as llmtool reads them (canonical type names).
+  fields = (tool.variables || []).map((variable) => field(variable, renderPrompt));
   const stop = { controller: null };
   const runButton = el("button", { type: "submit", disabled: !caller }, "Run");
   const output = el("div", { id: "output" });
@@ -212,6 +230,7 @@ async function main_() {
         runButton.disabled = true;
         await runInto(output, document.getElementById("model").value, stop.controller.signal);
         runButton.disabled = false;
+        runButton.focus();
         showRuns();
       },
     },
@@ -221,20 +240,25 @@ async function main_() {
     caller ? null : el("p", { class: "help" }, el("a", { href: `/signin?next=${encodeURIComponent(location.pathname)}` }, "Sign in"), " to run tools."),
   );
   const compareOutputs = [0, 1, 2].map(() => el("div", { class: "compare-column" }));
+  const compareButton = el("button", { type: "submit", disabled: !caller }, "Compare");
   const compare = el(
     "form",
     {
       id: "compare-form",
       onsubmit: async (event) => {
         event.preventDefault();
+        // One comparison at a time: a double click must not pay twice.
+        compareButton.disabled = true;
         const picked = [0, 1, 2].map((i) => document.getElementById(`compare-${i}`).value);
         const runs = picked.map((model, i) => (i < 2 || model ? runInto(compareOutputs[i], model) : Promise.resolve(compareOutputs[i].replaceChildren())));
         await Promise.all(runs);
+        compareButton.disabled = false;
+        compareButton.focus();
         showRuns();
       },
     },
     el("div", { class: "compare-pickers" }, [0, 1, 2].map((i) => modelPicker(`compare-${i}`, i < 2 ? `Model ${i + 1}` : "Model 3 (optional)"))),
-    el("button", { type: "submit", disabled: !caller }, "Compare"),
+    compareButton,
     el("div", { class: "compare-results" }, compareOutputs),
   );
   main.replaceChildren(

@@ -124,6 +124,7 @@ test("the gallery lists the built-in tools, searches as you type and filters by 
   await opened.screenshot({ path: join(screenshots, "gallery.png") });
   assert.ok(script < 100_000, `the gallery loads ${script} bytes of script`);
   assert.deepEqual(await accessibilityProblems("/", { ready: ".card" }), []);
+  assert.deepEqual(await accessibilityProblems("/signin", { ready: "#token" }), []);
   assert.deepEqual(problems, []);
   await context.close();
 });
@@ -161,6 +162,8 @@ test("a viewer fills a tool's form, sees the prompt, runs it on the mock and on 
   await opened.getByLabel(/^topic/).fill("tides");
   await opened.locator("#rendered").filter({ hasText: "Teach me about tides" }).waitFor();
   assert.equal(await opened.getByLabel(/^level/).inputValue(), "curious beginner", "the default is filled");
+  const mockOption = opened.getByLabel("Model", { exact: true }).locator('option[value="mock/m"]');
+  assert.match(await mockOption.textContent(), /\$1\/M in, \$2\/M out/, "the configured price is shown");
   await opened.getByLabel("Model", { exact: true }).selectOption("mock/m");
   await opened.getByRole("button", { name: "Run" }).click();
   await opened.locator("#output .outcome.ok").waitFor({ timeout: 30_000 });
@@ -217,27 +220,29 @@ test("an editor sees a diagnostic while typing, applies its fix, publishes, and 
   const { page: opened, context, problems } = await page({ signedInAs: "editor" });
   await opened.goto(`${base}/t/teach-me-anything/edit`);
   await opened.locator(".cm-content").waitFor();
-  // Misspell a placeholder, as a person would: in the editor.
+  // Misspell a placeholder by typing: put the caret after `{{top` and press Backspace.
   await opened.evaluate(() => {
     const view = window.studioEditor;
-    const text = view.state.doc.toString();
-    const at = text.indexOf("{{topic}}");
-    view.dispatch({ changes: { from: at + 2, to: at + 7, insert: "topc" } });
+    const at = view.state.doc.toString().indexOf("{{topic}}");
+    view.dispatch({ selection: { anchor: at + 5 } });
+    view.focus();
   });
+  await opened.keyboard.press("Backspace");
   await opened.locator(".cm-lint-marker-warning, .cm-lint-marker-error").first().waitFor({ timeout: 15_000 });
   await opened.locator("#check-summary").filter({ hasText: "warning" }).waitFor();
   await opened.screenshot({ path: join(screenshots, "editor.png"), fullPage: true });
   // Apply the fix the diagnostic offers, from the list under the editor.
-  await opened.locator("#problems li").filter({ hasText: "LT212" }).getByRole("button", { name: /Fix: write `\{\{topic\}\}`/ }).click();
+  await opened.locator("#problems li").filter({ hasText: "{{toic}}" }).getByRole("button", { name: /Fix: write `\{\{topic\}\}`/ }).click();
   await opened.waitForFunction(() => window.studioEditor.state.doc.toString().includes("{{topic}}"));
   await opened.locator("#check-summary").filter({ hasText: "No problems found." }).waitFor({ timeout: 15_000 });
-  // A real change, published with a note.
+  // A real change, typed over a selection, then published with a note.
   await opened.evaluate(() => {
     const view = window.studioEditor;
-    const text = view.state.doc.toString();
-    const at = text.indexOf("Teach me about");
-    view.dispatch({ changes: { from: at, to: at + "Teach me about".length, insert: "Explain" } });
+    const at = view.state.doc.toString().indexOf("Teach me about");
+    view.dispatch({ selection: { anchor: at, head: at + "Teach me about".length } });
+    view.focus();
   });
+  await opened.keyboard.type("Explain");
   await opened.getByLabel("Change note").fill("shorter opening");
   await opened.getByRole("button", { name: "Publish a new version" }).click();
   await opened.locator("#status").filter({ hasText: "Published teach-me-anything v2" }).waitFor();
