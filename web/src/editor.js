@@ -127,39 +127,63 @@ function replaceDocument(view, text) {
   view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text } });
 }
 
+/** The metadata fields the form edits: where each is in the file, and how it is edited. */
+const METADATA_FIELDS = [
+  { path: ["metadata", "prompt_name"], label: "Name" },
+  { path: ["metadata", "description"], label: "Description", control: "textarea" },
+  { path: ["metadata", "usage_notes"], label: "Usage notes", control: "textarea" },
+  { path: ["metadata", "model_version"], label: "Models (comma-separated)", kind: "list" },
+  { path: ["metadata", "creator", "name"], label: "Creator" },
+  { path: ["metadata", "parameters", "temperature"], label: "Temperature", kind: "number" },
+  { path: ["metadata", "parameters", "max_tokens"], label: "Max tokens", kind: "number" },
+  { path: ["metadata", "expected_output", "type"], label: "Expected output", control: "select", options: ["", "text", "code", "limited"] },
+];
+
+/** The value at `path` in `value`, if any. */
+function valueAt(value, path) {
+  return path.reduce((inner, key) => (inner && typeof inner === "object" ? inner[key] : undefined), value);
+}
+
+/** Sets (or, for `undefined`, removes) the value at `path`, making the objects on the way. */
+function setValueAt(value, path, next) {
+  let inner = value;
+  for (const key of path.slice(0, -1)) {
+    if (!inner[key] || typeof inner[key] !== "object") inner[key] = {};
+    inner = inner[key];
+  }
+  if (next === undefined) delete inner[path.at(-1)];
+  else inner[path.at(-1)] = next;
+}
+
 /** A form for the metadata's plain fields, kept in step with the JSON. */
 function metadataForm(view, readOnly) {
-  const keys = [
-    ["prompt_name", "Name"],
-    ["description", "Description"],
-    ["usage_notes", "Usage notes"],
-    ["model_version", "Models (comma-separated)"],
-  ];
-  const inputs = {};
+  const inputs = new Map();
   const fill = () => {
     let tool;
     try {
       tool = JSON.parse(view.state.doc.toString());
     } catch {
-      for (const input of Object.values(inputs)) input.disabled = true;
+      for (const input of inputs.values()) input.disabled = true;
       return;
     }
-    for (const [key] of keys) {
-      const value = tool?.metadata?.[key];
-      inputs[key].disabled = readOnly;
-      inputs[key].value = Array.isArray(value) ? value.join(", ") : value ?? "";
+    for (const field of METADATA_FIELDS) {
+      const input = inputs.get(field);
+      const value = valueAt(tool, field.path);
+      input.disabled = readOnly;
+      input.value = Array.isArray(value) ? value.join(", ") : value ?? "";
     }
   };
-  const write = async (key, value) => {
+  const write = async (field, written) => {
     let tool;
     try {
       tool = JSON.parse(view.state.doc.toString());
     } catch {
       return;
     }
-    tool.metadata = tool.metadata || {};
-    if (value === "") delete tool.metadata[key];
-    else tool.metadata[key] = key === "model_version" ? value.split(",").map((m) => m.trim()).filter(Boolean) : value;
+    let value = written.trim() === "" ? undefined : written;
+    if (value !== undefined && field.kind === "list") value = value.split(",").map((m) => m.trim()).filter(Boolean);
+    if (value !== undefined && field.kind === "number") value = Number(value);
+    setValueAt(tool, field.path, value);
     // Written back in the canonical form, as `llmtool fmt` writes it.
     const text = JSON.stringify(tool);
     const formatted = await api("/format", { method: "POST", text }).catch(() => ({ text: `${JSON.stringify(tool, null, 2)}\n` }));
@@ -168,11 +192,20 @@ function metadataForm(view, readOnly) {
   const form = el(
     "form",
     { class: "metadata", onsubmit: (event) => event.preventDefault() },
-    keys.map(([key, label]) => {
-      const id = `meta-${key}`;
-      const input = el(key === "description" || key === "usage_notes" ? "textarea" : "input", { id, rows: 2, onchange: () => write(key, input.value) });
-      inputs[key] = input;
-      return el("div", { class: "field" }, el("label", { for: id }, label), input);
+    METADATA_FIELDS.map((field) => {
+      const id = `meta-${field.path.slice(1).join("-")}`;
+      const input =
+        field.control === "select"
+          ? el("select", { id }, field.options.map((option) => el("option", { value: option }, option || "(not said)")))
+          : el(field.control === "textarea" ? "textarea" : "input", {
+              id,
+              rows: 2,
+              type: field.kind === "number" ? "number" : undefined,
+              step: field.kind === "number" ? "any" : undefined,
+            });
+      input.addEventListener("change", () => write(field, input.value));
+      inputs.set(field, input);
+      return el("div", { class: "field" }, el("label", { for: id }, field.label), input);
     }),
   );
   return { form, fill };

@@ -235,6 +235,10 @@ test("an editor sees a diagnostic while typing, applies its fix, publishes, and 
   await opened.locator("#problems li").filter({ hasText: "{{toic}}" }).getByRole("button", { name: /Fix: write `\{\{topic\}\}`/ }).click();
   await opened.waitForFunction(() => window.studioEditor.state.doc.toString().includes("{{topic}}"));
   await opened.locator("#check-summary").filter({ hasText: "No problems found." }).waitFor({ timeout: 15_000 });
+  // The metadata form writes to the file.
+  await opened.getByLabel("Temperature").fill("0.3");
+  await opened.getByLabel("Temperature").press("Tab");
+  await opened.waitForFunction(() => window.studioEditor.state.doc.toString().includes('"temperature": 0.3'));
   // A real change, typed over a selection, then published with a note.
   await opened.evaluate(() => {
     const view = window.studioEditor;
