@@ -35,6 +35,7 @@ pub(crate) enum Command {
     New(NewArgs),
     Logs(LogsArgs),
     Usage(UsageArgs),
+    Batch(BatchArgs),
     Serve(ServeArgs),
     Publish(PublishArgs),
     Search(SearchArgs),
@@ -379,6 +380,43 @@ pub(crate) struct ModelArgs {
     /// The longest a request may take, in seconds.
     #[arg(long, default_value_t = 600, value_name = "SECONDS")]
     pub(crate) timeout: u64,
+}
+
+/// Run a tool over every row of a dataset (CSV or JSON Lines), many rows at once, each row's
+/// result written once to OUT (JSON Lines or CSV) even across crashes: rerun the same command
+/// to finish.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  llmtool batch classify.json reviews.csv -o labels.jsonl -j 16\n  llmtool batch summarize.json tickets.jsonl -o summaries.csv --map text=body --id ticket\n  llmtool batch classify.json reviews.csv -o labels.jsonl --retry-failed\n\nColumns fill the variables of the same name (--map VAR=COLUMN for others); a multi-select\ncolumn is a JSON list or a comma list. A journal beside OUT (OUT.journal) records the rows done:\na rerun skips them, whatever their order. See docs/batch.md."
+)]
+pub(crate) struct BatchArgs {
+    /// The tool file.
+    #[arg(value_name = "TOOL")]
+    pub(crate) tool: PathBuf,
+    /// The rows: a .csv (with a header row) or .jsonl file, or `-` for JSON Lines on standard
+    /// input.
+    #[arg(value_name = "DATA")]
+    pub(crate) data: PathBuf,
+    /// Where the results go: .jsonl or .csv, one record per row.
+    #[arg(long, short = 'o', value_name = "OUT")]
+    pub(crate) out: PathBuf,
+    /// Rows run at once.
+    #[arg(long, short = 'j', default_value_t = 8, value_name = "N")]
+    pub(crate) jobs: usize,
+    /// Fill variable VAR from COLUMN (repeat for more).
+    #[arg(long = "map", value_name = "VAR=COLUMN")]
+    pub(crate) map: Vec<String>,
+    /// The column that identifies a row (default: its number, from 1).
+    #[arg(long, value_name = "COLUMN")]
+    pub(crate) id: Option<String>,
+    /// Run again the rows that failed (their new results replace the old).
+    #[arg(long)]
+    pub(crate) retry_failed: bool,
+    /// Write OUT in the rows' order (it is written again at the end).
+    #[arg(long)]
+    pub(crate) keep_order: bool,
+    #[command(flatten)]
+    pub(crate) target: ModelArgs,
 }
 
 /// Manage the embedded local model (used when no provider is configured).

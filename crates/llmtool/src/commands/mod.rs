@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub(crate) mod batch;
 pub(crate) mod check;
 pub(crate) mod completions;
 pub(crate) mod convert;

@@ -1,0 +1,289 @@
+//! The dataset, a row at a time (never all in memory): CSV with a header row, or JSON Lines
+//! (a file, or `-` for standard input); and how a row's columns become the tool's values.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+
+use llmtool_core::model::VariableKind;
+use llmtool_core::template::VariableSpec;
+use serde_json::{Map, Value};
+use sha2::{Digest as _, Sha256};
+
+#[derive(Debug, thiserror::Error)]
+pub enum InputError {
+    #[error("cannot read {path}: {source}")]
+    Open { path: String, source: std::io::Error },
+    #[error("{path}: {detail}")]
+    Csv { path: String, detail: String },
+    #[error("{path}, line {line}: not a JSON object ({detail})")]
+    Json { path: String, line: u64, detail: String },
+    #[error(
+        "{path}: unknown data format: name it .csv, .jsonl or .ndjson (or `-` for JSON Lines on standard input)"
+    )]
+    Format { path: String },
+}
+
+/// One row: its place (from 1), its id (the `--id` column, else the place) and its columns.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    pub index: u64,
+    pub id: String,
+    pub columns: Map<String, Value>,
+}
+
+/// The rows of a dataset, read as they are asked for.
+pub struct RowReader {
+    path: String,
+    source: Source,
+    id_column: Option<String>,
+    index: u64,
+}
+
+enum Source {
+    Csv { reader: csv::Reader<Box<dyn Read + Send>>, headers: Vec<String> },
+    Lines(Box<dyn BufRead + Send>),
+}
+
+impl std::fmt::Debug for RowReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RowReader")
+            .field("path", &self.path)
+            .field("index", &self.index)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RowReader {
+    /// Opens `path` (`-`: JSON Lines on standard input); `id_column` names the column that
+    /// identifies a row.
+    pub fn open(path: &Path, id_column: Option<String>) -> Result<RowReader, InputError> {
+        let shown = path.display().to_string();
+        let extension =
+            path.extension().and_then(|e| e.to_str()).unwrap_or_default().to_lowercase();
+        let open = || -> Result<Box<dyn Read + Send>, InputError> {
+            if shown == "-" {
+                return Ok(Box::new(std::io::stdin()));
+            }
+            std::fs::File::open(path)
+                .map(|file| Box::new(file) as Box<dyn Read + Send>)
+                .map_err(|source| InputError::Open { path: shown.clone(), source })
+        };
+        let source = match extension.as_str() {
+            "csv" => {
+                let mut reader = csv::ReaderBuilder::new().flexible(false).from_reader(open()?);
+                let headers = reader
+                    .headers()
+                    .map_err(|e| InputError::Csv { path: shown.clone(), detail: e.to_string() })?
+                    .iter()
+                    .map(str::to_owned)
+                    .collect();
+                Source::Csv { reader, headers }
+            }
+            "jsonl" | "ndjson" => Source::Lines(Box::new(BufReader::new(open()?))),
+            _ if shown == "-" => Source::Lines(Box::new(BufReader::new(open()?))),
+            _ => return Err(InputError::Format { path: shown }),
+        };
+        Ok(RowReader { path: shown, source, id_column, index: 0 })
+    }
+
+    fn next_columns(&mut self) -> Option<Result<Map<String, Value>, InputError>> {
+        let path = self.path.clone();
+        match &mut self.source {
+            Source::Csv { reader, headers } => {
+                let mut record = csv::StringRecord::new();
+                match reader.read_record(&mut record) {
+                    Ok(false) => None,
+                    Ok(true) => Some(Ok(headers
+                        .iter()
+                        .zip(record.iter())
+                        .map(|(name, value)| (name.clone(), Value::String(value.to_owned())))
+                        .collect())),
+                    Err(error) => Some(Err(InputError::Csv { path, detail: error.to_string() })),
+                }
+            }
+            Source::Lines(lines) => loop {
+                let mut line = String::new();
+                match lines.read_line(&mut line) {
+                    Ok(0) => return None,
+                    Ok(_) if line.trim().is_empty() => {}
+                    Ok(_) => {
+                        let line_number = self.index + 1;
+                        return Some(match serde_json::from_str::<Value>(&line) {
+                            Ok(Value::Object(columns)) => Ok(columns),
+                            Ok(other) => Err(InputError::Json {
+                                path,
+                                line: line_number,
+                                detail: format!("a {}", kind_of(&other)),
+                            }),
+                            Err(error) => Err(InputError::Json {
+                                path,
+                                line: line_number,
+                                detail: error.to_string(),
+                            }),
+                        });
+                    }
+                    Err(source) => return Some(Err(InputError::Open { path, source })),
+                }
+            },
+        }
+    }
+}
+
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "list",
+        Value::Object(_) => "object",
+    }
+}
+
+impl Iterator for RowReader {
+    type Item = Result<Row, InputError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let columns = self.next_columns()?;
+        self.index += 1;
+        Some(columns.map(|columns| {
+            let id = self
+                .id_column
+                .as_ref()
+                .and_then(|column| columns.get(column))
+                .map_or_else(|| self.index.to_string(), text_of);
+            Row { index: self.index, id, columns }
+        }))
+    }
+}
+
+fn text_of(value: &Value) -> String {
+    match value {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Which column gives each variable: a column of the variable's name, unless `--map
+/// VAR=COLUMN` says another.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Mapping {
+    pub pairs: Vec<(String, String)>,
+}
+
+impl Mapping {
+    /// The values of `row` for `variables`, as `render --vars` takes them. A multi-select's
+    /// column may be a JSON list or a comma-separated list; an empty cell is no value.
+    pub fn values(&self, row: &Row, variables: &[VariableSpec]) -> Value {
+        let mut values = Map::new();
+        for variable in variables {
+            let column = self
+                .pairs
+                .iter()
+                .find(|(name, _)| *name == variable.name)
+                .map_or(variable.name.as_str(), |(_, column)| column.as_str());
+            let Some(cell) = row.columns.get(column) else { continue };
+            let value = match (variable.kind, cell) {
+                (_, Value::Null) => continue,
+                (_, Value::String(text)) if text.is_empty() => continue,
+                (VariableKind::MultiSelect, Value::String(text)) => list_of(text),
+                (_, other) => other.clone(),
+            };
+            values.insert(variable.name.clone(), value);
+        }
+        Value::Object(values)
+    }
+}
+
+/// A multi-select cell: `["a", "b"]`, or `a, b`.
+fn list_of(text: &str) -> Value {
+    if text.trim_start().starts_with('[') {
+        if let Ok(list @ Value::Array(_)) = serde_json::from_str(text) {
+            return list;
+        }
+    }
+    Value::Array(
+        text.split(',')
+            .map(str::trim)
+            .filter(|item| !item.is_empty())
+            .map(|item| Value::String(item.to_owned()))
+            .collect(),
+    )
+}
+
+/// A row's key: SHA-256 of the tool's hash, the rendered prompt and the parameters (JSON), so
+/// that the same work is done once whatever the row's place, and any change redoes it.
+pub fn row_key(tool_hash: &str, prompt: &str, parameters: &str) -> String {
+    let mut hasher = Sha256::new();
+    for part in [tool_hash, prompt, parameters] {
+        hasher.update((part.len() as u64).to_le_bytes());
+        hasher.update(part.as_bytes());
+    }
+    hex::encode(hasher.finalize())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The variables of a tool with a text `text` and a multi-select `tags`.
+    fn variables() -> Vec<VariableSpec> {
+        let text = serde_json::json!({"model_prompt": "{{text}} {{tags}}", "metadata": {"prompt_name": "T",
+            "variables": [{"name": "text", "type": "text", "description": "d"},
+                          {"name": "tags", "type": "multi-select", "description": "d"}]}});
+        let document = llmtool_core::Document::from_text(text.to_string());
+        let tool = document.tool.unwrap_or_else(|| unreachable!());
+        llmtool_core::template::ToolTemplate::new(&tool).variables().to_vec()
+    }
+
+    #[test]
+    fn csv_rows_map_to_values_and_lists_split() {
+        let dir = tempfile::tempdir().unwrap_or_else(|_| unreachable!());
+        let path = dir.path().join("rows.csv");
+        std::fs::write(
+            &path,
+            "ticket,body,tags\nT1,\"Hello, world\",\"a, b\"\nT2,,\"[\"\"x\"\"]\"\n",
+        )
+        .unwrap_or_default();
+        let rows: Vec<Row> = RowReader::open(&path, Some("ticket".into()))
+            .unwrap_or_else(|e| panic!("{e}"))
+            .collect::<Result<_, _>>()
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            rows.iter().map(|r| (r.index, r.id.as_str())).collect::<Vec<_>>(),
+            [(1, "T1"), (2, "T2")]
+        );
+        let mapping = Mapping { pairs: vec![("text".into(), "body".into())] };
+        let variables = variables();
+        assert_eq!(
+            mapping.values(&rows[0], &variables),
+            serde_json::json!({"text": "Hello, world", "tags": ["a", "b"]})
+        );
+        assert_eq!(
+            mapping.values(&rows[1], &variables),
+            serde_json::json!({"tags": ["x"]}),
+            "an empty cell is no value"
+        );
+    }
+
+    #[test]
+    fn json_lines_must_be_objects_and_keys_follow_the_work() {
+        let dir = tempfile::tempdir().unwrap_or_else(|_| unreachable!());
+        let path = dir.path().join("rows.jsonl");
+        std::fs::write(&path, "{\"text\": \"a\"}\n\n[1]\n").unwrap_or_default();
+        let rows: Vec<_> = RowReader::open(&path, None).unwrap_or_else(|e| panic!("{e}")).collect();
+        assert!(rows[0].is_ok());
+        assert!(matches!(&rows[1], Err(InputError::Json { detail, .. }) if detail == "a list"));
+        assert!(matches!(
+            RowReader::open(&dir.path().join("rows.txt"), None),
+            Err(InputError::Format { .. })
+        ));
+        assert_eq!(row_key("h", "p", "{}"), row_key("h", "p", "{}"));
+        assert_ne!(row_key("h", "p", "{}"), row_key("h", "p2", "{}"));
+        assert_ne!(
+            row_key("ab", "c", ""),
+            row_key("a", "bc", ""),
+            "parts cannot run into each other"
+        );
+    }
+}

@@ -1,0 +1,158 @@
+//! The journal beside a batch's output (`OUT.journal`, SQLite): the rows done, each with its
+//! record, and how many bytes of the output are committed. One transaction records a group of
+//! rows and the output's new length together, after the output was synced, so the two never
+//! disagree about what is done.
+
+use std::path::Path;
+use std::str::FromStr as _;
+
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+};
+
+static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
+
+#[derive(Debug, thiserror::Error)]
+pub enum JournalError {
+    #[error("the batch journal {path}: {source}")]
+    Database { path: String, source: sqlx::Error },
+    #[error("the batch journal {path}: {source}")]
+    Migration { path: String, source: sqlx::migrate::MigrateError },
+}
+
+/// A row done: its key, place and id, how it ended, its cost and its output record.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    pub key: String,
+    pub row_index: u64,
+    pub row_id: String,
+    pub outcome: String,
+    pub cost_usd: Option<f64>,
+    /// The row's line in the output, as written.
+    pub record: String,
+}
+
+/// A batch's journal. Reads and writes go through pools of their own, so that a lookup that
+/// waits (its future not polled while the batch commits) never holds the connection a commit
+/// needs.
+#[derive(Debug, Clone)]
+pub struct Journal {
+    pool: SqlitePool,
+    reads: SqlitePool,
+    path: String,
+}
+
+impl Journal {
+    /// Opens (creating it if needed) the journal at `path`.
+    pub async fn open(path: &Path) -> Result<Journal, JournalError> {
+        let shown = path.display().to_string();
+        let options = SqliteConnectOptions::from_str("sqlite:")
+            .map_err(|source| JournalError::Database { path: shown.clone(), source })?
+            .filename(path)
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            // A commit is on disk when it returns: it stands for output already synced.
+            .synchronous(SqliteSynchronous::Full);
+        let pool = SqlitePoolOptions::new()
+            .max_connections(1)
+            .connect_with(options.clone())
+            .await
+            .map_err(|source| JournalError::Database { path: shown.clone(), source })?;
+        MIGRATOR
+            .run(&pool)
+            .await
+            .map_err(|source| JournalError::Migration { path: shown.clone(), source })?;
+        let reads = SqlitePoolOptions::new()
+            .max_connections(4)
+            .connect_with(options.read_only(true))
+            .await
+            .map_err(|source| JournalError::Database { path: shown.clone(), source })?;
+        let journal = Journal { pool, reads, path: shown };
+        sqlx::query("INSERT OR IGNORE INTO batch (id, out_bytes) VALUES (1, 0)")
+            .execute(&journal.pool)
+            .await
+            .map_err(|e| journal.error(e))?;
+        Ok(journal)
+    }
+
+    fn error(&self, source: sqlx::Error) -> JournalError {
+        JournalError::Database { path: self.path.clone(), source }
+    }
+
+    /// How many bytes of the output are committed.
+    pub async fn committed_bytes(&self) -> Result<u64, JournalError> {
+        let bytes: i64 = sqlx::query_scalar("SELECT out_bytes FROM batch WHERE id = 1")
+            .fetch_one(&self.pool)
+            .await
+            .map_err(|e| self.error(e))?;
+        Ok(u64::try_from(bytes).unwrap_or(0))
+    }
+
+    /// How the row of `key` ended, if it is done.
+    pub async fn outcome(&self, key: &str) -> Result<Option<String>, JournalError> {
+        sqlx::query_scalar("SELECT outcome FROM rows WHERE key = ?")
+            .bind(key)
+            .fetch_optional(&self.reads)
+            .await
+            .map_err(|e| self.error(e))
+    }
+
+    /// Records `entries` (replacing earlier ones of the same keys) and the output's committed
+    /// length, in one transaction.
+    pub async fn commit(&self, entries: &[Entry], out_bytes: u64) -> Result<(), JournalError> {
+        let mut tx = self.pool.begin().await.map_err(|e| self.error(e))?;
+        for entry in entries {
+            sqlx::query(
+                "INSERT INTO rows (key, row_index, row_id, outcome, cost_usd, record)
+                 VALUES (?, ?, ?, ?, ?, ?)
+                 ON CONFLICT (key) DO UPDATE SET row_index = excluded.row_index,
+                   row_id = excluded.row_id, outcome = excluded.outcome,
+                   cost_usd = excluded.cost_usd, record = excluded.record",
+            )
+            .bind(&entry.key)
+            .bind(i64::try_from(entry.row_index).unwrap_or(i64::MAX))
+            .bind(&entry.row_id)
+            .bind(&entry.outcome)
+            .bind(entry.cost_usd)
+            .bind(&entry.record)
+            .execute(&mut *tx)
+            .await
+            .map_err(|e| self.error(e))?;
+        }
+        sqlx::query("UPDATE batch SET out_bytes = ? WHERE id = 1")
+            .bind(i64::try_from(out_bytes).unwrap_or(i64::MAX))
+            .execute(&mut *tx)
+            .await
+            .map_err(|e| self.error(e))?;
+        tx.commit().await.map_err(|e| self.error(e))
+    }
+
+    /// Up to `limit` records of rows placed after `after`, in row order (to write the output
+    /// again, a page at a time).
+    pub async fn records_after(
+        &self,
+        after: u64,
+        limit: u32,
+    ) -> Result<Vec<(u64, String)>, JournalError> {
+        let rows: Vec<(i64, String)> = sqlx::query_as(
+            "SELECT row_index, record FROM rows WHERE row_index > ? ORDER BY row_index LIMIT ?",
+        )
+        .bind(i64::try_from(after).unwrap_or(i64::MAX))
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await
+        .map_err(|e| self.error(e))?;
+        Ok(rows
+            .into_iter()
+            .map(|(index, record)| (u64::try_from(index).unwrap_or(0), record))
+            .collect())
+    }
+
+    /// The total cost of the rows done.
+    pub async fn cost(&self) -> Result<f64, JournalError> {
+        sqlx::query_scalar("SELECT COALESCE(SUM(cost_usd), 0.0) FROM rows")
+            .fetch_one(&self.pool)
+            .await
+            .map_err(|e| self.error(e))
+    }
+}

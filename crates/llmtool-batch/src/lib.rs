@@ -1,0 +1,19 @@
+//! `llmtool batch`: a tool run over every row of a dataset (CSV or JSON Lines), many rows at
+//! once, every result written to an output file (JSON Lines or CSV) with its usage, cost,
+//! latency and outcome.
+//!
+//! Exactly once: each row is keyed by the hash of the tool, its rendered prompt and its
+//! parameters ([`input::row_key`]); a journal beside the output ([`journal`]) records the rows
+//! done and how many bytes of the output are committed. A rerun skips the rows done and cuts
+//! off whatever a crash left half-written, so after `kill -9` at any moment and a rerun,
+//! every row is in the output once.
+
+pub mod input;
+pub mod journal;
+pub mod output;
+pub mod run;
+
+pub use input::{InputError, Mapping, Row, RowReader};
+pub use journal::{Journal, JournalError};
+pub use output::{OutputFormat, OutputRecord};
+pub use run::{Batch, BatchError, Summary};

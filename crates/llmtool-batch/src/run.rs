@@ -1,0 +1,288 @@
+//! Running a batch: the rows streamed from the dataset, each made into a prompt, skipped when
+//! the journal has it, run `concurrency` at a time through the shared run path, and written in
+//! groups: appended to the output, synced, then committed to the journal with the output's
+//! new length.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use futures_util::StreamExt as _;
+use llmtool_core::model::Tool;
+use llmtool_core::template::{Inputs, ToolTemplate};
+use llmtool_providers::run::RunOptions;
+use llmtool_runtime::{ParamOverrides, Rejected, Runtime};
+
+use crate::input::{InputError, Mapping, Row, RowReader, row_key};
+use crate::journal::{Entry, Journal, JournalError};
+use crate::output::{OutputFile, OutputFormat, OutputRecord};
+
+/// How many finished rows are written and committed together at most.
+const GROUP: usize = 64;
+
+#[derive(Debug, thiserror::Error)]
+pub enum BatchError {
+    #[error(transparent)]
+    Input(#[from] InputError),
+    #[error(transparent)]
+    Journal(#[from] JournalError),
+    #[error("the output {path}: {source}")]
+    Output { path: String, source: std::io::Error },
+    #[error("{0}: name the output .jsonl or .csv")]
+    OutputFormat(String),
+}
+
+/// A batch: the tool, the dataset, the output, and how to run.
+#[derive(Debug, Clone)]
+pub struct Batch {
+    pub tool: Tool,
+    pub data: PathBuf,
+    pub out: PathBuf,
+    pub mapping: Mapping,
+    pub id_column: Option<String>,
+    pub concurrency: usize,
+    /// Run again the rows that failed before (their new records replace the old).
+    pub retry_failed: bool,
+    /// Write the output in the rows' order (it is written again at the end).
+    pub keep_order: bool,
+}
+
+/// What a run did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Summary {
+    pub rows: u64,
+    /// Done by an earlier run.
+    pub skipped: u64,
+    pub ok: u64,
+    pub rejected: u64,
+    pub failed: u64,
+    pub invalid: u64,
+    /// US dollars spent by this run (the priced rows).
+    pub cost_usd: f64,
+}
+
+/// What preparing a row needs.
+#[derive(Clone, Copy)]
+struct Context<'a> {
+    template: &'a ToolTemplate,
+    tool_hash: &'a str,
+    runtime: &'a Runtime,
+    journal: &'a Journal,
+    format: OutputFormat,
+    /// Rows the journal has done, counted as they are met.
+    skipped: &'a AtomicU64,
+}
+
+/// A row made ready: its key and record so far, and the request to send (none when its
+/// values could not fill the prompt).
+struct Prepared {
+    entry: Entry,
+    record: OutputRecord,
+    request: Option<llmtool_providers::run::RunRequest>,
+}
+
+impl Batch {
+    /// The journal's path: the output's, with `.journal` added.
+    pub fn journal_path(&self) -> PathBuf {
+        let mut name = self.out.clone().into_os_string();
+        name.push(".journal");
+        PathBuf::from(name)
+    }
+
+    /// Runs every row not done yet.
+    pub async fn run(&self, runtime: &Runtime) -> Result<Summary, BatchError> {
+        let format = OutputFormat::of(&self.out)
+            .ok_or_else(|| BatchError::OutputFormat(self.out.display().to_string()))?;
+        let journal = Journal::open(&self.journal_path()).await?;
+        let output_error =
+            |source| BatchError::Output { path: self.out.display().to_string(), source };
+        let mut committed = journal.committed_bytes().await?;
+        let mut output = OutputFile::open(&self.out, committed).map_err(output_error)?;
+        if committed == 0 {
+            output.append(&format.header()).map_err(output_error)?;
+            committed = output.sync().map_err(output_error)?;
+            journal.commit(&[], committed).await?;
+        }
+        let template = ToolTemplate::new(&self.tool);
+        let tool_hash = llmtool_runtime::log::tool_hash(&self.tool);
+        let rows = RowReader::open(&self.data, self.id_column.clone())?;
+        let mut summary = Summary::default();
+        let skipped = AtomicU64::new(0);
+        let context = Context {
+            template: &template,
+            tool_hash: &tool_hash,
+            runtime,
+            journal: &journal,
+            format,
+            skipped: &skipped,
+        };
+        let results = futures_util::stream::iter(rows)
+            .map(|row| self.prepare(row, &context))
+            .buffered(self.concurrency.max(1) * 2)
+            .filter_map(|prepared| async move { prepared.transpose() })
+            .map(|prepared| async move {
+                match prepared {
+                    Ok(prepared) => Ok(finish(prepared, runtime, format).await),
+                    Err(error) => Err(error),
+                }
+            })
+            .buffer_unordered(self.concurrency.max(1))
+            .ready_chunks(GROUP);
+        let mut results = std::pin::pin!(results);
+        while let Some(group) = results.next().await {
+            let mut entries = Vec::with_capacity(group.len());
+            for result in group {
+                let (entry, cost) = result?;
+                summary.rows += 1;
+                summary.cost_usd += cost.unwrap_or(0.0);
+                match entry.outcome.as_str() {
+                    "ok" => summary.ok += 1,
+                    "rejected" => summary.rejected += 1,
+                    "invalid" => summary.invalid += 1,
+                    _ => summary.failed += 1,
+                }
+                output.append(&entry.record).map_err(output_error)?;
+                entries.push(entry);
+            }
+            let length = output.sync().map_err(output_error)?;
+            journal.commit(&entries, length).await?;
+        }
+        summary.skipped = skipped.load(Ordering::Relaxed);
+        if self.keep_order || self.retry_failed {
+            rewrite(&self.out, format, &journal).await?;
+        }
+        Ok(summary)
+    }
+
+    /// `row` made ready to run, or `None` when the journal has it done.
+    async fn prepare(
+        &self,
+        row: Result<Row, InputError>,
+        context: &Context<'_>,
+    ) -> Result<Option<Prepared>, BatchError> {
+        let Context { template, tool_hash, runtime, journal, format, skipped } = *context;
+        let row = row?;
+        let values = self.mapping.values(&row, template.variables());
+        let rendered = Inputs::from_json(&values, template.variables())
+            .map_err(|error| error.to_string())
+            .and_then(|inputs| {
+                template.render(&inputs).map_err(|problems| {
+                    problems.iter().map(|p| p.message.clone()).collect::<Vec<_>>().join("; ")
+                })
+            });
+        let (key, request, error) = match rendered {
+            Ok(prompt) => {
+                match runtime.request(&self.tool, prompt.clone(), ParamOverrides::default()) {
+                    Ok(request) => {
+                        let parameters = serde_json::to_string(&request.params).unwrap_or_default();
+                        let target = format!(
+                            "{}/{}",
+                            request.target.endpoint.provider, request.target.model
+                        );
+                        (
+                            row_key(tool_hash, &prompt, &format!("{target} {parameters}")),
+                            Some(request),
+                            None,
+                        )
+                    }
+                    Err(error) => (
+                        row_key(tool_hash, &prompt, ""),
+                        None,
+                        Some(runtime.redact(&error.to_string()).into_owned()),
+                    ),
+                }
+            }
+            // Nothing to send: keyed by the row's values instead of a prompt.
+            Err(problem) => {
+                (row_key(tool_hash, &values.to_string(), "invalid"), None, Some(problem))
+            }
+        };
+        match journal.outcome(&key).await?.as_deref() {
+            Some("failed") if self.retry_failed => {}
+            Some(_) => {
+                skipped.fetch_add(1, Ordering::Relaxed);
+                return Ok(None);
+            }
+            None => {}
+        }
+        let outcome = if request.is_some() { "failed" } else { "invalid" };
+        let record = OutputRecord {
+            id: row.id.clone(),
+            row: row.index,
+            outcome: outcome.to_owned(),
+            output: None,
+            error,
+            provider: request.as_ref().map(|r| r.target.endpoint.provider.clone()),
+            model: request.as_ref().map(|r| r.target.model.clone()),
+            input_tokens: None,
+            output_tokens: None,
+            cost_usd: None,
+            latency_ms: None,
+            key: key.clone(),
+        };
+        let entry = Entry {
+            key,
+            row_index: row.index,
+            row_id: row.id,
+            outcome: outcome.to_owned(),
+            cost_usd: None,
+            record: record.line(format),
+        };
+        Ok(Some(Prepared { entry, record, request }))
+    }
+}
+
+/// Runs a prepared row (unless it is invalid): its journal entry and cost.
+async fn finish(
+    prepared: Prepared,
+    runtime: &Runtime,
+    format: OutputFormat,
+) -> (Entry, Option<f64>) {
+    let Prepared { mut entry, mut record, request } = prepared;
+    let Some(request) = request else { return (entry, None) };
+    let options = RunOptions { stream: false, max_repairs: 2, raw: false, live: false };
+    match runtime.run(&request, options, &mut |_| {}).await {
+        Ok(report) => {
+            let accepted = Rejected::check(&report).is_ok();
+            if accepted { "ok" } else { "rejected" }.clone_into(&mut record.outcome);
+            record.output = report.output;
+            record.error = report.error;
+            record.input_tokens = report.usage.input_tokens;
+            record.output_tokens = report.usage.output_tokens;
+            record.cost_usd = report.cost;
+            record.latency_ms = Some(report.latency_ms);
+        }
+        Err(error) => {
+            "failed".clone_into(&mut record.outcome);
+            record.error = Some(runtime.redact(&error.to_string()).into_owned());
+        }
+    }
+    entry.outcome.clone_from(&record.outcome);
+    entry.cost_usd = record.cost_usd;
+    entry.record = record.line(format);
+    (entry, record.cost_usd)
+}
+
+/// Writes the output again from the journal, in row order (a new file, then renamed over the
+/// old), and commits its length.
+async fn rewrite(out: &Path, format: OutputFormat, journal: &Journal) -> Result<(), BatchError> {
+    let output_error = |source| BatchError::Output { path: out.display().to_string(), source };
+    let mut temporary = out.to_path_buf().into_os_string();
+    temporary.push(".rewrite");
+    let temporary = PathBuf::from(temporary);
+    let _ = std::fs::remove_file(&temporary);
+    let mut file = OutputFile::open(&temporary, 0).map_err(output_error)?;
+    file.append(&format.header()).map_err(output_error)?;
+    let mut after = 0;
+    loop {
+        let page = journal.records_after(after, 1000).await?;
+        let Some(&(last, _)) = page.last() else { break };
+        for (_, record) in &page {
+            file.append(record).map_err(output_error)?;
+        }
+        after = last;
+    }
+    let length = file.sync().map_err(output_error)?;
+    std::fs::rename(&temporary, out).map_err(output_error)?;
+    journal.commit(&[], length).await?;
+    Ok(())
+}

@@ -1,0 +1,162 @@
+//! `llmtool batch` through the binary, against the scripted mock provider: every row's result
+//! in the output once, with its id, usage and cost; a rerun skips what is done; `kill -9` in the
+//! middle of a batch and a rerun still give every row exactly once; bad rows are reported as
+//! rows, not as a crash.
+
+#![allow(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use llmtool_testkit::{Mock, Reply};
+use serde_json::Value;
+
+const TOOL: &str = r#"{"model_prompt": "Write one line about {{topic}}.", "metadata": {"prompt_name": "Liner",
+  "description": "One line.", "model_version": ["mock/m"],
+  "variables": [{"name": "topic", "type": "text", "description": "What about."}],
+  "expected_output": {"type": "text"}}}"#;
+
+/// A folder with the tool, `rows` rows of CSV, and a config naming the mock with a price.
+fn setup(dir: &Path, mock: &str, rows: usize) {
+    std::fs::write(dir.join("tool.json"), TOOL).unwrap();
+    let mut csv = String::from("ticket,topic\n");
+    for n in 0..rows {
+        csv.push_str(&format!("T{n},\"topic {n}, with a comma\"\n"));
+    }
+    std::fs::write(dir.join("rows.csv"), csv).unwrap();
+    let config = format!(
+        "[providers.mock]\napi = \"openai\"\nbase_url = \"{mock}/v1\"\napi_key_env = \"MOCK_KEY\"\n\n[prices.\"mock/m\"]\ninput = 1.0\noutput = 2.0\n"
+    );
+    std::fs::write(dir.join("config.toml"), config).unwrap();
+}
+
+fn batch(dir: &Path, extra: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_llmtool"));
+    command
+        .current_dir(dir)
+        .args([
+            "batch",
+            "tool.json",
+            "rows.csv",
+            "-o",
+            "out.jsonl",
+            "--id",
+            "ticket",
+            "--config",
+            "config.toml",
+        ])
+        .args(extra)
+        .env("MOCK_KEY", "mock-secret-key-5150")
+        .env("LLMTOOL_DATA_DIR", dir.join("data"))
+        .stdin(Stdio::null());
+    command
+}
+
+fn run(dir: &Path, extra: &[&str]) -> Output {
+    batch(dir, extra).output().unwrap()
+}
+
+/// The output's records.
+fn read_records(dir: &Path) -> Vec<Value> {
+    std::fs::read_to_string(dir.join("out.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+fn answer() -> Reply {
+    let body = serde_json::json!({
+        "choices": [{"message": {"role": "assistant", "content": "A line."}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 1000, "completion_tokens": 500},
+    });
+    Reply::json(200, body.to_string())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_row_once_with_its_cost_and_a_rerun_skips_them() {
+    let mock = Mock::repeating("127.0.0.1:0", answer()).await;
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path(), &mock.url, 40);
+    let first = run(dir.path(), &["-j", "8"]);
+    assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
+    let records = read_records(dir.path());
+    assert_eq!(records.len(), 40);
+    let mut ids: Vec<&str> = records.iter().map(|r| r["id"].as_str().unwrap()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), 40);
+    let one = &records[0];
+    assert_eq!((one["outcome"].as_str(), one["output"].as_str()), (Some("ok"), Some("A line.")));
+    assert!((one["cost_usd"].as_f64().unwrap() - 0.002).abs() < 1e-12, "{one}");
+    assert!(
+        !std::fs::read_to_string(dir.path().join("out.jsonl")).unwrap().contains("mock-secret")
+    );
+    assert!(String::from_utf8_lossy(&first.stderr).starts_with("40 row(s) run: 40 ok"));
+
+    // The same command again: nothing to run, nothing written twice.
+    let again = run(dir.path(), &[]);
+    assert!(String::from_utf8_lossy(&again.stderr).starts_with("0 row(s) run"));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("40 already done"));
+    assert_eq!(read_records(dir.path()).len(), 40);
+
+    // --keep-order writes the output in the rows' order.
+    let ordered = run(dir.path(), &["--keep-order"]);
+    assert!(ordered.status.success());
+    let rows: Vec<u64> =
+        read_records(dir.path()).iter().map(|r| r["row"].as_u64().unwrap()).collect();
+    assert_eq!(rows, (1..=40).collect::<Vec<_>>());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_in_the_middle_then_rerun_every_row_is_written_exactly_once() {
+    let mock = Mock::repeating("127.0.0.1:0", answer()).await;
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path(), &mock.url, 3000);
+    let mut child = batch(dir.path(), &["-j", "16"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Kill it once some rows are out, well before all are.
+    let out = dir.path().join("out.jsonl");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while std::fs::read_to_string(&out).map_or(0, |text| text.lines().count()) < 200 {
+        assert!(std::time::Instant::now() < deadline, "the batch wrote nothing");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let written = read_records(dir.path()).len();
+    assert!(written < 3000, "killed too late to prove anything ({written} rows)");
+
+    let rerun = run(dir.path(), &["-j", "16"]);
+    assert!(rerun.status.success(), "{}", String::from_utf8_lossy(&rerun.stderr));
+    let records = read_records(dir.path());
+    let mut ids: Vec<&str> = records.iter().map(|r| r["id"].as_str().unwrap()).collect();
+    assert_eq!(ids.len(), 3000, "every row, once");
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), 3000, "no row twice");
+}
+
+#[test]
+fn a_bad_row_is_a_row_with_an_error_not_a_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path(), "http://127.0.0.1:9", 0);
+    std::fs::write(dir.path().join("rows.csv"), "ticket,other\nT1,x\n").unwrap();
+    let output = run(dir.path(), &[]);
+    assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stderr));
+    let records = read_records(dir.path());
+    assert_eq!(records[0]["outcome"], "invalid");
+    assert!(records[0]["error"].as_str().unwrap().contains("topic"), "{}", records[0]);
+    // A dataset that is not there is an I/O error (exit 2), named.
+    let missing = Command::new(env!("CARGO_BIN_EXE_llmtool"))
+        .current_dir(dir.path())
+        .args(["batch", "tool.json", "nowhere.csv", "-o", "x.jsonl", "--config", "config.toml"])
+        .env("LLMTOOL_DATA_DIR", dir.path().join("data"))
+        .output()
+        .unwrap();
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("nowhere.csv"));
+}
