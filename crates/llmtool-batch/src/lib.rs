@@ -16,4 +16,4 @@ pub mod run;
 pub use input::{InputError, Mapping, Row, RowReader};
 pub use journal::{Journal, JournalError};
 pub use output::{OutputFormat, OutputRecord};
-pub use run::{Batch, BatchError, Summary};
+pub use run::{Batch, BatchError, Estimate, Summary};

@@ -44,6 +44,9 @@ pub struct Batch {
     pub retry_failed: bool,
     /// Write the output in the rows' order (it is written again at the end).
     pub keep_order: bool,
+    /// Start no new row once this many US dollars are spent, counting earlier runs of the
+    /// batch (rows already running finish; the rest stay to do).
+    pub max_cost: Option<f64>,
 }
 
 /// What a run did.
@@ -58,6 +61,22 @@ pub struct Summary {
     pub invalid: u64,
     /// US dollars spent by this run (the priced rows).
     pub cost_usd: f64,
+    /// Rows left to do because the batch reached `max_cost`.
+    pub left_at_budget: u64,
+}
+
+/// What a batch would send, worked out without sending anything (`--estimate`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Estimate {
+    pub rows: u64,
+    /// Rows whose values cannot fill the prompt (nothing would be sent).
+    pub invalid: u64,
+    /// Input tokens, estimated from the characters (4 a token).
+    pub input_tokens: u64,
+    /// The cost if every answer is as long as allowed, over the rows that have one.
+    pub worst_cost: f64,
+    /// Rows with no worst case: an unpriced model, or no output limit known.
+    pub unbounded_rows: u64,
 }
 
 /// What preparing a row needs.
@@ -107,6 +126,13 @@ impl Batch {
         let rows = RowReader::open(&self.data, self.id_column.clone())?;
         let mut summary = Summary::default();
         let skipped = AtomicU64::new(0);
+        let budget = Budget {
+            limit: self.max_cost,
+            spent_before: journal.cost().await?,
+            spent: AtomicU64::new(0),
+            left: AtomicU64::new(0),
+        };
+        let budget = &budget;
         let context = Context {
             template: &template,
             tool_hash: &tool_hash,
@@ -121,11 +147,12 @@ impl Batch {
             .filter_map(|prepared| async move { prepared.transpose() })
             .map(|prepared| async move {
                 match prepared {
-                    Ok(prepared) => Ok(finish(prepared, runtime, format).await),
+                    Ok(prepared) => Ok(finish(prepared, runtime, format, budget).await),
                     Err(error) => Err(error),
                 }
             })
             .buffer_unordered(self.concurrency.max(1))
+            .filter_map(|done| async move { done.transpose() })
             .ready_chunks(GROUP);
         let mut results = std::pin::pin!(results);
         while let Some(group) = results.next().await {
@@ -147,10 +174,40 @@ impl Batch {
             journal.commit(&entries, length).await?;
         }
         summary.skipped = skipped.load(Ordering::Relaxed);
+        summary.left_at_budget = budget.left.load(Ordering::Relaxed);
         if self.keep_order || self.retry_failed {
             rewrite(&self.out, format, &journal).await?;
         }
         Ok(summary)
+    }
+
+    /// What the batch would send: rows, input tokens and the worst-case cost; nothing is
+    /// sent and nothing is written.
+    pub fn estimate(&self, runtime: &Runtime) -> Result<Estimate, BatchError> {
+        let template = ToolTemplate::new(&self.tool);
+        let mut estimate = Estimate::default();
+        for row in RowReader::open(&self.data, self.id_column.clone())? {
+            let row = row?;
+            estimate.rows += 1;
+            let values = self.mapping.values(&row, template.variables());
+            let prompt = Inputs::from_json(&values, template.variables())
+                .ok()
+                .and_then(|inputs| template.render(&inputs).ok());
+            let request = prompt.and_then(|prompt| {
+                runtime.request(&self.tool, prompt, ParamOverrides::default()).ok()
+            });
+            let Some(request) = request else {
+                estimate.invalid += 1;
+                continue;
+            };
+            let row_estimate = request.estimate(None);
+            estimate.input_tokens += row_estimate.input_tokens;
+            match row_estimate.worst_cost {
+                Some(cost) => estimate.worst_cost += cost,
+                None => estimate.unbounded_rows += 1,
+            }
+        }
+        Ok(estimate)
     }
 
     /// `row` made ready to run, or `None` when the journal has it done.
@@ -231,14 +288,43 @@ impl Batch {
     }
 }
 
-/// Runs a prepared row (unless it is invalid): its journal entry and cost.
+/// The cost limit of a run, and what has been spent.
+struct Budget {
+    limit: Option<f64>,
+    /// By earlier runs of the batch (the journal's rows).
+    spent_before: f64,
+    /// By this run, in billionths of a dollar.
+    spent: AtomicU64,
+    /// Rows not started because the limit was reached.
+    left: AtomicU64,
+}
+
+impl Budget {
+    fn reached(&self) -> bool {
+        let spent = self.spent_before + self.spent.load(Ordering::Relaxed) as f64 / 1e9;
+        self.limit.is_some_and(|limit| spent >= limit)
+    }
+
+    fn add(&self, cost: Option<f64>) {
+        let nanos = (cost.unwrap_or(0.0).max(0.0) * 1e9).round() as u64;
+        self.spent.fetch_add(nanos, Ordering::Relaxed);
+    }
+}
+
+/// Runs a prepared row (unless it is invalid): its journal entry and cost; `None` when the
+/// budget is reached (the row stays to do).
 async fn finish(
     prepared: Prepared,
     runtime: &Runtime,
     format: OutputFormat,
-) -> (Entry, Option<f64>) {
+    budget: &Budget,
+) -> Option<(Entry, Option<f64>)> {
     let Prepared { mut entry, mut record, request } = prepared;
-    let Some(request) = request else { return (entry, None) };
+    let Some(request) = request else { return Some((entry, None)) };
+    if budget.reached() {
+        budget.left.fetch_add(1, Ordering::Relaxed);
+        return None;
+    }
     let options = RunOptions { stream: false, max_repairs: 2, raw: false, live: false };
     match runtime.run(&request, options, &mut |_| {}).await {
         Ok(report) => {
@@ -259,7 +345,8 @@ async fn finish(
     entry.outcome.clone_from(&record.outcome);
     entry.cost_usd = record.cost_usd;
     entry.record = record.line(format);
-    (entry, record.cost_usd)
+    budget.add(record.cost_usd);
+    Some((entry, record.cost_usd))
 }
 
 /// Writes the output again from the journal, in row order (a new file, then renamed over the

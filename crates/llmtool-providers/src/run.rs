@@ -74,7 +74,52 @@ pub struct RunRequest {
     pub price: Option<PriceEntry>,
 }
 
+/// Characters per token in the estimate of a prompt's tokens when no tokenizer of the model is
+/// at hand: the usual figure for English text with the tokenizers of the large providers.
+pub const CHARACTERS_PER_TOKEN: usize = 4;
+
+/// What a request may cost, known before it is sent.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Estimate {
+    pub input_tokens: u64,
+    /// Whether `input_tokens` was counted with the model's tokenizer (else estimated from the
+    /// characters).
+    pub counted: bool,
+    /// The most output tokens, and where that limit comes from (`max_tokens`, or the model's
+    /// longest answer).
+    pub output_limit: Option<(u64, &'static str)>,
+    /// The cost if the answer is as long as allowed; `None` when the model is unpriced or no
+    /// limit is known.
+    pub worst_cost: Option<f64>,
+}
+
 impl RunRequest {
+    /// What this request may cost: `counted` is the exact input count when the model's
+    /// tokenizer is at hand (the local model's).
+    pub fn estimate(&self, counted: Option<usize>) -> Estimate {
+        let (input_tokens, counted) = match counted {
+            Some(tokens) => (tokens as u64, true),
+            None => {
+                (self.first_message().chars().count().div_ceil(CHARACTERS_PER_TOKEN) as u64, false)
+            }
+        };
+        let output_limit = self.params.max_tokens.map(|n| (n, "max_tokens")).or_else(|| {
+            self.price
+                .as_ref()
+                .and_then(|entry| entry.price.max_output)
+                .map(|n| (n, "the longest answer of the model"))
+        });
+        let worst_cost = match (&self.price, output_limit) {
+            (Some(entry), Some((output, _))) => {
+                let tokens =
+                    crate::pricing::Tokens { input: input_tokens, output, ..Default::default() };
+                Some(entry.price.cost(&tokens, Billing::Standard))
+            }
+            _ => None,
+        };
+        Estimate { input_tokens, counted, output_limit, worst_cost }
+    }
+
     /// The first request of the run, as it will be sent (for `--dry-run`).
     pub fn first_request(&self, options: RunOptions) -> (HttpRequest, Vec<String>) {
         build_request(

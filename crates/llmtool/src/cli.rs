@@ -415,6 +415,13 @@ pub(crate) struct BatchArgs {
     /// Write OUT in the rows' order (it is written again at the end).
     #[arg(long)]
     pub(crate) keep_order: bool,
+    /// Print the rows, input tokens and worst-case cost; send nothing, write nothing.
+    #[arg(long)]
+    pub(crate) estimate: bool,
+    /// Start no new row once this many US dollars are spent (earlier runs of the batch
+    /// included); rerun with a higher limit to go on.
+    #[arg(long, value_name = "USD")]
+    pub(crate) max_cost: Option<f64>,
     #[command(flatten)]
     pub(crate) target: ModelArgs,
 }

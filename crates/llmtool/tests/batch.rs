@@ -160,3 +160,36 @@ fn a_bad_row_is_a_row_with_an_error_not_a_crash() {
     assert_eq!(missing.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("nowhere.csv"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_estimate_sends_nothing_and_a_budget_stops_cleanly_then_resumes() {
+    let mock = Mock::repeating("127.0.0.1:0", answer()).await;
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path(), &mock.url, 100);
+    // A tool with an output limit has a worst case: 100 rows of `max_tokens` 50.
+    let limited = TOOL
+        .replace(r#""expected_output""#, r#""parameters": {"max_tokens": 50}, "expected_output""#);
+    std::fs::write(dir.path().join("tool.json"), limited).unwrap();
+    let estimate = run(dir.path(), &["--estimate"]);
+    assert!(estimate.status.success());
+    let said = String::from_utf8_lossy(&estimate.stderr).into_owned();
+    assert!(said.starts_with("estimate: 100 row(s) (0 invalid, not sent)"), "{said}");
+    // Each prompt is 42 or 43 characters, 11 tokens at 4 a token: 1,100 input tokens at $1 a
+    // million, and 100 x 50 output tokens at $2 a million.
+    assert!(said.contains("about 1,100 input tokens"), "{said}");
+    assert!(said.contains("worst case $0.011100"), "{said}");
+    assert!(!dir.path().join("out.jsonl").exists(), "an estimate writes nothing");
+
+    // Each row costs $0.002: a budget of $0.05 stops after about 25 rows, cleanly.
+    let stopped = run(dir.path(), &["-j", "1", "--max-cost", "0.05"]);
+    assert_eq!(stopped.status.code(), Some(1));
+    let said = String::from_utf8_lossy(&stopped.stderr).into_owned();
+    assert!(said.contains("stopped at the budget"), "{said}");
+    let done = read_records(dir.path()).len();
+    assert_eq!(done, 25, "{said}");
+    // A higher budget goes on from there; every row is there once.
+    let resumed = run(dir.path(), &["-j", "4", "--max-cost", "10"]);
+    assert!(resumed.status.success(), "{}", String::from_utf8_lossy(&resumed.stderr));
+    assert!(String::from_utf8_lossy(&resumed.stderr).contains("25 already done"));
+    assert_eq!(read_records(dir.path()).len(), 100);
+}

@@ -2,10 +2,12 @@
 
 use anyhow::Context as _;
 use llmtool_batch::{Batch, Mapping};
+use llmtool_providers::run::CHARACTERS_PER_TOKEN;
 use llmtool_runtime::{Fetch, LogPolicy, Runtime, RuntimeOptions};
 
 use crate::Outcome;
 use crate::cli::BatchArgs;
+use crate::commands::cost;
 use crate::commands::render::load_tool;
 use crate::{io, settings};
 
@@ -39,9 +41,34 @@ pub(crate) fn run(args: &BatchArgs) -> anyhow::Result<Outcome> {
         concurrency: args.jobs.max(1),
         retry_failed: args.retry_failed,
         keep_order: args.keep_order,
+        max_cost: args.max_cost,
     };
+    if args.estimate {
+        let estimate = batch.estimate(&runtime)?;
+        let mut line = format!(
+            "estimate: {} row(s) ({} invalid, not sent); about {} input tokens ({CHARACTERS_PER_TOKEN} characters a token); worst case {}",
+            estimate.rows,
+            estimate.invalid,
+            cost::thousands(estimate.input_tokens),
+            cost::dollars(estimate.worst_cost)
+        );
+        if estimate.unbounded_rows > 0 {
+            line += &format!(
+                ", plus {} row(s) with no worst case (an unpriced model, or no output limit known)",
+                estimate.unbounded_rows
+            );
+        }
+        eprintln!("{line}");
+        return Ok(Outcome::Ok);
+    }
     let threads = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let summary = threads.block_on(batch.run(&runtime))?;
+    if summary.left_at_budget > 0 {
+        eprintln!(
+            "stopped at the budget (--max-cost): {} row(s) left to do; rerun with a higher --max-cost to go on",
+            summary.left_at_budget
+        );
+    }
     eprintln!(
         "{} row(s) run: {} ok, {} rejected, {} failed, {} invalid; {} already done; ${:.6} spent. Results: {}",
         summary.rows,
@@ -53,9 +80,6 @@ pub(crate) fn run(args: &BatchArgs) -> anyhow::Result<Outcome> {
         summary.cost_usd,
         args.out.display()
     );
-    Ok(if summary.failed + summary.rejected + summary.invalid > 0 {
-        Outcome::Problems
-    } else {
-        Outcome::Ok
-    })
+    let incomplete = summary.failed + summary.rejected + summary.invalid + summary.left_at_budget;
+    Ok(if incomplete > 0 { Outcome::Problems } else { Outcome::Ok })
 }

@@ -1,46 +1,30 @@
 //! What a run costs, as `run --usage` and `run --dry-run` show it on standard error.
 
-use llmtool_providers::pricing::{Billing, PriceEntry, Tokens};
-use llmtool_providers::run::{RunReport, RunRequest};
-
-/// Characters per token in the estimate of a prompt's tokens when no tokenizer of the model is
-/// at hand: the usual figure for English text with the tokenizers of the large providers.
-const CHARACTERS_PER_TOKEN: usize = 4;
+use llmtool_providers::pricing::PriceEntry;
+use llmtool_providers::run::{CHARACTERS_PER_TOKEN, RunReport, RunRequest};
 
 /// The request's input tokens and its worst-case cost, before it is sent. `counted` is the
 /// exact count, when the model's tokenizer is at hand (the local model's).
 pub(crate) fn estimate(request: &RunRequest, counted: Option<usize>) -> String {
-    let (input, mut line) = match counted {
-        Some(tokens) => (
-            tokens as u64,
-            format!(
-                "estimate: {} input tokens (counted with the model's tokenizer and chat template)",
-                thousands(tokens as u64)
-            ),
-        ),
-        None => {
-            let characters = request.first_message().chars().count();
-            let input = characters.div_ceil(CHARACTERS_PER_TOKEN) as u64;
-            let line = format!(
-                "estimate: about {} input tokens ({characters} characters at {CHARACTERS_PER_TOKEN} per token, not the model's tokenizer)",
-                thousands(input)
-            );
-            (input, line)
-        }
+    let estimate = request.estimate(counted);
+    let mut line = if estimate.counted {
+        format!(
+            "estimate: {} input tokens (counted with the model's tokenizer and chat template)",
+            thousands(estimate.input_tokens)
+        )
+    } else {
+        format!(
+            "estimate: about {} input tokens ({} characters at {CHARACTERS_PER_TOKEN} per token, not the model's tokenizer)",
+            thousands(estimate.input_tokens),
+            request.first_message().chars().count()
+        )
     };
     let Some(entry) = &request.price else {
         return line
             + "; cost: unpriced (the price table and the config file have no price for this model)";
     };
-    let longest = request
-        .params
-        .max_tokens
-        .map(|n| (n, "max_tokens"))
-        .or_else(|| entry.price.max_output.map(|n| (n, "the longest answer of the model")));
-    match longest {
-        Some((output, from)) => {
-            let tokens = Tokens { input, output, ..Tokens::default() };
-            let worst = entry.price.cost(&tokens, Billing::Standard);
+    match (estimate.output_limit, estimate.worst_cost) {
+        (Some((output, from)), Some(worst)) => {
             line += &format!(
                 "; at most {} output tokens ({from}); worst case {} ({})",
                 thousands(output),
@@ -48,7 +32,7 @@ pub(crate) fn estimate(request: &RunRequest, counted: Option<usize>) -> String {
                 price_name(entry)
             );
         }
-        None => line += "; no output limit known, so no worst case",
+        _ => line += "; no output limit known, so no worst case",
     }
     line
 }
