@@ -197,10 +197,10 @@ impl Mapping {
 
 /// A multi-select cell: `["a", "b"]`, or `a, b`.
 fn list_of(text: &str) -> Value {
-    if text.trim_start().starts_with('[') {
-        if let Ok(list @ Value::Array(_)) = serde_json::from_str(text) {
-            return list;
-        }
+    if text.trim_start().starts_with('[')
+        && let Ok(list @ Value::Array(_)) = serde_json::from_str(text)
+    {
+        return list;
     }
     Value::Array(
         text.split(',')

@@ -62,8 +62,11 @@ impl Journal {
             .run(&pool)
             .await
             .map_err(|source| JournalError::Migration { path: shown.clone(), source })?;
+        // A lookup's future may sit unpolled, holding its connection, while the batch waits on
+        // models; so there is room for many, and a long wait is not an error.
         let reads = SqlitePoolOptions::new()
-            .max_connections(4)
+            .max_connections(64)
+            .acquire_timeout(std::time::Duration::from_secs(3600))
             .connect_with(options.read_only(true))
             .await
             .map_err(|source| JournalError::Database { path: shown.clone(), source })?;

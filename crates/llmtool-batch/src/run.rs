@@ -111,9 +111,21 @@ impl Batch {
     pub async fn run(&self, runtime: &Runtime) -> Result<Summary, BatchError> {
         let format = OutputFormat::of(&self.out)
             .ok_or_else(|| BatchError::OutputFormat(self.out.display().to_string()))?;
-        let journal = Journal::open(&self.journal_path()).await?;
+        // The dataset first: a mistyped path leaves no output or journal behind.
+        let rows = RowReader::open(&self.data, self.id_column.clone())?;
         let output_error =
             |source| BatchError::Output { path: self.out.display().to_string(), source };
+        let journal_path = self.journal_path();
+        let new_journal = !journal_path.exists();
+        if new_journal && std::fs::metadata(&self.out).is_ok_and(|m| m.len() > 0) {
+            // Not this batch's output: cutting it back to nothing would lose it.
+            return Err(output_error(std::io::Error::other(format!(
+                "{} exists and no journal says what is in it; choose another output, or move it away",
+                self.out.display()
+            ))));
+        }
+        let _lock = lock(&journal_path).map_err(output_error)?;
+        let journal = Journal::open(&journal_path).await?;
         let mut committed = journal.committed_bytes().await?;
         let mut output = OutputFile::open(&self.out, committed).map_err(output_error)?;
         if committed == 0 {
@@ -123,7 +135,6 @@ impl Batch {
         }
         let template = ToolTemplate::new(&self.tool);
         let tool_hash = llmtool_runtime::log::tool_hash(&self.tool);
-        let rows = RowReader::open(&self.data, self.id_column.clone())?;
         let mut summary = Summary::default();
         let skipped = AtomicU64::new(0);
         let budget = Budget {
@@ -285,6 +296,26 @@ impl Batch {
             record: record.line(format),
         };
         Ok(Some(Prepared { entry, record, request }))
+    }
+}
+
+/// Holds `OUT.journal.lock` for as long as it lives, so that two batches never write one
+/// output at once. The operating system lets go of it when the process ends, however it
+/// ends.
+fn lock(journal: &Path) -> std::io::Result<std::fs::File> {
+    let mut name = journal.to_path_buf().into_os_string();
+    name.push(".lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(PathBuf::from(name))?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => Err(std::io::Error::other(
+            "another batch is writing this output now; wait for it to end",
+        )),
+        Err(std::fs::TryLockError::Error(error)) => Err(error),
     }
 }
 

@@ -59,7 +59,7 @@ pub fn parse_size(value: &str) -> Option<u64> {
 }
 
 fn size(bytes: u64) -> String {
-    if bytes >= 1 << 20 && bytes % (1 << 20) == 0 {
+    if bytes >= 1 << 20 && bytes.is_multiple_of(1 << 20) {
         format!("{} MB", bytes >> 20)
     } else {
         format!("{bytes} bytes")

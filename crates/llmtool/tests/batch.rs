@@ -193,3 +193,34 @@ async fn an_estimate_sends_nothing_and_a_budget_stops_cleanly_then_resumes() {
     assert!(String::from_utf8_lossy(&resumed.stderr).contains("25 already done"));
     assert_eq!(read_records(dir.path()).len(), 100);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_output_that_is_not_the_batchs_is_kept_and_two_batches_never_share_one() {
+    let mock = Mock::repeating("127.0.0.1:0", answer()).await;
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path(), &mock.url, 3000);
+    // An output with no journal is someone else's file: refused, untouched.
+    std::fs::write(dir.path().join("out.jsonl"), "precious\n").unwrap();
+    let refused = run(dir.path(), &[]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("no journal"));
+    assert_eq!(std::fs::read_to_string(dir.path().join("out.jsonl")).unwrap(), "precious\n");
+    std::fs::remove_file(dir.path().join("out.jsonl")).unwrap();
+    // While one batch writes the output, a second is refused.
+    let mut first = batch(dir.path(), &["-j", "4"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let journal = dir.path().join("out.jsonl.journal");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !journal.exists() {
+        assert!(std::time::Instant::now() < deadline);
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    let second = run(dir.path(), &[]);
+    assert!(first.wait().unwrap().success());
+    assert_eq!(second.status.code(), Some(2), "{}", String::from_utf8_lossy(&second.stderr));
+    assert!(String::from_utf8_lossy(&second.stderr).contains("another batch"));
+    assert_eq!(read_records(dir.path()).len(), 3000);
+}
