@@ -7,7 +7,6 @@ use std::path::Path;
 use llmtool_core::model::VariableKind;
 use llmtool_core::template::VariableSpec;
 use serde_json::{Map, Value};
-use sha2::{Digest as _, Sha256};
 
 #[derive(Debug, thiserror::Error)]
 pub enum InputError {
@@ -15,8 +14,6 @@ pub enum InputError {
     Open { path: String, source: std::io::Error },
     #[error("{path}: {detail}")]
     Csv { path: String, detail: String },
-    #[error("{path}, line {line}: not a JSON object ({detail})")]
-    Json { path: String, line: u64, detail: String },
     #[error(
         "{path}: unknown data format: name it .csv, .jsonl or .ndjson (or `-` for JSON Lines on standard input)"
     )]
@@ -29,6 +26,23 @@ pub struct Row {
     pub index: u64,
     pub id: String,
     pub columns: Map<String, Value>,
+    /// Set when the row could not be read as a row; it is written as `invalid`, never sent.
+    pub malformed: Option<Malformed>,
+}
+
+/// A row the reader could not make sense of: a CSV row with another number of fields than
+/// the header, or a JSON line that is not an object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Malformed {
+    pub reason: String,
+    /// The row as it was read (what its key is made of).
+    pub text: String,
+}
+
+/// What the reader made of the next row.
+enum Next {
+    Columns(Map<String, Value>),
+    Malformed(Malformed),
 }
 
 /// The rows of a dataset, read as they are asked for.
@@ -70,7 +84,8 @@ impl RowReader {
         };
         let source = match extension.as_str() {
             "csv" => {
-                let mut reader = csv::ReaderBuilder::new().flexible(false).from_reader(open()?);
+                // Flexible: a ragged row is the row's problem, reported in its record, not the end.
+                let mut reader = csv::ReaderBuilder::new().flexible(true).from_reader(open()?);
                 let headers = reader
                     .headers()
                     .map_err(|e| InputError::Csv { path: shown.clone(), detail: e.to_string() })?
@@ -86,40 +101,58 @@ impl RowReader {
         Ok(RowReader { path: shown, source, id_column, index: 0 })
     }
 
-    fn next_columns(&mut self) -> Option<Result<Map<String, Value>, InputError>> {
+    fn next_columns(&mut self) -> Option<Result<Next, InputError>> {
         let path = self.path.clone();
         match &mut self.source {
             Source::Csv { reader, headers } => {
-                let mut record = csv::StringRecord::new();
-                match reader.read_record(&mut record) {
+                let mut record = csv::ByteRecord::new();
+                match reader.read_byte_record(&mut record) {
                     Ok(false) => None,
-                    Ok(true) => Some(Ok(headers
-                        .iter()
-                        .zip(record.iter())
-                        .map(|(name, value)| (name.clone(), Value::String(value.to_owned())))
-                        .collect())),
+                    Ok(true) => {
+                        let fields: Vec<String> = record
+                            .iter()
+                            .map(|f| String::from_utf8_lossy(f).into_owned())
+                            .collect();
+                        if fields.len() != headers.len() {
+                            let reason = format!(
+                                "{path}, line {}: {} field(s) where the header has {}",
+                                record.position().map_or(0, csv::Position::line),
+                                fields.len(),
+                                headers.len()
+                            );
+                            return Some(Ok(Next::Malformed(Malformed {
+                                reason,
+                                text: fields.join("\u{1f}"),
+                            })));
+                        }
+                        Some(Ok(Next::Columns(
+                            headers
+                                .iter()
+                                .cloned()
+                                .zip(fields.into_iter().map(Value::String))
+                                .collect(),
+                        )))
+                    }
                     Err(error) => Some(Err(InputError::Csv { path, detail: error.to_string() })),
                 }
             }
             Source::Lines(lines) => loop {
-                let mut line = String::new();
-                match lines.read_line(&mut line) {
+                let mut line = Vec::new();
+                match lines.read_until(b'\n', &mut line) {
                     Ok(0) => return None,
-                    Ok(_) if line.trim().is_empty() => {}
+                    Ok(_) if line.trim_ascii().is_empty() => {}
                     Ok(_) => {
                         let line_number = self.index + 1;
-                        return Some(match serde_json::from_str::<Value>(&line) {
-                            Ok(Value::Object(columns)) => Ok(columns),
-                            Ok(other) => Err(InputError::Json {
-                                path,
-                                line: line_number,
-                                detail: format!("a {}", kind_of(&other)),
-                            }),
-                            Err(error) => Err(InputError::Json {
-                                path,
-                                line: line_number,
-                                detail: error.to_string(),
-                            }),
+                        let malformed = |detail: String| {
+                            let text = String::from_utf8_lossy(&line).trim_end().to_owned();
+                            let reason =
+                                format!("{path}, row {line_number}: not a JSON object ({detail})");
+                            Ok(Next::Malformed(Malformed { reason, text }))
+                        };
+                        return Some(match serde_json::from_slice::<Value>(&line) {
+                            Ok(Value::Object(columns)) => Ok(Next::Columns(columns)),
+                            Ok(other) => malformed(format!("a {}", kind_of(&other))),
+                            Err(error) => malformed(error.to_string()),
                         });
                     }
                     Err(source) => return Some(Err(InputError::Open { path, source })),
@@ -144,15 +177,23 @@ impl Iterator for RowReader {
     type Item = Result<Row, InputError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        let columns = self.next_columns()?;
+        let read = self.next_columns()?;
         self.index += 1;
-        Some(columns.map(|columns| {
-            let id = self
-                .id_column
-                .as_ref()
-                .and_then(|column| columns.get(column))
-                .map_or_else(|| self.index.to_string(), text_of);
-            Row { index: self.index, id, columns }
+        Some(read.map(|read| match read {
+            Next::Columns(columns) => {
+                let id = self
+                    .id_column
+                    .as_ref()
+                    .and_then(|column| columns.get(column))
+                    .map_or_else(|| self.index.to_string(), text_of);
+                Row { index: self.index, id, columns, malformed: None }
+            }
+            Next::Malformed(malformed) => Row {
+                index: self.index,
+                id: self.index.to_string(),
+                columns: Map::new(),
+                malformed: Some(malformed),
+            },
         }))
     }
 }
@@ -211,17 +252,6 @@ fn list_of(text: &str) -> Value {
     )
 }
 
-/// A row's key: SHA-256 of the tool's hash, the rendered prompt and the parameters (JSON), so
-/// that the same work is done once whatever the row's place, and any change redoes it.
-pub fn row_key(tool_hash: &str, prompt: &str, parameters: &str) -> String {
-    let mut hasher = Sha256::new();
-    for part in [tool_hash, prompt, parameters] {
-        hasher.update((part.len() as u64).to_le_bytes());
-        hasher.update(part.as_bytes());
-    }
-    hex::encode(hasher.finalize())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -267,23 +297,20 @@ mod tests {
     }
 
     #[test]
-    fn json_lines_must_be_objects_and_keys_follow_the_work() {
+    fn a_json_line_that_is_no_object_is_a_malformed_row() {
         let dir = tempfile::tempdir().unwrap_or_else(|_| unreachable!());
         let path = dir.path().join("rows.jsonl");
         std::fs::write(&path, "{\"text\": \"a\"}\n\n[1]\n").unwrap_or_default();
         let rows: Vec<_> = RowReader::open(&path, None).unwrap_or_else(|e| panic!("{e}")).collect();
-        assert!(rows[0].is_ok());
-        assert!(matches!(&rows[1], Err(InputError::Json { detail, .. }) if detail == "a list"));
+        let rows: Vec<Row> =
+            rows.into_iter().collect::<Result<_, _>>().unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(rows[0].malformed, None);
+        let malformed = rows[1].malformed.clone().unwrap_or_else(|| panic!("a list is no row"));
+        assert!(malformed.reason.ends_with("row 2: not a JSON object (a list)"), "{malformed:?}");
+        assert_eq!((rows[1].index, malformed.text.as_str()), (2, "[1]"));
         assert!(matches!(
             RowReader::open(&dir.path().join("rows.txt"), None),
             Err(InputError::Format { .. })
         ));
-        assert_eq!(row_key("h", "p", "{}"), row_key("h", "p", "{}"));
-        assert_ne!(row_key("h", "p", "{}"), row_key("h", "p2", "{}"));
-        assert_ne!(
-            row_key("ab", "c", ""),
-            row_key("a", "bc", ""),
-            "parts cannot run into each other"
-        );
     }
 }

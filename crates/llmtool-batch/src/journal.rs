@@ -30,6 +30,25 @@ pub struct Entry {
     pub cost_usd: Option<f64>,
     /// The row's line in the output, as written.
     pub record: String,
+    /// The journal had this key already (a failed row run again): the output's old record
+    /// of it must go, so the output is written again.
+    pub replaces: bool,
+}
+
+/// A row the journal has done, met again by a run: its place now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Met {
+    pub key: String,
+    pub row_index: u64,
+}
+
+/// What a run starts from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Start {
+    /// This run's number.
+    pub pass: i64,
+    /// What the previous run was run with, if it differs from this run's.
+    pub setup_changed: bool,
 }
 
 /// A batch's journal. Reads and writes go through pools of their own, so that a lookup that
@@ -100,17 +119,52 @@ impl Journal {
             .map_err(|e| self.error(e))
     }
 
-    /// Records `entries` (replacing earlier ones of the same keys) and the output's committed
-    /// length, in one transaction.
-    pub async fn commit(&self, entries: &[Entry], out_bytes: u64) -> Result<(), JournalError> {
+    /// Begins run number one more than the last, run with `setup`.
+    pub async fn start(&self, setup: &str) -> Result<Start, JournalError> {
+        let mut tx = self.pool.begin().await.map_err(|e| self.error(e))?;
+        let before: Option<String> = sqlx::query_scalar("SELECT setup FROM batch WHERE id = 1")
+            .fetch_one(&mut *tx)
+            .await
+            .map_err(|e| self.error(e))?;
+        let pass: i64 = sqlx::query_scalar(
+            "UPDATE batch SET pass = pass + 1, setup = ? WHERE id = 1 RETURNING pass",
+        )
+        .bind(setup)
+        .fetch_one(&mut *tx)
+        .await
+        .map_err(|e| self.error(e))?;
+        tx.commit().await.map_err(|e| self.error(e))?;
+        let rows_done = self.count().await? > 0;
+        Ok(Start { pass, setup_changed: rows_done && before.is_some_and(|b| b != setup) })
+    }
+
+    /// How many rows the journal has.
+    pub async fn count(&self) -> Result<u64, JournalError> {
+        let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM rows")
+            .fetch_one(&self.pool)
+            .await
+            .map_err(|e| self.error(e))?;
+        Ok(u64::try_from(count).unwrap_or(0))
+    }
+
+    /// Records `entries` (replacing earlier ones of the same keys), stamps the rows `met`
+    /// again with run `pass` and their place now, and records the output's committed length,
+    /// in one transaction.
+    pub async fn commit(
+        &self,
+        entries: &[Entry],
+        met: &[Met],
+        pass: i64,
+        out_bytes: u64,
+    ) -> Result<(), JournalError> {
         let mut tx = self.pool.begin().await.map_err(|e| self.error(e))?;
         for entry in entries {
             sqlx::query(
-                "INSERT INTO rows (key, row_index, row_id, outcome, cost_usd, record)
-                 VALUES (?, ?, ?, ?, ?, ?)
+                "INSERT INTO rows (key, row_index, row_id, outcome, cost_usd, record, pass)
+                 VALUES (?, ?, ?, ?, ?, ?, ?)
                  ON CONFLICT (key) DO UPDATE SET row_index = excluded.row_index,
                    row_id = excluded.row_id, outcome = excluded.outcome,
-                   cost_usd = excluded.cost_usd, record = excluded.record",
+                   cost_usd = excluded.cost_usd, record = excluded.record, pass = excluded.pass",
             )
             .bind(&entry.key)
             .bind(i64::try_from(entry.row_index).unwrap_or(i64::MAX))
@@ -118,36 +172,93 @@ impl Journal {
             .bind(&entry.outcome)
             .bind(entry.cost_usd)
             .bind(&entry.record)
+            .bind(pass)
             .execute(&mut *tx)
             .await
             .map_err(|e| self.error(e))?;
         }
-        sqlx::query("UPDATE batch SET out_bytes = ? WHERE id = 1")
-            .bind(i64::try_from(out_bytes).unwrap_or(i64::MAX))
-            .execute(&mut *tx)
-            .await
-            .map_err(|e| self.error(e))?;
+        for row in met {
+            sqlx::query("UPDATE rows SET pass = ?, row_index = ? WHERE key = ?")
+                .bind(pass)
+                .bind(i64::try_from(row.row_index).unwrap_or(i64::MAX))
+                .bind(&row.key)
+                .execute(&mut *tx)
+                .await
+                .map_err(|e| self.error(e))?;
+        }
+        let replaced = entries.iter().any(|entry| entry.replaces);
+        sqlx::query(
+            "UPDATE batch SET out_bytes = ?, rewrite_pending = rewrite_pending OR ? WHERE id = 1",
+        )
+        .bind(i64::try_from(out_bytes).unwrap_or(i64::MAX))
+        .bind(replaced)
+        .execute(&mut *tx)
+        .await
+        .map_err(|e| self.error(e))?;
         tx.commit().await.map_err(|e| self.error(e))
     }
 
-    /// Up to `limit` records of rows placed after `after`, in row order (to write the output
-    /// again, a page at a time).
+    /// Drops the rows that run `pass` did not meet (rows no longer in the dataset, or made
+    /// with another tool or model): how many. The output is then due to be written again.
+    pub async fn drop_unmet(&self, pass: i64) -> Result<u64, JournalError> {
+        let mut tx = self.pool.begin().await.map_err(|e| self.error(e))?;
+        let dropped = sqlx::query("DELETE FROM rows WHERE pass < ?")
+            .bind(pass)
+            .execute(&mut *tx)
+            .await
+            .map_err(|e| self.error(e))?
+            .rows_affected();
+        if dropped > 0 {
+            sqlx::query("UPDATE batch SET rewrite_pending = 1 WHERE id = 1")
+                .execute(&mut *tx)
+                .await
+                .map_err(|e| self.error(e))?;
+        }
+        tx.commit().await.map_err(|e| self.error(e))?;
+        Ok(dropped)
+    }
+
+    /// Whether the output holds records the journal replaced or dropped.
+    pub async fn rewrite_pending(&self) -> Result<bool, JournalError> {
+        sqlx::query_scalar("SELECT rewrite_pending FROM batch WHERE id = 1")
+            .fetch_one(&self.pool)
+            .await
+            .map_err(|e| self.error(e))
+    }
+
+    /// Records that the output was written again from the journal, `out_bytes` long.
+    pub async fn rewritten(&self, out_bytes: u64) -> Result<(), JournalError> {
+        sqlx::query("UPDATE batch SET out_bytes = ?, rewrite_pending = 0 WHERE id = 1")
+            .bind(i64::try_from(out_bytes).unwrap_or(i64::MAX))
+            .execute(&self.pool)
+            .await
+            .map_err(|e| self.error(e))?;
+        Ok(())
+    }
+
+    /// Up to `limit` records in row order, after the row at `after` (place and key; `None`
+    /// starts at the top): to write the output again, a page at a time.
     pub async fn records_after(
         &self,
-        after: u64,
+        after: Option<&(u64, String)>,
         limit: u32,
-    ) -> Result<Vec<(u64, String)>, JournalError> {
-        let rows: Vec<(i64, String)> = sqlx::query_as(
-            "SELECT row_index, record FROM rows WHERE row_index > ? ORDER BY row_index LIMIT ?",
+    ) -> Result<Vec<((u64, String), String)>, JournalError> {
+        let (index, key) = after.map_or((-1, ""), |(index, key)| {
+            (i64::try_from(*index).unwrap_or(i64::MAX), key.as_str())
+        });
+        let rows: Vec<(i64, String, String)> = sqlx::query_as(
+            "SELECT row_index, key, record FROM rows WHERE (row_index, key) > (?, ?)
+             ORDER BY row_index, key LIMIT ?",
         )
-        .bind(i64::try_from(after).unwrap_or(i64::MAX))
+        .bind(index)
+        .bind(key)
         .bind(i64::from(limit))
         .fetch_all(&self.pool)
         .await
         .map_err(|e| self.error(e))?;
         Ok(rows
             .into_iter()
-            .map(|(index, record)| (u64::try_from(index).unwrap_or(0), record))
+            .map(|(index, key, record)| ((u64::try_from(index).unwrap_or(0), key), record))
             .collect())
     }
 

@@ -3,17 +3,19 @@
 //! latency and outcome.
 //!
 //! Exactly once: each row is keyed by the hash of the tool, its rendered prompt and its
-//! parameters ([`input::row_key`]); a journal beside the output ([`journal`]) records the rows
+//! parameters, and which occurrence of that work it is ([`keys`]); a journal beside the output ([`journal`]) records the rows
 //! done and how many bytes of the output are committed. A rerun skips the rows done and cuts
 //! off whatever a crash left half-written, so after `kill -9` at any moment and a rerun,
 //! every row is in the output once.
 
 pub mod input;
 pub mod journal;
+pub mod keys;
 pub mod output;
+mod prepare;
 pub mod run;
 
 pub use input::{InputError, Mapping, Row, RowReader};
 pub use journal::{Journal, JournalError};
 pub use output::{OutputFormat, OutputRecord};
-pub use run::{Batch, BatchError, Estimate, Summary};
+pub use run::{Batch, BatchError, Estimate, Progress, Summary};

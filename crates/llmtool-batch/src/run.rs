@@ -12,12 +12,17 @@ use llmtool_core::template::{Inputs, ToolTemplate};
 use llmtool_providers::run::RunOptions;
 use llmtool_runtime::{ParamOverrides, Rejected, Runtime};
 
-use crate::input::{InputError, Mapping, Row, RowReader, row_key};
-use crate::journal::{Entry, Journal, JournalError};
-use crate::output::{OutputFile, OutputFormat, OutputRecord};
+use crate::input::{InputError, Mapping, RowReader};
+use crate::journal::{Entry, Journal, JournalError, Met};
+use crate::keys::Occurrences;
+use crate::output::{OutputFile, OutputFormat};
+use crate::prepare::{Shaped, Shaper};
 
 /// How many finished rows are written and committed together at most.
 const GROUP: usize = 64;
+
+/// How many rows met again (done by an earlier run) wait to be stamped in one commit.
+const MET_GROUP: usize = 4096;
 
 #[derive(Debug, thiserror::Error)]
 pub enum BatchError {
@@ -63,6 +68,11 @@ pub struct Summary {
     pub cost_usd: f64,
     /// Rows left to do because the batch reached `max_cost`.
     pub left_at_budget: u64,
+    /// The tool or model is not what the journal's rows were run with.
+    pub setup_changed: bool,
+    /// Records dropped from the output: rows no longer in the dataset, or made with another
+    /// tool or model.
+    pub dropped: u64,
 }
 
 /// What a batch would send, worked out without sending anything (`--estimate`).
@@ -79,24 +89,31 @@ pub struct Estimate {
     pub unbounded_rows: u64,
 }
 
-/// What preparing a row needs.
-#[derive(Clone, Copy)]
-struct Context<'a> {
-    template: &'a ToolTemplate,
-    tool_hash: &'a str,
-    runtime: &'a Runtime,
-    journal: &'a Journal,
-    format: OutputFormat,
-    /// Rows the journal has done, counted as they are met.
-    skipped: &'a AtomicU64,
+/// How far a run is, for a progress display: read while it runs.
+#[derive(Debug, Default)]
+pub struct Progress {
+    /// Rows run (or written as invalid) by this run.
+    pub done: AtomicU64,
+    /// Of those, the rows not `ok`.
+    pub not_ok: AtomicU64,
+    /// Rows the journal had done.
+    pub skipped: AtomicU64,
+    /// US dollars spent by this run, in billionths.
+    pub cost_nanos: AtomicU64,
 }
 
-/// A row made ready: its key and record so far, and the request to send (none when its
-/// values could not fill the prompt).
-struct Prepared {
-    entry: Entry,
-    record: OutputRecord,
-    request: Option<llmtool_providers::run::RunRequest>,
+impl Progress {
+    pub fn cost_usd(&self) -> f64 {
+        self.cost_nanos.load(Ordering::Relaxed) as f64 / 1e9
+    }
+}
+
+/// A row through the run: done by an earlier run (met again), run now, or left to do at the
+/// budget.
+enum Finished {
+    Met(Met),
+    Ran(Entry),
+    Left,
 }
 
 impl Batch {
@@ -107,8 +124,8 @@ impl Batch {
         PathBuf::from(name)
     }
 
-    /// Runs every row not done yet.
-    pub async fn run(&self, runtime: &Runtime) -> Result<Summary, BatchError> {
+    /// Runs every row not done yet, counting in `progress` as it goes.
+    pub async fn run(&self, runtime: &Runtime, progress: &Progress) -> Result<Summary, BatchError> {
         let format = OutputFormat::of(&self.out)
             .ok_or_else(|| BatchError::OutputFormat(self.out.display().to_string()))?;
         // The dataset first: a mistyped path leaves no output or journal behind.
@@ -126,67 +143,95 @@ impl Batch {
         }
         let _lock = lock(&journal_path).map_err(output_error)?;
         let journal = Journal::open(&journal_path).await?;
+        if journal.rewrite_pending().await? {
+            // An earlier run replaced records and stopped before writing the output again.
+            rewrite(&self.out, format, &journal).await?;
+        }
         let mut committed = journal.committed_bytes().await?;
         let mut output = OutputFile::open(&self.out, committed).map_err(output_error)?;
         if committed == 0 {
             output.append(&format.header()).map_err(output_error)?;
             committed = output.sync().map_err(output_error)?;
-            journal.commit(&[], committed).await?;
+            journal.commit(&[], &[], 0, committed).await?;
         }
-        let template = ToolTemplate::new(&self.tool);
-        let tool_hash = llmtool_runtime::log::tool_hash(&self.tool);
-        let mut summary = Summary::default();
-        let skipped = AtomicU64::new(0);
-        let budget = Budget {
-            limit: self.max_cost,
-            spent_before: journal.cost().await?,
-            spent: AtomicU64::new(0),
-            left: AtomicU64::new(0),
-        };
-        let budget = &budget;
-        let context = Context {
-            template: &template,
-            tool_hash: &tool_hash,
+        let mut shaper = Shaper {
+            tool: &self.tool,
+            template: ToolTemplate::new(&self.tool),
+            tool_hash: llmtool_runtime::log::tool_hash(&self.tool),
+            mapping: &self.mapping,
             runtime,
-            journal: &journal,
             format,
-            skipped: &skipped,
+            occurrences: Occurrences::default(),
         };
-        let results = futures_util::stream::iter(rows)
-            .map(|row| self.prepare(row, &context))
-            .buffered(self.concurrency.max(1) * 2)
-            .filter_map(|prepared| async move { prepared.transpose() })
-            .map(|prepared| async move {
-                match prepared {
-                    Ok(prepared) => Ok(finish(prepared, runtime, format, budget).await),
-                    Err(error) => Err(error),
-                }
-            })
-            .buffer_unordered(self.concurrency.max(1))
-            .filter_map(|done| async move { done.transpose() })
-            .ready_chunks(GROUP);
+        let start = journal.start(&shaper.setup()).await?;
+        let mut summary = Summary { setup_changed: start.setup_changed, ..Summary::default() };
+        let budget = Budget { limit: self.max_cost, spent_before: journal.cost().await?, progress };
+        let (budget, journal_ref) = (&budget, &journal);
+        let concurrency = self.concurrency.max(1);
+        let results =
+            futures_util::stream::iter(rows.map(move |row| row.map(|row| shaper.shape(row))))
+                .map(|row| async move {
+                    let row = row?;
+                    let done = journal_ref.outcome(&row.entry.key).await?;
+                    Ok::<_, BatchError>((row, done))
+                })
+                .buffered(concurrency * 2)
+                .map(|looked_up| async move {
+                    let (mut row, done) = looked_up?;
+                    match done.as_deref() {
+                        Some("failed") if self.retry_failed => row.entry.replaces = true,
+                        Some(_) => {
+                            let Entry { key, row_index, .. } = row.entry;
+                            return Ok(Finished::Met(Met { key, row_index }));
+                        }
+                        None => {}
+                    }
+                    Ok(finish(row, runtime, format, budget).await)
+                })
+                .buffer_unordered(concurrency)
+                .ready_chunks(GROUP);
         let mut results = std::pin::pin!(results);
+        let mut met = Vec::new();
+        let mut stopped = None;
         while let Some(group) = results.next().await {
             let mut entries = Vec::with_capacity(group.len());
             for result in group {
-                let (entry, cost) = result?;
-                summary.rows += 1;
-                summary.cost_usd += cost.unwrap_or(0.0);
-                match entry.outcome.as_str() {
-                    "ok" => summary.ok += 1,
-                    "rejected" => summary.rejected += 1,
-                    "invalid" => summary.invalid += 1,
-                    _ => summary.failed += 1,
+                match result {
+                    Ok(Finished::Ran(entry)) => {
+                        output.append(&entry.record).map_err(output_error)?;
+                        summary.count(&entry);
+                        entries.push(entry);
+                    }
+                    Ok(Finished::Met(row)) => {
+                        summary.skipped += 1;
+                        progress.skipped.fetch_add(1, Ordering::Relaxed);
+                        met.push(row);
+                    }
+                    Ok(Finished::Left) => summary.left_at_budget += 1,
+                    // Rows finished with it are still written; the rest run again next time.
+                    Err(error) => stopped = stopped.or(Some(error)),
                 }
-                output.append(&entry.record).map_err(output_error)?;
-                entries.push(entry);
             }
-            let length = output.sync().map_err(output_error)?;
-            journal.commit(&entries, length).await?;
+            if !entries.is_empty() || met.len() >= MET_GROUP {
+                let length = output.sync().map_err(output_error)?;
+                journal.commit(&entries, &met, start.pass, length).await?;
+                met.clear();
+            }
+            if stopped.is_some() {
+                break;
+            }
         }
-        summary.skipped = skipped.load(Ordering::Relaxed);
-        summary.left_at_budget = budget.left.load(Ordering::Relaxed);
-        if self.keep_order || self.retry_failed {
+        let length = output.sync().map_err(output_error)?;
+        journal.commit(&[], &met, start.pass, length).await?;
+        if let Some(error) = stopped {
+            return Err(error);
+        }
+        if summary.left_at_budget == 0 {
+            // Every row of the dataset was met: rows the journal has that were not are gone
+            // from the dataset (or were made with another tool or model).
+            summary.dropped = journal.drop_unmet(start.pass).await?;
+        }
+        if self.keep_order || journal.rewrite_pending().await? {
             rewrite(&self.out, format, &journal).await?;
         }
         Ok(summary)
@@ -204,7 +249,7 @@ impl Batch {
             let prompt = Inputs::from_json(&values, template.variables())
                 .ok()
                 .and_then(|inputs| template.render(&inputs).ok());
-            let request = prompt.and_then(|prompt| {
+            let request = prompt.filter(|_| row.malformed.is_none()).and_then(|prompt| {
                 runtime.request(&self.tool, prompt, ParamOverrides::default()).ok()
             });
             let Some(request) = request else {
@@ -220,82 +265,18 @@ impl Batch {
         }
         Ok(estimate)
     }
+}
 
-    /// `row` made ready to run, or `None` when the journal has it done.
-    async fn prepare(
-        &self,
-        row: Result<Row, InputError>,
-        context: &Context<'_>,
-    ) -> Result<Option<Prepared>, BatchError> {
-        let Context { template, tool_hash, runtime, journal, format, skipped } = *context;
-        let row = row?;
-        let values = self.mapping.values(&row, template.variables());
-        let rendered = Inputs::from_json(&values, template.variables())
-            .map_err(|error| error.to_string())
-            .and_then(|inputs| {
-                template.render(&inputs).map_err(|problems| {
-                    problems.iter().map(|p| p.message.clone()).collect::<Vec<_>>().join("; ")
-                })
-            });
-        let (key, request, error) = match rendered {
-            Ok(prompt) => {
-                match runtime.request(&self.tool, prompt.clone(), ParamOverrides::default()) {
-                    Ok(request) => {
-                        let parameters = serde_json::to_string(&request.params).unwrap_or_default();
-                        let target = format!(
-                            "{}/{}",
-                            request.target.endpoint.provider, request.target.model
-                        );
-                        (
-                            row_key(tool_hash, &prompt, &format!("{target} {parameters}")),
-                            Some(request),
-                            None,
-                        )
-                    }
-                    Err(error) => (
-                        row_key(tool_hash, &prompt, ""),
-                        None,
-                        Some(runtime.redact(&error.to_string()).into_owned()),
-                    ),
-                }
-            }
-            // Nothing to send: keyed by the row's values instead of a prompt.
-            Err(problem) => {
-                (row_key(tool_hash, &values.to_string(), "invalid"), None, Some(problem))
-            }
-        };
-        match journal.outcome(&key).await?.as_deref() {
-            Some("failed") if self.retry_failed => {}
-            Some(_) => {
-                skipped.fetch_add(1, Ordering::Relaxed);
-                return Ok(None);
-            }
-            None => {}
+impl Summary {
+    fn count(&mut self, entry: &Entry) {
+        self.rows += 1;
+        self.cost_usd += entry.cost_usd.unwrap_or(0.0);
+        match entry.outcome.as_str() {
+            "ok" => self.ok += 1,
+            "rejected" => self.rejected += 1,
+            "invalid" => self.invalid += 1,
+            _ => self.failed += 1,
         }
-        let outcome = if request.is_some() { "failed" } else { "invalid" };
-        let record = OutputRecord {
-            id: row.id.clone(),
-            row: row.index,
-            outcome: outcome.to_owned(),
-            output: None,
-            error,
-            provider: request.as_ref().map(|r| r.target.endpoint.provider.clone()),
-            model: request.as_ref().map(|r| r.target.model.clone()),
-            input_tokens: None,
-            output_tokens: None,
-            cost_usd: None,
-            latency_ms: None,
-            key: key.clone(),
-        };
-        let entry = Entry {
-            key,
-            row_index: row.index,
-            row_id: row.id,
-            outcome: outcome.to_owned(),
-            cost_usd: None,
-            record: record.line(format),
-        };
-        Ok(Some(Prepared { entry, record, request }))
     }
 }
 
@@ -320,41 +301,44 @@ fn lock(journal: &Path) -> std::io::Result<std::fs::File> {
 }
 
 /// The cost limit of a run, and what has been spent.
-struct Budget {
+struct Budget<'a> {
     limit: Option<f64>,
     /// By earlier runs of the batch (the journal's rows).
     spent_before: f64,
-    /// By this run, in billionths of a dollar.
-    spent: AtomicU64,
-    /// Rows not started because the limit was reached.
-    left: AtomicU64,
+    /// This run's rows and spending.
+    progress: &'a Progress,
 }
 
-impl Budget {
+impl Budget<'_> {
     fn reached(&self) -> bool {
-        let spent = self.spent_before + self.spent.load(Ordering::Relaxed) as f64 / 1e9;
+        let spent = self.spent_before + self.progress.cost_usd();
         self.limit.is_some_and(|limit| spent >= limit)
     }
 
-    fn add(&self, cost: Option<f64>) {
-        let nanos = (cost.unwrap_or(0.0).max(0.0) * 1e9).round() as u64;
-        self.spent.fetch_add(nanos, Ordering::Relaxed);
+    fn add(&self, entry: &Entry) {
+        let nanos = (entry.cost_usd.unwrap_or(0.0).max(0.0) * 1e9).round() as u64;
+        self.progress.cost_nanos.fetch_add(nanos, Ordering::Relaxed);
+        self.progress.done.fetch_add(1, Ordering::Relaxed);
+        if entry.outcome != "ok" {
+            self.progress.not_ok.fetch_add(1, Ordering::Relaxed);
+        }
     }
 }
 
-/// Runs a prepared row (unless it is invalid): its journal entry and cost; `None` when the
-/// budget is reached (the row stays to do).
+/// Runs a shaped row (unless it is invalid), or leaves it to do when the budget is reached.
 async fn finish(
-    prepared: Prepared,
+    shaped: Shaped,
     runtime: &Runtime,
     format: OutputFormat,
-    budget: &Budget,
-) -> Option<(Entry, Option<f64>)> {
-    let Prepared { mut entry, mut record, request } = prepared;
-    let Some(request) = request else { return Some((entry, None)) };
+    budget: &Budget<'_>,
+) -> Finished {
+    let Shaped { mut entry, mut record, request } = shaped;
+    let Some(request) = request else {
+        budget.add(&entry);
+        return Finished::Ran(entry);
+    };
     if budget.reached() {
-        budget.left.fetch_add(1, Ordering::Relaxed);
-        return None;
+        return Finished::Left;
     }
     let options = RunOptions { stream: false, max_repairs: 2, raw: false, live: false };
     match runtime.run(&request, options, &mut |_| {}).await {
@@ -376,8 +360,8 @@ async fn finish(
     entry.outcome.clone_from(&record.outcome);
     entry.cost_usd = record.cost_usd;
     entry.record = record.line(format);
-    budget.add(record.cost_usd);
-    Some((entry, record.cost_usd))
+    budget.add(&entry);
+    Finished::Ran(entry)
 }
 
 /// Writes the output again from the journal, in row order (a new file, then renamed over the
@@ -390,17 +374,18 @@ async fn rewrite(out: &Path, format: OutputFormat, journal: &Journal) -> Result<
     let _ = std::fs::remove_file(&temporary);
     let mut file = OutputFile::open(&temporary, 0).map_err(output_error)?;
     file.append(&format.header()).map_err(output_error)?;
-    let mut after = 0;
+    let mut after = None;
     loop {
-        let page = journal.records_after(after, 1000).await?;
-        let Some(&(last, _)) = page.last() else { break };
+        let page = journal.records_after(after.as_ref(), 1000).await?;
+        let Some((last, _)) = page.last() else { break };
+        let last = last.clone();
         for (_, record) in &page {
             file.append(record).map_err(output_error)?;
         }
-        after = last;
+        after = Some(last);
     }
     let length = file.sync().map_err(output_error)?;
     std::fs::rename(&temporary, out).map_err(output_error)?;
-    journal.commit(&[], length).await?;
+    journal.rewritten(length).await?;
     Ok(())
 }

@@ -224,3 +224,87 @@ async fn an_output_that_is_not_the_batchs_is_kept_and_two_batches_never_share_on
     assert!(String::from_utf8_lossy(&second.stderr).contains("another batch"));
     assert_eq!(read_records(dir.path()).len(), 3000);
 }
+
+/// The records' (id, outcome, output) in row order.
+fn summary_of(dir: &Path) -> Vec<(String, String)> {
+    let mut records = read_records(dir);
+    records.sort_by_key(|r| r["row"].as_u64());
+    records
+        .iter()
+        .map(|r| (r["id"].as_str().unwrap().to_owned(), r["outcome"].as_str().unwrap().to_owned()))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_output_follows_the_dataset_row_for_row() {
+    let mock = Mock::repeating("127.0.0.1:0", answer()).await;
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path(), &mock.url, 0);
+    let rows = dir.path().join("rows.csv");
+    // Two identical rows are two rows; a ragged row is an invalid row, not the end.
+    std::fs::write(&rows, "ticket,topic\nT1,same\nT2,same\nT3,other\nT4,ragged,row\n").unwrap();
+    let first = run(dir.path(), &[]);
+    assert_eq!(first.status.code(), Some(1), "{}", String::from_utf8_lossy(&first.stderr));
+    let expected = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+        pairs.iter().map(|(id, outcome)| ((*id).to_owned(), (*outcome).to_owned())).collect()
+    };
+    assert_eq!(
+        summary_of(dir.path()),
+        expected(&[("T1", "ok"), ("T2", "ok"), ("T3", "ok"), ("4", "invalid")])
+    );
+    let ragged = read_records(dir.path()).into_iter().find(|r| r["outcome"] == "invalid").unwrap();
+    assert!(ragged["error"].as_str().unwrap().contains("3 field(s) where the header has 2"));
+    let keys: Vec<String> =
+        read_records(dir.path()).iter().map(|r| r["key"].as_str().unwrap().to_owned()).collect();
+    assert!(keys.iter().any(|k| k.ends_with("/2")), "the second identical row: {keys:?}");
+
+    // Reordered, the same rows are done; --keep-order writes them in their new order.
+    std::fs::write(&rows, "ticket,topic\nT4,ragged,row\nT3,other\nT2,same\nT1,same\n").unwrap();
+    let reordered = run(dir.path(), &["--keep-order"]);
+    let said = String::from_utf8_lossy(&reordered.stderr).into_owned();
+    assert!(said.contains("0 row(s) run") && said.contains("4 already done"), "{said}");
+    assert_eq!(read_records(dir.path()).len(), 4);
+
+    // A row edited: it runs again, and its old record goes.
+    std::fs::write(&rows, "ticket,topic\nT1,same\nT2,same\nT3,edited\n").unwrap();
+    let edited = run(dir.path(), &[]);
+    let said = String::from_utf8_lossy(&edited.stderr).into_owned();
+    assert!(edited.status.success(), "{said}");
+    assert!(
+        said.contains("1 row(s) run") && said.contains("2 earlier record(s) dropped"),
+        "{said}"
+    );
+    assert_eq!(summary_of(dir.path()), expected(&[("T1", "ok"), ("T2", "ok"), ("T3", "ok")]));
+
+    // Another model: every row runs again, said so, and only the new records stay.
+    let other_model = TOOL.replace("mock/m", "mock/m2");
+    std::fs::write(dir.path().join("tool.json"), other_model).unwrap();
+    let changed = run(dir.path(), &[]);
+    let said = String::from_utf8_lossy(&changed.stderr).into_owned();
+    assert!(said.contains("the tool or its model changed"), "{said}");
+    assert!(said.contains("3 earlier record(s) dropped"), "{said}");
+    let records = read_records(dir.path());
+    assert_eq!(records.len(), 3);
+    assert!(records.iter().all(|r| r["model"] == "m2"), "{records:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retried_rows_replace_their_failed_records_even_when_the_retry_stops() {
+    let dir = tempfile::tempdir().unwrap();
+    // Nothing listens on port 9: every row fails.
+    setup(dir.path(), "http://127.0.0.1:9", 10);
+    let failed = run(dir.path(), &[]);
+    assert_eq!(failed.status.code(), Some(1));
+    assert!(summary_of(dir.path()).iter().all(|(_, outcome)| outcome == "failed"));
+    // Retried on a live mock under a budget that stops after 5 rows of $0.002.
+    let mock = Mock::repeating("127.0.0.1:0", answer()).await;
+    setup(dir.path(), &mock.url, 10);
+    let retried = run(dir.path(), &["--retry-failed", "-j", "1", "--max-cost", "0.01"]);
+    assert_eq!(retried.status.code(), Some(1));
+    let outcomes = summary_of(dir.path());
+    assert_eq!(outcomes.len(), 10, "one record a row: {outcomes:?}");
+    assert_eq!(outcomes.iter().filter(|(_, outcome)| outcome == "ok").count(), 5);
+    let finished = run(dir.path(), &["--retry-failed"]);
+    assert!(finished.status.success(), "{}", String::from_utf8_lossy(&finished.stderr));
+    assert!(summary_of(dir.path()).iter().all(|(_, outcome)| outcome == "ok"));
+}

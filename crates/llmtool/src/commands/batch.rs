@@ -1,7 +1,11 @@
 //! `llmtool batch`: a tool run over a dataset (see `llmtool-batch`), with a summary at the end.
 
 use anyhow::Context as _;
-use llmtool_batch::{Batch, Mapping};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use llmtool_batch::{Batch, Mapping, Progress, RowReader};
 use llmtool_providers::run::CHARACTERS_PER_TOKEN;
 use llmtool_runtime::{Fetch, LogPolicy, Runtime, RuntimeOptions};
 
@@ -62,7 +66,27 @@ pub(crate) fn run(args: &BatchArgs) -> anyhow::Result<Outcome> {
         return Ok(Outcome::Ok);
     }
     let threads = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    let summary = threads.block_on(batch.run(&runtime))?;
+    let progress = Progress::default();
+    let finished = AtomicBool::new(false);
+    let summary = std::thread::scope(|scope| {
+        scope.spawn(|| show_progress(&batch, &progress, &finished));
+        let summary = threads.block_on(batch.run(&runtime, &progress));
+        finished.store(true, Ordering::Relaxed);
+        summary
+    })?;
+    if summary.setup_changed {
+        eprintln!(
+            "the tool or its model changed since {} was written: its rows ran again",
+            args.out.display()
+        );
+    }
+    if summary.dropped > 0 {
+        eprintln!(
+            "{} earlier record(s) dropped from {}: rows no longer in the dataset, or made with another tool or model",
+            summary.dropped,
+            args.out.display()
+        );
+    }
     if summary.left_at_budget > 0 {
         eprintln!(
             "stopped at the budget (--max-cost): {} row(s) left to do; rerun with a higher --max-cost to go on",
@@ -82,4 +106,54 @@ pub(crate) fn run(args: &BatchArgs) -> anyhow::Result<Outcome> {
     );
     let incomplete = summary.failed + summary.rejected + summary.invalid + summary.left_at_budget;
     Ok(if incomplete > 0 { Outcome::Problems } else { Outcome::Ok })
+}
+
+/// A progress bar on standard error (drawn only on a terminal) until `finished`: rows done
+/// of all the rows, failures, rate, time left and cost so far. The rows are counted on the
+/// side, so the bar has its length a moment after the batch starts (a spinner for standard
+/// input, which cannot be read twice).
+fn show_progress(batch: &Batch, progress: &Progress, finished: &AtomicBool) {
+    let target = ProgressDrawTarget::stderr_with_hz(4);
+    if target.is_hidden() {
+        return;
+    }
+    let bar = ProgressBar::with_draw_target(None, target);
+    let style = |template: &str| {
+        ProgressStyle::with_template(template).unwrap_or_else(|_| ProgressStyle::default_bar())
+    };
+    bar.set_style(style("{spinner} {elapsed_precise} {pos} rows ({per_sec}) {msg}"));
+    let total = std::sync::OnceLock::new();
+    std::thread::scope(|scope| {
+        if batch.data.as_os_str() != "-" {
+            scope.spawn(|| {
+                if let Ok(rows) = RowReader::open(&batch.data, None) {
+                    let counted = rows
+                        .take_while(|row| row.is_ok() && !finished.load(Ordering::Relaxed))
+                        .count();
+                    let _ = total.set(counted as u64);
+                }
+            });
+        }
+        let mut sized = false;
+        while !finished.load(Ordering::Relaxed) {
+            if !sized && let Some(&length) = total.get() {
+                bar.set_length(length);
+                bar.set_style(style(
+                    "{elapsed_precise} [{wide_bar}] {pos}/{len} rows ({per_sec}, {eta} left) {msg}",
+                ));
+                sized = true;
+            }
+            let done = progress.done.load(Ordering::Relaxed);
+            let skipped = progress.skipped.load(Ordering::Relaxed);
+            bar.set_position(done + skipped);
+            bar.set_message(format!(
+                "{} not ok, {} already done, {} spent",
+                progress.not_ok.load(Ordering::Relaxed),
+                skipped,
+                cost::dollars(progress.cost_usd())
+            ));
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        bar.finish_and_clear();
+    });
 }

@@ -1,0 +1,114 @@
+//! A row made ready to run: its values filled into the prompt, the request to send, its key
+//! (the work and its occurrence), and the record it starts with. Done in the rows' order, on
+//! one thread, since a row's key depends on the identical rows before it.
+
+use llmtool_core::model::Tool;
+use llmtool_core::template::{Inputs, ToolTemplate};
+use llmtool_providers::run::RunRequest;
+use llmtool_runtime::{ParamOverrides, Runtime};
+
+use crate::input::{Mapping, Row};
+use crate::journal::Entry;
+use crate::keys::{Occurrences, work_hash};
+use crate::output::{OutputFormat, OutputRecord};
+
+/// A row ready to run (or to be written as `invalid`, when `request` is `None`).
+#[derive(Debug)]
+pub(crate) struct Shaped {
+    pub entry: Entry,
+    pub record: OutputRecord,
+    pub request: Option<RunRequest>,
+}
+
+/// Makes rows into [`Shaped`] ones, in order.
+pub(crate) struct Shaper<'a> {
+    pub tool: &'a Tool,
+    pub template: ToolTemplate,
+    pub tool_hash: String,
+    pub mapping: &'a Mapping,
+    pub runtime: &'a Runtime,
+    pub format: OutputFormat,
+    pub occurrences: Occurrences,
+}
+
+impl Shaper<'_> {
+    /// What every row runs with: the tool and the model and parameters it resolves to. A
+    /// change of it between runs means every row is new work.
+    pub(crate) fn setup(&self) -> String {
+        match self.runtime.request(self.tool, String::new(), ParamOverrides::default()) {
+            Ok(request) => format!("{} {}", self.tool_hash, target_of(&request)),
+            Err(_) => format!("{} (no model)", self.tool_hash),
+        }
+    }
+
+    pub(crate) fn shape(&mut self, row: Row) -> Shaped {
+        let (work, request, error) = self.work_of(&row);
+        let key = self.occurrences.key(&work);
+        let outcome = if request.is_some() { "failed" } else { "invalid" };
+        let record = OutputRecord {
+            id: row.id.clone(),
+            row: row.index,
+            outcome: outcome.to_owned(),
+            output: None,
+            error,
+            provider: request.as_ref().map(|r| r.target.endpoint.provider.clone()),
+            model: request.as_ref().map(|r| r.target.model.clone()),
+            input_tokens: None,
+            output_tokens: None,
+            cost_usd: None,
+            latency_ms: None,
+            key: key.clone(),
+        };
+        let entry = Entry {
+            key,
+            row_index: row.index,
+            row_id: row.id,
+            outcome: outcome.to_owned(),
+            cost_usd: None,
+            record: record.line(self.format),
+            replaces: false,
+        };
+        Shaped { entry, record, request }
+    }
+
+    /// The row's work hash, its request, and why there is none.
+    fn work_of(&self, row: &Row) -> ([u8; 32], Option<RunRequest>, Option<String>) {
+        let tool_hash = self.tool_hash.as_str();
+        if let Some(malformed) = &row.malformed {
+            let work = work_hash(tool_hash, &malformed.text, "malformed");
+            return (work, None, Some(malformed.reason.clone()));
+        }
+        let values = self.mapping.values(row, self.template.variables());
+        let rendered = Inputs::from_json(&values, self.template.variables())
+            .map_err(|error| error.to_string())
+            .and_then(|inputs| {
+                self.template.render(&inputs).map_err(|problems| {
+                    problems.iter().map(|p| p.message.clone()).collect::<Vec<_>>().join("; ")
+                })
+            });
+        match rendered {
+            Ok(prompt) => {
+                match self.runtime.request(self.tool, prompt.clone(), ParamOverrides::default()) {
+                    Ok(request) => {
+                        (work_hash(tool_hash, &prompt, &target_of(&request)), Some(request), None)
+                    }
+                    Err(error) => (
+                        work_hash(tool_hash, &prompt, ""),
+                        None,
+                        Some(self.runtime.redact(&error.to_string()).into_owned()),
+                    ),
+                }
+            }
+            // Nothing to send: keyed by the row's values instead of a prompt.
+            Err(problem) => {
+                (work_hash(tool_hash, &values.to_string(), "invalid"), None, Some(problem))
+            }
+        }
+    }
+}
+
+/// Where a request goes and with what parameters, as one line.
+fn target_of(request: &RunRequest) -> String {
+    let parameters = serde_json::to_string(&request.params).unwrap_or_default();
+    format!("{}/{} {parameters}", request.target.endpoint.provider, request.target.model)
+}
