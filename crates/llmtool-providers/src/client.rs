@@ -18,6 +18,10 @@ pub fn build_request(endpoint: &Endpoint, request: &ChatRequest) -> (HttpRequest
             gemini::build(endpoint, request, &mut warnings)
         }
     };
+    let prompt: usize = request.messages.iter().map(|m| m.content.chars().count()).sum();
+    let tokens = prompt.div_ceil(crate::run::CHARACTERS_PER_TOKEN) as u64
+        + request.params.max_tokens.unwrap_or(0);
+    let http = HttpRequest { pace: (endpoint.provider.clone(), tokens), ..http };
     (http, warnings)
 }
 

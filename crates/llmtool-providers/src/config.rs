@@ -2,10 +2,12 @@
 //! prices; and the snapshot of environment variables that resolution reads.
 
 use std::collections::{BTreeMap, HashMap};
+use std::num::NonZeroU32;
 
 use serde::Deserialize;
 
 use crate::endpoint::ApiKind;
+use crate::pace::Limits;
 
 /// The configuration file. Every part is optional.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -49,6 +51,12 @@ pub struct ProviderConfig {
     /// Vertex AI: the Google Cloud project and location.
     pub project: Option<String>,
     pub location: Option<String>,
+    /// Requests at once, at most (by default, as many as asked until the provider answers
+    /// 429; then fewer, found by trying).
+    pub max_concurrency: Option<NonZeroU32>,
+    /// The account's limits, as the provider states them.
+    pub requests_per_minute: Option<NonZeroU32>,
+    pub tokens_per_minute: Option<NonZeroU32>,
 }
 
 /// An API named in the config file.
@@ -110,6 +118,21 @@ pub struct ConfigError(pub String);
 impl Config {
     pub fn parse(text: &str) -> Result<Self, ConfigError> {
         toml::from_str(text).map_err(|e| ConfigError(e.to_string()))
+    }
+
+    /// The providers' pacing limits, by provider name.
+    pub fn limits(&self) -> HashMap<String, Limits> {
+        self.providers
+            .iter()
+            .map(|(name, provider)| {
+                let limits = Limits {
+                    concurrency: provider.max_concurrency,
+                    requests_per_minute: provider.requests_per_minute,
+                    tokens_per_minute: provider.tokens_per_minute,
+                };
+                (name.clone(), limits)
+            })
+            .collect()
     }
 }
 

@@ -57,6 +57,10 @@ pub struct HttpRequest {
     pub url: String,
     pub headers: Vec<Header>,
     pub body: serde_json::Value,
+    /// Who paces it (the provider's short name) and how many tokens it may use (the prompt,
+    /// estimated, and the output limit): see [`crate::pace`].
+    #[serde(skip)]
+    pub pace: (String, u64),
 }
 
 impl HttpRequest {
@@ -67,6 +71,7 @@ impl HttpRequest {
             url: url.into(),
             headers: vec![header("content-type", "application/json")],
             body,
+            pace: (provider.to_owned(), 0),
         }
     }
 

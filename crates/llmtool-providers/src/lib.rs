@@ -11,6 +11,7 @@ pub mod event;
 pub mod gemini;
 pub mod http;
 pub mod openai;
+pub mod pace;
 pub mod presets;
 pub mod pricing;
 pub mod redact;

@@ -6,9 +6,12 @@ use std::time::{Duration, Instant};
 use eventsource_stream::Eventsource as _;
 use futures_util::StreamExt as _;
 
+use std::sync::Arc;
+
 use crate::error::{ProviderError, TimeoutKind};
 use crate::event::{Decoder, StreamEvent, Usage};
 use crate::http::HttpRequest;
+use crate::pace::{self, Pacer};
 
 /// How long each stage may take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,6 +40,9 @@ impl Default for Timeouts {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RetryPolicy {
     pub max_retries: u32,
+    /// Retries of a request the provider refused with a 429 (rate limited), counted apart: a
+    /// batch, which slows down on them, sets more than a single run.
+    pub max_rate_limit_retries: u32,
     pub base_delay: Duration,
     pub max_delay: Duration,
 }
@@ -45,6 +51,7 @@ impl Default for RetryPolicy {
     fn default() -> Self {
         Self {
             max_retries: 3,
+            max_rate_limit_retries: 3,
             base_delay: Duration::from_millis(500),
             max_delay: Duration::from_secs(30),
         }
@@ -86,12 +93,13 @@ pub enum Delivery {
     Whole,
 }
 
-/// Sends requests with one shared connection pool.
+/// Sends requests with one shared connection pool, each provider at its own pace.
 #[derive(Debug, Clone)]
 pub struct Transport {
     client: reqwest::Client,
     pub timeouts: Timeouts,
     pub retry: RetryPolicy,
+    pacer: Arc<Pacer>,
 }
 
 impl Transport {
@@ -99,14 +107,25 @@ impl Transport {
     /// the same origin.
     pub fn new(timeouts: Timeouts, retry: RetryPolicy) -> Result<Self, ProviderError> {
         let client = client(timeouts, same_origin_redirects())?;
-        Ok(Self { client, timeouts, retry })
+        Ok(Self { client, timeouts, retry, pacer: Arc::default() })
+    }
+
+    /// The same, with requests paced by `pacer` (see [`crate::pace`]).
+    #[must_use]
+    pub fn with_pacer(self, pacer: Pacer) -> Self {
+        Self { pacer: Arc::new(pacer), ..self }
+    }
+
+    /// The pace keeper of this transport's requests.
+    pub fn pacer(&self) -> &Pacer {
+        &self.pacer
     }
 
     /// The transport of [`Transport::download`]: a download carries no key, so it follows
     /// redirects to other origins (model hosts serve their files from a CDN).
     pub fn for_downloads(timeouts: Timeouts) -> Result<Self, ProviderError> {
         let client = client(timeouts, reqwest::redirect::Policy::limited(10))?;
-        Ok(Self { client, timeouts, retry: RetryPolicy::default() })
+        Ok(Self { client, timeouts, retry: RetryPolicy::default(), pacer: Arc::default() })
     }
 
     /// Sends `request` and passes the answer text to `on_text` as `delivery` says. A fresh
@@ -119,7 +138,7 @@ impl Transport {
         decoder: &(dyn Fn() -> Box<dyn Decoder> + Send + Sync),
         on_text: &mut (dyn FnMut(&str) + Send),
     ) -> Result<Completion, ProviderError> {
-        let mut retries = 0;
+        let (mut retries, mut rate_limit_retries) = (0, 0);
         loop {
             let mut output_started = false;
             let mut time_to_first_token = None;
@@ -139,14 +158,27 @@ impl Transport {
                         Delivery::Whole => buffered.push_str(text),
                     }
                 };
+                let (provider, tokens) = &request.pace;
+                let permit = self.pacer.acquire(provider, *tokens).await;
                 let attempt = self.attempt(request, stream, fresh.as_mut(), &mut forward);
-                match tokio::time::timeout(self.timeouts.total, attempt).await {
+                let result = match tokio::time::timeout(self.timeouts.total, attempt).await {
                     Ok(result) => result,
                     Err(_) => Err(ProviderError::Timeout(TimeoutKind::Total)),
-                }
+                };
+                permit.settle(match &result {
+                    Ok(_) => pace::Outcome::Success,
+                    Err(error @ ProviderError::RateLimited { .. }) => {
+                        pace::Outcome::RateLimited(error.retry_after())
+                    }
+                    Err(_) => pace::Outcome::Other,
+                });
+                result
             };
-            let mut completion =
-                Completion { time_to_first_token, retries, ..Completion::default() };
+            let mut completion = Completion {
+                time_to_first_token,
+                retries: retries + rate_limit_retries,
+                ..Completion::default()
+            };
             match result {
                 Ok((usage, finish_reason)) => {
                     if !buffered.is_empty() {
@@ -158,6 +190,16 @@ impl Transport {
                 }
                 Err(error) if output_started => {
                     return Err(ProviderError::InterruptedAfterOutput(Box::new(error)));
+                }
+                Err(error @ ProviderError::RateLimited { .. })
+                    if rate_limit_retries < self.retry.max_rate_limit_retries =>
+                {
+                    rate_limit_retries += 1;
+                    // A `Retry-After` holds back every request to the provider (the pace);
+                    // without one, this request backs off on its own too.
+                    if error.retry_after().is_none() {
+                        tokio::time::sleep(self.retry.delay(rate_limit_retries, None)).await;
+                    }
                 }
                 Err(error) if error.is_retryable() && retries < self.retry.max_retries => {
                     retries += 1;
@@ -404,6 +446,7 @@ mod tests {
     fn backoff_grows_is_capped_and_jittered() {
         let policy = RetryPolicy {
             max_retries: 5,
+            max_rate_limit_retries: 5,
             base_delay: Duration::from_millis(100),
             max_delay: Duration::from_secs(1),
         };

@@ -38,7 +38,7 @@ async fn run_on_mock(api: ApiKind, provider: &str, model: &str, reply: String) -
     };
     let transport = Transport::new(
         Timeouts { idle: Duration::from_secs(5), ..Timeouts::default() },
-        RetryPolicy { max_retries: 0, ..RetryPolicy::default() },
+        RetryPolicy { max_retries: 0, max_rate_limit_retries: 0, ..RetryPolicy::default() },
     )
     .unwrap();
     let options = RunOptions { stream: false, ..RunOptions::default() };

@@ -50,7 +50,11 @@ fn run_request(mock: &Mock, features: Features, spec: OutputSpec) -> RunRequest 
 
 fn transport() -> Transport {
     let timeouts = Timeouts { idle: Duration::from_secs(2), ..Timeouts::default() };
-    Transport::new(timeouts, RetryPolicy { max_retries: 0, ..RetryPolicy::default() }).unwrap()
+    Transport::new(
+        timeouts,
+        RetryPolicy { max_retries: 0, max_rate_limit_retries: 0, ..RetryPolicy::default() },
+    )
+    .unwrap()
 }
 
 fn limited() -> OutputSpec {

@@ -49,6 +49,7 @@ fn transport(max_retries: u32) -> Transport {
     };
     let retry = RetryPolicy {
         max_retries,
+        max_rate_limit_retries: max_retries,
         base_delay: Duration::from_millis(5),
         max_delay: Duration::from_millis(20),
     };

@@ -2,6 +2,7 @@
 //! the local models, shared by every run of a process.
 
 use std::borrow::Cow;
+use std::num::NonZeroU32;
 use std::sync::Arc;
 
 use llmtool_core::model::Tool;
@@ -10,6 +11,7 @@ use llmtool_local::chat::ChatMessage;
 use llmtool_local::model::count_prompt_tokens;
 use llmtool_local::store::DEFAULT_MODEL;
 use llmtool_providers::backend::Backend;
+use llmtool_providers::pace::Pacer;
 use llmtool_providers::resolve::{ModelOrigin, Providers, Target};
 use llmtool_providers::run::{RunOptions, RunReport, RunRequest};
 use llmtool_providers::transport::{RetryPolicy, Timeouts, Transport};
@@ -41,6 +43,9 @@ pub struct RuntimeOptions {
     pub secrets: Vec<String>,
     /// Whether runs are written to the run log (off unless the application turns it on).
     pub log: LogPolicy,
+    /// The most requests at once to one provider (a batch's `-j`); the providers' own limits
+    /// come from the config (see `llmtool_providers::pace`).
+    pub concurrency: Option<NonZeroU32>,
 }
 
 impl Default for RuntimeOptions {
@@ -56,6 +61,7 @@ impl Default for RuntimeOptions {
             seed: None,
             secrets: Vec::new(),
             log: LogPolicy::Off,
+            concurrency: None,
         }
     }
 }
@@ -118,7 +124,8 @@ impl std::fmt::Debug for Runtime {
 
 impl Runtime {
     pub fn new(providers: Providers, options: RuntimeOptions) -> Result<Self, RunError> {
-        let transport = Transport::new(options.timeouts, options.retry)?;
+        let pacer = Pacer::new(providers.config.limits(), options.concurrency);
+        let transport = Transport::new(options.timeouts, options.retry)?.with_pacer(pacer);
         let allow_paths = options.allow_local_paths || providers.config.allow_local_paths;
         let progress = options.progress.unwrap_or_else(|| Arc::new(|_| {}));
         let local = LocalModels::new(allow_paths, options.fetch, progress, options.seed);

@@ -8,6 +8,7 @@
 pub mod postgres;
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -77,6 +78,41 @@ pub struct Recorded {
     pub body: serde_json::Value,
 }
 
+/// A provider's limit, as a mock keeps it: past `capacity` requests at once, a request is
+/// refused with 429 and `Retry-After: retry_after`; each one answered takes `latency`.
+#[derive(Debug, Clone)]
+pub struct Capacity {
+    pub capacity: usize,
+    pub latency: Duration,
+    pub retry_after: String,
+}
+
+/// What a mock with a [`Capacity`] saw.
+#[derive(Debug, Default)]
+struct Load {
+    in_flight: AtomicUsize,
+    /// The most requests answered at once.
+    peak: AtomicUsize,
+    refused: AtomicUsize,
+}
+
+/// A request counted in flight until it is answered (or its client leaves).
+struct Entered<'a>(&'a Load);
+
+impl<'a> Entered<'a> {
+    /// Counts one more in flight: the guard and how many are in flight now.
+    fn new(load: &'a Load) -> (Self, usize) {
+        let now = load.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+        (Entered(load), now)
+    }
+}
+
+impl Drop for Entered<'_> {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct Mock {
     pub url: String,
@@ -84,22 +120,40 @@ pub struct Mock {
     /// Answers every request once the scripted replies are used up (for benchmarks).
     repeat: Option<Reply>,
     requests: Arc<Mutex<Vec<Recorded>>>,
+    capacity: Option<Capacity>,
+    load: Arc<Load>,
 }
 
 impl Mock {
     /// Starts a server that answers with `replies`, in order, then 500 for anything more.
     /// It runs on the calling tokio runtime and stops with it.
     pub async fn start(replies: Vec<Reply>) -> Mock {
-        Self::serve("127.0.0.1:0", replies, None).await
+        Self::serve("127.0.0.1:0", replies, None, None).await
     }
 
     /// Starts a server on `address` that answers every request with `reply`, keeping no record
     /// of requests (so it can serve a benchmark for as long as it runs).
     pub async fn repeating(address: &str, reply: Reply) -> Mock {
-        Self::serve(address, Vec::new(), Some(reply)).await
+        Self::serve(address, Vec::new(), Some(reply), None).await
     }
 
-    async fn serve(address: &str, replies: Vec<Reply>, repeat: Option<Reply>) -> Mock {
+    /// The same, as a provider with a limit on requests at once (fault injection for rate
+    /// limits): see [`Capacity`].
+    pub async fn limited(reply: Reply, capacity: Capacity) -> Mock {
+        Self::serve("127.0.0.1:0", Vec::new(), Some(reply), Some(capacity)).await
+    }
+
+    /// The most requests it answered at once, and how many it refused with 429.
+    pub fn load(&self) -> (usize, usize) {
+        (self.load.peak.load(Ordering::SeqCst), self.load.refused.load(Ordering::SeqCst))
+    }
+
+    async fn serve(
+        address: &str,
+        replies: Vec<Reply>,
+        repeat: Option<Reply>,
+        capacity: Option<Capacity>,
+    ) -> Mock {
         let listener = tokio::net::TcpListener::bind(address).await.unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
         let mock = Mock {
@@ -107,12 +161,29 @@ impl Mock {
             replies: Arc::new(Mutex::new(replies.into())),
             repeat,
             requests: Arc::default(),
+            capacity,
+            load: Arc::default(),
         };
         let state = mock.clone();
         let app = axum::Router::new().fallback(
             move |uri: axum::http::Uri, headers: HeaderMap, body: Bytes| {
                 let state = state.clone();
-                async move { state.answer(&uri, headers, &body) }
+                async move {
+                    let Some(limit) = &state.capacity else {
+                        return state.answer(&uri, headers, &body);
+                    };
+                    let (_entered, now) = Entered::new(&state.load);
+                    if now > limit.capacity {
+                        state.load.refused.fetch_add(1, Ordering::SeqCst);
+                        let message = r#"{"error":{"message":"Rate limit reached"}}"#;
+                        let refusal = Reply::json(429, message)
+                            .with_header("retry-after", &limit.retry_after);
+                        return Self::reply(refusal);
+                    }
+                    state.load.peak.fetch_max(now, Ordering::SeqCst);
+                    tokio::time::sleep(limit.latency).await;
+                    state.answer(&uri, headers, &body)
+                }
             },
         );
         tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
@@ -131,7 +202,13 @@ impl Mock {
         let reply = self.replies.lock().unwrap().pop_front().or_else(|| self.repeat.clone());
         match reply {
             None => Response::builder().status(500).body(Body::from("no scripted reply")).unwrap(),
-            Some(Reply::Json { status, headers, body }) => {
+            Some(reply) => Self::reply(reply),
+        }
+    }
+
+    fn reply(reply: Reply) -> Response {
+        match reply {
+            Reply::Json { status, headers, body } => {
                 let mut response = Response::builder()
                     .status(StatusCode::from_u16(status).unwrap())
                     .header("content-type", "application/json");
@@ -140,7 +217,7 @@ impl Mock {
                 }
                 response.body(Body::from(body)).unwrap()
             }
-            Some(Reply::Sse { events, end }) => {
+            Reply::Sse { events, end } => {
                 let chunks = events.into_iter().map(|(name, data)| {
                     let event_line =
                         name.map(|name| format!("event: {name}\n")).unwrap_or_default();

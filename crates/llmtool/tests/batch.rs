@@ -8,7 +8,7 @@
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-use llmtool_testkit::{Mock, Reply};
+use llmtool_testkit::{Capacity, Mock, Reply};
 use serde_json::Value;
 
 const TOOL: &str = r#"{"model_prompt": "Write one line about {{topic}}.", "metadata": {"prompt_name": "Liner",
@@ -307,4 +307,26 @@ async fn retried_rows_replace_their_failed_records_even_when_the_retry_stops() {
     let finished = run(dir.path(), &["--retry-failed"]);
     assert!(finished.status.success(), "{}", String::from_utf8_lossy(&finished.stderr));
     assert!(summary_of(dir.path()).iter().all(|(_, outcome)| outcome == "ok"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_provider_that_rate_limits_slows_the_batch_down_and_no_row_fails() {
+    // The provider bears 6 requests at once; the batch starts 32.
+    let capacity = Capacity {
+        capacity: 6,
+        latency: std::time::Duration::from_millis(20),
+        retry_after: "0.1".to_owned(),
+    };
+    let mock = Mock::limited(answer(), capacity).await;
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path(), &mock.url, 150);
+    let output = run(dir.path(), &["-j", "32"]);
+    let said = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(output.status.success(), "{said}");
+    assert!(said.starts_with("150 row(s) run: 150 ok"), "{said}");
+    let (peak, refused) = mock.load();
+    assert!(peak <= 6, "{peak}");
+    // Without slowing down, 26 of every 32 requests would be refused, round after round.
+    assert!(refused > 0 && refused < 150, "refused {refused} requests for 150 rows");
+    assert_eq!(read_records(dir.path()).len(), 150);
 }

@@ -1,12 +1,14 @@
 //! `llmtool batch`: a tool run over a dataset (see `llmtool-batch`), with a summary at the end.
 
 use anyhow::Context as _;
+use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use llmtool_batch::{Batch, Mapping, Progress, RowReader};
 use llmtool_providers::run::CHARACTERS_PER_TOKEN;
+use llmtool_providers::transport::RetryPolicy;
 use llmtool_runtime::{Fetch, LogPolicy, Runtime, RuntimeOptions};
 
 use crate::Outcome;
@@ -14,6 +16,10 @@ use crate::cli::BatchArgs;
 use crate::commands::cost;
 use crate::commands::render::load_tool;
 use crate::{io, settings};
+
+/// How many times a row is sent again after a 429 before it counts as failed. The pace
+/// slows every row down after one, so a row rarely needs more than a few.
+const RATE_LIMIT_RETRIES: u32 = 10;
 
 pub(crate) fn run(args: &BatchArgs) -> anyhow::Result<Outcome> {
     let name = io::display_name(&args.tool);
@@ -28,12 +34,17 @@ pub(crate) fn run(args: &BatchArgs) -> anyhow::Result<Outcome> {
         pairs.push((variable.trim().to_owned(), column.trim().to_owned()));
     }
     let providers = settings::load_providers(args.target.config.as_deref())?;
+    let defaults = settings::runtime_options(&args.target);
     let options = RuntimeOptions {
         // A batch never stops to ask: a missing local model is an error (`llmtool model pull`).
         fetch: Fetch::Never,
         // Each row's record is in OUT; the run log would double every row's values.
         log: LogPolicy::Off,
-        ..settings::runtime_options(&args.target)
+        // The rows at once are the most requests at once; a 429 makes them fewer for a
+        // while, and the row waits and tries again rather than failing.
+        concurrency: u32::try_from(args.jobs).ok().and_then(NonZeroU32::new),
+        retry: RetryPolicy { max_rate_limit_retries: RATE_LIMIT_RETRIES, ..defaults.retry },
+        ..defaults
     };
     let runtime = Runtime::new(providers, options)?;
     let batch = Batch {

@@ -42,7 +42,11 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<Outcome> {
     };
     let providers = settings::load_providers(args.target.config.as_deref())?;
     let options = RuntimeOptions {
-        retry: RetryPolicy { max_retries: args.retries, ..RetryPolicy::default() },
+        retry: RetryPolicy {
+            max_retries: args.retries,
+            max_rate_limit_retries: args.retries,
+            ..RetryPolicy::default()
+        },
         fetch: if args.yes { Fetch::Yes } else { Fetch::Ask(Arc::new(model::ask)) },
         progress: Some(model::progress()),
         seed: args.seed,
