@@ -3,12 +3,17 @@
 //! rows and the output's new length together, after the output was synced, so the two never
 //! disagree about what is done.
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::str::FromStr as _;
 
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
+use sqlx::{QueryBuilder, Sqlite};
+
+/// Rows written by one statement at most (7 values each, well under SQLite's limit of 32,766).
+const STATEMENT_ROWS: usize = 256;
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
 
@@ -82,9 +87,9 @@ impl Journal {
             .await
             .map_err(|source| JournalError::Migration { path: shown.clone(), source })?;
         // A lookup's future may sit unpolled, holding its connection, while the batch waits on
-        // models; so there is room for many, and a long wait is not an error.
+        // models; so a long wait for one is not an error.
         let reads = SqlitePoolOptions::new()
-            .max_connections(64)
+            .max_connections(4)
             .acquire_timeout(std::time::Duration::from_secs(3600))
             .connect_with(options.read_only(true))
             .await
@@ -110,13 +115,19 @@ impl Journal {
         Ok(u64::try_from(bytes).unwrap_or(0))
     }
 
-    /// How the row of `key` ended, if it is done.
-    pub async fn outcome(&self, key: &str) -> Result<Option<String>, JournalError> {
-        sqlx::query_scalar("SELECT outcome FROM rows WHERE key = ?")
-            .bind(key)
-            .fetch_optional(&self.reads)
-            .await
-            .map_err(|e| self.error(e))
+    /// How the rows of `keys` ended, for those done.
+    pub async fn outcomes(&self, keys: &[&str]) -> Result<HashMap<String, String>, JournalError> {
+        if keys.is_empty() {
+            return Ok(HashMap::new());
+        }
+        let placeholders = vec!["?"; keys.len()].join(", ");
+        let sql = format!("SELECT key, outcome FROM rows WHERE key IN ({placeholders})");
+        let mut query = sqlx::query_as::<_, (String, String)>(&sql);
+        for key in keys {
+            query = query.bind(*key);
+        }
+        let rows = query.fetch_all(&self.reads).await.map_err(|e| self.error(e))?;
+        Ok(rows.into_iter().collect())
     }
 
     /// Begins run number one more than the last, run with `setup`.
@@ -158,33 +169,36 @@ impl Journal {
         out_bytes: u64,
     ) -> Result<(), JournalError> {
         let mut tx = self.pool.begin().await.map_err(|e| self.error(e))?;
-        for entry in entries {
-            sqlx::query(
-                "INSERT INTO rows (key, row_index, row_id, outcome, cost_usd, record, pass)
-                 VALUES (?, ?, ?, ?, ?, ?, ?)
-                 ON CONFLICT (key) DO UPDATE SET row_index = excluded.row_index,
+        // Many rows a statement: a statement is a round trip to SQLite's thread.
+        for entries in entries.chunks(STATEMENT_ROWS) {
+            let mut insert = QueryBuilder::<Sqlite>::new(
+                "INSERT INTO rows (key, row_index, row_id, outcome, cost_usd, record, pass) ",
+            );
+            insert.push_values(entries, |mut row, entry| {
+                row.push_bind(&entry.key)
+                    .push_bind(i64::try_from(entry.row_index).unwrap_or(i64::MAX))
+                    .push_bind(&entry.row_id)
+                    .push_bind(&entry.outcome)
+                    .push_bind(entry.cost_usd)
+                    .push_bind(&entry.record)
+                    .push_bind(pass);
+            });
+            insert.push(
+                " ON CONFLICT (key) DO UPDATE SET row_index = excluded.row_index,
                    row_id = excluded.row_id, outcome = excluded.outcome,
                    cost_usd = excluded.cost_usd, record = excluded.record, pass = excluded.pass",
-            )
-            .bind(&entry.key)
-            .bind(i64::try_from(entry.row_index).unwrap_or(i64::MAX))
-            .bind(&entry.row_id)
-            .bind(&entry.outcome)
-            .bind(entry.cost_usd)
-            .bind(&entry.record)
-            .bind(pass)
-            .execute(&mut *tx)
-            .await
-            .map_err(|e| self.error(e))?;
+            );
+            insert.build().execute(&mut *tx).await.map_err(|e| self.error(e))?;
         }
-        for row in met {
-            sqlx::query("UPDATE rows SET pass = ?, row_index = ? WHERE key = ?")
-                .bind(pass)
-                .bind(i64::try_from(row.row_index).unwrap_or(i64::MAX))
-                .bind(&row.key)
-                .execute(&mut *tx)
-                .await
-                .map_err(|e| self.error(e))?;
+        for met in met.chunks(STATEMENT_ROWS) {
+            let mut update = QueryBuilder::<Sqlite>::new("WITH met (key, row_index) AS (");
+            update.push_values(met, |mut row, met| {
+                row.push_bind(&met.key).push_bind(i64::try_from(met.row_index).unwrap_or(i64::MAX));
+            });
+            update.push(") UPDATE rows SET pass = ");
+            update.push_bind(pass);
+            update.push(", row_index = met.row_index FROM met WHERE rows.key = met.key");
+            update.build().execute(&mut *tx).await.map_err(|e| self.error(e))?;
         }
         let replaced = entries.iter().any(|entry| entry.replaces);
         sqlx::query(

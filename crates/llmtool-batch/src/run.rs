@@ -21,6 +21,9 @@ use crate::prepare::{Shaped, Shaper};
 /// How many finished rows are written and committed together at most.
 const GROUP: usize = 64;
 
+/// How many rows are looked up in the journal with one query.
+const LOOKUP: usize = 512;
+
 /// How many rows met again (done by an earlier run) wait to be stamped in one commit.
 const MET_GROUP: usize = 4096;
 
@@ -170,12 +173,10 @@ impl Batch {
         let concurrency = self.concurrency.max(1);
         let results =
             futures_util::stream::iter(rows.map(move |row| row.map(|row| shaper.shape(row))))
-                .map(|row| async move {
-                    let row = row?;
-                    let done = journal_ref.outcome(&row.entry.key).await?;
-                    Ok::<_, BatchError>((row, done))
-                })
-                .buffered(concurrency * 2)
+                .ready_chunks(LOOKUP)
+                .map(|rows| look_up(journal_ref, rows))
+                .buffered(2)
+                .flat_map(futures_util::stream::iter)
                 .map(|looked_up| async move {
                     let (mut row, done) = looked_up?;
                     match done.as_deref() {
@@ -278,6 +279,25 @@ impl Summary {
             _ => self.failed += 1,
         }
     }
+}
+
+/// `rows`, each with how the journal says it ended (if it is done), in one query.
+async fn look_up(
+    journal: &Journal,
+    rows: Vec<Result<Shaped, InputError>>,
+) -> Vec<Result<(Shaped, Option<String>), BatchError>> {
+    let keys: Vec<&str> = rows.iter().flatten().map(|row| row.entry.key.as_str()).collect();
+    let mut done = match journal.outcomes(&keys).await {
+        Ok(done) => done,
+        Err(error) => return vec![Err(error.into())],
+    };
+    rows.into_iter()
+        .map(|row| {
+            let row = row?;
+            let outcome = done.remove(&row.entry.key);
+            Ok((row, outcome))
+        })
+        .collect()
 }
 
 /// Holds `OUT.journal.lock` for as long as it lives, so that two batches never write one

@@ -3,7 +3,10 @@
 //! in the full wire format: streamed as `chat.completion.chunk`s when the request asks for a
 //! stream, else as one `chat.completion`. Prints its URL, then serves until killed.
 //!
-//! usage: mock-llm [ADDRESS=127.0.0.1:0] [CHUNKS=20]
+//! usage: `mock-llm [ADDRESS=127.0.0.1:0] [CHUNKS=20] [LATENCY_MS=0]`
+//!
+//! `LATENCY_MS` holds every answer back that long (a provider's time to answer, for the batch
+//! benchmark).
 
 use std::sync::Arc;
 
@@ -62,12 +65,19 @@ async fn main() -> std::io::Result<()> {
     let mut args = std::env::args().skip(1);
     let address = args.next().unwrap_or_else(|| "127.0.0.1:0".into());
     let chunks: usize = args.next().and_then(|n| n.parse().ok()).unwrap_or(20);
+    let latency =
+        std::time::Duration::from_millis(args.next().and_then(|n| n.parse().ok()).unwrap_or(0));
     let words: Arc<Vec<String>> = Arc::new((0..chunks).map(|i| format!("token{i} ")).collect());
     let listener = tokio::net::TcpListener::bind(&address).await?;
     println!("http://{}", listener.local_addr()?);
     let app = axum::Router::new().fallback(move |body: Bytes| {
         let words = Arc::clone(&words);
-        async move { answer(&words, &body) }
+        async move {
+            if !latency.is_zero() {
+                tokio::time::sleep(latency).await;
+            }
+            answer(&words, &body)
+        }
     });
     axum::serve(listener, app).await
 }
