@@ -9,14 +9,21 @@ usage: bench/batch.py [ROWS=10000] [BIG=1000000]
    over the whole command (start, reading, journal and output included), and its ratio to the
    ideal. Also at -j 16 and -j 256.
 2. Memory: peak resident memory of the same batch over ROWS and over BIG rows, with no
-   latency (so BIG rows take minutes, not hours): the children's ru_maxrss (getrusage), which
-   is the largest of any child so far, so the runs go from the smallest up.
+   latency (so BIG rows take minutes, not hours): the batch process's own ru_maxrss (wait4).
 3. A rerun of the BIG batch, every row already done: how long skipping takes.
+4. The local model: a classification tool (three labels, the answer constrained to them) over
+   LOCAL rows of short reviews on the embedded model (it must be pulled: `llmtool model pull`),
+   one row at a time (-j 1) against rows decoded together (-j 4, 8, 16): rows per second and
+   the ratio. Same answers either way (the test `answers_decoded_together_are_the_answers_
+   decoded_alone` checks it).
+
+usage: bench/batch.py [ROWS=10000] [BIG=1000000] [LOCAL=64]
 """
-import os, resource, subprocess, sys, tempfile, time
+import json, os, subprocess, sys, tempfile, time
 
 ROWS = int(sys.argv[1]) if len(sys.argv) > 1 else 10000
 BIG = int(sys.argv[2]) if len(sys.argv) > 2 else 1000000
+LOCAL = int(sys.argv[3]) if len(sys.argv) > 3 else 64
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RELEASE = os.path.join(ROOT, "target", "release")
 LATENCY_MS = 50
@@ -25,6 +32,16 @@ TOOL = """{"model_prompt": "Classify the sentiment of this review as positive, n
  "metadata": {"prompt_name": "Sentiment", "description": "One word.", "model_version": ["mock/m"],
   "variables": [{"name": "review", "type": "text", "description": "The review."}],
   "expected_output": {"type": "text"}}}"""
+
+
+CLASSIFY = """{"model_prompt": "Classify the sentiment of this review. Answer positive, negative or neutral.\\n\\nReview: {{review}}",
+ "metadata": {"prompt_name": "Sentiment", "description": "One label.", "model_version": ["smollm2"],
+  "parameters": {"temperature": 0, "max_tokens": 8},
+  "variables": [{"name": "review", "type": "text", "description": "The review."}],
+  "expected_output": {"type": "limited", "allowed_values": ["positive", "negative", "neutral"]}}}"""
+
+REVIEWS = ["Great battery, lasts all day.", "Broke after a week.", "It is a phone.", "Fast delivery and well packed.",
+           "The screen scratches too easily.", "Does what it says.", "Best purchase this year!", "Customer service never answered."]
 
 
 def mock(latency_ms):
@@ -41,22 +58,26 @@ def dataset(path, rows):
             out.write(f"r{n},\"Review number {n}: the product did what it said, mostly.\"\n")
 
 
-def batch(folder, url, data, out, jobs):
-    """Runs the batch: (seconds, peak resident KiB, stderr)."""
+def batch(folder, url, data, out, jobs, tool="tool.json"):
+    """Runs the batch: (seconds, peak resident KiB, stderr). With no `url`, on the local model."""
     with open(os.path.join(folder, "config.toml"), "w") as config:
-        config.write(f'[providers.mock]\napi = "openai"\nbase_url = "{url}/v1"\napi_key_env = "MOCK_KEY"\n')
-    env = {**os.environ, "MOCK_KEY": "bench", "LLMTOOL_DATA_DIR": os.path.join(folder, "data")}
-    command = [os.path.join(RELEASE, "llmtool"), "batch", os.path.join(folder, "tool.json"), data,
+        if url:
+            config.write(f'[providers.mock]\napi = "openai"\nbase_url = "{url}/v1"\napi_key_env = "MOCK_KEY"\n')
+    env = {**os.environ, "MOCK_KEY": "bench"}
+    if url:
+        env["LLMTOOL_DATA_DIR"] = os.path.join(folder, "data")
+    command = [os.path.join(RELEASE, "llmtool"), "batch", os.path.join(folder, tool), data,
                "-o", out, "--id", "id", "-j", str(jobs), "--config", os.path.join(folder, "config.toml")]
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     start = time.perf_counter()
-    done = subprocess.run(command, env=env, capture_output=True, text=True)
+    child = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    said = child.stderr.read()
+    # wait4 gives this child's own resource use, its peak resident memory among them.
+    _, status, usage = os.wait4(child.pid, 0)
     seconds = time.perf_counter() - start
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    if done.returncode != 0:
-        sys.exit(f"batch failed ({done.returncode}): {done.stderr}")
-    # ru_maxrss of the children is the largest of any child so far: runs go smallest first.
-    return seconds, max(peak, before), done.stderr.strip()
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode != 0:
+        sys.exit(f"batch failed ({child.returncode}): {said}")
+    return seconds, usage.ru_maxrss, said.strip()
 
 
 def main():
@@ -92,6 +113,36 @@ def main():
         print(f"  rerun of {sizes[-1]} rows, all done: {seconds:.1f} s   [{said.splitlines()[-1][:70]}]")
     finally:
         server.terminate()
+    if LOCAL > 0:
+        with open(os.path.join(folder, "classify.json"), "w") as tool:
+            tool.write(CLASSIFY)
+        data = os.path.join(folder, "reviews.csv")
+        with open(data, "w") as out:
+            out.write("id,review\n")
+            for n in range(LOCAL):
+                out.write(f"r{n},\"{REVIEWS[n % len(REVIEWS)]} (order {n})\"\n")
+        print(f"the local model, a classification tool over {LOCAL} rows")
+        # The shell loop the issue starts from: one `llmtool run` a row (a process and a model
+        # load each), over the first rows.
+        loop_rows = min(LOCAL, 16)
+        env = {**os.environ, "LLMTOOL_NO_LOG": "1"}
+        start = time.perf_counter()
+        for n in range(loop_rows):
+            review = f"{REVIEWS[n % len(REVIEWS)]} (order {n})"
+            subprocess.run([os.path.join(RELEASE, "llmtool"), "run", os.path.join(folder, "classify.json"),
+                            "--var", f"review={review}", "--no-stream"], env=env, check=True, capture_output=True)
+        shell = loop_rows / (time.perf_counter() - start)
+        print(f"  a shell loop of `llmtool run` ({loop_rows} rows): {shell:5.2f} rows/s")
+        base, answers = None, {}
+        for jobs in (1, 4, 8, 16):
+            out = os.path.join(folder, f"local-{jobs}.jsonl")
+            seconds, peak, said = batch(folder, None, data, out, jobs, "classify.json")
+            rate = LOCAL / seconds
+            base = base or rate
+            with open(out) as records:
+                answers[jobs] = sorted((r["id"], r["output"]) for r in map(json.loads, records))
+            same = "same answers" if answers[jobs] == answers[1] else "ANSWERS DIFFER"
+            print(f"  batch -j {jobs:>2}: {seconds:6.1f} s, {rate:5.2f} rows/s, {rate / base:.2f}x -j 1, {rate / shell:.2f}x the shell loop, peak {peak / 1024:.0f} MiB, {same}")
     subprocess.run(["rm", "-rf", folder])
 
 

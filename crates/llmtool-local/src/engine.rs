@@ -8,8 +8,22 @@ use serde::Serialize;
 use crate::LocalError;
 use crate::chat::ChatMessage;
 use crate::constrain::Grammar;
+use crate::llama::{Cache, Segment};
 use crate::model::LocalModel;
 use crate::sampler::{Sampler, Sampling};
+
+/// The longest prompt whose keys and values are kept for the next prompt to start from
+/// (about 100 MB for the default model).
+const MAX_KEPT_PROMPT: usize = 2048;
+
+/// How many tokens prompts that come together must share beyond what the last prompt gives
+/// them before their shared start is run once for all.
+const MIN_SHARED: usize = 8;
+
+/// How many tokens `a` and `b` start with alike.
+fn shared(a: &[u32], b: &[u32]) -> usize {
+    a.iter().zip(b).take_while(|(a, b)| a == b).count()
+}
 
 /// How to generate.
 #[derive(Debug, Clone, Default)]
@@ -40,6 +54,121 @@ fn millis<S: serde::Serializer>(duration: &Duration, s: S) -> Result<S::Ok, S::E
     s.serialize_f64(duration.as_secs_f64() * 1000.0)
 }
 
+/// One answer being generated: its prompt and cache, its sampler and constraint, and what it
+/// has produced so far. Several run together through [`LocalModel::prefill`] and
+/// [`LocalModel::step`]; [`LocalModel::generate`] runs one alone.
+#[derive(Debug)]
+pub struct Sequence {
+    cache: Cache,
+    /// Positions of the prompt already in `cache` (copied from a prompt that shares them).
+    cache_len: usize,
+    prompt: Vec<u32>,
+    max_tokens: usize,
+    sampler: Sampler,
+    constraint: Option<Grammar>,
+    mask: Vec<bool>,
+    /// The scores of the next token, once the prompt has run.
+    logits: Vec<f32>,
+    generated: Vec<u32>,
+    /// The answer's bytes (byte-level BPE: each token stands for fixed bytes), and how many
+    /// of them went out; text goes out once it forms whole UTF-8 characters.
+    bytes: Vec<u8>,
+    emitted: usize,
+    finish_reason: Option<&'static str>,
+    prompt_time: Duration,
+    decode_started: Option<Instant>,
+}
+
+impl Sequence {
+    /// Whether it has its whole answer.
+    pub fn finished(&self) -> bool {
+        self.finish_reason.is_some()
+    }
+
+    /// How many positions its cache will hold at most (prompt and answer).
+    pub fn reserved_tokens(&self) -> usize {
+        self.prompt.len() + self.max_tokens
+    }
+
+    /// Stops it where it is (its client left).
+    pub fn cancel(&mut self) {
+        self.finish_reason.get_or_insert("cancelled");
+    }
+
+    /// Picks the next token (the end, or one more of the answer, whose new whole characters
+    /// go to `on_text`); the token to run next, if the answer goes on.
+    fn pick(&mut self, model: &LocalModel, on_text: &mut dyn FnMut(&str)) -> Option<u32> {
+        if self.generated.len() >= self.max_tokens {
+            self.finish_reason = Some("length");
+            return None;
+        }
+        let allowed = match &self.constraint {
+            Some(constraint) => {
+                constraint.mask(model.vocab(), &model.eos_tokens, &mut self.mask);
+                Some(self.mask.as_slice())
+            }
+            None => None,
+        };
+        let token = match self.sampler.pick(&mut self.logits, allowed) {
+            Some(token) if !model.eos_tokens.contains(&token) => token,
+            _ => {
+                self.finish_reason = Some("stop");
+                return None;
+            }
+        };
+        self.generated.push(token);
+        if let Some(constraint) = &mut self.constraint {
+            constraint.advance(&model.vocab()[token as usize]);
+        }
+        self.bytes.extend_from_slice(&model.vocab_bytes[token as usize]);
+        let whole = match std::str::from_utf8(&self.bytes[self.emitted..]) {
+            Ok(new) => new.len(),
+            Err(error) => error.valid_up_to(),
+        };
+        if whole > 0 {
+            let text = &self.bytes[self.emitted..self.emitted + whole];
+            on_text(std::str::from_utf8(text).unwrap_or_default());
+            self.emitted += whole;
+        }
+        if self.generated.len() >= self.max_tokens {
+            self.finish_reason = Some("length");
+            return None;
+        }
+        Some(token)
+    }
+
+    /// The finished answer; the rest of its text goes to `on_text` (a JSON answer cut short by
+    /// its budget is closed, so that it always parses).
+    pub fn into_generation(self, on_text: &mut dyn FnMut(&str)) -> Generation {
+        let finish_reason = self.finish_reason.unwrap_or("length");
+        let mut rest = String::from_utf8_lossy(&self.bytes[self.emitted..]).into_owned();
+        if finish_reason == "length"
+            && let Some(constraint) = self.constraint.as_ref().filter(|c| !c.complete())
+        {
+            rest.push_str(&constraint.closing());
+        }
+        if !rest.is_empty() {
+            on_text(&rest);
+        }
+        let text = String::from_utf8_lossy(&self.bytes[..self.emitted]).into_owned() + &rest;
+        let decode_time = self.decode_started.map(|s| s.elapsed()).unwrap_or_default();
+        let tokens_per_second = if decode_time.is_zero() {
+            0.0
+        } else {
+            self.generated.len() as f64 / decode_time.as_secs_f64()
+        };
+        Generation {
+            text,
+            prompt_tokens: self.prompt.len(),
+            generated_tokens: self.generated.len(),
+            finish_reason: finish_reason.to_owned(),
+            prompt_time: self.prompt_time,
+            decode_time,
+            tokens_per_second,
+        }
+    }
+}
+
 impl LocalModel {
     /// Answers `messages`, calling `on_text` with each piece of text as it is decoded.
     pub fn generate(
@@ -48,92 +177,157 @@ impl LocalModel {
         options: &GenerateOptions,
         on_text: &mut dyn FnMut(&str),
     ) -> Result<Generation, LocalError> {
+        let mut sequence = self.sequence(messages, options)?;
+        self.prefill(&mut [&mut sequence])?;
+        while !sequence.finished() {
+            self.step(&mut [&mut sequence], &mut |_, text| on_text(text))?;
+        }
+        Ok(sequence.into_generation(on_text))
+    }
+
+    /// A sequence for `messages`, its prompt not run yet.
+    pub fn sequence(
+        &self,
+        messages: &[ChatMessage],
+        options: &GenerateOptions,
+    ) -> Result<Sequence, LocalError> {
         let prompt = self.chat.render(messages)?;
         let encoding =
             self.tokenizer.encode(prompt, false).map_err(|e| LocalError::Model(e.to_string()))?;
-        let prompt_tokens = encoding.get_ids().to_vec();
-        if prompt_tokens.is_empty() || prompt_tokens.len() >= self.context_length {
+        let prompt = encoding.get_ids().to_vec();
+        if prompt.is_empty() || prompt.len() >= self.context_length {
             return Err(LocalError::Model(format!(
                 "the prompt takes {} tokens; the model's context holds {}",
-                prompt_tokens.len(),
+                prompt.len(),
                 self.context_length
             )));
         }
-        let room = self.context_length - prompt_tokens.len();
-        let max_tokens = options.max_tokens.unwrap_or(room).min(room);
-        let mut sampler = Sampler::new(options.sampling, self.vocab_size);
-        let mut constraint = options.grammar.clone();
-        let mut mask = vec![true; self.vocab_size];
-
-        let started = Instant::now();
-        let mut logits = self.logits(&prompt_tokens, 0)?;
-        let prompt_time = started.elapsed();
-        let decode_started = Instant::now();
-        let mut generated: Vec<u32> = Vec::new();
-        // The answer's bytes (byte-level BPE: each token stands for fixed bytes), and how many
-        // of them went out; text is emitted once it forms whole UTF-8 characters.
-        let mut bytes: Vec<u8> = Vec::new();
-        let mut emitted = 0usize;
-        let mut finish_reason = "length";
-        while generated.len() < max_tokens {
-            let allowed = match &constraint {
-                Some(constraint) => {
-                    constraint.mask(self.vocab(), &self.eos_tokens, &mut mask);
-                    Some(mask.as_slice())
-                }
-                None => None,
-            };
-            let Some(token) = sampler.pick(&mut logits, allowed) else {
-                finish_reason = "stop";
-                break;
-            };
-            if self.eos_tokens.contains(&token) {
-                finish_reason = "stop";
-                break;
-            }
-            generated.push(token);
-            if let Some(constraint) = &mut constraint {
-                constraint.advance(&self.vocab()[token as usize]);
-            }
-            bytes.extend_from_slice(&self.vocab_bytes[token as usize]);
-            let whole = match std::str::from_utf8(&bytes[emitted..]) {
-                Ok(new) => new.len(),
-                Err(error) => error.valid_up_to(),
-            };
-            if whole > 0 {
-                on_text(std::str::from_utf8(&bytes[emitted..emitted + whole]).unwrap_or_default());
-                emitted += whole;
-            }
-            if generated.len() >= max_tokens {
-                break;
-            }
-            logits = self.logits(&[token], prompt_tokens.len() + generated.len() - 1)?;
-        }
-        let mut rest = String::from_utf8_lossy(&bytes[emitted..]).into_owned();
-        if finish_reason == "length"
-            && let Some(constraint) = constraint.as_ref().filter(|c| !c.complete())
-        {
-            // Out of budget mid-document: finish it, so that a JSON answer always parses.
-            rest.push_str(&constraint.closing());
-        }
-        if !rest.is_empty() {
-            on_text(&rest);
-        }
-        let text = String::from_utf8_lossy(&bytes[..emitted]).into_owned() + &rest;
-        let decode_time = decode_started.elapsed();
-        let tokens_per_second = if decode_time.is_zero() {
-            0.0
-        } else {
-            generated.len() as f64 / decode_time.as_secs_f64()
-        };
-        Ok(Generation {
-            text,
-            prompt_tokens: prompt_tokens.len(),
-            generated_tokens: generated.len(),
-            finish_reason: finish_reason.to_owned(),
-            prompt_time,
-            decode_time,
-            tokens_per_second,
+        let room = self.context_length - prompt.len();
+        Ok(Sequence {
+            cache: self.weights.cache(),
+            cache_len: 0,
+            prompt,
+            max_tokens: options.max_tokens.unwrap_or(room).min(room),
+            sampler: Sampler::new(options.sampling, self.vocab_size),
+            constraint: options.grammar.clone(),
+            mask: vec![true; self.vocab_size],
+            logits: Vec::new(),
+            generated: Vec::new(),
+            bytes: Vec::new(),
+            emitted: 0,
+            finish_reason: None,
+            prompt_time: Duration::ZERO,
+            decode_started: None,
         })
+    }
+
+    /// Runs the prompts of `sequences` in one pass. Each starts from the part of its prompt
+    /// it shares with the last prompt run (those positions' keys and values are copied, not
+    /// computed again: they are the same numbers, since a position sees only the ones before
+    /// it).
+    pub fn prefill(&mut self, sequences: &mut [&mut Sequence]) -> Result<(), LocalError> {
+        let started = Instant::now();
+        // Prompts that come together share their start too (the tool's text before its first
+        // variable): the first one runs it, and the others copy it.
+        let common = sequences.split_first().map_or(0, |(first, rest)| {
+            rest.iter()
+                .map(|s| shared(&first.prompt, &s.prompt))
+                .min()
+                .unwrap_or(0)
+                .min(first.prompt.len() - 1)
+        });
+        if sequences.len() > 1 && common > self.reusable(&sequences[0].prompt) + MIN_SHARED {
+            let (first, _) = sequences.split_first_mut().unwrap_or_else(|| unreachable!());
+            let start = self.start_from_last(first);
+            let mut segment = Segment {
+                cache: &mut first.cache,
+                tokens: &first.prompt[start..common],
+                position: start,
+            };
+            self.weights.forward(std::slice::from_mut(&mut segment))?;
+            first.cache_len = common;
+            self.last_prompt = Some((
+                first.prompt[..common].to_vec(),
+                self.weights.cache_prefix(&first.cache, common),
+            ));
+        }
+        let starts: Vec<usize> = sequences.iter_mut().map(|s| self.start_from_last(s)).collect();
+        let mut segments: Vec<Segment<'_>> = sequences
+            .iter_mut()
+            .zip(&starts)
+            .map(|(s, &start)| Segment {
+                cache: &mut s.cache,
+                tokens: &s.prompt[start..],
+                position: start,
+            })
+            .collect();
+        let logits = self.weights.forward(&mut segments)?;
+        let prompt_time = started.elapsed();
+        for (sequence, mut logits) in sequences.iter_mut().zip(logits) {
+            logits.truncate(self.vocab_size);
+            sequence.logits = logits;
+            sequence.prompt_time = prompt_time;
+            sequence.decode_started = Some(Instant::now());
+        }
+        if let Some(last) = sequences.last().filter(|s| s.prompt.len() <= MAX_KEPT_PROMPT) {
+            let cache = self.weights.cache_prefix(&last.cache, last.prompt.len());
+            self.last_prompt = Some((last.prompt.clone(), cache));
+        }
+        Ok(())
+    }
+
+    /// How many of `prompt`'s first tokens the last prompt run has computed (at most all but
+    /// the last: the last token runs, for the scores of the next one).
+    fn reusable(&self, prompt: &[u32]) -> usize {
+        self.last_prompt
+            .as_ref()
+            .map_or(0, |(tokens, _)| shared(tokens, prompt).min(prompt.len() - 1))
+    }
+
+    /// Gives `sequence` the keys and values of the start it shares with the last prompt run
+    /// (unless it has more of its own already): where its prompt goes on from.
+    fn start_from_last(&self, sequence: &mut Sequence) -> usize {
+        let own = sequence.cache_len.min(sequence.prompt.len() - 1);
+        let reusable = self.reusable(&sequence.prompt);
+        if reusable > own
+            && let Some((_, cache)) = &self.last_prompt
+        {
+            sequence.cache = self.weights.cache_prefix(cache, reusable);
+            sequence.cache_len = reusable;
+            return reusable;
+        }
+        own
+    }
+
+    /// One token more of each unfinished sequence: picked (its new text to `on_text` with the
+    /// sequence's place in `sequences`), then run through the model together with the others.
+    pub fn step(
+        &mut self,
+        sequences: &mut [&mut Sequence],
+        on_text: &mut dyn FnMut(usize, &str),
+    ) -> Result<(), LocalError> {
+        let mut running: Vec<(&mut Sequence, [u32; 1])> = Vec::with_capacity(sequences.len());
+        for (index, sequence) in sequences.iter_mut().enumerate() {
+            if sequence.finished() {
+                continue;
+            }
+            if let Some(token) = sequence.pick(self, &mut |text| on_text(index, text)) {
+                running.push((&mut **sequence, [token]));
+            }
+        }
+        let mut segments: Vec<Segment<'_>> = running
+            .iter_mut()
+            .map(|(s, token)| {
+                let position = s.prompt.len() + s.generated.len() - 1;
+                Segment { cache: &mut s.cache, tokens: token.as_slice(), position }
+            })
+            .collect();
+        let logits = self.weights.forward(&mut segments)?;
+        drop(segments);
+        for ((sequence, _), mut logits) in running.into_iter().zip(logits) {
+            logits.truncate(self.vocab_size);
+            sequence.logits = logits;
+        }
+        Ok(())
     }
 }

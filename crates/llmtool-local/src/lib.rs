@@ -2,6 +2,7 @@
 //! forward pass and SIMD kernels; candle reads the GGUF file), so that any tool runs offline,
 //! with no key.
 
+pub mod batcher;
 pub mod chat;
 pub mod constrain;
 pub mod engine;
@@ -14,7 +15,7 @@ pub mod store;
 pub mod tokenizer;
 
 pub use constrain::Grammar;
-pub use engine::{GenerateOptions, Generation};
+pub use engine::{GenerateOptions, Generation, Sequence};
 pub use model::LocalModel;
 
 /// What can go wrong with the local model.

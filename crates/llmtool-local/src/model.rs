@@ -10,12 +10,17 @@ use tokenizers::Tokenizer;
 
 use crate::LocalError;
 use crate::chat::{ChatMessage, ChatTemplate};
-use crate::llama::{Llama, message};
+use crate::llama::{Cache, Llama, Segment, message};
 use crate::tokenizer::{self, number, string};
 
 /// A model ready to generate.
 pub struct LocalModel {
     pub(crate) weights: Llama,
+    /// The cache of [`LocalModel::logits`], one sequence fed piece by piece.
+    cache: Cache,
+    /// The last prompt run and its keys and values: the next prompt starts from the part it
+    /// shares with it (a tool's rows share the template's text before the first variable).
+    pub(crate) last_prompt: Option<(Vec<u32>, Cache)>,
     pub(crate) tokenizer: Tokenizer,
     /// The bytes of each token, for constrained decoding.
     pub(crate) vocab_bytes: Vec<Vec<u8>>,
@@ -106,6 +111,8 @@ impl LocalModel {
         }
         Ok(Self {
             context_length: weights.context_length(),
+            cache: weights.cache(),
+            last_prompt: None,
             weights,
             vocab_size,
             vocab_bytes: tokenizer::token_bytes(&tokenizer),
@@ -130,7 +137,9 @@ impl LocalModel {
     /// position stays cached) and returns the scores of the next token, one per token of the
     /// vocabulary.
     pub fn logits(&mut self, tokens: &[u32], position: usize) -> Result<Vec<f32>, LocalError> {
-        let mut logits = self.weights.forward(tokens, position)?;
+        let mut segment = Segment { cache: &mut self.cache, tokens, position };
+        let mut logits = self.weights.forward(std::slice::from_mut(&mut segment))?;
+        let mut logits = logits.pop().unwrap_or_default();
         logits.truncate(self.vocab_size);
         Ok(logits)
     }

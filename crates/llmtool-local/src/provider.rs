@@ -1,7 +1,7 @@
 //! The local model as a provider: the run loop's [`Engine`], mapping a chat request (messages,
 //! the tool's parameters, the output constraint) onto the engine.
 
-use std::sync::Mutex;
+use std::sync::mpsc::Sender;
 use std::time::Duration;
 
 use llmtool_providers::backend::Engine;
@@ -9,6 +9,8 @@ use llmtool_providers::event::Usage;
 use llmtool_providers::transport::Completion;
 use llmtool_providers::{ChatRequest, Constraint, ProviderError, Role};
 
+use crate::LocalError;
+use crate::batcher::{self, Event, Job};
 use crate::chat::ChatMessage;
 use crate::constrain::Grammar;
 use crate::engine::GenerateOptions;
@@ -18,26 +20,34 @@ use crate::sampler::Sampling;
 /// The temperature used when a tool sets none.
 pub const DEFAULT_TEMPERATURE: f64 = 0.7;
 
-/// A loaded local model, shared by the runs of one process.
+/// A loaded local model, shared by the runs of one process: its own thread answers them,
+/// together when they come together (see [`crate::batcher`]).
 #[derive(Debug)]
 pub struct LocalEngine {
-    model: Mutex<LocalModel>,
+    jobs: Sender<Job>,
+    name: String,
+    load_time: Duration,
     /// `--seed`; else the tool's `seed` parameter; else a fixed default.
     seed: Option<u64>,
 }
 
 impl LocalEngine {
-    pub fn new(model: LocalModel, seed: Option<u64>) -> Self {
-        Self { model: Mutex::new(model), seed }
+    /// Starts the model's thread; it ends when the engine is dropped and its last answer is
+    /// out.
+    pub fn new(model: LocalModel, seed: Option<u64>) -> Result<Self, LocalError> {
+        let (name, load_time) = (model.name.clone(), model.load_time);
+        let (jobs, received) = std::sync::mpsc::channel();
+        std::thread::Builder::new()
+            .name("llmtool-local-batch".into())
+            .spawn(move || batcher::serve(model, &received))
+            .map_err(|e| LocalError::Model(format!("cannot start the model's thread: {e}")))?;
+        Ok(Self { jobs, name, load_time, seed })
     }
 }
 
-impl Engine for LocalEngine {
-    fn generate(
-        &self,
-        request: &ChatRequest,
-        on_text: &mut dyn FnMut(&str),
-    ) -> Result<Completion, ProviderError> {
+impl LocalEngine {
+    /// What `request` asks of the model: its messages and how to generate.
+    pub fn options(&self, request: &ChatRequest) -> (Vec<ChatMessage>, GenerateOptions) {
         let params = &request.params;
         let seed =
             self.seed.or_else(|| params.extra.get("seed").and_then(serde_json::Value::as_u64));
@@ -70,17 +80,31 @@ impl Engine for LocalEngine {
                 ChatMessage { role: role.into(), content: m.content.clone() }
             })
             .collect();
-        let mut model = self.model.lock().map_err(|_| {
-            ProviderError::MalformedStream(
-                "the local model is unusable after an earlier failure".into(),
-            )
-        })?;
-        let generation = model
-            .generate(&messages, &options, on_text)
-            .map_err(|e| ProviderError::MalformedStream(e.to_string()))?;
+        (messages, options)
+    }
+}
+
+impl Engine for LocalEngine {
+    fn generate(
+        &self,
+        request: &ChatRequest,
+        on_text: &mut dyn FnMut(&str),
+    ) -> Result<Completion, ProviderError> {
+        let (messages, options) = self.options(request);
+        let (events, received) = std::sync::mpsc::channel();
+        let stopped = || ProviderError::MalformedStream("the local model's thread stopped".into());
+        self.jobs.send(Job { messages, options, events }).map_err(|_| stopped())?;
+        let generation = loop {
+            match received.recv().map_err(|_| stopped())? {
+                Event::Text(text) => on_text(&text),
+                Event::Done(result) => {
+                    break result.map_err(|e| ProviderError::MalformedStream(e.to_string()))?;
+                }
+            }
+        };
         let stats = serde_json::json!({
-            "model": model.name,
-            "load_ms": millis(model.load_time),
+            "model": self.name,
+            "load_ms": millis(self.load_time),
             "prompt_ms": millis(generation.prompt_time),
             "decode_ms": millis(generation.decode_time),
             "tokens_per_second": (generation.tokens_per_second * 10.0).round() / 10.0,

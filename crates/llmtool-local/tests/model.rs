@@ -160,3 +160,85 @@ fn logits_match_llama_cpp() {
 /// layout) moves them by whole units and changes the first choice.
 const TOLERANCE: f32 = 1.0;
 const MEAN_TOLERANCE: f32 = 0.3;
+
+/// Several answers decoded together (one pass a step for all) are the answers each gets
+/// alone: each product is the same dot product whatever the batch, and each answer has its own
+/// cache, sampler and constraint. So are answers whose prompt starts from the keys and values
+/// of the prompt before (the part they share). Through the engine's thread too, with the
+/// requests arriving from several threads at once.
+#[test]
+fn answers_decoded_together_are_the_answers_decoded_alone() {
+    use llmtool_providers::backend::Engine as _;
+    use llmtool_providers::{ChatRequest, Constraint, Message, Params};
+
+    let request = |question: &str, temperature: f64, max_tokens: u64, constraint| {
+        let mut params = Params {
+            temperature: Some(temperature),
+            max_tokens: Some(max_tokens),
+            ..Params::default()
+        };
+        params.extra.insert("seed".into(), 7.into());
+        let messages = vec![Message::user(question)];
+        ChatRequest { model: "smollm2".into(), messages, params, constraint, stream: true }
+    };
+    let labels = ["positive", "negative", "neutral"].map(String::from).to_vec();
+    let requests = [
+        request("Name three colours.", 0.0, 20, Constraint::None),
+        request("Write a haiku about rain.", 0.0, 30, Constraint::None),
+        request("Classify: 'The soup was cold.'", 0.0, 8, Constraint::OneOf(labels)),
+        request("Describe a dog as JSON.", 0.0, 40, Constraint::Json),
+        request("Tell me a fact about the sea.", 0.9, 25, Constraint::None),
+    ];
+    let engine =
+        llmtool_local::provider::LocalEngine::new(LocalModel::load(&model_path()).unwrap(), None)
+            .unwrap();
+    let cases: Vec<_> = requests.iter().map(|r| engine.options(r)).collect();
+    // Each on a model of its own: nothing shared, nothing kept from a prompt before.
+    let alone: Vec<String> = cases
+        .iter()
+        .map(|(messages, options)| {
+            let mut fresh = LocalModel::load(&model_path()).unwrap();
+            fresh.generate(messages, options, &mut |_| {}).unwrap().text
+        })
+        .collect();
+    // One after the other on one model: each prompt starts from the one before.
+    let mut model = model().lock().unwrap();
+    let in_turn: Vec<String> = cases
+        .iter()
+        .map(|(messages, options)| model.generate(messages, options, &mut |_| {}).unwrap().text)
+        .collect();
+    assert_eq!(in_turn, alone);
+
+    drop(model);
+    // Together, on a model that has run nothing: their shared start runs once, for all.
+    let mut model = LocalModel::load(&model_path()).unwrap();
+    let mut sequences: Vec<_> = cases
+        .iter()
+        .map(|(messages, options)| model.sequence(messages, options).unwrap())
+        .collect();
+    let mut refs: Vec<_> = sequences.iter_mut().collect();
+    model.prefill(&mut refs).unwrap();
+    while refs.iter().any(|s| !s.finished()) {
+        model.step(&mut refs, &mut |_, _| {}).unwrap();
+    }
+    let together: Vec<String> =
+        sequences.into_iter().map(|s| s.into_generation(&mut |_| {}).text).collect();
+    assert_eq!(together, alone);
+
+    // Through the engine's thread, from five threads at once.
+    let through_engine: Vec<String> = std::thread::scope(|scope| {
+        let handles: Vec<_> = requests
+            .iter()
+            .map(|request| {
+                let engine = &engine;
+                scope.spawn(move || {
+                    let mut text = String::new();
+                    engine.generate(request, &mut |piece| text.push_str(piece)).unwrap();
+                    text
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert_eq!(through_engine, alone);
+}

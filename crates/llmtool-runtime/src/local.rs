@@ -157,7 +157,7 @@ impl LocalModels {
                 tokio::task::spawn_blocking(move || -> Result<Arc<dyn Engine>, RunError> {
                     let path = models.path(&model)?;
                     let loaded = LocalModel::load(&path)?;
-                    Ok(Arc::new(LocalEngine::new(loaded, models.seed)))
+                    Ok(Arc::new(LocalEngine::new(loaded, models.seed)?))
                 })
                 .await
                 .map_err(|e| RunError::Stopped(e.to_string()))?

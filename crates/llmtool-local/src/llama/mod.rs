@@ -44,7 +44,8 @@ struct Layer {
     down: Matrix,
 }
 
-/// A loaded model and its key/value cache.
+/// A loaded model. The keys and values of a sequence are in its own [`Cache`], so that one
+/// pass can run several sequences.
 #[derive(Debug, Clone)]
 pub(crate) struct Llama {
     config: Config,
@@ -54,7 +55,6 @@ pub(crate) struct Llama {
     /// `None`: the output projection is the embedding matrix (tied weights).
     output: Option<Matrix>,
     rope: Rope,
-    cache: Vec<KvCache>,
     /// The threads a forward pass runs on (`RAYON_NUM_THREADS`, or one per core). The pass
     /// runs inside the pool, so that each of its parallel steps starts on a worker rather than
     /// waking the pool from outside and sleeping until it is done.
@@ -125,7 +125,6 @@ impl Llama {
             threads: std::sync::Arc::new(threads),
             rope: Rope::new(rope_dims, base, factors.as_deref()),
             output_norm: vector(&tensors, "output_norm.weight", dim)?,
-            cache: vec![KvCache::default(); config.layers],
             config,
             embedding,
             layers,
@@ -142,46 +141,75 @@ impl Llama {
         self.output.as_ref().unwrap_or(&self.embedding).rows
     }
 
-    /// Runs `tokens`, at positions from `position` on (the cache keeps positions before it
-    /// and forgets later ones), and returns the logits after the last token.
-    pub(crate) fn forward(
-        &mut self,
-        tokens: &[u32],
-        position: usize,
-    ) -> Result<Vec<f32>, LocalError> {
-        let threads = std::sync::Arc::clone(&self.threads);
-        threads.install(|| self.forward_here(tokens, position))
+    /// An empty key/value cache for one sequence.
+    pub(crate) fn cache(&self) -> Cache {
+        Cache { layers: vec![KvCache::default(); self.config.layers] }
     }
 
-    fn forward_here(&mut self, tokens: &[u32], position: usize) -> Result<Vec<f32>, LocalError> {
+    /// A copy of the first `positions` positions of `cache`.
+    pub(crate) fn cache_prefix(&self, cache: &Cache, positions: usize) -> Cache {
+        let values = positions * self.config.kv_heads * self.config.head_dim;
+        let layers = cache
+            .layers
+            .iter()
+            .map(|layer| KvCache {
+                keys: layer.keys[..values.min(layer.keys.len())].to_vec(),
+                values: layer.values[..values.min(layer.values.len())].to_vec(),
+            })
+            .collect();
+        Cache { layers }
+    }
+
+    /// Runs every segment's tokens in one pass (each at its positions, against its own
+    /// cache, which keeps positions before a segment's start and forgets later ones) and
+    /// returns the logits after each segment's last token. The weights are read once for all
+    /// the segments' tokens: several sequences decode together for little more than one.
+    pub(crate) fn forward(
+        &self,
+        segments: &mut [Segment<'_>],
+    ) -> Result<Vec<Vec<f32>>, LocalError> {
+        let threads = std::sync::Arc::clone(&self.threads);
+        threads.install(|| self.forward_here(segments))
+    }
+
+    fn forward_here(&self, segments: &mut [Segment<'_>]) -> Result<Vec<Vec<f32>>, LocalError> {
         let config = &self.config;
-        let (count, dim) = (tokens.len(), config.dim);
+        let dim = config.dim;
         let (kv_dim, head_dim) = (config.kv_heads * config.head_dim, config.head_dim);
-        let cached = self.cache[0].keys.len() / kv_dim;
-        if count == 0 || position > cached || position + count > config.context_length {
-            return Err(LocalError::Model(format!(
-                "cannot run {count} tokens at position {position} ({cached} cached, context {})",
-                config.context_length
-            )));
+        for segment in segments.iter() {
+            let (count, position) = (segment.tokens.len(), segment.position);
+            let cached = segment.cache.layers.first().map_or(0, |c| c.keys.len() / kv_dim);
+            if count == 0 || position > cached || position + count > config.context_length {
+                return Err(LocalError::Model(format!(
+                    "cannot run {count} tokens at position {position} ({cached} cached, context {})",
+                    config.context_length
+                )));
+            }
+        }
+        let count: usize = segments.iter().map(|s| s.tokens.len()).sum();
+        if count == 0 {
+            return Ok(Vec::new());
         }
         let mut residual = vec![0.0; count * dim];
-        for (token, row) in tokens.iter().zip(residual.chunks_exact_mut(dim)) {
+        let tokens = segments.iter().flat_map(|s| s.tokens.iter());
+        for (token, row) in tokens.zip(residual.chunks_exact_mut(dim)) {
             let token = *token as usize;
             if token >= self.embedding.rows {
                 return Err(LocalError::Model(format!("token {token} is not in the vocabulary")));
             }
             self.embedding.row(token, row);
         }
-        let angles: Vec<_> = (position..position + count).map(|p| self.rope.angles(p)).collect();
+        let angles: Vec<_> = segments
+            .iter()
+            .flat_map(|s| (s.position..s.position + s.tokens.len()).map(|p| self.rope.angles(p)))
+            .collect();
         let mut normed = vec![0.0; count * dim];
         let mut quantized = Vec::new();
         let mut queries = vec![0.0; count * dim];
         let mut attention = vec![0.0; count * dim];
         // Products, reused from layer to layer.
         let (mut qkv, mut gate_up, mut products) = (Vec::new(), Vec::new(), Vec::new());
-        for (layer, cache) in self.layers.iter().zip(&mut self.cache) {
-            cache.keys.truncate(position * kv_dim);
-            cache.values.truncate(position * kv_dim);
+        for (index, layer) in self.layers.iter().enumerate() {
             rms_norm(&residual, &layer.attention_norm, config.rms_epsilon, &mut normed);
             quantize_activations(&normed, &mut quantized);
             multiply(&layer.qkv, &quantized, count, &mut qkv);
@@ -191,14 +219,28 @@ impl Llama {
                 .zip(&angles)
             {
                 let (new_query, key_value) = qkv.split_at_mut(dim);
-                let (key, value) = key_value.split_at_mut(kv_dim);
+                let (key, _) = key_value.split_at_mut(kv_dim);
                 Rope::rotate(angles, new_query, head_dim);
                 Rope::rotate(angles, key, head_dim);
                 query.copy_from_slice(new_query);
-                cache.keys.extend_from_slice(key);
-                cache.values.extend_from_slice(value);
             }
-            attend(config, &queries, cache, position, &mut attention);
+            // Each segment's keys and values into its cache, then its attention over them.
+            let mut first = 0;
+            for segment in segments.iter_mut() {
+                let (position, length) = (segment.position, segment.tokens.len());
+                let cache = &mut segment.cache.layers[index];
+                cache.keys.truncate(position * kv_dim);
+                cache.values.truncate(position * kv_dim);
+                for row in
+                    qkv[first * (dim + 2 * kv_dim)..].chunks_exact(dim + 2 * kv_dim).take(length)
+                {
+                    cache.keys.extend_from_slice(&row[dim..dim + kv_dim]);
+                    cache.values.extend_from_slice(&row[dim + kv_dim..]);
+                }
+                let rows = first * dim..(first + length) * dim;
+                attend(config, &queries[rows.clone()], cache, position, &mut attention[rows]);
+                first += length;
+            }
             quantize_activations(&attention, &mut quantized);
             multiply(&layer.attention_output, &quantized, count, &mut products);
             add(&mut residual, &products);
@@ -218,37 +260,79 @@ impl Llama {
             multiply(&layer.down, &quantized, count, &mut products);
             add(&mut residual, &products);
         }
-        let last = &residual[(count - 1) * dim..];
-        let mut normed_last = vec![0.0; dim];
-        rms_norm(last, &self.output_norm, config.rms_epsilon, &mut normed_last);
+        // The last token of each segment, through the output projection together.
+        let mut last_rows = Vec::with_capacity(segments.len() * dim);
+        let mut end = 0;
+        for segment in segments.iter() {
+            end += segment.tokens.len();
+            last_rows.extend_from_slice(&residual[(end - 1) * dim..end * dim]);
+        }
+        let mut normed_last = vec![0.0; last_rows.len()];
+        rms_norm(&last_rows, &self.output_norm, config.rms_epsilon, &mut normed_last);
         quantize_activations(&normed_last, &mut quantized);
-        multiply(self.output.as_ref().unwrap_or(&self.embedding), &quantized, 1, &mut products);
-        Ok(products)
+        let output = self.output.as_ref().unwrap_or(&self.embedding);
+        multiply(output, &quantized, segments.len(), &mut products);
+        Ok(products.chunks_exact(output.rows).map(<[f32]>::to_vec).collect())
     }
 }
 
+/// The keys and values of one sequence, layer by layer.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Cache {
+    layers: Vec<KvCache>,
+}
+
+/// Tokens of one sequence to run, from `position` on, against its cache.
+#[derive(Debug)]
+pub(crate) struct Segment<'a> {
+    pub cache: &'a mut Cache,
+    pub tokens: &'a [u32],
+    pub position: usize,
+}
+
 /// The products of `weights` with `count` activation vectors, into `out` (`count` × rows,
-/// token-major). One vector (decoding): the rows are split across the rayon threads. Several
-/// (a prompt): the vectors are, in runs of up to 16, so that each weight row, read once from
-/// the cache, is used for the whole run.
+/// token-major). The rows are split across the rayon threads, and each thread takes its rows
+/// for every vector, 16 vectors at a time: each weight row is read from memory once for all the
+/// vectors (the tokens of a prompt, or the next token of every answer decoded together), and
+/// the 16 vectors stay in the cache while it is used.
 fn multiply(weights: &Matrix, xs: &[BlockQ8], count: usize, out: &mut Vec<f32>) {
     let rows = weights.rows;
     let threads = rayon::current_num_threads();
+    let chunk = rows.div_ceil(threads * 4).max(16);
     out.clear();
     out.resize(rows * count, 0.0);
     if count == 1 {
-        let chunk = rows.div_ceil(threads * 4).max(16);
         out.par_chunks_mut(chunk).enumerate().for_each(|(i, out)| {
             kernels::multiply(weights, i * chunk..i * chunk + out.len(), xs, out);
         });
-    } else {
-        let run = count.div_ceil(threads).min(16);
-        let per_row = weights.blocks_per_row();
-        out.par_chunks_mut(run * rows)
-            .zip(xs.par_chunks(run * per_row))
-            .for_each(|(out, xs)| kernels::multiply(weights, 0..rows, xs, out));
+        return;
+    }
+    let per_row = weights.blocks_per_row();
+    let pieces: Vec<Vec<f32>> = (0..rows.div_ceil(chunk))
+        .into_par_iter()
+        .map(|piece| {
+            let range = piece * chunk..((piece + 1) * chunk).min(rows);
+            let mut products = vec![0.0; range.len() * count];
+            for (xs, products) in
+                xs.chunks(RUN * per_row).zip(products.chunks_mut(RUN * range.len()))
+            {
+                kernels::multiply(weights, range.clone(), xs, products);
+            }
+            products
+        })
+        .collect();
+    // Each piece is token-major over its own rows: put its rows in place for every token.
+    for (piece, products) in pieces.iter().enumerate() {
+        let start = piece * chunk;
+        let width = products.len() / count;
+        for (token, products) in products.chunks_exact(width).enumerate() {
+            out[token * rows + start..][..width].copy_from_slice(products);
+        }
     }
 }
+
+/// How many activation vectors go through a weight row together.
+const RUN: usize = 16;
 
 /// Root-mean-square normalization of each `weight.len()` values of `x`, scaled by `weight`.
 fn rms_norm(x: &[f32], weight: &[f32], epsilon: f32, out: &mut [f32]) {
