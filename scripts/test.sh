@@ -78,6 +78,9 @@ node web/build.mjs --check
 cargo build -q -p llmtool -p llmtool-testkit --bin llmtool --bin mock-llm
 node --test web/tests/
 
+step "llmtool batch on Parquet files written by pyarrow and polars, and its Parquet read back by them"
+python3 scripts/parquet_peers.py
+
 if [ -d fuzz ]; then
   step "fuzz smoke run"
   scripts/fuzz.sh 30

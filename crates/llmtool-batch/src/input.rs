@@ -1,5 +1,6 @@
-//! The dataset, a row at a time (never all in memory): CSV with a header row, or JSON Lines
-//! (a file, or `-` for standard input); and how a row's columns become the tool's values.
+//! The dataset, a row at a time (never all in memory): CSV with a header row, JSON Lines (a
+//! file, or `-` for standard input), or Parquet; and how a row's columns become the tool's
+//! values.
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
@@ -8,14 +9,18 @@ use llmtool_core::model::VariableKind;
 use llmtool_core::template::VariableSpec;
 use serde_json::{Map, Value};
 
+use crate::parquet::ParquetRows;
+
 #[derive(Debug, thiserror::Error)]
 pub enum InputError {
     #[error("cannot read {path}: {source}")]
     Open { path: String, source: std::io::Error },
     #[error("{path}: {detail}")]
     Csv { path: String, detail: String },
+    #[error("{path}: {detail}")]
+    Parquet { path: String, detail: String },
     #[error(
-        "{path}: unknown data format: name it .csv, .jsonl or .ndjson (or `-` for JSON Lines on standard input)"
+        "{path}: unknown data format: name it .csv, .jsonl, .ndjson or .parquet (or `-` for JSON Lines on standard input)"
     )]
     Format { path: String },
 }
@@ -56,6 +61,7 @@ pub struct RowReader {
 enum Source {
     Csv { reader: csv::Reader<Box<dyn Read + Send>>, headers: Vec<String> },
     Lines(Box<dyn BufRead + Send>),
+    Parquet(ParquetRows),
 }
 
 impl std::fmt::Debug for RowReader {
@@ -95,6 +101,10 @@ impl RowReader {
                 Source::Csv { reader, headers }
             }
             "jsonl" | "ndjson" => Source::Lines(Box::new(BufReader::new(open()?))),
+            "parquet" if shown != "-" => Source::Parquet(
+                ParquetRows::open(path)
+                    .map_err(|detail| InputError::Parquet { path: shown.clone(), detail })?,
+            ),
             _ if shown == "-" => Source::Lines(Box::new(BufReader::new(open()?))),
             _ => return Err(InputError::Format { path: shown }),
         };
@@ -136,6 +146,11 @@ impl RowReader {
                     Err(error) => Some(Err(InputError::Csv { path, detail: error.to_string() })),
                 }
             }
+            Source::Parquet(rows) => Some(
+                rows.next_row()?
+                    .map(Next::Columns)
+                    .map_err(|detail| InputError::Parquet { path, detail }),
+            ),
             Source::Lines(lines) => loop {
                 let mut line = Vec::new();
                 match lines.read_until(b'\n', &mut line) {

@@ -1,6 +1,6 @@
-//! `llmtool batch`: a tool run over every row of a dataset (CSV or JSON Lines), many rows at
-//! once, every result written to an output file (JSON Lines or CSV) with its usage, cost,
-//! latency and outcome.
+//! `llmtool batch`: a tool run over every row of a dataset (CSV, JSON Lines or Parquet), many
+//! rows at once, every result written to an output file (JSON Lines, CSV or Parquet) with its
+//! usage, cost, latency and outcome.
 //!
 //! Exactly once: each row is keyed by the hash of the tool, its rendered prompt and its
 //! parameters, and which occurrence of that work it is ([`keys`]); a journal beside the output ([`journal`]) records the rows
@@ -12,6 +12,7 @@ pub mod input;
 pub mod journal;
 pub mod keys;
 pub mod output;
+mod parquet;
 mod prepare;
 pub mod run;
 

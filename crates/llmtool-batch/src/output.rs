@@ -1,6 +1,7 @@
-//! The batch's output file: one record per row, JSON Lines or CSV by the file's extension,
-//! appended as rows finish and cut back to the journal's committed length when a run starts
-//! (dropping what a crash left half-written).
+//! The batch's output file: one record per row, JSON Lines, CSV or Parquet by the file's
+//! extension. JSON Lines and CSV are appended to as rows finish and cut back to the journal's
+//! committed length when a run starts (dropping what a crash left half-written); Parquet is
+//! written whole from the journal at the end of a run.
 
 use std::fs::{File, OpenOptions};
 use std::io::{Seek as _, SeekFrom, Write as _};
@@ -13,6 +14,9 @@ use serde::Serialize;
 pub enum OutputFormat {
     Jsonl,
     Csv,
+    /// Written whole from the journal at the end of each run (records are kept there as
+    /// JSON Lines meanwhile).
+    Parquet,
 }
 
 impl OutputFormat {
@@ -21,6 +25,7 @@ impl OutputFormat {
         match path.extension().and_then(|e| e.to_str()).map(str::to_lowercase).as_deref() {
             Some("jsonl" | "ndjson") => Some(OutputFormat::Jsonl),
             Some("csv") => Some(OutputFormat::Csv),
+            Some("parquet") => Some(OutputFormat::Parquet),
             _ => None,
         }
     }
@@ -28,7 +33,7 @@ impl OutputFormat {
     /// What the file starts with: the CSV header, or nothing.
     pub fn header(self) -> String {
         match self {
-            OutputFormat::Jsonl => String::new(),
+            OutputFormat::Jsonl | OutputFormat::Parquet => String::new(),
             OutputFormat::Csv => format!("{}\n", CSV_COLUMNS.join(",")),
         }
     }
@@ -73,7 +78,9 @@ impl OutputRecord {
     /// The record as one line of `format`.
     pub fn line(&self, format: OutputFormat) -> String {
         match format {
-            OutputFormat::Jsonl => serde_json::to_string(self).unwrap_or_default() + "\n",
+            OutputFormat::Jsonl | OutputFormat::Parquet => {
+                serde_json::to_string(self).unwrap_or_default() + "\n"
+            }
             OutputFormat::Csv => {
                 let text = |value: Option<String>| value.unwrap_or_default();
                 let number = |value: Option<u64>| value.map(|n| n.to_string()).unwrap_or_default();
@@ -101,10 +108,11 @@ impl OutputRecord {
     }
 }
 
-/// The output file, open for appending.
+/// The output file, open for appending; or nothing, for a Parquet output (written whole from
+/// the journal instead).
 #[derive(Debug)]
 pub struct OutputFile {
-    file: File,
+    file: Option<File>,
     len: u64,
 }
 
@@ -122,19 +130,28 @@ impl OutputFile {
         }
         file.set_len(committed)?;
         file.seek(SeekFrom::Start(committed))?;
-        Ok(OutputFile { file, len: committed })
+        Ok(OutputFile { file: Some(file), len: committed })
+    }
+
+    /// No file: records go to the journal only.
+    pub fn detached() -> OutputFile {
+        OutputFile { file: None, len: 0 }
     }
 
     pub fn append(&mut self, text: &str) -> std::io::Result<()> {
-        self.file.write_all(text.as_bytes())?;
-        self.len += text.len() as u64;
+        if let Some(file) = &mut self.file {
+            file.write_all(text.as_bytes())?;
+            self.len += text.len() as u64;
+        }
         Ok(())
     }
 
     /// Puts what was appended on disk; the length to commit.
     pub fn sync(&mut self) -> std::io::Result<u64> {
-        self.file.flush()?;
-        self.file.sync_data()?;
+        if let Some(file) = &mut self.file {
+            file.flush()?;
+            file.sync_data()?;
+        }
         Ok(self.len)
     }
 }

@@ -16,6 +16,7 @@ use crate::input::{InputError, Mapping, RowReader};
 use crate::journal::{Entry, Journal, JournalError, Met};
 use crate::keys::Occurrences;
 use crate::output::{OutputFile, OutputFormat};
+use crate::parquet::ParquetOutput;
 use crate::prepare::{Shaped, Shaper};
 
 /// How many finished rows are written and committed together at most.
@@ -35,7 +36,7 @@ pub enum BatchError {
     Journal(#[from] JournalError),
     #[error("the output {path}: {source}")]
     Output { path: String, source: std::io::Error },
-    #[error("{0}: name the output .jsonl or .csv")]
+    #[error("{0}: name the output .jsonl, .csv or .parquet")]
     OutputFormat(String),
 }
 
@@ -151,7 +152,10 @@ impl Batch {
             rewrite(&self.out, format, &journal).await?;
         }
         let mut committed = journal.committed_bytes().await?;
-        let mut output = OutputFile::open(&self.out, committed).map_err(output_error)?;
+        let mut output = match format {
+            OutputFormat::Parquet => OutputFile::detached(),
+            _ => OutputFile::open(&self.out, committed).map_err(output_error)?,
+        };
         if committed == 0 {
             output.append(&format.header()).map_err(output_error)?;
             committed = output.sync().map_err(output_error)?;
@@ -232,7 +236,7 @@ impl Batch {
             // from the dataset (or were made with another tool or model).
             summary.dropped = journal.drop_unmet(start.pass).await?;
         }
-        if self.keep_order || journal.rewrite_pending().await? {
+        if self.keep_order || format == OutputFormat::Parquet || journal.rewrite_pending().await? {
             rewrite(&self.out, format, &journal).await?;
         }
         Ok(summary)
@@ -392,20 +396,52 @@ async fn rewrite(out: &Path, format: OutputFormat, journal: &Journal) -> Result<
     temporary.push(".rewrite");
     let temporary = PathBuf::from(temporary);
     let _ = std::fs::remove_file(&temporary);
-    let mut file = OutputFile::open(&temporary, 0).map_err(output_error)?;
-    file.append(&format.header()).map_err(output_error)?;
+    let mut file = match format {
+        OutputFormat::Parquet => Rewritten::Parquet(Box::new(
+            ParquetOutput::create(&temporary)
+                .map_err(|detail| output_error(std::io::Error::other(detail)))?,
+        )),
+        _ => {
+            let mut file = OutputFile::open(&temporary, 0).map_err(output_error)?;
+            file.append(&format.header()).map_err(output_error)?;
+            Rewritten::Lines(file)
+        }
+    };
     let mut after = None;
     loop {
         let page = journal.records_after(after.as_ref(), 1000).await?;
         let Some((last, _)) = page.last() else { break };
         let last = last.clone();
-        for (_, record) in &page {
-            file.append(record).map_err(output_error)?;
+        match &mut file {
+            Rewritten::Lines(file) => {
+                for (_, record) in &page {
+                    file.append(record).map_err(output_error)?;
+                }
+            }
+            Rewritten::Parquet(parquet) => {
+                let records: Vec<String> = page.into_iter().map(|(_, record)| record).collect();
+                parquet
+                    .write(&records)
+                    .map_err(|detail| output_error(std::io::Error::other(detail)))?;
+            }
         }
         after = Some(last);
     }
-    let length = file.sync().map_err(output_error)?;
+    let length = match file {
+        Rewritten::Lines(mut file) => file.sync().map_err(output_error)?,
+        Rewritten::Parquet(parquet) => {
+            parquet.finish().map_err(|detail| output_error(std::io::Error::other(detail)))?;
+            // Nothing of a Parquet output is appended to: its journal length stays 0.
+            0
+        }
+    };
     std::fs::rename(&temporary, out).map_err(output_error)?;
     journal.rewritten(length).await?;
     Ok(())
+}
+
+/// The output being written again.
+enum Rewritten {
+    Lines(OutputFile),
+    Parquet(Box<ParquetOutput>),
 }

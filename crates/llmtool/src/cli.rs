@@ -393,11 +393,11 @@ pub(crate) struct BatchArgs {
     /// The tool file.
     #[arg(value_name = "TOOL")]
     pub(crate) tool: PathBuf,
-    /// The rows: a .csv (with a header row) or .jsonl file, or `-` for JSON Lines on standard
-    /// input.
+    /// The rows: a .csv (with a header row), .jsonl or .parquet file, or `-` for JSON Lines
+    /// on standard input.
     #[arg(value_name = "DATA")]
     pub(crate) data: PathBuf,
-    /// Where the results go: .jsonl or .csv, one record per row.
+    /// Where the results go: .jsonl, .csv or .parquet, one record per row.
     #[arg(long, short = 'o', value_name = "OUT")]
     pub(crate) out: PathBuf,
     /// Rows run at once.

@@ -330,3 +330,48 @@ async fn a_provider_that_rate_limits_slows_the_batch_down_and_no_row_fails() {
     assert!(refused > 0 && refused < 150, "refused {refused} requests for 150 rows");
     assert_eq!(read_records(dir.path()).len(), 150);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn parquet_out_is_written_whole_and_reads_back_as_a_dataset() {
+    let mock = Mock::repeating("127.0.0.1:0", answer()).await;
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path(), &mock.url, 30);
+    let parquet_run = |extra: &[&str]| {
+        let command = batch(dir.path(), extra);
+        let args: Vec<String> = command
+            .get_args()
+            .map(|a| a.to_string_lossy().replace("out.jsonl", "out.parquet"))
+            .collect();
+        let mut command = Command::new(command.get_program());
+        command.current_dir(dir.path()).args(args).env("MOCK_KEY", "mock-secret-key-5150");
+        command.env("LLMTOOL_DATA_DIR", dir.path().join("data")).output().unwrap()
+    };
+    let first = parquet_run(&["-j", "4"]);
+    assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
+    let bytes = std::fs::read(dir.path().join("out.parquet")).unwrap();
+    assert!(bytes.starts_with(b"PAR1") && bytes.ends_with(b"PAR1"), "a whole Parquet file");
+    let again = parquet_run(&[]);
+    assert!(String::from_utf8_lossy(&again.stderr).contains("30 already done"));
+
+    // Its records as a dataset: `output` fills `topic`, the ids carry over.
+    let reread = Command::new(env!("CARGO_BIN_EXE_llmtool"))
+        .current_dir(dir.path())
+        .args(["batch", "tool.json", "out.parquet", "-o", "again.jsonl", "--id", "id"])
+        .args(["--map", "topic=output", "--config", "config.toml"])
+        .env("MOCK_KEY", "mock-secret-key-5150")
+        .env("LLMTOOL_DATA_DIR", dir.path().join("data"))
+        .output()
+        .unwrap();
+    assert!(reread.status.success(), "{}", String::from_utf8_lossy(&reread.stderr));
+    let records: Vec<Value> = std::fs::read_to_string(dir.path().join("again.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let mut ids: Vec<&str> = records.iter().map(|r| r["id"].as_str().unwrap()).collect();
+    ids.sort_unstable();
+    let mut expected: Vec<String> = (0..30).map(|n| format!("T{n}")).collect();
+    expected.sort_unstable();
+    assert_eq!(ids, expected);
+    assert!(records.iter().all(|r| r["outcome"] == "ok"));
+}
