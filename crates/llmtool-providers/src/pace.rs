@@ -29,6 +29,10 @@ pub struct Limits {
 /// The wait after a 429 that names none.
 const DEFAULT_PAUSE: Duration = Duration::from_secs(1);
 
+/// The shortest and longest pause a 429 causes, whatever its `Retry-After` says.
+const MIN_PAUSE: Duration = Duration::from_millis(50);
+const MAX_PAUSE: Duration = Duration::from_secs(300);
+
 /// The paces of all providers, by provider name. Cheap to share.
 #[derive(Debug, Default)]
 pub struct Pacer {
@@ -48,6 +52,8 @@ impl Pacer {
     pub async fn acquire(&self, provider: &str, tokens: u64) -> Permit {
         let pace = self.pace(provider);
         let epoch = pace.enter().await;
+        // The place is held from here: dropped while waiting on a rate, it is given back.
+        let permit = Permit { pace: Arc::clone(&pace), epoch, settled: false };
         if let Some(requests) = &pace.requests {
             requests.until_ready().await;
         }
@@ -58,7 +64,7 @@ impl Pacer {
             // full bucket and takes it all.
             let _ = limiter.until_n_ready(tokens).await;
         }
-        Permit { pace, epoch, settled: false }
+        permit
     }
 
     /// The concurrency limit of `provider` now (`None`: no limit yet).
@@ -160,7 +166,8 @@ impl Pace {
                     state.limit = (state.limit.min(f64::from(state.in_flight)) / 2.0).max(1.0);
                     state.epoch += 1;
                 }
-                let until = Instant::now() + retry_after.unwrap_or(DEFAULT_PAUSE);
+                let pause = retry_after.unwrap_or(DEFAULT_PAUSE).clamp(MIN_PAUSE, MAX_PAUSE);
+                let until = Instant::now() + pause;
                 state.paused_until = Some(state.paused_until.map_or(until, |now| now.max(until)));
             }
             Outcome::Other => {}

@@ -201,7 +201,11 @@ impl Transport {
                         tokio::time::sleep(self.retry.delay(rate_limit_retries, None)).await;
                     }
                 }
-                Err(error) if error.is_retryable() && retries < self.retry.max_retries => {
+                Err(error)
+                    if error.is_retryable()
+                        && !matches!(error, ProviderError::RateLimited { .. })
+                        && retries < self.retry.max_retries =>
+                {
                     retries += 1;
                     tokio::time::sleep(self.retry.delay(retries, error.retry_after())).await;
                 }
@@ -423,7 +427,7 @@ fn stream_error(error: eventsource_stream::EventStreamError<reqwest::Error>) -> 
 /// `Retry-After` as seconds or as an HTTP date.
 pub fn parse_retry_after(value: &str) -> Option<Duration> {
     if let Ok(seconds) = value.trim().parse::<f64>() {
-        return (seconds.is_finite() && seconds >= 0.0).then(|| Duration::from_secs_f64(seconds));
+        return Duration::try_from_secs_f64(seconds).ok();
     }
     let when = jiff::fmt::rfc2822::parse(value.trim()).ok()?.timestamp();
     let wait = when.duration_since(jiff::Timestamp::now());
