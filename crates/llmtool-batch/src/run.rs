@@ -229,6 +229,11 @@ impl Batch {
         let length = output.sync().map_err(output_error)?;
         journal.commit(&[], &met, start.pass, length).await?;
         if let Some(error) = stopped {
+            if format == OutputFormat::Parquet {
+                // The rows done so far still reach the output; the error that stopped the run
+                // is the one to report, so a failure to write here only waits for the next run.
+                let _ = rewrite(&self.out, format, &journal).await;
+            }
             return Err(error);
         }
         if summary.left_at_budget == 0 {
@@ -436,8 +441,19 @@ async fn rewrite(out: &Path, format: OutputFormat, journal: &Journal) -> Result<
         }
     };
     std::fs::rename(&temporary, out).map_err(output_error)?;
+    sync_directory(out).map_err(output_error)?;
     journal.rewritten(length).await?;
     Ok(())
+}
+
+/// Makes the rename of `path` durable (fsync of its directory), so a power loss cannot leave
+/// the old file beside a journal that already counts the new one.
+fn sync_directory(path: &Path) -> std::io::Result<()> {
+    let directory = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    std::fs::File::open(directory)?.sync_all()
 }
 
 /// The output being written again.

@@ -29,6 +29,8 @@ pub(crate) struct Job {
 
 /// What the model's thread sends back: text as it is decoded, then the whole answer.
 pub(crate) enum Event {
+    /// Sent before a waiting request's prompt is read, to learn whether anyone still waits.
+    Starting,
     Text(String),
     Done(Result<Generation, LocalError>),
 }
@@ -115,6 +117,11 @@ fn admit(waiting: &mut VecDeque<Running>, active: &[Running]) -> Vec<Running> {
     let mut count = active.len();
     let mut admitted = Vec::new();
     while let Some(next) = waiting.front() {
+        if next.events.send(Event::Starting).is_err() {
+            // Its client left while it waited: its prompt is never read.
+            waiting.pop_front();
+            continue;
+        }
         let size = next.sequence.reserved_tokens();
         let fits = count < MAX_SEQUENCES && reserved + size <= MAX_RESERVED_TOKENS;
         if !fits && count > 0 {

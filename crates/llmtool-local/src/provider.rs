@@ -88,7 +88,7 @@ impl Engine for LocalEngine {
     fn generate(
         &self,
         request: &ChatRequest,
-        on_text: &mut dyn FnMut(&str),
+        on_text: &mut dyn FnMut(&str) -> bool,
     ) -> Result<Completion, ProviderError> {
         let (messages, options) = self.options(request);
         let (events, received) = std::sync::mpsc::channel();
@@ -96,7 +96,16 @@ impl Engine for LocalEngine {
         self.jobs.send(Job { messages, options, events }).map_err(|_| stopped())?;
         let generation = loop {
             match received.recv().map_err(|_| stopped())? {
-                Event::Text(text) => on_text(&text),
+                Event::Starting => {}
+                Event::Text(text) => {
+                    if !on_text(&text) {
+                        // Nobody listens: dropping `received` makes the model's thread cancel
+                        // the answer at its next step.
+                        return Err(ProviderError::MalformedStream(
+                            "the request was dropped".into(),
+                        ));
+                    }
+                }
                 Event::Done(result) => {
                     break result.map_err(|e| ProviderError::MalformedStream(e.to_string()))?;
                 }

@@ -233,7 +233,12 @@ fn answers_decoded_together_are_the_answers_decoded_alone() {
                 let engine = &engine;
                 scope.spawn(move || {
                     let mut text = String::new();
-                    engine.generate(request, &mut |piece| text.push_str(piece)).unwrap();
+                    engine
+                        .generate(request, &mut |piece| {
+                            text.push_str(piece);
+                            true
+                        })
+                        .unwrap();
                     text
                 })
             })
@@ -241,4 +246,22 @@ fn answers_decoded_together_are_the_answers_decoded_alone() {
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
     assert_eq!(through_engine, alone);
+
+    // A caller that stops listening gets its answer stopped at once, and the model goes on
+    // answering the others as before.
+    let mut pieces = 0;
+    let dropped = engine.generate(&requests[0], &mut |_| {
+        pieces += 1;
+        false
+    });
+    assert!(dropped.is_err(), "a dropped request is not finished");
+    assert_eq!(pieces, 1, "no text after the caller left");
+    let mut again = String::new();
+    engine
+        .generate(&requests[0], &mut |piece| {
+            again.push_str(piece);
+            true
+        })
+        .unwrap();
+    assert_eq!(again, alone[0]);
 }

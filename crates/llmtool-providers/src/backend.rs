@@ -8,12 +8,13 @@ use crate::request::ChatRequest;
 use crate::transport::{Completion, Delivery, Transport};
 
 /// A model answering in-process. `generate` is blocking (CPU work); the run loop calls it on a
-/// blocking thread and streams its text back.
+/// blocking thread and streams its text back. `on_text` returns false once nobody listens any
+/// more (the request was dropped): the engine should then stop and give the model to others.
 pub trait Engine: Send + Sync {
     fn generate(
         &self,
         request: &ChatRequest,
-        on_text: &mut dyn FnMut(&str),
+        on_text: &mut dyn FnMut(&str) -> bool,
     ) -> Result<Completion, ProviderError>;
 }
 
@@ -47,9 +48,7 @@ pub(crate) async fn generate_local(
     let engine = Arc::clone(engine);
     let request = request.clone();
     let worker = tokio::task::spawn_blocking(move || {
-        engine.generate(&request, &mut |text| {
-            let _ = sender.send(text.to_owned());
-        })
+        engine.generate(&request, &mut |text| sender.send(text.to_owned()).is_ok())
     });
     let mut whole = String::new();
     while let Some(piece) = receiver.recv().await {
