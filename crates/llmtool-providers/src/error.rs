@@ -63,6 +63,8 @@ pub enum ProviderError {
     TooLarge { limit: u64 },
     #[error("cancelled")]
     Cancelled,
+    #[error("{0}")]
+    Unsupported(String),
 }
 
 impl ProviderError {

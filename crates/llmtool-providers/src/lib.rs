@@ -3,6 +3,7 @@
 
 pub mod anthropic;
 pub mod backend;
+pub mod batch_api;
 pub mod client;
 pub mod config;
 pub mod endpoint;

@@ -116,6 +116,12 @@ impl Transport {
         Self { pacer: Arc::new(pacer), ..self }
     }
 
+    /// The HTTP client underneath (its redirect policy and timeouts), for calls that are not
+    /// a model's answer (see [`crate::batch_api`]).
+    pub(crate) fn http(&self) -> &reqwest::Client {
+        &self.client
+    }
+
     /// The pace keeper of this transport's requests.
     pub fn pacer(&self) -> &Pacer {
         &self.pacer
@@ -375,7 +381,7 @@ fn origin_of(location: Option<&reqwest::header::HeaderValue>) -> String {
 pub const MAX_ERROR_BODY: usize = 16 * 1024;
 
 /// An error body, at most [`MAX_ERROR_BODY`] bytes of it.
-async fn read_bounded(response: reqwest::Response) -> String {
+pub(crate) async fn read_bounded(response: reqwest::Response) -> String {
     let mut body = Vec::new();
     let mut stream = response.bytes_stream();
     while let Some(Ok(chunk)) = stream.next().await {
