@@ -61,7 +61,7 @@ pub struct Start {
 /// needs.
 #[derive(Debug, Clone)]
 pub struct Journal {
-    pool: SqlitePool,
+    pub(crate) pool: SqlitePool,
     reads: SqlitePool,
     path: String,
 }
@@ -102,7 +102,7 @@ impl Journal {
         Ok(journal)
     }
 
-    fn error(&self, source: sqlx::Error) -> JournalError {
+    pub(crate) fn error(&self, source: sqlx::Error) -> JournalError {
         JournalError::Database { path: self.path.clone(), source }
     }
 
@@ -169,6 +169,19 @@ impl Journal {
         out_bytes: u64,
     ) -> Result<(), JournalError> {
         let mut tx = self.pool.begin().await.map_err(|e| self.error(e))?;
+        self.commit_in(&mut tx, entries, met, pass, out_bytes).await?;
+        tx.commit().await.map_err(|e| self.error(e))
+    }
+
+    /// [`Journal::commit`] within the transaction `tx`.
+    pub(crate) async fn commit_in(
+        &self,
+        tx: &mut sqlx::Transaction<'_, Sqlite>,
+        entries: &[Entry],
+        met: &[Met],
+        pass: i64,
+        out_bytes: u64,
+    ) -> Result<(), JournalError> {
         // Many rows a statement: a statement is a round trip to SQLite's thread.
         for entries in entries.chunks(STATEMENT_ROWS) {
             let mut insert = QueryBuilder::<Sqlite>::new(
@@ -188,7 +201,7 @@ impl Journal {
                    row_id = excluded.row_id, outcome = excluded.outcome,
                    cost_usd = excluded.cost_usd, record = excluded.record, pass = excluded.pass",
             );
-            insert.build().execute(&mut *tx).await.map_err(|e| self.error(e))?;
+            insert.build().execute(&mut **tx).await.map_err(|e| self.error(e))?;
         }
         for met in met.chunks(STATEMENT_ROWS) {
             let mut update = QueryBuilder::<Sqlite>::new("WITH met (key, row_index) AS (");
@@ -198,7 +211,7 @@ impl Journal {
             update.push(") UPDATE rows SET pass = ");
             update.push_bind(pass);
             update.push(", row_index = met.row_index FROM met WHERE rows.key = met.key");
-            update.build().execute(&mut *tx).await.map_err(|e| self.error(e))?;
+            update.build().execute(&mut **tx).await.map_err(|e| self.error(e))?;
         }
         let replaced = entries.iter().any(|entry| entry.replaces);
         sqlx::query(
@@ -206,10 +219,10 @@ impl Journal {
         )
         .bind(i64::try_from(out_bytes).unwrap_or(i64::MAX))
         .bind(replaced)
-        .execute(&mut *tx)
+        .execute(&mut **tx)
         .await
         .map_err(|e| self.error(e))?;
-        tx.commit().await.map_err(|e| self.error(e))
+        Ok(())
     }
 
     /// Drops the rows that run `pass` did not meet (rows no longer in the dataset, or made

@@ -14,9 +14,11 @@ pub mod keys;
 pub mod output;
 mod parquet;
 mod prepare;
+pub mod provider_batch;
 pub mod run;
+pub mod submitted;
 
 pub use input::{InputError, Mapping, Row, RowReader};
 pub use journal::{Journal, JournalError};
 pub use output::{OutputFormat, OutputRecord};
-pub use run::{Batch, BatchError, Estimate, Progress, Summary};
+pub use run::{Batch, BatchError, Estimate, Progress, ProviderBatchOptions, Summary, Via};

@@ -7,7 +7,9 @@ use std::fs::{File, OpenOptions};
 use std::io::{Seek as _, SeekFrom, Write as _};
 use std::path::Path;
 
-use serde::Serialize;
+use llmtool_providers::run::RunReport;
+use llmtool_runtime::Rejected;
+use serde::{Deserialize, Serialize};
 
 /// The output's format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,7 +57,7 @@ const CSV_COLUMNS: [&str; 12] = [
 ];
 
 /// One row's result.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OutputRecord {
     pub id: String,
     pub row: u64,
@@ -75,6 +77,18 @@ pub struct OutputRecord {
 }
 
 impl OutputRecord {
+    /// Fills in the answer of `report`: `ok` when it met the expected output, else
+    /// `rejected` with why.
+    pub fn answered(&mut self, report: RunReport) {
+        let accepted = Rejected::check(&report).is_ok();
+        if accepted { "ok" } else { "rejected" }.clone_into(&mut self.outcome);
+        self.output = report.output;
+        self.error = report.error;
+        self.input_tokens = report.usage.input_tokens;
+        self.output_tokens = report.usage.output_tokens;
+        self.cost_usd = report.cost;
+    }
+
     /// The record as one line of `format`.
     pub fn line(&self, format: OutputFormat) -> String {
         match format {

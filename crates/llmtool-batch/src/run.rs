@@ -10,7 +10,7 @@ use futures_util::StreamExt as _;
 use llmtool_core::model::Tool;
 use llmtool_core::template::{Inputs, ToolTemplate};
 use llmtool_providers::run::RunOptions;
-use llmtool_runtime::{ParamOverrides, Rejected, Runtime};
+use llmtool_runtime::{ParamOverrides, Runtime};
 
 use crate::input::{InputError, Mapping, RowReader};
 use crate::journal::{Entry, Journal, JournalError, Met};
@@ -23,10 +23,10 @@ use crate::prepare::{Shaped, Shaper};
 const GROUP: usize = 64;
 
 /// How many rows are looked up in the journal with one query.
-const LOOKUP: usize = 512;
+pub(crate) const LOOKUP: usize = 512;
 
 /// How many rows met again (done by an earlier run) wait to be stamped in one commit.
-const MET_GROUP: usize = 4096;
+pub(crate) const MET_GROUP: usize = 4096;
 
 #[derive(Debug, thiserror::Error)]
 pub enum BatchError {
@@ -38,6 +38,10 @@ pub enum BatchError {
     Output { path: String, source: std::io::Error },
     #[error("{0}: name the output .jsonl, .csv or .parquet")]
     OutputFormat(String),
+    #[error(transparent)]
+    Provider(#[from] llmtool_providers::ProviderError),
+    #[error(transparent)]
+    Run(#[from] llmtool_runtime::RunError),
 }
 
 /// A batch: the tool, the dataset, the output, and how to run.
@@ -56,6 +60,54 @@ pub struct Batch {
     /// Start no new row once this many US dollars are spent, counting earlier runs of the
     /// batch (rows already running finish; the rest stay to do).
     pub max_cost: Option<f64>,
+    pub via: Via,
+}
+
+/// Where the rows run.
+#[derive(Debug, Clone, Default)]
+pub enum Via {
+    /// Here: each row a request of its own, `concurrency` at a time.
+    #[default]
+    Here,
+    /// Through the provider's own batch engine, at its batch price.
+    ProviderBatch(ProviderBatchOptions),
+}
+
+/// How a batch goes through the provider's batch engine.
+#[derive(Debug, Clone)]
+pub struct ProviderBatchOptions {
+    /// The most rows in one provider batch (the provider's own limit may be lower).
+    pub rows_per_batch: usize,
+    /// The wait before the first poll; it doubles each poll up to `longest_poll`.
+    pub first_poll: std::time::Duration,
+    pub longest_poll: std::time::Duration,
+    /// Submit the rows and return without waiting for their answers (a later run collects
+    /// them).
+    pub detach: bool,
+}
+
+impl Default for ProviderBatchOptions {
+    fn default() -> Self {
+        Self {
+            rows_per_batch: 10_000,
+            first_poll: std::time::Duration::from_secs(5),
+            longest_poll: std::time::Duration::from_secs(300),
+            detach: false,
+        }
+    }
+}
+
+/// A run's dataset, journal and output, opened; and what it starts from.
+pub(crate) struct Opened<'a> {
+    pub format: OutputFormat,
+    pub rows: RowReader,
+    pub journal: Journal,
+    /// Held for the run (see [`lock`]).
+    pub _lock: std::fs::File,
+    pub output: OutputFile,
+    pub shaper: Shaper<'a>,
+    pub start: crate::journal::Start,
+    pub summary: Summary,
 }
 
 /// What a run did.
@@ -77,6 +129,11 @@ pub struct Summary {
     /// Records dropped from the output: rows no longer in the dataset, or made with another
     /// tool or model.
     pub dropped: u64,
+    /// Rows this run handed to the provider's batch engine, and the batches they went in.
+    pub submitted: u64,
+    pub provider_batches: Vec<String>,
+    /// Rows in the provider's batches whose answers are not collected yet.
+    pub awaiting: u64,
 }
 
 /// What a batch would send, worked out without sending anything (`--estimate`).
@@ -104,6 +161,8 @@ pub struct Progress {
     pub skipped: AtomicU64,
     /// US dollars spent by this run, in billionths.
     pub cost_nanos: AtomicU64,
+    /// What the run waits on, when it waits (the provider's batches).
+    pub waiting: std::sync::Mutex<Option<String>>,
 }
 
 impl Progress {
@@ -128,24 +187,34 @@ impl Batch {
         PathBuf::from(name)
     }
 
-    /// Runs every row not done yet, counting in `progress` as it goes.
+    /// Runs every row not done yet, counting in `progress` as it goes: here, or through the
+    /// provider's batch engine.
     pub async fn run(&self, runtime: &Runtime, progress: &Progress) -> Result<Summary, BatchError> {
+        let opened = self.open(runtime).await?;
+        match &self.via {
+            Via::Here => self.run_here(runtime, progress, opened).await,
+            Via::ProviderBatch(options) => {
+                crate::provider_batch::run(self, runtime, progress, opened, options).await
+            }
+        }
+    }
+
+    /// The dataset, the journal and the output, made ready for a run.
+    pub(crate) async fn open<'a>(&'a self, runtime: &'a Runtime) -> Result<Opened<'a>, BatchError> {
         let format = OutputFormat::of(&self.out)
             .ok_or_else(|| BatchError::OutputFormat(self.out.display().to_string()))?;
         // The dataset first: a mistyped path leaves no output or journal behind.
         let rows = RowReader::open(&self.data, self.id_column.clone())?;
-        let output_error =
-            |source| BatchError::Output { path: self.out.display().to_string(), source };
         let journal_path = self.journal_path();
         let new_journal = !journal_path.exists();
         if new_journal && std::fs::metadata(&self.out).is_ok_and(|m| m.len() > 0) {
             // Not this batch's output: cutting it back to nothing would lose it.
-            return Err(output_error(std::io::Error::other(format!(
+            return Err(self.output_error(std::io::Error::other(format!(
                 "{} exists and no journal says what is in it; choose another output, or move it away",
                 self.out.display()
             ))));
         }
-        let _lock = lock(&journal_path).map_err(output_error)?;
+        let lock = lock(&journal_path).map_err(|e| self.output_error(e))?;
         let journal = Journal::open(&journal_path).await?;
         if journal.rewrite_pending().await? {
             // An earlier run replaced records and stopped before writing the output again.
@@ -154,14 +223,14 @@ impl Batch {
         let mut committed = journal.committed_bytes().await?;
         let mut output = match format {
             OutputFormat::Parquet => OutputFile::detached(),
-            _ => OutputFile::open(&self.out, committed).map_err(output_error)?,
+            _ => OutputFile::open(&self.out, committed).map_err(|e| self.output_error(e))?,
         };
         if committed == 0 {
-            output.append(&format.header()).map_err(output_error)?;
-            committed = output.sync().map_err(output_error)?;
+            output.append(&format.header()).map_err(|e| self.output_error(e))?;
+            committed = output.sync().map_err(|e| self.output_error(e))?;
             journal.commit(&[], &[], 0, committed).await?;
         }
-        let mut shaper = Shaper {
+        let shaper = Shaper {
             tool: &self.tool,
             template: ToolTemplate::new(&self.tool),
             tool_hash: llmtool_runtime::log::tool_hash(&self.tool),
@@ -171,7 +240,24 @@ impl Batch {
             occurrences: Occurrences::default(),
         };
         let start = journal.start(&shaper.setup()).await?;
-        let mut summary = Summary { setup_changed: start.setup_changed, ..Summary::default() };
+        let summary = Summary { setup_changed: start.setup_changed, ..Summary::default() };
+        Ok(Opened { format, rows, journal, _lock: lock, output, shaper, start, summary })
+    }
+
+    pub(crate) fn output_error(&self, source: std::io::Error) -> BatchError {
+        BatchError::Output { path: self.out.display().to_string(), source }
+    }
+
+    /// Runs the rows here, `concurrency` at a time.
+    async fn run_here(
+        &self,
+        runtime: &Runtime,
+        progress: &Progress,
+        opened: Opened<'_>,
+    ) -> Result<Summary, BatchError> {
+        let Opened { format, rows, journal, _lock, mut output, mut shaper, start, mut summary } =
+            opened;
+        let output_error = |source| self.output_error(source);
         let budget = Budget { limit: self.max_cost, spent_before: journal.cost().await?, progress };
         let (budget, journal_ref) = (&budget, &journal);
         let concurrency = self.concurrency.max(1);
@@ -236,15 +322,30 @@ impl Batch {
             }
             return Err(error);
         }
-        if summary.left_at_budget == 0 {
-            // Every row of the dataset was met: rows the journal has that were not are gone
-            // from the dataset (or were made with another tool or model).
-            summary.dropped = journal.drop_unmet(start.pass).await?;
+        let every_row_met = summary.left_at_budget == 0;
+        self.close(&journal, format, start.pass, every_row_met, &mut summary).await?;
+        Ok(summary)
+    }
+
+    /// Ends a run: when it met every row of the dataset, drops the journal's rows it did not
+    /// meet; writes the output again when it must be.
+    pub(crate) async fn close(
+        &self,
+        journal: &Journal,
+        format: OutputFormat,
+        pass: i64,
+        every_row_met: bool,
+        summary: &mut Summary,
+    ) -> Result<(), BatchError> {
+        if every_row_met {
+            // Rows the journal has that were not met are gone from the dataset (or were made
+            // with another tool or model).
+            summary.dropped = journal.drop_unmet(pass).await?;
         }
         if self.keep_order || format == OutputFormat::Parquet || journal.rewrite_pending().await? {
-            rewrite(&self.out, format, &journal).await?;
+            rewrite(&self.out, format, journal).await?;
         }
-        Ok(summary)
+        Ok(())
     }
 
     /// What the batch would send: rows, input tokens and the worst-case cost; nothing is
@@ -278,7 +379,7 @@ impl Batch {
 }
 
 impl Summary {
-    fn count(&mut self, entry: &Entry) {
+    pub(crate) fn count(&mut self, entry: &Entry) {
         self.rows += 1;
         self.cost_usd += entry.cost_usd.unwrap_or(0.0);
         match entry.outcome.as_str() {
@@ -291,7 +392,7 @@ impl Summary {
 }
 
 /// `rows`, each with how the journal says it ended (if it is done), in one query.
-async fn look_up(
+pub(crate) async fn look_up(
     journal: &Journal,
     rows: Vec<Result<Shaped, InputError>>,
 ) -> Vec<Result<(Shaped, Option<String>), BatchError>> {
@@ -372,14 +473,8 @@ async fn finish(
     let options = RunOptions { stream: false, max_repairs: 2, raw: false, live: false };
     match runtime.run(&request, options, &mut |_| {}).await {
         Ok(report) => {
-            let accepted = Rejected::check(&report).is_ok();
-            if accepted { "ok" } else { "rejected" }.clone_into(&mut record.outcome);
-            record.output = report.output;
-            record.error = report.error;
-            record.input_tokens = report.usage.input_tokens;
-            record.output_tokens = report.usage.output_tokens;
-            record.cost_usd = report.cost;
             record.latency_ms = Some(report.latency_ms);
+            record.answered(report);
         }
         Err(error) => {
             "failed".clone_into(&mut record.outcome);

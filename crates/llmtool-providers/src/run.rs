@@ -7,6 +7,7 @@ use llmtool_core::output::{self, OutputFormat, OutputKind, OutputSpec};
 use serde::Serialize;
 
 use crate::backend::{Backend, generate_local};
+use crate::batch_api::Answer;
 use crate::client::{build_request, decoder_factory};
 use crate::error::ProviderError;
 use crate::event::Usage;
@@ -153,6 +154,42 @@ impl RunRequest {
             _ => {}
         }
         message
+    }
+
+    /// The request as one of a provider's batch (see [`crate::batch_api`]): the first
+    /// message, answered whole.
+    pub fn batch_request(&self) -> ChatRequest {
+        let options = RunOptions { stream: false, live: false, ..RunOptions::default() };
+        self.chat(vec![Message::user(self.first_message())], options)
+    }
+
+    /// The report of `answer`, from a provider's batch engine: the expected output enforced
+    /// (a batch cannot ask again, so an answer that misses it is rejected), the cost at the
+    /// batch price.
+    pub fn batch_report(&self, answer: &Answer) -> RunReport {
+        let (output, rejection) = match output::enforce(&self.spec, &answer.text, false) {
+            Ok(output) => (Some(output), None),
+            Err(error) => (None, Some(error.to_string())),
+        };
+        RunReport {
+            output,
+            raw: answer.text.clone(),
+            model: self.target.model.clone(),
+            provider: self.target.endpoint.provider.clone(),
+            usage: answer.usage,
+            cost: self
+                .price
+                .as_ref()
+                .and_then(|entry| Some(entry.price.cost(&answer.usage.tokens()?, Billing::Batch))),
+            price: self.price.clone(),
+            latency_ms: 0,
+            time_to_first_token_ms: None,
+            finish_reason: answer.finish_reason.clone(),
+            repairs: 0,
+            error: rejection,
+            warnings: Vec::new(),
+            local: None,
+        }
     }
 
     /// Whether the answer is shown as it streams: only when it is printed unchanged.

@@ -146,6 +146,11 @@ impl Runtime {
         &self.inner.providers
     }
 
+    /// The transport of the runtime's requests (its timeouts, retries and pace).
+    pub fn transport(&self) -> &Transport {
+        &self.inner.transport
+    }
+
     /// The model and provider `tool` runs on: the user's choice, else the tool's own
     /// `model_version` list, else the configured default (see `Providers::resolve`).
     pub fn target(&self, tool: &Tool) -> Result<Target, RunError> {

@@ -6,15 +6,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use llmtool_batch::{Batch, Mapping, Progress, RowReader};
+use llmtool_batch::{Batch, Mapping, Progress, ProviderBatchOptions, RowReader, Via};
 use llmtool_providers::run::CHARACTERS_PER_TOKEN;
 use llmtool_providers::transport::RetryPolicy;
 use llmtool_runtime::{Fetch, LogPolicy, Runtime, RuntimeOptions};
 
 use crate::Outcome;
-use crate::cli::BatchArgs;
-use crate::commands::cost;
+use crate::cli::{self, BatchArgs};
 use crate::commands::render::load_tool;
+use crate::commands::{batch_status, cost};
 use crate::{io, settings};
 
 /// How many times a row is sent again after a 429 before it counts as failed. The pace
@@ -22,8 +22,15 @@ use crate::{io, settings};
 const RATE_LIMIT_RETRIES: u32 = 10;
 
 pub(crate) fn run(args: &BatchArgs) -> anyhow::Result<Outcome> {
-    let name = io::display_name(&args.tool);
-    let Some((document, _)) = load_tool(&args.tool, &name)? else {
+    if let Some(action) = &args.action {
+        return batch_status::run(action);
+    }
+    // Required by the command line when there is no subcommand.
+    let (Some(tool_path), Some(data), Some(out)) = (&args.tool, &args.data, &args.out) else {
+        anyhow::bail!("llmtool batch needs TOOL, DATA and -o OUT (see llmtool batch --help)");
+    };
+    let name = io::display_name(tool_path);
+    let Some((document, _)) = load_tool(tool_path, &name)? else {
         return Ok(Outcome::Problems);
     };
     let tool = document.tool.clone().context("a checked tool has a model")?;
@@ -47,16 +54,32 @@ pub(crate) fn run(args: &BatchArgs) -> anyhow::Result<Outcome> {
         ..defaults
     };
     let runtime = Runtime::new(providers, options)?;
+    let via = match args.via {
+        cli::Via::Here => Via::Here,
+        cli::Via::ProviderBatch => {
+            if !(args.poll.is_finite() && args.poll > 0.0) {
+                anyhow::bail!("--poll takes a number of seconds above 0");
+            }
+            let first_poll = Duration::from_secs_f64(args.poll.min(3600.0));
+            Via::ProviderBatch(ProviderBatchOptions {
+                rows_per_batch: args.rows_per_batch.max(1),
+                first_poll,
+                longest_poll: Duration::from_secs(300).max(first_poll),
+                detach: args.detach,
+            })
+        }
+    };
     let batch = Batch {
         tool,
-        data: args.data.clone(),
-        out: args.out.clone(),
+        data: data.clone(),
+        out: out.clone(),
         mapping: Mapping { pairs },
         id_column: args.id.clone(),
         concurrency: args.jobs.max(1),
         retry_failed: args.retry_failed,
         keep_order: args.keep_order,
         max_cost: args.max_cost,
+        via,
     };
     if args.estimate {
         let estimate = batch.estimate(&runtime)?;
@@ -88,20 +111,34 @@ pub(crate) fn run(args: &BatchArgs) -> anyhow::Result<Outcome> {
     if summary.setup_changed {
         eprintln!(
             "the tool or its model changed since {} was written: its rows ran again",
-            args.out.display()
+            out.display()
         );
     }
     if summary.dropped > 0 {
         eprintln!(
             "{} earlier record(s) dropped from {}: rows no longer in the dataset, or made with another tool or model",
             summary.dropped,
-            args.out.display()
+            out.display()
         );
     }
     if summary.left_at_budget > 0 {
         eprintln!(
             "stopped at the budget (--max-cost): {} row(s) left to do; rerun with a higher --max-cost to go on",
             summary.left_at_budget
+        );
+    }
+    if !summary.provider_batches.is_empty() {
+        eprintln!(
+            "{} row(s) sent to the provider's batch engine in {}",
+            summary.submitted,
+            summary.provider_batches.join(", ")
+        );
+    }
+    if summary.awaiting > 0 {
+        eprintln!(
+            "{} row(s) wait for the provider's answers (llmtool batch status {}); run the same command again to collect them",
+            summary.awaiting,
+            out.display()
         );
     }
     eprintln!(
@@ -113,7 +150,7 @@ pub(crate) fn run(args: &BatchArgs) -> anyhow::Result<Outcome> {
         summary.invalid,
         summary.skipped,
         summary.cost_usd,
-        args.out.display()
+        out.display()
     );
     let incomplete = summary.failed + summary.rejected + summary.invalid + summary.left_at_budget;
     Ok(if incomplete > 0 { Outcome::Problems } else { Outcome::Ok })
@@ -157,8 +194,15 @@ fn show_progress(batch: &Batch, progress: &Progress, finished: &AtomicBool) {
             let done = progress.done.load(Ordering::Relaxed);
             let skipped = progress.skipped.load(Ordering::Relaxed);
             bar.set_position(done + skipped);
+            let waiting = progress
+                .waiting
+                .lock()
+                .ok()
+                .and_then(|note| note.clone())
+                .map(|note| format!("; {note}"))
+                .unwrap_or_default();
             bar.set_message(format!(
-                "{} not ok, {} already done, {} spent",
+                "{} not ok, {} already done, {} spent{waiting}",
                 progress.not_ok.load(Ordering::Relaxed),
                 skipped,
                 cost::dollars(progress.cost_usd())

@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 pub(crate) mod batch;
+pub(crate) mod batch_status;
 pub(crate) mod check;
 pub(crate) mod completions;
 pub(crate) mod convert;
