@@ -75,11 +75,14 @@ if ! cmp -s web/package-lock.json web/node_modules/.installed-lock.json 2>/dev/n
   cp web/package-lock.json web/node_modules/.installed-lock.json
 fi
 node web/build.mjs --check
-cargo build -q -p llmtool -p llmtool-testkit --bin llmtool --bin mock-llm
+cargo build -q -p llmtool -p llmtool-testkit --bin llmtool --bin mock-llm --bin mock-batches
 node --test web/tests/
 
 step "llmtool batch on Parquet files written by pyarrow and polars, and its Parquet read back by them"
 python3 scripts/parquet_peers.py
+
+step "the mock batch engines driven by the providers' own SDKs (openai, anthropic, google-genai)"
+python3 scripts/batch_sdks.py
 
 if [ -d fuzz ]; then
   step "fuzz smoke run"

@@ -53,10 +53,12 @@ pub(super) async fn create(
     headers: HeaderMap,
     Json(body): Json<Value>,
 ) -> Response {
-    if !headers.contains_key("anthropic-version") || !headers.contains_key("x-api-key") {
+    // A key as `x-api-key`, or (as the newest SDKs send it) as a bearer token.
+    let keyed = headers.contains_key("x-api-key") || headers.contains_key("authorization");
+    if !headers.contains_key("anthropic-version") || !keyed {
         return error(
             StatusCode::BAD_REQUEST,
-            "the anthropic-version and x-api-key headers are required",
+            "the anthropic-version header and a key are required",
         );
     }
     let requests = body["requests"].as_array().cloned().unwrap_or_default();

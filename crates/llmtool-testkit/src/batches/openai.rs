@@ -163,7 +163,8 @@ fn answer_all(input: &[u8]) -> Result<(String, String, Value), (usize, String)> 
                 let wrapped = body["response_format"]["json_schema"]["name"] == "answer";
                 let text = if wrapped { json!({"answer": text}).to_string() } else { text };
                 json!({"status_code": 200, "request_id": format!("req_{index}"), "body": {
-                "id": format!("chatcmpl-{index}"), "object": "chat.completion", "model": body["model"],
+                "id": format!("chatcmpl-{index}"), "object": "chat.completion", "created": 1_700_000_000,
+                "model": body["model"],
                 "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
                 "usage": {"prompt_tokens": USAGE.0, "completion_tokens": USAGE.1,
                           "total_tokens": USAGE.0 + USAGE.1}}})
