@@ -1,6 +1,6 @@
 //! The OpenAI Batch API: the requests uploaded as a JSON Lines file, a batch created from it
-//! and polled, then its output and error files downloaded. Servers that copy the API (Groq,
-//! for one) take the same calls.
+//! and polled, then its output and error files downloaded. Servers that copy the API take the
+//! same calls.
 
 use serde_json::{Value, json};
 
