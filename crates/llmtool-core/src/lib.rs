@@ -22,6 +22,7 @@ pub mod rules;
 pub mod schema;
 pub mod span;
 pub mod suggest;
+pub mod suite;
 pub mod syntax;
 pub mod template;
 

@@ -11,7 +11,7 @@ mod import;
 mod lists;
 pub mod naming;
 mod plain_schema;
-mod prompt_files;
+pub(crate) mod prompt_files;
 mod targets;
 mod write;
 

@@ -108,6 +108,12 @@ registry! {
     crate::convert::codes::MISSING_DESCRIPTION,
     crate::convert::codes::LIST_FOR_VECTOR,
     crate::convert::codes::PEER_RENDERS_DIFFERENTLY,
+    crate::suite::codes::TEST_FILE_SHAPE,
+    crate::suite::codes::UNKNOWN_ASSERTION,
+    crate::suite::codes::INVALID_ASSERTION,
+    crate::suite::codes::CASE_VARIABLES,
+    crate::suite::codes::UNREACHABLE_ANSWER,
+    crate::suite::codes::TEST_TOOL_MISSING,
 }
 
 /// Runs every semantic check on a lowered tool.

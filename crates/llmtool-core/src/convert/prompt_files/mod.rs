@@ -10,7 +10,7 @@ mod prompty;
 pub mod semantic_kernel;
 mod syntax;
 mod yaml;
-mod yaml_read;
+pub(crate) mod yaml_read;
 
 use serde_json::{Map, Value};
 
