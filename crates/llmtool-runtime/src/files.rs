@@ -2,7 +2,8 @@
 //! (one rule, decided here), and reading one, bounded in size, into a checked document.
 //!
 //! The rule: a path named explicitly is read whatever its name; a folder is searched
-//! recursively, in file-name order, for files ending `.json` (any case); files and folders
+//! recursively, in file-name order, for files ending `.json` (any case) other than test files
+//! (`NAME.tests.json`, see [`crate::test_files`]); files and folders
 //! whose name starts with `.` (`.git`, editors' backups) are skipped below it; symbolic links
 //! are followed, and a link loop or a broken link is skipped with a warning; a folder that
 //! cannot be listed is reported, and the search goes on.
@@ -59,6 +60,14 @@ impl FileError {
 /// The tool files under `paths`, without repeats, in a stable order; and what could not be
 /// listed. Paths that are not folders are kept as given (`-`, standard input, included).
 pub fn find(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<FileError>) {
+    find_matching(paths, is_tool_file)
+}
+
+/// The files under `paths` that `wanted` takes (by the same rule as [`find`]).
+pub fn find_matching(
+    paths: &[PathBuf],
+    wanted: impl Fn(&Path) -> bool,
+) -> (Vec<PathBuf>, Vec<FileError>) {
     let mut files = Vec::new();
     let mut seen = BTreeSet::new();
     let mut problems = Vec::new();
@@ -76,7 +85,7 @@ pub fn find(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<FileError>) {
         let visible = walk.into_iter().filter_entry(|e| e.depth() == 0 || !is_hidden(e.path()));
         for entry in visible {
             match entry {
-                Ok(entry) if entry.file_type().is_file() && is_tool_file(entry.path()) => {
+                Ok(entry) if entry.file_type().is_file() && wanted(entry.path()) => {
                     add(entry.into_path());
                 }
                 Ok(_) => {}
@@ -87,9 +96,15 @@ pub fn find(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<FileError>) {
     (files, problems)
 }
 
-/// Whether a file found in a folder is a tool file: its name ends `.json`.
+/// Whether a file found in a folder is a tool file: its name ends `.json`, and it is not a
+/// test file.
 pub fn is_tool_file(path: &Path) -> bool {
-    path.extension().is_some_and(|e| e.eq_ignore_ascii_case("json"))
+    path.extension().is_some_and(|e| e.eq_ignore_ascii_case("json")) && !is_test_file(path)
+}
+
+/// Whether a file is a test file: its name ends `.tests.json`, `.tests.yaml` or `.tests.yml`.
+pub fn is_test_file(path: &Path) -> bool {
+    path.file_name().is_some_and(|n| llmtool_core::suite::is_test_file_name(&n.to_string_lossy()))
 }
 
 fn is_hidden(path: &Path) -> bool {

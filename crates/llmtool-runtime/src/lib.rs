@@ -13,6 +13,7 @@ pub mod local;
 pub mod log;
 mod runner;
 mod runtime;
+pub mod test_files;
 
 pub use error::{Rejected, RunError};
 pub use files::{FileError, ToolErrors, ToolFile};
@@ -20,3 +21,4 @@ pub use local::{Consent, Fetch, Progress, PullEvent, pull};
 pub use log::{Ended, LogPolicy, Subject};
 pub use runner::{AnswerFuture, Runner};
 pub use runtime::{Choice, ParamOverrides, Runtime, RuntimeOptions};
+pub use test_files::TestsFile;

@@ -55,7 +55,15 @@ pub(crate) fn display_name(path: &Path) -> String {
 /// is; a link that leads nowhere is skipped with a warning, a folder that cannot be listed is
 /// an error.
 pub(crate) fn collect_files(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
-    let (found, problems) = files::find(paths);
+    collect_matching(paths, files::is_tool_file)
+}
+
+/// The files named by `paths` that `wanted` takes, by the same rule.
+pub(crate) fn collect_matching(
+    paths: &[PathBuf],
+    wanted: impl Fn(&Path) -> bool,
+) -> anyhow::Result<Vec<PathBuf>> {
+    let (found, problems) = files::find_matching(paths, wanted);
     let (warnings, errors): (Vec<_>, Vec<_>) =
         problems.into_iter().partition(files::FileError::is_warning);
     for warning in warnings {

@@ -509,3 +509,25 @@ fn a_file_of_several_tools_imports_all_into_a_folder_or_one_by_name() {
         assert_eq!(checked.status.code(), Some(0), "{file}: {}", text(&checked.stdout));
     }
 }
+
+#[test]
+fn check_reads_test_files_with_their_tool_and_no_command_takes_them_for_tools() {
+    let suite = repo().join("crates/llmtool-core/tests/fixtures/suite");
+    let good = llmtool(&["check", suite.join("good.tests.yaml").to_str().unwrap()], None);
+    assert_eq!(good.status.code(), Some(0), "{}", text(&good.stdout));
+    let all = llmtool(&["check", "--format", "json", suite.to_str().unwrap()], None);
+    assert_eq!(all.status.code(), Some(1));
+    let records: Vec<serde_json::Value> = serde_json::from_slice(&all.stdout).unwrap();
+    let codes: Vec<&str> = records.iter().filter_map(|r| r["code"].as_str()).collect();
+    for code in ["LT801", "LT802", "LT803", "LT804", "LT805"] {
+        assert!(codes.contains(&code), "{code} missing from {codes:?}");
+    }
+    // A test file whose tool is not there.
+    let folder = tempfile::tempdir().unwrap();
+    std::fs::write(folder.path().join("lone.tests.json"), r#"{"cases": []}"#).unwrap();
+    let lone = llmtool(&["check", folder.path().to_str().unwrap()], None);
+    assert!(text(&lone.stdout).contains("error[LT806]"), "{}", text(&lone.stdout));
+    // Commands that want tools skip test files in folders.
+    let fmt = llmtool(&["fmt", "--check", folder.path().to_str().unwrap()], None);
+    assert_eq!(fmt.status.code(), Some(0), "{}", text(&fmt.stderr));
+}

@@ -4,9 +4,10 @@ use std::fmt::Write as _;
 use std::io::IsTerminal;
 use std::path::Path;
 
+use llmtool_core::Severity;
 use llmtool_core::diagnostic::Summary;
 use llmtool_core::report::{self, Source};
-use llmtool_runtime::ToolFile;
+use llmtool_runtime::{TestsFile, ToolFile, files};
 use rayon::prelude::*;
 
 use crate::Outcome;
@@ -21,7 +22,9 @@ struct FileResult {
 }
 
 pub(crate) fn run(args: &CheckArgs) -> anyhow::Result<Outcome> {
-    let files = io::collect_files(&args.paths)?;
+    // Test files are checked too, with their tool.
+    let files =
+        io::collect_matching(&args.paths, |p| files::is_tool_file(p) || files::is_test_file(p))?;
     let color = io::color_for(std::io::stdout().is_terminal());
     let results: Vec<anyhow::Result<FileResult>> =
         files.par_iter().map(|path| check_file(path, args, color)).collect();
@@ -62,6 +65,9 @@ pub(crate) fn run(args: &CheckArgs) -> anyhow::Result<Outcome> {
 }
 
 fn check_file(path: &Path, args: &CheckArgs, color: bool) -> anyhow::Result<FileResult> {
+    if files::is_test_file(path) {
+        return check_test_file(path, args, color);
+    }
     let mut file = ToolFile::from_bytes(io::display_name(path), io::read_input(path)?);
     if args.strict {
         file.document.make_strict();
@@ -85,6 +91,30 @@ fn check_file(path: &Path, args: &CheckArgs, color: bool) -> anyhow::Result<File
         }
     };
     Ok(FileResult { text, json, summary: document.summary() })
+}
+
+/// A test file's problems, and its cases' against its tool.
+fn check_test_file(path: &Path, args: &CheckArgs, color: bool) -> anyhow::Result<FileResult> {
+    let file = TestsFile::load(path, io::max_file_bytes())?;
+    let mut diagnostics = file.diagnostics.clone();
+    if args.strict {
+        for diagnostic in &mut diagnostics {
+            if diagnostic.severity == Severity::Warning {
+                diagnostic.severity = Severity::Error;
+            }
+        }
+    }
+    let summary = Summary::of(&diagnostics);
+    let source = Source::new(&file.name, &file.text);
+    let (text, json) = match args.format {
+        DiagnosticFormat::Human => (file.report(&diagnostics, color), Vec::new()),
+        DiagnosticFormat::Github => (report::github(&source, &diagnostics), Vec::new()),
+        DiagnosticFormat::Json => {
+            let records = report::json_records(&source, &diagnostics);
+            (String::new(), records.iter().map(serde_json::to_value).collect::<Result<_, _>>()?)
+        }
+    };
+    Ok(FileResult { text, json, summary })
 }
 
 fn plural(n: usize) -> &'static str {
