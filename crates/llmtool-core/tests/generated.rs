@@ -47,6 +47,10 @@ fn schema_file_is_fresh() {
     let mut text = serde_json::to_string_pretty(&json_schema()).unwrap();
     text.push('\n');
     assert_fresh("schema/llm-tool.schema.json", &text);
+    let mut tests =
+        serde_json::to_string_pretty(&llmtool_core::suite::tests_json_schema()).unwrap();
+    tests.push('\n');
+    assert_fresh("schema/llm-tool-tests.schema.json", &tests);
 }
 
 #[test]

@@ -89,3 +89,16 @@ fn what_is_not_a_test_file_says_so() {
         );
     }
 }
+
+#[test]
+fn the_schema_agrees_with_the_reader_on_the_fixtures() {
+    let schema = llmtool_core::suite::tests_json_schema();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let good: serde_json::Value = serde_json::from_str(&fixture("good.tests.json")).unwrap();
+    let errors: Vec<String> = validator.iter_errors(&good).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    let yaml: serde_json::Value = serde_yaml_ng::from_str(&fixture("good.tests.yaml")).unwrap();
+    assert!(validator.is_valid(&yaml));
+    let broken: serde_json::Value = serde_json::from_str(&fixture("broken.tests.json")).unwrap();
+    assert!(!validator.is_valid(&broken));
+}

@@ -9,11 +9,13 @@ mod check;
 pub mod codes;
 mod model;
 mod read;
+mod schema;
 
 pub use assertions::{Observed, Verdict, evaluate, score};
 pub use check::{check_against, render};
 pub use model::{ASSERTION_TYPES, Assertion, Case, Check, Metric, TestFile};
 pub use read::{ReadTests, read_json, read_yaml};
+pub use schema::{TESTS_SCHEMA_ID, tests_json_schema};
 
 /// Whether `name` is a test file's name (`*.tests.json`, `*.tests.yaml`, `*.tests.yml`).
 pub fn is_test_file_name(name: &str) -> bool {
