@@ -1,0 +1,212 @@
+//! Running a test file: each case on each model, `repeat` times, from the cache when it can,
+//! its assertions scored and its runs counted against `min_pass`.
+
+use llmtool_core::LineIndex;
+use llmtool_core::suite::{self, Case, Check, Observed, TestFile, Verdict};
+use llmtool_core::template::ToolTemplate;
+use llmtool_providers::run::{RunOptions, RunRequest};
+use llmtool_runtime::{Choice, ParamOverrides, Runtime, TestsFile};
+
+use crate::cache::{Cache, CachedAnswer};
+use crate::results::{AssertionResult, CaseResult, FileResult, RunResult};
+
+/// How a test run goes.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The models to run on; none: the tool's own `model_version` list (else the default).
+    pub models: Vec<String>,
+    /// Runs of each case on each model.
+    pub repeat: u32,
+    /// Runs that must pass for a case to pass (at most `repeat`).
+    pub min_pass: u32,
+    /// Where answers are cached; `None` sends every run.
+    pub cache: Option<Cache>,
+}
+
+/// Runs every case of `file` (which must have its tool) on every model of `options`.
+pub async fn run_file(runtime: &Runtime, file: &TestsFile, options: &Options) -> FileResult {
+    let tool_name = file.tool_path.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
+    let (Some(tests), Some(tool)) = (&file.file, &file.tool) else {
+        return FileResult {
+            path: file.name.clone(),
+            tool: tool_name,
+            models: Vec::new(),
+            cases: Vec::new(),
+        };
+    };
+    let models: Vec<Option<String>> = if !options.models.is_empty() {
+        options.models.iter().cloned().map(Some).collect()
+    } else if tool.models().is_empty() {
+        vec![None]
+    } else {
+        tool.models().into_iter().map(|m| Some(m.to_owned())).collect()
+    };
+    let template = ToolTemplate::new(tool);
+    let lines = LineIndex::new(&file.text);
+    let repeat = options.repeat.max(1);
+    let needed = options.min_pass.clamp(1, repeat);
+    let mut cases = Vec::new();
+    let mut shown_models = Vec::new();
+    for model in &models {
+        let choice = Choice { model: model.clone(), provider: None };
+        let shown = match runtime.target_on(tool, &choice) {
+            Ok(target) => format!("{}/{}", target.endpoint.provider, target.model),
+            Err(_) => model.clone().unwrap_or_else(|| "default".to_owned()),
+        };
+        shown_models.push(shown.clone());
+        for case in &tests.cases {
+            let mut runs = Vec::new();
+            for index in 0..repeat {
+                let run =
+                    run_case(runtime, &template, tool, case, tests, &choice, index, options).await;
+                runs.push(run);
+            }
+            let passed_runs = runs.iter().filter(|r| r.pass).count() as u32;
+            cases.push(CaseResult {
+                name: case.name.clone(),
+                line: lines.line_column(&file.text, case.span.start).line,
+                model: shown.clone(),
+                runs,
+                passed_runs,
+                needed,
+                pass: passed_runs >= needed,
+            });
+        }
+    }
+    FileResult { path: file.name.clone(), tool: tool_name, models: shown_models, cases }
+}
+
+#[allow(clippy::too_many_arguments, reason = "one run's inputs, passed as they are")]
+async fn run_case(
+    runtime: &Runtime,
+    template: &ToolTemplate,
+    tool: &llmtool_core::model::Tool,
+    case: &Case,
+    tests: &TestFile,
+    choice: &Choice,
+    index: u32,
+    options: &Options,
+) -> RunResult {
+    let failed = |error: String| RunResult {
+        repeat: index,
+        cached: false,
+        output: None,
+        error: Some(error),
+        score: 0.0,
+        pass: false,
+        cost: None,
+        latency_ms: None,
+        assertions: Vec::new(),
+    };
+    let prompt = match suite::render(template, &case.vars) {
+        Ok(prompt) => prompt,
+        Err(problem) => return failed(problem),
+    };
+    let request = match runtime.request_on(tool, prompt, ParamOverrides::default(), choice) {
+        Ok(request) => request,
+        Err(error) => return failed(runtime.redact(&error.to_string()).into_owned()),
+    };
+    let key = cache_key(&request, index);
+    let cached = options.cache.as_ref().and_then(|cache| cache.get(&key));
+    let (answer, from_cache) = match cached {
+        Some(answer) => (answer, true),
+        None => match answer_of(runtime, &request).await {
+            Ok(answer) => {
+                if let Some(cache) = &options.cache {
+                    // A cache that cannot be written only costs the next run its answers.
+                    let _ = cache.put(&key, &answer);
+                }
+                (answer, false)
+            }
+            Err(error) => return failed(error),
+        },
+    };
+    let observed = Observed {
+        text: answer.output.as_deref().unwrap_or(&answer.raw),
+        output_tokens: answer.output_tokens,
+        cost: answer.cost,
+        latency_ms: Some(answer.latency_ms),
+    };
+    let mut assertions = Vec::new();
+    let mut verdicts = Vec::new();
+    for assertion in tests.shared.iter().chain(&case.assertions) {
+        let verdict = suite::evaluate(&assertion.check, &observed).unwrap_or_else(|| Verdict {
+            pass: false,
+            score: 0.0,
+            reason: Some("judges are not run yet".to_owned()),
+        });
+        assertions.push(AssertionResult {
+            kind: kind_of(&assertion.check).to_owned(),
+            weight: assertion.weight,
+            pass: verdict.pass,
+            score: verdict.score,
+            reason: verdict.reason.clone(),
+        });
+        verdicts.push((assertion.weight, verdict));
+    }
+    let weighed: Vec<(f64, &Verdict)> = verdicts.iter().map(|(w, v)| (*w, v)).collect();
+    let threshold = case.threshold.or(tests.threshold).unwrap_or(1.0);
+    let (score, reached) = suite::score(&weighed, threshold);
+    // An answer that misses the tool's expected output fails, whatever its assertions say.
+    let pass = reached && answer.rejection.is_none();
+    RunResult {
+        repeat: index,
+        cached: from_cache,
+        output: answer.output.clone().or(Some(answer.raw.clone())),
+        error: answer.rejection.clone(),
+        score,
+        pass,
+        cost: answer.cost,
+        latency_ms: Some(answer.latency_ms),
+        assertions,
+    }
+}
+
+/// What makes a run's answer: where it goes, what is sent, and which repeat it is.
+fn cache_key(request: &RunRequest, index: u32) -> String {
+    let params = serde_json::to_string(&request.params).unwrap_or_default();
+    Cache::key(&[
+        &request.target.endpoint.provider,
+        &request.target.model,
+        &request.first_message(),
+        &params,
+        &index.to_string(),
+    ])
+}
+
+/// Runs `request` once, with the expected output enforced (asking again as a run does).
+async fn answer_of(runtime: &Runtime, request: &RunRequest) -> Result<CachedAnswer, String> {
+    let options = RunOptions { stream: false, max_repairs: 2, raw: false, live: false };
+    match runtime.run(request, options, &mut |_| {}).await {
+        Ok(report) => Ok(CachedAnswer {
+            rejection: report.output.is_none().then(|| report.error.clone().unwrap_or_default()),
+            output: report.output,
+            raw: report.raw,
+            output_tokens: report.usage.output_tokens,
+            cost: report.cost,
+            latency_ms: report.latency_ms,
+        }),
+        Err(error) => Err(runtime.redact(&error.to_string()).into_owned()),
+    }
+}
+
+/// An assertion's type, as written.
+pub fn kind_of(check: &Check) -> &'static str {
+    match check {
+        Check::Equals(_) => "equals",
+        Check::OneOf(_) => "one_of",
+        Check::Contains { .. } => "contains",
+        Check::NotContains { .. } => "not_contains",
+        Check::Regex(_) => "regex",
+        Check::StartsWith(_) => "starts_with",
+        Check::Json => "json",
+        Check::JsonSchema(_) => "json_schema",
+        Check::JsonPath { .. } => "json_path",
+        Check::MaxLength(_) => "max_length",
+        Check::MaxTokens(_) => "max_tokens",
+        Check::MaxCost(_) => "max_cost",
+        Check::MaxLatencyMs(_) => "max_latency_ms",
+        Check::Similar { .. } => "similar",
+        Check::Judge { .. } => "judge",
+    }
+}
