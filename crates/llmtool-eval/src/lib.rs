@@ -5,6 +5,7 @@
 //! `llmtool_core::suite`; this crate runs them.
 
 pub mod cache;
+pub mod judge;
 pub mod results;
 pub mod run;
 

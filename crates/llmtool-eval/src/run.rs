@@ -130,11 +130,25 @@ async fn run_case(
     let mut assertions = Vec::new();
     let mut verdicts = Vec::new();
     for assertion in tests.shared.iter().chain(&case.assertions) {
-        let verdict = suite::evaluate(&assertion.check, &observed).unwrap_or_else(|| Verdict {
-            pass: false,
-            score: 0.0,
-            reason: Some("judges are not run yet".to_owned()),
-        });
+        let verdict = match &assertion.check {
+            Check::Judge { rubric, model, threshold } => {
+                let pair = (request.first_message(), observed.text);
+                crate::judge::grade(
+                    runtime,
+                    rubric,
+                    model.as_deref(),
+                    *threshold,
+                    (&pair.0, pair.1),
+                    options.cache.as_ref(),
+                )
+                .await
+            }
+            check => suite::evaluate(check, &observed).unwrap_or(Verdict {
+                pass: false,
+                score: 0.0,
+                reason: None,
+            }),
+        };
         assertions.push(AssertionResult {
             kind: kind_of(&assertion.check).to_owned(),
             weight: assertion.weight,
@@ -175,7 +189,10 @@ fn cache_key(request: &RunRequest, index: u32) -> String {
 }
 
 /// Runs `request` once, with the expected output enforced (asking again as a run does).
-async fn answer_of(runtime: &Runtime, request: &RunRequest) -> Result<CachedAnswer, String> {
+pub(crate) async fn answer_of(
+    runtime: &Runtime,
+    request: &RunRequest,
+) -> Result<CachedAnswer, String> {
     let options = RunOptions { stream: false, max_repairs: 2, raw: false, live: false };
     match runtime.run(request, options, &mut |_| {}).await {
         Ok(report) => Ok(CachedAnswer {

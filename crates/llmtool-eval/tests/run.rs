@@ -95,3 +95,30 @@ async fn cases_repeat_pass_by_count_and_a_rerun_comes_from_the_cache() {
     assert!(!third.cases[0].runs[0].cached);
     assert!(third.cases[1].runs.iter().all(|r| r.cached));
 }
+
+#[tokio::test]
+async fn a_judge_grades_with_its_reason_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("label.json"), TOOL).unwrap();
+    let tests = r#"{"cases": [{"name": "judged", "vars": {"review": "Loved it"},
+      "assert": [{"type": "judge", "rubric": "The label fits the review.", "model": "mock/m", "threshold": 0.7}]}]}"#;
+    std::fs::write(dir.path().join("label.tests.json"), tests).unwrap();
+    let replies =
+        [answer("positive"), answer(r#"{"score": 0.8, "reason": "It is a happy review."}"#)];
+    let mock = Mock::start(replies.to_vec()).await;
+    let runtime = runtime(&mock);
+    let file = TestsFile::load(&dir.path().join("label.tests.json"), 1 << 20).unwrap();
+    let options = Options { models: Vec::new(), repeat: 1, min_pass: 1, cache: None };
+    let result = run_file(&runtime, &file, &options).await;
+    let judged = &result.cases[0].runs[0].assertions[0];
+    assert!(judged.pass && (judged.score - 0.8).abs() < 1e-12, "{judged:?}");
+    assert_eq!(judged.reason.as_deref(), Some("It is a happy review."));
+    // The judge saw the question, the answer and the rubric.
+    let asked = mock.requests()[1].body.to_string();
+    assert!(
+        asked.contains("Loved it")
+            && asked.contains("positive")
+            && asked.contains("The label fits"),
+        "{asked}"
+    );
+}
