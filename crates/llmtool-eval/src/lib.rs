@@ -5,7 +5,9 @@
 //! `llmtool_core::suite`; this crate runs them.
 
 pub mod cache;
+pub mod init;
 pub mod judge;
+pub mod report;
 pub mod results;
 pub mod run;
 

@@ -17,3 +17,4 @@ pub(crate) mod render;
 pub(crate) mod run;
 pub(crate) mod serve;
 pub(crate) mod show;
+pub(crate) mod test;

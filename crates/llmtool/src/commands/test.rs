@@ -1,0 +1,128 @@
+//! `llmtool test`: the test files found under the paths run on their models (see
+//! `llmtool-eval`), the results printed as a table, JSON or GitHub annotations, and written as
+//! `JUnit` XML on request; `--init` writes a starter test file instead.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+use llmtool_eval::{Cache, FileResult, Options, report, run_file};
+use llmtool_runtime::{Fetch, LogPolicy, Runtime, RuntimeOptions, TestsFile, ToolFile, files};
+
+use crate::Outcome;
+use crate::cli::{TestArgs, TestFormat};
+use crate::{io, settings};
+
+pub(crate) fn run(args: &TestArgs) -> anyhow::Result<Outcome> {
+    if let Some(tool) = &args.init {
+        return init(tool);
+    }
+    let paths = test_files(&args.paths)?;
+    if paths.is_empty() {
+        anyhow::bail!(
+            "no test files under {} (NAME.tests.json or .yaml; `llmtool test --init TOOL` writes one)",
+            args.paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+        );
+    }
+    let mut loaded = Vec::new();
+    let mut broken = false;
+    for path in &paths {
+        let file = TestsFile::load(path, io::max_file_bytes())?;
+        if file.has_errors() {
+            eprint!("{}", file.report(&file.diagnostics, io::color_for(false)));
+            broken = true;
+            continue;
+        }
+        loaded.push(file);
+    }
+    let providers = settings::load_providers(args.config.as_deref())?;
+    let options = RuntimeOptions {
+        // Tests never stop to ask: pull the local model first (`llmtool model pull`).
+        fetch: Fetch::Never,
+        seed: args.seed,
+        // The cache and the report keep what a test run did; the run log is for runs.
+        log: LogPolicy::Off,
+        ..RuntimeOptions::default()
+    };
+    let runtime = Runtime::new(providers, options)?;
+    let repeat = args.repeat.max(1);
+    let cache = if args.no_cache {
+        None
+    } else {
+        llmtool_log::data_dir().map(|dir| Cache::new(dir.join("test-cache")))
+    };
+    let options = Options {
+        models: args.models.clone(),
+        repeat,
+        min_pass: args.min_pass.unwrap_or(repeat).min(repeat),
+        cache,
+    };
+    let threads = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let results: Vec<FileResult> = threads.block_on(async {
+        let mut results = Vec::new();
+        for file in &loaded {
+            results.push(run_file(&runtime, file, &options).await);
+        }
+        results
+    });
+    let printed = match args.format {
+        TestFormat::Human => report::table(&results),
+        TestFormat::Json => serde_json::to_string_pretty(&results)? + "\n",
+        TestFormat::Github => report::github(&results),
+    };
+    io::write_stdout(printed.as_bytes())?;
+    if let Some(junit) = &args.junit {
+        std::fs::write(junit, report::junit(&results))
+            .with_context(|| format!("cannot write {}", junit.display()))?;
+    }
+    let failed = results.iter().flat_map(|f| &f.cases).any(|c| !c.pass);
+    Ok(if failed || broken { Outcome::Problems } else { Outcome::Ok })
+}
+
+/// The test files `paths` name: test files as given, a tool's test files beside it, and the
+/// test files under folders.
+fn test_files(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
+    let mut found = Vec::new();
+    for path in paths {
+        if path.is_file() && files::is_tool_file(path) {
+            let stem =
+                path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+            let beside = ["json", "yaml", "yml"]
+                .iter()
+                .map(|ext| path.with_file_name(format!("{stem}.tests.{ext}")))
+                .filter(|candidate| candidate.is_file());
+            found.extend(beside);
+        } else {
+            found.extend(io::collect_matching(std::slice::from_ref(path), files::is_test_file)?);
+        }
+    }
+    found.dedup();
+    Ok(found)
+}
+
+/// Writes `NAME.tests.json` beside the tool `NAME.json`, unless it exists.
+fn init(tool_path: &Path) -> anyhow::Result<Outcome> {
+    let file = ToolFile::load(tool_path, io::max_file_bytes())?;
+    let tool = match file.into_tool() {
+        Ok(tool) => tool,
+        Err(errors) => {
+            eprint!("{}", errors.report);
+            return Ok(Outcome::Problems);
+        }
+    };
+    let stem = tool_path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = tool_path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let target = tool_path.with_file_name(format!("{stem}.tests.json"));
+    if target.exists() {
+        anyhow::bail!("{} exists already; not overwritten", target.display());
+    }
+    let starter = llmtool_eval::init::starter(&tool, &name);
+    let mut text = serde_json::to_string_pretty(&starter)?;
+    text.push('\n');
+    std::fs::write(&target, text).with_context(|| format!("cannot write {}", target.display()))?;
+    eprintln!(
+        "wrote {}: edit its cases, then `llmtool test {}`",
+        target.display(),
+        tool_path.display()
+    );
+    Ok(Outcome::Ok)
+}
