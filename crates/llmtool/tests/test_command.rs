@@ -1,5 +1,5 @@
 //! `llmtool test` through the binary, against the scripted mock: the table, exit 1 on a
-//! failing case, JUnit XML and GitHub annotations naming the case's line, a rerun answered
+//! failing case, `JUnit` XML and GitHub annotations naming the case's line, a rerun answered
 //! from the cache (nothing sent), `--no-cache`, and `--init` writing a starter that checks.
 
 #![allow(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
