@@ -1,6 +1,7 @@
 //! Running a test file: each case on each model, `repeat` times, from the cache when it can,
 //! its assertions scored and its runs counted against `min_pass`.
 
+use futures_util::StreamExt as _;
 use llmtool_core::LineIndex;
 use llmtool_core::suite::{self, Case, Check, Observed, TestFile, Verdict};
 use llmtool_core::template::ToolTemplate;
@@ -21,6 +22,8 @@ pub struct Options {
     pub min_pass: u32,
     /// Where answers are cached; `None` sends every run.
     pub cache: Option<Cache>,
+    /// Runs sent at once (at least 1); the results keep the cases' order whatever it is.
+    pub jobs: usize,
 }
 
 /// Runs every case of `file` (which must have its tool) on every model of `options`.
@@ -54,13 +57,19 @@ pub async fn run_file(runtime: &Runtime, file: &TestsFile, options: &Options) ->
             Err(_) => model.clone().unwrap_or_else(|| "default".to_owned()),
         };
         shown_models.push(shown.clone());
+        let (template, choice) = (&template, &choice);
+        let every_run =
+            tests.cases.iter().flat_map(|case| (0..repeat).map(move |index| (case, index)));
+        let runs: Vec<RunResult> = futures_util::stream::iter(every_run)
+            .map(|(case, index)| {
+                run_case(runtime, template, tool, case, tests, choice, index, options)
+            })
+            .buffered(options.jobs.max(1))
+            .collect()
+            .await;
+        let mut runs = runs.into_iter();
         for case in &tests.cases {
-            let mut runs = Vec::new();
-            for index in 0..repeat {
-                let run =
-                    run_case(runtime, &template, tool, case, tests, &choice, index, options).await;
-                runs.push(run);
-            }
+            let runs: Vec<RunResult> = runs.by_ref().take(repeat as usize).collect();
             let passed_runs = runs.iter().filter(|r| r.pass).count() as u32;
             cases.push(CaseResult {
                 name: case.name.clone(),

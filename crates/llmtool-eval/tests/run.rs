@@ -66,6 +66,8 @@ async fn cases_repeat_pass_by_count_and_a_rerun_comes_from_the_cache() {
         repeat: 3,
         min_pass: 2,
         cache: Some(Cache::new(dir.path().join("cache"))),
+        // One at a time: the mock answers in order.
+        jobs: 1,
     };
     let result = run_file(&runtime, &file, &options).await;
     assert_eq!(result.models, ["mock/m"]);
@@ -108,7 +110,7 @@ async fn a_judge_grades_with_its_reason_kept() {
     let mock = Mock::start(replies.to_vec()).await;
     let runtime = runtime(&mock);
     let file = TestsFile::load(&dir.path().join("label.tests.json"), 1 << 20).unwrap();
-    let options = Options { models: Vec::new(), repeat: 1, min_pass: 1, cache: None };
+    let options = Options { models: Vec::new(), repeat: 1, min_pass: 1, cache: None, jobs: 1 };
     let result = run_file(&runtime, &file, &options).await;
     let judged = &result.cases[0].runs[0].assertions[0];
     assert!(judged.pass && (judged.score - 0.8).abs() < 1e-12, "{judged:?}");

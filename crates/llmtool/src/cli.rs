@@ -67,6 +67,9 @@ pub(crate) struct TestArgs {
     /// Runs that must pass for a case to pass (default: all of them).
     #[arg(long, value_name = "K")]
     pub(crate) min_pass: Option<u32>,
+    /// Runs sent at once.
+    #[arg(long, short = 'j', default_value_t = 4, value_name = "N")]
+    pub(crate) jobs: usize,
     /// Send every run, without reading or writing the answer cache.
     #[arg(long)]
     pub(crate) no_cache: bool,

@@ -55,6 +55,7 @@ pub(crate) fn run(args: &TestArgs) -> anyhow::Result<Outcome> {
         repeat,
         min_pass: args.min_pass.unwrap_or(repeat).min(repeat),
         cache,
+        jobs: args.jobs.max(1),
     };
     let threads = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let results: Vec<FileResult> = threads.block_on(async {
