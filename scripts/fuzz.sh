@@ -28,6 +28,7 @@ seed_prompt_files() {
   mkdir -p "$corpus"
   cargo build -q -p llmtool
   for tool in examples/*.json; do
+    [[ $tool == *.tests.json ]] && continue
     for format in prompty dotprompt llm-template gptel llm-el; do
       target/debug/llmtool export "$tool" --to "$format" \
         > "$corpus/seed-$(basename "$tool" .json).$format" 2>/dev/null || true

@@ -280,6 +280,8 @@ def expectations(folder):
     """What the clients must see, from llmtool's own commands."""
     prompts, renders, schemas = [], [], {}
     for file in sorted(os.listdir(folder)):
+        if file.endswith(".tests.json"):
+            continue  # a tool's test file, which llmtool mcp does not serve
         path = os.path.join(folder, file)
         prompt = json.loads(llmtool("export", path, "--to", "mcp-prompt").stdout)
         tool = json.loads(llmtool("export", path, "--to", "mcp-tool").stdout)

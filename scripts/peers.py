@@ -20,7 +20,7 @@ PROBE = "import prompty, jinja2, dotpromptz, llm, semantic_kernel"
 # The peers: the export target, and how the peer's check is named.
 FORMATS = ["prompty", "dotprompt", "llm-template", "semantic-kernel", "semantic-kernel-message"]
 LLMTOOL = os.path.join(ROOT, "target", "debug", "llmtool")
-TOOLS = sorted(os.path.join(ROOT, "examples", f) for f in os.listdir(os.path.join(ROOT, "examples")) if f.endswith(".json"))
+TOOLS = sorted(os.path.join(ROOT, "examples", f) for f in os.listdir(os.path.join(ROOT, "examples")) if f.endswith(".json") and not f.endswith(".tests.json"))
 TOOLS.append(os.path.join(ROOT, "crates", "llmtool-core", "tests", "fixtures", "convert", "awkward-prompt.json"))
 # A text value with what templates treat specially: quotes, braces, placeholders, `$`, a backslash.
 AWKWARD = 'said "hi" {x} {{topic}} $topic ${x} $$ \\ é 주제'

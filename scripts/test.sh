@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite, exactly as CI runs it: formatting, lints, the local model (pulled once),
-# every test (the elisp output checked in Emacs; the registry's storage on SQLite and on a
+# every test (the example tools' own test files on the local model; the elisp output checked in Emacs; the registry's storage on SQLite and on a
 # throwaway PostgreSQL cluster), the prompt-file exports and the real-world
 # prompt files rendered by the peers' own code, `llmtool mcp` driven by real MCP clients (the Python SDK, MCP Inspector),
 # llmtool against independent API servers (llama-cpp-python, LiteLLM), the web studio in
@@ -49,6 +49,9 @@ cargo nextest run --workspace --locked --no-fail-fast
 
 step "doc tests"
 cargo test --workspace --doc --locked
+
+step "llmtool test examples/ on the local model (seed 7), its JUnit report read by junitparser"
+python3 scripts/example_tests.py
 
 step "prompt-file exports rendered by the peers' own code (Prompty, Dotprompt, llm, Semantic Kernel)"
 python3 scripts/peers.py

@@ -74,8 +74,22 @@ fn files_under(dir: &str) -> Vec<PathBuf> {
 #[test]
 fn schema_accepts_every_file_check_accepts() {
     let validator = jsonschema::draft202012::new(&json_schema()).unwrap();
-    let mut files = files_under("examples");
+    let mut files = support::examples();
     files.extend(files_under("crates/llmtool-core/tests/fixtures/valid"));
+    for path in files {
+        let value: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        let errors: Vec<String> = validator.iter_errors(&value).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{}: {errors:?}", path.display());
+    }
+}
+
+#[test]
+fn the_tests_schema_accepts_every_example_test_file() {
+    let validator =
+        jsonschema::draft202012::new(&llmtool_core::suite::tests_json_schema()).unwrap();
+    let files = support::example_test_files();
+    assert!(!files.is_empty(), "every example tool has a test file");
     for path in files {
         let value: serde_json::Value =
             serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();

@@ -36,6 +36,8 @@ pub struct RunResult {
     pub error: Option<String>,
     pub score: f64,
     pub pass: bool,
+    /// Output tokens, as the provider counted them.
+    pub output_tokens: Option<u64>,
     pub cost: Option<f64>,
     pub latency_ms: Option<u64>,
     pub assertions: Vec<AssertionResult>,

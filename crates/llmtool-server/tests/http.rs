@@ -374,7 +374,11 @@ fn the_built_in_tools_are_the_examples() {
     let mut examples: Vec<String> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|name| std::path::Path::new(name).extension().is_some_and(|e| e == "json"))
+        // Tools only: a test file (`NAME.tests.json`) beside them is not one.
+        .filter(|name| {
+            std::path::Path::new(name).extension().is_some_and(|e| e == "json")
+                && !name.contains(".tests.")
+        })
         .collect();
     examples.sort();
     let built_in: Vec<&str> = llmtool_server::BUILT_IN.iter().map(|(file, _)| *file).collect();

@@ -20,7 +20,16 @@ pub(crate) fn json_files_under(dir: &str) -> Vec<PathBuf> {
     files
 }
 
-/// The example tools.
+/// The example tools (their test files, `*.tests.json`, beside them are not tools).
 pub(crate) fn examples() -> Vec<PathBuf> {
-    json_files_under("examples")
+    json_files_under("examples").into_iter().filter(|p| !is_test_file(p)).collect()
+}
+
+/// The examples' test files.
+pub(crate) fn example_test_files() -> Vec<PathBuf> {
+    json_files_under("examples").into_iter().filter(|p| is_test_file(p)).collect()
+}
+
+fn is_test_file(path: &Path) -> bool {
+    path.file_name().is_some_and(|n| llmtool_core::suite::is_test_file_name(&n.to_string_lossy()))
 }

@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""`llmtool test examples/` on the embedded model (seed 7, so the answers are the same on every
+machine), with its JUnit report read back by an independent parser (junitparser, from PyPI).
+
+1. Every example's test file runs on the local model with an empty answer cache: all cases
+   must pass, and the JUnit XML must hold each case of the JSON report, with its file and line.
+2. A copy of one example, with a case that cannot pass, runs again with that cache: the unchanged
+   cases come from the cache, the failing case makes the exit status 1, and the JUnit XML shows
+   it as a failure with its reason.
+
+Installs junitparser once into target/junit-check/ (idempotently). Exits 1 if a check fails.
+"""
+import json, os, shutil, subprocess, sys, tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+VENV = os.path.join(ROOT, "target", "junit-check")
+PARSER = "junitparser==5.0.3"
+LLMTOOL = os.path.join(ROOT, "target", "debug", "llmtool")
+
+failures = []
+
+
+def log(message):
+    print(f"[example-tests] {message}", flush=True)
+
+
+def check(name, condition, detail=""):
+    log(("ok   " if condition else "FAIL ") + name + (f": {detail}" if detail and not condition else ""))
+    if not condition:
+        failures.append(name)
+
+
+def python():
+    binary = os.path.join(VENV, "bin", "python")
+    probe = [binary, "-c", "import junitparser"]
+    if os.path.exists(binary) and subprocess.run(probe, capture_output=True).returncode == 0:
+        return binary
+    log(f"installing {PARSER} (once)")
+    subprocess.run([sys.executable, "-m", "venv", VENV], check=True)
+    subprocess.run([binary, "-m", "pip", "install", "-q", PARSER], check=True)
+    return binary
+
+
+# Runs in the venv: what junitparser reads from a report, as JSON.
+READ_JUNIT = r'''
+import json, sys
+from junitparser import JUnitXml, Failure
+suites = []
+for suite in JUnitXml.fromfile(sys.argv[1]):
+    cases = []
+    for case in suite:
+        failed = [r for r in case.result if isinstance(r, Failure)]
+        cases.append({"name": case.name, "classname": case.classname,
+                      "file": case._elem.get("file"), "line": case._elem.get("line"),
+                      "failure": failed[0].message if failed else None})
+    suites.append({"name": suite.name, "tests": suite.tests, "failures": suite.failures, "cases": cases})
+print(json.dumps(suites))
+'''
+
+
+def llmtool_test(paths, data_dir, junit):
+    command = [LLMTOOL, "test", *paths, "--model", "local", "--seed", "7", "--format", "json", "--junit", junit]
+    env = dict(os.environ, LLMTOOL_DATA_DIR=data_dir, NO_COLOR="1")
+    result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=1800)
+    report = json.loads(result.stdout) if result.stdout.strip() else []
+    return result, report
+
+
+def read_junit(parser, path):
+    return json.loads(subprocess.run([parser, "-c", READ_JUNIT, path], capture_output=True, text=True, check=True).stdout)
+
+
+def agree(label, report, suites):
+    """Each case of the JSON report is in the JUnit XML, as a pass or a failure, at its line."""
+    junit_cases = {(s["name"], c["name"]): c for s in suites for c in s["cases"]}
+    count = 0
+    for file in report:
+        for case in file["cases"]:
+            count += 1
+            suite = f"{file['path']} on {case['model']}"
+            found = junit_cases.get((suite, case["name"]))
+            check(f"{label}: {case['name']!r} is in the JUnit XML", found is not None, f"suite {suite!r}")
+            if found is None:
+                continue
+            check(f"{label}: {case['name']!r} has its file and line", found["file"] == file["path"] and found["line"] == str(case["line"]), str(found))
+            check(f"{label}: {case['name']!r} passed in both", (found["failure"] is None) == case["pass"], str(found))
+    check(f"{label}: the JUnit XML has as many cases as the report", count == sum(len(s["cases"]) for s in suites))
+
+
+def main():
+    subprocess.run(["cargo", "build", "-q", "-p", "llmtool"], cwd=ROOT, check=True)
+    parser = python()
+    examples = os.path.join(ROOT, "examples")
+    with tempfile.TemporaryDirectory() as work:
+        data_dir = os.path.join(work, "data")
+        junit = os.path.join(work, "examples.xml")
+        result, report = llmtool_test([examples], data_dir, junit)
+        cases = [case for file in report for case in file["cases"]]
+        check("every example tool has a test file", len(report) == 8, str(len(report)))
+        check("every example case passes on the local model", result.returncode == 0 and all(c["pass"] for c in cases),
+              result.stderr[-2000:] + "".join(f"\n  {c['name']}: {c['runs']}" for c in cases if not c["pass"]))
+        check("nothing came from the cache on the first run", all(not r["cached"] for c in cases for r in c["runs"]))
+        agree("examples", report, read_junit(parser, junit))
+
+        # A copy of the strategy consultant with a case no answer can pass.
+        folder = os.path.join(work, "failing")
+        os.mkdir(folder)
+        shutil.copy(os.path.join(examples, "strategy-consultant.json"), folder)
+        tests = json.load(open(os.path.join(examples, "strategy-consultant.tests.json"), encoding="utf-8"))
+        tests["cases"].append({"name": "an answer too short to write", "vars": tests["cases"][0]["vars"],
+                               "assert": [{"type": "max_length", "value": 1}]})
+        json.dump(tests, open(os.path.join(folder, "strategy-consultant.tests.json"), "w", encoding="utf-8"), indent=2)
+        junit = os.path.join(work, "failing.xml")
+        result, report = llmtool_test([folder], data_dir, junit)
+        cases = report[0]["cases"] if report else []
+        check("a failing case exits 1", result.returncode == 1, f"exit {result.returncode}: {result.stderr[-1000:]}")
+        check("the unchanged cases come from the cache", len(cases) == 3 and all(r["cached"] for r in cases[0]["runs"] + cases[1]["runs"]), str(cases)[:1000])
+        suites = read_junit(parser, junit)
+        agree("failing", report, suites)
+        failed = [c for s in suites for c in s["cases"] if c["failure"]]
+        check("the JUnit failure says why", len(failed) == 1 and "max_length: the answer is" in (failed[0]["failure"] or ""), str(failed))
+    if failures:
+        log(f"{len(failures)} check(s) failed")
+        sys.exit(1)
+    log("all checks passed")
+
+
+if __name__ == "__main__":
+    main()
