@@ -28,6 +28,11 @@ pub fn table(files: &[FileResult]) -> String {
             }
             table.add_row(row);
         }
+        if names.len() > 1 {
+            let mut totals = vec!["cases passed".to_owned()];
+            totals.extend(file.models.iter().map(|model| model_totals(file, model)));
+            table.add_row(totals);
+        }
         let _ = writeln!(out, "{table}");
         for case in file.cases.iter().filter(|c| !c.pass) {
             let _ = writeln!(
@@ -43,7 +48,7 @@ pub fn table(files: &[FileResult]) -> String {
     }
     let (passed, total) =
         files.iter().map(FileResult::passed).fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
-    let cost: f64 = files.iter().flat_map(|f| &f.cases).map(CaseResult::cost).sum();
+    let cost = files.iter().flat_map(|f| &f.cases).map(CaseResult::cost).fold(0.0, |a, b| a + b);
     let cached =
         files.iter().flat_map(|f| &f.cases).flat_map(|c| &c.runs).filter(|r| r.cached).count();
     let runs = files.iter().flat_map(|f| &f.cases).map(|c| c.runs.len()).sum::<usize>();
@@ -65,6 +70,25 @@ fn cell_text(case: &CaseResult) -> String {
     }
     if let Some(ms) = case.mean_latency_ms() {
         let _ = write!(text, " {ms} ms");
+    }
+    text
+}
+
+/// A model's column total: `2/3 (67%) $0.000240 310 ms`, its cases passed, what they cost
+/// and their mean latency.
+fn model_totals(file: &FileResult, model: &str) -> String {
+    let cases: Vec<&CaseResult> = file.cases.iter().filter(|c| c.model == model).collect();
+    let passed = cases.iter().filter(|c| c.pass).count();
+    let rate = if cases.is_empty() { 100.0 } else { 100.0 * passed as f64 / cases.len() as f64 };
+    let mut text = format!("{passed}/{} ({rate:.0}%)", cases.len());
+    let cost = cases.iter().map(|c| c.cost()).fold(0.0, |a, b| a + b);
+    if cost > 0.0 {
+        let _ = write!(text, " ${cost:.6}");
+    }
+    let latencies: Vec<u64> =
+        cases.iter().flat_map(|c| &c.runs).filter_map(|r| r.latency_ms).collect();
+    if !latencies.is_empty() {
+        let _ = write!(text, " {} ms", latencies.iter().sum::<u64>() / latencies.len() as u64);
     }
     text
 }

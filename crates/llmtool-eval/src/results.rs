@@ -65,7 +65,8 @@ impl FileResult {
 impl CaseResult {
     /// What its runs cost, where known.
     pub fn cost(&self) -> f64 {
-        self.runs.iter().filter(|r| !r.cached).filter_map(|r| r.cost).sum()
+        // Folded from +0: an empty `sum` of floats is −0, printed `$-0.000000`.
+        self.runs.iter().filter(|r| !r.cached).filter_map(|r| r.cost).fold(0.0, |a, b| a + b)
     }
 
     /// Its runs' mean latency, where known.

@@ -1,6 +1,7 @@
 //! `llmtool test` through the binary, against the scripted mock: the table, exit 1 on a
 //! failing case, `JUnit` XML and GitHub annotations naming the case's line, a rerun answered
-//! from the cache (nothing sent), `--no-cache`, and `--init` writing a starter that checks.
+//! from the cache (nothing sent), `--no-cache`, a broken test file annotated on its lines, and
+//! `--init` writing a starter that checks.
 
 #![allow(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
 
@@ -59,7 +60,9 @@ async fn a_failing_case_is_shown_annotated_and_a_rerun_sends_nothing() {
     assert_eq!(out.status.code(), Some(1), "{shown}{}", text(&out.stderr));
     assert!(shown.contains("happy") && shown.contains("pass 1/1"), "{shown}");
     assert!(shown.contains("FAIL sad on mock/m (./label.tests.yaml:8)"), "{shown}");
-    assert!(shown.contains("1 of 2 case(s) passed"), "{shown}");
+    assert!(shown.contains("cases passed") && shown.contains("1/2 (50%)"), "{shown}");
+    assert!(shown.contains("1 of 2 case(s) passed") && shown.contains("$0.0"), "{shown}");
+    assert!(!shown.contains("$-"), "no negative zero: {shown}");
     let junit = std::fs::read_to_string(dir.path().join("report.xml")).unwrap();
     assert!(
         junit.contains(r#"tests="2" failures="1""#) && junit.contains(r#"line="8""#),
@@ -81,6 +84,27 @@ async fn a_failing_case_is_shown_annotated_and_a_rerun_sends_nothing() {
     assert_eq!(mock.requests().len(), sent + 2, "--no-cache sends every run");
     let results: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(results[0]["cases"][1]["runs"][0]["assertions"][0]["type"], "equals");
+}
+
+#[test]
+fn a_broken_test_file_is_annotated_on_its_lines_and_nothing_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("label.json"), TOOL).unwrap();
+    std::fs::write(dir.path().join("config.toml"), "").unwrap();
+    let broken = "cases:\n  - name: typo\n    vars:\n      reveiw: Loved it\n    assert:\n      - type: equals\n        value: maybe\n";
+    std::fs::write(dir.path().join("label.tests.yaml"), broken).unwrap();
+    let out = llmtool(dir.path(), &["test", "--format", "github"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let annotations = text(&out.stdout);
+    // A YAML file's problems are placed at their case's line.
+    let lines: Vec<&str> = annotations.lines().collect();
+    assert_eq!(lines.len(), 2, "{annotations}");
+    assert!(lines.iter().all(|l| l.contains("file=./label.tests.yaml,line=2,")), "{annotations}");
+    assert!(
+        annotations.contains("::error ") && annotations.contains("title=LT804 (case-variables)::"),
+        "{annotations}"
+    );
+    assert!(annotations.contains("::warning ") && annotations.contains("LT805"), "{annotations}");
 }
 
 #[test]

@@ -34,8 +34,8 @@ pub fn read_json(text: &str) -> ReadTests {
     ReadTests { file, diagnostics }
 }
 
-/// Reads the YAML test file `text`. YAML has no spans here: each case is placed at the line of
-/// its list item, everything else at the top of the file.
+/// Reads the YAML test file `text`. YAML has no spans here: each case, and everything in it, is
+/// placed at the line of its list item; the rest at the top of the file.
 pub fn read_yaml(text: &str) -> ReadTests {
     let value = match crate::convert::prompt_files::yaml_read::from_str(text) {
         Ok(value) => value,
@@ -81,14 +81,22 @@ fn place_cases(root: &mut Node, text: &str) {
     let Some(cases) = members.iter_mut().find(|m| m.key.name == "cases") else { return };
     let NodeKind::Array(items) = &mut cases.value.kind else { return };
     for (item, (start, end)) in items.iter_mut().zip(starts) {
-        let span = Span::new(start, end);
-        item.span = span;
-        if let NodeKind::Object(members) = &mut item.kind {
+        place_all(item, Span::new(start, end));
+    }
+}
+
+/// Places `node` and everything in it at `span`.
+fn place_all(node: &mut Node, span: Span) {
+    node.span = span;
+    match &mut node.kind {
+        NodeKind::Object(members) => {
             for member in members {
                 member.key.span = span;
-                member.value.span = span;
+                place_all(&mut member.value, span);
             }
         }
+        NodeKind::Array(items) => items.iter_mut().for_each(|item| place_all(item, span)),
+        _ => {}
     }
 }
 

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
+use llmtool_core::report::{Source, github as github_annotations};
 use llmtool_eval::{Cache, FileResult, Options, report, run_file};
 use llmtool_runtime::{Fetch, LogPolicy, Runtime, RuntimeOptions, TestsFile, ToolFile, files};
 
@@ -24,11 +25,19 @@ pub(crate) fn run(args: &TestArgs) -> anyhow::Result<Outcome> {
         );
     }
     let mut loaded = Vec::new();
+    // What is wrong with the test files that cannot run: annotations in GitHub's format (with
+    // the failing cases'), else the diagnostics on standard error.
+    let mut annotations = String::new();
     let mut broken = false;
     for path in &paths {
         let file = TestsFile::load(path, io::max_file_bytes())?;
         if file.has_errors() {
-            eprint!("{}", file.report(&file.diagnostics, io::color_for(false)));
+            if args.format == TestFormat::Github {
+                let source = Source::new(&file.name, &file.text);
+                annotations.push_str(&github_annotations(&source, &file.diagnostics));
+            } else {
+                eprint!("{}", file.report(&file.diagnostics, io::color_for(false)));
+            }
             broken = true;
             continue;
         }
@@ -68,7 +77,7 @@ pub(crate) fn run(args: &TestArgs) -> anyhow::Result<Outcome> {
     let printed = match args.format {
         TestFormat::Human => report::table(&results),
         TestFormat::Json => serde_json::to_string_pretty(&results)? + "\n",
-        TestFormat::Github => report::github(&results),
+        TestFormat::Github => annotations + &report::github(&results),
     };
     io::write_stdout(printed.as_bytes())?;
     if let Some(junit) = &args.junit {
