@@ -1,0 +1,294 @@
+//! API keys and tokens, by the rules of `rules/secrets.toml` (derived from gitleaks; see its
+//! header and `scripts/dlp_rules_from_gitleaks.py`). As in gitleaks, a rule runs only when one
+//! of its keywords is in the text, found by one Aho-Corasick pass; its regex is compiled the
+//! first time it runs, so a process that never meets a Slack token never compiles Slack's rule.
+
+use std::collections::HashSet;
+use std::ops::Range;
+use std::sync::{Arc, LazyLock, OnceLock};
+
+use aho_corasick::AhoCorasick;
+use regex::bytes::{Regex, RegexBuilder};
+use serde::Deserialize;
+
+use crate::checksums::entropy;
+use crate::kind::{Confidence, Finding, Kind};
+
+/// The rule file as written.
+#[derive(Deserialize)]
+struct RuleFile {
+    allow: AllowFile,
+    rule: Vec<RuleEntry>,
+}
+
+#[derive(Deserialize, Default)]
+struct AllowFile {
+    #[serde(default)]
+    regexes: Vec<String>,
+    #[serde(default)]
+    stopwords: Vec<String>,
+    #[serde(default)]
+    target: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct RuleEntry {
+    id: String,
+    regex: String,
+    keywords: Vec<String>,
+    entropy: Option<f64>,
+    secret_group: Option<usize>,
+    #[serde(default)]
+    allow: Vec<AllowFile>,
+}
+
+/// What an allowlist's regexes look at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Target {
+    Secret,
+    Match,
+    Line,
+}
+
+/// Values a rule (or every rule) lets pass.
+#[derive(Debug)]
+struct Allow {
+    target: Target,
+    regexes: Vec<Regex>,
+    stopwords: Vec<String>,
+}
+
+impl Allow {
+    fn new(file: &AllowFile) -> Result<Allow, regex::Error> {
+        let target = match file.target.as_deref() {
+            Some("match") => Target::Match,
+            Some("line") => Target::Line,
+            _ => Target::Secret,
+        };
+        let regexes = file.regexes.iter().map(|r| compile(r)).collect::<Result<_, _>>()?;
+        let stopwords = file.stopwords.iter().map(|w| w.to_ascii_lowercase()).collect();
+        Ok(Allow { target, regexes, stopwords })
+    }
+
+    fn allows(&self, secret: &str, matched: &str, line: &str) -> bool {
+        let subject = match self.target {
+            Target::Secret => secret,
+            Target::Match => matched,
+            Target::Line => line,
+        };
+        let lower = secret.to_ascii_lowercase();
+        self.regexes.iter().any(|r| r.is_match(subject.as_bytes()))
+            || self.stopwords.iter().any(|w| lower.contains(w.as_str()))
+    }
+}
+
+/// One rule, its regex and allowlists compiled on first use.
+#[derive(Debug)]
+struct Rule {
+    id: Arc<str>,
+    regex: String,
+    entropy: Option<f64>,
+    secret_group: Option<usize>,
+    allow: Vec<AllowFile>,
+    compiled: OnceLock<Option<(Regex, Vec<Allow>)>>,
+}
+
+impl std::fmt::Debug for AllowFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AllowFile").finish_non_exhaustive()
+    }
+}
+
+impl Rule {
+    /// The compiled regex and allowlists; `None` (and a logged reason, once) for a rule that
+    /// does not compile, which `every_rule_compiles` keeps from happening.
+    fn compiled(&self) -> Option<&(Regex, Vec<Allow>)> {
+        self.compiled
+            .get_or_init(|| {
+                let regex = compile(&self.regex).ok()?;
+                let allow = self.allow.iter().map(Allow::new).collect::<Result<_, _>>().ok()?;
+                Some((regex, allow))
+            })
+            .as_ref()
+    }
+}
+
+/// Compiles a gitleaks pattern with Go's meaning: `\d`, `\w`, `\s` and `\b` are ASCII.
+fn compile(pattern: &str) -> Result<Regex, regex::Error> {
+    RegexBuilder::new(pattern).unicode(false).size_limit(1 << 22).build()
+}
+
+/// Every rule, with the keyword index over them.
+#[derive(Debug)]
+pub(crate) struct SecretRules {
+    rules: Vec<Rule>,
+    /// One pattern per distinct keyword; `rules_of[i]` are the rules of keyword `i`.
+    keywords: AhoCorasick,
+    rules_of: Vec<Vec<usize>>,
+    /// Rules that have no keyword and so always run.
+    always: Vec<usize>,
+    global: Allow,
+}
+
+static RULES: LazyLock<SecretRules> = LazyLock::new(|| {
+    SecretRules::parse(include_str!("../rules/secrets.toml")).expect("the bundled rules are valid")
+});
+
+/// The bundled rules, read once per process.
+pub(crate) fn rules() -> &'static SecretRules {
+    &RULES
+}
+
+impl SecretRules {
+    fn parse(text: &str) -> Result<SecretRules, String> {
+        let file: RuleFile = toml::from_str(text).map_err(|e| e.to_string())?;
+        let global = Allow::new(&file.allow).map_err(|e| e.to_string())?;
+        let mut words: Vec<String> = Vec::new();
+        let mut rules_of: Vec<Vec<usize>> = Vec::new();
+        let mut always = Vec::new();
+        let mut rules = Vec::new();
+        for (index, entry) in file.rule.into_iter().enumerate() {
+            if entry.keywords.is_empty() {
+                always.push(index);
+            }
+            for keyword in &entry.keywords {
+                let keyword = keyword.to_ascii_lowercase();
+                match words.iter().position(|w| *w == keyword) {
+                    Some(at) => rules_of[at].push(index),
+                    None => {
+                        words.push(keyword);
+                        rules_of.push(vec![index]);
+                    }
+                }
+            }
+            rules.push(Rule {
+                id: Arc::from(entry.id),
+                regex: entry.regex,
+                entropy: entry.entropy,
+                secret_group: entry.secret_group,
+                allow: entry.allow,
+                compiled: OnceLock::new(),
+            });
+        }
+        let keywords = AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .build(&words)
+            .map_err(|e| e.to_string())?;
+        Ok(SecretRules { rules, keywords, rules_of, always, global })
+    }
+
+    /// The ids of every rule.
+    pub(crate) fn ids(&self) -> impl Iterator<Item = &str> {
+        self.rules.iter().map(|rule| &*rule.id)
+    }
+
+    /// Adds to `found` the secrets in `text`, by every rule not in `ignored`.
+    pub(crate) fn scan(&self, text: &str, ignored: &HashSet<String>, found: &mut Vec<Finding>) {
+        let mut due = vec![false; self.rules.len()];
+        for index in &self.always {
+            due[*index] = true;
+        }
+        for hit in self.keywords.find_overlapping_iter(text) {
+            for &index in &self.rules_of[hit.pattern().as_usize()] {
+                due[index] = true;
+            }
+        }
+        for (rule, _) in self.rules.iter().zip(&due).filter(|(_, due)| **due) {
+            if !ignored.contains(&*rule.id) {
+                self.run(rule, text, found);
+            }
+        }
+    }
+
+    fn run(&self, rule: &Rule, text: &str, found: &mut Vec<Finding>) {
+        let Some((regex, allow)) = rule.compiled() else { return };
+        for captures in regex.captures_iter(text.as_bytes()) {
+            let Some(matched) = captures.get(0) else { continue };
+            // As gitleaks: the rule's secret group, else the first group that matched, else
+            // the whole match.
+            let secret = match rule.secret_group {
+                Some(group) => captures.get(group),
+                None => captures.iter().skip(1).flatten().find(|m| !m.is_empty()),
+            }
+            .unwrap_or(matched);
+            let span = char_span(text, secret.range());
+            let (secret_text, matched_text) =
+                (&text[span.clone()], &text[char_span(text, matched.range())]);
+            if secret_text.is_empty()
+                || rule.entropy.is_some_and(|least| entropy(secret_text) <= least)
+            {
+                continue;
+            }
+            let line = line_of(text, &span);
+            if self.global.allows(secret_text, matched_text, line)
+                || allow.iter().any(|a| a.allows(secret_text, matched_text, line))
+            {
+                continue;
+            }
+            // The catch-all rule for `key = value` finds many things that are not secrets.
+            let confidence =
+                if &*rule.id == "generic-api-key" { Confidence::Low } else { Confidence::High };
+            found.push(Finding {
+                kind: Kind::Secret,
+                rule: rule.id.clone(),
+                label: Arc::from(Kind::Secret.label()),
+                span,
+                confidence,
+            });
+        }
+    }
+}
+
+/// `span` widened to whole characters (a rule's `.` may end a match inside one).
+fn char_span(text: &str, span: Range<usize>) -> Range<usize> {
+    let mut start = span.start.min(text.len());
+    while !text.is_char_boundary(start) {
+        start -= 1;
+    }
+    let mut end = span.end.min(text.len());
+    while !text.is_char_boundary(end) {
+        end += 1;
+    }
+    start..end
+}
+
+/// The line of `text` that `span` starts on.
+fn line_of<'t>(text: &'t str, span: &Range<usize>) -> &'t str {
+    let start = text[..span.start].rfind('\n').map_or(0, |i| i + 1);
+    let end = text[span.start..].find('\n').map_or(text.len(), |i| span.start + i);
+    &text[start..end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_rule_compiles() {
+        let rules = rules();
+        assert!(rules.rules.len() > 200, "{} rules", rules.rules.len());
+        for rule in &rules.rules {
+            assert!(rule.compiled().is_some(), "{} does not compile", rule.id);
+        }
+    }
+
+    #[test]
+    fn a_rule_runs_only_when_its_keyword_is_there() {
+        let mut found = Vec::new();
+        let token = "ghp_4Zs8fPq2LmN7xVb3KcT9wYr1HdJ6eGa5UoQi";
+        rules().scan(&format!("token: {token}"), &HashSet::new(), &mut found);
+        // The catch-all `key: value` rule matches too; the scanner settles the overlap.
+        assert!(found.iter().any(|f| &*f.rule == "github-pat"), "{found:?}");
+        let mut none = Vec::new();
+        rules().scan("no tokens in this sentence at all", &HashSet::new(), &mut none);
+        assert!(none.is_empty());
+    }
+
+    #[test]
+    fn an_ignored_rule_finds_nothing() {
+        let mut found = Vec::new();
+        let ignored = HashSet::from(["github-pat".to_owned()]);
+        rules().scan("ghp_4Zs8fPq2LmN7xVb3KcT9wYr1HdJ6eGa5UoQi", &ignored, &mut found);
+        assert!(found.iter().all(|f| &*f.rule != "github-pat"));
+    }
+}
