@@ -9,7 +9,7 @@
 use serde_json::{Value, json};
 
 use crate::model::VariableKind;
-use crate::model::keys::PARAMETER_RANGES as RANGES;
+use crate::model::keys::{DLP_POLICIES, PARAMETER_RANGES as RANGES};
 
 /// The translated variable type names the Spanish and Korean editions use.
 const TRANSLATED_TYPES: [&str; 8] = [
@@ -51,7 +51,11 @@ pub fn json_schema() -> Value {
             "version": { "description": "The version of the file, kept as written.", "type": ["string", "integer"] },
             "model_prompt": { "description": "The prompt, with {{name}} placeholders for the variables.", "type": "string" },
             "tool_code": { "description": "Code of a smart tool, run by the host (never by llmtool).", "type": "string" },
-            "metadata": { "$ref": "#/$defs/metadata" }
+            "metadata": { "$ref": "#/$defs/metadata" },
+            "x-dlp": {
+                "description": "What runs do with sensitive values found in the prompt (llmtool's data-loss prevention).",
+                "enum": DLP_POLICIES
+            }
         },
         "$defs": {
             "metadata": {

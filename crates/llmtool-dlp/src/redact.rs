@@ -112,6 +112,21 @@ impl Redaction {
         Cow::Owned(out)
     }
 
+    /// `text` with every value this redaction hid swapped for its placeholder again: what a
+    /// log keeps of a restored answer, or of the values a run was given.
+    pub fn mask(&self, text: &str) -> String {
+        let mut values: Vec<(&String, &String)> = self.placeholder_of.iter().collect();
+        // Longest first, so that a value inside another does not split it.
+        values.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then(a.0.cmp(b.0)));
+        let mut out = text.to_owned();
+        for (value, placeholder) in values {
+            if out.contains(value.as_str()) {
+                out = out.replace(value.as_str(), placeholder);
+            }
+        }
+        out
+    }
+
     /// A restorer for an answer arriving in chunks.
     pub fn restorer(&self) -> Restorer<'_> {
         Restorer { redaction: self, pending: String::new() }

@@ -42,6 +42,13 @@ fn the_answer_gets_its_values_back_and_unknown_brackets_stay() {
 }
 
 #[test]
+fn masking_hides_the_values_again_for_a_log() {
+    let (_, redaction) = redact("Mail ann@example.com, card 4111 1111 1111 1111");
+    let answer = redaction.restore("Wrote to [EMAIL_1] about [CARD_1].").into_owned();
+    assert_eq!(redaction.mask(&answer), "Wrote to [EMAIL_1] about [CARD_1].");
+}
+
+#[test]
 fn a_stream_restores_a_placeholder_cut_across_chunks() {
     let (_, redaction) = redact("Mail ann@example.com");
     let mut restorer = redaction.restorer();

@@ -1,5 +1,7 @@
 //! One run as the log keeps it.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 /// How a run ended.
@@ -71,4 +73,8 @@ pub struct Record {
     pub outcome: Outcome,
     pub error: Option<String>,
     pub answer: Option<String>,
+    /// How many sensitive values were swapped for placeholders, by kind (`email`); empty
+    /// when none were. Never the values.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub redactions: BTreeMap<String, u64>,
 }

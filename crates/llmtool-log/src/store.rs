@@ -111,13 +111,15 @@ impl RunLog {
     /// Appends `record`; its id.
     pub async fn append(&self, record: &Record) -> Result<i64, LogError> {
         let variables = record.variables.as_ref().map(serde_json::Value::to_string);
+        let redactions = (!record.redactions.is_empty())
+            .then(|| serde_json::to_string(&record.redactions).unwrap_or_default());
         let count = |n: Option<u64>| n.and_then(|n| i64::try_from(n).ok());
         let result = sqlx::query(
             "INSERT INTO runs (started_at, origin, tool_path, tool_name, tool_hash, variables,
                 variables_hash, provider, model, input_tokens, cached_input_tokens,
                 cache_write_tokens, output_tokens, reasoning_tokens, cost_usd, price_entry,
-                latency_ms, first_token_ms, repairs, outcome, error, answer)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                latency_ms, first_token_ms, repairs, outcome, error, answer, redactions)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         )
         .bind(&record.started_at)
         .bind(&record.origin)
@@ -141,6 +143,7 @@ impl RunLog {
         .bind(record.outcome.as_str())
         .bind(&record.error)
         .bind(&record.answer)
+        .bind(redactions)
         .execute(&self.pool)
         .await
         .map_err(|e| self.error(e))?;
@@ -209,6 +212,7 @@ fn record(row: &sqlx::sqlite::SqliteRow) -> Result<Record, sqlx::Error> {
         Ok(row.try_get::<Option<i64>, _>(name)?.and_then(|n| u64::try_from(n).ok()))
     };
     let variables: Option<String> = row.try_get("variables")?;
+    let redactions: Option<String> = row.try_get("redactions")?;
     let outcome: String = row.try_get("outcome")?;
     Ok(Record {
         id: Some(row.try_get("id")?),
@@ -234,5 +238,8 @@ fn record(row: &sqlx::sqlite::SqliteRow) -> Result<Record, sqlx::Error> {
         outcome: Outcome::parse(&outcome),
         error: row.try_get("error")?,
         answer: row.try_get("answer")?,
+        redactions: redactions
+            .and_then(|text| serde_json::from_str(&text).ok())
+            .unwrap_or_default(),
     })
 }

@@ -30,6 +30,7 @@ fn record(started_at: &str, tool: &str, model: &str, cost: Option<f64>) -> Recor
         outcome: Outcome::Ok,
         error: None,
         answer: Some("Tides come from the Moon.".into()),
+        redactions: [("email".to_owned(), 2)].into(),
     }
 }
 

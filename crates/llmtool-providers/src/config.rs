@@ -30,6 +30,9 @@ pub struct Config {
     /// The tool library's URL (`llmtool serve`), when `--registry` and `LLMTOOL_REGISTRY`
     /// name none.
     pub registry: Option<String>,
+    /// Data-loss prevention: the policy of runs, and what to look for (docs/dlp.md).
+    #[serde(default)]
+    pub dlp: llmtool_dlp::Config,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]

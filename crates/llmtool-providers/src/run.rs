@@ -1,9 +1,12 @@
 //! The run loop: send a rendered prompt, enforce the tool's expected output on the answer, and
 //! ask again with the reason when it falls short.
 
+use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use llmtool_core::output::{self, OutputFormat, OutputKind, OutputSpec};
+use llmtool_dlp::Redaction;
 use serde::Serialize;
 
 use crate::backend::{Backend, generate_local};
@@ -59,6 +62,10 @@ pub struct RunReport {
     pub error: Option<String>,
     /// Parameters the provider could not take (dropped or changed).
     pub warnings: Vec<String>,
+    /// How many sensitive values were swapped for placeholders before the prompt was sent,
+    /// by kind; never the values.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub redactions: BTreeMap<String, usize>,
     /// For the local model: load time, tokens per second and peak memory.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub local: Option<serde_json::Value>,
@@ -73,6 +80,12 @@ pub struct RunRequest {
     pub spec: OutputSpec,
     /// The model's price; `None` when it is unpriced.
     pub price: Option<PriceEntry>,
+    /// The placeholders data-loss prevention put in `prompt`, to be put back in the answer
+    /// (`llmtool-runtime` does both); `None` when nothing was swapped.
+    pub redaction: Option<Arc<Redaction>>,
+    /// What the user should hear before the request is sent (data-loss prevention's findings
+    /// under its `warn` policy), for the caller to show.
+    pub notices: Vec<String>,
 }
 
 /// Characters per token in the estimate of a prompt's tokens when no tokenizer of the model is
@@ -156,6 +169,19 @@ impl RunRequest {
         message
     }
 
+    /// `answer` with the placeholders of data-loss prevention put back.
+    pub fn restore(&self, answer: &str) -> String {
+        match &self.redaction {
+            Some(redaction) => redaction.restore(answer).into_owned(),
+            None => answer.to_owned(),
+        }
+    }
+
+    /// How many values were swapped for placeholders, by kind.
+    pub fn redaction_counts(&self) -> BTreeMap<String, usize> {
+        self.redaction.as_ref().map(|r| r.counts().clone()).unwrap_or_default()
+    }
+
     /// The request as one of a provider's batch (see [`crate::batch_api`]): the first
     /// message, answered whole.
     pub fn batch_request(&self) -> ChatRequest {
@@ -167,13 +193,14 @@ impl RunRequest {
     /// (a batch cannot ask again, so an answer that misses it is rejected), the cost at the
     /// batch price.
     pub fn batch_report(&self, answer: &Answer) -> RunReport {
-        let (output, rejection) = match output::enforce(&self.spec, &answer.text, false) {
+        let shown = self.restore(&answer.text);
+        let (output, rejection) = match output::enforce(&self.spec, &shown, false) {
             Ok(output) => (Some(output), None),
             Err(error) => (None, Some(error.to_string())),
         };
         RunReport {
             output,
-            raw: answer.text.clone(),
+            raw: shown,
             model: self.target.model.clone(),
             provider: self.target.endpoint.provider.clone(),
             usage: answer.usage,
@@ -188,6 +215,7 @@ impl RunRequest {
             repairs: 0,
             error: rejection,
             warnings: Vec::new(),
+            redactions: self.redaction_counts(),
             local: None,
         }
     }
@@ -220,13 +248,19 @@ pub async fn run(
     let mut usage = Usage::default();
     let mut repairs = 0;
     let mut first_token: Option<Duration> = None;
+    // Placeholders of data-loss prevention go back into what is shown and checked; the model
+    // keeps seeing its own words (with the placeholders) when asked again.
+    let mut restorer = run.redaction.as_deref().map(Redaction::restorer);
     loop {
         let request = run.chat(messages.clone(), options);
         let mut answer = String::new();
         let mut forward = |text: &str| {
             answer.push_str(text);
             if streams_through {
-                on_text(text);
+                match restorer.as_mut() {
+                    Some(restorer) => show(on_text, &restorer.push(text)),
+                    None => on_text(text),
+                }
             }
         };
         let (completion, warnings) = match backend {
@@ -244,11 +278,15 @@ pub async fn run(
                 (generate_local(engine, &request, delivery, &mut forward).await?, Vec::new())
             }
         };
+        if let Some(restorer) = restorer.as_mut().filter(|_| streams_through) {
+            show(on_text, &restorer.finish());
+        }
         usage.add(completion.usage);
         if repairs == 0 {
             first_token = completion.time_to_first_token;
         }
-        let (output, rejection) = match output::enforce(&run.spec, &answer, options.raw) {
+        let shown = run.restore(&answer);
+        let (output, rejection) = match output::enforce(&run.spec, &shown, options.raw) {
             Ok(output) => (Some(output), None),
             Err(error) => (None, Some(error)),
         };
@@ -260,7 +298,7 @@ pub async fn run(
             rejection => {
                 return Ok(RunReport {
                     output,
-                    raw: answer,
+                    raw: shown,
                     model: run.target.model.clone(),
                     provider: endpoint.provider.clone(),
                     usage,
@@ -274,11 +312,19 @@ pub async fn run(
                     repairs,
                     error: rejection.map(|e| e.to_string()),
                     warnings,
+                    redactions: run.redaction_counts(),
                     local: completion.engine_stats,
                 });
             }
         }
         repairs += 1;
+    }
+}
+
+/// Passes `text` on, unless there is none (a restorer holding a partial placeholder back).
+fn show(on_text: &mut (dyn FnMut(&str) + Send), text: &str) {
+    if !text.is_empty() {
+        on_text(text);
     }
 }
 

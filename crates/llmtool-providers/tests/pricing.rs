@@ -35,6 +35,8 @@ async fn run_on_mock(api: ApiKind, provider: &str, model: &str, reply: String) -
         params: Params::default(),
         spec: OutputSpec { kind: OutputKind::Text, format: None },
         price,
+        redaction: None,
+        notices: Vec::new(),
     };
     let transport = Transport::new(
         Timeouts { idle: Duration::from_secs(5), ..Timeouts::default() },

@@ -45,6 +45,8 @@ fn run_request(mock: &Mock, features: Features, spec: OutputSpec) -> RunRequest 
             source: "this test".into(),
             price: Price { input: 1e-6, output: 2e-6, ..Price::default() },
         }),
+        redaction: None,
+        notices: Vec::new(),
     }
 }
 
@@ -161,4 +163,49 @@ async fn text_streams_through_and_costs_are_counted() {
     assert_eq!(streamed, ["Yes, ", "launch."]);
     assert_eq!(report.output.as_deref(), Some("Yes, launch."));
     assert!((report.cost.unwrap() - 0.002).abs() < 1e-12);
+}
+
+/// The request of "Mail ann@example.com" with data-loss prevention's placeholder in it.
+fn redacted_request(mock: &Mock, spec: OutputSpec) -> RunRequest {
+    let text = "Mail ann@example.com";
+    let findings = llmtool_dlp::Scanner::with_defaults().scan(text);
+    let mut redaction = llmtool_dlp::Redaction::new();
+    let prompt = redaction.redact(text, &findings);
+    RunRequest {
+        prompt,
+        redaction: Some(std::sync::Arc::new(redaction)),
+        ..run_request(mock, Features::COMPATIBLE, spec)
+    }
+}
+
+#[tokio::test]
+async fn placeholders_are_restored_in_a_stream_even_when_cut_across_chunks() {
+    let chunks =
+        [chunk("Dear [EMA", None), chunk("IL_1], done.", Some("stop")), "[DONE]".to_owned()];
+    let mock =
+        Mock::start(vec![Reply::sse(&chunks.iter().map(String::as_str).collect::<Vec<_>>())]).await;
+    let request = redacted_request(&mock, OutputSpec { kind: OutputKind::Text, format: None });
+    let mut streamed = String::new();
+    let report = run(&Backend::Http(&transport()), &request, RunOptions::default(), &mut |t| {
+        streamed.push_str(t)
+    })
+    .await
+    .unwrap();
+    assert_eq!(mock.requests()[0].body["messages"][0]["content"], "Mail [EMAIL_1]");
+    assert_eq!(streamed, "Dear ann@example.com, done.");
+    assert_eq!(report.output.as_deref(), Some("Dear ann@example.com, done."));
+    assert_eq!(report.redactions.get("email"), Some(&1));
+}
+
+#[tokio::test]
+async fn a_repair_shows_the_model_its_own_answer_with_placeholders() {
+    let mock = Mock::start(vec![answer("Ask [EMAIL_1] first"), answer("wait")]).await;
+    let request = redacted_request(&mock, limited());
+    let report = run(&Backend::Http(&transport()), &request, RunOptions::default(), &mut |_| {})
+        .await
+        .unwrap();
+    assert_eq!(report.output.as_deref(), Some("wait"));
+    let second = &mock.requests()[1].body["messages"];
+    assert_eq!(second[1]["content"], "Ask [EMAIL_1] first");
+    assert!(!second.to_string().contains("ann@example.com"));
 }

@@ -249,6 +249,7 @@ fn run(slug: &str, model: &str, cost: Option<f64>, day: u8) -> llmtool_log::Reco
         outcome: llmtool_log::Outcome::Ok,
         error: None,
         answer: Some("a tide".into()),
+        redactions: std::collections::BTreeMap::new(),
     }
 }
 

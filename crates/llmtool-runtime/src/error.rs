@@ -31,6 +31,13 @@ pub enum RunError {
     /// The answer never met the tool's expected output.
     #[error(transparent)]
     Rejected(#[from] Rejected),
+    /// Data-loss prevention's `block` policy stopped the run; the located report of what was
+    /// found (never the values).
+    #[error("{0}")]
+    Blocked(String),
+    /// The config's `[dlp]` table cannot be used.
+    #[error("in the `[dlp]` table of the config file: {0}")]
+    DlpConfig(#[from] llmtool_dlp::ConfigError),
     /// A worker thread of the run stopped (a bug, reported rather than a panic).
     #[error("the run stopped unexpectedly: {0}")]
     Stopped(String),

@@ -5,8 +5,10 @@
 //!
 //! [`Runtime`] is the entry point; [`Runner`] is what servers hold, so that a test can stand
 //! in a scripted model. [`files`] finds and loads tool files, with one rule for every command;
-//! [`log`] writes each run to the run log.
+//! [`log`] writes each run to the run log. Data-loss prevention (`llmtool-dlp`) applies to
+//! every prompt as [`Runtime::request_on`] builds its request.
 
+mod dlp;
 mod error;
 pub mod files;
 pub mod local;
@@ -15,8 +17,10 @@ mod runner;
 mod runtime;
 pub mod test_files;
 
+pub use dlp::report as dlp_report;
 pub use error::{Rejected, RunError};
 pub use files::{FileError, ToolErrors, ToolFile};
+pub use llmtool_dlp::Policy as DlpPolicy;
 pub use local::{Consent, Fetch, Progress, PullEvent, pull};
 pub use log::{Ended, LogPolicy, Subject};
 pub use runner::{AnswerFuture, Runner};

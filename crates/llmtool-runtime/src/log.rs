@@ -9,8 +9,7 @@ use std::time::Duration;
 use llmtool_core::model::Tool;
 use llmtool_core::template::Inputs;
 use llmtool_log::{Outcome, Record, RunLog};
-use llmtool_providers::resolve::Target;
-use llmtool_providers::run::RunReport;
+use llmtool_providers::run::{RunReport, RunRequest};
 use sha2::{Digest as _, Sha256};
 use tokio::sync::Mutex;
 
@@ -105,6 +104,19 @@ pub fn values_json(inputs: &Inputs) -> serde_json::Value {
         .into()
 }
 
+/// `values` with `redact` applied to every string in them.
+fn masked(values: &serde_json::Value, redact: &dyn Fn(&str) -> String) -> serde_json::Value {
+    use serde_json::Value;
+    match values {
+        Value::String(text) => Value::String(redact(text)),
+        Value::Array(items) => Value::Array(items.iter().map(|v| masked(v, redact)).collect()),
+        Value::Object(map) => {
+            Value::Object(map.iter().map(|(k, v)| (k.clone(), masked(v, redact))).collect())
+        }
+        other => other.clone(),
+    }
+}
+
 /// The log a runtime writes to, opened on its first record and kept open.
 #[derive(Debug)]
 pub(crate) struct LogSink {
@@ -143,12 +155,12 @@ impl LogSink {
 }
 
 impl crate::Runtime {
-    /// Logs a run of `subject` on `target`, started at `started`, as the runtime's log policy
+    /// Logs a run of `subject` by `request`, started at `started`, as the runtime's log policy
     /// says; `Err` holds why it could not be logged, for the caller to show as a warning.
     pub async fn log_run(
         &self,
         subject: &Subject,
-        target: &Target,
+        request: &RunRequest,
         started: jiff::Timestamp,
         ended: Ended<'_>,
     ) -> Result<(), String> {
@@ -156,22 +168,32 @@ impl crate::Runtime {
         if sink.policy == LogPolicy::Off {
             return Ok(());
         }
-        let record = self.run_record(subject, target, started, ended, sink.policy);
+        let record = self.run_record(subject, request, started, ended, sink.policy);
         sink.append(&record).await
     }
 
-    /// The record of a run of `subject` on `target`, started at `started`, for a log that
+    /// The record of a run of `subject` by `request`, started at `started`, for a log that
     /// keeps its values (`LogPolicy::On`) or only their hash. Keys are redacted from the
-    /// values, the answer and the error.
+    /// values, the answer and the error; so are the values data-loss prevention hid from the
+    /// model (the log keeps what was sent, and how many of each kind were hidden). A run that
+    /// data-loss prevention blocked keeps only its values' hash.
     pub fn run_record(
         &self,
         subject: &Subject,
-        target: &Target,
+        request: &RunRequest,
         started: jiff::Timestamp,
         ended: Ended<'_>,
         policy: LogPolicy,
     ) -> Record {
-        let redact = |text: &str| self.redact(text).into_owned();
+        let target = &request.target;
+        let redact = |text: &str| {
+            let text = self.redact(text);
+            match &request.redaction {
+                Some(redaction) => redaction.mask(&text),
+                None => text.into_owned(),
+            }
+        };
+        let blocked = matches!(ended, Ended::Failed(RunError::Blocked(_)));
         let values_text = subject.values.to_string();
         let (report, outcome, error) = match ended {
             Ended::Report(report) => {
@@ -190,9 +212,8 @@ impl crate::Runtime {
             tool_name: subject.tool_name.clone(),
             tool_hash: subject.tool_hash.clone(),
             // As given, but for a key pasted into a value (as everywhere llmtool prints).
-            variables: (policy == LogPolicy::On).then(|| {
-                serde_json::from_str(&redact(&values_text)).unwrap_or(serde_json::Value::Null)
-            }),
+            variables: (policy == LogPolicy::On && !blocked)
+                .then(|| masked(&subject.values, &redact)),
             variables_hash: hash(&values_text),
             provider: target.endpoint.provider.clone(),
             model: target.model.clone(),
@@ -209,6 +230,9 @@ impl crate::Runtime {
             outcome,
             error: error.map(|e| redact(&e)),
             answer: report.map(|r| redact(r.output.as_ref().unwrap_or(&r.raw))),
+            redactions: report
+                .map(|r| r.redactions.iter().map(|(kind, n)| (kind.clone(), *n as u64)).collect())
+                .unwrap_or_default(),
         }
     }
 }

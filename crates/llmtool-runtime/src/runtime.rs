@@ -17,6 +17,9 @@ use llmtool_providers::run::{RunOptions, RunReport, RunRequest};
 use llmtool_providers::transport::{RetryPolicy, Timeouts, Transport};
 use llmtool_providers::{ApiKind, Params, Redactor};
 
+use llmtool_dlp::Policy;
+
+use crate::dlp::{Guard, Guarded};
 use crate::local::{Fetch, LocalModels, Progress};
 use crate::log::{Ended, LogPolicy, LogSink, Subject};
 use crate::{Rejected, RunError};
@@ -46,6 +49,9 @@ pub struct RuntimeOptions {
     /// The most requests at once to one provider (a batch's `-j`); the providers' own limits
     /// come from the config (see `llmtool_providers::pace`).
     pub concurrency: Option<NonZeroU32>,
+    /// The data-loss prevention policy of every run (`--dlp`), over the tool's `x-dlp` and the
+    /// config's.
+    pub dlp: Option<Policy>,
 }
 
 impl Default for RuntimeOptions {
@@ -62,6 +68,7 @@ impl Default for RuntimeOptions {
             secrets: Vec::new(),
             log: LogPolicy::Off,
             concurrency: None,
+            dlp: None,
         }
     }
 }
@@ -77,6 +84,7 @@ impl std::fmt::Debug for RuntimeOptions {
             .field("seed", &self.seed)
             .field("secrets", &self.secrets.len())
             .field("log", &self.log)
+            .field("dlp", &self.dlp)
             .finish_non_exhaustive()
     }
 }
@@ -111,6 +119,7 @@ struct Inner {
     local: Arc<LocalModels>,
     redactor: Redactor,
     log: LogSink,
+    guard: Guard,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -130,6 +139,7 @@ impl Runtime {
         let progress = options.progress.unwrap_or_else(|| Arc::new(|_| {}));
         let local = LocalModels::new(allow_paths, options.fetch, progress, options.seed);
         let redactor = providers.redactor().with_all(&options.secrets);
+        let guard = Guard::new(options.dlp, providers.config.dlp.clone())?;
         let inner = Inner {
             providers,
             model: options.model,
@@ -138,6 +148,7 @@ impl Runtime {
             local: Arc::new(local),
             redactor,
             log: LogSink::new(options.log),
+            guard,
         };
         Ok(Self { inner: Arc::new(inner) })
     }
@@ -204,7 +215,10 @@ impl Runtime {
         self.request_on(tool, prompt, overrides, &Choice::default())
     }
 
-    /// The same, on the model `choice` picks (a server's client choosing, say).
+    /// The same, on the model `choice` picks (a server's client choosing, say). Data-loss
+    /// prevention applies here, as the policy of the run says: the prompt may be sent with
+    /// its sensitive values swapped for placeholders (restored in the answer), or not at all
+    /// ([`RunError::Blocked`]).
     pub fn request_on(
         &self,
         tool: &Tool,
@@ -214,6 +228,10 @@ impl Runtime {
     ) -> Result<RunRequest, RunError> {
         let target = self.target_on(tool, choice)?;
         let params = Params::from_tool(tool.metadata.as_ref().and_then(|m| m.parameters.as_ref()));
+        let (prompt, redaction, notice) = match self.inner.guard.apply(tool, prompt) {
+            Guarded::Send { prompt, redaction, notice } => (prompt, redaction, notice),
+            Guarded::Blocked(report) => return Err(RunError::Blocked(report)),
+        };
         Ok(RunRequest {
             price: self.inner.providers.price(&target),
             target,
@@ -224,7 +242,14 @@ impl Runtime {
                 ..params
             },
             spec: OutputSpec::of(tool),
+            redaction,
+            notices: notice.into_iter().collect(),
         })
+    }
+
+    /// The data-loss prevention policy runs of `tool` follow.
+    pub fn dlp_policy(&self, tool: &Tool) -> Policy {
+        self.inner.guard.policy(tool)
     }
 
     /// How many tokens the prompt of `request` takes on its local model, counted with the
@@ -288,7 +313,7 @@ impl Runtime {
                 Ok(report) => Ended::Report(report),
                 Err(error) => Ended::Failed(error),
             };
-            if let Err(problem) = self.log_run(subject, &request.target, started, ended).await {
+            if let Err(problem) = self.log_run(subject, &request, started, ended).await {
                 tracing::warn!("the run is not logged: {problem}");
             }
         }

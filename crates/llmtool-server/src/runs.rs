@@ -81,9 +81,8 @@ impl Runs {
             Some(Err(error)) => Ended::Failed(error),
             None => Ended::Cancelled,
         };
-        let target = &job.request.target;
         let mut record =
-            self.runtime.run_record(&job.subject, target, started, ended, LogPolicy::On);
+            self.runtime.run_record(&job.subject, &job.request, started, ended, LogPolicy::On);
         match self.store.log_run(&job.slug, job.version, job.by.as_deref(), &record).await {
             Ok(id) => record.id = Some(id),
             Err(error) => tracing::warn!("a run of {} is not kept: {error}", job.slug),

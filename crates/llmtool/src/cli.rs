@@ -37,6 +37,7 @@ pub(crate) enum Command {
     Usage(UsageArgs),
     Batch(BatchArgs),
     Test(TestArgs),
+    Scan(ScanArgs),
     Serve(ServeArgs),
     Publish(PublishArgs),
     Search(SearchArgs),
@@ -44,6 +45,35 @@ pub(crate) enum Command {
     #[command(subcommand)]
     Token(TokenCommand),
     Completions(CompletionsArgs),
+}
+
+/// Find sensitive values (e-mail addresses, phone and card numbers, IBANs, national ids, IP
+/// addresses, credentials, keys and tokens) in a text, or in what a tool file sends a model:
+/// its prompt and its variables' defaults and allowed values. Prints each finding's kind,
+/// place and confidence, never the value.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  llmtool scan notes.txt\n  pbpaste | llmtool scan -\n  llmtool scan examples/email-reply-ko.json --format json\n\nThe config file's [dlp] table adds patterns and word lists, allowed values and ignored kinds.\nExit status 1 when something is found. See docs/dlp.md."
+)]
+pub(crate) struct ScanArgs {
+    /// A text or tool file, or `-` for standard input.
+    #[arg(value_name = "FILE", default_value = "-")]
+    pub(crate) file: PathBuf,
+    #[arg(long, value_enum, default_value_t = ScanFormat::Human)]
+    pub(crate) format: ScanFormat,
+    /// The configuration file (default: `$XDG_CONFIG_HOME/llmtool/config.toml`).
+    #[arg(long, value_name = "FILE", env = "LLMTOOL_CONFIG")]
+    pub(crate) config: Option<PathBuf>,
+}
+
+/// What `scan` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ScanFormat {
+    /// `FILE:LINE:COLUMN: kind (confidence)` a line each.
+    Human,
+    /// `{"file", "findings": [{kind, rule, label, confidence, line, column, end_line,
+    /// end_column, field}]}`.
+    Json,
 }
 
 /// Run the test files of tools (`NAME.tests.json` or `.yaml`) on models: every case on every
@@ -436,6 +466,32 @@ pub(crate) struct ModelArgs {
     /// The longest a request may take, in seconds.
     #[arg(long, default_value_t = 600, value_name = "SECONDS")]
     pub(crate) timeout: u64,
+    /// Data-loss prevention: what to do with sensitive values (e-mail addresses, card
+    /// numbers, keys, ...) found in the prompt: send it as it is (`off`), send it and say what
+    /// was found (`warn`), swap them for placeholders restored in the answer (`redact`), or
+    /// send nothing (`block`). Over the tool's `x-dlp` and the config's `[dlp] policy`.
+    #[arg(long, value_name = "POLICY")]
+    pub(crate) dlp: Option<DlpArg>,
+}
+
+/// `--dlp`: data-loss prevention's policies (docs/dlp.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum DlpArg {
+    Off,
+    Warn,
+    Redact,
+    Block,
+}
+
+impl From<DlpArg> for llmtool_runtime::DlpPolicy {
+    fn from(arg: DlpArg) -> Self {
+        match arg {
+            DlpArg::Off => Self::Off,
+            DlpArg::Warn => Self::Warn,
+            DlpArg::Redact => Self::Redact,
+            DlpArg::Block => Self::Block,
+        }
+    }
 }
 
 /// Run a tool over every row of a dataset (CSV or JSON Lines), many rows at once, each row's

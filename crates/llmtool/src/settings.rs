@@ -57,6 +57,7 @@ pub(crate) fn runtime_options(args: &ModelArgs) -> RuntimeOptions {
             ..Timeouts::default()
         },
         allow_local_paths: args.allow_local_paths,
+        dlp: args.dlp.map(Into::into),
         // Every run is logged unless LLMTOOL_NO_LOG says not to (docs/usage.md).
         log: LogPolicy::from_env(false),
         ..RuntimeOptions::default()

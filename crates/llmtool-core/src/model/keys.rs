@@ -29,6 +29,9 @@ pub const PARAMETER_RANGES: [(&str, f64, f64); 4] = [
 /// The keys of the nested avatar shape, `metadata.avatar = {avatar_type, avatar}`.
 pub const NESTED_AVATAR: &[&str] = &["avatar_type", "avatar"];
 
+/// The data-loss prevention policies a tool may ask for in `x-dlp` (llmtool-dlp's `Policy`).
+pub const DLP_POLICIES: &[&str] = &["off", "warn", "redact", "block"];
+
 /// Whether `key` is an extension key (`x-...`), which is kept and never reported.
 pub fn is_extension(key: &str) -> bool {
     key.starts_with("x-")

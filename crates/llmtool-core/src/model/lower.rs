@@ -69,6 +69,7 @@ impl Lowerer {
                 }
                 "metadata" => tool.metadata = self.metadata(value),
                 "tool_code" => tool.tool_code = self.string(value, FieldPath::Root("tool_code")),
+                "x-dlp" => tool.dlp = self.string(value, FieldPath::Root("x-dlp")),
                 _ => self.unknown_key(member, "", keys::TOP_LEVEL),
             }
         }

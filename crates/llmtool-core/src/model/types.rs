@@ -43,6 +43,10 @@ pub struct Tool {
     /// Present in a "smart tool" (the sibling format): code for the host to run. Never run here.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_code: Option<Spanned<String>>,
+    /// `x-dlp`: what runs do with sensitive values in the prompt (`off`, `warn`, `redact`,
+    /// `block`; see docs/dlp.md). An extension key, kept by every conversion that keeps them.
+    #[serde(rename = "x-dlp", skip_serializing_if = "Option::is_none")]
+    pub dlp: Option<Spanned<String>>,
 }
 
 /// `version`, kept exactly as written: a string or an integer.

@@ -64,6 +64,7 @@ registry! {
     structure::missing_recommended::MISSING_RECOMMENDED => structure::missing_recommended::check,
     structure::smart_tool::SMART_TOOL => structure::smart_tool::check,
     structure::empty_prompt::EMPTY_PROMPT => structure::empty_prompt::check,
+    structure::unknown_dlp_policy::UNKNOWN_DLP_POLICY => structure::unknown_dlp_policy::check,
     variables::empty_variable_name::EMPTY_VARIABLE_NAME => variables::empty_variable_name::check,
     variables::duplicate_variable_name::DUPLICATE_VARIABLE_NAME => variables::duplicate_variable_name::check,
     variables::braces_in_variable_name::BRACES_IN_VARIABLE_NAME => variables::braces_in_variable_name::check,

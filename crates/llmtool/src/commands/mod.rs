@@ -15,6 +15,7 @@ pub(crate) mod new;
 pub(crate) mod providers;
 pub(crate) mod render;
 pub(crate) mod run;
+pub(crate) mod scan;
 pub(crate) mod serve;
 pub(crate) mod show;
 pub(crate) mod test;

@@ -55,9 +55,19 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<Outcome> {
     };
     let tool_runtime = Runtime::new(providers, options)?;
     let overrides = ParamOverrides { temperature: args.temperature, max_tokens: args.max_tokens };
-    let request = tool_runtime.request(tool, prompt, overrides)?;
+    let request = match tool_runtime.request(tool, prompt, overrides) {
+        Ok(request) => request,
+        Err(RunError::Blocked(report)) => {
+            eprintln!("error: {report}");
+            return Ok(Outcome::Problems);
+        }
+        Err(error) => return Err(error.into()),
+    };
     if let Some(note) = &request.target.note {
         eprintln!("note: {note}");
+    }
+    for notice in &request.notices {
+        eprintln!("warning: {notice}");
     }
     let options = RunOptions {
         stream: !args.no_stream,
@@ -113,7 +123,7 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<Outcome> {
         Err(RunError::Provider(ProviderError::Cancelled)) => Ended::Cancelled,
         Err(error) => Ended::Failed(error),
     };
-    let logged = runtime.block_on(tool_runtime.log_run(&subject, &request.target, started, ended));
+    let logged = runtime.block_on(tool_runtime.log_run(&subject, &request, started, ended));
     if let Err(problem) = logged {
         eprintln!("warning: the run is not logged: {problem}");
     }

@@ -1,0 +1,96 @@
+//! Data-loss prevention on the shared run path: which policy a run follows (the command line's
+//! `--dlp`, over the tool's `x-dlp`, over the config's `[dlp] policy`; off when none says), and
+//! what it does to a rendered prompt before the request is built: report, swap for
+//! placeholders, or stop the run. Every way of running a tool goes through
+//! [`crate::Runtime::request_on`], so each honours it.
+
+use std::fmt::Write as _;
+use std::sync::{Arc, OnceLock};
+
+use llmtool_core::model::Tool;
+use llmtool_dlp::{Config, ConfigError, Finding, Policy, Redaction, Scanner, locate};
+
+/// A runtime's data-loss prevention: the user's policy, the config, and the scanner built from
+/// it on first use (a process that never scans never compiles its patterns).
+#[derive(Debug)]
+pub(crate) struct Guard {
+    flag: Option<Policy>,
+    config: Config,
+    scanner: OnceLock<Scanner>,
+}
+
+/// What a prompt becomes under a policy.
+#[derive(Debug)]
+pub(crate) enum Guarded {
+    /// Send it (as redacted, when a redaction is given), with what the user should hear.
+    Send { prompt: String, redaction: Option<Arc<Redaction>>, notice: Option<String> },
+    /// Do not send it: the located report of what was found.
+    Blocked(String),
+}
+
+impl Guard {
+    /// Checks the config now (a bad custom pattern is the user's error to hear at start).
+    pub(crate) fn new(flag: Option<Policy>, config: Config) -> Result<Guard, ConfigError> {
+        let scanner = OnceLock::new();
+        if config != Config::default() {
+            let _ = scanner.set(Scanner::new(&config)?);
+        }
+        Ok(Guard { flag, config, scanner })
+    }
+
+    fn scanner(&self) -> &Scanner {
+        // `new` has built it from any config but the default, which always builds.
+        self.scanner
+            .get_or_init(|| Scanner::new(&self.config).unwrap_or_else(|_| Scanner::with_defaults()))
+    }
+
+    /// The policy a run of `tool` follows.
+    pub(crate) fn policy(&self, tool: &Tool) -> Policy {
+        let of_tool = tool.dlp.as_ref().and_then(|p| p.value.parse::<Policy>().ok());
+        self.flag.or(of_tool).or(self.config.policy).unwrap_or(Policy::Off)
+    }
+
+    /// `prompt` as a run of `tool` may send it.
+    pub(crate) fn apply(&self, tool: &Tool, prompt: String) -> Guarded {
+        let policy = self.policy(tool);
+        if policy == Policy::Off {
+            return Guarded::Send { prompt, redaction: None, notice: None };
+        }
+        let findings = self.scanner().scan(&prompt);
+        if findings.is_empty() {
+            return Guarded::Send { prompt, redaction: None, notice: None };
+        }
+        match policy {
+            Policy::Off => Guarded::Send { prompt, redaction: None, notice: None },
+            Policy::Warn => {
+                let notice = report(&prompt, &findings, "is sent as it is (`--dlp warn`)");
+                tracing::warn!("{notice}");
+                Guarded::Send { prompt, redaction: None, notice: Some(notice) }
+            }
+            Policy::Redact => {
+                let mut redaction = Redaction::new();
+                let prompt = redaction.redact(&prompt, &findings);
+                Guarded::Send { prompt, redaction: Some(Arc::new(redaction)), notice: None }
+            }
+            Policy::Block => Guarded::Blocked(report(&prompt, &findings, "was not sent")),
+        }
+    }
+}
+
+/// What was found in `prompt`, each with its line and column, never the value: "the prompt
+/// holds 2 sensitive values and {outcome}: an e-mail address (line 1, column 9), ...".
+pub fn report(prompt: &str, findings: &[Finding], outcome: &str) -> String {
+    let count = findings.len();
+    let noun = if count == 1 { "value" } else { "values" };
+    let mut out = format!("the prompt holds {count} sensitive {noun} and {outcome}:");
+    for finding in findings {
+        let at = locate(prompt, finding.span.start);
+        let _ =
+            write!(out, "\n  {} (line {}, column {}", finding.kind.describe(), at.line, at.column);
+        if &*finding.rule != finding.kind.name() {
+            let _ = write!(out, ", rule {}", finding.rule);
+        }
+        out.push(')');
+    }
+    out
+}
