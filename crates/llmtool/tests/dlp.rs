@@ -1,0 +1,164 @@
+//! Data-loss prevention end to end: the binary against the mock LLM server. What the server
+//! receives has placeholders, what the user sees has the values back, a blocked run sends
+//! nothing and exits 1, the run log keeps counts and never the values, and `llmtool scan`
+//! reports kinds and places.
+
+#![allow(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
+
+use std::path::Path;
+use std::process::{Output, Stdio};
+
+use llmtool_testkit::{Mock, Reply};
+
+const KEY: &str = "sk-dlp-test-51aa";
+const MAIL: &str = "From ann.lee@example.com: please charge card 4111 1111 1111 1111 again.";
+
+async fn llmtool(args: &[&str], data_dir: &Path, config: Option<&Path>) -> Output {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_llmtool"));
+    command
+        .args(args)
+        .stdin(Stdio::null())
+        .env("NO_COLOR", "1")
+        .env("XDG_CONFIG_HOME", "/nonexistent")
+        .env("LLMTOOL_DATA_DIR", data_dir)
+        .env("MOCK_KEY", KEY)
+        .env_remove("LLMTOOL_NO_LOG")
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("LLMTOOL_MODEL");
+    match config {
+        Some(config) => command.env("LLMTOOL_CONFIG", config),
+        None => command.env_remove("LLMTOOL_CONFIG"),
+    };
+    command.output().await.unwrap()
+}
+
+fn chunk(text: &str, finish: Option<&str>) -> String {
+    serde_json::json!({ "choices": [{ "delta": { "content": text }, "finish_reason": finish }] })
+        .to_string()
+}
+
+/// A streamed answer cut inside a placeholder.
+fn answer_with_placeholders() -> Reply {
+    let chunks = [
+        chunk("I will write to [EMAIL", None),
+        chunk("_1] about [CARD_1].", Some("stop")),
+        "[DONE]".to_owned(),
+    ];
+    Reply::sse(&chunks.iter().map(String::as_str).collect::<Vec<_>>())
+}
+
+/// A tool with one text variable, and the config of the mock provider (with `extra` added).
+fn setup(dir: &Path, mock: &Mock, extra: &str) -> (String, std::path::PathBuf) {
+    let tool = dir.join("reply.json");
+    let tool_text = serde_json::json!({
+        "model_prompt": "Answer this mail:\n{{mail}}",
+        "metadata": { "prompt_name": "reply", "variables": [{ "name": "mail", "type": "text" }] }
+    });
+    std::fs::write(&tool, tool_text.to_string()).unwrap();
+    let config = dir.join("config.toml");
+    let text = format!(
+        "default_model = \"mock/m\"\n{extra}\n[providers.mock]\napi = \"openai\"\nbase_url = \"{}/v1\"\napi_key_env = \"MOCK_KEY\"\n",
+        mock.url
+    );
+    std::fs::write(&config, text).unwrap();
+    (tool.to_str().unwrap().to_owned(), config)
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[tokio::test]
+async fn redacted_values_never_reach_the_server_and_come_back_in_the_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let mock = Mock::start(vec![answer_with_placeholders()]).await;
+    let (tool, config) = setup(dir.path(), &mock, "");
+    let var = format!("mail={MAIL}");
+    let args = ["run", &tool, "--var", &var, "--dlp", "redact"];
+    let output = llmtool(&args, dir.path(), Some(&config)).await;
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert_eq!(
+        text(&output.stdout).trim(),
+        "I will write to ann.lee@example.com about 4111 1111 1111 1111."
+    );
+    let sent = mock.requests()[0].body["messages"][0]["content"].as_str().unwrap().to_owned();
+    assert_eq!(sent, "Answer this mail:\nFrom [EMAIL_1]: please charge card [CARD_1] again.");
+
+    let logs = llmtool(&["logs", "--format", "json"], dir.path(), Some(&config)).await;
+    let logged = text(&logs.stdout);
+    assert!(logged.contains("\"redactions\""), "{logged}");
+    assert!(logged.contains("\"payment_card\": 1"), "{logged}");
+    assert!(!logged.contains("ann.lee@example.com") && !logged.contains("4111"), "{logged}");
+}
+
+#[tokio::test]
+async fn the_config_policy_applies_and_the_flag_overrides_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let mock = Mock::start(vec![Reply::sse(&[&chunk("ok", Some("stop")), "[DONE]"])]).await;
+    let (tool, config) = setup(dir.path(), &mock, "[dlp]\npolicy = \"block\"");
+    let var = format!("mail={MAIL}");
+    let blocked = llmtool(&["run", &tool, "--var", &var], dir.path(), Some(&config)).await;
+    assert_eq!(blocked.status.code(), Some(1), "{}", text(&blocked.stderr));
+    let report = text(&blocked.stderr);
+    assert!(report.contains("an e-mail address (line 2, column 6)"), "{report}");
+    assert!(report.contains("a payment card number (line 2, column 46)"), "{report}");
+    assert!(!report.contains("ann.lee") && !report.contains("4111"), "{report}");
+    assert!(mock.requests().is_empty(), "nothing is sent");
+
+    let allowed = ["run", &tool, "--var", &var, "--dlp", "off"];
+    let output = llmtool(&allowed, dir.path(), Some(&config)).await;
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let sent = mock.requests()[0].body["messages"][0]["content"].as_str().unwrap().to_owned();
+    assert!(sent.contains("ann.lee@example.com"));
+}
+
+#[tokio::test]
+async fn warn_sends_the_prompt_and_says_what_it_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let mock = Mock::start(vec![Reply::sse(&[&chunk("ok", Some("stop")), "[DONE]"])]).await;
+    let (tool, config) = setup(dir.path(), &mock, "");
+    let var = format!("mail={MAIL}");
+    let output =
+        llmtool(&["run", &tool, "--var", &var, "--dlp", "warn"], dir.path(), Some(&config)).await;
+    assert!(output.status.success());
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains("warning: the prompt holds 2 sensitive values and is sent as it is"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("ann.lee"));
+    assert_eq!(mock.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn scan_reports_kinds_and_places_and_never_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("notes.txt");
+    std::fs::write(
+        &file,
+        format!("Notes\n{MAIL}\nssh://deploy:hunter2hunter2@git.example.com/x\n"),
+    )
+    .unwrap();
+    let path = file.to_str().unwrap();
+    let output = llmtool(&["scan", path], dir.path(), None).await;
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        text(&output.stdout),
+        format!(
+            "{path}:2:6: an e-mail address (high confidence)\n{path}:2:46: a payment card number (high confidence)\n{path}:3:7: credentials in a URL (high confidence)\n3 sensitive values found\n"
+        )
+    );
+    let json = llmtool(&["scan", path, "--format", "json"], dir.path(), None).await;
+    let report: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let kinds: Vec<&str> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["email", "payment_card", "url_credentials"]);
+    assert!(!text(&json.stdout).contains("hunter2"));
+
+    let clean = llmtool(&["scan", "../../examples/teach-me-anything.json"], dir.path(), None).await;
+    assert_eq!(clean.status.code(), Some(0), "{}", text(&clean.stdout));
+}
