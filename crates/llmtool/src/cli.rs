@@ -118,6 +118,10 @@ pub(crate) struct TestArgs {
     /// The configuration file (default: `$XDG_CONFIG_HOME/llmtool/config.toml`).
     #[arg(long, value_name = "FILE", env = "LLMTOOL_CONFIG")]
     pub(crate) config: Option<PathBuf>,
+    /// Data-loss prevention's policy for every case (see `llmtool run --help`), over the tool's
+    /// `x-dlp` and the config's `[dlp] policy`.
+    #[arg(long, value_name = "POLICY")]
+    pub(crate) dlp: Option<DlpArg>,
 }
 
 /// How `llmtool test` prints its results.

@@ -50,6 +50,7 @@ pub(crate) fn run(args: &TestArgs) -> anyhow::Result<Outcome> {
         seed: args.seed,
         // The cache and the report keep what a test run did; the run log is for runs.
         log: LogPolicy::Off,
+        dlp: args.dlp.map(Into::into),
         ..RuntimeOptions::default()
     };
     let runtime = Runtime::new(providers, options)?;
