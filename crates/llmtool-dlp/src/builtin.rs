@@ -218,7 +218,11 @@ fn phone(
     } else {
         context.regions.iter().any(|&region| valid(Some(region)))
     };
-    found.then_some((span, Confidence::Medium))
+    // Bare digits (a timestamp, an order number) and two-part numbers (a range such as
+    // 1024-65535) are valid phone numbers too often to be sure of.
+    let separators = value.split(|c: char| !c.is_ascii_digit()).filter(|p| !p.is_empty()).count();
+    let plain = !value.starts_with('+') && !value.contains('(') && separators <= 2;
+    found.then_some((span, if plain { Confidence::Low } else { Confidence::Medium }))
 }
 
 /// Whether `digits` begin as some card network's numbers do (the issuer identification

@@ -6,6 +6,8 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+use crate::kind::Confidence;
+
 /// What a run does with what the scanner finds in its prompt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -66,6 +68,8 @@ pub struct Config {
     /// The regions (ISO 3166 codes) a phone number written without its country code may
     /// belong to; see [`Config::DEFAULT_PHONE_REGIONS`].
     pub phone_regions: Option<Vec<String>>,
+    /// The least confidence a finding needs to count (`low`, the default, counts all).
+    pub min_confidence: Option<Confidence>,
     /// Values never reported, whatever they look like (a team's shared support address, say).
     pub allow: Vec<String>,
     /// Patterns of the user's own.

@@ -29,6 +29,7 @@ pub struct Scanner {
     ignored_rules: HashSet<String>,
     words: Option<Words>,
     allow: HashSet<String>,
+    min_confidence: Confidence,
 }
 
 #[derive(Debug)]
@@ -118,6 +119,7 @@ impl Scanner {
             ignored_rules,
             words: Words::new(config)?,
             allow: config.allow.iter().cloned().collect(),
+            min_confidence: config.min_confidence.unwrap_or(Confidence::Low),
         })
     }
 
@@ -163,7 +165,11 @@ impl Scanner {
         if !self.allow.is_empty() {
             found.retain(|f| !self.allow.contains(&text[f.span.clone()]));
         }
-        settle(found)
+        // Settled before the cut, so that a weak finding dropped later cannot let a weaker
+        // one of another kind through in its place.
+        let mut settled = settle(found);
+        settled.retain(|f| f.confidence >= self.min_confidence);
+        settled
     }
 }
 

@@ -55,6 +55,23 @@ fn phone_numbers_valid_in_a_numbering_plan() {
 }
 
 #[test]
+fn bare_and_two_part_numbers_are_phone_numbers_of_low_confidence() {
+    // A Unix timestamp and a port range, from real tool files, are valid phone numbers.
+    for text in ["\"created_at\": 1772840681,", "Port number (1024-65535)"] {
+        let findings = SCANNER.scan(text);
+        assert!(findings.iter().all(|f| f.confidence == Confidence::Low), "{text}: {findings:?}");
+        let strict = Config { min_confidence: Some(Confidence::Medium), ..Config::default() };
+        assert!(Scanner::new(&strict).unwrap().scan(text).is_empty(), "{text}");
+    }
+    // A word before the number makes it likelier.
+    let called = SCANNER.scan("phone: 4155552671");
+    assert_eq!(
+        called.iter().map(|f| (f.kind, f.confidence)).collect::<Vec<_>>(),
+        [(Kind::Phone, Confidence::Medium)]
+    );
+}
+
+#[test]
 fn payment_cards_pass_luhn_and_belong_to_a_network() {
     for card in
         ["4111 1111 1111 1111", "5555-5555-5555-4444", "378282246310005", "6011111111111117"]

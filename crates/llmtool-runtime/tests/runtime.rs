@@ -134,3 +134,54 @@ async fn an_answer_is_enforced_and_a_rejection_is_typed() {
     let shown = runtime.public_message(&leaked);
     assert!(!shown.contains(secret) && shown.contains("[redacted]"), "{shown}");
 }
+
+/// A tool whose policy is `policy`, on the mock.
+fn guarded_tool(policy: &str) -> Tool {
+    let text = serde_json::json!({
+        "model_prompt": "Reply to {{mail}}",
+        "x-dlp": policy,
+        "metadata": { "prompt_name": "Reply", "model_version": ["mock/m"] },
+    });
+    Document::from_text(text.to_string()).tool.unwrap()
+}
+
+#[tokio::test]
+async fn the_tools_dlp_policy_holds_on_the_path_servers_take() {
+    let mock = Mock::start(vec![chat_answer("Sent to [EMAIL_1].")]).await;
+    let config = format!(
+        "[providers.mock]\napi = \"openai\"\nbase_url = \"{}/v1\"\napi_key_env = \"MOCK_KEY\"\n",
+        mock.url
+    );
+    let runtime = runtime(&config, &[("MOCK_KEY", "k-2")], RuntimeOptions::default());
+    let prompt = "Reply to ann@example.com";
+
+    // `answer` is what the MCP server's tools/call and the library server use.
+    let answer = runtime.answer(&guarded_tool("redact"), prompt.into(), None).await.unwrap();
+    assert_eq!(answer, "Sent to ann@example.com.");
+    assert_eq!(mock.requests()[0].body["messages"][0]["content"], "Reply to [EMAIL_1]");
+
+    let error = runtime.answer(&guarded_tool("block"), prompt.into(), None).await.unwrap_err();
+    let RunError::Blocked(report) = &error else { panic!("not blocked: {error}") };
+    assert!(report.contains("an e-mail address (line 1, column 10)"), "{report}");
+    assert!(!report.contains("ann@"));
+    assert_eq!(mock.requests().len(), 1, "a blocked run sends nothing");
+
+    // The user's `--dlp` is over the tool's own policy.
+    let off =
+        RuntimeOptions { dlp: Some(llmtool_runtime::DlpPolicy::Off), ..RuntimeOptions::default() };
+    let overridden = self::runtime(&config, &[("MOCK_KEY", "k-2")], off);
+    let request = overridden.request(
+        &guarded_tool("block"),
+        prompt.into(),
+        llmtool_runtime::ParamOverrides::default(),
+    );
+    assert_eq!(request.unwrap().prompt, prompt);
+}
+
+#[test]
+fn a_bad_dlp_config_is_refused_at_start() {
+    let config = "[dlp]\npolicy = \"redact\"\n[[dlp.custom]]\nname = \"x\"\nregex = \"(\"\n";
+    let providers = Providers::new(Config::parse(config).unwrap(), Env::from_pairs([]));
+    let error = Runtime::new(providers, RuntimeOptions::default()).unwrap_err();
+    assert!(error.to_string().contains("`x`"), "{error}");
+}

@@ -72,7 +72,7 @@ pub(crate) enum ScanFormat {
     /// `FILE:LINE:COLUMN: kind (confidence)` a line each.
     Human,
     /// `{"file", "findings": [{kind, rule, label, confidence, line, column, end_line,
-    /// end_column, field}]}`.
+    /// end_column, start, end, field}]}` (`start` and `end` in bytes).
     Json,
 }
 

@@ -92,6 +92,21 @@ async fn redacted_values_never_reach_the_server_and_come_back_in_the_answer() {
 }
 
 #[tokio::test]
+async fn a_dry_run_shows_the_request_as_it_would_leave() {
+    let dir = tempfile::tempdir().unwrap();
+    let mock = Mock::start(Vec::new()).await;
+    let (tool, config) = setup(dir.path(), &mock, "[dlp]\npolicy = \"redact\"");
+    let var = format!("mail={MAIL}");
+    let output =
+        llmtool(&["run", &tool, "--var", &var, "--dry-run"], dir.path(), Some(&config)).await;
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let shown = text(&output.stdout);
+    assert!(shown.contains("From [EMAIL_1]: please charge card [CARD_1] again."), "{shown}");
+    assert!(!shown.contains("ann.lee") && !shown.contains("4111"), "{shown}");
+    assert!(mock.requests().is_empty());
+}
+
+#[tokio::test]
 async fn the_config_policy_applies_and_the_flag_overrides_it() {
     let dir = tempfile::tempdir().unwrap();
     let mock = Mock::start(vec![Reply::sse(&[&chunk("ok", Some("stop")), "[DONE]"])]).await;

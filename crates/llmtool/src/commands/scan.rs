@@ -24,6 +24,9 @@ struct Found {
     column: usize,
     end_line: usize,
     end_column: usize,
+    /// Its bytes in the file: `start..end`.
+    start: usize,
+    end: usize,
     /// For a tool file: the field it is in (`model_prompt`, `metadata.variables[0].default`).
     #[serde(skip_serializing_if = "Option::is_none")]
     field: Option<String>,
@@ -149,6 +152,8 @@ fn found(text: &str, finding: &Finding, offset: usize, field: Option<&str>) -> F
         column: start.column,
         end_line: end.line,
         end_column: end.column,
+        start: offset + finding.span.start,
+        end: offset + finding.span.end,
         field: field.map(str::to_owned),
         describe: finding.kind.describe(),
     }
