@@ -23,7 +23,8 @@ release build), process start included.
 A finding matches a labelled value of the same kind when their spans overlap. Precision is
 matched findings over findings of that kind; recall is matched values over labelled values.
 
-Installs presidio-analyzer and presidio-evaluator once, into target/bench-presidio/.
+Installs presidio-analyzer and presidio-evaluator once, into target/bench-presidio/. With
+DLP_BENCH_SHOW=KIND, also prints what llmtool missed and wrongly found of that kind.
 """
 import json, os, random, string, subprocess, sys, time
 
@@ -320,6 +321,17 @@ def main():
     ours, our_seconds, size = run_llmtool(samples)
     theirs, their_seconds, covered = run_presidio(samples)
     mine, presidio = score(samples, ours), score(samples, theirs)
+    show = os.environ.get("DLP_BENCH_SHOW")
+    if show:  # what llmtool missed and wrongly found of one kind, to study
+        overlaps = lambda a, b: a["start"] < b["end"] and b["start"] < a["end"]  # noqa: E731
+        for sample, findings in zip(samples, ours):
+            text = sample["text"]
+            for label in (l for l in sample["spans"] if l["type"] == show):
+                if not any(f["type"] == show and overlaps(f, label) for f in findings):
+                    print("missed:", repr(text[label["start"]:label["end"]]), "in", repr(text[:120]))
+            for finding in (f for f in findings if f["type"] == show):
+                if not any(l["type"] == show and overlaps(finding, l) for l in sample["spans"]):
+                    print("wrong: ", repr(text[finding["start"]:finding["end"]]), "in", repr(text[:120]))
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     print(f"One run at {commit}: {len(samples)} samples ({count} from PresidioSentenceFaker, seed {seed}), {size / 1e6:.2f} MB\n")
     print("| kind | labelled | llmtool precision | llmtool recall | Presidio precision | Presidio recall |")

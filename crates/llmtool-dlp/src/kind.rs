@@ -96,8 +96,9 @@ impl Kind {
 
     /// Which kind a value is when two kinds find it equally surely, lowest first: the more
     /// specific shape wins (a dashed nine-digit number is a social security number before it
-    /// is a phone number). NHS and Aadhaar numbers, plain digits with a weak checksum, come
-    /// after phone numbers unless a word before them ("NHS") says otherwise.
+    /// is a phone number). Phone numbers come last: many digit strings are valid in some
+    /// numbering plan, while a checksum that passes is evidence; a word before a phone number
+    /// ("call") makes it surer and so wins anyway.
     pub(crate) fn priority(self) -> u8 {
         match self {
             Kind::Custom => 0,
@@ -111,10 +112,10 @@ impl Kind {
             Kind::BrCpf => 8,
             Kind::KrRrn => 9,
             Kind::UsSsn => 10,
-            Kind::IpAddress => 11,
-            Kind::Phone => 12,
-            Kind::UkNhs => 13,
-            Kind::InAadhaar => 14,
+            Kind::UkNhs => 11,
+            Kind::InAadhaar => 12,
+            Kind::IpAddress => 13,
+            Kind::Phone => 14,
         }
     }
 

@@ -18,6 +18,6 @@ mod secrets;
 
 pub use config::{Config, ConfigError, CustomRule, Policy, WordList};
 pub use kind::{Confidence, Finding, Kind};
-pub use locate::{Location, locate};
+pub use locate::{Lines, Location, locate};
 pub use redact::{Redaction, Restorer};
 pub use scanner::Scanner;

@@ -8,6 +8,36 @@ pub struct Location {
     pub column: usize,
 }
 
+/// Where each line of a text starts, to locate many offsets in it without reading it again
+/// for each (a scan of a large file has thousands of findings).
+#[derive(Debug)]
+pub struct Lines<'t> {
+    text: &'t str,
+    starts: Vec<usize>,
+}
+
+impl<'t> Lines<'t> {
+    pub fn new(text: &'t str) -> Lines<'t> {
+        let starts = std::iter::once(0).chain(memchr_newlines(text)).collect();
+        Lines { text, starts }
+    }
+
+    /// The line and column of byte `offset` (clamped to the text).
+    pub fn locate(&self, offset: usize) -> Location {
+        let mut offset = offset.min(self.text.len());
+        while !self.text.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        let line = self.starts.partition_point(|&start| start <= offset);
+        let line_start = self.starts[line - 1];
+        Location { line, column: self.text[line_start..offset].chars().count() + 1 }
+    }
+}
+
+fn memchr_newlines(text: &str) -> impl Iterator<Item = usize> + '_ {
+    text.bytes().enumerate().filter(|&(_, b)| b == b'\n').map(|(i, _)| i + 1)
+}
+
 /// The line and column of byte `offset` of `text` (clamped to the text).
 pub fn locate(text: &str, offset: usize) -> Location {
     let mut offset = offset.min(text.len());
@@ -35,5 +65,9 @@ mod tests {
             Location { line: 2, column: 3 }
         );
         assert_eq!(locate(text, 999), Location { line: 2, column: 9 });
+        let lines = Lines::new(text);
+        for offset in [0, 2, 3, 4, 5, 7, 8, 12, 999] {
+            assert_eq!(lines.locate(offset), locate(text, offset), "{offset}");
+        }
     }
 }

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use std::sync::{Arc, OnceLock};
 
 use llmtool_core::model::Tool;
-use llmtool_dlp::{Config, ConfigError, Finding, Policy, Redaction, Scanner, locate};
+use llmtool_dlp::{Config, ConfigError, Finding, Lines, Policy, Redaction, Scanner};
 
 /// A runtime's data-loss prevention: the user's policy, the config, and the scanner built from
 /// it on first use (a process that never scans never compiles its patterns).
@@ -83,8 +83,9 @@ pub fn report(prompt: &str, findings: &[Finding], outcome: &str) -> String {
     let count = findings.len();
     let noun = if count == 1 { "value" } else { "values" };
     let mut out = format!("the prompt holds {count} sensitive {noun} and {outcome}:");
+    let lines = Lines::new(prompt);
     for finding in findings {
-        let at = locate(prompt, finding.span.start);
+        let at = lines.locate(finding.span.start);
         let _ =
             write!(out, "\n  {} (line {}, column {}", finding.kind.describe(), at.line, at.column);
         if &*finding.rule != finding.kind.name() {

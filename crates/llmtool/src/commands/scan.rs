@@ -6,7 +6,7 @@ use std::path::Path;
 
 use llmtool_core::Document;
 use llmtool_core::span::Span;
-use llmtool_dlp::{Confidence, Finding, Scanner, locate};
+use llmtool_dlp::{Confidence, Finding, Lines, Scanner};
 use serde::Serialize;
 
 use crate::Outcome;
@@ -41,12 +41,13 @@ pub(crate) fn run(args: &ScanArgs) -> anyhow::Result<Outcome> {
     let providers = settings::load_providers(args.config.as_deref())?;
     let scanner = Scanner::new(&providers.config.dlp)
         .map_err(|error| anyhow::anyhow!("in the `[dlp]` table of the config file: {error}"))?;
+    let lines = Lines::new(&text);
     let found = match tool_fields(&args.file, &text) {
         Some(fields) => fields
             .into_iter()
-            .flat_map(|(field, span)| scan_field(&scanner, &text, &field, span))
+            .flat_map(|(field, span)| scan_field(&scanner, &text, &lines, &field, span))
             .collect(),
-        None => scanner.scan(&text).iter().map(|f| found(&text, f, 0, None)).collect::<Vec<_>>(),
+        None => scanner.scan(&text).iter().map(|f| found(&lines, f, 0, None)).collect::<Vec<_>>(),
     };
     match args.format {
         ScanFormat::Json => {
@@ -121,7 +122,13 @@ fn tool_fields(path: &Path, text: &str) -> Option<Vec<(String, Span)>> {
 /// The findings in one string of a tool file. The string is scanned as decoded; a finding's
 /// place is exact when the string has no escapes (its text in the file is its value), else
 /// the string's own start.
-fn scan_field(scanner: &Scanner, text: &str, field: &str, span: Span) -> Vec<Found> {
+fn scan_field(
+    scanner: &Scanner,
+    text: &str,
+    lines: &Lines<'_>,
+    field: &str,
+    span: Span,
+) -> Vec<Found> {
     let raw = text.get(span.start..span.end).unwrap_or_default();
     let Ok(value) = serde_json::from_str::<String>(raw) else { return Vec::new() };
     let inner = raw.get(1..raw.len().saturating_sub(1)).unwrap_or_default();
@@ -131,18 +138,18 @@ fn scan_field(scanner: &Scanner, text: &str, field: &str, span: Span) -> Vec<Fou
         .iter()
         .map(|finding| {
             if exact {
-                found(text, finding, span.start + 1, Some(field))
+                found(lines, finding, span.start + 1, Some(field))
             } else {
                 let pinned = Finding { span: 0..0, ..finding.clone() };
-                found(text, &pinned, span.start, Some(field))
+                found(lines, &pinned, span.start, Some(field))
             }
         })
         .collect()
 }
 
-fn found(text: &str, finding: &Finding, offset: usize, field: Option<&str>) -> Found {
-    let start = locate(text, offset + finding.span.start);
-    let end = locate(text, offset + finding.span.end);
+fn found(lines: &Lines<'_>, finding: &Finding, offset: usize, field: Option<&str>) -> Found {
+    let start = lines.locate(offset + finding.span.start);
+    let end = lines.locate(offset + finding.span.end);
     Found {
         kind: finding.kind.name(),
         rule: finding.rule.to_string(),
