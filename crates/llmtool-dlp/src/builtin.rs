@@ -160,19 +160,21 @@ fn whole(captures: &Captures<'_>) -> Range<usize> {
     captures.get(0).map_or(0..0, |m| m.range())
 }
 
-/// Whether `span` stands alone in `text`: no letter, digit or joining mark (`.`, `-`, `+`)
-/// touching it, so that it is not the middle of a longer code.
+/// Whether `span` stands alone in `text`: no letter or digit touching it, and no joining mark
+/// (`+ - . : /`) with a digit beyond it, so that it is not the middle of a longer code, a
+/// decimal or a time.
 fn alone(text: &str, span: &Range<usize>) -> bool {
     let bytes = text.as_bytes();
-    let before = span.start.checked_sub(1).map(|i| bytes[i]);
-    let after = bytes.get(span.end).copied();
-    let joins = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
-    let before_ok = before.is_none_or(|b| !joins(b) && !matches!(b, b'+' | b'-' | b'.'))
-        || (before == Some(b'.') && span.start >= 2 && !bytes[span.start - 2].is_ascii_digit());
-    let after_ok = after.is_none_or(|b| !joins(b))
-        && !(matches!(after, Some(b'.' | b'-'))
-            && bytes.get(span.end + 1).is_some_and(u8::is_ascii_digit));
-    before_ok && after_ok
+    let word = |b: &u8| b.is_ascii_alphanumeric() || *b == b'_';
+    let joining = |b: &u8| matches!(b, b'+' | b'-' | b'.' | b':' | b'/');
+    let at = |i: Option<usize>| i.and_then(|i| bytes.get(i));
+    let side_ok = |near: Option<&u8>, beyond: Option<&u8>| match near {
+        None => true,
+        Some(b) if word(b) => false,
+        Some(b) => !(joining(b) && beyond.is_some_and(u8::is_ascii_digit)),
+    };
+    side_ok(at(span.start.checked_sub(1)), at(span.start.checked_sub(2)))
+        && side_ok(bytes.get(span.end), bytes.get(span.end + 1))
 }
 
 fn email(_: &Context, text: &str, captures: &Captures<'_>) -> Option<(Range<usize>, Confidence)> {
@@ -191,11 +193,17 @@ fn email(_: &Context, text: &str, captures: &Captures<'_>) -> Option<(Range<usiz
     (good_local && good_domain && local.len() <= 64).then_some((span, Confidence::High))
 }
 
-/// Dates and times written with the separators phone numbers use.
+/// Dates written with the separators phone numbers use (`15.01.2024`), and ISO dates with an
+/// hour after them (`2024-01-15 10`).
 fn looks_like_a_date(value: &str) -> bool {
-    let parts: Vec<&str> = value.split(['-', '.', '/', ' ']).collect();
-    let lengths: Vec<usize> = parts.iter().map(|p| p.len()).collect();
-    matches!(lengths.as_slice(), [4, 1 | 2, 1 | 2] | [1 | 2, 1 | 2, 2 | 4])
+    let lengths = |text: &str, separators: &[char]| -> Vec<usize> {
+        text.split(separators).map(str::len).collect()
+    };
+    let whole = lengths(value, &['-', '.', '/', ' ']);
+    let first_word = value.split(' ').next().unwrap_or_default();
+    let iso = lengths(first_word, &['-', '/', '.']);
+    matches!(whole.as_slice(), [4, 1 | 2, 1 | 2] | [1 | 2, 1 | 2, 2 | 4])
+        || matches!(iso.as_slice(), [4, 1 | 2, 1 | 2])
 }
 
 fn phone(

@@ -80,10 +80,11 @@ pub struct Config {
 
 impl Config {
     /// The regions of national phone numbers when the config names none: those Presidio's
-    /// phone recogniser tries, with Korea and France, since llmtool's examples are in Korean
-    /// and Spanish.
-    pub const DEFAULT_PHONE_REGIONS: [&'static str; 9] =
-        ["US", "GB", "DE", "FR", "IL", "IN", "CA", "BR", "KR"];
+    /// phone recogniser tries, and Korea, since llmtool's examples include Korean. Canada is
+    /// not listed apart: it shares the United States' +1 plan, and a number read as American
+    /// is valid when any region of that plan has it.
+    pub const DEFAULT_PHONE_REGIONS: [&'static str; 8] =
+        ["US", "GB", "DE", "FR", "IL", "IN", "BR", "KR"];
 }
 
 /// A regular expression whose matches are sensitive.

@@ -1,10 +1,12 @@
 //! [`Scanner`]: every detector of a config, run over a text in as few passes as it can. One
 //! `RegexSet` pass tells which patterns occur at all; only those run again to find and check
-//! their candidates. Secret rules and word lists each take one Aho-Corasick pass. Findings
+//! their candidates, phone numbers last (see [`Scanner::scan`]). Secret rules and word lists
+//! each take one Aho-Corasick pass. Findings
 //! that overlap are settled last: the surer, then the longer, then the more specific kind
 //! wins.
 
 use std::collections::{BTreeMap, HashSet};
+use std::ops::Range;
 use std::sync::Arc;
 
 use aho_corasick::{AhoCorasick, MatchKind};
@@ -127,19 +129,14 @@ impl Scanner {
     pub fn scan(&self, text: &str) -> Vec<Finding> {
         let mut found = Vec::new();
         let bytes = text.as_bytes();
+        let mut phones = Vec::new();
         for index in &self.set.matches(bytes) {
             match &self.detectors[index] {
+                Detector::BuiltIn(built_in, regex) if built_in.kind == Kind::Phone => {
+                    phones.push((*built_in, regex));
+                }
                 Detector::BuiltIn(built_in, regex) => {
-                    for captures in regex.captures_iter(bytes) {
-                        if let Some((span, mut confidence)) =
-                            (built_in.check)(&self.context, text, &captures)
-                        {
-                            if built_in.has_context(text, span.start) {
-                                confidence = confidence.raised();
-                            }
-                            found.push(Finding::built_in(built_in.kind, span, confidence));
-                        }
-                    }
+                    self.run(built_in, regex, text, &[], &mut found);
                 }
                 Detector::Custom { rule, label, regex } => {
                     for captures in regex.captures_iter(bytes) {
@@ -162,8 +159,15 @@ impl Scanner {
         if let Some(words) = &self.words {
             words.scan(text, &mut found);
         }
-        if !self.allow.is_empty() {
-            found.retain(|f| !self.allow.contains(&text[f.span.clone()]));
+        self.drop_allowed(text, &mut found);
+        // Phone numbers last: their check (a numbering plan, region by region) is the
+        // costliest, and a candidate inside a sure finding of another kind would lose to it.
+        if !phones.is_empty() {
+            let sure = merged(found.iter().filter(|f| f.confidence == Confidence::High));
+            for (built_in, regex) in phones {
+                self.run(built_in, regex, text, &sure, &mut found);
+            }
+            self.drop_allowed(text, &mut found);
         }
         // Settled before the cut, so that a weak finding dropped later cannot let a weaker
         // one of another kind through in its place.
@@ -173,7 +177,54 @@ impl Scanner {
     }
 }
 
-fn custom(rule: &Arc<str>, label: &Arc<str>, span: std::ops::Range<usize>) -> Finding {
+impl Scanner {
+    /// Adds the findings of one built-in pattern, skipping candidates that overlap `skip`
+    /// (sorted, disjoint spans).
+    fn run(
+        &self,
+        built_in: &BuiltIn,
+        regex: &Regex,
+        text: &str,
+        skip: &[Range<usize>],
+        found: &mut Vec<Finding>,
+    ) {
+        for captures in regex.captures_iter(text.as_bytes()) {
+            let Some(matched) = captures.get(0) else { continue };
+            let after = skip.partition_point(|s| s.end <= matched.start());
+            if skip.get(after).is_some_and(|s| s.start < matched.end()) {
+                continue;
+            }
+            if let Some((span, mut confidence)) = (built_in.check)(&self.context, text, &captures) {
+                if built_in.has_context(text, span.start) {
+                    confidence = confidence.raised();
+                }
+                found.push(Finding::built_in(built_in.kind, span, confidence));
+            }
+        }
+    }
+
+    fn drop_allowed(&self, text: &str, found: &mut Vec<Finding>) {
+        if !self.allow.is_empty() {
+            found.retain(|f| !self.allow.contains(&text[f.span.clone()]));
+        }
+    }
+}
+
+/// The spans of `findings`, sorted, with overlapping ones merged.
+fn merged<'f>(findings: impl Iterator<Item = &'f Finding>) -> Vec<Range<usize>> {
+    let mut spans: Vec<Range<usize>> = findings.map(|f| f.span.clone()).collect();
+    spans.sort_by_key(|s| s.start);
+    let mut out: Vec<Range<usize>> = Vec::with_capacity(spans.len());
+    for span in spans {
+        match out.last_mut() {
+            Some(last) if span.start < last.end => last.end = last.end.max(span.end),
+            _ => out.push(span),
+        }
+    }
+    out
+}
+
+fn custom(rule: &Arc<str>, label: &Arc<str>, span: Range<usize>) -> Finding {
     Finding {
         kind: Kind::Custom,
         rule: rule.clone(),
@@ -184,7 +235,7 @@ fn custom(rule: &Arc<str>, label: &Arc<str>, span: std::ops::Range<usize>) -> Fi
 }
 
 /// `span` widened to whole characters (a custom pattern may end inside one).
-fn widen(text: &str, span: std::ops::Range<usize>) -> std::ops::Range<usize> {
+fn widen(text: &str, span: Range<usize>) -> Range<usize> {
     let (mut start, mut end) = (span.start, span.end);
     while !text.is_char_boundary(start) {
         start -= 1;
