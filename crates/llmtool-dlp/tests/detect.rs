@@ -39,6 +39,7 @@ fn phone_numbers_valid_in_a_numbering_plan() {
         "+44 20 7946 0958",
         "+82 2-312-3456",
         "010-1234-5678",
+        "(604) 681-3600",
     ] {
         assert_eq!(found(&format!("call {phone} now")), one(Kind::Phone, phone), "{phone}");
     }
