@@ -11,6 +11,7 @@ use regex::bytes::Captures;
 
 use crate::checksums::{self, digits};
 use crate::kind::{Confidence, Kind};
+use crate::numbering;
 
 /// What the checks need besides the text: the config's phone regions.
 #[derive(Debug)]
@@ -220,7 +221,7 @@ fn phone(
     if !(7..=15).contains(&count) || looks_like_a_date(value) {
         return None;
     }
-    let valid = |region| phonenumber::parse(region, value).is_ok_and(|n| phonenumber::is_valid(&n));
+    let valid = |region| phonenumber::parse(region, value).is_ok_and(|n| numbering::is_valid(&n));
     let found = if value.starts_with('+') {
         valid(None)
     } else {

@@ -12,6 +12,7 @@ mod checksums;
 mod config;
 mod kind;
 mod locate;
+mod numbering;
 mod redact;
 mod scanner;
 mod secrets;

@@ -2,6 +2,10 @@
 //! header and `scripts/dlp_rules_from_gitleaks.py`). As in gitleaks, a rule runs only when one
 //! of its keywords is in the text, found by one Aho-Corasick pass; its regex is compiled the
 //! first time it runs, so a process that never meets a Slack token never compiles Slack's rule.
+//!
+//! Unlike gitleaks, which runs a rule over the whole file once a keyword is in it, a rule runs
+//! only on the lines around each of its keywords: every rule's regex holds its keywords, so a
+//! match is always near one, and a long text with a few keywords is not read once per rule.
 
 use std::collections::HashSet;
 use std::ops::Range;
@@ -90,8 +94,20 @@ struct Rule {
     entropy: Option<f64>,
     secret_group: Option<usize>,
     allow: Vec<AllowFile>,
+    /// Whether a match can run on over many lines (a private key's block): then the rule
+    /// reads from its keyword's line to the end of the text.
+    spans_lines: bool,
     compiled: OnceLock<Option<(Regex, Vec<Allow>)>>,
 }
+
+/// How many lines after a keyword's line a rule reads (gitleaks' `curl` rules take an
+/// option up to five lines after the command).
+const LINES_AFTER_KEYWORD: usize = 5;
+
+/// A character class that takes line breaks, repeated without bound (`[\s\S-]{64,}`).
+static UNBOUNDED_OVER_LINES: LazyLock<regex::Regex> = LazyLock::new(|| {
+    regex::Regex::new(r"\[[^\]]*\\[snr][^\]]*\](?:\{\d+,\}|\*|\+)").expect("valid")
+});
 
 impl std::fmt::Debug for AllowFile {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -162,6 +178,7 @@ impl SecretRules {
                 }
             }
             rules.push(Rule {
+                spans_lines: UNBOUNDED_OVER_LINES.is_match(&entry.regex),
                 id: Arc::from(entry.id),
                 regex: entry.regex,
                 entropy: entry.entropy,
@@ -184,59 +201,99 @@ impl SecretRules {
 
     /// Adds to `found` the secrets in `text`, by every rule not in `ignored`.
     pub(crate) fn scan(&self, text: &str, ignored: &HashSet<String>, found: &mut Vec<Finding>) {
-        let mut due = vec![false; self.rules.len()];
+        // The stretches of text each rule reads, in text order.
+        let mut windows: Vec<Vec<Range<usize>>> = vec![Vec::new(); self.rules.len()];
         for index in &self.always {
-            due[*index] = true;
+            windows[*index].push(0..text.len());
         }
         for hit in self.keywords.find_overlapping_iter(text) {
+            let line_start = text[..hit.start()].rfind('\n').map_or(0, |i| i + 1);
+            let near_end = text[hit.end()..]
+                .match_indices('\n')
+                .nth(LINES_AFTER_KEYWORD)
+                .map_or(text.len(), |(i, _)| hit.end() + i + 1);
             for &index in &self.rules_of[hit.pattern().as_usize()] {
-                due[index] = true;
+                let end = if self.rules[index].spans_lines { text.len() } else { near_end };
+                windows[index].push(line_start..end);
             }
         }
-        for (rule, _) in self.rules.iter().zip(&due).filter(|(_, due)| **due) {
-            if !ignored.contains(&*rule.id) {
-                self.run(rule, text, found);
+        for (rule, windows) in self.rules.iter().zip(windows) {
+            if !windows.is_empty() && !ignored.contains(&*rule.id) {
+                self.run(rule, text, &merged(windows), found);
             }
         }
     }
 
-    fn run(&self, rule: &Rule, text: &str, found: &mut Vec<Finding>) {
+    fn run(&self, rule: &Rule, text: &str, windows: &[Range<usize>], found: &mut Vec<Finding>) {
         let Some((regex, allow)) = rule.compiled() else { return };
-        for captures in regex.captures_iter(text.as_bytes()) {
-            let Some(matched) = captures.get(0) else { continue };
-            // As gitleaks: the rule's secret group, else the first group that matched, else
-            // the whole match.
-            let secret = match rule.secret_group {
-                Some(group) => captures.get(group),
-                None => captures.iter().skip(1).flatten().find(|m| !m.is_empty()),
+        for window in windows {
+            // The text up to the window's end, searched from its start: what lies before the
+            // window still counts for `\b` and the like.
+            let haystack = &text.as_bytes()[..window.end];
+            let mut at = window.start;
+            while at <= window.end {
+                let Some(captures) = regex.captures_at(haystack, at) else { break };
+                let Some(matched) = captures.get(0) else { break };
+                at = if matched.is_empty() { matched.end() + 1 } else { matched.end() };
+                self.take(rule, allow, text, &captures, found);
             }
-            .unwrap_or(matched);
-            let span = char_span(text, secret.range());
-            let (secret_text, matched_text) =
-                (&text[span.clone()], &text[char_span(text, matched.range())]);
-            if secret_text.is_empty()
-                || rule.entropy.is_some_and(|least| entropy(secret_text) <= least)
-            {
-                continue;
-            }
-            let line = line_of(text, &span);
-            if self.global.allows(secret_text, matched_text, line)
-                || allow.iter().any(|a| a.allows(secret_text, matched_text, line))
-            {
-                continue;
-            }
-            // The catch-all rule for `key = value` finds many things that are not secrets.
-            let confidence =
-                if &*rule.id == "generic-api-key" { Confidence::Low } else { Confidence::High };
-            found.push(Finding {
-                kind: Kind::Secret,
-                rule: rule.id.clone(),
-                label: Arc::from(Kind::Secret.label()),
-                span,
-                confidence,
-            });
         }
     }
+
+    /// Adds the secret of one match of `rule`, unless an allowlist lets it pass.
+    fn take(
+        &self,
+        rule: &Rule,
+        allow: &[Allow],
+        text: &str,
+        captures: &regex::bytes::Captures<'_>,
+        found: &mut Vec<Finding>,
+    ) {
+        let Some(matched) = captures.get(0) else { return };
+        // As gitleaks: the rule's secret group, else the first group that matched, else
+        // the whole match.
+        let secret = match rule.secret_group {
+            Some(group) => captures.get(group),
+            None => captures.iter().skip(1).flatten().find(|m| !m.is_empty()),
+        }
+        .unwrap_or(matched);
+        let span = char_span(text, secret.range());
+        let (secret_text, matched_text) =
+            (&text[span.clone()], &text[char_span(text, matched.range())]);
+        if secret_text.is_empty() || rule.entropy.is_some_and(|least| entropy(secret_text) <= least)
+        {
+            return;
+        }
+        let line = line_of(text, &span);
+        if self.global.allows(secret_text, matched_text, line)
+            || allow.iter().any(|a| a.allows(secret_text, matched_text, line))
+        {
+            return;
+        }
+        // The catch-all rule for `key = value` finds many things that are not secrets.
+        let confidence =
+            if &*rule.id == "generic-api-key" { Confidence::Low } else { Confidence::High };
+        found.push(Finding {
+            kind: Kind::Secret,
+            rule: rule.id.clone(),
+            label: Arc::from(Kind::Secret.label()),
+            span,
+            confidence,
+        });
+    }
+}
+
+/// `spans` sorted, with overlapping and touching ones joined.
+fn merged(mut spans: Vec<Range<usize>>) -> Vec<Range<usize>> {
+    spans.sort_by_key(|s| s.start);
+    let mut out: Vec<Range<usize>> = Vec::with_capacity(spans.len());
+    for span in spans {
+        match out.last_mut() {
+            Some(last) if span.start <= last.end => last.end = last.end.max(span.end),
+            _ => out.push(span),
+        }
+    }
+    out
 }
 
 /// `span` widened to whole characters (a rule's `.` may end a match inside one).
@@ -282,6 +339,44 @@ mod tests {
         let mut none = Vec::new();
         rules().scan("no tokens in this sentence at all", &HashSet::new(), &mut none);
         assert!(none.is_empty());
+    }
+
+    #[test]
+    fn only_block_rules_read_to_the_end_of_the_text() {
+        let spanning: Vec<&str> =
+            rules().rules.iter().filter(|r| r.spans_lines).map(|r| &*r.id).collect();
+        assert_eq!(spanning, ["jwt-base64", "private-key"]);
+    }
+
+    #[test]
+    fn reading_near_keywords_finds_what_reading_everything_finds() {
+        let secrets = [
+            "export GITHUB_TOKEN=ghp_4Zs8fPq2LmN7xVb3KcT9wYr1HdJ6eGa5UoQi",
+            "aws_access_key_id = AKIAZ4XQ7R2M5T2N3W6P",
+            "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n\
+             AAAAAAAAAAEAAAAzAAAAC3NzaC1lZDI1NTE5\n-----END OPENSSH PRIVATE KEY-----",
+            "curl https://api.example.com/v1/items \\\n  -X POST \\\n  \
+             -H \"Authorization: Bearer 9f8e7d6c5b4a39281706f5e4d3c2b1a0\"",
+            "slack = xoxb-2468013579-1357924680-Zq8Lm3Nw7Rt2Yx5Kc9Vb4Hd1",
+            "my password is hunter2 and the api key: Xk29fLq83mZp0aTr71WcQe5",
+        ];
+        let filler = "The meeting moved to Thursday; bring the key figures.\n".repeat(40);
+        let text = secrets.iter().fold(String::new(), |text, s| text + &filler + s + "\n");
+        let mut near = Vec::new();
+        rules().scan(&text, &HashSet::new(), &mut near);
+        let mut everywhere = Vec::new();
+        let whole_text = 0..text.len();
+        for rule in &rules().rules {
+            rules().run(rule, &text, std::slice::from_ref(&whole_text), &mut everywhere);
+        }
+        let spans = |found: &[Finding]| {
+            let mut spans: Vec<(String, Range<usize>)> =
+                found.iter().map(|f| (f.rule.to_string(), f.span.clone())).collect();
+            spans.sort_by_key(|(rule, span)| (span.start, rule.clone()));
+            spans
+        };
+        assert!(near.len() >= secrets.len(), "{near:?}");
+        assert_eq!(spans(&near), spans(&everywhere));
     }
 
     #[test]
