@@ -6,17 +6,16 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 use std::ops::Range;
 
 use iban::Iban;
-use phonenumber::country;
 use regex::bytes::Captures;
+use rlibphonenumber::{PHONE_NUMBER_UTIL, Region};
 
 use crate::checksums::{self, digits};
 use crate::kind::{Confidence, Kind};
-use crate::numbering;
 
 /// What the checks need besides the text: the config's phone regions.
 #[derive(Debug)]
 pub(crate) struct Context {
-    pub(crate) regions: Vec<country::Id>,
+    pub(crate) regions: Vec<Region>,
 }
 
 /// A check: given the text and a candidate's captures, the span of the value (often the
@@ -221,7 +220,9 @@ fn phone(
     if !(7..=15).contains(&count) || looks_like_a_date(value) {
         return None;
     }
-    let valid = |region| phonenumber::parse(region, value).is_ok_and(|n| numbering::is_valid(&n));
+    let valid = |region| {
+        PHONE_NUMBER_UTIL.parse(value, region).is_ok_and(|n| PHONE_NUMBER_UTIL.is_valid_number(&n))
+    };
     let found = if value.starts_with('+') {
         valid(None)
     } else {

@@ -12,7 +12,6 @@ mod checksums;
 mod config;
 mod kind;
 mod locate;
-mod numbering;
 mod redact;
 mod scanner;
 mod secrets;

@@ -10,8 +10,8 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use aho_corasick::{AhoCorasick, MatchKind};
-use phonenumber::country;
 use regex::bytes::{Regex, RegexBuilder, RegexSet, RegexSetBuilder};
+use rlibphonenumber::{PHONE_NUMBER_UTIL, Region};
 
 use crate::builtin::{BUILT_IN, BuiltIn, Context};
 use crate::config::{Config, ConfigError, custom_label};
@@ -102,17 +102,9 @@ impl Scanner {
                 problem: problem.to_string(),
             })?;
         let regions = match &config.phone_regions {
-            Some(names) => names.clone(),
-            None => Config::DEFAULT_PHONE_REGIONS.iter().map(|&r| r.to_owned()).collect(),
+            Some(names) => names.iter().map(|name| known_region(name)).collect::<Result<_, _>>()?,
+            None => Config::DEFAULT_PHONE_REGIONS.iter().filter_map(|r| r.parse().ok()).collect(),
         };
-        let regions = regions
-            .iter()
-            .map(|name| {
-                name.to_ascii_uppercase()
-                    .parse::<country::Id>()
-                    .map_err(|_| ConfigError::UnknownRegion(name.clone()))
-            })
-            .collect::<Result<_, _>>()?;
         Ok(Scanner {
             set,
             detectors,
@@ -234,6 +226,17 @@ fn custom(rule: &Arc<str>, label: &Arc<str>, span: Range<usize>) -> Finding {
     }
 }
 
+/// A region of the config, if the numbering plans have it (`Region` parses any two letters).
+/// The default regions are not checked, so that a scanner that meets no phone number never
+/// loads the plans.
+fn known_region(name: &str) -> Result<Region, ConfigError> {
+    name.to_ascii_uppercase()
+        .parse::<Region>()
+        .ok()
+        .filter(|&region| PHONE_NUMBER_UTIL.get_country_code_for_region(region).is_some())
+        .ok_or_else(|| ConfigError::UnknownRegion(name.to_owned()))
+}
+
 /// `span` widened to whole characters (a custom pattern may end inside one).
 fn widen(text: &str, span: Range<usize>) -> Range<usize> {
     let (mut start, mut end) = (span.start, span.end);
@@ -315,4 +318,17 @@ fn settle(mut found: Vec<Finding>) -> Vec<Finding> {
     }
     kept.sort_by_key(|f| f.span.start);
     kept
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_default_region_has_a_numbering_plan() {
+        for name in Config::DEFAULT_PHONE_REGIONS {
+            assert!(known_region(name).is_ok(), "{name}");
+        }
+        assert!(known_region("XX").is_err());
+    }
 }
