@@ -17,8 +17,14 @@ Presidio is presidio-analyzer with its default recognisers for English. Its name
 which llmtool does not look for. So Presidio runs on a blank spaCy English pipeline. Its
 pattern recognisers (e-mail, phone, card, IBAN, SSN, IP, the national ids) work the same way
 with it, and the missing NER model makes Presidio faster, not slower. Presidio analyzes each
-sentence, as an application calls it. llmtool scans the whole set in one `llmtool scan` (the
-release build), process start included.
+sentence, as an application calls it, after 50 sentences to warm it up; its time is that
+loop's. llmtool scans the whole set in one `llmtool scan` (the release build), timed two ways,
+each the best of three runs:
+
+- cold: the whole process, from start to exit (reading its rules, compiling the patterns
+  and the numbering plans of every country it meets);
+- warm: the same scan over the set written twice, less the cold time: what the second copy
+  costs once everything is compiled, as Presidio's loop is timed warm.
 
 A finding matches a labelled value of the same kind when their spans overlap. Precision is
 matched findings over findings of that kind; recall is matched values over labelled values.
@@ -267,12 +273,11 @@ def run_llmtool(samples):
         at += len(part)
     with open(path, "wb") as file:
         file.write(b"".join(parts))
-    start = time.perf_counter()
-    result = subprocess.run([LLMTOOL, "scan", path, "--format", "json"], capture_output=True,
-                            env={**os.environ, "XDG_CONFIG_HOME": "/nonexistent"})
-    elapsed = time.perf_counter() - start
-    if result.returncode not in (0, 1):
-        sys.exit(f"llmtool scan failed: {result.stderr.decode()}")
+    twice = os.path.join(WORK, "set-twice.txt")
+    with open(twice, "wb") as file:
+        file.write(b"".join(parts) * 2)
+    cold, result = scan_seconds(path)
+    warm = scan_seconds(twice)[0] - cold
     found = [[] for _ in samples]
     bytes_of = [s["text"].encode() for s in samples]
     import bisect
@@ -284,7 +289,21 @@ def run_llmtool(samples):
         start_char = len(text[: finding["start"] - base].decode(errors="ignore"))
         end_char = len(text[: finding["end"] - base].decode(errors="ignore"))
         found[index].append({"type": finding["kind"], "start": start_char, "end": end_char})
-    return found, elapsed, os.path.getsize(path)
+    return found, (cold, warm), os.path.getsize(path)
+
+
+def scan_seconds(path):
+    """The best of three `llmtool scan` runs of `path`, and the last run's result."""
+    best = None
+    for _ in range(3):
+        start = time.perf_counter()
+        result = subprocess.run([LLMTOOL, "scan", path, "--format", "json"], capture_output=True,
+                                env={**os.environ, "XDG_CONFIG_HOME": "/nonexistent"})
+        elapsed = time.perf_counter() - start
+        if result.returncode not in (0, 1):
+            sys.exit(f"llmtool scan failed: {result.stderr.decode()}")
+        best = elapsed if best is None else min(best, elapsed)
+    return best, result
 
 
 # --- scoring --------------------------------------------------------------------------------
@@ -343,9 +362,10 @@ def main():
         p_recall = ratio(p_caught, labelled) if kind in covered else "no recogniser"
         print(f"| {kind} | {labelled} | {ratio(right, found_n)} | {ratio(caught, labelled)} | {p_precision} | {p_recall} |")
     mb = size / 1e6
-    print(f"\n| throughput | llmtool scan | Presidio analyzer | llmtool against Presidio |")
+    print(f"\n| {mb:.2f} MB | llmtool scan | Presidio analyzer (warm) | llmtool against Presidio |")
     print("|---|---|---|---|")
-    print(f"| {mb:.2f} MB | {our_seconds:.3f} s ({mb / our_seconds:.2f} MB/s) | {their_seconds:.1f} s ({mb / their_seconds:.3f} MB/s) | **{their_seconds / our_seconds:.0f}x faster** ({our_seconds / their_seconds:.4f}x the time) |")
+    for name, seconds in zip(["cold (whole process)", "warm (steady state)"], our_seconds):
+        print(f"| {name} | {seconds:.3f} s ({mb / seconds:.2f} MB/s) | {their_seconds:.1f} s ({mb / their_seconds:.3f} MB/s) | **{their_seconds / seconds:.0f}x faster** ({seconds / their_seconds:.4f}x the time) |")
 
 
 if __name__ == "__main__":
