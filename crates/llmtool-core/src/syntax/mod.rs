@@ -4,6 +4,7 @@ pub mod ast;
 pub mod codes;
 mod decode;
 mod lexer;
+pub mod literal;
 mod parser;
 
 pub use ast::{Key, Member, Node, NodeKind};
