@@ -2,7 +2,8 @@
 # The whole test suite, exactly as CI runs it: formatting, lints, the local model (pulled once),
 # every test (the example tools' own test files on the local model; the elisp output checked in Emacs; the registry's storage on SQLite and on a
 # throwaway PostgreSQL cluster), the prompt-file exports and the real-world
-# prompt files rendered by the peers' own code, `llmtool mcp` driven by real MCP clients (the Python SDK, MCP Inspector),
+# prompt files rendered by the peers' own code, `llmtool mcp` driven by real MCP clients (the Python SDK, MCP Inspector), `llmtool lsp`
+# driven by real LSP clients (pytest-lsp, Neovim),
 # llmtool against independent API servers (llama-cpp-python, LiteLLM), the web studio in
 # Debian's Chromium (Playwright, axe-core) with its committed bundle checked, and a fuzz
 # smoke run. Installs what the tests need (idempotently) on a fresh machine, so this one
@@ -16,9 +17,10 @@ step "toolchain components"
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
 command -v cargo-nextest >/dev/null || cargo install --locked cargo-nextest
 
-step "system packages the tests use (emacs-nox, postgresql, chromium and a Korean font)"
+step "system packages the tests use (emacs-nox, neovim, postgresql, chromium and a Korean font)"
 missing=()
 command -v emacs >/dev/null || missing+=(emacs-nox)
+command -v nvim >/dev/null || missing+=(neovim)
 command -v chromium >/dev/null || missing+=(chromium)
 # The studio's screenshots show a Korean example tool.
 compgen -G "/usr/share/fonts/truetype/nanum/*" >/dev/null || missing+=(fonts-nanum)
@@ -67,6 +69,9 @@ python3 scripts/registry_fuzz.py
 
 step "llmtool mcp with real MCP clients (the Python SDK, MCP Inspector)"
 python3 scripts/mcp_clients.py
+
+step "llmtool lsp with real LSP clients (pytest-lsp, headless Neovim)"
+python3 scripts/lsp_clients.py
 
 step "independent API servers (llama-cpp-python, LiteLLM)"
 python3 scripts/independent.py

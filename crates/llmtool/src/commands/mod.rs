@@ -9,6 +9,7 @@ pub(crate) mod cost;
 pub(crate) mod fmt;
 pub(crate) mod library;
 pub(crate) mod logs;
+pub(crate) mod lsp;
 pub(crate) mod mcp;
 pub(crate) mod model;
 pub(crate) mod new;

@@ -1,0 +1,24 @@
+//! The language server for tool files (`llmtool lsp`), on `tower-lsp-server`: `check`'s
+//! diagnostics as you type, its fixes as code actions, `fmt` as formatting, and navigation
+//! between placeholders and the variables they name.
+//!
+//! - [`files`] keeps the open files and checks each again after every change;
+//! - [`positions`] turns byte offsets into the client's positions (UTF-8 or UTF-16) and back;
+//! - [`diagnostics`], [`actions`], [`navigation`] and [`outline`] answer the requests, and
+//!   [`server`] wires them to the protocol.
+
+pub mod actions;
+pub mod diagnostics;
+pub mod files;
+pub mod navigation;
+pub mod outline;
+pub mod positions;
+pub mod server;
+
+use tower_lsp_server::{LspService, Server};
+
+/// Serves one client on standard input and output until it exits.
+pub async fn serve_stdio() {
+    let (service, socket) = LspService::new(server::Server::new);
+    Server::new(tokio::io::stdin(), tokio::io::stdout(), socket).serve(service).await;
+}

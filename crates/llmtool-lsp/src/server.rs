@@ -1,0 +1,291 @@
+//! The protocol side: what the server says it can do, and each request answered from the open
+//! files. The file store is locked only while an answer is computed, never across an `await`.
+
+use std::sync::{Mutex, MutexGuard};
+
+use globset::{Glob, GlobSetBuilder};
+use tower_lsp_server::jsonrpc::{Error, Result};
+use tower_lsp_server::ls_types::{
+    CodeActionKind, CodeActionOptions, CodeActionOrCommand, CodeActionParams,
+    CodeActionProviderCapability, CodeActionResponse, Diagnostic, DidChangeTextDocumentParams,
+    DidCloseTextDocumentParams, DidOpenTextDocumentParams, DocumentFormattingParams,
+    DocumentRangeFormattingParams, DocumentSymbolParams, DocumentSymbolResponse,
+    GotoDefinitionParams, GotoDefinitionResponse, Hover, HoverContents, HoverParams,
+    HoverProviderCapability, InitializeParams, InitializeResult, Location, MarkupContent,
+    MarkupKind, OneOf, PositionEncodingKind, PrepareRenameResponse, ReferenceParams, RenameOptions,
+    RenameParams, ServerCapabilities, ServerInfo, TextDocumentPositionParams,
+    TextDocumentSyncCapability, TextDocumentSyncKind, TextEdit, Uri, WorkDoneProgressOptions,
+    WorkspaceEdit,
+};
+use tower_lsp_server::{Client, LanguageServer};
+
+use crate::files::{Files, OpenFile};
+use crate::navigation::{self, Target};
+use crate::positions::Encoding;
+use crate::{actions, diagnostics, outline};
+
+#[derive(Debug)]
+pub struct Server {
+    client: Client,
+    files: Mutex<Files>,
+}
+
+impl Server {
+    pub fn new(client: Client) -> Self {
+        Self { client, files: Mutex::new(Files::default()) }
+    }
+
+    fn files(&self) -> MutexGuard<'_, Files> {
+        // A panic while the lock was held leaves the store as it was before that request.
+        self.files.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Runs `answer` on the open tool file at `uri`; `None` when there is none.
+    fn with_tool<T>(&self, uri: &Uri, answer: impl FnOnce(&OpenFile) -> Option<T>) -> Option<T> {
+        self.files().tool(uri).and_then(answer)
+    }
+
+    async fn publish(&self, uri: Uri, found: Option<(Vec<Diagnostic>, i32)>) {
+        if let Some((diagnostics, version)) = found {
+            self.client.publish_diagnostics(uri, diagnostics, Some(version)).await;
+        }
+    }
+}
+
+/// The encoding to use: UTF-8 when the client offers it.
+fn negotiate(params: &InitializeParams) -> Encoding {
+    let offered = params.capabilities.general.as_ref().and_then(|g| g.position_encodings.as_ref());
+    if offered.is_some_and(|kinds| kinds.contains(&PositionEncodingKind::UTF8)) {
+        Encoding::Utf8
+    } else {
+        Encoding::Utf16
+    }
+}
+
+/// The globs of `initializationOptions.globs` (bad ones are skipped).
+fn globs(params: &InitializeParams) -> globset::GlobSet {
+    let mut builder = GlobSetBuilder::new();
+    let listed = params.initialization_options.as_ref().and_then(|o| o.get("globs"));
+    for glob in listed.and_then(|g| g.as_array()).into_iter().flatten() {
+        if let Some(glob) = glob.as_str().and_then(|g| Glob::new(g).ok()) {
+            builder.add(glob);
+        }
+    }
+    builder.build().unwrap_or_default()
+}
+
+fn capabilities(encoding: Encoding) -> ServerCapabilities {
+    ServerCapabilities {
+        position_encoding: Some(match encoding {
+            Encoding::Utf8 => PositionEncodingKind::UTF8,
+            Encoding::Utf16 => PositionEncodingKind::UTF16,
+        }),
+        text_document_sync: Some(TextDocumentSyncCapability::Kind(
+            TextDocumentSyncKind::INCREMENTAL,
+        )),
+        code_action_provider: Some(CodeActionProviderCapability::Options(CodeActionOptions {
+            code_action_kinds: Some(vec![CodeActionKind::QUICKFIX, actions::fix_all_kind()]),
+            ..CodeActionOptions::default()
+        })),
+        document_formatting_provider: Some(OneOf::Left(true)),
+        document_range_formatting_provider: Some(OneOf::Left(true)),
+        definition_provider: Some(OneOf::Left(true)),
+        references_provider: Some(OneOf::Left(true)),
+        rename_provider: Some(OneOf::Right(RenameOptions {
+            prepare_provider: Some(true),
+            work_done_progress_options: WorkDoneProgressOptions::default(),
+        })),
+        document_symbol_provider: Some(OneOf::Left(true)),
+        hover_provider: Some(HoverProviderCapability::Simple(true)),
+        ..ServerCapabilities::default()
+    }
+}
+
+fn found(uri: &Uri, file: &OpenFile) -> (Vec<Diagnostic>, i32) {
+    (diagnostics::of(uri, file), file.version)
+}
+
+impl LanguageServer for Server {
+    async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
+        let encoding = negotiate(&params);
+        self.files().configure(encoding, globs(&params));
+        Ok(InitializeResult {
+            capabilities: capabilities(encoding),
+            server_info: Some(ServerInfo {
+                name: "llmtool".to_owned(),
+                version: Some(env!("CARGO_PKG_VERSION").to_owned()),
+            }),
+            offset_encoding: None,
+        })
+    }
+
+    async fn shutdown(&self) -> Result<()> {
+        Ok(())
+    }
+
+    async fn did_open(&self, params: DidOpenTextDocumentParams) {
+        let document = params.text_document;
+        let published = {
+            let mut files = self.files();
+            let file = files.open(&document.uri, document.version, document.text);
+            found(&document.uri, file)
+        };
+        self.publish(document.uri, Some(published)).await;
+    }
+
+    async fn did_change(&self, params: DidChangeTextDocumentParams) {
+        let uri = params.text_document.uri;
+        let published = {
+            let mut files = self.files();
+            files
+                .change(&uri, params.text_document.version, params.content_changes)
+                .map(|file| found(&uri, file))
+        };
+        self.publish(uri, published).await;
+    }
+
+    async fn did_close(&self, params: DidCloseTextDocumentParams) {
+        let uri = params.text_document.uri;
+        self.files().close(&uri);
+        self.client.publish_diagnostics(uri, Vec::new(), None).await;
+    }
+
+    async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
+        let uri = params.text_document.uri;
+        let only = params.context.only;
+        Ok(self.with_tool(&uri, |file| {
+            let mut offered = actions::code_actions(&uri, file, params.range);
+            if let Some(only) = &only {
+                offered.retain(|action| match action {
+                    CodeActionOrCommand::CodeAction(a) => a.kind.as_ref().is_some_and(|kind| {
+                        only.iter().any(|o| kind.as_str().starts_with(o.as_str()))
+                    }),
+                    CodeActionOrCommand::Command(_) => false,
+                });
+            }
+            Some(offered)
+        }))
+    }
+
+    async fn formatting(&self, params: DocumentFormattingParams) -> Result<Option<Vec<TextEdit>>> {
+        Ok(self.with_tool(&params.text_document.uri, |file| actions::format(file, None)))
+    }
+
+    async fn range_formatting(
+        &self,
+        params: DocumentRangeFormattingParams,
+    ) -> Result<Option<Vec<TextEdit>>> {
+        let range = params.range;
+        Ok(self.with_tool(&params.text_document.uri, |file| actions::format(file, Some(range))))
+    }
+
+    async fn goto_definition(
+        &self,
+        params: GotoDefinitionParams,
+    ) -> Result<Option<GotoDefinitionResponse>> {
+        let at = params.text_document_position_params;
+        let uri = at.text_document.uri;
+        Ok(self.with_tool(&uri, |file| {
+            let offset = file.lines.offset(file.text(), at.position);
+            let name = navigation::target_at(file, offset)?.name().to_owned();
+            let tool = file.document.tool.as_ref()?;
+            let declared = navigation::variable(tool, &name)?;
+            let range = file.lines.range(file.text(), declared.name.span);
+            Some(GotoDefinitionResponse::Scalar(Location::new(uri.clone(), range)))
+        }))
+    }
+
+    async fn references(&self, params: ReferenceParams) -> Result<Option<Vec<Location>>> {
+        let at = params.text_document_position;
+        let uri = at.text_document.uri;
+        let with_declaration = params.context.include_declaration;
+        Ok(self.with_tool(&uri, |file| {
+            let offset = file.lines.offset(file.text(), at.position);
+            let name = navigation::target_at(file, offset)?.name().to_owned();
+            let spans = navigation::references(file, &name, with_declaration);
+            Some(
+                spans
+                    .into_iter()
+                    .map(|span| Location::new(uri.clone(), file.lines.range(file.text(), span)))
+                    .collect(),
+            )
+        }))
+    }
+
+    async fn prepare_rename(
+        &self,
+        params: TextDocumentPositionParams,
+    ) -> Result<Option<PrepareRenameResponse>> {
+        let uri = params.text_document.uri;
+        Ok(self.with_tool(&uri, |file| {
+            let offset = file.lines.offset(file.text(), params.position);
+            let target = navigation::target_at(file, offset)?;
+            let tool = file.document.tool.as_ref()?;
+            navigation::variable(tool, target.name())?;
+            let span = match &target {
+                Target::Placeholder(u) => u.span,
+                Target::Declaration(v) => v.name.span,
+            };
+            Some(PrepareRenameResponse::RangeWithPlaceholder {
+                range: file.lines.range(file.text(), span),
+                placeholder: target.name().to_owned(),
+            })
+        }))
+    }
+
+    async fn rename(&self, params: RenameParams) -> Result<Option<WorkspaceEdit>> {
+        let at = params.text_document_position;
+        let uri = at.text_document.uri;
+        let files = self.files();
+        let Some(file) = files.tool(&uri) else { return Ok(None) };
+        let offset = file.lines.offset(file.text(), at.position);
+        let edits = navigation::rename(file, offset, &params.new_name)
+            .map_err(|problem| Error::invalid_params(problem.to_string()))?;
+        let edits = edits
+            .into_iter()
+            .map(|(span, text)| TextEdit::new(file.lines.range(file.text(), span), text))
+            .collect();
+        Ok(Some(actions::workspace_edit(&uri, edits)))
+    }
+
+    async fn document_symbol(
+        &self,
+        params: DocumentSymbolParams,
+    ) -> Result<Option<DocumentSymbolResponse>> {
+        Ok(self.with_tool(&params.text_document.uri, |file| {
+            Some(DocumentSymbolResponse::Nested(outline::symbols(file)))
+        }))
+    }
+
+    async fn hover(&self, params: HoverParams) -> Result<Option<Hover>> {
+        let at = params.text_document_position_params;
+        Ok(self.with_tool(&at.text_document.uri, |file| {
+            let offset = file.lines.offset(file.text(), at.position);
+            let tool = file.document.tool.as_ref()?;
+            let (markdown, span) = match navigation::target_at(file, offset) {
+                Some(target) => {
+                    let span = match &target {
+                        Target::Placeholder(u) => u.span,
+                        Target::Declaration(v) => v.name.span,
+                    };
+                    match navigation::variable(tool, target.name()) {
+                        Some(variable) => (navigation::describe_variable(variable), span),
+                        None => (format!("`{}` is not a declared variable", target.name()), span),
+                    }
+                }
+                None => {
+                    let prompt = tool.model_prompt.as_ref()?;
+                    let inside = prompt.span.start <= offset && offset <= prompt.span.end;
+                    inside.then(|| (navigation::rendered_with_defaults(file), prompt.span))?
+                }
+            };
+            Some(Hover {
+                contents: HoverContents::Markup(MarkupContent {
+                    kind: MarkupKind::Markdown,
+                    value: markdown,
+                }),
+                range: Some(file.lines.range(file.text(), span)),
+            })
+        }))
+    }
+}

@@ -1,0 +1,240 @@
+"""`llmtool lsp` driven by a real LSP client (pytest-lsp over pygls), with the capabilities of
+VS Code (UTF-16 positions) and of Neovim (which offers UTF-8), through every feature."""
+
+import json
+import os
+import pathlib
+import subprocess
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+ROOT = pathlib.Path(__file__).resolve().parents[4]
+LLMTOOL = os.environ.get("LLMTOOL", str(ROOT / "target" / "debug" / "llmtool"))
+EXAMPLE = ROOT / "examples" / "teach-me-anything.json"
+
+# A tool file with a misspelt placeholder (a suggestion), a translated type name (a safe fix),
+# a trailing comma (a safe fix) and non-ASCII text before them, so UTF-16 and UTF-8 differ.
+BROKEN = """{
+  "model_prompt": "Résumé 😀: summarise {{topc}} for a {{level}} reader.",
+  "metadata": {
+    "prompt_name": "Summary",
+    "variables": [
+      {"name": "topic", "type": "texto"},
+      {"name": "level", "type": "single-select", "allowed_values": ["child", "expert",], "default": "child"}
+    ]
+  }
+}
+"""
+
+
+@pytest_lsp.fixture(
+    config=ClientServerConfig(server_command=[LLMTOOL, "lsp"]),
+    params=["visual-studio-code", "neovim@v0.10.0"],
+)
+async def client(request, lsp_client: LanguageClient):
+    capabilities = client_capabilities(request.param)
+    result = await lsp_client.initialize_session(types.InitializeParams(capabilities=capabilities))
+    lsp_client.encoding = result.capabilities.position_encoding or "utf-16"
+    yield
+    await lsp_client.shutdown_session()
+
+
+# --- positions, in the encoding the server chose ---------------------------------------------
+
+
+def units(text: str, encoding: str) -> int:
+    return len(text.encode("utf-16-le")) // 2 if encoding == "utf-16" else len(text.encode())
+
+
+def position(text: str, char_index: int, encoding: str) -> types.Position:
+    before = text[:char_index]
+    line = before.count("\n")
+    column = before[before.rfind("\n") + 1 :]
+    return types.Position(line=line, character=units(column, encoding))
+
+
+def position_of_byte(text: str, byte: int, encoding: str) -> types.Position:
+    return position(text, len(text.encode()[:byte].decode()), encoding)
+
+
+def char_index(text: str, pos: types.Position, encoding: str) -> int:
+    lines = text.split("\n")
+    start = sum(len(line) + 1 for line in lines[: pos.line])
+    line, counted = lines[pos.line], 0
+    for i, c in enumerate(line):
+        if counted >= pos.character:
+            return start + i
+        counted += units(c, encoding)
+    return start + len(line)
+
+
+def apply(text: str, edits, encoding: str) -> str:
+    spans = [(char_index(text, e.range.start, encoding), char_index(text, e.range.end, encoding), e.new_text) for e in edits]
+    for start, end, new in sorted(spans, reverse=True):
+        text = text[:start] + new + text[end:]
+    return text
+
+
+def at(client, text: str, needle: str, offset: int = 0) -> types.Position:
+    return position(text, text.index(needle) + offset, client.encoding)
+
+
+# --- opening and editing -----------------------------------------------------------------------
+
+
+async def open_file(client, text: str, name: str = "broken.llmtool.json", version: int = 1):
+    uri = (ROOT / "target" / name).as_uri()
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=uri, language_id="json", version=version, text=text)
+        )
+    )
+    await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    return uri
+
+
+async def change(client, uri: str, version: int, changes):
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            content_changes=changes,
+        )
+    )
+    await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+
+
+def check_json(text: str) -> list:
+    path = ROOT / "target" / "lsp-check.llmtool.json"
+    path.write_text(text)
+    out = subprocess.run([LLMTOOL, "check", str(path), "--format", "json"], capture_output=True, text=True)
+    return json.loads(out.stdout)
+
+
+async def test_diagnostics_are_checks_own(client: LanguageClient):
+    uri = await open_file(client, BROKEN)
+    got = client.diagnostics[uri]
+    expected = check_json(BROKEN)
+    assert [d.code for d in got] == [e["code"] for e in expected]
+    for diagnostic, wanted in zip(got, expected):
+        assert diagnostic.message.startswith(wanted["message"])
+        assert diagnostic.source == "llmtool"
+        assert diagnostic.range.start == position_of_byte(BROKEN, wanted["span"]["start"], client.encoding)
+        assert diagnostic.range.end == position_of_byte(BROKEN, wanted["span"]["end"], client.encoding)
+    assert "LT212" in {d.code for d in got}
+
+
+async def test_an_incremental_change_is_checked_again(client: LanguageClient):
+    uri = await open_file(client, BROKEN)
+    assert any(d.code == "LT212" for d in client.diagnostics[uri])
+    # Type the missing `i` of `{{topc}}`, as an editor sends a keystroke.
+    start = at(client, BROKEN, "{{topc}}", len("{{top"))
+    await change(client, uri, 2, [types.TextDocumentContentChangePartial(range=types.Range(start=start, end=start), text="i")])
+    assert not any(d.code == "LT212" for d in client.diagnostics[uri])
+
+
+async def test_quick_fixes_and_fix_all_are_what_fmt_fix_applies(client: LanguageClient):
+    uri = await open_file(client, BROKEN)
+    everything = types.Range(start=types.Position(line=0, character=0), end=types.Position(line=99, character=0))
+    actions = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=everything,
+            context=types.CodeActionContext(diagnostics=[]),
+        )
+    )
+    titles = {a.title for a in actions}
+    assert "write `{{topic}}`" in titles
+    fix_all = next(a for a in actions if a.kind == "source.fixAll.llmtool")
+    fixed = apply(BROKEN, fix_all.edit.changes[uri], client.encoding)
+    path = ROOT / "target" / "lsp-fix.llmtool.json"
+    path.write_text(BROKEN)
+    subprocess.run([LLMTOOL, "fmt", "--fix", str(path)], capture_output=True)
+    fmt_fixed = path.read_text()
+    # `fmt --fix` also formats; the fixes themselves are the same.
+    assert json.loads(fixed) == json.loads(fmt_fixed)
+    assert '"texto"' not in fixed
+    # The suggestion for the placeholder is a quick fix of its own.
+    suggestion = next(a for a in actions if a.title == "write `{{topic}}`")
+    assert "{{topic}}" in apply(BROKEN, suggestion.edit.changes[uri], client.encoding)
+    assert suggestion.is_preferred is False
+
+
+async def test_formatting_gives_fmts_canonical_text(client: LanguageClient):
+    text = EXAMPLE.read_text().replace('"version": "2.1",', '"version":   "2.1" ,')
+    uri = await open_file(client, text, "example.llmtool.json")
+    edits = await client.text_document_formatting_async(
+        types.DocumentFormattingParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            options=types.FormattingOptions(tab_size=2, insert_spaces=True),
+        )
+    )
+    assert apply(text, edits, client.encoding) == EXAMPLE.read_text()
+    line = text.split("\n").index('  "version":   "2.1" ,')
+    ranged = await client.text_document_range_formatting_async(
+        types.DocumentRangeFormattingParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=types.Range(start=types.Position(line=line, character=0), end=types.Position(line=line, character=5)),
+            options=types.FormattingOptions(tab_size=2, insert_spaces=True),
+        )
+    )
+    assert len(ranged) == 1 and apply(text, ranged, client.encoding) == EXAMPLE.read_text()
+
+
+async def test_definition_references_and_rename(client: LanguageClient):
+    text = EXAMPLE.read_text()
+    uri = await open_file(client, text, "example.llmtool.json")
+    place = at(client, text, "{{level}}", 3)
+    found = await client.text_document_definition_async(
+        types.DefinitionParams(text_document=types.TextDocumentIdentifier(uri=uri), position=place)
+    )
+    declared = text.index('"name": "level"') + len('"name": ')
+    assert found.range.start == position(text, declared, client.encoding)
+    refs = await client.text_document_references_async(
+        types.ReferenceParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            position=place,
+            context=types.ReferenceContext(include_declaration=True),
+        )
+    )
+    assert len(refs) == 2
+    prepared = await client.text_document_prepare_rename_async(
+        types.PrepareRenameParams(text_document=types.TextDocumentIdentifier(uri=uri), position=place)
+    )
+    assert prepared.placeholder == "level"
+    edit = await client.text_document_rename_async(
+        types.RenameParams(text_document=types.TextDocumentIdentifier(uri=uri), position=place, new_name="expertise")
+    )
+    renamed = apply(text, edit.changes[uri], client.encoding)
+    assert "{{expertise}}" in renamed and '"name": "expertise"' in renamed and "level" not in renamed.split('"metadata"')[0]
+    assert check_json(renamed) == []
+    with pytest.raises(Exception, match="already exists"):
+        await client.text_document_rename_async(
+            types.RenameParams(text_document=types.TextDocumentIdentifier(uri=uri), position=place, new_name="topic")
+        )
+
+
+async def test_outline_and_hover(client: LanguageClient):
+    text = EXAMPLE.read_text()
+    uri = await open_file(client, text, "example.llmtool.json")
+    symbols = await client.text_document_document_symbol_async(
+        types.DocumentSymbolParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+    assert [s.name for s in symbols] == ["model_prompt", "metadata"]
+    assert [(c.name, c.detail) for c in symbols[1].children] == [("topic", "text"), ("level", "single-select")]
+    hover = await client.text_document_hover_async(
+        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=at(client, text, "{{level}}", 2))
+    )
+    assert "single-select" in hover.contents.value and "`curious beginner`" in hover.contents.value
+    on_prompt = await client.text_document_hover_async(
+        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=at(client, text, "pitch the"))
+    )
+    # `topic` has no default, so the prompt cannot be rendered with the defaults alone.
+    assert "topic" in on_prompt.contents.value
+
+
+async def test_a_json_file_that_is_not_a_tool_gets_nothing(client: LanguageClient):
+    uri = await open_file(client, '{"name": "package", "version": "1.0.0",}', "package.json")
+    assert list(client.diagnostics[uri]) == []

@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""`llmtool lsp` driven by real LSP clients.
+
+1. pytest-lsp (PyPI, on pygls) runs crates/llmtool-lsp/tests/client/ with the capabilities of
+   VS Code and of Neovim: diagnostics against `llmtool check`, incremental changes, quick fixes
+   and fix-all against `fmt --fix`, formatting, definition, references, rename, outline, hover.
+2. Neovim (Debian's `neovim` package, headless, its built-in client) opens a broken tool file,
+   receives its diagnostics, applies the fix-all code action and saves; the saved file must
+   hold the fixes and check clean of what they fixed.
+
+Installs pytest-lsp once into target/lsp-venv/ (idempotently). Exits 1 if a check fails.
+"""
+import json, os, shutil, subprocess, sys, tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+VENV = os.path.join(ROOT, "target", "lsp-venv")
+PACKAGES = ["pytest-lsp==1.0.1", "pygls==2.1.1"]
+LLMTOOL = os.path.join(ROOT, "target", "debug", "llmtool")
+TESTS = os.path.join(ROOT, "crates", "llmtool-lsp", "tests")
+
+failures = []
+
+
+def log(message):
+    print(f"[lsp-clients] {message}", flush=True)
+
+
+def check(name, condition, detail=""):
+    log(("ok   " if condition else "FAIL ") + name + (f": {detail}" if detail and not condition else ""))
+    if not condition:
+        failures.append(name)
+
+
+def python():
+    binary = os.path.join(VENV, "bin", "python")
+    probe = [binary, "-c", "import pytest_lsp"]
+    if os.path.exists(binary) and subprocess.run(probe, capture_output=True).returncode == 0:
+        return binary
+    log(f"installing {' '.join(PACKAGES)} (once)")
+    subprocess.run([sys.executable, "-m", "venv", VENV], check=True)
+    subprocess.run([binary, "-m", "pip", "install", "-q", *PACKAGES], check=True)
+    return binary
+
+
+def pytest_lsp_suite():
+    result = subprocess.run(
+        [python(), "-m", "pytest", os.path.join(TESTS, "client"), "-q", "-p", "no:cacheprovider"],
+        cwd=ROOT, env={**os.environ, "LLMTOOL": LLMTOOL}, timeout=600,
+    )
+    check("pytest-lsp: every feature, with VS Code's and Neovim's capabilities", result.returncode == 0)
+
+
+def neovim_fix_all():
+    nvim = shutil.which("nvim")
+    if nvim is None:
+        check("neovim is installed (the test command installs Debian's neovim)", False)
+        return
+    broken = (
+        '{\n  "model_prompt": "Summarise {{topic}}.",\n  "metadata": {\n'
+        '    "prompt_name": "Summary",\n    "description": "Summarises a topic.",\n'
+        '    "variables": [\n      {"name": "topic", "type": "texto", "description": "What to summarise.",},\n'
+        "    ]\n  }\n}\n"
+    )
+    with tempfile.TemporaryDirectory() as folder:
+        tool = os.path.join(folder, "summary.llmtool.json")
+        result_file = os.path.join(folder, "result.txt")
+        with open(tool, "w") as file:
+            file.write(broken)
+        env = {**os.environ, "LLMTOOL": LLMTOOL, "TOOL_FILE": tool, "RESULT": result_file,
+               "XDG_CONFIG_HOME": folder, "XDG_DATA_HOME": folder, "XDG_STATE_HOME": folder}
+        script = os.path.join(TESTS, "neovim", "fix_all.lua")
+        run = subprocess.run([nvim, "--headless", "--clean", "-c", f"luafile {script}"],
+                             cwd=folder, env=env, capture_output=True, text=True, timeout=120)
+        lines = open(result_file).read().splitlines() if os.path.exists(result_file) else []
+        log("neovim said: " + " | ".join(lines) + (f" (stderr: {run.stderr.strip()})" if run.stderr.strip() else ""))
+        before = next((l for l in lines if l.startswith("before ")), "")
+        after = next((l for l in lines if l.startswith("after ")), "")
+        check("neovim receives the diagnostics of `check`", "LT205" in before and "LT001" in before, before)
+        check("neovim gets the fix-all code action", any(l.startswith("action ") for l in lines), str(lines))
+        check("after the fix, the server's new diagnostics lack what was fixed",
+              after != "" and "LT205" not in after and "LT001" not in after and "not updated" not in after, after)
+        saved = open(tool).read()
+        check("the saved file holds the fixes", '"type": "text"' in saved and '",}' not in saved, saved)
+        checked = subprocess.run([LLMTOOL, "check", tool, "--format", "json"], capture_output=True, text=True)
+        left = {d["code"] for d in json.loads(checked.stdout or "[]")}
+        check("`llmtool check` agrees the fixed problems are gone", not left & {"LT205", "LT001"}, str(left))
+
+
+def main():
+    subprocess.run(["cargo", "build", "-q", "-p", "llmtool", "--bin", "llmtool"], cwd=ROOT, check=True)
+    pytest_lsp_suite()
+    neovim_fix_all()
+    if failures:
+        log(f"{len(failures)} check(s) failed")
+        sys.exit(1)
+    log("all checks passed")
+
+
+if __name__ == "__main__":
+    main()
