@@ -8,11 +8,15 @@
 //!   [`server`] wires them to the protocol.
 
 pub mod actions;
+pub mod completion;
+pub mod context;
 pub mod diagnostics;
 pub mod files;
+pub mod hover;
 pub mod navigation;
 pub mod outline;
 pub mod positions;
+pub mod schema;
 pub mod server;
 
 use tower_lsp_server::{LspService, Server};

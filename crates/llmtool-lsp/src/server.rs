@@ -7,22 +7,22 @@ use globset::{Glob, GlobSetBuilder};
 use tower_lsp_server::jsonrpc::{Error, Result};
 use tower_lsp_server::ls_types::{
     CodeActionKind, CodeActionOptions, CodeActionOrCommand, CodeActionParams,
-    CodeActionProviderCapability, CodeActionResponse, Diagnostic, DidChangeTextDocumentParams,
-    DidCloseTextDocumentParams, DidOpenTextDocumentParams, DocumentFormattingParams,
-    DocumentRangeFormattingParams, DocumentSymbolParams, DocumentSymbolResponse,
-    GotoDefinitionParams, GotoDefinitionResponse, Hover, HoverContents, HoverParams,
-    HoverProviderCapability, InitializeParams, InitializeResult, Location, MarkupContent,
-    MarkupKind, OneOf, PositionEncodingKind, PrepareRenameResponse, ReferenceParams, RenameOptions,
-    RenameParams, ServerCapabilities, ServerInfo, TextDocumentPositionParams,
-    TextDocumentSyncCapability, TextDocumentSyncKind, TextEdit, Uri, WorkDoneProgressOptions,
-    WorkspaceEdit,
+    CodeActionProviderCapability, CodeActionResponse, CompletionOptions, CompletionParams,
+    CompletionResponse, Diagnostic, DidChangeTextDocumentParams, DidCloseTextDocumentParams,
+    DidOpenTextDocumentParams, DocumentFormattingParams, DocumentRangeFormattingParams,
+    DocumentSymbolParams, DocumentSymbolResponse, GotoDefinitionParams, GotoDefinitionResponse,
+    Hover, HoverContents, HoverParams, HoverProviderCapability, InitializeParams, InitializeResult,
+    Location, MarkupContent, MarkupKind, OneOf, PositionEncodingKind, PrepareRenameResponse,
+    ReferenceParams, RenameOptions, RenameParams, ServerCapabilities, ServerInfo,
+    TextDocumentPositionParams, TextDocumentSyncCapability, TextDocumentSyncKind, TextEdit, Uri,
+    WorkDoneProgressOptions, WorkspaceEdit,
 };
 use tower_lsp_server::{Client, LanguageServer};
 
 use crate::files::{Files, OpenFile};
 use crate::navigation::{self, Target};
 use crate::positions::Encoding;
-use crate::{actions, diagnostics, outline};
+use crate::{actions, completion, diagnostics, hover, outline};
 
 #[derive(Debug)]
 pub struct Server {
@@ -97,6 +97,10 @@ fn capabilities(encoding: Encoding) -> ServerCapabilities {
         })),
         document_symbol_provider: Some(OneOf::Left(true)),
         hover_provider: Some(HoverProviderCapability::Simple(true)),
+        completion_provider: Some(CompletionOptions {
+            trigger_characters: Some(completion::TRIGGERS.map(str::to_owned).to_vec()),
+            ..CompletionOptions::default()
+        }),
         ..ServerCapabilities::default()
     }
 }
@@ -261,24 +265,7 @@ impl LanguageServer for Server {
         let at = params.text_document_position_params;
         Ok(self.with_tool(&at.text_document.uri, |file| {
             let offset = file.lines.offset(file.text(), at.position);
-            let tool = file.document.tool.as_ref()?;
-            let (markdown, span) = match navigation::target_at(file, offset) {
-                Some(target) => {
-                    let span = match &target {
-                        Target::Placeholder(u) => u.span,
-                        Target::Declaration(v) => v.name.span,
-                    };
-                    match navigation::variable(tool, target.name()) {
-                        Some(variable) => (navigation::describe_variable(variable), span),
-                        None => (format!("`{}` is not a declared variable", target.name()), span),
-                    }
-                }
-                None => {
-                    let prompt = tool.model_prompt.as_ref()?;
-                    let inside = prompt.span.start <= offset && offset <= prompt.span.end;
-                    inside.then(|| (navigation::rendered_with_defaults(file), prompt.span))?
-                }
-            };
+            let (markdown, span) = hover::at(file, offset)?;
             Some(Hover {
                 contents: HoverContents::Markup(MarkupContent {
                     kind: MarkupKind::Markdown,
@@ -286,6 +273,14 @@ impl LanguageServer for Server {
                 }),
                 range: Some(file.lines.range(file.text(), span)),
             })
+        }))
+    }
+
+    async fn completion(&self, params: CompletionParams) -> Result<Option<CompletionResponse>> {
+        let at = params.text_document_position;
+        Ok(self.with_tool(&at.text_document.uri, |file| {
+            let offset = file.lines.offset(file.text(), at.position);
+            Some(CompletionResponse::Array(completion::at(file, offset)))
         }))
     }
 }

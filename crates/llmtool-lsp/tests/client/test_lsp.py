@@ -238,3 +238,73 @@ async def test_outline_and_hover(client: LanguageClient):
 async def test_a_json_file_that_is_not_a_tool_gets_nothing(client: LanguageClient):
     uri = await open_file(client, '{"name": "package", "version": "1.0.0",}', "package.json")
     assert list(client.diagnostics[uri]) == []
+
+
+# A tool file half written, with the cursor's places marked by `|` (removed before opening).
+TYPING = """{
+  "model_prompt": "Tell me about {{topic}} for a {{|",
+  "metadata": {
+    "model_version": ["gpt-4o|"],
+    "variables": [
+      {"name": "topic", "type": "|", "description": "What to explain."},
+      {"name": "level", "type": "single-select", "allowed_values": ["child", "expert"], "default": "|"}
+    ],
+    |
+  }
+}
+"""
+
+
+def marked(text: str):
+    """The text without its `|` marks, and the character index of each mark."""
+    places, clean = [], ""
+    for part in text.split("|")[:-1]:
+        clean += part
+        places.append(len(clean))
+    return clean + text.split("|")[-1], places
+
+
+async def complete(client, uri, text, index):
+    result = await client.text_document_completion_async(
+        types.CompletionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            position=position(text, index, client.encoding),
+        )
+    )
+    items = result.items if hasattr(result, "items") else result
+    return {item.label: item for item in items}
+
+
+async def test_completion_offers_what_fits_each_place(client: LanguageClient):
+    text, (placeholder, model, kind, default, key) = marked(TYPING)
+    uri = await open_file(client, text, "typing.llmtool.json")
+    names = await complete(client, uri, text, placeholder)
+    assert set(names) == {"topic", "level"}
+    assert apply(text, [names["level"].text_edit], client.encoding).count("{{level}}") == 1
+    models = await complete(client, uri, text, model)
+    assert "gpt-4o-mini" in models and models["gpt-4o-mini"].detail == "openai"
+    kinds = await complete(client, uri, text, kind)
+    assert {"text", "single-select", "multi-select", "texto"} <= set(kinds)
+    assert "translated" in kinds["texto"].detail
+    chosen = apply(text, [kinds["multi-select"].text_edit], client.encoding)
+    assert '"type": "multi-select"' in chosen
+    defaults = await complete(client, uri, text, default)
+    assert set(defaults) == {"child", "expert"}
+    keys = await complete(client, uri, text, key)
+    assert "prompt_name" in keys and "variables" not in keys and "model_version" not in keys
+    assert keys["prompt_name"].documentation.value == "A short name for the tool."
+    typed = apply(text, [keys["prompt_name"].text_edit], client.encoding)
+    assert '"prompt_name": ' in typed
+
+
+async def test_hover_shows_key_docs_and_model_prices(client: LanguageClient):
+    text = EXAMPLE.read_text()
+    uri = await open_file(client, text, "example.llmtool.json")
+    on_key = await client.text_document_hover_async(
+        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=at(client, text, '"model_prompt"', 3))
+    )
+    assert "{{name}}" in on_key.contents.value
+    on_model = await client.text_document_hover_async(
+        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=at(client, text, '"gpt-4o-mini"', 3))
+    )
+    assert "per million input tokens" in on_model.contents.value and "openai" in on_model.contents.value

@@ -106,6 +106,24 @@ impl PriceTable {
         &self.snapshot.source
     }
 
+    /// Every model of the built-in table that a provider llmtool knows serves, as that
+    /// provider's name and the model's name there, sorted.
+    pub fn known_models(&self) -> Vec<(&'static str, String)> {
+        let mut found: Vec<(&'static str, String)> = Vec::new();
+        for (key, model) in &self.snapshot.models {
+            for (name, prefix, names) in PROVIDERS {
+                if let Some(bare) = key.strip_prefix(prefix) {
+                    found.push((name, bare.to_owned()));
+                } else if !key.contains('/') && names.contains(&model.provider.as_str()) {
+                    found.push((name, key.clone()));
+                }
+            }
+        }
+        found.sort();
+        found.dedup();
+        found
+    }
+
     /// The price of `provider`'s `model`, or `None` when it is unpriced.
     pub fn lookup(&self, provider: &str, model: &str) -> Option<PriceEntry> {
         if provider == "local" {
@@ -166,6 +184,17 @@ mod tests {
         let table = table();
         assert_eq!(table.source().package, "litellm-core");
         assert!(table.snapshot.models.len() > 1000);
+    }
+
+    #[test]
+    fn the_known_models_are_each_found_by_lookup() {
+        let table = table();
+        let known = table.known_models();
+        assert!(known.contains(&("openai", "gpt-4o".to_owned())));
+        assert!(known.contains(&("gemini", "gemini-2.5-flash".to_owned())));
+        for (provider, model) in &known {
+            assert!(table.lookup(provider, model).is_some(), "{provider}/{model}");
+        }
     }
 
     #[test]

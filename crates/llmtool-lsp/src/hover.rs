@@ -1,0 +1,83 @@
+//! What hovering shows: a variable (from a placeholder or its name), a key's documentation, a
+//! model's price, and the prompt rendered with the defaults.
+
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
+use llmtool_core::Span;
+use llmtool_providers::presets::PRESETS;
+use llmtool_providers::pricing::PriceTable;
+
+use crate::context::{self, Slot, Step};
+use crate::files::OpenFile;
+use crate::navigation::{self, Target};
+use crate::schema;
+
+/// The built-in price table (the config file's `[prices]` are not read by the editor).
+pub static PRICES: LazyLock<PriceTable> = LazyLock::new(|| PriceTable::new(HashMap::new()));
+
+/// Markdown for the thing at `offset`, and the span it covers.
+pub fn at(file: &OpenFile, offset: usize) -> Option<(String, Span)> {
+    let tool = file.document.tool.as_ref()?;
+    if let Some(target) = navigation::target_at(file, offset) {
+        let span = match &target {
+            Target::Placeholder(u) => u.span,
+            Target::Declaration(v) => v.name.span,
+        };
+        let text = match navigation::variable(tool, target.name()) {
+            Some(variable) => navigation::describe_variable(variable),
+            None => format!("`{}` is not a declared variable", target.name()),
+        };
+        return Some((text, span));
+    }
+    let place = context::place_at(file.text(), offset)?;
+    let literal = place.literal?;
+    match place.slot {
+        Slot::Key => {
+            let key = file.text().get(literal.start + 1..literal.end.saturating_sub(1))?;
+            let mut path = place.path.clone();
+            path.push(Step::Key(key.to_owned()));
+            Some((format!("**`{key}`**\n\n{}", schema::doc(&path)?), literal))
+        }
+        Slot::Value if place.is(&["model_prompt"]) => {
+            Some((navigation::rendered_with_defaults(file), literal))
+        }
+        Slot::Value
+            if place.is(&["metadata", "model_version", "*"])
+                || place.is(&["metadata", "model_version"]) =>
+        {
+            let model = file.text().get(literal.start + 1..literal.end.saturating_sub(1))?;
+            Some((price(model), literal))
+        }
+        Slot::Value => None,
+    }
+}
+
+/// A model's price from the built-in table (or why there is none).
+pub fn price(written: &str) -> String {
+    let (provider, model) = match written.split_once('/') {
+        Some((provider, model)) => (provider.to_owned(), model),
+        None => {
+            let serving = PRESETS.iter().find(|p| {
+                !p.is_local() && p.model_prefixes.iter().any(|prefix| written.starts_with(prefix))
+            });
+            match serving {
+                Some(preset) => (preset.name.to_owned(), written),
+                None => return format!("**`{written}`**: no provider is known for this model"),
+            }
+        }
+    };
+    match PRICES.lookup(&provider, model) {
+        Some(entry) => {
+            let per_million = |dollars_per_token: f64| dollars_per_token * 1e6;
+            format!(
+                "**`{written}`** on {provider}: ${:.2} per million input tokens, ${:.2} per million output tokens\n\n(`{}`, {})",
+                per_million(entry.price.input),
+                per_million(entry.price.output),
+                entry.entry,
+                entry.source
+            )
+        }
+        None => format!("**`{written}`** on {provider}: not in the price table"),
+    }
+}
