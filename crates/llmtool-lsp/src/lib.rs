@@ -8,11 +8,13 @@
 //!   [`server`] wires them to the protocol.
 
 pub mod actions;
+pub mod commands;
 pub mod completion;
 pub mod context;
 pub mod diagnostics;
 pub mod files;
 pub mod hover;
+pub mod lenses;
 pub mod navigation;
 pub mod outline;
 pub mod positions;

@@ -7,22 +7,25 @@ use globset::{Glob, GlobSetBuilder};
 use tower_lsp_server::jsonrpc::{Error, Result};
 use tower_lsp_server::ls_types::{
     CodeActionKind, CodeActionOptions, CodeActionOrCommand, CodeActionParams,
-    CodeActionProviderCapability, CodeActionResponse, CompletionOptions, CompletionParams,
-    CompletionResponse, Diagnostic, DidChangeTextDocumentParams, DidCloseTextDocumentParams,
-    DidOpenTextDocumentParams, DocumentFormattingParams, DocumentRangeFormattingParams,
-    DocumentSymbolParams, DocumentSymbolResponse, GotoDefinitionParams, GotoDefinitionResponse,
-    Hover, HoverContents, HoverParams, HoverProviderCapability, InitializeParams, InitializeResult,
-    Location, MarkupContent, MarkupKind, OneOf, PositionEncodingKind, PrepareRenameResponse,
-    ReferenceParams, RenameOptions, RenameParams, ServerCapabilities, ServerInfo,
-    TextDocumentPositionParams, TextDocumentSyncCapability, TextDocumentSyncKind, TextEdit, Uri,
-    WorkDoneProgressOptions, WorkspaceEdit,
+    CodeActionProviderCapability, CodeActionResponse, CodeLens, CodeLensOptions, CodeLensParams,
+    CompletionOptions, CompletionParams, CompletionResponse, Diagnostic,
+    DidChangeTextDocumentParams, DidCloseTextDocumentParams, DidOpenTextDocumentParams,
+    DocumentFormattingParams, DocumentRangeFormattingParams, DocumentSymbolParams,
+    DocumentSymbolResponse, ExecuteCommandOptions, ExecuteCommandParams, GotoDefinitionParams,
+    GotoDefinitionResponse, Hover, HoverContents, HoverParams, HoverProviderCapability,
+    InitializeParams, InitializeResult, LSPAny, Location, MarkupContent, MarkupKind, MessageType,
+    OneOf, PositionEncodingKind, PrepareRenameResponse, ReferenceParams, RenameOptions,
+    RenameParams, SemanticTokens, SemanticTokensFullOptions, SemanticTokensOptions,
+    SemanticTokensParams, SemanticTokensResult, SemanticTokensServerCapabilities,
+    ServerCapabilities, ServerInfo, TextDocumentPositionParams, TextDocumentSyncCapability,
+    TextDocumentSyncKind, TextEdit, Uri, WorkDoneProgressOptions, WorkspaceEdit,
 };
 use tower_lsp_server::{Client, LanguageServer};
 
 use crate::files::{Files, OpenFile};
 use crate::navigation::{self, Target};
 use crate::positions::Encoding;
-use crate::{actions, completion, diagnostics, hover, outline};
+use crate::{actions, commands, completion, diagnostics, hover, lenses, outline};
 
 #[derive(Debug)]
 pub struct Server {
@@ -97,6 +100,18 @@ fn capabilities(encoding: Encoding) -> ServerCapabilities {
         })),
         document_symbol_provider: Some(OneOf::Left(true)),
         hover_provider: Some(HoverProviderCapability::Simple(true)),
+        semantic_tokens_provider: Some(SemanticTokensServerCapabilities::SemanticTokensOptions(
+            SemanticTokensOptions {
+                legend: lenses::legend(),
+                full: Some(SemanticTokensFullOptions::Bool(true)),
+                ..SemanticTokensOptions::default()
+            },
+        )),
+        code_lens_provider: Some(CodeLensOptions { resolve_provider: Some(false) }),
+        execute_command_provider: Some(ExecuteCommandOptions {
+            commands: [lenses::RENDER, lenses::RUN, lenses::TEST].map(str::to_owned).to_vec(),
+            ..ExecuteCommandOptions::default()
+        }),
         completion_provider: Some(CompletionOptions {
             trigger_characters: Some(completion::TRIGGERS.map(str::to_owned).to_vec()),
             ..CompletionOptions::default()
@@ -282,5 +297,51 @@ impl LanguageServer for Server {
             let offset = file.lines.offset(file.text(), at.position);
             Some(CompletionResponse::Array(completion::at(file, offset)))
         }))
+    }
+
+    async fn semantic_tokens_full(
+        &self,
+        params: SemanticTokensParams,
+    ) -> Result<Option<SemanticTokensResult>> {
+        Ok(self.with_tool(&params.text_document.uri, |file| {
+            Some(SemanticTokensResult::Tokens(SemanticTokens {
+                result_id: None,
+                data: lenses::semantic_tokens(file),
+            }))
+        }))
+    }
+
+    async fn code_lens(&self, params: CodeLensParams) -> Result<Option<Vec<CodeLens>>> {
+        let uri = params.text_document.uri;
+        Ok(self.with_tool(&uri, |file| Some(lenses::code_lenses(&uri, file))))
+    }
+
+    async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<LSPAny>> {
+        let uri: Option<Uri> = params.arguments.first().and_then(|a| a.as_str()?.parse().ok());
+        let Some(uri) = uri else {
+            return Err(Error::invalid_params("the first argument is the tool file's URI"));
+        };
+        let answer = match params.command.as_str() {
+            lenses::RENDER => {
+                let rendered =
+                    self.with_tool(&uri, |file| Some(navigation::rendered_with_defaults(file)));
+                LSPAny::String(
+                    rendered.ok_or_else(|| Error::invalid_params("the file is not open"))?,
+                )
+            }
+            lenses::RUN | lenses::TEST => {
+                let path = lenses::path_of(&uri)
+                    .ok_or_else(|| Error::invalid_params("only a file on disk can be run"))?;
+                let verb = if params.command == lenses::RUN { "run" } else { "test" };
+                commands::llmtool(&[verb.as_ref(), path.as_os_str()]).await
+            }
+            other => return Err(Error::invalid_params(format!("unknown command `{other}`"))),
+        };
+        let shown = match &answer {
+            LSPAny::String(text) => text.clone(),
+            other => other.get("output").and_then(LSPAny::as_str).unwrap_or_default().to_owned(),
+        };
+        self.client.show_message(MessageType::INFO, shown).await;
+        Ok(Some(answer))
     }
 }

@@ -308,3 +308,44 @@ async def test_hover_shows_key_docs_and_model_prices(client: LanguageClient):
         types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=at(client, text, '"gpt-4o-mini"', 3))
     )
     assert "per million input tokens" in on_model.contents.value and "openai" in on_model.contents.value
+
+
+async def test_semantic_tokens_mark_each_placeholder(client: LanguageClient):
+    uri = await open_file(client, BROKEN)
+    tokens = await client.text_document_semantic_tokens_full_async(
+        types.SemanticTokensParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+    data = tokens.data
+    assert len(data) == 2 * 5  # `{{topc}}` and `{{level}}`
+    first, second = data[:5], data[5:]
+    start = at(client, BROKEN, "{{topc}}")
+    assert (first[0], first[1], first[2]) == (start.line, start.character, len("{{topc}}"))
+    assert first[4] == 1 and second[4] == 0  # `topc` is undeclared, `level` declared
+    assert second[0] == 0 and second[1] == units("{{topc}} for a ", client.encoding)
+
+
+async def test_lenses_render_run_and_test(client: LanguageClient):
+    text = EXAMPLE.read_text()
+    uri = EXAMPLE.as_uri()
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=uri, language_id="json", version=1, text=text)
+        )
+    )
+    await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    lenses = await client.text_document_code_lens_async(
+        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+    assert [lens.command.title for lens in lenses] == ["Render", "Run", "Test"]  # a test file is beside it
+    render = next(lens.command for lens in lenses if lens.command.title == "Render")
+    rendered = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command=render.command, arguments=render.arguments)
+    )
+    assert "Cannot render" in rendered and "topic" in rendered
+    run = next(lens.command for lens in lenses if lens.command.title == "Run")
+    ran = await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command=run.command, arguments=run.arguments)
+    )
+    # `topic` has no default and the lens passes no values: llmtool run says so and exits 1 or 2.
+    assert ran["exit"] in (1, 2) and "topic" in ran["output"]
+    assert any("topic" in m.message for m in client.messages)
