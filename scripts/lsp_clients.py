@@ -7,6 +7,8 @@
 2. Neovim (Debian's `neovim` package, headless, its built-in client) opens a broken tool file,
    receives its diagnostics, applies the fix-all code action and saves; the saved file must
    hold the fixes and check clean of what they fixed.
+3. The VS Code extension in editors/vscode/ is bundled (esbuild) and packaged with @vscode/vsce
+   from npm; the package must hold the bundle, and the bundle must load and export `activate`.
 
 Installs pytest-lsp once into target/lsp-venv/ (idempotently). Exits 1 if a check fails.
 """
@@ -86,10 +88,44 @@ def neovim_fix_all():
         check("`llmtool check` agrees the fixed problems are gone", not left & {"LT205", "LT001"}, str(left))
 
 
+def vscode_extension():
+    folder = os.path.join(ROOT, "editors", "vscode")
+    lock = os.path.join(folder, "package-lock.json")
+    stamp = os.path.join(folder, "node_modules", ".installed-lock.json")
+    if not (os.path.exists(stamp) and open(stamp).read() == open(lock).read()):
+        log("installing the extension's npm packages (once per lock file)")
+        subprocess.run(["npm", "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=folder, check=True)
+        shutil.copyfile(lock, stamp)
+    subprocess.run(["node", "build.mjs"], cwd=folder, check=True)
+    package = subprocess.run(
+        ["npx", "--no-install", "vsce", "package", "--no-dependencies", "--skip-license", "--out", "llmtool.vsix"],
+        cwd=folder, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300,
+    )
+    check("vsce packages the extension", package.returncode == 0, package.stdout + package.stderr)
+    listing = subprocess.run(["python3", "-m", "zipfile", "-l", os.path.join(folder, "llmtool.vsix")],
+                             capture_output=True, text=True).stdout
+    check("the package holds the bundle and the manifest",
+          "extension/extension.js" in listing and "extension/package.json" in listing, listing)
+    # The bundle must load on its own: `vscode` is the only module it may leave to the editor,
+    # stood in for here by an object whose every member is an empty class.
+    probe = (
+        "const Module = require('module'); const load = Module._load;"
+        "const vscode = new Proxy({}, { get: () => class {} });"
+        "Module._load = function (name, ...rest) { return name === 'vscode' ? vscode : load.call(this, name, ...rest); };"
+        "const extension = require('./extension.js');"
+        "if (typeof extension.activate !== 'function') process.exit(1);"
+    )
+    with tempfile.TemporaryDirectory() as alone:
+        shutil.copy(os.path.join(folder, "extension.js"), alone)
+        loaded = subprocess.run(["node", "-e", probe], cwd=alone, capture_output=True, text=True)
+    check("the bundle loads without node_modules and exports activate", loaded.returncode == 0, loaded.stderr[-500:])
+
+
 def main():
     subprocess.run(["cargo", "build", "-q", "-p", "llmtool", "--bin", "llmtool"], cwd=ROOT, check=True)
     pytest_lsp_suite()
     neovim_fix_all()
+    vscode_extension()
     if failures:
         log(f"{len(failures)} check(s) failed")
         sys.exit(1)
