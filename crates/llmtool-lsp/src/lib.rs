@@ -1,6 +1,8 @@
 //! The language server for tool files (`llmtool lsp`), on `tower-lsp-server`: `check`'s
 //! diagnostics as you type, its fixes as code actions, `fmt` as formatting, and navigation
-//! between placeholders and the variables they name.
+//! between placeholders and the variables they name. `tower-lsp-server` does the protocol's
+//! bookkeeping and hands each request to a typed async method (see docs/editors.md for why it
+//! rather than `lsp-server` or `async-lsp`).
 //!
 //! - [`files`] keeps the open files and checks each again after every change;
 //! - [`positions`] turns byte offsets into the client's positions (UTF-8 or UTF-16) and back;

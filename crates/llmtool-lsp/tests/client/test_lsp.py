@@ -349,3 +349,24 @@ async def test_lenses_render_run_and_test(client: LanguageClient):
     # `topic` has no default and the lens passes no values: llmtool run says so and exits 1 or 2.
     assert ran["exit"] in (1, 2) and "topic" in ran["output"]
     assert any("topic" in m.message for m in client.messages)
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=[LLMTOOL, "lsp"]))
+async def glob_client(lsp_client: LanguageClient):
+    params = types.InitializeParams(
+        capabilities=client_capabilities("visual-studio-code"),
+        initialization_options={"globs": ["**/prompts/*.json"]},
+    )
+    result = await lsp_client.initialize_session(params)
+    lsp_client.encoding = result.capabilities.position_encoding or "utf-16"
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_a_configured_glob_makes_a_tool_file(glob_client: LanguageClient):
+    # Without `model_prompt`, only the glob makes this a tool file: its missing prompt is reported.
+    text = '{"metadata": {"prompt_name": "Draft"}}'
+    in_prompts = await open_file(glob_client, text, "prompts/draft.json")
+    assert any(d.severity == types.DiagnosticSeverity.Error for d in glob_client.diagnostics[in_prompts])
+    elsewhere = await open_file(glob_client, text, "drafts/draft.json")
+    assert list(glob_client.diagnostics[elsewhere]) == []
