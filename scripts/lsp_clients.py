@@ -7,12 +7,14 @@
 2. Neovim (Debian's `neovim` package, headless, its built-in client) opens a broken tool file,
    receives its diagnostics, applies the fix-all code action and saves; the saved file must
    hold the fixes and check clean of what they fixed.
-3. The VS Code extension in editors/vscode/ is bundled (esbuild) and packaged with @vscode/vsce
+3. Emacs (Debian's emacs-nox and elpa-eglot, batch mode) opens a tool file with eglot, gets
+   its diagnostics in flymake, formats the buffer and renames a variable through the server.
+4. The VS Code extension in editors/vscode/ is bundled (esbuild) and packaged with @vscode/vsce
    from npm; the package must hold the bundle, and the bundle must load and export `activate`.
 
 Installs pytest-lsp once into target/lsp-venv/ (idempotently). Exits 1 if a check fails.
 """
-import json, os, shutil, subprocess, sys, tempfile
+import glob, json, os, shutil, subprocess, sys, tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VENV = os.path.join(ROOT, "target", "lsp-venv")
@@ -88,6 +90,36 @@ def neovim_fix_all():
         check("`llmtool check` agrees the fixed problems are gone", not left & {"LT205", "LT001"}, str(left))
 
 
+def emacs_eglot():
+    emacs = shutil.which("emacs")
+    if emacs is None or not glob.glob("/usr/share/emacs/site-lisp/elpa/eglot-*"):
+        check("emacs and eglot are installed (the test command installs emacs-nox and elpa-eglot)", False)
+        return
+    with open(os.path.join(ROOT, "examples", "teach-me-anything.json")) as file:
+        canonical = file.read()
+    # Not canonical (spaces around a value), and one misspelt placeholder to be reported.
+    edited = canonical.replace('"version": "2.1",', '"version":   "2.1" ,').replace(
+        "Teach me about {{topic}}.", "Teach me about {{topic}} and {{topik}}.")
+    with tempfile.TemporaryDirectory() as folder:
+        tool = os.path.join(folder, "teach.llmtool.json")
+        result_file = os.path.join(folder, "result.txt")
+        with open(tool, "w") as file:
+            file.write(edited)
+        env = {**os.environ, "LLMTOOL": LLMTOOL, "TOOL_FILE": tool, "RESULT": result_file, "HOME": folder}
+        script = os.path.join(TESTS, "emacs", "eglot.el")
+        run = subprocess.run([emacs, "--batch", "-Q", "-l", script], cwd=folder, env=env,
+                             capture_output=True, text=True, timeout=120)
+        lines = open(result_file).read().splitlines() if os.path.exists(result_file) else []
+        log("emacs said: " + " | ".join(lines) + ("" if lines else f" (stderr: {run.stderr[-500:]})"))
+        check("eglot shows the server's diagnostics in flymake", "diagnostics 1" in lines, str(lines))
+        saved = open(tool).read()
+        expected = canonical.replace("Teach me about {{topic}}.", "Teach me about {{topic}} and {{topik}}.")
+        check("eglot-format-buffer gives fmt's canonical text",
+              "formatted" in lines and saved.replace("expertise", "level") == expected, saved[:300])
+        check("eglot-rename renames the variable and its placeholder",
+              "renamed" in lines and saved.count("expertise") == 2 and "{{expertise}}" in saved, saved[:300])
+
+
 def vscode_extension():
     folder = os.path.join(ROOT, "editors", "vscode")
     lock = os.path.join(folder, "package-lock.json")
@@ -125,6 +157,7 @@ def main():
     subprocess.run(["cargo", "build", "-q", "-p", "llmtool", "--bin", "llmtool"], cwd=ROOT, check=True)
     pytest_lsp_suite()
     neovim_fix_all()
+    emacs_eglot()
     vscode_extension()
     if failures:
         log(f"{len(failures)} check(s) failed")
