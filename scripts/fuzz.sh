@@ -37,9 +37,10 @@ seed_prompt_files() {
   cp crates/llmtool-core/tests/fixtures/convert/*.el "$corpus/"
 }
 
-export RUSTC_BOOTSTRAP=1
+# Only for cargo-fuzz (its own target folder): build scripts rerun when RUSTC_BOOTSTRAP changes,
+# so setting it for the seed build above would rebuild the whole workspace twice a test run.
 for target in "${TARGETS[@]}"; do
   "seed_$target"
-  (cd fuzz && cargo fuzz run "$target" "corpus/$target" -- -max_total_time="$SECONDS_TO_RUN" \
+  (cd fuzz && RUSTC_BOOTSTRAP=1 cargo fuzz run "$target" "corpus/$target" -- -max_total_time="$SECONDS_TO_RUN" \
     -max_len=65536 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1)
 done

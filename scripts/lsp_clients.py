@@ -7,8 +7,9 @@
 2. Neovim (Debian's `neovim` package, headless, its built-in client) opens a broken tool file,
    receives its diagnostics, applies the fix-all code action and saves; the saved file must
    hold the fixes and check clean of what they fixed.
-3. Emacs (Debian's emacs-nox and elpa-eglot, batch mode) opens a tool file with eglot, gets
-   its diagnostics in flymake, formats the buffer and renames a variable through the server.
+3. Emacs (Debian's emacs-nox, batch mode) opens a tool file with each of its two clients,
+   eglot (elpa-eglot) and lsp-mode (elpa-lsp-mode): gets its diagnostics in flymake, formats
+   the buffer and renames a variable through the server; lsp-mode also shows a hover.
 4. The VS Code extension in editors/vscode/ is bundled (esbuild) and packaged with @vscode/vsce
    from npm; the package must hold the bundle, and the bundle must load and export `activate`.
 
@@ -90,10 +91,11 @@ def neovim_fix_all():
         check("`llmtool check` agrees the fixed problems are gone", not left & {"LT205", "LT001"}, str(left))
 
 
-def emacs_eglot():
+def emacs_client(client, package):
+    """Emacs with `client` (eglot or lsp-mode, from Debian's elpa-`package`) edits a tool file."""
     emacs = shutil.which("emacs")
-    if emacs is None or not glob.glob("/usr/share/emacs/site-lisp/elpa/eglot-*"):
-        check("emacs and eglot are installed (the test command installs emacs-nox and elpa-eglot)", False)
+    if emacs is None or not glob.glob(f"/usr/share/emacs/site-lisp/elpa/{package}-*"):
+        check(f"emacs and {client} are installed (the test command installs emacs-nox and elpa-{package})", False)
         return
     with open(os.path.join(ROOT, "examples", "teach-me-anything.json")) as file:
         canonical = file.read()
@@ -106,17 +108,21 @@ def emacs_eglot():
         with open(tool, "w") as file:
             file.write(edited)
         env = {**os.environ, "LLMTOOL": LLMTOOL, "TOOL_FILE": tool, "RESULT": result_file, "HOME": folder}
-        script = os.path.join(TESTS, "emacs", "eglot.el")
+        script = os.path.join(TESTS, "emacs", f"{client}.el")
         run = subprocess.run([emacs, "--batch", "-Q", "-l", script], cwd=folder, env=env,
                              capture_output=True, text=True, timeout=120)
         lines = open(result_file).read().splitlines() if os.path.exists(result_file) else []
-        log("emacs said: " + " | ".join(lines) + ("" if lines else f" (stderr: {run.stderr[-500:]})"))
-        check("eglot shows the server's diagnostics in flymake", "diagnostics 1" in lines, str(lines))
+        log(f"emacs ({client}) said: " + " | ".join(lines) + ("" if lines else f" (stderr: {run.stderr[-500:]})"))
+        check(f"{client} shows the server's diagnostics in flymake", "diagnostics 1" in lines, str(lines))
+        if client == "lsp-mode":
+            check("lsp-mode shows the hover of a placeholder (its variable's type and allowed values)",
+                  any(line.startswith("hover level: single-select") and "Allowed: child" in line
+                      for line in lines), str(lines))
         saved = open(tool).read()
         expected = canonical.replace("Teach me about {{topic}}.", "Teach me about {{topic}} and {{topik}}.")
-        check("eglot-format-buffer gives fmt's canonical text",
+        check(f"{client} formats the buffer to fmt's canonical text",
               "formatted" in lines and saved.replace("expertise", "level") == expected, saved[:300])
-        check("eglot-rename renames the variable and its placeholder",
+        check(f"{client} renames the variable and its placeholder",
               "renamed" in lines and saved.count("expertise") == 2 and "{{expertise}}" in saved, saved[:300])
 
 
@@ -157,7 +163,8 @@ def main():
     subprocess.run(["cargo", "build", "-q", "-p", "llmtool", "--bin", "llmtool"], cwd=ROOT, check=True)
     pytest_lsp_suite()
     neovim_fix_all()
-    emacs_eglot()
+    emacs_client("eglot", "eglot")
+    emacs_client("lsp-mode", "lsp-mode")
     vscode_extension()
     if failures:
         log(f"{len(failures)} check(s) failed")

@@ -3,7 +3,7 @@
 # every test (the example tools' own test files on the local model; the elisp output checked in Emacs; the registry's storage on SQLite and on a
 # throwaway PostgreSQL cluster), the prompt-file exports and the real-world
 # prompt files rendered by the peers' own code, `llmtool mcp` driven by real MCP clients (the Python SDK, MCP Inspector), `llmtool lsp`
-# driven by real LSP clients (pytest-lsp, Neovim, Emacs eglot),
+# driven by real LSP clients (pytest-lsp, Neovim, Emacs eglot and lsp-mode),
 # llmtool against independent API servers (llama-cpp-python, LiteLLM), the web studio in
 # Debian's Chromium (Playwright, axe-core) with its committed bundle checked, and a fuzz
 # smoke run. Installs what the tests need (idempotently) on a fresh machine, so this one
@@ -17,10 +17,11 @@ step "toolchain components"
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
 command -v cargo-nextest >/dev/null || cargo install --locked cargo-nextest
 
-step "system packages the tests use (emacs-nox with eglot, neovim, postgresql, chromium and a Korean font)"
+step "system packages the tests use (emacs-nox with eglot and lsp-mode, neovim, postgresql, chromium and a Korean font)"
 missing=()
 command -v emacs >/dev/null || missing+=(emacs-nox)
 compgen -G "/usr/share/emacs/site-lisp/elpa/eglot-*" >/dev/null || missing+=(elpa-eglot)
+compgen -G "/usr/share/emacs/site-lisp/elpa/lsp-mode-*" >/dev/null || missing+=(elpa-lsp-mode)
 command -v nvim >/dev/null || missing+=(neovim)
 command -v chromium >/dev/null || missing+=(chromium)
 # The studio's screenshots show a Korean example tool.
@@ -71,7 +72,7 @@ python3 scripts/registry_fuzz.py
 step "llmtool mcp with real MCP clients (the Python SDK, MCP Inspector)"
 python3 scripts/mcp_clients.py
 
-step "llmtool lsp with real LSP clients (pytest-lsp, headless Neovim, Emacs eglot) and the VS Code package"
+step "llmtool lsp with real LSP clients (pytest-lsp, headless Neovim, Emacs eglot and lsp-mode) and the VS Code package"
 python3 scripts/lsp_clients.py
 
 step "independent API servers (llama-cpp-python, LiteLLM)"

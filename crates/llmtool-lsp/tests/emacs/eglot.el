@@ -3,26 +3,9 @@
 ;; variable through the server, saves, and writes what happened to $RESULT, one fact a line.
 ;; Run by scripts/lsp_clients.py with Debian's emacs-nox and elpa-eglot.
 
-;; Debian's elpa-* packages live here; `-Q' skips the site files that would add it.
-(require 'package)
-(add-to-list 'package-directory-list "/usr/share/emacs/site-lisp/elpa")
-(package-initialize)
+(load (expand-file-name "harness.el" (file-name-directory load-file-name)))
 (require 'eglot)
 (require 'flymake)
-
-(defvar llmtool-result nil)
-(defun llmtool-note (fmt &rest args)
-  (push (apply #'format fmt args) llmtool-result))
-(defun llmtool-finish ()
-  (with-temp-file (getenv "RESULT")
-    (insert (mapconcat #'identity (reverse llmtool-result) "\n") "\n"))
-  (kill-emacs 0))
-(defun llmtool-wait (predicate seconds)
-  "Process server output until PREDICATE holds or SECONDS pass."
-  (let ((deadline (+ (float-time) seconds)))
-    (while (and (not (funcall predicate)) (< (float-time) deadline))
-      (accept-process-output nil 0.05))
-    (funcall predicate)))
 
 (condition-case problem
     (progn
