@@ -4,6 +4,7 @@
 use crate::diagnostic::{Diagnostic, Edit};
 use crate::span::Span;
 use crate::syntax::codes;
+use crate::syntax::escape::{self, Problem};
 
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum TokenKind {
@@ -234,93 +235,26 @@ impl<'a> Lexer<'a> {
     /// Decodes one escape sequence at `self.pos` (which is at the backslash).
     fn escape(&mut self, value: &mut String) {
         let start = self.pos;
-        let Some(&letter) = self.bytes.get(start + 1) else {
-            self.pos += 1;
-            return;
-        };
-        self.pos += 2;
-        let decoded = match letter {
-            b'"' => '"',
-            b'\\' => '\\',
-            b'/' => '/',
-            b'b' => '\u{8}',
-            b'f' => '\u{c}',
-            b'n' => '\n',
-            b'r' => '\r',
-            b't' => '\t',
-            b'u' => return self.unicode_escape(start, value),
-            _ => {
-                let c = self.text[start + 1..].chars().next().unwrap_or('\u{fffd}');
-                self.pos = start + 1 + c.len_utf8();
-                let span = Span::new(start, self.pos);
-                self.diagnostics.push(
-                    Diagnostic::new(&codes::INVALID_ESCAPE, format!("invalid escape `\\{c}`"))
-                        .at(span)
-                        .with_help("valid escapes are \\\" \\\\ \\/ \\b \\f \\n \\r \\t and \\uXXXX; a literal backslash is `\\\\`")
-                        .with_fix("escape the backslash", vec![Edit::insert(start, "\\")]),
-                );
-                value.push('\\');
-                value.push(c);
-                return;
-            }
-        };
-        value.push(decoded);
-    }
-
-    fn unicode_escape(&mut self, start: usize, value: &mut String) {
-        let Some(high) = self.hex4(self.pos) else {
-            self.bad_unicode_escape(start);
-            value.push('\u{fffd}');
-            return;
-        };
-        self.pos += 4;
-        let code = if (0xD800..0xDC00).contains(&high) {
-            let low = (self.bytes.get(self.pos..self.pos + 2) == Some(b"\\u"))
-                .then(|| self.hex4(self.pos + 2))
-                .flatten()
-                .filter(|low| (0xDC00..0xE000).contains(low));
-            match low {
-                Some(low) => {
-                    self.pos += 6;
-                    0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00)
-                }
-                None => {
-                    self.bad_unicode_escape(start);
-                    value.push('\u{fffd}');
-                    return;
-                }
-            }
-        } else {
-            high
-        };
-        if let Some(c) = char::from_u32(code) {
-            value.push(c);
-        } else {
-            self.bad_unicode_escape(start);
-            value.push('\u{fffd}');
+        let read = escape::read(self.text, start);
+        read.decoded.push_to(value);
+        self.pos = read.end;
+        let span = Span::new(start, read.end);
+        match read.problem {
+            None => {}
+            Some(Problem::Invalid(c)) => self.diagnostics.push(
+                Diagnostic::new(&codes::INVALID_ESCAPE, format!("invalid escape `\\{c}`"))
+                    .at(span)
+                    .with_help("valid escapes are \\\" \\\\ \\/ \\b \\f \\n \\r \\t and \\uXXXX; a literal backslash is `\\\\`")
+                    .with_fix("escape the backslash", vec![Edit::insert(start, "\\")]),
+            ),
+            Some(Problem::BadUnicode) => self.diagnostics.push(
+                Diagnostic::new(&codes::INVALID_ESCAPE, "invalid unicode escape")
+                    .at(span)
+                    .with_help(
+                        "`\\u` takes four hex digits; characters past U+FFFF take a surrogate pair",
+                    ),
+            ),
         }
-    }
-
-    fn hex4(&self, at: usize) -> Option<u32> {
-        let digits = self.text.get(at..at + 4)?;
-        if !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return None;
-        }
-        u32::from_str_radix(digits, 16).ok()
-    }
-
-    fn bad_unicode_escape(&mut self, start: usize) {
-        let end = (start + 6).min(self.bytes.len());
-        let end =
-            (start + 2..=end).rev().find(|&i| self.text.is_char_boundary(i)).unwrap_or(start + 2);
-        self.pos = self.pos.max(end);
-        self.diagnostics.push(
-            Diagnostic::new(&codes::INVALID_ESCAPE, "invalid unicode escape")
-                .at(Span::new(start, end))
-                .with_help(
-                    "`\\u` takes four hex digits; characters past U+FFFF take a surrogate pair",
-                ),
-        );
     }
 
     fn number(&mut self) -> TokenKind {

@@ -4,6 +4,7 @@
 use std::ops::Range;
 
 use crate::span::Span;
+use crate::syntax::escape;
 
 /// Where the escapes of a JSON string literal are, to map decoded offsets to source offsets.
 #[derive(Debug)]
@@ -25,32 +26,33 @@ struct Escape {
 }
 
 impl Escapes {
-    /// The escapes of the literal at `literal` (its quotes included) in `text`.
+    /// The escapes of the literal at `literal` (its quotes included) in `text`, read as the
+    /// lexer reads them.
     pub fn of(text: &str, literal: Span) -> Self {
-        let Some(raw) =
-            text.get(literal.start + 1..literal.end.saturating_sub(1).max(literal.start + 1))
-        else {
+        let base = literal.start + 1;
+        let raw_end = literal.end.saturating_sub(1).max(base);
+        if text.get(base..raw_end).is_none() {
             return Self { base: literal.start, raw_len: 0, found: Vec::new() };
-        };
-        let mut escapes = Vec::new();
-        let mut decoded = 0usize;
-        let mut chars = raw.char_indices().peekable();
-        while let Some((at, c)) = chars.next() {
-            if c == '\\' {
-                let width = escape_width(raw, at, &mut chars);
-                let after = chars.peek().map_or(raw.len(), |&(next, _)| next);
-                escapes.push(Escape {
-                    decoded,
-                    decoded_width: width,
-                    raw: at,
-                    raw_width: after - at,
-                });
-                decoded += width;
-            } else {
-                decoded += c.len_utf8();
-            }
         }
-        Self { base: literal.start + 1, raw_len: raw.len(), found: escapes }
+        let mut found = Vec::new();
+        let (mut at, mut decoded) = (base, 0usize);
+        while let Some(rest) = text.get(at..raw_end).filter(|rest| !rest.is_empty()) {
+            let Some(backslash) = rest.find('\\') else { break };
+            decoded += backslash;
+            at += backslash;
+            let escape = escape::read(text, at);
+            let end = escape.end.min(raw_end);
+            let width = escape.decoded.len_utf8();
+            found.push(Escape {
+                decoded,
+                decoded_width: width,
+                raw: at - base,
+                raw_width: end - at,
+            });
+            decoded += width;
+            at = end;
+        }
+        Self { base, raw_len: raw_end - base, found }
     }
 
     /// The raw offset of the first character whose decoded offset is at least `decoded`.
@@ -73,86 +75,61 @@ impl Escapes {
     }
 }
 
-/// The decoded width of the escape at `at`; advances `chars` past it.
-fn escape_width(
-    raw: &str,
-    at: usize,
-    chars: &mut std::iter::Peekable<std::str::CharIndices<'_>>,
-) -> usize {
-    match chars.next() {
-        Some((_, 'u')) => {
-            let code = raw
-                .get(at + 2..at + 6)
-                .and_then(|h| u32::from_str_radix(h, 16).ok())
-                .unwrap_or(0xfffd);
-            for _ in 0..4 {
-                chars.next();
-            }
-            if (0xD800..0xDC00).contains(&code) && raw.get(at + 6..at + 8) == Some("\\u") {
-                for _ in 0..6 {
-                    chars.next();
-                }
-                4
-            } else {
-                char::from_u32(code).map_or(3, char::len_utf8)
-            }
-        }
-        _ => 1,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::syntax::{NodeKind, parse};
 
-    /// The plain walk over the literal that [`Escapes`] must agree with.
-    fn string_span(text: &str, literal: Span, range: Range<usize>) -> Span {
-        let Some(raw) =
-            text.get(literal.start + 1..literal.end.saturating_sub(1).max(literal.start + 1))
-        else {
-            return literal;
+    /// The string the lexer decodes from `raw` written between quotes.
+    fn lexed(raw: &str) -> String {
+        match parse(&format!("\"{raw}\"")).root.map(|n| n.kind) {
+            Some(NodeKind::String(value)) => value,
+            other => panic!("{raw:?} is not a string: {other:?}"),
+        }
+    }
+
+    /// Every decoded range whose ends fall between escapes or characters maps to source text
+    /// that the lexer decodes to exactly that part of the value.
+    fn maps_as_the_lexer_decodes(raw: &str) {
+        let text = format!("{{\"p\": \"{raw}\"}}");
+        let literal = Span::new(6, text.len() - 1);
+        let escapes = Escapes::of(&text, literal);
+        let value = lexed(raw);
+        let inside_an_escape = |at: usize| {
+            escapes.found.iter().any(|e| e.decoded < at && at < e.decoded + e.decoded_width)
         };
-        let base = literal.start + 1;
-        let (mut decoded, mut start, mut end) = (0usize, None, None);
-        let mut chars = raw.char_indices().peekable();
-        while let Some((at, c)) = chars.next() {
-            if start.is_none() && decoded >= range.start {
-                start = Some(at);
-            }
-            if decoded >= range.end {
-                end = Some(at);
-                break;
-            }
-            decoded += if c == '\\' { escape_width(raw, at, &mut chars) } else { c.len_utf8() };
-        }
-        let start = start.unwrap_or(raw.len());
-        let end = end.unwrap_or(raw.len()).max(start);
-        Span::new(base + start, base + end)
-    }
-
-    #[test]
-    fn the_escape_index_maps_like_the_walk() {
-        let text = r#"{"p": "a\nb \u00e9 \ud83d\ude00 {{x}} \"q\" {{y}}\t"}"#;
-        let literal = Span::new(6, text.len() - 1);
-        let escapes = Escapes::of(text, literal);
-        let decoded_len = "a\nb é 😀 {{x}} \"q\" {{y}}\t".len();
-        for start in 0..=decoded_len {
-            for end in start..=decoded_len {
-                assert_eq!(
-                    escapes.span(start..end),
-                    string_span(text, literal, start..end),
-                    "{start}..{end}"
-                );
+        let ends: Vec<usize> = (0..=value.len())
+            .filter(|&at| value.is_char_boundary(at) && !inside_an_escape(at))
+            .collect();
+        for (i, &start) in ends.iter().enumerate() {
+            for &end in &ends[i..] {
+                let span = escapes.span(start..end);
+                assert_eq!(lexed(&text[span.range()]), value[start..end], "{raw:?} {start}..{end}");
             }
         }
     }
 
     #[test]
-    fn maps_through_escapes() {
-        let text = r#"{"p": "a\nb \u00e9 {{x}}"}"#;
-        let literal = Span::new(6, text.len() - 1);
-        // decoded: "a\nb é {{x}}" -> `{{x}}` at decoded bytes 7..12
-        let span = string_span(text, literal, 7..12);
-        assert_eq!(&text[span.range()], "{{x}}");
+    fn maps_through_every_kind_of_escape() {
+        maps_as_the_lexer_decodes(r#"a\nb \u00e9 \ud83d\ude00 {{x}} \"q\" {{y}}\t"#);
+        maps_as_the_lexer_decodes(r"é 😀 {{x}} \/ \\ {{y}}");
+    }
+
+    #[test]
+    fn maps_through_invalid_escapes_as_the_lexer_reads_them() {
+        // Each of these once moved every placeholder after it by a byte or more.
+        maps_as_the_lexer_decodes(r"\q {{n}} \é {{m}}");
+        maps_as_the_lexer_decodes(r"\ud83d\u00e9 {{n}}");
+        maps_as_the_lexer_decodes(r"\u+0e9 {{n}}");
+        maps_as_the_lexer_decodes(r"\uéé{{n}}");
+        maps_as_the_lexer_decodes(r"\u12{{n}} \ude00 {{m}}");
+    }
+
+    #[test]
+    fn a_placeholder_after_escapes_maps_to_its_source() {
+        let text = r#"{"p": "a\nb \u00e9 \q {{x}}"}"#;
+        let escapes = Escapes::of(text, Span::new(6, text.len() - 1));
+        // decoded: "a\nb é \q {{x}}": `{{x}}` at decoded bytes 10..15
+        assert_eq!(&text[escapes.span(10..15).range()], "{{x}}");
     }
 }

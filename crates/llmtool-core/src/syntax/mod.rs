@@ -3,6 +3,7 @@
 pub mod ast;
 pub mod codes;
 mod decode;
+mod escape;
 mod lexer;
 pub mod literal;
 mod parser;
