@@ -71,8 +71,9 @@ pub fn format(file: &OpenFile, range: Option<Range>) -> Option<Vec<TextEdit>> {
 fn changed_hunks(file: &OpenFile, new: &str, within: Option<Span>) -> Vec<TextEdit> {
     let old = file.text();
     let diff = TextDiff::from_lines(old, new);
-    let old_starts = line_offsets(old);
-    let new_starts = line_offsets(new);
+    // The diff's own lines (it also ends a line at a lone `\r`), so its indices always fit.
+    let old_starts = line_offsets(diff.old_slices());
+    let new_starts = line_offsets(diff.new_slices());
     let mut edits = Vec::new();
     for op in diff.ops() {
         let (old_lines, new_lines) = match *op {
@@ -98,13 +99,13 @@ fn changed_hunks(file: &OpenFile, new: &str, within: Option<Span>) -> Vec<TextEd
 }
 
 /// The offset each line starts at, and the text's length last (one past the last line).
-fn line_offsets(text: &str) -> Vec<usize> {
-    let mut starts: Vec<usize> = std::iter::once(0)
-        .chain(text.match_indices('\n').map(|(i, _)| i + 1))
-        .filter(|&start| start < text.len())
-        .collect();
-    starts.push(text.len());
-    starts
+fn line_offsets(lines: &[&str]) -> Vec<usize> {
+    std::iter::once(0)
+        .chain(lines.iter().scan(0, |end, line| {
+            *end += line.len();
+            Some(*end)
+        }))
+        .collect()
 }
 
 pub fn text_edits(file: &OpenFile, edits: &[Edit]) -> Vec<TextEdit> {

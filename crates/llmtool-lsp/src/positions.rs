@@ -50,12 +50,11 @@ impl Lines {
         let line = position.line as usize;
         let Some(&start) = self.starts.get(line) else { return text.len() };
         let end = self.starts.get(line + 1).map_or(text.len(), |&next| {
-            // The line's end is before its `\n` (and a `\r` before that).
-            let without_newline = next - 1;
-            if text.as_bytes().get(without_newline.wrapping_sub(1)) == Some(&b'\r') {
-                without_newline - 1
+            // The line's end is before its break: `\r\n`, `\n` or `\r`.
+            if text.get(..next).is_some_and(|before| before.ends_with("\r\n")) {
+                next - 2
             } else {
-                without_newline
+                next - 1
             }
         });
         let line_text = &text[start..end.max(start)];
@@ -88,9 +87,14 @@ impl Lines {
     }
 }
 
-/// The offsets just past each `\n`.
+/// The offsets just past each line break: `\n`, `\r\n`, or a lone `\r`, as the protocol counts
+/// lines.
 fn line_starts_after_newlines(text: &str) -> impl Iterator<Item = usize> + '_ {
-    text.bytes().enumerate().filter(|&(_, b)| b == b'\n').map(|(i, _)| i + 1)
+    let bytes = text.as_bytes();
+    bytes.iter().enumerate().filter_map(move |(i, &b)| {
+        let ends_line = b == b'\n' || (b == b'\r' && bytes.get(i + 1) != Some(&b'\n'));
+        ends_line.then_some(i + 1)
+    })
 }
 
 fn to_u32(n: usize) -> u32 {
@@ -118,6 +122,18 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_lone_carriage_return_ends_a_line_as_the_protocol_says() {
+        let text = "a\rb\r\nc\nd";
+        let lines = Lines::new(text, Encoding::Utf8);
+        for (offset, line) in [(2, 1), (5, 2), (7, 3)] {
+            assert_eq!(lines.position(text, offset), Position::new(line, 0), "{offset}");
+            assert_eq!(lines.offset(text, Position::new(line, 0)), offset);
+        }
+        assert_eq!(lines.offset(text, Position::new(0, 9)), 1);
+        assert_eq!(lines.offset(text, Position::new(1, 9)), 3);
     }
 
     #[test]
