@@ -43,9 +43,32 @@ impl Server {
         self.files.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Runs `answer` on the open tool file at `uri`; `None` when there is none.
-    fn with_tool<T>(&self, uri: &Uri, answer: impl FnOnce(&OpenFile) -> Option<T>) -> Option<T> {
-        self.files().tool(uri).and_then(answer)
+    /// Runs `answer` on the open tool file at `uri`; `None` when there is none. A panic is a
+    /// bug: it fails this one request instead of ending the server (see [`guarded`]).
+    fn with_tool<T>(
+        &self,
+        uri: &Uri,
+        answer: impl FnOnce(&OpenFile) -> Option<T>,
+    ) -> Result<Option<T>> {
+        let files = self.files();
+        guarded(|| files.tool(uri).and_then(answer))
+    }
+
+    /// Applies an open or a change to the store and checks the file; a panic there (a bug) is
+    /// logged to the editor, and the file is then treated as closed.
+    async fn update(
+        &self,
+        uri: &Uri,
+        change: impl FnOnce(&mut Files) -> Option<(Vec<Diagnostic>, i32)>,
+    ) {
+        let outcome = {
+            let mut files = self.files();
+            guarded(|| change(&mut files))
+        };
+        match outcome {
+            Ok(found) => self.publish(uri.clone(), found).await,
+            Err(error) => self.client.log_message(MessageType::ERROR, error.message).await,
+        }
     }
 
     async fn publish(&self, uri: Uri, found: Option<(Vec<Diagnostic>, i32)>) {
@@ -53,6 +76,18 @@ impl Server {
             self.client.publish_diagnostics(uri, diagnostics, Some(version)).await;
         }
     }
+}
+
+/// Runs `work`, turning a panic into an internal error for the request, as rust-analyzer does:
+/// `tower-lsp-server` does not catch panics, and one would end the whole server. The message
+/// is on standard error (the editor's log) through the panic hook.
+fn guarded<T>(work: impl FnOnce() -> T) -> Result<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).map_err(|_| Error {
+        code: tower_lsp_server::jsonrpc::ErrorCode::InternalError,
+        message: "llmtool lsp failed on this request (a bug; its message is in the server's log)"
+            .into(),
+        data: None,
+    })
 }
 
 /// The encoding to use: UTF-8 when the client offers it.
@@ -144,23 +179,20 @@ impl LanguageServer for Server {
 
     async fn did_open(&self, params: DidOpenTextDocumentParams) {
         let document = params.text_document;
-        let published = {
-            let mut files = self.files();
-            let file = files.open(&document.uri, document.version, document.text);
-            found(&document.uri, file)
-        };
-        self.publish(document.uri, Some(published)).await;
+        let uri = document.uri;
+        self.update(&uri, |files| {
+            Some(found(&uri, files.open(&uri, document.version, document.text)))
+        })
+        .await;
     }
 
     async fn did_change(&self, params: DidChangeTextDocumentParams) {
         let uri = params.text_document.uri;
-        let published = {
-            let mut files = self.files();
-            files
-                .change(&uri, params.text_document.version, params.content_changes)
-                .map(|file| found(&uri, file))
-        };
-        self.publish(uri, published).await;
+        let version = params.text_document.version;
+        self.update(&uri, |files| {
+            files.change(&uri, version, params.content_changes).map(|file| found(&uri, file))
+        })
+        .await;
     }
 
     async fn did_close(&self, params: DidCloseTextDocumentParams) {
@@ -172,7 +204,7 @@ impl LanguageServer for Server {
     async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
         let uri = params.text_document.uri;
         let only = params.context.only;
-        Ok(self.with_tool(&uri, |file| {
+        self.with_tool(&uri, |file| {
             let mut offered = actions::code_actions(&uri, file, params.range);
             if let Some(only) = &only {
                 offered.retain(|action| match action {
@@ -183,11 +215,11 @@ impl LanguageServer for Server {
                 });
             }
             Some(offered)
-        }))
+        })
     }
 
     async fn formatting(&self, params: DocumentFormattingParams) -> Result<Option<Vec<TextEdit>>> {
-        Ok(self.with_tool(&params.text_document.uri, |file| actions::format(file, None)))
+        self.with_tool(&params.text_document.uri, |file| actions::format(file, None))
     }
 
     async fn range_formatting(
@@ -195,7 +227,7 @@ impl LanguageServer for Server {
         params: DocumentRangeFormattingParams,
     ) -> Result<Option<Vec<TextEdit>>> {
         let range = params.range;
-        Ok(self.with_tool(&params.text_document.uri, |file| actions::format(file, Some(range))))
+        self.with_tool(&params.text_document.uri, |file| actions::format(file, Some(range)))
     }
 
     async fn goto_definition(
@@ -204,21 +236,21 @@ impl LanguageServer for Server {
     ) -> Result<Option<GotoDefinitionResponse>> {
         let at = params.text_document_position_params;
         let uri = at.text_document.uri;
-        Ok(self.with_tool(&uri, |file| {
+        self.with_tool(&uri, |file| {
             let offset = file.lines.offset(file.text(), at.position);
             let name = navigation::target_at(file, offset)?.name().to_owned();
             let tool = file.document.tool.as_ref()?;
             let declared = navigation::variable(tool, &name)?;
             let range = file.lines.range(file.text(), declared.name.span);
             Some(GotoDefinitionResponse::Scalar(Location::new(uri.clone(), range)))
-        }))
+        })
     }
 
     async fn references(&self, params: ReferenceParams) -> Result<Option<Vec<Location>>> {
         let at = params.text_document_position;
         let uri = at.text_document.uri;
         let with_declaration = params.context.include_declaration;
-        Ok(self.with_tool(&uri, |file| {
+        self.with_tool(&uri, |file| {
             let offset = file.lines.offset(file.text(), at.position);
             let name = navigation::target_at(file, offset)?.name().to_owned();
             let spans = navigation::references(file, &name, with_declaration);
@@ -228,7 +260,7 @@ impl LanguageServer for Server {
                     .map(|span| Location::new(uri.clone(), file.lines.range(file.text(), span)))
                     .collect(),
             )
-        }))
+        })
     }
 
     async fn prepare_rename(
@@ -236,7 +268,7 @@ impl LanguageServer for Server {
         params: TextDocumentPositionParams,
     ) -> Result<Option<PrepareRenameResponse>> {
         let uri = params.text_document.uri;
-        Ok(self.with_tool(&uri, |file| {
+        self.with_tool(&uri, |file| {
             let offset = file.lines.offset(file.text(), params.position);
             let target = navigation::target_at(file, offset)?;
             let tool = file.document.tool.as_ref()?;
@@ -249,36 +281,37 @@ impl LanguageServer for Server {
                 range: file.lines.range(file.text(), span),
                 placeholder: target.name().to_owned(),
             })
-        }))
+        })
     }
 
     async fn rename(&self, params: RenameParams) -> Result<Option<WorkspaceEdit>> {
         let at = params.text_document_position;
         let uri = at.text_document.uri;
-        let files = self.files();
-        let Some(file) = files.tool(&uri) else { return Ok(None) };
-        let offset = file.lines.offset(file.text(), at.position);
-        let edits = navigation::rename(file, offset, &params.new_name)
-            .map_err(|problem| Error::invalid_params(problem.to_string()))?;
-        let edits = edits
-            .into_iter()
-            .map(|(span, text)| TextEdit::new(file.lines.range(file.text(), span), text))
-            .collect();
-        Ok(Some(actions::workspace_edit(&uri, edits)))
+        let renamed = self.with_tool(&uri, |file| {
+            let offset = file.lines.offset(file.text(), at.position);
+            Some(navigation::rename(file, offset, &params.new_name).map(|edits| {
+                let edits = edits
+                    .into_iter()
+                    .map(|(span, text)| TextEdit::new(file.lines.range(file.text(), span), text))
+                    .collect();
+                actions::workspace_edit(&uri, edits)
+            }))
+        })?;
+        renamed.transpose().map_err(|problem| Error::invalid_params(problem.to_string()))
     }
 
     async fn document_symbol(
         &self,
         params: DocumentSymbolParams,
     ) -> Result<Option<DocumentSymbolResponse>> {
-        Ok(self.with_tool(&params.text_document.uri, |file| {
+        self.with_tool(&params.text_document.uri, |file| {
             Some(DocumentSymbolResponse::Nested(outline::symbols(file)))
-        }))
+        })
     }
 
     async fn hover(&self, params: HoverParams) -> Result<Option<Hover>> {
         let at = params.text_document_position_params;
-        Ok(self.with_tool(&at.text_document.uri, |file| {
+        self.with_tool(&at.text_document.uri, |file| {
             let offset = file.lines.offset(file.text(), at.position);
             let (markdown, span) = hover::at(file, offset)?;
             Some(Hover {
@@ -288,32 +321,32 @@ impl LanguageServer for Server {
                 }),
                 range: Some(file.lines.range(file.text(), span)),
             })
-        }))
+        })
     }
 
     async fn completion(&self, params: CompletionParams) -> Result<Option<CompletionResponse>> {
         let at = params.text_document_position;
-        Ok(self.with_tool(&at.text_document.uri, |file| {
+        self.with_tool(&at.text_document.uri, |file| {
             let offset = file.lines.offset(file.text(), at.position);
             Some(CompletionResponse::Array(completion::at(file, offset)))
-        }))
+        })
     }
 
     async fn semantic_tokens_full(
         &self,
         params: SemanticTokensParams,
     ) -> Result<Option<SemanticTokensResult>> {
-        Ok(self.with_tool(&params.text_document.uri, |file| {
+        self.with_tool(&params.text_document.uri, |file| {
             Some(SemanticTokensResult::Tokens(SemanticTokens {
                 result_id: None,
                 data: lenses::semantic_tokens(file),
             }))
-        }))
+        })
     }
 
     async fn code_lens(&self, params: CodeLensParams) -> Result<Option<Vec<CodeLens>>> {
         let uri = params.text_document.uri;
-        Ok(self.with_tool(&uri, |file| Some(lenses::code_lenses(&uri, file))))
+        self.with_tool(&uri, |file| Some(lenses::code_lenses(&uri, file)))
     }
 
     async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<LSPAny>> {
@@ -324,7 +357,7 @@ impl LanguageServer for Server {
         let answer = match params.command.as_str() {
             lenses::RENDER => {
                 let rendered =
-                    self.with_tool(&uri, |file| Some(navigation::rendered_with_defaults(file)));
+                    self.with_tool(&uri, |file| Some(navigation::rendered_with_defaults(file)))?;
                 LSPAny::String(
                     rendered.ok_or_else(|| Error::invalid_params("the file is not open"))?,
                 )
@@ -343,5 +376,19 @@ impl LanguageServer for Server {
         };
         self.client.show_message(MessageType::INFO, shown).await;
         Ok(Some(answer))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_fails_only_its_request() {
+        let failed = guarded(|| -> u8 { panic!("a bug") });
+        let error = failed.expect_err("the panic is an error");
+        assert_eq!(error.code, tower_lsp_server::jsonrpc::ErrorCode::InternalError);
+        assert!(error.message.contains("a bug; its message is in the server's log"));
+        assert_eq!(guarded(|| 7).ok(), Some(7));
     }
 }

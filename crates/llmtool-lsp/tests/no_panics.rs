@@ -241,3 +241,14 @@ fn placeholders_after_odd_escapes_are_found_where_they_are_written() {
     assert_eq!(navigation::uses(file).len(), 5);
     each_use_is_its_placeholder_in_the_source(file);
 }
+
+/// A line break typed into the prompt leaves it unterminated; the placeholders before the
+/// break are still found where they are written.
+#[test]
+fn placeholders_of_an_unterminated_prompt_are_found_where_they_are_written() {
+    let text = "{\"model_prompt\": \"Reply in a {{tone}}\n tone.\", \"metadata\": {}}";
+    let files = reopen(text.to_owned(), Encoding::Utf8);
+    let file = files.get(&uri()).expect("just opened");
+    assert_eq!(navigation::uses(file).len(), 1);
+    each_use_is_its_placeholder_in_the_source(file);
+}

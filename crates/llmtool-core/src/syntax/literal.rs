@@ -26,33 +26,33 @@ struct Escape {
 }
 
 impl Escapes {
-    /// The escapes of the literal at `literal` (its quotes included) in `text`, read as the
-    /// lexer reads them.
+    /// The escapes of the literal at `literal` (its quotes included; an unterminated one has
+    /// no closing quote) in `text`, read as the lexer reads them.
     pub fn of(text: &str, literal: Span) -> Self {
         let base = literal.start + 1;
-        let raw_end = literal.end.saturating_sub(1).max(base);
-        if text.get(base..raw_end).is_none() {
+        let quote = text.get(literal.start..).and_then(|t| t.chars().next());
+        let Some(inside) = text.get(base..literal.end.max(base)) else {
             return Self { base: literal.start, raw_len: 0, found: Vec::new() };
-        }
+        };
         let mut found = Vec::new();
-        let (mut at, mut decoded) = (base, 0usize);
-        while let Some(rest) = text.get(at..raw_end).filter(|rest| !rest.is_empty()) {
-            let Some(backslash) = rest.find('\\') else { break };
-            decoded += backslash;
-            at += backslash;
-            let escape = escape::read(text, at);
-            let end = escape.end.min(raw_end);
+        let (mut at, mut decoded) = (0usize, 0usize);
+        let mut raw_len = inside.len();
+        while let Some(special) = inside[at..].find(|c| c == '\\' || Some(c) == quote) {
+            decoded += special;
+            at += special;
+            if !inside[at..].starts_with('\\') {
+                // The closing quote.
+                raw_len = at;
+                break;
+            }
+            let escape = escape::read(text, base + at);
+            let end = (escape.end - base).min(inside.len());
             let width = escape.decoded.len_utf8();
-            found.push(Escape {
-                decoded,
-                decoded_width: width,
-                raw: at - base,
-                raw_width: end - at,
-            });
+            found.push(Escape { decoded, decoded_width: width, raw: at, raw_width: end - at });
             decoded += width;
             at = end;
         }
-        Self { base, raw_len: raw_end - base, found }
+        Self { base, raw_len, found }
     }
 
     /// The raw offset of the first character whose decoded offset is at least `decoded`.
@@ -123,6 +123,14 @@ mod tests {
         maps_as_the_lexer_decodes(r"\u+0e9 {{n}}");
         maps_as_the_lexer_decodes(r"\uéé{{n}}");
         maps_as_the_lexer_decodes(r"\u12{{n}} \ude00 {{m}}");
+    }
+
+    #[test]
+    fn maps_an_unterminated_literal_to_its_last_character() {
+        let text = "{\"p\": \"say \\n{{x}}\n";
+        let escapes = Escapes::of(text, Span::new(6, text.len() - 1));
+        // decoded: "say \n{{x}}": `{{x}}` at decoded bytes 5..10
+        assert_eq!(&text[escapes.span(5..10).range()], "{{x}}");
     }
 
     #[test]
