@@ -6,6 +6,7 @@
 use llmtool_core::Span;
 use llmtool_core::format::quote;
 use llmtool_core::model::VariableKind;
+use llmtool_providers::pricing::PriceTable;
 use tower_lsp_server::ls_types::{
     CompletionItem, CompletionItemKind, CompletionTextEdit, Documentation, MarkupContent,
     MarkupKind, TextEdit,
@@ -13,12 +14,12 @@ use tower_lsp_server::ls_types::{
 
 use crate::context::{self, Place, Slot, Step};
 use crate::files::OpenFile;
-use crate::{hover, navigation, schema};
+use crate::{navigation, schema};
 
 /// The characters after which editors should ask for completions.
 pub const TRIGGERS: [&str; 3] = ["\"", "{", ":"];
 
-pub fn at(file: &OpenFile, offset: usize) -> Vec<CompletionItem> {
+pub fn at(file: &OpenFile, offset: usize, prices: &PriceTable) -> Vec<CompletionItem> {
     if let Some(items) = placeholder_names(file, offset) {
         return items;
     }
@@ -61,7 +62,7 @@ pub fn at(file: &OpenFile, offset: usize) -> Vec<CompletionItem> {
                 item(key, CompletionItemKind::PROPERTY, None, doc, insert)
             })
             .collect(),
-        Slot::Value => values(file, &place)
+        Slot::Value => values(file, &place, prices)
             .into_iter()
             .map(|(value, detail)| {
                 item(&value, CompletionItemKind::VALUE, detail, None, quote(&value))
@@ -71,7 +72,7 @@ pub fn at(file: &OpenFile, offset: usize) -> Vec<CompletionItem> {
 }
 
 /// The values that fit the place, each with a note.
-fn values(file: &OpenFile, place: &Place) -> Vec<(String, Option<String>)> {
+fn values(file: &OpenFile, place: &Place, prices: &PriceTable) -> Vec<(String, Option<String>)> {
     let variable_at = |path: &[Step]| match path {
         [Step::Key(m), Step::Key(v), Step::Index(i), ..] if m == "metadata" && v == "variables" => {
             file.document.tool.as_ref()?.variables().get(*i)
@@ -88,10 +89,10 @@ fn values(file: &OpenFile, place: &Place) -> Vec<(String, Option<String>)> {
             .collect();
     }
     if place.is(&["metadata", "model_version"]) || place.is(&["metadata", "model_version", "*"]) {
-        return hover::PRICES
+        return prices
             .known_models()
             .into_iter()
-            .map(|(provider, model)| (model, Some(provider.to_owned())))
+            .map(|(provider, model)| (model, Some(provider)))
             .collect();
     }
     schema::enum_values(&place.path)

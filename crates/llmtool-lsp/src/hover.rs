@@ -1,9 +1,6 @@
 //! What hovering shows: a variable (from a placeholder or its name), a key's documentation, a
 //! model's price, and the prompt rendered with the defaults.
 
-use std::collections::HashMap;
-use std::sync::LazyLock;
-
 use llmtool_core::Span;
 use llmtool_providers::presets::PRESETS;
 use llmtool_providers::pricing::PriceTable;
@@ -13,11 +10,8 @@ use crate::files::OpenFile;
 use crate::navigation::{self, Target};
 use crate::schema;
 
-/// The built-in price table (the config file's `[prices]` are not read by the editor).
-pub static PRICES: LazyLock<PriceTable> = LazyLock::new(|| PriceTable::new(HashMap::new()));
-
 /// Markdown for the thing at `offset`, and the span it covers.
-pub fn at(file: &OpenFile, offset: usize) -> Option<(String, Span)> {
+pub fn at(file: &OpenFile, offset: usize, prices: &PriceTable) -> Option<(String, Span)> {
     let tool = file.document.tool.as_ref()?;
     if let Some(target) = navigation::target_at(file, offset) {
         let span = match &target {
@@ -47,14 +41,14 @@ pub fn at(file: &OpenFile, offset: usize) -> Option<(String, Span)> {
                 || place.is(&["metadata", "model_version"]) =>
         {
             let model = file.text().get(literal.start + 1..literal.end.saturating_sub(1))?;
-            Some((price(model), literal))
+            Some((price(model, prices), literal))
         }
         Slot::Value => None,
     }
 }
 
-/// A model's price from the built-in table (or why there is none).
-pub fn price(written: &str) -> String {
+/// A model's price from the table (or why there is none).
+pub fn price(written: &str, prices: &PriceTable) -> String {
     let (provider, model) = match written.split_once('/') {
         Some((provider, model)) => (provider.to_owned(), model),
         None => {
@@ -67,7 +61,7 @@ pub fn price(written: &str) -> String {
             }
         }
     };
-    match PRICES.lookup(&provider, model) {
+    match prices.lookup(&provider, model) {
         Some(entry) => {
             let per_million = |dollars_per_token: f64| dollars_per_token * 1e6;
             format!(

@@ -23,10 +23,12 @@ pub mod positions;
 pub mod schema;
 pub mod server;
 
+use llmtool_providers::pricing::PriceTable;
 use tower_lsp_server::{LspService, Server};
 
-/// Serves one client on standard input and output until it exits.
-pub async fn serve_stdio() {
-    let (service, socket) = LspService::new(server::Server::new);
+/// Serves one client on standard input and output until it exits; `prices` are what hover and
+/// completion show (the built-in table with the config file's prices over it).
+pub async fn serve_stdio(prices: PriceTable) {
+    let (service, socket) = LspService::new(|client| server::Server::new(client, prices));
     Server::new(tokio::io::stdin(), tokio::io::stdout(), socket).serve(service).await;
 }

@@ -4,6 +4,7 @@
 use std::sync::{Mutex, MutexGuard};
 
 use globset::{Glob, GlobSetBuilder};
+use llmtool_providers::pricing::PriceTable;
 use tower_lsp_server::jsonrpc::{Error, Result};
 use tower_lsp_server::ls_types::{
     CodeActionKind, CodeActionOptions, CodeActionOrCommand, CodeActionParams,
@@ -31,11 +32,13 @@ use crate::{actions, commands, completion, diagnostics, hover, lenses, outline};
 pub struct Server {
     client: Client,
     files: Mutex<Files>,
+    /// The built-in prices with the config file's over them, for hover and completion.
+    prices: PriceTable,
 }
 
 impl Server {
-    pub fn new(client: Client) -> Self {
-        Self { client, files: Mutex::new(Files::default()) }
+    pub fn new(client: Client, prices: PriceTable) -> Self {
+        Self { client, files: Mutex::new(Files::default()), prices }
     }
 
     fn files(&self) -> MutexGuard<'_, Files> {
@@ -313,7 +316,7 @@ impl LanguageServer for Server {
         let at = params.text_document_position_params;
         self.with_tool(&at.text_document.uri, |file| {
             let offset = file.lines.offset(file.text(), at.position);
-            let (markdown, span) = hover::at(file, offset)?;
+            let (markdown, span) = hover::at(file, offset, &self.prices)?;
             Some(Hover {
                 contents: HoverContents::Markup(MarkupContent {
                     kind: MarkupKind::Markdown,
@@ -328,7 +331,7 @@ impl LanguageServer for Server {
         let at = params.text_document_position;
         self.with_tool(&at.text_document.uri, |file| {
             let offset = file.lines.offset(file.text(), at.position);
-            Some(CompletionResponse::Array(completion::at(file, offset)))
+            Some(CompletionResponse::Array(completion::at(file, offset, &self.prices)))
         })
     }
 

@@ -3,6 +3,7 @@
 //! decode back to the placeholders, formatting edits give `fmt`'s text, a rename leaves no use
 //! of the old name).
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::str::FromStr;
 
@@ -11,6 +12,7 @@ use llmtool_core::syntax::{NodeKind, parse};
 use llmtool_lsp::files::{Files, OpenFile};
 use llmtool_lsp::positions::{Encoding, Lines};
 use llmtool_lsp::{actions, completion, hover, lenses, navigation, outline};
+use llmtool_providers::pricing::PriceTable;
 use proptest::prelude::*;
 use tower_lsp_server::ls_types::{Range, TextDocumentContentChangeEvent, TextEdit, Uri};
 
@@ -113,6 +115,7 @@ fn offsets(text: &str) -> Vec<usize> {
 }
 
 fn every_feature(file: &OpenFile, encoding: Encoding) {
+    let prices = PriceTable::new(HashMap::new());
     let uri = uri();
     let text = file.text();
     let whole = Range::new(file.lines.position(text, 0), file.lines.position(text, text.len()));
@@ -122,8 +125,8 @@ fn every_feature(file: &OpenFile, encoding: Encoding) {
         if !inside_a_line_break(text, offset) {
             assert_eq!(file.lines.offset(text, position), offset, "{position:?} of byte {offset}");
         }
-        let _ = completion::at(file, offset);
-        let _ = hover::at(file, offset);
+        let _ = completion::at(file, offset, &prices);
+        let _ = hover::at(file, offset, &prices);
         let _ = navigation::target_at(file, offset);
         let cursor = Range::new(position, position);
         let _ = actions::code_actions(&uri, file, cursor);

@@ -78,6 +78,10 @@ pub(crate) struct LspArgs {
     /// Talk over standard input and output (the only transport; accepted because editors pass it).
     #[arg(long)]
     pub(crate) stdio: bool,
+    /// The configuration file whose `[prices]` hover and completion show (default:
+    /// `$XDG_CONFIG_HOME/llmtool/config.toml`).
+    #[arg(long, value_name = "FILE", env = "LLMTOOL_CONFIG")]
+    pub(crate) config: Option<PathBuf>,
 }
 
 /// What `scan` prints.

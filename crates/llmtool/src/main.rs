@@ -68,7 +68,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Batch(args) => commands::batch::run(&args),
         Command::Test(args) => commands::test::run(&args),
         Command::Scan(args) => commands::scan::run(&args),
-        Command::Lsp(_) => commands::lsp::run(),
+        Command::Lsp(args) => commands::lsp::run(&args),
         Command::Serve(args) => commands::serve::serve(&args),
         Command::Publish(args) => commands::library::publish(&args),
         Command::Search(args) => commands::library::search(&args),

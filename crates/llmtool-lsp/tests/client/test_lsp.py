@@ -370,3 +370,51 @@ async def test_a_configured_glob_makes_a_tool_file(glob_client: LanguageClient):
     assert any(d.severity == types.DiagnosticSeverity.Error for d in glob_client.diagnostics[in_prompts])
     elsewhere = await open_file(glob_client, text, "drafts/draft.json")
     assert list(glob_client.diagnostics[elsewhere]) == []
+
+
+# The config file's prices, over the built-in table, in hover and completion.
+PRICED_CONFIG = ROOT / "target" / "lsp-prices.toml"
+PRICED_CONFIG.write_text('[prices."work/house-model"]\ninput = 1.25\noutput = 5.5\n')
+
+
+@pytest_lsp.fixture(
+    config=ClientServerConfig(server_command=[LLMTOOL, "lsp"], server_env={**os.environ, "LLMTOOL_CONFIG": str(PRICED_CONFIG)})
+)
+async def priced_client(lsp_client: LanguageClient):
+    result = await lsp_client.initialize_session(types.InitializeParams(capabilities=client_capabilities("visual-studio-code")))
+    lsp_client.encoding = result.capabilities.position_encoding or "utf-16"
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_the_config_files_prices_show_in_hover_and_completion(priced_client: LanguageClient):
+    client = priced_client
+    text = EXAMPLE.read_text().replace('"gpt-4o-mini"', '"work/house-model"')
+    uri = await open_file(client, text, "priced.llmtool.json")
+    hovered = await client.text_document_hover_async(
+        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=at(client, text, '"work/house-model"', 3))
+    )
+    assert "$1.25 per million input tokens" in hovered.contents.value and "config file" in hovered.contents.value
+    completed = await client.text_document_completion_async(
+        types.CompletionParams(text_document=types.TextDocumentIdentifier(uri=uri), position=at(client, text, '"work/house-model"', 1))
+    )
+    items = completed.items if hasattr(completed, "items") else completed
+    assert any(item.label == "house-model" and item.detail == "work" for item in items)
+
+
+BROKEN_CONFIG = ROOT / "target" / "lsp-broken-config.toml"
+BROKEN_CONFIG.write_text("prices = [\n")
+
+
+@pytest_lsp.fixture(
+    config=ClientServerConfig(server_command=[LLMTOOL, "lsp"], server_env={**os.environ, "LLMTOOL_CONFIG": str(BROKEN_CONFIG)})
+)
+async def misconfigured_client(lsp_client: LanguageClient):
+    await lsp_client.initialize_session(types.InitializeParams(capabilities=client_capabilities("visual-studio-code")))
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_a_broken_config_file_still_lets_files_be_checked(misconfigured_client: LanguageClient):
+    uri = await open_file(misconfigured_client, BROKEN, "misconfigured.llmtool.json")
+    assert misconfigured_client.diagnostics[uri]

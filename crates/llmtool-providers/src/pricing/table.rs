@@ -106,19 +106,21 @@ impl PriceTable {
         &self.snapshot.source
     }
 
-    /// Every model of the built-in table that a provider llmtool knows serves, as that
-    /// provider's name and the model's name there, sorted.
-    pub fn known_models(&self) -> Vec<(&'static str, String)> {
-        let mut found: Vec<(&'static str, String)> = Vec::new();
+    /// Every model of the built-in table that a provider llmtool knows serves, and every model
+    /// the config file prices, as the provider's name and the model's name there, sorted.
+    pub fn known_models(&self) -> Vec<(String, String)> {
+        let mut found: Vec<(String, String)> = Vec::new();
         for (key, model) in &self.snapshot.models {
             for (name, prefix, names) in PROVIDERS {
                 if let Some(bare) = key.strip_prefix(prefix) {
-                    found.push((name, bare.to_owned()));
+                    found.push(((*name).to_owned(), bare.to_owned()));
                 } else if !key.contains('/') && names.contains(&model.provider.as_str()) {
-                    found.push((name, key.clone()));
+                    found.push(((*name).to_owned(), key.clone()));
                 }
             }
         }
+        let configured = self.overrides.keys().filter_map(|key| key.split_once('/'));
+        found.extend(configured.map(|(provider, model)| (provider.to_owned(), model.to_owned())));
         found.sort();
         found.dedup();
         found
@@ -190,8 +192,8 @@ mod tests {
     fn the_known_models_are_each_found_by_lookup() {
         let table = table();
         let known = table.known_models();
-        assert!(known.contains(&("openai", "gpt-4o".to_owned())));
-        assert!(known.contains(&("gemini", "gemini-2.5-flash".to_owned())));
+        assert!(known.contains(&("openai".to_owned(), "gpt-4o".to_owned())));
+        assert!(known.contains(&("gemini".to_owned(), "gemini-2.5-flash".to_owned())));
         for (provider, model) in &known {
             assert!(table.lookup(provider, model).is_some(), "{provider}/{model}");
         }
@@ -226,6 +228,14 @@ mod tests {
         let entry = table.lookup("openai", "gpt-4o").unwrap();
         assert_eq!((entry.entry.as_str(), entry.source.as_str()), ("openai/gpt-4o", "config file"));
         assert_eq!(entry.price, mine);
+    }
+
+    #[test]
+    fn the_config_files_models_are_known_too() {
+        let mine = Price { input: 1e-6, output: 2e-6, ..Price::default() };
+        let table = PriceTable::new(HashMap::from([("work/house-model".to_owned(), mine)]));
+        assert!(table.known_models().contains(&("work".to_owned(), "house-model".to_owned())));
+        assert!(table.lookup("work", "house-model").is_some());
     }
 
     #[test]
