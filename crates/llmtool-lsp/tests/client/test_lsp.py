@@ -284,8 +284,8 @@ async def test_completion_offers_what_fits_each_place(client: LanguageClient):
     models = await complete(client, uri, text, model)
     assert "gpt-4o-mini" in models and models["gpt-4o-mini"].detail == "openai"
     kinds = await complete(client, uri, text, kind)
-    assert {"text", "single-select", "multi-select", "texto"} <= set(kinds)
-    assert "translated" in kinds["texto"].detail
+    assert {"text", "single-select", "multi-select", "texto", "텍스트", "단일 선택"} <= set(kinds)
+    assert "translated" in kinds["texto"].detail and "translated" in kinds["다중 선택"].detail
     chosen = apply(text, [kinds["multi-select"].text_edit], client.encoding)
     assert '"type": "multi-select"' in chosen
     defaults = await complete(client, uri, text, default)
