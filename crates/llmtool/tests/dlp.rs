@@ -177,3 +177,30 @@ async fn scan_reports_kinds_and_places_and_never_values() {
     let clean = llmtool(&["scan", "../../examples/teach-me-anything.json"], dir.path(), None).await;
     assert_eq!(clean.status.code(), Some(0), "{}", text(&clean.stdout));
 }
+
+#[tokio::test]
+async fn scan_places_values_in_a_tool_file_across_escapes() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("reply.json");
+    // Escapes before each value (`\n`, `\u00e9`, an invalid `\q`), so decoded and written
+    // offsets differ; a value written with an escape inside it maps to its whole written form.
+    let tool = r#"{
+  "model_prompt": "Reply.\nCaf\u00e9 \q card 5500 0000 0000 0004.\nMail: ann\u0040example.com",
+  "metadata": {"prompt_name": "Reply", "variables": []}
+}"#;
+    std::fs::write(&file, tool).unwrap();
+    let json =
+        llmtool(&["scan", file.to_str().unwrap(), "--format", "json"], dir.path(), None).await;
+    assert_eq!(json.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let written: Vec<&str> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| &tool[f["start"].as_u64().unwrap() as usize..f["end"].as_u64().unwrap() as usize])
+        .collect();
+    assert_eq!(written, ["5500 0000 0000 0004", r"ann\u0040example.com"]);
+    let human = llmtool(&["scan", file.to_str().unwrap()], dir.path(), None).await;
+    let card_column = tool.lines().nth(1).unwrap().find("5500").unwrap() + 1;
+    assert!(text(&human.stdout).contains(&format!(":2:{card_column}: a payment card number")));
+}

@@ -5,7 +5,9 @@
 use std::path::Path;
 
 use llmtool_core::Document;
+use llmtool_core::model::{DefaultValue, Spanned};
 use llmtool_core::span::Span;
+use llmtool_core::syntax::literal::Escapes;
 use llmtool_dlp::{Confidence, Finding, Lines, Scanner};
 use serde::Serialize;
 
@@ -45,9 +47,13 @@ pub(crate) fn run(args: &ScanArgs) -> anyhow::Result<Outcome> {
     let found = match tool_fields(&args.file, &text) {
         Some(fields) => fields
             .into_iter()
-            .flat_map(|(field, span)| scan_field(&scanner, &text, &lines, &field, span))
+            .flat_map(|field| scan_field(&scanner, &text, &lines, &field))
             .collect(),
-        None => scanner.scan(&text).iter().map(|f| found(&lines, f, 0, None)).collect::<Vec<_>>(),
+        None => scanner
+            .scan(&text)
+            .iter()
+            .map(|f| found(&lines, f, Span::new(f.span.start, f.span.end), None))
+            .collect::<Vec<_>>(),
     };
     match args.format {
         ScanFormat::Json => {
@@ -89,67 +95,67 @@ fn confidence_name(confidence: Confidence) -> &'static str {
     }
 }
 
-/// For a tool file (a `.json` file, or standard input, that reads as a tool): the fields a
-/// model is sent, with their spans in the file; `None` for any other text.
-fn tool_fields(path: &Path, text: &str) -> Option<Vec<(String, Span)>> {
+/// One string of a tool file that a model is sent: where it is, its span in the file (quotes
+/// included) and its value as decoded.
+struct Field {
+    name: String,
+    span: Span,
+    value: String,
+}
+
+/// For a tool file (a `.json` file, or standard input, that reads as a tool): the strings a
+/// model is sent; `None` for any other text.
+fn tool_fields(path: &Path, text: &str) -> Option<Vec<Field>> {
     let json_like = io::is_stdin(path) || path.extension().is_some_and(|e| e == "json");
     if !json_like || !text.trim_start().starts_with('{') {
         return None;
     }
     let tool = Document::from_text(text.to_owned()).tool?;
-    let mut fields = Vec::new();
-    fields.push(("model_prompt".to_owned(), tool.model_prompt.as_ref()?.span));
+    let field = |name: String, string: &Spanned<String>| Field {
+        name,
+        span: string.span,
+        value: string.value.clone(),
+    };
+    let mut fields = vec![field("model_prompt".to_owned(), tool.model_prompt.as_ref()?)];
     let variables =
         tool.metadata.iter().flat_map(|m| m.variables.iter().flat_map(|v| v.value.iter()));
     for (index, variable) in variables.enumerate() {
         let at = format!("metadata.variables[{index}]");
-        match variable.default.as_ref().map(|d| (&d.value, d.span)) {
-            Some((llmtool_core::model::DefaultValue::List(items), _)) => {
+        match variable.default.as_ref() {
+            Some(Spanned { value: DefaultValue::List(items), .. }) => {
                 for (i, item) in items.iter().enumerate() {
-                    fields.push((format!("{at}.default[{i}]"), item.span));
+                    fields.push(field(format!("{at}.default[{i}]"), item));
                 }
             }
-            Some((_, span)) => fields.push((format!("{at}.default"), span)),
+            Some(Spanned { value: DefaultValue::Text(value), span }) => fields.push(Field {
+                name: format!("{at}.default"),
+                span: *span,
+                value: value.clone(),
+            }),
             None => {}
         }
         for (i, value) in variable.allowed_values.iter().flat_map(|l| l.value.iter()).enumerate() {
-            fields.push((format!("{at}.allowed_values[{i}]"), value.span));
+            fields.push(field(format!("{at}.allowed_values[{i}]"), value));
         }
     }
     Some(fields)
 }
 
-/// The findings in one string of a tool file. The string is scanned as decoded; a finding's
-/// place is exact when the string has no escapes (its text in the file is its value), else
-/// the string's own start.
-fn scan_field(
-    scanner: &Scanner,
-    text: &str,
-    lines: &Lines<'_>,
-    field: &str,
-    span: Span,
-) -> Vec<Found> {
-    let raw = text.get(span.start..span.end).unwrap_or_default();
-    let Ok(value) = serde_json::from_str::<String>(raw) else { return Vec::new() };
-    let inner = raw.get(1..raw.len().saturating_sub(1)).unwrap_or_default();
-    let exact = inner == value;
+/// The findings in one string of a tool file, scanned as decoded and each placed where its
+/// value is written in the file (across escapes such as `\n` or `\u00e9`).
+fn scan_field(scanner: &Scanner, text: &str, lines: &Lines<'_>, field: &Field) -> Vec<Found> {
+    let escapes = Escapes::of(text, field.span);
     scanner
-        .scan(&value)
+        .scan(&field.value)
         .iter()
-        .map(|finding| {
-            if exact {
-                found(lines, finding, span.start + 1, Some(field))
-            } else {
-                let pinned = Finding { span: 0..0, ..finding.clone() };
-                found(lines, &pinned, span.start, Some(field))
-            }
-        })
+        .map(|finding| found(lines, finding, escapes.span(finding.span.clone()), Some(&field.name)))
         .collect()
 }
 
-fn found(lines: &Lines<'_>, finding: &Finding, offset: usize, field: Option<&str>) -> Found {
-    let start = lines.locate(offset + finding.span.start);
-    let end = lines.locate(offset + finding.span.end);
+/// A finding as reported, at `at` in the file.
+fn found(lines: &Lines<'_>, finding: &Finding, at: Span, field: Option<&str>) -> Found {
+    let start = lines.locate(at.start);
+    let end = lines.locate(at.end);
     Found {
         kind: finding.kind.name(),
         rule: finding.rule.to_string(),
@@ -159,8 +165,8 @@ fn found(lines: &Lines<'_>, finding: &Finding, offset: usize, field: Option<&str
         column: start.column,
         end_line: end.line,
         end_column: end.column,
-        start: offset + finding.span.start,
-        end: offset + finding.span.end,
+        start: at.start,
+        end: at.end,
         field: field.map(str::to_owned),
         describe: finding.kind.describe(),
     }
