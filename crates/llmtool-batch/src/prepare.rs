@@ -5,14 +5,15 @@
 use llmtool_core::model::Tool;
 use llmtool_core::template::{Inputs, ToolTemplate};
 use llmtool_providers::run::RunRequest;
-use llmtool_runtime::{ParamOverrides, Runtime};
+use llmtool_runtime::{ParamOverrides, RunError, Runtime};
 
 use crate::input::{Mapping, Row};
 use crate::journal::Entry;
 use crate::keys::{Occurrences, work_hash};
 use crate::output::{OutputFormat, OutputRecord};
 
-/// A row ready to run (or to be written as `invalid`, when `request` is `None`).
+/// A row ready to run (or to be written at once, when `request` is `None`: `invalid`, or
+/// `failed` when data-loss prevention blocked its prompt).
 #[derive(Debug)]
 pub(crate) struct Shaped {
     pub entry: Entry,
@@ -42,9 +43,11 @@ impl Shaper<'_> {
     }
 
     pub(crate) fn shape(&mut self, row: Row) -> Shaped {
-        let (work, request, error) = self.work_of(&row);
+        let Work { hash: work, request, error, blocked } = self.work_of(&row);
         let key = self.occurrences.key(&work);
-        let outcome = if request.is_some() { "failed" } else { "invalid" };
+        // A row that runs starts as `failed` until its answer comes; a blocked one stays so,
+        // for `--retry-failed` under another policy to send it.
+        let outcome = if request.is_some() || blocked { "failed" } else { "invalid" };
         let record = OutputRecord {
             id: row.id.clone(),
             row: row.index,
@@ -71,12 +74,16 @@ impl Shaper<'_> {
         Shaped { entry, record, request }
     }
 
-    /// The row's work hash, its request, and why there is none.
-    fn work_of(&self, row: &Row) -> ([u8; 32], Option<RunRequest>, Option<String>) {
+    /// The row's work, its request, and why there is none.
+    fn work_of(&self, row: &Row) -> Work {
         let tool_hash = self.tool_hash.as_str();
+        let without =
+            |hash, error: String| Work { hash, request: None, error: Some(error), blocked: false };
         if let Some(malformed) = &row.malformed {
-            let work = work_hash(tool_hash, &malformed.text, "malformed");
-            return (work, None, Some(malformed.reason.clone()));
+            return without(
+                work_hash(tool_hash, &malformed.text, "malformed"),
+                malformed.reason.clone(),
+            );
         }
         let values = self.mapping.values(row, self.template.variables());
         let rendered = Inputs::from_json(&values, self.template.variables())
@@ -86,25 +93,50 @@ impl Shaper<'_> {
                     problems.iter().map(|p| p.message.clone()).collect::<Vec<_>>().join("; ")
                 })
             });
-        match rendered {
-            Ok(prompt) => {
-                match self.runtime.request(self.tool, prompt.clone(), ParamOverrides::default()) {
-                    Ok(request) => {
-                        (work_hash(tool_hash, &prompt, &target_of(&request)), Some(request), None)
-                    }
-                    Err(error) => (
-                        work_hash(tool_hash, &prompt, ""),
-                        None,
-                        Some(self.runtime.redact(&error.to_string()).into_owned()),
-                    ),
-                }
-            }
+        let prompt = match rendered {
+            Ok(prompt) => prompt,
             // Nothing to send: keyed by the row's values instead of a prompt.
             Err(problem) => {
-                (work_hash(tool_hash, &values.to_string(), "invalid"), None, Some(problem))
+                return without(work_hash(tool_hash, &values.to_string(), "invalid"), problem);
             }
+        };
+        match self.runtime.request(self.tool, prompt.clone(), ParamOverrides::default()) {
+            Ok(request) => Work {
+                hash: work_hash(tool_hash, &prompt, &target_of(&request)),
+                request: Some(request),
+                error: None,
+                blocked: false,
+            },
+            // Keyed as the request it would have been, so that a rerun under another policy
+            // finds it (the target does not depend on the prompt).
+            Err(RunError::Blocked(report)) => {
+                let target = self
+                    .runtime
+                    .request(self.tool, String::new(), ParamOverrides::default())
+                    .map(|request| target_of(&request))
+                    .unwrap_or_default();
+                Work {
+                    hash: work_hash(tool_hash, &prompt, &target),
+                    request: None,
+                    error: Some(report),
+                    blocked: true,
+                }
+            }
+            Err(error) => without(
+                work_hash(tool_hash, &prompt, ""),
+                self.runtime.redact(&error.to_string()).into_owned(),
+            ),
         }
     }
+}
+
+/// What a row asks for: its work hash, its request (`None` when it cannot be sent) and why not.
+struct Work {
+    hash: [u8; 32],
+    request: Option<RunRequest>,
+    error: Option<String>,
+    /// Data-loss prevention blocked the prompt.
+    blocked: bool,
 }
 
 /// Where a request goes and with what parameters, as one line.

@@ -375,3 +375,31 @@ async fn parquet_out_is_written_whole_and_reads_back_as_a_dataset() {
     assert_eq!(ids, expected);
     assert!(records.iter().all(|r| r["outcome"] == "ok"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_row_blocked_by_data_loss_prevention_is_failed_and_a_retry_under_redact_sends_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let mock = Mock::start(vec![answer(), answer()]).await;
+    setup(dir.path(), &mock.url, 2);
+    let csv = "ticket,topic\nT0,the sea\nT1,mail zed@example.com about it\n";
+    std::fs::write(dir.path().join("rows.csv"), csv).unwrap();
+    let blocked = run(dir.path(), &["--dlp", "block"]);
+    assert_eq!(blocked.status.code(), Some(1));
+    assert_eq!(
+        summary_of(dir.path()),
+        [("T0".to_owned(), "ok".to_owned()), ("T1".to_owned(), "failed".to_owned())]
+    );
+    let records = read_records(dir.path());
+    let record = records.iter().find(|r| r["id"] == "T1").unwrap();
+    assert!(record["error"].as_str().unwrap().contains("e-mail address"), "{record}");
+    assert!(!record.to_string().contains("zed@example.com"), "the report never shows the value");
+    assert_eq!(mock.requests().len(), 1, "the blocked row sent nothing");
+
+    let retried = run(dir.path(), &["--dlp", "redact", "--retry-failed"]);
+    let said = String::from_utf8_lossy(&retried.stderr);
+    assert!(retried.status.success(), "{said}");
+    assert!(!said.contains("dropped"), "the retry is the same work: {said}");
+    assert!(summary_of(dir.path()).iter().all(|(_, outcome)| outcome == "ok"));
+    assert_eq!(mock.requests().len(), 2, "only the blocked row was sent again");
+    assert!(!mock.requests()[1].body.to_string().contains("zed@example.com"));
+}
