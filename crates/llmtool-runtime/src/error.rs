@@ -35,9 +35,10 @@ pub enum RunError {
     /// found (never the values).
     #[error("{0}")]
     Blocked(String),
-    /// The config's `[dlp]` table cannot be used.
+    /// The config's `[dlp]` table cannot be used. (The problem is in the message, not also
+    /// a `source`, so that a report of the error chain says it once.)
     #[error("in the `[dlp]` table of the config file: {0}")]
-    DlpConfig(#[from] llmtool_dlp::ConfigError),
+    DlpConfig(llmtool_dlp::ConfigError),
     /// A worker thread of the run stopped (a bug, reported rather than a panic).
     #[error("the run stopped unexpectedly: {0}")]
     Stopped(String),
@@ -63,5 +64,11 @@ impl Rejected {
             (None, None) => "no answer".to_owned(),
         };
         Err(Self { reason, repairs: report.repairs, raw: report.raw.clone() })
+    }
+}
+
+impl From<llmtool_dlp::ConfigError> for RunError {
+    fn from(problem: llmtool_dlp::ConfigError) -> Self {
+        RunError::DlpConfig(problem)
     }
 }

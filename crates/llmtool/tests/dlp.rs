@@ -204,3 +204,21 @@ async fn scan_places_values_in_a_tool_file_across_escapes() {
     let card_column = tool.lines().nth(1).unwrap().find("5500").unwrap() + 1;
     assert!(text(&human.stdout).contains(&format!(":2:{card_column}: a payment card number")));
 }
+
+#[tokio::test]
+async fn a_bad_dlp_table_is_a_usage_error_said_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "[dlp]\nignore = [\"ip_adress\"]\n").unwrap();
+    let tool = "../../examples/teach-me-anything.json";
+    for args in [&["run", tool, "--var", "topic=tides", "--dry-run"][..], &["scan", tool][..]] {
+        let output = llmtool(args, dir.path(), Some(&config)).await;
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        let said = text(&output.stderr);
+        assert_eq!(
+            said.matches("`ip_adress` in `ignore` is neither").count(),
+            1,
+            "{args:?}: {said}"
+        );
+    }
+}
