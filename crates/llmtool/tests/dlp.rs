@@ -222,3 +222,14 @@ async fn a_bad_dlp_table_is_a_usage_error_said_once() {
         );
     }
 }
+
+#[tokio::test]
+async fn scan_refuses_a_binary_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("image.bin");
+    std::fs::write(&file, b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR ann@example.com").unwrap();
+    let output = llmtool(&["scan", file.to_str().unwrap()], dir.path(), None).await;
+    assert_eq!(output.status.code(), Some(2));
+    assert!(text(&output.stderr).contains("is not a text file"), "{}", text(&output.stderr));
+    assert!(output.stdout.is_empty());
+}

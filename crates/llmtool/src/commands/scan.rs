@@ -39,6 +39,13 @@ struct Found {
 pub(crate) fn run(args: &ScanArgs) -> anyhow::Result<Outcome> {
     let name = io::display_name(&args.file);
     let bytes = io::read_input(&args.file)?;
+    // As grep and git judge it: a NUL byte means a binary file, whose "findings" would be
+    // noise (and whose places mean nothing to a reader).
+    if bytes.contains(&0) {
+        anyhow::bail!(
+            "`{name}` is not a text file (it holds NUL bytes); scan reads text and tool files"
+        );
+    }
     let text = String::from_utf8_lossy(&bytes);
     let providers = settings::load_providers(args.config.as_deref())?;
     let scanner = Scanner::new(&providers.config.dlp)
