@@ -6,7 +6,9 @@ llmtool's batch clients are tested against) by programs written by the providers
 
 Installs the SDKs once into target/batch-sdks/ (idempotently). Exits 1 if a check fails.
 """
-import os, subprocess, sys, time
+import os, subprocess, sys
+
+from checks import venv_python
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VENV = os.path.join(ROOT, "target", "batch-sdks")
@@ -20,13 +22,7 @@ def log(message):
 
 
 def python():
-    binary = os.path.join(VENV, "bin", "python")
-    if os.path.exists(binary) and subprocess.run([binary, "-c", PROBE], capture_output=True).returncode == 0:
-        return binary
-    log(f"installing {' '.join(SDKS)} (once)")
-    subprocess.run([sys.executable, "-m", "venv", VENV], check=True)
-    subprocess.run([binary, "-m", "pip", "install", "-q", *SDKS], check=True)
-    return binary
+    return venv_python(VENV, SDKS, PROBE, log)
 
 
 # Each SDK's part runs in the venv, given the mock's URL; it prints what it checked.

@@ -10,35 +10,21 @@ machine), with its JUnit report read back by an independent parser (junitparser,
 
 Installs junitparser once into target/junit-check/ (idempotently). Exits 1 if a check fails.
 """
-import json, os, shutil, subprocess, sys, tempfile
+import json, os, shutil, subprocess, tempfile
+
+from checks import Checks, venv_python
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VENV = os.path.join(ROOT, "target", "junit-check")
 PARSER = "junitparser==5.0.3"
 LLMTOOL = os.path.join(ROOT, "target", "debug", "llmtool")
 
-failures = []
-
-
-def log(message):
-    print(f"[example-tests] {message}", flush=True)
-
-
-def check(name, condition, detail=""):
-    log(("ok   " if condition else "FAIL ") + name + (f": {detail}" if detail and not condition else ""))
-    if not condition:
-        failures.append(name)
+CHECKS = Checks("example-tests")
+log, check = CHECKS.log, CHECKS.check
 
 
 def python():
-    binary = os.path.join(VENV, "bin", "python")
-    probe = [binary, "-c", "import junitparser"]
-    if os.path.exists(binary) and subprocess.run(probe, capture_output=True).returncode == 0:
-        return binary
-    log(f"installing {PARSER} (once)")
-    subprocess.run([sys.executable, "-m", "venv", VENV], check=True)
-    subprocess.run([binary, "-m", "pip", "install", "-q", PARSER], check=True)
-    return binary
+    return venv_python(VENV, [PARSER], "import junitparser", log)
 
 
 # Runs in the venv: what junitparser reads from a report, as JSON.
@@ -119,10 +105,7 @@ def main():
         agree("failing", report, suites)
         failed = [c for s in suites for c in s["cases"] if c["failure"]]
         check("the JUnit failure says why", len(failed) == 1 and "max_length: the answer is" in (failed[0]["failure"] or ""), str(failed))
-    if failures:
-        log(f"{len(failures)} check(s) failed")
-        sys.exit(1)
-    log("all checks passed")
+    CHECKS.finish()
 
 
 if __name__ == "__main__":

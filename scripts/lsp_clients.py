@@ -15,7 +15,9 @@
 
 Installs pytest-lsp once into target/lsp-venv/ (idempotently). Exits 1 if a check fails.
 """
-import glob, json, os, shutil, subprocess, sys, tempfile
+import glob, json, os, shutil, subprocess, tempfile
+
+from checks import Checks, venv_python
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VENV = os.path.join(ROOT, "target", "lsp-venv")
@@ -23,28 +25,12 @@ PACKAGES = ["pytest-lsp==1.0.1", "pygls==2.1.1"]
 LLMTOOL = os.path.join(ROOT, "target", "debug", "llmtool")
 TESTS = os.path.join(ROOT, "crates", "llmtool-lsp", "tests")
 
-failures = []
-
-
-def log(message):
-    print(f"[lsp-clients] {message}", flush=True)
-
-
-def check(name, condition, detail=""):
-    log(("ok   " if condition else "FAIL ") + name + (f": {detail}" if detail and not condition else ""))
-    if not condition:
-        failures.append(name)
+CHECKS = Checks("lsp-clients")
+log, check = CHECKS.log, CHECKS.check
 
 
 def python():
-    binary = os.path.join(VENV, "bin", "python")
-    probe = [binary, "-c", "import pytest_lsp"]
-    if os.path.exists(binary) and subprocess.run(probe, capture_output=True).returncode == 0:
-        return binary
-    log(f"installing {' '.join(PACKAGES)} (once)")
-    subprocess.run([sys.executable, "-m", "venv", VENV], check=True)
-    subprocess.run([binary, "-m", "pip", "install", "-q", *PACKAGES], check=True)
-    return binary
+    return venv_python(VENV, PACKAGES, "import pytest_lsp", log)
 
 
 def pytest_lsp_suite():
@@ -166,10 +152,7 @@ def main():
     emacs_client("eglot", "eglot")
     emacs_client("lsp-mode", "lsp-mode")
     vscode_extension()
-    if failures:
-        log(f"{len(failures)} check(s) failed")
-        sys.exit(1)
-    log("all checks passed")
+    CHECKS.finish()
 
 
 if __name__ == "__main__":

@@ -16,6 +16,8 @@ Exits 1 on any difference.
 """
 import json, os, subprocess, sys, tempfile
 
+from checks import venv_python
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VENV = os.path.join(ROOT, "target", "parquet-peers")
 PACKAGES = ["pyarrow==26.0.1", "polars==2.1.0"]
@@ -60,18 +62,8 @@ else:
 '''
 
 
-def venv_python():
-    python = os.path.join(VENV, "bin", "python")
-    probe = "import pyarrow, polars"
-    if not (os.path.exists(python) and subprocess.run([python, "-c", probe], capture_output=True).returncode == 0):
-        print(f"[parquet] installing {', '.join(PACKAGES)} (once)", flush=True)
-        subprocess.run([sys.executable, "-m", "venv", VENV], check=True)
-        subprocess.run([python, "-m", "pip", "install", "-q", *PACKAGES], check=True)
-    return python
-
-
 def main():
-    python = venv_python()
+    python = venv_python(VENV, PACKAGES, "import pyarrow, polars", lambda m: print(f"[parquet] {m}", flush=True))
     folder = tempfile.mkdtemp(prefix="llmtool-parquet-")
     subprocess.run([python, "-c", PEER, "write", folder], check=True)
     with open(os.path.join(folder, "tool.json"), "w") as tool:

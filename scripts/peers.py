@@ -13,6 +13,8 @@ prompt must equal `llmtool render`'s. The peers are installed under target/peers
 """
 import json, os, re, subprocess, sys, tempfile
 
+from checks import venv_python
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORK = os.environ.get("LLMTOOL_PEERS_DIR", os.path.join(ROOT, "target", "peers"))
 PEERS = ["prompty[jinja2]==2.1.0", "dotpromptz==0.2.0", "dotpromptz-handlebars==0.2.0", "llm==0.36", "semantic-kernel==1.45.0"]
@@ -74,19 +76,7 @@ def log(message):
 
 
 def peers_python():
-    return venv_python(WORK, PEERS, PROBE)
-
-
-def venv_python(folder, packages, probe):
-    """The Python of a virtual environment in `folder` with `packages` installed (once: kept
-    while `probe` imports)."""
-    python = os.path.join(folder, "bin", "python")
-    if os.path.exists(python) and subprocess.run([python, "-c", probe], capture_output=True).returncode == 0:
-        return python
-    log(f"installing {', '.join(packages)} (once)")
-    subprocess.run([sys.executable, "-m", "venv", folder], check=True)
-    subprocess.run([python, "-m", "pip", "install", "-q", *packages], check=True)
-    return python
+    return venv_python(WORK, PEERS, PROBE, log)
 
 
 def llmtool(*args, stdin=None, warnings=None):
