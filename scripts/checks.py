@@ -29,7 +29,8 @@ class Checks:
 
 def venv_python(folder, packages, probe, log):
     """The Python of a virtual environment in `folder` with `packages` installed; installed once,
-    and kept while `probe` (Python code) runs in it without error."""
+    and kept while `probe` (Python code) runs in it without error.
+    `log` says when it installs."""
     python = os.path.join(folder, "bin", "python")
     if os.path.exists(python) and subprocess.run([python, "-c", probe], capture_output=True).returncode == 0:
         return python

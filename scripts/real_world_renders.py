@@ -24,7 +24,8 @@ markers) are not the ones found; `LLMTOOL_BLESS=1` writes them.
 import json, os, re, subprocess, sys, tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from peers import LLMTOOL, ROOT, peers_python, venv_python  # noqa: E402
+from checks import venv_python  # noqa: E402
+from peers import LLMTOOL, ROOT, peers_python  # noqa: E402
 
 # Prompty 1 (the 0.1 series of the `prompty` package) reads the files written for it, which
 # Prompty 2 refuses (inputs with `type`, `${env:...}` connections...): a Prompty file that the
@@ -256,7 +257,7 @@ def main():
     # The Prompty files that Prompty 2 cannot load, tried with Prompty 1.
     again = [i for i, job in enumerate(jobs) if job["format"] == "prompty" and "error" in answers[i]]
     if again:
-        retried = peer_render(venv_python(*PROMPTY_1), [jobs[i] for i in again])
+        retried = peer_render(venv_python(*PROMPTY_1, log), [jobs[i] for i in again])
         for i, answer in zip(again, retried):
             if "error" not in answer:
                 answers[i] = answer

@@ -13,7 +13,8 @@ import os, subprocess, sys, tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORK = os.environ.get("LLMTOOL_SCHEMATHESIS_DIR", os.path.join(ROOT, "target", "schemathesis"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from peers import LLMTOOL, venv_python  # noqa: E402
+from checks import venv_python  # noqa: E402
+from peers import LLMTOOL  # noqa: E402
 
 PACKAGES = ["schemathesis==4.32.5"]
 EXAMPLES_PER_OPERATION = "40"
@@ -26,7 +27,7 @@ def log(message):
 
 def main():
     subprocess.run(["cargo", "build", "-q", "-p", "llmtool"], cwd=ROOT, check=True)
-    python = venv_python(WORK, PACKAGES, "import schemathesis")
+    python = venv_python(WORK, PACKAGES, "import schemathesis", log)
     schemathesis = os.path.join(os.path.dirname(python), "schemathesis")
     with tempfile.TemporaryDirectory() as data:
         env = {**os.environ, "LLMTOOL_DATA_DIR": data, "LLMTOOL_NO_LOG": "1"}
