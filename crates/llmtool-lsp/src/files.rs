@@ -72,15 +72,21 @@ impl Files {
         let encoding = self.encoding();
         let mut text = file.document.text;
         let mut lines = file.lines;
+        // Line starts are found again only when a later change needs them (the check below
+        // finds them for the result), as it takes a pass over the whole text.
+        let mut stale = false;
         for change in changes {
             match change.range {
                 Some(range) => {
+                    if stale {
+                        lines = Lines::new(&text, encoding);
+                    }
                     let span = lines.span(&text, range);
                     text.replace_range(span.range(), &change.text);
                 }
                 None => text = change.text,
             }
-            lines = Lines::new(&text, encoding);
+            stale = true;
         }
         let file = self.check(uri, version, text);
         self.open.insert(uri.clone(), file);

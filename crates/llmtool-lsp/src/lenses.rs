@@ -1,6 +1,7 @@
 //! Semantic tokens for the placeholders inside `model_prompt`, and the "Render", "Run" and
 //! "Test" code lenses above it with the commands they carry.
 
+use std::collections::HashSet;
 use std::path::PathBuf;
 
 use llmtool_core::Span;
@@ -24,6 +25,7 @@ pub fn legend() -> SemanticTokensLegend {
 /// One token per placeholder, relative to the one before, as the protocol packs them.
 pub fn semantic_tokens(file: &OpenFile) -> Vec<SemanticToken> {
     let Some(tool) = &file.document.tool else { return Vec::new() };
+    let declared: HashSet<&str> = tool.variables().iter().map(|v| v.name.value.trim()).collect();
     let mut tokens = Vec::new();
     let (mut line, mut character) = (0, 0);
     for found in navigation::uses(file) {
@@ -35,13 +37,12 @@ pub fn semantic_tokens(file: &OpenFile) -> Vec<SemanticToken> {
         let delta_line = start.line - line;
         let delta_start =
             if delta_line == 0 { start.character - character } else { start.character };
-        let declared = navigation::variable(tool, &found.name).is_some();
         tokens.push(SemanticToken {
             delta_line,
             delta_start,
             length: end.character - start.character,
             token_type: 0,
-            token_modifiers_bitset: u32::from(!declared),
+            token_modifiers_bitset: u32::from(!declared.contains(found.name.as_str())),
         });
         (line, character) = (start.line, start.character);
     }
