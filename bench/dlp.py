@@ -26,6 +26,10 @@ each the best of three runs:
 - warm: the same scan over the set written twice, less the cold time: what the second copy
   costs once everything is compiled, as Presidio's loop is timed warm.
 
+It also times one short prompt (a phone number, an e-mail address and a card) as a
+command-line user scans it, a whole process each: `llmtool scan` (median of 21) against a
+Python process that loads Presidio's analyzer and analyzes it (median of 5).
+
 A finding matches a labelled value of the same kind when their spans overlap. Precision is
 matched findings over findings of that kind; recall is matched values over labelled values.
 
@@ -250,6 +254,40 @@ json.dump({"seconds": elapsed, "found": found,
 """
 
 
+# One prompt, as a command-line user scans it: a whole process each, start to exit.
+PROMPT = "Please call me at (415) 555-2671 or write to ana@example.com; my card is 4111 1111 1111 1111.\n"
+
+PRESIDIO_ONE = r"""
+import sys, os
+from presidio_analyzer import AnalyzerEngine
+from presidio_analyzer.nlp_engine import NlpEngineProvider
+provider = NlpEngineProvider(nlp_configuration={"nlp_engine_name": "spacy",
+                                                "models": [{"lang_code": "en", "model_name": sys.argv[1]}]})
+analyzer = AnalyzerEngine(nlp_engine=provider.create_engine(), supported_languages=["en"])
+print(len(analyzer.analyze(text=sys.argv[2], language="en")))
+"""
+
+
+def median_seconds(command, runs):
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       env={**os.environ, "XDG_CONFIG_HOME": "/nonexistent"})
+        times.append(time.perf_counter() - start)
+    return sorted(times)[len(times) // 2]
+
+
+def one_prompt():
+    """Seconds for one short prompt, whole process: llmtool (median of 21), Presidio (of 5)."""
+    path = os.path.join(WORK, "prompt.txt")
+    with open(path, "w") as file:
+        file.write(PROMPT)
+    ours = median_seconds([LLMTOOL, "scan", path], 21)
+    theirs = median_seconds([PYTHON, "-c", PRESIDIO_ONE, os.path.join(WORK, "spacy-blank-en"), PROMPT], 5)
+    return ours, theirs
+
+
 def run_presidio(samples):
     with open(os.path.join(WORK, "set.jsonl"), "w") as file:
         for sample in samples:
@@ -339,6 +377,7 @@ def main():
     samples = labelled_set(count, seed)
     ours, our_seconds, size = run_llmtool(samples)
     theirs, their_seconds, covered = run_presidio(samples)
+    prompt_seconds = one_prompt()
     mine, presidio = score(samples, ours), score(samples, theirs)
     show = os.environ.get("DLP_BENCH_SHOW")
     if show:  # what llmtool missed and wrongly found of one kind, to study
@@ -366,6 +405,10 @@ def main():
     print("|---|---|---|---|")
     for name, seconds in zip(["cold (whole process)", "warm (steady state)"], our_seconds):
         print(f"| {name} | {seconds:.3f} s ({mb / seconds:.2f} MB/s) | {their_seconds:.1f} s ({mb / their_seconds:.3f} MB/s) | **{their_seconds / seconds:.0f}x faster** ({seconds / their_seconds:.4f}x the time) |")
+    ours_one, theirs_one = prompt_seconds
+    print(f"\n| one prompt, {len(PROMPT)} bytes, whole process | llmtool scan | Presidio (start, load, analyze) | llmtool against Presidio |")
+    print("|---|---|---|---|")
+    print(f"| median | {ours_one * 1000:.1f} ms | {theirs_one:.2f} s | **{theirs_one / ours_one:.0f}x faster** ({ours_one / theirs_one:.4f}x the time) |")
 
 
 if __name__ == "__main__":
