@@ -9,6 +9,7 @@ use std::path::Path;
 use std::process::{Output, Stdio};
 
 use llmtool_testkit::{Mock, Reply};
+use serde_json::Value;
 
 const KEY: &str = "sk-dlp-test-51aa";
 const MAIL: &str = "From ann.lee@example.com: please charge card 4111 1111 1111 1111 again.";
@@ -232,4 +233,76 @@ async fn scan_refuses_a_binary_file() {
     assert_eq!(output.status.code(), Some(2));
     assert!(text(&output.stderr).contains("is not a text file"), "{}", text(&output.stderr));
     assert!(output.stdout.is_empty());
+}
+
+/// `llmtool mcp` over standard input and output: initializes, then calls the one tool in
+/// `tools` with `mail` and returns the call's result.
+async fn mcp_call(tools: &Path, data_dir: &Path, config: &Path, policy: &str, mail: &str) -> Value {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_llmtool"))
+        .args(["mcp", "--dlp", policy])
+        .arg(tools)
+        .env("XDG_CONFIG_HOME", "/nonexistent")
+        .env("LLMTOOL_CONFIG", config)
+        .env("LLMTOOL_DATA_DIR", data_dir)
+        .env("MOCK_KEY", KEY)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let messages = [
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "dlp-test", "version": "1"}}}),
+        serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "reply", "arguments": {"mail": mail}}}),
+    ];
+    for message in messages {
+        stdin.write_all(format!("{message}\n").as_bytes()).await.unwrap();
+    }
+    loop {
+        let line = tokio::time::timeout(std::time::Duration::from_secs(30), lines.next_line())
+            .await
+            .expect("the server answers within 30 s")
+            .unwrap()
+            .expect("the server answers before it ends");
+        let message: Value = serde_json::from_str(&line).unwrap();
+        if message["id"] == 2 {
+            return message["result"].clone();
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_mcp_server_redacts_and_blocks_tool_calls() {
+    let dir = tempfile::tempdir().unwrap();
+    let answer = serde_json::json!({
+        "choices": [{ "message": { "role": "assistant", "content": "Wrote to [EMAIL_1]." },
+                      "finish_reason": "stop" }],
+    });
+    let mock = Mock::start(vec![Reply::json(200, answer.to_string())]).await;
+    let tools = dir.path().join("tools");
+    std::fs::create_dir_all(&tools).unwrap();
+    let (tool, config) = setup(&tools, &mock, "");
+    std::fs::rename(&tool, tools.join("reply.llmtool.json")).unwrap();
+    std::fs::rename(&config, dir.path().join("config.toml")).unwrap();
+    let config = dir.path().join("config.toml");
+
+    let redacted = mcp_call(&tools, dir.path(), &config, "redact", MAIL).await;
+    assert_eq!(redacted["isError"], false, "{redacted}");
+    assert_eq!(redacted["content"][0]["text"], "Wrote to ann.lee@example.com.", "{redacted}");
+    let sent = mock.requests()[0].body["messages"][0]["content"].as_str().unwrap().to_owned();
+    assert_eq!(sent, "Answer this mail:\nFrom [EMAIL_1]: please charge card [CARD_1] again.");
+
+    let blocked = mcp_call(&tools, dir.path(), &config, "block", MAIL).await;
+    assert_eq!(blocked["isError"], true, "{blocked}");
+    let said = blocked["content"][0]["text"].as_str().unwrap();
+    assert!(said.contains("an e-mail address") && said.contains("a payment card"), "{said}");
+    assert!(!said.contains("ann.lee") && !said.contains("4111"), "{said}");
+    assert_eq!(mock.requests().len(), 1, "a blocked call sends nothing");
 }
