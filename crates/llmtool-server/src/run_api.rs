@@ -1,6 +1,7 @@
 //! `POST /tools/{slug}/run` (the answer streamed as Server-Sent Events) and `GET /usage` (the
 //! runs' totals and cost).
 
+use std::borrow::Cow;
 use std::convert::Infallible;
 
 use axum::Json;
@@ -9,8 +10,9 @@ use axum::http::StatusCode;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use futures_util::Stream;
 use llmtool_core::template::{Inputs, ToolTemplate};
+use llmtool_providers::run::{RunReport, RunRequest};
 use llmtool_registry::Role;
-use llmtool_runtime::{Choice, ParamOverrides, Subject};
+use llmtool_runtime::{Choice, ParamOverrides, Runtime, Subject};
 use serde::{Deserialize, Serialize};
 use tokio::sync::{Notify, mpsc};
 use utoipa::{IntoParams, ToSchema};
@@ -44,7 +46,7 @@ pub(crate) struct RunBody {
 /// `start` (`{"slug", "version", "provider", "model"}`), then `text` events (`{"text"}`) as
 /// the answer arrives, then one `done` with the run as it is kept: `outcome` (`ok`,
 /// `rejected` when the answer never met the expected output, `failed`, `cancelled`),
-/// `answer`, `error`, the tokens, `cost_usd`, `latency_ms` and `id`. Running needs a token
+/// `answer` (as the caller saw it: with data-loss prevention's values back), `error`, the tokens, `cost_usd`, `latency_ms` and `id`. Running needs a token
 /// (any role), even where reading is public.
 #[utoipa::path(post, path = "/tools/{slug}/run", params(("slug" = String, Path, description = "The tool's slug"), VersionParams), security(("bearer" = [])),
     request_body = RunBody,
@@ -122,12 +124,26 @@ pub(crate) async fn run(
         let mut done = serde_json::to_value(&finished.record).unwrap_or_default();
         done["slug"] = job.slug.clone().into();
         done["version"] = job.version.into();
+        if let Some(Ok(report)) = &finished.report {
+            done["answer"] = shown_answer(&runs.runtime, &job.request, report).into();
+        }
         let _ = tokio::time::timeout(DONE_WAIT, events.send(json_event("done", &done))).await;
     });
     let stream = futures_util::stream::unfold(received, |mut received| async move {
         received.recv().await.map(|event| (Ok(event), received))
     });
     Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
+}
+
+/// The answer as the caller saw it stream: the run record keeps it with data-loss
+/// prevention's placeholders, but the caller gets the values back (a key still hidden).
+fn shown_answer(runtime: &Runtime, request: &RunRequest, report: &RunReport) -> String {
+    let answer = match (&report.output, &request.redaction) {
+        (Some(output), _) => Cow::Borrowed(output.as_str()),
+        (None, Some(redaction)) => redaction.restore(&report.raw),
+        (None, None) => Cow::Borrowed(report.raw.as_str()),
+    };
+    runtime.redact(&answer).into_owned()
 }
 
 fn json_event(name: &str, data: &serde_json::Value) -> Event {

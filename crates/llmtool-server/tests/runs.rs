@@ -27,53 +27,78 @@ fn events(body: &str) -> Vec<(String, Value)> {
         .collect()
 }
 
+/// The `text` events' texts, joined.
+fn streamed_text(events: &[(String, Value)]) -> String {
+    events
+        .iter()
+        .filter(|(name, _)| name == "text")
+        .map(|(_, data)| data["text"].as_str().unwrap())
+        .collect()
+}
+
 fn chunk(text: &str) -> String {
     json!({"choices": [{"index": 0, "delta": {"content": text}}]}).to_string()
 }
 
+/// A library server on a loopback port, running its tools against `mock` one at a time
+/// with none waiting; `viewer` is a token that may run them.
+struct Library {
+    base: String,
+    viewer: String,
+    _folder: tempfile::TempDir,
+}
+
+impl Library {
+    async fn start(mock: &Mock, tools: &[(&str, Value)]) -> Library {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let config = format!(
+            "[providers.mock]\napi = \"openai\"\nbase_url = \"{}/v1\"\napi_key_env = \"MOCK_KEY\"\n\n[prices.\"mock/m\"]\ninput = 1.0\noutput = 2.0\n",
+            mock.url
+        );
+        let providers = Providers::new(
+            Config::parse(&config).unwrap(),
+            Env::from_pairs([("MOCK_KEY", "mock-secret-key-5150")]),
+        );
+        let runtime = Runtime::new(providers, RuntimeOptions::default()).unwrap();
+        let folder = tempfile::tempdir().unwrap();
+        let store: Arc<dyn Store> =
+            Arc::new(SqliteStore::open(&folder.path().join("library.db")).await.unwrap());
+        let viewer = new_token();
+        store.create_token("reader", Role::Viewer, &token_hash(&viewer)).await.unwrap();
+        for (slug, tool) in tools {
+            let publication = Publication::from_text(&tool.to_string(), "tool.json").unwrap();
+            store.publish(slug, &publication, None, None).await.unwrap();
+        }
+        let limits = RunLimits { concurrent: 1, queued: 0 };
+        let state = ServerState::new(
+            Arc::clone(&store),
+            Access { public_read: true },
+            Arc::new(RateLimiter::new(0)),
+        )
+        .with_runtime(runtime, limits);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}/api/v1", listener.local_addr().unwrap());
+        tokio::spawn(llmtool_server::serve(state, listener, std::future::pending()));
+        Library { base, viewer, _folder: folder }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn runs_stream_and_are_kept_with_their_cost() {
-    let _ = rustls::crypto::ring::default_provider().install_default();
     let usage = json!({"choices": [], "usage": {"prompt_tokens": 1000, "completion_tokens": 500}});
     let mock = Mock::start(vec![
         Reply::sse(&[&chunk("Tides "), &chunk("turn."), &usage.to_string(), "[DONE]"]),
         Reply::sse(&[&chunk("Slowly")]).ending(End::Stall),
     ])
     .await;
-    let config = format!(
-        "[providers.mock]\napi = \"openai\"\nbase_url = \"{}/v1\"\napi_key_env = \"MOCK_KEY\"\n\n[prices.\"mock/m\"]\ninput = 1.0\noutput = 2.0\n",
-        mock.url
-    );
-    let providers = Providers::new(
-        Config::parse(&config).unwrap(),
-        Env::from_pairs([("MOCK_KEY", "mock-secret-key-5150")]),
-    );
-    let runtime = Runtime::new(providers, RuntimeOptions::default()).unwrap();
-
-    let dir = tempfile::tempdir().unwrap();
-    let store: Arc<dyn Store> =
-        Arc::new(SqliteStore::open(&dir.path().join("library.db")).await.unwrap());
-    let viewer = new_token();
-    store.create_token("reader", Role::Viewer, &token_hash(&viewer)).await.unwrap();
     let tool = json!({
         "model_prompt": "Write about {{topic}}.",
         "metadata": {"prompt_name": "Poet", "description": "Writes.", "model_version": ["mock/m"],
             "timestamp": "2026-11-23T10:00:00Z",
             "variables": [{"name": "topic", "type": "text", "description": "What about."}]}
     });
-    let publication = Publication::from_text(&tool.to_string(), "poet.json").unwrap();
-    store.publish("poet", &publication, None, None).await.unwrap();
-
-    let limits = RunLimits { concurrent: 1, queued: 0 };
-    let state = ServerState::new(
-        Arc::clone(&store),
-        Access { public_read: true },
-        Arc::new(RateLimiter::new(0)),
-    )
-    .with_runtime(runtime, limits);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}/api/v1", listener.local_addr().unwrap());
-    tokio::spawn(llmtool_server::serve(state, listener, std::future::pending()));
+    let library = Library::start(&mock, &[("poet", tool)]).await;
+    let (base, viewer) = (library.base.clone(), library.viewer.clone());
     let client = reqwest::Client::new();
     let run = |values: Value, token: Option<&str>| {
         let request =
@@ -100,11 +125,7 @@ async fn runs_stream_and_are_kept_with_their_cost() {
         (streamed[0].1["model"].as_str(), streamed[0].1["version"].as_u64()),
         (Some("m"), Some(1))
     );
-    let text: String = streamed
-        .iter()
-        .filter(|(name, _)| name == "text")
-        .map(|(_, data)| data["text"].as_str().unwrap())
-        .collect();
+    let text = streamed_text(&streamed);
     assert_eq!(text, "Tides turn.");
     let (name, done) = streamed.last().unwrap();
     assert_eq!(name, "done");
@@ -166,4 +187,46 @@ async fn runs_stream_and_are_kept_with_their_cost() {
     assert_eq!(usage("?since=2999-01-01").await, json!([]));
     assert_eq!(usage("?since=2000-01-01T01:00:00%2B02:00").await[0]["runs"], 3);
     assert_eq!(client.get(format!("{base}/usage")).send().await.unwrap().status(), 401);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tools_dlp_policy_redacts_and_restores_the_stream_or_blocks_the_run() {
+    // The answer's placeholder is cut across two chunks.
+    let mock =
+        Mock::start(vec![Reply::sse(&[&chunk("Wrote to [EMA"), &chunk("IL_1]."), "[DONE]"])]).await;
+    let tool = |policy: &str| {
+        json!({
+            "model_prompt": "Reply to {{mail}}",
+            "x-dlp": policy,
+            "metadata": {"prompt_name": "Reply", "description": "Replies.",
+                "model_version": ["mock/m"], "timestamp": "2026-11-23T10:00:00Z",
+                "variables": [{"name": "mail", "type": "text", "description": "The mail."}]}
+        })
+    };
+    let library =
+        Library::start(&mock, &[("reply", tool("redact")), ("guarded", tool("block"))]).await;
+    let client = reqwest::Client::new();
+    let run = |slug: &str| {
+        client
+            .post(format!("{}/tools/{slug}/run", library.base))
+            .bearer_auth(&library.viewer)
+            .json(&json!({"values": {"mail": "ann@example.com"}}))
+            .send()
+    };
+
+    let streamed = events(&run("reply").await.unwrap().text().await.unwrap());
+    let text = streamed_text(&streamed);
+    assert_eq!(text, "Wrote to ann@example.com.");
+    let (_, done) = streamed.last().unwrap();
+    assert_eq!(done["answer"], "Wrote to ann@example.com.", "{done}");
+    // The kept run has the placeholder and the count, never the value.
+    assert_eq!(done["variables"]["mail"], "[EMAIL_1]", "{done}");
+    assert_eq!(done["redactions"]["email"], 1, "{done}");
+    assert_eq!(mock.requests()[0].body["messages"][0]["content"], "Reply to [EMAIL_1]");
+
+    let blocked = run("guarded").await.unwrap();
+    assert_eq!(blocked.status(), 422);
+    let said = blocked.text().await.unwrap();
+    assert!(said.contains("an e-mail address") && !said.contains("ann@"), "{said}");
+    assert_eq!(mock.requests().len(), 1, "a blocked run sends nothing");
 }
