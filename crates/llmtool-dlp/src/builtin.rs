@@ -381,6 +381,10 @@ fn url_credentials(
     Some((start..end, Confidence::High))
 }
 
+/// The longest private key block looked for, in bytes: a 16,384-bit RSA key in PEM, with
+/// an encryption header, is under 13 KB.
+const LONGEST_KEY_BLOCK: usize = 64 * 1024;
+
 #[allow(clippy::unnecessary_wraps, reason = "every check has the same signature")]
 fn private_key(
     _: &Context,
@@ -388,7 +392,14 @@ fn private_key(
     captures: &Captures<'_>,
 ) -> Option<(Range<usize>, Confidence)> {
     let begin = whole(captures);
-    let rest = &text[begin.end..];
+    // A block ends before the next one begins, and is never longer than the longest key:
+    // each candidate reads only up to the next, so many begin lines cost linear time.
+    let mut limit = (begin.end + LONGEST_KEY_BLOCK).min(text.len());
+    while !text.is_char_boundary(limit) {
+        limit -= 1;
+    }
+    let rest = &text[begin.end..limit];
+    let rest = rest.find("-----BEGIN").map_or(rest, |next| &rest[..next]);
     if let Some(end) = rest.find("-----END") {
         let tail = &rest[end + 8..];
         if let Some(close) = tail.find("-----") {

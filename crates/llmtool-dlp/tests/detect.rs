@@ -134,6 +134,10 @@ fn private_keys_whole_or_cut_short() {
     assert_eq!(found(&format!("my key:\n{key}\nthanks")), one(Kind::PrivateKey, key));
     let cut = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo\n4lgOEePzNm0tRgeLezV6ffAt0gunVTLw7onLRnrq0";
     assert_eq!(found(&format!("{cut}\n\nwhat is this?")), one(Kind::PrivateKey, cut));
+    // A block cut short ends where the next begins (each reads only up to the next, so a
+    // text of many begin lines is scanned in linear time).
+    let keys = found(&format!("{cut}\n{key}"));
+    assert_eq!(keys, [(Kind::PrivateKey, cut.to_owned()), (Kind::PrivateKey, key.to_owned())]);
 }
 
 #[test]
