@@ -1,4 +1,5 @@
-//! Where a finding is, as people count: line and column, both from 1, columns in characters.
+//! Where a finding is, as people count: line and column, both from 1, columns in characters
+//! (a byte-order mark, which editors do not show, is not one).
 
 use serde::Serialize;
 
@@ -18,7 +19,7 @@ pub struct Lines<'t> {
 
 impl<'t> Lines<'t> {
     pub fn new(text: &'t str) -> Lines<'t> {
-        let starts = std::iter::once(0).chain(memchr_newlines(text)).collect();
+        let starts = std::iter::once(first_line_start(text)).chain(memchr_newlines(text)).collect();
         Lines { text, starts }
     }
 
@@ -28,10 +29,15 @@ impl<'t> Lines<'t> {
         while !self.text.is_char_boundary(offset) {
             offset -= 1;
         }
-        let line = self.starts.partition_point(|&start| start <= offset);
-        let line_start = self.starts[line - 1];
+        let line = self.starts.partition_point(|&start| start <= offset).max(1);
+        let line_start = self.starts[line - 1].min(offset);
         Location { line, column: self.text[line_start..offset].chars().count() + 1 }
     }
+}
+
+/// Where the first line's text starts: after a byte-order mark, if there is one.
+fn first_line_start(text: &str) -> usize {
+    if text.starts_with('\u{feff}') { '\u{feff}'.len_utf8() } else { 0 }
 }
 
 fn memchr_newlines(text: &str) -> impl Iterator<Item = usize> + '_ {
@@ -45,7 +51,7 @@ pub fn locate(text: &str, offset: usize) -> Location {
         offset -= 1;
     }
     let before = &text[..offset];
-    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let line_start = before.rfind('\n').map_or(first_line_start(text).min(offset), |i| i + 1);
     Location {
         line: before.bytes().filter(|&b| b == b'\n').count() + 1,
         column: before[line_start..].chars().count() + 1,
@@ -69,5 +75,18 @@ mod tests {
         for offset in [0, 2, 3, 4, 5, 7, 8, 12, 999] {
             assert_eq!(lines.locate(offset), locate(text, offset), "{offset}");
         }
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_not_a_column() {
+        let text = "\u{feff}a@b.io\nc";
+        let lines = Lines::new(text);
+        for offset in 0..=text.len() {
+            assert_eq!(lines.locate(offset), locate(text, offset), "{offset}");
+        }
+        assert_eq!(locate(text, 0), Location { line: 1, column: 1 });
+        assert_eq!(locate(text, 3), Location { line: 1, column: 1 });
+        assert_eq!(locate(text, 4), Location { line: 1, column: 2 });
+        assert_eq!(lines.locate(text.len()), Location { line: 2, column: 2 });
     }
 }

@@ -204,6 +204,13 @@ async fn scan_places_values_in_a_tool_file_across_escapes() {
     let human = llmtool(&["scan", file.to_str().unwrap()], dir.path(), None).await;
     let card_column = tool.lines().nth(1).unwrap().find("5500").unwrap() + 1;
     assert!(text(&human.stdout).contains(&format!(":2:{card_column}: a payment card number")));
+
+    // After a byte-order mark (which `check` and `render` allow) it is still a tool file,
+    // and the mark is no column.
+    std::fs::write(&file, format!("\u{feff}{tool}")).unwrap();
+    let marked = text(&llmtool(&["scan", file.to_str().unwrap()], dir.path(), None).await.stdout);
+    assert!(marked.contains(&format!(":2:{card_column}: a payment card number in model_prompt")));
+    assert!(marked.contains("an e-mail address in model_prompt"), "{marked}");
 }
 
 #[tokio::test]

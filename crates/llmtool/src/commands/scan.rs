@@ -114,7 +114,8 @@ struct Field {
 /// model is sent; `None` for any other text.
 fn tool_fields(path: &Path, text: &str) -> Option<Vec<Field>> {
     let json_like = io::is_stdin(path) || path.extension().is_some_and(|e| e == "json");
-    if !json_like || !text.trim_start().starts_with('{') {
+    // A byte-order mark may come first, as `check` and `render` allow.
+    if !json_like || !text.trim_start_matches('\u{feff}').trim_start().starts_with('{') {
         return None;
     }
     let tool = Document::from_text(text.to_owned()).tool?;
