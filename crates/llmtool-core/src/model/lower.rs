@@ -69,7 +69,7 @@ impl Lowerer {
                 }
                 "metadata" => tool.metadata = self.metadata(value),
                 "tool_code" => tool.tool_code = self.string(value, FieldPath::Root("tool_code")),
-                "x-dlp" => tool.dlp = self.string(value, FieldPath::Root("x-dlp")),
+                "x-dlp" => tool.dlp = self.policy(value),
                 _ => self.unknown_key(member, "", keys::TOP_LEVEL),
             }
         }
@@ -370,6 +370,19 @@ impl Lowerer {
                 None
             }
         }
+    }
+
+    /// `x-dlp`: a string, one of the policies. A number is never one, so it is not offered
+    /// quotes as other strings' numbers are (`"5"` would only be an unknown policy).
+    fn policy(&mut self, node: &mut Node) -> Option<Spanned<String>> {
+        let path = FieldPath::Root("x-dlp");
+        if matches!(node.kind, NodeKind::String(_)) {
+            return self.string(node, path);
+        }
+        let policies: Vec<String> =
+            keys::DLP_POLICIES.iter().map(|p| format!("`\"{p}\"`")).collect();
+        self.wrong_type(node, path, &format!("one of {}", policies.join(", ")));
+        None
     }
 
     fn string_list(&mut self, node: &mut Node, path: FieldPath<'_>) -> Option<SpannedList> {
