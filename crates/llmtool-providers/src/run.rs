@@ -44,7 +44,7 @@ impl Default for RunOptions {
 pub struct RunReport {
     /// The answer after enforcement; `None` when it never met the expected output.
     pub output: Option<String>,
-    /// The model's last answer, exactly as received.
+    /// The model's last answer as received, with data-loss prevention's placeholders restored.
     pub raw: String,
     pub model: String,
     pub provider: String,

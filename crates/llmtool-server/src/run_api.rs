@@ -1,7 +1,6 @@
 //! `POST /tools/{slug}/run` (the answer streamed as Server-Sent Events) and `GET /usage` (the
 //! runs' totals and cost).
 
-use std::borrow::Cow;
 use std::convert::Infallible;
 
 use axum::Json;
@@ -10,7 +9,7 @@ use axum::http::StatusCode;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use futures_util::Stream;
 use llmtool_core::template::{Inputs, ToolTemplate};
-use llmtool_providers::run::{RunReport, RunRequest};
+use llmtool_providers::run::RunReport;
 use llmtool_registry::Role;
 use llmtool_runtime::{Choice, ParamOverrides, Runtime, Subject};
 use serde::{Deserialize, Serialize};
@@ -125,7 +124,7 @@ pub(crate) async fn run(
         done["slug"] = job.slug.clone().into();
         done["version"] = job.version.into();
         if let Some(Ok(report)) = &finished.report {
-            done["answer"] = shown_answer(&runs.runtime, &job.request, report).into();
+            done["answer"] = shown_answer(&runs.runtime, report).into();
         }
         let _ = tokio::time::timeout(DONE_WAIT, events.send(json_event("done", &done))).await;
     });
@@ -136,14 +135,9 @@ pub(crate) async fn run(
 }
 
 /// The answer as the caller saw it stream: the run record keeps it with data-loss
-/// prevention's placeholders, but the caller gets the values back (a key still hidden).
-fn shown_answer(runtime: &Runtime, request: &RunRequest, report: &RunReport) -> String {
-    let answer = match (&report.output, &request.redaction) {
-        (Some(output), _) => Cow::Borrowed(output.as_str()),
-        (None, Some(redaction)) => redaction.restore(&report.raw),
-        (None, None) => Cow::Borrowed(report.raw.as_str()),
-    };
-    runtime.redact(&answer).into_owned()
+/// prevention's placeholders, but the report has the values back (a key stays hidden).
+fn shown_answer(runtime: &Runtime, report: &RunReport) -> String {
+    runtime.redact(report.output.as_ref().unwrap_or(&report.raw)).into_owned()
 }
 
 fn json_event(name: &str, data: &serde_json::Value) -> Event {
