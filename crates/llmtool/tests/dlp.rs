@@ -12,6 +12,7 @@ use llmtool_testkit::{Mock, Reply};
 use serde_json::Value;
 
 const KEY: &str = "sk-dlp-test-51aa";
+// Its card is looked for as `4111 1111`, never `4111` alone, which the mock's port may hold.
 const MAIL: &str = "From ann.lee@example.com: please charge card 4111 1111 1111 1111 again.";
 
 async fn llmtool(args: &[&str], data_dir: &Path, config: Option<&Path>) -> Output {
@@ -89,7 +90,7 @@ async fn redacted_values_never_reach_the_server_and_come_back_in_the_answer() {
     let logged = text(&logs.stdout);
     assert!(logged.contains("\"redactions\""), "{logged}");
     assert!(logged.contains("\"payment_card\": 1"), "{logged}");
-    assert!(!logged.contains("ann.lee@example.com") && !logged.contains("4111"), "{logged}");
+    assert!(!logged.contains("ann.lee@example.com") && !logged.contains("4111 1111"), "{logged}");
 }
 
 #[tokio::test]
@@ -103,7 +104,7 @@ async fn a_dry_run_shows_the_request_as_it_would_leave() {
     assert!(output.status.success(), "{}", text(&output.stderr));
     let shown = text(&output.stdout);
     assert!(shown.contains("From [EMAIL_1]: please charge card [CARD_1] again."), "{shown}");
-    assert!(!shown.contains("ann.lee") && !shown.contains("4111"), "{shown}");
+    assert!(!shown.contains("ann.lee") && !shown.contains("4111 1111"), "{shown}");
     assert!(mock.requests().is_empty());
 }
 
@@ -118,7 +119,7 @@ async fn the_config_policy_applies_and_the_flag_overrides_it() {
     let report = text(&blocked.stderr);
     assert!(report.contains("an e-mail address (line 2, column 6)"), "{report}");
     assert!(report.contains("a payment card number (line 2, column 46)"), "{report}");
-    assert!(!report.contains("ann.lee") && !report.contains("4111"), "{report}");
+    assert!(!report.contains("ann.lee") && !report.contains("4111 1111"), "{report}");
     assert!(mock.requests().is_empty(), "nothing is sent");
 
     let allowed = ["run", &tool, "--var", &var, "--dlp", "off"];
@@ -310,6 +311,6 @@ async fn the_mcp_server_redacts_and_blocks_tool_calls() {
     assert_eq!(blocked["isError"], true, "{blocked}");
     let said = blocked["content"][0]["text"].as_str().unwrap();
     assert!(said.contains("an e-mail address") && said.contains("a payment card"), "{said}");
-    assert!(!said.contains("ann.lee") && !said.contains("4111"), "{said}");
+    assert!(!said.contains("ann.lee") && !said.contains("4111 1111"), "{said}");
     assert_eq!(mock.requests().len(), 1, "a blocked call sends nothing");
 }
