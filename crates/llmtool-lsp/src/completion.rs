@@ -137,7 +137,7 @@ fn placeholder_names(file: &OpenFile, offset: usize) -> Option<Vec<CompletionIte
                 })),
                 text_edit: Some(CompletionTextEdit::Edit(TextEdit::new(
                     file.lines.range(file.text(), replaced),
-                    format!("{name}}}}}"),
+                    format!("{}}}}}", navigation::written_in_string(name)),
                 ))),
                 ..CompletionItem::default()
             }

@@ -114,11 +114,19 @@ pub fn rename(
         return Err(RenameError::Taken(new_name.to_owned()));
     }
     let mut edits = vec![(declared.name.span, quote(new_name))];
-    let placeholder = format!("{{{{{new_name}}}}}");
+    // Inside the prompt's string literal, as `quote` writes the name's own value.
+    let written = written_in_string(new_name);
+    let placeholder = format!("{{{{{written}}}}}");
     edits.extend(
         uses(file).into_iter().filter(|u| u.name == old).map(|u| (u.span, placeholder.clone())),
     );
     Ok(edits)
+}
+
+/// `text` as it is written inside a JSON string literal: escaped, without the quotes.
+pub fn written_in_string(text: &str) -> String {
+    let quoted = quote(text);
+    quoted[1..quoted.len() - 1].to_owned()
 }
 
 /// What hovering a placeholder or a variable's name shows, as Markdown.

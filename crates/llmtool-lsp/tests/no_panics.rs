@@ -49,6 +49,9 @@ const PIECES: &[&str] = &[
     "0",
 ];
 
+/// What every variable is renamed to: a quote and a backslash, which the prompt must escape.
+const NEW_NAME: &str = "re\"na\\med";
+
 fn examples() -> Vec<String> {
     let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
     let mut texts: Vec<String> =
@@ -131,16 +134,22 @@ fn every_feature(file: &OpenFile, encoding: Encoding) {
         let cursor = Range::new(position, position);
         let _ = actions::code_actions(&uri, file, cursor);
         let _ = actions::format(file, Some(Range::new(whole.start, position)));
-        if let Ok(edits) = navigation::rename(file, offset, "renamed") {
+        if let Ok(edits) = navigation::rename(file, offset, NEW_NAME) {
             let old = navigation::target_at(file, offset).map(|t| t.name().to_owned());
+            let uses_of = |file: &OpenFile, name: &str| {
+                navigation::uses(file).iter().filter(|u| u.name == name).count()
+            };
+            let before = old.as_deref().map_or(0, |old| uses_of(file, old));
             let edits: Vec<_> = edits
                 .into_iter()
                 .map(|(span, new_text)| TextEdit::new(file.lines.range(text, span), new_text))
                 .collect();
             let renamed = reopen(apply(&file.lines, text, &edits), encoding);
             let renamed = renamed.get(&uri).expect("just opened");
-            if let Some(old) = old.filter(|old| old != "renamed") {
+            if let Some(old) = old.filter(|old| old != NEW_NAME) {
                 assert!(navigation::uses(renamed).iter().all(|u| u.name != old), "{old} is left");
+                // Each use now names the new name, written escaped in the prompt's string.
+                assert_eq!(uses_of(renamed, NEW_NAME), before, "uses of {old} after renaming");
             }
         }
     }
