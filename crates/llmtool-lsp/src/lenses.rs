@@ -85,11 +85,12 @@ pub fn path_of(uri: &Uri) -> Option<PathBuf> {
     Some(PathBuf::from(decoded.into_owned()))
 }
 
-/// The test file beside the tool (`NAME.tests.json`, `.yaml` or `.yml`), if there is one.
+/// The test file beside the tool `NAME.json` (`NAME.tests.json`, `.yaml` or `.yml`), if there
+/// is one: the file `llmtool test` runs for it, so `x.llmtool.json`'s is `x.llmtool.tests.json`.
 pub fn test_file(uri: &Uri) -> Option<PathBuf> {
     let path = path_of(uri)?;
     let name = path.file_name()?.to_str()?;
-    let stem = name.strip_suffix(".llmtool.json").or_else(|| name.strip_suffix(".json"))?;
+    let stem = name.strip_suffix(".json")?;
     ["json", "yaml", "yml"]
         .iter()
         .map(|ext| path.with_file_name(format!("{stem}.tests.{ext}")))

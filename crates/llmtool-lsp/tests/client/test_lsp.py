@@ -351,6 +351,33 @@ async def test_lenses_render_run_and_test(client: LanguageClient):
     assert any("topic" in m.message for m in client.messages)
 
 
+async def test_the_test_lens_finds_the_file_llmtool_test_runs(client: LanguageClient, tmp_path):
+    # `llmtool test x.llmtool.json` runs `x.llmtool.tests.json`; `x.tests.json` tests `x.json`.
+    tool = tmp_path / "x.llmtool.json"
+    tool.write_text(EXAMPLE.read_text())
+    (tmp_path / "x.tests.json").write_text('{"cases": []}')
+
+    async def titles():
+        uri = tool.as_uri()
+        client.text_document_did_open(
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(uri=uri, language_id="json", version=1, text=tool.read_text())
+            )
+        )
+        await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        lenses = await client.text_document_code_lens_async(
+            types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
+        )
+        client.text_document_did_close(
+            types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+        )
+        return [lens.command.title for lens in lenses]
+
+    assert await titles() == ["Render", "Run"]
+    (tmp_path / "x.llmtool.tests.json").write_text('{"cases": []}')
+    assert await titles() == ["Render", "Run", "Test"]
+
+
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=[LLMTOOL, "lsp"]))
 async def glob_client(lsp_client: LanguageClient):
     params = types.InitializeParams(
