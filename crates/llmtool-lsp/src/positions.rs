@@ -1,6 +1,8 @@
 //! Byte offsets to LSP positions and back, in the encoding the client and server agreed on:
 //! UTF-8 when the client offers it (no counting at all), else UTF-16, the protocol's default.
 
+use std::sync::OnceLock;
+
 use llmtool_core::Span;
 use tower_lsp_server::ls_types::{Position, Range};
 
@@ -16,13 +18,63 @@ pub enum Encoding {
 pub struct Lines {
     starts: Vec<usize>,
     encoding: Encoding,
+    /// In UTF-16 with non-ASCII text: checkpoints along long lines, so that counting units
+    /// to an offset reads at most [`CHECKPOINT_EVERY`] bytes, not the whole line (a prompt is
+    /// often one line of a megabyte, with thousands of placeholders to place).
+    checkpoints: OnceLock<Vec<Checkpoint>>,
+    ascii: bool,
 }
+
+/// A character start in a line, and the UTF-16 units from its line's start to it.
+#[derive(Debug, Clone, Copy)]
+struct Checkpoint {
+    byte: usize,
+    units: usize,
+}
+
+/// How many bytes apart the UTF-16 checkpoints are.
+const CHECKPOINT_EVERY: usize = 1024;
 
 impl Lines {
     pub fn new(text: &str, encoding: Encoding) -> Self {
         let mut starts = vec![0];
         starts.extend(line_starts_after_newlines(text));
-        Self { starts, encoding }
+        Self { starts, encoding, checkpoints: OnceLock::new(), ascii: text.is_ascii() }
+    }
+
+    /// The UTF-16 units from `start`, a line's start, to `offset` in the same line.
+    fn units(&self, text: &str, start: usize, offset: usize) -> usize {
+        if self.ascii {
+            return offset - start;
+        }
+        let checkpoints = self.checkpoints.get_or_init(|| checkpoints(text, &self.starts));
+        let before = checkpoints.partition_point(|c| c.byte <= offset);
+        match before.checked_sub(1).map(|i| checkpoints[i]).filter(|c| c.byte >= start) {
+            Some(c) => c.units + text[c.byte..offset].encode_utf16().count(),
+            None => text[start..offset].encode_utf16().count(),
+        }
+    }
+
+    /// The byte of the line starting at `start` (its text `line_text`) after which `wanted`
+    /// UTF-16 units are reached: the nearest checkpoint before it, then counted.
+    fn utf16_offset(&self, text: &str, start: usize, line_text: &str, wanted: usize) -> usize {
+        let (mut at, mut units) = (start, 0);
+        if !self.ascii {
+            let checkpoints = self.checkpoints.get_or_init(|| checkpoints(text, &self.starts));
+            let end = start + line_text.len();
+            let first = checkpoints.partition_point(|c| c.byte < start);
+            let in_line = &checkpoints[first..checkpoints.partition_point(|c| c.byte < end)];
+            if let Some(c) = in_line[..in_line.partition_point(|c| c.units <= wanted)].last() {
+                (at, units) = (c.byte, c.units);
+            }
+        }
+        let rest = &text[at..start + line_text.len()];
+        rest.char_indices()
+            .find(|&(_, c)| {
+                units += c.len_utf16();
+                units > wanted
+            })
+            .map_or(start + line_text.len(), |(i, _)| at + i)
     }
 
     /// The position of byte `offset` (clamped to the text, and back to a character start).
@@ -35,7 +87,7 @@ impl Lines {
         let start = self.starts[line];
         let character = match self.encoding {
             Encoding::Utf8 => offset - start,
-            Encoding::Utf16 => text[start..offset].encode_utf16().count(),
+            Encoding::Utf16 => self.units(text, start, offset),
         };
         Position::new(to_u32(line), to_u32(character))
     }
@@ -68,14 +120,7 @@ impl Lines {
                 at
             }
             Encoding::Utf16 => {
-                let mut units = 0;
-                line_text
-                    .char_indices()
-                    .find(|&(_, c)| {
-                        units += c.len_utf16();
-                        units > wanted
-                    })
-                    .map_or(line_text.len(), |(at, _)| at)
+                return self.utf16_offset(text, start, line_text, wanted);
             }
         };
         start + within
@@ -85,6 +130,28 @@ impl Lines {
         let start = self.offset(text, range.start);
         Span::new(start, self.offset(text, range.end).max(start))
     }
+}
+
+/// Checkpoints every [`CHECKPOINT_EVERY`] bytes along each line that long.
+fn checkpoints(text: &str, starts: &[usize]) -> Vec<Checkpoint> {
+    let mut out = Vec::new();
+    for (i, &start) in starts.iter().enumerate() {
+        let end = starts.get(i + 1).copied().unwrap_or(text.len());
+        let (mut byte, mut units) = (start, 0);
+        loop {
+            let mut next = byte + CHECKPOINT_EVERY;
+            if next >= end {
+                break;
+            }
+            while !text.is_char_boundary(next) {
+                next += 1;
+            }
+            units += text[byte..next].encode_utf16().count();
+            byte = next;
+            out.push(Checkpoint { byte, units });
+        }
+    }
+    out
 }
 
 /// The offsets just past each line break: `\n`, `\r\n`, or a lone `\r`, as the protocol counts
@@ -120,6 +187,23 @@ mod tests {
                 if text.as_bytes().get(offset) != Some(&b'\n') {
                     assert_eq!(lines.offset(text, position), offset, "{offset}");
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn long_lines_count_the_same_through_the_checkpoints() {
+        // Lines of several checkpoints, with characters of one to four bytes across them.
+        let line = "é word {{a}} 😀 x ".repeat(300);
+        let text = format!("{{\r\n{line}\n{line}\r\n}}");
+        let lines = Lines::new(&text, Encoding::Utf16);
+        for offset in (0..=text.len()).filter(|&o| text.is_char_boundary(o)) {
+            let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+            let units = text[line_start..offset].encode_utf16().count();
+            let position = lines.position(&text, offset);
+            assert_eq!(position.character as usize, units, "{offset}");
+            if !matches!(text.as_bytes().get(offset), Some(b'\n' | b'\r')) {
+                assert_eq!(lines.offset(&text, position), offset, "{offset}");
             }
         }
     }
