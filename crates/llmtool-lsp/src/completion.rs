@@ -120,8 +120,14 @@ fn placeholder_names(file: &OpenFile, offset: usize) -> Option<Vec<CompletionIte
         return None;
     }
     let start = prompt.span.start + open + 2;
-    let closed = file.text()[offset..].starts_with("}}");
-    let replaced = Span::new(start, offset + if closed { 2 } else { 0 });
+    // The rest of the placeholder the cursor is in (`{{to|pic}}`) is replaced too: its name's
+    // other part and its braces, on this line, with no brace, quote or escape in between.
+    let after = &file.text()[offset..prompt.span.end];
+    let rest = after
+        .find("}}")
+        .filter(|&end| !after[..end].contains(['{', '}', '"', '\\', '\n']))
+        .map_or(0, |end| end + 2);
+    let replaced = Span::new(start, offset + rest);
     let items = tool
         .variables()
         .iter()

@@ -281,6 +281,11 @@ async def test_completion_offers_what_fits_each_place(client: LanguageClient):
     names = await complete(client, uri, text, placeholder)
     assert set(names) == {"topic", "level"}
     assert apply(text, [names["level"].text_edit], client.encoding).count("{{level}}") == 1
+    # Inside a placeholder already written, the whole name and its braces are replaced.
+    inside = text.index("{{topic}}") + len("{{to")
+    within = await complete(client, uri, text, inside)
+    completed = apply(text, [within["topic"].text_edit], client.encoding)
+    assert completed.count("{{topic}}") == text.count("{{topic}}") and "}}pic" not in completed
     models = await complete(client, uri, text, model)
     assert "gpt-4o-mini" in models and models["gpt-4o-mini"].detail == "openai"
     kinds = await complete(client, uri, text, kind)
