@@ -8,7 +8,8 @@ use llmtool_core::diagnostic::Edit;
 use llmtool_core::format::{apply_safe_fixes, format_source};
 use similar::{DiffOp, TextDiff};
 use tower_lsp_server::ls_types::{
-    CodeAction, CodeActionKind, CodeActionOrCommand, Range, TextEdit, Uri, WorkspaceEdit,
+    self as lsp, CodeAction, CodeActionKind, CodeActionOrCommand, Range, TextEdit, Uri,
+    WorkspaceEdit,
 };
 
 use crate::diagnostics;
@@ -21,20 +22,30 @@ pub fn fix_all_kind() -> CodeActionKind {
 
 /// The quick fixes of the diagnostics that touch `range`, then the "fix all" action when any
 /// safe fix exists.
-pub fn code_actions(uri: &Uri, file: &OpenFile, range: Range) -> Vec<CodeActionOrCommand> {
+pub fn code_actions(
+    uri: &Uri,
+    file: &OpenFile,
+    range: Range,
+    asked_about: &[lsp::Diagnostic],
+) -> Vec<CodeActionOrCommand> {
     let text = file.text();
     let wanted = file.lines.span(text, range);
     let mut actions = Vec::new();
     for diagnostic in &file.document.diagnostics {
         let Some(fix) = &diagnostic.fix else { continue };
         let span = diagnostic.primary.as_ref().map_or(Span::empty(0), |l| l.span);
-        if span.start > wanted.end || wanted.start > span.end {
+        let shown = diagnostics::to_lsp(uri, file, diagnostic);
+        // In the range, or one of the diagnostics the client asks about (Neovim sends the
+        // cursor as the range and the whole line's diagnostics).
+        let in_range = span.start <= wanted.end && wanted.start <= span.end;
+        let asked = asked_about.iter().any(|d| d.range == shown.range && d.code == shown.code);
+        if !in_range && !asked {
             continue;
         }
         actions.push(CodeActionOrCommand::CodeAction(CodeAction {
             title: fix.message.clone(),
             kind: Some(CodeActionKind::QUICKFIX),
-            diagnostics: Some(vec![diagnostics::to_lsp(uri, file, diagnostic)]),
+            diagnostics: Some(vec![shown]),
             edit: Some(workspace_edit(uri, text_edits(file, &fix.edits))),
             is_preferred: Some(fix.safe),
             ..CodeAction::default()

@@ -208,7 +208,8 @@ impl LanguageServer for Server {
         let uri = params.text_document.uri;
         let only = params.context.only;
         self.with_tool(&uri, |file| {
-            let mut offered = actions::code_actions(&uri, file, params.range);
+            let asked_about = &params.context.diagnostics;
+            let mut offered = actions::code_actions(&uri, file, params.range, asked_about);
             if let Some(only) = &only {
                 offered.retain(|action| match action {
                     CodeActionOrCommand::CodeAction(a) => a.kind.as_ref().is_some_and(|kind| {

@@ -132,7 +132,7 @@ fn every_feature(file: &OpenFile, encoding: Encoding) {
         let _ = hover::at(file, offset, &prices);
         let _ = navigation::target_at(file, offset);
         let cursor = Range::new(position, position);
-        let _ = actions::code_actions(&uri, file, cursor);
+        let _ = actions::code_actions(&uri, file, cursor, &[]);
         let _ = actions::format(file, Some(Range::new(whole.start, position)));
         if let Ok(edits) = navigation::rename(file, offset, NEW_NAME) {
             let old = navigation::target_at(file, offset).map(|t| t.name().to_owned());

@@ -162,6 +162,28 @@ async def test_quick_fixes_and_fix_all_are_what_fmt_fix_applies(client: Language
     assert suggestion.is_preferred is False
 
 
+async def test_quick_fixes_of_the_diagnostics_the_client_names(client: LanguageClient):
+    # As Neovim asks: the cursor at the line's start as the range, the line's diagnostics
+    # in the context.
+    uri = await open_file(client, BROKEN, "context.llmtool.json")
+    on_prompt = [d for d in client.diagnostics[uri] if d.range.start.line == 1 and "topc" in d.message]
+    assert on_prompt
+    cursor = types.Range(start=types.Position(line=1, character=0), end=types.Position(line=1, character=0))
+
+    async def titles(diagnostics):
+        actions = await client.text_document_code_action_async(
+            types.CodeActionParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                range=cursor,
+                context=types.CodeActionContext(diagnostics=diagnostics, only=[types.CodeActionKind.QuickFix]),
+            )
+        )
+        return {a.title for a in actions or []}
+
+    assert "write `{{topic}}`" not in await titles([])
+    assert "write `{{topic}}`" in await titles(on_prompt)
+
+
 async def test_formatting_gives_fmts_canonical_text(client: LanguageClient):
     text = EXAMPLE.read_text().replace('"version": "2.1",', '"version":   "2.1" ,')
     uri = await open_file(client, text, "example.llmtool.json")
