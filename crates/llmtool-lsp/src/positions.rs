@@ -39,7 +39,9 @@ impl Lines {
     pub fn new(text: &str, encoding: Encoding) -> Self {
         let mut starts = vec![0];
         starts.extend(line_starts_after_newlines(text));
-        Self { starts, encoding, checkpoints: OnceLock::new(), ascii: text.is_ascii() }
+        // Only UTF-16 counting asks; UTF-8 positions are bytes already.
+        let ascii = encoding == Encoding::Utf16 && text.is_ascii();
+        Self { starts, encoding, checkpoints: OnceLock::new(), ascii }
     }
 
     /// The UTF-16 units from `start`, a line's start, to `offset` in the same line.
@@ -58,23 +60,23 @@ impl Lines {
     /// The byte of the line starting at `start` (its text `line_text`) after which `wanted`
     /// UTF-16 units are reached: the nearest checkpoint before it, then counted.
     fn utf16_offset(&self, text: &str, start: usize, line_text: &str, wanted: usize) -> usize {
-        let (mut at, mut units) = (start, 0);
-        if !self.ascii {
-            let checkpoints = self.checkpoints.get_or_init(|| checkpoints(text, &self.starts));
-            let end = start + line_text.len();
-            let first = checkpoints.partition_point(|c| c.byte < start);
-            let in_line = &checkpoints[first..checkpoints.partition_point(|c| c.byte < end)];
-            if let Some(c) = in_line[..in_line.partition_point(|c| c.units <= wanted)].last() {
-                (at, units) = (c.byte, c.units);
-            }
+        if self.ascii {
+            return start + wanted.min(line_text.len());
         }
-        let rest = &text[at..start + line_text.len()];
+        let end = start + line_text.len();
+        let checkpoints = self.checkpoints.get_or_init(|| checkpoints(text, &self.starts));
+        let first = checkpoints.partition_point(|c| c.byte < start);
+        let in_line = &checkpoints[first..checkpoints.partition_point(|c| c.byte < end)];
+        let (at, mut units) = in_line[..in_line.partition_point(|c| c.units <= wanted)]
+            .last()
+            .map_or((start, 0), |c| (c.byte, c.units));
+        let rest = &text[at..end];
         rest.char_indices()
             .find(|&(_, c)| {
                 units += c.len_utf16();
                 units > wanted
             })
-            .map_or(start + line_text.len(), |(i, _)| at + i)
+            .map_or(end, |(i, _)| at + i)
     }
 
     /// The position of byte `offset` (clamped to the text, and back to a character start).
