@@ -26,6 +26,10 @@ each the best of three runs:
 - warm: the same scan over the set written twice, less the cold time: what the second copy
   costs once everything is compiled, as Presidio's loop is timed warm.
 
+It times one long line (the secret keywords and a value of issue 31, repeated) of 1, 4 and
+16 MB: `llmtool scan`, whole process, best of three, against Presidio's analyze call on the
+1 MB line, warm. Time that grows faster than the text shows here first.
+
 It also times one short prompt (a phone number, an e-mail address and a card) as a
 command-line user scans it, a whole process each: `llmtool scan` (median of 21) against a
 Python process that loads Presidio's analyzer and analyzes it (median of 5).
@@ -288,6 +292,39 @@ def one_prompt():
     return ours, theirs
 
 
+# The hostile line of issue 31: keywords of the secret rules and a value, repeated on one line.
+LONG_LINE_UNIT = "api_key=0123456789abcdef token secret password aws "
+
+PRESIDIO_LONG = r"""
+import sys, time
+from presidio_analyzer import AnalyzerEngine
+from presidio_analyzer.nlp_engine import NlpEngineProvider
+provider = NlpEngineProvider(nlp_configuration={"nlp_engine_name": "spacy",
+                                                "models": [{"lang_code": "en", "model_name": sys.argv[1]}]})
+analyzer = AnalyzerEngine(nlp_engine=provider.create_engine(), supported_languages=["en"])
+analyzer.analyze(text="warm up: call 415 555 2671", language="en")
+text = open(sys.argv[2]).read()
+start = time.perf_counter()
+analyzer.analyze(text=text, language="en")
+print(time.perf_counter() - start)
+"""
+
+
+def long_line():
+    """Seconds for one line of 1, 4 and 16 MB: `llmtool scan` whole process (best of three),
+    and Presidio's analyze call on the 1 MB line (warm, once)."""
+    ours = {}
+    for mb in (1, 4, 16):
+        path = os.path.join(WORK, f"long-line-{mb}mb.txt")
+        with open(path, "w") as file:
+            file.write((LONG_LINE_UNIT * (mb * 1_000_000 // len(LONG_LINE_UNIT) + 1))[: mb * 1_000_000])
+        ours[mb] = scan_seconds(path)[0]
+    theirs = subprocess.run([PYTHON, "-c", PRESIDIO_LONG, os.path.join(WORK, "spacy-blank-en"),
+                             os.path.join(WORK, "long-line-1mb.txt")],
+                            capture_output=True, text=True, check=True).stdout.strip()
+    return ours, float(theirs)
+
+
 def run_presidio(samples):
     with open(os.path.join(WORK, "set.jsonl"), "w") as file:
         for sample in samples:
@@ -378,6 +415,7 @@ def main():
     ours, our_seconds, size = run_llmtool(samples)
     theirs, their_seconds, covered = run_presidio(samples)
     prompt_seconds = one_prompt()
+    line_seconds = long_line()
     mine, presidio = score(samples, ours), score(samples, theirs)
     show = os.environ.get("DLP_BENCH_SHOW")
     if show:  # what llmtool missed and wrongly found of one kind, to study
@@ -409,6 +447,12 @@ def main():
     print(f"\n| one prompt, {len(PROMPT)} bytes, whole process | llmtool scan | Presidio (start, load, analyze) | llmtool against Presidio |")
     print("|---|---|---|---|")
     print(f"| median | {ours_one * 1000:.1f} ms | {theirs_one:.2f} s | **{theirs_one / ours_one:.0f}x faster** ({ours_one / theirs_one:.4f}x the time) |")
+    ours_line, theirs_line = line_seconds
+    print(f"\n| one long line of `{LONG_LINE_UNIT.strip()}` | llmtool scan (whole process, best of 3) | Presidio analyze (warm) | llmtool against Presidio |")
+    print("|---|---|---|---|")
+    for mb, seconds in ours_line.items():
+        versus = f"**{theirs_line / seconds:.0f}x faster** ({seconds / theirs_line:.4f}x the time)" if mb == 1 else "—"
+        print(f"| {mb} MB | {seconds:.3f} s | {f'{theirs_line:.1f} s' if mb == 1 else '—'} | {versus} |")
 
 
 if __name__ == "__main__":

@@ -91,8 +91,8 @@ function signedOut() {
  */
 export async function runTool(slug, body, onEvent, { signal, version } = {}) {
   const caller = await session();
-  const query = version ? `?version=${encodeURIComponent(version)}` : "";
-  const response = await fetch(`/api/v1/tools/${encodeURIComponent(slug)}/run${query}`, {
+  const address = version ? path`/api/v1/tools/${slug}/run?version=${version}` : path`/api/v1/tools/${slug}/run`;
+  const response = await fetch(address, {
     method: "POST",
     headers: { "content-type": "application/json", ...(caller ? { "x-csrf-token": caller.csrf } : {}) },
     body: JSON.stringify(body),
@@ -179,6 +179,41 @@ export function say(message, kind = "info") {
   if (!status) return;
   status.textContent = message;
   status.dataset.kind = kind;
+}
+
+/**
+ * A URL path whose every interpolated value is one encoded segment:
+ * path`/tools/${slug}/versions/${n}`. A value that is empty, `.` or `..` (which the URL parser
+ * would resolve into another path, even encoded) is refused, never sent.
+ */
+export function path(strings, ...values) {
+  return strings.reduce((out, text, i) => out + text + (i < values.length ? segment(values[i]) : ""), "");
+}
+
+function segment(value) {
+  const text = String(value ?? "");
+  if (text === "" || text === "." || text === "..") {
+    throw new ApiError({ status: 400, title: "Bad Request", detail: `\`${text}\` cannot be part of an address` });
+  }
+  return encodeURIComponent(text);
+}
+
+/**
+ * `next` if it names a page of this site, else the gallery. The path given back is read again
+ * as the browser will read it: the parser's normalisation can turn `/.//host`, `/..//host` or
+ * `/./\host` into `//host`, which is another site.
+ */
+export function sameSite(next) {
+  if (!next) return "/";
+  try {
+    const url = new URL(next, location.origin);
+    const target = `${url.pathname}${url.search}${url.hash}`;
+    const again = new URL(target, location.origin);
+    const leaves = url.origin !== location.origin || again.origin !== location.origin || /^[/\\]{2}/.test(target);
+    return leaves ? "/" : target;
+  } catch {
+    return "/";
+  }
 }
 
 /** The tool's slug in a studio URL (`/t/SLUG`, `/t/SLUG/edit`). */

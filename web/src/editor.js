@@ -7,7 +7,7 @@ import { basicSetup, EditorView } from "codemirror";
 import { EditorState } from "@codemirror/state";
 import { json } from "@codemirror/lang-json";
 import { forceLinting, linter, lintGutter } from "@codemirror/lint";
-import { api, canAct, el, header, say, slugOfPage } from "./common.js";
+import { api, canAct, el, header, path, say, slugOfPage } from "./common.js";
 
 const slug = slugOfPage();
 const main = document.getElementById("main");
@@ -260,13 +260,13 @@ async function history(caller) {
   const diff = document.getElementById("diff");
   let versions;
   try {
-    versions = await api(`/tools/${slug}/versions`);
+    versions = await api(path`/tools/${slug}/versions`);
   } catch (error) {
     list.replaceChildren(el("li", {}, error.message));
     return;
   }
   const show = async (from, to) => {
-    const answer = await api(`/tools/${slug}/diff?from=${from}&to=${to}`);
+    const answer = await api(path`/tools/${slug}/diff?from=${from}&to=${to}`);
     diff.replaceChildren(el("h3", {}, `v${from} → v${to}`), sideBySide(answer.diff));
   };
   list.replaceChildren(
@@ -301,7 +301,7 @@ async function history(caller) {
   labels.onsubmit = async (event) => {
     event.preventDefault();
     try {
-      await api(`/tools/${slug}/labels/${encodeURIComponent(name.value.trim())}`, { method: "PUT", json: { version: Number(version.value) } });
+      await api(path`/tools/${slug}/labels/${name.value.trim()}`, { method: "PUT", json: { version: Number(version.value) } });
       say(`${name.value.trim()} now points at v${version.value}.`);
       await history(caller);
       document.getElementById("label-name")?.focus();
@@ -326,7 +326,7 @@ function tagEditor(tags, canEdit) {
                 "aria-label": `Remove the tag ${tag}`,
                 onclick: async () => {
                   try {
-                    await api(`/tools/${slug}/tags/${encodeURIComponent(tag)}`, { method: "DELETE" });
+                    await api(path`/tools/${slug}/tags/${tag}`, { method: "DELETE" });
                     tags.splice(tags.indexOf(tag), 1);
                     redraw();
                   } catch (error) {
@@ -349,7 +349,7 @@ function tagEditor(tags, canEdit) {
         const tag = input.value.trim();
         if (!tag) return;
         try {
-          await api(`/tools/${slug}/tags/${encodeURIComponent(tag)}`, { method: "PUT" });
+          await api(path`/tools/${slug}/tags/${tag}`, { method: "PUT" });
           tags.push(tag);
           input.value = "";
           redraw();
@@ -373,7 +373,7 @@ async function start() {
   let base = null;
   if (slug) {
     try {
-      current = await api(`/tools/${slug}`);
+      current = await api(path`/tools/${slug}`);
       base = current.version;
       const formatted = await api("/format", { method: "POST", text: JSON.stringify(current.tool) });
       text = formatted.text;
@@ -453,7 +453,7 @@ async function start() {
       const published = await api(`/tools?${query}`, { method: "POST", text: view.state.doc.toString() });
       say(published.created ? `Published ${published.slug} v${published.version}.` : `Unchanged: ${published.slug} is still v${published.version}.`);
       base = published.version;
-      if (!slug) location.href = `/t/${published.slug}/edit`;
+      if (!slug) location.href = path`/t/${published.slug}/edit`;
       else history(caller);
     } catch (error) {
       const errors = (error.problem?.diagnostics || []).filter((d) => d.severity === "error").length;

@@ -1,6 +1,6 @@
 // The gallery (`/`): the library's tools as cards, searched as you type, filtered by tag.
 
-import { api, el, header, say } from "./common.js";
+import { api, el, header, path, say } from "./common.js";
 
 const results = document.getElementById("results");
 const search = document.getElementById("search");
@@ -13,7 +13,7 @@ let asked = 0;
 function card(tool) {
   const name = tool.name || tool.slug;
   const avatar = tool.has_avatar
-    ? el("img", { class: "avatar", src: `/api/v1/tools/${tool.slug}/avatar`, alt: "", width: 48, height: 48 })
+    ? el("img", { class: "avatar", src: path`/api/v1/tools/${tool.slug}/avatar`, alt: "", width: 48, height: 48 })
     : el("span", { class: "avatar placeholder", "aria-hidden": "true" }, name.slice(0, 1).toUpperCase());
   return el(
     "li",
@@ -22,7 +22,7 @@ function card(tool) {
     el(
       "div",
       { class: "card-body" },
-      el("h2", {}, el("a", { href: `/t/${tool.slug}` }, name)),
+      el("h2", {}, el("a", { href: path`/t/${tool.slug}` }, name)),
       tool.description ? el("p", { class: "description" }, tool.description) : null,
       el(
         "p",

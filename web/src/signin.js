@@ -1,22 +1,11 @@
 // Signing in (`/signin`): a library token is exchanged for a session cookie (HttpOnly,
 // SameSite=Strict); the token itself is never stored by the page.
 
-import { ApiError, el, header, resetSession, say } from "./common.js";
+import { ApiError, el, header, resetSession, sameSite, say } from "./common.js";
 
 const form = document.getElementById("signin");
 const input = document.getElementById("token");
 const next = new URLSearchParams(location.search).get("next");
-
-/** `next` if it is a page of this site (as the browser reads it), else the gallery. */
-function sameSite(next) {
-  if (!next) return "/";
-  try {
-    const url = new URL(next, location.origin);
-    return url.origin === location.origin ? `${url.pathname}${url.search}${url.hash}` : "/";
-  } catch {
-    return "/";
-  }
-}
 
 form.addEventListener("submit", async (event) => {
   event.preventDefault();

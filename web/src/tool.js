@@ -2,7 +2,7 @@
 // live, a Run button that streams the answer on a chosen model, a side-by-side comparison of
 // two or three models, and the runs kept with their cost.
 
-import { ApiError, api, canAct, dollars, el, header, runTool, say, slugOfPage } from "./common.js";
+import { ApiError, api, canAct, dollars, el, header, path, runTool, say, slugOfPage } from "./common.js";
 
 const slug = slugOfPage();
 const params = new URLSearchParams(location.search);
@@ -104,7 +104,7 @@ async function renderPrompt() {
   const target = document.getElementById("rendered");
   const ask = (rendering = {});
   try {
-    const rendered = await api(`/tools/${slug}/render?version=${version}`, { method: "POST", json: values() });
+    const rendered = await api(path`/tools/${slug}/render?version=${version}`, { method: "POST", json: values() });
     if (ask !== rendering) return;
     target.textContent = rendered.prompt;
     target.classList.remove("problem");
@@ -172,7 +172,7 @@ async function showRuns() {
   const table = document.getElementById("runs");
   let runs = [];
   try {
-    runs = await api(`/tools/${slug}/runs?limit=20`);
+    runs = await api(path`/tools/${slug}/runs?limit=20`);
   } catch {
     table.replaceChildren(el("caption", {}, "Sign in to see the runs."));
     return;
@@ -205,8 +205,13 @@ async function main_() {
   const caller = await header();
   let tool;
   try {
-    const selector = params.get("version") ? `/versions/${params.get("version")}` : params.get("label") ? `?label=${encodeURIComponent(params.get("label"))}` : "";
-    tool = await api(`/tools/${slug}${selector}`);
+    const asked = params.get("version");
+    // A version is a number: `?version=../../other` must not name another tool's address.
+    if (asked !== null && !/^[1-9][0-9]{0,9}$/.test(asked)) {
+      throw new ApiError({ status: 400, title: "Bad Request", detail: `\`${asked}\` is not a version number` });
+    }
+    const label = params.get("label");
+    tool = await api(asked ? path`/tools/${slug}/versions/${asked}` : label ? path`/tools/${slug}?label=${label}` : path`/tools/${slug}`);
   } catch (error) {
     main.replaceChildren(el("h1", {}, slug), el("p", { class: "problem" }, error.message));
     return;
@@ -270,7 +275,7 @@ async function main_() {
       meta.description ? el("p", {}, meta.description) : null,
       meta.usage_notes ? el("p", { class: "help" }, meta.usage_notes) : null,
       meta.creator?.name ? el("p", { class: "facts" }, `by ${meta.creator.name}`) : null,
-      el("p", {}, canAct(caller, "editor") ? el("a", { href: `/t/${slug}/edit` }, "Edit") : null, " ", el("a", { href: `/t/${slug}/edit#history` }, "History")),
+      el("p", {}, canAct(caller, "editor") ? el("a", { href: path`/t/${slug}/edit` }, "Edit") : null, " ", el("a", { href: `${path`/t/${slug}/edit`}#history` }, "History")),
     ),
     el("section", { "aria-labelledby": "run-heading" }, el("h2", { id: "run-heading" }, "Run"), form, el("h3", {}, "The prompt"), el("pre", { id: "rendered", class: "prompt" }), el("h3", {}, "The answer"), output),
     el("section", { "aria-labelledby": "compare-heading" }, el("h2", { id: "compare-heading" }, "Compare models"), compare),

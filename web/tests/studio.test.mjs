@@ -262,3 +262,49 @@ test("an editor sees a diagnostic while typing, applies its fix, publishes, and 
   assert.deepEqual(problems, []);
   await context.close();
 });
+
+test("signing in never leaves the site, whatever `next` says", async () => {
+  const { page: opened, context, problems } = await page();
+  // Any page of another origin is answered here, so that a wrong redirect shows as its URL.
+  const elsewhere = [];
+  await context.route((url) => url.origin !== base, (route) => {
+    elsewhere.push(route.request().url());
+    return route.fulfill({ status: 200, contentType: "text/html", body: "elsewhere" });
+  });
+  const outward = ["/.//evil.example", "/..//x", "/./\\x", "/%2e%2e//x", "/.%2e//x", "\t/./\\/evil.example", "//evil.example", "/\\evil.example", "https://evil.example/", "javascript:alert(1)"];
+  for (const next of outward) {
+    await opened.goto(`${base}/signin?next=${encodeURIComponent(next)}`);
+    await opened.getByLabel("Your library token").fill(tokens.viewer);
+    await opened.getByRole("button", { name: "Sign in" }).click();
+    await opened.waitForURL((url) => !url.pathname.startsWith("/signin"));
+    assert.equal(opened.url(), `${base}/`, `next=${JSON.stringify(next)}`);
+  }
+  assert.deepEqual(elsewhere, []);
+  // A page of this site is where signing in leads.
+  await opened.goto(`${base}/signin?next=${encodeURIComponent("/t/teach-me-anything?label=x#runs")}`);
+  await opened.getByLabel("Your library token").fill(tokens.viewer);
+  await opened.getByRole("button", { name: "Sign in" }).click();
+  await opened.waitForURL(`${base}/t/teach-me-anything?label=x#runs`);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test("a tool's page asks only for its own addresses: a version that is not a number is refused", async () => {
+  const { page: opened, context, problems } = await page();
+  const asked = [];
+  opened.on("request", (request) => asked.push(new URL(request.url()).pathname));
+  for (const version of ["../../pair-programmer", "..", "1/../../../pair-programmer", "0", "1e3"]) {
+    asked.length = 0;
+    await opened.goto(`${base}/t/teach-me-anything?version=${encodeURIComponent(version)}`);
+    await opened.locator("main .problem").waitFor();
+    assert.equal(await opened.locator("main h1").textContent(), "teach-me-anything", version);
+    assert.match(await opened.locator("main .problem").textContent(), /is not a version number/, version);
+    assert.ok(!asked.some((p) => p.startsWith("/api/v1/tools/") && !p.startsWith("/api/v1/tools/teach-me-anything")), `${version}: ${asked.join(" ")}`);
+  }
+  // A real version still shows.
+  await opened.goto(`${base}/t/teach-me-anything?version=1`);
+  await opened.locator("main .facts").first().waitFor();
+  assert.match(await opened.locator("main .facts").first().textContent(), /teach-me-anything v1/);
+  assert.deepEqual(problems, []);
+  await context.close();
+});

@@ -123,22 +123,25 @@ fn sniff_svg(bytes: &[u8]) -> Option<ImageInfo> {
         let value = tag[at + 1..].split(quote).next()?;
         value.trim_end_matches("px").trim().parse().ok()
     };
+    // The size, if the root says it: an SVG without one is still an SVG (its `?`s answer
+    // "no size", not "not an image").
+    let view_box = || -> Option<(u32, u32)> {
+        let at = tag.find("viewBox=")? + "viewBox=".len();
+        let quote = tag[at..].chars().next()?;
+        let values: Vec<f64> = tag[at + 1..]
+            .split(quote)
+            .next()?
+            .split([' ', ','])
+            .filter_map(|v| v.parse().ok())
+            .collect();
+        match values.as_slice() {
+            [_, _, w, h] => Some((w.round() as u32, h.round() as u32)),
+            _ => None,
+        }
+    };
     let size = match (attr("width"), attr("height")) {
         (Some(w), Some(h)) => Some((w.round() as u32, h.round() as u32)),
-        _ => {
-            let at = tag.find("viewBox=")? + "viewBox=".len();
-            let quote = tag[at..].chars().next()?;
-            let values: Vec<f64> = tag[at + 1..]
-                .split(quote)
-                .next()?
-                .split([' ', ','])
-                .filter_map(|v| v.parse().ok())
-                .collect();
-            match values.as_slice() {
-                [_, _, w, h] => Some((w.round() as u32, h.round() as u32)),
-                _ => None,
-            }
-        }
+        _ => view_box(),
     };
     Some(ImageInfo { format: ImageFormat::Svg, size, bytes: bytes.len() })
 }
@@ -163,6 +166,16 @@ mod tests {
         assert_eq!((info.format, info.size), (ImageFormat::Svg, Some((256, 256))));
         let info = sniff(br#"<svg viewBox="0 0 64 32"/>"#).unwrap();
         assert_eq!(info.size, Some((64, 32)));
+        // No size anywhere, or one in percent: an SVG of unknown size, not "not an image"
+        // (the library listed such an avatar and then could not serve it).
+        for svg in [
+            &br#"<svg xmlns="http://www.w3.org/2000/svg"><circle r="8"/></svg>"#[..],
+            br#"<svg width="100%" height="100%"></svg>"#,
+            br#"<svg viewBox="oops"></svg>"#,
+        ] {
+            let info = sniff(svg).unwrap();
+            assert_eq!((info.format, info.size), (ImageFormat::Svg, None));
+        }
     }
 
     #[test]

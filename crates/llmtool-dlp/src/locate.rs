@@ -1,5 +1,7 @@
 //! Where a finding is, as people count: line and column, both from 1, columns in characters
-//! (a byte-order mark, which editors do not show, is not one).
+//! (a byte-order mark, which editors do not show, is not one). [`Lines`] is the text's line
+//! index, built once and asked many times: the secret rules take their windows and lines from
+//! it too, so that nothing reads a long line again for each hit on it.
 
 use serde::Serialize;
 
@@ -9,39 +11,101 @@ pub struct Location {
     pub column: usize,
 }
 
-/// Where each line of a text starts, to locate many offsets in it without reading it again
-/// for each (a scan of a large file has thousands of findings).
+/// How far apart the character-count checkpoints of a non-ASCII text are, in bytes.
+const CHECKPOINT_BYTES: usize = 1024;
+
+/// Where each line of a text starts, and how many characters come before points every
+/// [`CHECKPOINT_BYTES`], so that locating an offset reads at most that many bytes, however
+/// long its line is (a scan of one long line can have a finding every few bytes).
 #[derive(Debug)]
 pub struct Lines<'t> {
     text: &'t str,
     starts: Vec<usize>,
+    /// `(byte, characters before it)`, from byte 0, every [`CHECKPOINT_BYTES`] or so; empty
+    /// for an ASCII text, where bytes are characters.
+    checkpoints: Vec<(usize, usize)>,
 }
 
 impl<'t> Lines<'t> {
     pub fn new(text: &'t str) -> Lines<'t> {
-        let starts = std::iter::once(first_line_start(text)).chain(memchr_newlines(text)).collect();
-        Lines { text, starts }
+        let starts = std::iter::once(first_line_start(text))
+            .chain(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1))
+            .collect();
+        Lines { text, starts, checkpoints: checkpoints(text) }
     }
 
     /// The line and column of byte `offset` (clamped to the text).
     pub fn locate(&self, offset: usize) -> Location {
+        let offset = self.floor(offset);
+        let line = self.starts.partition_point(|&start| start <= offset).max(1);
+        let line_start = self.starts[line - 1].min(offset);
+        Location { line, column: self.chars_before(offset) - self.chars_before(line_start) + 1 }
+    }
+
+    /// The text this indexes.
+    pub(crate) fn text(&self) -> &'t str {
+        self.text
+    }
+
+    /// The byte where the line holding `offset` starts.
+    pub(crate) fn line_start(&self, offset: usize) -> usize {
+        let offset = offset.min(self.text.len());
+        match self.starts.partition_point(|&start| start <= offset) {
+            0 => 0,
+            line => self.starts[line - 1],
+        }
+    }
+
+    /// The byte just past the line break that ends the `n`th line after the one holding
+    /// `offset` (0: that line itself), or the text's end.
+    pub(crate) fn end_of_line_after(&self, offset: usize, n: usize) -> usize {
+        let line = self.starts.partition_point(|&start| start <= offset.min(self.text.len()));
+        self.starts.get(line + n).copied().unwrap_or(self.text.len())
+    }
+
+    /// `offset` clamped to the text and moved back to a character's start.
+    fn floor(&self, offset: usize) -> usize {
         let mut offset = offset.min(self.text.len());
         while !self.text.is_char_boundary(offset) {
             offset -= 1;
         }
-        let line = self.starts.partition_point(|&start| start <= offset).max(1);
-        let line_start = self.starts[line - 1].min(offset);
-        Location { line, column: self.text[line_start..offset].chars().count() + 1 }
+        offset
     }
+
+    /// How many characters come before byte `offset`, a character's start.
+    fn chars_before(&self, offset: usize) -> usize {
+        if self.checkpoints.is_empty() {
+            return offset;
+        }
+        let at = self.checkpoints.partition_point(|&(byte, _)| byte <= offset) - 1;
+        let (byte, chars) = self.checkpoints[at];
+        chars + self.text[byte..offset].chars().count()
+    }
+}
+
+/// The checkpoints of a non-ASCII text: `(0, 0)`, then one at the first character start at or
+/// after every [`CHECKPOINT_BYTES`].
+fn checkpoints(text: &str) -> Vec<(usize, usize)> {
+    if text.is_ascii() {
+        return Vec::new();
+    }
+    let mut checkpoints = vec![(0, 0)];
+    let (mut byte, mut chars) = (0, 0);
+    while byte + CHECKPOINT_BYTES < text.len() {
+        let mut next = byte + CHECKPOINT_BYTES;
+        while !text.is_char_boundary(next) {
+            next += 1;
+        }
+        chars += text[byte..next].chars().count();
+        byte = next;
+        checkpoints.push((byte, chars));
+    }
+    checkpoints
 }
 
 /// Where the first line's text starts: after a byte-order mark, if there is one.
 fn first_line_start(text: &str) -> usize {
     if text.starts_with('\u{feff}') { '\u{feff}'.len_utf8() } else { 0 }
-}
-
-fn memchr_newlines(text: &str) -> impl Iterator<Item = usize> + '_ {
-    text.bytes().enumerate().filter(|&(_, b)| b == b'\n').map(|(i, _)| i + 1)
 }
 
 /// The line and column of byte `offset` of `text` (clamped to the text).

@@ -17,6 +17,7 @@ use serde::Deserialize;
 
 use crate::checksums::entropy;
 use crate::kind::{Confidence, Finding, Kind};
+use crate::locate::Lines;
 
 /// The rule file as written.
 #[derive(Deserialize)]
@@ -59,18 +60,33 @@ enum Target {
 struct Allow {
     target: Target,
     regexes: Vec<Regex>,
-    stopwords: Vec<String>,
+    /// The stopwords, any of which inside a secret lets it pass: one automaton, since the
+    /// catch-all rule has over a thousand and a text can hold a secret every few bytes.
+    stopwords: Option<AhoCorasick>,
 }
 
 impl Allow {
-    fn new(file: &AllowFile) -> Result<Allow, regex::Error> {
+    fn new(file: &AllowFile) -> Result<Allow, String> {
         let target = match file.target.as_deref() {
             Some("match") => Target::Match,
             Some("line") => Target::Line,
             _ => Target::Secret,
         };
-        let regexes = file.regexes.iter().map(|r| compile(r)).collect::<Result<_, _>>()?;
-        let stopwords = file.stopwords.iter().map(|w| w.to_ascii_lowercase()).collect();
+        let regexes = file
+            .regexes
+            .iter()
+            .map(|r| compile(r))
+            .collect::<Result<_, _>>()
+            .map_err(|e| e.to_string())?;
+        let stopwords = if file.stopwords.is_empty() {
+            None
+        } else {
+            let automaton = AhoCorasick::builder()
+                .ascii_case_insensitive(true)
+                .build(&file.stopwords)
+                .map_err(|e| e.to_string())?;
+            Some(automaton)
+        };
         Ok(Allow { target, regexes, stopwords })
     }
 
@@ -80,9 +96,8 @@ impl Allow {
             Target::Match => matched,
             Target::Line => line,
         };
-        let lower = secret.to_ascii_lowercase();
         self.regexes.iter().any(|r| r.is_match(subject.as_bytes()))
-            || self.stopwords.iter().any(|w| lower.contains(w.as_str()))
+            || self.stopwords.as_ref().is_some_and(|words| words.is_match(secret))
     }
 }
 
@@ -158,7 +173,7 @@ pub(crate) fn rules() -> &'static SecretRules {
 impl SecretRules {
     fn parse(text: &str) -> Result<SecretRules, String> {
         let file: RuleFile = toml::from_str(text).map_err(|e| e.to_string())?;
-        let global = Allow::new(&file.allow).map_err(|e| e.to_string())?;
+        let global = Allow::new(&file.allow)?;
         let mut words: Vec<String> = Vec::new();
         let mut rules_of: Vec<Vec<usize>> = Vec::new();
         let mut always = Vec::new();
@@ -200,32 +215,47 @@ impl SecretRules {
     }
 
     /// Adds to `found` the secrets in `text`, by every rule not in `ignored`.
+    ///
+    /// Linear in the text, however long its lines: the lines around each keyword come from a
+    /// line index built once, the windows of one rule are merged before it runs (so it reads
+    /// each byte at most once), and an allowlist sees at most [`LINE_REACH`] bytes of a
+    /// secret's line on either side.
     pub(crate) fn scan(&self, text: &str, ignored: &HashSet<String>, found: &mut Vec<Finding>) {
         // The stretches of text each rule reads, in text order.
         let mut windows: Vec<Vec<Range<usize>>> = vec![Vec::new(); self.rules.len()];
         for index in &self.always {
             windows[*index].push(0..text.len());
         }
+        let mut lines: Option<Lines<'_>> = None;
         for hit in self.keywords.find_overlapping_iter(text) {
-            let line_start = text[..hit.start()].rfind('\n').map_or(0, |i| i + 1);
-            let near_end = text[hit.end()..]
-                .match_indices('\n')
-                .nth(LINES_AFTER_KEYWORD)
-                .map_or(text.len(), |(i, _)| hit.end() + i + 1);
+            let lines = lines.get_or_insert_with(|| Lines::new(text));
+            let line_start = lines.line_start(hit.start());
+            let near_end = lines.end_of_line_after(hit.end(), LINES_AFTER_KEYWORD);
             for &index in &self.rules_of[hit.pattern().as_usize()] {
                 let end = if self.rules[index].spans_lines { text.len() } else { near_end };
-                windows[index].push(line_start..end);
+                push_merged(&mut windows[index], line_start..end);
             }
         }
+        let Some(lines) = lines.or_else(|| (!self.always.is_empty()).then(|| Lines::new(text)))
+        else {
+            return;
+        };
         for (rule, windows) in self.rules.iter().zip(windows) {
             if !windows.is_empty() && !ignored.contains(&*rule.id) {
-                self.run(rule, text, &merged(windows), found);
+                self.run(rule, &lines, &windows, found);
             }
         }
     }
 
-    fn run(&self, rule: &Rule, text: &str, windows: &[Range<usize>], found: &mut Vec<Finding>) {
+    fn run(
+        &self,
+        rule: &Rule,
+        lines: &Lines<'_>,
+        windows: &[Range<usize>],
+        found: &mut Vec<Finding>,
+    ) {
         let Some((regex, allow)) = rule.compiled() else { return };
+        let text = lines.text();
         for window in windows {
             // The text up to the window's end, searched from its start: what lies before the
             // window still counts for `\b` and the like.
@@ -235,7 +265,7 @@ impl SecretRules {
                 let Some(captures) = regex.captures_at(haystack, at) else { break };
                 let Some(matched) = captures.get(0) else { break };
                 at = if matched.is_empty() { matched.end() + 1 } else { matched.end() };
-                self.take(rule, allow, text, &captures, found);
+                self.take(rule, allow, lines, &captures, found);
             }
         }
     }
@@ -245,11 +275,12 @@ impl SecretRules {
         &self,
         rule: &Rule,
         allow: &[Allow],
-        text: &str,
+        lines: &Lines<'_>,
         captures: &regex::bytes::Captures<'_>,
         found: &mut Vec<Finding>,
     ) {
         let Some(matched) = captures.get(0) else { return };
+        let text = lines.text();
         // As gitleaks: the rule's secret group, else the first group that matched, else
         // the whole match.
         let secret = match rule.secret_group {
@@ -264,7 +295,7 @@ impl SecretRules {
         {
             return;
         }
-        let line = line_of(text, &span);
+        let line = line_around(lines, &span);
         if self.global.allows(secret_text, matched_text, line)
             || allow.iter().any(|a| a.allows(secret_text, matched_text, line))
         {
@@ -283,17 +314,13 @@ impl SecretRules {
     }
 }
 
-/// `spans` sorted, with overlapping and touching ones joined.
-fn merged(mut spans: Vec<Range<usize>>) -> Vec<Range<usize>> {
-    spans.sort_by_key(|s| s.start);
-    let mut out: Vec<Range<usize>> = Vec::with_capacity(spans.len());
-    for span in spans {
-        match out.last_mut() {
-            Some(last) if span.start <= last.end => last.end = last.end.max(span.end),
-            _ => out.push(span),
-        }
+/// Adds `span` to `spans` (sorted, disjoint), joining it to the last one if they overlap or
+/// touch. Keyword hits come in text order, so their windows start in order too.
+fn push_merged(spans: &mut Vec<Range<usize>>, span: Range<usize>) {
+    match spans.last_mut() {
+        Some(last) if span.start <= last.end => last.end = last.end.max(span.end),
+        _ => spans.push(span),
     }
-    out
 }
 
 /// `span` widened to whole characters (a rule's `.` may end a match inside one).
@@ -309,11 +336,19 @@ fn char_span(text: &str, span: Range<usize>) -> Range<usize> {
     start..end
 }
 
-/// The line of `text` that `span` starts on.
-fn line_of<'t>(text: &'t str, span: &Range<usize>) -> &'t str {
-    let start = text[..span.start].rfind('\n').map_or(0, |i| i + 1);
-    let end = text[span.start..].find('\n').map_or(text.len(), |i| span.start + i);
-    &text[start..end]
+/// How much of a secret's line, on either side of it, a `line` allowlist sees: enough for the
+/// statement around a value (an import, a licence field), and no more, so that every finding
+/// on a line of megabytes does not read the whole line again.
+const LINE_REACH: usize = 256;
+
+/// The line that `span` starts on, cut to [`LINE_REACH`] bytes before and after the span.
+fn line_around<'t>(lines: &Lines<'t>, span: &Range<usize>) -> &'t str {
+    let text = lines.text();
+    let start = lines.line_start(span.start).max(span.start.saturating_sub(LINE_REACH));
+    let line_end = lines.end_of_line_after(span.start, 0);
+    let line_end = if text[..line_end].ends_with('\n') { line_end - 1 } else { line_end };
+    let end = line_end.min(span.end.saturating_add(LINE_REACH)).max(start);
+    &text[char_span(text, start..end)]
 }
 
 #[cfg(test)]
@@ -366,8 +401,9 @@ mod tests {
         rules().scan(&text, &HashSet::new(), &mut near);
         let mut everywhere = Vec::new();
         let whole_text = 0..text.len();
+        let lines = Lines::new(&text);
         for rule in &rules().rules {
-            rules().run(rule, &text, std::slice::from_ref(&whole_text), &mut everywhere);
+            rules().run(rule, &lines, std::slice::from_ref(&whole_text), &mut everywhere);
         }
         let spans = |found: &[Finding]| {
             let mut spans: Vec<(String, Range<usize>)> =

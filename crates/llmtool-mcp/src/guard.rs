@@ -33,6 +33,45 @@ pub struct Connection {
     pub local: SocketAddr,
 }
 
+/// Whether a request naming `host`, on `connection`, may be answered (DNS rebinding): `host` is
+/// in `allowed_hosts` (`name` or `name:port`); or it is a loopback name and the client is on
+/// this machine; or it is the IP address the connection arrived at (an address, unlike a name,
+/// cannot be rebound to another server by DNS). The one rule of every server llmtool runs.
+pub fn host_allowed(allowed_hosts: &[String], host: &str, connection: Option<Connection>) -> bool {
+    let host = host.trim().to_ascii_lowercase();
+    let (name, _) = split_authority(&host);
+    if allowed_hosts.iter().any(|allowed| {
+        let allowed = allowed.to_ascii_lowercase();
+        allowed == host || allowed == name
+    }) {
+        return true;
+    }
+    let Some(connection) = connection else { return false };
+    // A dual-stack listener sees IPv4 clients as `::ffff:a.b.c.d`.
+    let (peer, local) = (connection.peer.ip().to_canonical(), connection.local.ip().to_canonical());
+    if is_loopback_name(name) {
+        return peer.is_loopback();
+    }
+    name.trim_start_matches('[')
+        .trim_end_matches(']')
+        .parse::<IpAddr>()
+        .is_ok_and(|ip| ip.to_canonical() == local)
+}
+
+/// The token of an `Authorization: Bearer TOKEN` header, the scheme in any case (RFC 7235);
+/// `None` without one, or with another scheme.
+pub fn bearer_token(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get(header::AUTHORIZATION)?
+        .to_str()
+        .ok()?
+        .trim()
+        .split_once(' ')
+        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
+        .map(|(_, token)| token.trim())
+        .filter(|token| !token.is_empty())
+}
+
 /// Runs the checks, then the endpoint; rewrites rmcp's answer to a body that is not a
 /// JSON-RPC message.
 pub(crate) async fn check(
@@ -116,12 +155,7 @@ impl Guard {
             }
         }
         if let Some(token) = &self.token {
-            let given = headers
-                .get(header::AUTHORIZATION)
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.split_once(' '))
-                .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
-                .map_or("", |(_, token)| token.trim());
+            let given = bearer_token(headers).unwrap_or_default();
             // Digests of equal length, compared in constant time: neither the token nor its
             // length can be learnt from how long a refusal takes.
             let (given, expected) = (Sha256::digest(given), Sha256::digest(token));
@@ -135,29 +169,8 @@ impl Guard {
         Ok(())
     }
 
-    /// A `Host` passes if it is allowed by name; or if it is a loopback name and the client is
-    /// on this machine; or if it is the IP address the connection arrived at (an address,
-    /// unlike a name, cannot be rebound to another server by DNS).
     fn host_allowed(&self, host: &str, connection: Option<Connection>) -> bool {
-        let host = host.trim().to_ascii_lowercase();
-        let (name, _) = split_authority(&host);
-        if self.allowed_hosts.iter().any(|allowed| {
-            let allowed = allowed.to_ascii_lowercase();
-            allowed == host || allowed == name
-        }) {
-            return true;
-        }
-        let Some(connection) = connection else { return false };
-        // A dual-stack listener sees IPv4 clients as `::ffff:a.b.c.d`.
-        let (peer, local) =
-            (connection.peer.ip().to_canonical(), connection.local.ip().to_canonical());
-        if is_loopback_name(name) {
-            return peer.is_loopback();
-        }
-        name.trim_start_matches('[')
-            .trim_end_matches(']')
-            .parse::<IpAddr>()
-            .is_ok_and(|ip| ip.to_canonical() == local)
+        host_allowed(&self.allowed_hosts, host, connection)
     }
 
     /// An `Origin` passes if it is a loopback origin (any port) or listed.

@@ -11,8 +11,8 @@ use rmcp::ServiceExt;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
 use crate::Server;
-pub use crate::guard::Connection;
 use crate::guard::{self, Guard};
+pub use crate::guard::{Connection, bearer_token, host_allowed};
 use crate::sessions::BoundedSessions;
 
 /// The path the HTTP transport answers on.

@@ -55,7 +55,9 @@ pub struct Summary {
     /// The creator's name, when the tool says.
     pub creator: Option<String>,
     /// Whether the tool's file holds its avatar as image data (`GET /tools/{slug}/avatar`
-    /// serves it); an avatar given as a URL is not counted, since it is never fetched.
+    /// serves it): `avatar_type` base64, or a `data:` URL in base64. An avatar given as a URL
+    /// is not counted, since it is never fetched, nor a percent-encoded `data:` URL, which
+    /// the avatar route does not decode.
     pub has_avatar: bool,
 }
 

@@ -368,7 +368,7 @@ impl Store for PostgresStore {
                         v.body::jsonb #>> '{metadata,avatar,avatar_type}', '')) = 'base64'
                     OR COALESCE(CASE jsonb_typeof(v.body::jsonb #> '{metadata,avatar}') WHEN 'string'
                         THEN v.body::jsonb #>> '{metadata,avatar}' END,
-                        v.body::jsonb #>> '{metadata,avatar,avatar}', '') LIKE 'data:%'),
+                        v.body::jsonb #>> '{metadata,avatar,avatar}', '') LIKE 'data:%;base64,%'),
                 v.models
              FROM tools t JOIN versions v ON v.tool_id = t.id AND v.number = t.latest
              WHERE t.deleted_at IS NULL

@@ -326,7 +326,7 @@ impl Store for SqliteStore {
                         json_extract(v.body, '$.metadata.avatar.avatar_type'), '')) = 'base64'
                     OR COALESCE(CASE json_type(v.body, '$.metadata.avatar') WHEN 'text'
                         THEN json_extract(v.body, '$.metadata.avatar') END,
-                        json_extract(v.body, '$.metadata.avatar.avatar'), '') LIKE 'data:%'),
+                        json_extract(v.body, '$.metadata.avatar.avatar'), '') GLOB 'data:*;base64,*'),
                 v.models
              FROM tools t JOIN versions v ON v.tool_id = t.id AND v.number = t.latest
              WHERE t.deleted_at IS NULL

@@ -77,14 +77,18 @@ impl Guard {
     }
 }
 
+/// How many findings a report places one by one; the rest are counted.
+const REPORTED_FINDINGS: usize = 50;
+
 /// What was found in `prompt`, each with its line and column, never the value: "the prompt
-/// holds 2 sensitive values and {outcome}: an e-mail address (line 1, column 9), ...".
+/// holds 2 sensitive values and {outcome}: an e-mail address (line 1, column 9), ...". A
+/// prompt of thousands of values gets the first [`REPORTED_FINDINGS`] and a count of the rest.
 pub fn report(prompt: &str, findings: &[Finding], outcome: &str) -> String {
     let count = findings.len();
     let noun = if count == 1 { "value" } else { "values" };
     let mut out = format!("the prompt holds {count} sensitive {noun} and {outcome}:");
     let lines = Lines::new(prompt);
-    for finding in findings {
+    for finding in findings.iter().take(REPORTED_FINDINGS) {
         let at = lines.locate(finding.span.start);
         let _ =
             write!(out, "\n  {} (line {}, column {}", finding.kind.describe(), at.line, at.column);
@@ -92,6 +96,9 @@ pub fn report(prompt: &str, findings: &[Finding], outcome: &str) -> String {
             let _ = write!(out, ", rule {}", finding.rule);
         }
         out.push(')');
+    }
+    if count > REPORTED_FINDINGS {
+        let _ = write!(out, "\n  and {} more", count - REPORTED_FINDINGS);
     }
     out
 }

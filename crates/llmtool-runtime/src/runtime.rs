@@ -247,6 +247,23 @@ impl Runtime {
         })
     }
 
+    /// [`Runtime::request_on`] on a blocking thread. Scanning a long prompt for sensitive
+    /// values takes CPU time that a server's async workers must not spend, or one client's
+    /// megabyte of text stalls every other request; servers call this once they have a
+    /// run's turn, so that scans count inside the run limit.
+    pub async fn request_off_thread(
+        &self,
+        tool: &Tool,
+        prompt: String,
+        overrides: ParamOverrides,
+        choice: &Choice,
+    ) -> Result<RunRequest, RunError> {
+        let (runtime, tool, choice) = (self.clone(), tool.clone(), choice.clone());
+        tokio::task::spawn_blocking(move || runtime.request_on(&tool, prompt, overrides, &choice))
+            .await
+            .unwrap_or_else(|stopped| Err(RunError::Stopped(stopped.to_string())))
+    }
+
     /// The data-loss prevention policy runs of `tool` follow.
     pub fn dlp_policy(&self, tool: &Tool) -> Policy {
         self.inner.guard.policy(tool)
@@ -301,7 +318,9 @@ impl Runtime {
         prompt: String,
         subject: Option<&Subject>,
     ) -> Result<String, RunError> {
-        let request = self.request(tool, prompt, ParamOverrides::default())?;
+        let request = self
+            .request_off_thread(tool, prompt, ParamOverrides::default(), &Choice::default())
+            .await?;
         if let Some(note) = &request.target.note {
             tracing::info!("{note}");
         }

@@ -7,7 +7,7 @@ use axum::extract::{ConnectInfo, FromRequestParts};
 use axum::http::header::{AUTHORIZATION, COOKIE};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, Method};
-use llmtool_mcp::transport::Connection;
+use llmtool_mcp::transport::{Connection, bearer_token};
 use llmtool_registry::Role;
 use rand::{RngCore as _, SeedableRng as _};
 use sha2::{Digest as _, Sha256};
@@ -82,7 +82,26 @@ impl FromRequestParts<ServerState> for Caller {
     type Rejection = Problem;
 
     async fn from_request_parts(parts: &mut Parts, state: &ServerState) -> Result<Self, Problem> {
-        let caller = Self::identify(parts, state).await?;
+        let address = parts.extensions.get::<ConnectInfo<Connection>>().map(|c| c.0.peer.ip());
+        // Failed sign-ins spend their address's allowance before any token is looked up: a
+        // made-up token gets 401 until it is spent, then 429 (it would be 401 forever).
+        let failures =
+            format!("failed:{}", address.map_or_else(|| "unknown".into(), |a| a.to_string()));
+        let has_credentials =
+            parts.headers.contains_key(AUTHORIZATION) || session_cookie(&parts.headers).is_some();
+        if has_credentials && let Some(wait) = state.limiter.wait(&failures) {
+            return Err(Problem::too_many(wait));
+        }
+        let caller = match Self::identify(parts, state).await {
+            Ok(caller) => caller,
+            Err(refused) if refused.status == 401 => {
+                return Err(match state.limiter.take(&failures) {
+                    Ok(()) => refused,
+                    Err(wait) => Problem::too_many(wait),
+                });
+            }
+            Err(problem) => return Err(problem),
+        };
         if let Some(csrf) = &caller.csrf {
             let safe = matches!(parts.method, Method::GET | Method::HEAD | Method::OPTIONS);
             let sent =
@@ -94,9 +113,9 @@ impl FromRequestParts<ServerState> for Caller {
             }
         }
         // Each token has its own allowance; requests without one share their address's.
-        let key = match (&caller.name, parts.extensions.get::<ConnectInfo<Connection>>()) {
+        let key = match (&caller.name, address) {
             (Some(name), _) => format!("token:{name}"),
-            (None, Some(ConnectInfo(connection))) => format!("address:{}", connection.peer.ip()),
+            (None, Some(address)) => format!("address:{address}"),
             (None, None) => "anonymous".to_owned(),
         };
         if let Err(wait) = state.limiter.take(&key) {
@@ -110,7 +129,7 @@ impl Caller {
     /// The token's caller, the session's, or nobody.
     async fn identify(parts: &Parts, state: &ServerState) -> Result<Caller, Problem> {
         let nobody = Caller { name: None, role: None, csrf: None };
-        let Some(header) = parts.headers.get(AUTHORIZATION) else {
+        if !parts.headers.contains_key(AUTHORIZATION) {
             // A session that ended (expired, signed out, its token revoked) is nobody: the
             // page offers to sign in again.
             let Some(cookie) = session_cookie(&parts.headers) else { return Ok(nobody) };
@@ -122,13 +141,8 @@ impl Caller {
                 },
                 None => nobody,
             });
-        };
-        let token = header
-            .to_str()
-            .ok()
-            .and_then(|value| value.strip_prefix("Bearer "))
-            .map(str::trim)
-            .ok_or_else(Problem::unauthorized)?;
+        }
+        let token = bearer_token(&parts.headers).ok_or_else(Problem::unauthorized)?;
         // A token that is not the library's is refused, even where reading is public.
         match state.store.token(&token_hash(token)).await? {
             Some((name, role)) => Ok(Caller { name: Some(name), role: Some(role), csrf: None }),

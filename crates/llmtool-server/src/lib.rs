@@ -5,6 +5,7 @@
 mod api;
 mod auth;
 mod cache;
+mod host;
 mod limit;
 mod mcp;
 mod problem;
@@ -44,6 +45,8 @@ pub struct ServerState {
     cache: Arc<ReadCache>,
     mcp: Option<Arc<Mcp>>,
     runs: Option<Arc<Runs>>,
+    /// `Host` names answered besides loopback names and the address itself.
+    allowed_hosts: Arc<[String]>,
 }
 
 impl ServerState {
@@ -55,7 +58,16 @@ impl ServerState {
             cache: Arc::new(ReadCache::new()),
             mcp: None,
             runs: None,
+            allowed_hosts: Arc::new([]),
         }
+    }
+
+    /// Answers requests that name `hosts` too (`name` or `name:port`: what a reverse proxy
+    /// passes on), besides loopback names and the server's own address.
+    #[must_use]
+    pub fn with_allowed_hosts(mut self, hosts: Vec<String>) -> Self {
+        self.allowed_hosts = hosts.into();
+        self
     }
 
     /// Runs tools (`POST /tools/{slug}/run`) with `runtime`, `limits.concurrent` at once and
@@ -140,6 +152,7 @@ pub fn router(state: ServerState) -> Router {
         .nest("/api/v1", api::routes())
         .merge(studio::routes())
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), host::check))
         .with_state(state);
     match endpoint {
         Some(endpoint) => api.merge(endpoint),

@@ -29,8 +29,51 @@ impl RateLimiter {
 
     /// Takes one request from `caller`'s bucket: `Err` with how long to wait when it is empty.
     pub fn take(&self, caller: &str) -> Result<(), Duration> {
+        self.take_n(caller, 1.0)
+    }
+
+    /// Takes `cost` requests' worth from `caller`'s bucket (a costly request counts as
+    /// several), or none and `Err` with how long to wait for them. A cost above the bucket's
+    /// size takes a full bucket, so that it can always pass once the caller has waited.
+    pub fn take_n(&self, caller: &str, cost: f64) -> Result<(), Duration> {
+        self.with_bucket(caller, |bucket, capacity, per_second| {
+            let cost = cost.clamp(0.0, capacity);
+            if bucket.tokens >= cost {
+                bucket.tokens -= cost;
+                Ok(())
+            } else {
+                Err(Duration::from_secs_f64((cost - bucket.tokens) / per_second))
+            }
+        })
+        .unwrap_or(Ok(()))
+    }
+
+    /// Spends `cost` requests' worth of `caller`'s bucket after the fact (work that turned
+    /// out costly): the bucket may go below empty, a debt the caller waits off.
+    pub fn charge(&self, caller: &str, cost: f64) {
+        let _ = self.with_bucket(caller, |bucket, capacity, _| {
+            bucket.tokens -= cost.clamp(0.0, capacity);
+        });
+    }
+
+    /// How long `caller` must wait for one request, if it must, without taking anything.
+    pub fn wait(&self, caller: &str) -> Option<Duration> {
+        self.with_bucket(caller, |bucket, _, per_second| {
+            (bucket.tokens < 1.0)
+                .then(|| Duration::from_secs_f64((1.0 - bucket.tokens) / per_second))
+        })
+        .flatten()
+    }
+
+    /// Runs `act` on `caller`'s bucket, refilled to now, with the bucket's size and refill
+    /// rate; `None` when there is no limit.
+    fn with_bucket<T>(
+        &self,
+        caller: &str,
+        act: impl FnOnce(&mut Bucket, f64, f64) -> T,
+    ) -> Option<T> {
         if self.per_minute == 0 {
-            return Ok(());
+            return None;
         }
         let capacity = f64::from(self.per_minute);
         let per_second = capacity / 60.0;
@@ -49,12 +92,7 @@ impl RateLimiter {
         let refilled = now.duration_since(bucket.seen).as_secs_f64() * per_second;
         bucket.tokens = (bucket.tokens + refilled).min(capacity);
         bucket.seen = now;
-        if bucket.tokens >= 1.0 {
-            bucket.tokens -= 1.0;
-            Ok(())
-        } else {
-            Err(Duration::from_secs_f64((1.0 - bucket.tokens) / per_second))
-        }
+        Some(act(bucket, capacity, per_second))
     }
 }
 
@@ -73,6 +111,21 @@ mod tests {
         assert!(limiter.take("ana").is_ok(), "each caller has a bucket of its own");
         let unlimited = RateLimiter::new(0);
         assert!((0..1000).all(|_| unlimited.take("ci").is_ok()));
+    }
+
+    #[test]
+    fn costly_requests_count_as_several_and_a_debt_is_waited_off() {
+        let limiter = RateLimiter::new(60);
+        assert!(limiter.take_n("ci", 50.0).is_ok());
+        assert!(limiter.take_n("ci", 20.0).is_err(), "10 left");
+        assert_eq!(limiter.wait("ci"), None);
+        limiter.charge("ci", 30.0);
+        let wait = limiter.wait("ci").unwrap();
+        assert!(wait > Duration::from_secs(20) && wait <= Duration::from_secs(21), "{wait:?}");
+        assert!(limiter.take("ci").is_err());
+        // More than a bucket takes a bucket: it passes once the bucket is full.
+        assert!(limiter.take_n("ana", 1e9).is_ok());
+        assert!(limiter.take("ana").is_err());
     }
 
     #[test]

@@ -77,11 +77,7 @@ pub(crate) async fn run(
     let prompt = template.render(&inputs).map_err(|problems| {
         unprocessable(problems.iter().map(|p| p.message.clone()).collect::<Vec<_>>().join("; "))
     })?;
-    let choice = Choice { model: body.model, provider: body.provider };
-    let request = runs
-        .runtime
-        .request_on(&tool, prompt, ParamOverrides::default(), &choice)
-        .map_err(|error| unprocessable(runs.runtime.redact(&error.to_string()).into_owned()))?;
+    // The turn first: the request's data-loss scan is CPU work that counts inside the limit.
     let Some(turn) = runs.turn().await else {
         return Err(Problem {
             retry_after: Some(1),
@@ -92,6 +88,12 @@ pub(crate) async fn run(
             )
         });
     };
+    let choice = Choice { model: body.model, provider: body.provider };
+    let request = runs
+        .runtime
+        .request_off_thread(&tool, prompt, ParamOverrides::default(), &choice)
+        .await
+        .map_err(|error| unprocessable(runs.runtime.redact(&error.to_string()).into_owned()))?;
     let path = format!("registry:{slug}@{}", version.version);
     let subject = Subject::new("server", Some(path), &tool, &inputs);
     let start = serde_json::json!({

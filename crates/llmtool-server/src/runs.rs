@@ -11,7 +11,9 @@ use llmtool_log::Record;
 use llmtool_mcp::{AnswerFuture, RunLimits, Runner};
 use llmtool_providers::run::{RunOptions, RunReport, RunRequest};
 use llmtool_registry::Store;
-use llmtool_runtime::{Ended, LogPolicy, ParamOverrides, Rejected, RunError, Runtime, Subject};
+use llmtool_runtime::{
+    Choice, Ended, LogPolicy, ParamOverrides, Rejected, RunError, Runtime, Subject,
+};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// The server's runtime, its turns, and where runs are kept.
@@ -113,7 +115,10 @@ impl Runner for LibraryRunner {
         // The run is a task of its own, so that it is kept even if the call is dropped (its
         // session closed) before it ends.
         let run = tokio::spawn(async move {
-            let request = runs.runtime.request(&tool, prompt, ParamOverrides::default())?;
+            let request = runs
+                .runtime
+                .request_off_thread(&tool, prompt, ParamOverrides::default(), &Choice::default())
+                .await?;
             // MCP names each tool `registry:SLUG@VERSION` (see `mcp::load`).
             let (slug, version) = subject
                 .tool_path

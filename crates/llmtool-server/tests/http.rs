@@ -446,4 +446,79 @@ async fn each_caller_has_a_rate_limit() {
     // Another token, and requests without one (by address), have allowances of their own.
     assert_eq!(get(Some(&other)).await.unwrap().status(), StatusCode::OK);
     assert_eq!(get(None).await.unwrap().status(), StatusCode::OK);
+    // A made-up token is refused, and its refusals spend its address's allowance for failed
+    // sign-ins: 401 until it is spent, then 429 before any token is looked up (it was 401
+    // forever, an unlimited guess at tokens).
+    let guesses: Vec<StatusCode> = {
+        let mut seen = Vec::new();
+        for _ in 0..5 {
+            seen.push(get(Some("llmt_made_up_0123456789")).await.unwrap().status());
+        }
+        seen
+    };
+    assert_eq!(guesses[..3], [StatusCode::UNAUTHORIZED; 3], "{guesses:?}");
+    assert_eq!(guesses[3..], [StatusCode::TOO_MANY_REQUESTS; 2], "{guesses:?}");
+    // A real token from that address is limited no more than before the guessing stopped.
+    assert_eq!(get(Some(&other)).await.unwrap().status(), StatusCode::TOO_MANY_REQUESTS);
+}
+
+#[tokio::test]
+async fn the_bearer_scheme_is_case_insensitive() {
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> =
+        Arc::new(SqliteStore::open(&dir.path().join("library.db")).await.unwrap());
+    let viewer = token(store.as_ref(), "reader", Role::Viewer).await;
+    let base = start(store, false).await;
+    let client = reqwest::Client::new();
+    for scheme in ["Bearer", "bearer", "BEARER", "bEaReR"] {
+        let answer = client
+            .get(format!("{base}/tools"))
+            .header("authorization", format!("{scheme} {viewer}"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), StatusCode::OK, "{scheme}");
+    }
+    for header in [format!("Basic {viewer}"), format!("Bearer{viewer}"), "Bearer ".into()] {
+        let answer =
+            client.get(format!("{base}/tools")).header("authorization", &header).send().await;
+        assert_eq!(answer.unwrap().status(), StatusCode::UNAUTHORIZED, "{header}");
+    }
+}
+
+#[tokio::test]
+async fn every_route_refuses_a_host_it_does_not_answer_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> =
+        Arc::new(SqliteStore::open(&dir.path().join("library.db")).await.unwrap());
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let state =
+        ServerState::new(store, Access { public_read: true }, Arc::new(RateLimiter::new(0)))
+            .with_allowed_hosts(vec!["tools.example.org".into()]);
+    tokio::spawn(axum_serve(listener, state));
+    let client = reqwest::Client::new();
+    let get = |path: &str, host: &str| {
+        client.get(format!("http://{address}{path}")).header("host", host).send()
+    };
+    // A name rebound to this address by an attacker's DNS: every route, the studio's too.
+    for path in ["/", "/signin", "/t/x", "/api/v1/tools", "/api/v1/session", "/api/v1/openapi.json"]
+    {
+        for host in ["evil.example", "evil.example:8080", "localhost.evil.example"] {
+            let answer = get(path, host).await.unwrap();
+            assert_eq!(answer.status(), StatusCode::FORBIDDEN, "{path} as {host}");
+        }
+    }
+    // Loopback names from this machine, the address itself, and the names allowed.
+    let port = address.port();
+    for host in [
+        "localhost".to_owned(),
+        format!("localhost:{port}"),
+        format!("127.0.0.1:{port}"),
+        "tools.example.org".into(),
+        format!("TOOLS.example.org:{port}"),
+    ] {
+        assert_eq!(get("/api/v1/tools", &host).await.unwrap().status(), StatusCode::OK, "{host}");
+    }
 }

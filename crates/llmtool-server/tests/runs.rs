@@ -192,8 +192,11 @@ async fn runs_stream_and_are_kept_with_their_cost() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tools_dlp_policy_redacts_and_restores_the_stream_or_blocks_the_run() {
     // The answer's placeholder is cut across two chunks.
-    let mock =
-        Mock::start(vec![Reply::sse(&[&chunk("Wrote to [EMA"), &chunk("IL_1]."), "[DONE]"])]).await;
+    let mock = Mock::start(vec![
+        Reply::sse(&[&chunk("Wrote to [EMA"), &chunk("IL_1]."), "[DONE]"]),
+        Reply::sse(&[&chunk("Slowly")]).ending(End::Stall),
+    ])
+    .await;
     let tool = |policy: &str| {
         json!({
             "model_prompt": "Reply to {{mail}}",
@@ -224,9 +227,24 @@ async fn a_tools_dlp_policy_redacts_and_restores_the_stream_or_blocks_the_run() 
     assert_eq!(done["redactions"]["email"], 1, "{done}");
     assert_eq!(mock.requests()[0].body["messages"][0]["content"], "Reply to [EMAIL_1]");
 
-    let blocked = run("guarded").await.unwrap();
+    // The scan is work inside the run limit (one run, none waiting): while a run stalls, even
+    // a prompt that would be blocked is not scanned, but refused as the server being busy.
+    let stalled = run("reply").await.unwrap();
+    assert_eq!(stalled.status(), 200);
+    assert_eq!(run("guarded").await.unwrap().status(), 503);
+    drop(stalled);
+
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let blocked = loop {
+        let response = run("guarded").await.unwrap();
+        if response.status() != 503 {
+            break response;
+        }
+        assert!(std::time::Instant::now() < deadline, "the stalled run's turn is not freed");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    };
     assert_eq!(blocked.status(), 422);
     let said = blocked.text().await.unwrap();
     assert!(said.contains("an e-mail address") && !said.contains("ann@"), "{said}");
-    assert_eq!(mock.requests().len(), 1, "a blocked run sends nothing");
+    assert_eq!(mock.requests().len(), 2, "a blocked run sends nothing");
 }

@@ -161,6 +161,24 @@ async fn studio(store: Arc<dyn Store>) {
         "a viewer cannot publish, whatever the page does"
     );
 
+    // Avatars the route can serve, and only those, are listed as held: an SVG with no size is
+    // still an image (it was listed and then 404), a percent-encoded data URL is not served.
+    let svg = "PHN2ZyB4bWxucz0iaHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmciPjxjaXJjbGUgY3g9IjgiIGN5PSI4IiByPSI4Ii8+PC9zdmc+";
+    for (slug, avatar) in [
+        ("dot", format!("data:image/svg+xml;base64,{svg}")),
+        (
+            "encoded",
+            "data:image/svg+xml,%3Csvg%20xmlns%3D%22http%3A%2F%2Fwww.w3.org%2F2000%2Fsvg%22%2F%3E"
+                .into(),
+        ),
+    ] {
+        let file = json!({"model_prompt": "Hi", "metadata": {"prompt_name": slug,
+            "description": "d", "avatar": avatar}});
+        let publication =
+            llmtool_registry::Publication::from_text(&file.to_string(), "t.json").unwrap();
+        store.publish(slug, &publication, None, None).await.unwrap();
+    }
+
     // The search shows creators and which tools hold their avatar; tags are counted.
     let found: Value = client
         .get(format!("{base}/api/v1/tools?limit=200"))
@@ -183,6 +201,14 @@ async fn studio(store: Arc<dyn Store>) {
         (StatusCode::OK, "image/png")
     );
     assert!(avatar.bytes().await.unwrap().starts_with(b"\x89PNG"));
+    assert_eq!(by_slug("dot")["has_avatar"], true);
+    let dot = client.get(format!("{base}/api/v1/tools/dot/avatar")).send().await.unwrap();
+    assert_eq!(
+        (dot.status(), dot.headers()["content-type"].to_str().unwrap()),
+        (StatusCode::OK, "image/svg+xml")
+    );
+    assert!(dot.headers()["content-security-policy"].to_str().unwrap().contains("sandbox"));
+    assert_eq!(by_slug("encoded")["has_avatar"], false);
     assert_eq!(
         client
             .get(format!("{base}/api/v1/tools/sql-assistant/avatar"))

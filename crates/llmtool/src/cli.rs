@@ -804,7 +804,7 @@ pub(crate) struct LibraryArgs {
 /// Serve the shared tool library over HTTP (`/api/v1`): versioned, tagged, labelled tools.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  llmtool serve                                   # SQLite in the data directory, 127.0.0.1:8080\n  llmtool serve --public-read --listen 127.0.0.1:9000\n  llmtool serve --db postgres://llmtool@db.internal/library --listen 0.0.0.0:8080\n\nA new library is seeded with the built-in tools (tag `built-in`). Binding a non-loopback\naddress needs at least one token (`llmtool token create`). See docs/registry.md."
+    after_help = "Examples:\n  llmtool serve                                   # SQLite in the data directory, 127.0.0.1:8080\n  llmtool serve --public-read --listen 127.0.0.1:9000\n  llmtool serve --db postgres://llmtool@db.internal/library --listen 0.0.0.0:8080 --allowed-host tools.example.org\n\nA new library is seeded with the built-in tools (tag `built-in`). Binding a non-loopback\naddress needs at least one token (`llmtool token create`). See docs/registry.md."
 )]
 #[command(args_conflicts_with_subcommands = true)]
 pub(crate) struct ServeArgs {
@@ -830,8 +830,9 @@ pub(crate) struct ServeArgs {
     /// Tool runs that may wait; past that, a run is refused as busy.
     #[arg(long, default_value_t = 64, value_name = "N")]
     pub(crate) max_queued_runs: usize,
-    /// Accept this `Host` at `/mcp` too (`name` or `name:port`; repeat for more): the name
-    /// clients or a load balancer use.
+    /// Answer requests naming this `Host` too (`name` or `name:port`; repeat for more): the
+    /// name clients, a reverse proxy or a load balancer use. Other names than localhost and
+    /// the server's own address are refused on every route (DNS rebinding).
     #[arg(long, value_name = "HOST")]
     pub(crate) allowed_host: Vec<String>,
     /// Accept `/mcp` requests from this browser origin too (`https://app.example.org`; repeat).

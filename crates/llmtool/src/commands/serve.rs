@@ -49,6 +49,7 @@ pub(crate) fn serve(args: &ServeArgs) -> anyhow::Result<Outcome> {
             Access { public_read: args.public_read },
             Arc::new(RateLimiter::new(args.rate_limit)),
         )
+        .with_allowed_hosts(args.allowed_host.clone())
         .with_runtime(tool_runtime(args)?, limits);
         let runner = state.library_runner().context("the server has no runtime")?;
         let http = HttpOptions {
