@@ -2,7 +2,8 @@
 //! "Test" code lenses above it with the commands they carry.
 
 use std::collections::HashSet;
-use std::path::PathBuf;
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
 
 use llmtool_core::Span;
 use serde_json::Value;
@@ -76,13 +77,20 @@ pub fn code_lenses(uri: &Uri, file: &OpenFile) -> Vec<CodeLens> {
     lenses
 }
 
-/// The file a `file:` URI names.
+/// The file a `file:` URI names: an absolute path only, so that a client's `file:--help` or
+/// `file:-` can never read as an option or as standard input.
 pub fn path_of(uri: &Uri) -> Option<PathBuf> {
     if uri.scheme().as_str() != "file" {
         return None;
     }
     let decoded = uri.path().decode().to_string().ok()?;
-    Some(PathBuf::from(decoded.into_owned()))
+    Some(PathBuf::from(decoded.into_owned())).filter(|path| path.is_absolute())
+}
+
+/// The arguments of `llmtool VERB` on the tool file `path` (the Run and Test lenses): the path
+/// after `--`, so that nothing in it is read as an option.
+pub fn command_line<'a>(verb: &'a str, path: &'a Path) -> [&'a OsStr; 3] {
+    [verb.as_ref(), "--".as_ref(), path.as_os_str()]
 }
 
 /// The test file beside the tool `NAME.json` (`NAME.tests.json`, `.yaml` or `.yml`), if there
@@ -95,4 +103,20 @@ pub fn test_file(uri: &Uri) -> Option<PathBuf> {
         .iter()
         .map(|ext| path.with_file_name(format!("{stem}.tests.{ext}")))
         .find(|candidate| candidate.is_file())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_an_absolute_file_path_is_run_and_it_comes_after_dashes() {
+        for uri in ["file:--help", "file:-", "file:--config=/tmp/x.toml", "untitled:x.json"] {
+            let uri: Uri = uri.parse().expect("a URI");
+            assert_eq!(path_of(&uri), None, "{}", uri.as_str());
+        }
+        let uri: Uri = "file:///work/-x.json".parse().expect("a URI");
+        let path = path_of(&uri).expect("an absolute path");
+        assert_eq!(command_line("run", &path), ["run", "--", "/work/-x.json"].map(OsStr::new));
+    }
 }

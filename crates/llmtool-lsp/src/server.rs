@@ -370,7 +370,7 @@ impl LanguageServer for Server {
                 let path = lenses::path_of(&uri)
                     .ok_or_else(|| Error::invalid_params("only a file on disk can be run"))?;
                 let verb = if params.command == lenses::RUN { "run" } else { "test" };
-                commands::llmtool(&[verb.as_ref(), path.as_os_str()]).await
+                commands::llmtool(&lenses::command_line(verb, &path)).await
             }
             other => return Err(Error::invalid_params(format!("unknown command `{other}`"))),
         };

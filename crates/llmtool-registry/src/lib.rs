@@ -18,9 +18,11 @@ pub use model::{
     ToolVersion,
 };
 pub use postgres::PostgresStore;
-pub use publication::{Publication, Rejection, content_hash, diagnostics_json, is_slug, slug_of};
+pub use publication::{
+    MAX_DIAGNOSTICS, Publication, Rejection, content_hash, diagnostics_json, is_slug, slug_of,
+};
 pub use sqlite::SqliteStore;
-pub use store::{MAX_SESSIONS_PER_TOKEN, Store, StoreError};
+pub use store::{MAX_LABELS, MAX_SESSIONS_PER_TOKEN, MAX_TAGS, Store, StoreError};
 
 /// Opens the library `database` names: a `postgres://` (or `postgresql://`) URL, or a SQLite
 /// file (a path, or `sqlite://PATH`).

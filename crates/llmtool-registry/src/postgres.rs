@@ -17,8 +17,8 @@ use crate::model::{
 use crate::publication::Publication;
 use crate::rows::{self, TokenRow, VERSION_COLUMNS, VersionRow};
 use crate::store::{
-    MAX_SESSIONS_PER_TOKEN, Store, StoreError, check_base, check_name, check_slug, expiry, now,
-    shown,
+    MAX_LABELS, MAX_SESSIONS_PER_TOKEN, MAX_TAGS, Store, StoreError, check_base, check_name,
+    check_slug, expiry, now, shown,
 };
 
 static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
@@ -300,11 +300,33 @@ impl Store for PostgresStore {
         check_name(tag)?;
         let id = self.tool_id(slug).await?;
         let mut tx = self.pool.begin().await?;
-        sqlx::query("INSERT INTO tags (tool_id, tag) VALUES ($1, $2) ON CONFLICT DO NOTHING")
+        // The tool's row locked, so that adds at once cannot pass the cap together.
+        sqlx::query("SELECT id FROM tools WHERE id = $1 FOR UPDATE")
             .bind(id)
-            .bind(tag)
             .execute(&mut *tx)
             .await?;
+        let added = sqlx::query(
+            "INSERT INTO tags (tool_id, tag) SELECT $1, $2
+             WHERE (SELECT COUNT(*) FROM tags WHERE tool_id = $1) < $3
+             ON CONFLICT DO NOTHING",
+        )
+        .bind(id)
+        .bind(tag)
+        .bind(MAX_TAGS as i64)
+        .execute(&mut *tx)
+        .await?;
+        if added.rows_affected() == 0 {
+            let has: Option<i32> =
+                sqlx::query_scalar("SELECT 1 FROM tags WHERE tool_id = $1 AND tag = $2")
+                    .bind(id)
+                    .bind(tag)
+                    .fetch_optional(&mut *tx)
+                    .await?;
+            if has.is_none() {
+                let slug = slug.to_owned();
+                return Err(StoreError::TooMany { slug, what: "tags", max: MAX_TAGS });
+            }
+        }
         self.commit_change(tx, slug).await
     }
 
@@ -323,17 +345,36 @@ impl Store for PostgresStore {
         check_name(label)?;
         let id = self.tool_id(slug).await?;
         let mut tx = self.pool.begin().await?;
+        sqlx::query("SELECT id FROM tools WHERE id = $1 FOR UPDATE")
+            .bind(id)
+            .execute(&mut *tx)
+            .await?;
+        // A label moves at the cap; a new one is refused there.
         let set = sqlx::query(
             "INSERT INTO labels (tool_id, label, number)
              SELECT $1, $2, number FROM versions WHERE tool_id = $1 AND number = $3
+               AND (EXISTS (SELECT 1 FROM labels WHERE tool_id = $1 AND label = $2)
+                    OR (SELECT COUNT(*) FROM labels WHERE tool_id = $1) < $4)
              ON CONFLICT (tool_id, label) DO UPDATE SET number = excluded.number",
         )
         .bind(id)
         .bind(label)
         .bind(i64::from(version))
+        .bind(MAX_LABELS as i64)
         .execute(&mut *tx)
         .await?;
         if set.rows_affected() == 0 {
+            let exists: Option<i64> = sqlx::query_scalar(
+                "SELECT number FROM versions WHERE tool_id = $1 AND number = $2",
+            )
+            .bind(id)
+            .bind(i64::from(version))
+            .fetch_optional(&mut *tx)
+            .await?;
+            if exists.is_some() {
+                let slug = slug.to_owned();
+                return Err(StoreError::TooMany { slug, what: "labels", max: MAX_LABELS });
+            }
             let selector = shown(&Selector::Version(version));
             return Err(StoreError::NoSuchVersion { slug: slug.to_owned(), selector });
         }

@@ -3,6 +3,7 @@
 //! searches and filters by read out of it.
 
 use llmtool_core::Document;
+use llmtool_core::diagnostic::{Diagnostic, Severity};
 use llmtool_core::format::canonical_text;
 use llmtool_core::report::{Source, json_records};
 use serde_json::Value;
@@ -33,19 +34,39 @@ pub struct Publication {
 
 /// Why a tool file is not published: `check`'s errors, as `check --format json` gives them.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("the tool file has {} error(s)", .diagnostics.iter().filter(|d| d["severity"] == "error").count())]
+#[error("the tool file has {} error(s)", .diagnostics.iter().filter(|d| d["severity"] == "error").count() + .omitted_errors)]
 pub struct Rejection {
+    /// At most [`MAX_DIAGNOSTICS`] of them.
     pub diagnostics: Vec<Value>,
+    /// The errors past the cap, counted in the message.
+    pub omitted_errors: usize,
 }
 
+/// The most diagnostics one answer of the library carries: a file of tens of thousands of
+/// problems (23,000 unused variables, say) would otherwise make an answer of megabytes.
+pub const MAX_DIAGNOSTICS: usize = 1000;
+
 /// The diagnostics of `document` (shown as read from `path`) as `check --format json` prints
-/// them.
-pub fn diagnostics_json(document: &Document, path: &str) -> Vec<Value> {
+/// them: at most [`MAX_DIAGNOSTICS`], errors first, in the file's order; and how many were
+/// left out.
+pub fn diagnostics_json(document: &Document, path: &str) -> (Vec<Value>, usize) {
+    let all = &document.diagnostics;
+    let kept: Vec<Diagnostic> = if all.len() <= MAX_DIAGNOSTICS {
+        all.clone()
+    } else {
+        let errors = all.iter().filter(|d| d.severity == Severity::Error);
+        let others = all.iter().filter(|d| d.severity != Severity::Error);
+        let mut kept: Vec<Diagnostic> =
+            errors.chain(others).take(MAX_DIAGNOSTICS).cloned().collect();
+        llmtool_core::diagnostic::sort(&mut kept);
+        kept
+    };
     let source = Source::new(path, &document.text);
-    json_records(&source, &document.diagnostics)
+    let records = json_records(&source, &kept)
         .iter()
         .filter_map(|record| serde_json::to_value(record).ok())
-        .collect()
+        .collect();
+    (records, all.len() - kept.len())
 }
 
 /// The content hash of a tool file's canonical text: its SHA-256, in hex. A version's
@@ -58,7 +79,11 @@ impl Publication {
     /// Checks `text` (shown as `path` in diagnostics) and makes it ready to publish.
     pub fn from_text(text: &str, path: &str) -> Result<Publication, Rejection> {
         let document = Document::from_text(text.to_owned());
-        let rejected = || Rejection { diagnostics: diagnostics_json(&document, path) };
+        let rejected = || {
+            let (diagnostics, _) = diagnostics_json(&document, path);
+            let shown = diagnostics.iter().filter(|d| d["severity"] == "error").count();
+            Rejection { diagnostics, omitted_errors: document.summary().errors - shown }
+        };
         if document.summary().errors > 0 {
             return Err(rejected());
         }

@@ -18,8 +18,8 @@ use crate::model::{
 use crate::publication::Publication;
 use crate::rows::{self, TokenRow, VERSION_COLUMNS, VersionRow};
 use crate::store::{
-    MAX_SESSIONS_PER_TOKEN, Store, StoreError, check_base, check_name, check_slug, expiry, now,
-    shown,
+    MAX_LABELS, MAX_SESSIONS_PER_TOKEN, MAX_TAGS, Store, StoreError, check_base, check_name,
+    check_slug, expiry, now, shown,
 };
 
 /// How long a writer waits for another before it gives up.
@@ -252,11 +252,28 @@ impl Store for SqliteStore {
     async fn add_tag(&self, slug: &str, tag: &str) -> Result<(), StoreError> {
         check_name(tag)?;
         let id = self.tool_id(slug).await?;
-        sqlx::query("INSERT OR IGNORE INTO tags (tool_id, tag) VALUES (?, ?)")
-            .bind(id)
-            .bind(tag)
-            .execute(&self.pool)
-            .await?;
+        // One statement, so that adds at once cannot pass the cap together.
+        let added = sqlx::query(
+            "INSERT OR IGNORE INTO tags (tool_id, tag) SELECT ?1, ?2
+             WHERE (SELECT COUNT(*) FROM tags WHERE tool_id = ?1) < ?3",
+        )
+        .bind(id)
+        .bind(tag)
+        .bind(MAX_TAGS as i64)
+        .execute(&self.pool)
+        .await?;
+        if added.rows_affected() == 0 {
+            let has: Option<i64> =
+                sqlx::query_scalar("SELECT 1 FROM tags WHERE tool_id = ? AND tag = ?")
+                    .bind(id)
+                    .bind(tag)
+                    .fetch_optional(&self.pool)
+                    .await?;
+            if has.is_none() {
+                let slug = slug.to_owned();
+                return Err(StoreError::TooMany { slug, what: "tags", max: MAX_TAGS });
+            }
+        }
         self.changed(slug);
         Ok(())
     }
@@ -285,15 +302,23 @@ impl Store for SqliteStore {
             let selector = shown(&Selector::Version(version));
             return Err(StoreError::NoSuchVersion { slug: slug.to_owned(), selector });
         }
-        sqlx::query(
-            "INSERT INTO labels (tool_id, label, number) VALUES (?, ?, ?)
+        // A label moves at the cap; a new one is refused there (one statement, as for tags).
+        let set = sqlx::query(
+            "INSERT INTO labels (tool_id, label, number) SELECT ?1, ?2, ?3
+             WHERE EXISTS (SELECT 1 FROM labels WHERE tool_id = ?1 AND label = ?2)
+                OR (SELECT COUNT(*) FROM labels WHERE tool_id = ?1) < ?4
              ON CONFLICT (tool_id, label) DO UPDATE SET number = excluded.number",
         )
         .bind(id)
         .bind(label)
         .bind(i64::from(version))
+        .bind(MAX_LABELS as i64)
         .execute(&self.pool)
         .await?;
+        if set.rows_affected() == 0 {
+            let slug = slug.to_owned();
+            return Err(StoreError::TooMany { slug, what: "labels", max: MAX_LABELS });
+        }
         self.changed(slug);
         Ok(())
     }

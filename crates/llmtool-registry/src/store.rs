@@ -32,6 +32,8 @@ pub enum StoreError {
     Conflict { slug: String, base: u32, latest: u32 },
     #[error("the cursor is not one this library gave")]
     BadCursor,
+    #[error("`{slug}` has {max} {what} already, the most a tool may have: remove one first")]
+    TooMany { slug: String, what: &'static str, max: usize },
     #[error("{0}")]
     Backup(String),
     #[error(transparent)]
@@ -157,6 +159,12 @@ pub(crate) fn check_base(
         _ => Ok(()),
     }
 }
+
+/// The most tags one tool may carry (its own tags, not the library's).
+pub const MAX_TAGS: usize = 64;
+
+/// The most labels one tool may have.
+pub const MAX_LABELS: usize = 64;
 
 /// Whether `name` can be a tag or a label.
 pub(crate) fn check_name(name: &str) -> Result<(), StoreError> {

@@ -6,7 +6,8 @@
 use std::sync::Arc;
 
 use llmtool_registry::{
-    Change, PostgresStore, Publication, Query, Role, Selector, SqliteStore, Store, StoreError,
+    Change, MAX_LABELS, MAX_TAGS, PostgresStore, Publication, Query, Role, Selector, SqliteStore,
+    Store, StoreError,
 };
 
 /// A valid tool file named `name`, its prompt saying `words`.
@@ -73,6 +74,33 @@ async fn versions_tags_labels_and_deletion(store: &dyn Store) {
     assert_eq!(versions[0].tags, ["built-in", "poetry"]);
     store.remove_tag("haiku-writer", "built-in").await.unwrap();
     assert_eq!(store.version("haiku-writer", &Selector::Latest).await.unwrap().tags, ["poetry"]);
+
+    // At most 64 tags and 64 labels a tool: past them a new one is refused, while a tag
+    // already there is still fine and a label still moves.
+    for i in 1..MAX_TAGS {
+        store.add_tag("haiku-writer", &format!("t{i}")).await.unwrap();
+    }
+    assert!(matches!(
+        store.add_tag("haiku-writer", "one-more").await,
+        Err(StoreError::TooMany { what: "tags", max: 64, .. })
+    ));
+    store.add_tag("haiku-writer", "poetry").await.unwrap();
+    assert_eq!(store.version("haiku-writer", &Selector::Latest).await.unwrap().tags.len(), 64);
+    for i in 1..MAX_LABELS {
+        store.set_label("haiku-writer", &format!("l{i}"), 1).await.unwrap();
+    }
+    assert!(matches!(
+        store.set_label("haiku-writer", "one-more", 1).await,
+        Err(StoreError::TooMany { what: "labels", max: 64, .. })
+    ));
+    store.set_label("haiku-writer", "production", 1).await.unwrap();
+    assert!(matches!(
+        store.set_label("haiku-writer", "production", 9).await,
+        Err(StoreError::NoSuchVersion { .. })
+    ));
+    for i in 1..MAX_TAGS {
+        store.remove_tag("haiku-writer", &format!("t{i}")).await.unwrap();
+    }
 
     store.delete("haiku-writer").await.unwrap();
     assert!(matches!(

@@ -226,7 +226,7 @@ async fn version(
 
 /// Tag a tool.
 #[utoipa::path(put, path = "/tools/{slug}/tags/{tag}", params(("slug" = String, Path, description = "The tool's slug"), ("tag" = String, Path, description = "Lowercase letters, digits, `-`, `_` and `.`")), security(("bearer" = [])),
-    responses((status = 204, description = "Tagged"), (status = 400, body = Problem), (status = 404, body = Problem), (status = 401, description = "No token, or one the library does not know", body = Problem), (status = 403, description = "The token's role is too low", body = Problem)))]
+    responses((status = 204, description = "Tagged"), (status = 400, body = Problem), (status = 404, body = Problem), (status = 422, description = "The tool has 64 tags already", body = Problem), (status = 401, description = "No token, or one the library does not know", body = Problem), (status = 403, description = "The token's role is too low", body = Problem)))]
 async fn add_tag(
     State(state): State<ServerState>,
     caller: Caller,
@@ -261,7 +261,7 @@ struct LabelBody {
 /// Point a label at a version.
 #[utoipa::path(put, path = "/tools/{slug}/labels/{label}", params(("slug" = String, Path, description = "The tool's slug"), ("label" = String, Path, description = "`production`, `staging`, ...")), security(("bearer" = [])),
     request_body = LabelBody,
-    responses((status = 204, description = "The label points at the version"), (status = 400, body = Problem), (status = 404, body = Problem), (status = 401, description = "No token, or one the library does not know", body = Problem), (status = 403, description = "The token's role is too low", body = Problem)))]
+    responses((status = 204, description = "The label points at the version"), (status = 400, body = Problem), (status = 404, body = Problem), (status = 422, description = "The tool has 64 labels already, and this is a new one", body = Problem), (status = 401, description = "No token, or one the library does not know", body = Problem), (status = 403, description = "The token's role is too low", body = Problem)))]
 async fn set_label(
     State(state): State<ServerState>,
     caller: Caller,

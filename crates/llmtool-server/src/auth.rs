@@ -56,6 +56,9 @@ pub(crate) struct Caller {
     pub(crate) role: Option<Role>,
     /// The CSRF token of the session, when the caller came with the session cookie.
     pub(crate) csrf: Option<String>,
+    /// The rate limiter's bucket of this caller (its token's, else its address's), for work
+    /// that costs more than a request.
+    pub(crate) limit_key: String,
 }
 
 impl Caller {
@@ -121,14 +124,14 @@ impl FromRequestParts<ServerState> for Caller {
         if let Err(wait) = state.limiter.take(&key) {
             return Err(Problem::too_many(wait));
         }
-        Ok(caller)
+        Ok(Caller { limit_key: key, ..caller })
     }
 }
 
 impl Caller {
     /// The token's caller, the session's, or nobody.
     async fn identify(parts: &Parts, state: &ServerState) -> Result<Caller, Problem> {
-        let nobody = Caller { name: None, role: None, csrf: None };
+        let nobody = Caller { name: None, role: None, csrf: None, limit_key: String::new() };
         if !parts.headers.contains_key(AUTHORIZATION) {
             // A session that ended (expired, signed out, its token revoked) is nobody: the
             // page offers to sign in again.
@@ -138,6 +141,7 @@ impl Caller {
                     name: Some(session.name),
                     role: Some(session.role),
                     csrf: Some(session.csrf),
+                    ..nobody
                 },
                 None => nobody,
             });
@@ -145,7 +149,7 @@ impl Caller {
         let token = bearer_token(&parts.headers).ok_or_else(Problem::unauthorized)?;
         // A token that is not the library's is refused, even where reading is public.
         match state.store.token(&token_hash(token)).await? {
-            Some((name, role)) => Ok(Caller { name: Some(name), role: Some(role), csrf: None }),
+            Some((name, role)) => Ok(Caller { name: Some(name), role: Some(role), ..nobody }),
             None => Err(Problem::unauthorized()),
         }
     }

@@ -47,6 +47,8 @@ pub struct ServerState {
     runs: Option<Arc<Runs>>,
     /// `Host` names answered besides loopback names and the address itself.
     allowed_hosts: Arc<[String]>,
+    /// Turns of the costly work a request may ask for (checking a file): one per core.
+    checks: Arc<tokio::sync::Semaphore>,
 }
 
 impl ServerState {
@@ -59,6 +61,9 @@ impl ServerState {
             mcp: None,
             runs: None,
             allowed_hosts: Arc::new([]),
+            checks: Arc::new(tokio::sync::Semaphore::new(
+                std::thread::available_parallelism().map_or(2, std::num::NonZero::get),
+            )),
         }
     }
 

@@ -29,27 +29,20 @@ impl RateLimiter {
 
     /// Takes one request from `caller`'s bucket: `Err` with how long to wait when it is empty.
     pub fn take(&self, caller: &str) -> Result<(), Duration> {
-        self.take_n(caller, 1.0)
-    }
-
-    /// Takes `cost` requests' worth from `caller`'s bucket (a costly request counts as
-    /// several), or none and `Err` with how long to wait for them. A cost above the bucket's
-    /// size takes a full bucket, so that it can always pass once the caller has waited.
-    pub fn take_n(&self, caller: &str, cost: f64) -> Result<(), Duration> {
-        self.with_bucket(caller, |bucket, capacity, per_second| {
-            let cost = cost.clamp(0.0, capacity);
-            if bucket.tokens >= cost {
-                bucket.tokens -= cost;
+        self.with_bucket(caller, |bucket, _, per_second| {
+            if bucket.tokens >= 1.0 {
+                bucket.tokens -= 1.0;
                 Ok(())
             } else {
-                Err(Duration::from_secs_f64((cost - bucket.tokens) / per_second))
+                Err(Duration::from_secs_f64((1.0 - bucket.tokens) / per_second))
             }
         })
         .unwrap_or(Ok(()))
     }
 
-    /// Spends `cost` requests' worth of `caller`'s bucket after the fact (work that turned
-    /// out costly): the bucket may go below empty, a debt the caller waits off.
+    /// Spends `cost` more requests' worth of `caller`'s bucket, for a request that costs more
+    /// than one (a large body, long work): the bucket may go below empty, a debt the caller
+    /// waits off before its next request. At most a bucket's worth at a time.
     pub fn charge(&self, caller: &str, cost: f64) {
         let _ = self.with_bucket(caller, |bucket, capacity, _| {
             bucket.tokens -= cost.clamp(0.0, capacity);
@@ -116,16 +109,16 @@ mod tests {
     #[test]
     fn costly_requests_count_as_several_and_a_debt_is_waited_off() {
         let limiter = RateLimiter::new(60);
-        assert!(limiter.take_n("ci", 50.0).is_ok());
-        assert!(limiter.take_n("ci", 20.0).is_err(), "10 left");
-        assert_eq!(limiter.wait("ci"), None);
+        limiter.charge("ci", 50.0);
+        assert_eq!(limiter.wait("ci"), None, "10 left");
         limiter.charge("ci", 30.0);
         let wait = limiter.wait("ci").unwrap();
         assert!(wait > Duration::from_secs(20) && wait <= Duration::from_secs(21), "{wait:?}");
         assert!(limiter.take("ci").is_err());
-        // More than a bucket takes a bucket: it passes once the bucket is full.
-        assert!(limiter.take_n("ana", 1e9).is_ok());
-        assert!(limiter.take("ana").is_err());
+        // At most a bucket at a time: from full to empty, a second's wait at one a second.
+        limiter.charge("ana", 1e9);
+        let wait = limiter.wait("ana").unwrap();
+        assert!(wait > Duration::from_millis(900) && wait <= Duration::from_secs(1), "{wait:?}");
     }
 
     #[test]

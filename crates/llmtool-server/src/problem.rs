@@ -90,6 +90,9 @@ impl From<StoreError> for Problem {
             StoreError::TokenExists(_) | StoreError::Conflict { .. } => {
                 Problem::new(StatusCode::CONFLICT, "Conflict", detail)
             }
+            StoreError::TooMany { .. } => {
+                Problem::new(StatusCode::UNPROCESSABLE_ENTITY, "Unprocessable Content", detail)
+            }
             StoreError::Rejected(rejection) => Problem {
                 diagnostics: Some(rejection.diagnostics),
                 ..Problem::new(StatusCode::UNPROCESSABLE_ENTITY, "Unprocessable Content", detail)

@@ -2,6 +2,8 @@
 //! text as it is typed, `fmt` of a text, the models a run may choose, a tool's kept runs, the
 //! tags, and a tool's avatar as an image.
 
+use std::sync::Arc;
+
 use axum::Json;
 use axum::extract::{Path, Query, State};
 use axum::http::{StatusCode, header};
@@ -16,19 +18,63 @@ use crate::auth::Caller;
 use crate::{Problem, ServerState};
 
 /// The diagnostics of a tool file, as `llmtool check --format json` prints them (the body is
-/// the file; nothing is stored).
+/// the file; nothing is stored): at most 1,000, errors first; `X-Diagnostics-Omitted` counts
+/// those left out. A large file costs its caller more than one request of the rate limit: one
+/// for every 64 KiB, and one for every 100 ms of checking.
 #[utoipa::path(post, path = "/check", security((), ("bearer" = [])),
     request_body(content = String, description = "A tool file", content_type = "application/json"),
-    responses((status = 200, description = "The diagnostics (an empty list when there are none)", body = Vec<Object>),
+    responses((status = 200, description = "The diagnostics (an empty list when there are none), at most 1,000",
+            headers(("x-diagnostics-omitted" = usize, description = "How many diagnostics past the first 1,000 were left out")),
+            body = Vec<Object>),
+        (status = 429, description = "The caller's allowance is spent (a large file counts as several requests)", body = Problem),
         (status = 401, description = "No token, or one the library does not know", body = Problem)))]
 pub(crate) async fn check(
     State(state): State<ServerState>,
     caller: Caller,
     body: String,
-) -> Result<Json<Vec<serde_json::Value>>, Problem> {
+) -> Result<Response, Problem> {
     caller.require(Role::Viewer, state.access)?;
-    let document = llmtool_core::Document::from_text(body);
-    Ok(Json(llmtool_registry::diagnostics_json(&document, "tool.json")))
+    let (found, omitted) = costly(&state, &caller, body.len(), move || {
+        let document = llmtool_core::Document::from_text(body);
+        llmtool_registry::diagnostics_json(&document, "tool.json")
+    })
+    .await?;
+    let mut response = Json(found).into_response();
+    response.headers_mut().insert("x-diagnostics-omitted", omitted.into());
+    Ok(response)
+}
+
+/// How many bytes of a body count as one request of the rate limit.
+const BYTES_PER_REQUEST: usize = 64 << 10;
+
+/// How much work counts as one request of the rate limit.
+const WORK_PER_REQUEST: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// Runs `work` on a body of `bytes`: charged to `caller`'s rate limit by size before and by
+/// time after (past the one request the call has taken: a debt its next requests wait off),
+/// on a blocking thread, and at most as many at once as the machine has cores, so that
+/// checking a large file stalls nobody else.
+async fn costly<T: Send + 'static>(
+    state: &ServerState,
+    caller: &Caller,
+    bytes: usize,
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, Problem> {
+    state.limiter.charge(&caller.limit_key, (bytes / BYTES_PER_REQUEST) as f64);
+    let turn = Arc::clone(&state.checks)
+        .acquire_owned()
+        .await
+        .map_err(|stopped| Problem::internal(stopped.to_string()))?;
+    let started = std::time::Instant::now();
+    let done = tokio::task::spawn_blocking(move || {
+        let _turn = turn;
+        work()
+    })
+    .await
+    .map_err(|stopped| Problem::internal(stopped.to_string()))?;
+    let by_time = started.elapsed().as_secs_f64() / WORK_PER_REQUEST.as_secs_f64() - 1.0;
+    state.limiter.charge(&caller.limit_key, by_time);
+    Ok(done)
 }
 
 /// `POST /format`: whether to apply the safe fixes first.
@@ -46,10 +92,12 @@ pub(crate) struct FormattedText {
     fixes_applied: usize,
 }
 
-/// The tool file of the body in canonical form, as `llmtool fmt` writes it.
+/// The tool file of the body in canonical form, as `llmtool fmt` writes it. Costs as `check`
+/// does.
 #[utoipa::path(post, path = "/format", params(FormatParams), security((), ("bearer" = [])),
     request_body(content = String, description = "A tool file", content_type = "application/json"),
-    responses((status = 200, body = FormattedText), (status = 422, description = "Not valid JSON: `diagnostics` say where", body = Problem),
+    responses((status = 200, body = FormattedText), (status = 422, description = "Not valid JSON: `diagnostics` say where (at most 1,000)", body = Problem),
+        (status = 429, description = "The caller's allowance is spent (a large file counts as several requests)", body = Problem),
         (status = 401, description = "No token, or one the library does not know", body = Problem)))]
 pub(crate) async fn format(
     State(state): State<ServerState>,
@@ -59,18 +107,22 @@ pub(crate) async fn format(
 ) -> Result<Json<FormattedText>, Problem> {
     caller.require(Role::Viewer, state.access)?;
     let fix = params.fix.as_deref() == Some("safe");
-    match llmtool_core::format::format_source(&body, fix) {
+    let formatted = costly(&state, &caller, body.len(), move || {
+        llmtool_core::format::format_source(&body, fix).map_err(|not| {
+            let detail = not.to_string();
+            let document = llmtool_core::Document::from_text(not.text);
+            (detail, llmtool_registry::diagnostics_json(&document, "tool.json").0)
+        })
+    })
+    .await?;
+    match formatted {
         Ok(formatted) => {
             Ok(Json(FormattedText { text: formatted.text, fixes_applied: formatted.fixes_applied }))
         }
-        Err(not) => {
-            let detail = not.to_string();
-            let document = llmtool_core::Document::from_text(not.text);
-            Err(Problem {
-                diagnostics: Some(llmtool_registry::diagnostics_json(&document, "tool.json")),
-                ..Problem::new(StatusCode::UNPROCESSABLE_ENTITY, "Unprocessable Content", detail)
-            })
-        }
+        Err((detail, diagnostics)) => Err(Problem {
+            diagnostics: Some(diagnostics),
+            ..Problem::new(StatusCode::UNPROCESSABLE_ENTITY, "Unprocessable Content", detail)
+        }),
     }
 }
 

@@ -180,6 +180,25 @@ async fn api(store: Arc<dyn Store>) {
         missing_value.json::<Value>().await.unwrap()["detail"].as_str().unwrap().contains("topic")
     );
 
+    // A tool carries at most 64 tags and 64 labels: past that, 422 (10,000 were accepted).
+    let put = |path: String, body: Option<Value>| {
+        let request = client.put(format!("{base}/tools/poet/{path}")).bearer_auth(&editor);
+        match body {
+            Some(body) => request.json(&body).send(),
+            None => request.send(),
+        }
+    };
+    for i in 1..64 {
+        assert_eq!(put(format!("tags/t{i}"), None).await.unwrap().status(), 204);
+        let label = put(format!("labels/l{i}"), Some(json!({"version": 1}))).await.unwrap();
+        assert_eq!(label.status(), 204);
+    }
+    let over = put("tags/one-more".into(), None).await.unwrap();
+    assert_eq!(over.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(over.text().await.unwrap().contains("64 tags"));
+    let over = put("labels/one-more".into(), Some(json!({"version": 1}))).await.unwrap();
+    assert_eq!(over.status(), StatusCode::UNPROCESSABLE_ENTITY);
+
     // Deleting needs an admin.
     let delete = |token: &str| {
         client.delete(format!("{base}/tools/poet")).bearer_auth(token.to_owned()).send()
@@ -460,6 +479,23 @@ async fn each_caller_has_a_rate_limit() {
     assert_eq!(guesses[3..], [StatusCode::TOO_MANY_REQUESTS; 2], "{guesses:?}");
     // A real token from that address is limited no more than before the guessing stopped.
     assert_eq!(get(Some(&other)).await.unwrap().status(), StatusCode::TOO_MANY_REQUESTS);
+}
+
+#[tokio::test]
+async fn a_large_check_costs_its_caller_more_than_one_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> =
+        Arc::new(SqliteStore::open(&dir.path().join("library.db")).await.unwrap());
+    let base = start_limited(store, true, 10).await;
+    let client = reqwest::Client::new();
+    let check = |body: String| client.post(format!("{base}/check")).body(body).send();
+    // A file just under 1 MiB counts as 16 requests, more than a bucket of 10 holds: it is
+    // answered, and leaves a debt that the next request must wait off.
+    let large = format!(r#"{{"model_prompt": "{}"}}"#, "x".repeat(1_000_000));
+    assert_eq!(check(large).await.unwrap().status(), StatusCode::OK);
+    let after = check("{}".into()).await.unwrap();
+    assert_eq!(after.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert!(after.headers().contains_key("retry-after"));
 }
 
 #[tokio::test]

@@ -234,6 +234,23 @@ async fn studio(store: Arc<dyn Store>) {
         .unwrap();
     let undeclared = check.as_array().unwrap().iter().find(|d| d["code"] == "LT212").unwrap();
     assert_eq!(undeclared["fix"]["edits"][0]["replacement"], "{{name}}");
+    // A file of 23,000 unused variables (and one error, last) answers 1,000 diagnostics, the
+    // error among them, and counts the rest (the answer was 23 MB).
+    let variables: Vec<Value> = (0..23_000)
+        .map(|i| json!({"name": format!("v{i}"), "type": "text"}))
+        .chain([json!({"name": "bad", "type": "no-such-type"})])
+        .collect();
+    let many = json!({"model_prompt": "Hi", "metadata": {"prompt_name": "X", "description": "d",
+        "variables": variables}});
+    let many = many.to_string();
+    assert!(many.len() < llmtool_server::MAX_BODY, "{}", many.len());
+    let answer = client.post(format!("{base}/api/v1/check")).body(many).send().await.unwrap();
+    let omitted: usize =
+        answer.headers()["x-diagnostics-omitted"].to_str().unwrap().parse().unwrap();
+    let found: Vec<Value> = answer.json().await.unwrap();
+    assert_eq!(found.len(), llmtool_registry::MAX_DIAGNOSTICS);
+    assert!(omitted >= 45_000, "{omitted}");
+    assert!(found.iter().any(|d| d["severity"] == "error"), "errors come first");
     let formatted: Value = client
         .post(format!("{base}/api/v1/format"))
         .body(tool.clone())

@@ -376,6 +376,12 @@ async def test_lenses_render_run_and_test(client: LanguageClient):
     # `topic` has no default and the lens passes no values: llmtool run says so and exits 1 or 2.
     assert ran["exit"] in (1, 2) and "topic" in ran["output"]
     assert any("topic" in m.message for m in client.messages)
+    # A URI that would read as an option or as standard input is not run at all.
+    for bad in ["file:--help", "file:-", "file:--config=/tmp/x.toml"]:
+        with pytest.raises(Exception, match="only a file on disk"):
+            await client.workspace_execute_command_async(
+                types.ExecuteCommandParams(command=run.command, arguments=[bad])
+            )
 
 
 async def test_the_test_lens_finds_the_file_llmtool_test_runs(client: LanguageClient, tmp_path):
