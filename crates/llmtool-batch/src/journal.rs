@@ -70,6 +70,11 @@ impl Journal {
     /// Opens (creating it if needed) the journal at `path`.
     pub async fn open(path: &Path) -> Result<Journal, JournalError> {
         let shown = path.display().to_string();
+        // Its records hold the answers: the journal is its owner's alone.
+        llmtool_log::private::private_sqlite(path).map_err(|source| JournalError::Database {
+            path: shown.clone(),
+            source: sqlx::Error::Io(source),
+        })?;
         let options = SqliteConnectOptions::from_str("sqlite:")
             .map_err(|source| JournalError::Database { path: shown.clone(), source })?
             .filename(path)

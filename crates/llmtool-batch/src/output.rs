@@ -133,8 +133,11 @@ pub struct OutputFile {
 impl OutputFile {
     /// Opens `path` at the journal's `committed` length: anything past it is cut off.
     pub fn open(path: &Path, committed: u64) -> std::io::Result<OutputFile> {
-        let mut file =
-            OpenOptions::new().create(true).read(true).write(true).truncate(false).open(path)?;
+        // The answers: the output is its owner's alone.
+        let (mut file, _) = llmtool_log::private::open_private(
+            OpenOptions::new().create(true).read(true).write(true).truncate(false),
+            path,
+        )?;
         let len = file.metadata()?.len();
         if len < committed {
             return Err(std::io::Error::other(format!(

@@ -85,7 +85,11 @@ pub(crate) struct ParquetOutput {
 impl ParquetOutput {
     pub(crate) fn create(path: &Path) -> Result<ParquetOutput, String> {
         let schema = schema();
-        let file = File::create(path).map_err(|e| e.to_string())?;
+        let (file, _) = llmtool_log::private::open_private(
+            std::fs::OpenOptions::new().write(true).create(true).truncate(true),
+            path,
+        )
+        .map_err(|e| e.to_string())?;
         let properties = WriterProperties::builder()
             .set_compression(Compression::ZSTD(ZstdLevel::default()))
             .build();

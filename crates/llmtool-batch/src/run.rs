@@ -416,11 +416,10 @@ pub(crate) async fn look_up(
 fn lock(journal: &Path) -> std::io::Result<std::fs::File> {
     let mut name = journal.to_path_buf().into_os_string();
     name.push(".lock");
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(PathBuf::from(name))?;
+    let (file, _) = llmtool_log::private::open_private(
+        std::fs::OpenOptions::new().create(true).truncate(false).write(true),
+        &PathBuf::from(name),
+    )?;
     match file.try_lock() {
         Ok(()) => Ok(file),
         Err(std::fs::TryLockError::WouldBlock) => Err(std::io::Error::other(

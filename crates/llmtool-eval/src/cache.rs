@@ -54,11 +54,13 @@ impl Cache {
     /// Keeps `answer` under `key` (written aside, then renamed, so a reader never sees half).
     pub fn put(&self, key: &str, answer: &CachedAnswer) -> std::io::Result<()> {
         let path = self.path(key);
+        // Answers are the user's alone: 0700 folders, 0600 files.
         if let Some(folder) = path.parent() {
-            std::fs::create_dir_all(folder)?;
+            llmtool_log::private::private_dir_all(folder)?;
         }
         let aside = path.with_extension(format!("json.{}", std::process::id()));
-        std::fs::write(&aside, serde_json::to_vec(answer).map_err(std::io::Error::other)?)?;
+        let bytes = serde_json::to_vec(answer).map_err(std::io::Error::other)?;
+        llmtool_log::private::write_private(&aside, &bytes)?;
         std::fs::rename(aside, path)
     }
 }

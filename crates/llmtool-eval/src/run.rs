@@ -119,7 +119,12 @@ async fn run_case(
     let key = cache_key(&request, index);
     let cached = options.cache.as_ref().and_then(|cache| cache.get(&key));
     let (answer, from_cache) = match cached {
-        Some(answer) => (answer, true),
+        // An answer cached before keys were hidden from answers is shown without them too.
+        Some(mut answer) => {
+            answer.raw = request.secrets.hide_secrets(&answer.raw).into_owned();
+            answer.output = answer.output.map(|o| request.secrets.hide_secrets(&o).into_owned());
+            (answer, true)
+        }
         None => match answer_of(runtime, &request).await {
             Ok(answer) => {
                 if let Some(cache) = &options.cache {

@@ -46,6 +46,25 @@ pub fn known(name: &str) -> Option<&'static ModelSpec> {
     KNOWN_MODELS.iter().find(|m| m.name.eq_ignore_ascii_case(name) || m.file == name)
 }
 
+/// Makes the models' folder. In the data directory (no `LLMTOOL_MODELS_DIR`), that directory,
+/// which also keeps runs, is made its owner's alone (0700) if this makes it.
+fn make_models_dir(dir: &Path) -> std::io::Result<()> {
+    let data = dir.parent().filter(|_| std::env::var_os("LLMTOOL_MODELS_DIR").is_none());
+    if let Some(data) = data.filter(|data| !data.exists()) {
+        if let Some(above) = data.parent() {
+            std::fs::create_dir_all(above)?;
+        }
+        let mut builder = std::fs::DirBuilder::new();
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        match builder.create(data) {
+            Err(error) if error.kind() != std::io::ErrorKind::AlreadyExists => return Err(error),
+            _ => {}
+        }
+    }
+    std::fs::create_dir_all(dir)
+}
+
 /// `$LLMTOOL_MODELS_DIR`, else `$XDG_DATA_HOME/llmtool/models`, else `~/.local/share/llmtool/models`.
 pub fn models_dir() -> Result<PathBuf, LocalError> {
     if let Some(dir) = std::env::var_os("LLMTOOL_MODELS_DIR").filter(|v| !v.is_empty()) {
@@ -279,7 +298,7 @@ pub fn pull(
     log: &mut dyn FnMut(&str),
 ) -> Result<PathBuf, LocalError> {
     let dir = models_dir()?;
-    std::fs::create_dir_all(&dir).map_err(|e| io_error(&dir, e))?;
+    make_models_dir(&dir).map_err(|e| io_error(&dir, e))?;
     remove_stale_partials(spec, &dir);
     let target = dir.join(spec.file);
     if from.is_none() && target.is_file() && verify_installed(spec, &target).is_ok() {

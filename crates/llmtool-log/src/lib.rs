@@ -3,6 +3,7 @@
 //! WAL mode, so a run killed at any moment leaves every earlier record whole.
 
 mod dir;
+pub mod private;
 mod record;
 mod store;
 

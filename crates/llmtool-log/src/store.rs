@@ -70,12 +70,15 @@ impl RunLog {
     /// Opens the log at `path`, creating it (and its folder) if needed.
     pub async fn open(path: &Path) -> Result<RunLog, LogError> {
         let shown = path.display().to_string();
+        // Prompts, values and answers: the folder and the database are the user's alone.
         if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).map_err(|source| LogError::Directory {
+            crate::private::private_dir(parent).map_err(|source| LogError::Directory {
                 path: parent.display().to_string(),
                 source,
             })?;
         }
+        crate::private::private_sqlite(path)
+            .map_err(|source| LogError::Directory { path: shown.clone(), source })?;
         let options = SqliteConnectOptions::new()
             .filename(path)
             .create_if_missing(true)

@@ -44,16 +44,72 @@ impl Redactor {
 
     /// `text` with every secret and every URL's credentials replaced by [`REDACTED`].
     pub fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        let text = self.hide_secrets(text);
+        match redact_userinfo(&text) {
+            Cow::Borrowed(_) => text,
+            Cow::Owned(clean) => Cow::Owned(clean),
+        }
+    }
+
+    /// `text` with every configured secret replaced by [`REDACTED`], and nothing else changed:
+    /// for a model's answer, which may echo a key back but whose example URLs are its own.
+    pub fn hide_secrets<'a>(&self, text: &'a str) -> Cow<'a, str> {
         let mut text = Cow::Borrowed(text);
         for secret in &self.secrets {
             if text.contains(secret.as_str()) {
                 text = Cow::Owned(text.replace(secret.as_str(), REDACTED));
             }
         }
-        match redact_userinfo(&text) {
-            Cow::Borrowed(_) => text,
-            Cow::Owned(clean) => Cow::Owned(clean),
+        text
+    }
+
+    /// A hider of this redactor's secrets in a stream of text (see [`SecretStream`]).
+    pub fn stream(&self) -> SecretStream<'_> {
+        SecretStream { redactor: self, pending: String::new() }
+    }
+
+    /// How many bytes at the end of `text` begin some secret without completing it.
+    fn partial_tail(&self, text: &str) -> usize {
+        self.secrets
+            .iter()
+            .filter_map(|secret| {
+                (1..secret.len().min(text.len() + 1))
+                    .rev()
+                    .find(|&k| secret.is_char_boundary(k) && text.ends_with(&secret[..k]))
+            })
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+/// Hides secrets in text that arrives in pieces (an answer streamed chunk by chunk): text is
+/// passed on once no secret can span it and what comes next, so a key the provider echoes
+/// back is hidden even when its chunks cut it in two. What is held back is shorter than the
+/// longest secret.
+#[derive(Debug)]
+pub struct SecretStream<'r> {
+    redactor: &'r Redactor,
+    pending: String,
+}
+
+impl SecretStream<'_> {
+    /// The text that can be shown now, `chunk` included.
+    pub fn push(&mut self, chunk: &str) -> String {
+        if self.redactor.secrets.is_empty() {
+            return chunk.to_owned();
         }
+        self.pending.push_str(chunk);
+        let clean = self.redactor.hide_secrets(&self.pending).into_owned();
+        let ready = clean.len() - self.redactor.partial_tail(&clean);
+        clean[ready..].clone_into(&mut self.pending);
+        let mut shown = clean;
+        shown.truncate(ready);
+        shown
+    }
+
+    /// What was held back, at the end of the stream.
+    pub fn finish(&mut self) -> String {
+        std::mem::take(&mut self.pending)
     }
 }
 
@@ -90,6 +146,25 @@ pub fn redact_userinfo(text: &str) -> Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stream_hides_a_secret_cut_at_any_byte() {
+        let key = "sk-live-0123456789abcdef";
+        let redactor = Redactor::new([key.to_owned(), "another-secret-value".to_owned()]);
+        let answer = format!("your key is {key}, and {key}. sk-live-0 is not one.");
+        let whole = redactor.hide_secrets(&answer).into_owned();
+        assert!(!whole.contains("0123456789"), "{whole}");
+        for cut in 0..=answer.len() {
+            for second in cut..=answer.len() {
+                let mut stream = redactor.stream();
+                let mut shown = stream.push(&answer[..cut]);
+                shown += &stream.push(&answer[cut..second]);
+                shown += &stream.push(&answer[second..]);
+                shown += &stream.finish();
+                assert_eq!(shown, whole, "cut at {cut} and {second}");
+            }
+        }
+    }
 
     #[test]
     fn secrets_and_credentials_are_replaced_wherever_they_appear() {

@@ -16,6 +16,7 @@ use crate::error::ProviderError;
 use crate::event::Usage;
 use crate::http::HttpRequest;
 use crate::pricing::{Billing, PriceEntry};
+use crate::redact::Redactor;
 use crate::request::{ChatRequest, Constraint, Message, Params};
 use crate::resolve::Target;
 use crate::transport::Delivery;
@@ -86,6 +87,10 @@ pub struct RunRequest {
     /// What the user should hear before the request is sent (data-loss prevention's findings
     /// under its `warn` policy), for the caller to show.
     pub notices: Vec<String>,
+    /// The configured secrets (providers' keys, a server's token), hidden from the answer and
+    /// from every piece of it streamed: a provider that echoes a key back gets it shown to
+    /// nobody.
+    pub secrets: Redactor,
 }
 
 /// Characters per token in the estimate of a prompt's tokens when no tokenizer of the model is
@@ -169,12 +174,14 @@ impl RunRequest {
         message
     }
 
-    /// `answer` with the placeholders of data-loss prevention put back.
+    /// `answer` as it is shown: the placeholders of data-loss prevention put back, and the
+    /// configured secrets hidden.
     pub fn restore(&self, answer: &str) -> String {
-        match &self.redaction {
-            Some(redaction) => redaction.restore(answer).into_owned(),
-            None => answer.to_owned(),
-        }
+        let restored = match &self.redaction {
+            Some(redaction) => redaction.restore(answer),
+            None => std::borrow::Cow::Borrowed(answer),
+        };
+        self.secrets.hide_secrets(&restored).into_owned()
     }
 
     /// How many values were swapped for placeholders, by kind.
@@ -248,19 +255,22 @@ pub async fn run(
     let mut usage = Usage::default();
     let mut repairs = 0;
     let mut first_token: Option<Duration> = None;
-    // Placeholders of data-loss prevention go back into what is shown and checked; the model
-    // keeps seeing its own words (with the placeholders) when asked again.
+    // Placeholders of data-loss prevention go back into what is shown and checked, and the
+    // configured secrets are hidden from it; the model keeps seeing its own words (with the
+    // placeholders) when asked again.
     let mut restorer = run.redaction.as_deref().map(Redaction::restorer);
+    let mut hider = run.secrets.stream();
     loop {
         let request = run.chat(messages.clone(), options);
         let mut answer = String::new();
         let mut forward = |text: &str| {
             answer.push_str(text);
             if streams_through {
-                match restorer.as_mut() {
-                    Some(restorer) => show(on_text, &restorer.push(text)),
-                    None => on_text(text),
-                }
+                let with_values = match restorer.as_mut() {
+                    Some(restorer) => std::borrow::Cow::Owned(restorer.push(text)),
+                    None => std::borrow::Cow::Borrowed(text),
+                };
+                show(on_text, &hider.push(&with_values));
             }
         };
         let (completion, warnings) = match backend {
@@ -278,8 +288,12 @@ pub async fn run(
                 (generate_local(engine, &request, delivery, &mut forward).await?, Vec::new())
             }
         };
-        if let Some(restorer) = restorer.as_mut().filter(|_| streams_through) {
-            show(on_text, &restorer.finish());
+        if streams_through {
+            if let Some(restorer) = restorer.as_mut() {
+                let rest = restorer.finish();
+                show(on_text, &hider.push(&rest));
+            }
+            show(on_text, &hider.finish());
         }
         usage.add(completion.usage);
         if repairs == 0 {

@@ -37,6 +37,7 @@ async fn run_on_mock(api: ApiKind, provider: &str, model: &str, reply: String) -
         price,
         redaction: None,
         notices: Vec::new(),
+        secrets: llmtool_providers::Redactor::default(),
     };
     let transport = Transport::new(
         Timeouts { idle: Duration::from_secs(5), ..Timeouts::default() },

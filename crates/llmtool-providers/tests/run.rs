@@ -47,6 +47,7 @@ fn run_request(mock: &Mock, features: Features, spec: OutputSpec) -> RunRequest 
         }),
         redaction: None,
         notices: Vec::new(),
+        secrets: llmtool_providers::Redactor::default(),
     }
 }
 
@@ -195,6 +196,36 @@ async fn placeholders_are_restored_in_a_stream_even_when_cut_across_chunks() {
     assert_eq!(streamed, "Dear ann@example.com, done.");
     assert_eq!(report.output.as_deref(), Some("Dear ann@example.com, done."));
     assert_eq!(report.redactions.get("email"), Some(&1));
+}
+
+#[tokio::test]
+async fn a_key_the_provider_echoes_is_hidden_whole_and_in_the_stream() {
+    let key = "sk-live-0123456789abcdef";
+    // The echo cut in the key's middle, and the key again whole, with a placeholder too.
+    let chunks = [
+        chunk("Your key is sk-live-01", None),
+        chunk("23456789abcdef; again sk-live-0123456789abcdef for [EMAIL_1].", Some("stop")),
+        "[DONE]".to_owned(),
+    ];
+    let mock =
+        Mock::start(vec![Reply::sse(&chunks.iter().map(String::as_str).collect::<Vec<_>>())]).await;
+    let request = RunRequest {
+        secrets: llmtool_providers::Redactor::new([key.to_owned()]),
+        ..redacted_request(&mock, OutputSpec { kind: OutputKind::Text, format: None })
+    };
+    let mut streamed = String::new();
+    let report = run(&Backend::Http(&transport()), &request, RunOptions::default(), &mut |t| {
+        streamed.push_str(t)
+    })
+    .await
+    .unwrap();
+    let shown = "Your key is [redacted]; again [redacted] for ann@example.com.";
+    assert_eq!(streamed, shown);
+    assert_eq!((report.output.as_deref(), report.raw.as_str()), (Some(shown), shown));
+    // The same for a provider's batch answer.
+    let answer =
+        llmtool_providers::batch_api::Answer { text: format!("k={key}"), ..Default::default() };
+    assert_eq!(request.batch_report(&answer).raw, "k=[redacted]");
 }
 
 #[tokio::test]

@@ -312,7 +312,7 @@ impl Store for PostgresStore {
         )
         .bind(id)
         .bind(tag)
-        .bind(MAX_TAGS as i64)
+        .bind(i64::from(MAX_TAGS))
         .execute(&mut *tx)
         .await?;
         if added.rows_affected() == 0 {
@@ -360,7 +360,7 @@ impl Store for PostgresStore {
         .bind(id)
         .bind(label)
         .bind(i64::from(version))
-        .bind(MAX_LABELS as i64)
+        .bind(i64::from(MAX_LABELS))
         .execute(&mut *tx)
         .await?;
         if set.rows_affected() == 0 {

@@ -37,6 +37,9 @@ pub struct SqliteStore {
 impl SqliteStore {
     /// Opens (creating it if needed) the library at `path`.
     pub async fn open(path: &Path) -> Result<SqliteStore, StoreError> {
+        // Runs are kept with their values and answers: the database is its owner's alone.
+        llmtool_log::private::private_sqlite(path)
+            .map_err(|e| StoreError::Database(sqlx::Error::Io(e)))?;
         let options = SqliteConnectOptions::new()
             .filename(path)
             .create_if_missing(true)
@@ -259,7 +262,7 @@ impl Store for SqliteStore {
         )
         .bind(id)
         .bind(tag)
-        .bind(MAX_TAGS as i64)
+        .bind(i64::from(MAX_TAGS))
         .execute(&self.pool)
         .await?;
         if added.rows_affected() == 0 {
@@ -312,7 +315,7 @@ impl Store for SqliteStore {
         .bind(id)
         .bind(label)
         .bind(i64::from(version))
-        .bind(MAX_LABELS as i64)
+        .bind(i64::from(MAX_LABELS))
         .execute(&self.pool)
         .await?;
         if set.rows_affected() == 0 {

@@ -33,7 +33,7 @@ pub enum StoreError {
     #[error("the cursor is not one this library gave")]
     BadCursor,
     #[error("`{slug}` has {max} {what} already, the most a tool may have: remove one first")]
-    TooMany { slug: String, what: &'static str, max: usize },
+    TooMany { slug: String, what: &'static str, max: u32 },
     #[error("{0}")]
     Backup(String),
     #[error(transparent)]
@@ -161,10 +161,10 @@ pub(crate) fn check_base(
 }
 
 /// The most tags one tool may carry (its own tags, not the library's).
-pub const MAX_TAGS: usize = 64;
+pub const MAX_TAGS: u32 = 64;
 
 /// The most labels one tool may have.
-pub const MAX_LABELS: usize = 64;
+pub const MAX_LABELS: u32 = 64;
 
 /// Whether `name` can be a tag or a label.
 pub(crate) fn check_name(name: &str) -> Result<(), StoreError> {

@@ -39,6 +39,13 @@ pub enum RunError {
     /// a `source`, so that a report of the error chain says it once.)
     #[error("in the `[dlp]` table of the config file: {0}")]
     DlpConfig(llmtool_dlp::ConfigError),
+    /// A server's client asked for a model its operator did not configure (or a tool names one
+    /// on a provider nobody set up); `allowed` is what it may choose.
+    #[error(
+        "`{asked}` is not a model this server runs; it runs: {}",
+        if allowed.is_empty() { "none (its operator has configured no provider)".to_owned() } else { allowed.join(", ") }
+    )]
+    NotAllowed { asked: String, allowed: Vec<String> },
     /// A worker thread of the run stopped (a bug, reported rather than a panic).
     #[error("the run stopped unexpectedly: {0}")]
     Stopped(String),

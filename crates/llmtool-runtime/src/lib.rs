@@ -8,6 +8,7 @@
 //! [`log`] writes each run to the run log. Data-loss prevention (`llmtool-dlp`) applies to
 //! every prompt as [`Runtime::request_on`] builds its request.
 
+mod allowed;
 mod dlp;
 mod error;
 pub mod files;

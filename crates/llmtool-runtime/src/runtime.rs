@@ -52,6 +52,9 @@ pub struct RuntimeOptions {
     /// The data-loss prevention policy of every run (`--dlp`), over the tool's `x-dlp` and the
     /// config's.
     pub dlp: Option<Policy>,
+    /// Runs only on providers and models the operator configured (see `allowed`): what a
+    /// server sets, so that its clients cannot make it send requests anywhere else.
+    pub only_configured: bool,
 }
 
 impl Default for RuntimeOptions {
@@ -69,6 +72,7 @@ impl Default for RuntimeOptions {
             log: LogPolicy::Off,
             concurrency: None,
             dlp: None,
+            only_configured: false,
         }
     }
 }
@@ -120,6 +124,7 @@ struct Inner {
     redactor: Redactor,
     log: LogSink,
     guard: Guard,
+    only_configured: bool,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -149,6 +154,7 @@ impl Runtime {
             redactor,
             log: LogSink::new(options.log),
             guard,
+            only_configured: options.only_configured,
         };
         Ok(Self { inner: Arc::new(inner) })
     }
@@ -168,8 +174,22 @@ impl Runtime {
         self.target_on(tool, &Choice::default())
     }
 
-    /// The same, with `choice` over the runtime's own model and provider.
+    /// The same, with `choice` over the runtime's own model and provider; under
+    /// `only_configured`, refused unless the operator enabled it ([`RunError::NotAllowed`]).
     pub fn target_on(&self, tool: &Tool, choice: &Choice) -> Result<Target, RunError> {
+        if self.inner.only_configured {
+            self.check_choice(choice)?;
+        }
+        let target = self.resolved(tool, choice)?;
+        if self.inner.only_configured {
+            let chosen = choice.model.is_some() || choice.provider.is_some();
+            self.check_allowed(&target, chosen)?;
+        }
+        Ok(target)
+    }
+
+    /// The target of `tool` under `choice`, whatever is allowed.
+    fn resolved(&self, tool: &Tool, choice: &Choice) -> Result<Target, RunError> {
         let inner = &self.inner;
         let mut target = inner.providers.resolve(
             choice.model.as_deref().or(inner.model.as_deref()),
@@ -201,7 +221,9 @@ impl Runtime {
         let unnamed =
             inner.providers.resolve(inner.model.as_deref(), inner.provider.as_deref(), &[]);
         unnamed.is_ok_and(is_default)
-            || tools.into_iter().any(|tool| self.target(tool).is_ok_and(is_default))
+            || tools
+                .into_iter()
+                .any(|tool| self.resolved(tool, &Choice::default()).is_ok_and(is_default))
     }
 
     /// The request of a run of `tool` on `prompt` (rendered from it): its target, the tool's
@@ -244,6 +266,7 @@ impl Runtime {
             spec: OutputSpec::of(tool),
             redaction,
             notices: notice.into_iter().collect(),
+            secrets: self.inner.redactor.clone(),
         })
     }
 
@@ -341,6 +364,20 @@ impl Runtime {
 
     pub(crate) fn log_sink(&self) -> &LogSink {
         &self.inner.log
+    }
+
+    /// The operator's model (`--model`), if any.
+    pub(crate) fn operator_model(&self) -> Option<&str> {
+        self.inner.model.as_deref()
+    }
+
+    /// The operator's provider (`--provider`), if any.
+    pub(crate) fn operator_provider(&self) -> Option<&str> {
+        self.inner.provider.as_deref()
+    }
+
+    pub(crate) fn local_models(&self) -> &LocalModels {
+        &self.inner.local
     }
 
     /// `text` with every configured secret, and URL credentials, hidden.

@@ -11,7 +11,7 @@ use futures_util::Stream;
 use llmtool_core::template::{Inputs, ToolTemplate};
 use llmtool_providers::run::RunReport;
 use llmtool_registry::Role;
-use llmtool_runtime::{Choice, ParamOverrides, Runtime, Subject};
+use llmtool_runtime::{Choice, ParamOverrides, Subject};
 use serde::{Deserialize, Serialize};
 use tokio::sync::{Notify, mpsc};
 use utoipa::{IntoParams, ToSchema};
@@ -107,8 +107,8 @@ pub(crate) async fn run(
         let _ = events.send(json_event("start", &start)).await;
         let text_events = events.clone();
         let stalled = Notify::new();
+        // The text comes with the configured secrets hidden (the runtime's stream hider).
         let mut on_text = |text: &str| {
-            let text = runs.runtime.redact(text);
             let event = json_event("text", &serde_json::json!({ "text": text }));
             if text_events.try_send(event).is_err() {
                 stalled.notify_one();
@@ -126,7 +126,7 @@ pub(crate) async fn run(
         done["slug"] = job.slug.clone().into();
         done["version"] = job.version.into();
         if let Some(Ok(report)) = &finished.report {
-            done["answer"] = shown_answer(&runs.runtime, report).into();
+            done["answer"] = shown_answer(report).into();
         }
         let _ = tokio::time::timeout(DONE_WAIT, events.send(json_event("done", &done))).await;
     });
@@ -137,9 +137,9 @@ pub(crate) async fn run(
 }
 
 /// The answer as the caller saw it stream: the run record keeps it with data-loss
-/// prevention's placeholders, but the report has the values back (a key stays hidden).
-fn shown_answer(runtime: &Runtime, report: &RunReport) -> String {
-    runtime.redact(report.output.as_ref().unwrap_or(&report.raw)).into_owned()
+/// prevention's placeholders, but the report has the values back (and keys hidden).
+fn shown_answer(report: &RunReport) -> String {
+    report.output.as_ref().unwrap_or(&report.raw).clone()
 }
 
 fn json_event(name: &str, data: &serde_json::Value) -> Event {

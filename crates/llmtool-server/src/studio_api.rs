@@ -9,7 +9,6 @@ use axum::extract::{Path, Query, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse as _, Response};
 use llmtool_core::image;
-use llmtool_providers::resolve::DEFAULT_LOCAL_MODEL;
 use llmtool_registry::{Role, Selector, TagCount};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -133,15 +132,18 @@ pub(crate) struct ModelChoice {
     id: String,
     provider: String,
     model: String,
-    /// Whether its provider is set up on this server (a key, or none needed).
+    /// Always true: only models a run may use are listed (kept for clients that read it).
     ready: bool,
     /// US dollars per million tokens, when the price is known.
     input_per_million: Option<f64>,
     output_per_million: Option<f64>,
 }
 
-/// The models a run may choose on this server: each ready provider's default model, the
-/// config's default model and priced models, and the embedded local model.
+/// The models a run may choose on this server, exactly: each provider its operator enabled
+/// (a key set, a `[providers.NAME]` table, or named with `--provider`/`--model`) with its
+/// default model, the operator's and the config's default model, priced models and aliases on
+/// those providers, and the embedded local model when it is installed. A run that asks for
+/// anything else is refused (422, naming these).
 #[utoipa::path(get, path = "/models", security((), ("bearer" = [])),
     responses((status = 200, body = Vec<ModelChoice>), (status = 401, description = "No token, or one the library does not know", body = Problem)))]
 pub(crate) async fn models(
@@ -151,34 +153,21 @@ pub(crate) async fn models(
     caller.require(Role::Viewer, state.access)?;
     let Some(runs) = state.runs() else { return Ok(Json(Vec::new())) };
     let providers = runs.runtime.providers();
-    let mut names: Vec<String> = providers
-        .statuses()
+    let choices = runs
+        .runtime
+        .allowed_targets()
         .into_iter()
-        .filter(|status| status.ready)
-        .filter_map(|status| {
-            let preset = llmtool_providers::presets::preset(&status.name)?;
-            Some(format!("{}/{}", status.name, preset.default_model?))
-        })
-        .collect();
-    names.extend(providers.config.default_model.iter().cloned());
-    names.extend(providers.config.prices.keys().cloned());
-    names.push(format!("local/{DEFAULT_LOCAL_MODEL}"));
-    names.sort();
-    names.dedup();
-    let choices = names
-        .into_iter()
-        .filter_map(|name| {
-            let target = providers.resolve(Some(&name), None, &[]).ok()?;
+        .map(|target| {
             let price = providers.price(&target);
             let per_million = |per_token: f64| (per_token * 1_000_000.0 * 1e6).round() / 1e6;
-            Some(ModelChoice {
+            ModelChoice {
                 id: format!("{}/{}", target.endpoint.provider, target.model),
-                ready: providers.is_ready(&target.endpoint.provider),
+                ready: true,
                 input_per_million: price.as_ref().map(|p| per_million(p.price.input)),
                 output_per_million: price.as_ref().map(|p| per_million(p.price.output)),
                 provider: target.endpoint.provider,
                 model: target.model,
-            })
+            }
         })
         .collect();
     Ok(Json(choices))

@@ -45,6 +45,7 @@ fn chunk(text: &str) -> String {
 struct Library {
     base: String,
     viewer: String,
+    state: ServerState,
     _folder: tempfile::TempDir,
 }
 
@@ -59,7 +60,8 @@ impl Library {
             Config::parse(&config).unwrap(),
             Env::from_pairs([("MOCK_KEY", "mock-secret-key-5150")]),
         );
-        let runtime = Runtime::new(providers, RuntimeOptions::default()).unwrap();
+        let options = RuntimeOptions { only_configured: true, ..RuntimeOptions::default() };
+        let runtime = Runtime::new(providers, options).unwrap();
         let folder = tempfile::tempdir().unwrap();
         let store: Arc<dyn Store> =
             Arc::new(SqliteStore::open(&folder.path().join("library.db")).await.unwrap());
@@ -78,8 +80,8 @@ impl Library {
         .with_runtime(runtime, limits);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}/api/v1", listener.local_addr().unwrap());
-        tokio::spawn(llmtool_server::serve(state, listener, std::future::pending()));
-        Library { base, viewer, _folder: folder }
+        tokio::spawn(llmtool_server::serve(state.clone(), listener, std::future::pending()));
+        Library { base, viewer, state, _folder: folder }
     }
 }
 
@@ -144,18 +146,74 @@ async fn runs_stream_and_are_kept_with_their_cost() {
     let sent = &mock.requests()[0].body;
     assert_eq!(sent["messages"][0]["content"], "Write about tides.");
 
-    // A client may choose the model, but no more than a tool file may it name a model file.
-    let chosen = client
-        .post(format!("{base}/tools/poet/run"))
+    // A client may choose among the models the server's operator configured, and nothing
+    // else: not a model file, not a provider nobody set up (a local server on a loopback port),
+    // not a model the config never names. Nothing is sent; the problem names what is allowed.
+    let models: Value = client
+        .get(format!("{base}/models"))
         .bearer_auth(&viewer)
-        .json(&json!({"values": {"topic": "tides"}, "model": "local/etc/model.gguf"}))
         .send()
         .await
+        .unwrap()
+        .json()
+        .await
         .unwrap();
-    let chosen = events(&chosen.text().await.unwrap());
-    let (_, done) = chosen.last().unwrap();
-    assert_eq!(done["outcome"], "failed", "{done}");
-    assert!(done["error"].as_str().unwrap().contains("model file"), "{done}");
+    let mut ids: Vec<&str> =
+        models.as_array().unwrap().iter().map(|m| m["id"].as_str().unwrap()).collect();
+    // The embedded model is listed when it is installed on this machine (it sends nothing).
+    ids.retain(|id| *id != "local/smollm2");
+    assert_eq!(ids, ["mock/m"], "{models}");
+    let sent = mock.requests().len();
+    // The ports of the local-server presets, watched: a refused choice connects to none.
+    let watched: Vec<std::net::TcpListener> = [11434, 8000, 8080, 1234]
+        .into_iter()
+        .filter_map(|port| std::net::TcpListener::bind(("127.0.0.1", port)).ok())
+        .inspect(|listener| listener.set_nonblocking(true).unwrap())
+        .collect();
+    for choice in [
+        json!({"model": "local/etc/model.gguf"}),
+        json!({"model": "ollama/llama3"}),
+        json!({"provider": "vllm"}),
+        json!({"model": "llamacpp/x", "provider": "llamacpp"}),
+        json!({"model": "mock/other"}),
+        json!({"model": "openai/gpt-4o"}),
+    ] {
+        let mut body = choice.clone();
+        body["values"] = json!({"topic": "tides"});
+        let chosen = client
+            .post(format!("{base}/tools/poet/run"))
+            .bearer_auth(&viewer)
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(chosen.status(), 422, "{choice}");
+        let problem: Value = chosen.json().await.unwrap();
+        let detail = problem["detail"].as_str().unwrap();
+        assert!(
+            detail.contains("is not a model this server runs") && detail.contains("mock/m"),
+            "{choice}: {detail}"
+        );
+    }
+    assert_eq!(mock.requests().len(), sent, "nothing was sent for a refused choice");
+    // MCP's tool calls choose nothing, and a tool that names an unconfigured provider does
+    // not reach it either: the watched ports saw no connection.
+    let runner = library.state.library_runner().unwrap();
+    let ollama: llmtool_core::model::Tool = llmtool_core::Document::from_text(
+        json!({"model_prompt": "Hi", "metadata": {"prompt_name": "O", "description": "d",
+            "model_version": ["ollama/llama3"], "timestamp": "2026-11-23T10:00:00Z"}})
+        .to_string(),
+    )
+    .tool
+    .unwrap();
+    let inputs = llmtool_core::template::Inputs::default();
+    let subject = llmtool_runtime::Subject::new("mcp", None, &ollama, &inputs);
+    // It runs on what is configured instead (the embedded model, if installed here), or fails.
+    let _ = runner.answer(ollama, "Hi".into(), subject).await;
+    for listener in &watched {
+        let port = listener.local_addr().unwrap().port();
+        assert!(listener.accept().is_err(), "something connected to port {port}");
+    }
 
     // One run at a time and none waiting: a second run while one stalls is refused.
     let stalled = run(json!({"topic": "sand"}), Some(&viewer)).await.unwrap();
@@ -171,7 +229,7 @@ async fn runs_stream_and_are_kept_with_their_cost() {
         response.await.unwrap().json().await.unwrap()
     };
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while usage("").await[0]["runs"] != 3 {
+    while usage("").await[0]["runs"] != 2 {
         assert!(std::time::Instant::now() < deadline, "the cancelled run is not kept");
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
@@ -185,7 +243,7 @@ async fn runs_stream_and_are_kept_with_their_cost() {
     assert_eq!(bad.await.unwrap().status(), 400);
     // A time with an offset is compared in UTC: 2026-11-23T01:00+02:00 is the 22nd at 23:00.
     assert_eq!(usage("?since=2999-01-01").await, json!([]));
-    assert_eq!(usage("?since=2000-01-01T01:00:00%2B02:00").await[0]["runs"], 3);
+    assert_eq!(usage("?since=2000-01-01T01:00:00%2B02:00").await[0]["runs"], 2);
     assert_eq!(client.get(format!("{base}/usage")).send().await.unwrap().status(), 401);
 }
 

@@ -49,6 +49,20 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> anyhow::Result<Outcome> {
+    if matches!(
+        cli.command,
+        Command::Run(_)
+            | Command::Mcp(_)
+            | Command::Logs(_)
+            | Command::Usage(_)
+            | Command::Batch(_)
+            | Command::Test(_)
+            | Command::Serve(_)
+            | Command::Pull(_)
+            | Command::Token(_)
+    ) {
+        settings::narrow_data_dir();
+    }
     match cli.command {
         Command::Check(args) => commands::check::run(&args),
         Command::Fmt(args) => commands::fmt::run(&args),

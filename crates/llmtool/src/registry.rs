@@ -256,14 +256,15 @@ impl RegistryClient {
     /// cannot be written only loses the fallback).
     fn remember(&self, reference: &Reference, pulled: &Pulled) {
         let Some(dir) = self.cache_dir() else { return };
-        let _ = std::fs::create_dir_all(&dir);
-        let _ = std::fs::write(
-            dir.join(format!("{}@{}.json", pulled.slug, pulled.version)),
-            &pulled.text,
+        // A private library's tools are the user's alone here too.
+        let _ = llmtool_log::private::private_dir_all(&dir);
+        let _ = llmtool_log::private::write_private(
+            &dir.join(format!("{}@{}.json", pulled.slug, pulled.version)),
+            pulled.text.as_bytes(),
         );
-        let _ = std::fs::write(
-            dir.join(format!("{}.pointer", reference.pointer())),
-            pulled.version.to_string(),
+        let _ = llmtool_log::private::write_private(
+            &dir.join(format!("{}.pointer", reference.pointer())),
+            pulled.version.to_string().as_bytes(),
         );
     }
 

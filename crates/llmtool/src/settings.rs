@@ -63,3 +63,24 @@ pub(crate) fn runtime_options(args: &ModelArgs) -> RuntimeOptions {
         ..RuntimeOptions::default()
     }
 }
+
+/// Makes the data directory and what it keeps of runs (the run log, the library's database,
+/// the test cache, pulled tools) the user's alone, saying so for each that other users could
+/// read: made by an earlier llmtool, or under a loose umask. What is made from now on is
+/// private from the start (`llmtool_log::private`).
+pub(crate) fn narrow_data_dir() {
+    use llmtool_log::private::{private_sqlite, tighten};
+    let Some(dir) = llmtool_log::data_dir().filter(|dir| dir.is_dir()) else { return };
+    let mut narrowed: Vec<_> = tighten(&dir, 0o700).ok().flatten().into_iter().collect();
+    for database in [llmtool_log::DATABASE_FILE, "library.db"] {
+        if dir.join(database).exists() {
+            narrowed.extend(private_sqlite(&dir.join(database)).unwrap_or_default());
+        }
+    }
+    for folder in ["test-cache", "registry-cache"] {
+        narrowed.extend(tighten(&dir.join(folder), 0o700).ok().flatten());
+    }
+    for done in narrowed {
+        eprintln!("warning: {done}");
+    }
+}

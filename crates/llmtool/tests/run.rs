@@ -313,6 +313,15 @@ async fn no_key_or_password_reaches_any_output() {
     .await;
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(!text(&out.stdout).contains(KEY) && text(&out.stdout).contains("[redacted]"));
+    // The same answer streamed as plain text, the key cut across two chunks.
+    let (head, tail) = KEY.split_at(KEY.len() / 2);
+    let mock = Mock::start(vec![openai_answer(&["the key is ", head, tail, "."])]).await;
+    let config = mock_config(&mock);
+    let config = config.path().to_str().unwrap();
+    let out =
+        llmtool(&["run", tool, "--var", "topic=x", "--config", config], &[("MOCK_KEY", KEY)]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).trim_end(), "the key is [redacted].");
     // A password in a base URL, in `--dry-run` and `providers`.
     let mut file = tempfile::NamedTempFile::new().unwrap();
     let with_password = "[providers.proxy]\napi = \"openai\"\nbase_url = \"http://alice:hunter2-secret@127.0.0.1:9/v1\"\n";

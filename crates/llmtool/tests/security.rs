@@ -441,3 +441,119 @@ fn checking_a_large_tool_takes_under_three_times_its_size() {
     assert!(size > 40_000_000);
     assert!(peak < 3 * size, "peak {} MB for a {} MB file", peak >> 20, size >> 20);
 }
+
+/// Whether this process runs as root (who may become `nobody` to read as another user would).
+#[cfg(unix)]
+fn is_root() -> bool {
+    use std::os::unix::fs::MetadataExt as _;
+    std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
+}
+
+#[test]
+#[cfg(unix)]
+fn run_data_is_readable_by_its_owner_only() {
+    use std::os::unix::fs::PermissionsExt as _;
+    if !is_root() {
+        eprintln!("skipped: reading as another user takes root, to become `nobody`");
+        return;
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    let answer = r#"{"choices":[{"message":{"content":"Hi there."},"finish_reason":"stop"}],"usage":{"prompt_tokens":3,"completion_tokens":2}}"#;
+    let mock = runtime.block_on(llmtool_testkit::Mock::repeating(
+        "127.0.0.1:0",
+        llmtool_testkit::Reply::json(200, answer),
+    ));
+    let dir = tempfile::tempdir().unwrap();
+    // The test's folder is open to all, so that only llmtool's own modes keep others out.
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let config = dir.path().join("config.toml");
+    let settings = format!(
+        "default_model = \"mock/m\"\n[providers.mock]\napi = \"openai\"\nbase_url = \"{}/v1\"\napi_key_env = \"MOCK_KEY\"\n",
+        mock.url
+    );
+    std::fs::write(&config, settings).unwrap();
+    let tool = tool_naming(dir.path(), "mock/m");
+    std::fs::write(dir.path().join("rows.csv"), "who\nAna\nBo\n").unwrap();
+    std::fs::write(
+        dir.path().join("tool.tests.json"),
+        r#"{"cases": [{"name": "greets", "vars": {"who": "Ana"}, "assert": [{"type": "contains", "value": "Hi"}]}]}"#,
+    )
+    .unwrap();
+    let data = dir.path().join("data");
+    // Under the loosest umask, as another user's shell might have it.
+    let llmtool = |args: &[&str]| {
+        let mut command = Command::new("sh");
+        command.args(["-c", "umask 000 && exec \"$@\"", "sh", env!("CARGO_BIN_EXE_llmtool")]);
+        clean_environment(&mut command, dir.path());
+        command
+            .args(args)
+            .current_dir(dir.path())
+            .env("LLMTOOL_NO_LOG", "")
+            .env("LLMTOOL_DATA_DIR", &data)
+            .env("MOCK_KEY", "mock-key-0123456789")
+            .output()
+            .unwrap()
+    };
+    let config = config.to_str().unwrap();
+    let tool = tool.to_str().unwrap();
+    for args in [
+        vec!["run", tool, "--config", config, "--no-stream"],
+        vec!["batch", tool, "rows.csv", "-o", "out.jsonl", "--config", config],
+        vec!["test", tool, "--config", config],
+        vec!["token", "create", "ci"],
+    ] {
+        let done = llmtool(&args);
+        assert_eq!(done.status.code(), Some(0), "{args:?}: {}", text(&done.stderr));
+        assert!(!text(&done.stderr).contains("warning:"), "{args:?}: {}", text(&done.stderr));
+    }
+    let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    let private_files = [
+        data.join("runs.db"),
+        data.join("library.db"),
+        dir.path().join("out.jsonl"),
+        dir.path().join("out.jsonl.journal"),
+    ];
+    assert_eq!(mode(&data), 0o700);
+    for file in &private_files {
+        assert_eq!(mode(file), 0o600, "{}", file.display());
+    }
+    let cached: Vec<PathBuf> = walk(&data.join("test-cache"));
+    assert!(!cached.is_empty(), "the test's answer is cached");
+    for path in &cached {
+        let expected = if path.is_dir() { 0o700 } else { 0o600 };
+        assert_eq!(mode(path), expected, "{}", path.display());
+    }
+    // Read as `nobody`: every file is refused.
+    let as_nobody = |path: &Path| {
+        Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups", "cat"])
+            .arg(path)
+            .output()
+            .unwrap()
+    };
+    for file in private_files.iter().chain(cached.iter().filter(|p| p.is_file())) {
+        let read = as_nobody(file);
+        assert!(!read.status.success(), "nobody read {}", file.display());
+        assert!(text(&read.stderr).contains("Permission denied"), "{}", text(&read.stderr));
+    }
+    // Data an earlier llmtool left open is narrowed when next used, and said so.
+    std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(data.join("runs.db"), std::fs::Permissions::from_mode(0o644)).unwrap();
+    let done = llmtool(&["logs", "-n", "1"]);
+    let said = text(&done.stderr);
+    assert!(said.contains("warning:") && said.contains("readable by you only"), "{said}");
+    assert_eq!((mode(&data), mode(&data.join("runs.db"))), (0o700, 0o600));
+}
+
+/// Every file and folder under `dir`.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            found.extend(walk(&path));
+        }
+        found.push(path);
+    }
+    found
+}

@@ -41,6 +41,8 @@ pub(crate) fn run(args: &McpArgs) -> anyhow::Result<Outcome> {
         // A server never downloads because a client asked: `--yes` pulls at start instead.
         fetch: Fetch::Never,
         secrets: http.iter().filter_map(|(_, o)| o.token.clone()).collect(),
+        // A tool runs only on what this server's operator configured.
+        only_configured: true,
         ..settings::runtime_options(&args.target)
     };
     let runtime = Runtime::new(providers, options)?;

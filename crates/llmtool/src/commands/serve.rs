@@ -131,6 +131,8 @@ fn tool_runtime(args: &ServeArgs) -> anyhow::Result<Runtime> {
         fetch: Fetch::Never,
         secrets: std::env::var("LLMTOOL_TOKEN").into_iter().collect(),
         log: LogPolicy::Off,
+        // A client runs only what this server's operator configured.
+        only_configured: true,
         ..settings::runtime_options(&args.target)
     };
     Ok(Runtime::new(providers, options)?)
@@ -153,7 +155,7 @@ async fn open(library: &LibraryArgs) -> anyhow::Result<(Arc<dyn Store>, String)>
             let dir = llmtool_log::data_dir().context(
                 "cannot tell where the library is: set HOME, XDG_DATA_HOME or LLMTOOL_DATA_DIR, or give --db",
             )?;
-            std::fs::create_dir_all(&dir)
+            llmtool_log::private::private_dir(&dir)
                 .with_context(|| format!("cannot create {}", dir.display()))?;
             dir.join(LIBRARY_FILE).to_string_lossy().into_owned()
         }

@@ -82,7 +82,7 @@ pub(crate) fn run(args: &TestArgs) -> anyhow::Result<Outcome> {
     };
     io::write_stdout(printed.as_bytes())?;
     if let Some(junit) = &args.junit {
-        std::fs::write(junit, report::junit(&results))
+        llmtool_log::private::write_private(junit, report::junit(&results).as_bytes())
             .with_context(|| format!("cannot write {}", junit.display()))?;
     }
     let failed = results.iter().flat_map(|f| &f.cases).any(|c| !c.pass);
