@@ -3,12 +3,15 @@
 //! values.
 
 use std::io::{BufRead, BufReader, Read};
+
+use llmtool_core::limits::DEFAULT_MAX_FILE_BYTES;
 use std::path::Path;
 
 use llmtool_core::model::VariableKind;
 use llmtool_core::template::VariableSpec;
 use serde_json::{Map, Value};
 
+use crate::bounded::{Bounded, CsvRecords, read_line};
 use crate::parquet::ParquetRows;
 
 #[derive(Debug, thiserror::Error)]
@@ -50,16 +53,18 @@ enum Next {
     Malformed(Malformed),
 }
 
-/// The rows of a dataset, read as they are asked for.
+/// The rows of a dataset, read as they are asked for, each at most [`RowReader::with_row_limit`]
+/// bytes in memory (a longer CSV record or JSON line is read past and is a malformed row).
 pub struct RowReader {
     path: String,
     source: Source,
     id_column: Option<String>,
     index: u64,
+    row_limit: usize,
 }
 
 enum Source {
-    Csv { reader: csv::Reader<Box<dyn Read + Send>>, headers: Vec<String> },
+    Csv { records: Box<CsvRecords>, headers: Vec<String> },
     Lines(Box<dyn BufRead + Send>),
     Parquet(ParquetRows),
 }
@@ -88,17 +93,25 @@ impl RowReader {
                 .map(|file| Box::new(file) as Box<dyn Read + Send>)
                 .map_err(|source| InputError::Open { path: shown.clone(), source })
         };
+        let row_limit = usize::try_from(DEFAULT_MAX_FILE_BYTES).unwrap_or(usize::MAX);
         let source = match extension.as_str() {
             "csv" => {
                 // Flexible: a ragged row is the row's problem, reported in its record, not the end.
-                let mut reader = csv::ReaderBuilder::new().flexible(true).from_reader(open()?);
-                let headers = reader
-                    .headers()
-                    .map_err(|e| InputError::Csv { path: shown.clone(), detail: e.to_string() })?
-                    .iter()
-                    .map(str::to_owned)
-                    .collect();
-                Source::Csv { reader, headers }
+                let mut records = CsvRecords::new(Box::new(BufReader::new(open()?)), row_limit);
+                let csv_error = |detail: String| InputError::Csv { path: shown.clone(), detail };
+                let headers = match records.next_record() {
+                    Ok(Some(Bounded::Whole(header))) => header
+                        .fields
+                        .iter()
+                        .map(|f| String::from_utf8_lossy(f).into_owned())
+                        .collect(),
+                    Ok(Some(Bounded::TooLong { bytes, .. })) => {
+                        return Err(csv_error(format!("the header row is {bytes} bytes long")));
+                    }
+                    Ok(None) => Vec::new(),
+                    Err(error) => return Err(csv_error(error.to_string())),
+                };
+                Source::Csv { records: Box::new(records), headers }
             }
             "jsonl" | "ndjson" => Source::Lines(Box::new(BufReader::new(open()?))),
             "parquet" if shown != "-" => Source::Parquet(
@@ -108,55 +121,88 @@ impl RowReader {
             _ if shown == "-" => Source::Lines(Box::new(BufReader::new(open()?))),
             _ => return Err(InputError::Format { path: shown }),
         };
-        Ok(RowReader { path: shown, source, id_column, index: 0 })
+        Ok(RowReader { path: shown, source, id_column, index: 0, row_limit })
+    }
+
+    /// Rows of at most `bytes` (the tool-file size limit, `LLMTOOL_MAX_FILE_BYTES`, is what
+    /// `llmtool batch` gives); a longer one is read past, never held, and is `invalid`.
+    #[must_use]
+    pub fn with_row_limit(mut self, bytes: u64) -> RowReader {
+        self.row_limit = usize::try_from(bytes).unwrap_or(usize::MAX).max(1);
+        if let Source::Csv { records, .. } = &mut self.source {
+            records.set_limit(self.row_limit);
+        }
+        self
+    }
+
+    /// The malformed row of one too long to read.
+    fn too_long(&self, bytes: u64, start_hash: &str) -> Next {
+        let reason = format!(
+            "{}, row {}: {bytes} bytes, more than the {} a row may have (LLMTOOL_MAX_FILE_BYTES sets it); not read, not sent",
+            self.path,
+            self.index + 1,
+            self.row_limit
+        );
+        Next::Malformed(Malformed { reason, text: format!("{bytes} bytes, starting {start_hash}") })
     }
 
     fn next_columns(&mut self) -> Option<Result<Next, InputError>> {
         let path = self.path.clone();
         match &mut self.source {
-            Source::Csv { reader, headers } => {
-                let mut record = csv::ByteRecord::new();
-                match reader.read_byte_record(&mut record) {
-                    Ok(false) => None,
-                    Ok(true) => {
-                        let fields: Vec<String> = record
-                            .iter()
-                            .map(|f| String::from_utf8_lossy(f).into_owned())
-                            .collect();
-                        if fields.len() != headers.len() {
-                            let reason = format!(
-                                "{path}, line {}: {} field(s) where the header has {}",
-                                record.position().map_or(0, csv::Position::line),
-                                fields.len(),
-                                headers.len()
-                            );
-                            return Some(Ok(Next::Malformed(Malformed {
-                                reason,
-                                text: fields.join("\u{1f}"),
-                            })));
-                        }
-                        Some(Ok(Next::Columns(
-                            headers
-                                .iter()
-                                .cloned()
-                                .zip(fields.into_iter().map(Value::String))
-                                .collect(),
-                        )))
-                    }
-                    Err(error) => Some(Err(InputError::Csv { path, detail: error.to_string() })),
+            Source::Csv { records, headers } => match records.next_record() {
+                Ok(None) => None,
+                Ok(Some(Bounded::TooLong { bytes, start_hash })) => {
+                    Some(Ok(self.too_long(bytes, &start_hash)))
                 }
-            }
+                Ok(Some(Bounded::Whole(record))) => {
+                    let fields: Vec<String> = record
+                        .fields
+                        .into_iter()
+                        .map(|f| {
+                            String::from_utf8(f).unwrap_or_else(|e| {
+                                String::from_utf8_lossy(e.as_bytes()).into_owned()
+                            })
+                        })
+                        .collect();
+                    if fields.len() != headers.len() {
+                        let reason = format!(
+                            "{path}, line {}: {} field(s) where the header has {}",
+                            record.line,
+                            fields.len(),
+                            headers.len()
+                        );
+                        return Some(Ok(Next::Malformed(Malformed {
+                            reason,
+                            text: fields.join("\u{1f}"),
+                        })));
+                    }
+                    Some(Ok(Next::Columns(
+                        headers
+                            .iter()
+                            .cloned()
+                            .zip(fields.into_iter().map(Value::String))
+                            .collect(),
+                    )))
+                }
+                Err(error) => Some(Err(InputError::Csv { path, detail: error.to_string() })),
+            },
             Source::Parquet(rows) => Some(
                 rows.next_row()?
                     .map(Next::Columns)
                     .map_err(|detail| InputError::Parquet { path, detail }),
             ),
             Source::Lines(lines) => loop {
-                let mut line = Vec::new();
-                match lines.read_until(b'\n', &mut line) {
-                    Ok(0) => return None,
-                    Ok(_) if line.trim_ascii().is_empty() => {}
-                    Ok(_) => {
+                let line = match read_line(lines.as_mut(), self.row_limit) {
+                    Ok(Some(Bounded::Whole(line))) => line,
+                    Ok(Some(Bounded::TooLong { bytes, start_hash })) => {
+                        return Some(Ok(self.too_long(bytes, &start_hash)));
+                    }
+                    Ok(None) => return None,
+                    Err(source) => return Some(Err(InputError::Open { path, source })),
+                };
+                match line {
+                    _ if line.trim_ascii().is_empty() => {}
+                    _ => {
                         let line_number = self.index + 1;
                         let malformed = |detail: String| {
                             let text = String::from_utf8_lossy(&line).trim_end().to_owned();
@@ -170,7 +216,6 @@ impl RowReader {
                             Err(error) => malformed(error.to_string()),
                         });
                     }
-                    Err(source) => return Some(Err(InputError::Open { path, source })),
                 }
             },
         }

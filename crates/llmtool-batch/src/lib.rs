@@ -8,6 +8,7 @@
 //! off whatever a crash left half-written, so after `kill -9` at any moment and a rerun,
 //! every row is in the output once.
 
+mod bounded;
 pub mod input;
 pub mod journal;
 pub mod keys;

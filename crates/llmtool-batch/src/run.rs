@@ -60,6 +60,9 @@ pub struct Batch {
     /// Start no new row once this many US dollars are spent, counting earlier runs of the
     /// batch (rows already running finish; the rest stay to do).
     pub max_cost: Option<f64>,
+    /// The most bytes one row may have (the tool-file size limit): a longer one is `invalid`,
+    /// read past and never sent, so that a huge cell costs memory up to this and no more.
+    pub max_row_bytes: u64,
     pub via: Via,
 }
 
@@ -204,7 +207,8 @@ impl Batch {
         let format = OutputFormat::of(&self.out)
             .ok_or_else(|| BatchError::OutputFormat(self.out.display().to_string()))?;
         // The dataset first: a mistyped path leaves no output or journal behind.
-        let rows = RowReader::open(&self.data, self.id_column.clone())?;
+        let rows =
+            RowReader::open(&self.data, self.id_column.clone())?.with_row_limit(self.max_row_bytes);
         let journal_path = self.journal_path();
         let new_journal = !journal_path.exists();
         if new_journal && std::fs::metadata(&self.out).is_ok_and(|m| m.len() > 0) {
@@ -353,7 +357,9 @@ impl Batch {
     pub fn estimate(&self, runtime: &Runtime) -> Result<Estimate, BatchError> {
         let template = ToolTemplate::new(&self.tool);
         let mut estimate = Estimate::default();
-        for row in RowReader::open(&self.data, self.id_column.clone())? {
+        for row in
+            RowReader::open(&self.data, self.id_column.clone())?.with_row_limit(self.max_row_bytes)
+        {
             let row = row?;
             estimate.rows += 1;
             let values = self.mapping.values(&row, template.variables());

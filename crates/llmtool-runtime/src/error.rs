@@ -46,6 +46,11 @@ pub enum RunError {
         if allowed.is_empty() { "none (its operator has configured no provider)".to_owned() } else { allowed.join(", ") }
     )]
     NotAllowed { asked: String, allowed: Vec<String> },
+    /// The rendered prompt is longer than a run may send (the tool-file size limit).
+    #[error(
+        "the prompt is {bytes} bytes, more than the {limit} a run sends (LLMTOOL_MAX_FILE_BYTES sets it); nothing was sent"
+    )]
+    PromptTooLarge { bytes: u64, limit: u64 },
     /// A worker thread of the run stopped (a bug, reported rather than a panic).
     #[error("the run stopped unexpectedly: {0}")]
     Stopped(String),

@@ -55,6 +55,9 @@ pub struct RuntimeOptions {
     /// Runs only on providers and models the operator configured (see `allowed`): what a
     /// server sets, so that its clients cannot make it send requests anywhere else.
     pub only_configured: bool,
+    /// The longest prompt a run sends, in bytes (the tool-file size limit, so that a batch
+    /// row or a value cannot make a request larger than a tool file may be); `None`: no limit.
+    pub max_prompt_bytes: Option<u64>,
 }
 
 impl Default for RuntimeOptions {
@@ -73,6 +76,7 @@ impl Default for RuntimeOptions {
             concurrency: None,
             dlp: None,
             only_configured: false,
+            max_prompt_bytes: None,
         }
     }
 }
@@ -125,6 +129,7 @@ struct Inner {
     log: LogSink,
     guard: Guard,
     only_configured: bool,
+    max_prompt_bytes: Option<u64>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -155,6 +160,7 @@ impl Runtime {
             log: LogSink::new(options.log),
             guard,
             only_configured: options.only_configured,
+            max_prompt_bytes: options.max_prompt_bytes,
         };
         Ok(Self { inner: Arc::new(inner) })
     }
@@ -250,6 +256,9 @@ impl Runtime {
     ) -> Result<RunRequest, RunError> {
         let target = self.target_on(tool, choice)?;
         let params = Params::from_tool(tool.metadata.as_ref().and_then(|m| m.parameters.as_ref()));
+        if let Some(limit) = self.inner.max_prompt_bytes.filter(|&l| prompt.len() as u64 > l) {
+            return Err(RunError::PromptTooLarge { bytes: prompt.len() as u64, limit });
+        }
         let (prompt, redaction, notice) = match self.inner.guard.apply(tool, prompt) {
             Guarded::Send { prompt, redaction, notice } => (prompt, redaction, notice),
             Guarded::Blocked(report) => return Err(RunError::Blocked(report)),

@@ -60,6 +60,7 @@ pub(crate) fn runtime_options(args: &ModelArgs) -> RuntimeOptions {
         dlp: args.dlp.map(Into::into),
         // Every run is logged unless LLMTOOL_NO_LOG says not to (docs/usage.md).
         log: LogPolicy::from_env(false),
+        max_prompt_bytes: Some(crate::io::max_file_bytes()),
         ..RuntimeOptions::default()
     }
 }

@@ -161,6 +161,95 @@ fn a_bad_row_is_a_row_with_an_error_not_a_crash() {
     assert!(String::from_utf8_lossy(&missing.stderr).contains("nowhere.csv"));
 }
 
+/// The most memory `command`'s process held (its `VmHWM`), sampled until it ends, and how it
+/// ended.
+fn peak_memory(command: &mut Command) -> (u64, std::process::ExitStatus) {
+    let mut child = command.stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let mut peak = 0;
+    loop {
+        if let Ok(status) = std::fs::read_to_string(format!("/proc/{}/status", child.id()))
+            && let Some(line) = status.lines().find(|l| l.starts_with("VmHWM:"))
+        {
+            let kb: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+            peak = peak.max(kb * 1024);
+        }
+        if let Some(status) = child.try_wait().unwrap() {
+            return (peak, status);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_row_past_the_size_limit_is_invalid_unsent_and_never_held_whole() {
+    let mock = Mock::repeating("127.0.0.1:0", answer()).await;
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path(), &mock.url, 0);
+    // A 64 MB cell, quoted, with commas, quotes and line breaks, between two plain rows; and
+    // the same rows with a short cell, to measure what the process needs anyway.
+    let write = |cell: &str, name: &str| {
+        let quoted = cell.replace('"', "\"\"");
+        let csv = format!("ticket,topic\nT1,tides\nT2,\"{quoted}\"\nT3,sand\n");
+        std::fs::write(dir.path().join(format!("{name}.csv")), &csv).unwrap();
+        let jsonl = format!(
+            "{{\"ticket\":\"T1\",\"topic\":\"tides\"}}\n{{\"ticket\":\"T2\",\"topic\":{}}}\n{{\"ticket\":\"T3\",\"topic\":\"sand\"}}\n",
+            serde_json::to_string(cell).unwrap()
+        );
+        std::fs::write(dir.path().join(format!("{name}.jsonl")), &jsonl).unwrap();
+    };
+    write(&"a, \"b\"\n".repeat(8 << 20), "big");
+    write("a, \"b\"\n", "small");
+    let peak_of = |data: &str| {
+        for done in ["out.jsonl", "out.jsonl.journal"] {
+            let _ = std::fs::remove_file(dir.path().join(done));
+        }
+        let mut command = Command::new(env!("CARGO_BIN_EXE_llmtool"));
+        command
+            .current_dir(dir.path())
+            .args(["batch", "tool.json", data, "-o", "out.jsonl", "--id", "ticket"])
+            .args(["--config", "config.toml"])
+            .env("MOCK_KEY", "mock-secret-key-5150")
+            .env("LLMTOOL_DATA_DIR", dir.path().join("data"))
+            .env("LLMTOOL_MAX_FILE_BYTES", "1M")
+            .stdin(Stdio::null());
+        peak_memory(&mut command)
+    };
+    for format in ["csv", "jsonl"] {
+        let (baseline, status) = peak_of(&format!("small.{format}"));
+        assert_eq!(status.code(), Some(0), "{format}: the short rows all run");
+        let (peak, status) = peak_of(&format!("big.{format}"));
+        assert_eq!(status.code(), Some(1), "{format}: one row is invalid");
+        // The cell is 64 MB (more as JSON): the process never held it, nor a copy of it.
+        assert!(
+            peak < baseline + (16 << 20),
+            "{format}: peak memory {} MB, {} MB without the cell",
+            peak >> 20,
+            baseline >> 20
+        );
+        let records = read_records(dir.path());
+        let by_id = |id: &str| records.iter().find(|r| r["id"] == id).unwrap().clone();
+        assert_eq!(
+            (by_id("T1")["outcome"].as_str(), by_id("T3")["outcome"].as_str()),
+            (Some("ok"), Some("ok"))
+        );
+        let big = records.iter().find(|r| r["outcome"] == "invalid").unwrap();
+        assert!(big["error"].as_str().unwrap().contains("LLMTOOL_MAX_FILE_BYTES"), "{big}");
+    }
+    // A row within the limit whose prompt, as the tool makes it, is over it: not sent.
+    std::fs::write(
+        dir.path().join("rows.csv"),
+        format!("ticket,topic\nT9,{}\n", "z".repeat(899_990)),
+    )
+    .unwrap();
+    let _ = std::fs::remove_file(dir.path().join("out.jsonl"));
+    let _ = std::fs::remove_file(dir.path().join("out.jsonl.journal"));
+    let output = batch(dir.path(), &[]).env("LLMTOOL_MAX_FILE_BYTES", "900000").output().unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stderr));
+    let records = read_records(dir.path());
+    assert_eq!(records[0]["outcome"], "invalid", "{}", records[0]);
+    assert!(records[0]["error"].as_str().unwrap().contains("the prompt is"), "{}", records[0]);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_estimate_sends_nothing_and_a_budget_stops_cleanly_then_resumes() {
     let mock = Mock::repeating("127.0.0.1:0", answer()).await;

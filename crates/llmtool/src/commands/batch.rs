@@ -79,6 +79,7 @@ pub(crate) fn run(args: &BatchArgs) -> anyhow::Result<Outcome> {
         retry_failed: args.retry_failed,
         keep_order: args.keep_order,
         max_cost: args.max_cost,
+        max_row_bytes: crate::io::max_file_bytes(),
         via,
     };
     if args.estimate {
@@ -175,6 +176,7 @@ fn show_progress(batch: &Batch, progress: &Progress, finished: &AtomicBool) {
         if batch.data.as_os_str() != "-" {
             scope.spawn(|| {
                 if let Ok(rows) = RowReader::open(&batch.data, None) {
+                    let rows = rows.with_row_limit(batch.max_row_bytes);
                     let counted = rows
                         .take_while(|row| row.is_ok() && !finished.load(Ordering::Relaxed))
                         .count();
