@@ -3,8 +3,8 @@
 LiteLLM publishes: `model_prices_and_context_window_backup.json`, inside the `litellm-core`
 wheel on PyPI (MIT licence). Downloads the wheel with pip (no install), keeps the models that
 answer prompts (modes chat, completion and responses) that have an input and an output price,
-and writes their prices per token class (and their longest answer), with the source's version
-and today's date.
+and writes their prices per token class (and their longest answer and longest prompt, in
+tokens), with the source's version and today's date.
 
     python3 scripts/refresh_prices.py            # the newest litellm-core
     python3 scripts/refresh_prices.py 1.106.4    # a given version
@@ -57,6 +57,11 @@ def entries(source):
             longest = entry.get("max_output_tokens") or entry.get("max_tokens")
             if isinstance(longest, int) and longest > 0:
                 kept[key]["max_output"] = longest
+            # The context window's input side: a prompt over it is not sent (`max_tokens` is
+            # left alone here, since LiteLLM uses it for either side).
+            window = entry.get("max_input_tokens")
+            if isinstance(window, int) and not isinstance(window, bool) and window > 0:
+                kept[key]["max_input"] = window
     return kept
 
 

@@ -95,6 +95,8 @@ pub struct Price {
     pub reasoning: Option<f64>,
     pub batch_input: Option<f64>,
     pub batch_output: Option<f64>,
+    /// The longest prompt the model takes, in tokens (its context window's input side).
+    pub max_input: Option<u64>,
 }
 
 impl Price {
@@ -110,6 +112,7 @@ impl Price {
             batch_input: self.batch_input.map(per_token),
             batch_output: self.batch_output.map(per_token),
             max_output: None,
+            max_input: self.max_input,
         }
     }
 }

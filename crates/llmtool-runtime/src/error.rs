@@ -51,6 +51,12 @@ pub enum RunError {
         "the prompt is {bytes} bytes, more than the {limit} a run sends (LLMTOOL_MAX_FILE_BYTES sets it); nothing was sent"
     )]
     PromptTooLarge { bytes: u64, limit: u64 },
+    /// The rendered prompt is longer than the model's context window (from the price table).
+    #[error(
+        "the prompt is about {tokens} tokens ({} characters a token), more than the {window} of `{model}`'s context window; nothing was sent",
+        llmtool_providers::run::CHARACTERS_PER_TOKEN
+    )]
+    OverContextWindow { tokens: u64, window: u64, model: String },
     /// A worker thread of the run stopped (a bug, reported rather than a panic).
     #[error("the run stopped unexpectedly: {0}")]
     Stopped(String),

@@ -13,7 +13,7 @@ use llmtool_local::store::DEFAULT_MODEL;
 use llmtool_providers::backend::Backend;
 use llmtool_providers::pace::Pacer;
 use llmtool_providers::resolve::{ModelOrigin, Providers, Target};
-use llmtool_providers::run::{RunOptions, RunReport, RunRequest};
+use llmtool_providers::run::{CHARACTERS_PER_TOKEN, RunOptions, RunReport, RunRequest};
 use llmtool_providers::transport::{RetryPolicy, Timeouts, Transport};
 use llmtool_providers::{ApiKind, Params, Redactor};
 
@@ -259,12 +259,21 @@ impl Runtime {
         if let Some(limit) = self.inner.max_prompt_bytes.filter(|&l| prompt.len() as u64 > l) {
             return Err(RunError::PromptTooLarge { bytes: prompt.len() as u64, limit });
         }
+        let price = self.inner.providers.price(&target);
+        if let Some(window) = price.as_ref().and_then(|entry| entry.price.max_input) {
+            // The estimate `--estimate` and `--dry-run` give when no tokenizer is at hand.
+            let tokens = prompt.chars().count().div_ceil(CHARACTERS_PER_TOKEN) as u64;
+            if tokens > window {
+                let model = format!("{}/{}", target.endpoint.provider, target.model);
+                return Err(RunError::OverContextWindow { tokens, window, model });
+            }
+        }
         let (prompt, redaction, notice) = match self.inner.guard.apply(tool, prompt) {
             Guarded::Send { prompt, redaction, notice } => (prompt, redaction, notice),
             Guarded::Blocked(report) => return Err(RunError::Blocked(report)),
         };
         Ok(RunRequest {
-            price: self.inner.providers.price(&target),
+            price,
             target,
             prompt,
             params: Params {

@@ -248,6 +248,26 @@ async fn a_row_past_the_size_limit_is_invalid_unsent_and_never_held_whole() {
     let records = read_records(dir.path());
     assert_eq!(records[0]["outcome"], "invalid", "{}", records[0]);
     assert!(records[0]["error"].as_str().unwrap().contains("the prompt is"), "{}", records[0]);
+    // A prompt over the model's context window (the price table's, here the config's over it)
+    // is not sent either; a short one is.
+    let config = std::fs::read_to_string(dir.path().join("config.toml")).unwrap();
+    std::fs::write(dir.path().join("config.toml"), format!("{config}max_input = 100\n")).unwrap();
+    std::fs::write(
+        dir.path().join("rows.csv"),
+        format!("ticket,topic\nT1,tides\nT2,{}\n", "long ".repeat(200)),
+    )
+    .unwrap();
+    for done in ["out.jsonl", "out.jsonl.journal"] {
+        let _ = std::fs::remove_file(dir.path().join(done));
+    }
+    let output = run(dir.path(), &[]);
+    assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stderr));
+    let records = read_records(dir.path());
+    let by_id = |id: &str| records.iter().find(|r| r["id"] == id).unwrap().clone();
+    assert_eq!(by_id("T1")["outcome"], "ok");
+    let over = by_id("T2");
+    assert_eq!(over["outcome"], "invalid", "{over}");
+    assert!(over["error"].as_str().unwrap().contains("context window"), "{over}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -561,3 +561,31 @@ async fn a_locked_run_log_is_a_warning_and_the_run_stands() {
     sqlx::query("ROLLBACK").execute(&mut holder).await.unwrap();
     assert_eq!(log_json(&["logs"], data.path()).await.as_array().unwrap().len(), 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_over_the_context_window_or_the_size_limit_is_not_sent() {
+    let mock = Mock::start(vec![]).await;
+    let config = mock_config(&mock);
+    let with_window = std::fs::read_to_string(config.path()).unwrap() + "max_input = 20\n";
+    std::fs::write(config.path(), with_window).unwrap();
+    let config = config.path().to_str().unwrap();
+    let tool = example("teach-me-anything.json");
+    let tool = tool.to_str().unwrap();
+    let topic = format!("topic={}", "tides ".repeat(50));
+    let out =
+        llmtool(&["run", tool, "--var", &topic, "--config", config], &[("MOCK_KEY", KEY)]).await;
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("more than the 20 of `mock/m`'s context window"), "{stderr}");
+    // A limit the tool file is under and its prompt, with a long value, over.
+    let long_topic = format!("topic={}", "tides ".repeat(5_000));
+    let out = llmtool(
+        &["run", tool, "--var", &long_topic, "--config", config],
+        &[("MOCK_KEY", KEY), ("LLMTOOL_MAX_FILE_BYTES", "20K")],
+    )
+    .await;
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("LLMTOOL_MAX_FILE_BYTES"), "{stderr}");
+    assert!(mock.requests().is_empty(), "nothing was sent");
+}

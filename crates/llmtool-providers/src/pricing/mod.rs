@@ -28,6 +28,10 @@ pub struct Price {
     /// The longest answer the model gives, for a worst case when a request sets no limit.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_output: Option<u64>,
+    /// The longest prompt it takes, in tokens (its context window's input side): a longer one
+    /// is not sent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_input: Option<u64>,
 }
 
 /// How the tokens are sent: one request at a time, or through the provider's batch engine.
@@ -110,6 +114,7 @@ mod tests {
             batch_input: Some(1.0),
             batch_output: None,
             max_output: None,
+            max_input: None,
         };
         let tokens =
             Tokens { input: 100, cached_input: 40, cache_write: 10, output: 30, reasoning: 5 };

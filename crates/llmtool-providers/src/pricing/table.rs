@@ -50,6 +50,7 @@ struct Model {
     batch_input: Option<f64>,
     batch_output: Option<f64>,
     max_output: Option<u64>,
+    max_input: Option<u64>,
 }
 
 impl Model {
@@ -63,6 +64,7 @@ impl Model {
             batch_input: self.batch_input,
             batch_output: self.batch_output,
             max_output: self.max_output,
+            max_input: self.max_input,
         }
     }
 }

@@ -61,6 +61,11 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<Outcome> {
             eprintln!("error: {report}");
             return Ok(Outcome::Problems);
         }
+        // The input is too long to send: its problem, not a failure to send (exit 1).
+        Err(error @ (RunError::PromptTooLarge { .. } | RunError::OverContextWindow { .. })) => {
+            eprintln!("error: {error}");
+            return Ok(Outcome::Problems);
+        }
         Err(error) => return Err(error.into()),
     };
     if let Some(note) = &request.target.note {
