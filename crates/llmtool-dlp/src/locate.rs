@@ -22,8 +22,9 @@ pub struct Lines<'t> {
     text: &'t str,
     starts: Vec<usize>,
     /// `(byte, characters before it)`, from byte 0, every [`CHECKPOINT_BYTES`] or so; empty
-    /// for an ASCII text, where bytes are characters.
-    checkpoints: Vec<(usize, usize)>,
+    /// for an ASCII text, where bytes are characters. Made on the first [`Lines::locate`]: the
+    /// secret rules use the line starts only.
+    checkpoints: std::sync::OnceLock<Vec<(usize, usize)>>,
 }
 
 impl<'t> Lines<'t> {
@@ -31,7 +32,7 @@ impl<'t> Lines<'t> {
         let starts = std::iter::once(first_line_start(text))
             .chain(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1))
             .collect();
-        Lines { text, starts, checkpoints: checkpoints(text) }
+        Lines { text, starts, checkpoints: std::sync::OnceLock::new() }
     }
 
     /// The line and column of byte `offset` (clamped to the text).
@@ -74,11 +75,12 @@ impl<'t> Lines<'t> {
 
     /// How many characters come before byte `offset`, a character's start.
     fn chars_before(&self, offset: usize) -> usize {
-        if self.checkpoints.is_empty() {
+        let checkpoints = self.checkpoints.get_or_init(|| checkpoints(self.text));
+        if checkpoints.is_empty() {
             return offset;
         }
-        let at = self.checkpoints.partition_point(|&(byte, _)| byte <= offset) - 1;
-        let (byte, chars) = self.checkpoints[at];
+        let at = checkpoints.partition_point(|&(byte, _)| byte <= offset) - 1;
+        let (byte, chars) = checkpoints[at];
         chars + self.text[byte..offset].chars().count()
     }
 }
