@@ -475,8 +475,11 @@ async fn finish(
     if budget.reached() {
         return Finished::Left;
     }
-    let options = RunOptions { stream: false, max_repairs: 2, raw: false, live: false };
-    match runtime.run(&request, options, &mut |_| {}).await {
+    // A batch keeps its rows in its own journal, not in the run log: no subject.
+    let finished = runtime
+        .execute(&request, RunOptions::WHOLE, None, &mut |_| {}, std::future::pending())
+        .await;
+    match finished.result {
         Ok(report) => {
             record.latency_ms = Some(report.latency_ms);
             record.answered(report);

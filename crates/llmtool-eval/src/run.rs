@@ -209,8 +209,11 @@ pub(crate) async fn answer_of(
     runtime: &Runtime,
     request: &RunRequest,
 ) -> Result<CachedAnswer, String> {
-    let options = RunOptions { stream: false, max_repairs: 2, raw: false, live: false };
-    match runtime.run(request, options, &mut |_| {}).await {
+    // A test keeps its answers in its own cache and report, not in the run log: no subject.
+    let finished = runtime
+        .execute(request, RunOptions::WHOLE, None, &mut |_| {}, std::future::pending())
+        .await;
+    match finished.result {
         Ok(report) => Ok(CachedAnswer {
             rejection: report.output.is_none().then(|| report.error.clone().unwrap_or_default()),
             output: report.output,

@@ -5,10 +5,12 @@
 mod dir;
 pub mod private;
 mod record;
+mod since;
 mod store;
 
 pub use dir::{DATABASE_FILE, data_dir};
 pub use record::{Outcome, Record};
+pub use since::{SinceError, since};
 pub use store::{Filter, Grouping, LogError, RunLog, Total};
 
 /// A time as the log writes it: RFC 3339 in UTC with milliseconds

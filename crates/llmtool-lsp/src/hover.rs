@@ -2,8 +2,9 @@
 //! model's price, and the prompt rendered with the defaults.
 
 use llmtool_core::Span;
-use llmtool_providers::presets::PRESETS;
+use llmtool_providers::presets::{Preset, preset};
 use llmtool_providers::pricing::PriceTable;
+use llmtool_providers::resolve::Providers;
 
 use crate::context::{self, Slot, Step};
 use crate::files::OpenFile;
@@ -47,21 +48,17 @@ pub fn at(file: &OpenFile, offset: usize, prices: &PriceTable) -> Option<(String
     }
 }
 
-/// A model's price from the table (or why there is none).
+/// A model's price from the table (or why there is none). The provider is the one a run
+/// would send the name to (`Providers::parse_model`: aliases, `provider/`, then prefixes).
 pub fn price(written: &str, prices: &PriceTable) -> String {
-    let (provider, model) = match written.split_once('/') {
-        Some((provider, model)) => (provider.to_owned(), model),
-        None => {
-            let serving = PRESETS.iter().find(|p| {
-                !p.is_local() && p.model_prefixes.iter().any(|prefix| written.starts_with(prefix))
-            });
-            match serving {
-                Some(preset) => (preset.name.to_owned(), written),
-                None => return format!("**`{written}`**: no provider is known for this model"),
-            }
-        }
+    let (provider, model) = Providers::default().parse_model(written);
+    let Some(provider) = provider else {
+        return format!("**`{written}`**: no provider is known for this model");
     };
-    match prices.lookup(&provider, model) {
+    if preset(&provider).is_some_and(Preset::is_local) {
+        return format!("**`{written}`** runs on this machine: it costs nothing per token");
+    }
+    match prices.lookup(&provider, &model) {
         Some(entry) => {
             let per_million = |dollars_per_token: f64| dollars_per_token * 1e6;
             format!(
@@ -73,5 +70,25 @@ pub fn price(written: &str, prices: &PriceTable) -> String {
             )
         }
         None => format!("**`{written}`** on {provider}: not in the price table"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_model_is_priced_on_the_provider_a_run_would_use() {
+        let prices = PriceTable::new(std::collections::HashMap::new());
+        for written in ["gpt-4o", "openai/gpt-4o"] {
+            let shown = price(written, &prices);
+            assert!(shown.contains("on openai: $"), "{written}: {shown}");
+        }
+        // The provider whatever the case, as `llmtool run` finds it; the price table's names
+        // are the provider's own, as a run looks them up.
+        let shown = price("GPT-4o", &prices);
+        assert!(shown.contains("on openai: not in the price table"), "{shown}");
+        assert!(price("local/smollm2", &prices).contains("runs on this machine"));
+        assert!(price("nobody-knows-me", &prices).contains("no provider is known"));
     }
 }

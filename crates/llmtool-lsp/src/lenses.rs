@@ -93,15 +93,14 @@ pub fn command_line<'a>(verb: &'a str, path: &'a Path) -> [&'a OsStr; 3] {
     [verb.as_ref(), "--".as_ref(), path.as_os_str()]
 }
 
-/// The test file beside the tool `NAME.json` (`NAME.tests.json`, `.yaml` or `.yml`), if there
-/// is one: the file `llmtool test` runs for it, so `x.llmtool.json`'s is `x.llmtool.tests.json`.
+/// The test file beside the tool the URI names, if there is one: the first that `llmtool test`
+/// runs for it (`llmtool_core::suite::test_file_names`).
 pub fn test_file(uri: &Uri) -> Option<PathBuf> {
     let path = path_of(uri)?;
     let name = path.file_name()?.to_str()?;
-    let stem = name.strip_suffix(".json")?;
-    ["json", "yaml", "yml"]
-        .iter()
-        .map(|ext| path.with_file_name(format!("{stem}.tests.{ext}")))
+    llmtool_core::suite::test_file_names(name)
+        .into_iter()
+        .map(|beside| path.with_file_name(beside))
         .find(|candidate| candidate.is_file())
 }
 

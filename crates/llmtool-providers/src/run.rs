@@ -34,9 +34,21 @@ pub struct RunOptions {
     pub live: bool,
 }
 
+impl RunOptions {
+    /// The answer delivered whole, asking again twice at most: what a server's tool call, a
+    /// batch row and a test case ask for.
+    pub const WHOLE: RunOptions =
+        RunOptions { stream: false, max_repairs: 2, raw: false, live: false };
+
+    /// The same, streamed to a caller that shows the text as it arrives when `stream`.
+    pub const fn streamed(stream: bool) -> RunOptions {
+        RunOptions { stream, live: stream, ..RunOptions::WHOLE }
+    }
+}
+
 impl Default for RunOptions {
     fn default() -> Self {
-        Self { stream: true, max_repairs: 2, raw: false, live: true }
+        RunOptions::streamed(true)
     }
 }
 
@@ -192,8 +204,7 @@ impl RunRequest {
     /// The request as one of a provider's batch (see [`crate::batch_api`]): the first
     /// message, answered whole.
     pub fn batch_request(&self) -> ChatRequest {
-        let options = RunOptions { stream: false, live: false, ..RunOptions::default() };
-        self.chat(vec![Message::user(self.first_message())], options)
+        self.chat(vec![Message::user(self.first_message())], RunOptions::WHOLE)
     }
 
     /// The report of `answer`, from a provider's batch engine: the expected output enforced

@@ -8,6 +8,7 @@ mod changes;
 mod model;
 mod postgres;
 mod publication;
+mod reference;
 mod rows;
 mod sqlite;
 mod store;
@@ -21,6 +22,7 @@ pub use postgres::PostgresStore;
 pub use publication::{
     MAX_DIAGNOSTICS, Publication, Rejection, content_hash, diagnostics_json, is_slug, slug_of,
 };
+pub use reference::{PATH_PREFIX, Reference};
 pub use sqlite::SqliteStore;
 pub use store::{MAX_LABELS, MAX_SESSIONS_PER_TOKEN, MAX_TAGS, Store, StoreError};
 

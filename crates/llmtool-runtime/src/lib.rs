@@ -3,7 +3,8 @@
 //! own `model_version` list), finding, fetching and loading the local model once per process,
 //! building the request, and running it with the expected output enforced, with a typed error.
 //!
-//! [`Runtime`] is the entry point; [`Runner`] is what servers hold, so that a test can stand
+//! [`Runtime`] is the entry point, and [`Runtime::execute`] the one place a run happens: every
+//! command, server, batch and test suite runs through it. [`Runner`] is what servers hold, so that a test can stand
 //! in a scripted model. [`files`] finds and loads tool files, with one rule for every command;
 //! [`log`] writes each run to the run log. Data-loss prevention (`llmtool-dlp`) applies to
 //! every prompt as [`Runtime::request_on`] builds its request.
@@ -12,6 +13,7 @@ mod allowed;
 mod dlp;
 mod error;
 pub mod files;
+mod lifecycle;
 pub mod local;
 pub mod log;
 mod runner;
@@ -21,6 +23,7 @@ pub mod test_files;
 pub use dlp::report as dlp_report;
 pub use error::{Rejected, RunError};
 pub use files::{FileError, ToolErrors, ToolFile};
+pub use lifecycle::{Finished, KeepFuture, RunKeeper};
 pub use llmtool_dlp::Policy as DlpPolicy;
 pub use local::{Consent, Fetch, Progress, PullEvent, pull};
 pub use log::{Ended, LogPolicy, Subject};

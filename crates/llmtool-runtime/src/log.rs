@@ -4,7 +4,6 @@
 //! never fails a run: the caller gets the problem to show as a warning.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use llmtool_core::model::Tool;
 use llmtool_core::template::Inputs;
@@ -14,9 +13,7 @@ use sha2::{Digest as _, Sha256};
 use tokio::sync::Mutex;
 
 use crate::RunError;
-
-/// The longest a write may take before the run goes on without it.
-const WRITE_TIMEOUT: Duration = Duration::from_secs(2);
+use crate::lifecycle::{KeepFuture, RunKeeper};
 
 /// Whether runs are logged, and what of their values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,6 +50,8 @@ pub struct Subject {
     pub tool_hash: String,
     /// The values, as [`values_json`] gives them.
     pub values: serde_json::Value,
+    /// Who ran it, when someone signed in did (a team server's token).
+    pub by: Option<String>,
 }
 
 impl Subject {
@@ -64,6 +63,7 @@ impl Subject {
             tool_name: tool.name().map(str::to_owned),
             tool_hash: tool_hash(tool),
             values: values_json(inputs),
+            by: None,
         }
     }
 }
@@ -117,67 +117,48 @@ fn masked(values: &serde_json::Value, redact: &dyn Fn(&str) -> String) -> serde_
     }
 }
 
-/// The log a runtime writes to, opened on its first record and kept open.
+/// The run log in the data directory: where a runtime keeps its runs unless told otherwise
+/// ([`crate::Runtime::keeping_runs_in`]). Opened on its first record and kept open.
 #[derive(Debug)]
-pub(crate) struct LogSink {
-    policy: LogPolicy,
+pub(crate) struct RunLogKeeper {
     path: Option<PathBuf>,
     open: Mutex<Option<RunLog>>,
 }
 
-impl LogSink {
-    pub(crate) fn new(policy: LogPolicy) -> Self {
+impl RunLogKeeper {
+    pub(crate) fn new() -> Self {
         let path = llmtool_log::data_dir().map(|dir| dir.join(llmtool_log::DATABASE_FILE));
-        LogSink { policy, path, open: Mutex::new(None) }
+        RunLogKeeper { path, open: Mutex::new(None) }
     }
 
-    /// Writes `record`; the problem, when it is not written.
-    async fn append(&self, record: &Record) -> Result<(), String> {
+    async fn append(&self, record: &Record) -> Result<Option<i64>, String> {
         let Some(path) = &self.path else {
             return Err("set HOME, XDG_DATA_HOME or LLMTOOL_DATA_DIR".into());
         };
-        let write = async {
-            let mut open = self.open.lock().await;
-            if open.is_none() {
-                *open = Some(RunLog::open(path).await?);
-            }
-            match open.as_ref() {
-                Some(log) => log.append(record).await.map(drop),
-                None => Ok(()),
-            }
-        };
-        match tokio::time::timeout(WRITE_TIMEOUT, write).await {
-            Ok(Ok(())) => Ok(()),
-            Ok(Err(error)) => Err(error.to_string()),
-            Err(_) => Err(format!("{} is busy", path.display())),
+        let mut open = self.open.lock().await;
+        if open.is_none() {
+            *open = Some(RunLog::open(path).await.map_err(|error| error.to_string())?);
+        }
+        match open.as_ref() {
+            Some(log) => log.append(record).await.map(Some).map_err(|error| error.to_string()),
+            None => Ok(None),
         }
     }
 }
 
-impl crate::Runtime {
-    /// Logs a run of `subject` by `request`, started at `started`, as the runtime's log policy
-    /// says; `Err` holds why it could not be logged, for the caller to show as a warning.
-    pub async fn log_run(
-        &self,
-        subject: &Subject,
-        request: &RunRequest,
-        started: jiff::Timestamp,
-        ended: Ended<'_>,
-    ) -> Result<(), String> {
-        let sink = self.log_sink();
-        if sink.policy == LogPolicy::Off {
-            return Ok(());
-        }
-        let record = self.run_record(subject, request, started, ended, sink.policy);
-        sink.append(&record).await
+impl RunKeeper for RunLogKeeper {
+    fn keep<'a>(&'a self, _subject: &'a Subject, record: &'a Record) -> KeepFuture<'a> {
+        Box::pin(self.append(record))
     }
+}
 
+impl crate::Runtime {
     /// The record of a run of `subject` by `request`, started at `started`, for a log that
     /// keeps its values (`LogPolicy::On`) or only their hash. Keys are redacted from the
     /// values, the answer and the error; so are the values data-loss prevention hid from the
     /// model (the log keeps what was sent, and how many of each kind were hidden). A run that
     /// data-loss prevention blocked keeps only its values' hash.
-    pub fn run_record(
+    pub(crate) fn run_record(
         &self,
         subject: &Subject,
         request: &RunRequest,

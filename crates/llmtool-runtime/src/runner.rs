@@ -34,7 +34,12 @@ impl Runner for Runtime {
 
     fn answer(&self, tool: Tool, prompt: String, subject: Subject) -> AnswerFuture {
         let runtime = self.clone();
-        Box::pin(async move { runtime.answer(&tool, prompt, Some(&subject)).await })
+        // A task of its own, so that the run ends and is kept even when the call is dropped
+        // (its MCP session closed) first.
+        let run = tokio::spawn(async move { runtime.answer(&tool, prompt, Some(&subject)).await });
+        Box::pin(async move {
+            run.await.unwrap_or_else(|stopped| Err(RunError::Stopped(stopped.to_string())))
+        })
     }
 
     fn public_message(&self, error: &RunError) -> String {

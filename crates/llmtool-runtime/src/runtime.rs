@@ -10,19 +10,19 @@ use llmtool_core::output::OutputSpec;
 use llmtool_local::chat::ChatMessage;
 use llmtool_local::model::count_prompt_tokens;
 use llmtool_local::store::DEFAULT_MODEL;
-use llmtool_providers::backend::Backend;
 use llmtool_providers::pace::Pacer;
 use llmtool_providers::resolve::{ModelOrigin, Providers, Target};
-use llmtool_providers::run::{CHARACTERS_PER_TOKEN, RunOptions, RunReport, RunRequest};
+use llmtool_providers::run::{CHARACTERS_PER_TOKEN, RunRequest};
 use llmtool_providers::transport::{RetryPolicy, Timeouts, Transport};
 use llmtool_providers::{ApiKind, Params, Redactor};
 
 use llmtool_dlp::Policy;
 
+use crate::RunError;
 use crate::dlp::{Guard, Guarded};
+use crate::lifecycle::RunKeeper;
 use crate::local::{Fetch, LocalModels, Progress};
-use crate::log::{Ended, LogPolicy, LogSink, Subject};
-use crate::{Rejected, RunError};
+use crate::log::{LogPolicy, RunLogKeeper};
 
 /// How a runtime is set up; the defaults suit a server (nothing fetched, nothing printed).
 #[derive(Clone)]
@@ -117,6 +117,10 @@ pub struct Choice {
 #[derive(Clone)]
 pub struct Runtime {
     inner: Arc<Inner>,
+    /// Where finished runs are kept (the run log, unless a server keeps them), and what of
+    /// them.
+    keeper: Arc<dyn RunKeeper>,
+    policy: LogPolicy,
 }
 
 struct Inner {
@@ -126,7 +130,6 @@ struct Inner {
     transport: Transport,
     local: Arc<LocalModels>,
     redactor: Redactor,
-    log: LogSink,
     guard: Guard,
     only_configured: bool,
     max_prompt_bytes: Option<u64>,
@@ -157,12 +160,12 @@ impl Runtime {
             transport,
             local: Arc::new(local),
             redactor,
-            log: LogSink::new(options.log),
             guard,
             only_configured: options.only_configured,
             max_prompt_bytes: options.max_prompt_bytes,
         };
-        Ok(Self { inner: Arc::new(inner) })
+        let keeper = Arc::new(RunLogKeeper::new());
+        Ok(Self { inner: Arc::new(inner), keeper, policy: options.log })
     }
 
     pub fn providers(&self) -> &Providers {
@@ -322,66 +325,17 @@ impl Runtime {
         Some(count_prompt_tokens(&path, &[message]).map_err(RunError::from))
     }
 
-    /// Gets the backend of `request` ready: fetches (as the fetch policy allows) and loads its
-    /// local model, if it runs on one. `run` does this itself; a caller that wants a download
-    /// or a slow load to happen before it starts listening for Ctrl-C calls it first.
-    pub async fn prepare(&self, request: &RunRequest) -> Result<(), RunError> {
-        if request.target.endpoint.api == ApiKind::Local {
-            self.inner.local.engine(&request.target).await?;
-        }
-        Ok(())
+    /// Where runs are kept, and how.
+    pub(crate) fn keeping(&self) -> (&dyn RunKeeper, LogPolicy) {
+        (self.keeper.as_ref(), self.policy)
     }
 
-    /// Runs `request`, enforcing its expected output (asking again up to
-    /// `options.max_repairs` times), passing text that is shown unchanged to `on_text` as it
-    /// arrives. The report says whether the answer met the expected output
-    /// ([`Rejected::check`]).
-    pub async fn run(
-        &self,
-        request: &RunRequest,
-        options: RunOptions,
-        on_text: &mut (dyn FnMut(&str) + Send),
-    ) -> Result<RunReport, RunError> {
-        let backend = if request.target.endpoint.api == ApiKind::Local {
-            Backend::Local(self.inner.local.engine(&request.target).await?)
-        } else {
-            Backend::Http(&self.inner.transport)
-        };
-        Ok(llmtool_providers::run::run(&backend, request, options, on_text).await?)
-    }
-
-    /// The answer of `tool` to `prompt`, whole, with its expected output enforced: what a
-    /// server returns to its client. The run is logged as a run of `subject`, when given (a
-    /// problem writing the log is a logged warning).
-    pub async fn answer(
-        &self,
-        tool: &Tool,
-        prompt: String,
-        subject: Option<&Subject>,
-    ) -> Result<String, RunError> {
-        let request = self
-            .request_off_thread(tool, prompt, ParamOverrides::default(), &Choice::default())
-            .await?;
-        if let Some(note) = &request.target.note {
-            tracing::info!("{note}");
-        }
-        let options = RunOptions { stream: false, max_repairs: 2, raw: false, live: false };
-        let started = jiff::Timestamp::now();
-        let result = self.run(&request, options, &mut |_| {}).await;
-        if let Some(subject) = subject {
-            let ended = match &result {
-                Ok(report) => Ended::Report(report),
-                Err(error) => Ended::Failed(error),
-            };
-            if let Err(problem) = self.log_run(subject, &request, started, ended).await {
-                tracing::warn!("the run is not logged: {problem}");
-            }
-        }
-        Ok(Rejected::check(&result?)?.to_owned())
-    }
-
-    pub(crate) fn log_sink(&self) -> &LogSink {
-        &self.inner.log
+    /// The same runtime, keeping its runs in `keeper` as `policy` says (a team server keeps
+    /// them in its library); it shares the transport and the local models with
+    /// its clones.
+    #[must_use]
+    pub fn keeping_runs_in(self, keeper: Arc<dyn RunKeeper>, policy: LogPolicy) -> Runtime {
+        Runtime { inner: self.inner, keeper, policy }
     }
 
     /// The operator's model (`--model`), if any.
@@ -394,7 +348,7 @@ impl Runtime {
         self.inner.provider.as_deref()
     }
 
-    pub(crate) fn local_models(&self) -> &LocalModels {
+    pub(crate) fn local_models(&self) -> &Arc<LocalModels> {
         &self.inner.local
     }
 

@@ -24,7 +24,7 @@ use llmtool_registry::{Change, Store, StoreError};
 
 use crate::cache::ReadCache;
 use crate::mcp::Mcp;
-use crate::runs::{LibraryRunner, Runs};
+use crate::runs::Runs;
 
 pub use auth::{Access, new_token, token_hash};
 pub use limit::RateLimiter;
@@ -86,7 +86,7 @@ impl ServerState {
     /// What runs MCP's tool calls like the API's runs (kept in the library's database), once
     /// [`ServerState::with_runtime`] gave a runtime.
     pub fn library_runner(&self) -> Option<Arc<dyn llmtool_mcp::Runner>> {
-        self.runs.as_ref().map(|runs| Arc::new(LibraryRunner(Arc::clone(runs))) as _)
+        self.runs.as_ref().map(|runs| Arc::new(runs.runtime.clone()) as _)
     }
 
     pub(crate) fn runs(&self) -> Option<&Arc<Runs>> {

@@ -12,7 +12,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse as _, Response};
 use llmtool_mcp::transport::HttpOptions;
 use llmtool_mcp::{Library, LibraryOptions, Only, RunLimits, Runner, Server};
-use llmtool_registry::{Role, Store, StoreError};
+use llmtool_registry::{Reference, Role, Store, StoreError};
 use tokio::sync::Notify;
 
 use crate::auth::Caller;
@@ -80,7 +80,7 @@ async fn load(store: &dyn Store, label: Option<&str>) -> Result<Library, StoreEr
     for (slug, version, text) in store.current(label).await? {
         // Every stored version passed `check` when it was published.
         if let Some(tool) = llmtool_core::Document::from_text(text).tool {
-            tools.push((PathBuf::from(format!("registry:{slug}@{version}")), tool));
+            tools.push((PathBuf::from(Reference::pinned(&slug, version).path()), tool));
         }
     }
     let mut problems = Vec::new();

@@ -9,8 +9,8 @@ use axum::http::StatusCode;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use futures_util::Stream;
 use llmtool_core::template::{Inputs, ToolTemplate};
-use llmtool_providers::run::RunReport;
-use llmtool_registry::Role;
+use llmtool_providers::run::{RunOptions, RunReport};
+use llmtool_registry::{Reference, Role};
 use llmtool_runtime::{Choice, ParamOverrides, Subject};
 use serde::{Deserialize, Serialize};
 use tokio::sync::{Notify, mpsc};
@@ -18,7 +18,6 @@ use utoipa::{IntoParams, ToSchema};
 
 use crate::api::VersionParams;
 use crate::auth::Caller;
-use crate::runs::Job;
 use crate::{Problem, ServerState};
 
 /// How many events may wait for a client that reads slowly; past that, it is taken to have
@@ -94,13 +93,13 @@ pub(crate) async fn run(
         .request_off_thread(&tool, prompt, ParamOverrides::default(), &choice)
         .await
         .map_err(|error| unprocessable(runs.runtime.redact(&error.to_string()).into_owned()))?;
-    let path = format!("registry:{slug}@{}", version.version);
-    let subject = Subject::new("server", Some(path), &tool, &inputs);
+    let path = Reference::pinned(&slug, version.version).path();
+    let subject =
+        Subject { by: caller.name.clone(), ..Subject::new("server", Some(path), &tool, &inputs) };
     let start = serde_json::json!({
         "slug": slug, "version": version.version,
         "provider": request.target.endpoint.provider, "model": request.target.model,
     });
-    let job = Job { slug, version: version.version, by: caller.name.clone(), request, subject };
     let (events, received) = mpsc::channel::<Event>(EVENTS_AHEAD);
     tokio::spawn(async move {
         let _turn = turn;
@@ -121,11 +120,13 @@ pub(crate) async fn run(
                 () = stalled.notified() => {}
             }
         };
-        let finished = runs.run(&job, true, &mut on_text, cancelled).await;
+        let options = RunOptions::streamed(true);
+        let finished =
+            runs.runtime.execute(&request, options, Some(&subject), &mut on_text, cancelled).await;
         let mut done = serde_json::to_value(&finished.record).unwrap_or_default();
-        done["slug"] = job.slug.clone().into();
-        done["version"] = job.version.into();
-        if let Some(Ok(report)) = &finished.report {
+        done["slug"] = slug.into();
+        done["version"] = version.version.into();
+        if let Ok(report) = &finished.result {
             done["answer"] = shown_answer(report).into();
         }
         let _ = tokio::time::timeout(DONE_WAIT, events.send(json_event("done", &done))).await;
@@ -152,27 +153,15 @@ fn json_event(name: &str, data: &serde_json::Value) -> Event {
 pub(crate) struct UsageParams {
     /// `tool` (the default), `model` or `day`.
     by: Option<String>,
-    /// Only runs started at or after this time (RFC 3339 with an offset, or a date: its
-    /// midnight in UTC).
+    /// Only runs started at or after this time: RFC 3339 with an offset, a date (its
+    /// midnight in UTC), or a span back from now (`30m`, `24h`, `7d`).
     since: Option<String>,
 }
 
-/// `since` as the run log writes times (UTC), so that text order is time order.
+/// `since` as every reader of the run log takes it (`llmtool_log::since`).
 fn since_text(since: &str) -> Result<String, Problem> {
-    let time = match since.parse::<jiff::Timestamp>() {
-        Ok(time) => time,
-        Err(_) => since
-            .parse::<jiff::civil::Date>()
-            .ok()
-            .and_then(|date| date.to_zoned(jiff::tz::TimeZone::UTC).ok())
-            .map(|zoned| zoned.timestamp())
-            .ok_or_else(|| {
-                Problem::bad_request(format!(
-                    "`since={since}`: give a date (2026-11-01) or a time with its offset (2026-11-01T09:00:00Z)"
-                ))
-            })?,
-    };
-    Ok(llmtool_log::time_text(time))
+    llmtool_log::since(since, jiff::Timestamp::now())
+        .map_err(|error| Problem::bad_request(format!("`since={since}`: {error}")))
 }
 
 /// The runs of one tool, model or day, and what they used and cost.

@@ -1,51 +1,32 @@
 //! Running the library's tools on the server: `POST /tools/{slug}/run` streams the answer as
-//! Server-Sent Events, MCP's `tools/call` waits for it whole. Both go through the shared run
-//! path (`llmtool_runtime`: the model chosen, the expected output enforced) and each run is
-//! kept with its cost in the library's database, for `GET /usage`.
+//! Server-Sent Events, MCP's `tools/call` waits for it whole. Both go through the runtime's
+//! one run path ([`Runtime::execute`]: the model chosen, the expected output enforced), whose
+//! runs this server keeps with their cost in the library's database, for `GET /usage`.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use llmtool_core::model::Tool;
 use llmtool_log::Record;
-use llmtool_mcp::{AnswerFuture, RunLimits, Runner};
-use llmtool_providers::run::{RunOptions, RunReport, RunRequest};
-use llmtool_registry::Store;
-use llmtool_runtime::{
-    Choice, Ended, LogPolicy, ParamOverrides, Rejected, RunError, Runtime, Subject,
-};
+use llmtool_mcp::RunLimits;
+use llmtool_registry::{Reference, Store};
+use llmtool_runtime::{KeepFuture, LogPolicy, RunKeeper, Runtime, Subject};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// The server's runtime, its turns, and where runs are kept.
 pub(crate) struct Runs {
+    /// The server's runtime, keeping its runs in the library.
     pub(crate) runtime: Runtime,
-    store: Arc<dyn Store>,
     limits: RunLimits,
     turns: Arc<Semaphore>,
     waiting: AtomicUsize,
 }
 
-/// A run, and what it is a run of.
-pub(crate) struct Job {
-    pub(crate) slug: String,
-    pub(crate) version: u32,
-    /// The name of the caller's token.
-    pub(crate) by: Option<String>,
-    pub(crate) request: RunRequest,
-    pub(crate) subject: Subject,
-}
-
-/// How a kept run ended.
-pub(crate) struct Finished {
-    /// The record kept, with its id (`None` when it could not be kept).
-    pub(crate) record: Record,
-    pub(crate) report: Option<Result<RunReport, RunError>>,
-}
-
 impl Runs {
+    /// Runs on `runtime`, each run kept in `store` with its cost (the API's and MCP's alike).
     pub(crate) fn new(runtime: Runtime, store: Arc<dyn Store>, limits: RunLimits) -> Runs {
         let turns = Arc::new(Semaphore::new(limits.concurrent.max(1)));
-        Runs { runtime, store, limits, turns, waiting: AtomicUsize::new(0) }
+        let runtime = runtime.keeping_runs_in(Arc::new(LibraryKeeper(store)), LogPolicy::On);
+        Runs { runtime, limits, turns, waiting: AtomicUsize::new(0) }
     }
 
     /// A turn to run: at once if fewer than `concurrent` run, after waiting if fewer than
@@ -62,35 +43,6 @@ impl Runs {
         }
         Arc::clone(&self.turns).acquire_owned().await.ok()
     }
-
-    /// Runs `job`, giving text to `on_text` as it arrives (when `stream`), until it ends or
-    /// `cancelled` completes; then keeps it in the library's database.
-    pub(crate) async fn run(
-        &self,
-        job: &Job,
-        stream: bool,
-        on_text: &mut (dyn FnMut(&str) + Send),
-        cancelled: impl Future<Output = ()>,
-    ) -> Finished {
-        let options = RunOptions { stream, max_repairs: 2, raw: false, live: stream };
-        let started = jiff::Timestamp::now();
-        let report = tokio::select! {
-            report = self.runtime.run(&job.request, options, on_text) => Some(report),
-            () = cancelled => None,
-        };
-        let ended = match &report {
-            Some(Ok(report)) => Ended::Report(report),
-            Some(Err(error)) => Ended::Failed(error),
-            None => Ended::Cancelled,
-        };
-        let mut record =
-            self.runtime.run_record(&job.subject, &job.request, started, ended, LogPolicy::On);
-        match self.store.log_run(&job.slug, job.version, job.by.as_deref(), &record).await {
-            Ok(id) => record.id = Some(id),
-            Err(error) => tracing::warn!("a run of {} is not kept: {error}", job.slug),
-        }
-        Finished { record, report }
-    }
 }
 
 /// Counts a waiter for as long as it waits.
@@ -102,55 +54,24 @@ impl Drop for Waiting<'_> {
     }
 }
 
-/// Runs MCP's tool calls through [`Runs`], so that they are kept like the API's.
-pub(crate) struct LibraryRunner(pub(crate) Arc<Runs>);
+/// Keeps the server's runs in the library's database, as runs of the version they ran, by the
+/// token that ran them.
+struct LibraryKeeper(Arc<dyn Store>);
 
-impl Runner for LibraryRunner {
-    fn is_remote(&self, tool: &Tool) -> bool {
-        self.0.runtime.is_remote(tool)
-    }
-
-    fn answer(&self, tool: Tool, prompt: String, subject: Subject) -> AnswerFuture {
-        let runs = Arc::clone(&self.0);
-        // The run is a task of its own, so that it is kept even if the call is dropped (its
-        // session closed) before it ends.
-        let run = tokio::spawn(async move {
-            let request = runs
-                .runtime
-                .request_off_thread(&tool, prompt, ParamOverrides::default(), &Choice::default())
-                .await?;
-            // MCP names each tool `registry:SLUG@VERSION` (see `mcp::load`).
-            let (slug, version) = subject
-                .tool_path
-                .as_deref()
-                .and_then(|path| path.strip_prefix("registry:"))
-                .and_then(|path| path.rsplit_once('@'))
-                .map(|(slug, version)| (slug.to_owned(), version.parse().unwrap_or(0)))
-                .unwrap_or_default();
-            let job = Job { slug, version, by: None, request, subject };
-            let finished = runs.run(&job, false, &mut |_| {}, std::future::pending()).await;
-            // Nothing cancels this run, so it always has a report.
-            let report = finished.report.unwrap_or_else(|| {
-                Err(RunError::from(Rejected {
-                    reason: "cancelled".into(),
-                    repairs: 0,
-                    raw: String::new(),
-                }))
-            });
-            Ok(Rejected::check(&report?)?.to_owned())
-        });
+impl RunKeeper for LibraryKeeper {
+    fn keep<'a>(&'a self, subject: &'a Subject, record: &'a Record) -> KeepFuture<'a> {
         Box::pin(async move {
-            run.await.unwrap_or_else(|error| {
-                Err(RunError::from(Rejected {
-                    reason: format!("the run stopped: {error}"),
-                    repairs: 0,
-                    raw: String::new(),
-                }))
-            })
+            // The server names each tool it runs `registry:SLUG@VERSION`.
+            let reference = subject.tool_path.as_deref().and_then(Reference::from_path).flatten();
+            let version = reference.as_ref().and_then(Reference::version).unwrap_or(0);
+            let slug = reference.map(|reference| reference.slug).unwrap_or_default();
+            match self.0.log_run(&slug, version, subject.by.as_deref(), record).await {
+                Ok(id) => Ok(Some(id)),
+                Err(error) => {
+                    tracing::warn!("a run of {slug} is not kept: {error}");
+                    Err(error.to_string())
+                }
+            }
         })
-    }
-
-    fn public_message(&self, error: &RunError) -> String {
-        self.0.runtime.redact(&error.to_string()).into_owned()
     }
 }

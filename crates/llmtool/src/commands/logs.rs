@@ -75,29 +75,10 @@ where
     })
 }
 
-/// `--since`: a date (`2026-11-01`), a time (`2026-11-01T09:00:00Z`), or a span back from now
-/// (`30m`, `24h`, `7d`); as RFC 3339 in UTC.
+/// `--since`, as every reader of the log takes it (`llmtool_log::since`).
 fn since(text: &str) -> anyhow::Result<String> {
-    let text = text.trim();
-    let now = jiff::Timestamp::now();
-    if let Some((number, unit)) = text.len().checked_sub(1).map(|at| text.split_at(at))
-        && let Ok(number) = number.parse::<i64>()
-    {
-        let span = match unit {
-            "m" => jiff::Span::new().minutes(number),
-            "h" => jiff::Span::new().hours(number),
-            "d" => jiff::Span::new().hours(number.saturating_mul(24)),
-            _ => anyhow::bail!("`--since {text}`: a span ends with m, h or d (`7d`)"),
-        };
-        return Ok(llmtool_log::time_text(now.checked_sub(span)?));
-    }
-    if let Ok(time) = text.parse::<jiff::Timestamp>() {
-        return Ok(llmtool_log::time_text(time));
-    }
-    let date: jiff::civil::Date = text.parse().with_context(|| {
-        format!("`--since {text}` is not a date (2026-11-01), a time (2026-11-01T09:00:00Z) or a span (7d)")
-    })?;
-    Ok(llmtool_log::time_text(date.to_zoned(jiff::tz::TimeZone::UTC)?.timestamp()))
+    llmtool_log::since(text, jiff::Timestamp::now())
+        .map_err(|error| anyhow::anyhow!("`--since {}`: {error}", text.trim()))
 }
 
 /// One run, for the terminal: a heading line, then the answer.
@@ -190,20 +171,4 @@ fn chart(days: &[Total]) -> String {
         );
     }
     text
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn since_takes_dates_times_and_spans() {
-        assert_eq!(since("2026-11-01").unwrap(), "2026-11-01T00:00:00.000Z");
-        assert_eq!(since("2026-11-01T09:30:00+02:00").unwrap(), "2026-11-01T07:30:00.000Z");
-        let week_ago = since("7d").unwrap();
-        let now = llmtool_log::time_text(jiff::Timestamp::now());
-        assert!(week_ago < now && week_ago.len() == now.len(), "{week_ago} {now}");
-        assert!(since("7w").unwrap_err().to_string().contains("m, h or d"));
-        assert!(since("yesterday").is_err());
-    }
 }

@@ -5,11 +5,11 @@ use std::io::Write as _;
 use std::sync::Arc;
 
 use anyhow::Context as _;
+use llmtool_providers::ApiKind;
 use llmtool_providers::run::RunOptions;
 use llmtool_providers::transport::RetryPolicy;
-use llmtool_providers::{ApiKind, ProviderError};
 use llmtool_runtime::{
-    Ended, Fetch, LogPolicy, ParamOverrides, Rejected, RunError, Runtime, RuntimeOptions, Subject,
+    Fetch, LogPolicy, ParamOverrides, Rejected, RunError, Runtime, RuntimeOptions, Subject,
 };
 
 use crate::Outcome;
@@ -75,10 +75,10 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<Outcome> {
         eprintln!("warning: {notice}");
     }
     let options = RunOptions {
-        stream: !args.no_stream,
         max_repairs: args.max_repairs,
         raw: args.raw,
         live: args.format == RunFormat::Text,
+        ..RunOptions::streamed(!args.no_stream)
     };
     if args.dry_run && request.target.endpoint.api == ApiKind::Local {
         let shown = serde_json::json!({ "provider": "local", "model": request.target.model, "prompt": request.prompt });
@@ -107,37 +107,38 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<Outcome> {
     // stops a download or a load at once.
     runtime.block_on(tool_runtime.prepare(&request))?;
     let subject = Subject::new("run", Some(name.clone()), tool, &inputs);
-    let started = jiff::Timestamp::now();
     let mut streamed = false;
     let mut stdout_error = None;
-    let result = runtime.block_on(async {
-        let mut on_text = |text: &str| {
-            streamed = true;
-            let mut stdout = std::io::stdout().lock();
-            if let Err(error) = stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
-                stdout_error.get_or_insert(error);
-            }
-        };
-        tokio::select! {
-            result = tool_runtime.run(&request, options, &mut on_text) => result,
-            _ = tokio::signal::ctrl_c() => Err(ProviderError::Cancelled.into()),
+    let mut on_text = |text: &str| {
+        streamed = true;
+        let mut stdout = std::io::stdout().lock();
+        if let Err(error) = stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
+            stdout_error.get_or_insert(error);
         }
-    });
-    let ended = match &result {
-        Ok(report) => Ended::Report(report),
-        Err(RunError::Provider(ProviderError::Cancelled)) => Ended::Cancelled,
-        Err(error) => Ended::Failed(error),
     };
-    let logged = runtime.block_on(tool_runtime.log_run(&subject, &request, started, ended));
-    if let Err(problem) = logged {
+    let ctrl_c = async {
+        // A Ctrl-C that cannot be listened for never comes.
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    let finished = runtime.block_on(tool_runtime.execute(
+        &request,
+        options,
+        Some(&subject),
+        &mut on_text,
+        ctrl_c,
+    ));
+    if let Some(problem) = &finished.not_kept {
         eprintln!("warning: the run is not logged: {problem}");
     }
     if let Some(error) = stdout_error {
         return Err(error.into());
     }
-    let report = match result {
+    let cancelled = finished.cancelled();
+    let report = match finished.result {
         Ok(report) => report,
-        Err(RunError::Provider(ProviderError::Cancelled)) => {
+        Err(_) if cancelled => {
             eprintln!("\ncancelled");
             return Ok(Outcome::Cancelled);
         }

@@ -95,11 +95,10 @@ fn test_files(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
     let mut found = Vec::new();
     for path in paths {
         if path.is_file() && files::is_tool_file(path) {
-            let stem =
-                path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-            let beside = ["json", "yaml", "yml"]
-                .iter()
-                .map(|ext| path.with_file_name(format!("{stem}.tests.{ext}")))
+            let name = path.file_name().map(|s| s.to_string_lossy()).unwrap_or_default();
+            let beside = llmtool_core::suite::test_file_names(&name)
+                .into_iter()
+                .map(|beside| path.with_file_name(beside))
                 .filter(|candidate| candidate.is_file());
             found.extend(beside);
         } else {
@@ -120,9 +119,11 @@ fn init(tool_path: &Path) -> anyhow::Result<Outcome> {
             return Ok(Outcome::Problems);
         }
     };
-    let stem = tool_path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let name = tool_path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    let target = tool_path.with_file_name(format!("{stem}.tests.json"));
+    let Some(beside) = llmtool_core::suite::test_file_names(&name).into_iter().next() else {
+        anyhow::bail!("{} is not a tool file's name (NAME.json)", tool_path.display());
+    };
+    let target = tool_path.with_file_name(beside);
     if target.exists() {
         anyhow::bail!("{} exists already; not overwritten", target.display());
     }

@@ -1,0 +1,167 @@
+//! A run's whole life, in one place: [`Runtime::execute`] runs a request (its local model
+//! loaded first), streams the text to the caller, stops on cancellation, and keeps the record
+//! of the run where the runtime keeps runs ([`RunKeeper`]: the run log, or a server's
+//! library). Every way of running a tool ends here: `llmtool run`, the MCP servers, the team
+//! server's API, a batch and a test suite.
+
+use std::future::Future;
+use std::time::Duration;
+
+use llmtool_core::model::Tool;
+use llmtool_log::Record;
+use llmtool_providers::ApiKind;
+use llmtool_providers::ProviderError;
+use llmtool_providers::backend::Backend;
+use llmtool_providers::run::{RunOptions, RunReport, RunRequest};
+
+use crate::log::{Ended, LogPolicy, Subject};
+use crate::{Choice, ParamOverrides, Rejected, RunError, Runtime};
+
+/// The longest keeping a record may take before the run goes on without it.
+const KEEP_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// A boxed future of [`RunKeeper::keep`].
+pub type KeepFuture<'a> =
+    std::pin::Pin<Box<dyn Future<Output = Result<Option<i64>, String>> + Send + 'a>>;
+
+/// Where a runtime keeps the records of its runs: the run log in the data directory (the
+/// default), or a team server's library.
+pub trait RunKeeper: Send + Sync {
+    /// Keeps `record`, the record of a run of `subject`; its id, where the keeper numbers
+    /// runs, or why it is not kept.
+    fn keep<'a>(&'a self, subject: &'a Subject, record: &'a Record) -> KeepFuture<'a>;
+}
+
+/// A finished run: how it ended, and its record.
+#[derive(Debug)]
+pub struct Finished {
+    /// The report, or why there is none ([`ProviderError::Cancelled`] when it was cancelled).
+    pub result: Result<RunReport, RunError>,
+    /// The record made of the run (with its id once kept), when the run has a subject and the
+    /// runtime keeps runs.
+    pub record: Option<Record>,
+    /// Why the record is not kept, for the caller to show as a warning.
+    pub not_kept: Option<String>,
+}
+
+impl Finished {
+    /// How the run ended, as its record says.
+    pub fn ended(&self) -> Ended<'_> {
+        ended(&self.result)
+    }
+
+    /// Whether the run was cancelled.
+    pub fn cancelled(&self) -> bool {
+        matches!(self.result, Err(RunError::Provider(ProviderError::Cancelled)))
+    }
+}
+
+fn ended(result: &Result<RunReport, RunError>) -> Ended<'_> {
+    match result {
+        Ok(report) => Ended::Report(report),
+        Err(RunError::Provider(ProviderError::Cancelled)) => Ended::Cancelled,
+        Err(error) => Ended::Failed(error),
+    }
+}
+
+impl Runtime {
+    /// Runs `request`: its expected output enforced (asked again up to `options.max_repairs`
+    /// times), text that is shown unchanged given to `on_text` as it arrives, until it ends
+    /// or `cancel` completes. A run of a `subject` is then kept as the runtime keeps runs;
+    /// a run without one (a batch row, a test case: they keep their own records) is not.
+    pub async fn execute(
+        &self,
+        request: &RunRequest,
+        options: RunOptions,
+        subject: Option<&Subject>,
+        on_text: &mut (dyn FnMut(&str) + Send),
+        cancel: impl Future<Output = ()>,
+    ) -> Finished {
+        let started = jiff::Timestamp::now();
+        let result = tokio::select! {
+            result = self.run(request, options, on_text) => result,
+            () = cancel => Err(ProviderError::Cancelled.into()),
+        };
+        let (record, not_kept) = match subject {
+            Some(subject) => self.keep(subject, request, started, ended(&result)).await,
+            None => (None, None),
+        };
+        Finished { result, record, not_kept }
+    }
+
+    /// The answer of `tool` to `prompt`, whole, with its expected output enforced: what a
+    /// server returns to its client. The run is kept as a run of `subject`, when given (a
+    /// problem keeping it is a logged warning).
+    pub async fn answer(
+        &self,
+        tool: &Tool,
+        prompt: String,
+        subject: Option<&Subject>,
+    ) -> Result<String, RunError> {
+        let request = self
+            .request_off_thread(tool, prompt, ParamOverrides::default(), &Choice::default())
+            .await?;
+        if let Some(note) = &request.target.note {
+            tracing::info!("{note}");
+        }
+        let finished = self
+            .execute(&request, RunOptions::WHOLE, subject, &mut |_| {}, std::future::pending())
+            .await;
+        if let Some(problem) = &finished.not_kept {
+            tracing::warn!("the run is not kept: {problem}");
+        }
+        Ok(Rejected::check(&finished.result?)?.to_owned())
+    }
+
+    /// Gets the backend of `request` ready: fetches (as the fetch policy allows) and loads its
+    /// local model, if it runs on one. `execute` does this itself; a caller that wants a
+    /// download or a slow load to happen before it starts listening for Ctrl-C calls it
+    /// first.
+    pub async fn prepare(&self, request: &RunRequest) -> Result<(), RunError> {
+        if request.target.endpoint.api == ApiKind::Local {
+            self.local_models().engine(&request.target).await?;
+        }
+        Ok(())
+    }
+
+    /// Runs `request` on its backend, with nothing kept.
+    async fn run(
+        &self,
+        request: &RunRequest,
+        options: RunOptions,
+        on_text: &mut (dyn FnMut(&str) + Send),
+    ) -> Result<RunReport, RunError> {
+        let backend = if request.target.endpoint.api == ApiKind::Local {
+            Backend::Local(self.local_models().engine(&request.target).await?)
+        } else {
+            Backend::Http(self.transport())
+        };
+        Ok(llmtool_providers::run::run(&backend, request, options, on_text).await?)
+    }
+
+    /// Keeps the record of a run of `subject`, as the runtime's policy says: the record (with
+    /// its id once kept), and why it is not kept.
+    async fn keep(
+        &self,
+        subject: &Subject,
+        request: &RunRequest,
+        started: jiff::Timestamp,
+        ended: Ended<'_>,
+    ) -> (Option<Record>, Option<String>) {
+        let (keeper, policy) = self.keeping();
+        if policy == LogPolicy::Off {
+            return (None, None);
+        }
+        let mut record = self.run_record(subject, request, started, ended, policy);
+        let problem = match tokio::time::timeout(KEEP_TIMEOUT, keeper.keep(subject, &record)).await
+        {
+            Ok(Ok(id)) => {
+                record.id = id;
+                None
+            }
+            Ok(Err(problem)) => Some(problem),
+            Err(_) => Some(format!("keeping it took over {} s", KEEP_TIMEOUT.as_secs())),
+        };
+        (Some(record), problem)
+    }
+}
