@@ -1,15 +1,17 @@
 //! The tool library's storage: tools by slug, each with immutable versions (numbered, with
 //! the content hash of their canonical form and a change note), tags that curate them, labels
 //! that point at a version (`production`, `staging`), soft delete, full-text search, and the
-//! API tokens. [`Store`] is the one interface; [`SqliteStore`] (the default) and
-//! [`PostgresStore`] implement it, and one test suite runs against both.
+//! API tokens. [`Store`] is the one interface; [`SqlStore`] implements it once, over SQLite (the
+//! default) or PostgreSQL, and one test suite runs against both.
 
 mod changes;
+mod db;
 mod model;
 mod postgres;
 mod publication;
 mod reference;
 mod rows;
+mod sql_store;
 mod sqlite;
 mod store;
 
@@ -18,20 +20,19 @@ pub use model::{
     KeptRun, Page, Published, Query, Role, Selector, SessionInfo, Summary, TagCount, TokenInfo,
     ToolVersion,
 };
-pub use postgres::PostgresStore;
 pub use publication::{
     MAX_DIAGNOSTICS, Publication, Rejection, content_hash, diagnostics_json, is_slug, slug_of,
 };
 pub use reference::{PATH_PREFIX, Reference};
-pub use sqlite::SqliteStore;
+pub use sql_store::SqlStore;
 pub use store::{MAX_LABELS, MAX_SESSIONS_PER_TOKEN, MAX_TAGS, Store, StoreError};
 
 /// Opens the library `database` names: a `postgres://` (or `postgresql://`) URL, or a SQLite
 /// file (a path, or `sqlite://PATH`).
 pub async fn open(database: &str) -> Result<std::sync::Arc<dyn Store>, StoreError> {
     if database.starts_with("postgres://") || database.starts_with("postgresql://") {
-        return Ok(std::sync::Arc::new(PostgresStore::connect(database).await?));
+        return Ok(std::sync::Arc::new(SqlStore::connect_postgres(database).await?));
     }
     let path = database.strip_prefix("sqlite://").unwrap_or(database);
-    Ok(std::sync::Arc::new(SqliteStore::open(std::path::Path::new(path)).await?))
+    Ok(std::sync::Arc::new(SqlStore::open_sqlite(std::path::Path::new(path)).await?))
 }

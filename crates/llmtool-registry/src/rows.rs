@@ -1,5 +1,4 @@
-//! The rows both backends select, and what they become: the backends differ in SQL, not in
-//! what a row means.
+//! The rows the store selects, and what they become.
 
 use llmtool_log::{Grouping, Total};
 
@@ -16,8 +15,8 @@ pub(crate) const VERSION_COLUMNS: &str =
 pub(crate) type TokenRow = (String, String, String, Option<String>);
 
 /// A search result's columns: slug, latest version, name, description, output type, the tags
-/// joined by spaces, the creator's name and whether there is an avatar; the models are read
-/// by each backend its own way.
+/// joined by spaces, the creator's name, whether there is an avatar, and the models as a
+/// JSON array.
 pub(crate) type SummaryRow = (
     String,
     i64,
@@ -27,6 +26,7 @@ pub(crate) type SummaryRow = (
     Option<String>,
     Option<String>,
     bool,
+    String,
 );
 
 pub(crate) fn tool_version(
@@ -59,8 +59,8 @@ pub(crate) fn token_info(row: TokenRow) -> TokenInfo {
     }
 }
 
-pub(crate) fn summary(row: SummaryRow, models: Vec<String>) -> Summary {
-    let (slug, latest, name, description, output_type, tags, creator, has_avatar) = row;
+pub(crate) fn summary(row: SummaryRow) -> Summary {
+    let (slug, latest, name, description, output_type, tags, creator, has_avatar, models) = row;
     Summary {
         slug,
         version: u32::try_from(latest).unwrap_or(0),
@@ -68,7 +68,7 @@ pub(crate) fn summary(row: SummaryRow, models: Vec<String>) -> Summary {
         description,
         tags: tags.map(|t| t.split(' ').map(str::to_owned).collect()).unwrap_or_default(),
         output_type,
-        models,
+        models: serde_json::from_str(&models).unwrap_or_default(),
         creator,
         has_avatar,
     }

@@ -6,8 +6,7 @@
 use std::sync::Arc;
 
 use llmtool_registry::{
-    Change, MAX_LABELS, MAX_TAGS, PostgresStore, Publication, Query, Role, Selector, SqliteStore,
-    Store, StoreError,
+    Change, MAX_LABELS, MAX_TAGS, Publication, Query, Role, Selector, SqlStore, Store, StoreError,
 };
 
 /// A valid tool file named `name`, its prompt saying `words`.
@@ -356,12 +355,12 @@ async fn suite(store: Arc<dyn Store>) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn sqlite() {
     let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(&dir.path().join("library.db")).await.unwrap();
+    let store = SqlStore::open_sqlite(&dir.path().join("library.db")).await.unwrap();
     suite(Arc::new(store.clone())).await;
     // A backup is a library of its own, with everything in it; it never overwrites a file.
     let copy = dir.path().join("backup.db");
     store.backup(&copy).await.unwrap();
-    let restored = SqliteStore::open(&copy).await.unwrap();
+    let restored = SqlStore::open_sqlite(&copy).await.unwrap();
     assert_eq!(restored.versions("busy").await.unwrap().len(), 50);
     assert_eq!(restored.version("haiku-writer", &Selector::Latest).await.unwrap().version, 3);
     assert!(matches!(store.backup(&copy).await, Err(StoreError::Backup(_))));
@@ -371,7 +370,7 @@ async fn sqlite() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn postgres() {
     let Some(database) = llmtool_testkit::postgres::database().await else { return };
-    let store = PostgresStore::connect(&database.url).await.unwrap();
+    let store = SqlStore::connect_postgres(&database.url).await.unwrap();
     suite(Arc::new(store)).await;
 }
 
@@ -379,8 +378,8 @@ async fn postgres() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_announces_to_every_server() {
     let Some(database) = llmtool_testkit::postgres::database().await else { return };
-    let writer = PostgresStore::connect(&database.url).await.unwrap();
-    let reader = PostgresStore::connect(&database.url).await.unwrap();
+    let writer = SqlStore::connect_postgres(&database.url).await.unwrap();
+    let reader = SqlStore::connect_postgres(&database.url).await.unwrap();
     let mut heard = reader.changes().await.unwrap();
     writer.publish("echo", &tool("Echo", "an echo"), None, None).await.unwrap();
     let change = tokio::time::timeout(std::time::Duration::from_secs(10), heard.next()).await;

@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use llmtool_registry::{PostgresStore, Role, SqliteStore, Store};
+use llmtool_registry::{Role, SqlStore, Store};
 use llmtool_server::{Access, RateLimiter, ServerState, new_token, token_hash};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -218,14 +218,14 @@ async fn api(store: Arc<dyn Store>) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_api_on_sqlite() {
     let dir = tempfile::tempdir().unwrap();
-    let store = SqliteStore::open(&dir.path().join("library.db")).await.unwrap();
+    let store = SqlStore::open_sqlite(&dir.path().join("library.db")).await.unwrap();
     api(Arc::new(store)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_api_on_postgres() {
     let Some(database) = llmtool_testkit::postgres::database().await else { return };
-    let store = PostgresStore::connect(&database.url).await.unwrap();
+    let store = SqlStore::connect_postgres(&database.url).await.unwrap();
     api(Arc::new(store)).await;
 }
 
@@ -234,8 +234,8 @@ async fn the_api_on_postgres() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_servers_on_one_postgres_database() {
     let Some(database) = llmtool_testkit::postgres::database().await else { return };
-    let one: Arc<dyn Store> = Arc::new(PostgresStore::connect(&database.url).await.unwrap());
-    let other: Arc<dyn Store> = Arc::new(PostgresStore::connect(&database.url).await.unwrap());
+    let one: Arc<dyn Store> = Arc::new(SqlStore::connect_postgres(&database.url).await.unwrap());
+    let other: Arc<dyn Store> = Arc::new(SqlStore::connect_postgres(&database.url).await.unwrap());
     let editor = token(one.as_ref(), "ci", Role::Editor).await;
     let (first, second) = (start(one, true).await, start(other, true).await);
     let client = reqwest::Client::new();
@@ -309,7 +309,7 @@ async fn mcp(base: &str, token: Option<&str>, session: Option<&str>, body: Value
 async fn the_library_over_mcp() {
     let dir = tempfile::tempdir().unwrap();
     let store: Arc<dyn Store> =
-        Arc::new(SqliteStore::open(&dir.path().join("library.db")).await.unwrap());
+        Arc::new(SqlStore::open_sqlite(&dir.path().join("library.db")).await.unwrap());
     let viewer = token(store.as_ref(), "reader", Role::Viewer).await;
     let editor = token(store.as_ref(), "ci", Role::Editor).await;
     let _ = rustls::crypto::ring::default_provider().install_default();
@@ -366,7 +366,7 @@ async fn the_library_over_mcp() {
 async fn public_reading_and_the_built_in_tools() {
     let dir = tempfile::tempdir().unwrap();
     let store: Arc<dyn Store> =
-        Arc::new(SqliteStore::open(&dir.path().join("library.db")).await.unwrap());
+        Arc::new(SqlStore::open_sqlite(&dir.path().join("library.db")).await.unwrap());
     assert_eq!(llmtool_server::seed_built_ins(store.as_ref()).await.unwrap(), 8);
     assert_eq!(
         llmtool_server::seed_built_ins(store.as_ref()).await.unwrap(),
@@ -420,7 +420,7 @@ async fn the_openapi_document_is_checked_in_and_served() {
     );
     let dir = tempfile::tempdir().unwrap();
     let store: Arc<dyn Store> =
-        Arc::new(SqliteStore::open(&dir.path().join("library.db")).await.unwrap());
+        Arc::new(SqlStore::open_sqlite(&dir.path().join("library.db")).await.unwrap());
     let base = start(store, false).await;
     let served: Value =
         reqwest::get(format!("{base}/openapi.json")).await.unwrap().json().await.unwrap();
@@ -442,7 +442,7 @@ async fn the_openapi_document_is_checked_in_and_served() {
 async fn each_caller_has_a_rate_limit() {
     let dir = tempfile::tempdir().unwrap();
     let store: Arc<dyn Store> =
-        Arc::new(SqliteStore::open(&dir.path().join("library.db")).await.unwrap());
+        Arc::new(SqlStore::open_sqlite(&dir.path().join("library.db")).await.unwrap());
     let viewer = token(store.as_ref(), "reader", Role::Viewer).await;
     let other = token(store.as_ref(), "other", Role::Viewer).await;
     let base = start_limited(store, true, 3).await;
@@ -485,7 +485,7 @@ async fn each_caller_has_a_rate_limit() {
 async fn a_large_check_costs_its_caller_more_than_one_request() {
     let dir = tempfile::tempdir().unwrap();
     let store: Arc<dyn Store> =
-        Arc::new(SqliteStore::open(&dir.path().join("library.db")).await.unwrap());
+        Arc::new(SqlStore::open_sqlite(&dir.path().join("library.db")).await.unwrap());
     let base = start_limited(store, true, 10).await;
     let client = reqwest::Client::new();
     let check = |body: String| client.post(format!("{base}/check")).body(body).send();
@@ -502,7 +502,7 @@ async fn a_large_check_costs_its_caller_more_than_one_request() {
 async fn the_bearer_scheme_is_case_insensitive() {
     let dir = tempfile::tempdir().unwrap();
     let store: Arc<dyn Store> =
-        Arc::new(SqliteStore::open(&dir.path().join("library.db")).await.unwrap());
+        Arc::new(SqlStore::open_sqlite(&dir.path().join("library.db")).await.unwrap());
     let viewer = token(store.as_ref(), "reader", Role::Viewer).await;
     let base = start(store, false).await;
     let client = reqwest::Client::new();
@@ -526,7 +526,7 @@ async fn the_bearer_scheme_is_case_insensitive() {
 async fn every_route_refuses_a_host_it_does_not_answer_to() {
     let dir = tempfile::tempdir().unwrap();
     let store: Arc<dyn Store> =
-        Arc::new(SqliteStore::open(&dir.path().join("library.db")).await.unwrap());
+        Arc::new(SqlStore::open_sqlite(&dir.path().join("library.db")).await.unwrap());
     let _ = rustls::crypto::ring::default_provider().install_default();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();

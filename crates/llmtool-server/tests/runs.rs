@@ -10,7 +10,7 @@ use std::sync::Arc;
 use llmtool_mcp::RunLimits;
 use llmtool_providers::config::{Config, Env};
 use llmtool_providers::resolve::Providers;
-use llmtool_registry::{Publication, Role, SqliteStore, Store};
+use llmtool_registry::{Publication, Role, SqlStore, Store};
 use llmtool_runtime::{Runtime, RuntimeOptions};
 use llmtool_server::{Access, RateLimiter, ServerState, new_token, token_hash};
 use llmtool_testkit::{End, Mock, Reply};
@@ -64,7 +64,7 @@ impl Library {
         let runtime = Runtime::new(providers, options).unwrap();
         let folder = tempfile::tempdir().unwrap();
         let store: Arc<dyn Store> =
-            Arc::new(SqliteStore::open(&folder.path().join("library.db")).await.unwrap());
+            Arc::new(SqlStore::open_sqlite(&folder.path().join("library.db")).await.unwrap());
         let viewer = new_token();
         store.create_token("reader", Role::Viewer, &token_hash(&viewer)).await.unwrap();
         for (slug, tool) in tools {

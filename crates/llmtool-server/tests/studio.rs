@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use llmtool_registry::{PostgresStore, Role, SqliteStore, Store};
+use llmtool_registry::{Role, SqlStore, Store};
 use llmtool_server::{Access, RateLimiter, ServerState, new_token, token_hash};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -301,11 +301,11 @@ async fn studio(store: Arc<dyn Store>) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_studio_on_sqlite() {
     let dir = tempfile::tempdir().unwrap();
-    studio(Arc::new(SqliteStore::open(&dir.path().join("library.db")).await.unwrap())).await;
+    studio(Arc::new(SqlStore::open_sqlite(&dir.path().join("library.db")).await.unwrap())).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_studio_on_postgres() {
     let Some(database) = llmtool_testkit::postgres::database().await else { return };
-    studio(Arc::new(PostgresStore::connect(&database.url).await.unwrap())).await;
+    studio(Arc::new(SqlStore::connect_postgres(&database.url).await.unwrap())).await;
 }

@@ -1,0 +1,329 @@
+//! [`Db`]: the library's database on either backend, and the few ways the store's logic speaks
+//! to it, so that the logic is written once ([`crate::sql_store`]) and each backend keeps only
+//! what is its own (`sqlite.rs`, `postgres.rs`).
+//!
+//! Statements are written in PostgreSQL's syntax. SQLite gets them rewritten by
+//! [`for_sqlite`], a rewrite with three rules that hold for every statement here: `$N` is
+//! `?N`; a cast (`$1::text`, `record::text`) is dropped, since SQLite's columns take any value
+//! and its `NULL` needs no type; and `COLLATE "C"` is dropped, since SQLite compares text
+//! byte by byte already. Values are bound as [`Arg`]s, which say what a value is rather than
+//! how a backend stores it: a list of words is a `TEXT[]` in PostgreSQL and `' a b '` in
+//! SQLite, where `instr` finds a word.
+
+use std::borrow::Cow;
+
+use sqlx::postgres::{PgArguments, PgPool, PgRow, Postgres};
+use sqlx::sqlite::{Sqlite, SqliteArguments, SqlitePool, SqliteRow};
+use sqlx::{Arguments as _, FromRow};
+
+/// A pool of connections to the library's database.
+#[derive(Debug, Clone)]
+pub(crate) enum Db {
+    Sqlite(SqlitePool),
+    Postgres(PgPool),
+}
+
+/// A transaction on the library's database; dropped without [`Tx::commit`], it rolls back.
+pub(crate) enum Tx {
+    Sqlite(sqlx::Transaction<'static, Sqlite>),
+    Postgres(sqlx::Transaction<'static, Postgres>),
+}
+
+/// A value bound to a statement.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Arg {
+    Int(Option<i64>),
+    Real(Option<f64>),
+    Text(Option<String>),
+    /// Words a query looks one up in (`TEXT[]`; in SQLite, each between spaces).
+    Words(Vec<String>),
+    /// A list kept whole (`TEXT[]`; in SQLite, a JSON array).
+    List(Vec<String>),
+    /// A JSON document (`JSONB`; in SQLite, its text).
+    Json(serde_json::Value),
+}
+
+/// A statement and its values, `$1` first.
+#[derive(Debug, Clone)]
+pub(crate) struct Statement {
+    sql: Cow<'static, str>,
+    args: Vec<Arg>,
+}
+
+/// `sql` with no values yet.
+pub(crate) fn statement(sql: impl Into<Cow<'static, str>>) -> Statement {
+    Statement { sql: sql.into(), args: Vec::new() }
+}
+
+impl Statement {
+    /// The statement with `value` as its next parameter.
+    #[must_use]
+    pub(crate) fn bind(mut self, value: impl Into<Arg>) -> Statement {
+        self.args.push(value.into());
+        self
+    }
+
+    fn sqlite(&self) -> Result<(String, SqliteArguments<'static>), sqlx::Error> {
+        let mut arguments = SqliteArguments::default();
+        for arg in &self.args {
+            match arg.clone() {
+                Arg::Int(value) => arguments.add(value),
+                Arg::Real(value) => arguments.add(value),
+                Arg::Text(value) => arguments.add(value),
+                Arg::Words(words) => arguments.add(format!(" {} ", words.join(" "))),
+                Arg::List(items) => arguments.add(serde_json::Value::from(items).to_string()),
+                Arg::Json(value) => arguments.add(value.to_string()),
+            }
+            .map_err(sqlx::Error::Encode)?;
+        }
+        Ok((for_sqlite(&self.sql), arguments))
+    }
+
+    fn postgres(&self) -> Result<(&str, PgArguments), sqlx::Error> {
+        let mut arguments = PgArguments::default();
+        for arg in &self.args {
+            match arg.clone() {
+                Arg::Int(value) => arguments.add(value),
+                Arg::Real(value) => arguments.add(value),
+                Arg::Text(value) => arguments.add(value),
+                Arg::Words(items) | Arg::List(items) => arguments.add(items),
+                Arg::Json(value) => arguments.add(sqlx::types::Json(value)),
+            }
+            .map_err(sqlx::Error::Encode)?;
+        }
+        Ok((&self.sql, arguments))
+    }
+}
+
+/// A row that reads the same from both backends: a tuple of integers, reals, text and
+/// booleans, or one of those alone as `(T,)`.
+pub(crate) trait Decoded:
+    for<'r> FromRow<'r, SqliteRow> + for<'r> FromRow<'r, PgRow> + Send + Unpin
+{
+}
+
+impl<T> Decoded for T where
+    T: for<'r> FromRow<'r, SqliteRow> + for<'r> FromRow<'r, PgRow> + Send + Unpin
+{
+}
+
+impl Db {
+    /// Runs `statement`; how many rows it changed.
+    pub(crate) async fn execute(&self, statement: Statement) -> Result<u64, sqlx::Error> {
+        let done = match self {
+            Db::Sqlite(pool) => {
+                let (sql, arguments) = statement.sqlite()?;
+                sqlx::query_with(&sql, arguments).execute(pool).await?.rows_affected()
+            }
+            Db::Postgres(pool) => {
+                let (sql, arguments) = statement.postgres()?;
+                sqlx::query_with(sql, arguments).execute(pool).await?.rows_affected()
+            }
+        };
+        Ok(done)
+    }
+
+    /// The rows of `statement`.
+    pub(crate) async fn all<T: Decoded>(
+        &self,
+        statement: Statement,
+    ) -> Result<Vec<T>, sqlx::Error> {
+        match self {
+            Db::Sqlite(pool) => {
+                let (sql, arguments) = statement.sqlite()?;
+                sqlx::query_as_with(&sql, arguments).fetch_all(pool).await
+            }
+            Db::Postgres(pool) => {
+                let (sql, arguments) = statement.postgres()?;
+                sqlx::query_as_with(sql, arguments).fetch_all(pool).await
+            }
+        }
+    }
+
+    /// The first row of `statement`, if any.
+    pub(crate) async fn optional<T: Decoded>(
+        &self,
+        statement: Statement,
+    ) -> Result<Option<T>, sqlx::Error> {
+        match self {
+            Db::Sqlite(pool) => {
+                let (sql, arguments) = statement.sqlite()?;
+                sqlx::query_as_with(&sql, arguments).fetch_optional(pool).await
+            }
+            Db::Postgres(pool) => {
+                let (sql, arguments) = statement.postgres()?;
+                sqlx::query_as_with(sql, arguments).fetch_optional(pool).await
+            }
+        }
+    }
+
+    /// A transaction that will write. On SQLite it takes the write lock at once (`BEGIN
+    /// IMMEDIATE`), so that writers queue for it rather than fail on taking it later; on
+    /// PostgreSQL, rows are locked as the writes need ([`Tx::lock_tool`]).
+    pub(crate) async fn begin_write(&self) -> Result<Tx, sqlx::Error> {
+        Ok(match self {
+            Db::Sqlite(pool) => Tx::Sqlite(pool.begin_with("BEGIN IMMEDIATE").await?),
+            Db::Postgres(pool) => Tx::Postgres(pool.begin().await?),
+        })
+    }
+}
+
+impl Tx {
+    /// Runs `statement` in the transaction; how many rows it changed.
+    pub(crate) async fn execute(&mut self, statement: Statement) -> Result<u64, sqlx::Error> {
+        let done = match self {
+            Tx::Sqlite(tx) => {
+                let (sql, arguments) = statement.sqlite()?;
+                sqlx::query_with(&sql, arguments).execute(&mut **tx).await?.rows_affected()
+            }
+            Tx::Postgres(tx) => {
+                let (sql, arguments) = statement.postgres()?;
+                sqlx::query_with(sql, arguments).execute(&mut **tx).await?.rows_affected()
+            }
+        };
+        Ok(done)
+    }
+
+    /// The first row of `statement` in the transaction, if any.
+    pub(crate) async fn optional<T: Decoded>(
+        &mut self,
+        statement: Statement,
+    ) -> Result<Option<T>, sqlx::Error> {
+        match self {
+            Tx::Sqlite(tx) => {
+                let (sql, arguments) = statement.sqlite()?;
+                sqlx::query_as_with(&sql, arguments).fetch_optional(&mut **tx).await
+            }
+            Tx::Postgres(tx) => {
+                let (sql, arguments) = statement.postgres()?;
+                sqlx::query_as_with(sql, arguments).fetch_optional(&mut **tx).await
+            }
+        }
+    }
+
+    /// Locks the tool `id` until the transaction ends, so that writes to it at once (tags
+    /// added past the cap together, say) take turns: PostgreSQL locks its row; SQLite's write
+    /// lock, taken at the start, covers it.
+    pub(crate) async fn lock_tool(&mut self, id: i64) -> Result<(), sqlx::Error> {
+        if let Tx::Postgres(_) = self {
+            self.execute(statement("SELECT id FROM tools WHERE id = $1 FOR UPDATE").bind(id))
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// Commits the transaction, a change to the tool `slug`. On PostgreSQL, every server
+    /// listening hears of it when (and only if) it commits.
+    pub(crate) async fn commit_change(mut self, slug: &str) -> Result<(), sqlx::Error> {
+        if let Tx::Postgres(_) = self {
+            let notify = statement("SELECT pg_notify($1, $2)").bind(crate::changes::CHANNEL);
+            self.execute(notify.bind(slug)).await?;
+        }
+        self.commit().await
+    }
+
+    pub(crate) async fn commit(self) -> Result<(), sqlx::Error> {
+        match self {
+            Tx::Sqlite(tx) => tx.commit().await,
+            Tx::Postgres(tx) => tx.commit().await,
+        }
+    }
+}
+
+/// A statement in PostgreSQL's syntax, rewritten for SQLite (see the module documentation).
+pub(crate) fn for_sqlite(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len());
+    let mut rest = sql;
+    while let Some(c) = rest.chars().next() {
+        if let Some(after) = rest.strip_prefix(" COLLATE \"C\"") {
+            rest = after;
+        } else if let Some(after) = rest.strip_prefix("::") {
+            rest = after.trim_start_matches(|c: char| c.is_ascii_alphanumeric() || c == '_');
+        } else if c == '$' && rest[1..].starts_with(|c: char| c.is_ascii_digit()) {
+            out.push('?');
+            rest = &rest[1..];
+        } else {
+            out.push(c);
+            rest = &rest[c.len_utf8()..];
+        }
+    }
+    out
+}
+
+impl From<i64> for Arg {
+    fn from(value: i64) -> Arg {
+        Arg::Int(Some(value))
+    }
+}
+
+impl From<Option<i64>> for Arg {
+    fn from(value: Option<i64>) -> Arg {
+        Arg::Int(value)
+    }
+}
+
+impl From<Option<f64>> for Arg {
+    fn from(value: Option<f64>) -> Arg {
+        Arg::Real(value)
+    }
+}
+
+impl From<&str> for Arg {
+    fn from(value: &str) -> Arg {
+        Arg::Text(Some(value.to_owned()))
+    }
+}
+
+impl From<String> for Arg {
+    fn from(value: String) -> Arg {
+        Arg::Text(Some(value))
+    }
+}
+
+impl From<&String> for Arg {
+    fn from(value: &String) -> Arg {
+        Arg::Text(Some(value.clone()))
+    }
+}
+
+impl From<Option<&str>> for Arg {
+    fn from(value: Option<&str>) -> Arg {
+        Arg::Text(value.map(str::to_owned))
+    }
+}
+
+impl From<Option<String>> for Arg {
+    fn from(value: Option<String>) -> Arg {
+        Arg::Text(value)
+    }
+}
+
+impl From<&Option<String>> for Arg {
+    fn from(value: &Option<String>) -> Arg {
+        Arg::Text(value.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statements_are_rewritten_for_sqlite_by_three_rules() {
+        assert_eq!(
+            for_sqlite(
+                "SELECT record::text FROM runs WHERE ($1::text IS NULL OR slug = $1) AND n < $12"
+            ),
+            "SELECT record FROM runs WHERE (?1 IS NULL OR slug = ?1) AND n < ?12"
+        );
+        assert_eq!(
+            for_sqlite("ORDER BY t.slug COLLATE \"C\" LIMIT $2"),
+            "ORDER BY t.slug LIMIT ?2"
+        );
+        // A JSON path's `$` is not a parameter; text that is neither is kept as it is.
+        assert_eq!(
+            for_sqlite("json_extract(v.body, '$.metadata.creator') = 'é$'"),
+            "json_extract(v.body, '$.metadata.creator') = 'é$'"
+        );
+    }
+}

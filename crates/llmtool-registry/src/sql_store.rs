@@ -1,0 +1,473 @@
+//! [`SqlStore`]: the library's storage logic, written once over [`Db`]: publishing (version
+//! numbers that never repeat or skip, the same content making no new version, an edit from an
+//! old version refused), tags and labels under their caps, soft delete, search, tokens,
+//! sessions and kept runs. What differs between SQLite and PostgreSQL (opening, full-text
+//! search, backups, hearing other servers' changes) is in `sqlite.rs` and `postgres.rs`.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use llmtool_log::{Grouping, Record, Total};
+use tokio::sync::OnceCell;
+
+use crate::changes::{Announcer, Change, Changes};
+use crate::db::{Arg, Db, statement};
+use crate::model::{
+    KeptRun, Page, Published, Query, Role, Selector, SessionInfo, TagCount, TokenInfo, ToolVersion,
+};
+use crate::publication::Publication;
+use crate::rows::{self, TokenRow, VERSION_COLUMNS, VersionRow};
+use crate::store::{
+    MAX_LABELS, MAX_SESSIONS_PER_TOKEN, MAX_TAGS, Store, StoreError, check_base, check_name,
+    check_slug, expiry, now, shown,
+};
+use crate::{postgres, sqlite};
+
+/// The library in a SQLite file or a PostgreSQL database.
+#[derive(Debug, Clone)]
+pub struct SqlStore {
+    db: Db,
+    announcer: Announcer,
+    /// Set once the task that hears other servers' changes runs (PostgreSQL).
+    listening: Arc<OnceCell<()>>,
+}
+
+impl SqlStore {
+    /// Opens (creating it if needed) the library in the SQLite file at `path`.
+    pub async fn open_sqlite(path: &Path) -> Result<SqlStore, StoreError> {
+        Ok(SqlStore::on(Db::Sqlite(sqlite::open(path).await?)))
+    }
+
+    /// Connects to the PostgreSQL library at `url` (`postgres://...`).
+    pub async fn connect_postgres(url: &str) -> Result<SqlStore, StoreError> {
+        Ok(SqlStore::on(Db::Postgres(postgres::connect(url).await?)))
+    }
+
+    fn on(db: Db) -> SqlStore {
+        SqlStore { db, announcer: Announcer::new(), listening: Arc::default() }
+    }
+
+    /// Tells this process's listeners that `slug` changed (other servers hear it from the
+    /// database: see [`crate::db::Tx::commit_change`]).
+    fn changed(&self, slug: &str) {
+        self.announcer.announce(Change::Tool(slug.to_owned()));
+    }
+
+    /// The tool's id, if it exists and is not deleted.
+    async fn tool_id(&self, slug: &str) -> Result<i64, StoreError> {
+        let sql = "SELECT id FROM tools WHERE slug = $1 AND deleted_at IS NULL";
+        let found: Option<(i64,)> = self.db.optional(statement(sql).bind(slug)).await?;
+        found.map(|(id,)| id).ok_or_else(|| StoreError::NoSuchTool(slug.to_owned()))
+    }
+
+    /// The version of `row`, with the tool's tags and the labels pointing at it.
+    async fn version_of(
+        &self,
+        slug: &str,
+        id: i64,
+        row: VersionRow,
+    ) -> Result<ToolVersion, StoreError> {
+        let tags = statement("SELECT tag FROM tags WHERE tool_id = $1 ORDER BY tag").bind(id);
+        let tags: Vec<(String,)> = self.db.all(tags).await?;
+        let labels =
+            statement("SELECT label FROM labels WHERE tool_id = $1 AND number = $2 ORDER BY label");
+        let labels: Vec<(String,)> = self.db.all(labels.bind(id).bind(row.0)).await?;
+        let names = |rows: Vec<(String,)>| rows.into_iter().map(|(name,)| name).collect();
+        Ok(rows::tool_version(slug, row, names(tags), names(labels)))
+    }
+}
+
+#[async_trait]
+impl Store for SqlStore {
+    async fn publish(
+        &self,
+        slug: &str,
+        publication: &Publication,
+        note: Option<&str>,
+        by: Option<&str>,
+    ) -> Result<Published, StoreError> {
+        check_slug(slug)?;
+        let now = now();
+        let mut tx = self.db.begin_write().await?;
+        let new = "INSERT INTO tools (slug, latest, created_at) VALUES ($1, 0, $2)
+                   ON CONFLICT (slug) DO NOTHING";
+        tx.execute(statement(new).bind(slug).bind(&now)).await?;
+        let id = statement("SELECT id FROM tools WHERE slug = $1").bind(slug);
+        let (id,): (i64,) = tx.optional(id).await?.ok_or(sqlx::Error::RowNotFound)?;
+        // Publishers of one tool take turns from here: the numbers never repeat or skip.
+        tx.lock_tool(id).await?;
+        let latest = statement("SELECT latest FROM tools WHERE id = $1").bind(id);
+        let (latest,): (i64,) = tx.optional(latest).await?.ok_or(sqlx::Error::RowNotFound)?;
+        if latest > 0 {
+            let hash = "SELECT content_hash FROM versions WHERE tool_id = $1 AND number = $2";
+            let hash: Option<(String,)> =
+                tx.optional(statement(hash).bind(id).bind(latest)).await?;
+            if let Some((hash,)) = hash.filter(|(hash,)| *hash == publication.content_hash) {
+                // The same content: no new version (a deleted tool comes back).
+                let revive = statement("UPDATE tools SET deleted_at = NULL WHERE id = $1");
+                tx.execute(revive.bind(id)).await?;
+                tx.commit_change(slug).await?;
+                self.changed(slug);
+                let version = u32::try_from(latest).unwrap_or(0);
+                return Ok(Published {
+                    slug: slug.to_owned(),
+                    version,
+                    content_hash: hash,
+                    created: false,
+                });
+            }
+            check_base(slug, publication, latest)?;
+        }
+        let number = latest + 1;
+        let version = statement(
+            "INSERT INTO versions (tool_id, number, content_hash, body, name, description,
+                usage_notes, prompt, variable_types, output_type, models, note, published_at,
+                published_by)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
+        )
+        .bind(id)
+        .bind(number)
+        .bind(&publication.content_hash)
+        .bind(&publication.text)
+        .bind(&publication.name)
+        .bind(&publication.description)
+        .bind(&publication.usage_notes)
+        .bind(&publication.prompt)
+        .bind(Arg::Words(publication.variable_types.clone()))
+        .bind(&publication.output_type)
+        .bind(Arg::List(publication.models.clone()))
+        .bind(note)
+        .bind(&now)
+        .bind(by);
+        tx.execute(version).await?;
+        let latest = statement("UPDATE tools SET latest = $1, deleted_at = NULL WHERE id = $2");
+        tx.execute(latest.bind(number).bind(id)).await?;
+        let index = match &self.db {
+            Db::Sqlite(_) => sqlite::index(id, publication),
+            Db::Postgres(_) => postgres::index(id, publication),
+        };
+        for statement in index {
+            tx.execute(statement).await?;
+        }
+        tx.commit_change(slug).await?;
+        self.changed(slug);
+        Ok(Published {
+            slug: slug.to_owned(),
+            version: u32::try_from(number).unwrap_or(0),
+            content_hash: publication.content_hash.clone(),
+            created: true,
+        })
+    }
+
+    async fn version(&self, slug: &str, selector: &Selector) -> Result<ToolVersion, StoreError> {
+        let id = self.tool_id(slug).await?;
+        let select =
+            format!("SELECT {VERSION_COLUMNS} FROM versions WHERE tool_id = $1 AND number =");
+        let query = match selector {
+            Selector::Latest => {
+                statement(format!("{select} (SELECT latest FROM tools WHERE id = $1)")).bind(id)
+            }
+            Selector::Version(number) => {
+                statement(format!("{select} $2")).bind(id).bind(i64::from(*number))
+            }
+            Selector::Label(label) => statement(format!(
+                "{select} (SELECT number FROM labels WHERE tool_id = $1 AND label = $2)"
+            ))
+            .bind(id)
+            .bind(label),
+        };
+        let Some(row) = self.db.optional::<VersionRow>(query).await? else {
+            let selector = shown(selector);
+            return Err(StoreError::NoSuchVersion { slug: slug.to_owned(), selector });
+        };
+        self.version_of(slug, id, row).await
+    }
+
+    async fn versions(&self, slug: &str) -> Result<Vec<ToolVersion>, StoreError> {
+        let id = self.tool_id(slug).await?;
+        let sql = format!(
+            "SELECT {VERSION_COLUMNS} FROM versions WHERE tool_id = $1 ORDER BY number DESC"
+        );
+        let found: Vec<VersionRow> = self.db.all(statement(sql).bind(id)).await?;
+        let mut versions = Vec::with_capacity(found.len());
+        for row in found {
+            versions.push(self.version_of(slug, id, row).await?);
+        }
+        Ok(versions)
+    }
+
+    async fn add_tag(&self, slug: &str, tag: &str) -> Result<(), StoreError> {
+        check_name(tag)?;
+        let id = self.tool_id(slug).await?;
+        let mut tx = self.db.begin_write().await?;
+        // Adds at once take turns, so that they cannot pass the cap together.
+        tx.lock_tool(id).await?;
+        let add = statement(
+            "INSERT INTO tags (tool_id, tag) SELECT $1, $2
+             WHERE (SELECT COUNT(*) FROM tags WHERE tool_id = $1) < $3
+             ON CONFLICT DO NOTHING",
+        );
+        if tx.execute(add.bind(id).bind(tag).bind(i64::from(MAX_TAGS))).await? == 0 {
+            let has = statement("SELECT COUNT(*) FROM tags WHERE tool_id = $1 AND tag = $2");
+            let (has,): (i64,) = tx.optional(has.bind(id).bind(tag)).await?.unwrap_or((0,));
+            if has == 0 {
+                let slug = slug.to_owned();
+                return Err(StoreError::TooMany { slug, what: "tags", max: MAX_TAGS });
+            }
+        }
+        tx.commit_change(slug).await?;
+        self.changed(slug);
+        Ok(())
+    }
+
+    async fn remove_tag(&self, slug: &str, tag: &str) -> Result<(), StoreError> {
+        let id = self.tool_id(slug).await?;
+        let mut tx = self.db.begin_write().await?;
+        let remove = statement("DELETE FROM tags WHERE tool_id = $1 AND tag = $2");
+        tx.execute(remove.bind(id).bind(tag)).await?;
+        tx.commit_change(slug).await?;
+        self.changed(slug);
+        Ok(())
+    }
+
+    async fn set_label(&self, slug: &str, label: &str, version: u32) -> Result<(), StoreError> {
+        check_name(label)?;
+        let id = self.tool_id(slug).await?;
+        let mut tx = self.db.begin_write().await?;
+        tx.lock_tool(id).await?;
+        // A label moves at the cap; a new one is refused there.
+        let set = statement(
+            "INSERT INTO labels (tool_id, label, number)
+             SELECT $1, $2, number FROM versions WHERE tool_id = $1 AND number = $3
+               AND (EXISTS (SELECT 1 FROM labels WHERE tool_id = $1 AND label = $2)
+                    OR (SELECT COUNT(*) FROM labels WHERE tool_id = $1) < $4)
+             ON CONFLICT (tool_id, label) DO UPDATE SET number = excluded.number",
+        )
+        .bind(id)
+        .bind(label)
+        .bind(i64::from(version))
+        .bind(i64::from(MAX_LABELS));
+        if tx.execute(set).await? == 0 {
+            let exists =
+                statement("SELECT COUNT(*) FROM versions WHERE tool_id = $1 AND number = $2");
+            let exists = exists.bind(id).bind(i64::from(version));
+            let (exists,): (i64,) = tx.optional(exists).await?.unwrap_or((0,));
+            let slug = slug.to_owned();
+            if exists > 0 {
+                return Err(StoreError::TooMany { slug, what: "labels", max: MAX_LABELS });
+            }
+            return Err(StoreError::NoSuchVersion {
+                slug,
+                selector: shown(&Selector::Version(version)),
+            });
+        }
+        tx.commit_change(slug).await?;
+        self.changed(slug);
+        Ok(())
+    }
+
+    async fn delete(&self, slug: &str) -> Result<(), StoreError> {
+        let id = self.tool_id(slug).await?;
+        let mut tx = self.db.begin_write().await?;
+        let delete = statement("UPDATE tools SET deleted_at = $1 WHERE id = $2");
+        tx.execute(delete.bind(now()).bind(id)).await?;
+        tx.commit_change(slug).await?;
+        self.changed(slug);
+        Ok(())
+    }
+
+    async fn search(&self, query: &Query) -> Result<Page, StoreError> {
+        let after = match &query.cursor {
+            Some(cursor) if crate::publication::is_slug(cursor) => Some(cursor.as_str()),
+            Some(_) => return Err(StoreError::BadCursor),
+            None => None,
+        };
+        let limit = query.limit.clamp(1, 200);
+        let text = query.text.as_deref();
+        let (sql, words) = match &self.db {
+            Db::Sqlite(_) => (sqlite::SEARCH, text.and_then(sqlite::words_query)),
+            Db::Postgres(_) => (postgres::SEARCH, text.and_then(postgres::words_query)),
+        };
+        let search = statement(sql)
+            .bind(words)
+            .bind(&query.tag)
+            .bind(&query.variable_type)
+            .bind(&query.output_type)
+            .bind(&query.model)
+            .bind(after)
+            .bind(i64::from(limit) + 1);
+        let found: Vec<rows::SummaryRow> = self.db.all(search).await?;
+        Ok(rows::page(found.into_iter().map(rows::summary).collect(), limit))
+    }
+
+    async fn create_token(
+        &self,
+        name: &str,
+        role: Role,
+        token_hash: &str,
+    ) -> Result<(), StoreError> {
+        let create = statement(
+            "INSERT INTO tokens (name, role, token_hash, created_at) VALUES ($1, $2, $3, $4)
+             ON CONFLICT DO NOTHING",
+        );
+        let create = create.bind(name).bind(role.as_str()).bind(token_hash).bind(now());
+        if self.db.execute(create).await? == 0 {
+            return Err(StoreError::TokenExists(name.to_owned()));
+        }
+        Ok(())
+    }
+
+    async fn tokens(&self) -> Result<Vec<TokenInfo>, StoreError> {
+        let sql =
+            "SELECT name, role, created_at, revoked_at FROM tokens ORDER BY name COLLATE \"C\"";
+        let found: Vec<TokenRow> = self.db.all(statement(sql)).await?;
+        Ok(found.into_iter().map(rows::token_info).collect())
+    }
+
+    async fn revoke_token(&self, name: &str) -> Result<(), StoreError> {
+        let revoke =
+            statement("UPDATE tokens SET revoked_at = $1 WHERE name = $2 AND revoked_at IS NULL");
+        if self.db.execute(revoke.bind(now()).bind(name)).await? == 0 {
+            return Err(StoreError::NoSuchToken(name.to_owned()));
+        }
+        Ok(())
+    }
+
+    async fn backup(&self, to: &Path) -> Result<(), StoreError> {
+        match &self.db {
+            Db::Sqlite(pool) => sqlite::backup(pool, to).await,
+            Db::Postgres(_) => Err(StoreError::Backup(
+                "a PostgreSQL library is backed up with PostgreSQL's own tools (`pg_dump`)".into(),
+            )),
+        }
+    }
+
+    async fn token(&self, token_hash: &str) -> Result<Option<(String, Role)>, StoreError> {
+        let sql = "SELECT name, role FROM tokens WHERE token_hash = $1 AND revoked_at IS NULL";
+        let found: Option<(String, String)> =
+            self.db.optional(statement(sql).bind(token_hash)).await?;
+        Ok(found.and_then(|(name, role)| Some((name, Role::parse(&role)?))))
+    }
+
+    async fn changes(&self) -> Result<Changes, StoreError> {
+        // Subscribed before listening starts, so nothing heard from then on is missed.
+        let changes = self.announcer.subscribe();
+        if let Db::Postgres(pool) = &self.db {
+            let listen = || postgres::listen(pool.clone(), self.announcer.clone());
+            self.listening.get_or_try_init(listen).await?;
+        }
+        // On SQLite, one file is one server: this process's writes are all there is to hear.
+        Ok(changes)
+    }
+
+    async fn log_run(
+        &self,
+        slug: &str,
+        version: u32,
+        by: Option<&str>,
+        run: &Record,
+    ) -> Result<i64, StoreError> {
+        let keep = statement(
+            "INSERT INTO runs (started_at, origin, slug, version, run_by, provider, model,
+                input_tokens, output_tokens, cost_usd, outcome, record)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id",
+        )
+        .bind(&run.started_at)
+        .bind(&run.origin)
+        .bind(slug)
+        .bind(i64::from(version))
+        .bind(by)
+        .bind(&run.provider)
+        .bind(&run.model)
+        .bind(rows::tokens(run.input_tokens))
+        .bind(rows::tokens(run.output_tokens))
+        .bind(run.cost_usd)
+        .bind(run.outcome.as_str())
+        .bind(Arg::Json(serde_json::to_value(run).unwrap_or_default()));
+        let (id,): (i64,) = self.db.optional(keep).await?.ok_or(sqlx::Error::RowNotFound)?;
+        Ok(id)
+    }
+
+    async fn usage(&self, by: Grouping, since: Option<&str>) -> Result<Vec<Total>, StoreError> {
+        let usage = statement(rows::usage_sql(by, "$1::text")).bind(since);
+        let totals: Vec<rows::TotalRow> = self.db.all(usage).await?;
+        Ok(totals.into_iter().map(rows::total).collect())
+    }
+
+    async fn create_session(
+        &self,
+        id_hash: &str,
+        token_name: &str,
+        csrf: &str,
+        lifetime: std::time::Duration,
+    ) -> Result<(), StoreError> {
+        let now = now();
+        let mut tx = self.db.begin_write().await?;
+        tx.execute(statement("DELETE FROM sessions WHERE expires_at <= $1").bind(&now)).await?;
+        let open = statement(
+            "INSERT INTO sessions (id_hash, token_name, csrf, created_at, expires_at)
+             VALUES ($1, $2, $3, $4, $5)",
+        );
+        let open = open.bind(id_hash).bind(token_name).bind(csrf).bind(&now).bind(expiry(lifetime));
+        tx.execute(open).await?;
+        let oldest = statement(
+            "DELETE FROM sessions WHERE token_name = $1 AND id_hash NOT IN
+               (SELECT id_hash FROM sessions WHERE token_name = $1
+                ORDER BY created_at DESC, id_hash LIMIT $2)",
+        );
+        tx.execute(oldest.bind(token_name).bind(MAX_SESSIONS_PER_TOKEN)).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn session(&self, id_hash: &str) -> Result<Option<SessionInfo>, StoreError> {
+        let session = statement(
+            "SELECT t.name, t.role, s.csrf FROM sessions s JOIN tokens t ON t.name = s.token_name
+             WHERE s.id_hash = $1 AND s.expires_at > $2 AND t.revoked_at IS NULL",
+        );
+        let found: Option<(String, String, String)> =
+            self.db.optional(session.bind(id_hash).bind(now())).await?;
+        Ok(found.and_then(|(name, role, csrf)| {
+            Some(SessionInfo { name, role: Role::parse(&role)?, csrf })
+        }))
+    }
+
+    async fn delete_session(&self, id_hash: &str) -> Result<(), StoreError> {
+        self.db.execute(statement("DELETE FROM sessions WHERE id_hash = $1").bind(id_hash)).await?;
+        Ok(())
+    }
+
+    async fn runs(&self, slug: &str, limit: u32) -> Result<Vec<KeptRun>, StoreError> {
+        let runs = statement(
+            "SELECT id, slug, version, run_by, record::text FROM runs WHERE slug = $1
+             ORDER BY id DESC LIMIT $2",
+        );
+        let found: Vec<rows::RunRow> =
+            self.db.all(runs.bind(slug).bind(i64::from(limit.clamp(1, 500)))).await?;
+        Ok(found.into_iter().filter_map(rows::kept_run).collect())
+    }
+
+    async fn tags(&self) -> Result<Vec<TagCount>, StoreError> {
+        let tags = statement(
+            "SELECT g.tag, COUNT(*) AS tools FROM tags g JOIN tools t ON t.id = g.tool_id
+             WHERE t.deleted_at IS NULL GROUP BY g.tag ORDER BY tools DESC, g.tag COLLATE \"C\"",
+        );
+        let found: Vec<(String, i64)> = self.db.all(tags).await?;
+        Ok(found.into_iter().map(rows::tag_count).collect())
+    }
+
+    async fn current(&self, label: Option<&str>) -> Result<Vec<(String, u32, String)>, StoreError> {
+        let current = statement(
+            "SELECT t.slug, v.number, v.body FROM tools t JOIN versions v ON v.tool_id = t.id
+               AND v.number = CASE WHEN $1::text IS NULL THEN t.latest
+                 ELSE (SELECT number FROM labels l WHERE l.tool_id = t.id AND l.label = $1) END
+             WHERE t.deleted_at IS NULL ORDER BY t.slug COLLATE \"C\"",
+        );
+        let found: Vec<(String, i64, String)> = self.db.all(current.bind(label)).await?;
+        Ok(found
+            .into_iter()
+            .map(|(slug, number, text)| (slug, u32::try_from(number).unwrap_or(0), text))
+            .collect())
+    }
+}
