@@ -59,7 +59,7 @@ async fn cases_repeat_pass_by_count_and_a_rerun_comes_from_the_cache() {
         ["positive", "positive", "nope", "nope", "nope", "positive", "positive", "positive"];
     let mock = Mock::start(replies.iter().map(|t| answer(t)).collect()).await;
     let runtime = runtime(&mock);
-    let file = TestsFile::load(&dir.path().join("label.tests.json"), 1 << 20).unwrap();
+    let file = TestsFile::load(&dir.path().join("label.tests.json"), 1 << 20, None).unwrap();
     assert!(!file.has_errors(), "{:?}", file.diagnostics);
     let options = Options {
         models: Vec::new(),
@@ -91,7 +91,7 @@ async fn cases_repeat_pass_by_count_and_a_rerun_comes_from_the_cache() {
     // A changed case is new work: sent again (the mock has no replies left, so it fails).
     std::fs::write(dir.path().join("label.tests.json"), TESTS.replace("Loved it", "Adored it"))
         .unwrap();
-    let changed = TestsFile::load(&dir.path().join("label.tests.json"), 1 << 20).unwrap();
+    let changed = TestsFile::load(&dir.path().join("label.tests.json"), 1 << 20, None).unwrap();
     let third = run_file(&runtime, &changed, &options).await;
     assert!(mock.requests().len() > sent);
     assert!(!third.cases[0].runs[0].cached);
@@ -109,7 +109,7 @@ async fn a_judge_grades_with_its_reason_kept() {
         [answer("positive"), answer(r#"{"score": 0.8, "reason": "It is a happy review."}"#)];
     let mock = Mock::start(replies.to_vec()).await;
     let runtime = runtime(&mock);
-    let file = TestsFile::load(&dir.path().join("label.tests.json"), 1 << 20).unwrap();
+    let file = TestsFile::load(&dir.path().join("label.tests.json"), 1 << 20, None).unwrap();
     let options = Options { models: Vec::new(), repeat: 1, min_pass: 1, cache: None, jobs: 1 };
     let result = run_file(&runtime, &file, &options).await;
     let judged = &result.cases[0].runs[0].assertions[0];

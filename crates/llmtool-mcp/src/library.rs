@@ -7,6 +7,7 @@ use llmtool_core::convert::{FunctionFormat, FunctionTool, naming};
 use llmtool_core::model::Tool;
 use llmtool_core::output::{OutputFormat, OutputKind, OutputSpec};
 use llmtool_core::template::ToolTemplate;
+use llmtool_runtime::files::LibraryClient;
 use llmtool_runtime::{ToolFile, files};
 use serde_json::{Value, json};
 
@@ -62,6 +63,8 @@ pub struct LibraryOptions {
     pub name_prefix: String,
     /// A larger file is skipped, not read.
     pub max_file_bytes: u64,
+    /// The team library that `registry:` names are pulled from.
+    pub library: Option<LibraryClient>,
 }
 
 impl Default for LibraryOptions {
@@ -69,6 +72,7 @@ impl Default for LibraryOptions {
         Self {
             name_prefix: String::new(),
             max_file_bytes: llmtool_core::limits::DEFAULT_MAX_FILE_BYTES,
+            library: None,
         }
     }
 }
@@ -101,7 +105,8 @@ impl Library {
                     .and_then(|p| p.entries.iter().find(|e| e.path == path))
                     .map(|e| e.tool.clone())
             };
-            let read = match ToolFile::load(&path, options.max_file_bytes) {
+            let read = match ToolFile::open(&path, options.max_file_bytes, options.library.as_ref())
+            {
                 Ok(file) => file.into_tool().map_err(|errors| errors.report),
                 Err(error) => Err(error.to_string()),
             };

@@ -394,6 +394,13 @@ pub(crate) async fn read_bounded(response: reqwest::Response) -> String {
     String::from_utf8_lossy(&body).into_owned()
 }
 
+/// A client of another HTTP API than a provider's (the tool library's), with the one setup of
+/// every request llmtool sends: rustls, the connect timeout, the user agent, and redirects
+/// followed only within the origin.
+pub fn api_client(timeouts: Timeouts) -> Result<reqwest::Client, ProviderError> {
+    client(timeouts, same_origin_redirects())
+}
+
 /// The one HTTP client setup of llmtool: rustls, the connect timeout and our user agent.
 fn client(
     timeouts: Timeouts,

@@ -5,6 +5,8 @@
 //! default) or PostgreSQL, and one test suite runs against both.
 
 mod changes;
+#[cfg(feature = "client")]
+pub mod client;
 mod db;
 mod model;
 mod postgres;
@@ -14,6 +16,7 @@ mod rows;
 mod sql_store;
 mod sqlite;
 mod store;
+pub mod wire;
 
 pub use changes::{Change, Changes};
 pub use model::{

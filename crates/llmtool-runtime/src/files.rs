@@ -6,7 +6,8 @@
 //! (`NAME.tests.json`, see [`crate::test_files`]); files and folders
 //! whose name starts with `.` (`.git`, editors' backups) are skipped below it; symbolic links
 //! are followed, and a link loop or a broken link is skipped with a warning; a folder that
-//! cannot be listed is reported, and the search goes on.
+//! cannot be listed is reported, and the search goes on. A path `registry:REFERENCE` names a
+//! tool of the team's library instead ([`ToolFile::open`]).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -15,6 +16,8 @@ use llmtool_core::limits::{self, ReadError};
 use llmtool_core::model::Tool;
 use llmtool_core::report::{Source, human};
 use llmtool_core::{Diagnostic, Document, Severity};
+use llmtool_registry::Reference;
+pub use llmtool_registry::client::{ClientError, LibraryClient};
 
 /// Why a tool file could not be found or read.
 #[derive(Debug, thiserror::Error)]
@@ -27,6 +30,9 @@ pub enum FileError {
     /// skipped with a warning rather than failing the search.
     #[error("skipped `{}`: {reason}", path.display())]
     Skipped { path: PathBuf, reason: &'static str },
+    /// A `registry:` name whose tool cannot be pulled from the library.
+    #[error("cannot load `{}`: {reason}", path.display())]
+    Library { path: PathBuf, reason: String },
 }
 
 impl FileError {
@@ -35,7 +41,8 @@ impl FileError {
         match self {
             FileError::Read { path, .. }
             | FileError::List { path, .. }
-            | FileError::Skipped { path, .. } => path,
+            | FileError::Skipped { path, .. }
+            | FileError::Library { path, .. } => path,
         }
     }
 
@@ -128,6 +135,9 @@ pub fn read(path: &Path, limit: u64) -> Result<Vec<u8>, FileError> {
 pub struct ToolFile {
     pub name: String,
     pub document: Document,
+    /// What to say before the tool is used: that a library's tool comes from the cache,
+    /// because the library cannot be reached.
+    pub note: Option<String>,
 }
 
 impl ToolFile {
@@ -136,9 +146,44 @@ impl ToolFile {
         Ok(Self::from_bytes(path.display().to_string(), read(path, limit)?))
     }
 
+    /// Reads and checks the tool `path` names: a file, or the library's tool a
+    /// `registry:REFERENCE` names, pulled from `library` (or from its cache when the library
+    /// cannot be reached) and then named `registry:SLUG@VERSION`.
+    pub fn open(
+        path: &Path,
+        limit: u64,
+        library: Option<&LibraryClient>,
+    ) -> Result<Self, FileError> {
+        let Some(reference) = path.to_str().and_then(Reference::from_path) else {
+            return Self::load(path, limit);
+        };
+        let fail = |reason: String| FileError::Library { path: path.to_owned(), reason };
+        let reference = reference
+            .ok_or_else(|| fail("a library's tool is SLUG, SLUG@VERSION or SLUG:LABEL".into()))?;
+        let library = library.ok_or_else(|| {
+            fail("no tool library is named: give --registry URL, set LLMTOOL_REGISTRY, or `registry = \"URL\"` in the config file".into())
+        })?;
+        let pulled = library.pull_blocking(&reference).map_err(|error| fail(error.to_string()))?;
+        if pulled.text.len() as u64 > limit {
+            return Err(FileError::Read {
+                path: path.to_owned(),
+                error: ReadError::TooLarge { limit },
+            });
+        }
+        let name = Reference::pinned(&pulled.slug, pulled.version).path();
+        let mut file = Self::from_bytes(name, pulled.text.into_bytes());
+        if pulled.from_cache {
+            file.note = Some(format!(
+                "the tool library cannot be reached; using the cached {}@{}",
+                pulled.slug, pulled.version
+            ));
+        }
+        Ok(file)
+    }
+
     /// Checks `bytes`, read from the file shown as `name`.
     pub fn from_bytes(name: String, bytes: Vec<u8>) -> Self {
-        Self { name, document: Document::from_vec(bytes) }
+        Self { name, document: Document::from_vec(bytes), note: None }
     }
 
     /// The errors that keep the tool from being used.
@@ -171,4 +216,12 @@ pub struct ToolErrors {
     /// The errors as `llmtool check` shows them (without color).
     pub report: String,
     pub errors: Vec<Diagnostic>,
+}
+
+/// The library at `url`, as every command reaches it: with the token in `LLMTOOL_TOKEN`, and
+/// the versions it pulls cached (privately) in the data directory.
+pub fn library_client(url: &str) -> Result<LibraryClient, ClientError> {
+    let token = std::env::var("LLMTOOL_TOKEN").ok().filter(|t| !t.is_empty());
+    let cache = llmtool_log::data_dir().map(|dir| dir.join("registry-cache"));
+    LibraryClient::new(url, token, cache)
 }

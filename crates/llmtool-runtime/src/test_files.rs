@@ -8,7 +8,9 @@ use llmtool_core::report::{Source, human};
 use llmtool_core::suite::{self, TestFile, codes::TEST_TOOL_MISSING};
 use llmtool_core::{Diagnostic, Severity, Span};
 
-use crate::files::{FileError, ToolFile, read};
+use llmtool_registry::Reference;
+
+use crate::files::{FileError, LibraryClient, ToolFile, read};
 
 /// A test file read and checked, with its tool.
 #[derive(Debug, Clone)]
@@ -27,8 +29,14 @@ pub struct TestsFile {
 }
 
 impl TestsFile {
-    /// Reads the test file at `path`, and its tool, each at most `limit` bytes.
-    pub fn load(path: &Path, limit: u64) -> Result<Self, FileError> {
+    /// Reads the test file at `path`, and its tool, each at most `limit` bytes. The tool is
+    /// the file it names beside it, or the library's tool a `registry:` name names (pulled
+    /// from `library`).
+    pub fn load(
+        path: &Path,
+        limit: u64,
+        library: Option<&LibraryClient>,
+    ) -> Result<Self, FileError> {
         let bytes = read(path, limit)?;
         let text = String::from_utf8_lossy(&bytes).into_owned();
         let name = path.display().to_string();
@@ -42,12 +50,16 @@ impl TestsFile {
             let named =
                 file.tool.clone().or_else(|| file_name.and_then(|n| suite::default_tool_name(&n)));
             let at = tool_span(&text, file.tool.as_deref());
-            match named.map(|named| folder.join(named)) {
+            let beside = |named: String| match Reference::from_path(&named) {
+                Some(_) => PathBuf::from(named),
+                None => folder.join(named),
+            };
+            match named.map(beside) {
                 None => diagnostics.push(
                     Diagnostic::new(&TEST_TOOL_MISSING, "the test file names no tool").at(at),
                 ),
                 Some(found) => {
-                    match ToolFile::load(&found, limit) {
+                    match ToolFile::open(&found, limit, library) {
                         Err(error) => diagnostics
                             .push(Diagnostic::new(&TEST_TOOL_MISSING, error.to_string()).at(at)),
                         Ok(loaded) => match loaded.into_tool() {

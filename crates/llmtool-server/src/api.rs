@@ -8,9 +8,9 @@ use axum::extract::{Path, Query, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse as _, Response};
 use axum::routing::{get, post, put};
-use llmtool_registry::{Page, Publication, Published, Role, Selector, ToolVersion};
+use llmtool_registry::wire::{LabelBody, VersionBody};
+use llmtool_registry::{Page, Publication, Published, Role, Selector};
 use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
 use utoipa::{IntoParams, OpenApi, ToSchema};
 
 use crate::auth::Caller;
@@ -112,51 +112,6 @@ async fn publish(
     Ok((status, Json(published)))
 }
 
-/// A version as the API shows it: the tool file as JSON, not as text.
-#[derive(Debug, Serialize, ToSchema)]
-struct VersionBody {
-    slug: String,
-    version: u32,
-    content_hash: String,
-    /// The tool file, in canonical form, as JSON.
-    #[schema(value_type = Object)]
-    tool: Box<RawValue>,
-    note: Option<String>,
-    published_at: String,
-    published_by: Option<String>,
-    tags: Vec<String>,
-    labels: Vec<String>,
-    /// The tool's variables as llmtool reads them: each type in its canonical name (whatever
-    /// edition's name the file uses), with description, default and allowed values; a
-    /// placeholder used but not declared is a text variable.
-    #[schema(value_type = Vec<Object>)]
-    variables: serde_json::Value,
-}
-
-impl From<ToolVersion> for VersionBody {
-    fn from(version: ToolVersion) -> VersionBody {
-        let document = llmtool_core::Document::from_text(version.text.clone());
-        let variables = document.tool.as_ref().map_or(serde_json::Value::Null, |tool| {
-            let template = llmtool_core::template::ToolTemplate::new(tool);
-            serde_json::to_value(template.variables()).unwrap_or_default()
-        });
-        VersionBody {
-            variables,
-            // The stored canonical text is sent as it is, not parsed and written again.
-            tool: RawValue::from_string(version.text.trim_end().to_owned())
-                .unwrap_or_else(|_| RawValue::NULL.to_owned()),
-            slug: version.slug,
-            version: version.version,
-            content_hash: version.content_hash,
-            note: version.note,
-            published_at: version.published_at,
-            published_by: version.published_by,
-            tags: version.tags,
-            labels: version.labels,
-        }
-    }
-}
-
 /// `GET /tools/{slug}`: the latest version, or the one a label points at.
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
@@ -250,12 +205,6 @@ async fn remove_tag(
     state.store.remove_tag(&slug, &tag).await?;
     state.cache().invalidate();
     Ok(StatusCode::NO_CONTENT)
-}
-
-/// `PUT /tools/{slug}/labels/{label}`: the version the label moves to.
-#[derive(Debug, Deserialize, ToSchema)]
-struct LabelBody {
-    version: u32,
 }
 
 /// Point a label at a version.

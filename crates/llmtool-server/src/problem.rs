@@ -122,3 +122,25 @@ impl IntoResponse for Problem {
         response
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use llmtool_registry::wire::ProblemBody;
+
+    #[test]
+    fn the_library_client_reads_every_problem_the_server_writes() {
+        let refused = Problem {
+            diagnostics: Some(vec![serde_json::json!({"code": "LT101"})]),
+            ..Problem::new(StatusCode::UNPROCESSABLE_ENTITY, "Unprocessable Content", "bad file")
+        };
+        for problem in [refused, Problem::unauthorized(), Problem::bad_request("no")] {
+            let written = serde_json::to_vec(&problem).unwrap_or_default();
+            let read: ProblemBody = serde_json::from_slice(&written)
+                .unwrap_or_else(|error| panic!("{error}: {}", String::from_utf8_lossy(&written)));
+            assert_eq!((read.title.as_str(), read.status), (problem.title, problem.status));
+            assert_eq!(read.detail, problem.detail);
+            assert_eq!(read.diagnostics, problem.diagnostics.unwrap_or_default());
+        }
+    }
+}

@@ -159,8 +159,9 @@ pub(crate) enum TestFormat {
     after_help = "Examples:\n  llmtool mcp examples/                        # stdio, for Claude Desktop, VS Code, Cursor, Emacs\n  llmtool mcp --http 127.0.0.1:8765 tools/     # Streamable HTTP at http://127.0.0.1:8765/mcp\n  llmtool mcp --only prompts --name-prefix team_ tools/\n\nTool files are watched: changes update the lists, and clients are told. Logs go to standard error."
 )]
 pub(crate) struct McpArgs {
-    /// Tool files, and folders searched recursively for `*.json` (hidden ones skipped,
-    /// symbolic links followed).
+    /// Tool files, folders searched recursively for `*.json` (hidden ones skipped, symbolic
+    /// links followed), and tools of the team library (`registry:SLUG`, `SLUG@VERSION` or
+    /// `SLUG:LABEL`, from `LLMTOOL_REGISTRY` or the config file's `registry`).
     #[arg(value_name = "PATH", default_value = ".")]
     pub(crate) paths: Vec<PathBuf>,
     /// Serve Streamable HTTP at `http://ADDR/mcp` instead of standard input and output.

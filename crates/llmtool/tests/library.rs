@@ -105,6 +105,21 @@ fn publish_search_pull_and_run_from_the_library() {
     assert_eq!(file["model_prompt"], "A poem about {{topic}}.");
     let rendered = llmtool(&data, &["render", "registry:poet@2", "--var", "topic=tides"], &env);
     assert_eq!(text(&rendered.stdout), "A short poem about tides.");
+    // A test file may test a library tool; the MCP server serves one.
+    let tests = dir.path().join("library.tests.json");
+    let case = serde_json::json!({"tool": "registry:poet@2", "cases": [
+        {"name": "tides", "vars": {"topic": "tides"}, "assert": [{"type": "contains", "value": "tide"}]}]});
+    std::fs::write(&tests, case.to_string()).unwrap();
+    let checked = llmtool(&data, &["check", tests.to_str().unwrap()], &env);
+    assert_eq!(checked.status.code(), Some(0), "{}", text(&checked.stderr));
+    let wrong = case.to_string().replace("topic", "subject");
+    std::fs::write(&tests, wrong).unwrap();
+    let checked = llmtool(&data, &["check", tests.to_str().unwrap()], &env);
+    assert_eq!(checked.status.code(), Some(1), "checked against the library's tool");
+    let said = text(&checked.stdout) + &text(&checked.stderr);
+    assert!(said.contains("subject") && said.contains("poet"), "{said}");
+    let listed = mcp_tools(&data, "registry:poet@2", &env);
+    assert_eq!(listed["result"]["tools"][0]["name"], "poet", "{listed}");
 
     // The library goes down: the pulled versions still serve, with a warning.
     server.kill().unwrap();
@@ -127,6 +142,38 @@ fn publish_search_pull_and_run_from_the_library() {
         "{}",
         text(&never_pulled.stderr)
     );
+}
+
+/// `llmtool mcp TOOL` over standard input: its answer to `tools/list`.
+fn mcp_tools(data: &Path, tool: &str, env: &[(&str, &str)]) -> serde_json::Value {
+    use std::io::Write as _;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_llmtool"))
+        .args(["mcp", "--log-level", "error", tool])
+        .env("LLMTOOL_DATA_DIR", data)
+        .env("XDG_CONFIG_HOME", "/nonexistent")
+        .envs(env.iter().copied())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let messages = [
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"}}}),
+        serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+    ];
+    for message in messages {
+        writeln!(stdin, "{message}").unwrap();
+    }
+    let lines = BufReader::new(child.stdout.take().unwrap()).lines().map(Result::unwrap);
+    let answers = lines.map(|line| serde_json::from_str::<serde_json::Value>(&line).unwrap());
+    let listed = answers.take(2).last().unwrap();
+    drop(stdin);
+    let _ = child.kill();
+    let _ = child.wait();
+    listed
 }
 
 /// A tool file whose prompt says `n`.

@@ -5,7 +5,10 @@ use comfy_table::{ContentArrangement, Table, presets};
 use crate::Outcome;
 use crate::cli::{PublishArgs, PullArgs, ReportFormat, SearchArgs};
 use crate::io;
-use crate::registry::{ClientError, Reference, client};
+use llmtool_registry::Reference;
+use llmtool_registry::client::ClientError;
+
+use crate::registry::client;
 
 pub(crate) fn publish(args: &PublishArgs) -> anyhow::Result<Outcome> {
     anyhow::ensure!(

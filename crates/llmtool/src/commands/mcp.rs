@@ -27,7 +27,8 @@ pub(crate) fn run(args: &McpArgs) -> anyhow::Result<Outcome> {
         );
     }
     for path in &args.paths {
-        if !path.exists() {
+        let in_library = path.to_str().and_then(llmtool_registry::Reference::from_path).is_some();
+        if !path.exists() && !in_library {
             anyhow::bail!("{} does not exist", path.display());
         }
     }
@@ -49,6 +50,7 @@ pub(crate) fn run(args: &McpArgs) -> anyhow::Result<Outcome> {
     let options = LibraryOptions {
         name_prefix: args.name_prefix.clone(),
         max_file_bytes: crate::io::max_file_bytes(),
+        library: crate::registry::named(),
     };
     let (library, problems) = Library::load(&args.paths, &options, None);
     report(&problems, &library);

@@ -76,12 +76,17 @@ pub(crate) fn load_tool(
     name: &str,
 ) -> anyhow::Result<Option<(Document, ToolTemplate)>> {
     // `registry:SLUG` names a tool of the library.
-    let (name, bytes) = match crate::registry::fetch(path) {
-        Some(fetched) => fetched?,
-        None => (name.to_owned(), io::read_input(path)?),
+    let in_library = path.to_str().and_then(llmtool_registry::Reference::from_path).is_some();
+    let file = if in_library {
+        let file = ToolFile::open(path, io::max_file_bytes(), crate::registry::named().as_ref())?;
+        if let Some(note) = &file.note {
+            eprintln!("warning: {note}");
+        }
+        file
+    } else {
+        ToolFile::from_bytes(name.to_owned(), io::read_input(path)?)
     };
-    let name = name.as_str();
-    let file = ToolFile::from_bytes(name.to_owned(), bytes);
+    let name = file.name.as_str();
     match file.document.template() {
         Some(template) => Ok(Some((file.document, template))),
         None => {

@@ -24,13 +24,15 @@ pub(crate) fn run(args: &TestArgs) -> anyhow::Result<Outcome> {
             args.paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
         );
     }
+    // A test file may name a tool of the team's library (`"tool": "registry:SLUG"`).
+    let library = crate::registry::named();
     let mut loaded = Vec::new();
     // What is wrong with the test files that cannot run: annotations in GitHub's format (with
     // the failing cases'), else the diagnostics on standard error.
     let mut annotations = String::new();
     let mut broken = false;
     for path in &paths {
-        let file = TestsFile::load(path, io::max_file_bytes())?;
+        let file = TestsFile::load(path, io::max_file_bytes(), library.as_ref())?;
         if file.has_errors() {
             if args.format == TestFormat::Github {
                 let source = Source::new(&file.name, &file.text);

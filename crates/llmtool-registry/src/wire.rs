@@ -1,0 +1,72 @@
+//! The library's API bodies that both its server writes and its client reads, defined once so
+//! that the two cannot drift: a version as the API shows it, a label's move, and the problem
+//! document of a refusal.
+
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use utoipa::ToSchema;
+
+use crate::model::ToolVersion;
+
+/// A version as the API shows it: the tool file as JSON, not as text.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct VersionBody {
+    pub slug: String,
+    pub version: u32,
+    pub content_hash: String,
+    /// The tool file, in canonical form, as JSON.
+    #[schema(value_type = Object)]
+    pub tool: Box<RawValue>,
+    pub note: Option<String>,
+    pub published_at: String,
+    pub published_by: Option<String>,
+    pub tags: Vec<String>,
+    pub labels: Vec<String>,
+    /// The tool's variables as llmtool reads them: each type in its canonical name (whatever
+    /// edition's name the file uses), with description, default and allowed values; a
+    /// placeholder used but not declared is a text variable.
+    #[schema(value_type = Vec<Object>)]
+    pub variables: serde_json::Value,
+}
+
+impl From<ToolVersion> for VersionBody {
+    fn from(version: ToolVersion) -> VersionBody {
+        let document = llmtool_core::Document::from_text(version.text.clone());
+        let variables = document.tool.as_ref().map_or(serde_json::Value::Null, |tool| {
+            let template = llmtool_core::template::ToolTemplate::new(tool);
+            serde_json::to_value(template.variables()).unwrap_or_default()
+        });
+        VersionBody {
+            variables,
+            // The stored canonical text is sent as it is, not parsed and written again.
+            tool: RawValue::from_string(version.text.trim_end().to_owned())
+                .unwrap_or_else(|_| RawValue::NULL.to_owned()),
+            slug: version.slug,
+            version: version.version,
+            content_hash: version.content_hash,
+            note: version.note,
+            published_at: version.published_at,
+            published_by: version.published_by,
+            tags: version.tags,
+            labels: version.labels,
+        }
+    }
+}
+
+/// `PUT /tools/{slug}/labels/{label}`: the version the label moves to.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct LabelBody {
+    pub version: u32,
+}
+
+/// An RFC 9457 problem document as the library answers a refused request with: what a client
+/// reads of it.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct ProblemBody {
+    pub title: String,
+    pub status: u16,
+    pub detail: String,
+    /// A refused tool file's diagnostics (as `check --format json` gives them).
+    #[serde(default)]
+    pub diagnostics: Vec<serde_json::Value>,
+}
