@@ -4,8 +4,8 @@
 //! variables after `{{` in the prompt.
 
 use llmtool_core::Span;
-use llmtool_core::format::quote;
 use llmtool_core::model::VariableKind;
+use llmtool_core::syntax::quote;
 use llmtool_providers::pricing::PriceTable;
 use tower_lsp_server::ls_types::{
     CompletionItem, CompletionItemKind, CompletionTextEdit, Documentation, MarkupContent,

@@ -2,9 +2,9 @@
 //! document's outline, and what hovering a placeholder or a variable shows.
 
 use llmtool_core::Span;
-use llmtool_core::format::quote;
 use llmtool_core::model::{DefaultValue, Tool, Variable};
 use llmtool_core::syntax::literal::Escapes;
+use llmtool_core::syntax::quote;
 use llmtool_core::template::{Inputs, ToolTemplate, placeholders};
 
 use crate::files::OpenFile;

@@ -342,11 +342,50 @@ async fn sessions_tags_and_kept_runs(store: &dyn Store) {
     assert_eq!(store.runs("echo", 1).await.unwrap().len(), 1);
 }
 
+/// Tags and labels added at once by many writers never pass the caps together (the dialect's
+/// lock on the tool), and every one that fits is kept.
+async fn concurrent_tags_and_labels_stay_under_the_caps(store: Arc<dyn Store>) {
+    store.publish("crowded", &tool("Crowded", "a crowd"), None, None).await.unwrap();
+    for i in 0..MAX_TAGS - 5 {
+        store.add_tag("crowded", &format!("tag-{i}")).await.unwrap();
+    }
+    let adds: Vec<_> = (0..20)
+        .map(|i| {
+            let store = Arc::clone(&store);
+            tokio::spawn(async move { store.add_tag("crowded", &format!("new-{i}")).await })
+        })
+        .collect();
+    let mut refused = 0;
+    for add in adds {
+        match add.await.unwrap() {
+            Ok(()) => {}
+            Err(StoreError::TooMany { what: "tags", .. }) => refused += 1,
+            Err(other) => panic!("{other}"),
+        }
+    }
+    assert_eq!(refused, 15, "5 of the 20 fit");
+    let tags = store.version("crowded", &Selector::Latest).await.unwrap().tags;
+    assert_eq!(tags.len(), MAX_TAGS as usize);
+    let labels: Vec<_> = (0..MAX_LABELS + 6)
+        .map(|i| {
+            let store = Arc::clone(&store);
+            tokio::spawn(async move { store.set_label("crowded", &format!("l{i}"), 1).await })
+        })
+        .collect();
+    let mut set = 0;
+    for label in labels {
+        set += u32::from(label.await.unwrap().is_ok());
+    }
+    assert_eq!(set, MAX_LABELS);
+    assert_eq!(store.version("crowded", &Selector::Latest).await.unwrap().labels.len(), 64);
+}
+
 async fn suite(store: Arc<dyn Store>) {
     versions_tags_labels_and_deletion(store.as_ref()).await;
     search_filters_and_pages(store.as_ref()).await;
     tokens(store.as_ref()).await;
     concurrent_publishes(Arc::clone(&store)).await;
+    concurrent_tags_and_labels_stay_under_the_caps(Arc::clone(&store)).await;
     changes_and_current(store.as_ref()).await;
     runs_and_usage(store.as_ref()).await;
     sessions_tags_and_kept_runs(store.as_ref()).await;

@@ -4,6 +4,7 @@
 mod cli;
 mod commands;
 mod io;
+mod outcome;
 mod registry;
 mod secrets;
 mod settings;
@@ -13,21 +14,12 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use crate::cli::{Cli, Command};
+use crate::outcome::Outcome;
 
 // Checking thousands of files allocates many small strings; mimalloc makes that markedly
 // cheaper than the system allocator (measured in docs/benchmarks.md).
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-/// What a command concluded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Outcome {
-    Ok,
-    /// The input (or the model's output) has problems.
-    Problems,
-    /// Interrupted (Ctrl-C).
-    Cancelled,
-}
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -37,9 +29,7 @@ fn main() -> ExitCode {
         llmtool_providers::config::Env::from_process(),
     ));
     match run(cli) {
-        Ok(Outcome::Ok) => ExitCode::SUCCESS,
-        Ok(Outcome::Problems) => ExitCode::from(1),
-        Ok(Outcome::Cancelled) => ExitCode::from(130),
+        Ok(outcome) => outcome.exit_code(),
         Err(error) if io::is_broken_pipe(&error) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("error: {}", secrets::redact(&format!("{error:#}")));

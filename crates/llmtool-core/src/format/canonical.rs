@@ -5,8 +5,8 @@
 //! numeric parameters written as numbers; arrays of scalars on one line when that line fits in
 //! 100 columns; one final newline. The canonical form of a canonical file is the file itself.
 
-use crate::format::write_quoted;
 use crate::model::keys;
+use crate::syntax::write_quoted;
 use crate::syntax::{Key, Member, Node, NodeKind, is_json_number};
 
 /// Lines of inline arrays longer than this are broken, one element per line.

@@ -1,12 +1,10 @@
-//! The canonical form of a tool file, applying fixes, and JSON string quoting.
+//! The canonical form of a tool file, and applying fixes.
 
 mod canonical;
 mod fix;
-mod quote;
 
 pub use canonical::canonical;
 pub use fix::apply_safe_fixes;
-pub use quote::{quote, write_quoted};
 
 use crate::diagnostic::Diagnostic;
 use crate::document::Document;

@@ -3,7 +3,9 @@
 pub mod keys;
 mod lower;
 pub mod problems;
+mod sent;
 mod types;
 
 pub use lower::lower;
+pub use sent::SentString;
 pub use types::*;

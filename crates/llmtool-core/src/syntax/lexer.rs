@@ -217,7 +217,7 @@ impl<'a> Lexer<'a> {
                     .at(span)
                     .with_fix(
                         "use double quotes",
-                        vec![Edit::replace(span, crate::format::quote(&value))],
+                        vec![Edit::replace(span, crate::syntax::quote(&value))],
                     ),
             );
         }

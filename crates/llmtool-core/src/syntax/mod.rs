@@ -7,8 +7,10 @@ mod escape;
 mod lexer;
 pub mod literal;
 mod parser;
+mod quote;
 
 pub use ast::{Key, Member, Node, NodeKind};
 pub use decode::decode_utf8;
 pub(crate) use lexer::is_json_number;
 pub use parser::{MAX_DEPTH, SyntaxTree, parse};
+pub use quote::{quote, write_quoted};

@@ -220,7 +220,7 @@ impl<'a> Parser<'a> {
                         .at(token.span)
                         .with_fix(
                             "quote the key",
-                            vec![Edit::replace(token.span, crate::format::quote(&name))],
+                            vec![Edit::replace(token.span, crate::syntax::quote(&name))],
                         ),
                 );
                 self.set_key(Key { name, span: token.span });

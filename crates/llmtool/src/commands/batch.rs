@@ -1,5 +1,9 @@
 //! `llmtool batch`: a tool run over a dataset (see `llmtool-batch`), with a summary at the end.
 
+mod args;
+
+pub(crate) use args::{BatchAction, BatchArgs};
+
 use anyhow::Context as _;
 use std::num::NonZeroU32;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -11,10 +15,9 @@ use llmtool_providers::run::CHARACTERS_PER_TOKEN;
 use llmtool_providers::transport::RetryPolicy;
 use llmtool_runtime::{Fetch, LogPolicy, Runtime, RuntimeOptions};
 
-use crate::Outcome;
-use crate::cli::{self, BatchArgs};
 use crate::commands::render::load_tool;
 use crate::commands::{batch_status, cost};
+use crate::outcome::Outcome;
 use crate::{io, settings};
 
 /// How many times a row is sent again after a 429 before it counts as failed. The pace
@@ -55,8 +58,8 @@ pub(crate) fn run(args: &BatchArgs) -> anyhow::Result<Outcome> {
     };
     let runtime = Runtime::new(providers, options)?;
     let via = match args.via {
-        cli::Via::Here => Via::Here,
-        cli::Via::ProviderBatch => {
+        args::Via::Here => Via::Here,
+        args::Via::ProviderBatch => {
             if !(args.poll.is_finite() && args.poll > 0.0) {
                 anyhow::bail!("--poll takes a number of seconds above 0");
             }

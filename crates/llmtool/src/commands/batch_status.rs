@@ -9,8 +9,9 @@ use llmtool_batch::provider_batch::describe;
 use llmtool_providers::batch_api::BatchClient;
 use llmtool_runtime::Runtime;
 
-use crate::Outcome;
-use crate::cli::{BatchAction, ModelArgs};
+use crate::cli::ModelArgs;
+use crate::commands::batch::BatchAction;
+use crate::outcome::Outcome;
 use crate::settings;
 
 /// A batch to look at: its provider, its id, and when its answers were collected.

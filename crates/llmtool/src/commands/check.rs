@@ -1,5 +1,9 @@
 //! `llmtool check`: every problem of every file, in parallel across files.
 
+mod args;
+
+pub(crate) use args::CheckArgs;
+
 use std::fmt::Write as _;
 use std::io::IsTerminal;
 use std::path::Path;
@@ -10,9 +14,9 @@ use llmtool_core::report::{self, Source};
 use llmtool_runtime::{TestsFile, ToolFile, files};
 use rayon::prelude::*;
 
-use crate::Outcome;
-use crate::cli::{CheckArgs, DiagnosticFormat};
+use crate::cli::DiagnosticFormat;
 use crate::io;
+use crate::outcome::Outcome;
 
 /// One file's result: its report text (human or GitHub) or JSON records, and its counts.
 struct FileResult {

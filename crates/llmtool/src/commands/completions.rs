@@ -1,9 +1,13 @@
 //! `llmtool completions`: shell completion scripts.
 
+mod args;
+
+pub(crate) use args::CompletionsArgs;
+
 use clap::CommandFactory;
 
-use crate::Outcome;
-use crate::cli::{Cli, CompletionsArgs};
+use crate::cli::Cli;
+use crate::outcome::Outcome;
 
 pub(crate) fn run(args: &CompletionsArgs) -> anyhow::Result<Outcome> {
     let mut script = Vec::new();

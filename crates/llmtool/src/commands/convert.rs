@@ -1,16 +1,21 @@
 //! `llmtool export`, `import` and `convert`: reading the source (a file, standard input or a
 //! Semantic Kernel function's folder), core's conversion, and writing the result.
 
-use std::path::{Path, PathBuf};
+mod args;
+
+pub(crate) use args::{ConvertArgs, ExportArgs, ImportArgs, OutputArgs};
+
+use std::path::Path;
 
 use llmtool_core::convert::semantic_kernel;
 use llmtool_core::convert::{
     self, Converted, ElispOptions, Format, Source, WriteOptions, Written, naming,
 };
 
-use crate::Outcome;
-use crate::cli::{ConvertArgs, ExportArgs, ImportArgs, OutputArgs};
+use crate::outcome::Outcome;
+
 use crate::io;
+use llmtool_runtime::KernelFolder;
 
 pub(crate) fn export(args: &ExportArgs) -> anyhow::Result<Outcome> {
     let name = io::display_name(&args.tool);
@@ -208,7 +213,7 @@ fn write_file(path: &Path, text: &str) -> anyhow::Result<()> {
 /// folder; a file may hold several tools) as `from` or as detected, printing their problems;
 /// `None` when nothing can be read.
 fn read(path: &Path, name: &str, from: Option<Format>) -> anyhow::Result<Option<Vec<Source>>> {
-    if from == Some(Format::SemanticKernel) || (from.is_none() && is_kernel_function(path)) {
+    if from == Some(Format::SemanticKernel) || (from.is_none() && KernelFolder::is_one(path)) {
         return Ok(read_kernel_function(path)?.map(|source| vec![source]));
     }
     let bytes = io::read_input(path)?;
@@ -238,45 +243,19 @@ fn shown<T>(
     }
 }
 
-/// Whether `path` is a Semantic Kernel function: its folder, or a file of it.
-fn is_kernel_function(path: &Path) -> bool {
-    path.is_dir()
-        || path.file_name().is_some_and(|file| {
-            file == semantic_kernel::CONFIG_FILE || file == semantic_kernel::PROMPT_FILE
-        })
-}
-
 /// Reads the Semantic Kernel function at `path` (its folder, or either of its files), printing
 /// its problems against the file of the folder they are in.
 fn read_kernel_function(path: &Path) -> anyhow::Result<Option<Source>> {
-    let folder: PathBuf = if path.is_dir() {
-        path.to_owned()
-    } else {
-        path.parent().map_or_else(|| PathBuf::from("."), Path::to_owned)
-    };
-    let read = |file: &str| {
-        let path = folder.join(file);
-        let bytes = crate::io::read_file(&path)?;
-        String::from_utf8(bytes).map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))
-    };
-    let (config, prompt) =
-        (read(semantic_kernel::CONFIG_FILE)?, read(semantic_kernel::PROMPT_FILE)?);
-    let folder_name = folder
-        .canonicalize()
-        .ok()
-        .and_then(|f| f.file_name().map(|n| n.to_string_lossy().into_owned()));
-    match semantic_kernel::read(&config, &prompt, folder_name.as_deref()) {
+    let function = KernelFolder::load(path, io::max_file_bytes())?;
+    match semantic_kernel::read(&function.config, &function.prompt, function.name.as_deref()) {
         Ok(converted) => {
             let source = Source::ToolFile(converted.value);
             let read = Ok(Converted { value: source, diagnostics: converted.diagnostics });
-            Ok(shown(&folder.join(semantic_kernel::CONFIG_FILE).to_string_lossy(), &config, read))
+            Ok(shown(&function.shown(semantic_kernel::CONFIG_FILE), &function.config, read))
         }
         Err(problem) => {
-            let (file, text) = match problem.file {
-                semantic_kernel::CONFIG_FILE => (semantic_kernel::CONFIG_FILE, &config),
-                _ => (semantic_kernel::PROMPT_FILE, &prompt),
-            };
-            Ok(shown::<Source>(&folder.join(file).to_string_lossy(), text, Err(problem.diagnostic)))
+            let (shown_as, text) = (function.shown(problem.file), function.text(problem.file));
+            Ok(shown::<Source>(&shown_as, text, Err(problem.diagnostic)))
         }
     }
 }

@@ -1,5 +1,9 @@
 //! `llmtool fmt`: rewrite tool files in canonical form, optionally applying safe fixes first.
 
+mod args;
+
+pub(crate) use args::FmtArgs;
+
 use std::io::IsTerminal;
 use std::path::Path;
 
@@ -7,8 +11,8 @@ use llmtool_core::format::{self, Formatted, NotFormattable};
 use llmtool_core::report::{self, Source};
 use llmtool_core::syntax::decode_utf8;
 
-use crate::Outcome;
-use crate::cli::FmtArgs;
+use crate::outcome::Outcome;
+
 use crate::io;
 
 pub(crate) fn run(args: &FmtArgs) -> anyhow::Result<Outcome> {

@@ -1,10 +1,14 @@
 //! `llmtool publish`, `llmtool search` and `llmtool pull`: the CLI side of the tool library.
 
+mod args;
+
+pub(crate) use args::{PublishArgs, PullArgs, SearchArgs};
+
 use comfy_table::{ContentArrangement, Table, presets};
 
-use crate::Outcome;
-use crate::cli::{PublishArgs, PullArgs, ReportFormat, SearchArgs};
+use crate::cli::ReportFormat;
 use crate::io;
+use crate::outcome::Outcome;
 use llmtool_registry::Reference;
 use llmtool_registry::client::ClientError;
 

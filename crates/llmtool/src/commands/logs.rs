@@ -1,15 +1,19 @@
 //! `llmtool logs` and `llmtool usage`: the recent runs of the run log, and their totals.
 
+mod args;
+
+pub(crate) use args::{LogsArgs, UsageArgs, UsageBy};
+
 use std::fmt::Write as _;
 
 use anyhow::Context as _;
 use comfy_table::{ContentArrangement, Table, presets};
 use llmtool_log::{Filter, Grouping, Record, RunLog, Total};
 
-use crate::Outcome;
-use crate::cli::{LogsArgs, ReportFormat, UsageArgs, UsageBy};
+use crate::cli::ReportFormat;
 use crate::commands::cost::{dollars, thousands};
 use crate::io;
+use crate::outcome::Outcome;
 
 /// The widest bar of the chart of cost per day.
 const BAR_WIDTH: usize = 30;

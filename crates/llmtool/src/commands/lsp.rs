@@ -1,9 +1,13 @@
 //! `llmtool lsp`: the language server, on standard input and output until the editor exits.
 
+mod args;
+
+pub(crate) use args::LspArgs;
+
 use llmtool_providers::pricing::PriceTable;
 
-use crate::Outcome;
-use crate::cli::LspArgs;
+use crate::outcome::Outcome;
+
 use crate::settings::load_providers;
 
 pub(crate) fn run(args: &LspArgs) -> anyhow::Result<Outcome> {

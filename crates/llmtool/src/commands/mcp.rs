@@ -1,6 +1,10 @@
 //! `llmtool mcp`: serve tool files over the Model Context Protocol, on standard input and
 //! output or over Streamable HTTP, with the files watched.
 
+mod args;
+
+pub(crate) use args::{McpArgs, McpHttpArgs, McpOnly};
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -13,8 +17,8 @@ use llmtool_mcp::{
 };
 use llmtool_runtime::{Fetch, Runtime, RuntimeOptions};
 
-use crate::Outcome;
-use crate::cli::{LogLevel, McpArgs, McpHttpArgs, McpOnly};
+use crate::cli::LogLevel;
+use crate::outcome::Outcome;
 use crate::settings;
 
 pub(crate) fn run(args: &McpArgs) -> anyhow::Result<Outcome> {

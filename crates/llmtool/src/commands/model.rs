@@ -1,6 +1,10 @@
 //! `llmtool model`: fetch and list the embedded local model; how the CLI shows a pull and asks
 //! before one.
 
+mod args;
+
+pub(crate) use args::ModelCommand;
+
 use std::io::{BufRead as _, IsTerminal as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -10,8 +14,7 @@ use anyhow::Context as _;
 use llmtool_local::store::{self, ModelSpec};
 use llmtool_runtime::{Consent, Progress, PullEvent};
 
-use crate::Outcome;
-use crate::cli::ModelCommand;
+use crate::outcome::Outcome;
 
 pub(crate) fn run(command: &ModelCommand) -> anyhow::Result<Outcome> {
     match command {

@@ -1,5 +1,9 @@
 //! `llmtool new`: a valid, canonical starter tool, from flags or questions on a terminal.
 
+mod args;
+
+pub(crate) use args::NewArgs;
+
 use std::fmt::Write as _;
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
@@ -8,8 +12,8 @@ use anyhow::{Context as _, bail};
 use llmtool_core::format;
 use serde_json::{Value, json};
 
-use crate::Outcome;
-use crate::cli::NewArgs;
+use crate::outcome::Outcome;
+
 use crate::io;
 
 pub(crate) fn run(args: &NewArgs) -> anyhow::Result<Outcome> {

@@ -1,9 +1,13 @@
 //! `llmtool providers`: which providers are known and which are ready (keys are never shown).
 
+mod args;
+
+pub(crate) use args::ProvidersArgs;
+
 use comfy_table::{ContentArrangement, Table, presets};
 
-use crate::Outcome;
-use crate::cli::{ProvidersArgs, RunFormat};
+use crate::commands::run::RunFormat;
+use crate::outcome::Outcome;
 use crate::{io, secrets, settings};
 
 pub(crate) fn run(args: &ProvidersArgs) -> anyhow::Result<Outcome> {

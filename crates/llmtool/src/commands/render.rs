@@ -1,5 +1,9 @@
 //! `llmtool render`: the prompt with values filled in, exactly as it would be sent.
 
+mod args;
+
+pub(crate) use args::{RenderArgs, RenderFormat};
+
 use std::io::IsTerminal;
 use std::path::Path;
 
@@ -11,9 +15,9 @@ use llmtool_core::template::{Inputs, ToolTemplate, Value, VariableSpec};
 use llmtool_runtime::ToolFile;
 use serde::Serialize;
 
-use crate::Outcome;
-use crate::cli::{RenderArgs, RenderFormat, VariableArgs};
+use crate::cli::VariableArgs;
 use crate::io;
+use crate::outcome::Outcome;
 
 /// What `render --format json` prints.
 #[derive(Serialize)]

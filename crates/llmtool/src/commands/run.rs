@@ -1,6 +1,10 @@
 //! `llmtool run`: render a tool, send it to a model, stream the answer, enforce the expected
 //! output.
 
+mod args;
+
+pub(crate) use args::{RunArgs, RunFormat};
+
 use std::io::Write as _;
 use std::sync::Arc;
 
@@ -12,8 +16,8 @@ use llmtool_runtime::{
     Fetch, LogPolicy, ParamOverrides, Rejected, RunError, Runtime, RuntimeOptions, Subject,
 };
 
-use crate::Outcome;
-use crate::cli::{RunArgs, RunFormat};
+use crate::outcome::Outcome;
+
 use crate::commands::render::{load_tool, read_inputs};
 use crate::commands::{cost, model};
 use crate::{io, secrets, settings};

@@ -2,17 +2,21 @@
 //! that reach a model (its prompt, and its variables' defaults and allowed values), each with
 //! its kind, place and confidence; never the value.
 
+mod args;
+
+pub(crate) use args::{ScanArgs, ScanFormat};
+
 use std::path::Path;
 
 use llmtool_core::Document;
-use llmtool_core::model::{DefaultValue, Spanned};
+use llmtool_core::model::SentString;
 use llmtool_core::span::Span;
 use llmtool_core::syntax::literal::Escapes;
 use llmtool_dlp::{Confidence, Finding, Lines, Scanner};
 use serde::Serialize;
 
-use crate::Outcome;
-use crate::cli::{ScanArgs, ScanFormat};
+use crate::outcome::Outcome;
+
 use crate::{io, settings};
 
 /// One finding as `scan` reports it.
@@ -102,61 +106,28 @@ fn confidence_name(confidence: Confidence) -> &'static str {
     }
 }
 
-/// One string of a tool file that a model is sent: where it is, its span in the file (quotes
-/// included) and its value as decoded.
-struct Field {
-    name: String,
-    span: Span,
-    value: String,
-}
-
 /// For a tool file (a `.json` file, or standard input, that reads as a tool): the strings a
-/// model is sent; `None` for any other text.
-fn tool_fields(path: &Path, text: &str) -> Option<Vec<Field>> {
+/// model is sent (`Tool::sent_strings`); `None` for any other text.
+fn tool_fields(path: &Path, text: &str) -> Option<Vec<SentString>> {
     let json_like = io::is_stdin(path) || path.extension().is_some_and(|e| e == "json");
     // A byte-order mark may come first, as `check` and `render` allow.
     if !json_like || !text.trim_start_matches('\u{feff}').trim_start().starts_with('{') {
         return None;
     }
     let tool = Document::from_text(text.to_owned()).tool?;
-    let field = |name: String, string: &Spanned<String>| Field {
-        name,
-        span: string.span,
-        value: string.value.clone(),
-    };
-    let mut fields = vec![field("model_prompt".to_owned(), tool.model_prompt.as_ref()?)];
-    let variables =
-        tool.metadata.iter().flat_map(|m| m.variables.iter().flat_map(|v| v.value.iter()));
-    for (index, variable) in variables.enumerate() {
-        let at = format!("metadata.variables[{index}]");
-        match variable.default.as_ref() {
-            Some(Spanned { value: DefaultValue::List(items), .. }) => {
-                for (i, item) in items.iter().enumerate() {
-                    fields.push(field(format!("{at}.default[{i}]"), item));
-                }
-            }
-            Some(Spanned { value: DefaultValue::Text(value), span }) => fields.push(Field {
-                name: format!("{at}.default"),
-                span: *span,
-                value: value.clone(),
-            }),
-            None => {}
-        }
-        for (i, value) in variable.allowed_values.iter().flat_map(|l| l.value.iter()).enumerate() {
-            fields.push(field(format!("{at}.allowed_values[{i}]"), value));
-        }
-    }
-    Some(fields)
+    tool.model_prompt.is_some().then(|| tool.sent_strings())
 }
 
 /// The findings in one string of a tool file, scanned as decoded and each placed where its
 /// value is written in the file (across escapes such as `\n` or `\u00e9`).
-fn scan_field(scanner: &Scanner, text: &str, lines: &Lines<'_>, field: &Field) -> Vec<Found> {
+fn scan_field(scanner: &Scanner, text: &str, lines: &Lines<'_>, field: &SentString) -> Vec<Found> {
     let escapes = Escapes::of(text, field.span);
     scanner
         .scan(&field.value)
         .iter()
-        .map(|finding| found(lines, finding, escapes.span(finding.span.clone()), Some(&field.name)))
+        .map(|finding| {
+            found(lines, finding, escapes.span(finding.span.clone()), Some(&field.field))
+        })
         .collect()
 }
 

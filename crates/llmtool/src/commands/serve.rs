@@ -1,5 +1,9 @@
 //! `llmtool serve` (the tool library over HTTP) and `llmtool token` (its API tokens).
 
+mod args;
+
+pub(crate) use args::{LibraryArgs, ServeArgs, ServeCommand, TokenCommand, TokenRole};
+
 use std::io::Write as _;
 use std::sync::Arc;
 
@@ -11,9 +15,9 @@ use llmtool_registry::{Role, Store};
 use llmtool_runtime::{Fetch, LogPolicy, Runtime, RuntimeOptions};
 use llmtool_server::{Access, McpOptions, RateLimiter, ServerState, new_token, token_hash};
 
-use crate::Outcome;
-use crate::cli::{LibraryArgs, ReportFormat, ServeArgs, ServeCommand, TokenCommand, TokenRole};
+use crate::cli::ReportFormat;
 use crate::io;
+use crate::outcome::Outcome;
 use crate::settings;
 
 /// The library's file in the data directory, when `--db` names none.

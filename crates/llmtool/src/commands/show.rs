@@ -1,5 +1,9 @@
 //! `llmtool show`: a readable summary of a tool.
 
+mod args;
+
+pub(crate) use args::ShowArgs;
+
 use std::fmt::Write as _;
 
 use comfy_table::{ContentArrangement, Table, presets};
@@ -7,8 +11,8 @@ use llmtool_core::image;
 use llmtool_core::model::{Avatar, Metadata, Tool, Version};
 use llmtool_core::template::{ToolTemplate, Value};
 
-use crate::Outcome;
-use crate::cli::ShowArgs;
+use crate::outcome::Outcome;
+
 use crate::io;
 
 pub(crate) fn run(args: &ShowArgs) -> anyhow::Result<Outcome> {

@@ -2,6 +2,10 @@
 //! `llmtool-eval`), the results printed as a table, JSON or GitHub annotations, and written as
 //! `JUnit` XML on request; `--init` writes a starter test file instead.
 
+mod args;
+
+pub(crate) use args::{TestArgs, TestFormat};
+
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
@@ -9,8 +13,8 @@ use llmtool_core::report::{Source, github as github_annotations};
 use llmtool_eval::{Cache, FileResult, Options, report, run_file};
 use llmtool_runtime::{Fetch, LogPolicy, Runtime, RuntimeOptions, TestsFile, ToolFile, files};
 
-use crate::Outcome;
-use crate::cli::{TestArgs, TestFormat};
+use crate::outcome::Outcome;
+
 use crate::{io, settings};
 
 pub(crate) fn run(args: &TestArgs) -> anyhow::Result<Outcome> {

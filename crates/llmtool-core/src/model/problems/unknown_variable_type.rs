@@ -2,9 +2,9 @@
 
 use crate::declare_rule;
 use crate::diagnostic::{Diagnostic, Edit};
-use crate::format::quote;
 use crate::model::{Spanned, VariableKind};
 use crate::suggest::{closest, one_of};
+use crate::syntax::quote;
 
 declare_rule! {
     /// A variable's `type` is not one of `text`, `single-select` or `multi-select`.

@@ -2,8 +2,8 @@
 
 use crate::declare_rule;
 use crate::diagnostic::{Diagnostic, Edit};
-use crate::format::quote;
 use crate::rules::Context;
+use crate::syntax::quote;
 
 declare_rule! {
     /// A variable name contains `{{` or `}}`.

@@ -2,9 +2,9 @@
 
 use crate::declare_rule;
 use crate::diagnostic::{Diagnostic, Edit};
-use crate::format::quote;
 use crate::model::VariableKind;
 use crate::rules::Context;
+use crate::syntax::quote;
 
 declare_rule! {
     /// A variable type written as in the Spanish or Korean edition of the format (`texto`,

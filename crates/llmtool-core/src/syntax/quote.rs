@@ -1,4 +1,4 @@
-//! JSON string quoting as the canonical form writes it.
+//! JSON string quoting, as the canonical form and every fix that writes a string use it.
 
 use std::fmt::Write as _;
 

@@ -1,0 +1,20 @@
+//! The diagnostics of `export`, `import` and `convert` (codes LT7xx), documented like the
+//! check rules (and listed in `rules::ALL`).
+
+mod dropped_field;
+mod invalid_source;
+mod list_for_vector;
+mod missing_description;
+mod peer_renders_differently;
+mod renamed_parameter;
+mod rewritten_schema;
+mod unsupported_parameter;
+
+pub use dropped_field::DROPPED_FIELD;
+pub use invalid_source::INVALID_SOURCE;
+pub use list_for_vector::LIST_FOR_VECTOR;
+pub use missing_description::MISSING_DESCRIPTION;
+pub use peer_renders_differently::PEER_RENDERS_DIFFERENTLY;
+pub use renamed_parameter::RENAMED_PARAMETER;
+pub use rewritten_schema::REWRITTEN_SCHEMA;
+pub use unsupported_parameter::UNSUPPORTED_PARAMETER;

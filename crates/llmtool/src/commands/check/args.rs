@@ -1,0 +1,24 @@
+//! The arguments of `llmtool check`.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::cli::DiagnosticFormat;
+
+/// Check tool files and report every problem, with fixes where there are any.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  llmtool check tool.json\n  llmtool check --strict examples/      # warnings fail too\n  llmtool check --format github tools/  # annotations in GitHub Actions\n  cat tool.json | llmtool check -"
+)]
+pub(crate) struct CheckArgs {
+    /// Tool files, and folders searched recursively for `*.json` (hidden ones skipped,
+    /// symbolic links followed); `-` reads standard input.
+    #[arg(required = true, value_name = "PATH")]
+    pub(crate) paths: Vec<PathBuf>,
+    /// Treat warnings as errors (for CI and for publishing).
+    #[arg(long)]
+    pub(crate) strict: bool,
+    #[arg(long, value_enum, default_value_t = DiagnosticFormat::Human)]
+    pub(crate) format: DiagnosticFormat,
+}

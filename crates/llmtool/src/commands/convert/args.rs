@@ -1,0 +1,102 @@
+//! The arguments of `llmtool export`, `llmtool import` and `llmtool convert`.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+use llmtool_core::convert::Format;
+
+/// `--to` and `--from`: a format by its name, each described in `--help` (the formats and
+/// their descriptions are core's).
+fn tool_format() -> impl TypedValueParser<Value = Format> {
+    let names =
+        Format::ALL.map(|format| PossibleValue::new(format.name()).help(format.description()));
+    PossibleValuesParser::new(names)
+        .try_map(|name| Format::from_name(&name).ok_or("no such format"))
+}
+
+/// How `export` and `convert` write their result.
+#[derive(Debug, Args)]
+pub(crate) struct OutputArgs {
+    /// OpenAI strict mode: every key required (optional ones nullable), no other keys.
+    #[arg(long)]
+    pub(crate) strict_schema: bool,
+    #[command(flatten)]
+    pub(crate) elisp: ElispArgs,
+    /// Write into this folder (a file named after the tool; for semantic-kernel, the
+    /// function's folder) instead of standard output.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) out: Option<PathBuf>,
+}
+
+/// The `:function` and `:async` of an elisp form.
+#[derive(Debug, Args)]
+pub(crate) struct ElispArgs {
+    /// elisp targets: the function that runs the tool (default: a stub to replace).
+    #[arg(long, value_name = "SYMBOL")]
+    pub(crate) function: Option<String>,
+    /// elisp targets: the function is asynchronous (`:async t`; it takes a callback first).
+    #[arg(long = "async")]
+    pub(crate) asynchronous: bool,
+}
+
+/// Convert a tool file for another runtime (printed to standard output).
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  llmtool export tool.json --to openai\n  llmtool export tool.json --to openai --strict-schema\n  llmtool export tool.json --to mcp-tool --name summarize\n  llmtool export tool.json --to gptel --function my-summarize\n  llmtool export tool.json --to llm-template --out \"$(llm templates path)\"\n  llmtool export tool.json --to semantic-kernel --out plugins/Writing"
+)]
+pub(crate) struct ExportArgs {
+    /// The tool file, or `-` for standard input.
+    #[arg(value_name = "TOOL")]
+    pub(crate) tool: PathBuf,
+    #[arg(long, value_name = "TARGET", value_parser = tool_format())]
+    pub(crate) to: Format,
+    /// The tool's name in the target (default: made from `prompt_name`).
+    #[arg(long)]
+    pub(crate) name: Option<String>,
+    #[command(flatten)]
+    pub(crate) output: OutputArgs,
+}
+
+/// Turn a tool from another runtime into a tool file (printed to standard output).
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  llmtool import weather.json                  # the source format is detected\n  llmtool import weather-tool.el               # a gptel or llm.el form\n  llmtool import tool.json --from anthropic > weather-tool.json\n  llmtool import plugins/Writing/summarize     # a Semantic Kernel function folder\n  llmtool import tools-list.json --out tools/  # every tool of a list, one file each"
+)]
+pub(crate) struct ImportArgs {
+    /// The file (or a Semantic Kernel function's folder), or `-` for standard input.
+    #[arg(value_name = "FILE")]
+    pub(crate) file: PathBuf,
+    /// Its format (detected when not given).
+    #[arg(long, value_name = "SOURCE", value_parser = tool_format())]
+    pub(crate) from: Option<Format>,
+    /// For a file of several tools (a list, an MCP `tools/list` result, a request body): the
+    /// one to import, by its name.
+    #[arg(long)]
+    pub(crate) name: Option<String>,
+    /// Write each tool into this folder, as `NAME.json`, instead of standard output (needed
+    /// to import every tool of a file of several).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) out: Option<PathBuf>,
+}
+
+/// Convert a function-tool spec from one runtime's form to another's.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  llmtool convert spec.json --from anthropic --to openai\n  llmtool convert spec.json --to gemini      # the source format is detected\n  llmtool convert tool.el --to anthropic     # from a gptel or llm.el form"
+)]
+pub(crate) struct ConvertArgs {
+    /// The spec file, or `-` for standard input.
+    #[arg(value_name = "SPEC")]
+    pub(crate) spec: PathBuf,
+    /// Its format (detected when not given).
+    #[arg(long, value_name = "SOURCE", value_parser = tool_format())]
+    pub(crate) from: Option<Format>,
+    #[arg(long, value_name = "TARGET", value_parser = tool_format())]
+    pub(crate) to: Format,
+    /// For a file of several tools: the one to convert, by its name.
+    #[arg(long)]
+    pub(crate) name: Option<String>,
+    #[command(flatten)]
+    pub(crate) output: OutputArgs,
+}

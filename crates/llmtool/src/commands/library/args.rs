@@ -1,0 +1,73 @@
+//! The arguments of `llmtool publish`, `llmtool search` and `llmtool pull`.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::cli::ReportFormat;
+
+/// Which tool library: `--registry`, else `LLMTOOL_REGISTRY`, else the config file's
+/// `registry`. The token comes from `LLMTOOL_TOKEN`.
+#[derive(Debug, Args)]
+pub(crate) struct RegistryArgs {
+    /// The library's URL (`http://HOST:PORT`, as `llmtool serve` prints it).
+    #[arg(long, value_name = "URL", env = "LLMTOOL_REGISTRY")]
+    pub(crate) registry: Option<String>,
+}
+
+/// Publish tool files to the tool library: each becomes a new version of its slug.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  llmtool publish tools/*.json --tag team --note \"clearer wording\"\n  llmtool publish summarize.json --slug summarize --label production\n\nThe token (editor role) comes from LLMTOOL_TOKEN. A file with errors is refused with the\ndiagnostics `llmtool check` prints, and nothing of it is published."
+)]
+pub(crate) struct PublishArgs {
+    /// The tool files.
+    #[arg(value_name = "FILE", required = true)]
+    pub(crate) files: Vec<PathBuf>,
+    /// The slug to publish under (default: made from each tool's `prompt_name`); only with
+    /// one file.
+    #[arg(long)]
+    pub(crate) slug: Option<String>,
+    /// Tag each tool (repeat for several tags).
+    #[arg(long = "tag", value_name = "TAG")]
+    pub(crate) tags: Vec<String>,
+    /// Point this label at each new version (`production`, `staging`).
+    #[arg(long, value_name = "LABEL")]
+    pub(crate) label: Option<String>,
+    /// What changed, kept with the version.
+    #[arg(long, value_name = "TEXT")]
+    pub(crate) note: Option<String>,
+    #[command(flatten)]
+    pub(crate) registry: RegistryArgs,
+}
+
+/// Search the tool library: words over name, description, usage notes and prompt.
+#[derive(Debug, Args)]
+pub(crate) struct SearchArgs {
+    /// Words that must all match (prefixes); none lists every tool.
+    #[arg(value_name = "QUERY")]
+    pub(crate) query: Option<String>,
+    #[arg(long)]
+    pub(crate) tag: Option<String>,
+    #[arg(long, default_value_t = 20, value_name = "N")]
+    pub(crate) limit: u32,
+    #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+    pub(crate) format: ReportFormat,
+    #[command(flatten)]
+    pub(crate) registry: RegistryArgs,
+}
+
+/// Fetch a tool file from the library: SLUG (the latest), SLUG@VERSION or SLUG:LABEL.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  llmtool pull teach-me-anything > teach.json\n  llmtool pull summarize:production -o summarize.json\n  llmtool run registry:summarize:production --var text=...   # run it straight from the library\n\nPulled versions are cached in the data directory: when the library cannot be reached, the\ncached version is used, with a warning."
+)]
+pub(crate) struct PullArgs {
+    #[arg(value_name = "SLUG[@VERSION|:LABEL]")]
+    pub(crate) reference: String,
+    /// Write the tool file here instead of standard output.
+    #[arg(long, short, value_name = "FILE")]
+    pub(crate) output: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) registry: RegistryArgs,
+}

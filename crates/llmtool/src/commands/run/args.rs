@@ -1,0 +1,68 @@
+//! The arguments of `llmtool run`.
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+
+use crate::cli::{ModelArgs, VariableArgs};
+
+/// What `run` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum RunFormat {
+    /// The answer (streamed when it is plain text).
+    Text,
+    /// `{output, raw, model, provider, usage, cost, latency_ms, ...}` for other programs.
+    Json,
+}
+
+/// Send a tool to a model and print the answer, with the tool's expected output enforced.
+#[allow(clippy::struct_excessive_bools, reason = "independent command-line switches")]
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  llmtool run examples/teach-me-anything.json --var topic=tides\n  llmtool run tool.json --model anthropic/claude-sonnet-4-5 --var text=\"$(cat notes.txt)\"\n  llmtool run examples/strategy-consultant.json --var situation=\"...\" --format json\n  llmtool run tool.json --dry-run        # print the HTTP request (keys redacted), send nothing\n\nThe model: --model (provider/model, or a bare name), else LLMTOOL_MODEL, else the first of the\ntool's model_version a configured provider serves, else default_model in the config file."
+)]
+pub(crate) struct RunArgs {
+    /// The tool file, or `-` for standard input.
+    #[arg(value_name = "TOOL")]
+    pub(crate) tool: PathBuf,
+    #[command(flatten)]
+    pub(crate) variables: VariableArgs,
+    #[command(flatten)]
+    pub(crate) target: ModelArgs,
+    /// Print the HTTP request that would be sent (keys redacted), and on standard error its
+    /// input tokens and worst-case cost; send nothing.
+    #[arg(long)]
+    pub(crate) dry_run: bool,
+    /// After the answer, show its tokens, cost and latency on standard error.
+    #[arg(long)]
+    pub(crate) usage: bool,
+    /// Keep only a hash of the values in the run log, not the values (see `llmtool logs`).
+    #[arg(long)]
+    pub(crate) no_log_values: bool,
+    #[arg(long, value_enum, default_value_t = RunFormat::Text)]
+    pub(crate) format: RunFormat,
+    /// Wait for the whole answer instead of streaming it.
+    #[arg(long)]
+    pub(crate) no_stream: bool,
+    /// How many times to ask again when the answer misses the expected output.
+    #[arg(long, default_value_t = 2, value_name = "N")]
+    pub(crate) max_repairs: u32,
+    /// Keep a code answer whole instead of extracting its fenced block.
+    #[arg(long)]
+    pub(crate) raw: bool,
+    /// Retries on rate limits, server errors and dropped connections.
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    pub(crate) retries: u32,
+    /// Download the local model without asking, if it is not installed yet.
+    #[arg(long, short)]
+    pub(crate) yes: bool,
+    /// The local model's random seed (the same seed gives the same answer).
+    #[arg(long)]
+    pub(crate) seed: Option<u64>,
+    /// Overrides the tool's temperature (0 is greedy: the same answer every time).
+    #[arg(long)]
+    pub(crate) temperature: Option<f64>,
+    /// Overrides the tool's `max_tokens`.
+    #[arg(long, value_name = "N")]
+    pub(crate) max_tokens: Option<u64>,
+}

@@ -1,0 +1,107 @@
+//! The arguments of `llmtool serve` and `llmtool token`.
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand, ValueEnum};
+
+use crate::cli::{ModelArgs, ReportFormat};
+
+/// Where the tool library is: `--db`, else a SQLite file in the data directory.
+#[derive(Debug, Args)]
+pub(crate) struct LibraryArgs {
+    /// The library's database: a SQLite file (a path or `sqlite://PATH`), or
+    /// `postgres://USER@HOST/DB` (default: `library.db` in the data directory).
+    #[arg(long, value_name = "URL")]
+    pub(crate) db: Option<String>,
+}
+
+/// Serve the shared tool library over HTTP (`/api/v1`): versioned, tagged, labelled tools.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  llmtool serve                                   # SQLite in the data directory, 127.0.0.1:8080\n  llmtool serve --public-read --listen 127.0.0.1:9000\n  llmtool serve --db postgres://llmtool@db.internal/library --listen 0.0.0.0:8080 --allowed-host tools.example.org\n\nA new library is seeded with the built-in tools (tag `built-in`). Binding a non-loopback\naddress needs at least one token (`llmtool token create`). See docs/registry.md."
+)]
+#[command(args_conflicts_with_subcommands = true)]
+pub(crate) struct ServeArgs {
+    #[command(subcommand)]
+    pub(crate) action: Option<ServeCommand>,
+    #[command(flatten)]
+    pub(crate) library: LibraryArgs,
+    /// The address to listen on.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
+    pub(crate) listen: std::net::SocketAddr,
+    /// Let anyone read the library without a token (writing always needs one).
+    #[arg(long)]
+    pub(crate) public_read: bool,
+    /// Requests a minute for each token (or client address, without one); 0: no limit.
+    #[arg(long, value_name = "N", default_value_t = 600)]
+    pub(crate) rate_limit: u32,
+    /// Serve over MCP (at `/mcp`) the versions this label points at, not the latest.
+    #[arg(long, value_name = "LABEL")]
+    pub(crate) mcp_label: Option<String>,
+    /// Tool runs at once (the API's and MCP's, each); more wait their turn.
+    #[arg(long, default_value_t = 4, value_name = "N")]
+    pub(crate) max_runs: usize,
+    /// Tool runs that may wait; past that, a run is refused as busy.
+    #[arg(long, default_value_t = 64, value_name = "N")]
+    pub(crate) max_queued_runs: usize,
+    /// Answer requests naming this `Host` too (`name` or `name:port`; repeat for more): the
+    /// name clients, a reverse proxy or a load balancer use. Other names than localhost and
+    /// the server's own address are refused on every route (DNS rebinding).
+    #[arg(long, value_name = "HOST")]
+    pub(crate) allowed_host: Vec<String>,
+    /// Accept `/mcp` requests from this browser origin too (`https://app.example.org`; repeat).
+    #[arg(long, value_name = "ORIGIN")]
+    pub(crate) allowed_origin: Vec<String>,
+    #[command(flatten)]
+    pub(crate) target: ModelArgs,
+}
+
+/// What else `serve` does besides serving.
+#[derive(Debug, Subcommand)]
+pub(crate) enum ServeCommand {
+    /// Copy a SQLite library to a new file while it serves (consistent, compact).
+    Backup {
+        /// The new file.
+        file: PathBuf,
+        #[command(flatten)]
+        library: LibraryArgs,
+    },
+}
+
+/// Manage the library's API tokens: each has a name and a role (viewer, editor, admin).
+#[derive(Debug, Subcommand)]
+pub(crate) enum TokenCommand {
+    /// Make a token; it is printed once, and only its hash is kept.
+    Create {
+        /// Who or what the token is for.
+        name: String,
+        #[arg(long, value_enum, default_value_t = TokenRole::Viewer)]
+        role: TokenRole,
+        #[command(flatten)]
+        library: LibraryArgs,
+    },
+    /// List the tokens (never the tokens themselves).
+    List {
+        #[command(flatten)]
+        library: LibraryArgs,
+        #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+        format: ReportFormat,
+    },
+    /// Revoke a token: it stops working at once.
+    Revoke {
+        name: String,
+        #[command(flatten)]
+        library: LibraryArgs,
+    },
+}
+
+/// What a token may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum TokenRole {
+    /// Read the library.
+    Viewer,
+    /// Also publish, tag and label.
+    Editor,
+    /// Also delete tools.
+    Admin,
+}
