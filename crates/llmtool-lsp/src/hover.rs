@@ -49,11 +49,17 @@ pub fn at(file: &OpenFile, offset: usize, prices: &PriceTable) -> Option<(String
 }
 
 /// A model's price from the table (or why there is none). The provider is the one a run
-/// would send the name to (`Providers::parse_model`: aliases, `provider/`, then prefixes).
+/// would send the name to (`Providers::parse_model`: aliases, `provider/`, then prefixes);
+/// a `provider/model` of another provider is priced as written.
 pub fn price(written: &str, prices: &PriceTable) -> String {
-    let (provider, model) = Providers::default().parse_model(written);
-    let Some(provider) = provider else {
-        return format!("**`{written}`**: no provider is known for this model");
+    let (provider, model) = match Providers::default().parse_model(written) {
+        (Some(provider), model) => (provider, model),
+        // A `provider/model` of a provider llmtool does not know by itself (one the config
+        // file adds): priced as written, as the config file's prices are keyed.
+        (None, _) => match written.split_once('/') {
+            Some((provider, model)) => (provider.to_owned(), model.to_owned()),
+            None => return format!("**`{written}`**: no provider is known for this model"),
+        },
     };
     if preset(&provider).is_some_and(Preset::is_local) {
         return format!("**`{written}`** runs on this machine: it costs nothing per token");
@@ -90,5 +96,6 @@ mod tests {
         assert!(shown.contains("on openai: not in the price table"), "{shown}");
         assert!(price("local/smollm2", &prices).contains("runs on this machine"));
         assert!(price("nobody-knows-me", &prices).contains("no provider is known"));
+        assert!(price("work/house-model", &prices).contains("on work: not in the price table"));
     }
 }
