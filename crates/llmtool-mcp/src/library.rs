@@ -107,7 +107,12 @@ impl Library {
             };
             let read = match ToolFile::open(&path, options.max_file_bytes, options.library.as_ref())
             {
-                Ok(file) => file.into_tool().map_err(|errors| errors.report),
+                Ok(file) => {
+                    if let Some(note) = &file.note {
+                        tracing::warn!("{note}");
+                    }
+                    file.into_tool().map_err(|errors| errors.report)
+                }
                 Err(error) => Err(error.to_string()),
             };
             match read {

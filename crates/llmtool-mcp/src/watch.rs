@@ -28,6 +28,10 @@ pub fn spawn(
         }
     })?;
     for path in &paths {
+        // A tool of the team library (`registry:SLUG`) is no file: nothing here to watch.
+        if path.to_str().and_then(llmtool_runtime::files::Reference::from_path).is_some() {
+            continue;
+        }
         // A file is watched through its folder, so that editors that replace it are seen.
         let folder = if path.is_dir() {
             path.clone()

@@ -64,6 +64,8 @@ pub struct LabelBody {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct ProblemBody {
     pub title: String,
+    /// Optional in RFC 9457; the HTTP status says it too.
+    #[serde(default)]
     pub status: u16,
     pub detail: String,
     /// A refused tool file's diagnostics (as `check --format json` gives them).

@@ -16,7 +16,7 @@ use llmtool_core::limits::{self, ReadError};
 use llmtool_core::model::Tool;
 use llmtool_core::report::{Source, human};
 use llmtool_core::{Diagnostic, Document, Severity};
-use llmtool_registry::Reference;
+pub use llmtool_registry::Reference;
 pub use llmtool_registry::client::{ClientError, LibraryClient};
 
 /// Why a tool file could not be found or read.

@@ -17,7 +17,8 @@ use llmtool_providers::run::{RunOptions, RunReport, RunRequest};
 use crate::log::{Ended, LogPolicy, Subject};
 use crate::{Choice, ParamOverrides, Rejected, RunError, Runtime};
 
-/// The longest keeping a record may take before the run goes on without it.
+/// The longest keeping a record may take before the run goes on without it, unless the
+/// keeper says otherwise ([`RunKeeper::time_limit`]).
 const KEEP_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// A boxed future of [`RunKeeper::keep`].
@@ -30,6 +31,12 @@ pub trait RunKeeper: Send + Sync {
     /// Keeps `record`, the record of a run of `subject`; its id, where the keeper numbers
     /// runs, or why it is not kept.
     fn keep<'a>(&'a self, subject: &'a Subject, record: &'a Record) -> KeepFuture<'a>;
+
+    /// The longest keeping one record may take: a command's run log is given 2 s, so that
+    /// a locked log never holds up the answer; a server's library may want longer.
+    fn time_limit(&self) -> Duration {
+        KEEP_TIMEOUT
+    }
 }
 
 /// A finished run: how it ended, and its record.
@@ -98,15 +105,25 @@ impl Runtime {
         prompt: String,
         subject: Option<&Subject>,
     ) -> Result<String, RunError> {
+        self.answer_until(tool, prompt, subject, std::future::pending()).await
+    }
+
+    /// [`Runtime::answer`], cancelled (and kept as cancelled) when `cancel` completes.
+    pub(crate) async fn answer_until(
+        &self,
+        tool: &Tool,
+        prompt: String,
+        subject: Option<&Subject>,
+        cancel: impl Future<Output = ()>,
+    ) -> Result<String, RunError> {
         let request = self
             .request_off_thread(tool, prompt, ParamOverrides::default(), &Choice::default())
             .await?;
         if let Some(note) = &request.target.note {
             tracing::info!("{note}");
         }
-        let finished = self
-            .execute(&request, RunOptions::WHOLE, subject, &mut |_| {}, std::future::pending())
-            .await;
+        let finished =
+            self.execute(&request, RunOptions::WHOLE, subject, &mut |_| {}, cancel).await;
         if let Some(problem) = &finished.not_kept {
             tracing::warn!("the run is not kept: {problem}");
         }
@@ -153,14 +170,14 @@ impl Runtime {
             return (None, None);
         }
         let mut record = self.run_record(subject, request, started, ended, policy);
-        let problem = match tokio::time::timeout(KEEP_TIMEOUT, keeper.keep(subject, &record)).await
-        {
+        let limit = keeper.time_limit();
+        let problem = match tokio::time::timeout(limit, keeper.keep(subject, &record)).await {
             Ok(Ok(id)) => {
                 record.id = id;
                 None
             }
             Ok(Err(problem)) => Some(problem),
-            Err(_) => Some(format!("keeping it took over {} s", KEEP_TIMEOUT.as_secs())),
+            Err(_) => Some(format!("keeping it took over {} s", limit.as_secs())),
         };
         (Some(record), problem)
     }

@@ -34,11 +34,20 @@ impl Runner for Runtime {
 
     fn answer(&self, tool: Tool, prompt: String, subject: Subject) -> AnswerFuture {
         let runtime = self.clone();
-        // A task of its own, so that the run ends and is kept even when the call is dropped
-        // (its MCP session closed) first.
-        let run = tokio::spawn(async move { runtime.answer(&tool, prompt, Some(&subject)).await });
+        // A call dropped (its MCP session closed) cancels the run: the provider is not kept
+        // answering, or paid, for no one, and the server's run limit stays true. The run is a
+        // task of its own, so that it is still kept, as cancelled.
+        let (calling, dropped) = tokio::sync::oneshot::channel::<()>();
+        let cancel = async move {
+            let _ = dropped.await;
+        };
+        let run = tokio::spawn(async move {
+            runtime.answer_until(&tool, prompt, Some(&subject), cancel).await
+        });
         Box::pin(async move {
-            run.await.unwrap_or_else(|stopped| Err(RunError::Stopped(stopped.to_string())))
+            let answer = run.await;
+            drop(calling);
+            answer.unwrap_or_else(|stopped| Err(RunError::Stopped(stopped.to_string())))
         })
     }
 

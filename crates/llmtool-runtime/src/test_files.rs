@@ -23,6 +23,8 @@ pub struct TestsFile {
     /// Its tool's path, and the tool when it has no error.
     pub tool_path: Option<PathBuf>,
     pub tool: Option<Tool>,
+    /// What to say before the tests run: that a library's tool comes from the cache.
+    pub note: Option<String>,
     /// Every problem: of the file, of its tool (as one diagnostic), and of its cases against
     /// the tool.
     pub diagnostics: Vec<Diagnostic>,
@@ -43,7 +45,7 @@ impl TestsFile {
         let yaml = !name.to_ascii_lowercase().ends_with(".json");
         let read = if yaml { suite::read_yaml(&text) } else { suite::read_json(&text) };
         let mut diagnostics = read.diagnostics;
-        let (mut tool_path, mut tool) = (None, None);
+        let (mut tool_path, mut tool, mut note) = (None, None, None);
         if let Some(file) = &read.file {
             let folder = path.parent().unwrap_or(Path::new(""));
             let file_name = path.file_name().map(|n| n.to_string_lossy().into_owned());
@@ -59,10 +61,14 @@ impl TestsFile {
                     Diagnostic::new(&TEST_TOOL_MISSING, "the test file names no tool").at(at),
                 ),
                 Some(found) => {
-                    match ToolFile::open(&found, limit, library) {
+                    let opened = ToolFile::open(&found, limit, library).map(|loaded| {
+                        note.clone_from(&loaded.note);
+                        loaded.into_tool()
+                    });
+                    match opened {
                         Err(error) => diagnostics
                             .push(Diagnostic::new(&TEST_TOOL_MISSING, error.to_string()).at(at)),
-                        Ok(loaded) => match loaded.into_tool() {
+                        Ok(loaded) => match loaded {
                             Ok(loaded) => {
                                 diagnostics.extend(suite::check_against(file, &loaded));
                                 tool = Some(loaded);
@@ -91,7 +97,7 @@ impl TestsFile {
             }
         }
         llmtool_core::diagnostic::sort(&mut diagnostics);
-        Ok(TestsFile { name, text, file: read.file, tool_path, tool, diagnostics })
+        Ok(TestsFile { name, text, file: read.file, tool_path, tool, note, diagnostics })
     }
 
     pub fn has_errors(&self) -> bool {

@@ -191,15 +191,17 @@ async fn a_keeper_that_fails_or_hangs_costs_the_run_nothing() {
 }
 
 #[tokio::test]
-async fn a_server_call_dropped_midway_still_ends_and_is_kept() {
-    // MCP's tool call goes through `Runner::answer`: a session that closes drops the call,
-    // but the run goes on in its own task and is kept.
-    let mock = Mock::start(vec![whole("Fog.")]).await;
+async fn a_server_call_dropped_midway_is_cancelled_and_kept_as_cancelled() {
+    // MCP's tool call goes through `Runner::answer`: a session that closes drops the call.
+    // The model stops being asked (no one would read the answer; the run limit stays true),
+    // and the run is still kept, as cancelled.
+    let mock = Mock::start(vec![streamed(&["Fo"]).ending(End::Stall)]).await;
     let keeper = Arc::new(Kept::default());
     let runtime = on_mock(&mock).keeping_runs_in(keeper.clone(), LogPolicy::On);
     let tool = weather();
     let call = Runner::answer(&runtime, tool.clone(), "Rain?".into(), subject(&tool));
-    drop(call);
+    let waited = tokio::time::timeout(std::time::Duration::from_millis(300), call).await;
+    assert!(waited.is_err(), "the answer stalls until the call is dropped");
     for _ in 0..200 {
         if !keeper.records.lock().unwrap().is_empty() {
             break;
@@ -208,5 +210,5 @@ async fn a_server_call_dropped_midway_still_ends_and_is_kept() {
     }
     let kept = keeper.records.lock().unwrap();
     assert_eq!(kept.len(), 1);
-    assert_eq!(kept[0].1.answer.as_deref(), Some("Fog."));
+    assert_eq!(kept[0].1.outcome, Outcome::Cancelled);
 }

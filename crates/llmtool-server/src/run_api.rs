@@ -123,6 +123,9 @@ pub(crate) async fn run(
         let options = RunOptions::streamed(true);
         let finished =
             runs.runtime.execute(&request, options, Some(&subject), &mut on_text, cancelled).await;
+        if let Some(problem) = &finished.not_kept {
+            tracing::warn!("the run is not kept: {problem}");
+        }
         let mut done = serde_json::to_value(&finished.record).unwrap_or_default();
         done["slug"] = slug.into();
         done["version"] = version.version.into();

@@ -59,19 +59,19 @@ impl Drop for Waiting<'_> {
 struct LibraryKeeper(Arc<dyn Store>);
 
 impl RunKeeper for LibraryKeeper {
+    /// A run that was paid for is worth a wait: `GET /usage` counts what is kept.
+    fn time_limit(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(30)
+    }
+
     fn keep<'a>(&'a self, subject: &'a Subject, record: &'a Record) -> KeepFuture<'a> {
         Box::pin(async move {
             // The server names each tool it runs `registry:SLUG@VERSION`.
             let reference = subject.tool_path.as_deref().and_then(Reference::from_path).flatten();
             let version = reference.as_ref().and_then(Reference::version).unwrap_or(0);
             let slug = reference.map(|reference| reference.slug).unwrap_or_default();
-            match self.0.log_run(&slug, version, subject.by.as_deref(), record).await {
-                Ok(id) => Ok(Some(id)),
-                Err(error) => {
-                    tracing::warn!("a run of {slug} is not kept: {error}");
-                    Err(error.to_string())
-                }
-            }
+            let kept = self.0.log_run(&slug, version, subject.by.as_deref(), record).await;
+            kept.map(Some).map_err(|error| format!("a run of {slug}: {error}"))
         })
     }
 }

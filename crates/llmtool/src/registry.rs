@@ -19,7 +19,15 @@ pub(crate) fn client(registry: Option<&str>) -> anyhow::Result<LibraryClient> {
 }
 
 /// The library `registry:` names are pulled from: `LLMTOOL_REGISTRY`, else the config
-/// file's; `None` when neither names one (a `registry:` name then fails with the reason).
-pub(crate) fn named() -> Option<LibraryClient> {
-    client(std::env::var("LLMTOOL_REGISTRY").ok().filter(|url| !url.is_empty()).as_deref()).ok()
+/// file's; `None` when neither names one (a `registry:` name then fails saying so). A config
+/// file that cannot be read is an error, not "no library".
+pub(crate) fn named() -> anyhow::Result<Option<LibraryClient>> {
+    let url = match std::env::var("LLMTOOL_REGISTRY").ok().filter(|url| !url.is_empty()) {
+        Some(url) => url,
+        None => match crate::settings::load_providers(None)?.config.registry {
+            Some(url) => url,
+            None => return Ok(None),
+        },
+    };
+    Ok(Some(llmtool_runtime::files::library_client(&url)?))
 }

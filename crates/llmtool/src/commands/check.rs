@@ -99,7 +99,11 @@ fn check_file(path: &Path, args: &CheckArgs, color: bool) -> anyhow::Result<File
 
 /// A test file's problems, and its cases' against its tool.
 fn check_test_file(path: &Path, args: &CheckArgs, color: bool) -> anyhow::Result<FileResult> {
-    let file = TestsFile::load(path, io::max_file_bytes(), crate::registry::named().as_ref())?;
+    let library = crate::registry::named()?;
+    let file = TestsFile::load(path, io::max_file_bytes(), library.as_ref())?;
+    if let Some(note) = &file.note {
+        eprintln!("warning: {note}");
+    }
     let mut diagnostics = file.diagnostics.clone();
     if args.strict {
         for diagnostic in &mut diagnostics {

@@ -15,6 +15,7 @@ use llmtool_mcp::transport::HttpOptions;
 use llmtool_mcp::{
     FileProblem, Library, LibraryOptions, Only, RunLimits, Server, transport, watch,
 };
+use llmtool_registry::Reference;
 use llmtool_runtime::{Fetch, Runtime, RuntimeOptions};
 
 use crate::cli::LogLevel;
@@ -30,9 +31,11 @@ pub(crate) fn run(args: &McpArgs) -> anyhow::Result<Outcome> {
             args.name_prefix
         );
     }
+    let is_in_library =
+        |path: &std::path::Path| path.to_str().and_then(Reference::from_path).is_some();
+    let in_library = args.paths.iter().any(|path| is_in_library(path));
     for path in &args.paths {
-        let in_library = path.to_str().and_then(llmtool_registry::Reference::from_path).is_some();
-        if !path.exists() && !in_library {
+        if !path.exists() && !is_in_library(path) {
             anyhow::bail!("{} does not exist", path.display());
         }
     }
@@ -54,7 +57,7 @@ pub(crate) fn run(args: &McpArgs) -> anyhow::Result<Outcome> {
     let options = LibraryOptions {
         name_prefix: args.name_prefix.clone(),
         max_file_bytes: crate::io::max_file_bytes(),
-        library: crate::registry::named(),
+        library: if in_library { crate::registry::named()? } else { None },
     };
     let (library, problems) = Library::load(&args.paths, &options, None);
     report(&problems, &library);

@@ -82,7 +82,8 @@ pub(crate) fn load_tool(
     // `registry:SLUG` names a tool of the library.
     let in_library = path.to_str().and_then(llmtool_registry::Reference::from_path).is_some();
     let file = if in_library {
-        let file = ToolFile::open(path, io::max_file_bytes(), crate::registry::named().as_ref())?;
+        let library = crate::registry::named()?;
+        let file = ToolFile::open(path, io::max_file_bytes(), library.as_ref())?;
         if let Some(note) = &file.note {
             eprintln!("warning: {note}");
         }

@@ -29,7 +29,7 @@ pub(crate) fn run(args: &TestArgs) -> anyhow::Result<Outcome> {
         );
     }
     // A test file may name a tool of the team's library (`"tool": "registry:SLUG"`).
-    let library = crate::registry::named();
+    let library = crate::registry::named()?;
     let mut loaded = Vec::new();
     // What is wrong with the test files that cannot run: annotations in GitHub's format (with
     // the failing cases'), else the diagnostics on standard error.
@@ -37,6 +37,9 @@ pub(crate) fn run(args: &TestArgs) -> anyhow::Result<Outcome> {
     let mut broken = false;
     for path in &paths {
         let file = TestsFile::load(path, io::max_file_bytes(), library.as_ref())?;
+        if let Some(note) = &file.note {
+            eprintln!("warning: {note}");
+        }
         if file.has_errors() {
             if args.format == TestFormat::Github {
                 let source = Source::new(&file.name, &file.text);
