@@ -6,8 +6,9 @@ pub const MAX_SUGGESTION_CANDIDATES: usize = 1000;
 const MAX_LISTED: usize = 20;
 
 /// The candidate closest to `name` by edit distance, if it is close enough to be a likely typo
-/// (at most a third of the name's length, and at least one edit allowed). Only the first
-/// [`MAX_SUGGESTION_CANDIDATES`] candidates are compared.
+/// (at most a third of the name's length, and at least one edit allowed). Two letters
+/// swapped count as one edit (`stlye` is one from `style`), as they are one slip of the
+/// fingers. Only the first [`MAX_SUGGESTION_CANDIDATES`] candidates are compared.
 pub fn closest<'c>(name: &str, candidates: impl IntoIterator<Item = &'c str>) -> Option<&'c str> {
     let lowered = name.to_lowercase();
     let limit = (name.chars().count() / 3).max(1);
@@ -15,7 +16,7 @@ pub fn closest<'c>(name: &str, candidates: impl IntoIterator<Item = &'c str>) ->
         .into_iter()
         .take(MAX_SUGGESTION_CANDIDATES)
         .filter(|candidate| !candidate.trim().is_empty())
-        .map(|candidate| (strsim::levenshtein(&lowered, &candidate.to_lowercase()), candidate))
+        .map(|candidate| (strsim::osa_distance(&lowered, &candidate.to_lowercase()), candidate))
         .filter(|(distance, _)| *distance <= limit)
         .min_by_key(|(distance, _)| *distance)
         .map(|(_, candidate)| candidate)
