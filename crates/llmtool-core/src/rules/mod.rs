@@ -80,6 +80,7 @@ registry! {
     variables::implicit_variables::IMPLICIT_VARIABLES => variables::implicit_variables::check,
     variables::missing_variable_type::MISSING_VARIABLE_TYPE => variables::missing_variable_type::check,
     variables::missing_variable_description::MISSING_VARIABLE_DESCRIPTION => variables::missing_variable_description::check,
+    variables::unclosed_placeholder::UNCLOSED_PLACEHOLDER => variables::unclosed_placeholder::check,
     parameters::out_of_range::PARAMETER_OUT_OF_RANGE => parameters::out_of_range::check,
     crate::model::problems::number_as_string::NUMBER_AS_STRING,
     crate::model::problems::unknown_parameter::UNKNOWN_PARAMETER,

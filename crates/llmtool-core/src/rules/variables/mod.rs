@@ -12,5 +12,6 @@ pub mod missing_allowed_values;
 pub mod missing_variable_description;
 pub mod missing_variable_type;
 pub mod translated_variable_type;
+pub mod unclosed_placeholder;
 pub mod undeclared_placeholder;
 pub mod unused_variable;
