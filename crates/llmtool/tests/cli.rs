@@ -175,6 +175,29 @@ fn render_json_and_stdin() {
 }
 
 #[test]
+fn a_placeholder_sent_as_literal_text_is_said_on_stderr() {
+    // `{{stlye}}` names no variable, `{{ diff }` lacks a brace: both would reach the model as
+    // they are. The prompt is still rendered as the format says, and each is said.
+    let tool = br#"{"model_prompt": "In {{stlye}}: {{ diff }", "metadata": {"variables": [
+        {"name": "style", "type": "text"}, {"name": "diff", "type": "text"}]}}"#;
+    let out = llmtool(&["render", "-", "--var", "style=x", "--var", "diff=y"], Some(tool));
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(text(&out.stdout), "In {{stlye}}: {{ diff }");
+    let said = text(&out.stderr);
+    assert!(said.contains("<stdin>:1:22: `{{stlye}}` is not a declared variable"), "{said}");
+    assert!(said.contains("did you mean `{{style}}`?"), "{said}");
+    assert!(said.contains("`diff` has a brace missing"), "{said}");
+    // `new --prompt` says it before anything runs.
+    let out = llmtool(&["new", "--prompt", "Hi {{nme}}", "--var", "name", "-o", "-"], None);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(text(&out.stderr).contains("did you mean `{{name}}`?"), "{}", text(&out.stderr));
+    // A tool without such placeholders renders with nothing said.
+    let clean = br#"{"model_prompt": "In {{style}}", "metadata": {"variables": [{"name": "style", "type": "text"}]}}"#;
+    let out = llmtool(&["render", "-", "--var", "style=x"], Some(clean));
+    assert_eq!(text(&out.stderr), "");
+}
+
+#[test]
 fn render_refuses_a_tool_with_errors() {
     let out = llmtool(
         &["render", "-"],

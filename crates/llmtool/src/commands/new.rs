@@ -53,6 +53,13 @@ pub(crate) fn run(args: &NewArgs) -> anyhow::Result<Outcome> {
         .text;
     let path =
         args.output.clone().unwrap_or_else(|| PathBuf::from(format!("{}.json", slug(&name))));
+    // A `--prompt` with a typo in a placeholder is said now, not when the model gets it.
+    let shown =
+        if io::is_stdin(&path) { "the new tool".to_owned() } else { path.display().to_string() };
+    super::render::say_literal_placeholders(
+        &shown,
+        &llmtool_core::Document::from_text(text.clone()),
+    );
     if io::is_stdin(&path) {
         io::write_stdout(text.as_bytes())?;
         return Ok(Outcome::Ok);

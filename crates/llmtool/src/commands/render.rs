@@ -11,13 +11,15 @@ use anyhow::Context as _;
 use llmtool_core::Document;
 use llmtool_core::diagnostic::Diagnostic;
 use llmtool_core::report::{self, Source};
+use llmtool_core::rules::variables::unclosed_placeholder::UNCLOSED_PLACEHOLDER;
+use llmtool_core::rules::variables::undeclared_placeholder::UNDECLARED_PLACEHOLDER;
 use llmtool_core::template::{Inputs, ToolTemplate, Value, VariableSpec};
 use llmtool_runtime::ToolFile;
 use serde::Serialize;
 
 use crate::cli::VariableArgs;
-use crate::io;
 use crate::outcome::Outcome;
+use crate::{io, secrets};
 
 /// What `render --format json` prints.
 #[derive(Serialize)]
@@ -93,13 +95,35 @@ pub(crate) fn load_tool(
     };
     let name = file.name.as_str();
     match file.document.template() {
-        Some(template) => Ok(Some((file.document, template))),
+        Some(template) => {
+            say_literal_placeholders(name, &file.document);
+            Ok(Some((file.document, template)))
+        }
         None => {
             let color = io::color_for(std::io::stderr().is_terminal());
             eprint!("{}", file.report(&file.errors(), color));
             eprintln!("{name}: the tool has errors; `llmtool check {name}` shows every finding");
             Ok(None)
         }
+    }
+}
+
+/// Says on standard error each `{{...}}` that the model would be sent as it is (a name that
+/// is not declared, or a placeholder with a brace missing), since `check` may never have run:
+/// a typo must not reach a model unnoticed.
+pub(crate) fn say_literal_placeholders(name: &str, document: &Document) {
+    let literal = [UNDECLARED_PLACEHOLDER.code, UNCLOSED_PLACEHOLDER.code];
+    let source = Source::new(name, &document.text);
+    for diagnostic in document.diagnostics.iter().filter(|d| literal.contains(&d.rule.code)) {
+        let start = diagnostic.primary.as_ref().map_or(0, |label| label.span.start);
+        let at = source.line_column(start);
+        let help = diagnostic.help.as_deref().map(|help| format!(" ({help})")).unwrap_or_default();
+        eprintln!(
+            "warning: {name}:{}:{}: {}{help}",
+            at.line,
+            at.column,
+            secrets::redact(&diagnostic.message)
+        );
     }
 }
 
