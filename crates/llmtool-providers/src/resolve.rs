@@ -281,10 +281,13 @@ impl Providers {
         &self,
         candidates: &[(&str, ModelOrigin)],
     ) -> Result<Target, ProviderError> {
+        // The tool's models passed over, each with why: said when the local model runs instead.
+        let mut passed_over = Vec::new();
         for &(written, origin) in candidates {
             let (provider, model) = self.parse_model(written);
             let Some(provider) = provider else {
                 if origin == ModelOrigin::Tool {
+                    passed_over.push(format!("`{written}` (no provider is known for it)"));
                     continue;
                 }
                 return Err(ProviderError::UnknownModel {
@@ -300,13 +303,26 @@ impl Providers {
                     note: None,
                 });
             }
+            passed_over.push(match self.endpoint(&provider) {
+                Err(ProviderError::MissingKey { variable, .. }) => {
+                    format!("`{written}` ({provider}: {variable} is not set)")
+                }
+                _ => format!("`{written}` ({provider} is not ready)"),
+            });
         }
-        // Nothing else is configured: the embedded local model, which needs no key.
+        // Nothing else is configured: the embedded local model, which needs no key; a tool
+        // that named other models is told why they were passed over.
+        let note = (!passed_over.is_empty()).then(|| {
+            format!(
+                "the tool's models cannot run here: {}; running the embedded local model `{DEFAULT_LOCAL_MODEL}` instead (set the key, or pass `--model`; `llmtool providers` shows what is ready)",
+                passed_over.join(", ")
+            )
+        });
         Ok(Target {
             endpoint: self.endpoint("local")?,
             model: DEFAULT_LOCAL_MODEL.into(),
             origin: ModelOrigin::Default,
-            note: None,
+            note,
         })
     }
 
@@ -322,6 +338,16 @@ impl Providers {
             if serves(&endpoint, owner.as_deref(), &model) {
                 return Ok(Target { endpoint, model, origin, note: None });
             }
+        }
+        // A model the user named is never replaced by another.
+        if let Some(&(written, ModelOrigin::User)) = candidates.first() {
+            return Err(ProviderError::UnknownModel {
+                model: written.to_owned(),
+                help: format!(
+                    "{} cannot serve it; name a model it serves, or drop `--provider`",
+                    endpoint.display
+                ),
+            });
         }
         let first = candidates.first().map(|(written, _)| *written);
         let default = self
@@ -509,12 +535,29 @@ mod tests {
         );
         let named = p.resolve(None, Some("anthropic"), &["gpt-4o", "claude-sonnet-4-5"]).unwrap();
         assert_eq!((named.model.as_str(), named.note), ("claude-sonnet-4-5", None));
-        let fallback = p.resolve(Some("claude-opus-4-1"), Some("openai"), &[]).unwrap();
-        assert_eq!(fallback.model, "gpt-4o-mini");
-        assert!(fallback.note.unwrap().contains("`claude-opus-4-1`"));
+        // A model the user named is never swapped for the provider's default.
+        let named = p.resolve(Some("claude-opus-4-1"), Some("openai"), &[]).unwrap_err();
+        assert!(matches!(named, ProviderError::UnknownModel { .. }), "{named}");
+        assert!(named.to_string().contains("claude-opus-4-1"), "{named}");
         let unprefixed = p.resolve(None, Some("ollama"), &["llama3.2"]).unwrap();
         assert_eq!((unprefixed.model.as_str(), unprefixed.origin), ("llama3.2", ModelOrigin::Tool));
         assert!(matches!(p.resolve(None, Some("vllm"), &[]), Err(ProviderError::NoModel(_))));
+    }
+
+    #[test]
+    fn the_local_model_running_instead_of_the_tools_says_why() {
+        let p = providers(&[], "");
+        let target = p.resolve(None, None, &["gpt-4o-mini", "mystery-model"]).unwrap();
+        assert_eq!(
+            (target.endpoint.provider.as_str(), target.model.as_str()),
+            ("local", "smollm2")
+        );
+        let note = target.note.unwrap();
+        assert!(note.contains("`gpt-4o-mini` (openai: OPENAI_API_KEY is not set)"), "{note}");
+        assert!(note.contains("`mystery-model` (no provider is known for it)"), "{note}");
+        assert!(note.contains("llmtool providers"), "{note}");
+        // A tool that names no model runs there with nothing to say.
+        assert_eq!(p.resolve(None, None, &[]).unwrap().note, None);
     }
 
     #[test]

@@ -555,3 +555,49 @@ fn check_reads_test_files_with_their_tool_and_no_command_takes_them_for_tools() 
     let fmt = llmtool(&["fmt", "--check", folder.path().to_str().unwrap()], None);
     assert_eq!(fmt.status.code(), Some(0), "{}", text(&fmt.stderr));
 }
+
+#[test]
+fn no_model_is_replaced_without_a_word() {
+    let dir = tempfile::tempdir().unwrap();
+    let tool = dir.path().join("t.json");
+    let body = r#"{"model_prompt": "Hi", "metadata": {"model_version": ["gpt-4o-mini"]}}"#;
+    std::fs::write(&tool, body).unwrap();
+    let run = |args: &[&str], key: Option<&str>| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_llmtool"));
+        command
+            .args(args)
+            .env("XDG_CONFIG_HOME", "/nonexistent")
+            .env("LLMTOOL_DATA_DIR", dir.path())
+            .env("LLMTOOL_NO_LOG", "1")
+            .env_remove("LLMTOOL_MODEL")
+            .stdin(Stdio::null());
+        for variable in ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"]
+        {
+            command.env_remove(variable);
+        }
+        if let Some(key) = key {
+            command.env("OPENAI_API_KEY", key);
+        }
+        command.output().unwrap()
+    };
+    // The tool's model has no key here: the local model runs instead, and says so.
+    let out = run(&["run", tool.to_str().unwrap(), "--dry-run"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let said = text(&out.stderr);
+    assert!(said.contains("note: the tool's models cannot run here"), "{said}");
+    assert!(said.contains("OPENAI_API_KEY is not set") && said.contains("smollm2"), "{said}");
+    // A model the user names is never swapped for the provider's default.
+    let args = [
+        "run",
+        tool.to_str().unwrap(),
+        "--dry-run",
+        "--provider",
+        "openai",
+        "--model",
+        "claude-opus-4-1",
+    ];
+    let out = run(&args, Some("sk-test-key-1234"));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
+    let said = text(&out.stderr);
+    assert!(said.contains("claude-opus-4-1") && said.contains("cannot serve it"), "{said}");
+}
