@@ -5,7 +5,8 @@
 use llmtool_core::model::Tool;
 use llmtool_core::template::{Inputs, ToolTemplate};
 use llmtool_providers::run::RunRequest;
-use llmtool_runtime::{ParamOverrides, RunError, Runtime};
+use llmtool_runtime::log::values_json;
+use llmtool_runtime::{ParamOverrides, RunError, Runtime, Subject};
 
 use crate::input::{Mapping, Row};
 use crate::journal::Entry;
@@ -19,11 +20,15 @@ pub(crate) struct Shaped {
     pub entry: Entry,
     pub record: OutputRecord,
     pub request: Option<RunRequest>,
+    /// What the run log keeps the row's run as: the tool and the row's values.
+    pub subject: Option<Subject>,
 }
 
 /// Makes rows into [`Shaped`] ones, in order.
 pub(crate) struct Shaper<'a> {
     pub tool: &'a Tool,
+    /// The tool file's name as the user gave it, for the run log.
+    pub tool_path: Option<&'a str>,
     pub template: ToolTemplate,
     pub tool_hash: String,
     pub mapping: &'a Mapping,
@@ -43,7 +48,7 @@ impl Shaper<'_> {
     }
 
     pub(crate) fn shape(&mut self, row: Row) -> Shaped {
-        let Work { hash: work, request, error, blocked } = self.work_of(&row);
+        let Work { hash: work, request, error, blocked, values } = self.work_of(&row);
         let key = self.occurrences.key(&work);
         // A row that runs starts as `failed` until its answer comes; a blocked one stays so,
         // for `--retry-failed` under another policy to send it.
@@ -71,14 +76,32 @@ impl Shaper<'_> {
             record: record.line(self.format),
             replaces: false,
         };
-        Shaped { entry, record, request }
+        let subject = request.as_ref().map(|_| self.subject(values));
+        Shaped { entry, record, request, subject }
+    }
+
+    /// A run of the tool with `values`, as the run log keeps it.
+    pub(crate) fn subject(&self, values: serde_json::Value) -> Subject {
+        Subject {
+            origin: "batch",
+            tool_path: self.tool_path.map(str::to_owned),
+            tool_name: self.tool.name().map(str::to_owned),
+            tool_hash: self.tool_hash.clone(),
+            values,
+            by: None,
+        }
     }
 
     /// The row's work, its request, and why there is none.
     fn work_of(&self, row: &Row) -> Work {
         let tool_hash = self.tool_hash.as_str();
-        let without =
-            |hash, error: String| Work { hash, request: None, error: Some(error), blocked: false };
+        let without = |hash, error: String| Work {
+            hash,
+            request: None,
+            error: Some(error),
+            blocked: false,
+            values: serde_json::Value::Null,
+        };
         if let Some(malformed) = &row.malformed {
             return without(
                 work_hash(tool_hash, &malformed.text, "malformed"),
@@ -89,12 +112,13 @@ impl Shaper<'_> {
         let rendered = Inputs::from_json(&values, self.template.variables())
             .map_err(|error| error.to_string())
             .and_then(|inputs| {
-                self.template.render(&inputs).map_err(|problems| {
+                let prompt = self.template.render(&inputs).map_err(|problems| {
                     problems.iter().map(|p| p.message.clone()).collect::<Vec<_>>().join("; ")
-                })
+                })?;
+                Ok((prompt, values_json(&inputs)))
             });
-        let prompt = match rendered {
-            Ok(prompt) => prompt,
+        let (prompt, values) = match rendered {
+            Ok(rendered) => rendered,
             // Nothing to send: keyed by the row's values instead of a prompt.
             Err(problem) => {
                 return without(work_hash(tool_hash, &values.to_string(), "invalid"), problem);
@@ -106,6 +130,7 @@ impl Shaper<'_> {
                 request: Some(request),
                 error: None,
                 blocked: false,
+                values,
             },
             // Keyed as the request it would have been, so that a rerun under another policy
             // finds it (the target does not depend on the prompt).
@@ -120,6 +145,7 @@ impl Shaper<'_> {
                     request: None,
                     error: Some(report),
                     blocked: true,
+                    values: serde_json::Value::Null,
                 }
             }
             Err(error) => without(
@@ -137,6 +163,8 @@ struct Work {
     error: Option<String>,
     /// Data-loss prevention blocked the prompt.
     blocked: bool,
+    /// The row's values, as the run log keeps them (`null` when nothing is sent).
+    values: serde_json::Value,
 }
 
 /// Where a request goes and with what parameters, as one line.

@@ -9,8 +9,8 @@ use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 
 use llmtool_providers::batch_api::{Answer, BatchClient, BatchStatus, poll_delay};
-use llmtool_providers::run::RunRequest;
-use llmtool_runtime::{ParamOverrides, Runtime};
+use llmtool_providers::run::{RunReport, RunRequest};
+use llmtool_runtime::{Ended, ParamOverrides, Runtime, Subject};
 
 use crate::journal::{Entry, Journal, Met};
 use crate::output::{OutputFile, OutputFormat, OutputRecord};
@@ -30,6 +30,7 @@ struct Part {
 /// What the submitting and collecting share.
 struct Session<'a> {
     batch: &'a Batch,
+    runtime: &'a Runtime,
     client: BatchClient<'a>,
     /// Any row's request: the rows share the model, the expected output and the price.
     sample: RunRequest,
@@ -51,8 +52,16 @@ pub(crate) async fn run(
     let sample = runtime.request(&batch.tool, String::new(), ParamOverrides::default())?;
     let endpoint = sample.target.endpoint.clone();
     let client = BatchClient::new(runtime.transport(), &endpoint)?;
-    let session =
-        Session { batch, client, sample, journal: &journal, format, pass: start.pass, progress };
+    let session = Session {
+        batch,
+        runtime,
+        client,
+        sample,
+        journal: &journal,
+        format,
+        pass: start.pass,
+        progress,
+    };
     // A batch whose sending was cut short may or may not have reached the provider: its rows
     // are sent again (the one case where a row may be paid twice; it is still written once).
     journal.forget_unsent().await?;
@@ -246,7 +255,11 @@ impl Session<'_> {
                     status.id, status.status
                 ))
             });
-            let entry = self.entry(&row, answer, done_before.contains_key(&row.key));
+            let report = answer.map(|answer| self.sample.batch_report(&answer));
+            if let Ok(report) = &report {
+                self.keep(&row, report).await;
+            }
+            let entry = self.entry(&row, report, done_before.contains_key(&row.key));
             output.append(&entry.record).map_err(|e| self.batch.output_error(e))?;
             summary.count(&entry);
             self.count(&entry);
@@ -257,9 +270,27 @@ impl Session<'_> {
         Ok(())
     }
 
-    /// The entry of `row` answered with `answer`: the expected output enforced, the cost at
-    /// the batch price.
-    fn entry(&self, row: &SubmittedRow, answer: Result<Answer, String>, replaces: bool) -> Entry {
+    /// Keeps the run of answered `row` in the run log with every other run. Its values stay
+    /// in the dataset: the journal keeps only the row's record, so the log has its row number.
+    async fn keep(&self, row: &SubmittedRow, report: &RunReport) {
+        let subject = Subject::with_values(
+            "batch",
+            self.batch.tool_path.clone(),
+            &self.batch.tool,
+            serde_json::json!({ "row": row.row_index }),
+        );
+        let started = jiff::Timestamp::now();
+        self.runtime.keep(&subject, &self.sample, started, Ended::Report(report)).await;
+    }
+
+    /// The entry of `row` answered as `report` says (the expected output enforced, the cost
+    /// at the batch price), or why it has no answer.
+    fn entry(
+        &self,
+        row: &SubmittedRow,
+        report: Result<RunReport, String>,
+        replaces: bool,
+    ) -> Entry {
         let mut record: OutputRecord =
             serde_json::from_str(&row.record).unwrap_or_else(|_| OutputRecord {
                 id: row.row_index.to_string(),
@@ -275,8 +306,8 @@ impl Session<'_> {
                 latency_ms: None,
                 key: row.key.clone(),
             });
-        match answer {
-            Ok(answer) => record.answered(self.sample.batch_report(&answer)),
+        match report {
+            Ok(report) => record.answered(report),
             Err(error) => {
                 "failed".clone_into(&mut record.outcome);
                 record.error = Some(error);

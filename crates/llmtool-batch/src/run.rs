@@ -48,6 +48,8 @@ pub enum BatchError {
 #[derive(Debug, Clone)]
 pub struct Batch {
     pub tool: Tool,
+    /// The tool file's name as the user gave it: the run log keeps each row's run with it.
+    pub tool_path: Option<String>,
     pub data: PathBuf,
     pub out: PathBuf,
     pub mapping: Mapping,
@@ -236,6 +238,7 @@ impl Batch {
         }
         let shaper = Shaper {
             tool: &self.tool,
+            tool_path: self.tool_path.as_deref(),
             template: ToolTemplate::new(&self.tool),
             tool_hash: llmtool_runtime::log::tool_hash(&self.tool),
             mapping: &self.mapping,
@@ -467,7 +470,7 @@ async fn finish(
     format: OutputFormat,
     budget: &Budget<'_>,
 ) -> Finished {
-    let Shaped { mut entry, mut record, request } = shaped;
+    let Shaped { mut entry, mut record, request, subject } = shaped;
     let Some(request) = request else {
         budget.add(&entry);
         return Finished::Ran(entry);
@@ -475,9 +478,9 @@ async fn finish(
     if budget.reached() {
         return Finished::Left;
     }
-    // A batch keeps its rows in its own journal, not in the run log: no subject.
+    // The row's record is in the output; its run is in the run log too, with every other run.
     let finished = runtime
-        .execute(&request, RunOptions::WHOLE, None, &mut |_| {}, std::future::pending())
+        .execute(&request, RunOptions::WHOLE, subject.as_ref(), &mut |_| {}, std::future::pending())
         .await;
     match finished.result {
         Ok(report) => {

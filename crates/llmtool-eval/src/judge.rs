@@ -4,7 +4,7 @@
 
 use llmtool_core::Document;
 use llmtool_core::suite::Verdict;
-use llmtool_runtime::{Choice, ParamOverrides, Runtime};
+use llmtool_runtime::{Choice, ParamOverrides, Runtime, Subject};
 use serde_json::{Value, json};
 
 use crate::cache::{Cache, CachedAnswer};
@@ -53,6 +53,8 @@ pub async fn grade(
         Ok(prompt) => prompt,
         Err(problem) => return failed(problem),
     };
+    // The judge's runs cost as much as any: logged as a test's runs of the judge's tool.
+    let subject = Subject::with_values("test", None, &tool, Value::Object(vars));
     let choice = Choice { model: Some(model.unwrap_or(DEFAULT_JUDGE).to_owned()), provider: None };
     let request = match runtime.request_on(&tool, prompt, ParamOverrides::default(), &choice) {
         Ok(request) => request,
@@ -68,7 +70,7 @@ pub async fn grade(
     ]);
     let graded = match cache.and_then(|cache| cache.get(&key)) {
         Some(graded) => graded,
-        None => match crate::run::answer_of(runtime, &request).await {
+        None => match crate::run::answer_of(runtime, &request, &subject).await {
             Ok(graded) => {
                 if let Some(cache) = cache {
                     let _ = cache.put(&key, &graded);

@@ -6,7 +6,7 @@ use llmtool_core::LineIndex;
 use llmtool_core::suite::{self, Case, Check, Observed, TestFile, Verdict};
 use llmtool_core::template::ToolTemplate;
 use llmtool_providers::run::{RunOptions, RunRequest};
-use llmtool_runtime::{Choice, ParamOverrides, Runtime, TestsFile};
+use llmtool_runtime::{Choice, ParamOverrides, Runtime, Subject, TestsFile};
 
 use crate::cache::{Cache, CachedAnswer};
 use crate::results::{AssertionResult, CaseResult, FileResult, RunResult};
@@ -45,6 +45,13 @@ pub async fn run_file(runtime: &Runtime, file: &TestsFile, options: &Options) ->
         tool.models().into_iter().map(|m| Some(m.to_owned())).collect()
     };
     let template = ToolTemplate::new(tool);
+    // Each case's runs are logged as runs of the tool, with the case's values.
+    let subject = Subject::with_values(
+        "test",
+        file.tool_path.as_ref().map(|p| p.display().to_string()),
+        tool,
+        serde_json::Value::Null,
+    );
     let lines = LineIndex::new(&file.text);
     let repeat = options.repeat.max(1);
     let needed = options.min_pass.clamp(1, repeat);
@@ -57,12 +64,12 @@ pub async fn run_file(runtime: &Runtime, file: &TestsFile, options: &Options) ->
             Err(_) => model.clone().unwrap_or_else(|| "default".to_owned()),
         };
         shown_models.push(shown.clone());
-        let (template, choice) = (&template, &choice);
+        let (template, choice, subject) = (&template, &choice, &subject);
         let every_run =
             tests.cases.iter().flat_map(|case| (0..repeat).map(move |index| (case, index)));
         let runs: Vec<RunResult> = futures_util::stream::iter(every_run)
             .map(|(case, index)| {
-                run_case(runtime, template, tool, case, tests, choice, index, options)
+                run_case(runtime, template, (tool, subject), case, tests, choice, index, options)
             })
             .buffered(options.jobs.max(1))
             .collect()
@@ -89,7 +96,7 @@ pub async fn run_file(runtime: &Runtime, file: &TestsFile, options: &Options) ->
 async fn run_case(
     runtime: &Runtime,
     template: &ToolTemplate,
-    tool: &llmtool_core::model::Tool,
+    (tool, subject): (&llmtool_core::model::Tool, &Subject),
     case: &Case,
     tests: &TestFile,
     choice: &Choice,
@@ -125,16 +132,20 @@ async fn run_case(
             answer.output = answer.output.map(|o| request.secrets.hide_secrets(&o).into_owned());
             (answer, true)
         }
-        None => match answer_of(runtime, &request).await {
-            Ok(answer) => {
-                if let Some(cache) = &options.cache {
-                    // A cache that cannot be written only costs the next run its answers.
-                    let _ = cache.put(&key, &answer);
+        None => {
+            let subject =
+                Subject { values: serde_json::Value::Object(case.vars.clone()), ..subject.clone() };
+            match answer_of(runtime, &request, &subject).await {
+                Ok(answer) => {
+                    if let Some(cache) = &options.cache {
+                        // A cache that cannot be written only costs the next run its answers.
+                        let _ = cache.put(&key, &answer);
+                    }
+                    (answer, false)
                 }
-                (answer, false)
+                Err(error) => return failed(error),
             }
-            Err(error) => return failed(error),
-        },
+        }
     };
     let observed = Observed {
         text: answer.output.as_deref().unwrap_or(&answer.raw),
@@ -204,14 +215,15 @@ fn cache_key(request: &RunRequest, index: u32) -> String {
     ])
 }
 
-/// Runs `request` once, with the expected output enforced (asking again as a run does).
+/// Runs `request` once, with the expected output enforced (asking again as a run does), and
+/// keeps it as a run of `subject` (an answer from the cache cost nothing and is not kept).
 pub(crate) async fn answer_of(
     runtime: &Runtime,
     request: &RunRequest,
+    subject: &Subject,
 ) -> Result<CachedAnswer, String> {
-    // A test keeps its answers in its own cache and report, not in the run log: no subject.
     let finished = runtime
-        .execute(request, RunOptions::WHOLE, None, &mut |_| {}, std::future::pending())
+        .execute(request, RunOptions::WHOLE, Some(subject), &mut |_| {}, std::future::pending())
         .await;
     match finished.result {
         Ok(report) => Ok(CachedAnswer {

@@ -46,7 +46,7 @@ pub struct Record {
     pub id: Option<i64>,
     /// RFC 3339 in UTC, as [`crate::time_text`] writes it.
     pub started_at: String,
-    /// What ran it: `run`, `mcp`, `batch`, `test` or `server`.
+    /// What ran it: `run`, `mcp`, `batch`, `test`, `server` or `studio`.
     pub origin: String,
     pub tool_path: Option<String>,
     pub tool_name: Option<String>,

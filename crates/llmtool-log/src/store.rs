@@ -5,7 +5,7 @@ use std::path::Path;
 use std::str::FromStr as _;
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use sqlx::Row as _;
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
@@ -41,6 +41,8 @@ pub struct Filter {
     pub model: Option<String>,
     /// As [`crate::time_text`] writes it.
     pub since: Option<String>,
+    /// What ran them (`run`, `batch`, ...).
+    pub origin: Option<String>,
 }
 
 /// What `llmtool usage` totals by.
@@ -49,18 +51,23 @@ pub enum Grouping {
     Tool,
     Model,
     Day,
+    /// What ran them: `run`, `mcp`, `batch`, `test`, `server`, `studio`.
+    Origin,
 }
 
-/// The runs of one tool, model or day, and what they used and cost.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// The runs of one tool, model, day or origin, and what they used and cost: a row of
+/// `llmtool usage`, and of a library's `GET /usage` (as `UsageRow`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema), schema(as = UsageRow))]
 pub struct Total {
     pub key: String,
     pub runs: u64,
     pub input_tokens: u64,
     pub output_tokens: u64,
-    /// US dollars, over the priced runs.
+    /// US dollars, over the runs whose cost is known.
     pub cost_usd: f64,
-    /// Runs whose model is unpriced, whose cost is not in `cost_usd`.
+    /// Runs whose cost is not known, left out of `cost_usd`: on a model with no price, or
+    /// with no usage reported (a failed or cancelled run).
     pub unpriced_runs: u64,
 }
 
@@ -160,12 +167,14 @@ impl RunLog {
              WHERE (?1 IS NULL OR tool_name = ?1 OR tool_path = ?1)
                AND (?2 IS NULL OR model = ?2 OR provider || '/' || model = ?2)
                AND (?3 IS NULL OR started_at >= ?3)
+               AND (?5 IS NULL OR origin = ?5)
              ORDER BY started_at DESC, id DESC LIMIT ?4",
         )
         .bind(&filter.tool)
         .bind(&filter.model)
         .bind(&filter.since)
         .bind(i64::from(filter.limit))
+        .bind(&filter.origin)
         .fetch_all(&self.pool)
         .await
         .map_err(|e| self.error(e))?;
@@ -179,6 +188,7 @@ impl RunLog {
             Grouping::Tool => ("COALESCE(tool_name, tool_path, tool_hash)", "cost DESC, key"),
             Grouping::Model => ("provider || '/' || model", "cost DESC, key"),
             Grouping::Day => ("substr(started_at, 1, 10)", "key"),
+            Grouping::Origin => ("origin", "cost DESC, key"),
         };
         let query = format!(
             "SELECT {key} AS key, COUNT(*) AS runs,

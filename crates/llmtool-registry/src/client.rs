@@ -154,6 +154,20 @@ impl LibraryClient {
         self.send(self.request(reqwest::Method::GET, "/tools").query(&query)).await
     }
 
+    /// The totals of the runs made through the library, by `by` (`tool`, `model`, `day` or
+    /// `origin`), since `since` (as `GET /usage` takes it).
+    pub async fn usage(
+        &self,
+        by: &str,
+        since: Option<&str>,
+    ) -> Result<Vec<llmtool_log::Total>, ClientError> {
+        let mut query = vec![("by", by)];
+        if let Some(since) = since {
+            query.push(("since", since));
+        }
+        self.send(self.request(reqwest::Method::GET, "/usage").query(&query)).await
+    }
+
     /// The version `reference` points at, as a canonical tool file checked against its
     /// content hash; from the cache, with `from_cache`, when the library cannot be reached.
     pub async fn pull(&self, reference: &Reference) -> Result<Pulled, ClientError> {

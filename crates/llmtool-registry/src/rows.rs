@@ -91,6 +91,7 @@ pub(crate) fn usage_sql(by: Grouping, since: &str) -> String {
         Grouping::Tool => ("slug", "cost DESC, key"),
         Grouping::Model => ("provider || '/' || model", "cost DESC, key"),
         Grouping::Day => ("substr(started_at, 1, 10)", "key"),
+        Grouping::Origin => ("origin", "cost DESC, key"),
     };
     format!(
         "SELECT {key} AS key, COUNT(*) AS runs,

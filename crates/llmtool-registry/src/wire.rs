@@ -1,6 +1,7 @@
 //! The library's API bodies that both its server writes and its client reads, defined once so
 //! that the two cannot drift: a version as the API shows it, a label's move, and the problem
-//! document of a refusal.
+//! document of a refusal. (The totals of the runs are `llmtool_log::Total`, read by `llmtool
+//! usage` from either place.)
 
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;

@@ -5,6 +5,7 @@
 //! server's API, a batch and a test suite.
 
 use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use llmtool_core::model::Tool;
@@ -36,6 +37,29 @@ pub trait RunKeeper: Send + Sync {
     /// a locked log never holds up the answer; a server's library may want longer.
     fn time_limit(&self) -> Duration {
         KEEP_TIMEOUT
+    }
+}
+
+/// The runs a keeper did not keep: how many, and why the first was not.
+#[derive(Debug, Default)]
+pub(crate) struct Unkept {
+    count: AtomicU64,
+    first: std::sync::Mutex<Option<String>>,
+}
+
+impl Unkept {
+    fn add(&self, problem: &str) {
+        if self.count.fetch_add(1, Ordering::Relaxed) == 0
+            && let Ok(mut first) = self.first.lock()
+        {
+            *first = Some(problem.to_owned());
+        }
+    }
+
+    pub(crate) fn get(&self) -> Option<(u64, String)> {
+        let count = self.count.load(Ordering::Relaxed);
+        let first = self.first.lock().ok()?.clone()?;
+        (count > 0).then_some((count, first))
     }
 }
 
@@ -75,7 +99,7 @@ impl Runtime {
     /// Runs `request`: its expected output enforced (asked again up to `options.max_repairs`
     /// times), text that is shown unchanged given to `on_text` as it arrives, until it ends
     /// or `cancel` completes. A run of a `subject` is then kept as the runtime keeps runs;
-    /// a run without one (a batch row, a test case: they keep their own records) is not.
+    /// a run without one (an answer read from a cache, a check that sends nothing) is not.
     pub async fn execute(
         &self,
         request: &RunRequest,
@@ -157,15 +181,16 @@ impl Runtime {
     }
 
     /// Keeps the record of a run of `subject`, as the runtime's policy says: the record (with
-    /// its id once kept), and why it is not kept.
-    async fn keep(
+    /// its id once kept), and why it is not kept. `execute` calls it; so does a run that
+    /// ended elsewhere (a row answered by a provider's batch engine, collected later).
+    pub async fn keep(
         &self,
         subject: &Subject,
         request: &RunRequest,
         started: jiff::Timestamp,
         ended: Ended<'_>,
     ) -> (Option<Record>, Option<String>) {
-        let (keeper, policy) = self.keeping();
+        let (keeper, policy, unkept) = self.keeping();
         if policy == LogPolicy::Off {
             return (None, None);
         }
@@ -179,6 +204,9 @@ impl Runtime {
             Ok(Err(problem)) => Some(problem),
             Err(_) => Some(format!("keeping it took over {} s", limit.as_secs())),
         };
+        if let Some(problem) = &problem {
+            unkept.add(problem);
+        }
         (Some(record), problem)
     }
 }

@@ -42,7 +42,8 @@ impl LogPolicy {
 /// What a run is a run of: the tool and the values it was given.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Subject {
-    /// What ran it: `run`, `mcp`, ...
+    /// What ran it: `run`, `mcp`, `batch` or `test` (a command), `server` or `studio` (a team
+    /// server's API, and its studio).
     pub origin: &'static str,
     pub tool_path: Option<String>,
     pub tool_name: Option<String>,
@@ -57,12 +58,23 @@ pub struct Subject {
 impl Subject {
     /// A run of `tool` (read from `path`) with `inputs`, by `origin`.
     pub fn new(origin: &'static str, path: Option<String>, tool: &Tool, inputs: &Inputs) -> Self {
+        Self::with_values(origin, path, tool, values_json(inputs))
+    }
+
+    /// A run of `tool` (read from `path`) with `values` as JSON (a test case's, as written),
+    /// by `origin`.
+    pub fn with_values(
+        origin: &'static str,
+        path: Option<String>,
+        tool: &Tool,
+        values: serde_json::Value,
+    ) -> Self {
         Subject {
             origin,
             tool_path: path,
             tool_name: tool.name().map(str::to_owned),
             tool_hash: tool_hash(tool),
-            values: values_json(inputs),
+            values,
             by: None,
         }
     }

@@ -20,7 +20,7 @@ use llmtool_dlp::Policy;
 
 use crate::RunError;
 use crate::dlp::{Guard, Guarded};
-use crate::lifecycle::RunKeeper;
+use crate::lifecycle::{RunKeeper, Unkept};
 use crate::local::{Fetch, LocalModels, Progress};
 use crate::log::{LogPolicy, RunLogKeeper};
 
@@ -121,6 +121,8 @@ pub struct Runtime {
     /// them.
     keeper: Arc<dyn RunKeeper>,
     policy: LogPolicy,
+    /// The runs its keeper did not keep, for a command that runs many to say once.
+    unkept: Arc<Unkept>,
 }
 
 struct Inner {
@@ -165,7 +167,7 @@ impl Runtime {
             max_prompt_bytes: options.max_prompt_bytes,
         };
         let keeper = Arc::new(RunLogKeeper::new());
-        Ok(Self { inner: Arc::new(inner), keeper, policy: options.log })
+        Ok(Self { inner: Arc::new(inner), keeper, policy: options.log, unkept: Arc::default() })
     }
 
     pub fn providers(&self) -> &Providers {
@@ -326,8 +328,14 @@ impl Runtime {
     }
 
     /// Where runs are kept, and how.
-    pub(crate) fn keeping(&self) -> (&dyn RunKeeper, LogPolicy) {
-        (self.keeper.as_ref(), self.policy)
+    pub(crate) fn keeping(&self) -> (&dyn RunKeeper, LogPolicy, &Unkept) {
+        (self.keeper.as_ref(), self.policy, &self.unkept)
+    }
+
+    /// How many runs of this runtime (and its clones) were not kept, and why the first was
+    /// not: what a batch or a test run says once at its end.
+    pub fn runs_not_kept(&self) -> Option<(u64, String)> {
+        self.unkept.get()
     }
 
     /// The same runtime, keeping its runs in `keeper` as `policy` says (a team server keeps
@@ -335,7 +343,7 @@ impl Runtime {
     /// its clones.
     #[must_use]
     pub fn keeping_runs_in(self, keeper: Arc<dyn RunKeeper>, policy: LogPolicy) -> Runtime {
-        Runtime { inner: self.inner, keeper, policy }
+        Runtime { inner: self.inner, keeper, policy, unkept: Arc::default() }
     }
 
     /// The operator's model (`--model`), if any.

@@ -344,7 +344,7 @@ async fn diff(
     paths(search, publish, tool, versions, version, diff, render, crate::run_api::run, crate::run_api::usage, add_tag, remove_tag, set_label, delete,
         crate::studio_api::runs, crate::studio_api::avatar, crate::studio_api::tags, crate::studio_api::models, crate::studio_api::check, crate::studio_api::format,
         crate::session::sign_in, crate::session::who, crate::session::sign_out),
-    components(schemas(Page, Published, VersionBody, Rendered, VersionDiff, LabelBody, Problem, crate::run_api::RunBody, crate::run_api::UsageRow,
+    components(schemas(Page, Published, VersionBody, Rendered, VersionDiff, LabelBody, Problem, crate::run_api::RunBody, llmtool_log::Total,
         crate::studio_api::ModelChoice, crate::studio_api::FormattedText, crate::studio_api::RunSummary, llmtool_registry::TagCount, crate::session::SignIn, crate::session::Signed)),
     modifiers(&BearerScheme)
 )]

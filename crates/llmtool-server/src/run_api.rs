@@ -12,7 +12,7 @@ use llmtool_core::template::{Inputs, ToolTemplate};
 use llmtool_providers::run::{RunOptions, RunReport};
 use llmtool_registry::{Reference, Role};
 use llmtool_runtime::{Choice, ParamOverrides, Subject};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use tokio::sync::{Notify, mpsc};
 use utoipa::{IntoParams, ToSchema};
 
@@ -94,8 +94,10 @@ pub(crate) async fn run(
         .await
         .map_err(|error| unprocessable(runs.runtime.redact(&error.to_string()).into_owned()))?;
     let path = Reference::pinned(&slug, version.version).path();
+    // A run from the studio (a signed-in session) is told from one by a program with a token.
+    let origin = if caller.csrf.is_some() { "studio" } else { "server" };
     let subject =
-        Subject { by: caller.name.clone(), ..Subject::new("server", Some(path), &tool, &inputs) };
+        Subject { by: caller.name.clone(), ..Subject::new(origin, Some(path), &tool, &inputs) };
     let start = serde_json::json!({
         "slug": slug, "version": version.version,
         "provider": request.target.endpoint.provider, "model": request.target.model,
@@ -154,7 +156,7 @@ fn json_event(name: &str, data: &serde_json::Value) -> Event {
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub(crate) struct UsageParams {
-    /// `tool` (the default), `model` or `day`.
+    /// `tool` (the default), `model`, `day` or `origin`.
     by: Option<String>,
     /// Only runs started at or after this time: RFC 3339 with an offset, a date (its
     /// midnight in UTC), or a span back from now (`30m`, `24h`, `7d`).
@@ -167,49 +169,29 @@ fn since_text(since: &str) -> Result<String, Problem> {
         .map_err(|error| Problem::bad_request(format!("`since={since}`: {error}")))
 }
 
-/// The runs of one tool, model or day, and what they used and cost.
-#[derive(Debug, Serialize, ToSchema)]
-pub(crate) struct UsageRow {
-    key: String,
-    runs: u64,
-    input_tokens: u64,
-    output_tokens: u64,
-    /// US dollars, over the runs whose cost is known.
-    cost_usd: f64,
-    /// Runs whose cost is not known, left out of `cost_usd`: on a model with no price, or
-    /// with no usage reported (a failed or cancelled run).
-    unpriced_runs: u64,
-}
-
-/// The totals of the runs made through this library (its API and MCP), by tool, model or day.
+/// The totals of the runs made through this library (its API, its studio and MCP), by tool,
+/// model, day or origin.
 #[utoipa::path(get, path = "/usage", params(UsageParams), security(("bearer" = [])),
-    responses((status = 200, body = Vec<UsageRow>), (status = 400, description = "`by` is not tool, model or day", body = Problem),
+    responses((status = 200, body = Vec<llmtool_log::Total>), (status = 400, description = "`by` is not tool, model, day or origin", body = Problem),
         (status = 401, description = "No token, or one the library does not know", body = Problem), (status = 403, description = "The token's role is too low", body = Problem)))]
 pub(crate) async fn usage(
     State(state): State<ServerState>,
     caller: Caller,
     Query(params): Query<UsageParams>,
-) -> Result<Json<Vec<UsageRow>>, Problem> {
+) -> Result<Json<Vec<llmtool_log::Total>>, Problem> {
     caller.require_token(Role::Viewer)?;
     let by = match params.by.as_deref().unwrap_or("tool") {
         "tool" => llmtool_log::Grouping::Tool,
         "model" => llmtool_log::Grouping::Model,
         "day" => llmtool_log::Grouping::Day,
-        other => return Err(Problem::bad_request(format!("`by={other}`: use tool, model or day"))),
+        "origin" => llmtool_log::Grouping::Origin,
+        other => {
+            return Err(Problem::bad_request(format!(
+                "`by={other}`: use tool, model, day or origin"
+            )));
+        }
     };
     let since = params.since.as_deref().map(since_text).transpose()?;
     let totals = state.store.usage(by, since.as_deref()).await?;
-    Ok(Json(
-        totals
-            .into_iter()
-            .map(|t| UsageRow {
-                key: t.key,
-                runs: t.runs,
-                input_tokens: t.input_tokens,
-                output_tokens: t.output_tokens,
-                cost_usd: t.cost_usd,
-                unpriced_runs: t.unpriced_runs,
-            })
-            .collect(),
-    ))
+    Ok(Json(totals))
 }

@@ -1,5 +1,6 @@
 //! Running the library's tools on the server, against the scripted mock provider: the answer
-//! streamed as Server-Sent Events, each run kept with its cost and totalled by `GET /usage`,
+//! streamed as Server-Sent Events, each run kept with its cost and what ran it (the studio or
+//! a program) and totalled by `GET /usage`,
 //! bad values refused before anything is sent, running closed to callers without a token,
 //! and a full server refusing more runs with 503 and `Retry-After`.
 
@@ -118,7 +119,24 @@ async fn runs_stream_and_are_kept_with_their_cost() {
     assert_eq!(missing.status(), 422);
     assert!(missing.text().await.unwrap().contains("topic"));
 
-    let streamed = run(json!({"topic": "tides"}), Some(&viewer)).await.unwrap();
+    // This run comes from the studio: a session signed in with the token, its CSRF token sent.
+    let session = client
+        .post(format!("{base}/session"))
+        .json(&json!({"token": viewer}))
+        .send()
+        .await
+        .unwrap();
+    let cookie = session.headers()["set-cookie"].to_str().unwrap().split(';').next().unwrap();
+    let cookie = cookie.to_owned();
+    let csrf = session.json::<Value>().await.unwrap()["csrf"].as_str().unwrap().to_owned();
+    let streamed = client
+        .post(format!("{base}/tools/poet/run"))
+        .header("cookie", cookie)
+        .header("x-csrf-token", csrf)
+        .json(&json!({"values": {"topic": "tides"}}))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(streamed.status(), 200);
     assert_eq!(streamed.headers()["content-type"], "text/event-stream");
     let streamed = events(&streamed.text().await.unwrap());
@@ -237,6 +255,15 @@ async fn runs_stream_and_are_kept_with_their_cost() {
     assert_eq!(by_tool[0]["key"], "poet");
     assert!((by_tool[0]["cost_usd"].as_f64().unwrap() - 0.002).abs() < 1e-12, "{by_tool}");
     assert_eq!(usage("?by=model").await[0]["key"], "mock/m");
+    // What ran them: the studio's session, and a program with a token.
+    let by_origin = usage("?by=origin").await;
+    let runs_of = |origin: &str| {
+        let row = by_origin.as_array().unwrap().iter().find(|row| row["key"] == origin);
+        row.map(|row| (row["runs"].as_u64().unwrap(), row["cost_usd"].as_f64().unwrap()))
+    };
+    let (studio_runs, studio_cost) = runs_of("studio").unwrap();
+    assert!(studio_runs == 1 && (studio_cost - 0.002).abs() < 1e-12, "{by_origin}");
+    assert_eq!(runs_of("server"), Some((1, 0.0)), "the cancelled run: {by_origin}");
     let bad = client.get(format!("{base}/usage?by=week")).bearer_auth(&viewer).send().await;
     assert_eq!(bad.unwrap().status(), 400);
     let bad = client.get(format!("{base}/usage?since=yesterday")).bearer_auth(&viewer).send();

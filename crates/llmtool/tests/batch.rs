@@ -1,5 +1,6 @@
 //! `llmtool batch` through the binary, against the scripted mock provider: every row's result
-//! in the output once, with its id, usage and cost; a rerun skips what is done; `kill -9` in the
+//! in the output once, with its id, usage and cost, and its run in the run log; a rerun skips
+//! what is done; `kill -9` in the
 //! middle of a batch and a rerun still give every row exactly once; bad rows are reported as
 //! rows, not as a crash.
 
@@ -65,6 +66,32 @@ fn read_records(dir: &Path) -> Vec<Value> {
         .collect()
 }
 
+/// `llmtool ARGS --format json` on the run log of `dir`.
+fn log_json(dir: &Path, args: &[&str]) -> Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_llmtool"))
+        .args(args)
+        .args(["--format", "json"])
+        .env("LLMTOOL_DATA_DIR", dir.join("data"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The runs of the run log of `dir` made by `origin`.
+fn logged_runs(dir: &Path, origin: &str) -> Vec<Value> {
+    let runs = log_json(dir, &["logs", "-n", "1000", "--origin", origin]);
+    runs.as_array().unwrap().clone()
+}
+
+/// What `llmtool usage --by origin` says the batches of `dir` cost.
+fn batch_usage(dir: &Path) -> f64 {
+    let usage = log_json(dir, &["usage", "--by", "origin"]);
+    let totals = usage["totals"].as_array().unwrap();
+    let batch = totals.iter().find(|total| total["key"] == "batch").unwrap();
+    batch["cost_usd"].as_f64().unwrap()
+}
+
 fn answer() -> Reply {
     let body = serde_json::json!({
         "choices": [{"message": {"role": "assistant", "content": "A line."}, "finish_reason": "stop"}],
@@ -94,11 +121,19 @@ async fn every_row_once_with_its_cost_and_a_rerun_skips_them() {
     );
     assert!(String::from_utf8_lossy(&first.stderr).starts_with("40 row(s) run: 40 ok"));
 
+    // Every row's run is in the run log too, with its values, and `usage` totals its cost.
+    let logged = logged_runs(dir.path(), "batch");
+    assert_eq!(logged.len(), 40);
+    assert!(logged.iter().all(|run| run["tool_path"] == "tool.json" && run["outcome"] == "ok"));
+    assert!(logged.iter().any(|run| run["variables"]["topic"] == "topic 7, with a comma"));
+    assert!((batch_usage(dir.path()) - 0.08).abs() < 1e-9);
+
     // The same command again: nothing to run, nothing written twice.
     let again = run(dir.path(), &[]);
     assert!(String::from_utf8_lossy(&again.stderr).starts_with("0 row(s) run"));
     assert!(String::from_utf8_lossy(&again.stderr).contains("40 already done"));
     assert_eq!(read_records(dir.path()).len(), 40);
+    assert_eq!(logged_runs(dir.path(), "batch").len(), 40, "a row done before is not a run");
 
     // --keep-order writes the output in the rows' order.
     let ordered = run(dir.path(), &["--keep-order"]);

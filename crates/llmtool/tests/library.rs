@@ -27,8 +27,15 @@ fn text(bytes: &[u8]) -> String {
 
 /// `llmtool serve` on a free loopback port: the child and its URL.
 fn serve(data: &Path) -> (Child, String) {
+    serve_with(data, &[], &[])
+}
+
+/// `llmtool serve` with `extra` arguments and environment.
+fn serve_with(data: &Path, extra: &[&str], env: &[(&str, &str)]) -> (Child, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_llmtool"))
         .args(["serve", "--listen", "127.0.0.1:0"])
+        .args(extra)
+        .envs(env.iter().copied())
         .env("LLMTOOL_DATA_DIR", data)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -273,4 +280,78 @@ fn serving_beyond_loopback_needs_a_token_first() {
         "{}",
         text(&refused.stderr)
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn usage_library_totals_the_runs_made_through_the_library() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    // The server streams its runs: the mock answers as a stream.
+    let text_chunk =
+        serde_json::json!({"choices": [{"index": 0, "delta": {"content": "A poem."}}]});
+    let usage = serde_json::json!({"choices": [], "usage": {"prompt_tokens": 1000, "completion_tokens": 500}});
+    let mock = llmtool_testkit::Mock::repeating(
+        "127.0.0.1:0",
+        llmtool_testkit::Reply::sse(&[&text_chunk.to_string(), &usage.to_string(), "[DONE]"]),
+    )
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[providers.mock]\napi = \"openai\"\nbase_url = \"{}/v1\"\napi_key_env = \"MOCK_KEY\"\n\n[prices.\"mock/m\"]\ninput = 1.0\noutput = 2.0\n",
+            mock.url
+        ),
+    )
+    .unwrap();
+    let token = |role: &str| {
+        let made = llmtool(&data, &["token", "create", role, "--role", role], &[]);
+        text(&made.stdout).trim().to_owned()
+    };
+    let (editor, viewer) = (token("editor"), token("viewer"));
+    let tool = dir.path().join("poet.json");
+    let poet = serde_json::json!({"model_prompt": "A poem about {{topic}}.",
+        "metadata": {"prompt_name": "Poet", "description": "Writes poems.", "model_version": ["mock/m"],
+            "timestamp": "2026-11-23T10:00:00Z",
+            "variables": [{"name": "topic", "type": "text", "description": "What about."}]}});
+    std::fs::write(&tool, poet.to_string()).unwrap();
+    let config_arg = config.to_str().unwrap();
+    let key = [("MOCK_KEY", "mock-secret-key-5150")];
+    let (mut server, url) = serve_with(&data, &["--config", config_arg], &key);
+    let publish_env = [("LLMTOOL_REGISTRY", url.as_str()), ("LLMTOOL_TOKEN", editor.as_str())];
+    let published = llmtool(&data, &["publish", tool.to_str().unwrap()], &publish_env);
+    assert_eq!(published.status.code(), Some(0), "{}", text(&published.stderr));
+
+    let ran = reqwest::Client::new()
+        .post(format!("{url}/api/v1/tools/poet/run"))
+        .timeout(std::time::Duration::from_secs(20))
+        .bearer_auth(&viewer)
+        .json(&serde_json::json!({"values": {"topic": "tides"}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ran.status(), 200);
+    let streamed = ran.text().await.unwrap_or_else(|e| format!("no body: {e}"));
+    assert!(streamed.contains("A poem."), "{streamed}");
+
+    let env = [("LLMTOOL_REGISTRY", url.as_str()), ("LLMTOOL_TOKEN", viewer.as_str())];
+    let args = ["usage", "--library", "--by", "origin", "--format", "json"];
+    let usage = llmtool(&data, &args, &env);
+    assert_eq!(usage.status.code(), Some(0), "{}", text(&usage.stderr));
+    let usage: serde_json::Value = serde_json::from_slice(&usage.stdout).unwrap();
+    let server_runs = &usage["totals"][0];
+    assert_eq!(
+        (server_runs["key"].as_str(), server_runs["runs"].as_u64()),
+        (Some("server"), Some(1))
+    );
+    assert!((server_runs["cost_usd"].as_f64().unwrap() - 0.002).abs() < 1e-12, "{usage}");
+    // The table says the same, with the cost per day.
+    let table = llmtool(&data, &["usage", "--library"], &env);
+    assert!(text(&table.stdout).contains("mock/m") && text(&table.stdout).contains("cost per day"));
+    // Without a token the library refuses, and says so.
+    let refused = llmtool(&data, &["usage", "--library"], &env[..1]);
+    assert_eq!(refused.status.code(), Some(2));
+    server.kill().unwrap();
+    server.wait().unwrap();
 }

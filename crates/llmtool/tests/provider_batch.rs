@@ -136,6 +136,20 @@ async fn each_provider_answers_every_row_once_at_the_batch_price() {
                 assert_eq!(record["input_tokens"], 1000);
             }
         }
+        // The four answered rows are runs in the run log, at the batch price; the failed one
+        // had no answer (and no cost).
+        let logged = Command::new(env!("CARGO_BIN_EXE_llmtool"))
+            .args(["logs", "--origin", "batch", "--format", "json"])
+            .env("LLMTOOL_DATA_DIR", dir.path().join("data"))
+            .output()
+            .unwrap();
+        let logged: Value = serde_json::from_slice(&logged.stdout).unwrap();
+        let logged = logged.as_array().unwrap();
+        assert_eq!(logged.len(), 4, "{provider}: {logged:?}");
+        for run in logged {
+            assert!((run["cost_usd"].as_f64().unwrap() - 0.002).abs() < 1e-12, "{run}");
+            assert!(run["variables"]["row"].is_u64() && run["tool_path"] == "tool.json", "{run}");
+        }
         // A rerun sends nothing: every row is done.
         let again = batch(dir.path(), &[]);
         let stderr = String::from_utf8_lossy(&again.stderr);

@@ -1,6 +1,6 @@
 //! `llmtool test` through the binary, against the scripted mock: the table, exit 1 on a
-//! failing case, `JUnit` XML and GitHub annotations naming the case's line, a rerun answered
-//! from the cache (nothing sent), `--no-cache`, a broken test file annotated on its lines, and
+//! failing case, `JUnit` XML and GitHub annotations naming the case's line, each answer sent
+//! for logged as a run, a rerun answered from the cache (nothing sent, nothing logged), `--no-cache`, a broken test file annotated on its lines, and
 //! `--init` writing a starter that checks.
 
 #![allow(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
@@ -40,6 +40,17 @@ fn llmtool(dir: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// The runs the test command logged in the run log of `dir`.
+fn logged_tests(dir: &Path) -> Vec<serde_json::Value> {
+    let out = Command::new(env!("CARGO_BIN_EXE_llmtool"))
+        .args(["logs", "--origin", "test", "--format", "json"])
+        .env("LLMTOOL_DATA_DIR", dir.join("data"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap().as_array().unwrap().clone()
+}
+
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
@@ -70,6 +81,11 @@ async fn a_failing_case_is_shown_annotated_and_a_rerun_sends_nothing() {
     );
     let sent = mock.requests().len();
     assert_eq!(sent, 2);
+    // Each answer sent for is a run in the run log, with its case's values.
+    let logged = logged_tests(dir.path());
+    assert_eq!(logged.len(), 2, "{logged:?}");
+    assert!(logged.iter().any(|run| run["variables"]["review"] == "Broke at once"));
+    assert!(logged.iter().all(|run| run["tool_path"] == "./label.json"), "{logged:?}");
 
     let again = llmtool(dir.path(), &["test", "--format", "github"]);
     assert_eq!(mock.requests().len(), sent, "every answer came from the cache");
@@ -80,8 +96,10 @@ async fn a_failing_case_is_shown_annotated_and_a_rerun_sends_nothing() {
         ),
         "{annotations}"
     );
+    assert_eq!(logged_tests(dir.path()).len(), 2, "an answer from the cache is not a run");
     let json = llmtool(dir.path(), &["test", "--format", "json", "--no-cache"]);
     assert_eq!(mock.requests().len(), sent + 2, "--no-cache sends every run");
+    assert_eq!(logged_tests(dir.path()).len(), 4);
     let results: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(results[0]["cases"][1]["runs"][0]["assertions"][0]["type"], "equals");
 }

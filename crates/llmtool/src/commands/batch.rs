@@ -48,8 +48,8 @@ pub(crate) fn run(args: &BatchArgs) -> anyhow::Result<Outcome> {
     let options = RuntimeOptions {
         // A batch never stops to ask: a missing local model is an error (`llmtool model pull`).
         fetch: Fetch::Never,
-        // Each row's record is in OUT; the run log would double every row's values.
-        log: LogPolicy::Off,
+        // Each row's run is logged with every other run, so that `usage` counts its spending.
+        log: LogPolicy::from_env(args.no_log_values),
         // The rows at once are the most requests at once; a 429 makes them fewer for a
         // while, and the row waits and tries again rather than failing.
         concurrency: u32::try_from(args.jobs).ok().and_then(NonZeroU32::new),
@@ -74,6 +74,7 @@ pub(crate) fn run(args: &BatchArgs) -> anyhow::Result<Outcome> {
     };
     let batch = Batch {
         tool,
+        tool_path: Some(name.clone()),
         data: data.clone(),
         out: out.clone(),
         mapping: Mapping { pairs },
@@ -156,6 +157,7 @@ pub(crate) fn run(args: &BatchArgs) -> anyhow::Result<Outcome> {
         summary.cost_usd,
         out.display()
     );
+    crate::commands::logs::say_runs_not_logged(&runtime);
     let incomplete = summary.failed + summary.rejected + summary.invalid + summary.left_at_budget;
     Ok(if incomplete > 0 { Outcome::Problems } else { Outcome::Ok })
 }

@@ -2,7 +2,7 @@
 
 mod args;
 
-pub(crate) use args::{PublishArgs, PullArgs, SearchArgs};
+pub(crate) use args::{PublishArgs, PullArgs, RegistryArgs, SearchArgs};
 
 use comfy_table::{ContentArrangement, Table, presets};
 

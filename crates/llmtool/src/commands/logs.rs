@@ -18,10 +18,23 @@ use crate::outcome::Outcome;
 /// The widest bar of the chart of cost per day.
 const BAR_WIDTH: usize = 30;
 
+/// Says once, on standard error, how many of the runs of `runtime` the run log did not keep
+/// and why: what a command that runs many (a batch, a test suite) ends with.
+pub(crate) fn say_runs_not_logged(runtime: &llmtool_runtime::Runtime) {
+    if let Some((count, why)) = runtime.runs_not_kept() {
+        eprintln!("warning: {count} run(s) not logged: {why}");
+    }
+}
+
 pub(crate) fn logs(args: &LogsArgs) -> anyhow::Result<Outcome> {
     let since = args.since.as_deref().map(since).transpose()?;
-    let filter =
-        Filter { limit: args.count, tool: args.tool.clone(), model: args.model.clone(), since };
+    let filter = Filter {
+        limit: args.count,
+        tool: args.tool.clone(),
+        model: args.model.clone(),
+        since,
+        origin: args.origin.clone(),
+    };
     let runs = with_log(|log| async move { log.recent(&filter).await })?.unwrap_or_default();
     let text = match args.format {
         ReportFormat::Json => serde_json::to_string_pretty(&runs)? + "\n",
@@ -34,21 +47,22 @@ pub(crate) fn logs(args: &LogsArgs) -> anyhow::Result<Outcome> {
 
 pub(crate) fn usage(args: &UsageArgs) -> anyhow::Result<Outcome> {
     let since = args.since.as_deref().map(since).transpose()?;
-    let by = match args.by {
-        UsageBy::Tool => Grouping::Tool,
-        UsageBy::Model => Grouping::Model,
-        UsageBy::Day => Grouping::Day,
-    };
-    let totals = with_log(|log| {
-        let since = since.clone();
-        async move {
+    let (totals, days) = if args.library {
+        library_totals(args, since.as_deref())?
+    } else {
+        let by = match args.by {
+            UsageBy::Tool => Grouping::Tool,
+            UsageBy::Model => Grouping::Model,
+            UsageBy::Day => Grouping::Day,
+            UsageBy::Origin => Grouping::Origin,
+        };
+        with_log(|log| async move {
             let totals = log.totals(by, since.as_deref()).await?;
             let days = log.totals(Grouping::Day, since.as_deref()).await?;
             Ok((totals, days))
-        }
-    })?
-    .unwrap_or_default();
-    let (totals, days) = totals;
+        })?
+        .unwrap_or_default()
+    };
     let text = match args.format {
         ReportFormat::Json => {
             serde_json::to_string_pretty(&serde_json::json!({ "by": args.by, "totals": totals }))?
@@ -59,6 +73,20 @@ pub(crate) fn usage(args: &UsageArgs) -> anyhow::Result<Outcome> {
     };
     io::write_stdout(text.as_bytes())?;
     Ok(Outcome::Ok)
+}
+
+/// The totals of the runs the tool library kept, by `args.by` and by day (`GET /usage`).
+fn library_totals(
+    args: &UsageArgs,
+    since: Option<&str>,
+) -> anyhow::Result<(Vec<Total>, Vec<Total>)> {
+    let client = crate::registry::client(args.registry.registry.as_deref())?;
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    runtime.block_on(async {
+        let totals = client.usage(args.by.name(), since).await?;
+        let days = client.usage(UsageBy::Day.name(), since).await?;
+        Ok((totals, days))
+    })
 }
 
 /// Runs `query` on the log in the data directory; `None` when there is no log yet.
@@ -96,10 +124,11 @@ fn shown(run: &Record) -> String {
     };
     let cost = run.cost_usd.map_or_else(|| "unpriced".to_owned(), dollars);
     let mut text = format!(
-        "#{} {}  {tool}  {}/{}  {}  {tokens}  {cost}",
+        "#{} {}  {}  {tool}  {}/{}  {}  {tokens}  {cost}",
         run.id.unwrap_or_default(),
         // `2026-11-23 14:46:18Z`: to the second.
         run.started_at.get(..19).map_or(run.started_at.clone(), |s| s.replace('T', " ") + "Z"),
+        run.origin,
         run.provider,
         run.model,
         run.outcome.as_str(),
@@ -119,12 +148,7 @@ fn table(totals: &[Total], by: UsageBy) -> String {
     table
         .load_style(presets::ASCII_BORDERS_ONLY_CONDENSED)
         .set_content_arrangement(ContentArrangement::Dynamic);
-    let heading = match by {
-        UsageBy::Tool => "tool",
-        UsageBy::Model => "model",
-        UsageBy::Day => "day",
-    };
-    table.set_header([heading, "runs", "input tokens", "output tokens", "cost"]);
+    table.set_header([by.name(), "runs", "input tokens", "output tokens", "cost"]);
     let mut all = Total {
         key: "all".into(),
         runs: 0,

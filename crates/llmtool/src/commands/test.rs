@@ -57,8 +57,8 @@ pub(crate) fn run(args: &TestArgs) -> anyhow::Result<Outcome> {
         // Tests never stop to ask: pull the local model first (`llmtool model pull`).
         fetch: Fetch::Never,
         seed: args.seed,
-        // The cache and the report keep what a test run did; the run log is for runs.
-        log: LogPolicy::Off,
+        // Every answer sent for (not read from the cache) is logged, so that `usage` counts it.
+        log: LogPolicy::from_env(args.no_log_values),
         dlp: args.dlp.map(Into::into),
         ..RuntimeOptions::default()
     };
@@ -90,6 +90,7 @@ pub(crate) fn run(args: &TestArgs) -> anyhow::Result<Outcome> {
         TestFormat::Github => annotations + &report::github(&results),
     };
     io::write_stdout(printed.as_bytes())?;
+    super::logs::say_runs_not_logged(&runtime);
     if let Some(junit) = &args.junit {
         llmtool_log::private::write_private(junit, report::junit(&results).as_bytes())
             .with_context(|| format!("cannot write {}", junit.display()))?;

@@ -44,6 +44,10 @@ pub(crate) struct BatchArgs {
     /// Write OUT in the rows' order (it is written again at the end).
     #[arg(long)]
     pub(crate) keep_order: bool,
+    /// Keep only a hash of each row's values in the run log, not the values (see `llmtool
+    /// logs`).
+    #[arg(long)]
+    pub(crate) no_log_values: bool,
     /// Print the rows, input tokens and worst-case cost; send nothing, write nothing.
     #[arg(long)]
     pub(crate) estimate: bool,

@@ -3,11 +3,12 @@
 use clap::{Args, ValueEnum};
 
 use crate::cli::ReportFormat;
+use crate::commands::library::RegistryArgs;
 
 /// List recent runs from the run log, newest first.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  llmtool logs                       # the last 10 runs\n  llmtool logs -n 50 --tool teach-me-anything\n  llmtool logs --model openai/gpt-4o --since 7d --format json\n\nEvery `llmtool run` is logged in $XDG_DATA_HOME/llmtool/runs.db (see docs/usage.md);\nLLMTOOL_NO_LOG=1 turns logging off, `run --no-log-values` keeps only a hash of the values."
+    after_help = "Examples:\n  llmtool logs                       # the last 10 runs\n  llmtool logs -n 50 --tool teach-me-anything\n  llmtool logs --model openai/gpt-4o --since 7d --format json\n  llmtool logs --origin batch        # the rows a batch sent\n\nEvery run of `run`, `mcp`, `batch` and `test` is logged in $XDG_DATA_HOME/llmtool/runs.db\n(see docs/usage.md): a test's answers read from its cache are not runs and are not logged.\nLLMTOOL_NO_LOG=1 turns logging off; `--no-log-values` keeps only a hash of the values."
 )]
 pub(crate) struct LogsArgs {
     /// How many runs.
@@ -19,6 +20,9 @@ pub(crate) struct LogsArgs {
     /// Only the runs of this model (`model` or `provider/model`).
     #[arg(long, value_name = "MODEL")]
     pub(crate) model: Option<String>,
+    /// Only the runs made by this command: `run`, `mcp`, `batch` or `test`.
+    #[arg(long, value_name = "ORIGIN")]
+    pub(crate) origin: Option<String>,
     /// Only the runs since a date (2026-11-01), a time (2026-11-01T09:00:00Z) or a span back
     /// from now (30m, 24h, 7d).
     #[arg(long, value_name = "WHEN")]
@@ -34,12 +38,28 @@ pub(crate) enum UsageBy {
     Tool,
     Model,
     Day,
+    /// What ran them: `run`, `mcp`, `batch`, `test` (commands), `server`, `studio` (a
+    /// library's).
+    Origin,
 }
 
-/// Total the tokens and cost of the logged runs, by tool, model or day.
+impl UsageBy {
+    /// Its name, as `GET /usage` takes it and the table's heading shows it.
+    pub(crate) const fn name(self) -> &'static str {
+        match self {
+            UsageBy::Tool => "tool",
+            UsageBy::Model => "model",
+            UsageBy::Day => "day",
+            UsageBy::Origin => "origin",
+        }
+    }
+}
+
+/// Total the tokens and cost of the logged runs (or a tool library's), by tool, model, day or
+/// origin.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  llmtool usage                      # by model, every run logged\n  llmtool usage --by tool --since 30d\n  llmtool usage --by day --format json"
+    after_help = "Examples:\n  llmtool usage                      # by model, every run logged on this machine\n  llmtool usage --by tool --since 30d\n  llmtool usage --by origin          # run, mcp, batch, test\n  llmtool usage --library --by origin   # the team library's runs: server, studio, mcp\n\nThe run log has every run of this machine's commands (run, mcp, batch, test). Runs made\nthrough a team library (its API, its studio, its MCP endpoint) are kept in the library,\nwith who ran them: --library totals those (a viewer's token, from LLMTOOL_TOKEN)."
 )]
 pub(crate) struct UsageArgs {
     #[arg(long, value_enum, default_value_t = UsageBy::Model)]
@@ -49,4 +69,9 @@ pub(crate) struct UsageArgs {
     pub(crate) since: Option<String>,
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     pub(crate) format: ReportFormat,
+    /// Total the runs kept by the tool library (`llmtool serve`) instead of this machine's.
+    #[arg(long)]
+    pub(crate) library: bool,
+    #[command(flatten)]
+    pub(crate) registry: RegistryArgs,
 }

@@ -33,6 +33,10 @@ pub(crate) struct TestArgs {
     /// Send every run, without reading or writing the answer cache.
     #[arg(long)]
     pub(crate) no_cache: bool,
+    /// Keep only a hash of each case's values in the run log, not the values (see `llmtool
+    /// logs`).
+    #[arg(long)]
+    pub(crate) no_log_values: bool,
     /// How the results are printed.
     #[arg(long, value_enum, default_value_t = TestFormat::Human)]
     pub(crate) format: TestFormat,
