@@ -157,6 +157,13 @@ impl Env {
         Self { vars: pairs.into_iter().map(|(k, v)| (k.to_owned(), v.to_owned())).collect() }
     }
 
+    /// The same, with `name` set to `value`.
+    #[must_use]
+    pub fn with(mut self, name: &str, value: &str) -> Self {
+        self.vars.insert(name.to_owned(), value.to_owned());
+        self
+    }
+
     /// The variable's value, if set and not empty.
     pub fn get(&self, name: &str) -> Option<&str> {
         self.vars.get(name).map(String::as_str).filter(|v| !v.trim().is_empty())

@@ -6,10 +6,12 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::Context as _;
+use llmtool_core::model::Tool;
+use llmtool_providers::ProviderError;
 use llmtool_providers::config::{Config, Env};
 use llmtool_providers::resolve::Providers;
 use llmtool_providers::transport::Timeouts;
-use llmtool_runtime::{LogPolicy, RuntimeOptions};
+use llmtool_runtime::{LogPolicy, ParamOverrides, RunError, Runtime, RuntimeOptions};
 
 use crate::cli::ModelArgs;
 
@@ -83,5 +85,31 @@ pub(crate) fn narrow_data_dir() {
     }
     for done in narrowed {
         eprintln!("warning: {done}");
+    }
+}
+
+/// What stands in for a key that is not configured in what sends nothing (it shows redacted).
+const STAND_IN_KEY: &str = "no-key-configured";
+
+/// For what sends nothing (`run --dry-run`, `batch --estimate`): when making `tool`'s request
+/// on `runtime` fails only for want of a key, a runtime on `providers` with a stand-in for
+/// it, so that the request can still be shown and priced; the runtime given otherwise. The
+/// stand-in is said on standard error.
+pub(crate) fn with_stand_in_key(
+    runtime: Runtime,
+    tool: &Tool,
+    providers: Providers,
+    options: RuntimeOptions,
+) -> anyhow::Result<Runtime> {
+    match runtime.request(tool, String::new(), ParamOverrides::default()) {
+        Err(RunError::Provider(ProviderError::MissingKey { provider, variable })) => {
+            eprintln!(
+                "note: no key for {provider} is configured (`{variable}` is not set): nothing is sent, so the request is made as it would be with one"
+            );
+            let mut providers = providers;
+            providers.env = providers.env.with(&variable, STAND_IN_KEY);
+            Ok(Runtime::new(providers, options)?)
+        }
+        _ => Ok(runtime),
     }
 }

@@ -207,6 +207,53 @@ async fn dry_run_prints_the_request_and_sends_nothing() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_dry_run_needs_no_key_and_says_none_is_configured() {
+    let tool = example("teach-me-anything.json");
+    for (model, url) in [
+        ("openai/gpt-4o-mini", "POST https://api.openai.com/v1/chat/completions\n"),
+        ("anthropic/claude-sonnet-4-5", "POST https://api.anthropic.com/v1/messages\n"),
+    ] {
+        let args = ["run", tool.to_str().unwrap(), "--var", "topic=tides", "--dry-run"];
+        let out = llmtool(&[&args[..], &["--model", model]].concat(), &[]).await;
+        assert_eq!(out.status.code(), Some(0), "{model}: {}", text(&out.stderr));
+        let shown = text(&out.stdout);
+        assert!(shown.starts_with(url) && shown.contains("[redacted]"), "{shown}");
+        assert!(!shown.contains("no-key-configured"), "the stand-in is redacted too: {shown}");
+        let said = text(&out.stderr);
+        assert!(said.contains("note: no key for") && said.contains("is not set"), "{said}");
+        assert!(said.contains("worst case $"), "the estimate still comes: {said}");
+    }
+    // Nor does a batch's estimate: its rows are priced, not called invalid.
+    let dir = tempfile::tempdir().unwrap();
+    let rows = dir.path().join("rows.csv");
+    std::fs::write(&rows, "topic\ntides\nsand\n").unwrap();
+    let out_file = dir.path().join("out.jsonl");
+    let estimate = [
+        "batch",
+        tool.to_str().unwrap(),
+        rows.to_str().unwrap(),
+        "-o",
+        out_file.to_str().unwrap(),
+        "--estimate",
+        "--model",
+        "openai/gpt-4o-mini",
+    ];
+    let out = llmtool(&estimate, &[]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let said = text(&out.stderr);
+    assert!(said.contains("2 row(s) (0 invalid") && said.contains("note: no key"), "{said}");
+    assert!(!out_file.exists(), "an estimate writes nothing");
+    // A real run with no key is still an error, naming the variable.
+    let out = llmtool(
+        &["run", tool.to_str().unwrap(), "--var", "topic=tides", "--model", "openai/gpt-4o-mini"],
+        &[],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("OPENAI_API_KEY"), "{}", text(&out.stderr));
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn anthropic_through_its_base_url() {
     let events = [
         (

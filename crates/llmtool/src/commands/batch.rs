@@ -56,7 +56,10 @@ pub(crate) fn run(args: &BatchArgs) -> anyhow::Result<Outcome> {
         retry: RetryPolicy { max_rate_limit_retries: RATE_LIMIT_RETRIES, ..defaults.retry },
         ..defaults
     };
-    let runtime = Runtime::new(providers, options)?;
+    let mut runtime = Runtime::new(providers.clone(), options.clone())?;
+    if args.estimate {
+        runtime = settings::with_stand_in_key(runtime, &tool, providers, options)?;
+    }
     let via = match args.via {
         args::Via::Here => Via::Here,
         args::Via::ProviderBatch => {

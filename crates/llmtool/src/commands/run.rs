@@ -57,8 +57,11 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<Outcome> {
         log: LogPolicy::from_env(args.no_log_values),
         ..settings::runtime_options(&args.target)
     };
-    let tool_runtime = Runtime::new(providers, options)?;
     let overrides = ParamOverrides { temperature: args.temperature, max_tokens: args.max_tokens };
+    let mut tool_runtime = Runtime::new(providers.clone(), options.clone())?;
+    if args.dry_run {
+        tool_runtime = settings::with_stand_in_key(tool_runtime, tool, providers, options)?;
+    }
     let request = match tool_runtime.request(tool, prompt, overrides) {
         Ok(request) => request,
         Err(RunError::Blocked(report)) => {
