@@ -28,8 +28,11 @@ pub struct Config {
     #[serde(default)]
     pub allow_local_paths: bool,
     /// The tool library's URL (`llmtool serve`), when `--registry` and `LLMTOOL_REGISTRY`
-    /// name none.
+    /// name none (`llmtool login` writes it).
     pub registry: Option<String>,
+    /// The token sent to `registry` (and to no other library) when `LLMTOOL_TOKEN` is not
+    /// set (`llmtool login` writes it; the file is then readable by its owner only).
+    pub registry_token: Option<String>,
     /// Data-loss prevention: the policy of runs, and what to look for (docs/dlp.md).
     #[serde(default)]
     pub dlp: llmtool_dlp::Config,

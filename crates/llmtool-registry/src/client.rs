@@ -11,10 +11,13 @@ use llmtool_providers::transport::{Timeouts, api_client, connection_message};
 
 use crate::model::{Page, Published, Selector};
 use crate::reference::Reference;
-use crate::wire::{LabelBody, ProblemBody, VersionBody};
+use crate::wire::{LabelBody, ProblemBody, Signed, VersionBody};
 
 /// The longest a request to the library may take.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How many of the library's slugs an unknown slug is compared with.
+const SUGGESTION_SLUGS: u32 = 200;
 
 /// Why a request to the library failed.
 #[derive(Debug, thiserror::Error)]
@@ -52,6 +55,8 @@ pub struct LibraryClient {
     token: Option<String>,
     http: reqwest::Client,
     cache: Option<PathBuf>,
+    /// What to do when the library cannot be reached, said after why.
+    unreachable_hint: Option<String>,
 }
 
 impl LibraryClient {
@@ -70,7 +75,25 @@ impl LibraryClient {
         };
         let http = api_client(Timeouts::default())
             .map_err(|error| ClientError::Unexpected(error.to_string()))?;
-        Ok(LibraryClient { base, token, http, cache })
+        Ok(LibraryClient { base, token, http, cache, unreachable_hint: None })
+    }
+
+    /// The same client, adding `hint` (what to do) to the error when the library cannot be
+    /// reached.
+    #[must_use]
+    pub fn with_unreachable_hint(mut self, hint: impl Into<String>) -> LibraryClient {
+        self.unreachable_hint = Some(hint.into());
+        self
+    }
+
+    /// The library's API address (`http://HOST:PORT/api/v1`).
+    pub fn url(&self) -> &str {
+        &self.base
+    }
+
+    /// Whether the client calls with a token.
+    pub fn has_token(&self) -> bool {
+        self.token.is_some()
     }
 
     fn request(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
@@ -87,8 +110,13 @@ impl LibraryClient {
         &self,
         request: reqwest::RequestBuilder,
     ) -> Result<T, ClientError> {
-        let unreachable =
-            |e| ClientError::Unreachable { url: self.base.clone(), reason: connection_message(e) };
+        let unreachable = |e| {
+            let mut reason = connection_message(e);
+            if let Some(hint) = &self.unreachable_hint {
+                reason = format!("{reason}; {hint}");
+            }
+            ClientError::Unreachable { url: self.base.clone(), reason }
+        };
         let answer = request.send().await.map_err(unreachable)?;
         let status = answer.status();
         let bytes = answer.bytes().await.map_err(unreachable)?;
@@ -154,6 +182,11 @@ impl LibraryClient {
         self.send(self.request(reqwest::Method::GET, "/tools").query(&query)).await
     }
 
+    /// Who the client's token belongs to, and its role (`GET /session`).
+    pub async fn who(&self) -> Result<Signed, ClientError> {
+        self.send(self.request(reqwest::Method::GET, "/session")).await
+    }
+
     /// The totals of the runs made through the library, by `by` (`tool`, `model`, `day` or
     /// `origin`), since `since` (as `GET /usage` takes it).
     pub async fn usage(
@@ -200,8 +233,25 @@ impl LibraryClient {
             Err(unreachable @ ClientError::Unreachable { .. }) => {
                 self.recall(reference).ok_or(unreachable)
             }
+            Err(ClientError::Refused { status: 404, title, detail, diagnostics })
+                if detail.starts_with("no tool `") =>
+            {
+                let detail = match self.closest_slug(slug).await {
+                    Some(near) => format!("{detail}; did you mean `{near}`?"),
+                    None => detail,
+                };
+                Err(ClientError::Refused { status: 404, title, detail, diagnostics })
+            }
             Err(other) => Err(other),
         }
+    }
+
+    /// The slug of the library nearest to `slug`, if one is near enough to be a typo of it
+    /// (among the first [`SUGGESTION_SLUGS`] the library lists).
+    async fn closest_slug(&self, slug: &str) -> Option<String> {
+        let page = self.search(None, None, SUGGESTION_SLUGS).await.ok()?;
+        let slugs = page.tools.iter().map(|tool| tool.slug.as_str());
+        llmtool_core::suggest::closest(slug, slugs).map(str::to_owned)
     }
 
     /// [`LibraryClient::pull`] for code that is not async (reading a tool file), from

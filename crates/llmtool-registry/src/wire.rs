@@ -1,6 +1,6 @@
 //! The library's API bodies that both its server writes and its client reads, defined once so
-//! that the two cannot drift: a version as the API shows it, a label's move, and the problem
-//! document of a refusal. (The totals of the runs are `llmtool_log::Total`, read by `llmtool
+//! that the two cannot drift: a version as the API shows it, a label's move, who is signed in,
+//! and the problem document of a refusal. (The totals of the runs are `llmtool_log::Total`, read by `llmtool
 //! usage` from either place.)
 
 use serde::{Deserialize, Serialize};
@@ -72,4 +72,14 @@ pub struct ProblemBody {
     /// A refused tool file's diagnostics (as `check --format json` gives them).
     #[serde(default)]
     pub diagnostics: Vec<serde_json::Value>,
+}
+
+/// Who is signed in, and the CSRF token to send in `X-CSRF-Token` with every write
+/// (`GET /session`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct Signed {
+    pub name: String,
+    pub role: String,
+    /// `null` for a caller that came with a Bearer token, which needs none.
+    pub csrf: Option<String>,
 }

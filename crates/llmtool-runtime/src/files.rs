@@ -218,10 +218,9 @@ pub struct ToolErrors {
     pub errors: Vec<Diagnostic>,
 }
 
-/// The library at `url`, as every command reaches it: with the token in `LLMTOOL_TOKEN`, and
-/// the versions it pulls cached (privately) in the data directory.
-pub fn library_client(url: &str) -> Result<LibraryClient, ClientError> {
-    let token = std::env::var("LLMTOOL_TOKEN").ok().filter(|t| !t.is_empty());
+/// The library at `url`, as every command reaches it: calling with `token`, the versions it
+/// pulls cached (privately) in the data directory.
+pub fn library_client(url: &str, token: Option<String>) -> Result<LibraryClient, ClientError> {
     let cache = llmtool_log::data_dir().map(|dir| dir.join("registry-cache"));
     LibraryClient::new(url, token, cache)
 }

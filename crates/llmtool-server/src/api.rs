@@ -345,7 +345,7 @@ async fn diff(
         crate::studio_api::runs, crate::studio_api::avatar, crate::studio_api::tags, crate::studio_api::models, crate::studio_api::check, crate::studio_api::format,
         crate::session::sign_in, crate::session::who, crate::session::sign_out),
     components(schemas(Page, Published, VersionBody, Rendered, VersionDiff, LabelBody, Problem, crate::run_api::RunBody, llmtool_log::Total,
-        crate::studio_api::ModelChoice, crate::studio_api::FormattedText, crate::studio_api::RunSummary, llmtool_registry::TagCount, crate::session::SignIn, crate::session::Signed)),
+        crate::studio_api::ModelChoice, crate::studio_api::FormattedText, crate::studio_api::RunSummary, llmtool_registry::TagCount, crate::session::SignIn, llmtool_registry::wire::Signed)),
     modifiers(&BearerScheme)
 )]
 pub(crate) struct ApiDoc;

@@ -11,7 +11,8 @@ use axum::http::header::SET_COOKIE;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse as _, Response};
 use llmtool_mcp::transport::Connection;
-use serde::{Deserialize, Serialize};
+use llmtool_registry::wire::Signed;
+use serde::Deserialize;
 use utoipa::ToSchema;
 
 use crate::auth::{
@@ -26,15 +27,6 @@ const LIFETIME: Duration = Duration::from_secs(12 * 3600);
 #[derive(Debug, Deserialize, ToSchema)]
 pub(crate) struct SignIn {
     token: String,
-}
-
-/// Who is signed in, and the CSRF token to send in `X-CSRF-Token` with every write.
-#[derive(Debug, Serialize, ToSchema)]
-pub(crate) struct Signed {
-    name: String,
-    role: String,
-    /// `null` for a caller that came with a Bearer token, which needs none.
-    csrf: Option<String>,
 }
 
 /// Sign in with a library token: a session cookie for the studio.

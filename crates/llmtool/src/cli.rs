@@ -11,6 +11,7 @@ use crate::commands::completions::CompletionsArgs;
 use crate::commands::convert::{ConvertArgs, ExportArgs, ImportArgs};
 use crate::commands::fmt::FmtArgs;
 use crate::commands::library::{PublishArgs, PullArgs, SearchArgs};
+use crate::commands::login::{LoginArgs, LogoutArgs};
 use crate::commands::logs::{LogsArgs, UsageArgs};
 use crate::commands::lsp::LspArgs;
 use crate::commands::mcp::McpArgs;
@@ -61,6 +62,8 @@ pub(crate) enum Command {
     Publish(PublishArgs),
     Search(SearchArgs),
     Pull(PullArgs),
+    Login(LoginArgs),
+    Logout(LogoutArgs),
     #[command(subcommand)]
     Token(TokenCommand),
     Completions(CompletionsArgs),

@@ -77,6 +77,8 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Publish(args) => commands::library::publish(&args),
         Command::Search(args) => commands::library::search(&args),
         Command::Pull(args) => commands::library::pull(&args),
+        Command::Login(args) => commands::login::login(&args),
+        Command::Logout(args) => commands::login::logout(&args),
         Command::Token(command) => commands::serve::token(&command),
     }
 }

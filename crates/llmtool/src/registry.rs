@@ -1,34 +1,95 @@
-//! Which tool library the user means (`--registry`, `LLMTOOL_REGISTRY`, or the config file's
-//! `registry`); the client itself is `llmtool_registry::client`, reached as
-//! `llmtool_runtime::files::library_client` does.
+//! Which tool library the user means, and the token sent to it: `--registry`, else
+//! `LLMTOOL_REGISTRY`, else the config file's `registry` (which `llmtool login` writes), else
+//! the address `llmtool serve` listens on by default. The token is `LLMTOOL_TOKEN`, else the
+//! config file's `registry_token`, which goes to the config's library and to no other. The
+//! client itself is `llmtool_registry::client`, reached as `llmtool_runtime::files` does.
 
-use llmtool_registry::client::LibraryClient;
+use llmtool_registry::client::{ClientError, LibraryClient};
+
+/// The library when none is named: where `llmtool serve` listens by default.
+pub(crate) const DEFAULT_LIBRARY: &str = "http://127.0.0.1:8080";
 
 /// The library the user means: `--registry` (or `LLMTOOL_REGISTRY`, which clap reads into
-/// it), else the config file's `registry`.
+/// it), else the config file's, else [`DEFAULT_LIBRARY`].
 pub(crate) fn client(registry: Option<&str>) -> anyhow::Result<LibraryClient> {
-    library(registry)?.ok_or_else(|| {
-        anyhow::anyhow!(
-            "no tool library named: give --registry URL, set LLMTOOL_REGISTRY, or `registry = \"URL\"` in the config file"
-        )
-    })
+    let config = crate::settings::load_providers(None)?.config;
+    let named = registry.map(str::trim).filter(|url| !url.is_empty());
+    let (url, hint) = match (named, &config.registry) {
+        (Some(url), _) => (url.to_owned(), "is `llmtool serve` running there?".to_owned()),
+        (None, Some(url)) => (
+            url.clone(),
+            "is `llmtool serve` running there? (the config file's `registry`)".to_owned(),
+        ),
+        (None, None) => (
+            DEFAULT_LIBRARY.to_owned(),
+            "no library is named, so this is the one `llmtool serve` starts by default: start it, or name another with `llmtool login URL`, --registry or LLMTOOL_REGISTRY".to_owned(),
+        ),
+    };
+    let token = match std::env::var("LLMTOOL_TOKEN").ok().filter(|t| !t.trim().is_empty()) {
+        Some(token) => Some(token.trim().to_owned()),
+        // The config's token was given for the config's library: it goes nowhere else.
+        None if config.registry.as_deref().is_some_and(|saved| same_library(saved, &url)) => {
+            config.registry_token.clone()
+        }
+        None => None,
+    };
+    if let Some(token) = &token {
+        crate::secrets::add(token);
+    }
+    Ok(llmtool_runtime::files::library_client(&url, token)?.with_unreachable_hint(hint))
 }
 
 /// The library `registry:` names are pulled from: `LLMTOOL_REGISTRY`, else the config
-/// file's; `None` when neither names one (a `registry:` name then fails saying so). A config
-/// file that cannot be read is an error, not "no library".
-pub(crate) fn named() -> anyhow::Result<Option<LibraryClient>> {
-    library(std::env::var("LLMTOOL_REGISTRY").ok().filter(|url| !url.is_empty()).as_deref())
+/// file's, else [`DEFAULT_LIBRARY`]. A config file that cannot be read is an error.
+pub(crate) fn named() -> anyhow::Result<LibraryClient> {
+    client(std::env::var("LLMTOOL_REGISTRY").ok().as_deref())
 }
 
-/// The library at `url`, else the config file's; `None` when neither names one.
-fn library(url: Option<&str>) -> anyhow::Result<Option<LibraryClient>> {
-    let url = match url {
-        Some(url) => url.to_owned(),
-        None => match crate::settings::load_providers(None)?.config.registry {
-            Some(url) => url,
-            None => return Ok(None),
-        },
+/// Whether two URLs name one library (`/api/v1` and a trailing `/` aside).
+pub(crate) fn same_library(a: &str, b: &str) -> bool {
+    let bare = |url: &str| {
+        let url = url.trim().trim_end_matches('/');
+        url.strip_suffix("/api/v1").unwrap_or(url).to_ascii_lowercase()
     };
-    Ok(Some(llmtool_runtime::files::library_client(&url)?))
+    bare(a) == bare(b)
+}
+
+/// `error` with what to do about it: a library that wants a token (or a stronger one) names
+/// `LLMTOOL_TOKEN`, `llmtool login` and `llmtool token create`; `role` is the least role the
+/// call needs.
+pub(crate) fn explained(error: ClientError, client: &LibraryClient, role: &str) -> anyhow::Error {
+    match &error {
+        ClientError::Refused { status: 401, .. } => {
+            let what = if client.has_token() {
+                "the library does not know this token"
+            } else {
+                "the library wants a token"
+            };
+            anyhow::anyhow!(
+                "{error}\n  {what}: set LLMTOOL_TOKEN to a token with the {role} role (or save one with `llmtool login {}`); the library's operator makes one with `llmtool token create NAME --role {role}`",
+                bare_url(client)
+            )
+        }
+        ClientError::Refused { status: 403, .. } => anyhow::anyhow!(
+            "{error}\n  this needs a token with the {role} role; the library's operator makes one with `llmtool token create NAME --role {role}`"
+        ),
+        _ => error.into(),
+    }
+}
+
+/// The library's address as the user writes it (without `/api/v1`).
+fn bare_url(client: &LibraryClient) -> &str {
+    client.url().strip_suffix("/api/v1").unwrap_or(client.url())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_library_whatever_its_spelling() {
+        assert!(same_library("http://h:8080", "http://H:8080/api/v1/"));
+        assert!(!same_library("http://h:8080", "http://h:8081"));
+        assert!(!same_library("http://h:8080", "http://h:8080.evil.example"));
+    }
 }

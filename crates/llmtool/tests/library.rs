@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
 
 use std::io::{BufRead as _, BufReader};
+use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 
@@ -43,14 +44,17 @@ fn serve_with(data: &Path, extra: &[&str], env: &[(&str, &str)]) -> (Child, Stri
         .spawn()
         .unwrap();
     let stderr = BufReader::new(child.stderr.take().unwrap());
-    let url = stderr
-        .lines()
-        .map(Result::unwrap)
+    let mut lines = stderr.lines().map(Result::unwrap);
+    let url = lines
+        .by_ref()
         .find_map(|line| {
             let url = line.strip_prefix("llmtool serve: http://")?.split_once('/')?.0.to_owned();
             Some(format!("http://{url}"))
         })
         .unwrap();
+    // The studio's address is said too, next.
+    let studio = lines.next().unwrap();
+    assert_eq!(studio.split(" (").next().unwrap(), format!("llmtool serve: the studio at {url}/"));
     (child, url)
 }
 
@@ -352,6 +356,97 @@ async fn usage_library_totals_the_runs_made_through_the_library() {
     // Without a token the library refuses, and says so.
     let refused = llmtool(&data, &["usage", "--library"], &env[..1]);
     assert_eq!(refused.status.code(), Some(2));
+    server.kill().unwrap();
+    server.wait().unwrap();
+}
+
+/// `llmtool ARGS` with `input` on standard input and the config folder `config`.
+fn with_input(data: &Path, config: &Path, args: &[&str], input: &str) -> Output {
+    use std::io::Write as _;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_llmtool"))
+        .args(args)
+        .env("LLMTOOL_DATA_DIR", data)
+        .env("XDG_CONFIG_HOME", config)
+        .env("LLMTOOL_NO_LOG", "1")
+        .env_remove("LLMTOOL_REGISTRY")
+        .env_remove("LLMTOOL_TOKEN")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn login_saves_the_library_privately_and_its_token_goes_nowhere_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let (data, config) = (dir.path().join("data"), dir.path().join("config"));
+    let config_env = [("XDG_CONFIG_HOME", config.to_str().unwrap())];
+    // With no library named, the one `llmtool serve` starts by default is tried, and said.
+    let out = llmtool(&data, &["search"], &config_env);
+    if out.status.code() == Some(2) {
+        let said = text(&out.stderr);
+        assert!(
+            said.contains("http://127.0.0.1:8080") && said.contains("llmtool login URL"),
+            "{said}"
+        );
+    }
+    let made = llmtool(&data, &["token", "create", "ana", "--role", "editor"], &[]);
+    let token = text(&made.stdout).trim().to_owned();
+    let (mut server, url) = serve(&data);
+
+    let login = with_input(&data, &config, &["login", &url], &format!("{token}\n"));
+    assert_eq!(login.status.code(), Some(0), "{}", text(&login.stderr));
+    assert!(text(&login.stderr).contains("as `ana` (editor)"), "{}", text(&login.stderr));
+    let file = config.join("llmtool").join("config.toml");
+    let saved = std::fs::read_to_string(&file).unwrap();
+    assert!(saved.contains(&format!("registry = \"{url}\"")) && saved.contains(&token), "{saved}");
+    assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o600);
+    assert!(!text(&login.stderr).contains(&token), "the token is never shown");
+    // A wrong token is refused, and nothing is saved.
+    let wrong = with_input(&data, &config, &["login", &url], "llmt_wrong\n");
+    assert_eq!(wrong.status.code(), Some(2));
+    assert!(text(&wrong.stderr).contains("does not know this token"), "{}", text(&wrong.stderr));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), saved);
+
+    // The saved library and token serve every command with no flag.
+    let tool = dir.path().join("poet.json");
+    let poet = serde_json::json!({"model_prompt": "A poem about {{topic}}.",
+        "metadata": {"prompt_name": "Poet", "description": "Writes poems.", "timestamp": "2026-11-23T10:00:00Z",
+            "variables": [{"name": "topic", "type": "text", "description": "What about."}]}});
+    std::fs::write(&tool, poet.to_string()).unwrap();
+    let tool = tool.to_str().unwrap();
+    let dry = llmtool(&data, &["publish", tool, "--tag", "poetry", "--dry-run"], &config_env);
+    assert_eq!(dry.status.code(), Some(0), "{}", text(&dry.stderr));
+    assert!(text(&dry.stdout).contains("would publish poet@1 (a new tool), tagged poetry"));
+    let published = llmtool(&data, &["publish", tool], &config_env);
+    assert_eq!(published.status.code(), Some(0), "{}", text(&published.stderr));
+    assert!(text(&published.stdout).contains("poet@1 (a new version)"), "the dry run sent nothing");
+    let again = llmtool(&data, &["publish", tool, "--dry-run"], &config_env);
+    assert!(text(&again.stdout).contains("would publish unchanged: poet@1 has this content"));
+    // An unknown slug gets the nearest one.
+    let typo = llmtool(&data, &["pull", "peot"], &config_env);
+    assert_eq!(typo.status.code(), Some(2));
+    assert!(text(&typo.stderr).contains("did you mean `poet`?"), "{}", text(&typo.stderr));
+
+    // Another library is never sent the saved token.
+    let mock = llmtool_testkit::Mock::start(vec![]).await;
+    let elsewhere = llmtool(&data, &["search", "--registry", &mock.url], &config_env);
+    assert_eq!(elsewhere.status.code(), Some(2));
+    let seen = mock.requests();
+    assert_eq!(seen.len(), 1);
+    assert!(seen[0].headers.get("authorization").is_none(), "{:?}", seen[0].headers);
+
+    // After logout, publishing says how to get a token.
+    let logout = llmtool(&data, &["logout"], &config_env);
+    assert_eq!(logout.status.code(), Some(0), "{}", text(&logout.stderr));
+    assert!(!std::fs::read_to_string(&file).unwrap().contains(&token));
+    let refused = llmtool(&data, &["publish", tool], &config_env);
+    assert_eq!(refused.status.code(), Some(2));
+    let said = text(&refused.stderr);
+    assert!(said.contains("LLMTOOL_TOKEN") && said.contains("llmtool token create"), "{said}");
     server.kill().unwrap();
     server.wait().unwrap();
 }

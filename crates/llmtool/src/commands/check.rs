@@ -100,7 +100,7 @@ fn check_file(path: &Path, args: &CheckArgs, color: bool) -> anyhow::Result<File
 /// A test file's problems, and its cases' against its tool.
 fn check_test_file(path: &Path, args: &CheckArgs, color: bool) -> anyhow::Result<FileResult> {
     let library = crate::registry::named()?;
-    let file = TestsFile::load(path, io::max_file_bytes(), library.as_ref())?;
+    let file = TestsFile::load(path, io::max_file_bytes(), Some(&library))?;
     if let Some(note) = &file.note {
         eprintln!("warning: {note}");
     }

@@ -9,10 +9,10 @@ use comfy_table::{ContentArrangement, Table, presets};
 use crate::cli::ReportFormat;
 use crate::io;
 use crate::outcome::Outcome;
-use llmtool_registry::Reference;
-use llmtool_registry::client::ClientError;
+use llmtool_registry::client::{ClientError, LibraryClient};
+use llmtool_registry::{Publication, Reference, Selector, content_hash};
 
-use crate::registry::client;
+use crate::registry::{self, client};
 
 pub(crate) fn publish(args: &PublishArgs) -> anyhow::Result<Outcome> {
     anyhow::ensure!(
@@ -21,40 +21,96 @@ pub(crate) fn publish(args: &PublishArgs) -> anyhow::Result<Outcome> {
     );
     let client = client(args.registry.registry.as_deref())?;
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let explained = |error| registry::explained(error, &client, "editor");
     let mut outcome = Outcome::Ok;
     for file in &args.files {
         let name = io::display_name(file);
         let text = String::from_utf8(io::read_input(file)?)
             .map_err(|_| anyhow::anyhow!("{name} is not UTF-8 text"))?;
+        if args.dry_run {
+            if !runtime.block_on(would_publish(&client, &name, &text, args))? {
+                outcome = Outcome::Problems;
+            }
+            continue;
+        }
         let published =
             runtime.block_on(client.publish(&text, args.slug.as_deref(), args.note.as_deref()));
         let published = match published {
             Ok(published) => published,
             Err(ClientError::Refused { diagnostics, .. }) if !diagnostics.is_empty() => {
-                for diagnostic in &diagnostics {
-                    eprintln!("{}", shown(&name, diagnostic));
-                }
-                eprintln!(
-                    "{name}: not published: it has errors (`llmtool check {name}` shows them in full)"
-                );
+                say_refused(&name, &diagnostics);
                 outcome = Outcome::Problems;
                 continue;
             }
-            Err(error) => return Err(error.into()),
+            Err(error) => return Err(explained(error)),
         };
-        runtime.block_on(async {
-            for tag in &args.tags {
-                client.tag(&published.slug, tag).await?;
-            }
-            if let Some(label) = &args.label {
-                client.label(&published.slug, label, published.version).await?;
-            }
-            Ok::<_, ClientError>(())
-        })?;
+        runtime
+            .block_on(async {
+                for tag in &args.tags {
+                    client.tag(&published.slug, tag).await?;
+                }
+                if let Some(label) = &args.label {
+                    client.label(&published.slug, label, published.version).await?;
+                }
+                Ok::<_, ClientError>(())
+            })
+            .map_err(explained)?;
         let what = if published.created { "a new version" } else { "unchanged" };
         println!("{name}: {}@{} ({what})", published.slug, published.version);
     }
     Ok(outcome)
+}
+
+/// `publish --dry-run` of one file: the library's own check, run here, and what publishing
+/// would make of it next to the library's latest version (read, never written). Whether the
+/// file may be published.
+async fn would_publish(
+    client: &LibraryClient,
+    name: &str,
+    text: &str,
+    args: &PublishArgs,
+) -> anyhow::Result<bool> {
+    let publication = match Publication::from_text(text, name) {
+        Ok(publication) => publication,
+        Err(rejection) => {
+            say_refused(name, &rejection.diagnostics);
+            return Ok(false);
+        }
+    };
+    let slug = args.slug.clone().unwrap_or_else(|| publication.default_slug());
+    let latest = client.pull(&Reference { slug: slug.clone(), selector: Selector::Latest }).await;
+    let what = match &latest {
+        Ok(pulled) if content_hash(&pulled.text) == publication.content_hash => {
+            format!("unchanged: {slug}@{} has this content", pulled.version)
+        }
+        Ok(pulled) => format!("{slug}@{} (a new version)", pulled.version + 1),
+        Err(ClientError::Refused { status: 404, .. }) => format!("{slug}@1 (a new tool)"),
+        Err(error) => format!("{slug} (what the library has is not known: {error})"),
+    };
+    let cached = match &latest {
+        Ok(pulled) if pulled.from_cache => {
+            " (compared with the cached copy: the library cannot be reached)"
+        }
+        _ => "",
+    };
+    let mut also = Vec::new();
+    if !args.tags.is_empty() {
+        also.push(format!("tagged {}", args.tags.join(", ")));
+    }
+    if let Some(label) = &args.label {
+        also.push(format!("labelled {label}"));
+    }
+    let also = if also.is_empty() { String::new() } else { format!(", {}", also.join(", ")) };
+    println!("{name}: would publish {what}{also}{cached}; nothing is sent (--dry-run)");
+    Ok(true)
+}
+
+/// Says why a file is not published: its diagnostics, one a line.
+fn say_refused(name: &str, diagnostics: &[serde_json::Value]) {
+    for diagnostic in diagnostics {
+        eprintln!("{}", shown(name, diagnostic));
+    }
+    eprintln!("{name}: not published: it has errors (`llmtool check {name}` shows them in full)");
 }
 
 /// A diagnostic of a refused file, as one line: `FILE:LINE:COL: severity[CODE]: message`.
@@ -75,8 +131,9 @@ fn shown(name: &str, diagnostic: &serde_json::Value) -> String {
 pub(crate) fn search(args: &SearchArgs) -> anyhow::Result<Outcome> {
     let client = client(args.registry.registry.as_deref())?;
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    let page =
-        runtime.block_on(client.search(args.query.as_deref(), args.tag.as_deref(), args.limit))?;
+    let page = runtime
+        .block_on(client.search(args.query.as_deref(), args.tag.as_deref(), args.limit))
+        .map_err(|error| registry::explained(error, &client, "viewer"))?;
     let text = match args.format {
         ReportFormat::Json => serde_json::to_string_pretty(&page)? + "\n",
         ReportFormat::Text if page.tools.is_empty() => "no tools found\n".to_owned(),
@@ -108,7 +165,9 @@ pub(crate) fn pull(args: &PullArgs) -> anyhow::Result<Outcome> {
     })?;
     let client = client(args.registry.registry.as_deref())?;
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    let pulled = runtime.block_on(client.pull(&reference))?;
+    let pulled = runtime
+        .block_on(client.pull(&reference))
+        .map_err(|error| registry::explained(error, &client, "viewer"))?;
     if pulled.from_cache {
         eprintln!(
             "warning: the tool library cannot be reached; this is the cached {}@{}",

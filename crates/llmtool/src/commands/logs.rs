@@ -82,11 +82,13 @@ fn library_totals(
 ) -> anyhow::Result<(Vec<Total>, Vec<Total>)> {
     let client = crate::registry::client(args.registry.registry.as_deref())?;
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    runtime.block_on(async {
-        let totals = client.usage(args.by.name(), since).await?;
-        let days = client.usage(UsageBy::Day.name(), since).await?;
-        Ok((totals, days))
-    })
+    runtime
+        .block_on(async {
+            let totals = client.usage(args.by.name(), since).await?;
+            let days = client.usage(UsageBy::Day.name(), since).await?;
+            Ok((totals, days))
+        })
+        .map_err(|error| crate::registry::explained(error, &client, "viewer"))
 }
 
 /// Runs `query` on the log in the data directory; `None` when there is no log yet.

@@ -57,7 +57,7 @@ pub(crate) fn run(args: &McpArgs) -> anyhow::Result<Outcome> {
     let options = LibraryOptions {
         name_prefix: args.name_prefix.clone(),
         max_file_bytes: crate::io::max_file_bytes(),
-        library: if in_library { crate::registry::named()? } else { None },
+        library: if in_library { Some(crate::registry::named()?) } else { None },
     };
     let (library, problems) = Library::load(&args.paths, &options, None);
     report(&problems, &library);

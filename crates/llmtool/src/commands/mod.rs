@@ -8,6 +8,7 @@ pub(crate) mod convert;
 pub(crate) mod cost;
 pub(crate) mod fmt;
 pub(crate) mod library;
+pub(crate) mod login;
 pub(crate) mod logs;
 pub(crate) mod lsp;
 pub(crate) mod mcp;

@@ -85,7 +85,7 @@ pub(crate) fn load_tool(
     let in_library = path.to_str().and_then(llmtool_registry::Reference::from_path).is_some();
     let file = if in_library {
         let library = crate::registry::named()?;
-        let file = ToolFile::open(path, io::max_file_bytes(), library.as_ref())?;
+        let file = ToolFile::open(path, io::max_file_bytes(), Some(&library))?;
         if let Some(note) = &file.note {
             eprintln!("warning: {note}");
         }

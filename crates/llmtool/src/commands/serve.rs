@@ -71,7 +71,7 @@ pub(crate) fn serve(args: &ServeArgs) -> anyhow::Result<Outcome> {
         // A server goes on serving when nobody reads its standard error any more.
         let _ = writeln!(
             std::io::stderr(),
-            "llmtool serve: http://{address}/api/v1 (library: {shown})\nllmtool serve: MCP at http://{address}/mcp (a token of the library's)"
+            "llmtool serve: http://{address}/api/v1 (library: {shown})\nllmtool serve: the studio at http://{address}/ (sign in with a token: `llmtool token create NAME`)\nllmtool serve: MCP at http://{address}/mcp (a token of the library's)"
         );
         let shutdown = async {
             let _ = tokio::signal::ctrl_c().await;

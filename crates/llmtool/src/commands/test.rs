@@ -36,7 +36,7 @@ pub(crate) fn run(args: &TestArgs) -> anyhow::Result<Outcome> {
     let mut annotations = String::new();
     let mut broken = false;
     for path in &paths {
-        let file = TestsFile::load(path, io::max_file_bytes(), library.as_ref())?;
+        let file = TestsFile::load(path, io::max_file_bytes(), Some(&library))?;
         if let Some(note) = &file.note {
             eprintln!("warning: {note}");
         }

@@ -7,10 +7,12 @@ use clap::Args;
 use crate::cli::ReportFormat;
 
 /// Which tool library: `--registry`, else `LLMTOOL_REGISTRY`, else the config file's
-/// `registry`. The token comes from `LLMTOOL_TOKEN`.
+/// `registry` (`llmtool login`), else `http://127.0.0.1:8080`. The token comes from
+/// `LLMTOOL_TOKEN`, else the config file's (for its library only).
 #[derive(Debug, Args)]
 pub(crate) struct RegistryArgs {
-    /// The library's URL (`http://HOST:PORT`, as `llmtool serve` prints it).
+    /// The library's URL (`http://HOST:PORT`, as `llmtool serve` prints it; default: the config
+    /// file's `registry`, else `http://127.0.0.1:8080`).
     #[arg(long, value_name = "URL", env = "LLMTOOL_REGISTRY")]
     pub(crate) registry: Option<String>,
 }
@@ -18,7 +20,7 @@ pub(crate) struct RegistryArgs {
 /// Publish tool files to the tool library: each becomes a new version of its slug.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  llmtool publish tools/*.json --tag team --note \"clearer wording\"\n  llmtool publish summarize.json --slug summarize --label production\n\nThe token (editor role) comes from LLMTOOL_TOKEN. A file with errors is refused with the\ndiagnostics `llmtool check` prints, and nothing of it is published."
+    after_help = "Examples:\n  llmtool publish tools/*.json --tag team --note \"clearer wording\"\n  llmtool publish summarize.json --slug summarize --label production\n  llmtool publish tools/*.json --dry-run   # what each would become; nothing sent\n\nThe token (editor role) comes from LLMTOOL_TOKEN, or `llmtool login URL`. A file with errors is refused with the\ndiagnostics `llmtool check` prints, and nothing of it is published."
 )]
 pub(crate) struct PublishArgs {
     /// The tool files.
@@ -37,6 +39,10 @@ pub(crate) struct PublishArgs {
     /// What changed, kept with the version.
     #[arg(long, value_name = "TEXT")]
     pub(crate) note: Option<String>,
+    /// Check each file as the library would and say what publishing would make of it (a new
+    /// tool, a new version, unchanged); publish nothing.
+    #[arg(long)]
+    pub(crate) dry_run: bool,
     #[command(flatten)]
     pub(crate) registry: RegistryArgs,
 }
