@@ -326,6 +326,24 @@ fn fmt_fix_applies_semantic_fixes() {
 }
 
 #[test]
+fn an_unknown_type_is_one_diagnostic_and_fmt_fix_renames_another_spelling() {
+    let input = r#"{"model_prompt": "{{areas}} {{tone}}", "metadata": {"prompt_name": "t", "description": "d",
+        "model_version": ["m"], "timestamp": "2026-01-01T00:00:00Z",
+        "variables": [{"name": "areas", "type": "multiselect", "description": "x", "allowed_values": ["docs", "tests"], "default": ["docs"]},
+                      {"name": "tone", "type": "mutli-select", "description": "x", "allowed_values": ["a"], "default": ["a"]}]}}"#;
+    let checked = llmtool(&["check", "--format", "json", "-"], Some(input.as_bytes()));
+    let found: serde_json::Value = serde_json::from_slice(&checked.stdout).unwrap();
+    let codes: Vec<&str> =
+        found.as_array().unwrap().iter().map(|d| d["code"].as_str().unwrap()).collect();
+    assert_eq!(codes, ["LT204", "LT204"], "no cascade calling the variables text: {found}");
+    let out = llmtool(&["fmt", "--fix", "-"], Some(input.as_bytes()));
+    let fixed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let variables = &fixed["metadata"]["variables"];
+    assert_eq!(variables[0]["type"], "multi-select", "another spelling is fixed");
+    assert_eq!(variables[1]["type"], "mutli-select", "a guess is a suggestion, never applied");
+}
+
+#[test]
 fn export_import_and_convert_round_trip() {
     let consultant = example("strategy-consultant.json");
     let exported = llmtool(&["export", consultant.to_str().unwrap(), "--to", "anthropic"], None);

@@ -289,10 +289,14 @@ impl Lowerer {
                     variable.type_written = self.string(value, field);
                     variable.kind = variable.type_written.as_ref().and_then(|written| {
                         let kind = VariableKind::from_name(&written.value).map(|(kind, _)| kind);
-                        if kind.is_none() {
-                            self.diagnostics.push(unknown_variable_type::diagnostic(written));
+                        if kind.is_some() {
+                            return kind.map(|kind| Spanned::new(written.span, kind));
                         }
-                        kind.map(|kind| Spanned::new(written.span, kind))
+                        self.diagnostics.push(unknown_variable_type::diagnostic(written));
+                        // Checked as the type it most likely means: one mistake, one
+                        // diagnostic.
+                        unknown_variable_type::meant(&written.value)
+                            .map(|(kind, _)| Spanned::new(written.span, kind))
                     });
                 }
                 "description" => variable.description = self.string(value, field),

@@ -202,7 +202,9 @@ pub struct Variable {
     #[serde(skip)]
     pub span: Span,
     pub name: Spanned<String>,
-    /// The type; `None` when missing or unknown (reported), in which case it behaves as text.
+    /// The type; `None` when missing (it is then text) or unknown with no likely meaning (the
+    /// checks that depend on it are left out). An unknown type that likely means one (reported)
+    /// is that one.
     #[serde(rename = "type", serialize_with = "serialize_kind")]
     pub kind: Option<Spanned<VariableKind>>,
     /// The type name exactly as written, when there was one.
@@ -227,6 +229,12 @@ fn serialize_kind<S: serde::Serializer>(
 impl Variable {
     pub fn kind(&self) -> VariableKind {
         self.kind.as_ref().map_or(VariableKind::Text, |k| k.value)
+    }
+
+    /// Whether the type is written but unknown, with no likely meaning: the checks that depend
+    /// on the type leave the variable out.
+    pub fn kind_unknown(&self) -> bool {
+        self.kind.is_none() && self.type_written.is_some()
     }
 
     /// The allowed values as strings (empty when there are none).

@@ -17,7 +17,8 @@ declare_rule! {
 }
 
 pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
-    for variable in cx.tool.variables() {
+    // A variable of an unknown type is left out: its type is reported once (LT204).
+    for variable in cx.tool.variables().iter().filter(|v| !v.kind_unknown()) {
         if let (Some(list), false) = (&variable.allowed_values, variable.kind().is_select()) {
             out.push(
                 Diagnostic::new(

@@ -16,7 +16,8 @@ declare_rule! {
 }
 
 pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
-    for variable in cx.tool.variables() {
+    // A variable of an unknown type is left out: its type is reported once (LT204).
+    for variable in cx.tool.variables().iter().filter(|v| !v.kind_unknown()) {
         let kind = variable.kind();
         if !kind.is_select() {
             continue;
