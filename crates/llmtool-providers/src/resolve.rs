@@ -290,10 +290,15 @@ impl Providers {
                     passed_over.push(format!("`{written}` (no provider is known for it)"));
                     continue;
                 }
-                return Err(ProviderError::UnknownModel {
-                    model: written.to_owned(),
-                    help: "cannot tell which provider serves it; write it as `provider/model` or pass `--provider`".into(),
-                });
+                let help = match written.split_once('/') {
+                    // Written as `provider/model`, with a provider llmtool does not know.
+                    Some((prefix, _)) if !prefix.is_empty() => format!(
+                        "no provider is called `{prefix}`; known: {}; a model whose own name has a `/` (as on OpenRouter or Together) needs `--provider`",
+                        self.names().join(", ")
+                    ),
+                    _ => "cannot tell which provider serves it; write it as `provider/model` or pass `--provider`".into(),
+                };
+                return Err(ProviderError::UnknownModel { model: written.to_owned(), help });
             };
             if origin != ModelOrigin::Tool || self.is_ready(&provider) {
                 return Ok(Target {

@@ -276,9 +276,7 @@ impl Transport {
         }
         let response = match tokio::time::timeout(self.timeouts.first_byte, builder.send()).await {
             Err(_) => return Err(ProviderError::Timeout(TimeoutKind::FirstByte)),
-            Ok(Err(error)) if error.is_connect() => {
-                return Err(ProviderError::Connection(connection_message(error)));
-            }
+            Ok(Err(error)) if error.is_connect() => return Err(not_connected(request, &error)),
             Ok(Err(error)) if error.is_timeout() => {
                 return Err(ProviderError::Timeout(TimeoutKind::Connect));
             }
@@ -426,6 +424,29 @@ pub fn connection_message(error: reqwest::Error) -> String {
         source = cause.source();
     }
     message
+}
+
+/// A request that never connected, said with the provider, where it went (the origin only: a
+/// path or query may hold a key) and the innermost reason (`Connection refused`).
+fn not_connected(request: &HttpRequest, error: &reqwest::Error) -> ProviderError {
+    let mut reason = error.to_string();
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        reason = cause.to_string();
+        source = cause.source();
+    }
+    let url = reqwest::Url::parse(&request.url).ok();
+    let origin =
+        url.as_ref().map_or_else(|| "its URL".to_owned(), |u| u.origin().ascii_serialization());
+    let local = url.as_ref().and_then(reqwest::Url::host_str).is_some_and(|host| {
+        host == "localhost" || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+    });
+    let hint = if local {
+        "; is the server running on this machine? (`llmtool providers` shows each provider's URL)"
+    } else {
+        ""
+    };
+    ProviderError::Connection(format!("{} at {origin}: {reason}{hint}", request.provider))
 }
 
 fn stream_error(error: eventsource_stream::EventStreamError<reqwest::Error>) -> ProviderError {

@@ -254,6 +254,38 @@ async fn a_dry_run_needs_no_key_and_says_none_is_configured() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn model_errors_name_the_unknown_provider_and_the_url_that_refused() {
+    let tool = example("teach-me-anything.json");
+    let args = ["run", tool.to_str().unwrap(), "--var", "topic=tides"];
+    let out = llmtool(&[&args[..], &["--model", "foo/bar"]].concat(), &[]).await;
+    assert_eq!(out.status.code(), Some(2));
+    let said = text(&out.stderr);
+    assert!(
+        said.contains("no provider is called `foo`; known: openai,") && said.contains("ollama"),
+        "{said}"
+    );
+    // A local server that is not running: the provider and where it was looked for.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!("[providers.ollama]\nbase_url = \"http://127.0.0.1:{port}/v1\"\n"),
+    )
+    .unwrap();
+    let refused =
+        ["--model", "ollama/llama3", "--retries", "0", "--config", config.to_str().unwrap()];
+    let out = llmtool(&[&args[..], &refused[..]].concat(), &[]).await;
+    assert_eq!(out.status.code(), Some(2));
+    let said = text(&out.stderr);
+    assert!(
+        said.contains(&format!("Ollama at http://127.0.0.1:{port}: Connection refused")),
+        "{said}"
+    );
+    assert!(said.contains("is the server running"), "{said}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn anthropic_through_its_base_url() {
     let events = [
         (
