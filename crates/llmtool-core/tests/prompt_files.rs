@@ -208,7 +208,15 @@ fn files_written_by_hand_are_read() {
     assert_eq!(tool["model_prompt"], "system:\nBe brief.\nuser:\n{{question}}");
     assert_eq!(tool["metadata"]["parameters"]["temperature"], 0.2);
     assert_eq!(tool["metadata"]["model_version"], serde_json::json!(["gpt-4o"]));
-    assert_eq!(tool["metadata"]["variables"][0]["default"], "");
+    // The short form's value is a sample, not a default: the input is asked for.
+    assert!(tool["metadata"]["variables"][0].get("default").is_none(), "{tool}");
+    // Only an input the file calls optional (`required: false`) may be left empty.
+    let optional = "---\nname: Helper\ninputs:\n  question:\n    type: string\n  context:\n    type: string\n    required: false\n---\n{{question}} {{context}}\n";
+    let tool: serde_json::Value =
+        serde_json::from_str(&PromptFormat::Prompty.read(optional).unwrap().value).unwrap();
+    let variables = &tool["metadata"]["variables"];
+    assert!(variables[0].get("default").is_none(), "{tool}");
+    assert_eq!(variables[1]["default"], "", "{tool}");
     // Dotprompt's Picoschema.
     let dotprompt = "---\nmodel: googleai/gemini-2.5-flash\ninput:\n  schema:\n    topic: string, what to write about\n    tone?(enum, how it sounds): [warm, dry]\n  default:\n    tone: warm\n---\nWrite about {{topic}} in a {{tone}} tone.";
     let read = PromptFormat::Dotprompt.read(dotprompt).unwrap();

@@ -344,6 +344,34 @@ fn an_unknown_type_is_one_diagnostic_and_fmt_fix_renames_another_spelling() {
 }
 
 #[test]
+fn an_import_asks_for_what_the_source_asks_for_and_keeps_its_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("helper.prompty");
+    std::fs::write(
+        &source,
+        "---\ninputs:\n  question:\n    type: string\n---\nuser:\n{{question}}\n",
+    )
+    .unwrap();
+    let out = llmtool(&["import", source.to_str().unwrap()], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let tool: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let metadata = &tool["metadata"];
+    assert_eq!(metadata["prompt_name"], "helper", "named after its file: {tool}");
+    assert!(metadata["timestamp"].as_str().is_some_and(|t| t.ends_with('Z')), "{tool}");
+    assert!(metadata["variables"][0].get("default").is_none(), "no default invented: {tool}");
+    // So a missing value is asked for, not rendered as nothing.
+    let imported = dir.path().join("helper.json");
+    std::fs::write(&imported, &out.stdout).unwrap();
+    let rendered = llmtool(&["render", imported.to_str().unwrap()], None);
+    assert_eq!(rendered.status.code(), Some(1));
+    assert!(
+        text(&rendered.stderr).contains("no value for `question`"),
+        "{}",
+        text(&rendered.stderr)
+    );
+}
+
+#[test]
 fn export_import_and_convert_round_trip() {
     let consultant = example("strategy-consultant.json");
     let exported = llmtool(&["export", consultant.to_str().unwrap(), "--to", "anthropic"], None);

@@ -184,8 +184,15 @@ fn read_unmarked(
         diagnostics: converted.diagnostics,
     };
     let function = match format.family() {
-        Family::PromptFile(format) => return Ok(tool_file(format.read(text)?)),
-        Family::SemanticKernelYaml => return Ok(tool_file(semantic_kernel::read_yaml(text)?)),
+        Family::PromptFile(prompt_format) => {
+            let converted = prompt_format.read(text)?;
+            let stem = file_name(path, prompt_format == PromptFormat::Dotprompt);
+            return Ok(tool_file(named_after(converted, stem)));
+        }
+        Family::SemanticKernelYaml => {
+            let converted = semantic_kernel::read_yaml(text)?;
+            return Ok(tool_file(named_after(converted, file_name(path, false))));
+        }
         Family::SemanticKernel => {
             let problem = "a Semantic Kernel function is read from its folder";
             return Err(Box::new(Diagnostic::new(&INVALID_SOURCE, problem)));
@@ -207,6 +214,41 @@ fn read_unmarked(
         }
     };
     Ok(Converted { value: Source::Function(function), diagnostics: Vec::new() })
+}
+
+/// The name a prompt file goes by when it names itself nowhere inside: its file's name without
+/// the extension (and, for Dotprompt, without a `.variant`: `greet.casual.prompt` is `greet`),
+/// as `llm` and Dotprompt name their prompts. None for standard input.
+fn file_name(path: &str, cut_variant: bool) -> Option<&str> {
+    if path.is_empty() || path == "-" {
+        return None;
+    }
+    let stem = std::path::Path::new(path).file_stem()?.to_str()?;
+    let stem = if cut_variant { stem.split('.').next().unwrap_or(stem) } else { stem };
+    Some(stem).filter(|stem| !stem.trim().is_empty())
+}
+
+/// `converted` (a tool file's canonical text), with `name` as its `prompt_name` when the
+/// source gave it none.
+fn named_after(converted: Converted<String>, name: Option<&str>) -> Converted<String> {
+    let Some(name) = name else { return converted };
+    match with_missing_metadata(&converted.value, "prompt_name", name) {
+        Some(value) => Converted { value, diagnostics: converted.diagnostics },
+        None => converted,
+    }
+}
+
+/// `tool` (a tool file's canonical text) with `metadata.KEY` set to `value`, in canonical form,
+/// when it has no `KEY`; `None` when it has one (or is not a tool file's text).
+pub fn with_missing_metadata(tool: &str, key: &str, value: &str) -> Option<String> {
+    let Ok(Value::Object(mut tool)) = serde_json::from_str::<Value>(tool) else { return None };
+    let Some(Value::Object(metadata)) = tool.get_mut("metadata") else { return None };
+    if metadata.contains_key(key) {
+        return None;
+    }
+    metadata.insert(key.to_owned(), Value::String(value.to_owned()));
+    let text = serde_json::to_string(&Value::Object(tool)).ok()?;
+    crate::format::format_source(&text, false).ok().map(|formatted| formatted.text)
 }
 
 /// Reads every tool of `text`, the file `path`: the entries of a file of several tools (see

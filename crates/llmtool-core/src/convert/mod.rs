@@ -17,7 +17,7 @@ mod write;
 
 pub use detect::{Candidate, candidates, detect, detect_value};
 pub use elisp::{ElispFlavor, ElispOptions, looks_like_elisp, read_elisp, write_elisp};
-pub use formats::{Family, Format, Source, read_source, read_sources};
+pub use formats::{Family, Format, Source, read_source, read_sources, with_missing_metadata};
 pub use function::{Converted, FunctionTool, is_parameter_key};
 pub use import::{tool_file, tool_value};
 pub use lists::{ListEntry, entries};

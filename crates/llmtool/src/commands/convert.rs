@@ -218,11 +218,39 @@ fn read(path: &Path, name: &str, from: Option<Format>) -> anyhow::Result<Option<
     }
     let bytes = io::read_input(path)?;
     let text = String::from_utf8_lossy(&bytes);
+    let changed = changed_at(path);
     let read = convert::read_sources(&text, &path.to_string_lossy(), from).map(|converted| {
-        let sources = converted.value.into_iter().map(|(_, source)| source).collect();
+        let sources = converted
+            .value
+            .into_iter()
+            .map(|(_, source)| stamped(source, changed.as_deref()))
+            .collect();
         Converted { value: sources, diagnostics: converted.diagnostics }
     });
     Ok(shown(name, &text, read))
+}
+
+/// When the file at `path` last changed (RFC 3339, UTC, to the second); `None` for standard
+/// input or a file the system gives no time for.
+fn changed_at(path: &Path) -> Option<String> {
+    if path.as_os_str() == "-" {
+        return None;
+    }
+    let modified = std::fs::metadata(path).ok()?.modified().ok()?;
+    let at = jiff::Timestamp::try_from(modified).ok()?;
+    Some(at.round(jiff::Unit::Second).ok()?.to_string())
+}
+
+/// `source`, a tool file read from a prompt file with no date of its own, given the time its
+/// file last changed as its `timestamp` (a prompt file's only record of when it was written).
+fn stamped(source: Source, changed: Option<&str>) -> Source {
+    match (source, changed) {
+        (Source::ToolFile(text), Some(changed)) => {
+            let stamped = convert::with_missing_metadata(&text, "timestamp", changed);
+            Source::ToolFile(stamped.unwrap_or(text))
+        }
+        (source, _) => source,
+    }
 }
 
 /// The source read, with its problems printed against `text`.
@@ -249,7 +277,12 @@ fn read_kernel_function(path: &Path) -> anyhow::Result<Option<Source>> {
     let function = KernelFolder::load(path, io::max_file_bytes())?;
     match semantic_kernel::read(&function.config, &function.prompt, function.name.as_deref()) {
         Ok(converted) => {
-            let source = Source::ToolFile(converted.value);
+            // The later change of its two files.
+            let changed = [semantic_kernel::CONFIG_FILE, semantic_kernel::PROMPT_FILE]
+                .iter()
+                .filter_map(|file| changed_at(&function.folder.join(file)))
+                .max();
+            let source = stamped(Source::ToolFile(converted.value), changed.as_deref());
             let read = Ok(Converted { value: source, diagnostics: converted.diagnostics });
             Ok(shown(&function.shown(semantic_kernel::CONFIG_FILE), &function.config, read))
         }

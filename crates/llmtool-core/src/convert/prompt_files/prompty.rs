@@ -451,7 +451,9 @@ fn read_inputs(
                 }
             }
         };
-        let required = input["required"].as_bool().unwrap_or(false);
+        // Optional only when the file says so (`required: false`): an input with no default
+        // is asked for, never quietly rendered as nothing.
+        let required = input["required"].as_bool().unwrap_or(true);
         let default = match input.get("default") {
             Some(default) if !default.is_null() => Some(default.clone()),
             _ => empty_default(kind, required),
