@@ -12,13 +12,19 @@ export class ApiError extends Error {
 }
 
 let sessionPromise = null;
+/** Whether this page has had a signed-in caller: only then is a 401 a session that ended. */
+let hadCaller = false;
 
 /** The signed-in caller, `{name, role, csrf}`, or null. */
 export function session() {
   if (!sessionPromise) {
     sessionPromise = fetch("/api/v1/session", { credentials: "same-origin" })
       .then((response) => (response.ok ? response.json() : null))
-      .catch(() => null);
+      .catch(() => null)
+      .then((caller) => {
+        if (caller) hadCaller = true;
+        return caller;
+      });
   }
   return sessionPromise;
 }
@@ -70,10 +76,16 @@ export async function api(path, { method = "GET", json, text, signal } = {}) {
   return answer;
 }
 
-/** The session ended (expired, signed out elsewhere): say so, with a way back in. */
+/**
+ * The session ended (expired, signed out elsewhere): say so, with a way back in, and tell the
+ * page (`studio:signed-out`) so that it turns off what needs a session. A page that never had
+ * one says nothing here: it shows what a visitor may do in its own layout.
+ */
 function signedOut() {
+  if (!hadCaller) return;
   resetSession();
   header();
+  document.dispatchEvent(new Event("studio:signed-out"));
   const status = document.getElementById("status");
   if (status) {
     status.replaceChildren(
@@ -177,8 +189,25 @@ export async function header() {
 export function say(message, kind = "info") {
   const status = document.getElementById("status");
   if (!status) return;
-  status.textContent = message;
+  status.replaceChildren(...withCode(message));
   status.dataset.kind = kind;
+}
+
+/**
+ * `text` as nodes, each `` `quoted` `` part as `<code>` (the server's messages quote names the
+ * way Markdown does); never parsed as HTML. An unpaired backtick stays as it is.
+ */
+export function withCode(text) {
+  const parts = String(text ?? "").split("`");
+  if (parts.length < 3) return [String(text ?? "")];
+  const nodes = [];
+  parts.forEach((part, index) => {
+    const last = index === parts.length - 1;
+    if (index % 2 === 1 && !last) nodes.push(el("code", {}, part));
+    else if (index % 2 === 1) nodes.push(`\`${part}`);
+    else if (part) nodes.push(part);
+  });
+  return nodes;
 }
 
 /**

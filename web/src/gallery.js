@@ -1,11 +1,12 @@
 // The gallery (`/`): the library's tools as cards, searched as you type, filtered by tag.
 
-import { api, el, header, path, say } from "./common.js";
+import { api, el, header, path, say, withCode } from "./common.js";
 
 const results = document.getElementById("results");
 const search = document.getElementById("search");
 const tags = document.getElementById("tags");
 const more = document.getElementById("more");
+const closed = document.getElementById("closed");
 let chosenTag = new URLSearchParams(location.search).get("tag") || "";
 let cursor = null;
 let asked = 0;
@@ -23,7 +24,7 @@ function card(tool) {
       "div",
       { class: "card-body" },
       el("h2", {}, el("a", { href: path`/t/${tool.slug}` }, name)),
-      tool.description ? el("p", { class: "description" }, tool.description) : null,
+      tool.description ? el("p", { class: "description" }, withCode(tool.description)) : null,
       el(
         "p",
         { class: "facts" },
@@ -56,8 +57,13 @@ async function load({ append = false } = {}) {
     say(shown ? `${shown} tool${shown === 1 ? "" : "s"}${cursor ? " so far" : ""}` : "No tool matches.");
   } catch (error) {
     if (error.status === 401) {
+      // A library open to its members only: nothing to search until one signs in.
       results.replaceChildren();
-      say("Sign in to see the library.", "error");
+      search.disabled = true;
+      tags.replaceChildren();
+      more.hidden = true;
+      say("");
+      closed.hidden = false;
     } else {
       say(`The search failed: ${error.message}`, "error");
     }

@@ -2,7 +2,7 @@
 // live, a Run button that streams the answer on a chosen model, a side-by-side comparison of
 // two or three models, and the runs kept with their cost.
 
-import { ApiError, api, canAct, dollars, el, header, path, runTool, say, slugOfPage } from "./common.js";
+import { ApiError, api, canAct, dollars, el, header, path, runTool, say, session, slugOfPage, withCode } from "./common.js";
 
 const slug = slugOfPage();
 const params = new URLSearchParams(location.search);
@@ -27,7 +27,7 @@ function field(variable, onChange) {
   const allowed = variable.allowed_values || [];
   const required = variable.default === undefined || variable.default === null;
   const label = el("label", { for: id }, variable.name, required ? el("span", { class: "required" }, " (required)") : null);
-  const help = variable.description ? el("p", { class: "help", id: `${id}-help` }, variable.description) : null;
+  const help = variable.description ? el("p", { class: "help", id: `${id}-help` }, withCode(variable.description)) : null;
   const described = help ? `${id}-help` : undefined;
   const type = variable.type;
   if (type === "multi-select" && allowed.length) {
@@ -107,11 +107,14 @@ async function renderPrompt() {
     const rendered = await api(path`/tools/${slug}/render?version=${version}`, { method: "POST", json: values() });
     if (ask !== rendering) return;
     target.textContent = rendered.prompt;
-    target.classList.remove("problem");
+    target.classList.remove("problem", "pending");
   } catch (error) {
     if (ask !== rendering) return;
-    target.textContent = error.message;
-    target.classList.add("problem");
+    // A value still to give is not a problem yet: the prompt shows once the form is filled.
+    const waiting = error.status === 422 && /no value for/.test(error.message);
+    target.replaceChildren(...withCode(waiting ? `The prompt shows here once the form is filled in (${error.message}).` : error.message));
+    target.classList.toggle("problem", !waiting);
+    target.classList.toggle("pending", waiting);
   }
 }
 
@@ -163,13 +166,18 @@ async function runInto(into, model, signal) {
       }
     }, { signal, version });
   } catch (error) {
-    facts.textContent = error instanceof ApiError ? error.message : `The run stopped: ${error.message}`;
+    facts.replaceChildren(...withCode(error instanceof ApiError ? error.message : `The run stopped: ${error.message}`));
     facts.classList.add("problem");
   }
 }
 
 async function showRuns() {
   const table = document.getElementById("runs");
+  if (!(await session())) {
+    // The runs are shown to members only: nothing is asked for.
+    table.replaceChildren(el("caption", {}, el("a", { href: signInHere() }, "Sign in"), " to see the runs."));
+    return;
+  }
   let runs = [];
   try {
     runs = await api(path`/tools/${slug}/runs?limit=20`);
@@ -201,6 +209,29 @@ async function showRuns() {
   );
 }
 
+/** The sign-in page, coming back here. */
+function signInHere() {
+  return `/signin?next=${encodeURIComponent(location.pathname + location.search)}`;
+}
+
+/** What the page shows when the tool cannot be shown: why, in words, and where to go. */
+function notShown(error) {
+  if (error.status === 401) {
+    return [
+      el("h1", {}, slug),
+      el("p", {}, "This library is open to its members only. ", el("a", { href: signInHere() }, "Sign in"), " to see this tool."),
+    ];
+  }
+  if (error.status === 404) {
+    return [
+      el("h1", {}, "No such tool"),
+      el("p", {}, ...withCode(error.message)),
+      el("p", {}, el("a", { href: "/" }, "See every tool in the gallery")),
+    ];
+  }
+  return [el("h1", {}, slug), el("p", { class: "problem" }, ...withCode(error.message))];
+}
+
 async function main_() {
   const caller = await header();
   let tool;
@@ -213,7 +244,7 @@ async function main_() {
     const label = params.get("label");
     tool = await api(asked ? path`/tools/${slug}/versions/${asked}` : label ? path`/tools/${slug}?label=${label}` : path`/tools/${slug}`);
   } catch (error) {
-    main.replaceChildren(el("h1", {}, slug), el("p", { class: "problem" }, error.message));
+    main.replaceChildren(...notShown(error));
     return;
   }
   version = tool.version;
@@ -234,7 +265,8 @@ async function main_() {
         stop.controller = new AbortController();
         runButton.disabled = true;
         await runInto(output, document.getElementById("model").value, stop.controller.signal);
-        runButton.disabled = false;
+        // Still signed in? (The session may have ended during the run.)
+        runButton.disabled = !(await session());
         runButton.focus();
         showRuns();
       },
@@ -242,7 +274,7 @@ async function main_() {
     fields.map((f) => f.element),
     modelPicker("model", "Model"),
     runButton,
-    caller ? null : el("p", { class: "help" }, el("a", { href: `/signin?next=${encodeURIComponent(location.pathname)}` }, "Sign in"), " to run tools."),
+    caller ? null : el("p", { class: "help" }, el("a", { href: signInHere() }, "Sign in"), " to run tools."),
   );
   const compareOutputs = [0, 1, 2].map(() => el("div", { class: "compare-column" }));
   const compareButton = el("button", { type: "submit", disabled: !caller }, "Compare");
@@ -257,23 +289,29 @@ async function main_() {
         const picked = [0, 1, 2].map((i) => document.getElementById(`compare-${i}`).value);
         const runs = picked.map((model, i) => (i < 2 || model ? runInto(compareOutputs[i], model) : Promise.resolve(compareOutputs[i].replaceChildren())));
         await Promise.all(runs);
-        compareButton.disabled = false;
+        compareButton.disabled = !(await session());
         compareButton.focus();
         showRuns();
       },
     },
     el("div", { class: "compare-pickers" }, [0, 1, 2].map((i) => modelPicker(`compare-${i}`, i < 2 ? `Model ${i + 1}` : "Model 3 (optional)"))),
     compareButton,
+    caller ? null : el("p", { class: "help" }, el("a", { href: signInHere() }, "Sign in"), " to compare models."),
     el("div", { class: "compare-results" }, compareOutputs),
   );
+  // A session that ends while the page is open turns running off.
+  document.addEventListener("studio:signed-out", () => {
+    runButton.disabled = true;
+    compareButton.disabled = true;
+  });
   main.replaceChildren(
     el(
       "div",
       { class: "tool-head" },
       el("h1", {}, meta.prompt_name || slug),
       el("p", { class: "facts" }, `${slug} v${tool.version}`, tool.labels.length ? ` · labels: ${tool.labels.join(", ")}` : "", tool.tags.length ? ` · tags: ${tool.tags.join(", ")}` : ""),
-      meta.description ? el("p", {}, meta.description) : null,
-      meta.usage_notes ? el("p", { class: "help" }, meta.usage_notes) : null,
+      meta.description ? el("p", {}, withCode(meta.description)) : null,
+      meta.usage_notes ? el("p", { class: "help" }, withCode(meta.usage_notes)) : null,
       meta.creator?.name ? el("p", { class: "facts" }, `by ${meta.creator.name}`) : null,
       el("p", {}, canAct(caller, "editor") ? el("a", { href: path`/t/${slug}/edit` }, "Edit") : null, " ", el("a", { href: `${path`/t/${slug}/edit`}#history` }, "History")),
     ),

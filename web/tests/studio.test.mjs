@@ -196,8 +196,8 @@ test("a viewer fills a tool's form, sees the prompt, runs it on the mock and on 
   await frameworks.getByRole("checkbox", { name: "PESTLE" }).waitFor();
   assert.equal(await frameworks.getByRole("checkbox", { name: "SWOT" }).isChecked(), true);
   assert.equal(await frameworks.getByRole("checkbox", { name: "PESTLE" }).isChecked(), false);
-  // With a required value missing, the prompt area says which.
-  await opened.locator("#rendered.problem").filter({ hasText: "situation" }).waitFor();
+  // With a required value missing, the prompt area says which (as a value to give, not an error).
+  await opened.locator("#rendered.pending").filter({ hasText: "situation" }).waitFor();
   await opened.getByLabel(/^situation/).fill("A bakery wants a second shop.");
   await frameworks.getByRole("checkbox", { name: "PESTLE" }).check();
   await opened.locator("#rendered").filter({ hasText: "PESTLE" }).waitFor();
@@ -305,6 +305,52 @@ test("a tool's page asks only for its own addresses: a version that is not a num
   await opened.goto(`${base}/t/teach-me-anything?version=1`);
   await opened.locator("main .facts").first().waitFor();
   assert.match(await opened.locator("main .facts").first().textContent(), /teach-me-anything v1/);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test("signed out, a public library's pages stay in their layout: nothing to run, no raw errors, 404s for what is not there", async () => {
+  const { page: opened, context, problems } = await page();
+  const response = await opened.goto(`${base}/t/teach-me-anything`);
+  assert.equal(response.status(), 200);
+  await opened.getByRole("heading", { name: "Teach Me Anything" }).waitFor();
+  // Running needs a session: both buttons off, and a way to sign in beside each.
+  assert.equal(await opened.getByRole("button", { name: "Run" }).isDisabled(), true);
+  assert.equal(await opened.getByRole("button", { name: "Compare" }).isDisabled(), true);
+  assert.equal(await opened.getByRole("link", { name: "Sign in" }).count() >= 3, true);
+  // No raw API error, and nothing said outside the page.
+  assert.equal(await opened.locator("footer").innerText(), "");
+  const prompt = await opened.locator("#rendered").innerText();
+  assert.match(prompt, /once the form is filled in/);
+  assert.equal(await opened.locator("#rendered.problem").count(), 0);
+  // A name the server quotes shows as code, not between backticks.
+  assert.equal(await opened.locator("#rendered code").first().innerText(), "topic");
+  assert.match(await opened.locator("#runs caption").innerText(), /Sign in to see the runs/);
+
+  const missing = await opened.goto(`${base}/t/no-such-tool`);
+  assert.equal(missing.status(), 404);
+  await opened.getByRole("heading", { name: "No such tool" }).waitFor();
+  assert.equal(await opened.locator("main code").first().innerText(), "no-such-tool");
+  const nowhere = await opened.goto(`${base}/no/such/page`);
+  assert.equal(nowhere.status(), 404);
+  await opened.getByRole("heading", { name: "No such page" }).waitFor();
+  assert.deepEqual(await accessibilityProblems("/no/such/page", { ready: "h1" }), []);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test("signed out, a library open to members only says so once, in the page, and offers no search", async () => {
+  const closed = join(work, "closed");
+  const env = { LLMTOOL_DATA_DIR: closed, LLMTOOL_NO_LOG: "1" };
+  const [, address] = await start(llmtool, ["serve", "--listen", "127.0.0.1:0"], env, /llmtool serve: http:\/\/([\d.:]+)\/api\/v1/);
+  const { page: opened, context, problems } = await page();
+  await opened.goto(`http://${address}/`);
+  await opened.getByText("This library is open to its members only").waitFor();
+  assert.equal(await opened.getByLabel("Search the library").isDisabled(), true);
+  assert.equal(await opened.locator(".card").count(), 0);
+  await opened.goto(`http://${address}/t/teach-me-anything`);
+  await opened.getByText("to see this tool").waitFor();
+  assert.equal(await opened.locator("footer").innerText(), "", "no 'not signed in any more' line");
   assert.deepEqual(problems, []);
   await context.close();
 });

@@ -3,12 +3,14 @@
 //! Content Security Policy that lets a page load only from this server.
 
 use axum::Router;
-use axum::extract::Path;
-use axum::http::{StatusCode, header};
+use axum::extract::{Path, State};
+use axum::http::{StatusCode, Uri, header};
 use axum::response::{IntoResponse as _, Response};
 use axum::routing::get;
+use llmtool_registry::{Role, Selector, StoreError};
 
-use crate::ServerState;
+use crate::auth::Caller;
+use crate::{Problem, ServerState};
 
 /// Scripts, styles, images and requests from this server only; no plugins, no frames, no
 /// `<base>`. Styles may be inline because the editor (`CodeMirror`) injects its own.
@@ -19,9 +21,37 @@ pub(crate) fn routes() -> Router<ServerState> {
         .route("/", get(|| async { file("index.html") }))
         .route("/signin", get(|| async { file("signin.html") }))
         .route("/new", get(|| async { file("edit.html") }))
-        .route("/t/{slug}", get(|| async { file("tool.html") }))
+        .route("/t/{slug}", get(tool_page))
         .route("/t/{slug}/edit", get(|| async { file("edit.html") }))
         .route("/assets/{name}", get(|Path(name): Path<String>| async move { file(&name) }))
+        .fallback(not_found)
+}
+
+/// A tool's page: 404 (the page says so in its layout) when the library has no such tool and
+/// the caller may read it; a caller who may not read is not told whether it exists.
+async fn tool_page(
+    State(state): State<ServerState>,
+    caller: Result<Caller, Problem>,
+    Path(slug): Path<String>,
+) -> Response {
+    let may_read = caller.is_ok_and(|caller| caller.require(Role::Viewer, state.access).is_ok());
+    if may_read {
+        let found = state.store.version(&slug, &Selector::Latest).await;
+        if matches!(found, Err(StoreError::NoSuchTool(_) | StoreError::BadSlug(_))) {
+            return (StatusCode::NOT_FOUND, file("tool.html")).into_response();
+        }
+    }
+    file("tool.html")
+}
+
+/// Any other address: 404, as a problem document under `/api/`, else as a page in the
+/// studio's layout.
+async fn not_found(uri: Uri) -> Response {
+    if uri.path().starts_with("/api/") {
+        return Problem::new(StatusCode::NOT_FOUND, "Not Found", "no such address in the API")
+            .into_response();
+    }
+    (StatusCode::NOT_FOUND, file("missing.html")).into_response()
 }
 
 /// The studio's file `name`, or 404.

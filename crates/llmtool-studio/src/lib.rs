@@ -25,6 +25,7 @@ assets! {
     "tool.html" => "text/html; charset=utf-8",
     "edit.html" => "text/html; charset=utf-8",
     "signin.html" => "text/html; charset=utf-8",
+    "missing.html" => "text/html; charset=utf-8",
     "gallery.js" => "text/javascript; charset=utf-8",
     "tool.js" => "text/javascript; charset=utf-8",
     "editor.js" => "text/javascript; charset=utf-8",
