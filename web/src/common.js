@@ -254,5 +254,7 @@ export function slugOfPage() {
 /** US dollars, with enough digits for a fraction of a cent. */
 export function dollars(amount) {
   if (amount === null || amount === undefined) return "unpriced";
-  return amount < 0.01 ? `$${amount.toFixed(6)}` : `$${amount.toFixed(4)}`;
+  // As every llmtool report writes it: $0, cents from a dollar, six decimals below.
+  if (amount === 0) return "$0";
+  return Math.abs(amount) >= 1 ? `$${amount.toFixed(2)}` : `$${amount.toFixed(6)}`;
 }

@@ -4,6 +4,7 @@
 use std::fmt::Write as _;
 
 use comfy_table::{ContentArrangement, Table, presets};
+use llmtool_providers::pricing::dollars;
 use quick_xml::escape::escape;
 
 use crate::results::{CaseResult, FileResult};
@@ -55,7 +56,8 @@ pub fn table(files: &[FileResult]) -> String {
     let rate = if total > 0 { 100.0 * passed as f64 / total as f64 } else { 100.0 };
     let _ = writeln!(
         out,
-        "{passed} of {total} case(s) passed ({rate:.0}%); {runs} run(s), {cached} from the cache; ${cost:.6} spent"
+        "{passed} of {total} case(s) passed ({rate:.0}%); {runs} run(s), {cached} from the cache; {} spent",
+        dollars(cost)
     );
     out
 }
@@ -66,7 +68,7 @@ fn cell_text(case: &CaseResult) -> String {
     let mut text = format!("{mark} {}/{}", case.passed_runs, case.runs.len());
     let cost = case.cost();
     if cost > 0.0 {
-        let _ = write!(text, " ${cost:.6}");
+        let _ = write!(text, " {}", dollars(cost));
     }
     if let Some(ms) = case.mean_latency_ms() {
         let _ = write!(text, " {ms} ms");
@@ -83,7 +85,7 @@ fn model_totals(file: &FileResult, model: &str) -> String {
     let mut text = format!("{passed}/{} ({rate:.0}%)", cases.len());
     let cost = cases.iter().map(|c| c.cost()).fold(0.0, |a, b| a + b);
     if cost > 0.0 {
-        let _ = write!(text, " ${cost:.6}");
+        let _ = write!(text, " {}", dollars(cost));
     }
     let latencies: Vec<u64> =
         cases.iter().flat_map(|c| &c.runs).filter_map(|r| r.latency_ms).collect();

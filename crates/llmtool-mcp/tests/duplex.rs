@@ -267,6 +267,8 @@ async fn bad_prompt_arguments_are_invalid_params_naming_every_problem() {
     {
         assert!(message.contains(part), "{message}");
     }
+    // An MCP client gives arguments, not command-line flags: nothing tells it to use `--var`.
+    assert!(!error.to_string().contains("--var"), "{error}");
     let codes: Vec<&str> = error["data"]["problems"]
         .as_array()
         .unwrap()

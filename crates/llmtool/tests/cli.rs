@@ -162,6 +162,56 @@ fn render_reports_every_value_problem_at_once() {
         assert!(errors.contains(code), "{code} missing from {errors}");
     }
     assert!(errors.contains("did you mean `situation`?"));
+    assert!(errors.contains("hint: give a value with `--var NAME=VALUE`"), "{errors}");
+    // Items of a multi-select joined with commas: the flag to repeat, written out.
+    let out = llmtool(
+        &[
+            "render",
+            example("strategy-consultant.json").to_str().unwrap(),
+            "--var",
+            "situation=x",
+            "--var",
+            "frameworks=SWOT,Porter's five forces",
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let errors = text(&out.stderr);
+    assert!(errors.contains("not joined with commas: `SWOT`, `Porter's five forces`"), "{errors}");
+    assert!(
+        errors.contains(r"repeat `--var` for each item: --var frameworks=SWOT --var 'frameworks=Porter'\''s five forces'"),
+        "{errors}"
+    );
+}
+
+#[test]
+fn small_things_a_new_user_meets() {
+    // `check` with no path checks the current folder; `check --fix` points to `fmt --fix`.
+    let examples = example("teach-me-anything.json").parent().unwrap().to_owned();
+    let out = Command::new(env!("CARGO_BIN_EXE_llmtool"))
+        .arg("check")
+        .current_dir(&examples)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains(" files: 0 errors"), "{}", text(&out.stdout));
+    let out = llmtool(&["check", "--fix", "x.json"], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("`llmtool fmt --fix PATH` applies the safe fixes"));
+    // `render --format json` writes a whole number as the file does.
+    let tool = example("teach-me-anything.json");
+    let out =
+        llmtool(&["render", tool.to_str().unwrap(), "--var", "topic=x", "--format", "json"], None);
+    let rendered: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(rendered["parameters"]["max_tokens"].is_u64(), "{rendered}");
+    assert!(rendered["parameters"]["temperature"].is_f64(), "{rendered}");
+    // A mistyped command gets the one meant.
+    let out = llmtool(&["chek"], None);
+    assert!(
+        text(&out.stderr).contains("a similar subcommand exists: 'check'"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]

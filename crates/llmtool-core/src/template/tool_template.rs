@@ -169,7 +169,7 @@ fn resolve_one(
                     format!("no value for `{name}`, which has no default"),
                 )
                 .at_labelled(spec.declared_at, "declared here")
-                .with_help(format!("give it with `--var \"{name}=...\"`")),
+                .with_help("give it a value, or give the variable a `default` in the tool file"),
             );
         }
         return spec.default.clone();
@@ -208,7 +208,16 @@ fn resolve_one(
                     format!("`{item}` is not an allowed value of `{name}`"),
                 )
                 .at_labelled(spec.allowed_at.unwrap_or(spec.declared_at), "the allowed values");
+                let parts: Vec<&str> = item.split(',').map(str::trim).collect();
+                let joined = spec.kind == VariableKind::MultiSelect
+                    && parts.len() > 1
+                    && parts.iter().all(|part| allowed.contains(part));
                 diagnostic = match closest(item, spec.allowed_values.iter().map(String::as_str)) {
+                    // `SWOT,PESTLE`: several values written as one.
+                    _ if joined => diagnostic.with_help(format!(
+                        "give the values one by one, not joined with commas: {}",
+                        parts.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", ")
+                    )),
                     Some(near) => diagnostic.with_help(format!("did you mean `{near}`?")),
                     None => {
                         let listed = listed_values.get_or_insert_with(|| {

@@ -99,6 +99,18 @@ impl PriceEntry {
     }
 }
 
+/// US dollars as every report shows them: `$0` for nothing, cents for a dollar or more
+/// (`$1.25`), and six decimals below (`$0.000125`), so that one run's cost is never `$0.00`.
+pub fn dollars(amount: f64) -> String {
+    if amount == 0.0 {
+        "$0".to_owned()
+    } else if amount.abs() >= 1.0 {
+        format!("${amount:.2}")
+    } else {
+        format!("${amount:.6}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -150,14 +150,14 @@ pub(crate) fn run(args: &BatchArgs) -> anyhow::Result<Outcome> {
         );
     }
     eprintln!(
-        "{} row(s) run: {} ok, {} rejected, {} failed, {} invalid; {} already done; ${:.6} spent. Results: {}",
+        "{} row(s) run: {} ok, {} rejected, {} failed, {} invalid; {} already done; {} spent. Results: {}",
         summary.rows,
         summary.ok,
         summary.rejected,
         summary.failed,
         summary.invalid,
         summary.skipped,
-        summary.cost_usd,
+        cost::dollars(summary.cost_usd),
         out.display()
     );
     crate::commands::logs::say_runs_not_logged(&runtime);

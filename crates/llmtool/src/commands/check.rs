@@ -26,6 +26,10 @@ struct FileResult {
 }
 
 pub(crate) fn run(args: &CheckArgs) -> anyhow::Result<Outcome> {
+    anyhow::ensure!(
+        !args.fix,
+        "`check` changes no file; `llmtool fmt --fix PATH` applies the safe fixes (and `fmt --check` says which files would change)"
+    );
     // Test files are checked too, with their tool.
     let files =
         io::collect_matching(&args.paths, |p| files::is_tool_file(p) || files::is_test_file(p))?;

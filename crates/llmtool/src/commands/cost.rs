@@ -63,16 +63,7 @@ fn price_name(entry: &PriceEntry) -> String {
     format!("{} in {}", entry.entry, entry.source)
 }
 
-/// US dollars with enough digits for the cost of one request (`$0.000125`).
-pub(crate) fn dollars(amount: f64) -> String {
-    if amount == 0.0 {
-        "$0".to_owned()
-    } else if amount >= 1.0 {
-        format!("${amount:.2}")
-    } else {
-        format!("${amount:.6}")
-    }
-}
+pub(crate) use llmtool_providers::pricing::dollars;
 
 /// `1234567` as `1,234,567`.
 pub(crate) fn thousands(n: u64) -> String {

@@ -10,6 +10,7 @@ use std::path::Path;
 use anyhow::Context as _;
 use llmtool_core::Document;
 use llmtool_core::diagnostic::Diagnostic;
+use llmtool_core::model::VariableKind;
 use llmtool_core::report::{self, Source};
 use llmtool_core::rules::variables::unclosed_placeholder::UNCLOSED_PLACEHOLDER;
 use llmtool_core::rules::variables::undeclared_placeholder::UNDECLARED_PLACEHOLDER;
@@ -26,7 +27,7 @@ use crate::{io, secrets};
 struct Rendered<'a> {
     prompt: String,
     variables: serde_json::Map<String, serde_json::Value>,
-    parameters: Option<&'a llmtool_core::model::Parameters>,
+    parameters: Option<serde_json::Value>,
     model_version: Vec<&'a str>,
     expected_output: Option<&'a llmtool_core::model::ExpectedOutput>,
 }
@@ -40,7 +41,7 @@ pub(crate) fn run(args: &RenderArgs) -> anyhow::Result<Outcome> {
     let values = match template.resolve(&inputs) {
         Ok(values) => values,
         Err(problems) => {
-            print_problems(&name, &document.text, &problems);
+            print_value_problems(&name, &document.text, &template, &inputs, &problems);
             return Ok(Outcome::Problems);
         }
     };
@@ -64,7 +65,7 @@ pub(crate) fn run(args: &RenderArgs) -> anyhow::Result<Outcome> {
                     .zip(&values)
                     .map(|(spec, value)| (spec.name.clone(), value_json(value)))
                     .collect(),
-                parameters: meta.and_then(|m| m.parameters.as_ref()),
+                parameters: meta.and_then(|m| m.parameters.as_ref()).map(parameters_json),
                 model_version: tool.models(),
                 expected_output: meta.and_then(|m| m.expected_output.as_ref()),
             };
@@ -150,6 +151,60 @@ pub(crate) fn read_inputs(
     }
     inputs.extend(flags);
     Ok(inputs)
+}
+
+/// Prints the problems of the values given for `template`, then how to give values on the
+/// command line: the core's messages say what is wrong in words any front end can use; the
+/// flags are this one's.
+pub(crate) fn print_value_problems(
+    name: &str,
+    text: &str,
+    template: &ToolTemplate,
+    inputs: &Inputs,
+    problems: &[Diagnostic],
+) {
+    print_problems(name, text, problems);
+    if problems.iter().any(|p| p.code() == "LT602") {
+        eprintln!("hint: give a value with `--var NAME=VALUE`, or several with `--vars FILE.json`");
+    }
+    for variable in template.variables().iter().filter(|v| v.kind == VariableKind::MultiSelect) {
+        let Some(input) = inputs.get(&variable.name) else { continue };
+        let joined = input.items.iter().find(|item| item.contains(','));
+        if let Some(joined) = joined {
+            let repeated: Vec<String> = joined
+                .split(',')
+                .map(|item| shell_word(&format!("{}={}", variable.name, item.trim())))
+                .map(|pair| format!("--var {pair}"))
+                .collect();
+            eprintln!(
+                "hint: `{}` is a multi-select: repeat `--var` for each item: {}",
+                variable.name,
+                repeated.join(" ")
+            );
+        }
+    }
+}
+
+/// The parameters as JSON, each number as the file wrote it: `1200` an integer (as an API
+/// takes `max_tokens`), `0.7` a float.
+fn parameters_json(parameters: &llmtool_core::model::Parameters) -> serde_json::Value {
+    let mut json = serde_json::to_value(parameters).unwrap_or_default();
+    for (name, parameter) in parameters.known() {
+        if let Ok(whole) = parameter.raw.trim().parse::<i64>() {
+            json[name] = serde_json::json!(whole);
+        }
+    }
+    json
+}
+
+/// `word` as a shell reads it back: as it is when it is plain, else in single quotes.
+fn shell_word(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "=_.,-/:@".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
 }
 
 pub(crate) fn print_problems(name: &str, text: &str, problems: &[Diagnostic]) {

@@ -18,7 +18,7 @@ use llmtool_runtime::{
 
 use crate::outcome::Outcome;
 
-use crate::commands::render::{load_tool, read_inputs};
+use crate::commands::render::{load_tool, print_value_problems, read_inputs};
 use crate::commands::{cost, model};
 use crate::{io, secrets, settings};
 
@@ -32,15 +32,7 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<Outcome> {
     let prompt = match template.render(&inputs) {
         Ok(prompt) => prompt,
         Err(problems) => {
-            let source = llmtool_core::report::Source::new(&name, &document.text);
-            eprint!(
-                "{}",
-                llmtool_core::report::human(
-                    &source,
-                    &problems,
-                    io::color_for(io::stderr_is_terminal())
-                )
-            );
+            print_value_problems(&name, &document.text, &template, &inputs, &problems);
             return Ok(Outcome::Problems);
         }
     };
