@@ -52,7 +52,7 @@ fn check_exit_codes() {
     let stderr = text(&missing.stderr);
     assert!(stderr.contains("cannot read `/nonexistent/tool.json`"), "{stderr}");
     assert_eq!(stderr.matches("No such file").count(), 1, "the cause is said once: {stderr}");
-    assert_eq!(llmtool(&["check"], None).status.code(), Some(2), "usage errors exit 2");
+    assert_eq!(llmtool(&["check", "--strct"], None).status.code(), Some(2), "usage errors exit 2");
 }
 
 #[test]
@@ -205,6 +205,19 @@ fn small_things_a_new_user_meets() {
     let rendered: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(rendered["parameters"]["max_tokens"].is_u64(), "{rendered}");
     assert!(rendered["parameters"]["temperature"].is_f64(), "{rendered}");
+    // `show` ends with the prompt; `providers` never breaks a URL.
+    let out = llmtool(&["show", tool.to_str().unwrap()], None);
+    assert!(
+        text(&out.stdout).contains("\nPrompt\n  Teach me about {{topic}}."),
+        "{}",
+        text(&out.stdout)
+    );
+    let out = llmtool(&["providers"], None);
+    assert!(
+        text(&out.stdout).contains("https://us-central1-aiplatform.googleapis.com"),
+        "{}",
+        text(&out.stdout)
+    );
     // A mistyped command gets the one meant.
     let out = llmtool(&["chek"], None);
     assert!(

@@ -181,6 +181,29 @@ async fn scan_reports_kinds_and_places_and_never_values() {
 }
 
 #[tokio::test]
+async fn scan_a_folder_scans_the_tool_files_in_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let tools = dir.path().join("tools");
+    std::fs::create_dir(&tools).unwrap();
+    let tool = |prompt: &str| {
+        serde_json::json!({"model_prompt": prompt, "metadata": {"prompt_name": "T"}}).to_string()
+    };
+    std::fs::write(tools.join("leaky.json"), tool(&format!("Write to {MAIL}"))).unwrap();
+    std::fs::write(tools.join("clean.json"), tool("Write a haiku")).unwrap();
+    // Not a tool file: left out, as `check` leaves it out.
+    std::fs::write(tools.join("notes.txt"), MAIL).unwrap();
+    let folder = tools.to_str().unwrap();
+    let output = llmtool(&["scan", folder], dir.path(), None).await;
+    assert_eq!(output.status.code(), Some(1));
+    let shown = text(&output.stdout);
+    assert!(shown.contains("leaky.json:1:") && shown.contains("in model_prompt"), "{shown}");
+    assert!(!shown.contains("notes.txt") && shown.ends_with("found in 2 files\n"), "{shown}");
+    let json = llmtool(&["scan", folder, "--format", "json"], dir.path(), None).await;
+    let report: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(report.as_array().unwrap().len(), 2, "{report}");
+}
+
+#[tokio::test]
 async fn scan_places_values_in_a_tool_file_across_escapes() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("reply.json");

@@ -4,7 +4,7 @@ mod args;
 
 pub(crate) use args::ProvidersArgs;
 
-use comfy_table::{ContentArrangement, Table, presets};
+use comfy_table::{ColumnConstraint, ContentArrangement, Table, presets};
 
 use crate::commands::run::RunFormat;
 use crate::outcome::Outcome;
@@ -22,6 +22,10 @@ pub(crate) fn run(args: &ProvidersArgs) -> anyhow::Result<Outcome> {
                 .set_content_arrangement(ContentArrangement::Dynamic)
                 .set_width(110)
                 .set_header(["provider", "ready", "api", "base url", "key from"]);
+            // A URL is never broken mid-word: the other columns give way.
+            if let Some(column) = table.column_mut(3) {
+                column.set_constraint(ColumnConstraint::ContentWidth);
+            }
             for status in &statuses {
                 table.add_row([
                     status.name.clone(),

@@ -17,6 +17,8 @@ use serde::Serialize;
 
 use crate::outcome::Outcome;
 
+use llmtool_runtime::files;
+
 use crate::{io, settings};
 
 /// One finding as `scan` reports it.
@@ -41,8 +43,71 @@ struct Found {
 }
 
 pub(crate) fn run(args: &ScanArgs) -> anyhow::Result<Outcome> {
-    let name = io::display_name(&args.file);
-    let bytes = io::read_input(&args.file)?;
+    let providers = settings::load_providers(args.config.as_deref())?;
+    let scanner = Scanner::new(&providers.config.dlp)
+        .map_err(|error| anyhow::anyhow!("in the `[dlp]` table of the config file: {error}"))?;
+    // A folder is scanned for the tool files in it, as `check` finds them.
+    let folder = args.files.iter().any(|path| path.is_dir());
+    let files = if folder {
+        io::collect_matching(&args.files, files::is_tool_file)?
+    } else {
+        args.files.clone()
+    };
+    let mut results = Vec::with_capacity(files.len());
+    for file in &files {
+        results.push(scan_file(&scanner, file)?);
+    }
+    let total: usize = results.iter().map(|(_, found)| found.len()).sum();
+    match args.format {
+        ScanFormat::Json => {
+            let shown: Vec<serde_json::Value> = results
+                .iter()
+                .map(|(name, found)| serde_json::json!({ "file": name, "findings": found }))
+                .collect();
+            // One file named: its object; a folder or several files: a list of them.
+            let shown = match shown.as_slice() {
+                [one] if !folder && args.files.len() == 1 => one.clone(),
+                _ => serde_json::Value::Array(shown),
+            };
+            io::write_stdout((serde_json::to_string_pretty(&shown)? + "\n").as_bytes())?;
+        }
+        ScanFormat::Human => {
+            let mut out = String::new();
+            for (name, found) in &results {
+                for f in found {
+                    let field =
+                        f.field.as_ref().map(|field| format!(" in {field}")).unwrap_or_default();
+                    let rule =
+                        if f.rule == f.kind { String::new() } else { format!(", rule {}", f.rule) };
+                    out.push_str(&format!(
+                        "{name}:{}:{}: {}{field} ({} confidence{rule})\n",
+                        f.line,
+                        f.column,
+                        f.describe,
+                        confidence_name(f.confidence),
+                    ));
+                }
+            }
+            let files_part = if results.len() == 1 {
+                String::new()
+            } else {
+                format!(" in {} files", results.len())
+            };
+            out.push_str(&match total {
+                0 => format!("nothing sensitive found{files_part}\n"),
+                1 => format!("1 sensitive value found{files_part}\n"),
+                n => format!("{n} sensitive values found{files_part}\n"),
+            });
+            io::write_stdout(out.as_bytes())?;
+        }
+    }
+    Ok(if total == 0 { Outcome::Ok } else { Outcome::Problems })
+}
+
+/// The findings of one file: its name as shown, and what was found.
+fn scan_file(scanner: &Scanner, file: &Path) -> anyhow::Result<(String, Vec<Found>)> {
+    let name = io::display_name(file);
+    let bytes = io::read_input(file)?;
     // As grep and git judge it: a NUL byte means a binary file, whose "findings" would be
     // noise (and whose places mean nothing to a reader).
     if bytes.contains(&0) {
@@ -51,14 +116,11 @@ pub(crate) fn run(args: &ScanArgs) -> anyhow::Result<Outcome> {
         );
     }
     let text = String::from_utf8_lossy(&bytes);
-    let providers = settings::load_providers(args.config.as_deref())?;
-    let scanner = Scanner::new(&providers.config.dlp)
-        .map_err(|error| anyhow::anyhow!("in the `[dlp]` table of the config file: {error}"))?;
     let lines = Lines::new(&text);
-    let found = match tool_fields(&args.file, &text) {
+    let found = match tool_fields(file, &text) {
         Some(fields) => fields
             .into_iter()
-            .flat_map(|field| scan_field(&scanner, &text, &lines, &field))
+            .flat_map(|field| scan_field(scanner, &text, &lines, &field))
             .collect(),
         None => scanner
             .scan(&text)
@@ -66,36 +128,7 @@ pub(crate) fn run(args: &ScanArgs) -> anyhow::Result<Outcome> {
             .map(|f| found(&lines, f, Span::new(f.span.start, f.span.end), None))
             .collect::<Vec<_>>(),
     };
-    match args.format {
-        ScanFormat::Json => {
-            let shown = serde_json::json!({ "file": name, "findings": found });
-            io::write_stdout((serde_json::to_string_pretty(&shown)? + "\n").as_bytes())?;
-        }
-        ScanFormat::Human => {
-            let mut out = String::new();
-            for f in &found {
-                let field =
-                    f.field.as_ref().map(|field| format!(" in {field}")).unwrap_or_default();
-                let rule =
-                    if f.rule == f.kind { String::new() } else { format!(", rule {}", f.rule) };
-                out.push_str(&format!(
-                    "{name}:{}:{}: {}{field} ({} confidence{rule})\n",
-                    f.line,
-                    f.column,
-                    f.describe,
-                    confidence_name(f.confidence),
-                ));
-            }
-            let count = found.len();
-            out.push_str(&match count {
-                0 => "nothing sensitive found\n".to_owned(),
-                1 => "1 sensitive value found\n".to_owned(),
-                n => format!("{n} sensitive values found\n"),
-            });
-            io::write_stdout(out.as_bytes())?;
-        }
-    }
-    Ok(if found.is_empty() { Outcome::Ok } else { Outcome::Problems })
+    Ok((name, found))
 }
 
 fn confidence_name(confidence: Confidence) -> &'static str {

@@ -52,6 +52,11 @@ fn summary(tool: &Tool, template: &ToolTemplate) -> String {
     }
     variables(&mut out, template, tool.declares_variables());
     parameters(&mut out, &meta);
+    // The prompt last, whole and indented, as the model is sent it (placeholders unfilled).
+    let _ = writeln!(out, "\nPrompt");
+    for line in tool.prompt().lines() {
+        let _ = writeln!(out, "  {line}");
+    }
     out
 }
 
