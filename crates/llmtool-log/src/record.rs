@@ -54,6 +54,10 @@ pub struct Record {
     pub tool_hash: String,
     /// The values, or `None` when only their hash is kept.
     pub variables: Option<serde_json::Value>,
+    /// The prompt as it was sent, or `None` when only the values' hash is kept (it holds
+    /// them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
     /// SHA-256 of the values' JSON, in hex.
     pub variables_hash: String,
     pub provider: String,

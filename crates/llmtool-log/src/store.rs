@@ -128,8 +128,8 @@ impl RunLog {
             "INSERT INTO runs (started_at, origin, tool_path, tool_name, tool_hash, variables,
                 variables_hash, provider, model, input_tokens, cached_input_tokens,
                 cache_write_tokens, output_tokens, reasoning_tokens, cost_usd, price_entry,
-                latency_ms, first_token_ms, repairs, outcome, error, answer, redactions)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                latency_ms, first_token_ms, repairs, outcome, error, answer, redactions, prompt)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         )
         .bind(&record.started_at)
         .bind(&record.origin)
@@ -154,6 +154,7 @@ impl RunLog {
         .bind(&record.error)
         .bind(&record.answer)
         .bind(redactions)
+        .bind(&record.prompt)
         .execute(&self.pool)
         .await
         .map_err(|e| self.error(e))?;
@@ -179,6 +180,16 @@ impl RunLog {
         .await
         .map_err(|e| self.error(e))?;
         rows.iter().map(|row| record(row).map_err(|e| self.error(e))).collect()
+    }
+
+    /// The run numbered `id`, if the log has it.
+    pub async fn get(&self, id: i64) -> Result<Option<Record>, LogError> {
+        let row = sqlx::query("SELECT * FROM runs WHERE id = ?1")
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(|e| self.error(e))?;
+        row.as_ref().map(record).transpose().map_err(|e| self.error(e))
     }
 
     /// The totals of the runs since `since` (RFC 3339), by tool, model or day, largest cost
@@ -235,6 +246,7 @@ fn record(row: &sqlx::sqlite::SqliteRow) -> Result<Record, sqlx::Error> {
         tool_name: row.try_get("tool_name")?,
         tool_hash: row.try_get("tool_hash")?,
         variables: variables.and_then(|text| serde_json::Value::from_str(&text).ok()),
+        prompt: row.try_get("prompt")?,
         variables_hash: row.try_get("variables_hash")?,
         provider: row.try_get("provider")?,
         model: row.try_get("model")?,

@@ -14,6 +14,7 @@ fn record(started_at: &str, tool: &str, model: &str, cost: Option<f64>) -> Recor
         tool_name: Some(tool.into()),
         tool_hash: "ab".repeat(32),
         variables: Some(serde_json::json!({ "topic": "tides" })),
+        prompt: Some("Teach me about tides.".into()),
         variables_hash: "cd".repeat(32),
         provider: "openai".into(),
         model: model.into(),

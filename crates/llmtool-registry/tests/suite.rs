@@ -260,6 +260,7 @@ fn run(slug: &str, model: &str, cost: Option<f64>, day: u8) -> llmtool_log::Reco
         tool_name: Some(slug.into()),
         tool_hash: "0".repeat(64),
         variables: Some(serde_json::json!({"topic": "tides"})),
+        prompt: None,
         variables_hash: "1".repeat(64),
         provider: "openai".into(),
         model: model.into(),

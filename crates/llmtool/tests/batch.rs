@@ -202,13 +202,18 @@ fn peak_memory(command: &mut Command) -> (u64, std::process::ExitStatus) {
     let mut child = command.stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
     let mut peak = 0;
     loop {
-        if let Ok(status) = std::fs::read_to_string(format!("/proc/{}/status", child.id()))
+        // Read only once the child is llmtool: between fork and exec it is a copy of this
+        // test, whose memory (the big cells it wrote) is not the batch's.
+        let status = std::fs::read_to_string(format!("/proc/{}/status", child.id()));
+        if let Ok(status) = status
+            && status.lines().next().is_some_and(|name| name.trim_end().ends_with("llmtool"))
             && let Some(line) = status.lines().find(|l| l.starts_with("VmHWM:"))
         {
             let kb: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
             peak = peak.max(kb * 1024);
         }
         if let Some(status) = child.try_wait().unwrap() {
+            assert!(peak > 0, "llmtool's memory was never read");
             return (peak, status);
         }
         std::thread::sleep(std::time::Duration::from_millis(5));

@@ -568,6 +568,38 @@ async fn every_run_is_logged_with_its_cost_and_listed_and_totalled() {
     let out = llmtool(&["usage", "--by", "day"], &[("LLMTOOL_DATA_DIR", data_dir)]).await;
     let table = text(&out.stdout);
     assert!(table.contains("cost per day") && table.contains('█'), "{table}");
+    // One run whole: its values and the prompt as sent; with only the hash kept, no prompt.
+    let id = first["id"].as_i64().unwrap().to_string();
+    let out = llmtool(&["logs", "show", &id], &[("LLMTOOL_DATA_DIR", data_dir)]).await;
+    let whole = text(&out.stdout);
+    assert!(
+        whole.contains("Prompt\n    Teach me about tides.")
+            && whole.contains("\"topic\": \"tides\""),
+        "{whole}"
+    );
+    assert_eq!(
+        first["prompt"].as_str().map(|p| p.starts_with("Teach me about tides.")),
+        Some(true)
+    );
+    assert!(hashed["prompt"].is_null(), "the prompt holds the values: {hashed}");
+    let out = llmtool(&["logs", "show", "999"], &[("LLMTOOL_DATA_DIR", data_dir)]).await;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("no run #999"), "{}", text(&out.stderr));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn logs_shows_the_start_of_a_long_answer_and_where_the_rest_is() {
+    let data = tempfile::tempdir().unwrap();
+    let long = (1..=20).fold(String::new(), |text, n| text + &format!("Line {n}.\n"));
+    let out = teach_on_mock(&long, data.path(), &[], &[]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let data_dir = data.path().to_str().unwrap();
+    let listed = text(&llmtool(&["logs"], &[("LLMTOOL_DATA_DIR", data_dir)]).await.stdout);
+    assert!(listed.contains("Line 6.") && !listed.contains("Line 7."), "{listed}");
+    assert!(listed.contains("… 14 more line(s): llmtool logs show 1"), "{listed}");
+    let whole =
+        text(&llmtool(&["logs", "show", "#1"], &[("LLMTOOL_DATA_DIR", data_dir)]).await.stdout);
+    assert!(whole.contains("Line 20."), "{whole}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -7,6 +7,7 @@ pub(crate) use args::{ConvertArgs, ExportArgs, ImportArgs, OutputArgs};
 
 use std::path::Path;
 
+use llmtool_core::Diagnostic;
 use llmtool_core::convert::semantic_kernel;
 use llmtool_core::convert::{
     self, Converted, ElispOptions, Format, Source, WriteOptions, Written, naming,
@@ -33,7 +34,7 @@ pub(crate) fn export(args: &ExportArgs) -> anyhow::Result<Outcome> {
     let options = write_options(&args.output, args.name.clone());
     check_destination(args.to, &options, args.output.out.as_deref())?;
     let written = args.to.write_tool(&document, &options)?;
-    super::render::print_problems(&name, &document.text, &written.diagnostics);
+    print_written(&name, &document.text, &written.diagnostics, args.to);
     emit(&written.value, args.output.out.as_deref())?;
     Ok(Outcome::Ok)
 }
@@ -138,7 +139,7 @@ pub(crate) fn convert(args: &ConvertArgs) -> anyhow::Result<Outcome> {
             args.to.write_tool(&llmtool_core::Document::from_text(text), &options)?
         }
     };
-    super::render::print_problems(&name, "", &written.diagnostics);
+    print_written(&name, "", &written.diagnostics, args.to);
     emit(&written.value, args.output.out.as_deref())?;
     Ok(Outcome::Ok)
 }
@@ -202,6 +203,32 @@ fn emit(written: &Written, out: Option<&Path>) -> anyhow::Result<()> {
         None => io::write_stdout(text.as_bytes()),
     }
 }
+
+/// The problems of writing `name` as `target`: the fields the target has no place for in one
+/// line (each is a whole field, so its snippet says nothing the name does not), the rest in
+/// full.
+fn print_written(name: &str, text: &str, diagnostics: &[Diagnostic], target: Format) {
+    let (dropped, rest): (Vec<&Diagnostic>, Vec<&Diagnostic>) =
+        diagnostics.iter().partition(|d| d.code() == "LT701" && d.message.ends_with(NOT_CARRIED));
+    let rest: Vec<Diagnostic> = rest.into_iter().cloned().collect();
+    super::render::print_problems(name, text, &rest);
+    match dropped.as_slice() {
+        [] => {}
+        [one] => super::render::print_problems(name, text, &[(*one).clone()]),
+        several => {
+            let fields: Vec<&str> =
+                several.iter().map(|d| d.message.trim_end_matches(NOT_CARRIED).trim()).collect();
+            eprintln!(
+                "warning[LT701]: {name}: {} has no place for {}",
+                target.name(),
+                fields.join(", ")
+            );
+        }
+    }
+}
+
+/// How LT701 ends when a whole field has no place in the target.
+const NOT_CARRIED: &str = "is not carried by this target";
 
 fn write_file(path: &Path, text: &str) -> anyhow::Result<()> {
     io::write_atomically(path, text.as_bytes())?;

@@ -2,7 +2,7 @@
 
 mod args;
 
-pub(crate) use args::{LogsArgs, UsageArgs, UsageBy};
+pub(crate) use args::{LogsAction, LogsArgs, UsageArgs, UsageBy};
 
 use std::fmt::Write as _;
 
@@ -27,6 +27,9 @@ pub(crate) fn say_runs_not_logged(runtime: &llmtool_runtime::Runtime) {
 }
 
 pub(crate) fn logs(args: &LogsArgs) -> anyhow::Result<Outcome> {
+    if let Some(LogsAction::Show { id, format }) = &args.action {
+        return show(id, *format);
+    }
     let since = args.since.as_deref().map(since).transpose()?;
     let filter = Filter {
         limit: args.count,
@@ -115,8 +118,80 @@ fn since(text: &str) -> anyhow::Result<String> {
         .map_err(|error| anyhow::anyhow!("`--since {}`: {error}", text.trim()))
 }
 
-/// One run, for the terminal: a heading line, then the answer.
+/// How many lines of an answer `logs` shows, and how many characters of each.
+const SHOWN_LINES: usize = 6;
+const SHOWN_WIDTH: usize = 200;
+
+/// `logs show ID`: one run whole.
+fn show(id: &str, format: ReportFormat) -> anyhow::Result<Outcome> {
+    let number: i64 =
+        id.trim().trim_start_matches('#').parse().map_err(|_| {
+            anyhow::anyhow!("`{id}` is not a run's number (`llmtool logs` lists them)")
+        })?;
+    let run = with_log(|log| async move { log.get(number).await })?.flatten();
+    let Some(run) = run else {
+        anyhow::bail!("the run log has no run #{number} (`llmtool logs` lists the runs)");
+    };
+    let text = match format {
+        ReportFormat::Json => serde_json::to_string_pretty(&run)? + "\n",
+        ReportFormat::Text => whole(&run),
+    };
+    io::write_stdout(text.as_bytes())?;
+    Ok(Outcome::Ok)
+}
+
+/// One run whole, for the terminal.
+fn whole(run: &Record) -> String {
+    let mut text = heading(run);
+    let mut part = |title: &str, body: &str| {
+        let _ = writeln!(text, "\n{title}");
+        for line in body.lines() {
+            let _ = writeln!(text, "    {line}");
+        }
+    };
+    part("Tool", &format!("{} ({})", run.tool_path.as_deref().unwrap_or("-"), run.tool_hash));
+    match &run.variables {
+        Some(values) => part("Values", &serde_json::to_string_pretty(values).unwrap_or_default()),
+        None => part("Values", &format!("(only their hash is kept: {})", run.variables_hash)),
+    }
+    part("Prompt", run.prompt.as_deref().unwrap_or("(not kept)"));
+    if let Some(error) = &run.error {
+        part("Error", error);
+    }
+    if let Some(answer) = &run.answer {
+        part("Answer", answer);
+    }
+    text
+}
+
+/// One run, for the terminal: a heading line, then the start of the answer.
 fn shown(run: &Record) -> String {
+    let mut text = heading(run);
+    let lines: Vec<&str> =
+        run.error.iter().chain(run.answer.iter()).flat_map(|t| t.lines()).collect();
+    for line in lines.iter().take(SHOWN_LINES) {
+        match line.char_indices().nth(SHOWN_WIDTH) {
+            Some((cut, _)) => {
+                let _ = writeln!(text, "    {}…", &line[..cut]);
+            }
+            None => {
+                let _ = writeln!(text, "    {line}");
+            }
+        }
+    }
+    if lines.len() > SHOWN_LINES {
+        let _ = writeln!(
+            text,
+            "    … {} more line(s): llmtool logs show {}",
+            lines.len() - SHOWN_LINES,
+            run.id.unwrap_or_default()
+        );
+    }
+    text
+}
+
+/// A run's heading line: id, time, origin, tool, model, outcome, tokens, cost, latency.
+fn heading(run: &Record) -> String {
     let tool = run.tool_name.as_deref().or(run.tool_path.as_deref()).unwrap_or("?");
     let tokens = match (run.input_tokens, run.output_tokens) {
         (Some(input), Some(output)) => {
@@ -139,9 +214,6 @@ fn shown(run: &Record) -> String {
         let _ = write!(text, "  {} ms", thousands(latency));
     }
     text.push('\n');
-    for line in run.error.iter().chain(run.answer.iter()).flat_map(|t| t.lines()) {
-        let _ = writeln!(text, "    {line}");
-    }
     text
 }
 

@@ -1,16 +1,19 @@
 //! The arguments of `llmtool logs` and `llmtool usage`.
 
-use clap::{Args, ValueEnum};
+use clap::{Args, Subcommand, ValueEnum};
 
 use crate::cli::ReportFormat;
 use crate::commands::library::RegistryArgs;
 
-/// List recent runs from the run log, newest first.
+/// List recent runs from the run log, newest first; `logs show ID` shows one run whole.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  llmtool logs                       # the last 10 runs\n  llmtool logs -n 50 --tool teach-me-anything\n  llmtool logs --model openai/gpt-4o --since 7d --format json\n  llmtool logs --origin batch        # the rows a batch sent\n\nEvery run of `run`, `mcp`, `batch` and `test` is logged in $XDG_DATA_HOME/llmtool/runs.db\n(see docs/usage.md): a test's answers read from its cache are not runs and are not logged.\nLLMTOOL_NO_LOG=1 turns logging off; `--no-log-values` keeps only a hash of the values."
+    args_conflicts_with_subcommands = true,
+    after_help = "Examples:\n  llmtool logs                       # the last 10 runs\n  llmtool logs -n 50 --tool teach-me-anything\n  llmtool logs --model openai/gpt-4o --since 7d --format json\n  llmtool logs --origin batch        # the rows a batch sent\n  llmtool logs show 42               # one run whole: its values, prompt and answer\n\nEvery run of `run`, `mcp`, `batch` and `test` is logged in $XDG_DATA_HOME/llmtool/runs.db\n(see docs/usage.md): a test's answers read from its cache are not runs and are not logged.\nLLMTOOL_NO_LOG=1 turns logging off; `--no-log-values` keeps only a hash of the values."
 )]
 pub(crate) struct LogsArgs {
+    #[command(subcommand)]
+    pub(crate) action: Option<LogsAction>,
     /// How many runs.
     #[arg(short = 'n', long = "count", default_value_t = 10, value_name = "N")]
     pub(crate) count: u32,
@@ -29,6 +32,20 @@ pub(crate) struct LogsArgs {
     pub(crate) since: Option<String>,
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     pub(crate) format: ReportFormat,
+}
+
+/// What `logs` does besides listing.
+#[derive(Debug, Subcommand)]
+pub(crate) enum LogsAction {
+    /// Show one run whole: what ran it, the tool, the values, the prompt as sent, the model,
+    /// the tokens and cost, and the answer (or the error).
+    Show {
+        /// The run's number, as `llmtool logs` lists it (`#42` or `42`).
+        #[arg(value_name = "ID")]
+        id: String,
+        #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+        format: ReportFormat,
+    },
 }
 
 /// What `usage` totals by.
