@@ -199,3 +199,29 @@ pub(crate) enum ReportFormat {
     /// For other programs.
     Json,
 }
+
+#[cfg(test)]
+mod help {
+    use clap::CommandFactory;
+
+    /// Every argument of every command, with the path of commands it is under, that has no
+    /// help text.
+    fn undocumented(command: &clap::Command, path: &str, found: &mut Vec<String>) {
+        for arg in command.get_arguments() {
+            let builtin = matches!(arg.get_id().as_str(), "help" | "version");
+            if !builtin && !arg.is_hide_set() && arg.get_help().is_none() {
+                found.push(format!("{path} {}", arg.get_id()));
+            }
+        }
+        for sub in command.get_subcommands() {
+            undocumented(sub, &format!("{path} {}", sub.get_name()), found);
+        }
+    }
+
+    #[test]
+    fn every_argument_says_what_it_is() {
+        let mut found = Vec::new();
+        undocumented(&super::Cli::command(), "llmtool", &mut found);
+        assert!(found.is_empty(), "arguments with no help text: {found:#?}");
+    }
+}

@@ -91,6 +91,7 @@ pub(crate) enum BatchAction {
         after_help = "Examples:\n  llmtool batch status labels.jsonl\n  llmtool batch status batch_abc123\n  llmtool batch status batch_abc123 --provider groq"
     )]
     Status {
+        /// A provider's batch id, or the OUT of a batch sent with `--via provider-batch`.
         #[arg(value_name = "ID")]
         id: String,
         #[command(flatten)]
@@ -102,6 +103,7 @@ pub(crate) enum BatchAction {
         after_help = "Examples:\n  llmtool batch cancel labels.jsonl\n  llmtool batch cancel msgbatch_abc123"
     )]
     Cancel {
+        /// A provider's batch id, or the OUT of a batch sent with `--via provider-batch`.
         #[arg(value_name = "ID")]
         id: String,
         #[command(flatten)]

@@ -19,6 +19,7 @@ pub(crate) struct CheckArgs {
     /// Treat warnings as errors (for CI and for publishing).
     #[arg(long)]
     pub(crate) strict: bool,
+    /// How the diagnostics are printed.
     #[arg(long, value_enum, default_value_t = DiagnosticFormat::Human)]
     pub(crate) format: DiagnosticFormat,
     /// Not a flag of `check`, which changes no file: `llmtool fmt --fix` applies the fixes.

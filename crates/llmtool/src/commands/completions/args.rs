@@ -8,5 +8,6 @@ use clap::Args;
     after_help = "Example:\n  llmtool completions bash > ~/.local/share/bash-completion/completions/llmtool"
 )]
 pub(crate) struct CompletionsArgs {
+    /// The shell to complete in.
     pub(crate) shell: clap_complete::Shell,
 }

@@ -49,6 +49,7 @@ pub(crate) struct ExportArgs {
     /// The tool file, or `-` for standard input.
     #[arg(value_name = "TOOL")]
     pub(crate) tool: PathBuf,
+    /// The format to write (see docs/convert.md).
     #[arg(long, value_name = "TARGET", value_parser = tool_format())]
     pub(crate) to: Format,
     /// The tool's name in the target (default: made from `prompt_name`).
@@ -92,6 +93,7 @@ pub(crate) struct ConvertArgs {
     /// Its format (detected when not given).
     #[arg(long, value_name = "SOURCE", value_parser = tool_format())]
     pub(crate) from: Option<Format>,
+    /// The format to write (see docs/convert.md).
     #[arg(long, value_name = "TARGET", value_parser = tool_format())]
     pub(crate) to: Format,
     /// For a file of several tools: the one to convert, by its name.

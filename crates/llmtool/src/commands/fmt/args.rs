@@ -10,6 +10,7 @@ use clap::Args;
     after_help = "Examples:\n  llmtool fmt tool.json\n  llmtool fmt --fix tool.json     # also repair trailing/missing commas, comments, ...\n  llmtool fmt --check examples/   # exit 1 if any file would change\n  llmtool fmt - < in.json > out.json"
 )]
 pub(crate) struct FmtArgs {
+    /// Tool files, and folders searched for them; `-` reads standard input.
     #[arg(required = true, value_name = "PATH")]
     pub(crate) paths: Vec<PathBuf>,
     /// Write nothing; exit 1 if any file is not canonical.

@@ -53,10 +53,13 @@ pub(crate) struct SearchArgs {
     /// Words that must all match (prefixes); none lists every tool.
     #[arg(value_name = "QUERY")]
     pub(crate) query: Option<String>,
+    /// Only the tools with this tag.
     #[arg(long)]
     pub(crate) tag: Option<String>,
+    /// The most tools listed.
     #[arg(long, default_value_t = 20, value_name = "N")]
     pub(crate) limit: u32,
+    /// How the results are printed.
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     pub(crate) format: ReportFormat,
     #[command(flatten)]
@@ -69,6 +72,7 @@ pub(crate) struct SearchArgs {
     after_help = "Examples:\n  llmtool pull teach-me-anything > teach.json\n  llmtool pull summarize:production -o summarize.json\n  llmtool run registry:summarize:production --var text=...   # run it straight from the library\n\nPulled versions are cached in the data directory: when the library cannot be reached, the\ncached version is used, with a warning."
 )]
 pub(crate) struct PullArgs {
+    /// The tool: SLUG (its latest version), SLUG@VERSION or SLUG:LABEL.
     #[arg(value_name = "SLUG[@VERSION|:LABEL]")]
     pub(crate) reference: String,
     /// Write the tool file here instead of standard output.

@@ -30,6 +30,7 @@ pub(crate) struct LogsArgs {
     /// from now (30m, 24h, 7d).
     #[arg(long, value_name = "WHEN")]
     pub(crate) since: Option<String>,
+    /// How the runs are printed.
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     pub(crate) format: ReportFormat,
 }
@@ -43,6 +44,7 @@ pub(crate) enum LogsAction {
         /// The run's number, as `llmtool logs` lists it (`#42` or `42`).
         #[arg(value_name = "ID")]
         id: String,
+        /// How the run is printed.
         #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
         format: ReportFormat,
     },
@@ -79,11 +81,13 @@ impl UsageBy {
     after_help = "Examples:\n  llmtool usage                      # by model, every run logged on this machine\n  llmtool usage --by tool --since 30d\n  llmtool usage --by origin          # run, mcp, batch, test\n  llmtool usage --library --by origin   # the team library's runs: server, studio, mcp\n\nThe run log has every run of this machine's commands (run, mcp, batch, test). Runs made\nthrough a team library (its API, its studio, its MCP endpoint) are kept in the library,\nwith who ran them: --library totals those (a viewer's token, from LLMTOOL_TOKEN)."
 )]
 pub(crate) struct UsageArgs {
+    /// What the totals are by.
     #[arg(long, value_enum, default_value_t = UsageBy::Model)]
     pub(crate) by: UsageBy,
     /// Only the runs since a date, a time or a span back from now (as `logs --since`).
     #[arg(long, value_name = "WHEN")]
     pub(crate) since: Option<String>,
+    /// How the totals are printed.
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     pub(crate) format: ReportFormat,
     /// Total the runs kept by the tool library (`llmtool serve`) instead of this machine's.

@@ -10,6 +10,7 @@ use crate::commands::run::RunFormat;
 #[derive(Debug, Args)]
 #[command(after_help = "Example:\n  llmtool providers\n  llmtool providers --format json")]
 pub(crate) struct ProvidersArgs {
+    /// How the list is printed.
     #[arg(long, value_enum, default_value_t = RunFormat::Text)]
     pub(crate) format: RunFormat,
     /// The configuration file (default: `$XDG_CONFIG_HOME/llmtool/config.toml`).

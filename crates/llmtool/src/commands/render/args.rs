@@ -26,6 +26,7 @@ pub(crate) struct RenderArgs {
     pub(crate) tool: PathBuf,
     #[command(flatten)]
     pub(crate) variables: VariableArgs,
+    /// How the prompt is printed.
     #[arg(long, value_enum, default_value_t = RenderFormat::Text)]
     pub(crate) format: RenderFormat,
 }

@@ -39,6 +39,7 @@ pub(crate) struct RunArgs {
     /// Keep only a hash of the values in the run log, not the values (see `llmtool logs`).
     #[arg(long)]
     pub(crate) no_log_values: bool,
+    /// How the answer is printed.
     #[arg(long, value_enum, default_value_t = RunFormat::Text)]
     pub(crate) format: RunFormat,
     /// Wait for the whole answer instead of streaming it.

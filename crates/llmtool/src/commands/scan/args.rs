@@ -17,6 +17,7 @@ pub(crate) struct ScanArgs {
     /// them), or `-` for standard input.
     #[arg(value_name = "PATH", default_value = "-")]
     pub(crate) files: Vec<PathBuf>,
+    /// How the findings are printed.
     #[arg(long, value_enum, default_value_t = ScanFormat::Human)]
     pub(crate) format: ScanFormat,
     /// The configuration file (default: `$XDG_CONFIG_HOME/llmtool/config.toml`).

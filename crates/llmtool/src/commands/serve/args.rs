@@ -75,6 +75,7 @@ pub(crate) enum TokenCommand {
     Create {
         /// Who or what the token is for.
         name: String,
+        /// The token's role: what it may do.
         #[arg(long, value_enum, default_value_t = TokenRole::Viewer)]
         role: TokenRole,
         #[command(flatten)]
@@ -84,11 +85,13 @@ pub(crate) enum TokenCommand {
     List {
         #[command(flatten)]
         library: LibraryArgs,
+        /// How the list is printed.
         #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
         format: ReportFormat,
     },
     /// Revoke a token: it stops working at once.
     Revoke {
+        /// The token's name, as `token list` shows it.
         name: String,
         #[command(flatten)]
         library: LibraryArgs,
