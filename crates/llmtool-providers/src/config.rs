@@ -36,6 +36,20 @@ pub struct Config {
     /// Data-loss prevention: the policy of runs, and what to look for (docs/dlp.md).
     #[serde(default)]
     pub dlp: llmtool_dlp::Config,
+    /// Which rules `llmtool check` reports.
+    #[serde(default)]
+    pub check: CheckConfig,
+}
+
+/// The `[check]` table: rules selected and ignored, as `check --select` and `--ignore` take
+/// them (a code, a prefix of codes, or a rule's name); the flags add to these.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckConfig {
+    #[serde(default)]
+    pub select: Vec<String>,
+    #[serde(default)]
+    pub ignore: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]

@@ -218,6 +218,21 @@ fn small_things_a_new_user_meets() {
         "{}",
         text(&out.stdout)
     );
+    // Rules can be left out, by flag or in the config; a name that is no rule is refused.
+    let dir = tempfile::tempdir().unwrap();
+    let undescribed = br#"{"model_prompt": "Hi {{x}}", "metadata": {"prompt_name": "t", "description": "d",
+        "model_version": ["m"], "timestamp": "2026-01-01T00:00:00Z", "variables": [{"name": "x", "type": "text"}]}}"#;
+    let strict = ["check", "--strict", "-"];
+    assert_eq!(llmtool(&strict, Some(undescribed)).status.code(), Some(1));
+    let ignored = llmtool(&[&strict[..], &["--ignore", "LT215"]].concat(), Some(undescribed));
+    assert_eq!(ignored.status.code(), Some(0), "{}", text(&ignored.stdout));
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "[check]\nignore = [\"missing-variable-description\"]\n").unwrap();
+    let configured = [&strict[..], &["--config", config.to_str().unwrap()]].concat();
+    assert_eq!(llmtool(&configured, Some(undescribed)).status.code(), Some(0));
+    let unknown = llmtool(&["check", "--ignore", "LT2155", "-"], Some(undescribed));
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(text(&unknown.stderr).contains("did you mean `LT215`?"), "{}", text(&unknown.stderr));
     // A mistyped command gets the one meant.
     let out = llmtool(&["chek"], None);
     assert!(

@@ -14,6 +14,11 @@ pub fn diagnostics_markdown() -> String {
          Every finding of `llmtool check` has a stable code. Errors make `check` fail; warnings fail\n\
          it under `--strict`; info is never a failure. A fix marked *safe* is applied by\n\
          `llmtool fmt --fix`; other fixes are shown as suggestions.\n\n\
+         `check --ignore RULE` leaves a rule out and `check --select RULE` keeps only the rules\n\
+         named, each by its code (`LT215`), a prefix of codes (`LT2`: every variable rule) or its\n\
+         name (`missing-variable-description`); the config file's `[check]` table does the same\n\
+         for every run (`ignore = [\"LT215\"]`, `select = [...]`), the flags adding to it. A\n\
+         problem that keeps a file from being read (LT0xx) is always reported.\n\n\
          | code | name | severity | summary |\n|---|---|---|---|\n",
     );
     for rule in ALL {

@@ -11,6 +11,7 @@ mod docs;
 pub mod metadata;
 pub mod output;
 pub mod parameters;
+pub mod selection;
 pub mod structure;
 pub mod variables;
 

@@ -11,6 +11,7 @@ use std::path::Path;
 use llmtool_core::Severity;
 use llmtool_core::diagnostic::Summary;
 use llmtool_core::report::{self, Source};
+use llmtool_core::rules::selection::Selection;
 use llmtool_runtime::{TestsFile, ToolFile, files};
 use rayon::prelude::*;
 
@@ -30,12 +31,19 @@ pub(crate) fn run(args: &CheckArgs) -> anyhow::Result<Outcome> {
         !args.fix,
         "`check` changes no file; `llmtool fmt --fix PATH` applies the safe fixes (and `fmt --check` says which files would change)"
     );
+    let config = crate::settings::load_providers(args.config.as_deref())?.config.check;
+    let chosen = |flags: &[String], configured: &[String]| [configured, flags].concat();
+    let selection = Selection::new(
+        &chosen(&args.select, &config.select),
+        &chosen(&args.ignore, &config.ignore),
+    )
+    .map_err(anyhow::Error::msg)?;
     // Test files are checked too, with their tool.
     let files =
         io::collect_matching(&args.paths, |p| files::is_tool_file(p) || files::is_test_file(p))?;
     let color = io::color_for(std::io::stdout().is_terminal());
     let results: Vec<anyhow::Result<FileResult>> =
-        files.par_iter().map(|path| check_file(path, args, color)).collect();
+        files.par_iter().map(|path| check_file(path, args, &selection, color)).collect();
 
     let mut total = Summary::default();
     let mut out = String::new();
@@ -72,11 +80,17 @@ pub(crate) fn run(args: &CheckArgs) -> anyhow::Result<Outcome> {
     Ok(if total.fails(false) { Outcome::Problems } else { Outcome::Ok })
 }
 
-fn check_file(path: &Path, args: &CheckArgs, color: bool) -> anyhow::Result<FileResult> {
+fn check_file(
+    path: &Path,
+    args: &CheckArgs,
+    selection: &Selection,
+    color: bool,
+) -> anyhow::Result<FileResult> {
     if files::is_test_file(path) {
-        return check_test_file(path, args, color);
+        return check_test_file(path, args, selection, color);
     }
     let mut file = ToolFile::from_bytes(io::display_name(path), io::read_input(path)?);
+    selection.apply(&mut file.document.diagnostics);
     if args.strict {
         file.document.make_strict();
     }
@@ -102,13 +116,19 @@ fn check_file(path: &Path, args: &CheckArgs, color: bool) -> anyhow::Result<File
 }
 
 /// A test file's problems, and its cases' against its tool.
-fn check_test_file(path: &Path, args: &CheckArgs, color: bool) -> anyhow::Result<FileResult> {
+fn check_test_file(
+    path: &Path,
+    args: &CheckArgs,
+    selection: &Selection,
+    color: bool,
+) -> anyhow::Result<FileResult> {
     let library = crate::registry::named()?;
     let file = TestsFile::load(path, io::max_file_bytes(), Some(&library))?;
     if let Some(note) = &file.note {
         eprintln!("warning: {note}");
     }
     let mut diagnostics = file.diagnostics.clone();
+    selection.apply(&mut diagnostics);
     if args.strict {
         for diagnostic in &mut diagnostics {
             if diagnostic.severity == Severity::Warning {
