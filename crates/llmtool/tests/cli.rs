@@ -233,6 +233,22 @@ fn small_things_a_new_user_meets() {
     let unknown = llmtool(&["check", "--ignore", "LT2155", "-"], Some(undescribed));
     assert_eq!(unknown.status.code(), Some(2));
     assert!(text(&unknown.stderr).contains("did you mean `LT215`?"), "{}", text(&unknown.stderr));
+    // `fmt --diff` shows what would change and writes nothing; `--fix` says what comment it drops.
+    let commented = dir.path().join("commented.json");
+    let original = "{\n  // the tone\n  \"model_prompt\": \"Hi\",\n}\n";
+    std::fs::write(&commented, original).unwrap();
+    let path = commented.to_str().unwrap();
+    let diffed = llmtool(&["fmt", "--fix", "--diff", path], None);
+    assert_eq!(diffed.status.code(), Some(1));
+    assert!(text(&diffed.stdout).contains("-  // the tone\n"), "{}", text(&diffed.stdout));
+    assert_eq!(std::fs::read_to_string(&commented).unwrap(), original, "a diff writes nothing");
+    let fixed = llmtool(&["fmt", "--fix", path], None);
+    assert_eq!(fixed.status.code(), Some(0));
+    assert!(
+        text(&fixed.stderr).contains(":2: removed the comment `// the tone`"),
+        "{}",
+        text(&fixed.stderr)
+    );
     // A mistyped command gets the one meant.
     let out = llmtool(&["chek"], None);
     assert!(
