@@ -27,8 +27,14 @@ pub struct LocalEngine {
     jobs: Sender<Job>,
     name: String,
     load_time: Duration,
-    /// `--seed`; else the tool's `seed` parameter; else a fixed default.
+    /// `--seed`; else the tool's `seed` parameter; else a new one each run.
     seed: Option<u64>,
+}
+
+/// The seed of a run: `--seed`, else the tool's `seed`, else a new one each run, as a provider
+/// samples, so that two runs above temperature 0 may differ and a given seed repeats them.
+fn seed_of(given: Option<u64>, tool: Option<u64>) -> u64 {
+    given.or(tool).unwrap_or_else(|| fastrand::u64(..))
 }
 
 impl LocalEngine {
@@ -49,14 +55,13 @@ impl LocalEngine {
     /// What `request` asks of the model: its messages and how to generate.
     pub fn options(&self, request: &ChatRequest) -> (Vec<ChatMessage>, GenerateOptions) {
         let params = &request.params;
-        let seed =
-            self.seed.or_else(|| params.extra.get("seed").and_then(serde_json::Value::as_u64));
+        let seed = seed_of(self.seed, params.extra.get("seed").and_then(serde_json::Value::as_u64));
         let sampling = Sampling {
             temperature: params.temperature.unwrap_or(DEFAULT_TEMPERATURE),
             top_p: params.top_p.unwrap_or(1.0),
             frequency_penalty: params.frequency_penalty.unwrap_or(0.0) as f32,
             presence_penalty: params.presence_penalty.unwrap_or(0.0) as f32,
-            seed: seed.unwrap_or(Sampling::default().seed),
+            seed,
         };
         let grammar = match &request.constraint {
             Constraint::OneOf(values) => Some(Grammar::one_of(values)),
@@ -143,4 +148,16 @@ fn peak_memory() -> Option<u64> {
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib * 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_run_without_a_seed_draws_one_and_a_given_seed_wins() {
+        assert_eq!(super::seed_of(Some(7), Some(9)), 7);
+        assert_eq!(super::seed_of(None, Some(9)), 9);
+        let drawn: std::collections::HashSet<u64> =
+            (0..8).map(|_| super::seed_of(None, None)).collect();
+        assert!(drawn.len() > 1, "every run the same seed: {drawn:?}");
+    }
 }
