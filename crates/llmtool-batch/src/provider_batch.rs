@@ -247,6 +247,7 @@ impl Session<'_> {
         let keys: Vec<&str> = rows.iter().map(|row| row.key.as_str()).collect();
         let done_before = self.journal.outcomes(&keys).await?;
         let mut entries = Vec::with_capacity(rows.len());
+        let mut answered = Vec::new();
         for row in rows {
             let answer = answers.remove(&row.custom_id).unwrap_or_else(|| {
                 let why = status.error.as_deref().map(|e| format!(": {e}")).unwrap_or_default();
@@ -257,7 +258,7 @@ impl Session<'_> {
             });
             let report = answer.map(|answer| self.sample.batch_report(&answer));
             if let Ok(report) = &report {
-                self.keep(&row, report).await;
+                answered.push((row.row_index, report.clone()));
             }
             let entry = self.entry(&row, report, done_before.contains_key(&row.key));
             output.append(&entry.record).map_err(|e| self.batch.output_error(e))?;
@@ -267,17 +268,22 @@ impl Session<'_> {
         }
         let length = output.sync().map_err(|e| self.batch.output_error(e))?;
         self.journal.collect(label, &entries, self.pass, length).await?;
+        // Logged once the batch is marked collected: a run stopped before that collects it
+        // again, and its rows must not be counted twice.
+        for (row_index, report) in &answered {
+            self.keep(*row_index, report).await;
+        }
         Ok(())
     }
 
     /// Keeps the run of answered `row` in the run log with every other run. Its values stay
     /// in the dataset: the journal keeps only the row's record, so the log has its row number.
-    async fn keep(&self, row: &SubmittedRow, report: &RunReport) {
+    async fn keep(&self, row_index: u64, report: &RunReport) {
         let subject = Subject::with_values(
             "batch",
             self.batch.tool_path.clone(),
             &self.batch.tool,
-            serde_json::json!({ "row": row.row_index }),
+            serde_json::json!({ "row": row_index }),
         );
         let started = jiff::Timestamp::now();
         self.runtime.keep(&subject, &self.sample, started, Ended::Report(report)).await;

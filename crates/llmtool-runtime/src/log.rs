@@ -207,8 +207,10 @@ impl crate::Runtime {
             // As given, but for a key pasted into a value (as everywhere llmtool prints).
             variables: (policy == LogPolicy::On && !blocked)
                 .then(|| masked(&subject.values, &redact)),
-            // The prompt holds the values: kept only where they are.
-            prompt: (policy == LogPolicy::On && !blocked).then(|| redact(&request.first_message())),
+            // The prompt holds the values: kept only where they are. A request made without its
+            // prompt (a row answered by a provider's batch engine, collected later) has none.
+            prompt: (policy == LogPolicy::On && !blocked && !request.prompt.is_empty())
+                .then(|| redact(&request.first_message())),
             variables_hash: hash(&values_text),
             provider: target.endpoint.provider.clone(),
             model: target.model.clone(),

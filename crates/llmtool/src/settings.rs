@@ -43,6 +43,10 @@ pub(crate) fn load_providers(config: Option<&Path>) -> anyhow::Result<Providers>
         }
         _ => Config::default(),
     };
+    // A saved library token is hidden like a key, from the moment the file is read.
+    if let Some(token) = &config.registry_token {
+        crate::secrets::add(token);
+    }
     let providers = Providers::new(config, Env::from_process());
     crate::secrets::learn(&providers);
     Ok(providers)

@@ -156,6 +156,14 @@ async fn each_provider_answers_every_row_once_at_the_batch_price() {
         assert_eq!(creates(&mock), 1, "{provider}: {stderr}");
         assert!(stderr.contains("5 already done"), "{stderr}");
         assert_eq!(outcomes(dir.path()), expected());
+        let again = Command::new(env!("CARGO_BIN_EXE_llmtool"))
+            .args(["logs", "--origin", "batch", "--format", "json"])
+            .env("LLMTOOL_DATA_DIR", dir.path().join("data"))
+            .output()
+            .unwrap();
+        let again: Value = serde_json::from_slice(&again.stdout).unwrap();
+        assert_eq!(again.as_array().unwrap().len(), 4, "{provider}: each row logged once");
+        assert!(again[0]["prompt"].is_null(), "no prompt is made up for a collected row");
     }
 }
 

@@ -48,7 +48,8 @@ impl Selection {
 /// Whether `pattern` (a code, a prefix of codes, or a name) names `rule`.
 fn matches(pattern: &str, rule: &Rule) -> bool {
     let pattern = pattern.trim();
-    let is_code = pattern.len() >= 3 && pattern[..2].eq_ignore_ascii_case("LT");
+    let is_code =
+        pattern.len() >= 3 && pattern.get(..2).is_some_and(|lt| lt.eq_ignore_ascii_case("LT"));
     if is_code {
         return rule.code.len() >= pattern.len()
             && rule.code[..pattern.len()].eq_ignore_ascii_case(pattern);
@@ -88,6 +89,10 @@ mod tests {
     fn a_pattern_that_names_no_rule_is_refused_with_the_nearest() {
         let error = Selection::new(&[], &["LT2155".into()]).unwrap_err();
         assert!(error.contains("`LT2155` names no rule"), "{error}");
+        // Any text, whatever its script, is read without a panic.
+        for odd in ["€", "Lé", "€€€", "ＬＴ２"] {
+            assert!(Selection::new(&[odd.into()], &[]).is_err(), "{odd}");
+        }
         let error = Selection::new(&[], &["unused-variabel".into()]).unwrap_err();
         assert!(error.contains("did you mean `unused-variable`?"), "{error}");
     }

@@ -43,7 +43,7 @@ pub(crate) fn login(args: &LoginArgs) -> anyhow::Result<Outcome> {
             eprintln!("{url} answers without a token");
         }
     }
-    let path = config_path(args.config.as_deref())?;
+    let path = config_path()?;
     edit_config(&path, |config| {
         config["registry"] = toml_edit::value(url);
         match &token {
@@ -55,8 +55,8 @@ pub(crate) fn login(args: &LoginArgs) -> anyhow::Result<Outcome> {
     Ok(Outcome::Ok)
 }
 
-pub(crate) fn logout(args: &LogoutArgs) -> anyhow::Result<Outcome> {
-    let path = config_path(args.config.as_deref())?;
+pub(crate) fn logout(_args: &LogoutArgs) -> anyhow::Result<Outcome> {
+    let path = config_path()?;
     if !path.exists() {
         eprintln!("no token is saved: {} does not exist", path.display());
         return Ok(Outcome::Ok);
@@ -99,12 +99,12 @@ fn read_token(url: &str) -> anyhow::Result<String> {
     Ok(token.to_owned())
 }
 
-/// `--config`, else the default config file.
-fn config_path(given: Option<&Path>) -> anyhow::Result<PathBuf> {
-    match given {
-        Some(path) => Ok(path.to_path_buf()),
+/// The config file the library commands read: `LLMTOOL_CONFIG`, else the default one.
+fn config_path() -> anyhow::Result<PathBuf> {
+    match registry::config_file() {
+        Some(path) => Ok(path),
         None => settings::default_config_path().context(
-            "cannot tell where the config file is: set HOME or XDG_CONFIG_HOME, or pass --config",
+            "cannot tell where the config file is: set HOME, XDG_CONFIG_HOME or LLMTOOL_CONFIG",
         ),
     }
 }
@@ -127,14 +127,37 @@ fn edit_config(
     change(&mut config);
     let text = config.to_string();
     Config::parse(&text).with_context(|| format!("`{shown}` would not read afterwards"))?;
-    if let Some(folder) = path.parent().filter(|folder| !folder.as_os_str().is_empty()) {
+    // A linked config (a dotfiles manager's) is written where it points, the link kept.
+    let path = match std::fs::canonicalize(path) {
+        Ok(target) if path.is_symlink() => target,
+        _ => path.to_path_buf(),
+    };
+    let folder = path.parent().filter(|folder| !folder.as_os_str().is_empty());
+    if let Some(folder) = folder {
         std::fs::create_dir_all(folder)
             .with_context(|| format!("cannot make {}", folder.display()))?;
     }
-    let mut staged = path.as_os_str().to_owned();
-    staged.push(".new");
-    let staged = PathBuf::from(staged);
-    llmtool_log::private::write_private(&staged, text.as_bytes())
-        .and_then(|()| std::fs::rename(&staged, path))
-        .with_context(|| format!("cannot write `{shown}`"))
+    // A new private file of a name nobody can have prepared (`create_new`: no link followed),
+    // renamed over the config, and removed if that fails.
+    let unique = format!(
+        ".{}.{}-{}.new",
+        path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+        std::process::id(),
+        jiff::Timestamp::now().as_nanosecond()
+    );
+    let staged = folder.map_or_else(|| PathBuf::from(&unique), |folder| folder.join(&unique));
+    let written = llmtool_log::private::open_private(
+        std::fs::OpenOptions::new().write(true).create_new(true),
+        &staged,
+    )
+    .and_then(|(mut file, _)| {
+        use std::io::Write as _;
+        file.write_all(text.as_bytes())?;
+        file.sync_all()
+    })
+    .and_then(|()| std::fs::rename(&staged, &path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&staged);
+    }
+    written.with_context(|| format!("cannot write `{shown}`"))
 }

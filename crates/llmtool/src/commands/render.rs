@@ -169,7 +169,11 @@ pub(crate) fn print_value_problems(
     }
     for variable in template.variables().iter().filter(|v| v.kind == VariableKind::MultiSelect) {
         let Some(input) = inputs.get(&variable.name) else { continue };
-        let joined = input.items.iter().find(|item| item.contains(','));
+        // Only a value that is not allowed as it is, and whose parts all are.
+        let allowed = |value: &str| variable.allowed_values.iter().any(|a| a == value);
+        let joined = input.items.iter().find(|item| {
+            item.contains(',') && !allowed(item) && item.split(',').all(|part| allowed(part.trim()))
+        });
         if let Some(joined) = joined {
             let repeated: Vec<String> = joined
                 .split(',')

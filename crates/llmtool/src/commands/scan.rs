@@ -55,7 +55,12 @@ pub(crate) fn run(args: &ScanArgs) -> anyhow::Result<Outcome> {
     };
     let mut results = Vec::with_capacity(files.len());
     for file in &files {
-        results.push(scan_file(&scanner, file)?);
+        match scan_file(&scanner, file) {
+            Ok(result) => results.push(result),
+            // In a folder, a file that cannot be scanned is said and passed over.
+            Err(error) if folder => eprintln!("warning: {error:#}"),
+            Err(error) => return Err(error),
+        }
     }
     let total: usize = results.iter().map(|(_, found)| found.len()).sum();
     match args.format {
