@@ -99,6 +99,16 @@ pub(crate) fn color_for(is_terminal: bool) -> bool {
 /// Replaces `path` with `contents` atomically (a sibling temporary file, then a rename), so an
 /// interrupted write never leaves half a file.
 pub(crate) fn write_atomically(path: &Path, contents: &[u8]) -> anyhow::Result<()> {
+    replace(path, contents, false)
+}
+
+/// [`write_atomically`] for a file only its owner may read (it holds a token): the temporary
+/// file is made 0600, under a name nobody can have prepared (no link is followed into it).
+pub(crate) fn write_privately(path: &Path, contents: &[u8]) -> anyhow::Result<()> {
+    replace(path, contents, true)
+}
+
+fn replace(path: &Path, contents: &[u8], private: bool) -> anyhow::Result<()> {
     // A symbolic link is written through: the file it points to changes, the link stays.
     let resolved = match std::fs::symlink_metadata(path) {
         Ok(metadata) if metadata.file_type().is_symlink() => std::fs::canonicalize(path)
@@ -109,9 +119,22 @@ pub(crate) fn write_atomically(path: &Path, contents: &[u8]) -> anyhow::Result<(
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let temp = dir.join(format!(".{name}.llmtool-{}.tmp", std::process::id()));
-    std::fs::write(&temp, contents)
-        .with_context(|| format!("cannot write `{}`", temp.display()))?;
-    if let Ok(metadata) = std::fs::metadata(path) {
+    let written = if private {
+        llmtool_log::private::open_private(
+            std::fs::OpenOptions::new().write(true).create_new(true),
+            &temp,
+        )
+        .and_then(|(mut file, _)| file.write_all(contents).and_then(|()| file.sync_all()))
+    } else {
+        std::fs::write(&temp, contents)
+    };
+    if let Err(error) = written {
+        if private {
+            let _ = std::fs::remove_file(&temp);
+        }
+        return Err(error).with_context(|| format!("cannot write `{}`", temp.display()));
+    }
+    if !private && let Ok(metadata) = std::fs::metadata(path) {
         let _ = std::fs::set_permissions(&temp, metadata.permissions());
     }
     std::fs::rename(&temp, path)

@@ -35,6 +35,18 @@ pub struct VariableSpec {
 }
 
 impl VariableSpec {
+    /// The values `item` holds when it is several allowed values of this multi-select joined
+    /// with commas (`SWOT,PESTLE`) rather than one allowed value; `None` otherwise.
+    pub fn joined_values<'a>(&self, item: &'a str) -> Option<Vec<&'a str>> {
+        let allowed = |value: &str| self.allowed_values.iter().any(|a| a == value);
+        let parts: Vec<&str> = item.split(',').map(str::trim).collect();
+        let joined = self.kind == VariableKind::MultiSelect
+            && parts.len() > 1
+            && !allowed(item)
+            && parts.iter().all(|part| allowed(part));
+        joined.then_some(parts)
+    }
+
     pub fn is_required(&self) -> bool {
         self.default.is_none()
     }
@@ -208,13 +220,10 @@ fn resolve_one(
                     format!("`{item}` is not an allowed value of `{name}`"),
                 )
                 .at_labelled(spec.allowed_at.unwrap_or(spec.declared_at), "the allowed values");
-                let parts: Vec<&str> = item.split(',').map(str::trim).collect();
-                let joined = spec.kind == VariableKind::MultiSelect
-                    && parts.len() > 1
-                    && parts.iter().all(|part| allowed.contains(part));
+                let joined = spec.joined_values(item);
                 diagnostic = match closest(item, spec.allowed_values.iter().map(String::as_str)) {
                     // `SWOT,PESTLE`: several values written as one.
-                    _ if joined => diagnostic.with_help(format!(
+                    _ if let Some(parts) = joined => diagnostic.with_help(format!(
                         "give the values one by one, not joined with commas: {}",
                         parts.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", ")
                     )),

@@ -110,8 +110,9 @@ fn config_path() -> anyhow::Result<PathBuf> {
 }
 
 /// Applies `change` to the config file at `path` (made if missing), keeping the rest of it as
-/// written. The result must still be a config llmtool reads; it replaces the file at once (a
-/// private file renamed over it), so that a crash leaves the old file or the new one whole.
+/// written. The result must still be a config llmtool reads; it replaces the file at once
+/// (`io::write_privately`: a link written through, a private file renamed over it), so that a
+/// crash leaves the old file or the new one whole.
 fn edit_config(
     path: &Path,
     change: impl FnOnce(&mut toml_edit::DocumentMut),
@@ -127,37 +128,9 @@ fn edit_config(
     change(&mut config);
     let text = config.to_string();
     Config::parse(&text).with_context(|| format!("`{shown}` would not read afterwards"))?;
-    // A linked config (a dotfiles manager's) is written where it points, the link kept.
-    let path = match std::fs::canonicalize(path) {
-        Ok(target) if path.is_symlink() => target,
-        _ => path.to_path_buf(),
-    };
-    let folder = path.parent().filter(|folder| !folder.as_os_str().is_empty());
-    if let Some(folder) = folder {
+    if let Some(folder) = path.parent().filter(|folder| !folder.as_os_str().is_empty()) {
         std::fs::create_dir_all(folder)
             .with_context(|| format!("cannot make {}", folder.display()))?;
     }
-    // A new private file of a name nobody can have prepared (`create_new`: no link followed),
-    // renamed over the config, and removed if that fails.
-    let unique = format!(
-        ".{}.{}-{}.new",
-        path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
-        std::process::id(),
-        jiff::Timestamp::now().as_nanosecond()
-    );
-    let staged = folder.map_or_else(|| PathBuf::from(&unique), |folder| folder.join(&unique));
-    let written = llmtool_log::private::open_private(
-        std::fs::OpenOptions::new().write(true).create_new(true),
-        &staged,
-    )
-    .and_then(|(mut file, _)| {
-        use std::io::Write as _;
-        file.write_all(text.as_bytes())?;
-        file.sync_all()
-    })
-    .and_then(|()| std::fs::rename(&staged, &path));
-    if written.is_err() {
-        let _ = std::fs::remove_file(&staged);
-    }
-    written.with_context(|| format!("cannot write `{shown}`"))
+    crate::io::write_privately(path, text.as_bytes())
 }

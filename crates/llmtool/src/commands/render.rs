@@ -10,7 +10,6 @@ use std::path::Path;
 use anyhow::Context as _;
 use llmtool_core::Document;
 use llmtool_core::diagnostic::Diagnostic;
-use llmtool_core::model::VariableKind;
 use llmtool_core::report::{self, Source};
 use llmtool_core::rules::variables::unclosed_placeholder::UNCLOSED_PLACEHOLDER;
 use llmtool_core::rules::variables::undeclared_placeholder::UNDECLARED_PLACEHOLDER;
@@ -167,17 +166,14 @@ pub(crate) fn print_value_problems(
     if problems.iter().any(|p| p.code() == "LT602") {
         eprintln!("hint: give a value with `--var NAME=VALUE`, or several with `--vars FILE.json`");
     }
-    for variable in template.variables().iter().filter(|v| v.kind == VariableKind::MultiSelect) {
+    for variable in template.variables() {
         let Some(input) = inputs.get(&variable.name) else { continue };
-        // Only a value that is not allowed as it is, and whose parts all are.
-        let allowed = |value: &str| variable.allowed_values.iter().any(|a| a == value);
-        let joined = input.items.iter().find(|item| {
-            item.contains(',') && !allowed(item) && item.split(',').all(|part| allowed(part.trim()))
-        });
+        // The core's reading of a joined value, said with this front end's flag.
+        let joined = input.items.iter().find_map(|item| variable.joined_values(item));
         if let Some(joined) = joined {
             let repeated: Vec<String> = joined
-                .split(',')
-                .map(|item| shell_word(&format!("{}={}", variable.name, item.trim())))
+                .iter()
+                .map(|item| shell_word(&format!("{}={item}", variable.name)))
                 .map(|pair| format!("--var {pair}"))
                 .collect();
             eprintln!(
