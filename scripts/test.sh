@@ -13,6 +13,10 @@ cd "$(dirname "$0")/.."
 
 step() { printf '\n==> %s\n' "$*"; }
 
+# A fresh clone gains nothing from incremental compilation, and its caches double the size of
+# target/ (the CI machine's disk once filled up with them).
+if [ "${CI:-}" = true ]; then export CARGO_INCREMENTAL=0; fi
+
 step "toolchain components"
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
 command -v cargo-nextest >/dev/null || cargo install --locked cargo-nextest
