@@ -50,7 +50,10 @@ step "cargo clippy --all-targets -D warnings"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
 step "the local model (pulled once, checked against its SHA-256)"
-cargo run -q -p llmtool -- model pull
+model=$(cargo run -q -p llmtool -- model pull)
+# Tests keep their runs in data directories of their own (LLMTOOL_DATA_DIR), which would each
+# have their own models folder: they all share this one pulled model instead.
+export LLMTOOL_MODELS_DIR="${model%/*}"
 
 step "tests (cargo nextest)"
 cargo nextest run --workspace --locked --no-fail-fast

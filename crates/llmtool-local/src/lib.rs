@@ -27,7 +27,9 @@ pub enum LocalError {
     /// A candidate model file (a wheel, a copy) is not what was expected.
     #[error("`{}`: {reason}", path.display())]
     Unusable { path: std::path::PathBuf, reason: String },
-    #[error("cannot tell where to keep models: set HOME, XDG_DATA_HOME or LLMTOOL_MODELS_DIR")]
+    #[error(
+        "cannot tell where to keep models: set HOME, XDG_DATA_HOME, LLMTOOL_DATA_DIR or LLMTOOL_MODELS_DIR"
+    )]
     NoDataDir,
     #[error(
         "the installed model `{}` is not the verified file (its size or SHA-256 changed): run `llmtool model pull` to fetch it again",

@@ -65,21 +65,15 @@ fn make_models_dir(dir: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)
 }
 
-/// `$LLMTOOL_MODELS_DIR`, else `$XDG_DATA_HOME/llmtool/models`, else `~/.local/share/llmtool/models`.
+/// `$LLMTOOL_MODELS_DIR`, else the `models` folder of llmtool's data directory
+/// (`$LLMTOOL_DATA_DIR`, `$XDG_DATA_HOME/llmtool` or `~/.local/share/llmtool`), the one that
+/// also keeps the run log.
 pub fn models_dir() -> Result<PathBuf, LocalError> {
     if let Some(dir) = std::env::var_os("LLMTOOL_MODELS_DIR").filter(|v| !v.is_empty()) {
         return Ok(PathBuf::from(dir));
     }
-    let data = std::env::var_os("XDG_DATA_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .filter(|v| !v.is_empty())
-                .map(|h| Path::new(&h).join(".local/share"))
-        })
-        .ok_or(LocalError::NoDataDir)?;
-    Ok(data.join("llmtool").join("models"))
+    let data = llmtool_log::data_dir().ok_or(LocalError::NoDataDir)?;
+    Ok(data.join("models"))
 }
 
 /// Where `spec` is installed, if it is (a regular file of the expected name).

@@ -744,3 +744,33 @@ fn no_model_is_replaced_without_a_word() {
     let said = text(&out.stderr);
     assert!(said.contains("claude-opus-4-1") && said.contains("cannot serve it"), "{said}");
 }
+
+#[test]
+fn local_models_live_in_the_data_directory_like_the_run_log() {
+    let installed =
+        llmtool_local::store::models_dir().unwrap().join(llmtool_local::store::DEFAULT_MODEL.file);
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let model = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_llmtool"))
+            .args(args)
+            .env("LLMTOOL_DATA_DIR", &data)
+            .env_remove("LLMTOOL_MODELS_DIR")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    let pulled = model(&["model", "pull", "--from", installed.to_str().unwrap()]);
+    assert_eq!(pulled.status.code(), Some(0), "{}", text(&pulled.stderr));
+    let expected = data.join("models").join(llmtool_local::store::DEFAULT_MODEL.file);
+    assert_eq!(text(&pulled.stdout).trim(), expected.to_str().unwrap());
+    assert!(expected.is_file());
+    let listed = text(&model(&["model", "list"]).stdout);
+    assert!(listed.contains(expected.to_str().unwrap()), "{listed}");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(&data).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700, "the data directory, which also keeps runs, is private");
+    }
+}
