@@ -1,6 +1,8 @@
-//! `llmtool test --init TOOL`: a starter test file written from the tool. A limited tool gets
-//! a case per allowed value (each expecting it); any other tool one case with its defaults,
-//! with checks its expected output allows (JSON parses, a length).
+//! `llmtool test --init TOOL`: a starter test file written from the tool, which passes on any
+//! model that answers as the tool's expected output says: one case with the variables'
+//! defaults (or an example value), whose answer must not be blank, must parse when JSON is
+//! expected, and must be one of the allowed values of a limited tool. The cases that pin down
+//! what a good answer is are the user's to add: only they know which inputs mean what.
 
 use llmtool_core::model::{Tool, VariableKind};
 use llmtool_core::output::{OutputFormat, OutputKind, OutputSpec};
@@ -26,31 +28,19 @@ pub fn starter(tool: &Tool, tool_name: &str) -> Value {
         vars.insert(variable.name.clone(), value);
     }
     let spec = OutputSpec::of(tool);
-    let cases: Vec<Value> = match &spec.kind {
-        OutputKind::Limited { allowed } if !allowed.is_empty() => allowed
-            .iter()
-            .map(|value| {
-                json!({
-                    "name": format!("answers {value}"),
-                    "vars": vars,
-                    "assert": [{ "type": "equals", "value": value }]
-                })
-            })
-            .collect(),
-        _ => {
-            let mut checks = vec![json!({ "type": "max_length", "value": 4000 })];
-            if spec.format == Some(OutputFormat::Json) {
-                checks.push(json!({ "type": "json" }));
-            }
-            vec![json!({ "name": "the defaults", "vars": vars, "assert": checks })]
-        }
-    };
-    let mut file = json!({ "tool": tool_name });
+    let mut checks = vec![json!({ "type": "regex", "value": "\\S" })];
+    if spec.format == Some(OutputFormat::Json) {
+        checks.push(json!({ "type": "json" }));
+    }
+    let mut file = json!({
+        "description": "Written by `llmtool test --init`. Its case checks only what the tool's expected output promises: an answer that is not blank, valid JSON, an allowed value. Add cases with your own values and what each answer must hold (`equals`, `contains`, `judge`, ...).",
+        "tool": tool_name,
+    });
     if let OutputKind::Limited { allowed } = &spec.kind
         && !allowed.is_empty()
     {
         file["assert"] = json!([{ "type": "one_of", "value": allowed }]);
     }
-    file["cases"] = json!(cases);
+    file["cases"] = json!([{ "name": "the defaults", "vars": vars, "assert": checks }]);
     file
 }

@@ -1,7 +1,7 @@
 //! `llmtool test` through the binary, against the scripted mock: the table, exit 1 on a
 //! failing case, `JUnit` XML and GitHub annotations naming the case's line, each answer sent
 //! for logged as a run, a rerun answered from the cache (nothing sent, nothing logged), `--no-cache`, a broken test file annotated on its lines, and
-//! `--init` writing a starter that checks.
+//! `--init` writing a starter that checks and passes on the local model.
 
 #![allow(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
 
@@ -34,6 +34,7 @@ fn llmtool(dir: &Path, args: &[&str]) -> Output {
         .args(["--config", "config.toml"])
         .env("MOCK_KEY", "mock-key-3")
         .env("LLMTOOL_DATA_DIR", dir.join("data"))
+        .env("LLMTOOL_MODELS_DIR", llmtool_local::store::models_dir().unwrap())
         .env("NO_COLOR", "1")
         .stdin(Stdio::null())
         .output()
@@ -137,7 +138,8 @@ fn init_writes_a_starter_that_checks_and_never_overwrites() {
         &std::fs::read_to_string(dir.path().join("label.tests.json")).unwrap(),
     )
     .unwrap();
-    assert_eq!(starter["cases"].as_array().unwrap().len(), 2, "a case per allowed value");
+    assert_eq!(starter["cases"].as_array().unwrap().len(), 1, "one case, with the defaults");
+    assert_eq!(starter["assert"][0]["type"], "one_of", "{starter}");
     let check = Command::new(env!("CARGO_BIN_EXE_llmtool"))
         .args(["check", dir.path().join("label.tests.json").to_str().unwrap()])
         .output()
@@ -146,4 +148,26 @@ fn init_writes_a_starter_that_checks_and_never_overwrites() {
     let again = llmtool(dir.path(), &["test", "--init", "label.json"]);
     assert_eq!(again.status.code(), Some(2));
     assert!(text(&again.stderr).contains("exists already"));
+}
+
+/// The starter expects only what the tool's expected output promises, so it passes on the
+/// local model as written: a limited tool and a JSON tool.
+#[test]
+fn init_writes_a_starter_that_passes_on_the_local_model() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("label.json"), TOOL).unwrap();
+    let json_tool = r#"{"model_prompt": "Describe {{city}} as JSON with a name and a country.",
+      "metadata": {"prompt_name": "City", "parameters": {"max_tokens": 40},
+      "variables": [{"name": "city", "type": "text", "description": "A city.", "default": "Lyon"}],
+      "expected_output": {"type": "text", "format": "JSON"}}}"#;
+    std::fs::write(dir.path().join("city.json"), json_tool).unwrap();
+    std::fs::write(dir.path().join("config.toml"), "").unwrap();
+    for tool in ["label.json", "city.json"] {
+        let out = llmtool(dir.path(), &["test", "--init", tool]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    }
+    let out = llmtool(dir.path(), &["test", ".", "--model", "local", "--seed", "7", "--no-cache"]);
+    let shown = text(&out.stdout) + &text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{shown}");
+    assert!(shown.contains("2 of 2 case(s) passed"), "{shown}");
 }
