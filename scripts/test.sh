@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite, exactly as CI runs it: formatting, lints, the local model (pulled once),
-# every test (the example tools' own test files on the local model; the elisp output checked in Emacs; the registry's storage on SQLite and on a
+# every test (the example tools' own test files on the local model; the README's tour with no key; the elisp output checked in Emacs; the registry's storage on SQLite and on a
 # throwaway PostgreSQL cluster), the prompt-file exports and the real-world
 # prompt files rendered by the peers' own code, `llmtool mcp` driven by real MCP clients (the Python SDK, MCP Inspector), `llmtool lsp`
 # driven by real LSP clients (pytest-lsp, Neovim, Emacs eglot and lsp-mode),
@@ -63,6 +63,9 @@ cargo test --workspace --doc --locked
 
 step "llmtool test examples/ on the local model (seed 7), its JUnit report read by junitparser"
 python3 scripts/example_tests.py
+
+step "the README's short tour, run top to bottom with no API key, as written"
+python3 scripts/readme_tour.py
 
 step "prompt-file exports rendered by the peers' own code (Prompty, Dotprompt, llm, Semantic Kernel)"
 python3 scripts/peers.py
