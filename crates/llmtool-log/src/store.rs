@@ -120,45 +120,20 @@ impl RunLog {
 
     /// Appends `record`; its id.
     pub async fn append(&self, record: &Record) -> Result<i64, LogError> {
-        let variables = record.variables.as_ref().map(serde_json::Value::to_string);
-        let redactions = (!record.redactions.is_empty())
-            .then(|| serde_json::to_string(&record.redactions).unwrap_or_default());
-        let count = |n: Option<u64>| n.and_then(|n| i64::try_from(n).ok());
-        let result = sqlx::query(
-            "INSERT INTO runs (started_at, origin, tool_path, tool_name, tool_hash, variables,
-                variables_hash, provider, model, input_tokens, cached_input_tokens,
-                cache_write_tokens, output_tokens, reasoning_tokens, cost_usd, price_entry,
-                latency_ms, first_token_ms, repairs, outcome, error, answer, redactions, prompt)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        )
-        .bind(&record.started_at)
-        .bind(&record.origin)
-        .bind(&record.tool_path)
-        .bind(&record.tool_name)
-        .bind(&record.tool_hash)
-        .bind(variables)
-        .bind(&record.variables_hash)
-        .bind(&record.provider)
-        .bind(&record.model)
-        .bind(count(record.input_tokens))
-        .bind(count(record.cached_input_tokens))
-        .bind(count(record.cache_write_tokens))
-        .bind(count(record.output_tokens))
-        .bind(count(record.reasoning_tokens))
-        .bind(record.cost_usd)
-        .bind(&record.price_entry)
-        .bind(count(record.latency_ms))
-        .bind(count(record.first_token_ms))
-        .bind(i64::from(record.repairs))
-        .bind(record.outcome.as_str())
-        .bind(&record.error)
-        .bind(&record.answer)
-        .bind(redactions)
-        .bind(&record.prompt)
-        .execute(&self.pool)
-        .await
-        .map_err(|e| self.error(e))?;
-        Ok(result.last_insert_rowid())
+        let mut connection = self.pool.acquire().await.map_err(|e| self.error(e))?;
+        insert(&mut connection, record).await.map_err(|e| self.error(e))
+    }
+
+    /// Appends `records` in one transaction (one commit for all of them, which is what many
+    /// runs finishing together need); their ids, in order.
+    pub async fn append_all(&self, records: &[Record]) -> Result<Vec<i64>, LogError> {
+        let mut transaction = self.pool.begin().await.map_err(|e| self.error(e))?;
+        let mut ids = Vec::with_capacity(records.len());
+        for record in records {
+            ids.push(insert(&mut transaction, record).await.map_err(|e| self.error(e))?);
+        }
+        transaction.commit().await.map_err(|e| self.error(e))?;
+        Ok(ids)
     }
 
     /// The runs `filter` picks, newest first.
@@ -267,4 +242,49 @@ fn record(row: &sqlx::sqlite::SqliteRow) -> Result<Record, sqlx::Error> {
             .and_then(|text| serde_json::from_str(&text).ok())
             .unwrap_or_default(),
     })
+}
+
+/// Inserts `record` through `connection`; its id.
+async fn insert(
+    connection: &mut sqlx::SqliteConnection,
+    record: &Record,
+) -> Result<i64, sqlx::Error> {
+    let variables = record.variables.as_ref().map(serde_json::Value::to_string);
+    let redactions = (!record.redactions.is_empty())
+        .then(|| serde_json::to_string(&record.redactions).unwrap_or_default());
+    let count = |n: Option<u64>| n.and_then(|n| i64::try_from(n).ok());
+    let result = sqlx::query(
+        "INSERT INTO runs (started_at, origin, tool_path, tool_name, tool_hash, variables,
+                variables_hash, provider, model, input_tokens, cached_input_tokens,
+                cache_write_tokens, output_tokens, reasoning_tokens, cost_usd, price_entry,
+                latency_ms, first_token_ms, repairs, outcome, error, answer, redactions, prompt)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind(&record.started_at)
+    .bind(&record.origin)
+    .bind(&record.tool_path)
+    .bind(&record.tool_name)
+    .bind(&record.tool_hash)
+    .bind(variables)
+    .bind(&record.variables_hash)
+    .bind(&record.provider)
+    .bind(&record.model)
+    .bind(count(record.input_tokens))
+    .bind(count(record.cached_input_tokens))
+    .bind(count(record.cache_write_tokens))
+    .bind(count(record.output_tokens))
+    .bind(count(record.reasoning_tokens))
+    .bind(record.cost_usd)
+    .bind(&record.price_entry)
+    .bind(count(record.latency_ms))
+    .bind(count(record.first_token_ms))
+    .bind(i64::from(record.repairs))
+    .bind(record.outcome.as_str())
+    .bind(&record.error)
+    .bind(&record.answer)
+    .bind(redactions)
+    .bind(&record.prompt)
+    .execute(connection)
+    .await?;
+    Ok(result.last_insert_rowid())
 }
