@@ -10,7 +10,7 @@ use std::sync::atomic::Ordering;
 
 use llmtool_providers::batch_api::{Answer, BatchClient, BatchStatus, poll_delay};
 use llmtool_providers::run::{RunReport, RunRequest};
-use llmtool_runtime::{Ended, ParamOverrides, Runtime, Subject};
+use llmtool_runtime::{Ended, ParamOverrides, Runtime, Subject, ToKeep};
 
 use crate::journal::{Entry, Journal, Met};
 use crate::output::{OutputFile, OutputFormat, OutputRecord};
@@ -268,17 +268,18 @@ impl Session<'_> {
         }
         let length = output.sync().map_err(|e| self.batch.output_error(e))?;
         self.journal.collect(label, &entries, self.pass, length).await?;
-        // Logged once the batch is marked collected: a run stopped before that collects it
-        // again, and its rows must not be counted twice.
-        for (row_index, report) in &answered {
-            self.keep(*row_index, report).await;
-        }
+        // Logged once the batch is marked collected, all in one go: a run stopped before that
+        // collects it again, and its rows must not be counted twice.
+        let runs =
+            answered.iter().filter_map(|(row_index, report)| self.run_of(*row_index, report));
+        self.runtime.keep_all(runs.collect()).await;
         Ok(())
     }
 
-    /// Keeps the run of answered `row` in the run log with every other run. Its values stay
-    /// in the dataset: the journal keeps only the row's record, so the log has its row number.
-    async fn keep(&self, row_index: u64, report: &RunReport) {
+    /// The run of answered `row`, for the run log to keep with every other run. Its values
+    /// stay in the dataset: the journal keeps only the row's record, so the log has its row
+    /// number.
+    fn run_of(&self, row_index: u64, report: &RunReport) -> Option<ToKeep> {
         let subject = Subject::with_values(
             "batch",
             self.batch.tool_path.clone(),
@@ -286,7 +287,7 @@ impl Session<'_> {
             serde_json::json!({ "row": row_index }),
         );
         let started = jiff::Timestamp::now();
-        self.runtime.keep(&subject, &self.sample, started, Ended::Report(report)).await;
+        self.runtime.to_keep(&subject, &self.sample, started, Ended::Report(report))
     }
 
     /// The entry of `row` answered as `report` says (the expected output enforced, the cost

@@ -10,7 +10,7 @@ use futures_util::StreamExt as _;
 use llmtool_core::model::Tool;
 use llmtool_core::template::{Inputs, ToolTemplate};
 use llmtool_providers::run::RunOptions;
-use llmtool_runtime::{ParamOverrides, Runtime};
+use llmtool_runtime::{ParamOverrides, Runtime, ToKeep};
 
 use crate::input::{InputError, Mapping, RowReader};
 use crate::journal::{Entry, Journal, JournalError, Met};
@@ -176,11 +176,11 @@ impl Progress {
     }
 }
 
-/// A row through the run: done by an earlier run (met again), run now, or left to do at the
-/// budget.
+/// A row through the run: done by an earlier run (met again), run now (with its run's record
+/// for the run log, when it has one), or left to do at the budget.
 enum Finished {
     Met(Met),
-    Ran(Entry),
+    Ran(Entry, Option<ToKeep>),
     Left,
 }
 
@@ -293,12 +293,14 @@ impl Batch {
         let mut stopped = None;
         while let Some(group) = results.next().await {
             let mut entries = Vec::with_capacity(group.len());
+            let mut runs = Vec::with_capacity(group.len());
             for result in group {
                 match result {
-                    Ok(Finished::Ran(entry)) => {
+                    Ok(Finished::Ran(entry, run)) => {
                         output.append(&entry.record).map_err(output_error)?;
                         summary.count(&entry);
                         entries.push(entry);
+                        runs.extend(run);
                     }
                     Ok(Finished::Met(row)) => {
                         summary.skipped += 1;
@@ -315,6 +317,9 @@ impl Batch {
                 journal.commit(&entries, &met, start.pass, length).await?;
                 met.clear();
             }
+            // The group's runs go to the run log together, once the journal has them: a run
+            // stopped before then runs them again, and must not log them twice.
+            runtime.keep_all(runs).await;
             if stopped.is_some() {
                 break;
             }
@@ -473,16 +478,23 @@ async fn finish(
     let Shaped { mut entry, mut record, request, subject } = shaped;
     let Some(request) = request else {
         budget.add(&entry);
-        return Finished::Ran(entry);
+        return Finished::Ran(entry, None);
     };
     if budget.reached() {
         return Finished::Left;
     }
-    // The row's record is in the output; its run is in the run log too, with every other run.
-    let finished = runtime
-        .execute(&request, RunOptions::WHOLE, subject.as_ref(), &mut |_| {}, std::future::pending())
+    // The row's record is in the output; its run is in the run log too, with every other run,
+    // kept with the rest of its group (`run_here`).
+    let (result, run) = runtime
+        .execute_later(
+            &request,
+            RunOptions::WHOLE,
+            subject.as_ref(),
+            &mut |_| {},
+            std::future::pending(),
+        )
         .await;
-    match finished.result {
+    match result {
         Ok(report) => {
             record.latency_ms = Some(report.latency_ms);
             record.answered(report);
@@ -496,7 +508,7 @@ async fn finish(
     entry.cost_usd = record.cost_usd;
     entry.record = record.line(format);
     budget.add(&entry);
-    Finished::Ran(entry)
+    Finished::Ran(entry, run)
 }
 
 /// Writes the output again from the journal, in row order (a new file, then renamed over the

@@ -25,7 +25,7 @@ pub use dlp::report as dlp_report;
 pub use error::{Rejected, RunError};
 pub use files::{FileError, ToolErrors, ToolFile};
 pub use kernel_folder::KernelFolder;
-pub use lifecycle::{Finished, KeepFuture, RunKeeper};
+pub use lifecycle::{Finished, KeepAllFuture, KeepFuture, RunKeeper, ToKeep};
 pub use llmtool_dlp::Policy as DlpPolicy;
 pub use local::{Consent, Fetch, Progress, PullEvent, pull};
 pub use log::{Ended, LogPolicy, Subject};

@@ -26,6 +26,18 @@ const KEEP_TIMEOUT: Duration = Duration::from_secs(2);
 pub type KeepFuture<'a> =
     std::pin::Pin<Box<dyn Future<Output = Result<Option<i64>, String>> + Send + 'a>>;
 
+/// A boxed future of [`RunKeeper::keep_all`]: for each run, its id or why it is not kept.
+pub type KeepAllFuture<'a> =
+    std::pin::Pin<Box<dyn Future<Output = Vec<Result<Option<i64>, String>>> + Send + 'a>>;
+
+/// The record of a finished run of `subject`, made but not kept yet: a caller that runs many
+/// at once ([`Runtime::execute_later`]) keeps them together with [`Runtime::keep_all`].
+#[derive(Debug, Clone)]
+pub struct ToKeep {
+    pub subject: Subject,
+    pub record: Record,
+}
+
 /// Where a runtime keeps the records of its runs: the run log in the data directory (the
 /// default), or a team server's library.
 pub trait RunKeeper: Send + Sync {
@@ -33,8 +45,21 @@ pub trait RunKeeper: Send + Sync {
     /// runs, or why it is not kept.
     fn keep<'a>(&'a self, subject: &'a Subject, record: &'a Record) -> KeepFuture<'a>;
 
-    /// The longest keeping one record may take: a command's run log is given 2 s, so that
-    /// a locked log never holds up the answer; a server's library may want longer.
+    /// Keeps `runs` together, in one write where the keeper can (the run log writes them in
+    /// one transaction); by default one after the other.
+    fn keep_all<'a>(&'a self, runs: &'a [ToKeep]) -> KeepAllFuture<'a> {
+        Box::pin(async move {
+            let mut kept = Vec::with_capacity(runs.len());
+            for run in runs {
+                kept.push(self.keep(&run.subject, &run.record).await);
+            }
+            kept
+        })
+    }
+
+    /// The longest keeping one record, or one group of them, may take: a command's run log
+    /// is given 2 s, so that a locked log never holds up the answer; a server's library may
+    /// want longer.
     fn time_limit(&self) -> Duration {
         KEEP_TIMEOUT
     }
@@ -108,16 +133,35 @@ impl Runtime {
         on_text: &mut (dyn FnMut(&str) + Send),
         cancel: impl Future<Output = ()>,
     ) -> Finished {
+        let (result, to_keep) =
+            self.execute_later(request, options, subject, on_text, cancel).await;
+        let (record, not_kept) = match to_keep {
+            Some(run) => self.keep_all(vec![run]).await.pop().unzip(),
+            None => (None, None),
+        };
+        Finished { result, record, not_kept: not_kept.flatten() }
+    }
+
+    /// [`Runtime::execute`], with the record of the run returned rather than kept (`None`
+    /// without a subject, or when the runtime keeps no runs): a caller running many at once
+    /// keeps them together, with [`Runtime::keep_all`], so that a run never waits on the
+    /// writing of another's record.
+    pub async fn execute_later(
+        &self,
+        request: &RunRequest,
+        options: RunOptions,
+        subject: Option<&Subject>,
+        on_text: &mut (dyn FnMut(&str) + Send),
+        cancel: impl Future<Output = ()>,
+    ) -> (Result<RunReport, RunError>, Option<ToKeep>) {
         let started = jiff::Timestamp::now();
         let result = tokio::select! {
             result = self.run(request, options, on_text) => result,
             () = cancel => Err(ProviderError::Cancelled.into()),
         };
-        let (record, not_kept) = match subject {
-            Some(subject) => self.keep(subject, request, started, ended(&result)).await,
-            None => (None, None),
-        };
-        Finished { result, record, not_kept }
+        let to_keep =
+            subject.and_then(|subject| self.to_keep(subject, request, started, ended(&result)));
+        (result, to_keep)
     }
 
     /// The answer of `tool` to `prompt`, whole, with its expected output enforced: what a
@@ -180,33 +224,55 @@ impl Runtime {
         Ok(llmtool_providers::run::run(&backend, request, options, on_text).await?)
     }
 
-    /// Keeps the record of a run of `subject`, as the runtime's policy says: the record (with
-    /// its id once kept), and why it is not kept. `execute` calls it; so does a run that
-    /// ended elsewhere (a row answered by a provider's batch engine, collected later).
-    pub async fn keep(
+    /// The record of a run of `subject` by `request`, started at `started`, as the runtime's
+    /// policy says (`None` when it keeps no runs), to keep with [`Runtime::keep_all`]: for a
+    /// run that ended elsewhere (a row answered by a provider's batch engine, collected later).
+    pub fn to_keep(
         &self,
         subject: &Subject,
         request: &RunRequest,
         started: jiff::Timestamp,
         ended: Ended<'_>,
-    ) -> (Option<Record>, Option<String>) {
-        let (keeper, policy, unkept) = self.keeping();
-        if policy == LogPolicy::Off {
-            return (None, None);
+    ) -> Option<ToKeep> {
+        let (_, policy, _) = self.keeping();
+        (policy != LogPolicy::Off).then(|| ToKeep {
+            subject: subject.clone(),
+            record: self.run_record(subject, request, started, ended, policy),
+        })
+    }
+
+    /// Keeps `runs` where the runtime keeps runs, together: each record (with its id once
+    /// kept) and why it is not kept. A problem is also counted for
+    /// [`Runtime::runs_not_kept`].
+    pub async fn keep_all(&self, runs: Vec<ToKeep>) -> Vec<(Record, Option<String>)> {
+        if runs.is_empty() {
+            return Vec::new();
         }
-        let mut record = self.run_record(subject, request, started, ended, policy);
+        let (keeper, _, unkept) = self.keeping();
         let limit = keeper.time_limit();
-        let problem = match tokio::time::timeout(limit, keeper.keep(subject, &record)).await {
-            Ok(Ok(id)) => {
-                record.id = id;
-                None
+        let kept = match tokio::time::timeout(limit, keeper.keep_all(&runs)).await {
+            Ok(kept) => kept,
+            Err(_) => {
+                let problem = format!("keeping it took over {} s", limit.as_secs());
+                vec![Err(problem); runs.len()]
             }
-            Ok(Err(problem)) => Some(problem),
-            Err(_) => Some(format!("keeping it took over {} s", limit.as_secs())),
         };
-        if let Some(problem) = &problem {
-            unkept.add(problem);
-        }
-        (Some(record), problem)
+        let mut kept = kept.into_iter();
+        runs.into_iter()
+            .map(|ToKeep { mut record, .. }| {
+                let outcome = kept.next().unwrap_or_else(|| Err("the keeper lost it".into()));
+                let problem = match outcome {
+                    Ok(id) => {
+                        record.id = id;
+                        None
+                    }
+                    Err(problem) => {
+                        unkept.add(&problem);
+                        Some(problem)
+                    }
+                };
+                (record, problem)
+            })
+            .collect()
     }
 }

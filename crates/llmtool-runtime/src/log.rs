@@ -13,7 +13,7 @@ use sha2::{Digest as _, Sha256};
 use tokio::sync::Mutex;
 
 use crate::RunError;
-use crate::lifecycle::{KeepFuture, RunKeeper};
+use crate::lifecycle::{KeepAllFuture, KeepFuture, RunKeeper, ToKeep};
 
 /// Whether runs are logged, and what of their values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -159,20 +159,32 @@ impl RunLogKeeper {
         RunLogKeeper { path, open: Mutex::new(None), queue: std::sync::Mutex::default() }
     }
 
-    async fn append(&self, record: &Record) -> Result<Option<i64>, String> {
+    /// Writes `records` with whatever else is waiting: for each, its id or why it is not
+    /// kept.
+    async fn append_all(
+        &self,
+        records: impl IntoIterator<Item = Record>,
+    ) -> Vec<Result<Option<i64>, String>> {
         let Some(path) = &self.path else {
-            return Err("set HOME, XDG_DATA_HOME or LLMTOOL_DATA_DIR".into());
+            let why = "set HOME, XDG_DATA_HOME or LLMTOOL_DATA_DIR";
+            return records.into_iter().map(|_| Err(why.to_owned())).collect();
         };
-        let (kept, id) = tokio::sync::oneshot::channel();
-        self.queue
-            .lock()
-            .map_err(|_| "the run log's queue is unusable".to_owned())?
-            .push(Queued { record: record.clone(), kept });
+        // A queue is only ever pushed to and emptied: one a panic left locked is still whole.
+        let queue = || self.queue.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let ids: Vec<_> = {
+            let mut queue = queue();
+            records
+                .into_iter()
+                .map(|record| {
+                    let (kept, id) = tokio::sync::oneshot::channel();
+                    queue.push(Queued { record, kept });
+                    id
+                })
+                .collect()
+        };
         let mut open = self.open.lock().await;
-        // Whoever held the log before may have written this record with its group already.
-        let group = std::mem::take(
-            &mut *self.queue.lock().map_err(|_| "the run log's queue is unusable".to_owned())?,
-        );
+        // Whoever held the log before may have written these records with its group already.
+        let group = std::mem::take(&mut *queue());
         if !group.is_empty() {
             let (records, senders): (Vec<Record>, Vec<_>) =
                 group.into_iter().map(|queued| (queued.record, queued.kept)).unzip();
@@ -201,13 +213,24 @@ impl RunLogKeeper {
             }
         }
         drop(open);
-        id.await.unwrap_or_else(|_| Err("the run log's writer stopped".into()))
+        let mut kept = Vec::with_capacity(ids.len());
+        for id in ids {
+            kept.push(id.await.unwrap_or_else(|_| Err("the run log's writer stopped".into())));
+        }
+        kept
     }
 }
 
 impl RunKeeper for RunLogKeeper {
     fn keep<'a>(&'a self, _subject: &'a Subject, record: &'a Record) -> KeepFuture<'a> {
-        Box::pin(self.append(record))
+        Box::pin(async move {
+            let kept = self.append_all([record.clone()]).await;
+            kept.into_iter().next().unwrap_or_else(|| Err("the run log lost it".into()))
+        })
+    }
+
+    fn keep_all<'a>(&'a self, runs: &'a [ToKeep]) -> KeepAllFuture<'a> {
+        Box::pin(self.append_all(runs.iter().map(|run| run.record.clone())))
     }
 }
 
@@ -329,7 +352,10 @@ mod tests {
         let mut tasks = tokio::task::JoinSet::new();
         for n in 0..300 {
             let keeper = Arc::clone(&keeper);
-            tasks.spawn(async move { (n, keeper.append(&record(n)).await) });
+            tasks.spawn(async move {
+                let kept = keeper.append_all([record(n)]).await;
+                (n, kept.into_iter().next().unwrap())
+            });
         }
         let mut given = std::collections::BTreeMap::new();
         while let Some(joined) = tasks.join_next().await {

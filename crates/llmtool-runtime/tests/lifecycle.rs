@@ -212,3 +212,54 @@ async fn a_server_call_dropped_midway_is_cancelled_and_kept_as_cancelled() {
     assert_eq!(kept.len(), 1);
     assert_eq!(kept[0].1.outcome, Outcome::Cancelled);
 }
+
+#[tokio::test]
+async fn runs_executed_later_are_kept_only_when_kept_all_together() {
+    // A batch runs its rows with `execute_later` and keeps each group's runs at once: a run
+    // does not wait on the writing of another's record.
+    let mock = Mock::start(vec![whole("Sun."), whole("Snow.")]).await;
+    let keeper = Arc::new(Kept::default());
+    let runtime = on_mock(&mock).keeping_runs_in(keeper.clone(), LogPolicy::On);
+    let tool = weather();
+    let request = runtime.request(&tool, "Rain?".into(), ParamOverrides::default()).unwrap();
+    let subject = subject(&tool);
+    let mut runs = Vec::new();
+    for answer in ["Sun.", "Snow."] {
+        let (result, run) = runtime
+            .execute_later(
+                &request,
+                RunOptions::WHOLE,
+                Some(&subject),
+                &mut |_| {},
+                std::future::pending(),
+            )
+            .await;
+        assert_eq!(result.unwrap().output.as_deref(), Some(answer));
+        runs.push(run.expect("a run of a subject has a record to keep"));
+    }
+    assert!(keeper.records.lock().unwrap().is_empty(), "nothing is kept before keep_all");
+    let kept = runtime.keep_all(runs).await;
+    let kept: Vec<_> =
+        kept.into_iter().map(|(record, problem)| (record.id, record.answer, problem)).collect();
+    assert_eq!(
+        kept,
+        [(Some(1), Some("Sun.".to_owned()), None), (Some(2), Some("Snow.".to_owned()), None)]
+    );
+    assert_eq!(keeper.records.lock().unwrap().len(), 2);
+
+    // A runtime that keeps no runs has nothing to keep later.
+    let runtime = runtime.keeping_runs_in(keeper.clone(), LogPolicy::Off);
+    let mock = Mock::start(vec![whole("Fog.")]).await;
+    let request = on_mock(&mock).request(&tool, "Rain?".into(), ParamOverrides::default()).unwrap();
+    let (result, run) = runtime
+        .execute_later(
+            &request,
+            RunOptions::WHOLE,
+            Some(&subject),
+            &mut |_| {},
+            std::future::pending(),
+        )
+        .await;
+    assert_eq!(result.unwrap().output.as_deref(), Some("Fog."));
+    assert!(run.is_none());
+}
