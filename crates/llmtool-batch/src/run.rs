@@ -180,7 +180,7 @@ impl Progress {
 /// for the run log, when it has one), or left to do at the budget.
 enum Finished {
     Met(Met),
-    Ran(Entry, Option<ToKeep>),
+    Ran(Entry, Option<Box<ToKeep>>),
     Left,
 }
 
@@ -300,7 +300,7 @@ impl Batch {
                         output.append(&entry.record).map_err(output_error)?;
                         summary.count(&entry);
                         entries.push(entry);
-                        runs.extend(run);
+                        runs.extend(run.map(|run| *run));
                     }
                     Ok(Finished::Met(row)) => {
                         summary.skipped += 1;
@@ -508,7 +508,7 @@ async fn finish(
     entry.cost_usd = record.cost_usd;
     entry.record = record.line(format);
     budget.add(&entry);
-    Finished::Ran(entry, run)
+    Finished::Ran(entry, run.map(Box::new))
 }
 
 /// Writes the output again from the journal, in row order (a new file, then renamed over the

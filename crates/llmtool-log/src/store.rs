@@ -121,17 +121,15 @@ impl RunLog {
     /// Appends `record`; its id.
     pub async fn append(&self, record: &Record) -> Result<i64, LogError> {
         let mut connection = self.pool.acquire().await.map_err(|e| self.error(e))?;
-        insert(&mut connection, record).await.map_err(|e| self.error(e))
+        let ids = insert(&mut connection, std::slice::from_ref(record)).await;
+        ids.map_err(|e| self.error(e))?.pop().ok_or_else(|| self.error(sqlx::Error::RowNotFound))
     }
 
     /// Appends `records` in one transaction (one commit for all of them, which is what many
     /// runs finishing together need); their ids, in order.
     pub async fn append_all(&self, records: &[Record]) -> Result<Vec<i64>, LogError> {
         let mut transaction = self.pool.begin().await.map_err(|e| self.error(e))?;
-        let mut ids = Vec::with_capacity(records.len());
-        for record in records {
-            ids.push(insert(&mut transaction, record).await.map_err(|e| self.error(e))?);
-        }
+        let ids = insert(&mut transaction, records).await.map_err(|e| self.error(e))?;
         transaction.commit().await.map_err(|e| self.error(e))?;
         Ok(ids)
     }
@@ -244,47 +242,60 @@ fn record(row: &sqlx::sqlite::SqliteRow) -> Result<Record, sqlx::Error> {
     })
 }
 
-/// Inserts `record` through `connection`; its id.
+/// How many records one INSERT statement writes at most: 24 values each stays well under
+/// SQLite's limit on a statement's parameters.
+const STATEMENT_RECORDS: usize = 256;
+
+/// Inserts `records`, many to a statement (each statement is a round trip to SQLite's
+/// thread); their ids, in order.
 async fn insert(
     connection: &mut sqlx::SqliteConnection,
-    record: &Record,
-) -> Result<i64, sqlx::Error> {
-    let variables = record.variables.as_ref().map(serde_json::Value::to_string);
-    let redactions = (!record.redactions.is_empty())
-        .then(|| serde_json::to_string(&record.redactions).unwrap_or_default());
+    records: &[Record],
+) -> Result<Vec<i64>, sqlx::Error> {
     let count = |n: Option<u64>| n.and_then(|n| i64::try_from(n).ok());
-    let result = sqlx::query(
-        "INSERT INTO runs (started_at, origin, tool_path, tool_name, tool_hash, variables,
+    let mut ids = Vec::with_capacity(records.len());
+    for records in records.chunks(STATEMENT_RECORDS) {
+        let mut insert = sqlx::QueryBuilder::<sqlx::Sqlite>::new(
+            "INSERT INTO runs (started_at, origin, tool_path, tool_name, tool_hash, variables,
                 variables_hash, provider, model, input_tokens, cached_input_tokens,
                 cache_write_tokens, output_tokens, reasoning_tokens, cost_usd, price_entry,
-                latency_ms, first_token_ms, repairs, outcome, error, answer, redactions, prompt)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-    )
-    .bind(&record.started_at)
-    .bind(&record.origin)
-    .bind(&record.tool_path)
-    .bind(&record.tool_name)
-    .bind(&record.tool_hash)
-    .bind(variables)
-    .bind(&record.variables_hash)
-    .bind(&record.provider)
-    .bind(&record.model)
-    .bind(count(record.input_tokens))
-    .bind(count(record.cached_input_tokens))
-    .bind(count(record.cache_write_tokens))
-    .bind(count(record.output_tokens))
-    .bind(count(record.reasoning_tokens))
-    .bind(record.cost_usd)
-    .bind(&record.price_entry)
-    .bind(count(record.latency_ms))
-    .bind(count(record.first_token_ms))
-    .bind(i64::from(record.repairs))
-    .bind(record.outcome.as_str())
-    .bind(&record.error)
-    .bind(&record.answer)
-    .bind(redactions)
-    .bind(&record.prompt)
-    .execute(connection)
-    .await?;
-    Ok(result.last_insert_rowid())
+                latency_ms, first_token_ms, repairs, outcome, error, answer, redactions, prompt) ",
+        );
+        insert.push_values(records, |mut row, record| {
+            let variables = record.variables.as_ref().map(serde_json::Value::to_string);
+            let redactions = (!record.redactions.is_empty())
+                .then(|| serde_json::to_string(&record.redactions).unwrap_or_default());
+            row.push_bind(&record.started_at)
+                .push_bind(&record.origin)
+                .push_bind(&record.tool_path)
+                .push_bind(&record.tool_name)
+                .push_bind(&record.tool_hash)
+                .push_bind(variables)
+                .push_bind(&record.variables_hash)
+                .push_bind(&record.provider)
+                .push_bind(&record.model)
+                .push_bind(count(record.input_tokens))
+                .push_bind(count(record.cached_input_tokens))
+                .push_bind(count(record.cache_write_tokens))
+                .push_bind(count(record.output_tokens))
+                .push_bind(count(record.reasoning_tokens))
+                .push_bind(record.cost_usd)
+                .push_bind(&record.price_entry)
+                .push_bind(count(record.latency_ms))
+                .push_bind(count(record.first_token_ms))
+                .push_bind(i64::from(record.repairs))
+                .push_bind(record.outcome.as_str())
+                .push_bind(&record.error)
+                .push_bind(&record.answer)
+                .push_bind(redactions)
+                .push_bind(&record.prompt);
+        });
+        insert.push(" RETURNING id");
+        // One statement's rows take ids one above another, in the order of its VALUES (the
+        // writer holds the database alone); RETURNING gives them in no promised order.
+        let mut given: Vec<i64> = insert.build_query_scalar().fetch_all(&mut *connection).await?;
+        given.sort_unstable();
+        ids.extend(given);
+    }
+    Ok(ids)
 }

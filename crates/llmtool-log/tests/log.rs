@@ -106,3 +106,29 @@ async fn a_locked_log_is_an_error_after_a_short_wait_not_a_hang() {
     sqlx::query("COMMIT").execute(&mut holder).await.unwrap();
     log.append(&record("2026-11-20T10:00:01.000Z", "t", "m", None)).await.unwrap();
 }
+
+#[tokio::test]
+async fn records_appended_together_come_back_whole_under_the_ids_given() {
+    // More records than one statement takes, so that the ids of several statements line up.
+    let dir = tempfile::tempdir().unwrap();
+    let log = RunLog::open(&dir.path().join("runs.db")).await.unwrap();
+    log.append(&record("2026-11-19T09:00:00Z", "before", "gpt-4o", None)).await.unwrap();
+    let runs: Vec<Record> = (0..600)
+        .map(|n| {
+            let cost = (n % 3 != 0).then_some(f64::from(n) / 100.0);
+            record(
+                &format!("2026-11-20T10:{:02}:{:02}Z", n / 60, n % 60),
+                &format!("t{n}"),
+                "m",
+                cost,
+            )
+        })
+        .collect();
+    let ids = log.append_all(&runs).await.unwrap();
+    assert_eq!(ids.len(), 600);
+    for (id, run) in ids.iter().zip(&runs) {
+        let back = log.get(*id).await.unwrap().unwrap();
+        assert_eq!(Record { id: None, ..back }, *run, "id {id} holds its own record");
+    }
+    assert!(log.append_all(&[]).await.unwrap().is_empty());
+}
