@@ -320,8 +320,8 @@ test("signed out, a public library's pages stay in their layout: nothing to run,
   assert.equal(await opened.getByRole("link", { name: "Sign in" }).count() >= 3, true);
   // No raw API error, and nothing said outside the page.
   assert.equal(await opened.locator("footer").innerText(), "");
-  const prompt = await opened.locator("#rendered").innerText();
-  assert.match(prompt, /once the form is filled in/);
+  // The preview is filled in once the page has asked the server for it.
+  await opened.locator("#rendered", { hasText: /once the form is filled in/ }).waitFor();
   assert.equal(await opened.locator("#rendered.problem").count(), 0);
   // A name the server quotes shows as code, not between backticks.
   assert.equal(await opened.locator("#rendered code").first().innerText(), "topic");
