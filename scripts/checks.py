@@ -27,6 +27,31 @@ class Checks:
         self.log("all checks passed")
 
 
+def between(text, markers):
+    """The part of `text` between the two marker lines, and where it starts and ends."""
+    start = text.index(markers[0]) + len(markers[0]) + 1
+    end = text.index(markers[1])
+    return text[start:end], start, end
+
+
+def doc_table_fresh(path, markers, table, what, log):
+    """Whether the file at `path` holds `table` between `markers`; with LLMTOOL_BLESS=1 it is
+    written there. `what` names the table in what is logged."""
+    with open(path, encoding="utf-8") as file:
+        text = file.read()
+    current, start, end = between(text, markers)
+    if current == table:
+        return True
+    shown = os.path.relpath(path, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    if os.environ.get("LLMTOOL_BLESS") == "1":
+        with open(path, "w", encoding="utf-8") as out:
+            out.write(text[:start] + table + text[end:])
+        log(f"{shown}: the {what} is written")
+        return True
+    log(f"{shown}'s {what} is stale (LLMTOOL_BLESS=1 writes it); the counts found:\n{table}")
+    return False
+
+
 def venv_python(folder, packages, probe, log):
     """The Python of a virtual environment in `folder` with `packages` installed; installed once,
     and kept while `probe` (Python code) runs in it without error.

@@ -17,8 +17,8 @@ from checks import venv_python
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORK = os.environ.get("LLMTOOL_PEERS_DIR", os.path.join(ROOT, "target", "peers"))
-PEERS = ["prompty[jinja2]==2.1.0", "dotpromptz==0.2.0", "dotpromptz-handlebars==0.2.0", "llm==0.36", "semantic-kernel==1.45.0"]
-PROBE = "import prompty, jinja2, dotpromptz, llm, semantic_kernel"
+PEERS = ["prompty[jinja2]==2.1.0", "dotpromptz==0.2.0", "dotpromptz-handlebars==0.2.0", "llm==0.36", "semantic-kernel==1.45.0", "chevron==0.14.0"]
+PROBE = "import prompty, jinja2, dotpromptz, llm, semantic_kernel, chevron"
 # The peers: the export target, and how the peer's check is named.
 FORMATS = ["prompty", "dotprompt", "llm-template", "semantic-kernel", "semantic-kernel-message"]
 LLMTOOL = os.path.join(ROOT, "target", "debug", "llmtool")

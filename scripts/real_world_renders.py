@@ -24,6 +24,7 @@ markers) are not the ones found; `LLMTOOL_BLESS=1` writes them.
 import json, os, re, subprocess, sys, tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import checks  # noqa: E402
 from checks import venv_python  # noqa: E402
 from peers import LLMTOOL, ROOT, peers_python  # noqa: E402
 
@@ -218,17 +219,7 @@ def counts_table(rows):
 
 
 def check_docs(table):
-    docs = open(DOCS, encoding="utf-8").read()
-    start, end = docs.index(BEGIN) + len(BEGIN) + 1, docs.index(END)
-    if docs[start:end] == table:
-        return True
-    if os.environ.get("LLMTOOL_BLESS") == "1":
-        with open(DOCS, "w", encoding="utf-8") as out:
-            out.write(docs[:start] + table + docs[end:])
-        log("docs/convert.md: the renderings table is written")
-        return True
-    log(f"docs/convert.md's renderings table is stale (LLMTOOL_BLESS=1 writes it); the counts found:\n{table}")
-    return False
+    return checks.doc_table_fresh(DOCS, (BEGIN, END), table, "renderings table", log)
 
 
 def peer_render(python, jobs):

@@ -76,6 +76,9 @@ python3 scripts/refresh_prices.py --check
 step "real-world prompt files rendered by their peers and by llmtool (equal text)"
 python3 scripts/real_world_renders.py
 
+step "the peers' own spec suites (Dotprompt, Prompty, llm) through llmtool import and render"
+python3 scripts/peer_suites.py
+
 step "the tool library's HTTP API fuzzed from its OpenAPI document (schemathesis): no server error"
 python3 scripts/registry_fuzz.py
 

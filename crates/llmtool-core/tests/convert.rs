@@ -246,6 +246,9 @@ fn every_conversion_code_is_emitted_by_some_conversion() {
     let elisp = r#"(gptel-make-tool :name "t" :description "d"
   :args (list '(:name "unit" :type string :enum ("c" "f"))))"#;
     found.extend(codes(&read_source(elisp, "t.el", None).unwrap().diagnostics));
+    // A Dotprompt template that uses a value its schema does not declare.
+    let dotprompt = "---\ninput:\n  schema:\n    a: string\n---\n{{a}} and {{b}}";
+    found.extend(codes(&read_source(dotprompt, "t.prompt", None).unwrap().diagnostics));
 
     for rule in llmtool_core::rules::conversion_rules() {
         assert!(

@@ -111,6 +111,7 @@ registry! {
     crate::convert::codes::MISSING_DESCRIPTION,
     crate::convert::codes::LIST_FOR_VECTOR,
     crate::convert::codes::PEER_RENDERS_DIFFERENTLY,
+    crate::convert::codes::UNDECLARED_INPUT,
     crate::suite::codes::TEST_FILE_SHAPE,
     crate::suite::codes::UNKNOWN_ASSERTION,
     crate::suite::codes::INVALID_ASSERTION,

@@ -8,6 +8,7 @@ mod missing_description;
 mod peer_renders_differently;
 mod renamed_parameter;
 mod rewritten_schema;
+mod undeclared_input;
 mod unsupported_parameter;
 
 pub use dropped_field::DROPPED_FIELD;
@@ -17,4 +18,5 @@ pub use missing_description::MISSING_DESCRIPTION;
 pub use peer_renders_differently::PEER_RENDERS_DIFFERENTLY;
 pub use renamed_parameter::RENAMED_PARAMETER;
 pub use rewritten_schema::REWRITTEN_SCHEMA;
+pub use undeclared_input::UNDECLARED_INPUT;
 pub use unsupported_parameter::UNSUPPORTED_PARAMETER;

@@ -5,8 +5,8 @@ use serde_json::{Map, Value, json};
 
 use super::syntax::{self, Slots, handlebars};
 use super::{
-    ToolBuilder, ToolSource, default_json, empty_default, front_matter, invalid, single_model,
-    template_problem, variable_json,
+    ToolBuilder, ToolSource, declare_used, default_json, empty_default, front_matter, invalid,
+    single_model, template_problem, variable_json,
 };
 use crate::convert::codes::{DROPPED_FIELD, PEER_RENDERS_DIFFERENTLY, UNSUPPORTED_PARAMETER};
 use crate::convert::function::Converted;
@@ -246,12 +246,30 @@ pub(super) fn read(text: &str) -> Result<Converted<Value>, Box<Diagnostic>> {
     }
     let input = front.get("input");
     let defaults = input.and_then(|i| i.get("default")).and_then(Value::as_object);
-    let variables = match input.and_then(|i| i.get("schema")) {
-        Some(schema) => read_schema(schema, defaults, &mut diagnostics)?,
+    let front_text = &text[..body_at.min(text.len())];
+    let mut variables = match input.and_then(|i| i.get("schema")) {
+        Some(schema @ Value::Object(_)) => read_schema(schema, defaults, &mut diagnostics)?,
+        // A scalar schema (`schema: string`): the input is one value, not named ones, which
+        // the template can only reach as `{{this}}`.
+        Some(schema) => {
+            let said = format!(
+                "`input.schema` is {schema}, one value rather than named ones: a tool's values are named, so it is left out"
+            );
+            let mut located = 0;
+            diagnostics.push(front_matter::dropped_key(
+                front_text,
+                &["input", "schema"],
+                said,
+                &mut located,
+            ));
+            Vec::new()
+        }
         None => Vec::new(),
     };
     let extras = front.get("metadata").and_then(|m| m.get("llmtool"));
-    let front_text = &text[..body_at.min(text.len())];
+    if extras.is_none() {
+        declare_used(&parts, &mut variables, defaults, (text, body_at), &mut diagnostics);
+    }
     let mut located = 0;
     let mut dropped = |path: &[&str], what: String| {
         diagnostics.push(front_matter::dropped_key(front_text, path, what, &mut located));

@@ -14,7 +14,7 @@ pub(crate) mod yaml_read;
 
 use serde_json::{Map, Value};
 
-use super::codes::{INVALID_SOURCE, RENAMED_PARAMETER};
+use super::codes::{INVALID_SOURCE, RENAMED_PARAMETER, UNDECLARED_INPUT};
 use super::function::Converted;
 use super::naming;
 use crate::diagnostic::Diagnostic;
@@ -245,13 +245,61 @@ impl ToolBuilder {
                 }
             }
         }
-        if variables.as_array().is_some_and(|v| !v.is_empty()) {
+        // Declared even when there are none, if the prompt holds a `{{...}}` the source wrote as
+        // literal text: without a declaration every `{{name}}` is a placeholder.
+        let literal_braces = crate::template::placeholders(&prompt).next().is_some();
+        if variables.as_array().is_some_and(|v| !v.is_empty()) || literal_braces {
             metadata.insert("variables".into(), variables);
         }
         tool.insert("model_prompt".into(), Value::String(prompt));
         tool.insert("metadata".into(), Value::Object(metadata));
         Value::Object(tool)
     }
+}
+
+/// Declares each value the template (`parts`) uses that `variables` does not: a text variable
+/// with the source's default from `defaults`, else empty, as Jinja and Handlebars render a value
+/// they are not given; with a warning (LT709) at its first use in `text`, from byte `from`.
+/// So the tool's placeholders are exactly the source's.
+pub(crate) fn declare_used(
+    parts: &[syntax::Part],
+    variables: &mut Vec<Value>,
+    defaults: Option<&Map<String, Value>>,
+    (text, from): (&str, usize),
+    diagnostics: &mut Vec<Diagnostic>,
+) {
+    for part in parts {
+        let syntax::Part::Variable { name, .. } = part else { continue };
+        if variables.iter().any(|v| v["name"].as_str() == Some(name)) {
+            continue;
+        }
+        let default = defaults.and_then(|d| d.get(name)).cloned();
+        let said = match &default {
+            Some(default) => format!("its default, {default}"),
+            None => "nothing".to_owned(),
+        };
+        let default = default.or_else(|| Some(Value::String(String::new())));
+        variables.push(variable_json(name, VariableKind::Text, None, None, default));
+        let problem = Diagnostic::new(
+            &UNDECLARED_INPUT,
+            format!(
+                "the template uses `{name}`, which the inputs do not declare: a text variable, rendered as {said} unless given, as the source renders it"
+            ),
+        );
+        diagnostics.push(match text.get(from..).and_then(|body| first_use(body, name)) {
+            Some(at) => problem.at(crate::span::Span::new(from + at, from + at + name.len())),
+            None => problem,
+        });
+    }
+}
+
+/// Where `body` first uses `name` inside a `{{...}}` (not as a word of its text).
+fn first_use(body: &str, name: &str) -> Option<usize> {
+    body.match_indices(name).map(|(at, _)| at).find(|&at| {
+        let before = body[..at].trim_end_matches([' ', '\t', '-', '~', '+', '[']);
+        let after = body[at + name.len()..].chars().next();
+        before.ends_with("{{") && !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
+    })
 }
 
 /// `prompt` with each `{{template name}}` replaced by the original variable's name, the two

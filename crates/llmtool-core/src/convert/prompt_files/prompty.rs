@@ -5,10 +5,12 @@ use serde_json::{Map, Value, json};
 
 use super::syntax::{self, Slots, handlebars, jinja};
 use super::{
-    ToolBuilder, ToolSource, default_json, empty_default, front_matter, invalid, single_model,
-    template_problem, variable_json,
+    ToolBuilder, ToolSource, declare_used, default_json, empty_default, front_matter, invalid,
+    single_model, template_problem, variable_json,
 };
-use crate::convert::codes::{DROPPED_FIELD, PEER_RENDERS_DIFFERENTLY, UNSUPPORTED_PARAMETER};
+use crate::convert::codes::{
+    DROPPED_FIELD, INVALID_SOURCE, PEER_RENDERS_DIFFERENTLY, UNSUPPORTED_PARAMETER,
+};
 use crate::convert::function::Converted;
 use crate::diagnostic::Diagnostic;
 use crate::model::VariableKind;
@@ -165,7 +167,13 @@ enum Language {
 
 /// The language the front matter's `template` names (`template: mustache`,
 /// `template: {format: mustache}` or `template: {format: {kind: mustache}}`); Jinja when none.
-fn template_language(front: &Map<String, Value>) -> Result<Language, Box<Diagnostic>> {
+/// The template language the front matter names (found in `front_text`, for the place of an
+/// error): Jinja2 by default. Nunjucks reads what llmtool reads of Jinja (text, values, raw
+/// blocks, comments, `-` trimming) the same way, so it is read as Jinja.
+fn template_language(
+    front: &Map<String, Value>,
+    front_text: &str,
+) -> Result<Language, Box<Diagnostic>> {
     let template = front.get("template");
     let format = template.and_then(|t| t.get("format")).unwrap_or(template.unwrap_or(&Value::Null));
     let name = match format {
@@ -174,11 +182,22 @@ fn template_language(front: &Map<String, Value>) -> Result<Language, Box<Diagnos
         _ => None,
     };
     match name.map(str::to_ascii_lowercase).as_deref() {
-        None | Some("jinja2" | "jinja") => Ok(Language::Jinja),
+        None | Some("jinja2" | "jinja" | "nunjucks") => Ok(Language::Jinja),
         Some("mustache") => Ok(Language::Mustache),
-        Some(other) => Err(invalid(format!(
-            "the template language `{other}` is not one llmtool reads (jinja2, mustache)"
-        ))),
+        Some(other) => {
+            let problem = Diagnostic::new(
+                &INVALID_SOURCE,
+                format!(
+                    "the template language `{other}` is not one llmtool reads (jinja2, nunjucks, mustache)"
+                ),
+            );
+            let path: &[&str] =
+                if format.is_object() { &["template", "format", "kind"] } else { &["template"] };
+            Err(Box::new(match front_matter::key_span(front_text, path) {
+                Some(span) => problem.at(span),
+                None => problem,
+            }))
+        }
     }
 }
 
@@ -242,7 +261,7 @@ pub(super) fn read(text: &str) -> Result<Converted<Value>, Box<Diagnostic>> {
     let (front, body) = front_matter::split(text)?;
     let template = message_text(body, &mut diagnostics);
     let body_at = text.len() - body.len();
-    let read = match template_language(&front)? {
+    let read = match template_language(&front, &text[..body_at])? {
         Language::Jinja => jinja::read(&template),
         Language::Mustache => handlebars::read(&template),
     };
@@ -260,6 +279,13 @@ pub(super) fn read(text: &str) -> Result<Converted<Value>, Box<Diagnostic>> {
         diagnostics.push(front_matter::dropped_key(front_text, path, what, &mut located));
     };
     read_model(front.get("model"), &mut metadata, &mut dropped);
+    let format = front.get("template").and_then(|t| t.get("format"));
+    if format.and_then(|f| f.get("strict")) == Some(&Value::Bool(true)) {
+        dropped(
+            &["template", "format", "strict"],
+            "`strict` makes Prompty refuse a value that would start a message of its own (a line such as `system:`); a tool inserts values as given: left out".into(),
+        );
+    }
     if front.get("outputs").is_some_and(|o| {
         o.as_object().is_some_and(|o| !o.is_empty()) || o.as_array().is_some_and(|o| !o.is_empty())
     }) {
@@ -298,7 +324,7 @@ pub(super) fn read(text: &str) -> Result<Converted<Value>, Box<Diagnostic>> {
         };
         dropped(&[key], format!("`{key}` is left out: {why}"));
     }
-    let inputs = match front.get("inputs") {
+    let mut inputs = match front.get("inputs") {
         Some(inputs) => read_inputs(inputs, front_text, &mut diagnostics)?,
         None => Inputs { variables: Vec::new(), threads: Vec::new() },
     };
@@ -308,9 +334,12 @@ pub(super) fn read(text: &str) -> Result<Converted<Value>, Box<Diagnostic>> {
             !matches!(part, syntax::Part::Variable { name, .. } if inputs.threads.contains(name))
         })
         .collect();
+    let extras = front.get("metadata").and_then(|m| m.get("llmtool"));
+    if extras.is_none() {
+        declare_used(&parts, &mut inputs.variables, None, (text, body_at), &mut diagnostics);
+    }
     let builder =
         ToolBuilder { prompt: syntax::to_prompt(&parts), metadata, variables: inputs.variables };
-    let extras = front.get("metadata").and_then(|m| m.get("llmtool"));
     Ok(Converted { value: builder.finish(extras), diagnostics })
 }
 

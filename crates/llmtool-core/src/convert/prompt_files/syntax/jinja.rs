@@ -72,6 +72,8 @@ pub(crate) fn read(template: &str) -> Result<Vec<Part>, TemplateError> {
     let mut parts = Vec::new();
     let mut literal = String::new();
     let mut rest = template;
+    // Whether the tag before ended with `-`: Jinja then drops the whitespace that follows it.
+    let mut strip_next = false;
     while let Some(at) = rest.find('{') {
         let kind = rest[at + 1..].chars().next();
         let close = match kind {
@@ -84,7 +86,7 @@ pub(crate) fn read(template: &str) -> Result<Vec<Part>, TemplateError> {
                 continue;
             }
         };
-        literal.push_str(&rest[..at]);
+        push_text(&mut literal, &rest[..at], std::mem::take(&mut strip_next));
         // Where this tag starts in the template, to quote it as written.
         let start = template.len() - rest.len() + at;
         let inner_start = at + 2;
@@ -92,8 +94,13 @@ pub(crate) fn read(template: &str) -> Result<Vec<Part>, TemplateError> {
             let opening: String = template[start..].chars().take(24).collect();
             return Err(TemplateError::at(&opening, format!("`{opening}` is never closed")));
         };
-        let inner = rest[inner_start..inner_start + length]
-            .trim_matches(|c: char| c.is_whitespace() || c == '-' || c == '+');
+        let tag = &rest[inner_start..inner_start + length];
+        // `{{-` and `-}}` (and so on): the whitespace before, or after, the tag is dropped.
+        if tag.starts_with('-') {
+            literal.truncate(literal.trim_end().len());
+        }
+        strip_next = tag.ends_with('-');
+        let inner = tag.trim_matches(|c: char| c.is_whitespace() || c == '-' || c == '+');
         rest = &rest[inner_start + length + 2..];
         let written = &template[start..template.len() - rest.len()];
         match kind {
@@ -103,8 +110,16 @@ pub(crate) fn read(template: &str) -> Result<Vec<Part>, TemplateError> {
                     let message = format!("`{written}` has no `{{% endraw %}}`");
                     return Err(TemplateError::at(written, message));
                 };
-                literal.push_str(&rest[..end.0]);
-                rest = &rest[end.1..];
+                let mut raw = &rest[..end.start];
+                if std::mem::take(&mut strip_next) {
+                    raw = raw.trim_start();
+                }
+                if end.strip_before {
+                    raw = raw.trim_end();
+                }
+                literal.push_str(raw);
+                strip_next = end.strip_after;
+                rest = &rest[end.end..];
             }
             Some('%') => return Err(TemplateError::no_equivalent(written)),
             _ => match expression(inner).map_err(|problem| problem.error(written))? {
@@ -118,23 +133,40 @@ pub(crate) fn read(template: &str) -> Result<Vec<Part>, TemplateError> {
             },
         }
     }
-    literal.push_str(rest);
+    push_text(&mut literal, rest, strip_next);
     if !literal.is_empty() {
         parts.push(Part::Literal(literal));
     }
     Ok(parts)
 }
 
-/// The span of `{% endraw %}` in `text`: where it starts and where it ends.
-fn find_endraw(text: &str) -> Option<(usize, usize)> {
+/// Adds the template's `text` to the literal, its leading whitespace dropped when the tag
+/// before it ended with `-`.
+fn push_text(literal: &mut String, text: &str, strip: bool) {
+    literal.push_str(if strip { text.trim_start() } else { text });
+}
+
+/// Where `{% endraw %}` is, and whether it strips the whitespace around it.
+struct EndRaw {
+    start: usize,
+    end: usize,
+    /// `{%- endraw`: the raw text's trailing whitespace is dropped.
+    strip_before: bool,
+    /// `endraw -%}`: the whitespace after the tag is dropped.
+    strip_after: bool,
+}
+
+/// The `{% endraw %}` in `text`, if there is one.
+fn find_endraw(text: &str) -> Option<EndRaw> {
     let mut from = 0;
     while let Some(at) = text[from..].find("{%") {
         let start = from + at;
         let end = start + text[start..].find("%}")? + 2;
-        let inner = text[start + 2..end - 2]
-            .trim_matches(|c: char| c.is_whitespace() || c == '-' || c == '+');
+        let tag = &text[start + 2..end - 2];
+        let inner = tag.trim_matches(|c: char| c.is_whitespace() || c == '-' || c == '+');
         if inner == "endraw" {
-            return Some((start, end));
+            let (strip_before, strip_after) = (tag.starts_with('-'), tag.ends_with('-'));
+            return Some(EndRaw { start, end, strip_before, strip_after });
         }
         from = end;
     }
@@ -250,5 +282,15 @@ mod tests {
             read("{% raw %}{{ x }}{% endraw %}").unwrap(),
             vec![Part::Literal("{{ x }}".into())]
         );
+    }
+
+    #[test]
+    fn a_dash_in_a_tag_drops_the_whitespace_on_its_side() {
+        let text = |parts: Vec<Part>| super::super::to_prompt(&parts);
+        assert_eq!(text(read("a  {{- v }}  b").unwrap()), "a{{v}}  b");
+        assert_eq!(text(read("a  {{ v -}} \n b").unwrap()), "a  {{v}}b");
+        assert_eq!(text(read("a \n {#- note -#} \n b").unwrap()), "ab");
+        assert_eq!(text(read("a {%- raw -%} {{ x }} {%- endraw -%} b").unwrap()), "a{{ x }}b");
+        assert_eq!(text(read("a {% raw %} x {% endraw %} b").unwrap()), "a  x  b");
     }
 }
