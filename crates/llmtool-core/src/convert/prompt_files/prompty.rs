@@ -201,6 +201,20 @@ fn template_language(
     }
 }
 
+/// Where the first Mustache tag that escapes its value is in `body` (`{{name}}`, not
+/// `{{{name}}}`, `{{&name}}`, a comment, a section or a partial).
+fn escaped_value(body: &str) -> Option<std::ops::Range<usize>> {
+    body.match_indices("{{").map(|(at, _)| at).find_map(|at| {
+        let inner = &body[at + 2..];
+        let first = inner.chars().next()?;
+        if matches!(first, '{' | '&' | '!' | '#' | '/' | '^' | '>' | '=') {
+            return None;
+        }
+        let end = inner.find("}}")?;
+        Some(at..at + 2 + end + 2)
+    })
+}
+
 /// The front-matter keys the reader maps (the others are left out with a warning).
 const PROMPTY_MAPPED: [&str; 8] =
     ["name", "description", "model", "inputs", "outputs", "template", "metadata", "authors"];
@@ -263,7 +277,22 @@ pub(super) fn read(text: &str) -> Result<Converted<Value>, Box<Diagnostic>> {
     let body_at = text.len() - body.len();
     let read = match template_language(&front, &text[..body_at])? {
         Language::Jinja => jinja::read(&template),
-        Language::Mustache => handlebars::read(&template),
+        Language::Mustache => {
+            if let Some(escaped) = escaped_value(body) {
+                let at = body_at + escaped.start;
+                diagnostics.push(
+                    Diagnostic::new(
+                        &PEER_RENDERS_DIFFERENTLY,
+                        format!(
+                            "Mustache writes `<`, `>`, `&` and quotes in the value of `{}` as HTML entities, and a tool inserts values as given; write `{{{{{{...}}}}}}` in the source for Prompty to insert it as given too",
+                            &body[escaped.clone()]
+                        ),
+                    )
+                    .at(crate::span::Span::new(at, at + escaped.len())),
+                );
+            }
+            handlebars::read(&template)
+        }
     };
     let parts = read.map_err(|e| template_problem(text, body_at, "the template", e))?;
     let mut metadata = Map::new();

@@ -103,12 +103,12 @@ pub(crate) fn read(template: &str) -> Result<Vec<Part>, TemplateError> {
         }
         if let Some(comment) = after.strip_prefix("!--") {
             let end = comment.find("--}}").ok_or("a comment is never closed")?;
-            rest = &comment[end + 4..];
+            rest = drop_standalone_line(&mut literal, parts.is_empty(), &comment[end + 4..]);
             continue;
         }
         if after.starts_with('!') {
             let end = after.find("}}").ok_or("a comment is never closed")?;
-            rest = &after[end + 2..];
+            rest = drop_standalone_line(&mut literal, parts.is_empty(), &after[end + 2..]);
             continue;
         }
         let triple = after.starts_with('{');
@@ -162,6 +162,25 @@ pub(crate) fn read(template: &str) -> Result<Vec<Part>, TemplateError> {
         parts.push(Part::Literal(literal));
     }
     Ok(parts)
+}
+
+/// The template after a comment, `rest`: when the comment stands alone on its line (only
+/// blanks before it, in `literal`, and after it), Handlebars drops the whole line, and so is
+/// it dropped here, its blanks from `literal` and its end from `rest`. `first` says that
+/// nothing but `literal` comes before it in the template.
+fn drop_standalone_line<'a>(literal: &mut String, first: bool, rest: &'a str) -> &'a str {
+    let line_start = literal.rfind('\n').map(|at| at + 1);
+    let blank = |text: &str| text.chars().all(|c| c == ' ' || c == '\t' || c == '\r');
+    let before = match line_start {
+        Some(start) => blank(&literal[start..]),
+        None => first && blank(literal),
+    };
+    let line_end = rest.find('\n');
+    if !before || !blank(&rest[..line_end.unwrap_or(rest.len())]) {
+        return rest;
+    }
+    literal.truncate(line_start.unwrap_or(0));
+    &rest[line_end.map_or(rest.len(), |end| end + 1)..]
 }
 
 fn push_variable(parts: &mut Vec<Part>, literal: &mut String, name: String, list: bool) {
@@ -227,5 +246,16 @@ mod tests {
         assert!(read("{{role \"system\"}}").is_err());
         assert!(read("{{#each x}}{{this}}{{/each}}").is_err());
         assert_eq!(read("a{{! note }}b{{!-- x --}}").unwrap(), vec![Part::Literal("ab".into())]);
+    }
+
+    #[test]
+    fn a_comment_alone_on_its_line_takes_the_line_with_it() {
+        let text = |template: &str| super::super::to_prompt(&read(template).unwrap());
+        assert_eq!(
+            text("{{!-- licence --}}\nHello {{name}}\n  {{! note }}  \nBye"),
+            "Hello {{name}}\nBye"
+        );
+        assert_eq!(text("Hello {{! inline }} there\n"), "Hello  there\n");
+        assert_eq!(text("{{name}} {{! after a value }}\nnext"), "{{name}} \nnext");
     }
 }
