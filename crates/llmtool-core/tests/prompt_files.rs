@@ -265,13 +265,13 @@ fn what_the_peers_send_is_what_the_import_says() {
 
 /// The tool file read from `text` (a `.prompt` or `.prompty`, by `name`), rendered with
 /// `values`; and the codes said on the way.
-fn imported_render(text: &str, name: &str, values: serde_json::Value) -> (String, Vec<String>) {
+fn imported_render(text: &str, name: &str, values: &serde_json::Value) -> (String, Vec<String>) {
     let read = PromptFormat::from_path(name).unwrap().read(text).unwrap();
     let codes = read.diagnostics.iter().map(|d| d.code().to_owned()).collect();
     let document = Document::from_text(read.value);
     let tool = document.tool.unwrap();
     let template = llmtool_core::template::ToolTemplate::new(&tool);
-    let inputs = llmtool_core::template::Inputs::from_json(&values, template.variables()).unwrap();
+    let inputs = llmtool_core::template::Inputs::from_json(values, template.variables()).unwrap();
     (template.render(&inputs).unwrap(), codes)
 }
 
@@ -281,7 +281,7 @@ fn imported_render(text: &str, name: &str, values: serde_json::Value) -> (String
 fn imports_keep_exactly_the_sources_placeholders() {
     // Jinja's raw block and string expression, with no inputs at all: nothing to ask for.
     let prompty = "---\nname: Raw\n---\nWrite {% raw %}{{ name }}{% endraw %} and {{ \"{{\" }}x}}.";
-    let (text, _) = imported_render(prompty, "raw.prompty", serde_json::json!({}));
+    let (text, _) = imported_render(prompty, "raw.prompty", &serde_json::json!({}));
     assert_eq!(text, "system:\nWrite {{ name }} and {{x}}.");
 
     // A Dotprompt schema that declares `a` only: `b` is declared too, empty unless given, and
@@ -291,12 +291,12 @@ fn imports_keep_exactly_the_sources_placeholders() {
     let warning = read.diagnostics.iter().find(|d| d.code() == "LT709").unwrap();
     let span = warning.primary.as_ref().unwrap().span;
     assert_eq!(&dotprompt[span.start..span.end], "b");
-    let (text, _) = imported_render(dotprompt, "t.prompt", serde_json::json!({ "a": "A" }));
+    let (text, _) = imported_render(dotprompt, "t.prompt", &serde_json::json!({ "a": "A" }));
     assert_eq!(text, "A and .");
 
     // Dotprompt's `input.default` without a schema is the variable's default.
     let defaulted = "---\ninput:\n  default:\n    name: User\n---\nHello, {{name}}!";
-    let (text, _) = imported_render(defaulted, "t.prompt", serde_json::json!({}));
+    let (text, _) = imported_render(defaulted, "t.prompt", &serde_json::json!({}));
     assert_eq!(text, "Hello, User!");
 }
 
@@ -304,7 +304,7 @@ fn imports_keep_exactly_the_sources_placeholders() {
 #[test]
 fn jinja_whitespace_control_is_kept_and_nunjucks_reads_as_jinja() {
     let prompty = "---\nname: Trim\ninputs:\n  - name: v\n    kind: string\ntemplate:\n  format:\n    kind: nunjucks\n---\na   {{- v -}}   b\n{#- note #}";
-    let (text, codes) = imported_render(prompty, "trim.prompty", serde_json::json!({ "v": "V" }));
+    let (text, codes) = imported_render(prompty, "trim.prompty", &serde_json::json!({ "v": "V" }));
     assert_eq!(text, "system:\naVb");
     assert!(!codes.contains(&"LT709".to_owned()), "{codes:?}");
 }

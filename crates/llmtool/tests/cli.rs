@@ -466,6 +466,18 @@ fn an_import_asks_for_what_the_source_asks_for_and_keeps_its_name() {
 }
 
 #[test]
+fn an_import_that_check_would_refuse_writes_nothing_and_says_where_in_the_source() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("hot.prompt");
+    std::fs::write(&source, "---\nconfig:\n  temperature: 3\n---\nHi {{name}}\n").unwrap();
+    let out = llmtool(&["import", source.to_str().unwrap()], None);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(out.stdout.is_empty(), "nothing written: {}", text(&out.stdout));
+    let said = text(&out.stderr);
+    assert!(said.contains("error[LT301]") && said.contains("hot.prompt:3:3"), "{said}");
+}
+
+#[test]
 fn export_import_and_convert_round_trip() {
     let consultant = example("strategy-consultant.json");
     let exported = llmtool(&["export", consultant.to_str().unwrap(), "--to", "anthropic"], None);

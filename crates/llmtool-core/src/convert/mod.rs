@@ -8,6 +8,7 @@ mod elisp;
 mod formats;
 mod function;
 mod import;
+mod imported_check;
 mod lists;
 pub mod naming;
 mod plain_schema;
@@ -20,6 +21,7 @@ pub use elisp::{ElispFlavor, ElispOptions, looks_like_elisp, read_elisp, write_e
 pub use formats::{Family, Format, Source, read_source, read_sources, with_missing_metadata};
 pub use function::{Converted, FunctionTool, is_parameter_key};
 pub use import::{tool_file, tool_value};
+pub use imported_check::errors_in_source;
 pub use lists::{ListEntry, entries};
 pub use prompt_files::{PromptFormat, semantic_kernel};
 pub use targets::{FunctionFormat, read_mcp_prompt};

@@ -247,14 +247,28 @@ fn read(path: &Path, name: &str, from: Option<Format>) -> anyhow::Result<Option<
     let text = String::from_utf8_lossy(&bytes);
     let changed = changed_at(path);
     let read = convert::read_sources(&text, &path.to_string_lossy(), from).map(|converted| {
-        let sources = converted
+        let sources: Vec<Source> = converted
             .value
             .into_iter()
             .map(|(_, source)| stamped(source, changed.as_deref()))
             .collect();
         Converted { value: sources, diagnostics: converted.diagnostics }
     });
-    Ok(shown(name, &text, read))
+    let Some(sources) = shown(name, &text, read) else { return Ok(None) };
+    // A tool that `check` would refuse is not written: its errors are said in the source.
+    let errors: Vec<_> = sources
+        .iter()
+        .filter_map(|source| match source {
+            Source::ToolFile(tool) => Some(convert::errors_in_source(tool, &text)),
+            Source::Function(_) => None,
+        })
+        .flatten()
+        .collect();
+    if !errors.is_empty() {
+        super::render::print_problems(name, &text, &errors);
+        return Ok(None);
+    }
+    Ok(Some(sources))
 }
 
 /// When the file at `path` last changed (RFC 3339, UTC, to the second); `None` for standard
