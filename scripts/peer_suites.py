@@ -302,6 +302,22 @@ def tool_variables(tool):
     return declared or list(dict.fromkeys(PLACEHOLDER.findall(tool["model_prompt"])))
 
 
+MISSING = object()
+
+
+def value_at(values, name):
+    """The value of the variable `name` in the case's values: by its name, or, for a variable
+    that stands for a path into an object (`user.name`), by that path."""
+    if name in values:
+        return values[name]
+    value = values
+    for key in name.split("."):
+        if not isinstance(value, dict) or key not in value:
+            return MISSING
+        value = value[key]
+    return value
+
+
 def import_and_render(path, fmt, values, work):
     """llmtool's steps on one source file: [(step, exit status, standard error)...] and the
     rendered text (None when a step failed)."""
@@ -318,7 +334,8 @@ def import_and_render(path, fmt, values, work):
     with open(tool_path, "w", encoding="utf-8") as out_file:
         json.dump(tool, out_file, indent=2, ensure_ascii=False)
     with open(vars_path, "w", encoding="utf-8") as out_file:
-        json.dump({name: values[name] for name in tool_variables(tool) if name in values}, out_file)
+        given = {name: value_at(values, name) for name in tool_variables(tool)}
+        json.dump({name: value for name, value in given.items() if value is not MISSING}, out_file)
     status, out, err = llmtool("render", tool_path, "--vars", vars_path)
     steps.append(("render", status, err))
     return steps, out if status == 0 else None

@@ -294,6 +294,19 @@ fn imports_keep_exactly_the_sources_placeholders() {
     let (text, _) = imported_render(dotprompt, "t.prompt", &serde_json::json!({ "a": "A" }));
     assert_eq!(text, "A and .");
 
+    // A path into an object input is a variable of its own, which stands for the object.
+    let nested = "---\ninputs:\n  - name: user\n    kind: object\n---\nuser:\nHi {{ user.name }}";
+    let read = PromptFormat::Prompty.read(nested).unwrap();
+    assert!(read.value.contains("\"name\": \"user.name\""), "{}", read.value);
+    assert!(
+        !read.value.contains("\"name\": \"user\""),
+        "the object is not asked for: {}",
+        read.value
+    );
+    let (text, _) =
+        imported_render(nested, "t.prompty", &serde_json::json!({ "user.name": "Ann" }));
+    assert_eq!(text, "Hi Ann");
+
     // Dotprompt's `input.default` without a schema is the variable's default.
     let defaulted = "---\ninput:\n  default:\n    name: User\n---\nHello, {{name}}!";
     let (text, _) = imported_render(defaulted, "t.prompt", &serde_json::json!({}));

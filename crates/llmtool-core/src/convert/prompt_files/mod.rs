@@ -268,24 +268,45 @@ pub(crate) fn declare_used(
     (text, from): (&str, usize),
     diagnostics: &mut Vec<Diagnostic>,
 ) {
+    let used = |wanted: &str| {
+        parts.iter().any(|p| matches!(p, syntax::Part::Variable { name, .. } if name == wanted))
+    };
     for part in parts {
         let syntax::Part::Variable { name, .. } = part else { continue };
         if variables.iter().any(|v| v["name"].as_str() == Some(name)) {
             continue;
         }
-        let default = defaults.and_then(|d| d.get(name)).cloned();
-        let said = match &default {
-            Some(default) => format!("its default, {default}"),
-            None => "nothing".to_owned(),
+        let problem = if let Some((object, _)) = name.split_once('.') {
+            // A path into an object input: a text variable of its own stands for it, and the
+            // object, when the template uses it only through paths, is not asked for.
+            let declared = variables.iter().position(|v| v["name"].as_str() == Some(object));
+            if let Some(at) = declared.filter(|_| !used(object)) {
+                variables.remove(at);
+            }
+            // Required when the source declares the object, else empty unless given.
+            let default = declared.is_none().then(|| Value::String(String::new()));
+            variables.push(variable_json(name, VariableKind::Text, None, None, default));
+            Diagnostic::new(
+                &UNDECLARED_INPUT,
+                format!(
+                    "the template reaches into `{object}` for `{name}`: a text variable named `{name}` stands for it (give it as `--var {name}=...`)"
+                ),
+            )
+        } else {
+            let default = defaults.and_then(|d| d.get(name)).cloned();
+            let said = match &default {
+                Some(default) => format!("its default, {default}"),
+                None => "nothing".to_owned(),
+            };
+            let default = default.or_else(|| Some(Value::String(String::new())));
+            variables.push(variable_json(name, VariableKind::Text, None, None, default));
+            Diagnostic::new(
+                &UNDECLARED_INPUT,
+                format!(
+                    "the template uses `{name}`, which the inputs do not declare: a text variable, rendered as {said} unless given, as the source renders it"
+                ),
+            )
         };
-        let default = default.or_else(|| Some(Value::String(String::new())));
-        variables.push(variable_json(name, VariableKind::Text, None, None, default));
-        let problem = Diagnostic::new(
-            &UNDECLARED_INPUT,
-            format!(
-                "the template uses `{name}`, which the inputs do not declare: a text variable, rendered as {said} unless given, as the source renders it"
-            ),
-        );
         diagnostics.push(match text.get(from..).and_then(|body| first_use(body, name)) {
             Some(at) => problem.at(crate::span::Span::new(from + at, from + at + name.len())),
             None => problem,

@@ -190,17 +190,20 @@ fn push_variable(parts: &mut Vec<Part>, literal: &mut String, name: String, list
     parts.push(Part::Variable { name, list });
 }
 
-/// The variable named by a path: `name` or `[name]`; none for a path into an object (`a.b`)
-/// or a data variable (`@index`).
+/// The variable named by a path: `name`, `[name]`, or a path into an object (`user.name`),
+/// which becomes a variable of its own; none for a data variable (`@index`), `this` or a
+/// path up (`../x`).
 fn name_of(path: &str) -> Option<String> {
-    let name = path.strip_prefix('[').and_then(|p| p.strip_suffix(']')).unwrap_or(path);
-    if name.is_empty()
-        || name.contains(['.', '/']) && !path.starts_with('[')
-        || name.starts_with('@')
-    {
-        return None;
+    if let Some(name) = path.strip_prefix('[').and_then(|p| p.strip_suffix(']')) {
+        return (!name.is_empty()).then(|| name.to_owned());
     }
-    Some(name.to_owned())
+    let segments_plain = path.split('.').all(|segment| {
+        !segment.is_empty()
+            && segment != "this"
+            && !segment.starts_with('@')
+            && !segment.contains(['/', '[', ']'])
+    });
+    segments_plain.then(|| path.to_owned())
 }
 
 #[cfg(test)]

@@ -209,7 +209,10 @@ fn expression(inner: &str) -> Result<Expression, ExpressionProblem> {
         Some((name, filter)) => (name.trim(), Some(filter.trim())),
         None => (inner, None),
     };
-    if !name.chars().all(|c| c.is_alphanumeric() || c == '_') || name.is_empty() {
+    // A name, or a path into an object (`user.name`), which becomes a variable of its own.
+    let is_word =
+        |word: &str| !word.is_empty() && word.chars().all(|c| c.is_alphanumeric() || c == '_');
+    if !name.split('.').all(is_word) {
         return Err(ExpressionProblem::NotAVariable);
     }
     let list = match filter {
@@ -278,6 +281,11 @@ mod tests {
         assert_eq!(parts[3], Part::Variable { name: "tags".into(), list: true });
         assert!(read("{% for x in y %}").unwrap_err().message.contains("no equivalent"));
         assert!(read("{{ x | upper }}").unwrap_err().message.contains("join"));
+        assert_eq!(
+            read("{{ user.name }}").unwrap()[0],
+            Part::Variable { name: "user.name".into(), list: false }
+        );
+        assert!(read("{{ user..name }}").is_err() && read("{{ items[0] }}").is_err());
         assert_eq!(
             read("{% raw %}{{ x }}{% endraw %}").unwrap(),
             vec![Part::Literal("{{ x }}".into())]
