@@ -55,14 +55,14 @@ from real_world_renders import PLACEHOLDER, same  # noqa: E402
 
 LLMTOOL = os.environ.get("LLMTOOL", os.path.join(ROOT, "target", "debug", "llmtool"))
 FIXTURES = os.path.join(ROOT, "crates", "llmtool-core", "tests", "fixtures", "peer-suites")
-CLASSES = ["equal", "different", "refused-located", "refused-unlocated", "crash"]
+CLASSES = ["equal", "different", "refused-located", "refused-at-render", "refused-unlocated", "crash"]
 # The classes a case may have only with its reason written in docs/convert.md.
-TO_EXPLAIN = {"different", "refused-unlocated", "crash"}
+TO_EXPLAIN = {"different", "refused-at-render", "refused-unlocated", "crash"}
 DOCS = os.path.join(ROOT, "docs", "convert.md")
 COUNTS = ("<!-- peer suites counts: begin -->", "<!-- peer suites counts: end -->")
 EXPLAINED = ("<!-- peer suites explained: begin -->", "<!-- peer suites explained: end -->")
-# An explained case in docs/convert.md: "- `SUITE: CASE`: the reason".
-EXPLAINED_LINE = re.compile(r"^- `([^`:]+): ([^`]+)`: \S", re.M)
+# An explained case in docs/convert.md: "- `SUITE: CASE` (CLASS): the reason".
+EXPLAINED_LINE = re.compile(r"^- `([^`:]+): ([^`]+)` \(([a-z-]+)\): \S", re.M)
 # A line that starts a message in Prompty's parser: one of its roles, maybe attributes, a colon.
 PROMPTY_ROLE_LINE = re.compile(r"^\s*#?\s*(system|user|assistant|developer)(\[[^\]]*\])?\s*:\s*$", re.I)
 # Where an llmtool diagnostic points, and a source line it quotes.
@@ -202,7 +202,7 @@ def dotprompt_cases(python):
                         "partials": suite.get("partials") or {}, "resolver_partials": suite.get("resolverPartials") or {},
                         "schemas": suite.get("schemas")}
                 expected = {"messages": dotprompt_messages(test["expect"]["messages"])}
-                out.append(case("dotprompt", file, f"{suite['name']}/{test['desc']}", ("dotprompt", ".prompt", text),
+                out.append(case("dotprompt", file, f"{file}#{suite['name']}/{test['desc']}", ("dotprompt", ".prompt", text),
                                 data["input"] or {}, expected, peer, lost))
     return out
 
@@ -298,8 +298,10 @@ def llmtool(*args):
 
 def tool_variables(tool):
     """The names a tool takes values for: its variables, or its placeholders when it declares none."""
-    declared = [v["name"] for v in tool.get("metadata", {}).get("variables", [])]
-    return declared or list(dict.fromkeys(PLACEHOLDER.findall(tool["model_prompt"])))
+    metadata = tool.get("metadata", {})
+    if "variables" in metadata:
+        return [v["name"] for v in metadata["variables"]]
+    return list(dict.fromkeys(PLACEHOLDER.findall(tool["model_prompt"])))
 
 
 MISSING = object()
@@ -407,6 +409,9 @@ def classify(steps, ours, expected, suite):
         if status == 1:
             if step == "render" and "error" in expected:
                 return "equal", step
+            if step == "render":
+                # The source renders, the tool refuses the same values: not a fair refusal.
+                return "refused-at-render", step
             return ("refused-located" if is_located(err) else "refused-unlocated"), step
     if "error" in expected:
         return "different", "render"
@@ -430,19 +435,19 @@ def counts_table(rows):
 
 
 def explained_cases(docs):
-    """The cases docs/convert.md explains: {(suite, case)}."""
+    """The cases docs/convert.md explains, with the class each is explained as:
+    {(suite, case, class)}."""
     section, _, _ = checks.between(docs, EXPLAINED)
-    return {(suite, case) for suite, case in EXPLAINED_LINE.findall(section)}
+    return set(EXPLAINED_LINE.findall(section))
 
 
 def judged(rows, docs):
     """The problems with the explanations: cases to explain that are not, and explanations of
     cases that need none."""
     explained = explained_cases(docs)
-    need = {(r["suite"], r["case"]) for r in rows if r["class"] in TO_EXPLAIN}
-    unexplained = [f"{suite}: {case} ({next(r['class'] for r in rows if (r['suite'], r['case']) == (suite, case))})"
-                   for suite, case in sorted(need - explained)]
-    stale = [f"{suite}: {case}" for suite, case in sorted(explained - need)]
+    need = {(r["suite"], r["case"], r["class"]) for r in rows if r["class"] in TO_EXPLAIN}
+    unexplained = [f"{suite}: {case} ({kind})" for suite, case, kind in sorted(need - explained)]
+    stale = [f"{suite}: {case} ({kind})" for suite, case, kind in sorted(explained - need)]
     return unexplained, stale
 
 

@@ -271,6 +271,8 @@ pub(crate) fn declare_used(
     let used = |wanted: &str| {
         parts.iter().any(|p| matches!(p, syntax::Part::Variable { name, .. } if name == wanted))
     };
+    let declared_by_source: Vec<String> =
+        variables.iter().filter_map(|v| v["name"].as_str().map(str::to_owned)).collect();
     for part in parts {
         let syntax::Part::Variable { name, .. } = part else { continue };
         if variables.iter().any(|v| v["name"].as_str() == Some(name)) {
@@ -279,12 +281,17 @@ pub(crate) fn declare_used(
         let problem = if let Some((object, _)) = name.split_once('.') {
             // A path into an object input: a text variable of its own stands for it, and the
             // object, when the template uses it only through paths, is not asked for.
-            let declared = variables.iter().position(|v| v["name"].as_str() == Some(object));
-            if let Some(at) = declared.filter(|_| !used(object)) {
+            let current = variables.iter().position(|v| v["name"].as_str() == Some(object));
+            if let Some(at) = current.filter(|_| !used(object)) {
                 variables.remove(at);
             }
-            // Required when the source declares the object, else empty unless given.
-            let default = declared.is_none().then(|| Value::String(String::new()));
+            // The source's default for the path (Dotprompt's `input.default`), else required
+            // when the source declares the object, else empty unless given.
+            let declared = declared_by_source.iter().any(|n| n == object);
+            let default = defaults
+                .and_then(|d| name.split('.').try_fold(d.get(object)?, |value, key| value.get(key)))
+                .cloned()
+                .or_else(|| (!declared).then(|| Value::String(String::new())));
             variables.push(variable_json(name, VariableKind::Text, None, None, default));
             Diagnostic::new(
                 &UNDECLARED_INPUT,

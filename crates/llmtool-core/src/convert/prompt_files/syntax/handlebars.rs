@@ -73,6 +73,12 @@ pub(crate) fn read(template: &str) -> Result<Vec<Part>, TemplateError> {
     let mut literal = String::new();
     let mut rest = template;
     let mut strip_next = false;
+    // Where the template text since the last mustache starts in `literal`: a `~` trims only it.
+    let mut since_tag = 0;
+    let trim_since = |literal: &mut String, since: usize| {
+        let kept = literal.get(since..).map_or(0, |text| text.trim_end().len());
+        literal.truncate(since.min(literal.len()) + kept);
+    };
     while let Some(at) = rest.find("{{") {
         // Where this mustache starts in the template, to quote it as written.
         let start = template.len() - rest.len() + at;
@@ -98,17 +104,21 @@ pub(crate) fn read(template: &str) -> Result<Vec<Part>, TemplateError> {
         }
         let mut after = &rest[at + 2..];
         if after.starts_with("~!") {
-            literal.truncate(literal.trim_end().len());
+            trim_since(&mut literal, since_tag);
             after = &after[1..];
         }
-        if let Some(comment) = after.strip_prefix("!--") {
-            let end = comment.find("--}}").ok_or("a comment is never closed")?;
-            rest = drop_standalone_line(&mut literal, parts.is_empty(), &comment[end + 4..]);
-            continue;
-        }
-        if after.starts_with('!') {
-            let end = after.find("}}").ok_or("a comment is never closed")?;
-            rest = drop_standalone_line(&mut literal, parts.is_empty(), &after[end + 2..]);
+        if let Some(comment) = after.strip_prefix('!') {
+            let long = comment.starts_with("--");
+            let Some((end, strip_after)) = comment_close(comment, long) else {
+                let opening: String = template[start..].chars().take(24).collect();
+                return Err(TemplateError::at(
+                    &opening,
+                    format!("the comment `{opening}` is never closed"),
+                ));
+            };
+            rest = drop_standalone_line(&mut literal, parts.is_empty(), &comment[end..]);
+            strip_next = strip_after;
+            since_tag = literal.len();
             continue;
         }
         let triple = after.starts_with('{');
@@ -122,7 +132,7 @@ pub(crate) fn read(template: &str) -> Result<Vec<Part>, TemplateError> {
         rest = &after[end + close.len()..];
         let written = &template[start..template.len() - rest.len()];
         if let Some(stripped) = inner.strip_prefix('~') {
-            literal.truncate(literal.trim_end().len());
+            trim_since(&mut literal, since_tag);
             inner = stripped;
         }
         if let Some(stripped) = inner.strip_suffix('~') {
@@ -144,6 +154,7 @@ pub(crate) fn read(template: &str) -> Result<Vec<Part>, TemplateError> {
                 TemplateError::at(written, message)
             })?;
             push_variable(&mut parts, &mut literal, name, true);
+            since_tag = 0;
             continue;
         }
         if inner.starts_with(['#', '/', '^', '>', '&'])
@@ -153,6 +164,7 @@ pub(crate) fn read(template: &str) -> Result<Vec<Part>, TemplateError> {
         }
         let name = name_of(inner).ok_or_else(|| TemplateError::no_equivalent(written))?;
         push_variable(&mut parts, &mut literal, name, false);
+        since_tag = 0;
     }
     if strip_next {
         rest = rest.trim_start();
@@ -162,6 +174,24 @@ pub(crate) fn read(template: &str) -> Result<Vec<Part>, TemplateError> {
         parts.push(Part::Literal(literal));
     }
     Ok(parts)
+}
+
+/// Where the comment whose text (after `{{!`) is `text` ends: past its closing `}}` (`--}}`
+/// for a `long` one), and whether the closing has a `~`, which trims what follows.
+fn comment_close(text: &str, long: bool) -> Option<(usize, bool)> {
+    let mut from = 0;
+    loop {
+        let at = from + text[from..].find("}}")?;
+        let (before, tilde) = match text[..at].strip_suffix('~') {
+            Some(before) => (before, true),
+            None => (&text[..at], false),
+        };
+        // A long comment's own `--` cannot close it: it needs one more after it.
+        if !long || before.len() > 2 && before.ends_with("--") {
+            return Some((at + 2, tilde));
+        }
+        from = at + 2;
+    }
 }
 
 /// The template after a comment, `rest`: when the comment stands alone on its line (only
@@ -260,5 +290,10 @@ mod tests {
         );
         assert_eq!(text("Hello {{! inline }} there\n"), "Hello  there\n");
         assert_eq!(text("{{name}} {{! after a value }}\nnext"), "{{name}} \nnext");
+        // A `~` on the comment's closing trims what follows; one on a mustache trims only the
+        // text since the mustache before.
+        assert_eq!(text("{{!-- a --~}}\nHello {{name}}\n{{!-- b --}}"), "Hello {{name}}\n");
+        assert_eq!(text("Hello {{! c }}\n{{~name}}"), "Hello {{name}}");
+        assert!(read("{{!-- never closed").unwrap_err().construct.is_some());
     }
 }

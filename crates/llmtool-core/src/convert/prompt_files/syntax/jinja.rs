@@ -74,6 +74,9 @@ pub(crate) fn read(template: &str) -> Result<Vec<Part>, TemplateError> {
     let mut rest = template;
     // Whether the tag before ended with `-`: Jinja then drops the whitespace that follows it.
     let mut strip_next = false;
+    // Where the template text since the last tag starts in `literal`: a `-` at the start of a
+    // tag trims that text only.
+    let mut since_tag = 0;
     while let Some(at) = rest.find('{') {
         let kind = rest[at + 1..].chars().next();
         let close = match kind {
@@ -81,7 +84,7 @@ pub(crate) fn read(template: &str) -> Result<Vec<Part>, TemplateError> {
             Some('%') => "%}",
             Some('#') => "#}",
             _ => {
-                literal.push_str(&rest[..=at]);
+                push_text(&mut literal, &rest[..=at], std::mem::take(&mut strip_next));
                 rest = &rest[at + 1..];
                 continue;
             }
@@ -97,7 +100,8 @@ pub(crate) fn read(template: &str) -> Result<Vec<Part>, TemplateError> {
         let tag = &rest[inner_start..inner_start + length];
         // `{{-` and `-}}` (and so on): the whitespace before, or after, the tag is dropped.
         if tag.starts_with('-') {
-            literal.truncate(literal.trim_end().len());
+            let kept = literal.get(since_tag..).map_or(0, |text| text.trim_end().len());
+            literal.truncate(since_tag.min(literal.len()) + kept);
         }
         strip_next = tag.ends_with('-');
         let inner = tag.trim_matches(|c: char| c.is_whitespace() || c == '-' || c == '+');
@@ -132,6 +136,7 @@ pub(crate) fn read(template: &str) -> Result<Vec<Part>, TemplateError> {
                 }
             },
         }
+        since_tag = literal.len();
     }
     push_text(&mut literal, rest, strip_next);
     if !literal.is_empty() {
@@ -210,8 +215,12 @@ fn expression(inner: &str) -> Result<Expression, ExpressionProblem> {
         None => (inner, None),
     };
     // A name, or a path into an object (`user.name`), which becomes a variable of its own.
-    let is_word =
-        |word: &str| !word.is_empty() && word.chars().all(|c| c.is_alphanumeric() || c == '_');
+    // Each step a name (not a number, nor a constant such as `true`).
+    let is_word = |word: &str| {
+        word.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')
+            && word.chars().all(|c| c.is_alphanumeric() || c == '_')
+            && !matches!(word, "true" | "false" | "none" | "True" | "False" | "None")
+    };
     if !name.split('.').all(is_word) {
         return Err(ExpressionProblem::NotAVariable);
     }
@@ -300,5 +309,10 @@ mod tests {
         assert_eq!(text(read("a \n {#- note -#} \n b").unwrap()), "ab");
         assert_eq!(text(read("a {%- raw -%} {{ x }} {%- endraw -%} b").unwrap()), "a{{ x }}b");
         assert_eq!(text(read("a {% raw %} x {% endraw %} b").unwrap()), "a  x  b");
+        // Only the text since the tag before is trimmed, and a brace that opens no tag is text.
+        assert_eq!(text(read("Hello {# c #}\n{{- name }}").unwrap()), "Hello {{name}}");
+        assert_eq!(text(read("{{ \" \" }}{{- x }}").unwrap()), " {{x}}");
+        assert_eq!(text(read("{{ a -}}\n{\"k\": 1}").unwrap()), "{{a}}{\"k\": 1}");
+        assert!(read("Pi is {{ 3.14 }}").is_err() && read("{{ true }}").is_err());
     }
 }
