@@ -43,8 +43,29 @@ fn key_before(text: &str, span: Span) -> Option<String> {
     Some(line[open + 1..colon].to_owned())
 }
 
-/// Where `source` writes `key` as a key: `key:` (YAML) or `"key":` (JSON), first found.
+/// Where `source` writes the tool's `key`: under its own name, or under the name the peers
+/// give it (`topP`, Dotprompt's `maxOutputTokens`).
 fn key_in(source: &str, key: &str) -> Option<Span> {
+    let camel: String = key
+        .split('_')
+        .enumerate()
+        .map(|(i, word)| {
+            let mut chars = word.chars();
+            match chars.next() {
+                Some(first) if i > 0 => first.to_uppercase().chain(chars).collect(),
+                _ => word.to_owned(),
+            }
+        })
+        .collect();
+    let peer_names: &[&str] = if key == "max_tokens" { &["maxOutputTokens"] } else { &[] };
+    [key, camel.as_str()]
+        .into_iter()
+        .chain(peer_names.iter().copied())
+        .find_map(|name| written_key(source, name))
+}
+
+/// Where `source` writes `key` as a key: `key:` (YAML) or `"key":` (JSON), first found.
+fn written_key(source: &str, key: &str) -> Option<Span> {
     source.match_indices(key).map(|(at, _)| at).find_map(|at| {
         let quoted = source[..at].ends_with(['"', '\'']);
         let mut after = &source[at + key.len()..];
@@ -83,5 +104,20 @@ mod tests {
         let span = errors[0].primary.as_ref().unwrap().span;
         assert_eq!(&source[span.start..span.end], "temperature");
         assert!(errors_in_source(&tool.replace(": 3", ": 1"), source).is_empty());
+    }
+
+    #[test]
+    fn a_key_the_peer_names_otherwise_is_found_under_its_name() {
+        let source = "---\nconfig:\n  topP: 5\n---\nHi\n";
+        let tool = "{\n  \"model_prompt\": \"Hi\",\n  \"metadata\": {\n    \"prompt_name\": \"Hi\",\n    \"parameters\": {\n      \"top_p\": 5\n    }\n  }\n}\n";
+        let errors = errors_in_source(tool, source);
+        let span = errors[0].primary.as_ref().expect("placed").span;
+        assert_eq!(&source[span.start..span.end], "topP");
+        let source = "---\nconfig:\n  maxOutputTokens: -1\n---\nHi\n";
+        let tool = tool.replace("\"top_p\": 5", "\"max_tokens\": -1");
+        let errors = errors_in_source(&tool, source);
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        let span = errors[0].primary.as_ref().expect("placed").span;
+        assert_eq!(&source[span.start..span.end], "maxOutputTokens");
     }
 }

@@ -197,6 +197,11 @@ fn roles_as_text<'a>(
     std::borrow::Cow::Owned(out)
 }
 
+/// Picoschema's scalar types: an `input.schema` that is one of them is one value; any other
+/// name refers to a schema registered elsewhere.
+const PICOSCHEMA_TYPES: [&str; 7] =
+    ["string", "number", "integer", "boolean", "null", "any", "object"];
+
 /// The front-matter keys the reader maps (the others are left out with a warning).
 const DOTPROMPT_MAPPED: [&str; 7] =
     ["name", "description", "model", "config", "input", "output", "metadata"];
@@ -251,10 +256,16 @@ pub(super) fn read(text: &str) -> Result<Converted<Value>, Box<Diagnostic>> {
         Some(schema @ Value::Object(_)) => read_schema(schema, defaults, &mut diagnostics)?,
         // A scalar schema (`schema: string`): the input is one value, not named ones, which
         // the template can only reach as `{{this}}`.
+        Some(Value::Null) | None => Vec::new(),
         Some(schema) => {
-            let said = format!(
-                "`input.schema` is {schema}, one value rather than named ones: a tool's values are named, so it is left out"
-            );
+            let said = match schema.as_str() {
+                Some(name) if !PICOSCHEMA_TYPES.contains(&name) => format!(
+                    "`input.schema` names the schema `{name}`, which is defined outside this file: the variables are those the template uses"
+                ),
+                _ => format!(
+                    "`input.schema` is {schema}, one value rather than named ones: a tool's values are named, so it is left out"
+                ),
+            };
             let mut located = 0;
             diagnostics.push(front_matter::dropped_key(
                 front_text,
@@ -264,7 +275,6 @@ pub(super) fn read(text: &str) -> Result<Converted<Value>, Box<Diagnostic>> {
             ));
             Vec::new()
         }
-        None => Vec::new(),
     };
     let extras = front.get("metadata").and_then(|m| m.get("llmtool"));
     if extras.is_none() {
