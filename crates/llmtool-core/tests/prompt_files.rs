@@ -321,3 +321,22 @@ fn jinja_whitespace_control_is_kept_and_nunjucks_reads_as_jinja() {
     assert_eq!(text, "system:\naVb");
     assert!(!codes.contains(&"LT709".to_owned()), "{codes:?}");
 }
+
+/// A file llmtool exported and someone then edited: a value added to its template is declared
+/// like any other the source does not declare.
+#[test]
+fn an_edited_export_declares_what_was_added_to_its_template() {
+    let tool = r#"{"model_prompt": "Notes on {{topic}}.", "version": "2",
+        "metadata": {"prompt_name": "Notes", "description": "d",
+            "creator": {"name": "Ann"},
+            "variables": [{"name": "topic", "type": "text", "description": "d"}]}}"#;
+    let document = Document::from_text(tool.to_owned());
+    let exported = PromptFormat::Prompty.write(&document).value;
+    assert!(exported.contains("llmtool"), "the export keeps a block: {exported}");
+    let edited =
+        exported.replace("Notes on {{ topic }}.", "Notes on {{ topic }} in a {{ tone }} tone.");
+    assert_ne!(edited, exported, "{exported}");
+    let read = PromptFormat::Prompty.read(&edited).unwrap();
+    assert!(read.diagnostics.iter().any(|d| d.code() == "LT709"), "{:?}", read.diagnostics);
+    assert!(read.value.contains("\"name\": \"tone\""), "{}", read.value);
+}

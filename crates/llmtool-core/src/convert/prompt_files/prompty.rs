@@ -364,7 +364,9 @@ pub(super) fn read(text: &str) -> Result<Converted<Value>, Box<Diagnostic>> {
         })
         .collect();
     let extras = front.get("metadata").and_then(|m| m.get("llmtool"));
-    if extras.is_none() {
+    // A file llmtool wrote keeps its variables in its `llmtool` block, when it renamed them:
+    // those are the tool's. Otherwise the template's uses are declared.
+    if extras.is_none_or(|extras| extras["metadata"]["variables"].is_null()) {
         declare_used(&parts, &mut inputs.variables, None, (text, body_at), &mut diagnostics);
     }
     let builder =
