@@ -320,6 +320,10 @@ fn jinja_whitespace_control_is_kept_and_nunjucks_reads_as_jinja() {
     let (text, codes) = imported_render(prompty, "trim.prompty", &serde_json::json!({ "v": "V" }));
     assert_eq!(text, "system:\naVb");
     assert!(!codes.contains(&"LT709".to_owned()), "{codes:?}");
+    // The role line the import adds stays a line of its own, whatever the template trims.
+    let leading = "---\nname: Lead\ninputs:\n  - name: v\n    kind: string\n---\n{#- licence -#}\n{{- v }} then";
+    let (text, _) = imported_render(leading, "lead.prompty", &serde_json::json!({ "v": "V" }));
+    assert_eq!(text, "system:\nV then");
 }
 
 /// A file llmtool exported and someone then edited: a value added to its template is declared

@@ -273,7 +273,7 @@ fn read_model(
 pub(super) fn read(text: &str) -> Result<Converted<Value>, Box<Diagnostic>> {
     let mut diagnostics = Vec::new();
     let (front, body) = front_matter::split(text)?;
-    let template = message_text(body, &mut diagnostics);
+    let (role_line, template) = message_text(body, &mut diagnostics);
     let body_at = text.len() - body.len();
     let read = match template_language(&front, &text[..body_at])? {
         Language::Jinja => jinja::read(&template),
@@ -294,7 +294,12 @@ pub(super) fn read(text: &str) -> Result<Converted<Value>, Box<Diagnostic>> {
             handlebars::read(&template)
         }
     };
-    let parts = read.map_err(|e| template_problem(text, body_at, "the template", e))?;
+    let mut parts = read.map_err(|e| template_problem(text, body_at, "the template", e))?;
+    // The role line the import adds is not the template's own: its whitespace control (a
+    // leading `{{-`) cannot reach it.
+    if let Some(role_line) = role_line {
+        parts.insert(0, syntax::Part::Literal(role_line.to_owned()));
+    }
     let mut metadata = Map::new();
     if let Some(name) = front.get("name").and_then(Value::as_str) {
         metadata.insert("prompt_name".into(), json!(name));
@@ -376,8 +381,9 @@ pub(super) fn read(text: &str) -> Result<Converted<Value>, Box<Diagnostic>> {
 
 /// The body as the one message it holds: a `user:` line first is taken off. A body with
 /// other role lines is kept whole, with a warning; text before the first role line (or a body
-/// with none) is what Prompty sends as a system message, so it gets the role line `system:`.
-fn message_text(body: &str, diagnostics: &mut Vec<Diagnostic>) -> String {
+/// with none) is what Prompty sends as a system message, so it gets the role line `system:`,
+/// returned apart, to go before the template once it is read.
+fn message_text(body: &str, diagnostics: &mut Vec<Diagnostic>) -> (Option<&'static str>, String) {
     let roles = body.lines().filter(|line| is_role_line(line)).count();
     let first = body.lines().find(|line| !line.trim().is_empty()).unwrap_or("");
     if roles == 1
@@ -385,7 +391,7 @@ fn message_text(body: &str, diagnostics: &mut Vec<Diagnostic>) -> String {
         && first.trim().trim_end_matches(':').trim().eq_ignore_ascii_case("user")
     {
         let after = &body[body.find(first).map_or(0, |at| at + first.len())..];
-        return after.trim_matches('\n').to_owned();
+        return (None, after.trim_matches('\n').to_owned());
     }
     if roles > 0 {
         diagnostics.push(Diagnostic::new(
@@ -399,9 +405,9 @@ fn message_text(body: &str, diagnostics: &mut Vec<Diagnostic>) -> String {
             &PEER_RENDERS_DIFFERENTLY,
             "Prompty sends the text before any role line as a system message, so the prompt starts with the role line `system:`",
         ));
-        return format!("system:\n{body}");
+        return (Some("system:\n"), body.to_owned());
     }
-    body.to_owned()
+    (None, body.to_owned())
 }
 
 fn parameters(options: &Map<String, Value>) -> Map<String, Value> {
