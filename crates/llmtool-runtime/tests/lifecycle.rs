@@ -14,6 +14,7 @@ use llmtool_providers::resolve::Providers;
 use llmtool_providers::run::RunOptions;
 use llmtool_runtime::{
     KeepFuture, LogPolicy, ParamOverrides, RunKeeper, Runner, Runtime, RuntimeOptions, Subject,
+    ToKeep,
 };
 use llmtool_testkit::{End, Mock, Reply};
 
@@ -213,6 +214,23 @@ async fn a_server_call_dropped_midway_is_cancelled_and_kept_as_cancelled() {
     assert_eq!(kept[0].1.outcome, Outcome::Cancelled);
 }
 
+/// `request` run whole by `runtime` as a run of `subject`, its record returned, not kept.
+async fn run_later(
+    runtime: &Runtime,
+    request: &llmtool_providers::run::RunRequest,
+    subject: &Subject,
+) -> (Result<llmtool_providers::run::RunReport, llmtool_runtime::RunError>, Option<ToKeep>) {
+    runtime
+        .execute_later(
+            request,
+            RunOptions::WHOLE,
+            Some(subject),
+            &mut |_| {},
+            std::future::pending(),
+        )
+        .await
+}
+
 #[tokio::test]
 async fn runs_executed_later_are_kept_only_when_kept_all_together() {
     // A batch runs its rows with `execute_later` and keeps each group's runs at once: a run
@@ -225,15 +243,7 @@ async fn runs_executed_later_are_kept_only_when_kept_all_together() {
     let subject = subject(&tool);
     let mut runs = Vec::new();
     for answer in ["Sun.", "Snow."] {
-        let (result, run) = runtime
-            .execute_later(
-                &request,
-                RunOptions::WHOLE,
-                Some(&subject),
-                &mut |_| {},
-                std::future::pending(),
-            )
-            .await;
+        let (result, run) = run_later(&runtime, &request, &subject).await;
         assert_eq!(result.unwrap().output.as_deref(), Some(answer));
         runs.push(run.expect("a run of a subject has a record to keep"));
     }
@@ -251,15 +261,7 @@ async fn runs_executed_later_are_kept_only_when_kept_all_together() {
     let runtime = runtime.keeping_runs_in(keeper.clone(), LogPolicy::Off);
     let mock = Mock::start(vec![whole("Fog.")]).await;
     let request = on_mock(&mock).request(&tool, "Rain?".into(), ParamOverrides::default()).unwrap();
-    let (result, run) = runtime
-        .execute_later(
-            &request,
-            RunOptions::WHOLE,
-            Some(&subject),
-            &mut |_| {},
-            std::future::pending(),
-        )
-        .await;
+    let (result, run) = run_later(&runtime, &request, &subject).await;
     assert_eq!(result.unwrap().output.as_deref(), Some("Fog."));
     assert!(run.is_none());
 }
