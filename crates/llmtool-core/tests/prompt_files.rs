@@ -344,3 +344,49 @@ fn an_edited_export_declares_what_was_added_to_its_template() {
     assert!(read.diagnostics.iter().any(|d| d.code() == "LT709"), "{:?}", read.diagnostics);
     assert!(read.value.contains("\"name\": \"tone\""), "{}", read.value);
 }
+
+/// The files of a test folder, by name.
+struct Folder(&'static [(&'static str, &'static str)]);
+
+impl llmtool_core::convert::SiblingFiles for Folder {
+    fn read(&self, name: &str) -> Result<String, String> {
+        let found = self.0.iter().find(|(file, _)| *file == name);
+        found.map(|(_, text)| (*text).to_owned()).ok_or_else(|| format!("no file `{name}`"))
+    }
+}
+
+/// Prompty's `inputs: ${file:NAME}` is read from the file named, JSON or YAML, as Prompty
+/// reads it; a reference that cannot be followed is an error at the reference.
+#[test]
+fn prompty_inputs_named_in_a_file_beside_it_are_read_from_that_file() {
+    let folder = Folder(&[
+        ("schema.json", r#"[{"name": "question", "kind": "string", "default": "What is AI?"}]"#),
+        ("inputs.yaml", "tone:\n  kind: string\n  enumValues: [calm, brisk]\n"),
+        ("broken.json", "[{"),
+    ]);
+    let read = |name: &str| {
+        let text = format!("---\nname: F\ninputs: ${{file:{name}}}\n---\nuser:\nSay {{{{x}}}}");
+        (PromptFormat::Prompty.read_in(&text, &folder), text)
+    };
+    let (json, _) = read("schema.json");
+    let json = json.unwrap().value;
+    assert!(json.contains("\"default\": \"What is AI?\""), "{json}");
+    let (yaml, _) = read("inputs.yaml");
+    let yaml = yaml.unwrap().value;
+    assert!(yaml.contains("\"type\": \"single-select\""), "{yaml}");
+    for (name, says) in [
+        ("broken.json", "is not JSON"),
+        ("missing.json", "no file `missing.json`"),
+        ("../up.json", "leads out"),
+    ] {
+        let (problem, text) = read(name);
+        let problem = problem.unwrap_err();
+        assert!(problem.message.contains(says), "{name}: {}", problem.message);
+        let span = problem.primary.as_ref().unwrap().span;
+        assert_eq!(&text[span.start..span.end], format!("${{file:{name}}}"));
+    }
+    // Without a folder (standard input), the reference is refused where it is.
+    let text = "---\ninputs: ${file:schema.json}\n---\nHi";
+    let problem = PromptFormat::Prompty.read(text).unwrap_err();
+    assert!(problem.message.contains("not read from a file"), "{}", problem.message);
+}

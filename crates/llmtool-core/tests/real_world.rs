@@ -14,7 +14,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use llmtool_core::convert::{
-    Converted, Source, errors_in_source, read_sources, semantic_kernel, tool_file,
+    Converted, NoFolder, Source, errors_in_source, read_sources, semantic_kernel, tool_file,
 };
 use llmtool_core::report::{Source as ReportSource, human};
 use llmtool_core::{Diagnostic, Severity};
@@ -84,7 +84,7 @@ fn import(entry: &Path) -> (String, String, Imported) {
         };
     }
     let text = String::from_utf8_lossy(&std::fs::read(entry).unwrap()).into_owned();
-    let read = read_sources(&text, &name, None).map(|converted| {
+    let read = read_sources(&text, &name, None, &NoFolder).map(|converted| {
         let mut diagnostics = converted.diagnostics;
         let tools = converted
             .value

@@ -19,6 +19,7 @@ pub mod local;
 pub mod log;
 mod runner;
 mod runtime;
+mod source_folder;
 pub mod test_files;
 
 pub use dlp::report as dlp_report;
@@ -31,4 +32,5 @@ pub use local::{Consent, Fetch, Progress, PullEvent, pull};
 pub use log::{Ended, LogPolicy, Subject};
 pub use runner::{AnswerFuture, Runner};
 pub use runtime::{Choice, ParamOverrides, Runtime, RuntimeOptions};
+pub use source_folder::SourceFolder;
 pub use test_files::TestsFile;

@@ -478,6 +478,32 @@ fn an_import_that_check_would_refuse_writes_nothing_and_says_where_in_the_source
 }
 
 #[test]
+fn a_prompty_file_reads_the_inputs_it_names_beside_it_and_nothing_outside_its_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("prompts");
+    std::fs::create_dir(&folder).unwrap();
+    std::fs::write(folder.join("schema.json"), r#"[{"name": "q", "kind": "string"}]"#).unwrap();
+    std::fs::write(dir.path().join("outside.json"), "[]").unwrap();
+    let prompty =
+        |reference: &str| format!("---\ninputs: ${{file:{reference}}}\n---\nuser:\n{{{{q}}}}\n");
+    let source = folder.join("ask.prompty");
+    std::fs::write(&source, prompty("schema.json")).unwrap();
+    let out = llmtool(&["import", source.to_str().unwrap()], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("\"name\": \"q\""), "{}", text(&out.stdout));
+
+    std::fs::write(&source, prompty("../outside.json")).unwrap();
+    let out = llmtool(&["import", source.to_str().unwrap()], None);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("ask.prompty:2:9"), "{}", text(&out.stderr));
+    // From standard input there is no folder to read from.
+    let out =
+        llmtool(&["import", "-", "--from", "prompty"], Some(prompty("schema.json").as_bytes()));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("not read from a file"), "{}", text(&out.stderr));
+}
+
+#[test]
 fn export_import_and_convert_round_trip() {
     let consultant = example("strategy-consultant.json");
     let exported = llmtool(&["export", consultant.to_str().unwrap(), "--to", "anthropic"], None);

@@ -5,6 +5,7 @@ use serde_json::Value;
 
 use super::codes::{DROPPED_FIELD, INVALID_SOURCE};
 use super::detect::detect;
+use super::sibling_files::{NoFolder, SiblingFiles};
 use super::{
     Converted, ElispFlavor, FunctionFormat, FunctionTool, PromptFormat, read_elisp,
     read_mcp_prompt, semantic_kernel,
@@ -149,18 +150,29 @@ pub enum Source {
 
 /// Reads `text`, the file `path`, as `from`, or as the form detected (see [`detect`]). A
 /// Semantic Kernel function folder is read from its two files
-/// ([`super::semantic_kernel::read`]), not from one text.
+/// ([`super::semantic_kernel::read`]), not from one text. Files the source names beside
+/// itself cannot be reached: see [`read_source_in`].
 pub fn read_source(
     text: &str,
     path: &str,
     from: Option<Format>,
 ) -> Result<Converted<Source>, Box<Diagnostic>> {
+    read_source_in(text, path, from, &NoFolder)
+}
+
+/// [`read_source`], reaching the files the source names beside itself through `files`.
+pub fn read_source_in(
+    text: &str,
+    path: &str,
+    from: Option<Format>,
+    files: &dyn SiblingFiles,
+) -> Result<Converted<Source>, Box<Diagnostic>> {
     // A byte-order mark is set aside; the diagnostics still point into the whole text.
     let Some(unmarked) = text.strip_prefix('\u{feff}') else {
-        return read_unmarked(text, path, from);
+        return read_unmarked(text, path, from, files);
     };
     let shift = |d: Diagnostic| d.shifted(text.len() - unmarked.len());
-    match read_unmarked(unmarked, path, from) {
+    match read_unmarked(unmarked, path, from, files) {
         Ok(read) => Ok(Converted {
             value: read.value,
             diagnostics: read.diagnostics.into_iter().map(shift).collect(),
@@ -174,6 +186,7 @@ fn read_unmarked(
     text: &str,
     path: &str,
     from: Option<Format>,
+    files: &dyn SiblingFiles,
 ) -> Result<Converted<Source>, Box<Diagnostic>> {
     let format = match from {
         Some(format) => format,
@@ -185,7 +198,7 @@ fn read_unmarked(
     };
     let function = match format.family() {
         Family::PromptFile(prompt_format) => {
-            let converted = prompt_format.read(text)?;
+            let converted = prompt_format.read_in(text, files)?;
             let stem = file_name(path, prompt_format == PromptFormat::Dotprompt);
             return Ok(tool_file(named_after(converted, stem)));
         }
@@ -254,18 +267,19 @@ pub fn with_missing_metadata(tool: &str, key: &str, value: &str) -> Option<Strin
 /// Reads every tool of `text`, the file `path`: the entries of a file of several tools (see
 /// [`super::lists`]), each named by where it is (`tools[2]`), or the one tool of any other
 /// source, named `""`. An entry that is not a tool is left out with a warning; a file none of
-/// whose entries is a tool is an error.
+/// whose entries is a tool is an error. `files` reaches the files a source names beside itself.
 pub fn read_sources(
     text: &str,
     path: &str,
     from: Option<Format>,
+    files: &dyn SiblingFiles,
 ) -> Result<Converted<Vec<(String, Source)>>, Box<Diagnostic>> {
     let unmarked = text.strip_prefix('\u{feff}').unwrap_or(text);
     let json = matches!(unmarked.trim_start().chars().next(), Some('{' | '['))
         .then(|| serde_json::from_str::<Value>(unmarked).ok())
         .flatten();
     let Some(entries) = json.as_ref().and_then(super::lists::entries) else {
-        let one = read_source(text, path, from)?;
+        let one = read_source_in(text, path, from, files)?;
         return Ok(Converted {
             value: vec![(String::new(), one.value)],
             diagnostics: one.diagnostics,

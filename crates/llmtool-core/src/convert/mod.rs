@@ -13,16 +13,20 @@ mod lists;
 pub mod naming;
 mod plain_schema;
 pub(crate) mod prompt_files;
+mod sibling_files;
 mod targets;
 mod write;
 
 pub use detect::{Candidate, candidates, detect, detect_value};
 pub use elisp::{ElispFlavor, ElispOptions, looks_like_elisp, read_elisp, write_elisp};
-pub use formats::{Family, Format, Source, read_source, read_sources, with_missing_metadata};
+pub use formats::{
+    Family, Format, Source, read_source, read_source_in, read_sources, with_missing_metadata,
+};
 pub use function::{Converted, FunctionTool, is_parameter_key};
 pub use import::{tool_file, tool_value};
 pub use imported_check::errors_in_source;
 pub use lists::{ListEntry, entries};
 pub use prompt_files::{PromptFormat, semantic_kernel};
+pub use sibling_files::{NoFolder, SiblingFiles, outside_folder};
 pub use targets::{FunctionFormat, read_mcp_prompt};
 pub use write::{WriteError, WriteOptions, Written};

@@ -10,13 +10,14 @@ use std::path::Path;
 use llmtool_core::Diagnostic;
 use llmtool_core::convert::semantic_kernel;
 use llmtool_core::convert::{
-    self, Converted, ElispOptions, Format, Source, WriteOptions, Written, naming,
+    self, Converted, ElispOptions, Format, NoFolder, SiblingFiles, Source, WriteOptions, Written,
+    naming,
 };
 
 use crate::outcome::Outcome;
 
 use crate::io;
-use llmtool_runtime::KernelFolder;
+use llmtool_runtime::{KernelFolder, SourceFolder};
 
 pub(crate) fn export(args: &ExportArgs) -> anyhow::Result<Outcome> {
     let name = io::display_name(&args.tool);
@@ -246,14 +247,17 @@ fn read(path: &Path, name: &str, from: Option<Format>) -> anyhow::Result<Option<
     let bytes = io::read_input(path)?;
     let text = String::from_utf8_lossy(&bytes);
     let changed = changed_at(path);
-    let read = convert::read_sources(&text, &path.to_string_lossy(), from).map(|converted| {
-        let sources: Vec<Source> = converted
-            .value
-            .into_iter()
-            .map(|(_, source)| stamped(source, changed.as_deref()))
-            .collect();
-        Converted { value: sources, diagnostics: converted.diagnostics }
-    });
+    let folder = SourceFolder::of(path, io::max_file_bytes());
+    let files: &dyn SiblingFiles = if io::is_stdin(path) { &NoFolder } else { &folder };
+    let read =
+        convert::read_sources(&text, &path.to_string_lossy(), from, files).map(|converted| {
+            let sources: Vec<Source> = converted
+                .value
+                .into_iter()
+                .map(|(_, source)| stamped(source, changed.as_deref()))
+                .collect();
+            Converted { value: sources, diagnostics: converted.diagnostics }
+        });
     let Some(sources) = shown(name, &text, read) else { return Ok(None) };
     // A tool that `check` would refuse is not written: its errors are said in the source.
     let errors: Vec<_> = sources

@@ -17,6 +17,7 @@ use serde_json::{Map, Value};
 use super::codes::{INVALID_SOURCE, RENAMED_PARAMETER, UNDECLARED_INPUT};
 use super::function::Converted;
 use super::naming;
+use super::sibling_files::{NoFolder, SiblingFiles};
 use crate::diagnostic::Diagnostic;
 use crate::document::Document;
 use crate::model::VariableKind;
@@ -67,10 +68,21 @@ impl PromptFormat {
         }
     }
 
-    /// Reads a file in this format back as a tool file (canonical text).
+    /// Reads a file in this format back as a tool file (canonical text). A file it names
+    /// beside itself cannot be reached: see [`PromptFormat::read_in`].
     pub fn read(self, text: &str) -> Result<Converted<String>, Box<Diagnostic>> {
+        self.read_in(text, &NoFolder)
+    }
+
+    /// [`PromptFormat::read`], reaching the files the source names beside itself (Prompty's
+    /// `inputs: ${file:schema.json}`) through `files`.
+    pub fn read_in(
+        self,
+        text: &str,
+        files: &dyn SiblingFiles,
+    ) -> Result<Converted<String>, Box<Diagnostic>> {
         let converted = match self {
-            PromptFormat::Prompty => prompty::read(text)?,
+            PromptFormat::Prompty => prompty::read(text, files)?,
             PromptFormat::Dotprompt => dotprompt::read(text)?,
             PromptFormat::LlmTemplate => llm_template::read(text)?,
         };

@@ -12,6 +12,7 @@ use crate::convert::codes::{
     DROPPED_FIELD, INVALID_SOURCE, PEER_RENDERS_DIFFERENTLY, UNSUPPORTED_PARAMETER,
 };
 use crate::convert::function::Converted;
+use crate::convert::sibling_files::{self, SiblingFiles};
 use crate::diagnostic::Diagnostic;
 use crate::model::VariableKind;
 
@@ -270,7 +271,11 @@ fn read_model(
     }
 }
 
-pub(super) fn read(text: &str) -> Result<Converted<Value>, Box<Diagnostic>> {
+/// Reads a Prompty file; `files` reaches the files its `${file:NAME}` references name.
+pub(super) fn read(
+    text: &str,
+    files: &dyn SiblingFiles,
+) -> Result<Converted<Value>, Box<Diagnostic>> {
     let mut diagnostics = Vec::new();
     let (front, body) = front_matter::split(text)?;
     let (role_line, template) = message_text(body, &mut diagnostics);
@@ -359,7 +364,15 @@ pub(super) fn read(text: &str) -> Result<Converted<Value>, Box<Diagnostic>> {
         dropped(&[key], format!("`{key}` is left out: {why}"));
     }
     let mut inputs = match front.get("inputs") {
-        Some(inputs) => read_inputs(inputs, front_text, &mut diagnostics)?,
+        Some(Value::String(value)) if file_reference(value).is_some() => {
+            let place = value_span(front_text, &["inputs"], value);
+            let referenced = referenced_file(value, files, place)?;
+            // The inputs are not written in this file: their warnings are placed at the reference.
+            read_inputs(&referenced, &|_| place, &mut diagnostics)?
+        }
+        Some(inputs) => {
+            read_inputs(inputs, &|name| input_span(front_text, name), &mut diagnostics)?
+        }
         None => Inputs { variables: Vec::new(), threads: Vec::new() },
     };
     let parts: Vec<syntax::Part> = parts
@@ -440,13 +453,13 @@ struct Inputs {
     threads: Vec<String>,
 }
 
-/// Prompty inputs (a mapping by name, or a list with `name`) as variables, in the front
-/// matter `front` (for places). A `thread` input is the conversation so far, which a tool does
+/// Prompty inputs (a mapping by name, or a list with `name`) as variables; `place` says where
+/// an input is written, for the diagnostics. A `thread` input is the conversation so far, which a tool does
 /// not have: it is left out with a warning. An `image`, `file` or `audio` input cannot be
 /// text: the file is refused.
 fn read_inputs(
     inputs: &Value,
-    front: &str,
+    place: &dyn Fn(&str) -> Option<crate::span::Span>,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Result<Inputs, Box<Diagnostic>> {
     let entries: Vec<(String, Value)> = match inputs {
@@ -472,7 +485,7 @@ fn read_inputs(
                         "input `{name}` is a `thread`: Prompty puts the conversation so far in its place, and a tool has none, so it is left out of the prompt"
                     ),
                 );
-                if let Some(place) = input_span(front, &name) {
+                if let Some(place) = place(&name) {
                     left_out = left_out.at(place);
                 }
                 diagnostics.push(left_out);
@@ -483,7 +496,7 @@ fn read_inputs(
                 let refused = invalid(format!(
                     "input `{name}` is an `{kind}`, which Prompty sends as such; a tool's variables hold text"
                 ));
-                return Err(match input_span(front, &name) {
+                return Err(match place(&name) {
                     Some(place) => {
                         Box::new(refused.at_labelled(place, format!("an `{kind}` input")))
                     }
@@ -533,6 +546,51 @@ fn read_inputs(
         ));
     }
     Ok(found)
+}
+
+/// The name in a whole-value reference to a file, `${file:NAME}`, as Prompty writes them.
+fn file_reference(value: &str) -> Option<&str> {
+    let inner = value.strip_prefix("${")?.strip_suffix('}')?;
+    let (protocol, name) = inner.split_once(':')?;
+    protocol.eq_ignore_ascii_case("file").then_some(name)
+}
+
+/// The value of the file a `${file:NAME}` reference names, read as Prompty reads it: JSON for
+/// `.json`, YAML for `.yaml` and `.yml`, else text. A file that cannot be had, or read, is an
+/// error at the reference (`place`).
+fn referenced_file(
+    reference: &str,
+    files: &dyn SiblingFiles,
+    place: Option<crate::span::Span>,
+) -> Result<Value, Box<Diagnostic>> {
+    let name = file_reference(reference).unwrap_or_default();
+    let at = |message: String| {
+        let problem = Diagnostic::new(&INVALID_SOURCE, message);
+        Box::new(match place {
+            Some(place) => problem.at_labelled(place, "the file named here"),
+            None => problem,
+        })
+    };
+    if let Some(why) = sibling_files::outside_folder(name) {
+        return Err(at(format!("{reference}: {why}")));
+    }
+    let text = files.read(name).map_err(|why| at(format!("{reference}: {why}")))?;
+    let extension = name.rsplit_once('.').map(|(_, extension)| extension.to_ascii_lowercase());
+    match extension.as_deref() {
+        Some("json") => serde_json::from_str(&text)
+            .map_err(|error| at(format!("{reference}: `{name}` is not JSON: {error}"))),
+        Some("yaml" | "yml") => super::yaml_read::from_str(&text)
+            .map_err(|error| at(format!("{reference}: `{name}` is not YAML: {error}"))),
+        _ => Ok(Value::String(text)),
+    }
+}
+
+/// Where the scalar `value` of the key at `path` is written in the front matter `front`.
+fn value_span(front: &str, path: &[&str], value: &str) -> Option<crate::span::Span> {
+    let key = front_matter::key_span(front, path)?;
+    let line_end = front[key.end..].find('\n').map_or(front.len(), |end| key.end + end);
+    let at = key.end + front[key.end..line_end].find(value)?;
+    Some(crate::span::Span::new(at, at + value.len()))
 }
 
 /// Where the input `name` is written in the front matter `front`: its key (`inputs:` as a
