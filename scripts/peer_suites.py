@@ -7,11 +7,19 @@ The suites (fixtures/, except the last, which ships in the installed `prompty` p
   rendered text expected) and `parse` (a rendered text, the messages expected);
 - Prompty's Jinja Subset corpus (`prompty/jinja_subset/conformance/`: `corpus.json` and
   `render_golden.json`): a template and inputs, the rendered text (or error) expected;
+- Prompty's runtime test fixtures (the `.prompty` files of its Python, TypeScript and C#
+  runtimes' tests, with the files they name beside them), which say nothing of what they
+  render: the peer's rendering, on each input's default (else its example, else a made-up
+  text), is the expected output. Prompty's Python runtime renders and parses them
+  (`prompty.prepare`); those in Nunjucks, which only its TypeScript runtime reads, are rendered
+  with the `nunjucks` npm package set up as that runtime sets it up, then parsed by the Python
+  runtime's parser;
 - the render cases of the `llm` CLI's tests/test_templates.py, transcribed in llm/cases.json: a
   template, input and parameters, the prompt and system prompt (or error) expected.
 
 Each case is written as one source file of its format (a `.prompt`, a `.prompty` whose front
-matter declares the case's inputs and names its engine, an `llm` template), imported with
+matter declares the case's inputs and names its engine, an `llm` template; the runtime
+fixtures are imported where they are), imported with
 `llmtool import`, and rendered with `llmtool render --vars` on the case's values (those of the
 tool's variables). What a source file cannot say (partials, `@` context, history messages,
 schemas, Prompty's thread inputs) is listed with the case. The text is compared with the
@@ -105,6 +113,33 @@ def prompty_parse(job):
     messages = PromptyChatParser().parse(agent, agent.instructions)
     return {"messages": [[m.role, "".join(part.value for part in m.parts)] for m in messages]}
 
+def prompty_load(job):
+    """What a runtime fixture declares: its engine, its body, and a value for each input."""
+    import prompty
+    agent = prompty.load(job["path"])
+    values = {}
+    for prop in agent.inputs or []:
+        value = prop.default if prop.default is not None else prop.example
+        if value is None:
+            value = [] if prop.kind == "thread" else f"<{prop.name}>"
+        values[prop.name] = value
+    template = agent.template
+    engine = template.format.kind if template and template.format else "jinja2"  # Prompty's default
+    return {"engine": engine, "body": agent.instructions, "values": values}
+
+def prompty_prepare(job):
+    """A runtime fixture's messages: prepared by Prompty, or, for a body rendered elsewhere
+    (Nunjucks), parsed by Prompty's parser."""
+    import prompty
+    from prompty.parsers import PromptyChatParser
+    agent = prompty.load(job["path"])
+    if "rendered" in job:
+        messages = PromptyChatParser().parse(agent, job["rendered"])
+    else:
+        messages = prompty.prepare(agent, job["inputs"])
+    text = lambda part: part.value if hasattr(part, "value") else f"<part {type(part).__name__}>"
+    return {"messages": [[m.role, "".join(text(part) for part in m.parts)] for m in messages]}
+
 def llm(job):
     import click
     from llm import Template
@@ -121,7 +156,8 @@ def llm(job):
         return {"error": f"Error: {error.message}"}
     return {"prompt": prompt, "system": system}
 
-run = {"dotprompt": dotprompt, "prompty-render": prompty_render, "prompty-parse": prompty_parse, "llm": llm}
+run = {"dotprompt": dotprompt, "prompty-render": prompty_render, "prompty-parse": prompty_parse,
+       "prompty-load": prompty_load, "prompty-prepare": prompty_prepare, "llm": llm}
 results = []
 for job in json.load(sys.stdin):
     try:
@@ -145,7 +181,10 @@ def log(message):
 
 
 def in_peers(python, script, *args, stdin=None):
-    result = subprocess.run([python, "-c", script, *args], input=stdin, capture_output=True, text=True)
+    # The runtime fixtures' connections name environment variables (`${env:AZURE_OPENAI_API_KEY}`)
+    # that Prompty reads when it loads a file; they play no part in rendering.
+    env = {**os.environ, **{name: "set-by-the-peer-suites" for name in runtime_environment()}}
+    result = subprocess.run([python, "-c", script, *args], input=stdin, capture_output=True, text=True, env=env)
     if result.returncode != 0:
         log(f"the peers' environment failed:\n{result.stderr[-3000:]}")
         sys.exit(1)
@@ -272,6 +311,73 @@ def jinja_corpus_cases(python):
     return out
 
 
+RUNTIME = os.path.join(FIXTURES, "prompty-runtime")
+NUNJUCKS = "nunjucks@3.2.4"
+# Renders Nunjucks bodies as Prompty's TypeScript runtime does (its `renderers/nunjucks.ts`: an
+# environment with no autoescape, an undefined value rendered as nothing): reads
+# [{"body", "values"}...] on standard input, writes the rendered texts.
+RENDER_NUNJUCKS = r'''
+const nunjucks = require(process.argv[1]);
+const env = new nunjucks.Environment(null, { autoescape: false, throwOnUndefined: false });
+const jobs = JSON.parse(require("fs").readFileSync(0, "utf8"));
+console.log(JSON.stringify(jobs.map((job) => {
+  try { return { text: env.renderString(job.body, job.values) }; }
+  catch (error) { return { error: String(error.message).split("\n")[0] }; }
+})));
+'''
+
+
+def runtime_environment():
+    """The environment variables the runtime fixtures name with no default."""
+    names = set()
+    for path in glob.glob(os.path.join(RUNTIME, "**", "*.prompty"), recursive=True):
+        with open(path, encoding="utf-8") as source:
+            names.update(re.findall(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}", source.read()))
+    return sorted(names)
+
+
+def nunjucks_module():
+    """The `nunjucks` npm package, installed once under target/."""
+    folder = os.path.join(ROOT, "target", "peer-suites-npm")
+    module = os.path.join(folder, "node_modules", "nunjucks")
+    if not os.path.exists(os.path.join(module, "package.json")):
+        log(f"installing {NUNJUCKS} (once)")
+        os.makedirs(folder, exist_ok=True)
+        subprocess.run(["npm", "install", "--prefix", folder, "--no-audit", "--no-fund", "--loglevel=error", NUNJUCKS], check=True)
+    return module
+
+
+def render_nunjucks(jobs):
+    result = subprocess.run(["node", "-e", RENDER_NUNJUCKS, nunjucks_module()], input=json.dumps(jobs),
+                            capture_output=True, text=True)
+    if result.returncode != 0:
+        log(f"nunjucks failed:\n{result.stderr[-3000:]}")
+        sys.exit(1)
+    return json.loads(result.stdout)
+
+
+def prompty_runtime_cases(python):
+    paths = sorted(glob.glob(os.path.join(RUNTIME, "**", "*.prompty"), recursive=True))
+    loaded = in_peers(python, PEER, stdin=json.dumps([{"kind": "prompty-load", "path": path} for path in paths]))
+    nunjucks = [item for item in loaded if item.get("engine") == "nunjucks"]
+    rendered = iter(render_nunjucks([{"body": item["body"], "values": item["values"]} for item in nunjucks]))
+    out = []
+    for path, item in zip(paths, loaded):
+        name = os.path.relpath(path, RUNTIME)
+        values = item.get("values", {})
+        peer = {"kind": "prompty-prepare", "inputs": values}
+        if item.get("engine") == "nunjucks":
+            text = next(rendered)
+            peer = text if "error" in text else {**peer, "rendered": text["text"]}
+        elif "error" in item:
+            peer = item  # the peer cannot load the file: the case has no expected output
+        with open(path, encoding="utf-8") as source:
+            out.append(case("prompty-runtime", f"prompty-runtime/{name}", name, ("prompty", None, source.read()),
+                            values, {"from_peer": True}, peer))
+        out[-1]["path"] = path
+    return out
+
+
 def llm_cases():
     with open(os.path.join(FIXTURES, "llm", "cases.json"), encoding="utf-8") as cases:
         out = []
@@ -358,17 +464,19 @@ def is_located(stderr):
 
 def split_messages(text, first_role):
     """A text as messages, as Prompty's parser splits it: at its role lines, each message's
-    newlines at both ends trimmed; text before the first role line has `first_role`."""
-    messages, role, lines = [], first_role, []
+    newlines at both ends trimmed (a role line with nothing after it is an empty message); text
+    before the first role line has `first_role`."""
+    messages, role, lines, named = [], first_role, [], False
     for line in text.splitlines():
         found = PROMPTY_ROLE_LINE.match(line.strip())
         if found:
-            if lines:
+            if lines or named:
                 messages.append([role, "\n".join(lines).strip("\n")])
-            role, lines = found.group(1).lower(), []
+            role, lines, named = found.group(1).lower(), [], True
         else:
             lines.append(line)
-    if lines:
+    # A role line with nothing after it is an empty message of that role.
+    if lines or named:
         messages.append([role, "\n".join(lines).strip("\n")])
     return messages
 
@@ -456,28 +564,39 @@ def main():
     if "LLMTOOL" not in os.environ:
         subprocess.run(["cargo", "build", "-q", "-p", "llmtool"], cwd=ROOT, check=True)
     python = peers_python()
-    cases = dotprompt_cases(python) + prompty_vector_cases() + jinja_corpus_cases(python) + llm_cases()
-    rows, jobs = [], []
+    cases = (dotprompt_cases(python) + prompty_vector_cases() + jinja_corpus_cases(python)
+             + prompty_runtime_cases(python) + llm_cases())
+    rows = []
     with tempfile.TemporaryDirectory() as work:
+        paths = []
         for number, item in enumerate(cases):
             fmt, extension, text = item["source"]
+            if "path" in item:
+                paths.append(item["path"])
+                continue
             name = re.sub(r"[^A-Za-z0-9_.-]+", "_", item["case"])[:60]
-            path = os.path.join(work, f"{number:03d}-{name}{extension}")
-            with open(path, "w", encoding="utf-8", newline="") as source:
+            paths.append(os.path.join(work, f"{number:03d}-{name}{extension}"))
+            with open(paths[-1], "w", encoding="utf-8", newline="") as source:
                 source.write(text)
+        # The peer first: for the runtime fixtures, its rendering is the expected output.
+        jobs = [{**item["peer"], "path": path} for item, path in zip(cases, paths) if "kind" in item["peer"]]
+        answers = iter(in_peers(python, PEER, stdin=json.dumps(jobs)))
+        for item, path in zip(cases, paths):
+            answer = next(answers) if "kind" in item["peer"] else item["peer"]
+            expected = item["expected"]
+            if expected.get("from_peer"):
+                expected = {"messages": answer["messages"]} if "messages" in answer else {"error": answer["error"]}
+            fmt, _, text = item["source"]
             steps, ours = import_and_render(path, fmt, item["values"], work)
-            verdict, step = classify(steps, ours, item["expected"], item["suite"])
-            stderr = "".join(err for _, _, err in steps).replace(work + os.sep, "")
+            verdict, step = classify(steps, ours, expected, item["suite"])
+            stderr = "".join(err for _, _, err in steps).replace(work + os.sep, "").replace(ROOT + os.sep, "")
             rows.append({
                 "suite": item["suite"], "file": item["file"], "case": item["case"], "class": verdict,
                 "step": step, "stderr": stderr[:2000], "source": text, "not_in_source": item["not_in_source"],
-                "expected": item["expected"], "got": ours,
+                "expected": expected, "got": ours, "peer": answer,
+                # The runtime fixtures' expected output is the peer's own rendering.
+                "peer_agrees": True if item["expected"].get("from_peer") else peer_agrees(answer, expected),
             })
-            jobs.append({**item["peer"], "path": path})
-        answers = in_peers(python, PEER, stdin=json.dumps(jobs))
-    for row, item, answer in zip(rows, cases, answers):
-        row["peer_agrees"] = peer_agrees(answer, item["expected"])
-        row["peer"] = answer
     with open(report, "w", encoding="utf-8") as out:
         json.dump(rows, out, indent=1, ensure_ascii=False)
         out.write("\n")
