@@ -283,6 +283,23 @@ fn imports_keep_exactly_the_sources_placeholders() {
     let prompty = "---\nname: Raw\n---\nWrite {% raw %}{{ name }}{% endraw %} and {{ \"{{\" }}x}}.";
     let (text, _) = imported_render(prompty, "raw.prompty", &serde_json::json!({}));
     assert_eq!(text, "system:\nWrite {{ name }} and {{x}}.");
+    // Literal text that spells a placeholder of the same tool cannot stay literal: refused,
+    // at the value's use.
+    for (source, name) in [
+        ("---\nname: R\n---\n{% raw %}{{name}}{% endraw %} is {{ name }}", "r.prompty"),
+        ("---\ninput:\n  schema:\n    name: string\n---\n\\{{name}} is {{name}}", "r.prompt"),
+        ("prompt: 'Write {{name}} for $name'", "r.yaml"),
+    ] {
+        let format = PromptFormat::from_path(name).unwrap();
+        let problem = format.read(source).unwrap_err();
+        assert!(
+            problem.message.contains("as literal text and also uses `name`"),
+            "{}",
+            problem.message
+        );
+        let span = problem.primary.as_ref().unwrap().span;
+        assert_eq!(&source[span.start..span.end], "name", "{name}");
+    }
 
     // A Dotprompt schema that declares `a` only: `b` is declared too, empty unless given, and
     // LT709 says so at its use.
@@ -343,6 +360,29 @@ fn an_edited_export_declares_what_was_added_to_its_template() {
     let read = PromptFormat::Prompty.read(&edited).unwrap();
     assert!(read.diagnostics.iter().any(|d| d.code() == "LT709"), "{:?}", read.diagnostics);
     assert!(read.value.contains("\"name\": \"tone\""), "{}", read.value);
+
+    // The same when the export renamed a variable (`first name`), which its block keeps: the
+    // block's variables are the tool's, and the added one comes after them.
+    let renamed = tool.replace("topic", "first name");
+    let document = Document::from_text(renamed);
+    for (format, was, now) in [
+        (PromptFormat::Prompty, "{{ first_name }}.", "{{ first_name }} in a {{ tone }} tone."),
+        (PromptFormat::LlmTemplate, "$first_name.", "$first_name in a $tone tone."),
+    ] {
+        let exported = format.write(&document).value;
+        let edited = exported.replace(was, now);
+        assert_ne!(edited, exported, "{exported}");
+        let read = format.read(&edited).unwrap();
+        let tool: serde_json::Value = serde_json::from_str(&read.value).unwrap();
+        assert_eq!(tool["model_prompt"], "Notes on {{first name}} in a {{tone}} tone.");
+        let names: Vec<&str> = tool["metadata"]["variables"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["first name", "tone"], "{}", format.name());
+    }
 }
 
 /// The files of a test folder, by name.

@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::syntax::{self, Slots, handlebars};
+use super::syntax::{Slots, handlebars};
 use super::{
     ToolBuilder, ToolSource, declare_used, default_json, empty_default, front_matter, invalid,
     single_model, template_problem, variable_json,
@@ -277,11 +277,9 @@ pub(super) fn read(text: &str) -> Result<Converted<Value>, Box<Diagnostic>> {
         }
     };
     let extras = front.get("metadata").and_then(|m| m.get("llmtool"));
-    // A file llmtool wrote keeps its variables in its `llmtool` block, when it renamed them:
-    // those are the tool's. Otherwise the template's uses are declared.
-    if extras.is_none_or(|extras| extras["metadata"]["variables"].is_null()) {
-        declare_used(&parts, &mut variables, defaults, (text, body_at), &mut diagnostics);
-    }
+    // Every value the template uses is declared; a file llmtool wrote keeps the tool's own
+    // variables in its `llmtool` block, which `finish` puts over these.
+    declare_used(&parts, &mut variables, defaults, (text, body_at), &mut diagnostics);
     let mut located = 0;
     let mut dropped = |path: &[&str], what: String| {
         diagnostics.push(front_matter::dropped_key(front_text, path, what, &mut located));
@@ -311,7 +309,7 @@ pub(super) fn read(text: &str) -> Result<Converted<Value>, Box<Diagnostic>> {
         };
         dropped(&[key], format!("`{key}` is left out: {why}"));
     }
-    let builder = ToolBuilder { prompt: syntax::to_prompt(&parts), metadata, variables };
+    let builder = ToolBuilder::new(&parts, metadata, variables, Some((text, body_at)))?;
     Ok(Converted { value: builder.finish(extras), diagnostics })
 }
 

@@ -255,14 +255,18 @@ pub(super) fn read(text: &str) -> Result<Converted<Value>, Box<Diagnostic>> {
     }
     if let Some(original) = extras.as_ref().and_then(|e| e["metadata"]["variables"].as_array()) {
         // The block's variables replace those found in the prompt. They are in declaration
-        // order, so the names the template uses are listed in that order for the renaming.
+        // order, so the names the template uses are listed in that order for the renaming,
+        // then any the prompt uses beyond them (added by hand after the export).
         let originals = original.iter().filter_map(|v| v["name"].as_str());
-        variables = template_names(originals, dollar::is_name)
+        let names = template_names(originals, dollar::is_name);
+        let added: Vec<Value> = variables
             .into_iter()
-            .map(|name| json!({ "name": name }))
+            .filter(|v| !names.iter().any(|name| v["name"].as_str() == Some(name)))
             .collect();
+        variables = names.into_iter().map(|name| json!({ "name": name })).collect();
+        variables.extend(added);
     }
-    let builder = ToolBuilder { prompt: syntax::to_prompt(&parts), metadata, variables };
+    let builder = ToolBuilder::new(&parts, metadata, variables, Some((text, 0)))?;
     Ok(Converted { value: builder.finish(extras.as_ref()), diagnostics })
 }
 

@@ -231,6 +231,58 @@ pub(crate) struct ToolBuilder {
 }
 
 impl ToolBuilder {
+    /// The builder of a tool whose prompt is the template `parts`. Refused when the template's
+    /// literal text spells a placeholder of one of its own variables (`{% raw %}{{name}}{%
+    /// endraw %}` beside `{{name}}`): in a tool's prompt every `{{name}}` is the placeholder, so
+    /// the literal could not stay literal. The error is placed at the variable's first use in
+    /// `source` (its text, and where the template starts), when there is one.
+    pub(crate) fn new(
+        parts: &[syntax::Part],
+        metadata: Map<String, Value>,
+        variables: Vec<Value>,
+        source: Option<(&str, usize)>,
+    ) -> Result<Self, Box<Diagnostic>> {
+        let prompt = syntax::to_prompt(parts);
+        let mut placed: Vec<&str> = parts
+            .iter()
+            .filter_map(|part| match part {
+                syntax::Part::Variable { name, .. } => Some(name.as_str()),
+                syntax::Part::Literal(_) => None,
+            })
+            .collect();
+        // Each placeholder of the prompt that names a variable is one the template placed, or
+        // literal text that spells one.
+        for placeholder in crate::template::placeholders(&prompt) {
+            let declared = variables.iter().any(|v| v["name"].as_str() == Some(placeholder.name));
+            if !declared {
+                continue;
+            }
+            match placed.iter().position(|name| *name == placeholder.name) {
+                Some(at) => {
+                    placed.remove(at);
+                }
+                None => {
+                    let name = placeholder.name;
+                    let problem = Diagnostic::new(
+                        &INVALID_SOURCE,
+                        format!(
+                            "the template writes `{{{{{name}}}}}` as literal text and also uses `{name}` as a value: in a tool's prompt every `{{{{{name}}}}}` is the value's place, so the literal text cannot be kept"
+                        ),
+                    );
+                    let at = source.and_then(|(text, from)| {
+                        let at = from + first_use(text.get(from..)?, name)?;
+                        Some(crate::span::Span::new(at, at + name.len()))
+                    });
+                    return Err(Box::new(match at {
+                        Some(at) => problem.at_labelled(at, format!("`{name}` is a value here")),
+                        None => problem,
+                    }));
+                }
+            }
+        }
+        Ok(Self { prompt, metadata, variables })
+    }
+
     pub(crate) fn finish(self, extras: Option<&Value>) -> Value {
         let mut tool = Map::new();
         let mut metadata = self.metadata;
@@ -241,8 +293,7 @@ impl ToolBuilder {
                 if key == "metadata" {
                     for (key, value) in value.as_object().into_iter().flatten() {
                         if key == "variables" {
-                            prompt = rename_back(&prompt, &variables, value);
-                            variables = value.clone();
+                            (prompt, variables) = with_block_variables(&prompt, &variables, value);
                         } else {
                             metadata.insert(key.clone(), value.clone());
                         }
@@ -342,9 +393,12 @@ fn first_use(body: &str, name: &str) -> Option<usize> {
     })
 }
 
-/// `prompt` with each `{{template name}}` replaced by the original variable's name, the two
-/// lists matched by position.
-fn rename_back(prompt: &str, peer: &Value, original: &Value) -> String {
+/// The prompt and variables of a file llmtool wrote, whose `llmtool` block keeps the tool's
+/// variables (`block`) because the template had to rename them: `peer` lists the variables as
+/// the file's template names them, in the block's order, then any the file declares or uses
+/// beyond the block (added by hand after the export). The first are renamed back in `prompt`
+/// to the block's names, matched by position; the others are kept as they are.
+fn with_block_variables(prompt: &str, peer: &Value, block: &Value) -> (String, Value) {
     let names = |list: &Value| -> Vec<String> {
         list.as_array()
             .into_iter()
@@ -352,21 +406,28 @@ fn rename_back(prompt: &str, peer: &Value, original: &Value) -> String {
             .filter_map(|v| v["name"].as_str().map(str::to_owned))
             .collect()
     };
-    let (peer, original) = (names(peer), names(original));
-    if peer.len() != original.len() || peer == original {
-        return prompt.to_owned();
+    let (peer_names, original) = (names(peer), names(block));
+    let mut variables = block.as_array().cloned().unwrap_or_default();
+    if peer_names.len() < original.len() {
+        // An input of the block is gone from the file: positions no longer match.
+        return (prompt.to_owned(), Value::Array(variables));
+    }
+    variables.extend(peer.as_array().into_iter().flatten().skip(original.len()).cloned());
+    let renamed = &peer_names[..original.len()];
+    if renamed == original.as_slice() {
+        return (prompt.to_owned(), Value::Array(variables));
     }
     let mut out = String::with_capacity(prompt.len());
     let mut last = 0;
     for placeholder in crate::template::placeholders(prompt) {
-        if let Some(i) = peer.iter().position(|name| name == placeholder.name) {
+        if let Some(i) = renamed.iter().position(|name| name == placeholder.name) {
             out.push_str(&prompt[last..placeholder.range.start]);
             out.push_str(&format!("{{{{{}}}}}", original[i]));
             last = placeholder.range.end;
         }
     }
     out.push_str(&prompt[last..]);
-    out
+    (out, Value::Array(variables))
 }
 
 /// A variable of a tool file, as JSON.

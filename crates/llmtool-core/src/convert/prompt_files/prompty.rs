@@ -382,13 +382,10 @@ pub(super) fn read(
         })
         .collect();
     let extras = front.get("metadata").and_then(|m| m.get("llmtool"));
-    // A file llmtool wrote keeps its variables in its `llmtool` block, when it renamed them:
-    // those are the tool's. Otherwise the template's uses are declared.
-    if extras.is_none_or(|extras| extras["metadata"]["variables"].is_null()) {
-        declare_used(&parts, &mut inputs.variables, None, (text, body_at), &mut diagnostics);
-    }
-    let builder =
-        ToolBuilder { prompt: syntax::to_prompt(&parts), metadata, variables: inputs.variables };
+    // Every value the template uses is declared; a file llmtool wrote keeps the tool's own
+    // variables in its `llmtool` block, which `finish` puts over these.
+    declare_used(&parts, &mut inputs.variables, None, (text, body_at), &mut diagnostics);
+    let builder = ToolBuilder::new(&parts, metadata, inputs.variables, Some((text, body_at)))?;
     Ok(Converted { value: builder.finish(extras), diagnostics })
 }
 

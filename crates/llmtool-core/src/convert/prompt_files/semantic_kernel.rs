@@ -363,7 +363,7 @@ fn read_config(
             variables.push(variable_json(name, VariableKind::Text, None, None, None));
         }
     }
-    let builder = ToolBuilder { prompt: syntax::to_prompt(parts), metadata, variables };
+    let builder = ToolBuilder::new(parts, metadata, variables, None)?;
     let tool = builder.finish(config.get("llmtool"));
     Ok(Converted { value: super::canonical(&tool), diagnostics })
 }
