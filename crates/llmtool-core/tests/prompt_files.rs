@@ -430,3 +430,27 @@ fn prompty_inputs_named_in_a_file_beside_it_are_read_from_that_file() {
     let problem = PromptFormat::Prompty.read(text).unwrap_err();
     assert!(problem.message.contains("not read from a file"), "{}", problem.message);
 }
+
+/// Jinja's `default("...")` filter is the variable's default: for an input with none of its
+/// own, and for a value the inputs do not declare; two defaults for one value are refused.
+#[test]
+fn a_jinja_default_filter_is_the_variables_default() {
+    let prompty = "---\nname: D\ninputs:\n  - name: who\n    kind: string\n  - name: mood\n    kind: string\n    default: calm\n---\nHi {{ who | default('you') }} ({{ mood|d(\"odd\") }}), {{ x | default(\"there\") }}";
+    let (text, _) = imported_render(prompty, "d.prompty", &serde_json::json!({}));
+    assert_eq!(text, "system:\nHi you (calm), there");
+    let (text, _) = imported_render(prompty, "d.prompty", &serde_json::json!({ "who": "Ann" }));
+    assert_eq!(text, "system:\nHi Ann (calm), there");
+
+    let twice = "---\nname: T\n---\n{{ who | default('you') }} and {{ who }}";
+    let problem = PromptFormat::Prompty.read(twice).unwrap_err();
+    assert!(problem.message.contains("one default"), "{}", problem.message);
+    let span = problem.primary.as_ref().unwrap().span;
+    assert_eq!(&twice[span.start..span.end], "who");
+    // Any other filter, or a default after another filter, has no equivalent.
+    for other in ["{{ who | default('a') | upper }}", "{{ who | default(x) }}", "{{ who | upper }}"]
+    {
+        let source = format!("---\nname: O\n---\n{other}");
+        let problem = PromptFormat::Prompty.read(&source).unwrap_err();
+        assert!(problem.message.contains("has no equivalent"), "{other}: {}", problem.message);
+    }
+}

@@ -174,7 +174,7 @@ pub(super) fn read(text: &str) -> Result<Converted<Value>, Box<Diagnostic>> {
         prompt.is_some() && extras.is_none() && !uses_input(&parts) && !uses_input(&system_parts);
     if appends_input {
         parts.push(syntax::Part::Literal("\n".into()));
-        parts.push(syntax::Part::Variable { name: INPUT.into(), list: false });
+        parts.push(syntax::Part::Variable { name: INPUT.into(), list: false, default: None });
         diagnostics.push(Diagnostic::new(
             &PEER_RENDERS_DIFFERENTLY,
             "`llm` adds the text it is given on a new line after a prompt that has no `$input`: the prompt ends with `{{input}}` there (empty by default, when llm sends the prompt alone)",

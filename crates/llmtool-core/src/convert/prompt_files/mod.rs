@@ -352,7 +352,11 @@ pub(crate) fn declare_used(
             // when the source declares the object, else empty unless given.
             let declared = declared_by_source.iter().any(|n| n == object);
             let default = defaults
-                .and_then(|d| name.split('.').try_fold(d.get(object)?, |value, key| value.get(key)))
+                .and_then(|d| {
+                    d.get(name).or_else(|| {
+                        name.split('.').try_fold(d.get(object)?, |value, key| value.get(key))
+                    })
+                })
                 .cloned()
                 .or_else(|| (!declared).then(|| Value::String(String::new())));
             variables.push(variable_json(name, VariableKind::Text, None, None, default));
@@ -382,6 +386,42 @@ pub(crate) fn declare_used(
             None => problem,
         });
     }
+}
+
+/// The default text each value takes from the template's filters (Jinja's `{{ name |
+/// default("text") }}`), by name, for the values whose every use gives the same one. A value
+/// used both with a default and without one, or with two, is refused at its first use in
+/// `text` (from byte `from`): a tool's variable has one default, used in every place.
+pub(crate) fn filter_defaults(
+    parts: &[syntax::Part],
+    (text, from): (&str, usize),
+) -> Result<Map<String, Value>, Box<Diagnostic>> {
+    let mut defaults = Map::new();
+    let uses = || {
+        parts.iter().filter_map(|part| match part {
+            syntax::Part::Variable { name, default, .. } => Some((name, default)),
+            syntax::Part::Literal(_) => None,
+        })
+    };
+    for (name, default) in uses() {
+        let Some(default) = default else { continue };
+        if uses().all(|(other, theirs)| other != name || theirs.as_ref() == Some(default)) {
+            defaults.insert(name.clone(), Value::String(default.clone()));
+            continue;
+        }
+        let problem = Diagnostic::new(
+            &INVALID_SOURCE,
+            format!(
+                "`{name}` is given the default {default:?} in one place and not in another: a tool's variable has one default, for every place it is used"
+            ),
+        );
+        let at = text.get(from..).and_then(|body| first_use(body, name));
+        return Err(Box::new(match at {
+            Some(at) => problem.at(crate::span::Span::new(from + at, from + at + name.len())),
+            None => problem,
+        }));
+    }
+    Ok(defaults)
 }
 
 /// Where `body` first uses `name` inside a `{{...}}` (not as a word of its text).

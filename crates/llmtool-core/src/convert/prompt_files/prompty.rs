@@ -5,8 +5,8 @@ use serde_json::{Map, Value, json};
 
 use super::syntax::{self, Slots, handlebars, jinja};
 use super::{
-    ToolBuilder, ToolSource, declare_used, default_json, empty_default, front_matter, invalid,
-    single_model, template_problem, variable_json,
+    ToolBuilder, ToolSource, declare_used, default_json, empty_default, filter_defaults,
+    front_matter, invalid, single_model, template_problem, variable_json,
 };
 use crate::convert::codes::{
     DROPPED_FIELD, INVALID_SOURCE, PEER_RENDERS_DIFFERENTLY, UNSUPPORTED_PARAMETER,
@@ -363,15 +363,18 @@ pub(super) fn read(
         };
         dropped(&[key], format!("`{key}` is left out: {why}"));
     }
+    // A value's default may be written in the template (`{{ name | default("you") }}`).
+    let filtered = filter_defaults(&parts, (text, body_at))?;
     let mut inputs = match front.get("inputs") {
         Some(Value::String(value)) if file_reference(value).is_some() => {
             let place = value_span(front_text, &["inputs"], value);
             let referenced = referenced_file(value, files, place)?;
             // The inputs are not written in this file: their warnings are placed at the reference.
-            read_inputs(&referenced, &|_| place, &mut diagnostics)?
+            read_inputs(&referenced, &filtered, &|_| place, &mut diagnostics)?
         }
         Some(inputs) => {
-            read_inputs(inputs, &|name| input_span(front_text, name), &mut diagnostics)?
+            let place = |name: &str| input_span(front_text, name);
+            read_inputs(inputs, &filtered, &place, &mut diagnostics)?
         }
         None => Inputs { variables: Vec::new(), threads: Vec::new() },
     };
@@ -384,7 +387,7 @@ pub(super) fn read(
     let extras = front.get("metadata").and_then(|m| m.get("llmtool"));
     // Every value the template uses is declared; a file llmtool wrote keeps the tool's own
     // variables in its `llmtool` block, which `finish` puts over these.
-    declare_used(&parts, &mut inputs.variables, None, (text, body_at), &mut diagnostics);
+    declare_used(&parts, &mut inputs.variables, Some(&filtered), (text, body_at), &mut diagnostics);
     let builder = ToolBuilder::new(&parts, metadata, inputs.variables, Some((text, body_at)))?;
     Ok(Converted { value: builder.finish(extras), diagnostics })
 }
@@ -450,12 +453,14 @@ struct Inputs {
     threads: Vec<String>,
 }
 
-/// Prompty inputs (a mapping by name, or a list with `name`) as variables; `place` says where
-/// an input is written, for the diagnostics. A `thread` input is the conversation so far, which a tool does
+/// Prompty inputs (a mapping by name, or a list with `name`) as variables, with the defaults
+/// the template's filters give (`filtered`) where the input has none; `place` says where an
+/// input is written, for the diagnostics. A `thread` input is the conversation so far, which a tool does
 /// not have: it is left out with a warning. An `image`, `file` or `audio` input cannot be
 /// text: the file is refused.
 fn read_inputs(
     inputs: &Value,
+    filtered: &Map<String, Value>,
     place: &dyn Fn(&str) -> Option<crate::span::Span>,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Result<Inputs, Box<Diagnostic>> {
@@ -530,9 +535,11 @@ fn read_inputs(
         // Optional only when the file says so (`required: false`): an input with no default
         // is asked for, never quietly rendered as nothing.
         let required = input["required"].as_bool().unwrap_or(true);
+        // The input's own default, else the one the template gives it (which Jinja renders
+        // when no value is given), else none.
         let default = match input.get("default") {
             Some(default) if !default.is_null() => Some(default.clone()),
-            _ => empty_default(kind, required),
+            _ => filtered.get(&name).cloned().or_else(|| empty_default(kind, required)),
         };
         found.variables.push(variable_json(
             &name,

@@ -73,7 +73,7 @@ pub(crate) fn read(template: &str) -> Result<Vec<Part>, TemplateError> {
             if !literal.is_empty() {
                 parts.push(Part::Literal(std::mem::take(&mut literal)));
             }
-            parts.push(Part::Variable { name: name.to_owned(), list: false });
+            parts.push(Part::Variable { name: name.to_owned(), list: false, default: None });
         }
         rest = &rest[at + 1 + used..];
     }
@@ -115,9 +115,9 @@ mod tests {
             read(&written).unwrap(),
             vec![
                 Part::Literal("Cost $5 for ".into()),
-                Part::Variable { name: "topic".into(), list: false },
+                Part::Variable { name: "topic".into(), list: false, default: None },
                 Part::Literal(", ".into()),
-                Part::Variable { name: "n".into(), list: false },
+                Part::Variable { name: "n".into(), list: false, default: None },
                 Part::Literal("th time".into()),
             ]
         );

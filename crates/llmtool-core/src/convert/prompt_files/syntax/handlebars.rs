@@ -217,7 +217,7 @@ fn push_variable(parts: &mut Vec<Part>, literal: &mut String, name: String, list
     if !literal.is_empty() {
         parts.push(Part::Literal(std::mem::take(literal)));
     }
-    parts.push(Part::Variable { name, list });
+    parts.push(Part::Variable { name, list, default: None });
 }
 
 /// The variable named by a path: `name`, `[name]`, or a path into an object (`user.name`),
@@ -265,9 +265,9 @@ mod tests {
             parts,
             vec![
                 Part::Literal("Use {{braces}} {".into()),
-                Part::Variable { name: "aspect ratio".into(), list: false },
+                Part::Variable { name: "aspect ratio".into(), list: false, default: None },
                 Part::Literal("} and \\".into()),
-                Part::Variable { name: "tags".into(), list: true },
+                Part::Variable { name: "tags".into(), list: true, default: None },
                 Part::Literal(".".into()),
             ]
         );

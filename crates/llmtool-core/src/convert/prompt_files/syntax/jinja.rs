@@ -128,11 +128,11 @@ pub(crate) fn read(template: &str) -> Result<Vec<Part>, TemplateError> {
             Some('%') => return Err(TemplateError::no_equivalent(written)),
             _ => match expression(inner).map_err(|problem| problem.error(written))? {
                 Expression::Text(text) => literal.push_str(&text),
-                Expression::Variable { name, list } => {
+                Expression::Variable { name, list, default } => {
                     if !literal.is_empty() {
                         parts.push(Part::Literal(std::mem::take(&mut literal)));
                     }
-                    parts.push(Part::Variable { name, list });
+                    parts.push(Part::Variable { name, list, default });
                 }
             },
         }
@@ -180,14 +180,14 @@ fn find_endraw(text: &str) -> Option<EndRaw> {
 
 enum Expression {
     Text(String),
-    Variable { name: String, list: bool },
+    Variable { name: String, list: bool, default: Option<String> },
 }
 
 /// Why an expression has no equivalent.
 enum ExpressionProblem {
     /// It is more than a variable or a string.
     NotAVariable,
-    /// Its filter is not the list join.
+    /// Its filter is neither the list join nor a default text.
     Filter,
 }
 
@@ -199,7 +199,7 @@ impl ExpressionProblem {
             ExpressionProblem::Filter => TemplateError::at(
                 written,
                 format!(
-                    "the filter in `{written}` has no equivalent; only `join(\"{LIST_SEPARATOR}\")` does"
+                    "the filter in `{written}` has no equivalent; only `join(\"{LIST_SEPARATOR}\")` and `default(\"text\")` do"
                 ),
             ),
         }
@@ -224,20 +224,25 @@ fn expression(inner: &str) -> Result<Expression, ExpressionProblem> {
     if !name.split('.').all(is_word) {
         return Err(ExpressionProblem::NotAVariable);
     }
-    let list = match filter {
-        None => false,
-        Some(filter) => {
-            let argument = filter
-                .strip_prefix("join(")
-                .and_then(|f| f.strip_suffix(')'))
-                .and_then(|a| string_literal(a.trim()));
-            if argument.as_deref() != Some(LIST_SEPARATOR) {
-                return Err(ExpressionProblem::Filter);
-            }
-            true
-        }
+    // The one argument of the filter `name(...)`, a string, if `filter` is that.
+    let argument = |filter: &str, names: &[&str]| {
+        let (called, rest) = filter.split_once('(')?;
+        let argument = rest.trim_end().strip_suffix(')')?;
+        names.contains(&called.trim()).then(|| string_literal(argument.trim()))?
     };
-    Ok(Expression::Variable { name: name.to_owned(), list })
+    let (list, default) = match filter {
+        None => (false, None),
+        Some(filter) => match argument(filter, &["join"]) {
+            Some(separator) if separator == LIST_SEPARATOR => (true, None),
+            Some(_) => return Err(ExpressionProblem::Filter),
+            // The text rendered when no value is given (`d` is Jinja's other name for it).
+            None => match argument(filter, &["default", "d"]) {
+                Some(default) => (false, Some(default)),
+                None => return Err(ExpressionProblem::Filter),
+            },
+        },
+    };
+    Ok(Expression::Variable { name: name.to_owned(), list, default })
 }
 
 /// The text of a quoted Jinja string with simple escapes, if `text` is one.
@@ -286,13 +291,13 @@ mod tests {
         );
         assert_eq!(written, r#"On {{ topic }}: {{ tags | join(", ") }}"#);
         let parts = read(&written).unwrap();
-        assert_eq!(parts[1], Part::Variable { name: "topic".into(), list: false });
-        assert_eq!(parts[3], Part::Variable { name: "tags".into(), list: true });
+        assert_eq!(parts[1], Part::Variable { name: "topic".into(), list: false, default: None });
+        assert_eq!(parts[3], Part::Variable { name: "tags".into(), list: true, default: None });
         assert!(read("{% for x in y %}").unwrap_err().message.contains("no equivalent"));
         assert!(read("{{ x | upper }}").unwrap_err().message.contains("join"));
         assert_eq!(
             read("{{ user.name }}").unwrap()[0],
-            Part::Variable { name: "user.name".into(), list: false }
+            Part::Variable { name: "user.name".into(), list: false, default: None }
         );
         assert!(read("{{ user..name }}").is_err() && read("{{ items[0] }}").is_err());
         assert_eq!(

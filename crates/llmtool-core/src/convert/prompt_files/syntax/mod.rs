@@ -48,10 +48,12 @@ impl From<String> for TemplateError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Part {
     Literal(String),
-    /// A placeholder; `list` when the template joins a list there.
+    /// A placeholder; `list` when the template joins a list there; `default`, the text a
+    /// filter renders when no value is given (Jinja's `default("...")`).
     Variable {
         name: String,
         list: bool,
+        default: Option<String>,
     },
 }
 

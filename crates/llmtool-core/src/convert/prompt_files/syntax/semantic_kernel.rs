@@ -40,7 +40,7 @@ pub(crate) fn read(template: &str) -> Result<Vec<Part>, TemplateError> {
                 if !literal.is_empty() {
                     parts.push(Part::Literal(std::mem::take(&mut literal)));
                 }
-                parts.push(Part::Variable { name: name.to_owned(), list: false });
+                parts.push(Part::Variable { name: name.to_owned(), list: false, default: None });
             } else if let Some(text) = quoted_value(inner) {
                 literal.push_str(text);
             } else {
@@ -113,7 +113,7 @@ mod tests {
             read(&written).unwrap(),
             vec![
                 Part::Literal("a {{b}} {".into()),
-                Part::Variable { name: "x".into(), list: false },
+                Part::Variable { name: "x".into(), list: false, default: None },
                 Part::Literal("}}} {{{".into()),
             ]
         );
