@@ -454,3 +454,21 @@ fn a_jinja_default_filter_is_the_variables_default() {
         assert!(problem.message.contains("has no equivalent"), "{other}: {}", problem.message);
     }
 }
+
+/// `llm` fills `$input` with the text it is given: a default for it is never used, so the
+/// import leaves it out (at its key), and the input is asked for.
+#[test]
+fn an_llm_templates_input_follows_llm_not_its_default() {
+    let template = "prompt: 'Say $input to $who'\ndefaults:\n  input: hello\n  who: Ann\n";
+    let read = PromptFormat::LlmTemplate.read(template).unwrap();
+    let left_out = read.diagnostics.iter().find(|d| d.code() == "LT701").unwrap();
+    let span = left_out.primary.as_ref().unwrap().span;
+    assert_eq!(&template[span.start..span.end], "input");
+    let (text, _) = imported_render(template, "t.yaml", &serde_json::json!({ "input": "hi" }));
+    assert_eq!(text, "Say hi to Ann");
+    let tool: serde_json::Value = serde_json::from_str(&read.value).unwrap();
+    assert_eq!(
+        tool["metadata"]["variables"][0],
+        serde_json::json!({"name": "input", "type": "text"})
+    );
+}

@@ -5,6 +5,7 @@
 
 use serde_json::{Map, Value, json};
 
+use super::front_matter;
 use super::syntax::{self, Slots, dollar};
 use super::{
     ToolBuilder, ToolSource, default_json, invalid, single_model, template_names, template_problem,
@@ -216,6 +217,21 @@ pub(super) fn read(text: &str) -> Result<Converted<Value>, Box<Diagnostic>> {
             }
             "defaults" => {
                 for (name, default) in value.as_object().into_iter().flatten() {
+                    // `llm` always fills `$input` with the text it is given (empty when none),
+                    // so a default for it is never used (our own exports keep theirs).
+                    if name == INPUT && extras.is_none() {
+                        let what = format!(
+                            "`llm` fills `${INPUT}` with the text it is given, so this default is never used: left out (the input stays required)"
+                        );
+                        let mut located = 0;
+                        diagnostics.push(front_matter::dropped_key(
+                            text,
+                            &["defaults", INPUT],
+                            what,
+                            &mut located,
+                        ));
+                        continue;
+                    }
                     defaults.insert(name.clone(), json!(text_of(default)));
                 }
             }
