@@ -299,7 +299,14 @@ fn imports_keep_exactly_the_sources_placeholders() {
         );
         let span = problem.primary.as_ref().unwrap().span;
         assert_eq!(&source[span.start..span.end], "name", "{name}");
+        // At the literal text, which comes before the value's use.
+        assert!(source[span.end..].contains("name"), "{name}: {span:?}");
     }
+    // LT709 points at the value's use, not at a comment that spells it.
+    let commented = "---\nname: C\n---\n{# {{b}} #} then {{ b }}";
+    let read = PromptFormat::Prompty.read(commented).unwrap();
+    let warning = read.diagnostics.iter().find(|d| d.code() == "LT709").unwrap();
+    assert_eq!(warning.primary.as_ref().unwrap().span.start, commented.rfind('b').unwrap());
 
     // A Dotprompt schema that declares `a` only: `b` is declared too, empty unless given, and
     // LT709 says so at its use.

@@ -234,8 +234,8 @@ impl ToolBuilder {
     /// The builder of a tool whose prompt is the template `parts`. Refused when the template's
     /// literal text spells a placeholder of one of its own variables (`{% raw %}{{name}}{%
     /// endraw %}` beside `{{name}}`): in a tool's prompt every `{{name}}` is the placeholder, so
-    /// the literal could not stay literal. The error is placed at the variable's first use in
-    /// `source` (its text, and where the template starts), when there is one.
+    /// the literal could not stay literal. The error is placed at the literal text in `source`
+    /// (its text, and where the template starts), when it can be found there.
     pub(crate) fn new(
         parts: &[syntax::Part],
         metadata: Map<String, Value>,
@@ -270,11 +270,11 @@ impl ToolBuilder {
                         ),
                     );
                     let at = source.and_then(|(text, from)| {
-                        let at = from + first_use(text.get(from..)?, name)?;
+                        let at = from + first_literal(text.get(from..)?, name)?;
                         Some(crate::span::Span::new(at, at + name.len()))
                     });
                     return Err(Box::new(match at {
-                        Some(at) => problem.at_labelled(at, format!("`{name}` is a value here")),
+                        Some(at) => problem.at_labelled(at, "written here"),
                         None => problem,
                     }));
                 }
@@ -424,13 +424,53 @@ pub(crate) fn filter_defaults(
     Ok(defaults)
 }
 
-/// Where `body` first uses `name` inside a `{{...}}` (not as a word of its text).
+/// Where `body` first uses `name` as a value, inside a `{{...}}` that is not quoted text (see
+/// [`quoted`]): not as a word of its text.
 fn first_use(body: &str, name: &str) -> Option<usize> {
-    body.match_indices(name).map(|(at, _)| at).find(|&at| {
+    let quoted = quoted(body);
+    spelled(body, name).find(|at| !quoted.iter().any(|range| range.contains(at)))
+}
+
+/// Where `body` first spells `{{name}}` as literal text: inside quoted text (see [`quoted`]),
+/// else at its first spelling at all.
+fn first_literal(body: &str, name: &str) -> Option<usize> {
+    let quoted = quoted(body);
+    let mut spellings = spelled(body, name).peekable();
+    let first = spellings.peek().copied();
+    spellings.find(|at| quoted.iter().any(|range| range.contains(at))).or(first)
+}
+
+/// Every place `body` spells `name` inside a `{{...}}`, whatever surrounds it.
+fn spelled<'a>(body: &'a str, name: &'a str) -> impl Iterator<Item = usize> + 'a {
+    body.match_indices(name).map(|(at, _)| at).filter(move |&at| {
         let before = body[..at].trim_end_matches([' ', '\t', '-', '~', '+', '[']);
         let after = body[at + name.len()..].chars().next();
         before.ends_with("{{") && !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
     })
+}
+
+/// The parts of a template's `body` that its language writes out as they are, or not at all,
+/// rather than reading as values: Jinja's `{% raw %}` blocks and `{# #}` comments, Handlebars'
+/// `{{! }}` and `{{!-- --}}` comments and `\{{` escapes (to the end of their `}}`).
+fn quoted(body: &str) -> Vec<std::ops::Range<usize>> {
+    let closers: [(&str, &str); 5] =
+        [("{% raw", "endraw"), ("{%- raw", "endraw"), ("{#", "#}"), ("{{!", "}}"), ("\\{{", "}}")];
+    let mut ranges = Vec::new();
+    let mut from = 0;
+    while let Some((at, opener, closer)) = closers
+        .iter()
+        .filter_map(|(opener, closer)| Some((from + body[from..].find(opener)?, *opener, *closer)))
+        .min_by_key(|(at, ..)| *at)
+    {
+        let closer =
+            if opener == "{{!" && body[at..].starts_with("{{!--") { "--}}" } else { closer };
+        let end = body[at + opener.len()..]
+            .find(closer)
+            .map_or(body.len(), |end| at + opener.len() + end + closer.len());
+        ranges.push(at..end);
+        from = end;
+    }
+    ranges
 }
 
 /// The prompt and variables of a file llmtool wrote, whose `llmtool` block keeps the tool's
