@@ -184,6 +184,23 @@ impl Tx {
         Ok(done)
     }
 
+    /// Every row of `statement` in the transaction.
+    pub(crate) async fn all<T: Decoded>(
+        &mut self,
+        statement: Statement,
+    ) -> Result<Vec<T>, sqlx::Error> {
+        match self {
+            Tx::Sqlite(tx) => {
+                let (sql, arguments) = statement.sqlite()?;
+                sqlx::query_as_with(&sql, arguments).fetch_all(&mut **tx).await
+            }
+            Tx::Postgres(tx) => {
+                let (sql, arguments) = statement.postgres()?;
+                sqlx::query_as_with(sql, arguments).fetch_all(&mut **tx).await
+            }
+        }
+    }
+
     /// The first row of `statement` in the transaction, if any.
     pub(crate) async fn optional<T: Decoded>(
         &mut self,
@@ -212,12 +229,33 @@ impl Tx {
         Ok(())
     }
 
+    /// Makes changes to members, teams and tokens take turns until the transaction ends, so
+    /// that two at once cannot, say, each demote one of the last two owners: PostgreSQL takes
+    /// a lock of the transaction's; SQLite's write lock, taken at the start, covers it.
+    pub(crate) async fn lock_people(&mut self) -> Result<(), sqlx::Error> {
+        if let Tx::Postgres(_) = self {
+            // Any number the library uses for nothing else.
+            self.execute(statement("SELECT pg_advisory_xact_lock(7411850)")).await?;
+        }
+        Ok(())
+    }
+
     /// Commits the transaction, a change to the tool `slug`. On PostgreSQL, every server
     /// listening hears of it when (and only if) it commits.
-    pub(crate) async fn commit_change(mut self, slug: &str) -> Result<(), sqlx::Error> {
+    pub(crate) async fn commit_change(self, slug: &str) -> Result<(), sqlx::Error> {
+        self.commit_changes(&[slug]).await
+    }
+
+    /// [`Tx::commit_change`] for a change to each of the tools `slugs`.
+    pub(crate) async fn commit_changes(
+        mut self,
+        slugs: &[impl AsRef<str>],
+    ) -> Result<(), sqlx::Error> {
         if let Tx::Postgres(_) = self {
-            let notify = statement("SELECT pg_notify($1, $2)").bind(crate::changes::CHANNEL);
-            self.execute(notify.bind(slug)).await?;
+            for slug in slugs {
+                let notify = statement("SELECT pg_notify($1, $2)").bind(crate::changes::CHANNEL);
+                self.execute(notify.bind(slug.as_ref())).await?;
+            }
         }
         self.commit().await
     }

@@ -1,7 +1,7 @@
 //! The tool library's storage: tools by slug, each with immutable versions (numbered, with
 //! the content hash of their canonical form and a change note), tags that curate them, labels
-//! that point at a version (`production`, `staging`), soft delete, full-text search, and the
-//! API tokens. [`Store`] is the one interface; [`SqlStore`] implements it once, over SQLite (the
+//! that point at a version (`production`, `staging`), soft delete, full-text search, the
+//! members and teams who use it, and their API tokens. [`Store`] is the one interface; [`SqlStore`] implements it once, over SQLite (the
 //! default) or PostgreSQL, and one test suite runs against both.
 
 mod changes;
@@ -9,13 +9,16 @@ mod changes;
 pub mod client;
 mod db;
 mod model;
+mod people;
 mod postgres;
 mod publication;
 mod reference;
 mod rows;
+mod sql_people;
 mod sql_store;
 mod sqlite;
 mod store;
+mod visibility;
 pub mod wire;
 
 pub use changes::{Change, Changes};
@@ -23,12 +26,14 @@ pub use model::{
     KeptRun, Page, Published, Query, Role, Selector, SessionInfo, Summary, TagCount, TokenInfo,
     ToolVersion,
 };
+pub use people::{ALL, Member, MemberEdit, NewMember, People, TOKENS_DOMAIN, Team};
 pub use publication::{
     MAX_DIAGNOSTICS, Publication, Rejection, content_hash, diagnostics_json, is_slug, slug_of,
 };
 pub use reference::{PATH_PREFIX, Reference};
 pub use sql_store::SqlStore;
 pub use store::{MAX_LABELS, MAX_SESSIONS_PER_TOKEN, MAX_TAGS, Store, StoreError};
+pub use visibility::Visibility;
 
 /// Opens the library `database` names: a `postgres://` (or `postgresql://`) URL, or a SQLite
 /// file (a path, or `sqlite://PATH`).

@@ -84,31 +84,32 @@ pub struct Page {
     pub next: Option<String>,
 }
 
-/// What a token may do: read; also publish, tag and label; also manage tokens and delete.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, ToSchema)]
+/// What a member (and each of their tokens) may do: read; also publish, tag and label; also
+/// manage tokens, members and teams, and delete; an owner also makes and unmakes owners, and
+/// the library always keeps one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     Viewer,
     Editor,
     Admin,
+    Owner,
 }
 
 impl Role {
+    pub const ALL: [Role; 4] = [Role::Viewer, Role::Editor, Role::Admin, Role::Owner];
+
     pub const fn as_str(self) -> &'static str {
         match self {
             Role::Viewer => "viewer",
             Role::Editor => "editor",
             Role::Admin => "admin",
+            Role::Owner => "owner",
         }
     }
 
     pub fn parse(text: &str) -> Option<Role> {
-        match text {
-            "viewer" => Some(Role::Viewer),
-            "editor" => Some(Role::Editor),
-            "admin" => Some(Role::Admin),
-            _ => None,
-        }
+        Role::ALL.into_iter().find(|role| role.as_str() == text)
     }
 }
 
@@ -117,6 +118,8 @@ impl Role {
 pub struct TokenInfo {
     pub name: String,
     pub role: Role,
+    /// The e-mail of the member the token belongs to.
+    pub member: Option<String>,
     pub created_at: String,
     pub revoked: bool,
 }

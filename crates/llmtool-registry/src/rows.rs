@@ -11,8 +11,8 @@ pub(crate) type VersionRow = (i64, String, String, Option<String>, String, Optio
 pub(crate) const VERSION_COLUMNS: &str =
     "number, content_hash, body, note, published_at, published_by";
 
-/// A token's columns: name, role, created at, revoked at.
-pub(crate) type TokenRow = (String, String, String, Option<String>);
+/// A token's columns: name, role, created at, revoked at, member.
+pub(crate) type TokenRow = (String, String, String, Option<String>, Option<String>);
 
 /// A search result's columns: slug, latest version, name, description, output type, the tags
 /// joined by spaces, the creator's name, whether there is an avatar, and the models as a
@@ -50,10 +50,11 @@ pub(crate) fn tool_version(
 }
 
 pub(crate) fn token_info(row: TokenRow) -> TokenInfo {
-    let (name, role, created_at, revoked_at) = row;
+    let (name, role, created_at, revoked_at, member) = row;
     TokenInfo {
         name,
         role: Role::parse(&role).unwrap_or(Role::Viewer),
+        member,
         created_at,
         revoked: revoked_at.is_some(),
     }

@@ -16,6 +16,7 @@ use crate::db::{Arg, Db, statement};
 use crate::model::{
     KeptRun, Page, Published, Query, Role, Selector, SessionInfo, TagCount, TokenInfo, ToolVersion,
 };
+use crate::people::{TOKENS_DOMAIN, email_key};
 use crate::publication::Publication;
 use crate::rows::{self, TokenRow, VERSION_COLUMNS, VersionRow};
 use crate::store::{
@@ -27,7 +28,7 @@ use crate::{postgres, sqlite};
 /// The library in a SQLite file or a PostgreSQL database.
 #[derive(Debug, Clone)]
 pub struct SqlStore {
-    db: Db,
+    pub(crate) db: Db,
     announcer: Announcer,
     /// Set once the task that hears other servers' changes runs (PostgreSQL).
     listening: Arc<OnceCell<()>>,
@@ -50,7 +51,7 @@ impl SqlStore {
 
     /// Tells this process's listeners that `slug` changed (other servers hear it from the
     /// database: see [`crate::db::Tx::commit_change`]).
-    fn changed(&self, slug: &str) {
+    pub(crate) fn changed(&self, slug: &str) {
         self.announcer.announce(Change::Tool(slug.to_owned()));
     }
 
@@ -306,21 +307,46 @@ impl Store for SqlStore {
         name: &str,
         role: Role,
         token_hash: &str,
+        member: Option<&str>,
     ) -> Result<(), StoreError> {
+        let mut tx = self.db.begin_write().await?;
+        tx.lock_people().await?;
+        let member = match member {
+            Some(email) => {
+                let key = email_key(email)?;
+                let found = statement("SELECT role FROM members WHERE email = $1").bind(&key);
+                let Some((theirs,)) = tx.optional::<(String,)>(found).await? else {
+                    return Err(StoreError::NoSuchMember(email.to_owned()));
+                };
+                if Role::parse(&theirs).is_none_or(|theirs| theirs < role) {
+                    return Err(StoreError::TokenAboveMember { member: key, role: role.as_str() });
+                }
+                key
+            }
+            None => {
+                let key = format!("{}@{TOKENS_DOMAIN}", name.to_lowercase());
+                let made = statement(
+                    "INSERT INTO members (email, name, role, created_at) VALUES ($1, $2, $3, $4)
+                     ON CONFLICT (email) DO NOTHING",
+                );
+                tx.execute(made.bind(&key).bind(name).bind(role.as_str()).bind(now())).await?;
+                key
+            }
+        };
         let create = statement(
-            "INSERT INTO tokens (name, role, token_hash, created_at) VALUES ($1, $2, $3, $4)
-             ON CONFLICT DO NOTHING",
+            "INSERT INTO tokens (name, role, token_hash, created_at, member)
+             VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
         );
         let create = create.bind(name).bind(role.as_str()).bind(token_hash).bind(now());
-        if self.db.execute(create).await? == 0 {
+        if tx.execute(create.bind(member)).await? == 0 {
             return Err(StoreError::TokenExists(name.to_owned()));
         }
+        tx.commit().await?;
         Ok(())
     }
 
     async fn tokens(&self) -> Result<Vec<TokenInfo>, StoreError> {
-        let sql =
-            "SELECT name, role, created_at, revoked_at FROM tokens ORDER BY name COLLATE \"C\"";
+        let sql = "SELECT name, role, created_at, revoked_at, member FROM tokens ORDER BY name COLLATE \"C\"";
         let found: Vec<TokenRow> = self.db.all(statement(sql)).await?;
         Ok(found.into_iter().map(rows::token_info).collect())
     }
@@ -344,10 +370,11 @@ impl Store for SqlStore {
     }
 
     async fn token(&self, token_hash: &str) -> Result<Option<(String, Role)>, StoreError> {
-        let sql = "SELECT name, role FROM tokens WHERE token_hash = $1 AND revoked_at IS NULL";
-        let found: Option<(String, String)> =
+        let sql = "SELECT t.name, t.role, m.role FROM tokens t JOIN members m ON m.email = t.member
+                   WHERE t.token_hash = $1 AND t.revoked_at IS NULL";
+        let found: Option<(String, String, String)> =
             self.db.optional(statement(sql).bind(token_hash)).await?;
-        Ok(found.and_then(|(name, role)| Some((name, Role::parse(&role)?))))
+        Ok(found.and_then(|(name, role, member)| Some((name, capped(&role, &member)?))))
     }
 
     async fn changes(&self) -> Result<Changes, StoreError> {
@@ -423,13 +450,14 @@ impl Store for SqlStore {
 
     async fn session(&self, id_hash: &str) -> Result<Option<SessionInfo>, StoreError> {
         let session = statement(
-            "SELECT t.name, t.role, s.csrf FROM sessions s JOIN tokens t ON t.name = s.token_name
+            "SELECT t.name, t.role, m.role, s.csrf FROM sessions s
+               JOIN tokens t ON t.name = s.token_name JOIN members m ON m.email = t.member
              WHERE s.id_hash = $1 AND s.expires_at > $2 AND t.revoked_at IS NULL",
         );
-        let found: Option<(String, String, String)> =
+        let found: Option<(String, String, String, String)> =
             self.db.optional(session.bind(id_hash).bind(now())).await?;
-        Ok(found.and_then(|(name, role, csrf)| {
-            Some(SessionInfo { name, role: Role::parse(&role)?, csrf })
+        Ok(found.and_then(|(name, role, member, csrf)| {
+            Some(SessionInfo { name, role: capped(&role, &member)?, csrf })
         }))
     }
 
@@ -470,4 +498,10 @@ impl Store for SqlStore {
             .map(|(slug, number, text)| (slug, u32::try_from(number).unwrap_or(0), text))
             .collect())
     }
+}
+
+/// What a token whose role is `token` may do, its member's role being `member`: the lower of
+/// the two, since a token never has more rights than its member.
+fn capped(token: &str, member: &str) -> Option<Role> {
+    Some(Role::parse(token)?.min(Role::parse(member)?))
 }

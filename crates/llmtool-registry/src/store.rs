@@ -8,6 +8,7 @@ use crate::changes::Changes;
 use crate::model::{
     KeptRun, Page, Published, Query, Role, Selector, SessionInfo, TagCount, TokenInfo, ToolVersion,
 };
+use crate::people::People;
 use crate::publication::{Publication, Rejection};
 
 #[derive(Debug, thiserror::Error)]
@@ -28,6 +29,24 @@ pub enum StoreError {
     TokenExists(String),
     #[error("no token `{0}`")]
     NoSuchToken(String),
+    #[error("`{0}` is not an e-mail address")]
+    BadEmail(String),
+    #[error("`{0}` is not a member's name: some text, at most 200 characters, on one line")]
+    BadMemberName(String),
+    #[error("no member `{0}`")]
+    NoSuchMember(String),
+    #[error("a member `{0}` exists")]
+    MemberExists(String),
+    #[error("`{0}` is the library's last owner: make another member an owner first")]
+    LastOwner(String),
+    #[error("the token would be `{role}`, more than its member `{member}` is")]
+    TokenAboveMember { member: String, role: &'static str },
+    #[error("no team `{0}`")]
+    NoSuchTeam(String),
+    #[error("a team `{0}` exists")]
+    TeamExists(String),
+    #[error("`{0}` cannot be a team: the tag `all` reaches everyone")]
+    ReservedTeam(String),
     #[error("`{slug}` is at version {latest} now, not {base}: someone published meanwhile")]
     Conflict { slug: String, base: u32, latest: u32 },
     #[error("the cursor is not one this library gave")]
@@ -47,7 +66,7 @@ pub enum StoreError {
 /// The library's storage. Versions are immutable and numbered from 1 without gaps; a deleted
 /// tool is hidden, not erased.
 #[async_trait]
-pub trait Store: Send + Sync {
+pub trait Store: People + Send + Sync {
     /// Publishes `publication` as the next version of `slug` (creating the tool, or bringing a
     /// deleted one back), unless it is the content of the latest version already.
     async fn publish(
@@ -76,16 +95,20 @@ pub trait Store: Send + Sync {
     /// The tools `query` finds, by slug order, a page at a time.
     async fn search(&self, query: &Query) -> Result<Page, StoreError>;
 
-    /// Creates a token for `name` with `role`, stored as `token_hash`.
+    /// Creates a token for `name` with `role`, stored as `token_hash`, belonging to the member
+    /// `member`, whose role it may not pass; with no member, to a member made for it
+    /// (`NAME@tokens.invalid`, with the token's role).
     async fn create_token(
         &self,
         name: &str,
         role: Role,
         token_hash: &str,
+        member: Option<&str>,
     ) -> Result<(), StoreError>;
     async fn tokens(&self) -> Result<Vec<TokenInfo>, StoreError>;
     async fn revoke_token(&self, name: &str) -> Result<(), StoreError>;
-    /// The name and role of the live token whose hash is `token_hash`.
+    /// The name and role of the live token whose hash is `token_hash` (its role, or its
+    /// member's when that is lower).
     async fn token(&self, token_hash: &str) -> Result<Option<(String, Role)>, StoreError>;
 
     /// Opens a session of the token `token_name` for `lifetime`, known by the SHA-256 of its

@@ -6,7 +6,8 @@
 use std::sync::Arc;
 
 use llmtool_registry::{
-    Change, MAX_LABELS, MAX_TAGS, Publication, Query, Role, Selector, SqlStore, Store, StoreError,
+    Change, MAX_LABELS, MAX_TAGS, MemberEdit, NewMember, People, Publication, Query, Role,
+    Selector, SqlStore, Store, StoreError,
 };
 
 /// A valid tool file named `name`, its prompt saying `words`.
@@ -179,10 +180,10 @@ async fn search_filters_and_pages(store: &dyn Store) {
 }
 
 async fn tokens(store: &dyn Store) {
-    store.create_token("ci", Role::Editor, "hash-ci").await.unwrap();
-    store.create_token("ana", Role::Admin, "hash-ana").await.unwrap();
+    store.create_token("ci", Role::Editor, "hash-ci", None).await.unwrap();
+    store.create_token("ana", Role::Admin, "hash-ana", None).await.unwrap();
     assert!(matches!(
-        store.create_token("ci", Role::Viewer, "other").await,
+        store.create_token("ci", Role::Viewer, "other", None).await,
         Err(StoreError::TokenExists(_))
     ));
     assert_eq!(store.token("hash-ci").await.unwrap(), Some(("ci".to_owned(), Role::Editor)));
@@ -307,7 +308,7 @@ async fn runs_and_usage(store: &dyn Store) {
 async fn sessions_tags_and_kept_runs(store: &dyn Store) {
     use std::time::Duration;
     let hour = Duration::from_secs(3600);
-    store.create_token("sam", Role::Editor, &"5".repeat(64)).await.unwrap();
+    store.create_token("sam", Role::Editor, &"5".repeat(64), None).await.unwrap();
     store.create_session("first", "sam", "csrf-1", hour).await.unwrap();
     let session = store.session("first").await.unwrap().unwrap();
     assert_eq!(
@@ -381,6 +382,127 @@ async fn concurrent_tags_and_labels_stay_under_the_caps(store: Arc<dyn Store>) {
     assert_eq!(store.version("crowded", &Selector::Latest).await.unwrap().labels.len(), 64);
 }
 
+fn newcomer(email: &str, role: Role, teams: &[&str]) -> NewMember {
+    let name = email.split('@').next().unwrap().to_owned();
+    NewMember {
+        email: email.into(),
+        name,
+        role,
+        teams: teams.iter().map(|t| (*t).into()).collect(),
+    }
+}
+
+/// Members and teams: e-mails one a member whatever their case, all or nothing, teams that
+/// must exist, renamed with their tag, the last owner kept, and a removed member's tokens and
+/// sessions gone.
+async fn members_and_teams(store: &dyn Store) {
+    store.create_team("sales").await.unwrap();
+    store.create_team("support").await.unwrap();
+    assert!(matches!(store.create_team("sales").await, Err(StoreError::TeamExists(_))));
+    assert!(matches!(store.create_team("all").await, Err(StoreError::ReservedTeam(_))));
+    store
+        .add_members(&[
+            newcomer("Olga@Example.org", Role::Owner, &[]),
+            newcomer("sam@example.org", Role::Viewer, &["sales", "sales"]),
+        ])
+        .await
+        .unwrap();
+    let sam = store.member("SAM@example.ORG").await.unwrap();
+    assert_eq!((sam.email.as_str(), sam.teams.clone()), ("sam@example.org", vec!["sales".into()]));
+    // All or nothing: one bad member, and the good one before it is not added either.
+    let batch =
+        [newcomer("tia@example.org", Role::Editor, &[]), newcomer("x@y", Role::Viewer, &["ops"])];
+    assert!(matches!(store.add_members(&batch).await, Err(StoreError::NoSuchTeam(_))));
+    assert!(matches!(store.member("tia@example.org").await, Err(StoreError::NoSuchMember(_))));
+    let again = [newcomer("OLGA@example.org", Role::Viewer, &[])];
+    assert!(matches!(store.add_members(&again).await, Err(StoreError::MemberExists(_))));
+    let bad = [newcomer("not an address", Role::Viewer, &[])];
+    assert!(matches!(store.add_members(&bad).await, Err(StoreError::BadEmail(_))));
+
+    // The last owner stays one, and stays.
+    let demote = MemberEdit { role: Some(Role::Admin), ..MemberEdit::default() };
+    assert!(matches!(
+        store.edit_member("olga@example.org", &demote).await,
+        Err(StoreError::LastOwner(_))
+    ));
+    assert!(matches!(store.remove_member("olga@example.org").await, Err(StoreError::LastOwner(_))));
+    let promote = MemberEdit { role: Some(Role::Owner), ..MemberEdit::default() };
+    store.edit_member("sam@example.org", &promote).await.unwrap();
+    assert_eq!(store.edit_member("olga@example.org", &demote).await.unwrap().role, Role::Admin);
+    let back = MemberEdit {
+        role: Some(Role::Viewer),
+        teams: Some(vec!["support".into(), "sales".into()]),
+        name: Some(" Sam Reis ".into()),
+    };
+    assert!(matches!(
+        store.edit_member("sam@example.org", &back).await,
+        Err(StoreError::LastOwner(_))
+    ));
+    store.edit_member("olga@example.org", &promote).await.unwrap();
+    let sam = store.edit_member("sam@example.org", &back).await.unwrap();
+    assert_eq!((sam.name.as_str(), sam.role, sam.teams.len()), ("Sam Reis", Role::Viewer, 2));
+
+    // A token never has more rights than its member; a member's demotion caps their tokens.
+    assert!(matches!(
+        store.create_token("sam-ci", Role::Editor, "hash-sam", Some("sam@example.org")).await,
+        Err(StoreError::TokenAboveMember { .. })
+    ));
+    assert!(matches!(
+        store.create_token("ghost", Role::Viewer, "hash-ghost", Some("ghost@example.org")).await,
+        Err(StoreError::NoSuchMember(_))
+    ));
+    store
+        .create_token("olga-ci", Role::Admin, "hash-olga", Some("Olga@example.org"))
+        .await
+        .unwrap();
+    store.create_token("sam-ci", Role::Viewer, "hash-sam", Some("sam@example.org")).await.unwrap();
+    let admin = MemberEdit { role: Some(Role::Admin), ..MemberEdit::default() };
+    store.edit_member("sam@example.org", &admin).await.unwrap();
+    store
+        .edit_member("olga@example.org", &MemberEdit { role: Some(Role::Editor), ..admin.clone() })
+        .await
+        .unwrap_err();
+    store.edit_member("sam@example.org", &promote).await.unwrap();
+    let editor = MemberEdit { role: Some(Role::Editor), ..MemberEdit::default() };
+    store.edit_member("olga@example.org", &editor).await.unwrap();
+    assert_eq!(store.token("hash-olga").await.unwrap(), Some(("olga-ci".into(), Role::Editor)));
+    let listed = store.tokens().await.unwrap();
+    let olga = listed.iter().find(|t| t.name == "olga-ci").unwrap();
+    assert_eq!(olga.member.as_deref(), Some("olga@example.org"));
+
+    // Removing a member revokes their tokens and ends their sessions.
+    store
+        .create_session(&"6".repeat(64), "olga-ci", "csrf", std::time::Duration::from_secs(60))
+        .await
+        .unwrap();
+    store.remove_member("olga@example.org").await.unwrap();
+    assert_eq!(store.token("hash-olga").await.unwrap(), None);
+    assert_eq!(store.session(&"6".repeat(64)).await.unwrap(), None);
+    assert!(matches!(store.member("olga@example.org").await, Err(StoreError::NoSuchMember(_))));
+
+    // A team renamed takes its members and its tag along.
+    store.publish("sales-pitch", &tool("Pitch", "pitches"), None, None).await.unwrap();
+    store.add_tag("sales-pitch", "sales").await.unwrap();
+    store.rename_team("sales", "revenue").await.unwrap();
+    assert!(matches!(store.rename_team("sales", "x").await, Err(StoreError::NoSuchTeam(_))));
+    assert!(matches!(
+        store.rename_team("revenue", "support").await,
+        Err(StoreError::TeamExists(_))
+    ));
+    let tags = store.version("sales-pitch", &Selector::Latest).await.unwrap().tags;
+    assert_eq!(tags, ["revenue"]);
+    let sam = store.member("sam@example.org").await.unwrap();
+    assert_eq!(sam.teams, ["revenue", "support"]);
+    let teams = store.teams().await.unwrap();
+    let shown: Vec<_> = teams.iter().map(|t| (t.name.as_str(), t.members, t.tools)).collect();
+    assert_eq!(shown, [("revenue", 1, 1), ("support", 1, 0)]);
+    store.remove_team("support").await.unwrap();
+    assert_eq!(store.member("sam@example.org").await.unwrap().teams, ["revenue"]);
+    assert!(matches!(store.remove_team("support").await, Err(StoreError::NoSuchTeam(_))));
+    let everyone: Vec<_> = store.members().await.unwrap().into_iter().map(|m| m.email).collect();
+    assert!(everyone.contains(&"sam@example.org".to_owned()), "{everyone:?}");
+}
+
 async fn suite(store: Arc<dyn Store>) {
     versions_tags_labels_and_deletion(store.as_ref()).await;
     search_filters_and_pages(store.as_ref()).await;
@@ -390,6 +512,7 @@ async fn suite(store: Arc<dyn Store>) {
     changes_and_current(store.as_ref()).await;
     runs_and_usage(store.as_ref()).await;
     sessions_tags_and_kept_runs(store.as_ref()).await;
+    members_and_teams(store.as_ref()).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -441,4 +564,43 @@ fn a_tool_with_errors_is_refused_with_checks_diagnostics() {
             .iter()
             .any(|d| d["severity"] == "error" && d["code"].as_str().is_some())
     );
+}
+
+/// A library made before members existed: its tokens keep working, each with a member made
+/// for it, and its tools reach everyone (tagged `all`).
+#[tokio::test]
+async fn a_library_from_before_members_keeps_its_tokens_and_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.db");
+    let options = sqlx::sqlite::SqliteConnectOptions::new().filename(&path).create_if_missing(true);
+    let pool = sqlx::SqlitePool::connect_with(options.clone()).await.unwrap();
+    let mut before = sqlx::migrate!("./migrations/sqlite");
+    before.migrations = before.migrations.iter().filter(|m| m.version < 5).cloned().collect();
+    before.run(&pool).await.unwrap();
+    for statement in [
+        "INSERT INTO tokens (name, role, token_hash, created_at) VALUES ('CI', 'editor', 'h1', '2026-01-01T00:00:00.000Z')",
+        "INSERT INTO tokens (name, role, token_hash, created_at) VALUES ('ana', 'admin', 'h2', '2026-01-02T00:00:00.000Z')",
+        "INSERT INTO tools (id, slug, latest, created_at) VALUES (1, 'old-tool', 1, '2026-01-01T00:00:00.000Z')",
+    ] {
+        sqlx::query(statement).execute(&pool).await.unwrap();
+    }
+    pool.close().await;
+
+    let store = SqlStore::open_sqlite(&path).await.unwrap();
+    assert_eq!(store.token("h1").await.unwrap(), Some(("CI".to_owned(), Role::Editor)));
+    let members = store.members().await.unwrap();
+    let made: Vec<_> =
+        members.iter().map(|m| (m.email.as_str(), m.name.as_str(), m.role)).collect();
+    assert_eq!(
+        made,
+        [("ana@tokens.invalid", "ana", Role::Admin), ("ci@tokens.invalid", "CI", Role::Editor)]
+    );
+    let tokens = store.tokens().await.unwrap();
+    assert!(
+        tokens.iter().all(|t| t.member.as_deref().is_some_and(|m| m.ends_with("@tokens.invalid")))
+    );
+    let pool = sqlx::SqlitePool::connect_with(options).await.unwrap();
+    let tags: Vec<(String,)> =
+        sqlx::query_as("SELECT tag FROM tags WHERE tool_id = 1").fetch_all(&pool).await.unwrap();
+    assert_eq!(tags, [("all".to_owned(),)]);
 }

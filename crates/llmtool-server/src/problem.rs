@@ -80,16 +80,22 @@ impl From<StoreError> for Problem {
         match error {
             StoreError::NoSuchTool(_)
             | StoreError::NoSuchVersion { .. }
-            | StoreError::NoSuchToken(_) => {
-                Problem::new(StatusCode::NOT_FOUND, "Not Found", detail)
-            }
+            | StoreError::NoSuchToken(_)
+            | StoreError::NoSuchMember(_)
+            | StoreError::NoSuchTeam(_) => Problem::new(StatusCode::NOT_FOUND, "Not Found", detail),
             StoreError::BadSlug(_)
             | StoreError::BadName(_)
+            | StoreError::BadEmail(_)
+            | StoreError::BadMemberName(_)
+            | StoreError::ReservedTeam(_)
+            | StoreError::TokenAboveMember { .. }
             | StoreError::BadCursor
             | StoreError::Backup(_) => Problem::bad_request(detail),
-            StoreError::TokenExists(_) | StoreError::Conflict { .. } => {
-                Problem::new(StatusCode::CONFLICT, "Conflict", detail)
-            }
+            StoreError::TokenExists(_)
+            | StoreError::MemberExists(_)
+            | StoreError::TeamExists(_)
+            | StoreError::LastOwner(_)
+            | StoreError::Conflict { .. } => Problem::new(StatusCode::CONFLICT, "Conflict", detail),
             StoreError::TooMany { .. } => {
                 Problem::new(StatusCode::UNPROCESSABLE_ENTITY, "Unprocessable Content", detail)
             }

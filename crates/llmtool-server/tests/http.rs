@@ -35,7 +35,7 @@ async fn axum_serve(listener: tokio::net::TcpListener, state: ServerState) {
 /// A token of `role`, made in `store`.
 async fn token(store: &dyn Store, name: &str, role: Role) -> String {
     let token = new_token();
-    store.create_token(name, role, &token_hash(&token)).await.unwrap();
+    store.create_token(name, role, &token_hash(&token), None).await.unwrap();
     token
 }
 

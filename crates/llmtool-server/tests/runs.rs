@@ -67,7 +67,7 @@ impl Library {
         let store: Arc<dyn Store> =
             Arc::new(SqlStore::open_sqlite(&folder.path().join("library.db")).await.unwrap());
         let viewer = new_token();
-        store.create_token("reader", Role::Viewer, &token_hash(&viewer)).await.unwrap();
+        store.create_token("reader", Role::Viewer, &token_hash(&viewer), None).await.unwrap();
         for (slug, tool) in tools {
             let publication = Publication::from_text(&tool.to_string(), "tool.json").unwrap();
             store.publish(slug, &publication, None, None).await.unwrap();

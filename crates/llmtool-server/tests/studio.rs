@@ -44,9 +44,9 @@ async fn sign_in(base: &str, token: &str) -> (String, String) {
 
 async fn studio(store: Arc<dyn Store>) {
     let editor = new_token();
-    store.create_token("ana", Role::Editor, &token_hash(&editor)).await.unwrap();
+    store.create_token("ana", Role::Editor, &token_hash(&editor), None).await.unwrap();
     let viewer = new_token();
-    store.create_token("vic", Role::Viewer, &token_hash(&viewer)).await.unwrap();
+    store.create_token("vic", Role::Viewer, &token_hash(&viewer), None).await.unwrap();
     let base = start(Arc::clone(&store)).await;
     let client = reqwest::Client::new();
 

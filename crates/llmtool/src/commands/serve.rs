@@ -85,10 +85,11 @@ pub(crate) fn token(command: &TokenCommand) -> anyhow::Result<Outcome> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     runtime.block_on(async {
         match command {
-            TokenCommand::Create { name, role, library } => {
+            TokenCommand::Create { name, role, member, library } => {
                 let (store, _) = open(library).await?;
                 let token = new_token();
-                store.create_token(name, role_of(*role), &token_hash(&token)).await?;
+                let hash = token_hash(&token);
+                store.create_token(name, role_of(*role), &hash, member.as_deref()).await?;
                 eprintln!("the token of `{name}` (shown once; only its hash is kept):");
                 io::write_stdout(format!("{token}\n").as_bytes())?;
             }
@@ -102,12 +103,13 @@ pub(crate) fn token(command: &TokenCommand) -> anyhow::Result<Outcome> {
                         table
                             .load_style(presets::ASCII_BORDERS_ONLY_CONDENSED)
                             .set_content_arrangement(ContentArrangement::Dynamic)
-                            .set_header(["name", "role", "created", "state"]);
+                            .set_header(["name", "role", "member", "created", "state"]);
                         for token in &tokens {
                             let state = if token.revoked { "revoked" } else { "live" };
                             table.add_row([
                                 &token.name,
                                 token.role.as_str(),
+                                token.member.as_deref().unwrap_or(""),
                                 &token.created_at,
                                 state,
                             ]);
@@ -147,12 +149,13 @@ fn role_of(role: TokenRole) -> Role {
         TokenRole::Viewer => Role::Viewer,
         TokenRole::Editor => Role::Editor,
         TokenRole::Admin => Role::Admin,
+        TokenRole::Owner => Role::Owner,
     }
 }
 
 /// The library `--db` names, or the SQLite file in the data directory; and how to show it
 /// (a PostgreSQL URL without its password).
-async fn open(library: &LibraryArgs) -> anyhow::Result<(Arc<dyn Store>, String)> {
+pub(crate) async fn open(library: &LibraryArgs) -> anyhow::Result<(Arc<dyn Store>, String)> {
     let database = match &library.db {
         Some(database) => database.clone(),
         None => {

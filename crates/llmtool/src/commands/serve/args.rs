@@ -68,16 +68,21 @@ pub(crate) enum ServeCommand {
     },
 }
 
-/// Manage the library's API tokens: each has a name and a role (viewer, editor, admin).
+/// Manage the library's API tokens: each has a name and a role (viewer, editor, admin, owner),
+/// and belongs to a member.
 #[derive(Debug, Subcommand)]
 pub(crate) enum TokenCommand {
     /// Make a token; it is printed once, and only its hash is kept.
     Create {
         /// Who or what the token is for.
         name: String,
-        /// The token's role: what it may do.
+        /// The token's role: what it may do (never more than its member may).
         #[arg(long, value_enum, default_value_t = TokenRole::Viewer)]
         role: TokenRole,
+        /// The member the token belongs to (their e-mail); it sees what they see. Without it,
+        /// the token gets a member of its own, `NAME@tokens.invalid`, with its role.
+        #[arg(long, value_name = "EMAIL")]
+        member: Option<String>,
         #[command(flatten)]
         library: LibraryArgs,
     },
@@ -105,6 +110,8 @@ pub(crate) enum TokenRole {
     Viewer,
     /// Also publish, tag and label.
     Editor,
-    /// Also delete tools.
+    /// Also delete tools, and manage tokens, members and teams.
     Admin,
+    /// Also make and unmake owners.
+    Owner,
 }

@@ -1,0 +1,139 @@
+//! The library's people: members (an e-mail, a name, a role, teams) and teams, whose names are
+//! the tags that curate the tools each team sees. [`People`] is what the storage does with
+//! them; the rules on what a member or team may be are here, for every store.
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use crate::model::Role;
+use crate::store::StoreError;
+
+/// The tag that reaches every member: no team may take its name, and no tool loses it for
+/// want of a team.
+pub const ALL: &str = "all";
+
+/// The domain of the members made for tokens that had none (reserved: no mail goes there).
+pub const TOKENS_DOMAIN: &str = "tokens.invalid";
+
+/// A member of the organisation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct Member {
+    /// In lower case.
+    pub email: String,
+    pub name: String,
+    pub role: Role,
+    /// The member's teams, by name.
+    pub teams: Vec<String>,
+    /// RFC 3339, in UTC.
+    pub created_at: String,
+}
+
+/// A member to add.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, ToSchema)]
+pub struct NewMember {
+    pub email: String,
+    pub name: String,
+    pub role: Role,
+    #[serde(default)]
+    pub teams: Vec<String>,
+}
+
+/// What to change of a member: each field given replaces the member's.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, ToSchema)]
+pub struct MemberEdit {
+    pub name: Option<String>,
+    pub role: Option<Role>,
+    /// The member's teams, all of them.
+    pub teams: Option<Vec<String>>,
+}
+
+/// A team, with how many members it has and how many tools (not deleted) carry its tag.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+pub struct Team {
+    pub name: String,
+    pub members: u64,
+    pub tools: u64,
+    pub created_at: String,
+}
+
+/// What the storage does with people.
+#[async_trait]
+pub trait People: Send + Sync {
+    /// Adds `members`, all or none: each must be valid, new, and in teams that exist.
+    async fn add_members(&self, members: &[NewMember]) -> Result<(), StoreError>;
+    /// Every member, by e-mail.
+    async fn members(&self) -> Result<Vec<Member>, StoreError>;
+    /// The member whose e-mail is `email` (in any case).
+    async fn member(&self, email: &str) -> Result<Member, StoreError>;
+    /// Changes the member `email`; the last owner stays an owner.
+    async fn edit_member(&self, email: &str, edit: &MemberEdit) -> Result<Member, StoreError>;
+    /// Removes the member `email`, revoking their tokens and ending their sessions; the last
+    /// owner stays.
+    async fn remove_member(&self, email: &str) -> Result<(), StoreError>;
+
+    async fn create_team(&self, name: &str) -> Result<(), StoreError>;
+    /// Every team, by name.
+    async fn teams(&self) -> Result<Vec<Team>, StoreError>;
+    /// Renames the team `from` to `to`, and its tag on every tool with it, so that the team
+    /// sees what it saw.
+    async fn rename_team(&self, from: &str, to: &str) -> Result<(), StoreError>;
+    /// Removes the team `name` and its members' places in it; the tools keep the tag, which
+    /// then reaches owners and admins only, until a team of that name is made again.
+    async fn remove_team(&self, name: &str) -> Result<(), StoreError>;
+}
+
+/// `email` as the library keeps it (trimmed, in lower case), if it is an e-mail address, or
+/// the address of a member made for a token (`NAME@tokens.invalid`, whatever the name).
+pub(crate) fn email_key(email: &str) -> Result<String, StoreError> {
+    let key = email.trim().to_lowercase();
+    let made_for_token = key
+        .strip_suffix(TOKENS_DOMAIN)
+        .and_then(|local| local.strip_suffix('@'))
+        .is_some_and(|local| !local.is_empty() && !local.contains(char::is_control));
+    if made_for_token || (key.len() <= 254 && email_address::EmailAddress::is_valid(&key)) {
+        Ok(key)
+    } else {
+        Err(StoreError::BadEmail(email.to_owned()))
+    }
+}
+
+/// Whether `name` may be a team's name: a tag's name, and not [`ALL`].
+pub(crate) fn check_team(name: &str) -> Result<(), StoreError> {
+    crate::store::check_name(name)?;
+    if name == ALL {
+        return Err(StoreError::ReservedTeam(name.to_owned()));
+    }
+    Ok(())
+}
+
+/// A member's display name: trimmed, not empty, at most 200 characters.
+pub(crate) fn check_member_name(name: &str) -> Result<String, StoreError> {
+    let name = name.trim();
+    if name.is_empty() || name.chars().count() > 200 || name.chars().any(char::is_control) {
+        return Err(StoreError::BadMemberName(name.to_owned()));
+    }
+    Ok(name.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn emails_are_kept_in_lower_case_and_checked() {
+        assert_eq!(email_key(" Ana@Example.ORG ").unwrap(), "ana@example.org");
+        for bad in ["", "ana", "ana@", "@example.org", "a b@example.org"] {
+            assert!(matches!(email_key(bad), Err(StoreError::BadEmail(_))), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn a_team_takes_a_tags_name_but_not_all() {
+        assert!(check_team("sales").is_ok());
+        assert!(matches!(check_team("all"), Err(StoreError::ReservedTeam(_))));
+        assert!(matches!(check_team("Sales Team"), Err(StoreError::BadName(_))));
+        assert!(check_member_name("  ").is_err());
+        assert_eq!(check_member_name(" Ana Lima ").unwrap(), "Ana Lima");
+    }
+}

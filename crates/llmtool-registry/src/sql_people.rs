@@ -1,0 +1,241 @@
+//! [`People`] for [`SqlStore`]: members and teams, written once over `Db` as the rest of the
+//! library is. Changes to people take turns ([`crate::db::Tx::lock_people`]), so that the
+//! library always keeps an owner.
+
+use async_trait::async_trait;
+
+use crate::db::{Tx, statement};
+use crate::model::Role;
+use crate::people::{
+    Member, MemberEdit, NewMember, People, Team, check_member_name, check_team, email_key,
+};
+use crate::sql_store::SqlStore;
+use crate::store::{StoreError, now};
+
+/// A member's columns: e-mail, name, role, created at.
+type MemberRow = (String, String, String, String);
+
+const MEMBER_COLUMNS: &str = "email, name, role, created_at";
+
+#[async_trait]
+impl People for SqlStore {
+    async fn add_members(&self, members: &[NewMember]) -> Result<(), StoreError> {
+        // Every member is checked before any is written.
+        let mut checked: Vec<(String, String, Role, Vec<String>)> = Vec::new();
+        for member in members {
+            let email = email_key(&member.email)?;
+            if checked.iter().any(|(other, ..)| *other == email) {
+                return Err(StoreError::MemberExists(email));
+            }
+            let name = check_member_name(&member.name)?;
+            checked.push((email, name, member.role, teams_of(&member.teams)?));
+        }
+        let mut tx = self.db.begin_write().await?;
+        tx.lock_people().await?;
+        let now = now();
+        for (email, name, role, teams) in &checked {
+            let add = statement(
+                "INSERT INTO members (email, name, role, created_at) VALUES ($1, $2, $3, $4)
+                 ON CONFLICT (email) DO NOTHING",
+            );
+            if tx.execute(add.bind(email).bind(name).bind(role.as_str()).bind(&now)).await? == 0 {
+                return Err(StoreError::MemberExists(email.clone()));
+            }
+            set_teams(&mut tx, email, teams).await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn members(&self) -> Result<Vec<Member>, StoreError> {
+        let sql = format!("SELECT {MEMBER_COLUMNS} FROM members ORDER BY email COLLATE \"C\"");
+        let rows: Vec<MemberRow> = self.db.all(statement(sql)).await?;
+        let sql = "SELECT email, team FROM member_teams ORDER BY email, team COLLATE \"C\"";
+        let places: Vec<(String, String)> = self.db.all(statement(sql)).await?;
+        Ok(rows
+            .into_iter()
+            .map(|row| {
+                let teams = places.iter().filter(|(email, _)| *email == row.0);
+                let teams = teams.map(|(_, team)| team.clone()).collect();
+                member(row, teams)
+            })
+            .collect())
+    }
+
+    async fn member(&self, email: &str) -> Result<Member, StoreError> {
+        let key = email_key(email)?;
+        let sql = format!("SELECT {MEMBER_COLUMNS} FROM members WHERE email = $1");
+        let Some(row) = self.db.optional::<MemberRow>(statement(sql).bind(&key)).await? else {
+            return Err(StoreError::NoSuchMember(email.to_owned()));
+        };
+        let sql = "SELECT team FROM member_teams WHERE email = $1 ORDER BY team COLLATE \"C\"";
+        let teams: Vec<(String,)> = self.db.all(statement(sql).bind(&key)).await?;
+        Ok(member(row, teams.into_iter().map(|(team,)| team).collect()))
+    }
+
+    async fn edit_member(&self, email: &str, edit: &MemberEdit) -> Result<Member, StoreError> {
+        let key = email_key(email)?;
+        let name = edit.name.as_deref().map(check_member_name).transpose()?;
+        let teams = edit.teams.as_deref().map(teams_of).transpose()?;
+        let mut tx = self.db.begin_write().await?;
+        tx.lock_people().await?;
+        let role = role_of(&mut tx, &key).await?;
+        if role == Role::Owner && edit.role.is_some_and(|new| new != Role::Owner) {
+            keep_an_owner(&mut tx, &key).await?;
+        }
+        let change = statement(
+            "UPDATE members SET name = COALESCE($1, name), role = COALESCE($2, role)
+             WHERE email = $3",
+        );
+        let new_role = edit.role.map(Role::as_str);
+        tx.execute(change.bind(name).bind(new_role).bind(&key)).await?;
+        if let Some(teams) = teams {
+            set_teams(&mut tx, &key, &teams).await?;
+        }
+        tx.commit().await?;
+        self.member(&key).await
+    }
+
+    async fn remove_member(&self, email: &str) -> Result<(), StoreError> {
+        let key = email_key(email)?;
+        let mut tx = self.db.begin_write().await?;
+        tx.lock_people().await?;
+        if role_of(&mut tx, &key).await? == Role::Owner {
+            keep_an_owner(&mut tx, &key).await?;
+        }
+        let end_sessions = statement(
+            "DELETE FROM sessions WHERE token_name IN (SELECT name FROM tokens WHERE member = $1)",
+        );
+        tx.execute(end_sessions.bind(&key)).await?;
+        let revoke =
+            statement("UPDATE tokens SET revoked_at = $1 WHERE member = $2 AND revoked_at IS NULL");
+        tx.execute(revoke.bind(now()).bind(&key)).await?;
+        tx.execute(statement("DELETE FROM member_teams WHERE email = $1").bind(&key)).await?;
+        tx.execute(statement("DELETE FROM members WHERE email = $1").bind(&key)).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn create_team(&self, name: &str) -> Result<(), StoreError> {
+        check_team(name)?;
+        let create = statement(
+            "INSERT INTO teams (name, created_at) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING",
+        );
+        if self.db.execute(create.bind(name).bind(now())).await? == 0 {
+            return Err(StoreError::TeamExists(name.to_owned()));
+        }
+        Ok(())
+    }
+
+    async fn teams(&self) -> Result<Vec<Team>, StoreError> {
+        let sql = "SELECT t.name, t.created_at,
+                (SELECT COUNT(*) FROM member_teams p WHERE p.team = t.name),
+                (SELECT COUNT(*) FROM tags g JOIN tools o ON o.id = g.tool_id
+                 WHERE g.tag = t.name AND o.deleted_at IS NULL)
+            FROM teams t ORDER BY t.name COLLATE \"C\"";
+        let rows: Vec<(String, String, i64, i64)> = self.db.all(statement(sql)).await?;
+        let count = |n: i64| u64::try_from(n).unwrap_or(0);
+        Ok(rows
+            .into_iter()
+            .map(|(name, created_at, members, tools)| Team {
+                name,
+                members: count(members),
+                tools: count(tools),
+                created_at,
+            })
+            .collect())
+    }
+
+    async fn rename_team(&self, from: &str, to: &str) -> Result<(), StoreError> {
+        check_team(to)?;
+        let mut tx = self.db.begin_write().await?;
+        tx.lock_people().await?;
+        let found = statement("SELECT created_at FROM teams WHERE name = $1");
+        let Some((created_at,)) = tx.optional::<(String,)>(found.bind(from)).await? else {
+            return Err(StoreError::NoSuchTeam(from.to_owned()));
+        };
+        let add = statement(
+            "INSERT INTO teams (name, created_at) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING",
+        );
+        if tx.execute(add.bind(to).bind(created_at)).await? == 0 {
+            return Err(StoreError::TeamExists(to.to_owned()));
+        }
+        let moved = statement("UPDATE member_teams SET team = $1 WHERE team = $2");
+        tx.execute(moved.bind(to).bind(from)).await?;
+        tx.execute(statement("DELETE FROM teams WHERE name = $1").bind(from)).await?;
+        // The team's tag follows it, on every tool (deleted ones too, should they come back).
+        let tagged = statement(
+            "SELECT o.slug FROM tags g JOIN tools o ON o.id = g.tool_id WHERE g.tag = $1",
+        );
+        let slugs: Vec<(String,)> = tx.all(tagged.bind(from)).await?;
+        let retag = statement(
+            "UPDATE tags SET tag = $1 WHERE tag = $2 AND NOT EXISTS
+               (SELECT 1 FROM tags other WHERE other.tool_id = tags.tool_id AND other.tag = $1)",
+        );
+        tx.execute(retag.bind(to).bind(from)).await?;
+        tx.execute(statement("DELETE FROM tags WHERE tag = $1").bind(from)).await?;
+        let slugs: Vec<String> = slugs.into_iter().map(|(slug,)| slug).collect();
+        tx.commit_changes(&slugs).await?;
+        for slug in &slugs {
+            self.changed(slug);
+        }
+        Ok(())
+    }
+
+    async fn remove_team(&self, name: &str) -> Result<(), StoreError> {
+        let mut tx = self.db.begin_write().await?;
+        tx.lock_people().await?;
+        tx.execute(statement("DELETE FROM member_teams WHERE team = $1").bind(name)).await?;
+        if tx.execute(statement("DELETE FROM teams WHERE name = $1").bind(name)).await? == 0 {
+            return Err(StoreError::NoSuchTeam(name.to_owned()));
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+}
+
+fn member((email, name, role, created_at): MemberRow, teams: Vec<String>) -> Member {
+    Member { email, name, role: Role::parse(&role).unwrap_or(Role::Viewer), teams, created_at }
+}
+
+/// `teams` checked, in order, each once.
+fn teams_of(teams: &[String]) -> Result<Vec<String>, StoreError> {
+    let mut teams: Vec<String> = teams.iter().map(|team| team.trim().to_owned()).collect();
+    teams.sort();
+    teams.dedup();
+    teams.iter().try_for_each(|team| check_team(team))?;
+    Ok(teams)
+}
+
+/// The role of the member `email`, who must exist.
+async fn role_of(tx: &mut Tx, email: &str) -> Result<Role, StoreError> {
+    let found = statement("SELECT role FROM members WHERE email = $1").bind(email);
+    match tx.optional::<(String,)>(found).await? {
+        Some((role,)) => Ok(Role::parse(&role).unwrap_or(Role::Viewer)),
+        None => Err(StoreError::NoSuchMember(email.to_owned())),
+    }
+}
+
+/// Refuses to let the owner `email` go, when no other owner is left.
+async fn keep_an_owner(tx: &mut Tx, email: &str) -> Result<(), StoreError> {
+    let others = statement("SELECT COUNT(*) FROM members WHERE role = 'owner' AND email <> $1");
+    let (others,): (i64,) = tx.optional(others.bind(email)).await?.unwrap_or((0,));
+    if others == 0 {
+        return Err(StoreError::LastOwner(email.to_owned()));
+    }
+    Ok(())
+}
+
+/// Puts the member `email` in exactly `teams`, each of which must exist.
+async fn set_teams(tx: &mut Tx, email: &str, teams: &[String]) -> Result<(), StoreError> {
+    tx.execute(statement("DELETE FROM member_teams WHERE email = $1").bind(email)).await?;
+    for team in teams {
+        let join = statement(
+            "INSERT INTO member_teams (email, team) SELECT $1, name FROM teams WHERE name = $2",
+        );
+        if tx.execute(join.bind(email).bind(team.as_str())).await? == 0 {
+            return Err(StoreError::NoSuchTeam(team.clone()));
+        }
+    }
+    Ok(())
+}
