@@ -10,6 +10,7 @@ pub mod client;
 mod db;
 mod model;
 mod people;
+pub mod people_csv;
 mod postgres;
 mod publication;
 mod reference;

@@ -17,6 +17,7 @@ use crate::commands::lsp::LspArgs;
 use crate::commands::mcp::McpArgs;
 use crate::commands::model::ModelCommand;
 use crate::commands::new::NewArgs;
+use crate::commands::people::{MemberCommand, TeamCommand};
 use crate::commands::providers::ProvidersArgs;
 use crate::commands::render::RenderArgs;
 use crate::commands::run::RunArgs;
@@ -66,6 +67,10 @@ pub(crate) enum Command {
     Logout(LogoutArgs),
     #[command(subcommand)]
     Token(TokenCommand),
+    #[command(subcommand)]
+    Member(MemberCommand),
+    #[command(subcommand)]
+    Team(TeamCommand),
     Completions(CompletionsArgs),
 }
 

@@ -50,6 +50,8 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
             | Command::Serve(_)
             | Command::Pull(_)
             | Command::Token(_)
+            | Command::Member(_)
+            | Command::Team(_)
     ) {
         settings::narrow_data_dir();
     }
@@ -80,5 +82,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Login(args) => commands::login::login(&args),
         Command::Logout(args) => commands::login::logout(&args),
         Command::Token(command) => commands::serve::token(&command),
+        Command::Member(command) => commands::people::member(&command),
+        Command::Team(command) => commands::people::team(&command),
     }
 }

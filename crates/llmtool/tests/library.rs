@@ -450,3 +450,53 @@ async fn login_saves_the_library_privately_and_its_token_goes_nowhere_else() {
     server.kill().unwrap();
     server.wait().unwrap();
 }
+
+#[test]
+fn members_and_teams_are_managed_and_a_csv_with_a_bad_row_imports_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let ok = |args: &[&str]| {
+        let out = llmtool(&data, args, &[]);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    ok(&["team", "create", "sales"]);
+    ok(&["member", "add", "Olga@Example.org", "--role", "owner"]);
+    let csv = dir.path().join("people.csv");
+    std::fs::write(
+        &csv,
+        "email,name,role,teams\nana@example.org,Ana,editor,sales\nnot-an-address,X,viewer,\nbo@example.org,Bo,viewer,ops\n",
+    )
+    .unwrap();
+    let refused = llmtool(&data, &["member", "import", csv.to_str().unwrap()], &[]);
+    assert_eq!(refused.status.code(), Some(1), "{}", text(&refused.stderr));
+    let said = text(&refused.stderr);
+    assert!(said.contains("people.csv:3: `not-an-address` is not an e-mail address"), "{said}");
+    assert!(said.contains("people.csv:4: no team `ops`"), "{said}");
+    assert!(said.contains("nothing imported (2 problems)"), "{said}");
+    let listed: serde_json::Value =
+        serde_json::from_str(&ok(&["member", "list", "--format", "json"])).unwrap();
+    assert_eq!(listed.as_array().unwrap().len(), 1, "nothing imported: {listed}");
+
+    std::fs::write(&csv, "email,name,role,teams\nana@example.org,Ana,editor,sales\n").unwrap();
+    ok(&["member", "import", csv.to_str().unwrap(), "--dry-run"]);
+    assert_eq!(ok(&["member", "list"]).matches("@example.org").count(), 1, "a dry run adds nobody");
+    ok(&["member", "import", csv.to_str().unwrap()]);
+    let listed = ok(&["member", "list"]);
+    assert!(listed.contains("ana@example.org") && listed.contains("sales"), "{listed}");
+
+    // The last owner stays one; a token stays within its member's rights.
+    let demoted = llmtool(&data, &["member", "edit", "olga@example.org", "--role", "admin"], &[]);
+    assert_eq!(demoted.status.code(), Some(2), "{}", text(&demoted.stderr));
+    assert!(text(&demoted.stderr).contains("last owner"), "{}", text(&demoted.stderr));
+    let above = ["token", "create", "ana-ci", "--role", "admin", "--member", "ana@example.org"];
+    assert_eq!(llmtool(&data, &above, &[]).status.code(), Some(2));
+    ok(&["token", "create", "ana-ci", "--role", "editor", "--member", "ana@example.org"]);
+    assert!(ok(&["token", "list"]).contains("ana@example.org"));
+
+    ok(&["team", "rename", "sales", "revenue"]);
+    assert!(ok(&["member", "list"]).contains("revenue"));
+    ok(&["member", "remove", "ana@example.org"]);
+    assert!(ok(&["token", "list"]).contains("revoked"));
+    assert!(ok(&["team", "list"]).contains("revenue"));
+}

@@ -14,6 +14,7 @@ pub(crate) mod lsp;
 pub(crate) mod mcp;
 pub(crate) mod model;
 pub(crate) mod new;
+pub(crate) mod people;
 pub(crate) mod providers;
 pub(crate) mod render;
 pub(crate) mod run;

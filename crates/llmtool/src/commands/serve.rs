@@ -2,7 +2,7 @@
 
 mod args;
 
-pub(crate) use args::{LibraryArgs, ServeArgs, ServeCommand, TokenCommand, TokenRole};
+pub(crate) use args::{LibraryArgs, ListArgs, ServeArgs, ServeCommand, TokenCommand, TokenRole};
 
 use std::io::Write as _;
 use std::sync::Arc;
@@ -93,17 +93,13 @@ pub(crate) fn token(command: &TokenCommand) -> anyhow::Result<Outcome> {
                 eprintln!("the token of `{name}` (shown once; only its hash is kept):");
                 io::write_stdout(format!("{token}\n").as_bytes())?;
             }
-            TokenCommand::List { library, format } => {
+            TokenCommand::List(ListArgs { library, format }) => {
                 let (store, _) = open(library).await?;
                 let tokens = store.tokens().await?;
                 let text = match format {
                     ReportFormat::Json => serde_json::to_string_pretty(&tokens)? + "\n",
                     ReportFormat::Text => {
-                        let mut table = Table::new();
-                        table
-                            .load_style(presets::ASCII_BORDERS_ONLY_CONDENSED)
-                            .set_content_arrangement(ContentArrangement::Dynamic)
-                            .set_header(["name", "role", "member", "created", "state"]);
+                        let mut table = table(["name", "role", "member", "created", "state"]);
                         for token in &tokens {
                             let state = if token.revoked { "revoked" } else { "live" };
                             table.add_row([
@@ -129,6 +125,16 @@ pub(crate) fn token(command: &TokenCommand) -> anyhow::Result<Outcome> {
     })
 }
 
+/// A table of the library's tokens, members or teams, under `header`.
+pub(crate) fn table<const N: usize>(header: [&str; N]) -> Table {
+    let mut table = Table::new();
+    table
+        .load_style(presets::ASCII_BORDERS_ONLY_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_header(header);
+    table
+}
+
 /// How the server runs tools: the providers of the config, the model flags, nothing ever
 /// fetched because a client asked, and each run logged in the library's own database.
 fn tool_runtime(args: &ServeArgs) -> anyhow::Result<Runtime> {
@@ -144,7 +150,7 @@ fn tool_runtime(args: &ServeArgs) -> anyhow::Result<Runtime> {
     Ok(Runtime::new(providers, options)?)
 }
 
-fn role_of(role: TokenRole) -> Role {
+pub(crate) fn role_of(role: TokenRole) -> Role {
     match role {
         TokenRole::Viewer => Role::Viewer,
         TokenRole::Editor => Role::Editor,

@@ -15,6 +15,16 @@ pub(crate) struct LibraryArgs {
     pub(crate) db: Option<String>,
 }
 
+/// What a command that lists the library's tokens, members or teams takes.
+#[derive(Debug, Args)]
+pub(crate) struct ListArgs {
+    #[command(flatten)]
+    pub(crate) library: LibraryArgs,
+    /// How the list is printed.
+    #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+    pub(crate) format: ReportFormat,
+}
+
 /// Serve the shared tool library over HTTP (`/api/v1`): versioned, tagged, labelled tools.
 #[derive(Debug, Args)]
 #[command(
@@ -87,13 +97,7 @@ pub(crate) enum TokenCommand {
         library: LibraryArgs,
     },
     /// List the tokens (never the tokens themselves).
-    List {
-        #[command(flatten)]
-        library: LibraryArgs,
-        /// How the list is printed.
-        #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
-        format: ReportFormat,
-    },
+    List(ListArgs),
     /// Revoke a token: it stops working at once.
     Revoke {
         /// The token's name, as `token list` shows it.
