@@ -24,8 +24,8 @@ pub mod wire;
 
 pub use changes::{Change, Changes};
 pub use model::{
-    KeptRun, Page, Published, Query, Role, Selector, SessionInfo, Summary, TagCount, TokenInfo,
-    ToolVersion,
+    Holder, KeptRun, Page, Published, Query, Role, Selector, SessionInfo, Summary, TagCount,
+    TokenInfo, ToolVersion,
 };
 pub use people::{ALL, Member, MemberEdit, NewMember, People, TOKENS_DOMAIN, Team};
 pub use publication::{

@@ -75,6 +75,8 @@ pub struct Query {
     /// Where the previous page ended ([`Page::next`]).
     pub cursor: Option<String>,
     pub limit: u32,
+    /// The tools the caller may see (the rest are not found).
+    pub visible: crate::Visibility,
 }
 
 /// One page of search results, and the cursor of the next one.
@@ -124,12 +126,27 @@ pub struct TokenInfo {
     pub revoked: bool,
 }
 
+/// Who a token stands for: the token's name, its role (never above its member's), and its
+/// member's teams.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Holder {
+    pub name: String,
+    pub role: Role,
+    pub teams: Vec<String>,
+}
+
+impl Holder {
+    /// What the holder sees of the library.
+    pub fn visibility(&self) -> crate::Visibility {
+        crate::Visibility::of(self.role, &self.teams)
+    }
+}
+
 /// A signed-in session of the web studio: the token it stands for, and the CSRF token its
 /// pages send back with every write.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionInfo {
-    pub name: String,
-    pub role: Role,
+    pub holder: Holder,
     pub csrf: String,
 }
 

@@ -39,7 +39,16 @@ pub(crate) const SEARCH: &str = "SELECT t.slug, t.latest, v.name, v.description,
        AND ($4::text IS NULL OR v.output_type = $4)
        AND ($5::text IS NULL OR $5 = ANY (v.models))
        AND ($6::text IS NULL OR t.slug COLLATE \"C\" > $6)
+       AND ($8::text IS NULL OR EXISTS (SELECT 1 FROM tags g WHERE g.tool_id = t.id
+             AND strpos($8, ' ' || g.tag || ' ') > 0))
      ORDER BY t.slug COLLATE \"C\" LIMIT $7";
+
+/// Whether the tool `id` carries a tag of the words `$words` (` all sales `).
+pub(crate) fn tagged(id: &str, words: &str) -> String {
+    format!(
+        "EXISTS (SELECT 1 FROM tags g WHERE g.tool_id = {id} AND strpos({words}, ' ' || g.tag || ' ') > 0)"
+    )
+}
 
 /// `text` as a `tsquery`: each word (its letters and digits) a required prefix (`tide:*`), so
 /// that what a user types is never read as query syntax.

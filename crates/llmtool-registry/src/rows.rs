@@ -86,8 +86,9 @@ pub(crate) fn page(mut found: Vec<Summary>, limit: u32) -> Page {
 /// A usage total's columns: key, runs, input and output tokens, cost, unpriced runs.
 pub(crate) type TotalRow = (String, i64, i64, i64, f64, i64);
 
-/// The query of [`crate::Store::usage`], `since` bound as `since` (`?1` or `$1`).
-pub(crate) fn usage_sql(by: Grouping, since: &str) -> String {
+/// The query of [`crate::Store::usage`]: the totals of the runs since `since` (a parameter,
+/// `$1`) that `seen` (a condition) keeps.
+pub(crate) fn usage_sql(by: Grouping, since: &str, seen: &str) -> String {
     let (key, order) = match by {
         Grouping::Tool => ("slug", "cost DESC, key"),
         Grouping::Model => ("provider || '/' || model", "cost DESC, key"),
@@ -100,7 +101,7 @@ pub(crate) fn usage_sql(by: Grouping, since: &str) -> String {
             CAST(COALESCE(SUM(output_tokens), 0) AS BIGINT) AS output,
             CAST(COALESCE(SUM(cost_usd), 0.0) AS DOUBLE PRECISION) AS cost,
             CAST(COALESCE(SUM(CASE WHEN cost_usd IS NULL THEN 1 ELSE 0 END), 0) AS BIGINT) AS unpriced
-         FROM runs WHERE ({since} IS NULL OR started_at >= {since})
+         FROM runs WHERE ({since} IS NULL OR started_at >= {since}) AND {seen}
          GROUP BY key ORDER BY {order}"
     )
 }

@@ -11,12 +11,14 @@ use async_trait::async_trait;
 use llmtool_log::{Grouping, Record, Total};
 use tokio::sync::OnceCell;
 
+use crate::Visibility;
 use crate::changes::{Announcer, Change, Changes};
 use crate::db::{Arg, Db, statement};
 use crate::model::{
-    KeptRun, Page, Published, Query, Role, Selector, SessionInfo, TagCount, TokenInfo, ToolVersion,
+    Holder, KeptRun, Page, Published, Query, Role, Selector, SessionInfo, TagCount, TokenInfo,
+    ToolVersion,
 };
-use crate::people::{TOKENS_DOMAIN, email_key};
+use crate::people::{ALL, TOKENS_DOMAIN, email_key};
 use crate::publication::Publication;
 use crate::rows::{self, TokenRow, VERSION_COLUMNS, VersionRow};
 use crate::store::{
@@ -53,6 +55,22 @@ impl SqlStore {
     /// database: see [`crate::db::Tx::commit_change`]).
     pub(crate) fn changed(&self, slug: &str) {
         self.announcer.announce(Change::Tool(slug.to_owned()));
+    }
+
+    /// The SQL that the tool `id` carries one of the tags of the words `words` (a parameter,
+    /// ` all sales `), in this database's dialect.
+    fn tagged(&self, id: &str, words: &str) -> String {
+        match &self.db {
+            Db::Sqlite(_) => sqlite::tagged(id, words),
+            Db::Postgres(_) => postgres::tagged(id, words),
+        }
+    }
+
+    /// The teams of the member `email`, by name.
+    async fn teams_of(&self, email: &str) -> Result<Vec<String>, StoreError> {
+        let sql = "SELECT team FROM member_teams WHERE email = $1 ORDER BY team COLLATE \"C\"";
+        let teams: Vec<(String,)> = self.db.all(statement(sql).bind(email)).await?;
+        Ok(teams.into_iter().map(|(team,)| team).collect())
     }
 
     /// The tool's id, if it exists and is not deleted.
@@ -93,9 +111,15 @@ impl Store for SqlStore {
         let mut tx = self.db.begin_write().await?;
         let new = "INSERT INTO tools (slug, latest, created_at) VALUES ($1, 0, $2)
                    ON CONFLICT (slug) DO NOTHING";
-        tx.execute(statement(new).bind(slug).bind(&now)).await?;
+        let created = tx.execute(statement(new).bind(slug).bind(&now)).await? > 0;
         let id = statement("SELECT id FROM tools WHERE slug = $1").bind(slug);
         let (id,): (i64,) = tx.optional(id).await?.ok_or(sqlx::Error::RowNotFound)?;
+        if created {
+            // A new tool reaches everyone until it is curated for teams (tagged with their
+            // names, and `all` taken off).
+            let everyone = statement("INSERT INTO tags (tool_id, tag) VALUES ($1, $2)");
+            tx.execute(everyone.bind(id).bind(ALL)).await?;
+        }
         // Publishers of one tool take turns from here: the numbers never repeat or skip.
         tx.lock_tool(id).await?;
         let latest = statement("SELECT latest FROM tools WHERE id = $1").bind(id);
@@ -297,7 +321,8 @@ impl Store for SqlStore {
             .bind(&query.output_type)
             .bind(&query.model)
             .bind(after)
-            .bind(i64::from(limit) + 1);
+            .bind(i64::from(limit) + 1)
+            .bind(query.visible.as_words());
         let found: Vec<rows::SummaryRow> = self.db.all(search).await?;
         Ok(rows::page(found.into_iter().map(rows::summary).collect(), limit))
     }
@@ -369,12 +394,15 @@ impl Store for SqlStore {
         }
     }
 
-    async fn token(&self, token_hash: &str) -> Result<Option<(String, Role)>, StoreError> {
-        let sql = "SELECT t.name, t.role, m.role FROM tokens t JOIN members m ON m.email = t.member
+    async fn token(&self, token_hash: &str) -> Result<Option<Holder>, StoreError> {
+        let sql = "SELECT t.name, t.role, m.role, m.email FROM tokens t
+                     JOIN members m ON m.email = t.member
                    WHERE t.token_hash = $1 AND t.revoked_at IS NULL";
-        let found: Option<(String, String, String)> =
+        let found: Option<(String, String, String, String)> =
             self.db.optional(statement(sql).bind(token_hash)).await?;
-        Ok(found.and_then(|(name, role, member)| Some((name, capped(&role, &member)?))))
+        let Some((name, role, member, email)) = found else { return Ok(None) };
+        let Some(role) = capped(&role, &member) else { return Ok(None) };
+        Ok(Some(Holder { name, role, teams: self.teams_of(&email).await? }))
     }
 
     async fn changes(&self) -> Result<Changes, StoreError> {
@@ -416,8 +444,19 @@ impl Store for SqlStore {
         Ok(id)
     }
 
-    async fn usage(&self, by: Grouping, since: Option<&str>) -> Result<Vec<Total>, StoreError> {
-        let usage = statement(rows::usage_sql(by, "$1::text")).bind(since);
+    async fn usage(
+        &self,
+        by: Grouping,
+        since: Option<&str>,
+        visible: &Visibility,
+    ) -> Result<Vec<Total>, StoreError> {
+        // Runs are kept by slug: a run counts when its tool is seen.
+        let seen = format!(
+            "($2::text IS NULL OR slug IN (SELECT o.slug FROM tools o WHERE {}))",
+            self.tagged("o.id", "$2")
+        );
+        let usage = statement(rows::usage_sql(by, "$1::text", &seen));
+        let usage = usage.bind(since).bind(visible.as_words());
         let totals: Vec<rows::TotalRow> = self.db.all(usage).await?;
         Ok(totals.into_iter().map(rows::total).collect())
     }
@@ -450,15 +489,16 @@ impl Store for SqlStore {
 
     async fn session(&self, id_hash: &str) -> Result<Option<SessionInfo>, StoreError> {
         let session = statement(
-            "SELECT t.name, t.role, m.role, s.csrf FROM sessions s
+            "SELECT t.name, t.role, m.role, m.email, s.csrf FROM sessions s
                JOIN tokens t ON t.name = s.token_name JOIN members m ON m.email = t.member
              WHERE s.id_hash = $1 AND s.expires_at > $2 AND t.revoked_at IS NULL",
         );
-        let found: Option<(String, String, String, String)> =
+        let found: Option<(String, String, String, String, String)> =
             self.db.optional(session.bind(id_hash).bind(now())).await?;
-        Ok(found.and_then(|(name, role, member, csrf)| {
-            Some(SessionInfo { name, role: capped(&role, &member)?, csrf })
-        }))
+        let Some((name, role, member, email, csrf)) = found else { return Ok(None) };
+        let Some(role) = capped(&role, &member) else { return Ok(None) };
+        let holder = Holder { name, role, teams: self.teams_of(&email).await? };
+        Ok(Some(SessionInfo { holder, csrf }))
     }
 
     async fn delete_session(&self, id_hash: &str) -> Result<(), StoreError> {
@@ -476,12 +516,14 @@ impl Store for SqlStore {
         Ok(found.into_iter().filter_map(rows::kept_run).collect())
     }
 
-    async fn tags(&self) -> Result<Vec<TagCount>, StoreError> {
-        let tags = statement(
+    async fn tags(&self, visible: &Visibility) -> Result<Vec<TagCount>, StoreError> {
+        let tags = statement(format!(
             "SELECT g.tag, COUNT(*) AS tools FROM tags g JOIN tools t ON t.id = g.tool_id
-             WHERE t.deleted_at IS NULL GROUP BY g.tag ORDER BY tools DESC, g.tag COLLATE \"C\"",
-        );
-        let found: Vec<(String, i64)> = self.db.all(tags).await?;
+             WHERE t.deleted_at IS NULL AND ($1::text IS NULL OR {})
+             GROUP BY g.tag ORDER BY tools DESC, g.tag COLLATE \"C\"",
+            self.tagged("t.id", "$1")
+        ));
+        let found: Vec<(String, i64)> = self.db.all(tags.bind(visible.as_words())).await?;
         Ok(found.into_iter().map(rows::tag_count).collect())
     }
 

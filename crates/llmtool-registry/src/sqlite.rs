@@ -56,7 +56,16 @@ pub(crate) const SEARCH: &str = "SELECT t.slug, t.latest, v.name, v.description,
        AND ($4 IS NULL OR v.output_type = $4)
        AND ($5 IS NULL OR EXISTS (SELECT 1 FROM json_each(v.models) WHERE value = $5))
        AND ($6 IS NULL OR t.slug > $6)
+       AND ($8 IS NULL OR EXISTS (SELECT 1 FROM tags g WHERE g.tool_id = t.id
+             AND instr($8, ' ' || g.tag || ' ') > 0))
      ORDER BY t.slug LIMIT $7";
+
+/// Whether the tool `id` carries a tag of the words `$words` (` all sales `).
+pub(crate) fn tagged(id: &str, words: &str) -> String {
+    format!(
+        "EXISTS (SELECT 1 FROM tags g WHERE g.tool_id = {id} AND instr({words}, ' ' || g.tag || ' ') > 0)"
+    )
+}
 
 /// `text` as an FTS5 query: each word a quoted prefix (`"tide"*`), all of them required, so
 /// that what a user types is never read as query syntax.

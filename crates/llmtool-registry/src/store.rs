@@ -4,9 +4,11 @@ use async_trait::async_trait;
 
 use llmtool_log::{Grouping, Record, Total};
 
+use crate::Visibility;
 use crate::changes::Changes;
 use crate::model::{
-    KeptRun, Page, Published, Query, Role, Selector, SessionInfo, TagCount, TokenInfo, ToolVersion,
+    Holder, KeptRun, Page, Published, Query, Role, Selector, SessionInfo, TagCount, TokenInfo,
+    ToolVersion,
 };
 use crate::people::People;
 use crate::publication::{Publication, Rejection};
@@ -107,9 +109,9 @@ pub trait Store: People + Send + Sync {
     ) -> Result<(), StoreError>;
     async fn tokens(&self) -> Result<Vec<TokenInfo>, StoreError>;
     async fn revoke_token(&self, name: &str) -> Result<(), StoreError>;
-    /// The name and role of the live token whose hash is `token_hash` (its role, or its
-    /// member's when that is lower).
-    async fn token(&self, token_hash: &str) -> Result<Option<(String, Role)>, StoreError>;
+    /// Who the live token whose hash is `token_hash` stands for: its name, its role (or its
+    /// member's, when that is lower) and its member's teams.
+    async fn token(&self, token_hash: &str) -> Result<Option<Holder>, StoreError>;
 
     /// Opens a session of the token `token_name` for `lifetime`, known by the SHA-256 of its
     /// cookie (`id_hash`); expired sessions are dropped, and a token keeps at most
@@ -128,8 +130,9 @@ pub trait Store: People + Send + Sync {
     /// The newest `limit` runs of `slug` made through the server, newest first.
     async fn runs(&self, slug: &str, limit: u32) -> Result<Vec<KeptRun>, StoreError>;
 
-    /// Every tag on a tool not deleted, with how many such tools carry it, most used first.
-    async fn tags(&self) -> Result<Vec<TagCount>, StoreError>;
+    /// Every tag on a tool not deleted that `visible` lets be seen, with how many such tools
+    /// carry it, most used first.
+    async fn tags(&self, visible: &Visibility) -> Result<Vec<TagCount>, StoreError>;
 
     /// Writes a consistent copy of the whole library to the new file `to`, while it serves.
     async fn backup(&self, to: &std::path::Path) -> Result<(), StoreError>;
@@ -147,9 +150,14 @@ pub trait Store: People + Send + Sync {
         run: &Record,
     ) -> Result<i64, StoreError>;
 
-    /// The totals of the runs since `since` (RFC 3339), by tool (slug), model or day, largest
-    /// cost first (by day: in date order).
-    async fn usage(&self, by: Grouping, since: Option<&str>) -> Result<Vec<Total>, StoreError>;
+    /// The totals of the runs since `since` (RFC 3339) of the tools `visible` lets be seen,
+    /// by tool (slug), model or day, largest cost first (by day: in date order).
+    async fn usage(
+        &self,
+        by: Grouping,
+        since: Option<&str>,
+        visible: &Visibility,
+    ) -> Result<Vec<Total>, StoreError>;
 
     /// The slug, version number and canonical text of every tool not deleted, by slug: its
     /// latest version, or the version `label` points at (a tool without it is left out).

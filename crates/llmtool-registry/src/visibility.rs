@@ -49,6 +49,20 @@ impl Visibility {
             Visibility::Tagged(tags) => Some(tags),
         }
     }
+
+    /// [`Visibility::tags`] as a store's queries take them: each between spaces (` all sales `),
+    /// where a tag (which has no space) is found as ` TAG `.
+    pub(crate) fn as_words(&self) -> Option<String> {
+        let tags = self.tags()?;
+        Some(tags.iter().fold(" ".to_owned(), |words, tag| words + tag + " "))
+    }
+}
+
+impl Default for Visibility {
+    /// Every tool: what the library's own operator (its database) sees.
+    fn default() -> Self {
+        Visibility::Everything
+    }
 }
 
 #[cfg(test)]
@@ -88,5 +102,7 @@ mod tests {
         assert!(!anyone.sees(&["sales".to_owned()]));
         assert!(!anyone.sees(&[]));
         assert_eq!(Visibility::of(Role::Owner, &[]).tags(), None);
+        let sales = Visibility::of(Role::Viewer, &["sales".to_owned()]);
+        assert_eq!(sales.as_words().as_deref(), Some(" all sales "));
     }
 }

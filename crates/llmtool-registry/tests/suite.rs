@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use llmtool_registry::{
     Change, MAX_LABELS, MAX_TAGS, MemberEdit, NewMember, People, Publication, Query, Role,
-    Selector, SqlStore, Store, StoreError,
+    Selector, SqlStore, Store, StoreError, Visibility,
 };
 
 /// A valid tool file named `name`, its prompt saying `words`.
@@ -28,6 +28,11 @@ fn tool(name: &str, words: &str) -> Publication {
         }
     });
     Publication::from_text(&text.to_string(), "tool.json").unwrap()
+}
+
+/// The name and role of the token whose hash is `hash`, if it is live.
+async fn holder(store: &dyn Store, hash: &str) -> Option<(String, Role)> {
+    store.token(hash).await.unwrap().map(|holder| (holder.name, holder.role))
 }
 
 async fn versions_tags_labels_and_deletion(store: &dyn Store) {
@@ -71,8 +76,10 @@ async fn versions_tags_labels_and_deletion(store: &dyn Store) {
     store.add_tag("haiku-writer", "built-in").await.unwrap();
     let versions = store.versions("haiku-writer").await.unwrap();
     assert_eq!(versions.iter().map(|v| v.version).collect::<Vec<_>>(), [2, 1]);
-    assert_eq!(versions[0].tags, ["built-in", "poetry"]);
+    // A new tool reaches everyone (`all`) until it is curated.
+    assert_eq!(versions[0].tags, ["all", "built-in", "poetry"]);
     store.remove_tag("haiku-writer", "built-in").await.unwrap();
+    store.remove_tag("haiku-writer", "all").await.unwrap();
     assert_eq!(store.version("haiku-writer", &Selector::Latest).await.unwrap().tags, ["poetry"]);
 
     // At most 64 tags and 64 labels a tool: past them a new one is refused, while a tag
@@ -186,7 +193,7 @@ async fn tokens(store: &dyn Store) {
         store.create_token("ci", Role::Viewer, "other", None).await,
         Err(StoreError::TokenExists(_))
     ));
-    assert_eq!(store.token("hash-ci").await.unwrap(), Some(("ci".to_owned(), Role::Editor)));
+    assert_eq!(holder(store, "hash-ci").await, Some(("ci".to_owned(), Role::Editor)));
     assert_eq!(store.token("nothing").await.unwrap(), None);
     store.revoke_token("ci").await.unwrap();
     assert_eq!(store.token("hash-ci").await.unwrap(), None);
@@ -290,15 +297,16 @@ async fn runs_and_usage(store: &dyn Store) {
     let second = store.log_run("echo", 2, None, &run("echo", "gpt-4o-mini", None, 21)).await;
     assert!(second.unwrap() > first);
     store.log_run("poet", 1, None, &run("poet", "gpt-4o", Some(0.25), 21)).await.unwrap();
-    let by_tool = store.usage(Grouping::Tool, None).await.unwrap();
+    let by_tool = store.usage(Grouping::Tool, None, &Visibility::Everything).await.unwrap();
     let shown: Vec<_> =
         by_tool.iter().map(|t| (t.key.as_str(), t.runs, t.cost_usd, t.unpriced_runs)).collect();
     assert_eq!(shown, [("echo", 2, 0.5, 1), ("poet", 1, 0.25, 0)]);
     assert_eq!((by_tool[0].input_tokens, by_tool[0].output_tokens), (200, 40));
-    let by_model = store.usage(Grouping::Model, Some("2026-11-21")).await.unwrap();
+    let by_model =
+        store.usage(Grouping::Model, Some("2026-11-21"), &Visibility::Everything).await.unwrap();
     let shown: Vec<_> = by_model.iter().map(|t| (t.key.as_str(), t.runs)).collect();
     assert_eq!(shown, [("openai/gpt-4o", 1), ("openai/gpt-4o-mini", 1)]);
-    let by_day = store.usage(Grouping::Day, None).await.unwrap();
+    let by_day = store.usage(Grouping::Day, None, &Visibility::Everything).await.unwrap();
     let shown: Vec<_> = by_day.iter().map(|t| (t.key.as_str(), t.runs)).collect();
     assert_eq!(shown, [("2026-11-20", 1), ("2026-11-21", 2)]);
 }
@@ -312,7 +320,7 @@ async fn sessions_tags_and_kept_runs(store: &dyn Store) {
     store.create_session("first", "sam", "csrf-1", hour).await.unwrap();
     let session = store.session("first").await.unwrap().unwrap();
     assert_eq!(
-        (session.name.as_str(), session.role, session.csrf.as_str()),
+        (session.holder.name.as_str(), session.holder.role, session.csrf.as_str()),
         ("sam", Role::Editor, "csrf-1")
     );
     assert!(store.session("unknown").await.unwrap().is_none());
@@ -332,7 +340,7 @@ async fn sessions_tags_and_kept_runs(store: &dyn Store) {
         "a revoked token ends its sessions"
     );
 
-    let tags = store.tags().await.unwrap();
+    let tags = store.tags(&Visibility::Everything).await.unwrap();
     assert!(!tags.is_empty() && tags.windows(2).all(|w| w[0].tools >= w[1].tools), "{tags:?}");
     assert!(tags.iter().all(|t| t.tag != "sound"), "the deleted tool's tag is not counted");
 
@@ -348,7 +356,8 @@ async fn sessions_tags_and_kept_runs(store: &dyn Store) {
 /// lock on the tool), and every one that fits is kept.
 async fn concurrent_tags_and_labels_stay_under_the_caps(store: Arc<dyn Store>) {
     store.publish("crowded", &tool("Crowded", "a crowd"), None, None).await.unwrap();
-    for i in 0..MAX_TAGS - 5 {
+    // With `all`, which a new tool has, 5 places are left.
+    for i in 0..MAX_TAGS - 6 {
         store.add_tag("crowded", &format!("tag-{i}")).await.unwrap();
     }
     let adds: Vec<_> = (0..20)
@@ -465,7 +474,7 @@ async fn members_and_teams(store: &dyn Store) {
     store.edit_member("sam@example.org", &promote).await.unwrap();
     let editor = MemberEdit { role: Some(Role::Editor), ..MemberEdit::default() };
     store.edit_member("olga@example.org", &editor).await.unwrap();
-    assert_eq!(store.token("hash-olga").await.unwrap(), Some(("olga-ci".into(), Role::Editor)));
+    assert_eq!(holder(store, "hash-olga").await, Some(("olga-ci".to_owned(), Role::Editor)));
     let listed = store.tokens().await.unwrap();
     let olga = listed.iter().find(|t| t.name == "olga-ci").unwrap();
     assert_eq!(olga.member.as_deref(), Some("olga@example.org"));
@@ -483,6 +492,7 @@ async fn members_and_teams(store: &dyn Store) {
     // A team renamed takes its members and its tag along.
     store.publish("sales-pitch", &tool("Pitch", "pitches"), None, None).await.unwrap();
     store.add_tag("sales-pitch", "sales").await.unwrap();
+    store.remove_tag("sales-pitch", "all").await.unwrap();
     store.rename_team("sales", "revenue").await.unwrap();
     assert!(matches!(store.rename_team("sales", "x").await, Err(StoreError::NoSuchTeam(_))));
     assert!(matches!(
@@ -501,6 +511,29 @@ async fn members_and_teams(store: &dyn Store) {
     assert!(matches!(store.remove_team("support").await, Err(StoreError::NoSuchTeam(_))));
     let everyone: Vec<_> = store.members().await.unwrap().into_iter().map(|m| m.email).collect();
     assert!(everyone.contains(&"sam@example.org".to_owned()), "{everyone:?}");
+
+    // Search, tag counts and usage hold only the tools the caller sees.
+    store
+        .log_run("sales-pitch", 1, None, &run("sales-pitch", "gpt-4o", Some(0.5), 25))
+        .await
+        .unwrap();
+    let revenue = Visibility::of(Role::Viewer, &["revenue".to_owned()]);
+    let nobody = Visibility::of(Role::Viewer, &[]);
+    let usage = |visible| async move {
+        let totals = store.usage(llmtool_log::Grouping::Tool, None, &visible).await.unwrap();
+        totals.into_iter().map(|total| total.key).collect::<Vec<_>>()
+    };
+    assert!(usage(revenue.clone()).await.contains(&"sales-pitch".to_owned()));
+    assert!(!usage(nobody.clone()).await.contains(&"sales-pitch".to_owned()));
+    let found = |visible: Visibility| async move {
+        let query = Query { text: Some("pitches".into()), limit: 50, visible, ..Query::default() };
+        store.search(&query).await.unwrap().tools.into_iter().map(|t| t.slug).collect::<Vec<_>>()
+    };
+    assert_eq!(found(revenue.clone()).await, ["sales-pitch"]);
+    assert!(found(nobody.clone()).await.is_empty());
+    let tags = store.tags(&nobody).await.unwrap();
+    assert!(tags.iter().all(|t| t.tag != "revenue"), "{tags:?}");
+    assert!(store.tags(&revenue).await.unwrap().iter().any(|t| t.tag == "revenue"));
 }
 
 async fn suite(store: Arc<dyn Store>) {
@@ -587,7 +620,7 @@ async fn a_library_from_before_members_keeps_its_tokens_and_tools() {
     pool.close().await;
 
     let store = SqlStore::open_sqlite(&path).await.unwrap();
-    assert_eq!(store.token("h1").await.unwrap(), Some(("CI".to_owned(), Role::Editor)));
+    assert_eq!(holder(&store, "h1").await, Some(("CI".to_owned(), Role::Editor)));
     let members = store.members().await.unwrap();
     let made: Vec<_> =
         members.iter().map(|m| (m.email.as_str(), m.name.as_str(), m.role)).collect();

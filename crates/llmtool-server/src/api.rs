@@ -1,6 +1,8 @@
 //! The `/api/v1` routes: search and read tools, publish versions, compare and render them,
 //! tag, label and delete.
 
+use std::sync::Arc;
+
 use axum::Json;
 use axum::Router;
 use axum::body::Bytes;
@@ -9,11 +11,12 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse as _, Response};
 use axum::routing::{get, post, put};
 use llmtool_registry::wire::{LabelBody, VersionBody};
-use llmtool_registry::{Page, Publication, Published, Role, Selector};
+use llmtool_registry::{Page, Publication, Published, Role, Selector, ToolVersion};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, OpenApi, ToSchema};
 
 use crate::auth::Caller;
+use crate::cache::Cached;
 use crate::{Problem, ServerState};
 
 pub(crate) fn routes() -> Router<ServerState> {
@@ -74,6 +77,7 @@ async fn search(
         model: params.model,
         cursor: params.cursor,
         limit: params.limit.unwrap_or(50),
+        visible: caller.visibility.clone(),
     };
     Ok(Json(state.store.search(&query).await?))
 }
@@ -105,6 +109,10 @@ async fn publish(
         .map_err(llmtool_registry::StoreError::from)?
         .on_top_of(params.base);
     let slug = params.slug.unwrap_or_else(|| publication.default_slug());
+    // A tool the caller does not see is not there for them to publish to, either.
+    if let Ok(existing) = state.store.version(&slug, &Selector::Latest).await {
+        caller.sees(&slug, &existing.tags)?;
+    }
     let by = caller.name.as_deref();
     let published = state.store.publish(&slug, &publication, params.note.as_deref(), by).await?;
     state.cache().invalidate();
@@ -131,22 +139,43 @@ async fn tool(
 ) -> Answer<Response> {
     caller.require(Role::Viewer, state.access)?;
     let selector = params.label.map_or(Selector::Latest, Selector::Label);
-    version_body(&state, slug, selector).await
+    version_body(&state, &caller, slug, selector).await
 }
 
-/// The JSON body of a version: from the read cache, or read from the store and kept.
-async fn version_body(state: &ServerState, slug: String, selector: Selector) -> Answer<Response> {
+/// The JSON body of a version the caller sees: from the read cache, or read from the store
+/// and kept.
+async fn version_body(
+    state: &ServerState,
+    caller: &Caller,
+    slug: String,
+    selector: Selector,
+) -> Answer<Response> {
     let cache = state.cache();
-    if let Some(body) = cache.get(&slug, &selector) {
-        return Ok(json_bytes(body));
+    if let Some(cached) = cache.get(&slug, &selector) {
+        caller.sees(&slug, &cached.tags)?;
+        return Ok(json_bytes(cached.body));
     }
     let generation = cache.generation();
-    let version = state.store.version(&slug, &selector).await?;
+    let version = seen_version(state, caller, &slug, &selector).await?;
+    let tags = Arc::from(version.tags.clone());
     let body = serde_json::to_vec(&VersionBody::from(version))
         .map_err(|error| Problem::internal(error.to_string()))?;
     let body = Bytes::from(body);
-    cache.put(generation, slug, selector, body.clone());
+    cache.put(generation, slug, selector, Cached { tags, body: body.clone() });
     Ok(json_bytes(body))
+}
+
+/// The version of `slug` that `selector` picks, if the caller sees the tool; else, as for a
+/// tool that does not exist, 404. Every route that reads or changes one tool comes here.
+pub(crate) async fn seen_version(
+    state: &ServerState,
+    caller: &Caller,
+    slug: &str,
+    selector: &Selector,
+) -> Answer<ToolVersion> {
+    let version = state.store.version(slug, selector).await?;
+    caller.sees(slug, &version.tags)?;
+    Ok(version)
 }
 
 /// `body`, JSON already.
@@ -163,6 +192,7 @@ async fn versions(
     Path(slug): Path<String>,
 ) -> Answer<Json<Vec<VersionBody>>> {
     caller.require(Role::Viewer, state.access)?;
+    seen_version(&state, &caller, &slug, &Selector::Latest).await?;
     let versions = state.store.versions(&slug).await?;
     Ok(Json(versions.into_iter().map(VersionBody::from).collect()))
 }
@@ -176,7 +206,7 @@ async fn version(
     Path((slug, number)): Path<(String, u32)>,
 ) -> Answer<Response> {
     caller.require(Role::Viewer, state.access)?;
-    version_body(&state, slug, Selector::Version(number)).await
+    version_body(&state, &caller, slug, Selector::Version(number)).await
 }
 
 /// Tag a tool.
@@ -188,6 +218,7 @@ async fn add_tag(
     Path((slug, tag)): Path<(String, String)>,
 ) -> Answer<StatusCode> {
     caller.require(Role::Editor, state.access)?;
+    seen_version(&state, &caller, &slug, &Selector::Latest).await?;
     state.store.add_tag(&slug, &tag).await?;
     state.cache().invalidate();
     Ok(StatusCode::NO_CONTENT)
@@ -202,6 +233,7 @@ async fn remove_tag(
     Path((slug, tag)): Path<(String, String)>,
 ) -> Answer<StatusCode> {
     caller.require(Role::Editor, state.access)?;
+    seen_version(&state, &caller, &slug, &Selector::Latest).await?;
     state.store.remove_tag(&slug, &tag).await?;
     state.cache().invalidate();
     Ok(StatusCode::NO_CONTENT)
@@ -218,6 +250,7 @@ async fn set_label(
     Json(body): Json<LabelBody>,
 ) -> Answer<StatusCode> {
     caller.require(Role::Editor, state.access)?;
+    seen_version(&state, &caller, &slug, &Selector::Latest).await?;
     state.store.set_label(&slug, &label, body.version).await?;
     state.cache().invalidate();
     Ok(StatusCode::NO_CONTENT)
@@ -232,6 +265,7 @@ async fn delete(
     Path(slug): Path<String>,
 ) -> Answer<StatusCode> {
     caller.require(Role::Admin, state.access)?;
+    seen_version(&state, &caller, &slug, &Selector::Latest).await?;
     state.store.delete(&slug).await?;
     state.cache().invalidate();
     Ok(StatusCode::NO_CONTENT)
@@ -279,7 +313,7 @@ async fn render(
     Json(values): Json<serde_json::Value>,
 ) -> Answer<Json<Rendered>> {
     caller.require(Role::Viewer, state.access)?;
-    let version = state.store.version(&slug, &params.selector()).await?;
+    let version = seen_version(&state, &caller, &slug, &params.selector()).await?;
     let document = llmtool_core::Document::from_text(version.text);
     let Some(tool) = document.tool.as_ref() else {
         return Err(Problem::internal("a stored version does not read as a tool"));
@@ -325,9 +359,9 @@ async fn diff(
     Query(params): Query<DiffParams>,
 ) -> Answer<Json<VersionDiff>> {
     caller.require(Role::Viewer, state.access)?;
-    let from = state.store.version(&slug, &Selector::Version(params.from)).await?;
+    let from = seen_version(&state, &caller, &slug, &Selector::Version(params.from)).await?;
     let to_selector = params.to.map_or(Selector::Latest, Selector::Version);
-    let to = state.store.version(&slug, &to_selector).await?;
+    let to = seen_version(&state, &caller, &slug, &to_selector).await?;
     let diff = similar::TextDiff::from_lines(&from.text, &to.text)
         .unified_diff()
         .context_radius(3)

@@ -8,7 +8,7 @@ use axum::http::header::{AUTHORIZATION, COOKIE};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, Method};
 use llmtool_mcp::transport::{Connection, bearer_token};
-use llmtool_registry::Role;
+use llmtool_registry::{Role, StoreError, Visibility};
 use rand::{RngCore as _, SeedableRng as _};
 use sha2::{Digest as _, Sha256};
 use subtle::ConstantTimeEq as _;
@@ -49,11 +49,13 @@ pub fn token_hash(token: &str) -> String {
     hex::encode(Sha256::digest(token.as_bytes()))
 }
 
-/// The caller of a request: the name and role of its token, or nobody.
+/// The caller of a request: the name and role of its token, and what it sees; or nobody.
 #[derive(Debug, Clone)]
 pub(crate) struct Caller {
     pub(crate) name: Option<String>,
     pub(crate) role: Option<Role>,
+    /// The tools the caller sees (the rule: [`Visibility`]); any other is not found.
+    pub(crate) visibility: Visibility,
     /// The CSRF token of the session, when the caller came with the session cookie.
     pub(crate) csrf: Option<String>,
     /// The rate limiter's bucket of this caller (its token's, else its address's), for work
@@ -78,6 +80,16 @@ impl Caller {
     /// The same, with no public access: for what runs on the server's models.
     pub(crate) fn require_token(&self, role: Role) -> Result<(), Problem> {
         self.require(role, Access { public_read: false })
+    }
+
+    /// Whether the caller sees the tool `slug`, which carries `tags`: a tool they do not see
+    /// is answered exactly as a missing one (404), on every path.
+    pub(crate) fn sees(&self, slug: &str, tags: &[String]) -> Result<(), Problem> {
+        if self.visibility.sees(tags) {
+            Ok(())
+        } else {
+            Err(StoreError::NoSuchTool(slug.to_owned()).into())
+        }
     }
 }
 
@@ -131,15 +143,22 @@ impl FromRequestParts<ServerState> for Caller {
 impl Caller {
     /// The token's caller, the session's, or nobody.
     async fn identify(parts: &Parts, state: &ServerState) -> Result<Caller, Problem> {
-        let nobody = Caller { name: None, role: None, csrf: None, limit_key: String::new() };
+        let nobody = Caller {
+            name: None,
+            role: None,
+            visibility: Visibility::anonymous(),
+            csrf: None,
+            limit_key: String::new(),
+        };
         if !parts.headers.contains_key(AUTHORIZATION) {
             // A session that ended (expired, signed out, its token revoked) is nobody: the
             // page offers to sign in again.
             let Some(cookie) = session_cookie(&parts.headers) else { return Ok(nobody) };
             return Ok(match state.store.session(&token_hash(cookie)).await? {
                 Some(session) => Caller {
-                    name: Some(session.name),
-                    role: Some(session.role),
+                    visibility: session.holder.visibility(),
+                    role: Some(session.holder.role),
+                    name: Some(session.holder.name),
                     csrf: Some(session.csrf),
                     ..nobody
                 },
@@ -149,7 +168,12 @@ impl Caller {
         let token = bearer_token(&parts.headers).ok_or_else(Problem::unauthorized)?;
         // A token that is not the library's is refused, even where reading is public.
         match state.store.token(&token_hash(token)).await? {
-            Some((name, role)) => Ok(Caller { name: Some(name), role: Some(role), ..nobody }),
+            Some(holder) => Ok(Caller {
+                visibility: holder.visibility(),
+                role: Some(holder.role),
+                name: Some(holder.name),
+                ..nobody
+            }),
             None => Err(Problem::unauthorized()),
         }
     }

@@ -6,6 +6,7 @@
 //! found under the generation it was read in. So a body read before a change and stored after
 //! it is never served: it sits under an old generation until it is evicted.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use axum::body::Bytes;
@@ -20,20 +21,28 @@ const ESTIMATED_ITEMS: usize = 16_384;
 /// A cached answer's key: the generation, the slug and the version asked for.
 type Key = (u64, String, Selector);
 
+/// A version's JSON body, with the tool's tags, which say who may be sent it.
+#[derive(Debug, Clone)]
+pub(crate) struct Cached {
+    pub(crate) tags: Arc<[String]>,
+    pub(crate) body: Bytes,
+}
+
 /// Weighs an answer by its length.
 #[derive(Debug, Clone, Copy)]
 struct ByLength;
 
-impl quick_cache::Weighter<Key, Bytes> for ByLength {
-    fn weight(&self, key: &Key, body: &Bytes) -> u64 {
-        (key.1.len() + body.len()) as u64
+impl quick_cache::Weighter<Key, Cached> for ByLength {
+    fn weight(&self, key: &Key, cached: &Cached) -> u64 {
+        let tags: usize = cached.tags.iter().map(String::len).sum();
+        (key.1.len() + tags + cached.body.len()) as u64
     }
 }
 
 /// The cached version bodies.
 pub(crate) struct ReadCache {
     generation: AtomicU64,
-    bodies: quick_cache::sync::Cache<Key, Bytes, ByLength>,
+    bodies: quick_cache::sync::Cache<Key, Cached, ByLength>,
 }
 
 impl std::fmt::Debug for ReadCache {
@@ -60,13 +69,13 @@ impl ReadCache {
     }
 
     /// The answer for `slug` and `selector` in the current generation.
-    pub(crate) fn get(&self, slug: &str, selector: &Selector) -> Option<Bytes> {
+    pub(crate) fn get(&self, slug: &str, selector: &Selector) -> Option<Cached> {
         self.bodies.get(&(self.generation(), slug.to_owned(), selector.clone()))
     }
 
-    /// Keeps `body`, read in `generation`.
-    pub(crate) fn put(&self, generation: u64, slug: String, selector: Selector, body: Bytes) {
-        self.bodies.insert((generation, slug, selector), body);
+    /// Keeps `cached`, read in `generation`.
+    pub(crate) fn put(&self, generation: u64, slug: String, selector: Selector, cached: Cached) {
+        self.bodies.insert((generation, slug, selector), cached);
     }
 
     /// Something changed: every answer kept so far is stale.
@@ -82,16 +91,19 @@ mod tests {
     #[test]
     fn an_answer_read_before_a_change_is_never_served_after_it() {
         let cache = ReadCache::new();
+        let answer =
+            |body: &'static [u8]| Cached { tags: Arc::from([]), body: Bytes::from_static(body) };
+        let body = |found: Option<Cached>| found.map(|cached| cached.body);
         let before = cache.generation();
-        cache.put(before, "echo".into(), Selector::Latest, Bytes::from_static(b"v1"));
-        assert_eq!(cache.get("echo", &Selector::Latest).as_deref(), Some(&b"v1"[..]));
+        cache.put(before, "echo".into(), Selector::Latest, answer(b"v1"));
+        assert_eq!(body(cache.get("echo", &Selector::Latest)).as_deref(), Some(&b"v1"[..]));
         // A reader took the generation, then a publish happened, then it stored what it read.
         let reader = cache.generation();
         cache.invalidate();
-        cache.put(reader, "echo".into(), Selector::Latest, Bytes::from_static(b"v1 again"));
-        assert_eq!(cache.get("echo", &Selector::Latest), None);
-        cache.put(cache.generation(), "echo".into(), Selector::Latest, Bytes::from_static(b"v2"));
-        assert_eq!(cache.get("echo", &Selector::Latest).as_deref(), Some(&b"v2"[..]));
-        assert_eq!(cache.get("echo", &Selector::Version(2)), None, "each version its own");
+        cache.put(reader, "echo".into(), Selector::Latest, answer(b"v1 again"));
+        assert!(cache.get("echo", &Selector::Latest).is_none());
+        cache.put(cache.generation(), "echo".into(), Selector::Latest, answer(b"v2"));
+        assert_eq!(body(cache.get("echo", &Selector::Latest)).as_deref(), Some(&b"v2"[..]));
+        assert!(cache.get("echo", &Selector::Version(2)).is_none(), "each version its own");
     }
 }

@@ -63,7 +63,7 @@ pub(crate) async fn run(
     let Some(runs) = state.runs().cloned() else {
         return Err(Problem::new(StatusCode::NOT_FOUND, "Not Found", "this server runs no tools"));
     };
-    let version = state.store.version(&slug, &params.selector()).await?;
+    let version = crate::api::seen_version(&state, &caller, &slug, &params.selector()).await?;
     let Some(tool) = llmtool_core::Document::from_text(version.text).tool else {
         return Err(Problem::internal("a stored version does not read as a tool"));
     };
@@ -192,6 +192,6 @@ pub(crate) async fn usage(
         }
     };
     let since = params.since.as_deref().map(since_text).transpose()?;
-    let totals = state.store.usage(by, since.as_deref()).await?;
+    let totals = state.store.usage(by, since.as_deref(), &caller.visibility).await?;
     Ok(Json(totals))
 }

@@ -43,9 +43,10 @@ pub(crate) async fn sign_in(
     if let Err(wait) = state.limiter.take(&format!("sign-in:{address}")) {
         return Err(Problem::too_many(wait));
     }
-    let Some((name, role)) = state.store.token(&token_hash(body.token.trim())).await? else {
+    let Some(holder) = state.store.token(&token_hash(body.token.trim())).await? else {
         return Err(Problem::unauthorized());
     };
+    let (name, role) = (holder.name, holder.role);
     let (cookie, csrf) = (random_hex(), random_hex());
     state.store.create_session(&token_hash(&cookie), &name, &csrf, LIFETIME).await?;
     // `Secure` (and the `__Host-` name) when the client reached us over HTTPS, through a

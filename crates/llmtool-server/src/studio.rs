@@ -7,7 +7,7 @@ use axum::extract::{Path, State};
 use axum::http::{StatusCode, Uri, header};
 use axum::response::{IntoResponse as _, Response};
 use axum::routing::get;
-use llmtool_registry::{Role, Selector, StoreError};
+use llmtool_registry::{Role, Selector};
 
 use crate::auth::Caller;
 use crate::{Problem, ServerState};
@@ -34,10 +34,11 @@ async fn tool_page(
     caller: Result<Caller, Problem>,
     Path(slug): Path<String>,
 ) -> Response {
-    let may_read = caller.is_ok_and(|caller| caller.require(Role::Viewer, state.access).is_ok());
-    if may_read {
-        let found = state.store.version(&slug, &Selector::Latest).await;
-        if matches!(found, Err(StoreError::NoSuchTool(_) | StoreError::BadSlug(_))) {
+    let reader = caller.ok().filter(|caller| caller.require(Role::Viewer, state.access).is_ok());
+    if let Some(caller) = reader {
+        // A tool the caller does not see is missing, as on every other path.
+        let found = crate::api::seen_version(&state, &caller, &slug, &Selector::Latest).await;
+        if found.is_err_and(|problem| problem.status == 404 || problem.status == 400) {
             return (StatusCode::NOT_FOUND, file("tool.html")).into_response();
         }
     }

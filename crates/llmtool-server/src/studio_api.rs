@@ -209,6 +209,7 @@ pub(crate) async fn runs(
     Query(params): Query<RunsParams>,
 ) -> Result<Json<Vec<RunSummary>>, Problem> {
     caller.require_token(Role::Viewer)?;
+    crate::api::seen_version(&state, &caller, &slug, &Selector::Latest).await?;
     let kept = state.store.runs(&slug, params.limit.unwrap_or(20)).await?;
     Ok(Json(
         kept.into_iter()
@@ -229,7 +230,8 @@ pub(crate) async fn runs(
     ))
 }
 
-/// Every tag on a tool that is not deleted, with how many tools carry it, most used first.
+/// Every tag on a tool that is not deleted and the caller sees, with how many such tools carry
+/// it, most used first.
 #[utoipa::path(get, path = "/tags", security((), ("bearer" = [])),
     responses((status = 200, body = Vec<TagCount>), (status = 401, description = "No token, or one the library does not know", body = Problem)))]
 pub(crate) async fn tags(
@@ -237,7 +239,7 @@ pub(crate) async fn tags(
     caller: Caller,
 ) -> Result<Json<Vec<TagCount>>, Problem> {
     caller.require(Role::Viewer, state.access)?;
-    Ok(Json(state.store.tags().await?))
+    Ok(Json(state.store.tags(&caller.visibility).await?))
 }
 
 /// A tool's avatar (of its latest version), when it is image data in the tool file: an
@@ -251,7 +253,7 @@ pub(crate) async fn avatar(
     Path(slug): Path<String>,
 ) -> Result<Response, Problem> {
     caller.require(Role::Viewer, state.access)?;
-    let version = state.store.version(&slug, &Selector::Latest).await?;
+    let version = crate::api::seen_version(&state, &caller, &slug, &Selector::Latest).await?;
     let no_avatar = || {
         Problem::new(
             StatusCode::NOT_FOUND,

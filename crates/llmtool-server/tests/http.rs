@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use llmtool_registry::{Role, SqlStore, Store};
+use llmtool_registry::{NewMember, Publication, Role, SqlStore, Store};
 use llmtool_server::{Access, RateLimiter, ServerState, new_token, token_hash};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -37,6 +37,11 @@ async fn token(store: &dyn Store, name: &str, role: Role) -> String {
     let token = new_token();
     store.create_token(name, role, &token_hash(&token), None).await.unwrap();
     token
+}
+
+/// The JSON answer to `request`.
+async fn json_of(request: reqwest::RequestBuilder) -> Value {
+    request.send().await.unwrap().json().await.unwrap()
 }
 
 fn tool(name: &str, words: &str) -> String {
@@ -189,7 +194,10 @@ async fn api(store: Arc<dyn Store>) {
         }
     };
     for i in 1..64 {
-        assert_eq!(put(format!("tags/t{i}"), None).await.unwrap().status(), 204);
+        // The tool has its tag and `all` already.
+        if i < 63 {
+            assert_eq!(put(format!("tags/t{i}"), None).await.unwrap().status(), 204);
+        }
         let label = put(format!("labels/l{i}"), Some(json!({"version": 1}))).await.unwrap();
         assert_eq!(label.status(), 204);
     }
@@ -218,15 +226,152 @@ async fn api(store: Arc<dyn Store>) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_api_on_sqlite() {
     let dir = tempfile::tempdir().unwrap();
-    let store = SqlStore::open_sqlite(&dir.path().join("library.db")).await.unwrap();
-    api(Arc::new(store)).await;
+    let store: Arc<dyn Store> =
+        Arc::new(SqlStore::open_sqlite(&dir.path().join("library.db")).await.unwrap());
+    api(Arc::clone(&store)).await;
+    teams_see_their_tools(store).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_api_on_postgres() {
     let Some(database) = llmtool_testkit::postgres::database().await else { return };
-    let store = SqlStore::connect_postgres(&database.url).await.unwrap();
-    api(Arc::new(store)).await;
+    let store: Arc<dyn Store> = Arc::new(SqlStore::connect_postgres(&database.url).await.unwrap());
+    api(Arc::clone(&store)).await;
+    teams_see_their_tools(store).await;
+}
+
+/// Tools curated for teams: a member of `sales` sees the `sales` and `all` tools, and every
+/// path answers 404 for the `support` one, exactly as for a tool that does not exist (even
+/// once an admin's read has put it in the read cache); an admin sees all three.
+async fn teams_see_their_tools(store: Arc<dyn Store>) {
+    store.create_team("sales").await.unwrap();
+    store.create_team("support").await.unwrap();
+    let people = [
+        NewMember {
+            email: "sam@example.org".into(),
+            name: "Sam".into(),
+            role: Role::Viewer,
+            teams: vec!["sales".into()],
+        },
+        NewMember {
+            email: "ana@example.org".into(),
+            name: "Ana".into(),
+            role: Role::Admin,
+            teams: vec![],
+        },
+    ];
+    store.add_members(&people).await.unwrap();
+    for (slug, tag) in [("pitch", Some("sales")), ("helpdesk", Some("support")), ("everyone", None)]
+    {
+        store
+            .publish(
+                slug,
+                &Publication::from_text(&tool(slug, "notes"), "t.json").unwrap(),
+                None,
+                None,
+            )
+            .await
+            .unwrap();
+        if let Some(tag) = tag {
+            store.add_tag(slug, tag).await.unwrap();
+            store.remove_tag(slug, "all").await.unwrap();
+        }
+    }
+    let member_token = |name: &'static str, role: Role, email: &'static str| {
+        let store = Arc::clone(&store);
+        async move {
+            let token = new_token();
+            store.create_token(name, role, &token_hash(&token), Some(email)).await.unwrap();
+            token
+        }
+    };
+    let sam = member_token("sam-laptop", Role::Viewer, "sam@example.org").await;
+    let editor = NewMember {
+        email: "eve@example.org".into(),
+        name: "Eve".into(),
+        role: Role::Editor,
+        teams: vec!["sales".into()],
+    };
+    store.add_members(&[editor]).await.unwrap();
+    let eve = member_token("eve-laptop", Role::Editor, "eve@example.org").await;
+    let ana = member_token("ana-laptop", Role::Admin, "ana@example.org").await;
+    let base = start(Arc::clone(&store), false).await;
+    let client = reqwest::Client::new();
+    let slugs = |page: Value| -> Vec<String> {
+        page["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["slug"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let search =
+        |token: &str| client.get(format!("{base}/tools")).bearer_auth(token.to_owned()).send();
+    // Of these three (the library holds others, for everyone): all for the admin, the
+    // member's team's and everyone's for the member.
+    let ours = |found: Vec<String>| -> Vec<String> {
+        found
+            .into_iter()
+            .filter(|slug| ["everyone", "helpdesk", "pitch"].contains(&slug.as_str()))
+            .collect()
+    };
+    let found =
+        |token| async move { ours(slugs(search(token).await.unwrap().json().await.unwrap())) };
+    assert_eq!(found(&ana).await, ["everyone", "helpdesk", "pitch"]);
+    assert_eq!(found(&sam).await, ["everyone", "pitch"]);
+
+    // The admin reads the support tool first: it is in the read cache now.
+    let read = client.get(format!("{base}/tools/helpdesk")).bearer_auth(&ana).send().await.unwrap();
+    assert_eq!(read.status(), 200);
+    let paths = [
+        ("GET", "/tools/{}"),
+        ("GET", "/tools/{}/versions"),
+        ("GET", "/tools/{}/versions/1"),
+        ("GET", "/tools/{}/diff?from=1"),
+        ("POST", "/tools/{}/render"),
+        ("GET", "/tools/{}/runs"),
+        ("GET", "/tools/{}/avatar"),
+    ];
+    for (method, path) in paths {
+        let ask = |slug: &str| {
+            let url = format!("{base}{}", path.replace("{}", slug));
+            let request = if method == "GET" {
+                client.get(url)
+            } else {
+                client.post(url).json(&json!({"topic": "x"}))
+            };
+            request.bearer_auth(&sam).send()
+        };
+        let hidden = ask("helpdesk").await.unwrap();
+        let missing = ask("nowhere").await.unwrap();
+        assert_eq!(
+            (hidden.status(), missing.status()),
+            (StatusCode::NOT_FOUND, StatusCode::NOT_FOUND),
+            "{method} {path}"
+        );
+        let hidden: Value = hidden.json().await.unwrap();
+        let missing: Value = missing.json().await.unwrap();
+        assert_eq!(
+            hidden["detail"].as_str().unwrap().replace("helpdesk", "nowhere"),
+            missing["detail"].as_str().unwrap(),
+            "{method} {path}"
+        );
+        // The member's own team's tool is found (it has no avatar: that 404 says so).
+        let seen = ask("pitch").await.unwrap().text().await.unwrap();
+        assert!(!seen.contains("no tool"), "{method} {path}: {seen}");
+    }
+    // An editor writes to their team's tools, and finds no other to write to.
+    let write = |path: String| client.put(format!("{base}{path}")).bearer_auth(&eve).send();
+    assert_eq!(write("/tools/pitch/tags/q4".into()).await.unwrap().status(), 204);
+    assert_eq!(write("/tools/helpdesk/tags/q4".into()).await.unwrap().status(), 404);
+    let over = client.post(format!("{base}/tools?slug=helpdesk")).bearer_auth(&eve);
+    let over = over.body(tool("helpdesk", "other notes")).send().await.unwrap();
+    assert_eq!(over.status(), StatusCode::NOT_FOUND);
+
+    let tags = json_of(client.get(format!("{base}/tags")).bearer_auth(&sam)).await;
+    let names: Vec<&str> =
+        tags.as_array().unwrap().iter().map(|t| t["tag"].as_str().unwrap()).collect();
+    assert!(names.contains(&"sales") && !names.contains(&"support"), "{names:?}");
 }
 
 /// Two servers on one PostgreSQL database are one library: what is published on one is read
