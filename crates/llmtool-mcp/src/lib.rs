@@ -6,6 +6,7 @@
 //! answers the protocol, [`Runner`] is how a tool reaches a model (`llmtool_runtime`'s, or a test's stand-in), and
 //! [`watch`] keeps the library in step with the files.
 
+mod audience;
 mod guard;
 mod icons;
 mod library;
@@ -16,6 +17,7 @@ mod tools;
 pub mod transport;
 pub mod watch;
 
+pub use audience::Audience;
 pub use library::{ANSWER_KEY, Entry, FileProblem, Library, LibraryOptions, Structured};
 pub use llmtool_runtime::{AnswerFuture, Runner};
 pub use server::{Only, RunLimits, SERVER_BUSY, Server};

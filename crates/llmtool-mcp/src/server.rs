@@ -15,6 +15,7 @@ use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use tokio::sync::{Semaphore, SemaphorePermit, broadcast};
 
+use crate::audience::Audience;
 use crate::library::{Entry, Library};
 use crate::prompts;
 use crate::tools;
@@ -148,12 +149,21 @@ impl Server {
         }
     }
 
-    fn entry(&self, name: &str, kind: &str) -> Result<(Arc<Library>, usize), ErrorData> {
+    /// The entry named `name` that `audience` sees; any other is unknown, and the error lists
+    /// only what the audience sees.
+    fn entry(
+        &self,
+        name: &str,
+        kind: &str,
+        audience: &Audience,
+    ) -> Result<(Arc<Library>, usize), ErrorData> {
         let library = self.library();
-        match library.entries().iter().position(|e| e.name == name) {
+        let entries = library.entries();
+        match entries.iter().position(|e| e.name == name && audience.sees(e)) {
             Some(index) => Ok((library, index)),
             None => {
-                let names: Vec<&str> = library.names().collect();
+                let seen = entries.iter().filter(|e| audience.sees(e));
+                let names: Vec<&str> = seen.map(|e| e.name.as_str()).collect();
                 let known = if names.is_empty() {
                     "none is served".to_owned()
                 } else {
@@ -240,38 +250,37 @@ impl ServerHandler for Server {
     async fn list_prompts(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
         if !self.shared.only.prompts() {
             return Ok(ListPromptsResult::default());
         }
-        let library = self.library();
-        Ok(ListPromptsResult::with_all_items(
-            library.entries().iter().map(|e| e.prompt.clone()).collect(),
-        ))
+        let (library, audience) = (self.library(), Audience::of(&context));
+        let seen = library.entries().iter().filter(|e| audience.sees(e));
+        Ok(ListPromptsResult::with_all_items(seen.map(|e| e.prompt.clone()).collect()))
     }
 
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
         if !self.shared.only.prompts() {
             return Err(ErrorData::invalid_params("this server serves no prompts", None));
         }
-        let (library, index) = self.entry(&request.name, "prompt")?;
+        let (library, index) = self.entry(&request.name, "prompt", &Audience::of(&context))?;
         prompts::get(entry_of(&library, index), request.arguments.as_ref()).map(Into::into)
     }
 
     async fn complete(
         &self,
         request: CompleteRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
         let Reference::Prompt(prompt) = &request.r#ref else {
             return Ok(CompleteResult::default());
         };
-        let (library, index) = self.entry(&prompt.name, "prompt")?;
+        let (library, index) = self.entry(&prompt.name, "prompt", &Audience::of(&context))?;
         let entry = entry_of(&library, index);
         let variable = entry.template.variables().iter().find(|v| v.name == request.argument.name);
         let mut values =
@@ -287,26 +296,25 @@ impl ServerHandler for Server {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         if !self.shared.only.tools() {
             return Ok(ListToolsResult::default());
         }
-        let library = self.library();
-        Ok(ListToolsResult::with_all_items(
-            library.entries().iter().map(|e| e.mcp_tool.clone()).collect(),
-        ))
+        let (library, audience) = (self.library(), Audience::of(&context));
+        let seen = library.entries().iter().filter(|e| audience.sees(e));
+        Ok(ListToolsResult::with_all_items(seen.map(|e| e.mcp_tool.clone()).collect()))
     }
 
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         if !self.shared.only.tools() {
             return Err(ErrorData::invalid_params("this server serves no tools", None));
         }
-        let (library, index) = self.entry(&request.name, "tool")?;
+        let (library, index) = self.entry(&request.name, "tool", &Audience::of(&context))?;
         let entry = entry_of(&library, index);
         let _turn = self.run_turn().await?;
         Ok(tools::call(entry, request.arguments.as_ref(), self.shared.runner.as_ref()).await.into())

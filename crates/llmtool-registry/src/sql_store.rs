@@ -527,6 +527,14 @@ impl Store for SqlStore {
         Ok(found.into_iter().map(rows::tag_count).collect())
     }
 
+    async fn tags_of_tools(&self) -> Result<Vec<(String, String)>, StoreError> {
+        let tags = statement(
+            "SELECT t.slug, g.tag FROM tags g JOIN tools t ON t.id = g.tool_id
+             WHERE t.deleted_at IS NULL ORDER BY t.slug COLLATE \"C\", g.tag COLLATE \"C\"",
+        );
+        Ok(self.db.all(tags).await?)
+    }
+
     async fn current(&self, label: Option<&str>) -> Result<Vec<(String, u32, String)>, StoreError> {
         let current = statement(
             "SELECT t.slug, v.number, v.body FROM tools t JOIN versions v ON v.tool_id = t.id

@@ -159,6 +159,9 @@ pub trait Store: People + Send + Sync {
         visible: &Visibility,
     ) -> Result<Vec<Total>, StoreError>;
 
+    /// The tags of every tool not deleted: (slug, tag) pairs, by slug.
+    async fn tags_of_tools(&self) -> Result<Vec<(String, String)>, StoreError>;
+
     /// The slug, version number and canonical text of every tool not deleted, by slug: its
     /// latest version, or the version `label` points at (a tool without it is left out).
     async fn current(&self, label: Option<&str>) -> Result<Vec<(String, u32, String)>, StoreError>;

@@ -103,6 +103,11 @@ impl ServerState {
         Ok(self)
     }
 
+    /// The MCP server of the library, when it serves one.
+    pub(crate) fn mcp(&self) -> Option<&Arc<Mcp>> {
+        self.mcp.as_ref()
+    }
+
     pub(crate) fn cache(&self) -> &ReadCache {
         &self.cache
     }

@@ -3,18 +3,20 @@
 //! library changes, here or on another server of the same database, and connected clients
 //! are told (`notifications/prompts/list_changed`, `tools/list_changed`).
 
+use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use axum::extract::Request;
+use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse as _, Response};
 use llmtool_mcp::transport::HttpOptions;
-use llmtool_mcp::{Library, LibraryOptions, Only, RunLimits, Runner, Server};
-use llmtool_registry::{Reference, Role, Store, StoreError};
+use llmtool_mcp::{Audience, Library, LibraryOptions, Only, RunLimits, Runner, Server};
+use llmtool_registry::{Reference, Role, Store, StoreError, Visibility};
 use tokio::sync::Notify;
 
+use crate::ServerState;
 use crate::auth::Caller;
 
 /// How long changes are gathered before the lists are read again (a burst of publishes is one
@@ -39,7 +41,11 @@ pub(crate) struct Mcp {
     pub(crate) http: HttpOptions,
     label: Option<String>,
     changed: Notify,
+    /// The tags of each tool served, by slug: what decides who sees it.
+    tags: RwLock<Arc<TagsBySlug>>,
 }
+
+type TagsBySlug = HashMap<String, Vec<String>>;
 
 impl Mcp {
     /// Serves the library of `store` now, running tools with `runner`.
@@ -48,12 +54,25 @@ impl Mcp {
         runner: Arc<dyn Runner>,
         options: McpOptions,
     ) -> Result<Arc<Mcp>, StoreError> {
-        let library = load(store, options.label.as_deref()).await?;
+        let (library, tags) = load(store, options.label.as_deref()).await?;
         let server = Server::with_limits(library, runner, Only::Both, options.limits);
         // The library's tokens admit a client (see `access`), and bodies are bounded as the
         // API's are.
         let http = HttpOptions { token: None, max_body_bytes: crate::MAX_BODY, ..options.http };
-        Ok(Arc::new(Mcp { server, http, label: options.label, changed: Notify::new() }))
+        let tags = RwLock::new(Arc::new(tags));
+        Ok(Arc::new(Mcp { server, http, label: options.label, changed: Notify::new(), tags }))
+    }
+
+    /// What `visibility` sees of the tools served: a tool is known by its `registry:` path,
+    /// and seen by the rule, on its tags.
+    fn audience(&self, visibility: Visibility) -> Audience {
+        let tags = self.tags.read().map_or_else(|p| p.into_inner().clone(), |t| t.clone());
+        Audience::new(move |entry| {
+            let path = entry.path.to_string_lossy();
+            let slug = Reference::from_path(&path).flatten().map(|reference| reference.slug);
+            let theirs = slug.as_deref().and_then(|slug| tags.get(slug));
+            visibility.sees(theirs.map_or(&[][..], Vec::as_slice))
+        })
     }
 
     /// The library changed: read the lists again soon.
@@ -67,15 +86,28 @@ impl Mcp {
             self.changed.notified().await;
             tokio::time::sleep(SETTLE).await;
             match load(store.as_ref(), self.label.as_deref()).await {
-                Ok(library) => self.server.replace(library),
+                Ok((library, tags)) => {
+                    // The tags first: a tool listed before its tags are known is seen by
+                    // nobody but owners and admins, never by the wrong member.
+                    match self.tags.write() {
+                        Ok(mut current) => *current = Arc::new(tags),
+                        Err(poisoned) => *poisoned.into_inner() = Arc::new(tags),
+                    }
+                    self.server.replace(library);
+                }
                 Err(error) => tracing::warn!("the MCP lists are not updated: {error}"),
             }
         }
     }
 }
 
-/// The library's tools as MCP serves them, each known by `registry:SLUG@VERSION`.
-async fn load(store: &dyn Store, label: Option<&str>) -> Result<Library, StoreError> {
+/// The library's tools as MCP serves them, each known by `registry:SLUG@VERSION`, and their
+/// tags.
+async fn load(store: &dyn Store, label: Option<&str>) -> Result<(Library, TagsBySlug), StoreError> {
+    let mut tags = TagsBySlug::new();
+    for (slug, tag) in store.tags_of_tools().await? {
+        tags.entry(slug).or_default().push(tag);
+    }
     let mut tools = Vec::new();
     for (slug, version, text) in store.current(label).await? {
         // Every stored version passed `check` when it was published.
@@ -88,14 +120,23 @@ async fn load(store: &dyn Store, label: Option<&str>) -> Result<Library, StoreEr
     for problem in problems {
         tracing::warn!("{} is not served over MCP: {}", problem.path.display(), problem.report);
     }
-    Ok(library)
+    Ok((library, tags))
 }
 
 /// Who may use `/mcp`: anyone with a token of the library's. Public reading does not open it,
-/// since its tools run on the server's models and keys.
-pub(crate) async fn access(caller: Caller, request: Request, next: Next) -> Response {
-    match caller.require_token(Role::Viewer) {
-        Ok(()) => next.run(request).await,
-        Err(problem) => problem.into_response(),
+/// since its tools run on the server's models and keys. Each request sees the tools its caller
+/// sees (the [`Audience`] it carries), as on every other path.
+pub(crate) async fn access(
+    State(state): State<ServerState>,
+    caller: Caller,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    if let Err(problem) = caller.require_token(Role::Viewer) {
+        return problem.into_response();
     }
+    if let Some(mcp) = state.mcp() {
+        request.extensions_mut().insert(mcp.audience(caller.visibility));
+    }
+    next.run(request).await
 }

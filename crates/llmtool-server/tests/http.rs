@@ -505,6 +505,71 @@ async fn the_library_over_mcp() {
         "params": {"name": "poet", "arguments": {"topic": "tides"}}});
     let (_, called) = mcp(&base, Some(&viewer), Some(&session), call).await;
     assert_eq!(called["result"]["content"][0]["text"], "echo: poems about tides.", "{called}");
+
+    // A tool curated for a team is served to its members (and admins) only: to anyone else
+    // it is not there, in the lists, for prompts and for calls.
+    store.create_team("support").await.unwrap();
+    let support = NewMember {
+        email: "sue@example.org".into(),
+        name: "Sue".into(),
+        role: Role::Viewer,
+        teams: vec!["support".into()],
+    };
+    store.add_members(&[support]).await.unwrap();
+    let sue = new_token();
+    store
+        .create_token("sue", Role::Viewer, &token_hash(&sue), Some("sue@example.org"))
+        .await
+        .unwrap();
+    let admin = token(store.as_ref(), "ana", Role::Admin).await;
+    store
+        .publish(
+            "desk",
+            &Publication::from_text(&tool("Desk", "answers"), "t.json").unwrap(),
+            None,
+            None,
+        )
+        .await
+        .unwrap();
+    store.add_tag("desk", "support").await.unwrap();
+    store.remove_tag("desk", "all").await.unwrap();
+    let names = |listed: &Value| -> Vec<String> {
+        let tools = listed["result"]["tools"].as_array().cloned().unwrap_or_default();
+        tools.iter().map(|t| t["name"].as_str().unwrap_or_default().to_owned()).collect()
+    };
+    let mut sessions = Vec::new();
+    for who in [&viewer, &sue, &admin] {
+        let hello = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+        let (_, welcome) = mcp(&base, Some(who), None, hello).await;
+        sessions.push(welcome["session"].as_str().unwrap().to_owned());
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !names(&mcp(&base, Some(&admin), Some(&sessions[2]), list.clone()).await.1)
+        .contains(&"desk".to_owned())
+    {
+        assert!(std::time::Instant::now() < deadline, "never listed for the admin");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let (_, listed) = mcp(&base, Some(&sue), Some(&sessions[1]), list.clone()).await;
+    assert!(names(&listed).contains(&"desk".to_owned()), "{listed}");
+    let (_, listed) = mcp(&base, Some(&viewer), Some(&sessions[0]), list.clone()).await;
+    assert_eq!(names(&listed), ["poet"], "{listed}");
+    let prompts = json!({"jsonrpc": "2.0", "id": 4, "method": "prompts/list"});
+    let (_, prompted) = mcp(&base, Some(&viewer), Some(&sessions[0]), prompts).await;
+    assert_eq!(prompted["result"]["prompts"].as_array().unwrap().len(), 1, "{prompted}");
+    for (method, params) in [
+        ("tools/call", json!({"name": "desk", "arguments": {"topic": "x"}})),
+        ("prompts/get", json!({"name": "desk", "arguments": {"topic": "x"}})),
+    ] {
+        let asked = json!({"jsonrpc": "2.0", "id": 5, "method": method, "params": params});
+        let (_, refused) = mcp(&base, Some(&viewer), Some(&sessions[0]), asked).await;
+        let message = refused["error"]["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains("unknown") && !message.contains("desk,") && message.contains("poet"),
+            "{method}: {refused}"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

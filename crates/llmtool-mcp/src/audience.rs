@@ -1,0 +1,43 @@
+//! Which of the served tools one request may see. The MCP server serves one library to every
+//! client; whoever puts the endpoint behind an HTTP layer that knows the caller (the team
+//! library's server) puts an [`Audience`] in the request's extensions, and every list, prompt,
+//! completion and call is answered as if the tools it leaves out were not served.
+
+use std::sync::Arc;
+
+use rmcp::RoleServer;
+use rmcp::service::RequestContext;
+
+use crate::library::Entry;
+
+/// The entries one request may see.
+#[derive(Clone)]
+pub struct Audience(Arc<dyn Fn(&Entry) -> bool + Send + Sync>);
+
+impl Audience {
+    /// An audience that sees an entry when `sees` says so.
+    pub fn new(sees: impl Fn(&Entry) -> bool + Send + Sync + 'static) -> Audience {
+        Audience(Arc::new(sees))
+    }
+
+    /// Whether this audience sees `entry`.
+    pub fn sees(&self, entry: &Entry) -> bool {
+        (self.0)(entry)
+    }
+
+    /// The audience of the request of `context`: the one its HTTP request carries, else
+    /// everyone (standard input and output, or an endpoint with no such layer).
+    pub(crate) fn of(context: &RequestContext<RoleServer>) -> Audience {
+        context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<Audience>().cloned())
+            .unwrap_or_else(|| Audience::new(|_| true))
+    }
+}
+
+impl std::fmt::Debug for Audience {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Audience")
+    }
+}
