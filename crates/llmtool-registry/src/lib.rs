@@ -34,7 +34,7 @@ pub use publication::{
 pub use reference::{PATH_PREFIX, Reference};
 pub use sql_store::SqlStore;
 pub use store::{MAX_LABELS, MAX_SESSIONS_PER_TOKEN, MAX_TAGS, Store, StoreError};
-pub use visibility::Visibility;
+pub use visibility::{Visibility, may_tag};
 
 /// Opens the library `database` names: a `postgres://` (or `postgresql://`) URL, or a SQLite
 /// file (a path, or `sqlite://PATH`).

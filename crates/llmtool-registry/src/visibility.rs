@@ -58,6 +58,14 @@ impl Visibility {
     }
 }
 
+/// Whether a member with `role` in `teams` may put the tag `tag` on a tool, or take it off:
+/// owners and admins any tag; anyone else a team's tag (`is_team`) only for a team of theirs,
+/// so that an editor curates for their own teams and for nobody else's. Other tags (`all`
+/// among them) are anyone's who may tag at all.
+pub fn may_tag(role: Role, teams: &[String], tag: &str, is_team: bool) -> bool {
+    role >= Role::Admin || !is_team || teams.iter().any(|team| team == tag)
+}
+
 impl Default for Visibility {
     /// Every tool: what the library's own operator (its database) sees.
     fn default() -> Self {
@@ -93,6 +101,15 @@ mod tests {
                 prop_assert!(Visibility::of(role, &teams).sees(&tags));
             }
         }
+    }
+
+    #[test]
+    fn an_editor_tags_for_their_own_teams_only() {
+        let sales = ["sales".to_owned()];
+        assert!(may_tag(Role::Editor, &sales, "sales", true));
+        assert!(!may_tag(Role::Editor, &sales, "support", true));
+        assert!(may_tag(Role::Editor, &sales, "poetry", false));
+        assert!(may_tag(Role::Admin, &[], "support", true));
     }
 
     #[test]

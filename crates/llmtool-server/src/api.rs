@@ -219,6 +219,7 @@ async fn add_tag(
 ) -> Answer<StatusCode> {
     caller.require(Role::Editor, state.access)?;
     seen_version(&state, &caller, &slug, &Selector::Latest).await?;
+    may_tag(&state, &caller, &tag).await?;
     state.store.add_tag(&slug, &tag).await?;
     state.cache().invalidate();
     Ok(StatusCode::NO_CONTENT)
@@ -234,6 +235,7 @@ async fn remove_tag(
 ) -> Answer<StatusCode> {
     caller.require(Role::Editor, state.access)?;
     seen_version(&state, &caller, &slug, &Selector::Latest).await?;
+    may_tag(&state, &caller, &tag).await?;
     state.store.remove_tag(&slug, &tag).await?;
     state.cache().invalidate();
     Ok(StatusCode::NO_CONTENT)
@@ -269,6 +271,20 @@ async fn delete(
     state.store.delete(&slug).await?;
     state.cache().invalidate();
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// Refuses (403) to let the caller put on or take off `tag`, when it is the tag of a team of
+/// which the caller, an editor, is not a member (the rule: [`llmtool_registry::may_tag`]).
+async fn may_tag(state: &ServerState, caller: &Caller, tag: &str) -> Answer<()> {
+    let role = caller.role.unwrap_or(Role::Viewer);
+    let is_team = role < Role::Admin && state.store.teams().await?.iter().any(|t| t.name == tag);
+    if llmtool_registry::may_tag(role, &caller.teams, tag, is_team) {
+        Ok(())
+    } else {
+        Err(Problem::forbidden_because(format!(
+            "`{tag}` is the tag of a team you are not in: its members, owners and admins curate for it"
+        )))
+    }
 }
 
 /// Which version a request means: `?version=N`, else `?label=L`, else the latest.

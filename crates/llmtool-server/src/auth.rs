@@ -56,6 +56,8 @@ pub(crate) struct Caller {
     pub(crate) role: Option<Role>,
     /// The tools the caller sees (the rule: [`Visibility`]); any other is not found.
     pub(crate) visibility: Visibility,
+    /// The caller's member's teams.
+    pub(crate) teams: Vec<String>,
     /// The CSRF token of the session, when the caller came with the session cookie.
     pub(crate) csrf: Option<String>,
     /// The rate limiter's bucket of this caller (its token's, else its address's), for work
@@ -147,6 +149,7 @@ impl Caller {
             name: None,
             role: None,
             visibility: Visibility::anonymous(),
+            teams: Vec::new(),
             csrf: None,
             limit_key: String::new(),
         };
@@ -157,6 +160,7 @@ impl Caller {
             return Ok(match state.store.session(&token_hash(cookie)).await? {
                 Some(session) => Caller {
                     visibility: session.holder.visibility(),
+                    teams: session.holder.teams.clone(),
                     role: Some(session.holder.role),
                     name: Some(session.holder.name),
                     csrf: Some(session.csrf),
@@ -170,6 +174,7 @@ impl Caller {
         match state.store.token(&token_hash(token)).await? {
             Some(holder) => Ok(Caller {
                 visibility: holder.visibility(),
+                teams: holder.teams.clone(),
                 role: Some(holder.role),
                 name: Some(holder.name),
                 ..nobody

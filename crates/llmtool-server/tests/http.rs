@@ -363,6 +363,10 @@ async fn teams_see_their_tools(store: Arc<dyn Store>) {
     // An editor writes to their team's tools, and finds no other to write to.
     let write = |path: String| client.put(format!("{base}{path}")).bearer_auth(&eve).send();
     assert_eq!(write("/tools/pitch/tags/q4".into()).await.unwrap().status(), 204);
+    // ... and tags for their own team only.
+    assert_eq!(write("/tools/pitch/tags/support".into()).await.unwrap().status(), 403);
+    let untag = client.delete(format!("{base}/tools/pitch/tags/q4")).bearer_auth(&eve);
+    assert_eq!(untag.send().await.unwrap().status(), 204);
     assert_eq!(write("/tools/helpdesk/tags/q4".into()).await.unwrap().status(), 404);
     let over = client.post(format!("{base}/tools?slug=helpdesk")).bearer_auth(&eve);
     let over = over.body(tool("helpdesk", "other notes")).send().await.unwrap();
