@@ -19,6 +19,7 @@ pub(crate) enum MemberCommand {
         /// The name shown for them (default: the e-mail's part before `@`).
         #[arg(long)]
         name: Option<String>,
+        /// What they may do.
         #[arg(long, value_enum, default_value_t = TokenRole::Viewer)]
         role: TokenRole,
         /// A team of theirs (repeat for several); it must exist.
@@ -31,9 +32,12 @@ pub(crate) enum MemberCommand {
     List(ListArgs),
     /// Change a member's name, role or teams.
     Edit {
+        /// The member's e-mail.
         email: String,
+        /// Their new display name.
         #[arg(long)]
         name: Option<String>,
+        /// Their new role (the last owner stays an owner).
         #[arg(long, value_enum)]
         role: Option<TokenRole>,
         /// Their teams, all of them (repeat for several); replaces those they have.
@@ -47,6 +51,7 @@ pub(crate) enum MemberCommand {
     },
     /// Remove a member: their tokens are revoked and their sessions end.
     Remove {
+        /// The member's e-mail.
         email: String,
         #[command(flatten)]
         library: LibraryArgs,
@@ -54,6 +59,7 @@ pub(crate) enum MemberCommand {
     /// Add the members of a CSV file (columns email, name, role, teams): all, or none if any
     /// row is wrong (each wrong row is named with its line).
     Import {
+        /// The CSV file (`-` for standard input).
         file: PathBuf,
         /// Check the file against the library, and add nobody.
         #[arg(long)]
@@ -68,6 +74,7 @@ pub(crate) enum MemberCommand {
 pub(crate) enum TeamCommand {
     /// Make a team (its name: lowercase letters, digits, `-`, `_`, `.`; not `all`).
     Create {
+        /// The team's name, which is also the tag that curates tools for it.
         name: String,
         #[command(flatten)]
         library: LibraryArgs,
@@ -76,13 +83,16 @@ pub(crate) enum TeamCommand {
     List(ListArgs),
     /// Rename a team: its members and its tag on every tool follow.
     Rename {
+        /// The team's name now.
         from: String,
+        /// Its new name.
         to: String,
         #[command(flatten)]
         library: LibraryArgs,
     },
     /// Remove a team; its tools keep the tag (seen by owners and admins only).
     Remove {
+        /// The team's name.
         name: String,
         #[command(flatten)]
         library: LibraryArgs,
