@@ -4,6 +4,8 @@
 
 #![allow(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
 
+mod support;
+
 use std::sync::Arc;
 
 use llmtool_registry::{NewMember, Publication, Role, SqlStore, Store};
@@ -37,11 +39,6 @@ async fn token(store: &dyn Store, name: &str, role: Role) -> String {
     let token = new_token();
     store.create_token(name, role, &token_hash(&token), None).await.unwrap();
     token
-}
-
-/// The JSON answer to `request`.
-async fn json_of(request: reqwest::RequestBuilder) -> Value {
-    request.send().await.unwrap().json().await.unwrap()
 }
 
 fn tool(name: &str, words: &str) -> String {
@@ -372,7 +369,7 @@ async fn teams_see_their_tools(store: Arc<dyn Store>) {
     let over = over.body(tool("helpdesk", "other notes")).send().await.unwrap();
     assert_eq!(over.status(), StatusCode::NOT_FOUND);
 
-    let tags = json_of(client.get(format!("{base}/tags")).bearer_auth(&sam)).await;
+    let tags = support::json_of(client.get(format!("{base}/tags")).bearer_auth(&sam)).await;
     let names: Vec<&str> =
         tags.as_array().unwrap().iter().map(|t| t["tag"].as_str().unwrap()).collect();
     assert!(names.contains(&"sales") && !names.contains(&"support"), "{names:?}");
@@ -406,48 +403,12 @@ async fn two_servers_on_one_postgres_database() {
 }
 
 /// Answers with the prompt it was given, so a test sees what ran.
-struct Echo;
-
-impl llmtool_mcp::Runner for Echo {
-    fn is_remote(&self, _tool: &llmtool_core::model::Tool) -> bool {
-        false
-    }
-    fn answer(
-        &self,
-        _tool: llmtool_core::model::Tool,
-        prompt: String,
-        _subject: llmtool_runtime::Subject,
-    ) -> llmtool_mcp::AnswerFuture {
-        Box::pin(async move { Ok(format!("echo: {prompt}")) })
-    }
-}
-
 /// A JSON-RPC request to `/mcp` with `token`; the status and the body's one message.
 async fn mcp(base: &str, token: Option<&str>, session: Option<&str>, body: Value) -> (u16, Value) {
     let url = base.replace("/api/v1", "/mcp");
-    let mut request = reqwest::Client::new()
-        .post(url)
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2025-06-18")
-        .json(&body);
-    if let Some(token) = token {
-        request = request.bearer_auth(token);
-    }
-    if let Some(session) = session {
-        request = request.header("mcp-session-id", session);
-    }
-    let response = request.send().await.unwrap();
-    let status = response.status().as_u16();
-    let session_id = response.headers().get("mcp-session-id").cloned();
-    let text = response.text().await.unwrap();
-    // An SSE answer holds the message on its `data:` line.
-    let mut message: Value = text
-        .lines()
-        .filter_map(|line| line.strip_prefix("data:"))
-        .find_map(|data| serde_json::from_str(data.trim()).ok())
-        .unwrap_or_else(|| serde_json::from_str(&text).unwrap_or(Value::Null));
+    let (status, mut message, session_id) = support::mcp_request(&url, token, session, &body).await;
     if let Some(id) = session_id {
-        message["session"] = Value::String(id.to_str().unwrap().to_owned());
+        message["session"] = Value::String(id);
     }
     (status, message)
 }
@@ -469,7 +430,7 @@ async fn the_library_over_mcp() {
         Access { public_read: true },
         Arc::new(RateLimiter::new(0)),
     )
-    .with_mcp(Arc::new(Echo), llmtool_server::McpOptions::default())
+    .with_mcp(Arc::new(support::Echo), llmtool_server::McpOptions::default())
     .await
     .unwrap();
     state.follow_changes().await.unwrap();

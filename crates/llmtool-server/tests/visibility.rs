@@ -1,0 +1,202 @@
+//! Who sees which tool, on every path, checked against the rule for generated members, teams
+//! and tags: a member with a generated role and teams, tools with generated tags, and for each
+//! tool the answer of search, the tool's routes and `/mcp` compared with what the rule says.
+
+#![allow(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
+
+mod support;
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use llmtool_registry::{MemberEdit, NewMember, Publication, Role, SqlStore, Store};
+use llmtool_server::{Access, RateLimiter, ServerState, new_token, token_hash};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestRunner};
+use serde_json::json;
+
+const TEAMS: [&str; 3] = ["sales", "support", "ops"];
+const TOOLS: [&str; 3] = ["alpha", "beta", "gamma"];
+
+/// A member's role and teams, and each tool's tags.
+#[derive(Debug, Clone)]
+struct Case {
+    role: Role,
+    teams: Vec<String>,
+    tags: Vec<Vec<String>>,
+}
+
+fn case() -> impl Strategy<Value = Case> {
+    let names = |extra: &'static [&'static str]| {
+        let pool: Vec<&'static str> = TEAMS.iter().chain(extra).copied().collect();
+        prop::sample::subsequence(pool.clone(), 0..=pool.len())
+            .prop_map(|names| names.into_iter().map(str::to_owned).collect::<Vec<_>>())
+    };
+    (
+        prop::sample::select(Role::ALL.to_vec()),
+        names(&[]),
+        prop::collection::vec(names(&["all", "misc"]), TOOLS.len()),
+    )
+        .prop_map(|(role, teams, tags)| Case { role, teams, tags })
+}
+
+/// The rule, as the issue states it: owners and admins see everything; anyone else the tools
+/// tagged `all` or with one of their teams' names.
+fn expected(case: &Case, tags: &[String]) -> bool {
+    case.role >= Role::Admin || tags.iter().any(|tag| tag == "all" || case.teams.contains(tag))
+}
+
+/// A tool file named `name`.
+fn tool(name: &str) -> Publication {
+    let text = json!({
+        "model_prompt": format!("{name} about {{{{topic}}}}."),
+        "metadata": {"prompt_name": name, "description": "d", "timestamp": "2026-11-23T10:00:00Z",
+            "variables": [{"name": "topic", "type": "text", "description": "What about."}]}
+    });
+    Publication::from_text(&text.to_string(), "t.json").unwrap()
+}
+
+/// What `token` is shown over MCP: the names `tools/list` gives.
+async fn mcp_tools(base: &str, token: &str) -> BTreeSet<String> {
+    let hello = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    let url = format!("{base}/mcp");
+    let (_, _, session) = support::mcp_request(&url, Some(token), None, &hello).await;
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    let (_, listed, _) = support::mcp_request(&url, Some(token), session.as_deref(), &list).await;
+    let tools = listed["result"]["tools"].as_array().cloned().unwrap_or_default();
+    tools.iter().map(|t| t["name"].as_str().unwrap().to_owned()).collect()
+}
+
+/// Sets the case in the library: the member's role and teams, each tool's tags.
+async fn arrange(store: &dyn Store, case: &Case) {
+    let edit = MemberEdit { role: Some(case.role), teams: Some(case.teams.clone()), name: None };
+    store.edit_member("pat@example.org", &edit).await.unwrap();
+    for (slug, tags) in TOOLS.iter().zip(&case.tags) {
+        let now = store.version(slug, &llmtool_registry::Selector::Latest).await.unwrap().tags;
+        for tag in now.iter().filter(|tag| !tags.contains(tag)) {
+            store.remove_tag(slug, tag).await.unwrap();
+        }
+        for tag in tags {
+            store.add_tag(slug, tag).await.unwrap();
+        }
+    }
+}
+
+/// Every path, for one case: search, each tool's routes, and `/mcp`.
+async fn check(
+    store: &dyn Store,
+    base: &str,
+    token: &str,
+    case: &Case,
+) -> Result<(), TestCaseError> {
+    arrange(store, case).await;
+    let client = reqwest::Client::new();
+    let seen: BTreeSet<String> = TOOLS
+        .iter()
+        .zip(&case.tags)
+        .filter(|(_, tags)| expected(case, tags))
+        .map(|(slug, _)| (*slug).to_owned())
+        .collect();
+    let page =
+        support::json_of(client.get(format!("{base}/api/v1/tools")).bearer_auth(token)).await;
+    let found: BTreeSet<String> = page["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["slug"].as_str().unwrap().to_owned())
+        .collect();
+    prop_assert_eq!(&found, &seen, "search");
+    for slug in TOOLS {
+        let want = if seen.contains(slug) { 200 } else { 404 };
+        for path in ["", "/versions", "/versions/1", "/diff?from=1"] {
+            let got = client
+                .get(format!("{base}/api/v1/tools/{slug}{path}"))
+                .bearer_auth(token)
+                .send()
+                .await
+                .unwrap();
+            prop_assert_eq!(got.status().as_u16(), want, "GET {}{}", slug, path);
+        }
+        let rendered = client
+            .post(format!("{base}/api/v1/tools/{slug}/render"))
+            .bearer_auth(token)
+            .json(&json!({"topic": "x"}))
+            .send()
+            .await
+            .unwrap();
+        prop_assert_eq!(rendered.status().as_u16(), want, "render {}", slug);
+    }
+    // The MCP lists follow the library a moment after it changes.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let listed = mcp_tools(base, token).await;
+        if listed == seen {
+            break;
+        }
+        prop_assert!(
+            std::time::Instant::now() < deadline,
+            "mcp lists {:?}, the rule says {:?}",
+            listed,
+            seen
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    Ok(())
+}
+
+#[test]
+fn every_path_shows_a_member_what_the_rule_says() {
+    let runtime =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (store, base, token) = runtime.block_on(async {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let store: Arc<dyn Store> =
+            Arc::new(SqlStore::open_sqlite(&dir.path().join("library.db")).await.unwrap());
+        for team in TEAMS {
+            store.create_team(team).await.unwrap();
+        }
+        let owner = NewMember {
+            email: "pat@example.org".into(),
+            name: "Pat".into(),
+            role: Role::Owner,
+            teams: vec![],
+        };
+        let keeper = NewMember {
+            email: "kim@example.org".into(),
+            name: "Kim".into(),
+            role: Role::Owner,
+            teams: vec![],
+        };
+        store.add_members(&[owner, keeper]).await.unwrap();
+        for slug in TOOLS {
+            store.publish(slug, &tool(slug), None, None).await.unwrap();
+        }
+        // The token may do all its member may; what it sees follows the member's role.
+        let token = new_token();
+        store
+            .create_token("pat", Role::Owner, &token_hash(&token), Some("pat@example.org"))
+            .await
+            .unwrap();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let state = ServerState::new(
+            Arc::clone(&store),
+            Access { public_read: false },
+            Arc::new(RateLimiter::new(0)),
+        )
+        .with_mcp(Arc::new(support::Echo), llmtool_server::McpOptions::default())
+        .await
+        .unwrap();
+        state.follow_changes().await.unwrap();
+        tokio::spawn(async move {
+            llmtool_server::serve(state, listener, std::future::pending()).await.unwrap()
+        });
+        (store, base, token)
+    });
+    let mut runner = TestRunner::new(Config { cases: 24, ..Config::default() });
+    runner
+        .run(&case(), |case| runtime.block_on(check(store.as_ref(), &base, &token, &case)))
+        .unwrap();
+}
