@@ -42,6 +42,7 @@ pub(crate) fn routes() -> Router<ServerState> {
         .route("/tools/{slug}/tags/{tag}", put(add_tag).delete(remove_tag))
         .route("/tools/{slug}/labels/{label}", put(set_label))
         .route("/openapi.json", get(openapi))
+        .merge(crate::members::routes())
 }
 
 type Answer<T> = Result<T, Problem>;
@@ -393,9 +394,12 @@ async fn diff(
     servers((url = "/api/v1")),
     paths(search, publish, tool, versions, version, diff, render, crate::run_api::run, crate::run_api::usage, add_tag, remove_tag, set_label, delete,
         crate::studio_api::runs, crate::studio_api::avatar, crate::studio_api::tags, crate::studio_api::models, crate::studio_api::check, crate::studio_api::format,
-        crate::session::sign_in, crate::session::who, crate::session::sign_out),
+        crate::session::sign_in, crate::session::who, crate::session::sign_out,
+        crate::members::members, crate::members::member, crate::members::add_member, crate::members::edit_member, crate::members::remove_member,
+        crate::members::teams, crate::members::create_team, crate::members::rename_team, crate::members::remove_team),
     components(schemas(Page, Published, VersionBody, Rendered, VersionDiff, LabelBody, Problem, crate::run_api::RunBody, llmtool_log::Total,
-        crate::studio_api::ModelChoice, crate::studio_api::FormattedText, crate::studio_api::RunSummary, llmtool_registry::TagCount, crate::session::SignIn, llmtool_registry::wire::Signed)),
+        crate::studio_api::ModelChoice, crate::studio_api::FormattedText, crate::studio_api::RunSummary, llmtool_registry::TagCount, crate::session::SignIn, llmtool_registry::wire::Signed,
+        llmtool_registry::Member, llmtool_registry::NewMember, llmtool_registry::MemberEdit, llmtool_registry::Team, llmtool_registry::Role, crate::members::TeamName)),
     modifiers(&BearerScheme)
 )]
 pub(crate) struct ApiDoc;

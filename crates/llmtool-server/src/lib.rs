@@ -8,6 +8,7 @@ mod cache;
 mod host;
 mod limit;
 mod mcp;
+mod members;
 mod problem;
 mod run_api;
 mod runs;

@@ -369,10 +369,59 @@ async fn teams_see_their_tools(store: Arc<dyn Store>) {
     let over = over.body(tool("helpdesk", "other notes")).send().await.unwrap();
     assert_eq!(over.status(), StatusCode::NOT_FOUND);
 
+    people_over_the_api(&base, &ana, &sam).await;
+
     let tags = support::json_of(client.get(format!("{base}/tags")).bearer_auth(&sam)).await;
     let names: Vec<&str> =
         tags.as_array().unwrap().iter().map(|t| t["tag"].as_str().unwrap()).collect();
     assert!(names.contains(&"sales") && !names.contains(&"support"), "{names:?}");
+}
+
+/// `/members` and `/teams`: an admin manages them, a viewer is refused, an owner is an
+/// owner's to make.
+async fn people_over_the_api(base: &str, admin: &str, viewer: &str) {
+    use reqwest::Method;
+    let client = reqwest::Client::new();
+    let send = |method: reqwest::Method, path: &str, token: &str, body: Option<Value>| {
+        let request = client.request(method, format!("{base}{path}")).bearer_auth(token);
+        let request = match body {
+            Some(body) => request.json(&body),
+            None => request,
+        };
+        async move { request.send().await.unwrap().status().as_u16() }
+    };
+    assert_eq!(send(Method::GET, "/members", viewer, None).await, 403);
+    let listed = support::json_of(client.get(format!("{base}/members")).bearer_auth(admin)).await;
+    assert!(listed.as_array().unwrap().iter().any(|m| m["email"] == "sam@example.org"), "{listed}");
+    assert_eq!(send(Method::POST, "/teams", admin, Some(json!({"name": "ops"}))).await, 201);
+    assert_eq!(send(Method::POST, "/teams", admin, Some(json!({"name": "all"}))).await, 400);
+    let newcomer =
+        json!({"email": "Zoe@Example.org", "name": "Zoe", "role": "editor", "teams": ["ops"]});
+    assert_eq!(send(Method::POST, "/members", admin, Some(newcomer.clone())).await, 201);
+    assert_eq!(send(Method::POST, "/members", admin, Some(newcomer)).await, 409);
+    let owner = json!({"email": "own@example.org", "name": "Own", "role": "owner"});
+    assert_eq!(send(Method::POST, "/members", admin, Some(owner)).await, 403);
+    let ghost =
+        json!({"email": "gus@example.org", "name": "Gus", "role": "viewer", "teams": ["nowhere"]});
+    assert_eq!(send(Method::POST, "/members", admin, Some(ghost)).await, 404);
+    let edit = json!({"role": "viewer", "teams": ["ops", "sales"]});
+    assert_eq!(send(Method::PATCH, "/members/zoe@example.org", admin, Some(edit)).await, 200);
+    let zoe =
+        support::json_of(client.get(format!("{base}/members/ZOE@example.org")).bearer_auth(admin))
+            .await;
+    assert_eq!(
+        (zoe["role"].as_str(), zoe["teams"].clone()),
+        (Some("viewer"), json!(["ops", "sales"]))
+    );
+    assert_eq!(
+        send(Method::PATCH, "/teams/ops", admin, Some(json!({"name": "operations"}))).await,
+        204
+    );
+    let teams = support::json_of(client.get(format!("{base}/teams")).bearer_auth(admin)).await;
+    assert!(teams.as_array().unwrap().iter().any(|t| t["name"] == "operations"), "{teams}");
+    assert_eq!(send(Method::DELETE, "/teams/operations", admin, None).await, 204);
+    assert_eq!(send(Method::DELETE, "/members/zoe@example.org", admin, None).await, 204);
+    assert_eq!(send(Method::DELETE, "/members/zoe@example.org", admin, None).await, 404);
 }
 
 /// Two servers on one PostgreSQL database are one library: what is published on one is read
