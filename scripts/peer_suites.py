@@ -54,7 +54,7 @@ LLMTOOL_PEERS_DIR the peers' environment, as for scripts/peers.py.
 
 Usage: peer_suites.py [REPORT]
 """
-import glob, json, os, re, subprocess, sys, tempfile
+import functools, glob, json, os, re, subprocess, sys, tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import checks  # noqa: E402
@@ -327,6 +327,7 @@ console.log(JSON.stringify(jobs.map((job) => {
 '''
 
 
+@functools.cache
 def runtime_environment():
     """The environment variables the runtime fixtures name with no default."""
     names = set()

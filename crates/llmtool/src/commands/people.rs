@@ -55,12 +55,9 @@ pub(crate) fn member(command: &MemberCommand) -> anyhow::Result<Outcome> {
             }
             MemberCommand::Edit { email, name, role, teams, no_teams, library } => {
                 let (store, _) = open(library).await?;
-                let teams = if *no_teams { Some(Vec::new()) } else { Some(teams.clone()) };
-                let edit = MemberEdit {
-                    name: name.clone(),
-                    role: role.map(role_of),
-                    teams: teams.filter(|teams| *no_teams || !teams.is_empty()),
-                };
+                // No `--team` leaves their teams as they are; `--no-teams` empties them.
+                let teams = (*no_teams || !teams.is_empty()).then(|| teams.clone());
+                let edit = MemberEdit { name: name.clone(), role: role.map(role_of), teams };
                 let member = store.edit_member(email, &edit).await?;
                 eprintln!(
                     "`{}`: {}, {}, teams: {}",
