@@ -39,6 +39,107 @@ pub struct Config {
     /// Which rules `llmtool check` reports.
     #[serde(default)]
     pub check: CheckConfig,
+    /// The library server's sign-in: its address, its mail, its single sign-on.
+    #[serde(default)]
+    pub server: ServerConfig,
+}
+
+/// The `[server]` table of `llmtool serve` (and of `llmtool member invite`, which sends its
+/// mail): see docs/teams.md.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerConfig {
+    /// The address people reach the studio at (`https://tools.example.com`), for the links of
+    /// invites and the single sign-on's redirect; `--public-url` overrides it.
+    pub public_url: Option<String>,
+    /// The SMTP server that invites are sent through.
+    pub smtp: Option<SmtpConfig>,
+    /// OpenID Connect single sign-on for the studio.
+    pub sso: Option<SsoConfig>,
+}
+
+/// How a connection to the SMTP server is protected.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SmtpSecurity {
+    /// TLS from the first byte (usually port 465).
+    Tls,
+    /// Plain text, then `STARTTLS`, which must succeed (usually port 587).
+    #[default]
+    Starttls,
+    /// No encryption at all: only for a server on this machine (`127.0.0.1`, `localhost`).
+    None,
+}
+
+/// The `[server.smtp]` table.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SmtpConfig {
+    pub host: String,
+    /// 465 for `tls`, 587 for `starttls`, 25 for `none` unless given.
+    pub port: Option<u16>,
+    #[serde(default)]
+    pub security: SmtpSecurity,
+    /// The user name to authenticate with (none: no authentication).
+    pub username: Option<String>,
+    /// The environment variable that holds the password.
+    pub password_env: Option<String>,
+    /// A file that holds the password (its first line).
+    pub password_file: Option<String>,
+    /// The sender, as `Name <address>` or `address`.
+    pub from: String,
+    /// A PEM file of certificates to trust besides the system's (a company's own CA).
+    pub ca_file: Option<String>,
+}
+
+/// A secret of the server's (an SMTP password, a client secret): the first line of `file`,
+/// else the value of the environment variable `env`; `None` when neither is given. `what`
+/// names it in errors, which never include the secret.
+pub fn read_secret(
+    env: Option<&str>,
+    file: Option<&str>,
+    what: &str,
+) -> Result<Option<String>, ConfigError> {
+    if let Some(file) = file {
+        let text = std::fs::read_to_string(file)
+            .map_err(|e| ConfigError(format!("cannot read {what} from `{file}`: {e}")))?;
+        let line = text.lines().next().unwrap_or_default().trim().to_owned();
+        if line.is_empty() {
+            return Err(ConfigError(format!("`{file}` holds no {what}")));
+        }
+        return Ok(Some(line));
+    }
+    match env {
+        Some(name) => match std::env::var(name) {
+            Ok(value) if !value.trim().is_empty() => Ok(Some(value.trim().to_owned())),
+            _ => Err(ConfigError(format!(
+                "the environment variable `{name}` (the {what}) is not set"
+            ))),
+        },
+        None => Ok(None),
+    }
+}
+
+/// The `[server.sso]` table.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SsoConfig {
+    /// The OpenID provider's issuer URL (its discovery document is under
+    /// `/.well-known/openid-configuration`).
+    pub issuer: String,
+    pub client_id: String,
+    /// The environment variable that holds the client secret.
+    pub client_secret_env: Option<String>,
+    /// A file that holds the client secret (its first line).
+    pub client_secret_file: Option<String>,
+    /// Members are made on their first sign-in when their e-mail (verified by the provider)
+    /// is at one of these domains; no domain: only existing members sign in.
+    #[serde(default)]
+    pub allowed_domains: Vec<String>,
+    /// The role of members made on their first sign-in (`viewer` unless given).
+    pub default_role: Option<String>,
+    /// A PEM file of certificates to trust besides the system's, for the provider.
+    pub ca_file: Option<String>,
 }
 
 /// The `[check]` table: rules selected and ignored, as `check --select` and `--ignore` take

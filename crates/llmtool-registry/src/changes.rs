@@ -10,6 +10,9 @@ const BACKLOG: usize = 256;
 /// The PostgreSQL channel the writes notify on; the payload is the tool's slug.
 pub(crate) const CHANNEL: &str = "llmtool_library";
 
+/// The announcement (an empty slug) that any tool may have changed: [`Change::Unknown`].
+pub(crate) const ANY_TOOL: &str = "";
+
 /// What changed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Change {
@@ -18,6 +21,13 @@ pub enum Change {
     /// Anything may have changed: announcements were missed (a listener fell behind, or the
     /// connection to the database was lost for a while).
     Unknown,
+}
+
+impl Change {
+    /// The change announced for `slug` ([`ANY_TOOL`]: any).
+    pub(crate) fn of(slug: &str) -> Change {
+        if slug == ANY_TOOL { Change::Unknown } else { Change::Tool(slug.to_owned()) }
+    }
 }
 
 /// The sending side, held by a store.

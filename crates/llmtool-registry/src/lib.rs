@@ -27,13 +27,16 @@ pub use model::{
     Holder, KeptRun, Page, Published, Query, Role, Selector, SessionInfo, Summary, TagCount,
     TokenInfo, ToolVersion,
 };
-pub use people::{ALL, Member, MemberEdit, NewMember, People, TOKENS_DOMAIN, Team};
+pub use people::{
+    ALL, BUILT_IN_TAG, Member, MemberEdit, NewMember, People, SessionFor, SignIn, TOKENS_DOMAIN,
+    Team, Workspace,
+};
 pub use publication::{
     MAX_DIAGNOSTICS, Publication, Rejection, content_hash, diagnostics_json, is_slug, slug_of,
 };
 pub use reference::{PATH_PREFIX, Reference};
 pub use sql_store::SqlStore;
-pub use store::{MAX_LABELS, MAX_SESSIONS_PER_TOKEN, MAX_TAGS, Store, StoreError};
+pub use store::{InviteProblem, MAX_LABELS, MAX_SESSIONS, MAX_TAGS, Store, StoreError};
 pub use visibility::{Visibility, may_tag};
 
 /// Opens the library `database` names: a `postgres://` (or `postgresql://`) URL, or a SQLite

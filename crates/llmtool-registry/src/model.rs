@@ -126,24 +126,28 @@ pub struct TokenInfo {
     pub revoked: bool,
 }
 
-/// Who a token stands for: the token's name, its role (never above its member's), and its
-/// member's teams.
+/// Who a token or a session stands for: the token's name (a session opened without a token:
+/// the member's e-mail), its role (never above its member's), its member and their teams, and
+/// the workspace's settings as they were when it was looked up.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Holder {
     pub name: String,
     pub role: Role,
+    /// The member's e-mail.
+    pub member: String,
     pub teams: Vec<String>,
+    pub workspace: crate::Workspace,
 }
 
 impl Holder {
     /// What the holder sees of the library.
     pub fn visibility(&self) -> crate::Visibility {
-        crate::Visibility::of(self.role, &self.teams)
+        crate::Visibility::of(self.role, &self.teams, &self.workspace)
     }
 }
 
-/// A signed-in session of the web studio: the token it stands for, and the CSRF token its
-/// pages send back with every write.
+/// A signed-in session of the web studio: who it stands for, and the CSRF token its pages
+/// send back with every write.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionInfo {
     pub holder: Holder,

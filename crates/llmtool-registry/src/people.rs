@@ -13,6 +13,9 @@ use crate::store::StoreError;
 /// want of a team.
 pub const ALL: &str = "all";
 
+/// The tag of the built-in tools, which the workspace may switch off for its members.
+pub const BUILT_IN_TAG: &str = "built-in";
+
 /// The domain of the members made for tokens that had none (reserved: no mail goes there).
 pub const TOKENS_DOMAIN: &str = "tokens.invalid";
 
@@ -57,6 +60,39 @@ pub struct Team {
     pub created_at: String,
 }
 
+/// The workspace's settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct Workspace {
+    /// Whether members see the built-in tools (tagged `built-in`); owners and admins always do.
+    pub built_ins: bool,
+}
+
+impl Default for Workspace {
+    fn default() -> Self {
+        Workspace { built_ins: true }
+    }
+}
+
+/// Who a session is opened for: the holder of a token pasted on the sign-in page, or a member
+/// who signed in by an invite link or single sign-on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionFor<'a> {
+    /// The token of this name.
+    Token(&'a str),
+    /// The member of this e-mail.
+    Member(&'a str),
+}
+
+/// A single sign-on under way: what the provider's answer is checked against.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignIn {
+    pub nonce: String,
+    /// The PKCE code verifier.
+    pub verifier: String,
+    /// The studio's page to land on.
+    pub next: String,
+}
+
 /// What the storage does with people.
 #[async_trait]
 pub trait People: Send + Sync {
@@ -81,6 +117,34 @@ pub trait People: Send + Sync {
     /// Removes the team `name` and its members' places in it; the tools keep the tag, which
     /// then reaches owners and admins only, until a team of that name is made again.
     async fn remove_team(&self, name: &str) -> Result<(), StoreError>;
+
+    /// Keeps an invite for the member `email` (who must exist), known by the SHA-256 of its
+    /// link's secret (`id_hash`), for `lifetime`; the member.
+    async fn create_invite(
+        &self,
+        email: &str,
+        id_hash: &str,
+        lifetime: std::time::Duration,
+    ) -> Result<Member, StoreError>;
+    /// Uses the invite `id_hash`, once: the e-mail of its member, or why not (unknown, used,
+    /// expired: [`StoreError::BadInvite`]).
+    async fn use_invite(&self, id_hash: &str) -> Result<String, StoreError>;
+
+    /// Keeps a single sign-on under way, known by the SHA-256 of its state (`state_hash`),
+    /// for `lifetime`.
+    async fn begin_sign_in(
+        &self,
+        state_hash: &str,
+        sign_in: &SignIn,
+        lifetime: std::time::Duration,
+    ) -> Result<(), StoreError>;
+    /// Takes the single sign-on `state_hash` (it can be taken once), if it has not expired.
+    async fn finish_sign_in(&self, state_hash: &str) -> Result<Option<SignIn>, StoreError>;
+
+    /// The workspace's settings.
+    async fn workspace(&self) -> Result<Workspace, StoreError>;
+    /// Changes the workspace's settings.
+    async fn set_workspace(&self, workspace: &Workspace) -> Result<(), StoreError>;
 }
 
 /// `email` as the library keeps it (trimmed, in lower case), if it is an e-mail address, or
@@ -101,7 +165,7 @@ pub(crate) fn email_key(email: &str) -> Result<String, StoreError> {
 /// Whether `name` may be a team's name: a tag's name, and not [`ALL`].
 pub(crate) fn check_team(name: &str) -> Result<(), StoreError> {
     crate::store::check_name(name)?;
-    if name == ALL {
+    if name == ALL || name == BUILT_IN_TAG {
         return Err(StoreError::ReservedTeam(name.to_owned()));
     }
     Ok(())

@@ -3,11 +3,15 @@
 //! Every row is checked and every problem reported with its line, so that a file is imported
 //! whole or not at all.
 
+use serde::Serialize;
+use utoipa::ToSchema;
+
 use crate::model::Role;
-use crate::people::{Member, NewMember, Team, check_member_name, check_team, email_key};
+use crate::people::{Member, NewMember, People, Team, check_member_name, check_team, email_key};
+use crate::store::StoreError;
 
 /// A problem with one line of the file (counted from 1, the header being line 1).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
 pub struct RowProblem {
     pub line: u64,
     pub message: String,
@@ -85,9 +89,25 @@ fn member(email: &str, name: &str, role: &str, teams: &str) -> Result<NewMember,
     Ok(NewMember { email, name, role, teams })
 }
 
+/// The members of the CSV `text`, checked against the file and against the library `people`
+/// (nothing is added): all of them, or every problem found, by line.
+pub async fn check_import(
+    people: &dyn People,
+    text: &str,
+) -> Result<Result<Vec<NewMember>, Vec<RowProblem>>, StoreError> {
+    let (members, mut problems) = members_from_csv(text);
+    let (existing, teams) = (people.members().await?, people.teams().await?);
+    problems.extend(import_problems(&members, &existing, &teams));
+    if problems.is_empty() {
+        return Ok(Ok(members.into_iter().map(|(_, member)| member).collect()));
+    }
+    problems.sort_by_key(|problem| problem.line);
+    Ok(Err(problems))
+}
+
 /// The problems of importing `members` (each with its line) into a library that has
 /// `existing` members and `teams`: a member already there, a team that is not.
-pub fn import_problems(
+fn import_problems(
     members: &[(u64, NewMember)],
     existing: &[Member],
     teams: &[Team],

@@ -39,14 +39,18 @@ pub(crate) const SEARCH: &str = "SELECT t.slug, t.latest, v.name, v.description,
        AND ($4::text IS NULL OR v.output_type = $4)
        AND ($5::text IS NULL OR $5 = ANY (v.models))
        AND ($6::text IS NULL OR t.slug COLLATE \"C\" > $6)
-       AND ($8::text IS NULL OR EXISTS (SELECT 1 FROM tags g WHERE g.tool_id = t.id
-             AND strpos($8, ' ' || g.tag || ' ') > 0))
+       AND ($8::text IS NULL OR (EXISTS (SELECT 1 FROM tags g WHERE g.tool_id = t.id
+             AND strpos($8, ' ' || g.tag || ' ') > 0)
+           AND NOT EXISTS (SELECT 1 FROM tags g WHERE g.tool_id = t.id
+             AND strpos($8, ' !' || g.tag || ' ') > 0)))
      ORDER BY t.slug COLLATE \"C\" LIMIT $7";
 
-/// Whether the tool `id` carries a tag of the words `$words` (` all sales `).
+/// Whether the tool `id` carries a tag seen in the words `$words` and none hidden there
+/// (` all sales !built-in `).
 pub(crate) fn tagged(id: &str, words: &str) -> String {
     format!(
-        "EXISTS (SELECT 1 FROM tags g WHERE g.tool_id = {id} AND strpos({words}, ' ' || g.tag || ' ') > 0)"
+        "(EXISTS (SELECT 1 FROM tags g WHERE g.tool_id = {id} AND strpos({words}, ' ' || g.tag || ' ') > 0)
+          AND NOT EXISTS (SELECT 1 FROM tags g WHERE g.tool_id = {id} AND strpos({words}, ' !' || g.tag || ' ') > 0))"
     )
 }
 
@@ -85,7 +89,7 @@ pub(crate) async fn listen(pool: PgPool, announcer: Announcer) -> Result<(), Sto
     tokio::spawn(async move {
         loop {
             if let Ok(Some(notification)) = listener.try_recv().await {
-                announcer.announce(Change::Tool(notification.payload().to_owned()));
+                announcer.announce(Change::of(notification.payload()));
                 continue;
             }
             // The connection was lost (`Ok(None)`), or failed. Listen again before saying

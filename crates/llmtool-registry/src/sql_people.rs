@@ -4,13 +4,15 @@
 
 use async_trait::async_trait;
 
+use crate::changes::ANY_TOOL;
 use crate::db::{Tx, statement};
 use crate::model::Role;
 use crate::people::{
-    Member, MemberEdit, NewMember, People, Team, check_member_name, check_team, email_key,
+    Member, MemberEdit, NewMember, People, SignIn, Team, Workspace, check_member_name, check_team,
+    email_key,
 };
-use crate::sql_store::SqlStore;
-use crate::store::{StoreError, now};
+use crate::sql_store::{SqlStore, built_ins_on};
+use crate::store::{InviteProblem, StoreError, expiry, now};
 
 /// A member's columns: e-mail, name, role, created at.
 type MemberRow = (String, String, String, String);
@@ -103,10 +105,8 @@ impl People for SqlStore {
         if role_of(&mut tx, &key).await? == Role::Owner {
             keep_an_owner(&mut tx, &key).await?;
         }
-        let end_sessions = statement(
-            "DELETE FROM sessions WHERE token_name IN (SELECT name FROM tokens WHERE member = $1)",
-        );
-        tx.execute(end_sessions.bind(&key)).await?;
+        tx.execute(statement("DELETE FROM sessions WHERE member = $1").bind(&key)).await?;
+        tx.execute(statement("DELETE FROM invites WHERE member = $1").bind(&key)).await?;
         let revoke =
             statement("UPDATE tokens SET revoked_at = $1 WHERE member = $2 AND revoked_at IS NULL");
         tx.execute(revoke.bind(now()).bind(&key)).await?;
@@ -190,6 +190,98 @@ impl People for SqlStore {
             return Err(StoreError::NoSuchTeam(name.to_owned()));
         }
         tx.commit().await?;
+        Ok(())
+    }
+
+    async fn create_invite(
+        &self,
+        email: &str,
+        id_hash: &str,
+        lifetime: std::time::Duration,
+    ) -> Result<Member, StoreError> {
+        let member = self.member(email).await?;
+        let now = now();
+        let mut tx = self.db.begin_write().await?;
+        let spent = statement("DELETE FROM invites WHERE expires_at <= $1 OR used_at IS NOT NULL");
+        tx.execute(spent.bind(&now)).await?;
+        let invite = statement(
+            "INSERT INTO invites (id_hash, member, created_at, expires_at) VALUES ($1, $2, $3, $4)",
+        );
+        tx.execute(invite.bind(id_hash).bind(&member.email).bind(&now).bind(expiry(lifetime)))
+            .await?;
+        tx.commit().await?;
+        Ok(member)
+    }
+
+    async fn use_invite(&self, id_hash: &str) -> Result<String, StoreError> {
+        let now = now();
+        // Marked used by the statement that reads it: two clicks at once sign in once.
+        let take = statement(
+            "UPDATE invites SET used_at = $1
+             WHERE id_hash = $2 AND used_at IS NULL AND expires_at > $1 RETURNING member",
+        );
+        let mut tx = self.db.begin_write().await?;
+        let taken: Option<(String,)> = tx.optional(take.bind(&now).bind(id_hash)).await?;
+        tx.commit().await?;
+        if let Some((email,)) = taken {
+            return Ok(email);
+        }
+        let sql = "SELECT used_at FROM invites WHERE id_hash = $1";
+        let found: Option<(Option<String>,)> =
+            self.db.optional(statement(sql).bind(id_hash)).await?;
+        Err(StoreError::BadInvite(match found {
+            None => InviteProblem::Unknown,
+            Some((Some(_),)) => InviteProblem::Used,
+            Some((None,)) => InviteProblem::Expired,
+        }))
+    }
+
+    async fn begin_sign_in(
+        &self,
+        state_hash: &str,
+        sign_in: &SignIn,
+        lifetime: std::time::Duration,
+    ) -> Result<(), StoreError> {
+        let mut tx = self.db.begin_write().await?;
+        tx.execute(statement("DELETE FROM sign_ins WHERE expires_at <= $1").bind(now())).await?;
+        let begin = statement(
+            "INSERT INTO sign_ins (state_hash, nonce, verifier, next, expires_at)
+             VALUES ($1, $2, $3, $4, $5)",
+        );
+        let begin = begin.bind(state_hash).bind(&sign_in.nonce).bind(&sign_in.verifier);
+        tx.execute(begin.bind(&sign_in.next).bind(expiry(lifetime))).await?;
+        tx.commit().await?;
+        Ok(())
+    }
+
+    async fn finish_sign_in(&self, state_hash: &str) -> Result<Option<SignIn>, StoreError> {
+        let take = statement(
+            "DELETE FROM sign_ins WHERE state_hash = $1 AND expires_at > $2
+             RETURNING nonce, verifier, next",
+        );
+        let mut tx = self.db.begin_write().await?;
+        let taken: Option<(String, String, String)> =
+            tx.optional(take.bind(state_hash).bind(now())).await?;
+        tx.commit().await?;
+        Ok(taken.map(|(nonce, verifier, next)| SignIn { nonce, verifier, next }))
+    }
+
+    async fn workspace(&self) -> Result<Workspace, StoreError> {
+        let sql = "SELECT value FROM settings WHERE name = 'built_ins'";
+        let found: Option<(String,)> = self.db.optional(statement(sql)).await?;
+        Ok(Workspace { built_ins: built_ins_on(found.as_ref().map(|(value,)| value.as_str())) })
+    }
+
+    async fn set_workspace(&self, workspace: &Workspace) -> Result<(), StoreError> {
+        let set = statement(
+            "INSERT INTO settings (name, value) VALUES ('built_ins', $1)
+             ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+        );
+        let mut tx = self.db.begin_write().await?;
+        tx.execute(set.bind(if workspace.built_ins { "on" } else { "off" })).await?;
+        // What members see may have changed for any tool: lists are made again everywhere.
+        tx.commit_changes(&[ANY_TOOL]).await?;
+        self.changed(ANY_TOOL);
         Ok(())
     }
 }

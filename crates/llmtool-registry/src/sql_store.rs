@@ -18,12 +18,12 @@ use crate::model::{
     Holder, KeptRun, Page, Published, Query, Role, Selector, SessionInfo, TagCount, TokenInfo,
     ToolVersion,
 };
-use crate::people::{ALL, TOKENS_DOMAIN, email_key};
+use crate::people::{ALL, SessionFor, TOKENS_DOMAIN, email_key};
 use crate::publication::Publication;
 use crate::rows::{self, TokenRow, VERSION_COLUMNS, VersionRow};
 use crate::store::{
-    MAX_LABELS, MAX_SESSIONS_PER_TOKEN, MAX_TAGS, Store, StoreError, check_base, check_name,
-    check_slug, expiry, now, shown,
+    MAX_LABELS, MAX_SESSIONS, MAX_TAGS, Store, StoreError, check_base, check_name, check_slug,
+    expiry, now, shown,
 };
 use crate::{postgres, sqlite};
 
@@ -54,7 +54,7 @@ impl SqlStore {
     /// Tells this process's listeners that `slug` changed (other servers hear it from the
     /// database: see [`crate::db::Tx::commit_change`]).
     pub(crate) fn changed(&self, slug: &str) {
-        self.announcer.announce(Change::Tool(slug.to_owned()));
+        self.announcer.announce(Change::of(slug));
     }
 
     /// The SQL that the tool `id` carries one of the tags of the words `words` (a parameter,
@@ -395,14 +395,16 @@ impl Store for SqlStore {
     }
 
     async fn token(&self, token_hash: &str) -> Result<Option<Holder>, StoreError> {
-        let sql = "SELECT t.name, t.role, m.role, m.email FROM tokens t
-                     JOIN members m ON m.email = t.member
-                   WHERE t.token_hash = $1 AND t.revoked_at IS NULL";
-        let found: Option<(String, String, String, String)> =
-            self.db.optional(statement(sql).bind(token_hash)).await?;
-        let Some((name, role, member, email)) = found else { return Ok(None) };
-        let Some(role) = capped(&role, &member) else { return Ok(None) };
-        Ok(Some(Holder { name, role, teams: self.teams_of(&email).await? }))
+        let sql = format!(
+            "SELECT t.name, t.role, m.role, m.email, {BUILT_INS} FROM tokens t
+               JOIN members m ON m.email = t.member
+             WHERE t.token_hash = $1 AND t.revoked_at IS NULL"
+        );
+        let found: Option<HolderRow> = self.db.optional(statement(sql).bind(token_hash)).await?;
+        match found {
+            Some(row) => self.holder(row).await,
+            None => Ok(None),
+        }
     }
 
     async fn changes(&self) -> Result<Changes, StoreError> {
@@ -464,41 +466,58 @@ impl Store for SqlStore {
     async fn create_session(
         &self,
         id_hash: &str,
-        token_name: &str,
+        opened_for: SessionFor<'_>,
         csrf: &str,
         lifetime: std::time::Duration,
     ) -> Result<(), StoreError> {
         let now = now();
         let mut tx = self.db.begin_write().await?;
         tx.execute(statement("DELETE FROM sessions WHERE expires_at <= $1").bind(&now)).await?;
+        let (member, token) = match opened_for {
+            SessionFor::Member(email) => (email_key(email)?, None),
+            SessionFor::Token(name) => {
+                let member = statement("SELECT member FROM tokens WHERE name = $1");
+                let found: Option<(Option<String>,)> = tx.optional(member.bind(name)).await?;
+                let Some((Some(member),)) = found else {
+                    return Err(StoreError::NoSuchToken(name.to_owned()));
+                };
+                (member, Some(name))
+            }
+        };
         let open = statement(
-            "INSERT INTO sessions (id_hash, token_name, csrf, created_at, expires_at)
-             VALUES ($1, $2, $3, $4, $5)",
+            "INSERT INTO sessions (id_hash, member, token_name, csrf, created_at, expires_at)
+             VALUES ($1, $2, $3, $4, $5, $6)",
         );
-        let open = open.bind(id_hash).bind(token_name).bind(csrf).bind(&now).bind(expiry(lifetime));
-        tx.execute(open).await?;
+        let open = open.bind(id_hash).bind(&member).bind(token).bind(csrf).bind(&now);
+        tx.execute(open.bind(expiry(lifetime))).await?;
         let oldest = statement(
-            "DELETE FROM sessions WHERE token_name = $1 AND id_hash NOT IN
-               (SELECT id_hash FROM sessions WHERE token_name = $1
+            "DELETE FROM sessions WHERE member = $1 AND id_hash NOT IN
+               (SELECT id_hash FROM sessions WHERE member = $1
                 ORDER BY created_at DESC, id_hash LIMIT $2)",
         );
-        tx.execute(oldest.bind(token_name).bind(MAX_SESSIONS_PER_TOKEN)).await?;
+        tx.execute(oldest.bind(&member).bind(MAX_SESSIONS)).await?;
         tx.commit().await?;
         Ok(())
     }
 
     async fn session(&self, id_hash: &str) -> Result<Option<SessionInfo>, StoreError> {
-        let session = statement(
-            "SELECT t.name, t.role, m.role, m.email, s.csrf FROM sessions s
-               JOIN tokens t ON t.name = s.token_name JOIN members m ON m.email = t.member
-             WHERE s.id_hash = $1 AND s.expires_at > $2 AND t.revoked_at IS NULL",
-        );
-        let found: Option<(String, String, String, String, String)> =
+        // A session opened with a token stands for the token (its name, its role under the
+        // member's); one opened without stands for the member.
+        let session = statement(format!(
+            "SELECT COALESCE(t.name, m.email), COALESCE(t.role, m.role), m.role, m.email,
+                    {BUILT_INS}, s.csrf
+               FROM sessions s JOIN members m ON m.email = s.member
+               LEFT JOIN tokens t ON t.name = s.token_name
+             WHERE s.id_hash = $1 AND s.expires_at > $2
+               AND (s.token_name IS NULL OR t.revoked_at IS NULL)"
+        ));
+        let found: Option<(String, String, String, String, Option<String>, String)> =
             self.db.optional(session.bind(id_hash).bind(now())).await?;
-        let Some((name, role, member, email, csrf)) = found else { return Ok(None) };
-        let Some(role) = capped(&role, &member) else { return Ok(None) };
-        let holder = Holder { name, role, teams: self.teams_of(&email).await? };
-        Ok(Some(SessionInfo { holder, csrf }))
+        let Some((name, role, member_role, email, built_ins, csrf)) = found else {
+            return Ok(None);
+        };
+        let holder = self.holder((name, role, member_role, email, built_ins)).await?;
+        Ok(holder.map(|holder| SessionInfo { holder, csrf }))
     }
 
     async fn delete_session(&self, id_hash: &str) -> Result<(), StoreError> {
@@ -552,6 +571,29 @@ impl Store for SqlStore {
 
 /// What a token whose role is `token` may do, its member's role being `member`: the lower of
 /// the two, since a token never has more rights than its member.
+/// The workspace's `built_ins` setting, as a column of a holder's row.
+const BUILT_INS: &str = "(SELECT value FROM settings WHERE name = 'built_ins')";
+
+/// A holder's row: the token's name (or the member's e-mail), the token's role (or the
+/// member's), the member's role, e-mail, and the workspace's `built_ins` setting.
+type HolderRow = (String, String, String, String, Option<String>);
+
+/// Whether a `built_ins` setting (none: never set) lets members see the built-in tools.
+pub(crate) fn built_ins_on(setting: Option<&str>) -> bool {
+    setting != Some("off")
+}
+
+impl SqlStore {
+    /// The holder of a row, with their member's teams; `None` when a role is unknown.
+    async fn holder(&self, row: HolderRow) -> Result<Option<Holder>, StoreError> {
+        let (name, role, member_role, member, built_ins) = row;
+        let Some(role) = capped(&role, &member_role) else { return Ok(None) };
+        let teams = self.teams_of(&member).await?;
+        let workspace = crate::Workspace { built_ins: built_ins_on(built_ins.as_deref()) };
+        Ok(Some(Holder { name, role, member, teams, workspace }))
+    }
+}
+
 fn capped(token: &str, member: &str) -> Option<Role> {
     Some(Role::parse(token)?.min(Role::parse(member)?))
 }

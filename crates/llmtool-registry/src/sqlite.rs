@@ -56,14 +56,18 @@ pub(crate) const SEARCH: &str = "SELECT t.slug, t.latest, v.name, v.description,
        AND ($4 IS NULL OR v.output_type = $4)
        AND ($5 IS NULL OR EXISTS (SELECT 1 FROM json_each(v.models) WHERE value = $5))
        AND ($6 IS NULL OR t.slug > $6)
-       AND ($8 IS NULL OR EXISTS (SELECT 1 FROM tags g WHERE g.tool_id = t.id
-             AND instr($8, ' ' || g.tag || ' ') > 0))
+       AND ($8 IS NULL OR (EXISTS (SELECT 1 FROM tags g WHERE g.tool_id = t.id
+             AND instr($8, ' ' || g.tag || ' ') > 0)
+           AND NOT EXISTS (SELECT 1 FROM tags g WHERE g.tool_id = t.id
+             AND instr($8, ' !' || g.tag || ' ') > 0)))
      ORDER BY t.slug LIMIT $7";
 
-/// Whether the tool `id` carries a tag of the words `$words` (` all sales `).
+/// Whether the tool `id` carries a tag seen in the words `$words` and none hidden there
+/// (` all sales !built-in `).
 pub(crate) fn tagged(id: &str, words: &str) -> String {
     format!(
-        "EXISTS (SELECT 1 FROM tags g WHERE g.tool_id = {id} AND instr({words}, ' ' || g.tag || ' ') > 0)"
+        "(EXISTS (SELECT 1 FROM tags g WHERE g.tool_id = {id} AND instr({words}, ' ' || g.tag || ' ') > 0)
+          AND NOT EXISTS (SELECT 1 FROM tags g WHERE g.tool_id = {id} AND instr({words}, ' !' || g.tag || ' ') > 0))"
     )
 }
 

@@ -47,8 +47,10 @@ pub enum StoreError {
     NoSuchTeam(String),
     #[error("a team `{0}` exists")]
     TeamExists(String),
-    #[error("`{0}` cannot be a team: the tag `all` reaches everyone")]
+    #[error("`{0}` cannot be a team: the tags `all` and `built-in` are the library's own")]
     ReservedTeam(String),
+    #[error("this sign-in link {0}: ask an admin for a new invite")]
+    BadInvite(InviteProblem),
     #[error("`{slug}` is at version {latest} now, not {base}: someone published meanwhile")]
     Conflict { slug: String, base: u32, latest: u32 },
     #[error("the cursor is not one this library gave")]
@@ -113,17 +115,18 @@ pub trait Store: People + Send + Sync {
     /// member's, when that is lower) and its member's teams.
     async fn token(&self, token_hash: &str) -> Result<Option<Holder>, StoreError>;
 
-    /// Opens a session of the token `token_name` for `lifetime`, known by the SHA-256 of its
-    /// cookie (`id_hash`); expired sessions are dropped, and a token keeps at most
-    /// [`MAX_SESSIONS_PER_TOKEN`] (its oldest go first).
+    /// Opens a session for a token or a member for `lifetime`, known by the SHA-256 of its
+    /// cookie (`id_hash`); expired sessions are dropped, and a member keeps at most
+    /// [`MAX_SESSIONS`] (their oldest go first).
     async fn create_session(
         &self,
         id_hash: &str,
-        token_name: &str,
+        opened_for: crate::SessionFor<'_>,
         csrf: &str,
         lifetime: std::time::Duration,
     ) -> Result<(), StoreError>;
-    /// The live session whose cookie hashes to `id_hash`, if its token is live too.
+    /// The live session whose cookie hashes to `id_hash`, if its member is still one and the
+    /// token it was opened with (if any) is live too.
     async fn session(&self, id_hash: &str) -> Result<Option<SessionInfo>, StoreError>;
     async fn delete_session(&self, id_hash: &str) -> Result<(), StoreError>;
 
@@ -167,8 +170,8 @@ pub trait Store: People + Send + Sync {
     async fn current(&self, label: Option<&str>) -> Result<Vec<(String, u32, String)>, StoreError>;
 }
 
-/// The most sessions a token keeps at once.
-pub const MAX_SESSIONS_PER_TOKEN: i64 = 16;
+/// The most sessions a member keeps at once.
+pub const MAX_SESSIONS: i64 = 16;
 
 /// When a session opened now for `lifetime` ends, as the library writes times.
 pub(crate) fn expiry(lifetime: std::time::Duration) -> String {
@@ -201,6 +204,24 @@ pub const MAX_TAGS: u32 = 64;
 pub const MAX_LABELS: u32 = 64;
 
 /// Whether `name` can be a tag or a label.
+/// Why an invite's link does not sign in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InviteProblem {
+    Unknown,
+    Used,
+    Expired,
+}
+
+impl std::fmt::Display for InviteProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            InviteProblem::Unknown => "is not one the library made (or its member was removed)",
+            InviteProblem::Used => "was used already: each signs in once",
+            InviteProblem::Expired => "has expired",
+        })
+    }
+}
+
 pub(crate) fn check_name(name: &str) -> Result<(), StoreError> {
     let good = !name.is_empty()
         && name.len() <= 64

@@ -1,44 +1,52 @@
 //! Who sees which tools: the one rule, decided here, that every path of the library asks.
 //!
 //! Owners and admins see every tool. Anyone else sees the tools that carry the tag `all`, or
-//! the name of one of their teams. A caller who is no member (a library open to anonymous
-//! reading) sees the tools tagged `all`.
+//! the name of one of their teams, unless the tool is a built-in one (tagged `built-in`) and
+//! the workspace has switched the built-in tools off. A caller who is no member (a library
+//! open to anonymous reading) sees what a member of no team sees.
 
 use std::collections::BTreeSet;
 
 use crate::model::Role;
-use crate::people::ALL;
+use crate::people::{ALL, BUILT_IN_TAG, Workspace};
 
 /// What one caller may see of the library.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Visibility {
     /// Every tool.
     Everything,
-    /// The tools that carry at least one of these tags.
-    Tagged(BTreeSet<String>),
+    /// The tools that carry at least one of the tags `seen` and none of the tags `hidden`.
+    Tagged { seen: BTreeSet<String>, hidden: BTreeSet<String> },
 }
 
 impl Visibility {
-    /// What a member with `role` in `teams` sees.
-    pub fn of(role: Role, teams: &[String]) -> Visibility {
+    /// What a member with `role` in `teams` sees in `workspace`.
+    pub fn of(role: Role, teams: &[String], workspace: &Workspace) -> Visibility {
         if role >= Role::Admin {
             return Visibility::Everything;
         }
-        let mut tags: BTreeSet<String> = teams.iter().cloned().collect();
-        tags.insert(ALL.to_owned());
-        Visibility::Tagged(tags)
+        let mut seen: BTreeSet<String> = teams.iter().cloned().collect();
+        seen.insert(ALL.to_owned());
+        let mut hidden = BTreeSet::new();
+        if !workspace.built_ins {
+            hidden.insert(BUILT_IN_TAG.to_owned());
+        }
+        Visibility::Tagged { seen, hidden }
     }
 
-    /// What a caller who is no member sees.
-    pub fn anonymous() -> Visibility {
-        Visibility::Tagged(BTreeSet::from([ALL.to_owned()]))
+    /// What a caller who is no member sees in `workspace`.
+    pub fn anonymous(workspace: &Workspace) -> Visibility {
+        Visibility::of(Role::Viewer, &[], workspace)
     }
 
     /// Whether a tool carrying `tags` is seen.
     pub fn sees(&self, tags: &[String]) -> bool {
         match self {
             Visibility::Everything => true,
-            Visibility::Tagged(seen) => tags.iter().any(|tag| seen.contains(tag)),
+            Visibility::Tagged { seen, hidden } => {
+                tags.iter().any(|tag| seen.contains(tag))
+                    && !tags.iter().any(|tag| hidden.contains(tag))
+            }
         }
     }
 
@@ -46,15 +54,18 @@ impl Visibility {
     pub fn tags(&self) -> Option<&BTreeSet<String>> {
         match self {
             Visibility::Everything => None,
-            Visibility::Tagged(tags) => Some(tags),
+            Visibility::Tagged { seen, .. } => Some(seen),
         }
     }
 
-    /// [`Visibility::tags`] as a store's queries take them: each between spaces (` all sales `),
-    /// where a tag (which has no space) is found as ` TAG `.
+    /// The visibility as a store's queries take it: each tag seen between spaces, each tag
+    /// hidden after a `!` (` all sales !built-in `), where a tag (which has neither a space
+    /// nor a `!`) is found as ` TAG ` or ` !TAG `; `None` when every tool is seen.
     pub(crate) fn as_words(&self) -> Option<String> {
-        let tags = self.tags()?;
-        Some(tags.iter().fold(" ".to_owned(), |words, tag| words + tag + " "))
+        let Visibility::Tagged { seen, hidden } = self else { return None };
+        let seen = seen.iter().map(|tag| format!("{tag} "));
+        let hidden = hidden.iter().map(|tag| format!("!{tag} "));
+        Some(seen.chain(hidden).fold(" ".to_owned(), |words, tag| words + &tag))
     }
 }
 
@@ -84,21 +95,33 @@ mod tests {
     }
 
     fn names() -> impl Strategy<Value = Vec<String>> {
-        prop::collection::vec(prop::sample::select(vec!["all", "sales", "support", "ops"]), 0..4)
-            .prop_map(|names| names.into_iter().map(str::to_owned).collect())
+        prop::collection::vec(
+            prop::sample::select(vec!["all", "sales", "support", "ops", "built-in"]),
+            0..4,
+        )
+        .prop_map(|names| names.into_iter().map(str::to_owned).collect())
     }
 
     proptest! {
         /// The rule, said another way: a member sees a tool when they are an admin or an
-        /// owner, or the tool is for everyone, or one of its tags is one of their teams.
+        /// owner, or the tool is for everyone or one of its tags is one of their teams, and
+        /// it is no built-in tool switched off.
         #[test]
-        fn a_member_sees_what_the_rule_says(role in role(), teams in names(), tags in names()) {
+        fn a_member_sees_what_the_rule_says(
+            role in role(),
+            teams in names(),
+            tags in names(),
+            built_ins in any::<bool>(),
+        ) {
+            let built_in = tags.iter().any(|tag| tag == "built-in");
             let expected = role >= Role::Admin
-                || tags.iter().any(|tag| tag == "all" || teams.contains(tag));
-            prop_assert_eq!(Visibility::of(role, &teams).sees(&tags), expected);
+                || (tags.iter().any(|tag| tag == "all" || teams.contains(tag))
+                    && (built_ins || !built_in));
+            let workspace = Workspace { built_ins };
+            prop_assert_eq!(Visibility::of(role, &teams, &workspace).sees(&tags), expected);
             // Seeing more than a member of no team, never less.
-            if Visibility::of(role, &[]).sees(&tags) {
-                prop_assert!(Visibility::of(role, &teams).sees(&tags));
+            if Visibility::of(role, &[], &workspace).sees(&tags) {
+                prop_assert!(Visibility::of(role, &teams, &workspace).sees(&tags));
             }
         }
     }
@@ -114,12 +137,18 @@ mod tests {
 
     #[test]
     fn a_caller_who_is_no_member_sees_the_tools_for_everyone() {
-        let anyone = Visibility::anonymous();
+        let on = Workspace { built_ins: true };
+        let anyone = Visibility::anonymous(&on);
         assert!(anyone.sees(&["all".to_owned(), "sales".to_owned()]));
         assert!(!anyone.sees(&["sales".to_owned()]));
         assert!(!anyone.sees(&[]));
-        assert_eq!(Visibility::of(Role::Owner, &[]).tags(), None);
-        let sales = Visibility::of(Role::Viewer, &["sales".to_owned()]);
+        assert_eq!(Visibility::of(Role::Owner, &[], &on).tags(), None);
+        let sales = Visibility::of(Role::Viewer, &["sales".to_owned()], &on);
         assert_eq!(sales.as_words().as_deref(), Some(" all sales "));
+        let off = Workspace { built_ins: false };
+        let sales = Visibility::of(Role::Viewer, &["sales".to_owned()], &off);
+        assert_eq!(sales.as_words().as_deref(), Some(" all sales !built-in "));
+        assert!(!sales.sees(&["all".to_owned(), "built-in".to_owned()]));
+        assert!(Visibility::of(Role::Admin, &[], &off).sees(&["built-in".to_owned()]));
     }
 }

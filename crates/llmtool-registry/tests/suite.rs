@@ -6,8 +6,8 @@
 use std::sync::Arc;
 
 use llmtool_registry::{
-    Change, MAX_LABELS, MAX_TAGS, MemberEdit, NewMember, People, Publication, Query, Role,
-    Selector, SqlStore, Store, StoreError, Visibility,
+    Change, InviteProblem, MAX_LABELS, MAX_TAGS, MemberEdit, NewMember, People, Publication, Query,
+    Role, Selector, SessionFor, SignIn, SqlStore, Store, StoreError, Visibility, Workspace,
 };
 
 /// A valid tool file named `name`, its prompt saying `words`.
@@ -317,18 +317,19 @@ async fn sessions_tags_and_kept_runs(store: &dyn Store) {
     use std::time::Duration;
     let hour = Duration::from_secs(3600);
     store.create_token("sam", Role::Editor, &"5".repeat(64), None).await.unwrap();
-    store.create_session("first", "sam", "csrf-1", hour).await.unwrap();
+    store.create_session("first", SessionFor::Token("sam"), "csrf-1", hour).await.unwrap();
     let session = store.session("first").await.unwrap().unwrap();
     assert_eq!(
         (session.holder.name.as_str(), session.holder.role, session.csrf.as_str()),
         ("sam", Role::Editor, "csrf-1")
     );
     assert!(store.session("unknown").await.unwrap().is_none());
-    store.create_session("gone", "sam", "csrf-0", Duration::ZERO).await.unwrap();
+    store.create_session("gone", SessionFor::Token("sam"), "csrf-0", Duration::ZERO).await.unwrap();
     assert!(store.session("gone").await.unwrap().is_none(), "an expired session is refused");
-    for n in 0..llmtool_registry::MAX_SESSIONS_PER_TOKEN {
+    for n in 0..llmtool_registry::MAX_SESSIONS {
         tokio::time::sleep(Duration::from_millis(2)).await;
-        store.create_session(&format!("later-{n:02}"), "sam", "csrf", hour).await.unwrap();
+        let later = format!("later-{n:02}");
+        store.create_session(&later, SessionFor::Token("sam"), "csrf", hour).await.unwrap();
     }
     assert!(store.session("first").await.unwrap().is_none(), "the oldest is dropped past the cap");
     assert!(store.session("later-15").await.unwrap().is_some());
@@ -481,7 +482,12 @@ async fn members_and_teams(store: &dyn Store) {
 
     // Removing a member revokes their tokens and ends their sessions.
     store
-        .create_session(&"6".repeat(64), "olga-ci", "csrf", std::time::Duration::from_secs(60))
+        .create_session(
+            &"6".repeat(64),
+            SessionFor::Token("olga-ci"),
+            "csrf",
+            std::time::Duration::from_secs(60),
+        )
         .await
         .unwrap();
     store.remove_member("olga@example.org").await.unwrap();
@@ -517,8 +523,9 @@ async fn members_and_teams(store: &dyn Store) {
         .log_run("sales-pitch", 1, None, &run("sales-pitch", "gpt-4o", Some(0.5), 25))
         .await
         .unwrap();
-    let revenue = Visibility::of(Role::Viewer, &["revenue".to_owned()]);
-    let nobody = Visibility::of(Role::Viewer, &[]);
+    let on = Workspace::default();
+    let revenue = Visibility::of(Role::Viewer, &["revenue".to_owned()], &on);
+    let nobody = Visibility::of(Role::Viewer, &[], &on);
     let usage = |visible| async move {
         let totals = store.usage(llmtool_log::Grouping::Tool, None, &visible).await.unwrap();
         totals.into_iter().map(|total| total.key).collect::<Vec<_>>()
@@ -536,6 +543,71 @@ async fn members_and_teams(store: &dyn Store) {
     assert!(store.tags(&revenue).await.unwrap().iter().any(|t| t.tag == "revenue"));
 }
 
+/// An invite signs its member in once, before it expires; a single sign-on under way is taken
+/// once; a session opened without a token stands for its member, and ends with them; the
+/// built-in tools switched off leave every member's view, on every query, but no admin's.
+async fn invites_single_sign_ons_and_the_workspace(store: &dyn Store) {
+    use std::time::Duration;
+    let hour = Duration::from_secs(3600);
+    store.add_members(&[newcomer("ivy@example.org", Role::Viewer, &[])]).await.unwrap();
+    let ivy = store.create_invite("IVY@example.org", "invite-1", hour).await.unwrap();
+    assert_eq!(ivy.email, "ivy@example.org");
+    assert!(matches!(
+        store.create_invite("nobody@example.org", "invite-0", hour).await,
+        Err(StoreError::NoSuchMember(_))
+    ));
+    assert_eq!(store.use_invite("invite-1").await.unwrap(), "ivy@example.org");
+    let again = store.use_invite("invite-1").await;
+    assert!(matches!(again, Err(StoreError::BadInvite(InviteProblem::Used))), "{again:?}");
+    store.create_invite("ivy@example.org", "invite-2", Duration::ZERO).await.unwrap();
+    let late = store.use_invite("invite-2").await;
+    assert!(matches!(late, Err(StoreError::BadInvite(InviteProblem::Expired))), "{late:?}");
+    let unknown = store.use_invite("invite-9").await;
+    assert!(matches!(unknown, Err(StoreError::BadInvite(InviteProblem::Unknown))), "{unknown:?}");
+
+    store.create_session("ivy-1", SessionFor::Member("ivy@example.org"), "c", hour).await.unwrap();
+    let session = store.session("ivy-1").await.unwrap().unwrap();
+    assert_eq!(
+        (session.holder.name.as_str(), session.holder.member.as_str(), session.holder.role),
+        ("ivy@example.org", "ivy@example.org", Role::Viewer)
+    );
+
+    let sign_in = SignIn { nonce: "n".into(), verifier: "v".into(), next: "/t/x".into() };
+    store.begin_sign_in("state-1", &sign_in, hour).await.unwrap();
+    assert_eq!(store.finish_sign_in("state-1").await.unwrap(), Some(sign_in.clone()));
+    assert_eq!(store.finish_sign_in("state-1").await.unwrap(), None, "taken once");
+    store.begin_sign_in("state-2", &sign_in, Duration::ZERO).await.unwrap();
+    assert_eq!(store.finish_sign_in("state-2").await.unwrap(), None, "expired");
+
+    // The built-in tools, switched off: gone for members, there for admins.
+    store.publish("builtin-echo", &tool("Builtin", "builtin"), None, None).await.unwrap();
+    store.add_tag("builtin-echo", "built-in").await.unwrap();
+    assert_eq!(store.workspace().await.unwrap(), Workspace { built_ins: true });
+    let found = |visible: Visibility| async move {
+        let query = Query { text: Some("builtin".into()), limit: 50, visible, ..Query::default() };
+        store.search(&query).await.unwrap().tools.len()
+    };
+    let viewer = session.holder.visibility();
+    assert_eq!(found(viewer).await, 1);
+    store.set_workspace(&Workspace { built_ins: false }).await.unwrap();
+    let session = store.session("ivy-1").await.unwrap().unwrap();
+    assert_eq!(session.holder.workspace, Workspace { built_ins: false });
+    let viewer = session.holder.visibility();
+    assert_eq!(found(viewer.clone()).await, 0);
+    assert!(store.tags(&viewer).await.unwrap().iter().all(|t| t.tag != "built-in"));
+    let admin = Visibility::of(Role::Admin, &[], &Workspace { built_ins: false });
+    assert_eq!(found(admin).await, 1);
+    store.set_workspace(&Workspace { built_ins: true }).await.unwrap();
+    assert_eq!(found(store.session("ivy-1").await.unwrap().unwrap().holder.visibility()).await, 1);
+
+    // A member removed: their sessions and invites go with them.
+    store.create_invite("ivy@example.org", "invite-3", hour).await.unwrap();
+    store.remove_member("ivy@example.org").await.unwrap();
+    assert_eq!(store.session("ivy-1").await.unwrap(), None);
+    let gone = store.use_invite("invite-3").await;
+    assert!(matches!(gone, Err(StoreError::BadInvite(InviteProblem::Unknown))), "{gone:?}");
+}
+
 async fn suite(store: Arc<dyn Store>) {
     versions_tags_labels_and_deletion(store.as_ref()).await;
     search_filters_and_pages(store.as_ref()).await;
@@ -546,6 +618,7 @@ async fn suite(store: Arc<dyn Store>) {
     runs_and_usage(store.as_ref()).await;
     sessions_tags_and_kept_runs(store.as_ref()).await;
     members_and_teams(store.as_ref()).await;
+    invites_single_sign_ons_and_the_workspace(store.as_ref()).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -614,6 +687,7 @@ async fn a_library_from_before_members_keeps_its_tokens_and_tools() {
         "INSERT INTO tokens (name, role, token_hash, created_at) VALUES ('CI', 'editor', 'h1', '2026-01-01T00:00:00.000Z')",
         "INSERT INTO tokens (name, role, token_hash, created_at) VALUES ('ana', 'admin', 'h2', '2026-01-02T00:00:00.000Z')",
         "INSERT INTO tools (id, slug, latest, created_at) VALUES (1, 'old-tool', 1, '2026-01-01T00:00:00.000Z')",
+        "INSERT INTO sessions (id_hash, token_name, csrf, created_at, expires_at) VALUES ('s1', 'CI', 'c1', '2026-01-01T00:00:00.000Z', '2999-01-01T00:00:00.000Z')",
     ] {
         sqlx::query(statement).execute(&pool).await.unwrap();
     }
@@ -621,6 +695,8 @@ async fn a_library_from_before_members_keeps_its_tokens_and_tools() {
 
     let store = SqlStore::open_sqlite(&path).await.unwrap();
     assert_eq!(holder(&store, "h1").await, Some(("CI".to_owned(), Role::Editor)));
+    let session = store.session("s1").await.unwrap().expect("a session from before lives on");
+    assert_eq!((session.holder.name.as_str(), session.csrf.as_str()), ("CI", "c1"));
     let members = store.members().await.unwrap();
     let made: Vec<_> =
         members.iter().map(|m| (m.email.as_str(), m.name.as_str(), m.role)).collect();

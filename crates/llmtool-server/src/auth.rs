@@ -8,7 +8,7 @@ use axum::http::header::{AUTHORIZATION, COOKIE};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, Method};
 use llmtool_mcp::transport::{Connection, bearer_token};
-use llmtool_registry::{Role, StoreError, Visibility};
+use llmtool_registry::{Holder, Role, StoreError, Visibility, Workspace};
 use rand::{RngCore as _, SeedableRng as _};
 use sha2::{Digest as _, Sha256};
 use subtle::ConstantTimeEq as _;
@@ -145,42 +145,51 @@ impl FromRequestParts<ServerState> for Caller {
 impl Caller {
     /// The token's caller, the session's, or nobody.
     async fn identify(parts: &Parts, state: &ServerState) -> Result<Caller, Problem> {
-        let nobody = Caller {
-            name: None,
-            role: None,
-            visibility: Visibility::anonymous(),
-            teams: Vec::new(),
-            csrf: None,
-            limit_key: String::new(),
-        };
         if !parts.headers.contains_key(AUTHORIZATION) {
-            // A session that ended (expired, signed out, its token revoked) is nobody: the
+            // A session that ended (expired, signed out, its member removed) is nobody: the
             // page offers to sign in again.
-            let Some(cookie) = session_cookie(&parts.headers) else { return Ok(nobody) };
-            return Ok(match state.store.session(&token_hash(cookie)).await? {
-                Some(session) => Caller {
-                    visibility: session.holder.visibility(),
-                    teams: session.holder.teams.clone(),
-                    role: Some(session.holder.role),
-                    name: Some(session.holder.name),
-                    csrf: Some(session.csrf),
-                    ..nobody
-                },
-                None => nobody,
-            });
+            let Some(cookie) = session_cookie(&parts.headers) else {
+                return Caller::nobody(state).await;
+            };
+            return match state.store.session(&token_hash(cookie)).await? {
+                Some(session) => Ok(Caller::of(session.holder, Some(session.csrf))),
+                None => Caller::nobody(state).await,
+            };
         }
         let token = bearer_token(&parts.headers).ok_or_else(Problem::unauthorized)?;
         // A token that is not the library's is refused, even where reading is public.
         match state.store.token(&token_hash(token)).await? {
-            Some(holder) => Ok(Caller {
-                visibility: holder.visibility(),
-                teams: holder.teams.clone(),
-                role: Some(holder.role),
-                name: Some(holder.name),
-                ..nobody
-            }),
+            Some(holder) => Ok(Caller::of(holder, None)),
             None => Err(Problem::unauthorized()),
         }
+    }
+
+    fn of(holder: Holder, csrf: Option<String>) -> Caller {
+        Caller {
+            visibility: holder.visibility(),
+            teams: holder.teams,
+            role: Some(holder.role),
+            name: Some(holder.name),
+            csrf,
+            limit_key: String::new(),
+        }
+    }
+
+    /// A caller with no token and no session. Nobody reads anything unless reading is public:
+    /// only then does the workspace's setting on the built-in tools matter to them.
+    async fn nobody(state: &ServerState) -> Result<Caller, Problem> {
+        let workspace = match state.access.public_read {
+            true => state.store.workspace().await?,
+            false => Workspace::default(),
+        };
+        Ok(Caller {
+            name: None,
+            role: None,
+            visibility: Visibility::anonymous(&workspace),
+            teams: Vec::new(),
+            csrf: None,
+            limit_key: String::new(),
+        })
     }
 }
 

@@ -6,7 +6,9 @@ mod api;
 mod auth;
 mod cache;
 mod host;
+mod invites;
 mod limit;
+mod mail;
 mod mcp;
 mod members;
 mod problem;
@@ -14,6 +16,7 @@ mod run_api;
 mod runs;
 mod seed;
 mod session;
+mod sign_in;
 mod studio;
 mod studio_api;
 
@@ -28,10 +31,13 @@ use crate::mcp::Mcp;
 use crate::runs::Runs;
 
 pub use auth::{Access, new_token, token_hash};
+pub use invites::{INVITE_LIFETIME, Invite, InviteError, make_invite, send_invite};
 pub use limit::RateLimiter;
+pub use mail::{Mail, MailError, Mailer};
 pub use mcp::McpOptions;
 pub use problem::Problem;
 pub use seed::{BUILT_IN, seed_built_ins};
+pub use sign_in::{SetupError, SignInSetup};
 
 /// The largest request body: a tool file is at most 1 MiB (`llmtool check`'s limit).
 pub const MAX_BODY: usize = 1 << 20;
@@ -50,6 +56,8 @@ pub struct ServerState {
     allowed_hosts: Arc<[String]>,
     /// Turns of the costly work a request may ask for (checking a file): one per core.
     checks: Arc<tokio::sync::Semaphore>,
+    /// How people sign in besides pasting a token: invites by mail, single sign-on.
+    sign_in: Arc<SignInSetup>,
 }
 
 impl ServerState {
@@ -65,7 +73,19 @@ impl ServerState {
             checks: Arc::new(tokio::sync::Semaphore::new(
                 std::thread::available_parallelism().map_or(2, std::num::NonZero::get),
             )),
+            sign_in: Arc::default(),
         }
+    }
+
+    /// Signs people in by invite and single sign-on as `setup` says.
+    #[must_use]
+    pub fn with_sign_in(mut self, setup: SignInSetup) -> Self {
+        self.sign_in = Arc::new(setup);
+        self
+    }
+
+    pub(crate) fn sign_in(&self) -> &SignInSetup {
+        &self.sign_in
     }
 
     /// Answers requests that name `hosts` too (`name` or `name:port`: what a reverse proxy

@@ -1,14 +1,18 @@
-//! The `/api/v1/members` and `/api/v1/teams` routes: the library's people, managed by its
-//! owners and admins (only an owner makes, unmakes or removes an owner).
+//! The `/api/v1/members`, `/api/v1/teams` and `/api/v1/workspace` routes: the library's
+//! people and its settings, managed by its owners and admins (only an owner makes, unmakes
+//! or removes an owner).
 
 use axum::Json;
 use axum::Router;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::routing::get;
-use llmtool_registry::{Member, MemberEdit, NewMember, Role, Team};
-use serde::Deserialize;
-use utoipa::ToSchema;
+use llmtool_registry::people_csv::check_import;
+use llmtool_registry::{Member, MemberEdit, NewMember, Role, Team, Workspace};
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+use crate::invites::{Invite, InviteError, send_invite};
 
 use crate::auth::Caller;
 use crate::{Problem, ServerState};
@@ -19,6 +23,9 @@ pub(crate) fn routes() -> Router<ServerState> {
         .route("/members/{email}", get(member).patch(edit_member).delete(remove_member))
         .route("/teams", get(teams).post(create_team))
         .route("/teams/{name}", axum::routing::patch(rename_team).delete(remove_team))
+        .route("/members/{email}/invite", axum::routing::post(invite))
+        .route("/members/import", axum::routing::post(import))
+        .route("/workspace", get(workspace).put(set_workspace))
 }
 
 type Answer<T> = Result<T, Problem>;
@@ -163,4 +170,120 @@ pub(crate) async fn remove_team(
     require_admin(&caller)?;
     state.store.remove_team(&name).await?;
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// Send a member an invite: a one-time sign-in link, by mail, valid for 72 hours.
+#[utoipa::path(post, path = "/members/{email}/invite", params(("email" = String, Path, description = "The member's e-mail, in any case")), security(("bearer" = [])),
+    responses((status = 202, description = "Sent", body = Invite), (status = 404, description = "No such member", body = Problem),
+        (status = 409, description = "This server sends no mail (no `[server.smtp]`, or no public URL), or the member has no mailbox", body = Problem),
+        (status = 502, description = "The SMTP server refused the message", body = Problem), (status = 403, description = "Not an admin", body = Problem)))]
+pub(crate) async fn invite(
+    State(state): State<ServerState>,
+    caller: Caller,
+    Path(email): Path<String>,
+) -> Answer<(StatusCode, Json<Invite>)> {
+    require_admin(&caller)?;
+    let sign_in = state.sign_in();
+    let (Some(mailer), Some(public_url)) = (&sign_in.mailer, &sign_in.public_url) else {
+        return Err(Problem::new(
+            StatusCode::CONFLICT,
+            "Conflict",
+            "this server sends no mail: its config needs `[server.smtp]` and `public_url` (docs/teams.md)",
+        ));
+    };
+    match send_invite(state.store.as_ref(), mailer, public_url, &email).await {
+        Ok(invite) => Ok((StatusCode::ACCEPTED, Json(invite))),
+        Err(InviteError::Store(error)) => Err(error.into()),
+        Err(InviteError::NoMailbox(email)) => Err(Problem::new(
+            StatusCode::CONFLICT,
+            "Conflict",
+            InviteError::NoMailbox(email).to_string(),
+        )),
+        Err(InviteError::Mail(error)) => {
+            tracing::warn!("an invite was not sent: {error}");
+            Err(Problem::new(StatusCode::BAD_GATEWAY, "Bad Gateway", error.to_string()))
+        }
+    }
+}
+
+/// `POST /members/import`: whether only to check the file.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub(crate) struct ImportParams {
+    /// Check every row, add nobody.
+    #[serde(default)]
+    dry_run: bool,
+}
+
+/// What an import did.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct Imported {
+    /// How many members were added (with `dry_run`: would be).
+    members: usize,
+    dry_run: bool,
+}
+
+/// Add the members of a CSV file (columns `email`, `name`, `role`, `teams`): all of them, or
+/// none and every bad row with its line.
+#[utoipa::path(post, path = "/members/import", params(ImportParams), security(("bearer" = [])),
+    request_body(content = String, description = "A CSV file", content_type = "text/csv"),
+    responses((status = 200, body = Imported),
+        (status = 422, description = "Nothing imported: each bad row's `line` and `message` are in `diagnostics`", body = Problem),
+        (status = 403, description = "Not an admin, or an owner added by an admin", body = Problem)))]
+pub(crate) async fn import(
+    State(state): State<ServerState>,
+    caller: Caller,
+    axum::extract::Query(params): axum::extract::Query<ImportParams>,
+    body: String,
+) -> Answer<Json<Imported>> {
+    require_admin(&caller)?;
+    let members = match check_import(state.store.as_ref(), &body).await? {
+        Ok(members) => members,
+        Err(problems) => {
+            let count = problems.len();
+            let rows = problems.into_iter().map(|row| serde_json::json!(row)).collect();
+            return Err(Problem {
+                diagnostics: Some(rows),
+                ..Problem::new(
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    "Unprocessable Content",
+                    format!(
+                        "nothing imported: {count} bad row{}",
+                        if count == 1 { "" } else { "s" }
+                    ),
+                )
+            });
+        }
+    };
+    let roles: Vec<Option<Role>> = members.iter().map(|member| Some(member.role)).collect();
+    require_owner_for(&caller, &roles)?;
+    if !params.dry_run {
+        state.store.add_members(&members).await?;
+    }
+    Ok(Json(Imported { members: members.len(), dry_run: params.dry_run }))
+}
+
+/// The workspace's settings.
+#[utoipa::path(get, path = "/workspace", security(("bearer" = [])),
+    responses((status = 200, body = Workspace), (status = 403, description = "Not an admin", body = Problem)))]
+pub(crate) async fn workspace(
+    State(state): State<ServerState>,
+    caller: Caller,
+) -> Answer<Json<Workspace>> {
+    require_admin(&caller)?;
+    Ok(Json(state.store.workspace().await?))
+}
+
+/// Change the workspace's settings: `built_ins` false hides the built-in tools from every
+/// member below admin, on every path.
+#[utoipa::path(put, path = "/workspace", request_body = Workspace, security(("bearer" = [])),
+    responses((status = 200, body = Workspace), (status = 403, description = "Not an admin", body = Problem)))]
+pub(crate) async fn set_workspace(
+    State(state): State<ServerState>,
+    caller: Caller,
+    Json(body): Json<Workspace>,
+) -> Answer<Json<Workspace>> {
+    require_admin(&caller)?;
+    state.store.set_workspace(&body).await?;
+    Ok(Json(body))
 }

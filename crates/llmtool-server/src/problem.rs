@@ -1,5 +1,6 @@
 //! Errors as RFC 9457 problem documents (`application/problem+json`): a status, a title, a
-//! detail, and for a refused tool file the diagnostics `check --format json` gives.
+//! detail, and for a refused tool file the diagnostics `check --format json` gives (for a
+//! refused CSV file, its rows' problems).
 
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -17,7 +18,8 @@ pub struct Problem {
     /// For `429`: when to try again (the `Retry-After` header).
     #[serde(skip)]
     pub retry_after: Option<u64>,
-    /// A refused tool file's diagnostics.
+    /// What was refused, item by item: a tool file's diagnostics, a CSV file's rows (each
+    /// with its `line` and `message`).
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Vec<Object>>)]
     pub diagnostics: Option<Vec<serde_json::Value>>,
@@ -89,6 +91,7 @@ impl From<StoreError> for Problem {
             | StoreError::BadMemberName(_)
             | StoreError::ReservedTeam(_)
             | StoreError::TokenAboveMember { .. }
+            | StoreError::BadInvite(_)
             | StoreError::BadCursor
             | StoreError::Backup(_) => Problem::bad_request(detail),
             StoreError::TokenExists(_)

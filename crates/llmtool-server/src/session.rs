@@ -1,6 +1,8 @@
 //! Signing in to the studio: `POST /session` exchanges a library token for a session cookie
 //! (`HttpOnly`, `SameSite=Strict`) and a CSRF token the page sends back with every write;
-//! `GET /session` says who is signed in; `DELETE /session` signs out.
+//! `POST /session/invite` does the same for an invite's secret, once; `GET /session` says who
+//! is signed in; `DELETE /session` signs out. Single sign-on (`sso.rs`) opens its sessions
+//! here too.
 
 use std::time::Duration;
 
@@ -12,6 +14,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse as _, Response};
 use llmtool_mcp::transport::Connection;
 use llmtool_registry::wire::Signed;
+use llmtool_registry::{Role, SessionFor};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
@@ -29,6 +32,12 @@ pub(crate) struct SignIn {
     token: String,
 }
 
+/// `POST /session/invite`: the secret of an invite's link (what follows its `#`).
+#[derive(Debug, Deserialize, ToSchema)]
+pub(crate) struct InviteSignIn {
+    secret: String,
+}
+
 /// Sign in with a library token: a session cookie for the studio.
 #[utoipa::path(post, path = "/session", request_body = SignIn,
     responses((status = 200, description = "Signed in; the `llmtool_session` cookie is set", body = Signed),
@@ -39,23 +48,68 @@ pub(crate) async fn sign_in(
     headers: HeaderMap,
     Json(body): Json<SignIn>,
 ) -> Result<Response, Problem> {
-    let address = connection.map_or_else(|| "unknown".to_owned(), |c| c.0.0.peer.ip().to_string());
-    if let Err(wait) = state.limiter.take(&format!("sign-in:{address}")) {
-        return Err(Problem::too_many(wait));
-    }
+    take_attempt(&state, connection.as_ref())?;
     let Some(holder) = state.store.token(&token_hash(body.token.trim())).await? else {
         return Err(Problem::unauthorized());
     };
-    let (name, role) = (holder.name, holder.role);
+    let signed = open_session(&state, &headers, SessionFor::Token(&holder.name)).await?;
+    Ok(signed.with_caller(holder.name, holder.role))
+}
+
+/// Sign in with an invite's link: once, before it expires.
+#[utoipa::path(post, path = "/session/invite", request_body = InviteSignIn,
+    responses((status = 200, description = "Signed in; the `llmtool_session` cookie is set", body = Signed),
+        (status = 400, description = "The link is unknown, used or expired", body = Problem), (status = 429, description = "Too many attempts from this address", body = Problem)))]
+pub(crate) async fn sign_in_by_invite(
+    State(state): State<ServerState>,
+    connection: Option<Extension<ConnectInfo<Connection>>>,
+    headers: HeaderMap,
+    Json(body): Json<InviteSignIn>,
+) -> Result<Response, Problem> {
+    take_attempt(&state, connection.as_ref())?;
+    let email = state.store.use_invite(&token_hash(body.secret.trim())).await?;
+    let member = state.store.member(&email).await?;
+    let signed = open_session(&state, &headers, SessionFor::Member(&member.email)).await?;
+    Ok(signed.with_caller(member.email, member.role))
+}
+
+/// Each sign-in spends its address's allowance: secrets are not for guessing.
+fn take_attempt(
+    state: &ServerState,
+    connection: Option<&Extension<ConnectInfo<Connection>>>,
+) -> Result<(), Problem> {
+    let address = connection.map_or_else(|| "unknown".to_owned(), |c| c.0.0.peer.ip().to_string());
+    state.limiter.take(&format!("sign-in:{address}")).map_err(Problem::too_many)
+}
+
+/// A session opened: its cookie, to be set on the answer, and its CSRF token.
+pub(crate) struct Opened {
+    set_cookie: String,
+    csrf: String,
+}
+
+impl Opened {
+    /// The answer to a sign-in: who is signed in, with the cookie set.
+    fn with_caller(self, name: String, role: Role) -> Response {
+        let signed = Signed { name, role: role.as_str().to_owned(), csrf: Some(self.csrf) };
+        ([(SET_COOKIE, self.set_cookie)], Json(signed)).into_response()
+    }
+
+    /// The `Set-Cookie` value that carries the session.
+    pub(crate) fn set_cookie(&self) -> &str {
+        &self.set_cookie
+    }
+}
+
+/// Opens a session for `opened_for`, whichever way they signed in.
+pub(crate) async fn open_session(
+    state: &ServerState,
+    headers: &HeaderMap,
+    opened_for: SessionFor<'_>,
+) -> Result<Opened, Problem> {
     let (cookie, csrf) = (random_hex(), random_hex());
-    state.store.create_session(&token_hash(&cookie), &name, &csrf, LIFETIME).await?;
-    // `Secure` (and the `__Host-` name) when the client reached us over HTTPS, through a
-    // proxy that says so; on plain HTTP, browsers would drop a secure cookie.
-    let https = headers
-        .get("x-forwarded-proto")
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.eq_ignore_ascii_case("https"));
-    let set = if https {
+    state.store.create_session(&token_hash(&cookie), opened_for, &csrf, LIFETIME).await?;
+    let set_cookie = if over_https(headers) {
         format!(
             "{SECURE_SESSION_COOKIE}={cookie}; Path=/; HttpOnly; SameSite=Strict; Max-Age={}; Secure",
             LIFETIME.as_secs()
@@ -66,8 +120,16 @@ pub(crate) async fn sign_in(
             LIFETIME.as_secs()
         )
     };
-    let signed = Signed { name, role: role.as_str().to_owned(), csrf: Some(csrf) };
-    Ok(([(SET_COOKIE, set)], Json(signed)).into_response())
+    Ok(Opened { set_cookie, csrf })
+}
+
+/// Whether the client reached us over HTTPS, through a proxy that says so: then cookies are
+/// `Secure` (and named `__Host-`); on plain HTTP, browsers would drop a secure cookie.
+pub(crate) fn over_https(headers: &HeaderMap) -> bool {
+    headers
+        .get("x-forwarded-proto")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.eq_ignore_ascii_case("https"))
 }
 
 /// Who is signed in (by the session cookie or a Bearer token).

@@ -31,18 +31,7 @@ pub(crate) fn default_config_path() -> Option<PathBuf> {
 /// The providers from the given (or default) config file and the process environment. A
 /// missing default file is an empty configuration; a missing named file is an error.
 pub(crate) fn load_providers(config: Option<&Path>) -> anyhow::Result<Providers> {
-    let (path, required) = match config {
-        Some(path) => (Some(path.to_path_buf()), true),
-        None => (default_config_path(), false),
-    };
-    let config = match path {
-        Some(path) if required || path.exists() => {
-            let text = std::fs::read_to_string(&path)
-                .with_context(|| format!("cannot read `{}`", path.display()))?;
-            Config::parse(&text).with_context(|| format!("in `{}`", path.display()))?
-        }
-        _ => Config::default(),
-    };
+    let config = load_config(config)?;
     // A saved library token is hidden like a key, from the moment the file is read.
     if let Some(token) = &config.registry_token {
         crate::secrets::add(token);
@@ -50,6 +39,23 @@ pub(crate) fn load_providers(config: Option<&Path>) -> anyhow::Result<Providers>
     let providers = Providers::new(config, Env::from_process());
     crate::secrets::learn(&providers);
     Ok(providers)
+}
+
+/// The given (or default) config file. A missing default file is an empty configuration; a
+/// missing named file is an error.
+pub(crate) fn load_config(config: Option<&Path>) -> anyhow::Result<Config> {
+    let (path, required) = match config {
+        Some(path) => (Some(path.to_path_buf()), true),
+        None => (default_config_path(), false),
+    };
+    Ok(match path {
+        Some(path) if required || path.exists() => {
+            let text = std::fs::read_to_string(&path)
+                .with_context(|| format!("cannot read `{}`", path.display()))?;
+            Config::parse(&text).with_context(|| format!("in `{}`", path.display()))?
+        }
+        _ => Config::default(),
+    })
 }
 
 /// The runtime settings of `args`, which every command that runs a tool shares; the command

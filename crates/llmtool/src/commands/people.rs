@@ -5,13 +5,15 @@ mod args;
 
 pub(crate) use args::{MemberCommand, TeamCommand};
 
-use llmtool_registry::people_csv::{RowProblem, import_problems, members_from_csv};
+use llmtool_registry::people_csv::{RowProblem, check_import};
 use llmtool_registry::{MemberEdit, NewMember};
+use llmtool_server::{Mailer, make_invite, send_invite};
 
 use crate::cli::ReportFormat;
 use crate::commands::serve::{ListArgs, open, role_of, table};
 use crate::io;
 use crate::outcome::Outcome;
+use crate::settings;
 
 pub(crate) fn member(command: &MemberCommand) -> anyhow::Result<Outcome> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
@@ -72,6 +74,35 @@ pub(crate) fn member(command: &MemberCommand) -> anyhow::Result<Outcome> {
                 store.remove_member(email).await?;
                 eprintln!("removed `{email}`: their tokens are revoked and their sessions ended");
             }
+            MemberCommand::Invite { email, config, public_url, print_link, library } => {
+                let server = settings::load_config(config.as_deref())?.server;
+                let Some(public_url) = public_url.clone().or(server.public_url) else {
+                    anyhow::bail!(
+                        "the link needs the studio's address: `--public-url URL`, or `public_url` in the config's `[server]` table"
+                    );
+                };
+                let (store, _) = open(library).await?;
+                if *print_link {
+                    let (invite, _) = make_invite(store.as_ref(), &public_url, email).await?;
+                    eprintln!(
+                        "the sign-in link of `{}` (it works once, until {}):",
+                        invite.email, invite.expires_at
+                    );
+                    io::write_stdout(format!("{}\n", invite.link).as_bytes())?;
+                } else {
+                    let Some(smtp) = &server.smtp else {
+                        anyhow::bail!(
+                            "no SMTP server to send the invite through: add `[server.smtp]` to the config (docs/teams.md), or hand the link over yourself with `--print-link`"
+                        );
+                    };
+                    let mailer = Mailer::new(smtp)?;
+                    let invite = send_invite(store.as_ref(), &mailer, &public_url, email).await?;
+                    eprintln!(
+                        "sent `{}` a sign-in link (it works once, until {})",
+                        invite.email, invite.expires_at
+                    );
+                }
+            }
             MemberCommand::Import { file, dry_run, library } => {
                 let name = io::display_name(file);
                 let bytes = io::read_input(file)?;
@@ -80,15 +111,11 @@ pub(crate) fn member(command: &MemberCommand) -> anyhow::Result<Outcome> {
                     return Ok(Outcome::Problems);
                 };
                 // Every row is checked, against the file and the library, before any is added.
-                let (members, mut problems) = members_from_csv(&text);
                 let (store, _) = open(library).await?;
-                let (existing, teams) = (store.members().await?, store.teams().await?);
-                problems.extend(import_problems(&members, &existing, &teams));
-                if !problems.is_empty() {
-                    problems.sort_by_key(|problem| problem.line);
-                    return Ok(refused(&name, &problems));
-                }
-                let members: Vec<NewMember> = members.into_iter().map(|(_, m)| m).collect();
+                let members = match check_import(store.as_ref(), &text).await? {
+                    Ok(members) => members,
+                    Err(problems) => return Ok(refused(&name, &problems)),
+                };
                 if *dry_run {
                     eprintln!(
                         "{name}: {} members would be added (dry run: none is)",

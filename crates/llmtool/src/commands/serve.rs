@@ -13,7 +13,9 @@ use llmtool_mcp::RunLimits;
 use llmtool_mcp::transport::HttpOptions;
 use llmtool_registry::{Role, Store};
 use llmtool_runtime::{Fetch, LogPolicy, Runtime, RuntimeOptions};
-use llmtool_server::{Access, McpOptions, RateLimiter, ServerState, new_token, token_hash};
+use llmtool_server::{
+    Access, McpOptions, RateLimiter, ServerState, SignInSetup, new_token, token_hash,
+};
 
 use crate::cli::ReportFormat;
 use crate::io;
@@ -54,7 +56,8 @@ pub(crate) fn serve(args: &ServeArgs) -> anyhow::Result<Outcome> {
             Arc::new(RateLimiter::new(args.rate_limit)),
         )
         .with_allowed_hosts(args.allowed_host.clone())
-        .with_runtime(tool_runtime(args)?, limits);
+        .with_runtime(tool_runtime(args)?, limits)
+        .with_sign_in(sign_in_setup(args)?);
         let runner = state.library_runner().context("the server has no runtime")?;
         let http = HttpOptions {
             allowed_hosts: args.allowed_host.clone(),
@@ -79,6 +82,13 @@ pub(crate) fn serve(args: &ServeArgs) -> anyhow::Result<Outcome> {
         llmtool_server::serve(state, listener, shutdown).await?;
         Ok(Outcome::Ok)
     })
+}
+
+/// How people sign in besides pasting a token: the config's `[server]` table, under the flags.
+fn sign_in_setup(args: &ServeArgs) -> anyhow::Result<SignInSetup> {
+    let server = settings::load_config(args.target.config.as_deref())?.server;
+    let public_url = args.public_url.clone().or(server.public_url);
+    Ok(SignInSetup::new(public_url, server.smtp.as_ref())?)
 }
 
 pub(crate) fn token(command: &TokenCommand) -> anyhow::Result<Outcome> {

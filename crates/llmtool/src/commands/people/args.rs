@@ -9,7 +9,7 @@ use crate::commands::serve::{LibraryArgs, ListArgs, TokenRole};
 /// Manage the library's members: each has an e-mail, a name, a role and teams.
 #[derive(Debug, Subcommand)]
 #[command(
-    after_help = "Examples:\n  llmtool member add ana@example.org --name 'Ana Lima' --role editor --team sales\n  llmtool member import people.csv --dry-run\n  llmtool member edit ana@example.org --team sales --team support\n\nA member sees the tools tagged `all` or with one of their teams' names; owners and admins\nsee every tool. See docs/teams.md."
+    after_help = "Examples:\n  llmtool member add ana@example.org --name 'Ana Lima' --role editor --team sales\n  llmtool member import people.csv --dry-run\n  llmtool member invite ana@example.org\n  llmtool member edit ana@example.org --team sales --team support\n\nA member sees the tools tagged `all` or with one of their teams' names; owners and admins\nsee every tool. See docs/teams.md."
 )]
 pub(crate) enum MemberCommand {
     /// Add a member.
@@ -53,6 +53,24 @@ pub(crate) enum MemberCommand {
     Remove {
         /// The member's e-mail.
         email: String,
+        #[command(flatten)]
+        library: LibraryArgs,
+    },
+    /// Send a member a one-time sign-in link to the studio by mail, valid for 72 hours,
+    /// through the SMTP server of the config's `[server.smtp]` table.
+    Invite {
+        /// The member's e-mail.
+        email: String,
+        /// The config file with `[server]` (default: `~/.config/llmtool/config.toml`).
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// The studio's address, which the link opens (default: the config's
+        /// `server.public_url`).
+        #[arg(long, value_name = "URL")]
+        public_url: Option<String>,
+        /// Print the link on standard output instead of mailing it, to hand it over yourself.
+        #[arg(long)]
+        print_link: bool,
         #[command(flatten)]
         library: LibraryArgs,
     },

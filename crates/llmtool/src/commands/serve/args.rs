@@ -62,6 +62,10 @@ pub(crate) struct ServeArgs {
     /// Accept `/mcp` requests from this browser origin too (`https://app.example.org`; repeat).
     #[arg(long, value_name = "ORIGIN")]
     pub(crate) allowed_origin: Vec<String>,
+    /// The address people reach the studio at (`https://tools.example.com`), for invites'
+    /// links and the single sign-on's redirect (default: the config's `server.public_url`).
+    #[arg(long, value_name = "URL")]
+    pub(crate) public_url: Option<String>,
     #[command(flatten)]
     pub(crate) target: ModelArgs,
 }

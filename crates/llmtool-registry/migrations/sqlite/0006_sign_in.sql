@@ -1,0 +1,47 @@
+-- Signing in without a token: sessions that belong to a member (opened by an invite link or
+-- by single sign-on), one-time invites, the single sign-on attempts in flight, and the
+-- workspace's settings.
+
+-- A session now belongs to a member, and to a token only when one was pasted to open it.
+-- SQLite cannot loosen a column, so the table is made again and the live sessions copied.
+CREATE TABLE sessions_by_member (
+    id_hash TEXT PRIMARY KEY,
+    member TEXT NOT NULL REFERENCES members (email) ON DELETE CASCADE,
+    token_name TEXT REFERENCES tokens (name),
+    csrf TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    expires_at TEXT NOT NULL
+);
+INSERT INTO sessions_by_member (id_hash, member, token_name, csrf, created_at, expires_at)
+SELECT s.id_hash, t.member, s.token_name, s.csrf, s.created_at, s.expires_at
+FROM sessions s JOIN tokens t ON t.name = s.token_name WHERE t.member IS NOT NULL;
+DROP TABLE sessions;
+ALTER TABLE sessions_by_member RENAME TO sessions;
+CREATE INDEX sessions_member ON sessions (member, created_at);
+
+-- An invite: the SHA-256 of the one-time link's secret, for a member, until it expires or
+-- is used (a used invite is kept, so that the link says it was used rather than unknown).
+CREATE TABLE invites (
+    id_hash TEXT PRIMARY KEY,
+    member TEXT NOT NULL REFERENCES members (email) ON DELETE CASCADE,
+    created_at TEXT NOT NULL,
+    expires_at TEXT NOT NULL,
+    used_at TEXT
+);
+CREATE INDEX invites_member ON invites (member);
+
+-- A single sign-on under way: the state sent to the provider (its SHA-256), with the nonce
+-- and PKCE verifier that the answer is checked against, and the page to land on. Used once.
+CREATE TABLE sign_ins (
+    state_hash TEXT PRIMARY KEY,
+    nonce TEXT NOT NULL,
+    verifier TEXT NOT NULL,
+    next TEXT NOT NULL,
+    expires_at TEXT NOT NULL
+);
+
+-- The workspace's settings, by name (`built_ins`: `on` or `off`).
+CREATE TABLE settings (
+    name TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
