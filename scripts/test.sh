@@ -82,6 +82,9 @@ python3 scripts/peer_suites.py
 step "the tool library's HTTP API fuzzed from its OpenAPI document (schemathesis): no server error"
 python3 scripts/registry_fuzz.py
 
+step "invites through a real SMTP server (aiosmtpd, STARTTLS and TLS, with AUTH): each link signs in once"
+python3 scripts/invites_by_mail.py
+
 step "llmtool mcp with real MCP clients (the Python SDK, MCP Inspector)"
 python3 scripts/mcp_clients.py
 

@@ -178,9 +178,10 @@ impl Caller {
     /// A caller with no token and no session. Nobody reads anything unless reading is public:
     /// only then does the workspace's setting on the built-in tools matter to them.
     async fn nobody(state: &ServerState) -> Result<Caller, Problem> {
-        let workspace = match state.access.public_read {
-            true => state.store.workspace().await?,
-            false => Workspace::default(),
+        let workspace = if state.access.public_read {
+            state.store.workspace().await?
+        } else {
+            Workspace::default()
         };
         Ok(Caller {
             name: None,

@@ -53,7 +53,7 @@ pub async fn make_invite(
     }
     let secret = random_hex();
     let expires_at = jiff::Timestamp::now()
-        .checked_add(jiff::SignedDuration::from_secs(INVITE_LIFETIME.as_secs() as i64))
+        .checked_add(jiff::SignedDuration::try_from(INVITE_LIFETIME).unwrap_or_default())
         .unwrap_or_else(|_| jiff::Timestamp::now())
         .strftime("%Y-%m-%dT%H:%M:%SZ")
         .to_string();

@@ -94,11 +94,6 @@ impl Opened {
         let signed = Signed { name, role: role.as_str().to_owned(), csrf: Some(self.csrf) };
         ([(SET_COOKIE, self.set_cookie)], Json(signed)).into_response()
     }
-
-    /// The `Set-Cookie` value that carries the session.
-    pub(crate) fn set_cookie(&self) -> &str {
-        &self.set_cookie
-    }
 }
 
 /// Opens a session for `opened_for`, whichever way they signed in.
