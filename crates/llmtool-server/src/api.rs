@@ -40,6 +40,7 @@ pub(crate) fn routes() -> Router<ServerState> {
             get(crate::session::who).post(crate::session::sign_in).delete(crate::session::sign_out),
         )
         .route("/session/invite", post(crate::session::sign_in_by_invite))
+        .route("/session/methods", get(crate::session::methods))
         .route("/tools/{slug}/tags/{tag}", put(add_tag).delete(remove_tag))
         .route("/tools/{slug}/labels/{label}", put(set_label))
         .route("/openapi.json", get(openapi))
@@ -395,12 +396,12 @@ async fn diff(
     servers((url = "/api/v1")),
     paths(search, publish, tool, versions, version, diff, render, crate::run_api::run, crate::run_api::usage, add_tag, remove_tag, set_label, delete,
         crate::studio_api::runs, crate::studio_api::avatar, crate::studio_api::tags, crate::studio_api::models, crate::studio_api::check, crate::studio_api::format,
-        crate::session::sign_in, crate::session::sign_in_by_invite, crate::session::who, crate::session::sign_out,
+        crate::session::sign_in, crate::session::sign_in_by_invite, crate::session::methods, crate::session::who, crate::session::sign_out,
         crate::members::members, crate::members::member, crate::members::add_member, crate::members::edit_member, crate::members::remove_member,
         crate::members::teams, crate::members::create_team, crate::members::rename_team, crate::members::remove_team,
         crate::members::invite, crate::members::import, crate::members::workspace, crate::members::set_workspace),
     components(schemas(Page, Published, VersionBody, Rendered, VersionDiff, LabelBody, Problem, crate::run_api::RunBody, llmtool_log::Total,
-        crate::studio_api::ModelChoice, crate::studio_api::FormattedText, crate::studio_api::RunSummary, llmtool_registry::TagCount, crate::session::SignIn, crate::session::InviteSignIn, llmtool_registry::wire::Signed,
+        crate::studio_api::ModelChoice, crate::studio_api::FormattedText, crate::studio_api::RunSummary, llmtool_registry::TagCount, crate::session::SignIn, crate::session::InviteSignIn, crate::session::SignInMethods, llmtool_registry::wire::Signed,
         llmtool_registry::Member, llmtool_registry::NewMember, llmtool_registry::MemberEdit, llmtool_registry::Team, llmtool_registry::Role, crate::members::TeamName,
         crate::invites::Invite, crate::members::Imported, llmtool_registry::people_csv::RowProblem, llmtool_registry::Workspace)),
     modifiers(&BearerScheme)

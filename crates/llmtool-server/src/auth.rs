@@ -195,16 +195,26 @@ impl Caller {
 }
 
 /// The value of the session cookie, if the request has exactly one. Two are refused: another
-/// site under the same domain could have planted one. (A `Cookie` header is a list of
-/// `name=value` pairs split by `;`: too little to take a crate for.)
+/// site under the same domain could have planted one.
 pub(crate) fn session_cookie(headers: &HeaderMap) -> Option<&str> {
+    only_cookie(headers, &[SESSION_COOKIE, SECURE_SESSION_COOKIE])
+}
+
+/// The value of the cookie `name`, if the request has exactly one.
+pub(crate) fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    only_cookie(headers, &[name])
+}
+
+/// The value of the one cookie named one of `names`, if there is exactly one. (A `Cookie`
+/// header is a list of `name=value` pairs split by `;`: too little to take a crate for.)
+fn only_cookie<'a>(headers: &'a HeaderMap, names: &[&str]) -> Option<&'a str> {
     let mut found = headers
         .get_all(COOKIE)
         .iter()
         .filter_map(|value| value.to_str().ok())
         .flat_map(|value| value.split(';'))
         .filter_map(|pair| pair.trim().split_once('='))
-        .filter(|(name, _)| *name == SESSION_COOKIE || *name == SECURE_SESSION_COOKIE)
+        .filter(|(name, _)| names.contains(name))
         .map(|(_, value)| value.trim());
     let first = found.next()?;
     (found.next().is_none() && !first.is_empty()).then_some(first)

@@ -17,6 +17,7 @@ mod runs;
 mod seed;
 mod session;
 mod sign_in;
+mod sso;
 mod studio;
 mod studio_api;
 
@@ -38,6 +39,7 @@ pub use mcp::McpOptions;
 pub use problem::Problem;
 pub use seed::{BUILT_IN, seed_built_ins};
 pub use sign_in::{SetupError, SignInSetup};
+pub use sso::Sso;
 
 /// The largest request body: a tool file is at most 1 MiB (`llmtool check`'s limit).
 pub const MAX_BODY: usize = 1 << 20;
@@ -181,6 +183,7 @@ pub fn router(state: ServerState) -> Router {
     });
     let api = Router::new()
         .nest("/api/v1", api::routes())
+        .merge(sso::routes())
         .merge(studio::routes())
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY))
         .layer(axum::middleware::from_fn_with_state(state.clone(), host::check))

@@ -15,7 +15,7 @@ use axum::response::{IntoResponse as _, Response};
 use llmtool_mcp::transport::Connection;
 use llmtool_registry::wire::Signed;
 use llmtool_registry::{Role, SessionFor};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::auth::{
@@ -84,7 +84,8 @@ fn take_attempt(
 
 /// A session opened: its cookie, to be set on the answer, and its CSRF token.
 pub(crate) struct Opened {
-    set_cookie: String,
+    /// The `Set-Cookie` value that carries the session.
+    pub(crate) set_cookie: String,
     csrf: String,
 }
 
@@ -125,6 +126,19 @@ pub(crate) fn over_https(headers: &HeaderMap) -> bool {
         .get("x-forwarded-proto")
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.eq_ignore_ascii_case("https"))
+}
+
+/// The ways of signing in this server offers besides a token.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct SignInMethods {
+    /// Single sign-on, at `/signin/sso`.
+    sso: bool,
+}
+
+/// How one may sign in here.
+#[utoipa::path(get, path = "/session/methods", responses((status = 200, body = SignInMethods)))]
+pub(crate) async fn methods(State(state): State<ServerState>) -> Json<SignInMethods> {
+    Json(SignInMethods { sso: state.sign_in().sso.is_some() })
 }
 
 /// Who is signed in (by the session cookie or a Bearer token).

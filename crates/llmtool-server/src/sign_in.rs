@@ -2,9 +2,12 @@
 //! (for the links of invites and the single sign-on's redirect), the mailer of the invites,
 //! and the OpenID provider.
 
-use llmtool_providers::config::SmtpConfig;
+use std::sync::Arc;
+
+use llmtool_providers::config::ServerConfig;
 
 use crate::mail::{MailError, Mailer};
+use crate::sso::Sso;
 
 /// Why the sign-in setup is refused.
 #[derive(Debug, thiserror::Error)]
@@ -13,6 +16,8 @@ pub enum SetupError {
     PublicUrl(String),
     #[error(transparent)]
     Mail(#[from] MailError),
+    #[error("the `[server.sso]` table: {0}")]
+    Sso(String),
 }
 
 /// The server's ways of signing in besides pasting a token.
@@ -23,17 +28,30 @@ pub struct SignInSetup {
     pub public_url: Option<String>,
     /// What sends the invites.
     pub mailer: Option<Mailer>,
+    /// The OpenID provider that people sign in with.
+    pub sso: Option<Arc<Sso>>,
 }
 
 impl SignInSetup {
-    /// The setup of a studio at `public_url` that sends mail through `smtp`.
+    /// The setup of a studio at `public_url` (else the config's) as the config's `[server]`
+    /// table says; single sign-on needs the public URL, for its redirect.
     pub fn new(
         public_url: Option<String>,
-        smtp: Option<&SmtpConfig>,
+        config: &ServerConfig,
     ) -> Result<SignInSetup, SetupError> {
+        let public_url = public_url.or_else(|| config.public_url.clone());
         let public_url = public_url.map(|url| check_public_url(&url)).transpose()?;
-        let mailer = smtp.map(Mailer::new).transpose()?;
-        Ok(SignInSetup { public_url, mailer })
+        let mailer = config.smtp.as_ref().map(Mailer::new).transpose()?;
+        let sso = match (&config.sso, &public_url) {
+            (None, _) => None,
+            (Some(sso), Some(url)) => Some(Arc::new(Sso::new(sso, url)?)),
+            (Some(_), None) => {
+                return Err(SetupError::Sso(
+                    "single sign-on needs the studio's address for its redirect: `public_url` in `[server]`, or `--public-url`".into(),
+                ));
+            }
+        };
+        Ok(SignInSetup { public_url, mailer, sso })
     }
 }
 

@@ -87,8 +87,7 @@ pub(crate) fn serve(args: &ServeArgs) -> anyhow::Result<Outcome> {
 /// How people sign in besides pasting a token: the config's `[server]` table, under the flags.
 fn sign_in_setup(args: &ServeArgs) -> anyhow::Result<SignInSetup> {
     let server = settings::load_config(args.target.config.as_deref())?.server;
-    let public_url = args.public_url.clone().or(server.public_url);
-    Ok(SignInSetup::new(public_url, server.smtp.as_ref())?)
+    Ok(SignInSetup::new(args.public_url.clone(), &server)?)
 }
 
 pub(crate) fn token(command: &TokenCommand) -> anyhow::Result<Outcome> {

@@ -1,0 +1,539 @@
+//! Single sign-on for the studio: OpenID Connect's authorization code flow (`openidconnect`),
+//! with PKCE, a state bound to the browser by a cookie, and a nonce. The provider is found by
+//! discovery; its ID token is checked for its signature (by the provider's JWKS, fetched again
+//! when a token is signed by a key not seen yet: keys rotate), issuer, audience, expiry and
+//! nonce. Its `email` claim names the member who signs in; members may be made on their first
+//! sign-in for the domains the config allows.
+//!
+//! `GET /signin/sso?next=PATH` starts a sign-in; the provider sends the browser back to
+//! `GET /signin/sso/callback`, which opens a session and lands on `next`.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::extract::{Query, State};
+use axum::http::header::{CACHE_CONTROL, CONTENT_SECURITY_POLICY, CONTENT_TYPE, LOCATION, SET_COOKIE};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse as _, Response};
+use axum::routing::get;
+use llmtool_providers::config::{SsoConfig, read_secret};
+use llmtool_registry::{NewMember, Role, SessionFor, SignIn, Store, StoreError};
+use openidconnect::core::{CoreAuthenticationFlow, CoreClient, CoreProviderMetadata};
+use openidconnect::{
+    AsyncHttpClient, AuthorizationCode, ClientId, ClientSecret, CsrfToken, EndpointMaybeSet, EndpointNotSet,
+    EndpointSet, HttpRequest, HttpResponse, IssuerUrl, Nonce, PkceCodeChallenge, PkceCodeVerifier,
+    RedirectUrl, Scope, TokenResponse as _,
+};
+use serde::Deserialize;
+
+use crate::auth::token_hash;
+use crate::session::open_session;
+use crate::sign_in::SetupError;
+use crate::ServerState;
+
+/// Where the provider sends the browser back.
+pub(crate) const CALLBACK: &str = "/signin/sso/callback";
+
+/// The cookie that binds a sign-in's state to the browser that started it. `SameSite=Lax`: it
+/// must come back with the provider's (cross-site) redirect.
+const STATE_COOKIE: &str = "llmtool_sso";
+
+/// How long a sign-in may take at the provider.
+const ATTEMPT_LIFETIME: Duration = Duration::from_secs(600);
+
+/// The provider's keys are fetched again at most this often, however many tokens come signed by
+/// a key not seen yet.
+const REFRESH_AT_MOST_EVERY: Duration = Duration::from_secs(10);
+
+/// The largest answer read from the provider.
+const MAX_ANSWER: usize = 1 << 20;
+
+/// A client of the provider, as discovery makes it.
+type Client = CoreClient<
+    EndpointSet,
+    EndpointNotSet,
+    EndpointNotSet,
+    EndpointNotSet,
+    EndpointMaybeSet,
+    EndpointMaybeSet,
+>;
+
+/// Why a sign-in failed: said on the page the browser lands on, never with a secret.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum SsoError {
+    #[error("the identity provider cannot be reached or answered wrongly: {0}")]
+    Provider(String),
+    #[error("the identity provider refused: {0}")]
+    Refused(String),
+    #[error("this sign-in is unknown, expired or used already: start again")]
+    UnknownAttempt,
+    #[error("the identity provider did not accept the sign-in's code (used already, or not ours): {0}")]
+    Code(String),
+    #[error("the identity provider's ID token is not valid here: {0}")]
+    IdToken(String),
+    #[error("the identity provider gave no verified e-mail address")]
+    NoEmail,
+    #[error("no member of this library has the e-mail `{0}`: ask an admin to add you")]
+    NotAMember(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+impl SsoError {
+    fn status(&self) -> StatusCode {
+        match self {
+            SsoError::Provider(_) => StatusCode::BAD_GATEWAY,
+            SsoError::Refused(_) | SsoError::UnknownAttempt => StatusCode::BAD_REQUEST,
+            SsoError::Code(_) | SsoError::IdToken(_) | SsoError::NoEmail => StatusCode::UNAUTHORIZED,
+            SsoError::NotAMember(_) => StatusCode::FORBIDDEN,
+            SsoError::Store(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+}
+
+/// Who the provider says signed in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Identity {
+    email: String,
+    verified: bool,
+    name: Option<String>,
+}
+
+/// The single sign-on of a server.
+pub struct Sso {
+    issuer: IssuerUrl,
+    client_id: ClientId,
+    client_secret: Option<ClientSecret>,
+    redirect: RedirectUrl,
+    allowed_domains: Vec<String>,
+    default_role: Role,
+    http: ProviderHttp,
+    /// The provider as last discovered, and when.
+    discovered: tokio::sync::Mutex<Option<(Client, Instant)>>,
+}
+
+impl std::fmt::Debug for Sso {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The client secret is left out.
+        f.debug_struct("Sso")
+            .field("issuer", &self.issuer.as_str())
+            .field("client_id", &self.client_id.as_str())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Sso {
+    /// The single sign-on that `config` describes, for a studio at `public_url`. The provider is
+    /// discovered on the first sign-in, so that a server starts while it is away.
+    pub fn new(config: &SsoConfig, public_url: &str) -> Result<Sso, SetupError> {
+        let bad = |message: String| SetupError::Sso(message);
+        let issuer = IssuerUrl::new(config.issuer.clone())
+            .map_err(|e| bad(format!("`issuer` = `{}`: {e}", config.issuer)))?;
+        let secret = read_secret(
+            config.client_secret_env.as_deref(),
+            config.client_secret_file.as_deref(),
+            "client secret",
+        )
+        .map_err(|e| bad(e.0))?;
+        let redirect = RedirectUrl::new(format!("{public_url}{CALLBACK}"))
+            .map_err(|e| bad(format!("the redirect address: {e}")))?;
+        let default_role = match &config.default_role {
+            None => Role::Viewer,
+            Some(role) => Role::parse(role)
+                .filter(|role| *role != Role::Owner)
+                .ok_or_else(|| bad(format!("`default_role` = `{role}`: viewer, editor or admin")))?,
+        };
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        // Redirects are not followed: an answer that sends us elsewhere is refused.
+        let mut http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(Duration::from_secs(15));
+        if let Some(file) = &config.ca_file {
+            let pem = std::fs::read(file).map_err(|e| bad(format!("`ca_file` `{file}`: {e}")))?;
+            let certificates = reqwest::Certificate::from_pem_bundle(&pem)
+                .map_err(|e| bad(format!("`ca_file` `{file}`: {e}")))?;
+            http = http.tls_certs_merge(certificates);
+        }
+        Ok(Sso {
+            issuer,
+            client_id: ClientId::new(config.client_id.clone()),
+            client_secret: secret.map(ClientSecret::new),
+            redirect,
+            allowed_domains: config.allowed_domains.iter().map(|d| d.to_lowercase()).collect(),
+            default_role,
+            http: ProviderHttp(http.build().map_err(|e| bad(e.to_string()))?),
+            discovered: tokio::sync::Mutex::new(None),
+        })
+    }
+
+    /// The provider's client: discovered once, and again when `again` and the last discovery is
+    /// older than [`REFRESH_AT_MOST_EVERY`] (a token signed by a key not seen yet).
+    async fn client(&self, again: bool) -> Result<Client, SsoError> {
+        let mut discovered = self.discovered.lock().await;
+        if let Some((client, at)) = discovered.as_ref()
+            && (!again || at.elapsed() < REFRESH_AT_MOST_EVERY)
+        {
+            return Ok(client.clone());
+        }
+        let metadata = CoreProviderMetadata::discover_async(self.issuer.clone(), &self.http)
+            .await
+            .map_err(|e| SsoError::Provider(error_chain(&e)))?;
+        let client = CoreClient::from_provider_metadata(
+            metadata,
+            self.client_id.clone(),
+            self.client_secret.clone(),
+        )
+        .set_redirect_uri(self.redirect.clone());
+        *discovered = Some((client.clone(), Instant::now()));
+        Ok(client)
+    }
+
+    /// Starts a sign-in that lands on `next`: the provider's address to send the browser to,
+    /// and the state its cookie must carry.
+    async fn begin(&self, store: &dyn Store, next: &str) -> Result<(String, String), SsoError> {
+        let client = self.client(false).await?;
+        let (challenge, verifier) = PkceCodeChallenge::new_random_sha256();
+        let (url, state, nonce) = client
+            .authorize_url(
+                CoreAuthenticationFlow::AuthorizationCode,
+                CsrfToken::new_random,
+                Nonce::new_random,
+            )
+            .add_scope(Scope::new("email".into()))
+            .add_scope(Scope::new("profile".into()))
+            .set_pkce_challenge(challenge)
+            .url();
+        let sign_in = SignIn {
+            nonce: nonce.secret().clone(),
+            verifier: verifier.secret().clone(),
+            next: next.to_owned(),
+        };
+        store.begin_sign_in(&token_hash(state.secret()), &sign_in, ATTEMPT_LIFETIME).await?;
+        Ok((url.to_string(), state.secret().clone()))
+    }
+
+    /// Finishes the sign-in of `state` with the provider's `code`: who signed in, and the page
+    /// to land on.
+    async fn finish(
+        &self,
+        store: &dyn Store,
+        code: &str,
+        state: &str,
+    ) -> Result<(Identity, String), SsoError> {
+        let sign_in =
+            store.finish_sign_in(&token_hash(state)).await?.ok_or(SsoError::UnknownAttempt)?;
+        let client = self.client(false).await?;
+        let answer = client
+            .exchange_code(AuthorizationCode::new(code.to_owned()))
+            .map_err(|e| SsoError::Provider(e.to_string()))?
+            .set_pkce_verifier(PkceCodeVerifier::new(sign_in.verifier.clone()))
+            .request_async(&self.http)
+            .await
+            .map_err(|e| SsoError::Code(error_chain(&e)))?;
+        let id_token = answer.id_token().ok_or_else(|| SsoError::IdToken("none was given".into()))?;
+        let nonce = Nonce::new(sign_in.nonce.clone());
+        let claims = match id_token.claims(&client.id_token_verifier(), &nonce) {
+            Ok(claims) => claims.clone(),
+            // Signed by a key not seen yet: the provider may have rotated its keys.
+            Err(openidconnect::ClaimsVerificationError::SignatureVerification(_)) => {
+                let client = self.client(true).await?;
+                id_token
+                    .claims(&client.id_token_verifier(), &nonce)
+                    .map_err(|e| SsoError::IdToken(error_chain(&e)))?
+                    .clone()
+            }
+            Err(e) => return Err(SsoError::IdToken(error_chain(&e))),
+        };
+        let email = claims.email().map(|email| email.as_str().trim().to_lowercase());
+        let email = email.filter(|email| !email.is_empty()).ok_or(SsoError::NoEmail)?;
+        // A provider that says the address is not verified is not believed; one that says
+        // nothing is, for an existing member only.
+        if claims.email_verified() == Some(false) {
+            return Err(SsoError::NoEmail);
+        }
+        let name = claims.name().and_then(|name| name.get(None)).map(|name| name.as_str().to_owned());
+        let identity = Identity { email, verified: claims.email_verified() == Some(true), name };
+        Ok((identity, sign_in.next))
+    }
+
+    /// The member `identity` is: an existing one, or one made now when the provider verified
+    /// an address at an allowed domain.
+    async fn member(&self, store: &dyn Store, identity: &Identity) -> Result<String, SsoError> {
+        match store.member(&identity.email).await {
+            Ok(member) => return Ok(member.email),
+            Err(StoreError::NoSuchMember(_)) => {}
+            Err(other) => return Err(other.into()),
+        }
+        let domain = identity.email.rsplit_once('@').map(|(_, domain)| domain);
+        let allowed = domain.is_some_and(|d| self.allowed_domains.iter().any(|a| a == d));
+        if !(allowed && identity.verified) {
+            return Err(SsoError::NotAMember(identity.email.clone()));
+        }
+        let name = identity.name.clone().unwrap_or_else(|| {
+            identity.email.split('@').next().unwrap_or(&identity.email).to_owned()
+        });
+        let newcomer = NewMember {
+            email: identity.email.clone(),
+            name,
+            role: self.default_role,
+            teams: Vec::new(),
+        };
+        match store.add_members(&[newcomer]).await {
+            // Two first sign-ins at once: the other made the member.
+            Ok(()) | Err(StoreError::MemberExists(_)) => Ok(identity.email.clone()),
+            Err(other) => Err(other.into()),
+        }
+    }
+}
+
+/// The HTTP client of the provider's requests: no redirects, a timeout, answers of at most
+/// [`MAX_ANSWER`] bytes.
+#[derive(Debug, Clone)]
+struct ProviderHttp(reqwest::Client);
+
+/// A failed request to the provider.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct ProviderHttpError(String);
+
+impl<'c> AsyncHttpClient<'c> for ProviderHttp {
+    type Error = ProviderHttpError;
+    type Future = Pin<Box<dyn Future<Output = Result<HttpResponse, ProviderHttpError>> + Send + 'c>>;
+
+    fn call(&'c self, request: HttpRequest) -> Self::Future {
+        Box::pin(send(self.0.clone(), request))
+    }
+}
+
+/// One request to the provider.
+async fn send(http: reqwest::Client, request: HttpRequest) -> Result<HttpResponse, ProviderHttpError> {
+    let failed = |error: reqwest::Error| ProviderHttpError(error_chain(&error));
+    let (parts, body) = request.into_parts();
+    let mut sent = http
+        .request(parts.method, parts.uri.to_string())
+        .headers(parts.headers)
+        .body(body)
+        .send()
+        .await
+        .map_err(failed)?;
+    let mut answer = HttpResponse::new(Vec::new());
+    *answer.status_mut() = sent.status();
+    *answer.headers_mut() = sent.headers().clone();
+    while let Some(chunk) = sent.chunk().await.map_err(failed)? {
+        if answer.body().len() + chunk.len() > MAX_ANSWER {
+            return Err(ProviderHttpError("an answer over 1 MiB".into()));
+        }
+        answer.body_mut().extend_from_slice(&chunk);
+    }
+    Ok(answer)
+}
+
+/// An error and its sources, as one line.
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+pub(crate) fn routes() -> Router<ServerState> {
+    Router::new().route("/signin/sso", get(start)).route(CALLBACK, get(callback))
+}
+
+/// `GET /signin/sso`: where to land after signing in.
+#[derive(Debug, Deserialize)]
+struct Start {
+    next: Option<String>,
+}
+
+async fn start(
+    State(state): State<ServerState>,
+    headers: HeaderMap,
+    Query(query): Query<Start>,
+) -> Response {
+    let Some(sso) = state.sign_in().sso.clone() else {
+        return page(StatusCode::NOT_FOUND, "Single sign-on is not set up on this server.", None);
+    };
+    let next = local_path(query.next.as_deref());
+    match sso.begin(state.store.as_ref(), &next).await {
+        Ok((url, sign_in_state)) => {
+            let secure = if crate::session::over_https(&headers) { "; Secure" } else { "" };
+            let cookie = format!(
+                "{STATE_COOKIE}={sign_in_state}; Path=/signin/sso; HttpOnly; SameSite=Lax; Max-Age={}{secure}",
+                ATTEMPT_LIFETIME.as_secs()
+            );
+            (StatusCode::SEE_OTHER, [(LOCATION, url), (SET_COOKIE, cookie)]).into_response()
+        }
+        Err(error) => failed(&error),
+    }
+}
+
+/// `GET /signin/sso/callback`: the provider's answer.
+#[derive(Debug, Deserialize)]
+struct Callback {
+    code: Option<String>,
+    state: Option<String>,
+    error: Option<String>,
+    error_description: Option<String>,
+}
+
+async fn callback(
+    State(state): State<ServerState>,
+    headers: HeaderMap,
+    Query(query): Query<Callback>,
+) -> Response {
+    let Some(sso) = state.sign_in().sso.clone() else {
+        return page(StatusCode::NOT_FOUND, "Single sign-on is not set up on this server.", None);
+    };
+    match signed_in(&state, &sso, &headers, query).await {
+        Ok(response) => response,
+        Err(error) => {
+            if matches!(error, SsoError::Store(_) | SsoError::Provider(_)) {
+                tracing::warn!("a single sign-on failed: {error}");
+            }
+            failed(&error)
+        }
+    }
+}
+
+async fn signed_in(
+    state: &ServerState,
+    sso: &Arc<Sso>,
+    headers: &HeaderMap,
+    query: Callback,
+) -> Result<Response, SsoError> {
+    if let Some(error) = query.error {
+        let described = query.error_description.map(|d| format!("{error} ({d})")).unwrap_or(error);
+        return Err(SsoError::Refused(described));
+    }
+    let (Some(code), Some(sign_in_state)) = (query.code, query.state) else {
+        return Err(SsoError::UnknownAttempt);
+    };
+    // The state must be the one this browser was given: a sign-in started elsewhere (a link
+    // someone sent) is refused, so nobody is signed in as someone else.
+    let bound = crate::auth::cookie(headers, STATE_COOKIE)
+        .is_some_and(|cookie| token_hash(cookie) == token_hash(&sign_in_state));
+    if !bound {
+        return Err(SsoError::UnknownAttempt);
+    }
+    let (identity, next) = sso.finish(state.store.as_ref(), &code, &sign_in_state).await?;
+    let email = sso.member(state.store.as_ref(), &identity).await?;
+    let opened = open_session(state, headers, SessionFor::Member(&email))
+        .await
+        .map_err(|problem| SsoError::Provider(problem.detail))?;
+    let clear = format!("{STATE_COOKIE}=; Path=/signin/sso; HttpOnly; SameSite=Lax; Max-Age=0");
+    let mut response = page(StatusCode::OK, &format!("Signed in as {email}."), Some(&next));
+    let headers = response.headers_mut();
+    for cookie in [opened.set_cookie, clear] {
+        if let Ok(value) = cookie.parse() {
+            headers.append(SET_COOKIE, value);
+        }
+    }
+    Ok(response)
+}
+
+/// `next` if it is a path of this site, else `/`.
+fn local_path(next: Option<&str>) -> String {
+    match next {
+        Some(path)
+            if path.starts_with('/')
+                && !path.starts_with("//")
+                && !path.starts_with("/\\")
+                && !path.chars().any(char::is_control) =>
+        {
+            path.to_owned()
+        }
+        _ => "/".to_owned(),
+    }
+}
+
+fn failed(error: &SsoError) -> Response {
+    page(error.status(), &format!("Sign-in failed: {error}."), None)
+}
+
+/// A small page in the studio's style saying `message`; with `next`, it goes there at once.
+/// The session cookie is `SameSite=Strict`: it is sent on the page's own navigation, not on a
+/// redirect that follows the provider's (cross-site) one, so the page navigates itself.
+fn page(status: StatusCode, message: &str, next: Option<&str>) -> Response {
+    let go = next.map(|next| {
+        let next = escaped(next);
+        format!("<meta http-equiv=\"refresh\" content=\"0;url={next}\">")
+    });
+    let link = match next {
+        Some(next) => format!("<p><a href=\"{}\">Continue</a></p>", escaped(next)),
+        None => "<p><a href=\"/signin\">Back to sign-in</a></p>".to_owned(),
+    };
+    let html = format!(
+        "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n{}\n<title>Sign-in · llmtool studio</title>\n<link rel=\"stylesheet\" href=\"/assets/studio.css\">\n</head>\n<body>\n<main id=\"main\">\n<h1>Sign-in</h1>\n<p id=\"status\" role=\"status\">{}</p>\n{link}\n</main>\n</body>\n</html>\n",
+        go.unwrap_or_default(),
+        escaped(message)
+    );
+    let headers = [
+        (CONTENT_TYPE, "text/html; charset=utf-8"),
+        (CONTENT_SECURITY_POLICY, "default-src 'self'; script-src 'none'; frame-ancestors 'none'"),
+        (CACHE_CONTROL, "no-store"),
+    ];
+    (status, headers, html).into_response()
+}
+
+/// `text` with HTML's special characters escaped.
+fn escaped(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_path_of_this_site_is_landed_on() {
+        assert_eq!(local_path(Some("/t/poem")), "/t/poem");
+        for elsewhere in ["https://evil.example/", "//evil.example/", "/\\evil.example", "t/x"] {
+            assert_eq!(local_path(Some(elsewhere)), "/", "{elsewhere}");
+        }
+        assert_eq!(local_path(None), "/");
+    }
+
+    #[test]
+    fn a_page_escapes_what_it_says() {
+        assert_eq!(escaped("<b>\"x\" & 'y'</b>"), "&lt;b&gt;&quot;x&quot; &amp; &#39;y&#39;&lt;/b&gt;");
+    }
+
+    #[test]
+    fn a_setup_needs_a_valid_issuer_and_role() {
+        let config = SsoConfig {
+            issuer: "not a url".into(),
+            client_id: "llmtool".into(),
+            client_secret_env: None,
+            client_secret_file: None,
+            allowed_domains: vec![],
+            default_role: None,
+            ca_file: None,
+        };
+        assert!(Sso::new(&config, "https://tools.example.com").is_err());
+        let owner = SsoConfig {
+            issuer: "https://login.example.com".into(),
+            default_role: Some("owner".into()),
+            ..config
+        };
+        assert!(Sso::new(&owner, "https://tools.example.com").unwrap_err().to_string().contains("default_role"));
+    }
+}
