@@ -36,7 +36,7 @@ export function resetSession() {
 
 /** Whether the caller's role is at least `role`. */
 export function canAct(caller, role) {
-  const ranks = { viewer: 1, editor: 2, admin: 3 };
+  const ranks = { viewer: 1, editor: 2, admin: 3, owner: 4 };
   return Boolean(caller) && ranks[caller.role] >= ranks[role];
 }
 
@@ -177,6 +177,8 @@ export async function header() {
       { "aria-label": "Main" },
       el("a", { href: "/" }, "Gallery"),
       canAct(caller, "editor") ? el("a", { href: "/new" }, "New tool") : null,
+      canAct(caller, "admin") ? el("a", { href: "/people" }, "People") : null,
+      canAct(caller, "admin") ? el("a", { href: "/teams" }, "Teams") : null,
     ),
     caller
       ? el("span", { class: "who" }, `${caller.name} (${caller.role}) `, el("button", { type: "button", onclick: signOut }, "Sign out"))

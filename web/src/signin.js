@@ -1,5 +1,6 @@
-// Signing in (`/signin`): a library token is exchanged for a session cookie (HttpOnly,
-// SameSite=Strict); the token itself is never stored by the page.
+// Signing in (`/signin`): with the organisation's single sign-on when the server has it, or a
+// library token exchanged for a session cookie (HttpOnly, SameSite=Strict); the token itself is
+// never stored by the page.
 
 import { ApiError, el, header, resetSession, sameSite, say } from "./common.js";
 
@@ -26,7 +27,19 @@ form.addEventListener("submit", async (event) => {
   location.href = sameSite(next);
 });
 
+/** Offers single sign-on first when the server has it. */
+async function offerSingleSignOn() {
+  const methods = await fetch("/api/v1/session/methods").then((r) => (r.ok ? r.json() : {})).catch(() => ({}));
+  if (!methods.sso) return;
+  const target = `/signin/sso?next=${encodeURIComponent(sameSite(next))}`;
+  document.getElementById("sso").replaceChildren(
+    el("a", { href: target, class: "button" }, "Sign in with single sign-on"),
+    el("p", { class: "help" }, "Or, for scripts and tests, with a library token:"),
+  );
+}
+
 header();
+offerSingleSignOn();
 document.querySelector(".hint")?.replaceChildren(
   "Ask an admin for a token (",
   el("code", {}, "llmtool token create NAME --role viewer"),

@@ -13,12 +13,12 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
+import { violations } from "./axe.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const llmtool = join(root, "target", "debug", "llmtool");
 const mockLlm = join(root, "target", "debug", "mock-llm");
 const screenshots = process.env.LLMTOOL_BLESS ? join(root, "docs", "studio") : join(root, "target", "studio");
-const axeSource = readFileSync(join(root, "web", "node_modules", "axe-core", "axe.min.js"), "utf8");
 const work = mkdtempSync(join(tmpdir(), "llmtool-studio-test-"));
 const data = join(work, "data");
 const children = [];
@@ -97,13 +97,9 @@ async function page({ signedInAs, bypassCSP = false } = {}) {
 async function accessibilityProblems(path, { signedInAs, ready } = {}) {
   const { page: opened, context } = await page({ signedInAs, bypassCSP: true });
   await opened.goto(`${base}${path}`);
-  if (ready) await opened.locator(ready).first().waitFor();
-  await opened.addScriptTag({ content: axeSource });
-  const result = await opened.evaluate(() => window.axe.run(document, { resultTypes: ["violations"] }));
+  const found = await violations(opened, ready);
   await context.close();
-  return result.violations
-    .filter((v) => v.impact === "serious" || v.impact === "critical")
-    .map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(" ")).join(", ")})`);
+  return found;
 }
 
 test("the gallery lists the built-in tools, searches as you type and filters by tag, in under 100 KB of script", async () => {

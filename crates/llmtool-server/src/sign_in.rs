@@ -76,13 +76,33 @@ mod tests {
     use super::*;
 
     #[test]
+    fn single_sign_on_needs_the_public_url() {
+        let config = ServerConfig {
+            sso: Some(llmtool_providers::config::SsoConfig {
+                issuer: "https://login.example.com".into(),
+                client_id: "llmtool".into(),
+                client_secret_env: None,
+                client_secret_file: None,
+                allowed_domains: vec![],
+                default_role: None,
+                ca_file: None,
+            }),
+            ..ServerConfig::default()
+        };
+        let refused = SignInSetup::new(None, &config).unwrap_err();
+        assert!(refused.to_string().contains("public_url"), "{refused}");
+        assert!(SignInSetup::new(Some("https://tools.example.com".into()), &config).is_ok());
+    }
+
+    #[test]
     fn a_public_url_is_an_origin() {
-        let setup = SignInSetup::new(Some("https://tools.example.com/".into()), None).unwrap();
+        let none = ServerConfig::default();
+        let setup = SignInSetup::new(Some("https://tools.example.com/".into()), &none).unwrap();
         assert_eq!(setup.public_url.as_deref(), Some("https://tools.example.com"));
         for bad in
             ["ftp://x.example", "https://x.example/studio", "x.example", "https://x.example/?a=1"]
         {
-            assert!(SignInSetup::new(Some(bad.into()), None).is_err(), "{bad}");
+            assert!(SignInSetup::new(Some(bad.into()), &none).is_err(), "{bad}");
         }
     }
 }

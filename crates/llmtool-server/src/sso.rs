@@ -2,8 +2,9 @@
 //! with PKCE, a state bound to the browser by a cookie, and a nonce. The provider is found by
 //! discovery; its ID token is checked for its signature (by the provider's JWKS, fetched again
 //! when a token is signed by a key not seen yet: keys rotate), issuer, audience, expiry and
-//! nonce. Its `email` claim names the member who signs in; members may be made on their first
-//! sign-in for the domains the config allows.
+//! nonce. Its `email` claim (or, when the ID token has none, the UserInfo endpoint's for the
+//! same subject) names the member who signs in; members may be made on their first sign-in
+//! for the domains the config allows.
 //!
 //! `GET /signin/sso?next=PATH` starts a sign-in; the provider sends the browser back to
 //! `GET /signin/sso/callback`, which opens a session and lands on `next`.
@@ -15,24 +16,29 @@ use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::extract::{Query, State};
-use axum::http::header::{CACHE_CONTROL, CONTENT_SECURITY_POLICY, CONTENT_TYPE, LOCATION, SET_COOKIE};
+use axum::http::header::{
+    CACHE_CONTROL, CONTENT_SECURITY_POLICY, CONTENT_TYPE, LOCATION, SET_COOKIE,
+};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse as _, Response};
 use axum::routing::get;
 use llmtool_providers::config::{SsoConfig, read_secret};
 use llmtool_registry::{NewMember, Role, SessionFor, SignIn, Store, StoreError};
-use openidconnect::core::{CoreAuthenticationFlow, CoreClient, CoreProviderMetadata};
+use openidconnect::core::{
+    CoreAuthenticationFlow, CoreClient, CoreProviderMetadata, CoreUserInfoClaims,
+};
 use openidconnect::{
-    AsyncHttpClient, AuthorizationCode, ClientId, ClientSecret, CsrfToken, EndpointMaybeSet, EndpointNotSet,
-    EndpointSet, HttpRequest, HttpResponse, IssuerUrl, Nonce, PkceCodeChallenge, PkceCodeVerifier,
-    RedirectUrl, Scope, TokenResponse as _,
+    AsyncHttpClient, AuthorizationCode, ClientId, ClientSecret, CsrfToken, EndpointMaybeSet,
+    EndpointNotSet, EndpointSet, HttpRequest, HttpResponse, IssuerUrl, Nonce,
+    OAuth2TokenResponse as _, PkceCodeChallenge, PkceCodeVerifier, RedirectUrl, Scope,
+    TokenResponse as _,
 };
 use serde::Deserialize;
 
+use crate::ServerState;
 use crate::auth::token_hash;
 use crate::session::open_session;
 use crate::sign_in::SetupError;
-use crate::ServerState;
 
 /// Where the provider sends the browser back.
 pub(crate) const CALLBACK: &str = "/signin/sso/callback";
@@ -46,7 +52,7 @@ const ATTEMPT_LIFETIME: Duration = Duration::from_secs(600);
 
 /// The provider's keys are fetched again at most this often, however many tokens come signed by
 /// a key not seen yet.
-const REFRESH_AT_MOST_EVERY: Duration = Duration::from_secs(10);
+const REFRESH_AT_MOST_EVERY: Duration = Duration::from_secs(1);
 
 /// The largest answer read from the provider.
 const MAX_ANSWER: usize = 1 << 20;
@@ -70,7 +76,9 @@ pub(crate) enum SsoError {
     Refused(String),
     #[error("this sign-in is unknown, expired or used already: start again")]
     UnknownAttempt,
-    #[error("the identity provider did not accept the sign-in's code (used already, or not ours): {0}")]
+    #[error(
+        "the identity provider did not accept the sign-in's code (used already, or not ours): {0}"
+    )]
     Code(String),
     #[error("the identity provider's ID token is not valid here: {0}")]
     IdToken(String),
@@ -87,7 +95,9 @@ impl SsoError {
         match self {
             SsoError::Provider(_) => StatusCode::BAD_GATEWAY,
             SsoError::Refused(_) | SsoError::UnknownAttempt => StatusCode::BAD_REQUEST,
-            SsoError::Code(_) | SsoError::IdToken(_) | SsoError::NoEmail => StatusCode::UNAUTHORIZED,
+            SsoError::Code(_) | SsoError::IdToken(_) | SsoError::NoEmail => {
+                StatusCode::UNAUTHORIZED
+            }
             SsoError::NotAMember(_) => StatusCode::FORBIDDEN,
             SsoError::Store(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -98,7 +108,8 @@ impl SsoError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Identity {
     email: String,
-    verified: bool,
+    /// Whether the provider verified the e-mail (`None`: it does not say).
+    verified: Option<bool>,
     name: Option<String>,
 }
 
@@ -142,9 +153,11 @@ impl Sso {
             .map_err(|e| bad(format!("the redirect address: {e}")))?;
         let default_role = match &config.default_role {
             None => Role::Viewer,
-            Some(role) => Role::parse(role)
-                .filter(|role| *role != Role::Owner)
-                .ok_or_else(|| bad(format!("`default_role` = `{role}`: viewer, editor or admin")))?,
+            Some(role) => {
+                Role::parse(role).filter(|role| *role != Role::Owner).ok_or_else(|| {
+                    bad(format!("`default_role` = `{role}`: viewer, editor or admin"))
+                })?
+            }
         };
         let _ = rustls::crypto::ring::default_provider().install_default();
         // Redirects are not followed: an answer that sends us elsewhere is refused.
@@ -233,7 +246,8 @@ impl Sso {
             .request_async(&self.http)
             .await
             .map_err(|e| SsoError::Code(error_chain(&e)))?;
-        let id_token = answer.id_token().ok_or_else(|| SsoError::IdToken("none was given".into()))?;
+        let id_token =
+            answer.id_token().ok_or_else(|| SsoError::IdToken("none was given".into()))?;
         let nonce = Nonce::new(sign_in.nonce.clone());
         let claims = match id_token.claims(&client.id_token_verifier(), &nonce) {
             Ok(claims) => claims.clone(),
@@ -247,15 +261,38 @@ impl Sso {
             }
             Err(e) => return Err(SsoError::IdToken(error_chain(&e))),
         };
-        let email = claims.email().map(|email| email.as_str().trim().to_lowercase());
-        let email = email.filter(|email| !email.is_empty()).ok_or(SsoError::NoEmail)?;
+        let mut identity = Identity {
+            email: claims.email().map(|email| email.as_str().to_owned()).unwrap_or_default(),
+            verified: claims.email_verified(),
+            name: claims
+                .name()
+                .and_then(|name| name.get(None))
+                .map(|name| name.as_str().to_owned()),
+        };
+        // Providers that keep the ID token small give the e-mail at their UserInfo endpoint,
+        // for the same subject.
+        if identity.email.is_empty() {
+            let subject = claims.subject().clone();
+            let info: CoreUserInfoClaims = client
+                .user_info(answer.access_token().clone(), Some(subject))
+                .map_err(|_| SsoError::NoEmail)?
+                .request_async(&self.http)
+                .await
+                .map_err(|e| SsoError::Provider(error_chain(&e)))?;
+            identity = Identity {
+                email: info.email().map(|email| email.as_str().to_owned()).unwrap_or_default(),
+                verified: info.email_verified(),
+                name: identity.name.or_else(|| {
+                    info.name().and_then(|name| name.get(None)).map(|name| name.as_str().to_owned())
+                }),
+            };
+        }
+        identity.email = identity.email.trim().to_lowercase();
         // A provider that says the address is not verified is not believed; one that says
         // nothing is, for an existing member only.
-        if claims.email_verified() == Some(false) {
+        if identity.email.is_empty() || identity.verified == Some(false) {
             return Err(SsoError::NoEmail);
         }
-        let name = claims.name().and_then(|name| name.get(None)).map(|name| name.as_str().to_owned());
-        let identity = Identity { email, verified: claims.email_verified() == Some(true), name };
         Ok((identity, sign_in.next))
     }
 
@@ -269,7 +306,7 @@ impl Sso {
         }
         let domain = identity.email.rsplit_once('@').map(|(_, domain)| domain);
         let allowed = domain.is_some_and(|d| self.allowed_domains.iter().any(|a| a == d));
-        if !(allowed && identity.verified) {
+        if !(allowed && identity.verified == Some(true)) {
             return Err(SsoError::NotAMember(identity.email.clone()));
         }
         let name = identity.name.clone().unwrap_or_else(|| {
@@ -301,7 +338,8 @@ struct ProviderHttpError(String);
 
 impl<'c> AsyncHttpClient<'c> for ProviderHttp {
     type Error = ProviderHttpError;
-    type Future = Pin<Box<dyn Future<Output = Result<HttpResponse, ProviderHttpError>> + Send + 'c>>;
+    type Future =
+        Pin<Box<dyn Future<Output = Result<HttpResponse, ProviderHttpError>> + Send + 'c>>;
 
     fn call(&'c self, request: HttpRequest) -> Self::Future {
         Box::pin(send(self.0.clone(), request))
@@ -309,7 +347,10 @@ impl<'c> AsyncHttpClient<'c> for ProviderHttp {
 }
 
 /// One request to the provider.
-async fn send(http: reqwest::Client, request: HttpRequest) -> Result<HttpResponse, ProviderHttpError> {
+async fn send(
+    http: reqwest::Client,
+    request: HttpRequest,
+) -> Result<HttpResponse, ProviderHttpError> {
     let failed = |error: reqwest::Error| ProviderHttpError(error_chain(&error));
     let (parts, body) = request.into_parts();
     let mut sent = http
@@ -514,7 +555,10 @@ mod tests {
 
     #[test]
     fn a_page_escapes_what_it_says() {
-        assert_eq!(escaped("<b>\"x\" & 'y'</b>"), "&lt;b&gt;&quot;x&quot; &amp; &#39;y&#39;&lt;/b&gt;");
+        assert_eq!(
+            escaped("<b>\"x\" & 'y'</b>"),
+            "&lt;b&gt;&quot;x&quot; &amp; &#39;y&#39;&lt;/b&gt;"
+        );
     }
 
     #[test]
@@ -534,6 +578,11 @@ mod tests {
             default_role: Some("owner".into()),
             ..config
         };
-        assert!(Sso::new(&owner, "https://tools.example.com").unwrap_err().to_string().contains("default_role"));
+        assert!(
+            Sso::new(&owner, "https://tools.example.com")
+                .unwrap_err()
+                .to_string()
+                .contains("default_role")
+        );
     }
 }

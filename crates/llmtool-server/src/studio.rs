@@ -1,4 +1,5 @@
-//! The web studio at `/`: its pages (the gallery, a tool's page, the editor, sign-in) and
+//! The web studio at `/`: its pages (the gallery, a tool's page, the editor, sign-in, an
+//! invite's page, the people and teams of the library) and
 //! their scripts and stylesheet, embedded in the binary (`llmtool-studio`), each sent with a
 //! Content Security Policy that lets a page load only from this server.
 
@@ -20,6 +21,9 @@ pub(crate) fn routes() -> Router<ServerState> {
     Router::new()
         .route("/", get(|| async { file("index.html") }))
         .route("/signin", get(|| async { file("signin.html") }))
+        .route("/signin/invite", get(|| async { file("invite.html") }))
+        .route("/people", get(|| async { file("people.html") }))
+        .route("/teams", get(|| async { file("teams.html") }))
         .route("/new", get(|| async { file("edit.html") }))
         .route("/t/{slug}", get(tool_page))
         .route("/t/{slug}/edit", get(|| async { file("edit.html") }))

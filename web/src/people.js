@@ -1,0 +1,117 @@
+// The library's members (`/people`, admins and owners): each member's name, role and teams
+// changed in place, an invite sent, a member removed; members added one by one or from a CSV
+// file (all rows or none). Every action is one call of `/api/v1/members`.
+
+import { api, canAct, el, header, path, say } from "./common.js";
+
+const ROLES = ["viewer", "editor", "admin", "owner"];
+const rows = document.getElementById("members");
+const problems = document.getElementById("import-problems");
+let caller = null;
+
+/** Team names typed in a field: separated by spaces or commas. */
+function teamsOf(text) {
+  return text.split(/[\s,;]+/).filter(Boolean);
+}
+
+function roleSelect(id, chosen, label) {
+  // Only an owner gives or takes the owner's role.
+  const offered = ROLES.filter((role) => role !== "owner" || caller.role === "owner" || chosen === "owner");
+  return el(
+    "select",
+    { id, "aria-label": label },
+    offered.map((role) => el("option", { value: role, selected: role === chosen }, role)),
+  );
+}
+
+function row(member) {
+  const id = member.email.replace(/[^a-z0-9]/g, "-");
+  const name = el("input", { id: `name-${id}`, value: member.name, "aria-label": `Name of ${member.email}` });
+  const role = roleSelect(`role-${id}`, member.role, `Role of ${member.email}`);
+  const teams = el("input", { id: `teams-${id}`, value: member.teams.join(" "), "aria-label": `Teams of ${member.email}` });
+  const act = (label, work) => el("button", { type: "button", onclick: work }, label);
+  return el(
+    "tr",
+    { "data-email": member.email },
+    el("td", {}, member.email),
+    el("td", {}, name),
+    el("td", {}, role),
+    el("td", {}, teams),
+    el(
+      "td",
+      { class: "actions" },
+      act("Save", async () => {
+        const edit = { name: name.value, role: role.value, teams: teamsOf(teams.value) };
+        await attempt(() => api(path`/members/${member.email}`, { method: "PATCH", json: edit }), `Saved ${member.email}.`);
+      }),
+      act("Invite", async () => {
+        await attempt(async () => {
+          const sent = await api(path`/members/${member.email}/invite`, { method: "POST" });
+          return `Sent ${sent.email} a sign-in link (it works once, until ${sent.expires_at}).`;
+        });
+      }),
+      act("Remove", async () => {
+        if (!confirm(`Remove ${member.email}? Their tokens are revoked and their sessions end.`)) return;
+        await attempt(() => api(path`/members/${member.email}`, { method: "DELETE" }), `Removed ${member.email}.`);
+      }),
+    ),
+  );
+}
+
+/** Runs `work`, says `done` (or what `work` gives back) and lists the members again. */
+async function attempt(work, done) {
+  try {
+    const said = await work();
+    say(typeof said === "string" ? said : done);
+    await load();
+  } catch (error) {
+    say(error.message, "error");
+  }
+}
+
+async function load() {
+  const members = await api("/members");
+  rows.replaceChildren(...members.map(row));
+}
+
+document.getElementById("add").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const member = {
+    email: document.getElementById("add-email").value.trim(),
+    name: document.getElementById("add-name").value.trim(),
+    role: document.getElementById("add-role").value,
+    teams: teamsOf(document.getElementById("add-teams").value),
+  };
+  await attempt(() => api("/members", { method: "POST", json: member }), `Added ${member.email}.`);
+  if (document.getElementById("status").dataset.kind !== "error") event.target.reset();
+});
+
+document.getElementById("import").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const file = document.getElementById("import-file").files[0];
+  const dryRun = document.getElementById("import-dry-run").checked;
+  problems.replaceChildren();
+  if (!file) return;
+  const text = await file.text();
+  await attempt(async () => {
+    try {
+      const done = await api(`/members/import${dryRun ? "?dry_run=true" : ""}`, { method: "POST", text });
+      return done.dry_run
+        ? `${file.name}: ${done.members} members would be added (a check only: nobody was).`
+        : `${file.name}: ${done.members} members added.`;
+    } catch (error) {
+      const rowsRefused = error.problem?.diagnostics || [];
+      problems.replaceChildren(...rowsRefused.map((p) => el("li", { class: "error" }, el("span", { class: "code" }, `line ${p.line}`), ` ${p.message}`)));
+      throw error;
+    }
+  });
+});
+
+caller = await header();
+if (!canAct(caller, "admin")) {
+  say("Only admins and owners manage the library's people.", "error");
+  for (const form of document.querySelectorAll("form")) form.hidden = true;
+} else {
+  document.getElementById("add-role").replaceWith(roleSelect("add-role", "viewer"));
+  await load().catch((error) => say(error.message, "error"));
+}

@@ -1,0 +1,77 @@
+// The library's teams (`/teams`, admins and owners): made, renamed (their tag on every tool
+// follows) and removed; and the workspace's switch for the built-in tools. Every action is one
+// call of `/api/v1/teams` or `/api/v1/workspace`.
+
+import { api, canAct, el, header, path, say } from "./common.js";
+
+const rows = document.getElementById("teams");
+const builtIns = document.getElementById("built-ins");
+
+async function attempt(work, done) {
+  try {
+    await work();
+    say(done);
+    await load();
+  } catch (error) {
+    say(error.message, "error");
+  }
+}
+
+function row(team) {
+  const rename = el("input", { value: team.name, "aria-label": `New name of ${team.name}` });
+  return el(
+    "tr",
+    { "data-team": team.name },
+    el("th", { scope: "row" }, team.name),
+    el("td", {}, String(team.members)),
+    el("td", {}, el("a", { href: `/?tag=${encodeURIComponent(team.name)}` }, String(team.tools))),
+    el("td", {}, rename),
+    el(
+      "td",
+      { class: "actions" },
+      el("button", {
+        type: "button",
+        onclick: () => attempt(
+          () => api(path`/teams/${team.name}`, { method: "PATCH", json: { name: rename.value.trim() } }),
+          `Renamed ${team.name} to ${rename.value.trim()}, with its tag on every tool.`,
+        ),
+      }, "Rename"),
+      el("button", {
+        type: "button",
+        onclick: () => {
+          if (!confirm(`Remove the team ${team.name}? Its tools keep the tag.`)) return;
+          attempt(() => api(path`/teams/${team.name}`, { method: "DELETE" }), `Removed ${team.name}.`);
+        },
+      }, "Remove"),
+    ),
+  );
+}
+
+async function load() {
+  const [teams, workspace] = await Promise.all([api("/teams"), api("/workspace")]);
+  rows.replaceChildren(...teams.map(row));
+  builtIns.checked = workspace.built_ins;
+}
+
+document.getElementById("create").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const name = document.getElementById("create-name").value.trim();
+  await attempt(() => api("/teams", { method: "POST", json: { name } }), `Made the team ${name}: tag tools ${name} for its members to see them.`);
+  event.target.reset();
+});
+
+builtIns.addEventListener("change", () =>
+  attempt(
+    () => api("/workspace", { method: "PUT", json: { built_ins: builtIns.checked } }),
+    builtIns.checked ? "Members see the built-in tools again." : "The built-in tools are switched off for members.",
+  ),
+);
+
+const caller = await header();
+if (!canAct(caller, "admin")) {
+  say("Only admins and owners manage the library's teams.", "error");
+  for (const form of document.querySelectorAll("form")) form.hidden = true;
+  builtIns.disabled = true;
+} else {
+  await load().catch((error) => say(error.message, "error"));
+}
