@@ -500,3 +500,71 @@ fn members_and_teams_are_managed_and_a_csv_with_a_bad_row_imports_nothing() {
     assert!(ok(&["token", "list"]).contains("revoked"));
     assert!(ok(&["team", "list"]).contains("revenue"));
 }
+
+/// The command line sees what its token's member sees: with a token of a member of `sales`,
+/// `llmtool search` lists the `sales` and `all` tools and `llmtool pull` of the `support` one
+/// fails as for a tool that does not exist; an admin's token finds all three.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_cli_sees_what_its_member_sees() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let ok = |args: &[&str]| {
+        let out = llmtool(&data, args, &[]);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", text(&out.stderr));
+        text(&out.stdout).trim().to_owned()
+    };
+    let admin = ok(&["token", "create", "ops", "--role", "admin"]);
+    ok(&["team", "create", "sales"]);
+    ok(&["team", "create", "support"]);
+    ok(&["member", "add", "sam@example.org", "--team", "sales"]);
+    let sam = ok(&["token", "create", "sam-cli", "--member", "sam@example.org"]);
+    let (mut server, url) = serve(&data);
+    let client = reqwest::Client::new();
+    for (slug, tag) in [
+        ("sales-pitch", Some("sales")),
+        ("support-triage", Some("support")),
+        ("for-everyone", None),
+    ] {
+        let body = serde_json::json!({"model_prompt": "About {{topic}}.",
+            "metadata": {"prompt_name": slug, "description": "A curated tool.", "timestamp": "2026-11-23T10:00:00Z",
+                "variables": [{"name": "topic", "type": "text", "description": "What about."}]}});
+        let publish = client.post(format!("{url}/api/v1/tools?slug={slug}")).bearer_auth(&admin);
+        assert!(publish.body(body.to_string()).send().await.unwrap().status().is_success());
+        if let Some(tag) = tag {
+            let tags = format!("{url}/api/v1/tools/{slug}/tags");
+            let put = client.put(format!("{tags}/{tag}")).bearer_auth(&admin).send().await.unwrap();
+            assert!(put.status().is_success());
+            let off =
+                client.delete(format!("{tags}/all")).bearer_auth(&admin).send().await.unwrap();
+            assert!(off.status().is_success());
+        }
+    }
+    let found = |token: &str| {
+        let env = [("LLMTOOL_REGISTRY", url.as_str()), ("LLMTOOL_TOKEN", token)];
+        let out = llmtool(&data, &["search", "curated", "--format", "json"], &env);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let page: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let slugs = page["tools"].as_array().unwrap().iter();
+        slugs.map(|tool| tool["slug"].as_str().unwrap().to_owned()).collect::<Vec<_>>()
+    };
+    assert_eq!(found(&sam), ["for-everyone", "sales-pitch"]);
+    assert_eq!(found(&admin), ["for-everyone", "sales-pitch", "support-triage"]);
+    let pull = |token: &str, slug: &str| {
+        let env = [("LLMTOOL_REGISTRY", url.as_str()), ("LLMTOOL_TOKEN", token)];
+        llmtool(&data, &["pull", slug], &env)
+    };
+    let hidden = pull(&sam, "support-triage");
+    let missing = pull(&sam, "no-such-tool");
+    assert_eq!((hidden.status.code(), missing.status.code()), (Some(2), Some(2)));
+    let said = text(&hidden.stderr);
+    assert!(said.contains("support-triage") && said.contains("Not Found"), "{said}");
+    assert_eq!(
+        said.replace("support-triage", "X"),
+        text(&missing.stderr).replace("no-such-tool", "X")
+    );
+    assert_eq!(pull(&sam, "sales-pitch").status.code(), Some(0));
+    assert_eq!(pull(&admin, "support-triage").status.code(), Some(0));
+    server.kill().unwrap();
+    server.wait().unwrap();
+}
