@@ -2,7 +2,9 @@
 
 mod args;
 
-pub(crate) use args::{LibraryArgs, ListArgs, ServeArgs, ServeCommand, TokenCommand, TokenRole};
+pub(crate) use args::{
+    LibraryArgs, ListArgs, ServeArgs, ServeCommand, SsoArgs, TokenCommand, TokenRole,
+};
 
 use std::io::Write as _;
 use std::sync::Arc;
@@ -11,6 +13,7 @@ use anyhow::Context as _;
 use comfy_table::{ContentArrangement, Table, presets};
 use llmtool_mcp::RunLimits;
 use llmtool_mcp::transport::HttpOptions;
+use llmtool_providers::config::SsoConfig;
 use llmtool_registry::{Role, Store};
 use llmtool_runtime::{Fetch, LogPolicy, Runtime, RuntimeOptions};
 use llmtool_server::{
@@ -86,8 +89,43 @@ pub(crate) fn serve(args: &ServeArgs) -> anyhow::Result<Outcome> {
 
 /// How people sign in besides pasting a token: the config's `[server]` table, under the flags.
 fn sign_in_setup(args: &ServeArgs) -> anyhow::Result<SignInSetup> {
-    let server = settings::load_config(args.target.config.as_deref())?.server;
+    let mut server = settings::load_config(args.target.config.as_deref())?.server;
+    server.sso = sso_config(&args.sso, server.sso.take());
     Ok(SignInSetup::new(args.public_url.clone(), &server)?)
+}
+
+/// The `[server.sso]` table with the flags over it; the flags alone when it has none.
+fn sso_config(flags: &SsoArgs, table: Option<SsoConfig>) -> Option<SsoConfig> {
+    let mut config = match (table, &flags.issuer, &flags.client_id) {
+        (Some(table), _, _) => table,
+        (None, Some(issuer), Some(client_id)) => SsoConfig {
+            issuer: issuer.clone(),
+            client_id: client_id.clone(),
+            client_secret_env: None,
+            client_secret_file: None,
+            allowed_domains: Vec::new(),
+            default_role: None,
+            ca_file: None,
+        },
+        (None, _, _) => return None,
+    };
+    if let Some(issuer) = &flags.issuer {
+        config.issuer.clone_from(issuer);
+    }
+    if let Some(client_id) = &flags.client_id {
+        config.client_id.clone_from(client_id);
+    }
+    if flags.client_secret_env.is_some() || flags.client_secret_file.is_some() {
+        config.client_secret_env.clone_from(&flags.client_secret_env);
+        config.client_secret_file.clone_from(&flags.client_secret_file);
+    }
+    if !flags.allowed_domains.is_empty() {
+        config.allowed_domains.clone_from(&flags.allowed_domains);
+    }
+    if flags.default_role.is_some() {
+        config.default_role.clone_from(&flags.default_role);
+    }
+    Some(config)
 }
 
 pub(crate) fn token(command: &TokenCommand) -> anyhow::Result<Outcome> {
@@ -187,4 +225,57 @@ pub(crate) async fn open(library: &LibraryArgs) -> anyhow::Result<(Arc<dyn Store
         .await
         .with_context(|| format!("cannot open the library {shown}"))?;
     Ok((store, shown))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flags() -> SsoArgs {
+        SsoArgs {
+            issuer: None,
+            client_id: None,
+            client_secret_env: None,
+            client_secret_file: None,
+            allowed_domains: Vec::new(),
+            default_role: None,
+        }
+    }
+
+    #[test]
+    fn single_sign_on_flags_go_over_the_config() {
+        assert_eq!(sso_config(&flags(), None), None);
+        let issuer_only = SsoArgs { issuer: Some("https://login.example.com".into()), ..flags() };
+        assert_eq!(sso_config(&issuer_only, None), None, "an issuer needs a client id");
+        let given = SsoArgs {
+            client_id: Some("llmtool".into()),
+            client_secret_file: Some("/run/secret".into()),
+            allowed_domains: vec!["example.com".into()],
+            ..issuer_only
+        };
+        let made = sso_config(&given, None).unwrap();
+        assert_eq!(
+            (made.issuer.as_str(), made.client_id.as_str()),
+            ("https://login.example.com", "llmtool")
+        );
+        let table = SsoConfig {
+            issuer: "https://old.example.com".into(),
+            client_id: "old".into(),
+            client_secret_env: Some("OLD_SECRET".into()),
+            client_secret_file: None,
+            allowed_domains: vec![],
+            default_role: Some("editor".into()),
+            ca_file: None,
+        };
+        let over = sso_config(&given, Some(table)).unwrap();
+        assert_eq!(over.issuer, "https://login.example.com");
+        assert_eq!(
+            (over.client_secret_env, over.client_secret_file.as_deref()),
+            (None, Some("/run/secret"))
+        );
+        assert_eq!(
+            (over.allowed_domains, over.default_role.as_deref()),
+            (vec!["example.com".to_owned()], Some("editor"))
+        );
+    }
 }

@@ -25,6 +25,34 @@ pub(crate) struct ListArgs {
     pub(crate) format: ReportFormat,
 }
 
+/// Single sign-on for the studio, over the config's `[server.sso]` table (docs/teams.md).
+#[derive(Debug, Args)]
+pub(crate) struct SsoArgs {
+    /// The OpenID provider's issuer URL: sign-in by OpenID Connect (with `--sso-client-id`,
+    /// or the config's `[server.sso]`).
+    #[arg(long = "sso-issuer", value_name = "URL")]
+    pub(crate) issuer: Option<String>,
+    /// The client id registered at the OpenID provider.
+    #[arg(long = "sso-client-id", value_name = "ID")]
+    pub(crate) client_id: Option<String>,
+    /// The environment variable that holds the client secret.
+    #[arg(
+        long = "sso-client-secret-env",
+        value_name = "NAME",
+        conflicts_with = "client_secret_file"
+    )]
+    pub(crate) client_secret_env: Option<String>,
+    /// A file that holds the client secret (its first line).
+    #[arg(long = "sso-client-secret-file", value_name = "FILE")]
+    pub(crate) client_secret_file: Option<String>,
+    /// Make members on their first sign-in at this e-mail domain (repeat for several).
+    #[arg(long = "sso-allowed-domain", value_name = "DOMAIN")]
+    pub(crate) allowed_domains: Vec<String>,
+    /// The role of members made on their first sign-in (viewer unless given).
+    #[arg(long = "sso-default-role", value_name = "ROLE")]
+    pub(crate) default_role: Option<String>,
+}
+
 /// Serve the shared tool library over HTTP (`/api/v1`): versioned, tagged, labelled tools.
 #[derive(Debug, Args)]
 #[command(
@@ -66,6 +94,8 @@ pub(crate) struct ServeArgs {
     /// links and the single sign-on's redirect (default: the config's `server.public_url`).
     #[arg(long, value_name = "URL")]
     pub(crate) public_url: Option<String>,
+    #[command(flatten)]
+    pub(crate) sso: SsoArgs,
     #[command(flatten)]
     pub(crate) target: ModelArgs,
 }
