@@ -258,6 +258,11 @@ test("a replayed code signs in nobody, whether its state is spent or fresh", asy
   assert.ok(callback, "the provider sent the browser back");
   await page.goto(callback);
   await page.locator("#status").filter({ hasText: "unknown, expired or used already" }).waitFor();
+  // Nobody else's words reach the page: an error without this browser's sign-in is unknown.
+  await page.goto(`${base}/signin/sso/callback?error=access_denied&error_description=call+0800+now&state=made-up`);
+  const said = await page.locator("#status").textContent();
+  assert.match(said, /unknown, expired or used already/);
+  assert.ok(!said.includes("0800"), said);
 
   // The old code with a state of this browser's that was never spent: the provider refuses it.
   const attacker = await fresh();

@@ -138,6 +138,10 @@ pub struct SsoConfig {
     pub allowed_domains: Vec<String>,
     /// The role of members made on their first sign-in (`viewer` unless given).
     pub default_role: Option<String>,
+    /// Believe the e-mail of a provider that does not say whether it verified it (one that
+    /// never sends `email_verified`); an address it says it did not verify is never believed.
+    #[serde(default)]
+    pub trust_unverified_email: bool,
     /// A PEM file of certificates to trust besides the system's, for the provider.
     pub ca_file: Option<String>,
 }

@@ -119,7 +119,8 @@ pub trait People: Send + Sync {
     async fn remove_team(&self, name: &str) -> Result<(), StoreError>;
 
     /// Keeps an invite for the member `email` (who must exist), known by the SHA-256 of its
-    /// link's secret (`id_hash`), for `lifetime`; the member.
+    /// link's secret (`id_hash`), for `lifetime`, in place of their earlier invites not used
+    /// yet; the member.
     async fn create_invite(
         &self,
         email: &str,

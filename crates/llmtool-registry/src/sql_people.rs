@@ -202,8 +202,11 @@ impl People for SqlStore {
         let member = self.member(email).await?;
         let now = now();
         let mut tx = self.db.begin_write().await?;
-        let spent = statement("DELETE FROM invites WHERE expires_at <= $1 OR used_at IS NOT NULL");
-        tx.execute(spent.bind(&now)).await?;
+        // Invites past their time go; a used one stays until then, so that its link says it
+        // was used. A new invite voids the member's earlier links not used yet.
+        tx.execute(statement("DELETE FROM invites WHERE expires_at <= $1").bind(&now)).await?;
+        let earlier = statement("DELETE FROM invites WHERE member = $1 AND used_at IS NULL");
+        tx.execute(earlier.bind(&member.email)).await?;
         let invite = statement(
             "INSERT INTO invites (id_hash, member, created_at, expires_at) VALUES ($1, $2, $3, $4)",
         );

@@ -600,6 +600,14 @@ async fn invites_single_sign_ons_and_the_workspace(store: &dyn Store) {
     store.set_workspace(&Workspace { built_ins: true }).await.unwrap();
     assert_eq!(found(store.session("ivy-1").await.unwrap().unwrap().holder.visibility()).await, 1);
 
+    // A new invite voids the earlier links not used yet; a used one still says so.
+    store.create_invite("ivy@example.org", "invite-4", hour).await.unwrap();
+    store.create_invite("ivy@example.org", "invite-5", hour).await.unwrap();
+    let voided = store.use_invite("invite-4").await;
+    assert!(matches!(voided, Err(StoreError::BadInvite(InviteProblem::Unknown))), "{voided:?}");
+    let used = store.use_invite("invite-1").await;
+    assert!(matches!(used, Err(StoreError::BadInvite(InviteProblem::Used))), "{used:?}");
+
     // A member removed: their sessions and invites go with them.
     store.create_invite("ivy@example.org", "invite-3", hour).await.unwrap();
     store.remove_member("ivy@example.org").await.unwrap();

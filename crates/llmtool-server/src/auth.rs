@@ -104,8 +104,8 @@ impl FromRequestParts<ServerState> for Caller {
         // made-up token gets 401 until it is spent, then 429 (it would be 401 forever).
         let failures =
             format!("failed:{}", address.map_or_else(|| "unknown".into(), |a| a.to_string()));
-        let has_credentials =
-            parts.headers.contains_key(AUTHORIZATION) || session_cookie(&parts.headers).is_some();
+        let has_credentials = parts.headers.contains_key(AUTHORIZATION)
+            || session_cookie(state, &parts.headers).is_some();
         if has_credentials && let Some(wait) = state.limiter.wait(&failures) {
             return Err(Problem::too_many(wait));
         }
@@ -148,7 +148,7 @@ impl Caller {
         if !parts.headers.contains_key(AUTHORIZATION) {
             // A session that ended (expired, signed out, its member removed) is nobody: the
             // page offers to sign in again.
-            let Some(cookie) = session_cookie(&parts.headers) else {
+            let Some(cookie) = session_cookie(state, &parts.headers) else {
                 return Caller::nobody(state).await;
             };
             return match state.store.session(&token_hash(cookie)).await? {
@@ -195,9 +195,14 @@ impl Caller {
 }
 
 /// The value of the session cookie, if the request has exactly one. Two are refused: another
-/// site under the same domain could have planted one.
-pub(crate) fn session_cookie(headers: &HeaderMap) -> Option<&str> {
-    only_cookie(headers, &[SESSION_COOKIE, SECURE_SESSION_COOKIE])
+/// site under the same domain could have planted one. Over HTTPS only the `__Host-` one is
+/// read, which no other host can set.
+pub(crate) fn session_cookie<'a>(state: &ServerState, headers: &'a HeaderMap) -> Option<&'a str> {
+    if state.https(headers) {
+        only_cookie(headers, &[SECURE_SESSION_COOKIE])
+    } else {
+        only_cookie(headers, &[SESSION_COOKIE, SECURE_SESSION_COOKIE])
+    }
 }
 
 /// The value of the cookie `name`, if the request has exactly one.

@@ -90,6 +90,17 @@ impl ServerState {
         &self.sign_in
     }
 
+    /// Whether the client reached the studio over HTTPS: its public URL is an `https` one, or
+    /// a proxy in front says so (`X-Forwarded-Proto`). Cookies are then `Secure` and named
+    /// `__Host-`; on plain HTTP a browser would drop a secure cookie.
+    pub(crate) fn https(&self, headers: &axum::http::HeaderMap) -> bool {
+        self.sign_in.public_url.as_deref().is_some_and(|url| url.starts_with("https://"))
+            || headers
+                .get("x-forwarded-proto")
+                .and_then(|value| value.to_str().ok())
+                .is_some_and(|value| value.eq_ignore_ascii_case("https"))
+    }
+
     /// Answers requests that name `hosts` too (`name` or `name:port`: what a reverse proxy
     /// passes on), besides loopback names and the server's own address.
     #[must_use]

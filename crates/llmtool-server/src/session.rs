@@ -74,7 +74,7 @@ pub(crate) async fn sign_in_by_invite(
 }
 
 /// Each sign-in spends its address's allowance: secrets are not for guessing.
-fn take_attempt(
+pub(crate) fn take_attempt(
     state: &ServerState,
     connection: Option<&Extension<ConnectInfo<Connection>>>,
 ) -> Result<(), Problem> {
@@ -105,7 +105,7 @@ pub(crate) async fn open_session(
 ) -> Result<Opened, Problem> {
     let (cookie, csrf) = (random_hex(), random_hex());
     state.store.create_session(&token_hash(&cookie), opened_for, &csrf, LIFETIME).await?;
-    let set_cookie = if over_https(headers) {
+    let set_cookie = if state.https(headers) {
         format!(
             "{SECURE_SESSION_COOKIE}={cookie}; Path=/; HttpOnly; SameSite=Strict; Max-Age={}; Secure",
             LIFETIME.as_secs()
@@ -117,15 +117,6 @@ pub(crate) async fn open_session(
         )
     };
     Ok(Opened { set_cookie, csrf })
-}
-
-/// Whether the client reached us over HTTPS, through a proxy that says so: then cookies are
-/// `Secure` (and named `__Host-`); on plain HTTP, browsers would drop a secure cookie.
-pub(crate) fn over_https(headers: &HeaderMap) -> bool {
-    headers
-        .get("x-forwarded-proto")
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v.eq_ignore_ascii_case("https"))
 }
 
 /// The ways of signing in this server offers besides a token.
@@ -162,7 +153,7 @@ pub(crate) async fn sign_out(
     headers: HeaderMap,
 ) -> Result<Response, Problem> {
     // `Caller` has checked the CSRF token of a session's request.
-    if let Some(cookie) = session_cookie(&headers) {
+    if let Some(cookie) = session_cookie(&state, &headers) {
         state.store.delete_session(&token_hash(cookie)).await?;
     }
     let clear = format!("{SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0");

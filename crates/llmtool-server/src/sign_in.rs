@@ -86,6 +86,7 @@ mod tests {
                 allowed_domains: vec![],
                 default_role: None,
                 ca_file: None,
+                trust_unverified_email: false,
             }),
             ..ServerConfig::default()
         };

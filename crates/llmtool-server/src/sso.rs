@@ -14,16 +14,18 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use axum::Extension;
 use axum::Router;
-use axum::extract::{Query, State};
+use axum::extract::{ConnectInfo, Query, State};
 use axum::http::header::{
-    CACHE_CONTROL, CONTENT_SECURITY_POLICY, CONTENT_TYPE, LOCATION, SET_COOKIE,
+    CACHE_CONTROL, CONTENT_SECURITY_POLICY, CONTENT_TYPE, LOCATION, REFERRER_POLICY, SET_COOKIE,
 };
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse as _, Response};
 use axum::routing::get;
+use llmtool_mcp::transport::Connection;
 use llmtool_providers::config::{SsoConfig, read_secret};
-use llmtool_registry::{NewMember, Role, SessionFor, SignIn, Store, StoreError};
+use llmtool_registry::{NewMember, Role, SessionFor, SignIn, Store, StoreError, TOKENS_DOMAIN};
 use openidconnect::core::{
     CoreAuthenticationFlow, CoreClient, CoreProviderMetadata, CoreUserInfoClaims,
 };
@@ -47,12 +49,18 @@ pub(crate) const CALLBACK: &str = "/signin/sso/callback";
 /// must come back with the provider's (cross-site) redirect.
 const STATE_COOKIE: &str = "llmtool_sso";
 
+/// Its name over HTTPS.
+const SECURE_STATE_COOKIE: &str = "__Host-llmtool_sso";
+
 /// How long a sign-in may take at the provider.
 const ATTEMPT_LIFETIME: Duration = Duration::from_secs(600);
 
 /// The provider's keys are fetched again at most this often, however many tokens come signed by
 /// a key not seen yet.
 const REFRESH_AT_MOST_EVERY: Duration = Duration::from_secs(1);
+
+/// The longest `next` a sign-in keeps.
+const MAX_NEXT: usize = 2048;
 
 /// The largest answer read from the provider.
 const MAX_ANSWER: usize = 1 << 20;
@@ -88,6 +96,8 @@ pub(crate) enum SsoError {
     NotAMember(String),
     #[error(transparent)]
     Store(#[from] StoreError),
+    #[error("the session could not be opened: {0}")]
+    Session(String),
 }
 
 impl SsoError {
@@ -99,7 +109,7 @@ impl SsoError {
                 StatusCode::UNAUTHORIZED
             }
             SsoError::NotAMember(_) => StatusCode::FORBIDDEN,
-            SsoError::Store(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            SsoError::Store(_) | SsoError::Session(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
 }
@@ -121,6 +131,7 @@ pub struct Sso {
     redirect: RedirectUrl,
     allowed_domains: Vec<String>,
     default_role: Role,
+    trust_unverified_email: bool,
     http: ProviderHttp,
     /// The provider as last discovered, and when.
     discovered: tokio::sync::Mutex<Option<(Client, Instant)>>,
@@ -143,6 +154,20 @@ impl Sso {
         let bad = |message: String| SetupError::Sso(message);
         let issuer = IssuerUrl::new(config.issuer.clone())
             .map_err(|e| bad(format!("`issuer` = `{}`: {e}", config.issuer)))?;
+        // Over plain HTTP, anyone on the way could hand over keys of their own.
+        let parsed = issuer.url();
+        let loopback = match parsed.host() {
+            Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
+            Some(url::Host::Ipv4(address)) => address.is_loopback(),
+            Some(url::Host::Ipv6(address)) => address.is_loopback(),
+            None => false,
+        };
+        if parsed.scheme() != "https" && !loopback {
+            return Err(bad(format!(
+                "`issuer` = `{}`: an identity provider is reached over https (plain http only on this machine)",
+                config.issuer
+            )));
+        }
         let secret = read_secret(
             config.client_secret_env.as_deref(),
             config.client_secret_file.as_deref(),
@@ -177,6 +202,7 @@ impl Sso {
             redirect,
             allowed_domains: config.allowed_domains.iter().map(|d| d.to_lowercase()).collect(),
             default_role,
+            trust_unverified_email: config.trust_unverified_email,
             http: ProviderHttp(http.build().map_err(|e| bad(e.to_string()))?),
             discovered: tokio::sync::Mutex::new(None),
         })
@@ -288,9 +314,11 @@ impl Sso {
             };
         }
         identity.email = identity.email.trim().to_lowercase();
-        // A provider that says the address is not verified is not believed; one that says
-        // nothing is, for an existing member only.
-        if identity.email.is_empty() || identity.verified == Some(false) {
+        // An address the provider does not say it verified names nobody, unless the config
+        // trusts this provider's addresses (one that never sends `email_verified`).
+        let believed = identity.verified == Some(true)
+            || (self.trust_unverified_email && identity.verified.is_none());
+        if identity.email.is_empty() || !believed {
             return Err(SsoError::NoEmail);
         }
         Ok((identity, sign_in.next))
@@ -299,17 +327,23 @@ impl Sso {
     /// The member `identity` is: an existing one, or one made now when the provider verified
     /// an address at an allowed domain.
     async fn member(&self, store: &dyn Store, identity: &Identity) -> Result<String, SsoError> {
+        let not_a_member = || SsoError::NotAMember(identity.email.clone());
+        // The members made for tokens have no person behind them: nobody signs in as one.
+        if identity.email.ends_with(&format!("@{TOKENS_DOMAIN}")) {
+            return Err(not_a_member());
+        }
         match store.member(&identity.email).await {
             Ok(member) => return Ok(member.email),
-            Err(StoreError::NoSuchMember(_)) => {}
+            Err(StoreError::NoSuchMember(_) | StoreError::BadEmail(_)) => {}
             Err(other) => return Err(other.into()),
         }
         let domain = identity.email.rsplit_once('@').map(|(_, domain)| domain);
         let allowed = domain.is_some_and(|d| self.allowed_domains.iter().any(|a| a == d));
         if !(allowed && identity.verified == Some(true)) {
-            return Err(SsoError::NotAMember(identity.email.clone()));
+            return Err(not_a_member());
         }
-        let name = identity.name.clone().unwrap_or_else(|| {
+        let name = identity.name.as_deref().map(display_name).filter(|name| !name.is_empty());
+        let name = name.unwrap_or_else(|| {
             identity.email.split('@').next().unwrap_or(&identity.email).to_owned()
         });
         let newcomer = NewMember {
@@ -324,6 +358,12 @@ impl Sso {
             Err(other) => Err(other.into()),
         }
     }
+}
+
+/// A provider's name for a person as a member's display name: without control characters, at
+/// most 200 characters.
+fn display_name(name: &str) -> String {
+    name.chars().filter(|c| !c.is_control()).take(200).collect::<String>().trim().to_owned()
 }
 
 /// The HTTP client of the provider's requests: no redirects, a timeout, answers of at most
@@ -396,23 +436,43 @@ struct Start {
 
 async fn start(
     State(state): State<ServerState>,
+    connection: Option<Extension<ConnectInfo<Connection>>>,
     headers: HeaderMap,
     Query(query): Query<Start>,
 ) -> Response {
     let Some(sso) = state.sign_in().sso.clone() else {
         return page(StatusCode::NOT_FOUND, "Single sign-on is not set up on this server.", None);
     };
-    let next = local_path(query.next.as_deref());
+    // Each start keeps a row for a while: an address starts as many as its allowance lets it.
+    if let Err(refused) = crate::session::take_attempt(&state, connection.as_ref()) {
+        return refused.into_response();
+    }
+    let next = local_path(query.next.as_deref().filter(|next| next.len() <= MAX_NEXT));
     match sso.begin(state.store.as_ref(), &next).await {
         Ok((url, sign_in_state)) => {
-            let secure = if crate::session::over_https(&headers) { "; Secure" } else { "" };
-            let cookie = format!(
-                "{STATE_COOKIE}={sign_in_state}; Path=/signin/sso; HttpOnly; SameSite=Lax; Max-Age={}{secure}",
-                ATTEMPT_LIFETIME.as_secs()
-            );
+            let cookie = state_cookie(&state, &headers, &sign_in_state, ATTEMPT_LIFETIME);
             (StatusCode::SEE_OTHER, [(LOCATION, url), (SET_COOKIE, cookie)]).into_response()
         }
         Err(error) => failed(&error),
+    }
+}
+
+/// The cookie that binds a sign-in to this browser (`max_age` zero: its removal). Over HTTPS
+/// it is `__Host-` (set by this host only, for the whole site, `Secure`), so that a sibling
+/// subdomain cannot plant one.
+fn state_cookie(
+    state: &ServerState,
+    headers: &HeaderMap,
+    value: &str,
+    max_age: Duration,
+) -> String {
+    let age = max_age.as_secs();
+    if state.https(headers) {
+        format!(
+            "{SECURE_STATE_COOKIE}={value}; Path=/; HttpOnly; SameSite=Lax; Max-Age={age}; Secure"
+        )
+    } else {
+        format!("{STATE_COOKIE}={value}; Path=/signin/sso; HttpOnly; SameSite=Lax; Max-Age={age}")
     }
 }
 
@@ -436,7 +496,7 @@ async fn callback(
     match signed_in(&state, &sso, &headers, query).await {
         Ok(response) => response,
         Err(error) => {
-            if matches!(error, SsoError::Store(_) | SsoError::Provider(_)) {
+            if matches!(error, SsoError::Store(_) | SsoError::Provider(_) | SsoError::Session(_)) {
                 tracing::warn!("a single sign-on failed: {error}");
             }
             failed(&error)
@@ -450,26 +510,29 @@ async fn signed_in(
     headers: &HeaderMap,
     query: Callback,
 ) -> Result<Response, SsoError> {
-    if let Some(error) = query.error {
-        let described = query.error_description.map(|d| format!("{error} ({d})")).unwrap_or(error);
-        return Err(SsoError::Refused(described));
-    }
-    let (Some(code), Some(sign_in_state)) = (query.code, query.state) else {
-        return Err(SsoError::UnknownAttempt);
-    };
     // The state must be the one this browser was given: a sign-in started elsewhere (a link
-    // someone sent) is refused, so nobody is signed in as someone else.
-    let bound = crate::auth::cookie(headers, STATE_COOKIE)
+    // someone sent) is refused, so nobody is signed in as someone else, and nobody else's
+    // words reach this page.
+    let name = if state.https(headers) { SECURE_STATE_COOKIE } else { STATE_COOKIE };
+    let sign_in_state = query.state.unwrap_or_default();
+    let bound = crate::auth::cookie(headers, name)
         .is_some_and(|cookie| token_hash(cookie) == token_hash(&sign_in_state));
     if !bound {
         return Err(SsoError::UnknownAttempt);
     }
+    if let Some(error) = query.error {
+        // The attempt is spent: the provider said no.
+        state.store.finish_sign_in(&token_hash(&sign_in_state)).await?;
+        let described = query.error_description.map(|d| format!("{error} ({d})")).unwrap_or(error);
+        return Err(SsoError::Refused(described));
+    }
+    let Some(code) = query.code else { return Err(SsoError::UnknownAttempt) };
     let (identity, next) = sso.finish(state.store.as_ref(), &code, &sign_in_state).await?;
     let email = sso.member(state.store.as_ref(), &identity).await?;
     let opened = open_session(state, headers, SessionFor::Member(&email))
         .await
-        .map_err(|problem| SsoError::Provider(problem.detail))?;
-    let clear = format!("{STATE_COOKIE}=; Path=/signin/sso; HttpOnly; SameSite=Lax; Max-Age=0");
+        .map_err(|problem| SsoError::Session(problem.detail))?;
+    let clear = state_cookie(state, headers, "", Duration::ZERO);
     let mut response = page(StatusCode::OK, &format!("Signed in as {email}."), Some(&next));
     let headers = response.headers_mut();
     for cookie in [opened.set_cookie, clear] {
@@ -520,6 +583,8 @@ fn page(status: StatusCode, message: &str, next: Option<&str>) -> Response {
         (CONTENT_TYPE, "text/html; charset=utf-8"),
         (CONTENT_SECURITY_POLICY, "default-src 'self'; script-src 'none'; frame-ancestors 'none'"),
         (CACHE_CONTROL, "no-store"),
+        // The address holds the code and state: no page it leads to is told it.
+        (REFERRER_POLICY, "no-referrer"),
     ];
     (status, headers, html).into_response()
 }
@@ -554,6 +619,12 @@ mod tests {
     }
 
     #[test]
+    fn a_providers_name_is_made_a_display_name() {
+        assert_eq!(display_name("  Ana\u{7}\nLima "), "AnaLima");
+        assert_eq!(display_name(&"x".repeat(500)).len(), 200);
+    }
+
+    #[test]
     fn a_page_escapes_what_it_says() {
         assert_eq!(
             escaped("<b>\"x\" & 'y'</b>"),
@@ -571,6 +642,7 @@ mod tests {
             allowed_domains: vec![],
             default_role: None,
             ca_file: None,
+            trust_unverified_email: false,
         };
         assert!(Sso::new(&config, "https://tools.example.com").is_err());
         let owner = SsoConfig {
@@ -584,5 +656,15 @@ mod tests {
                 .to_string()
                 .contains("default_role")
         );
+        let plain =
+            SsoConfig { issuer: "http://login.example.com".into(), default_role: None, ..owner };
+        assert!(
+            Sso::new(&plain, "https://tools.example.com")
+                .unwrap_err()
+                .to_string()
+                .contains("https")
+        );
+        let here = SsoConfig { issuer: "http://127.0.0.1:9000".into(), ..plain };
+        assert!(Sso::new(&here, "https://tools.example.com").is_ok());
     }
 }

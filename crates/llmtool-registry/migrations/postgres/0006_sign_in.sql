@@ -10,6 +10,7 @@ ALTER TABLE sessions ALTER COLUMN member SET NOT NULL;
 ALTER TABLE sessions ALTER COLUMN token_name DROP NOT NULL;
 DROP INDEX sessions_token;
 CREATE INDEX sessions_member ON sessions (member, created_at);
+CREATE INDEX sessions_expiry ON sessions (expires_at);
 
 -- An invite: the SHA-256 of the one-time link's secret, for a member, until it expires or
 -- is used (a used invite is kept, so that the link says it was used rather than unknown).
@@ -21,6 +22,7 @@ CREATE TABLE invites (
     used_at TEXT
 );
 CREATE INDEX invites_member ON invites (member);
+CREATE INDEX invites_expiry ON invites (expires_at);
 
 -- A single sign-on under way: the state sent to the provider (its SHA-256), with the nonce
 -- and PKCE verifier that the answer is checked against, and the page to land on. Used once.
@@ -31,6 +33,7 @@ CREATE TABLE sign_ins (
     next TEXT NOT NULL,
     expires_at TEXT NOT NULL
 );
+CREATE INDEX sign_ins_expiry ON sign_ins (expires_at);
 
 -- The workspace's settings, by name (`built_ins`: `on` or `off`).
 CREATE TABLE settings (

@@ -18,6 +18,7 @@ FROM sessions s JOIN tokens t ON t.name = s.token_name WHERE t.member IS NOT NUL
 DROP TABLE sessions;
 ALTER TABLE sessions_by_member RENAME TO sessions;
 CREATE INDEX sessions_member ON sessions (member, created_at);
+CREATE INDEX sessions_expiry ON sessions (expires_at);
 
 -- An invite: the SHA-256 of the one-time link's secret, for a member, until it expires or
 -- is used (a used invite is kept, so that the link says it was used rather than unknown).
@@ -29,6 +30,7 @@ CREATE TABLE invites (
     used_at TEXT
 );
 CREATE INDEX invites_member ON invites (member);
+CREATE INDEX invites_expiry ON invites (expires_at);
 
 -- A single sign-on under way: the state sent to the provider (its SHA-256), with the nonce
 -- and PKCE verifier that the answer is checked against, and the page to land on. Used once.
@@ -39,6 +41,7 @@ CREATE TABLE sign_ins (
     next TEXT NOT NULL,
     expires_at TEXT NOT NULL
 );
+CREATE INDEX sign_ins_expiry ON sign_ins (expires_at);
 
 -- The workspace's settings, by name (`built_ins`: `on` or `off`).
 CREATE TABLE settings (

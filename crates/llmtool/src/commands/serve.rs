@@ -106,6 +106,7 @@ fn sso_config(flags: &SsoArgs, table: Option<SsoConfig>) -> Option<SsoConfig> {
             allowed_domains: Vec::new(),
             default_role: None,
             ca_file: None,
+            trust_unverified_email: false,
         },
         (None, _, _) => return None,
     };
@@ -266,6 +267,7 @@ mod tests {
             allowed_domains: vec![],
             default_role: Some("editor".into()),
             ca_file: None,
+            trust_unverified_email: false,
         };
         let over = sso_config(&given, Some(table)).unwrap();
         assert_eq!(over.issuer, "https://login.example.com");
