@@ -239,7 +239,8 @@ def main():
             with open(over_tls) as source, open(untrusted, "w") as out:
                 out.write("".join(line for line in source if not line.startswith("ca_file")))
             refused = llmtool("member", "invite", "ivy@example.test", "--config", untrusted)
-            checks.check("a certificate nobody trusts is refused", refused.returncode == 2 and "certificate" in refused.stderr.lower(),
+            checks.check("a certificate nobody trusts is refused, saying so, with no secret",
+                         refused.returncode == 2 and "certificate" in refused.stderr.lower() and PASSWORD not in refused.stderr,
                          refused.stderr)
             checks.check("nothing else reached the servers", len(tls.messages) == 1 and len(starttls.messages) == 1,
                          [len(tls.messages), len(starttls.messages)])

@@ -96,9 +96,10 @@ document.getElementById("import").addEventListener("submit", async (event) => {
   await attempt(async () => {
     try {
       const done = await api(`/members/import${dryRun ? "?dry_run=true" : ""}`, { method: "POST", text });
+      const count = `${done.members} member${done.members === 1 ? "" : "s"}`;
       return done.dry_run
-        ? `${file.name}: ${done.members} members would be added (a check only: nobody was).`
-        : `${file.name}: ${done.members} members added.`;
+        ? `${file.name}: ${count} would be added (a check only: nobody was).`
+        : `${file.name}: ${count} added.`;
     } catch (error) {
       const rowsRefused = error.problem?.diagnostics || [];
       problems.replaceChildren(...rowsRefused.map((p) => el("li", { class: "error" }, el("span", { class: "code" }, `line ${p.line}`), ` ${p.message}`)));

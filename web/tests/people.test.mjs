@@ -176,6 +176,16 @@ test("an admin sees all three tools, and manages members, teams and the built-in
   await page.locator("#status").filter({ hasText: "Saved lee@example.test." }).waitFor();
   const edited = await (await asAdmin("/members/lee@example.test")).json();
   assert.deepEqual([edited.role, edited.teams], ["editor", ["sales", "support"]]);
+  // This server has no SMTP server: the invite says so.
+  await lee.getByRole("button", { name: "Invite" }).click();
+  await page.locator("#status").filter({ hasText: "this server sends no mail" }).waitFor();
+  const good = join(work, "good.csv");
+  writeFileSync(good, "email,name,role,teams\nkim@example.test,Kim,viewer,sales\n");
+  await page.getByLabel("CSV file", { exact: true }).setInputFiles(good);
+  await page.getByLabel("Only check it").check();
+  await page.getByRole("button", { name: "Import" }).click();
+  await page.locator("#status").filter({ hasText: "1 member would be added" }).waitFor();
+  await page.getByLabel("Only check it").uncheck();
   const csv = join(work, "people.csv");
   writeFileSync(csv, "email,name,role,teams\nkim@example.test,Kim,viewer,sales\nnot-an-address,Bad,viewer,\n");
   await page.getByLabel("CSV file", { exact: true }).setInputFiles(csv);

@@ -554,6 +554,16 @@ impl Store for SqlStore {
         Ok(self.db.all(tags).await?)
     }
 
+    async fn tags_of(&self, slug: &str) -> Result<Option<Vec<String>>, StoreError> {
+        let sql = "SELECT id FROM tools WHERE slug = $1";
+        let Some((id,)) = self.db.optional::<(i64,)>(statement(sql).bind(slug)).await? else {
+            return Ok(None);
+        };
+        let sql = "SELECT tag FROM tags WHERE tool_id = $1 ORDER BY tag COLLATE \"C\"";
+        let tags: Vec<(String,)> = self.db.all(statement(sql).bind(id)).await?;
+        Ok(Some(tags.into_iter().map(|(tag,)| tag).collect()))
+    }
+
     async fn current(&self, label: Option<&str>) -> Result<Vec<(String, u32, String)>, StoreError> {
         let current = statement(
             "SELECT t.slug, v.number, v.body FROM tools t JOIN versions v ON v.tool_id = t.id

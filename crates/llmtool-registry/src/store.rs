@@ -165,6 +165,10 @@ pub trait Store: People + Send + Sync {
     /// The tags of every tool not deleted: (slug, tag) pairs, by slug.
     async fn tags_of_tools(&self) -> Result<Vec<(String, String)>, StoreError>;
 
+    /// The tags of the tool `slug`, deleted or not (a deleted tool published again comes back
+    /// with them); `None` when no tool ever had the slug.
+    async fn tags_of(&self, slug: &str) -> Result<Option<Vec<String>>, StoreError>;
+
     /// The slug, version number and canonical text of every tool not deleted, by slug: its
     /// latest version, or the version `label` points at (a tool without it is left out).
     async fn current(&self, label: Option<&str>) -> Result<Vec<(String, u32, String)>, StoreError>;

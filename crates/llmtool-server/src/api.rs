@@ -112,9 +112,10 @@ async fn publish(
         .map_err(llmtool_registry::StoreError::from)?
         .on_top_of(params.base);
     let slug = params.slug.unwrap_or_else(|| publication.default_slug());
-    // A tool the caller does not see is not there for them to publish to, either.
-    if let Ok(existing) = state.store.version(&slug, &Selector::Latest).await {
-        caller.sees(&slug, &existing.tags)?;
+    // A tool the caller does not see is not there for them to publish to, either; nor is a
+    // deleted one, which a publish brings back with its tags.
+    if let Some(tags) = state.store.tags_of(&slug).await? {
+        caller.sees(&slug, &tags)?;
     }
     let by = caller.name.as_deref();
     let published = state.store.publish(&slug, &publication, params.note.as_deref(), by).await?;

@@ -368,6 +368,15 @@ async fn teams_see_their_tools(store: Arc<dyn Store>) {
     let over = client.post(format!("{base}/tools?slug=helpdesk")).bearer_auth(&eve);
     let over = over.body(tool("helpdesk", "other notes")).send().await.unwrap();
     assert_eq!(over.status(), StatusCode::NOT_FOUND);
+    // Nor over one deleted, which a publish would bring back with its tags.
+    let gone = client.delete(format!("{base}/tools/helpdesk")).bearer_auth(&ana).send();
+    assert_eq!(gone.await.unwrap().status(), 204);
+    let revived = client.post(format!("{base}/tools?slug=helpdesk")).bearer_auth(&eve);
+    let revived = revived.body(tool("helpdesk", "other notes")).send().await.unwrap();
+    assert_eq!(revived.status(), StatusCode::NOT_FOUND);
+    let back = client.post(format!("{base}/tools?slug=helpdesk")).bearer_auth(&ana);
+    let back = back.body(tool("helpdesk", "notes")).send().await.unwrap();
+    assert!(back.status().is_success(), "{}", back.status());
 
     people_over_the_api(&base, &ana, &sam).await;
 

@@ -90,7 +90,8 @@ pub(crate) enum MemberCommand {
 /// Manage the library's teams: a team's name is the tag that curates tools for it.
 #[derive(Debug, Subcommand)]
 pub(crate) enum TeamCommand {
-    /// Make a team (its name: lowercase letters, digits, `-`, `_`, `.`; not `all`).
+    /// Make a team (its name: lowercase letters, digits, `-`, `_`, `.`; not `all` or
+    /// `built-in`).
     Create {
         /// The team's name, which is also the tag that curates tools for it.
         name: String,
