@@ -129,6 +129,28 @@ async fn studio(store: Arc<dyn Store>) {
         .await
         .unwrap();
     assert_eq!(doubled.status(), StatusCode::UNAUTHORIZED);
+    // Over HTTPS (a proxy says so), the cookie is `Secure` and `__Host-`, and only that name
+    // is read: a plain one, which a sibling subdomain could plant, is nobody.
+    let https = client
+        .post(format!("{base}/api/v1/session"))
+        .header("x-forwarded-proto", "https")
+        .json(&json!({"token": viewer}))
+        .send()
+        .await
+        .unwrap();
+    let set = https.headers()["set-cookie"].to_str().unwrap().to_owned();
+    assert!(set.starts_with("__Host-llmtool_session=") && set.contains("; Secure"), "{set}");
+    let value = set.split(';').next().unwrap().split_once('=').unwrap().1.to_owned();
+    let who = |cookie: String| {
+        client
+            .get(format!("{base}/api/v1/session"))
+            .header("x-forwarded-proto", "https")
+            .header("cookie", cookie)
+            .send()
+    };
+    assert_eq!(who(format!("__Host-llmtool_session={value}")).await.unwrap().status(), 200);
+    let planted = who(format!("llmtool_session={value}")).await.unwrap();
+    assert_eq!(planted.status(), StatusCode::UNAUTHORIZED);
     // A version carries its variables as llmtool reads them: a type written in the Korean or
     // Spanish edition's words comes out in its canonical name.
     let translated = json!({"model_prompt": "{{a}} {{b}}", "metadata": {"prompt_name": "Translated",
