@@ -4,6 +4,7 @@
 //! members and teams who use it, and their API tokens. [`Store`] is the one interface; [`SqlStore`] implements it once, over SQLite (the
 //! default) or PostgreSQL, and one test suite runs against both.
 
+mod audit;
 mod changes;
 #[cfg(feature = "client")]
 pub mod client;
@@ -15,6 +16,7 @@ mod postgres;
 mod publication;
 mod reference;
 mod rows;
+mod sql_audit;
 mod sql_people;
 mod sql_store;
 mod sqlite;
@@ -22,6 +24,7 @@ mod store;
 mod visibility;
 pub mod wire;
 
+pub use audit::{Audit, AuditEntry, AuditPage, AuditQuery, AuditRecord};
 pub use changes::{Change, Changes};
 pub use model::{
     Holder, KeptRun, Page, Published, Query, Role, Selector, SessionInfo, Summary, TagCount,

@@ -70,7 +70,7 @@ pub enum StoreError {
 /// The library's storage. Versions are immutable and numbered from 1 without gaps; a deleted
 /// tool is hidden, not erased.
 #[async_trait]
-pub trait Store: People + Send + Sync {
+pub trait Store: People + crate::Audit + Send + Sync {
     /// Publishes `publication` as the next version of `slug` (creating the tool, or bringing a
     /// deleted one back), unless it is the content of the latest version already.
     async fn publish(

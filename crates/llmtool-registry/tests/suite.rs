@@ -6,8 +6,9 @@
 use std::sync::Arc;
 
 use llmtool_registry::{
-    Change, InviteProblem, MAX_LABELS, MAX_TAGS, MemberEdit, NewMember, People, Publication, Query,
-    Role, Selector, SessionFor, SignIn, SqlStore, Store, StoreError, Visibility, Workspace,
+    Audit, AuditEntry, AuditQuery, Change, InviteProblem, MAX_LABELS, MAX_TAGS, MemberEdit,
+    NewMember, People, Publication, Query, Role, Selector, SessionFor, SignIn, SqlStore, Store,
+    StoreError, Visibility, Workspace,
 };
 
 /// A valid tool file named `name`, its prompt saying `words`.
@@ -616,6 +617,39 @@ async fn invites_single_sign_ons_and_the_workspace(store: &dyn Store) {
     assert!(matches!(gone, Err(StoreError::BadInvite(InviteProblem::Unknown))), "{gone:?}");
 }
 
+/// The audit log keeps each change, lists them newest first by page and filter.
+async fn the_audit_log(store: &dyn Store) {
+    let entry = |action: &str, target: &str| AuditEntry {
+        actor: "ana@example.org".into(),
+        address: Some("127.0.0.1".into()),
+        action: action.into(),
+        target: target.into(),
+        before: None,
+        after: Some(serde_json::json!({"role": "viewer"})),
+    };
+    let first = store.record(&entry("member.add", "bo@example.org")).await.unwrap();
+    let second = store.record(&entry("team.create", "ops")).await.unwrap();
+    let third = store.record(&entry("member.add", "cy@example.org")).await.unwrap();
+    assert!(first < second && second < third);
+    let page = |query: AuditQuery| async move { store.audit(&query).await.unwrap() };
+    let all = page(AuditQuery { limit: 2, ..AuditQuery::default() }).await;
+    let ids: Vec<i64> = all.records.iter().map(|r| r.id).collect();
+    assert_eq!(ids, [third, second]);
+    assert_eq!(all.records[0].entry, entry("member.add", "cy@example.org"));
+    let rest = page(AuditQuery {
+        limit: 2,
+        before_id: all.next.as_deref().map(|next| next.parse().unwrap()),
+        ..AuditQuery::default()
+    })
+    .await;
+    assert_eq!(rest.records.iter().map(|r| r.id).collect::<Vec<_>>(), [first]);
+    let added =
+        page(AuditQuery { action: Some("member.add".into()), limit: 50, ..AuditQuery::default() })
+            .await;
+    assert_eq!(added.records.len(), 2);
+    assert_eq!(added.next, None);
+}
+
 async fn suite(store: Arc<dyn Store>) {
     versions_tags_labels_and_deletion(store.as_ref()).await;
     search_filters_and_pages(store.as_ref()).await;
@@ -627,6 +661,7 @@ async fn suite(store: Arc<dyn Store>) {
     sessions_tags_and_kept_runs(store.as_ref()).await;
     members_and_teams(store.as_ref()).await;
     invites_single_sign_ons_and_the_workspace(store.as_ref()).await;
+    the_audit_log(store.as_ref()).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -649,6 +684,12 @@ async fn postgres() {
     let Some(database) = llmtool_testkit::postgres::database().await else { return };
     let store = SqlStore::connect_postgres(&database.url).await.unwrap();
     suite(Arc::new(store)).await;
+    // The audit log is append-only here too.
+    let pool = sqlx::PgPool::connect(&database.url).await.unwrap();
+    for change in ["UPDATE audit SET actor = 'eve'", "DELETE FROM audit"] {
+        let refused = sqlx::query(change).execute(&pool).await.unwrap_err();
+        assert!(refused.to_string().contains("append-only"), "{refused}");
+    }
 }
 
 /// Two servers on one database: what one writes, the other hears (`LISTEN`/`NOTIFY`).
@@ -678,6 +719,29 @@ fn a_tool_with_errors_is_refused_with_checks_diagnostics() {
             .iter()
             .any(|d| d["severity"] == "error" && d["code"].as_str().is_some())
     );
+}
+
+/// The database itself refuses to change or delete a row of the audit log.
+#[tokio::test]
+async fn the_audit_log_is_append_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("library.db");
+    let store = SqlStore::open_sqlite(&path).await.unwrap();
+    let entry = AuditEntry {
+        actor: "ana".into(),
+        address: None,
+        action: "tool.delete".into(),
+        target: "poet".into(),
+        before: None,
+        after: None,
+    };
+    store.record(&entry).await.unwrap();
+    let options = sqlx::sqlite::SqliteConnectOptions::new().filename(&path);
+    let pool = sqlx::SqlitePool::connect_with(options).await.unwrap();
+    for change in ["UPDATE audit SET actor = 'eve'", "DELETE FROM audit"] {
+        let refused = sqlx::query(change).execute(&pool).await.unwrap_err();
+        assert!(refused.to_string().contains("append-only"), "{refused}");
+    }
 }
 
 /// A library made before members existed: its tokens keep working, each with a member made

@@ -1,0 +1,20 @@
+-- The audit log: every change of the library's people, tools, tokens and settings, who made
+-- it, from which address, and what the thing was before and after (never a secret).
+-- Append-only: the triggers refuse to change or delete a row.
+CREATE TABLE audit (
+    id INTEGER PRIMARY KEY,
+    at TEXT NOT NULL,
+    actor TEXT NOT NULL,
+    address TEXT,
+    action TEXT NOT NULL,
+    target TEXT NOT NULL,
+    before TEXT,
+    after TEXT
+);
+CREATE INDEX audit_at ON audit (at);
+CREATE INDEX audit_action ON audit (action, id);
+CREATE INDEX audit_target ON audit (target, id);
+CREATE TRIGGER audit_no_update BEFORE UPDATE ON audit
+BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
+CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit
+BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
