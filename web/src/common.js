@@ -187,6 +187,20 @@ export async function header() {
   return caller;
 }
 
+/**
+ * Runs `work` (an action of the page), says `done` (or the text `work` gives back) in the
+ * status line, and shows the page's data again with `reload`; a failure is said instead.
+ */
+export async function attempt(work, done, reload) {
+  try {
+    const said = await work();
+    say(typeof said === "string" ? said : done);
+    await reload();
+  } catch (error) {
+    say(error.message, "error");
+  }
+}
+
 /** Shows `message` in the page's status line (read out by screen readers). */
 export function say(message, kind = "info") {
   const status = document.getElementById("status");

@@ -2,7 +2,7 @@
 // changed in place, an invite sent, a member removed; members added one by one or from a CSV
 // file (all rows or none). Every action is one call of `/api/v1/members`.
 
-import { api, canAct, el, header, path, say } from "./common.js";
+import { attempt as act, api, canAct, el, header, path, say } from "./common.js";
 
 const ROLES = ["viewer", "editor", "admin", "owner"];
 const rows = document.getElementById("members");
@@ -58,15 +58,9 @@ function row(member) {
   );
 }
 
-/** Runs `work`, says `done` (or what `work` gives back) and lists the members again. */
-async function attempt(work, done) {
-  try {
-    const said = await work();
-    say(typeof said === "string" ? said : done);
-    await load();
-  } catch (error) {
-    say(error.message, "error");
-  }
+/** An action of the page, then the list again. */
+function attempt(work, done) {
+  return act(work, done, load);
 }
 
 async function load() {

@@ -2,19 +2,14 @@
 // follows) and removed; and the workspace's switch for the built-in tools. Every action is one
 // call of `/api/v1/teams` or `/api/v1/workspace`.
 
-import { api, canAct, el, header, path, say } from "./common.js";
+import { attempt as act, api, canAct, el, header, path, say } from "./common.js";
 
 const rows = document.getElementById("teams");
 const builtIns = document.getElementById("built-ins");
 
-async function attempt(work, done) {
-  try {
-    await work();
-    say(done);
-    await load();
-  } catch (error) {
-    say(error.message, "error");
-  }
+/** An action of the page, then the list again. */
+function attempt(work, done) {
+  return act(work, done, load);
 }
 
 function row(team) {

@@ -17,8 +17,8 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { chromium } from "playwright-core";
 import { violations } from "./axe.mjs";
+import { launchChromium } from "./browser.mjs";
 import { emailOf, startProvider } from "./oidc-provider.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -98,10 +98,7 @@ before(async () => {
       await asAdmin(`/tools/${slug}/tags/all`, { method: "DELETE" });
     }
   }
-  browser = await chromium.launch({
-    executablePath: process.env.LLMTOOL_CHROMIUM || "/usr/bin/chromium",
-    args: ["--no-sandbox", "--disable-background-networking", "--disable-dev-shm-usage"],
-  });
+  browser = await launchChromium();
   mkdirSync(screenshots, { recursive: true });
 });
 

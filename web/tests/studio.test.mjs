@@ -8,12 +8,12 @@
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, mkdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { chromium } from "playwright-core";
 import { violations } from "./axe.mjs";
+import { launchChromium } from "./browser.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const llmtool = join(root, "target", "debug", "llmtool");
@@ -62,10 +62,7 @@ before(async () => {
   const env = { LLMTOOL_DATA_DIR: data, LLMTOOL_NO_LOG: "1", MOCK_KEY: "mock-secret-key-5150" };
   const [, address] = await start(llmtool, ["serve", "--listen", "127.0.0.1:0", "--public-read", "--config", config], env, /llmtool serve: http:\/\/([\d.:]+)\/api\/v1/);
   base = `http://${address}`;
-  browser = await chromium.launch({
-    executablePath: process.env.LLMTOOL_CHROMIUM || "/usr/bin/chromium",
-    args: ["--no-sandbox", "--disable-background-networking", "--disable-dev-shm-usage"],
-  });
+  browser = await launchChromium();
   mkdirSync(screenshots, { recursive: true });
 });
 

@@ -194,11 +194,9 @@ pub(crate) async fn invite(
     match send_invite(state.store.as_ref(), mailer, public_url, &email).await {
         Ok(invite) => Ok((StatusCode::ACCEPTED, Json(invite))),
         Err(InviteError::Store(error)) => Err(error.into()),
-        Err(InviteError::NoMailbox(email)) => Err(Problem::new(
-            StatusCode::CONFLICT,
-            "Conflict",
-            InviteError::NoMailbox(email).to_string(),
-        )),
+        Err(error @ InviteError::NoMailbox(_)) => {
+            Err(Problem::new(StatusCode::CONFLICT, "Conflict", error.to_string()))
+        }
         Err(InviteError::Mail(error)) => {
             tracing::warn!("an invite was not sent: {error}");
             Err(Problem::new(StatusCode::BAD_GATEWAY, "Bad Gateway", error.to_string()))

@@ -13,7 +13,8 @@ use anyhow::Context as _;
 use comfy_table::{ContentArrangement, Table, presets};
 use llmtool_mcp::RunLimits;
 use llmtool_mcp::transport::HttpOptions;
-use llmtool_providers::config::SsoConfig;
+use llmtool_providers::config::{ServerConfig, SsoConfig};
+use llmtool_providers::resolve::Providers;
 use llmtool_registry::{Role, Store};
 use llmtool_runtime::{Fetch, LogPolicy, Runtime, RuntimeOptions};
 use llmtool_server::{
@@ -52,6 +53,7 @@ pub(crate) fn serve(args: &ServeArgs) -> anyhow::Result<Outcome> {
         if seeded > 0 {
             eprintln!("llmtool serve: a new library, seeded with {seeded} built-in tools");
         }
+        let providers = settings::load_providers(args.target.config.as_deref())?;
         let limits = RunLimits { concurrent: args.max_runs.max(1), queued: args.max_queued_runs };
         let state = ServerState::new(
             store,
@@ -59,8 +61,8 @@ pub(crate) fn serve(args: &ServeArgs) -> anyhow::Result<Outcome> {
             Arc::new(RateLimiter::new(args.rate_limit)),
         )
         .with_allowed_hosts(args.allowed_host.clone())
-        .with_runtime(tool_runtime(args)?, limits)
-        .with_sign_in(sign_in_setup(args)?);
+        .with_sign_in(sign_in_setup(args, providers.config.server.clone())?)
+        .with_runtime(tool_runtime(args, providers)?, limits);
         let runner = state.library_runner().context("the server has no runtime")?;
         let http = HttpOptions {
             allowed_hosts: args.allowed_host.clone(),
@@ -88,8 +90,7 @@ pub(crate) fn serve(args: &ServeArgs) -> anyhow::Result<Outcome> {
 }
 
 /// How people sign in besides pasting a token: the config's `[server]` table, under the flags.
-fn sign_in_setup(args: &ServeArgs) -> anyhow::Result<SignInSetup> {
-    let mut server = settings::load_config(args.target.config.as_deref())?.server;
+fn sign_in_setup(args: &ServeArgs, mut server: ServerConfig) -> anyhow::Result<SignInSetup> {
     server.sso = sso_config(&args.sso, server.sso.take());
     Ok(SignInSetup::new(args.public_url.clone(), &server)?)
 }
@@ -185,8 +186,7 @@ pub(crate) fn table<const N: usize>(header: [&str; N]) -> Table {
 
 /// How the server runs tools: the providers of the config, the model flags, nothing ever
 /// fetched because a client asked, and each run logged in the library's own database.
-fn tool_runtime(args: &ServeArgs) -> anyhow::Result<Runtime> {
-    let providers = settings::load_providers(args.target.config.as_deref())?;
+fn tool_runtime(args: &ServeArgs, providers: Providers) -> anyhow::Result<Runtime> {
     let options = RuntimeOptions {
         fetch: Fetch::Never,
         secrets: std::env::var("LLMTOOL_TOKEN").into_iter().collect(),
