@@ -182,6 +182,12 @@ impl LibraryClient {
         self.send(self.request(reqwest::Method::GET, "/tools").query(&query)).await
     }
 
+    /// A page of the audit log (`GET /audit`), filtered by `filters` (`actor`, `action`,
+    /// `target`, `since`, `cursor`, `limit`, as the route takes them).
+    pub async fn audit(&self, filters: &[(&str, String)]) -> Result<crate::AuditPage, ClientError> {
+        self.send(self.request(reqwest::Method::GET, "/audit").query(filters)).await
+    }
+
     /// Who the client's token belongs to, and its role (`GET /session`).
     pub async fn who(&self) -> Result<Signed, ClientError> {
         self.send(self.request(reqwest::Method::GET, "/session")).await

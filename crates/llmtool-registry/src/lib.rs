@@ -24,7 +24,7 @@ mod store;
 mod visibility;
 pub mod wire;
 
-pub use audit::{Audit, AuditEntry, AuditPage, AuditQuery, AuditRecord};
+pub use audit::{Actor, Audit, AuditEntry, AuditPage, AuditQuery, AuditRecord};
 pub use changes::{Change, Changes};
 pub use model::{
     Holder, KeptRun, Page, Published, Query, Role, Selector, SessionInfo, Summary, TagCount,

@@ -2,8 +2,8 @@
 
 use async_trait::async_trait;
 
-use crate::audit::{Audit, AuditEntry, AuditPage, AuditQuery, AuditRecord};
-use crate::db::statement;
+use crate::audit::{self, Audit, AuditEntry, AuditPage, AuditQuery, AuditRecord};
+use crate::db::{Tx, statement};
 use crate::sql_store::SqlStore;
 use crate::store::{StoreError, now};
 
@@ -11,27 +11,33 @@ use crate::store::{StoreError, now};
 type AuditRow =
     (i64, String, String, Option<String>, String, String, Option<String>, Option<String>);
 
-#[async_trait]
-impl Audit for SqlStore {
-    async fn record(&self, entry: &AuditEntry) -> Result<i64, StoreError> {
-        let json = |value: &Option<serde_json::Value>| value.as_ref().map(ToString::to_string);
+impl SqlStore {
+    /// Records `change`, made in `tx` by the actor this store acts for, in the same
+    /// transaction.
+    pub(crate) async fn record(
+        &self,
+        tx: &mut Tx,
+        change: audit::Change,
+    ) -> Result<(), StoreError> {
+        let json = |value: Option<serde_json::Value>| value.map(|value| value.to_string());
         let add = statement(
             "INSERT INTO audit (at, actor, address, action, target, before, after)
-             VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
         )
         .bind(now())
-        .bind(&entry.actor)
-        .bind(entry.address.as_deref())
-        .bind(&entry.action)
-        .bind(&entry.target)
-        .bind(json(&entry.before))
-        .bind(json(&entry.after));
-        let mut tx = self.db.begin_write().await?;
-        let added: Option<(i64,)> = tx.optional(add).await?;
-        tx.commit().await?;
-        added.map(|(id,)| id).ok_or_else(|| StoreError::Database(sqlx::Error::RowNotFound))
+        .bind(&self.actor.name)
+        .bind(self.actor.address.as_deref())
+        .bind(change.action)
+        .bind(change.target)
+        .bind(json(change.before))
+        .bind(json(change.after));
+        tx.execute(add).await?;
+        Ok(())
     }
+}
 
+#[async_trait]
+impl Audit for SqlStore {
     async fn audit(&self, query: &AuditQuery) -> Result<AuditPage, StoreError> {
         let limit = query.limit.clamp(1, 500);
         let list = statement(

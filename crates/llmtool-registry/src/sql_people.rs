@@ -4,6 +4,7 @@
 
 use async_trait::async_trait;
 
+use crate::audit;
 use crate::changes::ANY_TOOL;
 use crate::db::{Tx, statement};
 use crate::model::Role;
@@ -44,6 +45,8 @@ impl People for SqlStore {
                 return Err(StoreError::MemberExists(email.clone()));
             }
             set_teams(&mut tx, email, teams).await?;
+            let after = serde_json::json!({"name": name, "role": role, "teams": teams});
+            self.record(&mut tx, audit::Change::new("member.add", email).after(after)).await?;
         }
         tx.commit().await?;
         Ok(())
@@ -81,8 +84,8 @@ impl People for SqlStore {
         let teams = edit.teams.as_deref().map(teams_of).transpose()?;
         let mut tx = self.db.begin_write().await?;
         tx.lock_people().await?;
-        let role = role_of(&mut tx, &key).await?;
-        if role == Role::Owner && edit.role.is_some_and(|new| new != Role::Owner) {
+        let before = member_in(&mut tx, &key).await?;
+        if before.role == Role::Owner && edit.role.is_some_and(|new| new != Role::Owner) {
             keep_an_owner(&mut tx, &key).await?;
         }
         let change = statement(
@@ -94,15 +97,22 @@ impl People for SqlStore {
         if let Some(teams) = teams {
             set_teams(&mut tx, &key, &teams).await?;
         }
+        let after = member_in(&mut tx, &key).await?;
+        if after != before {
+            let change = audit::Change::new("member.edit", &key);
+            let change = change.before(shown_member(&before)).after(shown_member(&after));
+            self.record(&mut tx, change).await?;
+        }
         tx.commit().await?;
-        self.member(&key).await
+        Ok(after)
     }
 
     async fn remove_member(&self, email: &str) -> Result<(), StoreError> {
         let key = email_key(email)?;
         let mut tx = self.db.begin_write().await?;
         tx.lock_people().await?;
-        if role_of(&mut tx, &key).await? == Role::Owner {
+        let before = member_in(&mut tx, &key).await?;
+        if before.role == Role::Owner {
             keep_an_owner(&mut tx, &key).await?;
         }
         tx.execute(statement("DELETE FROM sessions WHERE member = $1").bind(&key)).await?;
@@ -112,6 +122,8 @@ impl People for SqlStore {
         tx.execute(revoke.bind(now()).bind(&key)).await?;
         tx.execute(statement("DELETE FROM member_teams WHERE email = $1").bind(&key)).await?;
         tx.execute(statement("DELETE FROM members WHERE email = $1").bind(&key)).await?;
+        let change = audit::Change::new("member.remove", &key).before(shown_member(&before));
+        self.record(&mut tx, change).await?;
         tx.commit().await?;
         Ok(())
     }
@@ -121,9 +133,12 @@ impl People for SqlStore {
         let create = statement(
             "INSERT INTO teams (name, created_at) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING",
         );
-        if self.db.execute(create.bind(name).bind(now())).await? == 0 {
+        let mut tx = self.db.begin_write().await?;
+        if tx.execute(create.bind(name).bind(now())).await? == 0 {
             return Err(StoreError::TeamExists(name.to_owned()));
         }
+        self.record(&mut tx, audit::Change::new("team.create", name)).await?;
+        tx.commit().await?;
         Ok(())
     }
 
@@ -175,6 +190,10 @@ impl People for SqlStore {
         tx.execute(retag.bind(to).bind(from)).await?;
         tx.execute(statement("DELETE FROM tags WHERE tag = $1").bind(from)).await?;
         let slugs: Vec<String> = slugs.into_iter().map(|(slug,)| slug).collect();
+        let change = audit::Change::new("team.rename", from)
+            .before(serde_json::json!({"name": from}))
+            .after(serde_json::json!({"name": to, "tools_retagged": slugs}));
+        self.record(&mut tx, change).await?;
         tx.commit_changes(&slugs).await?;
         for slug in &slugs {
             self.changed(slug);
@@ -185,10 +204,15 @@ impl People for SqlStore {
     async fn remove_team(&self, name: &str) -> Result<(), StoreError> {
         let mut tx = self.db.begin_write().await?;
         tx.lock_people().await?;
+        let places = statement("SELECT email FROM member_teams WHERE team = $1 ORDER BY email");
+        let members: Vec<(String,)> = tx.all(places.bind(name)).await?;
         tx.execute(statement("DELETE FROM member_teams WHERE team = $1").bind(name)).await?;
         if tx.execute(statement("DELETE FROM teams WHERE name = $1").bind(name)).await? == 0 {
             return Err(StoreError::NoSuchTeam(name.to_owned()));
         }
+        let members: Vec<String> = members.into_iter().map(|(email,)| email).collect();
+        let before = serde_json::json!({"name": name, "members": members});
+        self.record(&mut tx, audit::Change::new("team.remove", name).before(before)).await?;
         tx.commit().await?;
         Ok(())
     }
@@ -210,7 +234,10 @@ impl People for SqlStore {
         let invite = statement(
             "INSERT INTO invites (id_hash, member, created_at, expires_at) VALUES ($1, $2, $3, $4)",
         );
-        tx.execute(invite.bind(id_hash).bind(&member.email).bind(&now).bind(expiry(lifetime)))
+        let expires_at = expiry(lifetime);
+        tx.execute(invite.bind(id_hash).bind(&member.email).bind(&now).bind(&expires_at)).await?;
+        let after = serde_json::json!({"expires_at": expires_at});
+        self.record(&mut tx, audit::Change::new("member.invite", &member.email).after(after))
             .await?;
         tx.commit().await?;
         Ok(member)
@@ -281,7 +308,16 @@ impl People for SqlStore {
              ON CONFLICT (name) DO UPDATE SET value = excluded.value",
         );
         let mut tx = self.db.begin_write().await?;
+        let sql = "SELECT value FROM settings WHERE name = 'built_ins'";
+        let was: Option<(String,)> = tx.optional(statement(sql)).await?;
+        let before = Workspace { built_ins: built_ins_on(was.as_ref().map(|(v,)| v.as_str())) };
         tx.execute(set.bind(if workspace.built_ins { "on" } else { "off" })).await?;
+        if before != *workspace {
+            let change = audit::Change::new("workspace.edit", "workspace")
+                .before(serde_json::json!(before))
+                .after(serde_json::json!(workspace));
+            self.record(&mut tx, change).await?;
+        }
         // What members see may have changed for any tool: lists are made again everywhere.
         tx.commit_changes(&[ANY_TOOL]).await?;
         self.changed(ANY_TOOL);
@@ -302,13 +338,20 @@ fn teams_of(teams: &[String]) -> Result<Vec<String>, StoreError> {
     Ok(teams)
 }
 
-/// The role of the member `email`, who must exist.
-async fn role_of(tx: &mut Tx, email: &str) -> Result<Role, StoreError> {
-    let found = statement("SELECT role FROM members WHERE email = $1").bind(email);
-    match tx.optional::<(String,)>(found).await? {
-        Some((role,)) => Ok(Role::parse(&role).unwrap_or(Role::Viewer)),
-        None => Err(StoreError::NoSuchMember(email.to_owned())),
-    }
+/// The member `email` (kept as it is: see [`email_key`]), who must exist, as `tx` sees them.
+async fn member_in(tx: &mut Tx, email: &str) -> Result<Member, StoreError> {
+    let sql = format!("SELECT {MEMBER_COLUMNS} FROM members WHERE email = $1");
+    let Some(row) = tx.optional::<MemberRow>(statement(sql).bind(email)).await? else {
+        return Err(StoreError::NoSuchMember(email.to_owned()));
+    };
+    let sql = "SELECT team FROM member_teams WHERE email = $1 ORDER BY team COLLATE \"C\"";
+    let teams: Vec<(String,)> = tx.all(statement(sql).bind(email)).await?;
+    Ok(member(row, teams.into_iter().map(|(team,)| team).collect()))
+}
+
+/// What the audit log keeps of a member: all but when they were added.
+fn shown_member(member: &Member) -> serde_json::Value {
+    serde_json::json!({"name": member.name, "role": member.role, "teams": member.teams})
 }
 
 /// Refuses to let the owner `email` go, when no other owner is left.

@@ -12,6 +12,7 @@ use llmtool_log::{Grouping, Record, Total};
 use tokio::sync::OnceCell;
 
 use crate::Visibility;
+use crate::audit::{self, Actor};
 use crate::changes::{Announcer, Change, Changes};
 use crate::db::{Arg, Db, statement};
 use crate::model::{
@@ -34,6 +35,8 @@ pub struct SqlStore {
     announcer: Announcer,
     /// Set once the task that hears other servers' changes runs (PostgreSQL).
     listening: Arc<OnceCell<()>>,
+    /// Who the changes made through this handle are recorded as ([`Store::acting_as`]).
+    pub(crate) actor: Arc<Actor>,
 }
 
 impl SqlStore {
@@ -48,7 +51,12 @@ impl SqlStore {
     }
 
     fn on(db: Db) -> SqlStore {
-        SqlStore { db, announcer: Announcer::new(), listening: Arc::default() }
+        SqlStore {
+            db,
+            announcer: Announcer::new(),
+            listening: Arc::default(),
+            actor: Arc::new(Actor::system()),
+        }
     }
 
     /// Tells this process's listeners that `slug` changed (other servers hear it from the
@@ -99,6 +107,10 @@ impl SqlStore {
 
 #[async_trait]
 impl Store for SqlStore {
+    fn acting_as(&self, actor: Actor) -> Arc<dyn Store> {
+        Arc::new(SqlStore { actor: Arc::new(actor), ..self.clone() })
+    }
+
     async fn publish(
         &self,
         slug: &str,
@@ -122,16 +134,25 @@ impl Store for SqlStore {
         }
         // Publishers of one tool take turns from here: the numbers never repeat or skip.
         tx.lock_tool(id).await?;
-        let latest = statement("SELECT latest FROM tools WHERE id = $1").bind(id);
-        let (latest,): (i64,) = tx.optional(latest).await?.ok_or(sqlx::Error::RowNotFound)?;
+        let latest = statement("SELECT latest, deleted_at FROM tools WHERE id = $1").bind(id);
+        let (latest, deleted_at): (i64, Option<String>) =
+            tx.optional(latest).await?.ok_or(sqlx::Error::RowNotFound)?;
+        let deleted = deleted_at.is_some();
+        let before =
+            (latest > 0).then(|| serde_json::json!({"version": latest, "deleted": deleted}));
         if latest > 0 {
             let hash = "SELECT content_hash FROM versions WHERE tool_id = $1 AND number = $2";
             let hash: Option<(String,)> =
                 tx.optional(statement(hash).bind(id).bind(latest)).await?;
             if let Some((hash,)) = hash.filter(|(hash,)| *hash == publication.content_hash) {
                 // The same content: no new version (a deleted tool comes back).
-                let revive = statement("UPDATE tools SET deleted_at = NULL WHERE id = $1");
-                tx.execute(revive.bind(id)).await?;
+                if deleted {
+                    let revive = statement("UPDATE tools SET deleted_at = NULL WHERE id = $1");
+                    tx.execute(revive.bind(id)).await?;
+                    let after = serde_json::json!({"version": latest, "deleted": false});
+                    let change = audit::Change::new("tool.publish", slug).after(after);
+                    self.record(&mut tx, audit::Change { before, ..change }).await?;
+                }
                 tx.commit_change(slug).await?;
                 self.changed(slug);
                 let version = u32::try_from(latest).unwrap_or(0);
@@ -175,6 +196,11 @@ impl Store for SqlStore {
         for statement in index {
             tx.execute(statement).await?;
         }
+        let after = serde_json::json!({
+            "version": number, "content_hash": publication.content_hash, "note": note,
+        });
+        let change = audit::Change::new("tool.publish", slug).after(after);
+        self.record(&mut tx, audit::Change { before, ..change }).await?;
         tx.commit_change(slug).await?;
         self.changed(slug);
         Ok(Published {
@@ -240,6 +266,9 @@ impl Store for SqlStore {
                 let slug = slug.to_owned();
                 return Err(StoreError::TooMany { slug, what: "tags", max: MAX_TAGS });
             }
+        } else {
+            let change = audit::Change::new("tag.add", slug);
+            self.record(&mut tx, change.after(serde_json::json!({"tag": tag}))).await?;
         }
         tx.commit_change(slug).await?;
         self.changed(slug);
@@ -250,7 +279,10 @@ impl Store for SqlStore {
         let id = self.tool_id(slug).await?;
         let mut tx = self.db.begin_write().await?;
         let remove = statement("DELETE FROM tags WHERE tool_id = $1 AND tag = $2");
-        tx.execute(remove.bind(id).bind(tag)).await?;
+        if tx.execute(remove.bind(id).bind(tag)).await? > 0 {
+            let change = audit::Change::new("tag.remove", slug);
+            self.record(&mut tx, change.before(serde_json::json!({"tag": tag}))).await?;
+        }
         tx.commit_change(slug).await?;
         self.changed(slug);
         Ok(())
@@ -261,6 +293,8 @@ impl Store for SqlStore {
         let id = self.tool_id(slug).await?;
         let mut tx = self.db.begin_write().await?;
         tx.lock_tool(id).await?;
+        let was = statement("SELECT number FROM labels WHERE tool_id = $1 AND label = $2");
+        let was: Option<(i64,)> = tx.optional(was.bind(id).bind(label)).await?;
         // A label moves at the cap; a new one is refused there.
         let set = statement(
             "INSERT INTO labels (tool_id, label, number)
@@ -287,6 +321,12 @@ impl Store for SqlStore {
                 selector: shown(&Selector::Version(version)),
             });
         }
+        if was.is_none_or(|(was,)| was != i64::from(version)) {
+            let label_at = |version: i64| serde_json::json!({"label": label, "version": version});
+            let change = audit::Change::new("label.set", slug).after(label_at(version.into()));
+            let before = was.map(|(was,)| label_at(was));
+            self.record(&mut tx, audit::Change { before, ..change }).await?;
+        }
         tx.commit_change(slug).await?;
         self.changed(slug);
         Ok(())
@@ -295,8 +335,11 @@ impl Store for SqlStore {
     async fn delete(&self, slug: &str) -> Result<(), StoreError> {
         let id = self.tool_id(slug).await?;
         let mut tx = self.db.begin_write().await?;
-        let delete = statement("UPDATE tools SET deleted_at = $1 WHERE id = $2");
-        tx.execute(delete.bind(now()).bind(id)).await?;
+        let delete =
+            statement("UPDATE tools SET deleted_at = $1 WHERE id = $2 AND deleted_at IS NULL");
+        if tx.execute(delete.bind(now()).bind(id)).await? > 0 {
+            self.record(&mut tx, audit::Change::new("tool.delete", slug)).await?;
+        }
         tx.commit_change(slug).await?;
         self.changed(slug);
         Ok(())
@@ -363,9 +406,11 @@ impl Store for SqlStore {
              VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
         );
         let create = create.bind(name).bind(role.as_str()).bind(token_hash).bind(now());
-        if tx.execute(create.bind(member)).await? == 0 {
+        if tx.execute(create.bind(&member)).await? == 0 {
             return Err(StoreError::TokenExists(name.to_owned()));
         }
+        let after = serde_json::json!({"role": role, "member": member});
+        self.record(&mut tx, audit::Change::new("token.create", name).after(after)).await?;
         tx.commit().await?;
         Ok(())
     }
@@ -379,9 +424,12 @@ impl Store for SqlStore {
     async fn revoke_token(&self, name: &str) -> Result<(), StoreError> {
         let revoke =
             statement("UPDATE tokens SET revoked_at = $1 WHERE name = $2 AND revoked_at IS NULL");
-        if self.db.execute(revoke.bind(now()).bind(name)).await? == 0 {
+        let mut tx = self.db.begin_write().await?;
+        if tx.execute(revoke.bind(now()).bind(name)).await? == 0 {
             return Err(StoreError::NoSuchToken(name.to_owned()));
         }
+        self.record(&mut tx, audit::Change::new("token.revoke", name)).await?;
+        tx.commit().await?;
         Ok(())
     }
 

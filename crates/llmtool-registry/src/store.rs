@@ -71,6 +71,10 @@ pub enum StoreError {
 /// tool is hidden, not erased.
 #[async_trait]
 pub trait Store: People + crate::Audit + Send + Sync {
+    /// This store, recording every change made through it as `actor`'s (in the audit log, in
+    /// the change's own transaction). A store opened afresh acts as [`crate::Actor::system`].
+    fn acting_as(&self, actor: crate::Actor) -> std::sync::Arc<dyn Store>;
+
     /// Publishes `publication` as the next version of `slug` (creating the tool, or bringing a
     /// deleted one back), unless it is the content of the latest version already.
     async fn publish(

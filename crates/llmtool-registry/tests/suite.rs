@@ -6,9 +6,9 @@
 use std::sync::Arc;
 
 use llmtool_registry::{
-    Audit, AuditEntry, AuditQuery, Change, InviteProblem, MAX_LABELS, MAX_TAGS, MemberEdit,
-    NewMember, People, Publication, Query, Role, Selector, SessionFor, SignIn, SqlStore, Store,
-    StoreError, Visibility, Workspace,
+    Actor, AuditQuery, Change, InviteProblem, MAX_LABELS, MAX_TAGS, MemberEdit, NewMember, People,
+    Publication, Query, Role, Selector, SessionFor, SignIn, SqlStore, Store, StoreError,
+    Visibility, Workspace,
 };
 
 /// A valid tool file named `name`, its prompt saying `words`.
@@ -617,37 +617,133 @@ async fn invites_single_sign_ons_and_the_workspace(store: &dyn Store) {
     assert!(matches!(gone, Err(StoreError::BadInvite(InviteProblem::Unknown))), "{gone:?}");
 }
 
-/// The audit log keeps each change, lists them newest first by page and filter.
+/// Every change made through a store acting for someone is in the audit log, with its before
+/// and after; what changed nothing, or failed, is not; the log reads newest first, by page and
+/// filter.
 async fn the_audit_log(store: &dyn Store) {
-    let entry = |action: &str, target: &str| AuditEntry {
-        actor: "ana@example.org".into(),
-        address: Some("127.0.0.1".into()),
-        action: action.into(),
-        target: target.into(),
-        before: None,
-        after: Some(serde_json::json!({"role": "viewer"})),
-    };
-    let first = store.record(&entry("member.add", "bo@example.org")).await.unwrap();
-    let second = store.record(&entry("team.create", "ops")).await.unwrap();
-    let third = store.record(&entry("member.add", "cy@example.org")).await.unwrap();
-    assert!(first < second && second < third);
+    let actor = Actor { name: "ana@example.org".into(), address: Some("192.0.2.7".into()) };
+    let ana = store.acting_as(actor.clone());
+    ana.create_team("audit-ops").await.unwrap();
+    ana.add_members(&[newcomer("bo@example.org", Role::Viewer, &["audit-ops"])]).await.unwrap();
+    let promote = MemberEdit { role: Some(Role::Editor), ..MemberEdit::default() };
+    ana.edit_member("bo@example.org", &promote).await.unwrap();
+    ana.edit_member("bo@example.org", &promote).await.unwrap(); // no change: no record
+    ana.create_invite("bo@example.org", "audit-invite", std::time::Duration::from_secs(60))
+        .await
+        .unwrap();
+    ana.publish("audited", &tool("Audited", "audits"), Some("first"), None).await.unwrap();
+    ana.publish("audited", &tool("Audited", "audits"), None, None).await.unwrap(); // the same
+    ana.add_tag("audited", "audit-ops").await.unwrap();
+    ana.add_tag("audited", "audit-ops").await.unwrap(); // there already
+    assert!(ana.add_tag("audited", "Not A Tag").await.is_err()); // refused: no record
+    ana.set_label("audited", "stable", 1).await.unwrap();
+    ana.set_label("audited", "stable", 1).await.unwrap(); // where it was
+    ana.remove_tag("audited", "all").await.unwrap();
+    ana.create_token("audit-ci", Role::Viewer, "audit-secret-hash", Some("bo@example.org"))
+        .await
+        .unwrap();
+    ana.revoke_token("audit-ci").await.unwrap();
+    ana.rename_team("audit-ops", "audit-ops2").await.unwrap();
+    ana.set_workspace(&Workspace { built_ins: false }).await.unwrap();
+    ana.set_workspace(&Workspace { built_ins: true }).await.unwrap();
+    ana.delete("audited").await.unwrap();
+    ana.publish("audited", &tool("Audited", "audits"), None, None).await.unwrap(); // back
+    ana.remove_team("audit-ops2").await.unwrap();
+    ana.remove_member("bo@example.org").await.unwrap();
+
     let page = |query: AuditQuery| async move { store.audit(&query).await.unwrap() };
-    let all = page(AuditQuery { limit: 2, ..AuditQuery::default() }).await;
-    let ids: Vec<i64> = all.records.iter().map(|r| r.id).collect();
-    assert_eq!(ids, [third, second]);
-    assert_eq!(all.records[0].entry, entry("member.add", "cy@example.org"));
-    let rest = page(AuditQuery {
-        limit: 2,
-        before_id: all.next.as_deref().map(|next| next.parse().unwrap()),
+    let mine = |limit, before_id| AuditQuery {
+        actor: Some(actor.name.clone()),
+        before_id,
+        limit,
+        ..AuditQuery::default()
+    };
+    let everything = page(mine(500, None)).await;
+    let mut actions: Vec<(String, String)> = everything
+        .records
+        .iter()
+        .map(|record| (record.entry.action.clone(), record.entry.target.clone()))
+        .collect();
+    actions.reverse();
+    let expected = [
+        ("team.create", "audit-ops"),
+        ("member.add", "bo@example.org"),
+        ("member.edit", "bo@example.org"),
+        ("member.invite", "bo@example.org"),
+        ("tool.publish", "audited"),
+        ("tag.add", "audited"),
+        ("label.set", "audited"),
+        ("tag.remove", "audited"),
+        ("token.create", "audit-ci"),
+        ("token.revoke", "audit-ci"),
+        ("team.rename", "audit-ops"),
+        ("workspace.edit", "workspace"),
+        ("workspace.edit", "workspace"),
+        ("tool.delete", "audited"),
+        ("tool.publish", "audited"),
+        ("team.remove", "audit-ops2"),
+        ("member.remove", "bo@example.org"),
+    ];
+    let expected: Vec<(String, String)> =
+        expected.iter().map(|(a, t)| ((*a).to_owned(), (*t).to_owned())).collect();
+    assert_eq!(actions, expected);
+    assert!(everything.records.iter().all(|r| r.entry.address.as_deref() == Some("192.0.2.7")));
+
+    // Each record says what it was before and after.
+    let find = |action: &str| {
+        everything.records.iter().rev().find(|r| r.entry.action == action).unwrap().entry.clone()
+    };
+    let edit = find("member.edit");
+    assert_eq!(edit.before.unwrap()["role"], "viewer");
+    assert_eq!(edit.after.unwrap()["role"], "editor");
+    let publish = find("tool.publish");
+    assert_eq!(publish.before, None);
+    assert_eq!(
+        (
+            publish.after.as_ref().unwrap()["version"].as_i64(),
+            publish.after.unwrap()["note"].as_str()
+        ),
+        (Some(1), Some("first"))
+    );
+    let back = everything.records[2].entry.clone();
+    assert_eq!(back.before.unwrap()["deleted"], true);
+    assert_eq!(find("token.create").after.unwrap()["member"], "bo@example.org");
+    let removed = everything.records[0].entry.clone();
+    assert_eq!(removed.before.unwrap()["teams"], serde_json::json!([]));
+    // No secret is ever kept: not the token's hash, not the invite's.
+    let text = serde_json::to_string(&everything).unwrap();
+    assert!(!text.contains("audit-secret-hash") && !text.contains("audit-invite"), "{text}");
+
+    // Pages of three give the same records, in the same order.
+    let mut paged = Vec::new();
+    let mut cursor = None;
+    loop {
+        let next = page(mine(3, cursor)).await;
+        paged.extend(next.records.iter().map(|r| r.id));
+        match next.next {
+            Some(next) => cursor = Some(next.parse().unwrap()),
+            None => break,
+        }
+    }
+    assert_eq!(paged, everything.records.iter().map(|r| r.id).collect::<Vec<_>>());
+    let by_target =
+        page(AuditQuery { target: Some("audit-ci".into()), limit: 50, ..AuditQuery::default() })
+            .await;
+    assert_eq!(by_target.records.len(), 2);
+    let by_action = page(AuditQuery {
+        action: Some("workspace.edit".into()),
+        actor: Some(actor.name.clone()),
+        limit: 50,
         ..AuditQuery::default()
     })
     .await;
-    assert_eq!(rest.records.iter().map(|r| r.id).collect::<Vec<_>>(), [first]);
-    let added =
-        page(AuditQuery { action: Some("member.add".into()), limit: 50, ..AuditQuery::default() })
+    assert_eq!(by_action.records.len(), 2);
+    // Changes made through the store as it was opened are the server's own.
+    store.create_team("by-itself").await.unwrap();
+    let own =
+        page(AuditQuery { target: Some("by-itself".into()), limit: 5, ..AuditQuery::default() })
             .await;
-    assert_eq!(added.records.len(), 2);
-    assert_eq!(added.next, None);
+    assert_eq!(own.records[0].entry.actor, "system");
 }
 
 async fn suite(store: Arc<dyn Store>) {
@@ -727,15 +823,7 @@ async fn the_audit_log_is_append_only() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("library.db");
     let store = SqlStore::open_sqlite(&path).await.unwrap();
-    let entry = AuditEntry {
-        actor: "ana".into(),
-        address: None,
-        action: "tool.delete".into(),
-        target: "poet".into(),
-        before: None,
-        after: None,
-    };
-    store.record(&entry).await.unwrap();
+    store.create_team("ops").await.unwrap();
     let options = sqlx::sqlite::SqliteConnectOptions::new().filename(&path);
     let pool = sqlx::SqlitePool::connect_with(options).await.unwrap();
     for change in ["UPDATE audit SET actor = 'eve'", "DELETE FROM audit"] {

@@ -29,6 +29,7 @@ pub(crate) fn routes() -> Router<ServerState> {
         .route("/tools/{slug}/render", post(render))
         .route("/tools/{slug}/run", post(crate::run_api::run))
         .route("/usage", get(crate::run_api::usage))
+        .route("/audit", get(crate::audit_api::audit))
         .route("/tools/{slug}/runs", get(crate::studio_api::runs))
         .route("/tools/{slug}/avatar", get(crate::studio_api::avatar))
         .route("/tags", get(crate::studio_api::tags))
@@ -118,7 +119,8 @@ async fn publish(
         caller.sees(&slug, &tags)?;
     }
     let by = caller.name.as_deref();
-    let published = state.store.publish(&slug, &publication, params.note.as_deref(), by).await?;
+    let published =
+        caller.acting(&state).publish(&slug, &publication, params.note.as_deref(), by).await?;
     state.cache().invalidate();
     let status = if published.created { StatusCode::CREATED } else { StatusCode::OK };
     Ok((status, Json(published)))
@@ -224,7 +226,7 @@ async fn add_tag(
     caller.require(Role::Editor, state.access)?;
     seen_version(&state, &caller, &slug, &Selector::Latest).await?;
     may_tag(&state, &caller, &tag).await?;
-    state.store.add_tag(&slug, &tag).await?;
+    caller.acting(&state).add_tag(&slug, &tag).await?;
     state.cache().invalidate();
     Ok(StatusCode::NO_CONTENT)
 }
@@ -240,7 +242,7 @@ async fn remove_tag(
     caller.require(Role::Editor, state.access)?;
     seen_version(&state, &caller, &slug, &Selector::Latest).await?;
     may_tag(&state, &caller, &tag).await?;
-    state.store.remove_tag(&slug, &tag).await?;
+    caller.acting(&state).remove_tag(&slug, &tag).await?;
     state.cache().invalidate();
     Ok(StatusCode::NO_CONTENT)
 }
@@ -257,7 +259,7 @@ async fn set_label(
 ) -> Answer<StatusCode> {
     caller.require(Role::Editor, state.access)?;
     seen_version(&state, &caller, &slug, &Selector::Latest).await?;
-    state.store.set_label(&slug, &label, body.version).await?;
+    caller.acting(&state).set_label(&slug, &label, body.version).await?;
     state.cache().invalidate();
     Ok(StatusCode::NO_CONTENT)
 }
@@ -272,7 +274,7 @@ async fn delete(
 ) -> Answer<StatusCode> {
     caller.require(Role::Admin, state.access)?;
     seen_version(&state, &caller, &slug, &Selector::Latest).await?;
-    state.store.delete(&slug).await?;
+    caller.acting(&state).delete(&slug).await?;
     state.cache().invalidate();
     Ok(StatusCode::NO_CONTENT)
 }
@@ -400,11 +402,13 @@ async fn diff(
         crate::session::sign_in, crate::session::sign_in_by_invite, crate::session::methods, crate::session::who, crate::session::sign_out,
         crate::members::members, crate::members::member, crate::members::add_member, crate::members::edit_member, crate::members::remove_member,
         crate::members::teams, crate::members::create_team, crate::members::rename_team, crate::members::remove_team,
-        crate::members::invite, crate::members::import, crate::members::workspace, crate::members::set_workspace),
+        crate::members::invite, crate::members::import, crate::members::workspace, crate::members::set_workspace,
+        crate::audit_api::audit),
     components(schemas(Page, Published, VersionBody, Rendered, VersionDiff, LabelBody, Problem, crate::run_api::RunBody, llmtool_log::Total,
         crate::studio_api::ModelChoice, crate::studio_api::FormattedText, crate::studio_api::RunSummary, llmtool_registry::TagCount, crate::session::SignIn, crate::session::InviteSignIn, crate::session::SignInMethods, llmtool_registry::wire::Signed,
         llmtool_registry::Member, llmtool_registry::NewMember, llmtool_registry::MemberEdit, llmtool_registry::Team, llmtool_registry::Role, crate::members::TeamName,
-        crate::invites::Invite, crate::members::Imported, llmtool_registry::people_csv::RowProblem, llmtool_registry::Workspace)),
+        crate::invites::Invite, crate::members::Imported, llmtool_registry::people_csv::RowProblem, llmtool_registry::Workspace,
+        llmtool_registry::AuditPage, llmtool_registry::AuditRecord, llmtool_registry::AuditEntry)),
     modifiers(&BearerScheme)
 )]
 pub(crate) struct ApiDoc;

@@ -3,12 +3,15 @@
 //! for a token; reading may be public. A write made with the cookie must carry the session's
 //! CSRF token in `X-CSRF-Token`.
 
+use std::net::IpAddr;
+use std::sync::Arc;
+
 use axum::extract::{ConnectInfo, FromRequestParts};
 use axum::http::header::{AUTHORIZATION, COOKIE};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, Method};
 use llmtool_mcp::transport::{Connection, bearer_token};
-use llmtool_registry::{Holder, Role, StoreError, Visibility, Workspace};
+use llmtool_registry::{Actor, Holder, Role, Store, StoreError, Visibility, Workspace};
 use rand::{RngCore as _, SeedableRng as _};
 use sha2::{Digest as _, Sha256};
 use subtle::ConstantTimeEq as _;
@@ -63,6 +66,8 @@ pub(crate) struct Caller {
     /// The rate limiter's bucket of this caller (its token's, else its address's), for work
     /// that costs more than a request.
     pub(crate) limit_key: String,
+    /// Where the request came from, as the audit log records it ([`client_address`]).
+    pub(crate) address: Option<String>,
 }
 
 impl Caller {
@@ -77,6 +82,13 @@ impl Caller {
             Some(held) if held >= role => Ok(()),
             Some(_) => Err(Problem::forbidden(role.as_str())),
         }
+    }
+
+    /// The library, recording each change made through it as this caller's (in the audit log,
+    /// with their address). Every route that changes the library writes through this.
+    pub(crate) fn acting(&self, state: &ServerState) -> Arc<dyn Store> {
+        let name = self.name.clone().unwrap_or_else(|| "anonymous".to_owned());
+        state.store.acting_as(Actor { name, address: self.address.clone() })
     }
 
     /// The same, with no public access: for what runs on the server's models.
@@ -138,7 +150,8 @@ impl FromRequestParts<ServerState> for Caller {
         if let Err(wait) = state.limiter.take(&key) {
             return Err(Problem::too_many(wait));
         }
-        Ok(Caller { limit_key: key, ..caller })
+        let address = client_address(address, &parts.headers);
+        Ok(Caller { limit_key: key, address, ..caller })
     }
 }
 
@@ -172,6 +185,7 @@ impl Caller {
             name: Some(holder.name),
             csrf,
             limit_key: String::new(),
+            address: None,
         }
     }
 
@@ -190,8 +204,28 @@ impl Caller {
             teams: Vec::new(),
             csrf: None,
             limit_key: String::new(),
+            address: None,
         })
     }
+}
+
+/// The client's address as the audit log keeps it: the peer's, or, when the peer is a proxy on
+/// this machine (a loopback address) that names the client in `X-Forwarded-For`, the last
+/// address it names, said to have come through it (`203.0.113.9 via 127.0.0.1`). Only that
+/// last entry is the proxy's own word; the ones before it are the client's.
+pub(crate) fn client_address(peer: Option<IpAddr>, headers: &HeaderMap) -> Option<String> {
+    let peer = peer?;
+    let forwarded = peer
+        .is_loopback()
+        .then(|| headers.get_all("x-forwarded-for").iter().next_back())
+        .flatten()
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.rsplit(',').next())
+        .and_then(|last| last.trim().parse::<IpAddr>().ok());
+    Some(match forwarded {
+        Some(client) => format!("{client} via {peer}"),
+        None => peer.to_string(),
+    })
 }
 
 /// The value of the session cookie, if the request has exactly one. Two are refused: another

@@ -3,6 +3,7 @@
 //! 9457 problem document; the same library over MCP at `/mcp`; and the web studio at `/`.
 
 mod api;
+mod audit_api;
 mod auth;
 mod cache;
 mod host;

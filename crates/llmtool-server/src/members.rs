@@ -76,7 +76,7 @@ pub(crate) async fn add_member(
 ) -> Answer<(StatusCode, Json<Member>)> {
     require_admin(&caller)?;
     require_owner_for(&caller, &[Some(body.role)])?;
-    state.store.add_members(std::slice::from_ref(&body)).await?;
+    caller.acting(&state).add_members(std::slice::from_ref(&body)).await?;
     Ok((StatusCode::CREATED, Json(state.store.member(&body.email).await?)))
 }
 
@@ -95,7 +95,7 @@ pub(crate) async fn edit_member(
         let now = state.store.member(&email).await?.role;
         require_owner_for(&caller, &[Some(now), edit.role])?;
     }
-    Ok(Json(state.store.edit_member(&email, &edit).await?))
+    Ok(Json(caller.acting(&state).edit_member(&email, &edit).await?))
 }
 
 /// Remove a member: their tokens are revoked and their sessions end (an owner only by an
@@ -110,7 +110,7 @@ pub(crate) async fn remove_member(
 ) -> Answer<StatusCode> {
     require_admin(&caller)?;
     require_owner_for(&caller, &[Some(state.store.member(&email).await?.role)])?;
-    state.store.remove_member(&email).await?;
+    caller.acting(&state).remove_member(&email).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -140,7 +140,7 @@ pub(crate) async fn create_team(
     Json(body): Json<TeamName>,
 ) -> Answer<StatusCode> {
     require_admin(&caller)?;
-    state.store.create_team(&body.name).await?;
+    caller.acting(&state).create_team(&body.name).await?;
     Ok(StatusCode::CREATED)
 }
 
@@ -154,7 +154,7 @@ pub(crate) async fn rename_team(
     Json(body): Json<TeamName>,
 ) -> Answer<StatusCode> {
     require_admin(&caller)?;
-    state.store.rename_team(&name, &body.name).await?;
+    caller.acting(&state).rename_team(&name, &body.name).await?;
     state.cache().invalidate();
     Ok(StatusCode::NO_CONTENT)
 }
@@ -168,7 +168,7 @@ pub(crate) async fn remove_team(
     Path(name): Path<String>,
 ) -> Answer<StatusCode> {
     require_admin(&caller)?;
-    state.store.remove_team(&name).await?;
+    caller.acting(&state).remove_team(&name).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -191,7 +191,7 @@ pub(crate) async fn invite(
             "this server sends no mail: its config needs `[server.smtp]` and `public_url` (docs/teams.md)",
         ));
     };
-    match send_invite(state.store.as_ref(), mailer, public_url, &email).await {
+    match send_invite(caller.acting(&state).as_ref(), mailer, public_url, &email).await {
         Ok(invite) => Ok((StatusCode::ACCEPTED, Json(invite))),
         Err(InviteError::Store(error)) => Err(error.into()),
         Err(error @ InviteError::NoMailbox(_)) => {
@@ -256,7 +256,7 @@ pub(crate) async fn import(
     let roles: Vec<Option<Role>> = members.iter().map(|member| Some(member.role)).collect();
     require_owner_for(&caller, &roles)?;
     if !params.dry_run {
-        state.store.add_members(&members).await?;
+        caller.acting(&state).add_members(&members).await?;
     }
     Ok(Json(Imported { members: members.len(), dry_run: params.dry_run }))
 }
@@ -282,6 +282,6 @@ pub(crate) async fn set_workspace(
     Json(body): Json<Workspace>,
 ) -> Answer<Json<Workspace>> {
     require_admin(&caller)?;
-    state.store.set_workspace(&body).await?;
+    caller.acting(&state).set_workspace(&body).await?;
     Ok(Json(body))
 }

@@ -164,7 +164,7 @@ pub(crate) struct UsageParams {
 }
 
 /// `since` as every reader of the run log takes it (`llmtool_log::since`).
-fn since_text(since: &str) -> Result<String, Problem> {
+pub(crate) fn since_text(since: &str) -> Result<String, Problem> {
     llmtool_log::since(since, jiff::Timestamp::now())
         .map_err(|error| Problem::bad_request(format!("`since={since}`: {error}")))
 }

@@ -25,7 +25,9 @@ use axum::response::{IntoResponse as _, Response};
 use axum::routing::get;
 use llmtool_mcp::transport::Connection;
 use llmtool_providers::config::{SsoConfig, read_secret};
-use llmtool_registry::{NewMember, Role, SessionFor, SignIn, Store, StoreError, TOKENS_DOMAIN};
+use llmtool_registry::{
+    Actor, NewMember, Role, SessionFor, SignIn, Store, StoreError, TOKENS_DOMAIN,
+};
 use openidconnect::core::{
     CoreAuthenticationFlow, CoreClient, CoreProviderMetadata, CoreUserInfoClaims,
 };
@@ -487,13 +489,16 @@ struct Callback {
 
 async fn callback(
     State(state): State<ServerState>,
+    connection: Option<Extension<ConnectInfo<Connection>>>,
     headers: HeaderMap,
     Query(query): Query<Callback>,
 ) -> Response {
     let Some(sso) = state.sign_in().sso.clone() else {
         return page(StatusCode::NOT_FOUND, "Single sign-on is not set up on this server.", None);
     };
-    match signed_in(&state, &sso, &headers, query).await {
+    let peer = connection.map(|Extension(ConnectInfo(connection))| connection.peer.ip());
+    let address = crate::auth::client_address(peer, &headers);
+    match signed_in(&state, &sso, &headers, address, query).await {
         Ok(response) => response,
         Err(error) => {
             if matches!(error, SsoError::Store(_) | SsoError::Provider(_) | SsoError::Session(_)) {
@@ -508,6 +513,7 @@ async fn signed_in(
     state: &ServerState,
     sso: &Arc<Sso>,
     headers: &HeaderMap,
+    address: Option<String>,
     query: Callback,
 ) -> Result<Response, SsoError> {
     // The state must be the one this browser was given: a sign-in started elsewhere (a link
@@ -528,7 +534,9 @@ async fn signed_in(
     }
     let Some(code) = query.code else { return Err(SsoError::UnknownAttempt) };
     let (identity, next) = sso.finish(state.store.as_ref(), &code, &sign_in_state).await?;
-    let email = sso.member(state.store.as_ref(), &identity).await?;
+    // A member made at their first sign-in is recorded as made by the provider's word.
+    let provider = Actor { name: format!("sso:{}", identity.email), address };
+    let email = sso.member(state.store.acting_as(provider).as_ref(), &identity).await?;
     let opened = open_session(state, headers, SessionFor::Member(&email))
         .await
         .map_err(|problem| SsoError::Session(problem.detail))?;

@@ -431,6 +431,53 @@ async fn people_over_the_api(base: &str, admin: &str, viewer: &str) {
     assert_eq!(send(Method::DELETE, "/teams/operations", admin, None).await, 204);
     assert_eq!(send(Method::DELETE, "/members/zoe@example.org", admin, None).await, 204);
     assert_eq!(send(Method::DELETE, "/members/zoe@example.org", admin, None).await, 404);
+
+    // Each change is in the audit log, as its caller's, from its address (a proxy on this
+    // machine names the client); only admins read it.
+    let forwarded = client.post(format!("{base}/teams")).bearer_auth(admin);
+    let forwarded = forwarded.header("x-forwarded-for", "198.51.100.1, 203.0.113.9");
+    assert_eq!(forwarded.json(&json!({"name": "audited"})).send().await.unwrap().status(), 201);
+    assert_eq!(send(Method::GET, "/audit", viewer, None).await, 403);
+    assert_eq!(send(Method::GET, "/audit?cursor=nonsense", admin, None).await, 400);
+    let log = |query: &str| {
+        let request = client.get(format!("{base}/audit?{query}")).bearer_auth(admin);
+        support::json_of(request)
+    };
+    let page = log("actor=ana-laptop&limit=500").await;
+    let actions: Vec<(&str, &str)> = page["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .map(|r| (r["action"].as_str().unwrap(), r["target"].as_str().unwrap()))
+        .collect();
+    let people = [
+        ("team.create", "ops"),
+        ("member.add", "zoe@example.org"),
+        ("member.edit", "zoe@example.org"),
+        ("team.rename", "ops"),
+        ("team.remove", "operations"),
+        ("member.remove", "zoe@example.org"),
+        ("team.create", "audited"),
+    ];
+    assert!(actions.ends_with(&people), "{actions:?}");
+    let newest = &page["records"][0];
+    assert_eq!(newest["address"], "203.0.113.9 via 127.0.0.1");
+    assert_eq!(page["records"][1]["address"], "127.0.0.1");
+    assert_eq!(page["records"][1]["before"]["role"], "viewer");
+    // Filters and pages.
+    let edits = log("action=member.edit&target=zoe@example.org").await;
+    assert_eq!(edits["records"].as_array().unwrap().len(), 1);
+    assert_eq!(edits["records"][0]["after"]["teams"], json!(["ops", "sales"]));
+    let first = log("actor=ana-laptop&limit=2").await;
+    let cursor = first["next"].as_str().unwrap();
+    let second = log(&format!("actor=ana-laptop&limit=2&cursor={cursor}")).await;
+    assert_eq!(second["records"][0]["id"], page["records"][2]["id"]);
+    assert_eq!(
+        log("since=2000-01-01&action=team.remove").await["records"][0]["target"],
+        "operations"
+    );
+    assert_eq!(send(Method::GET, "/audit?since=yesterday-ish", admin, None).await, 400);
 }
 
 /// Two servers on one PostgreSQL database are one library: what is published on one is read

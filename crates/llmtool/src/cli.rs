@@ -8,6 +8,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crate::commands::batch::BatchArgs;
 use crate::commands::check::CheckArgs;
 use crate::commands::completions::CompletionsArgs;
+use crate::commands::control::AuditArgs;
 use crate::commands::convert::{ConvertArgs, ExportArgs, ImportArgs};
 use crate::commands::fmt::FmtArgs;
 use crate::commands::library::{PublishArgs, PullArgs, SearchArgs};
@@ -71,6 +72,7 @@ pub(crate) enum Command {
     Member(MemberCommand),
     #[command(subcommand)]
     Team(TeamCommand),
+    Audit(AuditArgs),
     Completions(CompletionsArgs),
 }
 

@@ -84,5 +84,6 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Token(command) => commands::serve::token(&command),
         Command::Member(command) => commands::people::member(&command),
         Command::Team(command) => commands::people::team(&command),
+        Command::Audit(args) => commands::control::audit(&args),
     }
 }

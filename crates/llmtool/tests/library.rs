@@ -565,6 +565,53 @@ async fn the_cli_sees_what_its_member_sees() {
     );
     assert_eq!(pull(&sam, "sales-pitch").status.code(), Some(0));
     assert_eq!(pull(&admin, "support-triage").status.code(), Some(0));
+
+    // `llmtool audit`: what the CLI changed on the database is the user's (`cli:USER`), what
+    // went through the API is its token's; a viewer may not read it.
+    let audit = |token: &str, args: &[&str]| {
+        let env =
+            [("LLMTOOL_REGISTRY", url.as_str()), ("LLMTOOL_TOKEN", token), ("USER", "ops-user")];
+        llmtool(&data, &[&["audit"], args].concat(), &env)
+    };
+    let out = audit(&admin, &["--all", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let records: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let seen: Vec<String> = records
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .map(|r| {
+            format!(
+                "{} {} {}",
+                r["actor"].as_str().unwrap(),
+                r["action"].as_str().unwrap(),
+                r["target"].as_str().unwrap()
+            )
+        })
+        .collect();
+    let user = std::env::var("USER").unwrap_or_else(|_| "unknown".into());
+    for expected in [
+        format!("cli:{user} token.create ops"),
+        format!("cli:{user} team.create sales"),
+        format!("cli:{user} member.add sam@example.org"),
+        "ops tool.publish sales-pitch".to_owned(),
+        "ops tag.add sales-pitch".to_owned(),
+        "ops tag.remove sales-pitch".to_owned(),
+    ] {
+        assert!(seen.contains(&expected), "{expected} not in {seen:?}");
+    }
+    let table = audit(&admin, &["--action", "tag.add", "--limit", "1"]);
+    let table = text(&table.stdout);
+    assert!(
+        table.contains("tag.add")
+            && table.contains("support-triage")
+            && !table.contains("sales-pitch"),
+        "{table}"
+    );
+    let refused = audit(&sam, &[]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(text(&refused.stderr).contains("admin"), "{}", text(&refused.stderr));
     server.kill().unwrap();
     server.wait().unwrap();
 }

@@ -4,6 +4,7 @@ pub(crate) mod batch;
 pub(crate) mod batch_status;
 pub(crate) mod check;
 pub(crate) mod completions;
+pub(crate) mod control;
 pub(crate) mod convert;
 pub(crate) mod cost;
 pub(crate) mod fmt;

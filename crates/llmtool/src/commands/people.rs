@@ -10,7 +10,7 @@ use llmtool_registry::{MemberEdit, NewMember};
 use llmtool_server::{Mailer, make_invite, send_invite};
 
 use crate::cli::ReportFormat;
-use crate::commands::serve::{ListArgs, open, role_of, table};
+use crate::commands::serve::{ListArgs, open_by_user, role_of, table};
 use crate::io;
 use crate::outcome::Outcome;
 use crate::settings;
@@ -20,7 +20,7 @@ pub(crate) fn member(command: &MemberCommand) -> anyhow::Result<Outcome> {
     runtime.block_on(async {
         match command {
             MemberCommand::Add { email, name, role, teams, library } => {
-                let (store, _) = open(library).await?;
+                let store = open_by_user(library).await?;
                 let name = name
                     .clone()
                     .unwrap_or_else(|| email.split('@').next().unwrap_or(email).trim().to_owned());
@@ -35,7 +35,7 @@ pub(crate) fn member(command: &MemberCommand) -> anyhow::Result<Outcome> {
                 eprintln!("added `{}` ({})", added.email, added.role.as_str());
             }
             MemberCommand::List(ListArgs { library, format }) => {
-                let (store, _) = open(library).await?;
+                let store = open_by_user(library).await?;
                 let members = store.members().await?;
                 let text = match format {
                     ReportFormat::Json => serde_json::to_string_pretty(&members)? + "\n",
@@ -56,7 +56,7 @@ pub(crate) fn member(command: &MemberCommand) -> anyhow::Result<Outcome> {
                 io::write_stdout(text.as_bytes())?;
             }
             MemberCommand::Edit { email, name, role, teams, no_teams, library } => {
-                let (store, _) = open(library).await?;
+                let store = open_by_user(library).await?;
                 // No `--team` leaves their teams as they are; `--no-teams` empties them.
                 let teams = (*no_teams || !teams.is_empty()).then(|| teams.clone());
                 let edit = MemberEdit { name: name.clone(), role: role.map(role_of), teams };
@@ -70,7 +70,7 @@ pub(crate) fn member(command: &MemberCommand) -> anyhow::Result<Outcome> {
                 );
             }
             MemberCommand::Remove { email, library } => {
-                let (store, _) = open(library).await?;
+                let store = open_by_user(library).await?;
                 store.remove_member(email).await?;
                 eprintln!("removed `{email}`: their tokens are revoked and their sessions ended");
             }
@@ -81,7 +81,7 @@ pub(crate) fn member(command: &MemberCommand) -> anyhow::Result<Outcome> {
                         "the link needs the studio's address: `--public-url URL`, or `public_url` in the config's `[server]` table"
                     );
                 };
-                let (store, _) = open(library).await?;
+                let store = open_by_user(library).await?;
                 if *print_link {
                     let (invite, _) = make_invite(store.as_ref(), &public_url, email).await?;
                     eprintln!(
@@ -111,7 +111,7 @@ pub(crate) fn member(command: &MemberCommand) -> anyhow::Result<Outcome> {
                     return Ok(Outcome::Problems);
                 };
                 // Every row is checked, against the file and the library, before any is added.
-                let (store, _) = open(library).await?;
+                let store = open_by_user(library).await?;
                 let members = match check_import(store.as_ref(), &text).await? {
                     Ok(members) => members,
                     Err(problems) => return Ok(refused(&name, &problems)),
@@ -136,12 +136,12 @@ pub(crate) fn team(command: &TeamCommand) -> anyhow::Result<Outcome> {
     runtime.block_on(async {
         match command {
             TeamCommand::Create { name, library } => {
-                let (store, _) = open(library).await?;
+                let store = open_by_user(library).await?;
                 store.create_team(name).await?;
                 eprintln!("made the team `{name}`: tag tools `{name}` for its members to see them");
             }
             TeamCommand::List(ListArgs { library, format }) => {
-                let (store, _) = open(library).await?;
+                let store = open_by_user(library).await?;
                 let teams = store.teams().await?;
                 let text = match format {
                     ReportFormat::Json => serde_json::to_string_pretty(&teams)? + "\n",
@@ -161,12 +161,12 @@ pub(crate) fn team(command: &TeamCommand) -> anyhow::Result<Outcome> {
                 io::write_stdout(text.as_bytes())?;
             }
             TeamCommand::Rename { from, to, library } => {
-                let (store, _) = open(library).await?;
+                let store = open_by_user(library).await?;
                 store.rename_team(from, to).await?;
                 eprintln!("renamed the team `{from}` to `{to}`, with its tag on every tool");
             }
             TeamCommand::Remove { name, library } => {
-                let (store, _) = open(library).await?;
+                let store = open_by_user(library).await?;
                 store.remove_team(name).await?;
                 eprintln!("removed the team `{name}`; tools tagged `{name}` keep the tag");
             }

@@ -135,7 +135,7 @@ pub(crate) fn token(command: &TokenCommand) -> anyhow::Result<Outcome> {
     runtime.block_on(async {
         match command {
             TokenCommand::Create { name, role, member, library } => {
-                let (store, _) = open(library).await?;
+                let store = open_by_user(library).await?;
                 let token = new_token();
                 let hash = token_hash(&token);
                 store.create_token(name, role_of(*role), &hash, member.as_deref()).await?;
@@ -165,7 +165,7 @@ pub(crate) fn token(command: &TokenCommand) -> anyhow::Result<Outcome> {
                 io::write_stdout(text.as_bytes())?;
             }
             TokenCommand::Revoke { name, library } => {
-                let (store, _) = open(library).await?;
+                let store = open_by_user(library).await?;
                 store.revoke_token(name).await?;
                 eprintln!("the token of `{name}` is revoked");
             }
@@ -205,6 +205,19 @@ pub(crate) fn role_of(role: TokenRole) -> Role {
         TokenRole::Admin => Role::Admin,
         TokenRole::Owner => Role::Owner,
     }
+}
+
+/// [`open`], each change made through it recorded in the audit log as the user's on this
+/// machine: `cli:USER` (from `USER` or `LOGNAME`), since whoever holds the database file
+/// holds the library.
+pub(crate) async fn open_by_user(library: &LibraryArgs) -> anyhow::Result<Arc<dyn Store>> {
+    let (store, _) = open(library).await?;
+    let user = ["USER", "LOGNAME"]
+        .iter()
+        .find_map(|name| std::env::var(name).ok().filter(|user| !user.trim().is_empty()))
+        .unwrap_or_else(|| "unknown".to_owned());
+    Ok(store
+        .acting_as(llmtool_registry::Actor { name: format!("cli:{}", user.trim()), address: None }))
 }
 
 /// The library `--db` names, or the SQLite file in the data directory; and how to show it
