@@ -89,6 +89,7 @@ impl Shaper<'_> {
             tool_hash: self.tool_hash.clone(),
             values,
             by: None,
+            account: None,
         }
     }
 

@@ -34,6 +34,7 @@ pub(crate) enum Tx {
 pub(crate) enum Arg {
     Int(Option<i64>),
     Real(Option<f64>),
+    Bool(bool),
     Text(Option<String>),
     /// Words a query looks one up in (`TEXT[]`; in SQLite, each between spaces).
     Words(Vec<String>),
@@ -69,6 +70,7 @@ impl Statement {
             match arg.clone() {
                 Arg::Int(value) => arguments.add(value),
                 Arg::Real(value) => arguments.add(value),
+                Arg::Bool(value) => arguments.add(value),
                 Arg::Text(value) => arguments.add(value),
                 Arg::Words(words) => arguments.add(format!(" {} ", words.join(" "))),
                 Arg::List(items) => arguments.add(serde_json::Value::from(items).to_string()),
@@ -85,6 +87,7 @@ impl Statement {
             match arg.clone() {
                 Arg::Int(value) => arguments.add(value),
                 Arg::Real(value) => arguments.add(value),
+                Arg::Bool(value) => arguments.add(value),
                 Arg::Text(value) => arguments.add(value),
                 Arg::Words(items) | Arg::List(items) => arguments.add(items),
                 Arg::Json(value) => arguments.add(sqlx::types::Json(value)),
@@ -155,6 +158,14 @@ impl Db {
                 sqlx::query_as_with(sql, arguments).fetch_optional(pool).await
             }
         }
+    }
+
+    /// A transaction that only reads: what it reads is one moment's.
+    pub(crate) async fn begin_read(&self) -> Result<Tx, sqlx::Error> {
+        Ok(match self {
+            Db::Sqlite(pool) => Tx::Sqlite(pool.begin().await?),
+            Db::Postgres(pool) => Tx::Postgres(pool.begin().await?),
+        })
     }
 
     /// A transaction that will write. On SQLite it takes the write lock at once (`BEGIN
@@ -240,6 +251,16 @@ impl Tx {
         Ok(())
     }
 
+    /// Makes budget reservations take turns until the transaction ends, so that two runs cannot
+    /// both take the last of a budget: PostgreSQL takes a lock of the transaction's; SQLite's
+    /// write lock, taken at the start, covers it.
+    pub(crate) async fn lock_budgets(&mut self) -> Result<(), sqlx::Error> {
+        if let Tx::Postgres(_) = self {
+            self.execute(statement("SELECT pg_advisory_xact_lock(7411851)")).await?;
+        }
+        Ok(())
+    }
+
     /// Commits the transaction, a change to the tool `slug`. On PostgreSQL, every server
     /// listening hears of it when (and only if) it commits.
     pub(crate) async fn commit_change(self, slug: &str) -> Result<(), sqlx::Error> {
@@ -297,6 +318,18 @@ impl From<i64> for Arg {
 impl From<Option<i64>> for Arg {
     fn from(value: Option<i64>) -> Arg {
         Arg::Int(value)
+    }
+}
+
+impl From<f64> for Arg {
+    fn from(value: f64) -> Arg {
+        Arg::Real(Some(value))
+    }
+}
+
+impl From<bool> for Arg {
+    fn from(value: bool) -> Arg {
+        Arg::Bool(value)
     }
 }
 

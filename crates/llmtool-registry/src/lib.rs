@@ -1,13 +1,15 @@
 //! The tool library's storage: tools by slug, each with immutable versions (numbered, with
 //! the content hash of their canonical form and a change note), tags that curate them, labels
 //! that point at a version (`production`, `staging`), soft delete, full-text search, the
-//! members and teams who use it, and their API tokens. [`Store`] is the one interface; [`SqlStore`] implements it once, over SQLite (the
+//! members and teams who use it, their API tokens, the Control Center's integrations, prices and
+//! budgets, what the runs spent, and the audit log. [`Store`] is the one interface; [`SqlStore`] implements it once, over SQLite (the
 //! default) or PostgreSQL, and one test suite runs against both.
 
 mod audit;
 mod changes;
 #[cfg(feature = "client")]
 pub mod client;
+mod control;
 mod db;
 mod model;
 mod people;
@@ -16,8 +18,11 @@ mod postgres;
 mod publication;
 mod reference;
 mod rows;
+mod spend;
 mod sql_audit;
+mod sql_control;
 mod sql_people;
+mod sql_spend;
 mod sql_store;
 mod sqlite;
 mod store;
@@ -26,6 +31,7 @@ pub mod wire;
 
 pub use audit::{Actor, Audit, AuditEntry, AuditPage, AuditQuery, AuditRecord};
 pub use changes::{Change, Changes};
+pub use control::{Budget, Control, Integration, IntegrationTest, Period, PriceOverride, Scope};
 pub use model::{
     Holder, KeptRun, Page, Published, Query, Role, Selector, SessionInfo, Summary, TagCount,
     TokenInfo, ToolVersion,
@@ -38,6 +44,10 @@ pub use publication::{
     MAX_DIAGNOSTICS, Publication, Rejection, content_hash, diagnostics_json, is_slug, slug_of,
 };
 pub use reference::{PATH_PREFIX, Reference};
+pub use spend::{
+    BudgetStatus, Charge, DaySpend, OverBudget, Reserved, SpendLine, SpendQuery, SpendReport,
+    SpendRow, SpendTotals, Spending,
+};
 pub use sql_store::SqlStore;
 pub use store::{InviteProblem, MAX_LABELS, MAX_SESSIONS, MAX_TAGS, Store, StoreError};
 pub use visibility::{Visibility, may_tag};

@@ -121,6 +121,8 @@ impl People for SqlStore {
             statement("UPDATE tokens SET revoked_at = $1 WHERE member = $2 AND revoked_at IS NULL");
         tx.execute(revoke.bind(now()).bind(&key)).await?;
         tx.execute(statement("DELETE FROM member_teams WHERE email = $1").bind(&key)).await?;
+        let budget = statement("DELETE FROM budgets WHERE scope = 'member' AND name = $1");
+        tx.execute(budget.bind(&key)).await?;
         tx.execute(statement("DELETE FROM members WHERE email = $1").bind(&key)).await?;
         let change = audit::Change::new("member.remove", &key).before(shown_member(&before));
         self.record(&mut tx, change).await?;
@@ -189,6 +191,26 @@ impl People for SqlStore {
         );
         tx.execute(retag.bind(to).bind(from)).await?;
         tx.execute(statement("DELETE FROM tags WHERE tag = $1").bind(from)).await?;
+        // Its integrations' models, its budget and its spend so far follow it too.
+        let follow = [
+            "UPDATE integration_teams SET team = $1 WHERE team = $2",
+            "UPDATE budgets SET name = $1 WHERE scope = 'team' AND name = $2",
+            "UPDATE runs SET team = $1 WHERE team = $2",
+            "UPDATE reservations SET team = $1 WHERE team = $2",
+            "INSERT INTO spend_daily (day, team, member, slug, model, runs, input_tokens,
+                output_tokens, cost_usd)
+             SELECT day, $1, member, slug, model, runs, input_tokens, output_tokens, cost_usd
+             FROM spend_daily WHERE team = $2
+             ON CONFLICT (day, team, member, slug, model) DO UPDATE SET
+                runs = spend_daily.runs + excluded.runs,
+                input_tokens = spend_daily.input_tokens + excluded.input_tokens,
+                output_tokens = spend_daily.output_tokens + excluded.output_tokens,
+                cost_usd = spend_daily.cost_usd + excluded.cost_usd",
+            "DELETE FROM spend_daily WHERE team = $2 AND $1 <> $2",
+        ];
+        for sql in follow {
+            tx.execute(statement(sql).bind(to).bind(from)).await?;
+        }
         let slugs: Vec<String> = slugs.into_iter().map(|(slug,)| slug).collect();
         let change = audit::Change::new("team.rename", from)
             .before(serde_json::json!({"name": from}))
@@ -207,6 +229,9 @@ impl People for SqlStore {
         let places = statement("SELECT email FROM member_teams WHERE team = $1 ORDER BY email");
         let members: Vec<(String,)> = tx.all(places.bind(name)).await?;
         tx.execute(statement("DELETE FROM member_teams WHERE team = $1").bind(name)).await?;
+        tx.execute(statement("DELETE FROM integration_teams WHERE team = $1").bind(name)).await?;
+        let budget = statement("DELETE FROM budgets WHERE scope = 'team' AND name = $1");
+        tx.execute(budget.bind(name)).await?;
         if tx.execute(statement("DELETE FROM teams WHERE name = $1").bind(name)).await? == 0 {
             return Err(StoreError::NoSuchTeam(name.to_owned()));
         }

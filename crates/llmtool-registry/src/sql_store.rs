@@ -22,6 +22,7 @@ use crate::model::{
 use crate::people::{ALL, SessionFor, TOKENS_DOMAIN, email_key};
 use crate::publication::Publication;
 use crate::rows::{self, TokenRow, VERSION_COLUMNS, VersionRow};
+use crate::spend::Charge;
 use crate::store::{
     MAX_LABELS, MAX_SESSIONS, MAX_TAGS, Store, StoreError, check_base, check_name, check_slug,
     expiry, now, shown,
@@ -472,11 +473,13 @@ impl Store for SqlStore {
         version: u32,
         by: Option<&str>,
         run: &Record,
+        charge: &Charge,
+        reservation: Option<i64>,
     ) -> Result<i64, StoreError> {
         let keep = statement(
             "INSERT INTO runs (started_at, origin, slug, version, run_by, provider, model,
-                input_tokens, output_tokens, cost_usd, outcome, record)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING id",
+                input_tokens, output_tokens, cost_usd, outcome, record, member, team)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING id",
         )
         .bind(&run.started_at)
         .bind(&run.origin)
@@ -489,8 +492,17 @@ impl Store for SqlStore {
         .bind(rows::tokens(run.output_tokens))
         .bind(run.cost_usd)
         .bind(run.outcome.as_str())
-        .bind(Arg::Json(serde_json::to_value(run).unwrap_or_default()));
-        let (id,): (i64,) = self.db.optional(keep).await?.ok_or(sqlx::Error::RowNotFound)?;
+        .bind(Arg::Json(serde_json::to_value(run).unwrap_or_default()))
+        .bind(&charge.member)
+        .bind(&charge.team);
+        let mut tx = self.db.begin_write().await?;
+        let (id,): (i64,) = tx.optional(keep).await?.ok_or(sqlx::Error::RowNotFound)?;
+        crate::sql_spend::add_to_totals(&mut tx, slug, run, charge).await?;
+        if let Some(reservation) = reservation {
+            let release = statement("DELETE FROM reservations WHERE id = $1");
+            tx.execute(release.bind(reservation)).await?;
+        }
+        tx.commit().await?;
         Ok(id)
     }
 

@@ -51,6 +51,31 @@ pub enum StoreError {
     ReservedTeam(String),
     #[error("this sign-in link {0}: ask an admin for a new invite")]
     BadInvite(InviteProblem),
+    #[error(
+        "`{0}` cannot name an integration: lowercase letters, digits and `-`, a letter first, at most 64 characters"
+    )]
+    BadIntegration(String),
+    #[error("no integration `{0}`")]
+    NoSuchIntegration(String),
+    #[error(
+        "`{0}`: a price is `provider/model` (or `*`, for a markup alone) with amounts of at least 0 and a markup between -100 and 1000 percent"
+    )]
+    BadPrice(String),
+    #[error("no price of `{0}` is set")]
+    NoSuchPrice(String),
+    #[error("the budget of `{0}`: a limit of at least 0, a warning share between 0 and 1")]
+    BadBudget(String),
+    #[error("no budget of `{0}`")]
+    NoSuchBudget(String),
+    #[error("`{0}` is not a day: write it YYYY-MM-DD")]
+    BadDay(String),
+    #[error(
+        "the {} budget of `{}` ({} a {}) would be passed: {} spent since {}, {} held by runs in flight, and this run may cost up to {}",
+        .0.status.budget.scope.as_str(), .0.status.budget.name, crate::spend::usd(.0.status.budget.limit_usd),
+        .0.status.budget.period.as_str(), crate::spend::usd(.0.status.spent_usd), .0.status.period_start,
+        crate::spend::usd(.0.status.reserved_usd), crate::spend::usd(.0.cost_usd)
+    )]
+    OverBudget(Box<crate::spend::OverBudget>),
     #[error("`{slug}` is at version {latest} now, not {base}: someone published meanwhile")]
     Conflict { slug: String, base: u32, latest: u32 },
     #[error("the cursor is not one this library gave")]
@@ -70,7 +95,7 @@ pub enum StoreError {
 /// The library's storage. Versions are immutable and numbered from 1 without gaps; a deleted
 /// tool is hidden, not erased.
 #[async_trait]
-pub trait Store: People + crate::Audit + Send + Sync {
+pub trait Store: People + crate::Audit + crate::Control + crate::Spending + Send + Sync {
     /// This store, recording every change made through it as `actor`'s (in the audit log, in
     /// the change's own transaction). A store opened afresh acts as [`crate::Actor::system`].
     fn acting_as(&self, actor: crate::Actor) -> std::sync::Arc<dyn Store>;
@@ -148,13 +173,16 @@ pub trait Store: People + crate::Audit + Send + Sync {
     async fn changes(&self) -> Result<Changes, StoreError>;
 
     /// Keeps `run`, a run of version `version` of `slug` through the server by the token
-    /// named `by`; its id.
+    /// named `by`, charged to `charge` (added to the spend's totals at once), releasing its
+    /// budget `reservation`; its id.
     async fn log_run(
         &self,
         slug: &str,
         version: u32,
         by: Option<&str>,
         run: &Record,
+        charge: &crate::Charge,
+        reservation: Option<i64>,
     ) -> Result<i64, StoreError>;
 
     /// The totals of the runs since `since` (RFC 3339) of the tools `visible` lets be seen,

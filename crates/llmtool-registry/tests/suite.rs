@@ -6,8 +6,8 @@
 use std::sync::Arc;
 
 use llmtool_registry::{
-    Actor, AuditQuery, Change, InviteProblem, MAX_LABELS, MAX_TAGS, MemberEdit, NewMember, People,
-    Publication, Query, Role, Selector, SessionFor, SignIn, SqlStore, Store, StoreError,
+    Actor, AuditQuery, Change, Charge, InviteProblem, MAX_LABELS, MAX_TAGS, MemberEdit, NewMember,
+    People, Publication, Query, Role, Selector, SessionFor, SignIn, SqlStore, Store, StoreError,
     Visibility, Workspace,
 };
 
@@ -294,10 +294,16 @@ fn run(slug: &str, model: &str, cost: Option<f64>, day: u8) -> llmtool_log::Reco
 async fn runs_and_usage(store: &dyn Store) {
     use llmtool_log::Grouping;
     let expensive = run("echo", "gpt-4o", Some(0.5), 20);
-    let first = store.log_run("echo", 1, Some("ana"), &expensive).await.unwrap();
-    let second = store.log_run("echo", 2, None, &run("echo", "gpt-4o-mini", None, 21)).await;
+    let first =
+        store.log_run("echo", 1, Some("ana"), &expensive, &Charge::default(), None).await.unwrap();
+    let second = store
+        .log_run("echo", 2, None, &run("echo", "gpt-4o-mini", None, 21), &Charge::default(), None)
+        .await;
     assert!(second.unwrap() > first);
-    store.log_run("poet", 1, None, &run("poet", "gpt-4o", Some(0.25), 21)).await.unwrap();
+    store
+        .log_run("poet", 1, None, &run("poet", "gpt-4o", Some(0.25), 21), &Charge::default(), None)
+        .await
+        .unwrap();
     let by_tool = store.usage(Grouping::Tool, None, &Visibility::Everything).await.unwrap();
     let shown: Vec<_> =
         by_tool.iter().map(|t| (t.key.as_str(), t.runs, t.cost_usd, t.unpriced_runs)).collect();
@@ -521,7 +527,14 @@ async fn members_and_teams(store: &dyn Store) {
 
     // Search, tag counts and usage hold only the tools the caller sees.
     store
-        .log_run("sales-pitch", 1, None, &run("sales-pitch", "gpt-4o", Some(0.5), 25))
+        .log_run(
+            "sales-pitch",
+            1,
+            None,
+            &run("sales-pitch", "gpt-4o", Some(0.5), 25),
+            &Charge::default(),
+            None,
+        )
         .await
         .unwrap();
     let on = Workspace::default();

@@ -29,7 +29,7 @@ pub use kernel_folder::KernelFolder;
 pub use lifecycle::{Finished, KeepAllFuture, KeepFuture, RunKeeper, ToKeep};
 pub use llmtool_dlp::Policy as DlpPolicy;
 pub use local::{Consent, Fetch, Progress, PullEvent, pull};
-pub use log::{Ended, LogPolicy, Subject};
+pub use log::{Account, Ended, LogPolicy, Subject};
 pub use runner::{AnswerFuture, Runner};
 pub use runtime::{Choice, ParamOverrides, Runtime, RuntimeOptions};
 pub use source_folder::SourceFolder;

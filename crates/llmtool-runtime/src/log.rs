@@ -53,6 +53,17 @@ pub struct Subject {
     pub values: serde_json::Value,
     /// Who ran it, when someone signed in did (a team server's token).
     pub by: Option<String>,
+    /// Whom a team server charges the run to, and the budget reservation it holds.
+    pub account: Option<Account>,
+}
+
+/// Whom a team server charges a run to: a member and one of their teams (`""` for none), and
+/// the reservation of its worst-case cost, which keeping the run releases.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Account {
+    pub member: String,
+    pub team: String,
+    pub reservation: Option<i64>,
 }
 
 impl Subject {
@@ -76,6 +87,7 @@ impl Subject {
             tool_hash: tool_hash(tool),
             values,
             by: None,
+            account: None,
         }
     }
 }

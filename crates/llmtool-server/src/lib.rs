@@ -37,7 +37,7 @@ pub use invites::{INVITE_LIFETIME, Invite, InviteError, make_invite, send_invite
 pub use limit::RateLimiter;
 pub use mail::{Mail, MailError, Mailer};
 pub use mcp::McpOptions;
-pub use problem::Problem;
+pub use problem::{OVER_BUDGET, Problem};
 pub use seed::{BUILT_IN, seed_built_ins};
 pub use sign_in::{SetupError, SignInSetup};
 pub use sso::Sso;

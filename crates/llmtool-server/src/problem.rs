@@ -23,7 +23,16 @@ pub struct Problem {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<Vec<Object>>)]
     pub diagnostics: Option<Vec<serde_json::Value>>,
+    /// For a run a budget refused (`402`, type [`OVER_BUDGET`]): the budget, where its period
+    /// stands (`spent_usd`, `reserved_usd`, `period_start`), and what the run could cost
+    /// (`cost_usd`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub budget: Option<Box<serde_json::Value>>,
 }
+
+/// The type of the problem of a run refused by a hard budget.
+pub const OVER_BUDGET: &str = "urn:llmtool:problem:over-budget";
 
 impl Problem {
     pub fn new(status: StatusCode, title: &'static str, detail: impl Into<String>) -> Problem {
@@ -34,6 +43,7 @@ impl Problem {
             detail: detail.into(),
             retry_after: None,
             diagnostics: None,
+            budget: None,
         }
     }
 
@@ -84,7 +94,12 @@ impl From<StoreError> for Problem {
             | StoreError::NoSuchVersion { .. }
             | StoreError::NoSuchToken(_)
             | StoreError::NoSuchMember(_)
-            | StoreError::NoSuchTeam(_) => Problem::new(StatusCode::NOT_FOUND, "Not Found", detail),
+            | StoreError::NoSuchTeam(_)
+            | StoreError::NoSuchIntegration(_)
+            | StoreError::NoSuchPrice(_)
+            | StoreError::NoSuchBudget(_) => {
+                Problem::new(StatusCode::NOT_FOUND, "Not Found", detail)
+            }
             StoreError::BadSlug(_)
             | StoreError::BadName(_)
             | StoreError::BadEmail(_)
@@ -93,7 +108,20 @@ impl From<StoreError> for Problem {
             | StoreError::TokenAboveMember { .. }
             | StoreError::BadInvite(_)
             | StoreError::BadCursor
+            | StoreError::BadIntegration(_)
+            | StoreError::BadPrice(_)
+            | StoreError::BadBudget(_)
+            | StoreError::BadDay(_)
             | StoreError::Backup(_) => Problem::bad_request(detail),
+            StoreError::OverBudget(over) => {
+                let mut budget = serde_json::to_value(&over.status).unwrap_or_default();
+                budget["cost_usd"] = over.cost_usd.into();
+                Problem {
+                    kind: OVER_BUDGET,
+                    budget: Some(Box::new(budget)),
+                    ..Problem::new(StatusCode::PAYMENT_REQUIRED, "Over Budget", detail)
+                }
+            }
             StoreError::TokenExists(_)
             | StoreError::MemberExists(_)
             | StoreError::TeamExists(_)

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use llmtool_log::Record;
 use llmtool_mcp::RunLimits;
-use llmtool_registry::{Reference, Store};
+use llmtool_registry::{Charge, Reference, Store};
 use llmtool_runtime::{KeepFuture, LogPolicy, RunKeeper, Runtime, Subject};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
@@ -70,7 +70,11 @@ impl RunKeeper for LibraryKeeper {
             let reference = subject.tool_path.as_deref().and_then(Reference::from_path).flatten();
             let version = reference.as_ref().and_then(Reference::version).unwrap_or(0);
             let slug = reference.map(|reference| reference.slug).unwrap_or_default();
-            let kept = self.0.log_run(&slug, version, subject.by.as_deref(), record).await;
+            let account = subject.account.clone().unwrap_or_default();
+            let charge = Charge { member: account.member, team: account.team };
+            let by = subject.by.as_deref();
+            let kept = self.0.log_run(&slug, version, by, record, &charge, account.reservation);
+            let kept = kept.await;
             kept.map(Some).map_err(|error| format!("a run of {slug}: {error}"))
         })
     }

@@ -229,7 +229,17 @@ fn every_path_shows_a_member_what_the_rule_says() {
         store.add_members(&[owner, keeper]).await.unwrap();
         for slug in TOOLS {
             store.publish(slug, &tool(slug), None, None).await.unwrap();
-            store.log_run(slug, 1, Some("pat"), &run(slug)).await.unwrap();
+            store
+                .log_run(
+                    slug,
+                    1,
+                    Some("pat"),
+                    &run(slug),
+                    &llmtool_registry::Charge::default(),
+                    None,
+                )
+                .await
+                .unwrap();
         }
         // The token may do all its member may; what it sees follows the member's role.
         let token = new_token();
