@@ -10,19 +10,33 @@ use rmcp::service::RequestContext;
 
 use crate::library::Entry;
 
-/// The entries one request may see.
+/// The entries one request may see, and who is asking.
 #[derive(Clone)]
-pub struct Audience(Arc<dyn Fn(&Entry) -> bool + Send + Sync>);
+pub struct Audience {
+    sees: Arc<dyn Fn(&Entry) -> bool + Send + Sync>,
+    by: Option<String>,
+}
 
 impl Audience {
     /// An audience that sees an entry when `sees` says so.
     pub fn new(sees: impl Fn(&Entry) -> bool + Send + Sync + 'static) -> Audience {
-        Audience(Arc::new(sees))
+        Audience { sees: Arc::new(sees), by: None }
+    }
+
+    /// The same audience, known as `name` (a token's): the runs it calls are its runs.
+    #[must_use]
+    pub fn known_as(self, name: Option<String>) -> Audience {
+        Audience { by: name, ..self }
     }
 
     /// Whether this audience sees `entry`.
     pub fn sees(&self, entry: &Entry) -> bool {
-        (self.0)(entry)
+        (self.sees)(entry)
+    }
+
+    /// Who is asking, when the layer in front knows.
+    pub fn by(&self) -> Option<&str> {
+        self.by.as_deref()
     }
 
     /// The audience of the request of `context`: the one its HTTP request carries, else

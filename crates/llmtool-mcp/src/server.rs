@@ -314,10 +314,12 @@ impl ServerHandler for Server {
         if !self.shared.only.tools() {
             return Err(ErrorData::invalid_params("this server serves no tools", None));
         }
-        let (library, index) = self.entry(&request.name, "tool", &Audience::of(&context))?;
+        let audience = Audience::of(&context);
+        let (library, index) = self.entry(&request.name, "tool", &audience)?;
         let entry = entry_of(&library, index);
         let _turn = self.run_turn().await?;
-        Ok(tools::call(entry, request.arguments.as_ref(), self.shared.runner.as_ref()).await.into())
+        let runner = self.shared.runner.as_ref();
+        Ok(tools::call(entry, request.arguments.as_ref(), runner, audience.by()).await.into())
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {

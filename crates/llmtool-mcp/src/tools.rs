@@ -8,11 +8,13 @@ use serde_json::{Map, Value, json};
 
 use crate::library::{ANSWER_KEY, Entry, Structured};
 
-/// Calls the tool of `entry` with `arguments` (keyed as in its input schema).
+/// Calls the tool of `entry` with `arguments` (keyed as in its input schema), for the caller
+/// named `by` when the endpoint knows them.
 pub(crate) async fn call(
     entry: &Entry,
     arguments: Option<&Map<String, Value>>,
     runner: &dyn Runner,
+    by: Option<&str>,
 ) -> CallToolResult {
     let mut inputs = Inputs::new();
     for (key, value) in arguments.into_iter().flatten() {
@@ -31,7 +33,8 @@ pub(crate) async fn call(
         }
     };
     let path = Some(entry.path.display().to_string());
-    let subject = Subject::new("mcp", path, &entry.tool, &inputs);
+    let subject =
+        Subject { by: by.map(str::to_owned), ..Subject::new("mcp", path, &entry.tool, &inputs) };
     match runner.answer(entry.tool.clone(), prompt, subject).await {
         Ok(answer) => answered(entry, answer),
         Err(reason) => error(runner.public_message(&reason)),

@@ -24,6 +24,9 @@ pub struct Config {
     /// Prices in US dollars per million tokens, by `provider/model`.
     #[serde(default)]
     pub prices: BTreeMap<String, Price>,
+    /// Added on top of every price (the table's and `prices`' without a markup of their own),
+    /// in percent: `15` bills a model 15% over its price.
+    pub markup_percent: Option<f64>,
     /// Whether a tool file may name a model file (`local:PATH`); off unless the user says so.
     #[serde(default)]
     pub allow_local_paths: bool,
@@ -219,12 +222,15 @@ pub struct Price {
     pub batch_output: Option<f64>,
     /// The longest prompt the model takes, in tokens (its context window's input side).
     pub max_input: Option<u64>,
+    /// Added on top of this price, in percent (over the config's `markup_percent`).
+    pub markup_percent: Option<f64>,
 }
 
 impl Price {
-    /// The price per token.
-    pub fn per_token(&self) -> crate::pricing::Price {
-        let per_token = |million: f64| million / 1_000_000.0;
+    /// The price per token, with this price's markup (else `markup_percent`, the config's).
+    pub fn per_token(&self, markup_percent: Option<f64>) -> crate::pricing::Price {
+        let factor = 1.0 + self.markup_percent.or(markup_percent).unwrap_or(0.0) / 100.0;
+        let per_token = |million: f64| million / 1_000_000.0 * factor;
         crate::pricing::Price {
             input: per_token(self.input),
             cached_input: self.cached_input.map(per_token),
@@ -316,7 +322,7 @@ mod tests {
         .unwrap();
         assert_eq!(config.providers["work"].api, Some(ApiName::Openai));
         assert!(
-            (config.prices["openai/gpt-4o-mini"].per_token().cost(
+            (config.prices["openai/gpt-4o-mini"].per_token(None).cost(
                 &crate::pricing::Tokens {
                     input: 1_000_000,
                     output: 1_000_000,

@@ -42,6 +42,12 @@ impl Redactor {
         Self::new(self.secrets.iter().chain(secrets).cloned())
     }
 
+    /// A redactor of this one's secrets and `other`'s.
+    #[must_use]
+    pub fn merged(&self, other: &Redactor) -> Self {
+        self.with_all(&other.secrets)
+    }
+
     /// `text` with every secret and every URL's credentials replaced by [`REDACTED`].
     pub fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
         let text = self.hide_secrets(text);

@@ -402,9 +402,10 @@ impl Providers {
 
     /// The prices: the built-in table, with the config file's over it.
     pub fn price_table(&self) -> crate::pricing::PriceTable {
+        let markup = self.config.markup_percent;
         let overrides =
-            self.config.prices.iter().map(|(key, price)| (key.clone(), price.per_token()));
-        crate::pricing::PriceTable::new(overrides.collect())
+            self.config.prices.iter().map(|(key, price)| (key.clone(), price.per_token(markup)));
+        crate::pricing::PriceTable::new(overrides.collect()).with_markup(markup)
     }
 
     /// The price of the target's model, or `None` when it is unpriced (see
@@ -589,5 +590,23 @@ mod tests {
         }
         let p = providers(&[("GOOGLE_CLOUD_ACCESS_TOKEN", "t"), ("GOOGLE_CLOUD_PROJECT", "p")], "");
         assert!(p.is_ready("vertex"));
+    }
+
+    #[test]
+    fn a_markup_raises_the_tables_prices_and_the_configs_without_their_own() {
+        let plain = providers(&[], "");
+        let marked = providers(
+            &[],
+            "markup_percent = 10\n[prices.\"acme/m\"]\ninput = 1.0\noutput = 2.0\n[prices.\"acme/n\"]\ninput = 1.0\noutput = 2.0\nmarkup_percent = 0\n",
+        );
+        let price = |p: &Providers, provider: &str, model: &str| {
+            p.price_table().lookup(provider, model).unwrap()
+        };
+        let base = price(&plain, "openai", "gpt-4o-mini");
+        let raised = price(&marked, "openai", "gpt-4o-mini");
+        assert!((raised.price.input - base.price.input * 1.1).abs() < 1e-15);
+        assert!(raised.source.ends_with("+ 10% markup"), "{}", raised.source);
+        assert!((price(&marked, "acme", "m").price.output - 2.2e-6).abs() < 1e-15);
+        assert!((price(&marked, "acme", "n").price.output - 2e-6).abs() < 1e-15);
     }
 }

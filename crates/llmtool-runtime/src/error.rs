@@ -46,6 +46,10 @@ pub enum RunError {
         if allowed.is_empty() { "none (its operator has configured no provider)".to_owned() } else { allowed.join(", ") }
     )]
     NotAllowed { asked: String, allowed: Vec<String> },
+    /// A server refused the run before sending it: a model its caller may not use, a budget
+    /// it would pass.
+    #[error("{0}")]
+    Refused(String),
     /// The rendered prompt is longer than a run may send (the tool-file size limit).
     #[error(
         "the prompt is {bytes} bytes, more than the {limit} a run sends (LLMTOOL_MAX_FILE_BYTES sets it); nothing was sent"

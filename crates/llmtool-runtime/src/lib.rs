@@ -30,7 +30,7 @@ pub use lifecycle::{Finished, KeepAllFuture, KeepFuture, RunKeeper, ToKeep};
 pub use llmtool_dlp::Policy as DlpPolicy;
 pub use local::{Consent, Fetch, Progress, PullEvent, pull};
 pub use log::{Account, Ended, LogPolicy, Subject};
-pub use runner::{AnswerFuture, Runner};
+pub use runner::{AnswerFuture, Runner, answer_in_task};
 pub use runtime::{Choice, ParamOverrides, Runtime, RuntimeOptions};
 pub use source_folder::SourceFolder;
 pub use test_files::TestsFile;

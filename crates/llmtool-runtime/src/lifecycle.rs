@@ -187,11 +187,21 @@ impl Runtime {
         let request = self
             .request_off_thread(tool, prompt, ParamOverrides::default(), &Choice::default())
             .await?;
+        self.answer_request(&request, subject, cancel).await
+    }
+
+    /// The answer to `request` whole, its expected output enforced, the run kept as a run of
+    /// `subject`; cancelled when `cancel` completes (a server admitted the request itself).
+    pub async fn answer_request(
+        &self,
+        request: &RunRequest,
+        subject: Option<&Subject>,
+        cancel: impl Future<Output = ()>,
+    ) -> Result<String, RunError> {
         if let Some(note) = &request.target.note {
             tracing::info!("{note}");
         }
-        let finished =
-            self.execute(&request, RunOptions::WHOLE, subject, &mut |_| {}, cancel).await;
+        let finished = self.execute(request, RunOptions::WHOLE, subject, &mut |_| {}, cancel).await;
         if let Some(problem) = &finished.not_kept {
             tracing::warn!("the run is not kept: {problem}");
         }

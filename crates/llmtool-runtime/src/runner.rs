@@ -27,6 +27,28 @@ pub trait Runner: Send + Sync + 'static {
     }
 }
 
+/// The answer `work` gives, worked out in a task of its own that is cancelled (the future
+/// `work` is given completes) when the answer is no longer awaited: a call dropped (its MCP
+/// session closed) cancels the run, so the provider is not kept answering, or paid, for no
+/// one, and a server's run limit stays true; the run, a task of its own, is still kept, as
+/// cancelled.
+pub fn answer_in_task<Work, Answer>(work: Work) -> AnswerFuture
+where
+    Work: FnOnce(Pin<Box<dyn Future<Output = ()> + Send>>) -> Answer,
+    Answer: Future<Output = Result<String, RunError>> + Send + 'static,
+{
+    let (calling, dropped) = tokio::sync::oneshot::channel::<()>();
+    let cancel = Box::pin(async move {
+        let _ = dropped.await;
+    });
+    let run = tokio::spawn(work(cancel));
+    Box::pin(async move {
+        let answer = run.await;
+        drop(calling);
+        answer.unwrap_or_else(|stopped| Err(RunError::Stopped(stopped.to_string())))
+    })
+}
+
 impl Runner for Runtime {
     fn is_remote(&self, tool: &Tool) -> bool {
         Runtime::is_remote(self, tool)
@@ -34,20 +56,8 @@ impl Runner for Runtime {
 
     fn answer(&self, tool: Tool, prompt: String, subject: Subject) -> AnswerFuture {
         let runtime = self.clone();
-        // A call dropped (its MCP session closed) cancels the run: the provider is not kept
-        // answering, or paid, for no one, and the server's run limit stays true. The run is a
-        // task of its own, so that it is still kept, as cancelled.
-        let (calling, dropped) = tokio::sync::oneshot::channel::<()>();
-        let cancel = async move {
-            let _ = dropped.await;
-        };
-        let run = tokio::spawn(async move {
+        answer_in_task(move |cancel| async move {
             runtime.answer_until(&tool, prompt, Some(&subject), cancel).await
-        });
-        Box::pin(async move {
-            let answer = run.await;
-            drop(calling);
-            answer.unwrap_or_else(|stopped| Err(RunError::Stopped(stopped.to_string())))
         })
     }
 

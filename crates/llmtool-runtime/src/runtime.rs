@@ -132,7 +132,7 @@ struct Inner {
     transport: Transport,
     local: Arc<LocalModels>,
     redactor: Redactor,
-    guard: Guard,
+    guard: Arc<Guard>,
     only_configured: bool,
     max_prompt_bytes: Option<u64>,
 }
@@ -162,7 +162,7 @@ impl Runtime {
             transport,
             local: Arc::new(local),
             redactor,
-            guard,
+            guard: Arc::new(guard),
             only_configured: options.only_configured,
             max_prompt_bytes: options.max_prompt_bytes,
         };
@@ -172,6 +172,27 @@ impl Runtime {
 
     pub fn providers(&self) -> &Providers {
         &self.inner.providers
+    }
+
+    /// This runtime on `providers` instead (a team server's integrations, say): the same
+    /// transport, local models, data-loss prevention, options and keeper, with the keys of
+    /// `providers` hidden as its own are.
+    #[must_use]
+    pub fn with_providers(&self, providers: Providers) -> Runtime {
+        let inner = &self.inner;
+        let redactor = inner.redactor.merged(&providers.redactor());
+        let inner = Inner {
+            providers,
+            model: inner.model.clone(),
+            provider: inner.provider.clone(),
+            transport: inner.transport.clone(),
+            local: Arc::clone(&inner.local),
+            redactor,
+            guard: Arc::clone(&inner.guard),
+            only_configured: inner.only_configured,
+            max_prompt_bytes: inner.max_prompt_bytes,
+        };
+        Runtime { inner: Arc::new(inner), ..self.clone() }
     }
 
     /// The transport of the runtime's requests (its timeouts, retries and pace).

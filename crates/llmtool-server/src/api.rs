@@ -46,6 +46,8 @@ pub(crate) fn routes() -> Router<ServerState> {
         .route("/tools/{slug}/labels/{label}", put(set_label))
         .route("/openapi.json", get(openapi))
         .merge(crate::members::routes())
+        .merge(crate::control_api::routes())
+        .merge(crate::spend_api::routes())
 }
 
 type Answer<T> = Result<T, Problem>;
@@ -403,12 +405,19 @@ async fn diff(
         crate::members::members, crate::members::member, crate::members::add_member, crate::members::edit_member, crate::members::remove_member,
         crate::members::teams, crate::members::create_team, crate::members::rename_team, crate::members::remove_team,
         crate::members::invite, crate::members::import, crate::members::workspace, crate::members::set_workspace,
-        crate::audit_api::audit),
+        crate::audit_api::audit,
+        crate::control_api::integrations, crate::control_api::add_integration, crate::control_api::edit_integration, crate::control_api::remove_integration,
+        crate::control_api::test_integration, crate::control_api::rotate, crate::control_api::prices, crate::control_api::set_price, crate::control_api::remove_price,
+        crate::spend_api::spend, crate::spend_api::budgets, crate::spend_api::set_budget, crate::spend_api::remove_budget),
     components(schemas(Page, Published, VersionBody, Rendered, VersionDiff, LabelBody, Problem, crate::run_api::RunBody, llmtool_log::Total,
         crate::studio_api::ModelChoice, crate::studio_api::FormattedText, crate::studio_api::RunSummary, llmtool_registry::TagCount, crate::session::SignIn, crate::session::InviteSignIn, crate::session::SignInMethods, llmtool_registry::wire::Signed,
         llmtool_registry::Member, llmtool_registry::NewMember, llmtool_registry::MemberEdit, llmtool_registry::Team, llmtool_registry::Role, crate::members::TeamName,
         crate::invites::Invite, crate::members::Imported, llmtool_registry::people_csv::RowProblem, llmtool_registry::Workspace,
-        llmtool_registry::AuditPage, llmtool_registry::AuditRecord, llmtool_registry::AuditEntry)),
+        llmtool_registry::AuditPage, llmtool_registry::AuditRecord, llmtool_registry::AuditEntry,
+        llmtool_registry::Integration, llmtool_registry::IntegrationTest, llmtool_registry::PriceOverride, crate::control_api::NewIntegration, crate::control_api::IntegrationEdit,
+        crate::control_api::TestBody, crate::control_api::Rotated, crate::control_api::Prices, crate::control_api::ModelPrice, crate::control_api::PerMillion,
+        llmtool_registry::SpendReport, llmtool_registry::SpendTotals, llmtool_registry::SpendLine, llmtool_registry::DaySpend, llmtool_registry::BudgetStatus, llmtool_registry::Budget,
+        llmtool_registry::Scope, llmtool_registry::Period, crate::spend_api::BudgetBody)),
     modifiers(&BearerScheme)
 )]
 pub(crate) struct ApiDoc;

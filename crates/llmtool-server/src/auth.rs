@@ -59,6 +59,8 @@ pub(crate) struct Caller {
     pub(crate) role: Option<Role>,
     /// The tools the caller sees (the rule: [`Visibility`]); any other is not found.
     pub(crate) visibility: Visibility,
+    /// The caller's member's e-mail (`""` for nobody).
+    pub(crate) member: String,
     /// The caller's member's teams.
     pub(crate) teams: Vec<String>,
     /// The CSRF token of the session, when the caller came with the session cookie.
@@ -89,6 +91,15 @@ impl Caller {
     pub(crate) fn acting(&self, state: &ServerState) -> Arc<dyn Store> {
         let name = self.name.clone().unwrap_or_else(|| "anonymous".to_owned());
         state.store.acting_as(Actor { name, address: self.address.clone() })
+    }
+
+    /// Whom a run by this caller is for (it has a token: see [`Caller::require_token`]).
+    pub(crate) fn run_for(&self) -> crate::runs::RunFor {
+        crate::runs::RunFor {
+            member: self.member.clone(),
+            role: self.role.unwrap_or(Role::Viewer),
+            teams: self.teams.clone(),
+        }
     }
 
     /// The same, with no public access: for what runs on the server's models.
@@ -180,6 +191,7 @@ impl Caller {
     fn of(holder: Holder, csrf: Option<String>) -> Caller {
         Caller {
             visibility: holder.visibility(),
+            member: holder.member,
             teams: holder.teams,
             role: Some(holder.role),
             name: Some(holder.name),
@@ -201,6 +213,7 @@ impl Caller {
             name: None,
             role: None,
             visibility: Visibility::anonymous(&workspace),
+            member: String::new(),
             teams: Vec::new(),
             csrf: None,
             limit_key: String::new(),

@@ -6,8 +6,11 @@ mod api;
 mod audit_api;
 mod auth;
 mod cache;
+mod control_api;
 mod host;
+mod integrations;
 mod invites;
+mod keyring;
 mod limit;
 mod mail;
 mod mcp;
@@ -18,6 +21,7 @@ mod runs;
 mod seed;
 mod session;
 mod sign_in;
+mod spend_api;
 mod sso;
 mod studio;
 mod studio_api;
@@ -34,6 +38,7 @@ use crate::runs::Runs;
 
 pub use auth::{Access, new_token, token_hash};
 pub use invites::{INVITE_LIFETIME, Invite, InviteError, make_invite, send_invite};
+pub use keyring::{KEYRING_VARIABLE, Keyring, KeyringError};
 pub use limit::RateLimiter;
 pub use mail::{Mail, MailError, Mailer};
 pub use mcp::McpOptions;
@@ -61,6 +66,8 @@ pub struct ServerState {
     checks: Arc<tokio::sync::Semaphore>,
     /// How people sign in besides pasting a token: invites by mail, single sign-on.
     sign_in: Arc<SignInSetup>,
+    /// What seals the integrations' keys; without it, no key can be added or used.
+    keyring: Option<Arc<Keyring>>,
 }
 
 impl ServerState {
@@ -77,7 +84,19 @@ impl ServerState {
                 std::thread::available_parallelism().map_or(2, std::num::NonZero::get),
             )),
             sign_in: Arc::default(),
+            keyring: None,
         }
+    }
+
+    /// Seals and opens the integrations' keys with `keyring`.
+    #[must_use]
+    pub fn with_keyring(mut self, keyring: Keyring) -> Self {
+        self.keyring = Some(Arc::new(keyring));
+        self
+    }
+
+    pub(crate) fn keyring(&self) -> Option<&Keyring> {
+        self.keyring.as_deref()
     }
 
     /// Signs people in by invite and single sign-on as `setup` says.
@@ -118,10 +137,12 @@ impl ServerState {
         self
     }
 
-    /// What runs MCP's tool calls like the API's runs (kept in the library's database), once
-    /// [`ServerState::with_runtime`] gave a runtime.
+    /// What runs MCP's tool calls like the API's runs (admitted by the same gate and budgets,
+    /// kept in the library's database), once [`ServerState::with_runtime`] gave a runtime
+    /// (and after [`ServerState::with_keyring`], when there is a keyring).
     pub fn library_runner(&self) -> Option<Arc<dyn llmtool_mcp::Runner>> {
-        self.runs.as_ref().map(|runs| Arc::new(runs.runtime.clone()) as _)
+        let runs = Arc::clone(self.runs.as_ref()?);
+        Some(Arc::new(runs::LibraryRunner { state: self.clone(), runs }) as _)
     }
 
     pub(crate) fn runs(&self) -> Option<&Arc<Runs>> {

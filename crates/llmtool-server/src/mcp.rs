@@ -136,7 +136,7 @@ pub(crate) async fn access(
         return problem.into_response();
     }
     if let Some(mcp) = state.mcp() {
-        request.extensions_mut().insert(mcp.audience(caller.visibility));
+        request.extensions_mut().insert(mcp.audience(caller.visibility).known_as(caller.name));
     }
     next.run(request).await
 }

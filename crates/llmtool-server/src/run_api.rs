@@ -11,13 +11,14 @@ use futures_util::Stream;
 use llmtool_core::template::{Inputs, ToolTemplate};
 use llmtool_providers::run::{RunOptions, RunReport};
 use llmtool_registry::{Reference, Role};
-use llmtool_runtime::{Choice, ParamOverrides, Subject};
+use llmtool_runtime::{Choice, Subject};
 use serde::Deserialize;
 use tokio::sync::{Notify, mpsc};
 use utoipa::{IntoParams, ToSchema};
 
 use crate::api::VersionParams;
 use crate::auth::Caller;
+use crate::runs::Prepared;
 use crate::{Problem, ServerState};
 
 /// How many events may wait for a client that reads slowly; past that, it is taken to have
@@ -41,7 +42,8 @@ pub(crate) struct RunBody {
 }
 
 /// Run a version of a tool on a model, its answer streamed as Server-Sent Events:
-/// `start` (`{"slug", "version", "provider", "model"}`), then `text` events (`{"text"}`) as
+/// `start` (`{"slug", "version", "provider", "model", "warnings"}`: the budgets past their
+/// warning share), then `text` events (`{"text"}`) as
 /// the answer arrives, then one `done` with the run as it is kept: `outcome` (`ok`,
 /// `rejected` when the answer never met the expected output, `failed`, `cancelled`),
 /// `answer` (as the caller saw it: with data-loss prevention's values back), `error`, the tokens, `cost_usd`, `latency_ms` and `id`. Running needs a token
@@ -49,7 +51,8 @@ pub(crate) struct RunBody {
 #[utoipa::path(post, path = "/tools/{slug}/run", params(("slug" = String, Path, description = "The tool's slug"), VersionParams), security(("bearer" = [])),
     request_body = RunBody,
     responses((status = 200, description = "The run, as Server-Sent Events", content_type = "text/event-stream", body = String),
-        (status = 422, description = "A value is missing or not allowed, or no model can run the tool", body = Problem), (status = 404, body = Problem),
+        (status = 422, description = "A value is missing or not allowed, or no model can run the tool (or none the caller may use)", body = Problem), (status = 404, body = Problem),
+        (status = 402, description = "A hard budget of the caller or their team would be passed: nothing was sent (type `urn:llmtool:problem:over-budget`, with `budget`)", body = Problem),
         (status = 503, description = "Too many runs are running and waiting; try again after `Retry-After`", body = Problem),
         (status = 401, description = "No token, or one the library does not know", body = Problem), (status = 403, description = "The token's role is too low", body = Problem)))]
 pub(crate) async fn run(
@@ -88,19 +91,21 @@ pub(crate) async fn run(
         });
     };
     let choice = Choice { model: body.model, provider: body.provider };
-    let request = runs
-        .runtime
-        .request_off_thread(&tool, prompt, ParamOverrides::default(), &choice)
-        .await
-        .map_err(|error| unprocessable(runs.runtime.redact(&error.to_string()).into_owned()))?;
+    let who = caller.run_for();
+    let prepared = runs.prepare(&state, &who, &tool, &version.tags, prompt, &choice).await?;
+    let Prepared { runtime, request, account, warnings } = prepared;
     let path = Reference::pinned(&slug, version.version).path();
     // A run from the studio (a signed-in session) is told from one by a program with a token.
     let origin = if caller.csrf.is_some() { "studio" } else { "server" };
-    let subject =
-        Subject { by: caller.name.clone(), ..Subject::new(origin, Some(path), &tool, &inputs) };
+    let subject = Subject {
+        by: caller.name.clone(),
+        account: Some(account),
+        ..Subject::new(origin, Some(path), &tool, &inputs)
+    };
     let start = serde_json::json!({
         "slug": slug, "version": version.version,
         "provider": request.target.endpoint.provider, "model": request.target.model,
+        "warnings": warnings,
     });
     let (events, received) = mpsc::channel::<Event>(EVENTS_AHEAD);
     tokio::spawn(async move {
@@ -124,7 +129,7 @@ pub(crate) async fn run(
         };
         let options = RunOptions::streamed(true);
         let finished =
-            runs.runtime.execute(&request, options, Some(&subject), &mut on_text, cancelled).await;
+            runtime.execute(&request, options, Some(&subject), &mut on_text, cancelled).await;
         if let Some(problem) = &finished.not_kept {
             tracing::warn!("the run is not kept: {problem}");
         }

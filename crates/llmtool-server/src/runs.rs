@@ -1,16 +1,48 @@
 //! Running the library's tools on the server: `POST /tools/{slug}/run` streams the answer as
-//! Server-Sent Events, MCP's `tools/call` waits for it whole. Both go through the runtime's
-//! one run path ([`Runtime::execute`]: the model chosen, the expected output enforced), whose
-//! runs this server keeps with their cost in the library's database, for `GET /usage`.
+//! Server-Sent Events, MCP's `tools/call` waits for it whole. Both are admitted here
+//! ([`Runs::prepare`]: on the integrations and prices the admins set, through the gate of
+//! their models, charged to a member and a team, and holding their worst-case cost against
+//! the budgets), then go through the runtime's one run path ([`Runtime::execute`]: the model
+//! chosen, the expected output enforced), whose runs this server keeps with their cost in the
+//! library's database, for `GET /usage` and the spend pages.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use axum::http::StatusCode;
+use llmtool_core::model::Tool;
 use llmtool_log::Record;
 use llmtool_mcp::RunLimits;
-use llmtool_registry::{Charge, Reference, Store};
-use llmtool_runtime::{KeepFuture, LogPolicy, RunKeeper, Runtime, Subject};
+use llmtool_providers::run::{RunOptions, RunRequest};
+use llmtool_registry::{Charge, Integration, Reference, Role, Store};
+use llmtool_runtime::{
+    Account, Choice, KeepFuture, LogPolicy, ParamOverrides, RunError, RunKeeper, Runtime, Subject,
+};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use crate::{Problem, ServerState};
+
+/// How long a run's reservation holds its budget if the run is never kept (the server
+/// stopped meanwhile): longer than any run lasts.
+const RESERVATION_LIFETIME: std::time::Duration = std::time::Duration::from_secs(30 * 60);
+
+/// Whom a run is for: what its admission needs to know of its caller.
+#[derive(Debug, Clone)]
+pub(crate) struct RunFor {
+    /// The member's e-mail (`""` for none).
+    pub(crate) member: String,
+    pub(crate) role: Role,
+    pub(crate) teams: Vec<String>,
+}
+
+/// A run admitted: the runtime and request it runs with, whom it is charged to (with its
+/// reservation), and the budgets it passed the warning share of.
+pub(crate) struct Prepared {
+    pub(crate) runtime: Runtime,
+    pub(crate) request: RunRequest,
+    pub(crate) account: Account,
+    pub(crate) warnings: Vec<String>,
+}
 
 /// The server's runtime, its turns, and where runs are kept.
 pub(crate) struct Runs {
@@ -43,6 +75,174 @@ impl Runs {
         }
         Arc::clone(&self.turns).acquire_owned().await.ok()
     }
+}
+
+impl Runs {
+    /// The runtime a run starts on now: the server's, on the enabled integrations (their keys
+    /// opened) and the admins' prices; and the integrations, for the gate.
+    pub(crate) async fn runtime_now(
+        &self,
+        state: &ServerState,
+    ) -> Result<(Runtime, Vec<Integration>), Problem> {
+        let integrations = state.store.integrations().await?;
+        let prices = state.store.price_overrides().await?;
+        if integrations.is_empty() && prices.is_empty() {
+            return Ok((self.runtime.clone(), integrations));
+        }
+        let base = self.runtime.providers();
+        let (providers, problems) =
+            crate::integrations::providers(base, &integrations, &prices, state.keyring());
+        for problem in problems {
+            tracing::warn!("{problem}");
+        }
+        Ok((self.runtime.with_providers(providers), integrations))
+    }
+
+    /// Admits a run of `tool` (tagged `tags`) on `prompt` for `who`: its request on the model
+    /// `choice` picks, let through the gate of the integrations' models, charged to the
+    /// member and the team (of theirs) the tool is curated for, else their first team, and
+    /// holding its worst-case cost against their budgets. Refused with a problem document:
+    /// 422 for a model that may not run, 402 over a hard budget (nothing is sent, or kept).
+    pub(crate) async fn prepare(
+        &self,
+        state: &ServerState,
+        who: &RunFor,
+        tool: &Tool,
+        tags: &[String],
+        prompt: String,
+        choice: &Choice,
+    ) -> Result<Prepared, Problem> {
+        let unprocessable = |detail: String| {
+            Problem::new(StatusCode::UNPROCESSABLE_ENTITY, "Unprocessable Content", detail)
+        };
+        let (runtime, integrations) = self.runtime_now(state).await?;
+        let request = runtime
+            .request_off_thread(tool, prompt, ParamOverrides::default(), choice)
+            .await
+            .map_err(|error| unprocessable(runtime.redact(&error.to_string()).into_owned()))?;
+        let target = &request.target;
+        crate::integrations::gate(
+            &integrations,
+            &target.endpoint.provider,
+            &target.model,
+            who.role,
+            &who.teams,
+        )
+        .map_err(unprocessable)?;
+        let team = charged_team(&who.teams, tags);
+        let charge = Charge { member: who.member.clone(), team };
+        let worst = worst_cost(&request);
+        let reserved = state.store.reserve(&charge, worst, RESERVATION_LIFETIME).await?;
+        let warnings = reserved
+            .warnings
+            .iter()
+            .map(|status| {
+                format!(
+                    "the {} budget of `{}` is at {:.0}% of its ${:.2} a {}",
+                    status.budget.scope.as_str(),
+                    status.budget.name,
+                    status.share() * 100.0,
+                    status.budget.limit_usd,
+                    status.budget.period.as_str()
+                )
+            })
+            .collect();
+        let account =
+            Account { member: charge.member, team: charge.team, reservation: Some(reserved.id) };
+        Ok(Prepared { runtime, request, account, warnings })
+    }
+}
+
+/// What runs MCP's tool calls on the server: each admitted as the API's runs are
+/// ([`Runs::prepare`], as the caller whose token the call came with), then answered whole.
+pub(crate) struct LibraryRunner {
+    pub(crate) state: ServerState,
+    pub(crate) runs: Arc<Runs>,
+}
+
+impl llmtool_runtime::Runner for LibraryRunner {
+    fn is_remote(&self, tool: &Tool) -> bool {
+        self.runs.runtime.is_remote(tool)
+    }
+
+    fn answer(
+        &self,
+        tool: Tool,
+        prompt: String,
+        subject: Subject,
+    ) -> llmtool_runtime::AnswerFuture {
+        let (state, runs) = (self.state.clone(), Arc::clone(&self.runs));
+        llmtool_runtime::answer_in_task(move |cancel| async move {
+            let refused = |problem: Problem| RunError::Refused(problem.detail);
+            let who = run_for_token(&state, subject.by.as_deref()).await.map_err(refused)?;
+            // The server names each tool it serves `registry:SLUG@VERSION`.
+            let reference = subject.tool_path.as_deref().and_then(Reference::from_path).flatten();
+            let tags = match &reference {
+                Some(reference) => {
+                    state.store.tags_of(&reference.slug).await.map_err(|e| refused(e.into()))?
+                }
+                None => None,
+            };
+            let tags = tags.unwrap_or_default();
+            let prepared = runs
+                .prepare(&state, &who, &tool, &tags, prompt, &Choice::default())
+                .await
+                .map_err(refused)?;
+            let subject = Subject { account: Some(prepared.account), ..subject };
+            prepared.runtime.answer_request(&prepared.request, Some(&subject), cancel).await
+        })
+    }
+
+    fn public_message(&self, error: &RunError) -> String {
+        self.runs.runtime.redact(&error.to_string()).into_owned()
+    }
+}
+
+/// Whom a run by the token `name` is for: its member, with the lower of the two roles, and the
+/// member's teams. MCP callers come with a token (the endpoint refuses any other).
+async fn run_for_token(state: &ServerState, name: Option<&str>) -> Result<RunFor, Problem> {
+    let unknown = || Problem::unauthorized();
+    let name = name.ok_or_else(unknown)?;
+    let tokens = state.store.tokens().await?;
+    let token = tokens.into_iter().find(|t| t.name == name && !t.revoked).ok_or_else(unknown)?;
+    let Some(email) = token.member else {
+        return Ok(RunFor { member: String::new(), role: token.role, teams: Vec::new() });
+    };
+    let member = state.store.member(&email).await?;
+    Ok(RunFor { member: member.email, role: token.role.min(member.role), teams: member.teams })
+}
+
+/// The team a run of a tool tagged `tags` is charged to, of the caller's `teams` (by name):
+/// one the tool is curated for, else the first; `""` for a caller in no team.
+fn charged_team(teams: &[String], tags: &[String]) -> String {
+    teams
+        .iter()
+        .find(|team| tags.contains(team))
+        .or_else(|| teams.first())
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// The most `request` may cost: its prompt and the longest answer it allows (`max_tokens`,
+/// else the model's longest), asked again as often as the expected output may be repaired,
+/// each time with the answers before. An unpriced model, or one with no known limit on its
+/// answer, reserves nothing (its runs still count once kept).
+fn worst_cost(request: &RunRequest) -> f64 {
+    let estimate = request.estimate(None);
+    let (Some(entry), Some((output, _))) = (&request.price, estimate.output_limit) else {
+        return 0.0;
+    };
+    let attempts = u64::from(RunOptions::streamed(true).max_repairs) + 1;
+    (0..attempts)
+        .map(|attempt| {
+            let tokens = llmtool_providers::pricing::Tokens {
+                input: estimate.input_tokens + attempt * output,
+                output,
+                ..Default::default()
+            };
+            entry.price.cost(&tokens, llmtool_providers::pricing::Billing::Standard)
+        })
+        .sum()
 }
 
 /// Counts a waiter for as long as it waits.

@@ -54,6 +54,23 @@ pub struct Tokens {
 }
 
 impl Price {
+    /// This price raised by `percent` (every class; the limits kept).
+    #[must_use]
+    pub fn marked_up(&self, percent: f64) -> Price {
+        let factor = 1.0 + percent / 100.0;
+        let raise = |amount: f64| amount * factor;
+        Price {
+            input: raise(self.input),
+            cached_input: self.cached_input.map(raise),
+            cache_write: self.cache_write.map(raise),
+            output: raise(self.output),
+            reasoning: self.reasoning.map(raise),
+            batch_input: self.batch_input.map(raise),
+            batch_output: self.batch_output.map(raise),
+            ..*self
+        }
+    }
+
     /// What `tokens` cost in US dollars.
     pub fn cost(&self, tokens: &Tokens, billing: Billing) -> f64 {
         let (input, output) = match billing {

@@ -74,6 +74,8 @@ impl Model {
 pub struct PriceTable {
     snapshot: &'static Snapshot,
     overrides: HashMap<String, Price>,
+    /// Added on top of the table's prices, in percent.
+    markup_percent: Option<f64>,
 }
 
 static BUILT_IN: LazyLock<Snapshot> = LazyLock::new(|| {
@@ -100,7 +102,14 @@ const PROVIDERS: &[(&str, &str, &[&str])] = &[
 impl PriceTable {
     /// The built-in table, with `overrides` (US dollars per token, by `provider/model`) over it.
     pub fn new(overrides: HashMap<String, Price>) -> Self {
-        PriceTable { snapshot: &BUILT_IN, overrides }
+        PriceTable { snapshot: &BUILT_IN, overrides, markup_percent: None }
+    }
+
+    /// The same, the table's prices raised by `markup_percent` (the overrides carry their
+    /// own markup already).
+    #[must_use]
+    pub fn with_markup(self, markup_percent: Option<f64>) -> Self {
+        PriceTable { markup_percent: markup_percent.filter(|m| *m != 0.0), ..self }
     }
 
     /// Where the built-in prices come from.
@@ -146,11 +155,14 @@ impl PriceTable {
                 names.contains(&bare.1.provider.as_str()).then_some(bare)
             });
             if let Some((key, entry)) = found {
-                return Some(PriceEntry {
-                    entry: key.clone(),
-                    source: self.snapshot.source.to_string(),
-                    price: entry.price(),
-                });
+                let (price, source) = match self.markup_percent {
+                    Some(markup) => (
+                        entry.price().marked_up(markup),
+                        format!("{} + {markup}% markup", self.snapshot.source),
+                    ),
+                    None => (entry.price(), self.snapshot.source.to_string()),
+                };
+                return Some(PriceEntry { entry: key.clone(), source, price });
             }
         }
         None
