@@ -188,6 +188,51 @@ impl LibraryClient {
         self.send(self.request(reqwest::Method::GET, "/audit").query(filters)).await
     }
 
+    /// Every integration (`GET /integrations`).
+    pub async fn integrations(&self) -> Result<Vec<crate::Integration>, ClientError> {
+        self.send(self.request(reqwest::Method::GET, "/integrations")).await
+    }
+
+    /// Adds an integration (`POST /integrations`, the body as the route takes it).
+    pub async fn add_integration(
+        &self,
+        body: &serde_json::Value,
+    ) -> Result<crate::Integration, ClientError> {
+        self.send(self.request(reqwest::Method::POST, "/integrations").json(body)).await
+    }
+
+    /// Changes an integration (`PATCH /integrations/{name}`).
+    pub async fn edit_integration(
+        &self,
+        name: &str,
+        body: &serde_json::Value,
+    ) -> Result<crate::Integration, ClientError> {
+        let path = format!("/integrations/{name}");
+        self.send(self.request(reqwest::Method::PATCH, &path).json(body)).await
+    }
+
+    pub async fn remove_integration(&self, name: &str) -> Result<(), ClientError> {
+        let path = format!("/integrations/{name}");
+        self.send::<serde_json::Value>(self.request(reqwest::Method::DELETE, &path)).await.map(drop)
+    }
+
+    /// Tests an integration with one short request (`POST /integrations/{name}/test`).
+    pub async fn test_integration(
+        &self,
+        name: &str,
+        model: Option<&str>,
+    ) -> Result<crate::IntegrationTest, ClientError> {
+        let path = format!("/integrations/{name}/test");
+        let body = serde_json::json!({ "model": model });
+        self.send(self.request(reqwest::Method::POST, &path).json(&body)).await
+    }
+
+    /// Seals every integration's key with the server's current integration key
+    /// (`POST /integrations/rotate`): what was resealed.
+    pub async fn rotate_integrations(&self) -> Result<serde_json::Value, ClientError> {
+        self.send(self.request(reqwest::Method::POST, "/integrations/rotate")).await
+    }
+
     /// Who the client's token belongs to, and its role (`GET /session`).
     pub async fn who(&self) -> Result<Signed, ClientError> {
         self.send(self.request(reqwest::Method::GET, "/session")).await

@@ -151,11 +151,30 @@ pub(crate) async fn models(
     caller: Caller,
 ) -> Result<Json<Vec<ModelChoice>>, Problem> {
     caller.require(Role::Viewer, state.access)?;
-    let Some(runs) = state.runs() else { return Ok(Json(Vec::new())) };
-    let providers = runs.runtime.providers();
-    let choices = runs
-        .runtime
-        .allowed_targets()
+    let Some(runs) = state.runs().cloned() else { return Ok(Json(Vec::new())) };
+    let (runtime, integrations) = runs.runtime_now(&state).await?;
+    let providers = runtime.providers();
+    let mut targets = runtime.allowed_targets();
+    // Each model an integration offers, besides its provider's default.
+    for integration in integrations.iter().filter(|i| i.enabled) {
+        for model in &integration.models {
+            let written = format!("{}/{model}", integration.name);
+            let Ok(target) = providers.resolve(Some(&written), None, &[]) else { continue };
+            let known = targets.iter().any(|t| {
+                t.endpoint.provider == target.endpoint.provider && t.model == target.model
+            });
+            if !known {
+                targets.push(target);
+            }
+        }
+    }
+    // Only what the caller may run.
+    let (role, teams) = (caller.role.unwrap_or(Role::Viewer), &caller.teams);
+    targets.retain(|t| {
+        crate::integrations::gate(&integrations, &t.endpoint.provider, &t.model, role, teams)
+            .is_ok()
+    });
+    let choices = targets
         .into_iter()
         .map(|target| {
             let price = providers.price(&target);

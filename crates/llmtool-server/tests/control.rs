@@ -147,6 +147,14 @@ async fn control_center(store: Arc<dyn Store>) {
         (Some(1000.0), Some("contract 7"))
     );
 
+    // The studio's model list offers it to Sam, priced.
+    let (_, models) = call(Method::GET, "/models", &sam, None).await;
+    let models: Value = serde_json::from_str(&models).unwrap();
+    let ids: Vec<&str> =
+        models.as_array().unwrap().iter().map(|m| m["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["mock/m"]);
+    assert_eq!(models[0]["input_per_million"].as_f64(), Some(1000.0));
+
     // Sam's run uses it, and costs 1,000 × $0.001 + 500 × $0.002 = $2.
     let (status, body) = call(Method::POST, "/tools/poet/run", &sam, Some(run.clone())).await;
     assert_eq!(status, 200, "{body}");

@@ -8,7 +8,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crate::commands::batch::BatchArgs;
 use crate::commands::check::CheckArgs;
 use crate::commands::completions::CompletionsArgs;
-use crate::commands::control::AuditArgs;
+use crate::commands::control::{AuditArgs, IntegrationCommand};
 use crate::commands::convert::{ConvertArgs, ExportArgs, ImportArgs};
 use crate::commands::fmt::FmtArgs;
 use crate::commands::library::{PublishArgs, PullArgs, SearchArgs};
@@ -73,6 +73,8 @@ pub(crate) enum Command {
     #[command(subcommand)]
     Team(TeamCommand),
     Audit(AuditArgs),
+    #[command(subcommand)]
+    Integration(IntegrationCommand),
     Completions(CompletionsArgs),
 }
 

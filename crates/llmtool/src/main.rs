@@ -85,5 +85,6 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Member(command) => commands::people::member(&command),
         Command::Team(command) => commands::people::team(&command),
         Command::Audit(args) => commands::control::audit(&args),
+        Command::Integration(command) => commands::control::integration(&command),
     }
 }

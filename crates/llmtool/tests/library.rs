@@ -615,3 +615,77 @@ async fn the_cli_sees_what_its_member_sees() {
     server.kill().unwrap();
     server.wait().unwrap();
 }
+
+/// `llmtool integration`: an admin adds one (its key read from a variable, never shown again),
+/// lists it, tests it against the mock provider, removes it; the server made its integration
+/// keys privately on first start and keeps them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn integrations_are_added_tested_and_removed_from_the_command_line() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let answer = serde_json::json!({
+        "choices": [{"message": {"role": "assistant", "content": "pong"}, "finish_reason": "stop"}],
+    });
+    let mock =
+        llmtool_testkit::Mock::start(vec![llmtool_testkit::Reply::json(200, answer.to_string())])
+            .await;
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let admin = llmtool(&data, &["token", "create", "ops", "--role", "admin"], &[]);
+    let admin = text(&admin.stdout).trim().to_owned();
+    let (mut server, url) = serve(&data);
+    let keys = data.join("integration-keys");
+    assert_eq!(std::fs::metadata(&keys).unwrap().permissions().mode() & 0o777, 0o600);
+    let made = std::fs::read_to_string(&keys).unwrap();
+    let key = "sk-mock-from-the-environment-0042";
+    let env =
+        [("LLMTOOL_REGISTRY", url.as_str()), ("LLMTOOL_TOKEN", admin.as_str()), ("MOCK_KEY", key)];
+    let base_url = format!("{}/v1", mock.url);
+    let add = [
+        "integration",
+        "add",
+        "mock",
+        "--api",
+        "openai",
+        "--base-url",
+        &base_url,
+        "--key-env",
+        "MOCK_KEY",
+        "--model",
+        "m",
+    ];
+    let added = llmtool(&data, &add, &env);
+    assert_eq!(added.status.code(), Some(0), "{}", text(&added.stderr));
+    assert!(text(&added.stderr).contains("...0042"), "{}", text(&added.stderr));
+    let listed = llmtool(&data, &["integration", "list", "--format", "json"], &env);
+    let listed = text(&listed.stdout);
+    assert!(listed.contains("\"key_hint\": \"0042\"") && !listed.contains(key), "{listed}");
+    let tested = llmtool(&data, &["integration", "test", "mock"], &env);
+    assert_eq!(tested.status.code(), Some(0), "{}", text(&tested.stderr));
+    assert!(text(&tested.stdout).starts_with("ok: mock (m): pong"), "{}", text(&tested.stdout));
+    assert_eq!(mock.requests()[0].headers["authorization"], format!("Bearer {key}").as_str());
+    // A second test finds the mock answering 500 (its one reply is spent): exit 1.
+    let failed = llmtool(&data, &["integration", "test", "mock"], &env);
+    assert_eq!(failed.status.code(), Some(1), "{}", text(&failed.stderr));
+    assert!(!text(&failed.stderr).contains(key));
+    let removed = llmtool(&data, &["integration", "remove", "mock"], &env);
+    assert_eq!(removed.status.code(), Some(0), "{}", text(&removed.stderr));
+    let none = llmtool(&data, &["integration", "list"], &env);
+    assert_eq!(text(&none.stdout), "no integrations\n");
+    let audit = llmtool(&data, &["audit", "--target", "mock", "--format", "json"], &env);
+    let audit = text(&audit.stdout);
+    assert!(
+        audit.contains("integration.add")
+            && audit.contains("integration.remove")
+            && !audit.contains(key),
+        "{audit}"
+    );
+    server.kill().unwrap();
+    server.wait().unwrap();
+    // The next start keeps the keys it made.
+    let (mut again, _) = serve(&data);
+    assert_eq!(std::fs::read_to_string(&keys).unwrap(), made);
+    again.kill().unwrap();
+    again.wait().unwrap();
+    let generated = llmtool(&data, &["integration", "keygen"], &[]);
+    assert_eq!(text(&generated.stdout).trim().len(), 44, "32 bytes in base64");
+}

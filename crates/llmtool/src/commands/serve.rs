@@ -18,7 +18,8 @@ use llmtool_providers::resolve::Providers;
 use llmtool_registry::{Role, Store};
 use llmtool_runtime::{Fetch, LogPolicy, Runtime, RuntimeOptions};
 use llmtool_server::{
-    Access, McpOptions, RateLimiter, ServerState, SignInSetup, new_token, token_hash,
+    Access, KEYRING_VARIABLE, Keyring, McpOptions, RateLimiter, ServerState, SignInSetup,
+    new_token, token_hash,
 };
 
 use crate::cli::ReportFormat;
@@ -62,6 +63,7 @@ pub(crate) fn serve(args: &ServeArgs) -> anyhow::Result<Outcome> {
         )
         .with_allowed_hosts(args.allowed_host.clone())
         .with_sign_in(sign_in_setup(args, providers.config.server.clone())?)
+        .with_keyring(keyring(args.integration_keys.as_deref())?)
         .with_runtime(tool_runtime(args, providers)?, limits);
         let runner = state.library_runner().context("the server has no runtime")?;
         let http = HttpOptions {
@@ -87,6 +89,51 @@ pub(crate) fn serve(args: &ServeArgs) -> anyhow::Result<Outcome> {
         llmtool_server::serve(state, listener, shutdown).await?;
         Ok(Outcome::Ok)
     })
+}
+
+/// The integration keys: `--integration-keys FILE`, else `LLMTOOL_INTEGRATION_KEYS`, else the
+/// data directory's `integration-keys`, made (readable by its owner only) on first start.
+fn keyring(file: Option<&std::path::Path>) -> anyhow::Result<Keyring> {
+    if let Some(file) = file {
+        let text = std::fs::read_to_string(file)
+            .with_context(|| format!("cannot read the integration keys {}", file.display()))?;
+        return Keyring::parse(&text).with_context(|| file.display().to_string());
+    }
+    if let Ok(text) = std::env::var(KEYRING_VARIABLE) {
+        return Keyring::parse(&text).context(KEYRING_VARIABLE);
+    }
+    let dir = llmtool_log::data_dir().context(
+        "cannot tell where the integration keys are: set HOME, XDG_DATA_HOME or LLMTOOL_DATA_DIR, or give --integration-keys",
+    )?;
+    llmtool_log::private::private_dir(&dir)
+        .with_context(|| format!("cannot create {}", dir.display()))?;
+    let path = dir.join("integration-keys");
+    match std::fs::read_to_string(&path) {
+        Ok(text) => Keyring::parse(&text).with_context(|| path.display().to_string()),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            let text = format!(
+                "# The keys that seal the providers' keys in the library: keep a copy apart from\n# the database's backups. See docs/control-center.md.\n{}\n",
+                Keyring::new_key()
+            );
+            // A new file only: a server starting at the same moment may have made it.
+            let mut options = std::fs::OpenOptions::new();
+            match llmtool_log::private::open_private(options.write(true).create_new(true), &path) {
+                Ok((mut file, _)) => {
+                    std::io::Write::write_all(&mut file, text.as_bytes())
+                        .with_context(|| format!("cannot write {}", path.display()))?;
+                    eprintln!("llmtool serve: made the integration keys {}", path.display());
+                    Ok(Keyring::parse(&text)?)
+                }
+                Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {
+                    keyring(Some(&path))
+                }
+                Err(error) => {
+                    Err(error).with_context(|| format!("cannot write {}", path.display()))
+                }
+            }
+        }
+        Err(error) => Err(error).with_context(|| format!("cannot read {}", path.display())),
+    }
 }
 
 /// How people sign in besides pasting a token: the config's `[server]` table, under the flags.

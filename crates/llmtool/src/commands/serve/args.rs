@@ -94,6 +94,12 @@ pub(crate) struct ServeArgs {
     /// links and the single sign-on's redirect (default: the config's `server.public_url`).
     #[arg(long, value_name = "URL")]
     pub(crate) public_url: Option<String>,
+    /// The integration keys that seal the providers' keys in the library (one 32-byte key in
+    /// base64 a line, the first sealing; `llmtool integration keygen` makes one). Default:
+    /// `LLMTOOL_INTEGRATION_KEYS`, else `integration-keys` in the data directory, made on
+    /// first start. Servers sharing a PostgreSQL library need the same keys.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) integration_keys: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub(crate) sso: SsoArgs,
     #[command(flatten)]
