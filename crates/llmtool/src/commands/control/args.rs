@@ -60,6 +60,7 @@ pub(crate) enum IntegrationCommand {
     /// Send one short request through an integration and say what came back (exit 1 when it
     /// fails).
     Test {
+        /// The integration's name.
         name: String,
         /// The model to ask (default: the integration's first).
         #[arg(long)]
@@ -69,6 +70,7 @@ pub(crate) enum IntegrationCommand {
     },
     /// Remove an integration, and its key.
     Remove {
+        /// The integration's name.
         name: String,
         #[command(flatten)]
         registry: RegistryArgs,
