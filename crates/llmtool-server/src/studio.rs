@@ -1,5 +1,6 @@
 //! The web studio at `/`: its pages (the gallery, a tool's page, the editor, sign-in, an
-//! invite's page, the people and teams of the library) and
+//! invite's page, the people and teams of the library, the Control Center's integrations,
+//! prices, spend, budgets and audit log) and
 //! their scripts and stylesheet, embedded in the binary (`llmtool-studio`), each sent with a
 //! Content Security Policy that lets a page load only from this server.
 
@@ -24,6 +25,12 @@ pub(crate) fn routes() -> Router<ServerState> {
         .route("/signin/invite", get(|| async { file("invite.html") }))
         .route("/people", get(|| async { file("people.html") }))
         .route("/teams", get(|| async { file("teams.html") }))
+        .route("/control", get(|| async { axum::response::Redirect::to("/control/spend") }))
+        .route("/control/integrations", get(|| async { file("integrations.html") }))
+        .route("/control/prices", get(|| async { file("prices.html") }))
+        .route("/control/spend", get(|| async { file("spend.html") }))
+        .route("/control/budgets", get(|| async { file("budgets.html") }))
+        .route("/control/audit", get(|| async { file("audit.html") }))
         .route("/new", get(|| async { file("edit.html") }))
         .route("/t/{slug}", get(tool_page))
         .route("/t/{slug}/edit", get(|| async { file("edit.html") }))
