@@ -7,7 +7,8 @@ usage: bench/spend.py [RUNS=1000000] [REQUESTS=30]
 A library is filled with RUNS runs over the 90 days up to today (20 teams, 400 members each
 in one team, 200 tools, 8 models; each member keeps to 5 tools and 2 models, as people do),
 written straight into its `runs` table, and totalled by day into `spend_daily` with the very
-statement migration 0008 uses (what the server keeps up run by run). Then `llmtool serve`
+statement migration 0008 uses, and into its coarser tables (what the server keeps up run by
+run). Then `llmtool serve`
 (release build) answers `GET /api/v1/spend` (this month, the page's default; and the whole
 90 days) REQUESTS times each, one after another after three warm-ups: the median, the 99th
 percentile (with 30 requests, the slowest but one) and the slowest, in milliseconds, with
@@ -24,7 +25,7 @@ MODELS = [("openai", "gpt-4o-mini", 0.15, 0.6), ("openai", "gpt-4o", 2.5, 10.0),
           ("anthropic", "claude-haiku-4-5", 1.0, 5.0), ("gemini", "gemini-2.5-flash", 0.3, 2.5), ("gemini", "gemini-2.5-pro", 1.25, 10.0),
           ("groq", "llama-3.3-70b-versatile", 0.59, 0.79), ("mistral", "mistral-large-latest", 2.0, 6.0)]
 HEAVIEST = ("SELECT day, team, SUM(runs)::bigint, SUM(input_tokens)::bigint, SUM(output_tokens)::bigint, SUM(cost_usd) "
-            "FROM spend_daily WHERE day >= '{from_}' AND day < '{to}' GROUP BY day, team ORDER BY day, team")
+            "FROM spend_team_daily WHERE day >= '{from_}' AND day < '{to}' GROUP BY day, team ORDER BY day, team")
 
 
 def rows(today):
@@ -46,6 +47,14 @@ def rows(today):
 
 
 RECORD = '{"origin":"server"}'
+COARSE = [
+    ("spend_team_daily", "day, team, model"),
+    ("spend_tool_daily", "day, slug"),
+    ("spend_member_daily", "day, member"),
+]
+REFILL = [f"DELETE FROM {table}" for table, _ in COARSE] + [
+    f"INSERT INTO {table} SELECT {keys}, SUM(runs), SUM(input_tokens), SUM(output_tokens), SUM(cost_usd) FROM spend_daily GROUP BY {keys}"
+    for table, keys in COARSE]
 ROLLUP = ("INSERT INTO spend_daily SELECT substr(started_at, 1, 10), team, member, slug, provider || '/' || model, COUNT(*), "
           "SUM(COALESCE(input_tokens, 0)), SUM(COALESCE(output_tokens, 0)), SUM(COALESCE(cost_usd, 0)) FROM runs "
           "GROUP BY substr(started_at, 1, 10), team, member, slug, provider || '/' || model")
@@ -61,6 +70,8 @@ def fill_sqlite(path, today):
         ((at, slug, provider, model, i, o, c, RECORD, member, team) for at, slug, provider, model, i, o, c, member, team in rows(today)))
     db.execute("DELETE FROM spend_daily")
     db.execute(ROLLUP)
+    for statement in REFILL:
+        db.execute(statement)
     db.commit()
     count = db.execute("SELECT COUNT(*) FROM spend_daily").fetchone()[0]
     db.execute("ANALYZE")
@@ -81,6 +92,8 @@ def fill_postgres(url, psql, today):
     subprocess.run([psql, url, "-qc", f"INSERT INTO teams (name, created_at) VALUES {teams} ON CONFLICT DO NOTHING"], check=True)
     subprocess.run([psql, url, "-qc", "DELETE FROM spend_daily"], check=True)
     subprocess.run([psql, url, "-qc", ROLLUP], check=True)
+    for statement in REFILL:
+        subprocess.run([psql, url, "-qc", statement], check=True)
     subprocess.run([psql, url, "-qc", "VACUUM ANALYZE"], check=True)
     out = subprocess.run([psql, url, "-tAc", "SELECT COUNT(*) FROM spend_daily"], capture_output=True, text=True, check=True)
     return int(out.stdout.strip())

@@ -165,9 +165,13 @@ fn default_hard() -> bool {
 pub trait Control: Send + Sync {
     /// Every integration, by name.
     async fn integrations(&self) -> Result<Vec<Integration>, StoreError>;
-    /// Adds `integration`, or replaces the one of its name (keeping when it was made); whether
-    /// it is new.
-    async fn put_integration(&self, integration: &Integration) -> Result<bool, StoreError>;
+    /// Adds `integration` (`creating`: refused when one of its name exists), or replaces the
+    /// one of its name (keeping when it was made); whether it is new.
+    async fn put_integration(
+        &self,
+        integration: &Integration,
+        creating: bool,
+    ) -> Result<bool, StoreError>;
     async fn remove_integration(&self, name: &str) -> Result<(), StoreError>;
     /// Keeps what the last test of `name` found (not a change: not in the audit log).
     async fn record_integration_test(
@@ -176,8 +180,12 @@ pub trait Control: Send + Sync {
         test: &IntegrationTest,
     ) -> Result<(), StoreError>;
     /// Replaces the sealed keys of the integrations named, all or none (a rotation to a new
-    /// integration key): `(name, sealed key)`.
-    async fn reseal_integrations(&self, sealed: &[(String, String)]) -> Result<(), StoreError>;
+    /// integration key): `(name, the sealed key it has, the new one)`; refused when a key
+    /// changed meanwhile.
+    async fn reseal_integrations(
+        &self,
+        sealed: &[(String, String, String)],
+    ) -> Result<(), StoreError>;
 
     /// Every admin's price, by model (`*` first).
     async fn price_overrides(&self) -> Result<Vec<PriceOverride>, StoreError>;

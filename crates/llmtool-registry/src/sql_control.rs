@@ -75,11 +75,19 @@ impl Control for SqlStore {
             .collect())
     }
 
-    async fn put_integration(&self, integration: &Integration) -> Result<bool, StoreError> {
+    async fn put_integration(
+        &self,
+        integration: &Integration,
+        creating: bool,
+    ) -> Result<bool, StoreError> {
         check_integration_name(&integration.name)?;
         let now = now();
         let mut tx = self.db.begin_write().await?;
+        tx.lock_people().await?;
         let before = integration_in(&mut tx, &integration.name).await?;
+        if creating && before.is_some() {
+            return Err(StoreError::IntegrationExists(integration.name.clone()));
+        }
         let created_at = before.as_ref().map_or_else(|| now.clone(), |b| b.created_at.clone());
         let put = statement(
             "INSERT INTO integrations (name, api, base_url, sealed_key, key_hint, models, enabled,
@@ -115,26 +123,27 @@ impl Control for SqlStore {
         }
         let after = integration_in(&mut tx, &integration.name).await?;
         let created = before.is_none();
-        let mut shown_after = serde_json::to_value(&after).unwrap_or_default();
         let key_changed = before.as_ref().map(|b| &b.sealed_key) != Some(&integration.sealed_key);
-        if let Some(after) = shown_after.as_object_mut() {
-            after.insert("key_changed".into(), key_changed.into());
-            for moving in ["updated_at", "created_at", "last_test"] {
-                after.remove(moving);
-            }
-        }
-        let shown_before = before.as_ref().map(|before| {
-            let mut shown = serde_json::to_value(before).unwrap_or_default();
+        let shown = |integration: &Integration| {
+            let mut shown = serde_json::to_value(integration).unwrap_or_default();
             if let Some(shown) = shown.as_object_mut() {
                 for moving in ["updated_at", "created_at", "last_test"] {
                     shown.remove(moving);
                 }
             }
             shown
-        });
-        let action = if created { "integration.add" } else { "integration.edit" };
-        let change = audit::Change::new(action, &integration.name).after(shown_after);
-        self.record(&mut tx, audit::Change { before: shown_before, ..change }).await?;
+        };
+        let shown_before = before.as_ref().map(shown);
+        let mut shown_after = after.as_ref().map(shown).unwrap_or_default();
+        // Saving what was there changes nothing: no record.
+        if created || key_changed || shown_before.as_ref() != Some(&shown_after) {
+            if let Some(after) = shown_after.as_object_mut() {
+                after.insert("key_changed".into(), key_changed.into());
+            }
+            let action = if created { "integration.add" } else { "integration.edit" };
+            let change = audit::Change::new(action, &integration.name).after(shown_after);
+            self.record(&mut tx, audit::Change { before: shown_before, ..change }).await?;
+        }
         tx.commit().await?;
         Ok(created)
     }
@@ -169,15 +178,20 @@ impl Control for SqlStore {
         Ok(())
     }
 
-    async fn reseal_integrations(&self, sealed: &[(String, String)]) -> Result<(), StoreError> {
+    async fn reseal_integrations(
+        &self,
+        sealed: &[(String, String, String)],
+    ) -> Result<(), StoreError> {
         let mut tx = self.db.begin_write().await?;
-        for (name, key) in sealed {
-            let reseal = statement("UPDATE integrations SET sealed_key = $1 WHERE name = $2");
-            if tx.execute(reseal.bind(key).bind(name)).await? == 0 {
-                return Err(StoreError::NoSuchIntegration(name.clone()));
+        for (name, old, new) in sealed {
+            let reseal = statement(
+                "UPDATE integrations SET sealed_key = $1 WHERE name = $2 AND sealed_key = $3",
+            );
+            if tx.execute(reseal.bind(new).bind(name).bind(old)).await? == 0 {
+                return Err(StoreError::KeyChanged(name.clone()));
             }
         }
-        let names: Vec<&String> = sealed.iter().map(|(name, _)| name).collect();
+        let names: Vec<&String> = sealed.iter().map(|(name, ..)| name).collect();
         let change = audit::Change::new("integration.rotate", "*")
             .after(serde_json::json!({"resealed": names}));
         self.record(&mut tx, change).await?;
@@ -226,12 +240,11 @@ impl Control for SqlStore {
                 shown
             })
         };
-        let change = audit::Change::new("price.set", &price_override.model);
-        self.record(
-            &mut tx,
-            audit::Change { before: shown(before), after: shown(after), ..change },
-        )
-        .await?;
+        let (before, after) = (shown(before), shown(after));
+        if before != after {
+            let change = audit::Change::new("price.set", &price_override.model);
+            self.record(&mut tx, audit::Change { before, after, ..change }).await?;
+        }
         tx.commit().await?;
         Ok(())
     }
@@ -291,9 +304,11 @@ impl Control for SqlStore {
         tx.execute(set).await?;
         let after = budget_in(&mut tx, new.scope, &name).await?;
         let target = format!("{}:{name}", new.scope.as_str());
-        let change = audit::Change::new("budget.set", target);
         let (before, after) = (before.as_ref().map(shown_budget), after.as_ref().map(shown_budget));
-        self.record(&mut tx, audit::Change { before, after, ..change }).await?;
+        if before != after {
+            let change = audit::Change::new("budget.set", target);
+            self.record(&mut tx, audit::Change { before, after, ..change }).await?;
+        }
         tx.commit().await?;
         Ok(())
     }
@@ -335,7 +350,11 @@ async fn price_in(tx: &mut Tx, model: &str) -> Result<Option<PriceOverride>, Sto
     Ok(tx.optional::<PriceRow>(statement(sql).bind(model)).await?.map(price))
 }
 
-async fn budget_in(tx: &mut Tx, scope: Scope, name: &str) -> Result<Option<Budget>, StoreError> {
+pub(crate) async fn budget_in(
+    tx: &mut Tx,
+    scope: Scope,
+    name: &str,
+) -> Result<Option<Budget>, StoreError> {
     let sql = format!("SELECT {BUDGET_COLUMNS} FROM budgets WHERE scope = $1 AND name = $2");
     let found: Option<BudgetRow> =
         tx.optional(statement(sql).bind(scope.as_str()).bind(name)).await?;
@@ -389,7 +408,7 @@ pub(crate) fn budget(row: BudgetRow) -> Option<Budget> {
     })
 }
 
-fn shown_budget(budget: &Budget) -> serde_json::Value {
+pub(crate) fn shown_budget(budget: &Budget) -> serde_json::Value {
     serde_json::json!({
         "period": budget.period, "limit_usd": budget.limit_usd, "warn_at": budget.warn_at,
         "hard": budget.hard,

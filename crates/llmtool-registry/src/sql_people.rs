@@ -6,6 +6,7 @@ use async_trait::async_trait;
 
 use crate::audit;
 use crate::changes::ANY_TOOL;
+use crate::control::Scope;
 use crate::db::{Tx, statement};
 use crate::model::Role;
 use crate::people::{
@@ -121,8 +122,7 @@ impl People for SqlStore {
             statement("UPDATE tokens SET revoked_at = $1 WHERE member = $2 AND revoked_at IS NULL");
         tx.execute(revoke.bind(now()).bind(&key)).await?;
         tx.execute(statement("DELETE FROM member_teams WHERE email = $1").bind(&key)).await?;
-        let budget = statement("DELETE FROM budgets WHERE scope = 'member' AND name = $1");
-        tx.execute(budget.bind(&key)).await?;
+        self.drop_budget(&mut tx, Scope::Member, &key).await?;
         tx.execute(statement("DELETE FROM members WHERE email = $1").bind(&key)).await?;
         let change = audit::Change::new("member.remove", &key).before(shown_member(&before));
         self.record(&mut tx, change).await?;
@@ -197,20 +197,11 @@ impl People for SqlStore {
             "UPDATE budgets SET name = $1 WHERE scope = 'team' AND name = $2",
             "UPDATE runs SET team = $1 WHERE team = $2",
             "UPDATE reservations SET team = $1 WHERE team = $2",
-            "INSERT INTO spend_daily (day, team, member, slug, model, runs, input_tokens,
-                output_tokens, cost_usd)
-             SELECT day, $1, member, slug, model, runs, input_tokens, output_tokens, cost_usd
-             FROM spend_daily WHERE team = $2
-             ON CONFLICT (day, team, member, slug, model) DO UPDATE SET
-                runs = spend_daily.runs + excluded.runs,
-                input_tokens = spend_daily.input_tokens + excluded.input_tokens,
-                output_tokens = spend_daily.output_tokens + excluded.output_tokens,
-                cost_usd = spend_daily.cost_usd + excluded.cost_usd",
-            "DELETE FROM spend_daily WHERE team = $2 AND $1 <> $2",
         ];
         for sql in follow {
             tx.execute(statement(sql).bind(to).bind(from)).await?;
         }
+        crate::sql_spend::move_team(&mut tx, from, to).await?;
         let slugs: Vec<String> = slugs.into_iter().map(|(slug,)| slug).collect();
         let change = audit::Change::new("team.rename", from)
             .before(serde_json::json!({"name": from}))
@@ -228,10 +219,13 @@ impl People for SqlStore {
         tx.lock_people().await?;
         let places = statement("SELECT email FROM member_teams WHERE team = $1 ORDER BY email");
         let members: Vec<(String,)> = tx.all(places.bind(name)).await?;
+        // An integration open to this team alone would be open to every team without it.
+        let naming = statement("SELECT integration FROM integration_teams WHERE team = $1");
+        if let Some((integration,)) = tx.optional::<(String,)>(naming.bind(name)).await? {
+            return Err(StoreError::TeamInUse { team: name.to_owned(), integration });
+        }
         tx.execute(statement("DELETE FROM member_teams WHERE team = $1").bind(name)).await?;
-        tx.execute(statement("DELETE FROM integration_teams WHERE team = $1").bind(name)).await?;
-        let budget = statement("DELETE FROM budgets WHERE scope = 'team' AND name = $1");
-        tx.execute(budget.bind(name)).await?;
+        self.drop_budget(&mut tx, Scope::Team, name).await?;
         if tx.execute(statement("DELETE FROM teams WHERE name = $1").bind(name)).await? == 0 {
             return Err(StoreError::NoSuchTeam(name.to_owned()));
         }
@@ -347,6 +341,20 @@ impl People for SqlStore {
         tx.commit_changes(&[ANY_TOOL]).await?;
         self.changed(ANY_TOOL);
         Ok(())
+    }
+}
+
+impl SqlStore {
+    /// Removes the budget of `name` (a team or member that goes), recorded as its removal.
+    async fn drop_budget(&self, tx: &mut Tx, scope: Scope, name: &str) -> Result<(), StoreError> {
+        let Some(before) = crate::sql_control::budget_in(tx, scope, name).await? else {
+            return Ok(());
+        };
+        let remove = statement("DELETE FROM budgets WHERE scope = $1 AND name = $2");
+        tx.execute(remove.bind(scope.as_str()).bind(name)).await?;
+        let target = format!("{}:{name}", scope.as_str());
+        let before = crate::sql_control::shown_budget(&before);
+        self.record(tx, audit::Change::new("budget.remove", target).before(before)).await
     }
 }
 

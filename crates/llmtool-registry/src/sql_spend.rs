@@ -34,6 +34,16 @@ type DaySums = (String, String, Option<i64>, Option<i64>, Option<i64>, Option<f6
 /// The most lines a report gives by member and by tool (the largest first).
 const MOST_LINES: i64 = 100;
 
+/// The tables of totals by day, each with its key columns: the finest, which every filtered
+/// total and the CSV read, and three coarser ones, which the totals over everyone's runs read
+/// (a month of a million runs is a few thousand of their lines).
+const TOTALS: [(&str, &[&str]); 4] = [
+    ("spend_daily", &["day", "team", "member", "slug", "model"]),
+    ("spend_team_daily", &["day", "team", "model"]),
+    ("spend_tool_daily", &["day", "slug"]),
+    ("spend_member_daily", &["day", "member"]),
+];
+
 /// Adds `run` of `slug`, charged to `charge`, to the day's totals, in `tx` (the transaction
 /// that keeps the run).
 pub(crate) async fn add_to_totals(
@@ -43,28 +53,63 @@ pub(crate) async fn add_to_totals(
     charge: &Charge,
 ) -> Result<(), sqlx::Error> {
     let day: String = run.started_at.chars().take(10).collect();
-    let add = statement(
-        "INSERT INTO spend_daily (day, team, member, slug, model, runs, input_tokens,
-            output_tokens, cost_usd) VALUES ($1, $2, $3, $4, $5, 1, $6, $7, $8)
-         ON CONFLICT (day, team, member, slug, model) DO UPDATE SET runs = spend_daily.runs + 1,
-            input_tokens = spend_daily.input_tokens + excluded.input_tokens,
-            output_tokens = spend_daily.output_tokens + excluded.output_tokens,
-            cost_usd = spend_daily.cost_usd + excluded.cost_usd",
-    )
-    .bind(day)
-    .bind(&charge.team)
-    .bind(&charge.member)
-    .bind(slug)
-    .bind(format!("{}/{}", run.provider, run.model))
-    .bind(crate::rows::tokens(run.input_tokens).unwrap_or(0))
-    .bind(crate::rows::tokens(run.output_tokens).unwrap_or(0))
-    .bind(run.cost_usd.unwrap_or(0.0));
-    tx.execute(add).await?;
+    let model = format!("{}/{}", run.provider, run.model);
+    for (table, keys) in TOTALS {
+        let mut add = statement(format!(
+            "INSERT INTO {table} ({keys}, runs, input_tokens, output_tokens, cost_usd)
+             VALUES ({places}, 1, ${a}, ${b}, ${c})
+             ON CONFLICT ({keys}) DO UPDATE SET runs = {table}.runs + 1,
+                input_tokens = {table}.input_tokens + excluded.input_tokens,
+                output_tokens = {table}.output_tokens + excluded.output_tokens,
+                cost_usd = {table}.cost_usd + excluded.cost_usd",
+            keys = keys.join(", "),
+            places = (1..=keys.len()).map(|n| format!("${n}")).collect::<Vec<_>>().join(", "),
+            a = keys.len() + 1,
+            b = keys.len() + 2,
+            c = keys.len() + 3,
+        ));
+        for key in keys {
+            add = add.bind(match *key {
+                "day" => day.as_str(),
+                "team" => charge.team.as_str(),
+                "member" => charge.member.as_str(),
+                "slug" => slug,
+                _ => model.as_str(),
+            });
+        }
+        let add = add
+            .bind(crate::rows::tokens(run.input_tokens).unwrap_or(0))
+            .bind(crate::rows::tokens(run.output_tokens).unwrap_or(0))
+            .bind(run.cost_usd.unwrap_or(0.0));
+        tx.execute(add).await?;
+    }
     Ok(())
 }
 
-/// `select` (which ends in a `WHERE` that filters nothing yet) narrowed to `query`'s days and
-/// member or team, then `rest` (a `GROUP BY` and `ORDER BY`, say).
+/// Moves the team `from`'s totals to `to` (a renamed team keeps its spend), in `tx`.
+pub(crate) async fn move_team(tx: &mut Tx, from: &str, to: &str) -> Result<(), sqlx::Error> {
+    for (table, keys) in TOTALS.iter().filter(|(_, keys)| keys.contains(&"team")) {
+        let columns = keys.join(", ");
+        let moved = keys.iter().map(|k| if *k == "team" { "$1" } else { k }).collect::<Vec<_>>();
+        let merge = statement(format!(
+            "INSERT INTO {table} ({columns}, runs, input_tokens, output_tokens, cost_usd)
+             SELECT {moved}, runs, input_tokens, output_tokens, cost_usd FROM {table}
+             WHERE team = $2
+             ON CONFLICT ({columns}) DO UPDATE SET runs = {table}.runs + excluded.runs,
+                input_tokens = {table}.input_tokens + excluded.input_tokens,
+                output_tokens = {table}.output_tokens + excluded.output_tokens,
+                cost_usd = {table}.cost_usd + excluded.cost_usd",
+            moved = moved.join(", ")
+        ));
+        tx.execute(merge.bind(to).bind(from)).await?;
+        let old = statement(format!("DELETE FROM {table} WHERE team = $2 AND $1 <> $2"));
+        tx.execute(old.bind(to).bind(from)).await?;
+    }
+    Ok(())
+}
+
+/// `select` (a `SELECT ... FROM table WHERE`) narrowed to `query`'s days, and to its member or
+/// team when the table has them, then `rest` (a `GROUP BY` and `ORDER BY`, say).
 fn within(select: &str, query: &SpendQuery, rest: &str) -> Statement {
     statement(format!(
         "{select} day >= $1 AND day < $2 AND ($3::text IS NULL OR member = $3)
@@ -74,6 +119,31 @@ fn within(select: &str, query: &SpendQuery, rest: &str) -> Statement {
     .bind(&query.to)
     .bind(query.member.as_deref())
     .bind(query.team.as_deref())
+}
+
+/// The table of totals that has `column` and serves `query` with the fewest lines: a coarse
+/// one over everyone's runs (or a team's, for what the team table has), else the finest.
+fn source(query: &SpendQuery, column: &str) -> &'static str {
+    match (query.member.is_some(), query.team.is_some(), column) {
+        (false, _, "team" | "model" | "day") => "spend_team_daily",
+        (false, false, "slug") => "spend_tool_daily",
+        (false, false, "member") => "spend_member_daily",
+        _ => "spend_daily",
+    }
+}
+
+/// `within` for a table without a member or team column: those filters are left out (the
+/// caller chose the table so that they are not asked for).
+fn within_table(table: &str, select: &str, query: &SpendQuery, rest: &str) -> Statement {
+    let has = |column: &str| TOTALS.iter().any(|(t, keys)| *t == table && keys.contains(&column));
+    let member =
+        if has("member") { "($3::text IS NULL OR member = $3)" } else { "$3::text IS NULL" };
+    let team = if has("team") { "($4::text IS NULL OR team = $4)" } else { "$4::text IS NULL" };
+    statement(format!("{select} day >= $1 AND day < $2 AND {member} AND {team} {rest}"))
+        .bind(&query.from)
+        .bind(&query.to)
+        .bind(query.member.as_deref())
+        .bind(query.team.as_deref())
 }
 
 fn totals((runs, input, output, cost): Sums) -> SpendTotals {
@@ -94,11 +164,13 @@ impl SqlStore {
         column: &str,
         limit: i64,
     ) -> Result<Vec<SpendLine>, StoreError> {
-        let select = format!("SELECT {column}, {SUMS} FROM spend_daily WHERE");
+        let table = source(query, column);
+        let select = format!("SELECT {column}, {SUMS} FROM {table} WHERE");
         let rest = format!(
             "GROUP BY {column} ORDER BY SUM(cost_usd) DESC, {column} COLLATE \"C\" LIMIT $5"
         );
-        let rows: Vec<KeyedSums> = self.db.all(within(&select, query, &rest).bind(limit)).await?;
+        let statement = within_table(table, &select, query, &rest).bind(limit);
+        let rows: Vec<KeyedSums> = self.db.all(statement).await?;
         Ok(rows
             .into_iter()
             .map(|(key, runs, input, output, cost)| SpendLine {
@@ -112,11 +184,12 @@ impl SqlStore {
 #[async_trait]
 impl Spending for SqlStore {
     async fn spend(&self, query: &SpendQuery) -> Result<SpendReport, StoreError> {
-        let sql = format!("SELECT {SUMS} FROM spend_daily WHERE");
-        let whole: Option<Sums> = self.db.optional(within(&sql, query, "")).await?;
-        let sql = format!("SELECT day, team, {SUMS} FROM spend_daily WHERE");
+        let table = source(query, "team");
+        let sql = format!("SELECT {SUMS} FROM {table} WHERE");
+        let whole: Option<Sums> = self.db.optional(within_table(table, &sql, query, "")).await?;
+        let sql = format!("SELECT day, team, {SUMS} FROM {table} WHERE");
         let rest = "GROUP BY day, team ORDER BY day, team COLLATE \"C\"";
-        let days: Vec<DaySums> = self.db.all(within(&sql, query, rest)).await?;
+        let days: Vec<DaySums> = self.db.all(within_table(table, &sql, query, rest)).await?;
         let by_day = days
             .into_iter()
             .map(|(day, team, runs, input, output, cost)| DaySpend {

@@ -496,6 +496,8 @@ impl Store for SqlStore {
         .bind(&charge.member)
         .bind(&charge.team);
         let mut tx = self.db.begin_write().await?;
+        // A run's cost moves from held to spent while no reservation counts them.
+        tx.lock_budgets().await?;
         let (id,): (i64,) = tx.optional(keep).await?.ok_or(sqlx::Error::RowNotFound)?;
         crate::sql_spend::add_to_totals(&mut tx, slug, run, charge).await?;
         if let Some(reservation) = reservation {

@@ -57,6 +57,14 @@ pub enum StoreError {
     BadIntegration(String),
     #[error("no integration `{0}`")]
     NoSuchIntegration(String),
+    #[error("an integration `{0}` exists: change it, or remove it first")]
+    IntegrationExists(String),
+    #[error("the key of `{0}` changed meanwhile: nothing was sealed again; try again")]
+    KeyChanged(String),
+    #[error(
+        "the integration `{integration}` names the team `{team}`: take the team out of it first (else it would be open to every team)"
+    )]
+    TeamInUse { team: String, integration: String },
     #[error(
         "`{0}`: a price is `provider/model` (or `*`, for a markup alone) with amounts of at least 0 and a markup between -100 and 1000 percent"
     )]

@@ -83,13 +83,21 @@ fn budget(scope: Scope, name: &str, limit_usd: f64) -> Budget {
 async fn integrations_and_prices(store: &dyn Store) {
     let admin = store.acting_as(Actor { name: "ana".into(), address: None });
     admin.create_team("sales").await.unwrap();
-    assert!(admin.put_integration(&integration("openai", "v1.k1.SEALED-ONE", &[])).await.unwrap());
+    assert!(
+        admin.put_integration(&integration("openai", "v1.k1.SEALED-ONE", &[]), true).await.unwrap()
+    );
+    let again = integration("openai", "v1.k1.SEALED-ONE", &[]);
+    assert!(matches!(
+        admin.put_integration(&again, true).await,
+        Err(StoreError::IntegrationExists(_))
+    ));
+    assert!(!admin.put_integration(&again, false).await.unwrap(), "saved as it was: no record");
     let with_teams = integration("openai", "v1.k1.SEALED-TWO", &[("sales", &["gpt-4o-mini"])]);
-    assert!(!admin.put_integration(&with_teams).await.unwrap());
+    assert!(!admin.put_integration(&with_teams, false).await.unwrap());
     let nowhere = integration("openai", "v1.k1.SEALED-3", &[("nowhere", &[])]);
-    assert!(matches!(admin.put_integration(&nowhere).await, Err(StoreError::NoSuchTeam(_))));
+    assert!(matches!(admin.put_integration(&nowhere, false).await, Err(StoreError::NoSuchTeam(_))));
     let bad = integration("Open AI", "x", &[]);
-    assert!(matches!(admin.put_integration(&bad).await, Err(StoreError::BadIntegration(_))));
+    assert!(matches!(admin.put_integration(&bad, true).await, Err(StoreError::BadIntegration(_))));
     let listed = store.integrations().await.unwrap();
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0].sealed_key.as_deref(), Some("v1.k1.SEALED-TWO"), "the failed put left it");
@@ -104,11 +112,16 @@ async fn integrations_and_prices(store: &dyn Store) {
     };
     store.record_integration_test("openai", &test).await.unwrap();
     assert_eq!(store.integrations().await.unwrap()[0].last_test, Some(test));
-    let resealed = [("openai".to_owned(), "v2.k2.NEW".to_owned()), ("ghost".into(), "x".into())];
-    assert!(matches!(
-        admin.reseal_integrations(&resealed).await,
-        Err(StoreError::NoSuchIntegration(_))
-    ));
+    // A team an integration names cannot go (the integration would be open to every team).
+    let refused = admin.remove_team("sales").await;
+    assert!(matches!(refused, Err(StoreError::TeamInUse { .. })), "{refused:?}");
+    let resealed = [
+        ("openai".to_owned(), "v1.k1.SEALED-TWO".to_owned(), "v2.k2.NEW".to_owned()),
+        ("ghost".into(), "x".into(), "y".into()),
+    ];
+    assert!(matches!(admin.reseal_integrations(&resealed).await, Err(StoreError::KeyChanged(_))));
+    let stale = [("openai".to_owned(), "v0.old".to_owned(), "v2.k2.NEW".to_owned())];
+    assert!(matches!(admin.reseal_integrations(&stale).await, Err(StoreError::KeyChanged(_))));
     admin.reseal_integrations(&resealed[..1]).await.unwrap();
     assert_eq!(store.integrations().await.unwrap()[0].sealed_key.as_deref(), Some("v2.k2.NEW"));
 
@@ -125,6 +138,7 @@ async fn integrations_and_prices(store: &dyn Store) {
         updated_at: String::new(),
     };
     admin.set_price_override(&price).await.unwrap();
+    admin.set_price_override(&price).await.unwrap(); // the same again: no record
     price.output = Some(0.3);
     admin.set_price_override(&price).await.unwrap();
     let markup = PriceOverride {
@@ -324,6 +338,17 @@ async fn teams_carry_their_budgets(store: &dyn Store) {
     assert!(statuses.iter().all(|s| s.budget.scope == Scope::Member), "{statuses:?}");
     store.remove_member("dee@example.org").await.unwrap();
     assert!(store.budgets().await.unwrap().is_empty());
+    // Each budget that went with its team or member is recorded as removed.
+    let removed = store
+        .audit(&AuditQuery {
+            action: Some("budget.remove".into()),
+            limit: 10,
+            ..AuditQuery::default()
+        })
+        .await
+        .unwrap();
+    let targets: Vec<&str> = removed.records.iter().map(|r| r.entry.target.as_str()).collect();
+    assert_eq!(targets, ["member:dee@example.org", "team:helpdesk"]);
 }
 
 async fn suite(store: Arc<dyn Store>) {

@@ -37,7 +37,7 @@ type Answer<T> = Result<T, Problem>;
 const MAX_KEY: usize = 4096;
 
 /// `POST /integrations`: a new integration.
-#[derive(Debug, Deserialize, ToSchema)]
+#[derive(Deserialize, ToSchema)]
 pub(crate) struct NewIntegration {
     /// A provider llmtool knows (`openai`, `anthropic`, `gemini`, `groq`, `local`...), or a
     /// name of yours for another server (then `api` and `base_url` are needed).
@@ -62,8 +62,22 @@ fn enabled() -> bool {
     true
 }
 
+/// Never the key.
+impl std::fmt::Debug for NewIntegration {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NewIntegration").field("name", &self.name).finish_non_exhaustive()
+    }
+}
+
+/// Never the key.
+impl std::fmt::Debug for IntegrationEdit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IntegrationEdit").field("models", &self.models).finish_non_exhaustive()
+    }
+}
+
 /// `PATCH /integrations/{name}`: what to change (each field given replaces the old).
-#[derive(Debug, Default, Deserialize, ToSchema)]
+#[derive(Default, Deserialize, ToSchema)]
 pub(crate) struct IntegrationEdit {
     api: Option<String>,
     base_url: Option<String>,
@@ -122,7 +136,7 @@ pub(crate) async fn add_integration(
     if let Some(key) = body.key {
         seal(&state, &mut integration, &key)?;
     }
-    caller.acting(&state).put_integration(&integration).await?;
+    caller.acting(&state).put_integration(&integration, true).await?;
     let stored = find(&state, &integration.name).await?.ok_or_else(|| Problem::internal("gone"))?;
     Ok((StatusCode::CREATED, Json(stored)))
 }
@@ -141,6 +155,13 @@ pub(crate) async fn edit_integration(
     let Some(mut integration) = find(&state, &name).await? else {
         return Err(llmtool_registry::StoreError::NoSuchIntegration(name).into());
     };
+    let moved = (edit.api.is_some() && edit.api != integration.api)
+        || (edit.base_url.is_some() && edit.base_url != integration.base_url);
+    if moved && integration.sealed_key.is_some() && edit.key.is_none() {
+        return Err(Problem::bad_request(
+            "a key is sealed for its integration's API and address: give the key again to change them",
+        ));
+    }
     if edit.api.is_some() {
         integration.api = edit.api;
     }
@@ -160,7 +181,7 @@ pub(crate) async fn edit_integration(
     if let Some(key) = edit.key {
         seal(&state, &mut integration, &key)?;
     }
-    caller.acting(&state).put_integration(&integration).await?;
+    caller.acting(&state).put_integration(&integration, false).await?;
     let stored = find(&state, &name).await?.ok_or_else(|| Problem::internal("gone"))?;
     Ok(Json(stored))
 }
@@ -295,19 +316,21 @@ pub(crate) async fn rotate(
         if keyring.is_current(sealed) {
             continue;
         }
-        let key = keyring.open(sealed, &integration.name).map_err(|error| {
+        let context = crate::integrations::key_context(&integration);
+        let key = keyring.open(sealed, &context).map_err(|error| {
             Problem::new(
                 StatusCode::CONFLICT,
                 "Conflict",
                 format!("`{}`: {error}", integration.name),
             )
         })?;
-        resealed.push((integration.name.clone(), keyring.seal(&key, &integration.name)));
+        let again = keyring.seal(&key, &context);
+        resealed.push((integration.name.clone(), sealed.clone(), again));
     }
     if !resealed.is_empty() {
         caller.acting(&state).reseal_integrations(&resealed).await?;
     }
-    let resealed = resealed.into_iter().map(|(name, _)| name).collect();
+    let resealed = resealed.into_iter().map(|(name, ..)| name).collect();
     Ok(Json(Rotated { resealed, key_id: keyring.current().to_owned() }))
 }
 
@@ -368,7 +391,8 @@ fn seal(state: &ServerState, integration: &mut Integration, key: &str) -> Answer
         return Err(Problem::bad_request("a key is some text on one line, at most 4096 bytes"));
     }
     let keyring = state.keyring().ok_or_else(no_keyring)?;
-    integration.sealed_key = Some(keyring.seal(key, &integration.name));
+    integration.sealed_key =
+        Some(keyring.seal(key, &crate::integrations::key_context(integration)));
     // The last four characters tell keys apart; a short key shows none of itself.
     let count = key.chars().count();
     integration.key_hint = (count >= 16).then(|| key.chars().skip(count - 4).collect());
@@ -459,7 +483,17 @@ pub(crate) async fn prices(
             .flat_map(|i| i.models.iter().map(move |m| format!("{}/{m}", i.name)))
             .collect()
     };
-    models.extend(overrides.iter().filter(|p| p.model != "*").map(|p| p.model.clone()));
+    let admin = caller.role.is_some_and(|role| role >= Role::Admin);
+    if admin {
+        models.extend(overrides.iter().filter(|p| p.model != "*").map(|p| p.model.clone()));
+    } else {
+        // A member sees the prices of what they may run, without the admins' notes.
+        let role = caller.role.unwrap_or(Role::Viewer);
+        models.retain(|model| {
+            let (provider, name) = model.split_once('/').unwrap_or((model, ""));
+            crate::integrations::gate(&integrations, provider, name, role, &caller.teams).is_ok()
+        });
+    }
     models.sort();
     models.dedup();
     let lines = models
@@ -469,7 +503,11 @@ pub(crate) async fn prices(
             let now = effective.lookup(provider, name);
             ModelPrice {
                 shipped: shipped.lookup(provider, name).map(|entry| PerMillion::of(&entry.price)),
-                set: overrides.iter().find(|p| p.model == model).cloned(),
+                set: overrides
+                    .iter()
+                    .find(|p| p.model == model)
+                    .cloned()
+                    .map(|set| if admin { set } else { PriceOverride { note: None, ..set } }),
                 effective: now.as_ref().map(|entry| PerMillion::of(&entry.price)),
                 source: now.map(|entry| entry.source),
                 model,

@@ -15,6 +15,18 @@ use crate::keyring::Keyring;
 /// The APIs an integration of the admin's own name may speak.
 pub(crate) const APIS: [&str; 3] = ["openai", "anthropic", "gemini"];
 
+/// What a sealed key is bound to: the integration's name, API and address. A key sealed for
+/// one server does not open for another, so pointing an integration elsewhere takes its key
+/// again (nobody can send a key to a host of their choosing without knowing it).
+pub(crate) fn key_context(integration: &Integration) -> String {
+    format!(
+        "{}\n{}\n{}",
+        integration.name,
+        integration.api.as_deref().unwrap_or_default(),
+        integration.base_url.as_deref().unwrap_or_default()
+    )
+}
+
 /// The providers of the server's runs: `base` (the server's configuration), with the enabled
 /// `integrations` in place of its providers when there are any integrations, and `prices` over
 /// its prices. An integration whose key does not open is left out, with why.
@@ -35,7 +47,9 @@ pub(crate) fn providers(
             let variable = format!("LLMTOOL_INTEGRATION_KEY_{number}");
             let key = match (&integration.sealed_key, keyring) {
                 (None, _) => None,
-                (Some(sealed), Some(keyring)) => match keyring.open(sealed, &integration.name) {
+                (Some(sealed), Some(keyring)) => match keyring
+                    .open(sealed, &key_context(integration))
+                {
                     Ok(key) => Some(key),
                     Err(error) => {
                         problems.push(format!("the integration `{}`: {error}", integration.name));
@@ -194,13 +208,20 @@ mod tests {
         let mut mock = integration("mock", &["m1"], &[]);
         mock.api = Some("openai".into());
         mock.base_url = Some("http://127.0.0.1:9/v1".into());
-        mock.sealed_key = Some(keyring.seal("sk-mock-0123456789", "mock"));
+        mock.sealed_key = Some(keyring.seal("sk-mock-0123456789", &key_context(&mock)));
         let mut moved = integration("elsewhere", &[], &[]);
         moved.api = Some("openai".into());
         moved.base_url = Some("http://127.0.0.1:9/v1".into());
         moved.sealed_key = mock.sealed_key.clone();
-        let (providers, problems) = providers(&base, &[mock, moved], &[], Some(&keyring));
-        assert_eq!(problems.len(), 1, "a sealed key moved to another integration does not open");
+        let mut elsewhere = mock.clone();
+        elsewhere.base_url = Some("http://203.0.113.9/v1".into());
+        let (providers, problems) =
+            providers(&base, &[mock, moved, elsewhere], &[], Some(&keyring));
+        assert_eq!(
+            problems.len(),
+            2,
+            "a sealed key opens for its own integration and address only"
+        );
         let endpoint = providers.endpoint("mock").unwrap();
         assert_eq!(endpoint.api_key.as_deref(), Some("sk-mock-0123456789"));
         assert!(providers.endpoint("anthropic").is_err(), "the server's own key is not used");

@@ -126,6 +126,9 @@ impl From<StoreError> for Problem {
             | StoreError::MemberExists(_)
             | StoreError::TeamExists(_)
             | StoreError::LastOwner(_)
+            | StoreError::IntegrationExists(_)
+            | StoreError::KeyChanged(_)
+            | StoreError::TeamInUse { .. }
             | StoreError::Conflict { .. } => Problem::new(StatusCode::CONFLICT, "Conflict", detail),
             StoreError::TooMany { .. } => {
                 Problem::new(StatusCode::UNPROCESSABLE_ENTITY, "Unprocessable Content", detail)

@@ -189,7 +189,12 @@ impl llmtool_runtime::Runner for LibraryRunner {
                 .await
                 .map_err(refused)?;
             let subject = Subject { account: Some(prepared.account), ..subject };
-            prepared.runtime.answer_request(&prepared.request, Some(&subject), cancel).await
+            let runtime = &prepared.runtime;
+            // Said with this run's keys hidden too (the integrations' are its runtime's).
+            runtime
+                .answer_request(&prepared.request, Some(&subject), cancel)
+                .await
+                .map_err(|error| RunError::Refused(runtime.redact(&error.to_string()).into_owned()))
         })
     }
 
@@ -198,13 +203,16 @@ impl llmtool_runtime::Runner for LibraryRunner {
     }
 }
 
-/// Whom a run by the token `name` is for: its member, with the lower of the two roles, and the
-/// member's teams. MCP callers come with a token (the endpoint refuses any other).
+/// Whom a run by the caller `name` is for: a token's member, with the lower of the two roles,
+/// and the member's teams; or, for a studio session (named by its member's e-mail), the member.
 async fn run_for_token(state: &ServerState, name: Option<&str>) -> Result<RunFor, Problem> {
     let unknown = || Problem::unauthorized();
     let name = name.ok_or_else(unknown)?;
     let tokens = state.store.tokens().await?;
-    let token = tokens.into_iter().find(|t| t.name == name && !t.revoked).ok_or_else(unknown)?;
+    let Some(token) = tokens.into_iter().find(|t| t.name == name && !t.revoked) else {
+        let member = state.store.member(name).await.map_err(|_| unknown())?;
+        return Ok(RunFor { member: member.email, role: member.role, teams: member.teams });
+    };
     let Some(email) = token.member else {
         return Ok(RunFor { member: String::new(), role: token.role, teams: Vec::new() });
     };
@@ -223,24 +231,26 @@ fn charged_team(teams: &[String], tags: &[String]) -> String {
         .unwrap_or_default()
 }
 
-/// The most `request` may cost: its prompt and the longest answer it allows (`max_tokens`,
-/// else the model's longest), asked again as often as the expected output may be repaired,
-/// each time with the answers before. An unpriced model, or one with no known limit on its
-/// answer, reserves nothing (its runs still count once kept).
+/// The most `request` may cost: its prompt (a token is at least one byte, so the prompt's
+/// bytes bound its tokens, whatever its language), at the dearer of the input and cache-write
+/// prices, and the longest answer it allows (`max_tokens`, else the model's longest) at the
+/// dearer of the output and reasoning prices, asked again as often as the expected output may
+/// be repaired, each time with the answers before. An unpriced model, or one with no known
+/// limit on its answer, reserves nothing (its runs still count once kept).
 fn worst_cost(request: &RunRequest) -> f64 {
     let estimate = request.estimate(None);
     let (Some(entry), Some((output, _))) = (&request.price, estimate.output_limit) else {
         return 0.0;
     };
+    let price = &entry.price;
+    let input_price = price.input.max(price.cache_write.unwrap_or(0.0));
+    let output_price = price.output.max(price.reasoning.unwrap_or(0.0));
+    let prompt = request.first_message().len() as f64;
     let attempts = u64::from(RunOptions::streamed(true).max_repairs) + 1;
     (0..attempts)
         .map(|attempt| {
-            let tokens = llmtool_providers::pricing::Tokens {
-                input: estimate.input_tokens + attempt * output,
-                output,
-                ..Default::default()
-            };
-            entry.price.cost(&tokens, llmtool_providers::pricing::Billing::Standard)
+            let input = prompt + (attempt * output) as f64;
+            input * input_price + output as f64 * output_price
         })
         .sum()
 }

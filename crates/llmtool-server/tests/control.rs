@@ -123,6 +123,10 @@ async fn control_center(store: Arc<dyn Store>) {
     assert_eq!(call(Method::POST, "/integrations", &admin, Some(added)).await.0, 409);
     let bad = json!({"name": "acme", "base_url": "http://127.0.0.1:9/v1"});
     assert_eq!(call(Method::POST, "/integrations", &admin, Some(bad)).await.0, 400);
+    // Pointing it elsewhere takes the key again: nobody sends a key to a host of their choosing.
+    let elsewhere = json!({"base_url": "http://203.0.113.9/v1"});
+    let (status, body) = call(Method::PATCH, "/integrations/mock", &admin, Some(elsewhere)).await;
+    assert_eq!(status, 400, "{body}");
     let sealed = store.integrations().await.unwrap()[0].sealed_key.clone().unwrap();
     assert!(sealed.starts_with("v1.") && !sealed.contains(KEY), "{sealed}");
 
@@ -138,13 +142,23 @@ async fn control_center(store: Arc<dyn Store>) {
     // A negotiated price: $1,000 and $2,000 a million tokens.
     let price = json!({"model": "mock/m", "input": 1000.0, "output": 2000.0, "note": "contract 7"});
     assert_eq!(call(Method::PUT, "/prices", &admin, Some(price)).await.0, 204);
-    let (_, body) = call(Method::GET, "/prices", &sam, None).await;
-    let prices: Value = serde_json::from_str(&body).unwrap();
-    let line =
-        prices["models"].as_array().unwrap().iter().find(|m| m["model"] == "mock/m").unwrap();
+    let line_of = |body: &str| -> Value {
+        let prices: Value = serde_json::from_str(body).unwrap();
+        prices["models"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["model"] == "mock/m")
+            .unwrap()
+            .clone()
+    };
+    let admins = line_of(&call(Method::GET, "/prices", &admin, None).await.1);
+    assert_eq!(admins["override"]["note"], "contract 7");
+    // Sam sees the price of what Sam may run, without the admins' note.
+    let line = line_of(&call(Method::GET, "/prices", &sam, None).await.1);
     assert_eq!(
         (line["effective"]["input"].as_f64(), line["override"]["note"].as_str()),
-        (Some(1000.0), Some("contract 7"))
+        (Some(1000.0), None)
     );
 
     // The studio's model list offers it to Sam, priced.

@@ -73,7 +73,9 @@ CREATE INDEX reservations_by_team ON reservations (team);
 -- Whom each run is charged to ('' for none).
 ALTER TABLE runs ADD COLUMN member TEXT NOT NULL DEFAULT '';
 ALTER TABLE runs ADD COLUMN team TEXT NOT NULL DEFAULT '';
-UPDATE runs SET member = COALESCE((SELECT t.member FROM tokens t WHERE t.name = runs.run_by), '');
+-- A token's runs are its member's; a studio session's were kept under the member's e-mail.
+UPDATE runs SET member = COALESCE((SELECT t.member FROM tokens t WHERE t.name = runs.run_by),
+    (SELECT m.email FROM members m WHERE m.email = runs.run_by), '');
 
 -- The runs totalled by day, team, member, tool and model: what the spend pages and the
 -- budgets read, kept with each run in its transaction.
@@ -95,3 +97,40 @@ INSERT INTO spend_daily
 SELECT substr(started_at, 1, 10), team, member, slug, provider || '/' || model, COUNT(*),
        SUM(COALESCE(input_tokens, 0)), SUM(COALESCE(output_tokens, 0)), SUM(COALESCE(cost_usd, 0))
 FROM runs GROUP BY substr(started_at, 1, 10), team, member, slug, provider || '/' || model;
+
+-- The same totals, coarser, for the spend page over everyone's runs: by day, team and model;
+-- by day and tool; by day and member (each kept with every run, as `spend_daily` is).
+CREATE TABLE spend_team_daily (
+    day TEXT NOT NULL,
+    team TEXT NOT NULL,
+    model TEXT NOT NULL,
+    runs BIGINT NOT NULL,
+    input_tokens BIGINT NOT NULL,
+    output_tokens BIGINT NOT NULL,
+    cost_usd DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (day, team, model)
+);
+INSERT INTO spend_team_daily SELECT day, team, model, SUM(runs), SUM(input_tokens), SUM(output_tokens), SUM(cost_usd)
+FROM spend_daily GROUP BY day, team, model;
+CREATE TABLE spend_tool_daily (
+    day TEXT NOT NULL,
+    slug TEXT NOT NULL,
+    runs BIGINT NOT NULL,
+    input_tokens BIGINT NOT NULL,
+    output_tokens BIGINT NOT NULL,
+    cost_usd DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (day, slug)
+);
+INSERT INTO spend_tool_daily SELECT day, slug, SUM(runs), SUM(input_tokens), SUM(output_tokens), SUM(cost_usd)
+FROM spend_daily GROUP BY day, slug;
+CREATE TABLE spend_member_daily (
+    day TEXT NOT NULL,
+    member TEXT NOT NULL,
+    runs BIGINT NOT NULL,
+    input_tokens BIGINT NOT NULL,
+    output_tokens BIGINT NOT NULL,
+    cost_usd DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (day, member)
+);
+INSERT INTO spend_member_daily SELECT day, member, SUM(runs), SUM(input_tokens), SUM(output_tokens), SUM(cost_usd)
+FROM spend_daily GROUP BY day, member;
