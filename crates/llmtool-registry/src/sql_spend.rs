@@ -108,19 +108,6 @@ pub(crate) async fn move_team(tx: &mut Tx, from: &str, to: &str) -> Result<(), s
     Ok(())
 }
 
-/// `select` (a `SELECT ... FROM table WHERE`) narrowed to `query`'s days, and to its member or
-/// team when the table has them, then `rest` (a `GROUP BY` and `ORDER BY`, say).
-fn within(select: &str, query: &SpendQuery, rest: &str) -> Statement {
-    statement(format!(
-        "{select} day >= $1 AND day < $2 AND ($3::text IS NULL OR member = $3)
-           AND ($4::text IS NULL OR team = $4) {rest}"
-    ))
-    .bind(&query.from)
-    .bind(&query.to)
-    .bind(query.member.as_deref())
-    .bind(query.team.as_deref())
-}
-
 /// The table of totals that has `column` and serves `query` with the fewest lines: a coarse
 /// one over everyone's runs (or a team's, for what the team table has), else the finest.
 fn source(query: &SpendQuery, column: &str) -> &'static str {
@@ -132,8 +119,9 @@ fn source(query: &SpendQuery, column: &str) -> &'static str {
     }
 }
 
-/// `within` for a table without a member or team column: those filters are left out (the
-/// caller chose the table so that they are not asked for).
+/// `select` (a `SELECT ... FROM table WHERE`) narrowed to `query`'s days, and to its member or
+/// team where `table` has them (the caller chose a table without them only when they are not
+/// asked for), then `rest` (a `GROUP BY` and `ORDER BY`, say).
 fn within_table(table: &str, select: &str, query: &SpendQuery, rest: &str) -> Statement {
     let has = |column: &str| TOTALS.iter().any(|(t, keys)| *t == table && keys.contains(&column));
     let member =
@@ -215,7 +203,8 @@ impl Spending for SqlStore {
                    cost_usd FROM spend_daily WHERE";
         let rest = "ORDER BY day, team COLLATE \"C\", member COLLATE \"C\", slug COLLATE \"C\", \
                     model COLLATE \"C\"";
-        let rows: Vec<SpendRowColumns> = self.db.all(within(sql, query, rest)).await?;
+        let rows: Vec<SpendRowColumns> =
+            self.db.all(within_table("spend_daily", sql, query, rest)).await?;
         Ok(rows
             .into_iter()
             .map(|(day, team, member, tool, model, runs, input, output, cost)| SpendRow {
