@@ -90,6 +90,7 @@ impl Shaper<'_> {
             values,
             by: None,
             account: None,
+            turn: None,
         }
     }
 

@@ -73,6 +73,37 @@ impl Redaction {
         placeholder
     }
 
+    /// A redaction that goes on from `placeholders` (each placeholder and the value it stands
+    /// for, as [`Redaction::placeholders`] gave them): the next turn of a conversation, where
+    /// a value keeps the placeholder it had and a new one takes the next free number. Its
+    /// counts start at zero (they count what this turn swaps).
+    pub fn resume<'p>(placeholders: impl IntoIterator<Item = (&'p str, &'p str)>) -> Redaction {
+        let mut redaction = Redaction::new();
+        for (placeholder, value) in placeholders {
+            let Some((label, number)) = placeholder
+                .strip_prefix('[')
+                .and_then(|p| p.strip_suffix(']'))
+                .and_then(|p| p.rsplit_once('_'))
+                .and_then(|(label, n)| Some((label, n.parse::<usize>().ok()?)))
+            else {
+                continue;
+            };
+            let next = redaction.next.entry(label.to_owned()).or_insert(0);
+            *next = (*next).max(number);
+            redaction.longest = redaction.longest.max(placeholder.len());
+            redaction.placeholder_of.insert(value.to_owned(), placeholder.to_owned());
+            redaction.value_of.insert(placeholder.to_owned(), value.to_owned());
+        }
+        redaction
+    }
+
+    /// Each placeholder and the value it stands for, in placeholder order: what a
+    /// conversation keeps (privately, as it keeps the values themselves) so that its next
+    /// turn can [`Redaction::resume`].
+    pub fn placeholders(&self) -> BTreeMap<&str, &str> {
+        self.value_of.iter().map(|(p, v)| (p.as_str(), v.as_str())).collect()
+    }
+
     /// How many values were swapped, by kind (`email`) or, for the config's own rules, by
     /// rule name: what logs may record.
     pub fn counts(&self) -> &BTreeMap<String, usize> {

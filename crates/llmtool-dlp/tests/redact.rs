@@ -49,6 +49,26 @@ fn masking_hides_the_values_again_for_a_log() {
 }
 
 #[test]
+fn a_conversation_resumes_its_placeholders_and_numbers_new_values_after_them() {
+    let (_, first) = redact("From ann@example.com to bob@example.com");
+    let kept: Vec<(String, String)> =
+        first.placeholders().into_iter().map(|(p, v)| (p.to_owned(), v.to_owned())).collect();
+    let mut next = Redaction::resume(kept.iter().map(|(p, v)| (p.as_str(), v.as_str())));
+    assert!(next.counts().is_empty(), "a turn counts its own swaps");
+    let text = "Ask bob@example.com and cy@example.com";
+    let findings = SCANNER.scan(text);
+    assert_eq!(next.redact(text, &findings), "Ask [EMAIL_2] and [EMAIL_3]");
+    assert_eq!(next.counts().get("email"), Some(&2));
+    assert_eq!(
+        next.restore("[EMAIL_1], [EMAIL_2], [EMAIL_3]"),
+        "ann@example.com, bob@example.com, cy@example.com",
+        "earlier turns' placeholders come back too"
+    );
+    let odd = Redaction::resume([("EMAIL_1", "x@y.z"), ("[NO_NUMBER]", "v")]);
+    assert!(odd.is_empty(), "what is not a placeholder is left out");
+}
+
+#[test]
 fn a_stream_restores_a_placeholder_cut_across_chunks() {
     let (_, redaction) = redact("Mail ann@example.com");
     let mut restorer = redaction.restorer();

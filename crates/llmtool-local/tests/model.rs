@@ -179,7 +179,14 @@ fn answers_decoded_together_are_the_answers_decoded_alone() {
         };
         params.extra.insert("seed".into(), 7.into());
         let messages = vec![Message::user(question)];
-        ChatRequest { model: "smollm2".into(), messages, params, constraint, stream: true }
+        ChatRequest {
+            model: "smollm2".into(),
+            messages,
+            params,
+            constraint,
+            stream: true,
+            cache: false,
+        }
     };
     let labels = ["positive", "negative", "neutral"].map(String::from).to_vec();
     let requests = [

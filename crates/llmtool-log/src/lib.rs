@@ -2,14 +2,16 @@
 //! directory, which `llmtool logs` lists and `llmtool usage` totals. The database is opened in
 //! WAL mode, so a run killed at any moment leaves every earlier record whole.
 
+mod conversation;
 mod dir;
 pub mod private;
 mod record;
 mod since;
 mod store;
 
+pub use conversation::{Conversation, ConversationSummary};
 pub use dir::{DATABASE_FILE, data_dir};
-pub use record::{Outcome, Record};
+pub use record::{Outcome, Record, Thread};
 pub use since::{SinceError, since};
 pub use store::{Filter, Grouping, LogError, RunLog, Total};
 

@@ -81,4 +81,34 @@ pub struct Record {
     /// when none were. Never the values.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub redactions: BTreeMap<String, u64>,
+    /// The conversation the run is a turn of, and which turn (1: the tool's own run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conversation: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn: Option<u32>,
+    /// What the log keeps with the conversation (written with the run, never listed).
+    #[serde(skip)]
+    pub thread: Option<Thread>,
+}
+
+/// What a run gives its conversation to keep: the tool as it started (with the first turn),
+/// so that a follow-up uses that version whatever the file became; and the placeholders of the
+/// values data-loss prevention hid so far, with the values, so that a value keeps its
+/// placeholder in every turn and the conversation's owner sees it.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Thread {
+    /// The tool's JSON, with the first turn.
+    pub tool: Option<String>,
+    /// Each placeholder and its value (every one so far, not only this turn's).
+    pub placeholders: BTreeMap<String, String>,
+}
+
+impl std::fmt::Debug for Thread {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the values.
+        f.debug_struct("Thread")
+            .field("tool", &self.tool.as_ref().map(String::len))
+            .field("placeholders", &self.placeholders.len())
+            .finish()
+    }
 }

@@ -29,7 +29,7 @@ pub enum LogError {
 /// The run log's database.
 #[derive(Debug, Clone)]
 pub struct RunLog {
-    pool: SqlitePool,
+    pub(crate) pool: SqlitePool,
     path: String,
 }
 
@@ -114,7 +114,7 @@ impl RunLog {
         Self::open(path).await.map(Some)
     }
 
-    fn error(&self, source: sqlx::Error) -> LogError {
+    pub(crate) fn error(&self, source: sqlx::Error) -> LogError {
         LogError::Database { path: self.path.clone(), source }
     }
 
@@ -204,7 +204,7 @@ impl RunLog {
     }
 }
 
-fn record(row: &sqlx::sqlite::SqliteRow) -> Result<Record, sqlx::Error> {
+pub(crate) fn record(row: &sqlx::sqlite::SqliteRow) -> Result<Record, sqlx::Error> {
     let count = |name: &str| -> Result<Option<u64>, sqlx::Error> {
         Ok(row.try_get::<Option<i64>, _>(name)?.and_then(|n| u64::try_from(n).ok()))
     };
@@ -239,10 +239,13 @@ fn record(row: &sqlx::sqlite::SqliteRow) -> Result<Record, sqlx::Error> {
         redactions: redactions
             .and_then(|text| serde_json::from_str(&text).ok())
             .unwrap_or_default(),
+        conversation: row.try_get("conversation")?,
+        turn: row.try_get::<Option<i64>, _>("turn")?.and_then(|n| u32::try_from(n).ok()),
+        thread: None,
     })
 }
 
-/// How many records one INSERT statement writes at most: 24 values each stays well under
+/// How many records one INSERT statement writes at most: 26 values each stays well under
 /// SQLite's limit on a statement's parameters.
 const STATEMENT_RECORDS: usize = 256;
 
@@ -254,12 +257,14 @@ async fn insert(
 ) -> Result<Vec<i64>, sqlx::Error> {
     let count = |n: Option<u64>| n.and_then(|n| i64::try_from(n).ok());
     let mut ids = Vec::with_capacity(records.len());
+    crate::conversation::keep_threads(connection, records).await?;
     for records in records.chunks(STATEMENT_RECORDS) {
         let mut insert = sqlx::QueryBuilder::<sqlx::Sqlite>::new(
             "INSERT INTO runs (started_at, origin, tool_path, tool_name, tool_hash, variables,
                 variables_hash, provider, model, input_tokens, cached_input_tokens,
                 cache_write_tokens, output_tokens, reasoning_tokens, cost_usd, price_entry,
-                latency_ms, first_token_ms, repairs, outcome, error, answer, redactions, prompt) ",
+                latency_ms, first_token_ms, repairs, outcome, error, answer, redactions, prompt,
+                conversation, turn) ",
         );
         insert.push_values(records, |mut row, record| {
             let variables = record.variables.as_ref().map(serde_json::Value::to_string);
@@ -288,7 +293,9 @@ async fn insert(
                 .push_bind(&record.error)
                 .push_bind(&record.answer)
                 .push_bind(redactions)
-                .push_bind(&record.prompt);
+                .push_bind(&record.prompt)
+                .push_bind(&record.conversation)
+                .push_bind(record.turn.map(i64::from));
         });
         insert.push(" RETURNING id");
         // One statement's rows take ids one above another, in the order of its VALUES (the

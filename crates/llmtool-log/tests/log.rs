@@ -32,6 +32,9 @@ fn record(started_at: &str, tool: &str, model: &str, cost: Option<f64>) -> Recor
         error: None,
         answer: Some("Tides come from the Moon.".into()),
         redactions: [("email".to_owned(), 2)].into(),
+        conversation: None,
+        turn: None,
+        thread: None,
     }
 }
 

@@ -28,12 +28,21 @@ pub fn build(
         .filter(|m| m.role == Role::System)
         .map(|m| m.content.as_str())
         .collect();
-    let messages: Vec<Value> = request
+    let mut messages: Vec<Value> = request
         .messages
         .iter()
         .filter(|m| m.role != Role::System)
         .map(|m| json!({ "role": m.role, "content": m.content }))
         .collect();
+    if request.cache
+        && let Some(last) = messages.last_mut()
+    {
+        // A cache breakpoint on the last message: the next turn of the conversation finds
+        // everything up to here cached (Anthropic looks for earlier breakpoints' prefixes).
+        let text = last["content"].take();
+        last["content"] =
+            json!([{ "type": "text", "text": text, "cache_control": { "type": "ephemeral" } }]);
+    }
     let mut body = json!({
         "model": request.model,
         "max_tokens": params.max_tokens.map_or(DEFAULT_MAX_TOKENS, |max| {
@@ -267,6 +276,7 @@ mod tests {
             },
             constraint: Constraint::OneOf(vec!["go".into(), "stop".into()]),
             stream: true,
+            cache: false,
         };
         let mut warnings = Vec::new();
         let http = build(&endpoint, &request, &mut warnings);
@@ -275,6 +285,44 @@ mod tests {
         assert_eq!(http.body["temperature"], 1.0);
         assert_eq!(http.body["tool_choice"]["name"], "answer");
         assert_eq!(warnings.len(), 2);
+    }
+
+    #[test]
+    fn a_conversation_is_sent_turn_by_turn_with_a_cache_mark_on_its_last_message() {
+        let endpoint = Endpoint {
+            provider: "anthropic".into(),
+            display: "Anthropic".into(),
+            api: ApiKind::Anthropic,
+            base_url: "https://api.anthropic.test".into(),
+            api_key: Some("key".into()),
+            key_variable: Some("ANTHROPIC_API_KEY".into()),
+            features: Features::COMPATIBLE,
+            vertex_path: None,
+        };
+        let request = ChatRequest {
+            model: "claude-sonnet-4".into(),
+            messages: vec![
+                Message::user("Plan it."),
+                Message::assistant("Step 1."),
+                Message::user("Why?"),
+            ],
+            params: Params::default(),
+            constraint: Constraint::None,
+            stream: true,
+            cache: true,
+        };
+        let http = build(&endpoint, &request, &mut Vec::new());
+        let messages = &http.body["messages"];
+        assert_eq!(messages[0], json!({ "role": "user", "content": "Plan it." }));
+        assert_eq!(messages[1], json!({ "role": "assistant", "content": "Step 1." }));
+        assert_eq!(
+            messages[2],
+            json!({ "role": "user", "content": [
+                { "type": "text", "text": "Why?", "cache_control": { "type": "ephemeral" } }
+            ] })
+        );
+        let uncached = build(&endpoint, &ChatRequest { cache: false, ..request }, &mut Vec::new());
+        assert_eq!(uncached.body["messages"][2]["content"], "Why?");
     }
 
     #[test]

@@ -197,6 +197,7 @@ mod tests {
             params: Params { temperature: Some(0.0), max_tokens: Some(5), ..Params::default() },
             constraint: Constraint::OneOf(vec!["positive".into(), "negative".into()]),
             stream: true,
+            cache: false,
         };
         let http = build(&endpoint(ApiKind::Gemini), &request, &mut []);
         assert_eq!(

@@ -263,6 +263,7 @@ mod tests {
             },
             constraint,
             stream: true,
+            cache: false,
         }
     }
 

@@ -93,4 +93,8 @@ pub struct ChatRequest {
     pub params: Params,
     pub constraint: Constraint,
     pub stream: bool,
+    /// Whether a provider that caches prompts on request (Anthropic) should cache the
+    /// conversation up to its last message, so that the next turn reads it back at the cached
+    /// price (providers that cache on their own, as OpenAI does, need no mark).
+    pub cache: bool,
 }

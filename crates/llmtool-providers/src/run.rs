@@ -88,6 +88,10 @@ pub struct RunReport {
 #[derive(Debug, Clone)]
 pub struct RunRequest {
     pub target: Target,
+    /// The earlier turns of the conversation this request goes on with, as they were sent
+    /// (the tool's prompt first, each answer after its question); empty for a tool's own run.
+    pub history: Vec<Message>,
+    /// What is asked now: the tool's rendered prompt, or a follow-up's text.
     pub prompt: String,
     pub params: Params,
     pub spec: OutputSpec,
@@ -103,11 +107,21 @@ pub struct RunRequest {
     /// from every piece of it streamed: a provider that echoes a key back gets it shown to
     /// nobody.
     pub secrets: Redactor,
+    /// Whether the provider should cache what is sent (see [`ChatRequest::cache`]): asked when
+    /// a follow-up is likely or under way.
+    pub cache: bool,
 }
 
 /// Characters per token in the estimate of a prompt's tokens when no tokenizer of the model is
 /// at hand: the usual figure for English text with the tokenizers of the large providers.
 pub const CHARACTERS_PER_TOKEN: usize = 4;
+
+/// The tokens `messages` take, estimated from their characters (see
+/// [`CHARACTERS_PER_TOKEN`]).
+pub fn estimated_tokens(messages: &[Message]) -> u64 {
+    let characters: usize = messages.iter().map(|m| m.content.chars().count()).sum();
+    characters.div_ceil(CHARACTERS_PER_TOKEN) as u64
+}
 
 /// What a request may cost, known before it is sent.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -130,9 +144,7 @@ impl RunRequest {
     pub fn estimate(&self, counted: Option<usize>) -> Estimate {
         let (input_tokens, counted) = match counted {
             Some(tokens) => (tokens as u64, true),
-            None => {
-                (self.first_message().chars().count().div_ceil(CHARACTERS_PER_TOKEN) as u64, false)
-            }
+            None => (estimated_tokens(&self.messages()), false),
         };
         let output_limit = self.params.max_tokens.map(|n| (n, "max_tokens")).or_else(|| {
             self.price
@@ -153,10 +165,15 @@ impl RunRequest {
 
     /// The first request of the run, as it will be sent (for `--dry-run`).
     pub fn first_request(&self, options: RunOptions) -> (HttpRequest, Vec<String>) {
-        build_request(
-            &self.target.endpoint,
-            &self.chat(vec![Message::user(self.first_message())], options),
-        )
+        build_request(&self.target.endpoint, &self.chat(self.messages(), options))
+    }
+
+    /// The messages of the first request: the conversation so far, then what is asked now.
+    pub fn messages(&self) -> Vec<Message> {
+        let mut messages = Vec::with_capacity(self.history.len() + 1);
+        messages.extend(self.history.iter().cloned());
+        messages.push(Message::user(self.first_message()));
+        messages
     }
 
     fn chat(&self, messages: Vec<Message>, options: RunOptions) -> ChatRequest {
@@ -166,6 +183,7 @@ impl RunRequest {
             params: self.params.clone(),
             constraint: Constraint::of(&self.spec),
             stream: options.stream,
+            cache: self.cache,
         }
     }
 
@@ -201,10 +219,10 @@ impl RunRequest {
         self.redaction.as_ref().map(|r| r.counts().clone()).unwrap_or_default()
     }
 
-    /// The request as one of a provider's batch (see [`crate::batch_api`]): the first
-    /// message, answered whole.
+    /// The request as one of a provider's batch (see [`crate::batch_api`]): its messages,
+    /// answered whole.
     pub fn batch_request(&self) -> ChatRequest {
-        self.chat(vec![Message::user(self.first_message())], RunOptions::WHOLE)
+        self.chat(self.messages(), RunOptions::WHOLE)
     }
 
     /// The report of `answer`, from a provider's batch engine: the expected output enforced
@@ -262,7 +280,7 @@ pub async fn run(
     let endpoint = &run.target.endpoint;
     let streams_through = run.streams_through(options);
     let delivery = if streams_through { Delivery::Live } else { Delivery::Whole };
-    let mut messages = vec![Message::user(run.first_message())];
+    let mut messages = run.messages();
     let mut usage = Usage::default();
     let mut repairs = 0;
     let mut first_token: Option<Duration> = None;

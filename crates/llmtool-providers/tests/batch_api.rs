@@ -50,6 +50,7 @@ fn request(prompt: &str, constraint: Constraint) -> ChatRequest {
         params: Params { max_tokens: Some(64), ..Params::default() },
         constraint,
         stream: true,
+        cache: false,
     }
 }
 

@@ -30,6 +30,7 @@ async fn run_on_mock(api: ApiKind, provider: &str, model: &str, reply: String) -
     let target = Target::new(endpoint, model);
     let price = Providers::default().price(&target);
     let request = RunRequest {
+        history: Vec::new(),
         target,
         prompt: "Hello".into(),
         params: Params::default(),
@@ -38,6 +39,7 @@ async fn run_on_mock(api: ApiKind, provider: &str, model: &str, reply: String) -
         redaction: None,
         notices: Vec::new(),
         secrets: llmtool_providers::Redactor::default(),
+        cache: false,
     };
     let transport = Transport::new(
         Timeouts { idle: Duration::from_secs(5), ..Timeouts::default() },

@@ -36,6 +36,7 @@ fn run_request(mock: &Mock, features: Features, spec: OutputSpec) -> RunRequest 
         vertex_path: None,
     };
     RunRequest {
+        history: Vec::new(),
         target: Target::new(endpoint, "m"),
         prompt: "Should we launch?".into(),
         params: Params::default(),
@@ -48,6 +49,7 @@ fn run_request(mock: &Mock, features: Features, spec: OutputSpec) -> RunRequest 
         redaction: None,
         notices: Vec::new(),
         secrets: llmtool_providers::Redactor::default(),
+        cache: false,
     }
 }
 
@@ -173,6 +175,7 @@ fn redacted_request(mock: &Mock, spec: OutputSpec) -> RunRequest {
     let mut redaction = llmtool_dlp::Redaction::new();
     let prompt = redaction.redact(text, &findings);
     RunRequest {
+        history: Vec::new(),
         prompt,
         redaction: Some(std::sync::Arc::new(redaction)),
         ..run_request(mock, Features::COMPATIBLE, spec)
@@ -210,7 +213,9 @@ async fn a_key_the_provider_echoes_is_hidden_whole_and_in_the_stream() {
     let mock =
         Mock::start(vec![Reply::sse(&chunks.iter().map(String::as_str).collect::<Vec<_>>())]).await;
     let request = RunRequest {
+        history: Vec::new(),
         secrets: llmtool_providers::Redactor::new([key.to_owned()]),
+        cache: false,
         ..redacted_request(&mock, OutputSpec { kind: OutputKind::Text, format: None })
     };
     let mut streamed = String::new();

@@ -37,6 +37,7 @@ fn request(stream: bool) -> ChatRequest {
         params: Params { temperature: Some(0.3), max_tokens: Some(20), ..Params::default() },
         constraint: Constraint::None,
         stream,
+        cache: false,
     }
 }
 

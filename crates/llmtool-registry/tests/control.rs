@@ -61,6 +61,9 @@ fn record(slug: &str, model: &str, cost: f64, started_at: &str) -> llmtool_log::
         error: None,
         answer: None,
         redactions: BTreeMap::new(),
+        conversation: None,
+        turn: None,
+        thread: None,
     }
 }
 

@@ -287,6 +287,9 @@ fn run(slug: &str, model: &str, cost: Option<f64>, day: u8) -> llmtool_log::Reco
         error: None,
         answer: Some("a tide".into()),
         redactions: std::collections::BTreeMap::new(),
+        conversation: None,
+        turn: None,
+        thread: None,
     }
 }
 

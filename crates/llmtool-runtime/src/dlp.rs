@@ -50,25 +50,33 @@ impl Guard {
         self.flag.or(of_tool).or(self.config.policy).unwrap_or(Policy::Off)
     }
 
-    /// `prompt` as a run of `tool` may send it.
-    pub(crate) fn apply(&self, tool: &Tool, prompt: String) -> Guarded {
+    /// `prompt` as a run of `tool` may send it. A turn of a conversation gives the
+    /// conversation's `earlier` placeholders: a value keeps the one it had, a new value takes
+    /// the next, and the answer gets every one of them back.
+    pub(crate) fn apply(&self, tool: &Tool, prompt: String, earlier: Option<Redaction>) -> Guarded {
         let policy = self.policy(tool);
+        let earlier = earlier.filter(|redaction| !redaction.is_empty());
+        let send = |prompt, notice| Guarded::Send {
+            prompt,
+            redaction: earlier.clone().map(Arc::new),
+            notice,
+        };
         if policy == Policy::Off {
-            return Guarded::Send { prompt, redaction: None, notice: None };
+            return send(prompt, None);
         }
         let findings = self.scanner().scan(&prompt);
         if findings.is_empty() {
-            return Guarded::Send { prompt, redaction: None, notice: None };
+            return send(prompt, None);
         }
         match policy {
-            Policy::Off => Guarded::Send { prompt, redaction: None, notice: None },
+            Policy::Off => send(prompt, None),
             Policy::Warn => {
                 let notice = report(&prompt, &findings, "is sent as it is (`--dlp warn`)");
                 tracing::warn!("{notice}");
-                Guarded::Send { prompt, redaction: None, notice: Some(notice) }
+                send(prompt, Some(notice))
             }
             Policy::Redact => {
-                let mut redaction = Redaction::new();
+                let mut redaction = earlier.clone().unwrap_or_default();
                 let prompt = redaction.redact(&prompt, &findings);
                 Guarded::Send { prompt, redaction: Some(Arc::new(redaction)), notice: None }
             }

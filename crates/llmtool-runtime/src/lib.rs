@@ -10,6 +10,7 @@
 //! every prompt as [`Runtime::request_on`] builds its request.
 
 mod allowed;
+pub mod conversation;
 mod dlp;
 mod error;
 pub mod files;
@@ -22,6 +23,9 @@ mod runtime;
 mod source_folder;
 pub mod test_files;
 
+pub use conversation::{
+    Conversation, ConversationError, Exchange, first_turn, new_conversation_id,
+};
 pub use dlp::report as dlp_report;
 pub use error::{Rejected, RunError};
 pub use files::{FileError, ToolErrors, ToolFile};
@@ -29,7 +33,7 @@ pub use kernel_folder::KernelFolder;
 pub use lifecycle::{Finished, KeepAllFuture, KeepFuture, RunKeeper, ToKeep};
 pub use llmtool_dlp::Policy as DlpPolicy;
 pub use local::{Consent, Fetch, Progress, PullEvent, pull};
-pub use log::{Account, Ended, LogPolicy, Subject};
+pub use log::{Account, Ended, LogPolicy, Subject, Turn};
 pub use runner::{AnswerFuture, Runner, answer_in_task};
 pub use runtime::{Choice, ParamOverrides, Runtime, RuntimeOptions};
 pub use source_folder::SourceFolder;

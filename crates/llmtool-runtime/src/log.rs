@@ -3,11 +3,12 @@
 //! the data directory), so that `llmtool run` and the MCP server log their runs alike. Writing
 //! never fails a run: the caller gets the problem to show as a warning.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use llmtool_core::model::Tool;
 use llmtool_core::template::Inputs;
-use llmtool_log::{Outcome, Record, RunLog};
+use llmtool_log::{Outcome, Record, RunLog, Thread};
 use llmtool_providers::run::{RunReport, RunRequest};
 use sha2::{Digest as _, Sha256};
 use tokio::sync::Mutex;
@@ -55,6 +56,19 @@ pub struct Subject {
     pub by: Option<String>,
     /// Whom a team server charges the run to, and the budget reservation it holds.
     pub account: Option<Account>,
+    /// The conversation the run is a turn of, when it is one.
+    pub turn: Option<Turn>,
+}
+
+/// A run's place in a conversation: the conversation's id, which turn (1: the tool's own run),
+/// and, with the first turn, the tool as it started (for the log to keep with the
+/// conversation).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Turn {
+    pub conversation: String,
+    pub number: u32,
+    /// The tool's JSON, given with the first turn.
+    pub tool: Option<String>,
 }
 
 /// Whom a team server charges a run to: a member and one of their teams (`""` for none), and
@@ -88,6 +102,7 @@ impl Subject {
             values,
             by: None,
             account: None,
+            turn: None,
         }
     }
 }
@@ -312,6 +327,21 @@ impl crate::Runtime {
             redactions: report
                 .map(|r| r.redactions.iter().map(|(kind, n)| (kind.clone(), *n as u64)).collect())
                 .unwrap_or_default(),
+            conversation: subject.turn.as_ref().map(|turn| turn.conversation.clone()),
+            turn: subject.turn.as_ref().map(|turn| turn.number),
+            thread: subject.turn.as_ref().map(|turn| Thread {
+                tool: turn.tool.clone(),
+                // The values themselves: kept only where values are, and not for a run that
+                // data-loss prevention stopped.
+                placeholders: match &request.redaction {
+                    Some(redaction) if policy == LogPolicy::On && !blocked => redaction
+                        .placeholders()
+                        .into_iter()
+                        .map(|(p, v)| (p.to_owned(), v.to_owned()))
+                        .collect(),
+                    _ => BTreeMap::new(),
+                },
+            }),
         }
     }
 }
@@ -351,6 +381,9 @@ mod tests {
             error: None,
             answer: Some(format!("answer {n}")),
             redactions: std::collections::BTreeMap::new(),
+            conversation: None,
+            turn: None,
+            thread: None,
         }
     }
 

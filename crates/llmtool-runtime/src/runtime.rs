@@ -294,13 +294,14 @@ impl Runtime {
                 return Err(RunError::OverContextWindow { tokens, window, model });
             }
         }
-        let (prompt, redaction, notice) = match self.inner.guard.apply(tool, prompt) {
+        let (prompt, redaction, notice) = match self.inner.guard.apply(tool, prompt, None) {
             Guarded::Send { prompt, redaction, notice } => (prompt, redaction, notice),
             Guarded::Blocked(report) => return Err(RunError::Blocked(report)),
         };
         Ok(RunRequest {
             price,
             target,
+            history: Vec::new(),
             prompt,
             params: Params {
                 temperature: overrides.temperature.or(params.temperature),
@@ -311,6 +312,7 @@ impl Runtime {
             redaction,
             notices: notice.into_iter().collect(),
             secrets: self.inner.redactor.clone(),
+            cache: false,
         })
     }
 
@@ -375,6 +377,19 @@ impl Runtime {
     /// The operator's provider (`--provider`), if any.
     pub(crate) fn operator_provider(&self) -> Option<&str> {
         self.inner.provider.as_deref()
+    }
+
+    pub(crate) fn guard(&self) -> &Guard {
+        &self.inner.guard
+    }
+
+    pub(crate) fn max_prompt_bytes(&self) -> Option<u64> {
+        self.inner.max_prompt_bytes
+    }
+
+    /// The secrets every answer is cleared of.
+    pub(crate) fn secrets(&self) -> &Redactor {
+        &self.inner.redactor
     }
 
     pub(crate) fn local_models(&self) -> &Arc<LocalModels> {

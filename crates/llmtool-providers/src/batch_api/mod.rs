@@ -194,6 +194,7 @@ impl<'a> BatchClient<'a> {
             params: crate::request::Params::default(),
             constraint: crate::request::Constraint::None,
             stream: false,
+            cache: false,
         };
         // The chat request's own headers, so that a batch call is authorised exactly like a
         // request (the content type is set per call).
