@@ -11,6 +11,9 @@ CREATE TABLE conversations (
     tool TEXT,
     provider TEXT NOT NULL,
     model TEXT NOT NULL,
+    -- The data-loss prevention policy it started under (off, warn, redact, block): follow-ups
+    -- keep it unless told otherwise.
+    dlp TEXT,
     -- The placeholders data-loss prevention gave the values it hid, and the values, as a JSON
     -- object ({"[EMAIL_1]": "ann@example.com"}): so that a value keeps its placeholder in
     -- every turn and the owner sees it. NULL when none were hid, or only hashes are kept.

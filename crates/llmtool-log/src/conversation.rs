@@ -58,10 +58,11 @@ pub(crate) async fn keep_threads(
             .then(|| serde_json::to_string(&thread.placeholders).unwrap_or_default());
         sqlx::query(
             "INSERT INTO conversations (id, started_at, origin, tool_path, tool_name, tool,
-                provider, model, placeholders)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+                provider, model, placeholders, dlp)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
              ON CONFLICT (id) DO UPDATE SET
                 tool = COALESCE(conversations.tool, excluded.tool),
+                dlp = COALESCE(conversations.dlp, excluded.dlp),
                 placeholders = COALESCE(excluded.placeholders, conversations.placeholders)",
         )
         .bind(id)
@@ -73,6 +74,7 @@ pub(crate) async fn keep_threads(
         .bind(&record.provider)
         .bind(&record.model)
         .bind(placeholders)
+        .bind(&thread.dlp)
         .execute(&mut *connection)
         .await?;
     }
@@ -109,6 +111,7 @@ impl RunLog {
                 turns: turns.iter().map(record).collect::<Result<_, _>>()?,
                 thread: Thread {
                     tool: row.try_get("tool")?,
+                    dlp: row.try_get("dlp")?,
                     placeholders: placeholders
                         .and_then(|text| serde_json::from_str::<BTreeMap<_, _>>(&text).ok())
                         .unwrap_or_default(),

@@ -99,6 +99,9 @@ pub struct Record {
 pub struct Thread {
     /// The tool's JSON, with the first turn.
     pub tool: Option<String>,
+    /// The data-loss prevention policy the conversation started under (`redact`), with the
+    /// first turn.
+    pub dlp: Option<String>,
     /// Each placeholder and its value (every one so far, not only this turn's).
     pub placeholders: BTreeMap<String, String>,
 }
@@ -108,6 +111,7 @@ impl std::fmt::Debug for Thread {
         // Never the values.
         f.debug_struct("Thread")
             .field("tool", &self.tool.as_ref().map(String::len))
+            .field("dlp", &self.dlp)
             .field("placeholders", &self.placeholders.len())
             .finish()
     }

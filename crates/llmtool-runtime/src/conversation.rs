@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 use llmtool_core::document::Document;
 use llmtool_core::model::Tool;
 use llmtool_core::output::{OutputKind, OutputSpec};
-use llmtool_dlp::Redaction;
+use llmtool_dlp::{Policy as DlpPolicy, Redaction};
 use llmtool_providers::run::{RunReport, RunRequest, estimated_tokens};
 use llmtool_providers::{Message, Params};
 
@@ -25,6 +25,8 @@ use crate::{Choice, ParamOverrides, RunError, Runtime};
 /// placeholders.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Exchange {
+    /// Its turn: 1 for the tool's own run.
+    pub turn: u32,
     pub asked: String,
     pub answer: String,
 }
@@ -41,8 +43,14 @@ pub struct Conversation {
     pub model: String,
     /// The exchanges so far, in order: the tool's own first.
     pub exchanges: Vec<Exchange>,
+    /// How many turns it has had, answered or not (a turn that failed or was cancelled is
+    /// numbered, and not sent again).
+    pub turns: u32,
     /// The placeholders of the values hidden so far, with the values: never sent.
     pub placeholders: BTreeMap<String, String>,
+    /// The data-loss prevention policy it started under, which its follow-ups keep unless
+    /// the user says otherwise (`None`: the tool's and the config's).
+    pub dlp: Option<DlpPolicy>,
 }
 
 impl std::fmt::Debug for Conversation {
@@ -76,13 +84,21 @@ pub fn new_conversation_id() -> String {
 
 impl Conversation {
     /// A conversation begun by the run `request` of `tool`, answered by `report`.
-    pub fn start(id: String, tool: Tool, request: &RunRequest, report: &RunReport) -> Self {
+    pub fn start(
+        id: String,
+        tool: Tool,
+        dlp: DlpPolicy,
+        request: &RunRequest,
+        report: &RunReport,
+    ) -> Self {
         let mut conversation = Conversation {
+            dlp: Some(dlp),
             id,
             tool,
             provider: request.target.endpoint.provider.clone(),
             model: request.target.model.clone(),
             exchanges: Vec::new(),
+            turns: 0,
             placeholders: BTreeMap::new(),
         };
         conversation.push(request, report);
@@ -101,12 +117,18 @@ impl Conversation {
             }
             None => (request.first_message(), answer.clone()),
         };
-        self.exchanges.push(Exchange { asked, answer });
+        self.turns = self.turns.saturating_add(1);
+        self.exchanges.push(Exchange { turn: self.turns, asked, answer });
+    }
+
+    /// The conversation once its next turn ended without an answer (failed, or cancelled).
+    pub fn skip(&mut self) {
+        self.turns = self.turns.saturating_add(1);
     }
 
     /// The number of its next turn.
     pub fn next_turn(&self) -> u32 {
-        u32::try_from(self.exchanges.len()).map_or(u32::MAX, |n| n.saturating_add(1))
+        self.turns.saturating_add(1)
     }
 
     /// The conversation `kept` as the run log keeps it: its answered turns, in order (a turn
@@ -120,6 +142,7 @@ impl Conversation {
             .and_then(|json| Document::from_text(json.clone()).tool)
             .ok_or_else(|| ConversationError::NoTool(id.clone()))?;
         let mut exchanges = Vec::new();
+        let turns = kept.turns.iter().filter_map(|turn| turn.turn).max().unwrap_or(0);
         for turn in &kept.turns {
             if matches!(
                 turn.outcome,
@@ -128,9 +151,11 @@ impl Conversation {
                 continue;
             }
             match (&turn.prompt, &turn.answer) {
-                (Some(asked), Some(answer)) => {
-                    exchanges.push(Exchange { asked: asked.clone(), answer: answer.clone() });
-                }
+                (Some(asked), Some(answer)) => exchanges.push(Exchange {
+                    turn: turn.turn.unwrap_or(1),
+                    asked: asked.clone(),
+                    answer: answer.clone(),
+                }),
                 (None, _) => return Err(ConversationError::NotKept(id)),
                 (Some(_), None) => {}
             }
@@ -144,7 +169,9 @@ impl Conversation {
             provider: kept.provider.clone(),
             model: kept.model.clone(),
             exchanges,
+            turns,
             placeholders: kept.thread.placeholders.clone(),
+            dlp: kept.thread.dlp.as_deref().and_then(|name| name.parse().ok()),
         })
     }
 
@@ -156,26 +183,28 @@ impl Conversation {
                 conversation: self.id.clone(),
                 number: self.next_turn(),
                 tool: None,
+                dlp: None,
             }),
             ..Subject::with_values(origin, tool_path, &self.tool, values)
         }
     }
 }
 
-/// The first turn of a new conversation `id` for `subject`, a run of `tool`: the tool kept
-/// with it.
-pub fn first_turn(subject: Subject, id: &str, tool: &Tool) -> Subject {
-    Subject {
-        turn: Some(Turn {
-            conversation: id.to_owned(),
-            number: 1,
-            tool: serde_json::to_string(tool).ok(),
-        }),
-        ..subject
-    }
-}
-
 impl Runtime {
+    /// `subject`, a run of `tool`, as the first turn of a new conversation `id`: the tool and
+    /// its data-loss prevention policy kept with it.
+    pub fn first_turn(&self, subject: Subject, id: &str, tool: &Tool) -> Subject {
+        Subject {
+            turn: Some(Turn {
+                conversation: id.to_owned(),
+                number: 1,
+                tool: serde_json::to_string(tool).ok(),
+                dlp: Some(self.dlp_policy(tool)),
+            }),
+            ..subject
+        }
+    }
+
     /// The request of a follow-up to `conversation`: `text` asked of the model the
     /// conversation started on, with the exchanges so far before it. The tool's parameters
     /// apply (under `overrides`); the answer is free text; data-loss prevention goes on with
@@ -200,7 +229,8 @@ impl Runtime {
         let earlier = Redaction::resume(
             conversation.placeholders.iter().map(|(p, v)| (p.as_str(), v.as_str())),
         );
-        let (prompt, redaction, notice) = match self.guard().apply(tool, text, Some(earlier)) {
+        let policy = self.guard().policy_in(tool, conversation.dlp);
+        let (prompt, redaction, notice) = match self.guard().apply(policy, text, Some(earlier)) {
             Guarded::Send { prompt, redaction, notice } => (prompt, redaction, notice),
             Guarded::Blocked(report) => return Err(RunError::Blocked(report)),
         };
@@ -262,7 +292,7 @@ fn fitted(exchanges: &[Exchange], asking: &str, window: Option<u64>) -> (Vec<Mes
         used += tokens;
         kept_from = index;
     }
-    let dropped = (0..kept_from).filter_map(|index| u32::try_from(index + 2).ok()).collect();
+    let dropped = follow_ups[..kept_from].iter().map(|exchange| exchange.turn).collect();
     let mut messages = first_messages.to_vec();
     messages.extend(follow_ups[kept_from..].iter().flat_map(messages_of));
     (messages, dropped)
@@ -286,16 +316,16 @@ fn dropped_note(dropped: &[u32], window: Option<u64>) -> Option<String> {
 mod tests {
     use super::*;
 
-    fn exchange(n: usize, size: usize) -> Exchange {
-        Exchange { asked: format!("q{n}{}", "x".repeat(size)), answer: format!("a{n}") }
+    fn exchange(n: u32, size: usize) -> Exchange {
+        Exchange { turn: n, asked: format!("q{n}{}", "x".repeat(size)), answer: format!("a{n}") }
     }
 
     #[test]
     fn the_oldest_follow_ups_go_first_and_the_tool_prompt_stays() {
         let exchanges: Vec<Exchange> = (1..=4).map(|n| exchange(n, 400)).collect();
-        let (all, none) = fitted(&exchanges, "why?", None);
+        let (all, left_out) = fitted(&exchanges, "why?", None);
         assert_eq!(all.len(), 8);
-        assert!(none.is_empty());
+        assert!(left_out.is_empty());
         // Each exchange is about 101 tokens: room for the first, the newest and the question.
         let (some, dropped) = fitted(&exchanges, "why?", Some(250));
         assert_eq!(dropped, vec![2, 3], "turns 2 and 3 left out");

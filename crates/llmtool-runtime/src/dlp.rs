@@ -46,15 +46,25 @@ impl Guard {
 
     /// The policy a run of `tool` follows.
     pub(crate) fn policy(&self, tool: &Tool) -> Policy {
-        let of_tool = tool.dlp.as_ref().and_then(|p| p.value.parse::<Policy>().ok());
-        self.flag.or(of_tool).or(self.config.policy).unwrap_or(Policy::Off)
+        self.policy_in(tool, None)
     }
 
-    /// `prompt` as a run of `tool` may send it. A turn of a conversation gives the
+    /// The policy a turn of a conversation of `tool` follows: the user's, else the one the
+    /// conversation started under (`kept`), else the tool's and the config's.
+    pub(crate) fn policy_in(&self, tool: &Tool, kept: Option<Policy>) -> Policy {
+        let of_tool = tool.dlp.as_ref().and_then(|p| p.value.parse::<Policy>().ok());
+        self.flag.or(kept).or(of_tool).or(self.config.policy).unwrap_or(Policy::Off)
+    }
+
+    /// `prompt` as a run under `policy` may send it. A turn of a conversation gives the
     /// conversation's `earlier` placeholders: a value keeps the one it had, a new value takes
     /// the next, and the answer gets every one of them back.
-    pub(crate) fn apply(&self, tool: &Tool, prompt: String, earlier: Option<Redaction>) -> Guarded {
-        let policy = self.policy(tool);
+    pub(crate) fn apply(
+        &self,
+        policy: Policy,
+        prompt: String,
+        earlier: Option<Redaction>,
+    ) -> Guarded {
         let earlier = earlier.filter(|redaction| !redaction.is_empty());
         let send = |prompt, notice| Guarded::Send {
             prompt,

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 use llmtool_core::model::Tool;
 use llmtool_core::template::Inputs;
+use llmtool_dlp::Policy;
 use llmtool_log::{Outcome, Record, RunLog, Thread};
 use llmtool_providers::run::{RunReport, RunRequest};
 use sha2::{Digest as _, Sha256};
@@ -69,6 +70,9 @@ pub struct Turn {
     pub number: u32,
     /// The tool's JSON, given with the first turn.
     pub tool: Option<String>,
+    /// The data-loss prevention policy the conversation started under, given with the
+    /// first turn.
+    pub dlp: Option<Policy>,
 }
 
 /// Whom a team server charges a run to: a member and one of their teams (`""` for none), and
@@ -331,6 +335,7 @@ impl crate::Runtime {
             turn: subject.turn.as_ref().map(|turn| turn.number),
             thread: subject.turn.as_ref().map(|turn| Thread {
                 tool: turn.tool.clone(),
+                dlp: turn.dlp.map(|policy| policy.name().to_owned()),
                 // The values themselves: kept only where values are, and not for a run that
                 // data-loss prevention stopped.
                 placeholders: match &request.redaction {

@@ -294,7 +294,8 @@ impl Runtime {
                 return Err(RunError::OverContextWindow { tokens, window, model });
             }
         }
-        let (prompt, redaction, notice) = match self.inner.guard.apply(tool, prompt, None) {
+        let policy = self.inner.guard.policy(tool);
+        let (prompt, redaction, notice) = match self.inner.guard.apply(policy, prompt, None) {
             Guarded::Send { prompt, redaction, notice } => (prompt, redaction, notice),
             Guarded::Blocked(report) => return Err(RunError::Blocked(report)),
         };

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::commands::batch::BatchArgs;
+use crate::commands::chat::ChatArgs;
 use crate::commands::check::CheckArgs;
 use crate::commands::completions::CompletionsArgs;
 use crate::commands::control::{AuditArgs, IntegrationCommand};
@@ -21,6 +22,7 @@ use crate::commands::new::NewArgs;
 use crate::commands::people::{MemberCommand, TeamCommand};
 use crate::commands::providers::ProvidersArgs;
 use crate::commands::render::RenderArgs;
+use crate::commands::reply::ReplyArgs;
 use crate::commands::run::RunArgs;
 use crate::commands::scan::ScanArgs;
 use crate::commands::serve::{ServeArgs, TokenCommand};
@@ -45,6 +47,8 @@ pub(crate) enum Command {
     Fmt(FmtArgs),
     Render(RenderArgs),
     Run(RunArgs),
+    Reply(ReplyArgs),
+    Chat(ChatArgs),
     Mcp(McpArgs),
     Providers(ProvidersArgs),
     #[command(subcommand)]
@@ -122,6 +126,14 @@ pub(crate) struct ModelArgs {
     /// The provider to send to (see `llmtool providers`).
     #[arg(long)]
     pub(crate) provider: Option<String>,
+    #[command(flatten)]
+    pub(crate) setup: SetupArgs,
+}
+
+/// How runs are set up, whatever the model: the config file, model files, the time limit and
+/// data-loss prevention (`reply` takes these without a model: the conversation has one).
+#[derive(Debug, Args, Clone)]
+pub(crate) struct SetupArgs {
     /// The configuration file (default: `$XDG_CONFIG_HOME/llmtool/config.toml`).
     #[arg(long, value_name = "FILE", env = "LLMTOOL_CONFIG")]
     pub(crate) config: Option<PathBuf>,

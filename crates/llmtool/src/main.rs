@@ -42,6 +42,8 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
     if matches!(
         cli.command,
         Command::Run(_)
+            | Command::Reply(_)
+            | Command::Chat(_)
             | Command::Mcp(_)
             | Command::Logs(_)
             | Command::Usage(_)
@@ -60,6 +62,8 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Fmt(args) => commands::fmt::run(&args),
         Command::Render(args) => commands::render::run(&args),
         Command::Run(args) => commands::run::run(&args),
+        Command::Reply(args) => commands::reply::reply(&args),
+        Command::Chat(args) => commands::chat::chat(&args),
         Command::Mcp(args) => commands::mcp::run(&args),
         Command::Providers(args) => commands::providers::run(&args),
         Command::Model(command) => commands::model::run(&command),

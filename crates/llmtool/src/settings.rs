@@ -65,11 +65,11 @@ pub(crate) fn runtime_options(args: &ModelArgs) -> RuntimeOptions {
         model: args.model.clone(),
         provider: args.provider.clone(),
         timeouts: Timeouts {
-            total: Duration::from_secs(args.timeout.max(1)),
+            total: Duration::from_secs(args.setup.timeout.max(1)),
             ..Timeouts::default()
         },
-        allow_local_paths: args.allow_local_paths,
-        dlp: args.dlp.map(Into::into),
+        allow_local_paths: args.setup.allow_local_paths,
+        dlp: args.setup.dlp.map(Into::into),
         // Every run is logged unless LLMTOOL_NO_LOG says not to (docs/usage.md).
         log: LogPolicy::from_env(false),
         max_prompt_bytes: Some(crate::io::max_file_bytes()),

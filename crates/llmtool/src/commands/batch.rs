@@ -43,7 +43,7 @@ pub(crate) fn run(args: &BatchArgs) -> anyhow::Result<Outcome> {
             pair.split_once('=').with_context(|| format!("`--map {pair}`: write VAR=COLUMN"))?;
         pairs.push((variable.trim().to_owned(), column.trim().to_owned()));
     }
-    let providers = settings::load_providers(args.target.config.as_deref())?;
+    let providers = settings::load_providers(args.target.setup.config.as_deref())?;
     let defaults = settings::runtime_options(&args.target);
     let options = RuntimeOptions {
         // A batch never stops to ask: a missing local model is an error (`llmtool model pull`).

@@ -26,7 +26,7 @@ pub(crate) fn run(action: &BatchAction) -> anyhow::Result<Outcome> {
         BatchAction::Status { id, target } => (id, target, false),
         BatchAction::Cancel { id, target } => (id, target, true),
     };
-    let providers = settings::load_providers(target.config.as_deref())?;
+    let providers = settings::load_providers(target.setup.config.as_deref())?;
     let runtime = Runtime::new(providers, settings::runtime_options(target))?;
     let threads = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     threads.block_on(async {

@@ -1,8 +1,9 @@
 //! `llmtool logs` and `llmtool usage`: the recent runs of the run log, and their totals.
 
 mod args;
+mod transcript;
 
-pub(crate) use args::{LogsAction, LogsArgs, UsageArgs, UsageBy};
+pub(crate) use args::{LogsAction, LogsArgs, LogsFormat, UsageArgs, UsageBy};
 
 use std::fmt::Write as _;
 
@@ -30,6 +31,21 @@ pub(crate) fn logs(args: &LogsArgs) -> anyhow::Result<Outcome> {
     if let Some(LogsAction::Show { id, format }) = &args.action {
         return show(id, *format);
     }
+    if let Some(cid) = &args.cid {
+        let kept = crate::commands::reply::find(Some(cid))?;
+        io::write_stdout(transcript::transcript(&kept, args.format).as_bytes())?;
+        return Ok(Outcome::Ok);
+    }
+    if args.format == LogsFormat::Markdown {
+        anyhow::bail!("`--format markdown` prints a conversation: give its `--cid ID`");
+    }
+    if args.conversations {
+        let limit = args.count;
+        let listed = with_log(|log| async move { log.conversations(limit).await })?;
+        let text = transcript::list(&listed.unwrap_or_default(), args.format);
+        io::write_stdout(text.as_bytes())?;
+        return Ok(Outcome::Ok);
+    }
     let since = args.since.as_deref().map(since).transpose()?;
     let filter = Filter {
         limit: args.count,
@@ -40,9 +56,9 @@ pub(crate) fn logs(args: &LogsArgs) -> anyhow::Result<Outcome> {
     };
     let runs = with_log(|log| async move { log.recent(&filter).await })?.unwrap_or_default();
     let text = match args.format {
-        ReportFormat::Json => serde_json::to_string_pretty(&runs)? + "\n",
-        ReportFormat::Text if runs.is_empty() => "no runs logged\n".to_owned(),
-        ReportFormat::Text => runs.iter().map(shown).collect::<Vec<_>>().join("\n"),
+        LogsFormat::Json => serde_json::to_string_pretty(&runs)? + "\n",
+        _ if runs.is_empty() => "no runs logged\n".to_owned(),
+        _ => runs.iter().map(shown).collect::<Vec<_>>().join("\n"),
     };
     io::write_stdout(text.as_bytes())?;
     Ok(Outcome::Ok)
@@ -95,7 +111,7 @@ fn library_totals(
 }
 
 /// Runs `query` on the log in the data directory; `None` when there is no log yet.
-fn with_log<T, F, Fut>(query: F) -> anyhow::Result<Option<T>>
+pub(crate) fn with_log<T, F, Fut>(query: F) -> anyhow::Result<Option<T>>
 where
     F: FnOnce(RunLog) -> Fut,
     Fut: std::future::Future<Output = Result<T, llmtool_log::LogError>>,
@@ -203,8 +219,7 @@ fn heading(run: &Record) -> String {
     let mut text = format!(
         "#{} {}  {}  {tool}  {}/{}  {}  {tokens}  {cost}",
         run.id.unwrap_or_default(),
-        // `2026-11-23 14:46:18Z`: to the second.
-        run.started_at.get(..19).map_or(run.started_at.clone(), |s| s.replace('T', " ") + "Z"),
+        transcript::second(&run.started_at),
         run.origin,
         run.provider,
         run.model,
@@ -212,6 +227,9 @@ fn heading(run: &Record) -> String {
     );
     if let Some(latency) = run.latency_ms {
         let _ = write!(text, "  {} ms", thousands(latency));
+    }
+    if let (Some(conversation), Some(turn)) = (&run.conversation, run.turn) {
+        let _ = write!(text, "  conversation {conversation} turn {turn}");
     }
     text.push('\n');
     text

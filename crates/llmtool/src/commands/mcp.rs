@@ -44,7 +44,7 @@ pub(crate) fn run(args: &McpArgs) -> anyhow::Result<Outcome> {
         .http
         .map(|address| http_options(address, &args.http_options).map(|o| (address, o)))
         .transpose()?;
-    let providers = settings::load_providers(args.target.config.as_deref())?;
+    let providers = settings::load_providers(args.target.setup.config.as_deref())?;
     let options = RuntimeOptions {
         // A server never downloads because a client asked: `--yes` pulls at start instead.
         fetch: Fetch::Never,

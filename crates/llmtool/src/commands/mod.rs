@@ -2,6 +2,7 @@
 
 pub(crate) mod batch;
 pub(crate) mod batch_status;
+pub(crate) mod chat;
 pub(crate) mod check;
 pub(crate) mod completions;
 pub(crate) mod control;
@@ -18,6 +19,7 @@ pub(crate) mod new;
 pub(crate) mod people;
 pub(crate) mod providers;
 pub(crate) mod render;
+pub(crate) mod reply;
 pub(crate) mod run;
 pub(crate) mod scan;
 pub(crate) mod serve;

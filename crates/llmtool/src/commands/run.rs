@@ -1,89 +1,159 @@
 //! `llmtool run`: render a tool, send it to a model, stream the answer, enforce the expected
-//! output.
+//! output. Every run starts a conversation (`llmtool reply` goes on with it).
 
 mod args;
+pub(crate) mod turn;
 
-pub(crate) use args::{RunArgs, RunFormat};
+pub(crate) use args::{RunArgs, RunFormat, TurnArgs};
 
-use std::io::Write as _;
+use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::Context as _;
+use llmtool_core::model::Tool;
+use llmtool_core::template::Inputs;
 use llmtool_providers::ApiKind;
-use llmtool_providers::run::RunOptions;
+use llmtool_providers::run::{RunOptions, RunRequest};
 use llmtool_providers::transport::RetryPolicy;
 use llmtool_runtime::{
-    Fetch, LogPolicy, ParamOverrides, Rejected, RunError, Runtime, RuntimeOptions, Subject,
+    Fetch, LogPolicy, ParamOverrides, RunError, Runtime, RuntimeOptions, Subject,
+    new_conversation_id,
 };
 
-use crate::outcome::Outcome;
-
+use crate::cli::{ModelArgs, VariableArgs};
 use crate::commands::render::{load_tool, print_value_problems, read_inputs};
-use crate::commands::{cost, model};
+use crate::commands::{cost, model, reply};
+use crate::outcome::Outcome;
 use crate::{io, secrets, settings};
+use turn::{Printing, say_notices, take_turn};
 
 pub(crate) fn run(args: &RunArgs) -> anyhow::Result<Outcome> {
-    let name = io::display_name(&args.tool);
-    let Some((document, template)) = load_tool(&args.tool, &name)? else {
-        return Ok(Outcome::Problems);
-    };
-    let tool = document.tool.as_ref().context("a checked tool has a model")?;
-    let inputs = read_inputs(&args.variables, template.variables())?;
-    let prompt = match template.render(&inputs) {
-        Ok(prompt) => prompt,
-        Err(problems) => {
-            print_value_problems(&name, &document.text, &template, &inputs, &problems);
-            return Ok(Outcome::Problems);
-        }
-    };
-    let providers = settings::load_providers(args.target.config.as_deref())?;
-    let options = RuntimeOptions {
-        retry: RetryPolicy {
-            max_retries: args.retries,
-            max_rate_limit_retries: args.retries,
-            ..RetryPolicy::default()
-        },
-        fetch: if args.yes { Fetch::Yes } else { Fetch::Ask(Arc::new(model::ask)) },
-        progress: Some(model::progress()),
-        seed: args.seed,
-        log: LogPolicy::from_env(args.no_log_values),
-        ..settings::runtime_options(&args.target)
-    };
-    let overrides = ParamOverrides { temperature: args.temperature, max_tokens: args.max_tokens };
-    let mut tool_runtime = Runtime::new(providers.clone(), options.clone())?;
-    if args.dry_run {
-        tool_runtime = settings::with_stand_in_key(tool_runtime, tool, providers, options)?;
+    if args.continue_last || args.cid.is_some() {
+        return reply::from_run(args);
     }
-    let request = match tool_runtime.request(tool, prompt, overrides) {
-        Ok(request) => request,
-        Err(RunError::Blocked(report)) => {
-            eprintln!("error: {report}");
-            return Ok(Outcome::Problems);
-        }
-        // The input is too long to send: its problem, not a failure to send (exit 1).
-        Err(error @ (RunError::PromptTooLarge { .. } | RunError::OverContextWindow { .. })) => {
-            eprintln!("error: {error}");
-            return Ok(Outcome::Problems);
-        }
-        Err(error) => return Err(error.into()),
+    let opening = match open(&args.tool, &args.variables, &args.target, &args.turn, args.dry_run)? {
+        Ok(opening) => opening,
+        Err(outcome) => return Ok(outcome),
     };
-    if let Some(note) = &request.target.note {
-        eprintln!("note: {note}");
-    }
-    for notice in &request.notices {
-        eprintln!("warning: {notice}");
-    }
     let options = RunOptions {
         max_repairs: args.max_repairs,
         raw: args.raw,
         live: args.format == RunFormat::Text,
-        ..RunOptions::streamed(!args.no_stream)
+        ..RunOptions::streamed(!args.turn.no_stream)
     };
-    if args.dry_run && request.target.endpoint.api == ApiKind::Local {
+    if args.dry_run {
+        return dry_run(&opening, options);
+    }
+    let tokio = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    // The local model is fetched and loaded before Ctrl-C is caught, so that Ctrl-C still
+    // stops a download or a load at once.
+    tokio.block_on(opening.runtime.prepare(&opening.request))?;
+    let printing = Printing { format: args.format, usage: args.turn.usage };
+    let subject = opening.subject("run");
+    let end = take_turn(&tokio, &opening.runtime, &opening.request, options, &subject, printing)?;
+    Ok(end.outcome)
+}
+
+/// A tool's first turn, ready to send: the tool, its values, the runtime and the request, and
+/// the id of the conversation it starts.
+pub(crate) struct Opening {
+    pub(crate) name: String,
+    pub(crate) tool: Tool,
+    pub(crate) inputs: Inputs,
+    pub(crate) runtime: Runtime,
+    pub(crate) request: RunRequest,
+    pub(crate) conversation: String,
+}
+
+impl Opening {
+    /// The first turn, a run by `origin`, for the run log.
+    pub(crate) fn subject(&self, origin: &'static str) -> Subject {
+        let subject = Subject::new(origin, Some(self.name.clone()), &self.tool, &self.inputs);
+        self.runtime.first_turn(subject, &self.conversation, &self.tool)
+    }
+}
+
+/// The options of a runtime for `target` and `turn`.
+pub(crate) fn runtime_options(target: &ModelArgs, turn: &TurnArgs) -> RuntimeOptions {
+    RuntimeOptions {
+        retry: RetryPolicy {
+            max_retries: turn.retries,
+            max_rate_limit_retries: turn.retries,
+            ..RetryPolicy::default()
+        },
+        fetch: if turn.yes { Fetch::Yes } else { Fetch::Ask(Arc::new(model::ask)) },
+        progress: Some(model::progress()),
+        seed: turn.seed,
+        log: LogPolicy::from_env(turn.no_log_values),
+        ..settings::runtime_options(target)
+    }
+}
+
+/// The first turn of the tool at `path` with `variables`; or, when it cannot be sent (its
+/// problems printed), the outcome.
+pub(crate) fn open(
+    path: &Path,
+    variables: &VariableArgs,
+    target: &ModelArgs,
+    turn: &TurnArgs,
+    dry_run: bool,
+) -> anyhow::Result<Result<Opening, Outcome>> {
+    let name = io::display_name(path);
+    let Some((document, template)) = load_tool(path, &name)? else {
+        return Ok(Err(Outcome::Problems));
+    };
+    let tool = document.tool.clone().context("a checked tool has a model")?;
+    let inputs = read_inputs(variables, template.variables())?;
+    let prompt = match template.render(&inputs) {
+        Ok(prompt) => prompt,
+        Err(problems) => {
+            print_value_problems(&name, &document.text, &template, &inputs, &problems);
+            return Ok(Err(Outcome::Problems));
+        }
+    };
+    let providers = settings::load_providers(target.setup.config.as_deref())?;
+    let options = runtime_options(target, turn);
+    let overrides = ParamOverrides { temperature: turn.temperature, max_tokens: turn.max_tokens };
+    let mut runtime = Runtime::new(providers.clone(), options.clone())?;
+    if dry_run {
+        runtime = settings::with_stand_in_key(runtime, &tool, providers, options)?;
+    }
+    let request = match sendable(runtime.request(&tool, prompt, overrides))? {
+        Ok(request) => request,
+        Err(outcome) => return Ok(Err(outcome)),
+    };
+    say_notices(&request);
+    let conversation = new_conversation_id();
+    Ok(Ok(Opening { name, tool, inputs, runtime, request, conversation }))
+}
+
+/// `request`, or the outcome of a request that must not or cannot be sent: data-loss
+/// prevention stopped it, or it is too long (the input's problem, exit 1, said here).
+pub(crate) fn sendable(
+    request: Result<RunRequest, RunError>,
+) -> anyhow::Result<Result<RunRequest, Outcome>> {
+    match request {
+        Ok(request) => Ok(Ok(request)),
+        Err(RunError::Blocked(report)) => {
+            eprintln!("error: {report}");
+            Ok(Err(Outcome::Problems))
+        }
+        Err(error @ (RunError::PromptTooLarge { .. } | RunError::OverContextWindow { .. })) => {
+            eprintln!("error: {error}");
+            Ok(Err(Outcome::Problems))
+        }
+        Err(error) => Err(error.into()),
+    }
+}
+
+/// `--dry-run`: the request printed, not sent, with its estimated cost.
+fn dry_run(opening: &Opening, options: RunOptions) -> anyhow::Result<Outcome> {
+    let request = &opening.request;
+    if request.target.endpoint.api == ApiKind::Local {
         let shown = serde_json::json!({ "provider": "local", "model": request.target.model, "prompt": request.prompt });
         let text = serde_json::to_string_pretty(&shown)? + "\n";
         io::write_stdout(secrets::redact(&text).as_bytes())?;
-        let counted = match tool_runtime.local_prompt_tokens(&request) {
+        let counted = match opening.runtime.local_prompt_tokens(request) {
             Some(Ok(tokens)) => Some(tokens),
             Some(Err(error)) => {
                 eprintln!("warning: the prompt's tokens cannot be counted: {error}");
@@ -91,96 +161,14 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<Outcome> {
             }
             None => None,
         };
-        eprintln!("{}", cost::estimate(&request, counted));
+        eprintln!("{}", cost::estimate(request, counted));
         return Ok(Outcome::Ok);
     }
-    if args.dry_run {
-        let (http, warnings) = request.first_request(options);
-        print_warnings(&warnings);
-        io::write_stdout(secrets::redact(&http.display_redacted()).as_bytes())?;
-        eprintln!("{}", cost::estimate(&request, None));
-        return Ok(Outcome::Ok);
-    }
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    // The local model is fetched and loaded before Ctrl-C is caught, so that Ctrl-C still
-    // stops a download or a load at once.
-    runtime.block_on(tool_runtime.prepare(&request))?;
-    let subject = Subject::new("run", Some(name.clone()), tool, &inputs);
-    let mut streamed = false;
-    let mut stdout_error = None;
-    let mut on_text = |text: &str| {
-        streamed = true;
-        let mut stdout = std::io::stdout().lock();
-        if let Err(error) = stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
-            stdout_error.get_or_insert(error);
-        }
-    };
-    let ctrl_c = async {
-        // A Ctrl-C that cannot be listened for never comes.
-        if tokio::signal::ctrl_c().await.is_err() {
-            std::future::pending::<()>().await;
-        }
-    };
-    let finished = runtime.block_on(tool_runtime.execute(
-        &request,
-        options,
-        Some(&subject),
-        &mut on_text,
-        ctrl_c,
-    ));
-    if let Some(problem) = &finished.not_kept {
-        eprintln!("warning: the run is not logged: {problem}");
-    }
-    if let Some(error) = stdout_error {
-        return Err(error.into());
-    }
-    let cancelled = finished.cancelled();
-    let report = match finished.result {
-        Ok(report) => report,
-        Err(_) if cancelled => {
-            eprintln!("\ncancelled");
-            return Ok(Outcome::Cancelled);
-        }
-        Err(error) => {
-            if streamed {
-                eprintln!();
-            }
-            return Err(error.into());
-        }
-    };
-    print_warnings(&report.warnings);
-    match args.format {
-        RunFormat::Json => {
-            let text = serde_json::to_string_pretty(&report)? + "\n";
-            io::write_stdout(secrets::redact(&text).as_bytes())?;
-        }
-        RunFormat::Text if streamed => {
-            if io::stdout_is_terminal() && !report.raw.ends_with('\n') {
-                io::write_stdout(b"\n")?;
-            }
-        }
-        RunFormat::Text => {
-            if let Some(output) = &report.output {
-                let mut text = output.clone();
-                if io::stdout_is_terminal() && !text.ends_with('\n') {
-                    text.push('\n');
-                }
-                io::write_stdout(text.as_bytes())?;
-            }
-        }
-    }
-    if args.usage {
-        eprintln!("{}", cost::summary(&report));
-    }
-    if let Err(rejected) = Rejected::check(&report) {
-        eprintln!("{}", secrets::redact(&format!("error: {rejected}")));
-        return Ok(Outcome::Problems);
-    }
-    Ok(Outcome::Ok)
-}
-
-fn print_warnings(warnings: &[String]) {
-    for warning in warnings {
+    let (http, warnings) = request.first_request(options);
+    for warning in &warnings {
         eprintln!("warning: {}", secrets::redact(warning));
     }
+    io::write_stdout(secrets::redact(&http.display_redacted()).as_bytes())?;
+    eprintln!("{}", cost::estimate(request, None));
+    Ok(Outcome::Ok)
 }

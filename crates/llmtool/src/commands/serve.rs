@@ -54,7 +54,7 @@ pub(crate) fn serve(args: &ServeArgs) -> anyhow::Result<Outcome> {
         if seeded > 0 {
             eprintln!("llmtool serve: a new library, seeded with {seeded} built-in tools");
         }
-        let providers = settings::load_providers(args.target.config.as_deref())?;
+        let providers = settings::load_providers(args.target.setup.config.as_deref())?;
         let limits = RunLimits { concurrent: args.max_runs.max(1), queued: args.max_queued_runs };
         let state = ServerState::new(
             store,

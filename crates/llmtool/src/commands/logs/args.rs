@@ -5,11 +5,22 @@ use clap::{Args, Subcommand, ValueEnum};
 use crate::cli::ReportFormat;
 use crate::commands::library::RegistryArgs;
 
+/// How `logs` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum LogsFormat {
+    /// For the terminal.
+    Text,
+    /// For other programs.
+    Json,
+    /// A conversation's transcript as Markdown (with `--cid`).
+    Markdown,
+}
+
 /// List recent runs from the run log, newest first; `logs show ID` shows one run whole.
 #[derive(Debug, Args)]
 #[command(
     args_conflicts_with_subcommands = true,
-    after_help = "Examples:\n  llmtool logs                       # the last 10 runs\n  llmtool logs -n 50 --tool teach-me-anything\n  llmtool logs --model openai/gpt-4o --since 7d --format json\n  llmtool logs --origin batch        # the rows a batch sent\n  llmtool logs show 42               # one run whole: its values, prompt and answer\n\nEvery run of `run`, `mcp`, `batch` and `test` is logged in $XDG_DATA_HOME/llmtool/runs.db\n(see docs/usage.md): a test's answers read from its cache are not runs and are not logged.\nLLMTOOL_NO_LOG=1 turns logging off; `--no-log-values` keeps only a hash of the values."
+    after_help = "Examples:\n  llmtool logs                       # the last 10 runs\n  llmtool logs -n 50 --tool teach-me-anything\n  llmtool logs --model openai/gpt-4o --since 7d --format json\n  llmtool logs --origin batch        # the rows a batch sent\n  llmtool logs show 42               # one run whole: its values, prompt and answer\n  llmtool logs --conversations       # the last 10 conversations (run, chat, reply)\n  llmtool logs --cid 01jq... --format markdown   # one conversation as a transcript\n\nEvery run of `run`, `mcp`, `batch` and `test` is logged in $XDG_DATA_HOME/llmtool/runs.db\n(see docs/usage.md): a test's answers read from its cache are not runs and are not logged.\nLLMTOOL_NO_LOG=1 turns logging off; `--no-log-values` keeps only a hash of the values."
 )]
 pub(crate) struct LogsArgs {
     #[command(subcommand)]
@@ -30,9 +41,15 @@ pub(crate) struct LogsArgs {
     /// from now (30m, 24h, 7d).
     #[arg(long, value_name = "WHEN")]
     pub(crate) since: Option<String>,
-    /// How the runs are printed.
-    #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
-    pub(crate) format: ReportFormat,
+    /// List conversations (a tool's run and its follow-ups) instead of runs.
+    #[arg(long, conflicts_with = "cid")]
+    pub(crate) conversations: bool,
+    /// Print this conversation as a transcript (its id, as `--conversations` lists it).
+    #[arg(long, value_name = "ID")]
+    pub(crate) cid: Option<String>,
+    /// How the runs, or the transcript, are printed (`markdown`: a transcript only).
+    #[arg(long, value_enum, default_value_t = LogsFormat::Text)]
+    pub(crate) format: LogsFormat,
 }
 
 /// What `logs` does besides listing.

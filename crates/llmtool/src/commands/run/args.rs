@@ -1,4 +1,4 @@
-//! The arguments of `llmtool run`.
+//! The arguments of `llmtool run`, and those every command that asks a model shares.
 
 use std::path::PathBuf;
 
@@ -11,46 +11,25 @@ use crate::cli::{ModelArgs, VariableArgs};
 pub(crate) enum RunFormat {
     /// The answer (streamed when it is plain text).
     Text,
-    /// `{output, raw, model, provider, usage, cost, latency_ms, ...}` for other programs.
+    /// `{output, raw, model, provider, usage, cost, latency_ms, conversation, ...}` for other
+    /// programs.
     Json,
 }
 
-/// Send a tool to a model and print the answer, with the tool's expected output enforced.
+/// How a model is asked and its answer shown: the flags of `run`, `reply` and `chat`.
 #[allow(clippy::struct_excessive_bools, reason = "independent command-line switches")]
 #[derive(Debug, Args)]
-#[command(
-    after_help = "Examples:\n  llmtool run examples/teach-me-anything.json --var topic=tides\n  llmtool run tool.json --model anthropic/claude-sonnet-4-5 --var text=\"$(cat notes.txt)\"\n  llmtool run examples/strategy-consultant.json --var situation=\"...\" --format json\n  llmtool run tool.json --dry-run        # print the HTTP request (keys redacted), send nothing\n\nThe model: --model (provider/model, or a bare name), else LLMTOOL_MODEL, else the first of the\ntool's model_version a configured provider serves, else default_model in the config file."
-)]
-pub(crate) struct RunArgs {
-    /// The tool file, or `-` for standard input.
-    #[arg(value_name = "TOOL")]
-    pub(crate) tool: PathBuf,
-    #[command(flatten)]
-    pub(crate) variables: VariableArgs,
-    #[command(flatten)]
-    pub(crate) target: ModelArgs,
-    /// Print the HTTP request that would be sent (keys redacted), and on standard error its
-    /// input tokens and worst-case cost; send nothing.
-    #[arg(long)]
-    pub(crate) dry_run: bool,
+pub(crate) struct TurnArgs {
     /// After the answer, show its tokens, cost and latency on standard error.
     #[arg(long)]
     pub(crate) usage: bool,
-    /// Keep only a hash of the values in the run log, not the values (see `llmtool logs`).
+    /// Keep only a hash of the values in the run log, not the values (see `llmtool logs`); a
+    /// conversation kept so cannot be followed up later.
     #[arg(long)]
     pub(crate) no_log_values: bool,
-    /// How the answer is printed.
-    #[arg(long, value_enum, default_value_t = RunFormat::Text)]
-    pub(crate) format: RunFormat,
     /// Wait for the whole answer instead of streaming it.
     #[arg(long)]
     pub(crate) no_stream: bool,
-    /// How many times to ask again when the answer misses the expected output.
-    #[arg(long, default_value_t = 2, value_name = "N")]
-    pub(crate) max_repairs: u32,
-    /// Keep a code answer whole instead of extracting its fenced block.
-    #[arg(long)]
-    pub(crate) raw: bool,
     /// Retries on rate limits, server errors and dropped connections.
     #[arg(long, default_value_t = 3, value_name = "N")]
     pub(crate) retries: u32,
@@ -66,4 +45,43 @@ pub(crate) struct RunArgs {
     /// Overrides the tool's `max_tokens`.
     #[arg(long, value_name = "N")]
     pub(crate) max_tokens: Option<u64>,
+}
+
+/// Send a tool to a model and print the answer, with the tool's expected output enforced.
+/// Every run starts a conversation: `llmtool reply` (or `run -c`) asks a follow-up.
+#[allow(clippy::struct_excessive_bools, reason = "independent command-line switches")]
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Examples:\n  llmtool run examples/teach-me-anything.json --var topic=tides\n  llmtool run tool.json --model anthropic/claude-sonnet-4-5 --var text=\"$(cat notes.txt)\"\n  llmtool run examples/strategy-consultant.json --var situation=\"...\" --format json\n  llmtool run tool.json --dry-run        # print the HTTP request (keys redacted), send nothing\n  llmtool run -c \"Why that order?\"       # a follow-up to the last conversation (as `reply`)\n  llmtool run --cid 01jq... \"And then?\"  # a follow-up to conversation 01jq...\n\nThe model: --model (provider/model, or a bare name), else LLMTOOL_MODEL, else the first of the\ntool's model_version a configured provider serves, else default_model in the config file."
+)]
+pub(crate) struct RunArgs {
+    /// The tool file, or `-` for standard input; with `-c` or `--cid`, the follow-up's text
+    /// (`-`: read it from standard input).
+    #[arg(value_name = "TOOL")]
+    pub(crate) tool: PathBuf,
+    #[command(flatten)]
+    pub(crate) variables: VariableArgs,
+    #[command(flatten)]
+    pub(crate) target: ModelArgs,
+    #[command(flatten)]
+    pub(crate) turn: TurnArgs,
+    /// Print the HTTP request that would be sent (keys redacted), and on standard error its
+    /// input tokens and worst-case cost; send nothing.
+    #[arg(long)]
+    pub(crate) dry_run: bool,
+    /// How the answer is printed.
+    #[arg(long, value_enum, default_value_t = RunFormat::Text)]
+    pub(crate) format: RunFormat,
+    /// How many times to ask again when the answer misses the expected output.
+    #[arg(long, default_value_t = 2, value_name = "N")]
+    pub(crate) max_repairs: u32,
+    /// Keep a code answer whole instead of extracting its fenced block.
+    #[arg(long)]
+    pub(crate) raw: bool,
+    /// Go on with the last conversation: TOOL is the follow-up's text (as `llmtool reply`).
+    #[arg(short = 'c', long = "continue", conflicts_with = "cid")]
+    pub(crate) continue_last: bool,
+    /// Go on with this conversation: TOOL is the follow-up's text (as `llmtool reply --cid`).
+    #[arg(long, value_name = "ID")]
+    pub(crate) cid: Option<String>,
 }
