@@ -93,6 +93,7 @@ pub(crate) fn serve(mut model: LocalModel, jobs: &Receiver<Job>) {
             active.drain(..).partition(|r| r.sequence.finished());
         active = going;
         for Running { sequence, events } in done {
+            model.keep_finished(&sequence);
             let generation = sequence.into_generation(&mut |text| {
                 let _ = events.send(Event::Text(text.to_owned()));
             });

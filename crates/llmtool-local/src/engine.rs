@@ -12,8 +12,8 @@ use crate::llama::{Cache, Segment};
 use crate::model::LocalModel;
 use crate::sampler::{Sampler, Sampling};
 
-/// The longest prompt whose keys and values are kept for the next prompt to start from
-/// (about 100 MB for the default model).
+/// The longest prompt (or prompt and answer) whose keys and values are kept for the next
+/// prompt to start from (about 100 MB for the default model).
 const MAX_KEPT_PROMPT: usize = 2048;
 
 /// How many tokens prompts that come together must share beyond what the last prompt gives
@@ -39,6 +39,10 @@ pub struct GenerateOptions {
 pub struct Generation {
     pub text: String,
     pub prompt_tokens: usize,
+    /// Of the prompt's tokens, those whose keys and values were copied, not computed: from
+    /// the prompt or answer kept before (a conversation's earlier turns), or from a prompt
+    /// that came with it.
+    pub reused_tokens: usize,
     pub generated_tokens: usize,
     /// `stop` (an end token, or the constraint complete) or `length`.
     pub finish_reason: String,
@@ -62,6 +66,8 @@ pub struct Sequence {
     cache: Cache,
     /// Positions of the prompt already in `cache` (copied from a prompt that shares them).
     cache_len: usize,
+    /// Of those, the ones copied from the prompt or answer kept before.
+    reused: usize,
     prompt: Vec<u32>,
     max_tokens: usize,
     sampler: Sampler,
@@ -160,6 +166,7 @@ impl Sequence {
         Generation {
             text,
             prompt_tokens: self.prompt.len(),
+            reused_tokens: self.reused,
             generated_tokens: self.generated.len(),
             finish_reason: finish_reason.to_owned(),
             prompt_time: self.prompt_time,
@@ -182,6 +189,7 @@ impl LocalModel {
         while !sequence.finished() {
             self.step(&mut [&mut sequence], &mut |_, text| on_text(text))?;
         }
+        self.keep_finished(&sequence);
         Ok(sequence.into_generation(on_text))
     }
 
@@ -206,6 +214,7 @@ impl LocalModel {
         Ok(Sequence {
             cache: self.weights.cache(),
             cache_len: 0,
+            reused: 0,
             prompt,
             max_tokens: options.max_tokens.unwrap_or(room).min(room),
             sampler: Sampler::new(options.sampling, self.vocab_size),
@@ -276,6 +285,34 @@ impl LocalModel {
         Ok(())
     }
 
+    /// Keeps the keys and values of `sequence`, finished, for the next prompt to start from:
+    /// the next turn of a conversation sends this prompt and this answer again, so only what
+    /// it adds (the end of the answer's turn, the follow-up) is computed. A cancelled answer
+    /// is not kept.
+    pub fn keep_finished(&mut self, sequence: &Sequence) {
+        if sequence.finish_reason == Some("cancelled") {
+            return;
+        }
+        // The prompt and every token picked but the last, which may not have run (a token
+        // runs when the next one is asked for).
+        let positions = sequence.prompt.len() + sequence.generated.len().saturating_sub(1);
+        if positions > MAX_KEPT_PROMPT || positions <= sequence.prompt.len() {
+            return;
+        }
+        let mut tokens = Vec::with_capacity(positions);
+        tokens.extend_from_slice(&sequence.prompt);
+        tokens.extend_from_slice(&sequence.generated);
+        tokens.truncate(positions);
+        let cache = self.weights.cache_prefix(&sequence.cache, positions);
+        self.last_prompt = Some((tokens, cache));
+    }
+
+    /// Forgets what the last prompt computed: the next prompt is computed whole (what a
+    /// benchmark of the gain compares against).
+    pub fn forget_last_prompt(&mut self) {
+        self.last_prompt = None;
+    }
+
     /// How many of `prompt`'s first tokens the last prompt run has computed (at most all but
     /// the last: the last token runs, for the scores of the next one).
     fn reusable(&self, prompt: &[u32]) -> usize {
@@ -294,6 +331,7 @@ impl LocalModel {
         {
             sequence.cache = self.weights.cache_prefix(cache, reusable);
             sequence.cache_len = reusable;
+            sequence.reused = reusable;
             return reusable;
         }
         own

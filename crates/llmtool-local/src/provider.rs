@@ -127,6 +127,8 @@ impl Engine for LocalEngine {
         Ok(Completion {
             usage: Usage {
                 input_tokens: Some(generation.prompt_tokens as u64),
+                // The start of the prompt its last turn computed (a conversation's history).
+                cached_input_tokens: Some(generation.reused_tokens as u64),
                 output_tokens: Some(generation.generated_tokens as u64),
                 ..Usage::default()
             },

@@ -272,3 +272,32 @@ fn answers_decoded_together_are_the_answers_decoded_alone() {
         .unwrap();
     assert_eq!(again, alone[0]);
 }
+
+/// A conversation's next turn starts from the keys and values of the turn before, its prompt
+/// and its answer: only what it adds is computed, and the answer is the one a model that
+/// computes the whole history again gives.
+#[test]
+fn a_follow_up_reuses_the_turn_before_and_answers_as_if_computed_whole() {
+    let options = GenerateOptions { max_tokens: Some(24), ..GenerateOptions::default() };
+    let user = |text: &str| ChatMessage { role: "user".into(), content: text.into() };
+    let mut model = model().lock().unwrap();
+    let question = user("Name a colour of the sky.");
+    let first = model.generate(std::slice::from_ref(&question), &options, &mut |_| {}).unwrap();
+    let conversation = [
+        question,
+        ChatMessage { role: "assistant".into(), content: first.text.clone() },
+        user("Why that one?"),
+    ];
+    let follow_up = model.generate(&conversation, &options, &mut |_| {}).unwrap();
+    assert!(
+        follow_up.reused_tokens > first.prompt_tokens,
+        "the first prompt and its answer are reused: {} of {} (first prompt {})",
+        follow_up.reused_tokens,
+        follow_up.prompt_tokens,
+        first.prompt_tokens
+    );
+    let mut fresh = LocalModel::load(&model_path()).unwrap();
+    let whole = fresh.generate(&conversation, &options, &mut |_| {}).unwrap();
+    assert_eq!(whole.reused_tokens, 0);
+    assert_eq!(follow_up.text, whole.text, "the same answer as computed whole");
+}
