@@ -10,6 +10,7 @@ mod changes;
 #[cfg(feature = "client")]
 pub mod client;
 mod control;
+mod conversation;
 mod db;
 mod model;
 mod people;
@@ -21,6 +22,7 @@ mod rows;
 mod spend;
 mod sql_audit;
 mod sql_control;
+mod sql_conversation;
 mod sql_people;
 mod sql_spend;
 mod sql_store;
@@ -32,6 +34,7 @@ pub mod wire;
 pub use audit::{Actor, Audit, AuditEntry, AuditPage, AuditQuery, AuditRecord};
 pub use changes::{Change, Changes};
 pub use control::{Budget, Control, Integration, IntegrationTest, Period, PriceOverride, Scope};
+pub use conversation::{ConversationInfo, Conversations, KeptConversation};
 pub use model::{
     Holder, KeptRun, Page, Published, Query, Role, Selector, SessionInfo, Summary, TagCount,
     TokenInfo, ToolVersion,

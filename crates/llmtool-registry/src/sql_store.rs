@@ -478,8 +478,10 @@ impl Store for SqlStore {
     ) -> Result<i64, StoreError> {
         let keep = statement(
             "INSERT INTO runs (started_at, origin, slug, version, run_by, provider, model,
-                input_tokens, output_tokens, cost_usd, outcome, record, member, team)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) RETURNING id",
+                input_tokens, output_tokens, cost_usd, outcome, record, member, team,
+                conversation, turn)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+             RETURNING id",
         )
         .bind(&run.started_at)
         .bind(&run.origin)
@@ -494,11 +496,14 @@ impl Store for SqlStore {
         .bind(run.outcome.as_str())
         .bind(Arg::Json(serde_json::to_value(run).unwrap_or_default()))
         .bind(&charge.member)
-        .bind(&charge.team);
+        .bind(&charge.team)
+        .bind(&run.conversation)
+        .bind(run.turn.map(i64::from));
         let mut tx = self.db.begin_write().await?;
         // A run's cost moves from held to spent while no reservation counts them.
         tx.lock_budgets().await?;
         let (id,): (i64,) = tx.optional(keep).await?.ok_or(sqlx::Error::RowNotFound)?;
+        crate::sql_conversation::keep_turn(&mut tx, slug, version, by, run).await?;
         crate::sql_spend::add_to_totals(&mut tx, slug, run, charge).await?;
         if let Some(reservation) = reservation {
             let release = statement("DELETE FROM reservations WHERE id = $1");

@@ -77,6 +77,8 @@ pub enum StoreError {
     NoSuchBudget(String),
     #[error("`{0}` is not a day: write it YYYY-MM-DD")]
     BadDay(String),
+    #[error("no conversation `{0}`")]
+    NoSuchConversation(String),
     #[error(
         "the {} budget of `{}` ({} a {}) would be passed: {} spent since {}, {} held by runs in flight, and this run may cost up to {}",
         .0.status.budget.scope.as_str(), .0.status.budget.name, crate::spend::usd(.0.status.budget.limit_usd),
@@ -103,7 +105,9 @@ pub enum StoreError {
 /// The library's storage. Versions are immutable and numbered from 1 without gaps; a deleted
 /// tool is hidden, not erased.
 #[async_trait]
-pub trait Store: People + crate::Audit + crate::Control + crate::Spending + Send + Sync {
+pub trait Store:
+    People + crate::Audit + crate::Control + crate::Spending + crate::Conversations + Send + Sync
+{
     /// This store, recording every change made through it as `actor`'s (in the audit log, in
     /// the change's own transaction). A store opened afresh acts as [`crate::Actor::system`].
     fn acting_as(&self, actor: crate::Actor) -> std::sync::Arc<dyn Store>;

@@ -762,6 +762,72 @@ async fn the_audit_log(store: &dyn Store) {
     assert_eq!(own.records[0].entry.actor, "system");
 }
 
+/// A conversation's turns are kept with their runs: read back in order with what the
+/// conversation keeps, listed by owner, and shared as a snapshot of the turns it had then.
+async fn conversations(store: &dyn Store) {
+    let turn = |number: u32, day: u8, placeholders: &[(&str, &str)]| {
+        let thread = llmtool_log::Thread {
+            tool: None,
+            dlp: Some("redact".into()),
+            placeholders: placeholders.iter().map(|(p, v)| ((*p).into(), (*v).into())).collect(),
+        };
+        llmtool_log::Record {
+            conversation: Some("01jqconversation0000000000".into()),
+            turn: Some(number),
+            prompt: Some(format!("question {number}")),
+            thread: Some(thread),
+            ..run("chatty", "gpt-4o", Some(0.25), day)
+        }
+    };
+    let charge = Charge::default();
+    let first = turn(1, 22, &[("[EMAIL_1]", "ann@example.com")]);
+    store.log_run("chatty", 3, Some("ana"), &first, &charge, None).await.unwrap();
+    let second = turn(2, 23, &[("[EMAIL_1]", "ann@example.com"), ("[EMAIL_2]", "bo@example.com")]);
+    store.log_run("chatty", 3, Some("ana"), &second, &charge, None).await.unwrap();
+    let other = llmtool_log::Record {
+        conversation: Some("01jqotherconversation00000".into()),
+        turn: Some(1),
+        ..run("chatty", "gpt-4o", None, 24)
+    };
+    store.log_run("chatty", 4, Some("bo"), &other, &charge, None).await.unwrap();
+
+    let kept = store.conversation("01jqconversation0000000000").await.unwrap().unwrap();
+    assert_eq!(
+        (kept.info.owner.as_str(), kept.info.slug.as_str(), kept.info.version),
+        ("ana", "chatty", 3)
+    );
+    assert_eq!((kept.info.turns, kept.info.cost_usd), (2, 0.5));
+    assert_eq!(kept.info.last_at, "2026-11-23T10:00:00.000Z");
+    let prompts: Vec<_> = kept.turns.iter().map(|t| (t.turn, t.prompt.clone())).collect();
+    assert_eq!(
+        prompts,
+        [(Some(1), Some("question 1".into())), (Some(2), Some("question 2".into()))]
+    );
+    assert_eq!(kept.thread.dlp.as_deref(), Some("redact"));
+    assert_eq!(kept.thread.placeholders.len(), 2, "the latest turn's placeholders");
+    assert!(store.conversation("nope").await.unwrap().is_none());
+
+    let anas = store.conversations(Some("ana"), 10).await.unwrap();
+    assert_eq!(anas.len(), 1);
+    let everyone = store.conversations(None, 10).await.unwrap();
+    let ids: Vec<_> = everyone.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(ids, ["01jqotherconversation00000", "01jqconversation0000000000"], "newest first");
+
+    let shared = store.share_conversation("01jqconversation0000000000", "share-hash").await;
+    assert_eq!(shared.unwrap(), 2);
+    store.log_run("chatty", 3, Some("ana"), &turn(3, 25, &[]), &charge, None).await.unwrap();
+    let snapshot = store.shared_conversation("share-hash").await.unwrap().unwrap();
+    assert_eq!((snapshot.info.turns, snapshot.turns.len()), (2, 2), "the turns it had when shared");
+    assert!(snapshot.info.shared);
+    assert!(store.shared_conversation("other-hash").await.unwrap().is_none());
+    store.unshare_conversation("01jqconversation0000000000").await.unwrap();
+    assert!(store.shared_conversation("share-hash").await.unwrap().is_none());
+    assert!(matches!(
+        store.share_conversation("nope", "h").await,
+        Err(StoreError::NoSuchConversation(_))
+    ));
+}
+
 async fn suite(store: Arc<dyn Store>) {
     versions_tags_labels_and_deletion(store.as_ref()).await;
     search_filters_and_pages(store.as_ref()).await;
@@ -770,6 +836,7 @@ async fn suite(store: Arc<dyn Store>) {
     concurrent_tags_and_labels_stay_under_the_caps(Arc::clone(&store)).await;
     changes_and_current(store.as_ref()).await;
     runs_and_usage(store.as_ref()).await;
+    conversations(store.as_ref()).await;
     sessions_tags_and_kept_runs(store.as_ref()).await;
     members_and_teams(store.as_ref()).await;
     invites_single_sign_ons_and_the_workspace(store.as_ref()).await;

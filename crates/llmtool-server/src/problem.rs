@@ -97,7 +97,8 @@ impl From<StoreError> for Problem {
             | StoreError::NoSuchTeam(_)
             | StoreError::NoSuchIntegration(_)
             | StoreError::NoSuchPrice(_)
-            | StoreError::NoSuchBudget(_) => {
+            | StoreError::NoSuchBudget(_)
+            | StoreError::NoSuchConversation(_) => {
                 Problem::new(StatusCode::NOT_FOUND, "Not Found", detail)
             }
             StoreError::BadSlug(_)
