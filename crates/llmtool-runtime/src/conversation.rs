@@ -190,6 +190,13 @@ impl Conversation {
     }
 }
 
+/// What a conversation's owner reads of its text: each of `placeholders` (as the conversation
+/// keeps them) put back as the value it stands for. Anyone else reads the text as kept.
+pub fn revealer(placeholders: &BTreeMap<String, String>) -> impl Fn(&str) -> String + use<> {
+    let redaction = Redaction::resume(placeholders.iter().map(|(p, v)| (p.as_str(), v.as_str())));
+    move |text| redaction.restore(text).into_owned()
+}
+
 impl Runtime {
     /// `subject`, a run of `tool`, as the first turn of a new conversation `id`: the tool and
     /// its data-loss prevention policy kept with it.
@@ -264,6 +271,20 @@ impl Runtime {
             secrets: self.secrets().clone(),
             cache: true,
         })
+    }
+
+    /// [`Runtime::follow_up`] on a blocking thread, as a server calls it (data-loss
+    /// prevention's scan is CPU work its async workers must not do).
+    pub async fn follow_up_off_thread(
+        &self,
+        conversation: &Conversation,
+        text: String,
+        overrides: ParamOverrides,
+    ) -> Result<RunRequest, RunError> {
+        let (runtime, conversation) = (self.clone(), conversation.clone());
+        tokio::task::spawn_blocking(move || runtime.follow_up(&conversation, text, overrides))
+            .await
+            .unwrap_or_else(|stopped| Err(RunError::Stopped(stopped.to_string())))
     }
 }
 

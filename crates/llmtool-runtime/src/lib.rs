@@ -23,7 +23,7 @@ mod runtime;
 mod source_folder;
 pub mod test_files;
 
-pub use conversation::{Conversation, ConversationError, Exchange, new_conversation_id};
+pub use conversation::{Conversation, ConversationError, Exchange, new_conversation_id, revealer};
 pub use dlp::report as dlp_report;
 pub use error::{Rejected, RunError};
 pub use files::{FileError, ToolErrors, ToolFile};

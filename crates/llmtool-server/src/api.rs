@@ -48,6 +48,7 @@ pub(crate) fn routes() -> Router<ServerState> {
         .merge(crate::members::routes())
         .merge(crate::control_api::routes())
         .merge(crate::spend_api::routes())
+        .merge(crate::conversation_api::routes())
 }
 
 type Answer<T> = Result<T, Problem>;
@@ -408,7 +409,9 @@ async fn diff(
         crate::audit_api::audit,
         crate::control_api::integrations, crate::control_api::add_integration, crate::control_api::edit_integration, crate::control_api::remove_integration,
         crate::control_api::test_integration, crate::control_api::rotate, crate::control_api::prices, crate::control_api::set_price, crate::control_api::remove_price,
-        crate::spend_api::spend, crate::spend_api::budgets, crate::spend_api::set_budget, crate::spend_api::remove_budget),
+        crate::spend_api::spend, crate::spend_api::budgets, crate::spend_api::set_budget, crate::spend_api::remove_budget,
+        crate::conversation_api::list, crate::conversation_api::show, crate::conversation_api::message,
+        crate::conversation_api::share, crate::conversation_api::unshare, crate::conversation_api::shared),
     components(schemas(Page, Published, VersionBody, Rendered, VersionDiff, LabelBody, Problem, crate::run_api::RunBody, llmtool_log::Total,
         crate::studio_api::ModelChoice, crate::studio_api::FormattedText, crate::studio_api::RunSummary, llmtool_registry::TagCount, crate::session::SignIn, crate::session::InviteSignIn, crate::session::SignInMethods, llmtool_registry::wire::Signed,
         llmtool_registry::Member, llmtool_registry::NewMember, llmtool_registry::MemberEdit, llmtool_registry::Team, llmtool_registry::Role, crate::members::TeamName,
@@ -417,7 +420,9 @@ async fn diff(
         llmtool_registry::Integration, llmtool_registry::IntegrationTest, llmtool_registry::PriceOverride, crate::control_api::NewIntegration, crate::control_api::IntegrationEdit,
         crate::control_api::TestBody, crate::control_api::Rotated, crate::control_api::Prices, crate::control_api::ModelPrice, crate::control_api::PerMillion,
         llmtool_registry::SpendReport, llmtool_registry::SpendTotals, llmtool_registry::SpendLine, llmtool_registry::DaySpend, llmtool_registry::BudgetStatus, llmtool_registry::Budget,
-        llmtool_registry::Scope, llmtool_registry::Period, crate::spend_api::BudgetBody)),
+        llmtool_registry::Scope, llmtool_registry::Period, crate::spend_api::BudgetBody,
+        llmtool_registry::ConversationInfo, crate::conversation_api::ConversationBody, crate::conversation_api::TurnBody,
+        crate::conversation_api::MessageBody, crate::conversation_api::ShareBody)),
     modifiers(&BearerScheme)
 )]
 pub(crate) struct ApiDoc;

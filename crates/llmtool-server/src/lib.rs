@@ -7,6 +7,7 @@ mod audit_api;
 mod auth;
 mod cache;
 mod control_api;
+mod conversation_api;
 mod host;
 mod integrations;
 mod invites;

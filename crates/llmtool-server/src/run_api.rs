@@ -11,14 +11,14 @@ use futures_util::Stream;
 use llmtool_core::template::{Inputs, ToolTemplate};
 use llmtool_providers::run::{RunOptions, RunReport};
 use llmtool_registry::{Reference, Role};
-use llmtool_runtime::{Choice, Subject};
+use llmtool_runtime::{Choice, Subject, new_conversation_id};
 use serde::Deserialize;
-use tokio::sync::{Notify, mpsc};
+use tokio::sync::{Notify, OwnedSemaphorePermit, mpsc};
 use utoipa::{IntoParams, ToSchema};
 
 use crate::api::VersionParams;
 use crate::auth::Caller;
-use crate::runs::Prepared;
+use crate::runs::{Ask, Prepared};
 use crate::{Problem, ServerState};
 
 /// How many events may wait for a client that reads slowly; past that, it is taken to have
@@ -42,8 +42,9 @@ pub(crate) struct RunBody {
 }
 
 /// Run a version of a tool on a model, its answer streamed as Server-Sent Events:
-/// `start` (`{"slug", "version", "provider", "model", "warnings"}`: the budgets past their
-/// warning share), then `text` events (`{"text"}`) as
+/// `start` (`{"slug", "version", "provider", "model", "conversation", "turn", "warnings",
+/// "notices"}`: the conversation the run starts, which `POST /conversations/{id}/messages`
+/// goes on with; the budgets past their warning share), then `text` events (`{"text"}`) as
 /// the answer arrives, then one `done` with the run as it is kept: `outcome` (`ok`,
 /// `rejected` when the answer never met the expected output, `failed`, `cancelled`),
 /// `answer` (as the caller saw it: with data-loss prevention's values back), `error`, the tokens, `cost_usd`, `latency_ms` and `id`. Running needs a token
@@ -80,33 +81,49 @@ pub(crate) async fn run(
         unprocessable(problems.iter().map(|p| p.message.clone()).collect::<Vec<_>>().join("; "))
     })?;
     // The turn first: the request's data-loss scan is CPU work that counts inside the limit.
-    let Some(turn) = runs.turn().await else {
-        return Err(Problem {
-            retry_after: Some(1),
-            ..Problem::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "Service Unavailable",
-                "too many runs are running and waiting; try again later",
-            )
-        });
-    };
+    let turn = runs.turn_or_busy().await?;
     let choice = Choice { model: body.model, provider: body.provider };
     let who = caller.run_for();
-    let prepared = runs.prepare(&state, &who, &tool, &version.tags, prompt, &choice).await?;
-    let Prepared { runtime, request, account, warnings } = prepared;
+    let ask = Ask::Prompt { tool: &tool, prompt, choice: &choice };
+    let prepared = runs.prepare(&state, &who, &version.tags, ask).await?;
     let path = Reference::pinned(&slug, version.version).path();
-    // A run from the studio (a signed-in session) is told from one by a program with a token.
-    let origin = if caller.csrf.is_some() { "studio" } else { "server" };
     let subject = Subject {
         by: caller.name.clone(),
-        account: Some(account),
-        ..Subject::new(origin, Some(path), &tool, &inputs)
+        account: Some(prepared.account.clone()),
+        ..Subject::new(origin_of(&caller), Some(path), &tool, &inputs)
     };
+    let conversation = new_conversation_id();
+    let subject = prepared.runtime.first_turn(subject, &conversation, &tool);
+    Ok(stream(prepared, subject, turn, &slug, version.version))
+}
+
+/// What ran a run through the API: the studio (a signed-in session, told by its CSRF token)
+/// or a program with a token.
+pub(crate) fn origin_of(caller: &Caller) -> &'static str {
+    if caller.csrf.is_some() { "studio" } else { "server" }
+}
+
+/// Runs `prepared`, a run of `subject` (of version `version` of `slug`), holding its `turn`,
+/// and streams it: `start` (the model, the conversation and its turn, the budgets' warnings
+/// and what the request dropped), `text` as the answer arrives, `done` with the run as kept.
+/// A client that goes away, or stops reading, cancels it.
+pub(crate) fn stream(
+    prepared: Prepared,
+    subject: Subject,
+    turn: OwnedSemaphorePermit,
+    slug: &str,
+    version: u32,
+) -> Sse<impl Stream<Item = Result<Event, Infallible>> + use<>> {
+    let Prepared { runtime, request, warnings, .. } = prepared;
+    let (conversation, number) =
+        subject.turn.as_ref().map(|t| (t.conversation.clone(), t.number)).unzip();
     let start = serde_json::json!({
-        "slug": slug, "version": version.version,
+        "slug": slug, "version": version,
         "provider": request.target.endpoint.provider, "model": request.target.model,
-        "warnings": warnings,
+        "conversation": conversation, "turn": number,
+        "warnings": warnings, "notices": request.notices,
     });
+    let slug = slug.to_owned();
     let (events, received) = mpsc::channel::<Event>(EVENTS_AHEAD);
     tokio::spawn(async move {
         let _turn = turn;
@@ -135,7 +152,7 @@ pub(crate) async fn run(
         }
         let mut done = serde_json::to_value(&finished.record).unwrap_or_default();
         done["slug"] = slug.into();
-        done["version"] = version.version.into();
+        done["version"] = version.into();
         if let Ok(report) = &finished.result {
             done["answer"] = shown_answer(report).into();
         }
@@ -144,7 +161,7 @@ pub(crate) async fn run(
     let stream = futures_util::stream::unfold(received, |mut received| async move {
         received.recv().await.map(|event| (Ok(event), received))
     });
-    Ok(Sse::new(stream).keep_alive(KeepAlive::default()))
+    Sse::new(stream).keep_alive(KeepAlive::default())
 }
 
 /// The answer as the caller saw it stream: the run record keeps it with data-loss

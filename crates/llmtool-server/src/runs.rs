@@ -16,7 +16,8 @@ use llmtool_mcp::RunLimits;
 use llmtool_providers::run::{RunOptions, RunRequest};
 use llmtool_registry::{Charge, Integration, Reference, Role, Store};
 use llmtool_runtime::{
-    Account, Choice, KeepFuture, LogPolicy, ParamOverrides, RunError, RunKeeper, Runtime, Subject,
+    Account, Choice, Conversation, KeepFuture, LogPolicy, ParamOverrides, RunError, RunKeeper,
+    Runtime, Subject,
 };
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
@@ -33,6 +34,14 @@ pub(crate) struct RunFor {
     pub(crate) member: String,
     pub(crate) role: Role,
     pub(crate) teams: Vec<String>,
+}
+
+/// What a run asks of a model.
+pub(crate) enum Ask<'a> {
+    /// A tool's rendered prompt, on the model `choice` picks (the tool's own by default).
+    Prompt { tool: &'a Tool, prompt: String, choice: &'a Choice },
+    /// A follow-up to a conversation, on its model.
+    FollowUp { conversation: &'a Conversation, text: String },
 }
 
 /// A run admitted: the runtime and request it runs with, whom it is charged to (with its
@@ -78,6 +87,21 @@ impl Runs {
 }
 
 impl Runs {
+    /// A turn to run ([`Runs::turn`]), or the problem of a busy server: 503, to try again
+    /// after a second.
+    pub(crate) async fn turn_or_busy(&self) -> Result<OwnedSemaphorePermit, Problem> {
+        self.turn().await.ok_or_else(|| Problem {
+            retry_after: Some(1),
+            ..Problem::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "Service Unavailable",
+                "too many runs are running and waiting; try again later",
+            )
+        })
+    }
+}
+
+impl Runs {
     /// The runtime a run starts on now: the server's, on the enabled integrations (their keys
     /// opened) and the admins' prices; and the integrations, for the gate.
     pub(crate) async fn runtime_now(
@@ -98,28 +122,33 @@ impl Runs {
         Ok((self.runtime.with_providers(providers), integrations))
     }
 
-    /// Admits a run of `tool` (tagged `tags`) on `prompt` for `who`: its request on the model
-    /// `choice` picks, let through the gate of the integrations' models, charged to the
-    /// member and the team (of theirs) the tool is curated for, else their first team, and
-    /// holding its worst-case cost against their budgets. Refused with a problem document:
-    /// 422 for a model that may not run, 402 over a hard budget (nothing is sent, or kept).
+    /// Admits a run for `who` of a tool tagged `tags`, asking `ask`: its request (on the model
+    /// the caller's choice picks, or the conversation's), let through the gate of the
+    /// integrations' models, charged to the member and the team (of theirs) the tool is
+    /// curated for, else their first team, and holding its worst-case cost against their
+    /// budgets. Refused with a problem document: 422 for a model that may not run, 402 over a
+    /// hard budget (nothing is sent, or kept).
     pub(crate) async fn prepare(
         &self,
         state: &ServerState,
         who: &RunFor,
-        tool: &Tool,
         tags: &[String],
-        prompt: String,
-        choice: &Choice,
+        ask: Ask<'_>,
     ) -> Result<Prepared, Problem> {
         let unprocessable = |detail: String| {
             Problem::new(StatusCode::UNPROCESSABLE_ENTITY, "Unprocessable Content", detail)
         };
         let (runtime, integrations) = self.runtime_now(state).await?;
-        let request = runtime
-            .request_off_thread(tool, prompt, ParamOverrides::default(), choice)
-            .await
-            .map_err(|error| unprocessable(runtime.redact(&error.to_string()).into_owned()))?;
+        let overrides = ParamOverrides::default();
+        let request = match ask {
+            Ask::Prompt { tool, prompt, choice } => {
+                runtime.request_off_thread(tool, prompt, overrides, choice).await
+            }
+            Ask::FollowUp { conversation, text } => {
+                runtime.follow_up_off_thread(conversation, text, overrides).await
+            }
+        }
+        .map_err(|error| unprocessable(runtime.redact(&error.to_string()).into_owned()))?;
         let target = &request.target;
         crate::integrations::gate(
             &integrations,
@@ -184,10 +213,8 @@ impl llmtool_runtime::Runner for LibraryRunner {
                 None => None,
             };
             let tags = tags.unwrap_or_default();
-            let prepared = runs
-                .prepare(&state, &who, &tool, &tags, prompt, &Choice::default())
-                .await
-                .map_err(refused)?;
+            let ask = Ask::Prompt { tool: &tool, prompt, choice: &Choice::default() };
+            let prepared = runs.prepare(&state, &who, &tags, ask).await.map_err(refused)?;
             let subject = Subject { account: Some(prepared.account), ..subject };
             let runtime = &prepared.runtime;
             // Said with this run's keys hidden too (the integrations' are its runtime's).
@@ -231,10 +258,10 @@ fn charged_team(teams: &[String], tags: &[String]) -> String {
         .unwrap_or_default()
 }
 
-/// The most `request` may cost: its prompt (a token is at least one byte, so the prompt's
-/// bytes bound its tokens, whatever its language), at the dearer of the input and cache-write
-/// prices, and the longest answer it allows (`max_tokens`, else the model's longest) at the
-/// dearer of the output and reasoning prices, asked again as often as the expected output may
+/// The most `request` may cost: its prompt, with the conversation before it (a token is at
+/// least one byte, so the prompt's bytes bound its tokens, whatever its language), at the
+/// dearer of the input and cache-write prices, and the longest answer it allows
+/// (`max_tokens`, else the model's longest) at the dearer of the output and reasoning prices, asked again as often as the expected output may
 /// be repaired, each time with the answers before. An unpriced model, or one with no known
 /// limit on its answer, reserves nothing (its runs still count once kept).
 fn worst_cost(request: &RunRequest) -> f64 {
@@ -245,7 +272,8 @@ fn worst_cost(request: &RunRequest) -> f64 {
     let price = &entry.price;
     let input_price = price.input.max(price.cache_write.unwrap_or(0.0));
     let output_price = price.output.max(price.reasoning.unwrap_or(0.0));
-    let prompt = request.first_message().len() as f64;
+    let prompt: usize = request.messages().iter().map(|message| message.content.len()).sum();
+    let prompt = prompt as f64;
     let attempts = u64::from(RunOptions::streamed(true).max_repairs) + 1;
     (0..attempts)
         .map(|attempt| {

@@ -1,9 +1,18 @@
-//! What the server's test files share: a runner that echoes the prompt, and MCP requests over
-//! HTTP.
+//! What the server's test files share: a runner that echoes the prompt, MCP requests over
+//! HTTP, and a library server running its tools against the mock provider.
 
 #![allow(dead_code, reason = "each test file uses what it needs")]
 
-use serde_json::Value;
+use std::sync::Arc;
+
+use llmtool_mcp::RunLimits;
+use llmtool_providers::config::{Config, Env};
+use llmtool_providers::resolve::Providers;
+use llmtool_registry::{Publication, Role, SqlStore, Store};
+use llmtool_runtime::{Runtime, RuntimeOptions};
+use llmtool_server::{Access, RateLimiter, ServerState, new_token, token_hash};
+use llmtool_testkit::Mock;
+use serde_json::{Value, json};
 
 /// Runs a tool by answering its prompt back: `echo: PROMPT`.
 pub(crate) struct Echo;
@@ -57,4 +66,73 @@ pub(crate) async fn mcp_request(
 /// The JSON answer to `request`.
 pub(crate) async fn json_of(request: reqwest::RequestBuilder) -> Value {
     request.send().await.unwrap().json().await.unwrap()
+}
+
+/// The events of an SSE body: (event name, data as JSON).
+pub(crate) fn events(body: &str) -> Vec<(String, Value)> {
+    body.split("\n\n")
+        .filter_map(|block| {
+            let name = block.lines().find_map(|l| l.strip_prefix("event: "))?;
+            let data = block.lines().find_map(|l| l.strip_prefix("data: "))?;
+            Some((name.to_owned(), serde_json::from_str(data).unwrap()))
+        })
+        .collect()
+}
+
+/// The `text` events' texts, joined.
+pub(crate) fn streamed_text(events: &[(String, Value)]) -> String {
+    events
+        .iter()
+        .filter(|(name, _)| name == "text")
+        .map(|(_, data)| data["text"].as_str().unwrap())
+        .collect()
+}
+
+pub(crate) fn chunk(text: &str) -> String {
+    json!({"choices": [{"index": 0, "delta": {"content": text}}]}).to_string()
+}
+
+/// A library server on a loopback port, running its tools against `mock` one at a time
+/// with none waiting; `viewer` is a token that may run them.
+pub(crate) struct Library {
+    pub(crate) base: String,
+    pub(crate) viewer: String,
+    pub(crate) state: ServerState,
+    _folder: tempfile::TempDir,
+}
+
+impl Library {
+    pub(crate) async fn start(mock: &Mock, tools: &[(&str, Value)]) -> Library {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let config = format!(
+            "[providers.mock]\napi = \"openai\"\nbase_url = \"{}/v1\"\napi_key_env = \"MOCK_KEY\"\n\n[prices.\"mock/m\"]\ninput = 1.0\noutput = 2.0\n",
+            mock.url
+        );
+        let providers = Providers::new(
+            Config::parse(&config).unwrap(),
+            Env::from_pairs([("MOCK_KEY", "mock-secret-key-5150")]),
+        );
+        let options = RuntimeOptions { only_configured: true, ..RuntimeOptions::default() };
+        let runtime = Runtime::new(providers, options).unwrap();
+        let folder = tempfile::tempdir().unwrap();
+        let store: Arc<dyn Store> =
+            Arc::new(SqlStore::open_sqlite(&folder.path().join("library.db")).await.unwrap());
+        let viewer = new_token();
+        store.create_token("reader", Role::Viewer, &token_hash(&viewer), None).await.unwrap();
+        for (slug, tool) in tools {
+            let publication = Publication::from_text(&tool.to_string(), "tool.json").unwrap();
+            store.publish(slug, &publication, None, None).await.unwrap();
+        }
+        let limits = RunLimits { concurrent: 1, queued: 0 };
+        let state = ServerState::new(
+            Arc::clone(&store),
+            Access { public_read: true },
+            Arc::new(RateLimiter::new(0)),
+        )
+        .with_runtime(runtime, limits);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}/api/v1", listener.local_addr().unwrap());
+        tokio::spawn(llmtool_server::serve(state.clone(), listener, std::future::pending()));
+        Library { base, viewer, state, _folder: folder }
+    }
 }

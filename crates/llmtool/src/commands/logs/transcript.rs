@@ -4,7 +4,6 @@
 
 use std::fmt::Write as _;
 
-use llmtool_dlp::Redaction;
 use llmtool_log::{Conversation, ConversationSummary, Outcome as RunOutcome, Record};
 
 use crate::commands::cost::{dollars, thousands};
@@ -38,9 +37,7 @@ pub(crate) fn list(conversations: &[ConversationSummary], format: LogsFormat) ->
 
 /// `conversation` as a transcript in `format`, its hidden values put back.
 pub(crate) fn transcript(conversation: &Conversation, format: LogsFormat) -> String {
-    let values = &conversation.thread.placeholders;
-    let redaction = Redaction::resume(values.iter().map(|(p, v)| (p.as_str(), v.as_str())));
-    let shown = |text: &str| redaction.restore(text).into_owned();
+    let shown = llmtool_runtime::revealer(&conversation.thread.placeholders);
     match format {
         LogsFormat::Json => {
             let turns: Vec<serde_json::Value> = conversation

@@ -1,0 +1,305 @@
+//! The `/api/v1/conversations` routes: a run's follow-ups (streamed as runs are), the
+//! conversations a caller may read (their own; every one for an admin), a transcript (with
+//! the values data-loss prevention hid put back for its owner only), and share links that show
+//! a read-only snapshot to the members who may see the tool. A conversation the caller may not
+//! read is answered exactly as a missing one (404).
+
+use std::convert::Infallible;
+
+use axum::Json;
+use axum::Router;
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::sse::{Event, Sse};
+use axum::routing::{get, post};
+use futures_util::Stream;
+use llmtool_log::{Conversation as LogConversation, Record, Thread};
+use llmtool_registry::{ConversationInfo, KeptConversation, Reference, Role, Selector};
+use llmtool_runtime::{Conversation, Subject, revealer};
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+use crate::auth::{Caller, random_hex, token_hash};
+use crate::run_api::{origin_of, stream};
+use crate::runs::Ask;
+use crate::{Problem, ServerState};
+
+pub(crate) fn routes() -> Router<ServerState> {
+    Router::new()
+        .route("/conversations", get(list))
+        .route("/conversations/{id}", get(show))
+        .route("/conversations/{id}/messages", post(message))
+        .route("/conversations/{id}/share", post(share).delete(unshare))
+        .route("/shared/{token}", get(shared))
+}
+
+type Answer<T> = Result<T, Problem>;
+
+/// The longest conversation list one request returns.
+const MOST_LISTED: u32 = 200;
+
+/// `POST /conversations/{id}/messages`: the follow-up.
+#[derive(Debug, Deserialize, ToSchema)]
+pub(crate) struct MessageBody {
+    /// What to ask after the answer (free text: the tool's expected output binds its own
+    /// answer only).
+    text: String,
+}
+
+/// One turn of a transcript: what was asked (the tool's rendered prompt first) and the
+/// answer, with the run's facts.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct TurnBody {
+    turn: u32,
+    /// The run's number (as `/tools/{slug}/runs` lists it).
+    id: Option<i64>,
+    started_at: String,
+    asked: Option<String>,
+    answer: Option<String>,
+    /// `ok`, `rejected`, `failed` or `cancelled`.
+    outcome: String,
+    error: Option<String>,
+    input_tokens: Option<u64>,
+    cached_input_tokens: Option<u64>,
+    output_tokens: Option<u64>,
+    cost_usd: Option<f64>,
+    latency_ms: Option<u64>,
+}
+
+/// A conversation and its turns.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct ConversationBody {
+    #[serde(flatten)]
+    info: ConversationInfo,
+    /// Whether the values data-loss prevention hid from the model are shown (to the owner
+    /// only; anyone else sees their placeholders).
+    values_shown: bool,
+    messages: Vec<TurnBody>,
+}
+
+/// A share link.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct ShareBody {
+    /// The studio's read-only page of the snapshot (`/share/TOKEN`); the token is shown once.
+    url: String,
+    /// The API's address of the snapshot.
+    api: String,
+    /// The turns the snapshot shows: those the conversation had when shared.
+    turns: u32,
+}
+
+/// `GET /conversations`: whose.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub(crate) struct ListParams {
+    /// Only the caller's own (an admin sees everyone's by default).
+    #[serde(default)]
+    mine: bool,
+}
+
+/// The conversation `id` if the caller may read it: its owner may, and with `admin_reads`
+/// an admin; anyone else is told it does not exist.
+async fn readable(
+    state: &ServerState,
+    caller: &Caller,
+    id: &str,
+    admin_reads: bool,
+) -> Answer<KeptConversation> {
+    caller.require_token(Role::Viewer)?;
+    let missing = || Problem::from(llmtool_registry::StoreError::NoSuchConversation(id.into()));
+    let kept = state.store.conversation(id).await?.ok_or_else(missing)?;
+    let owner = caller.name.as_deref() == Some(kept.info.owner.as_str());
+    let admin = admin_reads && caller.role.is_some_and(|role| role >= Role::Admin);
+    if owner || admin { Ok(kept) } else { Err(missing()) }
+}
+
+/// The conversations the caller may read, newest first: their own, or (for an admin)
+/// everyone's.
+#[utoipa::path(get, path = "/conversations", params(ListParams), security(("bearer" = [])),
+    responses((status = 200, body = Vec<ConversationInfo>),
+        (status = 401, description = "No token, or one the library does not know", body = Problem)))]
+pub(crate) async fn list(
+    State(state): State<ServerState>,
+    caller: Caller,
+    Query(params): Query<ListParams>,
+) -> Answer<Json<Vec<ConversationInfo>>> {
+    caller.require_token(Role::Viewer)?;
+    let admin = caller.role.is_some_and(|role| role >= Role::Admin);
+    let owner = if admin && !params.mine { None } else { caller.name.as_deref() };
+    if owner.is_none() && !admin {
+        return Err(Problem::unauthorized());
+    }
+    Ok(Json(state.store.conversations(owner, MOST_LISTED).await?))
+}
+
+/// A conversation's transcript: its owner sees the values data-loss prevention hid from the
+/// model; an admin sees their placeholders.
+#[utoipa::path(get, path = "/conversations/{id}", params(("id" = String, Path, description = "The conversation's id")), security(("bearer" = [])),
+    responses((status = 200, body = ConversationBody),
+        (status = 404, description = "No such conversation, or not the caller's", body = Problem),
+        (status = 401, description = "No token, or one the library does not know", body = Problem)))]
+pub(crate) async fn show(
+    State(state): State<ServerState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Answer<Json<ConversationBody>> {
+    let kept = readable(&state, &caller, &id, true).await?;
+    let owner = caller.name.as_deref() == Some(kept.info.owner.as_str());
+    Ok(Json(transcript(kept, owner)))
+}
+
+/// Ask a follow-up in one of the caller's conversations: sent with the whole conversation to
+/// its model, on the tool's version it started with, streamed as `POST /tools/{slug}/run`
+/// streams (`start`, `text`, `done`; `start.notices` says which old turns were left out to fit
+/// the model's context window).
+#[utoipa::path(post, path = "/conversations/{id}/messages", params(("id" = String, Path, description = "The conversation's id")), security(("bearer" = [])),
+    request_body = MessageBody,
+    responses((status = 200, description = "The run, as Server-Sent Events", content_type = "text/event-stream", body = String),
+        (status = 404, description = "No such conversation, not the caller's, or its tool is no longer theirs to see", body = Problem),
+        (status = 422, description = "The follow-up is empty or too long, or its model may no longer run", body = Problem),
+        (status = 402, description = "A hard budget would be passed: nothing was sent", body = Problem),
+        (status = 503, description = "Too many runs are running and waiting; try again after `Retry-After`", body = Problem),
+        (status = 401, description = "No token, or one the library does not know", body = Problem)))]
+pub(crate) async fn message(
+    State(state): State<ServerState>,
+    caller: Caller,
+    Path(id): Path<String>,
+    Json(body): Json<MessageBody>,
+) -> Answer<Sse<impl Stream<Item = Result<Event, Infallible>>>> {
+    let kept = readable(&state, &caller, &id, false).await?;
+    let Some(runs) = state.runs().cloned() else {
+        return Err(Problem::new(StatusCode::NOT_FOUND, "Not Found", "this server runs no tools"));
+    };
+    if body.text.trim().is_empty() {
+        let detail = "the follow-up is empty";
+        return Err(Problem::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "Unprocessable Content",
+            detail,
+        ));
+    }
+    let info = &kept.info;
+    let pinned = Selector::Version(info.version);
+    let version = crate::api::seen_version(&state, &caller, &info.slug, &pinned).await?;
+    let conversation = conversation_of(&kept, version.text).map_err(|error| {
+        Problem::new(StatusCode::UNPROCESSABLE_ENTITY, "Unprocessable Content", error.to_string())
+    })?;
+    let turn = runs.turn_or_busy().await?;
+    let who = caller.run_for();
+    let ask = Ask::FollowUp { conversation: &conversation, text: body.text };
+    let prepared = runs.prepare(&state, &who, &version.tags, ask).await?;
+    let path = Reference::pinned(&info.slug, info.version).path();
+    let subject = Subject {
+        by: caller.name.clone(),
+        account: Some(prepared.account.clone()),
+        ..conversation.subject(origin_of(&caller), Some(path))
+    };
+    Ok(stream(prepared, subject, turn, &info.slug, info.version))
+}
+
+/// Share a conversation (the caller's own): a link to a read-only snapshot of the turns it
+/// has now, for the members who may see its tool. A new link voids the one before.
+#[utoipa::path(post, path = "/conversations/{id}/share", params(("id" = String, Path, description = "The conversation's id")), security(("bearer" = [])),
+    responses((status = 200, body = ShareBody),
+        (status = 404, description = "No such conversation, or not the caller's", body = Problem),
+        (status = 401, description = "No token, or one the library does not know", body = Problem)))]
+pub(crate) async fn share(
+    State(state): State<ServerState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Answer<Json<ShareBody>> {
+    readable(&state, &caller, &id, false).await?;
+    let token = random_hex();
+    let turns = caller.acting(&state).share_conversation(&id, &token_hash(&token)).await?;
+    Ok(Json(ShareBody {
+        url: format!("/share/{token}"),
+        api: format!("/api/v1/shared/{token}"),
+        turns,
+    }))
+}
+
+/// Stop sharing a conversation (the caller's own): its link shows nothing any more.
+#[utoipa::path(delete, path = "/conversations/{id}/share", params(("id" = String, Path, description = "The conversation's id")), security(("bearer" = [])),
+    responses((status = 204, description = "Not shared any more"),
+        (status = 404, description = "No such conversation, or not the caller's", body = Problem),
+        (status = 401, description = "No token, or one the library does not know", body = Problem)))]
+pub(crate) async fn unshare(
+    State(state): State<ServerState>,
+    caller: Caller,
+    Path(id): Path<String>,
+) -> Answer<StatusCode> {
+    readable(&state, &caller, &id, false).await?;
+    caller.acting(&state).unshare_conversation(&id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// A shared conversation's snapshot, for a member who may see its tool: the turns it had when
+/// shared, the hidden values as their placeholders.
+#[utoipa::path(get, path = "/shared/{token}", params(("token" = String, Path, description = "The share link's token")), security(("bearer" = [])),
+    responses((status = 200, body = ConversationBody),
+        (status = 404, description = "No such link, or its tool is not the caller's to see", body = Problem),
+        (status = 401, description = "No token, or one the library does not know", body = Problem)))]
+pub(crate) async fn shared(
+    State(state): State<ServerState>,
+    caller: Caller,
+    Path(token): Path<String>,
+) -> Answer<Json<ConversationBody>> {
+    caller.require_token(Role::Viewer)?;
+    let missing =
+        || Problem::new(StatusCode::NOT_FOUND, "Not Found", "no such shared conversation");
+    let kept = state.store.shared_conversation(&token_hash(&token)).await?.ok_or_else(missing)?;
+    let pinned = Selector::Version(kept.info.version);
+    // The one rule: a tool the caller does not see is not there, and neither is its snapshot.
+    crate::api::seen_version(&state, &caller, &kept.info.slug, &pinned)
+        .await
+        .map_err(|_| missing())?;
+    Ok(Json(transcript(kept, false)))
+}
+
+/// The transcript of `kept`, with the hidden values put back when `owner` reads it.
+fn transcript(kept: KeptConversation, owner: bool) -> ConversationBody {
+    let reveal = revealer(&kept.thread.placeholders);
+    let shown = |text: Option<String>| match text {
+        Some(text) if owner => Some(reveal(&text)),
+        other => other,
+    };
+    let messages = kept
+        .turns
+        .into_iter()
+        .map(|turn: Record| TurnBody {
+            turn: turn.turn.unwrap_or(1),
+            id: turn.id,
+            started_at: turn.started_at,
+            asked: shown(turn.prompt),
+            answer: shown(turn.answer),
+            outcome: turn.outcome.as_str().to_owned(),
+            error: shown(turn.error),
+            input_tokens: turn.input_tokens,
+            cached_input_tokens: turn.cached_input_tokens,
+            output_tokens: turn.output_tokens,
+            cost_usd: turn.cost_usd,
+            latency_ms: turn.latency_ms,
+        })
+        .collect();
+    ConversationBody { info: kept.info, values_shown: owner, messages }
+}
+
+/// `kept`, on the tool `text` (its version's), as the runtime goes on with it.
+fn conversation_of(
+    kept: &KeptConversation,
+    text: String,
+) -> Result<Conversation, llmtool_runtime::ConversationError> {
+    let info = &kept.info;
+    let as_logged = LogConversation {
+        id: info.id.clone(),
+        started_at: info.started_at.clone(),
+        origin: "server".into(),
+        tool_path: None,
+        tool_name: Some(info.slug.clone()),
+        provider: info.provider.clone(),
+        model: info.model.clone(),
+        turns: kept.turns.clone(),
+        thread: Thread { tool: Some(text), ..kept.thread.clone() },
+    };
+    Conversation::from_log(&as_logged)
+}
