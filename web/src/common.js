@@ -102,8 +102,16 @@ function signedOut() {
  * stream ends. Rejects with an ApiError when the run is refused before it starts.
  */
 export async function runTool(slug, body, onEvent, { signal, version } = {}) {
-  const caller = await session();
   const address = version ? path`/api/v1/tools/${slug}/run?version=${version}` : path`/api/v1/tools/${slug}/run`;
+  await streamRun(address, body, onEvent, { signal });
+}
+
+/**
+ * Posts `body` to `address`, a run's stream (a tool's run, or a conversation's follow-up), and
+ * calls `onEvent(name, data)` for each of its Server-Sent Events (`start`, `text`, `done`).
+ */
+export async function streamRun(address, body, onEvent, { signal } = {}) {
+  const caller = await session();
   const response = await fetch(address, {
     method: "POST",
     headers: { "content-type": "application/json", ...(caller ? { "x-csrf-token": caller.csrf } : {}) },

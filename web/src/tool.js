@@ -3,6 +3,7 @@
 // two or three models, and the runs kept with their cost.
 
 import { ApiError, api, canAct, dollars, el, header, path, runTool, say, session, slugOfPage, withCode } from "./common.js";
+import { answerView, factsOf, followUps } from "./thread.js";
 
 const slug = slugOfPage();
 const params = new URLSearchParams(location.search);
@@ -10,6 +11,8 @@ const main = document.getElementById("main");
 let version = null;
 let fields = [];
 let models = [];
+/** Whether the tool's answers read as Markdown (text), or are shown as they are (code, data). */
+let answersInMarkdown = true;
 
 /** The form's values, as `render --vars` takes them. */
 function values() {
@@ -141,33 +144,34 @@ function modelPicker(id, label) {
   );
 }
 
-/** Runs the tool on `model` into `into`, showing the answer as it streams and then its facts. */
-async function runInto(into, model, signal) {
+/**
+ * Runs the tool on `model` into `into`, showing the answer as it streams and then its facts;
+ * with `thread`, the follow-ups of the conversation it starts go under it.
+ */
+async function runInto(into, model, signal, thread = false) {
   // Not a live region: a screen reader would read every piece as it streams. The outcome is
   // announced once, in the status line.
-  const answer = el("pre", { class: "answer" });
-  const facts = el("p", { class: "facts" }, "Running…");
-  into.replaceChildren(answer, facts);
+  const answer = answerView({ asMarkdown: answersInMarkdown });
+  into.replaceChildren(answer.element);
   const started = performance.now();
+  let conversation = null;
   try {
     await runTool(slug, { values: values(), model: model || undefined }, (name, data) => {
-      if (name === "start") facts.textContent = `Running on ${data.provider}/${data.model}…`;
-      if (name === "text") answer.textContent += data.text;
+      if (name === "start") {
+        answer.facts.textContent = `Running on ${data.provider}/${data.model}…`;
+        conversation = data.conversation;
+      }
+      if (name === "text") answer.append(data.text);
       if (name === "done") {
-        if (data.answer !== null && data.answer !== undefined) answer.textContent = data.answer;
-        const tokens = `${data.input_tokens ?? "?"} in, ${data.output_tokens ?? "?"} out`;
-        const latency = data.latency_ms ?? Math.round(performance.now() - started);
+        answer.finish(data.answer);
         say(`The run on ${data.provider}/${data.model} ended: ${data.outcome}.`);
-        facts.replaceChildren(
-          el("span", { class: `outcome ${data.outcome}` }, data.outcome),
-          ` · ${data.provider}/${data.model} · ${tokens} tokens · ${dollars(data.cost_usd)} · ${latency} ms`,
-          ...(data.error ? [el("span", { class: "problem" }, ` · ${data.error}`)] : []),
-        );
+        answer.facts.replaceChildren(...factsOf(data, data.latency_ms ?? Math.round(performance.now() - started)));
+        if (thread && conversation && (data.outcome === "ok" || data.outcome === "rejected")) followUps(into, conversation);
       }
     }, { signal, version });
   } catch (error) {
-    facts.replaceChildren(...withCode(error instanceof ApiError ? error.message : `The run stopped: ${error.message}`));
-    facts.classList.add("problem");
+    answer.facts.replaceChildren(...withCode(error instanceof ApiError ? error.message : `The run stopped: ${error.message}`));
+    answer.facts.classList.add("problem");
   }
 }
 
@@ -249,6 +253,8 @@ async function main_() {
   }
   version = tool.version;
   const meta = tool.tool.metadata || {};
+  const kind = meta.expected_output?.type ?? "text";
+  answersInMarkdown = kind === "text" && !["json", "xml", "csv"].includes(meta.expected_output?.format);
   document.title = `${meta.prompt_name || slug} · llmtool studio`;
   models = await api("/models").catch(() => []);
   // The server gives the variables as llmtool reads them (canonical type names).
@@ -264,7 +270,7 @@ async function main_() {
         event.preventDefault();
         stop.controller = new AbortController();
         runButton.disabled = true;
-        await runInto(output, document.getElementById("model").value, stop.controller.signal);
+        await runInto(output, document.getElementById("model").value, stop.controller.signal, true);
         // Still signed in? (The session may have ended during the run.)
         runButton.disabled = !(await session());
         runButton.focus();

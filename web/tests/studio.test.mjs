@@ -7,13 +7,13 @@
 
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, mkdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { violations } from "./axe.mjs";
 import { launchChromium } from "./browser.mjs";
+import { cli as runCli, start as startProgram } from "./harness.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const llmtool = join(root, "target", "debug", "llmtool");
@@ -26,29 +26,8 @@ let base;
 let browser;
 const tokens = {};
 
-/** Starts `program` and resolves with the first line of standard error (or output) matching `pattern`. */
-function start(program, args, env, pattern) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(program, args, { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-    children.push(child);
-    let seen = "";
-    const look = (chunk) => {
-      seen += chunk;
-      const match = seen.match(pattern);
-      if (match) resolve(match);
-    };
-    child.stdout.on("data", look);
-    child.stderr.on("data", look);
-    child.on("exit", (code) => reject(new Error(`${program} exited (${code}): ${seen}`)));
-    setTimeout(() => reject(new Error(`${program} did not start: ${seen}`)), 60_000);
-  });
-}
-
-function cli(...args) {
-  const result = spawnSync(llmtool, args, { env: { ...process.env, LLMTOOL_DATA_DIR: data }, encoding: "utf8" });
-  assert.equal(result.status, 0, result.stderr);
-  return result.stdout.trim();
-}
+const start = (...args) => startProgram(children, ...args);
+const cli = (...args) => runCli(llmtool, data, ...args);
 
 before(async () => {
   const [mockUrl] = await start(mockLlm, ["127.0.0.1:0", "6"], {}, /http:\/\/127\.0\.0\.1:\d+/);

@@ -212,6 +212,30 @@ mod tests {
     }
 
     #[test]
+    fn a_conversation_is_sent_as_user_and_model_turns() {
+        let request = ChatRequest {
+            model: "gemini-2.5-flash".into(),
+            messages: vec![
+                Message::user("Plan it."),
+                Message::assistant("Step 1."),
+                Message::user("Why?"),
+            ],
+            params: Params::default(),
+            constraint: Constraint::None,
+            stream: true,
+            cache: true,
+        };
+        let http = build(&endpoint(ApiKind::Gemini), &request, &mut []);
+        let turns: Vec<(&str, &str)> = http.body["contents"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| (c["role"].as_str().unwrap(), c["parts"][0]["text"].as_str().unwrap()))
+            .collect();
+        assert_eq!(turns, [("user", "Plan it."), ("model", "Step 1."), ("user", "Why?")]);
+    }
+
+    #[test]
     fn decodes_chunks_and_safety_blocks() {
         let mut decoder = GeminiDecoder::new();
         let events = decoder

@@ -33,6 +33,7 @@ pub(crate) fn routes() -> Router<ServerState> {
         .route("/control/audit", get(|| async { file("audit.html") }))
         .route("/new", get(|| async { file("edit.html") }))
         .route("/t/{slug}", get(tool_page))
+        .route("/share/{token}", get(|| async { file("share.html") }))
         .route("/t/{slug}/edit", get(|| async { file("edit.html") }))
         .route("/assets/{name}", get(|Path(name): Path<String>| async move { file(&name) }))
         .fallback(not_found)

@@ -34,6 +34,7 @@ assets! {
     "spend.html" => "text/html; charset=utf-8",
     "budgets.html" => "text/html; charset=utf-8",
     "audit.html" => "text/html; charset=utf-8",
+    "share.html" => "text/html; charset=utf-8",
     "gallery.js" => "text/javascript; charset=utf-8",
     "tool.js" => "text/javascript; charset=utf-8",
     "editor.js" => "text/javascript; charset=utf-8",
@@ -46,6 +47,7 @@ assets! {
     "spend.js" => "text/javascript; charset=utf-8",
     "budgets.js" => "text/javascript; charset=utf-8",
     "audit.js" => "text/javascript; charset=utf-8",
+    "share.js" => "text/javascript; charset=utf-8",
     "studio.css" => "text/css; charset=utf-8",
     "THIRD-PARTY-LICENSES.txt" => "text/plain; charset=utf-8",
 }

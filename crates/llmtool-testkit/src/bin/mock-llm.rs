@@ -6,7 +6,8 @@
 //! usage: `mock-llm [ADDRESS=127.0.0.1:0] [CHUNKS=20] [LATENCY_MS=0]`
 //!
 //! `LATENCY_MS` holds every answer back that long (a provider's time to answer, for the batch
-//! benchmark).
+//! benchmark). `MOCK_LLM_ANSWER`, when set, is the answer instead (streamed a word at a time):
+//! the studio's tests give it Markdown, and markup that must stay text.
 
 use std::sync::Arc;
 
@@ -67,7 +68,11 @@ async fn main() -> std::io::Result<()> {
     let chunks: usize = args.next().and_then(|n| n.parse().ok()).unwrap_or(20);
     let latency =
         std::time::Duration::from_millis(args.next().and_then(|n| n.parse().ok()).unwrap_or(0));
-    let words: Arc<Vec<String>> = Arc::new((0..chunks).map(|i| format!("token{i} ")).collect());
+    let words: Vec<String> = match std::env::var("MOCK_LLM_ANSWER") {
+        Ok(answer) => answer.split_inclusive(' ').map(str::to_owned).collect(),
+        Err(_) => (0..chunks).map(|i| format!("token{i} ")).collect(),
+    };
+    let words = Arc::new(words);
     let listener = tokio::net::TcpListener::bind(&address).await?;
     println!("http://{}", listener.local_addr()?);
     let app = axum::Router::new().fallback(move |body: Bytes| {
