@@ -83,11 +83,19 @@ function inline(tokens = []) {
         // Never fetched: an answer must not make the reader's browser call an address.
         return el("span", { class: "image-text" }, `[image: ${token.text || token.href}]`);
       case "text":
-        return token.tokens ? inline(token.tokens) : token.text;
+      case "escape":
+        return token.tokens ? inline(token.tokens) : unescaped(token.text);
       default:
-        return token.text ?? "";
+        return unescaped(token.text ?? "");
     }
   });
+}
+
+/** The characters marked's lexer writes as entities in some text, as the characters. */
+const ENTITIES = { "&amp;": "&", "&lt;": "<", "&gt;": ">", "&quot;": '"', "&#39;": "'" };
+
+function unescaped(text) {
+  return String(text).replace(/&(?:amp|lt|gt|quot|#39);/g, (entity) => ENTITIES[entity]);
 }
 
 /** A code block with a button that copies its text. */

@@ -31,7 +31,7 @@ async function show() {
       el("a", { href: path`/t/${shared.slug}?version=${shared.version}` }, `${shared.slug} v${shared.version}`),
       ` · ${shared.provider}/${shared.model} · ${shared.turns} turn(s) · shared by ${shared.owner} · read-only`,
     ),
-    el("section", { class: "thread", "aria-label": "Turns" }, ...transcriptView(shared.messages)),
+    el("section", { class: "thread", "aria-label": "Turns" }, ...transcriptView(shared.messages, shared.first_answer)),
   );
   say("");
 }

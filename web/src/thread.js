@@ -113,10 +113,13 @@ async function makeLink(id, into) {
   }
 }
 
-/** A transcript's turns (`GET /conversations/{id}` or a shared snapshot), read-only. */
-export function transcriptView(messages) {
+/**
+ * A transcript's turns (`GET /conversations/{id}` or a shared snapshot), read-only; the tool's
+ * own answer as Markdown unless `firstAnswer` says it is shown as it is (code, data).
+ */
+export function transcriptView(messages, firstAnswer = "markdown") {
   return messages.map((message) => {
-    const answer = answerView();
+    const answer = answerView({ asMarkdown: message.turn !== 1 || firstAnswer === "markdown" });
     answer.finish(message.answer ?? (message.error ? `(no answer: ${message.error})` : "(no answer)"));
     answer.facts.replaceChildren(...factsOf(message));
     const asked = message.turn === 1 ? el("div", { class: "turn-asked" }, el("p", { class: "who-asked" }, "The prompt"), el("pre", { class: "prompt" }, message.asked ?? "")) : askedView(message.asked ?? "");

@@ -28,7 +28,7 @@ let base;
 let browser;
 
 /** What the mock answers every request: Markdown, a link that must not become one, raw HTML. */
-const ANSWER = "Tides come from the **Moon**. Try `tide --now` then: \n\n```\necho high\n```\n\n- first\n- second\n\nSee [the notes](javascript:alert(1)) and <img src=x onerror=alert(1)> here.";
+const ANSWER = "Tides come from the **Moon**. Try `tide --now` then: \n\n```\necho high\n```\n\n- first\n- second\n\nSee [the notes](javascript:alert(1)) and <img src=x onerror=alert(1)> here, AT&T &#169;.";
 
 const start = (...args) => startProgram(children, ...args);
 const cli = (...args) => runCli(llmtool, data, ...args);
@@ -86,7 +86,7 @@ test("a run's answer becomes a thread: a follow-up streams under it as safe Mark
   assert.equal(await first.locator("strong").textContent(), "Moon");
   assert.equal(await first.locator("li").count(), 2);
   assert.equal(await first.locator("img").count(), 0, "no element from the model's HTML");
-  assert.match(await first.textContent(), /<img src=x onerror=alert\(1\)>/);
+  assert.match(await first.textContent(), /<img src=x onerror=alert\(1\)> here, AT&T ©\./);
   assert.equal(await first.locator('a[href^="javascript"]').count(), 0);
 
   await opened.getByRole("button", { name: "Copy answer" }).first().click();

@@ -8,8 +8,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::kind::Confidence;
 
-/// What a run does with what the scanner finds in its prompt.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+/// What a run does with what the scanner finds in its prompt, in order of strictness (`Off`
+/// the least, `Block` the most).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Policy {
     /// Nothing is scanned.

@@ -18,6 +18,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         sampling: Sampling { temperature: 0.0, ..Sampling::default() },
         max_tokens: Some(128),
         grammar: None,
+        cache_key: None,
     };
     let mut best = 0.0f64;
     let mut last = None;

@@ -29,6 +29,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         sampling: Sampling { temperature: 0.0, ..Sampling::default() },
         max_tokens: Some(128),
         grammar: None,
+        cache_key: Some("bench".into()),
     };
     let user = |text: &str| ChatMessage { role: "user".into(), content: text.into() };
     let first = [user(PROMPT)];

@@ -25,6 +25,17 @@ fn shared(a: &[u32], b: &[u32]) -> usize {
     a.iter().zip(b).take_while(|(a, b)| a == b).count()
 }
 
+/// Positions whose keys and values are kept for the next prompt to start from.
+#[derive(Debug)]
+pub(crate) struct Kept {
+    tokens: Vec<u32>,
+    cache: Cache,
+    /// When they hold an answer: whose (the answer's `cache_key`), and how many positions,
+    /// the prompt's, anyone may start from. Another caller's prompt never starts from someone's
+    /// answer, so neither its time nor its usage can tell what that answer said.
+    private: Option<(String, usize)>,
+}
+
 /// How to generate.
 #[derive(Debug, Clone, Default)]
 pub struct GenerateOptions {
@@ -32,6 +43,9 @@ pub struct GenerateOptions {
     /// The most tokens to generate (`None`: until the end of the context).
     pub max_tokens: Option<usize>,
     pub grammar: Option<Grammar>,
+    /// Whose answer this is (a conversation's id): its keys and values are kept for that
+    /// conversation's next turn, and for no one else's. `None`: the answer is not kept.
+    pub cache_key: Option<String>,
 }
 
 /// What a generation produced, with its timings.
@@ -69,6 +83,8 @@ pub struct Sequence {
     /// Of those, the ones copied from the prompt or answer kept before.
     reused: usize,
     prompt: Vec<u32>,
+    /// Whose conversation it is, if any ([`GenerateOptions::cache_key`]).
+    cache_key: Option<String>,
     max_tokens: usize,
     sampler: Sampler,
     constraint: Option<Grammar>,
@@ -216,6 +232,7 @@ impl LocalModel {
             cache_len: 0,
             reused: 0,
             prompt,
+            cache_key: options.cache_key.clone(),
             max_tokens: options.max_tokens.unwrap_or(room).min(room),
             sampler: Sampler::new(options.sampling, self.vocab_size),
             constraint: options.grammar.clone(),
@@ -245,7 +262,7 @@ impl LocalModel {
                 .unwrap_or(0)
                 .min(first.prompt.len() - 1)
         });
-        if sequences.len() > 1 && common > self.reusable(&sequences[0].prompt) + MIN_SHARED {
+        if sequences.len() > 1 && common > self.reusable(sequences[0]) + MIN_SHARED {
             let (first, _) = sequences.split_first_mut().unwrap_or_else(|| unreachable!());
             let start = self.start_from_last(first);
             let mut segment = Segment {
@@ -255,10 +272,11 @@ impl LocalModel {
             };
             self.weights.forward(std::slice::from_mut(&mut segment))?;
             first.cache_len = common;
-            self.last_prompt = Some((
-                first.prompt[..common].to_vec(),
-                self.weights.cache_prefix(&first.cache, common),
-            ));
+            self.last_prompt = Some(Kept {
+                tokens: first.prompt[..common].to_vec(),
+                cache: self.weights.cache_prefix(&first.cache, common),
+                private: None,
+            });
         }
         let starts: Vec<usize> = sequences.iter_mut().map(|s| self.start_from_last(s)).collect();
         let mut segments: Vec<Segment<'_>> = sequences
@@ -280,16 +298,17 @@ impl LocalModel {
         }
         if let Some(last) = sequences.last().filter(|s| s.prompt.len() <= MAX_KEPT_PROMPT) {
             let cache = self.weights.cache_prefix(&last.cache, last.prompt.len());
-            self.last_prompt = Some((last.prompt.clone(), cache));
+            self.last_prompt = Some(Kept { tokens: last.prompt.clone(), cache, private: None });
         }
         Ok(())
     }
 
     /// Keeps the keys and values of `sequence`, finished, for the next prompt to start from:
     /// the next turn of a conversation sends this prompt and this answer again, so only what
-    /// it adds (the end of the answer's turn, the follow-up) is computed. A cancelled answer
-    /// is not kept.
+    /// it adds (the end of the answer's turn, the follow-up) is computed. Only an answer with a
+    /// `cache_key` is kept, for that key alone; a cancelled answer is not kept.
     pub fn keep_finished(&mut self, sequence: &Sequence) {
+        let Some(key) = &sequence.cache_key else { return };
         if sequence.finish_reason == Some("cancelled") {
             return;
         }
@@ -304,7 +323,8 @@ impl LocalModel {
         tokens.extend_from_slice(&sequence.generated);
         tokens.truncate(positions);
         let cache = self.weights.cache_prefix(&sequence.cache, positions);
-        self.last_prompt = Some((tokens, cache));
+        let private = Some((key.clone(), sequence.prompt.len()));
+        self.last_prompt = Some(Kept { tokens, cache, private });
     }
 
     /// Forgets what the last prompt computed: the next prompt is computed whole (what a
@@ -313,23 +333,29 @@ impl LocalModel {
         self.last_prompt = None;
     }
 
-    /// How many of `prompt`'s first tokens the last prompt run has computed (at most all but
-    /// the last: the last token runs, for the scores of the next one).
-    fn reusable(&self, prompt: &[u32]) -> usize {
-        self.last_prompt
-            .as_ref()
-            .map_or(0, |(tokens, _)| shared(tokens, prompt).min(prompt.len() - 1))
+    /// How many of the first tokens of `sequence`'s prompt the last prompt run has computed
+    /// and it may start from (at most all but the last: the last token runs, for the scores of
+    /// the next one; of another conversation's answer, none).
+    fn reusable(&self, sequence: &Sequence) -> usize {
+        let prompt = &sequence.prompt;
+        self.last_prompt.as_ref().map_or(0, |kept| {
+            let open_to = match &kept.private {
+                Some((key, public)) if sequence.cache_key.as_ref() != Some(key) => *public,
+                _ => kept.tokens.len(),
+            };
+            shared(&kept.tokens[..open_to], prompt).min(prompt.len() - 1)
+        })
     }
 
     /// Gives `sequence` the keys and values of the start it shares with the last prompt run
     /// (unless it has more of its own already): where its prompt goes on from.
     fn start_from_last(&self, sequence: &mut Sequence) -> usize {
         let own = sequence.cache_len.min(sequence.prompt.len() - 1);
-        let reusable = self.reusable(&sequence.prompt);
+        let reusable = self.reusable(sequence);
         if reusable > own
-            && let Some((_, cache)) = &self.last_prompt
+            && let Some(kept) = &self.last_prompt
         {
-            sequence.cache = self.weights.cache_prefix(cache, reusable);
+            sequence.cache = self.weights.cache_prefix(&kept.cache, reusable);
             sequence.cache_len = reusable;
             sequence.reused = reusable;
             return reusable;

@@ -18,9 +18,10 @@ pub struct LocalModel {
     pub(crate) weights: Llama,
     /// The cache of [`LocalModel::logits`], one sequence fed piece by piece.
     cache: Cache,
-    /// The last prompt run and its keys and values: the next prompt starts from the part it
-    /// shares with it (a tool's rows share the template's text before the first variable).
-    pub(crate) last_prompt: Option<(Vec<u32>, Cache)>,
+    /// The last prompt run (or prompt and answer) and its keys and values: the next prompt
+    /// starts from the part it shares with it (a tool's rows share the template's text before
+    /// the first variable; a conversation's turn, the turns before).
+    pub(crate) last_prompt: Option<crate::engine::Kept>,
     pub(crate) tokenizer: Tokenizer,
     /// The bytes of each token, for constrained decoding.
     pub(crate) vocab_bytes: Vec<Vec<u8>>,

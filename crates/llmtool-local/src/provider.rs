@@ -72,6 +72,7 @@ impl LocalEngine {
             sampling,
             max_tokens: params.max_tokens.map(|m| m as usize),
             grammar,
+            cache_key: request.cache_key.clone(),
         };
         let messages: Vec<ChatMessage> = request
             .messages

@@ -70,6 +70,7 @@ fn greedy_decoding_is_deterministic() {
         sampling: Sampling { temperature: 0.0, ..Sampling::default() },
         max_tokens: Some(24),
         grammar: None,
+        cache_key: None,
     };
     let first = ask("Name three colours.", &options);
     assert!(!first.trim().is_empty());
@@ -84,6 +85,7 @@ fn limited_answers_are_always_allowed_values() {
             sampling: Sampling { temperature: 1.0, seed, ..Sampling::default() },
             max_tokens: Some(8),
             grammar: Some(Grammar::one_of(&allowed)),
+            cache_key: None,
         };
         let answer =
             ask("Classify the sentiment: 'I loved the film, but the ending was weak.'", &options);
@@ -98,6 +100,7 @@ fn json_answers_always_parse() {
             sampling: Sampling { temperature: 0.8, seed, ..Sampling::default() },
             max_tokens: Some(400),
             grammar: Some(Grammar::json()),
+            cache_key: None,
         };
         let answer = ask("Describe a cat as a JSON object with name and age.", &options);
         let parsed: Result<serde_json::Value, _> = serde_json::from_str(&answer);
@@ -186,6 +189,7 @@ fn answers_decoded_together_are_the_answers_decoded_alone() {
             constraint,
             stream: true,
             cache: false,
+            cache_key: None,
         }
     };
     let labels = ["positive", "negative", "neutral"].map(String::from).to_vec();
@@ -278,7 +282,11 @@ fn answers_decoded_together_are_the_answers_decoded_alone() {
 /// computes the whole history again gives.
 #[test]
 fn a_follow_up_reuses_the_turn_before_and_answers_as_if_computed_whole() {
-    let options = GenerateOptions { max_tokens: Some(24), ..GenerateOptions::default() };
+    let options = GenerateOptions {
+        max_tokens: Some(24),
+        cache_key: Some("conversation-1".into()),
+        ..GenerateOptions::default()
+    };
     let user = |text: &str| ChatMessage { role: "user".into(), content: text.into() };
     let mut model = model().lock().unwrap();
     let question = user("Name a colour of the sky.");
@@ -296,6 +304,11 @@ fn a_follow_up_reuses_the_turn_before_and_answers_as_if_computed_whole() {
         follow_up.prompt_tokens,
         first.prompt_tokens
     );
+    // Another conversation's prompt never starts from this answer: at most from its prompt.
+    let _ = model.generate(std::slice::from_ref(&conversation[0]), &options, &mut |_| {}).unwrap();
+    let other = GenerateOptions { cache_key: Some("conversation-2".into()), ..options.clone() };
+    let elsewhere = model.generate(&conversation, &other, &mut |_| {}).unwrap();
+    assert!(elsewhere.reused_tokens <= first.prompt_tokens, "{}", elsewhere.reused_tokens);
     let mut fresh = LocalModel::load(&model_path()).unwrap();
     let whole = fresh.generate(&conversation, &options, &mut |_| {}).unwrap();
     assert_eq!(whole.reused_tokens, 0);

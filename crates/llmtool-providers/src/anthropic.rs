@@ -277,6 +277,7 @@ mod tests {
             constraint: Constraint::OneOf(vec!["go".into(), "stop".into()]),
             stream: true,
             cache: false,
+            cache_key: None,
         };
         let mut warnings = Vec::new();
         let http = build(&endpoint, &request, &mut warnings);
@@ -310,6 +311,7 @@ mod tests {
             constraint: Constraint::None,
             stream: true,
             cache: true,
+            cache_key: None,
         };
         let http = build(&endpoint, &request, &mut Vec::new());
         let messages = &http.body["messages"];

@@ -198,6 +198,7 @@ mod tests {
             constraint: Constraint::OneOf(vec!["positive".into(), "negative".into()]),
             stream: true,
             cache: false,
+            cache_key: None,
         };
         let http = build(&endpoint(ApiKind::Gemini), &request, &mut []);
         assert_eq!(
@@ -224,6 +225,7 @@ mod tests {
             constraint: Constraint::None,
             stream: true,
             cache: true,
+            cache_key: None,
         };
         let http = build(&endpoint(ApiKind::Gemini), &request, &mut []);
         let turns: Vec<(&str, &str)> = http.body["contents"]

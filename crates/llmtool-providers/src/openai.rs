@@ -264,6 +264,7 @@ mod tests {
             constraint,
             stream: true,
             cache: false,
+            cache_key: None,
         }
     }
 

@@ -97,4 +97,7 @@ pub struct ChatRequest {
     /// conversation up to its last message, so that the next turn reads it back at the cached
     /// price (providers that cache on their own, as OpenAI does, need no mark).
     pub cache: bool,
+    /// Whose conversation this is (its id), for an engine that keeps an answer's work for the
+    /// same conversation's next turn and no one else's (the local model).
+    pub cache_key: Option<String>,
 }

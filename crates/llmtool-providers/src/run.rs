@@ -110,6 +110,8 @@ pub struct RunRequest {
     /// Whether the provider should cache what is sent (see [`ChatRequest::cache`]): asked when
     /// a follow-up is likely or under way.
     pub cache: bool,
+    /// The conversation the request is a turn of (see [`ChatRequest::cache_key`]).
+    pub cache_key: Option<String>,
 }
 
 /// Characters per token in the estimate of a prompt's tokens when no tokenizer of the model is
@@ -184,6 +186,7 @@ impl RunRequest {
             constraint: Constraint::of(&self.spec),
             stream: options.stream,
             cache: self.cache,
+            cache_key: self.cache_key.clone(),
         }
     }
 

@@ -51,6 +51,7 @@ fn request(prompt: &str, constraint: Constraint) -> ChatRequest {
         constraint,
         stream: true,
         cache: false,
+        cache_key: None,
     }
 }
 

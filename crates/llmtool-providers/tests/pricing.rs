@@ -40,6 +40,7 @@ async fn run_on_mock(api: ApiKind, provider: &str, model: &str, reply: String) -
         notices: Vec::new(),
         secrets: llmtool_providers::Redactor::default(),
         cache: false,
+        cache_key: None,
     };
     let transport = Transport::new(
         Timeouts { idle: Duration::from_secs(5), ..Timeouts::default() },

@@ -50,6 +50,7 @@ fn run_request(mock: &Mock, features: Features, spec: OutputSpec) -> RunRequest 
         notices: Vec::new(),
         secrets: llmtool_providers::Redactor::default(),
         cache: false,
+        cache_key: None,
     }
 }
 
@@ -216,6 +217,7 @@ async fn a_key_the_provider_echoes_is_hidden_whole_and_in_the_stream() {
         history: Vec::new(),
         secrets: llmtool_providers::Redactor::new([key.to_owned()]),
         cache: false,
+        cache_key: None,
         ..redacted_request(&mock, OutputSpec { kind: OutputKind::Text, format: None })
     };
     let mut streamed = String::new();

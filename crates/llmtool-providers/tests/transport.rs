@@ -38,6 +38,7 @@ fn request(stream: bool) -> ChatRequest {
         constraint: Constraint::None,
         stream,
         cache: false,
+        cache_key: None,
     }
 }
 

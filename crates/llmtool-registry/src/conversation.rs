@@ -10,6 +10,17 @@ use utoipa::ToSchema;
 
 use crate::store::StoreError;
 
+/// How a conversation names its owner: `member:E-MAIL` for a member (signed in, or with one of
+/// their tokens), else `token:NAME` (a token of no member). Two kinds of name never meet, and a
+/// member is the same owner however they come.
+pub fn owner_of(member: &str, token: Option<&str>) -> String {
+    if member.is_empty() {
+        format!("token:{}", token.unwrap_or_default())
+    } else {
+        format!("member:{member}")
+    }
+}
+
 /// A conversation as the lists show it.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct ConversationInfo {
@@ -17,7 +28,7 @@ pub struct ConversationInfo {
     pub started_at: String,
     /// When its last turn started.
     pub last_at: String,
-    /// Who started it: a token's name, or a signed-in member's e-mail.
+    /// Who started it, as [`owner_of`] names a caller.
     pub owner: String,
     /// The tool's version it started on (and every turn uses).
     pub slug: String,
@@ -54,7 +65,8 @@ pub trait Conversations {
     ) -> Result<Vec<ConversationInfo>, StoreError>;
 
     /// Shares conversation `id` behind a link whose token hashes to `token_hash` (any older
-    /// link stops working): the link shows the turns it has now, how many is returned.
+    /// link stops working): the link shows the runs it has now (not one kept later, whatever
+    /// its turn's number), how many is returned.
     async fn share_conversation(&self, id: &str, token_hash: &str) -> Result<u32, StoreError>;
 
     /// Stops sharing conversation `id`.

@@ -34,7 +34,7 @@ pub mod wire;
 pub use audit::{Actor, Audit, AuditEntry, AuditPage, AuditQuery, AuditRecord};
 pub use changes::{Change, Changes};
 pub use control::{Budget, Control, Integration, IntegrationTest, Period, PriceOverride, Scope};
-pub use conversation::{ConversationInfo, Conversations, KeptConversation};
+pub use conversation::{ConversationInfo, Conversations, KeptConversation, owner_of};
 pub use model::{
     Holder, KeptRun, Page, Published, Query, Role, Selector, SessionInfo, Summary, TagCount,
     TokenInfo, ToolVersion,

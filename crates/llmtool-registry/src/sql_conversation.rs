@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use llmtool_log::{Record, Thread};
 
 use crate::audit;
-use crate::conversation::{ConversationInfo, Conversations, KeptConversation};
+use crate::conversation::{ConversationInfo, Conversations, KeptConversation, owner_of};
 use crate::db::{Tx, statement};
 use crate::sql_store::SqlStore;
 use crate::store::StoreError;
@@ -17,7 +17,7 @@ use crate::store::StoreError;
 const INFO: &str =
     "SELECT c.id, c.started_at, MAX(r.started_at), c.owner, c.slug, c.version::bigint,
         c.provider, c.model, COUNT(r.id), COALESCE(SUM(r.cost_usd), 0.0),
-        (c.share_hash IS NOT NULL), c.dlp, c.placeholders, c.shared_turns::bigint
+        (c.share_hash IS NOT NULL), c.dlp, c.placeholders, c.shared_run::bigint
      FROM conversations c JOIN runs r ON r.conversation = c.id";
 
 /// The columns of [`INFO`].
@@ -38,9 +38,9 @@ type InfoRow = (
     Option<i64>,
 );
 
-/// What a row of [`INFO`] says: the conversation as listed, what it keeps, and the turns its
+/// What a row of [`INFO`] says: the conversation as listed, what it keeps, and the last run its
 /// share link shows.
-fn info(row: InfoRow) -> (ConversationInfo, Thread, Option<u32>) {
+fn info(row: InfoRow) -> (ConversationInfo, Thread, Option<i64>) {
     let (id, started_at, last_at, owner, slug, version, provider, model, turns, cost, shared) =
         (row.0, row.1, row.2, row.3, row.4, row.5, row.6, row.7, row.8, row.9, row.10);
     let info = ConversationInfo {
@@ -59,23 +59,33 @@ fn info(row: InfoRow) -> (ConversationInfo, Thread, Option<u32>) {
     let placeholders: BTreeMap<String, String> =
         row.12.and_then(|text| serde_json::from_str(&text).ok()).unwrap_or_default();
     let thread = Thread { tool: None, dlp: row.11, placeholders };
-    (info, thread, row.13.and_then(|n| u32::try_from(n).ok()))
+    (info, thread, row.13)
 }
 
 /// Keeps the conversation `run` is a turn of (when it is one) in `tx`, the transaction that
-/// keeps the run: created by its first turn (as a run of `slug` at `version`, by `by`), its
-/// placeholders replaced by the latest turn's (a turn's are all the conversation's so far).
+/// keeps the run (and holds the budgets' lock, so kept runs take turns here): created by its
+/// first turn (as a run of `slug` at `version`, by `by` charged to `member`), its placeholders
+/// merged with the turn's (a placeholder keeps the value it was kept with first).
 pub(crate) async fn keep_turn(
     tx: &mut Tx,
     slug: &str,
     version: u32,
-    by: Option<&str>,
+    (by, member): (Option<&str>, &str),
     run: &Record,
 ) -> Result<(), sqlx::Error> {
     let Some(id) = &run.conversation else { return Ok(()) };
     let thread = run.thread.clone().unwrap_or_default();
-    let placeholders = (!thread.placeholders.is_empty())
-        .then(|| serde_json::to_string(&thread.placeholders).unwrap_or_default());
+    let kept = statement("SELECT placeholders FROM conversations WHERE id = $1");
+    let kept: Option<(Option<String>,)> = tx.optional(kept.bind(id)).await?;
+    let mut placeholders: BTreeMap<String, String> = kept
+        .and_then(|(text,)| text)
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .unwrap_or_default();
+    for (placeholder, value) in thread.placeholders {
+        placeholders.entry(placeholder).or_insert(value);
+    }
+    let placeholders = (!placeholders.is_empty())
+        .then(|| serde_json::to_string(&placeholders).unwrap_or_default());
     let keep = statement(
         "INSERT INTO conversations (id, started_at, owner, slug, version, provider, model, dlp,
             placeholders)
@@ -86,7 +96,7 @@ pub(crate) async fn keep_turn(
     )
     .bind(id)
     .bind(&run.started_at)
-    .bind(by.unwrap_or_default())
+    .bind(owner_of(member, by))
     .bind(slug)
     .bind(i64::from(version))
     .bind(&run.provider)
@@ -98,23 +108,22 @@ pub(crate) async fn keep_turn(
 }
 
 impl SqlStore {
-    /// The conversation `id` with its turns up to `last_turn` (all when `None`).
+    /// The conversation `id` with its runs up to `last_run` (all when `None`).
     async fn whole(
         &self,
         id: &str,
-        last_turn: Option<u32>,
-    ) -> Result<Option<(KeptConversation, Option<u32>)>, StoreError> {
+        last_run: Option<i64>,
+    ) -> Result<Option<KeptConversation>, StoreError> {
         let one = statement(format!("{INFO} WHERE c.id = $1 GROUP BY c.id"));
         let Some(row) = self.db.optional::<InfoRow>(one.bind(id)).await? else {
             return Ok(None);
         };
-        let (mut info, thread, shared_turns) = info(row);
+        let (mut info, thread, _) = info(row);
         let turns = statement(
-            "SELECT id, record::text FROM runs WHERE conversation = $1 AND ($2::bigint IS NULL OR turn <= $2)
-             ORDER BY turn, id",
+            "SELECT id, record::text FROM runs
+             WHERE conversation = $1 AND ($2::bigint IS NULL OR id <= $2) ORDER BY turn, id",
         );
-        let rows: Vec<(i64, String)> =
-            self.db.all(turns.bind(id).bind(last_turn.map(i64::from))).await?;
+        let rows: Vec<(i64, String)> = self.db.all(turns.bind(id).bind(last_run)).await?;
         let turns: Vec<Record> = rows
             .into_iter()
             .filter_map(|(run, text)| {
@@ -123,19 +132,19 @@ impl SqlStore {
                 Some(record)
             })
             .collect();
-        if last_turn.is_some() {
+        if last_run.is_some() {
             info.turns = turns.len() as u64;
             info.cost_usd = turns.iter().filter_map(|turn| turn.cost_usd).sum();
             info.last_at = turns.last().map_or(info.started_at.clone(), |t| t.started_at.clone());
         }
-        Ok(Some((KeptConversation { info, turns, thread }, shared_turns)))
+        Ok(Some(KeptConversation { info, turns, thread }))
     }
 }
 
 #[async_trait]
 impl Conversations for SqlStore {
     async fn conversation(&self, id: &str) -> Result<Option<KeptConversation>, StoreError> {
-        Ok(self.whole(id, None).await?.map(|(kept, _)| kept))
+        self.whole(id, None).await
     }
 
     async fn conversations(
@@ -155,15 +164,18 @@ impl Conversations for SqlStore {
     async fn share_conversation(&self, id: &str, token_hash: &str) -> Result<u32, StoreError> {
         let share = statement(
             "UPDATE conversations SET share_hash = $1,
-                shared_turns = (SELECT MAX(turn) FROM runs WHERE conversation = $2)
-             WHERE id = $2 RETURNING shared_turns::bigint",
+                shared_run = (SELECT MAX(id) FROM runs WHERE conversation = $2)
+             WHERE id = $2 RETURNING shared_run::bigint",
         );
         let mut tx = self.db.begin_write().await?;
         let shared: Option<(Option<i64>,)> = tx.optional(share.bind(token_hash).bind(id)).await?;
-        let Some((turns,)) = shared else {
+        let Some((last,)) = shared else {
             return Err(StoreError::NoSuchConversation(id.to_owned()));
         };
-        let turns = turns.and_then(|n| u32::try_from(n).ok()).unwrap_or(0);
+        let count = statement("SELECT COUNT(*) FROM runs WHERE conversation = $1 AND id <= $2");
+        let (turns,): (i64,) =
+            tx.optional(count.bind(id).bind(last)).await?.ok_or(sqlx::Error::RowNotFound)?;
+        let turns = u32::try_from(turns).unwrap_or(0);
         let after = serde_json::json!({ "turns": turns });
         self.record(&mut tx, audit::Change::new("conversation.share", id).after(after)).await?;
         tx.commit().await?;
@@ -172,7 +184,7 @@ impl Conversations for SqlStore {
 
     async fn unshare_conversation(&self, id: &str) -> Result<(), StoreError> {
         let unshare = statement(
-            "UPDATE conversations SET share_hash = NULL, shared_turns = NULL WHERE id = $1",
+            "UPDATE conversations SET share_hash = NULL, shared_run = NULL WHERE id = $1",
         );
         let mut tx = self.db.begin_write().await?;
         if tx.execute(unshare.bind(id)).await? == 0 {
@@ -188,10 +200,9 @@ impl Conversations for SqlStore {
         token_hash: &str,
     ) -> Result<Option<KeptConversation>, StoreError> {
         let find =
-            statement("SELECT id, shared_turns::bigint FROM conversations WHERE share_hash = $1");
+            statement("SELECT id, shared_run::bigint FROM conversations WHERE share_hash = $1");
         let found: Option<(String, Option<i64>)> = self.db.optional(find.bind(token_hash)).await?;
-        let Some((id, turns)) = found else { return Ok(None) };
-        let turns = turns.and_then(|n| u32::try_from(n).ok()).unwrap_or(0);
-        Ok(self.whole(&id, Some(turns)).await?.map(|(kept, _)| kept))
+        let Some((id, last)) = found else { return Ok(None) };
+        self.whole(&id, Some(last.unwrap_or(0))).await
     }
 }

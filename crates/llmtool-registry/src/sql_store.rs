@@ -503,7 +503,8 @@ impl Store for SqlStore {
         // A run's cost moves from held to spent while no reservation counts them.
         tx.lock_budgets().await?;
         let (id,): (i64,) = tx.optional(keep).await?.ok_or(sqlx::Error::RowNotFound)?;
-        crate::sql_conversation::keep_turn(&mut tx, slug, version, by, run).await?;
+        let owner = (by, charge.member.as_str());
+        crate::sql_conversation::keep_turn(&mut tx, slug, version, owner, run).await?;
         crate::sql_spend::add_to_totals(&mut tx, slug, run, charge).await?;
         if let Some(reservation) = reservation {
             let release = statement("DELETE FROM reservations WHERE id = $1");

@@ -780,6 +780,7 @@ async fn conversations(store: &dyn Store) {
         }
     };
     let charge = Charge::default();
+    assert_eq!(llmtool_registry::owner_of("ana@example.org", Some("ci")), "member:ana@example.org");
     let first = turn(1, 22, &[("[EMAIL_1]", "ann@example.com")]);
     store.log_run("chatty", 3, Some("ana"), &first, &charge, None).await.unwrap();
     let second = turn(2, 23, &[("[EMAIL_1]", "ann@example.com"), ("[EMAIL_2]", "bo@example.com")]);
@@ -792,10 +793,8 @@ async fn conversations(store: &dyn Store) {
     store.log_run("chatty", 4, Some("bo"), &other, &charge, None).await.unwrap();
 
     let kept = store.conversation("01jqconversation0000000000").await.unwrap().unwrap();
-    assert_eq!(
-        (kept.info.owner.as_str(), kept.info.slug.as_str(), kept.info.version),
-        ("ana", "chatty", 3)
-    );
+    let head = (kept.info.owner.as_str(), kept.info.slug.as_str(), kept.info.version);
+    assert_eq!(head, ("token:ana", "chatty", 3), "a token of no member owns it by its name");
     assert_eq!((kept.info.turns, kept.info.cost_usd), (2, 0.5));
     assert_eq!(kept.info.last_at, "2026-11-23T10:00:00.000Z");
     let prompts: Vec<_> = kept.turns.iter().map(|t| (t.turn, t.prompt.clone())).collect();
@@ -807,7 +806,7 @@ async fn conversations(store: &dyn Store) {
     assert_eq!(kept.thread.placeholders.len(), 2, "the latest turn's placeholders");
     assert!(store.conversation("nope").await.unwrap().is_none());
 
-    let anas = store.conversations(Some("ana"), 10).await.unwrap();
+    let anas = store.conversations(Some("token:ana"), 10).await.unwrap();
     assert_eq!(anas.len(), 1);
     let everyone = store.conversations(None, 10).await.unwrap();
     let ids: Vec<_> = everyone.iter().map(|c| c.id.as_str()).collect();
@@ -815,9 +814,15 @@ async fn conversations(store: &dyn Store) {
 
     let shared = store.share_conversation("01jqconversation0000000000", "share-hash").await;
     assert_eq!(shared.unwrap(), 2);
-    store.log_run("chatty", 3, Some("ana"), &turn(3, 25, &[]), &charge, None).await.unwrap();
+    // A turn kept after the link was made stays private, even one numbered like an earlier
+    // turn (two follow-ups at once); its placeholder does not take over an earlier value.
+    let late = turn(2, 25, &[("[EMAIL_2]", "cy@example.com"), ("[EMAIL_3]", "di@example.com")]);
+    store.log_run("chatty", 3, Some("ana"), &late, &charge, None).await.unwrap();
     let snapshot = store.shared_conversation("share-hash").await.unwrap().unwrap();
     assert_eq!((snapshot.info.turns, snapshot.turns.len()), (2, 2), "the turns it had when shared");
+    let merged = store.conversation("01jqconversation0000000000").await.unwrap().unwrap();
+    let values: Vec<&str> = merged.thread.placeholders.values().map(String::as_str).collect();
+    assert_eq!(values, ["ann@example.com", "bo@example.com", "di@example.com"]);
     assert!(snapshot.info.shared);
     assert!(store.shared_conversation("other-hash").await.unwrap().is_none());
     store.unshare_conversation("01jqconversation0000000000").await.unwrap();

@@ -270,6 +270,7 @@ impl Runtime {
             notices,
             secrets: self.secrets().clone(),
             cache: true,
+            cache_key: Some(conversation.id.clone()),
         })
     }
 

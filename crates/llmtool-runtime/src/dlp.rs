@@ -49,16 +49,21 @@ impl Guard {
         self.policy_in(tool, None)
     }
 
-    /// The policy a turn of a conversation of `tool` follows: the user's, else the one the
-    /// conversation started under (`kept`), else the tool's and the config's.
+    /// The policy a turn of a conversation of `tool` follows: the user's, else the stricter of
+    /// the one the conversation started under (`kept`) and the tool's and the config's now (a
+    /// policy an operator tightened since holds for old conversations too).
     pub(crate) fn policy_in(&self, tool: &Tool, kept: Option<Policy>) -> Policy {
         let of_tool = tool.dlp.as_ref().and_then(|p| p.value.parse::<Policy>().ok());
-        self.flag.or(kept).or(of_tool).or(self.config.policy).unwrap_or(Policy::Off)
+        let now = of_tool.or(self.config.policy).unwrap_or(Policy::Off);
+        self.flag.unwrap_or_else(|| kept.map_or(now, |kept| kept.max(now)))
     }
 
     /// `prompt` as a run under `policy` may send it. A turn of a conversation gives the
-    /// conversation's `earlier` placeholders: a value keeps the one it had, a new value takes
-    /// the next, and the answer gets every one of them back.
+    /// conversation's `earlier` placeholders: a value hidden before is hidden again wherever it
+    /// appears (whether or not the scanner would find it here: a custom rule's context, a
+    /// confidence that needed words around it), a new value takes the next placeholder, and
+    /// the answer gets every one of them back. Under `block`, a value hidden before stops the
+    /// turn as a new one would.
     pub(crate) fn apply(
         &self,
         policy: Policy,
@@ -74,9 +79,20 @@ impl Guard {
         if policy == Policy::Off {
             return send(prompt, None);
         }
-        let findings = self.scanner().scan(&prompt);
+        // The values hidden in earlier turns, hidden again before the scan.
+        let masked = match &earlier {
+            Some(redaction) if policy >= Policy::Redact => redaction.mask(&prompt),
+            _ => prompt.clone(),
+        };
+        let known = masked != prompt;
+        let findings = self.scanner().scan(&masked);
+        if policy == Policy::Block && known && findings.is_empty() {
+            let said = "the follow-up holds a sensitive value hidden earlier in the conversation \
+                        and was not sent";
+            return Guarded::Blocked(said.to_owned());
+        }
         if findings.is_empty() {
-            return send(prompt, None);
+            return send(masked, None);
         }
         match policy {
             Policy::Off => send(prompt, None),
@@ -87,10 +103,10 @@ impl Guard {
             }
             Policy::Redact => {
                 let mut redaction = earlier.clone().unwrap_or_default();
-                let prompt = redaction.redact(&prompt, &findings);
+                let prompt = redaction.redact(&masked, &findings);
                 Guarded::Send { prompt, redaction: Some(Arc::new(redaction)), notice: None }
             }
-            Policy::Block => Guarded::Blocked(report(&prompt, &findings, "was not sent")),
+            Policy::Block => Guarded::Blocked(report(&masked, &findings, "was not sent")),
         }
     }
 }

@@ -314,6 +314,7 @@ impl Runtime {
             notices: notice.into_iter().collect(),
             secrets: self.inner.redactor.clone(),
             cache: false,
+            cache_key: None,
         })
     }
 

@@ -185,3 +185,44 @@ fn a_bad_dlp_config_is_refused_at_start() {
     let error = Runtime::new(providers, RuntimeOptions::default()).unwrap_err();
     assert!(error.to_string().contains("`x`"), "{error}");
 }
+
+/// A follow-up hides again the values hidden earlier in its conversation, even where the
+/// scanner would not find them on their own (a custom rule's context), and follows the
+/// stricter of the policy the conversation started under and the config's now.
+#[test]
+fn a_follow_up_hides_the_conversations_values_under_the_stricter_policy() {
+    let config = "[providers.mock]\napi = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\napi_key_env = \"MOCK_KEY\"\n[dlp]\npolicy = \"redact\"\n[[dlp.custom]]\nname = \"employee id\"\nregex = '\\bEMP-(\\d{6})\\b'\nlabel = \"EMPLOYEE_ID\"\n";
+    let runtime = runtime(config, &[("MOCK_KEY", "k-3")], RuntimeOptions::default());
+    let text = serde_json::json!({
+        "model_prompt": "Review {{who}}",
+        "metadata": { "prompt_name": "Review", "model_version": ["mock/m"] },
+    });
+    let tool = Document::from_text(text.to_string()).tool.unwrap();
+    let conversation = llmtool_runtime::Conversation {
+        id: "01jqtest".into(),
+        tool,
+        provider: "mock".into(),
+        model: "m".into(),
+        exchanges: vec![llmtool_runtime::Exchange {
+            turn: 1,
+            asked: "Review EMP-[EMPLOYEE_ID_1]".into(),
+            answer: "Fine.".into(),
+        }],
+        turns: 1,
+        placeholders: [("[EMPLOYEE_ID_1]".to_owned(), "123456".to_owned())].into(),
+        // Started with data-loss prevention off: the config's `redact` holds now.
+        dlp: Some(llmtool_runtime::DlpPolicy::Off),
+    };
+    let overrides = llmtool_runtime::ParamOverrides::default();
+    let asked = "What else did 123456 do? Mail ann@example.com";
+    let request = runtime.follow_up(&conversation, asked.into(), overrides).unwrap();
+    assert_eq!(request.prompt, "What else did [EMPLOYEE_ID_1] do? Mail [EMAIL_1]");
+    assert_eq!(request.restore("[EMPLOYEE_ID_1], [EMAIL_1]"), "123456, ann@example.com");
+    let block = RuntimeOptions {
+        dlp: Some(llmtool_runtime::DlpPolicy::Block),
+        ..RuntimeOptions::default()
+    };
+    let strict = self::runtime(config, &[("MOCK_KEY", "k-3")], block);
+    let refused = strict.follow_up(&conversation, "And 123456?".into(), overrides);
+    assert!(matches!(refused, Err(RunError::Blocked(_))), "a value hidden before is still one");
+}

@@ -13,8 +13,9 @@ use axum::http::StatusCode;
 use axum::response::sse::{Event, Sse};
 use axum::routing::{get, post};
 use futures_util::Stream;
+use llmtool_core::output::{OutputFormat, OutputKind, OutputSpec};
 use llmtool_log::{Conversation as LogConversation, Record, Thread};
-use llmtool_registry::{ConversationInfo, KeptConversation, Reference, Role, Selector};
+use llmtool_registry::{ConversationInfo, KeptConversation, Reference, Role, Selector, owner_of};
 use llmtool_runtime::{Conversation, Subject, revealer};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -74,6 +75,9 @@ pub(crate) struct ConversationBody {
     /// Whether the values data-loss prevention hid from the model are shown (to the owner
     /// only; anyone else sees their placeholders).
     values_shown: bool,
+    /// How the tool's own answer (the first turn's) reads: `markdown` (text), or `as-is`
+    /// (code, JSON, XML, CSV: shown as it is). Follow-ups are text.
+    first_answer: &'static str,
     messages: Vec<TurnBody>,
 }
 
@@ -108,7 +112,7 @@ async fn readable(
     caller.require_token(Role::Viewer)?;
     let missing = || Problem::from(llmtool_registry::StoreError::NoSuchConversation(id.into()));
     let kept = state.store.conversation(id).await?.ok_or_else(missing)?;
-    let owner = caller.name.as_deref() == Some(kept.info.owner.as_str());
+    let owner = is_owner(caller, &kept);
     let admin = admin_reads && caller.role.is_some_and(|role| role >= Role::Admin);
     if owner || admin { Ok(kept) } else { Err(missing()) }
 }
@@ -125,10 +129,8 @@ pub(crate) async fn list(
 ) -> Answer<Json<Vec<ConversationInfo>>> {
     caller.require_token(Role::Viewer)?;
     let admin = caller.role.is_some_and(|role| role >= Role::Admin);
-    let owner = if admin && !params.mine { None } else { caller.name.as_deref() };
-    if owner.is_none() && !admin {
-        return Err(Problem::unauthorized());
-    }
+    let own = owner_of(&caller.member, caller.name.as_deref());
+    let owner = if admin && !params.mine { None } else { Some(own.as_str()) };
     Ok(Json(state.store.conversations(owner, MOST_LISTED).await?))
 }
 
@@ -144,8 +146,10 @@ pub(crate) async fn show(
     Path(id): Path<String>,
 ) -> Answer<Json<ConversationBody>> {
     let kept = readable(&state, &caller, &id, true).await?;
-    let owner = caller.name.as_deref() == Some(kept.info.owner.as_str());
-    Ok(Json(transcript(kept, owner)))
+    let owner = is_owner(&caller, &kept);
+    let pinned = Selector::Version(kept.info.version);
+    let version = state.store.version(&kept.info.slug, &pinned).await?;
+    Ok(Json(transcript(kept, owner, &version.text)))
 }
 
 /// Ask a follow-up in one of the caller's conversations: sent with the whole conversation to
@@ -158,6 +162,7 @@ pub(crate) async fn show(
         (status = 404, description = "No such conversation, not the caller's, or its tool is no longer theirs to see", body = Problem),
         (status = 422, description = "The follow-up is empty or too long, or its model may no longer run", body = Problem),
         (status = 402, description = "A hard budget would be passed: nothing was sent", body = Problem),
+        (status = 409, description = "A follow-up of this conversation is under way: ask again once it has ended", body = Problem),
         (status = 503, description = "Too many runs are running and waiting; try again after `Retry-After`", body = Problem),
         (status = 401, description = "No token, or one the library does not know", body = Problem)))]
 pub(crate) async fn message(
@@ -170,6 +175,8 @@ pub(crate) async fn message(
     let Some(runs) = state.runs().cloned() else {
         return Err(Problem::new(StatusCode::NOT_FOUND, "Not Found", "this server runs no tools"));
     };
+    // One follow-up at a time: two at once would take the same turn and placeholders.
+    let following = runs.follow(&id)?;
     if body.text.trim().is_empty() {
         let detail = "the follow-up is empty";
         return Err(Problem::new(
@@ -194,7 +201,12 @@ pub(crate) async fn message(
         account: Some(prepared.account.clone()),
         ..conversation.subject(origin_of(&caller), Some(path))
     };
-    Ok(stream(prepared, subject, turn, &info.slug, info.version))
+    Ok(stream(prepared, subject, (turn, following), &info.slug, info.version))
+}
+
+/// Whether `caller` started `kept`.
+fn is_owner(caller: &Caller, kept: &KeptConversation) -> bool {
+    caller.name.is_some() && owner_of(&caller.member, caller.name.as_deref()) == kept.info.owner
 }
 
 /// Share a conversation (the caller's own): a link to a read-only snapshot of the turns it
@@ -250,14 +262,15 @@ pub(crate) async fn shared(
     let kept = state.store.shared_conversation(&token_hash(&token)).await?.ok_or_else(missing)?;
     let pinned = Selector::Version(kept.info.version);
     // The one rule: a tool the caller does not see is not there, and neither is its snapshot.
-    crate::api::seen_version(&state, &caller, &kept.info.slug, &pinned)
+    let version = crate::api::seen_version(&state, &caller, &kept.info.slug, &pinned)
         .await
         .map_err(|_| missing())?;
-    Ok(Json(transcript(kept, false)))
+    Ok(Json(transcript(kept, false, &version.text)))
 }
 
-/// The transcript of `kept`, with the hidden values put back when `owner` reads it.
-fn transcript(kept: KeptConversation, owner: bool) -> ConversationBody {
+/// The transcript of `kept` (a conversation of the tool `tool`, its version's text), with the
+/// hidden values put back when `owner` reads it.
+fn transcript(kept: KeptConversation, owner: bool, tool: &str) -> ConversationBody {
     let reveal = revealer(&kept.thread.placeholders);
     let shown = |text: Option<String>| match text {
         Some(text) if owner => Some(reveal(&text)),
@@ -281,7 +294,16 @@ fn transcript(kept: KeptConversation, owner: bool) -> ConversationBody {
             latency_ms: turn.latency_ms,
         })
         .collect();
-    ConversationBody { info: kept.info, values_shown: owner, messages }
+    let spec = llmtool_core::Document::from_text(tool.to_owned()).tool.as_ref().map(OutputSpec::of);
+    let markdown = spec.is_none_or(|spec| {
+        spec.kind == OutputKind::Text
+            && !matches!(
+                spec.format,
+                Some(OutputFormat::Json | OutputFormat::Xml | OutputFormat::Csv)
+            )
+    });
+    let first_answer = if markdown { "markdown" } else { "as-is" };
+    ConversationBody { info: kept.info, values_shown: owner, first_answer, messages }
 }
 
 /// `kept`, on the tool `text` (its version's), as the runtime goes on with it.

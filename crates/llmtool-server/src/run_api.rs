@@ -13,7 +13,7 @@ use llmtool_providers::run::{RunOptions, RunReport};
 use llmtool_registry::{Reference, Role};
 use llmtool_runtime::{Choice, Subject, new_conversation_id};
 use serde::Deserialize;
-use tokio::sync::{Notify, OwnedSemaphorePermit, mpsc};
+use tokio::sync::{Notify, mpsc};
 use utoipa::{IntoParams, ToSchema};
 
 use crate::api::VersionParams;
@@ -85,7 +85,7 @@ pub(crate) async fn run(
     let choice = Choice { model: body.model, provider: body.provider };
     let who = caller.run_for();
     let ask = Ask::Prompt { tool: &tool, prompt, choice: &choice };
-    let prepared = runs.prepare(&state, &who, &version.tags, ask).await?;
+    let mut prepared = runs.prepare(&state, &who, &version.tags, ask).await?;
     let path = Reference::pinned(&slug, version.version).path();
     let subject = Subject {
         by: caller.name.clone(),
@@ -93,6 +93,7 @@ pub(crate) async fn run(
         ..Subject::new(origin_of(&caller), Some(path), &tool, &inputs)
     };
     let conversation = new_conversation_id();
+    prepared.request.cache_key = Some(conversation.clone());
     let subject = prepared.runtime.first_turn(subject, &conversation, &tool);
     Ok(stream(prepared, subject, turn, &slug, version.version))
 }
@@ -103,17 +104,17 @@ pub(crate) fn origin_of(caller: &Caller) -> &'static str {
     if caller.csrf.is_some() { "studio" } else { "server" }
 }
 
-/// Runs `prepared`, a run of `subject` (of version `version` of `slug`), holding its `turn`,
-/// and streams it: `start` (the model, the conversation and its turn, the budgets' warnings
+/// Runs `prepared`, a run of `subject` (of version `version` of `slug`), holding `held` (its
+/// turn, and what else must last as long as the run) until it ends, and streams it: `start` (the model, the conversation and its turn, the budgets' warnings
 /// and what the request dropped), `text` as the answer arrives, `done` with the run as kept.
 /// A client that goes away, or stops reading, cancels it.
-pub(crate) fn stream(
+pub(crate) fn stream<H: Send + 'static>(
     prepared: Prepared,
     subject: Subject,
-    turn: OwnedSemaphorePermit,
+    held: H,
     slug: &str,
     version: u32,
-) -> Sse<impl Stream<Item = Result<Event, Infallible>> + use<>> {
+) -> Sse<impl Stream<Item = Result<Event, Infallible>> + use<H>> {
     let Prepared { runtime, request, warnings, .. } = prepared;
     let (conversation, number) =
         subject.turn.as_ref().map(|t| (t.conversation.clone(), t.number)).unzip();
@@ -126,7 +127,7 @@ pub(crate) fn stream(
     let slug = slug.to_owned();
     let (events, received) = mpsc::channel::<Event>(EVENTS_AHEAD);
     tokio::spawn(async move {
-        let _turn = turn;
+        let _held = held;
         let _ = events.send(json_event("start", &start)).await;
         let text_events = events.clone();
         let stalled = Notify::new();

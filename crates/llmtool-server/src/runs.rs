@@ -6,8 +6,9 @@
 //! chosen, the expected output enforced), whose runs this server keeps with their cost in the
 //! library's database, for `GET /usage` and the spend pages.
 
-use std::sync::Arc;
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, PoisonError};
 
 use axum::http::StatusCode;
 use llmtool_core::model::Tool;
@@ -60,6 +61,21 @@ pub(crate) struct Runs {
     limits: RunLimits,
     turns: Arc<Semaphore>,
     waiting: AtomicUsize,
+    /// The conversations with a follow-up under way.
+    following: Arc<std::sync::Mutex<HashSet<String>>>,
+}
+
+/// A conversation's follow-up under way; the next may start once this is dropped.
+pub(crate) struct Following {
+    conversations: Arc<std::sync::Mutex<HashSet<String>>>,
+    id: String,
+}
+
+impl Drop for Following {
+    fn drop(&mut self) {
+        let mut under_way = self.conversations.lock().unwrap_or_else(PoisonError::into_inner);
+        under_way.remove(&self.id);
+    }
 }
 
 impl Runs {
@@ -67,7 +83,8 @@ impl Runs {
     pub(crate) fn new(runtime: Runtime, store: Arc<dyn Store>, limits: RunLimits) -> Runs {
         let turns = Arc::new(Semaphore::new(limits.concurrent.max(1)));
         let runtime = runtime.keeping_runs_in(Arc::new(LibraryKeeper(store)), LogPolicy::On);
-        Runs { runtime, limits, turns, waiting: AtomicUsize::new(0) }
+        let following = Arc::default();
+        Runs { runtime, limits, turns, waiting: AtomicUsize::new(0), following }
     }
 
     /// A turn to run: at once if fewer than `concurrent` run, after waiting if fewer than
@@ -87,6 +104,17 @@ impl Runs {
 }
 
 impl Runs {
+    /// Marks a follow-up of conversation `id` under way, or refuses it (409) while another is.
+    pub(crate) fn follow(&self, id: &str) -> Result<Following, Problem> {
+        let mut under_way = self.following.lock().unwrap_or_else(PoisonError::into_inner);
+        if !under_way.insert(id.to_owned()) {
+            let detail =
+                "a follow-up of this conversation is under way: ask again once it has ended";
+            return Err(Problem::new(StatusCode::CONFLICT, "Conflict", detail));
+        }
+        Ok(Following { conversations: Arc::clone(&self.following), id: id.to_owned() })
+    }
+
     /// A turn to run ([`Runs::turn`]), or the problem of a busy server: 503, to try again
     /// after a second.
     pub(crate) async fn turn_or_busy(&self) -> Result<OwnedSemaphorePermit, Problem> {

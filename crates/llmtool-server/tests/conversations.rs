@@ -10,7 +10,7 @@ mod support;
 
 use llmtool_registry::{Publication, Role};
 use llmtool_server::{new_token, token_hash};
-use llmtool_testkit::{Mock, Reply};
+use llmtool_testkit::{End, Mock, Reply};
 use serde_json::{Value, json};
 use support::{Library, chunk, events, streamed_text};
 
@@ -35,6 +35,7 @@ async fn follow_ups_share_links_and_who_may_read_a_conversation() {
     let mock = Mock::start(vec![
         answer("Write to [EMAIL_1] first."),
         answer("Because [EMAIL_2] asked and [EMAIL_1] decides."),
+        Reply::sse(&[&chunk("Slowly")]).ending(End::Stall),
     ])
     .await;
     let tool = json!({
@@ -147,6 +148,7 @@ async fn follow_ups_share_links_and_who_may_read_a_conversation() {
     let snapshot: Value = get(api.clone(), &other).await.unwrap().json().await.unwrap();
     assert_eq!(snapshot["messages"].as_array().unwrap().len(), 2);
     assert!(!snapshot.to_string().contains("@example.com"), "a snapshot hides the values");
+    assert_eq!(snapshot["first_answer"], "markdown", "a text tool's answer reads as Markdown");
     assert_eq!(client.get(format!("{base}{api}")).send().await.unwrap().status(), 401);
     // The tool no longer open to everyone: the snapshot is gone for those who cannot see it,
     // and so is the owner's follow-up (an admin still sees the tool).
@@ -163,6 +165,22 @@ async fn follow_ups_share_links_and_who_may_read_a_conversation() {
         .unwrap();
     assert_eq!(unshared.status(), 204);
     assert_eq!(get(api, &other).await.unwrap().status(), 404);
+    // One follow-up at a time: while one is under way, the next is refused, and sends nothing.
+    let slow = follow(&owner, "Slowly?").await.unwrap();
+    assert_eq!(slow.status(), 200);
+    let mut slow = slow;
+    assert!(slow.chunk().await.unwrap().is_some(), "the first follow-up is under way");
+    for _ in 0..200 {
+        if mock.requests().len() == 3 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    let second = follow(&owner, "At once?").await.unwrap();
+    assert_eq!(second.status(), 409);
+    assert_eq!(mock.requests().len(), 3);
+    drop(slow);
+
     let query = llmtool_registry::AuditQuery { limit: 10, ..Default::default() };
     let audit = store.audit(&query).await.unwrap();
     let actions: Vec<String> = audit.records.iter().map(|r| r.entry.action.clone()).collect();

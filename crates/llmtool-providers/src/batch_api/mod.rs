@@ -195,6 +195,7 @@ impl<'a> BatchClient<'a> {
             constraint: crate::request::Constraint::None,
             stream: false,
             cache: false,
+            cache_key: None,
         };
         // The chat request's own headers, so that a batch call is authorised exactly like a
         // request (the content type is set per call).

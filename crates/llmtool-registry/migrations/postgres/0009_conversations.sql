@@ -4,8 +4,8 @@ CREATE TABLE conversations (
     -- A ULID (it sorts by when the conversation started).
     id TEXT PRIMARY KEY,
     started_at TEXT NOT NULL,
-    -- Who started it (the caller's name: a token's, or a signed-in member's e-mail); only
-    -- they may go on with it.
+    -- Who started it: `member:E-MAIL` (signed in, or with a member's token) or `token:NAME`
+    -- (a token of no member); only they may go on with it.
     owner TEXT NOT NULL,
     -- The version it started on: follow-ups use it, whatever the tool became.
     slug TEXT NOT NULL,
@@ -17,9 +17,10 @@ CREATE TABLE conversations (
     -- The placeholders data-loss prevention gave the values it hid, with the values (a JSON
     -- object), so that a value keeps its placeholder in every turn and its owner sees it.
     placeholders TEXT,
-    -- SHA-256 of its share link's token, when shared; the link shows the turns it had then.
+    -- SHA-256 of its share link's token, when shared; the link shows the runs it had then (up
+    -- to this run's id).
     share_hash TEXT UNIQUE,
-    shared_turns INTEGER
+    shared_run BIGINT
 );
 
 CREATE INDEX conversations_by_owner ON conversations (owner, id);

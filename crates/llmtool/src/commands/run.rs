@@ -118,12 +118,13 @@ pub(crate) fn open(
     if dry_run {
         runtime = settings::with_stand_in_key(runtime, &tool, providers, options)?;
     }
-    let request = match sendable(runtime.request(&tool, prompt, overrides))? {
+    let mut request = match sendable(runtime.request(&tool, prompt, overrides))? {
         Ok(request) => request,
         Err(outcome) => return Ok(Err(outcome)),
     };
     say_notices(&request);
     let conversation = new_conversation_id();
+    request.cache_key = Some(conversation.clone());
     Ok(Ok(Opening { name, tool, inputs, runtime, request, conversation }))
 }
 
