@@ -80,19 +80,22 @@ impl Guard {
             return send(prompt, None);
         }
         // The values hidden in earlier turns, hidden again before the scan.
-        let masked = match &earlier {
-            Some(redaction) if policy >= Policy::Redact => redaction.mask(&prompt),
-            _ => prompt.clone(),
+        let (prompt, known) = match &earlier {
+            Some(redaction) if policy >= Policy::Redact => {
+                let masked = redaction.mask(&prompt);
+                let known = masked != prompt;
+                (masked, known)
+            }
+            _ => (prompt, false),
         };
-        let known = masked != prompt;
-        let findings = self.scanner().scan(&masked);
+        let findings = self.scanner().scan(&prompt);
         if policy == Policy::Block && known && findings.is_empty() {
             let said = "the follow-up holds a sensitive value hidden earlier in the conversation \
                         and was not sent";
             return Guarded::Blocked(said.to_owned());
         }
         if findings.is_empty() {
-            return send(masked, None);
+            return send(prompt, None);
         }
         match policy {
             Policy::Off => send(prompt, None),
@@ -103,10 +106,10 @@ impl Guard {
             }
             Policy::Redact => {
                 let mut redaction = earlier.clone().unwrap_or_default();
-                let prompt = redaction.redact(&masked, &findings);
+                let prompt = redaction.redact(&prompt, &findings);
                 Guarded::Send { prompt, redaction: Some(Arc::new(redaction)), notice: None }
             }
-            Policy::Block => Guarded::Blocked(report(&masked, &findings, "was not sent")),
+            Policy::Block => Guarded::Blocked(report(&prompt, &findings, "was not sent")),
         }
     }
 }
