@@ -13,7 +13,7 @@ use llmtool_core::document::Document;
 use llmtool_core::model::Tool;
 use llmtool_core::output::{OutputKind, OutputSpec};
 use llmtool_dlp::{Policy as DlpPolicy, Redaction};
-use llmtool_providers::run::{RunReport, RunRequest, estimated_tokens};
+use llmtool_providers::run::{CHARACTERS_PER_TOKEN, RunReport, RunRequest, estimated_tokens};
 use llmtool_providers::{Message, Params};
 
 use crate::dlp::Guarded;
@@ -242,7 +242,11 @@ impl Runtime {
             Guarded::Blocked(report) => return Err(RunError::Blocked(report)),
         };
         let price = self.providers().price(&target);
-        let window = price.as_ref().and_then(|entry| entry.price.max_input);
+        // The model's context window, and the longest prompt the runtime sends (the history
+        // counts: a conversation cannot grow a request past what one prompt may be).
+        let by_bytes = self.max_prompt_bytes().map(|bytes| bytes / CHARACTERS_PER_TOKEN as u64);
+        let by_model = price.as_ref().and_then(|entry| entry.price.max_input);
+        let window = by_model.into_iter().chain(by_bytes).min();
         let (history, dropped) = fitted(&conversation.exchanges, &prompt, window);
         let mut notices: Vec<String> = notice.into_iter().collect();
         if let Some(note) = dropped_note(&dropped, window) {

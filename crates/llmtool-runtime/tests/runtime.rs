@@ -226,3 +226,31 @@ fn a_follow_up_hides_the_conversations_values_under_the_stricter_policy() {
     let refused = strict.follow_up(&conversation, "And 123456?".into(), overrides);
     assert!(matches!(refused, Err(RunError::Blocked(_))), "a value hidden before is still one");
 }
+
+/// A conversation cannot grow a request past the longest prompt the runtime sends: its oldest
+/// follow-ups are left out, as past a model's context window.
+#[test]
+fn a_conversations_history_is_bounded_by_the_prompt_limit() {
+    let config = "[providers.mock]\napi = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\napi_key_env = \"MOCK_KEY\"\n";
+    let options = RuntimeOptions { max_prompt_bytes: Some(2_000), ..RuntimeOptions::default() };
+    let runtime = runtime(config, &[("MOCK_KEY", "k-4")], options);
+    let text = serde_json::json!({ "model_prompt": "Plan", "metadata": { "prompt_name": "Plan", "model_version": ["mock/m"] } });
+    let exchange =
+        |turn| llmtool_runtime::Exchange { turn, asked: "q".repeat(600), answer: "a".repeat(100) };
+    let conversation = llmtool_runtime::Conversation {
+        id: "01jqbound".into(),
+        tool: Document::from_text(text.to_string()).tool.unwrap(),
+        provider: "mock".into(),
+        model: "m".into(),
+        exchanges: (1..=5).map(exchange).collect(),
+        turns: 5,
+        placeholders: std::collections::BTreeMap::new(),
+        dlp: None,
+    };
+    let overrides = llmtool_runtime::ParamOverrides::default();
+    let request = runtime.follow_up(&conversation, "Why?".into(), overrides).unwrap();
+    let sent: usize = request.messages().iter().map(|m| m.content.len()).sum();
+    assert!(sent <= 2_000, "{sent} bytes sent");
+    assert_eq!(request.history[0].content, "q".repeat(600), "the tool's prompt stays");
+    assert!(request.notices.iter().any(|n| n.contains("left out")), "{:?}", request.notices);
+}
