@@ -254,9 +254,8 @@ mod tests {
     use crate::endpoint::{ApiKind, Features};
     use crate::request::{Message, Params};
 
-    #[test]
-    fn maps_parameters_and_forces_the_answer_tool() {
-        let endpoint = Endpoint {
+    fn endpoint() -> Endpoint {
+        Endpoint {
             provider: "anthropic".into(),
             display: "Anthropic".into(),
             api: ApiKind::Anthropic,
@@ -265,7 +264,12 @@ mod tests {
             key_variable: Some("ANTHROPIC_API_KEY".into()),
             features: Features::COMPATIBLE,
             vertex_path: None,
-        };
+        }
+    }
+
+    #[test]
+    fn maps_parameters_and_forces_the_answer_tool() {
+        let endpoint = endpoint();
         let request = ChatRequest {
             model: "claude-sonnet-4".into(),
             messages: vec![Message::user("Go?")],
@@ -290,16 +294,7 @@ mod tests {
 
     #[test]
     fn a_conversation_is_sent_turn_by_turn_with_a_cache_mark_on_its_last_message() {
-        let endpoint = Endpoint {
-            provider: "anthropic".into(),
-            display: "Anthropic".into(),
-            api: ApiKind::Anthropic,
-            base_url: "https://api.anthropic.test".into(),
-            api_key: Some("key".into()),
-            key_variable: Some("ANTHROPIC_API_KEY".into()),
-            features: Features::COMPATIBLE,
-            vertex_path: None,
-        };
+        let endpoint = endpoint();
         let request = ChatRequest {
             model: "claude-sonnet-4".into(),
             messages: vec![
