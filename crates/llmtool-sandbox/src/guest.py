@@ -1,0 +1,81 @@
+# The program the sandboxed Python runs (`python -c` this text). It talks to the host in
+# JSON lines: it reads the job (the tool's code and the variables) from standard input,
+# answers `llm()` calls through the host, and writes the result on standard output. The
+# tool's own `print` goes to standard error, so it can never be read as a message.
+import collections
+import json
+import sys
+
+_to_host = sys.stdout
+_from_host = sys.stdin
+sys.stdout = sys.stderr
+
+
+def _send(message):
+    _to_host.write(json.dumps(message, ensure_ascii=False, default=str))
+    _to_host.write("\n")
+    _to_host.flush()
+
+
+class LlmError(Exception):
+    """A model call from the tool's code failed; the message says why."""
+
+
+def llm(prompt, **params):
+    """Asks the model the tool runs on, through the host, and returns its answer."""
+    if not isinstance(prompt, str):
+        raise TypeError("llm() takes the prompt as a string")
+    _send({"llm": {"prompt": prompt, "params": params}})
+    line = _from_host.readline()
+    if not line:
+        raise LlmError("the host gave no answer")
+    reply = json.loads(line)
+    if "error" in reply:
+        raise LlmError(reply["error"])
+    return reply["answer"]
+
+
+def _located(error):
+    # The innermost frames only: a runaway recursion leaves millions of them.
+    frames = collections.deque(maxlen=20)
+    tb = error.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_filename == "<tool_code>":
+            frames.append({"line": tb.tb_lineno, "function": code.co_name})
+        tb = tb.tb_next
+    return list(frames)
+
+
+def _fail(error):
+    kind, message = type(error).__name__, str(error)
+    try:
+        frames = _located(error)
+    except MemoryError:
+        frames = []
+    error.__traceback__ = None
+    _send({"failed": {"type": kind, "message": message, "frames": frames}})
+
+
+def _main():
+    job = json.loads(_from_host.readline())
+    scope = {"__name__": "__tool__", "__builtins__": __builtins__, "llm": llm, "LlmError": LlmError}
+    try:
+        exec(compile(job["code"], "<tool_code>", "exec"), scope)
+        execute = scope.get("execute")
+        if not callable(execute):
+            _send({"failed": {"type": "NoExecute", "message": "the code defines no execute(variables) function", "frames": []}})
+            return
+        result = execute(job["variables"])
+    except BaseException as error:  # noqa: BLE001 - every way the code ends is reported
+        _fail(error)
+        return
+    if not isinstance(result, str):
+        try:
+            result = json.dumps(result, ensure_ascii=False)
+        except (TypeError, ValueError):
+            result = str(result)
+    _send({"result": result})
+
+
+_main()

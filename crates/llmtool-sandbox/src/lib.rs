@@ -1,0 +1,158 @@
+//! Smart tools in a WebAssembly sandbox: a tool's Python `execute(variables)` run by CPython
+//! compiled to WASI, inside wasmtime, in this process.
+//!
+//! The guest has no network (WASIp1 has no way to open a socket, and the context allows no
+//! address), no environment, no host folder except the run's scratch folder (and, for a
+//! tool's requirements, a read-only site folder), and no processes. Its CPU time, memory,
+//! result, printed text and model calls are bounded ([`Limits`]). It reaches a model only
+//! through `llm(prompt, **params)`, which the host answers ([`LlmHost`]): the caller runs the
+//! call through its own run path, so keys never enter the sandbox.
+//!
+//! [`Python::load`] compiles the runtime once (and caches the compiled module on disk);
+//! [`Python::run`] starts a fresh instance per run, so runs share nothing.
+
+mod pipes;
+mod python;
+mod run;
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+pub use python::Python;
+
+/// What to run: the tool's code, and the variables `execute` gets (one entry per variable:
+/// a string, or a list of strings for a multi-select).
+#[derive(Debug, Clone, Serialize)]
+pub struct Job {
+    pub code: String,
+    pub variables: serde_json::Map<String, serde_json::Value>,
+}
+
+/// The bounds of one run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limits {
+    /// CPU time the code may use; time spent waiting for `llm()` answers does not count.
+    pub cpu: Duration,
+    /// Linear memory the interpreter may grow to, in bytes.
+    pub memory: u64,
+    /// The longest result `execute` may return, in bytes.
+    pub result_bytes: usize,
+    /// How much printed text is kept (the rest is counted, not kept).
+    pub printed_bytes: usize,
+    /// How many times the code may call `llm()`.
+    pub llm_calls: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            cpu: Duration::from_secs(30),
+            memory: 512 << 20,
+            result_bytes: 1 << 20,
+            printed_bytes: 64 << 10,
+            llm_calls: 32,
+        }
+    }
+}
+
+/// One `llm(prompt, **params)` call from the code.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct LlmCall {
+    pub prompt: String,
+    /// The keyword arguments, as given (`temperature=0.2`, `model="..."`).
+    #[serde(default)]
+    pub params: serde_json::Map<String, serde_json::Value>,
+}
+
+/// A boxed future of [`LlmHost::call`].
+pub type LlmFuture<'a> = Pin<Box<dyn Future<Output = Result<String, String>> + Send + 'a>>;
+
+/// Answers the code's `llm()` calls: the answer, or why there is none (raised in the code as
+/// `LlmError`).
+pub trait LlmHost: Send + Sync {
+    fn call(&self, call: LlmCall) -> LlmFuture<'_>;
+}
+
+/// A host for code that may not call a model: every call is refused with `reason`.
+#[derive(Debug, Clone)]
+pub struct NoModel {
+    pub reason: String,
+}
+
+impl LlmHost for NoModel {
+    fn call(&self, _call: LlmCall) -> LlmFuture<'_> {
+        let reason = self.reason.clone();
+        Box::pin(async move { Err(reason) })
+    }
+}
+
+/// A line of the code's traceback: its line in `tool_code` (1-based) and its function.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Frame {
+    pub line: u32,
+    pub function: String,
+}
+
+/// A finished run.
+#[derive(Debug)]
+pub struct Ran {
+    /// The text `execute` returned (a non-string result as JSON), or how the code failed.
+    pub result: Result<String, Failure>,
+    /// What the code printed (its first [`Limits::printed_bytes`]).
+    pub printed: String,
+    /// How many printed bytes were left out.
+    pub printed_dropped: u64,
+    /// How many `llm()` calls the code made (refused ones past the limit included).
+    pub llm_calls: u32,
+    /// The CPU time the code used (wall time less the time it waited for models).
+    pub cpu: Duration,
+    /// Wall time from start to end.
+    pub wall: Duration,
+}
+
+/// How the code failed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Failure {
+    /// The code raised an exception (at `frames`, innermost last).
+    #[error("the tool's code raised {kind}: {message}")]
+    Raised { kind: String, message: String, frames: Vec<Frame> },
+    #[error("the tool's code defines no execute(variables) function")]
+    NoExecute,
+    #[error("the tool's code used more than {} s of CPU time", limit.as_secs_f64())]
+    OutOfTime { limit: Duration },
+    #[error("the tool's code used more than {} MiB of memory", limit >> 20)]
+    OutOfMemory { limit: u64 },
+    #[error("the tool's result is larger than {limit} bytes")]
+    TooMuchOutput { limit: usize },
+    #[error("the tool's code ran out of stack (a recursion too deep)")]
+    StackExhausted,
+    #[error("the Python runtime failed: {reason}")]
+    Crashed { reason: String },
+    #[error("the run was cancelled")]
+    Cancelled,
+}
+
+impl Failure {
+    /// The innermost line of `tool_code` the failure happened at, when known.
+    pub fn line(&self) -> Option<u32> {
+        match self {
+            Failure::Raised { frames, .. } => frames.last().map(|frame| frame.line),
+            _ => None,
+        }
+    }
+}
+
+/// A problem of the host: the runtime could not be loaded or started.
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    #[error("the WebAssembly engine could not start: {reason}")]
+    Engine { reason: String },
+    #[error("the Python runtime {} could not be loaded: {reason}", path.display())]
+    Module { path: PathBuf, reason: String },
+    #[error("the scratch folder {} could not be given to the tool: {reason}", path.display())]
+    Scratch { path: PathBuf, reason: String },
+}

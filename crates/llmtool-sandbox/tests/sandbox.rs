@@ -1,0 +1,258 @@
+//! The sandbox on the real CPython WASI runtime: results, model calls, and what an attacker's
+//! code would try, each contained with a clear failure while the host stays unharmed.
+//!
+//! The runtime is the pinned module the test command installs; `LLMTOOL_PYTHON_WASM` names it.
+
+#![allow(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use llmtool_sandbox::{Failure, Job, Limits, LlmCall, LlmFuture, LlmHost, NoModel, Python, Ran};
+
+const SHA256: &str = "e5dc5a398b07b54ea8fdb503bf68fb583d533f10ec3f930963e02b9505f7a763";
+
+fn python() -> &'static Python {
+    static PYTHON: OnceLock<Python> = OnceLock::new();
+    PYTHON.get_or_init(|| {
+        let module = std::env::var_os("LLMTOOL_PYTHON_WASM").map(PathBuf::from).expect(
+            "LLMTOOL_PYTHON_WASM names the CPython WASI module (scripts/test.sh installs it)",
+        );
+        let cache = std::env::temp_dir().join("llmtool-sandbox-test-cache");
+        Python::load(&module, SHA256, Some(&cache)).expect("the runtime loads")
+    })
+}
+
+fn job(code: &str, variables: serde_json::Value) -> Job {
+    let serde_json::Value::Object(variables) = variables else { panic!("variables: an object") };
+    Job { code: code.to_owned(), variables }
+}
+
+async fn run_with(code: &str, limits: &Limits) -> Ran {
+    let host = NoModel { reason: "no model in this test".into() };
+    python().run(&job(code, serde_json::json!({})), limits, None, &host).await.unwrap()
+}
+
+async fn run(code: &str) -> Ran {
+    run_with(code, &Limits::default()).await
+}
+
+fn raised(ran: &Ran) -> (&str, &str) {
+    match &ran.result {
+        Err(Failure::Raised { kind, message, .. }) => (kind, message),
+        other => panic!("expected an exception, got {other:?} (printed: {})", ran.printed),
+    }
+}
+
+#[tokio::test]
+async fn execute_gets_the_variables_and_its_result_is_the_answer() {
+    let code = "def execute(variables):\n    words = variables['text'].split()\n    return f\"{len(words)} words, first {words[0]}\"\n";
+    let host = NoModel { reason: "none".into() };
+    let ran = python()
+        .run(
+            &job(code, serde_json::json!({"text": "the quick brown fox"})),
+            &Limits::default(),
+            None,
+            &host,
+        )
+        .await
+        .unwrap();
+    assert_eq!(ran.result, Ok("4 words, first the".to_owned()));
+}
+
+#[tokio::test]
+async fn a_result_that_is_not_text_is_given_as_json_and_prints_are_kept_apart() {
+    let ran =
+        run("def execute(variables):\n    print('working')\n    return {'n': 3, 'ok': True}\n")
+            .await;
+    assert_eq!(ran.result, Ok(r#"{"n": 3, "ok": true}"#.to_owned()));
+    assert_eq!(ran.printed, "working\n");
+}
+
+#[tokio::test]
+async fn an_exception_names_its_line_in_tool_code() {
+    let ran = run("def execute(variables):\n    x = 1\n    return variables['missing']\n").await;
+    assert_eq!(raised(&ran), ("KeyError", "'missing'"));
+    assert_eq!(ran.result.unwrap_err().line(), Some(3));
+}
+
+#[tokio::test]
+async fn code_without_execute_is_refused() {
+    let ran = run("x = 1\n").await;
+    assert_eq!(ran.result, Err(Failure::NoExecute));
+}
+
+/// A host that answers each call with the prompt upper-cased, and remembers the calls.
+#[derive(Default)]
+struct Shouting {
+    calls: Mutex<Vec<LlmCall>>,
+}
+
+impl LlmHost for Shouting {
+    fn call(&self, call: LlmCall) -> LlmFuture<'_> {
+        let answer = call.prompt.to_uppercase();
+        self.calls.lock().unwrap().push(call);
+        Box::pin(async move {
+            tokio::time::sleep(Duration::from_millis(700)).await;
+            Ok(answer)
+        })
+    }
+}
+
+#[tokio::test]
+async fn llm_calls_reach_the_host_with_their_parameters_and_waiting_is_not_cpu_time() {
+    let host = Arc::new(Shouting::default());
+    let code = "def execute(variables):\n    a = llm('summarise ' + variables['text'], temperature=0.2)\n    b = llm('again')\n    return a + ' / ' + b\n";
+    // Two answers take 1.4 s to come: over the CPU limit, were waiting counted.
+    let limits = Limits { cpu: Duration::from_secs(1), ..Limits::default() };
+    let ran = python()
+        .run(&job(code, serde_json::json!({"text": "this"})), &limits, None, host.as_ref())
+        .await
+        .unwrap();
+    assert_eq!(ran.result, Ok("SUMMARISE THIS / AGAIN".to_owned()));
+    let calls = host.calls.lock().unwrap();
+    assert_eq!(calls.len(), 2);
+    assert_eq!(calls[0].params.get("temperature"), Some(&serde_json::json!(0.2)));
+    assert_eq!(ran.llm_calls, 2);
+}
+
+#[tokio::test]
+async fn a_refused_model_call_raises_llm_error_in_the_code() {
+    let ran = run("def execute(variables):\n    try:\n        llm('hi')\n    except LlmError as e:\n        return 'refused: ' + str(e)\n").await;
+    assert_eq!(ran.result, Ok("refused: no model in this test".to_owned()));
+}
+
+#[tokio::test]
+async fn model_calls_past_the_limit_are_refused() {
+    let host = Shouting::default();
+    let code = "def execute(variables):\n    for i in range(5):\n        llm('x')\n";
+    let limits = Limits { llm_calls: 2, ..Limits::default() };
+    let ran = python().run(&job(code, serde_json::json!({})), &limits, None, &host).await.unwrap();
+    let (kind, message) = raised(&ran);
+    assert_eq!(kind, "LlmError");
+    assert!(message.contains("at most 2 times"), "{message}");
+    assert_eq!(host.calls.lock().unwrap().len(), 2);
+}
+
+// What an attacker's code tries.
+
+#[tokio::test]
+async fn host_files_cannot_be_read() {
+    for path in ["/etc/passwd", "~/.ssh/id_rsa", "/root/.ssh/authorized_keys", "../../etc/hostname"]
+    {
+        let code = format!(
+            "import os\ndef execute(variables):\n    return open(os.path.expanduser({path:?})).read()\n"
+        );
+        let ran = run(&code).await;
+        let (kind, _) = raised(&ran);
+        assert!(
+            matches!(kind, "FileNotFoundError" | "PermissionError" | "OSError"),
+            "{path}: {kind}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_environment_is_empty() {
+    let ran = run("import os\ndef execute(variables):\n    return repr(dict(os.environ))\n").await;
+    assert_eq!(ran.result, Ok("{}".to_owned()));
+}
+
+#[tokio::test]
+async fn sockets_cannot_be_opened() {
+    let ran = run("import socket\ndef execute(variables):\n    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)\n    s.connect(('127.0.0.1', 22))\n    return 'connected'\n").await;
+    assert!(ran.result.is_err(), "{:?}", ran.result);
+    assert_ne!(ran.result, Ok("connected".to_owned()));
+}
+
+#[tokio::test]
+async fn processes_cannot_be_started() {
+    for code in [
+        "import os\ndef execute(variables):\n    return str(os.system('touch /tmp/llmtool-escaped'))\n",
+        "import subprocess\ndef execute(variables):\n    return subprocess.run(['id'], capture_output=True).stdout\n",
+        "import os\ndef execute(variables):\n    os.execv('/bin/sh', ['sh'])\n",
+        "import ctypes\ndef execute(variables):\n    return str(ctypes.CDLL(None).system(b'id'))\n",
+    ] {
+        let ran = run(code).await;
+        assert!(matches!(ran.result, Err(Failure::Raised { .. })), "{code}: {:?}", ran.result);
+    }
+    assert!(!std::path::Path::new("/tmp/llmtool-escaped").exists());
+}
+
+#[tokio::test]
+async fn an_endless_loop_stops_at_the_cpu_limit() {
+    let limits = Limits { cpu: Duration::from_secs(1), ..Limits::default() };
+    let ran = run_with("def execute(variables):\n    while True:\n        pass\n", &limits).await;
+    assert_eq!(ran.result, Err(Failure::OutOfTime { limit: Duration::from_secs(1) }));
+}
+
+#[tokio::test]
+async fn a_memory_bomb_stops_at_the_memory_limit() {
+    let limits = Limits { memory: 64 << 20, ..Limits::default() };
+    let ran = run_with("def execute(variables):\n    blocks = []\n    while True:\n        blocks.append(bytearray(8 << 20))\n", &limits).await;
+    assert_eq!(ran.result, Err(Failure::OutOfMemory { limit: 64 << 20 }));
+}
+
+#[tokio::test]
+async fn a_deep_recursion_is_stopped() {
+    let limits = Limits { memory: 64 << 20, ..Limits::default() };
+    let code = "import sys\nsys.setrecursionlimit(10**9)\ndef down(n):\n    return down(n + 1) + 1\ndef execute(variables):\n    return str(down(0))\n";
+    let ran = run_with(code, &limits).await;
+    assert!(
+        matches!(
+            &ran.result,
+            Err(Failure::StackExhausted | Failure::OutOfMemory { .. } | Failure::Raised { .. })
+        ),
+        "{:?} {}",
+        ran.result,
+        ran.printed
+    );
+}
+
+#[tokio::test]
+async fn a_huge_result_and_endless_printing_are_bounded() {
+    let limits = Limits { result_bytes: 1 << 16, printed_bytes: 1 << 10, ..Limits::default() };
+    let ran = run_with("def execute(variables):\n    return 'x' * (1 << 20)\n", &limits).await;
+    assert_eq!(ran.result, Err(Failure::TooMuchOutput { limit: 1 << 16 }));
+    let ran = run_with(
+        "def execute(variables):\n    for i in range(20000):\n        print('line', i)\n    return 'done'\n",
+        &limits,
+    )
+    .await;
+    assert_eq!(ran.result, Ok("done".to_owned()));
+    assert_eq!(ran.printed.len(), 1 << 10);
+    assert!(ran.printed_dropped > 100_000);
+}
+
+#[tokio::test]
+async fn only_the_scratch_folder_can_be_written() {
+    let scratch = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("escaped.txt");
+    let code = format!(
+        "def execute(variables):\n    open('/scratch/notes.txt', 'w').write('kept')\n    try:\n        open({:?}, 'w').write('x')\n        return 'escaped'\n    except OSError as e:\n        return 'refused'\n",
+        target.display().to_string()
+    );
+    let host = NoModel { reason: "none".into() };
+    let ran = python()
+        .run(&job(&code, serde_json::json!({})), &Limits::default(), Some(scratch.path()), &host)
+        .await
+        .unwrap();
+    assert_eq!(ran.result, Ok("refused".to_owned()));
+    assert!(!target.exists());
+    assert_eq!(std::fs::read_to_string(scratch.path().join("notes.txt")).unwrap(), "kept");
+    let escape = "def execute(variables):\n    open('/scratch/../escaped.txt', 'w').write('x')\n";
+    let ran = python()
+        .run(&job(escape, serde_json::json!({})), &Limits::default(), Some(scratch.path()), &host)
+        .await
+        .unwrap();
+    assert!(ran.result.is_err());
+    assert!(!scratch.path().parent().unwrap().join("escaped.txt").exists());
+}
+
+#[tokio::test]
+async fn exiting_from_the_code_is_a_failure_not_a_result() {
+    let ran = run("import sys\ndef execute(variables):\n    sys.exit(0)\n").await;
+    assert_eq!(raised(&ran).0, "SystemExit");
+}
