@@ -20,6 +20,7 @@ pub mod output;
 pub mod report;
 pub mod rules;
 pub mod schema;
+pub mod smart;
 pub mod span;
 pub mod suggest;
 pub mod suite;

@@ -44,13 +44,17 @@ pub fn json_schema() -> Value {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": SCHEMA_ID,
         "title": "LLM tool",
-        "description": "A portable prompt tool: a model prompt with {{variable}} placeholders and its metadata.",
+        "description": "A portable prompt tool: a model prompt with {{variable}} placeholders and its metadata; or a smart tool, whose Python tool_code gives the answer.",
         "type": "object",
-        "required": ["model_prompt"],
+        "anyOf": [
+            { "required": ["model_prompt"] },
+            { "required": ["tool_code"] },
+            { "required": ["metadata"], "properties": { "metadata": { "required": ["tool_code"] } } }
+        ],
         "properties": {
             "version": { "description": "The version of the file, kept as written.", "type": ["string", "integer"] },
             "model_prompt": { "description": "The prompt, with {{name}} placeholders for the variables.", "type": "string" },
-            "tool_code": { "description": "Code of a smart tool, run by the host (never by llmtool).", "type": "string" },
+            "tool_code": { "description": "A smart tool's Python code, defining execute(variables); run only when asked, in llmtool's sandbox.", "type": "string" },
             "metadata": { "$ref": "#/$defs/metadata" },
             "x-dlp": {
                 "description": "What runs do with sensitive values found in the prompt (llmtool's data-loss prevention).",
@@ -61,6 +65,12 @@ pub fn json_schema() -> Value {
             "metadata": {
                 "type": "object",
                 "properties": {
+                    "tool_name": { "description": "A smart tool's name.", "type": "string" },
+                    "tool_code": { "description": "A smart tool's Python code, defining execute(variables); run only when asked, in llmtool's sandbox.", "type": "string" },
+                    "requirements": {
+                        "description": "A smart tool's packages from PyPI, each pinned (name==version); or one string with one a line.",
+                        "anyOf": [{ "type": "string" }, strings]
+                    },
                     "prompt_name": { "description": "A short name for the tool.", "type": "string" },
                     "description": { "description": "What the tool does.", "type": "string" },
                     "usage_notes": { "description": "Free-form notes on using the tool.", "type": "string" },
@@ -78,7 +88,10 @@ pub fn json_schema() -> Value {
                     },
                     "parameters": { "type": "object", "properties": parameters },
                     "variables": { "type": "array", "items": { "$ref": "#/$defs/variable" } },
-                    "expected_output": { "$ref": "#/$defs/expected_output" },
+                    "expected_output": {
+                        "description": "What the answer must be: an object, or (as smart tools write it) the type alone.",
+                        "anyOf": [{ "type": "string" }, { "$ref": "#/$defs/expected_output" }]
+                    },
                     "avatar_type": { "enum": ["url", "base64"] },
                     "avatar": {
                         "description": "A URL or base64 image (256x256 recommended), or an object holding avatar_type and avatar.",

@@ -2,6 +2,8 @@
 
 pub const TOP_LEVEL: &[&str] = &["version", "model_prompt", "metadata", "tool_code"];
 pub const METADATA: &[&str] = &[
+    "tool_name",
+    "tool_code",
     "prompt_name",
     "description",
     "usage_notes",
@@ -13,6 +15,7 @@ pub const METADATA: &[&str] = &[
     "avatar_type",
     "avatar",
     "timestamp",
+    "requirements",
 ];
 pub const CREATOR: &[&str] = &["name", "email", "organization"];
 pub const PARAMETERS: &[&str] =

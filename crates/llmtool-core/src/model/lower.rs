@@ -73,7 +73,7 @@ impl Lowerer {
                 _ => self.unknown_key(member, "", keys::TOP_LEVEL),
             }
         }
-        if missing_prompt {
+        if missing_prompt && tool.code().is_none() {
             self.diagnostics.push(missing_model_prompt::diagnostic(tool.span));
         }
         tool
@@ -122,6 +122,9 @@ impl Lowerer {
             let path = FieldPath::Root("metadata").key(&member.key.name);
             match member.key.name.as_str() {
                 "prompt_name" => meta.prompt_name = self.string(value, path),
+                "tool_name" => meta.tool_name = self.string(value, path),
+                "tool_code" => meta.tool_code = self.string(value, path),
+                "requirements" => meta.requirements = self.requirements(value),
                 "description" => meta.description = self.string(value, path),
                 "usage_notes" => meta.usage_notes = self.string(value, path),
                 "model_version" => meta.model_version = self.model_version(value),
@@ -178,6 +181,31 @@ impl Lowerer {
                 self.wrong_type(
                     node,
                     FieldPath::Root("metadata.model_version"),
+                    "a list of strings",
+                );
+                None
+            }
+        }
+    }
+
+    /// A list of requirements, or one string holding one a line (as a `requirements.txt`
+    /// does; blank lines and `#` comments left out).
+    fn requirements(&mut self, node: &mut Node) -> Option<SpannedList> {
+        match &node.kind {
+            NodeKind::String(s) => {
+                let lines = s
+                    .lines()
+                    .map(|line| line.split('#').next().unwrap_or("").trim())
+                    .filter(|line| !line.is_empty())
+                    .map(|line| Spanned::new(node.span, line.to_owned()))
+                    .collect();
+                Some(Spanned::new(node.span, lines))
+            }
+            NodeKind::Array(_) => self.string_list(node, FieldPath::Root("metadata.requirements")),
+            _ => {
+                self.wrong_type(
+                    node,
+                    FieldPath::Root("metadata.requirements"),
                     "a list of strings",
                 );
                 None
@@ -326,6 +354,11 @@ impl Lowerer {
 
     fn expected_output(&mut self, node: &mut Node) -> Option<ExpectedOutput> {
         let span = node.span;
+        // The smart tools' format writes the type alone: `"expected_output": "text"`.
+        if let NodeKind::String(kind) = &node.kind {
+            let kind = Some(Spanned::new(span, kind.clone()));
+            return Some(ExpectedOutput { span, kind, ..ExpectedOutput::default() });
+        }
         let members = self.object(node, FieldPath::Root("metadata.expected_output"))?;
         let mut output = ExpectedOutput { span, ..ExpectedOutput::default() };
         for member in members {

@@ -40,13 +40,24 @@ pub struct Tool {
     pub model_prompt: Option<Spanned<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Metadata>,
-    /// Present in a "smart tool" (the sibling format): code for the host to run. Never run here.
+    /// A smart tool's Python code, when written at the top level (the seeds' example keeps it
+    /// in `metadata`; [`Tool::code`] reads either). Run only when asked, in the sandbox.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_code: Option<Spanned<String>>,
     /// `x-dlp`: what runs do with sensitive values in the prompt (`off`, `warn`, `redact`,
     /// `block`; see docs/dlp.md). An extension key, kept by every conversion that keeps them.
     #[serde(rename = "x-dlp", skip_serializing_if = "Option::is_none")]
     pub dlp: Option<Spanned<String>>,
+}
+
+/// The two kinds of tool file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolKind {
+    /// A `model_prompt` with `{{variable}}` placeholders, sent to a model.
+    Prompt,
+    /// A "smart tool": Python `tool_code` whose `execute(variables)` gives the answer, run
+    /// in the sandbox only when asked.
+    Smart,
 }
 
 /// `version`, kept exactly as written: a string or an integer.
@@ -61,6 +72,12 @@ pub enum Version {
 pub struct Metadata {
     #[serde(skip)]
     pub span: Span,
+    /// A smart tool's name (its `prompt_name`, in the sibling format's words).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_name: Option<Spanned<String>>,
+    /// A smart tool's Python code, where the seeds' example writes it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_code: Option<Spanned<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prompt_name: Option<Spanned<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -83,6 +100,10 @@ pub struct Metadata {
     pub avatar: Option<Avatar>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timestamp: Option<Spanned<String>>,
+    /// A smart tool's packages, one requirement each (a single string in the file is read as
+    /// one requirement a line).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub requirements: Option<SpannedList>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
@@ -297,9 +318,28 @@ impl Tool {
         self.model_prompt.as_ref().map_or("", |p| p.value.as_str())
     }
 
-    /// The display name: `prompt_name`, if any.
+    /// The display name: `prompt_name` (or a smart tool's `tool_name`), if any.
     pub fn name(&self) -> Option<&str> {
-        self.metadata.as_ref()?.prompt_name.as_ref().map(Spanned::as_str)
+        let metadata = self.metadata.as_ref()?;
+        metadata.prompt_name.as_ref().or(metadata.tool_name.as_ref()).map(Spanned::as_str)
+    }
+
+    /// A smart tool's Python code: `tool_code` at the top level, else in `metadata`.
+    pub fn code(&self) -> Option<&Spanned<String>> {
+        self.tool_code.as_ref().or_else(|| self.metadata.as_ref()?.tool_code.as_ref())
+    }
+
+    /// Whether this is a prompt tool or a smart tool (one with `tool_code`).
+    pub fn kind(&self) -> ToolKind {
+        if self.code().is_some() { ToolKind::Smart } else { ToolKind::Prompt }
+    }
+
+    /// A smart tool's requirements, as written (empty when there are none).
+    pub fn requirements(&self) -> &[Spanned<String>] {
+        self.metadata
+            .as_ref()
+            .and_then(|m| m.requirements.as_ref())
+            .map_or(&[], |list| list.value.as_slice())
     }
 
     /// The models of `metadata.model_version`, in order (empty when there are none).

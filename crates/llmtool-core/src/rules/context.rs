@@ -5,6 +5,7 @@ use std::ops::Range;
 
 use crate::image::{self, ImageError, ImageInfo};
 use crate::model::{Avatar, Spanned, Tool};
+use crate::smart::{CodeFacts, facts};
 use crate::span::Span;
 use crate::syntax::literal::Escapes;
 use crate::template::{Placeholder, placeholders};
@@ -15,6 +16,9 @@ pub struct Context<'a> {
     avatar_image: OnceCell<Option<Result<ImageInfo, ImageError>>>,
     /// The escapes of the `model_prompt` literal, found once for all spans into it.
     prompt_escapes: OnceCell<Escapes>,
+    /// A smart tool's code, read once for every rule about it, and its literal's escapes.
+    code_facts: OnceCell<Option<CodeFacts>>,
+    code_escapes: OnceCell<Escapes>,
 }
 
 impl std::fmt::Debug for Context<'_> {
@@ -25,7 +29,14 @@ impl std::fmt::Debug for Context<'_> {
 
 impl<'a> Context<'a> {
     pub fn new(text: &'a str, tool: &'a Tool) -> Self {
-        Self { text, tool, avatar_image: OnceCell::new(), prompt_escapes: OnceCell::new() }
+        Self {
+            text,
+            tool,
+            avatar_image: OnceCell::new(),
+            prompt_escapes: OnceCell::new(),
+            code_facts: OnceCell::new(),
+            code_escapes: OnceCell::new(),
+        }
     }
 
     pub fn avatar(&self) -> Option<&'a Avatar> {
@@ -60,6 +71,18 @@ impl<'a> Context<'a> {
     pub fn prompt_span(&self, range: Range<usize>) -> Span {
         let Some(prompt) = &self.tool.model_prompt else { return Span::empty(0) };
         let escapes = self.prompt_escapes.get_or_init(|| Escapes::of(self.text, prompt.span));
+        escapes.span(range)
+    }
+
+    /// What a smart tool's code says about itself (`None` for a prompt tool).
+    pub fn code_facts(&self) -> Option<&CodeFacts> {
+        self.code_facts.get_or_init(|| self.tool.code().map(|code| facts(&code.value))).as_ref()
+    }
+
+    /// The file span of `range`, a byte range of the decoded `tool_code` value.
+    pub fn code_span(&self, range: Range<usize>) -> Span {
+        let Some(code) = self.tool.code() else { return Span::empty(0) };
+        let escapes = self.code_escapes.get_or_init(|| Escapes::of(self.text, code.span));
         escapes.span(range)
     }
 }

@@ -12,6 +12,7 @@ pub mod metadata;
 pub mod output;
 pub mod parameters;
 pub mod selection;
+pub mod smart;
 pub mod structure;
 pub mod variables;
 
@@ -118,6 +119,15 @@ registry! {
     crate::suite::codes::CASE_VARIABLES,
     crate::suite::codes::UNREACHABLE_ANSWER,
     crate::suite::codes::TEST_TOOL_MISSING,
+    smart::python_syntax_error::PYTHON_SYNTAX_ERROR => smart::python_syntax_error::check,
+    smart::newer_python_syntax::NEWER_PYTHON_SYNTAX => smart::newer_python_syntax::check,
+    smart::missing_execute::MISSING_EXECUTE => smart::missing_execute::check,
+    smart::execute_signature::EXECUTE_SIGNATURE => smart::execute_signature::check,
+    smart::invalid_requirement::INVALID_REQUIREMENT => smart::invalid_requirement::check,
+    smart::unpinned_requirement::UNPINNED_REQUIREMENT => smart::unpinned_requirement::check,
+    smart::variable_unused_by_code::VARIABLE_UNUSED_BY_CODE => smart::variable_unused_by_code::check,
+    smart::undeclared_variable_read::UNDECLARED_VARIABLE_READ => smart::undeclared_variable_read::check,
+    smart::tool_code_twice::TOOL_CODE_TWICE => smart::tool_code_twice::check,
 }
 
 /// Runs every semantic check on a lowered tool.

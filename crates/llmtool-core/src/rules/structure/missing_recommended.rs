@@ -2,11 +2,13 @@
 
 use crate::declare_rule;
 use crate::diagnostic::Diagnostic;
+use crate::model::ToolKind;
 use crate::rules::Context;
 use crate::span::Span;
 
 declare_rule! {
-    /// `metadata` lacks `prompt_name`, `description`, `model_version` or `timestamp`.
+    /// `metadata` lacks `prompt_name`, `description`, `model_version` or `timestamp` (a smart
+    /// tool's name is its `tool_name`).
     ///
     /// These fields are what a person browsing a library of tools reads first, and what tells
     /// which model the prompt was written for and when. A tool without them still renders and
@@ -20,8 +22,12 @@ declare_rule! {
 
 pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
     let Some(meta) = &cx.tool.metadata else { return };
+    let (name_field, has_name) = match cx.tool.kind() {
+        ToolKind::Prompt => ("prompt_name", meta.prompt_name.is_some()),
+        ToolKind::Smart => ("tool_name", meta.tool_name.is_some() || meta.prompt_name.is_some()),
+    };
     let missing = [
-        ("prompt_name", meta.prompt_name.is_none(), "a short name for the tool"),
+        (name_field, !has_name, "a short name for the tool"),
         ("description", meta.description.is_none(), "what the tool does, in a sentence"),
         ("model_version", meta.model_version.is_none(), "the models the prompt was written for"),
         ("timestamp", meta.timestamp.is_none(), "when it was last changed, in ISO 8601"),

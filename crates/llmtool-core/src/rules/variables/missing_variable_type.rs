@@ -14,6 +14,10 @@ declare_rule! {
 }
 
 pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
+    // A smart tool's variables have no type in its format: each is a text value.
+    if cx.tool.kind() == crate::model::ToolKind::Smart {
+        return;
+    }
     for variable in cx.tool.variables() {
         if variable.type_written.is_none() {
             out.push(
