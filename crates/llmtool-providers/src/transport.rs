@@ -29,9 +29,9 @@ impl Default for Timeouts {
     fn default() -> Self {
         Self {
             connect: Duration::from_secs(10),
-            first_byte: Duration::from_secs(120),
-            idle: Duration::from_secs(60),
-            total: Duration::from_secs(600),
+            first_byte: Duration::from_mins(2),
+            idle: Duration::from_mins(1),
+            total: Duration::from_mins(10),
         }
     }
 }
@@ -63,7 +63,7 @@ impl RetryPolicy {
     /// to five minutes), else `base * 2^(attempt-1)` with jitter, capped at `max_delay`.
     pub fn delay(&self, attempt: u32, retry_after: Option<Duration>) -> Duration {
         if let Some(wait) = retry_after {
-            return wait.min(Duration::from_secs(300));
+            return wait.min(Duration::from_mins(5));
         }
         let exponential = self.base_delay.saturating_mul(1 << attempt.saturating_sub(1).min(16));
         let capped = exponential.min(self.max_delay);

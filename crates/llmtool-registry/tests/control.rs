@@ -281,7 +281,7 @@ async fn budgets_and_reservations(store: Arc<dyn Store>) {
         .await
         .unwrap();
 
-    let hour = Duration::from_secs(3600);
+    let hour = Duration::from_hours(1);
     let held = store.reserve(&dee, 0.3, hour).await.unwrap();
     // 0.9 of the team's 1.0 and 1.8 times Dee's soft 0.5: both warned of, neither refused.
     let warned: Vec<(Scope, &str)> =

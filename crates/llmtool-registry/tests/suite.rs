@@ -325,7 +325,7 @@ async fn runs_and_usage(store: &dyn Store) {
 /// number, tags are counted over live tools, and kept runs are listed newest first.
 async fn sessions_tags_and_kept_runs(store: &dyn Store) {
     use std::time::Duration;
-    let hour = Duration::from_secs(3600);
+    let hour = Duration::from_hours(1);
     store.create_token("sam", Role::Editor, &"5".repeat(64), None).await.unwrap();
     store.create_session("first", SessionFor::Token("sam"), "csrf-1", hour).await.unwrap();
     let session = store.session("first").await.unwrap().unwrap();
@@ -496,7 +496,7 @@ async fn members_and_teams(store: &dyn Store) {
             &"6".repeat(64),
             SessionFor::Token("olga-ci"),
             "csrf",
-            std::time::Duration::from_secs(60),
+            std::time::Duration::from_mins(1),
         )
         .await
         .unwrap();
@@ -565,7 +565,7 @@ async fn members_and_teams(store: &dyn Store) {
 /// built-in tools switched off leave every member's view, on every query, but no admin's.
 async fn invites_single_sign_ons_and_the_workspace(store: &dyn Store) {
     use std::time::Duration;
-    let hour = Duration::from_secs(3600);
+    let hour = Duration::from_hours(1);
     store.add_members(&[newcomer("ivy@example.org", Role::Viewer, &[])]).await.unwrap();
     let ivy = store.create_invite("IVY@example.org", "invite-1", hour).await.unwrap();
     assert_eq!(ivy.email, "ivy@example.org");
@@ -644,7 +644,7 @@ async fn the_audit_log(store: &dyn Store) {
     let promote = MemberEdit { role: Some(Role::Editor), ..MemberEdit::default() };
     ana.edit_member("bo@example.org", &promote).await.unwrap();
     ana.edit_member("bo@example.org", &promote).await.unwrap(); // no change: no record
-    ana.create_invite("bo@example.org", "audit-invite", std::time::Duration::from_secs(60))
+    ana.create_invite("bo@example.org", "audit-invite", std::time::Duration::from_mins(1))
         .await
         .unwrap();
     ana.publish("audited", &tool("Audited", "audits"), Some("first"), None).await.unwrap();

@@ -62,6 +62,14 @@ pub enum RunError {
     )]
     OverContextWindow { tokens: u64, window: u64, model: String },
     /// A worker thread of the run stopped (a bug, reported rather than a panic).
+    /// The sandbox could not run a smart tool (its runtime could not load or start).
+    #[error("the smart tool sandbox failed: {0}")]
+    Sandbox(String),
+
+    /// A smart run was asked of a tool that has no `tool_code`.
+    #[error("this tool has no `tool_code`: it is a prompt tool")]
+    NotSmart,
+
     #[error("the run stopped unexpectedly: {0}")]
     Stopped(String),
 }

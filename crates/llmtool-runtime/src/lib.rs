@@ -20,6 +20,7 @@ pub mod local;
 pub mod log;
 mod runner;
 mod runtime;
+pub mod smart;
 mod source_folder;
 pub mod test_files;
 
@@ -34,5 +35,6 @@ pub use local::{Consent, Fetch, Progress, PullEvent, pull};
 pub use log::{Account, Ended, LogPolicy, Subject, Turn};
 pub use runner::{AnswerFuture, Runner, answer_in_task};
 pub use runtime::{Choice, ParamOverrides, Runtime, RuntimeOptions};
+pub use smart::{ModelCall, SmartFinished, SmartRun};
 pub use source_folder::SourceFolder;
 pub use test_files::TestsFile;

@@ -1,5 +1,6 @@
-//! The local models of a process: found (a known name, or a `.gguf` file the user named),
-//! fetched when the host allows it, loaded once and shared by every run.
+//! The local models of a process (and the sandbox's Python runtime): found (a known name, or
+//! a `.gguf` file the user named), fetched when the host allows it, loaded once and shared by
+//! every run.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -125,6 +126,8 @@ pub(crate) struct LocalModels {
     /// By model name or path: a cell that the first run to need the model fills, while the
     /// runs that come meanwhile wait for it (the model is read once, not once per run).
     loaded: Mutex<HashMap<String, Arc<EngineCell>>>,
+    /// The sandbox's Python runtime, loaded by the first smart tool run (see `smart`).
+    pub(crate) python: OnceCell<Arc<llmtool_sandbox::Python>>,
 }
 
 /// A local model's engine, once it is loaded.
@@ -137,7 +140,14 @@ impl LocalModels {
         progress: Progress,
         seed: Option<u64>,
     ) -> Self {
-        Self { allow_paths, fetch, progress, seed, loaded: Mutex::default() }
+        Self {
+            allow_paths,
+            fetch,
+            progress,
+            seed,
+            loaded: Mutex::default(),
+            python: OnceCell::new(),
+        }
     }
 
     /// The engine of `target`, loading it (off the async threads: it reads a large file, and

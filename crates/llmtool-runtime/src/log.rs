@@ -148,7 +148,10 @@ pub fn values_json(inputs: &Inputs) -> serde_json::Value {
 }
 
 /// `values` with `redact` applied to every string in them.
-fn masked(values: &serde_json::Value, redact: &dyn Fn(&str) -> String) -> serde_json::Value {
+pub(crate) fn masked(
+    values: &serde_json::Value,
+    redact: &dyn Fn(&str) -> String,
+) -> serde_json::Value {
     use serde_json::Value;
     match values {
         Value::String(text) => Value::String(redact(text)),

@@ -14,7 +14,7 @@ use crate::auth::{random_hex, token_hash};
 use crate::mail::{Mail, MailError, Mailer};
 
 /// How long an invite's link signs in.
-pub const INVITE_LIFETIME: Duration = Duration::from_secs(72 * 3600);
+pub const INVITE_LIFETIME: Duration = Duration::from_hours(72);
 
 /// The studio's page that an invite's link opens.
 const INVITE_PAGE: &str = "/signin/invite";

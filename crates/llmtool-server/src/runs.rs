@@ -26,7 +26,7 @@ use crate::{Problem, ServerState};
 
 /// How long a run's reservation holds its budget if the run is never kept (the server
 /// stopped meanwhile): longer than any run lasts.
-const RESERVATION_LIFETIME: std::time::Duration = std::time::Duration::from_secs(30 * 60);
+const RESERVATION_LIFETIME: std::time::Duration = std::time::Duration::from_mins(30);
 
 /// Whom a run is for: what its admission needs to know of its caller.
 #[derive(Debug, Clone)]

@@ -24,7 +24,7 @@ use crate::auth::{
 use crate::{Problem, ServerState};
 
 /// How long a session lasts: a working day.
-const LIFETIME: Duration = Duration::from_secs(12 * 3600);
+const LIFETIME: Duration = Duration::from_hours(12);
 
 /// `POST /session`: the token to sign in with.
 #[derive(Debug, Deserialize, ToSchema)]

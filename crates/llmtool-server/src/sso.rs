@@ -55,7 +55,7 @@ const STATE_COOKIE: &str = "llmtool_sso";
 const SECURE_STATE_COOKIE: &str = "__Host-llmtool_sso";
 
 /// How long a sign-in may take at the provider.
-const ATTEMPT_LIFETIME: Duration = Duration::from_secs(600);
+const ATTEMPT_LIFETIME: Duration = Duration::from_mins(10);
 
 /// The provider's keys are fetched again at most this often, however many tokens come signed by
 /// a key not seen yet.

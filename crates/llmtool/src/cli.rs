@@ -24,6 +24,7 @@ use crate::commands::providers::ProvidersArgs;
 use crate::commands::render::RenderArgs;
 use crate::commands::reply::ReplyArgs;
 use crate::commands::run::RunArgs;
+use crate::commands::sandbox::SandboxCommand;
 use crate::commands::scan::ScanArgs;
 use crate::commands::serve::{ServeArgs, TokenCommand};
 use crate::commands::show::ShowArgs;
@@ -53,6 +54,8 @@ pub(crate) enum Command {
     Providers(ProvidersArgs),
     #[command(subcommand)]
     Model(ModelCommand),
+    #[command(subcommand)]
+    Sandbox(SandboxCommand),
     Show(ShowArgs),
     Export(ExportArgs),
     Import(ImportArgs),

@@ -67,6 +67,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Mcp(args) => commands::mcp::run(&args),
         Command::Providers(args) => commands::providers::run(&args),
         Command::Model(command) => commands::model::run(&command),
+        Command::Sandbox(command) => commands::sandbox::run(&command),
         Command::Show(args) => commands::show::run(&args),
         Command::Export(args) => commands::convert::export(&args),
         Command::Import(args) => commands::convert::import(&args),

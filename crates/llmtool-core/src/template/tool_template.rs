@@ -124,6 +124,23 @@ impl ToolTemplate {
         self.template.pieces()
     }
 
+    /// Resolved values (one per variable, as from [`ToolTemplate::resolve`]) as the dict a
+    /// smart tool's `execute(variables)` gets: a string for each text or single-select value,
+    /// a list of strings for a multi-select.
+    pub fn values_object(&self, values: &[Value]) -> serde_json::Map<String, serde_json::Value> {
+        self.variables
+            .iter()
+            .zip(values)
+            .map(|(spec, value)| {
+                let value = match value {
+                    Value::Text(text) => serde_json::Value::String(text.clone()),
+                    Value::List(items) => serde_json::json!(items),
+                };
+                (spec.name.clone(), value)
+            })
+            .collect()
+    }
+
     /// Renders already resolved values (one per variable, as from [`ToolTemplate::resolve`]).
     pub fn render_values(&self, values: &[Value]) -> String {
         self.template.render(values)

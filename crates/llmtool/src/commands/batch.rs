@@ -70,7 +70,7 @@ pub(crate) fn run(args: &BatchArgs) -> anyhow::Result<Outcome> {
             Via::ProviderBatch(ProviderBatchOptions {
                 rows_per_batch: args.rows_per_batch.max(1),
                 first_poll,
-                longest_poll: Duration::from_secs(300).max(first_poll),
+                longest_poll: Duration::from_mins(5).max(first_poll),
                 detach: args.detach,
             })
         }

@@ -21,6 +21,7 @@ pub(crate) mod providers;
 pub(crate) mod render;
 pub(crate) mod reply;
 pub(crate) mod run;
+pub(crate) mod sandbox;
 pub(crate) mod scan;
 pub(crate) mod serve;
 pub(crate) mod show;

