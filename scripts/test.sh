@@ -5,9 +5,9 @@
 # prompt files rendered by the peers' own code, `llmtool mcp` driven by real MCP clients (the Python SDK, MCP Inspector), `llmtool lsp`
 # driven by real LSP clients (pytest-lsp, Neovim, Emacs eglot and lsp-mode),
 # llmtool against independent API servers (llama-cpp-python, LiteLLM), the web studio in
-# Debian's Chromium (Playwright, axe-core) with its committed bundle checked, and a fuzz
-# smoke run. Installs what the tests need (idempotently) on a fresh machine, so this one
-# command is enough.
+# Debian's Chromium (Playwright, axe-core) with its committed bundle checked, smart tools in the
+# WebAssembly sandbox (the Python runtime pulled once), and a fuzz smoke run. Installs what the
+# tests need (idempotently) on a fresh machine, so this one command is enough.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -54,6 +54,10 @@ model=$(cargo run -q -p llmtool -- model pull)
 # Tests keep their runs in data directories of their own (LLMTOOL_DATA_DIR), which would each
 # have their own models folder: they all share this one pulled model instead.
 export LLMTOOL_MODELS_DIR="${model%/*}"
+
+step "the smart tools' Python runtime (pulled once, checked against its SHA-256, compiled once)"
+python_wasm=$(cargo run -q -p llmtool -- sandbox pull)
+export LLMTOOL_SANDBOX_DIR="${python_wasm%/*}" LLMTOOL_PYTHON_WASM="$python_wasm"
 
 step "tests (cargo nextest)"
 cargo nextest run --workspace --locked --no-fail-fast

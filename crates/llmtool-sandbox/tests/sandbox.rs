@@ -1,7 +1,8 @@
 //! The sandbox on the real CPython WASI runtime: results, model calls, and what an attacker's
 //! code would try, each contained with a clear failure while the host stays unharmed.
 //!
-//! The runtime is the pinned module the test command installs; `LLMTOOL_PYTHON_WASM` names it.
+//! The runtime is the pinned module the test command installs (and compiles once);
+//! `LLMTOOL_PYTHON_WASM` names it.
 
 #![allow(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
 
@@ -19,7 +20,8 @@ fn python() -> &'static Python {
         let module = std::env::var_os("LLMTOOL_PYTHON_WASM").map(PathBuf::from).expect(
             "LLMTOOL_PYTHON_WASM names the CPython WASI module (scripts/test.sh installs it)",
         );
-        let cache = std::env::temp_dir().join("llmtool-sandbox-test-cache");
+        // Where llmtool keeps it compiled (`llmtool sandbox pull` compiles it once).
+        let cache = module.parent().unwrap().join("compiled");
         Python::load(&module, SHA256, Some(&cache)).expect("the runtime loads")
     })
 }

@@ -13,6 +13,13 @@ pub(crate) fn run(command: &SandboxCommand) -> anyhow::Result<Outcome> {
     match command {
         SandboxCommand::Pull { from } => {
             let path = smart::pull_python(from.as_deref(), &*model::progress())?;
+            let started = std::time::Instant::now();
+            if smart::compile_python(&path)? {
+                eprintln!(
+                    "compiled it for this machine in {:.1} s",
+                    started.elapsed().as_secs_f64()
+                );
+            }
             println!("{}", path.display());
             Ok(Outcome::Ok)
         }

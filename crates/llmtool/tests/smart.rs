@@ -1,0 +1,199 @@
+//! `llmtool run` of smart tools end to end: the code's result, its `llm()` calls answered by
+//! the mock provider (priced, logged), failures located in the file, the limits, and the
+//! Python runtime never fetched without consent.
+//!
+//! The runtime is the one the test command installs (`LLMTOOL_SANDBOX_DIR`).
+
+#![allow(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
+
+use std::path::{Path, PathBuf};
+use std::process::{Output, Stdio};
+
+use llmtool_testkit::{Mock, Reply};
+use serde_json::{Value, json};
+
+const KEY: &str = "sk-smart-test-8c21";
+
+fn sandbox_dir() -> PathBuf {
+    std::env::var_os("LLMTOOL_SANDBOX_DIR")
+        .map(PathBuf::from)
+        .expect("LLMTOOL_SANDBOX_DIR names the installed Python runtime (scripts/test.sh pulls it)")
+}
+
+/// A test's own data directory and config (the mock as provider `mock`, priced).
+struct Setup {
+    data: tempfile::TempDir,
+    config: PathBuf,
+}
+
+impl Setup {
+    fn new(mock: Option<&Mock>) -> Setup {
+        let data = tempfile::tempdir().unwrap();
+        let config = data.path().join("config.toml");
+        let url = mock.map_or("http://127.0.0.1:9".to_owned(), |m| m.url.clone());
+        let text = format!(
+            "default_model = \"mock/m\"\n[providers.mock]\napi = \"openai\"\nbase_url = \"{url}/v1\"\napi_key_env = \"MOCK_KEY\"\njson_schema = false\n[prices.\"mock/m\"]\ninput = 1.0\noutput = 2.0\n"
+        );
+        std::fs::write(&config, text).unwrap();
+        Setup { data, config }
+    }
+
+    fn tool(&self, name: &str, tool: &Value) -> PathBuf {
+        let path = self.data.path().join(name);
+        std::fs::write(&path, serde_json::to_string_pretty(tool).unwrap()).unwrap();
+        path
+    }
+
+    async fn llmtool_in(&self, sandbox: &Path, args: &[&str]) -> Output {
+        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_llmtool"));
+        command
+            .args(args)
+            .env("NO_COLOR", "1")
+            .env("XDG_CONFIG_HOME", "/nonexistent")
+            .env("LLMTOOL_DATA_DIR", self.data.path())
+            .env("LLMTOOL_CONFIG", &self.config)
+            .env("LLMTOOL_SANDBOX_DIR", sandbox)
+            .env("MOCK_KEY", KEY)
+            .env_remove("LLMTOOL_NO_LOG")
+            .env_remove("LLMTOOL_MODEL")
+            .stdin(Stdio::null());
+        command.output().await.unwrap()
+    }
+
+    async fn llmtool(&self, args: &[&str]) -> Output {
+        self.llmtool_in(&sandbox_dir(), args).await
+    }
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn smart(code: &str, variables: &[&str]) -> Value {
+    let variables: Vec<Value> =
+        variables.iter().map(|name| json!({ "name": name, "description": "a value" })).collect();
+    json!({
+        "version": "0.1",
+        "metadata": {
+            "tool_name": "Test tool",
+            "tool_code": code,
+            "description": "A smart tool under test",
+            "model_version": ["mock/m"],
+            "variables": variables,
+            "expected_output": "text",
+            "timestamp": "2026-11-27T00:00:00Z"
+        }
+    })
+}
+
+/// A whole (not streamed) answer: what an `llm()` call asks for.
+fn answer(text: &str) -> Reply {
+    let body = json!({
+        "choices": [{ "message": { "role": "assistant", "content": text }, "finish_reason": "stop" }],
+        "usage": { "prompt_tokens": 20, "completion_tokens": 6 }
+    });
+    Reply::json(200, body.to_string())
+}
+
+const COUNT_AND_SUMMARISE: &str = "def execute(variables):\n    text = variables['text']\n    words = len(text.split())\n    print('counted', words)\n    summary = llm('Summarise in one sentence: ' + text, temperature=0)\n    return f'{words} words. {summary}'\n";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_smart_tool_counts_words_and_asks_the_model_for_a_summary() {
+    let mock = Mock::start(vec![answer("A fox jumps over a dog.")]).await;
+    let setup = Setup::new(Some(&mock));
+    let tool = setup.tool("words.json", &smart(COUNT_AND_SUMMARISE, &["text"]));
+    let text_value = "text=The quick brown fox jumps over the lazy dog";
+    let run = setup.llmtool(&["run", tool.to_str().unwrap(), "--var", text_value]).await;
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
+    assert_eq!(text(&run.stdout), "9 words. A fox jumps over a dog.\n");
+    assert!(text(&run.stderr).contains("counted 9"), "{}", text(&run.stderr));
+    let sent = &mock.requests()[0].body;
+    assert_eq!(sent["model"], "m");
+    assert_eq!(sent["temperature"], 0.0);
+    let prompt = sent["messages"][0]["content"].as_str().unwrap();
+    assert_eq!(prompt, "Summarise in one sentence: The quick brown fox jumps over the lazy dog");
+
+    // The call is a run of the tool, priced; the smart run is kept beside it.
+    let logs = setup.llmtool(&["logs", "--format", "json"]).await;
+    assert_eq!(logs.status.code(), Some(0), "{}", text(&logs.stderr));
+    let runs: Vec<Value> = serde_json::from_slice(&logs.stdout).unwrap();
+    let providers: Vec<&str> = runs.iter().map(|r| r["provider"].as_str().unwrap()).collect();
+    assert_eq!(providers.len(), 2, "{runs:?}");
+    assert!(providers.contains(&"sandbox") && providers.contains(&"mock"), "{providers:?}");
+    let call = runs.iter().find(|r| r["provider"] == "mock").unwrap();
+    assert_eq!(call["tool_name"], "Test tool");
+    assert!(call["cost_usd"].as_f64().unwrap() > 0.0, "{call}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn json_output_gives_the_result_the_calls_and_their_cost() {
+    let mock = Mock::start(vec![answer("Short.")]).await;
+    let setup = Setup::new(Some(&mock));
+    let tool = setup.tool("words.json", &smart(COUNT_AND_SUMMARISE, &["text"]));
+    let run = setup
+        .llmtool(&["run", tool.to_str().unwrap(), "--var", "text=a b c", "--format", "json"])
+        .await;
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
+    let shown: Value = serde_json::from_slice(&run.stdout).unwrap();
+    assert_eq!(shown["output"], "3 words. Short.");
+    assert_eq!(shown["printed"], "counted 3\n");
+    assert_eq!(shown["llm_calls"][0]["provider"], "mock");
+    assert_eq!(shown["llm_calls"][0]["input_tokens"], 20);
+    // 20 tokens in at $1/M and 6 out at $2/M.
+    assert!((shown["cost"].as_f64().unwrap() - 32e-6).abs() < 1e-12, "{shown}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_exception_is_exit_1_and_points_at_its_line_in_the_file() {
+    let setup = Setup::new(None);
+    let code = "def execute(variables):\n    value = variables['text']\n    return value[100]\n";
+    let tool = setup.tool("fails.json", &smart(code, &["text"]));
+    let run = setup.llmtool(&["run", tool.to_str().unwrap(), "--var", "text=short"]).await;
+    assert_eq!(run.status.code(), Some(1), "{}", text(&run.stderr));
+    let stderr = text(&run.stderr);
+    assert!(stderr.contains("raised IndexError: string index out of range"), "{stderr}");
+    let file = std::fs::read_to_string(&tool).unwrap();
+    let line = file.lines().position(|l| l.contains("tool_code")).unwrap() + 1;
+    let column = file.lines().nth(line - 1).unwrap().find("    return value").unwrap() + 1;
+    let at = format!("fails.json:{line}:{column} (line 3 of tool_code)");
+    assert!(stderr.contains(&at), "{at} in {stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn code_that_does_not_parse_never_runs() {
+    let setup = Setup::new(None);
+    let tool = setup.tool("broken.json", &smart("def execute(variables)\n    return 1\n", &[]));
+    let run = setup.llmtool(&["run", tool.to_str().unwrap()]).await;
+    assert_eq!(run.status.code(), Some(1));
+    assert!(text(&run.stderr).contains("LT901"), "{}", text(&run.stderr));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_cpu_limit_stops_an_endless_loop() {
+    let setup = Setup::new(None);
+    let tool = setup
+        .tool("loop.json", &smart("def execute(variables):\n    while True:\n        pass\n", &[]));
+    let run = setup.llmtool(&["run", tool.to_str().unwrap(), "--cpu-limit", "1"]).await;
+    assert_eq!(run.status.code(), Some(1), "{}", text(&run.stderr));
+    assert!(text(&run.stderr).contains("more than 1 s of CPU time"), "{}", text(&run.stderr));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_runtime_is_never_fetched_unasked() {
+    let setup = Setup::new(None);
+    let tool = setup.tool("words.json", &smart("def execute(variables):\n    return 'x'\n", &[]));
+    let empty = tempfile::tempdir().unwrap();
+    let run = setup.llmtool_in(empty.path(), &["run", tool.to_str().unwrap()]).await;
+    assert_eq!(run.status.code(), Some(2), "{}", text(&run.stderr));
+    assert!(text(&run.stderr).contains("llmtool sandbox pull"), "{}", text(&run.stderr));
+    assert_eq!(std::fs::read_dir(empty.path()).unwrap().count(), 0, "nothing was fetched");
+
+    // --dry-run shows what `execute` would get, and needs no runtime.
+    let tool = setup.tool("vars.json", &smart(COUNT_AND_SUMMARISE, &["text"]));
+    let dry = setup
+        .llmtool_in(empty.path(), &["run", tool.to_str().unwrap(), "--var", "text=hi", "--dry-run"])
+        .await;
+    assert_eq!(dry.status.code(), Some(0), "{}", text(&dry.stderr));
+    let shown: Value = serde_json::from_slice(&dry.stdout).unwrap();
+    assert_eq!(shown["variables"], json!({ "text": "hi" }));
+}
