@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
+use llmtool_core::model::ToolKind;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CompletionInfo,
     ErrorCode, GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
@@ -256,7 +257,11 @@ impl ServerHandler for Server {
             return Ok(ListPromptsResult::default());
         }
         let (library, audience) = (self.library(), Audience::of(&context));
-        let seen = library.entries().iter().filter(|e| audience.sees(e));
+        // A smart tool has no prompt to give: it is only a tool.
+        let seen = library
+            .entries()
+            .iter()
+            .filter(|e| audience.sees(e) && e.tool.kind() == ToolKind::Prompt);
         Ok(ListPromptsResult::with_all_items(seen.map(|e| e.prompt.clone()).collect()))
     }
 
@@ -269,7 +274,13 @@ impl ServerHandler for Server {
             return Err(ErrorData::invalid_params("this server serves no prompts", None));
         }
         let (library, index) = self.entry(&request.name, "prompt", &Audience::of(&context))?;
-        prompts::get(entry_of(&library, index), request.arguments.as_ref()).map(Into::into)
+        let entry = entry_of(&library, index);
+        if entry.tool.kind() == ToolKind::Smart {
+            let message =
+                format!("`{}` is a smart tool: it has no prompt; call it as a tool", request.name);
+            return Err(ErrorData::invalid_params(message, None));
+        }
+        prompts::get(entry, request.arguments.as_ref()).map(Into::into)
     }
 
     async fn complete(

@@ -1,6 +1,8 @@
 //! `tools/call`: the arguments read back into the tool's variables, the prompt rendered, and
-//! the tool run by a [`Runner`] (the configured provider, or the local model).
+//! the tool run by a [`Runner`] (the configured provider, or the local model); a smart tool's
+//! code run in the sandbox instead, when the server runs smart tools.
 
+use llmtool_core::model::ToolKind;
 use llmtool_core::template::Inputs;
 use llmtool_runtime::{Runner, Subject};
 use rmcp::model::{CallToolResult, ContentBlock};
@@ -25,8 +27,8 @@ pub(crate) async fn call(
             return error(format!("invalid arguments: {problem}"));
         }
     }
-    let prompt = match entry.template.render(&inputs) {
-        Ok(prompt) => prompt,
+    let values = match entry.template.resolve(&inputs) {
+        Ok(values) => values,
         Err(problems) => {
             let lines: Vec<String> = problems.iter().map(|p| p.message.clone()).collect();
             return error(format!("invalid arguments: {}", lines.join("; ")));
@@ -35,7 +37,18 @@ pub(crate) async fn call(
     let path = Some(entry.path.display().to_string());
     let subject =
         Subject { by: by.map(str::to_owned), ..Subject::new("mcp", path, &entry.tool, &inputs) };
-    match runner.answer(entry.tool.clone(), prompt, subject).await {
+    let answer = match entry.tool.kind() {
+        // A smart tool's code runs in the sandbox, when the server runs smart tools.
+        ToolKind::Smart => {
+            let variables = entry.template.values_object(&values);
+            runner.answer_smart(entry.tool.clone(), variables, subject).await
+        }
+        ToolKind::Prompt => {
+            let prompt = entry.template.render_values(&values);
+            runner.answer(entry.tool.clone(), prompt, subject).await
+        }
+    };
+    match answer {
         Ok(answer) => answered(entry, answer),
         Err(reason) => error(runner.public_message(&reason)),
     }

@@ -66,6 +66,16 @@ pub enum RunError {
     #[error("the smart tool sandbox failed: {0}")]
     Sandbox(String),
 
+    /// A smart tool's code failed (an exception, a limit): the input's problem.
+    #[error(transparent)]
+    Code(#[from] llmtool_sandbox::Failure),
+
+    /// Smart tools do not run here: a server runs them only when its operator enables them.
+    #[error(
+        "this server does not run smart tools (its operator enables them with `--smart-tools`)"
+    )]
+    SmartToolsOff,
+
     /// A smart run was asked of a tool that has no `tool_code`.
     #[error("this tool has no `tool_code`: it is a prompt tool")]
     NotSmart,

@@ -7,7 +7,7 @@ use std::pin::Pin;
 
 use llmtool_core::model::Tool;
 
-use crate::{RunError, Runtime, Subject};
+use crate::{RunError, Runtime, SmartRun, Subject};
 
 /// A boxed future, as [`Runner::answer`] returns.
 pub type AnswerFuture = Pin<Box<dyn Future<Output = Result<String, RunError>> + Send + 'static>>;
@@ -20,6 +20,19 @@ pub trait Runner: Send + Sync + 'static {
     /// The answer to `prompt` (rendered from `tool` with the values of `subject`), with its
     /// expected output enforced; the run is logged as a run of `subject`.
     fn answer(&self, tool: Tool, prompt: String, subject: Subject) -> AnswerFuture;
+
+    /// The answer of the smart tool `tool` (its code run in the sandbox) to `variables`, the
+    /// dict `execute` gets; the run is logged as a run of `subject`. By default smart tools
+    /// do not run.
+    fn answer_smart(
+        &self,
+        tool: Tool,
+        variables: serde_json::Map<String, serde_json::Value>,
+        subject: Subject,
+    ) -> AnswerFuture {
+        let _ = (tool, variables, subject);
+        Box::pin(async { Err(RunError::SmartToolsOff) })
+    }
 
     /// The text of `error` as a client may see it: with no secret in it.
     fn public_message(&self, error: &RunError) -> String {
@@ -58,6 +71,26 @@ impl Runner for Runtime {
         let runtime = self.clone();
         answer_in_task(move |cancel| async move {
             runtime.answer_until(&tool, prompt, Some(&subject), cancel).await
+        })
+    }
+
+    fn answer_smart(
+        &self,
+        tool: Tool,
+        variables: serde_json::Map<String, serde_json::Value>,
+        subject: Subject,
+    ) -> AnswerFuture {
+        let runtime = self.clone();
+        answer_in_task(move |cancel| async move {
+            let run = SmartRun { variables, scratch: true, ..SmartRun::default() };
+            let finished = tokio::select! {
+                finished = runtime.run_smart(&tool, run, Some(&subject)) => finished?,
+                () = cancel => return Err(RunError::Code(llmtool_sandbox::Failure::Cancelled)),
+            };
+            if let Some(problem) = &finished.not_kept {
+                tracing::warn!("the run is not kept: {problem}");
+            }
+            Ok(finished.ran.result?)
         })
     }
 

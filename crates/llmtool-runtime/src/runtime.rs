@@ -58,6 +58,10 @@ pub struct RuntimeOptions {
     /// The longest prompt a run sends, in bytes (the tool-file size limit, so that a batch
     /// row or a value cannot make a request larger than a tool file may be); `None`: no limit.
     pub max_prompt_bytes: Option<u64>,
+    /// Whether smart tools run, and within which limits: `None` (the default, what a server
+    /// starts with) refuses them, until the user runs one (`llmtool run`) or an operator
+    /// enables them (`--smart-tools`).
+    pub smart: Option<llmtool_sandbox::Limits>,
 }
 
 impl Default for RuntimeOptions {
@@ -77,6 +81,7 @@ impl Default for RuntimeOptions {
             dlp: None,
             only_configured: false,
             max_prompt_bytes: None,
+            smart: None,
         }
     }
 }
@@ -135,6 +140,7 @@ struct Inner {
     guard: Arc<Guard>,
     only_configured: bool,
     max_prompt_bytes: Option<u64>,
+    smart: Option<llmtool_sandbox::Limits>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -165,6 +171,7 @@ impl Runtime {
             guard: Arc::new(guard),
             only_configured: options.only_configured,
             max_prompt_bytes: options.max_prompt_bytes,
+            smart: options.smart,
         };
         let keeper = Arc::new(RunLogKeeper::new());
         Ok(Self { inner: Arc::new(inner), keeper, policy: options.log, unkept: Arc::default() })
@@ -191,6 +198,7 @@ impl Runtime {
             guard: Arc::clone(&inner.guard),
             only_configured: inner.only_configured,
             max_prompt_bytes: inner.max_prompt_bytes,
+            smart: inner.smart.clone(),
         };
         Runtime { inner: Arc::new(inner), ..self.clone() }
     }
@@ -369,6 +377,11 @@ impl Runtime {
     #[must_use]
     pub fn keeping_runs_in(self, keeper: Arc<dyn RunKeeper>, policy: LogPolicy) -> Runtime {
         Runtime { inner: self.inner, keeper, policy, unkept: Arc::default() }
+    }
+
+    /// The limits of smart runs, or `None` when smart tools do not run here.
+    pub fn smart_limits(&self) -> Option<&llmtool_sandbox::Limits> {
+        self.inner.smart.as_ref()
     }
 
     /// The operator's model (`--model`), if any.

@@ -13,7 +13,7 @@ use llmtool_local::LocalError;
 use llmtool_local::store::{self, ModelSpec};
 use llmtool_log::{Outcome, Record};
 use llmtool_providers::run::RunOptions;
-use llmtool_sandbox::{Failure, Job, Limits, LlmCall, LlmFuture, LlmHost, Python, Ran};
+use llmtool_sandbox::{Failure, Job, LlmCall, LlmFuture, LlmHost, Python, Ran};
 
 use crate::local::{Consent, Fetch, LocalModels, PullEvent};
 use crate::log::{LogPolicy, Subject, hash, masked};
@@ -136,7 +136,6 @@ pub struct SmartRun {
     pub variables: serde_json::Map<String, serde_json::Value>,
     /// The model `llm()` calls run on, over the tool's own list.
     pub choice: Choice,
-    pub limits: Limits,
     /// A scratch folder for the code (`/scratch`), made for the run and removed after it.
     pub scratch: bool,
 }
@@ -268,6 +267,7 @@ impl Runtime {
         subject: Option<&Subject>,
     ) -> Result<SmartFinished, RunError> {
         let code = tool.code().ok_or(RunError::NotSmart)?;
+        let limits = self.smart_limits().ok_or(RunError::SmartToolsOff)?.clone();
         let python = self.local_models().python().await?;
         let scratch = if run.scratch {
             Some(
@@ -290,7 +290,7 @@ impl Runtime {
         let job = Job { code: code.value.clone(), variables: run.variables };
         let started = jiff::Timestamp::now();
         let ran = python
-            .run(&job, &run.limits, scratch.as_ref().map(tempfile::TempDir::path), &host)
+            .run(&job, &limits, scratch.as_ref().map(tempfile::TempDir::path), &host)
             .await
             .map_err(|e| RunError::Sandbox(e.to_string()))?;
         let calls = host.calls.into_inner().unwrap_or_else(PoisonError::into_inner);

@@ -197,3 +197,75 @@ async fn the_runtime_is_never_fetched_unasked() {
     let shown: Value = serde_json::from_slice(&dry.stdout).unwrap();
     assert_eq!(shown["variables"], json!({ "text": "hi" }));
 }
+
+/// One JSON-RPC exchange with an `llmtool mcp` over stdio: the answer with the request's id.
+fn ask(
+    stdin: &mut std::process::ChildStdin,
+    lines: &mut impl Iterator<Item = String>,
+    message: &Value,
+) -> Value {
+    use std::io::Write as _;
+    writeln!(stdin, "{message}").unwrap();
+    stdin.flush().unwrap();
+    lines
+        .map(|line| serde_json::from_str::<Value>(&line).unwrap())
+        .find(|answer| answer["id"] == message["id"])
+        .unwrap()
+}
+
+/// Calls the one smart tool of `folder` through `llmtool mcp FLAGS folder`; the prompts it
+/// lists and the call's result.
+fn call_over_mcp(setup: &Setup, folder: &Path, flags: &[&str]) -> (Value, Value) {
+    use std::io::{BufRead as _, Write as _};
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_llmtool"))
+        .args(["mcp", "--log-level", "error"])
+        .args(flags)
+        .arg(folder)
+        .env("XDG_CONFIG_HOME", "/nonexistent")
+        .env("LLMTOOL_DATA_DIR", setup.data.path())
+        .env("LLMTOOL_CONFIG", &setup.config)
+        .env("LLMTOOL_SANDBOX_DIR", sandbox_dir())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines =
+        std::io::BufReader::new(child.stdout.take().unwrap()).lines().map(Result::unwrap);
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}});
+    ask(&mut stdin, &mut lines, &initialize);
+    writeln!(stdin, "{}", json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .unwrap();
+    let prompts =
+        ask(&mut stdin, &mut lines, &json!({"jsonrpc": "2.0", "id": 2, "method": "prompts/list"}));
+    let tools =
+        ask(&mut stdin, &mut lines, &json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"}));
+    let name = tools["result"]["tools"][0]["name"].as_str().unwrap().to_owned();
+    let call = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+        "params": {"name": name, "arguments": {"text": "one two three"}}});
+    let result = ask(&mut stdin, &mut lines, &call);
+    drop(stdin);
+    let _ = child.kill();
+    let _ = child.wait();
+    (prompts["result"]["prompts"].clone(), result["result"].clone())
+}
+
+#[test]
+fn an_mcp_server_runs_smart_tools_only_when_its_operator_enables_them() {
+    let setup = Setup::new(None);
+    let folder = setup.data.path().join("tools");
+    std::fs::create_dir_all(&folder).unwrap();
+    let code = "def execute(variables):\n    return f\"{len(variables['text'].split())} words\"\n";
+    std::fs::write(folder.join("count.json"), smart(code, &["text"]).to_string()).unwrap();
+
+    let (prompts, refused) = call_over_mcp(&setup, &folder, &[]);
+    assert_eq!(prompts, json!([]), "a smart tool has no prompt to list");
+    assert_eq!(refused["isError"], true, "{refused}");
+    let message = refused["content"][0]["text"].as_str().unwrap();
+    assert!(message.contains("--smart-tools"), "{message}");
+
+    let (_, answered) = call_over_mcp(&setup, &folder, &["--smart-tools"]);
+    assert_eq!(answered["isError"], false, "{answered}");
+    assert_eq!(answered["content"][0]["text"], "3 words");
+}

@@ -160,7 +160,8 @@ fn present_fields(tool: &Tool) -> Vec<(&'static str, Span)> {
     };
     add("model_prompt", tool.model_prompt.as_ref().map(|p| p.span));
     add("version", tool.version.as_ref().map(|v| v.span));
-    add("tool_code", tool.tool_code.as_ref().map(|c| c.span));
+    // A smart tool's code is what runs behind the function, wherever the file holds it.
+    add("tool_code", tool.code().map(|c| c.span));
     if let Some(metadata) = &tool.metadata {
         add("usage_notes", metadata.usage_notes.as_ref().map(|v| v.span));
         add("model_version", metadata.model_version.as_ref().map(|v| v.span));
@@ -169,6 +170,7 @@ fn present_fields(tool: &Tool) -> Vec<(&'static str, Span)> {
         add("expected_output", metadata.expected_output.as_ref().map(|v| v.span));
         add("avatar", metadata.avatar.as_ref().map(|v| v.span));
         add("timestamp", metadata.timestamp.as_ref().map(|v| v.span));
+        add("requirements", metadata.requirements.as_ref().map(|v| v.span));
     }
     fields
 }

@@ -11,6 +11,7 @@ use std::time::Duration;
 use std::net::SocketAddr;
 
 use anyhow::Context as _;
+use llmtool_core::model::ToolKind;
 use llmtool_mcp::transport::HttpOptions;
 use llmtool_mcp::{
     FileProblem, Library, LibraryOptions, Only, RunLimits, Server, transport, watch,
@@ -51,6 +52,7 @@ pub(crate) fn run(args: &McpArgs) -> anyhow::Result<Outcome> {
         secrets: http.iter().filter_map(|(_, o)| o.token.clone()).collect(),
         // A tool runs only on what this server's operator configured.
         only_configured: true,
+        smart: if args.smart_tools { Some(args.sandbox.limits()?) } else { None },
         ..settings::runtime_options(&args.target)
     };
     let runtime = Runtime::new(providers, options)?;
@@ -66,6 +68,12 @@ pub(crate) fn run(args: &McpArgs) -> anyhow::Result<Outcome> {
         if llmtool_local::store::installed_path(spec)?.is_none() {
             crate::commands::model::pull(spec, None)?;
         }
+    }
+    let smart = library.entries().iter().any(|e| e.tool.kind() == ToolKind::Smart);
+    if args.yes && args.smart_tools && smart && llmtool_runtime::smart::installed_python().is_none()
+    {
+        let path = llmtool_runtime::smart::pull_python(None, &*crate::commands::model::progress())?;
+        llmtool_runtime::smart::compile_python(&path)?;
     }
     let only = match args.only {
         None => Only::Both,

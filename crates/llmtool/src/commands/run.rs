@@ -5,7 +5,7 @@ mod args;
 mod smart;
 pub(crate) mod turn;
 
-pub(crate) use args::{RunArgs, RunFormat, TurnArgs};
+pub(crate) use args::{RunArgs, RunFormat, SandboxArgs, TurnArgs};
 
 use std::path::Path;
 use std::sync::Arc;

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 use comfy_table::{ContentArrangement, Table, presets};
 use llmtool_core::image;
-use llmtool_core::model::{Avatar, Metadata, Tool, Version};
+use llmtool_core::model::{Avatar, Metadata, Spanned, Tool, Version};
 use llmtool_core::template::{ToolTemplate, Value};
 
 use crate::outcome::Outcome;
@@ -29,7 +29,7 @@ pub(crate) fn run(args: &ShowArgs) -> anyhow::Result<Outcome> {
 fn summary(tool: &Tool, template: &ToolTemplate) -> String {
     let mut out = String::new();
     let meta = tool.metadata.clone().unwrap_or_default();
-    let title = meta.prompt_name.as_ref().map_or("(unnamed tool)", |n| n.as_str());
+    let title = tool.name().unwrap_or("(unnamed tool)");
     let _ = write!(out, "{title}");
     if let Some(version) = &tool.version {
         match &version.value {
@@ -47,8 +47,24 @@ fn summary(tool: &Tool, template: &ToolTemplate) -> String {
     }
     out.push('\n');
     facts(&mut out, &meta, &tool.models());
-    if tool.tool_code.is_some() {
-        let _ = writeln!(out, "{:<18}smart tool (its code is not run by llmtool)", "Kind:");
+    if let Some(code) = tool.code() {
+        let _ = writeln!(
+            out,
+            "{:<18}smart tool: `llmtool run` runs its Python in the sandbox",
+            "Kind:"
+        );
+        let requirements: Vec<&str> = tool.requirements().iter().map(Spanned::as_str).collect();
+        if !requirements.is_empty() {
+            let _ = writeln!(out, "{:<18}{}", "Requirements:", requirements.join(", "));
+        }
+        variables(&mut out, template, tool.declares_variables());
+        parameters(&mut out, &meta);
+        // The code last, whole and indented, as it runs.
+        let _ = writeln!(out, "\nCode (Python)");
+        for line in code.value.lines() {
+            let _ = writeln!(out, "  {line}");
+        }
+        return out;
     }
     variables(&mut out, template, tool.declares_variables());
     parameters(&mut out, &meta);

@@ -37,6 +37,13 @@ pub(crate) struct McpArgs {
     /// client asked).
     #[arg(long, short)]
     pub(crate) yes: bool,
+    /// Run smart tools (their Python code, in the WebAssembly sandbox) when a client calls
+    /// them; without it, such a call is refused. With `--yes`, the Python runtime is fetched
+    /// at start if it is not installed.
+    #[arg(long)]
+    pub(crate) smart_tools: bool,
+    #[command(flatten)]
+    pub(crate) sandbox: crate::commands::run::SandboxArgs,
 }
 
 /// Who may reach `llmtool mcp --http`, and how much it holds.

@@ -7,7 +7,7 @@ use clap::Args;
 /// Write a new, valid, canonical tool file to start from.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  llmtool new \"Release Notes\" --var changes --select tone=formal,casual\n  llmtool new \"Tagger\" --multi tags=news,sport,tech --prompt \"Tag this: {{text}}\" --var text\n\nOn a terminal, what is not given as a flag is asked for."
+    after_help = "Examples:\n  llmtool new \"Release Notes\" --var changes --select tone=formal,casual\n  llmtool new \"Tagger\" --multi tags=news,sport,tech --prompt \"Tag this: {{text}}\" --var text\n  llmtool new \"Word Count\" --smart --var text     # a smart tool: Python execute(variables)\n\nOn a terminal, what is not given as a flag is asked for."
 )]
 pub(crate) struct NewArgs {
     /// The tool's name (`prompt_name`); the file is named after it unless `--output` is given.
@@ -33,4 +33,8 @@ pub(crate) struct NewArgs {
     /// Overwrite an existing file.
     #[arg(long)]
     pub(crate) force: bool,
+    /// Write a smart tool: Python `tool_code` whose `execute(variables)` gives the answer
+    /// (and may ask a model with `llm()`), in the smart tools' format.
+    #[arg(long, conflicts_with = "prompt")]
+    pub(crate) smart: bool,
 }

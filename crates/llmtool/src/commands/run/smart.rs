@@ -5,7 +5,7 @@
 
 use llmtool_core::report::Source;
 use llmtool_core::smart::code_line_span;
-use llmtool_runtime::{Runtime, SmartFinished, SmartRun, Subject};
+use llmtool_runtime::{Runtime, RuntimeOptions, SmartFinished, SmartRun, Subject};
 use llmtool_sandbox::Failure;
 
 use super::{Loaded, RunArgs, RunFormat, runtime_options};
@@ -32,13 +32,13 @@ pub(super) fn run(args: &RunArgs, loaded: Loaded) -> anyhow::Result<Outcome> {
         return Ok(Outcome::Ok);
     }
     let providers = settings::load_providers(args.target.setup.config.as_deref())?;
-    let runtime = Runtime::new(providers, runtime_options(&args.target, &args.turn))?;
-    let run = SmartRun {
-        variables,
-        limits: args.sandbox.limits()?,
-        scratch: true,
-        ..SmartRun::default()
+    // Running the tool you named is asking for its code to run.
+    let options = RuntimeOptions {
+        smart: Some(args.sandbox.limits()?),
+        ..runtime_options(&args.target, &args.turn)
     };
+    let runtime = Runtime::new(providers, options)?;
+    let run = SmartRun { variables, scratch: true, ..SmartRun::default() };
     let subject = Subject::new("run", Some(name.clone()), &tool, &inputs);
     let tokio = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let finished = tokio.block_on(async {
