@@ -8,7 +8,7 @@ pub mod constrain;
 pub mod engine;
 mod llama;
 pub mod model;
-mod pip;
+pub mod pip;
 pub mod provider;
 pub mod sampler;
 pub mod store;

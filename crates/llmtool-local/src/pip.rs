@@ -8,6 +8,62 @@ use std::process::Command;
 use crate::LocalError;
 use crate::store::io_error;
 
+/// Downloaded wheels, in a temporary folder removed when this is dropped.
+#[derive(Debug)]
+pub struct Wheels {
+    folder: tempfile::TempDir,
+}
+
+impl Wheels {
+    /// The wheel files, sorted by name.
+    pub fn files(&self) -> std::io::Result<Vec<PathBuf>> {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(self.folder.path())?
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "whl"))
+            .collect();
+        files.sort();
+        Ok(files)
+    }
+}
+
+/// Downloads the pure-Python wheels of `requirements` and of everything they depend on, for
+/// CPython `python_version` (`3.12`) on any platform: only wheels tagged `none-any` are taken,
+/// so no build runs and no native code comes. A package that has no such wheel fails the
+/// download, pip's reason given.
+pub fn download_pure_wheels(
+    requirements: &[String],
+    python_version: &str,
+) -> Result<Wheels, LocalError> {
+    let folder = tempfile::Builder::new()
+        .prefix("llmtool-pip-")
+        .tempdir()
+        .map_err(|e| io_error(&std::env::temp_dir(), e))?;
+    let work = folder.path();
+    let options = [
+        "download",
+        "--only-binary=:all:",
+        "--platform",
+        "any",
+        "--implementation",
+        "py",
+        "--abi",
+        "none",
+        "--python-version",
+        python_version,
+        "--no-cache-dir",
+        "--quiet",
+        "--dest",
+    ];
+    let mut args: Vec<&OsStr> = options.iter().map(OsStr::new).collect();
+    args.push(work.as_os_str());
+    // After `--`, nothing a requirement says can be read as an option.
+    args.push(OsStr::new("--"));
+    args.extend(requirements.iter().map(OsStr::new));
+    run_pip(work, &args)?;
+    Ok(Wheels { folder })
+}
+
 /// A downloaded wheel, in a temporary folder removed when this is dropped.
 #[derive(Debug)]
 pub(crate) struct Wheel {

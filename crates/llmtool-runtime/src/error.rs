@@ -70,6 +70,11 @@ pub enum RunError {
     #[error(transparent)]
     Code(#[from] llmtool_sandbox::Failure),
 
+    /// A smart tool's requirements cannot be used: not pinned, refused, native code, not
+    /// fetched yet.
+    #[error("{0}")]
+    Requirements(String),
+
     /// Smart tools do not run here: a server runs them only when its operator enables them.
     #[error(
         "this server does not run smart tools (its operator enables them with `--smart-tools`)"

@@ -20,6 +20,7 @@ pub mod local;
 pub mod log;
 mod runner;
 mod runtime;
+pub mod site;
 pub mod smart;
 mod source_folder;
 pub mod test_files;

@@ -13,10 +13,11 @@ use llmtool_local::LocalError;
 use llmtool_local::store::{self, ModelSpec};
 use llmtool_log::{Outcome, Record};
 use llmtool_providers::run::RunOptions;
-use llmtool_sandbox::{Failure, Job, LlmCall, LlmFuture, LlmHost, Python, Ran};
+use llmtool_sandbox::{Failure, Folders, Job, LlmCall, LlmFuture, LlmHost, Python, Ran};
 
 use crate::local::{Consent, Fetch, LocalModels, PullEvent};
 use crate::log::{LogPolicy, Subject, hash, masked};
+use crate::site::site_folder;
 use crate::{Choice, ParamOverrides, Rejected, RunError, Runtime, ToKeep};
 
 /// CPython 3.12.0 built for WASI (the Wasm Labs build of `webassembly-language-runtimes`, its
@@ -138,6 +139,11 @@ pub struct SmartRun {
     pub choice: Choice,
     /// A scratch folder for the code (`/scratch`), made for the run and removed after it.
     pub scratch: bool,
+    /// Where the tool's requirements lock is (beside its file), if it has a file.
+    pub lock: Option<PathBuf>,
+    /// Whether the tool's requirements may be fetched now, if they are not yet (the user ran
+    /// the tool with `--yes`, or said yes).
+    pub fetch_requirements: bool,
 }
 
 /// One `llm()` call of a smart run, as it ended.
@@ -279,6 +285,16 @@ impl Runtime {
         } else {
             None
         };
+        let site = {
+            let (tool, lock, fetch) = (tool.clone(), run.lock.clone(), run.fetch_requirements);
+            tokio::task::spawn_blocking(move || site_folder(&tool, lock.as_deref(), fetch))
+                .await
+                .map_err(|e| RunError::Stopped(e.to_string()))??
+        };
+        let folders = Folders {
+            scratch: scratch.as_ref().map(tempfile::TempDir::path),
+            site: site.as_deref(),
+        };
         let host = ModelHost {
             runtime: self,
             tool,
@@ -290,7 +306,7 @@ impl Runtime {
         let job = Job { code: code.value.clone(), variables: run.variables };
         let started = jiff::Timestamp::now();
         let ran = python
-            .run(&job, &limits, scratch.as_ref().map(tempfile::TempDir::path), &host)
+            .run(&job, &limits, folders, &host)
             .await
             .map_err(|e| RunError::Sandbox(e.to_string()))?;
         let calls = host.calls.into_inner().unwrap_or_else(PoisonError::into_inner);

@@ -59,6 +59,8 @@ def _fail(error):
 
 def _main():
     job = json.loads(_from_host.readline())
+    if job.get("site"):
+        sys.path.insert(0, "/site")
     scope = {"__name__": "__tool__", "__builtins__": __builtins__, "llm": llm, "LlmError": LlmError}
     try:
         exec(compile(job["code"], "<tool_code>", "exec"), scope)

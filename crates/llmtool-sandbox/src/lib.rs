@@ -32,6 +32,15 @@ pub struct Job {
     pub variables: serde_json::Map<String, serde_json::Value>,
 }
 
+/// The host folders a run's guest sees: nothing else of the host's file system.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Folders<'a> {
+    /// Read and written by the code as `/scratch`.
+    pub scratch: Option<&'a std::path::Path>,
+    /// The tool's requirements, unpacked: read-only, as `/site`, first on `sys.path`.
+    pub site: Option<&'a std::path::Path>,
+}
+
 /// The bounds of one run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Limits {
@@ -153,6 +162,6 @@ pub enum SandboxError {
     Engine { reason: String },
     #[error("the Python runtime {} could not be loaded: {reason}", path.display())]
     Module { path: PathBuf, reason: String },
-    #[error("the scratch folder {} could not be given to the tool: {reason}", path.display())]
+    #[error("the folder {} could not be given to the tool: {reason}", path.display())]
     Scratch { path: PathBuf, reason: String },
 }

@@ -3,7 +3,6 @@
 //! and limits on CPU time, memory, output and model calls. The calling task answers the
 //! guest's `llm()` requests meanwhile; time spent waiting for a model is not CPU time.
 
-use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -14,7 +13,7 @@ use wasmtime_wasi::p1::WasiP1Ctx;
 use wasmtime_wasi::{FsPerms, I32Exit, WasiCtxBuilder};
 
 use crate::pipes::{Inbox, Outbox, Printed};
-use crate::{Failure, Frame, Job, Limits, LlmCall, LlmHost, Python, Ran, SandboxError};
+use crate::{Failure, Folders, Frame, Job, Limits, LlmCall, LlmHost, Python, Ran, SandboxError};
 
 /// The program the guest runs: reads the job, runs the code, answers on stdout.
 const GUEST: &str = include_str!("guest.py");
@@ -89,8 +88,8 @@ impl Drop for CancelOnDrop {
 }
 
 impl Python {
-    /// Runs `job` under `limits`, with `scratch` (when given) as the guest's `/scratch`
-    /// folder, the only host folder it can see, and `host` answering its `llm()` calls.
+    /// Runs `job` under `limits`, with `folders` (a scratch folder, the requirements' site
+    /// folder) the only host folders it can see, and `host` answering its `llm()` calls.
     ///
     /// The error is the host's problem (no thread, no scratch folder); everything the code
     /// does, including failing, is in [`Ran::result`].
@@ -98,7 +97,7 @@ impl Python {
         &self,
         job: &Job,
         limits: &Limits,
-        scratch: Option<&Path>,
+        folders: Folders<'_>,
         host: &dyn LlmHost,
     ) -> Result<Ran, SandboxError> {
         let inbox = Inbox::default();
@@ -112,9 +111,15 @@ impl Python {
             .allow_tcp(false)
             .allow_udp(false)
             .allow_ip_name_lookup(false);
-        if let Some(dir) = scratch {
-            wasi.preopened_dir(dir, "/scratch", FsPerms::ReadWrite).map_err(|e| {
-                SandboxError::Scratch { path: dir.to_path_buf(), reason: e.to_string() }
+        let mounts = [
+            (folders.scratch, "/scratch", FsPerms::ReadWrite),
+            (folders.site, "/site", FsPerms::ReadOnly),
+        ];
+        for (dir, guest, perms) in mounts {
+            let Some(dir) = dir else { continue };
+            wasi.preopened_dir(dir, guest, perms).map_err(|e| SandboxError::Scratch {
+                path: dir.to_path_buf(),
+                reason: e.to_string(),
             })?;
         }
         let memory = usize::try_from(limits.memory).unwrap_or(usize::MAX);
@@ -122,7 +127,11 @@ impl Python {
             wasi: wasi.build_p1(),
             limits: StoreLimitsBuilder::new().memory_size(memory).instances(1).build(),
         };
-        let job_line = serde_json::json!({ "code": job.code, "variables": job.variables });
+        let job_line = serde_json::json!({
+            "code": job.code,
+            "variables": job.variables,
+            "site": folders.site.is_some(),
+        });
         inbox.send_line(&job_line.to_string());
 
         let clock = Arc::new(Clock::new());

@@ -10,7 +10,9 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use llmtool_sandbox::{Failure, Job, Limits, LlmCall, LlmFuture, LlmHost, NoModel, Python, Ran};
+use llmtool_sandbox::{
+    Failure, Folders, Job, Limits, LlmCall, LlmFuture, LlmHost, NoModel, Python, Ran,
+};
 
 const SHA256: &str = "e5dc5a398b07b54ea8fdb503bf68fb583d533f10ec3f930963e02b9505f7a763";
 
@@ -33,7 +35,10 @@ fn job(code: &str, variables: serde_json::Value) -> Job {
 
 async fn run_with(code: &str, limits: &Limits) -> Ran {
     let host = NoModel { reason: "no model in this test".into() };
-    python().run(&job(code, serde_json::json!({})), limits, None, &host).await.unwrap()
+    python()
+        .run(&job(code, serde_json::json!({})), limits, Folders::default(), &host)
+        .await
+        .unwrap()
 }
 
 async fn run(code: &str) -> Ran {
@@ -55,7 +60,7 @@ async fn execute_gets_the_variables_and_its_result_is_the_answer() {
         .run(
             &job(code, serde_json::json!({"text": "the quick brown fox"})),
             &Limits::default(),
-            None,
+            Folders::default(),
             &host,
         )
         .await
@@ -109,7 +114,12 @@ async fn llm_calls_reach_the_host_with_their_parameters_and_waiting_is_not_cpu_t
     // Two answers take 1.4 s to come: over the CPU limit, were waiting counted.
     let limits = Limits { cpu: Duration::from_secs(1), ..Limits::default() };
     let ran = python()
-        .run(&job(code, serde_json::json!({"text": "this"})), &limits, None, host.as_ref())
+        .run(
+            &job(code, serde_json::json!({"text": "this"})),
+            &limits,
+            Folders::default(),
+            host.as_ref(),
+        )
         .await
         .unwrap();
     assert_eq!(ran.result, Ok("SUMMARISE THIS / AGAIN".to_owned()));
@@ -130,7 +140,10 @@ async fn model_calls_past_the_limit_are_refused() {
     let host = Shouting::default();
     let code = "def execute(variables):\n    for i in range(5):\n        llm('x')\n";
     let limits = Limits { llm_calls: 2, ..Limits::default() };
-    let ran = python().run(&job(code, serde_json::json!({})), &limits, None, &host).await.unwrap();
+    let ran = python()
+        .run(&job(code, serde_json::json!({})), &limits, Folders::default(), &host)
+        .await
+        .unwrap();
     let (kind, message) = raised(&ran);
     assert_eq!(kind, "LlmError");
     assert!(message.contains("at most 2 times"), "{message}");
@@ -238,7 +251,12 @@ async fn only_the_scratch_folder_can_be_written() {
     );
     let host = NoModel { reason: "none".into() };
     let ran = python()
-        .run(&job(&code, serde_json::json!({})), &Limits::default(), Some(scratch.path()), &host)
+        .run(
+            &job(&code, serde_json::json!({})),
+            &Limits::default(),
+            Folders { scratch: Some(scratch.path()), ..Folders::default() },
+            &host,
+        )
         .await
         .unwrap();
     assert_eq!(ran.result, Ok("refused".to_owned()));
@@ -246,7 +264,12 @@ async fn only_the_scratch_folder_can_be_written() {
     assert_eq!(std::fs::read_to_string(scratch.path().join("notes.txt")).unwrap(), "kept");
     let escape = "def execute(variables):\n    open('/scratch/../escaped.txt', 'w').write('x')\n";
     let ran = python()
-        .run(&job(escape, serde_json::json!({})), &Limits::default(), Some(scratch.path()), &host)
+        .run(
+            &job(escape, serde_json::json!({})),
+            &Limits::default(),
+            Folders { scratch: Some(scratch.path()), ..Folders::default() },
+            &host,
+        )
         .await
         .unwrap();
     assert!(ran.result.is_err());
@@ -257,4 +280,20 @@ async fn only_the_scratch_folder_can_be_written() {
 async fn exiting_from_the_code_is_a_failure_not_a_result() {
     let ran = run("import sys\ndef execute(variables):\n    sys.exit(0)\n").await;
     assert_eq!(raised(&ran).0, "SystemExit");
+}
+
+#[tokio::test]
+async fn the_site_folder_is_importable_and_read_only() {
+    let site = tempfile::tempdir().unwrap();
+    std::fs::write(site.path().join("helper.py"), "def shout(text):\n    return text.upper()\n")
+        .unwrap();
+    let code = "import helper\ndef execute(variables):\n    try:\n        open('/site/new.py', 'w').write('x')\n        wrote = 'wrote'\n    except OSError:\n        wrote = 'read-only'\n    return helper.shout('hi') + ' ' + wrote\n";
+    let host = NoModel { reason: "none".into() };
+    let folders = Folders { site: Some(site.path()), ..Folders::default() };
+    let ran = python()
+        .run(&job(code, serde_json::json!({})), &Limits::default(), folders, &host)
+        .await
+        .unwrap();
+    assert_eq!(ran.result, Ok("HI read-only".to_owned()));
+    assert!(!site.path().join("new.py").exists());
 }

@@ -269,3 +269,70 @@ fn an_mcp_server_runs_smart_tools_only_when_its_operator_enables_them() {
     assert_eq!(answered["isError"], false, "{answered}");
     assert_eq!(answered["content"][0]["text"], "3 words");
 }
+
+fn with_requirements(code: &str, requirements: &[&str]) -> Value {
+    let mut tool = smart(code, &["text"]);
+    tool["metadata"]["requirements"] = json!(requirements);
+    tool
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn pinned_pure_python_requirements_are_fetched_locked_and_importable() {
+    let setup = Setup::new(None);
+    let code = "import markdown\ndef execute(variables):\n    return markdown.markdown(variables['text'])\n";
+    let tool = setup.tool("md.json", &with_requirements(code, &["markdown==3.7"]));
+    let path = tool.to_str().unwrap();
+
+    // Not fetched without consent (no terminal to ask, no --yes).
+    let lock = setup.data.path().join("md.lock.json");
+    let asked = setup.llmtool(&["run", path, "--var", "text=# Hi"]).await;
+    assert_eq!(asked.status.code(), Some(1), "{}", text(&asked.stderr));
+    assert!(text(&asked.stderr).contains("--yes"), "{}", text(&asked.stderr));
+    assert!(!lock.exists());
+
+    let run = setup.llmtool(&["run", path, "--var", "text=# Hi *there*", "--yes"]).await;
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
+    assert_eq!(text(&run.stdout), "<h1>Hi <em>there</em></h1>\n");
+    let locked: Value = serde_json::from_slice(&std::fs::read(&lock).unwrap()).unwrap();
+    assert_eq!(locked["requirements"], json!(["markdown==3.7"]));
+    assert_eq!(locked["wheels"][0]["file"], "Markdown-3.7-py3-none-any.whl");
+    assert_eq!(locked["wheels"][0]["sha256"].as_str().unwrap().len(), 64);
+
+    // Later runs use the locked site folder, fetching nothing.
+    let again = setup.llmtool(&["run", path, "--var", "text=*again*"]).await;
+    assert_eq!(again.status.code(), Some(0), "{}", text(&again.stderr));
+    assert_eq!(text(&again.stdout), "<p><em>again</em></p>\n");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_lock_whose_hashes_differ_refuses_the_wheels() {
+    let setup = Setup::new(None);
+    let code = "import markdown\ndef execute(variables):\n    return 'x'\n";
+    // A version no other test fetches, so that its site folder is not there yet.
+    let tool = setup.tool("md.json", &with_requirements(code, &["markdown==3.6"]));
+    let lock = json!({
+        "python": "3.12",
+        "requirements": ["markdown==3.6"],
+        "wheels": [{ "file": "Markdown-3.6-py3-none-any.whl", "sha256": "0".repeat(64) }]
+    });
+    std::fs::write(setup.data.path().join("md.lock.json"), lock.to_string()).unwrap();
+    let run = setup.llmtool(&["run", tool.to_str().unwrap(), "--var", "text=x", "--yes"]).await;
+    assert_eq!(run.status.code(), Some(1), "{}", text(&run.stderr));
+    assert!(text(&run.stderr).contains("not the ones"), "{}", text(&run.stderr));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn requirements_with_native_code_or_an_address_are_refused_by_name() {
+    let setup = Setup::new(None);
+    let code = "def execute(variables):\n    return 'x'\n";
+    let native = setup.tool("native.json", &with_requirements(code, &["numpy==2.1.0"]));
+    let run = setup.llmtool(&["run", native.to_str().unwrap(), "--var", "text=x", "--yes"]).await;
+    assert_eq!(run.status.code(), Some(1), "{}", text(&run.stderr));
+    let stderr = text(&run.stderr);
+    assert!(stderr.contains("`numpy==2.1.0` has no pure-Python wheel"), "{stderr}");
+
+    let url = setup.tool("url.json", &with_requirements(code, &["https://example.org/evil.whl"]));
+    let run = setup.llmtool(&["run", url.to_str().unwrap(), "--var", "text=x", "--yes"]).await;
+    assert_eq!(run.status.code(), Some(1), "{}", text(&run.stderr));
+    assert!(text(&run.stderr).contains("LT905"), "{}", text(&run.stderr));
+}

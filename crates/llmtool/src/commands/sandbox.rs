@@ -4,6 +4,7 @@ mod args;
 
 pub(crate) use args::SandboxCommand;
 
+use llmtool_runtime::site;
 use llmtool_runtime::smart::{self, PYTHON_RUNTIME};
 
 use crate::commands::model;
@@ -11,7 +12,7 @@ use crate::outcome::Outcome;
 
 pub(crate) fn run(command: &SandboxCommand) -> anyhow::Result<Outcome> {
     match command {
-        SandboxCommand::Pull { from } => {
+        SandboxCommand::Pull { from, requirements } => {
             let path = smart::pull_python(from.as_deref(), &*model::progress())?;
             let started = std::time::Instant::now();
             if smart::compile_python(&path)? {
@@ -21,6 +22,27 @@ pub(crate) fn run(command: &SandboxCommand) -> anyhow::Result<Outcome> {
                 );
             }
             println!("{}", path.display());
+            for tool in requirements {
+                let Some(loaded) = crate::commands::run::load(tool)? else {
+                    return Ok(Outcome::Problems);
+                };
+                let lock = site::lock_path(tool);
+                match site::site_folder(&loaded.tool, Some(&lock), true) {
+                    Ok(Some(folder)) => {
+                        eprintln!(
+                            "{}: requirements in {} (lock {})",
+                            loaded.name,
+                            folder.display(),
+                            lock.display()
+                        );
+                    }
+                    Ok(None) => eprintln!("{}: no requirements", loaded.name),
+                    Err(error) => {
+                        eprintln!("error: {}: {error}", loaded.name);
+                        return Ok(Outcome::Problems);
+                    }
+                }
+            }
             Ok(Outcome::Ok)
         }
         SandboxCommand::Status => {

@@ -5,7 +5,7 @@
 
 use llmtool_core::report::Source;
 use llmtool_core::smart::code_line_span;
-use llmtool_runtime::{Runtime, RuntimeOptions, SmartFinished, SmartRun, Subject};
+use llmtool_runtime::{RunError, Runtime, RuntimeOptions, SmartFinished, SmartRun, Subject, site};
 use llmtool_sandbox::Failure;
 
 use super::{Loaded, RunArgs, RunFormat, runtime_options};
@@ -38,7 +38,19 @@ pub(super) fn run(args: &RunArgs, loaded: Loaded) -> anyhow::Result<Outcome> {
         ..runtime_options(&args.target, &args.turn)
     };
     let runtime = Runtime::new(providers, options)?;
-    let run = SmartRun { variables, scratch: true, ..SmartRun::default() };
+    // The lock beside a tool file; a tool from standard input or a library has none.
+    let lock =
+        (!io::is_stdin(&args.tool) && args.tool.is_file()).then(|| site::lock_path(&args.tool));
+    let fetch_requirements = match site::site_ready(&tool, lock.as_deref()) {
+        Ok(true) => false,
+        Ok(false) => args.turn.yes || ask_requirements(&tool),
+        Err(error) => {
+            eprintln!("error: {name}: {}", secrets::redact(&error.to_string()));
+            return Ok(Outcome::Problems);
+        }
+    };
+    let run =
+        SmartRun { variables, scratch: true, lock, fetch_requirements, ..SmartRun::default() };
     let subject = Subject::new("run", Some(name.clone()), &tool, &inputs);
     let tokio = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let finished = tokio.block_on(async {
@@ -51,7 +63,15 @@ pub(super) fn run(args: &RunArgs, loaded: Loaded) -> anyhow::Result<Outcome> {
         eprintln!("cancelled");
         return Ok(Outcome::Cancelled);
     };
-    let finished = finished?;
+    let finished = match finished {
+        Ok(finished) => finished,
+        // A package that cannot be used is the tool's problem (exit 1), said plainly.
+        Err(error @ RunError::Requirements(_)) => {
+            eprintln!("error: {name}: {}", secrets::redact(&error.to_string()));
+            return Ok(Outcome::Problems);
+        }
+        Err(error) => return Err(error.into()),
+    };
     if let Some(problem) = &finished.not_kept {
         eprintln!("warning: the run is not in the run log: {}", secrets::redact(problem));
     }
@@ -68,6 +88,24 @@ pub(super) fn run(args: &RunArgs, loaded: Loaded) -> anyhow::Result<Outcome> {
         RunFormat::Json => print_json(&finished)?,
     }
     Ok(outcome)
+}
+
+/// Asks on the terminal whether to fetch the tool's requirements from PyPI ("no" is the
+/// default); with no terminal there is nobody to ask, and nothing is fetched.
+fn ask_requirements(tool: &llmtool_core::model::Tool) -> bool {
+    use std::io::{BufRead as _, IsTerminal as _, Write as _};
+    if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
+        return false;
+    }
+    let listed: Vec<&str> = tool.requirements().iter().map(|r| r.value.trim()).collect();
+    eprint!(
+        "The tool needs packages from PyPI: {} (and what they depend on). Download them now? [y/N] ",
+        listed.join(", ")
+    );
+    let mut answer = String::new();
+    let read =
+        std::io::stderr().flush().and_then(|()| std::io::stdin().lock().read_line(&mut answer));
+    read.is_ok() && matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes")
 }
 
 /// The result on standard output; what the code printed, and a failure, on standard error.
