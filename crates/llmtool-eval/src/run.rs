@@ -3,10 +3,11 @@
 
 use futures_util::StreamExt as _;
 use llmtool_core::LineIndex;
+use llmtool_core::model::ToolKind;
 use llmtool_core::suite::{self, Case, Check, Observed, TestFile, Verdict};
 use llmtool_core::template::ToolTemplate;
 use llmtool_providers::run::{RunOptions, RunRequest};
-use llmtool_runtime::{Choice, ParamOverrides, Runtime, Subject, TestsFile};
+use llmtool_runtime::{Choice, ParamOverrides, Runtime, SmartRun, Subject, TestsFile};
 
 use crate::cache::{Cache, CachedAnswer};
 use crate::results::{AssertionResult, CaseResult, FileResult, RunResult};
@@ -115,6 +116,21 @@ async fn run_case(
         latency_ms: None,
         assertions: Vec::new(),
     };
+    if tool.kind() == ToolKind::Smart {
+        let variables = match suite::smart_variables(template, &case.vars) {
+            Ok(variables) => variables,
+            Err(problem) => return failed(problem),
+        };
+        let subject =
+            Subject { values: serde_json::Value::Object(case.vars.clone()), ..subject.clone() };
+        let answer = match smart_answer_of(runtime, tool, variables, choice, &subject).await {
+            Ok(answer) => answer,
+            Err(error) => return failed(error),
+        };
+        // What a judge is told was asked: the values the code was given.
+        let asked = serde_json::Value::Object(case.vars.clone()).to_string();
+        return judged(runtime, &answer, false, &asked, (case, tests), index, options).await;
+    }
     let prompt = match suite::render(template, &case.vars) {
         Ok(prompt) => prompt,
         Err(problem) => return failed(problem),
@@ -147,6 +163,20 @@ async fn run_case(
             }
         }
     };
+    judged(runtime, &answer, from_cache, &request.first_message(), (case, tests), index, options)
+        .await
+}
+
+/// A run's answer judged by the case's assertions (and the tool's expected output).
+async fn judged(
+    runtime: &Runtime,
+    answer: &CachedAnswer,
+    from_cache: bool,
+    asked: &str,
+    (case, tests): (&Case, &TestFile),
+    index: u32,
+    options: &Options,
+) -> RunResult {
     let observed = Observed {
         text: answer.output.as_deref().unwrap_or(&answer.raw),
         output_tokens: answer.output_tokens,
@@ -158,13 +188,12 @@ async fn run_case(
     for assertion in tests.shared.iter().chain(&case.assertions) {
         let verdict = match &assertion.check {
             Check::Judge { rubric, model, threshold } => {
-                let pair = (request.first_message(), observed.text);
                 crate::judge::grade(
                     runtime,
                     rubric,
                     model.as_deref(),
                     *threshold,
-                    (&pair.0, pair.1),
+                    (asked, observed.text),
                     options.cache.as_ref(),
                 )
                 .await
@@ -201,6 +230,32 @@ async fn run_case(
         latency_ms: Some(answer.latency_ms),
         assertions,
     }
+}
+
+/// A smart tool's answer to `variables`: its code run in the sandbox (never cached: the code
+/// may answer differently each time), its `llm()` calls on the case's model, kept as runs of
+/// `subject`. The code failing is an error, as a provider failing is.
+async fn smart_answer_of(
+    runtime: &Runtime,
+    tool: &llmtool_core::model::Tool,
+    variables: serde_json::Map<String, serde_json::Value>,
+    choice: &Choice,
+    subject: &Subject,
+) -> Result<CachedAnswer, String> {
+    let run = SmartRun { variables, choice: choice.clone(), scratch: true, ..SmartRun::default() };
+    let finished = runtime
+        .run_smart(tool, run, Some(subject))
+        .await
+        .map_err(|error| runtime.redact(&error.to_string()).into_owned())?;
+    let output = finished.ran.result.clone().map_err(|failure| failure.to_string())?;
+    Ok(CachedAnswer {
+        rejection: None,
+        raw: output.clone(),
+        output: Some(output),
+        output_tokens: finished.calls.iter().filter_map(|c| c.output_tokens).reduce(|a, b| a + b),
+        cost: finished.cost(),
+        latency_ms: u64::try_from(finished.ran.wall.as_millis()).unwrap_or(u64::MAX),
+    })
 }
 
 /// What makes a run's answer: where it goes, what is sent, and which repeat it is.

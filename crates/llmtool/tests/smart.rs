@@ -336,3 +336,27 @@ async fn requirements_with_native_code_or_an_address_are_refused_by_name() {
     assert_eq!(run.status.code(), Some(1), "{}", text(&run.stderr));
     assert!(text(&run.stderr).contains("LT905"), "{}", text(&run.stderr));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn llmtool_test_runs_a_smart_tools_cases_and_judges_their_answers() {
+    let mock = Mock::start(vec![answer("Foxes jump."), answer("Dogs sleep.")]).await;
+    let setup = Setup::new(Some(&mock));
+    let tool = setup.tool("words.json", &smart(COUNT_AND_SUMMARISE, &["text"]));
+    let tests = json!({ "cases": [
+        { "name": "counts", "vars": { "text": "a quick fox" },
+          "assert": [{ "type": "starts_with", "value": "3 words." }, { "type": "contains", "value": "Foxes" }] },
+        { "name": "wrong on purpose", "vars": { "text": "one two" },
+          "assert": [{ "type": "starts_with", "value": "5 words." }] }
+    ]});
+    std::fs::write(setup.data.path().join("words.tests.json"), tests.to_string()).unwrap();
+    let run = setup
+        .llmtool(&["test", tool.to_str().unwrap(), "--format", "json", "--no-cache", "-j", "1"])
+        .await;
+    assert_eq!(run.status.code(), Some(1), "one case fails: {}", text(&run.stderr));
+    let report: Value = serde_json::from_slice(&run.stdout).unwrap();
+    let cases = report[0]["cases"].as_array().unwrap();
+    assert_eq!(cases[0]["pass"], true, "{report}");
+    assert_eq!(cases[0]["runs"][0]["output"], "3 words. Foxes jump.");
+    assert_eq!(cases[1]["pass"], false, "{report}");
+    assert_eq!(cases[1]["runs"][0]["output"], "2 words. Dogs sleep.");
+}

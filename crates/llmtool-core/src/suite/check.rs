@@ -56,9 +56,27 @@ pub fn render(
     template: &ToolTemplate,
     vars: &serde_json::Map<String, Value>,
 ) -> Result<String, String> {
+    let values = resolved(template, vars)?;
+    Ok(template.render_values(&values))
+}
+
+/// A case's `vars` as a smart tool's `execute` gets them (checked as [`render`] checks them).
+pub fn smart_variables(
+    template: &ToolTemplate,
+    vars: &serde_json::Map<String, Value>,
+) -> Result<serde_json::Map<String, Value>, String> {
+    let values = resolved(template, vars)?;
+    Ok(template.values_object(&values))
+}
+
+/// A case's `vars` checked against the tool's variables, one value each (defaults filled in).
+fn resolved(
+    template: &ToolTemplate,
+    vars: &serde_json::Map<String, Value>,
+) -> Result<Vec<crate::template::Value>, String> {
     let inputs = Inputs::from_json(&Value::Object(vars.clone()), template.variables())
         .map_err(|error| error.to_string())?;
-    template.render(&inputs).map_err(|problems| {
+    template.resolve(&inputs).map_err(|problems| {
         problems.iter().map(|p| p.message.clone()).collect::<Vec<_>>().join("; ")
     })
 }

@@ -12,7 +12,7 @@ mod read;
 mod schema;
 
 pub use assertions::{Observed, Verdict, evaluate, score};
-pub use check::{check_against, render};
+pub use check::{check_against, render, smart_variables};
 pub use model::{ASSERTION_TYPES, Assertion, Case, Check, Metric, TestFile};
 pub use read::{ReadTests, read_json, read_yaml};
 pub use schema::{TESTS_SCHEMA_ID, tests_json_schema};

@@ -60,6 +60,8 @@ pub(crate) fn run(args: &TestArgs) -> anyhow::Result<Outcome> {
         // Every answer sent for (not read from the cache) is logged, so that `usage` counts it.
         log: LogPolicy::from_env(args.no_log_values),
         dlp: args.dlp.map(Into::into),
+        // Testing your own smart tools is asking for their code to run (in the sandbox).
+        smart: Some(llmtool_sandbox::Limits::default()),
         ..RuntimeOptions::default()
     };
     let runtime = Runtime::new(providers, options)?;
