@@ -16,7 +16,8 @@ pub struct OpenFile {
     pub document: Document,
     pub lines: Lines,
     /// Whether this is a tool file: it ends `.llmtool.json`, matches a configured glob, or is
-    /// JSON with `model_prompt` at the top. Other files get no diagnostics or features.
+    /// JSON with `model_prompt` (or a smart tool's `tool_code`). Other files get no diagnostics
+    /// or features.
     pub is_tool: bool,
 }
 
@@ -102,7 +103,9 @@ impl Files {
         let document = Document::from_text(text);
         let path = uri.path().as_str();
         let named = path.ends_with(".llmtool.json") || self.globs.is_match(path);
-        let has_prompt = document.tool.as_ref().is_some_and(|t| t.model_prompt.is_some());
+        // A prompt tool's `model_prompt`, or a smart tool's `tool_code` (in either place).
+        let has_prompt =
+            document.tool.as_ref().is_some_and(|t| t.model_prompt.is_some() || t.code().is_some());
         OpenFile { version, document, lines, is_tool: named || has_prompt }
     }
 }

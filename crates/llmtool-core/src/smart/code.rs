@@ -4,6 +4,7 @@
 
 use std::ops::Range;
 
+use ruff_python_ast::token::TokenKind;
 use ruff_python_ast::visitor::{Visitor, walk_expr, walk_stmt};
 use ruff_python_ast::{Expr, PythonVersion, Stmt};
 use ruff_python_parser::{Mode, ParseOptions, parse_unchecked};
@@ -39,6 +40,59 @@ pub struct Execute {
     pub is_async: bool,
     /// Whether it can be called with one positional argument, and nothing else is required.
     pub takes_one_argument: bool,
+}
+
+/// What a piece of the code is, for an editor to colour it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CodeToken {
+    Keyword,
+    String,
+    Number,
+    Comment,
+    /// The name a `def` or `class` defines.
+    Definition,
+}
+
+/// The pieces of `code` worth colouring, in order: keywords (not soft ones such as `match`,
+/// which are often names), strings (f-strings whole), numbers, comments, defined names.
+pub fn highlights(code: &str) -> Vec<(Range<usize>, CodeToken)> {
+    let (major, minor) = PYTHON_VERSION;
+    let options =
+        ParseOptions::from(Mode::Module).with_target_version(PythonVersion { major, minor });
+    let parsed = parse_unchecked(code, options);
+    let mut out: Vec<(Range<usize>, CodeToken)> = Vec::new();
+    let mut after_def = false;
+    for token in parsed.tokens() {
+        let kind = token.kind();
+        let piece = match kind {
+            TokenKind::Name if after_def => Some(CodeToken::Definition),
+            TokenKind::Int | TokenKind::Float | TokenKind::Complex => Some(CodeToken::Number),
+            TokenKind::Comment => Some(CodeToken::Comment),
+            TokenKind::String
+            | TokenKind::FStringStart
+            | TokenKind::FStringMiddle
+            | TokenKind::FStringEnd
+            | TokenKind::TStringStart
+            | TokenKind::TStringMiddle
+            | TokenKind::TStringEnd => Some(CodeToken::String),
+            _ if kind.is_non_soft_keyword() => Some(CodeToken::Keyword),
+            _ => None,
+        };
+        after_def = matches!(kind, TokenKind::Def | TokenKind::Class);
+        if let Some(piece) = piece {
+            let range = range(token.range());
+            // An f-string's parts join into one string token (its `{...}` stay apart).
+            match out.last_mut() {
+                Some((last, CodeToken::String))
+                    if piece == CodeToken::String && last.end == range.start =>
+                {
+                    last.end = range.end;
+                }
+                _ => out.push((range, piece)),
+            }
+        }
+    }
+    out
 }
 
 fn range(range: TextRange) -> Range<usize> {
@@ -193,6 +247,27 @@ mod tests {
         assert_eq!(one("def execute(a, *, key): pass"), Some(false));
         assert_eq!(one("def run(variables): pass"), None);
         assert!(facts("async def execute(v): pass").execute.unwrap().is_async);
+    }
+
+    #[test]
+    fn highlights_name_each_piece() {
+        let code = "def execute(v):  # go\n    return f\"{v['a']}!\" + 'x' * 2\n";
+        let shown: Vec<(&str, CodeToken)> =
+            highlights(code).into_iter().map(|(r, t)| (&code[r], t)).collect();
+        assert_eq!(
+            shown,
+            [
+                ("def", CodeToken::Keyword),
+                ("execute", CodeToken::Definition),
+                ("# go", CodeToken::Comment),
+                ("return", CodeToken::Keyword),
+                ("f\"", CodeToken::String),
+                ("'a'", CodeToken::String),
+                ("!\"", CodeToken::String),
+                ("'x'", CodeToken::String),
+                ("2", CodeToken::Number),
+            ]
+        );
     }
 
     #[test]

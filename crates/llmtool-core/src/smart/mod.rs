@@ -5,7 +5,7 @@
 pub mod code;
 pub mod requirements;
 
-pub use code::{CodeFacts, Execute, PYTHON_VERSION, facts};
+pub use code::{CodeFacts, CodeToken, Execute, PYTHON_VERSION, facts, highlights};
 pub use requirements::Requirement;
 
 use crate::model::Tool;
