@@ -2,10 +2,11 @@
 //! (the work and its occurrence), and the record it starts with. Done in the rows' order, on
 //! one thread, since a row's key depends on the identical rows before it.
 
-use llmtool_core::model::Tool;
+use llmtool_core::model::{Tool, ToolKind};
 use llmtool_core::template::{Inputs, ToolTemplate};
 use llmtool_providers::run::RunRequest;
 use llmtool_runtime::log::values_json;
+use llmtool_runtime::smart::{SANDBOX_MODEL, SANDBOX_PROVIDER};
 use llmtool_runtime::{ParamOverrides, RunError, Runtime, Subject};
 
 use crate::input::{Mapping, Row};
@@ -20,6 +21,8 @@ pub(crate) struct Shaped {
     pub entry: Entry,
     pub record: OutputRecord,
     pub request: Option<RunRequest>,
+    /// A smart tool's row: the variables its `execute` gets (and no request).
+    pub smart: Option<serde_json::Map<String, serde_json::Value>>,
     /// What the run log keeps the row's run as: the tool and the row's values.
     pub subject: Option<Subject>,
 }
@@ -48,19 +51,28 @@ impl Shaper<'_> {
     }
 
     pub(crate) fn shape(&mut self, row: Row) -> Shaped {
-        let Work { hash: work, request, error, blocked, values } = self.work_of(&row);
+        let Work { hash: work, request, smart, error, blocked, values } = self.work_of(&row);
         let key = self.occurrences.key(&work);
         // A row that runs starts as `failed` until its answer comes; a blocked one stays so,
         // for `--retry-failed` under another policy to send it.
-        let outcome = if request.is_some() || blocked { "failed" } else { "invalid" };
+        let runs = request.is_some() || smart.is_some();
+        let outcome = if runs || blocked { "failed" } else { "invalid" };
         let record = OutputRecord {
             id: row.id.clone(),
             row: row.index,
             outcome: outcome.to_owned(),
             output: None,
             error,
-            provider: request.as_ref().map(|r| r.target.endpoint.provider.clone()),
-            model: request.as_ref().map(|r| r.target.model.clone()),
+            provider: match (&request, &smart) {
+                (Some(request), _) => Some(request.target.endpoint.provider.clone()),
+                (None, Some(_)) => Some(SANDBOX_PROVIDER.to_owned()),
+                (None, None) => None,
+            },
+            model: match (&request, &smart) {
+                (Some(request), _) => Some(request.target.model.clone()),
+                (None, Some(_)) => Some(SANDBOX_MODEL.to_owned()),
+                (None, None) => None,
+            },
             input_tokens: None,
             output_tokens: None,
             cost_usd: None,
@@ -76,8 +88,8 @@ impl Shaper<'_> {
             record: record.line(self.format),
             replaces: false,
         };
-        let subject = request.as_ref().map(|_| self.subject(values));
-        Shaped { entry, record, request, subject }
+        let subject = runs.then(|| self.subject(values));
+        Shaped { entry, record, request, smart, subject }
     }
 
     /// A run of the tool with `values`, as the run log keeps it.
@@ -100,6 +112,7 @@ impl Shaper<'_> {
         let without = |hash, error: String| Work {
             hash,
             request: None,
+            smart: None,
             error: Some(error),
             blocked: false,
             values: serde_json::Value::Null,
@@ -111,6 +124,9 @@ impl Shaper<'_> {
             );
         }
         let values = self.mapping.values(row, self.template.variables());
+        if self.tool.kind() == ToolKind::Smart {
+            return self.smart_work(&values);
+        }
         let rendered = Inputs::from_json(&values, self.template.variables())
             .map_err(|error| error.to_string())
             .and_then(|inputs| {
@@ -130,6 +146,7 @@ impl Shaper<'_> {
             Ok(request) => Work {
                 hash: work_hash(tool_hash, &prompt, &target_of(&request)),
                 request: Some(request),
+                smart: None,
                 error: None,
                 blocked: false,
                 values,
@@ -145,6 +162,7 @@ impl Shaper<'_> {
                 Work {
                     hash: work_hash(tool_hash, &prompt, &target),
                     request: None,
+                    smart: None,
                     error: Some(report),
                     blocked: true,
                     values: serde_json::Value::Null,
@@ -158,10 +176,50 @@ impl Shaper<'_> {
     }
 }
 
+impl Shaper<'_> {
+    /// A smart tool's row: its values checked and made the dict `execute` gets, keyed by
+    /// them (the code is in the tool's hash).
+    fn smart_work(&self, values: &serde_json::Value) -> Work {
+        let tool_hash = self.tool_hash.as_str();
+        let checked = Inputs::from_json(values, self.template.variables())
+            .map_err(|error| error.to_string())
+            .and_then(|inputs| {
+                let resolved = self.template.resolve(&inputs).map_err(|problems| {
+                    problems.iter().map(|p| p.message.clone()).collect::<Vec<_>>().join("; ")
+                })?;
+                Ok((self.template.values_object(&resolved), values_json(&inputs)))
+            });
+        match checked {
+            Ok((variables, logged)) => Work {
+                hash: work_hash(
+                    tool_hash,
+                    &serde_json::Value::Object(variables.clone()).to_string(),
+                    SANDBOX_PROVIDER,
+                ),
+                request: None,
+                smart: Some(variables),
+                error: None,
+                blocked: false,
+                values: logged,
+            },
+            Err(problem) => Work {
+                hash: work_hash(tool_hash, &values.to_string(), "invalid"),
+                request: None,
+                smart: None,
+                error: Some(problem),
+                blocked: false,
+                values: serde_json::Value::Null,
+            },
+        }
+    }
+}
+
 /// What a row asks for: its work hash, its request (`None` when it cannot be sent) and why not.
 struct Work {
     hash: [u8; 32],
     request: Option<RunRequest>,
+    /// A smart tool's row: the dict its `execute` gets.
+    smart: Option<serde_json::Map<String, serde_json::Value>>,
     error: Option<String>,
     /// Data-loss prevention blocked the prompt.
     blocked: bool,

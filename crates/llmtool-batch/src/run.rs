@@ -10,7 +10,7 @@ use futures_util::StreamExt as _;
 use llmtool_core::model::Tool;
 use llmtool_core::template::{Inputs, ToolTemplate};
 use llmtool_providers::run::RunOptions;
-use llmtool_runtime::{ParamOverrides, Runtime, ToKeep};
+use llmtool_runtime::{ParamOverrides, Runtime, SmartRun, ToKeep};
 
 use crate::input::{InputError, Mapping, RowReader};
 use crate::journal::{Entry, Journal, JournalError, Met};
@@ -284,7 +284,7 @@ impl Batch {
                         }
                         None => {}
                     }
-                    Ok(finish(row, runtime, format, budget).await)
+                    Ok(finish(row, (&self.tool, runtime), format, budget).await)
                 })
                 .buffer_unordered(concurrency)
                 .ready_chunks(GROUP);
@@ -471,12 +471,21 @@ impl Budget<'_> {
 /// Runs a shaped row (unless it is invalid), or leaves it to do when the budget is reached.
 async fn finish(
     shaped: Shaped,
-    runtime: &Runtime,
+    (tool, runtime): (&Tool, &Runtime),
     format: OutputFormat,
     budget: &Budget<'_>,
 ) -> Finished {
-    let Shaped { mut entry, mut record, request, subject } = shaped;
+    let Shaped { mut entry, mut record, request, smart, subject } = shaped;
     let Some(request) = request else {
+        if let Some(variables) = smart {
+            if budget.reached() {
+                return Finished::Left;
+            }
+            run_smart_row((tool, runtime), variables, subject.as_ref(), &mut record).await;
+            entry.outcome.clone_from(&record.outcome);
+            entry.cost_usd = record.cost_usd;
+            entry.record = record.line(format);
+        }
         budget.add(&entry);
         return Finished::Ran(entry, None);
     };
@@ -509,6 +518,38 @@ async fn finish(
     entry.record = record.line(format);
     budget.add(&entry);
     Finished::Ran(entry, run.map(Box::new))
+}
+
+/// Runs a smart tool's row in the sandbox and fills in its record. The smart run and its
+/// `llm()` calls are kept in the run log as they end (not with the group's runs).
+async fn run_smart_row(
+    (tool, runtime): (&Tool, &Runtime),
+    variables: serde_json::Map<String, serde_json::Value>,
+    subject: Option<&llmtool_runtime::Subject>,
+    record: &mut crate::output::OutputRecord,
+) {
+    let run = SmartRun { variables, scratch: true, ..SmartRun::default() };
+    match runtime.run_smart(tool, run, subject).await {
+        Ok(finished) => {
+            record.latency_ms = u64::try_from(finished.ran.wall.as_millis()).ok();
+            record.cost_usd = finished.cost();
+            let tokens = |pick: fn(&llmtool_runtime::ModelCall) -> Option<u64>| {
+                finished.calls.iter().filter_map(pick).reduce(|a, b| a + b)
+            };
+            record.input_tokens = tokens(|c| c.input_tokens);
+            record.output_tokens = tokens(|c| c.output_tokens);
+            match &finished.ran.result {
+                Ok(result) => {
+                    "ok".clone_into(&mut record.outcome);
+                    record.output = Some(result.clone());
+                }
+                Err(failure) => {
+                    record.error = Some(runtime.redact(&failure.to_string()).into_owned())
+                }
+            }
+        }
+        Err(error) => record.error = Some(runtime.redact(&error.to_string()).into_owned()),
+    }
 }
 
 /// Writes the output again from the journal, in row order (a new file, then renamed over the

@@ -360,3 +360,31 @@ async fn llmtool_test_runs_a_smart_tools_cases_and_judges_their_answers() {
     assert_eq!(cases[1]["pass"], false, "{report}");
     assert_eq!(cases[1]["runs"][0]["output"], "2 words. Dogs sleep.");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_batch_runs_a_smart_tool_on_every_row_and_a_rerun_runs_none() {
+    let setup = Setup::new(None);
+    let code = "def execute(variables):\n    if variables['text'] == 'boom':\n        raise ValueError('no')\n    return str(len(variables['text'].split()))\n";
+    let tool = setup.tool("count.json", &smart(code, &["text"]));
+    let data = setup.data.path().join("rows.csv");
+    std::fs::write(&data, "text\none two\nboom\na b c d\n").unwrap();
+    let out = setup.data.path().join("out.jsonl");
+    let args =
+        ["batch", tool.to_str().unwrap(), data.to_str().unwrap(), "-o", out.to_str().unwrap()];
+    let run = setup.llmtool(&args).await;
+    let written = std::fs::read_to_string(&out).unwrap();
+    let records: Vec<Value> = written.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(records.len(), 3, "{written} {}", text(&run.stderr));
+    let by_row = |row: u64| records.iter().find(|r| r["row"] == row).unwrap();
+    assert_eq!(by_row(1)["output"], "2");
+    assert_eq!(by_row(1)["outcome"], "ok");
+    assert_eq!(by_row(1)["provider"], "sandbox");
+    assert_eq!(by_row(2)["outcome"], "failed");
+    assert!(by_row(2)["error"].as_str().unwrap().contains("ValueError: no"), "{written}");
+    assert_eq!(by_row(3)["output"], "4");
+
+    let again = setup.llmtool(&args).await;
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), written, "{}", text(&again.stderr));
+    assert!(text(&again.stderr).contains("0 row(s) run"), "{}", text(&again.stderr));
+    assert!(text(&again.stderr).contains("3 already done"), "{}", text(&again.stderr));
+}

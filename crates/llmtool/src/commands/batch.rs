@@ -54,6 +54,8 @@ pub(crate) fn run(args: &BatchArgs) -> anyhow::Result<Outcome> {
         // while, and the row waits and tries again rather than failing.
         concurrency: u32::try_from(args.jobs).ok().and_then(NonZeroU32::new),
         retry: RetryPolicy { max_rate_limit_retries: RATE_LIMIT_RETRIES, ..defaults.retry },
+        // A batch of your own smart tool is asking for its code to run (in the sandbox).
+        smart: Some(llmtool_sandbox::Limits::default()),
         ..defaults
     };
     let mut runtime = Runtime::new(providers.clone(), options.clone())?;
@@ -63,6 +65,11 @@ pub(crate) fn run(args: &BatchArgs) -> anyhow::Result<Outcome> {
     let via = match args.via {
         args::Via::Here => Via::Here,
         args::Via::ProviderBatch => {
+            if tool.kind() == llmtool_core::model::ToolKind::Smart {
+                anyhow::bail!(
+                    "{name} is a smart tool: its code runs here, in the sandbox; `--via provider-batch` sends prompts to a provider's batch engine"
+                );
+            }
             if !(args.poll.is_finite() && args.poll > 0.0) {
                 anyhow::bail!("--poll takes a number of seconds above 0");
             }
