@@ -528,7 +528,13 @@ async fn run_smart_row(
     subject: Option<&llmtool_runtime::Subject>,
     record: &mut crate::output::OutputRecord,
 ) {
-    let run = SmartRun { variables, scratch: true, ..SmartRun::default() };
+    // A tool read from a file has its requirements' lock beside it.
+    let lock = subject
+        .and_then(|s| s.tool_path.as_deref())
+        .map(Path::new)
+        .filter(|path| path.is_file())
+        .map(llmtool_runtime::site::lock_path);
+    let run = SmartRun { variables, scratch: true, lock, ..SmartRun::default() };
     match runtime.run_smart(tool, run, subject).await {
         Ok(finished) => {
             record.latency_ms = u64::try_from(finished.ran.wall.as_millis()).ok();

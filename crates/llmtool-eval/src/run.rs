@@ -242,7 +242,15 @@ async fn smart_answer_of(
     choice: &Choice,
     subject: &Subject,
 ) -> Result<CachedAnswer, String> {
-    let run = SmartRun { variables, choice: choice.clone(), scratch: true, ..SmartRun::default() };
+    // The tool's requirements' lock is beside its file.
+    let lock = subject
+        .tool_path
+        .as_deref()
+        .map(std::path::Path::new)
+        .filter(|path| path.is_file())
+        .map(llmtool_runtime::site::lock_path);
+    let run =
+        SmartRun { variables, choice: choice.clone(), scratch: true, lock, ..SmartRun::default() };
     let finished = runtime
         .run_smart(tool, run, Some(subject))
         .await

@@ -82,7 +82,14 @@ impl Runner for Runtime {
     ) -> AnswerFuture {
         let runtime = self.clone();
         answer_in_task(move |cancel| async move {
-            let run = SmartRun { variables, scratch: true, ..SmartRun::default() };
+            // A tool served from a file has its requirements' lock beside it.
+            let lock = subject
+                .tool_path
+                .as_deref()
+                .map(std::path::Path::new)
+                .filter(|path| path.is_file())
+                .map(crate::site::lock_path);
+            let run = SmartRun { variables, scratch: true, lock, ..SmartRun::default() };
             let finished = tokio::select! {
                 finished = runtime.run_smart(&tool, run, Some(&subject)) => finished?,
                 () = cancel => return Err(RunError::Code(llmtool_sandbox::Failure::Cancelled)),

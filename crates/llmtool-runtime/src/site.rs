@@ -96,10 +96,11 @@ pub fn site_folder(
         return Ok(None);
     }
     let python = python_version();
-    let locked = lock
-        .and_then(|path| std::fs::read(path).ok())
-        .and_then(|bytes| serde_json::from_slice::<Lock>(&bytes).ok())
-        .filter(|lock| lock.requirements == requirements && lock.python == python);
+    let locked = match lock {
+        Some(path) => read_lock(path)?,
+        None => None,
+    }
+    .filter(|lock| lock.requirements == requirements && lock.python == python);
     let sites = sandbox_dir()?.join("site");
     if let Some(locked) = &locked {
         let folder = sites.join(key(&locked.wheels));
@@ -138,13 +139,49 @@ pub fn site_folder(
         unpack(&files, &sites, &folder)?;
     }
     if let Some(path) = lock.filter(|_| locked.is_none()) {
-        let lock = Lock { python, requirements, wheels: fetched };
-        let text = serde_json::to_string_pretty(&lock).unwrap_or_default() + "\n";
-        std::fs::write(path, text).map_err(|e| {
-            RunError::Requirements(format!("cannot write the lock {}: {e}", path.display()))
-        })?;
+        write_lock(path, &Lock { python, requirements, wheels: fetched })?;
     }
     Ok(Some(folder))
+}
+
+/// The lock at `path`: `None` when there is none; an error when one is there but cannot be
+/// read as a lock (a merge conflict, say), as replacing it would accept whatever is fetched.
+fn read_lock(path: &Path) -> Result<Option<Lock>, RunError> {
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(error) => {
+            return Err(RunError::Requirements(format!("{}: {error}", path.display())));
+        }
+    };
+    serde_json::from_slice(&bytes).map(Some).map_err(|error| {
+        RunError::Requirements(format!(
+            "{} is not a lock ({error}); fix it, or delete it to make a new one",
+            path.display()
+        ))
+    })
+}
+
+/// Writes `lock` at `path` through a new file renamed into place: never through a symbolic
+/// link a repository may have put there.
+fn write_lock(path: &Path, lock: &Lock) -> Result<(), RunError> {
+    let fail = |error: &dyn std::fmt::Display| {
+        RunError::Requirements(format!("cannot write the lock {}: {error}", path.display()))
+    };
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(fail(&"it is a symbolic link"));
+    }
+    let folder = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let mut file = tempfile::NamedTempFile::new_in(folder).map_err(|e| fail(&e))?;
+    let text = serde_json::to_string_pretty(lock).unwrap_or_default() + "\n";
+    std::io::Write::write_all(&mut file, text.as_bytes()).map_err(|e| fail(&e))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let _ = file.as_file().set_permissions(std::fs::Permissions::from_mode(0o644));
+    }
+    file.persist(path).map_err(|e| fail(&e.error))?;
+    Ok(())
 }
 
 /// A site folder's name: the hash of its wheels' hashes.
@@ -188,11 +225,11 @@ fn unpack(wheels: &[PathBuf], sites: &Path, folder: &Path) -> Result<(), RunErro
                 return Err(fail(format!("{} names a path outside its folder", wheel.display())));
             };
             let target = partial.path().join(relative);
+            count += 1;
             if entry.is_dir() {
                 std::fs::create_dir_all(&target).map_err(|e| fail(e.to_string()))?;
                 continue;
             }
-            count += 1;
             if count > MAX_SITE_FILES {
                 return Err(fail(format!(
                     "the requirements hold more than {MAX_SITE_FILES} files"

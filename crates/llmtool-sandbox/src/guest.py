@@ -1,18 +1,23 @@
 # The program the sandboxed Python runs (`python -c` this text). It talks to the host in
 # JSON lines: it reads the job (the tool's code and the variables) from standard input,
 # answers `llm()` calls through the host, and writes the result on standard output. The
-# tool's own `print` goes to standard error, so it can never be read as a message.
+# tool's own `print` goes to standard error, so that printing is never read as a message.
+# (Code that writes to the real standard output can still send messages: only its own run
+# is at stake, within its limits.)
 import collections
+import io
 import json
 import sys
 
 _to_host = sys.stdout
 _from_host = sys.stdin
 sys.stdout = sys.stderr
+# The tool's own reads of stdin (`input()`) see an empty one: the real one carries answers.
+sys.stdin = io.StringIO()
 
 
 def _send(message):
-    _to_host.write(json.dumps(message, ensure_ascii=False, default=str))
+    _to_host.write(json.dumps(message, ensure_ascii=False, default=str, allow_nan=False))
     _to_host.write("\n")
     _to_host.flush()
 
@@ -25,6 +30,8 @@ def llm(prompt, **params):
     """Asks the model the tool runs on, through the host, and returns its answer."""
     if not isinstance(prompt, str):
         raise TypeError("llm() takes the prompt as a string")
+    if len(prompt) > 1_000_000:
+        raise ValueError("llm() takes a prompt of at most 1,000,000 characters")
     _send({"llm": {"prompt": prompt, "params": params}})
     line = _from_host.readline()
     if not line:

@@ -46,6 +46,8 @@ pub struct Folders<'a> {
 pub struct Limits {
     /// CPU time the code may use; time spent waiting for `llm()` answers does not count.
     pub cpu: Duration,
+    /// Wall time the whole run may take, model calls included.
+    pub wall: Duration,
     /// Linear memory the interpreter may grow to, in bytes.
     pub memory: u64,
     /// The longest result `execute` may return, in bytes.
@@ -54,16 +56,20 @@ pub struct Limits {
     pub printed_bytes: usize,
     /// How many times the code may call `llm()`.
     pub llm_calls: u32,
+    /// How many bytes the files in the scratch folder may hold.
+    pub scratch_bytes: u64,
 }
 
 impl Default for Limits {
     fn default() -> Self {
         Self {
             cpu: Duration::from_secs(30),
+            wall: Duration::from_mins(10),
             memory: 512 << 20,
             result_bytes: 1 << 20,
             printed_bytes: 64 << 10,
             llm_calls: 32,
+            scratch_bytes: 256 << 20,
         }
     }
 }
@@ -115,7 +121,7 @@ pub struct Ran {
     pub printed: String,
     /// How many printed bytes were left out.
     pub printed_dropped: u64,
-    /// How many `llm()` calls the code made (refused ones past the limit included).
+    /// How many `llm()` calls the code made (refused ones included).
     pub llm_calls: u32,
     /// The CPU time the code used (wall time less the time it waited for models).
     pub cpu: Duration,
@@ -133,8 +139,16 @@ pub enum Failure {
     NoExecute,
     #[error("the tool's code used more than {} s of CPU time", limit.as_secs_f64())]
     OutOfTime { limit: Duration },
+    #[error("the tool's run took more than {} s in all, model calls included", limit.as_secs_f64())]
+    TooLong { limit: Duration },
     #[error("the tool's code used more than {} MiB of memory", limit >> 20)]
     OutOfMemory { limit: u64 },
+    #[error("the tool's code went on calling llm() past its limit of {limit} calls")]
+    TooManyCalls { limit: u32 },
+    #[error("the tool's scratch folder holds more than {} MiB", limit >> 20)]
+    ScratchFull { limit: u64 },
+    #[error("the tool's code ended the interpreter (exit code {code}) before execute returned")]
+    Exited { code: i32 },
     #[error("the tool's result is larger than {limit} bytes")]
     TooMuchOutput { limit: usize },
     #[error("the tool's code ran out of stack (a recursion too deep)")]

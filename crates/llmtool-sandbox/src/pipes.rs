@@ -1,7 +1,8 @@
 //! The guest's standard streams: an inbox the host writes the job and `llm()` answers into
-//! (the guest's stdin), a message channel the guest writes its requests and result to (its
-//! stdout), and a log of what the tool prints (its stderr). Each holds at most a set number
-//! of bytes, so a guest that writes without end fills a bound, not the host's memory.
+//! (the guest's stdin; the host stops a guest that lets answers pile up unread), a message
+//! channel the guest writes its requests and result to (its stdout), and a log of what the
+//! tool prints (its stderr). What the guest writes is bounded, so a guest that writes without
+//! end fills a bound, not the host's memory.
 
 use std::collections::VecDeque;
 use std::io;
@@ -37,6 +38,11 @@ impl Inbox {
         if let Some(waker) = state.reader.take() {
             waker.wake();
         }
+    }
+
+    /// How many bytes wait unread.
+    pub(crate) fn unread(&self) -> usize {
+        lock(&self.0).bytes.len()
     }
 
     /// Ends the input: the guest's next read past what is left sees the end of the file.
@@ -107,12 +113,17 @@ impl Outbox {
         Self { state: Arc::new(Mutex::new(state)), written: Arc::new(Notify::new()) }
     }
 
-    /// Takes the first whole line written, if there is one.
-    pub(crate) fn take_line(&self) -> Option<String> {
+    /// Takes every whole line written so far, in order (in one pass: a guest that writes many
+    /// short lines costs the host no more than one that writes them as one).
+    pub(crate) fn take_lines(&self) -> Vec<String> {
         let mut state = lock(&self.state);
-        let end = state.bytes.iter().position(|&b| b == b'\n')?;
-        let line: Vec<u8> = state.bytes.drain(..=end).collect();
-        Some(String::from_utf8_lossy(&line[..end]).into_owned())
+        let Some(end) = state.bytes.iter().rposition(|&b| b == b'\n') else { return Vec::new() };
+        let taken: Vec<u8> = state.bytes.drain(..=end).collect();
+        drop(state);
+        taken[..end]
+            .split(|&b| b == b'\n')
+            .map(|line| String::from_utf8_lossy(line).into_owned())
+            .collect()
     }
 
     /// Whether the guest wrote more than the outbox holds.
@@ -249,8 +260,10 @@ mod tests {
         let outbox = Outbox::new(8);
         let mut writer = outbox.clone();
         writer.write_all(b"ab\ncd").await.unwrap();
-        assert_eq!(outbox.take_line().as_deref(), Some("ab"));
-        assert_eq!(outbox.take_line(), None);
+        assert_eq!(outbox.take_lines(), ["ab"]);
+        assert!(outbox.take_lines().is_empty());
+        writer.write_all(b"e\n\nf\n").await.unwrap();
+        assert_eq!(outbox.take_lines(), ["cde", "", "f"]);
         assert!(writer.write_all(b"0123456789").await.is_err());
         assert!(outbox.overflowed());
     }

@@ -62,13 +62,17 @@ impl Python {
     /// earlier run left it, and written there otherwise.
     pub fn load(module: &Path, sha256: &str, cache: Option<&Path>) -> Result<Python, SandboxError> {
         let engine = engine()?;
-        let cached = cache.map(|dir| dir.join(cache_name(engine, sha256)));
+        // A cache folder anyone else could write to is neither read nor written.
+        let cached = cache
+            .filter(|dir| private_or_absent(dir))
+            .map(|dir| dir.join(cache_name(engine, sha256)));
         let mut compiled_now = false;
-        let loaded = cached.as_deref().filter(|path| path.is_file()).and_then(|path| {
+        let loaded = cached.as_deref().filter(|path| private_file(path)).and_then(|path| {
             #[allow(unsafe_code, reason = "loading a module this process compiled and cached")]
-            // SAFETY: the file is one this function wrote (atomically, into llmtool's own
-            // private folder) from `Module::serialize` of the same engine configuration: its
-            // name holds the engine's compatibility hash, and wasmtime checks it again.
+            // SAFETY: the file is one this function wrote (atomically, 0600, into a folder only
+            // its owner can write to: both checked above, neither a symbolic link) from
+            // `Module::serialize` of the same engine configuration: its name holds the
+            // engine's compatibility hash, and wasmtime checks it again.
             unsafe { Module::deserialize_file(engine, path) }.ok()
         });
         let module = match loaded {
@@ -108,6 +112,31 @@ fn cache_name(engine: &Engine, sha256: &str) -> String {
     engine.precompile_compatibility_hash().hash(&mut hasher);
     let short = sha256.get(..16).unwrap_or(sha256);
     format!("python-{short}-{:016x}.cwasm", hasher.finish())
+}
+
+/// Whether `dir` is absent (it will be made private) or a folder, not a symbolic link, that
+/// only its owner can write to.
+fn private_or_absent(dir: &Path) -> bool {
+    match std::fs::symlink_metadata(dir) {
+        Err(error) => error.kind() == std::io::ErrorKind::NotFound,
+        Ok(metadata) => metadata.is_dir() && owner_only(&metadata),
+    }
+}
+
+/// Whether `path` is a regular file, not a symbolic link, that only its owner can write to.
+fn private_file(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.is_file() && owner_only(&m))
+}
+
+#[cfg(unix)]
+fn owner_only(metadata: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::PermissionsExt as _;
+    metadata.permissions().mode() & 0o022 == 0
+}
+
+#[cfg(not(unix))]
+fn owner_only(_: &std::fs::Metadata) -> bool {
+    true
 }
 
 /// Writes the compiled module beside `path` and renames it into place, private to its owner.

@@ -1,9 +1,12 @@
 //! One run of a smart tool: a fresh instance of CPython on its own thread, given the job on
-//! its stdin, with no environment, no network, no host folder but the run's scratch folder,
-//! and limits on CPU time, memory, output and model calls. The calling task answers the
-//! guest's `llm()` requests meanwhile; time spent waiting for a model is not CPU time.
+//! its stdin, with no environment, no network, no host folder but the run's scratch folder
+//! (and the requirements' site folder, read-only), and limits on CPU time, wall time, memory,
+//! output, scratch space and model calls, kept by a watchdog beside it. The calling task
+//! answers the guest's `llm()` requests meanwhile; time spent waiting for a model is not CPU
+//! time.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -13,6 +16,7 @@ use wasmtime_wasi::p1::WasiP1Ctx;
 use wasmtime_wasi::{FsPerms, I32Exit, WasiCtxBuilder};
 
 use crate::pipes::{Inbox, Outbox, Printed};
+use crate::python::TICK;
 use crate::{Failure, Folders, Frame, Job, Limits, LlmCall, LlmHost, Python, Ran, SandboxError};
 
 /// The program the guest runs: reads the job, runs the code, answers on stdout.
@@ -28,13 +32,64 @@ pub(crate) struct Guest {
 enum Exit {
     Finished,
     Code(i32),
-    OutOfTime,
-    Cancelled,
+    /// Stopped by the watchdog or the host, for the reason in [`Stop`].
+    Stopped,
     StackExhausted,
     Trapped(String),
 }
 
+/// Why a run is being stopped, set once by whoever stops it first: the host (the caller gone,
+/// the code flooding it) or the guest's watchdog (a limit reached).
+#[derive(Default)]
+pub(crate) struct Stop(AtomicU8);
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+enum Reason {
+    Cancelled = 1,
+    OutOfTime = 2,
+    TooLong = 3,
+    TooManyCalls = 4,
+    ScratchFull = 5,
+    Flooding = 6,
+}
+
+impl Stop {
+    fn set(&self, reason: Reason) {
+        let _ = self.0.compare_exchange(0, reason as u8, Ordering::SeqCst, Ordering::SeqCst);
+    }
+
+    fn reason(&self) -> Option<Reason> {
+        match self.0.load(Ordering::SeqCst) {
+            1 => Some(Reason::Cancelled),
+            2 => Some(Reason::OutOfTime),
+            3 => Some(Reason::TooLong),
+            4 => Some(Reason::TooManyCalls),
+            5 => Some(Reason::ScratchFull),
+            6 => Some(Reason::Flooding),
+            _ => None,
+        }
+    }
+}
+
+impl Reason {
+    fn failure(self, limits: &Limits) -> Failure {
+        match self {
+            Reason::Cancelled => Failure::Cancelled,
+            Reason::OutOfTime => Failure::OutOfTime { limit: limits.cpu },
+            Reason::TooLong => Failure::TooLong { limit: limits.wall },
+            Reason::TooManyCalls => Failure::TooManyCalls { limit: limits.llm_calls },
+            Reason::ScratchFull => Failure::ScratchFull { limit: limits.scratch_bytes },
+            Reason::Flooding => Failure::Crashed {
+                reason: "the code wrote requests without reading their answers".into(),
+            },
+        }
+    }
+}
+
 /// The guest's CPU time: wall time since it started, less the time it waited for models.
+/// (Time the host did not schedule the guest's thread counts too: under heavy load the limit
+/// comes sooner.)
 struct Clock {
     started: Instant,
     waited: Mutex<(Duration, Option<Instant>)>,
@@ -78,14 +133,23 @@ struct Raised {
     frames: Vec<Frame>,
 }
 
-/// Sets the flag when the run's future is dropped, so that the guest stops at its next tick.
-struct CancelOnDrop(Arc<AtomicBool>);
+/// Stops the run when its future is dropped: the guest is told at once (its stdin ends, the
+/// watchdog sees the flag within a tick), so that its thread and memory go with it.
+struct CancelOnDrop {
+    stop: Arc<Stop>,
+    inbox: Inbox,
+}
 
 impl Drop for CancelOnDrop {
     fn drop(&mut self) {
-        self.0.store(true, Ordering::Relaxed);
+        self.stop.set(Reason::Cancelled);
+        self.inbox.close();
     }
 }
+
+/// The most answers may wait unread in the guest's stdin: a guest that asks and never reads
+/// is stopped before it can grow the host's memory.
+const MAX_UNREAD: usize = 4 << 20;
 
 impl Python {
     /// Runs `job` under `limits`, with `folders` (a scratch folder, the requirements' site
@@ -101,7 +165,8 @@ impl Python {
         host: &dyn LlmHost,
     ) -> Result<Ran, SandboxError> {
         let inbox = Inbox::default();
-        let outbox = Outbox::new(limits.result_bytes.saturating_add(64 << 10));
+        // A result is JSON-escaped on its way (up to six bytes for one), with room to spare.
+        let outbox = Outbox::new(limits.result_bytes.saturating_mul(6).saturating_add(64 << 10));
         let printed = Printed::new(limits.printed_bytes);
         let mut wasi = WasiCtxBuilder::new();
         wasi.stdin(inbox.clone())
@@ -135,81 +200,63 @@ impl Python {
         inbox.send_line(&job_line.to_string());
 
         let clock = Arc::new(Clock::new());
-        let cancelled = Arc::new(AtomicBool::new(false));
-        let _cancel_on_drop = CancelOnDrop(cancelled.clone());
+        let stop = Arc::new(Stop::default());
+        let _cancel_on_drop = CancelOnDrop { stop: stop.clone(), inbox: inbox.clone() };
         let (done_tx, mut done_rx) = tokio::sync::oneshot::channel();
-        let timed_out = Arc::new(AtomicBool::new(false));
         let start = StartGuest {
             pre: self.pre.clone(),
             engine: self.engine,
             guest,
             clock: clock.clone(),
-            cpu: limits.cpu,
-            cancelled: cancelled.clone(),
-            timed_out: timed_out.clone(),
+            limits: limits.clone(),
+            scratch: folders.scratch.map(std::path::Path::to_path_buf),
+            stop: stop.clone(),
         };
         std::thread::Builder::new()
-            .name("llmtool-sandbox".into())
+            .name("llmtool-guest".into())
             .spawn(move || {
                 let _ = done_tx.send(start.run());
             })
             .map_err(|e| SandboxError::Engine { reason: format!("no thread to run in: {e}") })?;
 
-        let mut outcome: Option<Result<String, Failure>> = None;
-        let mut llm_calls = 0u32;
+        let mut talk = Talk {
+            outcome: None,
+            llm_calls: 0,
+            limits,
+            host,
+            inbox: &inbox,
+            clock: &clock,
+            stop: &stop,
+        };
         let exit = loop {
             tokio::select! {
                 exit = &mut done_rx => break exit.unwrap_or(Exit::Trapped("the runtime stopped".into())),
                 () = outbox.written() => {}
             }
-            while let Some(line) = outbox.take_line() {
-                match serde_json::from_str::<Message>(&line) {
-                    Ok(Message::Llm(call)) if outcome.is_none() => {
-                        llm_calls += 1;
-                        let reply = if llm_calls > limits.llm_calls {
-                            serde_json::json!({ "error": format!("the tool may call llm() at most {} times", limits.llm_calls) })
-                        } else {
-                            clock.waiting(true);
-                            let answer = host.call(call).await;
-                            clock.waiting(false);
-                            match answer {
-                                Ok(answer) => serde_json::json!({ "answer": answer }),
-                                Err(error) => serde_json::json!({ "error": error }),
-                            }
-                        };
-                        inbox.send_line(&reply.to_string());
-                    }
-                    Ok(Message::Result(text)) if outcome.is_none() => {
-                        outcome = Some(if text.len() > limits.result_bytes {
-                            Err(Failure::TooMuchOutput { limit: limits.result_bytes })
-                        } else {
-                            Ok(text)
-                        });
-                    }
-                    Ok(Message::Failed(raised)) if outcome.is_none() => {
-                        outcome = Some(Err(failure_of(raised, limits)));
-                    }
-                    // A line that is not a message, or anything after the result, is the
-                    // code writing to the real stdout: it changes nothing.
-                    _ => {}
-                }
+            for line in outbox.take_lines() {
+                talk.message(&line).await;
             }
         };
+        // What the guest wrote just before it ended.
+        for line in outbox.take_lines() {
+            talk.message(&line).await;
+        }
         inbox.close();
+        let Talk { outcome, llm_calls, .. } = talk;
         let result = match (exit, outcome) {
-            (Exit::OutOfTime, _) => Err(Failure::OutOfTime { limit: limits.cpu }),
-            (Exit::Cancelled, _) => Err(Failure::Cancelled),
+            (Exit::Stopped, _) => {
+                Err(stop.reason().map_or(Failure::Cancelled, |reason| reason.failure(limits)))
+            }
             (_, Some(outcome)) => outcome,
             (_, None) if outbox.overflowed() => {
                 Err(Failure::TooMuchOutput { limit: limits.result_bytes })
             }
             (Exit::StackExhausted, None) => Err(Failure::StackExhausted),
-            (Exit::Finished | Exit::Code(0), None) => {
+            // The code ended the interpreter itself (`os._exit`) before `execute` returned.
+            (Exit::Code(code), None) => Err(Failure::Exited { code }),
+            (Exit::Finished, None) => {
                 Err(Failure::Crashed { reason: "the runtime ended without a result".into() })
             }
-            (Exit::Code(code), None) => Err(Failure::Crashed {
-                reason: format!("the runtime ended with exit code {code} and no result"),
-            }),
             (Exit::Trapped(reason), None) => Err(Failure::Crashed { reason }),
         };
         let (printed, printed_dropped) = printed.take();
@@ -217,10 +264,70 @@ impl Python {
             result,
             printed,
             printed_dropped,
-            llm_calls: llm_calls.min(limits.llm_calls),
+            llm_calls,
             cpu: clock.used(),
             wall: clock.started.elapsed(),
         })
+    }
+}
+
+/// The host's side of the conversation with a guest: its messages read, its `llm()` calls
+/// answered, its result kept.
+struct Talk<'a> {
+    outcome: Option<Result<String, Failure>>,
+    llm_calls: u32,
+    limits: &'a Limits,
+    host: &'a dyn LlmHost,
+    inbox: &'a Inbox,
+    clock: &'a Clock,
+    stop: &'a Stop,
+}
+
+impl Talk<'_> {
+    async fn message(&mut self, line: &str) {
+        let limits = self.limits;
+        match serde_json::from_str::<Message>(line) {
+            Ok(Message::Llm(call)) => {
+                self.llm_calls = self.llm_calls.saturating_add(1);
+                let reply = if self.outcome.is_some() {
+                    serde_json::json!({ "error": "the tool has already given its result" })
+                } else if self.llm_calls > limits.llm_calls.saturating_add(1) {
+                    // Refused once already: a code that goes on asking is stopped.
+                    self.stop.set(Reason::TooManyCalls);
+                    return;
+                } else if self.llm_calls > limits.llm_calls {
+                    let refused =
+                        format!("the tool may call llm() at most {} times", limits.llm_calls);
+                    serde_json::json!({ "error": refused })
+                } else {
+                    self.clock.waiting(true);
+                    let answer = self.host.call(call).await;
+                    self.clock.waiting(false);
+                    match answer {
+                        Ok(answer) => serde_json::json!({ "answer": answer }),
+                        Err(error) => serde_json::json!({ "error": error }),
+                    }
+                };
+                if self.inbox.unread() > MAX_UNREAD {
+                    self.stop.set(Reason::Flooding);
+                    return;
+                }
+                self.inbox.send_line(&reply.to_string());
+            }
+            Ok(Message::Result(text)) if self.outcome.is_none() => {
+                self.outcome = Some(if text.len() > limits.result_bytes {
+                    Err(Failure::TooMuchOutput { limit: limits.result_bytes })
+                } else {
+                    Ok(text)
+                });
+            }
+            Ok(Message::Failed(raised)) if self.outcome.is_none() => {
+                self.outcome = Some(Err(failure_of(raised, limits)));
+            }
+            // A line that is not a message, or a result after the result, is the code writing
+            // to the real stdout: it changes nothing.
+            _ => {}
+        }
     }
 }
 
@@ -239,39 +346,72 @@ struct StartGuest {
     engine: &'static wasmtime::Engine,
     guest: Guest,
     clock: Arc<Clock>,
-    cpu: Duration,
-    cancelled: Arc<AtomicBool>,
-    timed_out: Arc<AtomicBool>,
+    limits: Limits,
+    scratch: Option<PathBuf>,
+    stop: Arc<Stop>,
 }
+
+/// How often (in ticks) the watchdog measures the scratch folder.
+const SCRATCH_EVERY: u32 = 50;
 
 impl StartGuest {
     /// Runs the guest's `_start` to its end on this thread, with its own small executor for
-    /// the WASI streams.
+    /// the WASI streams, beside a watchdog that stops it at a limit or when the host asks,
+    /// whether it is computing (the epoch callback) or waiting in a host call (the watchdog
+    /// drops the call).
     fn run(self) -> Exit {
         let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
             Ok(runtime) => runtime,
             Err(e) => return Exit::Trapped(format!("no executor: {e}")),
         };
-        let StartGuest { pre, engine, guest, clock, cpu, cancelled, timed_out } = self;
+        let StartGuest { pre, engine, guest, clock, limits, scratch, stop } = self;
         let mut store = Store::new(engine, guest);
         store.limiter(|guest| &mut guest.limits);
         store.set_epoch_deadline(1);
-        let stop = timed_out.clone();
+        let (watched, cpu) = (stop.clone(), limits.cpu);
+        let clocked = clock.clone();
         store.epoch_deadline_callback(move |_| {
-            if cancelled.load(Ordering::Relaxed) {
-                return Ok(UpdateDeadline::Interrupt);
+            if clocked.used() > cpu {
+                watched.set(Reason::OutOfTime);
             }
-            if clock.used() > cpu {
-                stop.store(true, Ordering::Relaxed);
+            if watched.reason().is_some() {
                 return Ok(UpdateDeadline::Interrupt);
             }
             Ok(UpdateDeadline::Continue(1))
         });
+        let watchdog = async {
+            let mut ticks = 0u32;
+            loop {
+                tokio::time::sleep(TICK).await;
+                ticks = ticks.wrapping_add(1);
+                if clock.used() > limits.cpu {
+                    stop.set(Reason::OutOfTime);
+                }
+                if clock.started.elapsed() > limits.wall {
+                    stop.set(Reason::TooLong);
+                }
+                if ticks.is_multiple_of(SCRATCH_EVERY)
+                    && let Some(dir) = &scratch
+                    && folder_bytes(dir, limits.scratch_bytes) > limits.scratch_bytes
+                {
+                    stop.set(Reason::ScratchFull);
+                }
+                if stop.reason().is_some() {
+                    return;
+                }
+            }
+        };
         let ended = runtime.block_on(async {
-            let instance = pre.instantiate_async(&mut store).await?;
-            let start = instance.get_typed_func::<(), ()>(&mut store, "_start")?;
-            start.call_async(&mut store, ()).await
+            tokio::select! {
+                ended = async {
+                    let instance = pre.instantiate_async(&mut store).await?;
+                    let start = instance.get_typed_func::<(), ()>(&mut store, "_start")?;
+                    start.call_async(&mut store, ()).await
+                } => Some(ended),
+                () = watchdog => None,
+            }
         });
+        let Some(ended) = ended else { return Exit::Stopped };
         match ended {
             Ok(()) => Exit::Finished,
             Err(error) => {
@@ -279,8 +419,7 @@ impl StartGuest {
                     Exit::Code(exit.0)
                 } else if let Some(trap) = error.downcast_ref::<Trap>() {
                     match trap {
-                        Trap::Interrupt if timed_out.load(Ordering::Relaxed) => Exit::OutOfTime,
-                        Trap::Interrupt => Exit::Cancelled,
+                        Trap::Interrupt => Exit::Stopped,
                         Trap::StackOverflow => Exit::StackExhausted,
                         other => Exit::Trapped(format!("the runtime stopped: {other}")),
                     }
@@ -290,4 +429,27 @@ impl StartGuest {
             }
         }
     }
+}
+
+/// The bytes of the files under `dir`, counted until they pass `limit` (or 10,000 entries).
+fn folder_bytes(dir: &Path, limit: u64) -> u64 {
+    let mut total = 0u64;
+    let mut seen = 0u32;
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(folder) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&folder) else { continue };
+        for entry in entries.filter_map(Result::ok) {
+            seen += 1;
+            if seen > 10_000 || total > limit {
+                return total.max(if seen > 10_000 { limit + 1 } else { 0 });
+            }
+            let Ok(kind) = entry.file_type() else { continue };
+            if kind.is_dir() {
+                pending.push(entry.path());
+            } else if let Ok(metadata) = entry.metadata() {
+                total += metadata.len();
+            }
+        }
+    }
+    total
 }

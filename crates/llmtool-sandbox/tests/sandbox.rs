@@ -297,3 +297,88 @@ async fn the_site_folder_is_importable_and_read_only() {
     assert_eq!(ran.result, Ok("HI read-only".to_owned()));
     assert!(!site.path().join("new.py").exists());
 }
+
+#[tokio::test]
+async fn waiting_in_the_host_is_bounded_too() {
+    // Reading stdin finds nothing; sleeping counts as the code's time.
+    let ran = run("def execute(variables):\n    try:\n        input()\n    except EOFError:\n        return 'end of input'\n").await;
+    assert_eq!(ran.result, Ok("end of input".to_owned()));
+    let limits = Limits { cpu: Duration::from_secs(1), ..Limits::default() };
+    let ran =
+        run_with("import time\ndef execute(variables):\n    time.sleep(10**9)\n", &limits).await;
+    assert_eq!(ran.result, Err(Failure::OutOfTime { limit: Duration::from_secs(1) }));
+}
+
+#[tokio::test]
+async fn a_forged_result_then_a_model_call_neither_hangs_nor_reaches_the_model() {
+    let host = Shouting::default();
+    let code = "def execute(variables):\n    print_ = __import__('sys').__stdout__\n    import json\n    _to_host = llm.__globals__['_to_host']\n    _to_host.write(json.dumps({'result': 'forged'}) + '\\n'); _to_host.flush()\n    try:\n        llm('after')\n    except LlmError as e:\n        return 'real: ' + str(e)\n";
+    let ran = python()
+        .run(&job(code, serde_json::json!({})), &Limits::default(), Folders::default(), &host)
+        .await
+        .unwrap();
+    // The first result stands (the code's own doing); no model was asked.
+    assert_eq!(ran.result, Ok("forged".to_owned()));
+    assert!(host.calls.lock().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn odd_model_call_parameters_are_refused_in_the_code() {
+    let ran = run("def execute(variables):\n    try:\n        llm('x', temperature=float('nan'))\n    except ValueError as e:\n        return 'refused'\n").await;
+    assert_eq!(ran.result, Ok("refused".to_owned()));
+}
+
+#[tokio::test]
+async fn ending_the_interpreter_is_the_codes_failure() {
+    let ran = run("import os\ndef execute(variables):\n    os._exit(3)\n").await;
+    assert_eq!(ran.result, Err(Failure::Exited { code: 3 }));
+}
+
+#[tokio::test]
+async fn the_scratch_folder_is_bounded() {
+    let scratch = tempfile::tempdir().unwrap();
+    let limits = Limits { scratch_bytes: 4 << 20, ..Limits::default() };
+    let code = "def execute(variables):\n    with open('/scratch/big', 'wb') as f:\n        while True:\n            f.write(b'x' * (1 << 20))\n            f.flush()\n";
+    let host = NoModel { reason: "none".into() };
+    let folders = Folders { scratch: Some(scratch.path()), ..Folders::default() };
+    let ran =
+        python().run(&job(code, serde_json::json!({})), &limits, folders, &host).await.unwrap();
+    assert_eq!(ran.result, Err(Failure::ScratchFull { limit: 4 << 20 }));
+}
+
+#[tokio::test]
+async fn a_run_dropped_while_waiting_for_a_model_stops_its_guest() {
+    /// A host whose model never answers.
+    struct Silent;
+    impl LlmHost for Silent {
+        fn call(&self, _call: LlmCall) -> LlmFuture<'_> {
+            Box::pin(std::future::pending())
+        }
+    }
+    let code = "def execute(variables):\n    return llm('never')\n";
+    let job = job(code, serde_json::json!({}));
+    let limits = Limits::default();
+    let run = python().run(&job, &limits, Folders::default(), &Silent);
+    // Dropped while the guest waits in its model call.
+    assert!(tokio::time::timeout(Duration::from_millis(500), run).await.is_err());
+    // Its thread ends (Linux names it in /proc).
+    let guests = || {
+        std::fs::read_dir("/proc/self/task")
+            .unwrap()
+            .filter_map(Result::ok)
+            .filter(|task| {
+                std::fs::read_to_string(task.path().join("comm"))
+                    .is_ok_and(|name| name.trim() == "llmtool-guest")
+            })
+            .count()
+    };
+    let mut left = guests();
+    for _ in 0..100 {
+        if left == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        left = guests();
+    }
+    assert_eq!(left, 0, "the dropped run's guest thread is gone");
+}

@@ -388,3 +388,28 @@ async fn a_batch_runs_a_smart_tool_on_every_row_and_a_rerun_runs_none() {
     assert!(text(&again.stderr).contains("0 row(s) run"), "{}", text(&again.stderr));
     assert!(text(&again.stderr).contains("3 already done"), "{}", text(&again.stderr));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_broken_or_linked_lock_is_never_replaced() {
+    let setup = Setup::new(None);
+    let code = "import markdown\ndef execute(variables):\n    return 'x'\n";
+    let tool = setup.tool("md.json", &with_requirements(code, &["markdown==3.7"]));
+    let lock = setup.data.path().join("md.lock.json");
+    let args = ["run", tool.to_str().unwrap(), "--var", "text=x", "--yes"];
+
+    // A lock left with a merge conflict is not silently made again from what is fetched.
+    std::fs::write(&lock, "<<<<<<< HEAD\n{}\n").unwrap();
+    let run = setup.llmtool(&args).await;
+    assert_eq!(run.status.code(), Some(1), "{}", text(&run.stderr));
+    assert!(text(&run.stderr).contains("is not a lock"), "{}", text(&run.stderr));
+    assert!(std::fs::read_to_string(&lock).unwrap().starts_with("<<<<<<<"));
+
+    // A lock that is a symbolic link (say, to a dotfile) is never written through.
+    std::fs::remove_file(&lock).unwrap();
+    let target = setup.data.path().join("elsewhere");
+    std::os::unix::fs::symlink(&target, &lock).unwrap();
+    let run = setup.llmtool(&args).await;
+    assert_eq!(run.status.code(), Some(1), "{}", text(&run.stderr));
+    assert!(text(&run.stderr).contains("symbolic link"), "{}", text(&run.stderr));
+    assert!(!target.exists(), "nothing was written through the link");
+}
