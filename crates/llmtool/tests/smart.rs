@@ -413,3 +413,13 @@ async fn a_broken_or_linked_lock_is_never_replaced() {
     assert!(text(&run.stderr).contains("symbolic link"), "{}", text(&run.stderr));
     assert!(!target.exists(), "nothing was written through the link");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn render_says_a_smart_tool_has_no_prompt() {
+    let setup = Setup::new(None);
+    let tool = setup.tool("words.json", &smart(COUNT_AND_SUMMARISE, &["text"]));
+    let render = setup.llmtool(&["render", tool.to_str().unwrap(), "--var", "text=x"]).await;
+    assert_eq!(render.status.code(), Some(2));
+    assert!(text(&render.stderr).contains("no prompt to render"), "{}", text(&render.stderr));
+    assert!(render.stdout.is_empty());
+}

@@ -36,6 +36,11 @@ pub(crate) fn run(args: &RenderArgs) -> anyhow::Result<Outcome> {
     let Some((document, template)) = load_tool(&args.tool, &name)? else {
         return Ok(Outcome::Problems);
     };
+    if document.tool.as_ref().is_some_and(|tool| tool.code().is_some()) {
+        anyhow::bail!(
+            "{name} is a smart tool: it has no prompt to render; `llmtool run {name}` runs its code (`--dry-run` shows the values it gets)"
+        );
+    }
     let inputs = read_inputs(&args.variables, template.variables())?;
     let values = match template.resolve(&inputs) {
         Ok(values) => values,
