@@ -529,11 +529,7 @@ async fn run_smart_row(
     record: &mut crate::output::OutputRecord,
 ) {
     // A tool read from a file has its requirements' lock beside it.
-    let lock = subject
-        .and_then(|s| s.tool_path.as_deref())
-        .map(Path::new)
-        .filter(|path| path.is_file())
-        .map(llmtool_runtime::site::lock_path);
+    let lock = llmtool_runtime::site::lock_of(subject.and_then(|s| s.tool_path.as_deref()));
     let run = SmartRun { variables, scratch: true, lock, ..SmartRun::default() };
     match runtime.run_smart(tool, run, subject).await {
         Ok(finished) => {

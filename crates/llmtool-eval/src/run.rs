@@ -243,12 +243,7 @@ async fn smart_answer_of(
     subject: &Subject,
 ) -> Result<CachedAnswer, String> {
     // The tool's requirements' lock is beside its file.
-    let lock = subject
-        .tool_path
-        .as_deref()
-        .map(std::path::Path::new)
-        .filter(|path| path.is_file())
-        .map(llmtool_runtime::site::lock_path);
+    let lock = llmtool_runtime::site::lock_of(subject.tool_path.as_deref());
     let run =
         SmartRun { variables, choice: choice.clone(), scratch: true, lock, ..SmartRun::default() };
     let finished = runtime

