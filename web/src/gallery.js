@@ -28,6 +28,7 @@ function card(tool) {
       el(
         "p",
         { class: "facts" },
+        tool.kind === "smart" ? el("span", { class: "kind smart", title: "Runs Python code in the server's sandbox" }, "smart") : null,
         tool.creator ? el("span", { class: "creator" }, `by ${tool.creator}`) : null,
         tool.output_type ? el("span", { class: "output" }, `answers: ${tool.output_type}`) : null,
         el("span", { class: "version" }, `v${tool.version}`),

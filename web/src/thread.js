@@ -8,13 +8,16 @@ import { copyButton, markdown } from "./markdown.js";
 /** The facts of a finished run: outcome, model, tokens (cached ones too), cost, latency. */
 export function factsOf(run, latency) {
   const cached = run.cached_input_tokens ? ` (${run.cached_input_tokens} cached)` : "";
-  const tokens = `${run.input_tokens ?? "?"} in${cached}, ${run.output_tokens ?? "?"} out`;
+  // A smart run's tokens are its llm() calls'.
+  const calls = run.llm_calls ? `${run.llm_calls.length} llm() call${run.llm_calls.length === 1 ? "" : "s"}` : null;
+  const tokens = calls ?? `${run.input_tokens ?? "?"} in${cached}, ${run.output_tokens ?? "?"} out tokens`;
   const model = run.provider && run.model ? ` · ${run.provider}/${run.model}` : "";
   const time = latency ?? run.latency_ms;
+  const line = run.line ? ` (line ${run.line} of the code)` : "";
   return [
     el("span", { class: `outcome ${run.outcome}` }, run.outcome),
-    `${model} · ${tokens} tokens · ${dollars(run.cost_usd)}${time === null || time === undefined ? "" : ` · ${time} ms`}`,
-    ...(run.error ? [el("span", { class: "problem" }, ` · ${run.error}`)] : []),
+    `${model} · ${tokens} · ${dollars(run.cost_usd)}${time === null || time === undefined ? "" : ` · ${time} ms`}`,
+    ...(run.error ? [el("span", { class: "problem" }, ` · ${run.error}${line}`)] : []),
   ];
 }
 

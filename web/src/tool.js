@@ -164,6 +164,7 @@ async function runInto(into, model, signal, thread = false) {
       if (name === "text") answer.append(data.text);
       if (name === "done") {
         answer.finish(data.answer);
+        if (data.printed) into.append(printedView(data.printed, data.printed_dropped));
         say(`The run on ${data.provider}/${data.model} ended: ${data.outcome}.`);
         answer.facts.replaceChildren(...factsOf(data, data.latency_ms ?? Math.round(performance.now() - started)));
         if (thread && conversation && (data.outcome === "ok" || data.outcome === "rejected")) followUps(into, conversation);
@@ -173,6 +174,12 @@ async function runInto(into, model, signal, thread = false) {
     answer.facts.replaceChildren(...withCode(error instanceof ApiError ? error.message : `The run stopped: ${error.message}`));
     answer.facts.classList.add("problem");
   }
+}
+
+/** What a smart tool's code printed, folded away under the answer. */
+function printedView(printed, dropped) {
+  const more = dropped ? `\n(${dropped} more bytes printed, not kept)` : "";
+  return el("details", { class: "printed" }, el("summary", {}, "What the code printed"), el("pre", {}, printed + more));
 }
 
 async function showRuns() {
@@ -253,12 +260,15 @@ async function main_() {
   }
   version = tool.version;
   const meta = tool.tool.metadata || {};
+  // A smart tool runs its Python code (in the server's sandbox): no prompt, no comparison.
+  const smart = tool.kind === "smart";
+  const title = meta.prompt_name || meta.tool_name || slug;
   const kind = meta.expected_output?.type ?? "text";
   answersInMarkdown = kind === "text" && !["json", "xml", "csv"].includes(meta.expected_output?.format);
-  document.title = `${meta.prompt_name || slug} · llmtool studio`;
+  document.title = `${title} · llmtool studio`;
   models = await api("/models").catch(() => []);
   // The server gives the variables as llmtool reads them (canonical type names).
-  fields = (tool.variables || []).map((variable) => field(variable, renderPrompt));
+  fields = (tool.variables || []).map((variable) => field(variable, smart ? () => {} : renderPrompt));
   const stop = { controller: null };
   const runButton = el("button", { type: "submit", disabled: !caller }, "Run");
   const output = el("div", { id: "output" });
@@ -278,7 +288,7 @@ async function main_() {
       },
     },
     fields.map((f) => f.element),
-    modelPicker("model", "Model"),
+    modelPicker("model", smart ? "Model for the code's llm() calls" : "Model"),
     runButton,
     caller ? null : el("p", { class: "help" }, el("a", { href: signInHere() }, "Sign in"), " to run tools."),
   );
@@ -314,19 +324,28 @@ async function main_() {
     el(
       "div",
       { class: "tool-head" },
-      el("h1", {}, meta.prompt_name || slug),
+      el("h1", {}, title, smart ? el("span", { class: "kind smart", title: "Runs Python code in the server's sandbox" }, "smart") : null),
       el("p", { class: "facts" }, `${slug} v${tool.version}`, tool.labels.length ? ` · labels: ${tool.labels.join(", ")}` : "", tool.tags.length ? ` · tags: ${tool.tags.join(", ")}` : ""),
       meta.description ? el("p", {}, withCode(meta.description)) : null,
       meta.usage_notes ? el("p", { class: "help" }, withCode(meta.usage_notes)) : null,
       meta.creator?.name ? el("p", { class: "facts" }, `by ${meta.creator.name}`) : null,
       el("p", {}, canAct(caller, "editor") ? el("a", { href: path`/t/${slug}/edit` }, "Edit") : null, " ", el("a", { href: `${path`/t/${slug}/edit`}#history` }, "History")),
     ),
-    el("section", { "aria-labelledby": "run-heading" }, el("h2", { id: "run-heading" }, "Run"), form, el("h3", {}, "The prompt"), el("pre", { id: "rendered", class: "prompt" }), el("h3", {}, "The answer"), output),
-    el("section", { "aria-labelledby": "compare-heading" }, el("h2", { id: "compare-heading" }, "Compare models"), compare),
+    el(
+      "section",
+      { "aria-labelledby": "run-heading" },
+      el("h2", { id: "run-heading" }, "Run"),
+      form,
+      el("h3", {}, smart ? "The code" : "The prompt"),
+      smart ? el("pre", { id: "code", class: "prompt code" }, tool.code) : el("pre", { id: "rendered", class: "prompt" }),
+      el("h3", {}, smart ? "The result" : "The answer"),
+      output,
+    ),
+    smart ? null : el("section", { "aria-labelledby": "compare-heading" }, el("h2", { id: "compare-heading" }, "Compare models"), compare),
     el("section", { "aria-labelledby": "runs-heading" }, el("h2", { id: "runs-heading" }, "Runs"), el("table", { id: "runs" })),
   );
   say("");
-  renderPrompt();
+  if (!smart) renderPrompt();
   showRuns();
 }
 

@@ -531,7 +531,7 @@ async fn run_smart_row(
     // A tool read from a file has its requirements' lock beside it.
     let lock = llmtool_runtime::site::lock_of(subject.and_then(|s| s.tool_path.as_deref()));
     let run = SmartRun { variables, scratch: true, lock, ..SmartRun::default() };
-    match runtime.run_smart(tool, run, subject).await {
+    match runtime.run_smart(tool, run, subject, std::future::pending()).await {
         Ok(finished) => {
             record.latency_ms = u64::try_from(finished.ran.wall.as_millis()).ok();
             record.cost_usd = finished.cost();

@@ -247,7 +247,7 @@ async fn smart_answer_of(
     let run =
         SmartRun { variables, choice: choice.clone(), scratch: true, lock, ..SmartRun::default() };
     let finished = runtime
-        .run_smart(tool, run, Some(subject))
+        .run_smart(tool, run, Some(subject), std::future::pending())
         .await
         .map_err(|error| runtime.redact(&error.to_string()).into_owned())?;
     let output = finished.ran.result.clone().map_err(|failure| failure.to_string())?;

@@ -59,6 +59,8 @@ pub struct Summary {
     /// is not counted, since it is never fetched, nor a percent-encoded `data:` URL, which
     /// the avatar route does not decode.
     pub has_avatar: bool,
+    /// `prompt`, or `smart` for a smart tool (Python `tool_code` run in the sandbox).
+    pub kind: String,
 }
 
 /// A search: words (full text over name, description, usage notes and prompt) and filters,

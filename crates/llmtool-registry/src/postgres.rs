@@ -30,7 +30,9 @@ pub(crate) const SEARCH: &str = "SELECT t.slug, t.latest, v.name, v.description,
             OR COALESCE(CASE jsonb_typeof(v.body::jsonb #> '{metadata,avatar}') WHEN 'string'
                 THEN v.body::jsonb #>> '{metadata,avatar}' END,
                 v.body::jsonb #>> '{metadata,avatar,avatar}', '') LIKE 'data:%;base64,%'),
-        array_to_json(v.models)::text
+        array_to_json(v.models)::text,
+        COALESCE(jsonb_typeof(v.body::jsonb -> 'tool_code') = 'string'
+            OR jsonb_typeof(v.body::jsonb #> '{metadata,tool_code}') = 'string', false)
      FROM tools t JOIN versions v ON v.tool_id = t.id AND v.number = t.latest
      WHERE t.deleted_at IS NULL
        AND ($1::text IS NULL OR t.search @@ to_tsquery('simple', $1))

@@ -15,8 +15,8 @@ pub(crate) const VERSION_COLUMNS: &str =
 pub(crate) type TokenRow = (String, String, String, Option<String>, Option<String>);
 
 /// A search result's columns: slug, latest version, name, description, output type, the tags
-/// joined by spaces, the creator's name, whether there is an avatar, and the models as a
-/// JSON array.
+/// joined by spaces, the creator's name, whether there is an avatar, the models as a JSON
+/// array, and whether it is a smart tool.
 pub(crate) type SummaryRow = (
     String,
     i64,
@@ -27,6 +27,7 @@ pub(crate) type SummaryRow = (
     Option<String>,
     bool,
     String,
+    bool,
 );
 
 pub(crate) fn tool_version(
@@ -61,7 +62,8 @@ pub(crate) fn token_info(row: TokenRow) -> TokenInfo {
 }
 
 pub(crate) fn summary(row: SummaryRow) -> Summary {
-    let (slug, latest, name, description, output_type, tags, creator, has_avatar, models) = row;
+    let (slug, latest, name, description, output_type, tags, creator, has_avatar, models, smart) =
+        row;
     Summary {
         slug,
         version: u32::try_from(latest).unwrap_or(0),
@@ -72,6 +74,7 @@ pub(crate) fn summary(row: SummaryRow) -> Summary {
         models: serde_json::from_str(&models).unwrap_or_default(),
         creator,
         has_avatar,
+        kind: if smart { "smart" } else { "prompt" }.to_owned(),
     }
 }
 

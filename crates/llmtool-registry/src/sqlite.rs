@@ -37,7 +37,8 @@ pub(crate) async fn open(path: &Path) -> Result<SqlitePool, StoreError> {
 
 /// The search (see [`crate::Store::search`]): `$1` the words ([`words_query`]), then the tag,
 /// variable type, output type, model, the slug to start after, and the limit. The tags come
-/// joined by spaces and the models as a JSON array, as on PostgreSQL.
+/// joined by spaces and the models as a JSON array, as on PostgreSQL; last, whether the tool
+/// is a smart tool (it has `tool_code`).
 pub(crate) const SEARCH: &str = "SELECT t.slug, t.latest, v.name, v.description, v.output_type,
         (SELECT group_concat(tag, ' ') FROM (SELECT tag FROM tags WHERE tool_id = t.id ORDER BY tag)),
         CASE json_type(v.body, '$.metadata.creator') WHEN 'text' THEN json_extract(v.body, '$.metadata.creator')
@@ -47,7 +48,9 @@ pub(crate) const SEARCH: &str = "SELECT t.slug, t.latest, v.name, v.description,
             OR COALESCE(CASE json_type(v.body, '$.metadata.avatar') WHEN 'text'
                 THEN json_extract(v.body, '$.metadata.avatar') END,
                 json_extract(v.body, '$.metadata.avatar.avatar'), '') GLOB 'data:*;base64,*'),
-        v.models
+        v.models,
+        (json_type(v.body, '$.tool_code') IS 'text'
+            OR json_type(v.body, '$.metadata.tool_code') IS 'text')
      FROM tools t JOIN versions v ON v.tool_id = t.id AND v.number = t.latest
      WHERE t.deleted_at IS NULL
        AND ($1 IS NULL OR t.id IN (SELECT rowid FROM search WHERE search MATCH $1))

@@ -28,17 +28,27 @@ pub struct VersionBody {
     /// placeholder used but not declared is a text variable.
     #[schema(value_type = Vec<Object>)]
     pub variables: serde_json::Value,
+    /// `prompt`, or `smart` for a smart tool.
+    #[serde(default)]
+    pub kind: String,
+    /// A smart tool's Python code (`tool_code`, at the top level or in `metadata`).
+    #[serde(default)]
+    pub code: Option<String>,
 }
 
 impl From<ToolVersion> for VersionBody {
     fn from(version: ToolVersion) -> VersionBody {
         let document = llmtool_core::Document::from_text(version.text.clone());
-        let variables = document.tool.as_ref().map_or(serde_json::Value::Null, |tool| {
+        let tool = document.tool.as_ref();
+        let variables = tool.map_or(serde_json::Value::Null, |tool| {
             let template = llmtool_core::template::ToolTemplate::new(tool);
             serde_json::to_value(template.variables()).unwrap_or_default()
         });
+        let code = tool.and_then(llmtool_core::model::Tool::code).map(|code| code.value.clone());
         VersionBody {
             variables,
+            kind: if code.is_some() { "smart" } else { "prompt" }.to_owned(),
+            code,
             // The stored canonical text is sent as it is, not parsed and written again.
             tool: RawValue::from_string(version.text.trim_end().to_owned())
                 .unwrap_or_else(|_| RawValue::NULL.to_owned()),

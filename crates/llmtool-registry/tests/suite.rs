@@ -185,6 +185,23 @@ async fn search_filters_and_pages(store: &dyn Store) {
         store.search(&Query { cursor: Some("!".into()), limit: 2, ..Query::default() }).await,
         Err(StoreError::BadCursor)
     ));
+    assert!(
+        seen_kinds(&search(Query { limit: 10, ..Query::default() }).await).all(|k| k == "prompt")
+    );
+    // A smart tool (its Python code in `metadata.tool_code`) is found as one.
+    let smart = serde_json::json!({"version": "0.1", "metadata": {"tool_name": "Word counter",
+        "tool_code": "def execute(variables):\n    return str(len(variables['text'].split()))\n",
+        "description": "Counts words.", "timestamp": "2026-11-27T00:00:00Z",
+        "variables": [{"name": "text", "description": "What to count."}]}});
+    let smart = Publication::from_text(&smart.to_string(), "smart.json").unwrap();
+    store.publish("word-counter", &smart, None, None).await.unwrap();
+    let found = search(Query { text: Some("counts".into()), limit: 10, ..Query::default() }).await;
+    assert_eq!(seen_kinds(&found).collect::<Vec<_>>(), ["smart"]);
+    store.delete("word-counter").await.unwrap();
+}
+
+fn seen_kinds(page: &llmtool_registry::Page) -> impl Iterator<Item = &str> {
+    page.tools.iter().map(|t| t.kind.as_str())
 }
 
 async fn tokens(store: &dyn Store) {

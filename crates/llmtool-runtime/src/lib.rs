@@ -36,6 +36,6 @@ pub use local::{Consent, Fetch, Progress, PullEvent, pull};
 pub use log::{Account, Ended, LogPolicy, Subject, Turn};
 pub use runner::{AnswerFuture, Runner, answer_in_task};
 pub use runtime::{Choice, ParamOverrides, Runtime, RuntimeOptions};
-pub use smart::{ModelCall, SmartFinished, SmartRun};
+pub use smart::{Admission, AdmitFuture, Admitted, ModelCall, SmartFinished, SmartRun};
 pub use source_folder::SourceFolder;
 pub use test_files::TestsFile;

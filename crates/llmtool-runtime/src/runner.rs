@@ -85,10 +85,7 @@ impl Runner for Runtime {
             // A tool served from a file has its requirements' lock beside it.
             let lock = crate::site::lock_of(subject.tool_path.as_deref());
             let run = SmartRun { variables, scratch: true, lock, ..SmartRun::default() };
-            let finished = tokio::select! {
-                finished = runtime.run_smart(&tool, run, Some(&subject)) => finished?,
-                () = cancel => return Err(RunError::Code(llmtool_sandbox::Failure::Cancelled)),
-            };
+            let finished = runtime.run_smart(&tool, run, Some(&subject), cancel).await?;
             if let Some(problem) = &finished.not_kept {
                 tracing::warn!("the run is not kept: {problem}");
             }

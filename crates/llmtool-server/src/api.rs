@@ -329,7 +329,7 @@ struct Rendered {
 /// Render a version's prompt with values (a JSON object, as `llmtool render --vars` takes it).
 #[utoipa::path(post, path = "/tools/{slug}/render", params(("slug" = String, Path, description = "The tool's slug"), VersionParams), security((), ("bearer" = [])),
     request_body(content = Object, description = "The values, by variable name"),
-    responses((status = 200, body = Rendered), (status = 422, description = "A value is missing or not allowed", body = Problem), (status = 404, body = Problem), (status = 401, description = "No token, or one the library does not know", body = Problem), (status = 403, description = "The token's role is too low", body = Problem)))]
+    responses((status = 200, body = Rendered), (status = 422, description = "A value is missing or not allowed, or the tool is a smart tool (no prompt)", body = Problem), (status = 404, body = Problem), (status = 401, description = "No token, or one the library does not know", body = Problem), (status = 403, description = "The token's role is too low", body = Problem)))]
 async fn render(
     State(state): State<ServerState>,
     caller: Caller,
@@ -343,6 +343,14 @@ async fn render(
     let Some(tool) = document.tool.as_ref() else {
         return Err(Problem::internal("a stored version does not read as a tool"));
     };
+    if tool.kind() == llmtool_core::model::ToolKind::Smart {
+        let detail = "a smart tool has no prompt to render: its code runs instead (`POST /tools/{slug}/run`)";
+        return Err(Problem::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "Unprocessable Content",
+            detail,
+        ));
+    }
     let template = llmtool_core::template::ToolTemplate::new(tool);
     let inputs = llmtool_core::template::Inputs::from_json(&values, template.variables())
         .map_err(|error| Problem::bad_request(error.to_string()))?;

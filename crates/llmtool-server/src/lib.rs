@@ -22,6 +22,7 @@ mod runs;
 mod seed;
 mod session;
 mod sign_in;
+mod smart_runs;
 mod spend_api;
 mod sso;
 mod studio;

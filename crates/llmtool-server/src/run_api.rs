@@ -6,12 +6,14 @@ use std::convert::Infallible;
 use axum::Json;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
-use axum::response::sse::{Event, KeepAlive, Sse};
-use futures_util::Stream;
+use axum::response::sse::{Event, KeepAlive, KeepAliveStream, Sse};
+use futures_util::StreamExt as _;
+use futures_util::stream::BoxStream;
+use llmtool_core::model::ToolKind;
 use llmtool_core::template::{Inputs, ToolTemplate};
 use llmtool_providers::run::{RunOptions, RunReport};
 use llmtool_registry::{Reference, Role};
-use llmtool_runtime::{Choice, Subject, new_conversation_id};
+use llmtool_runtime::{Choice, ParamOverrides, Subject, new_conversation_id};
 use serde::Deserialize;
 use tokio::sync::{Notify, mpsc};
 use utoipa::{IntoParams, ToSchema};
@@ -49,10 +51,16 @@ pub(crate) struct RunBody {
 /// `rejected` when the answer never met the expected output, `failed`, `cancelled`),
 /// `answer` (as the caller saw it: with data-loss prevention's values back), `error`, the tokens, `cost_usd`, `latency_ms` and `id`. Running needs a token
 /// (any role), even where reading is public.
+///
+/// A smart tool runs its code in the sandbox (on a server started with `--smart-tools`):
+/// `start` says `"kind": "smart"` (provider `sandbox`), its result comes as one `text` event,
+/// and `done` adds `printed`, `printed_dropped`, `line` (of `tool_code`, for a failure),
+/// `llm_calls` (each admitted and charged as a run of its own; `cost_usd` is their sum) and
+/// `cpu_ms`; `model` names the model its `llm()` calls use.
 #[utoipa::path(post, path = "/tools/{slug}/run", params(("slug" = String, Path, description = "The tool's slug"), VersionParams), security(("bearer" = [])),
     request_body = RunBody,
     responses((status = 200, description = "The run, as Server-Sent Events", content_type = "text/event-stream", body = String),
-        (status = 422, description = "A value is missing or not allowed, or no model can run the tool (or none the caller may use)", body = Problem), (status = 404, body = Problem),
+        (status = 422, description = "A value is missing or not allowed, or no model can run the tool (or none the caller may use), or it is a smart tool this server does not run (no `--smart-tools`, or its requirements not fetched here)", body = Problem), (status = 404, body = Problem),
         (status = 402, description = "A hard budget of the caller or their team would be passed: nothing was sent (type `urn:llmtool:problem:over-budget`, with `budget`)", body = Problem),
         (status = 503, description = "Too many runs are running and waiting; try again after `Retry-After`", body = Problem),
         (status = 401, description = "No token, or one the library does not know", body = Problem), (status = 403, description = "The token's role is too low", body = Problem)))]
@@ -62,7 +70,7 @@ pub(crate) async fn run(
     Path(slug): Path<String>,
     Query(params): Query<VersionParams>,
     Json(body): Json<RunBody>,
-) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, Problem> {
+) -> Result<Events, Problem> {
     caller.require_token(Role::Viewer)?;
     let Some(runs) = state.runs().cloned() else {
         return Err(Problem::new(StatusCode::NOT_FOUND, "Not Found", "this server runs no tools"));
@@ -71,6 +79,12 @@ pub(crate) async fn run(
     let Some(tool) = llmtool_core::Document::from_text(version.text).tool else {
         return Err(Problem::internal("a stored version does not read as a tool"));
     };
+    if tool.kind() == ToolKind::Smart {
+        let choice = Choice { model: body.model, provider: body.provider };
+        let at = (slug.as_str(), version.version, version.tags.as_slice());
+        return crate::smart_runs::run(&state, &runs, &caller, at, &tool, &body.values, choice)
+            .await;
+    }
     let unprocessable = |detail: String| {
         Problem::new(StatusCode::UNPROCESSABLE_ENTITY, "Unprocessable Content", detail)
     };
@@ -84,7 +98,8 @@ pub(crate) async fn run(
     let turn = runs.turn_or_busy().await?;
     let choice = Choice { model: body.model, provider: body.provider };
     let who = caller.run_for();
-    let ask = Ask::Prompt { tool: &tool, prompt, choice: &choice };
+    let ask =
+        Ask::Prompt { tool: &tool, prompt, overrides: ParamOverrides::default(), choice: &choice };
     let mut prepared = runs.prepare(&state, &who, &version.tags, ask).await?;
     let path = Reference::pinned(&slug, version.version).path();
     let subject = Subject {
@@ -114,7 +129,7 @@ pub(crate) fn stream<H: Send + 'static>(
     held: H,
     slug: &str,
     version: u32,
-) -> Sse<impl Stream<Item = Result<Event, Infallible>> + use<H>> {
+) -> Events {
     let Prepared { runtime, request, warnings, .. } = prepared;
     let (conversation, number) =
         subject.turn.as_ref().map(|t| (t.conversation.clone(), t.number)).unzip();
@@ -125,7 +140,7 @@ pub(crate) fn stream<H: Send + 'static>(
         "warnings": warnings, "notices": request.notices,
     });
     let slug = slug.to_owned();
-    let (events, received) = mpsc::channel::<Event>(EVENTS_AHEAD);
+    let (events, received) = event_channel();
     tokio::spawn(async move {
         let _held = held;
         let _ = events.send(json_event("start", &start)).await;
@@ -157,12 +172,30 @@ pub(crate) fn stream<H: Send + 'static>(
         if let Ok(report) = &finished.result {
             done["answer"] = shown_answer(report).into();
         }
-        let _ = tokio::time::timeout(DONE_WAIT, events.send(json_event("done", &done))).await;
+        send_done(&events, &done).await;
     });
+    sse(received)
+}
+
+/// A run's answer as Server-Sent Events, whatever kind of run it is.
+pub(crate) type Events = Sse<KeepAliveStream<BoxStream<'static, Result<Event, Infallible>>>>;
+
+/// Where a run's events go, and whence [`sse`] streams them: room for [`EVENTS_AHEAD`].
+pub(crate) fn event_channel() -> (mpsc::Sender<Event>, mpsc::Receiver<Event>) {
+    mpsc::channel(EVENTS_AHEAD)
+}
+
+/// The events sent into `received`'s channel, streamed as they come, with keep-alives.
+pub(crate) fn sse(received: mpsc::Receiver<Event>) -> Events {
     let stream = futures_util::stream::unfold(received, |mut received| async move {
         received.recv().await.map(|event| (Ok(event), received))
     });
-    Sse::new(stream).keep_alive(KeepAlive::default())
+    Sse::new(stream.boxed()).keep_alive(KeepAlive::default())
+}
+
+/// Sends a run's last event, `done`, waiting a while for a slow client's room.
+pub(crate) async fn send_done(events: &mpsc::Sender<Event>, done: &serde_json::Value) {
+    let _ = tokio::time::timeout(DONE_WAIT, events.send(json_event("done", done))).await;
 }
 
 /// The answer as the caller saw it stream: the run record keeps it with data-loss
@@ -171,7 +204,7 @@ fn shown_answer(report: &RunReport) -> String {
     report.output.as_ref().unwrap_or(&report.raw).clone()
 }
 
-fn json_event(name: &str, data: &serde_json::Value) -> Event {
+pub(crate) fn json_event(name: &str, data: &serde_json::Value) -> Event {
     Event::default().event(name).data(data.to_string())
 }
 

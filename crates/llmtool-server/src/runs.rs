@@ -39,8 +39,9 @@ pub(crate) struct RunFor {
 
 /// What a run asks of a model.
 pub(crate) enum Ask<'a> {
-    /// A tool's rendered prompt, on the model `choice` picks (the tool's own by default).
-    Prompt { tool: &'a Tool, prompt: String, choice: &'a Choice },
+    /// A tool's rendered prompt, on the model `choice` picks (the tool's own by default),
+    /// with `overrides` over its parameters.
+    Prompt { tool: &'a Tool, prompt: String, overrides: ParamOverrides, choice: &'a Choice },
     /// A follow-up to a conversation, on its model.
     FollowUp { conversation: &'a Conversation, text: String },
 }
@@ -167,13 +168,12 @@ impl Runs {
             Problem::new(StatusCode::UNPROCESSABLE_ENTITY, "Unprocessable Content", detail)
         };
         let (runtime, integrations) = self.runtime_now(state).await?;
-        let overrides = ParamOverrides::default();
         let request = match ask {
-            Ask::Prompt { tool, prompt, choice } => {
+            Ask::Prompt { tool, prompt, overrides, choice } => {
                 runtime.request_off_thread(tool, prompt, overrides, choice).await
             }
             Ask::FollowUp { conversation, text } => {
-                runtime.follow_up_off_thread(conversation, text, overrides).await
+                runtime.follow_up_off_thread(conversation, text, ParamOverrides::default()).await
             }
         }
         .map_err(|error| unprocessable(runtime.redact(&error.to_string()).into_owned()))?;
@@ -231,17 +231,9 @@ impl llmtool_runtime::Runner for LibraryRunner {
         let (state, runs) = (self.state.clone(), Arc::clone(&self.runs));
         llmtool_runtime::answer_in_task(move |cancel| async move {
             let refused = |problem: Problem| RunError::Refused(problem.detail);
-            let who = run_for_token(&state, subject.by.as_deref()).await.map_err(refused)?;
-            // The server names each tool it serves `registry:SLUG@VERSION`.
-            let reference = subject.tool_path.as_deref().and_then(Reference::from_path).flatten();
-            let tags = match &reference {
-                Some(reference) => {
-                    state.store.tags_of(&reference.slug).await.map_err(|e| refused(e.into()))?
-                }
-                None => None,
-            };
-            let tags = tags.unwrap_or_default();
-            let ask = Ask::Prompt { tool: &tool, prompt, choice: &Choice::default() };
+            let (who, tags) = caller_of(&state, &subject).await.map_err(refused)?;
+            let overrides = ParamOverrides::default();
+            let ask = Ask::Prompt { tool: &tool, prompt, overrides, choice: &Choice::default() };
             let prepared = runs.prepare(&state, &who, &tags, ask).await.map_err(refused)?;
             let subject = Subject { account: Some(prepared.account), ..subject };
             let runtime = &prepared.runtime;
@@ -253,9 +245,38 @@ impl llmtool_runtime::Runner for LibraryRunner {
         })
     }
 
+    fn answer_smart(
+        &self,
+        tool: Tool,
+        variables: serde_json::Map<String, serde_json::Value>,
+        subject: Subject,
+    ) -> llmtool_runtime::AnswerFuture {
+        let (state, runs) = (self.state.clone(), Arc::clone(&self.runs));
+        llmtool_runtime::answer_in_task(move |cancel| async move {
+            let refused = |problem: Problem| RunError::Refused(problem.detail);
+            let caller = caller_of(&state, &subject).await.map_err(refused)?;
+            crate::smart_runs::answer(state, runs, caller, tool, variables, subject, cancel).await
+        })
+    }
+
     fn public_message(&self, error: &RunError) -> String {
         self.runs.runtime.redact(&error.to_string()).into_owned()
     }
+}
+
+/// Whom an MCP call of `subject` is for, and the tags of the tool it calls.
+async fn caller_of(
+    state: &ServerState,
+    subject: &Subject,
+) -> Result<(RunFor, Vec<String>), Problem> {
+    let who = run_for_token(state, subject.by.as_deref()).await?;
+    // The server names each tool it serves `registry:SLUG@VERSION`.
+    let reference = subject.tool_path.as_deref().and_then(Reference::from_path).flatten();
+    let tags = match &reference {
+        Some(reference) => state.store.tags_of(&reference.slug).await?,
+        None => None,
+    };
+    Ok((who, tags.unwrap_or_default()))
 }
 
 /// Whom a run by the caller `name` is for: a token's member, with the lower of the two roles,
@@ -277,7 +298,7 @@ async fn run_for_token(state: &ServerState, name: Option<&str>) -> Result<RunFor
 
 /// The team a run of a tool tagged `tags` is charged to, of the caller's `teams` (by name):
 /// one the tool is curated for, else the first; `""` for a caller in no team.
-fn charged_team(teams: &[String], tags: &[String]) -> String {
+pub(crate) fn charged_team(teams: &[String], tags: &[String]) -> String {
     teams
         .iter()
         .find(|team| tags.contains(team))

@@ -63,6 +63,28 @@ impl Setup {
     async fn llmtool(&self, args: &[&str]) -> Output {
         self.llmtool_in(&sandbox_dir(), args).await
     }
+
+    /// A sandbox folder of this test's own: the installed runtime (hard links to its module
+    /// and compiled form, or copies) and no requirements fetched yet.
+    fn own_sandbox(&self) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt as _;
+        let own = self.data.path().join("sandbox");
+        let compiled = own.join("compiled");
+        std::fs::create_dir_all(&compiled).unwrap();
+        std::fs::set_permissions(&compiled, std::fs::Permissions::from_mode(0o700)).unwrap();
+        let shared = sandbox_dir();
+        let mut files = vec![std::path::PathBuf::from("python-3.12.0.wasm")];
+        for entry in std::fs::read_dir(shared.join("compiled")).unwrap() {
+            files.push(Path::new("compiled").join(entry.unwrap().file_name()));
+        }
+        for file in files {
+            let (from, to) = (shared.join(&file), own.join(&file));
+            if std::fs::hard_link(&from, &to).is_err() {
+                std::fs::copy(&from, &to).unwrap();
+            }
+        }
+        own
+    }
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -282,15 +304,18 @@ async fn pinned_pure_python_requirements_are_fetched_locked_and_importable() {
     let code = "import markdown\ndef execute(variables):\n    return markdown.markdown(variables['text'])\n";
     let tool = setup.tool("md.json", &with_requirements(code, &["markdown==3.7"]));
     let path = tool.to_str().unwrap();
+    // A sandbox folder where nothing was fetched yet, whatever other runs of the suite did.
+    let sandbox = setup.own_sandbox();
 
     // Not fetched without consent (no terminal to ask, no --yes).
     let lock = setup.data.path().join("md.lock.json");
-    let asked = setup.llmtool(&["run", path, "--var", "text=# Hi"]).await;
+    let asked = setup.llmtool_in(&sandbox, &["run", path, "--var", "text=# Hi"]).await;
     assert_eq!(asked.status.code(), Some(1), "{}", text(&asked.stderr));
     assert!(text(&asked.stderr).contains("--yes"), "{}", text(&asked.stderr));
     assert!(!lock.exists());
 
-    let run = setup.llmtool(&["run", path, "--var", "text=# Hi *there*", "--yes"]).await;
+    let run =
+        setup.llmtool_in(&sandbox, &["run", path, "--var", "text=# Hi *there*", "--yes"]).await;
     assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
     assert_eq!(text(&run.stdout), "<h1>Hi <em>there</em></h1>\n");
     let locked: Value = serde_json::from_slice(&std::fs::read(&lock).unwrap()).unwrap();
@@ -299,9 +324,22 @@ async fn pinned_pure_python_requirements_are_fetched_locked_and_importable() {
     assert_eq!(locked["wheels"][0]["sha256"].as_str().unwrap().len(), 64);
 
     // Later runs use the locked site folder, fetching nothing.
-    let again = setup.llmtool(&["run", path, "--var", "text=*again*"]).await;
+    let again = setup.llmtool_in(&sandbox, &["run", path, "--var", "text=*again*"]).await;
     assert_eq!(again.status.code(), Some(0), "{}", text(&again.stderr));
     assert_eq!(text(&again.stdout), "<p><em>again</em></p>\n");
+
+    // The sandbox folder keeps a lock of its own for what it fetched: another file with the
+    // same requirements runs on it without asking, and gets the same lock beside it.
+    std::fs::create_dir_all(setup.data.path().join("other")).unwrap();
+    let other = setup.tool("other/md.json", &with_requirements(code, &["markdown==3.7"]));
+    let run =
+        setup.llmtool_in(&sandbox, &["run", other.to_str().unwrap(), "--var", "text=x"]).await;
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
+    let theirs: Value = serde_json::from_slice(
+        &std::fs::read(setup.data.path().join("other/md.lock.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(theirs, locked);
 }
 
 #[tokio::test(flavor = "multi_thread")]

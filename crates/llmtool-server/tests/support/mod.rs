@@ -92,8 +92,8 @@ pub(crate) fn chunk(text: &str) -> String {
     json!({"choices": [{"index": 0, "delta": {"content": text}}]}).to_string()
 }
 
-/// A library server on a loopback port, running its tools against `mock` one at a time
-/// with none waiting; `viewer` is a token that may run them.
+/// A library server on a loopback port (its API and `/mcp`), running its tools against `mock`
+/// one at a time with none waiting; `viewer` is a token that may run them.
 pub(crate) struct Library {
     pub(crate) base: String,
     pub(crate) viewer: String,
@@ -103,6 +103,17 @@ pub(crate) struct Library {
 
 impl Library {
     pub(crate) async fn start(mock: &Mock, tools: &[(&str, Value)]) -> Library {
+        Library::start_with(mock, tools, RuntimeOptions::default(), &[]).await
+    }
+
+    /// [`Library::start`], its runtime set up with `options` (only configured models run), and
+    /// each tool `curated` names tagged for its team alone (not `all`).
+    pub(crate) async fn start_with(
+        mock: &Mock,
+        tools: &[(&str, Value)],
+        options: RuntimeOptions,
+        curated: &[(&str, &str)],
+    ) -> Library {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let config = format!(
             "[providers.mock]\napi = \"openai\"\nbase_url = \"{}/v1\"\napi_key_env = \"MOCK_KEY\"\n\n[prices.\"mock/m\"]\ninput = 1.0\noutput = 2.0\n",
@@ -112,7 +123,7 @@ impl Library {
             Config::parse(&config).unwrap(),
             Env::from_pairs([("MOCK_KEY", "mock-secret-key-5150")]),
         );
-        let options = RuntimeOptions { only_configured: true, ..RuntimeOptions::default() };
+        let options = RuntimeOptions { only_configured: true, ..options };
         let runtime = Runtime::new(providers, options).unwrap();
         let folder = tempfile::tempdir().unwrap();
         let store: Arc<dyn Store> =
@@ -123,6 +134,10 @@ impl Library {
             let publication = Publication::from_text(&tool.to_string(), "tool.json").unwrap();
             store.publish(slug, &publication, None, None).await.unwrap();
         }
+        for (slug, team) in curated {
+            store.remove_tag(slug, "all").await.unwrap();
+            store.add_tag(slug, team).await.unwrap();
+        }
         let limits = RunLimits { concurrent: 1, queued: 0 };
         let state = ServerState::new(
             Arc::clone(&store),
@@ -130,6 +145,8 @@ impl Library {
             Arc::new(RateLimiter::new(0)),
         )
         .with_runtime(runtime, limits);
+        let runner = state.library_runner().unwrap();
+        let state = state.with_mcp(runner, llmtool_server::McpOptions::default()).await.unwrap();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}/api/v1", listener.local_addr().unwrap());
         tokio::spawn(llmtool_server::serve(state.clone(), listener, std::future::pending()));

@@ -70,10 +70,8 @@ pub(crate) fn run(args: &McpArgs) -> anyhow::Result<Outcome> {
         }
     }
     let smart = library.entries().iter().any(|e| e.tool.kind() == ToolKind::Smart);
-    if args.yes && args.smart_tools && smart && llmtool_runtime::smart::installed_python().is_none()
-    {
-        let path = llmtool_runtime::smart::pull_python(None, &*crate::commands::model::progress())?;
-        llmtool_runtime::smart::compile_python(&path)?;
+    if args.smart_tools && smart {
+        crate::commands::sandbox::ready_python(args.yes)?;
     }
     let only = match args.only {
         None => Only::Both,

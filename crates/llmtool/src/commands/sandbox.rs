@@ -26,14 +26,19 @@ pub(crate) fn run(command: &SandboxCommand) -> anyhow::Result<Outcome> {
                 let Some(loaded) = crate::commands::run::load(tool)? else {
                     return Ok(Outcome::Problems);
                 };
-                let lock = site::lock_path(tool);
-                match site::site_folder(&loaded.tool, Some(&lock), true) {
+                // A tool file gets its lock beside it; one of a library (or standard input)
+                // is locked in the sandbox folder alone, where a server finds it.
+                let lock = tool.is_file().then(|| site::lock_path(tool));
+                match site::site_folder(&loaded.tool, lock.as_deref(), true) {
                     Ok(Some(folder)) => {
+                        let locked = lock.map_or_else(
+                            || "locked in the sandbox folder".to_owned(),
+                            |lock| format!("lock {}", lock.display()),
+                        );
                         eprintln!(
-                            "{}: requirements in {} (lock {})",
+                            "{}: requirements in {} ({locked})",
                             loaded.name,
-                            folder.display(),
-                            lock.display()
+                            folder.display()
                         );
                     }
                     Ok(None) => eprintln!("{}: no requirements", loaded.name),
@@ -62,4 +67,22 @@ pub(crate) fn run(command: &SandboxCommand) -> anyhow::Result<Outcome> {
             }
         }
     }
+}
+
+/// The Python runtime of smart tools at a server's start (`serve`, `mcp` with
+/// `--smart-tools`): fetched and compiled with `--yes`; without it, a missing runtime is said
+/// once here, since every smart run fails until it is pulled.
+pub(crate) fn ready_python(yes: bool) -> anyhow::Result<()> {
+    if smart::installed_python().is_some() {
+        return Ok(());
+    }
+    if yes {
+        let path = smart::pull_python(None, &*model::progress())?;
+        smart::compile_python(&path)?;
+    } else {
+        eprintln!(
+            "warning: smart tools cannot run until the Python runtime is installed: run `llmtool sandbox pull`, or start with `--yes`"
+        );
+    }
+    Ok(())
 }

@@ -240,8 +240,12 @@ fn tool_runtime(args: &ServeArgs, providers: Providers) -> anyhow::Result<Runtim
         log: LogPolicy::Off,
         // A client runs only what this server's operator configured.
         only_configured: true,
+        smart: if args.smart_tools { Some(args.sandbox.limits()?) } else { None },
         ..settings::runtime_options(&args.target)
     };
+    if args.smart_tools {
+        crate::commands::sandbox::ready_python(args.yes)?;
+    }
     Ok(Runtime::new(providers, options)?)
 }
 

@@ -53,16 +53,12 @@ pub(super) fn run(args: &RunArgs, loaded: Loaded) -> anyhow::Result<Outcome> {
         SmartRun { variables, scratch: true, lock, fetch_requirements, ..SmartRun::default() };
     let subject = Subject::new("run", Some(name.clone()), &tool, &inputs);
     let tokio = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    let finished = tokio.block_on(async {
-        tokio::select! {
-            finished = runtime.run_smart(&tool, run, Some(&subject)) => Some(finished),
-            _ = tokio::signal::ctrl_c() => None,
+    let ctrl_c = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
         }
-    });
-    let Some(finished) = finished else {
-        eprintln!("cancelled");
-        return Ok(Outcome::Cancelled);
     };
+    let finished = tokio.block_on(runtime.run_smart(&tool, run, Some(&subject), ctrl_c));
     let finished = match finished {
         Ok(finished) => finished,
         // A package that cannot be used is the tool's problem (exit 1), said plainly.
@@ -77,7 +73,10 @@ pub(super) fn run(args: &RunArgs, loaded: Loaded) -> anyhow::Result<Outcome> {
     }
     let outcome = match &finished.ran.result {
         Ok(_) => Outcome::Ok,
-        Err(Failure::Cancelled) => Outcome::Cancelled,
+        Err(Failure::Cancelled) => {
+            eprintln!("cancelled");
+            return Ok(Outcome::Cancelled);
+        }
         Err(Failure::Crashed { reason }) => {
             anyhow::bail!("the smart tool's sandbox failed: {reason}")
         }
@@ -174,38 +173,7 @@ fn usage_line(finished: &SmartFinished) -> String {
 
 /// `--format json`: the result or the failure, the printed text, the calls and the times.
 fn print_json(finished: &SmartFinished) -> anyhow::Result<()> {
-    let ran = &finished.ran;
-    let (output, error, line) = match &ran.result {
-        Ok(result) => (Some(result.as_str()), None, None),
-        Err(failure) => (None, Some(failure.to_string()), failure.line()),
-    };
-    let calls: Vec<serde_json::Value> = finished
-        .calls
-        .iter()
-        .map(|call| {
-            serde_json::json!({
-                "provider": call.provider,
-                "model": call.model,
-                "input_tokens": call.input_tokens,
-                "output_tokens": call.output_tokens,
-                "cost": call.cost,
-                "error": call.error,
-            })
-        })
-        .collect();
-    let shown = serde_json::json!({
-        "output": output,
-        "error": error,
-        "line": line,
-        "printed": ran.printed,
-        "printed_dropped": ran.printed_dropped,
-        "llm_calls": calls,
-        "cost": finished.cost(),
-        "cpu_ms": ran.cpu.as_millis(),
-        "latency_ms": ran.wall.as_millis(),
-        "run_id": finished.record.as_ref().and_then(|r| r.id),
-    });
-    let text = serde_json::to_string_pretty(&shown)? + "\n";
+    let text = serde_json::to_string_pretty(&finished.summary())? + "\n";
     io::write_stdout(secrets::redact(&text).as_bytes())?;
     Ok(())
 }

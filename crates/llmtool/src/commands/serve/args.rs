@@ -100,6 +100,17 @@ pub(crate) struct ServeArgs {
     /// first start. Servers sharing a PostgreSQL library need the same keys.
     #[arg(long, value_name = "FILE")]
     pub(crate) integration_keys: Option<std::path::PathBuf>,
+    /// Run the library's smart tools (their Python code, in the WebAssembly sandbox) when a
+    /// member runs them; without it, such a run is refused. Their `llm()` calls are admitted
+    /// and charged like any run. With `--yes`, the Python runtime is fetched at start if it is
+    /// not installed (never later, because a client asked).
+    #[arg(long)]
+    pub(crate) smart_tools: bool,
+    #[command(flatten)]
+    pub(crate) sandbox: crate::commands::run::SandboxArgs,
+    /// With `--smart-tools`: fetch the Python runtime at start if it is not installed.
+    #[arg(long, short)]
+    pub(crate) yes: bool,
     #[command(flatten)]
     pub(crate) sso: SsoArgs,
     #[command(flatten)]

@@ -1,0 +1,227 @@
+//! Smart tools on the server, when its operator starts it with `--smart-tools`: the code runs
+//! in the runtime's sandbox on a run turn of its own, and each of its `llm()` calls is
+//! admitted as a run of its own ([`Runs::prepare`]: the integrations' gate, the budgets,
+//! charged to the caller and their team). `POST /tools/{slug}/run` streams the run,
+//! MCP's `tools/call` waits for it whole. Requirements are never fetched because a client
+//! asked: a tool runs on the ones its operator fetched (`llmtool sandbox pull --requirements`).
+
+use std::sync::Arc;
+
+use axum::http::StatusCode;
+use llmtool_core::model::Tool;
+use llmtool_core::template::{Inputs, ToolTemplate};
+use llmtool_registry::Reference;
+use llmtool_runtime::smart::{SANDBOX_MODEL, SANDBOX_PROVIDER};
+use llmtool_runtime::{
+    Account, Admission, AdmitFuture, Admitted, Choice, ParamOverrides, RunError, SmartFinished,
+    SmartRun, Subject,
+};
+
+use crate::auth::Caller;
+use crate::run_api::{Events, event_channel, json_event, origin_of, send_done, sse};
+use crate::runs::{Ask, RunFor, Runs, charged_team};
+use crate::{Problem, ServerState};
+
+/// Lets a smart run's `llm()` calls through as the API's runs are: for the caller `who`, of a
+/// tool tagged `tags`.
+pub(crate) struct ServerAdmission {
+    pub(crate) state: ServerState,
+    pub(crate) runs: Arc<Runs>,
+    pub(crate) who: RunFor,
+    pub(crate) tags: Vec<String>,
+}
+
+impl Admission for ServerAdmission {
+    fn admit<'a>(
+        &'a self,
+        tool: &'a Tool,
+        prompt: String,
+        overrides: ParamOverrides,
+        choice: &'a Choice,
+    ) -> AdmitFuture<'a> {
+        Box::pin(async move {
+            let ask = Ask::Prompt { tool, prompt, overrides, choice };
+            let prepared = self
+                .runs
+                .prepare(&self.state, &self.who, &self.tags, ask)
+                .await
+                .map_err(|problem| problem.detail)?;
+            Ok(Admitted {
+                runtime: prepared.runtime,
+                request: prepared.request,
+                account: Some(prepared.account),
+            })
+        })
+    }
+}
+
+impl ServerAdmission {
+    /// Whom the smart run itself is charged to (it costs nothing: its calls carry the cost).
+    pub(crate) fn account(&self) -> Account {
+        let team = charged_team(&self.who.teams, &self.tags);
+        Account { member: self.who.member.clone(), team, reservation: None }
+    }
+}
+
+/// The problem of a smart run this server cannot start: smart tools off (422), or the tool's
+/// requirements not fetched here (422, naming what the operator runs).
+pub(crate) async fn refuse_unready(runs: &Runs, tool: &Tool) -> Result<(), Problem> {
+    let unprocessable = |detail: String| {
+        Problem::new(StatusCode::UNPROCESSABLE_ENTITY, "Unprocessable Content", detail)
+    };
+    if runs.runtime.smart_limits().is_none() {
+        return Err(unprocessable(RunError::SmartToolsOff.to_string()));
+    }
+    let checked = tool.clone();
+    let ready =
+        tokio::task::spawn_blocking(move || llmtool_runtime::site::site_ready(&checked, None))
+            .await
+            .map_err(|error| Problem::internal(error.to_string()))?;
+    match ready {
+        Ok(true) => Ok(()),
+        Ok(false) => {
+            let listed: Vec<&str> = tool.requirements().iter().map(|r| r.value.trim()).collect();
+            Err(unprocessable(format!(
+                "the tool's requirements ({}) are not fetched on this server: its operator fetches them once with `llmtool sandbox pull --requirements FILE`",
+                listed.join(", ")
+            )))
+        }
+        Err(error) => Err(unprocessable(error.to_string())),
+    }
+}
+
+/// Runs the smart tool `tool` (version `at.1` of slug `at.0`, tagged `at.2`) with `values`
+/// for `caller`, streamed: `start` (`"kind": "smart"`), the result as one `text` event, then
+/// `done` with the run as kept and what the code printed, its failure's line of `tool_code`
+/// and its `llm()` calls. A client that goes away stops the code (the run is kept as
+/// cancelled).
+pub(crate) async fn run(
+    state: &ServerState,
+    runs: &Arc<Runs>,
+    caller: &Caller,
+    at: (&str, u32, &[String]),
+    tool: &Tool,
+    values: &serde_json::Value,
+    choice: Choice,
+) -> Result<Events, Problem> {
+    let (slug, version, tags) = at;
+    let unprocessable = |detail: String| {
+        Problem::new(StatusCode::UNPROCESSABLE_ENTITY, "Unprocessable Content", detail)
+    };
+    let template = ToolTemplate::new(tool);
+    let inputs = Inputs::from_json(values, template.variables())
+        .map_err(|error| unprocessable(error.to_string()))?;
+    let resolved = template.resolve(&inputs).map_err(|problems| {
+        unprocessable(problems.iter().map(|p| p.message.clone()).collect::<Vec<_>>().join("; "))
+    })?;
+    refuse_unready(runs, tool).await?;
+    let turn = runs.turn_or_busy().await?;
+    let admission = ServerAdmission {
+        state: state.clone(),
+        runs: Arc::clone(runs),
+        who: caller.run_for(),
+        tags: tags.to_vec(),
+    };
+    let subject = Subject {
+        by: caller.name.clone(),
+        account: Some(admission.account()),
+        ..Subject::new(
+            origin_of(caller),
+            Some(Reference::pinned(slug, version).path()),
+            tool,
+            &inputs,
+        )
+    };
+    let run = SmartRun {
+        variables: template.values_object(&resolved),
+        choice,
+        scratch: true,
+        admission: Some(Arc::new(admission)),
+        ..SmartRun::default()
+    };
+    let start = serde_json::json!({
+        "slug": slug, "version": version, "kind": "smart",
+        "provider": SANDBOX_PROVIDER, "model": SANDBOX_MODEL,
+        "conversation": null, "turn": null, "warnings": [], "notices": [],
+    });
+    let (runs, tool, slug) = (Arc::clone(runs), tool.clone(), slug.to_owned());
+    let (events, received) = event_channel();
+    tokio::spawn(async move {
+        let _turn = turn;
+        let _ = events.send(json_event("start", &start)).await;
+        let finished = runs.runtime.run_smart(&tool, run, Some(&subject), events.closed()).await;
+        let mut done = match &finished {
+            Ok(finished) => done_event(&runs, finished),
+            Err(error) => serde_json::json!({
+                "outcome": "failed",
+                "error": runs.runtime.redact(&error.to_string()),
+            }),
+        };
+        if let Some(answer) = done["answer"].as_str().filter(|_| done["outcome"] == "ok") {
+            let _ = events.send(json_event("text", &serde_json::json!({ "text": answer }))).await;
+        }
+        done["slug"] = slug.into();
+        done["version"] = version.into();
+        done["kind"] = "smart".into();
+        send_done(&events, &done).await;
+    });
+    Ok(sse(received))
+}
+
+/// A smart run's `done` event: the run as kept, with the result as the caller sees it, the
+/// cost of its calls, and what the sandbox reported; every text with the server's secrets
+/// hidden.
+fn done_event(runs: &Runs, finished: &SmartFinished) -> serde_json::Value {
+    if let Some(problem) = &finished.not_kept {
+        tracing::warn!("the run is not kept: {problem}");
+    }
+    let mut done = serde_json::to_value(&finished.record).unwrap_or_default();
+    if !done.is_object() {
+        done = serde_json::json!({});
+    }
+    let summary = finished.summary();
+    let hidden = |value: &serde_json::Value| -> serde_json::Value {
+        value.as_str().map_or(serde_json::Value::Null, |text| runs.runtime.redact(text).into())
+    };
+    done["outcome"] = match &finished.ran.result {
+        Ok(_) => "ok",
+        Err(llmtool_sandbox::Failure::Cancelled) => "cancelled",
+        Err(_) => "failed",
+    }
+    .into();
+    done["answer"] = hidden(&summary["output"]);
+    done["error"] = hidden(&summary["error"]);
+    done["printed"] = hidden(&summary["printed"]);
+    done["cost_usd"] = summary["cost"].clone();
+    for field in ["line", "printed_dropped", "llm_calls", "cpu_ms", "latency_ms"] {
+        done[field] = summary[field].clone();
+    }
+    done
+}
+
+/// MCP's `tools/call` of a smart tool, for the caller `who` of a tool tagged `tags`: the
+/// result, or why there is none.
+pub(crate) async fn answer(
+    state: ServerState,
+    runs: Arc<Runs>,
+    (who, tags): (RunFor, Vec<String>),
+    tool: Tool,
+    variables: serde_json::Map<String, serde_json::Value>,
+    subject: Subject,
+    cancelled: impl Future<Output = ()> + Send,
+) -> Result<String, RunError> {
+    refuse_unready(&runs, &tool).await.map_err(|problem| RunError::Refused(problem.detail))?;
+    let admission = ServerAdmission { state, runs: Arc::clone(&runs), who, tags };
+    let subject = Subject { account: Some(admission.account()), ..subject };
+    let run = SmartRun {
+        variables,
+        scratch: true,
+        admission: Some(Arc::new(admission)),
+        ..SmartRun::default()
+    };
+    let finished = runs.runtime.run_smart(&tool, run, Some(&subject), cancelled).await?;
+    if let Some(problem) = &finished.not_kept {
+        tracing::warn!("the run is not kept: {problem}");
+    }
+    Ok(finished.ran.result?)
+}
