@@ -337,11 +337,11 @@ async function main_() {
       el("h2", { id: "run-heading" }, "Run"),
       form,
       el("h3", {}, smart ? "The code" : "The prompt"),
-      smart ? el("pre", { id: "code", class: "prompt code" }, tool.code) : el("pre", { id: "rendered", class: "prompt" }),
+      smart ? el("pre", { id: "tool-code", class: "source" }, tool.code) : el("pre", { id: "rendered", class: "prompt" }),
       el("h3", {}, smart ? "The result" : "The answer"),
       output,
     ),
-    smart ? null : el("section", { "aria-labelledby": "compare-heading" }, el("h2", { id: "compare-heading" }, "Compare models"), compare),
+    ...(smart ? [] : [el("section", { "aria-labelledby": "compare-heading" }, el("h2", { id: "compare-heading" }, "Compare models"), compare)]),
     el("section", { "aria-labelledby": "runs-heading" }, el("h2", { id: "runs-heading" }, "Runs"), el("table", { id: "runs" })),
   );
   say("");
