@@ -58,6 +58,9 @@ pub struct Limits {
     pub llm_calls: u32,
     /// How many bytes the files in the scratch folder may hold.
     pub scratch_bytes: u64,
+    /// How many files, folders and streams the code may hold open at once (each open file is
+    /// one of the host's descriptors).
+    pub open_files: usize,
 }
 
 impl Default for Limits {
@@ -70,6 +73,7 @@ impl Default for Limits {
             printed_bytes: 64 << 10,
             llm_calls: 32,
             scratch_bytes: 256 << 20,
+            open_files: 256,
         }
     }
 }
@@ -147,6 +151,8 @@ pub enum Failure {
     TooManyCalls { limit: u32 },
     #[error("the tool's scratch folder holds more than {} MiB", limit >> 20)]
     ScratchFull { limit: u64 },
+    #[error("the tool's code held more than {limit} files open at once")]
+    TooManyFiles { limit: usize },
     #[error("the tool's code ended the interpreter (exit code {code}) before execute returned")]
     Exited { code: i32 },
     #[error("the tool's result is larger than {limit} bytes")]

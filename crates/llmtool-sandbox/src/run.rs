@@ -11,9 +11,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
+use wasmtime::component::ResourceTableError;
 use wasmtime::{Store, StoreLimits, StoreLimitsBuilder, Trap, UpdateDeadline};
 use wasmtime_wasi::p1::WasiP1Ctx;
-use wasmtime_wasi::{FsPerms, I32Exit, WasiCtxBuilder};
+use wasmtime_wasi::{FsPerms, I32Exit, WasiCtxBuilder, WasiView as _};
 
 use crate::pipes::{Inbox, Outbox, Printed};
 use crate::python::TICK;
@@ -35,6 +36,8 @@ enum Exit {
     /// Stopped by the watchdog or the host, for the reason in [`Stop`].
     Stopped,
     StackExhausted,
+    /// The guest held more files open than its limit.
+    TooManyFiles,
     Trapped(String),
 }
 
@@ -188,10 +191,13 @@ impl Python {
             })?;
         }
         let memory = usize::try_from(limits.memory).unwrap_or(usize::MAX);
-        let guest = Guest {
+        let mut guest = Guest {
             wasi: wasi.build_p1(),
             limits: StoreLimitsBuilder::new().memory_size(memory).instances(1).build(),
         };
+        // Every file, folder and stream the guest holds is an entry of this table: bounded, so
+        // that code cannot take the host's descriptors.
+        guest.wasi.ctx().table.set_max_capacity(limits.open_files);
         let job_line = serde_json::json!({
             "code": job.code,
             "variables": job.variables,
@@ -252,6 +258,7 @@ impl Python {
                 Err(Failure::TooMuchOutput { limit: limits.result_bytes })
             }
             (Exit::StackExhausted, None) => Err(Failure::StackExhausted),
+            (Exit::TooManyFiles, None) => Err(Failure::TooManyFiles { limit: limits.open_files }),
             // The code ended the interpreter itself (`os._exit`) before `execute` returned.
             (Exit::Code(code), None) => Err(Failure::Exited { code }),
             (Exit::Finished, None) => {
@@ -418,6 +425,11 @@ impl StartGuest {
             Err(error) => {
                 if let Some(exit) = error.downcast_ref::<I32Exit>() {
                     Exit::Code(exit.0)
+                } else if matches!(
+                    error.downcast_ref::<ResourceTableError>(),
+                    Some(ResourceTableError::Full)
+                ) {
+                    Exit::TooManyFiles
                 } else if let Some(trap) = error.downcast_ref::<Trap>() {
                     match trap {
                         Trap::Interrupt => Exit::Stopped,

@@ -347,6 +347,32 @@ async fn the_scratch_folder_is_bounded() {
 }
 
 #[tokio::test]
+async fn open_files_are_bounded_and_the_host_keeps_its_descriptors() {
+    let scratch = tempfile::tempdir().unwrap();
+    let limits = Limits { open_files: 64, ..Limits::default() };
+    let host = NoModel { reason: "none".into() };
+    let (limits, host) = (&limits, &host);
+    let run = |code: &'static str| {
+        let folders = Folders { scratch: Some(scratch.path()), ..Folders::default() };
+        let job = job(code, serde_json::json!({}));
+        async move { python().run(&job, limits, folders, host).await.unwrap() }
+    };
+    // Opening and closing many, one at a time, is fine.
+    let closed = run("def execute(variables):\n    for i in range(500):\n        with open(f'/scratch/f{i % 5}', 'w') as f:\n            f.write('x')\n    return 'ok'\n").await;
+    assert_eq!(closed.result.as_deref(), Ok("ok"));
+    // Holding more than the limit open at once ends the run, whatever catches the error.
+    let hoarding = "def execute(variables):\n    held = []\n    for i in range(10_000):\n        try:\n            held.append(open(f'/scratch/h{i}', 'w'))\n        except OSError:\n            pass\n    return str(len(held))\n";
+    let before = std::fs::read_dir("/proc/self/fd").unwrap().count();
+    let ran = run(hoarding).await;
+    assert_eq!(ran.result, Err(Failure::TooManyFiles { limit: 64 }));
+    let after = std::fs::read_dir("/proc/self/fd").unwrap().count();
+    assert!(
+        after <= before + 2,
+        "the guest's descriptors are closed with it: {before} then {after}"
+    );
+}
+
+#[tokio::test]
 async fn a_run_dropped_while_waiting_for_a_model_stops_its_guest() {
     /// A host whose model never answers.
     struct Silent;
