@@ -29,11 +29,16 @@ pub struct VersionBody {
     #[schema(value_type = Vec<Object>)]
     pub variables: serde_json::Value,
     /// `prompt`, or `smart` for a smart tool.
-    #[serde(default)]
+    #[serde(default = "prompt_kind")]
     pub kind: String,
     /// A smart tool's Python code (`tool_code`, at the top level or in `metadata`).
     #[serde(default)]
     pub code: Option<String>,
+}
+
+/// What a version from a server that does not say its kind is.
+fn prompt_kind() -> String {
+    "prompt".to_owned()
 }
 
 impl From<ToolVersion> for VersionBody {

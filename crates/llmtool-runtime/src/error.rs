@@ -75,6 +75,10 @@ pub enum RunError {
     #[error("{0}")]
     Requirements(String),
 
+    /// A smart tool's requirements are not fetched yet, and may not be fetched now.
+    #[error("{0}")]
+    RequirementsMissing(String),
+
     /// Smart tools do not run here: a server runs them only when its operator enables them.
     #[error(
         "this server does not run smart tools (its operator enables them with `--smart-tools`)"

@@ -83,7 +83,7 @@ pub fn site_ready(tool: &Tool, lock: Option<&Path>) -> Result<bool, RunError> {
     }
     match site_folder(tool, lock, false) {
         Ok(_) => Ok(true),
-        Err(RunError::Requirements(_)) => Ok(false),
+        Err(RunError::RequirementsMissing(_)) => Ok(false),
         Err(error) => Err(error),
     }
 }
@@ -93,9 +93,11 @@ pub fn site_ready(tool: &Tool, lock: Option<&Path>) -> Result<bool, RunError> {
 ///
 /// `lock` is where the tool's lock is (none for a tool read from standard input or a
 /// library): read when it matches the requirements, written when there was none. The sandbox
-/// folder keeps a lock of its own for each set of requirements it fetched (`site/sets/`), so
-/// that a tool with no file (a library's, on a team server that never fetches because a
-/// client asked) runs on what its operator fetched once, checked the same way.
+/// folder keeps a lock of its own for each set of requirements it fetched (`site/sets/`),
+/// written once from the wheels fetched and never replaced, so that a tool with no file (a
+/// library's, on a team server that never fetches because a client asked) runs on what its
+/// operator fetched, checked the same way; a tool's lock that disagrees with it is refused.
+/// Without `fetch`, nothing is written.
 pub fn site_folder(
     tool: &Tool,
     lock: Option<&Path>,
@@ -114,21 +116,27 @@ pub fn site_folder(
         None => None,
     };
     let sets_lock = read_lock(&set)?.filter(matches);
+    if let (Some(theirs), Some(ours)) = (&tools_lock, &sets_lock)
+        && theirs.wheels != ours.wheels
+    {
+        return Err(RunError::Requirements(format!(
+            "{} and this machine's record of the same requirements ({}) name different wheels; delete the one you do not trust",
+            lock.map(Path::display).map(|d| d.to_string()).unwrap_or_default(),
+            set.display()
+        )));
+    }
     let locked = tools_lock.clone().or_else(|| sets_lock.clone());
     if let Some(locked) = &locked {
         let folder = sites.join(key(&locked.wheels));
         if folder.join(COMPLETE).is_file() {
-            if sets_lock.as_ref() != Some(locked) {
-                write_set(&set, locked)?;
-            }
-            if let Some(path) = lock.filter(|_| tools_lock.is_none()) {
+            if let Some(path) = lock.filter(|_| fetch && tools_lock.is_none()) {
                 write_lock(path, locked)?;
             }
             return Ok(Some(folder));
         }
     }
     if !fetch {
-        return Err(RunError::Requirements(format!(
+        return Err(RunError::RequirementsMissing(format!(
             "the tool's requirements ({}) are not fetched yet: run it with `--yes`, or fetch them with `llmtool sandbox pull --requirements TOOL`",
             requirements.join(", ")
         )));
@@ -161,7 +169,9 @@ pub fn site_folder(
         unpack(&files, &sites, &folder)?;
     }
     let made = Lock { python, requirements, wheels: fetched };
-    write_set(&set, &made)?;
+    if sets_lock.is_none() {
+        write_set(&set, &made)?;
+    }
     if let Some(path) = lock.filter(|_| tools_lock.is_none()) {
         write_lock(path, &made)?;
     }

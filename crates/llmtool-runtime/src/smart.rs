@@ -211,9 +211,14 @@ pub struct SmartFinished {
 }
 
 impl SmartFinished {
-    /// The cost of the run: the sum of its calls' (`None` when a call made is unpriced).
+    /// The cost of the run: the sum of its calls' (a call that failed without a cost counts
+    /// nothing); `None` when a call that answered is unpriced.
     pub fn cost(&self) -> Option<f64> {
-        self.calls.iter().try_fold(0.0, |sum, call| Some(sum + call.cost?))
+        self.calls.iter().try_fold(0.0, |sum, call| match (call.cost, &call.error) {
+            (Some(cost), _) => Some(sum + cost),
+            (None, Some(_)) => Some(sum),
+            (None, None) => None,
+        })
     }
 
     /// The run as a program reads it (`llmtool run --format json`, the server's `done`
@@ -247,8 +252,10 @@ struct ModelHost<'a> {
     choice: &'a Choice,
     subject: Option<&'a Subject>,
     admission: Option<&'a dyn Admission>,
-    calls: Mutex<Vec<ModelCall>>,
-    not_kept: Mutex<Option<String>>,
+    /// Set when the smart run is cancelled: a call under way is cancelled too.
+    cancel: tokio::sync::watch::Receiver<bool>,
+    calls: Arc<Mutex<Vec<ModelCall>>>,
+    not_kept: Arc<Mutex<Option<String>>>,
 }
 
 /// The parameters `llm()` takes besides the prompt.
@@ -304,35 +311,44 @@ impl ModelHost<'_> {
                     .runtime
                     .request_off_thread(&tool, call.prompt, overrides, &choice)
                     .await
-                    .map_err(|e| e.to_string())?;
+                    .map_err(|e| self.runtime.redact(&e.to_string()).into_owned())?;
                 (self.runtime.clone(), request, self.subject.cloned())
             }
         };
-        let finished = runtime
-            .execute(
-                &request,
-                RunOptions::WHOLE,
-                subject.as_ref(),
-                &mut |_| {},
-                std::future::pending(),
-            )
-            .await;
-        if let Some(problem) = finished.not_kept {
-            self.not_kept.lock().unwrap_or_else(PoisonError::into_inner).get_or_insert(problem);
-        }
-        let report = finished.result.as_ref().ok();
-        let answer = finished.result.as_ref().map_err(ToString::to_string).and_then(|report| {
-            Rejected::check(report).map(str::to_owned).map_err(|e| e.to_string())
+        // The call runs as a task of its own, so that a smart run cancelled while it waits
+        // still keeps it (as cancelled), with what it cost, and releases what it reserved.
+        let (calls, not_kept) = (Arc::clone(&self.calls), Arc::clone(&self.not_kept));
+        let mut cancel = self.cancel.clone();
+        let call = tokio::spawn(async move {
+            let cancelled = async move {
+                if cancel.wait_for(|cancelled| *cancelled).await.is_err() {
+                    std::future::pending::<()>().await;
+                }
+            };
+            let finished = runtime
+                .execute(&request, RunOptions::WHOLE, subject.as_ref(), &mut |_| {}, cancelled)
+                .await;
+            if let Some(problem) = finished.not_kept {
+                not_kept.lock().unwrap_or_else(PoisonError::into_inner).get_or_insert(problem);
+            }
+            let report = finished.result.as_ref().ok();
+            // Said with this call's keys hidden too (a server's integrations' are its runtime's).
+            let hidden = |text: String| runtime.redact(&text).into_owned();
+            let answer =
+                finished.result.as_ref().map_err(|e| hidden(e.to_string())).and_then(|report| {
+                    Rejected::check(report).map(str::to_owned).map_err(|e| hidden(e.to_string()))
+                });
+            calls.lock().unwrap_or_else(PoisonError::into_inner).push(ModelCall {
+                provider: request.target.endpoint.provider.clone(),
+                model: request.target.model.clone(),
+                input_tokens: report.and_then(|r| r.usage.input_tokens),
+                output_tokens: report.and_then(|r| r.usage.output_tokens),
+                cost: report.and_then(|r| r.cost),
+                error: answer.as_ref().err().cloned(),
+            });
+            answer
         });
-        self.calls.lock().unwrap_or_else(PoisonError::into_inner).push(ModelCall {
-            provider: request.target.endpoint.provider.clone(),
-            model: request.target.model.clone(),
-            input_tokens: report.and_then(|r| r.usage.input_tokens),
-            output_tokens: report.and_then(|r| r.usage.output_tokens),
-            cost: report.and_then(|r| r.cost),
-            error: answer.as_ref().err().cloned(),
-        });
-        answer
+        call.await.unwrap_or_else(|stopped| Err(format!("the model call stopped: {stopped}")))
     }
 }
 
@@ -343,6 +359,12 @@ impl LlmHost for ModelHost<'_> {
 }
 
 impl Runtime {
+    /// Whether smart tools can run: the Python runtime loaded (once per process; fetched only
+    /// as the fetch policy allows), or why not.
+    pub async fn python_ready(&self) -> Result<(), RunError> {
+        self.local_models().python().await.map(|_| ())
+    }
+
     /// Runs the smart tool `tool` (its code, as [`Tool::code`] gives it): `execute` in the
     /// sandbox, its `llm()` calls on the tool's models, each kept as a run of `subject`, and
     /// the smart run kept as one too. When `cancelled` completes first, the code is stopped
@@ -378,14 +400,16 @@ impl Runtime {
             scratch: scratch.as_ref().map(tempfile::TempDir::path),
             site: site.as_deref(),
         };
+        let (cancel, cancel_calls) = tokio::sync::watch::channel(false);
         let host = ModelHost {
             runtime: self,
             tool,
             choice: &run.choice,
             subject,
             admission: run.admission.as_deref(),
-            calls: Mutex::default(),
-            not_kept: Mutex::default(),
+            cancel: cancel_calls,
+            calls: Arc::default(),
+            not_kept: Arc::default(),
         };
         let job = Job { code: code.value.clone(), variables: run.variables };
         let started = jiff::Timestamp::now();
@@ -394,18 +418,22 @@ impl Runtime {
             ran = python.run(&job, &limits, folders, &host) => {
                 ran.map_err(|e| RunError::Sandbox(e.to_string()))?
             }
-            // Dropping the run stops the code (its thread and memory go with it).
-            () = cancelled => Ran {
-                result: Err(Failure::Cancelled),
-                printed: String::new(),
-                printed_dropped: 0,
-                llm_calls: u32::try_from(host.calls.lock().unwrap_or_else(PoisonError::into_inner).len()).unwrap_or(u32::MAX),
-                cpu: std::time::Duration::ZERO,
-                wall: clock.elapsed(),
-            },
+            // Dropping the run stops the code (its thread and memory go with it); a model
+            // call under way is cancelled, and kept as such by its own task.
+            () = cancelled => {
+                let _ = cancel.send(true);
+                Ran {
+                    result: Err(Failure::Cancelled),
+                    printed: String::new(),
+                    printed_dropped: 0,
+                    llm_calls: u32::try_from(host.calls.lock().unwrap_or_else(PoisonError::into_inner).len()).unwrap_or(u32::MAX),
+                    cpu: std::time::Duration::ZERO,
+                    wall: clock.elapsed(),
+                }
+            }
         };
-        let calls = host.calls.into_inner().unwrap_or_else(PoisonError::into_inner);
-        let mut not_kept = host.not_kept.into_inner().unwrap_or_else(PoisonError::into_inner);
+        let calls = host.calls.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        let mut not_kept = host.not_kept.lock().unwrap_or_else(PoisonError::into_inner).clone();
         let (_, policy, _) = self.keeping();
         let record = match subject.filter(|_| policy != LogPolicy::Off) {
             Some(subject) => {

@@ -11,6 +11,7 @@
 //! [`Python::load`] compiles the runtime once (and caches the compiled module on disk);
 //! [`Python::run`] starts a fresh instance per run, so runs share nothing.
 
+mod descriptors;
 mod pipes;
 mod python;
 mod run;
@@ -22,6 +23,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+pub use descriptors::raise_open_files_limit;
 pub use python::Python;
 
 /// What to run: the tool's code, and the variables `execute` gets (one entry per variable:
@@ -73,7 +75,7 @@ impl Default for Limits {
             printed_bytes: 64 << 10,
             llm_calls: 32,
             scratch_bytes: 256 << 20,
-            open_files: 256,
+            open_files: 128,
         }
     }
 }

@@ -56,7 +56,8 @@ pub(crate) struct RunBody {
 /// `start` says `"kind": "smart"` (provider `sandbox`), its result comes as one `text` event,
 /// and `done` adds `printed`, `printed_dropped`, `line` (of `tool_code`, for a failure),
 /// `llm_calls` (each admitted and charged as a run of its own; `cost_usd` is their sum) and
-/// `cpu_ms`; `model` names the model its `llm()` calls use.
+/// `cpu_ms`; the body's `model` is the model its `llm()` calls use. A call refused by a hard
+/// budget or the gate is an `LlmError` in the code, not a 402 or 422: the code may catch it.
 #[utoipa::path(post, path = "/tools/{slug}/run", params(("slug" = String, Path, description = "The tool's slug"), VersionParams), security(("bearer" = [])),
     request_body = RunBody,
     responses((status = 200, description = "The run, as Server-Sent Events", content_type = "text/event-stream", body = String),

@@ -63,14 +63,19 @@ impl ServerAdmission {
     }
 }
 
-/// The problem of a smart run this server cannot start: smart tools off (422), or the tool's
-/// requirements not fetched here (422, naming what the operator runs).
+/// The problem of a smart run this server cannot start (422): smart tools off, the Python
+/// runtime not installed, or the tool's requirements not fetched here (naming what the
+/// operator runs).
 pub(crate) async fn refuse_unready(runs: &Runs, tool: &Tool) -> Result<(), Problem> {
     let unprocessable = |detail: String| {
         Problem::new(StatusCode::UNPROCESSABLE_ENTITY, "Unprocessable Content", detail)
     };
     if runs.runtime.smart_limits().is_none() {
         return Err(unprocessable(RunError::SmartToolsOff.to_string()));
+    }
+    // The Python runtime, loaded once: never fetched here, whoever asks.
+    if let Err(error) = runs.runtime.python_ready().await {
+        return Err(unprocessable(runs.runtime.redact(&error.to_string()).into_owned()));
     }
     let checked = tool.clone();
     let ready =
@@ -223,5 +228,5 @@ pub(crate) async fn answer(
     if let Some(problem) = &finished.not_kept {
         tracing::warn!("the run is not kept: {problem}");
     }
-    Ok(finished.ran.result?)
+    Ok(runs.runtime.redact(&finished.ran.result?).into_owned())
 }

@@ -14,7 +14,7 @@ mod support;
 use llmtool_registry::{Budget, NewMember, Period, Role, Scope};
 use llmtool_runtime::RuntimeOptions;
 use llmtool_server::{new_token, token_hash};
-use llmtool_testkit::{Mock, Reply};
+use llmtool_testkit::{End, Mock, Reply};
 use serde_json::{Value, json};
 use support::{Library, events, json_of, mcp_request, streamed_text};
 
@@ -182,6 +182,60 @@ async fn a_smart_tool_runs_for_its_team_and_its_model_calls_are_admitted_and_cha
     assert!(done["error"].as_str().unwrap().contains("budget"), "{done}");
     assert_eq!(mock.requests().len(), asked, "a refused call reaches no provider");
     assert!(!body.contains("mock-secret-key"), "a key never shows");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_goes_away_cancels_the_code_and_the_model_call_it_waits_for() {
+    // The model never finishes its answer.
+    let mock = Mock::start(vec![Reply::sse(&[&support::chunk("Slow")]).ending(End::Stall)]).await;
+    let mut tool = smart_tool(CODE, &[]);
+    tool["metadata"]["parameters"] = json!({"max_tokens": 100});
+    let tools = [("counter", tool)];
+    let library =
+        Library::start_with(&mock, &tools, smart_tools_on(), &[("counter", "sales")]).await;
+    let sam = member(&library, "sam@example.org", "sales").await;
+    let client = reqwest::Client::new();
+    let mut response = client
+        .post(format!("{}/tools/counter/run", library.base))
+        .bearer_auth(&sam)
+        .json(&json!({"values": {"text": "one two"}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let first = String::from_utf8_lossy(&response.chunk().await.unwrap().unwrap()).into_owned();
+    assert!(first.contains("event: start"), "{first}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while mock.requests().is_empty() {
+        assert!(std::time::Instant::now() < deadline, "the code never called the model");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    drop(response);
+
+    // Both are kept as cancelled: the smart run, and its call (which so releases what it held
+    // against the team's budget).
+    let runs =
+        || json_of(client.get(format!("{}/tools/counter/runs", library.base)).bearer_auth(&sam));
+    let mut kept = runs().await;
+    while kept.as_array().unwrap().len() < 2 {
+        assert!(std::time::Instant::now() < deadline, "the cancelled runs are not kept: {kept}");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        kept = runs().await;
+    }
+    let mut seen: Vec<(String, String)> = kept
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|run| {
+            (
+                run["provider"].as_str().unwrap().to_owned(),
+                run["outcome"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    seen.sort();
+    let cancelled = |provider: &str| (provider.to_owned(), "cancelled".to_owned());
+    assert_eq!(seen, [cancelled("mock"), cancelled("sandbox")], "{kept}");
 }
 
 /// One MCP tool call by `token` in a session of its own.

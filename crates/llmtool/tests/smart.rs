@@ -148,6 +148,19 @@ async fn a_smart_tool_counts_words_and_asks_the_model_for_a_summary() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn the_seeds_example_shape_runs_as_written() {
+    // Every field in `metadata`, as the seeds' published example keeps them.
+    let setup = Setup::new(None);
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../llmtool-core/tests/fixtures/valid/smart-tool.json"
+    );
+    let run = setup.llmtool(&["run", fixture, "--var", "text=one two three four"]).await;
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
+    assert_eq!(text(&run.stdout), "4 words\n");
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn json_output_gives_the_result_the_calls_and_their_cost() {
     let mock = Mock::start(vec![answer("Short.")]).await;
     let setup = Setup::new(Some(&mock));
@@ -329,17 +342,27 @@ async fn pinned_pure_python_requirements_are_fetched_locked_and_importable() {
     assert_eq!(text(&again.stdout), "<p><em>again</em></p>\n");
 
     // The sandbox folder keeps a lock of its own for what it fetched: another file with the
-    // same requirements runs on it without asking, and gets the same lock beside it.
+    // same requirements runs on it without asking (and, not asked to fetch, writes nothing);
+    // `sandbox pull --requirements` gives it the same lock beside it.
     std::fs::create_dir_all(setup.data.path().join("other")).unwrap();
     let other = setup.tool("other/md.json", &with_requirements(code, &["markdown==3.7"]));
-    let run =
-        setup.llmtool_in(&sandbox, &["run", other.to_str().unwrap(), "--var", "text=x"]).await;
+    let other = other.to_str().unwrap();
+    let run = setup.llmtool_in(&sandbox, &["run", other, "--var", "text=x"]).await;
     assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
-    let theirs: Value = serde_json::from_slice(
-        &std::fs::read(setup.data.path().join("other/md.lock.json")).unwrap(),
-    )
-    .unwrap();
+    let other_lock = setup.data.path().join("other/md.lock.json");
+    assert!(!other_lock.exists(), "a run that was not asked to fetch writes nothing");
+    let pulled = setup.llmtool_in(&sandbox, &["sandbox", "pull", "--requirements", other]).await;
+    assert_eq!(pulled.status.code(), Some(0), "{}", text(&pulled.stderr));
+    let theirs: Value = serde_json::from_slice(&std::fs::read(&other_lock).unwrap()).unwrap();
     assert_eq!(theirs, locked);
+
+    // A lock beside a tool that names other wheels than this machine's record is refused.
+    let mut forged = locked.clone();
+    forged["wheels"][0]["sha256"] = json!("0".repeat(64));
+    std::fs::write(&other_lock, forged.to_string()).unwrap();
+    let run = setup.llmtool_in(&sandbox, &["run", other, "--var", "text=x"]).await;
+    assert_eq!(run.status.code(), Some(1), "{}", text(&run.stderr));
+    assert!(text(&run.stderr).contains("different wheels"), "{}", text(&run.stderr));
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -442,11 +465,13 @@ async fn a_broken_or_linked_lock_is_never_replaced() {
     assert!(text(&run.stderr).contains("is not a lock"), "{}", text(&run.stderr));
     assert!(std::fs::read_to_string(&lock).unwrap().starts_with("<<<<<<<"));
 
-    // A lock that is a symbolic link (say, to a dotfile) is never written through.
+    // A lock that is a symbolic link (say, to a dotfile) is never written through, even when
+    // asked to write one.
     std::fs::remove_file(&lock).unwrap();
     let target = setup.data.path().join("elsewhere");
     std::os::unix::fs::symlink(&target, &lock).unwrap();
-    let run = setup.llmtool(&args).await;
+    let pull = ["sandbox", "pull", "--requirements", tool.to_str().unwrap()];
+    let run = setup.llmtool(&pull).await;
     assert_eq!(run.status.code(), Some(1), "{}", text(&run.stderr));
     assert!(text(&run.stderr).contains("symbolic link"), "{}", text(&run.stderr));
     assert!(!target.exists(), "nothing was written through the link");

@@ -69,10 +69,12 @@ pub(crate) fn run(command: &SandboxCommand) -> anyhow::Result<Outcome> {
     }
 }
 
-/// The Python runtime of smart tools at a server's start (`serve`, `mcp` with
-/// `--smart-tools`): fetched and compiled with `--yes`; without it, a missing runtime is said
-/// once here, since every smart run fails until it is pulled.
+/// A server's start with `--smart-tools` (`serve`, `mcp`): its open-files limit raised to the
+/// hard one, and the Python runtime fetched and compiled with `--yes`; without it, a missing
+/// runtime is said once here, since every smart run fails until it is pulled.
 pub(crate) fn ready_python(yes: bool) -> anyhow::Result<()> {
+    // Each run holds up to its own bound of descriptors, several runs at once.
+    llmtool_sandbox::raise_open_files_limit();
     if smart::installed_python().is_some() {
         return Ok(());
     }

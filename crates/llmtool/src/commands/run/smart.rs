@@ -62,7 +62,7 @@ pub(super) fn run(args: &RunArgs, loaded: Loaded) -> anyhow::Result<Outcome> {
     let finished = match finished {
         Ok(finished) => finished,
         // A package that cannot be used is the tool's problem (exit 1), said plainly.
-        Err(error @ RunError::Requirements(_)) => {
+        Err(error @ (RunError::Requirements(_) | RunError::RequirementsMissing(_))) => {
             eprintln!("error: {name}: {}", secrets::redact(&error.to_string()));
             return Ok(Outcome::Problems);
         }
