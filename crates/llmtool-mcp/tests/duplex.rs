@@ -316,7 +316,8 @@ async fn tools_have_the_mcp_tool_schema_annotations_and_output_schema() {
     let (mut wire, _) = Wire::initialized(server).await;
     let listed = wire.request("tools/list", json!({})).await;
     let tools = listed["tools"].as_array().unwrap();
-    assert_eq!(tools.len(), 8);
+    // The eight prompt tools, and the smart one (examples/smart/).
+    assert_eq!(tools.len(), 9);
     for tool in tools {
         assert_eq!(tool["annotations"]["readOnlyHint"], true, "{tool}");
         // Decided per tool, by the model each one runs on.
