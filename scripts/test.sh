@@ -59,6 +59,10 @@ step "the smart tools' Python runtime (pulled once, checked against its SHA-256,
 python_wasm=$(cargo run -q -p llmtool -- sandbox pull)
 export LLMTOOL_SANDBOX_DIR="${python_wasm%/*}" LLMTOOL_PYTHON_WASM="$python_wasm"
 
+step "tiny random-weight GGUF models of each architecture, with NumPy's logits (gguf, numpy)"
+python3 scripts/reference_models.py target/reference-models
+export LLMTOOL_REFERENCE_MODELS="$PWD/target/reference-models"
+
 step "tests (cargo nextest)"
 cargo nextest run --workspace --locked --no-fail-fast
 

@@ -6,6 +6,7 @@ pub mod batcher;
 pub mod chat;
 pub mod constrain;
 pub mod engine;
+pub mod found;
 mod llama;
 pub mod model;
 pub mod pip;

@@ -10,7 +10,7 @@ use tokenizers::Tokenizer;
 
 use crate::LocalError;
 use crate::chat::{ChatMessage, ChatTemplate};
-use crate::llama::{Cache, Llama, Segment, message};
+use crate::llama::{Architecture, Cache, Llama, Segment, message};
 use crate::tokenizer::{self, number, string};
 
 /// A model ready to generate.
@@ -55,9 +55,10 @@ impl Header {
             LocalError::Model(format!("`{}` is not a GGUF file: {}", path.display(), message(&e)))
         })?;
         let architecture = string(&content, "general.architecture").unwrap_or_default();
-        if architecture != "llama" {
+        if Architecture::named(&architecture).is_none() {
             return Err(LocalError::Model(format!(
-                "architecture `{architecture}` is not supported; llama-architecture GGUF models are"
+                "architecture `{architecture}` is not supported; these are: {}",
+                Architecture::NAMES
             )));
         }
         let tokenizer = tokenizer::from_gguf(&content)?;
@@ -146,12 +147,20 @@ impl LocalModel {
     }
 }
 
+/// Whether `path` is named as a model file: `*.gguf`, or an Ollama blob (`sha256-HEX`).
+fn named_as_model(path: &Path) -> bool {
+    let blob = path.file_name().and_then(|n| n.to_str()).and_then(|n| n.strip_prefix("sha256-"));
+    path.extension().is_some_and(|e| e.eq_ignore_ascii_case("gguf"))
+        || blob.is_some_and(|hex| hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
 /// The bytes of a model file: a regular file (not a device, a pipe or a folder) whose name
-/// ends in `.gguf` and whose first bytes are the GGUF magic. Nothing of a file that fails these
-/// checks is read beyond its first four bytes, or shown, and at most its size is read.
+/// ends in `.gguf` (or is an Ollama blob's, `sha256-HEX`) and whose first bytes are the GGUF
+/// magic. Nothing of a file that fails these checks is read beyond its first four bytes, or
+/// shown, and at most its size is read.
 pub fn read_gguf(path: &Path) -> Result<Vec<u8>, LocalError> {
     let shown = path.display();
-    if !path.extension().is_some_and(|e| e.eq_ignore_ascii_case("gguf")) {
+    if !named_as_model(path) {
         return Err(LocalError::Model(format!("`{shown}` is not a `.gguf` file")));
     }
     // Opened without blocking (a pipe would wait for a writer), then checked on the open

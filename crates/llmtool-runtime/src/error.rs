@@ -19,7 +19,7 @@ pub enum RunError {
     )]
     ModelFileNotAllowed { model: String },
     #[error(
-        "no local model `{model}`: give a .gguf file (`--model local:PATH.gguf`) or a known name (smollm2)"
+        "no local model `{model}`: give a .gguf file (`--model local:PATH.gguf`), a known name (smollm2), or the name of one `llmtool model list` shows"
     )]
     NoSuchModel { model: String },
     /// A known local model is missing and may not be fetched now; `hint` says how to get it.

@@ -179,11 +179,16 @@ impl LocalModels {
     /// The file of the local model of `target` when it is already here and may be read:
     /// nothing is fetched or asked.
     pub(crate) fn installed(&self, target: &Target) -> Option<PathBuf> {
-        match store::known(&target.model) {
-            Some(spec) => store::installed_path(spec).ok().flatten(),
-            None if target.origin == ModelOrigin::Tool && !self.allow_paths => None,
-            None => Some(PathBuf::from(&target.model)).filter(|path| path.exists()),
+        if let Some(spec) = store::known(&target.model) {
+            return store::installed_path(spec).ok().flatten();
         }
+        if let Some(found) = found_by_name(&target.model) {
+            return Some(found);
+        }
+        if target.origin == ModelOrigin::Tool && !self.allow_paths {
+            return None;
+        }
+        Some(PathBuf::from(&target.model)).filter(|path| path.exists())
     }
 
     /// The file of the local model of `target`: a known name (fetched if missing, as the
@@ -192,6 +197,11 @@ impl LocalModels {
     pub(crate) fn path(&self, target: &Target) -> Result<PathBuf, RunError> {
         let model = target.model.as_str();
         let Some(spec) = store::known(model) else {
+            // A model found on this machine by its name (Ollama's, LM Studio's): a name, not a
+            // path, so a tool file may name it too.
+            if let Some(found) = found_by_name(model) {
+                return Ok(found);
+            }
             if target.origin == ModelOrigin::Tool && !self.allow_paths {
                 return Err(RunError::ModelFileNotAllowed { model: model.to_owned() });
             }
@@ -226,6 +236,18 @@ impl LocalModels {
         }
         Ok(pull(spec, None, &*self.progress)?)
     }
+}
+
+/// The file of a model found on this machine by `name` (see `llmtool_local::found`); a name
+/// that looks like a path is a path, not a name.
+fn found_by_name(name: &str) -> Option<PathBuf> {
+    let gguf = std::path::Path::new(name)
+        .extension()
+        .is_some_and(|extension| extension.eq_ignore_ascii_case("gguf"));
+    if gguf || name.starts_with(['/', '.', '~']) {
+        return None;
+    }
+    llmtool_local::found::find(name).map(|found| found.path)
 }
 
 #[cfg(test)]

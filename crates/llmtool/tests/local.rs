@@ -135,3 +135,56 @@ fn a_dry_run_counts_the_tokens_the_run_reads() {
     let report = run_local(&tool, &["--temperature", "0"]);
     assert_eq!(report["usage"]["input_tokens"].as_u64(), Some(counted));
 }
+
+#[test]
+fn a_model_in_an_ollama_store_is_listed_and_runs_by_the_name_ollama_gives_it() {
+    let spec = &llmtool_local::store::DEFAULT_MODEL;
+    let installed = llmtool_local::store::models_dir().unwrap().join(spec.file);
+    let (store, home) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let blob = store.path().join("blobs").join(format!("sha256-{}", spec.sha256));
+    std::fs::create_dir_all(blob.parent().unwrap()).unwrap();
+    if std::fs::hard_link(&installed, &blob).is_err() {
+        std::fs::copy(&installed, &blob).unwrap();
+    }
+    let manifest = store.path().join("manifests/host.example/library/smollm2/135m");
+    std::fs::create_dir_all(manifest.parent().unwrap()).unwrap();
+    let layers = serde_json::json!({"schemaVersion": 2, "layers": [
+        {"mediaType": "application/vnd.ollama.image.model", "digest": format!("sha256:{}", spec.sha256), "size": spec.bytes}
+    ]});
+    std::fs::write(&manifest, layers.to_string()).unwrap();
+    let llmtool = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_llmtool"))
+            .args(args)
+            .env("OLLAMA_MODELS", store.path())
+            .env("HOME", home.path())
+            .env("LLMTOOL_NO_LOG", "1")
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap()
+    };
+    let listed = llmtool(&["model", "list"]);
+    let listed = String::from_utf8_lossy(&listed.stdout).into_owned();
+    let line = listed
+        .lines()
+        .find(|l| l.starts_with("smollm2:135m "))
+        .unwrap_or_else(|| panic!("{listed}"));
+    assert!(line.contains("ollama") && line.contains(blob.to_str().unwrap()), "{line}");
+
+    let tool = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/teach-me-anything.json");
+    let run = llmtool(&[
+        "run",
+        tool.to_str().unwrap(),
+        "--var",
+        "topic=tides",
+        "--model",
+        "local:smollm2:135m",
+        "--max-tokens",
+        "8",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(run.status.code(), Some(0), "{}", String::from_utf8_lossy(&run.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    assert_eq!(report["provider"], "local");
+    assert!(!report["output"].as_str().unwrap().trim().is_empty());
+}

@@ -1,5 +1,5 @@
-//! Causal self-attention over a key/value cache, and the rotary position embedding llama uses
-//! (adjacent pairs rotated, the GGUF convention for the llama architecture).
+//! Causal self-attention over a key/value cache, and the rotary position embedding (adjacent
+//! pairs rotated, GGUF's convention for llama; or the two halves of each head, GPT-NeoX's).
 
 use rayon::prelude::*;
 
@@ -9,18 +9,19 @@ use super::Config;
 #[derive(Debug, Clone)]
 pub(crate) struct Rope {
     inverse_frequencies: Vec<f32>,
+    layout: RopeLayout,
 }
 
 impl Rope {
     /// `factors` (llama 3.1's `rope_freqs`) divide the frequencies when the model has them.
-    pub(crate) fn new(dims: usize, base: f32, factors: Option<&[f32]>) -> Self {
+    pub(crate) fn new(dims: usize, base: f32, factors: Option<&[f32]>, layout: RopeLayout) -> Self {
         let inverse_frequencies = (0..dims / 2)
             .map(|i| {
                 let frequency = 1.0 / base.powf((2 * i) as f32 / dims as f32);
                 frequency / factors.and_then(|f| f.get(i)).copied().unwrap_or(1.0)
             })
             .collect();
-        Self { inverse_frequencies }
+        Self { inverse_frequencies, layout }
     }
 
     /// The (cos, sin) pairs for `position`.
@@ -35,15 +36,34 @@ impl Rope {
     }
 
     /// Rotates every head (of `head_dim` values) in `x` by `angles`.
-    pub(crate) fn rotate(angles: &[(f32, f32)], x: &mut [f32], head_dim: usize) {
+    pub(crate) fn rotate(&self, angles: &[(f32, f32)], x: &mut [f32], head_dim: usize) {
+        let turn = |a: f32, b: f32, (cos, sin): (f32, f32)| (a * cos - b * sin, a * sin + b * cos);
         for head in x.chunks_exact_mut(head_dim) {
-            for (pair, &(cos, sin)) in head.chunks_exact_mut(2).zip(angles) {
-                let (a, b) = (pair[0], pair[1]);
-                pair[0] = a * cos - b * sin;
-                pair[1] = a * sin + b * cos;
+            match self.layout {
+                RopeLayout::Interleaved => {
+                    for (pair, &angle) in head.chunks_exact_mut(2).zip(angles) {
+                        (pair[0], pair[1]) = turn(pair[0], pair[1], angle);
+                    }
+                }
+                RopeLayout::Halves => {
+                    let half = angles.len();
+                    let (first, second) = head[..2 * half].split_at_mut(half);
+                    for ((a, b), &angle) in first.iter_mut().zip(second).zip(angles) {
+                        (*a, *b) = turn(*a, *b, angle);
+                    }
+                }
             }
         }
     }
+}
+
+/// Which values of a head the rotary embedding turns together.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RopeLayout {
+    /// Each value with its neighbour (llama's GGUF files, whose weights are permuted for it).
+    Interleaved,
+    /// Value `i` with value `i + dims / 2` (GPT-NeoX's layout: Qwen2, Gemma, Phi-3).
+    Halves,
 }
 
 /// The keys and values of every position seen so far, for one layer.
@@ -115,15 +135,26 @@ mod tests {
 
     #[test]
     fn rotation_by_position_zero_is_the_identity_and_keeps_lengths() {
-        let rope = Rope::new(4, 10_000.0, None);
+        let rope = Rope::new(4, 10_000.0, None, RopeLayout::Interleaved);
         let mut x = vec![1.0, 2.0, 3.0, 4.0];
-        Rope::rotate(&rope.angles(0), &mut x, 4);
+        rope.rotate(&rope.angles(0), &mut x, 4);
         assert_eq!(x, [1.0, 2.0, 3.0, 4.0]);
-        Rope::rotate(&rope.angles(7), &mut x, 4);
+        rope.rotate(&rope.angles(7), &mut x, 4);
         assert!(((x[0] * x[0] + x[1] * x[1]) - 5.0).abs() < 1e-5);
         assert!(((x[2] * x[2] + x[3] * x[3]) - 25.0).abs() < 1e-4);
         // The first pair turns by 7 radians.
         assert!((x[0] - (7.0f32.cos() - 2.0 * 7.0f32.sin())).abs() < 1e-5);
+    }
+
+    #[test]
+    fn the_halves_layout_turns_each_value_with_the_one_half_a_head_away() {
+        let rope = Rope::new(4, 10_000.0, None, RopeLayout::Halves);
+        let mut x = vec![1.0, 2.0, 3.0, 4.0];
+        rope.rotate(&rope.angles(7), &mut x, 4);
+        // Values 0 and 2 are the first pair, turned by 7 radians; 1 and 3 the second.
+        assert!((x[0] - (7.0f32.cos() - 3.0 * 7.0f32.sin())).abs() < 1e-5);
+        assert!((x[2] - (7.0f32.sin() + 3.0 * 7.0f32.cos())).abs() < 1e-5);
+        assert!(((x[1] * x[1] + x[3] * x[3]) - 20.0).abs() < 1e-4);
     }
 
     #[test]

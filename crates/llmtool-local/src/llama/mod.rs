@@ -1,5 +1,6 @@
-//! The llama-architecture transformer, run on the CPU: weights in quantized blocks, the
-//! matrix products split by rows across the rayon threads, a growing key/value cache.
+//! The llama-architecture transformer, and the families built on its block (Qwen2, Qwen3),
+//! run on the CPU: weights in quantized blocks, the matrix products split by rows across the
+//! rayon threads, a growing key/value cache.
 //!
 //! Our own forward pass rather than candle-transformers' `quantized_llama`: that one builds a
 //! tensor graph per token (about twenty tensor operations per layer, a cache that is copied to
@@ -15,14 +16,61 @@ mod matrix;
 use candle_core::quantized::gguf_file::{Content, Value};
 use rayon::prelude::*;
 
-use self::attention::{KvCache, Rope, attend};
+use self::attention::{KvCache, Rope, RopeLayout, attend};
 use self::blocks::{BlockQ8, quantize_activations};
 use self::matrix::{Matrix, Tensors};
 use crate::LocalError;
 
+/// The transformer families this forward pass runs: llama's block, with what each family
+/// changes in it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum Architecture {
+    #[default]
+    Llama,
+    /// Qwen2 (and Qwen2.5): biases on the query, key and value projections, and the rotary
+    /// embedding in GPT-NeoX's layout (GGUF keeps its weights unpermuted).
+    Qwen2,
+    /// Qwen3: no biases, but each head's query and key RMS-normalised before the rotary
+    /// embedding (GPT-NeoX's layout, as `Halves`), and heads that may be wider than the
+    /// model's width over its heads.
+    Qwen3,
+}
+
+impl Architecture {
+    /// The family `general.architecture` names, if this engine runs it.
+    pub(crate) fn named(name: &str) -> Option<Architecture> {
+        match name {
+            "llama" => Some(Architecture::Llama),
+            "qwen2" => Some(Architecture::Qwen2),
+            "qwen3" => Some(Architecture::Qwen3),
+            _ => None,
+        }
+    }
+
+    /// The families this engine runs, for messages.
+    pub(crate) const NAMES: &'static str = "llama, qwen2, qwen3";
+
+    /// The prefix of its keys in the GGUF metadata (`qwen2.embedding_length`).
+    fn prefix(self) -> &'static str {
+        match self {
+            Architecture::Llama => "llama",
+            Architecture::Qwen2 => "qwen2",
+            Architecture::Qwen3 => "qwen3",
+        }
+    }
+
+    fn rope_layout(self) -> RopeLayout {
+        match self {
+            Architecture::Llama => RopeLayout::Interleaved,
+            Architecture::Qwen2 | Architecture::Qwen3 => RopeLayout::Halves,
+        }
+    }
+}
+
 /// The model's dimensions, from the GGUF metadata.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Config {
+    pub architecture: Architecture,
     pub dim: usize,
     pub heads: usize,
     pub kv_heads: usize,
@@ -32,11 +80,27 @@ pub(crate) struct Config {
     pub context_length: usize,
 }
 
+impl Config {
+    /// The width of a token's queries: every head's (the model's width, but for Qwen3).
+    pub(crate) fn q_dim(&self) -> usize {
+        self.heads * self.head_dim
+    }
+
+    /// The width of a token's keys, and of its values.
+    pub(crate) fn kv_dim(&self) -> usize {
+        self.kv_heads * self.head_dim
+    }
+}
+
 #[derive(Debug, Clone)]
 struct Layer {
     attention_norm: Vec<f32>,
     /// The query, key and value projections stacked: one pass over the input.
     qkv: Matrix,
+    /// Their biases, stacked the same way, for a family that has them.
+    qkv_bias: Option<Vec<f32>>,
+    /// Weights of the RMS norm over each head's query and key (Qwen3's), one head wide.
+    qk_norms: Option<(Vec<f32>, Vec<f32>)>,
     attention_output: Matrix,
     ffn_norm: Vec<f32>,
     /// The gate and up projections stacked.
@@ -65,7 +129,7 @@ impl Llama {
     pub(crate) fn load(content: &Content, bytes: &[u8]) -> Result<Self, LocalError> {
         let tensors = Tensors { content, bytes };
         let config = config(content)?;
-        let (dim, kv_dim) = (config.dim, config.kv_heads * config.head_dim);
+        let (dim, q_dim, kv_dim) = (config.dim, config.q_dim(), config.kv_dim());
         let embedding = tensors.matrix("token_embd.weight")?;
         expect_cols(&embedding, dim, "token_embd.weight")?;
         let output = if tensors.has("output.weight") {
@@ -90,21 +154,58 @@ impl Llama {
                 let up = tensors.matrix(&format!("blk.{i}.ffn_up.weight"))?;
                 let hidden = up.rows;
                 expect_cols(&up, dim, "ffn_up")?;
+                let bias = |name: &str, len: usize| {
+                    let name = format!("blk.{i}.{name}.bias");
+                    if tensors.has(&name) { vector(&tensors, &name, len).map(Some) } else { Ok(None) }
+                };
+                let qkv_bias = match (
+                    bias("attn_q", q_dim)?,
+                    bias("attn_k", kv_dim)?,
+                    bias("attn_v", kv_dim)?,
+                ) {
+                    (Some(q), Some(k), Some(v)) => Some([q, k, v].concat()),
+                    (None, None, None) => None,
+                    _ => {
+                        return Err(LocalError::Model(format!(
+                            "layer {i} has biases on some of its query, key and value projections but not all"
+                        )));
+                    }
+                };
+                let norm = |name: &str| {
+                    let name = format!("blk.{i}.{name}.weight");
+                    if tensors.has(&name) {
+                        vector(&tensors, &name, config.head_dim).map(Some)
+                    } else {
+                        Ok(None)
+                    }
+                };
+                let qk_norms = match (norm("attn_q_norm")?, norm("attn_k_norm")?) {
+                    (Some(q), Some(k)) => Some((q, k)),
+                    (None, None) => None,
+                    _ => {
+                        return Err(LocalError::Model(format!(
+                            "layer {i} normalises its queries or its keys, not both"
+                        )));
+                    }
+                };
                 Ok(Layer {
+                    qk_norms,
                     attention_norm: vector(&tensors, &format!("blk.{i}.attn_norm.weight"), dim)?,
                     qkv: Matrix::stack(vec![
-                        matrix("attn_q", dim, dim)?,
+                        matrix("attn_q", q_dim, dim)?,
                         matrix("attn_k", kv_dim, dim)?,
                         matrix("attn_v", kv_dim, dim)?,
                     ]),
-                    attention_output: matrix("attn_output", dim, dim)?,
+                    qkv_bias,
+                    attention_output: matrix("attn_output", dim, q_dim)?,
                     ffn_norm: vector(&tensors, &format!("blk.{i}.ffn_norm.weight"), dim)?,
                     gate_up: Matrix::stack(vec![matrix("ffn_gate", hidden, dim)?, up]),
                     down: matrix("ffn_down", dim, hidden)?,
                 })
             })
             .collect::<Result<Vec<_>, LocalError>>()?;
-        let rope_dims = number(content, "llama.rope.dimension_count").unwrap_or(config.head_dim);
+        let key = |name: &str| format!("{}.{name}", config.architecture.prefix());
+        let rope_dims = number(content, &key("rope.dimension_count")).unwrap_or(config.head_dim);
         if rope_dims > config.head_dim || rope_dims % 2 == 1 {
             return Err(LocalError::Model(format!(
                 "a rotary embedding over {rope_dims} of {} values per head is not supported",
@@ -116,14 +217,14 @@ impl Llama {
         } else {
             None
         };
-        let base = float(content, "llama.rope.freq_base").unwrap_or(10_000.0);
+        let base = float(content, &key("rope.freq_base")).unwrap_or(10_000.0);
         let threads = rayon::ThreadPoolBuilder::new()
             .thread_name(|i| format!("llmtool-local-{i}"))
             .build()
             .map_err(|e| LocalError::Model(format!("cannot start the model's threads: {e}")))?;
         Ok(Self {
             threads: std::sync::Arc::new(threads),
-            rope: Rope::new(rope_dims, base, factors.as_deref()),
+            rope: Rope::new(rope_dims, base, factors.as_deref(), config.architecture.rope_layout()),
             output_norm: vector(&tensors, "output_norm.weight", dim)?,
             config,
             embedding,
@@ -174,8 +275,8 @@ impl Llama {
 
     fn forward_here(&self, segments: &mut [Segment<'_>]) -> Result<Vec<Vec<f32>>, LocalError> {
         let config = &self.config;
-        let dim = config.dim;
-        let (kv_dim, head_dim) = (config.kv_heads * config.head_dim, config.head_dim);
+        let (dim, q_dim, kv_dim, head_dim) =
+            (config.dim, config.q_dim(), config.kv_dim(), config.head_dim);
         for segment in segments.iter() {
             let (count, position) = (segment.tokens.len(), segment.position);
             let cached = segment.cache.layers.first().map_or(0, |c| c.keys.len() / kv_dim);
@@ -205,23 +306,30 @@ impl Llama {
             .collect();
         let mut normed = vec![0.0; count * dim];
         let mut quantized = Vec::new();
-        let mut queries = vec![0.0; count * dim];
-        let mut attention = vec![0.0; count * dim];
+        let mut queries = vec![0.0; count * q_dim];
+        let mut attention = vec![0.0; count * q_dim];
         // Products, reused from layer to layer.
         let (mut qkv, mut gate_up, mut products) = (Vec::new(), Vec::new(), Vec::new());
         for (index, layer) in self.layers.iter().enumerate() {
             rms_norm(&residual, &layer.attention_norm, config.rms_epsilon, &mut normed);
             quantize_activations(&normed, &mut quantized);
             multiply(&layer.qkv, &quantized, count, &mut qkv);
+            if let Some(bias) = &layer.qkv_bias {
+                qkv.chunks_exact_mut(q_dim + 2 * kv_dim).for_each(|row| add(row, bias));
+            }
             for ((qkv, query), angles) in qkv
-                .chunks_exact_mut(dim + 2 * kv_dim)
-                .zip(queries.chunks_exact_mut(dim))
+                .chunks_exact_mut(q_dim + 2 * kv_dim)
+                .zip(queries.chunks_exact_mut(q_dim))
                 .zip(&angles)
             {
-                let (new_query, key_value) = qkv.split_at_mut(dim);
+                let (new_query, key_value) = qkv.split_at_mut(q_dim);
                 let (key, _) = key_value.split_at_mut(kv_dim);
-                Rope::rotate(angles, new_query, head_dim);
-                Rope::rotate(angles, key, head_dim);
+                if let Some((query_norm, key_norm)) = &layer.qk_norms {
+                    head_norms(new_query, query_norm, config.rms_epsilon);
+                    head_norms(key, key_norm, config.rms_epsilon);
+                }
+                self.rope.rotate(angles, new_query, head_dim);
+                self.rope.rotate(angles, key, head_dim);
                 query.copy_from_slice(new_query);
             }
             // Each segment's keys and values into its cache, then its attention over them.
@@ -231,13 +339,14 @@ impl Llama {
                 let cache = &mut segment.cache.layers[index];
                 cache.keys.truncate(position * kv_dim);
                 cache.values.truncate(position * kv_dim);
-                for row in
-                    qkv[first * (dim + 2 * kv_dim)..].chunks_exact(dim + 2 * kv_dim).take(length)
+                for row in qkv[first * (q_dim + 2 * kv_dim)..]
+                    .chunks_exact(q_dim + 2 * kv_dim)
+                    .take(length)
                 {
-                    cache.keys.extend_from_slice(&row[dim..dim + kv_dim]);
-                    cache.values.extend_from_slice(&row[dim + kv_dim..]);
+                    cache.keys.extend_from_slice(&row[q_dim..q_dim + kv_dim]);
+                    cache.values.extend_from_slice(&row[q_dim + kv_dim..]);
                 }
-                let rows = first * dim..(first + length) * dim;
+                let rows = first * q_dim..(first + length) * q_dim;
                 attend(config, &queries[rows.clone()], cache, position, &mut attention[rows]);
                 first += length;
             }
@@ -335,6 +444,15 @@ fn multiply(weights: &Matrix, xs: &[BlockQ8], count: usize, out: &mut Vec<f32>) 
 const RUN: usize = 16;
 
 /// Root-mean-square normalization of each `weight.len()` values of `x`, scaled by `weight`.
+/// Each head of `x` (one `weight` wide) RMS-normalised in place.
+fn head_norms(x: &mut [f32], weight: &[f32], epsilon: f32) {
+    let mut normed = vec![0.0; weight.len()];
+    for head in x.chunks_exact_mut(weight.len()) {
+        rms_norm(head, weight, epsilon, &mut normed);
+        head.copy_from_slice(&normed);
+    }
+}
+
 fn rms_norm(x: &[f32], weight: &[f32], epsilon: f32, out: &mut [f32]) {
     for (x, out) in x.chunks_exact(weight.len()).zip(out.chunks_exact_mut(weight.len())) {
         let mean_square = x.iter().map(|v| v * v).sum::<f32>() / x.len() as f32;
@@ -352,30 +470,49 @@ fn add(x: &mut [f32], delta: &[f32]) {
 }
 
 fn config(content: &Content) -> Result<Config, LocalError> {
-    let required = |key: &str| {
-        number(content, key)
+    let name = crate::tokenizer::string(content, "general.architecture").unwrap_or_default();
+    let architecture = Architecture::named(&name).ok_or_else(|| {
+        LocalError::Model(format!(
+            "architecture `{name}` is not supported; these are: {}",
+            Architecture::NAMES
+        ))
+    })?;
+    let key = |name: &str| format!("{}.{name}", architecture.prefix());
+    let required = |name: &str| {
+        let key = key(name);
+        number(content, &key)
             .filter(|n| *n > 0)
             .ok_or_else(|| LocalError::Model(format!("the GGUF file has no `{key}`")))
     };
-    if number(content, "llama.expert_count").unwrap_or(0) > 1 {
+    if number(content, &key("expert_count")).unwrap_or(0) > 1 {
         return Err(LocalError::Model("mixture-of-experts models are not supported".into()));
     }
-    let dim = required("llama.embedding_length")?;
-    let heads = required("llama.attention.head_count")?;
-    let kv_heads = number(content, "llama.attention.head_count_kv").unwrap_or(heads);
-    if dim % heads != 0 || kv_heads == 0 || heads % kv_heads != 0 || dim % 32 != 0 {
+    let dim = required("embedding_length")?;
+    let heads = required("attention.head_count")?;
+    let kv_heads = number(content, &key("attention.head_count_kv")).unwrap_or(heads);
+    // A head is the model's width over its heads, unless the file says otherwise (Qwen3).
+    let head_dim = number(content, &key("attention.key_length")).unwrap_or(dim / heads.max(1));
+    let value_dim = number(content, &key("attention.value_length")).unwrap_or(head_dim);
+    if head_dim == 0
+        || value_dim != head_dim
+        || kv_heads == 0
+        || heads % kv_heads != 0
+        || dim % 32 != 0
+        || !(heads * head_dim).is_multiple_of(32)
+    {
         return Err(LocalError::Model(format!(
-            "unsupported attention shape: width {dim}, {heads} heads, {kv_heads} key/value heads"
+            "unsupported attention shape: width {dim}, {heads} heads of {head_dim}, {kv_heads} key/value heads"
         )));
     }
     Ok(Config {
+        architecture,
         dim,
         heads,
         kv_heads,
-        head_dim: dim / heads,
-        layers: required("llama.block_count")?,
-        rms_epsilon: float(content, "llama.attention.layer_norm_rms_epsilon").unwrap_or(1e-5),
-        context_length: number(content, "llama.context_length").unwrap_or(2048),
+        head_dim,
+        layers: required("block_count")?,
+        rms_epsilon: float(content, &key("attention.layer_norm_rms_epsilon")).unwrap_or(1e-5),
+        context_length: number(content, &key("context_length")).unwrap_or(2048),
     })
 }
 

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::Context as _;
+use llmtool_local::found::Source;
 use llmtool_local::store::{self, ModelSpec};
 use llmtool_runtime::{Consent, Progress, PullEvent};
 
@@ -25,13 +26,21 @@ pub(crate) fn run(command: &ModelCommand) -> anyhow::Result<Outcome> {
             println!("{}", path.display());
         }
         ModelCommand::List => {
-            let models = store::installed()?;
+            let models = llmtool_local::found::found();
             if models.is_empty() {
-                eprintln!("no local model installed; `llmtool model pull` fetches the default one");
+                eprintln!(
+                    "no local model found; `llmtool model pull` fetches the default one (Ollama's and LM Studio's models are listed too)"
+                );
             }
+            let width = models.iter().map(|m| m.name.len()).max().unwrap_or(0).max(10);
             for model in models {
+                let source = match model.source {
+                    Source::Llmtool => "llmtool",
+                    Source::Ollama => "ollama",
+                    Source::LmStudio => "lm-studio",
+                };
                 println!(
-                    "{:<10} {:>6.1} MB  {}",
+                    "{:<width$} {:>8.1} MB  {source:<9}  {}",
                     model.name,
                     model.bytes as f64 / 1e6,
                     model.path.display()
