@@ -32,3 +32,23 @@ export function cli(llmtool, data, ...args) {
   assert.equal(result.status, 0, result.stderr);
   return result.stdout.trim();
 }
+
+/**
+ * A new browser context and page on the studio at `base`, signed in with `token` (none: signed
+ * out), collecting the page's script errors and console errors (4xx answers aside) in
+ * `problems`. `bypassCSP` lets an audit script in past the page's Content Security Policy.
+ */
+export async function openPage(browser, base, token, { bypassCSP = false } = {}) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, bypassCSP });
+  const opened = await context.newPage();
+  const problems = [];
+  opened.on("pageerror", (error) => problems.push(error.message));
+  opened.on("console", (message) => message.type() === "error" && !/status of 4\d\d/.test(message.text()) && problems.push(message.text()));
+  if (token) {
+    await opened.goto(`${base}/signin`);
+    await opened.getByLabel("Your library token").fill(token);
+    await opened.getByRole("button", { name: "Sign in" }).click();
+    await opened.waitForURL(`${base}/`);
+  }
+  return { page: opened, context, problems };
+}

@@ -13,7 +13,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { violations } from "./axe.mjs";
 import { launchChromium } from "./browser.mjs";
-import { cli as runCli, start as startProgram } from "./harness.mjs";
+import { cli as runCli, openPage, start as startProgram } from "./harness.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const llmtool = join(root, "target", "debug", "llmtool");
@@ -50,19 +50,8 @@ after(async () => {
   for (const child of children) child.kill("SIGKILL");
 });
 
-async function page({ signedInAs, bypassCSP = false } = {}) {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, bypassCSP });
-  const opened = await context.newPage();
-  const problems = [];
-  opened.on("pageerror", (error) => problems.push(error.message));
-  opened.on("console", (message) => message.type() === "error" && !/status of 4\d\d/.test(message.text()) && problems.push(message.text()));
-  if (signedInAs) {
-    await opened.goto(`${base}/signin`);
-    await opened.getByLabel("Your library token").fill(tokens[signedInAs]);
-    await opened.getByRole("button", { name: "Sign in" }).click();
-    await opened.waitForURL(`${base}/`);
-  }
-  return { page: opened, context, problems };
+function page({ signedInAs, bypassCSP = false } = {}) {
+  return openPage(browser, base, signedInAs && tokens[signedInAs], { bypassCSP });
 }
 
 /**
