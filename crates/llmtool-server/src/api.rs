@@ -345,11 +345,7 @@ async fn render(
     };
     if tool.kind() == llmtool_core::model::ToolKind::Smart {
         let detail = "a smart tool has no prompt to render: its code runs instead (`POST /tools/{slug}/run`)";
-        return Err(Problem::new(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "Unprocessable Content",
-            detail,
-        ));
+        return Err(Problem::unprocessable(detail));
     }
     let template = llmtool_core::template::ToolTemplate::new(tool);
     let inputs = llmtool_core::template::Inputs::from_json(&values, template.variables())
@@ -358,7 +354,7 @@ async fn render(
         Ok(prompt) => Ok(Json(Rendered { slug, version: version.version, prompt })),
         Err(problems) => {
             let detail = problems.iter().map(|p| p.message.clone()).collect::<Vec<_>>().join("; ");
-            Err(Problem::new(StatusCode::UNPROCESSABLE_ENTITY, "Unprocessable Content", detail))
+            Err(Problem::unprocessable(detail))
         }
     }
 }

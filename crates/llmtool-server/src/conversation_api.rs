@@ -179,18 +179,13 @@ pub(crate) async fn message(
     let following = runs.follow(&id)?;
     if body.text.trim().is_empty() {
         let detail = "the follow-up is empty";
-        return Err(Problem::new(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "Unprocessable Content",
-            detail,
-        ));
+        return Err(Problem::unprocessable(detail));
     }
     let info = &kept.info;
     let pinned = Selector::Version(info.version);
     let version = crate::api::seen_version(&state, &caller, &info.slug, &pinned).await?;
-    let conversation = conversation_of(&kept, version.text).map_err(|error| {
-        Problem::new(StatusCode::UNPROCESSABLE_ENTITY, "Unprocessable Content", error.to_string())
-    })?;
+    let conversation = conversation_of(&kept, version.text)
+        .map_err(|error| Problem::unprocessable(error.to_string()))?;
     let turn = runs.turn_or_busy().await?;
     let who = caller.run_for();
     let ask = Ask::FollowUp { conversation: &conversation, text: body.text };

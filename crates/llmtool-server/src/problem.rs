@@ -67,6 +67,12 @@ impl Problem {
         Problem::new(StatusCode::BAD_REQUEST, "Bad Request", detail)
     }
 
+    /// A request that is well formed but cannot be done: a value missing or not allowed, a
+    /// model that may not run, a tool this server cannot run.
+    pub fn unprocessable(detail: impl Into<String>) -> Problem {
+        Problem::new(StatusCode::UNPROCESSABLE_ENTITY, "Unprocessable Content", detail)
+    }
+
     /// Over a rate limit: try again after `wait`.
     pub fn too_many(wait: std::time::Duration) -> Problem {
         let seconds = wait.as_secs() + 1;

@@ -86,14 +86,13 @@ pub(crate) async fn run(
         return crate::smart_runs::run(&state, &runs, &caller, at, &tool, &body.values, choice)
             .await;
     }
-    let unprocessable = |detail: String| {
-        Problem::new(StatusCode::UNPROCESSABLE_ENTITY, "Unprocessable Content", detail)
-    };
     let template = ToolTemplate::new(&tool);
     let inputs = Inputs::from_json(&body.values, template.variables())
-        .map_err(|error| unprocessable(error.to_string()))?;
+        .map_err(|error| Problem::unprocessable(error.to_string()))?;
     let prompt = template.render(&inputs).map_err(|problems| {
-        unprocessable(problems.iter().map(|p| p.message.clone()).collect::<Vec<_>>().join("; "))
+        Problem::unprocessable(
+            problems.iter().map(|p| p.message.clone()).collect::<Vec<_>>().join("; "),
+        )
     })?;
     // The turn first: the request's data-loss scan is CPU work that counts inside the limit.
     let turn = runs.turn_or_busy().await?;

@@ -164,9 +164,6 @@ impl Runs {
         tags: &[String],
         ask: Ask<'_>,
     ) -> Result<Prepared, Problem> {
-        let unprocessable = |detail: String| {
-            Problem::new(StatusCode::UNPROCESSABLE_ENTITY, "Unprocessable Content", detail)
-        };
         let (runtime, integrations) = self.runtime_now(state).await?;
         let request = match ask {
             Ask::Prompt { tool, prompt, overrides, choice } => {
@@ -176,7 +173,7 @@ impl Runs {
                 runtime.follow_up_off_thread(conversation, text, ParamOverrides::default()).await
             }
         }
-        .map_err(|error| unprocessable(runtime.redact(&error.to_string()).into_owned()))?;
+        .map_err(|error| Problem::unprocessable(runtime.redact(&error.to_string()).into_owned()))?;
         let target = &request.target;
         crate::integrations::gate(
             &integrations,
@@ -185,7 +182,7 @@ impl Runs {
             who.role,
             &who.teams,
         )
-        .map_err(unprocessable)?;
+        .map_err(Problem::unprocessable)?;
         let team = charged_team(&who.teams, tags);
         let charge = Charge { member: who.member.clone(), team };
         let worst = worst_cost(&request);

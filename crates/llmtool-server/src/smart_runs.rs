@@ -7,7 +7,6 @@
 
 use std::sync::Arc;
 
-use axum::http::StatusCode;
 use llmtool_core::model::Tool;
 use llmtool_core::template::{Inputs, ToolTemplate};
 use llmtool_registry::Reference;
@@ -67,15 +66,12 @@ impl ServerAdmission {
 /// runtime not installed, or the tool's requirements not fetched here (naming what the
 /// operator runs).
 pub(crate) async fn refuse_unready(runs: &Runs, tool: &Tool) -> Result<(), Problem> {
-    let unprocessable = |detail: String| {
-        Problem::new(StatusCode::UNPROCESSABLE_ENTITY, "Unprocessable Content", detail)
-    };
     if runs.runtime.smart_limits().is_none() {
-        return Err(unprocessable(RunError::SmartToolsOff.to_string()));
+        return Err(Problem::unprocessable(RunError::SmartToolsOff.to_string()));
     }
     // The Python runtime, loaded once: never fetched here, whoever asks.
     if let Err(error) = runs.runtime.python_ready().await {
-        return Err(unprocessable(runs.runtime.redact(&error.to_string()).into_owned()));
+        return Err(Problem::unprocessable(runs.runtime.redact(&error.to_string()).into_owned()));
     }
     let checked = tool.clone();
     let ready =
@@ -86,12 +82,12 @@ pub(crate) async fn refuse_unready(runs: &Runs, tool: &Tool) -> Result<(), Probl
         Ok(true) => Ok(()),
         Ok(false) => {
             let listed: Vec<&str> = tool.requirements().iter().map(|r| r.value.trim()).collect();
-            Err(unprocessable(format!(
+            Err(Problem::unprocessable(format!(
                 "the tool's requirements ({}) are not fetched on this server: its operator fetches them once with `llmtool sandbox pull --requirements FILE`",
                 listed.join(", ")
             )))
         }
-        Err(error) => Err(unprocessable(error.to_string())),
+        Err(error) => Err(Problem::unprocessable(error.to_string())),
     }
 }
 
@@ -110,14 +106,13 @@ pub(crate) async fn run(
     choice: Choice,
 ) -> Result<Events, Problem> {
     let (slug, version, tags) = at;
-    let unprocessable = |detail: String| {
-        Problem::new(StatusCode::UNPROCESSABLE_ENTITY, "Unprocessable Content", detail)
-    };
     let template = ToolTemplate::new(tool);
     let inputs = Inputs::from_json(values, template.variables())
-        .map_err(|error| unprocessable(error.to_string()))?;
+        .map_err(|error| Problem::unprocessable(error.to_string()))?;
     let resolved = template.resolve(&inputs).map_err(|problems| {
-        unprocessable(problems.iter().map(|p| p.message.clone()).collect::<Vec<_>>().join("; "))
+        Problem::unprocessable(
+            problems.iter().map(|p| p.message.clone()).collect::<Vec<_>>().join("; "),
+        )
     })?;
     refuse_unready(runs, tool).await?;
     let turn = runs.turn_or_busy().await?;
