@@ -7,6 +7,11 @@ usage: scripts/reference_models.py OUT_DIR
 
 Writes OUT_DIR/ARCH.gguf and OUT_DIR/ARCH.json ({"steps": [{"fed": [...], "logits": [...]}]}:
 a prompt fed at once, then tokens one at a time, the last token's logits after each step).
+
+Also OUT_DIR/quants.gguf, one matrix per stored format (random bytes with sane scales for the
+block formats, so every bit of a block is used), and OUT_DIR/quants.json, each matrix's values
+as the `gguf` package's own dequantizer gives them: the engine's reading of each format is
+checked against it.
 The files are made by the `gguf` package (llama.cpp's own writer) in a virtual environment
 of their own under target/, so the test command needs nothing installed beforehand.
 """
@@ -232,6 +237,39 @@ def steps(w, hp):
     return [{"fed": f, "logits": [float(v) for v in logits[end - 1]]} for f, end in zip(fed, ends)]
 
 
+# Where each block format keeps its f16 scales (byte offsets in the block): a random f16 could
+# be infinite or NaN.
+SCALES = {"Q4_0": [0], "Q4_1": [0, 2], "Q5_0": [0], "Q5_1": [0, 2], "Q8_0": [0],
+          "Q2_K": [80, 82], "Q3_K": [108], "Q4_K": [0, 2], "Q5_K": [0, 2], "Q6_K": [208]}
+
+
+def quants():
+    """One 4 x 512 matrix per format, and its values as gguf dequantizes them (from a
+    generator of their own, so the models do not change with this list)."""
+    rng = np.random.default_rng(20261128)
+    writer = gguf.GGUFWriter(os.path.join(out, "quants.gguf"), "llama")
+    values = {}
+    for name in [*SCALES, "F16", "BF16"]:
+        qtype = gguf.GGMLQuantizationType[name]
+        if name in SCALES:
+            count, size = gguf.GGML_QUANT_SIZES[qtype]
+            blocks = rng.integers(0, 256, (4 * 512 // count, size), dtype=np.uint8)
+            for at in SCALES[name]:
+                scales = rng.uniform(0.001, 0.02, len(blocks)).astype(np.float16)
+                blocks[:, at:at + 2] = scales.view(np.uint8).reshape(-1, 2)
+            data = blocks.reshape(4, -1)
+        else:
+            data = gguf.quants.quantize(rng.normal(size=(4, 512)).astype(np.float32), qtype)
+        writer.add_tensor(name, data, raw_shape=data.shape, raw_dtype=qtype)
+        values[name] = [float(v) for v in gguf.quants.dequantize(data, qtype).reshape(-1)]
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    json.dump(values, open(os.path.join(out, "quants.json"), "w"))
+
+
+quants()
 for name, make in [("qwen2", qwen2), ("qwen3", qwen3), ("llama3", llama3)]:
     w, hp = make()
     json.dump({"architecture": name, "steps": steps(w, hp)}, open(os.path.join(out, f"{name}.json"), "w"))

@@ -3,6 +3,7 @@
 
 use std::io::{Cursor, Read as _};
 use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use candle_core::quantized::gguf_file;
@@ -50,7 +51,7 @@ struct Header {
 }
 
 impl Header {
-    fn read(reader: &mut Cursor<Vec<u8>>, path: &Path) -> Result<Header, LocalError> {
+    fn read(reader: &mut Cursor<&[u8]>, path: &Path) -> Result<Header, LocalError> {
         let content = gguf_file::Content::read(reader).map_err(|e| {
             LocalError::Model(format!("`{}` is not a GGUF file: {}", path.display(), message(&e)))
         })?;
@@ -77,8 +78,8 @@ impl Header {
 /// How many tokens the model at `path` reads for `messages`: its chat template applied, then
 /// its own tokenizer, as a run would; the weights are not loaded.
 pub fn count_prompt_tokens(path: &Path, messages: &[ChatMessage]) -> Result<usize, LocalError> {
-    let mut reader = Cursor::new(read_gguf(path)?);
-    let Header { tokenizer, chat, .. } = Header::read(&mut reader, path)?;
+    let file = read_gguf(path)?;
+    let Header { tokenizer, chat, .. } = Header::read(&mut Cursor::new(&file[..]), path)?;
     let prompt = chat.render(messages)?;
     let encoding = tokenizer.encode(prompt, false).map_err(|e| LocalError::Model(e.to_string()))?;
     Ok(encoding.len())
@@ -88,9 +89,8 @@ impl LocalModel {
     /// Loads a llama-architecture GGUF file.
     pub fn load(path: &Path) -> Result<Self, LocalError> {
         let started = Instant::now();
-        let bytes = read_gguf(path)?;
-        let mut reader = Cursor::new(bytes);
-        let Header { content, tokenizer, chat } = Header::read(&mut reader, path)?;
+        let file = read_gguf(path)?;
+        let Header { content, tokenizer, chat } = Header::read(&mut Cursor::new(&file[..]), path)?;
         let mut eos_tokens: Vec<u32> =
             number(&content, "tokenizer.ggml.eos_token_id").into_iter().collect();
         for end in ["<|im_end|>", "<|endoftext|>", "<|eot_id|>", "</s>"] {
@@ -103,7 +103,7 @@ impl LocalModel {
         let name = string(&content, "general.name").unwrap_or_else(|| {
             path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
         });
-        let weights = Llama::load(&content, reader.get_ref())?;
+        let weights = Llama::load(&content, &file)?;
         let vocab_size = tokenizer.get_vocab_size(true);
         if weights.vocab_size() < vocab_size {
             return Err(LocalError::Model(format!(
@@ -154,11 +154,30 @@ fn named_as_model(path: &Path) -> bool {
         || blob.is_some_and(|hex| hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
 }
 
-/// The bytes of a model file: a regular file (not a device, a pipe or a folder) whose name
-/// ends in `.gguf` (or is an Ollama blob's, `sha256-HEX`) and whose first bytes are the GGUF
-/// magic. Nothing of a file that fails these checks is read beyond its first four bytes, or
-/// shown, and at most its size is read.
-pub fn read_gguf(path: &Path) -> Result<Vec<u8>, LocalError> {
+/// A model file's bytes, mapped into memory read-only: the weights are the file's own pages,
+/// shared with the page cache (and with every process that maps the same file), not a copy.
+/// Cloning shares the mapping.
+#[derive(Clone)]
+pub struct FileBytes(Arc<memmap2::Mmap>);
+
+impl std::ops::Deref for FileBytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for FileBytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "FileBytes({} bytes mapped)", self.len())
+    }
+}
+
+/// The bytes of a model file, mapped: a regular file (not a device, a pipe or a folder) whose
+/// name ends in `.gguf` (or is an Ollama blob's, `sha256-HEX`) and whose first bytes are the
+/// GGUF magic. Nothing of a file that fails these checks is read beyond its first four bytes,
+/// or shown.
+pub fn read_gguf(path: &Path) -> Result<FileBytes, LocalError> {
     let shown = path.display();
     if !named_as_model(path) {
         return Err(LocalError::Model(format!("`{shown}` is not a `.gguf` file")));
@@ -180,13 +199,17 @@ pub fn read_gguf(path: &Path) -> Result<Vec<u8>, LocalError> {
             "`{shown}` is not a GGUF file (it does not start with `GGUF`)"
         )));
     }
-    let size = metadata.len();
-    let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
-    bytes.extend_from_slice(&magic);
-    file.take(size.saturating_sub(4))
-        .read_to_end(&mut bytes)
-        .map_err(|e| crate::store::io_error(path, e))?;
-    Ok(bytes)
+    map(&file).map(|map| FileBytes(Arc::new(map))).map_err(|e| crate::store::io_error(path, e))
+}
+
+/// Maps `file` (a regular file, checked on this handle) read-only.
+#[allow(unsafe_code, reason = "memory-mapping a file is unsafe in Rust's terms")]
+fn map(file: &std::fs::File) -> std::io::Result<memmap2::Mmap> {
+    // SAFETY: the mapping is read-only and private to this process's view of the file. A
+    // program that truncated the file while it is mapped would make reads past the new end
+    // fault, as with llama.cpp's mapping; model files are not written while they are in use
+    // (the store installs each under a new name, and verifies it before it is loaded).
+    unsafe { memmap2::MmapOptions::new().map(file) }
 }
 
 #[cfg(test)]
@@ -220,6 +243,6 @@ mod tests {
         assert!(refused(dir.path()).contains("not a `.gguf` file"));
         let good = dir.path().join("ok.gguf");
         std::fs::write(&good, b"GGUF\x03\x00\x00\x00rest").unwrap();
-        assert_eq!(read_gguf(&good).unwrap(), b"GGUF\x03\x00\x00\x00rest");
+        assert_eq!(&read_gguf(&good).unwrap()[..], b"GGUF\x03\x00\x00\x00rest");
     }
 }

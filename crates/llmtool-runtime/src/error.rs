@@ -19,12 +19,12 @@ pub enum RunError {
     )]
     ModelFileNotAllowed { model: String },
     #[error(
-        "no local model `{model}`: give a .gguf file (`--model local:PATH.gguf`), a known name (smollm2), or the name of one `llmtool model list` shows"
+        "no local model `{model}`: give a .gguf file (`--model local:PATH.gguf`), a name from the catalog (`llmtool model catalog`), or the name of one `llmtool model list` shows"
     )]
     NoSuchModel { model: String },
     /// A known local model is missing and may not be fetched now; `hint` says how to get it.
     #[error("the local model {file} is not installed: {hint}")]
-    NotInstalled { file: &'static str, hint: &'static str },
+    NotInstalled { file: &'static str, hint: String },
     /// The user was asked and said no.
     #[error("not downloaded; `llmtool model pull` fetches it later")]
     DownloadDeclined,

@@ -220,7 +220,10 @@ impl LocalModels {
             Fetch::Never => {
                 return Err(RunError::NotInstalled {
                     file: spec.file,
-                    hint: "run `llmtool model pull` (or start the server with `--yes`)",
+                    hint: format!(
+                        "run `llmtool model pull {}` (or start the server with `--yes`)",
+                        spec.name
+                    ),
                 });
             }
             Fetch::Ask(ask) => match ask(spec) {
@@ -229,7 +232,10 @@ impl LocalModels {
                 Consent::CannotAsk => {
                     return Err(RunError::NotInstalled {
                         file: spec.file,
-                        hint: "run `llmtool model pull`, or pass `--yes` to fetch it now",
+                        hint: format!(
+                            "run `llmtool model pull {}`, or pass `--yes` to fetch it now",
+                            spec.name
+                        ),
                     });
                 }
             },

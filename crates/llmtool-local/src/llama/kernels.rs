@@ -1,62 +1,140 @@
 //! Quantized weight rows times quantized activations: AVX2 code where the CPU has it (detected
-//! at run time, so one binary runs everywhere), portable Rust elsewhere.
+//! at run time, so one binary runs everywhere, in `kernels/x86.rs`), portable Rust elsewhere.
 //!
-//! Written by hand because decoding a small model is bound by these dot products, and candle,
-//! the crate we load GGUF files with, has no SIMD kernel for Q4_1 (llama.cpp's format for the
-//! default model), so it ran at a third of llama.cpp's speed. These follow llama.cpp's method:
-//! activations are quantized to 8 bits per block, and the block products are summed as integers.
+//! Written by hand because decoding is bound by these dot products, and candle, the crate we
+//! read GGUF files with, has no SIMD kernel for Q4_1 (the default model's format) and computes
+//! a K-quant product from its own copy of the weights. These follow llama.cpp's method:
+//! activations are quantized to 8 bits per block of 32, and the block products are summed as
+//! integers, each weight format read as it is stored in the file. The K formats take the
+//! activations in blocks of 256 ([`BlockQ8K`]), so that a super-block's runs are summed as
+//! integers and scaled once; the others take blocks of 32.
 #![allow(unsafe_code, reason = "SIMD intrinsics: unaligned loads and calls behind a CPU check")]
+
+#[cfg(target_arch = "x86_64")]
+mod x86;
 
 use std::ops::Range;
 
-use super::blocks::{BlockQ4_1, BlockQ8, BlockQ8_0};
-use super::matrix::{Blocks, Matrix};
+use super::blocks::{
+    BLOCK, BlockQ4_0, BlockQ4_1, BlockQ4K, BlockQ5_0, BlockQ5_1, BlockQ5K, BlockQ6K, BlockQ8,
+    BlockQ8_0, BlockQ8K, Quantized, SUPER, Stored,
+};
+use super::matrix::{Format, Matrix, Part};
 
-/// `out[t × rows.len() + i]` = row `rows.start + i` of `weights` · `xs[t]`, for the activation
-/// vectors in `xs` (each `weights.blocks_per_row()` blocks).
-pub(crate) fn multiply(weights: &Matrix, rows: Range<usize>, xs: &[BlockQ8], out: &mut [f32]) {
-    #[cfg(target_arch = "x86_64")]
-    if x86::available() {
-        // SAFETY: the CPU has every feature `x86::multiply` is compiled with.
-        unsafe { x86::multiply(weights, rows, xs, out) };
-        return;
-    }
-    multiply_portably(weights, rows, xs, out);
-}
-
-fn multiply_portably(weights: &Matrix, rows: Range<usize>, xs: &[BlockQ8], out: &mut [f32]) {
-    let per_row = weights.blocks_per_row();
-    match &weights.blocks {
-        Blocks::Q4_1(blocks) => each_product(blocks, per_row, rows, xs, out, portable::dot_q4_1),
-        Blocks::Q8_0(blocks) => each_product(blocks, per_row, rows, xs, out, portable::dot_q8_0),
+/// `out[t × rows.len() + i]` = row `rows.start + i` of `weights` · token `t` of `xs`.
+pub(crate) fn multiply(weights: &Matrix, rows: Range<usize>, xs: Quantized<'_>, out: &mut [f32]) {
+    let width = rows.len();
+    for span in weights.spans(rows) {
+        let target = Target { xs, width, at: span.at };
+        #[cfg(target_arch = "x86_64")]
+        if x86::available() {
+            // SAFETY: the CPU has every feature `x86::multiply` is compiled with.
+            unsafe { x86::multiply(span.part, span.rows, &target, out) };
+            continue;
+        }
+        multiply_portably(span.part, span.rows, &target, out);
     }
 }
 
+/// The activations a product takes, and where its results go in `out`: token `t`'s product
+/// with row `i` (of the part's rows asked for) at `t × width + at + i`.
+struct Target<'a> {
+    xs: Quantized<'a>,
+    width: usize,
+    at: usize,
+}
+
+/// A block of quantized activations: its values, and its codes with their scale.
+trait Activation {
+    const VALUES: usize;
+    fn codes(&self) -> (&[i8], f32);
+}
+
+impl Activation for BlockQ8 {
+    const VALUES: usize = BLOCK;
+    fn codes(&self) -> (&[i8], f32) {
+        (&self.qs, self.d)
+    }
+}
+
+impl Activation for BlockQ8K {
+    const VALUES: usize = SUPER;
+    fn codes(&self) -> (&[i8], f32) {
+        (&self.qs, self.d)
+    }
+}
+
+fn multiply_portably(part: &Part, rows: Range<usize>, target: &Target<'_>, out: &mut [f32]) {
+    let (blocks, supers) = (target.xs.blocks, target.xs.supers);
+    match part.format {
+        Format::Q4_1 => each_product(part.blocks(), blocks, rows, target, out, portable::dot_q4_1),
+        Format::Q8_0 => each_product(part.blocks(), blocks, rows, target, out, portable::dot_q8_0),
+        Format::Q4_0 => {
+            each_product::<BlockQ4_0, _>(part.blocks(), blocks, rows, target, out, dequantized)
+        }
+        Format::Q5_0 => {
+            each_product::<BlockQ5_0, _>(part.blocks(), blocks, rows, target, out, dequantized)
+        }
+        Format::Q5_1 => {
+            each_product::<BlockQ5_1, _>(part.blocks(), blocks, rows, target, out, dequantized)
+        }
+        Format::Q4K => {
+            each_product::<BlockQ4K, _>(part.blocks(), supers, rows, target, out, dequantized)
+        }
+        Format::Q5K => {
+            each_product::<BlockQ5K, _>(part.blocks(), supers, rows, target, out, dequantized)
+        }
+        Format::Q6K => {
+            each_product::<BlockQ6K, _>(part.blocks(), supers, rows, target, out, dequantized)
+        }
+    }
+}
+
+/// Every product of `rows` of a part whose blocks are `blocks` with every token of `xs` (the
+/// target's activations in the form `dot` takes).
 #[allow(
     clippy::inline_always,
     reason = "inlined into each caller, so that the dot products compile with its CPU features"
 )]
 #[inline(always)]
-fn each_product<W>(
+fn each_product<W: Stored, X: Activation>(
     blocks: &[W],
-    per_row: usize,
+    xs: &[X],
     rows: Range<usize>,
-    xs: &[BlockQ8],
+    target: &Target<'_>,
     out: &mut [f32],
-    dot: impl Fn(&[W], &[BlockQ8]) -> f32,
+    dot: impl Fn(&[W], &[X]) -> f32,
 ) {
-    let width = rows.len();
-    for (i, row) in
-        blocks[rows.start * per_row..rows.end * per_row].chunks_exact(per_row).enumerate()
-    {
-        for (t, x) in xs.chunks_exact(per_row).enumerate() {
-            out[t * width + i] = dot(row, x);
+    let (per_row, per_token) = (target.xs.width / W::VALUES, target.xs.width / X::VALUES);
+    let weights = &blocks[rows.start * per_row..rows.end * per_row];
+    for (i, row) in weights.chunks_exact(per_row).enumerate() {
+        for (t, x) in xs.chunks_exact(per_token).enumerate() {
+            out[t * target.width + target.at + i] = dot(row, x);
         }
     }
 }
 
+/// A row's product through its dequantized values: the portable way for the formats without
+/// an integer kernel of their own here.
+fn dequantized<W: Stored, X: Activation>(row: &[W], x: &[X]) -> f32 {
+    let mut values = [0.0f32; SUPER];
+    let values = &mut values[..W::VALUES];
+    let activations = x.iter().flat_map(|x| {
+        let (codes, d) = x.codes();
+        codes.iter().map(move |&q| d * f32::from(q))
+    });
+    let mut activations = activations.into_iter();
+    row.iter()
+        .map(|w| {
+            w.dequantize(values);
+            values.iter().zip(activations.by_ref()).map(|(v, x)| v * x).sum::<f32>()
+        })
+        .sum()
+}
+
 mod portable {
     use super::{BlockQ4_1, BlockQ8, BlockQ8_0};
+    use half::f16;
 
     pub(super) fn dot_q4_1(row: &[BlockQ4_1], x: &[BlockQ8]) -> f32 {
         row.iter()
@@ -70,7 +148,8 @@ mod portable {
                             i32::from(b & 0x0F) * i32::from(*l) + i32::from(b >> 4) * i32::from(*h)
                         })
                         .sum();
-                w.d.to_f32() * x.d * codes as f32 + w.m.to_f32() * x.sum
+                let (d, m) = (f16::from_le_bytes(w.d).to_f32(), f16::from_le_bytes(w.m).to_f32());
+                d * x.d * codes as f32 + m * x.sum
             })
             .sum()
     }
@@ -81,199 +160,11 @@ mod portable {
             .map(|(w, x)| {
                 let codes: i32 =
                     w.qs.iter().zip(&x.qs).map(|(a, b)| i32::from(*a) * i32::from(*b)).sum();
-                w.d.to_f32() * x.d * codes as f32
+                f16::from_le_bytes(w.d).to_f32() * x.d * codes as f32
             })
             .sum()
     }
 }
 
-#[cfg(target_arch = "x86_64")]
-mod x86 {
-    use std::arch::x86_64::{
-        __m256, _mm_add_ps, _mm_add_ss, _mm_cvtph_ps, _mm_cvtsi32_si128, _mm_cvtss_f32,
-        _mm_loadu_si128, _mm_movehdup_ps, _mm_movehl_ps, _mm_srli_epi16, _mm256_and_si256,
-        _mm256_castps256_ps128, _mm256_cvtepi32_ps, _mm256_extractf128_ps, _mm256_fmadd_ps,
-        _mm256_loadu_si256, _mm256_madd_epi16, _mm256_maddubs_epi16, _mm256_set_m128i,
-        _mm256_set1_epi8, _mm256_set1_epi16, _mm256_set1_ps, _mm256_setzero_ps, _mm256_sign_epi8,
-    };
-
-    use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-
-    use half::f16;
-
-    /// How far ahead of the block being multiplied its row's bytes are prefetched.
-    const PREFETCH_DISTANCE: usize = 4096;
-
-    use super::{BlockQ4_1, BlockQ8, BlockQ8_0, Blocks, Matrix, Range, each_product};
-
-    pub(super) fn available() -> bool {
-        is_x86_feature_detected!("avx2")
-            && is_x86_feature_detected!("fma")
-            && is_x86_feature_detected!("f16c")
-    }
-
-    #[target_feature(enable = "avx2,fma,f16c")]
-    pub(super) fn multiply(weights: &Matrix, rows: Range<usize>, xs: &[BlockQ8], out: &mut [f32]) {
-        let per_row = weights.blocks_per_row();
-        match &weights.blocks {
-            Blocks::Q4_1(blocks) => {
-                each_product(blocks, per_row, rows, xs, out, |w, x| dot_q4_1(w, x));
-            }
-            Blocks::Q8_0(blocks) => {
-                each_product(blocks, per_row, rows, xs, out, |w, x| dot_q8_0(w, x));
-            }
-        }
-    }
-
-    #[target_feature(enable = "avx2,fma,f16c")]
-    fn dot_q4_1(row: &[BlockQ4_1], x: &[BlockQ8]) -> f32 {
-        let low_nibble = _mm256_set1_epi8(0x0F);
-        let ones = _mm256_set1_epi16(1);
-        let mut acc = _mm256_setzero_ps();
-        let mut offsets = 0.0f32;
-        for (i, (w, x)) in row.iter().zip(x).enumerate() {
-            prefetch(row, i);
-            // SAFETY: each load reads exactly its array (16 and 32 bytes; unaligned loads).
-            let (packed, y) = unsafe {
-                (_mm_loadu_si128(w.qs.as_ptr().cast()), _mm256_loadu_si256(x.qs.as_ptr().cast()))
-            };
-            // Codes 0..16 from the low nibbles, 16..32 from the high ones.
-            let codes =
-                _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16::<4>(packed), packed), low_nibble);
-            let products = _mm256_madd_epi16(_mm256_maddubs_epi16(codes, y), ones);
-            let scale = _mm256_set1_ps(to_f32(w.d) * x.d);
-            acc = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(products), acc);
-            offsets += to_f32(w.m) * x.sum;
-        }
-        sum(acc) + offsets
-    }
-
-    #[target_feature(enable = "avx2,fma,f16c")]
-    fn dot_q8_0(row: &[BlockQ8_0], x: &[BlockQ8]) -> f32 {
-        let ones = _mm256_set1_epi16(1);
-        let mut acc = _mm256_setzero_ps();
-        for (i, (w, x)) in row.iter().zip(x).enumerate() {
-            prefetch(row, i);
-            // SAFETY: each load reads exactly its 32-byte array (unaligned loads).
-            let (codes, y) = unsafe {
-                (_mm256_loadu_si256(w.qs.as_ptr().cast()), _mm256_loadu_si256(x.qs.as_ptr().cast()))
-            };
-            // maddubs multiplies unsigned by signed bytes: move the weight's sign onto y.
-            let magnitudes = _mm256_sign_epi8(codes, codes);
-            let signed_y = _mm256_sign_epi8(y, codes);
-            let products = _mm256_madd_epi16(_mm256_maddubs_epi16(magnitudes, signed_y), ones);
-            let scale = _mm256_set1_ps(to_f32(w.d) * x.d);
-            acc = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(products), acc);
-        }
-        sum(acc)
-    }
-
-    /// Asks for the bytes `PREFETCH_DISTANCE` past block `i` of `row` (the rows of a matrix
-    /// follow each other, so this is what the next blocks will read). Without it, decoding
-    /// waits on the weights arriving from the last-level cache for half of its time.
-    #[target_feature(enable = "avx2,fma,f16c")]
-    fn prefetch<B>(row: &[B], i: usize) {
-        let address = row.as_ptr().wrapping_add(i).cast::<i8>().wrapping_add(PREFETCH_DISTANCE);
-        _mm_prefetch::<_MM_HINT_T0>(address);
-    }
-
-    #[target_feature(enable = "avx2,fma,f16c")]
-    fn to_f32(value: f16) -> f32 {
-        _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(i32::from(value.to_bits()))))
-    }
-
-    #[target_feature(enable = "avx2,fma,f16c")]
-    fn sum(v: __m256) -> f32 {
-        let halves = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps::<1>(v));
-        let pairs = _mm_add_ps(halves, _mm_movehl_ps(halves, halves));
-        _mm_cvtss_f32(_mm_add_ss(pairs, _mm_movehdup_ps(pairs)))
-    }
-}
-
 #[cfg(test)]
-mod tests {
-    use half::f16;
-
-    use super::*;
-    use crate::llama::blocks::BLOCK;
-
-    fn pseudo_random(seed: u32, count: usize) -> Vec<f32> {
-        let mut state = seed;
-        (0..count)
-            .map(|_| {
-                state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-                (state >> 8) as f32 / (1u32 << 24) as f32 * 2.0 - 1.0
-            })
-            .collect()
-    }
-
-    fn q4_1_matrix(rows: usize, cols: usize) -> Matrix {
-        let blocks = (0..rows * cols / BLOCK)
-            .map(|i| {
-                let mut qs = [0u8; 16];
-                for (j, q) in qs.iter_mut().enumerate() {
-                    *q = ((i * 7 + j * 3) % 256) as u8;
-                }
-                BlockQ4_1 {
-                    d: f16::from_f32(0.01 + (i % 5) as f32 * 0.003),
-                    m: f16::from_f32(-0.05 + (i % 3) as f32 * 0.02),
-                    qs,
-                }
-            })
-            .collect();
-        Matrix { rows, cols, blocks: Blocks::Q4_1(blocks) }
-    }
-
-    /// The exact product of the dequantized matrix with the dequantized activations,
-    /// token-major.
-    fn reference(weights: &Matrix, xs: &[BlockQ8]) -> Vec<f32> {
-        let mut row = vec![0.0; weights.cols];
-        let mut rows = Vec::new();
-        for r in 0..weights.rows {
-            weights.row(r, &mut row);
-            rows.push(row.clone());
-        }
-        let mut out = Vec::new();
-        for x in xs.chunks_exact(weights.blocks_per_row()) {
-            for row in &rows {
-                let dot: f64 = x
-                    .iter()
-                    .flat_map(|b| b.qs.iter().map(move |q| f64::from(b.d) * f64::from(*q)))
-                    .zip(row)
-                    .map(|(a, w)| a * f64::from(*w))
-                    .sum();
-                out.push(dot as f32);
-            }
-        }
-        out
-    }
-
-    type Multiply = fn(&Matrix, Range<usize>, &[BlockQ8], &mut [f32]);
-
-    #[test]
-    fn every_format_matches_the_dequantized_product() {
-        let (rows, cols, n) = (24, 128, 3);
-        let mut xs = Vec::new();
-        crate::llama::blocks::quantize_activations(&pseudo_random(7, cols * n), &mut xs);
-        let q4_1 = q4_1_matrix(rows, cols);
-        let empty = Matrix { blocks: Blocks::Q8_0(Vec::new()), rows: 0, cols };
-        let q8_0 = Matrix::stack(vec![q4_1.clone(), empty]);
-        assert!(matches!(q8_0.blocks, Blocks::Q8_0(_)));
-        for weights in [&q4_1, &q8_0] {
-            let expected = reference(weights, &xs);
-            for run in [multiply as Multiply, multiply_portably] {
-                let mut out = vec![0.0; rows * n];
-                run(weights, 0..rows, &xs, &mut out);
-                for (a, b) in out.iter().zip(&expected) {
-                    assert!((a - b).abs() < 1e-3 * b.abs().max(1.0), "{a} vs {b}");
-                }
-                // A range of rows: the same values, in a narrower token-major layout.
-                let mut part = vec![0.0; 5 * n];
-                run(weights, 10..15, &xs, &mut part);
-                for t in 0..n {
-                    assert_eq!(part[t * 5..t * 5 + 5], out[t * rows + 10..t * rows + 15]);
-                }
-            }
-        }
-    }
-}
+mod tests;

@@ -1,89 +1,181 @@
-//! Weight matrices read from a GGUF file: Q4_1 and Q8_0 kept as they are (Q4_0 losslessly as
-//! Q4_1), every other type dequantized by candle and requantized to Q8_0.
+//! Weight matrices read from a GGUF file. The formats the kernels take (Q4_0, Q4_1, Q5_0, Q5_1,
+//! Q8_0, Q4_K, Q5_K, Q6_K) are used where they lie in the mapped file, without a copy; every
+//! other format (F32, F16, BF16, Q2_K, Q3_K, …) is dequantized by candle and requantized to
+//! Q8_0 at load.
 
 use std::io::Cursor;
+use std::ops::Range;
 
 use candle_core::Device;
 use candle_core::quantized::GgmlDType;
 use candle_core::quantized::gguf_file::Content;
 
-use super::blocks::{BLOCK, BlockQ4_1, BlockQ8_0};
+use super::blocks::{
+    BLOCK, BlockQ4_0, BlockQ4_1, BlockQ4K, BlockQ5_0, BlockQ5_1, BlockQ5K, BlockQ6K, BlockQ8_0,
+    Stored,
+};
 use crate::LocalError;
+use crate::model::FileBytes;
 
-/// A row-major matrix of quantized blocks; each row is `cols / 32` blocks.
+/// How a part's blocks are stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Format {
+    Q4_0,
+    Q4_1,
+    Q5_0,
+    Q5_1,
+    Q8_0,
+    Q4K,
+    Q5K,
+    Q6K,
+}
+
+impl Format {
+    /// The format of a GGUF type the kernels take as it is.
+    fn of(dtype: GgmlDType) -> Option<Format> {
+        Some(match dtype {
+            GgmlDType::Q4_0 => Format::Q4_0,
+            GgmlDType::Q4_1 => Format::Q4_1,
+            GgmlDType::Q5_0 => Format::Q5_0,
+            GgmlDType::Q5_1 => Format::Q5_1,
+            GgmlDType::Q8_0 => Format::Q8_0,
+            GgmlDType::Q4K => Format::Q4K,
+            GgmlDType::Q5K => Format::Q5K,
+            GgmlDType::Q6K => Format::Q6K,
+            _ => return None,
+        })
+    }
+
+    /// Values per block, and bytes per block.
+    pub(crate) fn block(self) -> (usize, usize) {
+        fn of<B: Stored>() -> (usize, usize) {
+            (B::VALUES, std::mem::size_of::<B>())
+        }
+        match self {
+            Format::Q4_0 => of::<BlockQ4_0>(),
+            Format::Q4_1 => of::<BlockQ4_1>(),
+            Format::Q5_0 => of::<BlockQ5_0>(),
+            Format::Q5_1 => of::<BlockQ5_1>(),
+            Format::Q8_0 => of::<BlockQ8_0>(),
+            Format::Q4K => of::<BlockQ4K>(),
+            Format::Q5K => of::<BlockQ5K>(),
+            Format::Q6K => of::<BlockQ6K>(),
+        }
+    }
+}
+
+/// Where a part's bytes are: a range of the mapped file, or bytes of its own (requantized).
+#[derive(Debug, Clone)]
+enum Data {
+    InFile { file: FileBytes, range: Range<usize> },
+    Own(std::sync::Arc<[u8]>),
+}
+
+/// Rows of a matrix stored one way.
+#[derive(Debug, Clone)]
+pub(crate) struct Part {
+    pub rows: usize,
+    pub format: Format,
+    data: Data,
+}
+
+impl Part {
+    pub(crate) fn bytes(&self) -> &[u8] {
+        match &self.data {
+            Data::InFile { file, range } => &file[range.clone()],
+            Data::Own(bytes) => bytes,
+        }
+    }
+
+    /// The part's blocks, as `B` (which must be its format's block).
+    pub(crate) fn blocks<B: Stored>(&self) -> &[B] {
+        bytemuck::cast_slice(self.bytes())
+    }
+}
+
+/// A row-major matrix: parts of rows one after another (a stacked matrix's are its sources'),
+/// each row `cols` values.
 #[derive(Debug, Clone)]
 pub(crate) struct Matrix {
     pub rows: usize,
     pub cols: usize,
-    pub blocks: Blocks,
-}
-
-#[derive(Debug, Clone)]
-pub(crate) enum Blocks {
-    Q4_1(Vec<BlockQ4_1>),
-    Q8_0(Vec<BlockQ8_0>),
+    pub parts: Vec<Part>,
 }
 
 impl Matrix {
-    pub(crate) fn blocks_per_row(&self) -> usize {
-        self.cols / BLOCK
-    }
-
     /// Dequantizes row `row` into `out` (`cols` values).
-    pub(crate) fn row(&self, row: usize, out: &mut [f32]) {
-        let per_row = self.blocks_per_row();
-        let range = row * per_row..(row + 1) * per_row;
-        let chunks = out.chunks_exact_mut(BLOCK);
-        match &self.blocks {
-            Blocks::Q4_1(blocks) => chunks.zip(&blocks[range]).for_each(|(o, b)| b.dequantize(o)),
-            Blocks::Q8_0(blocks) => chunks.zip(&blocks[range]).for_each(|(o, b)| b.dequantize(o)),
+    pub(crate) fn row(&self, mut row: usize, out: &mut [f32]) {
+        for part in &self.parts {
+            if row < part.rows {
+                let (values, size) = part.format.block();
+                let per_row = self.cols / values * size;
+                let bytes = &part.bytes()[row * per_row..(row + 1) * per_row];
+                dequantize(part.format, bytes, out);
+                return;
+            }
+            row -= part.rows;
         }
     }
 
     /// The matrices' rows one after another (they have the same number of columns), so that one
-    /// pass over the input computes them all. Mixed formats become Q8_0.
+    /// pass over the input computes them all. Nothing is copied.
     pub(crate) fn stack(parts: Vec<Matrix>) -> Matrix {
-        let rows = parts.iter().map(|m| m.rows).sum();
-        let cols = parts[0].cols;
-        let all_q4_1 = parts.iter().all(|m| matches!(m.blocks, Blocks::Q4_1(_)));
-        let blocks = if all_q4_1 {
-            Blocks::Q4_1(
-                parts
-                    .into_iter()
-                    .flat_map(|m| match m.blocks {
-                        Blocks::Q4_1(b) => b,
-                        Blocks::Q8_0(_) => Vec::new(),
-                    })
-                    .collect(),
-            )
-        } else {
-            Blocks::Q8_0(parts.into_iter().flat_map(Matrix::into_q8_0).collect())
-        };
-        Matrix { rows, cols, blocks }
+        Matrix {
+            rows: parts.iter().map(|m| m.rows).sum(),
+            cols: parts.first().map_or(0, |m| m.cols),
+            parts: parts.into_iter().flat_map(|m| m.parts).collect(),
+        }
     }
 
-    fn into_q8_0(self) -> Vec<BlockQ8_0> {
-        match self.blocks {
-            Blocks::Q8_0(blocks) => blocks,
-            Blocks::Q4_1(blocks) => {
-                let mut values = [0.0f32; BLOCK];
-                blocks
-                    .iter()
-                    .map(|b| {
-                        b.dequantize(&mut values);
-                        BlockQ8_0::quantize(&values)
-                    })
-                    .collect()
-            }
-        }
+    /// The parts that hold rows `rows`, each with the range of its own rows and where they
+    /// start in `rows`.
+    pub(crate) fn spans(&self, rows: Range<usize>) -> impl Iterator<Item = Span<'_>> {
+        let mut start = 0;
+        self.parts.iter().filter_map(move |part| {
+            let first = start;
+            start += part.rows;
+            let (from, to) = (rows.start.max(first), rows.end.min(start));
+            (from < to).then(|| Span {
+                part,
+                rows: from - first..to - first,
+                at: from - rows.start,
+            })
+        })
     }
 }
 
-/// Reads tensors out of a GGUF file held in memory.
+/// Rows `rows` of `part`, which are rows `at..` of a range asked for.
+pub(crate) struct Span<'a> {
+    pub part: &'a Part,
+    pub rows: Range<usize>,
+    pub at: usize,
+}
+
+/// Dequantizes `bytes`, whole blocks of `format`, into `out`.
+pub(crate) fn dequantize(format: Format, bytes: &[u8], out: &mut [f32]) {
+    fn each<B: Stored>(bytes: &[u8], out: &mut [f32]) {
+        let blocks: &[B] = bytemuck::cast_slice(bytes);
+        for (block, out) in blocks.iter().zip(out.chunks_exact_mut(B::VALUES)) {
+            block.dequantize(out);
+        }
+    }
+    match format {
+        Format::Q4_0 => each::<BlockQ4_0>(bytes, out),
+        Format::Q4_1 => each::<BlockQ4_1>(bytes, out),
+        Format::Q5_0 => each::<BlockQ5_0>(bytes, out),
+        Format::Q5_1 => each::<BlockQ5_1>(bytes, out),
+        Format::Q8_0 => each::<BlockQ8_0>(bytes, out),
+        Format::Q4K => each::<BlockQ4K>(bytes, out),
+        Format::Q5K => each::<BlockQ5K>(bytes, out),
+        Format::Q6K => each::<BlockQ6K>(bytes, out),
+    }
+}
+
+/// Reads tensors out of a GGUF file.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Tensors<'a> {
     pub content: &'a Content,
-    pub bytes: &'a [u8],
+    pub file: &'a FileBytes,
 }
 
 impl Tensors<'_> {
@@ -91,7 +183,8 @@ impl Tensors<'_> {
         self.content.tensor_infos.contains_key(name)
     }
 
-    /// The 2-D tensor `name` as a matrix of `rows` × `cols` (GGUF's order reversed, as candle reads it).
+    /// The 2-D tensor `name` as a matrix of `rows` × `cols` (GGUF's order reversed, as candle
+    /// reads it).
     pub(crate) fn matrix(&self, name: &str) -> Result<Matrix, LocalError> {
         let info = self.content.tensor_infos.get(name).ok_or_else(|| missing(name))?;
         let &[rows, cols] = info.shape.dims() else {
@@ -105,31 +198,50 @@ impl Tensors<'_> {
                 "tensor `{name}` has rows of {cols} values, not a multiple of {BLOCK}"
             )));
         }
-        let count = rows.checked_mul(cols / BLOCK).ok_or_else(|| {
-            LocalError::Model(format!("tensor `{name}` is too large ({rows} × {cols})"))
-        })?;
-        let blocks = match info.ggml_dtype {
-            GgmlDType::Q4_1 => {
-                Blocks::Q4_1(self.parse(name, info.offset, count, 20, BlockQ4_1::parse)?)
+        let too_large =
+            || LocalError::Model(format!("tensor `{name}` is too large ({rows} × {cols})"));
+        let part = match Format::of(info.ggml_dtype) {
+            Some(format) => {
+                let (values, size) = format.block();
+                if cols % values != 0 {
+                    return Err(LocalError::Model(format!(
+                        "tensor `{name}` has rows of {cols} values, not whole blocks of {values}"
+                    )));
+                }
+                let length = rows
+                    .checked_mul(cols / values)
+                    .and_then(|blocks| blocks.checked_mul(size))
+                    .ok_or_else(too_large)?;
+                // Sizes come from the file: computed without overflow, so a damaged file is an
+                // error.
+                let range = self
+                    .content
+                    .tensor_data_offset
+                    .checked_add(info.offset)
+                    .and_then(|start| usize::try_from(start).ok())
+                    .and_then(|start| Some(start..start.checked_add(length)?))
+                    .filter(|range| range.end <= self.file.len())
+                    .ok_or_else(|| {
+                        LocalError::Model(format!("tensor `{name}` runs past the end of the file"))
+                    })?;
+                Part { rows, format, data: Data::InFile { file: self.file.clone(), range } }
             }
-            GgmlDType::Q4_0 => {
-                Blocks::Q4_1(self.parse(name, info.offset, count, 18, BlockQ4_1::parse_q4_0)?)
+            None => {
+                rows.checked_mul(cols).ok_or_else(too_large)?;
+                let blocks: Vec<BlockQ8_0> =
+                    self.values(name)?.chunks_exact(BLOCK).map(BlockQ8_0::quantize).collect();
+                let bytes: &[u8] = bytemuck::cast_slice(&blocks);
+                Part { rows, format: Format::Q8_0, data: Data::Own(bytes.into()) }
             }
-            GgmlDType::Q8_0 => {
-                Blocks::Q8_0(self.parse(name, info.offset, count, 34, BlockQ8_0::parse)?)
-            }
-            _ => Blocks::Q8_0(
-                self.values(name)?.chunks_exact(BLOCK).map(BlockQ8_0::quantize).collect(),
-            ),
         };
-        Ok(Matrix { rows, cols, blocks })
+        Ok(Matrix { rows, cols, parts: vec![part] })
     }
 
     /// Every value of tensor `name`, dequantized (for norms and other vectors).
     pub(crate) fn values(&self, name: &str) -> Result<Vec<f32>, LocalError> {
         let device = Device::Cpu;
         self.content
-            .tensor(&mut Cursor::new(self.bytes), name, &device)
+            .tensor(&mut Cursor::new(&self.file[..]), name, &device)
             .and_then(|t| t.dequantize(&device))
             .and_then(|t| t.flatten_all())
             .and_then(|t| t.to_vec1::<f32>())
@@ -137,30 +249,20 @@ impl Tensors<'_> {
                 LocalError::Model(format!("cannot read tensor `{name}`: {}", super::message(&e)))
             })
     }
-
-    fn parse<B>(
-        &self,
-        name: &str,
-        offset: u64,
-        count: usize,
-        size: usize,
-        parse: fn(&[u8]) -> B,
-    ) -> Result<Vec<B>, LocalError> {
-        // Sizes come from the file: computed without overflow, so a damaged file is an error.
-        let data = self
-            .content
-            .tensor_data_offset
-            .checked_add(offset)
-            .and_then(|start| usize::try_from(start).ok())
-            .and_then(|start| Some(start..start.checked_add(count.checked_mul(size)?)?))
-            .and_then(|range| self.bytes.get(range))
-            .ok_or_else(|| {
-                LocalError::Model(format!("tensor `{name}` runs past the end of the file"))
-            })?;
-        Ok(data.chunks_exact(size).map(parse).collect())
-    }
 }
 
 fn missing(name: &str) -> LocalError {
     LocalError::Model(format!("the GGUF file has no tensor `{name}`"))
 }
+
+#[cfg(test)]
+impl Matrix {
+    /// A matrix of one part holding `bytes` (whole blocks of `format`), for tests.
+    pub(crate) fn of_bytes(format: Format, rows: usize, cols: usize, bytes: Vec<u8>) -> Matrix {
+        let data = Data::Own(bytes.into());
+        Matrix { rows, cols, parts: vec![Part { rows, format, data }] }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -17,9 +17,10 @@ use candle_core::quantized::gguf_file::{Content, Value};
 use rayon::prelude::*;
 
 use self::attention::{KvCache, Rope, RopeLayout, attend};
-use self::blocks::{BlockQ8, quantize_activations};
+use self::blocks::{Activations, Quantized};
 use self::matrix::{Matrix, Tensors};
 use crate::LocalError;
+use crate::model::FileBytes;
 
 /// The transformer families this forward pass runs: llama's block, with what each family
 /// changes in it.
@@ -126,8 +127,8 @@ pub(crate) struct Llama {
 }
 
 impl Llama {
-    pub(crate) fn load(content: &Content, bytes: &[u8]) -> Result<Self, LocalError> {
-        let tensors = Tensors { content, bytes };
+    pub(crate) fn load(content: &Content, file: &FileBytes) -> Result<Self, LocalError> {
+        let tensors = Tensors { content, file };
         let config = config(content)?;
         let (dim, q_dim, kv_dim) = (config.dim, config.q_dim(), config.kv_dim());
         let embedding = tensors.matrix("token_embd.weight")?;
@@ -305,15 +306,15 @@ impl Llama {
             .flat_map(|s| (s.position..s.position + s.tokens.len()).map(|p| self.rope.angles(p)))
             .collect();
         let mut normed = vec![0.0; count * dim];
-        let mut quantized = Vec::new();
+        let mut quantized = Activations::default();
         let mut queries = vec![0.0; count * q_dim];
         let mut attention = vec![0.0; count * q_dim];
         // Products, reused from layer to layer.
         let (mut qkv, mut gate_up, mut products) = (Vec::new(), Vec::new(), Vec::new());
         for (index, layer) in self.layers.iter().enumerate() {
             rms_norm(&residual, &layer.attention_norm, config.rms_epsilon, &mut normed);
-            quantize_activations(&normed, &mut quantized);
-            multiply(&layer.qkv, &quantized, count, &mut qkv);
+            quantized.quantize(&normed, dim);
+            multiply(&layer.qkv, quantized.all(), &mut qkv);
             if let Some(bias) = &layer.qkv_bias {
                 qkv.chunks_exact_mut(q_dim + 2 * kv_dim).for_each(|row| add(row, bias));
             }
@@ -350,13 +351,13 @@ impl Llama {
                 attend(config, &queries[rows.clone()], cache, position, &mut attention[rows]);
                 first += length;
             }
-            quantize_activations(&attention, &mut quantized);
-            multiply(&layer.attention_output, &quantized, count, &mut products);
+            quantized.quantize(&attention, q_dim);
+            multiply(&layer.attention_output, quantized.all(), &mut products);
             add(&mut residual, &products);
 
             rms_norm(&residual, &layer.ffn_norm, config.rms_epsilon, &mut normed);
-            quantize_activations(&normed, &mut quantized);
-            multiply(&layer.gate_up, &quantized, count, &mut gate_up);
+            quantized.quantize(&normed, dim);
+            multiply(&layer.gate_up, quantized.all(), &mut gate_up);
             let hidden = layer.gate_up.rows / 2;
             let activated: Vec<f32> = gate_up
                 .chunks_exact(2 * hidden)
@@ -365,8 +366,8 @@ impl Llama {
                     gate.iter().zip(up).map(|(g, u)| g / (1.0 + (-g).exp()) * u)
                 })
                 .collect();
-            quantize_activations(&activated, &mut quantized);
-            multiply(&layer.down, &quantized, count, &mut products);
+            quantized.quantize(&activated, hidden);
+            multiply(&layer.down, quantized.all(), &mut products);
             add(&mut residual, &products);
         }
         // The last token of each segment, through the output projection together.
@@ -378,9 +379,9 @@ impl Llama {
         }
         let mut normed_last = vec![0.0; last_rows.len()];
         rms_norm(&last_rows, &self.output_norm, config.rms_epsilon, &mut normed_last);
-        quantize_activations(&normed_last, &mut quantized);
+        quantized.quantize(&normed_last, dim);
         let output = self.output.as_ref().unwrap_or(&self.embedding);
-        multiply(output, &quantized, segments.len(), &mut products);
+        multiply(output, quantized.all(), &mut products);
         Ok(products.chunks_exact(output.rows).map(<[f32]>::to_vec).collect())
     }
 }
@@ -404,8 +405,8 @@ pub(crate) struct Segment<'a> {
 /// for every vector, 16 vectors at a time: each weight row is read from memory once for all the
 /// vectors (the tokens of a prompt, or the next token of every answer decoded together), and
 /// the 16 vectors stay in the cache while it is used.
-fn multiply(weights: &Matrix, xs: &[BlockQ8], count: usize, out: &mut Vec<f32>) {
-    let rows = weights.rows;
+fn multiply(weights: &Matrix, xs: Quantized<'_>, out: &mut Vec<f32>) {
+    let (rows, count) = (weights.rows, xs.tokens());
     let threads = rayon::current_num_threads();
     let chunk = rows.div_ceil(threads * 4).max(16);
     out.clear();
@@ -416,16 +417,14 @@ fn multiply(weights: &Matrix, xs: &[BlockQ8], count: usize, out: &mut Vec<f32>) 
         });
         return;
     }
-    let per_row = weights.blocks_per_row();
     let pieces: Vec<Vec<f32>> = (0..rows.div_ceil(chunk))
         .into_par_iter()
         .map(|piece| {
             let range = piece * chunk..((piece + 1) * chunk).min(rows);
             let mut products = vec![0.0; range.len() * count];
-            for (xs, products) in
-                xs.chunks(RUN * per_row).zip(products.chunks_mut(RUN * range.len()))
-            {
-                kernels::multiply(weights, range.clone(), xs, products);
+            for (run, products) in products.chunks_mut(RUN * range.len()).enumerate() {
+                let tokens = run * RUN..(run * RUN + RUN).min(count);
+                kernels::multiply(weights, range.clone(), xs.run(tokens), products);
             }
             products
         })

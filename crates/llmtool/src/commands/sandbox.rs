@@ -53,7 +53,7 @@ pub(crate) fn run(command: &SandboxCommand) -> anyhow::Result<Outcome> {
         SandboxCommand::Status => {
             let spec = &PYTHON_RUNTIME;
             println!("runtime:  {} ({} bytes, SHA-256 {})", spec.file, spec.bytes, spec.sha256);
-            println!("source:   the PyPI wheel {} ({})", spec.pip, spec.license);
+            println!("source:   {} ({})", spec.wheels_text(), spec.license);
             println!("folder:   {}", smart::sandbox_dir()?.display());
             match smart::installed_python() {
                 Some(path) => {

@@ -1,0 +1,158 @@
+//! Every format's kernels (AVX2 and portable) against the exact product of the dequantized
+//! weights with the dequantized activations, on blocks of pseudo-random bytes.
+
+use half::f16;
+
+use super::*;
+use crate::llama::blocks::Activations;
+
+/// A generator of pseudo-random numbers (an LCG: enough to vary every bit of a block).
+struct Numbers(u32);
+
+impl Numbers {
+    fn next(&mut self) -> u32 {
+        self.0 = self.0.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        self.0 >> 8
+    }
+
+    /// Uniform in [-1, 1).
+    fn unit(&mut self) -> f32 {
+        self.next() as f32 / (1u32 << 24) as f32 * 2.0 - 1.0
+    }
+}
+
+/// `rows` × `cols` weights in `format`: random bytes, with every scale set to a small f16 (a
+/// random f16 could be infinite or NaN) at the offsets the format keeps them.
+fn random_matrix(format: Format, rows: usize, cols: usize, seed: u32) -> Matrix {
+    let (values, size) = format.block();
+    let blocks = rows * cols / values;
+    let mut numbers = Numbers(seed);
+    let mut bytes: Vec<u8> = (0..blocks * size).map(|_| numbers.next() as u8).collect();
+    let scales: &[usize] = match format {
+        Format::Q4_0 | Format::Q5_0 | Format::Q8_0 => &[0],
+        Format::Q4_1 | Format::Q5_1 | Format::Q4K | Format::Q5K => &[0, 2],
+        Format::Q6K => &[208],
+    };
+    for block in bytes.chunks_exact_mut(size) {
+        for &at in scales {
+            let scale = f16::from_f32(0.001 + numbers.unit().abs() * 0.02);
+            block[at..at + 2].copy_from_slice(&scale.to_le_bytes());
+        }
+    }
+    Matrix::of_bytes(format, rows, cols, bytes)
+}
+
+/// The product of the dequantized matrix with the activations (as the 32-value blocks give
+/// them), token-major, in f64.
+fn reference(weights: &Matrix, xs: &[BlockQ8]) -> Vec<f32> {
+    let mut row = vec![0.0; weights.cols];
+    let mut rows = Vec::new();
+    for r in 0..weights.rows {
+        weights.row(r, &mut row);
+        rows.push(row.clone());
+    }
+    let mut out = Vec::new();
+    for x in xs.chunks_exact(weights.cols / BLOCK) {
+        for row in &rows {
+            let dot: f64 = x
+                .iter()
+                .flat_map(|b| b.qs.iter().map(move |q| f64::from(b.d) * f64::from(*q)))
+                .zip(row)
+                .map(|(a, w)| a * f64::from(*w))
+                .sum();
+            out.push(dot as f32);
+        }
+    }
+    out
+}
+
+const FORMATS: [Format; 8] = [
+    Format::Q4_0,
+    Format::Q4_1,
+    Format::Q5_0,
+    Format::Q5_1,
+    Format::Q8_0,
+    Format::Q4K,
+    Format::Q5K,
+    Format::Q6K,
+];
+
+fn portable(weights: &Matrix, rows: Range<usize>, xs: Quantized<'_>, out: &mut [f32]) {
+    let width = rows.len();
+    for span in weights.spans(rows) {
+        let target = Target { xs, width, at: span.at };
+        multiply_portably(span.part, span.rows, &target, out);
+    }
+}
+
+type Multiply = fn(&Matrix, Range<usize>, Quantized<'_>, &mut [f32]);
+
+/// Within `tolerance` of the largest expected value (the K formats take activations quantized
+/// per 256 values rather than per 32, which the reference uses: a little further off).
+fn assert_close(ours: &[f32], expected: &[f32], tolerance: f32, what: &str) {
+    let largest = expected.iter().fold(0.0f32, |m, v| m.max(v.abs()));
+    for (i, (a, b)) in ours.iter().zip(expected).enumerate() {
+        assert!((a - b).abs() <= tolerance * largest.max(1.0), "{what}, value {i}: {a} vs {b}");
+    }
+}
+
+fn tolerance(format: Format) -> f32 {
+    if matches!(format, Format::Q4K | Format::Q5K | Format::Q6K) { 2e-2 } else { 1e-4 }
+}
+
+/// `n` tokens of `cols` pseudo-random activations, quantized.
+fn activations(cols: usize, n: usize, seed: u32) -> Activations {
+    let mut numbers = Numbers(seed);
+    let values: Vec<f32> = (0..cols * n).map(|_| numbers.unit()).collect();
+    let mut xs = Activations::default();
+    xs.quantize(&values, cols);
+    xs
+}
+
+#[test]
+fn every_format_matches_the_dequantized_product() {
+    let (rows, cols, n) = (12, 512, 3);
+    let xs = activations(cols, n, 7);
+    for (seed, format) in FORMATS.into_iter().enumerate() {
+        let weights = random_matrix(format, rows, cols, seed as u32 + 1);
+        let expected = reference(&weights, xs.all().blocks);
+        let mut results = Vec::new();
+        for (name, run) in [("dispatched", multiply as Multiply), ("portable", portable)] {
+            let mut out = vec![0.0; rows * n];
+            run(&weights, 0..rows, xs.all(), &mut out);
+            assert_close(&out, &expected, tolerance(format), &format!("{format:?}, {name}"));
+            // A range of rows: the same values, in a narrower token-major layout.
+            let mut part = vec![0.0; 5 * n];
+            run(&weights, 4..9, xs.all(), &mut part);
+            for t in 0..n {
+                assert_eq!(part[t * 5..t * 5 + 5], out[t * rows + 4..t * rows + 9], "{format:?}");
+            }
+            results.push(out);
+        }
+        // The SIMD and portable kernels compute the same integer sums: equal but for the
+        // order of float additions.
+        assert_close(&results[0], &results[1], 1e-4, &format!("{format:?}, SIMD against portable"));
+    }
+}
+
+#[test]
+fn a_stacked_matrix_of_mixed_formats_multiplies_across_its_parts() {
+    let (cols, n) = (256, 2);
+    let xs = activations(cols, n, 11);
+    let stacked = Matrix::stack(vec![
+        random_matrix(Format::Q5_0, 3, cols, 1),
+        random_matrix(Format::Q6K, 4, cols, 2),
+        random_matrix(Format::Q4K, 2, cols, 3),
+    ]);
+    assert_eq!(stacked.rows, 9);
+    let expected = reference(&stacked, xs.all().blocks);
+    let mut out = vec![0.0; 9 * n];
+    multiply(&stacked, 0..9, xs.all(), &mut out);
+    assert_close(&out, &expected, tolerance(Format::Q6K), "stacked");
+    // Rows 2..8 cross all three parts.
+    let mut part = vec![0.0; 6 * n];
+    multiply(&stacked, 2..8, xs.all(), &mut part);
+    for t in 0..n {
+        assert_eq!(part[t * 6..t * 6 + 6], out[t * 9 + 2..t * 9 + 8]);
+    }
+}

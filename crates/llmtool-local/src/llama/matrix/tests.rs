@@ -1,0 +1,60 @@
+//! Each stored format read as the `gguf` package's own dequantizer reads it, on the matrices
+//! `scripts/reference_models.py` writes into `LLMTOOL_REFERENCE_MODELS` (random bytes, so that
+//! every bit of a block counts).
+
+use std::io::Cursor;
+use std::path::PathBuf;
+
+use super::*;
+use crate::model::read_gguf;
+
+#[test]
+fn every_format_reads_as_the_gguf_package_reads_it() {
+    let folder = std::env::var_os("LLMTOOL_REFERENCE_MODELS").map(PathBuf::from).expect(
+        "LLMTOOL_REFERENCE_MODELS names the reference models (scripts/reference_models.py writes them)",
+    );
+    let file = read_gguf(&folder.join("quants.gguf")).unwrap_or_else(|e| panic!("{e}"));
+    let content = Content::read(&mut Cursor::new(&file[..])).unwrap_or_else(|e| panic!("{e}"));
+    let text =
+        std::fs::read_to_string(folder.join("quants.json")).unwrap_or_else(|e| panic!("{e}"));
+    let reference: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}"));
+    let tensors = Tensors { content: &content, file: &file };
+    let mut checked = Vec::new();
+    for (name, values) in &reference {
+        let expected: Vec<f32> = values
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(serde_json::Value::as_f64)
+            .map(|v| v as f32)
+            .collect();
+        let matrix = tensors.matrix(name).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let native = Format::of(content.tensor_infos[name].ggml_dtype).is_some();
+        assert!(native || matrix.parts[0].format == Format::Q8_0, "{name} is requantized to Q8_0");
+        let mut row = vec![0.0f32; matrix.cols];
+        for (r, expected) in expected.chunks_exact(matrix.cols).enumerate() {
+            matrix.row(r, &mut row);
+            let largest = expected.iter().fold(0.0f32, |m, v| m.max(v.abs()));
+            // Formats read as stored give gguf's values exactly (but for float rounding); the
+            // others are requantized to Q8_0 at load: half a step of 1/127 of the largest,
+            // and the rounding of that step to f16.
+            let tolerance = if native { 1e-6 * largest } else { 0.6 * largest / 127.0 };
+            for (i, (ours, theirs)) in row.iter().zip(expected).enumerate() {
+                assert!(
+                    (ours - theirs).abs() <= tolerance,
+                    "{name}, row {r}, value {i}: {ours} where gguf reads {theirs}"
+                );
+            }
+        }
+        checked.push(name.as_str());
+    }
+    checked.sort_unstable();
+    assert_eq!(
+        checked,
+        [
+            "BF16", "F16", "Q2_K", "Q3_K", "Q4_0", "Q4_1", "Q4_K", "Q5_0", "Q5_1", "Q5_K", "Q6_K",
+            "Q8_0"
+        ]
+    );
+}
