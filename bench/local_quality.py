@@ -51,7 +51,12 @@ def main():
     with tempfile.TemporaryDirectory() as work:
         tool = os.path.join(work, "quiz.json")
         json.dump(TOOL, open(tool, "w"))
-        env = {**os.environ, "LLMTOOL_DATA_DIR": os.path.join(work, "data")}
+        # Runs are logged in the temporary folder; the models stay where they are installed.
+        models = os.environ.get("LLMTOOL_MODELS_DIR") or os.path.join(
+            os.environ.get("LLMTOOL_DATA_DIR")
+            or os.path.join(os.environ.get("XDG_DATA_HOME") or os.path.expanduser("~/.local/share"), "llmtool"),
+            "models")
+        env = {**os.environ, "LLMTOOL_DATA_DIR": os.path.join(work, "data"), "LLMTOOL_MODELS_DIR": models}
         rows = []
         for model in models:
             right, answers = 0, []
@@ -60,8 +65,10 @@ def main():
                     [LLMTOOL, "run", tool, "--var", f"question={question}", "--model", f"local:{model}",
                      "--temperature", "0", "--max-tokens", "48"],
                     capture_output=True, text=True, env=env, timeout=600)
+                if result.returncode != 0:
+                    sys.exit(f"{model}: llmtool run failed ({result.returncode}): {result.stderr.strip()[-500:]}")
                 answer = result.stdout.strip()
-                ok = result.returncode == 0 and any(re.search(a, answer, re.I) for a in accepted)
+                ok = any(re.search(a, answer, re.I) for a in accepted)
                 right += ok
                 answers.append((question, ok, answer.replace("\n", " ")[:100]))
             rows.append((model, right, answers))

@@ -205,10 +205,11 @@ pub fn read_gguf(path: &Path) -> Result<FileBytes, LocalError> {
 /// Maps `file` (a regular file, checked on this handle) read-only.
 #[allow(unsafe_code, reason = "memory-mapping a file is unsafe in Rust's terms")]
 fn map(file: &std::fs::File) -> std::io::Result<memmap2::Mmap> {
-    // SAFETY: the mapping is read-only and private to this process's view of the file. A
-    // program that truncated the file while it is mapped would make reads past the new end
-    // fault, as with llama.cpp's mapping; model files are not written while they are in use
-    // (the store installs each under a new name, and verifies it before it is loaded).
+    // SAFETY: the mapping is read-only (and shared with the page cache). Another program that
+    // rewrote the file in place while it is mapped would change the weights under us, and one
+    // that truncated it would make reads past the new end fault, as with llama.cpp's mapping;
+    // llmtool's store never rewrites a model (it installs each under a new name, and verifies
+    // it before it is loaded).
     unsafe { memmap2::MmapOptions::new().map(file) }
 }
 

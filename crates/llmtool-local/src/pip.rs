@@ -8,6 +8,10 @@ use std::process::Command;
 use crate::LocalError;
 use crate::store::io_error;
 
+/// How the temporary folders of pip's downloads are named (a killed pull's is removed a day
+/// later, by the next pull).
+pub(crate) const FOLDER_PREFIX: &str = "llmtool-pip-";
+
 /// Downloaded wheels, in a temporary folder removed when this is dropped.
 #[derive(Debug)]
 pub struct Wheels {
@@ -36,7 +40,7 @@ pub fn download_pure_wheels(
     python_version: &str,
 ) -> Result<Wheels, LocalError> {
     let folder = tempfile::Builder::new()
-        .prefix("llmtool-pip-")
+        .prefix(FOLDER_PREFIX)
         .tempdir()
         .map_err(|e| io_error(&std::env::temp_dir(), e))?;
     let work = folder.path();
@@ -69,7 +73,7 @@ pub fn download_pure_wheels(
 /// larger in all than `max_bytes`, plus room for each one's metadata, are refused.
 pub(crate) fn download_wheels(requirements: &[&str], max_bytes: u64) -> Result<Wheels, LocalError> {
     let folder = tempfile::Builder::new()
-        .prefix("llmtool-pip-")
+        .prefix(FOLDER_PREFIX)
         .tempdir()
         .map_err(|e| io_error(&std::env::temp_dir(), e))?;
     let work = folder.path();

@@ -460,6 +460,8 @@ pub fn pull_into(
     let dir = dir.to_path_buf();
     make_store_dir(&dir).map_err(|e| io_error(&dir, e))?;
     remove_stale_partials(spec, &dir);
+    // The wheels of pulls that were killed (up to a model's size in the temporary folder).
+    remove_stale(&std::env::temp_dir(), &|name| name.starts_with(pip::FOLDER_PREFIX));
     let target = dir.join(spec.file);
     if from.is_none() && target.is_file() && verify_installed(spec, &target).is_ok() {
         log(&format!("{} is already installed and intact", spec.file));

@@ -21,8 +21,11 @@ use super::blocks::{
 };
 use super::matrix::{Format, Matrix, Part};
 
-/// `out[t × rows.len() + i]` = row `rows.start + i` of `weights` · token `t` of `xs`.
+/// `out[t × rows.len() + i]` = row `rows.start + i` of `weights` · token `t` of `xs`. The
+/// activations are as wide as the matrix's rows (the loader checks each matrix's columns
+/// against the model's widths, and that a K-format matrix's rows are whole super-blocks).
 pub(crate) fn multiply(weights: &Matrix, rows: Range<usize>, xs: Quantized<'_>, out: &mut [f32]) {
+    debug_assert_eq!(weights.cols, xs.width);
     let width = rows.len();
     for span in weights.spans(rows) {
         let target = Target { xs, width, at: span.at };

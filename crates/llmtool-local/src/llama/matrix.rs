@@ -117,9 +117,10 @@ impl Matrix {
         }
     }
 
-    /// The matrices' rows one after another (they have the same number of columns), so that one
-    /// pass over the input computes them all. Nothing is copied.
+    /// The matrices' rows one after another, so that one pass over the input computes them all.
+    /// Nothing is copied. The loader checks every matrix's columns before it stacks them.
     pub(crate) fn stack(parts: Vec<Matrix>) -> Matrix {
+        debug_assert!(parts.windows(2).all(|pair| pair[0].cols == pair[1].cols));
         Matrix {
             rows: parts.iter().map(|m| m.rows).sum(),
             cols: parts.first().map_or(0, |m| m.cols),
@@ -193,9 +194,9 @@ impl Tensors<'_> {
                 info.shape.dims()
             )));
         };
-        if cols % BLOCK != 0 {
+        if rows == 0 || cols % BLOCK != 0 {
             return Err(LocalError::Model(format!(
-                "tensor `{name}` has rows of {cols} values, not a multiple of {BLOCK}"
+                "tensor `{name}` has {rows} rows of {cols} values; rows of a multiple of {BLOCK} were expected"
             )));
         }
         let too_large =
