@@ -142,7 +142,7 @@ impl Sequence {
         if let Some(constraint) = &mut self.constraint {
             constraint.advance(&model.vocab()[token as usize]);
         }
-        self.bytes.extend_from_slice(&model.vocab_bytes[token as usize]);
+        self.bytes.extend_from_slice(&model.vocabulary.bytes[token as usize]);
         let whole = match std::str::from_utf8(&self.bytes[self.emitted..]) {
             Ok(new) => new.len(),
             Err(error) => error.valid_up_to(),
@@ -216,9 +216,7 @@ impl LocalModel {
         options: &GenerateOptions,
     ) -> Result<Sequence, LocalError> {
         let prompt = self.chat.render(messages)?;
-        let encoding =
-            self.tokenizer.encode(prompt, false).map_err(|e| LocalError::Model(e.to_string()))?;
-        let prompt = encoding.get_ids().to_vec();
+        let prompt = self.vocabulary.encode(&prompt)?;
         if prompt.is_empty() || prompt.len() >= self.context_length {
             return Err(LocalError::Model(format!(
                 "the prompt takes {} tokens; the model's context holds {}",

@@ -12,7 +12,7 @@ use tokenizers::Tokenizer;
 use crate::LocalError;
 use crate::chat::{ChatMessage, ChatTemplate};
 use crate::llama::{Architecture, Cache, Llama, Segment, message};
-use crate::tokenizer::{self, number, string};
+use crate::tokenizer::{Vocabulary, number, string};
 
 /// A model ready to generate.
 pub struct LocalModel {
@@ -23,9 +23,7 @@ pub struct LocalModel {
     /// starts from the part it shares with it (a tool's rows share the template's text before
     /// the first variable; a conversation's turn, the turns before).
     pub(crate) last_prompt: Option<crate::engine::Kept>,
-    pub(crate) tokenizer: Tokenizer,
-    /// The bytes of each token, for constrained decoding.
-    pub(crate) vocab_bytes: Vec<Vec<u8>>,
+    pub(crate) vocabulary: Vocabulary,
     pub(crate) chat: ChatTemplate,
     pub(crate) eos_tokens: Vec<u32>,
     pub(crate) vocab_size: usize,
@@ -46,7 +44,7 @@ impl std::fmt::Debug for LocalModel {
 /// What a model's file says before its weights: its metadata, tokenizer and chat template.
 struct Header {
     content: gguf_file::Content,
-    tokenizer: Tokenizer,
+    vocabulary: Vocabulary,
     chat: ChatTemplate,
 }
 
@@ -62,16 +60,18 @@ impl Header {
                 Architecture::NAMES
             )));
         }
-        let tokenizer = tokenizer::from_gguf(&content)?;
+        let vocabulary = Vocabulary::from_gguf(&content)?;
         let token_text = |key: &str| {
-            number(&content, key).and_then(|id| tokenizer.id_to_token(id)).unwrap_or_default()
+            number(&content, key)
+                .and_then(|id| vocabulary.tokenizer.id_to_token(id))
+                .unwrap_or_default()
         };
         let chat = ChatTemplate::new(
             string(&content, "tokenizer.chat_template"),
             token_text("tokenizer.ggml.bos_token_id"),
             token_text("tokenizer.ggml.eos_token_id"),
         )?;
-        Ok(Header { content, tokenizer, chat })
+        Ok(Header { content, vocabulary, chat })
     }
 }
 
@@ -79,10 +79,8 @@ impl Header {
 /// its own tokenizer, as a run would; the weights are not loaded.
 pub fn count_prompt_tokens(path: &Path, messages: &[ChatMessage]) -> Result<usize, LocalError> {
     let file = read_gguf(path)?;
-    let Header { tokenizer, chat, .. } = Header::read(&mut Cursor::new(&file[..]), path)?;
-    let prompt = chat.render(messages)?;
-    let encoding = tokenizer.encode(prompt, false).map_err(|e| LocalError::Model(e.to_string()))?;
-    Ok(encoding.len())
+    let Header { vocabulary, chat, .. } = Header::read(&mut Cursor::new(&file[..]), path)?;
+    Ok(vocabulary.encode(&chat.render(messages)?)?.len())
 }
 
 impl LocalModel {
@@ -90,11 +88,18 @@ impl LocalModel {
     pub fn load(path: &Path) -> Result<Self, LocalError> {
         let started = Instant::now();
         let file = read_gguf(path)?;
-        let Header { content, tokenizer, chat } = Header::read(&mut Cursor::new(&file[..]), path)?;
+        let Header { content, vocabulary, chat } = Header::read(&mut Cursor::new(&file[..]), path)?;
+        // The end of the text, the end of a turn, and the tokens that end a turn in the chat
+        // formats of the families run here.
         let mut eos_tokens: Vec<u32> =
-            number(&content, "tokenizer.ggml.eos_token_id").into_iter().collect();
-        for end in ["<|im_end|>", "<|endoftext|>", "<|eot_id|>", "</s>"] {
-            if let Some(id) = tokenizer.token_to_id(end)
+            ["tokenizer.ggml.eos_token_id", "tokenizer.ggml.eot_token_id"]
+                .iter()
+                .filter_map(|key| number(&content, key))
+                .collect();
+        eos_tokens.dedup();
+        for end in ["<|im_end|>", "<|endoftext|>", "<|eot_id|>", "</s>", "<|end|>", "<end_of_turn>"]
+        {
+            if let Some(id) = vocabulary.tokenizer.token_to_id(end)
                 && !eos_tokens.contains(&id)
             {
                 eos_tokens.push(id);
@@ -104,7 +109,7 @@ impl LocalModel {
             path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
         });
         let weights = Llama::load(&content, &file)?;
-        let vocab_size = tokenizer.get_vocab_size(true);
+        let vocab_size = vocabulary.bytes.len();
         if weights.vocab_size() < vocab_size {
             return Err(LocalError::Model(format!(
                 "the model scores {} tokens but its tokenizer has {vocab_size}",
@@ -117,8 +122,7 @@ impl LocalModel {
             last_prompt: None,
             weights,
             vocab_size,
-            vocab_bytes: tokenizer::token_bytes(&tokenizer),
-            tokenizer,
+            vocabulary,
             chat,
             eos_tokens,
             load_time: started.elapsed(),
@@ -126,13 +130,19 @@ impl LocalModel {
         })
     }
 
+    /// The tokens a prompt's text becomes: control tokens matched whole, and the
+    /// beginning-of-text token first if the model wants one.
+    pub fn encode(&self, text: &str) -> Result<Vec<u32>, LocalError> {
+        self.vocabulary.encode(text)
+    }
+
     pub fn tokenizer(&self) -> &Tokenizer {
-        &self.tokenizer
+        &self.vocabulary.tokenizer
     }
 
     /// The bytes each token stands for.
     pub fn vocab(&self) -> &[Vec<u8>] {
-        &self.vocab_bytes
+        &self.vocabulary.bytes
     }
 
     /// Runs the model on `tokens` at positions from `position` on (what was run before that

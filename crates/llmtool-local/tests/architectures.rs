@@ -3,6 +3,9 @@
 //! runs into `LLMTOOL_REFERENCE_MODELS`): a prompt at once, then tokens one at a time, the
 //! logits equal to within what quantizing the activations to 8 bits costs (the matrices are
 //! Q8_0 in the file, and the reference computes with the same values).
+//!
+//! The Gemma and Phi-3 files carry SentencePiece vocabularies trained by Google's library,
+//! and their tokenizations are checked against that library's.
 
 #![allow(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
 
@@ -65,4 +68,58 @@ fn llama3_matches_the_reference() {
 #[test]
 fn qwen3_matches_the_reference() {
     matches_the_reference("qwen3");
+}
+
+#[test]
+fn gemma2_matches_the_reference() {
+    matches_the_reference("gemma2");
+}
+
+#[test]
+fn gemma3_matches_the_reference() {
+    matches_the_reference("gemma3");
+}
+
+#[test]
+fn phi3_matches_the_reference() {
+    matches_the_reference("phi3");
+}
+
+/// The model's tokens for the reference's texts are SentencePiece's, and stand for the text's
+/// bytes; after a control token a text is tokenized as at the start (llama.cpp's way, which
+/// puts the prefix space there too); the beginning-of-text token comes first.
+fn tokenizes_like_sentencepiece(architecture: &str, control: &str, space_prefix: bool) {
+    let folder = folder();
+    let model = LocalModel::load(&folder.join(format!("{architecture}.gguf"))).unwrap();
+    let text = std::fs::read_to_string(folder.join(format!("{architecture}-tokens.json"))).unwrap();
+    let cases: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let tokenizer = model.tokenizer();
+    let bos = tokenizer.token_to_id("<s>").unwrap();
+    let control_id = tokenizer.token_to_id(control).unwrap();
+    let cases = cases.as_array().unwrap();
+    assert!(cases.len() >= 10);
+    for case in cases {
+        let text = case["text"].as_str().unwrap();
+        let expected: Vec<u32> =
+            case["ids"].as_array().unwrap().iter().map(|id| id.as_u64().unwrap() as u32).collect();
+        let ids = tokenizer.encode(text, false).unwrap().get_ids().to_vec();
+        assert_eq!(ids, expected, "{architecture}: {text:?}");
+        let bytes: Vec<u8> =
+            ids.iter().flat_map(|&id| model.vocab()[id as usize].clone()).collect();
+        let spaced =
+            if space_prefix && !text.is_empty() { format!(" {text}") } else { text.into() };
+        assert_eq!(String::from_utf8(bytes).unwrap(), spaced, "{architecture}: bytes of {text:?}");
+        let after_control = model.encode(&format!("{control}{text}")).unwrap();
+        assert_eq!(after_control, [[bos, control_id].as_slice(), &expected].concat(), "{text:?}");
+    }
+}
+
+#[test]
+fn gemma_tokenizes_like_sentencepiece_without_a_prefix_space() {
+    tokenizes_like_sentencepiece("gemma3", "<start_of_turn>", false);
+}
+
+#[test]
+fn phi3_tokenizes_like_sentencepiece_with_a_prefix_space() {
+    tokenizes_like_sentencepiece("phi3", "<|user|>", true);
 }

@@ -1,27 +1,39 @@
-//! Causal self-attention over a key/value cache, and the rotary position embedding (adjacent
-//! pairs rotated, GGUF's convention for llama; or the two halves of each head, GPT-NeoX's).
+//! Causal self-attention over a key/value cache (over all earlier positions, or a sliding
+//! window of them), and the rotary position embedding (adjacent pairs rotated, GGUF's
+//! convention for llama; or the two halves of each head, GPT-NeoX's).
 
 use rayon::prelude::*;
 
 use super::Config;
 
-/// Rotary position embedding: one frequency per pair of the first `dims` values of each head.
+/// Rotary position embedding: one frequency per pair of the first `dims` values of each head
+/// (the others pass unchanged).
 #[derive(Debug, Clone)]
 pub(crate) struct Rope {
     inverse_frequencies: Vec<f32>,
+    /// Longrope's attention factor, on the rotated values (1 for most models).
+    magnitude: f32,
     layout: RopeLayout,
 }
 
 impl Rope {
-    /// `factors` (llama 3.1's `rope_freqs`) divide the frequencies when the model has them.
-    pub(crate) fn new(dims: usize, base: f32, factors: Option<&[f32]>, layout: RopeLayout) -> Self {
+    /// `scale` (a linear scaling factor) and `factors` (llama 3.1's `rope_freqs`, Phi-3's
+    /// `rope_factors_short`) divide the frequencies; `magnitude` multiplies what is rotated.
+    pub(crate) fn new(
+        dims: usize,
+        base: f32,
+        scale: f32,
+        factors: Option<&[f32]>,
+        magnitude: f32,
+        layout: RopeLayout,
+    ) -> Self {
         let inverse_frequencies = (0..dims / 2)
             .map(|i| {
-                let frequency = 1.0 / base.powf((2 * i) as f32 / dims as f32);
+                let frequency = 1.0 / base.powf((2 * i) as f32 / dims as f32) / scale;
                 frequency / factors.and_then(|f| f.get(i)).copied().unwrap_or(1.0)
             })
             .collect();
-        Self { inverse_frequencies, layout }
+        Self { inverse_frequencies, magnitude, layout }
     }
 
     /// The (cos, sin) pairs for `position`.
@@ -30,7 +42,7 @@ impl Rope {
             .iter()
             .map(|f| {
                 let (sin, cos) = (position as f32 * f).sin_cos();
-                (cos, sin)
+                (cos * self.magnitude, sin * self.magnitude)
             })
             .collect()
     }
@@ -74,29 +86,35 @@ pub(crate) struct KvCache {
 }
 
 /// Attention of `n` queries, for the tokens at positions `start..start + n` (their keys and
-/// values already cached), into `out` (`n` × `heads` × `head_dim`).
+/// values already cached), into `out` (`n` × `heads` × `head_dim`). With a `window`, a query
+/// sees only the last `window` positions, its own included.
 pub(crate) fn attend(
     config: &Config,
     queries: &[f32],
     cache: &KvCache,
     start: usize,
+    window: Option<usize>,
     out: &mut [f32],
 ) {
     let head_dim = config.head_dim;
     let kv_dim = config.kv_heads * head_dim;
     let group = config.heads / config.kv_heads;
-    let scale = 1.0 / (head_dim as f32).sqrt();
+    let (scale, cap) = (config.attention_scale, config.attention_cap);
     out.par_chunks_mut(head_dim).enumerate().for_each(|(index, out)| {
         let (token, head) = (index / config.heads, index % config.heads);
         let query = &queries[index * head_dim..][..head_dim];
         let kv_offset = (head / group) * head_dim;
-        let visible = start + token + 1;
-        let mut weights: Vec<f32> = (0..visible)
-            .map(|p| dot(query, &cache.keys[p * kv_dim + kv_offset..][..head_dim]) * scale)
+        let end = start + token + 1;
+        let first = window.map_or(0, |window| end.saturating_sub(window));
+        let mut weights: Vec<f32> = (first..end)
+            .map(|p| {
+                let score = dot(query, &cache.keys[p * kv_dim + kv_offset..][..head_dim]) * scale;
+                cap.map_or(score, |cap| (score / cap).tanh() * cap)
+            })
             .collect();
         softmax(&mut weights);
         out.fill(0.0);
-        for (p, weight) in weights.iter().enumerate() {
+        for (p, weight) in (first..end).zip(&weights) {
             let value = &cache.values[p * kv_dim + kv_offset..][..head_dim];
             for (o, v) in out.iter_mut().zip(value) {
                 *o += weight * v;
@@ -135,7 +153,7 @@ mod tests {
 
     #[test]
     fn rotation_by_position_zero_is_the_identity_and_keeps_lengths() {
-        let rope = Rope::new(4, 10_000.0, None, RopeLayout::Interleaved);
+        let rope = Rope::new(4, 10_000.0, 1.0, None, 1.0, RopeLayout::Interleaved);
         let mut x = vec![1.0, 2.0, 3.0, 4.0];
         rope.rotate(&rope.angles(0), &mut x, 4);
         assert_eq!(x, [1.0, 2.0, 3.0, 4.0]);
@@ -148,7 +166,7 @@ mod tests {
 
     #[test]
     fn the_halves_layout_turns_each_value_with_the_one_half_a_head_away() {
-        let rope = Rope::new(4, 10_000.0, None, RopeLayout::Halves);
+        let rope = Rope::new(4, 10_000.0, 1.0, None, 1.0, RopeLayout::Halves);
         let mut x = vec![1.0, 2.0, 3.0, 4.0];
         rope.rotate(&rope.angles(7), &mut x, 4);
         // Values 0 and 2 are the first pair, turned by 7 radians; 1 and 3 the second.
@@ -159,7 +177,13 @@ mod tests {
 
     #[test]
     fn a_query_attends_only_to_positions_up_to_its_own() {
-        let config = Config { heads: 2, kv_heads: 1, head_dim: 2, ..Config::default() };
+        let config = Config {
+            heads: 2,
+            kv_heads: 1,
+            head_dim: 2,
+            attention_scale: 1.0,
+            ..Config::default()
+        };
         // Three positions; the values are 1, 2, 3 (both components).
         let cache = KvCache {
             keys: vec![0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
@@ -168,8 +192,12 @@ mod tests {
         let queries = vec![1.0; 2 * 2 * 2];
         let mut out = vec![0.0; 2 * 2 * 2];
         // Tokens at positions 1 and 2: equal keys, so the mean of the visible values.
-        attend(&config, &queries, &cache, 1, &mut out);
+        attend(&config, &queries, &cache, 1, None, &mut out);
         assert_eq!(out[..4], [1.5; 4]);
         assert_eq!(out[4..], [2.0; 4]);
+        // A window of two: positions 0 and 1 for the first, 1 and 2 for the second.
+        attend(&config, &queries, &cache, 1, Some(2), &mut out);
+        assert_eq!(out[..4], [1.5; 4]);
+        assert_eq!(out[4..], [2.5; 4]);
     }
 }

@@ -1,5 +1,5 @@
-//! The llama-architecture transformer, and the families built on its block (Qwen2, Qwen3),
-//! run on the CPU: weights in quantized blocks, the matrix products split by rows across the
+//! The llama-architecture transformer, and the families built on its block (Qwen2, Qwen3,
+//! Gemma 2 and 3, Phi-3), run on the CPU: weights in quantized blocks, the matrix products split by rows across the
 //! rayon threads, a growing key/value cache.
 //!
 //! Our own forward pass rather than candle-transformers' `quantized_llama`: that one builds a
@@ -10,103 +10,40 @@
 
 mod attention;
 mod blocks;
+mod config;
 mod kernels;
 mod matrix;
 
-use candle_core::quantized::gguf_file::{Content, Value};
+use candle_core::quantized::gguf_file::Content;
 use rayon::prelude::*;
 
-use self::attention::{KvCache, Rope, RopeLayout, attend};
+use self::attention::{KvCache, Rope, attend};
 use self::blocks::{Activations, Quantized};
+pub(crate) use self::config::Architecture;
+use self::config::Config;
 use self::matrix::{Matrix, Tensors};
 use crate::LocalError;
 use crate::model::FileBytes;
 
-/// The transformer families this forward pass runs: llama's block, with what each family
-/// changes in it.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) enum Architecture {
-    #[default]
-    Llama,
-    /// Qwen2 (and Qwen2.5): biases on the query, key and value projections, and the rotary
-    /// embedding in GPT-NeoX's layout (GGUF keeps its weights unpermuted).
-    Qwen2,
-    /// Qwen3: no biases, but each head's query and key RMS-normalised before the rotary
-    /// embedding (GPT-NeoX's layout, as `Halves`), and heads that may be wider than the
-    /// model's width over its heads.
-    Qwen3,
-}
-
-impl Architecture {
-    /// The family `general.architecture` names, if this engine runs it.
-    pub(crate) fn named(name: &str) -> Option<Architecture> {
-        match name {
-            "llama" => Some(Architecture::Llama),
-            "qwen2" => Some(Architecture::Qwen2),
-            "qwen3" => Some(Architecture::Qwen3),
-            _ => None,
-        }
-    }
-
-    /// The families this engine runs, for messages.
-    pub(crate) const NAMES: &'static str = "llama, qwen2, qwen3";
-
-    /// The prefix of its keys in the GGUF metadata (`qwen2.embedding_length`).
-    fn prefix(self) -> &'static str {
-        match self {
-            Architecture::Llama => "llama",
-            Architecture::Qwen2 => "qwen2",
-            Architecture::Qwen3 => "qwen3",
-        }
-    }
-
-    fn rope_layout(self) -> RopeLayout {
-        match self {
-            Architecture::Llama => RopeLayout::Interleaved,
-            Architecture::Qwen2 | Architecture::Qwen3 => RopeLayout::Halves,
-        }
-    }
-}
-
-/// The model's dimensions, from the GGUF metadata.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Config {
-    pub architecture: Architecture,
-    pub dim: usize,
-    pub heads: usize,
-    pub kv_heads: usize,
-    pub head_dim: usize,
-    pub layers: usize,
-    pub rms_epsilon: f32,
-    pub context_length: usize,
-}
-
-impl Config {
-    /// The width of a token's queries: every head's (the model's width, but for Qwen3).
-    pub(crate) fn q_dim(&self) -> usize {
-        self.heads * self.head_dim
-    }
-
-    /// The width of a token's keys, and of its values.
-    pub(crate) fn kv_dim(&self) -> usize {
-        self.kv_heads * self.head_dim
-    }
-}
-
 #[derive(Debug, Clone)]
 struct Layer {
     attention_norm: Vec<f32>,
-    /// The query, key and value projections stacked: one pass over the input.
+    /// The query, key and value projections stacked (or fused in the file, Phi-3's): one pass
+    /// over the input.
     qkv: Matrix,
     /// Their biases, stacked the same way, for a family that has them.
     qkv_bias: Option<Vec<f32>>,
     /// Weights of the RMS norm over each head's query and key (Qwen3's), one head wide.
     qk_norms: Option<(Vec<f32>, Vec<f32>)>,
     attention_output: Matrix,
+    /// Gemma's RMS norm of the attention's output, before it joins the residual.
+    post_attention_norm: Option<Vec<f32>>,
     ffn_norm: Vec<f32>,
-    /// The gate and up projections stacked.
+    /// The gate and up projections stacked (or fused in the file, Phi-3's).
     gate_up: Matrix,
     down: Matrix,
+    /// Gemma's RMS norm of the feed-forward block's output.
+    post_ffn_norm: Option<Vec<f32>>,
 }
 
 /// A loaded model. The keys and values of a sequence are in its own [`Cache`], so that one
@@ -120,6 +57,8 @@ pub(crate) struct Llama {
     /// `None`: the output projection is the embedding matrix (tied weights).
     output: Option<Matrix>,
     rope: Rope,
+    /// The sliding-window layers' own rotary embedding (Gemma 3's).
+    sliding_rope: Option<Rope>,
     /// The threads a forward pass runs on (`RAYON_NUM_THREADS`, or one per core). The pass
     /// runs inside the pool, so that each of its parallel steps starts on a worker rather than
     /// waking the pool from outside and sleeping until it is done.
@@ -129,104 +68,35 @@ pub(crate) struct Llama {
 impl Llama {
     pub(crate) fn load(content: &Content, file: &FileBytes) -> Result<Self, LocalError> {
         let tensors = Tensors { content, file };
-        let config = config(content)?;
-        let (dim, q_dim, kv_dim) = (config.dim, config.q_dim(), config.kv_dim());
+        let mut config = Config::read(content)?;
         let embedding = tensors.matrix("token_embd.weight")?;
-        expect_cols(&embedding, dim, "token_embd.weight")?;
+        expect_cols(&embedding, config.dim, "token_embd.weight")?;
         let output = if tensors.has("output.weight") {
             let output = tensors.matrix("output.weight")?;
-            expect_cols(&output, dim, "output.weight")?;
+            expect_cols(&output, config.dim, "output.weight")?;
             Some(output)
         } else {
             None
         };
         let layers = (0..config.layers)
-            .map(|i| {
-                let matrix = |name: &str, rows: usize, cols: usize| {
-                    let name = format!("blk.{i}.{name}.weight");
-                    let matrix = tensors.matrix(&name)?;
-                    expect_cols(&matrix, cols, &name)?;
-                    if matrix.rows == rows {
-                        Ok(matrix)
-                    } else {
-                        Err(shape_error(&name, &matrix, rows, cols))
-                    }
-                };
-                let up = tensors.matrix(&format!("blk.{i}.ffn_up.weight"))?;
-                let hidden = up.rows;
-                expect_cols(&up, dim, "ffn_up")?;
-                let bias = |name: &str, len: usize| {
-                    let name = format!("blk.{i}.{name}.bias");
-                    if tensors.has(&name) { vector(&tensors, &name, len).map(Some) } else { Ok(None) }
-                };
-                let qkv_bias = match (
-                    bias("attn_q", q_dim)?,
-                    bias("attn_k", kv_dim)?,
-                    bias("attn_v", kv_dim)?,
-                ) {
-                    (Some(q), Some(k), Some(v)) => Some([q, k, v].concat()),
-                    (None, None, None) => None,
-                    _ => {
-                        return Err(LocalError::Model(format!(
-                            "layer {i} has biases on some of its query, key and value projections but not all"
-                        )));
-                    }
-                };
-                let norm = |name: &str| {
-                    let name = format!("blk.{i}.{name}.weight");
-                    if tensors.has(&name) {
-                        vector(&tensors, &name, config.head_dim).map(Some)
-                    } else {
-                        Ok(None)
-                    }
-                };
-                let qk_norms = match (norm("attn_q_norm")?, norm("attn_k_norm")?) {
-                    (Some(q), Some(k)) => Some((q, k)),
-                    (None, None) => None,
-                    _ => {
-                        return Err(LocalError::Model(format!(
-                            "layer {i} normalises its queries or its keys, not both"
-                        )));
-                    }
-                };
-                Ok(Layer {
-                    qk_norms,
-                    attention_norm: vector(&tensors, &format!("blk.{i}.attn_norm.weight"), dim)?,
-                    qkv: Matrix::stack(vec![
-                        matrix("attn_q", q_dim, dim)?,
-                        matrix("attn_k", kv_dim, dim)?,
-                        matrix("attn_v", kv_dim, dim)?,
-                    ]),
-                    qkv_bias,
-                    attention_output: matrix("attn_output", dim, q_dim)?,
-                    ffn_norm: vector(&tensors, &format!("blk.{i}.ffn_norm.weight"), dim)?,
-                    gate_up: Matrix::stack(vec![matrix("ffn_gate", hidden, dim)?, up]),
-                    down: matrix("ffn_down", dim, hidden)?,
-                })
-            })
+            .map(|i| load_layer(&tensors, &config, i))
             .collect::<Result<Vec<_>, LocalError>>()?;
-        let key = |name: &str| format!("{}.{name}", config.architecture.prefix());
-        let rope_dims = number(content, &key("rope.dimension_count")).unwrap_or(config.head_dim);
-        if rope_dims > config.head_dim || rope_dims % 2 == 1 {
-            return Err(LocalError::Model(format!(
-                "a rotary embedding over {rope_dims} of {} values per head is not supported",
-                config.head_dim
-            )));
-        }
-        let factors = if tensors.has("rope_freqs.weight") {
-            Some(tensors.values("rope_freqs.weight")?)
-        } else {
-            None
-        };
-        let base = float(content, &key("rope.freq_base")).unwrap_or(10_000.0);
+        let factors = ["rope_freqs.weight", "rope_factors_short.weight"]
+            .into_iter()
+            .find(|name| tensors.has(name))
+            .map(|name| tensors.values(name))
+            .transpose()?;
+        let (rope, sliding_rope) =
+            config.ropes(content, factors.as_deref(), tensors.has("rope_factors_long.weight"))?;
         let threads = rayon::ThreadPoolBuilder::new()
             .thread_name(|i| format!("llmtool-local-{i}"))
             .build()
             .map_err(|e| LocalError::Model(format!("cannot start the model's threads: {e}")))?;
         Ok(Self {
             threads: std::sync::Arc::new(threads),
-            rope: Rope::new(rope_dims, base, factors.as_deref(), config.architecture.rope_layout()),
-            output_norm: vector(&tensors, "output_norm.weight", dim)?,
+            rope,
+            sliding_rope,
+            output_norm: vector(&tensors, "output_norm.weight", config.dim)?,
             config,
             embedding,
             layers,
@@ -300,11 +170,20 @@ impl Llama {
                 return Err(LocalError::Model(format!("token {token} is not in the vocabulary")));
             }
             self.embedding.row(token, row);
+            if let Some(scale) = config.embedding_scale {
+                for v in row.iter_mut() {
+                    *v *= scale;
+                }
+            }
         }
-        let angles: Vec<_> = segments
-            .iter()
-            .flat_map(|s| (s.position..s.position + s.tokens.len()).map(|p| self.rope.angles(p)))
-            .collect();
+        let angles_of = |rope: &Rope| -> Vec<_> {
+            segments
+                .iter()
+                .flat_map(|s| (s.position..s.position + s.tokens.len()).map(|p| rope.angles(p)))
+                .collect()
+        };
+        let angles = angles_of(&self.rope);
+        let sliding_angles = self.sliding_rope.as_ref().map(angles_of);
         let mut normed = vec![0.0; count * dim];
         let mut quantized = Activations::default();
         let mut queries = vec![0.0; count * q_dim];
@@ -312,6 +191,11 @@ impl Llama {
         // Products, reused from layer to layer.
         let (mut qkv, mut gate_up, mut products) = (Vec::new(), Vec::new(), Vec::new());
         for (index, layer) in self.layers.iter().enumerate() {
+            let window = config.window_of(index);
+            let (rope, angles) = match (&self.sliding_rope, &sliding_angles, window) {
+                (Some(rope), Some(angles), Some(_)) => (rope, angles),
+                _ => (&self.rope, &angles),
+            };
             rms_norm(&residual, &layer.attention_norm, config.rms_epsilon, &mut normed);
             quantized.quantize(&normed, dim);
             multiply(&layer.qkv, quantized.all(), &mut qkv);
@@ -321,16 +205,16 @@ impl Llama {
             for ((qkv, query), angles) in qkv
                 .chunks_exact_mut(q_dim + 2 * kv_dim)
                 .zip(queries.chunks_exact_mut(q_dim))
-                .zip(&angles)
+                .zip(angles)
             {
                 let (new_query, key_value) = qkv.split_at_mut(q_dim);
                 let (key, _) = key_value.split_at_mut(kv_dim);
                 if let Some((query_norm, key_norm)) = &layer.qk_norms {
-                    head_norms(new_query, query_norm, config.rms_epsilon);
-                    head_norms(key, key_norm, config.rms_epsilon);
+                    rms_norm_in_place(new_query, query_norm, config.rms_epsilon);
+                    rms_norm_in_place(key, key_norm, config.rms_epsilon);
                 }
-                self.rope.rotate(angles, new_query, head_dim);
-                self.rope.rotate(angles, key, head_dim);
+                rope.rotate(angles, new_query, head_dim);
+                rope.rotate(angles, key, head_dim);
                 query.copy_from_slice(new_query);
             }
             // Each segment's keys and values into its cache, then its attention over them.
@@ -348,11 +232,21 @@ impl Llama {
                     cache.values.extend_from_slice(&row[q_dim + kv_dim..]);
                 }
                 let rows = first * q_dim..(first + length) * q_dim;
-                attend(config, &queries[rows.clone()], cache, position, &mut attention[rows]);
+                attend(
+                    config,
+                    &queries[rows.clone()],
+                    cache,
+                    position,
+                    window,
+                    &mut attention[rows],
+                );
                 first += length;
             }
             quantized.quantize(&attention, q_dim);
             multiply(&layer.attention_output, quantized.all(), &mut products);
+            if let Some(norm) = &layer.post_attention_norm {
+                rms_norm_in_place(&mut products, norm, config.rms_epsilon);
+            }
             add(&mut residual, &products);
 
             rms_norm(&residual, &layer.ffn_norm, config.rms_epsilon, &mut normed);
@@ -363,11 +257,14 @@ impl Llama {
                 .chunks_exact(2 * hidden)
                 .flat_map(|row| {
                     let (gate, up) = row.split_at(hidden);
-                    gate.iter().zip(up).map(|(g, u)| g / (1.0 + (-g).exp()) * u)
+                    gate.iter().zip(up).map(|(g, u)| config.activation.apply(*g) * u)
                 })
                 .collect();
             quantized.quantize(&activated, hidden);
             multiply(&layer.down, quantized.all(), &mut products);
+            if let Some(norm) = &layer.post_ffn_norm {
+                rms_norm_in_place(&mut products, norm, config.rms_epsilon);
+            }
             add(&mut residual, &products);
         }
         // The last token of each segment, through the output projection together.
@@ -382,8 +279,94 @@ impl Llama {
         quantized.quantize(&normed_last, dim);
         let output = self.output.as_ref().unwrap_or(&self.embedding);
         multiply(output, quantized.all(), &mut products);
+        if let Some(cap) = config.logit_cap {
+            for v in &mut products {
+                *v = (*v / cap).tanh() * cap;
+            }
+        }
         Ok(products.chunks_exact(output.rows).map(<[f32]>::to_vec).collect())
     }
+}
+
+/// Layer `i`'s weights, checked against the model's shape.
+fn load_layer(tensors: &Tensors<'_>, config: &Config, i: usize) -> Result<Layer, LocalError> {
+    let (dim, q_dim, kv_dim) = (config.dim, config.q_dim(), config.kv_dim());
+    let name = |name: &str| format!("blk.{i}.{name}.weight");
+    let matrix = |short: &str, rows: usize, cols: usize| {
+        let name = name(short);
+        let matrix = tensors.matrix(&name)?;
+        expect_cols(&matrix, cols, &name)?;
+        if matrix.rows == rows { Ok(matrix) } else { Err(shape_error(&name, &matrix, rows, cols)) }
+    };
+    let optional = |short: &str, len: usize| {
+        let name = name(short);
+        if tensors.has(&name) { vector(tensors, &name, len).map(Some) } else { Ok(None) }
+    };
+    let bias = |short: &str, len: usize| {
+        let name = format!("blk.{i}.{short}.bias");
+        if tensors.has(&name) { vector(tensors, &name, len).map(Some) } else { Ok(None) }
+    };
+    let qkv_bias = match (bias("attn_q", q_dim)?, bias("attn_k", kv_dim)?, bias("attn_v", kv_dim)?)
+    {
+        (Some(q), Some(k), Some(v)) => Some([q, k, v].concat()),
+        (None, None, None) => None,
+        _ => {
+            return Err(LocalError::Model(format!(
+                "layer {i} has biases on some of its query, key and value projections but not all"
+            )));
+        }
+    };
+    let qk_norms = match (
+        optional("attn_q_norm", config.head_dim)?,
+        optional("attn_k_norm", config.head_dim)?,
+    ) {
+        (Some(q), Some(k)) => Some((q, k)),
+        (None, None) => None,
+        _ => {
+            return Err(LocalError::Model(format!(
+                "layer {i} normalises its queries or its keys, not both"
+            )));
+        }
+    };
+    let qkv = if tensors.has(&name("attn_qkv")) {
+        matrix("attn_qkv", q_dim + 2 * kv_dim, dim)?
+    } else {
+        Matrix::stack(vec![
+            matrix("attn_q", q_dim, dim)?,
+            matrix("attn_k", kv_dim, dim)?,
+            matrix("attn_v", kv_dim, dim)?,
+        ])
+    };
+    let up = tensors.matrix(&name("ffn_up"))?;
+    expect_cols(&up, dim, &name("ffn_up"))?;
+    let gate_up = if tensors.has(&name("ffn_gate")) {
+        Matrix::stack(vec![matrix("ffn_gate", up.rows, dim)?, up])
+    } else if up.rows % 2 == 0 {
+        // Phi-3's: the gate's rows, then the up projection's, in one matrix.
+        up
+    } else {
+        return Err(LocalError::Model(format!(
+            "layer {i} has no gate projection, and its up projection of {} rows holds no pair",
+            up.rows
+        )));
+    };
+    let hidden = gate_up.rows / 2;
+    let gemma = config.embedding_scale.is_some();
+    let post_norm = |short: &str| {
+        if gemma { vector(tensors, &name(short), dim).map(Some) } else { Ok(None) }
+    };
+    Ok(Layer {
+        attention_norm: vector(tensors, &name("attn_norm"), dim)?,
+        qkv,
+        qkv_bias,
+        qk_norms,
+        attention_output: matrix("attn_output", dim, q_dim)?,
+        post_attention_norm: post_norm("post_attention_norm")?,
+        ffn_norm: vector(tensors, &name("ffn_norm"), dim)?,
+        gate_up,
+        down: matrix("ffn_down", dim, hidden)?,
+        post_ffn_norm: post_norm("post_ffw_norm")?,
+    })
 }
 
 /// The keys and values of one sequence, layer by layer.
@@ -442,16 +425,16 @@ fn multiply(weights: &Matrix, xs: Quantized<'_>, out: &mut Vec<f32>) {
 /// How many activation vectors go through a weight row together.
 const RUN: usize = 16;
 
-/// Root-mean-square normalization of each `weight.len()` values of `x`, scaled by `weight`.
-/// Each head of `x` (one `weight` wide) RMS-normalised in place.
-fn head_norms(x: &mut [f32], weight: &[f32], epsilon: f32) {
+/// Each `weight.len()` values of `x` (a head, or a token's row) RMS-normalised in place.
+fn rms_norm_in_place(x: &mut [f32], weight: &[f32], epsilon: f32) {
     let mut normed = vec![0.0; weight.len()];
-    for head in x.chunks_exact_mut(weight.len()) {
-        rms_norm(head, weight, epsilon, &mut normed);
-        head.copy_from_slice(&normed);
+    for row in x.chunks_exact_mut(weight.len()) {
+        rms_norm(row, weight, epsilon, &mut normed);
+        row.copy_from_slice(&normed);
     }
 }
 
+/// Root-mean-square normalization of each `weight.len()` values of `x`, scaled by `weight`.
 fn rms_norm(x: &[f32], weight: &[f32], epsilon: f32, out: &mut [f32]) {
     for (x, out) in x.chunks_exact(weight.len()).zip(out.chunks_exact_mut(weight.len())) {
         let mean_square = x.iter().map(|v| v * v).sum::<f32>() / x.len() as f32;
@@ -465,65 +448,6 @@ fn rms_norm(x: &[f32], weight: &[f32], epsilon: f32, out: &mut [f32]) {
 fn add(x: &mut [f32], delta: &[f32]) {
     for (x, d) in x.iter_mut().zip(delta) {
         *x += d;
-    }
-}
-
-fn config(content: &Content) -> Result<Config, LocalError> {
-    let name = crate::tokenizer::string(content, "general.architecture").unwrap_or_default();
-    let architecture = Architecture::named(&name).ok_or_else(|| {
-        LocalError::Model(format!(
-            "architecture `{name}` is not supported; these are: {}",
-            Architecture::NAMES
-        ))
-    })?;
-    let key = |name: &str| format!("{}.{name}", architecture.prefix());
-    let required = |name: &str| {
-        let key = key(name);
-        number(content, &key)
-            .filter(|n| *n > 0)
-            .ok_or_else(|| LocalError::Model(format!("the GGUF file has no `{key}`")))
-    };
-    if number(content, &key("expert_count")).unwrap_or(0) > 1 {
-        return Err(LocalError::Model("mixture-of-experts models are not supported".into()));
-    }
-    let dim = required("embedding_length")?;
-    let heads = required("attention.head_count")?;
-    let kv_heads = number(content, &key("attention.head_count_kv")).unwrap_or(heads);
-    // A head is the model's width over its heads, unless the file says otherwise (Qwen3).
-    let head_dim = number(content, &key("attention.key_length")).unwrap_or(dim / heads.max(1));
-    let value_dim = number(content, &key("attention.value_length")).unwrap_or(head_dim);
-    if head_dim == 0
-        || value_dim != head_dim
-        || kv_heads == 0
-        || heads % kv_heads != 0
-        || dim % 32 != 0
-        || !(heads * head_dim).is_multiple_of(32)
-    {
-        return Err(LocalError::Model(format!(
-            "unsupported attention shape: width {dim}, {heads} heads of {head_dim}, {kv_heads} key/value heads"
-        )));
-    }
-    Ok(Config {
-        architecture,
-        dim,
-        heads,
-        kv_heads,
-        head_dim,
-        layers: required("block_count")?,
-        rms_epsilon: float(content, &key("attention.layer_norm_rms_epsilon")).unwrap_or(1e-5),
-        context_length: number(content, &key("context_length")).unwrap_or(2048),
-    })
-}
-
-fn number(content: &Content, key: &str) -> Option<usize> {
-    crate::tokenizer::number(content, key).map(|n| n as usize)
-}
-
-fn float(content: &Content, key: &str) -> Option<f32> {
-    match content.metadata.get(key)? {
-        Value::F32(v) => Some(*v),
-        Value::F64(v) => Some(*v as f32),
-        _ => None,
     }
 }
 

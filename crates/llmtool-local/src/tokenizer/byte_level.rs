@@ -1,13 +1,12 @@
-//! The tokenizer of a GGUF model, built from its metadata (GPT-2 style byte-level BPE: the
-//! vocabulary, the merges, the control tokens and the pre-tokenizer named by
-//! `tokenizer.ggml.pre`).
+//! GPT-2 style byte-level BPE from a GGUF file's metadata: the vocabulary, the merges, the
+//! control tokens and the pre-tokenizer named by `tokenizer.ggml.pre`.
 //!
 //! candle ships a builder too, but it applies a GPT-2 default (a prefix space, no digit
 //! splitting) to pre-tokenizers it does not know, which tokenizes SmolLM's `smollm` differently
 //! from llama.cpp and from the model's own training; this one matches llama.cpp, as the test
 //! against its tokenizations shows.
 
-use candle_core::quantized::gguf_file::{Content, Value};
+use candle_core::quantized::gguf_file::Content;
 use tokenizers::decoders::byte_level::ByteLevel as ByteLevelDecoder;
 use tokenizers::models::bpe::BPE;
 use tokenizers::normalizers::unicode::NFC;
@@ -15,64 +14,18 @@ use tokenizers::pre_tokenizers::byte_level::ByteLevel;
 use tokenizers::pre_tokenizers::digits::Digits;
 use tokenizers::pre_tokenizers::sequence::Sequence;
 use tokenizers::pre_tokenizers::split::{Split, SplitPattern};
-use tokenizers::{AddedToken, PreTokenizerWrapper, SplitDelimiterBehavior, Tokenizer};
+use tokenizers::{PreTokenizerWrapper, SplitDelimiterBehavior, Tokenizer};
 
+use super::{kind, specials, string, strings, token_types};
 use crate::LocalError;
-
-/// GGUF's token type for control tokens (`<|im_start|>`), matched whole in text.
-const CONTROL: i32 = 3;
-const USER_DEFINED: i32 = 4;
 
 /// The llama-3 pre-tokenization pattern (also used by Smaug).
 const LLAMA3: &str = r"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
 /// The Qwen2 pattern: digits one by one.
 const QWEN2: &str = r"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";
 
-pub(crate) fn string(content: &Content, key: &str) -> Option<String> {
-    content.metadata.get(key).and_then(|v| v.to_string().ok()).cloned()
-}
-
-pub(crate) fn number(content: &Content, key: &str) -> Option<u32> {
-    match content.metadata.get(key)? {
-        Value::U8(v) => Some(u32::from(*v)),
-        Value::U16(v) => Some(u32::from(*v)),
-        Value::U32(v) => Some(*v),
-        Value::I32(v) => u32::try_from(*v).ok(),
-        Value::U64(v) => u32::try_from(*v).ok(),
-        Value::I64(v) => u32::try_from(*v).ok(),
-        _ => None,
-    }
-}
-
-fn strings(content: &Content, key: &str) -> Result<Vec<String>, LocalError> {
-    let Some(Value::Array(values)) = content.metadata.get(key) else {
-        return Err(LocalError::Model(format!("the GGUF file has no `{key}`")));
-    };
-    values
-        .iter()
-        .map(|v| {
-            v.to_string()
-                .cloned()
-                .map_err(|_| LocalError::Model(format!("`{key}` holds a non-string")))
-        })
-        .collect()
-}
-
-fn token_types(content: &Content) -> Vec<i32> {
-    match content.metadata.get("tokenizer.ggml.token_type") {
-        Some(Value::Array(values)) => values.iter().map(|v| v.to_i32().unwrap_or(1)).collect(),
-        _ => Vec::new(),
-    }
-}
-
-/// Builds the tokenizer of the model in `content`.
-pub fn from_gguf(content: &Content) -> Result<Tokenizer, LocalError> {
-    let kind = string(content, "tokenizer.ggml.model").unwrap_or_default();
-    if kind != "gpt2" {
-        return Err(LocalError::Model(format!(
-            "tokenizer `{kind}` is not supported; llama-architecture models with a byte-level BPE (`gpt2`) tokenizer are"
-        )));
-    }
+/// The tokenizer of the model in `content`, and each token's bytes.
+pub(super) fn from_gguf(content: &Content) -> Result<(Tokenizer, Vec<Vec<u8>>), LocalError> {
     let tokens = strings(content, "tokenizer.ggml.tokens")?;
     let merges: Vec<(String, String)> = strings(content, "tokenizer.ggml.merges")?
         .into_iter()
@@ -111,21 +64,18 @@ pub fn from_gguf(content: &Content) -> Result<Tokenizer, LocalError> {
     };
     tokenizer.with_pre_tokenizer(Some(pre_tokenizer));
     tokenizer.with_decoder(Some(ByteLevelDecoder::default()));
-    let specials: Vec<AddedToken> = token_types(content)
-        .iter()
-        .zip(&tokens)
-        .filter(|(kind, _)| matches!(**kind, CONTROL | USER_DEFINED))
-        .map(|(_, token)| AddedToken::from(token.clone(), true))
-        .collect();
-    tokenizer.add_special_tokens(specials).map_err(|e| LocalError::Model(e.to_string()))?;
-    Ok(tokenizer)
+    let types = token_types(content, tokens.len());
+    tokenizer
+        .add_special_tokens(specials(&tokens, &types))
+        .map_err(|e| LocalError::Model(e.to_string()))?;
+    Ok((tokenizer, token_bytes(&tokens, &types)))
 }
 
-/// The bytes each token stands for (empty for control tokens), for constrained decoding.
+/// The bytes each token stands for (none for control and user-defined tokens).
 ///
 /// Byte-level BPE writes every byte as a printable character: bytes that are printable Latin-1
 /// stand for themselves, the other 68 are mapped in order to U+0100 and up. This inverts that.
-pub fn token_bytes(tokenizer: &Tokenizer) -> Vec<Vec<u8>> {
+fn token_bytes(tokens: &[String], types: &[i32]) -> Vec<Vec<u8>> {
     let mut char_to_byte = std::collections::HashMap::with_capacity(256);
     let mut shifted = 0u32;
     for byte in 0u8..=255 {
@@ -138,16 +88,11 @@ pub fn token_bytes(tokenizer: &Tokenizer) -> Vec<Vec<u8>> {
         };
         char_to_byte.insert(c, byte);
     }
-    let specials: std::collections::HashSet<String> = tokenizer
-        .get_added_tokens_decoder()
-        .values()
-        .filter(|t| t.special)
-        .map(|t| t.content.clone())
-        .collect();
-    (0..tokenizer.get_vocab_size(true) as u32)
-        .map(|id| {
-            let token = tokenizer.id_to_token(id).unwrap_or_default();
-            if specials.contains(&token) {
+    tokens
+        .iter()
+        .zip(types)
+        .map(|(token, token_type)| {
+            if matches!(*token_type, kind::CONTROL | kind::USER_DEFINED) {
                 return Vec::new();
             }
             token

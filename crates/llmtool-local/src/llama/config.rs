@@ -1,0 +1,337 @@
+//! What a model's GGUF metadata says about its shape, and what each transformer family
+//! changes in llama's block: biases, norms, activation, soft caps, sliding windows and the
+//! rotary embedding's settings.
+
+use candle_core::quantized::gguf_file::{Content, Value};
+
+use super::attention::{Rope, RopeLayout};
+use crate::LocalError;
+
+/// The transformer families this forward pass runs: llama's block, with what each family
+/// changes in it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum Architecture {
+    #[default]
+    Llama,
+    /// Qwen2 (and Qwen2.5): biases on the query, key and value projections, and the rotary
+    /// embedding in GPT-NeoX's layout (GGUF keeps its weights unpermuted).
+    Qwen2,
+    /// Qwen3: no biases, but each head's query and key RMS-normalised before the rotary
+    /// embedding, and heads that may be wider than the model's width over its heads.
+    Qwen3,
+    /// Gemma 2: embeddings scaled by the square root of the width, RMS norms after attention
+    /// and after the feed-forward block too, GELU, soft-capped attention scores and logits,
+    /// every other layer attending through a sliding window.
+    Gemma2,
+    /// Gemma 3: Gemma 2 without the soft caps but with Qwen3's query/key norms; five layers in
+    /// six attend through a sliding window, with a rotary embedding of their own.
+    Gemma3,
+    /// Phi-3 (and 3.5, 4-mini): query, key and value in one matrix, gate and up in another, a
+    /// rotary embedding over part of each head, with longrope's factors.
+    Phi3,
+}
+
+impl Architecture {
+    /// The family `general.architecture` names, if this engine runs it.
+    pub(crate) fn named(name: &str) -> Option<Architecture> {
+        match name {
+            "llama" => Some(Architecture::Llama),
+            "qwen2" => Some(Architecture::Qwen2),
+            "qwen3" => Some(Architecture::Qwen3),
+            "gemma2" => Some(Architecture::Gemma2),
+            "gemma3" => Some(Architecture::Gemma3),
+            "phi3" => Some(Architecture::Phi3),
+            _ => None,
+        }
+    }
+
+    /// The families this engine runs, for messages.
+    pub(crate) const NAMES: &'static str = "llama, qwen2, qwen3, gemma2, gemma3, phi3";
+
+    /// The prefix of its keys in the GGUF metadata (`qwen2.embedding_length`).
+    fn prefix(self) -> &'static str {
+        match self {
+            Architecture::Llama => "llama",
+            Architecture::Qwen2 => "qwen2",
+            Architecture::Qwen3 => "qwen3",
+            Architecture::Gemma2 => "gemma2",
+            Architecture::Gemma3 => "gemma3",
+            Architecture::Phi3 => "phi3",
+        }
+    }
+
+    fn rope_layout(self) -> RopeLayout {
+        match self {
+            Architecture::Llama => RopeLayout::Interleaved,
+            _ => RopeLayout::Halves,
+        }
+    }
+
+    fn is_gemma(self) -> bool {
+        matches!(self, Architecture::Gemma2 | Architecture::Gemma3)
+    }
+
+    /// Every how many layers one attends to every position, the others through the sliding
+    /// window (Gemma 2: layers 0, 2, 4… slide; Gemma 3: all but every sixth). Phi-3 files may
+    /// name a window, but llama.cpp does not use it, and neither do we, so that both agree.
+    fn sliding_period(self) -> Option<usize> {
+        match self {
+            Architecture::Gemma2 => Some(2),
+            Architecture::Gemma3 => Some(6),
+            _ => None,
+        }
+    }
+}
+
+/// The feed-forward block's activation of its gate.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) enum Activation {
+    #[default]
+    Silu,
+    /// GELU in its tanh form (Gemma's, and llama.cpp's).
+    Gelu,
+}
+
+impl Activation {
+    pub(crate) fn apply(self, x: f32) -> f32 {
+        match self {
+            Activation::Silu => x / (1.0 + (-x).exp()),
+            Activation::Gelu => {
+                const SQRT_2_OVER_PI: f32 = 0.797_884_6;
+                0.5 * x * (1.0 + (SQRT_2_OVER_PI * (x + 0.044_715 * x * x * x)).tanh())
+            }
+        }
+    }
+}
+
+/// The model's shape and its family's settings, from the GGUF metadata.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Config {
+    pub architecture: Architecture,
+    pub dim: usize,
+    pub heads: usize,
+    pub kv_heads: usize,
+    pub head_dim: usize,
+    pub layers: usize,
+    pub rms_epsilon: f32,
+    pub context_length: usize,
+    /// What query-key products are multiplied by before the softmax (one over the square
+    /// root of the head's width, for most).
+    pub attention_scale: f32,
+    /// Gemma 2's soft cap on attention scores, `cap · tanh(score / cap)`.
+    pub attention_cap: Option<f32>,
+    /// Gemma 2's soft cap on the final logits.
+    pub logit_cap: Option<f32>,
+    /// Gemma's factor on the embeddings (the square root of the width).
+    pub embedding_scale: Option<f32>,
+    pub activation: Activation,
+    /// How many positions a sliding-window layer sees, its own included.
+    pub window: usize,
+    /// Which layers attend through the sliding window.
+    pub sliding: Vec<bool>,
+}
+
+impl Config {
+    /// The width of a token's queries: every head's (the model's width, but for Qwen3 and
+    /// Gemma).
+    pub(crate) fn q_dim(&self) -> usize {
+        self.heads * self.head_dim
+    }
+
+    /// The width of a token's keys, and of its values.
+    pub(crate) fn kv_dim(&self) -> usize {
+        self.kv_heads * self.head_dim
+    }
+
+    /// The sliding window of layer `index`, if it has one.
+    pub(crate) fn window_of(&self, index: usize) -> Option<usize> {
+        self.sliding.get(index).copied().unwrap_or(false).then_some(self.window)
+    }
+
+    /// `architecture.name`, the key of a setting in the metadata.
+    pub(crate) fn key(&self, name: &str) -> String {
+        format!("{}.{name}", self.architecture.prefix())
+    }
+
+    pub(crate) fn read(content: &Content) -> Result<Config, LocalError> {
+        let name = crate::tokenizer::string(content, "general.architecture").unwrap_or_default();
+        let architecture = Architecture::named(&name).ok_or_else(|| {
+            LocalError::Model(format!(
+                "architecture `{name}` is not supported; these are: {}",
+                Architecture::NAMES
+            ))
+        })?;
+        let key = |name: &str| format!("{}.{name}", architecture.prefix());
+        let required = |name: &str| {
+            let key = key(name);
+            number(content, &key)
+                .filter(|n| *n > 0)
+                .ok_or_else(|| LocalError::Model(format!("the GGUF file has no `{key}`")))
+        };
+        if number(content, &key("expert_count")).unwrap_or(0) > 1 {
+            return Err(LocalError::Model("mixture-of-experts models are not supported".into()));
+        }
+        let dim = required("embedding_length")?;
+        let heads = required("attention.head_count")?;
+        let layers = required("block_count")?;
+        let kv_heads = number(content, &key("attention.head_count_kv")).unwrap_or(heads);
+        // A head is the model's width over its heads, unless the file says otherwise.
+        let head_dim = number(content, &key("attention.key_length")).unwrap_or(dim / heads.max(1));
+        let value_dim = number(content, &key("attention.value_length")).unwrap_or(head_dim);
+        if head_dim == 0
+            || value_dim != head_dim
+            || kv_heads == 0
+            || heads % kv_heads != 0
+            || dim % 32 != 0
+            || !(heads * head_dim).is_multiple_of(32)
+        {
+            return Err(LocalError::Model(format!(
+                "unsupported attention shape: width {dim}, {heads} heads of {head_dim}, {kv_heads} key/value heads"
+            )));
+        }
+        let gemma = architecture.is_gemma();
+        // Gemma's largest models scale queries by their width over their heads instead (its
+        // reference code's `query_pre_attn_scalar`; llama.cpp tells them by layer count).
+        let largest_gemma = matches!(
+            (architecture, layers),
+            (Architecture::Gemma2, 46) | (Architecture::Gemma3, 62)
+        );
+        let scaled_width = if largest_gemma { dim / heads } else { head_dim };
+        let (attention_cap, logit_cap) = if architecture == Architecture::Gemma2 {
+            (
+                Some(float(content, &key("attn_logit_softcapping")).unwrap_or(50.0)),
+                Some(float(content, &key("final_logit_softcapping")).unwrap_or(30.0)),
+            )
+        } else {
+            (None, None)
+        };
+        let (window, sliding) = match architecture.sliding_period() {
+            Some(period) => {
+                let window = match architecture {
+                    // Gemma 2's files may leave out its window.
+                    Architecture::Gemma2 => {
+                        number(content, &key("attention.sliding_window")).unwrap_or(4096)
+                    }
+                    _ => required("attention.sliding_window")?,
+                };
+                (
+                    window,
+                    sliding_layers(
+                        content,
+                        &key("attention.sliding_window_pattern"),
+                        period,
+                        layers,
+                    )?,
+                )
+            }
+            None => (0, vec![false; layers]),
+        };
+        Ok(Config {
+            architecture,
+            dim,
+            heads,
+            kv_heads,
+            head_dim,
+            layers,
+            rms_epsilon: float(content, &key("attention.layer_norm_rms_epsilon")).unwrap_or(1e-5),
+            context_length: number(content, &key("context_length")).unwrap_or(2048),
+            attention_scale: 1.0 / (scaled_width as f32).sqrt(),
+            attention_cap,
+            logit_cap,
+            embedding_scale: gemma.then(|| (dim as f32).sqrt()),
+            activation: if gemma { Activation::Gelu } else { Activation::Silu },
+            window,
+            sliding,
+        })
+    }
+
+    /// The rotary embeddings: the one every layer uses, and the sliding-window layers' own
+    /// when it differs (Gemma 3's: base 10,000, unscaled). `factors` are the file's
+    /// frequency factors (`rope_freqs`, or Phi-3's short `rope_factors_short`). A model with
+    /// longrope's long factors too gets its context cut to the one it was trained on, so that
+    /// the short factors are always the right ones.
+    pub(crate) fn ropes(
+        &mut self,
+        content: &Content,
+        factors: Option<&[f32]>,
+        has_long_factors: bool,
+    ) -> Result<(Rope, Option<Rope>), LocalError> {
+        let dims = number(content, &self.key("rope.dimension_count")).unwrap_or(self.head_dim);
+        if dims > self.head_dim || dims % 2 == 1 {
+            return Err(LocalError::Model(format!(
+                "a rotary embedding over {dims} of {} values per head is not supported",
+                self.head_dim
+            )));
+        }
+        let base = float(content, &self.key("rope.freq_base")).unwrap_or(10_000.0);
+        let scaling = crate::tokenizer::string(content, &self.key("rope.scaling.type"));
+        let factor = float(content, &self.key("rope.scaling.factor")).unwrap_or(1.0);
+        let scale = match scaling.as_deref() {
+            None | Some("none" | "linear") => factor,
+            // Llama 3.1's scaling lives in its `rope_freqs`.
+            Some("llama3") => 1.0,
+            Some(_) if factor <= 1.0 => 1.0,
+            Some(other) => {
+                return Err(LocalError::Model(format!(
+                    "rotary embedding scaling `{other}` is not supported"
+                )));
+            }
+        };
+        let attention_factor = float(content, &self.key("rope.scaling.attn_factor")).unwrap_or(1.0);
+        if has_long_factors
+            && let Some(trained) =
+                number(content, &self.key("rope.scaling.original_context_length"))
+        {
+            self.context_length = self.context_length.min(trained);
+        }
+        let layout = self.architecture.rope_layout();
+        let global = Rope::new(dims, base, scale, factors, attention_factor, layout);
+        let sliding = (self.architecture == Architecture::Gemma3).then(|| {
+            let base = float(content, &self.key("rope.freq_base_swa")).unwrap_or(10_000.0);
+            Rope::new(dims, base, 1.0, factors, attention_factor, layout)
+        });
+        Ok((global, sliding))
+    }
+}
+
+/// Which of `layers` layers slide: the file's `sliding_window_pattern` (a period, or a flag
+/// per layer) or the family's `period`, where the last layer of each period does not.
+fn sliding_layers(
+    content: &Content,
+    key: &str,
+    period: usize,
+    layers: usize,
+) -> Result<Vec<bool>, LocalError> {
+    let period = match content.metadata.get(key) {
+        Some(Value::Array(flags)) => {
+            if flags.len() != layers {
+                return Err(LocalError::Model(format!(
+                    "`{key}` has {} entries for {layers} layers",
+                    flags.len()
+                )));
+            }
+            return Ok(flags
+                .iter()
+                .map(|flag| match flag {
+                    Value::Bool(slides) => *slides,
+                    other => other.to_u32().is_ok_and(|n| n != 0),
+                })
+                .collect());
+        }
+        Some(_) => number(content, key).unwrap_or(period),
+        None => period,
+    };
+    Ok((0..layers).map(|i| period > 1 && i % period < period - 1).collect())
+}
+
+pub(crate) fn number(content: &Content, key: &str) -> Option<usize> {
+    crate::tokenizer::number(content, key).map(|n| n as usize)
+}
+
+pub(crate) fn float(content: &Content, key: &str) -> Option<f32> {
+    match content.metadata.get(key)? {
+        Value::F32(v) => Some(*v),
+        Value::F64(v) => Some(*v as f32),
+        _ => None,
+    }
+}

@@ -1,0 +1,126 @@
+//! The tokenizer of a GGUF model, built from its metadata: GPT-2 style byte-level BPE
+//! (`tokenizer.ggml.model` = `gpt2`: Qwen, Llama 3, SmolLM) or SentencePiece
+//! (`llama`: Gemma, Phi-3, Llama 2), with the bytes each token stands for and whether the
+//! model wants a beginning-of-text token before every prompt.
+
+mod byte_level;
+mod sentencepiece;
+
+use candle_core::quantized::gguf_file::{Content, Value};
+use tokenizers::Tokenizer;
+
+use crate::LocalError;
+
+/// GGUF's token types (`tokenizer.ggml.token_type`), as llama.cpp numbers them.
+pub(crate) mod kind {
+    pub(crate) const NORMAL: i32 = 1;
+    pub(crate) const UNKNOWN: i32 = 2;
+    /// Control tokens (`<|im_start|>`, `<start_of_turn>`), matched whole in text.
+    pub(crate) const CONTROL: i32 = 3;
+    pub(crate) const USER_DEFINED: i32 = 4;
+    pub(crate) const UNUSED: i32 = 5;
+    /// SentencePiece's byte tokens, `<0x0A>`.
+    pub(crate) const BYTE: i32 = 6;
+}
+
+/// A model's tokenizer, and what decoding needs besides.
+#[derive(Debug, Clone)]
+pub struct Vocabulary {
+    pub tokenizer: Tokenizer,
+    /// The bytes each token stands for (empty for control tokens), for streaming the answer
+    /// and for constrained decoding.
+    pub bytes: Vec<Vec<u8>>,
+    /// The beginning-of-text token, when the model wants one before every prompt
+    /// (`tokenizer.ggml.add_bos_token`; SentencePiece models do unless they say otherwise).
+    pub bos: Option<u32>,
+}
+
+impl Vocabulary {
+    /// Builds the tokenizer of the model in `content`.
+    pub fn from_gguf(content: &Content) -> Result<Self, LocalError> {
+        let kind = string(content, "tokenizer.ggml.model").unwrap_or_default();
+        let (tokenizer, bytes) = match kind.as_str() {
+            "gpt2" => byte_level::from_gguf(content)?,
+            "llama" => sentencepiece::from_gguf(content)?,
+            _ => {
+                return Err(LocalError::Model(format!(
+                    "tokenizer `{kind}` is not supported; these are: gpt2 (byte-level BPE), llama (SentencePiece)"
+                )));
+            }
+        };
+        let wants_bos = match content.metadata.get("tokenizer.ggml.add_bos_token") {
+            Some(Value::Bool(add)) => *add,
+            _ => kind == "llama",
+        };
+        let bos = number(content, "tokenizer.ggml.bos_token_id")
+            .filter(|id| wants_bos && (*id as usize) < bytes.len());
+        Ok(Self { tokenizer, bytes, bos })
+    }
+
+    /// The tokens of a prompt: its text tokenized with the control tokens in it matched,
+    /// after the beginning-of-text token if the model wants one and the text (its chat
+    /// template) has not put it there.
+    pub fn encode(&self, text: &str) -> Result<Vec<u32>, LocalError> {
+        let encoding =
+            self.tokenizer.encode(text, false).map_err(|e| LocalError::Model(e.to_string()))?;
+        let mut ids = encoding.get_ids().to_vec();
+        if let Some(bos) = self.bos
+            && ids.first() != Some(&bos)
+        {
+            ids.insert(0, bos);
+        }
+        Ok(ids)
+    }
+}
+
+pub(crate) fn string(content: &Content, key: &str) -> Option<String> {
+    content.metadata.get(key).and_then(|v| v.to_string().ok()).cloned()
+}
+
+pub(crate) fn number(content: &Content, key: &str) -> Option<u32> {
+    match content.metadata.get(key)? {
+        Value::U8(v) => Some(u32::from(*v)),
+        Value::U16(v) => Some(u32::from(*v)),
+        Value::U32(v) => Some(*v),
+        Value::I32(v) => u32::try_from(*v).ok(),
+        Value::U64(v) => u32::try_from(*v).ok(),
+        Value::I64(v) => u32::try_from(*v).ok(),
+        _ => None,
+    }
+}
+
+fn strings(content: &Content, key: &str) -> Result<Vec<String>, LocalError> {
+    let Some(Value::Array(values)) = content.metadata.get(key) else {
+        return Err(LocalError::Model(format!("the GGUF file has no `{key}`")));
+    };
+    values
+        .iter()
+        .map(|v| {
+            v.to_string()
+                .cloned()
+                .map_err(|_| LocalError::Model(format!("`{key}` holds a non-string")))
+        })
+        .collect()
+}
+
+/// Each token's type; tokens the file gives no type are normal.
+fn token_types(content: &Content, count: usize) -> Vec<i32> {
+    let mut types = match content.metadata.get("tokenizer.ggml.token_type") {
+        Some(Value::Array(values)) => {
+            values.iter().map(|v| v.to_i32().unwrap_or(kind::NORMAL)).collect()
+        }
+        _ => Vec::new(),
+    };
+    types.resize(count, kind::NORMAL);
+    types
+}
+
+/// The tokens matched whole in text before the rest is tokenized: control and user-defined.
+fn specials(tokens: &[String], types: &[i32]) -> Vec<tokenizers::AddedToken> {
+    types
+        .iter()
+        .zip(tokens)
+        .filter(|(kind, _)| matches!(**kind, kind::CONTROL | kind::USER_DEFINED))
+        .map(|(_, token)| tokenizers::AddedToken::from(token.clone(), true))
+        .collect()
+}
