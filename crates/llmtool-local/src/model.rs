@@ -10,7 +10,7 @@ use candle_core::quantized::gguf_file;
 use tokenizers::Tokenizer;
 
 use crate::LocalError;
-use crate::chat::{ChatMessage, ChatTemplate};
+use crate::chat::{ChatMessage, ChatTemplate, Family};
 use crate::llama::{Architecture, Cache, Llama, Segment, message};
 use crate::tokenizer::{Vocabulary, number, string};
 
@@ -66,8 +66,14 @@ impl Header {
                 .and_then(|id| vocabulary.tokenizer.id_to_token(id))
                 .unwrap_or_default()
         };
+        let family = match Architecture::named(&architecture) {
+            Some(Architecture::Gemma2 | Architecture::Gemma3) => Family::Gemma,
+            Some(Architecture::Phi3) => Family::Phi3,
+            _ => Family::Other,
+        };
         let chat = ChatTemplate::new(
             string(&content, "tokenizer.chat_template"),
+            family,
             token_text("tokenizer.ggml.bos_token_id"),
             token_text("tokenizer.ggml.eos_token_id"),
         )?;
