@@ -22,28 +22,14 @@ PROMPTS = [
     "List three prime numbers as JSON.",
     "def fibonacci(n):",
 ]
-SCRIPT = """
-import json, sys
-import numpy as np
-from llama_cpp import Llama
-model, prompts = sys.argv[1], json.loads(sys.argv[2])
-m = Llama(model, n_ctx=512, n_threads=2, logits_all=True, verbose=False)
-cases = []
-for prompt in prompts:
-    text = "<|im_start|>user\\n" + prompt + "<|im_end|>\\n<|im_start|>assistant\\n"
-    tokens = m.tokenize(text.encode(), add_bos=False, special=True)
-    m.reset()
-    steps, feed = [], list(tokens)
-    for _ in range(4):
-        m.eval(feed)
-        logits = np.array(m.scores[m.n_tokens - 1])
-        top = np.argsort(-logits)[:10]
-        steps.append({"fed": [int(t) for t in feed], "top": [[int(t), round(float(logits[t]), 4)] for t in top]})
-        feed = [int(top[0])]
-    cases.append({"prompt": prompt, "steps": steps})
-print(json.dumps(cases))
-"""
-cases = json.loads(subprocess.run([python, "-c", SCRIPT, model, json.dumps(PROMPTS)], capture_output=True, text=True, check=True).stdout)
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+from compare_llama_cpp import llama_cpp_steps
+
+texts = ["<|im_start|>user\n" + prompt + "<|im_end|>\n<|im_start|>assistant\n" for prompt in PROMPTS]
+cases = [
+    {"prompt": prompt, "steps": [{"fed": step["fed"], "top": [[t, round(v, 4)] for t, v in step["top"]]} for step in case["steps"]]}
+    for prompt, case in zip(PROMPTS, llama_cpp_steps(model, texts, python, add_bos=False))
+]
 out = os.path.join(ROOT, "crates/llmtool-local/tests/fixtures/smollm2-logits.json")
 with open(out, "w") as f:
     json.dump({"model": os.path.basename(model), "reference": "llama.cpp via llama-cpp-python 0.3.36 (portable AVX2 build, 2 threads)", "cases": cases}, f, indent=1, ensure_ascii=False)
