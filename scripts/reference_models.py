@@ -10,7 +10,7 @@ a prompt fed at once, then tokens one at a time, the last token's logits after e
 
 The Gemma and Phi-3 models carry a SentencePiece vocabulary trained here by the
 `sentencepiece` package (Google's own library), and OUT_DIR/ARCH-tokens.json holds how that
-library splits a set of texts: the engine's tokenizer is checked against it.
+library splits a set of texts (Gemma 3's and Phi-3's): the engine's tokenizer is checked against it.
 
 Also OUT_DIR/quants.gguf, one matrix per stored format (random bytes with sane scales for the
 block formats, so every bit of a block is used), and OUT_DIR/quants.json, each matrix's values
@@ -380,7 +380,6 @@ def gemma2():
         writer.add_attn_logit_softcapping(hp["attn_softcap"])
         writer.add_final_logit_softcapping(hp["final_softcap"])
     write("gemma2", "gemma2", w, hp, lambda writer: write_sentencepiece(writer, vocabulary, "<end_of_turn>"), extra)
-    tokens_json("gemma2", vocabulary)
     return w, hp
 
 

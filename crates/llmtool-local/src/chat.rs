@@ -91,26 +91,27 @@ impl ChatTemplate {
     /// first user message instead.
     pub fn render(&self, messages: &[ChatMessage]) -> Result<String, LocalError> {
         let has_system = messages.iter().any(|m| m.role == "system");
-        if self.folds_system && has_system {
-            return self.render_as_is(&fold_system(messages));
-        }
-        match self.render_as_is(messages) {
-            Err(_) if has_system => self.render_as_is(&fold_system(messages)),
-            rendered => rendered,
-        }
+        let rendered = if self.folds_system && has_system {
+            self.render_as_is(&fold_system(messages))
+        } else {
+            match self.render_as_is(messages) {
+                // The template raised an exception of its own (`raise_exception`).
+                Err(e) if has_system && e.kind() == ErrorKind::InvalidOperation => {
+                    self.render_as_is(&fold_system(messages))
+                }
+                rendered => rendered,
+            }
+        };
+        rendered.map_err(|e| LocalError::Model(format!("the chat template failed: {e}")))
     }
 
-    fn render_as_is(&self, messages: &[ChatMessage]) -> Result<String, LocalError> {
-        let template =
-            self.env.get_template("chat").map_err(|e| LocalError::Model(e.to_string()))?;
-        template
-            .render(context! {
-                messages => minijinja::Value::from(minijinja::value::Serde(messages)),
-                add_generation_prompt => true,
-                bos_token => &self.bos_token,
-                eos_token => &self.eos_token,
-            })
-            .map_err(|e| LocalError::Model(format!("the chat template failed: {e}")))
+    fn render_as_is(&self, messages: &[ChatMessage]) -> Result<String, Error> {
+        self.env.get_template("chat")?.render(context! {
+            messages => minijinja::Value::from(minijinja::value::Serde(messages)),
+            add_generation_prompt => true,
+            bos_token => &self.bos_token,
+            eos_token => &self.eos_token,
+        })
     }
 }
 

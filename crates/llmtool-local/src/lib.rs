@@ -8,6 +8,7 @@ pub mod constrain;
 pub mod engine;
 pub mod found;
 mod llama;
+mod metadata;
 pub mod model;
 pub mod pip;
 pub mod provider;

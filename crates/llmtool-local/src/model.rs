@@ -12,7 +12,8 @@ use tokenizers::Tokenizer;
 use crate::LocalError;
 use crate::chat::{ChatMessage, ChatTemplate, Family};
 use crate::llama::{Architecture, Cache, Llama, Segment, message};
-use crate::tokenizer::{Vocabulary, number, string};
+use crate::metadata::{number, string};
+use crate::tokenizer::Vocabulary;
 
 /// A model ready to generate.
 pub struct LocalModel {
@@ -66,11 +67,7 @@ impl Header {
                 .and_then(|id| vocabulary.tokenizer.id_to_token(id))
                 .unwrap_or_default()
         };
-        let family = match Architecture::named(&architecture) {
-            Some(Architecture::Gemma2 | Architecture::Gemma3) => Family::Gemma,
-            Some(Architecture::Phi3) => Family::Phi3,
-            _ => Family::Other,
-        };
+        let family = Architecture::named(&architecture).map_or(Family::Other, Architecture::turns);
         let chat = ChatTemplate::new(
             string(&content, "tokenizer.chat_template"),
             family,

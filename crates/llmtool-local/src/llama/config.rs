@@ -6,6 +6,8 @@ use candle_core::quantized::gguf_file::{Content, Value};
 
 use super::attention::{Rope, RopeLayout};
 use crate::LocalError;
+use crate::chat::Family;
+use crate::metadata::{float, string};
 
 /// The transformer families this forward pass runs: llama's block, with what each family
 /// changes in it.
@@ -31,33 +33,48 @@ pub(crate) enum Architecture {
     Phi3,
 }
 
+/// Each family by the name `general.architecture` gives it, which also prefixes its keys in
+/// the metadata (`qwen2.embedding_length`).
+const NAMED: [(&str, Architecture); 6] = [
+    ("llama", Architecture::Llama),
+    ("qwen2", Architecture::Qwen2),
+    ("qwen3", Architecture::Qwen3),
+    ("gemma2", Architecture::Gemma2),
+    ("gemma3", Architecture::Gemma3),
+    ("phi3", Architecture::Phi3),
+];
+
 impl Architecture {
     /// The family `general.architecture` names, if this engine runs it.
     pub(crate) fn named(name: &str) -> Option<Architecture> {
-        match name {
-            "llama" => Some(Architecture::Llama),
-            "qwen2" => Some(Architecture::Qwen2),
-            "qwen3" => Some(Architecture::Qwen3),
-            "gemma2" => Some(Architecture::Gemma2),
-            "gemma3" => Some(Architecture::Gemma3),
-            "phi3" => Some(Architecture::Phi3),
-            _ => None,
-        }
+        NAMED.iter().find(|(named, _)| *named == name).map(|(_, architecture)| *architecture)
     }
 
     /// The families this engine runs, for messages.
     pub(crate) const NAMES: &'static str = "llama, qwen2, qwen3, gemma2, gemma3, phi3";
 
-    /// The prefix of its keys in the GGUF metadata (`qwen2.embedding_length`).
-    fn prefix(self) -> &'static str {
+    fn name(self) -> &'static str {
+        NAMED.iter().find(|(_, architecture)| *architecture == self).map_or("", |(name, _)| name)
+    }
+
+    /// `architecture.name`, the key of one of its settings in the metadata.
+    fn key(self, name: &str) -> String {
+        format!("{}.{name}", self.name())
+    }
+
+    /// The turns a file of this family gets when it carries no chat template.
+    pub(crate) fn turns(self) -> Family {
         match self {
-            Architecture::Llama => "llama",
-            Architecture::Qwen2 => "qwen2",
-            Architecture::Qwen3 => "qwen3",
-            Architecture::Gemma2 => "gemma2",
-            Architecture::Gemma3 => "gemma3",
-            Architecture::Phi3 => "phi3",
+            Architecture::Gemma2 | Architecture::Gemma3 => Family::Gemma,
+            Architecture::Phi3 => Family::Phi3,
+            _ => Family::Other,
         }
+    }
+
+    /// Phi-3 keeps its query, key and value projections in one matrix, and its gate and up
+    /// projections in another.
+    pub(crate) fn fuses_projections(self) -> bool {
+        self == Architecture::Phi3
     }
 
     fn rope_layout(self) -> RopeLayout {
@@ -67,7 +84,7 @@ impl Architecture {
         }
     }
 
-    fn is_gemma(self) -> bool {
+    pub(crate) fn is_gemma(self) -> bool {
         matches!(self, Architecture::Gemma2 | Architecture::Gemma3)
     }
 
@@ -148,20 +165,15 @@ impl Config {
         self.sliding.get(index).copied().unwrap_or(false).then_some(self.window)
     }
 
-    /// `architecture.name`, the key of a setting in the metadata.
-    pub(crate) fn key(&self, name: &str) -> String {
-        format!("{}.{name}", self.architecture.prefix())
-    }
-
     pub(crate) fn read(content: &Content) -> Result<Config, LocalError> {
-        let name = crate::tokenizer::string(content, "general.architecture").unwrap_or_default();
+        let name = string(content, "general.architecture").unwrap_or_default();
         let architecture = Architecture::named(&name).ok_or_else(|| {
             LocalError::Model(format!(
                 "architecture `{name}` is not supported; these are: {}",
                 Architecture::NAMES
             ))
         })?;
-        let key = |name: &str| format!("{}.{name}", architecture.prefix());
+        let key = |name: &str| architecture.key(name);
         let required = |name: &str| {
             let key = key(name);
             number(content, &key)
@@ -214,6 +226,9 @@ impl Config {
                     }
                     _ => required("attention.sliding_window")?,
                 };
+                if window == 0 {
+                    return Err(LocalError::Model("a sliding window of no positions".into()));
+                }
                 (
                     window,
                     sliding_layers(
@@ -247,29 +262,37 @@ impl Config {
 
     /// The rotary embeddings: the one every layer uses, and the sliding-window layers' own
     /// when it differs (Gemma 3's: base 10,000, unscaled). `factors` are the file's
-    /// frequency factors (`rope_freqs`, or Phi-3's short `rope_factors_short`). A model with
-    /// longrope's long factors too gets its context cut to the one it was trained on, so that
-    /// the short factors are always the right ones.
+    /// frequency factors (`rope_freqs`, or Phi-3's short `rope_factors_short`), one per
+    /// rotated pair.
     pub(crate) fn ropes(
-        &mut self,
+        &self,
         content: &Content,
         factors: Option<&[f32]>,
-        has_long_factors: bool,
     ) -> Result<(Rope, Option<Rope>), LocalError> {
-        let dims = number(content, &self.key("rope.dimension_count")).unwrap_or(self.head_dim);
+        let key = |name: &str| self.architecture.key(name);
+        let dims = number(content, &key("rope.dimension_count")).unwrap_or(self.head_dim);
         if dims > self.head_dim || dims % 2 == 1 {
             return Err(LocalError::Model(format!(
                 "a rotary embedding over {dims} of {} values per head is not supported",
                 self.head_dim
             )));
         }
-        let base = float(content, &self.key("rope.freq_base")).unwrap_or(10_000.0);
-        let scaling = crate::tokenizer::string(content, &self.key("rope.scaling.type"));
-        let factor = float(content, &self.key("rope.scaling.factor")).unwrap_or(1.0);
-        let scale = match scaling.as_deref() {
-            None | Some("none" | "linear") => factor,
+        if let Some(factors) = factors
+            && factors.len() != dims / 2
+        {
+            return Err(LocalError::Model(format!(
+                "{} rotary frequency factors for {} rotated pairs",
+                factors.len(),
+                dims / 2
+            )));
+        }
+        let base = float(content, &key("rope.freq_base")).unwrap_or(10_000.0);
+        let factor = float(content, &key("rope.scaling.factor")).unwrap_or(1.0);
+        let scale = match string(content, &key("rope.scaling.type")).as_deref() {
+            // Linear when the file names no type, as llama.cpp reads it.
+            None | Some("linear") => factor,
             // Llama 3.1's scaling lives in its `rope_freqs`.
-            Some("llama3") => 1.0,
+            Some("none" | "llama3") => 1.0,
             Some(_) if factor <= 1.0 => 1.0,
             Some(other) => {
                 return Err(LocalError::Model(format!(
@@ -277,20 +300,23 @@ impl Config {
                 )));
             }
         };
-        let attention_factor = float(content, &self.key("rope.scaling.attn_factor")).unwrap_or(1.0);
-        if has_long_factors
-            && let Some(trained) =
-                number(content, &self.key("rope.scaling.original_context_length"))
-        {
-            self.context_length = self.context_length.min(trained);
-        }
+        let attention_factor = float(content, &key("rope.scaling.attn_factor")).unwrap_or(1.0);
         let layout = self.architecture.rope_layout();
         let global = Rope::new(dims, base, scale, factors, attention_factor, layout);
         let sliding = (self.architecture == Architecture::Gemma3).then(|| {
-            let base = float(content, &self.key("rope.freq_base_swa")).unwrap_or(10_000.0);
+            let base = float(content, &key("rope.freq_base_swa")).unwrap_or(10_000.0);
             Rope::new(dims, base, 1.0, factors, attention_factor, layout)
         });
         Ok((global, sliding))
+    }
+
+    /// A model with longrope's long factors as well as its short ones (Phi-3's 128k models)
+    /// gets its context cut to the one it was trained on, where the short factors are right.
+    pub(crate) fn keep_to_trained_context(&mut self, content: &Content) {
+        let key = self.architecture.key("rope.scaling.original_context_length");
+        if let Some(trained) = number(content, &key) {
+            self.context_length = self.context_length.min(trained);
+        }
     }
 }
 
@@ -324,14 +350,6 @@ fn sliding_layers(
     Ok((0..layers).map(|i| period > 1 && i % period < period - 1).collect())
 }
 
-pub(crate) fn number(content: &Content, key: &str) -> Option<usize> {
-    crate::tokenizer::number(content, key).map(|n| n as usize)
-}
-
-pub(crate) fn float(content: &Content, key: &str) -> Option<f32> {
-    match content.metadata.get(key)? {
-        Value::F32(v) => Some(*v),
-        Value::F64(v) => Some(*v as f32),
-        _ => None,
-    }
+fn number(content: &Content, key: &str) -> Option<usize> {
+    crate::metadata::number(content, key).map(|n| n as usize)
 }

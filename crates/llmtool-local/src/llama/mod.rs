@@ -69,6 +69,9 @@ impl Llama {
     pub(crate) fn load(content: &Content, file: &FileBytes) -> Result<Self, LocalError> {
         let tensors = Tensors { content, file };
         let mut config = Config::read(content)?;
+        if tensors.has("rope_factors_long.weight") {
+            config.keep_to_trained_context(content);
+        }
         let embedding = tensors.matrix("token_embd.weight")?;
         expect_cols(&embedding, config.dim, "token_embd.weight")?;
         let output = if tensors.has("output.weight") {
@@ -86,8 +89,7 @@ impl Llama {
             .find(|name| tensors.has(name))
             .map(|name| tensors.values(name))
             .transpose()?;
-        let (rope, sliding_rope) =
-            config.ropes(content, factors.as_deref(), tensors.has("rope_factors_long.weight"))?;
+        let (rope, sliding_rope) = config.ropes(content, factors.as_deref())?;
         let threads = rayon::ThreadPoolBuilder::new()
             .thread_name(|i| format!("llmtool-local-{i}"))
             .build()
@@ -328,7 +330,8 @@ fn load_layer(tensors: &Tensors<'_>, config: &Config, i: usize) -> Result<Layer,
             )));
         }
     };
-    let qkv = if tensors.has(&name("attn_qkv")) {
+    let fused = config.architecture.fuses_projections();
+    let qkv = if fused && tensors.has(&name("attn_qkv")) {
         matrix("attn_qkv", q_dim + 2 * kv_dim, dim)?
     } else {
         Matrix::stack(vec![
@@ -339,7 +342,7 @@ fn load_layer(tensors: &Tensors<'_>, config: &Config, i: usize) -> Result<Layer,
     };
     let up = tensors.matrix(&name("ffn_up"))?;
     expect_cols(&up, dim, &name("ffn_up"))?;
-    let gate_up = if tensors.has(&name("ffn_gate")) {
+    let gate_up = if !fused || tensors.has(&name("ffn_gate")) {
         Matrix::stack(vec![matrix("ffn_gate", up.rows, dim)?, up])
     } else if up.rows % 2 == 0 {
         // Phi-3's: the gate's rows, then the up projection's, in one matrix.
@@ -351,7 +354,7 @@ fn load_layer(tensors: &Tensors<'_>, config: &Config, i: usize) -> Result<Layer,
         )));
     };
     let hidden = gate_up.rows / 2;
-    let gemma = config.embedding_scale.is_some();
+    let gemma = config.architecture.is_gemma();
     let post_norm = |short: &str| {
         if gemma { vector(tensors, &name(short), dim).map(Some) } else { Ok(None) }
     };

@@ -16,8 +16,9 @@ use tokenizers::pre_tokenizers::sequence::Sequence;
 use tokenizers::pre_tokenizers::split::{Split, SplitPattern};
 use tokenizers::{PreTokenizerWrapper, SplitDelimiterBehavior, Tokenizer};
 
-use super::{kind, specials, string, strings, token_types};
+use super::{kind, specials, strings, token_types};
 use crate::LocalError;
+use crate::metadata::string;
 
 /// The llama-3 pre-tokenization pattern (also used by Smaug).
 const LLAMA3: &str = r"(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+";

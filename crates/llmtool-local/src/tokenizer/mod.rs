@@ -10,6 +10,7 @@ use candle_core::quantized::gguf_file::{Content, Value};
 use tokenizers::Tokenizer;
 
 use crate::LocalError;
+use crate::metadata::{boolean, number, string};
 
 /// GGUF's token types (`tokenizer.ggml.token_type`), as llama.cpp numbers them.
 pub(crate) mod kind {
@@ -48,10 +49,7 @@ impl Vocabulary {
                 )));
             }
         };
-        let wants_bos = match content.metadata.get("tokenizer.ggml.add_bos_token") {
-            Some(Value::Bool(add)) => *add,
-            _ => kind == "llama",
-        };
+        let wants_bos = boolean(content, "tokenizer.ggml.add_bos_token").unwrap_or(kind == "llama");
         let bos = number(content, "tokenizer.ggml.bos_token_id")
             .filter(|id| wants_bos && (*id as usize) < bytes.len());
         Ok(Self { tokenizer, bytes, bos })
@@ -70,22 +68,6 @@ impl Vocabulary {
             ids.insert(0, bos);
         }
         Ok(ids)
-    }
-}
-
-pub(crate) fn string(content: &Content, key: &str) -> Option<String> {
-    content.metadata.get(key).and_then(|v| v.to_string().ok()).cloned()
-}
-
-pub(crate) fn number(content: &Content, key: &str) -> Option<u32> {
-    match content.metadata.get(key)? {
-        Value::U8(v) => Some(u32::from(*v)),
-        Value::U16(v) => Some(u32::from(*v)),
-        Value::U32(v) => Some(*v),
-        Value::I32(v) => u32::try_from(*v).ok(),
-        Value::U64(v) => u32::try_from(*v).ok(),
-        Value::I64(v) => u32::try_from(*v).ok(),
-        _ => None,
     }
 }
 

@@ -2,7 +2,7 @@
 //! a GGUF file's pieces, scores and types.
 //!
 //! SentencePiece's BPE joins, again and again, the neighbouring pair whose joined text is the
-//! piece with the highest score (the leftmost pair on a tie), starting from characters;
+//! piece with the highest score (the leftmost of equal pairs), starting from characters;
 //! characters that are no piece become byte tokens (`<0xE6>`). GGUF keeps the pieces and their
 //! scores but no merge list, so the merges are derived here: every way of cutting a piece in
 //! two known pieces, ranked by that piece's score. The `tokenizers` crate's BPE model with byte
@@ -12,6 +12,11 @@
 //! Spaces are written `▁`. A model that puts a space before its text (`add_space_prefix`,
 //! llama's and Phi-3's way; not Gemma's) gets one before every run of text between control
 //! tokens, as llama.cpp does.
+//!
+//! Deriving the merges costs the square of a piece's length, so pieces longer than
+//! [`LONGEST_CUT`] characters are never cut (SentencePiece keeps pieces to 16 characters unless
+//! told otherwise: Gemma 3's longest normal piece has 16), and a file whose pieces give more than [`MERGES_PER_PIECE`] merges each on
+//! average is refused.
 
 use std::collections::HashMap;
 
@@ -26,22 +31,33 @@ use tokenizers::{DecoderWrapper, NormalizerWrapper, Tokenizer};
 
 use super::{kind, specials, strings, token_types};
 use crate::LocalError;
+use crate::metadata::{as_float, boolean};
 
 /// How SentencePiece writes a space.
 const SPACE: char = '▁';
+
+/// The longest piece, in characters, whose cuts become merges.
+const LONGEST_CUT: usize = 64;
+
+/// The most merges a vocabulary may give per piece, on average.
+const MERGES_PER_PIECE: usize = 8;
 
 /// The tokenizer of the model in `content`, and each token's bytes.
 pub(super) fn from_gguf(content: &Content) -> Result<(Tokenizer, Vec<Vec<u8>>), LocalError> {
     let pieces = strings(content, "tokenizer.ggml.tokens")?;
     let types = token_types(content, pieces.len());
     let scores = scores(content, pieces.len())?;
-    let space_prefix = match content.metadata.get("tokenizer.ggml.add_space_prefix") {
-        Some(Value::Bool(add)) => *add,
-        _ => true,
-    };
+    let space_prefix = boolean(content, "tokenizer.ggml.add_space_prefix").unwrap_or(true);
     let ids: HashMap<&str, u32> =
         pieces.iter().enumerate().map(|(id, piece)| (piece.as_str(), id as u32)).collect();
     let merges = merges(&pieces, &types, &scores, &ids);
+    if merges.len() > MERGES_PER_PIECE * pieces.len().max(1) {
+        return Err(LocalError::Model(format!(
+            "the vocabulary's {} pieces give {} merges: not a SentencePiece vocabulary this engine reads",
+            pieces.len(),
+            merges.len()
+        )));
+    }
     let vocab: tokenizers::models::bpe::Vocab =
         pieces.iter().enumerate().map(|(id, piece)| (piece.clone(), id as u32)).collect();
     let mut builder = BPE::builder().vocab_and_merges(vocab, merges);
@@ -85,17 +101,18 @@ fn scores(content: &Content, count: usize) -> Result<Vec<f32>, LocalError> {
     }
     values
         .iter()
-        .map(|v| match v {
-            Value::F32(score) => Ok(*score),
-            Value::F64(score) => Ok(*score as f32),
-            _ => Err(LocalError::Model("`tokenizer.ggml.scores` holds a non-number".into())),
+        .map(|v| {
+            as_float(v).ok_or_else(|| {
+                LocalError::Model("`tokenizer.ggml.scores` holds a non-number".into())
+            })
         })
         .collect()
 }
 
-/// Every cut of a normal piece into two pieces, the best-scored pieces' cuts first (ties by
-/// id). The cuts of one piece share its rank in SentencePiece; at most one of them can apply
-/// at a place in the text, so their order among themselves does not matter.
+/// Every cut of a normal piece into two pieces, the best-scored pieces' cuts first (pieces of
+/// equal score by id, where SentencePiece would take the leftmost pair: real vocabularies
+/// score each piece differently). The cuts of one piece share its rank in SentencePiece; at
+/// most one of them can apply at a place in the text, so their order does not matter.
 fn merges(
     pieces: &[String],
     types: &[i32],
@@ -108,6 +125,9 @@ fn merges(
     let mut merges = Vec::new();
     for id in ranked {
         let piece = &pieces[id];
+        if piece.chars().nth(LONGEST_CUT).is_some() {
+            continue;
+        }
         for (cut, _) in piece.char_indices().skip(1) {
             let (left, right) = piece.split_at(cut);
             if ids.contains_key(left) && ids.contains_key(right) {
@@ -154,6 +174,23 @@ mod tests {
             merges,
             [pair("b", "c"), pair("a", "b"), pair("a", "bc"), pair("ab", "c")],
             "bc scores above ab, and abc has two cuts"
+        );
+    }
+
+    #[test]
+    fn pieces_longer_than_the_bound_are_never_cut() {
+        let pieces: Vec<String> = [1, LONGEST_CUT - 1, LONGEST_CUT, LONGEST_CUT + 1]
+            .iter()
+            .map(|&n| "a".repeat(n))
+            .collect();
+        let types = vec![kind::NORMAL; pieces.len()];
+        let ids = pieces.iter().enumerate().map(|(i, p)| (p.as_str(), i as u32)).collect();
+        let merges = merges(&pieces, &types, &[0.0; 4], &ids);
+        let longest = merges.iter().map(|(a, b)| a.len() + b.len()).max();
+        assert_eq!(
+            longest,
+            Some(LONGEST_CUT),
+            "the piece of {LONGEST_CUT} is cut, not the longer one"
         );
     }
 
