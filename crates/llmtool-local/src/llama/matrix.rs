@@ -1,7 +1,8 @@
 //! Weight matrices read from a GGUF file. The formats the kernels take (Q4_0, Q4_1, Q5_0, Q5_1,
 //! Q8_0, Q4_K, Q5_K, Q6_K) are used where they lie in the mapped file, without a copy; every
 //! other format (F32, F16, BF16, Q2_K, Q3_K, …) is dequantized by candle and requantized to
-//! Q8_0 at load.
+//! Q8_0 at load. The layers' Q4_K matrices are regrouped eight rows at a time for the kernels
+//! (`repack.rs`), where the CPU has them.
 
 use std::io::Cursor;
 use std::ops::Range;
@@ -12,8 +13,9 @@ use candle_core::quantized::gguf_file::Content;
 
 use super::blocks::{
     BLOCK, BlockQ4_0, BlockQ4_1, BlockQ4K, BlockQ5_0, BlockQ5_1, BlockQ5K, BlockQ6K, BlockQ8_0,
-    Stored,
+    SUPER, Stored,
 };
+use super::repack::{self, BlockQ4Kx8, ROWS};
 use crate::LocalError;
 use crate::model::FileBytes;
 
@@ -28,6 +30,8 @@ pub(crate) enum Format {
     Q4K,
     Q5K,
     Q6K,
+    /// Q4_K rows regrouped eight at a time ([`BlockQ4Kx8`]).
+    Q4KRows8,
 }
 
 impl Format {
@@ -60,6 +64,7 @@ impl Format {
             Format::Q4K => of::<BlockQ4K>(),
             Format::Q5K => of::<BlockQ5K>(),
             Format::Q6K => of::<BlockQ6K>(),
+            Format::Q4KRows8 => of::<BlockQ4Kx8>(),
         }
     }
 }
@@ -106,6 +111,14 @@ impl Matrix {
     /// Dequantizes row `row` into `out` (`cols` values).
     pub(crate) fn row(&self, mut row: usize, out: &mut [f32]) {
         for part in &self.parts {
+            if row < part.rows && part.format == Format::Q4KRows8 {
+                let per_row = self.cols / SUPER;
+                let group = &part.blocks::<BlockQ4Kx8>()[row / ROWS * per_row..][..per_row];
+                for (block, out) in group.iter().zip(out.chunks_exact_mut(SUPER)) {
+                    block.dequantize_row(row % ROWS, out);
+                }
+                return;
+            }
             if row < part.rows {
                 let (values, size) = part.format.block();
                 let per_row = self.cols / values * size;
@@ -126,6 +139,25 @@ impl Matrix {
             cols: parts.first().map_or(0, |m| m.cols),
             parts: parts.into_iter().flat_map(|m| m.parts).collect(),
         }
+    }
+
+    /// The matrix with its Q4_K parts of whole groups of eight rows regrouped for the kernels
+    /// (a copy of those parts; the others stay where they are).
+    pub(crate) fn regrouped(self) -> Matrix {
+        let per_row = self.cols / SUPER;
+        let parts = self
+            .parts
+            .into_iter()
+            .map(|part| {
+                if part.format != Format::Q4K || part.rows % ROWS != 0 || per_row == 0 {
+                    return part;
+                }
+                let grouped = repack::regroup(part.blocks::<BlockQ4K>(), per_row);
+                let bytes: &[u8] = bytemuck::cast_slice(&grouped);
+                Part { rows: part.rows, format: Format::Q4KRows8, data: Data::Own(bytes.into()) }
+            })
+            .collect();
+        Matrix { parts, ..self }
     }
 
     /// The parts that hold rows `rows`, each with the range of its own rows and where they
@@ -152,7 +184,8 @@ pub(crate) struct Span<'a> {
     pub at: usize,
 }
 
-/// Dequantizes `bytes`, whole blocks of `format`, into `out`.
+/// Dequantizes `bytes`, whole blocks of `format`, into `out` (rows regrouped by eight: each
+/// block's eight rows in turn).
 pub(crate) fn dequantize(format: Format, bytes: &[u8], out: &mut [f32]) {
     fn each<B: Stored>(bytes: &[u8], out: &mut [f32]) {
         let blocks: &[B] = bytemuck::cast_slice(bytes);
@@ -169,6 +202,7 @@ pub(crate) fn dequantize(format: Format, bytes: &[u8], out: &mut [f32]) {
         Format::Q4K => each::<BlockQ4K>(bytes, out),
         Format::Q5K => each::<BlockQ5K>(bytes, out),
         Format::Q6K => each::<BlockQ6K>(bytes, out),
+        Format::Q4KRows8 => each::<BlockQ4Kx8>(bytes, out),
     }
 }
 

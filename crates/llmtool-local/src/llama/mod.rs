@@ -13,6 +13,7 @@ mod blocks;
 mod config;
 mod kernels;
 mod matrix;
+mod repack;
 
 use candle_core::quantized::gguf_file::Content;
 use rayon::prelude::*;
@@ -355,19 +356,23 @@ fn load_layer(tensors: &Tensors<'_>, config: &Config, i: usize) -> Result<Layer,
     };
     let hidden = gate_up.rows / 2;
     let gemma = config.architecture.is_gemma();
+    // Q4_K rows regrouped by eight where the kernels are faster so (a copy of those matrices).
+    let regrouped = |matrix: Matrix| {
+        if kernels::prefer_regrouped() { matrix.regrouped() } else { matrix }
+    };
     let post_norm = |short: &str| {
         if gemma { vector(tensors, &name(short), dim).map(Some) } else { Ok(None) }
     };
     Ok(Layer {
         attention_norm: vector(tensors, &name("attn_norm"), dim)?,
-        qkv,
+        qkv: regrouped(qkv),
         qkv_bias,
         qk_norms,
-        attention_output: matrix("attn_output", dim, q_dim)?,
+        attention_output: regrouped(matrix("attn_output", dim, q_dim)?),
         post_attention_norm: post_norm("post_attention_norm")?,
         ffn_norm: vector(tensors, &name("ffn_norm"), dim)?,
-        gate_up,
-        down: matrix("ffn_down", dim, hidden)?,
+        gate_up: regrouped(gate_up),
+        down: regrouped(matrix("ffn_down", dim, hidden)?),
         post_ffn_norm: post_norm("post_ffw_norm")?,
     })
 }
@@ -394,7 +399,8 @@ pub(crate) struct Segment<'a> {
 fn multiply(weights: &Matrix, xs: Quantized<'_>, out: &mut Vec<f32>) {
     let (rows, count) = (weights.rows, xs.tokens());
     let threads = rayon::current_num_threads();
-    let chunk = rows.div_ceil(threads * 4).max(16);
+    // Whole groups of eight rows, so that no regrouped Q4_K group is split between threads.
+    let chunk = rows.div_ceil(threads * 4).max(16).next_multiple_of(8);
     out.clear();
     out.resize(rows * count, 0.0);
     if count == 1 {

@@ -30,7 +30,8 @@ fn random_matrix(format: Format, rows: usize, cols: usize, seed: u32) -> Matrix 
     let mut bytes: Vec<u8> = (0..blocks * size).map(|_| numbers.next() as u8).collect();
     let scales: &[usize] = match format {
         Format::Q4_0 | Format::Q5_0 | Format::Q8_0 => &[0],
-        Format::Q4_1 | Format::Q5_1 | Format::Q4K | Format::Q5K => &[0, 2],
+        // Q4KRows8 is made by regrouping a Q4_K matrix, never written as bytes.
+        Format::Q4_1 | Format::Q5_1 | Format::Q4K | Format::Q5K | Format::Q4KRows8 => &[0, 2],
         Format::Q6K => &[208],
     };
     for block in bytes.chunks_exact_mut(size) {
@@ -154,5 +155,34 @@ fn a_stacked_matrix_of_mixed_formats_multiplies_across_its_parts() {
     multiply(&stacked, 2..8, xs.all(), &mut part);
     for t in 0..n {
         assert_eq!(part[t * 6..t * 6 + 6], out[t * 9 + 2..t * 9 + 8]);
+    }
+}
+
+#[test]
+fn q4k_rows_regrouped_by_eight_multiply_as_the_rows_they_came_from() {
+    let (rows, cols) = (24, 512);
+    let weights = random_matrix(Format::Q4K, rows, cols, 11);
+    let regrouped = weights.clone().regrouped();
+    assert_eq!(regrouped.parts[0].format, Format::Q4KRows8);
+    let (mut theirs, mut ours) = (vec![0.0; cols], vec![0.0; cols]);
+    for row in [0, 7, 8, 23] {
+        weights.row(row, &mut theirs);
+        regrouped.row(row, &mut ours);
+        assert_eq!(ours, theirs, "row {row}");
+    }
+    // One token, then two pairs and one (the kernel takes tokens two at a time); all the rows,
+    // then a range that cuts a group at both ends.
+    for n in [1, 5] {
+        let xs = activations(cols, n, 13);
+        for range in [0..rows, 3..21] {
+            let width = range.len();
+            let mut expected = vec![0.0; width * n];
+            multiply(&weights, range.clone(), xs.all(), &mut expected);
+            for (name, run) in [("dispatched", multiply as Multiply), ("portable", portable)] {
+                let mut out = vec![0.0; width * n];
+                run(&regrouped, range.clone(), xs.all(), &mut out);
+                assert_close(&out, &expected, 1e-4, &format!("{name}, {n} tokens, rows {range:?}"));
+            }
+        }
     }
 }
