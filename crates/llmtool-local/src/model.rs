@@ -215,6 +215,28 @@ pub fn read_gguf(path: &Path) -> Result<FileBytes, LocalError> {
     map(&file).map(|map| FileBytes(Arc::new(map))).map_err(|e| crate::store::io_error(path, e))
 }
 
+impl FileBytes {
+    /// Tells the system that this process no longer reads the pages wholly inside `range`
+    /// (a matrix copied at load): they leave its resident memory, stay in the page cache for
+    /// other readers, and would be read from the file again if touched.
+    pub(crate) fn forget(&self, range: std::ops::Range<usize>) {
+        const PAGE: usize = 4096;
+        let (start, end) = (range.start.next_multiple_of(PAGE), range.end / PAGE * PAGE);
+        if start < end && end <= self.len() {
+            forget_pages(&self.0, start, end - start);
+        }
+    }
+}
+
+#[allow(unsafe_code, reason = "madvise with MADV_DONTNEED is unsafe in memmap2's terms")]
+fn forget_pages(map: &memmap2::Mmap, offset: usize, len: usize) {
+    // SAFETY: the mapping is a shared, read-only one of a file: dropping its pages cannot zero
+    // or change them (that is what makes MADV_DONTNEED unsafe for private or anonymous
+    // memory); a later read faults the same bytes back in from the file. The advice is only a
+    // saving, so a refusal is ignored.
+    let _ = unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, offset, len) };
+}
+
 /// Maps `file` (a regular file, checked on this handle) read-only.
 #[allow(unsafe_code, reason = "memory-mapping a file is unsafe in Rust's terms")]
 fn map(file: &std::fs::File) -> std::io::Result<memmap2::Mmap> {

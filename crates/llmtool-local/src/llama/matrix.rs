@@ -142,7 +142,8 @@ impl Matrix {
     }
 
     /// The matrix with its Q4_K parts of whole groups of eight rows regrouped for the kernels
-    /// (a copy of those parts; the others stay where they are).
+    /// (a copy of those parts, whose pages in the mapped file are then let go; the others stay
+    /// where they are).
     pub(crate) fn regrouped(self) -> Matrix {
         let per_row = self.cols / SUPER;
         let parts = self
@@ -153,6 +154,9 @@ impl Matrix {
                     return part;
                 }
                 let grouped = repack::regroup(part.blocks::<BlockQ4K>(), per_row);
+                if let Data::InFile { file, range } = &part.data {
+                    file.forget(range.clone());
+                }
                 let bytes: &[u8] = bytemuck::cast_slice(&grouped);
                 Part { rows: part.rows, format: Format::Q4KRows8, data: Data::Own(bytes.into()) }
             })
