@@ -15,7 +15,7 @@ use std::arch::x86_64::{
     _mm256_set_m128i, _mm256_set1_epi8, _mm256_set1_epi16, _mm256_set1_epi32, _mm256_set1_epi64x,
     _mm256_set1_ps, _mm256_setr_epi8, _mm256_setzero_ps, _mm256_setzero_si256, _mm256_shuffle_epi8,
     _mm256_sign_epi8, _mm256_slli_epi16, _mm256_slli_epi32, _mm256_srl_epi16, _mm256_srli_epi16,
-    _mm256_storeu_ps, _mm256_sub_epi16, _mm256_sub_ps,
+    _mm256_storeu_ps, _mm256_sub_epi32, _mm256_sub_ps,
 };
 
 use super::{
@@ -466,8 +466,7 @@ fn dot_q5k(row: &[BlockQ5K], x: &[BlockQ8K]) -> f32 {
 
 #[target_feature(enable = "avx2,fma,f16c")]
 fn dot_q6k(row: &[BlockQ6K], x: &[BlockQ8K]) -> f32 {
-    let (low_nibble, two_bits, thirty_two) =
-        (_mm256_set1_epi8(0x0F), _mm256_set1_epi8(3), _mm256_set1_epi8(32));
+    let (low_nibble, two_bits) = (_mm256_set1_epi8(0x0F), _mm256_set1_epi8(3));
     let mut acc = _mm256_setzero_ps();
     for (i, (w, y)) in row.iter().zip(x).enumerate() {
         prefetch(row, i);
@@ -495,12 +494,9 @@ fn dot_q6k(row: &[BlockQ6K], x: &[BlockQ8K]) -> f32 {
                 let shift = _mm_cvtsi32_si128(i32::try_from(2 * run).unwrap_or_default());
                 let high = _mm256_and_si256(_mm256_srl_epi16(qh, shift), two_bits);
                 let codes = _mm256_or_si256(low, _mm256_slli_epi16::<4>(high));
-                let activations = codes_at(y, 32 * k);
-                // Σ (code − 32) × y as Σ code × y − Σ 32 × y, each pair of values in 16 bits.
-                let pairs = _mm256_sub_epi16(
-                    _mm256_maddubs_epi16(codes, activations),
-                    _mm256_maddubs_epi16(thirty_two, activations),
-                );
+                // Σ code × y, each pair of values in 16 bits (the 32 the codes are offset by is
+                // taken off once per block, below).
+                let pairs = _mm256_maddubs_epi16(codes, codes_at(y, 32 * k));
                 // The first 16 values take scale 2k, the next 16 scale 2k + 1.
                 let k = k as u8;
                 let pick = _mm_set_epi64x(
@@ -511,6 +507,11 @@ fn dot_q6k(row: &[BlockQ6K], x: &[BlockQ8K]) -> f32 {
                 runs = _mm256_add_epi32(runs, _mm256_madd_epi16(pairs, scales));
             }
         }
+        // Σ scale × 32 × Σ y over the sixteen runs of 16: the codes' offset, in 8 lanes.
+        // SAFETY: reads exactly the 16 two-byte sums (an unaligned load).
+        let run_sums = unsafe { _mm256_loadu_si256(y.sums.as_ptr().cast()) };
+        let offsets = _mm256_madd_epi16(_mm256_cvtepi8_epi16(all_scales), run_sums);
+        let runs = _mm256_sub_epi32(runs, _mm256_slli_epi32::<5>(offsets));
         acc = _mm256_fmadd_ps(_mm256_set1_ps(half(w.d) * y.d), float(runs), acc);
     }
     sum(acc)
