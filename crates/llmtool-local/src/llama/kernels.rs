@@ -150,6 +150,40 @@ fn each_product<W: Stored, X: Activation>(
     }
 }
 
+/// As [`each_product`], two tokens at a time through `two` (which unpacks each weight block
+/// once for both), the last odd one through `one`.
+#[allow(
+    clippy::inline_always,
+    reason = "inlined into each caller, so that the dot products compile with its CPU features"
+)]
+#[inline(always)]
+fn each_product_paired<W: Stored, X: Activation>(
+    blocks: &[W],
+    xs: &[X],
+    rows: Range<usize>,
+    target: &Target<'_>,
+    out: &mut [f32],
+    one: impl Fn(&[W], &[X]) -> f32,
+    two: impl Fn(&[W], [&[X]; 2]) -> [f32; 2],
+) {
+    let (per_row, per_token) = (target.xs.width / W::VALUES, target.xs.width / X::VALUES);
+    let weights = &blocks[rows.start * per_row..rows.end * per_row];
+    let tokens = xs.len() / per_token;
+    let token = |t: usize| &xs[t * per_token..(t + 1) * per_token];
+    for (i, row) in weights.chunks_exact(per_row).enumerate() {
+        let at = |t: usize| t * target.width + target.at + i;
+        let mut t = 0;
+        while t + 2 <= tokens {
+            let [first, second] = two(row, [token(t), token(t + 1)]);
+            (out[at(t)], out[at(t + 1)]) = (first, second);
+            t += 2;
+        }
+        if t < tokens {
+            out[at(t)] = one(row, token(t));
+        }
+    }
+}
+
 /// A row's product through its dequantized values: the portable way for the formats without
 /// an integer kernel of their own here.
 fn dequantized<W: Stored, X: Activation>(row: &[W], x: &[X]) -> f32 {

@@ -20,7 +20,7 @@ use std::arch::x86_64::{
 
 use super::{
     BlockQ4_0, BlockQ4_1, BlockQ4K, BlockQ4Kx8, BlockQ5_0, BlockQ5_1, BlockQ5K, BlockQ6K, BlockQ8,
-    BlockQ8_0, BlockQ8K, Format, Part, ROWS, Range, Target, each_product,
+    BlockQ8_0, BlockQ8K, Format, Part, ROWS, Range, Target, each_product, each_product_paired,
 };
 #[cfg(test)]
 use crate::llama::blocks::scale_and_min;
@@ -39,21 +39,51 @@ pub(super) fn multiply(part: &Part, rows: Range<usize>, target: &Target<'_>, out
     let (xs, supers) = (target.xs.blocks, target.xs.supers);
     let weights = part;
     match part.format {
-        Format::Q4_0 => {
-            each_product(weights.blocks(), xs, rows, target, out, |w, x| dot_q4_0(w, x))
-        }
-        Format::Q4_1 => {
-            each_product(weights.blocks(), xs, rows, target, out, |w, x| dot_q4_1(w, x))
-        }
-        Format::Q5_0 => {
-            each_product(weights.blocks(), xs, rows, target, out, |w, x| dot_q5_0(w, x))
-        }
-        Format::Q5_1 => {
-            each_product(weights.blocks(), xs, rows, target, out, |w, x| dot_q5_1(w, x))
-        }
-        Format::Q8_0 => {
-            each_product(weights.blocks(), xs, rows, target, out, |w, x| dot_q8_0(w, x))
-        }
+        Format::Q4_0 => each_product_paired(
+            weights.blocks(),
+            xs,
+            rows,
+            target,
+            out,
+            |w, x| dot_q4_0(w, [x])[0],
+            |w, xs| dot_q4_0(w, xs),
+        ),
+        Format::Q4_1 => each_product_paired(
+            weights.blocks(),
+            xs,
+            rows,
+            target,
+            out,
+            |w, x| dot_q4_1(w, [x])[0],
+            |w, xs| dot_q4_1(w, xs),
+        ),
+        Format::Q5_0 => each_product_paired(
+            weights.blocks(),
+            xs,
+            rows,
+            target,
+            out,
+            |w, x| dot_q5_0(w, [x])[0],
+            |w, xs| dot_q5_0(w, xs),
+        ),
+        Format::Q5_1 => each_product_paired(
+            weights.blocks(),
+            xs,
+            rows,
+            target,
+            out,
+            |w, x| dot_q5_1(w, [x])[0],
+            |w, xs| dot_q5_1(w, xs),
+        ),
+        Format::Q8_0 => each_product_paired(
+            weights.blocks(),
+            xs,
+            rows,
+            target,
+            out,
+            |w, x| dot_q8_0(w, [x])[0],
+            |w, xs| dot_q8_0(w, xs),
+        ),
         Format::Q4K => {
             each_product(weights.blocks(), supers, rows, target, out, |w, x| dot_q4k(w, x))
         }
@@ -246,73 +276,64 @@ fn signed_products(codes: __m256i, y: &[i8; 32]) -> __m256i {
     )
 }
 
+/// A row of 32-value blocks times `N` tokens' activations: each block's codes are unpacked
+/// once (`codes`, with whether they are signed) for all the tokens, and its scale read once;
+/// `offset(w, x)` is what a block adds beyond its codes' products (for the formats whose
+/// codes are offset or have a minimum).
 #[target_feature(enable = "avx2,fma,f16c")]
-fn dot_q4_0(row: &[BlockQ4_0], x: &[BlockQ8]) -> f32 {
-    let mut acc = _mm256_setzero_ps();
-    let mut offsets = 0.0f32;
-    for (i, (w, x)) in row.iter().zip(x).enumerate() {
+fn dot_blocks<W, const N: usize>(
+    row: &[W],
+    xs: [&[BlockQ8]; N],
+    scale: impl Fn(&W) -> f32,
+    codes: impl Fn(&W) -> (__m256i, bool),
+    offset: impl Fn(&W, &BlockQ8) -> f32,
+) -> [f32; N] {
+    let mut acc = [_mm256_setzero_ps(); N];
+    let mut offsets = [0.0f32; N];
+    for (i, w) in row.iter().enumerate() {
         prefetch(row, i);
-        let d = half(w.d);
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(d * x.d), float(products(nibbles(&w.qs), &x.qs)), acc);
-        offsets -= 8.0 * d * x.sum;
+        let d = scale(w);
+        let (codes, signed) = codes(w);
+        for t in 0..N {
+            let x = &xs[t][i];
+            let products =
+                if signed { signed_products(codes, &x.qs) } else { products(codes, &x.qs) };
+            acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(d * x.d), float(products), acc[t]);
+            offsets[t] += offset(w, x);
+        }
     }
-    sum(acc) + offsets
+    std::array::from_fn(|t| sum(acc[t]) + offsets[t])
 }
 
 #[target_feature(enable = "avx2,fma,f16c")]
-fn dot_q4_1(row: &[BlockQ4_1], x: &[BlockQ8]) -> f32 {
-    let mut acc = _mm256_setzero_ps();
-    let mut offsets = 0.0f32;
-    for (i, (w, x)) in row.iter().zip(x).enumerate() {
-        prefetch(row, i);
-        let scale = _mm256_set1_ps(half(w.d) * x.d);
-        acc = _mm256_fmadd_ps(scale, float(products(nibbles(&w.qs), &x.qs)), acc);
-        offsets += half(w.m) * x.sum;
-    }
-    sum(acc) + offsets
+fn dot_q4_0<const N: usize>(row: &[BlockQ4_0], xs: [&[BlockQ8]; N]) -> [f32; N] {
+    let codes = |w: &BlockQ4_0| (nibbles(&w.qs), false);
+    dot_blocks(row, xs, |w| half(w.d), codes, |w, x| -8.0 * half(w.d) * x.sum)
 }
 
 #[target_feature(enable = "avx2,fma,f16c")]
-fn dot_q5_0(row: &[BlockQ5_0], x: &[BlockQ8]) -> f32 {
-    let mut acc = _mm256_setzero_ps();
-    let mut offsets = 0.0f32;
-    for (i, (w, x)) in row.iter().zip(x).enumerate() {
-        prefetch(row, i);
-        let d = half(w.d);
-        let codes = _mm256_or_si256(nibbles(&w.qs), fifth_bits(w.qh));
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(d * x.d), float(products(codes, &x.qs)), acc);
-        offsets -= 16.0 * d * x.sum;
-    }
-    sum(acc) + offsets
+fn dot_q4_1<const N: usize>(row: &[BlockQ4_1], xs: [&[BlockQ8]; N]) -> [f32; N] {
+    let codes = |w: &BlockQ4_1| (nibbles(&w.qs), false);
+    dot_blocks(row, xs, |w| half(w.d), codes, |w, x| half(w.m) * x.sum)
 }
 
 #[target_feature(enable = "avx2,fma,f16c")]
-fn dot_q5_1(row: &[BlockQ5_1], x: &[BlockQ8]) -> f32 {
-    let mut acc = _mm256_setzero_ps();
-    let mut offsets = 0.0f32;
-    for (i, (w, x)) in row.iter().zip(x).enumerate() {
-        prefetch(row, i);
-        let codes = _mm256_or_si256(nibbles(&w.qs), fifth_bits(w.qh));
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(half(w.d) * x.d), float(products(codes, &x.qs)), acc);
-        offsets += half(w.m) * x.sum;
-    }
-    sum(acc) + offsets
+fn dot_q5_0<const N: usize>(row: &[BlockQ5_0], xs: [&[BlockQ8]; N]) -> [f32; N] {
+    let codes = |w: &BlockQ5_0| (_mm256_or_si256(nibbles(&w.qs), fifth_bits(w.qh)), false);
+    dot_blocks(row, xs, |w| half(w.d), codes, |w, x| -16.0 * half(w.d) * x.sum)
 }
 
 #[target_feature(enable = "avx2,fma,f16c")]
-fn dot_q8_0(row: &[BlockQ8_0], x: &[BlockQ8]) -> f32 {
-    let mut acc = _mm256_setzero_ps();
-    for (i, (w, x)) in row.iter().zip(x).enumerate() {
-        prefetch(row, i);
-        // SAFETY: reads exactly the 32-byte array (an unaligned load).
-        let codes = unsafe { _mm256_loadu_si256(w.qs.as_ptr().cast()) };
-        acc = _mm256_fmadd_ps(
-            _mm256_set1_ps(half(w.d) * x.d),
-            float(signed_products(codes, &x.qs)),
-            acc,
-        );
-    }
-    sum(acc)
+fn dot_q5_1<const N: usize>(row: &[BlockQ5_1], xs: [&[BlockQ8]; N]) -> [f32; N] {
+    let codes = |w: &BlockQ5_1| (_mm256_or_si256(nibbles(&w.qs), fifth_bits(w.qh)), false);
+    dot_blocks(row, xs, |w| half(w.d), codes, |w, x| half(w.m) * x.sum)
+}
+
+#[target_feature(enable = "avx2,fma,f16c")]
+fn dot_q8_0<const N: usize>(row: &[BlockQ8_0], xs: [&[BlockQ8]; N]) -> [f32; N] {
+    // SAFETY: reads exactly the 32-byte array (an unaligned load).
+    let codes = |w: &BlockQ8_0| (unsafe { _mm256_loadu_si256(w.qs.as_ptr().cast()) }, true);
+    dot_blocks(row, xs, |w| half(w.d), codes, |_, _| 0.0)
 }
 
 /// The eight 6-bit scales and minimums of a Q4_K or Q5_K block, unpacked four at a time in
