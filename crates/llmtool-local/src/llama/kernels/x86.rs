@@ -90,9 +90,15 @@ pub(super) fn multiply(part: &Part, rows: Range<usize>, target: &Target<'_>, out
         Format::Q5K => {
             each_product(weights.blocks(), supers, rows, target, out, |w, x| dot_q5k(w, x))
         }
-        Format::Q6K => {
-            each_product(weights.blocks(), supers, rows, target, out, |w, x| dot_q6k(w, x))
-        }
+        Format::Q6K => each_product_paired(
+            weights.blocks(),
+            supers,
+            rows,
+            target,
+            out,
+            |w, x| dot_q6k(w, [x])[0],
+            |w, xs| dot_q6k(w, xs),
+        ),
         Format::Q4KRows8 => regrouped(weights.blocks(), rows, target, out),
     }
 }
@@ -486,14 +492,14 @@ fn dot_q5k(row: &[BlockQ5K], x: &[BlockQ8K]) -> f32 {
 }
 
 #[target_feature(enable = "avx2,fma,f16c")]
-fn dot_q6k(row: &[BlockQ6K], x: &[BlockQ8K]) -> f32 {
+fn dot_q6k<const N: usize>(row: &[BlockQ6K], xs: [&[BlockQ8K]; N]) -> [f32; N] {
     let (low_nibble, two_bits) = (_mm256_set1_epi8(0x0F), _mm256_set1_epi8(3));
-    let mut acc = _mm256_setzero_ps();
-    for (i, (w, y)) in row.iter().zip(x).enumerate() {
+    let mut acc = [_mm256_setzero_ps(); N];
+    for (i, w) in row.iter().enumerate() {
         prefetch(row, i);
         // SAFETY: reads exactly the 16 one-byte scales (an unaligned load).
         let all_scales = unsafe { _mm_loadu_si128(w.scales.as_ptr().cast()) };
-        let mut runs = _mm256_setzero_si256();
+        let mut runs = [_mm256_setzero_si256(); N];
         for half_block in 0..2 {
             // SAFETY: each load reads 32 bytes inside its array (unaligned loads).
             let (ql, qh) = unsafe {
@@ -515,27 +521,31 @@ fn dot_q6k(row: &[BlockQ6K], x: &[BlockQ8K]) -> f32 {
                 let shift = _mm_cvtsi32_si128(i32::try_from(2 * run).unwrap_or_default());
                 let high = _mm256_and_si256(_mm256_srl_epi16(qh, shift), two_bits);
                 let codes = _mm256_or_si256(low, _mm256_slli_epi16::<4>(high));
-                // Σ code × y, each pair of values in 16 bits (the 32 the codes are offset by is
-                // taken off once per block, below).
-                let pairs = _mm256_maddubs_epi16(codes, codes_at(y, 32 * k));
                 // The first 16 values take scale 2k, the next 16 scale 2k + 1.
-                let k = k as u8;
                 let pick = _mm_set_epi64x(
-                    i64::from_le_bytes([2 * k + 1; 8]),
-                    i64::from_le_bytes([2 * k; 8]),
+                    i64::from_le_bytes([2 * k as u8 + 1; 8]),
+                    i64::from_le_bytes([2 * k as u8; 8]),
                 );
                 let scales = _mm256_cvtepi8_epi16(_mm_shuffle_epi8(all_scales, pick));
-                runs = _mm256_add_epi32(runs, _mm256_madd_epi16(pairs, scales));
+                for (runs, y) in runs.iter_mut().zip(&xs) {
+                    // Σ code × y, each pair of values in 16 bits (the 32 the codes are offset
+                    // by is taken off once per block, below).
+                    let pairs = _mm256_maddubs_epi16(codes, codes_at(&y[i], 32 * k));
+                    *runs = _mm256_add_epi32(*runs, _mm256_madd_epi16(pairs, scales));
+                }
             }
         }
-        // Σ scale × 32 × Σ y over the sixteen runs of 16: the codes' offset, in 8 lanes.
-        // SAFETY: reads exactly the 16 two-byte sums (an unaligned load).
-        let run_sums = unsafe { _mm256_loadu_si256(y.sums.as_ptr().cast()) };
-        let offsets = _mm256_madd_epi16(_mm256_cvtepi8_epi16(all_scales), run_sums);
-        let runs = _mm256_sub_epi32(runs, _mm256_slli_epi32::<5>(offsets));
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(half(w.d) * y.d), float(runs), acc);
+        for ((acc, runs), y) in acc.iter_mut().zip(runs).zip(&xs) {
+            let y = &y[i];
+            // Σ scale × 32 × Σ y over the sixteen runs of 16: the codes' offset, in 8 lanes.
+            // SAFETY: reads exactly the 16 two-byte sums (an unaligned load).
+            let run_sums = unsafe { _mm256_loadu_si256(y.sums.as_ptr().cast()) };
+            let offsets = _mm256_madd_epi16(_mm256_cvtepi8_epi16(all_scales), run_sums);
+            let runs = _mm256_sub_epi32(runs, _mm256_slli_epi32::<5>(offsets));
+            *acc = _mm256_fmadd_ps(_mm256_set1_ps(half(w.d) * y.d), float(runs), *acc);
+        }
     }
-    sum(acc)
+    acc.map(|acc| sum(acc))
 }
 
 /// Asks for the bytes `PREFETCH_DISTANCE` past block `i` of `row` (the rows of a matrix
