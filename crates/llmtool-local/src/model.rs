@@ -220,6 +220,9 @@ impl FileBytes {
     /// (a matrix copied at load): they leave its resident memory, stay in the page cache for
     /// other readers, and would be read from the file again if touched.
     pub(crate) fn forget(&self, range: std::ops::Range<usize>) {
+        // Rounded inward to 4 KiB pages. Where pages are larger the system rounds the start
+        // down, which may let go a neighbouring tensor's first page: that only costs reading it
+        // from the page cache again.
         const PAGE: usize = 4096;
         let (start, end) = (range.start.next_multiple_of(PAGE), range.end / PAGE * PAGE);
         if start < end && end <= self.len() {
@@ -228,14 +231,21 @@ impl FileBytes {
     }
 }
 
+#[cfg(unix)]
 #[allow(unsafe_code, reason = "madvise with MADV_DONTNEED is unsafe in memmap2's terms")]
 fn forget_pages(map: &memmap2::Mmap, offset: usize, len: usize) {
-    // SAFETY: the mapping is a shared, read-only one of a file: dropping its pages cannot zero
-    // or change them (that is what makes MADV_DONTNEED unsafe for private or anonymous
-    // memory); a later read faults the same bytes back in from the file. The advice is only a
-    // saving, so a refusal is ignored.
+    // SAFETY: `map` is the shared, read-only mapping of a file that `map()` makes (the only
+    // way a `FileBytes` is built): dropping its pages cannot zero or change them (that is what
+    // makes MADV_DONTNEED unsafe for private or anonymous memory), and a later read, through
+    // any slice still borrowed from them, faults the file's bytes back in. Those are the same
+    // bytes as long as the file is not rewritten in place, which `map()`'s safety note already
+    // relies on. The advice is only a saving, so a refusal is ignored.
     let _ = unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, offset, len) };
 }
+
+/// Elsewhere the pages stay: the copy then adds to the resident memory.
+#[cfg(not(unix))]
+fn forget_pages(_map: &memmap2::Mmap, _offset: usize, _len: usize) {}
 
 /// Maps `file` (a regular file, checked on this handle) read-only.
 #[allow(unsafe_code, reason = "memory-mapping a file is unsafe in Rust's terms")]

@@ -399,7 +399,10 @@ pub(crate) struct Segment<'a> {
 fn multiply(weights: &Matrix, xs: Quantized<'_>, out: &mut Vec<f32>) {
     let (rows, count) = (weights.rows, xs.tokens());
     let threads = rayon::current_num_threads();
-    // Whole groups of eight rows, so that no regrouped Q4_K group is split between threads.
+    // Chunks of whole groups of eight rows, so that a regrouped group is not split between
+    // threads (where a stacked matrix's earlier parts are all multiples of eight rows long,
+    // as in real models; otherwise a group at a chunk's edge is computed by both threads,
+    // each writing only its rows).
     let chunk = rows.div_ceil(threads * 4).max(16).next_multiple_of(8);
     out.clear();
     out.resize(rows * count, 0.0);

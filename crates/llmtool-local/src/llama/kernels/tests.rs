@@ -186,3 +186,58 @@ fn q4k_rows_regrouped_by_eight_multiply_as_the_rows_they_came_from() {
         }
     }
 }
+
+#[test]
+fn products_at_their_largest_sums_do_not_overflow() {
+    // Every code 15 (Q4_K, regrouped) or 63 (Q6_K, row by row), every scale and minimum at its
+    // largest, activations all ±1 (codes ±127), one token and a pair: the 16-bit sums at their
+    // limit.
+    let (rows, cols) = (8, 256);
+    for format in [Format::Q4K, Format::Q6K] {
+        let (values, size) = format.block();
+        let mut bytes = vec![0xFF; rows * cols / values * size];
+        for block in bytes.chunks_exact_mut(size) {
+            let at = if format == Format::Q6K { 208 } else { 0 };
+            block[at..at + 2].copy_from_slice(&f16::from_f32(0.01).to_le_bytes());
+            if format == Format::Q6K {
+                // Signed scales: 127, the largest.
+                block[192..208].fill(0x7F);
+            } else {
+                block[2..4].copy_from_slice(&f16::from_f32(0.01).to_le_bytes());
+            }
+        }
+        let weights = Matrix::of_bytes(format, rows, cols, bytes);
+        for sign in [1.0f32, -1.0] {
+            let mut xs = Activations::default();
+            xs.quantize(&vec![sign; 2 * cols], cols);
+            let expected = reference(&weights, xs.all().blocks);
+            let mut out = vec![0.0; 2 * rows];
+            multiply(&weights.clone().regrouped(), 0..rows, xs.all(), &mut out);
+            let mut first = vec![0.0; rows];
+            multiply(&weights.clone().regrouped(), 0..rows, xs.all().run(0..1), &mut first);
+            assert_close(&first, &expected[..rows], 1e-4, &format!("{format:?}, one token"));
+            assert_close(&out, &expected, 1e-4, &format!("{format:?}, sign {sign}"));
+        }
+    }
+}
+
+#[test]
+fn a_stacked_matrix_regroups_only_its_parts_of_whole_groups() {
+    // Three Q6_K rows (not regrouped), then sixteen Q4_K rows (regrouped) that start at row 3.
+    let cols = 256;
+    let stacked = Matrix::stack(vec![
+        random_matrix(Format::Q6K, 3, cols, 21),
+        random_matrix(Format::Q4K, 16, cols, 22),
+    ]);
+    let regrouped = stacked.clone().regrouped();
+    let formats: Vec<Format> = regrouped.parts.iter().map(|part| part.format).collect();
+    assert_eq!(formats, [Format::Q6K, Format::Q4KRows8]);
+    let xs = activations(cols, 3, 23);
+    for range in [0..19, 2..12] {
+        let mut expected = vec![0.0; range.len() * 3];
+        multiply(&stacked, range.clone(), xs.all(), &mut expected);
+        let mut out = vec![0.0; range.len() * 3];
+        multiply(&regrouped, range.clone(), xs.all(), &mut out);
+        assert_close(&out, &expected, 1e-4, &format!("rows {range:?}"));
+    }
+}
