@@ -37,69 +37,30 @@ pub(super) fn available() -> bool {
 #[target_feature(enable = "avx2,fma,f16c")]
 pub(super) fn multiply(part: &Part, rows: Range<usize>, target: &Target<'_>, out: &mut [f32]) {
     let (xs, supers) = (target.xs.blocks, target.xs.supers);
-    let weights = part;
+    // A format whose kernel takes one token or two (`dot` is generic over the count).
+    macro_rules! paired {
+        ($activations:expr, $dot:ident) => {
+            each_product_paired(
+                part.blocks(),
+                $activations,
+                rows,
+                target,
+                out,
+                |w, x| $dot(w, [x])[0],
+                |w, xs| $dot(w, xs),
+            )
+        };
+    }
     match part.format {
-        Format::Q4_0 => each_product_paired(
-            weights.blocks(),
-            xs,
-            rows,
-            target,
-            out,
-            |w, x| dot_q4_0(w, [x])[0],
-            |w, xs| dot_q4_0(w, xs),
-        ),
-        Format::Q4_1 => each_product_paired(
-            weights.blocks(),
-            xs,
-            rows,
-            target,
-            out,
-            |w, x| dot_q4_1(w, [x])[0],
-            |w, xs| dot_q4_1(w, xs),
-        ),
-        Format::Q5_0 => each_product_paired(
-            weights.blocks(),
-            xs,
-            rows,
-            target,
-            out,
-            |w, x| dot_q5_0(w, [x])[0],
-            |w, xs| dot_q5_0(w, xs),
-        ),
-        Format::Q5_1 => each_product_paired(
-            weights.blocks(),
-            xs,
-            rows,
-            target,
-            out,
-            |w, x| dot_q5_1(w, [x])[0],
-            |w, xs| dot_q5_1(w, xs),
-        ),
-        Format::Q8_0 => each_product_paired(
-            weights.blocks(),
-            xs,
-            rows,
-            target,
-            out,
-            |w, x| dot_q8_0(w, [x])[0],
-            |w, xs| dot_q8_0(w, xs),
-        ),
-        Format::Q4K => {
-            each_product(weights.blocks(), supers, rows, target, out, |w, x| dot_q4k(w, x))
-        }
-        Format::Q5K => {
-            each_product(weights.blocks(), supers, rows, target, out, |w, x| dot_q5k(w, x))
-        }
-        Format::Q6K => each_product_paired(
-            weights.blocks(),
-            supers,
-            rows,
-            target,
-            out,
-            |w, x| dot_q6k(w, [x])[0],
-            |w, xs| dot_q6k(w, xs),
-        ),
-        Format::Q4KRows8 => regrouped(weights.blocks(), rows, target, out),
+        Format::Q4_0 => paired!(xs, dot_q4_0),
+        Format::Q4_1 => paired!(xs, dot_q4_1),
+        Format::Q5_0 => paired!(xs, dot_q5_0),
+        Format::Q5_1 => paired!(xs, dot_q5_1),
+        Format::Q8_0 => paired!(xs, dot_q8_0),
+        Format::Q4K => each_product(part.blocks(), supers, rows, target, out, |w, x| dot_q4k(w, x)),
+        Format::Q5K => each_product(part.blocks(), supers, rows, target, out, |w, x| dot_q5k(w, x)),
+        Format::Q6K => paired!(supers, dot_q6k),
+        Format::Q4KRows8 => regrouped(part.blocks(), rows, target, out),
     }
 }
 
