@@ -353,3 +353,129 @@ fn sliding_layers(
 fn number(content: &Content, key: &str) -> Option<usize> {
     crate::metadata::number(content, key).map(|n| n as usize)
 }
+
+#[cfg(test)]
+mod tests {
+    use candle_core::quantized::gguf_file::VersionedMagic;
+
+    use super::*;
+
+    /// The metadata of a small Gemma 3 model, with `changes` applied.
+    fn gemma3(changes: &[(&str, Value)]) -> Content {
+        let mut metadata: std::collections::HashMap<String, Value> = [
+            ("general.architecture", Value::String("gemma3".into())),
+            ("gemma3.embedding_length", Value::U32(64)),
+            ("gemma3.attention.head_count", Value::U32(4)),
+            ("gemma3.block_count", Value::U32(6)),
+            ("gemma3.attention.sliding_window", Value::U32(5)),
+        ]
+        .into_iter()
+        .map(|(key, value)| (key.to_owned(), value))
+        .collect();
+        for (key, value) in changes {
+            metadata.insert((*key).to_owned(), value.clone());
+        }
+        Content {
+            magic: VersionedMagic::GgufV3,
+            metadata,
+            tensor_infos: std::collections::HashMap::new(),
+            tensor_data_offset: 0,
+        }
+    }
+
+    fn refusal(content: &Content) -> String {
+        match Config::read(content).and_then(|config| config.ropes(content, None).map(|_| ())) {
+            Ok(()) => String::new(),
+            Err(error) => error.to_string(),
+        }
+    }
+
+    #[test]
+    fn gemma3_slides_five_layers_in_six_unless_the_file_says_otherwise() {
+        let config = Config::read(&gemma3(&[])).unwrap();
+        assert_eq!(config.sliding, [true, true, true, true, true, false]);
+        assert_eq!(config.window_of(0), Some(5));
+        assert_eq!(config.window_of(5), None);
+        let period = gemma3(&[("gemma3.attention.sliding_window_pattern", Value::U32(2))]);
+        assert_eq!(Config::read(&period).unwrap().sliding, [true, false, true, false, true, false]);
+        let flags =
+            Value::Array([true, false, false, false, false, true].map(Value::Bool).to_vec());
+        let flagged = gemma3(&[("gemma3.attention.sliding_window_pattern", flags)]);
+        assert_eq!(
+            Config::read(&flagged).unwrap().sliding,
+            [true, false, false, false, false, true]
+        );
+    }
+
+    #[test]
+    fn shapes_and_settings_the_engine_cannot_run_are_refused() {
+        // A window of no positions: Gemma 3 requires a window, Gemma 2 defaults to 4096.
+        let no_window = gemma3(&[("gemma3.attention.sliding_window", Value::U32(0))]);
+        assert!(
+            refusal(&no_window).contains("attention.sliding_window"),
+            "{}",
+            refusal(&no_window)
+        );
+        let mut gemma2 = gemma3(&[]);
+        gemma2.metadata = std::mem::take(&mut gemma2.metadata)
+            .into_iter()
+            .map(|(key, value)| (key.replace("gemma3", "gemma2"), value))
+            .collect();
+        gemma2.metadata.insert("general.architecture".into(), Value::String("gemma2".into()));
+        assert_eq!(refusal(&gemma2), "");
+        gemma2.metadata.insert("gemma2.attention.sliding_window".into(), Value::U32(0));
+        assert!(
+            refusal(&gemma2).contains("a sliding window of no positions"),
+            "{}",
+            refusal(&gemma2)
+        );
+        let short_pattern = gemma3(&[(
+            "gemma3.attention.sliding_window_pattern",
+            Value::Array(vec![Value::Bool(true)]),
+        )]);
+        assert!(refusal(&short_pattern).contains("1 entries for 6 layers"));
+        let yarn = gemma3(&[
+            ("gemma3.rope.scaling.type", Value::String("yarn".into())),
+            ("gemma3.rope.scaling.factor", Value::F32(4.0)),
+        ]);
+        assert!(refusal(&yarn).contains("`yarn` is not supported"), "{}", refusal(&yarn));
+        let content = gemma3(&[]);
+        let config = Config::read(&content).unwrap();
+        let factors = [1.0; 3];
+        let error = config.ropes(&content, Some(&factors)).unwrap_err().to_string();
+        assert!(error.contains("3 rotary frequency factors for 8 rotated pairs"), "{error}");
+        assert_eq!(refusal(&gemma3(&[])), "");
+    }
+
+    #[test]
+    fn a_scaling_type_of_none_leaves_the_frequencies_and_linear_divides_them() {
+        let angle = |scaling: &str| {
+            let content = gemma3(&[
+                ("gemma3.rope.scaling.type", Value::String(scaling.into())),
+                ("gemma3.rope.scaling.factor", Value::F32(8.0)),
+            ]);
+            let config = Config::read(&content).unwrap();
+            let (global, sliding) = config.ropes(&content, None).unwrap();
+            // The first pair turns by the position times its frequency (1 at index 0).
+            let turned = |rope: &Rope| rope.angles(1)[0].1.asin();
+            (turned(&global), sliding.map(|rope| turned(&rope)))
+        };
+        let (linear, linear_sliding) = angle("linear");
+        let (none, none_sliding) = angle("none");
+        assert!((linear - 1.0 / 8.0).abs() < 1e-6, "{linear}");
+        assert!((none - 1.0).abs() < 1e-6, "{none}");
+        // Gemma 3's sliding layers are never scaled.
+        assert_eq!(linear_sliding, none_sliding);
+    }
+
+    #[test]
+    fn longrope_files_keep_to_their_trained_context() {
+        let content = gemma3(&[
+            ("gemma3.context_length", Value::U32(131_072)),
+            ("gemma3.rope.scaling.original_context_length", Value::U32(4096)),
+        ]);
+        let mut config = Config::read(&content).unwrap();
+        config.keep_to_trained_context(&content);
+        assert_eq!(config.context_length, 4096);
+    }
+}
