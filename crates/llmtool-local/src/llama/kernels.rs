@@ -20,7 +20,9 @@ use super::blocks::{
     BlockQ8_0, BlockQ8K, Quantized, SUPER, Stored,
 };
 use super::matrix::{Format, Matrix, Part};
-use super::repack::{BlockQ4Kx8, ROWS};
+use super::repack::{
+    BlockQ4_0x8, BlockQ4_1x8, BlockQ4Kx8, BlockQ5_0x8, BlockQ5_1x8, BlockQ8_0x8, Grouped, ROWS,
+};
 
 /// `out[t × rows.len() + i]` = row `rows.start + i` of `weights` · token `t` of `xs`. The
 /// activations are as wide as the matrix's rows (the loader checks each matrix's columns
@@ -91,34 +93,45 @@ fn multiply_portably(part: &Part, rows: Range<usize>, target: &Target<'_>, out: 
         Format::Q6K => {
             each_product::<BlockQ6K, _>(part.blocks(), supers, rows, target, out, dequantized)
         }
-        Format::Q4KRows8 => regrouped_portably(part.blocks(), rows, target, out),
+        Format::Q4_0Rows8 => regrouped_portably::<BlockQ4_0x8, _>(part, blocks, rows, target, out),
+        Format::Q4_1Rows8 => regrouped_portably::<BlockQ4_1x8, _>(part, blocks, rows, target, out),
+        Format::Q5_0Rows8 => regrouped_portably::<BlockQ5_0x8, _>(part, blocks, rows, target, out),
+        Format::Q5_1Rows8 => regrouped_portably::<BlockQ5_1x8, _>(part, blocks, rows, target, out),
+        Format::Q8_0Rows8 => regrouped_portably::<BlockQ8_0x8, _>(part, blocks, rows, target, out),
+        Format::Q4KRows8 => regrouped_portably::<BlockQ4Kx8, _>(part, supers, rows, target, out),
     }
 }
 
-/// Rows regrouped by eight, each through its dequantized values.
-fn regrouped_portably(
-    blocks: &[BlockQ4Kx8],
+/// Rows regrouped by eight, each through its dequantized values (a block of `G` holds a
+/// block of activations `X` of each of its rows).
+fn regrouped_portably<G: Grouped, X: Activation>(
+    part: &Part,
+    xs: &[X],
     rows: Range<usize>,
     target: &Target<'_>,
     out: &mut [f32],
 ) {
-    let per_row = target.xs.width / SUPER;
+    debug_assert_eq!(<G::Source as Stored>::VALUES, X::VALUES);
+    let blocks: &[G] = part.blocks();
+    let per_row = target.xs.width / X::VALUES;
     let mut values = [0.0f32; SUPER];
+    let values = &mut values[..X::VALUES];
     for (i, row) in rows.enumerate() {
         let group = &blocks[row / ROWS * per_row..][..per_row];
-        for (t, x) in target.xs.supers.chunks_exact(per_row).enumerate() {
+        for (t, x) in xs.chunks_exact(per_row).enumerate() {
             let mut sum = 0.0;
-            for (block, y) in group.iter().zip(x) {
-                block.dequantize_row(row % ROWS, &mut values);
-                let codes: f32 = values.iter().zip(&y.qs).map(|(v, q)| v * f32::from(*q)).sum();
-                sum += codes * y.d;
+            for (block, x) in group.iter().zip(x) {
+                block.dequantize_row(row % ROWS, values);
+                let (codes, d) = x.codes();
+                let dot: f32 = values.iter().zip(codes).map(|(v, q)| v * f32::from(*q)).sum();
+                sum += dot * d;
             }
             out[t * target.width + target.at + i] = sum;
         }
     }
 }
 
-/// Whether the kernels here multiply Q4_K rows faster regrouped by eight (the AVX2 ones do).
+/// Whether the kernels here multiply rows faster regrouped by eight (the AVX2 ones do).
 pub(crate) fn prefer_regrouped() -> bool {
     #[cfg(target_arch = "x86_64")]
     return x86::available();

@@ -1,8 +1,8 @@
 //! Weight matrices read from a GGUF file. The formats the kernels take (Q4_0, Q4_1, Q5_0, Q5_1,
 //! Q8_0, Q4_K, Q5_K, Q6_K) are used where they lie in the mapped file, without a copy; every
 //! other format (F32, F16, BF16, Q2_K, Q3_K, …) is dequantized by candle and requantized to
-//! Q8_0 at load. The layers' Q4_K matrices are regrouped eight rows at a time for the kernels
-//! (`repack.rs`), where the CPU has them.
+//! Q8_0 at load. Where the CPU has the kernels for it, the matrices multiplied are regrouped
+//! eight rows at a time at load (`repack/`).
 
 use std::io::Cursor;
 use std::ops::Range;
@@ -13,9 +13,12 @@ use candle_core::quantized::gguf_file::Content;
 
 use super::blocks::{
     BLOCK, BlockQ4_0, BlockQ4_1, BlockQ4K, BlockQ5_0, BlockQ5_1, BlockQ5K, BlockQ6K, BlockQ8_0,
-    SUPER, Stored,
+    Stored,
 };
-use super::repack::{self, BlockQ4Kx8, ROWS};
+use super::repack::{
+    self, BlockQ4_0x8, BlockQ4_1x8, BlockQ4Kx8, BlockQ5_0x8, BlockQ5_1x8, BlockQ8_0x8, Grouped,
+    ROWS,
+};
 use crate::LocalError;
 use crate::model::FileBytes;
 
@@ -30,7 +33,12 @@ pub(crate) enum Format {
     Q4K,
     Q5K,
     Q6K,
-    /// Q4_K rows regrouped eight at a time ([`BlockQ4Kx8`]).
+    /// Rows regrouped eight at a time (see `repack/`).
+    Q4_0Rows8,
+    Q4_1Rows8,
+    Q5_0Rows8,
+    Q5_1Rows8,
+    Q8_0Rows8,
     Q4KRows8,
 }
 
@@ -64,6 +72,11 @@ impl Format {
             Format::Q4K => of::<BlockQ4K>(),
             Format::Q5K => of::<BlockQ5K>(),
             Format::Q6K => of::<BlockQ6K>(),
+            Format::Q4_0Rows8 => of::<BlockQ4_0x8>(),
+            Format::Q4_1Rows8 => of::<BlockQ4_1x8>(),
+            Format::Q5_0Rows8 => of::<BlockQ5_0x8>(),
+            Format::Q5_1Rows8 => of::<BlockQ5_1x8>(),
+            Format::Q8_0Rows8 => of::<BlockQ8_0x8>(),
             Format::Q4KRows8 => of::<BlockQ4Kx8>(),
         }
     }
@@ -111,22 +124,27 @@ impl Matrix {
     /// Dequantizes row `row` into `out` (`cols` values).
     pub(crate) fn row(&self, mut row: usize, out: &mut [f32]) {
         for part in &self.parts {
-            if row < part.rows && part.format == Format::Q4KRows8 {
-                let per_row = self.cols / SUPER;
-                let group = &part.blocks::<BlockQ4Kx8>()[row / ROWS * per_row..][..per_row];
-                for (block, out) in group.iter().zip(out.chunks_exact_mut(SUPER)) {
-                    block.dequantize_row(row % ROWS, out);
+            if row >= part.rows {
+                row -= part.rows;
+                continue;
+            }
+            let (values, size) = part.format.block();
+            // A regrouped part's group of blocks, each eight rows' `values`.
+            let group = || &part.bytes()[row / ROWS * (self.cols * ROWS / values * size)..];
+            let r = row % ROWS;
+            match part.format {
+                Format::Q4_0Rows8 => row_of_group::<BlockQ4_0x8>(group(), r, out),
+                Format::Q4_1Rows8 => row_of_group::<BlockQ4_1x8>(group(), r, out),
+                Format::Q5_0Rows8 => row_of_group::<BlockQ5_0x8>(group(), r, out),
+                Format::Q5_1Rows8 => row_of_group::<BlockQ5_1x8>(group(), r, out),
+                Format::Q8_0Rows8 => row_of_group::<BlockQ8_0x8>(group(), r, out),
+                Format::Q4KRows8 => row_of_group::<BlockQ4Kx8>(group(), r, out),
+                _ => {
+                    let per_row = self.cols / values * size;
+                    dequantize(part.format, &part.bytes()[row * per_row..][..per_row], out);
                 }
-                return;
             }
-            if row < part.rows {
-                let (values, size) = part.format.block();
-                let per_row = self.cols / values * size;
-                let bytes = &part.bytes()[row * per_row..(row + 1) * per_row];
-                dequantize(part.format, bytes, out);
-                return;
-            }
-            row -= part.rows;
+            return;
         }
     }
 
@@ -141,24 +159,37 @@ impl Matrix {
         }
     }
 
-    /// The matrix with its Q4_K parts of whole groups of eight rows regrouped for the kernels
-    /// (a copy of those parts, whose pages in the mapped file are then let go; the others stay
-    /// where they are).
+    /// The matrix with its parts regrouped eight rows at a time for the kernels (a copy of
+    /// those parts, whose pages in the mapped file are then let go). A part stays as it is
+    /// where its format is not regrouped, or its rows do not come in whole groups.
     pub(crate) fn regrouped(self) -> Matrix {
-        let per_row = self.cols / SUPER;
+        fn regroup<G: Grouped>(part: &Part, cols: usize) -> Data {
+            let per_row = cols / <G::Source as Stored>::VALUES;
+            let grouped = repack::regroup::<G>(part.blocks(), per_row);
+            Data::Own(bytemuck::cast_slice::<G, u8>(&grouped).into())
+        }
+        let cols = self.cols;
         let parts = self
             .parts
             .into_iter()
             .map(|part| {
-                if part.format != Format::Q4K || part.rows % ROWS != 0 || per_row == 0 {
+                let (values, _) = part.format.block();
+                if !part.rows.is_multiple_of(ROWS) || !cols.is_multiple_of(values) || cols == 0 {
                     return part;
                 }
-                let grouped = repack::regroup(part.blocks::<BlockQ4K>(), per_row);
+                let (format, data) = match part.format {
+                    Format::Q4_0 => (Format::Q4_0Rows8, regroup::<BlockQ4_0x8>(&part, cols)),
+                    Format::Q4_1 => (Format::Q4_1Rows8, regroup::<BlockQ4_1x8>(&part, cols)),
+                    Format::Q5_0 => (Format::Q5_0Rows8, regroup::<BlockQ5_0x8>(&part, cols)),
+                    Format::Q5_1 => (Format::Q5_1Rows8, regroup::<BlockQ5_1x8>(&part, cols)),
+                    Format::Q8_0 => (Format::Q8_0Rows8, regroup::<BlockQ8_0x8>(&part, cols)),
+                    Format::Q4K => (Format::Q4KRows8, regroup::<BlockQ4Kx8>(&part, cols)),
+                    _ => return part,
+                };
                 if let Data::InFile { file, range } = &part.data {
                     file.forget(range.clone());
                 }
-                let bytes: &[u8] = bytemuck::cast_slice(&grouped);
-                Part { rows: part.rows, format: Format::Q4KRows8, data: Data::Own(bytes.into()) }
+                Part { rows: part.rows, format, data }
             })
             .collect();
         Matrix { parts, ..self }
@@ -206,7 +237,22 @@ pub(crate) fn dequantize(format: Format, bytes: &[u8], out: &mut [f32]) {
         Format::Q4K => each::<BlockQ4K>(bytes, out),
         Format::Q5K => each::<BlockQ5K>(bytes, out),
         Format::Q6K => each::<BlockQ6K>(bytes, out),
+        Format::Q4_0Rows8 => each::<BlockQ4_0x8>(bytes, out),
+        Format::Q4_1Rows8 => each::<BlockQ4_1x8>(bytes, out),
+        Format::Q5_0Rows8 => each::<BlockQ5_0x8>(bytes, out),
+        Format::Q5_1Rows8 => each::<BlockQ5_1x8>(bytes, out),
+        Format::Q8_0Rows8 => each::<BlockQ8_0x8>(bytes, out),
         Format::Q4KRows8 => each::<BlockQ4Kx8>(bytes, out),
+    }
+}
+
+/// Dequantizes row `row` (of eight) of the group whose blocks start `bytes`, into `out` (as
+/// many values as it holds).
+fn row_of_group<G: Grouped>(bytes: &[u8], row: usize, out: &mut [f32]) {
+    let values = <G::Source as Stored>::VALUES;
+    let blocks: &[G] = bytemuck::cast_slice(&bytes[..out.len() / values * size_of::<G>()]);
+    for (block, out) in blocks.iter().zip(out.chunks_exact_mut(values)) {
+        block.dequantize_row(row, out);
     }
 }
 

@@ -73,13 +73,16 @@ impl Llama {
         if tensors.has("rope_factors_long.weight") {
             config.keep_to_trained_context(content);
         }
-        let embedding = tensors.matrix("token_embd.weight")?;
+        let mut embedding = tensors.matrix("token_embd.weight")?;
         expect_cols(&embedding, config.dim, "token_embd.weight")?;
+        // The output projection regrouped as the layers' matrices are: the embedding itself
+        // when it is also the output (its rows are then read from the regrouped copy).
         let output = if tensors.has("output.weight") {
             let output = tensors.matrix("output.weight")?;
             expect_cols(&output, config.dim, "output.weight")?;
-            Some(output)
+            Some(regrouped(output))
         } else {
+            embedding = regrouped(embedding);
             None
         };
         let layers = (0..config.layers)
@@ -291,6 +294,11 @@ impl Llama {
     }
 }
 
+/// `matrix` regrouped by eight rows where the kernels are faster so (a copy of its parts).
+fn regrouped(matrix: Matrix) -> Matrix {
+    if kernels::prefer_regrouped() { matrix.regrouped() } else { matrix }
+}
+
 /// Layer `i`'s weights, checked against the model's shape.
 fn load_layer(tensors: &Tensors<'_>, config: &Config, i: usize) -> Result<Layer, LocalError> {
     let (dim, q_dim, kv_dim) = (config.dim, config.q_dim(), config.kv_dim());
@@ -356,10 +364,6 @@ fn load_layer(tensors: &Tensors<'_>, config: &Config, i: usize) -> Result<Layer,
     };
     let hidden = gate_up.rows / 2;
     let gemma = config.architecture.is_gemma();
-    // Q4_K rows regrouped by eight where the kernels are faster so (a copy of those matrices).
-    let regrouped = |matrix: Matrix| {
-        if kernels::prefer_regrouped() { matrix.regrouped() } else { matrix }
-    };
     let post_norm = |short: &str| {
         if gemma { vector(tensors, &name(short), dim).map(Some) } else { Ok(None) }
     };

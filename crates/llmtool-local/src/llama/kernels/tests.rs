@@ -30,9 +30,15 @@ fn random_matrix(format: Format, rows: usize, cols: usize, seed: u32) -> Matrix 
     let mut bytes: Vec<u8> = (0..blocks * size).map(|_| numbers.next() as u8).collect();
     let scales: &[usize] = match format {
         Format::Q4_0 | Format::Q5_0 | Format::Q8_0 => &[0],
-        // Q4KRows8 is made by regrouping a Q4_K matrix, never written as bytes.
-        Format::Q4_1 | Format::Q5_1 | Format::Q4K | Format::Q5K | Format::Q4KRows8 => &[0, 2],
+        Format::Q4_1 | Format::Q5_1 | Format::Q4K | Format::Q5K => &[0, 2],
         Format::Q6K => &[208],
+        // Made by regrouping a matrix, never written as bytes.
+        Format::Q4_0Rows8
+        | Format::Q4_1Rows8
+        | Format::Q5_0Rows8
+        | Format::Q5_1Rows8
+        | Format::Q8_0Rows8
+        | Format::Q4KRows8 => &[],
     };
     for block in bytes.chunks_exact_mut(size) {
         for &at in scales {
@@ -158,30 +164,43 @@ fn a_stacked_matrix_of_mixed_formats_multiplies_across_its_parts() {
     }
 }
 
+/// The formats regrouped by eight, with what they become.
+const REGROUPED: [(Format, Format); 6] = [
+    (Format::Q4_0, Format::Q4_0Rows8),
+    (Format::Q4_1, Format::Q4_1Rows8),
+    (Format::Q5_0, Format::Q5_0Rows8),
+    (Format::Q5_1, Format::Q5_1Rows8),
+    (Format::Q8_0, Format::Q8_0Rows8),
+    (Format::Q4K, Format::Q4KRows8),
+];
+
 #[test]
-fn q4k_rows_regrouped_by_eight_multiply_as_the_rows_they_came_from() {
+fn rows_regrouped_by_eight_multiply_as_the_rows_they_came_from() {
     let (rows, cols) = (24, 512);
-    let weights = random_matrix(Format::Q4K, rows, cols, 11);
-    let regrouped = weights.clone().regrouped();
-    assert_eq!(regrouped.parts[0].format, Format::Q4KRows8);
-    let (mut theirs, mut ours) = (vec![0.0; cols], vec![0.0; cols]);
-    for row in [0, 7, 8, 23] {
-        weights.row(row, &mut theirs);
-        regrouped.row(row, &mut ours);
-        assert_eq!(ours, theirs, "row {row}");
-    }
-    // One token, then two pairs and one (the kernel takes tokens two at a time); all the rows,
-    // then a range that cuts a group at both ends.
-    for n in [1, 5] {
-        let xs = activations(cols, n, 13);
-        for range in [0..rows, 3..21] {
-            let width = range.len();
-            let mut expected = vec![0.0; width * n];
-            multiply(&weights, range.clone(), xs.all(), &mut expected);
-            for (name, run) in [("dispatched", multiply as Multiply), ("portable", portable)] {
-                let mut out = vec![0.0; width * n];
-                run(&regrouped, range.clone(), xs.all(), &mut out);
-                assert_close(&out, &expected, 1e-4, &format!("{name}, {n} tokens, rows {range:?}"));
+    for (seed, (format, grouped)) in REGROUPED.into_iter().enumerate() {
+        let weights = random_matrix(format, rows, cols, 11 + seed as u32);
+        let regrouped = weights.clone().regrouped();
+        assert_eq!(regrouped.parts[0].format, grouped);
+        let (mut theirs, mut ours) = (vec![0.0; cols], vec![0.0; cols]);
+        for row in [0, 7, 8, 23] {
+            weights.row(row, &mut theirs);
+            regrouped.row(row, &mut ours);
+            assert_eq!(ours, theirs, "{format:?}, row {row}");
+        }
+        // One token, then two pairs and one (the kernels take tokens two at a time); all the
+        // rows, then a range that cuts a group at both ends.
+        for n in [1, 5] {
+            let xs = activations(cols, n, 13);
+            for range in [0..rows, 3..21] {
+                let width = range.len();
+                let mut expected = vec![0.0; width * n];
+                multiply(&weights, range.clone(), xs.all(), &mut expected);
+                for (name, run) in [("dispatched", multiply as Multiply), ("portable", portable)] {
+                    let mut out = vec![0.0; width * n];
+                    run(&regrouped, range.clone(), xs.all(), &mut out);
+                    let what = format!("{format:?}, {name}, {n} tokens, rows {range:?}");
+                    assert_close(&out, &expected, 1e-4, &what);
+                }
             }
         }
     }
@@ -189,32 +208,40 @@ fn q4k_rows_regrouped_by_eight_multiply_as_the_rows_they_came_from() {
 
 #[test]
 fn products_at_their_largest_sums_do_not_overflow() {
-    // Every code 15 (Q4_K, regrouped) or 63 (Q6_K, row by row), every scale and minimum at its
+    // Every code at its largest (15, 31 or 63; Q8_0's at −128), every scale and minimum at its
     // largest, activations all ±1 (codes ±127), one token and a pair: the 16-bit sums at their
-    // limit.
+    // limit. All regrouped but Q6_K, multiplied row by row.
     let (rows, cols) = (8, 256);
-    for format in [Format::Q4K, Format::Q6K] {
+    let cases: [(Format, u8, &[usize]); 7] = [
+        (Format::Q4_0, 0xFF, &[0]),
+        (Format::Q4_1, 0xFF, &[0, 2]),
+        (Format::Q5_0, 0xFF, &[0]),
+        (Format::Q5_1, 0xFF, &[0, 2]),
+        (Format::Q8_0, 0x80, &[0]),
+        (Format::Q4K, 0xFF, &[0, 2]),
+        (Format::Q6K, 0xFF, &[208]),
+    ];
+    for (format, code, scales) in cases {
         let (values, size) = format.block();
-        let mut bytes = vec![0xFF; rows * cols / values * size];
+        let mut bytes = vec![code; rows * cols / values * size];
         for block in bytes.chunks_exact_mut(size) {
-            let at = if format == Format::Q6K { 208 } else { 0 };
-            block[at..at + 2].copy_from_slice(&f16::from_f32(0.01).to_le_bytes());
+            for &at in scales {
+                block[at..at + 2].copy_from_slice(&f16::from_f32(0.01).to_le_bytes());
+            }
             if format == Format::Q6K {
                 // Signed scales: 127, the largest.
                 block[192..208].fill(0x7F);
-            } else {
-                block[2..4].copy_from_slice(&f16::from_f32(0.01).to_le_bytes());
             }
         }
-        let weights = Matrix::of_bytes(format, rows, cols, bytes);
+        let weights = Matrix::of_bytes(format, rows, cols, bytes).regrouped();
         for sign in [1.0f32, -1.0] {
             let mut xs = Activations::default();
             xs.quantize(&vec![sign; 2 * cols], cols);
             let expected = reference(&weights, xs.all().blocks);
             let mut out = vec![0.0; 2 * rows];
-            multiply(&weights.clone().regrouped(), 0..rows, xs.all(), &mut out);
+            multiply(&weights, 0..rows, xs.all(), &mut out);
             let mut first = vec![0.0; rows];
-            multiply(&weights.clone().regrouped(), 0..rows, xs.all().run(0..1), &mut first);
+            multiply(&weights, 0..rows, xs.all().run(0..1), &mut first);
             assert_close(&first, &expected[..rows], 1e-4, &format!("{format:?}, one token"));
             assert_close(&out, &expected, 1e-4, &format!("{format:?}, sign {sign}"));
         }

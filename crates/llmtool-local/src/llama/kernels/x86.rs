@@ -6,24 +6,25 @@ use std::arch::x86_64::{
     __m128, __m128i, __m256, __m256i, _MM_HINT_T0, _mm_add_ps, _mm_add_ss, _mm_cvtepi32_ps,
     _mm_cvtph_ps, _mm_cvtsi32_si128, _mm_cvtss_f32, _mm_fmadd_ps, _mm_hadd_epi16, _mm_loadu_si128,
     _mm_madd_epi16, _mm_movehdup_ps, _mm_movehl_ps, _mm_prefetch, _mm_set_epi32, _mm_set_epi64x,
-    _mm_set1_ps, _mm_setzero_ps, _mm_shuffle_epi8, _mm_srli_epi16, _mm_storeu_si128,
-    _mm256_add_epi16, _mm256_add_epi32, _mm256_and_si256, _mm256_castps256_ps128,
-    _mm256_castsi256_si128, _mm256_cmpeq_epi8, _mm256_cvtepi8_epi16, _mm256_cvtepi32_ps,
-    _mm256_cvtepu8_epi16, _mm256_cvtepu8_epi32, _mm256_cvtph_ps, _mm256_extractf128_ps,
+    _mm_set1_ps, _mm_setzero_ps, _mm_shuffle_epi8, _mm_srli_epi16, _mm256_add_epi32,
+    _mm256_and_si256, _mm256_castps256_ps128, _mm256_castsi256_si128, _mm256_cmpeq_epi8,
+    _mm256_cvtepi8_epi16, _mm256_cvtepi32_ps, _mm256_cvtepu8_epi16, _mm256_extractf128_ps,
     _mm256_extracti128_si256, _mm256_fmadd_ps, _mm256_loadu_si256, _mm256_madd_epi16,
-    _mm256_maddubs_epi16, _mm256_mul_ps, _mm256_or_si256, _mm256_permute2x128_si256,
-    _mm256_set_m128i, _mm256_set1_epi8, _mm256_set1_epi16, _mm256_set1_epi32, _mm256_set1_epi64x,
-    _mm256_set1_ps, _mm256_setr_epi8, _mm256_setzero_ps, _mm256_setzero_si256, _mm256_shuffle_epi8,
+    _mm256_maddubs_epi16, _mm256_or_si256, _mm256_permute2x128_si256, _mm256_set_m128i,
+    _mm256_set1_epi8, _mm256_set1_epi16, _mm256_set1_epi32, _mm256_set1_epi64x, _mm256_set1_ps,
+    _mm256_setr_epi8, _mm256_setzero_ps, _mm256_setzero_si256, _mm256_shuffle_epi8,
     _mm256_sign_epi8, _mm256_slli_epi16, _mm256_slli_epi32, _mm256_srl_epi16, _mm256_srli_epi16,
-    _mm256_storeu_ps, _mm256_sub_epi32, _mm256_sub_ps,
+    _mm256_sub_epi32,
 };
 
 use super::{
-    BlockQ4_0, BlockQ4_1, BlockQ4K, BlockQ4Kx8, BlockQ5_0, BlockQ5_1, BlockQ5K, BlockQ6K, BlockQ8,
-    BlockQ8_0, BlockQ8K, Format, Part, ROWS, Range, Target, each_product, each_product_paired,
+    BlockQ4_0, BlockQ4_1, BlockQ4K, BlockQ5_0, BlockQ5_1, BlockQ5K, BlockQ6K, BlockQ8, BlockQ8_0,
+    BlockQ8K, Format, Part, Range, Target, each_product, each_product_paired,
 };
 #[cfg(test)]
 use crate::llama::blocks::scale_and_min;
+
+mod grouped;
 
 /// How far ahead of the block being multiplied its row's bytes are prefetched.
 const PREFETCH_DISTANCE: usize = 4096;
@@ -51,6 +52,20 @@ pub(super) fn multiply(part: &Part, rows: Range<usize>, target: &Target<'_>, out
             )
         };
     }
+    // A regrouped format, whose kernel takes one token or two.
+    macro_rules! in_groups {
+        ($activations:expr, $rows:ident) => {
+            grouped::in_groups(
+                part.blocks(),
+                $activations,
+                rows,
+                target,
+                out,
+                |w, x| grouped::$rows(w, x),
+                |w, xs| grouped::$rows(w, xs),
+            )
+        };
+    }
     match part.format {
         Format::Q4_0 => paired!(xs, dot_q4_0),
         Format::Q4_1 => paired!(xs, dot_q4_1),
@@ -60,141 +75,13 @@ pub(super) fn multiply(part: &Part, rows: Range<usize>, target: &Target<'_>, out
         Format::Q4K => each_product(part.blocks(), supers, rows, target, out, |w, x| dot_q4k(w, x)),
         Format::Q5K => each_product(part.blocks(), supers, rows, target, out, |w, x| dot_q5k(w, x)),
         Format::Q6K => paired!(supers, dot_q6k),
-        Format::Q4KRows8 => regrouped(part.blocks(), rows, target, out),
+        Format::Q4_0Rows8 => in_groups!(xs, q4_0_rows),
+        Format::Q4_1Rows8 => in_groups!(xs, q4_1_rows),
+        Format::Q5_0Rows8 => in_groups!(xs, q5_0_rows),
+        Format::Q5_1Rows8 => in_groups!(xs, q5_1_rows),
+        Format::Q8_0Rows8 => in_groups!(xs, q8_0_rows),
+        Format::Q4KRows8 => in_groups!(supers, q4k_rows),
     }
-}
-
-/// Rows of a Q4_K matrix regrouped by eight (see `repack.rs`): each group's super-blocks are
-/// read once for two tokens at a time (four would spill registers, and ran at half the speed),
-/// and a group only partly asked for is computed whole and written in part.
-#[target_feature(enable = "avx2,fma,f16c")]
-fn regrouped(blocks: &[BlockQ4Kx8], rows: Range<usize>, target: &Target<'_>, out: &mut [f32]) {
-    let per_row = target.xs.width / 256;
-    let supers = target.xs.supers;
-    let tokens = target.xs.tokens();
-    for group in rows.start / ROWS..rows.end.div_ceil(ROWS) {
-        let weights = &blocks[group * per_row..][..per_row];
-        let mut write = |token: usize, sums: __m256| {
-            let mut values = [0.0f32; ROWS];
-            // SAFETY: stores 8 floats into an array of 8 (an unaligned store).
-            unsafe { _mm256_storeu_ps(values.as_mut_ptr(), sums) };
-            for (r, value) in values.into_iter().enumerate() {
-                let row = ROWS * group + r;
-                if rows.contains(&row) {
-                    out[token * target.width + target.at + row - rows.start] = value;
-                }
-            }
-        };
-        let token = |t: usize| &supers[t * per_row..][..per_row];
-        let mut t = 0;
-        while t + 2 <= tokens {
-            let sums = rows_of_eight(weights, [token(t), token(t + 1)]);
-            for (i, sums) in sums.into_iter().enumerate() {
-                write(t + i, sums);
-            }
-            t += 2;
-        }
-        for t in t..tokens {
-            let [sums] = rows_of_eight(weights, [token(t)]);
-            write(t, sums);
-        }
-    }
-}
-
-/// The products of eight regrouped Q4_K rows (a group's super-blocks) with `N` tokens'
-/// activations, one row per lane.
-#[target_feature(enable = "avx2,fma,f16c")]
-fn rows_of_eight<const N: usize>(weights: &[BlockQ4Kx8], ys: [&[BlockQ8K]; N]) -> [__m256; N] {
-    let low_nibble = _mm256_set1_epi8(0x0F);
-    let mut acc = [_mm256_setzero_ps(); N];
-    let mut offsets = [_mm256_setzero_ps(); N];
-    for (s, w) in weights.iter().enumerate() {
-        let mut sums = [_mm256_setzero_si256(); N];
-        for pair in 0..4 {
-            // Runs 2 × pair (low nibbles) and 2 × pair + 1 (high nibbles), 16-bit sums of
-            // products for each row: at most 8 × 2 × 15 × 128 in size, so they cannot overflow.
-            let mut low = [_mm256_setzero_si256(); N];
-            let mut high = [_mm256_setzero_si256(); N];
-            for k in 0..8 {
-                let chunk = 8 * pair + k;
-                // SAFETY: reads chunk `chunk` (32 of the 1,024 bytes) of the codes.
-                let packed = unsafe { _mm256_loadu_si256(w.qs[32 * chunk..].as_ptr().cast()) };
-                if k % 2 == 0 {
-                    prefetch_bytes(w.qs[32 * chunk..].as_ptr());
-                }
-                let first = _mm256_and_si256(packed, low_nibble);
-                let second = _mm256_and_si256(_mm256_srli_epi16::<4>(packed), low_nibble);
-                for t in 0..N {
-                    let y = &ys[t][s];
-                    let at = 64 * pair + 4 * k;
-                    let (a, b) = (word(&y.qs, at), word(&y.qs, at + 32));
-                    low[t] = _mm256_add_epi16(low[t], _mm256_maddubs_epi16(first, a));
-                    high[t] = _mm256_add_epi16(high[t], _mm256_maddubs_epi16(second, b));
-                }
-            }
-            let (first, second) = (paired(w.scales[2 * pair]), paired(w.scales[2 * pair + 1]));
-            for t in 0..N {
-                let scaled = _mm256_add_epi32(
-                    _mm256_madd_epi16(low[t], first),
-                    _mm256_madd_epi16(high[t], second),
-                );
-                sums[t] = _mm256_add_epi32(sums[t], scaled);
-            }
-        }
-        // SAFETY: reads the 16 bytes of eight f16 scales, twice (unaligned loads).
-        let d = _mm256_cvtph_ps(unsafe { _mm_loadu_si128(w.d.as_ptr().cast()) });
-        let dmin = _mm256_cvtph_ps(unsafe { _mm_loadu_si128(w.dmin.as_ptr().cast()) });
-        for t in 0..N {
-            let y = &ys[t][s];
-            let yd = _mm256_set1_ps(y.d);
-            acc[t] = _mm256_fmadd_ps(_mm256_mul_ps(d, yd), float(sums[t]), acc[t]);
-            let minimums = float(group_minimums(w, y));
-            offsets[t] = _mm256_fmadd_ps(_mm256_mul_ps(dmin, yd), minimums, offsets[t]);
-        }
-    }
-    std::array::from_fn(|t| _mm256_sub_ps(acc[t], offsets[t]))
-}
-
-/// Σ minimum × codes over the eight runs of a super-block, for each of the eight rows: each
-/// row's minimums of a pair of runs against the pair's sums of codes.
-#[target_feature(enable = "avx2,fma,f16c")]
-fn group_minimums(w: &BlockQ4Kx8, y: &BlockQ8K) -> __m256i {
-    // SAFETY: reads exactly the 16 two-byte sums (an unaligned load).
-    let sums = unsafe { _mm256_loadu_si256(y.sums.as_ptr().cast()) };
-    let per_run = _mm_hadd_epi16(_mm256_castsi256_si128(sums), _mm256_extracti128_si256::<1>(sums));
-    let mut pairs = [0i32; 4];
-    // SAFETY: stores 16 bytes into an array of 16 (an unaligned store).
-    unsafe { _mm_storeu_si128(pairs.as_mut_ptr().cast(), per_run) };
-    let mut total = _mm256_setzero_si256();
-    for (pair, sums) in pairs.into_iter().enumerate() {
-        // SAFETY: reads the 16 bytes of this pair's minimums (an unaligned load).
-        let mins = _mm256_cvtepu8_epi16(unsafe { _mm_loadu_si128(w.mins[pair].as_ptr().cast()) });
-        total = _mm256_add_epi32(total, _mm256_madd_epi16(mins, _mm256_set1_epi32(sums)));
-    }
-    total
-}
-
-/// Eight 6-bit scales as 32-bit lanes holding each twice (as 16-bit halves), for
-/// `_mm256_madd_epi16` against pairs of 16-bit sums.
-#[target_feature(enable = "avx2,fma,f16c")]
-fn paired(scales: [u8; 8]) -> __m256i {
-    let wide = _mm256_cvtepu8_epi32(_mm_set_epi64x(0, i64::from_le_bytes(scales)));
-    _mm256_or_si256(wide, _mm256_slli_epi32::<16>(wide))
-}
-
-/// Activation codes `at..at + 4` (`at` a multiple of 4, below 256) as one word in every
-/// 32-bit lane.
-#[target_feature(enable = "avx2,fma,f16c")]
-fn word(codes: &[i8; 256], at: usize) -> __m256i {
-    debug_assert!(at.is_multiple_of(4) && at < 256);
-    // SAFETY: reads 4 of the 256 bytes (`at` ≤ 252; an unaligned read).
-    _mm256_set1_epi32(unsafe { codes.as_ptr().add(at).cast::<i32>().read_unaligned() })
-}
-
-/// Asks for the bytes `PREFETCH_DISTANCE` past `at`.
-#[target_feature(enable = "avx2,fma,f16c")]
-fn prefetch_bytes(at: *const u8) {
-    _mm_prefetch::<_MM_HINT_T0>(at.cast::<i8>().wrapping_add(PREFETCH_DISTANCE));
 }
 
 /// The 32 four-bit codes of 16 bytes: the low nibbles, then the high ones.
