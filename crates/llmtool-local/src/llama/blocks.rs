@@ -8,6 +8,8 @@
 use bytemuck::{Pod, Zeroable};
 use half::f16;
 
+use super::math::nearest;
+
 /// Values per block in the 32-value formats, and per activation block.
 pub(crate) const BLOCK: usize = 32;
 /// Values per super-block in the K formats.
@@ -127,59 +129,86 @@ pub(crate) struct BlockQ8K {
     pub sums: [i16; 16],
 }
 
-/// Activations quantized both ways: in blocks of 32 (for every format), and, when a token's
-/// width is a multiple of 256, in blocks of 256 (for the K formats).
+/// Activations quantized in blocks of 32 (which the 32-value formats take), in blocks of 256
+/// (the K formats), or both: as a matrix asks ([`Forms`]).
 #[derive(Debug, Default)]
 pub(crate) struct Activations {
     blocks: Vec<BlockQ8>,
     supers: Vec<BlockQ8K>,
     width: usize,
+    tokens: usize,
+}
+
+/// Which forms of the activations a matrix's kernels take.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Forms {
+    pub blocks: bool,
+    pub supers: bool,
 }
 
 impl Activations {
-    /// Quantizes `values`, tokens of `width` values each (a multiple of 32) one after another.
+    /// Quantizes `values`, tokens of `width` values each (a multiple of 32) one after another,
+    /// both ways (blocks of 256 only when the width is a multiple of 256).
+    #[cfg(test)]
     pub(crate) fn quantize(&mut self, values: &[f32], width: usize) {
+        self.quantize_for(values, width, Forms { blocks: true, supers: true });
+    }
+
+    /// Quantizes `values` as [`Activations::quantize`] does, in the forms asked for only.
+    pub(crate) fn quantize_for(&mut self, values: &[f32], width: usize, forms: Forms) {
         self.width = width;
+        self.tokens = values.len() / width.max(1);
         self.blocks.clear();
-        self.blocks.extend(values.chunks_exact(BLOCK).map(BlockQ8::quantize));
+        if forms.blocks {
+            self.blocks.extend(values.chunks_exact(BLOCK).map(BlockQ8::quantize));
+        }
         self.supers.clear();
-        if width.is_multiple_of(SUPER) {
+        if forms.supers && width.is_multiple_of(SUPER) {
             self.supers.extend(values.chunks_exact(SUPER).map(BlockQ8K::quantize));
         }
     }
 
     pub(crate) fn all(&self) -> Quantized<'_> {
-        Quantized { blocks: &self.blocks, supers: &self.supers, width: self.width }
+        Quantized {
+            blocks: &self.blocks,
+            supers: &self.supers,
+            width: self.width,
+            tokens: self.tokens,
+        }
     }
 }
 
 /// Quantized activations of a run of tokens (see [`Activations`]).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Quantized<'a> {
+    /// Empty when not asked for.
     pub blocks: &'a [BlockQ8],
-    /// Empty when the width is not a multiple of 256.
+    /// Empty when not asked for, or when the width is not a multiple of 256.
     pub supers: &'a [BlockQ8K],
     /// Values per token.
     pub width: usize,
+    tokens: usize,
 }
 
 impl<'a> Quantized<'a> {
     pub(crate) fn tokens(&self) -> usize {
-        self.blocks.len() * BLOCK / self.width.max(1)
+        self.tokens
     }
 
     /// Tokens `tokens` alone.
     pub(crate) fn run(&self, tokens: std::ops::Range<usize>) -> Quantized<'a> {
-        let (per_token, supers_per_token) = (self.width / BLOCK, self.width / SUPER);
-        let supers = if self.supers.is_empty() {
-            self.supers
-        } else {
-            &self.supers[tokens.start * supers_per_token..tokens.end * supers_per_token]
-        };
+        fn part<'b, T>(all: &'b [T], per_token: usize, tokens: &std::ops::Range<usize>) -> &'b [T] {
+            if all.is_empty() {
+                all
+            } else {
+                &all[tokens.start * per_token..tokens.end * per_token]
+            }
+        }
         Quantized {
-            blocks: &self.blocks[tokens.start * per_token..tokens.end * per_token],
-            supers,
+            blocks: part(self.blocks, self.width / BLOCK, &tokens),
+            supers: part(self.supers, self.width / SUPER, &tokens),
             width: self.width,
+            tokens: tokens.len(),
         }
     }
 }
@@ -366,7 +395,7 @@ impl BlockQ8K {
         let inverse = if d > 0.0 { 1.0 / d } else { 0.0 };
         let mut qs = [0i8; 256];
         for (q, value) in qs.iter_mut().zip(values) {
-            *q = (value * inverse).round() as i8;
+            *q = nearest(value * inverse) as i8;
         }
         let mut sums = [0i16; 16];
         for (sum, codes) in sums.iter_mut().zip(qs.chunks_exact(16)) {
@@ -382,7 +411,7 @@ fn quantize_block(values: &[f32]) -> (f32, [i8; 32]) {
     let inverse = if d > 0.0 { 1.0 / d } else { 0.0 };
     let mut qs = [0i8; 32];
     for (q, value) in qs.iter_mut().zip(values) {
-        *q = (value * inverse).round() as i8;
+        *q = nearest(value * inverse) as i8;
     }
     (d, qs)
 }

@@ -5,6 +5,7 @@
 use candle_core::quantized::gguf_file::{Content, Value};
 
 use super::attention::{Rope, RopeLayout};
+use super::math;
 use crate::LocalError;
 use crate::chat::Family;
 use crate::metadata::{float, string};
@@ -112,11 +113,25 @@ pub(crate) enum Activation {
 impl Activation {
     pub(crate) fn apply(self, x: f32) -> f32 {
         match self {
-            Activation::Silu => x / (1.0 + (-x).exp()),
+            Activation::Silu => x / (1.0 + math::exp(-x)),
             Activation::Gelu => {
                 const SQRT_2_OVER_PI: f32 = 0.797_884_6;
-                0.5 * x * (1.0 + (SQRT_2_OVER_PI * (x + 0.044_715 * x * x * x)).tanh())
+                0.5 * x * (1.0 + math::tanh(SQRT_2_OVER_PI * (x + 0.044_715 * x * x * x)))
             }
+        }
+    }
+
+    /// `out[i]` = the activation of `gate[i]` × `up[i]`: the feed-forward block's gate, one
+    /// loop per function so that each is vectorized.
+    pub(crate) fn gate(self, gate: &[f32], up: &[f32], out: &mut [f32]) {
+        fn each(f: impl Fn(f32) -> f32, gate: &[f32], up: &[f32], out: &mut [f32]) {
+            for ((out, g), u) in out.iter_mut().zip(gate).zip(up) {
+                *out = f(*g) * u;
+            }
+        }
+        match self {
+            Activation::Silu => each(|x| Activation::Silu.apply(x), gate, up, out),
+            Activation::Gelu => each(|x| Activation::Gelu.apply(x), gate, up, out),
         }
     }
 }

@@ -13,7 +13,7 @@ use candle_core::quantized::gguf_file::Content;
 
 use super::blocks::{
     BLOCK, BlockQ4_0, BlockQ4_1, BlockQ4K, BlockQ5_0, BlockQ5_1, BlockQ5K, BlockQ6K, BlockQ8_0,
-    Stored,
+    Forms, Stored,
 };
 use super::repack::{
     self, BlockQ4_0x8, BlockQ4_1x8, BlockQ4Kx8, BlockQ5_0x8, BlockQ5_1x8, BlockQ8_0x8, Grouped,
@@ -193,6 +193,17 @@ impl Matrix {
             })
             .collect();
         Matrix { parts, ..self }
+    }
+
+    /// The forms of activations its parts' kernels take.
+    pub(crate) fn forms(&self) -> Forms {
+        let takes_supers = |part: &Part| {
+            matches!(part.format, Format::Q4K | Format::Q5K | Format::Q6K | Format::Q4KRows8)
+        };
+        Forms {
+            blocks: !self.parts.iter().all(takes_supers),
+            supers: self.parts.iter().any(takes_supers),
+        }
     }
 
     /// The parts that hold rows `rows`, each with the range of its own rows and where they

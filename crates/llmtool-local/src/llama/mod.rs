@@ -12,6 +12,7 @@ mod attention;
 mod blocks;
 mod config;
 mod kernels;
+mod math;
 mod matrix;
 mod repack;
 
@@ -203,7 +204,7 @@ impl Llama {
                 _ => (&self.rope, &angles),
             };
             rms_norm(&residual, &layer.attention_norm, config.rms_epsilon, &mut normed);
-            quantized.quantize(&normed, dim);
+            quantized.quantize_for(&normed, dim, layer.qkv.forms());
             multiply(&layer.qkv, quantized.all(), &mut qkv);
             if let Some(bias) = &layer.qkv_bias {
                 qkv.chunks_exact_mut(q_dim + 2 * kv_dim).for_each(|row| add(row, bias));
@@ -248,7 +249,7 @@ impl Llama {
                 );
                 first += length;
             }
-            quantized.quantize(&attention, q_dim);
+            quantized.quantize_for(&attention, q_dim, layer.attention_output.forms());
             multiply(&layer.attention_output, quantized.all(), &mut products);
             if let Some(norm) = &layer.post_attention_norm {
                 rms_norm_in_place(&mut products, norm, config.rms_epsilon);
@@ -256,17 +257,17 @@ impl Llama {
             add(&mut residual, &products);
 
             rms_norm(&residual, &layer.ffn_norm, config.rms_epsilon, &mut normed);
-            quantized.quantize(&normed, dim);
+            quantized.quantize_for(&normed, dim, layer.gate_up.forms());
             multiply(&layer.gate_up, quantized.all(), &mut gate_up);
             let hidden = layer.gate_up.rows / 2;
-            let activated: Vec<f32> = gate_up
-                .chunks_exact(2 * hidden)
-                .flat_map(|row| {
-                    let (gate, up) = row.split_at(hidden);
-                    gate.iter().zip(up).map(|(g, u)| config.activation.apply(*g) * u)
-                })
-                .collect();
-            quantized.quantize(&activated, hidden);
+            let mut activated = vec![0.0; count * hidden];
+            for (row, out) in
+                gate_up.chunks_exact(2 * hidden).zip(activated.chunks_exact_mut(hidden))
+            {
+                let (gate, up) = row.split_at(hidden);
+                config.activation.gate(gate, up, out);
+            }
+            quantized.quantize_for(&activated, hidden, layer.down.forms());
             multiply(&layer.down, quantized.all(), &mut products);
             if let Some(norm) = &layer.post_ffn_norm {
                 rms_norm_in_place(&mut products, norm, config.rms_epsilon);
@@ -282,8 +283,8 @@ impl Llama {
         }
         let mut normed_last = vec![0.0; last_rows.len()];
         rms_norm(&last_rows, &self.output_norm, config.rms_epsilon, &mut normed_last);
-        quantized.quantize(&normed_last, dim);
         let output = self.output.as_ref().unwrap_or(&self.embedding);
+        quantized.quantize_for(&normed_last, dim, output.forms());
         multiply(output, quantized.all(), &mut products);
         if let Some(cap) = config.logit_cap {
             for v in &mut products {
