@@ -4,7 +4,7 @@
 
 use rayon::prelude::*;
 
-use super::Config;
+use super::{Config, math};
 
 /// Rotary position embedding: one frequency per pair of the first `dims` values of each head
 /// (the others pass unchanged).
@@ -100,24 +100,37 @@ pub(crate) fn attend(
     let kv_dim = config.kv_heads * head_dim;
     let group = config.heads / config.kv_heads;
     let (scale, cap) = (config.attention_scale, config.attention_cap);
-    out.par_chunks_mut(head_dim).enumerate().for_each(|(index, out)| {
-        let (token, head) = (index / config.heads, index % config.heads);
-        let query = &queries[index * head_dim..][..head_dim];
-        let kv_offset = (head / group) * head_dim;
+    // One job per token and key/value head: the query heads that share its keys and values
+    // (a group, with grouped-query attention) read each of them once, while it is in the cache.
+    let jobs = out.par_chunks_mut(group * head_dim).enumerate();
+    jobs.for_each_init(Vec::new, |weights: &mut Vec<f32>, (index, out)| {
+        let (token, kv_head) = (index / config.kv_heads, index % config.kv_heads);
+        let queries = &queries[(token * config.heads + kv_head * group) * head_dim..];
+        let kv_offset = kv_head * head_dim;
         let end = start + token + 1;
         let first = window.map_or(0, |window| end.saturating_sub(window));
-        let mut weights: Vec<f32> = (first..end)
-            .map(|p| {
-                let score = dot(query, &cache.keys[p * kv_dim + kv_offset..][..head_dim]) * scale;
-                cap.map_or(score, |cap| (score / cap).tanh() * cap)
-            })
-            .collect();
-        softmax(&mut weights);
+        let positions = end - first;
+        // weights[g × positions + i]: query head g of the group against position first + i.
+        weights.clear();
+        weights.resize(group * positions, 0.0);
+        for (i, p) in (first..end).enumerate() {
+            let key = &cache.keys[p * kv_dim + kv_offset..][..head_dim];
+            for (g, query) in queries.chunks_exact(head_dim).take(group).enumerate() {
+                let score = dot(query, key) * scale;
+                weights[g * positions + i] = cap.map_or(score, |cap| (score / cap).tanh() * cap);
+            }
+        }
+        for weights in weights.chunks_exact_mut(positions) {
+            softmax(weights);
+        }
         out.fill(0.0);
-        for (p, weight) in (first..end).zip(&weights) {
+        for (i, p) in (first..end).enumerate() {
             let value = &cache.values[p * kv_dim + kv_offset..][..head_dim];
-            for (o, v) in out.iter_mut().zip(value) {
-                *o += weight * v;
+            for (g, out) in out.chunks_exact_mut(head_dim).enumerate() {
+                let weight = weights[g * positions + i];
+                for (o, v) in out.iter_mut().zip(value) {
+                    *o += weight * v;
+                }
             }
         }
     });
@@ -139,7 +152,7 @@ fn softmax(values: &mut [f32]) {
     let largest = values.iter().copied().fold(f32::NEG_INFINITY, f32::max);
     let mut total = 0.0;
     for value in values.iter_mut() {
-        *value = (*value - largest).exp();
+        *value = math::exp(*value - largest);
         total += *value;
     }
     for value in values.iter_mut() {
