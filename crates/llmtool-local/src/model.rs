@@ -264,6 +264,17 @@ mod tests {
 
     use super::*;
 
+    #[test]
+    fn a_turn_ends_on_the_files_end_token_and_on_the_families_end_of_turn_tokens() {
+        // Phi-3's reference file names `<|endoftext|>` its end of text; its SentencePiece
+        // vocabulary has llama's `</s>`, and its turns end on `<|end|>`: both found by name.
+        let folder = std::env::var_os("LLMTOOL_REFERENCE_MODELS").map(std::path::PathBuf::from);
+        let folder = folder.expect("LLMTOOL_REFERENCE_MODELS names the reference models");
+        let model = LocalModel::load(&folder.join("phi3.gguf")).unwrap();
+        let id = |token: &str| model.tokenizer().token_to_id(token).unwrap();
+        assert_eq!(model.eos_tokens, [id("<|endoftext|>"), id("</s>"), id("<|end|>")]);
+    }
+
     fn refused(path: &Path) -> String {
         read_gguf(path).unwrap_err().to_string()
     }
