@@ -448,8 +448,9 @@ SCALES = {"Q4_0": [0], "Q4_1": [0, 2], "Q5_0": [0], "Q5_1": [0, 2], "Q8_0": [0],
 
 
 def quants():
-    """One 4 x 512 matrix per format, and its values as gguf dequantizes them (from a
-    generator of their own, so the models do not change with this list)."""
+    """One 8 x 512 matrix per format (eight rows: a group the engine regroups), and its values
+    as gguf dequantizes them (from a generator of their own, so the models do not change with
+    this list)."""
     rng = np.random.default_rng(20261128)
     writer = gguf.GGUFWriter(os.path.join(out, "quants.gguf"), "llama")
     values = {}
@@ -457,13 +458,13 @@ def quants():
         qtype = gguf.GGMLQuantizationType[name]
         if name in SCALES:
             count, size = gguf.GGML_QUANT_SIZES[qtype]
-            blocks = rng.integers(0, 256, (4 * 512 // count, size), dtype=np.uint8)
+            blocks = rng.integers(0, 256, (8 * 512 // count, size), dtype=np.uint8)
             for at in SCALES[name]:
                 scales = rng.uniform(0.001, 0.02, len(blocks)).astype(np.float16)
                 blocks[:, at:at + 2] = scales.view(np.uint8).reshape(-1, 2)
-            data = blocks.reshape(4, -1)
+            data = blocks.reshape(8, -1)
         else:
-            data = gguf.quants.quantize(rng.normal(size=(4, 512)).astype(np.float32), qtype)
+            data = gguf.quants.quantize(rng.normal(size=(8, 512)).astype(np.float32), qtype)
         writer.add_tensor(name, data, raw_shape=data.shape, raw_dtype=qtype)
         values[name] = [float(v) for v in gguf.quants.dequantize(data, qtype).reshape(-1)]
     writer.write_header_to_file()

@@ -295,7 +295,8 @@ impl Llama {
     }
 }
 
-/// `matrix` regrouped by eight rows where the kernels are faster so (a copy of its parts).
+/// `matrix` regrouped by eight rows where the kernels are faster so (a copy of its parts, see
+/// [`Matrix::regrouped`]).
 fn regrouped(matrix: Matrix) -> Matrix {
     if kernels::prefer_regrouped() { matrix.regrouped() } else { matrix }
 }

@@ -47,6 +47,14 @@ fn every_format_reads_as_the_gguf_package_reads_it() {
                 );
             }
         }
+        // Regrouped, or copied out of the file, the matrix reads the same, value for value.
+        let prepared = matrix.clone().regrouped();
+        let mut again = vec![0.0f32; matrix.cols];
+        for r in 0..matrix.rows {
+            matrix.row(r, &mut row);
+            prepared.row(r, &mut again);
+            assert_eq!(row, again, "{name}, row {r}, once prepared for the kernels");
+        }
         checked.push(name.as_str());
     }
     checked.sort_unstable();

@@ -26,7 +26,8 @@ fn every_row_keeps_its_values<G: Grouped>(scales: &[usize]) {
             block
         })
         .collect();
-    let grouped = regroup::<G>(&blocks, 2);
+    let mut grouped = vec![G::zeroed(); blocks.len() / ROWS];
+    regroup::<G>(&blocks, 2, &mut grouped);
     assert_eq!(grouped.len(), 4);
     // The 32-value formats keep their sources' size; Q4_K's scales, unpacked, take 32 bytes
     // more a group.
