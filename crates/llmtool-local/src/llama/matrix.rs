@@ -10,6 +10,7 @@ use std::ops::Range;
 use candle_core::Device;
 use candle_core::quantized::GgmlDType;
 use candle_core::quantized::gguf_file::Content;
+use rayon::prelude::*;
 
 use super::blocks::{
     BLOCK, BlockQ4_0, BlockQ4_1, BlockQ4K, BlockQ5_0, BlockQ5_1, BlockQ5K, BlockQ6K, BlockQ8_0,
@@ -216,7 +217,14 @@ impl Matrix {
                     Format::Q4K => (Format::Q4KRows8, regroup::<BlockQ4Kx8>(&part, cols)),
                     format if matches!(part.data, Data::InFile { .. }) => {
                         let bytes = part.bytes();
-                        (format, Data::own(bytes.len(), |own| own.copy_from_slice(bytes)))
+                        let copy = |own: &mut [u8]| {
+                            // In parallel, as the regrouping is: the pages are faulted in on
+                            // every core.
+                            own.par_chunks_mut(1 << 20)
+                                .zip(bytes.par_chunks(1 << 20))
+                                .for_each(|(own, bytes)| own.copy_from_slice(bytes));
+                        };
+                        (format, Data::own(bytes.len(), copy))
                     }
                     _ => return part,
                 };
