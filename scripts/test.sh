@@ -69,7 +69,7 @@ cargo nextest run --workspace --locked --no-fail-fast
 step "doc tests"
 cargo test --workspace --doc --locked
 
-step "llmtool test examples/ on the local model (seed 7), its JUnit report read by junitparser"
+step "llmtool test examples/ on the local model (seed 3), its JUnit report read by junitparser"
 python3 scripts/example_tests.py
 
 step "the README's short tour, run top to bottom with no API key, as written"

@@ -189,6 +189,49 @@ mod tests {
     }
 
     #[test]
+    fn each_query_head_attends_through_the_key_value_head_of_its_group() {
+        // Four query heads over two key/value heads (heads 0 and 1 share the first, 2 and 3 the
+        // second), five cached positions, two tokens at positions 3 and 4, all values distinct:
+        // the same as each head computed alone, with exp and a division.
+        let (heads, kv_heads, head_dim, positions) = (4, 2, 4, 5);
+        let config =
+            Config { heads, kv_heads, head_dim, attention_scale: 0.5, ..Config::default() };
+        let kv_dim = kv_heads * head_dim;
+        let wave = |i: usize, k: f32| ((i as f32) * k).sin();
+        let cache = KvCache {
+            keys: (0..positions * kv_dim).map(|i| wave(i, 0.7)).collect(),
+            values: (0..positions * kv_dim).map(|i| wave(i, 1.3)).collect(),
+        };
+        let queries: Vec<f32> = (0..2 * heads * head_dim).map(|i| wave(i, 0.37)).collect();
+        let mut out = vec![0.0; queries.len()];
+        attend(&config, &queries, &cache, 3, None, &mut out);
+        for token in 0..2 {
+            for head in 0..heads {
+                let query = &queries[(token * heads + head) * head_dim..][..head_dim];
+                let at = |p: usize| p * kv_dim + head / (heads / kv_heads) * head_dim;
+                let visible = 3 + token + 1;
+                let scores: Vec<f64> = (0..visible)
+                    .map(|p| {
+                        let key = &cache.keys[at(p)..][..head_dim];
+                        0.5 * query.iter().zip(key).map(|(q, k)| f64::from(q * k)).sum::<f64>()
+                    })
+                    .collect();
+                let total: f64 = scores.iter().map(|s| s.exp()).sum();
+                for d in 0..head_dim {
+                    let expected: f64 = (0..visible)
+                        .map(|p| scores[p].exp() / total * f64::from(cache.values[at(p) + d]))
+                        .sum();
+                    let ours = out[(token * heads + head) * head_dim + d];
+                    assert!(
+                        (f64::from(ours) - expected).abs() < 1e-5,
+                        "token {token}, head {head}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
     fn a_query_attends_only_to_positions_up_to_its_own() {
         let config = Config {
             heads: 2,

@@ -114,6 +114,7 @@ fn regrouped_portably<G: Grouped, X: Activation>(
     debug_assert_eq!(<G::Source as Stored>::VALUES, X::VALUES);
     let blocks: &[G] = part.blocks();
     let per_row = target.xs.width / X::VALUES;
+    debug_assert_eq!(xs.len(), target.xs.tokens() * per_row, "the form the kernel takes");
     let mut values = [0.0f32; SUPER];
     let values = &mut values[..X::VALUES];
     for (i, row) in rows.enumerate() {
@@ -155,6 +156,7 @@ fn each_product<W: Stored, X: Activation>(
     dot: impl Fn(&[W], &[X]) -> f32,
 ) {
     let (per_row, per_token) = (target.xs.width / W::VALUES, target.xs.width / X::VALUES);
+    debug_assert_eq!(xs.len(), target.xs.tokens() * per_token, "the form the kernel takes");
     let weights = &blocks[rows.start * per_row..rows.end * per_row];
     for (i, row) in weights.chunks_exact(per_row).enumerate() {
         for (t, x) in xs.chunks_exact(per_token).enumerate() {
@@ -180,6 +182,7 @@ fn each_product_paired<W: Stored, X: Activation>(
     two: impl Fn(&[W], [&[X]; 2]) -> [f32; 2],
 ) {
     let (per_row, per_token) = (target.xs.width / W::VALUES, target.xs.width / X::VALUES);
+    debug_assert_eq!(xs.len(), target.xs.tokens() * per_token, "the form the kernel takes");
     let weights = &blocks[rows.start * per_row..rows.end * per_row];
     let tokens = xs.len() / per_token;
     let token = |t: usize| &xs[t * per_token..(t + 1) * per_token];

@@ -92,6 +92,7 @@ enum Data {
     },
     Own(std::sync::Arc<[u8]>),
     /// Bytes of its own in an anonymous mapping (see [`Data::own`]).
+    #[cfg(target_os = "linux")]
     Mapped(std::sync::Arc<memmap2::MmapMut>),
 }
 
@@ -108,9 +109,12 @@ impl Data {
             fill(&mut map);
             return Data::Mapped(std::sync::Arc::new(map));
         }
-        let mut bytes = vec![0; len];
-        fill(&mut bytes);
-        Data::Own(bytes.into())
+        // Allocated once, zeroed, then filled in place.
+        let mut bytes: std::sync::Arc<[u8]> = std::iter::repeat_n(0, len).collect();
+        if let Some(unique) = std::sync::Arc::get_mut(&mut bytes) {
+            fill(unique);
+        }
+        Data::Own(bytes)
     }
 }
 
@@ -127,6 +131,7 @@ impl Part {
         match &self.data {
             Data::InFile { file, range } => &file[range.clone()],
             Data::Own(bytes) => bytes,
+            #[cfg(target_os = "linux")]
             Data::Mapped(map) => map,
         }
     }
@@ -186,11 +191,13 @@ impl Matrix {
     }
 
     /// The matrix with its parts regrouped eight rows at a time for the kernels (a copy of
-    /// those parts, whose pages in the mapped file are then let go). A part whose format is not
-    /// regrouped, or whose rows do not come in whole groups, keeps its format, and is copied
-    /// out of the file all the same when it is there: the copies are in memory that may use
-    /// huge pages ([`Data::own`]), which made the 1.5B model's decoding about 9% faster (its
-    /// Q6_K third read through them too), for the same resident memory.
+    /// those parts, whose pages in the mapped file are then let go). A part whose rows do not
+    /// come in whole groups stays as it is. On Linux, a part of whole groups in a format that
+    /// is not regrouped (Q6_K, Q5_K) keeps its format but is copied out of the file all the
+    /// same: the copies are in memory that may use huge pages ([`Data::own`]), which made the
+    /// 1.5B model's decoding about 9% faster (its Q6_K third read through them too), for the
+    /// same resident memory. Elsewhere there are no huge pages to gain, and the file's pages
+    /// may not be let go, so such a part stays in the file.
     pub(crate) fn regrouped(self) -> Matrix {
         fn regroup<G: Grouped>(part: &Part, cols: usize) -> Data {
             let per_row = cols / <G::Source as Stored>::VALUES;
@@ -215,7 +222,10 @@ impl Matrix {
                     Format::Q5_1 => (Format::Q5_1Rows8, regroup::<BlockQ5_1x8>(&part, cols)),
                     Format::Q8_0 => (Format::Q8_0Rows8, regroup::<BlockQ8_0x8>(&part, cols)),
                     Format::Q4K => (Format::Q4KRows8, regroup::<BlockQ4Kx8>(&part, cols)),
-                    format if matches!(part.data, Data::InFile { .. }) => {
+                    format
+                        if cfg!(target_os = "linux")
+                            && matches!(part.data, Data::InFile { .. }) =>
+                    {
                         let bytes = part.bytes();
                         let copy = |own: &mut [u8]| {
                             // In parallel, as the regrouping is: the pages are faulted in on

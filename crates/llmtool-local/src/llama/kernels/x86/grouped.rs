@@ -33,8 +33,9 @@ pub(super) fn in_groups<W, X: Activation>(
     one: impl Fn(&[W], [&[X]; 1]) -> [__m256; 1],
     two: impl Fn(&[W], [&[X]; 2]) -> [__m256; 2],
 ) {
-    let per_row = target.xs.width / X::VALUES;
-    let tokens = xs.len() / per_row.max(1);
+    let (per_row, tokens) = (target.xs.width / X::VALUES, target.xs.tokens());
+    // The form of the activations these kernels take was quantized (`Matrix::forms`).
+    debug_assert_eq!(xs.len(), tokens * per_row);
     for group in rows.start / ROWS..rows.end.div_ceil(ROWS) {
         let weights = &blocks[group * per_row..][..per_row];
         let mut write = |token: usize, sums: __m256| {
