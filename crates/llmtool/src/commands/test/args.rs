@@ -10,7 +10,7 @@ use crate::cli::DlpArg;
 /// model, --repeat times, answers cached so a rerun costs nothing.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  llmtool test                                   # every test file under .\n  llmtool test examples/ --model local --seed 7\n  llmtool test classify.json -m openai/gpt-4o-mini -m anthropic/claude-haiku-4-5 --repeat 5 --min-pass 4\n  llmtool test --junit report.xml --format github\n  llmtool test --init classify.json\n\nA case passes when at least --min-pass of its runs pass (default: all). Exit status 1 when a\ncase fails or a test file has errors. See docs/testing.md."
+    after_help = "Examples:\n  llmtool test                                   # every test file under .\n  llmtool test examples/ --model local --seed 3\n  llmtool test classify.json -m openai/gpt-4o-mini -m anthropic/claude-haiku-4-5 --repeat 5 --min-pass 4\n  llmtool test --junit report.xml --format github\n  llmtool test --init classify.json\n\nA case passes when at least --min-pass of its runs pass (default: all). Exit status 1 when a\ncase fails or a test file has errors. See docs/testing.md."
 )]
 pub(crate) struct TestArgs {
     /// Test files, tools (their `NAME.tests.*` beside them), or folders searched for test
