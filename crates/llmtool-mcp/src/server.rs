@@ -129,6 +129,13 @@ impl Server {
         shared.runs.acquire().await.map_err(|e| ErrorData::internal_error(e.to_string(), None))
     }
 
+    /// Tool runs under way and waiting for a turn.
+    pub fn runs(&self) -> (usize, usize) {
+        let shared = &self.shared;
+        let running = shared.limits.concurrent.max(1) - shared.runs.available_permits();
+        (running, shared.waiting.load(Ordering::SeqCst))
+    }
+
     /// The tools served now.
     pub fn library(&self) -> Arc<Library> {
         self.shared.library.read().map_or_else(|p| p.into_inner().clone(), |l| l.clone())

@@ -58,6 +58,15 @@ impl BoundedSessions {
         last_used.iter().min_by_key(|(_, when)| **when).map(|(id, _)| id.clone())
     }
 
+    /// How many sessions are open, without waiting: rmcp's count (which drops sessions that
+    /// idled out), or, while a writer holds it, the sessions this cap knows of.
+    pub(crate) fn open(&self) -> usize {
+        match self.inner.sessions.try_read() {
+            Ok(sessions) => sessions.len(),
+            Err(_) => self.last_used.lock().map_or(0, |last_used| last_used.len()),
+        }
+    }
+
     /// How many sessions are alive.
     pub(crate) async fn len(&self) -> usize {
         self.inner.sessions.read().await.len()

@@ -55,6 +55,8 @@ pub struct HttpOptions {
     /// A session with no request for this long is closed.
     pub session_idle: Duration,
     pub max_body_bytes: usize,
+    /// Cancelled when the server stops: every session's streams then end.
+    pub shutdown: tokio_util::sync::CancellationToken,
 }
 
 impl Default for HttpOptions {
@@ -66,6 +68,7 @@ impl Default for HttpOptions {
             max_sessions: 256,
             session_idle: Duration::from_mins(2),
             max_body_bytes: 4 << 20,
+            shutdown: tokio_util::sync::CancellationToken::new(),
         }
     }
 }
@@ -95,12 +98,19 @@ pub async fn serve_app(
 /// checks of `options`. Mounted elsewhere, the router sees the client's address only if the
 /// outer server provides `ConnectInfo<Connection>`; without it, only allowed hosts pass.
 pub fn router(server: &Server, options: &HttpOptions) -> axum::Router {
+    endpoint(server, options).0
+}
+
+/// [`router`], and what tells how many sessions it has open.
+pub fn endpoint(server: &Server, options: &HttpOptions) -> (axum::Router, OpenSessions) {
     // The guard checks Host and Origin itself, knowing where each connection came from.
     let config = StreamableHttpServerConfig::default()
         .disable_allowed_hosts()
         .disable_allowed_origins()
-        .with_max_request_body_bytes(options.max_body_bytes);
+        .with_max_request_body_bytes(options.max_body_bytes)
+        .with_cancellation_token(options.shutdown.clone());
     let sessions = Arc::new(BoundedSessions::new(options.max_sessions, options.session_idle));
+    let open = OpenSessions(Arc::clone(&sessions));
     let server = server.clone();
     let service = StreamableHttpService::new(move || Ok(server.clone()), sessions, config);
     let guard = Arc::new(Guard {
@@ -109,9 +119,21 @@ pub fn router(server: &Server, options: &HttpOptions) -> axum::Router {
         token: options.token.clone(),
         max_body_bytes: options.max_body_bytes,
     });
-    axum::Router::new()
+    let router = axum::Router::new()
         .route_service(MCP_PATH, service)
-        .layer(axum::middleware::from_fn_with_state(guard, guard::check))
+        .layer(axum::middleware::from_fn_with_state(guard, guard::check));
+    (router, open)
+}
+
+/// How many sessions an endpoint has open (for the server's metrics).
+#[derive(Debug, Clone)]
+pub struct OpenSessions(Arc<BoundedSessions>);
+
+impl OpenSessions {
+    /// The sessions open now.
+    pub fn count(&self) -> usize {
+        self.0.open()
+    }
 }
 
 /// A TCP listener that tells each request where its connection came from and arrived at.

@@ -111,6 +111,21 @@ impl<T> Decoded for T where
 }
 
 impl Db {
+    /// How the pool's connections are used now.
+    pub(crate) fn pool_use(&self) -> crate::PoolUse {
+        fn of<D: sqlx::Database>(pool: &sqlx::Pool<D>) -> crate::PoolUse {
+            crate::PoolUse {
+                open: pool.size(),
+                idle: u32::try_from(pool.num_idle()).unwrap_or(u32::MAX),
+                max: pool.options().get_max_connections(),
+            }
+        }
+        match self {
+            Db::Sqlite(pool) => of(pool),
+            Db::Postgres(pool) => of(pool),
+        }
+    }
+
     /// Runs `statement`; how many rows it changed.
     pub(crate) async fn execute(&self, statement: Statement) -> Result<u64, sqlx::Error> {
         let done = match self {

@@ -12,6 +12,7 @@ pub mod client;
 mod control;
 mod conversation;
 mod db;
+mod health;
 mod model;
 mod people;
 pub mod people_csv;
@@ -35,6 +36,7 @@ pub use audit::{Actor, Audit, AuditEntry, AuditPage, AuditQuery, AuditRecord};
 pub use changes::{Change, Changes};
 pub use control::{Budget, Control, Integration, IntegrationTest, Period, PriceOverride, Scope};
 pub use conversation::{ConversationInfo, Conversations, KeptConversation, owner_of};
+pub use health::{Health, PoolUse};
 pub use model::{
     Holder, KeptRun, Page, Published, Query, Role, Selector, SessionInfo, Summary, TagCount,
     TokenInfo, ToolVersion,

@@ -11,7 +11,7 @@ use crate::db::{Statement, statement};
 use crate::publication::Publication;
 use crate::store::StoreError;
 
-static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
+pub(crate) static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
 
 /// Connects to the database at `url` (`postgres://...`) and brings its schema up to date.
 pub(crate) async fn connect(url: &str) -> Result<PgPool, StoreError> {

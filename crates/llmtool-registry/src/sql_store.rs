@@ -456,6 +456,27 @@ impl Store for SqlStore {
         }
     }
 
+    async fn health(&self) -> Result<crate::Health, StoreError> {
+        let sql = "SELECT version FROM _sqlx_migrations WHERE success ORDER BY version";
+        let applied: Vec<(i64,)> = self.db.all(statement(sql)).await?;
+        let known = match &self.db {
+            Db::Sqlite(_) => &sqlite::MIGRATOR,
+            Db::Postgres(_) => &postgres::MIGRATOR,
+        };
+        Ok(crate::Health {
+            applied: applied.into_iter().map(|(version,)| version).collect(),
+            known: known
+                .iter()
+                .filter(|m| m.migration_type.is_up_migration())
+                .map(|m| m.version)
+                .collect(),
+        })
+    }
+
+    fn pool_use(&self) -> crate::PoolUse {
+        self.db.pool_use()
+    }
+
     async fn changes(&self) -> Result<Changes, StoreError> {
         // Subscribed before listening starts, so nothing heard from then on is missed.
         let changes = self.announcer.subscribe();

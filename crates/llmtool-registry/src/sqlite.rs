@@ -16,7 +16,7 @@ use crate::store::StoreError;
 /// How long a writer waits for another before it gives up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
-static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
+pub(crate) static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
 
 /// Opens (creating it if needed) the library at `path`, its schema brought up to date.
 pub(crate) async fn open(path: &Path) -> Result<SqlitePool, StoreError> {

@@ -184,6 +184,12 @@ pub trait Store:
     /// The changes from now on: this process's writes and, on PostgreSQL, every server's.
     async fn changes(&self) -> Result<Changes, StoreError>;
 
+    /// Asks the database which migrations it has applied (an error: it does not answer).
+    async fn health(&self) -> Result<crate::Health, StoreError>;
+
+    /// How the database's connections are used now (asks nothing of the database).
+    fn pool_use(&self) -> crate::PoolUse;
+
     /// Keeps `run`, a run of version `version` of `slug` through the server by the token
     /// named `by`, charged to `charge` (added to the spend's totals at once), releasing its
     /// budget `reservation`; its id.

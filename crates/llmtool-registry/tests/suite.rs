@@ -850,7 +850,27 @@ async fn conversations(store: &dyn Store) {
     ));
 }
 
+/// A library just opened is ready: its migrations are this program's, its pool open.
+async fn healthy(store: &dyn Store) {
+    let health = store.health().await.unwrap();
+    assert!(health.current() && !health.applied.is_empty(), "{health:?}");
+    let pool = store.pool_use();
+    assert!(pool.max > 0 && pool.open >= pool.idle, "{pool:?}");
+}
+
+/// A migration the program does not know (a newer server's) makes the library not current.
+async fn a_newer_schema_is_not_current(
+    store: &dyn Store,
+    insert: impl std::future::Future<Output = ()>,
+) {
+    insert.await;
+    let health = store.health().await.unwrap();
+    assert!(!health.current(), "{health:?}");
+    assert_eq!(health.applied.last(), Some(&99_999));
+}
+
 async fn suite(store: Arc<dyn Store>) {
+    healthy(store.as_ref()).await;
     versions_tags_labels_and_deletion(store.as_ref()).await;
     search_filters_and_pages(store.as_ref()).await;
     tokens(store.as_ref()).await;
@@ -877,7 +897,15 @@ async fn sqlite() {
     assert_eq!(restored.versions("busy").await.unwrap().len(), 50);
     assert_eq!(restored.version("haiku-writer", &Selector::Latest).await.unwrap().version, 3);
     assert!(matches!(store.backup(&copy).await, Err(StoreError::Backup(_))));
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", copy.display())).await.unwrap();
+    a_newer_schema_is_not_current(&restored, async {
+        sqlx::query(NEWER_MIGRATION).execute(&pool).await.unwrap();
+    })
+    .await;
 }
+
+/// A row of sqlx's migrations table for a migration no program here has.
+const NEWER_MIGRATION: &str = "INSERT INTO _sqlx_migrations (version, description, success, checksum, execution_time) VALUES (99999, 'newer', TRUE, X'00', 0)";
 
 /// The same suite on PostgreSQL: a fresh database on the test command's cluster.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -891,6 +919,12 @@ async fn postgres() {
         let refused = sqlx::query(change).execute(&pool).await.unwrap_err();
         assert!(refused.to_string().contains("append-only"), "{refused}");
     }
+    let store = SqlStore::connect_postgres(&database.url).await.unwrap();
+    let newer = NEWER_MIGRATION.replace("X'00'", "'\\x00'::bytea");
+    a_newer_schema_is_not_current(&store, async {
+        sqlx::query(&newer).execute(&pool).await.unwrap();
+    })
+    .await;
 }
 
 /// Two servers on one database: what one writes, the other hears (`LISTEN`/`NOTIFY`).

@@ -160,7 +160,9 @@ async fn version_body(
     selector: Selector,
 ) -> Answer<Response> {
     let cache = state.cache();
-    if let Some(cached) = cache.get(&slug, &selector) {
+    let found = cache.get(&slug, &selector);
+    state.metrics().cache(found.is_some());
+    if let Some(cached) = found {
         caller.sees(&slug, &cached.tags)?;
         return Ok(json_bytes(cached.body));
     }

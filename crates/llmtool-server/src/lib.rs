@@ -16,6 +16,9 @@ mod limit;
 mod mail;
 mod mcp;
 mod members;
+mod metrics;
+mod observe;
+mod operations;
 mod problem;
 mod run_api;
 mod runs;
@@ -29,6 +32,7 @@ mod studio;
 mod studio_api;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
 use llmtool_mcp::RunLimits;
@@ -44,6 +48,7 @@ pub use keyring::{KEYRING_VARIABLE, Keyring, KeyringError};
 pub use limit::RateLimiter;
 pub use mail::{Mail, MailError, Mailer};
 pub use mcp::McpOptions;
+pub use observe::REQUEST_ID;
 pub use problem::{OVER_BUDGET, Problem};
 pub use seed::{BUILT_IN, seed_built_ins};
 pub use sign_in::{SetupError, SignInSetup};
@@ -51,6 +56,9 @@ pub use sso::Sso;
 
 /// The largest request body: a tool file is at most 1 MiB (`llmtool check`'s limit).
 pub const MAX_BODY: usize = 1 << 20;
+
+/// How long runs in flight may take to end once the server is stopping, unless given.
+pub const DEFAULT_GRACE: Duration = Duration::from_secs(30);
 
 /// What the server is set up with.
 #[derive(Clone)]
@@ -70,6 +78,13 @@ pub struct ServerState {
     sign_in: Arc<SignInSetup>,
     /// What seals the integrations' keys; without it, no key can be added or used.
     keyring: Option<Arc<Keyring>>,
+    metrics: Arc<metrics::Metrics>,
+    /// Cancelled when the server starts stopping: `/readyz` then fails.
+    stopping: tokio_util::sync::CancellationToken,
+    /// Cancelled once the runs in flight have ended: the MCP streams then close.
+    streams: tokio_util::sync::CancellationToken,
+    /// How long runs in flight may take to end once the server is stopping.
+    grace: Duration,
 }
 
 impl ServerState {
@@ -87,6 +102,39 @@ impl ServerState {
             )),
             sign_in: Arc::default(),
             keyring: None,
+            metrics: Arc::new(metrics::Metrics::new()),
+            stopping: tokio_util::sync::CancellationToken::new(),
+            streams: tokio_util::sync::CancellationToken::new(),
+            grace: DEFAULT_GRACE,
+        }
+    }
+
+    /// Lets runs in flight take `grace` to end once the server is stopping (30 seconds unless
+    /// given).
+    #[must_use]
+    pub fn with_grace(mut self, grace: Duration) -> Self {
+        self.grace = grace;
+        self
+    }
+
+    pub(crate) fn metrics(&self) -> &metrics::Metrics {
+        &self.metrics
+    }
+
+    /// Whether the server is stopping (it still answers what it was asked before).
+    pub(crate) fn stopping(&self) -> bool {
+        self.stopping.is_cancelled()
+    }
+
+    /// What the metrics' gauges read now.
+    fn now(&self) -> metrics::Now {
+        let (api_running, api_waiting) = self.runs.as_ref().map_or((0, 0), |runs| runs.load());
+        let (mcp_running, mcp_waiting) = self.mcp.as_ref().map_or((0, 0), |mcp| mcp.server.runs());
+        metrics::Now {
+            runs_active: api_running + mcp_running,
+            runs_waiting: api_waiting + mcp_waiting,
+            mcp_sessions: self.mcp.as_ref().map_or(0, |mcp| mcp.sessions.count()),
+            pool: Some(self.store.pool_use()),
         }
     }
 
@@ -135,7 +183,8 @@ impl ServerState {
     /// `limits.queued` waiting, each run kept with its cost in the library's database.
     #[must_use]
     pub fn with_runtime(mut self, runtime: llmtool_runtime::Runtime, limits: RunLimits) -> Self {
-        self.runs = Some(Arc::new(Runs::new(runtime, Arc::clone(&self.store), limits)));
+        let metrics = Arc::clone(&self.metrics);
+        self.runs = Some(Arc::new(Runs::new(runtime, Arc::clone(&self.store), metrics, limits)));
         self
     }
 
@@ -157,6 +206,10 @@ impl ServerState {
         runner: Arc<dyn llmtool_mcp::Runner>,
         options: McpOptions,
     ) -> Result<ServerState, StoreError> {
+        // Its streams close when the server stops, once the runs in flight have ended.
+        let http =
+            llmtool_mcp::transport::HttpOptions { shutdown: self.streams.clone(), ..options.http };
+        let options = McpOptions { http, ..options };
         self.mcp = Some(Mcp::start(self.store.as_ref(), runner, options).await?);
         Ok(self)
     }
@@ -213,8 +266,7 @@ pub fn openapi_json() -> String {
 /// The HTTP routes.
 pub fn router(state: ServerState) -> Router {
     let endpoint = state.mcp.as_ref().map(|mcp| {
-        llmtool_mcp::transport::router(&mcp.server, &mcp.http)
-            .layer(axum::middleware::from_fn_with_state(state.clone(), mcp::access))
+        mcp.endpoint.clone().layer(axum::middleware::from_fn_with_state(state.clone(), mcp::access))
     });
     let api = Router::new()
         .nest("/api/v1", api::routes())
@@ -222,19 +274,66 @@ pub fn router(state: ServerState) -> Router {
         .merge(studio::routes())
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY))
         .layer(axum::middleware::from_fn_with_state(state.clone(), host::check))
-        .with_state(state);
-    match endpoint {
+        .merge(operations::routes())
+        .with_state(state.clone());
+    let app = match endpoint {
         Some(endpoint) => api.merge(endpoint),
         None => api,
-    }
+    };
+    app.layer(axum::middleware::from_fn_with_state(state, observe::request))
+}
+
+/// Only the operators' routes (`/metrics`, `/healthz`, `/readyz`), for a listener of their own
+/// (`llmtool serve --metrics-listen`).
+pub fn operations_router(state: ServerState) -> Router {
+    operations::routes().with_state(state)
 }
 
 /// Serves `state`'s routes on `listener` until `shutdown` completes (each request knows the
-/// address it came from, for rate limits and the MCP endpoint's `Host` check).
+/// address it came from, for rate limits and the MCP endpoint's `Host` check), then stops
+/// gracefully: `/readyz` fails and no connection is accepted any more, every request already
+/// received is answered (each run streamed to its end), the MCP streams close once no run is in
+/// flight, and the server returns. Past its grace ([`ServerState::with_grace`]), it returns
+/// whatever is still running, saying how many runs that cut short.
 pub async fn serve(
     state: ServerState,
     listener: tokio::net::TcpListener,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), std::io::Error> {
-    llmtool_mcp::transport::serve_app(router(state), listener, shutdown).await
+    let grace = state.grace;
+    let stopping = state.stopping.clone();
+    let signalled = async move {
+        shutdown.await;
+        stopping.cancel();
+    };
+    let app = router(state.clone());
+    let served = llmtool_mcp::transport::serve_app(app, listener, signalled);
+    let mut served = std::pin::pin!(served);
+    tokio::select! {
+        done = &mut served => return done,
+        () = state.stopping.cancelled() => {}
+    }
+    let drained = tokio::time::timeout(grace, async {
+        while state.in_flight() > 0 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        state.streams.cancel();
+        (&mut served).await
+    });
+    match drained.await {
+        Ok(done) => done,
+        Err(_) => {
+            let cut = state.in_flight();
+            tracing::warn!("stopped after {grace:?} with {cut} run(s) still in flight");
+            Ok(())
+        }
+    }
+}
+
+impl ServerState {
+    /// Runs under way or waiting for a turn, the API's and MCP's.
+    fn in_flight(&self) -> usize {
+        let now = self.now();
+        now.runs_active + now.runs_waiting
+    }
 }

@@ -38,7 +38,9 @@ pub struct McpOptions {
 /// The MCP server of the library, and what keeps its lists current.
 pub(crate) struct Mcp {
     pub(crate) server: Server,
-    pub(crate) http: HttpOptions,
+    /// The Streamable HTTP endpoint (before the library's access check).
+    pub(crate) endpoint: axum::Router,
+    pub(crate) sessions: llmtool_mcp::transport::OpenSessions,
     label: Option<String>,
     changed: Notify,
     /// The tags of each tool served, by slug: what decides who sees it.
@@ -59,8 +61,10 @@ impl Mcp {
         // The library's tokens admit a client (see `access`), and bodies are bounded as the
         // API's are.
         let http = HttpOptions { token: None, max_body_bytes: crate::MAX_BODY, ..options.http };
+        let (endpoint, sessions) = llmtool_mcp::transport::endpoint(&server, &http);
         let tags = RwLock::new(Arc::new(tags));
-        Ok(Arc::new(Mcp { server, http, label: options.label, changed: Notify::new(), tags }))
+        let changed = Notify::new();
+        Ok(Arc::new(Mcp { server, endpoint, sessions, label: options.label, changed, tags }))
     }
 
     /// What `visibility` sees of the tools served: a tool is known by its `registry:` path,

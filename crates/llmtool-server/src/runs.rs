@@ -22,6 +22,7 @@ use llmtool_runtime::{
 };
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+use crate::metrics::{Metrics, RunSeen};
 use crate::{Problem, ServerState};
 
 /// How long a run's reservation holds its budget if the run is never kept (the server
@@ -81,9 +82,15 @@ impl Drop for Following {
 
 impl Runs {
     /// Runs on `runtime`, each run kept in `store` with its cost (the API's and MCP's alike).
-    pub(crate) fn new(runtime: Runtime, store: Arc<dyn Store>, limits: RunLimits) -> Runs {
+    pub(crate) fn new(
+        runtime: Runtime,
+        store: Arc<dyn Store>,
+        metrics: Arc<Metrics>,
+        limits: RunLimits,
+    ) -> Runs {
         let turns = Arc::new(Semaphore::new(limits.concurrent.max(1)));
-        let runtime = runtime.keeping_runs_in(Arc::new(LibraryKeeper(store)), LogPolicy::On);
+        let keeper = Arc::new(LibraryKeeper { store, metrics });
+        let runtime = runtime.keeping_runs_in(keeper, LogPolicy::On);
         let following = Arc::default();
         Runs { runtime, limits, turns, waiting: AtomicUsize::new(0), following }
     }
@@ -101,6 +108,12 @@ impl Runs {
             return None;
         }
         Arc::clone(&self.turns).acquire_owned().await.ok()
+    }
+
+    /// Runs under way and waiting for a turn.
+    pub(crate) fn load(&self) -> (usize, usize) {
+        let running = self.limits.concurrent.max(1) - self.turns.available_permits();
+        (running, self.waiting.load(Ordering::SeqCst))
     }
 }
 
@@ -339,8 +352,11 @@ impl Drop for Waiting<'_> {
 }
 
 /// Keeps the server's runs in the library's database, as runs of the version they ran, by the
-/// token that ran them.
-struct LibraryKeeper(Arc<dyn Store>);
+/// token that ran them, and counts them in the metrics.
+struct LibraryKeeper {
+    store: Arc<dyn Store>,
+    metrics: Arc<Metrics>,
+}
 
 impl RunKeeper for LibraryKeeper {
     /// A run that was paid for is worth a wait: `GET /usage` counts what is kept.
@@ -354,12 +370,30 @@ impl RunKeeper for LibraryKeeper {
             let reference = subject.tool_path.as_deref().and_then(Reference::from_path).flatten();
             let version = reference.as_ref().and_then(Reference::version).unwrap_or(0);
             let slug = reference.map(|reference| reference.slug).unwrap_or_default();
+            self.metrics.run(&seen(&slug, record));
             let account = subject.account.clone().unwrap_or_default();
             let charge = Charge { member: account.member, team: account.team };
             let by = subject.by.as_deref();
-            let kept = self.0.log_run(&slug, version, by, record, &charge, account.reservation);
+            let kept = self.store.log_run(&slug, version, by, record, &charge, account.reservation);
             let kept = kept.await;
             kept.map(Some).map_err(|error| format!("a run of {slug}: {error}"))
         })
+    }
+}
+
+/// What the metrics count of `record`, a run of the tool `slug`.
+fn seen<'a>(slug: &'a str, record: &'a Record) -> RunSeen<'a> {
+    let millis = |ms: Option<u64>| ms.map(std::time::Duration::from_millis);
+    RunSeen {
+        provider: &record.provider,
+        model: &record.model,
+        tool: slug,
+        outcome: record.outcome.as_str(),
+        input_tokens: record.input_tokens.unwrap_or(0),
+        output_tokens: record.output_tokens.unwrap_or(0),
+        cost_usd: record.cost_usd.unwrap_or(0.0),
+        duration: millis(record.latency_ms),
+        first_token: millis(record.first_token_ms),
+        findings: &record.redactions,
     }
 }

@@ -95,6 +95,16 @@ pub(crate) enum LogLevel {
     Trace,
 }
 
+/// How a long-running command's log lines are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum LogFormat {
+    /// A line of text each, for a person.
+    Text,
+    /// A JSON object a line (`timestamp`, `level`, `message` and the event's fields), for a
+    /// log collector.
+    Json,
+}
+
 /// How diagnostics are printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum DiagnosticFormat {

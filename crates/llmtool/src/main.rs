@@ -4,6 +4,7 @@
 mod cli;
 mod commands;
 mod io;
+mod logging;
 mod outcome;
 mod registry;
 mod secrets;

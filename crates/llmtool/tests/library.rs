@@ -8,23 +8,9 @@ use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 
-fn llmtool(data: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_llmtool"))
-        .args(args)
-        .env("LLMTOOL_DATA_DIR", data)
-        .env("XDG_CONFIG_HOME", "/nonexistent")
-        .env("LLMTOOL_NO_LOG", "1")
-        .env_remove("LLMTOOL_REGISTRY")
-        .env_remove("LLMTOOL_TOKEN")
-        .envs(env.iter().copied())
-        .stdin(Stdio::null())
-        .output()
-        .unwrap()
-}
+mod support;
 
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
+use support::{llmtool, text};
 
 /// `llmtool serve` on a free loopback port: the child and its URL.
 fn serve(data: &Path) -> (Child, String) {

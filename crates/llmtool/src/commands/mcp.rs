@@ -19,12 +19,12 @@ use llmtool_mcp::{
 use llmtool_registry::Reference;
 use llmtool_runtime::{Fetch, Runtime, RuntimeOptions};
 
-use crate::cli::LogLevel;
 use crate::outcome::Outcome;
 use crate::settings;
 
 pub(crate) fn run(args: &McpArgs) -> anyhow::Result<Outcome> {
-    init_logging(args.log_level);
+    // Standard output belongs to the protocol.
+    crate::logging::init(args.log_level, crate::cli::LogFormat::Text);
     if !args.name_prefix.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
     {
         anyhow::bail!(
@@ -161,27 +161,4 @@ fn report(problems: &[FileProblem], library: &Library) {
         library.entries().len(),
         library.names().collect::<Vec<_>>().join(", ")
     );
-}
-
-/// Logs at `level` and above to standard error (standard output belongs to the protocol).
-/// The MCP library's own messages (sessions opened and closed, each error answered) show from
-/// `debug` on, and its errors from `error`.
-fn init_logging(level: LogLevel) {
-    use tracing::level_filters::LevelFilter;
-    use tracing_subscriber::layer::SubscriberExt as _;
-    use tracing_subscriber::util::SubscriberInitExt as _;
-    let (ours, library) = match level {
-        LogLevel::Error => (LevelFilter::ERROR, LevelFilter::ERROR),
-        LogLevel::Warn => (LevelFilter::WARN, LevelFilter::ERROR),
-        LogLevel::Info => (LevelFilter::INFO, LevelFilter::ERROR),
-        LogLevel::Debug => (LevelFilter::DEBUG, LevelFilter::INFO),
-        LogLevel::Trace => (LevelFilter::TRACE, LevelFilter::TRACE),
-    };
-    let filter =
-        tracing_subscriber::filter::Targets::new().with_target("rmcp", library).with_default(ours);
-    let output = tracing_subscriber::fmt::layer()
-        .with_writer(crate::secrets::RedactedStderrMaker)
-        .with_ansi(crate::io::stderr_is_terminal())
-        .with_target(false);
-    let _ = tracing_subscriber::registry().with(output).with(filter).try_init();
 }

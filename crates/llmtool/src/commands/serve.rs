@@ -40,6 +40,11 @@ pub(crate) fn serve(args: &ServeArgs) -> anyhow::Result<Outcome> {
             Ok(Outcome::Ok)
         });
     }
+    let default_level = match args.log_format {
+        crate::cli::LogFormat::Json => crate::cli::LogLevel::Info,
+        crate::cli::LogFormat::Text => crate::cli::LogLevel::Warn,
+    };
+    crate::logging::init(args.log_level.unwrap_or(default_level), args.log_format);
     runtime.block_on(async {
         let (store, shown) = open(&args.library).await?;
         if !args.listen.ip().is_loopback() {
@@ -83,12 +88,40 @@ pub(crate) fn serve(args: &ServeArgs) -> anyhow::Result<Outcome> {
             std::io::stderr(),
             "llmtool serve: http://{address}/api/v1 (library: {shown})\nllmtool serve: the studio at http://{address}/ (sign in with a token: `llmtool token create NAME`)\nllmtool serve: MCP at http://{address}/mcp (a token of the library's)"
         );
-        let shutdown = async {
-            let _ = tokio::signal::ctrl_c().await;
-        };
-        llmtool_server::serve(state, listener, shutdown).await?;
+        if let Some(address) = args.metrics_listen {
+            let listener = tokio::net::TcpListener::bind(address)
+                .await
+                .with_context(|| format!("cannot listen on {address}"))?;
+            let _ = writeln!(
+                std::io::stderr(),
+                "llmtool serve: metrics at http://{}/metrics",
+                listener.local_addr()?
+            );
+            let app = llmtool_server::operations_router(state.clone());
+            tokio::spawn(llmtool_mcp::transport::serve_app(app, listener, stop_signal()));
+        }
+        let state = state.with_grace(std::time::Duration::from_secs(args.shutdown_timeout));
+        llmtool_server::serve(state, listener, stop_signal()).await?;
+        let _ = writeln!(std::io::stderr(), "llmtool serve: stopped");
         Ok(Outcome::Ok)
     })
+}
+
+/// Completes on SIGTERM (what systemd, Docker and Kubernetes send to stop a service) or
+/// Ctrl-C.
+async fn stop_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut terminate) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = terminate.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
 }
 
 /// The integration keys: `--integration-keys FILE`, else `LLMTOOL_INTEGRATION_KEYS`, else the

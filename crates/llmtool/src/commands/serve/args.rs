@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand, ValueEnum};
 
-use crate::cli::{ModelArgs, ReportFormat};
+use crate::cli::{LogFormat, LogLevel, ModelArgs, ReportFormat};
 
 /// Where the tool library is: `--db`, else a SQLite file in the data directory.
 #[derive(Debug, Args)]
@@ -113,6 +113,22 @@ pub(crate) struct ServeArgs {
     pub(crate) yes: bool,
     #[command(flatten)]
     pub(crate) sso: SsoArgs,
+    /// How the log lines on standard error are written: `json` is one object a line, with a
+    /// line for each request (its `request_id` is also in the `X-Request-Id` header).
+    #[arg(long, value_enum, default_value_t = LogFormat::Text)]
+    pub(crate) log_format: LogFormat,
+    /// What is logged (default: `info`, a line a request, with `--log-format json`; `warn`
+    /// otherwise).
+    #[arg(long, value_enum)]
+    pub(crate) log_level: Option<LogLevel>,
+    /// Serve `/metrics`, `/healthz` and `/readyz` on this address too (they are always on the
+    /// main one). `/metrics` answers a client on this machine, else an admin's token.
+    #[arg(long, value_name = "ADDR")]
+    pub(crate) metrics_listen: Option<std::net::SocketAddr>,
+    /// On SIGTERM or Ctrl-C, how long runs in flight may take to finish before the server
+    /// stops anyway.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
+    pub(crate) shutdown_timeout: u64,
     #[command(flatten)]
     pub(crate) target: ModelArgs,
 }

@@ -1,0 +1,98 @@
+//! What every request leaves behind: a request id (the client's `X-Request-Id` when it is a
+//! sane one, else a new ULID), returned in the same header and carried by whatever is logged
+//! while the request is answered; one log line (the
+//! `llmtool::http` target, at `info`) with the id, method, route, status, time and client;
+//! and its count and latency in the metrics.
+//!
+//! The line names the route's template (`/api/v1/tools/{slug}`), not the path: paths can hold
+//! a member's e-mail or a conversation's share secret, and query strings are never logged.
+
+use std::time::Instant;
+
+use axum::extract::{ConnectInfo, MatchedPath, Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::middleware::Next;
+use axum::response::Response;
+use llmtool_mcp::transport::Connection;
+use tracing::Instrument as _;
+
+use crate::ServerState;
+
+/// The header a request's id comes in and goes back out in.
+pub const REQUEST_ID: &str = "x-request-id";
+
+/// The longest id taken from a client.
+const MAX_ID: usize = 128;
+
+pub(crate) async fn request(
+    State(state): State<ServerState>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let started = Instant::now();
+    let id: std::sync::Arc<str> = given_id(request.headers())
+        .map_or_else(|| ulid::Ulid::new().to_string().into(), Into::into);
+    let route = request.extensions().get::<MatchedPath>().map(|path| path.as_str().to_owned());
+    let method = request.method().clone();
+    let peer = request.extensions().get::<ConnectInfo<Connection>>().map(|c| c.0.peer.ip());
+    let client = crate::auth::client_address(peer, request.headers());
+    // What is logged while the request is answered carries its id.
+    let span = tracing::info_span!("request", request_id = &*id);
+    let mut response = next.run(request).instrument(span).await;
+    let took = started.elapsed();
+    if let Ok(value) = HeaderValue::from_str(&id) {
+        response.headers_mut().insert(REQUEST_ID, value);
+    }
+    let status = response.status();
+    let metrics = state.metrics();
+    metrics.request(route.as_deref(), method.as_str(), status.as_u16(), took);
+    // Every 429 this server gives is its rate limit's.
+    if status == StatusCode::TOO_MANY_REQUESTS {
+        metrics.rate_limited();
+    }
+    tracing::info!(
+        target: "llmtool::http",
+        request_id = &*id,
+        method = method.as_str(),
+        route = route.as_deref().unwrap_or("unmatched"),
+        status = status.as_u16(),
+        duration_ms = took.as_secs_f64() * 1000.0,
+        client = client.as_deref().unwrap_or(""),
+        "request"
+    );
+    response
+}
+
+/// The client's request id, if it is 1 to 128 characters of letters, digits, `-`, `_`, `.`
+/// and `:` (what proxies and tracing systems make): anything else is replaced, so that a
+/// log line cannot be forged through it.
+fn given_id(headers: &HeaderMap) -> Option<&str> {
+    let id = headers.get(REQUEST_ID)?.to_str().ok()?;
+    let sane = (1..=MAX_ID).contains(&id.len())
+        && id.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_.:".contains(&b));
+    sane.then_some(id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_clients_request_id_is_kept_only_when_it_is_sane() {
+        let with = |value: &str| {
+            let mut headers = HeaderMap::new();
+            headers.insert(REQUEST_ID, HeaderValue::from_str(value).unwrap());
+            given_id(&headers).map(str::to_owned)
+        };
+        assert_eq!(
+            with("7f3c9a1e2b4d4c0f9e8d7c6b5a493827").as_deref(),
+            Some("7f3c9a1e2b4d4c0f9e8d7c6b5a493827")
+        );
+        assert_eq!(with("req-1.2:3_x").as_deref(), Some("req-1.2:3_x"));
+        assert_eq!(with("two words"), None);
+        assert_eq!(with("a\"b"), None);
+        assert_eq!(with(&"x".repeat(129)), None);
+        assert_eq!(with(""), None);
+        assert_eq!(given_id(&HeaderMap::new()), None);
+    }
+}
