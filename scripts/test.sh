@@ -4,7 +4,8 @@
 # throwaway PostgreSQL cluster), the prompt-file exports and the real-world
 # prompt files rendered by the peers' own code, `llmtool mcp` driven by real MCP clients (the Python SDK, MCP Inspector), `llmtool lsp`
 # driven by real LSP clients (pytest-lsp, Neovim, Emacs eglot and lsp-mode),
-# llmtool against independent API servers (llama-cpp-python, LiteLLM), the web studio in
+# llmtool against independent API servers (llama-cpp-python, LiteLLM), the server scraped by
+# Prometheus, the web studio in
 # Debian's Chromium (Playwright, axe-core) with its committed bundle checked, smart tools in the
 # WebAssembly sandbox (the Python runtime pulled once), and a fuzz smoke run. Installs what the
 # tests need (idempotently) on a fresh machine, so this one command is enough.
@@ -21,7 +22,7 @@ step "toolchain components"
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
 command -v cargo-nextest >/dev/null || cargo install --locked cargo-nextest
 
-step "system packages the tests use (emacs-nox with eglot and lsp-mode, neovim, postgresql, chromium and a Korean font)"
+step "system packages the tests use (emacs-nox with eglot and lsp-mode, neovim, postgresql, chromium and a Korean font, prometheus, nginx)"
 missing=()
 command -v emacs >/dev/null || missing+=(emacs-nox)
 compgen -G "/usr/share/emacs/site-lisp/elpa/eglot-*" >/dev/null || missing+=(elpa-eglot)
@@ -32,6 +33,9 @@ command -v chromium >/dev/null || missing+=(chromium)
 compgen -G "/usr/share/fonts/truetype/nanum/*" >/dev/null || missing+=(fonts-nanum)
 # Debian's postgresql keeps its programs off PATH, under /usr/lib/postgresql/VERSION/bin.
 command -v initdb >/dev/null || compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing+=(postgresql)
+# Operating the server: Prometheus scrapes it, nginx balances two instances.
+command -v prometheus >/dev/null || missing+=(prometheus)
+command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || missing+=(nginx)
 if ((${#missing[@]})); then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
@@ -111,6 +115,9 @@ fi
 node web/build.mjs --check
 cargo build -q -p llmtool -p llmtool-testkit --bin llmtool --bin mock-llm --bin mock-batches
 node --test web/tests/
+
+step "operating the server: Prometheus scrapes /metrics and answers PromQL"
+python3 scripts/operations.py
 
 step "llmtool batch on Parquet files written by pyarrow and polars, and its Parquet read back by them"
 python3 scripts/parquet_peers.py
