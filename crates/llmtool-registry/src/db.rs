@@ -175,11 +175,15 @@ impl Db {
         }
     }
 
-    /// A transaction that only reads: what it reads is one moment's.
+    /// A transaction that only reads: what it reads is one moment's (SQLite's read
+    /// transaction; on PostgreSQL, `REPEATABLE READ`, whose snapshot is taken at the first
+    /// statement and kept to the end).
     pub(crate) async fn begin_read(&self) -> Result<Tx, sqlx::Error> {
         Ok(match self {
             Db::Sqlite(pool) => Tx::Sqlite(pool.begin().await?),
-            Db::Postgres(pool) => Tx::Postgres(pool.begin().await?),
+            Db::Postgres(pool) => Tx::Postgres(
+                pool.begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY").await?,
+            ),
         })
     }
 

@@ -6,6 +6,7 @@
 //! default) or PostgreSQL, and one test suite runs against both.
 
 mod audit;
+pub mod backup;
 mod changes;
 #[cfg(feature = "client")]
 pub mod client;
@@ -29,6 +30,7 @@ mod sql_spend;
 mod sql_store;
 mod sqlite;
 mod store;
+pub mod transfer;
 mod visibility;
 pub mod wire;
 

@@ -97,15 +97,14 @@ pub(crate) fn index(id: i64, publication: &Publication) -> Vec<Statement> {
     ]
 }
 
-/// Writes a consistent, compact copy of the library to the new file `to`, while others read
-/// and write (`VACUUM INTO`).
+/// Writes a consistent, compact copy of the library to the new file `to`, readable by its
+/// owner only, while others read and write (`VACUUM INTO`, which takes an empty file).
 pub(crate) async fn backup(pool: &SqlitePool, to: &Path) -> Result<(), StoreError> {
-    if to.exists() {
-        return Err(StoreError::Backup(format!(
-            "{} exists; a backup goes to a new file",
-            to.display()
-        )));
+    crate::backup::new_private_file(to)?;
+    let vacuum = sqlx::query("VACUUM INTO ?").bind(to.to_string_lossy().into_owned());
+    if let Err(error) = vacuum.execute(pool).await {
+        let _ = std::fs::remove_file(to);
+        return Err(error.into());
     }
-    sqlx::query("VACUUM INTO ?").bind(to.to_string_lossy().into_owned()).execute(pool).await?;
     Ok(())
 }

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::commands::admin::AdminCommand;
 use crate::commands::batch::BatchArgs;
 use crate::commands::chat::ChatArgs;
 use crate::commands::check::CheckArgs;
@@ -82,6 +83,8 @@ pub(crate) enum Command {
     Audit(AuditArgs),
     #[command(subcommand)]
     Integration(IntegrationCommand),
+    #[command(subcommand)]
+    Admin(AdminCommand),
     Completions(CompletionsArgs),
 }
 

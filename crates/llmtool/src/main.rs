@@ -55,6 +55,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
             | Command::Token(_)
             | Command::Member(_)
             | Command::Team(_)
+            | Command::Admin(_)
     ) {
         settings::narrow_data_dir();
     }
@@ -92,5 +93,6 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Team(command) => commands::people::team(&command),
         Command::Audit(args) => commands::control::audit(&args),
         Command::Integration(command) => commands::control::integration(&command),
+        Command::Admin(command) => commands::admin::run(&command),
     }
 }

@@ -304,3 +304,184 @@ async fn sigterm_lets_the_runs_in_flight_finish_and_loses_none() {
     terminate(&again);
     assert_eq!(again.wait().unwrap().code(), Some(0));
 }
+
+/// Runs of `poet` made one after another until `stop`, by `token` on the server at `url`:
+/// the task, and how many were acknowledged (their `done` received) so far.
+fn load(
+    url: &str,
+    token: &str,
+    stop: &std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> (tokio::task::JoinHandle<()>, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::sync::atomic::Ordering;
+    let acked = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let (url, token, stop, counted) = (
+        url.to_owned(),
+        token.to_owned(),
+        std::sync::Arc::clone(stop),
+        std::sync::Arc::clone(&acked),
+    );
+    let task = tokio::spawn(async move {
+        let client = reqwest::Client::new();
+        let mut n = 0;
+        while !stop.load(Ordering::SeqCst) {
+            n += 1;
+            let ran = client
+                .post(format!("{url}/api/v1/tools/poet/run"))
+                .bearer_auth(&token)
+                .json(&serde_json::json!({"values": {"topic": format!("load {n}")}}))
+                .send()
+                .await
+                .unwrap();
+            if ran.text().await.unwrap().contains(r#""outcome":"ok""#) {
+                counted.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+    });
+    (task, acked)
+}
+
+/// The runs a library holds, as `usage --library` totals them through a server on `database`.
+fn runs_kept(data: &Path, database: &str, viewer: &str) -> u64 {
+    let (mut server, url, _lines) = serve(data, &["--db", database]);
+    let env = [("LLMTOOL_REGISTRY", url.as_str()), ("LLMTOOL_TOKEN", viewer)];
+    let usage = llmtool(data, &["usage", "--library", "--format", "json"], &env);
+    assert_eq!(usage.status.code(), Some(0), "{}", text(&usage.stderr));
+    terminate(&server);
+    assert_eq!(server.wait().unwrap().code(), Some(0));
+    let usage: serde_json::Value = serde_json::from_slice(&usage.stdout).unwrap();
+    usage["totals"].as_array().unwrap().iter().map(|t| t["runs"].as_u64().unwrap()).sum()
+}
+
+fn admin(data: &Path, args: &[&str]) -> std::process::Output {
+    let done = llmtool(data, &[&["admin"], args].concat(), &[]);
+    assert_eq!(done.status.code(), Some(0), "admin {args:?}: {}", text(&done.stderr));
+    done
+}
+
+/// A backup of a SQLite library taken under load restores to the same rows, holding every run
+/// acknowledged before it began; the library moves to PostgreSQL whole (versions, tags,
+/// labels, tokens, members, teams, runs) and serves from there; a `pg_dump` backup taken
+/// under load there restores too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn backups_under_load_restore_whole_and_the_library_moves_to_postgres() {
+    use std::sync::atomic::Ordering;
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let Some(postgres) = llmtool_testkit::postgres::database().await else { return };
+    let Some(second) = llmtool_testkit::postgres::database().await else { return };
+    let mock = llmtool_testkit::Mock::repeating("127.0.0.1:0", streaming_mock_reply()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let library = library(dir.path(), &mock.url);
+    let (data, viewer) = (&library.data, library.viewer.as_str());
+    let live = data.join("library.db");
+    let live = live.to_str().unwrap();
+    llmtool(data, &["team", "create", "writers"], &[]);
+    let added = llmtool(
+        data,
+        &["member", "add", "ann@example.com", "--role", "editor", "--team", "writers"],
+        &[],
+    );
+    assert_eq!(added.status.code(), Some(0), "{}", text(&added.stderr));
+
+    let config = library.config.to_str().unwrap();
+    let (mut server, url, _lines) = serve(data, &["--config", config]);
+    library.publish(&url);
+    let client = reqwest::Client::new();
+    let editor = library.editor.as_str();
+    // A team's tag is an admin's to give.
+    let admin_token = llmtool(data, &["token", "create", "admin", "--role", "admin"], &[]);
+    let admin_token = text(&admin_token.stdout).trim().to_owned();
+    let tagged =
+        client.put(format!("{url}/api/v1/tools/poet/tags/writers")).bearer_auth(&admin_token);
+    assert_eq!(tagged.send().await.unwrap().status(), 204);
+    let label =
+        client.put(format!("{url}/api/v1/tools/poet/labels/production")).bearer_auth(editor);
+    let label = label.json(&serde_json::json!({"version": 1})).send().await.unwrap();
+    assert_eq!(label.status(), 204);
+
+    // Under load: runs one after another while the backup is taken.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (task, acked) = load(&url, viewer, &stop);
+    while acked.load(Ordering::SeqCst) < 5 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let before_backup = acked.load(Ordering::SeqCst) as u64;
+    let backup = dir.path().join("backup.db");
+    admin(data, &["backup", backup.to_str().unwrap()]);
+    let mode =
+        std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&backup).unwrap().permissions());
+    assert_eq!(mode & 0o777, 0o600, "a backup is its owner's alone");
+    while acked.load(Ordering::SeqCst) < before_backup as usize + 5 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    stop.store(true, Ordering::SeqCst);
+    task.await.unwrap();
+    terminate(&server);
+    assert_eq!(server.wait().unwrap().code(), Some(0));
+    let all_runs = acked.load(Ordering::SeqCst) as u64;
+
+    // The backup restores to the same rows, with every run acknowledged before it began.
+    let restored = dir.path().join("restored.db");
+    let restored = restored.to_str().unwrap();
+    admin(data, &["restore", backup.to_str().unwrap(), "--db", restored]);
+    admin(data, &["compare", backup.to_str().unwrap(), restored]);
+    let in_backup = runs_kept(data, restored, viewer);
+    assert!(
+        before_backup <= in_backup && in_backup <= all_runs,
+        "{before_backup} <= {in_backup} <= {all_runs}"
+    );
+    // The live library holds every run, and is not the backup.
+    assert_eq!(runs_kept(data, live, viewer), all_runs);
+    let differ = llmtool(data, &["admin", "compare", live, restored], &[]);
+    assert_eq!(differ.status.code(), Some(1), "{}", text(&differ.stdout));
+
+    // To PostgreSQL, whole: the command compares the two itself, and so does `compare`.
+    let migrated = admin(data, &["migrate", "--to", &postgres.url]);
+    assert!(text(&migrated.stdout).contains("versions"));
+    admin(data, &["compare", live, &postgres.url]);
+    // Into a library that holds something, never.
+    let again = llmtool(data, &["admin", "migrate", "--to", &postgres.url], &[]);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(text(&again.stderr).contains("not empty"), "{}", text(&again.stderr));
+
+    // The library serves from PostgreSQL: its tokens, versions, labels, members and runs.
+    assert_eq!(runs_kept(data, &postgres.url, viewer), all_runs);
+    let (mut server, url, _lines) = serve(data, &["--db", &postgres.url, "--config", config]);
+    let production =
+        client.get(format!("{url}/api/v1/tools/poet?label=production")).bearer_auth(viewer);
+    let production: serde_json::Value = production.send().await.unwrap().json().await.unwrap();
+    assert_eq!(
+        (production["version"].as_u64(), &production["tags"]),
+        (Some(1), &serde_json::json!(["all", "writers"]))
+    );
+    let members =
+        llmtool(data, &["member", "list", "--db", &postgres.url, "--format", "json"], &[]);
+    assert!(text(&members.stdout).contains("ann@example.com"), "{}", text(&members.stdout));
+    // A run there gets a new id after the copied ones (the sequences moved on).
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (task, acked) = load(&url, viewer, &stop);
+    while acked.load(Ordering::SeqCst) < 3 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // A pg_dump backup under load, restored into another database.
+    let dump = dir.path().join("library.dump");
+    admin(data, &["backup", dump.to_str().unwrap(), "--db", &postgres.url]);
+    stop.store(true, Ordering::SeqCst);
+    task.await.unwrap();
+    terminate(&server);
+    assert_eq!(server.wait().unwrap().code(), Some(0));
+    admin(data, &["restore", dump.to_str().unwrap(), "--db", &second.url]);
+    let in_dump = runs_kept(data, &second.url, viewer);
+    assert!(all_runs + 3 <= in_dump, "{in_dump}");
+    // A backup of the quiet library restores to the same rows, over a library that holds
+    // something: the one there is kept first, beside the backup.
+    let quiet = dir.path().join("quiet.dump");
+    admin(data, &["backup", quiet.to_str().unwrap(), "--db", &postgres.url]);
+    admin(data, &["restore", quiet.to_str().unwrap(), "--db", &second.url]);
+    admin(data, &["compare", &second.url, &postgres.url]);
+    let kept: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
+        .filter(|name| name.starts_with("quiet-before-restore-"))
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+}

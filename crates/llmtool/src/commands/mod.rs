@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub(crate) mod admin;
 pub(crate) mod batch;
 pub(crate) mod batch_status;
 pub(crate) mod chat;

@@ -33,12 +33,7 @@ const LIBRARY_FILE: &str = "library.db";
 pub(crate) fn serve(args: &ServeArgs) -> anyhow::Result<Outcome> {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     if let Some(ServeCommand::Backup { file, library }) = &args.action {
-        return runtime.block_on(async {
-            let (store, shown) = open(library).await?;
-            store.backup(file).await?;
-            eprintln!("{shown} is backed up to {}", file.display());
-            Ok(Outcome::Ok)
-        });
+        return runtime.block_on(crate::commands::admin::backup(file, library));
     }
     let default_level = match args.log_format {
         crate::cli::LogFormat::Json => crate::cli::LogLevel::Info,
@@ -304,9 +299,9 @@ pub(crate) async fn open_by_user(library: &LibraryArgs) -> anyhow::Result<Arc<dy
         .acting_as(llmtool_registry::Actor { name: format!("cli:{}", user.trim()), address: None }))
 }
 
-/// The library `--db` names, or the SQLite file in the data directory; and how to show it
-/// (a PostgreSQL URL without its password).
-pub(crate) async fn open(library: &LibraryArgs) -> anyhow::Result<(Arc<dyn Store>, String)> {
+/// The library `--db` names, or the SQLite file in the data directory (its folder made); and
+/// how to show it (a PostgreSQL URL without its password).
+pub(crate) fn database(library: &LibraryArgs) -> anyhow::Result<(String, String)> {
     let database = match &library.db {
         Some(database) => database.clone(),
         None => {
@@ -319,6 +314,13 @@ pub(crate) async fn open(library: &LibraryArgs) -> anyhow::Result<(Arc<dyn Store
         }
     };
     let shown = crate::secrets::redact(&database).into_owned();
+    Ok((database, shown))
+}
+
+/// The library `--db` names, or the SQLite file in the data directory, opened; and how to show
+/// it (a PostgreSQL URL without its password).
+pub(crate) async fn open(library: &LibraryArgs) -> anyhow::Result<(Arc<dyn Store>, String)> {
+    let (database, shown) = database(library)?;
     let store = llmtool_registry::open(&database)
         .await
         .with_context(|| format!("cannot open the library {shown}"))?;

@@ -136,7 +136,7 @@ pub(crate) struct ServeArgs {
 /// What else `serve` does besides serving.
 #[derive(Debug, Subcommand)]
 pub(crate) enum ServeCommand {
-    /// Copy a SQLite library to a new file while it serves (consistent, compact).
+    /// Copy the library to a new file while it serves (`llmtool admin backup`'s older name).
     Backup {
         /// The new file.
         file: PathBuf,
