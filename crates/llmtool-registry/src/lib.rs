@@ -21,6 +21,7 @@ mod postgres;
 mod publication;
 mod reference;
 mod rows;
+mod shared;
 mod spend;
 mod sql_audit;
 mod sql_control;
@@ -51,6 +52,7 @@ pub use publication::{
     MAX_DIAGNOSTICS, Publication, Rejection, content_hash, diagnostics_json, is_slug, slug_of,
 };
 pub use reference::{PATH_PREFIX, Reference};
+pub use shared::{Bucket, Spend, Taken};
 pub use spend::{
     BudgetStatus, Charge, DaySpend, OverBudget, Reserved, SpendLine, SpendQuery, SpendReport,
     SpendRow, SpendTotals, Spending,

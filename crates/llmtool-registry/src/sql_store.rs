@@ -477,6 +477,35 @@ impl Store for SqlStore {
         self.db.pool_use()
     }
 
+    fn shared_by_servers(&self) -> bool {
+        matches!(self.db, Db::Postgres(_))
+    }
+
+    async fn spend_rate(
+        &self,
+        key: &str,
+        bucket: crate::Bucket,
+        spend: crate::Spend,
+    ) -> Result<crate::Taken, StoreError> {
+        crate::shared::spend(&self.db, key, bucket, spend).await
+    }
+
+    async fn forget_idle_rates(&self, idle: std::time::Duration) -> Result<u64, StoreError> {
+        crate::shared::forget_idle(&self.db, idle).await
+    }
+
+    async fn begin_follow_up(
+        &self,
+        conversation: &str,
+        lease: std::time::Duration,
+    ) -> Result<bool, StoreError> {
+        crate::shared::begin_follow_up(&self.db, conversation, lease).await
+    }
+
+    async fn end_follow_up(&self, conversation: &str) -> Result<(), StoreError> {
+        crate::shared::end_follow_up(&self.db, conversation).await
+    }
+
     async fn changes(&self) -> Result<Changes, StoreError> {
         // Subscribed before listening starts, so nothing heard from then on is missed.
         let changes = self.announcer.subscribe();

@@ -190,6 +190,32 @@ pub trait Store:
     /// How the database's connections are used now (asks nothing of the database).
     fn pool_use(&self) -> crate::PoolUse;
 
+    /// Whether several servers may share this library (PostgreSQL): what they must agree on
+    /// (rate limits) is then kept in the database rather than in each server's memory.
+    fn shared_by_servers(&self) -> bool;
+
+    /// Spends from the rate-limit bucket `key`, kept in the database for every server.
+    async fn spend_rate(
+        &self,
+        key: &str,
+        bucket: crate::Bucket,
+        spend: crate::Spend,
+    ) -> Result<crate::Taken, StoreError>;
+
+    /// Deletes the rate-limit buckets idle for `idle`; how many.
+    async fn forget_idle_rates(&self, idle: std::time::Duration) -> Result<u64, StoreError>;
+
+    /// Holds `conversation` for a follow-up, on every server, for at most `lease`: `false`
+    /// while another follow-up holds it.
+    async fn begin_follow_up(
+        &self,
+        conversation: &str,
+        lease: std::time::Duration,
+    ) -> Result<bool, StoreError>;
+
+    /// Lets `conversation` go for its next follow-up.
+    async fn end_follow_up(&self, conversation: &str) -> Result<(), StoreError>;
+
     /// Keeps `run`, a run of version `version` of `slug` through the server by the token
     /// named `by`, charged to `charge` (added to the spend's totals at once), releasing its
     /// budget `reservation`; its id.

@@ -45,6 +45,10 @@ enum Kind {
     Derived,
 }
 
+/// The tables of what the servers share for a moment (rate limits, follow-ups under way), not
+/// of the library: never copied or compared.
+const FLEETING: [&str; 2] = ["rate_limits", "follow_ups"];
+
 /// The SQLite columns that keep a `TEXT[]` as words between spaces (the rest are JSON arrays).
 const WORDS: [(&str, &str); 1] = [("versions", "variable_types")];
 
@@ -154,7 +158,7 @@ async fn sqlite_schema(db: &Db) -> Result<Vec<Table>, StoreError> {
         ))
         .await?;
     let mut tables = Vec::with_capacity(names.len());
-    for (name,) in names {
+    for (name,) in names.into_iter().filter(|(name,)| !FLEETING.contains(&name.as_str())) {
         let columns: Vec<(String, String)> = db
             .all(statement(format!("SELECT name, type FROM pragma_table_info('{name}')")))
             .await?;
@@ -227,6 +231,9 @@ async fn postgres_schema(
         .await?;
     let mut tables: BTreeMap<String, Vec<(String, Kind)>> = BTreeMap::new();
     for (table, column, data_type) in columns {
+        if FLEETING.contains(&table.as_str()) {
+            continue;
+        }
         let kind = match data_type.as_str() {
             "bigint" | "integer" | "smallint" => Kind::Int,
             "double precision" | "real" | "numeric" => Kind::Real,

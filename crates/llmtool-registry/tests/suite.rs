@@ -869,8 +869,41 @@ async fn a_newer_schema_is_not_current(
     assert_eq!(health.applied.last(), Some(&99_999));
 }
 
+/// The rate limits' buckets and the follow-ups' leases every server of the library shares.
+async fn shared_buckets_and_leases(store: &dyn Store) {
+    use llmtool_registry::{Bucket, Spend};
+    use std::time::Duration;
+    let bucket = Bucket { capacity: 3.0, per_second: 0.001 };
+    for left in [3.0, 2.0, 1.0] {
+        let taken = store.spend_rate("token:ci", bucket, Spend::One).await.unwrap();
+        assert!(taken.granted && (taken.before - left).abs() < 0.01, "{taken:?}");
+    }
+    let refused = store.spend_rate("token:ci", bucket, Spend::One).await.unwrap();
+    assert!(!refused.granted && refused.before < 1.0, "{refused:?}");
+    // A charge is made whatever is left, at most a bucket's worth; a look spends nothing.
+    let charged = store.spend_rate("token:ana", bucket, Spend::Charge(1e9)).await.unwrap();
+    assert!(charged.granted && (charged.before - 3.0).abs() < 0.01, "{charged:?}");
+    let looked = store.spend_rate("token:ana", bucket, Spend::Look).await.unwrap();
+    assert!(looked.before.abs() < 0.01, "{looked:?}");
+    assert!(!store.spend_rate("token:ana", bucket, Spend::One).await.unwrap().granted);
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    assert_eq!(store.forget_idle_rates(Duration::from_millis(10)).await.unwrap(), 2);
+    assert!(store.spend_rate("token:ci", bucket, Spend::One).await.unwrap().granted);
+
+    let lease = Duration::from_mins(10);
+    assert!(store.begin_follow_up("01CONVERSATION", lease).await.unwrap());
+    assert!(!store.begin_follow_up("01CONVERSATION", lease).await.unwrap(), "one at a time");
+    assert!(store.begin_follow_up("01OTHER", lease).await.unwrap());
+    store.end_follow_up("01CONVERSATION").await.unwrap();
+    assert!(store.begin_follow_up("01CONVERSATION", Duration::ZERO).await.unwrap());
+    // A lease that ran out (its server died) lets the next follow-up start.
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    assert!(store.begin_follow_up("01CONVERSATION", lease).await.unwrap());
+}
+
 async fn suite(store: Arc<dyn Store>) {
     healthy(store.as_ref()).await;
+    shared_buckets_and_leases(store.as_ref()).await;
     versions_tags_labels_and_deletion(store.as_ref()).await;
     search_filters_and_pages(store.as_ref()).await;
     tokens(store.as_ref()).await;

@@ -122,20 +122,22 @@ impl FromRequestParts<ServerState> for Caller {
     type Rejection = Problem;
 
     async fn from_request_parts(parts: &mut Parts, state: &ServerState) -> Result<Self, Problem> {
-        let address = parts.extensions.get::<ConnectInfo<Connection>>().map(|c| c.0.peer.ip());
+        let peer = parts.extensions.get::<ConnectInfo<Connection>>().map(|c| c.0.peer.ip());
+        // Behind a proxy on this machine, the client is the one it forwarded.
+        let address = client_ip(peer, &parts.headers);
         // Failed sign-ins spend their address's allowance before any token is looked up: a
         // made-up token gets 401 until it is spent, then 429 (it would be 401 forever).
         let failures =
             format!("failed:{}", address.map_or_else(|| "unknown".into(), |a| a.to_string()));
         let has_credentials = parts.headers.contains_key(AUTHORIZATION)
             || session_cookie(state, &parts.headers).is_some();
-        if has_credentials && let Some(wait) = state.limiter.wait(&failures) {
+        if has_credentials && let Some(wait) = state.limiter.wait(&failures).await {
             return Err(Problem::too_many(wait));
         }
         let caller = match Self::identify(parts, state).await {
             Ok(caller) => caller,
             Err(refused) if refused.status == 401 => {
-                return Err(match state.limiter.take(&failures) {
+                return Err(match state.limiter.take(&failures).await {
                     Ok(()) => refused,
                     Err(wait) => Problem::too_many(wait),
                 });
@@ -158,10 +160,10 @@ impl FromRequestParts<ServerState> for Caller {
             (None, Some(address)) => format!("address:{address}"),
             (None, None) => "anonymous".to_owned(),
         };
-        if let Err(wait) = state.limiter.take(&key) {
+        if let Err(wait) = state.limiter.take(&key).await {
             return Err(Problem::too_many(wait));
         }
-        let address = client_address(address, &parts.headers);
+        let address = client_address(peer, &parts.headers);
         Ok(Caller { limit_key: key, address, ..caller })
     }
 }
@@ -228,17 +230,28 @@ impl Caller {
 /// last entry is the proxy's own word; the ones before it are the client's.
 pub(crate) fn client_address(peer: Option<IpAddr>, headers: &HeaderMap) -> Option<String> {
     let peer = peer?;
-    let forwarded = peer
-        .is_loopback()
+    Some(match forwarded_client(peer, headers) {
+        Some(client) => format!("{client} via {peer}"),
+        None => peer.to_string(),
+    })
+}
+
+/// The client's address: the one a proxy on this machine forwarded, else the peer's. What
+/// rate limits are kept by (behind a proxy, every peer would be the proxy).
+pub(crate) fn client_ip(peer: Option<IpAddr>, headers: &HeaderMap) -> Option<IpAddr> {
+    let peer = peer?;
+    Some(forwarded_client(peer, headers).unwrap_or(peer))
+}
+
+/// The address a proxy on this machine (`peer`, a loopback address) says it forwarded the
+/// request for: the last one in `X-Forwarded-For`, which that proxy added.
+fn forwarded_client(peer: IpAddr, headers: &HeaderMap) -> Option<IpAddr> {
+    peer.is_loopback()
         .then(|| headers.get_all("x-forwarded-for").iter().next_back())
         .flatten()
         .and_then(|value| value.to_str().ok())
         .and_then(|value| value.rsplit(',').next())
-        .and_then(|last| last.trim().parse::<IpAddr>().ok());
-    Some(match forwarded {
-        Some(client) => format!("{client} via {peer}"),
-        None => peer.to_string(),
-    })
+        .and_then(|last| last.trim().parse::<IpAddr>().ok())
 }
 
 /// The value of the session cookie, if the request has exactly one. Two are refused: another

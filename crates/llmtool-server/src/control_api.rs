@@ -237,7 +237,7 @@ pub(crate) async fn test_integration(
                 format!("`{name}` names no model: give one to test with"),
             )
         })?;
-    if let Err(limited) = state.limiter.take(&caller.limit_key) {
+    if let Err(limited) = state.limiter.take(&caller.limit_key).await {
         return Err(Problem::too_many(limited));
     }
     let only = Integration { enabled: true, ..integration };

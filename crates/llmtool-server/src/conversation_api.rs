@@ -176,7 +176,7 @@ pub(crate) async fn message(
         return Err(Problem::new(StatusCode::NOT_FOUND, "Not Found", "this server runs no tools"));
     };
     // One follow-up at a time: two at once would take the same turn and placeholders.
-    let following = runs.follow(&id)?;
+    let following = runs.follow(&id).await?;
     if body.text.trim().is_empty() {
         let detail = "the follow-up is empty";
         return Err(Problem::unprocessable(detail));

@@ -6,9 +6,8 @@
 //! chosen, the expected output enforced), whose runs this server keeps with their cost in the
 //! library's database, for `GET /usage` and the spend pages.
 
-use std::collections::HashSet;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, PoisonError};
 
 use axum::http::StatusCode;
 use llmtool_core::model::Tool;
@@ -28,6 +27,10 @@ use crate::{Problem, ServerState};
 /// How long a run's reservation holds its budget if the run is never kept (the server
 /// stopped meanwhile): longer than any run lasts.
 const RESERVATION_LIFETIME: std::time::Duration = std::time::Duration::from_mins(30);
+
+/// How long a follow-up holds its conversation if its server dies before letting it go:
+/// longer than any run lasts.
+const FOLLOW_UP_LEASE: std::time::Duration = std::time::Duration::from_mins(10);
 
 /// Whom a run is for: what its admission needs to know of its caller.
 #[derive(Debug, Clone)]
@@ -63,20 +66,27 @@ pub(crate) struct Runs {
     limits: RunLimits,
     turns: Arc<Semaphore>,
     waiting: AtomicUsize,
-    /// The conversations with a follow-up under way.
-    following: Arc<std::sync::Mutex<HashSet<String>>>,
+    /// Where the follow-ups under way are held, for every server of the library.
+    store: Arc<dyn Store>,
 }
 
 /// A conversation's follow-up under way; the next may start once this is dropped.
 pub(crate) struct Following {
-    conversations: Arc<std::sync::Mutex<HashSet<String>>>,
+    store: Arc<dyn Store>,
     id: String,
 }
 
 impl Drop for Following {
     fn drop(&mut self) {
-        let mut under_way = self.conversations.lock().unwrap_or_else(PoisonError::into_inner);
-        under_way.remove(&self.id);
+        let (store, id) = (Arc::clone(&self.store), std::mem::take(&mut self.id));
+        // Let go in the background; should that fail, the lease runs out.
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                if let Err(error) = store.end_follow_up(&id).await {
+                    tracing::warn!("conversation {id}: its follow-up is not let go: {error}");
+                }
+            });
+        }
     }
 }
 
@@ -89,10 +99,9 @@ impl Runs {
         limits: RunLimits,
     ) -> Runs {
         let turns = Arc::new(Semaphore::new(limits.concurrent.max(1)));
-        let keeper = Arc::new(LibraryKeeper { store, metrics });
+        let keeper = Arc::new(LibraryKeeper { store: Arc::clone(&store), metrics });
         let runtime = runtime.keeping_runs_in(keeper, LogPolicy::On);
-        let following = Arc::default();
-        Runs { runtime, limits, turns, waiting: AtomicUsize::new(0), following }
+        Runs { runtime, limits, turns, waiting: AtomicUsize::new(0), store }
     }
 
     /// A turn to run: at once if fewer than `concurrent` run, after waiting if fewer than
@@ -118,15 +127,15 @@ impl Runs {
 }
 
 impl Runs {
-    /// Marks a follow-up of conversation `id` under way, or refuses it (409) while another is.
-    pub(crate) fn follow(&self, id: &str) -> Result<Following, Problem> {
-        let mut under_way = self.following.lock().unwrap_or_else(PoisonError::into_inner);
-        if !under_way.insert(id.to_owned()) {
+    /// Marks a follow-up of conversation `id` under way on every server of the library, or
+    /// refuses it (409) while another is.
+    pub(crate) async fn follow(&self, id: &str) -> Result<Following, Problem> {
+        if !self.store.begin_follow_up(id, FOLLOW_UP_LEASE).await? {
             let detail =
                 "a follow-up of this conversation is under way: ask again once it has ended";
             return Err(Problem::new(StatusCode::CONFLICT, "Conflict", detail));
         }
-        Ok(Following { conversations: Arc::clone(&self.following), id: id.to_owned() })
+        Ok(Following { store: Arc::clone(&self.store), id: id.to_owned() })
     }
 
     /// A turn to run ([`Runs::turn`]), or the problem of a busy server: 503, to try again

@@ -48,7 +48,7 @@ pub(crate) async fn sign_in(
     headers: HeaderMap,
     Json(body): Json<SignIn>,
 ) -> Result<Response, Problem> {
-    take_attempt(&state, connection.as_ref())?;
+    take_attempt(&state, connection.as_ref(), &headers).await?;
     let Some(holder) = state.store.token(&token_hash(body.token.trim())).await? else {
         return Err(Problem::unauthorized());
     };
@@ -66,20 +66,22 @@ pub(crate) async fn sign_in_by_invite(
     headers: HeaderMap,
     Json(body): Json<InviteSignIn>,
 ) -> Result<Response, Problem> {
-    take_attempt(&state, connection.as_ref())?;
+    take_attempt(&state, connection.as_ref(), &headers).await?;
     let email = state.store.use_invite(&token_hash(body.secret.trim())).await?;
     let member = state.store.member(&email).await?;
     let signed = open_session(&state, &headers, SessionFor::Member(&member.email)).await?;
     Ok(signed.with_caller(member.email, member.role))
 }
 
-/// Each sign-in spends its address's allowance: secrets are not for guessing.
-pub(crate) fn take_attempt(
+/// Each sign-in spends its client's allowance: secrets are not for guessing.
+pub(crate) async fn take_attempt(
     state: &ServerState,
     connection: Option<&Extension<ConnectInfo<Connection>>>,
+    headers: &HeaderMap,
 ) -> Result<(), Problem> {
-    let address = connection.map_or_else(|| "unknown".to_owned(), |c| c.0.0.peer.ip().to_string());
-    state.limiter.take(&format!("sign-in:{address}")).map_err(Problem::too_many)
+    let client = crate::auth::client_ip(connection.map(|c| c.0.0.peer.ip()), headers);
+    let address = client.map_or_else(|| "unknown".to_owned(), |ip| ip.to_string());
+    state.limiter.take(&format!("sign-in:{address}")).await.map_err(Problem::too_many)
 }
 
 /// A session opened: its cookie, to be set on the answer, and its CSRF token.

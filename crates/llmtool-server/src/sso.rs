@@ -446,7 +446,8 @@ async fn start(
         return page(StatusCode::NOT_FOUND, "Single sign-on is not set up on this server.", None);
     };
     // Each start keeps a row for a while: an address starts as many as its allowance lets it.
-    if let Err(refused) = crate::session::take_attempt(&state, connection.as_ref()) {
+    if let Err(refused) = crate::session::take_attempt(&state, connection.as_ref(), &headers).await
+    {
         return refused.into_response();
     }
     let next = local_path(query.next.as_deref().filter(|next| next.len() <= MAX_NEXT));

@@ -59,7 +59,7 @@ async fn costly<T: Send + 'static>(
     bytes: usize,
     work: impl FnOnce() -> T + Send + 'static,
 ) -> Result<T, Problem> {
-    state.limiter.charge(&caller.limit_key, (bytes / BYTES_PER_REQUEST) as f64);
+    state.limiter.charge(&caller.limit_key, (bytes / BYTES_PER_REQUEST) as f64).await;
     let turn = Arc::clone(&state.checks)
         .acquire_owned()
         .await
@@ -72,7 +72,7 @@ async fn costly<T: Send + 'static>(
     .await
     .map_err(|stopped| Problem::internal(stopped.to_string()))?;
     let by_time = started.elapsed().as_secs_f64() / WORK_PER_REQUEST.as_secs_f64() - 1.0;
-    state.limiter.charge(&caller.limit_key, by_time);
+    state.limiter.charge(&caller.limit_key, by_time).await;
     Ok(done)
 }
 

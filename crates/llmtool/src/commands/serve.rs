@@ -56,11 +56,9 @@ pub(crate) fn serve(args: &ServeArgs) -> anyhow::Result<Outcome> {
         }
         let providers = settings::load_providers(args.target.setup.config.as_deref())?;
         let limits = RunLimits { concurrent: args.max_runs.max(1), queued: args.max_queued_runs };
-        let state = ServerState::new(
-            store,
-            Access { public_read: args.public_read },
-            Arc::new(RateLimiter::new(args.rate_limit)),
-        )
+        // Several servers of one PostgreSQL library keep their rate limits in it, as one.
+        let limiter = RateLimiter::new(args.rate_limit).shared_through(&store);
+        let state = ServerState::new(store, Access { public_read: args.public_read }, Arc::new(limiter))
         .with_allowed_hosts(args.allowed_host.clone())
         .with_sign_in(sign_in_setup(args, providers.config.server.clone())?)
         .with_keyring(keyring(args.integration_keys.as_deref())?)
