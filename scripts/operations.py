@@ -4,11 +4,17 @@
 Prometheus (Debian's `prometheus`, installed by the test command) scrapes a running server's
 `--metrics-listen` address once a second while tools run on the mock provider (`mock-llm`)
 on two models; its HTTP API then answers PromQL queries: the run count by model, the requests
-by route, a latency quantile from the histogram, and `up`. Exits 1 when a check fails.
+by route, a latency quantile from the histogram, and `up`.
+
+Two servers on one PostgreSQL library behind nginx (Debian's), as docs/deploy.md sets them up:
+a studio session, rate limits, one follow-up of a conversation at a time, the read cache after
+a publish and MCP sessions (a client pinned to one server by its token) hold whichever server
+answers; then one server is killed (SIGKILL) under load, and the other goes on serving with
+every acknowledged run kept. Exits 1 when a check fails.
 
 Run by scripts/test.sh after the binaries are built (target/debug/llmtool, mock-llm).
 """
-import json, os, shutil, socket, subprocess, sys, tempfile, threading, time
+import http.client, json, os, shutil, socket, subprocess, sys, tempfile, threading, time
 import urllib.error, urllib.parse, urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -186,16 +192,260 @@ def prometheus_scrapes_the_server(work, mock_url):
         server.stop()
 
 
+NGINX_CONF = """
+worker_processes 1;
+pid {prefix}/nginx.pid;
+error_log {prefix}/error.log warn;
+{user}
+events {{ worker_connections 512; }}
+http {{
+    access_log off;
+    client_body_temp_path {prefix}/body;
+    proxy_temp_path {prefix}/proxy;
+    fastcgi_temp_path {prefix}/fastcgi;
+    uwsgi_temp_path {prefix}/uwsgi;
+    scgi_temp_path {prefix}/scgi;
+    upstream llmtool {{
+        least_conn;
+        server 127.0.0.1:{a} max_fails=1 fail_timeout=10s;
+        server 127.0.0.1:{b} max_fails=1 fail_timeout=10s;
+        keepalive 16;
+    }}
+    # An MCP session lives on the server that opened it: a client's requests (its token) all
+    # go to one server, its first (`initialize`) included; should that server die, the
+    # client's next session opens on the other.
+    upstream llmtool_mcp {{
+        hash $http_authorization consistent;
+        server 127.0.0.1:{a} max_fails=1 fail_timeout=10s;
+        server 127.0.0.1:{b} max_fails=1 fail_timeout=10s;
+        keepalive 16;
+    }}
+    proxy_http_version 1.1;
+    proxy_set_header Connection "";
+    proxy_set_header Host $http_host;
+    proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+    proxy_set_header X-Forwarded-Proto $scheme;
+    proxy_set_header X-Request-Id $request_id;
+    # Runs and MCP stream their answers (Server-Sent Events).
+    proxy_buffering off;
+    proxy_read_timeout 300s;
+    proxy_next_upstream error timeout;
+    server {{
+        listen 127.0.0.1:{port};
+        # Prometheus scrapes each server itself (--metrics-listen), never through here.
+        location = /metrics {{ return 404; }}
+        location = /mcp {{
+            proxy_pass http://llmtool_mcp;
+            add_header X-Upstream $upstream_addr always;
+        }}
+        location / {{
+            proxy_pass http://llmtool;
+            add_header X-Upstream $upstream_addr always;
+        }}
+    }}
+}}
+"""
+
+
+def upstream(headers):
+    return next((v for k, v in headers.items() if k.lower() == "x-upstream"), "")
+
+
+def create_database(server_url, name):
+    """A new database on the test command's PostgreSQL cluster: its URL."""
+    subprocess.run(["psql", server_url, "-qc", f"CREATE DATABASE {name}"], check=True, capture_output=True)
+    return server_url.rsplit("/", 1)[0] + "/" + name
+
+
+def sql(url, query):
+    done = subprocess.run(["psql", url, "-Atc", query], check=True, capture_output=True, text=True)
+    return done.stdout.strip()
+
+
+def two_servers_behind_nginx(work, mock_url, postgres):
+    database = create_database(postgres, f"llmtool_ops_{os.getpid()}")
+    env, config, token = library(work, mock_url)
+    token = llmtool(env, "token", "create", "ops", "--role", "admin", "--db", database).strip()
+    viewer = llmtool(env, "token", "create", "reader", "--role", "viewer", "--db", database).strip()
+    ports = [free_port(), free_port()]
+    port = free_port()
+    allowed = f"127.0.0.1:{port}"
+    servers = {}
+
+    def start(at):
+        server = Process([LLMTOOL, "serve", "--db", database, "--listen", f"127.0.0.1:{at}", "--config", config,
+                          "--rate-limit", "300", "--allowed-host", allowed, "--log-format", "json"], env=env)
+        server.wait_for("llmtool serve: http://")
+        servers[at] = server
+
+    nginx = None
+    try:
+        for at in ports:
+            start(at)
+        prefix = os.path.join(work, "nginx")
+        os.makedirs(prefix)
+        user = "user root;" if os.geteuid() == 0 else ""
+        conf = os.path.join(prefix, "nginx.conf")
+        with open(conf, "w") as file:
+            file.write(NGINX_CONF.format(prefix=prefix, user=user, a=ports[0], b=ports[1], port=port))
+        nginx_bin = shutil.which("nginx") or "/usr/sbin/nginx"
+        nginx = Process([nginx_bin, "-p", prefix, "-c", conf, "-g", "daemon off;"])
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if request(f"{url}/healthz", timeout=2)[0] == 200:
+                    break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError("nginx never answered: " + "\n".join(nginx.lines))
+            time.sleep(0.1)
+        every = {f"127.0.0.1:{at}" for at in ports}
+
+        publish(env, url, token, work, "poet", "alpha")
+        # A studio session: made on one server, good on both.
+        status, headers, _ = request(f"{url}/api/v1/session", {"token": token})
+        cookie = next((v for k, v in headers.items() if k.lower() == "set-cookie"), "").split(";", 1)[0]
+        seen, good = set(), 0
+        for _ in range(16):
+            status, headers, _ = request(f"{url}/api/v1/session", headers={"Cookie": cookie})
+            good += status == 200
+            seen.add(upstream(headers))
+        checks.check("a studio session holds on both servers", good == 16 and seen == every, f"{good}/16 from {seen}")
+
+        # The read cache: a new version is what both servers answer, soon after the publish.
+        for _ in range(8):
+            request(f"{url}/api/v1/tools/poet", token=viewer)
+        publish(env, url, token, work, "poet", "beta")
+        fresh, deadline = set(), time.monotonic() + 5
+        while fresh != every and time.monotonic() < deadline:
+            status, headers, body = request(f"{url}/api/v1/tools/poet", token=viewer)
+            if status == 200 and json.loads(body)["version"] == 2:
+                fresh.add(upstream(headers))
+        stale = 0
+        for _ in range(20):
+            status, headers, body = request(f"{url}/api/v1/tools/poet", token=viewer)
+            stale += status != 200 or json.loads(body)["version"] != 2
+        checks.check("after a publish, both servers' read caches answer the new version", fresh == every and stale == 0,
+                     f"fresh from {fresh}, {stale} stale after")
+
+        # Rate limits: one bucket for the token, whichever server answers.
+        limited, seen = 0, set()
+        for _ in range(400):
+            status, headers, _ = request(f"{url}/api/v1/tools/poet", token=viewer)
+            limited += status == 429
+            seen.add(upstream(headers))
+        checks.check("a token's rate limit is one across the servers", limited >= 60 and seen == every,
+                     f"{limited} of 400 refused (300 a minute), from {seen}")
+
+        # One follow-up of a conversation at a time, across servers.
+        status, _, body = request(f"{url}/api/v1/tools/poet/run", {"values": {"topic": "tides"}}, token)
+        start_event = next(json.loads(line[5:]) for line in body.splitlines() if line.startswith("data:") and '"conversation"' in line)
+        conversation = start_event["conversation"]
+        outcomes = []
+
+        def follow_up():
+            status, headers, _ = request(f"{url}/api/v1/conversations/{conversation}/messages", {"text": "And shorter?"}, token)
+            outcomes.append((status, upstream(headers)))
+
+        for _ in range(4):
+            pair = [threading.Thread(target=follow_up) for _ in range(2)]
+            for thread in pair:
+                thread.start()
+            for thread in pair:
+                thread.join()
+        statuses = sorted(status for status, _ in outcomes)
+        crossed = any(outcomes[i][1] != outcomes[i + 1][1] and {outcomes[i][0], outcomes[i + 1][0]} == {200, 409}
+                      for i in range(0, len(outcomes), 2))
+        checks.check("two follow-ups at once: one runs, the other is refused (409), across servers",
+                     statuses.count(200) == 4 and statuses.count(409) == 4 and crossed, f"{outcomes}")
+
+        # MCP: a session's requests all reach the server that holds it.
+        mcp = {"Accept": "application/json, text/event-stream", "Authorization": f"Bearer {token}"}
+        init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "ops", "version": "1"}}}
+        status, headers, _ = request(f"{url}/mcp", init, headers=mcp)
+        session = next((v for k, v in headers.items() if k.lower() == "mcp-session-id"), "")
+        mcp["Mcp-Session-Id"] = session
+        request(f"{url}/mcp", {"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=mcp)
+        listed = [request(f"{url}/mcp", {"jsonrpc": "2.0", "id": n, "method": "tools/list"}, headers=mcp)
+                  for n in range(2, 12)]
+        checks.check("an MCP session's requests reach its server", session and all(s == 200 and "poet" in b for s, _, b in listed),
+                     f"{[s for s, _, _ in listed]}")
+
+        # SIGKILL one server under load: the other goes on, and every acknowledged run is kept.
+        runs_before = int(sql(database, "SELECT COUNT(*) FROM runs"))
+        stop, acked, failed_after = threading.Event(), [], []
+        killed_at = []
+
+        loaders = [llmtool(env, "token", "create", f"load-{n}", "--role", "viewer", "--db", database).strip()
+                   for n in range(3)]
+
+        def load(token):
+            while not stop.is_set():
+                started = time.monotonic()
+                try:
+                    status, _, body = request(f"{url}/api/v1/tools/poet/run", {"values": {"topic": "load"}}, token, timeout=30)
+                    ok = status == 200 and '"outcome":"ok"' in body
+                except (OSError, http.client.HTTPException):
+                    # A run in flight on the server killed: cut, never acknowledged.
+                    ok = False
+                if ok:
+                    acked.append(started)
+                elif killed_at and started > killed_at[0] + 1:
+                    failed_after.append(started)
+                try:
+                    status, _, _ = request(f"{url}/api/v1/tools/poet", token=token, timeout=10)
+                except (OSError, http.client.HTTPException):
+                    status = 0
+                if status != 200 and killed_at and started > killed_at[0] + 1:
+                    failed_after.append(started)
+
+        workers = [threading.Thread(target=load, args=(loader,)) for loader in loaders]
+        for worker in workers:
+            worker.start()
+        time.sleep(2)
+        victim = servers[ports[0]].process
+        victim.kill()
+        killed_at.append(time.monotonic())
+        time.sleep(4)
+        stop.set()
+        for worker in workers:
+            worker.join()
+        after_kill = sum(1 for t in acked if t > killed_at[0])
+        checks.check("with one server killed, the other serves every request", after_kill >= 5 and not failed_after,
+                     f"{after_kill} runs acknowledged after the kill, {len(failed_after)} failed a second after it")
+        kept = int(sql(database, "SELECT COUNT(*) FROM runs")) - runs_before
+        checks.check("every acknowledged run is kept", kept >= len(acked), f"{kept} kept, {len(acked)} acknowledged")
+        # The server comes back and serves the same library.
+        start(ports[0])
+        status, _, body = request(f"http://127.0.0.1:{ports[0]}/api/v1/tools/poet", token=viewer)
+        checks.check("the killed server, restarted, serves the library", status == 200 and json.loads(body)["version"] == 2, body[:200])
+    finally:
+        if nginx:
+            nginx.stop()
+        for server in servers.values():
+            server.stop()
+
+
 def main():
     if not shutil.which("prometheus"):
         checks.check("Debian's prometheus is installed (the test command installs it)", False)
         checks.finish()
     work = tempfile.mkdtemp(prefix="llmtool-operations-")
-    mock = Process([MOCK, "127.0.0.1:0", "3"])
+    # Each answer takes 200 ms: runs are in flight when a server is killed.
+    mock = Process([MOCK, "127.0.0.1:0", "3", "200"])
     try:
         mock_url = mock.wait_for("http://")
         os.makedirs(os.path.join(work, "prometheus"))
         prometheus_scrapes_the_server(os.path.join(work, "prometheus"), mock_url)
+        postgres = os.environ.get("LLMTOOL_TEST_POSTGRES")
+        if postgres:
+            os.makedirs(os.path.join(work, "nginx"))
+            two_servers_behind_nginx(os.path.join(work, "nginx"), mock_url, postgres)
+        else:
+            checks.check("LLMTOOL_TEST_POSTGRES is set (scripts/postgres.sh start)", False)
     finally:
         mock.stop()
         shutil.rmtree(work, ignore_errors=True)

@@ -116,7 +116,7 @@ node web/build.mjs --check
 cargo build -q -p llmtool -p llmtool-testkit --bin llmtool --bin mock-llm --bin mock-batches
 node --test web/tests/
 
-step "operating the server: Prometheus scrapes /metrics and answers PromQL"
+step "operating the server: Prometheus scrapes /metrics and answers PromQL; two servers on PostgreSQL behind nginx, one killed under load"
 python3 scripts/operations.py
 
 step "llmtool batch on Parquet files written by pyarrow and polars, and its Parquet read back by them"
