@@ -6,7 +6,8 @@ Prometheus (Debian's `prometheus`, installed by the test command) scrapes a runn
 on two models; its HTTP API then answers PromQL queries: the run count by model, the requests
 by route, a latency quantile from the histogram, and `up`.
 
-Two servers on one PostgreSQL library behind nginx (Debian's), as docs/deploy.md sets them up:
+Two servers on one PostgreSQL library behind nginx (Debian's), configured by the blocks
+docs/deploy.md shows (read from it):
 a studio session, rate limits, one follow-up of a conversation at a time, the read cache after
 a publish and MCP sessions (a client pinned to one server by its token) hold whichever server
 answers; then one server is killed (SIGKILL) under load, and the other goes on serving with
@@ -192,7 +193,9 @@ def prometheus_scrapes_the_server(work, mock_url):
         server.stop()
 
 
-NGINX_CONF = """
+# nginx's configuration: its upstreams and locations as docs/deploy.md shows them (read from
+# it, with the instances' ports put in), inside a frame of this test's own.
+NGINX_FRAME = """
 worker_processes 1;
 pid {prefix}/nginx.pid;
 error_log {prefix}/error.log warn;
@@ -205,46 +208,31 @@ http {{
     fastcgi_temp_path {prefix}/fastcgi;
     uwsgi_temp_path {prefix}/uwsgi;
     scgi_temp_path {prefix}/scgi;
-    upstream llmtool {{
-        least_conn;
-        server 127.0.0.1:{a} max_fails=1 fail_timeout=10s;
-        server 127.0.0.1:{b} max_fails=1 fail_timeout=10s;
-        keepalive 16;
-    }}
-    # An MCP session lives on the server that opened it: a client's requests (its token) all
-    # go to one server, its first (`initialize`) included; should that server die, the
-    # client's next session opens on the other.
-    upstream llmtool_mcp {{
-        hash $http_authorization consistent;
-        server 127.0.0.1:{a} max_fails=1 fail_timeout=10s;
-        server 127.0.0.1:{b} max_fails=1 fail_timeout=10s;
-        keepalive 16;
-    }}
-    proxy_http_version 1.1;
-    proxy_set_header Connection "";
-    proxy_set_header Host $http_host;
-    proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
-    proxy_set_header X-Forwarded-Proto $scheme;
-    proxy_set_header X-Request-Id $request_id;
-    # Runs and MCP stream their answers (Server-Sent Events).
-    proxy_buffering off;
-    proxy_read_timeout 300s;
-    proxy_next_upstream error timeout;
+{upstreams}
     server {{
         listen 127.0.0.1:{port};
-        # Prometheus scrapes each server itself (--metrics-listen), never through here.
-        location = /metrics {{ return 404; }}
-        location = /mcp {{
-            proxy_pass http://llmtool_mcp;
-            add_header X-Upstream $upstream_addr always;
-        }}
-        location / {{
-            proxy_pass http://llmtool;
-            add_header X-Upstream $upstream_addr always;
-        }}
+{locations}
     }}
 }}
 """
+
+
+def documented(name):
+    """The nginx block between `<!-- NAME:begin -->` and `<!-- NAME:end -->` in docs/deploy.md."""
+    with open(os.path.join(ROOT, "docs", "deploy.md")) as file:
+        text = file.read()
+    block = text.split(f"<!-- {name}:begin -->", 1)[1].split(f"<!-- {name}:end -->", 1)[0]
+    return block.strip().removeprefix("```nginx").removesuffix("```").strip()
+
+
+def nginx_conf(prefix, ports, port):
+    upstreams = documented("nginx-upstreams")
+    for documented_port, real in zip(("8081", "8082"), ports):
+        assert f"127.0.0.1:{documented_port}" in upstreams, "docs/deploy.md names the instances 8081 and 8082"
+        upstreams = upstreams.replace(f"127.0.0.1:{documented_port}", f"127.0.0.1:{real}")
+    user = "user root;" if os.geteuid() == 0 else ""
+    return NGINX_FRAME.format(prefix=prefix, user=user, port=port, upstreams=upstreams,
+                              locations=documented("nginx-locations"))
 
 
 def upstream(headers):
@@ -284,10 +272,9 @@ def two_servers_behind_nginx(work, mock_url, postgres):
             start(at)
         prefix = os.path.join(work, "nginx")
         os.makedirs(prefix)
-        user = "user root;" if os.geteuid() == 0 else ""
         conf = os.path.join(prefix, "nginx.conf")
         with open(conf, "w") as file:
-            file.write(NGINX_CONF.format(prefix=prefix, user=user, a=ports[0], b=ports[1], port=port))
+            file.write(nginx_conf(prefix, ports, port))
         nginx_bin = shutil.which("nginx") or "/usr/sbin/nginx"
         nginx = Process([nginx_bin, "-p", prefix, "-c", conf, "-g", "daemon off;"])
         url = f"http://127.0.0.1:{port}"
