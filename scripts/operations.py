@@ -11,7 +11,14 @@ docs/deploy.md shows (read from it):
 a studio session, rate limits, one follow-up of a conversation at a time, the read cache after
 a publish and MCP sessions (a client pinned to one server by its token) hold whichever server
 answers; then one server is killed (SIGKILL) under load, and the other goes on serving with
-every acknowledged run kept. Exits 1 when a check fails.
+every acknowledged run kept.
+
+Traces: a receiver that decodes OTLP with the official `opentelemetry-proto` package (over
+HTTP/protobuf, and over gRPC with `grpcio`; both installed under target/operations-py) gets
+the spans of a server's run (the client's `traceparent` its parent, the provider given ours)
+and of `llmtool run`: the request, the run and the model call with the GenAI attributes, the
+database queries, and no prompt or value unless `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`
+lets them in. Exits 1 when a check fails.
 
 Run by scripts/test.sh after the binaries are built (target/debug/llmtool, mock-llm).
 """
@@ -20,10 +27,68 @@ import urllib.error, urllib.parse, urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from checks import Checks  # noqa: E402
+from checks import Checks, venv_python  # noqa: E402
 from peers import LLMTOOL  # noqa: E402
 
 MOCK = os.path.join(ROOT, "target", "debug", "mock-llm")
+VENV = os.environ.get("LLMTOOL_OPERATIONS_DIR", os.path.join(ROOT, "target", "operations-py"))
+RECEIVER_PACKAGES = ["opentelemetry-proto==1.45.2", "grpcio==1.85.1"]
+
+# An OTLP receiver, run by the virtual environment's Python: HTTP/protobuf on one port, gRPC on
+# another; each span received is printed as a JSON line (its transport, resource, name, kind,
+# ids, attributes and status).
+RECEIVER = r'''
+import concurrent.futures, json, sys, threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+import grpc
+from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
+
+lock = threading.Lock()
+
+def value(v):
+    kind = v.WhichOneof("value")
+    return getattr(v, kind) if kind else None
+
+def show(request, transport):
+    with lock:
+        for resource_spans in request.resource_spans:
+            resource = {kv.key: value(kv.value) for kv in resource_spans.resource.attributes}
+            for scope in resource_spans.scope_spans:
+                for span in scope.spans:
+                    print(json.dumps({"transport": transport, "resource": resource, "name": span.name,
+                        "kind": span.kind, "trace_id": span.trace_id.hex(), "span_id": span.span_id.hex(),
+                        "parent": span.parent_span_id.hex(), "status": span.status.code,
+                        "attributes": {kv.key: value(kv.value) for kv in span.attributes}}), flush=True)
+
+class Http(BaseHTTPRequestHandler):
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        if self.path != "/v1/traces":
+            self.send_response(404); self.end_headers(); return
+        show(trace_service_pb2.ExportTraceServiceRequest.FromString(body), "http")
+        answer = trace_service_pb2.ExportTraceServiceResponse().SerializeToString()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-protobuf")
+        self.send_header("Content-Length", str(len(answer)))
+        self.end_headers()
+        self.wfile.write(answer)
+    def log_message(self, *args):
+        pass
+
+class Grpc(trace_service_pb2_grpc.TraceServiceServicer):
+    def Export(self, request, context):
+        show(request, "grpc")
+        return trace_service_pb2.ExportTraceServiceResponse()
+
+http = ThreadingHTTPServer(("127.0.0.1", 0), Http)
+threading.Thread(target=http.serve_forever, daemon=True).start()
+server = grpc.server(concurrent.futures.ThreadPoolExecutor(max_workers=4))
+trace_service_pb2_grpc.add_TraceServiceServicer_to_server(Grpc(), server)
+grpc_port = server.add_insecure_port("127.0.0.1:0")
+server.start()
+print(json.dumps({"http": http.server_address[1], "grpc": grpc_port}), flush=True)
+threading.Event().wait()
+'''
 checks = Checks("operations")
 
 
@@ -416,6 +481,103 @@ def two_servers_behind_nginx(work, mock_url, postgres):
             server.stop()
 
 
+def received(receiver, since):
+    """The spans the receiver printed after its line `since`."""
+    return [json.loads(line) for line in receiver.lines[since:] if line.startswith("{\"transport\"")]
+
+
+def wait_for_spans(receiver, since, test, timeout=30):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        spans = received(receiver, since)
+        if test(spans):
+            return spans
+        time.sleep(0.2)
+    return received(receiver, since)
+
+
+def traces_reach_an_otlp_receiver(work, mock, mock_url):
+    python = venv_python(VENV, RECEIVER_PACKAGES,
+                         "import grpc; from opentelemetry.proto.collector.trace.v1 import trace_service_pb2_grpc", checks.log)
+    receiver = Process([python, "-c", RECEIVER])
+    try:
+        ports = json.loads(receiver.wait_for("{\"http\""))
+        env, config, token = library(work, mock_url)
+        secret_topic = "tidepools-of-avalon"
+        # A server over HTTP/protobuf; its run's trace under the client's.
+        traced = dict(env, OTEL_EXPORTER_OTLP_ENDPOINT=f"http://127.0.0.1:{ports['http']}", OTEL_SERVICE_NAME="llmtool-ops")
+        traced.pop("OTEL_EXPORTER_OTLP_PROTOCOL", None)
+        server = Process([LLMTOOL, "serve", "--listen", "127.0.0.1:0", "--config", config], env=traced)
+        since = len(receiver.lines)
+        try:
+            url = "http://" + server.wait_for("llmtool serve: http://").split("http://", 1)[1].split("/", 1)[0]
+            publish(env, url, token, work, "alpha-line", "alpha")
+            client_trace, client_span = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+            mock_seen = len(mock.lines)
+            status, _, body = request(f"{url}/api/v1/tools/alpha-line/run", {"values": {"topic": secret_topic}}, token,
+                                      headers={"traceparent": f"00-{client_trace}-{client_span}-01"})
+            checks.check("a traced run through the server", status == 200 and "event: done" in body, body[:300])
+        finally:
+            server.stop()
+        spans = wait_for_spans(receiver, since, lambda spans: any(s["name"].startswith("execute_tool") for s in spans))
+        ours = [s for s in spans if s["trace_id"] == client_trace]
+        by_name = {s["name"]: s for s in ours}
+        request_span = by_name.get("POST /api/v1/tools/{slug}/run")
+        checks.check("the request's server span is the client's span's child",
+                     request_span is not None and request_span["parent"] == client_span and request_span["kind"] == 2
+                     and request_span["attributes"].get("http.response.status_code") == 200
+                     and request_span["resource"].get("service.name") == "llmtool-ops",
+                     json.dumps(request_span)[:400])
+        run = next((s for s in ours if s["name"] == "execute_tool alpha-line"), None)
+        attributes = (run or {}).get("attributes", {})
+        checks.check("the run's span has the GenAI attributes",
+                     run is not None and attributes.get("gen_ai.system") == "openai"
+                     and attributes.get("gen_ai.request.model") == "alpha"
+                     and attributes.get("gen_ai.usage.input_tokens") == 10
+                     and attributes.get("gen_ai.usage.output_tokens") == 3
+                     and attributes.get("llmtool.outcome") == "ok",
+                     json.dumps(run)[:600] if run else f"spans: {sorted(by_name)}")
+        chat = by_name.get("chat alpha")
+        checks.check("the model call is a client span under the run",
+                     chat is not None and run is not None and chat["parent"] == run["span_id"] and chat["kind"] == 3
+                     and chat["attributes"].get("gen_ai.operation.name") == "chat",
+                     json.dumps(chat)[:400] if chat else f"spans: {sorted(by_name)}")
+        queries = [s for s in spans if s["attributes"].get("db.system.name") == "sqlite"]
+        checks.check("the database queries have spans", len(queries) >= 3 and all("db.query.text" in s["attributes"] for s in queries),
+                     f"{len(queries)} query spans")
+        parents = [line.split(" ", 1)[1] for line in mock.lines[mock_seen:] if line.startswith("traceparent ")]
+        checks.check("the provider was given the trace (traceparent)",
+                     any(p.split("-")[1] == client_trace and chat and p.split("-")[2] == chat["span_id"] for p in parents), f"{parents}")
+        texts = json.dumps(spans)
+        checks.check("no prompt and no value in any span", secret_topic not in texts and "A line about" not in texts)
+
+        # `llmtool run` over gRPC; then with the content let in.
+        tool = os.path.join(work, "alpha-line.json")
+        for capture in (False, True):
+            run_env = dict(env, OTEL_EXPORTER_OTLP_ENDPOINT=f"http://127.0.0.1:{ports['grpc']}", OTEL_EXPORTER_OTLP_PROTOCOL="grpc")
+            if capture:
+                run_env["OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"] = "true"
+            since = len(receiver.lines)
+            done = subprocess.run([LLMTOOL, "run", tool, "--config", config, "--var", f"topic={secret_topic}"],
+                                  env=run_env, capture_output=True, text=True)
+            spans = wait_for_spans(receiver, since, lambda spans: any(s["name"].startswith("chat") for s in spans))
+            run = next((s for s in spans if s["name"].startswith("execute_tool")), None)
+            chat = next((s for s in spans if s["name"] == "chat alpha"), None)
+            if not capture:
+                checks.check("llmtool run exports its run over gRPC",
+                             done.returncode == 0 and run is not None and run["transport"] == "grpc"
+                             and run["attributes"].get("gen_ai.request.model") == "alpha"
+                             and run["attributes"].get("llmtool.origin") == "run",
+                             done.stderr[-300:] + json.dumps(run)[:300])
+                checks.check("...without the prompt", secret_topic not in json.dumps(spans))
+            else:
+                messages = (chat or {}).get("attributes", {}).get("gen_ai.input.messages", "")
+                checks.check("with the content let in, the model call's span holds the prompt",
+                             secret_topic in messages and "gen_ai.output.messages" in chat["attributes"], json.dumps(chat)[:400])
+    finally:
+        receiver.stop()
+
+
 def main():
     if not shutil.which("prometheus"):
         checks.check("Debian's prometheus is installed (the test command installs it)", False)
@@ -427,6 +589,8 @@ def main():
         mock_url = mock.wait_for("http://")
         os.makedirs(os.path.join(work, "prometheus"))
         prometheus_scrapes_the_server(os.path.join(work, "prometheus"), mock_url)
+        os.makedirs(os.path.join(work, "traces"))
+        traces_reach_an_otlp_receiver(os.path.join(work, "traces"), mock, mock_url)
         postgres = os.environ.get("LLMTOOL_TEST_POSTGRES")
         if postgres:
             os.makedirs(os.path.join(work, "nginx"))

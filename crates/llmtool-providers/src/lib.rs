@@ -19,6 +19,7 @@ pub mod redact;
 pub mod request;
 pub mod resolve;
 pub mod run;
+pub mod trace;
 pub mod transport;
 
 pub use endpoint::{ApiKind, Endpoint, Features};

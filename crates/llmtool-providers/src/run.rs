@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tracing::Instrument as _;
 
 use llmtool_core::output::{self, OutputFormat, OutputKind, OutputSpec};
 use llmtool_dlp::Redaction;
@@ -305,21 +306,32 @@ pub async fn run(
                 show(on_text, &hider.push(&with_values));
             }
         };
-        let (completion, warnings) = match backend {
-            Backend::Http(transport) => {
-                let (http, warnings) = build_request(endpoint, &request);
-                let decoder = decoder_factory(endpoint, &request);
-                (
-                    transport
-                        .send(&http, request.stream, delivery, &*decoder, &mut forward)
-                        .await?,
-                    warnings,
-                )
-            }
-            Backend::Local(engine) => {
-                (generate_local(engine, &request, delivery, &mut forward).await?, Vec::new())
+        let span = crate::trace::chat_span(endpoint, &request);
+        let called = async {
+            match backend {
+                Backend::Http(transport) => {
+                    let (http, warnings) = build_request(endpoint, &request);
+                    let decoder = decoder_factory(endpoint, &request);
+                    let sent =
+                        transport.send(&http, request.stream, delivery, &*decoder, &mut forward);
+                    Ok((sent.await?, warnings))
+                }
+                Backend::Local(engine) => Ok((
+                    generate_local(engine, &request, delivery, &mut forward).await?,
+                    Vec::new(),
+                )),
             }
         };
+        let called: Result<_, ProviderError> = called.instrument(span.clone()).await;
+        let (completion, warnings) = match called {
+            Ok(called) => called,
+            Err(error) => {
+                crate::trace::record_failure(&span);
+                return Err(error);
+            }
+        };
+        let finish = completion.finish_reason.as_deref();
+        crate::trace::record_answer(&span, &request.model, &completion.usage, finish, &answer);
         if streams_through {
             if let Some(restorer) = restorer.as_mut() {
                 let rest = restorer.finish();

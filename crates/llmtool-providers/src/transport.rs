@@ -271,6 +271,8 @@ impl Transport {
         on_text: &mut (dyn FnMut(&str) + Send),
     ) -> Result<(Usage, Option<String>), ProviderError> {
         let mut builder = self.client.post(&request.url).body(request.body.to_string());
+        // The trace goes on at the provider (W3C `traceparent`), when traces are kept.
+        builder = builder.headers(crate::trace::trace_headers());
         for header in &request.headers {
             builder = builder.header(&header.name, header.value.expose());
         }

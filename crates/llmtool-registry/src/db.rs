@@ -15,6 +15,7 @@ use std::borrow::Cow;
 use sqlx::postgres::{PgArguments, PgPool, PgRow, Postgres};
 use sqlx::sqlite::{Sqlite, SqliteArguments, SqlitePool, SqliteRow};
 use sqlx::{Arguments as _, FromRow};
+use tracing::Instrument as _;
 
 /// A pool of connections to the library's database.
 #[derive(Debug, Clone)]
@@ -49,6 +50,22 @@ pub(crate) enum Arg {
 pub(crate) struct Statement {
     sql: Cow<'static, str>,
     args: Vec<Arg>,
+}
+
+impl Statement {
+    /// The span of running this statement on `system` (`sqlite`, `postgresql`): a client
+    /// span named by its operation, with its text (which holds no value: they are bound).
+    fn span(&self, system: &'static str) -> tracing::Span {
+        let operation = self.sql.split_whitespace().next().unwrap_or("query").to_ascii_uppercase();
+        tracing::info_span!(
+            "db",
+            otel.name = %format!("{operation} {system}"),
+            otel.kind = "client",
+            db.system.name = system,
+            db.operation.name = %operation,
+            db.query.text = %self.sql,
+        )
+    }
 }
 
 /// `sql` with no values yet.
@@ -111,6 +128,14 @@ impl<T> Decoded for T where
 }
 
 impl Db {
+    /// The database's name in OpenTelemetry's conventions.
+    fn system(&self) -> &'static str {
+        match self {
+            Db::Sqlite(_) => "sqlite",
+            Db::Postgres(_) => "postgresql",
+        }
+    }
+
     /// How the pool's connections are used now.
     pub(crate) fn pool_use(&self) -> crate::PoolUse {
         fn of<D: sqlx::Database>(pool: &sqlx::Pool<D>) -> crate::PoolUse {
@@ -128,16 +153,21 @@ impl Db {
 
     /// Runs `statement`; how many rows it changed.
     pub(crate) async fn execute(&self, statement: Statement) -> Result<u64, sqlx::Error> {
-        let done = match self {
-            Db::Sqlite(pool) => {
-                let (sql, arguments) = statement.sqlite()?;
-                sqlx::query_with(&sql, arguments).execute(pool).await?.rows_affected()
-            }
-            Db::Postgres(pool) => {
-                let (sql, arguments) = statement.postgres()?;
-                sqlx::query_with(sql, arguments).execute(pool).await?.rows_affected()
-            }
-        };
+        let span = statement.span(self.system());
+        let done = async move {
+            Ok::<_, sqlx::Error>(match self {
+                Db::Sqlite(pool) => {
+                    let (sql, arguments) = statement.sqlite()?;
+                    sqlx::query_with(&sql, arguments).execute(pool).await?.rows_affected()
+                }
+                Db::Postgres(pool) => {
+                    let (sql, arguments) = statement.postgres()?;
+                    sqlx::query_with(sql, arguments).execute(pool).await?.rows_affected()
+                }
+            })
+        }
+        .instrument(span)
+        .await?;
         Ok(done)
     }
 
@@ -146,16 +176,21 @@ impl Db {
         &self,
         statement: Statement,
     ) -> Result<Vec<T>, sqlx::Error> {
-        match self {
-            Db::Sqlite(pool) => {
-                let (sql, arguments) = statement.sqlite()?;
-                sqlx::query_as_with(&sql, arguments).fetch_all(pool).await
-            }
-            Db::Postgres(pool) => {
-                let (sql, arguments) = statement.postgres()?;
-                sqlx::query_as_with(sql, arguments).fetch_all(pool).await
+        let span = statement.span(self.system());
+        async move {
+            match self {
+                Db::Sqlite(pool) => {
+                    let (sql, arguments) = statement.sqlite()?;
+                    sqlx::query_as_with(&sql, arguments).fetch_all(pool).await
+                }
+                Db::Postgres(pool) => {
+                    let (sql, arguments) = statement.postgres()?;
+                    sqlx::query_as_with(sql, arguments).fetch_all(pool).await
+                }
             }
         }
+        .instrument(span)
+        .await
     }
 
     /// The first row of `statement`, if any.
@@ -163,16 +198,21 @@ impl Db {
         &self,
         statement: Statement,
     ) -> Result<Option<T>, sqlx::Error> {
-        match self {
-            Db::Sqlite(pool) => {
-                let (sql, arguments) = statement.sqlite()?;
-                sqlx::query_as_with(&sql, arguments).fetch_optional(pool).await
-            }
-            Db::Postgres(pool) => {
-                let (sql, arguments) = statement.postgres()?;
-                sqlx::query_as_with(sql, arguments).fetch_optional(pool).await
+        let span = statement.span(self.system());
+        async move {
+            match self {
+                Db::Sqlite(pool) => {
+                    let (sql, arguments) = statement.sqlite()?;
+                    sqlx::query_as_with(&sql, arguments).fetch_optional(pool).await
+                }
+                Db::Postgres(pool) => {
+                    let (sql, arguments) = statement.postgres()?;
+                    sqlx::query_as_with(sql, arguments).fetch_optional(pool).await
+                }
             }
         }
+        .instrument(span)
+        .await
     }
 
     /// A transaction that only reads: what it reads is one moment's (SQLite's read
@@ -199,19 +239,30 @@ impl Db {
 }
 
 impl Tx {
+    fn system(&self) -> &'static str {
+        match self {
+            Tx::Sqlite(_) => "sqlite",
+            Tx::Postgres(_) => "postgresql",
+        }
+    }
+
     /// Runs `statement` in the transaction; how many rows it changed.
     pub(crate) async fn execute(&mut self, statement: Statement) -> Result<u64, sqlx::Error> {
-        let done = match self {
-            Tx::Sqlite(tx) => {
-                let (sql, arguments) = statement.sqlite()?;
-                sqlx::query_with(&sql, arguments).execute(&mut **tx).await?.rows_affected()
-            }
-            Tx::Postgres(tx) => {
-                let (sql, arguments) = statement.postgres()?;
-                sqlx::query_with(sql, arguments).execute(&mut **tx).await?.rows_affected()
-            }
-        };
-        Ok(done)
+        let span = statement.span(self.system());
+        async move {
+            Ok(match self {
+                Tx::Sqlite(tx) => {
+                    let (sql, arguments) = statement.sqlite()?;
+                    sqlx::query_with(&sql, arguments).execute(&mut **tx).await?.rows_affected()
+                }
+                Tx::Postgres(tx) => {
+                    let (sql, arguments) = statement.postgres()?;
+                    sqlx::query_with(sql, arguments).execute(&mut **tx).await?.rows_affected()
+                }
+            })
+        }
+        .instrument(span)
+        .await
     }
 
     /// Every row of `statement` in the transaction.
@@ -219,16 +270,21 @@ impl Tx {
         &mut self,
         statement: Statement,
     ) -> Result<Vec<T>, sqlx::Error> {
-        match self {
-            Tx::Sqlite(tx) => {
-                let (sql, arguments) = statement.sqlite()?;
-                sqlx::query_as_with(&sql, arguments).fetch_all(&mut **tx).await
-            }
-            Tx::Postgres(tx) => {
-                let (sql, arguments) = statement.postgres()?;
-                sqlx::query_as_with(sql, arguments).fetch_all(&mut **tx).await
+        let span = statement.span(self.system());
+        async move {
+            match self {
+                Tx::Sqlite(tx) => {
+                    let (sql, arguments) = statement.sqlite()?;
+                    sqlx::query_as_with(&sql, arguments).fetch_all(&mut **tx).await
+                }
+                Tx::Postgres(tx) => {
+                    let (sql, arguments) = statement.postgres()?;
+                    sqlx::query_as_with(sql, arguments).fetch_all(&mut **tx).await
+                }
             }
         }
+        .instrument(span)
+        .await
     }
 
     /// The first row of `statement` in the transaction, if any.
@@ -236,16 +292,21 @@ impl Tx {
         &mut self,
         statement: Statement,
     ) -> Result<Option<T>, sqlx::Error> {
-        match self {
-            Tx::Sqlite(tx) => {
-                let (sql, arguments) = statement.sqlite()?;
-                sqlx::query_as_with(&sql, arguments).fetch_optional(&mut **tx).await
-            }
-            Tx::Postgres(tx) => {
-                let (sql, arguments) = statement.postgres()?;
-                sqlx::query_as_with(sql, arguments).fetch_optional(&mut **tx).await
+        let span = statement.span(self.system());
+        async move {
+            match self {
+                Tx::Sqlite(tx) => {
+                    let (sql, arguments) = statement.sqlite()?;
+                    sqlx::query_as_with(&sql, arguments).fetch_optional(&mut **tx).await
+                }
+                Tx::Postgres(tx) => {
+                    let (sql, arguments) = statement.postgres()?;
+                    sqlx::query_as_with(sql, arguments).fetch_optional(&mut **tx).await
+                }
             }
         }
+        .instrument(span)
+        .await
     }
 
     /// Locks the tool `id` until the transaction ends, so that writes to it at once (tags

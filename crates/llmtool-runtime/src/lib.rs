@@ -24,6 +24,7 @@ pub mod site;
 pub mod smart;
 mod source_folder;
 pub mod test_files;
+mod trace;
 
 pub use conversation::{Conversation, ConversationError, Exchange, new_conversation_id, revealer};
 pub use dlp::report as dlp_report;

@@ -14,6 +14,7 @@ use llmtool_providers::ApiKind;
 use llmtool_providers::ProviderError;
 use llmtool_providers::backend::Backend;
 use llmtool_providers::run::{RunOptions, RunReport, RunRequest};
+use tracing::Instrument as _;
 
 use crate::log::{Ended, LogPolicy, Subject};
 use crate::{Choice, ParamOverrides, Rejected, RunError, Runtime};
@@ -155,10 +156,15 @@ impl Runtime {
         cancel: impl Future<Output = ()>,
     ) -> (Result<RunReport, RunError>, Option<ToKeep>) {
         let started = jiff::Timestamp::now();
-        let result = tokio::select! {
-            result = self.run(request, options, on_text) => result,
-            () = cancel => Err(ProviderError::Cancelled.into()),
+        let span = crate::trace::run_span(request, subject);
+        let ran = async {
+            tokio::select! {
+                result = self.run(request, options, on_text) => result,
+                () = cancel => Err(ProviderError::Cancelled.into()),
+            }
         };
+        let result = ran.instrument(span.clone()).await;
+        crate::trace::record_run(&span, &result);
         let to_keep =
             subject.and_then(|subject| self.to_keep(subject, request, started, ended(&result)));
         (result, to_keep)

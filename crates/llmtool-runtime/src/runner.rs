@@ -4,6 +4,7 @@
 use std::borrow::Cow;
 use std::future::Future;
 use std::pin::Pin;
+use tracing::Instrument as _;
 
 use llmtool_core::model::Tool;
 
@@ -54,7 +55,8 @@ where
     let cancel = Box::pin(async move {
         let _ = dropped.await;
     });
-    let run = tokio::spawn(work(cancel));
+    // The run's spans go on under the caller's.
+    let run = tokio::spawn(work(cancel).in_current_span());
     Box::pin(async move {
         let answer = run.await;
         drop(calling);

@@ -8,6 +8,7 @@ use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
+use tracing::Instrument as _;
 
 use llmtool_core::model::{Metadata, Spanned, Tool};
 use llmtool_core::span::Span;
@@ -320,35 +321,42 @@ impl ModelHost<'_> {
         // still keeps it (as cancelled), with what it cost, and releases what it reserved.
         let (calls, not_kept) = (Arc::clone(&self.calls), Arc::clone(&self.not_kept));
         let mut cancel = self.cancel.clone();
-        let call = tokio::spawn(async move {
-            let cancelled = async move {
-                if cancel.wait_for(|cancelled| *cancelled).await.is_err() {
-                    std::future::pending::<()>().await;
+        let call = tokio::spawn(
+            async move {
+                let cancelled = async move {
+                    if cancel.wait_for(|cancelled| *cancelled).await.is_err() {
+                        std::future::pending::<()>().await;
+                    }
+                };
+                let finished = runtime
+                    .execute(&request, RunOptions::WHOLE, subject.as_ref(), &mut |_| {}, cancelled)
+                    .await;
+                if let Some(problem) = finished.not_kept {
+                    not_kept.lock().unwrap_or_else(PoisonError::into_inner).get_or_insert(problem);
                 }
-            };
-            let finished = runtime
-                .execute(&request, RunOptions::WHOLE, subject.as_ref(), &mut |_| {}, cancelled)
-                .await;
-            if let Some(problem) = finished.not_kept {
-                not_kept.lock().unwrap_or_else(PoisonError::into_inner).get_or_insert(problem);
-            }
-            let report = finished.result.as_ref().ok();
-            // Said with this call's keys hidden too (a server's integrations' are its runtime's).
-            let hidden = |text: String| runtime.redact(&text).into_owned();
-            let answer =
-                finished.result.as_ref().map_err(|e| hidden(e.to_string())).and_then(|report| {
-                    Rejected::check(report).map(str::to_owned).map_err(|e| hidden(e.to_string()))
+                let report = finished.result.as_ref().ok();
+                // Said with this call's keys hidden too (a server's integrations' are its runtime's).
+                let hidden = |text: String| runtime.redact(&text).into_owned();
+                let answer = finished.result.as_ref().map_err(|e| hidden(e.to_string())).and_then(
+                    |report| {
+                        Rejected::check(report)
+                            .map(str::to_owned)
+                            .map_err(|e| hidden(e.to_string()))
+                    },
+                );
+                calls.lock().unwrap_or_else(PoisonError::into_inner).push(ModelCall {
+                    provider: request.target.endpoint.provider.clone(),
+                    model: request.target.model.clone(),
+                    input_tokens: report.and_then(|r| r.usage.input_tokens),
+                    output_tokens: report.and_then(|r| r.usage.output_tokens),
+                    cost: report.and_then(|r| r.cost),
+                    error: answer.as_ref().err().cloned(),
                 });
-            calls.lock().unwrap_or_else(PoisonError::into_inner).push(ModelCall {
-                provider: request.target.endpoint.provider.clone(),
-                model: request.target.model.clone(),
-                input_tokens: report.and_then(|r| r.usage.input_tokens),
-                output_tokens: report.and_then(|r| r.usage.output_tokens),
-                cost: report.and_then(|r| r.cost),
-                error: answer.as_ref().err().cloned(),
-            });
-            answer
-        });
+                answer
+            }
+            // The run's spans go on under the request's.
+            .in_current_span(),
+        );
         call.await.unwrap_or_else(|stopped| Err(format!("the model call stopped: {stopped}")))
     }
 }

@@ -15,6 +15,8 @@ use axum::middleware::Next;
 use axum::response::Response;
 use llmtool_mcp::transport::Connection;
 use tracing::Instrument as _;
+use tracing::field::Empty;
+use tracing_opentelemetry::OpenTelemetrySpanExt as _;
 
 use crate::ServerState;
 
@@ -36,14 +38,35 @@ pub(crate) async fn request(
     let method = request.method().clone();
     let peer = request.extensions().get::<ConnectInfo<Connection>>().map(|c| c.0.peer.ip());
     let client = crate::auth::client_address(peer, request.headers());
-    // What is logged while the request is answered carries its id.
-    let span = tracing::info_span!("request", request_id = &*id);
-    let mut response = next.run(request).instrument(span).await;
+    // What is logged while the request is answered carries its id; its span is a server span
+    // in OpenTelemetry's HTTP conventions, under the client's (W3C `traceparent`), if it sent one.
+    let shown_route = route.as_deref().unwrap_or("unmatched");
+    let span = tracing::info_span!(
+        "request",
+        request_id = &*id,
+        otel.name = %format!("{} {shown_route}", method.as_str()),
+        otel.kind = "server",
+        otel.status_code = Empty,
+        http.request.method = method.as_str(),
+        http.route = shown_route,
+        http.response.status_code = Empty,
+    );
+    if !span.is_disabled() {
+        let parent = opentelemetry::global::get_text_map_propagator(|propagator| {
+            propagator.extract(&opentelemetry_http::HeaderExtractor(request.headers()))
+        });
+        let _ = span.set_parent(parent);
+    }
+    let mut response = next.run(request).instrument(span.clone()).await;
     let took = started.elapsed();
     if let Ok(value) = HeaderValue::from_str(&id) {
         response.headers_mut().insert(REQUEST_ID, value);
     }
     let status = response.status();
+    span.record("http.response.status_code", i64::from(status.as_u16()));
+    if status.is_server_error() {
+        span.record("otel.status_code", "error");
+    }
     let metrics = state.metrics();
     metrics.request(route.as_deref(), method.as_str(), status.as_u16(), took);
     // Every 429 this server gives is its rate limit's.

@@ -2,6 +2,7 @@
 //! runs' totals and cost).
 
 use std::convert::Infallible;
+use tracing::Instrument as _;
 
 use axum::Json;
 use axum::extract::{Path, Query, State};
@@ -141,39 +142,43 @@ pub(crate) fn stream<H: Send + 'static>(
     });
     let slug = slug.to_owned();
     let (events, received) = event_channel();
-    tokio::spawn(async move {
-        let _held = held;
-        let _ = events.send(json_event("start", &start)).await;
-        let text_events = events.clone();
-        let stalled = Notify::new();
-        // The text comes with the configured secrets hidden (the runtime's stream hider).
-        let mut on_text = |text: &str| {
-            let event = json_event("text", &serde_json::json!({ "text": text }));
-            if text_events.try_send(event).is_err() {
-                stalled.notify_one();
+    tokio::spawn(
+        async move {
+            let _held = held;
+            let _ = events.send(json_event("start", &start)).await;
+            let text_events = events.clone();
+            let stalled = Notify::new();
+            // The text comes with the configured secrets hidden (the runtime's stream hider).
+            let mut on_text = |text: &str| {
+                let event = json_event("text", &serde_json::json!({ "text": text }));
+                if text_events.try_send(event).is_err() {
+                    stalled.notify_one();
+                }
+            };
+            // A client that goes away, or stops reading, cancels the run (kept as cancelled).
+            let cancelled = async {
+                tokio::select! {
+                    () = events.closed() => {}
+                    () = stalled.notified() => {}
+                }
+            };
+            let options = RunOptions::streamed(true);
+            let finished =
+                runtime.execute(&request, options, Some(&subject), &mut on_text, cancelled).await;
+            if let Some(problem) = &finished.not_kept {
+                tracing::warn!("the run is not kept: {problem}");
             }
-        };
-        // A client that goes away, or stops reading, cancels the run (kept as cancelled).
-        let cancelled = async {
-            tokio::select! {
-                () = events.closed() => {}
-                () = stalled.notified() => {}
+            let mut done = serde_json::to_value(&finished.record).unwrap_or_default();
+            done["slug"] = slug.into();
+            done["version"] = version.into();
+            if let Ok(report) = &finished.result {
+                done["answer"] = shown_answer(report).into();
             }
-        };
-        let options = RunOptions::streamed(true);
-        let finished =
-            runtime.execute(&request, options, Some(&subject), &mut on_text, cancelled).await;
-        if let Some(problem) = &finished.not_kept {
-            tracing::warn!("the run is not kept: {problem}");
+            send_done(&events, &done).await;
         }
-        let mut done = serde_json::to_value(&finished.record).unwrap_or_default();
-        done["slug"] = slug.into();
-        done["version"] = version.into();
-        if let Ok(report) = &finished.result {
-            done["answer"] = shown_answer(report).into();
-        }
-        send_done(&events, &done).await;
-    });
+        // The run's spans go on under the request's.
+        .in_current_span(),
+    );
     sse(received)
 }
 

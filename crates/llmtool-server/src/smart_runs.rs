@@ -6,6 +6,7 @@
 //! asked: a tool runs on the ones its operator fetched (`llmtool sandbox pull --requirements`).
 
 use std::sync::Arc;
+use tracing::Instrument as _;
 
 use llmtool_core::model::Tool;
 use llmtool_core::template::{Inputs, ToolTemplate};
@@ -146,25 +147,31 @@ pub(crate) async fn run(
     });
     let (runs, tool, slug) = (Arc::clone(runs), tool.clone(), slug.to_owned());
     let (events, received) = event_channel();
-    tokio::spawn(async move {
-        let _turn = turn;
-        let _ = events.send(json_event("start", &start)).await;
-        let finished = runs.runtime.run_smart(&tool, run, Some(&subject), events.closed()).await;
-        let mut done = match &finished {
-            Ok(finished) => done_event(&runs, finished),
-            Err(error) => serde_json::json!({
-                "outcome": "failed",
-                "error": runs.runtime.redact(&error.to_string()),
-            }),
-        };
-        if let Some(answer) = done["answer"].as_str().filter(|_| done["outcome"] == "ok") {
-            let _ = events.send(json_event("text", &serde_json::json!({ "text": answer }))).await;
+    tokio::spawn(
+        async move {
+            let _turn = turn;
+            let _ = events.send(json_event("start", &start)).await;
+            let finished =
+                runs.runtime.run_smart(&tool, run, Some(&subject), events.closed()).await;
+            let mut done = match &finished {
+                Ok(finished) => done_event(&runs, finished),
+                Err(error) => serde_json::json!({
+                    "outcome": "failed",
+                    "error": runs.runtime.redact(&error.to_string()),
+                }),
+            };
+            if let Some(answer) = done["answer"].as_str().filter(|_| done["outcome"] == "ok") {
+                let _ =
+                    events.send(json_event("text", &serde_json::json!({ "text": answer }))).await;
+            }
+            done["slug"] = slug.into();
+            done["version"] = version.into();
+            done["kind"] = "smart".into();
+            send_done(&events, &done).await;
         }
-        done["slug"] = slug.into();
-        done["version"] = version.into();
-        done["kind"] = "smart".into();
-        send_done(&events, &done).await;
-    });
+        // The run's spans go on under the request's.
+        .in_current_span(),
+    );
     Ok(sse(received))
 }
 

@@ -1,16 +1,21 @@
 //! Where the long-running commands (`mcp`, `serve`) log: standard error, every known secret
-//! hidden, as text for a person or as one JSON object a line for a log collector.
+//! hidden, as text for a person or as one JSON object a line for a log collector; and, when
+//! traces are exported ([`crate::telemetry`]), llmtool's spans at `info` to OTLP, whatever the
+//! log level.
 
 use tracing::level_filters::LevelFilter;
+use tracing_subscriber::Layer as _;
+use tracing_subscriber::filter::Targets;
 use tracing_subscriber::layer::SubscriberExt as _;
 use tracing_subscriber::util::SubscriberInitExt as _;
 
 use crate::cli::{LogFormat, LogLevel};
+use crate::telemetry::Telemetry;
 
-/// Logs at `level` and above to standard error, in `format`. The MCP library's own messages
-/// (sessions opened and closed, each error answered) show from `debug` on, and its errors
-/// from `error`.
-pub(crate) fn init(level: LogLevel, format: LogFormat) {
+/// Logs at `level` and above to standard error, in `format`, and exports spans to
+/// `telemetry`. The MCP library's own messages (sessions opened and closed, each error
+/// answered) show from `debug` on, and its errors from `error`.
+pub(crate) fn init(level: LogLevel, format: LogFormat, telemetry: Option<&Telemetry>) {
     let (ours, library) = match level {
         LogLevel::Error => (LevelFilter::ERROR, LevelFilter::ERROR),
         LogLevel::Warn => (LevelFilter::WARN, LevelFilter::ERROR),
@@ -18,16 +23,16 @@ pub(crate) fn init(level: LogLevel, format: LogFormat) {
         LogLevel::Debug => (LevelFilter::DEBUG, LevelFilter::INFO),
         LogLevel::Trace => (LevelFilter::TRACE, LevelFilter::TRACE),
     };
-    let filter =
-        tracing_subscriber::filter::Targets::new().with_target("rmcp", library).with_default(ours);
-    let registry = tracing_subscriber::registry().with(filter);
+    let logged = Targets::new().with_target("rmcp", library).with_default(ours);
+    let registry = tracing_subscriber::registry().with(traces(telemetry));
     let _ = match format {
         LogFormat::Text => registry
             .with(
                 tracing_subscriber::fmt::layer()
                     .with_writer(crate::secrets::RedactedStderrMaker)
                     .with_ansi(crate::io::stderr_is_terminal())
-                    .with_target(false),
+                    .with_target(false)
+                    .with_filter(logged),
             )
             .try_init(),
         LogFormat::Json => registry
@@ -37,8 +42,24 @@ pub(crate) fn init(level: LogLevel, format: LogFormat) {
                     .flatten_event(true)
                     .with_current_span(true)
                     .with_span_list(false)
-                    .with_writer(crate::secrets::RedactedStderrMaker),
+                    .with_writer(crate::secrets::RedactedStderrMaker)
+                    .with_filter(logged),
             )
             .try_init(),
     };
+}
+
+/// Only the traces, for the commands that log nothing else (`run`, `batch`, `test`).
+pub(crate) fn init_traces(telemetry: &Telemetry) {
+    let _ = tracing_subscriber::registry().with(traces(Some(telemetry))).try_init();
+}
+
+/// The layer that exports llmtool's spans (at `info`, none of its libraries') to `telemetry`.
+fn traces<S>(telemetry: Option<&Telemetry>) -> Option<impl tracing_subscriber::Layer<S>>
+where
+    S: tracing::Subscriber + for<'span> tracing_subscriber::registry::LookupSpan<'span>,
+{
+    let telemetry = telemetry?;
+    let ours = Targets::new().with_target("llmtool", LevelFilter::INFO);
+    Some(tracing_opentelemetry::layer().with_tracer(telemetry.tracer()).with_filter(ours))
 }

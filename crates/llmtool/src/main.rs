@@ -9,6 +9,7 @@ mod outcome;
 mod registry;
 mod secrets;
 mod settings;
+mod telemetry;
 
 use std::process::ExitCode;
 
@@ -59,6 +60,18 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
     ) {
         settings::narrow_data_dir();
     }
+    // The commands that run tools export their traces when the environment asks
+    // (`serve` and `mcp` set theirs up with their logs); sent at the command's end.
+    let _telemetry = match cli.command {
+        Command::Run(_) | Command::Reply(_) | Command::Batch(_) | Command::Test(_) => {
+            let telemetry = telemetry::start()?;
+            if let Some(telemetry) = &telemetry {
+                logging::init_traces(telemetry);
+            }
+            telemetry
+        }
+        _ => None,
+    };
     match cli.command {
         Command::Check(args) => commands::check::run(&args),
         Command::Fmt(args) => commands::fmt::run(&args),

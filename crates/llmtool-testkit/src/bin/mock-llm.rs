@@ -6,7 +6,8 @@
 //! usage: `mock-llm [ADDRESS=127.0.0.1:0] [CHUNKS=20] [LATENCY_MS=0]`
 //!
 //! `LATENCY_MS` holds every answer back that long (a provider's time to answer, for the batch
-//! benchmark). `MOCK_LLM_ANSWER`, when set, is the answer instead (streamed a word at a time):
+//! benchmark). A request's W3C `traceparent`, when it carries one, is printed on a line of its
+//! own (`traceparent VALUE`), for the tests of trace propagation. `MOCK_LLM_ANSWER`, when set, is the answer instead (streamed a word at a time):
 //! the studio's tests give it Markdown, and markup that must stay text.
 
 use std::sync::Arc;
@@ -75,8 +76,11 @@ async fn main() -> std::io::Result<()> {
     let words = Arc::new(words);
     let listener = tokio::net::TcpListener::bind(&address).await?;
     println!("http://{}", listener.local_addr()?);
-    let app = axum::Router::new().fallback(move |body: Bytes| {
+    let app = axum::Router::new().fallback(move |headers: axum::http::HeaderMap, body: Bytes| {
         let words = Arc::clone(&words);
+        if let Some(parent) = headers.get("traceparent").and_then(|v| v.to_str().ok()) {
+            println!("traceparent {parent}");
+        }
         async move {
             if !latency.is_zero() {
                 tokio::time::sleep(latency).await;

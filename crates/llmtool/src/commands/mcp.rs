@@ -24,7 +24,8 @@ use crate::settings;
 
 pub(crate) fn run(args: &McpArgs) -> anyhow::Result<Outcome> {
     // Standard output belongs to the protocol.
-    crate::logging::init(args.log_level, crate::cli::LogFormat::Text);
+    let telemetry = crate::telemetry::start()?;
+    crate::logging::init(args.log_level, crate::cli::LogFormat::Text, telemetry.as_ref());
     if !args.name_prefix.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
     {
         anyhow::bail!(

@@ -39,7 +39,12 @@ pub(crate) fn serve(args: &ServeArgs) -> anyhow::Result<Outcome> {
         crate::cli::LogFormat::Json => crate::cli::LogLevel::Info,
         crate::cli::LogFormat::Text => crate::cli::LogLevel::Warn,
     };
-    crate::logging::init(args.log_level.unwrap_or(default_level), args.log_format);
+    let telemetry = crate::telemetry::start()?;
+    crate::logging::init(
+        args.log_level.unwrap_or(default_level),
+        args.log_format,
+        telemetry.as_ref(),
+    );
     runtime.block_on(async {
         let (store, shown) = open(&args.library).await?;
         if !args.listen.ip().is_loopback() {
