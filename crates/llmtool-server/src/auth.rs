@@ -207,7 +207,18 @@ impl Caller {
     /// only then does the workspace's setting on the built-in tools matter to them.
     async fn nobody(state: &ServerState) -> Result<Caller, Problem> {
         let workspace = if state.access.public_read {
-            state.store.workspace().await?
+            // Read once a generation: a change to the settings (here, or through another
+            // server) starts a new one, as any change of the library does.
+            let cache = state.cache();
+            match cache.workspace() {
+                Some(settings) => settings,
+                None => {
+                    let generation = cache.generation();
+                    let settings = state.store.workspace().await?;
+                    cache.keep_workspace(generation, settings);
+                    settings
+                }
+            }
         } else {
             Workspace::default()
         };

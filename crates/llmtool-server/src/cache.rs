@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use axum::body::Bytes;
-use llmtool_registry::Selector;
+use llmtool_registry::{Selector, Workspace};
 
 /// The most bytes of answers kept (the least used go first).
 const CAPACITY_BYTES: u64 = 64 << 20;
@@ -43,6 +43,9 @@ impl quick_cache::Weighter<Key, Cached> for ByLength {
 pub(crate) struct ReadCache {
     generation: AtomicU64,
     bodies: quick_cache::sync::Cache<Key, Cached, ByLength>,
+    /// The workspace's settings, with the generation they were read in: what a caller with
+    /// no token sees depends on them, and every request of one would read them.
+    workspace: std::sync::Mutex<Option<(u64, Workspace)>>,
 }
 
 impl std::fmt::Debug for ReadCache {
@@ -60,7 +63,21 @@ impl ReadCache {
                 CAPACITY_BYTES,
                 ByLength,
             ),
+            workspace: std::sync::Mutex::new(None),
         }
+    }
+
+    /// The workspace's settings, if read in the current generation.
+    pub(crate) fn workspace(&self) -> Option<Workspace> {
+        let kept = *self.workspace.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        kept.filter(|(generation, _)| *generation == self.generation())
+            .map(|(_, settings)| settings)
+    }
+
+    /// Keeps the workspace's settings, read in `generation`.
+    pub(crate) fn keep_workspace(&self, generation: u64, settings: Workspace) {
+        let mut kept = self.workspace.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        *kept = Some((generation, settings));
     }
 
     /// The generation to read in: take it before reading the database.

@@ -117,6 +117,16 @@ impl ServerState {
         self
     }
 
+    /// Counts what `/metrics` shows, or (`on` false) nothing, `/metrics` then answering 404.
+    /// Set before [`ServerState::with_runtime`], which counts the runs.
+    #[must_use]
+    pub fn with_metrics(mut self, on: bool) -> Self {
+        let mut metrics = metrics::Metrics::new();
+        metrics.on = on;
+        self.metrics = Arc::new(metrics);
+        self
+    }
+
     pub(crate) fn metrics(&self) -> &metrics::Metrics {
         &self.metrics
     }

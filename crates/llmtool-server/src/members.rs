@@ -283,5 +283,6 @@ pub(crate) async fn set_workspace(
 ) -> Answer<Json<Workspace>> {
     require_admin(&caller)?;
     caller.acting(&state).set_workspace(&body).await?;
+    state.cache().invalidate();
     Ok(Json(body))
 }

@@ -27,6 +27,8 @@ const RUN_BUCKETS: [f64; 12] = [0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2, 6.4, 12.8, 2
 
 /// The server's metrics.
 pub(crate) struct Metrics {
+    /// Whether anything is counted (`serve --no-metrics` turns it off).
+    pub(crate) on: bool,
     registry: Registry,
     /// The process's own metrics, without the `llmtool_` prefix.
     process: Registry,
@@ -154,6 +156,7 @@ impl Metrics {
             .expect("valid metric"),
             registry,
             process: Registry::new(),
+            on: true,
         };
         metrics.register_all();
         metrics
@@ -190,6 +193,9 @@ impl Metrics {
 
     /// Counts a request to `route` (the router's template, `None`: no route matched).
     pub(crate) fn request(&self, route: Option<&str>, method: &str, status: u16, took: Duration) {
+        if !self.on {
+            return;
+        }
         let route = route.unwrap_or("unmatched");
         let method = standard_method(method);
         let status = status_text(status);
@@ -199,6 +205,9 @@ impl Metrics {
 
     /// Counts a kept run.
     pub(crate) fn run(&self, run: &RunSeen<'_>) {
+        if !self.on {
+            return;
+        }
         let (provider, model) = (run.provider, run.model);
         self.runs.with_label_values(&[provider, model, run.tool, run.outcome]).inc();
         self.run_tokens.with_label_values(&[provider, model, "input"]).inc_by(run.input_tokens);
@@ -220,11 +229,17 @@ impl Metrics {
 
     /// Counts a request refused by the rate limit.
     pub(crate) fn rate_limited(&self) {
+        if !self.on {
+            return;
+        }
         self.rate_limited.inc();
     }
 
     /// Counts a read answered from the cache (`hit`) or from the database.
     pub(crate) fn cache(&self, hit: bool) {
+        if !self.on {
+            return;
+        }
         self.cache.with_label_values(&[if hit { "hit" } else { "miss" }]).inc();
     }
 

@@ -60,6 +60,9 @@ async fn metrics(
     headers: HeaderMap,
     caller: Caller,
 ) -> Result<Response, Problem> {
+    if !state.metrics().on {
+        return Ok(plain(StatusCode::NOT_FOUND, "this server keeps no metrics (--no-metrics)\n"));
+    }
     let connection = extensions.get::<ConnectInfo<Connection>>();
     let local = connection.is_some_and(|c| c.0.peer.ip().is_loopback()) && !forwarded(&headers);
     if !local {

@@ -61,5 +61,16 @@ where
 {
     let telemetry = telemetry?;
     let ours = Targets::new().with_target("llmtool", LevelFilter::INFO);
-    Some(tracing_opentelemetry::layer().with_tracer(telemetry.tracer()).with_filter(ours))
+    // Only the attributes the spans set: no source location, thread, target, or busy and idle
+    // times (per-span clock reads and strings that cost a busy server a fifth of its
+    // throughput, docs/benchmarks.md), and no OpenTelemetry context made current on every
+    // poll (propagation reads the span's own).
+    let layer = tracing_opentelemetry::layer()
+        .with_tracer(telemetry.tracer())
+        .with_location(false)
+        .with_threads(false)
+        .with_target(false)
+        .with_tracked_inactivity(false)
+        .with_context_activation(false);
+    Some(layer.with_filter(ours))
 }

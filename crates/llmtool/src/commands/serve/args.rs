@@ -59,6 +59,7 @@ pub(crate) struct SsoArgs {
     after_help = "Examples:\n  llmtool serve                                   # SQLite in the data directory, 127.0.0.1:8080\n  llmtool serve --public-read --listen 127.0.0.1:9000\n  llmtool serve --db postgres://llmtool@db.internal/library --listen 0.0.0.0:8080 --allowed-host tools.example.org\n\nA new library is seeded with the built-in tools (tag `built-in`). Binding a non-loopback\naddress needs at least one token (`llmtool token create`). See docs/registry.md."
 )]
 #[command(args_conflicts_with_subcommands = true)]
+#[allow(clippy::struct_excessive_bools, reason = "independent command-line switches")]
 pub(crate) struct ServeArgs {
     #[command(subcommand)]
     pub(crate) action: Option<ServeCommand>,
@@ -123,8 +124,11 @@ pub(crate) struct ServeArgs {
     pub(crate) log_level: Option<LogLevel>,
     /// Serve `/metrics`, `/healthz` and `/readyz` on this address too (they are always on the
     /// main one). `/metrics` answers a client on this machine, else an admin's token.
-    #[arg(long, value_name = "ADDR")]
+    #[arg(long, value_name = "ADDR", conflicts_with = "no_metrics")]
     pub(crate) metrics_listen: Option<std::net::SocketAddr>,
+    /// Count nothing for `/metrics` (which then answers 404).
+    #[arg(long)]
+    pub(crate) no_metrics: bool,
     /// On SIGTERM or Ctrl-C, how long runs in flight may take to finish before the server
     /// stops anyway.
     #[arg(long, value_name = "SECONDS", default_value_t = 30)]
