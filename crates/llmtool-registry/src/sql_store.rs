@@ -638,6 +638,12 @@ impl Store for SqlStore {
         Ok(holder.map(|holder| SessionInfo { holder, csrf }))
     }
 
+    async fn open_sessions(&self) -> Result<u64, StoreError> {
+        let count = statement("SELECT COUNT(*) FROM sessions WHERE expires_at > $1").bind(now());
+        let (open,): (i64,) = self.db.optional(count).await?.unwrap_or((0,));
+        Ok(u64::try_from(open).unwrap_or(0))
+    }
+
     async fn delete_session(&self, id_hash: &str) -> Result<(), StoreError> {
         self.db.execute(statement("DELETE FROM sessions WHERE id_hash = $1").bind(id_hash)).await?;
         Ok(())

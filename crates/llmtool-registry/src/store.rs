@@ -170,6 +170,8 @@ pub trait Store:
     /// token it was opened with (if any) is live too.
     async fn session(&self, id_hash: &str) -> Result<Option<SessionInfo>, StoreError>;
     async fn delete_session(&self, id_hash: &str) -> Result<(), StoreError>;
+    /// How many studio sessions are open (not expired, not signed out).
+    async fn open_sessions(&self) -> Result<u64, StoreError>;
 
     /// The newest `limit` runs of `slug` made through the server, newest first.
     async fn runs(&self, slug: &str, limit: u32) -> Result<Vec<KeptRun>, StoreError>;

@@ -144,6 +144,7 @@ impl ServerState {
             runs_active: api_running + mcp_running,
             runs_waiting: api_waiting + mcp_waiting,
             mcp_sessions: self.mcp.as_ref().map_or(0, |mcp| mcp.sessions.count()),
+            studio_sessions: None,
             pool: Some(self.store.pool_use()),
         }
     }

@@ -45,6 +45,7 @@ pub(crate) struct Metrics {
     runs_active: IntGauge,
     runs_waiting: IntGauge,
     mcp_sessions: IntGauge,
+    studio_sessions: IntGauge,
     db_connections: IntGaugeVec,
     db_max_connections: IntGauge,
 }
@@ -55,6 +56,8 @@ pub(crate) struct Now {
     pub(crate) runs_active: usize,
     pub(crate) runs_waiting: usize,
     pub(crate) mcp_sessions: usize,
+    /// Open studio sessions, when the database said.
+    pub(crate) studio_sessions: Option<u64>,
     pub(crate) pool: Option<llmtool_registry::PoolUse>,
 }
 
@@ -144,6 +147,11 @@ impl Metrics {
             runs_waiting: IntGauge::new("runs_waiting", "Runs waiting for a turn")
                 .expect("valid metric"),
             mcp_sessions: IntGauge::new("mcp_sessions", "Open MCP sessions").expect("valid metric"),
+            studio_sessions: IntGauge::new(
+                "studio_sessions",
+                "Open studio sessions (signed in, not expired), on every server of the library",
+            )
+            .expect("valid metric"),
             db_connections: IntGaugeVec::new(
                 Opts::new("db_connections", "The database pool's connections, by state"),
                 &["state"],
@@ -163,7 +171,7 @@ impl Metrics {
     }
 
     fn register_all(&self) {
-        let collectors: [Box<dyn prometheus::core::Collector>; 15] = [
+        let collectors: [Box<dyn prometheus::core::Collector>; 16] = [
             Box::new(self.requests.clone()),
             Box::new(self.request_seconds.clone()),
             Box::new(self.runs.clone()),
@@ -177,6 +185,7 @@ impl Metrics {
             Box::new(self.runs_active.clone()),
             Box::new(self.runs_waiting.clone()),
             Box::new(self.mcp_sessions.clone()),
+            Box::new(self.studio_sessions.clone()),
             Box::new(self.db_connections.clone()),
             Box::new(self.db_max_connections.clone()),
         ];
@@ -248,6 +257,9 @@ impl Metrics {
         self.runs_active.set(gauge(now.runs_active));
         self.runs_waiting.set(gauge(now.runs_waiting));
         self.mcp_sessions.set(gauge(now.mcp_sessions));
+        if let Some(open) = now.studio_sessions {
+            self.studio_sessions.set(i64::try_from(open).unwrap_or(i64::MAX));
+        }
         if let Some(pool) = now.pool {
             let busy = pool.open.saturating_sub(pool.idle);
             self.db_connections.with_label_values(&["idle"]).set(i64::from(pool.idle));
@@ -321,7 +333,13 @@ mod tests {
         metrics.rate_limited();
         metrics.cache(true);
         let pool = llmtool_registry::PoolUse { open: 3, idle: 1, max: 8 };
-        let now = Now { runs_active: 2, runs_waiting: 1, mcp_sessions: 4, pool: Some(pool) };
+        let now = Now {
+            runs_active: 2,
+            runs_waiting: 1,
+            mcp_sessions: 4,
+            studio_sessions: Some(3),
+            pool: Some(pool),
+        };
         let text = metrics.render(&now);
         for line in [
             r#"llmtool_http_requests_total{method="GET",route="/api/v1/tools/{slug}",status="200"} 1"#,
@@ -337,6 +355,7 @@ mod tests {
             r#"llmtool_read_cache_requests_total{result="hit"} 1"#,
             "llmtool_runs_active 2",
             "llmtool_mcp_sessions 4",
+            "llmtool_studio_sessions 3",
             r#"llmtool_db_connections{state="in_use"} 2"#,
             "llmtool_db_max_connections 8",
             "# TYPE llmtool_http_requests_total counter",

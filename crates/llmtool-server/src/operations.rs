@@ -68,7 +68,10 @@ async fn metrics(
     if !local {
         caller.require_token(Role::Admin)?;
     }
-    let text = state.metrics().render(&state.now());
+    let mut now = state.now();
+    // A count in the database, asked at each scrape only (a failure leaves the gauge as it was).
+    now.studio_sessions = state.store.open_sessions().await.ok();
+    let text = state.metrics().render(&now);
     Ok(([(header::CONTENT_TYPE, crate::metrics::CONTENT_TYPE)], text).into_response())
 }
 

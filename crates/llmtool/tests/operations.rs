@@ -147,6 +147,10 @@ async fn health_readiness_metrics_and_a_json_line_per_request() {
         .unwrap();
     assert_ne!(forged.headers()["x-request-id"], "x\"}{\"level\":\"ERROR");
 
+    // A studio session, counted at the next scrape.
+    let signed =
+        client.post(format!("{url}/api/v1/session")).json(&serde_json::json!({"token": viewer}));
+    assert_eq!(signed.send().await.unwrap().status(), 200);
     let metrics = client.get(format!("{url}/metrics")).send().await.unwrap();
     assert_eq!(metrics.headers()["content-type"], "text/plain; version=0.0.4; charset=utf-8");
     let metrics = metrics.text().await.unwrap();
@@ -163,6 +167,7 @@ async fn health_readiness_metrics_and_a_json_line_per_request() {
         sample::<u64>(&metrics, r#"llmtool_read_cache_requests_total{result="miss"}"#),
         Some(1)
     );
+    assert_eq!(sample::<u64>(&metrics, "llmtool_studio_sessions"), Some(1));
     // Through a proxy (a forwarded request), or from afar, the metrics need an admin.
     let proxied = client.get(format!("{url}/metrics")).header("x-forwarded-for", "203.0.113.9");
     assert_eq!(proxied.send().await.unwrap().status(), 401);
