@@ -51,7 +51,8 @@ pub(crate) async fn request(
         http.route = shown_route,
         http.response.status_code = Empty,
     );
-    if !span.is_disabled() {
+    // Most requests carry no trace context: asking the propagator would only build an empty one.
+    if !span.is_disabled() && request.headers().contains_key("traceparent") {
         let parent = opentelemetry::global::get_text_map_propagator(|propagator| {
             propagator.extract(&opentelemetry_http::HeaderExtractor(request.headers()))
         });
