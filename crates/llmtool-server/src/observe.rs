@@ -37,7 +37,9 @@ pub(crate) async fn request(
     let route = request.extensions().get::<MatchedPath>().map(|path| path.as_str().to_owned());
     let method = request.method().clone();
     let peer = request.extensions().get::<ConnectInfo<Connection>>().map(|c| c.0.peer.ip());
-    let client = crate::auth::client_address(peer, request.headers());
+    // The client's address is only for the log line: made only when that line is written.
+    let logged = tracing::enabled!(target: "llmtool::http", tracing::Level::INFO);
+    let client = if logged { crate::auth::client_address(peer, request.headers()) } else { None };
     // What is logged while the request is answered carries its id; its span is a server span
     // in OpenTelemetry's HTTP conventions, under the client's (W3C `traceparent`), if it sent one.
     let shown_route = route.as_deref().unwrap_or("unmatched");
