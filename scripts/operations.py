@@ -507,7 +507,8 @@ def traces_reach_an_otlp_receiver(work, mock, mock_url):
         # A server over HTTP/protobuf; its run's trace under the client's.
         traced = dict(env, OTEL_EXPORTER_OTLP_ENDPOINT=f"http://127.0.0.1:{ports['http']}", OTEL_SERVICE_NAME="llmtool-ops")
         traced.pop("OTEL_EXPORTER_OTLP_PROTOCOL", None)
-        server = Process([LLMTOOL, "serve", "--listen", "127.0.0.1:0", "--config", config], env=traced)
+        # With the JSON log, whose request span (for the request id) must not be exported twice.
+        server = Process([LLMTOOL, "serve", "--listen", "127.0.0.1:0", "--config", config, "--log-format", "json"], env=traced)
         since = len(receiver.lines)
         try:
             url = "http://" + server.wait_for("llmtool serve: http://").split("http://", 1)[1].split("/", 1)[0]
@@ -537,6 +538,10 @@ def traces_reach_an_otlp_receiver(work, mock, mock_url):
                      and attributes.get("gen_ai.usage.output_tokens") == 3
                      and attributes.get("llmtool.outcome") == "ok",
                      json.dumps(run)[:600] if run else f"spans: {sorted(by_name)}")
+        checks.check("the run's span is the request's child, and the request has one span",
+                     run is not None and request_span is not None and run["parent"] == request_span["span_id"]
+                     and "request" not in by_name,
+                     f"spans: {sorted(by_name)}")
         chat = by_name.get("chat alpha")
         checks.check("the model call is a client span under the run",
                      chat is not None and run is not None and chat["parent"] == run["span_id"] and chat["kind"] == 3

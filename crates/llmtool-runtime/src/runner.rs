@@ -1,6 +1,7 @@
 //! [`Runner`]: how a server reaches a model, so that servers can be tested with a scripted
 //! stand-in. [`Runtime`] is the real one.
 
+use opentelemetry::context::FutureExt as _;
 use std::borrow::Cow;
 use std::future::Future;
 use std::pin::Pin;
@@ -55,8 +56,9 @@ where
     let cancel = Box::pin(async move {
         let _ = dropped.await;
     });
-    // The run's spans go on under the caller's.
-    let run = tokio::spawn(work(cancel).in_current_span());
+    // The run's spans go on under the caller's (a `tracing` span, or OpenTelemetry's context,
+    // as the server's request spans are).
+    let run = tokio::spawn(work(cancel).in_current_span().with_current_context());
     Box::pin(async move {
         let answer = run.await;
         drop(calling);

@@ -4,6 +4,7 @@
 //! the tool's models, data-loss prevention, cost and the run log; and the smart run itself
 //! kept as a record.
 
+use opentelemetry::context::FutureExt as _;
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
@@ -354,8 +355,10 @@ impl ModelHost<'_> {
                 });
                 answer
             }
-            // The run's spans go on under the request's.
-            .in_current_span(),
+            // The run's spans go on under the request's (a `tracing` span, or OpenTelemetry's
+            // context, as the server's request spans are).
+            .in_current_span()
+            .with_current_context(),
         );
         call.await.unwrap_or_else(|stopped| Err(format!("the model call stopped: {stopped}")))
     }

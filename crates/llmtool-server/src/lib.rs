@@ -79,6 +79,8 @@ pub struct ServerState {
     /// What seals the integrations' keys; without it, no key can be added or used.
     keyring: Option<Arc<Keyring>>,
     metrics: Arc<metrics::Metrics>,
+    /// What makes each request's server span, when traces are exported.
+    tracer: Option<Arc<opentelemetry::global::BoxedTracer>>,
     /// Cancelled when the server starts stopping: `/readyz` then fails.
     stopping: tokio_util::sync::CancellationToken,
     /// Cancelled once the runs in flight have ended: the MCP streams then close.
@@ -103,6 +105,7 @@ impl ServerState {
             sign_in: Arc::default(),
             keyring: None,
             metrics: Arc::new(metrics::Metrics::new()),
+            tracer: None,
             stopping: tokio_util::sync::CancellationToken::new(),
             streams: tokio_util::sync::CancellationToken::new(),
             grace: DEFAULT_GRACE,
@@ -125,6 +128,18 @@ impl ServerState {
         metrics.on = on;
         self.metrics = Arc::new(metrics);
         self
+    }
+
+    /// Makes a server span of each request with OpenTelemetry's global tracer provider (which
+    /// the caller sets up to export them), when `on`.
+    #[must_use]
+    pub fn with_traces(mut self, on: bool) -> Self {
+        self.tracer = on.then(|| Arc::new(opentelemetry::global::tracer("llmtool")));
+        self
+    }
+
+    pub(crate) fn tracer(&self) -> Option<&opentelemetry::global::BoxedTracer> {
+        self.tracer.as_deref()
     }
 
     pub(crate) fn metrics(&self) -> &metrics::Metrics {

@@ -1,6 +1,7 @@
 //! `POST /tools/{slug}/run` (the answer streamed as Server-Sent Events) and `GET /usage` (the
 //! runs' totals and cost).
 
+use opentelemetry::context::FutureExt as _;
 use std::convert::Infallible;
 use tracing::Instrument as _;
 
@@ -176,8 +177,10 @@ pub(crate) fn stream<H: Send + 'static>(
             }
             send_done(&events, &done).await;
         }
-        // The run's spans go on under the request's.
-        .in_current_span(),
+        // The run's spans go on under the request's (a `tracing` span, or OpenTelemetry's
+        // context, as the server's request spans are).
+        .in_current_span()
+        .with_current_context(),
     );
     sse(received)
 }

@@ -5,6 +5,7 @@
 //! MCP's `tools/call` waits for it whole. Requirements are never fetched because a client
 //! asked: a tool runs on the ones its operator fetched (`llmtool sandbox pull --requirements`).
 
+use opentelemetry::context::FutureExt as _;
 use std::sync::Arc;
 use tracing::Instrument as _;
 
@@ -169,8 +170,10 @@ pub(crate) async fn run(
             done["kind"] = "smart".into();
             send_done(&events, &done).await;
         }
-        // The run's spans go on under the request's.
-        .in_current_span(),
+        // The run's spans go on under the request's (a `tracing` span, or OpenTelemetry's
+        // context, as the server's request spans are).
+        .in_current_span()
+        .with_current_context(),
     );
     Ok(sse(received))
 }

@@ -60,7 +60,13 @@ where
     S: tracing::Subscriber + for<'span> tracing_subscriber::registry::LookupSpan<'span>,
 {
     let telemetry = telemetry?;
-    let ours = Targets::new().with_target("llmtool", LevelFilter::INFO);
+    // The server's request spans are made with OpenTelemetry's tracer itself (llmtool-server's
+    // `observe`): through here, each would be made twice; and the line logged for each request
+    // says what its span already does.
+    let ours = Targets::new()
+        .with_target("llmtool", LevelFilter::INFO)
+        .with_target("llmtool_server::observe", LevelFilter::OFF)
+        .with_target("llmtool::http", LevelFilter::OFF);
     // Only the attributes the spans set: no source location, thread, target, or busy and idle
     // times (per-span clock reads and strings that cost a busy server a fifth of its
     // throughput, docs/benchmarks.md), and no OpenTelemetry context made current on every

@@ -91,6 +91,8 @@ pub(crate) fn start() -> anyhow::Result<Option<Telemetry>> {
         .with_resource(resource.build())
         .with_batch_exporter(exporter)
         .build();
+    // The library server makes its request spans with the global provider (llmtool-server).
+    opentelemetry::global::set_tracer_provider(provider.clone());
     opentelemetry::global::set_text_map_propagator(
         opentelemetry_sdk::propagation::TraceContextPropagator::new(),
     );

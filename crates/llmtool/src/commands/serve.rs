@@ -65,6 +65,7 @@ pub(crate) fn serve(args: &ServeArgs) -> anyhow::Result<Outcome> {
         let limiter = RateLimiter::new(args.rate_limit).shared_through(&store);
         let state = ServerState::new(store, Access { public_read: args.public_read }, Arc::new(limiter))
         .with_metrics(!args.no_metrics)
+        .with_traces(telemetry.is_some())
         .with_allowed_hosts(args.allowed_host.clone())
         .with_sign_in(sign_in_setup(args, providers.config.server.clone())?)
         .with_keyring(keyring(args.integration_keys.as_deref())?)
