@@ -156,6 +156,17 @@ fn llm_templates_written_by_hand_are_read_and_keep_what_has_no_field() {
         serde_json::json!({ "name": "input", "type": "text", "default": "" })
     );
     assert_eq!(bare.diagnostics[0].code(), "LT708");
+    // `extract_last`: a code answer, with a warning at the key that the tool takes the first
+    // block where `llm` takes the last; the setting goes back to `llm` on export.
+    let last = "prompt: Write $what in Python\nextract_last: true\n";
+    let read = PromptFormat::LlmTemplate.read(last).unwrap();
+    let tool: serde_json::Value = serde_json::from_str(&read.value).unwrap();
+    assert_eq!(tool["metadata"]["expected_output"]["type"], "code", "{tool}");
+    let said = read.diagnostics.iter().find(|d| d.message.contains("extract_last")).unwrap();
+    assert_eq!(said.code(), "LT708");
+    assert_eq!(said.primary.as_ref().unwrap().span, Span::new(30, 42));
+    let again = PromptFormat::LlmTemplate.write(&Document::from_text(read.value)).value;
+    assert!(again.contains("extract_last: true") && again.contains("extract: true"), "{again}");
 }
 
 #[test]
@@ -241,14 +252,28 @@ fn what_the_peers_send_is_what_the_import_says() {
     // A `thread` input is the conversation so far: its placeholder goes, with a located warning.
     let thread = "---\ninputs:\n  question:\n    kind: string\n  chat:\n    kind: thread\n---\nsystem:\nBe brief.\n{{chat}}\nuser:\n{{question}}\n";
     let read = PromptFormat::Prompty.read(thread).unwrap();
-    assert_eq!(prompt(&read), "system:\nBe brief.\n\nuser:\n{{question}}");
+    assert_eq!(prompt(&read), "system:\nBe brief.\nuser:\n{{question}}");
     let left_out = read.diagnostics.iter().find(|d| d.message.contains("`chat`")).unwrap();
     assert_eq!(left_out.primary.as_ref().unwrap().span, Span::new(43, 47));
-    // An image input cannot be text: refused, at the input's name (list form too).
-    let image = "---\ninputs:\n  - name: photo\n    kind: image\n---\nuser:\n{{photo}}\n";
-    let refused = PromptFormat::Prompty.read(image).unwrap_err();
-    assert!(refused.message.contains("`image`"), "{}", refused.message);
-    assert_eq!(refused.primary.unwrap().span, Span::new(22, 27));
+    // An image input cannot be text: the rest is read, the input and its place (a Markdown
+    // image, as Prompty places one) left out, with a warning at the input's name (list form
+    // too).
+    let image = "---\ninputs:\n  - name: photo\n    kind: image\n  - name: ask\n    kind: string\n---\nuser:\nWhat is in ![the photo]({{photo}}) here? {{ask}}\n";
+    let read = PromptFormat::Prompty.read(image).unwrap();
+    assert_eq!(prompt(&read), "What is in  here? {{ask}}");
+    let left_out = read.diagnostics.iter().find(|d| d.message.contains("`photo`")).unwrap();
+    assert!(left_out.message.contains("`image`"), "{}", left_out.message);
+    assert_eq!(left_out.primary.as_ref().unwrap().span, Span::new(22, 27));
+    let tool: serde_json::Value = serde_json::from_str(&read.value).unwrap();
+    assert_eq!(tool["metadata"]["variables"].as_array().unwrap().len(), 1, "{tool}");
+    // A file input written bare, in Prompty 1's `type`, beside a thread: each named.
+    let file = "---\ninputs:\n  contract:\n    type: file\n  chat:\n    kind: thread\n  q:\n    type: string\n---\nuser:\n{{contract}}\n{{chat}}\n{{q}}\n";
+    let read = PromptFormat::Prompty.read(file).unwrap();
+    assert_eq!(prompt(&read), "{{q}}");
+    for (name, span) in [("contract", Span::new(14, 22)), ("chat", Span::new(41, 45))] {
+        let said = read.diagnostics.iter().find(|d| d.message.contains(&format!("`{name}`")));
+        assert_eq!(said.and_then(|d| d.primary.as_ref()).map(|l| l.span), Some(span), "{name}");
+    }
     // Prompty 1's `type`, and defaults that are not text.
     let typed = "---\ninputs:\n  age:\n    type: number\n    default: 18\n---\nuser:\n{{age}}\n";
     let read = PromptFormat::Prompty.read(typed).unwrap();

@@ -475,6 +475,48 @@ fn an_import_that_check_would_refuse_writes_nothing_and_says_where_in_the_source
     assert!(out.stdout.is_empty(), "nothing written: {}", text(&out.stdout));
     let said = text(&out.stderr);
     assert!(said.contains("error[LT301]") && said.contains("hot.prompt:3:3"), "{said}");
+
+    // Every form that carries settings, a Semantic Kernel function's folder among them: a
+    // temperature of 11 is refused where the source writes it.
+    let kernel = dir.path().join("kernel");
+    std::fs::create_dir(&kernel).unwrap();
+    std::fs::write(kernel.join("skprompt.txt"), "Hi {{$name}}").unwrap();
+    std::fs::write(
+        kernel.join("config.json"),
+        "{\n  \"description\": \"Greets\",\n  \"execution_settings\": {\"default\": {\"temperature\": 11}}\n}\n",
+    )
+    .unwrap();
+    let sources = [
+        ("hot.yaml", "prompt: Summarise $input\noptions:\n  temperature: 11\n", "hot.yaml:3:3"),
+        (
+            "hot.prompty",
+            "---\nname: Hot\nmodel:\n  parameters:\n    temperature: 11\n---\nuser:\nHi\n",
+            "hot.prompty:5:5",
+        ),
+        (
+            "hot-kernel.yaml",
+            "name: hot\ntemplate: Hi {{$name}}\nexecution_settings:\n  default:\n    temperature: 11\n",
+            "hot-kernel.yaml:5:5",
+        ),
+    ];
+    for (file, source, _) in sources {
+        std::fs::write(dir.path().join(file), source).unwrap();
+    }
+    let paths = sources.map(|(file, _, at)| (dir.path().join(file), at));
+    for (path, at) in
+        paths.iter().map(|(p, at)| (p.as_path(), *at)).chain([(kernel.as_path(), "config.json:3:")])
+    {
+        let out = llmtool(&["import", path.to_str().unwrap()], None);
+        let said = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{}: {said}", path.display());
+        assert!(
+            out.stdout.is_empty(),
+            "{}: nothing written: {}",
+            path.display(),
+            text(&out.stdout)
+        );
+        assert!(said.contains("error[LT301]") && said.contains(at), "{}: {said}", path.display());
+    }
 }
 
 #[test]

@@ -21,6 +21,7 @@ pub enum Format {
     Anthropic,
     Gemini,
     McpTool,
+    Bedrock,
     McpPrompt,
     JsonSchema,
     Gptel,
@@ -50,12 +51,13 @@ pub enum Family {
 }
 
 impl Format {
-    pub const ALL: [Format; 14] = [
+    pub const ALL: [Format; 15] = [
         Format::OpenAi,
         Format::OpenAiResponses,
         Format::Anthropic,
         Format::Gemini,
         Format::McpTool,
+        Format::Bedrock,
         Format::McpPrompt,
         Format::JsonSchema,
         Format::Gptel,
@@ -92,6 +94,7 @@ impl Format {
             Format::Anthropic => "An Anthropic Messages API tool (`input_schema`)",
             Format::Gemini => "A Gemini function declaration",
             Format::McpTool => "An MCP tool (`inputSchema`)",
+            Format::Bedrock => "An AWS Bedrock Converse tool (`toolSpec` with `inputSchema.json`)",
             Format::McpPrompt => "An MCP prompt (`arguments`)",
             Format::JsonSchema => "The tool's inputs alone, as a JSON Schema 2020-12 document",
             Format::Gptel => "An Emacs Lisp `(gptel-make-tool ...)` form",
@@ -115,6 +118,7 @@ impl Format {
             Format::Anthropic => Family::Function(FunctionFormat::Anthropic),
             Format::Gemini => Family::Function(FunctionFormat::Gemini),
             Format::McpTool => Family::Function(FunctionFormat::McpTool),
+            Format::Bedrock => Family::Function(FunctionFormat::Bedrock),
             Format::JsonSchema => Family::Function(FunctionFormat::JsonSchema),
             Format::McpPrompt => Family::McpPrompt,
             Format::Gptel => Family::Elisp(ElispFlavor::Gptel),
@@ -337,6 +341,43 @@ pub fn read_sources(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_converse_request_gives_its_tools_and_not_its_cache_point() {
+        let request = r#"{
+  "modelId": "anthropic.claude-3-haiku",
+  "messages": [{"role": "user", "content": [{"text": "Weather in Paris?"}]}],
+  "toolConfig": {
+    "tools": [
+      {"toolSpec": {"name": "get_weather", "description": "The weather in a city",
+        "inputSchema": {"json": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}},
+      {"cachePoint": {"type": "default"}},
+      {"toolSpec": {"name": "get_time", "inputSchema": {"json": {"type": "object"}}}}
+    ],
+    "toolChoice": {"auto": {}}
+  }
+}"#;
+        let read = read_sources(request, "request.json", None, &NoFolder).unwrap();
+        assert!(read.diagnostics.is_empty(), "{:?}", read.diagnostics);
+        let names: Vec<(&str, &str)> = read
+            .value
+            .iter()
+            .map(|(at, source)| match source {
+                Source::Function(function) => (at.as_str(), function.name.as_str()),
+                Source::ToolFile(_) => (at.as_str(), "a tool file"),
+            })
+            .collect();
+        assert_eq!(
+            names,
+            [("toolConfig.tools[0]", "get_weather"), ("toolConfig.tools[2]", "get_time")]
+        );
+        let Source::Function(weather) = &read.value[0].1 else { unreachable!() };
+        assert_eq!(weather.parameters["required"], serde_json::json!(["city"]));
+        // A `toolSpec` without its `json` schema is said so.
+        let broken = serde_json::json!({"toolSpec": {"name": "x", "inputSchema": {}}});
+        let refused = FunctionFormat::Bedrock.read(&broken).unwrap_err();
+        assert!(refused.message.contains("no `json` object"), "{}", refused.message);
+    }
 
     #[test]
     fn every_name_reads_back_and_families_agree() {

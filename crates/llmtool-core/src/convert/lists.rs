@@ -1,7 +1,8 @@
 //! Files that hold several tools: a JSON list of them, an MCP `tools/list` or `prompts/list`
 //! result (bare, or in its JSON-RPC response), a request body of the OpenAI, Anthropic or
 //! Gemini APIs (or a Responses API response, which repeats its tools), a Gemini `Tool` with its
-//! `function_declarations`, or the older OpenAI `functions` list.
+//! `function_declarations`, the older OpenAI `functions` list, or a Bedrock Converse
+//! `toolConfig` (bare, or in its request), whose `cachePoint` markers are not tools.
 
 use serde_json::Value;
 
@@ -23,9 +24,11 @@ pub fn entries(value: &Value) -> Option<Vec<ListEntry<'_>>> {
     match value {
         Value::Array(items) => flatten(items, "", None, &mut found),
         Value::Object(object) => {
-            // A JSON-RPC response carries the list in its `result`.
-            let (object, prefix) = match object.get("result") {
-                Some(Value::Object(result)) => (result, "result."),
+            // A JSON-RPC response carries the list in its `result`; a Converse request, in its
+            // `toolConfig`.
+            let (object, prefix) = match (object.get("result"), object.get("toolConfig")) {
+                (Some(Value::Object(result)), _) => (result, "result."),
+                (_, Some(Value::Object(config))) => (config, "toolConfig."),
                 _ => (object, ""),
             };
             let lists: [(&str, Option<Format>); 5] = [
@@ -53,6 +56,10 @@ fn flatten<'a>(
     found: &mut Vec<ListEntry<'a>>,
 ) {
     for (index, item) in items.iter().enumerate() {
+        // Bedrock marks where its prompt cache ends with an entry of its own among the tools.
+        if item.get("cachePoint").is_some() && item.get("toolSpec").is_none() {
+            continue;
+        }
         let at = format!("{path}[{index}]");
         let declarations = ["function_declarations", "functionDeclarations"]
             .iter()

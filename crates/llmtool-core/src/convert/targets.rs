@@ -19,17 +19,20 @@ pub enum FunctionFormat {
     Gemini,
     /// An MCP tool: `name`, `title`, `description`, `inputSchema`.
     McpTool,
+    /// An AWS Bedrock Converse tool: `{"toolSpec": {name, description, inputSchema: {json}}}`.
+    Bedrock,
     /// The parameters alone, as a JSON Schema 2020-12 document.
     JsonSchema,
 }
 
 impl FunctionFormat {
-    pub const ALL: [FunctionFormat; 6] = [
+    pub const ALL: [FunctionFormat; 7] = [
         FunctionFormat::OpenAi,
         FunctionFormat::OpenAiResponses,
         FunctionFormat::Anthropic,
         FunctionFormat::Gemini,
         FunctionFormat::McpTool,
+        FunctionFormat::Bedrock,
         FunctionFormat::JsonSchema,
     ];
 
@@ -40,6 +43,7 @@ impl FunctionFormat {
             FunctionFormat::Anthropic => "anthropic",
             FunctionFormat::Gemini => "gemini",
             FunctionFormat::McpTool => "mcp-tool",
+            FunctionFormat::Bedrock => "bedrock",
             FunctionFormat::JsonSchema => "json-schema",
         }
     }
@@ -94,6 +98,13 @@ impl FunctionFormat {
                 out["inputSchema"] = tool.parameters.clone();
                 out
             }
+            FunctionFormat::Bedrock => json!({
+                "toolSpec": {
+                    "name": tool.name,
+                    "description": tool.description,
+                    "inputSchema": { "json": tool.parameters },
+                }
+            }),
             FunctionFormat::JsonSchema => {
                 let mut out = json!({ "$schema": "https://json-schema.org/draft/2020-12/schema" });
                 out["title"] =
@@ -114,7 +125,9 @@ impl FunctionFormat {
     pub fn detect(value: &Value) -> Option<FunctionFormat> {
         let object = value.as_object()?;
         let has = |key: &str| object.contains_key(key);
-        Some(if has("function") && object.get("type") == Some(&json!("function")) {
+        Some(if has("toolSpec") {
+            FunctionFormat::Bedrock
+        } else if has("function") && object.get("type") == Some(&json!("function")) {
             FunctionFormat::OpenAi
         } else if object.get("type") == Some(&json!("function")) {
             FunctionFormat::OpenAiResponses
@@ -151,6 +164,27 @@ impl FunctionFormat {
             FunctionFormat::OpenAiResponses | FunctionFormat::Gemini => (object, "parameters"),
             FunctionFormat::Anthropic => (object, "input_schema"),
             FunctionFormat::McpTool => (object, "inputSchema"),
+            FunctionFormat::Bedrock => {
+                let spec = object
+                    .get("toolSpec")
+                    .and_then(Value::as_object)
+                    .ok_or_else(|| invalid("no `toolSpec` object"))?;
+                let name =
+                    spec.get("name").and_then(Value::as_str).ok_or_else(|| invalid("no `name`"))?;
+                // The schema is the `json` member of `inputSchema` (its only form).
+                let parameters = match spec.get("inputSchema").map(|input| input.get("json")) {
+                    Some(Some(Value::Object(schema))) => normalized(&Value::Object(schema.clone())),
+                    Some(_) => return Err(invalid("`inputSchema` has no `json` object")),
+                    None => json!({ "type": "object", "properties": {} }),
+                };
+                return Ok(FunctionTool {
+                    name: name.to_owned(),
+                    title: None,
+                    description: text(spec, "description"),
+                    parameters,
+                    output: None,
+                });
+            }
             FunctionFormat::JsonSchema => {
                 let name = object.get("title").and_then(Value::as_str).unwrap_or("tool");
                 return Ok(FunctionTool {

@@ -259,20 +259,25 @@ fn read(path: &Path, name: &str, from: Option<Format>) -> anyhow::Result<Option<
             Converted { value: sources, diagnostics: converted.diagnostics }
         });
     let Some(sources) = shown(name, &text, read) else { return Ok(None) };
-    // A tool that `check` would refuse is not written: its errors are said in the source.
+    Ok(passing(name, &text, sources))
+}
+
+/// `sources`, read from `text` (the file `name`), unless a tool among them would not pass
+/// `llmtool check`: then nothing is written, and its errors are said in the source.
+fn passing(name: &str, text: &str, sources: Vec<Source>) -> Option<Vec<Source>> {
     let errors: Vec<_> = sources
         .iter()
         .filter_map(|source| match source {
-            Source::ToolFile(tool) => Some(convert::errors_in_source(tool, &text)),
+            Source::ToolFile(tool) => Some(convert::errors_in_source(tool, text)),
             Source::Function(_) => None,
         })
         .flatten()
         .collect();
-    if !errors.is_empty() {
-        super::render::print_problems(name, &text, &errors);
-        return Ok(None);
+    if errors.is_empty() {
+        return Some(sources);
     }
-    Ok(Some(sources))
+    super::render::print_problems(name, text, &errors);
+    None
 }
 
 /// When the file at `path` last changed (RFC 3339, UTC, to the second); `None` for standard
@@ -329,7 +334,10 @@ fn read_kernel_function(path: &Path) -> anyhow::Result<Option<Source>> {
                 .max();
             let source = stamped(Source::ToolFile(converted.value), changed.as_deref());
             let read = Ok(Converted { value: source, diagnostics: converted.diagnostics });
-            Ok(shown(&function.shown(semantic_kernel::CONFIG_FILE), &function.config, read))
+            let shown_as = function.shown(semantic_kernel::CONFIG_FILE);
+            let Some(source) = shown(&shown_as, &function.config, read) else { return Ok(None) };
+            // The settings that `check` would refuse are in `config.json`.
+            Ok(passing(&shown_as, &function.config, vec![source]).and_then(|mut s| s.pop()))
         }
         Err(problem) => {
             let (shown_as, text) = (function.shown(problem.file), function.text(problem.file));

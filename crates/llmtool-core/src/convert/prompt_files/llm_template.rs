@@ -215,6 +215,22 @@ pub(super) fn read(text: &str) -> Result<Converted<Value>, Box<Diagnostic>> {
                     metadata.insert("expected_output".into(), json!({ "type": "code" }));
                 }
             }
+            // `llm` answers with the last fenced block: a code answer, whose block the tool
+            // takes first. Kept as well, so that an export gives `llm` the same setting back.
+            "extract_last" if value.as_bool() == Some(true) => {
+                metadata.insert("expected_output".into(), json!({ "type": "code" }));
+                if extras.is_none() {
+                    let mut differs = Diagnostic::new(
+                        &PEER_RENDERS_DIFFERENTLY,
+                        "`extract_last` makes `llm` answer with the last fenced code block; the tool expects code, and takes the first block (or the first in its `language`)",
+                    );
+                    if let Some(span) = front_matter::key_span(text, &["extract_last"]) {
+                        differs = differs.at(span);
+                    }
+                    diagnostics.push(differs);
+                }
+                kept.insert(key.clone(), value.clone());
+            }
             "defaults" => {
                 for (name, default) in value.as_object().into_iter().flatten() {
                     // `llm` always fills `$input` with the text it is given (empty when none),

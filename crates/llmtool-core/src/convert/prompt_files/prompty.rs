@@ -376,20 +376,73 @@ pub(super) fn read(
             let place = |name: &str| input_span(front_text, name);
             read_inputs(inputs, &filtered, &place, &mut diagnostics)?
         }
-        None => Inputs { variables: Vec::new(), threads: Vec::new() },
+        None => Inputs { variables: Vec::new(), left_out: Vec::new() },
     };
-    let parts: Vec<syntax::Part> = parts
-        .into_iter()
-        .filter(|part| {
-            !matches!(part, syntax::Part::Variable { name, .. } if inputs.threads.contains(name))
-        })
-        .collect();
+    let parts = without_inputs(parts, &inputs.left_out);
     let extras = front.get("metadata").and_then(|m| m.get("llmtool"));
     // Every value the template uses is declared; a file llmtool wrote keeps the tool's own
     // variables in its `llmtool` block, which `finish` puts over these.
     declare_used(&parts, &mut inputs.variables, Some(&filtered), (text, body_at), &mut diagnostics);
     let builder = ToolBuilder::new(&parts, metadata, inputs.variables, Some((text, body_at)))?;
     Ok(Converted { value: builder.finish(extras), diagnostics })
+}
+
+/// `parts` without the placeholders of the inputs `left_out`, and without the Markdown image
+/// around one (`![alt]({{photo}})`, how Prompty 1 places a picture in a message). A
+/// placeholder that was a line of its own goes with its line.
+fn without_inputs(parts: Vec<syntax::Part>, left_out: &[String]) -> Vec<syntax::Part> {
+    let mut kept: Vec<syntax::Part> = Vec::with_capacity(parts.len());
+    // After a placeholder is taken out: whether a Markdown image was open around it.
+    let mut taken: Option<bool> = None;
+    for part in parts {
+        match part {
+            syntax::Part::Variable { ref name, .. } if left_out.contains(name) => {
+                let image = match kept.last_mut() {
+                    Some(syntax::Part::Literal(before)) => {
+                        markdown_image_start(before).map(|at| before.truncate(at)).is_some()
+                    }
+                    _ => false,
+                };
+                taken = Some(image || taken == Some(true));
+            }
+            syntax::Part::Literal(text) => {
+                let Some(image) = taken.take() else {
+                    kept.push(syntax::Part::Literal(text));
+                    continue;
+                };
+                let text = if image { text.strip_prefix(')').unwrap_or(&text) } else { &text };
+                match kept.last_mut() {
+                    Some(syntax::Part::Literal(before)) => {
+                        // The newlines on both sides of the gap are one line break, not two.
+                        let ending = before.len() - before.trim_end_matches('\n').len();
+                        let starting = text.len() - text.trim_start_matches('\n').len();
+                        before.push_str(&text[ending.min(starting)..]);
+                    }
+                    // At the start of the prompt, nothing is left to end a line.
+                    None => {
+                        let text = text.trim_start_matches('\n');
+                        if !text.is_empty() {
+                            kept.push(syntax::Part::Literal(text.into()));
+                        }
+                    }
+                    Some(_) => kept.push(syntax::Part::Literal(text.to_owned())),
+                }
+            }
+            part @ syntax::Part::Variable { .. } => {
+                taken = None;
+                kept.push(part);
+            }
+        }
+    }
+    kept
+}
+
+/// Where the Markdown image that `text` ends in the middle of begins (`![alt](`, the value
+/// to come next), if it does.
+fn markdown_image_start(text: &str) -> Option<usize> {
+    let open = text.strip_suffix("](")?;
+    let at = open.rfind("![")?;
+    (!open[at..].contains(['\n', ']'])).then_some(at)
 }
 
 /// The body as the one message it holds: a `user:` line first is taken off. A body with
@@ -446,18 +499,19 @@ fn parameters(options: &Map<String, Value>) -> Map<String, Value> {
     parameters
 }
 
-/// The variables of Prompty's inputs, and the names of its `thread` inputs.
+/// The variables of Prompty's inputs, and the names of the inputs left out of the tool.
 struct Inputs {
     variables: Vec<Value>,
-    /// Inputs whose place in the prompt Prompty fills with the conversation so far.
-    threads: Vec<String>,
+    /// Inputs that cannot be text: a `thread` (whose place Prompty fills with the conversation
+    /// so far), an `image`, a `file` or an `audio` clip. Their places in the prompt go too.
+    left_out: Vec<String>,
 }
 
 /// Prompty inputs (a mapping by name, or a list with `name`) as variables, with the defaults
 /// the template's filters give (`filtered`) where the input has none; `place` says where an
 /// input is written, for the diagnostics. A `thread` input is the conversation so far, which a tool does
-/// not have: it is left out with a warning. An `image`, `file` or `audio` input cannot be
-/// text: the file is refused.
+/// not have, and an `image`, `file` or `audio` input is not text: each is left out with a
+/// warning at its declaration, and the rest of the file is read.
 fn read_inputs(
     inputs: &Value,
     filtered: &Map<String, Value>,
@@ -472,40 +526,30 @@ fn read_inputs(
             .collect(),
         _ => return Err(invalid("`inputs` is neither a mapping nor a list")),
     };
-    let mut found = Inputs { variables: Vec::new(), threads: Vec::new() };
+    let mut found = Inputs { variables: Vec::new(), left_out: Vec::new() };
     for (name, input) in entries {
         // A scalar is Prompty's short form: an example value of its type.
         let input = if input.is_object() { input } else { json!({ "kind": "string" }) };
         // Prompty 2 says `kind`; Prompty 1 said `type`, and `list` for an array.
         let kind = input["kind"].as_str().or_else(|| input["type"].as_str()).unwrap_or("string");
         let kind = if kind == "list" { "array" } else { kind };
-        match kind {
-            "thread" => {
-                let mut left_out = Diagnostic::new(
-                    &DROPPED_FIELD,
-                    format!(
-                        "input `{name}` is a `thread`: Prompty puts the conversation so far in its place, and a tool has none, so it is left out of the prompt"
-                    ),
-                );
-                if let Some(place) = place(&name) {
-                    left_out = left_out.at(place);
-                }
-                diagnostics.push(left_out);
-                found.threads.push(name);
-                continue;
+        let why = match kind {
+            "thread" => Some(format!(
+                "input `{name}` is a `thread`: Prompty puts the conversation so far in its place, and a tool has none, so it is left out of the prompt"
+            )),
+            "image" | "file" | "audio" => Some(format!(
+                "input `{name}` is an `{kind}`, which Prompty sends as such, and a tool's variables hold text: it is left out, with its place in the prompt"
+            )),
+            _ => None,
+        };
+        if let Some(why) = why {
+            let mut left_out = Diagnostic::new(&DROPPED_FIELD, why);
+            if let Some(place) = place(&name) {
+                left_out = left_out.at(place);
             }
-            "image" | "file" | "audio" => {
-                let refused = invalid(format!(
-                    "input `{name}` is an `{kind}`, which Prompty sends as such; a tool's variables hold text"
-                ));
-                return Err(match place(&name) {
-                    Some(place) => {
-                        Box::new(refused.at_labelled(place, format!("an `{kind}` input")))
-                    }
-                    None => refused,
-                });
-            }
-            _ => {}
+            diagnostics.push(left_out);
+            found.left_out.push(name);
+            continue;
         }
         let enum_values = |value: &Value| value["enumValues"].as_array().cloned();
         let (kind, allowed) = match kind {
