@@ -29,8 +29,12 @@ fn every_tool_comes_back_unchanged_through_every_prompt_file() {
         let document = Document::from_text(text.clone());
         for format in PromptFormat::ALL {
             let written = format.write(&document);
+            // Langfuse cannot write some literal braces, which it then renders otherwise.
+            let said = |d: &llmtool_core::Diagnostic| {
+                d.code() == "LT702" || (format == PromptFormat::Langfuse && d.code() == "LT708")
+            };
             assert!(
-                written.diagnostics.iter().all(|d| d.code() == "LT702"),
+                written.diagnostics.iter().all(said),
                 "{} {}: {:?}",
                 path.display(),
                 format.name(),

@@ -225,9 +225,12 @@ pub fn detect_value(value: &Value) -> Option<Format> {
     found.first().map(|candidate| candidate.format)
 }
 
-/// The candidates of a JSON source: a function tool's format, or an MCP prompt.
+/// The candidates of a JSON source: a function tool's format, an MCP prompt, or a Langfuse
+/// prompt.
 fn json_candidates(value: &Value, add: &mut impl FnMut(Format, u32, String)) {
-    if let Some(format) = FunctionFormat::detect(value) {
+    if super::prompt_files::langfuse::is_prompt(value) {
+        add(Format::Langfuse, SHAPE, "a `name` with a `prompt` and Langfuse's keys".into());
+    } else if let Some(format) = FunctionFormat::detect(value) {
         add(Format::of_function(format), SHAPE, format!("the shape of {} tool", format.name()));
     } else if value.get("arguments").is_some() && value.get("name").is_some() {
         add(Format::McpPrompt, SHAPE, "a `name` with `arguments`".into());

@@ -29,6 +29,7 @@ pub enum Format {
     Prompty,
     Dotprompt,
     LlmTemplate,
+    Langfuse,
     SemanticKernel,
     SemanticKernelYaml,
 }
@@ -51,7 +52,7 @@ pub enum Family {
 }
 
 impl Format {
-    pub const ALL: [Format; 15] = [
+    pub const ALL: [Format; 16] = [
         Format::OpenAi,
         Format::OpenAiResponses,
         Format::Anthropic,
@@ -65,6 +66,7 @@ impl Format {
         Format::Prompty,
         Format::Dotprompt,
         Format::LlmTemplate,
+        Format::Langfuse,
         Format::SemanticKernel,
         Format::SemanticKernelYaml,
     ];
@@ -102,6 +104,9 @@ impl Format {
             Format::Prompty => "A Microsoft Prompty file (`.prompty`)",
             Format::Dotprompt => "A Google Dotprompt file (`.prompt`)",
             Format::LlmTemplate => "A template of the `llm` CLI (`.yaml`, for `llm -t`)",
+            Format::Langfuse => {
+                "A Langfuse prompt (`name`, `type`, `prompt`, `config`), or Langfuse's export of them"
+            }
             Format::SemanticKernel => {
                 "A Semantic Kernel prompt function: a folder with `config.json` and `skprompt.txt`"
             }
@@ -126,6 +131,7 @@ impl Format {
             Format::Prompty => Family::PromptFile(PromptFormat::Prompty),
             Format::Dotprompt => Family::PromptFile(PromptFormat::Dotprompt),
             Format::LlmTemplate => Family::PromptFile(PromptFormat::LlmTemplate),
+            Format::Langfuse => Family::PromptFile(PromptFormat::Langfuse),
             Format::SemanticKernel => Family::SemanticKernel,
             Format::SemanticKernelYaml => Family::SemanticKernelYaml,
         }
@@ -290,20 +296,30 @@ pub fn read_sources(
         });
     };
     let mut diagnostics = Vec::new();
+    // Langfuse's export lists every version of each prompt: a file of tools gets the latest.
+    let entries = super::prompt_files::langfuse::latest_versions(&entries, &mut diagnostics);
     let mut sources = Vec::new();
     let mut first_problem = None;
     for entry in &entries {
         let format = from.or(entry.implied).or_else(|| super::detect::detect_value(entry.value));
         let read = match format.map(Format::family) {
-            Some(Family::Function(format)) => format.read(entry.value),
-            Some(Family::McpPrompt) => read_mcp_prompt(entry.value),
+            Some(Family::Function(format)) => format.read(entry.value).map(Source::Function),
+            Some(Family::McpPrompt) => read_mcp_prompt(entry.value).map(Source::Function),
+            Some(Family::PromptFile(PromptFormat::Langfuse)) => {
+                let place = format!("{}.", entry.at);
+                super::prompt_files::langfuse::read_value(entry.value, Some((unmarked, &place)))
+                    .map(|read| {
+                        diagnostics.extend(read.diagnostics);
+                        Source::ToolFile(super::prompt_files::canonical(&read.value))
+                    })
+            }
             _ => Err(Box::new(Diagnostic::new(
                 &INVALID_SOURCE,
-                "not a function tool or an MCP prompt",
+                "not a function tool, an MCP prompt or a Langfuse prompt",
             ))),
         };
         match read {
-            Ok(function) => sources.push((entry.at.clone(), Source::Function(function))),
+            Ok(source) => sources.push((entry.at.clone(), source)),
             Err(problem) => {
                 let kind = entry.value.get("type").and_then(Value::as_str);
                 let what = kind.map_or_else(String::new, |kind| format!(" (a `{kind}` tool)"));
@@ -390,6 +406,7 @@ mod tests {
                     Format::Prompty
                         | Format::Dotprompt
                         | Format::LlmTemplate
+                        | Format::Langfuse
                         | Format::SemanticKernel
                         | Format::SemanticKernelYaml
                 )

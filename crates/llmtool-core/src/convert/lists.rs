@@ -80,7 +80,7 @@ fn flatten<'a>(
 
 /// Where the entry at `at` (as [`ListEntry::at`] names it: `result.tools[2]`) is written in
 /// `text`, the JSON the entries were read from; `None` if `at` does not lead to a value.
-pub(super) fn span_of(text: &str, at: &str) -> Option<Span> {
+pub(crate) fn span_of(text: &str, at: &str) -> Option<Span> {
     let tree = crate::syntax::parse(text);
     let mut node = tree.root.as_ref()?;
     for step in at.split('.') {

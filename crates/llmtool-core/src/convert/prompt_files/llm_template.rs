@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 use super::front_matter;
 use super::syntax::{self, Slots, dollar};
 use super::{
-    ToolBuilder, ToolSource, default_json, invalid, single_model, template_names, template_problem,
+    ToolBuilder, ToolSource, default_json, in_block_order, invalid, single_model, template_problem,
     variable_json, yaml, yaml_read,
 };
 use crate::convert::codes::{DROPPED_FIELD, PEER_RENDERS_DIFFERENTLY};
@@ -285,19 +285,7 @@ pub(super) fn read(text: &str) -> Result<Converted<Value>, Box<Diagnostic>> {
             format!("the default of `{name}` is left out: the prompt has no `${name}`"),
         ));
     }
-    if let Some(original) = extras.as_ref().and_then(|e| e["metadata"]["variables"].as_array()) {
-        // The block's variables replace those found in the prompt. They are in declaration
-        // order, so the names the template uses are listed in that order for the renaming,
-        // then any the prompt uses beyond them (added by hand after the export).
-        let originals = original.iter().filter_map(|v| v["name"].as_str());
-        let names = template_names(originals, dollar::is_name);
-        let added: Vec<Value> = variables
-            .into_iter()
-            .filter(|v| !names.iter().any(|name| v["name"].as_str() == Some(name)))
-            .collect();
-        variables = names.into_iter().map(|name| json!({ "name": name })).collect();
-        variables.extend(added);
-    }
+    let variables = in_block_order(variables, extras.as_ref(), dollar::is_name);
     let builder = ToolBuilder::new(&parts, metadata, variables, Some((text, 0)))?;
     Ok(Converted { value: builder.finish(extras.as_ref()), diagnostics })
 }

@@ -1,10 +1,11 @@
-//! Prompt files of other tools: Microsoft Prompty, Google Dotprompt, the `llm` CLI's template
-//! and Semantic Kernel's prompt folder (`semantic_kernel`, two files). Each keeps the prompt as a template in its own syntax
+//! Prompt files of other tools: Microsoft Prompty, Google Dotprompt, the `llm` CLI's template,
+//! Langfuse's prompt objects and Semantic Kernel's prompt folder (`semantic_kernel`, two files). Each keeps the prompt as a template in its own syntax
 //! with its inputs declared beside it; what a peer has no field for is kept under an `llmtool`
 //! key the peer ignores, so that `import` gives back the same tool.
 
 mod dotprompt;
 mod front_matter;
+pub(crate) mod langfuse;
 mod llm_template;
 mod prompty;
 pub mod semantic_kernel;
@@ -32,17 +33,25 @@ pub enum PromptFormat {
     Dotprompt,
     /// A template of the `llm` CLI: YAML with a `prompt` in Python's `string.Template` syntax.
     LlmTemplate,
+    /// A Langfuse prompt object: JSON with `name`, `type`, `prompt` (`{{name}}` placeholders)
+    /// and `config`.
+    Langfuse,
 }
 
 impl PromptFormat {
-    pub const ALL: [PromptFormat; 3] =
-        [PromptFormat::Prompty, PromptFormat::Dotprompt, PromptFormat::LlmTemplate];
+    pub const ALL: [PromptFormat; 4] = [
+        PromptFormat::Prompty,
+        PromptFormat::Dotprompt,
+        PromptFormat::LlmTemplate,
+        PromptFormat::Langfuse,
+    ];
 
     pub const fn name(self) -> &'static str {
         match self {
             PromptFormat::Prompty => "prompty",
             PromptFormat::Dotprompt => "dotprompt",
             PromptFormat::LlmTemplate => "llm-template",
+            PromptFormat::Langfuse => "langfuse",
         }
     }
 
@@ -52,6 +61,7 @@ impl PromptFormat {
             PromptFormat::Prompty => ".prompty",
             PromptFormat::Dotprompt => ".prompt",
             PromptFormat::LlmTemplate => ".yaml",
+            PromptFormat::Langfuse => ".json",
         }
     }
 
@@ -65,6 +75,7 @@ impl PromptFormat {
             PromptFormat::Prompty => prompty::write(&source),
             PromptFormat::Dotprompt => dotprompt::write(&source),
             PromptFormat::LlmTemplate => llm_template::write(&source),
+            PromptFormat::Langfuse => langfuse::write(&source),
         }
     }
 
@@ -85,17 +96,21 @@ impl PromptFormat {
             PromptFormat::Prompty => prompty::read(text, files)?,
             PromptFormat::Dotprompt => dotprompt::read(text)?,
             PromptFormat::LlmTemplate => llm_template::read(text)?,
+            PromptFormat::Langfuse => langfuse::read(text)?,
         };
         Ok(Converted { value: canonical(&converted.value), diagnostics: converted.diagnostics })
     }
 
-    /// The format of a file named `path`, by its extension.
+    /// The format of a file named `path`, by its extension (a `.json` file may be anything).
     pub fn from_path(path: &str) -> Option<PromptFormat> {
         let extension = std::path::Path::new(path).extension()?.to_string_lossy().to_lowercase();
         if extension == "yml" {
             return Some(PromptFormat::LlmTemplate);
         }
-        PromptFormat::ALL.into_iter().find(|format| format.extension()[1..] == extension)
+        PromptFormat::ALL
+            .into_iter()
+            .filter(|format| *format != PromptFormat::Langfuse)
+            .find(|format| format.extension()[1..] == extension)
     }
 }
 
@@ -105,7 +120,7 @@ pub(crate) fn parse_yaml(text: &str) -> Option<Value> {
 }
 
 /// A tool file's text in canonical form.
-fn canonical(tool: &Value) -> String {
+pub(crate) fn canonical(tool: &Value) -> String {
     let text = serde_json::to_string(tool).unwrap_or_default();
     crate::format::format_source(&text, false).map_or(text, |formatted| formatted.text)
 }
@@ -219,6 +234,29 @@ pub(crate) fn template_names<'a>(
         .collect();
     naming::distinct(&mut names, naming::MAX_NAME);
     names
+}
+
+/// The variables a reader found in a template, for a file with an `llmtool` block (`extras`):
+/// the block's variables replace them, and are in declaration order, so the names the
+/// template uses for them (those `fits` accepts) are listed in that order for the renaming,
+/// then any the template uses beyond them (added by hand after the export).
+pub(crate) fn in_block_order(
+    variables: Vec<Value>,
+    extras: Option<&Value>,
+    fits: impl Fn(&str) -> bool,
+) -> Vec<Value> {
+    let Some(original) = extras.and_then(|e| e["metadata"]["variables"].as_array()) else {
+        return variables;
+    };
+    let names = template_names(original.iter().filter_map(|v| v["name"].as_str()), fits);
+    let added: Vec<Value> = variables
+        .into_iter()
+        .filter(|v| !names.iter().any(|name| v["name"].as_str() == Some(name)))
+        .collect();
+    let mut ordered: Vec<Value> =
+        names.into_iter().map(|name| serde_json::json!({ "name": name })).collect();
+    ordered.extend(added);
+    ordered
 }
 
 /// The tool JSON that a reader assembles: the peer's own fields first, then the `llmtool`

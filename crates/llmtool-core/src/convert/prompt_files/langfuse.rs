@@ -1,0 +1,471 @@
+//! Langfuse prompts: the objects Langfuse's prompt management keeps, one per version
+//! (`name`, `type`, `prompt`, `config`, `labels`, `tags`, `version`, `commitMessage`), as its
+//! API returns them and as its export writes them (a JSON list of them).
+//!
+//! A `text` prompt is the tool's prompt. A `chat` prompt's messages are kept in the one prompt
+//! as role lines (`system:`), a blank line between messages; a `placeholder` message (the
+//! history an application inserts) has no place in a tool and is left out. Values go where
+//! Langfuse's Python SDK puts them: `{{name}}`, whitespace inside the braces ignored, any
+//! other `{{...}}` (`{{{name}}}`, which that SDK never fills) literal text. `config` is free
+//! JSON: `model` and the sampling settings are read, and what a tool has no field for is kept
+//! in `config.llmtool`, which Langfuse passes on untouched, so that an export comes back whole.
+
+use serde_json::{Map, Value, json};
+
+use super::syntax::{self, Part};
+use super::{ToolBuilder, ToolSource, invalid, single_model};
+use crate::convert::codes::{DROPPED_FIELD, PEER_RENDERS_DIFFERENTLY};
+use crate::convert::function::Converted;
+use crate::convert::lists::ListEntry;
+use crate::diagnostic::Diagnostic;
+use crate::model::VariableKind;
+
+/// The metadata extension key that keeps what Langfuse says of a prompt besides the tool:
+/// its type, labels, tags, version, commit message and the `config` keys llmtool does not use.
+const KEPT: &str = "x-langfuse";
+
+/// The key of `config` that keeps what Langfuse has no field for.
+const OWN: &str = "llmtool";
+
+/// The tool parameters, which `config` holds under the same names (OpenAI's).
+const PARAMETERS: [&str; 5] =
+    ["temperature", "max_tokens", "top_p", "frequency_penalty", "presence_penalty"];
+
+/// The same parameters as JavaScript applications name them in `config`, read as well.
+const CAMEL_CASE: [(&str, &str); 4] = [
+    ("maxTokens", "max_tokens"),
+    ("topP", "top_p"),
+    ("frequencyPenalty", "frequency_penalty"),
+    ("presencePenalty", "presence_penalty"),
+];
+
+/// The keys of `config` that say the answer is JSON.
+const JSON_ANSWER: [&str; 2] = ["response_format", "json_schema"];
+
+/// The roles a chat prompt's messages may have, as role lines.
+const ROLES: [&str; 5] = ["system", "developer", "user", "assistant", "tool"];
+
+/// What a prompt object says besides its name, prompt and config: kept as they are.
+const PROMPT_FIELDS: [&str; 4] = ["labels", "tags", "version", "commitMessage"];
+
+/// Reads one Langfuse prompt object (the text of a file that holds one).
+pub(super) fn read(text: &str) -> Result<Converted<Value>, Box<Diagnostic>> {
+    let value: Value = serde_json::from_str(text)
+        .map_err(|error| Box::new(crate::convert::detect::not_json(text, "", &error)))?;
+    read_value(&value, Some((text, "")))
+}
+
+/// Whether `value` has the shape of a Langfuse prompt object.
+pub(crate) fn is_prompt(value: &Value) -> bool {
+    let Some(object) = value.as_object() else { return false };
+    let typed = matches!(object.get("type").and_then(Value::as_str), Some("text" | "chat"));
+    let langfuse_keys = ["config", "labels", "commitMessage", "version"];
+    object.get("name").is_some_and(Value::is_string)
+        && matches!(object.get("prompt"), Some(Value::String(_) | Value::Array(_)))
+        && (typed || langfuse_keys.iter().any(|key| object.contains_key(*key)))
+}
+
+/// Reads a Langfuse prompt object; `source`, when given, is the JSON it was read from and the
+/// object's place in it (`[2].`, in a list; empty for the whole), where the diagnostics are
+/// placed.
+pub(crate) fn read_value(
+    value: &Value,
+    source: Option<(&str, &str)>,
+) -> Result<Converted<Value>, Box<Diagnostic>> {
+    let object =
+        value.as_object().ok_or_else(|| invalid("not a Langfuse prompt: not an object"))?;
+    let name = object.get("name").and_then(Value::as_str);
+    let name = name.ok_or_else(|| invalid("not a Langfuse prompt: no `name`"))?;
+    let mut diagnostics = Vec::new();
+    let located = |at: &str, diagnostic: Diagnostic| match source
+        .and_then(|(text, place)| crate::convert::lists::span_of(text, &format!("{place}{at}")))
+    {
+        Some(span) => diagnostic.at(span),
+        None => diagnostic,
+    };
+    let mut kept = Map::new();
+    // What the template's reading says, unless the exact prompt is kept in the block.
+    let mut notes = Vec::new();
+    let parts = match (object.get("type").and_then(Value::as_str), object.get("prompt")) {
+        (None | Some("text"), Some(Value::String(prompt))) => template(prompt, &mut notes),
+        (None | Some("chat"), Some(Value::Array(messages))) => {
+            kept.insert("type".into(), json!("chat"));
+            let mut parts = Vec::new();
+            for (index, message) in messages.iter().enumerate() {
+                let at = format!("prompt[{index}]");
+                if message.get("type").and_then(Value::as_str) == Some("placeholder") {
+                    let what = message.get("name").and_then(Value::as_str).unwrap_or("?");
+                    diagnostics.push(located(&at, Diagnostic::new(
+                        &DROPPED_FIELD,
+                        format!("the placeholder `{what}` stands for messages the application inserts (a conversation so far), which a tool does not have: left out"),
+                    )));
+                    continue;
+                }
+                let role = message.get("role").and_then(Value::as_str);
+                let content = message.get("content").and_then(Value::as_str);
+                let (Some(role), Some(content)) = (role, content) else {
+                    let problem = invalid(format!(
+                        "`{at}` is neither a message (`role` and `content`, as text) nor a placeholder"
+                    ));
+                    return Err(Box::new(located(&at, *problem)));
+                };
+                if !parts.is_empty() {
+                    parts.push(Part::Literal("\n\n".into()));
+                }
+                parts.push(Part::Literal(format!("{role}:\n")));
+                parts.extend(template(content, &mut notes));
+            }
+            if messages.len() > 1 {
+                diagnostics.push(located("prompt", Diagnostic::new(
+                    &PEER_RENDERS_DIFFERENTLY,
+                    "the chat prompt has several messages; a tool has one prompt, so each is kept in it after its role line (`system:`), and an export gives the messages back",
+                )));
+            }
+            parts
+        }
+        (Some(kind @ ("text" | "chat")), _) => {
+            let shape = if kind == "text" { "text" } else { "a list of messages" };
+            return Err(Box::new(located(
+                "prompt",
+                *invalid(format!("a `{kind}` prompt's `prompt` must be {shape}")),
+            )));
+        }
+        (Some(other), _) => {
+            return Err(Box::new(located(
+                "type",
+                *invalid(format!("`type` is `{other}`: Langfuse prompts are `text` or `chat`")),
+            )));
+        }
+        (None, _) => return Err(invalid("not a Langfuse prompt: no `prompt`")),
+    };
+    let mut metadata = Map::new();
+    metadata.insert("prompt_name".into(), json!(name));
+    let config = object.get("config").and_then(Value::as_object).cloned().unwrap_or_default();
+    let mut parameters = Map::new();
+    let mut other_config = Map::new();
+    for (key, value) in &config {
+        match key.as_str() {
+            OWN => {}
+            "model" if value.is_string() => {
+                metadata.insert("model_version".into(), value.clone());
+            }
+            key if PARAMETERS.contains(&key) => {
+                parameters.insert(key.into(), value.clone());
+            }
+            key if CAMEL_CASE.iter().any(|(theirs, _)| *theirs == key) => {
+                let ours = CAMEL_CASE.iter().find(|(theirs, _)| *theirs == key).map(|(_, o)| *o);
+                parameters.insert(ours.unwrap_or(key).into(), value.clone());
+            }
+            _ => {
+                if JSON_ANSWER.contains(&key.as_str()) {
+                    metadata.insert("expected_output".into(), json!({ "format": "JSON" }));
+                }
+                other_config.insert(key.clone(), value.clone());
+            }
+        }
+    }
+    if !parameters.is_empty() {
+        metadata.insert("parameters".into(), Value::Object(parameters));
+    }
+    let extras = config.get(OWN).cloned();
+    if !other_config.is_empty() {
+        if extras.is_none() {
+            let keys: Vec<String> = other_config.keys().map(|key| format!("`{key}`")).collect();
+            diagnostics.push(located(
+                "config",
+                Diagnostic::new(
+                    &DROPPED_FIELD,
+                    format!(
+                        "`config` holds {} that llmtool does not use: kept under `metadata.{KEPT}` and written back on export",
+                        keys.join(", ")
+                    ),
+                ),
+            ));
+        }
+        kept.insert("config".into(), Value::Object(other_config));
+    }
+    for field in PROMPT_FIELDS {
+        let empty = |value: &&Value| value.is_null() || value.as_array().is_some_and(Vec::is_empty);
+        if let Some(value) = object.get(field).filter(|value| !empty(value)) {
+            kept.insert(field.into(), value.clone());
+        }
+    }
+    if !kept.is_empty() {
+        metadata.insert(KEPT.into(), Value::Object(kept));
+    }
+    let mut variables: Vec<Value> = Vec::new();
+    for part in &parts {
+        if let Part::Variable { name, .. } = part
+            && !variables.iter().any(|v| v["name"] == json!(name))
+        {
+            variables.push(super::variable_json(name, VariableKind::Text, None, None, None));
+        }
+    }
+    // A prompt Langfuse reads otherwise is kept exactly in the block, with its variables.
+    let exact =
+        extras.as_ref().is_some_and(|e| e.get("model_prompt").is_some_and(Value::is_string));
+    if !exact {
+        diagnostics.append(&mut notes);
+    }
+    let builder = if exact {
+        ToolBuilder { prompt: String::new(), metadata, variables: Vec::new() }
+    } else {
+        let variables = super::in_block_order(variables, extras.as_ref(), is_name);
+        ToolBuilder::new(&parts, metadata, variables, None)?
+    };
+    Ok(Converted { value: builder.finish(extras.as_ref()), diagnostics })
+}
+
+/// `entries` with, of the Langfuse prompts among them, only each name's latest version (the
+/// highest `version`; the last listed when none is numbered): a note in `diagnostics` names
+/// the versions left out, which only a library keeps (`llmtool publish --from langfuse`).
+pub(crate) fn latest_versions<'a>(
+    entries: &[ListEntry<'a>],
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Vec<ListEntry<'a>> {
+    let name = |entry: &ListEntry<'_>| {
+        is_prompt(entry.value).then(|| entry.value["name"].as_str().unwrap_or_default().to_owned())
+    };
+    let version = |entry: &ListEntry<'_>| entry.value["version"].as_u64().unwrap_or(0);
+    let mut latest: Vec<(String, usize)> = Vec::new();
+    for (index, entry) in entries.iter().enumerate() {
+        let Some(name) = name(entry) else { continue };
+        match latest.iter_mut().find(|(seen, _)| *seen == name) {
+            Some((_, at)) if version(entry) >= version(&entries[*at]) => *at = index,
+            Some(_) => {}
+            None => latest.push((name, index)),
+        }
+    }
+    let mut left_out: Vec<(String, Vec<String>)> = Vec::new();
+    let kept = entries
+        .iter()
+        .enumerate()
+        .filter(|(index, entry)| {
+            let Some(name) = name(entry) else { return true };
+            if latest.iter().any(|(_, at)| at == index) {
+                return true;
+            }
+            let shown =
+                entry.value["version"].as_u64().map_or_else(|| entry.at.clone(), |v| v.to_string());
+            match left_out.iter_mut().find(|(seen, _)| *seen == name) {
+                Some((_, versions)) => versions.push(shown),
+                None => left_out.push((name, vec![shown])),
+            }
+            false
+        })
+        .map(|(_, entry)| entry.clone())
+        .collect();
+    for (name, versions) in left_out {
+        diagnostics.push(Diagnostic::new(
+            &DROPPED_FIELD,
+            format!(
+                "`{name}`: the latest version is imported, not {} {}; `llmtool publish --from langfuse` brings every version, with its labels, into a library",
+                if versions.len() == 1 { "version" } else { "versions" },
+                versions.join(", ")
+            ),
+        ));
+    }
+    kept
+}
+
+/// A Langfuse template as literal text and values, read as the Python SDK fills it: each
+/// `{{` to the next `}}` is the value named by what is between them, trimmed, when that is a
+/// name a tool's placeholder can say the same way; anything else is literal text.
+fn template(text: &str, diagnostics: &mut Vec<Diagnostic>) -> Vec<Part> {
+    let mut parts = Vec::new();
+    let mut literal = String::new();
+    let mut from = 0;
+    while let Some(open) = text[from..].find("{{").map(|at| from + at) {
+        let Some(close) = text[open + 2..].find("}}").map(|at| open + 2 + at) else { break };
+        literal.push_str(&text[from..open]);
+        let name = python_strip(&text[open + 2..close]);
+        if is_name(name) {
+            if !literal.is_empty() {
+                parts.push(Part::Literal(std::mem::take(&mut literal)));
+            }
+            parts.push(Part::Variable { name: name.to_owned(), list: false, default: None });
+        } else {
+            let raw = &text[open..close + 2];
+            if raw.len() > 4 && !name.is_empty() {
+                diagnostics.push(Diagnostic::new(
+                    &PEER_RENDERS_DIFFERENTLY,
+                    format!(
+                        "Langfuse's Python SDK fills `{raw}` only with a value named `{name}` (its JavaScript SDK differs), which a tool's placeholder cannot name: kept as literal text"
+                    ),
+                ));
+            }
+            literal.push_str(raw);
+        }
+        from = close + 2;
+    }
+    literal.push_str(&text[from..]);
+    if !literal.is_empty() {
+        parts.push(Part::Literal(literal));
+    }
+    parts
+}
+
+/// `text` without the whitespace Python's `str.strip` takes off (Unicode's, and the
+/// separators U+001C to U+001F).
+fn python_strip(text: &str) -> &str {
+    text.trim_matches(|c: char| c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c))
+}
+
+/// Whether `name`, written `{{name}}`, is read as the value `name` both by Langfuse's Python
+/// SDK and by a tool's prompt: one line, no braces at its ends, no `{{` or `}}` inside.
+fn is_name(name: &str) -> bool {
+    !name.is_empty()
+        && !name.starts_with('{')
+        && !name.ends_with('}')
+        && !name.contains("{{")
+        && !name.contains("}}")
+        && !name.contains('\n')
+        && name.trim() == name
+}
+
+/// The tool as a Langfuse prompt object (pretty JSON): a `text` prompt, or the `chat` prompt
+/// it was imported from; its model and sampling settings in `config`, and what Langfuse has no
+/// field for in `config.llmtool`.
+pub(super) fn write(source: &ToolSource) -> Converted<String> {
+    let mut diagnostics = Vec::new();
+    let (names, _) = source.template_names(is_name, &mut diagnostics);
+    let mut placed = Vec::new();
+    let prompt = syntax::write(
+        source.pieces(),
+        |text, out| out.push_str(text),
+        |slot, out| {
+            placed.push(names[slot].clone());
+            out.push_str("{{");
+            out.push_str(&names[slot]);
+            out.push_str("}}");
+        },
+    );
+    // Langfuse has no way to write a literal `{{name}}`, nor a value right after a `{`.
+    let read_back: Vec<String> = template(&prompt, &mut Vec::new())
+        .into_iter()
+        .filter_map(|part| match part {
+            Part::Variable { name, .. } => Some(name),
+            Part::Literal(_) => None,
+        })
+        .collect();
+    let exact = read_back != placed;
+    if exact {
+        diagnostics.push(Diagnostic::new(
+            &PEER_RENDERS_DIFFERENTLY,
+            "Langfuse fills this prompt's `{{...}}` otherwise (a value right after a literal `{`, which its Python SDK leaves unfilled, or literal text that reads as a value): the exact prompt is kept in `config.llmtool` for import",
+        ));
+    }
+    let kept = source.metadata().get(KEPT).and_then(Value::as_object).cloned().unwrap_or_default();
+    let mut object = Map::new();
+    object.insert("name".into(), json!(source.metadata_text("prompt_name").unwrap_or("tool")));
+    match kept.get("type").and_then(Value::as_str) {
+        Some("chat") => {
+            object.insert("type".into(), json!("chat"));
+            object.insert("prompt".into(), Value::Array(messages(&prompt)));
+        }
+        _ => {
+            object.insert("type".into(), json!("text"));
+            object.insert("prompt".into(), json!(prompt));
+        }
+    }
+    let mut config = kept.get("config").and_then(Value::as_object).cloned().unwrap_or_default();
+    let mut mapped = vec!["prompt_name", KEPT];
+    if let Some(model) = single_model(source.metadata().get("model_version")) {
+        config.insert("model".into(), json!(model));
+        mapped.push("model_version");
+    }
+    if let Some(Value::Object(parameters)) = source.metadata().get("parameters") {
+        let carried = parameters.keys().all(|key| PARAMETERS.contains(&key.as_str()));
+        if carried {
+            config.extend(parameters.clone());
+            mapped.push("parameters");
+        }
+    }
+    let mut extras = source.extras(&mapped, true);
+    if exact {
+        let prompt = source.json.get("model_prompt").cloned().unwrap_or_default();
+        extras.insert("model_prompt".into(), prompt);
+    }
+    if !extras.is_empty() {
+        config.insert(OWN.into(), Value::Object(extras));
+    }
+    object.insert("config".into(), Value::Object(config));
+    object.insert("labels".into(), kept.get("labels").cloned().unwrap_or_else(|| json!([])));
+    object.insert("tags".into(), kept.get("tags").cloned().unwrap_or_else(|| json!([])));
+    for field in ["version", "commitMessage"] {
+        if let Some(value) = kept.get(field) {
+            object.insert(field.into(), value.clone());
+        }
+    }
+    let text = serde_json::to_string_pretty(&Value::Object(object)).unwrap_or_default() + "\n";
+    Converted { value: text, diagnostics }
+}
+
+/// A prompt of role lines, as a chat prompt's import writes it, back as its messages.
+fn messages(prompt: &str) -> Vec<Value> {
+    let mut messages: Vec<(String, String)> = Vec::new();
+    for line in prompt.split_inclusive('\n') {
+        let bare = line.trim_end_matches('\n');
+        let role = bare.strip_suffix(':').filter(|role| ROLES.contains(role));
+        match (role, messages.last_mut()) {
+            (Some(role), _) => messages.push((role.to_owned(), String::new())),
+            (None, Some((_, content))) => content.push_str(line),
+            (None, None) => messages.push(("user".to_owned(), line.to_owned())),
+        }
+    }
+    let count = messages.len();
+    messages
+        .into_iter()
+        .enumerate()
+        .map(|(index, (role, content))| {
+            // The blank line the import put between two messages is not the first one's.
+            let content = if index + 1 < count {
+                content.strip_suffix("\n\n").unwrap_or(&content).to_owned()
+            } else {
+                content
+            };
+            json!({ "role": role, "content": content })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(text: &str) -> Vec<String> {
+        template(text, &mut Vec::new())
+            .into_iter()
+            .filter_map(|part| match part {
+                Part::Variable { name, .. } => Some(name),
+                Part::Literal(_) => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn values_are_where_the_python_sdk_puts_them() {
+        assert_eq!(names("a {{ x }} {{y}} {{x}} {{{z}}} {{a b}}"), ["x", "y", "x", "a b"]);
+        assert_eq!(names("{{\n name\t}} and {{\u{1f}tab}}"), ["name", "tab"]);
+        assert!(names("x {{name").is_empty());
+        assert!(names("x }}name{{").is_empty());
+        assert!(names("{{}} {{ }} {{a {{b}}").is_empty());
+        let mut said = Vec::new();
+        let parts = template("{{{z}}}!", &mut said);
+        assert_eq!(parts, [Part::Literal("{{{z}}}!".into())]);
+        assert!(said[0].message.contains("`{z`"), "{}", said[0].message);
+    }
+
+    #[test]
+    fn a_chat_prompt_goes_back_to_its_messages() {
+        let prompt = "system:\nYou are {{persona}}.\n\nuser:\nFirst line\n\nsecond: {{q}}";
+        let back = messages(prompt);
+        assert_eq!(
+            back,
+            [
+                json!({"role": "system", "content": "You are {{persona}}."}),
+                json!({"role": "user", "content": "First line\n\nsecond: {{q}}"}),
+            ]
+        );
+    }
+}
