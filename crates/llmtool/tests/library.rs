@@ -142,6 +142,93 @@ fn publish_search_pull_and_run_from_the_library() {
 }
 
 /// `llmtool mcp TOOL` over standard input: its answer to `tools/list`.
+#[test]
+fn a_langfuse_export_comes_in_with_its_versions_notes_labels_and_tags() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let made = llmtool(&data, &["token", "create", "ci", "--role", "editor"], &[]);
+    let token = text(&made.stdout).trim().to_owned();
+    let (mut server, url) = serve(&data);
+    let env = [("LLMTOOL_REGISTRY", url.as_str()), ("LLMTOOL_TOKEN", token.as_str())];
+    // Langfuse's export: every version, sorted by name and version; the newest of a prompt
+    // carries `latest`, and a label is on one version at a time.
+    let version = |number: u32, prompt: &str, labels: &[&str], note: Option<&str>| {
+        serde_json::json!({
+            "name": "movie-critic", "version": number, "type": "text", "prompt": prompt,
+            "config": {"model": "gpt-4o", "temperature": 0.5}, "tags": ["movies"],
+            "labels": labels, "commitMessage": note,
+        })
+    };
+    let export = serde_json::json!([
+        {"name": "greeter", "version": 1, "type": "chat", "config": {}, "tags": [], "labels": ["production", "latest"],
+         "commitMessage": null,
+         "prompt": [{"role": "system", "content": "Be warm."}, {"type": "placeholder", "name": "history"},
+                    {"role": "user", "content": "Greet {{ name }}."}]},
+        version(1, "As a critic, rate {{movie}}.", &[], None),
+        version(2, "As a {{criticlevel}} critic, rate {{movie}}.", &["production"], Some("levels of critics")),
+        version(3, "As a {{criticlevel}} critic, rate {{movie}} out of ten.", &["staging", "latest"], None),
+        version(4, "As a critic, {{movie", &["broken"], None),
+    ]);
+    let file = dir.path().join("langfuse-prompts-all-2026-11-27.json");
+    std::fs::write(&file, serde_json::to_string_pretty(&export).unwrap()).unwrap();
+    let published =
+        llmtool(&data, &["publish", "--from", "langfuse", file.to_str().unwrap()], &env);
+    let said = text(&published.stdout);
+    assert_eq!(published.status.code(), Some(0), "{said}{}", text(&published.stderr));
+    for line in [
+        "greeter v1: greeter@1 (a new version)",
+        "movie-critic v1: movie-critic@1",
+        "movie-critic v3: movie-critic@3",
+    ] {
+        assert!(said.contains(line), "{line}: {said}");
+    }
+    // `{{movie` is literal text to Langfuse too: v4 is a version of its own.
+    assert!(said.contains("movie-critic v4: movie-critic@4"), "{said}");
+    let pulled = |reference: &str| {
+        let out = llmtool(&data, &["pull", reference], &env);
+        assert_eq!(out.status.code(), Some(0), "{reference}: {}", text(&out.stderr));
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    assert_eq!(
+        pulled("movie-critic:production")["model_prompt"],
+        "As a {{criticlevel}} critic, rate {{movie}}."
+    );
+    assert_eq!(
+        pulled("movie-critic:staging")["model_prompt"],
+        "As a {{criticlevel}} critic, rate {{movie}} out of ten."
+    );
+    assert_eq!(pulled("movie-critic:broken")["model_prompt"], "As a critic, {{movie");
+    assert_eq!(pulled("movie-critic@1")["metadata"]["parameters"]["temperature"], 0.5);
+    let greeter = pulled("greeter:production");
+    assert_eq!(greeter["model_prompt"], "system:\nBe warm.\n\nuser:\nGreet {{name}}.");
+    // The commit messages are the versions' notes; the tags, the prompt's.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let versions: serde_json::Value = runtime.block_on(async {
+        let request =
+            reqwest::Client::new().get(format!("{url}/api/v1/tools/movie-critic/versions"));
+        request.bearer_auth(&token).send().await.unwrap().json().await.unwrap()
+    });
+    let notes: Vec<&str> =
+        versions.as_array().unwrap().iter().filter_map(|v| v["note"].as_str()).collect();
+    assert_eq!(notes, ["levels of critics"], "{versions}");
+    let found = llmtool(&data, &["search", "--tag", "movies", "--format", "json"], &env);
+    let page: serde_json::Value = serde_json::from_slice(&found.stdout).unwrap();
+    assert_eq!(page["tools"][0]["slug"], "movie-critic", "{page}");
+    // A file that is not Langfuse's: exit 1, nothing published.
+    let other = dir.path().join("other.json");
+    std::fs::write(&other, r#"[{"name": "x", "parameters": {}}]"#).unwrap();
+    let refused = llmtool(&data, &["publish", "--from", "langfuse", other.to_str().unwrap()], &env);
+    assert_eq!(refused.status.code(), Some(1), "{}", text(&refused.stderr));
+    assert!(
+        text(&refused.stderr).contains("`[0]` is not a Langfuse prompt"),
+        "{}",
+        text(&refused.stderr)
+    );
+    server.kill().unwrap();
+    server.wait().unwrap();
+}
+
 fn mcp_tools(data: &Path, tool: &str, env: &[(&str, &str)]) -> serde_json::Value {
     use std::io::Write as _;
     let mut child = Command::new(env!("CARGO_BIN_EXE_llmtool"))

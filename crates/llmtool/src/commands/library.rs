@@ -1,6 +1,7 @@
 //! `llmtool publish`, `llmtool search` and `llmtool pull`: the CLI side of the tool library.
 
 mod args;
+mod from_langfuse;
 
 pub(crate) use args::{PublishArgs, PullArgs, RegistryArgs, SearchArgs};
 
@@ -27,6 +28,13 @@ pub(crate) fn publish(args: &PublishArgs) -> anyhow::Result<Outcome> {
         let name = io::display_name(file);
         let text = String::from_utf8(io::read_input(file)?)
             .map_err(|_| anyhow::anyhow!("{name} is not UTF-8 text"))?;
+        if args.from.is_some() {
+            let published = runtime.block_on(from_langfuse::publish(&client, &name, &text, args));
+            if !published.map_err(explained)? {
+                outcome = Outcome::Problems;
+            }
+            continue;
+        }
         if args.dry_run {
             if !runtime.block_on(would_publish(&client, &name, &text, args))? {
                 outcome = Outcome::Problems;

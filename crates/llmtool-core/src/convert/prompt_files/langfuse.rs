@@ -216,6 +216,76 @@ pub(crate) fn read_value(
     Ok(Converted { value: builder.finish(extras.as_ref()), diagnostics })
 }
 
+/// One version of a Langfuse prompt, read from a file of them (Langfuse's export).
+#[derive(Debug, Clone)]
+pub struct LangfuseVersion {
+    pub name: String,
+    /// Its number in Langfuse, when the file says.
+    pub version: Option<u64>,
+    pub labels: Vec<String>,
+    pub tags: Vec<String>,
+    pub commit_message: Option<String>,
+    /// The version as a tool file (canonical text) with what the reading said, or why it
+    /// cannot be one.
+    pub tool: Result<Converted<String>, Box<Diagnostic>>,
+}
+
+/// Every version of every prompt in `text` (Langfuse's export, a JSON list of prompt objects,
+/// or one prompt object): the prompts in the order they first appear, each one's versions
+/// from the oldest (the lowest `version`) on. An error when `text` holds no Langfuse prompt.
+pub fn versions(text: &str) -> Result<Vec<LangfuseVersion>, Box<Diagnostic>> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let value: Value = serde_json::from_str(text)
+        .map_err(|error| Box::new(crate::convert::detect::not_json(text, "", &error)))?;
+    let entries: Vec<(String, &Value)> = match &value {
+        Value::Array(items) => {
+            items.iter().enumerate().map(|(index, item)| (format!("[{index}]."), item)).collect()
+        }
+        single => vec![(String::new(), single)],
+    };
+    let mut found: Vec<LangfuseVersion> = Vec::new();
+    for (place, entry) in entries {
+        if !is_prompt(entry) {
+            let at = place.trim_end_matches('.');
+            let what = if at.is_empty() { "the file".to_owned() } else { format!("`{at}`") };
+            let problem = invalid(format!(
+                "{what} is not a Langfuse prompt (`name` and `prompt`, with `type`, `config`, `labels` or `version`)"
+            ));
+            return Err(match crate::convert::lists::span_of(text, at) {
+                Some(span) if !at.is_empty() => Box::new(problem.at(span)),
+                _ => problem,
+            });
+        }
+        let strings = |key: &str| -> Vec<String> {
+            let list = entry.get(key).and_then(Value::as_array);
+            list.into_iter().flatten().filter_map(Value::as_str).map(str::to_owned).collect()
+        };
+        let tool = read_value(entry, Some((text, &place))).map(|read| Converted {
+            value: super::canonical(&read.value),
+            diagnostics: read.diagnostics,
+        });
+        found.push(LangfuseVersion {
+            name: entry["name"].as_str().unwrap_or_default().to_owned(),
+            version: entry["version"].as_u64(),
+            labels: strings("labels"),
+            tags: strings("tags"),
+            commit_message: entry["commitMessage"].as_str().map(str::to_owned),
+            tool,
+        });
+    }
+    // By prompt, in the order each first appears; within one, oldest first (stable).
+    let order: Vec<String> = found.iter().fold(Vec::new(), |mut names, version| {
+        if !names.contains(&version.name) {
+            names.push(version.name.clone());
+        }
+        names
+    });
+    found.sort_by_key(|version| {
+        (order.iter().position(|name| *name == version.name), version.version.unwrap_or(0))
+    });
+    Ok(found)
+}
+
 /// `entries` with, of the Langfuse prompts among them, only each name's latest version (the
 /// highest `version`; the last listed when none is numbered): a note in `diagnostics` names
 /// the versions left out, which only a library keeps (`llmtool publish --from langfuse`).

@@ -5,7 +5,7 @@
 
 mod dotprompt;
 mod front_matter;
-pub(crate) mod langfuse;
+pub mod langfuse;
 mod llm_template;
 mod prompty;
 pub mod semantic_kernel;

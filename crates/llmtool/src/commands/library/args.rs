@@ -20,7 +20,7 @@ pub(crate) struct RegistryArgs {
 /// Publish tool files to the tool library: each becomes a new version of its slug.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  llmtool publish tools/*.json --tag team --note \"clearer wording\"\n  llmtool publish summarize.json --slug summarize --label production\n  llmtool publish tools/*.json --dry-run   # what each would become; nothing sent\n\nThe token (editor role) comes from LLMTOOL_TOKEN, or `llmtool login URL`. A file with errors is refused with the\ndiagnostics `llmtool check` prints, and nothing of it is published."
+    after_help = "Examples:\n  llmtool publish tools/*.json --tag team --note \"clearer wording\"\n  llmtool publish summarize.json --slug summarize --label production\n  llmtool publish tools/*.json --dry-run   # what each would become; nothing sent\n  llmtool publish --from langfuse langfuse-prompts-all.json   # every version, with its labels\n\nThe token (editor role) comes from LLMTOOL_TOKEN, or `llmtool login URL`. A file with errors is refused with the\ndiagnostics `llmtool check` prints, and nothing of it is published."
 )]
 pub(crate) struct PublishArgs {
     /// The tool files.
@@ -43,6 +43,11 @@ pub(crate) struct PublishArgs {
     /// tool, a new version, unchanged); publish nothing.
     #[arg(long)]
     pub(crate) dry_run: bool,
+    /// The files are another system's prompts, brought in with their history: `langfuse`
+    /// (Langfuse's export, a JSON list of prompt versions): each version of each prompt is
+    /// published in order, its commit message as the note, and its labels and tags set.
+    #[arg(long, value_name = "SYSTEM", value_parser = ["langfuse"], conflicts_with_all = ["slug", "dry_run"])]
+    pub(crate) from: Option<String>,
     #[command(flatten)]
     pub(crate) registry: RegistryArgs,
 }
