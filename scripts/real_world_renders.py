@@ -9,7 +9,11 @@ For each file llmtool imports (`llmtool import`), the imported tool is rendered 
 - Dotprompt: `Dotprompt().render`: the messages;
 - `llm`: `load_template`, then `Template.evaluate`: the system prompt and the prompt;
 - Semantic Kernel: the function from its folder (`from_directory`) or YAML (`from_yaml`), its
-  defaults, then its template's `render` (values not HTML-encoded): the text.
+  defaults, then its template's `render` (values not HTML-encoded): the text;
+- Langfuse (`langfuse`, its Python SDK, in an environment of its own): each prompt of the file
+  (the latest version of each, as `llmtool import` takes them) compiled by `TextPromptClient`
+  or `ChatPromptClient`: the text, or the messages (placeholders, which llmtool leaves out,
+  left out). Langfuse has no defaults, so only the set with every value is rendered.
 Each file is rendered twice: with a value for every variable, then with the required ones only
 (the others take their defaults). When the peer gives messages, llmtool's text is split at its
 role lines (`system:`) and each message is compared with surrounding whitespace trimmed, as
@@ -37,7 +41,9 @@ CORPUS = os.path.join(ROOT, "crates", "llmtool-core", "tests", "fixtures", "real
 DOCS = os.path.join(ROOT, "docs", "convert.md")
 BEGIN, END = "<!-- real-world renderings: begin -->", "<!-- real-world renderings: end -->"
 # The peer formats, by the corpus folder that holds them.
-FAMILIES = ["prompty", "dotprompt", "llm-template", "semantic-kernel"]
+FAMILIES = ["prompty", "dotprompt", "llm-template", "semantic-kernel", "langfuse"]
+# Langfuse's Python SDK, apart: its dependencies are not Semantic Kernel's.
+LANGFUSE = (os.path.join(ROOT, "target", "peers-langfuse"), ["langfuse==5.0.4"], "import langfuse.model")
 # A line that starts a message, in llmtool's text as in Prompty's: a role name and a colon.
 # Prompty also allows a `#` before the role, and attributes after it: `system[name="seth"]:`.
 ROLE_LINE = re.compile(r"^\s*#?\s*(system|user|assistant|developer|function|tool|model)\s*(\[[^\]]*\])?\s*:\s*$", re.I)
@@ -115,6 +121,30 @@ print(json.dumps(results))
 '''
 
 
+# Runs in Langfuse's environment: the same jobs and results as PEER, for Langfuse prompts
+# (each job's "prompt" is the prompt object itself).
+LANGFUSE_PEER = r'''
+import json, logging, sys
+logging.disable(logging.WARNING)
+from langfuse.api import Prompt_Chat, Prompt_Text
+from langfuse.model import ChatPromptClient, TextPromptClient
+results = []
+for job in json.load(sys.stdin):
+    prompt, values = job["prompt"], job["values"]
+    fields = {"name": prompt["name"], "version": prompt.get("version") or 1, "config": prompt.get("config") or {},
+              "labels": prompt.get("labels") or [], "tags": prompt.get("tags") or []}
+    try:
+        if prompt.get("type") == "chat" or isinstance(prompt["prompt"], list):
+            compiled = ChatPromptClient(Prompt_Chat(prompt=prompt["prompt"], **fields)).compile(**values)
+            results.append({"messages": [[m["role"], m["content"]] for m in compiled if "role" in m]})
+        else:
+            results.append({"text": TextPromptClient(Prompt_Text(prompt=prompt["prompt"], **fields)).compile(**values)})
+    except Exception as error:
+        results.append({"error": f"{type(error).__name__}: {error}".splitlines()[0][:300]})
+print(json.dumps(results))
+'''
+
+
 def log(message):
     print(f"[real-world renders] {message}", flush=True)
 
@@ -124,9 +154,21 @@ def entries(family):
     return [os.path.join(folder, name) for name in sorted(os.listdir(folder))]
 
 
-def imported(entry):
-    """The tool llmtool imports from `entry`, or None when it refuses it (exit 1)."""
-    result = subprocess.run([LLMTOOL, "import", entry], capture_output=True, text=True)
+def langfuse_prompts(entry):
+    """The prompts `llmtool import` takes from a Langfuse file: the latest version of each."""
+    with open(entry, encoding="utf-8") as source:
+        found = json.load(source)
+    latest = {}
+    for prompt in found if isinstance(found, list) else [found]:
+        if prompt["name"] not in latest or (prompt.get("version") or 0) >= (latest[prompt["name"]].get("version") or 0):
+            latest[prompt["name"]] = prompt
+    return list(latest.values())
+
+
+def imported(entry, name=None):
+    """The tool llmtool imports from `entry` (the one named `name`, in a file of several), or
+    None when it refuses it (exit 1)."""
+    result = subprocess.run([LLMTOOL, "import", entry] + (["--name", name] if name else []), capture_output=True, text=True)
     if result.returncode == 1:
         return None
     if result.returncode != 0:
@@ -138,12 +180,12 @@ def value_sets(tool):
     """A value for every variable, then the required ones only (if that is fewer): a text is
     named after its variable, a select takes its first allowed values."""
     every, required = {}, {}
-    declared = tool.get("metadata", {}).get("variables", [])
+    declared = tool.get("metadata", {}).get("variables")
     # A tool that declares no variables has one required text per placeholder (one that
-    # declares some keeps other placeholders as text).
+    # declares some, or an empty list, keeps other placeholders as text).
     placeholders = dict.fromkeys(PLACEHOLDER.findall(tool["model_prompt"]))
-    implicit = [] if declared else [{"name": name} for name in placeholders]
-    for variable in declared + implicit:
+    implicit = [] if declared is not None else [{"name": name} for name in placeholders]
+    for variable in (declared or []) + implicit:
         name, kind = variable["name"], variable.get("type", "text")
         allowed = variable.get("allowed_values") or []
         if kind == "multi-select":
@@ -188,10 +230,21 @@ def as_messages(text):
     return trimmed(messages)
 
 
+# What Prompty puts where an input that is not text goes (a thread's or an image's marker, a
+# part that is not text): llmtool leaves those inputs out, with a warning at each (LT701), so
+# they are left out of the peer's messages before comparing.
+MEDIA_MARKER = re.compile(r"__PROMPTY_THREAD_[0-9a-f]+_\w+__")
+MEDIA_PART = re.compile(r"<a \w+Part>")
+
+
 def trimmed(messages):
     """Messages with the whitespace around their text taken off, the empty ones left out (the
     peers send no empty message)."""
     return [[role.lower(), text.strip()] for role, text in messages if text.strip()]
+
+
+def without_media(messages):
+    return [[role, MEDIA_PART.sub("", MEDIA_MARKER.sub("", text))] for role, text in messages]
 
 
 def same(ours, theirs):
@@ -200,7 +253,7 @@ def same(ours, theirs):
     peer = theirs["messages"]
     if len(peer) == 1 and peer[0][0] == "user" and not any(ROLE_LINE.match(l) for l in ours.split("\n")):
         return ours == peer[0][1] or ours.strip() == peer[0][1].strip()
-    return as_messages(ours) == trimmed(peer)
+    return as_messages(ours) == trimmed(without_media(peer))
 
 
 def counts_table(rows):
@@ -222,8 +275,8 @@ def check_docs(table):
     return checks.doc_table_fresh(DOCS, (BEGIN, END), table, "renderings table", log)
 
 
-def peer_render(python, jobs):
-    result = subprocess.run([python, "-c", PEER], input=json.dumps(jobs), capture_output=True, text=True)
+def peer_render(python, jobs, code=PEER):
+    result = subprocess.run([python, "-c", code], input=json.dumps(jobs), capture_output=True, text=True)
     if result.returncode != 0:
         log(f"the peers' renderer failed:\n{result.stderr[-3000:]}")
         sys.exit(1)
@@ -233,18 +286,29 @@ def peer_render(python, jobs):
 def main():
     subprocess.run(["cargo", "build", "-q", "-p", "llmtool"], cwd=ROOT, check=True)
     python = peers_python()
-    rows, jobs = [], []
+    rows, jobs, langfuse_jobs = [], [], []
     with tempfile.TemporaryDirectory() as work:
-        for family in FAMILIES:
+        for entry in entries("langfuse"):
+            for prompt in langfuse_prompts(entry):
+                tool = imported(entry, prompt["name"])
+                row = {"family": "langfuse", "entry": f"{os.path.relpath(entry, CORPUS)}#{prompt['name']}", "llmtool": "imports" if tool else "refuses", "ours": [], "jobs": []}
+                # Langfuse has no defaults: an application gives every value.
+                for values in value_sets(tool)[:1] if tool else []:
+                    row["ours"].append(render(tool, values, work))
+                    row["jobs"].append(("langfuse", len(langfuse_jobs)))
+                    langfuse_jobs.append({"prompt": prompt, "values": values})
+                rows.append(row)
+        for family in FAMILIES[:-1]:
             for entry in entries(family):
                 tool = imported(entry)
                 row = {"family": family, "entry": os.path.relpath(entry, CORPUS), "llmtool": "imports" if tool else "refuses", "ours": [], "jobs": []}
                 for values in value_sets(tool) if tool else []:
                     row["ours"].append(render(tool, values, work))
-                    row["jobs"].append(len(jobs))
+                    row["jobs"].append(("peers", len(jobs)))
                     jobs.append({"format": family, "path": entry, "values": values})
                 rows.append(row)
     answers = peer_render(python, jobs)
+    langfuse_answers = peer_render(venv_python(*LANGFUSE, log), langfuse_jobs, LANGFUSE_PEER)
     # The Prompty files that Prompty 2 cannot load, tried with Prompty 1.
     again = [i for i, job in enumerate(jobs) if job["format"] == "prompty" and "error" in answers[i]]
     if again:
@@ -256,7 +320,7 @@ def main():
                 answers[i]["error"] += f"; Prompty 1: {answer['error']}"
     differing = 0
     for row in rows:
-        theirs = [answers[i] for i in row["jobs"]]
+        theirs = [(answers if kind == "peers" else langfuse_answers)[i] for kind, i in row["jobs"]]
         errors = [t["error"] for t in theirs if "error" in t]
         row["peer"] = "cannot render" if errors else "renders"
         row["equal"] = bool(theirs) and not errors and all(same(o, t) for o, t in zip(row["ours"], theirs))
