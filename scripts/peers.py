@@ -6,6 +6,9 @@
 - Semantic Kernel (`semantic-kernel`): `KernelFunctionFromPrompt.from_directory`, its defaults,
   then its template's `render`; checked twice: the template alone (values not HTML-encoded), and
   the message Semantic Kernel sends by default (values encoded, then decoded by its parser).
+- Langfuse (`langfuse`, its Python SDK, in an environment of its own): `TextPromptClient` (or
+  `ChatPromptClient`) `.compile`, with every value (Langfuse has no defaults); an export that
+  says Langfuse reads its prompt otherwise (LT708) is counted apart, not compared.
 For every example (and a fixture full of characters the template languages treat specially),
 with two sets of values (the required ones only, then every variable), the peer's rendered
 prompt must equal `llmtool render`'s. The peers are installed under target/peers/
@@ -24,6 +27,22 @@ FORMATS = ["prompty", "dotprompt", "llm-template", "semantic-kernel", "semantic-
 LLMTOOL = os.path.join(ROOT, "target", "debug", "llmtool")
 TOOLS = sorted(os.path.join(ROOT, "examples", f) for f in os.listdir(os.path.join(ROOT, "examples")) if f.endswith(".json") and not f.endswith(".tests.json"))
 TOOLS.append(os.path.join(ROOT, "crates", "llmtool-core", "tests", "fixtures", "convert", "awkward-prompt.json"))
+LANGFUSE = (os.path.join(ROOT, "target", "peers-langfuse"), ["langfuse==5.0.4"], "import langfuse.model")
+# Runs in Langfuse's environment: compiles the prompt object in a file with values.
+LANGFUSE_RENDER = r'''
+import json, logging, sys
+logging.disable(logging.WARNING)
+from langfuse.api import Prompt_Chat, Prompt_Text
+from langfuse.model import ChatPromptClient, TextPromptClient
+prompt = json.load(open(sys.argv[1], encoding="utf-8"))
+values = {name: ", ".join(v) if isinstance(v, list) else v for name, v in json.loads(sys.argv[2]).items()}
+fields = {"name": prompt["name"], "version": 1, "config": prompt["config"], "labels": prompt["labels"], "tags": prompt["tags"]}
+if prompt["type"] == "chat":
+    messages = ChatPromptClient(Prompt_Chat(prompt=prompt["prompt"], **fields)).compile(**values)
+    print(json.dumps("\n\n".join(f"{m['role']}:\n{m['content']}" for m in messages)))
+else:
+    print(json.dumps(TextPromptClient(Prompt_Text(prompt=prompt["prompt"], **fields)).compile(**values)))
+'''
 # A text value with what templates treat specially: quotes, braces, placeholders, `$`, a backslash.
 AWKWARD = 'said "hi" {x} {{topic}} $topic ${x} $$ \\ é 주제'
 
@@ -149,6 +168,31 @@ def main():
                     if theirs != ours:
                         failures += 1
                         log(f"FAIL {label}:\n  ours:   {ours!r}\n  theirs: {theirs!r}")
+        # Langfuse: every value (it has no defaults), the prompt compiled by its SDK.
+        langfuse = venv_python(*LANGFUSE, log)
+        for tool in TOOLS:
+            warnings = []
+            prompt = llmtool("export", tool, "--to", "langfuse", warnings=warnings)
+            if "LT708" in warnings[0]:
+                log(f"{os.path.basename(tool)} via langfuse: not compared, the export says Langfuse reads it otherwise (LT708)")
+                continue
+            exported = os.path.join(work, "langfuse.json")
+            with open(exported, "w", encoding="utf-8") as out:
+                out.write(prompt)
+            values = value_sets(tool)[-1]
+            vars_file = os.path.join(work, "vars.json")
+            with open(vars_file, "w", encoding="utf-8") as out:
+                json.dump(values, out)
+            ours = llmtool("render", tool, "--vars", vars_file)
+            result = subprocess.run([langfuse, "-c", LANGFUSE_RENDER, exported, json.dumps(values)], capture_output=True, text=True)
+            checks += 1
+            label = f"{os.path.basename(tool)} via langfuse with every value"
+            if result.returncode != 0:
+                failures += 1
+                log(f"FAIL {label}: the peer failed:\n{result.stderr[-2000:]}")
+            elif json.loads(result.stdout) != ours:
+                failures += 1
+                log(f"FAIL {label}:\n  ours:   {ours!r}\n  theirs: {json.loads(result.stdout)!r}")
     log(f"{checks - failures} of {checks} renderings equal")
     sys.exit(1 if failures else 0)
 
