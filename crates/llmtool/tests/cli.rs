@@ -854,3 +854,31 @@ fn local_models_live_in_the_data_directory_like_the_run_log() {
         assert_eq!(mode, 0o700, "the data directory, which also keeps runs, is private");
     }
 }
+
+#[test]
+fn an_openai_stored_prompt_copied_out_is_imported_and_never_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let copied = dir.path().join("support-reply.json");
+    let prompt = serde_json::json!({
+        "id": "pmpt_68b0c29740048196", "version": "3", "name": "Support reply", "model": "gpt-4.1",
+        "instructions": "You help customers of {{company}}.",
+        "input": [{"role": "user", "content": [{"type": "input_text", "text": "Issue: {{ issue }}"}]}],
+        "variables": {"company": "Acme", "issue": "a refund"},
+        "tools": [{"type": "web_search"}],
+        "temperature": 0.3
+    });
+    std::fs::write(&copied, prompt.to_string()).unwrap();
+    let out = llmtool(&["import", copied.to_str().unwrap()], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let tool: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        tool["model_prompt"],
+        "system:\nYou help customers of {{company}}.\n\nuser:\nIssue: {{issue}}"
+    );
+    assert_eq!(tool["metadata"]["model_version"], serde_json::json!(["gpt-4.1"]));
+    assert!(text(&out.stderr).contains("`tools` is left out"), "{}", text(&out.stderr));
+    let imported = dir.path().join("support-reply.tool.json");
+    std::fs::write(&imported, &out.stdout).unwrap();
+    let written = llmtool(&["export", imported.to_str().unwrap(), "--to", "openai-prompt"], None);
+    assert_eq!(written.status.code(), Some(2), "read only");
+}

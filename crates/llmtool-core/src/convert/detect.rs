@@ -228,7 +228,9 @@ pub fn detect_value(value: &Value) -> Option<Format> {
 /// The candidates of a JSON source: a function tool's format, an MCP prompt, or a Langfuse
 /// prompt.
 fn json_candidates(value: &Value, add: &mut impl FnMut(Format, u32, String)) {
-    if super::prompt_files::langfuse::is_prompt(value) {
+    if super::prompt_files::openai_prompt::prompt_id(value).is_some() {
+        add(Format::OpenAiPrompt, SHAPE, "an OpenAI prompt id (`pmpt_...`)".into());
+    } else if super::prompt_files::langfuse::is_prompt(value) {
         add(Format::Langfuse, SHAPE, "a `name` with a `prompt` and Langfuse's keys".into());
     } else if let Some(format) = FunctionFormat::detect(value) {
         add(Format::of_function(format), SHAPE, format!("the shape of {} tool", format.name()));

@@ -30,6 +30,7 @@ pub enum Format {
     Dotprompt,
     LlmTemplate,
     Langfuse,
+    OpenAiPrompt,
     SemanticKernel,
     SemanticKernelYaml,
 }
@@ -49,10 +50,12 @@ pub enum Family {
     SemanticKernel,
     /// A Semantic Kernel prompt template in one YAML file, the whole tool.
     SemanticKernelYaml,
+    /// An OpenAI stored prompt, copied out as JSON: read, never written.
+    OpenAiPrompt,
 }
 
 impl Format {
-    pub const ALL: [Format; 16] = [
+    pub const ALL: [Format; 17] = [
         Format::OpenAi,
         Format::OpenAiResponses,
         Format::Anthropic,
@@ -67,6 +70,7 @@ impl Format {
         Format::Dotprompt,
         Format::LlmTemplate,
         Format::Langfuse,
+        Format::OpenAiPrompt,
         Format::SemanticKernel,
         Format::SemanticKernelYaml,
     ];
@@ -81,6 +85,7 @@ impl Format {
             Family::Elisp(ElispFlavor::LlmEl) => "llm-el",
             Family::SemanticKernel => "semantic-kernel",
             Family::SemanticKernelYaml => "semantic-kernel-yaml",
+            Family::OpenAiPrompt => "openai-prompt",
         }
     }
 
@@ -107,6 +112,9 @@ impl Format {
             Format::Langfuse => {
                 "A Langfuse prompt (`name`, `type`, `prompt`, `config`), or Langfuse's export of them"
             }
+            Format::OpenAiPrompt => {
+                "An OpenAI stored prompt (`pmpt_...`) copied out as JSON (read only)"
+            }
             Format::SemanticKernel => {
                 "A Semantic Kernel prompt function: a folder with `config.json` and `skprompt.txt`"
             }
@@ -132,6 +140,7 @@ impl Format {
             Format::Dotprompt => Family::PromptFile(PromptFormat::Dotprompt),
             Format::LlmTemplate => Family::PromptFile(PromptFormat::LlmTemplate),
             Format::Langfuse => Family::PromptFile(PromptFormat::Langfuse),
+            Format::OpenAiPrompt => Family::OpenAiPrompt,
             Format::SemanticKernel => Family::SemanticKernel,
             Format::SemanticKernelYaml => Family::SemanticKernelYaml,
         }
@@ -141,8 +150,17 @@ impl Format {
     pub const fn keeps_whole_tool(self) -> bool {
         matches!(
             self.family(),
-            Family::PromptFile(_) | Family::SemanticKernel | Family::SemanticKernelYaml
+            Family::PromptFile(_)
+                | Family::SemanticKernel
+                | Family::SemanticKernelYaml
+                | Family::OpenAiPrompt
         )
+    }
+
+    /// Whether llmtool writes this format (an OpenAI stored prompt is only read: OpenAI
+    /// retires them).
+    pub const fn is_written(self) -> bool {
+        !matches!(self.family(), Family::OpenAiPrompt)
     }
 
     pub(crate) fn of_function(format: FunctionFormat) -> Format {
@@ -214,6 +232,10 @@ fn read_unmarked(
         }
         Family::SemanticKernelYaml => {
             let converted = semantic_kernel::read_yaml(text)?;
+            return Ok(tool_file(named_after(converted, file_name(path, false))));
+        }
+        Family::OpenAiPrompt => {
+            let converted = super::openai_prompt::read(text)?;
             return Ok(tool_file(named_after(converted, file_name(path, false))));
         }
         Family::SemanticKernel => {
@@ -288,7 +310,11 @@ pub fn read_sources(
     let json = matches!(unmarked.trim_start().chars().next(), Some('{' | '['))
         .then(|| serde_json::from_str::<Value>(unmarked).ok())
         .flatten();
-    let Some(entries) = json.as_ref().and_then(super::lists::entries) else {
+    // A stored OpenAI prompt lists `tools` as a request does, but is one prompt.
+    let one_prompt = from == Some(Format::OpenAiPrompt)
+        || json.as_ref().is_some_and(|json| super::openai_prompt::prompt_id(json).is_some());
+    let entries = json.as_ref().and_then(super::lists::entries).filter(|_| !one_prompt);
+    let Some(entries) = entries else {
         let one = read_source_in(text, path, from, files)?;
         return Ok(Converted {
             value: vec![(String::new(), one.value)],
@@ -407,6 +433,7 @@ mod tests {
                         | Format::Dotprompt
                         | Format::LlmTemplate
                         | Format::Langfuse
+                        | Format::OpenAiPrompt
                         | Format::SemanticKernel
                         | Format::SemanticKernelYaml
                 )

@@ -26,7 +26,7 @@ pub use function::{Converted, FunctionTool, is_parameter_key};
 pub use import::{tool_file, tool_value};
 pub use imported_check::errors_in_source;
 pub use lists::{ListEntry, entries};
-pub use prompt_files::{PromptFormat, langfuse, semantic_kernel};
+pub use prompt_files::{PromptFormat, langfuse, openai_prompt, semantic_kernel};
 pub use sibling_files::{NoFolder, SiblingFiles, outside_folder};
 pub use targets::{FunctionFormat, read_mcp_prompt};
 pub use write::{WriteError, WriteOptions, Written};

@@ -45,11 +45,18 @@ pub enum WriteError {
     ElispSymbol(String),
     #[error("the tool file could not be read")]
     NoTool,
+    #[error(
+        "`{0}` is read, not written: OpenAI stops serving stored prompts on 30 November 2026 and asks for their text in the caller's code (export to `openai` or a prompt file instead)"
+    )]
+    ReadOnly(&'static str),
 }
 
 impl Format {
     /// Refuses, before anything is written, options this format cannot take.
     pub fn check_options(self, options: &WriteOptions) -> Result<(), WriteError> {
+        if !self.is_written() {
+            return Err(WriteError::ReadOnly(self.name()));
+        }
         match (self.family(), &options.name, &options.elisp.function) {
             (Family::SemanticKernel | Family::SemanticKernelYaml, Some(name), _)
                 if !semantic_kernel::is_function_name(name) =>
@@ -92,7 +99,7 @@ impl Format {
                 let value = Written::Text { text: written.value, name, extension };
                 return Ok(Converted { value, diagnostics: written.diagnostics });
             }
-            Family::Function(_) | Family::McpPrompt | Family::Elisp(_) => {}
+            Family::Function(_) | Family::McpPrompt | Family::Elisp(_) | Family::OpenAiPrompt => {}
         }
         let tool = document.tool.as_ref().ok_or(WriteError::NoTool)?;
         let converted = FunctionTool::from_tool(tool, name, &[]);
@@ -139,7 +146,10 @@ impl Format {
                 }
             }),
             // A whole tool: the function made into a tool file first.
-            Family::PromptFile(_) | Family::SemanticKernel | Family::SemanticKernelYaml => {
+            Family::PromptFile(_)
+            | Family::SemanticKernel
+            | Family::SemanticKernelYaml
+            | Family::OpenAiPrompt => {
                 let file = tool_file(function);
                 let mut written = self.write_tool(&Document::from_text(file.value), options)?;
                 let mut diagnostics = file.diagnostics;

@@ -18,7 +18,6 @@ use crate::convert::codes::{DROPPED_FIELD, PEER_RENDERS_DIFFERENTLY};
 use crate::convert::function::Converted;
 use crate::convert::lists::ListEntry;
 use crate::diagnostic::Diagnostic;
-use crate::model::VariableKind;
 
 /// The metadata extension key that keeps what Langfuse says of a prompt besides the tool:
 /// its type, labels, tags, version, commit message and the `config` keys llmtool does not use.
@@ -193,14 +192,7 @@ pub(crate) fn read_value(
     if !kept.is_empty() {
         metadata.insert(KEPT.into(), Value::Object(kept));
     }
-    let mut variables: Vec<Value> = Vec::new();
-    for part in &parts {
-        if let Part::Variable { name, .. } = part
-            && !variables.iter().any(|v| v["name"] == json!(name))
-        {
-            variables.push(super::variable_json(name, VariableKind::Text, None, None, None));
-        }
-    }
+    let variables = super::text_variables(&parts);
     // A prompt Langfuse reads otherwise is kept exactly in the block, with its variables.
     let exact =
         extras.as_ref().is_some_and(|e| e.get("model_prompt").is_some_and(Value::is_string));
@@ -341,7 +333,7 @@ pub(crate) fn latest_versions<'a>(
 /// A Langfuse template as literal text and values, read as the Python SDK fills it: each
 /// `{{` to the next `}}` is the value named by what is between them, trimmed, when that is a
 /// name a tool's placeholder can say the same way; anything else is literal text.
-fn template(text: &str, diagnostics: &mut Vec<Diagnostic>) -> Vec<Part> {
+pub(super) fn template(text: &str, diagnostics: &mut Vec<Diagnostic>) -> Vec<Part> {
     let mut parts = Vec::new();
     let mut literal = String::new();
     let mut from = 0;

@@ -7,6 +7,7 @@ mod dotprompt;
 mod front_matter;
 pub mod langfuse;
 mod llm_template;
+pub mod openai_prompt;
 mod prompty;
 pub mod semantic_kernel;
 mod syntax;
@@ -234,6 +235,20 @@ pub(crate) fn template_names<'a>(
         .collect();
     naming::distinct(&mut names, naming::MAX_NAME);
     names
+}
+
+/// A required text variable for each value `parts` place, in order of first use: what a source
+/// that declares no variables (Langfuse, an OpenAI stored prompt) stands for.
+pub(crate) fn text_variables(parts: &[syntax::Part]) -> Vec<Value> {
+    let mut variables: Vec<Value> = Vec::new();
+    for part in parts {
+        if let syntax::Part::Variable { name, .. } = part
+            && !variables.iter().any(|v| v["name"].as_str() == Some(name))
+        {
+            variables.push(variable_json(name, VariableKind::Text, None, None, None));
+        }
+    }
+    variables
 }
 
 /// The variables a reader found in a template, for a file with an `llmtool` block (`extras`):

@@ -390,7 +390,7 @@ pub(super) fn read(
 /// `parts` without the placeholders of the inputs `left_out`, and without the Markdown image
 /// around one (`![alt]({{photo}})`, how Prompty 1 places a picture in a message). A
 /// placeholder that was a line of its own goes with its line.
-fn without_inputs(parts: Vec<syntax::Part>, left_out: &[String]) -> Vec<syntax::Part> {
+pub(super) fn without_inputs(parts: Vec<syntax::Part>, left_out: &[String]) -> Vec<syntax::Part> {
     let mut kept: Vec<syntax::Part> = Vec::with_capacity(parts.len());
     // After a placeholder is taken out: whether a Markdown image was open around it.
     let mut taken: Option<bool> = None;

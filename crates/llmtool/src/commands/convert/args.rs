@@ -6,11 +6,22 @@ use clap::Args;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use llmtool_core::convert::Format;
 
-/// `--to` and `--from`: a format by its name, each described in `--help` (the formats and
-/// their descriptions are core's).
+/// `--from`: a format by its name, each described in `--help` (the formats and their
+/// descriptions are core's).
 fn tool_format() -> impl TypedValueParser<Value = Format> {
-    let names =
-        Format::ALL.map(|format| PossibleValue::new(format.name()).help(format.description()));
+    formats(|_| true)
+}
+
+/// `--to`: a format llmtool writes, by its name.
+fn target_format() -> impl TypedValueParser<Value = Format> {
+    formats(Format::is_written)
+}
+
+fn formats(wanted: fn(Format) -> bool) -> impl TypedValueParser<Value = Format> {
+    let names = Format::ALL
+        .into_iter()
+        .filter(|format| wanted(*format))
+        .map(|format| PossibleValue::new(format.name()).help(format.description()));
     PossibleValuesParser::new(names)
         .try_map(|name| Format::from_name(&name).ok_or("no such format"))
 }
@@ -50,7 +61,7 @@ pub(crate) struct ExportArgs {
     #[arg(value_name = "TOOL")]
     pub(crate) tool: PathBuf,
     /// The format to write (see docs/convert.md).
-    #[arg(long, value_name = "TARGET", value_parser = tool_format())]
+    #[arg(long, value_name = "TARGET", value_parser = target_format())]
     pub(crate) to: Format,
     /// The tool's name in the target (default: made from `prompt_name`).
     #[arg(long)]
@@ -94,7 +105,7 @@ pub(crate) struct ConvertArgs {
     #[arg(long, value_name = "SOURCE", value_parser = tool_format())]
     pub(crate) from: Option<Format>,
     /// The format to write (see docs/convert.md).
-    #[arg(long, value_name = "TARGET", value_parser = tool_format())]
+    #[arg(long, value_name = "TARGET", value_parser = target_format())]
     pub(crate) to: Format,
     /// For a file of several tools: the one to convert, by its name.
     #[arg(long)]
