@@ -79,8 +79,11 @@ python3 scripts/example_tests.py
 step "the README's short tour, run top to bottom with no API key, as written"
 python3 scripts/readme_tour.py
 
-step "prompt-file exports rendered by the peers' own code (Prompty, Dotprompt, llm, Semantic Kernel)"
+step "prompt-file exports rendered by the peers' own code (Prompty, Dotprompt, llm, Semantic Kernel, Langfuse)"
 python3 scripts/peers.py
+
+step "test files written for promptfoo: promptfoo eval and llmtool test give every case the same verdict on the same answers"
+python3 scripts/promptfoo_peer.py
 
 step "the price table is exactly what its LiteLLM version gives (not typed by hand)"
 python3 scripts/refresh_prices.py --check

@@ -8,6 +8,7 @@ mod assertions;
 mod check;
 pub mod codes;
 mod model;
+pub mod promptfoo;
 mod read;
 mod schema;
 

@@ -11,7 +11,7 @@ pub mod openai_prompt;
 mod prompty;
 pub mod semantic_kernel;
 mod syntax;
-mod yaml;
+pub(crate) mod yaml;
 pub(crate) mod yaml_read;
 
 use serde_json::{Map, Value};
@@ -113,6 +113,28 @@ impl PromptFormat {
             .filter(|format| *format != PromptFormat::Langfuse)
             .find(|format| format.extension()[1..] == extension)
     }
+}
+
+/// The prompt of `document` (a tool file without errors) in Jinja, which promptfoo's Nunjucks
+/// reads the same way, with the name each variable has there (its own, or a snake_case name
+/// when it is not an identifier) and whether it is a list; `None` when the file has errors.
+pub(crate) fn jinja_prompt(document: &Document) -> Option<(String, Vec<(String, bool)>)> {
+    let source = ToolSource::new(document)?;
+    let names =
+        template_names(source.variables().iter().map(|v| v.name.as_str()), syntax::jinja::is_name);
+    let kinds: Vec<VariableKind> = source.variables().iter().map(|v| v.kind).collect();
+    let slots = syntax::Slots { names: &names, kinds: kinds.clone() };
+    let prompt = syntax::jinja::write(source.pieces(), &slots);
+    let lists = kinds.iter().map(|kind| *kind == VariableKind::MultiSelect);
+    Some((prompt, names.into_iter().zip(lists).collect()))
+}
+
+/// `text` as Jinja literal text: each `{{`, `{%` and `{#` written as an expression that
+/// prints it (promptfoo renders assertion values as Nunjucks).
+pub(crate) fn jinja_literal(text: &str) -> String {
+    let mut out = String::new();
+    syntax::jinja::escape(text, &mut out);
+    out
 }
 
 /// `text` as one YAML document, if it is one.

@@ -10,7 +10,7 @@ use crate::cli::DlpArg;
 /// model, --repeat times, answers cached so a rerun costs nothing.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  llmtool test                                   # every test file under .\n  llmtool test examples/ --model local --seed 3\n  llmtool test classify.json -m openai/gpt-4o-mini -m anthropic/claude-haiku-4-5 --repeat 5 --min-pass 4\n  llmtool test --junit report.xml --format github\n  llmtool test --init classify.json\n\nA case passes when at least --min-pass of its runs pass (default: all). Exit status 1 when a\ncase fails or a test file has errors. See docs/testing.md."
+    after_help = "Examples:\n  llmtool test                                   # every test file under .\n  llmtool test examples/ --model local --seed 3\n  llmtool test classify.json -m openai/gpt-4o-mini -m anthropic/claude-haiku-4-5 --repeat 5 --min-pass 4\n  llmtool test --junit report.xml --format github\n  llmtool test --init classify.json\n  llmtool test classify.tests.json --to promptfoo --out eval/   # then: promptfoo eval -c eval/classify/promptfooconfig.yaml\n\nA case passes when at least --min-pass of its runs pass (default: all). Exit status 1 when a\ncase fails or a test file has errors. See docs/testing.md."
 )]
 pub(crate) struct TestArgs {
     /// Test files, tools (their `NAME.tests.*` beside them), or folders searched for test
@@ -56,6 +56,15 @@ pub(crate) struct TestArgs {
     /// `x-dlp` and the config's `[dlp] policy`.
     #[arg(long, value_name = "POLICY")]
     pub(crate) dlp: Option<DlpArg>,
+    /// Write each test file, with its tool, for another test runner instead of running it:
+    /// `promptfoo` (a `promptfooconfig.yaml` and the prompt file beside it, for `promptfoo
+    /// eval`), into a folder of its own under --out. The models are --model's, else the
+    /// tool's.
+    #[arg(long, value_name = "RUNNER", value_parser = ["promptfoo"], requires = "out")]
+    pub(crate) to: Option<String>,
+    /// Where --to writes (a folder, made if missing; nothing in it is overwritten).
+    #[arg(long, value_name = "DIR", requires = "to")]
+    pub(crate) out: Option<PathBuf>,
 }
 
 /// How `llmtool test` prints its results.

@@ -50,7 +50,7 @@ pub(crate) fn write<'a>(pieces: impl Iterator<Item = Piece<'a>>, slots: &Slots<'
 }
 
 /// Literal text: each `{{`, `{%` and `{#` as an expression that prints it.
-fn escape(text: &str, out: &mut String) {
+pub(crate) fn escape(text: &str, out: &mut String) {
     let mut rest = text;
     while let Some(at) = rest.find('{') {
         let next = rest[at + 1..].chars().next();

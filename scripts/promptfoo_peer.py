@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""`llmtool test` and promptfoo (`promptfoo eval`, from npm) on the same test suites and the
+same answers: each example's test file is written for promptfoo (`llmtool test --to promptfoo`),
+then both run it against the mock OpenAI server (`mock-llm`), once per answer in ANSWERS
+(`MOCK_LLM_ANSWER`), and every case must get the same verdict from both.
+
+promptfoo is installed once into target/peers-promptfoo (the last version that runs on Node
+20, without its optional packages, plus the database binding it needs); it runs offline: its
+telemetry, update check and sharing are off, and a proxy that leads nowhere stops the one
+request its telemetry switch does not. Exits 1 when a verdict differs.
+"""
+import glob, json, os, shutil, subprocess, sys, tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from peers import LLMTOOL, ROOT  # noqa: E402
+
+VERSION = "0.121.20"
+FOLDER = os.environ.get("LLMTOOL_PROMPTFOO_DIR", os.path.join(ROOT, "target", "peers-promptfoo"))
+PROMPTFOO = os.path.join(FOLDER, "node_modules", ".bin", "promptfoo")
+MOCK = os.path.join(ROOT, "target", "debug", "mock-llm")
+# Answers that pass some assertions of the examples and fail others: plain text, Korean, JSON,
+# code, a greeting with the tool's words.
+ANSWERS = [
+    "Here is the summary you asked for.",
+    "안녕하세요. 회의 일정 확인 감사합니다. 화요일 오후 3시에 뵙겠습니다.",
+    '{"verdict": "review", "risks": [{"clause": "termination", "severity": "high"}], "summary": "One risky clause."}',
+    "SELECT name, total FROM orders WHERE total > 100 ORDER BY total DESC;",
+    "def fizzbuzz(n):\n    return [str(i) for i in range(1, n + 1)]",
+]
+
+
+def log(message):
+    print(f"[promptfoo] {message}", flush=True)
+
+
+def install():
+    installed = os.path.join(FOLDER, "node_modules", "promptfoo", "package.json")
+    if os.path.exists(installed) and json.load(open(installed))["version"] == VERSION:
+        return
+    log(f"installing promptfoo {VERSION} (once)")
+    os.makedirs(FOLDER, exist_ok=True)
+    subprocess.run(["npm", "install", "--prefix", FOLDER, "--no-audit", "--no-fund", "--loglevel=error",
+                    "--omit=optional", f"promptfoo@{VERSION}", "@libsql/linux-x64-gnu@0.5.29"], check=True)
+
+
+def mock(answer):
+    process = subprocess.Popen([MOCK, "127.0.0.1:0", "4", "0"], stdout=subprocess.PIPE, text=True,
+                               env=dict(os.environ, MOCK_LLM_ANSWER=answer))
+    return process, process.stdout.readline().strip()
+
+
+def ours(suite, config, env):
+    result = subprocess.run([LLMTOOL, "test", suite, "-m", "mock/m", "--config", config, "--no-cache",
+                             "--format", "json"], capture_output=True, text=True, env=env)
+    if result.returncode not in (0, 1):
+        raise RuntimeError(f"llmtool test {suite}: {result.stderr}")
+    files = json.loads(result.stdout)
+    return [case["pass"] for case in files[0]["cases"]]
+
+
+def theirs(folder, work, env):
+    results = os.path.join(work, "results.json")
+    result = subprocess.run([PROMPTFOO, "eval", "-c", os.path.join(folder, "promptfooconfig.yaml"), "-o", results,
+                             "--no-cache", "--no-progress-bar", "--no-write", "--no-table", "-j", "4"],
+                            capture_output=True, text=True, env=env, cwd=folder)
+    if result.returncode not in (0, 100):
+        raise RuntimeError(f"promptfoo eval {folder}: {result.stdout[-1500:]}{result.stderr[-1500:]}")
+    verdicts = {}
+    for row in json.load(open(results))["results"]["results"]:
+        verdicts[row["testCase"]["metadata"]["llmtool_case"]] = (row["success"], row.get("error") or "")
+    return [verdicts[i] for i in sorted(verdicts)]
+
+
+def main():
+    install()
+    subprocess.run(["cargo", "build", "-q", "-p", "llmtool", "-p", "llmtool-testkit", "--bin", "llmtool", "--bin", "mock-llm"],
+                   cwd=ROOT, check=True)
+    # The examples' test files, and one with a case for each kind of assertion.
+    suites = sorted(glob.glob(os.path.join(ROOT, "examples", "*.tests.json")))
+    suites.append(os.path.join(ROOT, "crates", "llmtool-core", "tests", "fixtures", "promptfoo", "agreement.tests.json"))
+    work = tempfile.mkdtemp(prefix="llmtool-promptfoo-")
+    compared = differing = passed = 0
+    try:
+        exported = os.path.join(work, "exported")
+        subprocess.run([LLMTOOL, "test", *suites, "--to", "promptfoo", "--out", exported, "-m", "mock/m"],
+                       check=True, capture_output=True, text=True)
+        base = {key: value for key, value in os.environ.items() if not key.startswith(("OPENAI_", "PROMPTFOO_"))}
+        for answer in ANSWERS:
+            server, url = mock(answer)
+            try:
+                config = os.path.join(work, "config.toml")
+                with open(config, "w") as out:
+                    out.write(f'[providers.mock]\napi = "openai"\nbase_url = "{url}/v1"\napi_key_env = "MOCK_KEY"\n')
+                env = dict(base, MOCK_KEY="mock", NO_COLOR="1", LLMTOOL_DATA_DIR=os.path.join(work, "data"),
+                           OPENAI_API_KEY="mock", OPENAI_BASE_URL=f"{url}/v1", HOME=os.path.join(work, "home"),
+                           PROMPTFOO_CONFIG_DIR=os.path.join(work, "pf-config"), PROMPTFOO_CACHE_PATH=os.path.join(work, "pf-cache"),
+                           PROMPTFOO_DISABLE_TELEMETRY="1", PROMPTFOO_DISABLE_UPDATE="1", PROMPTFOO_DISABLE_SHARING="1",
+                           PROMPTFOO_DISABLE_REMOTE_GENERATION="1", PROMPTFOO_DISABLE_RUNTIME_WARNINGS="1",
+                           NODE_NO_WARNINGS="1", HTTPS_PROXY="http://127.0.0.1:9", HTTP_PROXY="http://127.0.0.1:9",
+                           NO_PROXY="127.0.0.1,localhost")
+                for suite in suites:
+                    name = os.path.basename(suite).removesuffix(".tests.json")
+                    mine = ours(suite, config, env)
+                    other = theirs(os.path.join(exported, name), work, env)
+                    for index, (a, (b, error)) in enumerate(zip(mine, other)):
+                        compared += 1
+                        passed += a and b
+                        if a != b:
+                            differing += 1
+                            log(f"DIFFERS {name} case {index} on {answer[:30]!r}: llmtool {a}, promptfoo {b} {error[:200]}")
+                    if len(mine) != len(other):
+                        differing += 1
+                        log(f"DIFFERS {name}: {len(mine)} cases in llmtool, {len(other)} in promptfoo")
+            finally:
+                server.terminate()
+                server.wait()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    log(f"{compared - differing} of {compared} verdicts agree ({len(suites)} suites, {len(ANSWERS)} answers; "
+        f"{passed} cases pass on both, {compared - differing - passed} fail on both)")
+    sys.exit(1 if differing or not compared else 0)
+
+
+if __name__ == "__main__":
+    main()
