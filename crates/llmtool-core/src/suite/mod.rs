@@ -9,6 +9,7 @@ mod check;
 pub mod codes;
 mod model;
 pub mod promptfoo;
+pub mod promptfoo_import;
 mod read;
 mod schema;
 

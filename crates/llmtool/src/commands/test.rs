@@ -3,6 +3,7 @@
 //! `JUnit` XML on request; `--init` writes a starter test file instead.
 
 mod args;
+mod promptfoo;
 
 pub(crate) use args::{TestArgs, TestFormat};
 
@@ -21,9 +22,13 @@ pub(crate) fn run(args: &TestArgs) -> anyhow::Result<Outcome> {
     if let Some(tool) = &args.init {
         return init(tool);
     }
+    if let (Some(_), Some(out)) = (&args.from, &args.out) {
+        return promptfoo::from(&args.paths, out);
+    }
+    anyhow::ensure!(args.out.is_none() || args.to.is_some(), "--out goes with --to or --from");
     let paths = test_files(&args.paths)?;
     if let (Some(_), Some(out)) = (&args.to, &args.out) {
-        return to_promptfoo(&paths, out, &args.models);
+        return promptfoo::to(&paths, out, &args.models);
     }
     if paths.is_empty() {
         anyhow::bail!(
@@ -122,57 +127,6 @@ fn test_files(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
     }
     found.dedup();
     Ok(found)
-}
-
-/// Writes each test file at `paths`, with its tool, for promptfoo: `OUT/NAME/promptfooconfig.yaml`
-/// and the prompt file beside it, run on `models` (else the tool's own).
-fn to_promptfoo(paths: &[PathBuf], out: &Path, models: &[String]) -> anyhow::Result<Outcome> {
-    anyhow::ensure!(!paths.is_empty(), "no test files to write (NAME.tests.json or .yaml)");
-    let mut outcome = Outcome::Ok;
-    for path in paths {
-        let file = TestsFile::load(path, io::max_file_bytes(), None)?;
-        let (Some(tests), Some(tool_path)) = (&file.file, &file.tool_path) else {
-            eprint!("{}", file.report(&file.diagnostics, io::color_for(false)));
-            outcome = Outcome::Problems;
-            continue;
-        };
-        if file.has_errors() {
-            eprint!("{}", file.report(&file.diagnostics, io::color_for(false)));
-            outcome = Outcome::Problems;
-            continue;
-        }
-        let tool = llmtool_core::Document::from_text(std::fs::read_to_string(tool_path)?);
-        let name = tool_path.file_stem().map(|s| s.to_string_lossy().into_owned());
-        let name = name.unwrap_or_else(|| "tool".into());
-        let Some(written) = llmtool_core::suite::promptfoo::export(tests, &tool, &name, models)
-        else {
-            anyhow::bail!("{} has errors (`llmtool check` it)", tool_path.display());
-        };
-        let source = Source::new(&file.name, &file.text);
-        eprint!(
-            "{}",
-            llmtool_core::report::human(&source, &written.diagnostics, io::color_for(false))
-        );
-        let folder = out.join(&name);
-        std::fs::create_dir_all(&folder)
-            .with_context(|| format!("cannot create {}", folder.display()))?;
-        let (prompt_name, prompt) = &written.value.prompt_file;
-        for (file_name, text) in [
-            (llmtool_core::suite::promptfoo::CONFIG_FILE, &written.value.config),
-            (prompt_name.as_str(), prompt),
-        ] {
-            let target = folder.join(file_name);
-            anyhow::ensure!(
-                !target.exists(),
-                "{} exists already; not overwritten",
-                target.display()
-            );
-            llmtool_log::private::write_private(&target, text.as_bytes())
-                .with_context(|| format!("cannot write {}", target.display()))?;
-            eprintln!("wrote {}", target.display());
-        }
-    }
-    Ok(outcome)
 }
 
 /// Writes `NAME.tests.json` beside the tool `NAME.json`, unless it exists.

@@ -129,6 +129,28 @@ pub(crate) fn jinja_prompt(document: &Document) -> Option<(String, Vec<(String, 
     Some((prompt, names.into_iter().zip(lists).collect()))
 }
 
+/// A Jinja (Nunjucks) template of another tool, `text`, as a tool's prompt and its variables
+/// (text, in order of first use); the error places the construct a prompt cannot say in `text`.
+pub(crate) fn from_jinja(text: &str, what: &str) -> Result<(String, Vec<Value>), Box<Diagnostic>> {
+    let parts =
+        syntax::jinja::read(text).map_err(|error| template_problem(text, 0, what, error))?;
+    let variables = text_variables(&parts);
+    let builder = ToolBuilder::new(&parts, Map::new(), variables.clone(), Some((text, 0)))?;
+    Ok((builder.prompt, variables))
+}
+
+/// The literal text a Jinja template `text` stands for, when it places no value.
+pub(crate) fn jinja_text(text: &str) -> Option<String> {
+    let parts = syntax::jinja::read(text).ok()?;
+    parts
+        .into_iter()
+        .map(|part| match part {
+            syntax::Part::Literal(text) => Some(text),
+            syntax::Part::Variable { .. } => None,
+        })
+        .collect()
+}
+
 /// `text` as Jinja literal text: each `{{`, `{%` and `{#` written as an expression that
 /// prints it (promptfoo renders assertion values as Nunjucks).
 pub(crate) fn jinja_literal(text: &str) -> String {

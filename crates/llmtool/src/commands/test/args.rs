@@ -10,7 +10,7 @@ use crate::cli::DlpArg;
 /// model, --repeat times, answers cached so a rerun costs nothing.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  llmtool test                                   # every test file under .\n  llmtool test examples/ --model local --seed 3\n  llmtool test classify.json -m openai/gpt-4o-mini -m anthropic/claude-haiku-4-5 --repeat 5 --min-pass 4\n  llmtool test --junit report.xml --format github\n  llmtool test --init classify.json\n  llmtool test classify.tests.json --to promptfoo --out eval/   # then: promptfoo eval -c eval/classify/promptfooconfig.yaml\n\nA case passes when at least --min-pass of its runs pass (default: all). Exit status 1 when a\ncase fails or a test file has errors. See docs/testing.md."
+    after_help = "Examples:\n  llmtool test                                   # every test file under .\n  llmtool test examples/ --model local --seed 3\n  llmtool test classify.json -m openai/gpt-4o-mini -m anthropic/claude-haiku-4-5 --repeat 5 --min-pass 4\n  llmtool test --junit report.xml --format github\n  llmtool test --init classify.json\n  llmtool test classify.tests.json --to promptfoo --out eval/   # then: promptfoo eval -c eval/classify/promptfooconfig.yaml\n  llmtool test --from promptfoo promptfooconfig.yaml --out tools/   # then: llmtool test tools/\n\nA case passes when at least --min-pass of its runs pass (default: all). Exit status 1 when a\ncase fails or a test file has errors. See docs/testing.md."
 )]
 pub(crate) struct TestArgs {
     /// Test files, tools (their `NAME.tests.*` beside them), or folders searched for test
@@ -60,10 +60,15 @@ pub(crate) struct TestArgs {
     /// `promptfoo` (a `promptfooconfig.yaml` and the prompt file beside it, for `promptfoo
     /// eval`), into a folder of its own under --out. The models are --model's, else the
     /// tool's.
-    #[arg(long, value_name = "RUNNER", value_parser = ["promptfoo"], requires = "out")]
+    #[arg(long, value_name = "RUNNER", value_parser = ["promptfoo"], requires = "out", conflicts_with = "from")]
     pub(crate) to: Option<String>,
-    /// Where --to writes (a folder, made if missing; nothing in it is overwritten).
-    #[arg(long, value_name = "DIR", requires = "to")]
+    /// Read PATH as another test runner's suite and write it as tools and their test files
+    /// under --out instead of running it: `promptfoo` (a `promptfooconfig.yaml`, with the
+    /// prompt files beside it); each prompt becomes `NAME.json` and `NAME.tests.json`.
+    #[arg(long, value_name = "RUNNER", value_parser = ["promptfoo"], requires = "out")]
+    pub(crate) from: Option<String>,
+    /// Where --to and --from write (a folder, made if missing; nothing in it is overwritten).
+    #[arg(long, value_name = "DIR")]
     pub(crate) out: Option<PathBuf>,
 }
 
