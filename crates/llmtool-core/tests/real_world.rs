@@ -66,6 +66,9 @@ type Imported = Result<Converted<Vec<(String, String)>>, Box<Diagnostic>>;
 /// each tool in it (a file may hold several), named by where it is.
 fn import(entry: &Path) -> (String, String, Imported) {
     let name = entry.file_name().unwrap().to_string_lossy().into_owned();
+    if entry.parent().and_then(Path::file_name).is_some_and(|family| family == "promptfoo") {
+        return promptfoo(entry, &name);
+    }
     if entry.is_dir() {
         let read = |file: &str| std::fs::read_to_string(entry.join(file)).unwrap();
         let config = read(semantic_kernel::CONFIG_FILE);
@@ -101,6 +104,29 @@ fn import(entry: &Path) -> (String, String, Imported) {
         Converted { value: tools, diagnostics }
     });
     (name, text, read)
+}
+
+/// The files beside a promptfoo config, read from its folder (never out of it).
+struct Folder<'a>(&'a Path);
+
+impl llmtool_core::convert::SiblingFiles for Folder<'_> {
+    fn read(&self, name: &str) -> Result<String, String> {
+        if let Some(why) = llmtool_core::convert::outside_folder(name) {
+            return Err(why);
+        }
+        std::fs::read_to_string(self.0.join(name)).map_err(|error| error.to_string())
+    }
+}
+
+/// A promptfoo example (a folder with its `promptfooconfig.yaml`) imported as
+/// `llmtool test --from promptfoo` does: the tool of each prompt, named after it.
+fn promptfoo(entry: &Path, name: &str) -> (String, String, Imported) {
+    let text = std::fs::read_to_string(entry.join("promptfooconfig.yaml")).unwrap();
+    let read = llmtool_core::suite::promptfoo_import::import(&text, &Folder(entry)).map(|read| {
+        let tools = read.value.into_iter().map(|suite| (suite.name, suite.tool)).collect();
+        Converted { value: tools, diagnostics: read.diagnostics }
+    });
+    (format!("{name}/promptfooconfig.yaml"), text, read)
 }
 
 /// The outcome of `entry`, and its snapshot: the outcome, the diagnostics as `check` shows
@@ -162,11 +188,16 @@ fn real_world_files_import_as_snapshotted_and_counted() {
 }
 
 /// The counts table of `docs/convert.md`, between its markers.
+/// `part` of `whole` as a whole percentage.
+fn rate(part: usize, whole: usize) -> String {
+    if whole == 0 { "-".into() } else { format!("{}%", (part * 100 + whole / 2) / whole) }
+}
+
 fn assert_counts_fresh(counts: &BTreeMap<String, BTreeMap<Outcome, usize>>) {
     const BEGIN: &str = "<!-- real-world counts: begin -->\n";
     const END: &str = "<!-- real-world counts: end -->\n";
     let mut table = String::from(
-        "| format | files | imported | imported with warnings | refused, located | refused, no location |\n|---|---|---|---|---|---|\n",
+        "| format | files | imported | imported with warnings | refused, located | refused, no location | import rate |\n|---|---|---|---|---|---|---|\n",
     );
     let mut total = [0usize; 5];
     for (family, outcomes) in counts {
@@ -183,14 +214,24 @@ fn assert_counts_fresh(counts: &BTreeMap<String, BTreeMap<Outcome, usize>>) {
         }
         let _ = writeln!(
             table,
-            "| {family} | {} | {} | {} | {} | {} |",
-            row[0], row[1], row[2], row[3], row[4]
+            "| {family} | {} | {} | {} | {} | {} | {} |",
+            row[0],
+            row[1],
+            row[2],
+            row[3],
+            row[4],
+            rate(row[1] + row[2], row[0])
         );
     }
     let _ = writeln!(
         table,
-        "| **all** | **{}** | **{}** | **{}** | **{}** | **{}** |",
-        total[0], total[1], total[2], total[3], total[4]
+        "| **all** | **{}** | **{}** | **{}** | **{}** | **{}** | **{}** |",
+        total[0],
+        total[1],
+        total[2],
+        total[3],
+        total[4],
+        rate(total[1] + total[2], total[0])
     );
     let path = support::repo().join("docs/convert.md");
     let text = std::fs::read_to_string(&path).unwrap();

@@ -40,7 +40,8 @@ pub fn import(
         yaml_read::from_str(text).map_err(|_| refused("the config is not YAML or JSON"))?;
     let config = config.as_object().ok_or_else(|| refused("the config is not a mapping"))?;
     let mut diagnostics = Vec::new();
-    let prompts = prompts(config.get("prompts"), files)?;
+    let prompts = prompts(config.get("prompts"), files)
+        .map_err(|problem| placed(problem, text, "prompts"))?;
     let (models, parameters) = providers(config.get("providers").or_else(|| config.get("targets")));
     let default_test =
         config.get("defaultTest").and_then(Value::as_object).cloned().unwrap_or_default();
@@ -48,7 +49,7 @@ pub fn import(
     let mut shared = Vec::new();
     for (index, assertion) in list(default_test.get("assert")).iter().enumerate() {
         shared.extend(assertion_values(
-            assertion,
+            &resolved(assertion, config),
             &format!("defaultTest.assert[{index}]"),
             &mut diagnostics,
         ));
@@ -58,11 +59,12 @@ pub fn import(
         None => Vec::new(),
         Some(Value::Array(tests)) => tests.clone(),
         Some(Value::String(reference)) => {
-            return Err(refused(format!(
+            let problem = refused(format!(
                 "`tests: {reference}` names tests kept elsewhere (a file, a generator): write them inline in the config to import them"
-            )));
+            ));
+            return Err(placed(problem, text, "tests"));
         }
-        Some(_) => return Err(refused("`tests` is not a list")),
+        Some(_) => return Err(placed(refused("`tests` is not a list"), text, "tests")),
     };
     let mut cases = Vec::new();
     for (index, test) in tests.iter().enumerate() {
@@ -72,7 +74,7 @@ pub fn import(
         let mut assertions = Vec::new();
         for (at, assertion) in list(entry.get("assert")).iter().enumerate() {
             assertions.extend(assertion_values(
-                assertion,
+                &resolved(assertion, config),
                 &format!("tests[{index}].assert[{at}]"),
                 &mut diagnostics,
             ));
@@ -169,6 +171,25 @@ fn refused(message: impl Into<String>) -> Box<Diagnostic> {
     Box::new(Diagnostic::new(&INVALID_SOURCE, message.into()))
 }
 
+/// `problem`, placed at the key `key` of the config `text` (the first line that writes it).
+fn placed(problem: Box<Diagnostic>, text: &str, key: &str) -> Box<Diagnostic> {
+    if problem.primary.is_some() {
+        return problem;
+    }
+    match crate::convert::prompt_files::front_matter::key_span(text, &[key]) {
+        Some(span) => Box::new(problem.at(span)),
+        None => problem,
+    }
+}
+
+/// An assertion that is a JSON reference (`$ref: "#/assertionTemplates/x"`, which promptfoo
+/// resolves) replaced by what it names in the config.
+fn resolved(assertion: &Value, config: &Map<String, Value>) -> Value {
+    let pointer = assertion.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix('#'));
+    let found = pointer.and_then(|pointer| Value::Object(config.clone()).pointer(pointer).cloned());
+    found.unwrap_or_else(|| assertion.clone())
+}
+
 /// A value that may be one item or a list, as a list.
 fn list(value: Option<&Value>) -> Vec<Value> {
     match value {
@@ -262,8 +283,14 @@ fn prompts(
                     .map(|e| e.to_string_lossy().to_ascii_lowercase())
                     .unwrap_or_default();
                 if matches!(extension.as_str(), "json" | "yaml" | "yml") {
-                    let messages = yaml_read::from_str(&text)
-                        .map_err(|_| refused(format!("prompt `{source}` is not JSON or YAML")))?;
+                    let messages = yaml_read::from_str(&text).map_err(|_| {
+                        let made = if text.contains("{%") {
+                            " (a template that makes its messages with `{% ... %}` is not imported)"
+                        } else {
+                            ""
+                        };
+                        refused(format!("prompt `{source}` is not JSON or YAML{made}"))
+                    })?;
                     found.push((label.unwrap_or(stem), chat_text(&messages, &source)?));
                 } else if TEXT_FILES.contains(&extension.as_str()) {
                     let pieces: Vec<&str> = text.split("\n---\n").collect();
@@ -313,7 +340,16 @@ fn chat_text(messages: &Value, source: &str) -> Result<String, Box<Diagnostic>> 
     let mut pairs = Vec::new();
     for item in items {
         let role = item.get("role").and_then(Value::as_str);
-        let content = item.get("content").and_then(Value::as_str);
+        // Text, or a list of parts whose texts are joined (the Anthropic form).
+        let content = match item.get("content") {
+            Some(Value::String(text)) => Some(text.clone()),
+            Some(Value::Array(parts)) => parts
+                .iter()
+                .map(|part| part.get("text").and_then(Value::as_str))
+                .collect::<Option<Vec<&str>>>()
+                .map(|texts| texts.concat()),
+            _ => None,
+        };
         let (Some(role), Some(content)) = (role, content) else {
             return Err(refused(format!(
                 "prompt `{source}` has a message without a `role` and text `content`"
@@ -322,7 +358,7 @@ fn chat_text(messages: &Value, source: &str) -> Result<String, Box<Diagnostic>> 
         pairs.push((role, content));
     }
     Ok(match pairs.as_slice() {
-        [("user", content)] => (*content).to_owned(),
+        [("user", content)] => content.clone(),
         _ => pairs
             .iter()
             .map(|(role, content)| format!("{role}:\n{content}"))

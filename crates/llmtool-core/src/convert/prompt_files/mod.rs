@@ -4,7 +4,7 @@
 //! key the peer ignores, so that `import` gives back the same tool.
 
 mod dotprompt;
-mod front_matter;
+pub(crate) mod front_matter;
 pub mod langfuse;
 mod llm_template;
 pub mod openai_prompt;
