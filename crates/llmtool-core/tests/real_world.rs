@@ -190,7 +190,9 @@ fn real_world_files_import_as_snapshotted_and_counted() {
 /// The counts table of `docs/convert.md`, between its markers.
 /// `part` of `whole` as a whole percentage.
 fn rate(part: usize, whole: usize) -> String {
-    if whole == 0 { "-".into() } else { format!("{}%", (part * 100 + whole / 2) / whole) }
+    (part * 100 + whole / 2)
+        .checked_div(whole)
+        .map_or_else(|| "-".into(), |rate| format!("{rate}%"))
 }
 
 fn assert_counts_fresh(counts: &BTreeMap<String, BTreeMap<Outcome, usize>>) {
