@@ -882,3 +882,50 @@ fn an_openai_stored_prompt_copied_out_is_imported_and_never_written() {
     let written = llmtool(&["export", imported.to_str().unwrap(), "--to", "openai-prompt"], None);
     assert_eq!(written.status.code(), Some(2), "read only");
 }
+
+#[test]
+fn a_promptfoo_config_reaches_only_its_folder_and_runs_no_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("eval");
+    std::fs::create_dir(&folder).unwrap();
+    std::fs::write(dir.path().join("secret.txt"), "the secret {{x}}").unwrap();
+    let config = folder.join("promptfooconfig.yaml");
+    let out = dir.path().join("out");
+    for (prompts, refused) in [
+        ("[file://../secret.txt]", "leads out of the source's folder"),
+        ("[file://prompt.js]", "made by a program"),
+    ] {
+        std::fs::write(&config, format!("prompts: {prompts}\ntests:\n  - vars: {{x: 1}}\n"))
+            .unwrap();
+        let read = llmtool(
+            &[
+                "test",
+                "--from",
+                "promptfoo",
+                config.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+            ],
+            None,
+        );
+        assert_eq!(read.status.code(), Some(1), "{prompts}: {}", text(&read.stderr));
+        assert!(text(&read.stderr).contains(refused), "{prompts}: {}", text(&read.stderr));
+        assert!(!out.exists(), "nothing written");
+    }
+    // A code assertion is left out, never run: the marker file is never made.
+    let marker = dir.path().join("ran");
+    let code = format!("require('fs').writeFileSync('{}', '')", marker.display());
+    std::fs::write(
+        &config,
+        format!("prompts: ['Say {{{{x}}}}']\ntests:\n  - vars: {{x: hi}}\n    assert:\n      - type: javascript\n        value: \"{code}\"\n"),
+    )
+    .unwrap();
+    let read = llmtool(
+        &["test", "--from", "promptfoo", config.to_str().unwrap(), "--out", out.to_str().unwrap()],
+        None,
+    );
+    assert_eq!(read.status.code(), Some(0), "{}", text(&read.stderr));
+    assert!(text(&read.stderr).contains("(javascript) is left out"), "{}", text(&read.stderr));
+    let tests = std::fs::read_to_string(out.join("prompt-1.tests.json")).unwrap();
+    assert!(!tests.contains("writeFileSync") && !marker.exists(), "{tests}");
+}

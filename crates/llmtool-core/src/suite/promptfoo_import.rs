@@ -274,15 +274,22 @@ fn prompts(
     for (label, source) in entries {
         match file_reference(&source) {
             Some(name) => {
-                let text =
-                    files.read(name).map_err(|why| refused(format!("prompt `{source}`: {why}")))?;
                 let stem = name.rsplit('/').next().unwrap_or(name);
                 let stem = stem.split('.').next().unwrap_or(stem).to_owned();
                 let extension = std::path::Path::new(name)
                     .extension()
                     .map(|e| e.to_string_lossy().to_ascii_lowercase())
                     .unwrap_or_default();
-                if matches!(extension.as_str(), "json" | "yaml" | "yml") {
+                // A prompt a program makes is never opened, let alone run.
+                let chat = matches!(extension.as_str(), "json" | "yaml" | "yml");
+                if !chat && !TEXT_FILES.contains(&extension.as_str()) {
+                    return Err(refused(format!(
+                        "prompt `{source}`: a prompt made by a program (JavaScript, Python) or a file of another kind is not imported"
+                    )));
+                }
+                let text =
+                    files.read(name).map_err(|why| refused(format!("prompt `{source}`: {why}")))?;
+                if chat {
                     let messages = yaml_read::from_str(&text).map_err(|_| {
                         let made = if text.contains("{%") {
                             " (a template that makes its messages with `{% ... %}` is not imported)"
@@ -292,7 +299,7 @@ fn prompts(
                         refused(format!("prompt `{source}` is not JSON or YAML{made}"))
                     })?;
                     found.push((label.unwrap_or(stem), chat_text(&messages, &source)?));
-                } else if TEXT_FILES.contains(&extension.as_str()) {
+                } else {
                     let pieces: Vec<&str> = text.split("\n---\n").collect();
                     let count = pieces.len();
                     for (index, piece) in pieces.into_iter().enumerate() {
@@ -300,10 +307,6 @@ fn prompts(
                         let name = if count > 1 { format!("{name}-{}", index + 1) } else { name };
                         found.push((name, piece.trim_end_matches('\n').to_owned()));
                     }
-                } else {
-                    return Err(refused(format!(
-                        "prompt `{source}`: a prompt made by a program (JavaScript, Python) or a file of another kind is not imported"
-                    )));
                 }
             }
             None => {
