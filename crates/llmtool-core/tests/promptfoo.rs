@@ -186,3 +186,24 @@ tests:
     let refused = llmtool_core::suite::promptfoo_import::import(elsewhere, &files).unwrap_err();
     assert!(refused.message.contains("inline"), "{}", refused.message);
 }
+
+#[test]
+fn lists_of_values_make_a_bounded_number_of_cases_and_providers_name_their_models() {
+    let items: Vec<String> = (0..10).map(|i| format!("v{i}")).collect();
+    let list = format!("[{}]", items.join(", "));
+    let vars: Vec<String> = (0..5).map(|i| format!("x{i}: {list}")).collect();
+    // Five lists of ten: 100,000 combinations, refused before any is made.
+    let config = format!("prompts: ['Hi {{{{x0}}}}']\ntests:\n  - vars: {{{}}}\n", vars.join(", "));
+    let refused =
+        llmtool_core::suite::promptfoo_import::import(&config, &Beside(vec![])).unwrap_err();
+    assert!(refused.message.contains("more than 10000 cases"), "{}", refused.message);
+    assert!(refused.primary.is_some(), "placed at `tests`");
+    // Lists of numbers are one value, as promptfoo passes them.
+    let numbers = "prompts: ['Sum {{xs}}']\nproviders: ['ollama:chat:llama3.1:8b', 'file://provider.js']\ntests:\n  - vars: {xs: [1, 2, 3]}\n";
+    let read = llmtool_core::suite::promptfoo_import::import(numbers, &Beside(vec![])).unwrap();
+    let tests = read_json(&read.value[0].tests).file.unwrap();
+    assert_eq!(tests.cases.len(), 1);
+    assert_eq!(tests.cases[0].vars["xs"], "1,2,3");
+    let tool: serde_json::Value = serde_json::from_str(&read.value[0].tool).unwrap();
+    assert_eq!(tool["metadata"]["model_version"], serde_json::json!(["llama3.1:8b"]));
+}

@@ -259,8 +259,13 @@ fn assertion_value(check: &Check) -> Option<Map<String, Value>> {
         )),
         Check::MaxCost(most) => json!({ "type": "cost", "threshold": most }),
         Check::MaxLatencyMs(most) => json!({ "type": "latency", "threshold": most }),
-        Check::Judge { rubric, threshold, .. } => {
-            json!({ "type": "llm-rubric", "value": jinja_literal(rubric), "threshold": threshold })
+        Check::Judge { rubric, threshold, model } => {
+            let mut judge = json!({ "type": "llm-rubric", "value": jinja_literal(rubric), "threshold": threshold });
+            // The grader llmtool would use, as promptfoo names a provider.
+            if let Some(model) = model.as_deref().filter(|m| *m != "local") {
+                judge["provider"] = provider(model, None)["id"].clone();
+            }
+            judge
         }
         Check::JsonPath { .. } | Check::Similar { .. } => return None,
     };
@@ -268,17 +273,25 @@ fn assertion_value(check: &Check) -> Option<Map<String, Value>> {
 }
 
 /// Whether a pattern means the same to JavaScript's `RegExp` (no flags) as to Rust's `regex`:
-/// no inline flags, Unicode classes, anchors or POSIX classes of Rust's own.
+/// ASCII letters, digits, spaces and the punctuation both read alike, with no escapes, no `.`
+/// (which differs on line ends and characters beyond 16 bits) and no groups with flags.
 fn portable(pattern: &str) -> bool {
-    !["(?", "\\p", "\\P", "\\A", "\\z", "[[:", "\\d", "\\w", "\\s", "\\b"]
-        .iter()
-        .any(|construct| pattern.contains(construct))
-        && pattern.is_ascii()
+    pattern
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || " -_,;:!@#%&=<>'\"/[]()|+*?^${}".contains(c))
+        && !pattern.contains("(?")
+        && !pattern.contains("&&")
+        && !pattern.contains("--")
+        && !pattern.contains("~~")
 }
 
+/// Rust's Unicode word characters, as JavaScript (with `u`) writes them inside a class.
+const WORD: &str = "\\p{L}\\p{M}\\p{Nd}\\p{Pc}";
+
 /// A Rust pattern as JavaScript's, with its flags (always `u`, so that classes and `.` mean
-/// characters, not UTF-16 units): leading inline flags become flags, a Unicode script class
-/// names its script, and Rust's `\A` and `\z` are `^` and `$`.
+/// characters, not UTF-16 units): leading inline flags become flags; `\d`, `\w` and `\b` (and
+/// their negations) are Unicode's, as in Rust; `.` leaves out only a newline; a script class
+/// names its script; `\A` and `\z` are `^` and `$`.
 fn js_pattern(pattern: &str) -> (String, String) {
     let mut flags = String::from("u");
     let mut rest = pattern;
@@ -289,16 +302,46 @@ fn js_pattern(pattern: &str) -> (String, String) {
         flags.push_str(&inner[..end]);
         rest = &inner[end + 1..];
     }
+    let dot_all = flags.contains('s');
     let mut out = String::new();
+    let mut in_class = false;
     let mut chars = rest.char_indices().peekable();
     while let Some((at, c)) = chars.next() {
-        if c != '\\' {
-            out.push(c);
-            continue;
+        match c {
+            '[' if !in_class => {
+                in_class = true;
+                out.push(c);
+                continue;
+            }
+            ']' if in_class => {
+                in_class = false;
+                out.push(c);
+                continue;
+            }
+            '.' if !in_class && !dot_all => {
+                out.push_str("[^\\n]");
+                continue;
+            }
+            '\\' => {}
+            _ => {
+                out.push(c);
+                continue;
+            }
         }
         match chars.next() {
             Some((_, 'A')) => out.push('^'),
             Some((_, 'z')) => out.push('$'),
+            Some((_, 'd')) => out.push_str("\\p{Nd}"),
+            Some((_, 'D')) => out.push_str("\\P{Nd}"),
+            Some((_, 'w')) if in_class => out.push_str(WORD),
+            Some((_, 'w')) => out.push_str(&format!("[{WORD}]")),
+            Some((_, 'W')) => out.push_str(&format!("[^{WORD}]")),
+            Some((_, 'b')) => {
+                out.push_str(&format!("(?:(?<=[{WORD}])(?![{WORD}])|(?<![{WORD}])(?=[{WORD}]))"))
+            }
+            Some((_, 'B')) => {
+                out.push_str(&format!("(?:(?<=[{WORD}])(?=[{WORD}])|(?<![{WORD}])(?![{WORD}]))"))
+            }
             Some((_, class @ ('p' | 'P'))) if rest[at + 2..].starts_with('{') => {
                 let end = rest[at + 2..].find('}').map_or(rest.len(), |e| at + 2 + e);
                 let name = &rest[at + 3..end];
@@ -335,7 +378,8 @@ mod tests {
             ("hello\\s+\\p{Script=Hangul}{2,}".into(), "ui".into())
         );
         assert_eq!(js_pattern("\\Aa\\p{L}\\z"), ("^a\\p{L}$".into(), "u".into()));
+        assert_eq!(js_pattern("\\d.[\\w-]").0, "\\p{Nd}[^\\n][\\p{L}\\p{M}\\p{Nd}\\p{Pc}-]");
         assert!(portable("token[0-9]+"));
-        assert!(!portable("token\\d+"));
+        assert!(!portable("token\\d+") && !portable("a.b") && !portable("é"));
     }
 }

@@ -28,8 +28,11 @@ pub struct ImportedSuite {
 const PARAMETERS: [&str; 5] =
     ["temperature", "max_tokens", "top_p", "frequency_penalty", "presence_penalty"];
 
+/// The most cases a config may make (a test's list values make one per combination).
+const MAX_CASES: usize = 10_000;
+
 /// Extensions of the prompt files read as text.
-const TEXT_FILES: [&str; 4] = ["txt", "md", "j2", "prompt"];
+const TEXT_FILES: [&str; 3] = ["txt", "md", "j2"];
 
 /// Reads a promptfoo config (`text`), reaching the files it names through `files`.
 pub fn import(
@@ -38,18 +41,19 @@ pub fn import(
 ) -> Result<Converted<Vec<ImportedSuite>>, Box<Diagnostic>> {
     let config =
         yaml_read::from_str(text).map_err(|_| refused("the config is not YAML or JSON"))?;
-    let config = config.as_object().ok_or_else(|| refused("the config is not a mapping"))?;
+    let whole = config;
+    let config = whole.as_object().ok_or_else(|| refused("the config is not a mapping"))?;
     let mut diagnostics = Vec::new();
     let prompts = prompts(config.get("prompts"), files)
         .map_err(|problem| placed(problem, text, "prompts"))?;
     let (models, parameters) = providers(config.get("providers").or_else(|| config.get("targets")));
     let default_test =
         config.get("defaultTest").and_then(Value::as_object).cloned().unwrap_or_default();
-    let expand = !disables_expansion(&default_test);
+    let expand_by_default = !disables_expansion(&default_test);
     let mut shared = Vec::new();
     for (index, assertion) in list(default_test.get("assert")).iter().enumerate() {
         shared.extend(assertion_values(
-            &resolved(assertion, config),
+            &resolved(assertion, &whole),
             &format!("defaultTest.assert[{index}]"),
             &mut diagnostics,
         ));
@@ -74,7 +78,7 @@ pub fn import(
         let mut assertions = Vec::new();
         for (at, assertion) in list(entry.get("assert")).iter().enumerate() {
             assertions.extend(assertion_values(
-                &resolved(assertion, config),
+                &resolved(assertion, &whole),
                 &format!("tests[{index}].assert[{at}]"),
                 &mut diagnostics,
             ));
@@ -84,8 +88,20 @@ pub fn import(
             .and_then(Value::as_str)
             .map_or_else(|| format!("test {}", index + 1), str::to_owned);
         let vars = entry.get("vars").and_then(Value::as_object).cloned().unwrap_or_default();
-        let expanded =
-            if expand && !disables_expansion(entry) { expansions(&vars) } else { vec![vars] };
+        // A test's own `options` win over `defaultTest`'s, as promptfoo merges them.
+        let expand = entry
+            .get("options")
+            .and_then(|o| o.get("disableVarExpansion"))
+            .and_then(Value::as_bool)
+            .map_or(expand_by_default, |disabled| !disabled);
+        let room = MAX_CASES - cases.len();
+        let expanded = if expand { expansions(&vars, room) } else { Some(vec![vars]) };
+        let Some(expanded) = expanded else {
+            let problem = refused(format!(
+                "`tests[{index}]` makes more than {MAX_CASES} cases in all from its lists of values (one per combination)"
+            ));
+            return Err(placed(problem, text, "tests"));
+        };
         let several = expanded.len() > 1;
         for (number, vars) in expanded.into_iter().enumerate() {
             let mut case = Map::new();
@@ -184,9 +200,9 @@ fn placed(problem: Box<Diagnostic>, text: &str, key: &str) -> Box<Diagnostic> {
 
 /// An assertion that is a JSON reference (`$ref: "#/assertionTemplates/x"`, which promptfoo
 /// resolves) replaced by what it names in the config.
-fn resolved(assertion: &Value, config: &Map<String, Value>) -> Value {
+fn resolved(assertion: &Value, config: &Value) -> Value {
     let pointer = assertion.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix('#'));
-    let found = pointer.and_then(|pointer| Value::Object(config.clone()).pointer(pointer).cloned());
+    let found = pointer.and_then(|pointer| config.pointer(pointer).cloned());
     found.unwrap_or_else(|| assertion.clone())
 }
 
@@ -205,11 +221,22 @@ fn disables_expansion(test: &Map<String, Value>) -> bool {
 }
 
 /// The value sets a test's `vars` stand for: one per combination of its list values.
-fn expansions(vars: &Map<String, Value>) -> Vec<Map<String, Value>> {
+/// promptfoo expands a list whose first item is text, as it does; `None` when the sets would
+/// be more than `room`.
+fn expansions(vars: &Map<String, Value>, room: usize) -> Option<Vec<Map<String, Value>>> {
+    let count = vars.values().try_fold(1usize, |count, value| match value {
+        Value::Array(items) if items.first().is_some_and(Value::is_string) => {
+            count.checked_mul(items.len())
+        }
+        _ => Some(count),
+    })?;
+    if count > room {
+        return None;
+    }
     let mut sets = vec![Map::new()];
     for (key, value) in vars {
         let choices = match value {
-            Value::Array(items) if !items.is_empty() => items.clone(),
+            Value::Array(items) if items.first().is_some_and(Value::is_string) => items.clone(),
             other => vec![other.clone()],
         };
         sets = sets
@@ -223,7 +250,7 @@ fn expansions(vars: &Map<String, Value>) -> Vec<Map<String, Value>> {
             })
             .collect();
     }
-    sets
+    Some(sets)
 }
 
 /// A value as the text promptfoo renders it: a list's items joined with `,`, a number or a
@@ -300,12 +327,18 @@ fn prompts(
                     })?;
                     found.push((label.unwrap_or(stem), chat_text(&messages, &source)?));
                 } else {
-                    let pieces: Vec<&str> = text.split("\n---\n").collect();
+                    // A text file holds several prompts between lines of `---`, each trimmed, as
+                    // promptfoo splits them; Markdown and Jinja files hold one.
+                    let pieces: Vec<String> = if extension == "txt" {
+                        split_prompts(&text)
+                    } else {
+                        vec![text.trim_end_matches('\n').to_owned()]
+                    };
                     let count = pieces.len();
                     for (index, piece) in pieces.into_iter().enumerate() {
                         let name = label.clone().unwrap_or_else(|| stem.clone());
                         let name = if count > 1 { format!("{name}-{}", index + 1) } else { name };
-                        found.push((name, piece.trim_end_matches('\n').to_owned()));
+                        found.push((name, piece));
                     }
                 }
             }
@@ -316,6 +349,20 @@ fn prompts(
         }
     }
     Ok(found)
+}
+
+/// The prompts of a text file: split at each line that is `---` (whitespace around it aside),
+/// each trimmed, the empty ones left out.
+fn split_prompts(text: &str) -> Vec<String> {
+    let mut prompts = vec![String::new()];
+    for line in text.split_inclusive('\n') {
+        if line.trim() == "---" {
+            prompts.push(String::new());
+        } else if let Some(last) = prompts.last_mut() {
+            last.push_str(line);
+        }
+    }
+    prompts.into_iter().map(|p| p.trim().to_owned()).filter(|p| !p.is_empty()).collect()
 }
 
 /// The file a prompt names, read as promptfoo reads one: `file://NAME`, or a one-line text that
@@ -385,7 +432,7 @@ fn providers(value: Option<&Value>) -> (Vec<String>, Map<String, Value>) {
             _ => (None, None),
         };
         let Some(id) = id else { continue };
-        let model = id.rsplit(':').next().unwrap_or(id);
+        let Some(model) = provider_model(id) else { continue };
         if !model.is_empty() && !models.iter().any(|m| m == model) {
             models.push(model.to_owned());
         }
@@ -398,6 +445,21 @@ fn providers(value: Option<&Value>) -> (Vec<String>, Map<String, Value>) {
         }
     }
     (models, parameters)
+}
+
+/// The model a provider id names: what follows the provider and its kind
+/// (`openai:chat:gpt-4o` is `gpt-4o`, `ollama:chat:llama3.1:8b` is `llama3.1:8b`); `None` for
+/// a provider that is a program or an address (`file://`, `http`, `exec:`).
+fn provider_model(id: &str) -> Option<&str> {
+    if id.contains("://") || id.starts_with("exec:") || id.starts_with("python:") {
+        return None;
+    }
+    let (_, rest) = id.split_once(':')?;
+    let rest = ["chat:", "completion:", "messages:", "responses:"]
+        .iter()
+        .find_map(|kind| rest.strip_prefix(kind))
+        .unwrap_or(rest);
+    (!rest.is_empty()).then_some(rest)
 }
 
 /// One promptfoo assertion as llmtool's (none, or several for `contains-all`), with a warning
@@ -511,7 +573,21 @@ fn from_javascript(code: &str) -> Option<Value> {
     let inner = code.strip_prefix("new RegExp(")?.strip_suffix(").test(output)")?;
     let (pattern, flags): (String, String) = serde_json::from_str(&format!("[{inner}]")).ok()?;
     let inline: String = flags.chars().filter(|c| matches!(c, 'i' | 'm' | 's')).collect();
-    let pattern = pattern.replace("\\p{Script=", "\\p{").replace("\\P{Script=", "\\P{");
+    // What `--to promptfoo` spells out for JavaScript, back in Rust's shorthand.
+    let word = "\\p{L}\\p{M}\\p{Nd}\\p{Pc}";
+    let mut pattern = pattern.replace("\\p{Script=", "\\p{").replace("\\P{Script=", "\\P{");
+    for (spelled, short) in [
+        (format!("(?:(?<=[{word}])(?![{word}])|(?<![{word}])(?=[{word}]))"), "\\b"),
+        (format!("(?:(?<=[{word}])(?=[{word}])|(?<![{word}])(?![{word}]))"), "\\B"),
+        (format!("[^{word}]"), "\\W"),
+        (format!("[{word}]"), "\\w"),
+        (word.to_owned(), "\\w"),
+        ("\\p{Nd}".to_owned(), "\\d"),
+        ("\\P{Nd}".to_owned(), "\\D"),
+        ("[^\\n]".to_owned(), "."),
+    ] {
+        pattern = pattern.replace(&spelled, short);
+    }
     let pattern = if inline.is_empty() { pattern } else { format!("(?{inline}){pattern}") };
     regex::Regex::new(&pattern).ok()?;
     Some(json!({ "type": "regex", "value": pattern }))

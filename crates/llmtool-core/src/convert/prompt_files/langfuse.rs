@@ -348,7 +348,7 @@ pub(super) fn template(text: &str, diagnostics: &mut Vec<Diagnostic>) -> Vec<Par
             parts.push(Part::Variable { name: name.to_owned(), list: false, default: None });
         } else {
             let raw = &text[open..close + 2];
-            if raw.len() > 4 && !name.is_empty() {
+            if raw.len() > 4 || name.is_empty() {
                 diagnostics.push(Diagnostic::new(
                     &PEER_RENDERS_DIFFERENTLY,
                     format!(

@@ -144,9 +144,9 @@ pub fn read(text: &str) -> Result<Converted<String>, Box<Diagnostic>> {
             }
             parts.push(Part::Literal(format!("{role}:\n")));
         }
-        parts.extend(super::langfuse::template(content, &mut Vec::new()));
+        parts.extend(super::langfuse::template(content, &mut diagnostics));
     }
-    if !single {
+    if messages.len() > 1 {
         diagnostics.push(Diagnostic::new(
             &PEER_RENDERS_DIFFERENTLY,
             "the prompt has several messages (the instructions count as a system message); a tool has one prompt, so each is kept in it after its role line (`system:`)",
