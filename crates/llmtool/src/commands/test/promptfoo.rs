@@ -72,20 +72,34 @@ pub(super) fn from(paths: &[PathBuf], out: &Path) -> anyhow::Result<Outcome> {
         };
         crate::commands::render::print_problems(&name, &text, &read.diagnostics);
         std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
-        for suite in read.value {
-            let (tool, tests) =
-                (format!("{}.json", suite.name), format!("{}.tests.json", suite.name));
-            write_new(out, &[(&tool, &suite.tool), (&tests, &suite.tests)])?;
-        }
+        // Every tool and test file of the config, or none.
+        let names: Vec<(String, String)> = read
+            .value
+            .iter()
+            .map(|suite| (format!("{}.json", suite.name), format!("{}.tests.json", suite.name)))
+            .collect();
+        let files: Vec<(&str, &String)> = read
+            .value
+            .iter()
+            .zip(&names)
+            .flat_map(|(suite, (tool, tests))| {
+                [(tool.as_str(), &suite.tool), (tests.as_str(), &suite.tests)]
+            })
+            .collect();
+        write_new(out, &files)?;
     }
     Ok(outcome)
 }
 
-/// Writes each `(name, text)` into `folder` as a private file, none of which may exist.
+/// Writes each `(name, text)` into `folder` as a private file; none of them may exist, and
+/// none is written unless all can be.
 fn write_new(folder: &Path, files: &[(&str, &String)]) -> anyhow::Result<()> {
-    for (name, text) in files {
+    for (name, _) in files {
         let target = folder.join(name);
         anyhow::ensure!(!target.exists(), "{} exists already; not overwritten", target.display());
+    }
+    for (name, text) in files {
+        let target = folder.join(name);
         llmtool_log::private::write_private(&target, text.as_bytes())
             .with_context(|| format!("cannot write {}", target.display()))?;
         eprintln!("wrote {}", target.display());
