@@ -335,7 +335,8 @@ pub fn read_sources(
                 let place = format!("{}.", entry.at);
                 super::prompt_files::langfuse::read_value(entry.value, Some((unmarked, &place)))
                     .map(|read| {
-                        diagnostics.extend(read.diagnostics);
+                        let bom = text.len() - unmarked.len();
+                        diagnostics.extend(read.diagnostics.into_iter().map(|d| d.shifted(bom)));
                         Source::ToolFile(super::prompt_files::canonical(&read.value))
                     })
             }

@@ -226,7 +226,25 @@ pub struct LangfuseVersion {
 /// or one prompt object): the prompts in the order they first appear, each one's versions
 /// from the oldest (the lowest `version`) on. An error when `text` holds no Langfuse prompt.
 pub fn versions(text: &str) -> Result<Vec<LangfuseVersion>, Box<Diagnostic>> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    // A byte-order mark is set aside; the diagnostics still point into the whole text.
+    let unmarked = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let bom = text.len() - unmarked.len();
+    let shift = |diagnostic: Diagnostic| diagnostic.shifted(bom);
+    let mut found = versions_unmarked(unmarked).map_err(|problem| Box::new(shift(*problem)))?;
+    for version in &mut found {
+        version.tool = match std::mem::replace(&mut version.tool, Err(invalid(""))) {
+            Ok(read) => Ok(Converted {
+                value: read.value,
+                diagnostics: read.diagnostics.into_iter().map(shift).collect(),
+            }),
+            Err(problem) => Err(Box::new(shift(*problem))),
+        };
+    }
+    Ok(found)
+}
+
+/// [`versions`] of a text with no byte-order mark.
+fn versions_unmarked(text: &str) -> Result<Vec<LangfuseVersion>, Box<Diagnostic>> {
     let value: Value = serde_json::from_str(text)
         .map_err(|error| Box::new(crate::convert::detect::not_json(text, "", &error)))?;
     let entries: Vec<(String, &Value)> = match &value {
@@ -516,6 +534,20 @@ mod tests {
         let parts = template("{{{z}}}!", &mut said);
         assert_eq!(parts, [Part::Literal("{{{z}}}!".into())]);
         assert!(said[0].message.contains("`{z`"), "{}", said[0].message);
+    }
+
+    #[test]
+    fn a_byte_order_mark_does_not_move_what_is_said() {
+        let text = "\u{feff}[{\"name\": \"c\", \"type\": \"chat\", \"version\": 1, \"prompt\": [{\"role\": \"user\", \"content\": \"Hi\"}, {\"type\": \"placeholder\", \"name\": \"history\"}]}]";
+        let found = versions(text).unwrap();
+        let read = found[0].tool.as_ref().unwrap();
+        let said = read.diagnostics.iter().find(|d| d.message.contains("`history`")).unwrap();
+        let span = said.primary.as_ref().unwrap().span;
+        assert!(
+            text[span.start..span.end].starts_with("{\"type\": \"placeholder\""),
+            "{}",
+            &text[span.start..span.end]
+        );
     }
 
     #[test]
