@@ -215,6 +215,26 @@ fn a_langfuse_export_comes_in_with_its_versions_notes_labels_and_tags() {
     let found = llmtool(&data, &["search", "--tag", "movies", "--format", "json"], &env);
     let page: serde_json::Value = serde_json::from_slice(&found.stdout).unwrap();
     assert_eq!(page["tools"][0]["slug"], "movie-critic", "{page}");
+    // Two names that make one slug: refused before anything is published.
+    let clash = dir.path().join("clash.json");
+    let prompt = |name: &str| serde_json::json!({"name": name, "version": 1, "type": "text", "prompt": "Hi {{x}}", "labels": []});
+    std::fs::write(
+        &clash,
+        serde_json::json!([prompt("Support Reply"), prompt("support-reply")]).to_string(),
+    )
+    .unwrap();
+    let refused = llmtool(&data, &["publish", "--from", "langfuse", clash.to_str().unwrap()], &env);
+    assert_eq!(refused.status.code(), Some(1), "{}", text(&refused.stderr));
+    assert!(
+        text(&refused.stderr).contains("would both be `support-reply`"),
+        "{}",
+        text(&refused.stderr)
+    );
+    assert_eq!(
+        llmtool(&data, &["pull", "support-reply"], &env).status.code(),
+        Some(2),
+        "nothing published"
+    );
     // A file that is not Langfuse's: exit 1, nothing published.
     let other = dir.path().join("other.json");
     std::fs::write(&other, r#"[{"name": "x", "parameters": {}}]"#).unwrap();

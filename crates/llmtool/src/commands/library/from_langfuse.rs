@@ -26,6 +26,27 @@ pub(super) async fn publish(
             return Ok(false);
         }
     };
+    // Two prompts whose names make one slug would share a history: refused before anything
+    // is published.
+    let mut slugs: Vec<(String, &str)> = Vec::new();
+    for version in &versions {
+        let Ok(tool) = &version.tool else { continue };
+        let Ok(publication) = llmtool_registry::Publication::from_text(&tool.value, name) else {
+            continue;
+        };
+        let slug = publication.default_slug();
+        match slugs.iter().find(|(seen, _)| *seen == slug) {
+            Some((_, other)) if *other != version.name => {
+                eprintln!(
+                    "{name}: the prompts `{other}` and `{}` would both be `{slug}` in the library; rename one in the file (nothing is published)",
+                    version.name
+                );
+                return Ok(false);
+            }
+            Some(_) => {}
+            None => slugs.push((slug, &version.name)),
+        }
+    }
     let mut all_published = true;
     // What each version became in the library: its slug and number.
     let mut made: Vec<(&LangfuseVersion, String, u32)> = Vec::new();
