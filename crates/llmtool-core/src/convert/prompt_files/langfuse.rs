@@ -111,6 +111,12 @@ pub(crate) fn read_value(
                 if !parts.is_empty() {
                     parts.push(Part::Literal("\n\n".into()));
                 }
+                if !ROLES.contains(&role) {
+                    diagnostics.push(located(&at, Diagnostic::new(
+                        &PEER_RENDERS_DIFFERENTLY,
+                        format!("the role `{role}` is kept as a role line, but an export gives back as messages only system, developer, user, assistant and tool ones: this message would join the one before"),
+                    )));
+                }
                 parts.push(Part::Literal(format!("{role}:\n")));
                 parts.extend(template(content, &mut notes));
             }
@@ -541,6 +547,17 @@ mod tests {
         let text = "\u{feff}[{\"name\": \"c\", \"type\": \"chat\", \"version\": 1, \"prompt\": [{\"role\": \"user\", \"content\": \"Hi\"}, {\"type\": \"placeholder\", \"name\": \"history\"}]}]";
         let found = versions(text).unwrap();
         let read = found[0].tool.as_ref().unwrap();
+        // A role an export cannot give back is said at its message.
+        let human = text.replace("\"role\": \"user\"", "\"role\": \"human\"");
+        let found = versions(&human).unwrap();
+        let noted = found[0]
+            .tool
+            .as_ref()
+            .unwrap()
+            .diagnostics
+            .iter()
+            .any(|d| d.message.contains("`human`"));
+        assert!(noted);
         let said = read.diagnostics.iter().find(|d| d.message.contains("`history`")).unwrap();
         let span = said.primary.as_ref().unwrap().span;
         assert!(
