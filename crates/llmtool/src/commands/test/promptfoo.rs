@@ -29,7 +29,9 @@ pub(super) fn to(paths: &[PathBuf], out: &Path, models: &[String]) -> anyhow::Re
             outcome = Outcome::Problems;
             continue;
         }
-        let tool = llmtool_core::Document::from_text(std::fs::read_to_string(tool_path)?);
+        // Read as every tool file is: bounded, and refused when it is not a regular file.
+        let bytes = llmtool_runtime::files::read(tool_path, io::max_file_bytes())?;
+        let tool = llmtool_core::Document::from_text(String::from_utf8_lossy(&bytes).into_owned());
         let name = tool_path.file_stem().map(|s| s.to_string_lossy().into_owned());
         let name = name.unwrap_or_else(|| "tool".into());
         let Some(written) = promptfoo::export(tests, &tool, &name, models) else {
