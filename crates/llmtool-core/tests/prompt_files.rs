@@ -421,6 +421,34 @@ fn an_edited_export_declares_what_was_added_to_its_template() {
     }
 }
 
+/// The exact prompt a Langfuse export keeps in `config.llmtool` comes back only while the
+/// prompt in Langfuse is still the one exported: an edit made in Langfuse wins, with a warning
+/// at the stale copy.
+#[test]
+fn a_prompt_edited_in_langfuse_wins_over_the_exact_copy() {
+    // Langfuse's Python SDK leaves `{{{name}}}` as it is: the export keeps the exact prompt.
+    let text = r#"{"model_prompt": "Fill {{{name}}} in a {{tone}} tone.", "metadata": {"prompt_name": "Fill",
+        "variables": [{"name": "name", "type": "text"}, {"name": "tone", "type": "text"}]}}"#;
+    let exported = PromptFormat::Langfuse.write(&Document::from_text(text.to_owned())).value;
+    assert!(exported.contains("\"model_prompt\""), "the export keeps the exact prompt: {exported}");
+    let back = PromptFormat::Langfuse.read(&exported).unwrap();
+    assert!(back.diagnostics.is_empty(), "{:?}", back.diagnostics);
+    assert_eq!(back.value, canonical(text));
+
+    // The prompt comes before the copy in `config.llmtool`: only it is edited.
+    let edited = exported.replacen("Fill {{{name}}}", "Complete {{{name}}}", 1);
+    assert_ne!(edited, exported, "{exported}");
+    let read = PromptFormat::Langfuse.read(&edited).unwrap();
+    let stale = read.diagnostics.iter().find(|d| d.message.contains("out of date")).unwrap();
+    let span = stale.primary.as_ref().unwrap().span;
+    assert_eq!(&edited[span.start..span.end], "\"Fill {{{name}}} in a {{tone}} tone.\"");
+    // Langfuse fills no value `name` in the edit: it is no longer a variable.
+    assert!(stale.message.contains("fill no value `name`"), "{}", stale.message);
+    let tool: serde_json::Value = serde_json::from_str(&read.value).unwrap();
+    let prompt = tool["model_prompt"].as_str().unwrap();
+    assert!(prompt.starts_with("Complete "), "{prompt}");
+}
+
 /// The files of a test folder, by name.
 struct Folder(&'static [(&'static str, &'static str)]);
 

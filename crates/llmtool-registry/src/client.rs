@@ -252,6 +252,14 @@ impl LibraryClient {
         self.send(self.request(reqwest::Method::GET, "/usage").query(&query)).await
     }
 
+    /// Every version of `slug` (`GET /tools/{slug}/versions`), oldest first.
+    pub async fn versions(&self, slug: &str) -> Result<Vec<VersionBody>, ClientError> {
+        let request = self.request(reqwest::Method::GET, &format!("/tools/{slug}/versions"));
+        let mut versions = self.send::<Vec<VersionBody>>(request).await?;
+        versions.sort_by_key(|version| version.version);
+        Ok(versions)
+    }
+
     /// The version `reference` points at, as a canonical tool file checked against its
     /// content hash; from the cache, with `from_cache`, when the library cannot be reached.
     pub async fn pull(&self, reference: &Reference) -> Result<Pulled, ClientError> {

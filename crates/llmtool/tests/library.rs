@@ -212,6 +212,91 @@ fn a_langfuse_export_comes_in_with_its_versions_notes_labels_and_tags() {
     let notes: Vec<&str> =
         versions.as_array().unwrap().iter().filter_map(|v| v["note"].as_str()).collect();
     assert_eq!(notes, ["levels of critics"], "{versions}");
+    // The same export again: every version is one the library holds, so nothing is published
+    // twice and the labels stay where they are.
+    let again = llmtool(&data, &["publish", "--from", "langfuse", file.to_str().unwrap()], &env);
+    let said_again = text(&again.stdout);
+    assert_eq!(again.status.code(), Some(0), "{said_again}{}", text(&again.stderr));
+    assert!(!said_again.contains("a new version"), "{said_again}");
+    assert!(said_again.contains("movie-critic v3: movie-critic@3 (already in the library)"));
+    let versions_again: serde_json::Value = runtime.block_on(async {
+        let request =
+            reqwest::Client::new().get(format!("{url}/api/v1/tools/movie-critic/versions"));
+        request.bearer_auth(&token).send().await.unwrap().json().await.unwrap()
+    });
+    assert_eq!(versions_again.as_array().unwrap().len(), 4, "{versions_again}");
+    assert_eq!(
+        pulled("movie-critic:production")["model_prompt"],
+        "As a {{criticlevel}} critic, rate {{movie}}."
+    );
+    // Out again as Langfuse's export, every version with the library's labels (and `latest`),
+    // written privately; brought back in, it is the versions the library has.
+    let out = dir.path().join("back-to-langfuse.json");
+    let args = ["pull", "movie-critic", "greeter", "--to", "langfuse", "-o", out.to_str().unwrap()];
+    let pulled_out = llmtool(&data, &args, &env);
+    assert_eq!(pulled_out.status.code(), Some(0), "{}", text(&pulled_out.stderr));
+    assert_eq!(
+        std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&out).unwrap().permissions())
+            & 0o777,
+        0o600
+    );
+    let list: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    let summary: Vec<String> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| format!("{} v{} {}", p["name"].as_str().unwrap(), p["version"], p["labels"]))
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            "movie-critic v1 []",
+            "movie-critic v2 [\"production\"]",
+            "movie-critic v3 [\"staging\"]",
+            "movie-critic v4 [\"broken\",\"latest\"]",
+            "greeter v1 [\"production\",\"latest\"]",
+        ]
+    );
+    assert_eq!(list[1]["commitMessage"], "levels of critics");
+    assert!(list[0]["tags"].as_array().unwrap().contains(&serde_json::json!("movies")));
+    assert_eq!(list[4]["type"], "chat");
+    let back = llmtool(&data, &["publish", "--from", "langfuse", out.to_str().unwrap()], &env);
+    let said_back = text(&back.stdout);
+    assert_eq!(back.status.code(), Some(0), "{said_back}{}", text(&back.stderr));
+    assert!(!said_back.contains("a new version"), "{said_back}");
+    assert!(said_back.contains("greeter v1: greeter@1 (already in the library)"), "{said_back}");
+    let not_a_slug = llmtool(&data, &["pull", "movie-critic@2", "--to", "langfuse"], &env);
+    assert_eq!(not_a_slug.status.code(), Some(2));
+    assert!(text(&not_a_slug.stderr).contains("takes every version"));
+    // A prompt that went back to an earlier text keeps its own later version on a second
+    // import, and the label on it with it.
+    let reverted = dir.path().join("reverted.json");
+    let echo = |number: u32, prompt: &str, labels: &[&str]| serde_json::json!({"name": "echo", "version": number, "type": "text", "prompt": prompt, "labels": labels});
+    let export = serde_json::json!([
+        echo(1, "A {{x}}", &[]),
+        echo(2, "B {{x}}", &[]),
+        echo(3, "A {{x}}", &["production", "latest"])
+    ]);
+    std::fs::write(&reverted, export.to_string()).unwrap();
+    for round in ["first", "second"] {
+        let out =
+            llmtool(&data, &["publish", "--from", "langfuse", reverted.to_str().unwrap()], &env);
+        assert_eq!(out.status.code(), Some(0), "{round}: {}", text(&out.stderr));
+        assert!(text(&out.stdout).contains("echo v3: echo@3"), "{round}: {}", text(&out.stdout));
+    }
+    let echo_versions: serde_json::Value = runtime.block_on(async {
+        let request = reqwest::Client::new().get(format!("{url}/api/v1/tools/echo/versions"));
+        request.bearer_auth(&token).send().await.unwrap().json().await.unwrap()
+    });
+    let mut labelled: Vec<(u64, &serde_json::Value)> = echo_versions
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| (v["version"].as_u64().unwrap(), &v["labels"]))
+        .collect();
+    labelled.sort_by_key(|(number, _)| *number);
+    assert_eq!(labelled.len(), 3, "{echo_versions}");
+    assert_eq!(labelled[2], (3, &serde_json::json!(["production"])), "{echo_versions}");
     let found = llmtool(&data, &["search", "--tag", "movies", "--format", "json"], &env);
     let page: serde_json::Value = serde_json::from_slice(&found.stdout).unwrap();
     assert_eq!(page["tools"][0]["slug"], "movie-critic", "{page}");

@@ -9,7 +9,7 @@
 use serde_json::{Map, Value, json};
 
 use crate::convert::codes::{DROPPED_FIELD, INVALID_SOURCE};
-use crate::convert::prompt_files::{from_jinja, jinja_text, yaml_read};
+use crate::convert::prompt_files::{chat, from_jinja, jinja_text, yaml_read};
 use crate::convert::{Converted, SiblingFiles};
 use crate::diagnostic::Diagnostic;
 
@@ -407,14 +407,7 @@ fn chat_text(messages: &Value, source: &str) -> Result<String, Box<Diagnostic>> 
         };
         pairs.push((role, content));
     }
-    Ok(match pairs.as_slice() {
-        [("user", content)] => content.clone(),
-        _ => pairs
-            .iter()
-            .map(|(role, content)| format!("{role}:\n{content}"))
-            .collect::<Vec<_>>()
-            .join("\n\n"),
-    })
+    Ok(chat::prompt_text(&pairs))
 }
 
 /// The models of the providers (`openai:chat:gpt-4o` is `gpt-4o`), and the parameters the

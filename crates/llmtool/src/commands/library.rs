@@ -3,7 +3,9 @@
 mod args;
 mod from_langfuse;
 
+use args::HistoryFormat;
 pub(crate) use args::{PublishArgs, PullArgs, RegistryArgs, SearchArgs};
+use llmtool_core::convert::langfuse;
 
 use comfy_table::{ContentArrangement, Table, presets};
 
@@ -168,9 +170,14 @@ pub(crate) fn search(args: &SearchArgs) -> anyhow::Result<Outcome> {
 }
 
 pub(crate) fn pull(args: &PullArgs) -> anyhow::Result<Outcome> {
-    let reference = Reference::parse(&args.reference).ok_or_else(|| {
-        anyhow::anyhow!("`{}` is not SLUG, SLUG@VERSION or SLUG:LABEL", args.reference)
-    })?;
+    if let Some(HistoryFormat::Langfuse) = args.to {
+        return pull_history(args);
+    }
+    let [reference] = args.references.as_slice() else {
+        anyhow::bail!("one tool is pulled at a time; several only with `--to langfuse`");
+    };
+    let reference = Reference::parse(reference)
+        .ok_or_else(|| anyhow::anyhow!("`{reference}` is not SLUG, SLUG@VERSION or SLUG:LABEL"))?;
     let client = client(args.registry.registry.as_deref())?;
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let pulled = runtime
@@ -182,13 +189,67 @@ pub(crate) fn pull(args: &PullArgs) -> anyhow::Result<Outcome> {
             pulled.slug, pulled.version
         );
     }
+    let written = format!("{}@{}", pulled.slug, pulled.version);
+    write_pulled(args, &pulled.text, &written)?;
+    Ok(Outcome::Ok)
+}
+
+/// `pull --to langfuse`: every version of each tool named, as Langfuse's export.
+fn pull_history(args: &PullArgs) -> anyhow::Result<Outcome> {
+    let client = client(args.registry.registry.as_deref())?;
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let mut histories = Vec::new();
+    for reference in &args.references {
+        let Some(Reference { slug, selector: Selector::Latest }) = Reference::parse(reference)
+        else {
+            anyhow::bail!(
+                "`{reference}` is not a SLUG: `--to langfuse` takes every version of a tool"
+            );
+        };
+        let versions = runtime
+            .block_on(client.versions(&slug))
+            .map_err(|error| registry::explained(error, &client, "viewer"))?;
+        let mut history = Vec::new();
+        for version in versions {
+            let text = llmtool_core::format::format_source(version.tool.get(), false)?.text;
+            anyhow::ensure!(
+                content_hash(&text) == version.content_hash,
+                "{slug}@{} does not match its content hash",
+                version.version
+            );
+            history.push((version, text));
+        }
+        histories.push((slug, history));
+    }
+    let versions: Vec<langfuse::LibraryVersion<'_>> = histories
+        .iter()
+        .flat_map(|(slug, history)| {
+            history.iter().map(move |(version, text)| langfuse::LibraryVersion {
+                name: slug,
+                version: version.version,
+                tool: text,
+                labels: &version.labels,
+                tags: &version.tags,
+                note: version.note.as_deref(),
+            })
+        })
+        .collect();
+    let written = langfuse::export(&versions);
+    crate::commands::render::print_problems("langfuse export", "", &written.diagnostics);
+    let count = versions.len();
+    write_pulled(args, &written.value, &format!("{count} versions of {} tools", histories.len()))?;
+    Ok(Outcome::Ok)
+}
+
+/// Writes what `pull` fetched to `--output` (privately: it holds prompts), or to standard
+/// output; `what` names it in the note that says where it went.
+fn write_pulled(args: &PullArgs, text: &str, what: &str) -> anyhow::Result<()> {
     match &args.output {
         Some(path) => {
-            std::fs::write(path, &pulled.text)
-                .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
-            eprintln!("{}@{} written to {}", pulled.slug, pulled.version, path.display());
+            io::write_privately(path, text.as_bytes())?;
+            eprintln!("{what} written to {}", path.display());
         }
-        None => io::write_stdout(pulled.text.as_bytes())?,
+        None => io::write_stdout(text.as_bytes())?,
     }
-    Ok(Outcome::Ok)
+    Ok(())
 }

@@ -10,10 +10,13 @@
 //! JSON: `model` and the sampling settings are read, and what a tool has no field for is kept
 //! in `config.llmtool`, which Langfuse passes on untouched, so that an export comes back whole.
 
+mod history;
+
+pub use history::{LibraryVersion, export};
 use serde_json::{Map, Value, json};
 
 use super::syntax::{self, Part};
-use super::{ToolBuilder, ToolSource, invalid, single_model};
+use super::{ToolBuilder, ToolSource, chat, invalid, single_model};
 use crate::convert::codes::{DROPPED_FIELD, PEER_RENDERS_DIFFERENTLY};
 use crate::convert::function::Converted;
 use crate::convert::lists::ListEntry;
@@ -40,9 +43,6 @@ const CAMEL_CASE: [(&str, &str); 4] = [
 
 /// The keys of `config` that say the answer is JSON.
 const JSON_ANSWER: [&str; 2] = ["response_format", "json_schema"];
-
-/// The roles a chat prompt's messages may have, as role lines.
-const ROLES: [&str; 5] = ["system", "developer", "user", "assistant", "tool"];
 
 /// What a prompt object says besides its name, prompt and config: kept as they are.
 const PROMPT_FIELDS: [&str; 4] = ["labels", "tags", "version", "commitMessage"];
@@ -90,6 +90,7 @@ pub(crate) fn read_value(
         (None | Some("chat"), Some(Value::Array(messages))) => {
             kept.insert("type".into(), json!("chat"));
             let mut parts = Vec::new();
+            let mut kept_messages = 0;
             for (index, message) in messages.iter().enumerate() {
                 let at = format!("prompt[{index}]");
                 if message.get("type").and_then(Value::as_str) == Some("placeholder") {
@@ -108,17 +109,15 @@ pub(crate) fn read_value(
                     ));
                     return Err(Box::new(located(&at, *problem)));
                 };
-                if !parts.is_empty() {
-                    parts.push(Part::Literal("\n\n".into()));
-                }
-                if !ROLES.contains(&role) {
+                if !chat::ROLES.contains(&role) {
                     diagnostics.push(located(&at, Diagnostic::new(
                         &PEER_RENDERS_DIFFERENTLY,
                         format!("the role `{role}` is kept as a role line, but an export gives back as messages only system, developer, user, assistant and tool ones: this message would join the one before"),
                     )));
                 }
-                parts.push(Part::Literal(format!("{role}:\n")));
+                parts.push(Part::Literal(chat::role_line(kept_messages, role)));
                 parts.extend(template(content, &mut notes));
+                kept_messages += 1;
             }
             if messages.len() > 1 {
                 diagnostics.push(located("prompt", Diagnostic::new(
@@ -200,18 +199,70 @@ pub(crate) fn read_value(
     }
     let variables = super::text_variables(&parts);
     // A prompt Langfuse reads otherwise is kept exactly in the block, with its variables.
-    let exact =
-        extras.as_ref().is_some_and(|e| e.get("model_prompt").is_some_and(Value::is_string));
-    if !exact {
-        diagnostics.append(&mut notes);
+    let mut extras = extras;
+    if let Some(Value::Object(block)) = &mut extras
+        && block.get("model_prompt").is_some_and(Value::is_string)
+    {
+        let kept_tool = ToolBuilder {
+            prompt: String::new(),
+            metadata: metadata.clone(),
+            variables: Vec::new(),
+        }
+        .finish(Some(&Value::Object(block.clone())));
+        if exported_prompt(&kept_tool).as_ref() == object.get("prompt") {
+            return Ok(Converted { value: kept_tool, diagnostics });
+        }
+        // Edited in Langfuse since the export: the edit wins over the copy the export kept,
+        // and a variable of the copy that Langfuse does not fill in the edit is none.
+        block.remove("model_prompt");
+        let filled: Vec<&str> = variables.iter().filter_map(|v| v["name"].as_str()).collect();
+        let unfilled = without_unfilled(block, &filled);
+        let mut message = "the prompt was changed in Langfuse after llmtool exported it, so the exact prompt kept here is out of date: the prompt is read from `prompt`, by Langfuse's rules".to_owned();
+        if !unfilled.is_empty() {
+            let names: Vec<String> = unfilled.iter().map(|name| format!("`{name}`")).collect();
+            message.push_str(&format!(
+                ", which fill no value {}: left out of the variables",
+                names.join(", ")
+            ));
+        }
+        diagnostics.push(located(
+            &format!("config.{OWN}.model_prompt"),
+            Diagnostic::new(&PEER_RENDERS_DIFFERENTLY, message),
+        ));
     }
-    let builder = if exact {
-        ToolBuilder { prompt: String::new(), metadata, variables: Vec::new() }
-    } else {
-        let variables = super::in_block_order(variables, extras.as_ref(), is_name);
-        ToolBuilder::new(&parts, metadata, variables, None)?
-    };
+    diagnostics.append(&mut notes);
+    let variables = super::in_block_order(variables, extras.as_ref(), is_name);
+    let builder = ToolBuilder::new(&parts, metadata, variables, None)?;
     Ok(Converted { value: builder.finish(extras.as_ref()), diagnostics })
+}
+
+/// Removes from the variables `block` declares those whose names (as Langfuse's syntax
+/// writes them) are not among `filled`; their names.
+fn without_unfilled(block: &mut Map<String, Value>, filled: &[&str]) -> Vec<String> {
+    let declared = block.get_mut("metadata").and_then(|m| m.get_mut("variables"));
+    let Some(Value::Array(declared)) = declared else { return Vec::new() };
+    let names = declared.iter().filter_map(|v| v["name"].as_str());
+    let written = super::template_names(names, is_name);
+    let mut unfilled = Vec::new();
+    let mut kept = Vec::new();
+    for (variable, name) in declared.drain(..).zip(written) {
+        if filled.contains(&name.as_str()) {
+            kept.push(variable);
+        } else {
+            unfilled.push(variable["name"].as_str().unwrap_or_default().to_owned());
+        }
+    }
+    *declared = kept;
+    unfilled
+}
+
+/// The `prompt` an export of `tool` writes, to tell whether a prompt object still holds what
+/// llmtool wrote.
+fn exported_prompt(tool: &Value) -> Option<Value> {
+    let document = crate::document::Document::from_text(super::canonical(tool));
+    let written = write(&ToolSource::new(&document)?);
+    let object: Value = serde_json::from_str(&written.value).ok()?;
+    object.get("prompt").cloned()
 }
 
 /// One version of a Langfuse prompt, read from a file of them (Langfuse's export).
@@ -224,7 +275,8 @@ pub struct LangfuseVersion {
     pub tags: Vec<String>,
     pub commit_message: Option<String>,
     /// The version as a tool file (canonical text) with what the reading said, or why it
-    /// cannot be one.
+    /// cannot be one. Its number, labels, tags and commit message are the fields above, not
+    /// the tool's: a library keeps them as its own.
     pub tool: Result<Converted<String>, Box<Diagnostic>>,
 }
 
@@ -277,7 +329,7 @@ fn versions_unmarked(text: &str) -> Result<Vec<LangfuseVersion>, Box<Diagnostic>
             list.into_iter().flatten().filter_map(Value::as_str).map(str::to_owned).collect()
         };
         let tool = read_value(entry, Some((text, &place))).map(|read| Converted {
-            value: super::canonical(&read.value),
+            value: super::canonical(&without_library_state(read.value)),
             diagnostics: read.diagnostics,
         });
         found.push(LangfuseVersion {
@@ -300,6 +352,22 @@ fn versions_unmarked(text: &str) -> Result<Vec<LangfuseVersion>, Box<Diagnostic>
         (order.iter().position(|name| *name == version.name), version.version.unwrap_or(0))
     });
     Ok(found)
+}
+
+/// `tool` without what a library keeps of a version itself (its number, labels, tags and
+/// note), so that a version's content does not change when a label moves to another.
+fn without_library_state(mut tool: Value) -> Value {
+    let metadata = tool.get_mut("metadata").and_then(Value::as_object_mut);
+    let Some(metadata) = metadata else { return tool };
+    if let Some(Value::Object(kept)) = metadata.get_mut(KEPT) {
+        for field in PROMPT_FIELDS {
+            kept.remove(field);
+        }
+        if kept.is_empty() {
+            metadata.remove(KEPT);
+        }
+    }
+    tool
 }
 
 /// `entries` with, of the Langfuse prompts among them, only each name's latest version (the
@@ -447,7 +515,10 @@ pub(super) fn write(source: &ToolSource) -> Converted<String> {
     match kept.get("type").and_then(Value::as_str) {
         Some("chat") => {
             object.insert("type".into(), json!("chat"));
-            object.insert("prompt".into(), Value::Array(messages(&prompt)));
+            let messages = chat::messages(&prompt).into_iter();
+            let messages =
+                messages.map(|(role, content)| json!({ "role": role, "content": content }));
+            object.insert("prompt".into(), messages.collect());
         }
         _ => {
             object.insert("type".into(), json!("text"));
@@ -485,34 +556,6 @@ pub(super) fn write(source: &ToolSource) -> Converted<String> {
     }
     let text = serde_json::to_string_pretty(&Value::Object(object)).unwrap_or_default() + "\n";
     Converted { value: text, diagnostics }
-}
-
-/// A prompt of role lines, as a chat prompt's import writes it, back as its messages.
-fn messages(prompt: &str) -> Vec<Value> {
-    let mut messages: Vec<(String, String)> = Vec::new();
-    for line in prompt.split_inclusive('\n') {
-        let bare = line.trim_end_matches('\n');
-        let role = bare.strip_suffix(':').filter(|role| ROLES.contains(role));
-        match (role, messages.last_mut()) {
-            (Some(role), _) => messages.push((role.to_owned(), String::new())),
-            (None, Some((_, content))) => content.push_str(line),
-            (None, None) => messages.push(("user".to_owned(), line.to_owned())),
-        }
-    }
-    let count = messages.len();
-    messages
-        .into_iter()
-        .enumerate()
-        .map(|(index, (role, content))| {
-            // The blank line the import put between two messages is not the first one's.
-            let content = if index + 1 < count {
-                content.strip_suffix("\n\n").unwrap_or(&content).to_owned()
-            } else {
-                content
-            };
-            json!({ "role": role, "content": content })
-        })
-        .collect()
 }
 
 #[cfg(test)]
@@ -564,19 +607,6 @@ mod tests {
             text[span.start..span.end].starts_with("{\"type\": \"placeholder\""),
             "{}",
             &text[span.start..span.end]
-        );
-    }
-
-    #[test]
-    fn a_chat_prompt_goes_back_to_its_messages() {
-        let prompt = "system:\nYou are {{persona}}.\n\nuser:\nFirst line\n\nsecond: {{q}}";
-        let back = messages(prompt);
-        assert_eq!(
-            back,
-            [
-                json!({"role": "system", "content": "You are {{persona}}."}),
-                json!({"role": "user", "content": "First line\n\nsecond: {{q}}"}),
-            ]
         );
     }
 }

@@ -3,6 +3,7 @@
 //! with its inputs declared beside it; what a peer has no field for is kept under an `llmtool`
 //! key the peer ignores, so that `import` gives back the same tool.
 
+pub(crate) mod chat;
 mod dotprompt;
 pub(crate) mod front_matter;
 pub mod langfuse;

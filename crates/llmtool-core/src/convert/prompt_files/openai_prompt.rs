@@ -13,7 +13,7 @@
 use serde_json::{Map, Value, json};
 
 use super::syntax::Part;
-use super::{ToolBuilder, canonical, invalid};
+use super::{ToolBuilder, canonical, chat, invalid};
 use crate::convert::codes::{DROPPED_FIELD, PEER_RENDERS_DIFFERENTLY};
 use crate::convert::function::Converted;
 use crate::diagnostic::Diagnostic;
@@ -136,13 +136,10 @@ pub fn read(text: &str) -> Result<Converted<String>, Box<Diagnostic>> {
     }
     // One user message is the prompt itself; more are kept after their role lines.
     let mut parts = Vec::new();
-    let single = messages.len() == 1 && messages[0].0 == "user";
+    let lone_user = chat::is_lone_user(&messages);
     for (index, (role, content)) in messages.iter().enumerate() {
-        if !single {
-            if index > 0 {
-                parts.push(Part::Literal("\n\n".into()));
-            }
-            parts.push(Part::Literal(format!("{role}:\n")));
+        if !lone_user {
+            parts.push(Part::Literal(chat::role_line(index, role)));
         }
         parts.extend(super::langfuse::template(content, &mut diagnostics));
     }

@@ -74,15 +74,27 @@ pub(crate) struct SearchArgs {
 /// Fetch a tool file from the library: SLUG (the latest), SLUG@VERSION or SLUG:LABEL.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  llmtool pull teach-me-anything > teach.json\n  llmtool pull summarize:production -o summarize.json\n  llmtool run registry:summarize:production --var text=...   # run it straight from the library\n\nPulled versions are cached in the data directory: when the library cannot be reached, the\ncached version is used, with a warning."
+    after_help = "Examples:\n  llmtool pull teach-me-anything > teach.json\n  llmtool pull summarize:production -o summarize.json\n  llmtool run registry:summarize:production --var text=...   # run it straight from the library\n  llmtool pull summarize teach-me-anything --to langfuse -o langfuse-prompts.json\n\nPulled versions are cached in the data directory: when the library cannot be reached, the\ncached version is used, with a warning."
 )]
 pub(crate) struct PullArgs {
-    /// The tool: SLUG (its latest version), SLUG@VERSION or SLUG:LABEL.
-    #[arg(value_name = "SLUG[@VERSION|:LABEL]")]
-    pub(crate) reference: String,
+    /// The tool: SLUG (its latest version), SLUG@VERSION or SLUG:LABEL; with `--to`, one SLUG
+    /// or more.
+    #[arg(value_name = "SLUG[@VERSION|:LABEL]", required = true)]
+    pub(crate) references: Vec<String>,
+    /// Write every version of the tools, in this format, instead of one tool file.
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub(crate) to: Option<HistoryFormat>,
     /// Write the tool file here instead of standard output.
     #[arg(long, short, value_name = "FILE")]
     pub(crate) output: Option<PathBuf>,
     #[command(flatten)]
     pub(crate) registry: RegistryArgs,
+}
+
+/// The formats a library's tools can leave in with every version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum HistoryFormat {
+    /// Langfuse's export: a JSON list of prompt objects, one per version, with the library's
+    /// labels (and `latest`), tags and notes (as commit messages)
+    Langfuse,
 }
