@@ -19,13 +19,18 @@ FOLDER = os.environ.get("LLMTOOL_PROMPTFOO_DIR", os.path.join(ROOT, "target", "p
 PROMPTFOO = os.path.join(FOLDER, "node_modules", ".bin", "promptfoo")
 MOCK = os.path.join(ROOT, "target", "debug", "mock-llm")
 # Answers that pass some assertions of the examples and fail others: plain text, Korean, JSON,
-# code, a greeting with the tool's words.
+# code, and answers that meet a tool's expected output only once it is enforced.
 ANSWERS = [
     "Here is the summary you asked for.",
     "안녕하세요. 회의 일정 확인 감사합니다. 화요일 오후 3시에 뵙겠습니다.",
     '{"verdict": "review", "risks": [{"clause": "termination", "severity": "high"}], "summary": "One risky clause."}',
     "SELECT name, total FROM orders WHERE total > 100 ORDER BY total DESC;",
     "def fizzbuzz(n):\n    return [str(i) for i in range(1, n + 1)]",
+    # The expected output enforced before the assertions: a code block in prose, an allowed
+    # value in quotes, JSON in a fence.
+    "Here is the query:\n```sql\nSELECT name FROM users WHERE active;\n```\nIt lists the active users.",
+    "\u201cGo.\u201d",
+    '```json\n{"verdict": "sign", "risks": [], "summary": "Nothing risky."}\n```',
 ]
 
 

@@ -207,3 +207,50 @@ fn lists_of_values_make_a_bounded_number_of_cases_and_providers_name_their_model
     let tool: serde_json::Value = serde_json::from_str(&read.value[0].tool).unwrap();
     assert_eq!(tool["metadata"]["model_version"], serde_json::json!(["llama3.1:8b"]));
 }
+
+/// A tool's expected output goes to promptfoo as a `transform` that enforces it before the
+/// assertions (`scripts/promptfoo_peer.py` has promptfoo run it on fenced, quoted and plain
+/// answers); a transform in a config, which is code, is said and left out on import.
+#[test]
+fn the_expected_output_is_enforced_by_a_transform_and_a_transform_is_not_imported() {
+    let transform = |name: &str| {
+        let examples = support::repo().join("examples");
+        let tests = std::fs::read_to_string(examples.join(format!("{name}.tests.json"))).unwrap();
+        let tool = std::fs::read_to_string(examples.join(format!("{name}.json"))).unwrap();
+        let file = read_json(&tests).file.unwrap();
+        let written =
+            promptfoo::export(&file, &Document::from_text(tool), name, &["mock/m".into()]).unwrap();
+        let config: serde_json::Value = serde_yaml_ng::from_str(&written.value.config).unwrap();
+        config["defaultTest"]["options"]["transform"].as_str().map(str::to_owned)
+    };
+    let sql = transform("sql-assistant").unwrap();
+    assert!(
+        sql.contains(r#"kind: "code", language: "SQL", aliases: [], allowed: [], format: null"#),
+        "{sql}"
+    );
+    let limited = transform("strategy-consultant").unwrap();
+    assert!(limited.contains(r#"allowed: ["go", "wait", "stop"]"#), "{limited}");
+    let json = transform("legal-agreement-review").unwrap();
+    assert!(json.contains(r#"format: "json""#), "{json}");
+    assert_eq!(transform("teach-me-anything"), None, "plain text is taken as it is");
+
+    let config = format!(
+        "prompts: ['Say {{{{x}}}}']\nproviders: [openai:gpt-4o-mini]\ndefaultTest:\n  options:\n    transform: {}\ntests:\n  - vars: {{x: hi}}\n    options: {{postprocess: output.toUpperCase()}}\n",
+        serde_json::to_string(&sql).unwrap()
+    );
+    let read =
+        llmtool_core::suite::promptfoo_import::import(&config, &llmtool_core::convert::NoFolder)
+            .unwrap();
+    let said: Vec<&str> = read.diagnostics.iter().map(|d| d.message.as_str()).collect();
+    assert_eq!(said.len(), 2, "{said:?}");
+    assert!(
+        said[0].starts_with(
+            "`defaultTest.options.transform` is left out: it is the code llmtool writes"
+        ),
+        "{said:?}"
+    );
+    assert!(
+        said[1].starts_with("`tests[0].options.postprocess` is left out: it changes the answer"),
+        "{said:?}"
+    );
+}

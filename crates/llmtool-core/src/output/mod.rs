@@ -133,7 +133,7 @@ fn extract_code<'a>(answer: &'a str, language: Option<&str>) -> &'a str {
     let wanted = language.map(str::to_ascii_lowercase);
     let matches_language = |block: &&FencedBlock<'_>| {
         let info = block.info.split_whitespace().next().unwrap_or("").to_ascii_lowercase();
-        wanted.as_deref().is_some_and(|w| info == w || aliases(w).contains(&info.as_str()))
+        wanted.as_deref().is_some_and(|w| info == w || language_aliases(w).contains(&info.as_str()))
     };
     blocks
         .iter()
@@ -142,8 +142,8 @@ fn extract_code<'a>(answer: &'a str, language: Option<&str>) -> &'a str {
         .map_or_else(|| answer.trim(), |block| block.content)
 }
 
-/// Short info strings that name the same language.
-fn aliases(language: &str) -> &'static [&'static str] {
+/// Short info strings that name the same language (given in lower case).
+pub fn language_aliases(language: &str) -> &'static [&'static str] {
     match language {
         "python" => &["py", "python3"],
         "javascript" => &["js", "jsx", "node"],

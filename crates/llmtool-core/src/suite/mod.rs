@@ -10,6 +10,7 @@ pub mod codes;
 mod model;
 pub mod promptfoo;
 pub mod promptfoo_import;
+mod promptfoo_output;
 mod read;
 mod schema;
 

@@ -15,7 +15,9 @@
 //!   `max_tokens` and a regular expression promptfoo's would read otherwise are `javascript`
 //!   assertions that compute what llmtool's do;
 //! - `json_path` and `similar` (promptfoo's `similar` compares embeddings) are left out, each
-//!   with a warning at its place.
+//!   with a warning at its place;
+//! - the tool's expected output is enforced on the answer by a `transform` before the
+//!   assertions see it (`promptfoo_output`), as `llmtool test` enforces it before its own.
 
 use serde_json::{Map, Value, json};
 
@@ -97,7 +99,12 @@ pub fn export(
     if let Some(threshold) = tests.threshold {
         default_test.insert("threshold".into(), json!(threshold));
     }
-    default_test.insert("options".into(), json!({ "disableVarExpansion": true }));
+    let mut options = json!({ "disableVarExpansion": true });
+    let expected = crate::output::OutputSpec::of(parsed);
+    if let Some(transform) = super::promptfoo_output::transform(&expected, &mut diagnostics) {
+        options["transform"] = json!(transform);
+    }
+    default_test.insert("options".into(), options);
     config.insert("defaultTest".into(), Value::Object(default_test));
 
     let mut cases = Vec::new();

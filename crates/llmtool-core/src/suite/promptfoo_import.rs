@@ -50,6 +50,7 @@ pub fn import(
     let default_test =
         config.get("defaultTest").and_then(Value::as_object).cloned().unwrap_or_default();
     let expand_by_default = !disables_expansion(&default_test);
+    say_transforms(&default_test, "defaultTest", &mut diagnostics);
     let mut shared = Vec::new();
     for (index, assertion) in list(default_test.get("assert")).iter().enumerate() {
         shared.extend(assertion_values(
@@ -75,6 +76,7 @@ pub fn import(
         let Some(entry) = test.as_object() else {
             return Err(refused(format!("`tests[{index}]` is not a mapping")));
         };
+        say_transforms(entry, &format!("tests[{index}]"), &mut diagnostics);
         let mut assertions = Vec::new();
         for (at, assertion) in list(entry.get("assert")).iter().enumerate() {
             assertions.extend(assertion_values(
@@ -212,6 +214,25 @@ fn list(value: Option<&Value>) -> Vec<Value> {
         Some(Value::Array(items)) => items.clone(),
         Some(Value::Null) | None => Vec::new(),
         Some(one) => vec![one.clone()],
+    }
+}
+
+/// Says that a test's `options.transform` (or the older `postprocess`), code that changes the
+/// answer before the assertions, is left out: llmtool runs no code from a config.
+fn say_transforms(test: &Map<String, Value>, at: &str, diagnostics: &mut Vec<Diagnostic>) {
+    for key in ["transform", "postprocess"] {
+        let Some(code) = test.get("options").and_then(|o| o.get(key)) else { continue };
+        let ours =
+            code.as_str().is_some_and(|code| code.starts_with(super::promptfoo_output::MARK));
+        let why = if ours {
+            "it is the code llmtool writes to enforce a tool's expected output, which belongs in the tool's `expected_output`"
+        } else {
+            "it changes the answer with code before the assertions, and llmtool runs no code from a config; the assertions see the answer as the tool's expected output leaves it"
+        };
+        diagnostics.push(Diagnostic::new(
+            &DROPPED_FIELD,
+            format!("`{at}.options.{key}` is left out: {why}"),
+        ));
     }
 }
 
