@@ -9,7 +9,7 @@
 //! cannot be listed is reported, and the search goes on. A path `registry:REFERENCE` names a
 //! tool of the team's library instead ([`ToolFile::open`]).
 
-use std::collections::BTreeSet;
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use llmtool_core::limits::{self, ReadError};
@@ -76,10 +76,12 @@ pub fn find_matching(
     wanted: impl Fn(&Path) -> bool,
 ) -> (Vec<PathBuf>, Vec<FileError>) {
     let mut files = Vec::new();
-    let mut seen = BTreeSet::new();
+    // One folder's walk names each file once: repeats can only come from several paths.
+    let several = paths.len() > 1;
+    let mut seen = HashSet::new();
     let mut problems = Vec::new();
     let mut add = |path: PathBuf| {
-        if seen.insert(path.clone()) {
+        if !several || seen.insert(path.clone()) {
             files.push(path);
         }
     };

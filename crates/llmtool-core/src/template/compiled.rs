@@ -1,7 +1,7 @@
 //! A compiled prompt template: the prompt split once into literal runs and value slots, then
 //! rendered any number of times with one allocation each.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 
 use serde::Serialize;
 

@@ -1,6 +1,6 @@
 //! The values a user gives for a tool's variables, before they are checked.
 
-use std::collections::{HashMap, HashSet};
+use foldhash::{HashMap, HashSet};
 
 use serde_json::Value as Json;
 

@@ -1,7 +1,7 @@
 //! A tool ready to render: its compiled prompt and its variables, and the checking of the
 //! values given for them.
 
-use std::collections::HashSet;
+use foldhash::{HashSet, HashSetExt as _};
 
 use serde::Serialize;
 

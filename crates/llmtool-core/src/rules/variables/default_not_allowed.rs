@@ -1,6 +1,6 @@
 //! LT208: a select variable's default is not one of its choices.
 
-use std::collections::HashSet;
+use foldhash::HashSet;
 
 use crate::declare_rule;
 use crate::diagnostic::Diagnostic;

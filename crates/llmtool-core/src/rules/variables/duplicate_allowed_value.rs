@@ -1,6 +1,6 @@
 //! LT207: a value listed twice in `allowed_values`.
 
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt as _};
 
 use crate::declare_rule;
 use crate::diagnostic::{Diagnostic, Edit};

@@ -1,6 +1,6 @@
 //! LT202: two variables share a name.
 
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt as _};
 
 use crate::declare_rule;
 use crate::diagnostic::Diagnostic;

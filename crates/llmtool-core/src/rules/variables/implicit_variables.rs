@@ -1,6 +1,6 @@
 //! LT213: the prompt's placeholders are implicit text variables.
 
-use std::collections::HashSet;
+use foldhash::{HashSet, HashSetExt as _};
 
 use crate::declare_rule;
 use crate::diagnostic::Diagnostic;

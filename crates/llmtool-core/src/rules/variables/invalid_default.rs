@@ -1,6 +1,6 @@
 //! LT209: a default of the wrong shape for its variable's type.
 
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt as _};
 
 use crate::declare_rule;
 use crate::diagnostic::{Diagnostic, Edit};

@@ -1,6 +1,6 @@
 //! LT212: a `{{...}}` in the prompt that names no declared variable.
 
-use std::collections::HashSet;
+use foldhash::HashSet;
 
 use crate::declare_rule;
 use crate::diagnostic::{Diagnostic, Edit};

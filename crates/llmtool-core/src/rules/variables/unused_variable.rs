@@ -1,6 +1,6 @@
 //! LT211: a declared variable that the prompt never uses.
 
-use std::collections::{HashMap, HashSet};
+use foldhash::{HashMap, HashMapExt as _, HashSet};
 
 use crate::declare_rule;
 use crate::diagnostic::Diagnostic;
