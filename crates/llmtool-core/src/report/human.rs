@@ -21,6 +21,12 @@ const MAX_WINDOW: usize = 16 * 1024;
 /// How much of a long line is shown on each side of a label.
 const LONG_LINE_CONTEXT: usize = 60;
 
+/// How much of a line past its last underline the renderer is given. It shows at most 140
+/// columns of a line (140 characters of up to 4 bytes fit in 560 bytes), so what lies beyond
+/// cannot appear; cutting it keeps a line of a base64 avatar from being measured character by
+/// character for nothing.
+const PAST_LAST_LABEL: usize = 600;
+
 /// The byte range of the whole lines that hold every span.
 fn window(source: &Source<'_>, spans: impl Iterator<Item = Span>) -> std::ops::Range<usize> {
     let text = source.text;
@@ -74,6 +80,10 @@ fn snippet<'a>(
     labels: &[(AnnotationKind, &'a Label)],
 ) -> Snippet<'a, annotate_snippets::Annotation<'a>> {
     let line_start = source.line_column(window.start).line;
+    let last_shown = labels.iter().map(|(_, label)| shown_range(source.text, label.span).end);
+    let last_shown = last_shown.max().unwrap_or(window.start);
+    let window =
+        window.start..window.end.min(ceil_boundary(source.text, last_shown + PAST_LAST_LABEL));
     let clamp = |span: Span| {
         let shown = shown_range(source.text, span);
         shown.start - window.start..shown.end - window.start
