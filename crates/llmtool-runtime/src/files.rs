@@ -122,32 +122,11 @@ fn is_hidden(path: &Path) -> bool {
 
 /// Reads the file at `path`, refusing one larger than `limit` before reading it.
 pub fn read(path: &Path, limit: u64) -> Result<Vec<u8>, FileError> {
-    use std::io::Read as _;
     let fail = |error: ReadError| FileError::Read { path: path.to_owned(), error };
-    let mut file = std::fs::File::open(path).map_err(|e| fail(e.into()))?;
-    let metadata = file.metadata().ok().filter(std::fs::Metadata::is_file);
-    let size = metadata.as_ref().map_or(0, std::fs::Metadata::len);
+    let file = std::fs::File::open(path).map_err(|e| fail(e.into()))?;
+    let size = file.metadata().ok().filter(std::fs::Metadata::is_file).map_or(0, |m| m.len());
     if size > limit {
         return Err(fail(ReadError::TooLarge { limit }));
-    }
-    if let (Some(_), Ok(size)) = (&metadata, usize::try_from(size)) {
-        // A regular file answers a read short only at its end: one read of a byte more than
-        // its size gets all of it and shows it has not grown, with no second read to find
-        // the end (at 10,000 files, 10,000 system calls fewer).
-        let mut bytes = vec![0; size + 1];
-        let got = file.read(&mut bytes).map_err(|e| fail(e.into()))?;
-        if got == size {
-            bytes.truncate(size);
-            return Ok(bytes);
-        }
-        // It changed since: read what it holds now, as anything else is read.
-        bytes.truncate(got);
-        let room = limit.saturating_sub(got as u64);
-        bytes.extend(limits::read_bounded(file, room).map_err(fail)?);
-        if bytes.len() as u64 > limit {
-            return Err(fail(ReadError::TooLarge { limit }));
-        }
-        return Ok(bytes);
     }
     limits::read_bounded_sized(file, limit, size).map_err(fail)
 }
