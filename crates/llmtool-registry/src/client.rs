@@ -275,15 +275,7 @@ impl LibraryClient {
         };
         match self.send::<VersionBody>(request).await {
             Ok(body) => {
-                let text = llmtool_core::format::format_source(body.tool.get(), false)
-                    .map_err(|e| ClientError::Unexpected(e.to_string()))?
-                    .text;
-                if crate::content_hash(&text) != body.content_hash {
-                    return Err(ClientError::Unexpected(format!(
-                        "{}@{} does not match its content hash",
-                        body.slug, body.version
-                    )));
-                }
+                let text = body.checked_text()?;
                 let pulled =
                     Pulled { slug: body.slug, version: body.version, text, from_cache: false };
                 self.remember(reference, &pulled);
@@ -383,5 +375,21 @@ impl LibraryClient {
         let text =
             std::fs::read_to_string(dir.join(format!("{}@{version}.json", reference.slug))).ok()?;
         Some(Pulled { slug: reference.slug.clone(), version, text, from_cache: true })
+    }
+}
+
+impl VersionBody {
+    /// The version's tool file in canonical form, checked against its content hash.
+    pub fn checked_text(&self) -> Result<String, ClientError> {
+        let text = llmtool_core::format::format_source(self.tool.get(), false)
+            .map_err(|e| ClientError::Unexpected(e.to_string()))?
+            .text;
+        if crate::content_hash(&text) != self.content_hash {
+            return Err(ClientError::Unexpected(format!(
+                "{}@{} does not match its content hash",
+                self.slug, self.version
+            )));
+        }
+        Ok(text)
     }
 }

@@ -204,11 +204,13 @@ fn a_langfuse_export_comes_in_with_its_versions_notes_labels_and_tags() {
     // The commit messages are the versions' notes; the tags, the prompt's.
     let _ = rustls::crypto::ring::default_provider().install_default();
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    let versions: serde_json::Value = runtime.block_on(async {
-        let request =
-            reqwest::Client::new().get(format!("{url}/api/v1/tools/movie-critic/versions"));
-        request.bearer_auth(&token).send().await.unwrap().json().await.unwrap()
-    });
+    let versions_of = |slug: &str| -> serde_json::Value {
+        runtime.block_on(async {
+            let request = reqwest::Client::new().get(format!("{url}/api/v1/tools/{slug}/versions"));
+            request.bearer_auth(&token).send().await.unwrap().json().await.unwrap()
+        })
+    };
+    let versions = versions_of("movie-critic");
     let notes: Vec<&str> =
         versions.as_array().unwrap().iter().filter_map(|v| v["note"].as_str()).collect();
     assert_eq!(notes, ["levels of critics"], "{versions}");
@@ -219,11 +221,7 @@ fn a_langfuse_export_comes_in_with_its_versions_notes_labels_and_tags() {
     assert_eq!(again.status.code(), Some(0), "{said_again}{}", text(&again.stderr));
     assert!(!said_again.contains("a new version"), "{said_again}");
     assert!(said_again.contains("movie-critic v3: movie-critic@3 (already in the library)"));
-    let versions_again: serde_json::Value = runtime.block_on(async {
-        let request =
-            reqwest::Client::new().get(format!("{url}/api/v1/tools/movie-critic/versions"));
-        request.bearer_auth(&token).send().await.unwrap().json().await.unwrap()
-    });
+    let versions_again = versions_of("movie-critic");
     assert_eq!(versions_again.as_array().unwrap().len(), 4, "{versions_again}");
     assert_eq!(
         pulled("movie-critic:production")["model_prompt"],
@@ -284,10 +282,7 @@ fn a_langfuse_export_comes_in_with_its_versions_notes_labels_and_tags() {
         assert_eq!(out.status.code(), Some(0), "{round}: {}", text(&out.stderr));
         assert!(text(&out.stdout).contains("echo v3: echo@3"), "{round}: {}", text(&out.stdout));
     }
-    let echo_versions: serde_json::Value = runtime.block_on(async {
-        let request = reqwest::Client::new().get(format!("{url}/api/v1/tools/echo/versions"));
-        request.bearer_auth(&token).send().await.unwrap().json().await.unwrap()
-    });
+    let echo_versions = versions_of("echo");
     let mut labelled: Vec<(u64, &serde_json::Value)> = echo_versions
         .as_array()
         .unwrap()

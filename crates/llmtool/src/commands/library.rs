@@ -211,12 +211,9 @@ fn pull_history(args: &PullArgs) -> anyhow::Result<Outcome> {
             .map_err(|error| registry::explained(error, &client, "viewer"))?;
         let mut history = Vec::new();
         for version in versions {
-            let text = llmtool_core::format::format_source(version.tool.get(), false)?.text;
-            anyhow::ensure!(
-                content_hash(&text) == version.content_hash,
-                "{slug}@{} does not match its content hash",
-                version.version
-            );
+            let text = version
+                .checked_text()
+                .map_err(|error| registry::explained(error, &client, "viewer"))?;
             history.push((version, text));
         }
         histories.push((slug, history));
