@@ -60,13 +60,11 @@ pub enum ImageError {
 
 /// Decodes base64 image data (whitespace ignored, padding optional, a `data:` prefix allowed).
 pub fn decode_base64(data: &str) -> Result<Vec<u8>, ImageError> {
-    let payload = data.split_once(";base64,").map_or(data, |(_, rest)| rest);
-    let compact: std::borrow::Cow<'_, str> = if payload.bytes().any(|b| b.is_ascii_whitespace()) {
-        payload.chars().filter(|c| !c.is_ascii_whitespace()).collect::<String>().into()
-    } else {
-        payload.into()
+    let payload = match memchr::memmem::find(data.as_bytes(), b";base64,") {
+        Some(at) => &data[at + ";base64,".len()..],
+        None => data,
     };
-    if compact.is_empty() {
+    if payload.is_empty() {
         return Err(ImageError::Empty);
     }
     let engine = base64::engine::GeneralPurpose::new(
@@ -74,7 +72,18 @@ pub fn decode_base64(data: &str) -> Result<Vec<u8>, ImageError> {
         base64::engine::GeneralPurposeConfig::new()
             .with_decode_padding_mode(base64::engine::DecodePaddingMode::Indifferent),
     );
-    engine.decode(compact.as_bytes()).map_err(|e| ImageError::Base64(e.to_string()))
+    // Most data has no line breaks: it is decoded as it is, and only data the decoder refuses
+    // is looked at again for whitespace to leave out.
+    engine.decode(payload).or_else(|error| {
+        if !payload.bytes().any(|b| b.is_ascii_whitespace()) {
+            return Err(ImageError::Base64(error.to_string()));
+        }
+        let compact: String = payload.chars().filter(|c| !c.is_ascii_whitespace()).collect();
+        if compact.is_empty() {
+            return Err(ImageError::Empty);
+        }
+        engine.decode(compact).map_err(|e| ImageError::Base64(e.to_string()))
+    })
 }
 
 /// Sniffs the format and pixel size of image bytes.

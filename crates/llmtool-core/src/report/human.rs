@@ -21,11 +21,12 @@ const MAX_WINDOW: usize = 16 * 1024;
 /// How much of a long line is shown on each side of a label.
 const LONG_LINE_CONTEXT: usize = 60;
 
-/// How much of a line past its last underline the renderer is given. It shows at most 140
-/// columns of a line (140 characters of up to 4 bytes fit in 560 bytes), so what lies beyond
-/// cannot appear; cutting it keeps a line of a base64 avatar from being measured character by
-/// character for nothing.
-const PAST_LAST_LABEL: usize = 600;
+/// How many characters of a line past its last underline the renderer is given. It shows at
+/// most 140 columns of a line, and a character takes at least one, so what lies beyond cannot
+/// appear; cutting it keeps a line of a base64 avatar from being measured character by
+/// character for nothing. The margin past 140 keeps a cut line longer than the renderer's
+/// width, so it still marks it as cut.
+const PAST_LAST_LABEL: usize = 160;
 
 /// The byte range of the whole lines that hold every span.
 fn window(source: &Source<'_>, spans: impl Iterator<Item = Span>) -> std::ops::Range<usize> {
@@ -82,8 +83,9 @@ fn snippet<'a>(
     let line_start = source.line_column(window.start).line;
     let last_shown = labels.iter().map(|(_, label)| shown_range(source.text, label.span).end);
     let last_shown = last_shown.max().unwrap_or(window.start);
-    let window =
-        window.start..window.end.min(ceil_boundary(source.text, last_shown + PAST_LAST_LABEL));
+    let last_shown = ceil_boundary(source.text, last_shown);
+    let past = source.text[last_shown..].char_indices().nth(PAST_LAST_LABEL);
+    let window = window.start..window.end.min(past.map_or(usize::MAX, |(at, _)| last_shown + at));
     let clamp = |span: Span| {
         let shown = shown_range(source.text, span);
         shown.start - window.start..shown.end - window.start

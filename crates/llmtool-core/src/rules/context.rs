@@ -14,6 +14,8 @@ pub struct Context<'a> {
     pub text: &'a str,
     pub tool: &'a Tool,
     avatar_image: OnceCell<Option<Result<ImageInfo, ImageError>>>,
+    /// The prompt's placeholders, found once for the four rules that read them.
+    placeholders: OnceCell<Vec<Placeholder<'a>>>,
     /// The escapes of the `model_prompt` literal, found once for all spans into it.
     prompt_escapes: OnceCell<Escapes>,
     /// A smart tool's code, read once for every rule about it, and its literal's escapes.
@@ -33,6 +35,7 @@ impl<'a> Context<'a> {
             text,
             tool,
             avatar_image: OnceCell::new(),
+            placeholders: OnceCell::new(),
             prompt_escapes: OnceCell::new(),
             code_facts: OnceCell::new(),
             code_escapes: OnceCell::new(),
@@ -61,9 +64,9 @@ impl<'a> Context<'a> {
             .as_ref()
     }
 
-    /// Every `{{...}}` of `model_prompt`.
-    pub fn placeholders(&self) -> impl Iterator<Item = Placeholder<'a>> {
-        placeholders(self.tool.prompt())
+    /// Every `{{...}}` of `model_prompt`, left to right.
+    pub fn placeholders(&self) -> &[Placeholder<'a>] {
+        self.placeholders.get_or_init(|| placeholders(self.tool.prompt()).collect())
     }
 
     /// The file span of `range`, a byte range of the decoded `model_prompt` value (a binary

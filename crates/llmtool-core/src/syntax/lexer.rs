@@ -314,13 +314,13 @@ fn escape_control(byte: u8) -> String {
 /// `quote`, a backslash or a control character (or `bytes.len()`).
 ///
 /// Strings are most of a tool file (prompts, base64 avatars), so this is the lexer's hot loop:
-/// memchr finds the quote or backslash, and the run before it is checked for control bytes in
-/// a branch-free pass the compiler vectorizes.
+/// memchr finds the quote or backslash, and the run before it is checked for control bytes by
+/// its smallest byte: a minimum over bytes has no early exit and vectorizes (sixteen bytes an
+/// instruction even on baseline x86-64, where counting widened each byte to a `usize`).
 fn next_special(bytes: &[u8], quote: u8) -> usize {
     let end = memchr::memchr2(quote, b'\\', bytes).unwrap_or(bytes.len());
     let run = &bytes[..end];
-    // Counting has no early exit, so the loop vectorizes.
-    let has_control = run.iter().filter(|&&b| b < 0x20).count() > 0;
+    let has_control = run.iter().copied().min().is_some_and(|smallest| smallest < 0x20);
     if has_control { run.iter().position(|&b| b < 0x20).unwrap_or(end) } else { end }
 }
 

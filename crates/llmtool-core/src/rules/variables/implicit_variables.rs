@@ -25,7 +25,7 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
     }
     let mut seen = HashSet::new();
     let names: Vec<&str> =
-        cx.placeholders().map(|p| p.name).filter(|name| seen.insert(*name)).collect();
+        cx.placeholders().iter().map(|p| p.name).filter(|name| seen.insert(*name)).collect();
     let Some(prompt) = &cx.tool.model_prompt else { return };
     if !names.is_empty() {
         let listed: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();

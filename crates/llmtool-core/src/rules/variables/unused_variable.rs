@@ -22,7 +22,7 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
     if cx.tool.model_prompt.is_none() {
         return;
     }
-    let used: HashSet<&str> = cx.placeholders().map(|p| p.name).collect();
+    let used: HashSet<&str> = cx.placeholders().iter().map(|p| p.name).collect();
     // A placeholder that names no variable, paired with the declared name LT212 suggests for
     // it: that variable is then likely the one misspelled there.
     let declared: Vec<&str> = cx.tool.variables().iter().map(|v| v.name.value.trim()).collect();
