@@ -90,19 +90,38 @@ pub fn find_matching(
             add(path.clone());
             continue;
         }
-        let walk = walkdir::WalkDir::new(path).follow_links(true).sort_by_file_name();
+        // The walk goes in the order the folder lists its entries, and its finds are sorted
+        // once afterwards: cheaper than sorting each folder's entries by file name, which
+        // takes every compared path apart, and the same order.
+        let walk = walkdir::WalkDir::new(path).follow_links(true);
         let visible = walk.into_iter().filter_entry(|e| e.depth() == 0 || !is_hidden(e.path()));
+        let mut found = Vec::new();
+        let problems_before = problems.len();
         for entry in visible {
             match entry {
                 Ok(entry) if entry.file_type().is_file() && wanted(entry.path()) => {
-                    add(entry.into_path());
+                    found.push(entry.into_path());
                 }
                 Ok(_) => {}
                 Err(error) => problems.push(FileError::of_walk(error, path)),
             }
         }
+        found.sort_unstable_by(|a, b| walk_order(a, b));
+        problems[problems_before..].sort_by(|a, b| walk_order(a.path(), b.path()));
+        found.into_iter().for_each(&mut add);
     }
     (files, problems)
+}
+
+/// The order of a depth-first walk that takes each folder's entries in file-name order, for
+/// paths under one folder: their bytes compared with the separator below every other byte, so
+/// that `a/x.json` comes before `a.json` (the folder `a` is before the file `a.json`).
+fn walk_order(a: &Path, b: &Path) -> std::cmp::Ordering {
+    use std::os::unix::ffi::OsStrExt as _;
+    let key = |byte: &u8| if *byte == b'/' { 0 } else { u16::from(*byte) + 1 };
+    let (a, b) = (a.as_os_str().as_bytes(), b.as_os_str().as_bytes());
+    let same = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    a[same..].iter().map(key).cmp(b[same..].iter().map(key))
 }
 
 /// Whether a file found in a folder is a tool file: its name ends `.json`, and it is not a

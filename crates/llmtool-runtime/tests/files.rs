@@ -43,6 +43,23 @@ fn folders_give_their_visible_json_files_in_order_links_followed() {
 }
 
 #[test]
+fn a_folder_comes_in_its_place_among_the_names_beside_it() {
+    // Each folder's entries in file-name order, a folder's files where its name sorts: not the
+    // order of the whole paths' bytes, where `/` comes after ` `, `-` and `.`.
+    let folder = tempfile::tempdir().unwrap();
+    let base = folder.path();
+    for name in ["a.json", "a-b.json", "a b.json", "a/x.json", "a/y/z.json", "a/y.json", "b.json"] {
+        write(&base.join(name), TOOL);
+    }
+    let (found, problems) = files::find(&[base.to_owned()]);
+    assert!(problems.is_empty(), "{problems:?}");
+    assert_eq!(
+        relative(&found, base),
+        ["a/x.json", "a/y/z.json", "a/y.json", "a b.json", "a-b.json", "a.json", "b.json"]
+    );
+}
+
+#[test]
 fn link_loops_and_broken_links_are_skipped_with_a_warning() {
     let folder = tempfile::tempdir().unwrap();
     let base = folder.path();
