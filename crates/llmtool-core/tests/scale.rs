@@ -56,3 +56,18 @@ fn fifty_thousand_undeclared_placeholders_are_each_reported_once() {
     let shown = human(&source, &document.diagnostics[..100], false);
     assert!(shown.contains("(a long line, shown in part)"));
 }
+
+#[test]
+fn an_object_of_fifty_thousand_keys_reports_its_one_repeat_at_both_places() {
+    let mut members: Vec<String> = (0..N).map(|i| format!("\"k{i}\": {i}")).collect();
+    members.push("\"k7\": true".into());
+    let text = format!("{{\"model_prompt\": \"x\", \"x-wide\": {{{}}}}}", members.join(", "));
+    let document = Document::from_text(text);
+    let repeats: Vec<_> = document.diagnostics.iter().filter(|d| d.rule.code == "LT013").collect();
+    assert_eq!(repeats.len(), 1, "{:?}", repeats.iter().map(|d| &d.message).collect::<Vec<_>>());
+    let again = repeats[0].primary.as_ref().unwrap().span;
+    let first = repeats[0].secondary[0].span;
+    assert_eq!(&document.text[first.range()], "\"k7\"");
+    assert_eq!(&document.text[again.range()], "\"k7\"");
+    assert!(again.start > document.text.rfind("k49999").unwrap(), "the last one is the repeat");
+}

@@ -55,6 +55,9 @@ struct Frame {
     state: State,
     items: Vec<Node>,
     members: Vec<Member>,
+    /// Where each key of a large object was first written, for finding repeats in constant
+    /// time once a linear scan would not do (see [`Frame::first_written`]).
+    large: Option<foldhash::HashMap<String, Span>>,
     key: Option<Key>,
     comma: Option<Span>,
     last_end: usize,
@@ -68,6 +71,7 @@ impl Frame {
             state: State::Open,
             items: Vec::new(),
             members: Vec::new(),
+            large: None,
             key: None,
             comma: None,
             last_end: open.end,
@@ -77,7 +81,35 @@ impl Frame {
     fn closer(&self) -> &'static str {
         if self.is_object { "}" } else { "]" }
     }
+
+    /// Where `name` was first written in this object, if it was. Objects in tool files have a
+    /// dozen keys, and scanning them beats hashing; past [`LINEAR_KEYS`] the keys are indexed,
+    /// so that an object of a million keys is not a trillion comparisons.
+    fn first_written(&mut self, name: &str) -> Option<Span> {
+        if self.large.is_none() && self.members.len() >= LINEAR_KEYS {
+            let mut index = foldhash::HashMap::default();
+            for member in &self.members {
+                index.entry(member.key.name.clone()).or_insert(member.key.span);
+            }
+            self.large = Some(index);
+        }
+        match &self.large {
+            Some(index) => index.get(name).copied(),
+            None => self.members.iter().find(|m| m.key.name == name).map(|m| m.key.span),
+        }
+    }
+
+    /// Adds a member, indexing its key when the object is large.
+    fn push_member(&mut self, member: Member) {
+        if let Some(index) = &mut self.large {
+            index.entry(member.key.name.clone()).or_insert(member.key.span);
+        }
+        self.members.push(member);
+    }
 }
+
+/// How many keys an object holds before their repeats are found by hashing.
+const LINEAR_KEYS: usize = 32;
 
 enum Step {
     Next,
@@ -379,9 +411,7 @@ impl<'a> Parser<'a> {
             return;
         }
         let Some(key) = frame.key.take() else { return };
-        // A linear scan: objects in tool files have a dozen keys, and this beats hashing each.
-        let first = frame.members.iter().find(|m| m.key.name == key.name).map(|m| m.key.span);
-        if let Some(first) = first {
+        if let Some(first) = frame.first_written(&key.name) {
             self.diagnostics.push(
                 Diagnostic::new(
                     &codes::DUPLICATE_KEY,
@@ -392,7 +422,7 @@ impl<'a> Parser<'a> {
                 .with_help("remove one of them; llmtool reads the last"),
             );
         }
-        frame.members.push(Member { key, value: node });
+        frame.push_member(Member { key, value: node });
     }
 
     /// Closes the innermost frame at `closer` and attaches it to its parent.
