@@ -5,6 +5,7 @@ use std::ops::Range;
 
 use crate::image::{self, ImageError, ImageInfo};
 use crate::model::{Avatar, Spanned, Tool};
+use crate::rules::names::Names;
 use crate::smart::{CodeFacts, facts};
 use crate::span::Span;
 use crate::syntax::literal::Escapes;
@@ -14,8 +15,10 @@ pub struct Context<'a> {
     pub text: &'a str,
     pub tool: &'a Tool,
     avatar_image: OnceCell<Option<Result<ImageInfo, ImageError>>>,
-    /// The prompt's placeholders, found once for the four rules that read them.
-    placeholders: OnceCell<Vec<Placeholder<'a>>>,
+    /// The names the prompt's placeholders give, found once for the rules that read them.
+    placeholder_names: OnceCell<Names<'a>>,
+    /// The declared variables' names, trimmed, in order.
+    declared_names: OnceCell<Names<'a>>,
     /// The escapes of the `model_prompt` literal, found once for all spans into it.
     prompt_escapes: OnceCell<Escapes>,
     /// A smart tool's code, read once for every rule about it, and its literal's escapes.
@@ -35,7 +38,8 @@ impl<'a> Context<'a> {
             text,
             tool,
             avatar_image: OnceCell::new(),
-            placeholders: OnceCell::new(),
+            placeholder_names: OnceCell::new(),
+            declared_names: OnceCell::new(),
             prompt_escapes: OnceCell::new(),
             code_facts: OnceCell::new(),
             code_escapes: OnceCell::new(),
@@ -65,8 +69,21 @@ impl<'a> Context<'a> {
     }
 
     /// Every `{{...}}` of `model_prompt`, left to right.
-    pub fn placeholders(&self) -> &[Placeholder<'a>] {
-        self.placeholders.get_or_init(|| placeholders(self.tool.prompt()).collect())
+    pub fn placeholders(&self) -> impl Iterator<Item = Placeholder<'a>> {
+        placeholders(self.tool.prompt())
+    }
+
+    /// The names `model_prompt`'s placeholders give, each once, in the order they first
+    /// appear. Kept rather than every placeholder: a prompt may hold millions of them, and the
+    /// rules need only the names.
+    pub fn placeholder_names(&self) -> &Names<'a> {
+        self.placeholder_names.get_or_init(|| self.placeholders().map(|p| p.name).collect())
+    }
+
+    /// The declared variables' names, trimmed, each once, in order.
+    pub fn declared_names(&self) -> &Names<'a> {
+        self.declared_names
+            .get_or_init(|| self.tool.variables().iter().map(|v| v.name.value.trim()).collect())
     }
 
     /// The file span of `range`, a byte range of the decoded `model_prompt` value (a binary

@@ -9,6 +9,7 @@
 mod context;
 mod docs;
 pub mod metadata;
+pub mod names;
 pub mod output;
 pub mod parameters;
 pub mod selection;

@@ -4,8 +4,7 @@ mod args;
 
 pub(crate) use args::CheckArgs;
 
-use std::fmt::Write as _;
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write as _};
 use std::path::Path;
 
 use llmtool_core::Severity;
@@ -44,25 +43,30 @@ pub(crate) fn run(args: &CheckArgs) -> anyhow::Result<Outcome> {
     let color = io::color_for(std::io::stdout().is_terminal());
     let results: Vec<anyhow::Result<FileResult>> =
         files.par_iter().map(|path| check_file(path, args, &selection, color)).collect();
+    // A file that cannot be read fails the run before anything is printed.
+    let results = results.into_iter().collect::<anyhow::Result<Vec<FileResult>>>()?;
 
     let mut total = Summary::default();
-    let mut out = String::new();
-    let mut json = Vec::new();
-    for result in results {
-        let result = result?;
-        out.push_str(&result.text);
-        json.extend(result.json);
+    for result in &results {
         total.errors += result.summary.errors;
         total.warnings += result.summary.warnings;
         total.infos += result.summary.infos;
     }
+    // Each file's report is written as it is, not gathered into one string first: a megabyte
+    // of reports built by doubling a buffer cost more than the checking's last files.
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     match args.format {
         DiagnosticFormat::Json => {
-            out = serde_json::to_string_pretty(&json)?;
-            out.push('\n');
+            let json: Vec<serde_json::Value> =
+                results.into_iter().flat_map(|result| result.json).collect();
+            serde_json::to_writer_pretty(&mut out, &json)?;
+            writeln!(out)?;
         }
         DiagnosticFormat::Human => {
-            let _ = writeln!(
+            for result in &results {
+                out.write_all(result.text.as_bytes())?;
+            }
+            writeln!(
                 out,
                 "checked {} file{}: {} error{}, {} warning{}, {} info",
                 files.len(),
@@ -72,11 +76,15 @@ pub(crate) fn run(args: &CheckArgs) -> anyhow::Result<Outcome> {
                 total.warnings,
                 plural(total.warnings),
                 total.infos,
-            );
+            )?;
         }
-        DiagnosticFormat::Github => {}
+        DiagnosticFormat::Github => {
+            for result in &results {
+                out.write_all(result.text.as_bytes())?;
+            }
+        }
     }
-    io::write_stdout(out.as_bytes())?;
+    out.flush()?;
     Ok(if total.fails(false) { Outcome::Problems } else { Outcome::Ok })
 }
 

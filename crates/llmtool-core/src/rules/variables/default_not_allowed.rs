@@ -1,11 +1,10 @@
 //! LT208: a select variable's default is not one of its choices.
 
-use foldhash::HashSet;
-
 use crate::declare_rule;
 use crate::diagnostic::Diagnostic;
 use crate::model::{DefaultValue, Spanned};
 use crate::rules::Context;
+use crate::rules::names::Names;
 use crate::suggest::{closest, one_of};
 
 declare_rule! {
@@ -36,7 +35,7 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
                 items.iter().map(|i| Spanned::new(i.span, i.value.as_str())).collect()
             }
         };
-        let allowed_set: HashSet<&str> = variable.allowed().collect();
+        let allowed_set: Names<'_> = variable.allowed().collect();
         // Listed once per variable, however many of its defaults are wrong.
         let mut choices: Option<String> = None;
         for item in items {

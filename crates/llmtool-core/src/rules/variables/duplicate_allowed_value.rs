@@ -1,11 +1,10 @@
 //! LT207: a value listed twice in `allowed_values`.
 
-use foldhash::{HashMap, HashMapExt as _};
-
 use crate::declare_rule;
 use crate::diagnostic::{Diagnostic, Edit};
 use crate::model::SpannedList;
 use crate::rules::Context;
+use crate::rules::names::NameMap;
 use crate::span::Span;
 
 declare_rule! {
@@ -34,7 +33,7 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
 }
 
 fn report_repeats(text: &str, list: &SpannedList, out: &mut Vec<Diagnostic>) {
-    let mut first = HashMap::new();
+    let mut first = NameMap::default();
     let mut previous_end = None;
     for item in &list.value {
         if let Some(&original) = first.get(item.value.as_str()) {

@@ -1,10 +1,9 @@
 //! LT202: two variables share a name.
 
-use foldhash::{HashMap, HashMapExt as _};
-
 use crate::declare_rule;
 use crate::diagnostic::Diagnostic;
 use crate::rules::Context;
+use crate::rules::names::NameMap;
 
 declare_rule! {
     /// Two variables have the same name (after trimming).
@@ -19,14 +18,13 @@ declare_rule! {
 }
 
 pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
-    let mut first = HashMap::new();
+    let mut first = NameMap::default();
     for variable in cx.tool.variables() {
         let name = variable.name.value.trim();
         if name.is_empty() {
             continue;
         }
-        if let Some(original) = first.insert(name, variable.name.span) {
-            first.insert(name, original);
+        if let Some(&original) = first.get(name) {
             out.push(
                 Diagnostic::new(
                     &DUPLICATE_VARIABLE_NAME,
@@ -36,6 +34,8 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
                 .with_secondary(original, "first declared here")
                 .with_help("rename one of them, or remove the copy"),
             );
+        } else {
+            first.insert(name, variable.name.span);
         }
     }
 }

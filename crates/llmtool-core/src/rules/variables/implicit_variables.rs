@@ -1,7 +1,5 @@
 //! LT213: the prompt's placeholders are implicit text variables.
 
-use foldhash::{HashSet, HashSetExt as _};
-
 use crate::declare_rule;
 use crate::diagnostic::Diagnostic;
 use crate::rules::Context;
@@ -23,12 +21,10 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
     if cx.tool.declares_variables() {
         return;
     }
-    let mut seen = HashSet::new();
-    let names: Vec<&str> =
-        cx.placeholders().iter().map(|p| p.name).filter(|name| seen.insert(*name)).collect();
+    let names = cx.placeholder_names();
     let Some(prompt) = &cx.tool.model_prompt else { return };
     if !names.is_empty() {
-        let listed: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+        let listed: Vec<String> = names.names().map(|n| format!("`{n}`")).collect();
         out.push(
             Diagnostic::new(
                 &IMPLICIT_VARIABLES,

@@ -1,11 +1,10 @@
 //! LT209: a default of the wrong shape for its variable's type.
 
-use foldhash::{HashMap, HashMapExt as _};
-
 use crate::declare_rule;
 use crate::diagnostic::{Diagnostic, Edit};
 use crate::model::{DefaultValue, VariableKind};
 use crate::rules::Context;
+use crate::rules::names::NameMap;
 
 declare_rule! {
     /// A default that does not fit its variable's type: a list for a `text` or `single-select`
@@ -53,7 +52,7 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
                 );
             }
             (DefaultValue::List(items), VariableKind::MultiSelect) => {
-                let mut first = HashMap::new();
+                let mut first = NameMap::default();
                 for item in items {
                     if let Some(&original) = first.get(item.value.as_str()) {
                         out.push(

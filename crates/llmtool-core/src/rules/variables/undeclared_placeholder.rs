@@ -1,7 +1,5 @@
 //! LT212: a `{{...}}` in the prompt that names no declared variable.
 
-use foldhash::HashSet;
-
 use crate::declare_rule;
 use crate::diagnostic::{Diagnostic, Edit};
 use crate::rules::Context;
@@ -25,11 +23,14 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
     if !cx.tool.declares_variables() {
         return;
     }
-    // In order for the suggestions (the first closest wins), hashed for the lookups.
-    let declared: Vec<&str> = cx.tool.variables().iter().map(|v| v.name.value.trim()).collect();
-    let is_declared: HashSet<&str> = declared.iter().copied().collect();
+    // In order, for the suggestions: the first closest wins.
+    let declared = cx.declared_names();
+    // The prompt is read again, for each placeholder's place, only when some name is stray.
+    if cx.placeholder_names().names().all(|name| declared.contains(name)) {
+        return;
+    }
     for placeholder in cx.placeholders() {
-        if is_declared.contains(&placeholder.name) {
+        if declared.contains(placeholder.name) {
             continue;
         }
         let span = cx.prompt_span(placeholder.range.clone());
@@ -41,7 +42,7 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
             ),
         )
         .at(span);
-        diagnostic = match closest(placeholder.name, declared.iter().copied()) {
+        diagnostic = match closest(placeholder.name, declared.names()) {
             Some(near) => {
                 diagnostic.with_help(format!("did you mean `{{{{{near}}}}}`?")).with_suggestion(
                     format!("write `{{{{{near}}}}}`"),

@@ -1,6 +1,6 @@
 //! LT211: a declared variable that the prompt never uses.
 
-use foldhash::{HashMap, HashMapExt as _, HashSet};
+use crate::rules::names::NameMap;
 
 use crate::declare_rule;
 use crate::diagnostic::Diagnostic;
@@ -22,19 +22,15 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
     if cx.tool.model_prompt.is_none() {
         return;
     }
-    let used: HashSet<&str> = cx.placeholders().iter().map(|p| p.name).collect();
+    let used = cx.placeholder_names();
     // A placeholder that names no variable, paired with the declared name LT212 suggests for
     // it: that variable is then likely the one misspelled there.
-    let declared: Vec<&str> = cx.tool.variables().iter().map(|v| v.name.value.trim()).collect();
-    let mut misspelled: HashMap<&str, &str> = HashMap::new();
+    let declared = cx.declared_names();
+    let mut misspelled: NameMap<&str> = NameMap::default();
     if cx.tool.declares_variables() {
-        for placeholder in cx.placeholders() {
-            let stray = placeholder.name;
-            if declared.contains(&stray) {
-                continue;
-            }
-            if let Some(near) = crate::suggest::closest(stray, declared.iter().copied()) {
-                misspelled.entry(near).or_insert(stray);
+        for stray in used.names().filter(|name| !declared.contains(name)) {
+            if let Some(near) = crate::suggest::closest(stray, declared.names()) {
+                misspelled.insert(near, stray);
             }
         }
     }
@@ -42,7 +38,7 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
         let name = variable.name.value.trim();
         // An empty name or one with braces has its own, clearer diagnostic (LT201, LT203).
         let unusable = name.is_empty() || name.contains("{{") || name.contains("}}");
-        if !unusable && !used.contains(&name) {
+        if !unusable && !used.contains(name) {
             let help = match misspelled.get(name) {
                 Some(typo) => format!(
                     "the prompt has `{{{{{typo}}}}}`: if that is `{name}` misspelled, write `{{{{{name}}}}}` there (LT212's fix)"
