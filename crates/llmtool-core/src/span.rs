@@ -54,8 +54,10 @@ pub struct LineColumn {
 #[derive(Debug, Clone)]
 pub struct LineIndex {
     line_starts: Vec<usize>,
-    /// `(byte offset, 0-based column)` at the first character boundary of each step.
-    checkpoints: Vec<(usize, usize)>,
+    /// `(byte offset, 0-based column)` at the first character boundary of each step: made
+    /// when a column far into a line is first asked for (counting every character of a file
+    /// for one diagnostic near a line's start is most of the cost of locating it).
+    checkpoints: std::sync::OnceLock<Vec<(usize, usize)>>,
 }
 
 /// How far apart the column checkpoints are.
@@ -65,23 +67,32 @@ impl LineIndex {
     pub fn new(text: &str) -> Self {
         let mut line_starts = vec![0];
         line_starts.extend(memchr::memchr_iter(b'\n', text.as_bytes()).map(|i| i + 1));
-        let mut checkpoints = Vec::with_capacity(text.len() / CHECKPOINT_BYTES);
-        let mut line = 0;
-        let mut previous = (0, 0);
-        let mut next = CHECKPOINT_BYTES;
-        while next < text.len() {
-            let at = (next..text.len()).find(|&i| text.is_char_boundary(i)).unwrap_or(text.len());
-            while line + 1 < line_starts.len() && line_starts[line + 1] <= at {
-                line += 1;
+        Self { line_starts, checkpoints: std::sync::OnceLock::new() }
+    }
+
+    fn checkpoints(&self, text: &str) -> &[(usize, usize)] {
+        let line_starts = &self.line_starts;
+        self.checkpoints.get_or_init(|| {
+            let mut checkpoints = Vec::with_capacity(text.len() / CHECKPOINT_BYTES);
+            let mut line = 0;
+            let mut previous = (0, 0);
+            let mut next = CHECKPOINT_BYTES;
+            while next < text.len() {
+                let at =
+                    (next..text.len()).find(|&i| text.is_char_boundary(i)).unwrap_or(text.len());
+                while line + 1 < line_starts.len() && line_starts[line + 1] <= at {
+                    line += 1;
+                }
+                let line_start = line_starts[line];
+                let (from, column) =
+                    if previous.0 >= line_start { previous } else { (line_start, 0) };
+                let column = column + text[from..at].chars().count();
+                checkpoints.push((at, column));
+                previous = (at, column);
+                next = at + CHECKPOINT_BYTES;
             }
-            let line_start = line_starts[line];
-            let (from, column) = if previous.0 >= line_start { previous } else { (line_start, 0) };
-            let column = column + text[from..at].chars().count();
-            checkpoints.push((at, column));
-            previous = (at, column);
-            next = at + CHECKPOINT_BYTES;
-        }
-        Self { line_starts, checkpoints }
+            checkpoints
+        })
     }
 
     /// The byte range of the line holding `offset`, without its line break.
@@ -97,10 +108,15 @@ impl LineIndex {
         let offset = offset.min(text.len());
         let line = self.line_starts.partition_point(|&start| start <= offset) - 1;
         let line_start = self.line_starts[line];
-        let nearest = self.checkpoints.partition_point(|&(at, _)| at <= offset);
-        let (from, counted) = match nearest.checked_sub(1).map(|i| self.checkpoints[i]) {
-            Some((at, column)) if at >= line_start => (at, column),
-            _ => (line_start, 0),
+        let (from, counted) = if offset - line_start <= CHECKPOINT_BYTES {
+            (line_start, 0)
+        } else {
+            let checkpoints = self.checkpoints(text);
+            let nearest = checkpoints.partition_point(|&(at, _)| at <= offset);
+            match nearest.checked_sub(1).map(|i| checkpoints[i]) {
+                Some((at, column)) if at >= line_start => (at, column),
+                _ => (line_start, 0),
+            }
         };
         let column = text.get(from..offset).map_or(offset - from, |prefix| prefix.chars().count());
         LineColumn { line: line + 1, column: counted + column + 1 }
@@ -116,12 +132,12 @@ mod tests {
         let line = "é😀ab\u{7ff}".repeat(3000);
         let text = format!("x\n{line}\n{line}y");
         let index = LineIndex::new(&text);
-        assert!(index.checkpoints.len() > 10);
         for offset in (0..=text.len()).filter(|&i| text.is_char_boundary(i)) {
             let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
             let expected = text[line_start..offset].chars().count() + 1;
             assert_eq!(index.line_column(&text, offset).column, expected, "at {offset}");
         }
+        assert!(index.checkpoints.get().is_some_and(|c| c.len() > 10));
     }
 
     #[test]

@@ -91,8 +91,8 @@ pub fn find_matching(
             continue;
         }
         // The walk goes in the order the folder lists its entries, and its finds are sorted
-        // once afterwards: the same order as sorting each folder's entries by file name, at a
-        // sixth of the cost (that takes both paths apart at every comparison).
+        // once afterwards: the same order as sorting each folder's entries by file name, which
+        // takes both paths apart at every comparison, at a sixth of the cost.
         let walk = walkdir::WalkDir::new(path).follow_links(true);
         let visible = walk.into_iter().filter_entry(|e| e.depth() == 0 || !is_hidden(e.path()));
         let mut found = Vec::new();
@@ -106,21 +106,35 @@ pub fn find_matching(
                 Err(error) => problems.push(FileError::of_walk(error, path)),
             }
         }
-        found.sort_by_cached_key(|path| walk_order(path));
-        problems[problems_before..].sort_by_cached_key(|problem| walk_order(problem.path()));
-        found.into_iter().for_each(&mut add);
+        sort_in_walk_order(found).into_iter().for_each(&mut add);
+        problems[problems_before..].sort_by_cached_key(|problem| walk_key(problem.path().into()));
     }
     (files, problems)
 }
 
-/// The key that sorts paths under one folder in the order of a depth-first walk taking each
-/// folder's entries in file-name order (`a/x.json`, then `a.json`: the folder `a` before the
-/// file `a.json`). That is their bytes' order once every separator is below any other byte;
-/// a path never holds a zero byte, so separators become zeros and a plain byte sort does it.
-fn walk_order(path: &Path) -> Vec<u8> {
-    use std::os::unix::ffi::OsStrExt as _;
-    let bytes = path.as_os_str().as_bytes();
-    bytes.iter().map(|&byte| if byte == b'/' { 0 } else { byte }).collect()
+/// Sorts paths under one folder in the order of a depth-first walk that takes each folder's
+/// entries in file-name order (`a/x.json`, then `a.json`: the folder `a` before the file
+/// `a.json`). That is their bytes' order once every separator is below any other byte, which
+/// [`walk_key`] makes them; the paths become their keys where they are, without a copy each.
+fn sort_in_walk_order(paths: Vec<PathBuf>) -> Vec<PathBuf> {
+    let mut keys: Vec<Vec<u8>> = paths.into_iter().map(walk_key).collect();
+    keys.sort_unstable();
+    keys.into_iter().map(path_of_key).collect()
+}
+
+/// A path's bytes with each separator made a zero byte, which no path holds.
+fn walk_key(path: PathBuf) -> Vec<u8> {
+    use std::os::unix::ffi::OsStringExt as _;
+    let mut key = path.into_os_string().into_vec();
+    key.iter_mut().filter(|byte| **byte == b'/').for_each(|byte| *byte = 0);
+    key
+}
+
+/// The path a [`walk_key`] was made of.
+fn path_of_key(mut key: Vec<u8>) -> PathBuf {
+    use std::os::unix::ffi::OsStringExt as _;
+    key.iter_mut().filter(|byte| **byte == 0).for_each(|byte| *byte = b'/');
+    PathBuf::from(std::ffi::OsString::from_vec(key))
 }
 
 /// Whether a file found in a folder is a tool file: its name ends `.json`, and it is not a
