@@ -10,7 +10,10 @@ usage: bench/registry.py [SECONDS=10] [TOOLS=10000]
 2. Publishing: TOOLS tool files from ../shared/bench/gen_corpus.py (seed 7), published one by
    one over HTTP by one client: publishes per second, on SQLite and on PostgreSQL (a fresh
    database on the cluster of scripts/postgres.sh, which starts it if needed).
-3. Search over those TOOLS tools: wrk on `GET /tools?q=WORD` for a few words: p50 and p99.
+3. Search over those TOOLS tools, on both stores: wrk on `GET /tools?q=WORD` for a few words
+   (the same search again and again: answered from the read cache after the first), then wrk
+   with bench/search-fresh.lua, where every request is a search never asked before (a word and
+   a page after a different slug), so each one reaches the database. Throughput, p50 and p99.
 
 Needs nginx and wrk (Debian's packages; installed if missing, as root).
 """
@@ -29,9 +32,10 @@ def need(program, package):
         subprocess.run(["apt-get", "install", "-y", "-qq", "--no-install-recommends", package], check=True)
 
 
-def wrk(url):
-    """(requests per second, p50 ms, p99 ms) of wrk on `url`."""
-    out = subprocess.run(["wrk", "-t2", "-c32", f"-d{SECONDS}s", "--latency", url],
+def wrk(url, script=None):
+    """(requests per second, p50 ms, p99 ms) of wrk on `url` (with the Lua `script`, if any)."""
+    scripted = ["-s", os.path.join(ROOT, "bench", script)] if script else []
+    out = subprocess.run(["wrk", "-t2", "-c32", f"-d{SECONDS}s", "--latency", *scripted, url],
                          capture_output=True, text=True, check=True).stdout
     rate = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
     def percentile(p):
@@ -63,6 +67,17 @@ def publish_all(api, token, corpus, files):
                                              headers={"Authorization": f"Bearer {token}"})
         urllib.request.urlopen(request).read()
     return len(files) / (time.perf_counter() - start)
+
+
+def search_figures(api, store, tools):
+    """Prints the search's figures on `api`: repeated searches, then searches never asked before."""
+    print(f"search over {tools + 8} tools ({store}), wrk -t2 -c32 -d{SECONDS}s:")
+    for word in ["review", "poem", "translate code"]:
+        rate, p50, p99 = wrk(f"{api}/tools?q={word.replace(' ', '%20')}&limit=20")
+        print(f"  q={word!r:18} {rate:8.0f} req/s   p50 {p50:7.2f} ms   p99 {p99:7.2f} ms   (repeated)")
+    origin = api.split("/api/", 1)[0]
+    rate, p50, p99 = wrk(origin, "search-fresh.lua")
+    print(f"  {'each search new':20} {rate:8.0f} req/s   p50 {p50:7.2f} ms   p99 {p99:7.2f} ms")
 
 
 def postgres_database():
@@ -123,10 +138,7 @@ http {{ access_log off; default_type application/json;
         files = sorted(os.listdir(corpus))
         rate = publish_all(api, token, corpus, files)
         print(f"publishing {len(files)} tools one by one (SQLite): {rate:.0f} publishes/s")
-        print(f"search over {len(files) + 8} tools, wrk -t2 -c32 -d{SECONDS}s:")
-        for word in ["review", "poem", "translate code"]:
-            rate, p50, p99 = wrk(f"{api}/tools?q={word.replace(' ', '%20')}&limit=20")
-            print(f"  q={word!r:18} {rate:8.0f} req/s   p50 {p50:7.2f} ms   p99 {p99:7.2f} ms")
+        search_figures(api, "SQLite", len(files))
 
         database, psql, cluster, name = postgres_database()
         pg_data = os.path.join(work, "pg-data")
@@ -139,6 +151,7 @@ http {{ access_log off; default_type application/json;
                 print(f"publishing {len(files)} tools one by one (PostgreSQL): {rate:.0f} publishes/s")
                 rate, _, p99 = wrk(f"{pg_api}/tools/{SLUG}")
                 print(f"GET /tools/{{slug}} on PostgreSQL: {rate:.0f} req/s   p99 {p99:.2f} ms")
+                search_figures(pg_api, "PostgreSQL", len(files))
             finally:
                 pg_server.kill()
                 pg_server.wait()

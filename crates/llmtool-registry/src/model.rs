@@ -65,7 +65,7 @@ pub struct Summary {
 
 /// A search: words (full text over name, description, usage notes and prompt) and filters,
 /// a page at a time.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct Query {
     pub text: Option<String>,
     pub tag: Option<String>,

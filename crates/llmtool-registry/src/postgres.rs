@@ -23,16 +23,7 @@ pub(crate) async fn connect(url: &str) -> Result<PgPool, StoreError> {
 /// The search (see [`crate::Store::search`]), with SQLite's parameters and columns.
 pub(crate) const SEARCH: &str = "SELECT t.slug, t.latest, v.name, v.description, v.output_type,
         (SELECT string_agg(tag, ' ' ORDER BY tag) FROM tags WHERE tool_id = t.id),
-        CASE jsonb_typeof(v.body::jsonb #> '{metadata,creator}') WHEN 'string'
-            THEN v.body::jsonb #>> '{metadata,creator}' ELSE v.body::jsonb #>> '{metadata,creator,name}' END,
-        (lower(COALESCE(v.body::jsonb #>> '{metadata,avatar_type}',
-                v.body::jsonb #>> '{metadata,avatar,avatar_type}', '')) = 'base64'
-            OR COALESCE(CASE jsonb_typeof(v.body::jsonb #> '{metadata,avatar}') WHEN 'string'
-                THEN v.body::jsonb #>> '{metadata,avatar}' END,
-                v.body::jsonb #>> '{metadata,avatar,avatar}', '') LIKE 'data:%;base64,%'),
-        array_to_json(v.models)::text,
-        COALESCE(jsonb_typeof(v.body::jsonb -> 'tool_code') = 'string'
-            OR jsonb_typeof(v.body::jsonb #> '{metadata,tool_code}') = 'string', false)
+        v.creator, v.has_avatar, array_to_json(v.models)::text, v.smart
      FROM tools t JOIN versions v ON v.tool_id = t.id AND v.number = t.latest
      WHERE t.deleted_at IS NULL
        AND ($1::text IS NULL OR t.search @@ to_tsquery('simple', $1))
@@ -40,7 +31,7 @@ pub(crate) const SEARCH: &str = "SELECT t.slug, t.latest, v.name, v.description,
        AND ($3::text IS NULL OR $3 = ANY (v.variable_types))
        AND ($4::text IS NULL OR v.output_type = $4)
        AND ($5::text IS NULL OR $5 = ANY (v.models))
-       AND ($6::text IS NULL OR t.slug COLLATE \"C\" > $6)
+       AND t.slug COLLATE \"C\" > COALESCE($6::text, '')
        AND ($8::text IS NULL OR (EXISTS (SELECT 1 FROM tags g WHERE g.tool_id = t.id
              AND strpos($8, ' ' || g.tag || ' ') > 0)
            AND NOT EXISTS (SELECT 1 FROM tags g WHERE g.tool_id = t.id
@@ -69,11 +60,12 @@ pub(crate) fn words_query(text: &str) -> Option<String> {
     (!words.is_empty()).then(|| words.join(" & "))
 }
 
-/// What makes the tool `id` found by its latest version's words: its `tsvector`.
+/// What makes the tool `id` found by its latest version's words: its `tsvector`, without
+/// the words' positions (a search asks only whether they are there).
 pub(crate) fn index(id: i64, publication: &Publication) -> Vec<Statement> {
     vec![
         statement(
-            "UPDATE tools SET search = to_tsvector('simple', concat_ws(' ', $1::text, $2::text, $3::text, $4::text))
+            "UPDATE tools SET search = strip(to_tsvector('simple', concat_ws(' ', $1::text, $2::text, $3::text, $4::text)))
              WHERE id = $5",
         )
         .bind(&publication.name)

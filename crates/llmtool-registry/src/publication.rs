@@ -27,6 +27,12 @@ pub struct Publication {
     pub variable_types: Vec<String>,
     pub output_type: Option<String>,
     pub models: Vec<String>,
+    /// The name in `metadata.creator`.
+    pub creator: Option<String>,
+    /// Whether it carries a picture (a base64 avatar).
+    pub has_avatar: bool,
+    /// Whether it is a smart tool (it has `tool_code`).
+    pub smart: bool,
     /// The version the publisher edited: when set, the publish is refused
     /// ([`crate::StoreError::Conflict`]) if another version has become the latest since.
     pub base: Option<u32>,
@@ -110,6 +116,9 @@ impl Publication {
             variable_types,
             output_type: output.and_then(|o| o.kind.as_ref()).map(|k| k.value.clone()),
             models: tool.models().into_iter().map(str::to_owned).collect(),
+            creator: text_of(metadata.and_then(|m| m.creator.as_ref()?.name.as_ref())),
+            has_avatar: metadata.and_then(|m| m.avatar.as_ref()).is_some_and(is_picture),
+            smart: tool.kind() == llmtool_core::model::ToolKind::Smart,
             base: None,
         })
     }
@@ -125,6 +134,14 @@ impl Publication {
     pub fn default_slug(&self) -> String {
         slug_of(self.name.as_deref().unwrap_or("tool"))
     }
+}
+
+/// Whether `avatar` is a picture carried in the file: its type says base64, or it is a
+/// `data:` URL of base64 (as the migration that filled in older versions decided).
+fn is_picture(avatar: &llmtool_core::model::Avatar) -> bool {
+    let data = avatar.data.as_ref().map_or("", |data| data.value.as_str());
+    avatar.kind.as_ref().is_some_and(|kind| kind.value.eq_ignore_ascii_case("base64"))
+        || data.strip_prefix("data:").is_some_and(|rest| rest.contains(";base64,"))
 }
 
 /// `text` as a slug: lowercase ASCII letters and digits in words joined by `-`, at most 64

@@ -169,9 +169,9 @@ impl Store for SqlStore {
         let number = latest + 1;
         let version = statement(
             "INSERT INTO versions (tool_id, number, content_hash, body, name, description,
-                usage_notes, prompt, variable_types, output_type, models, note, published_at,
-                published_by)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
+                usage_notes, prompt, variable_types, output_type, models, creator, has_avatar,
+                smart, note, published_at, published_by)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)",
         )
         .bind(id)
         .bind(number)
@@ -184,6 +184,9 @@ impl Store for SqlStore {
         .bind(Arg::Words(publication.variable_types.clone()))
         .bind(&publication.output_type)
         .bind(Arg::List(publication.models.clone()))
+        .bind(&publication.creator)
+        .bind(publication.has_avatar)
+        .bind(publication.smart)
         .bind(note)
         .bind(&now)
         .bind(by);

@@ -36,21 +36,12 @@ pub(crate) async fn open(path: &Path) -> Result<SqlitePool, StoreError> {
 }
 
 /// The search (see [`crate::Store::search`]): `$1` the words ([`words_query`]), then the tag,
-/// variable type, output type, model, the slug to start after, and the limit. The tags come
-/// joined by spaces and the models as a JSON array, as on PostgreSQL; last, whether the tool
-/// is a smart tool (it has `tool_code`).
+/// variable type, output type, model, the slug to start after, the limit, and the caller's
+/// visibility words. The tags come joined by spaces and the models as a JSON array, as on
+/// PostgreSQL. No tool file is read: what a result shows was put in columns at publishing.
 pub(crate) const SEARCH: &str = "SELECT t.slug, t.latest, v.name, v.description, v.output_type,
         (SELECT group_concat(tag, ' ') FROM (SELECT tag FROM tags WHERE tool_id = t.id ORDER BY tag)),
-        CASE json_type(v.body, '$.metadata.creator') WHEN 'text' THEN json_extract(v.body, '$.metadata.creator')
-            ELSE json_extract(v.body, '$.metadata.creator.name') END,
-        (lower(COALESCE(json_extract(v.body, '$.metadata.avatar_type'),
-                json_extract(v.body, '$.metadata.avatar.avatar_type'), '')) = 'base64'
-            OR COALESCE(CASE json_type(v.body, '$.metadata.avatar') WHEN 'text'
-                THEN json_extract(v.body, '$.metadata.avatar') END,
-                json_extract(v.body, '$.metadata.avatar.avatar'), '') GLOB 'data:*;base64,*'),
-        v.models,
-        (json_type(v.body, '$.tool_code') IS 'text'
-            OR json_type(v.body, '$.metadata.tool_code') IS 'text')
+        v.creator, v.has_avatar, v.models, v.smart
      FROM tools t JOIN versions v ON v.tool_id = t.id AND v.number = t.latest
      WHERE t.deleted_at IS NULL
        AND ($1 IS NULL OR t.id IN (SELECT rowid FROM search WHERE search MATCH $1))
@@ -58,7 +49,7 @@ pub(crate) const SEARCH: &str = "SELECT t.slug, t.latest, v.name, v.description,
        AND ($3 IS NULL OR instr(v.variable_types, ' ' || $3 || ' ') > 0)
        AND ($4 IS NULL OR v.output_type = $4)
        AND ($5 IS NULL OR EXISTS (SELECT 1 FROM json_each(v.models) WHERE value = $5))
-       AND ($6 IS NULL OR t.slug > $6)
+       AND t.slug > COALESCE($6, '')
        AND ($8 IS NULL OR (EXISTS (SELECT 1 FROM tags g WHERE g.tool_id = t.id
              AND instr($8, ' ' || g.tag || ' ') > 0)
            AND NOT EXISTS (SELECT 1 FROM tags g WHERE g.tool_id = t.id

@@ -11,7 +11,7 @@ use crate::model::Role;
 use crate::people::{ALL, BUILT_IN_TAG, Workspace};
 
 /// What one caller may see of the library.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Visibility {
     /// Every tool.
     Everything,

@@ -198,6 +198,16 @@ async fn search_filters_and_pages(store: &dyn Store) {
     let found = search(Query { text: Some("counts".into()), limit: 10, ..Query::default() }).await;
     assert_eq!(seen_kinds(&found).collect::<Vec<_>>(), ["smart"]);
     store.delete("word-counter").await.unwrap();
+    // A result shows its creator and whether it has a picture.
+    let pictured = include_str!("../../../examples/pair-programmer.json");
+    let pictured = Publication::from_text(pictured, "pair-programmer.json").unwrap();
+    store.publish("pair-programmer", &pictured, None, None).await.unwrap();
+    let found = search(Query { text: Some("pair".into()), limit: 10, ..Query::default() }).await;
+    let shown: Vec<_> =
+        found.tools.iter().map(|t| (t.slug.as_str(), t.creator.as_deref(), t.has_avatar)).collect();
+    assert_eq!(shown, [("pair-programmer", Some("llmtool maintainers"), true)]);
+    assert!(!words.tools[0].has_avatar && words.tools[0].creator.is_none());
+    store.delete("pair-programmer").await.unwrap();
 }
 
 fn seen_kinds(page: &llmtool_registry::Page) -> impl Iterator<Item = &str> {
@@ -1044,4 +1054,120 @@ async fn a_library_from_before_members_keeps_its_tokens_and_tools() {
     let tags: Vec<(String,)> =
         sqlx::query_as("SELECT tag FROM tags WHERE tool_id = 1").fetch_all(&pool).await.unwrap();
     assert_eq!(tags, [("all".to_owned(),)]);
+}
+
+/// The tool files of the search columns' fill-in tests: a picture, none, a smart tool, a
+/// creator and none; and what publishing each puts in the columns, by slug.
+fn files_from_before_the_search_columns() -> Vec<(&'static str, Publication)> {
+    let smart = serde_json::json!({"version": "0.1", "metadata": {"tool_name": "Word counter",
+        "tool_code": "def execute(variables):\n    return 'one'\n",
+        "description": "Counts words.", "timestamp": "2026-11-27T00:00:00Z",
+        "creator": {"name": "Ana"}, "variables": [{"name": "text", "description": "What."}]}});
+    let plain = serde_json::json!({"model_prompt": "Hi {{name}}.",
+        "metadata": {"prompt_name": "Plain", "variables": [{"name": "name"}]}});
+    let files = [
+        ("pair-programmer", include_str!("../../../examples/pair-programmer.json").to_owned()),
+        ("sql-assistant", include_str!("../../../examples/sql-assistant.json").to_owned()),
+        ("word-counter", smart.to_string()),
+        ("plain", plain.to_string()),
+    ];
+    let files: Vec<_> = files
+        .into_iter()
+        .map(|(slug, text)| (slug, Publication::from_text(&text, "tool.json").unwrap()))
+        .collect();
+    let (pictured, smart) = (|p: &Publication| p.has_avatar, |p: &Publication| p.smart);
+    assert!(files.iter().any(|(_, p)| pictured(p)) && files.iter().any(|(_, p)| !pictured(p)));
+    assert!(files.iter().any(|(_, p)| smart(p)) && files.iter().any(|(_, p)| p.creator.is_none()));
+    files
+}
+
+/// Checks that `store` (migrated from a library holding `files` as bare rows) shows each as
+/// publishing it would have: creator, picture, kind.
+async fn filled_in_as_published(store: &dyn Store, files: &[(&str, Publication)]) {
+    let shown = |slug: &str, creator: Option<String>, pictured: bool, smart: bool| {
+        (slug.to_owned(), creator, pictured, if smart { "smart" } else { "prompt" }.to_owned())
+    };
+    let mut expected: Vec<_> = files
+        .iter()
+        .map(|(slug, p)| shown(slug, p.creator.clone(), p.has_avatar, p.smart))
+        .collect();
+    let page = store.search(&Query { limit: 10, ..Query::default() }).await.unwrap();
+    let mut found: Vec<_> = page
+        .tools
+        .into_iter()
+        .map(|t| shown(&t.slug, t.creator, t.has_avatar, t.kind == "smart"))
+        .collect();
+    found.sort();
+    expected.sort();
+    assert_eq!(found, expected);
+}
+
+/// Versions kept before the search read its columns (creator, picture, smart tool) get them
+/// filled in by the migration exactly as publishing fills them now.
+#[tokio::test]
+async fn versions_from_before_the_search_columns_are_filled_in_as_publishing_fills_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.db");
+    let options = sqlx::sqlite::SqliteConnectOptions::new().filename(&path).create_if_missing(true);
+    let pool = sqlx::SqlitePool::connect_with(options).await.unwrap();
+    let mut before = sqlx::migrate!("./migrations/sqlite");
+    before.migrations = before.migrations.iter().filter(|m| m.version < 11).cloned().collect();
+    before.run(&pool).await.unwrap();
+    let files = files_from_before_the_search_columns();
+    for (id, (slug, publication)) in (1_i64..).zip(&files) {
+        sqlx::query(
+            "INSERT INTO tools (id, slug, latest, created_at) VALUES (?, ?, 1, '2026-01-01')",
+        )
+        .bind(id)
+        .bind(slug)
+        .execute(&pool)
+        .await
+        .unwrap();
+        sqlx::query(
+            "INSERT INTO versions (tool_id, number, content_hash, body, prompt, variable_types,
+                 models, published_at) VALUES (?, 1, ?, ?, '', ' ', '[]', '2026-01-01')",
+        )
+        .bind(id)
+        .bind(&publication.content_hash)
+        .bind(&publication.text)
+        .execute(&pool)
+        .await
+        .unwrap();
+    }
+    pool.close().await;
+    filled_in_as_published(&SqlStore::open_sqlite(&path).await.unwrap(), &files).await;
+}
+
+/// The same on PostgreSQL.
+#[tokio::test]
+async fn versions_from_before_the_search_columns_are_filled_in_on_postgres() {
+    let Some(database) = llmtool_testkit::postgres::database().await else { return };
+    let pool = sqlx::PgPool::connect(&database.url).await.unwrap();
+    let mut before = sqlx::migrate!("./migrations/postgres");
+    before.migrations = before.migrations.iter().filter(|m| m.version < 11).cloned().collect();
+    before.run(&pool).await.unwrap();
+    let files = files_from_before_the_search_columns();
+    for (id, (slug, publication)) in (1_i64..).zip(&files) {
+        sqlx::query(
+            "INSERT INTO tools (id, slug, latest, created_at) VALUES ($1, $2, 1, '2026-01-01')",
+        )
+        .bind(id)
+        .bind(slug)
+        .execute(&pool)
+        .await
+        .unwrap();
+        sqlx::query(
+            "INSERT INTO versions (tool_id, number, content_hash, body, prompt, variable_types,
+                 models, published_at) VALUES ($1, 1, $2, $3, '', '{}', '{}', '2026-01-01')",
+        )
+        .bind(id)
+        .bind(&publication.content_hash)
+        .bind(&publication.text)
+        .execute(&pool)
+        .await
+        .unwrap();
+    }
+    pool.close().await;
+    let store = SqlStore::connect_postgres(&database.url).await.unwrap();
+    filled_in_as_published(&store, &files).await;
 }

@@ -74,7 +74,7 @@ async fn search(
     State(state): State<ServerState>,
     caller: Caller,
     Query(params): Query<SearchParams>,
-) -> Answer<Json<Page>> {
+) -> Answer<Response> {
     caller.require(Role::Viewer, state.access)?;
     let query = llmtool_registry::Query {
         text: params.q,
@@ -86,7 +86,18 @@ async fn search(
         limit: params.limit.unwrap_or(50),
         visible: caller.visibility.clone(),
     };
-    Ok(Json(state.store.search(&query).await?))
+    let cache = state.cache();
+    let found = cache.page(&query);
+    state.metrics().cache(found.is_some());
+    if let Some(page) = found {
+        return Ok(json_bytes(page));
+    }
+    let generation = cache.generation();
+    let page = state.store.search(&query).await?;
+    let page = serde_json::to_vec(&page).map_err(|error| Problem::internal(error.to_string()))?;
+    let page = Bytes::from(page);
+    cache.keep_page(generation, query, page.clone());
+    Ok(json_bytes(page))
 }
 
 /// `POST /tools`: where to publish the tool file of the body, and why.

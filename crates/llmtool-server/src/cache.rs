@@ -1,5 +1,5 @@
-//! The read routes' answers, kept ready to send: a version's JSON body is made once and
-//! served from memory until the library changes.
+//! The read routes' answers, kept ready to send: a version's JSON body and a search's page
+//! are made once and served from memory until the library changes.
 //!
 //! Every write (here, or on another server of the same PostgreSQL database, heard through
 //! [`llmtool_registry::Store::changes`]) starts a new generation, and an answer is only ever
@@ -10,10 +10,16 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use axum::body::Bytes;
-use llmtool_registry::{Selector, Workspace};
+use llmtool_registry::{Query, Selector, Workspace};
 
 /// The most bytes of answers kept (the least used go first).
 const CAPACITY_BYTES: u64 = 64 << 20;
+
+/// The most bytes of search pages kept.
+const PAGES_CAPACITY_BYTES: u64 = 16 << 20;
+
+/// About how many search pages fit, for the cache's first sizing.
+const ESTIMATED_PAGES: usize = 4096;
 
 /// About how many answers fit, for the cache's first sizing.
 const ESTIMATED_ITEMS: usize = 16_384;
@@ -39,10 +45,36 @@ impl quick_cache::Weighter<Key, Cached> for ByLength {
     }
 }
 
-/// The cached version bodies.
+/// A cached search page's key: the generation and the search, the caller's visibility in it.
+type PageKey = (u64, Query);
+
+/// Weighs a search page by its length and its query's.
+#[derive(Debug, Clone, Copy)]
+struct PageLength;
+
+impl quick_cache::Weighter<PageKey, Bytes> for PageLength {
+    fn weight(&self, (_, query): &PageKey, page: &Bytes) -> u64 {
+        let words = [&query.text, &query.tag, &query.variable_type, &query.output_type];
+        let words: usize = words
+            .into_iter()
+            .chain([&query.model, &query.cursor])
+            .map(|word| word.as_ref().map_or(0, String::len))
+            .sum();
+        let visible = match &query.visible {
+            llmtool_registry::Visibility::Everything => 0,
+            llmtool_registry::Visibility::Tagged { seen, hidden } => {
+                seen.iter().chain(hidden).map(String::len).sum()
+            }
+        };
+        (words + visible + page.len()) as u64
+    }
+}
+
+/// The cached version bodies and search pages.
 pub(crate) struct ReadCache {
     generation: AtomicU64,
     bodies: quick_cache::sync::Cache<Key, Cached, ByLength>,
+    pages: quick_cache::sync::Cache<PageKey, Bytes, PageLength>,
     /// The workspace's settings, with the generation they were read in: what a caller with
     /// no token sees depends on them, and every request of one would read them.
     workspace: std::sync::Mutex<Option<(u64, Workspace)>>,
@@ -62,6 +94,11 @@ impl ReadCache {
                 ESTIMATED_ITEMS,
                 CAPACITY_BYTES,
                 ByLength,
+            ),
+            pages: quick_cache::sync::Cache::with_weighter(
+                ESTIMATED_PAGES,
+                PAGES_CAPACITY_BYTES,
+                PageLength,
             ),
             workspace: std::sync::Mutex::new(None),
         }
@@ -95,6 +132,16 @@ impl ReadCache {
         self.bodies.insert((generation, slug, selector), cached);
     }
 
+    /// The page that `query` found in the current generation, as JSON.
+    pub(crate) fn page(&self, query: &Query) -> Option<Bytes> {
+        self.pages.get(&(self.generation(), query.clone()))
+    }
+
+    /// Keeps the page (JSON) that `query` found in `generation`.
+    pub(crate) fn keep_page(&self, generation: u64, query: Query, page: Bytes) {
+        self.pages.insert((generation, query), page);
+    }
+
     /// Something changed: every answer kept so far is stale.
     pub(crate) fn invalidate(&self) {
         self.generation.fetch_add(1, Ordering::AcqRel);
@@ -122,5 +169,27 @@ mod tests {
         cache.put(cache.generation(), "echo".into(), Selector::Latest, answer(b"v2"));
         assert_eq!(body(cache.get("echo", &Selector::Latest)).as_deref(), Some(&b"v2"[..]));
         assert!(cache.get("echo", &Selector::Version(2)).is_none(), "each version its own");
+    }
+
+    #[test]
+    fn a_search_page_is_kept_per_caller_and_never_served_after_a_change() {
+        let cache = ReadCache::new();
+        let everyone = Query { text: Some("poem".into()), limit: 20, ..Query::default() };
+        let sales = Query {
+            visible: llmtool_registry::Visibility::Tagged {
+                seen: ["all".to_owned(), "sales".to_owned()].into(),
+                hidden: std::collections::BTreeSet::new(),
+            },
+            ..everyone.clone()
+        };
+        let reader = cache.generation();
+        cache.keep_page(reader, everyone.clone(), Bytes::from_static(b"[every tool]"));
+        assert_eq!(cache.page(&everyone).as_deref(), Some(&b"[every tool]"[..]));
+        assert!(cache.page(&sales).is_none(), "another caller's page is not theirs");
+        assert!(cache.page(&Query { limit: 21, ..everyone.clone() }).is_none());
+        cache.invalidate();
+        assert!(cache.page(&everyone).is_none());
+        cache.keep_page(reader, everyone.clone(), Bytes::from_static(b"[stale]"));
+        assert!(cache.page(&everyone).is_none(), "read before the change");
     }
 }

@@ -132,6 +132,12 @@ async fn api(store: Arc<dyn Store>) {
         (production["version"].as_u64(), production["note"].as_str()),
         (Some(1), Some("first"))
     );
+    // A search's page is kept, and a change (here, a tag) makes it stale at once.
+    let search = || get("/tools?tag=poetry&q=short", Some(&viewer)).send();
+    let untagged: Value = search().await.unwrap().json().await.unwrap();
+    assert_eq!(untagged["tools"], json!([]));
+    let again: Value = search().await.unwrap().json().await.unwrap();
+    assert_eq!(again, untagged);
     let tagged = client
         .put(format!("{base}/tools/poet/tags/poetry"))
         .bearer_auth(&editor)
@@ -139,8 +145,7 @@ async fn api(store: Arc<dyn Store>) {
         .await
         .unwrap();
     assert_eq!(tagged.status(), StatusCode::NO_CONTENT);
-    let found: Value =
-        get("/tools?tag=poetry&q=short", Some(&viewer)).send().await.unwrap().json().await.unwrap();
+    let found: Value = search().await.unwrap().json().await.unwrap();
     assert_eq!(found["tools"][0]["slug"], "poet");
     let versions: Value =
         get("/tools/poet/versions", Some(&viewer)).send().await.unwrap().json().await.unwrap();
