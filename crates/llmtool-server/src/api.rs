@@ -86,17 +86,14 @@ async fn search(
         limit: params.limit.unwrap_or(50),
         visible: caller.visibility.clone(),
     };
-    let cache = state.cache();
-    let found = cache.page(&query);
-    state.metrics().cache(found.is_some());
-    if let Some(page) = found {
-        return Ok(json_bytes(page));
-    }
-    let generation = cache.generation();
-    let page = state.store.search(&query).await?;
-    let page = serde_json::to_vec(&page).map_err(|error| Problem::internal(error.to_string()))?;
-    let page = Bytes::from(page);
-    cache.keep_page(generation, query, page.clone());
+    let read = async {
+        let page = state.store.search(&query).await?;
+        let page =
+            serde_json::to_vec(&page).map_err(|error| Problem::internal(error.to_string()))?;
+        Ok::<_, Problem>(Bytes::from(page))
+    };
+    let (page, kept) = state.cache().page(query.clone(), read).await?;
+    state.metrics().cache(kept);
     Ok(json_bytes(page))
 }
 

@@ -132,14 +132,23 @@ impl ReadCache {
         self.bodies.insert((generation, slug, selector), cached);
     }
 
-    /// The page that `query` found in the current generation, as JSON.
-    pub(crate) fn page(&self, query: &Query) -> Option<Bytes> {
-        self.pages.get(&(self.generation(), query.clone()))
-    }
-
-    /// Keeps the page (JSON) that `query` found in `generation`.
-    pub(crate) fn keep_page(&self, generation: u64, query: Query, page: Bytes) {
-        self.pages.insert((generation, query), page);
+    /// The page (JSON) that `query` finds in the current generation: kept from before, or
+    /// made by `read` and kept. Searches that miss at once wait for the first one's `read`
+    /// rather than each asking the database; says whether the page was kept already.
+    pub(crate) async fn page<E>(
+        &self,
+        query: Query,
+        read: impl Future<Output = Result<Bytes, E>>,
+    ) -> Result<(Bytes, bool), E> {
+        let key = (self.generation(), query);
+        match self.pages.get_value_or_guard_async(&key).await {
+            Ok(page) => Ok((page, true)),
+            Err(guard) => {
+                let page = read.await?;
+                let _ = guard.insert(page.clone());
+                Ok((page, false))
+            }
+        }
     }
 
     /// Something changed: every answer kept so far is stale.
@@ -171,8 +180,8 @@ mod tests {
         assert!(cache.get("echo", &Selector::Version(2)).is_none(), "each version its own");
     }
 
-    #[test]
-    fn a_search_page_is_kept_per_caller_and_never_served_after_a_change() {
+    #[tokio::test]
+    async fn a_search_page_is_kept_per_caller_and_never_served_after_a_change() {
         let cache = ReadCache::new();
         let everyone = Query { text: Some("poem".into()), limit: 20, ..Query::default() };
         let sales = Query {
@@ -182,14 +191,29 @@ mod tests {
             },
             ..everyone.clone()
         };
-        let reader = cache.generation();
-        cache.keep_page(reader, everyone.clone(), Bytes::from_static(b"[every tool]"));
-        assert_eq!(cache.page(&everyone).as_deref(), Some(&b"[every tool]"[..]));
-        assert!(cache.page(&sales).is_none(), "another caller's page is not theirs");
-        assert!(cache.page(&Query { limit: 21, ..everyone.clone() }).is_none());
+        let cache = &cache;
+        let page = |query: &Query, body: &'static [u8]| {
+            let query = query.clone();
+            async move {
+                let read = async { Ok::<_, ()>(Bytes::from_static(body)) };
+                cache.page(query, read).await.unwrap()
+            }
+        };
+        assert_eq!(
+            page(&everyone, b"[every tool]").await,
+            (Bytes::from_static(b"[every tool]"), false)
+        );
+        assert_eq!(page(&everyone, b"[again]").await, (Bytes::from_static(b"[every tool]"), true));
+        assert!(!page(&sales, b"[theirs]").await.1, "another caller's page is not theirs");
+        assert!(!page(&Query { limit: 21, ..everyone.clone() }, b"[21]").await.1);
         cache.invalidate();
-        assert!(cache.page(&everyone).is_none());
-        cache.keep_page(reader, everyone.clone(), Bytes::from_static(b"[stale]"));
-        assert!(cache.page(&everyone).is_none(), "read before the change");
+        assert_eq!(page(&everyone, b"[after]").await, (Bytes::from_static(b"[after]"), false));
+        // The library changes while a page is read: that page is not served afterwards.
+        let racing = async {
+            cache.invalidate();
+            Ok::<_, ()>(Bytes::from_static(b"[stale]"))
+        };
+        cache.page(sales.clone(), racing).await.unwrap();
+        assert_eq!(page(&sales, b"[fresh]").await, (Bytes::from_static(b"[fresh]"), false));
     }
 }
