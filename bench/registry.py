@@ -3,6 +3,8 @@
 
 usage: bench/registry.py [SECONDS=10] [TOOLS=10000]
 
+LLMTOOL=PATH measures that build of llmtool (an older one, say) instead of this tree's.
+
 1. GET /api/v1/tools/{slug}: `llmtool serve` (release build, SQLite, public reading, no rate
    limit) against nginx (Debian's) serving the very bytes llmtool answers as a static file.
    Both are loaded by wrk (2 threads, 32 connections, SECONDS each), in two interleaved
@@ -13,7 +15,8 @@ usage: bench/registry.py [SECONDS=10] [TOOLS=10000]
 3. Search over those TOOLS tools, on both stores: wrk on `GET /tools?q=WORD` for a few words
    (the same search again and again: answered from the read cache after the first), then wrk
    with bench/search-fresh.lua, where every request is a search never asked before (a word and
-   a page after a different slug), so each one reaches the database. Throughput, p50 and p99.
+   a page after a different slug), so each one reaches the database, from 32 connections and
+   then from one. Throughput, p50 and p99.
 
 Needs nginx and wrk (Debian's packages; installed if missing, as root).
 """
@@ -23,7 +26,7 @@ SECONDS = sys.argv[1] if len(sys.argv) > 1 else "10"
 TOOLS = int(sys.argv[2]) if len(sys.argv) > 2 else 10000
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPUS = os.path.join(os.path.dirname(ROOT), "shared", "bench", "gen_corpus.py")
-LLMTOOL = os.path.join(ROOT, "target", "release", "llmtool")
+LLMTOOL = os.environ.get("LLMTOOL") or os.path.join(ROOT, "target", "release", "llmtool")
 SLUG = "teach-me-anything"
 
 
@@ -32,10 +35,11 @@ def need(program, package):
         subprocess.run(["apt-get", "install", "-y", "-qq", "--no-install-recommends", package], check=True)
 
 
-def wrk(url, script=None):
+def wrk(url, script=None, connections=32):
     """(requests per second, p50 ms, p99 ms) of wrk on `url` (with the Lua `script`, if any)."""
     scripted = ["-s", os.path.join(ROOT, "bench", script)] if script else []
-    out = subprocess.run(["wrk", "-t2", "-c32", f"-d{SECONDS}s", "--latency", *scripted, url],
+    threads = min(2, connections)
+    out = subprocess.run(["wrk", f"-t{threads}", f"-c{connections}", f"-d{SECONDS}s", "--latency", *scripted, url],
                          capture_output=True, text=True, check=True).stdout
     rate = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
     def percentile(p):
@@ -78,6 +82,8 @@ def search_figures(api, store, tools):
     origin = api.split("/api/", 1)[0]
     rate, p50, p99 = wrk(origin, "search-fresh.lua")
     print(f"  {'each search new':20} {rate:8.0f} req/s   p50 {p50:7.2f} ms   p99 {p99:7.2f} ms")
+    rate, p50, p99 = wrk(origin, "search-fresh.lua", connections=1)
+    print(f"  {'each new, 1 client':20} {rate:8.0f} req/s   p50 {p50:7.2f} ms   p99 {p99:7.2f} ms")
 
 
 def postgres_database():
@@ -93,7 +99,8 @@ def postgres_database():
 def main():
     need("nginx", "nginx")
     need("wrk", "wrk")
-    subprocess.run(["cargo", "build", "--release", "-q", "-p", "llmtool"], cwd=ROOT, check=True)
+    if not os.environ.get("LLMTOOL"):
+        subprocess.run(["cargo", "build", "--release", "-q", "-p", "llmtool"], cwd=ROOT, check=True)
     work = tempfile.mkdtemp()
     env = {**os.environ, "LLMTOOL_NO_LOG": "1"}
     data = os.path.join(work, "data")

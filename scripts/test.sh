@@ -70,6 +70,13 @@ export LLMTOOL_REFERENCE_MODELS="$PWD/target/reference-models"
 step "tests (cargo nextest)"
 cargo nextest run --workspace --locked --no-fail-fast
 
+step "the guard against a slower check: llmtool check (debug build) against ajv on 1,000 generated tool files, by ratio"
+if ! cmp -s bench/package-lock.json bench/node_modules/.installed-lock.json 2>/dev/null; then
+  npm ci --prefix bench --no-audit --no-fund --loglevel=error
+  cp bench/package-lock.json bench/node_modules/.installed-lock.json
+fi
+python3 bench/check_guard.py target/debug/llmtool 1000 5
+
 step "doc tests"
 cargo test --workspace --doc --locked
 
