@@ -54,7 +54,8 @@ def main():
     port, folder = int(sys.argv[1]), sys.argv[2]
     server = MCPServer("python-bench", log_level="WARNING")
     for file in sorted(os.listdir(folder)):
-        if file.endswith(".json"):
+        # A `.tests.json` beside a tool holds its test cases, not a tool: llmtool skips it too.
+        if file.endswith(".json") and not file.endswith(".tests.json"):
             prompt = prompt_for(json.load(open(os.path.join(folder, file), encoding="utf-8")))
             if prompt:
                 server.add_prompt(prompt)
