@@ -10,7 +10,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 N=${1:-10000}
 RUNS=${2:-5}
-GEN_CORPUS=${GEN_CORPUS:-../shared/bench/gen_corpus.py}
+# The corpus of the figures in docs/benchmarks.md comes from the team's shared generator; where
+# it is not checked out, the repository's own (bench/corpus.py) writes one of the same kind.
+if [ -z "${GEN_CORPUS:-}" ]; then
+  GEN_CORPUS=../shared/bench/gen_corpus.py
+  [ -f "$GEN_CORPUS" ] || GEN_CORPUS=bench/corpus.py
+fi
 CORPUS=bench/out/corpus-$N
 
 cargo build --release -q -p llmtool

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Every speed goal of docs/benchmarks.md against its peer, one after the other in one run:
+#   - `llmtool check` against ajv (bench/check.sh, 10,000 files);
+#   - rendering against minijinja (`cargo bench --bench render`);
+#   - the library's reads against nginx, and its searches on SQLite and PostgreSQL
+#     (bench/registry.py);
+#   - MCP `prompts/get` against the MCP Python SDK (bench/mcp.sh).
+# Each prints its own figures as it goes; the lines with the ratios are repeated at the end.
+#
+#   bench/ratios.sh [SECONDS=10]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SECONDS_EACH=${1:-10}
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+
+echo "== check against ajv"
+bench/check.sh 10000 7 | tee "$out/check"
+echo "== render against minijinja"
+cargo bench -q -p llmtool-core --bench render 2>/dev/null | tee "$out/render"
+echo "== the library: reads against nginx, and searches"
+python3 bench/registry.py "$SECONDS_EACH" 10000 | tee "$out/registry"
+echo "== MCP prompts/get against the Python SDK"
+bench/mcp.sh 64 "$SECONDS_EACH" | tee "$out/mcp"
+
+echo
+echo "== the ratios, together"
+grep -E "x the first" "$out/check"
+grep -E "llmtool|minijinja" "$out/render" | grep -E "[0-9] (ns|µs|us|ms)" || true
+grep -E "throughput .*x nginx|repeated|each" "$out/registry"
+grep -E "^throughput|^p50" "$out/mcp"
