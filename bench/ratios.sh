@@ -26,6 +26,18 @@ bench/mcp.sh 64 "$SECONDS_EACH" | tee "$out/mcp"
 echo
 echo "== the ratios, together"
 grep -E "x the first" "$out/check"
-grep -E "llmtool|minijinja" "$out/render" | grep -E "[0-9] (ns|µs|us|ms)" || true
+python3 - "$out/render" <<'PY'
+import re, sys
+unit = {"ns": 1e-9, "µs": 1e-6, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+median = {}
+for line in open(sys.argv[1], encoding="utf-8"):
+    found = re.match(r"\W+(\w+)_(llmtool|minijinja)\s+(.*)", line)
+    if found:
+        value, scale = found.group(3).split("│")[2].split()
+        median[found.group(1), found.group(2)] = float(value) * unit[scale]
+for case in sorted({case for case, _ in median}):
+    ours, theirs = median[case, "llmtool"], median[case, "minijinja"]
+    print(f"render, {case} prompt: llmtool {theirs / ours:.1f}x faster than minijinja (medians)")
+PY
 grep -E "throughput .*x nginx|repeated|each" "$out/registry"
 grep -E "^throughput|^p50" "$out/mcp"
