@@ -181,6 +181,19 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn search_pages_never_weigh_more_than_their_bound() {
+        let cache = ReadCache::new();
+        let megabyte = Bytes::from(vec![b' '; 1 << 20]);
+        for page in 0..40 {
+            let query = Query { text: Some(format!("word{page}")), limit: 20, ..Query::default() };
+            let read = async { Ok::<_, ()>(megabyte.clone()) };
+            cache.page(query, read).await.unwrap();
+        }
+        assert!(cache.pages.weight() <= PAGES_CAPACITY_BYTES, "{} bytes", cache.pages.weight());
+        assert!(cache.pages.len() < 40, "the least used pages were dropped");
+    }
+
+    #[tokio::test]
     async fn a_search_page_is_kept_per_caller_and_never_served_after_a_change() {
         let cache = ReadCache::new();
         let everyone = Query { text: Some("poem".into()), limit: 20, ..Query::default() };
