@@ -51,11 +51,12 @@ fn half_braced(prompt: &str) -> Vec<(std::ops::Range<usize>, &str)> {
     };
     let mut found = Vec::new();
     let mut at = 0;
-    while let Some(offset) = prompt[at..].find('{') {
+    // Braces and newlines are single bytes, so a byte search finds them at char boundaries.
+    while let Some(offset) = memchr::memchr(b'{', &bytes[at..]) {
         let open = at + offset;
         let braces = bytes[open..].iter().take_while(|&&b| b == b'{').count();
         let start = open + braces;
-        let Some(length) = prompt[start..].find(['{', '}', '\n']) else { break };
+        let Some(length) = memchr::memchr3(b'{', b'}', b'\n', &bytes[start..]) else { break };
         let end = start + length;
         let closing = bytes[end..].iter().take_while(|&&b| b == b'}').count();
         let inner = &prompt[start..end];
