@@ -39,5 +39,5 @@ for case in sorted({case for case, _ in median}):
     ours, theirs = median[case, "llmtool"], median[case, "minijinja"]
     print(f"render, {case} prompt: llmtool {theirs / ours:.1f}x faster than minijinja (medians)")
 PY
-grep -E "throughput .*x nginx|repeated|each" "$out/registry"
+grep -E "throughput .*x nginx|^search over|repeated|each" "$out/registry"
 grep -E "^throughput|^p50" "$out/mcp"
