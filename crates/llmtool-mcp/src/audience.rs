@@ -42,11 +42,19 @@ impl Audience {
     /// The audience of the request of `context`: the one its HTTP request carries, else
     /// everyone (standard input and output, or an endpoint with no such layer).
     pub(crate) fn of(context: &RequestContext<RoleServer>) -> Audience {
-        context
-            .extensions
-            .get::<axum::http::request::Parts>()
-            .and_then(|parts| parts.extensions.get::<Audience>().cloned())
-            .unwrap_or_else(|| Audience::new(|_| true))
+        match context.extensions.get::<axum::http::request::Parts>() {
+            Some(parts) => Audience::of_http(&parts.extensions),
+            None => Audience::everyone(),
+        }
+    }
+
+    /// The audience an HTTP request's `extensions` carry, else everyone.
+    pub(crate) fn of_http(extensions: &axum::http::Extensions) -> Audience {
+        extensions.get::<Audience>().cloned().unwrap_or_else(Audience::everyone)
+    }
+
+    fn everyone() -> Audience {
+        Audience::new(|_| true)
     }
 }
 

@@ -11,6 +11,7 @@ mod guard;
 mod icons;
 mod library;
 mod prompts;
+mod quick;
 mod server;
 mod sessions;
 mod tools;

@@ -182,6 +182,50 @@ impl Server {
         }
     }
 
+    /// `prompts/list`: the prompts `audience` sees. A smart tool has no prompt to give: it
+    /// is only a tool.
+    pub(crate) fn prompts_seen(&self, audience: &Audience) -> ListPromptsResult {
+        if !self.shared.only.prompts() {
+            return ListPromptsResult::default();
+        }
+        let library = self.library();
+        let seen = library
+            .entries()
+            .iter()
+            .filter(|e| audience.sees(e) && e.tool.kind() == ToolKind::Prompt);
+        ListPromptsResult::with_all_items(seen.map(|e| e.prompt.clone()).collect())
+    }
+
+    /// `prompts/get`: the prompt `request` names, rendered with its arguments, if `audience`
+    /// sees it.
+    pub(crate) fn prompt(
+        &self,
+        request: &GetPromptRequestParams,
+        audience: &Audience,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        if !self.shared.only.prompts() {
+            return Err(ErrorData::invalid_params("this server serves no prompts", None));
+        }
+        let (library, index) = self.entry(&request.name, "prompt", audience)?;
+        let entry = entry_of(&library, index);
+        if entry.tool.kind() == ToolKind::Smart {
+            let message =
+                format!("`{}` is a smart tool: it has no prompt; call it as a tool", request.name);
+            return Err(ErrorData::invalid_params(message, None));
+        }
+        prompts::get(entry, request.arguments.as_ref()).map(Into::into)
+    }
+
+    /// `tools/list`: the tools `audience` sees.
+    pub(crate) fn tools_seen(&self, audience: &Audience) -> ListToolsResult {
+        if !self.shared.only.tools() {
+            return ListToolsResult::default();
+        }
+        let library = self.library();
+        let seen = library.entries().iter().filter(|e| audience.sees(e));
+        ListToolsResult::with_all_items(seen.map(|e| e.mcp_tool.clone()).collect())
+    }
+
     /// Tells `peer` of each change until its session ends (checked every few seconds, so that
     /// a closed session's task does not live on until the next change).
     async fn announce_changes(&self, peer: rmcp::Peer<RoleServer>) {
@@ -260,16 +304,7 @@ impl ServerHandler for Server {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
-        if !self.shared.only.prompts() {
-            return Ok(ListPromptsResult::default());
-        }
-        let (library, audience) = (self.library(), Audience::of(&context));
-        // A smart tool has no prompt to give: it is only a tool.
-        let seen = library
-            .entries()
-            .iter()
-            .filter(|e| audience.sees(e) && e.tool.kind() == ToolKind::Prompt);
-        Ok(ListPromptsResult::with_all_items(seen.map(|e| e.prompt.clone()).collect()))
+        Ok(self.prompts_seen(&Audience::of(&context)))
     }
 
     async fn get_prompt(
@@ -277,17 +312,7 @@ impl ServerHandler for Server {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        if !self.shared.only.prompts() {
-            return Err(ErrorData::invalid_params("this server serves no prompts", None));
-        }
-        let (library, index) = self.entry(&request.name, "prompt", &Audience::of(&context))?;
-        let entry = entry_of(&library, index);
-        if entry.tool.kind() == ToolKind::Smart {
-            let message =
-                format!("`{}` is a smart tool: it has no prompt; call it as a tool", request.name);
-            return Err(ErrorData::invalid_params(message, None));
-        }
-        prompts::get(entry, request.arguments.as_ref()).map(Into::into)
+        self.prompt(&request, &Audience::of(&context))
     }
 
     async fn complete(
@@ -316,12 +341,7 @@ impl ServerHandler for Server {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        if !self.shared.only.tools() {
-            return Ok(ListToolsResult::default());
-        }
-        let (library, audience) = (self.library(), Audience::of(&context));
-        let seen = library.entries().iter().filter(|e| audience.sees(e));
-        Ok(ListToolsResult::with_all_items(seen.map(|e| e.mcp_tool.clone()).collect()))
+        Ok(self.tools_seen(&Audience::of(&context)))
     }
 
     async fn call_tool(

@@ -1,75 +1,139 @@
 //! A cap on the Streamable HTTP sessions alive at once: rmcp's in-memory session manager,
-//! with the least recently used session closed when a new one would pass the cap. Without it,
-//! every `initialize` leaves a session (and its task) behind until its idle timeout.
+//! with the least recently used session closed when a new one would pass the cap, and a
+//! session closed once it has had no request for its idle time. Without the cap, every
+//! `initialize` leaves a session (and its task) behind until it idles out.
+//!
+//! The idle time is kept here, not by rmcp's session worker: the requests answered without
+//! the worker ([`crate::quick`]) never reach its timer, and would otherwise not count as use.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use futures_util::Stream;
-use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::model::{ClientJsonRpcMessage, ClientNotification, ServerJsonRpcMessage};
 use rmcp::transport::streamable_http_server::session::local::{
     LocalSessionManager, LocalSessionManagerError, SessionConfig,
 };
 use rmcp::transport::streamable_http_server::session::{ServerSseMessage, SessionId};
 use rmcp::transport::streamable_http_server::{RestoreOutcome, SessionManager};
+use tokio_util::sync::CancellationToken;
 
 /// rmcp's session manager with at most `max` sessions.
 #[derive(Debug)]
 pub(crate) struct BoundedSessions {
     inner: LocalSessionManager,
     max: usize,
-    /// When each live session was last used.
-    last_used: Mutex<HashMap<SessionId, Instant>>,
+    /// A session with no request for this long is closed (by [`close_idle`]).
+    idle: Duration,
+    /// What is known of each live session.
+    live: Mutex<HashMap<SessionId, Use>>,
     /// Creations take turns, so that two cannot both pass the cap.
     creating: tokio::sync::Mutex<()>,
 }
 
+/// One session's use.
+#[derive(Debug, Clone, Copy)]
+struct Use {
+    last: Instant,
+    /// The client has sent `notifications/initialized`: the session is open for requests.
+    ready: bool,
+}
+
 impl BoundedSessions {
-    /// At most `max` sessions (at least one), each closed after `idle` without a request.
+    /// At most `max` sessions (at least one), each closed after `idle` without a request once
+    /// [`close_idle`] runs.
     pub(crate) fn new(max: usize, idle: Duration) -> Self {
         let mut inner = LocalSessionManager::default();
         inner.session_config = SessionConfig::default();
-        inner.session_config.keep_alive = Some(idle);
+        inner.session_config.keep_alive = None;
         inner.session_config.init_timeout = Some(Duration::from_secs(10));
         Self {
             inner,
             max: max.max(1),
-            last_used: Mutex::default(),
+            idle,
+            live: Mutex::default(),
             creating: tokio::sync::Mutex::const_new(()),
         }
     }
 
-    fn touch(&self, id: &SessionId) {
-        if let Ok(mut last_used) = self.last_used.lock() {
-            last_used.insert(id.clone(), Instant::now());
+    /// Notes a request in session `id`, and with `ready`, that the session is open.
+    fn touch(&self, id: &SessionId, ready: bool) {
+        if let Ok(mut live) = self.live.lock() {
+            let now = Instant::now();
+            let entry = live.entry(id.clone()).or_insert(Use { last: now, ready: false });
+            entry.last = now;
+            entry.ready |= ready;
         }
     }
 
     fn forget(&self, id: &SessionId) {
-        if let Ok(mut last_used) = self.last_used.lock() {
-            last_used.remove(id);
+        if let Ok(mut live) = self.live.lock() {
+            live.remove(id);
         }
     }
 
     /// The session used least recently.
     fn least_recently_used(&self) -> Option<SessionId> {
-        let last_used = self.last_used.lock().ok()?;
-        last_used.iter().min_by_key(|(_, when)| **when).map(|(id, _)| id.clone())
+        let live = self.live.lock().ok()?;
+        live.iter().min_by_key(|(_, use_)| use_.last).map(|(id, _)| id.clone())
     }
 
-    /// How many sessions are open, without waiting: rmcp's count (which drops sessions that
-    /// idled out), or, while a writer holds it, the sessions this cap knows of.
+    /// The sessions with no request for longer than the idle time.
+    fn idle_ones(&self) -> Vec<SessionId> {
+        let Ok(live) = self.live.lock() else { return Vec::new() };
+        live.iter()
+            .filter(|(_, use_)| use_.last.elapsed() > self.idle)
+            .map(|(id, _)| id.clone())
+            .collect()
+    }
+
+    /// Whether session `id` is live and initialized, so that a request in it may be answered
+    /// without its worker; if it is, the request counts as its use.
+    pub(crate) async fn open_for_requests(&self, id: &SessionId) -> bool {
+        let ready = self.live.lock().is_ok_and(|live| live.get(id).is_some_and(|use_| use_.ready));
+        // rmcp drops a session whose worker ended on its own: ask it too.
+        if !ready || !self.inner.has_session(id).await.unwrap_or(false) {
+            return false;
+        }
+        self.touch(id, false);
+        true
+    }
+
+    /// How many sessions are open, without waiting: rmcp's count, or, while a writer holds
+    /// it, the sessions this cap knows of.
     pub(crate) fn open(&self) -> usize {
         match self.inner.sessions.try_read() {
             Ok(sessions) => sessions.len(),
-            Err(_) => self.last_used.lock().map_or(0, |last_used| last_used.len()),
+            Err(_) => self.live.lock().map_or(0, |live| live.len()),
         }
     }
 
     /// How many sessions are alive.
     pub(crate) async fn len(&self) -> usize {
         self.inner.sessions.read().await.len()
+    }
+}
+
+/// Closes the sessions of `sessions` idle for longer than their idle time, checking every
+/// quarter of it (between one and thirty seconds), until `shutdown` or until the sessions are
+/// dropped with their endpoint.
+pub(crate) async fn close_idle(sessions: Weak<BoundedSessions>, shutdown: CancellationToken) {
+    let Some(idle) = sessions.upgrade().map(|s| s.idle) else { return };
+    let period = (idle / 4).clamp(Duration::from_secs(1), Duration::from_secs(30));
+    loop {
+        tokio::select! {
+            () = shutdown.cancelled() => return,
+            () = tokio::time::sleep(period) => {}
+        }
+        let Some(sessions) = sessions.upgrade() else { return };
+        for id in sessions.idle_ones() {
+            tracing::debug!("closing MCP session {id}: no request for {idle:?}");
+            sessions.forget(&id);
+            if let Err(error) = sessions.inner.close_session(&id).await {
+                tracing::debug!("closing MCP session {id} failed: {error}");
+            }
+        }
     }
 }
 
@@ -86,7 +150,7 @@ impl SessionManager for BoundedSessions {
             self.inner.close_session(&oldest).await?;
         }
         let (id, transport) = self.inner.create_session().await?;
-        self.touch(&id);
+        self.touch(&id, false);
         Ok((id, transport))
     }
 
@@ -95,7 +159,7 @@ impl SessionManager for BoundedSessions {
         id: &SessionId,
         message: ClientJsonRpcMessage,
     ) -> Result<ServerJsonRpcMessage, Self::Error> {
-        self.touch(id);
+        self.touch(id, false);
         self.inner.initialize_session(id, message).await
     }
 
@@ -113,7 +177,7 @@ impl SessionManager for BoundedSessions {
         id: &SessionId,
         message: ClientJsonRpcMessage,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        self.touch(id);
+        self.touch(id, false);
         self.inner.create_stream(id, message).await
     }
 
@@ -122,15 +186,21 @@ impl SessionManager for BoundedSessions {
         id: &SessionId,
         message: ClientJsonRpcMessage,
     ) -> Result<(), Self::Error> {
-        self.touch(id);
-        self.inner.accept_message(id, message).await
+        let initialized = matches!(
+            &message,
+            ClientJsonRpcMessage::Notification(n)
+                if matches!(n.notification, ClientNotification::InitializedNotification(_))
+        );
+        self.inner.accept_message(id, message).await?;
+        self.touch(id, initialized);
+        Ok(())
     }
 
     async fn create_standalone_stream(
         &self,
         id: &SessionId,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        self.touch(id);
+        self.touch(id, false);
         self.inner.create_standalone_stream(id).await
     }
 
@@ -139,7 +209,7 @@ impl SessionManager for BoundedSessions {
         id: &SessionId,
         last_event_id: String,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
-        self.touch(id);
+        self.touch(id, false);
         self.inner.resume(id, last_event_id).await
     }
 

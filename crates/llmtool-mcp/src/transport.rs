@@ -13,7 +13,8 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use crate::Server;
 use crate::guard::{self, Guard};
 pub use crate::guard::{Connection, bearer_token, host_allowed};
-use crate::sessions::BoundedSessions;
+use crate::quick::{self, Quick};
+use crate::sessions::{BoundedSessions, close_idle};
 
 /// The path the HTTP transport answers on.
 pub const MCP_PATH: &str = "/mcp";
@@ -101,7 +102,8 @@ pub fn router(server: &Server, options: &HttpOptions) -> axum::Router {
     endpoint(server, options).0
 }
 
-/// [`router`], and what tells how many sessions it has open.
+/// [`router`], and what tells how many sessions it has open. Called within a tokio runtime:
+/// it starts the task that closes idle sessions.
 pub fn endpoint(server: &Server, options: &HttpOptions) -> (axum::Router, OpenSessions) {
     // The guard checks Host and Origin itself, knowing where each connection came from.
     let config = StreamableHttpServerConfig::default()
@@ -110,7 +112,13 @@ pub fn endpoint(server: &Server, options: &HttpOptions) -> (axum::Router, OpenSe
         .with_max_request_body_bytes(options.max_body_bytes)
         .with_cancellation_token(options.shutdown.clone());
     let sessions = Arc::new(BoundedSessions::new(options.max_sessions, options.session_idle));
+    tokio::spawn(close_idle(Arc::downgrade(&sessions), options.shutdown.clone()));
     let open = OpenSessions(Arc::clone(&sessions));
+    let quick = Arc::new(Quick {
+        server: server.clone(),
+        sessions: Arc::clone(&sessions),
+        max_body_bytes: options.max_body_bytes,
+    });
     let server = server.clone();
     let service = StreamableHttpService::new(move || Ok(server.clone()), sessions, config);
     let guard = Arc::new(Guard {
@@ -121,6 +129,7 @@ pub fn endpoint(server: &Server, options: &HttpOptions) -> (axum::Router, OpenSe
     });
     let router = axum::Router::new()
         .route_service(MCP_PATH, service)
+        .layer(axum::middleware::from_fn_with_state(quick, quick::answer))
         .layer(axum::middleware::from_fn_with_state(guard, guard::check));
     (router, open)
 }

@@ -1,5 +1,6 @@
 //! The Streamable HTTP endpoint under abuse: foreign hosts and origins, missing tokens,
-//! malformed bodies, a flood of sessions, more tool calls than it runs at once.
+//! malformed bodies, a flood of sessions, more tool calls than it runs at once; and the quick
+//! answers, which must be what the session worker would have said.
 
 #![allow(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
 
@@ -75,6 +76,11 @@ fn client() -> reqwest::Client {
     reqwest::Client::new()
 }
 
+/// A POST of JSON to `url`, accepting what the transport answers.
+fn json_post(url: &str) -> reqwest::RequestBuilder {
+    client().post(url).header("accept", ACCEPT).header("content-type", "application/json")
+}
+
 fn initialize(id: u64) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {},
@@ -82,11 +88,7 @@ fn initialize(id: u64) -> Value {
 }
 
 async fn post(url: &str, headers: &[(&str, &str)], body: &str) -> (u16, String) {
-    let mut request = client()
-        .post(url)
-        .header("accept", ACCEPT)
-        .header("content-type", "application/json")
-        .body(body.to_owned());
+    let mut request = json_post(url).body(body.to_owned());
     for (name, value) in headers {
         request = request.header(*name, *value);
     }
@@ -152,14 +154,7 @@ async fn a_token_is_required_when_set() {
         HttpOptions { token: Some("s3cret-token-value".into()), ..HttpOptions::default() };
     let url = serve(&plain_server(), options).await;
     let body = initialize(1).to_string();
-    let response = client()
-        .post(&url)
-        .header("accept", ACCEPT)
-        .header("content-type", "application/json")
-        .body(body.clone())
-        .send()
-        .await
-        .unwrap();
+    let response = json_post(&url).body(body.clone()).send().await.unwrap();
     assert_eq!(response.status().as_u16(), 401);
     assert_eq!(response.headers()["www-authenticate"], "Bearer");
     assert_eq!(post(&url, &[("authorization", "Bearer wrong")], &body).await.0, 401);
@@ -185,14 +180,7 @@ async fn malformed_bodies_are_json_rpc_errors() {
 
 /// Opens a session; returns its id.
 async fn open_session(url: &str) -> String {
-    let response = client()
-        .post(url)
-        .header("accept", ACCEPT)
-        .header("content-type", "application/json")
-        .body(initialize(1).to_string())
-        .send()
-        .await
-        .unwrap();
+    let response = json_post(url).body(initialize(1).to_string()).send().await.unwrap();
     assert_eq!(response.status().as_u16(), 200);
     let id = response.headers()["mcp-session-id"].to_str().unwrap().to_owned();
     let _ = response.text().await;
@@ -277,4 +265,84 @@ async fn tool_calls_past_the_queue_are_refused_as_busy() {
         let answer = tokio::time::timeout(Duration::from_secs(10), task).await.unwrap().unwrap();
         assert_eq!(answer["result"]["content"][0]["text"], "done", "{answer}");
     }
+}
+
+/// Sends `method` with `params` in `session`; the HTTP status, content type and message (or
+/// the body of a refusal).
+async fn ask(url: &str, session: &str, method: &str, params: Value) -> (u16, String, Value) {
+    let request = json!({"jsonrpc": "2.0", "id": 9, "method": method, "params": params});
+    let response = json_post(url)
+        .header("mcp-session-id", session)
+        .header("mcp-protocol-version", "2025-06-18")
+        .body(request.to_string())
+        .send()
+        .await
+        .unwrap();
+    let status = response.status().as_u16();
+    let kind = response.headers().get("content-type").map_or("", |v| v.to_str().unwrap());
+    let kind = kind.to_owned();
+    let body = response.text().await.unwrap();
+    let answer = if status == 200 { message(&body) } else { Value::String(body) };
+    (status, kind, answer)
+}
+
+#[tokio::test]
+async fn quick_answers_are_the_session_workers_answers() {
+    let server = plain_server();
+    let url = serve(&server, HttpOptions::default()).await;
+    let session = open_session(&url).await;
+    let name = server.library().entries()[0].name.clone();
+    let cases = [
+        ("prompts/get", json!({"name": name, "arguments": {"who": "the crew"}})),
+        ("prompts/get", json!({"name": name})),
+        ("prompts/get", json!({"name": "nothing-of-that-name"})),
+        ("prompts/list", json!({})),
+        ("tools/list", json!({})),
+    ];
+    for (method, params) in cases {
+        let (status, kind, quick) = ask(&url, &session, method, params.clone()).await;
+        assert_eq!((status, kind.as_str()), (200, "application/json"), "{method} {quick}");
+        // A progress token needs the session's worker: the same request goes through rmcp.
+        let mut tracked = params;
+        tracked["_meta"] = json!({"progressToken": 1});
+        let (status, kind, worker) = ask(&url, &session, method, tracked).await;
+        assert_eq!((status, kind.as_str()), (200, "text/event-stream"), "{method} {worker}");
+        assert_eq!(quick, worker, "{method}");
+    }
+    let (_, _, rendered) = ask(&url, &session, "prompts/get", json!({"name": name})).await;
+    let text = &rendered["result"]["messages"][0]["content"]["text"];
+    assert_eq!(text, "Greet everyone.", "{rendered}");
+}
+
+#[tokio::test]
+async fn quick_answers_need_an_initialized_session() {
+    let url = serve(&plain_server(), HttpOptions::default()).await;
+    let (status, _, _) = ask(&url, "no-such-session", "tools/list", json!({})).await;
+    assert_eq!(status, 404, "an unknown session is rmcp's 404");
+    // Initialized by `initialize` alone: not yet open, so the worker answers.
+    let response = json_post(&url).body(initialize(1).to_string()).send().await.unwrap();
+    let session = response.headers()["mcp-session-id"].to_str().unwrap().to_owned();
+    let _ = response.text().await;
+    let asked = ask(&url, &session, "tools/list", json!({}));
+    let (_, kind, _) = tokio::time::timeout(Duration::from_secs(10), asked).await.unwrap();
+    assert_ne!(kind, "application/json", "not a quick answer before `initialized`");
+    let session = open_session(&url).await;
+    assert_eq!(ask(&url, &session, "tools/list", json!({})).await.1, "application/json");
+    let close = client().delete(&url).header("mcp-session-id", &session).send().await.unwrap();
+    assert!(close.status().is_success(), "{}", close.status());
+    assert_eq!(list_tools(&url, &session).await, 404, "a closed session is not answered");
+}
+
+#[tokio::test]
+async fn a_session_with_no_request_for_its_idle_time_is_closed() {
+    let options = HttpOptions { session_idle: Duration::from_secs(1), ..HttpOptions::default() };
+    let url = serve(&plain_server(), options).await;
+    let (used, unused) = (open_session(&url).await, open_session(&url).await);
+    // Quick answers count as use: the one asked every 300 ms stays open.
+    for _ in 0..10 {
+        assert_eq!(list_tools(&url, &used).await, 200);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    assert_eq!(list_tools(&url, &unused).await, 404, "idle for 3 s, past its 1 s");
+    assert_eq!(list_tools(&url, &used).await, 200);
 }

@@ -66,17 +66,31 @@ fn tool(name: &str) -> Publication {
 }
 
 /// What `token` is shown over MCP: the names `tools/list` gives, and those `prompts/list`
-/// gives.
+/// gives. They are asked twice: before `notifications/initialized`, when the session's worker
+/// answers, and after, when the quick answers do; both must show the same.
 async fn mcp_lists(base: &str, token: &str) -> (BTreeSet<String>, BTreeSet<String>) {
     let hello = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
     let url = format!("{base}/mcp");
     let (_, _, session) = support::mcp_request(&url, Some(token), None, &hello).await;
+    let by_worker = mcp_names(&url, token, session.as_deref()).await;
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    support::mcp_request(&url, Some(token), session.as_deref(), &initialized).await;
+    let quick = mcp_names(&url, token, session.as_deref()).await;
+    assert_eq!(by_worker, quick, "the quick answers show what the session's worker shows");
+    quick
+}
+
+/// The names of `tools/list` and of `prompts/list` in `session`.
+async fn mcp_names(
+    url: &str,
+    token: &str,
+    session: Option<&str>,
+) -> (BTreeSet<String>, BTreeSet<String>) {
     let mut names = Vec::new();
     for (list, field) in [("tools/list", "tools"), ("prompts/list", "prompts")] {
         let asked = json!({"jsonrpc": "2.0", "id": 2, "method": list});
-        let (_, listed, _) =
-            support::mcp_request(&url, Some(token), session.as_deref(), &asked).await;
+        let (_, listed, _) = support::mcp_request(url, Some(token), session, &asked).await;
         let found = listed["result"][field].as_array().cloned().unwrap_or_default();
         names.push(found.iter().map(|t| t["name"].as_str().unwrap().to_owned()).collect());
     }
