@@ -4,9 +4,11 @@
 use annotate_snippets::renderer::DecorStyle;
 use annotate_snippets::{AnnotationKind, Group, Level, Renderer, Snippet};
 
-use crate::diagnostic::{Diagnostic, Label, Severity};
+use crate::diagnostic::{Diagnostic, Fix, Label, Severity};
 use crate::report::Source;
 use crate::span::Span;
+
+mod one_line;
 
 /// Spans on one line longer than this are underlined only for their first bytes, so that a
 /// 40 KB base64 avatar does not print a 40 KB line of carets. JSON output keeps the full span.
@@ -68,10 +70,36 @@ pub fn human(source: &Source<'_>, diagnostics: &[Diagnostic], color: bool) -> St
         if color { Renderer::styled() } else { Renderer::plain() }.decor_style(DecorStyle::Ascii);
     let mut out = String::new();
     for diagnostic in diagnostics {
-        out.push_str(&renderer.render(&[group(source, diagnostic)]));
+        let direct = if color { None } else { one_line::render(source, diagnostic) };
+        match direct {
+            Some(report) => out.push_str(&report),
+            None => out.push_str(&renderer.render(&[group(source, diagnostic)])),
+        }
         out.push_str("\n\n");
     }
     out
+}
+
+/// The part of `window` (whole lines) given to the renderer: up to [`PAST_LAST_LABEL`]
+/// characters past the end of the last underline.
+fn cut_window(
+    source: &Source<'_>,
+    window: std::ops::Range<usize>,
+    labels: impl Iterator<Item = Span>,
+) -> std::ops::Range<usize> {
+    let last_shown = labels.map(|span| shown_range(source.text, span).end);
+    let last_shown = ceil_boundary(source.text, last_shown.max().unwrap_or(window.start));
+    let past = source.text[last_shown..].char_indices().nth(PAST_LAST_LABEL);
+    window.start..window.end.min(past.map_or(usize::MAX, |(at, _)| last_shown + at))
+}
+
+/// The note of a fix: a safe one says `fmt --fix` applies it.
+fn fix_note(fix: &Fix) -> String {
+    if fix.safe {
+        format!("fix: {} (applied by `llmtool fmt --fix`)", fix.message)
+    } else {
+        format!("suggestion: {}", fix.message)
+    }
 }
 
 /// The lines of `window`, with `labels` underlined.
@@ -81,11 +109,7 @@ fn snippet<'a>(
     labels: &[(AnnotationKind, &'a Label)],
 ) -> Snippet<'a, annotate_snippets::Annotation<'a>> {
     let line_start = source.line_column(window.start).line;
-    let last_shown = labels.iter().map(|(_, label)| shown_range(source.text, label.span).end);
-    let last_shown = last_shown.max().unwrap_or(window.start);
-    let last_shown = ceil_boundary(source.text, last_shown);
-    let past = source.text[last_shown..].char_indices().nth(PAST_LAST_LABEL);
-    let window = window.start..window.end.min(past.map_or(usize::MAX, |(at, _)| last_shown + at));
+    let window = cut_window(source, window, labels.iter().map(|(_, label)| label.span));
     let clamp = |span: Span| {
         let shown = shown_range(source.text, span);
         shown.start - window.start..shown.end - window.start
@@ -167,12 +191,7 @@ fn group<'a>(source: &'a Source<'a>, diagnostic: &'a Diagnostic) -> Group<'a> {
         group = group.element(Level::HELP.message(help.as_str()));
     }
     if let Some(fix) = &diagnostic.fix {
-        let text = if fix.safe {
-            format!("fix: {} (applied by `llmtool fmt --fix`)", fix.message)
-        } else {
-            format!("suggestion: {}", fix.message)
-        };
-        group = group.element(Level::NOTE.no_name().message(text));
+        group = group.element(Level::NOTE.no_name().message(fix_note(fix)));
     }
     group
 }

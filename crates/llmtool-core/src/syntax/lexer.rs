@@ -173,6 +173,13 @@ impl<'a> Lexer<'a> {
     fn string(&mut self, quote: u8) -> TokenKind {
         let start = self.pos;
         self.pos += 1;
+        // Most strings hold no escape: their value is their text, copied once, at its size.
+        let plain_end = next_special(&self.bytes[self.pos..], quote) + self.pos;
+        if quote == b'"' && self.bytes.get(plain_end) == Some(&b'"') {
+            let value = self.text[self.pos..plain_end].to_owned();
+            self.pos = plain_end + 1;
+            return TokenKind::String(value);
+        }
         let mut value = String::new();
         loop {
             let run_start = self.pos;
