@@ -123,6 +123,8 @@ pub(crate) enum DiagnosticFormat {
 #[derive(Debug, Args, Clone, Default)]
 pub(crate) struct VariableArgs {
     /// A value: `NAME=VALUE` (split at the first `=`). Repeat for each item of a multi-select.
+    /// `NAME=@FILE` gives the text of a document (PDF, DOCX, ODT, HTML, Markdown, text);
+    /// `NAME=@@…` a value that starts with `@`.
     #[arg(long = "var", value_name = "NAME=VALUE")]
     pub(crate) vars: Vec<String>,
     /// A JSON object of values: a multi-select's value is an array, or a string of

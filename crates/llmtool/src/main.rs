@@ -3,6 +3,7 @@
 
 mod cli;
 mod commands;
+mod documents;
 mod io;
 mod logging;
 mod outcome;
@@ -24,6 +25,7 @@ use crate::outcome::Outcome;
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
+    documents::quiet_reader_panics();
     let cli = Cli::parse();
     // The keys of the environment are hidden from the start; the config file adds its own.
     secrets::learn(&llmtool_providers::resolve::Providers::new(
@@ -33,6 +35,10 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(outcome) => outcome.exit_code(),
         Err(error) if io::is_broken_pipe(&error) => ExitCode::SUCCESS,
+        Err(error) if documents::is_unreadable_document(&error) => {
+            eprintln!("error: {}", secrets::redact(&format!("{error:#}")));
+            ExitCode::from(1)
+        }
         Err(error) => {
             eprintln!("error: {}", secrets::redact(&format!("{error:#}")));
             ExitCode::from(2)

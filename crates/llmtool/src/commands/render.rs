@@ -19,7 +19,7 @@ use serde::Serialize;
 
 use crate::cli::VariableArgs;
 use crate::outcome::Outcome;
-use crate::{io, secrets};
+use crate::{documents, io, secrets};
 
 /// What `render --format json` prints.
 #[derive(Serialize)]
@@ -141,8 +141,10 @@ pub(crate) fn read_inputs(
     let mut inputs = Inputs::new();
     if let Some(file) = &args.vars_file {
         let bytes = io::read_input(file)?;
-        let json: serde_json::Value = serde_json::from_slice(&bytes)
+        let mut json: serde_json::Value = serde_json::from_slice(&bytes)
             .with_context(|| format!("`{}` is not valid JSON", file.display()))?;
+        let folder = file.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        documents::in_json(&mut json, folder)?;
         inputs = Inputs::from_json(&json, variables)
             .with_context(|| format!("in `{}`", file.display()))?;
     }
@@ -151,7 +153,7 @@ pub(crate) fn read_inputs(
         let (name, value) = pair
             .split_once('=')
             .with_context(|| format!("`--var {pair}` must be written `NAME=VALUE`"))?;
-        flags.push(name.trim(), value);
+        flags.push(name.trim(), documents::value(name.trim(), value, Path::new("."))?.into_owned());
     }
     inputs.extend(flags);
     Ok(inputs)

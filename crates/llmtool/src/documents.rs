@@ -1,0 +1,74 @@
+//! Values read from documents: `--var NAME=@FILE`, and `"@FILE"` in a `--vars` file, put the
+//! document's text into the variable (PDF, DOCX, ODT, HTML, Markdown or text: see
+//! `llmtool_documents`). A value that is to start with `@` itself is written `@@`.
+
+use std::borrow::Cow;
+use std::path::Path;
+
+use anyhow::Context as _;
+use llmtool_documents::Limits;
+
+/// The value `given` stands for: the text of the document it names after `@` (a path
+/// relative to `base`), or itself (`@@…` is `@…`).
+pub(crate) fn value<'a>(name: &str, given: &'a str, base: &Path) -> anyhow::Result<Cow<'a, str>> {
+    let Some(rest) = given.strip_prefix('@') else { return Ok(Cow::Borrowed(given)) };
+    if rest.starts_with('@') {
+        return Ok(Cow::Borrowed(rest));
+    }
+    anyhow::ensure!(
+        !rest.trim().is_empty(),
+        "`{name}=@` names no file: write `{name}=@FILE`, or `{name}=@@…` for a value that starts with `@`"
+    );
+    let path = if base == Path::new(".") { Path::new(rest).to_path_buf() } else { base.join(rest) };
+    let extracted = llmtool_documents::read(&path, &Limits::default())
+        .with_context(|| format!("`{name}` cannot take the text of `{}`", path.display()))?;
+    let pages = extracted.pages.map(|n| format!(", {n} page{}", if n == 1 { "" } else { "s" }));
+    eprintln!(
+        "note: `{name}` is the text of {} ({}{}, {} characters)",
+        path.display(),
+        extracted.kind,
+        pages.unwrap_or_default(),
+        extracted.text.chars().count()
+    );
+    Ok(Cow::Owned(extracted.text))
+}
+
+/// The values of a `--vars` file's JSON `object` with each `"@FILE"` string (alone, or an item
+/// of an array) replaced by the document's text; paths are relative to the file's folder.
+pub(crate) fn in_json(object: &mut serde_json::Value, base: &Path) -> anyhow::Result<()> {
+    let Some(object) = object.as_object_mut() else { return Ok(()) };
+    for (name, value) in object.iter_mut() {
+        let strings: Vec<&mut serde_json::Value> = match value {
+            serde_json::Value::Array(items) => items.iter_mut().collect(),
+            other => vec![other],
+        };
+        for slot in strings {
+            if let Some(given) = slot.as_str()
+                && let Cow::Owned(text) = self::value(name, given, base)?
+            {
+                *slot = serde_json::Value::String(text);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether `error` is a document that cannot give a value (its fault, not the machine's):
+/// the run then ends with status 1, as for any input with problems.
+pub(crate) fn is_unreadable_document(error: &anyhow::Error) -> bool {
+    error
+        .downcast_ref::<llmtool_documents::DocumentError>()
+        .is_some_and(llmtool_documents::DocumentError::is_in_the_document)
+}
+
+/// Keeps a panic inside the PDF reader off the terminal: `llmtool_documents` reads a PDF on a
+/// thread of its own and turns such a panic into that document's error, which is what the
+/// user then sees.
+pub(crate) fn quiet_reader_panics() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if std::thread::current().name() != Some(llmtool_documents::PDF_THREAD) {
+            default(info);
+        }
+    }));
+}
