@@ -57,8 +57,9 @@ pub enum RunError {
     PromptTooLarge { bytes: u64, limit: u64 },
     /// The rendered prompt is longer than the model's context window (from the price table).
     #[error(
-        "the prompt is about {tokens} tokens ({} characters a token), more than the {window} of `{model}`'s context window; nothing was sent",
-        llmtool_providers::run::CHARACTERS_PER_TOKEN
+        "the prompt is about {tokens} tokens ({} characters a token): {} more than the {window} of `{model}`'s context window; nothing was sent",
+        llmtool_providers::run::CHARACTERS_PER_TOKEN,
+        .tokens.saturating_sub(*.window)
     )]
     OverContextWindow { tokens: u64, window: u64, model: String },
     /// A worker thread of the run stopped (a bug, reported rather than a panic).

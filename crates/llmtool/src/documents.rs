@@ -3,7 +3,8 @@
 //! `llmtool_documents`). A value that is to start with `@` itself is written `@@`.
 
 use std::borrow::Cow;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use anyhow::Context as _;
 use llmtool_documents::Limits;
@@ -30,7 +31,24 @@ pub(crate) fn value<'a>(name: &str, given: &'a str, base: &Path) -> anyhow::Resu
         pages.unwrap_or_default(),
         extracted.text.chars().count()
     );
+    if let Ok(mut read) = READ.lock() {
+        read.push((name.to_owned(), path, extracted.text.chars().count()));
+    }
     Ok(Cow::Owned(extracted.text))
+}
+
+/// The documents this command read: each value's name, its file and its length in characters.
+static READ: Mutex<Vec<(String, PathBuf, usize)>> = Mutex::new(Vec::new());
+
+/// When a prompt is over the model's context window: which document takes most of it.
+pub(crate) fn over_window_hint() -> Option<String> {
+    let read = READ.lock().ok()?;
+    let (name, path, characters) = read.iter().max_by_key(|(_, _, characters)| *characters)?;
+    let tokens = characters.div_ceil(llmtool_providers::run::CHARACTERS_PER_TOKEN);
+    Some(format!(
+        "hint: `{name}` holds the text of {} (about {tokens} tokens): give a shorter document or a part of it, or choose a model with a larger window (`--model`)",
+        path.display()
+    ))
 }
 
 /// The values of a `--vars` file's JSON `object` with each `"@FILE"` string (alone, or an item

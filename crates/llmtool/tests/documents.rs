@@ -92,3 +92,22 @@ async fn run_sends_the_documents_text() {
     assert!(sent.starts_with("Teach me about "), "{sent}");
     assert!(sent.contains("SUPREME COURT") || sent.contains("Supreme Court"), "{sent}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_document_over_the_context_window_is_not_sent_and_named() {
+    let mock = Mock::start(vec![]).await;
+    let mut config = tempfile::NamedTempFile::new().unwrap();
+    let settings = format!(
+        "default_model = \"mock/m\"\n[providers.mock]\napi = \"openai\"\nbase_url = \"{}/v1\"\napi_key_env = \"MOCK_KEY\"\n[prices.\"mock/m\"]\ninput = 1.0\noutput = 2.0\nmax_input = 2000\n",
+        mock.url
+    );
+    std::io::Write::write_all(&mut config, settings.as_bytes()).unwrap();
+    let value = format!("topic=@{}", document("pdf/federal-register-2020-17221.pdf"));
+    let args = ["run", &teach(), "--var", &value, "--config", config.path().to_str().unwrap()];
+    let out = tokio::task::block_in_place(|| run(&args, &[("MOCK_KEY", "sk-documents-test")]));
+    let said = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(said.contains("more than the 2000 of `mock/m`'s context window"), "{said}");
+    assert!(said.contains("hint: `topic` holds the text of"), "{said}");
+    assert!(mock.requests().is_empty(), "nothing was sent");
+}

@@ -177,6 +177,9 @@ pub(crate) fn sendable(
         }
         Err(error @ (RunError::PromptTooLarge { .. } | RunError::OverContextWindow { .. })) => {
             eprintln!("error: {error}");
+            if let Some(hint) = crate::documents::over_window_hint() {
+                eprintln!("{hint}");
+            }
             Ok(Err(Outcome::Problems))
         }
         Err(error) => Err(error.into()),
