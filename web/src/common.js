@@ -44,7 +44,7 @@ export function canAct(caller, role) {
  * Calls `/api/v1${path}`. `json` is sent as JSON, `text` as a tool file. Resolves to the
  * parsed JSON answer (or null for 204); rejects with an ApiError.
  */
-export async function api(path, { method = "GET", json, text, signal } = {}) {
+export async function api(path, { method = "GET", json, text, form, signal } = {}) {
   const headers = {};
   let body;
   if (json !== undefined) {
@@ -53,6 +53,9 @@ export async function api(path, { method = "GET", json, text, signal } = {}) {
   } else if (text !== undefined) {
     headers["content-type"] = "application/json";
     body = text;
+  } else if (form !== undefined) {
+    // A FormData body: the browser writes its multipart type and boundary.
+    body = form;
   }
   const send = async () => {
     if (method !== "GET" && method !== "HEAD") {

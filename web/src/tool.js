@@ -99,7 +99,42 @@ function field(variable, onChange) {
   }
   const area = el("textarea", { id, rows: 3, oninput: onChange, "aria-describedby": described, required, placeholder: variable.default ?? "" });
   if (variable.default !== undefined && variable.default !== null) area.value = String(variable.default);
-  return { name: variable.name, element: el("div", { class: "field" }, label, help, area), read: () => (area.value === "" ? undefined : area.value) };
+  const upload = documentUpload(variable.name, area, onChange);
+  return { name: variable.name, element: el("div", { class: "field" }, label, help, area, upload), read: () => (area.value === "" ? undefined : area.value) };
+}
+
+/** The types of document the server reads (docs/documents.md), for the file picker. */
+const DOCUMENT_TYPES = ".pdf,.docx,.odt,.html,.htm,.xhtml,.md,.markdown,.txt,text/plain,text/html,text/markdown,application/pdf";
+
+/**
+ * A text variable's "fill from a document" picker: the server reads the document's text (PDF,
+ * DOCX, ODT, HTML, Markdown, text) and the text becomes the field's value; a document without
+ * text (a scanned PDF) says why, and leaves the field as it was.
+ */
+function documentUpload(name, area, onChange) {
+  const status = el("span", { class: "document-status", role: "status" });
+  const input = el("input", { type: "file", id: `document-${name}`, accept: DOCUMENT_TYPES });
+  input.addEventListener("change", async () => {
+    const file = input.files?.[0];
+    if (!file) return;
+    status.classList.remove("problem");
+    status.textContent = `Reading ${file.name}…`;
+    const form = new FormData();
+    form.append("file", file, file.name);
+    try {
+      const read = await api("/documents/text", { method: "POST", form });
+      area.value = read.text;
+      onChange();
+      const pages = read.pages ? `, ${read.pages} page${read.pages === 1 ? "" : "s"}` : "";
+      status.textContent = `${file.name}: ${read.kind}${pages}, ${read.characters.toLocaleString("en")} characters`;
+    } catch (error) {
+      status.classList.add("problem");
+      status.textContent = `${file.name}: ${error.message}`;
+    }
+    input.value = "";
+  });
+  const label = el("label", { for: input.id, class: "document-label" }, `Fill ${name} from a document`);
+  return el("div", { class: "document" }, label, input, status);
 }
 
 let rendering = null;

@@ -177,6 +177,30 @@ test("a viewer fills a tool's form, sees the prompt, runs it on the mock and on 
   await context.close();
 });
 
+test("a document picked for a text variable fills it with its text, and a scanned one says why", async () => {
+  const documents = join(root, "crates", "llmtool-documents", "tests", "fixtures", "real-world");
+  const { page: opened, context, problems } = await page({ signedInAs: "viewer" });
+  await opened.goto(`${base}/t/teach-me-anything`);
+  const picker = opened.getByLabel("Fill topic from a document");
+  await picker.setInputFiles(join(documents, "docx", "tables.docx"));
+  await opened.getByRole("status").filter({ hasText: /tables\.docx: DOCX document, \d+ characters/ }).waitFor();
+  assert.match(await opened.getByLabel(/^topic/).inputValue(), /^Above\n\nTop left/);
+  await opened.locator("#rendered").filter({ hasText: "Teach me about Above" }).waitFor();
+
+  await picker.setInputFiles(join(documents, "pdf", "scotus-transcript-p1.pdf"));
+  await opened.getByRole("status").filter({ hasText: /scotus-transcript-p1\.pdf: PDF, 1 page, / }).waitFor();
+  assert.match(await opened.getByLabel(/^topic/).inputValue(), /SUPREME COURT/i);
+
+  // No text layer: the field keeps its value, and the status says what to do.
+  const before = await opened.getByLabel(/^topic/).inputValue();
+  await picker.setInputFiles(join(documents, "pdf", "c02-22-scanned.pdf"));
+  await opened.getByRole("status").filter({ hasText: /no text layer/ }).waitFor();
+  assert.equal(await opened.getByLabel(/^topic/).inputValue(), before);
+  assert.deepEqual(await accessibilityProblems("/t/teach-me-anything", { signedInAs: "viewer", ready: "#document-topic" }), []);
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
 test("an editor sees a diagnostic while typing, applies its fix, publishes, and sees the new version and the diff", async () => {
   const { page: opened, context, problems } = await page({ signedInAs: "editor" });
   await opened.goto(`${base}/t/teach-me-anything/edit`);

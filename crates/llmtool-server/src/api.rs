@@ -49,6 +49,7 @@ pub(crate) fn routes() -> Router<ServerState> {
         .merge(crate::control_api::routes())
         .merge(crate::spend_api::routes())
         .merge(crate::conversation_api::routes())
+        .merge(crate::documents_api::routes())
 }
 
 type Answer<T> = Result<T, Problem>;
@@ -425,7 +426,8 @@ async fn diff(
         crate::control_api::test_integration, crate::control_api::rotate, crate::control_api::prices, crate::control_api::set_price, crate::control_api::remove_price,
         crate::spend_api::spend, crate::spend_api::budgets, crate::spend_api::set_budget, crate::spend_api::remove_budget,
         crate::conversation_api::list, crate::conversation_api::show, crate::conversation_api::message,
-        crate::conversation_api::share, crate::conversation_api::unshare, crate::conversation_api::shared),
+        crate::conversation_api::share, crate::conversation_api::unshare, crate::conversation_api::shared,
+        crate::documents_api::text),
     components(schemas(Page, Published, VersionBody, Rendered, VersionDiff, LabelBody, Problem, crate::run_api::RunBody, llmtool_log::Total,
         crate::studio_api::ModelChoice, crate::studio_api::FormattedText, crate::studio_api::RunSummary, llmtool_registry::TagCount, crate::session::SignIn, crate::session::InviteSignIn, crate::session::SignInMethods, llmtool_registry::wire::Signed,
         llmtool_registry::Member, llmtool_registry::NewMember, llmtool_registry::MemberEdit, llmtool_registry::Team, llmtool_registry::Role, crate::members::TeamName,
@@ -436,7 +438,7 @@ async fn diff(
         llmtool_registry::SpendReport, llmtool_registry::SpendTotals, llmtool_registry::SpendLine, llmtool_registry::DaySpend, llmtool_registry::BudgetStatus, llmtool_registry::Budget,
         llmtool_registry::Scope, llmtool_registry::Period, crate::spend_api::BudgetBody,
         llmtool_registry::ConversationInfo, crate::conversation_api::ConversationBody, crate::conversation_api::TurnBody,
-        crate::conversation_api::MessageBody, crate::conversation_api::ShareBody)),
+        crate::conversation_api::MessageBody, crate::conversation_api::ShareBody, crate::documents_api::DocumentText)),
     modifiers(&BearerScheme)
 )]
 pub(crate) struct ApiDoc;

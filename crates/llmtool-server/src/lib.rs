@@ -8,6 +8,7 @@ mod auth;
 mod cache;
 mod control_api;
 mod conversation_api;
+mod documents_api;
 mod host;
 mod integrations;
 mod invites;

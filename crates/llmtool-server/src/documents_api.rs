@@ -1,0 +1,76 @@
+//! `POST /documents/text`: a document's text, for a text variable (the studio's upload button).
+//! The body is a `multipart/form-data` form whose `file` is the document: PDF, DOCX, ODT,
+//! HTML, Markdown or text (`llmtool_documents` reads it, bounded, running nothing in it).
+
+use axum::extract::{DefaultBodyLimit, Multipart, State};
+use axum::routing::post;
+use axum::{Json, Router};
+use llmtool_documents::{DocumentError, Limits};
+use llmtool_registry::Role;
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use crate::auth::Caller;
+use crate::{Problem, ServerState};
+
+/// The largest document taken, form included.
+pub(crate) const MAX_DOCUMENT: usize = 16 << 20;
+
+pub(crate) fn routes() -> Router<ServerState> {
+    Router::new().route("/documents/text", post(text)).layer(DefaultBodyLimit::max(MAX_DOCUMENT))
+}
+
+/// A document's text, and what it was read as.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct DocumentText {
+    /// What the document was read as: `PDF`, `DOCX document`, `ODT document`, `HTML page`,
+    /// `Markdown file` or `text file`.
+    kind: String,
+    text: String,
+    /// A PDF's pages.
+    pages: Option<usize>,
+    characters: usize,
+}
+
+/// The text of the document in the form's `file`.
+#[utoipa::path(post, path = "/documents/text", security((), ("bearer" = [])),
+    request_body(content_type = "multipart/form-data", description = "A form whose `file` is the document (at most 16 MiB)"),
+    responses((status = 200, body = DocumentText), (status = 400, description = "The form has no `file`, or is not a form", body = Problem), (status = 413, description = "The document is larger than 16 MiB", body = Problem), (status = 422, description = "The document has no text (a scanned PDF), is damaged, encrypted, or of a kind that is not read", body = Problem), (status = 401, description = "No token, or one the library does not know", body = Problem), (status = 403, description = "The token's role is too low", body = Problem)))]
+pub(crate) async fn text(
+    State(state): State<ServerState>,
+    caller: Caller,
+    mut form: Multipart,
+) -> Result<Json<DocumentText>, Problem> {
+    caller.require(Role::Viewer, state.access)?;
+    let unreadable = |error: axum::extract::multipart::MultipartError| {
+        Problem::new(
+            error.status(),
+            "Bad Request",
+            format!("the form cannot be read: {}", error.body_text()),
+        )
+    };
+    let mut document = None;
+    while let Some(field) = form.next_field().await.map_err(unreadable)? {
+        if field.name() == Some("file") {
+            let name = field.file_name().unwrap_or_default().to_owned();
+            document = Some((name, field.bytes().await.map_err(unreadable)?));
+            break;
+        }
+    }
+    let (name, bytes) = document.ok_or_else(|| Problem::bad_request("the form has no `file`"))?;
+    let limits = Limits { max_bytes: MAX_DOCUMENT as u64, ..Limits::default() };
+    let read =
+        tokio::task::spawn_blocking(move || llmtool_documents::extract(&bytes, &name, &limits))
+            .await
+            .map_err(|_| Problem::internal("reading the document stopped"))?;
+    match read {
+        Ok(read) => Ok(Json(DocumentText {
+            kind: read.kind.to_string(),
+            characters: read.text.chars().count(),
+            text: read.text,
+            pages: read.pages,
+        })),
+        Err(error @ DocumentError::Io(_)) => Err(Problem::internal(error.to_string())),
+        Err(error) => Err(Problem::unprocessable(error.to_string())),
+    }
+}
