@@ -270,12 +270,16 @@ fn text_of(value: &Value) -> String {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Mapping {
     pub pairs: Vec<(String, String)>,
+    /// With `--documents`: the folder that a text cell starting with `@` names a document in
+    /// (its text is the value; `@@` starts a value with `@`). Without, cells are as written.
+    pub documents: Option<std::path::PathBuf>,
 }
 
 impl Mapping {
     /// The values of `row` for `variables`, as `render --vars` takes them. A multi-select's
-    /// column may be a JSON list or a comma-separated list; an empty cell is no value.
-    pub fn values(&self, row: &Row, variables: &[VariableSpec]) -> Value {
+    /// column may be a JSON list or a comma-separated list; an empty cell is no value. A
+    /// document that gives no text is the row's problem (`Err`).
+    pub fn values(&self, row: &Row, variables: &[VariableSpec]) -> Result<Value, String> {
         let mut values = Map::new();
         for variable in variables {
             let column = self
@@ -288,12 +292,29 @@ impl Mapping {
                 (_, Value::Null) => continue,
                 (_, Value::String(text)) if text.is_empty() => continue,
                 (VariableKind::MultiSelect, Value::String(text)) => list_of(text),
+                (VariableKind::Text, Value::String(text)) => match &self.documents {
+                    Some(folder) => Value::String(document_cell(&variable.name, text, folder)?),
+                    None => Value::String(text.clone()),
+                },
                 (_, other) => other.clone(),
             };
             values.insert(variable.name.clone(), value);
         }
-        Value::Object(values)
+        Ok(Value::Object(values))
     }
+}
+
+/// A text cell read with `--documents`: `@FILE` is the text of the document FILE (relative to
+/// `folder`), `@@…` is `@…`, anything else is itself.
+fn document_cell(name: &str, cell: &str, folder: &std::path::Path) -> Result<String, String> {
+    let Some(rest) = cell.strip_prefix('@') else { return Ok(cell.to_owned()) };
+    if rest.starts_with('@') {
+        return Ok(rest.to_owned());
+    }
+    let path = folder.join(rest);
+    llmtool_documents::read(&path, &llmtool_documents::Limits::default())
+        .map(|read| read.text)
+        .map_err(|error| format!("`{name}`: {} gives no value: {error}", path.display()))
 }
 
 /// A multi-select cell: `["a", "b"]`, or `a, b`.
@@ -343,14 +364,14 @@ mod tests {
             rows.iter().map(|r| (r.index, r.id.as_str())).collect::<Vec<_>>(),
             [(1, "T1"), (2, "T2")]
         );
-        let mapping = Mapping { pairs: vec![("text".into(), "body".into())] };
+        let mapping = Mapping { pairs: vec![("text".into(), "body".into())], documents: None };
         let variables = variables();
         assert_eq!(
-            mapping.values(&rows[0], &variables),
+            mapping.values(&rows[0], &variables).unwrap(),
             serde_json::json!({"text": "Hello, world", "tags": ["a", "b"]})
         );
         assert_eq!(
-            mapping.values(&rows[1], &variables),
+            mapping.values(&rows[1], &variables).unwrap(),
             serde_json::json!({"tags": ["x"]}),
             "an empty cell is no value"
         );

@@ -123,7 +123,13 @@ impl Shaper<'_> {
                 malformed.reason.clone(),
             );
         }
-        let values = self.mapping.values(row, self.template.variables());
+        let values = match self.mapping.values(row, self.template.variables()) {
+            Ok(values) => values,
+            Err(problem) => {
+                let cells = serde_json::Value::Object(row.columns.clone()).to_string();
+                return without(work_hash(tool_hash, &cells, "invalid"), problem);
+            }
+        };
         if self.tool.kind() == ToolKind::Smart {
             return self.smart_work(&values);
         }

@@ -370,9 +370,9 @@ impl Batch {
         {
             let row = row?;
             estimate.rows += 1;
-            let values = self.mapping.values(&row, template.variables());
-            let prompt = Inputs::from_json(&values, template.variables())
-                .ok()
+            let values = self.mapping.values(&row, template.variables()).ok();
+            let prompt = values
+                .and_then(|values| Inputs::from_json(&values, template.variables()).ok())
                 .and_then(|inputs| template.render(&inputs).ok());
             let request = prompt.filter(|_| row.malformed.is_none()).and_then(|prompt| {
                 runtime.request(&self.tool, prompt, ParamOverrides::default()).ok()

@@ -552,3 +552,50 @@ async fn a_row_blocked_by_data_loss_prevention_is_failed_and_a_retry_under_redac
     assert_eq!(mock.requests().len(), 2, "only the blocked row was sent again");
     assert!(!mock.requests()[1].body.to_string().contains("zed@example.com"));
 }
+
+/// With `--documents`, a cell `@FILE` is the document's text; a document without text fails
+/// its row alone; without the flag, cells are as written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn document_cells_are_read_only_with_the_flag() {
+    let mock = Mock::start(vec![answer(), answer(), answer(), answer()]).await;
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path(), &mock.url, 0);
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../llmtool-documents/tests/fixtures/real-world")
+        .canonicalize()
+        .unwrap();
+    std::fs::copy(fixtures.join("docx/tables.docx"), dir.path().join("tables.docx")).unwrap();
+    std::fs::copy(fixtures.join("pdf/c02-22-scanned.pdf"), dir.path().join("scan.pdf")).unwrap();
+    std::fs::write(
+        dir.path().join("rows.csv"),
+        "ticket,topic\nA,@tables.docx\nB,@scan.pdf\nC,@@home\n",
+    )
+    .unwrap();
+    let out = tokio::task::block_in_place(|| run(dir.path(), &["--documents", "--keep-order"]));
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "one row failed: {said}");
+    let records = read_records(dir.path());
+    assert_eq!(records.len(), 3, "{records:?}");
+    assert!(records[1]["error"].as_str().unwrap().contains("no text layer"), "{}", records[1]);
+    let sent: Vec<String> = mock
+        .requests()
+        .iter()
+        .map(|request| request.body["messages"][0]["content"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(
+        sent.iter().any(|prompt| prompt.starts_with("Write one line about Above\n\nTop left")),
+        "{sent:?}"
+    );
+    assert!(sent.iter().any(|prompt| prompt == "Write one line about @home."), "{sent:?}");
+    assert_eq!(sent.len(), 2);
+
+    // Without the flag, `@tables.docx` is the topic as written.
+    let plain = tempfile::tempdir().unwrap();
+    setup(plain.path(), &mock.url, 0);
+    std::fs::copy(fixtures.join("docx/tables.docx"), plain.path().join("tables.docx")).unwrap();
+    std::fs::write(plain.path().join("rows.csv"), "ticket,topic\nD,@tables.docx\n").unwrap();
+    let out = tokio::task::block_in_place(|| run(plain.path(), &[]));
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let last = mock.requests().last().unwrap().body["messages"][0]["content"].clone();
+    assert_eq!(last, "Write one line about @tables.docx.");
+}

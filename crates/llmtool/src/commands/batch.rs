@@ -87,7 +87,7 @@ pub(crate) fn run(args: &BatchArgs) -> anyhow::Result<Outcome> {
         tool_path: Some(name.clone()),
         data: data.clone(),
         out: out.clone(),
-        mapping: Mapping { pairs },
+        mapping: Mapping { pairs, documents: args.documents.then(|| dataset_folder(&data)) },
         id_column: args.id.clone(),
         concurrency: args.jobs.max(1),
         retry_failed: args.retry_failed,
@@ -228,4 +228,15 @@ fn show_progress(batch: &Batch, progress: &Progress, finished: &AtomicBool) {
         }
         bar.finish_and_clear();
     });
+}
+
+/// The folder a dataset's `@FILE` cells are relative to: the dataset's own (the current one
+/// for standard input).
+fn dataset_folder(data: &std::path::Path) -> std::path::PathBuf {
+    match data.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() && data != std::path::Path::new("-") => {
+            parent.to_path_buf()
+        }
+        _ => std::path::PathBuf::from("."),
+    }
 }

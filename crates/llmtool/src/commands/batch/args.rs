@@ -44,6 +44,11 @@ pub(crate) struct BatchArgs {
     /// Write OUT in the rows' order (it is written again at the end).
     #[arg(long)]
     pub(crate) keep_order: bool,
+    /// Text cells that start with `@` name documents (PDF, DOCX, ODT, HTML, Markdown, text),
+    /// relative to the dataset's folder: the document's text is the value (`@@` starts a value
+    /// with `@`). Without it, cells are taken as written.
+    #[arg(long)]
+    pub(crate) documents: bool,
     /// Keep only a hash of each row's values in the run log, not the values (see `llmtool
     /// logs`).
     #[arg(long)]
