@@ -87,7 +87,7 @@ pub(crate) fn run(args: &BatchArgs) -> anyhow::Result<Outcome> {
         tool_path: Some(name.clone()),
         data: data.clone(),
         out: out.clone(),
-        mapping: Mapping { pairs, documents: args.documents.then(|| dataset_folder(&data)) },
+        mapping: Mapping { pairs, documents: args.documents.then(|| dataset_folder(data)) },
         id_column: args.id.clone(),
         concurrency: args.jobs.max(1),
         retry_failed: args.retry_failed,
