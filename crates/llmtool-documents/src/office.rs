@@ -39,19 +39,20 @@ pub(crate) fn kind(archive: impl Read + Seek, limits: &Limits) -> Result<Kind, D
 pub(crate) fn docx(bytes: &[u8], limits: &Limits) -> Result<String, DocumentError> {
     let mut archive = zip::ZipArchive::new(std::io::Cursor::new(bytes))
         .map_err(|error| damaged(Kind::Docx, &error))?;
-    let mut text = docx_part(&part(&mut archive, "word/document.xml", limits, Kind::Docx)?)?;
+    let body = part(&mut archive, "word/document.xml", limits, Kind::Docx)?;
+    let mut text = docx_part(&body, limits)?;
     for notes in ["word/footnotes.xml", "word/endnotes.xml"] {
         if archive.index_for_name(notes).is_some() {
             text.push_str("\n\n");
-            text.push_str(&docx_part(&part(&mut archive, notes, limits, Kind::Docx)?)?);
+            text.push_str(&docx_part(&part(&mut archive, notes, limits, Kind::Docx)?, limits)?);
         }
     }
     Ok(text)
 }
 
 /// The text of one of a DOCX document's XML parts.
-fn docx_part(xml: &str) -> Result<String, DocumentError> {
-    walk(xml, Kind::Docx, |element| match element {
+fn docx_part(xml: &str, limits: &Limits) -> Result<String, DocumentError> {
+    walk(xml, Kind::Docx, limits, |element| match element {
         "p" => Some(Mark::Paragraph),
         "tab" => Some(Mark::Literal("\t")),
         "br" | "cr" => Some(Mark::Literal("\n")),
@@ -67,7 +68,7 @@ fn docx_part(xml: &str) -> Result<String, DocumentError> {
 /// The text of an ODT document's body.
 pub(crate) fn odt(bytes: &[u8], limits: &Limits) -> Result<String, DocumentError> {
     let xml = body(bytes, "content.xml", limits, Kind::Odt)?;
-    walk(&xml, Kind::Odt, |element| match element {
+    walk(&xml, Kind::Odt, limits, |element| match element {
         "p" | "h" => Some(Mark::Paragraph),
         "tab" => Some(Mark::Literal("\t")),
         "line-break" => Some(Mark::Literal("\n")),
@@ -97,9 +98,12 @@ enum Mark {
 /// In DOCX, text is what `<w:t>` elements hold, as written. In ODT, it is what paragraphs
 /// hold, with runs of white space read as one space (the format's rule: more spaces are
 /// written as `<text:s>`).
+/// The text stops at `limits.max_text_bytes`: elements that stand for text (`<text:s
+/// text:c="1000"/>`) could otherwise make far more of it than the file holds.
 fn walk(
     xml: &str,
     kind: Kind,
+    limits: &Limits,
     mark: impl Fn(&str) -> Option<Mark>,
 ) -> Result<String, DocumentError> {
     let holder = if kind == Kind::Odt { Mark::Paragraph } else { Mark::Text };
@@ -144,6 +148,9 @@ fn walk(
             Event::GeneralRef(reference) if taken => out.push_str(&entity(&reference)),
             Event::Eof => break,
             _ => {}
+        }
+        if out.len() > limits.max_text_bytes {
+            return Err(DocumentError::TooMuchText { limit: limits.max_text_bytes });
         }
     }
     Ok(out)
@@ -219,4 +226,35 @@ fn part<R: Read + Seek>(
 
 fn damaged(kind: Kind, error: &dyn std::fmt::Display) -> DocumentError {
     DocumentError::Damaged { kind, reason: error.to_string() }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write as _;
+
+    use super::*;
+
+    /// An ODT archive whose body is `content`.
+    fn odt_with(content: &str) -> Vec<u8> {
+        let mut archive = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+        let stored = zip::write::SimpleFileOptions::default();
+        archive.start_file("mimetype", stored).unwrap();
+        archive.write_all(b"application/vnd.oasis.opendocument.text").unwrap();
+        archive.start_file("content.xml", stored).unwrap();
+        archive.write_all(content.as_bytes()).unwrap();
+        archive.finish().unwrap().into_inner()
+    }
+
+    #[test]
+    fn elements_that_stand_for_text_cannot_pass_the_text_limit() {
+        let spaces = "<text:s text:c=\"1000\"/>".repeat(2_000);
+        let content = format!(
+            "<office:document-content><office:body><office:text><text:p>a{spaces}b</text:p></office:text></office:body></office:document-content>"
+        );
+        let limits = Limits { max_text_bytes: 100_000, ..Limits::default() };
+        let read = odt(&odt_with(&content), &limits);
+        assert!(matches!(read, Err(DocumentError::TooMuchText { limit: 100_000 })), "{read:?}");
+        let fits = Limits { max_text_bytes: 3_000_000, ..Limits::default() };
+        assert_eq!(odt(&odt_with(&content), &fits).unwrap().len(), 2_000_000 + 6);
+    }
 }
