@@ -311,7 +311,8 @@ fn document_cell(name: &str, cell: &str, folder: &std::path::Path) -> Result<Str
     if rest.starts_with('@') {
         return Ok(rest.to_owned());
     }
-    let path = folder.join(rest);
+    let path = llmtool_documents::inside(folder, rest)
+        .map_err(|problem| format!("`{name}`: {problem}"))?;
     llmtool_documents::read(&path, &llmtool_documents::Limits::default())
         .map(|read| read.text)
         .map_err(|error| format!("`{name}`: {} gives no value: {error}", path.display()))

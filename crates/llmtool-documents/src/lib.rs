@@ -72,6 +72,30 @@ pub fn read(path: &Path, limits: &Limits) -> Result<Extracted, DocumentError> {
     extract(&bytes, &name, limits)
 }
 
+/// The file `relative` names inside `folder`, for a document named by a file (a `--vars`
+/// file, a dataset's cell) rather than by the command line: an absolute path, a `..`, or a
+/// link that leads out of the folder is refused, so that such a file cannot make llmtool send
+/// any file the user can read.
+pub fn inside(folder: &Path, relative: &str) -> Result<std::path::PathBuf, String> {
+    use std::path::Component;
+    let path = Path::new(relative);
+    if !path.components().all(|part| matches!(part, Component::Normal(_) | Component::CurDir)) {
+        return Err(format!(
+            "`{relative}` is not a path inside {}: a document named in a file must be below that file's folder",
+            folder.display()
+        ));
+    }
+    let joined = folder.join(path);
+    let (Ok(real_folder), Ok(real)) = (folder.canonicalize(), joined.canonicalize()) else {
+        return Ok(joined);
+    };
+    if real.starts_with(&real_folder) {
+        Ok(joined)
+    } else {
+        Err(format!("`{relative}` leads out of {} through a link", folder.display()))
+    }
+}
+
 /// The text of the document `bytes`, named `name` (a file name, or empty).
 pub fn extract(bytes: &[u8], name: &str, limits: &Limits) -> Result<Extracted, DocumentError> {
     if bytes.len() as u64 > limits.max_bytes {

@@ -176,3 +176,14 @@ fn damaged_files_are_errors_never_a_crash_or_a_hang() {
     let truncated = llmtool_documents::extract(&pdf[..pdf.len() / 3], "cut.pdf", &limits);
     assert!(truncated.is_err() || truncated.is_ok_and(|doc| !doc.text.is_empty()));
 }
+
+#[test]
+fn pdfs_whose_drawings_loop_or_explode_are_refused_before_reading() {
+    let hostile = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hostile");
+    // Without the check, the first overflowed the reading thread's stack (the process ended)
+    // and the second ran past the time limit.
+    let cyclic = read(&hostile.join("cyclic.pdf"), &Limits::default()).unwrap_err();
+    assert!(cyclic.to_string().contains("draws itself"), "{cyclic}");
+    let fanout = read(&hostile.join("fanout.pdf"), &Limits::default()).unwrap_err();
+    assert!(fanout.to_string().contains("more than 100000 drawings"), "{fanout}");
+}

@@ -2,7 +2,7 @@
 //! The body is a `multipart/form-data` form whose `file` is the document: PDF, DOCX, ODT,
 //! HTML, Markdown or text (`llmtool_documents` reads it, bounded, running nothing in it).
 
-use axum::extract::{DefaultBodyLimit, Multipart, State};
+use axum::extract::{DefaultBodyLimit, Multipart};
 use axum::routing::post;
 use axum::{Json, Router};
 use llmtool_documents::{DocumentError, Limits};
@@ -15,6 +15,10 @@ use crate::{Problem, ServerState};
 
 /// The largest document taken, form included.
 pub(crate) const MAX_DOCUMENT: usize = 16 << 20;
+
+/// Documents read at once across the server: each holds a blocking thread (and a PDF's
+/// reading thread) for up to the reader's time limit.
+static READING: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(2);
 
 pub(crate) fn routes() -> Router<ServerState> {
     Router::new().route("/documents/text", post(text)).layer(DefaultBodyLimit::max(MAX_DOCUMENT))
@@ -37,11 +41,15 @@ pub(crate) struct DocumentText {
     request_body(content_type = "multipart/form-data", description = "A form whose `file` is the document (at most 16 MiB)"),
     responses((status = 200, body = DocumentText), (status = 400, description = "The form has no `file`, or is not a form", body = Problem), (status = 413, description = "The document is larger than 16 MiB", body = Problem), (status = 422, description = "The document has no text (a scanned PDF), is damaged, encrypted, or of a kind that is not read", body = Problem), (status = 401, description = "No token, or one the library does not know", body = Problem), (status = 403, description = "The token's role is too low", body = Problem)))]
 pub(crate) async fn text(
-    State(state): State<ServerState>,
     caller: Caller,
     mut form: Multipart,
 ) -> Result<Json<DocumentText>, Problem> {
-    caller.require(Role::Viewer, state.access)?;
+    // A signed-in caller even when the library is open to read: reading a document takes
+    // work, and that is for the library's members.
+    caller.require_token(Role::Viewer)?;
+    // A few at once; the next one waits its turn, bounded by the request's own time limit.
+    let _turn =
+        READING.acquire().await.map_err(|_| Problem::internal("the document readers stopped"))?;
     let unreadable = |error: axum::extract::multipart::MultipartError| {
         Problem::new(
             error.status(),

@@ -9,9 +9,14 @@ use std::sync::Mutex;
 use anyhow::Context as _;
 use llmtool_documents::Limits;
 
-/// The value `given` stands for: the text of the document it names after `@` (a path
-/// relative to `base`), or itself (`@@…` is `@…`).
-pub(crate) fn value<'a>(name: &str, given: &'a str, base: &Path) -> anyhow::Result<Cow<'a, str>> {
+/// The value `given` stands for: the text of the document it names after `@`, or itself
+/// (`@@…` is `@…`). Named on the command line (`folder` is `None`), the path is any path;
+/// named in a `--vars` file, it must lie inside that file's `folder`.
+pub(crate) fn value<'a>(
+    name: &str,
+    given: &'a str,
+    folder: Option<&Path>,
+) -> anyhow::Result<Cow<'a, str>> {
     let Some(rest) = given.strip_prefix('@') else { return Ok(Cow::Borrowed(given)) };
     if rest.starts_with('@') {
         return Ok(Cow::Borrowed(rest));
@@ -20,7 +25,10 @@ pub(crate) fn value<'a>(name: &str, given: &'a str, base: &Path) -> anyhow::Resu
         !rest.trim().is_empty(),
         "`{name}=@` names no file: write `{name}=@FILE`, or `{name}=@@…` for a value that starts with `@`"
     );
-    let path = if base == Path::new(".") { Path::new(rest).to_path_buf() } else { base.join(rest) };
+    let path = match folder {
+        None => PathBuf::from(rest),
+        Some(folder) => llmtool_documents::inside(folder, rest).map_err(anyhow::Error::msg)?,
+    };
     let extracted = llmtool_documents::read(&path, &Limits::default())
         .with_context(|| format!("`{name}` cannot take the text of `{}`", path.display()))?;
     let pages = extracted.pages.map(|n| format!(", {n} page{}", if n == 1 { "" } else { "s" }));
@@ -52,8 +60,8 @@ pub(crate) fn over_window_hint() -> Option<String> {
 }
 
 /// The values of a `--vars` file's JSON `object` with each `"@FILE"` string (alone, or an item
-/// of an array) replaced by the document's text; paths are relative to the file's folder.
-pub(crate) fn in_json(object: &mut serde_json::Value, base: &Path) -> anyhow::Result<()> {
+/// of an array) replaced by the document's text; paths are inside the file's folder.
+pub(crate) fn in_json(object: &mut serde_json::Value, folder: &Path) -> anyhow::Result<()> {
     let Some(object) = object.as_object_mut() else { return Ok(()) };
     for (name, value) in object.iter_mut() {
         let strings: Vec<&mut serde_json::Value> = match value {
@@ -62,7 +70,7 @@ pub(crate) fn in_json(object: &mut serde_json::Value, base: &Path) -> anyhow::Re
         };
         for slot in strings {
             if let Some(given) = slot.as_str()
-                && let Cow::Owned(text) = self::value(name, given, base)?
+                && let Cow::Owned(text) = self::value(name, given, Some(folder))?
             {
                 *slot = serde_json::Value::String(text);
             }

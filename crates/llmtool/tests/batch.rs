@@ -568,14 +568,16 @@ async fn document_cells_are_read_only_with_the_flag() {
     std::fs::copy(fixtures.join("pdf/c02-22-scanned.pdf"), dir.path().join("scan.pdf")).unwrap();
     std::fs::write(
         dir.path().join("rows.csv"),
-        "ticket,topic\nA,@tables.docx\nB,@scan.pdf\nC,@@home\n",
+        "ticket,topic\nA,@tables.docx\nB,@scan.pdf\nC,@@home\nE,@/etc/hostname\n",
     )
     .unwrap();
     let out = tokio::task::block_in_place(|| run(dir.path(), &["--documents", "--keep-order"]));
     let said = String::from_utf8_lossy(&out.stderr).into_owned();
     assert_eq!(out.status.code(), Some(1), "one row failed: {said}");
     let records = read_records(dir.path());
-    assert_eq!(records.len(), 3, "{records:?}");
+    assert_eq!(records.len(), 4, "{records:?}");
+    let outside = records[3]["error"].as_str().unwrap();
+    assert!(outside.contains("must be below that file's folder"), "{outside}");
     assert!(records[1]["error"].as_str().unwrap().contains("no text layer"), "{}", records[1]);
     let sent: Vec<String> = mock
         .requests()

@@ -111,3 +111,34 @@ async fn a_document_over_the_context_window_is_not_sent_and_named() {
     assert!(said.contains("hint: `topic` holds the text of"), "{said}");
     assert!(mock.requests().is_empty(), "nothing was sent");
 }
+
+#[test]
+fn a_vars_file_names_only_documents_inside_its_folder() {
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.txt"), "not for the model").unwrap();
+    let folder = tempfile::tempdir().unwrap();
+    let vars = folder.path().join("values.json");
+    let escapes = [
+        outside.path().join("secret.txt").to_str().unwrap().to_owned(),
+        "../secret.txt".to_owned(),
+    ];
+    for path in escapes {
+        std::fs::write(&vars, serde_json::json!({"topic": format!("@{path}")}).to_string())
+            .unwrap();
+        let out = run(&["render", &teach(), "--vars", vars.to_str().unwrap()], &[]);
+        assert_eq!(out.status.code(), Some(2), "{path}");
+        assert!(
+            text(&out.stderr).contains("must be below that file's folder"),
+            "{}",
+            text(&out.stderr)
+        );
+        assert!(!text(&out.stdout).contains("not for the model"));
+    }
+    // A link inside the folder that leads out of it is refused too.
+    std::os::unix::fs::symlink(outside.path().join("secret.txt"), folder.path().join("link.txt"))
+        .unwrap();
+    std::fs::write(&vars, r#"{"topic": "@link.txt"}"#).unwrap();
+    let out = run(&["render", &teach(), "--vars", vars.to_str().unwrap()], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("leads out of"), "{}", text(&out.stderr));
+}

@@ -153,7 +153,7 @@ pub(crate) fn read_inputs(
         let (name, value) = pair
             .split_once('=')
             .with_context(|| format!("`--var {pair}` must be written `NAME=VALUE`"))?;
-        flags.push(name.trim(), documents::value(name.trim(), value, Path::new("."))?.into_owned());
+        flags.push(name.trim(), documents::value(name.trim(), value, None)?.into_owned());
     }
     inputs.extend(flags);
     Ok(inputs)

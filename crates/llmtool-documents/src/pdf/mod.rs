@@ -9,9 +9,14 @@
 use std::sync::mpsc;
 use std::time::Instant;
 
+mod forms;
+
 use crate::Limits;
 use crate::error::DocumentError;
 use crate::kind::Kind;
+
+/// The reading thread's stack: a form drawn inside a form is a recursive call of the reader.
+const STACK_BYTES: usize = 64 << 20;
 
 /// The name of the thread a PDF is read on (a panic hook can tell its panics by it).
 pub const THREAD_NAME: &str = "llmtool-pdf-text";
@@ -22,6 +27,8 @@ pub(crate) fn text(bytes: &[u8], limits: &Limits) -> Result<(String, usize), Doc
     let (bytes, limits_copy) = (bytes.to_vec(), *limits);
     let spawned = std::thread::Builder::new()
         .name(THREAD_NAME.to_owned())
+        // Room for `pdf-extract`'s recursion through forms, which `forms` bounds in depth.
+        .stack_size(STACK_BYTES)
         .spawn(move || {
             let _ = sender.send(read(&bytes, &limits_copy));
         })
@@ -48,6 +55,9 @@ fn read(bytes: &[u8], limits: &Limits) -> Result<(String, usize), DocumentError>
     if document.is_encrypted() {
         // An owner password alone (printing or copying restricted) opens with an empty one.
         document.decrypt("").map_err(|_| DocumentError::Encrypted { kind: Kind::Pdf })?;
+    }
+    if let Some(problem) = forms::problem(&document) {
+        return Err(DocumentError::Damaged { kind: Kind::Pdf, reason: problem });
     }
     let pages: Vec<u32> = document.get_pages().into_keys().collect();
     if pages.len() > limits.max_pages {
