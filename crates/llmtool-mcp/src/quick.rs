@@ -66,7 +66,8 @@ impl Quick {
         extensions: &axum::http::Extensions,
         bytes: &Bytes,
     ) -> Option<Response> {
-        // The method alone first: most other requests go on without being parsed twice.
+        // The method alone first (a parse that keeps nothing else): only the quick methods
+        // are parsed into rmcp's messages here as well as by rmcp.
         let MethodOnly { method } = serde_json::from_slice(bytes).ok()?;
         if !matches!(method.as_str(), "prompts/get" | "prompts/list" | "tools/list") {
             return None;
@@ -130,22 +131,19 @@ fn is_json(headers: &HeaderMap) -> bool {
     })
 }
 
-/// Whether `Accept` names both `application/json` and `text/event-stream` (each without a zero
-/// weight), as the transport asks of every POST.
+/// Whether `Accept` names both `application/json` and `text/event-stream`, as the transport
+/// asks of every POST. Only a plain list of media types is judged here: one with parameters
+/// or quotes (weights, say) goes on to rmcp, whose reading of them is the one that counts.
 fn accepts_json_and_events(headers: &HeaderMap) -> bool {
     let (mut json, mut events) = (false, false);
     for value in headers.get_all(header::ACCEPT) {
-        let Ok(value) = value.to_str() else { continue };
-        for range in value.split(',') {
-            let mut pieces = range.split(';');
-            let essence = pieces.next().unwrap_or_default().trim();
-            let refused =
-                pieces.any(|piece| piece.trim().strip_prefix("q=").is_some_and(is_zero_weight));
-            if refused {
-                continue;
-            }
-            json |= essence.eq_ignore_ascii_case("application/json");
-            events |= essence.eq_ignore_ascii_case("text/event-stream");
+        let Ok(value) = value.to_str() else { return false };
+        if value.contains([';', '"']) {
+            return false;
+        }
+        for range in value.split(',').map(str::trim) {
+            json |= range.eq_ignore_ascii_case("application/json");
+            events |= range.eq_ignore_ascii_case("text/event-stream");
         }
     }
     json && events
@@ -155,10 +153,4 @@ fn accepts_json_and_events(headers: &HeaderMap) -> bool {
 #[derive(serde::Deserialize)]
 struct MethodOnly {
     method: String,
-}
-
-/// Whether a `q` weight is zero (`0`, `0.`, `0.000`).
-fn is_zero_weight(q: &str) -> bool {
-    let q = q.trim();
-    q.starts_with('0') && q.chars().skip(1).all(|c| c == '0' || c == '.')
 }

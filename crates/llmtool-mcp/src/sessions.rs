@@ -7,10 +7,10 @@
 //! the worker ([`crate::quick`]) never reach its timer, and would otherwise not count as use.
 
 use std::collections::HashMap;
-use std::sync::{Mutex, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
-use futures_util::Stream;
+use futures_util::{Stream, StreamExt as _};
 use rmcp::model::{ClientJsonRpcMessage, ClientNotification, ServerJsonRpcMessage};
 use rmcp::transport::streamable_http_server::session::local::{
     LocalSessionManager, LocalSessionManagerError, SessionConfig,
@@ -26,8 +26,8 @@ pub(crate) struct BoundedSessions {
     max: usize,
     /// A session with no request for this long is closed (by [`close_idle`]).
     idle: Duration,
-    /// What is known of each live session.
-    live: Mutex<HashMap<SessionId, Use>>,
+    /// What is known of each live session (shared with the streams of requests under way).
+    live: Arc<Mutex<HashMap<SessionId, Use>>>,
     /// Creations take turns, so that two cannot both pass the cap.
     creating: tokio::sync::Mutex<()>,
 }
@@ -38,6 +38,9 @@ struct Use {
     last: Instant,
     /// The client has sent `notifications/initialized`: the session is open for requests.
     ready: bool,
+    /// Requests whose answer is still being streamed (a tool call may run for minutes): a
+    /// session is not idle while one is under way.
+    under_way: usize,
 }
 
 impl BoundedSessions {
@@ -52,7 +55,7 @@ impl BoundedSessions {
             inner,
             max: max.max(1),
             idle,
-            live: Mutex::default(),
+            live: Arc::default(),
             creating: tokio::sync::Mutex::const_new(()),
         }
     }
@@ -61,7 +64,8 @@ impl BoundedSessions {
     fn touch(&self, id: &SessionId, ready: bool) {
         if let Ok(mut live) = self.live.lock() {
             let now = Instant::now();
-            let entry = live.entry(id.clone()).or_insert(Use { last: now, ready: false });
+            let entry =
+                live.entry(id.clone()).or_insert(Use { last: now, ready: false, under_way: 0 });
             entry.last = now;
             entry.ready |= ready;
         }
@@ -79,13 +83,20 @@ impl BoundedSessions {
         live.iter().min_by_key(|(_, use_)| use_.last).map(|(id, _)| id.clone())
     }
 
-    /// The sessions with no request for longer than the idle time.
-    fn idle_ones(&self) -> Vec<SessionId> {
-        let Ok(live) = self.live.lock() else { return Vec::new() };
-        live.iter()
-            .filter(|(_, use_)| use_.last.elapsed() > self.idle)
+    /// Takes out the sessions with no request for longer than the idle time and none under
+    /// way, deciding under one lock, so that a request that comes in meanwhile keeps its
+    /// session.
+    fn take_idle(&self) -> Vec<SessionId> {
+        let Ok(mut live) = self.live.lock() else { return Vec::new() };
+        let idle: Vec<SessionId> = live
+            .iter()
+            .filter(|(_, use_)| use_.under_way == 0 && use_.last.elapsed() > self.idle)
             .map(|(id, _)| id.clone())
-            .collect()
+            .collect();
+        for id in &idle {
+            live.remove(id);
+        }
+        idle
     }
 
     /// Whether session `id` is live and initialized, so that a request in it may be answered
@@ -127,9 +138,8 @@ pub(crate) async fn close_idle(sessions: Weak<BoundedSessions>, shutdown: Cancel
             () = tokio::time::sleep(period) => {}
         }
         let Some(sessions) = sessions.upgrade() else { return };
-        for id in sessions.idle_ones() {
+        for id in sessions.take_idle() {
             tracing::debug!("closing MCP session {id}: no request for {idle:?}");
-            sessions.forget(&id);
             if let Err(error) = sessions.inner.close_session(&id).await {
                 tracing::debug!("closing MCP session {id} failed: {error}");
             }
@@ -178,7 +188,14 @@ impl SessionManager for BoundedSessions {
         message: ClientJsonRpcMessage,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
         self.touch(id, false);
-        self.inner.create_stream(id, message).await
+        let stream = self.inner.create_stream(id, message).await?;
+        let under_way = UnderWay::new(Arc::clone(&self.live), id.clone());
+        // The guard lives as long as the stream: until the answer is sent, or the client
+        // leaves.
+        Ok(stream.map(move |message| {
+            let _ = &under_way;
+            message
+        }))
     }
 
     async fn accept_message(
@@ -219,5 +236,33 @@ impl SessionManager for BoundedSessions {
     ) -> Result<RestoreOutcome<Self::Transport>, Self::Error> {
         // Sessions live in this process only; an unknown one is gone (the client starts anew).
         Ok(RestoreOutcome::NotSupported)
+    }
+}
+
+/// Counts a request of a session as under way for as long as it lives, and its end as use.
+struct UnderWay {
+    live: Arc<Mutex<HashMap<SessionId, Use>>>,
+    id: SessionId,
+}
+
+impl UnderWay {
+    fn new(live: Arc<Mutex<HashMap<SessionId, Use>>>, id: SessionId) -> Self {
+        if let Ok(mut sessions) = live.lock()
+            && let Some(use_) = sessions.get_mut(&id)
+        {
+            use_.under_way += 1;
+        }
+        Self { live, id }
+    }
+}
+
+impl Drop for UnderWay {
+    fn drop(&mut self) {
+        if let Ok(mut sessions) = self.live.lock()
+            && let Some(use_) = sessions.get_mut(&self.id)
+        {
+            use_.under_way = use_.under_way.saturating_sub(1);
+            use_.last = Instant::now();
+        }
     }
 }

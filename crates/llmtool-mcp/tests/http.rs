@@ -346,3 +346,44 @@ async fn a_session_with_no_request_for_its_idle_time_is_closed() {
     assert_eq!(list_tools(&url, &unused).await, 404, "idle for 3 s, past its 1 s");
     assert_eq!(list_tools(&url, &used).await, 200);
 }
+
+#[tokio::test]
+async fn a_tool_call_longer_than_the_idle_time_keeps_its_session() {
+    let release = Arc::new(tokio::sync::Semaphore::new(0));
+    let server = server(RunLimits::default(), release.clone());
+    let options = HttpOptions { session_idle: Duration::from_secs(1), ..HttpOptions::default() };
+    let url = serve(&server, options).await;
+    let session = open_session(&url).await;
+    let name = server.library().entries()[0].name.clone();
+    let call = {
+        let (url, session) = (url.clone(), session.clone());
+        tokio::spawn(async move {
+            ask(&url, &session, "tools/call", json!({"name": name, "arguments": {}})).await
+        })
+    };
+    // The sweeper looks every second; the call runs for three.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    release.add_permits(1);
+    let (status, _, answer) = call.await.unwrap();
+    assert_eq!(status, 200);
+    assert_eq!(answer["result"]["content"][0]["text"], "done", "{answer}");
+    assert_eq!(list_tools(&url, &session).await, 200, "the session outlived its idle time");
+}
+
+#[tokio::test]
+async fn an_accept_with_weights_is_left_to_rmcp() {
+    let url = serve(&plain_server(), HttpOptions::default()).await;
+    let session = open_session(&url).await;
+    let request = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"}).to_string();
+    let refused = client()
+        .post(&url)
+        .header("accept", "application/json;Q=0, text/event-stream")
+        .header("content-type", "application/json")
+        .header("mcp-session-id", &session)
+        .header("mcp-protocol-version", "2025-06-18")
+        .body(request)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status().as_u16(), 406, "as rmcp answers it");
+}
