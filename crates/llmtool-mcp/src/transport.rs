@@ -98,6 +98,7 @@ pub async fn serve_app(
 /// The Streamable HTTP endpoint as an axum router with the server at [`MCP_PATH`], behind the
 /// checks of `options`. Mounted elsewhere, the router sees the client's address only if the
 /// outer server provides `ConnectInfo<Connection>`; without it, only allowed hosts pass.
+/// Called within a tokio runtime, as [`endpoint`] is.
 pub fn router(server: &Server, options: &HttpOptions) -> axum::Router {
     endpoint(server, options).0
 }

@@ -51,11 +51,9 @@ pub(crate) async fn text(
     let _turn =
         READING.acquire().await.map_err(|_| Problem::internal("the document readers stopped"))?;
     let unreadable = |error: axum::extract::multipart::MultipartError| {
-        Problem::new(
-            error.status(),
-            "Bad Request",
-            format!("the form cannot be read: {}", error.body_text()),
-        )
+        let status = error.status();
+        let title = status.canonical_reason().unwrap_or("Bad Request");
+        Problem::new(status, title, format!("the form cannot be read: {}", error.body_text()))
     };
     let mut document = None;
     while let Some(field) = form.next_field().await.map_err(unreadable)? {

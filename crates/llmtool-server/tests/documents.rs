@@ -103,6 +103,7 @@ async fn documents_past_the_apis_usual_limit_are_taken_up_to_their_own() {
     assert_eq!(status, 200, "{read}");
     assert_eq!(read["characters"], long.trim_end().chars().count());
     let huge = vec![b'x'; 17 << 20];
-    let (status, _) = upload(&base, Some(&token), "file", "huge.txt", &huge).await;
+    let (status, problem) = upload(&base, Some(&token), "file", "huge.txt", &huge).await;
     assert_eq!(status, 413);
+    assert_eq!(problem["title"], "Payload Too Large", "{problem}");
 }
