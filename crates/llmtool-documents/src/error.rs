@@ -22,12 +22,16 @@ pub enum DocumentError {
     Damaged { kind: Kind, reason: String },
     #[error("{}", no_text(*kind))]
     NoText { kind: Kind },
+    /// As many PDFs as are read at once are being read (some perhaps given up on, still
+    /// running): try again later.
+    #[error("{readings} PDFs are being read already; try again in a minute")]
+    Busy { readings: usize },
 }
 
 impl DocumentError {
     /// Whether the document itself is the problem (the input), rather than reading it.
     pub fn is_in_the_document(&self) -> bool {
-        !matches!(self, DocumentError::Io(_))
+        !matches!(self, DocumentError::Io(_) | DocumentError::Busy { .. })
     }
 }
 

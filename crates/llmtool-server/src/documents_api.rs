@@ -3,6 +3,7 @@
 //! HTML, Markdown or text (`llmtool_documents` reads it, bounded, running nothing in it).
 
 use axum::extract::{DefaultBodyLimit, Multipart};
+use axum::http::StatusCode;
 use axum::routing::post;
 use axum::{Json, Router};
 use llmtool_documents::{DocumentError, Limits};
@@ -39,7 +40,7 @@ pub(crate) struct DocumentText {
 /// The text of the document in the form's `file`.
 #[utoipa::path(post, path = "/documents/text", security((), ("bearer" = [])),
     request_body(content_type = "multipart/form-data", description = "A form whose `file` is the document (at most 16 MiB)"),
-    responses((status = 200, body = DocumentText), (status = 400, description = "The form has no `file`, or is not a form", body = Problem), (status = 413, description = "The document is larger than 16 MiB", body = Problem), (status = 422, description = "The document has no text (a scanned PDF), is damaged, encrypted, or of a kind that is not read", body = Problem), (status = 401, description = "No token, or one the library does not know", body = Problem), (status = 403, description = "The token's role is too low", body = Problem)))]
+    responses((status = 200, body = DocumentText), (status = 400, description = "The form has no `file`, or is not a form", body = Problem), (status = 413, description = "The document is larger than 16 MiB", body = Problem), (status = 422, description = "The document has no text (a scanned PDF), is damaged, encrypted, or of a kind that is not read", body = Problem), (status = 503, description = "As many PDFs as the server reads at once are being read: try again after `Retry-After`", body = Problem), (status = 401, description = "No token, or one the library does not know", body = Problem), (status = 403, description = "The token's role is too low", body = Problem)))]
 pub(crate) async fn text(
     caller: Caller,
     mut form: Multipart,
@@ -77,6 +78,14 @@ pub(crate) async fn text(
             pages: read.pages,
         })),
         Err(error @ DocumentError::Io(_)) => Err(Problem::internal(error.to_string())),
+        Err(error @ DocumentError::Busy { .. }) => Err(Problem {
+            retry_after: Some(60),
+            ..Problem::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "Service Unavailable",
+                error.to_string(),
+            )
+        }),
         Err(error) => Err(Problem::unprocessable(error.to_string())),
     }
 }

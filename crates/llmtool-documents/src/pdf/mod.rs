@@ -6,6 +6,7 @@
 //! and a deadline checked between pages. It runs on a thread of its own: `pdf-extract` panics
 //! on some damaged files, and a panic there is this file's error, not the program's end.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::Instant;
 
@@ -21,8 +22,37 @@ const STACK_BYTES: usize = 64 << 20;
 /// The name of the thread a PDF is read on (a panic hook can tell its panics by it).
 pub const THREAD_NAME: &str = "llmtool-pdf-text";
 
+/// The most PDF readings alive at once in this process, counting those given up on after
+/// their time limit, whose threads go on until they end: a server asked to read slow PDFs one
+/// after the other does not pile up threads past this.
+pub(crate) const MAX_READINGS: usize = 4;
+
+/// PDF readings whose thread is alive.
+static READINGS: AtomicUsize = AtomicUsize::new(0);
+
+/// Counts one reading alive until its thread ends (on a panic too).
+struct Reading;
+
+impl Reading {
+    fn start() -> Option<Reading> {
+        let alive = READINGS.fetch_add(1, Ordering::SeqCst);
+        if alive >= MAX_READINGS {
+            READINGS.fetch_sub(1, Ordering::SeqCst);
+            return None;
+        }
+        Some(Reading)
+    }
+}
+
+impl Drop for Reading {
+    fn drop(&mut self) {
+        READINGS.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
 /// The text of the PDF `bytes`, and its page count.
 pub(crate) fn text(bytes: &[u8], limits: &Limits) -> Result<(String, usize), DocumentError> {
+    let reading = Reading::start().ok_or(DocumentError::Busy { readings: MAX_READINGS })?;
     let (sender, receiver) = mpsc::channel();
     let (bytes, limits_copy) = (bytes.to_vec(), *limits);
     let spawned = std::thread::Builder::new()
@@ -30,6 +60,7 @@ pub(crate) fn text(bytes: &[u8], limits: &Limits) -> Result<(String, usize), Doc
         // Room for `pdf-extract`'s recursion through forms, which `forms` bounds in depth.
         .stack_size(STACK_BYTES)
         .spawn(move || {
+            let _reading = reading;
             let _ = sender.send(read(&bytes, &limits_copy));
         })
         .map_err(DocumentError::Io)?;
@@ -38,7 +69,8 @@ pub(crate) fn text(bytes: &[u8], limits: &Limits) -> Result<(String, usize), Doc
             let _ = spawned.join();
             result
         }
-        // The thread is left to finish on its own: it holds only its copy of the file.
+        // The thread is left to finish on its own (it cannot be stopped); it counts among the
+        // readings alive until it does.
         Err(mpsc::RecvTimeoutError::Timeout) => {
             Err(DocumentError::TimedOut { seconds: limits.max_time.as_secs() })
         }
@@ -164,5 +196,20 @@ impl pdf_extract::OutputDev for Lines<'_> {
 
     fn end_line(&mut self) -> Result<(), pdf_extract::OutputError> {
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn readings_alive_are_bounded_until_their_threads_end() {
+        let alive: Vec<Reading> = (0..MAX_READINGS).map(|_| Reading::start().unwrap()).collect();
+        assert!(Reading::start().is_none(), "one past the bound");
+        let refused = text(b"%PDF-1.4", &Limits::default());
+        assert!(matches!(refused, Err(DocumentError::Busy { readings: MAX_READINGS })));
+        drop(alive);
+        assert!(Reading::start().is_some(), "their end frees the places");
     }
 }
