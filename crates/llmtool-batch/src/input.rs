@@ -304,15 +304,14 @@ impl Mapping {
     }
 }
 
-/// A text cell read with `--documents`: `@FILE` is the text of the document FILE (relative to
-/// `folder`), `@@…` is `@…`, anything else is itself.
+/// A text cell read with `--documents`: as [`llmtool_documents::written`] reads it, inside
+/// the dataset's `folder`.
 fn document_cell(name: &str, cell: &str, folder: &std::path::Path) -> Result<String, String> {
-    let Some(rest) = cell.strip_prefix('@') else { return Ok(cell.to_owned()) };
-    if rest.starts_with('@') {
-        return Ok(rest.to_owned());
-    }
-    let path = llmtool_documents::inside(folder, rest)
-        .map_err(|problem| format!("`{name}`: {problem}"))?;
+    let path = match llmtool_documents::written(cell, Some(folder)) {
+        Ok(llmtool_documents::Written::Value(value)) => return Ok(value.to_owned()),
+        Ok(llmtool_documents::Written::Document(path)) => path,
+        Err(problem) => return Err(format!("`{name}`: {problem}")),
+    };
     llmtool_documents::read(&path, &llmtool_documents::Limits::default())
         .map(|read| read.text)
         .map_err(|error| format!("`{name}`: {} gives no value: {error}", path.display()))

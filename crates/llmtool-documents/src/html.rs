@@ -38,7 +38,7 @@ pub(crate) fn text(html: &str) -> Result<String, DocumentError> {
 fn nesting(html: &str) -> usize {
     let bytes = html.as_bytes();
     let (mut depth, mut deepest, mut at) = (0usize, 0usize, 0usize);
-    while let Some(found) = memchr(b'<', &bytes[at..]) {
+    while let Some(found) = memchr::memchr(b'<', &bytes[at..]) {
         let start = at + found + 1;
         let closing = bytes.get(start) == Some(&b'/');
         let name_start = start + usize::from(closing);
@@ -46,7 +46,7 @@ fn nesting(html: &str) -> usize {
             .iter()
             .take_while(|b| b.is_ascii_alphanumeric() || **b == b'-')
             .count();
-        let end = memchr(b'>', &bytes[start..]).map_or(bytes.len(), |i| start + i);
+        let end = memchr::memchr(b'>', &bytes[start..]).map_or(bytes.len(), |i| start + i);
         at = end.min(bytes.len());
         if name_len == 0 {
             continue; // `<!--`, `<!doctype`, `<?`, or a lone `<` in text
@@ -73,11 +73,6 @@ fn nesting(html: &str) -> usize {
         }
     }
     deepest
-}
-
-/// Where `byte` first is in `haystack`.
-fn memchr(byte: u8, haystack: &[u8]) -> Option<usize> {
-    haystack.iter().position(|b| *b == byte)
 }
 
 #[cfg(test)]

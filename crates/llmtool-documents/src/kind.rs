@@ -50,7 +50,7 @@ impl Kind {
     /// What `bytes`, named `name`, are.
     pub(crate) fn of(bytes: &[u8], name: &str, limits: &Limits) -> Result<Kind, DocumentError> {
         // A PDF's header may come after some bytes of something else, within its first 1 KiB.
-        if memmem(&bytes[..bytes.len().min(1024)], b"%PDF-") {
+        if memchr::memmem::find(&bytes[..bytes.len().min(1024)], b"%PDF-").is_some() {
             return Ok(Kind::Pdf);
         }
         if bytes.starts_with(b"PK\x03\x04") {
@@ -77,10 +77,6 @@ impl Kind {
         }
         Ok(Kind::Text)
     }
-}
-
-fn memmem(haystack: &[u8], needle: &[u8]) -> bool {
-    haystack.windows(needle.len()).any(|window| window == needle)
 }
 
 /// Whether the text starts (after a byte-order mark and blanks) with an HTML doctype or tag.

@@ -72,6 +72,34 @@ pub fn read(path: &Path, limits: &Limits) -> Result<Extracted, DocumentError> {
     extract(&bytes, &name, limits)
 }
 
+/// What a value written for a variable stands for where `@` may name a document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Written<'a> {
+    /// The value itself (`@@…` is the value `@…`).
+    Value(&'a str),
+    /// The text of the document at this path.
+    Document(std::path::PathBuf),
+}
+
+/// Reads `value` as written for a variable: `@FILE` names a document, `@@…` is a value that
+/// starts with `@`, anything else is itself. Written in a file that lies in `folder` (a
+/// `--vars` file, a dataset), FILE must be [`inside`] it; written on the command line
+/// (`None`), it may be any path.
+pub fn written<'a>(value: &'a str, folder: Option<&Path>) -> Result<Written<'a>, String> {
+    let Some(rest) = value.strip_prefix('@') else { return Ok(Written::Value(value)) };
+    if rest.starts_with('@') {
+        return Ok(Written::Value(rest));
+    }
+    if rest.trim().is_empty() {
+        return Err("`@` names no file: write `@FILE`, or `@@…` for a value that starts with `@`"
+            .to_owned());
+    }
+    match folder {
+        None => Ok(Written::Document(std::path::PathBuf::from(rest))),
+        Some(folder) => inside(folder, rest).map(Written::Document),
+    }
+}
+
 /// The file `relative` names inside `folder`, for a document named by a file (a `--vars`
 /// file, a dataset's cell) rather than by the command line: an absolute path, a `..`, or a
 /// link that leads out of the folder is refused, so that such a file cannot make llmtool send

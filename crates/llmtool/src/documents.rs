@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use anyhow::Context as _;
-use llmtool_documents::Limits;
+use llmtool_documents::{Limits, Written};
 
 /// The value `given` stands for: the text of the document it names after `@`, or itself
 /// (`@@…` is `@…`). Named on the command line (`folder` is `None`), the path is any path;
@@ -17,17 +17,10 @@ pub(crate) fn value<'a>(
     given: &'a str,
     folder: Option<&Path>,
 ) -> anyhow::Result<Cow<'a, str>> {
-    let Some(rest) = given.strip_prefix('@') else { return Ok(Cow::Borrowed(given)) };
-    if rest.starts_with('@') {
-        return Ok(Cow::Borrowed(rest));
-    }
-    anyhow::ensure!(
-        !rest.trim().is_empty(),
-        "`{name}=@` names no file: write `{name}=@FILE`, or `{name}=@@…` for a value that starts with `@`"
-    );
-    let path = match folder {
-        None => PathBuf::from(rest),
-        Some(folder) => llmtool_documents::inside(folder, rest).map_err(anyhow::Error::msg)?,
+    let path = match llmtool_documents::written(given, folder) {
+        Ok(Written::Value(value)) => return Ok(Cow::Borrowed(value)),
+        Ok(Written::Document(path)) => path,
+        Err(problem) => anyhow::bail!("`{name}`: {problem}"),
     };
     let extracted = llmtool_documents::read(&path, &Limits::default())
         .with_context(|| format!("`{name}` cannot take the text of `{}`", path.display()))?;
