@@ -29,9 +29,9 @@ impl Document {
 
     /// Checks raw file bytes it may keep: valid UTF-8 becomes the text without a copy.
     pub fn from_vec(bytes: Vec<u8>) -> Self {
-        match String::from_utf8(bytes) {
+        match syntax::utf8_string(bytes) {
             Ok(text) => Self::from_text(text),
-            Err(error) => Self::from_bytes(error.as_bytes()),
+            Err(bytes) => Self::from_bytes(&bytes),
         }
     }
 

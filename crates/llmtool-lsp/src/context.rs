@@ -60,7 +60,7 @@ pub fn place_at(text: &str, offset: usize) -> Option<Place> {
                     .iter()
                     .enumerate()
                     .filter(|&(i, _)| Some(i) != typed)
-                    .map(|(_, m)| m.key.name.clone())
+                    .map(|(_, m)| m.key.name.to_string())
                     .collect();
                 if let Some(member) = typed.map(|i| &members[i]) {
                     return Some(Place {
@@ -75,7 +75,7 @@ pub fn place_at(text: &str, offset: usize) -> Option<Place> {
                     .find(|m| inside(m.value.span, offset) || value_pending(text, m, offset))
                 {
                     Some(member) => {
-                        path.push(Step::Key(member.key.name.clone()));
+                        path.push(Step::Key(member.key.name.to_string()));
                         if !inside(member.value.span, offset) {
                             return Some(Place {
                                 path,

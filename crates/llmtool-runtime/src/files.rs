@@ -73,57 +73,81 @@ pub fn find(paths: &[PathBuf]) -> (Vec<PathBuf>, Vec<FileError>) {
 /// The files under `paths` that `wanted` takes (by the same rule as [`find`]).
 pub fn find_matching(
     paths: &[PathBuf],
-    wanted: impl Fn(&Path) -> bool,
+    wanted: impl Fn(&Path) -> bool + Sync,
 ) -> (Vec<PathBuf>, Vec<FileError>) {
-    let mut files = Vec::new();
+    let (found, problems) = split_walk(
+        walk_matching(paths, &wanted).map(|(root, item)| (root, item.map(|path| (path, ())))),
+    );
+    (found.into_iter().map(|(path, ())| path).collect(), problems)
+}
+
+/// A walk's finds, from [`walk_matching`]: the index of the path given that led to it, and a
+/// file or a problem.
+pub type Walked<T> = (usize, Result<T, FileError>);
+
+/// The files under `paths` that `wanted` takes, in the order the walk meets them (each folder
+/// as the system lists it), each with the index of the path given that led to it; and what
+/// could not be listed, where the walk met it. [`split_walk`] puts both in [`find`]'s order,
+/// so that the walk can go on while earlier finds are already being read.
+pub fn walk_matching<'a>(
+    paths: &'a [PathBuf],
+    wanted: &'a (dyn Fn(&Path) -> bool + Sync),
+) -> impl Iterator<Item = Walked<PathBuf>> + Send + 'a {
     // One folder's walk names each file once: repeats can only come from several paths.
     let several = paths.len() > 1;
     let mut seen = HashSet::new();
-    let mut problems = Vec::new();
-    let mut add = |path: PathBuf| {
-        if !several || seen.insert(path.clone()) {
-            files.push(path);
-        }
-    };
-    for path in paths {
-        if !path.is_dir() {
-            add(path.clone());
-            continue;
-        }
-        // The walk goes in the order the folder lists its entries, and its finds are sorted
-        // once afterwards: the same order as sorting each folder's entries by file name, which
-        // takes both paths apart at every comparison (on 10,000 files, the walk's serial part
-        // went from 166 to 152 ms of the whole check with this).
-        let walk = walkdir::WalkDir::new(path).follow_links(true);
-        let visible = walk.into_iter().filter_entry(|e| e.depth() == 0 || !is_hidden(e.path()));
-        let mut found = Vec::new();
-        let problems_before = problems.len();
-        for entry in visible {
-            match entry {
-                Ok(entry) if entry.file_type().is_file() && wanted(entry.path()) => {
-                    found.push(entry.into_path());
-                }
-                Ok(_) => {}
-                Err(error) => problems.push(FileError::of_walk(error, path)),
+    paths
+        .iter()
+        .enumerate()
+        .flat_map(move |(root, path)| -> Box<dyn Iterator<Item = Walked<PathBuf>> + Send + 'a> {
+            if !path.is_dir() {
+                return Box::new(std::iter::once((root, Ok(path.clone()))));
             }
+            let walk = walkdir::WalkDir::new(path).follow_links(true);
+            let visible = walk.into_iter().filter_entry(|e| e.depth() == 0 || !is_hidden(e.path()));
+            Box::new(visible.filter_map(move |entry| match entry {
+                Ok(entry) if entry.file_type().is_file() && wanted(entry.path()) => {
+                    Some((root, Ok(entry.into_path())))
+                }
+                Ok(_) => None,
+                Err(error) => Some((root, Err(FileError::of_walk(error, path)))),
+            }))
+        })
+        .filter(move |(_, item)| match item {
+            Ok(path) if several => seen.insert(path.clone()),
+            _ => true,
+        })
+}
+
+/// A walk's files (each with what was made of it) and its problems, both in [`find`]'s order:
+/// by the path given, then as a depth-first walk that takes each folder's entries in
+/// file-name order. Sorting once at the end gives the same order as sorting each folder's
+/// entries by name, which takes both paths apart at every comparison (on 10,000 files, the
+/// walk's serial part went from 166 to 152 ms of the whole check with this).
+pub fn split_walk<T>(
+    walked: impl IntoIterator<Item = Walked<(PathBuf, T)>>,
+) -> (Vec<(PathBuf, T)>, Vec<FileError>) {
+    let mut found = Vec::new();
+    let mut problems = Vec::new();
+    for (root, item) in walked {
+        match item {
+            // The paths become their keys where they are, without a copy each.
+            Ok((path, made)) => found.push((root, walk_key(path), made)),
+            Err(problem) => problems.push((root, problem)),
         }
-        sort_in_walk_order(found).into_iter().for_each(&mut add);
-        problems[problems_before..].sort_by_cached_key(|problem| walk_key(problem.path().into()));
     }
-    (files, problems)
+    found.sort_unstable_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+    problems.sort_by_cached_key(|(root, problem)| (*root, walk_key(problem.path().into())));
+    (
+        found.into_iter().map(|(_, key, made)| (path_of_key(key), made)).collect(),
+        problems.into_iter().map(|(_, problem)| problem).collect(),
+    )
 }
 
-/// Sorts paths under one folder in the order of a depth-first walk that takes each folder's
+/// A path's bytes with each separator made a zero byte, which no path holds: sorted as bytes,
+/// paths under one folder come in the order of a depth-first walk that takes each folder's
 /// entries in file-name order (`a/x.json`, then `a.json`: the folder `a` before the file
-/// `a.json`). That is their bytes' order once every separator is below any other byte, which
-/// [`walk_key`] makes them; the paths become their keys where they are, without a copy each.
-fn sort_in_walk_order(paths: Vec<PathBuf>) -> Vec<PathBuf> {
-    let mut keys: Vec<Vec<u8>> = paths.into_iter().map(walk_key).collect();
-    keys.sort_unstable();
-    keys.into_iter().map(path_of_key).collect()
-}
-
-/// A path's bytes with each separator made a zero byte, which no path holds.
+/// `a.json`), since every separator is then below any other byte.
 fn walk_key(path: PathBuf) -> Vec<u8> {
     use std::os::unix::ffi::OsStringExt as _;
     let mut key = path.into_os_string().into_vec();

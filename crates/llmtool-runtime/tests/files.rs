@@ -60,6 +60,34 @@ fn a_folder_comes_in_its_place_among_the_names_beside_it() {
 }
 
 #[test]
+fn a_walk_read_in_any_order_is_put_in_the_order_of_find() {
+    // `check` reads files while the walk goes on, on several threads: whatever order the finds
+    // come back in, they are put in `find`'s order, repeats across the paths given dropped.
+    let folder = tempfile::tempdir().unwrap();
+    let base = folder.path();
+    for name in ["a.json", "a b.json", "a/x.json", "a/y/z.json", "a/y.json", "b.json"] {
+        write(&base.join(name), TOOL);
+    }
+    std::os::unix::fs::symlink(base.join("nowhere"), base.join("broken.json")).unwrap();
+    let paths = [base.join("b.json"), base.to_owned(), base.join("a")];
+    let wanted = files::is_tool_file;
+    let mut walked: Vec<_> = files::walk_matching(&paths, &wanted)
+        .map(|(root, item)| (root, item.map(|path| (path.clone(), path.display().to_string()))))
+        .collect();
+    walked.reverse();
+    let (found, problems) = files::split_walk(walked);
+    let (expected, expected_problems) = files::find(&paths);
+    assert_eq!(found.iter().map(|(path, _)| path.clone()).collect::<Vec<_>>(), expected);
+    assert!(found.iter().all(|(path, made)| path.display().to_string() == *made));
+    assert_eq!(
+        relative(&expected, base),
+        ["b.json", "a/x.json", "a/y/z.json", "a/y.json", "a b.json", "a.json"]
+    );
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert_eq!(problems[0].to_string(), expected_problems[0].to_string());
+}
+
+#[test]
 fn link_loops_and_broken_links_are_skipped_with_a_warning() {
     let folder = tempfile::tempdir().unwrap();
     let base = folder.path();

@@ -61,9 +61,42 @@ pub(crate) fn collect_files(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
 /// The files named by `paths` that `wanted` takes, by the same rule.
 pub(crate) fn collect_matching(
     paths: &[PathBuf],
-    wanted: impl Fn(&Path) -> bool,
+    wanted: impl Fn(&Path) -> bool + Sync,
 ) -> anyhow::Result<Vec<PathBuf>> {
     let (found, problems) = files::find_matching(paths, wanted);
+    reported(problems)?;
+    Ok(found)
+}
+
+/// [`collect_matching`]'s files, each handed to `each` on rayon's threads as soon as the walk
+/// finds it (so that reading and checking go on while the walk does), with what `each` made
+/// of them in [`collect_matching`]'s order.
+pub(crate) fn each_matching<T: Send>(
+    paths: &[PathBuf],
+    wanted: impl Fn(&Path) -> bool + Sync,
+    each: impl Fn(&Path) -> T + Sync + Send,
+) -> anyhow::Result<Vec<(PathBuf, T)>> {
+    use rayon::iter::{ParallelBridge as _, ParallelIterator as _};
+    let walked: Vec<files::Walked<(PathBuf, T)>> = files::walk_matching(paths, &wanted)
+        .par_bridge()
+        .map(|(root, item)| {
+            (
+                root,
+                item.map(|path| {
+                    let made = each(&path);
+                    (path, made)
+                }),
+            )
+        })
+        .collect();
+    let (found, problems) = files::split_walk(walked);
+    reported(problems)?;
+    Ok(found)
+}
+
+/// Prints the walk's warnings (a link that leads nowhere is skipped); a folder that cannot be
+/// listed is an error.
+fn reported(problems: Vec<files::FileError>) -> anyhow::Result<()> {
     let (warnings, errors): (Vec<_>, Vec<_>) =
         problems.into_iter().partition(files::FileError::is_warning);
     for warning in warnings {
@@ -71,7 +104,7 @@ pub(crate) fn collect_matching(
     }
     match errors.into_iter().next() {
         Some(error) => Err(error.into()),
-        None => Ok(found),
+        None => Ok(()),
     }
 }
 

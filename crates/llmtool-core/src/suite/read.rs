@@ -65,7 +65,7 @@ fn node_of(value: &Value, span: Span) -> Node {
             members
                 .iter()
                 .map(|(name, v)| Member {
-                    key: Key { name: name.clone(), span },
+                    key: Key { name: name.as_str().into(), span },
                     value: node_of(v, span),
                 })
                 .collect(),

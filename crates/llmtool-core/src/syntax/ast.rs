@@ -2,6 +2,10 @@
 
 use crate::span::Span;
 
+/// An object key's text. Keys are short names (a tool file has about fifty), so up to 24 bytes
+/// are kept inline, without an allocation each.
+pub type KeyName = compact_str::CompactString;
+
 /// A JSON value with the span it was written at.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Node {
@@ -32,7 +36,7 @@ pub struct Member {
 /// An object key with its decoded text and the span of the quoted key.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Key {
-    pub name: String,
+    pub name: KeyName,
     pub span: Span,
 }
 
@@ -105,7 +109,7 @@ impl Node {
             NodeKind::String(s) => Value::String(s.clone()),
             NodeKind::Array(items) => Value::Array(items.iter().map(Node::to_json).collect()),
             NodeKind::Object(members) => Value::Object(
-                members.iter().map(|m| (m.key.name.clone(), m.value.to_json())).collect(),
+                members.iter().map(|m| (m.key.name.to_string(), m.value.to_json())).collect(),
             ),
         }
     }

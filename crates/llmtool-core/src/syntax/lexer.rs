@@ -1,36 +1,39 @@
 //! The tokenizer: turns source text into JSON tokens, reporting comments and malformed tokens as
 //! diagnostics instead of stopping.
 
+use std::borrow::Cow;
+
 use crate::diagnostic::{Diagnostic, Edit};
 use crate::span::Span;
 use crate::syntax::codes;
 use crate::syntax::escape::{self, Problem};
 
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum TokenKind {
+pub(crate) enum TokenKind<'a> {
     LBrace,
     RBrace,
     LBracket,
     RBracket,
     Colon,
     Comma,
-    /// A string literal, already decoded.
-    String(String),
+    /// A string literal, already decoded: borrowed from the text when it holds no escape (the
+    /// parser then copies it once, at its size, or keeps a short key inline), else made.
+    String(Cow<'a, str>),
     /// A number as written (malformed ones are reported and kept).
     Number {
-        raw: String,
+        raw: &'a str,
     },
     True,
     False,
     Null,
     /// A bare word that is not `true`, `false` or `null`.
-    Ident(String),
+    Ident(&'a str),
     /// A character that starts no token.
     Unknown(char),
     Eof,
 }
 
-impl TokenKind {
+impl TokenKind<'_> {
     /// How the token is named in messages: "`}`", "a string", "end of file".
     pub(crate) fn describe(&self) -> String {
         match self {
@@ -68,8 +71,8 @@ impl TokenKind {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Token {
-    pub(crate) kind: TokenKind,
+pub(crate) struct Token<'a> {
+    pub(crate) kind: TokenKind<'a>,
     pub(crate) span: Span,
 }
 
@@ -89,7 +92,7 @@ impl<'a> Lexer<'a> {
         Self { text, bytes: text.as_bytes(), pos, diagnostics: Vec::new() }
     }
 
-    pub(crate) fn next_token(&mut self) -> Token {
+    pub(crate) fn next_token(&mut self) -> Token<'a> {
         self.skip_trivia();
         let start = self.pos;
         let Some(&byte) = self.bytes.get(start) else {
@@ -114,7 +117,7 @@ impl<'a> Lexer<'a> {
         Token { kind, span: Span::new(start, self.pos) }
     }
 
-    fn single(&mut self, kind: TokenKind) -> TokenKind {
+    fn single(&mut self, kind: TokenKind<'a>) -> TokenKind<'a> {
         self.pos += 1;
         kind
     }
@@ -170,15 +173,15 @@ impl<'a> Lexer<'a> {
     }
 
     /// Lexes a string; `quote` is `"` or, with an error, `'`.
-    fn string(&mut self, quote: u8) -> TokenKind {
+    fn string(&mut self, quote: u8) -> TokenKind<'a> {
         let start = self.pos;
         self.pos += 1;
-        // Most strings hold no escape: their value is their text, copied once, at its size.
+        // Most strings hold no escape: their value is their text.
         let plain_end = next_special(&self.bytes[self.pos..], quote) + self.pos;
         if quote == b'"' && self.bytes.get(plain_end) == Some(&b'"') {
-            let value = self.text[self.pos..plain_end].to_owned();
+            let value = &self.text[self.pos..plain_end];
             self.pos = plain_end + 1;
-            return TokenKind::String(value);
+            return TokenKind::String(Cow::Borrowed(value));
         }
         let mut value = String::new();
         loop {
@@ -228,7 +231,7 @@ impl<'a> Lexer<'a> {
                     ),
             );
         }
-        TokenKind::String(value)
+        TokenKind::String(Cow::Owned(value))
     }
 
     fn report_unterminated(&mut self, start: usize) {
@@ -264,7 +267,7 @@ impl<'a> Lexer<'a> {
         }
     }
 
-    fn number(&mut self) -> TokenKind {
+    fn number(&mut self) -> TokenKind<'a> {
         let start = self.pos;
         let end = self.bytes[start..]
             .iter()
@@ -289,10 +292,10 @@ impl<'a> Lexer<'a> {
             }
             self.diagnostics.push(diagnostic);
         }
-        TokenKind::Number { raw: raw.to_owned() }
+        TokenKind::Number { raw }
     }
 
-    fn word(&mut self) -> TokenKind {
+    fn word(&mut self) -> TokenKind<'a> {
         let start = self.pos;
         let end = self.bytes[start..]
             .iter()
@@ -303,7 +306,7 @@ impl<'a> Lexer<'a> {
             "true" => TokenKind::True,
             "false" => TokenKind::False,
             "null" => TokenKind::Null,
-            word => TokenKind::Ident(word.to_owned()),
+            word => TokenKind::Ident(word),
         }
     }
 }

@@ -9,8 +9,8 @@ pub mod literal;
 mod parser;
 mod quote;
 
-pub use ast::{Key, Member, Node, NodeKind};
-pub use decode::decode_utf8;
+pub use ast::{Key, KeyName, Member, Node, NodeKind};
+pub use decode::{decode_utf8, utf8_string};
 pub(crate) use lexer::is_json_number;
 pub use parser::{MAX_DEPTH, SyntaxTree, parse};
 pub use quote::{quote, write_quoted};

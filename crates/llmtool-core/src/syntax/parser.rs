@@ -8,7 +8,7 @@
 
 use crate::diagnostic::{Diagnostic, Edit};
 use crate::span::Span;
-use crate::syntax::ast::{Key, Member, Node, NodeKind};
+use crate::syntax::ast::{Key, KeyName, Member, Node, NodeKind};
 use crate::syntax::codes;
 use crate::syntax::lexer::{Lexer, Token, TokenKind};
 
@@ -57,7 +57,7 @@ struct Frame {
     members: Vec<Member>,
     /// Where each key of a large object was first written, for finding repeats in constant
     /// time once a linear scan would not do (see [`Frame::first_written`]).
-    large: Option<foldhash::HashMap<String, Span>>,
+    large: Option<foldhash::HashMap<KeyName, Span>>,
     key: Option<Key>,
     comma: Option<Span>,
     last_end: usize,
@@ -111,9 +111,9 @@ impl Frame {
 /// How many keys an object holds before their repeats are found by hashing.
 const LINEAR_KEYS: usize = 32;
 
-enum Step {
+enum Step<'a> {
     Next,
-    Again(Token),
+    Again(Token<'a>),
     Done,
 }
 
@@ -167,7 +167,7 @@ impl<'a> Parser<'a> {
         SyntaxTree { root: self.root, diagnostics }
     }
 
-    fn top_level(&mut self, token: Token) -> Step {
+    fn top_level(&mut self, token: Token<'a>) -> Step<'a> {
         match (&self.root, &token.kind) {
             (None, TokenKind::Eof) => {
                 self.diagnostics.push(
@@ -197,7 +197,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn in_frame(&mut self, token: Token) -> Step {
+    fn in_frame(&mut self, token: Token<'a>) -> Step<'a> {
         let Some(frame) = self.stack.last() else { return Step::Again(token) };
         let (is_object, state) = (frame.is_object, frame.state);
         match (&token.kind, state) {
@@ -240,10 +240,10 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn in_object(&mut self, token: Token, state: State) -> Step {
+    fn in_object(&mut self, token: Token<'a>, state: State) -> Step<'a> {
         match (token.kind, state) {
             (TokenKind::String(name), State::Open | State::Comma) => {
-                self.set_key(Key { name, span: token.span });
+                self.set_key(Key { name: name.into(), span: token.span });
                 Step::Next
             }
             (TokenKind::Ident(name), State::Open | State::Comma) => {
@@ -252,10 +252,10 @@ impl<'a> Parser<'a> {
                         .at(token.span)
                         .with_fix(
                             "quote the key",
-                            vec![Edit::replace(token.span, crate::syntax::quote(&name))],
+                            vec![Edit::replace(token.span, crate::syntax::quote(name))],
                         ),
                 );
-                self.set_key(Key { name, span: token.span });
+                self.set_key(Key { name: name.into(), span: token.span });
                 Step::Next
             }
             (TokenKind::Colon, State::Key) => {
@@ -309,7 +309,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn in_array(&mut self, token: Token, state: State) -> Step {
+    fn in_array(&mut self, token: Token<'a>, state: State) -> Step<'a> {
         match (token.kind, state) {
             (kind, State::Open | State::Comma) if kind.starts_value() => {
                 self.begin_value(Token { kind, span: token.span })
@@ -345,7 +345,7 @@ impl<'a> Parser<'a> {
         frame.state = State::Key;
     }
 
-    fn begin_value(&mut self, token: Token) -> Step {
+    fn begin_value(&mut self, token: Token<'a>) -> Step<'a> {
         let kind = match token.kind {
             TokenKind::LBrace | TokenKind::LBracket if self.stack.len() >= MAX_DEPTH => {
                 let node = self.skip_too_deep(token.span);
@@ -356,13 +356,13 @@ impl<'a> Parser<'a> {
                 self.stack.push(Frame::new(token.kind == TokenKind::LBrace, token.span));
                 return Step::Next;
             }
-            TokenKind::String(s) => NodeKind::String(s),
-            TokenKind::Number { raw } => NodeKind::Number(raw),
+            TokenKind::String(s) => NodeKind::String(s.into_owned()),
+            TokenKind::Number { raw } => NodeKind::Number(raw.to_owned()),
             TokenKind::True => NodeKind::Bool(true),
             TokenKind::False => NodeKind::Bool(false),
             TokenKind::Null => NodeKind::Null,
             TokenKind::Ident(word) => {
-                self.bare_word(&word, token.span);
+                self.bare_word(word, token.span);
                 NodeKind::Error
             }
             other => {
@@ -426,7 +426,7 @@ impl<'a> Parser<'a> {
     }
 
     /// Closes the innermost frame at `closer` and attaches it to its parent.
-    fn close(&mut self, closer: Span) -> Step {
+    fn close(&mut self, closer: Span) -> Step<'a> {
         let frame = self.stack.pop().expect("close is only called with an open frame");
         if frame.state == State::Comma
             && let Some(comma) = frame.comma
@@ -475,7 +475,7 @@ impl<'a> Parser<'a> {
         );
     }
 
-    fn mismatched_close(&mut self, token: Token) -> Step {
+    fn mismatched_close(&mut self, token: Token<'a>) -> Step<'a> {
         let frame = self.stack.last().expect("an open frame");
         let (open, closer, at) = (frame.open, frame.closer(), frame.last_end);
         if self.closes_an_open_frame(&token) {

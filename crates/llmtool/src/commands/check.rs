@@ -12,7 +12,6 @@ use llmtool_core::diagnostic::Summary;
 use llmtool_core::report::{self, Source};
 use llmtool_core::rules::selection::Selection;
 use llmtool_runtime::{TestsFile, ToolFile, files};
-use rayon::prelude::*;
 
 use crate::cli::DiagnosticFormat;
 use crate::io;
@@ -38,13 +37,18 @@ pub(crate) fn run(args: &CheckArgs) -> anyhow::Result<Outcome> {
     )
     .map_err(anyhow::Error::msg)?;
     // Test files are checked too, with their tool.
-    let files =
-        io::collect_matching(&args.paths, |p| files::is_tool_file(p) || files::is_test_file(p))?;
     let color = io::color_for(std::io::stdout().is_terminal());
-    let results: Vec<anyhow::Result<FileResult>> =
-        files.par_iter().map(|path| check_file(path, args, &selection, color)).collect();
+    let checked = io::each_matching(
+        &args.paths,
+        |p| files::is_tool_file(p) || files::is_test_file(p),
+        |path| check_file(path, args, &selection, color),
+    )?;
+    let checked_files = checked.len();
     // A file that cannot be read fails the run before anything is printed.
-    let results = results.into_iter().collect::<anyhow::Result<Vec<FileResult>>>()?;
+    let results = checked
+        .into_iter()
+        .map(|(_, result)| result)
+        .collect::<anyhow::Result<Vec<FileResult>>>()?;
 
     let mut total = Summary::default();
     for result in &results {
@@ -69,8 +73,8 @@ pub(crate) fn run(args: &CheckArgs) -> anyhow::Result<Outcome> {
             writeln!(
                 out,
                 "checked {} file{}: {} error{}, {} warning{}, {} info",
-                files.len(),
-                plural(files.len()),
+                checked_files,
+                plural(checked_files),
                 total.errors,
                 plural(total.errors),
                 total.warnings,
