@@ -123,10 +123,11 @@ pub fn json_schema() -> Value {
             "expected_output": {
                 "type": "object",
                 "properties": {
-                    "type": { "description": "text, code or limited.", "type": "string" },
-                    "format": { "description": "JSON, XML, CSV, ... (any case).", "type": "string" },
+                    "type": { "description": "text, code, limited or image.", "type": "string" },
+                    "format": { "description": "JSON, XML, CSV, ... (any case); for an image, png, jpeg or webp.", "type": "string" },
                     "language": { "description": "The language of code output.", "type": "string" },
-                    "allowed_values": { "type": "array", "items": { "type": "string" }, "uniqueItems": true }
+                    "allowed_values": { "type": "array", "items": { "type": "string" }, "uniqueItems": true },
+                    "size": { "description": "An image's size: WIDTHxHEIGHT or auto.", "type": "string", "pattern": "^(auto|[1-9][0-9]{0,3}[xX][1-9][0-9]{0,3})$" }
                 },
                 "if": { "required": ["type"], "properties": { "type": { "const": "limited" } } },
                 "then": { "required": ["allowed_values"], "properties": { "allowed_values": { "minItems": 1 } } }

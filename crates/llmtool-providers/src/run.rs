@@ -265,7 +265,7 @@ impl RunRequest {
         let unchanged_kind = match &self.spec.kind {
             OutputKind::Text | OutputKind::Other(_) => true,
             OutputKind::Code { .. } => options.raw,
-            OutputKind::Limited { .. } => false,
+            OutputKind::Limited { .. } | OutputKind::Image(_) => false,
         };
         let unchanged_format = matches!(self.spec.format, None | Some(OutputFormat::Other(_)));
         options.stream && options.live && unchanged_kind && unchanged_format

@@ -21,7 +21,7 @@ pub const CREATOR: &[&str] = &["name", "email", "organization"];
 pub const PARAMETERS: &[&str] =
     &["temperature", "max_tokens", "top_p", "frequency_penalty", "presence_penalty"];
 pub const VARIABLE: &[&str] = &["name", "type", "description", "default", "allowed_values"];
-pub const EXPECTED_OUTPUT: &[&str] = &["type", "format", "language", "allowed_values"];
+pub const EXPECTED_OUTPUT: &[&str] = &["type", "format", "language", "allowed_values", "size"];
 /// The inclusive range of each bounded parameter (`max_tokens` is a positive integer).
 pub const PARAMETER_RANGES: [(&str, f64, f64); 4] = [
     ("temperature", 0.0, 2.0),

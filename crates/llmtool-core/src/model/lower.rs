@@ -12,6 +12,7 @@ use crate::model::types::{
     Avatar, Creator, DefaultValue, ExpectedOutput, Metadata, Parameter, Parameters, Spanned,
     SpannedList, Tool, Variable, VariableKind, Version,
 };
+use crate::output::IMAGE_PARAMETERS;
 use crate::span::Span;
 use crate::syntax::{Member, Node, NodeKind, is_json_number};
 
@@ -242,9 +243,12 @@ impl Lowerer {
                 "frequency_penalty" => &mut params.frequency_penalty,
                 "presence_penalty" => &mut params.presence_penalty,
                 _ => {
-                    if !keys::is_extension(name) {
-                        self.diagnostics.push(unknown_parameter::diagnostic(member));
+                    // The image parameters are judged with the whole tool, by
+                    // `rules::parameters::image`.
+                    if !keys::is_extension(name) && !IMAGE_PARAMETERS.contains(&name) {
+                        self.diagnostics.push(unknown_parameter::diagnostic(name, member.key.span));
                     }
+                    params.other_keys.push(Spanned::new(member.key.span, name.to_owned()));
                     params.other.insert(name.to_owned(), member.value.to_json());
                     continue;
                 }
@@ -370,6 +374,7 @@ impl Lowerer {
                 "allowed_values" => {
                     output.allowed_values = self.string_list(&mut member.value, path)
                 }
+                "size" => output.size = self.string(&mut member.value, path),
                 _ => self.unknown_key(
                     member,
                     FieldPath::Root("metadata.expected_output"),

@@ -136,6 +136,9 @@ pub struct Parameters {
     /// Parameters the format does not name, with their JSON values, in file order.
     #[serde(flatten)]
     pub other: serde_json::Map<String, serde_json::Value>,
+    /// The key of each of `other`, where it is written.
+    #[serde(skip)]
+    pub other_keys: Vec<Spanned<String>>,
 }
 
 /// A numeric parameter.
@@ -284,6 +287,9 @@ pub struct ExpectedOutput {
     pub language: Option<Spanned<String>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub allowed_values: Option<SpannedList>,
+    /// An image's size, `WIDTHxHEIGHT` or `auto` (see [`crate::output::ImageSize`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size: Option<Spanned<String>>,
 }
 
 /// The avatar, from either shape of the file.

@@ -6,10 +6,15 @@
 
 mod fences;
 mod formats;
+mod image;
 mod limited;
 
 pub use fences::{FencedBlock, fenced_blocks, unwrap_fence};
 pub use formats::{check_csv, check_json, check_xml};
+pub use image::{
+    IMAGE_FORMATS, IMAGE_PARAMETERS, IMAGE_QUALITIES, ImageFormat, ImageParams, ImageSize,
+    ImageSpec, MAX_IMAGES, MAX_SIDE, is_image_model,
+};
 pub use limited::match_limited;
 
 use crate::model::Tool;
@@ -24,6 +29,8 @@ pub enum OutputKind {
     Limited {
         allowed: Vec<String>,
     },
+    /// Pictures, made by an image API instead of written by a chat model.
+    Image(ImageSpec),
     /// A type llmtool does not know; nothing is enforced.
     Other(String),
 }
@@ -48,6 +55,9 @@ pub struct OutputSpec {
 impl OutputSpec {
     /// The tool's expected output; plain text when it declares none.
     pub fn of(tool: &Tool) -> Self {
+        if tool.makes_images() {
+            return Self { kind: OutputKind::Image(tool.image_spec()), format: None };
+        }
         let Some(output) = tool.metadata.as_ref().and_then(|m| m.expected_output.as_ref()) else {
             return Self { kind: OutputKind::Text, format: None };
         };

@@ -3,8 +3,8 @@
 use crate::declare_rule;
 use crate::diagnostic::{Diagnostic, Edit};
 use crate::model::keys;
+use crate::span::Span;
 use crate::suggest::closest;
-use crate::syntax::Member;
 
 declare_rule! {
     /// `parameters` has a key other than `temperature`, `max_tokens`, `top_p`,
@@ -19,17 +19,16 @@ declare_rule! {
     pub static UNKNOWN_PARAMETER = ("LT303", "unknown-parameter", Warning);
 }
 
-pub(crate) fn diagnostic(member: &Member) -> Diagnostic {
-    let name = member.key.name.as_str();
+pub(crate) fn diagnostic(name: &str, key: Span) -> Diagnostic {
     let diagnostic = Diagnostic::new(
         &UNKNOWN_PARAMETER,
         format!("unknown parameter `{name}`; it is kept as is"),
     )
-    .at(member.key.span);
+    .at(key);
     match closest(name, keys::PARAMETERS.iter().copied()) {
         Some(near) => diagnostic.with_help(format!("did you mean `{near}`?")).with_suggestion(
             format!("rename to `{near}`"),
-            vec![Edit::replace(member.key.span, format!("\"{near}\""))],
+            vec![Edit::replace(key, format!("\"{near}\""))],
         ),
         None => diagnostic.with_help("providers that do not know it may reject the request"),
     }

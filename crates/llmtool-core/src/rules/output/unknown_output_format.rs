@@ -18,6 +18,10 @@ declare_rule! {
 pub const CHECKED_FORMATS: [&str; 3] = ["json", "xml", "csv"];
 
 pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
+    // An image's format is LT406's.
+    if cx.tool.makes_images() {
+        return;
+    }
     let output = cx.tool.metadata.as_ref().and_then(|m| m.expected_output.as_ref());
     let Some(format) = output.and_then(|o| o.format.as_ref()) else { return };
     if !CHECKED_FORMATS.contains(&format.value.to_ascii_lowercase().as_str()) {

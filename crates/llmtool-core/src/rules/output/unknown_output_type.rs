@@ -6,7 +6,7 @@ use crate::rules::Context;
 use crate::suggest::closest;
 
 declare_rule! {
-    /// `expected_output.type` is not `text`, `code` or `limited`.
+    /// `expected_output.type` is not `text`, `code`, `limited` or `image`.
     ///
     /// Other types are kept, but nothing is enforced for them when the tool runs.
     ///
@@ -16,7 +16,7 @@ declare_rule! {
     pub static UNKNOWN_OUTPUT_TYPE = ("LT401", "unknown-output-type", Warning);
 }
 
-pub const OUTPUT_TYPES: [&str; 3] = ["text", "code", "limited"];
+pub const OUTPUT_TYPES: [&str; 4] = ["text", "code", "limited", "image"];
 
 pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
     let Some(kind) = cx
@@ -39,7 +39,7 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
     out.push(match closest(&kind.value, OUTPUT_TYPES) {
         Some(near) => diagnostic.with_help(format!("did you mean `{near}`?")),
         None => diagnostic.with_help(
-            "the types are `text`, `code` and `limited`; use `format` for JSON, XML or CSV",
+            "the types are `text`, `code`, `limited` and `image`; use `format` for JSON, XML or CSV",
         ),
     });
 }
