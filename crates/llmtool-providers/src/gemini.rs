@@ -63,16 +63,21 @@ pub fn build(endpoint: &Endpoint, request: &ChatRequest, _warnings: &mut [String
         fields.insert("generationConfig".into(), Value::Object(config));
     }
     let method = if request.stream { "streamGenerateContent?alt=sse" } else { "generateContent" };
+    post(endpoint, &request.model, method, body)
+}
+
+/// A POST of `body` to `model`'s `method` (`generateContent`, ...) on AI Studio or Vertex AI,
+/// with the key as each takes it.
+pub(crate) fn post(endpoint: &Endpoint, model: &str, method: &str, body: Value) -> HttpRequest {
     let (path, auth) = match endpoint.api {
         ApiKind::Vertex => (
             format!(
-                "v1/{}/publishers/google/models/{}:{method}",
+                "v1/{}/publishers/google/models/{model}:{method}",
                 endpoint.vertex_path.as_deref().unwrap_or("projects/-/locations/us-central1"),
-                request.model
             ),
             ("authorization", "Bearer "),
         ),
-        _ => (format!("v1beta/models/{}:{method}", request.model), ("x-goog-api-key", "")),
+        _ => (format!("v1beta/models/{model}:{method}"), ("x-goog-api-key", "")),
     };
     let mut http = HttpRequest::post(&endpoint.display, endpoint.url(&path), body);
     if let Some(key) = &endpoint.api_key {

@@ -11,6 +11,7 @@ pub mod error;
 pub mod event;
 pub mod gemini;
 pub mod http;
+pub mod images;
 pub mod openai;
 pub mod pace;
 pub mod presets;

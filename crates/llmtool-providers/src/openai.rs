@@ -68,14 +68,19 @@ pub fn build(
     for (name, value) in &params.extra {
         fields.entry(name.clone()).or_insert_with(|| value.clone());
     }
-    let mut http = HttpRequest::post(&endpoint.display, endpoint.url("chat/completions"), body);
-    if let Some(key) = &endpoint.api_key {
-        http = http.with_header(
+    post(endpoint, "chat/completions", body)
+}
+
+/// A POST of `body` to `path` under the endpoint's base URL, with its key as a bearer token.
+pub(crate) fn post(endpoint: &Endpoint, path: &str, body: Value) -> HttpRequest {
+    let http = HttpRequest::post(&endpoint.display, endpoint.url(path), body);
+    match &endpoint.api_key {
+        Some(key) => http.with_header(
             "authorization",
             HeaderValue::Secret { prefix: "Bearer ", secret: key.clone() },
-        );
+        ),
+        None => http,
     }
-    http
 }
 
 /// Structured output that only allows `{"answer": <one of values>}`.

@@ -1,0 +1,297 @@
+//! Image generation: the request an image tool sends, and the pictures read out of the answer.
+//!
+//! Two APIs, as data in and data out (the transport sends the request):
+//! - OpenAI's `images/generations`, also offered by OpenAI-compatible servers: the pictures
+//!   come back as base64 (`b64_json`); a link instead of the bytes is refused, since llmtool
+//!   does not download what a server points at;
+//! - Gemini's `generateContent` with `responseModalities: ["IMAGE"]` (AI Studio and Vertex):
+//!   the pictures are `inlineData` parts.
+//!
+//! Each picture is checked to be what it says (PNG, JPEG or WebP, by its first bytes) and
+//! measured, so that a run reports the real size, not the one asked for.
+
+use base64::Engine as _;
+use serde_json::{Value, json};
+
+use llmtool_core::output::{ImageFormat, ImageParams, ImageSize, ImageSpec};
+
+use crate::endpoint::{ApiKind, Endpoint};
+use crate::error::ProviderError;
+use crate::event::Usage;
+use crate::http::HttpRequest;
+
+/// The largest picture accepted, decoded (a 4096x4096 PNG of noise is about 50 MiB).
+pub const MAX_IMAGE_BYTES: usize = 64 << 20;
+
+/// What an image tool asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImageRequest {
+    pub model: String,
+    /// The rendered prompt.
+    pub prompt: String,
+    pub spec: ImageSpec,
+    pub params: ImageParams,
+}
+
+/// One picture, as received.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Picture {
+    pub bytes: Vec<u8>,
+    pub format: ImageFormat,
+    pub size: ImageSize,
+}
+
+/// What an image API answered.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImageAnswer {
+    pub pictures: Vec<Picture>,
+    /// The prompt as the model rewrote it, when the API says (DALL-E 3 does).
+    pub revised_prompt: Option<String>,
+    /// Text the model wrote beside its pictures (Gemini may).
+    pub text: Option<String>,
+    pub usage: Usage,
+}
+
+/// Whether `model` is one of OpenAI's own image models, which take `output_format` and always
+/// answer in base64, rather than the older `response_format`.
+fn is_gpt_image(model: &str) -> bool {
+    model.starts_with("gpt-image") || model.starts_with("chatgpt-image")
+}
+
+/// The HTTP request for `request` on `endpoint`; `warnings` says what the API cannot take.
+pub fn build(
+    endpoint: &Endpoint,
+    request: &ImageRequest,
+    warnings: &mut Vec<String>,
+) -> Result<HttpRequest, ProviderError> {
+    match endpoint.api {
+        ApiKind::OpenAi => Ok(openai(endpoint, request, warnings)),
+        ApiKind::Gemini | ApiKind::Vertex => Ok(gemini(endpoint, request, warnings)),
+        ApiKind::Anthropic | ApiKind::Local => Err(ProviderError::Unsupported(format!(
+            "{} makes no pictures; run an image tool on OpenAI, Gemini, Vertex AI or a server with `/v1/images/generations`",
+            endpoint.display
+        ))),
+    }
+}
+
+fn openai(endpoint: &Endpoint, request: &ImageRequest, warnings: &mut Vec<String>) -> HttpRequest {
+    let mut body = json!({ "model": request.model, "prompt": request.prompt });
+    let fields = body.as_object_mut().expect("a JSON object literal");
+    if let Some(size) = request.spec.size {
+        fields.insert("size".into(), json!(size.to_string()));
+    }
+    if let Some(count) = request.params.count {
+        fields.insert("n".into(), json!(count));
+    }
+    if let Some(quality) = &request.params.quality {
+        fields.insert("quality".into(), json!(quality));
+    }
+    if is_gpt_image(&request.model) {
+        fields.insert("output_format".into(), json!(request.spec.format.name()));
+    } else {
+        fields.insert("response_format".into(), json!("b64_json"));
+        if request.spec.format != ImageFormat::Png {
+            warnings.push(format!(
+                "`{}` pictures asked for: `{}` takes no output format, and its pictures are saved as they come",
+                request.spec.format.name(),
+                request.model
+            ));
+        }
+    }
+    if request.params.seed.is_some() {
+        if endpoint.provider == "openai" {
+            warnings.push("`seed` dropped: OpenAI's image API takes none".to_owned());
+        } else {
+            fields.insert("seed".into(), json!(request.params.seed));
+        }
+    }
+    crate::openai::post(endpoint, "images/generations", body)
+}
+
+/// The aspect ratios Gemini's image models take.
+const GEMINI_RATIOS: [(u32, u32); 10] =
+    [(1, 1), (2, 3), (3, 2), (3, 4), (4, 3), (4, 5), (5, 4), (9, 16), (16, 9), (21, 9)];
+
+/// The ratio of Gemini's nearest to `size`'s shape (by the logarithm of width over height).
+fn gemini_ratio(size: ImageSize) -> (u32, u32) {
+    let shape = (f64::from(size.width) / f64::from(size.height)).ln();
+    let distance = |&(w, h): &(u32, u32)| (shape - (f64::from(w) / f64::from(h)).ln()).abs();
+    GEMINI_RATIOS.into_iter().min_by(|a, b| distance(a).total_cmp(&distance(b))).unwrap_or((1, 1))
+}
+
+fn gemini(endpoint: &Endpoint, request: &ImageRequest, warnings: &mut Vec<String>) -> HttpRequest {
+    let mut config = serde_json::Map::new();
+    config.insert("responseModalities".into(), json!(["IMAGE"]));
+    if let Some(size) = request.spec.size {
+        let (w, h) = gemini_ratio(size);
+        config.insert("imageConfig".into(), json!({ "aspectRatio": format!("{w}:{h}") }));
+        if u64::from(size.width) * u64::from(h) != u64::from(size.height) * u64::from(w) {
+            warnings.push(format!(
+                "size {size}: Gemini takes an aspect ratio, not a size; asked for {w}:{h}, the nearest it takes"
+            ));
+        }
+    }
+    if let Some(count) = request.params.count {
+        config.insert("candidateCount".into(), json!(count));
+    }
+    if let Some(seed) = request.params.seed {
+        config.insert("seed".into(), json!(seed));
+    }
+    if request.params.quality.is_some() {
+        warnings.push("`quality` dropped: Gemini's image models take none".to_owned());
+    }
+    if request.spec.format != ImageFormat::Png {
+        warnings.push(format!(
+            "`{}` pictures asked for: Gemini takes no output format, and its pictures are saved as they come",
+            request.spec.format.name()
+        ));
+    }
+    let body = json!({
+        "contents": [{ "role": "user", "parts": [{ "text": request.prompt }] }],
+        "generationConfig": config,
+    });
+    crate::gemini::post(endpoint, &request.model, "generateContent", body)
+}
+
+/// The pictures in a whole answer of `endpoint`'s API.
+pub fn parse(endpoint: &Endpoint, body: &[u8]) -> Result<ImageAnswer, ProviderError> {
+    let answer: Value = serde_json::from_slice(body).map_err(|error| {
+        ProviderError::MalformedStream(format!("the image API's answer is not JSON: {error}"))
+    })?;
+    match endpoint.api {
+        ApiKind::Gemini | ApiKind::Vertex => parse_gemini(&endpoint.display, &answer),
+        _ => parse_openai(&answer),
+    }
+}
+
+fn parse_openai(answer: &Value) -> Result<ImageAnswer, ProviderError> {
+    let items = answer.get("data").and_then(Value::as_array).ok_or_else(|| {
+        ProviderError::MalformedStream("the image API's answer has no `data` list".into())
+    })?;
+    let mut pictures = Vec::with_capacity(items.len());
+    let mut revised_prompt = None;
+    for item in items {
+        let Some(data) = item.get("b64_json").and_then(Value::as_str) else {
+            let problem = if item.get("url").is_some() {
+                "the server sent a link to the picture, not the picture; llmtool does not download what a server points at (it asks for `b64_json`)"
+            } else {
+                "a picture in the answer has no `b64_json`"
+            };
+            return Err(ProviderError::MalformedStream(problem.into()));
+        };
+        pictures.push(picture(data, None)?);
+        if revised_prompt.is_none() {
+            revised_prompt = item.get("revised_prompt").and_then(Value::as_str).map(str::to_owned);
+        }
+    }
+    if pictures.is_empty() {
+        return Err(ProviderError::MalformedStream("the image API answered no picture".into()));
+    }
+    let count = |name: &str| answer.pointer(&format!("/usage/{name}")).and_then(Value::as_u64);
+    let usage = Usage {
+        input_tokens: count("input_tokens"),
+        output_tokens: count("output_tokens"),
+        ..Usage::default()
+    };
+    Ok(ImageAnswer { pictures, revised_prompt, text: None, usage })
+}
+
+fn parse_gemini(provider: &str, answer: &Value) -> Result<ImageAnswer, ProviderError> {
+    if let Some(reason) = answer.pointer("/promptFeedback/blockReason").and_then(Value::as_str) {
+        return Err(ProviderError::ContentFiltered {
+            provider: provider.into(),
+            reason: reason.into(),
+        });
+    }
+    let mut pictures = Vec::new();
+    let mut text = String::new();
+    let mut finish = None;
+    for candidate in answer.get("candidates").and_then(Value::as_array).into_iter().flatten() {
+        finish = finish.or(candidate.get("finishReason").and_then(Value::as_str));
+        for part in
+            candidate.pointer("/content/parts").and_then(Value::as_array).into_iter().flatten()
+        {
+            let inline = part.get("inlineData").or_else(|| part.get("inline_data"));
+            if let Some(inline) = inline {
+                let data = inline.get("data").and_then(Value::as_str).unwrap_or_default();
+                let media_type = inline
+                    .get("mimeType")
+                    .or_else(|| inline.get("mime_type"))
+                    .and_then(Value::as_str);
+                pictures.push(picture(data, media_type)?);
+            } else if let Some(words) = part.get("text").and_then(Value::as_str)
+                && part.get("thought").and_then(Value::as_bool) != Some(true)
+            {
+                text.push_str(words);
+            }
+        }
+    }
+    if pictures.is_empty() {
+        return Err(match finish {
+            Some(reason) if reason != "STOP" => {
+                ProviderError::ContentFiltered { provider: provider.into(), reason: reason.into() }
+            }
+            _ => ProviderError::MalformedStream(if text.is_empty() {
+                "the model answered no picture".into()
+            } else {
+                format!("the model answered no picture, only text: {}", text.trim())
+            }),
+        });
+    }
+    let count =
+        |name: &str| answer.pointer(&format!("/usageMetadata/{name}")).and_then(Value::as_u64);
+    let usage = Usage {
+        input_tokens: count("promptTokenCount"),
+        output_tokens: count("candidatesTokenCount"),
+        ..Usage::default()
+    };
+    let text = Some(text.trim().to_owned()).filter(|t| !t.is_empty());
+    Ok(ImageAnswer { pictures, revised_prompt: None, text, usage })
+}
+
+/// Decodes one picture and checks it is what it says: its format by its first bytes, its size
+/// by its header.
+fn picture(data: &str, media_type: Option<&str>) -> Result<Picture, ProviderError> {
+    let bad = |problem: String| ProviderError::MalformedStream(problem);
+    if data.len() / 4 * 3 > MAX_IMAGE_BYTES {
+        return Err(bad(format!(
+            "a picture is larger than {} MiB; refused",
+            MAX_IMAGE_BYTES >> 20
+        )));
+    }
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(data.trim())
+        .map_err(|error| bad(format!("a picture's base64 is broken: {error}")))?;
+    let format = sniff(&bytes)
+        .ok_or_else(|| bad("a picture in the answer is not PNG, JPEG or WebP".into()))?;
+    if let Some(said) = media_type.and_then(ImageFormat::from_media_type)
+        && said != format
+    {
+        return Err(bad(format!("a picture said to be {} is {}", said.name(), format.name())));
+    }
+    let size = imagesize::blob_size(&bytes)
+        .ok()
+        .and_then(|s| {
+            Some(ImageSize {
+                width: u32::try_from(s.width).ok()?,
+                height: u32::try_from(s.height).ok()?,
+            })
+        })
+        .ok_or_else(|| {
+            bad(format!("a {} picture in the answer has no readable size", format.name()))
+        })?;
+    Ok(Picture { bytes, format, size })
+}
+
+/// The format a picture's first bytes show.
+pub fn sniff(bytes: &[u8]) -> Option<ImageFormat> {
+    if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
+        Some(ImageFormat::Png)
+    } else if bytes.starts_with(&[0xff, 0xd8, 0xff]) {
+        Some(ImageFormat::Jpeg)
+    } else if bytes.len() >= 12 && &bytes[..4] == b"RIFF" && &bytes[8..12] == b"WEBP" {
+        Some(ImageFormat::Webp)
+    } else {
+        None
+    }
+}

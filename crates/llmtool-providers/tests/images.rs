@@ -1,0 +1,196 @@
+//! Image generation's requests and answers, for OpenAI's images API (and servers that offer it)
+//! and Gemini's image output, on answers shaped as the providers' references show them.
+
+#![allow(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
+
+use base64::Engine as _;
+use llmtool_core::output::{ImageFormat, ImageParams, ImageSize, ImageSpec};
+use llmtool_providers::images::{self, ImageRequest};
+use llmtool_providers::{ApiKind, Endpoint, Features, ProviderError};
+use serde_json::json;
+
+fn endpoint(provider: &str, api: ApiKind) -> Endpoint {
+    Endpoint {
+        provider: provider.into(),
+        display: provider.into(),
+        api,
+        base_url: "http://127.0.0.1:9/v1".into(),
+        api_key: Some("sk-images-secret".into()),
+        key_variable: None,
+        features: Features::OPENAI,
+        vertex_path: None,
+    }
+}
+
+fn request(model: &str, spec: ImageSpec, params: ImageParams) -> ImageRequest {
+    ImageRequest { model: model.into(), prompt: "a lighthouse in a storm".into(), spec, params }
+}
+
+/// A real PNG of `width` x `height`, made by the `png` crate.
+fn png(width: u32, height: u32) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    let mut encoder = png::Encoder::new(&mut bytes, width, height);
+    encoder.set_color(png::ColorType::Rgb);
+    let mut writer = encoder.write_header().unwrap();
+    writer.write_image_data(&vec![90; (width * height * 3) as usize]).unwrap();
+    writer.finish().unwrap();
+    bytes
+}
+
+fn b64(bytes: &[u8]) -> String {
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+#[test]
+fn gpt_image_models_are_asked_for_their_format_size_count_and_quality() {
+    let spec = ImageSpec {
+        format: ImageFormat::Webp,
+        size: Some(ImageSize { width: 1536, height: 1024 }),
+    };
+    let params = ImageParams { quality: Some("low".into()), count: Some(2), seed: Some(7) };
+    let mut warnings = Vec::new();
+    let http = images::build(
+        &endpoint("openai", ApiKind::OpenAi),
+        &request("gpt-image-1", spec, params),
+        &mut warnings,
+    )
+    .unwrap();
+    assert_eq!(http.url, "http://127.0.0.1:9/v1/images/generations");
+    assert_eq!(
+        http.body,
+        json!({
+            "model": "gpt-image-1", "prompt": "a lighthouse in a storm", "size": "1536x1024",
+            "n": 2, "quality": "low", "output_format": "webp"
+        })
+    );
+    assert_eq!(warnings, ["`seed` dropped: OpenAI's image API takes none"]);
+    let shown = http.display_redacted();
+    assert!(!shown.contains("sk-images-secret") && shown.contains("Bearer [redacted]"), "{shown}");
+}
+
+#[test]
+fn other_servers_are_asked_for_base64_and_get_the_seed() {
+    let mut warnings = Vec::new();
+    let params = ImageParams { seed: Some(3), ..ImageParams::default() };
+    let spec = ImageSpec { format: ImageFormat::Jpeg, size: None };
+    let http = images::build(
+        &endpoint("localai", ApiKind::OpenAi),
+        &request("stable-diffusion-3.5", spec, params),
+        &mut warnings,
+    )
+    .unwrap();
+    assert_eq!(http.body["response_format"], "b64_json");
+    assert_eq!(http.body["seed"], 3);
+    assert!(http.body.get("size").is_none() && http.body.get("output_format").is_none());
+    assert!(warnings[0].contains("saved as they come"), "{warnings:?}");
+}
+
+#[test]
+fn gemini_is_asked_for_pictures_at_its_nearest_aspect_ratio() {
+    let mut warnings = Vec::new();
+    let spec =
+        ImageSpec { format: ImageFormat::Png, size: Some(ImageSize { width: 1000, height: 560 }) };
+    let params = ImageParams { quality: Some("high".into()), count: None, seed: Some(11) };
+    let http = images::build(
+        &endpoint("gemini", ApiKind::Gemini),
+        &request("gemini-2.5-flash-image", spec, params),
+        &mut warnings,
+    )
+    .unwrap();
+    assert!(
+        http.url.ends_with("/v1beta/models/gemini-2.5-flash-image:generateContent"),
+        "{}",
+        http.url
+    );
+    assert_eq!(
+        http.body["generationConfig"],
+        json!({ "responseModalities": ["IMAGE"], "imageConfig": { "aspectRatio": "16:9" }, "seed": 11 })
+    );
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    assert!(
+        warnings.iter().any(|w| w.contains("16:9"))
+            && warnings.iter().any(|w| w.contains("quality"))
+    );
+}
+
+#[test]
+fn apis_without_pictures_say_so() {
+    let error = images::build(
+        &endpoint("anthropic", ApiKind::Anthropic),
+        &request("claude-sonnet-4-5", ImageSpec::default(), ImageParams::default()),
+        &mut Vec::new(),
+    )
+    .unwrap_err();
+    assert!(error.to_string().contains("makes no pictures"), "{error}");
+}
+
+#[test]
+fn openai_answers_give_checked_measured_pictures_and_usage() {
+    let answer = json!({
+        "created": 1_713_833_628,
+        "data": [
+            { "b64_json": b64(&png(64, 32)), "revised_prompt": "A lighthouse, storm clouds, waves" },
+            { "b64_json": b64(&png(64, 32)) }
+        ],
+        "usage": { "total_tokens": 100, "input_tokens": 50, "output_tokens": 50,
+                   "input_tokens_details": { "text_tokens": 10, "image_tokens": 40 } }
+    });
+    let parsed =
+        images::parse(&endpoint("openai", ApiKind::OpenAi), answer.to_string().as_bytes()).unwrap();
+    assert_eq!(parsed.pictures.len(), 2);
+    assert_eq!(parsed.pictures[0].size, ImageSize { width: 64, height: 32 });
+    assert_eq!(parsed.pictures[0].format, ImageFormat::Png);
+    assert_eq!(parsed.revised_prompt.as_deref(), Some("A lighthouse, storm clouds, waves"));
+    assert_eq!((parsed.usage.input_tokens, parsed.usage.output_tokens), (Some(50), Some(50)));
+}
+
+#[test]
+fn links_broken_pictures_and_lies_are_refused() {
+    let openai = endpoint("openai", ApiKind::OpenAi);
+    let parse = |answer: serde_json::Value| images::parse(&openai, answer.to_string().as_bytes());
+    let link = parse(json!({ "data": [{ "url": "http://169.254.169.254/picture.png" }] }));
+    assert!(
+        matches!(&link, Err(ProviderError::MalformedStream(m)) if m.contains("does not download"))
+    );
+    let text = parse(json!({ "data": [{ "b64_json": b64(b"<svg></svg>") }] }));
+    assert!(text.unwrap_err().to_string().contains("not PNG, JPEG or WebP"));
+    let broken = parse(json!({ "data": [{ "b64_json": "%%%" }] }));
+    assert!(broken.unwrap_err().to_string().contains("base64"));
+    let none = parse(json!({ "data": [] }));
+    assert!(none.unwrap_err().to_string().contains("no picture"));
+    let not_json = images::parse(&openai, b"<html>502</html>");
+    assert!(not_json.unwrap_err().to_string().contains("not JSON"));
+    // Gemini says what each picture is; a PNG said to be a JPEG is refused.
+    let gemini = endpoint("gemini", ApiKind::Gemini);
+    let lie = json!({ "candidates": [{ "content": { "parts": [
+        { "inlineData": { "mimeType": "image/jpeg", "data": b64(&png(8, 8)) } }
+    ] } }] });
+    let error = images::parse(&gemini, lie.to_string().as_bytes()).unwrap_err();
+    assert!(error.to_string().contains("said to be jpeg is png"), "{error}");
+}
+
+#[test]
+fn gemini_answers_give_inline_pictures_their_text_and_refusals() {
+    let gemini = endpoint("gemini", ApiKind::Gemini);
+    let answer = json!({
+        "candidates": [{ "content": { "role": "model", "parts": [
+            { "text": "Here is a lighthouse." },
+            { "inline_data": { "mime_type": "image/png", "data": b64(&png(16, 9)) } }
+        ] }, "finishReason": "STOP" }],
+        "usageMetadata": { "promptTokenCount": 12, "candidatesTokenCount": 1290 }
+    });
+    let parsed = images::parse(&gemini, answer.to_string().as_bytes()).unwrap();
+    assert_eq!(parsed.pictures[0].size, ImageSize { width: 16, height: 9 });
+    assert_eq!(parsed.text.as_deref(), Some("Here is a lighthouse."));
+    assert_eq!(parsed.usage.output_tokens, Some(1290));
+
+    let blocked = json!({ "promptFeedback": { "blockReason": "SAFETY" } });
+    let error = images::parse(&gemini, blocked.to_string().as_bytes()).unwrap_err();
+    assert!(matches!(error, ProviderError::ContentFiltered { .. }), "{error}");
+    let refused = json!({ "candidates": [{ "finishReason": "IMAGE_SAFETY" }] });
+    let error = images::parse(&gemini, refused.to_string().as_bytes()).unwrap_err();
+    assert!(error.to_string().contains("IMAGE_SAFETY"), "{error}");
+    let words = json!({ "candidates": [{ "content": { "parts": [{ "text": "I cannot draw." }] }, "finishReason": "STOP" }] });
+    let error = images::parse(&gemini, words.to_string().as_bytes()).unwrap_err();
+    assert!(error.to_string().contains("only text: I cannot draw."), "{error}");
+}
