@@ -10,15 +10,22 @@
 //! Each picture is checked to be what it says (PNG, JPEG or WebP, by its first bytes) and
 //! measured, so that a run reports the real size, not the one asked for.
 
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
 use base64::Engine as _;
 use serde_json::{Value, json};
 
 use llmtool_core::output::{ImageFormat, ImageParams, ImageSize, ImageSpec};
 
+use crate::backend::Backend;
 use crate::endpoint::{ApiKind, Endpoint};
 use crate::error::ProviderError;
-use crate::event::Usage;
+use crate::event::{Decoder, StreamEvent, Usage};
 use crate::http::HttpRequest;
+use crate::pricing::Billing;
+use crate::run::{RunReport, RunRequest};
+use crate::transport::Delivery;
 
 /// The largest picture accepted, decoded (a 4096x4096 PNG of noise is about 50 MiB).
 pub const MAX_IMAGE_BYTES: usize = 64 << 20;
@@ -293,5 +300,91 @@ pub fn sniff(bytes: &[u8]) -> Option<ImageFormat> {
         Some(ImageFormat::Webp)
     } else {
         None
+    }
+}
+
+/// Runs an image tool's request: the pictures and what they cost, in a [`RunReport`] whose
+/// `pictures` hold them (its `output` is `None`: there is no text to show). One attempt is
+/// made per transport rule (retries on server errors and rate limits); nothing is asked again,
+/// since a picture has no expected output to miss.
+pub(crate) async fn generate(
+    backend: &Backend<'_>,
+    run: &RunRequest,
+    spec: &ImageSpec,
+) -> Result<RunReport, ProviderError> {
+    let started = Instant::now();
+    let endpoint = &run.target.endpoint;
+    let Backend::Http(transport) = backend else {
+        return Err(ProviderError::Unsupported(
+            "the embedded local model makes no pictures; run an image tool on a provider".into(),
+        ));
+    };
+    let request = ImageRequest {
+        model: run.target.model.clone(),
+        prompt: run.prompt.clone(),
+        spec: spec.clone(),
+        params: ImageParams::from_extra(&run.params.extra),
+    };
+    let mut warnings = Vec::new();
+    let http = build(endpoint, &request, &mut warnings)?;
+    let slot: Arc<Mutex<Option<ImageAnswer>>> = Arc::default();
+    let factory = {
+        let (endpoint, slot) = (endpoint.clone(), slot.clone());
+        move || -> Box<dyn Decoder> {
+            Box::new(ImageDecoder { endpoint: endpoint.clone(), slot: slot.clone() })
+        }
+    };
+    let completion = transport.send(&http, false, Delivery::Whole, &factory, &mut |_| {}).await?;
+    let answer = slot.lock().ok().and_then(|mut slot| slot.take()).ok_or_else(|| {
+        ProviderError::MalformedStream("the image API's answer held no pictures".into())
+    })?;
+    let usage = completion.usage;
+    Ok(RunReport {
+        output: None,
+        raw: answer.text.clone().unwrap_or_default(),
+        model: run.target.model.clone(),
+        provider: endpoint.provider.clone(),
+        usage,
+        cost: run
+            .price
+            .as_ref()
+            .and_then(|entry| Some(entry.price.cost(&usage.tokens()?, Billing::Standard))),
+        price: run.price.clone(),
+        latency_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+        time_to_first_token_ms: None,
+        finish_reason: completion.finish_reason,
+        repairs: 0,
+        error: None,
+        warnings,
+        redactions: run.redaction_counts(),
+        local: None,
+        revised_prompt: answer.revised_prompt,
+        pictures: answer.pictures,
+    })
+}
+
+/// Reads a whole image answer into the slot [`generate`] takes it from (the transport's
+/// decoders give text events; pictures are not text).
+struct ImageDecoder {
+    endpoint: Endpoint,
+    slot: Arc<Mutex<Option<ImageAnswer>>>,
+}
+
+impl Decoder for ImageDecoder {
+    fn event(&mut self, _: &str, _: &str) -> Result<Vec<StreamEvent>, ProviderError> {
+        Err(ProviderError::MalformedStream("an image answer is not streamed".into()))
+    }
+
+    fn finish(&mut self) -> Result<Vec<StreamEvent>, ProviderError> {
+        Ok(Vec::new())
+    }
+
+    fn response(&mut self, body: &str) -> Result<Vec<StreamEvent>, ProviderError> {
+        let answer = parse(&self.endpoint, body.as_bytes())?;
+        let usage = answer.usage;
+        if let Ok(mut slot) = self.slot.lock() {
+            *slot = Some(answer);
+        }
+        Ok(vec![StreamEvent::Usage(usage), StreamEvent::Finish("stop".into())])
     }
 }

@@ -83,6 +83,13 @@ pub struct RunReport {
     /// For the local model: load time, tokens per second and peak memory.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub local: Option<serde_json::Value>,
+    /// For an image tool: the prompt as the model rewrote it, when the API says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub revised_prompt: Option<String>,
+    /// For an image tool: the pictures, as received (never serialized: the caller saves them
+    /// and reports where).
+    #[serde(skip)]
+    pub pictures: Vec<crate::images::Picture>,
 }
 
 /// Everything a run needs besides the transport.
@@ -257,6 +264,8 @@ impl RunRequest {
             warnings: Vec::new(),
             redactions: self.redaction_counts(),
             local: None,
+            revised_prompt: None,
+            pictures: Vec::new(),
         }
     }
 
@@ -280,6 +289,9 @@ pub async fn run(
     options: RunOptions,
     on_text: &mut (dyn FnMut(&str) + Send),
 ) -> Result<RunReport, ProviderError> {
+    if let OutputKind::Image(spec) = &run.spec.kind {
+        return crate::images::generate(backend, run, spec).await;
+    }
     let started = Instant::now();
     let endpoint = &run.target.endpoint;
     let streams_through = run.streams_through(options);
@@ -372,6 +384,8 @@ pub async fn run(
                     warnings,
                     redactions: run.redaction_counts(),
                     local: completion.engine_stats,
+                    revised_prompt: None,
+                    pictures: Vec::new(),
                 });
             }
         }

@@ -331,12 +331,9 @@ impl Transport {
                 }
             };
         if !stream {
-            let body = match tokio::time::timeout(self.timeouts.idle, response.text()).await {
+            let body = match tokio::time::timeout(self.timeouts.idle, read_whole(response)).await {
                 Err(_) => return Err(ProviderError::Timeout(TimeoutKind::Idle)),
-                Ok(Err(error)) => {
-                    return Err(ProviderError::Connection(connection_message(error)));
-                }
-                Ok(Ok(body)) => body,
+                Ok(body) => body?,
             };
             handle(decoder.response(&body)?, &mut usage, &mut finish);
             return Ok((usage, finish));
@@ -379,6 +376,25 @@ fn origin_of(location: Option<&reqwest::header::HeaderValue>) -> String {
 
 /// The most of an error body that is read (and then shortened further for the message).
 pub const MAX_ERROR_BODY: usize = 16 * 1024;
+
+/// The most a whole (non-streamed) answer may hold: room for ten large pictures in base64.
+pub const MAX_WHOLE_BODY: usize = 256 << 20;
+
+/// A whole answer's body, refused past [`MAX_WHOLE_BODY`] bytes (a server cannot make llmtool
+/// hold more than that).
+async fn read_whole(response: reqwest::Response) -> Result<String, ProviderError> {
+    let mut body = Vec::new();
+    let mut stream = response.bytes_stream();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|error| ProviderError::Connection(connection_message(error)))?;
+        if body.len() + chunk.len() > MAX_WHOLE_BODY {
+            return Err(ProviderError::TooLarge { limit: MAX_WHOLE_BODY as u64 });
+        }
+        body.extend_from_slice(&chunk);
+    }
+    String::from_utf8(body)
+        .map_err(|_| ProviderError::MalformedStream("the answer is not UTF-8 text".into()))
+}
 
 /// An error body, at most [`MAX_ERROR_BODY`] bytes of it.
 pub(crate) async fn read_bounded(response: reqwest::Response) -> String {

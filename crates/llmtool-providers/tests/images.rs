@@ -194,3 +194,137 @@ fn gemini_answers_give_inline_pictures_their_text_and_refusals() {
     let error = images::parse(&gemini, words.to_string().as_bytes()).unwrap_err();
     assert!(error.to_string().contains("only text: I cannot draw."), "{error}");
 }
+
+mod over_http {
+    //! The whole run of an image tool against the mock server, with its faults.
+
+    use std::time::Duration;
+
+    use llmtool_core::output::{ImageFormat, ImageSize, ImageSpec, OutputKind, OutputSpec};
+    use llmtool_providers::backend::Backend;
+    use llmtool_providers::pricing::{Price, PriceEntry};
+    use llmtool_providers::resolve::Target;
+    use llmtool_providers::run::{RunOptions, RunRequest, run};
+    use llmtool_providers::transport::{RetryPolicy, Timeouts, Transport};
+    use llmtool_providers::{ApiKind, Endpoint, Features, Params, ProviderError};
+    use llmtool_testkit::{Mock, Reply};
+    use serde_json::json;
+
+    use super::{b64, png};
+
+    fn request(mock: &Mock, params: Params) -> RunRequest {
+        let endpoint = Endpoint {
+            provider: "mock".into(),
+            display: "Mock".into(),
+            api: ApiKind::OpenAi,
+            base_url: mock.url.clone(),
+            api_key: None,
+            key_variable: None,
+            features: Features::COMPATIBLE,
+            vertex_path: None,
+        };
+        let spec =
+            ImageSpec { format: ImageFormat::Png, size: Some(ImageSize { width: 48, height: 32 }) };
+        RunRequest {
+            history: Vec::new(),
+            target: Target::new(endpoint, "gpt-image-1"),
+            prompt: "a lighthouse in a storm".into(),
+            params,
+            spec: OutputSpec { kind: OutputKind::Image(spec), format: None },
+            price: Some(PriceEntry {
+                entry: "mock/gpt-image-1".into(),
+                source: "this test".into(),
+                price: Price { input: 5e-6, output: 40e-6, ..Price::default() },
+            }),
+            redaction: None,
+            notices: Vec::new(),
+            secrets: llmtool_providers::Redactor::default(),
+            cache: false,
+            cache_key: None,
+        }
+    }
+
+    fn transport(retries: u32) -> Transport {
+        let timeouts = Timeouts { idle: Duration::from_secs(5), ..Timeouts::default() };
+        let retry = RetryPolicy {
+            max_retries: retries,
+            max_rate_limit_retries: retries,
+            base_delay: Duration::from_millis(1),
+            ..RetryPolicy::default()
+        };
+        Transport::new(timeouts, retry).unwrap()
+    }
+
+    fn pictures(count: usize) -> Reply {
+        let data: Vec<_> = (0..count).map(|_| json!({ "b64_json": b64(&png(48, 32)) })).collect();
+        let body = json!({ "data": data, "usage": { "input_tokens": 10, "output_tokens": 1000 } });
+        Reply::json(200, body.to_string())
+    }
+
+    #[tokio::test]
+    async fn an_image_tool_gets_its_pictures_their_size_and_cost() {
+        let mock = Mock::start(vec![pictures(2)]).await;
+        let mut params = Params::default();
+        params.extra.insert("n".into(), json!(2));
+        params.extra.insert("quality".into(), json!("low"));
+        let report = run(
+            &Backend::Http(&transport(0)),
+            &request(&mock, params),
+            RunOptions::default(),
+            &mut |_| panic!("pictures are not text"),
+        )
+        .await
+        .unwrap();
+        assert_eq!(report.pictures.len(), 2);
+        assert!(report.pictures.iter().all(|p| p.size == ImageSize { width: 48, height: 32 }));
+        assert_eq!(report.output, None);
+        let cost = report.cost.unwrap();
+        assert!((cost - (10.0 * 5e-6 + 1000.0 * 40e-6)).abs() < 1e-12, "{cost}");
+        let sent = mock.requests();
+        assert_eq!(sent[0].path, "/images/generations");
+        assert_eq!(sent[0].body["size"], "48x32");
+        assert_eq!(
+            (sent[0].body["n"].clone(), sent[0].body["quality"].clone()),
+            (json!(2), json!("low"))
+        );
+        assert_eq!(sent[0].body["output_format"], "png");
+    }
+
+    #[tokio::test]
+    async fn server_errors_and_rate_limits_are_retried_and_bad_answers_are_refused() {
+        let mock = Mock::start(vec![
+            Reply::json(500, r#"{"error":{"message":"overloaded"}}"#),
+            Reply::json(429, r#"{"error":{"message":"slow down"}}"#)
+                .with_header("retry-after", "0"),
+            pictures(1),
+        ])
+        .await;
+        let report = run(
+            &Backend::Http(&transport(2)),
+            &request(&mock, Params::default()),
+            RunOptions::default(),
+            &mut |_| {},
+        )
+        .await
+        .unwrap();
+        assert_eq!(report.pictures.len(), 1);
+        assert_eq!(mock.requests().len(), 3);
+
+        let mock =
+            Mock::start(vec![Reply::json(200, r#"{"data":[{"url":"http://127.0.0.1:1/x.png"}]}"#)])
+                .await;
+        let error = run(
+            &Backend::Http(&transport(0)),
+            &request(&mock, Params::default()),
+            RunOptions::default(),
+            &mut |_| {},
+        )
+        .await
+        .unwrap_err();
+        assert!(
+            matches!(&error, ProviderError::MalformedStream(m) if m.contains("does not download")),
+            "{error}"
+        );
+        assert_eq!(mock.requests().len(), 1, "the link is not followed");
+    }
+}

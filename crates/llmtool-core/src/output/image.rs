@@ -145,11 +145,14 @@ pub struct ImageParams {
 impl ImageParams {
     /// The image parameters `parameters` holds.
     pub fn of(parameters: Option<&Parameters>) -> Self {
-        let Some(parameters) = parameters else { return Self::default() };
-        let whole = |name: &str| parameters.other.get(name).and_then(serde_json::Value::as_u64);
+        parameters.map_or_else(Self::default, |parameters| Self::from_extra(&parameters.other))
+    }
+
+    /// The image parameters among parameters the format does not name (as a run carries them).
+    pub fn from_extra(other: &serde_json::Map<String, serde_json::Value>) -> Self {
+        let whole = |name: &str| other.get(name).and_then(serde_json::Value::as_u64);
         Self {
-            quality: parameters
-                .other
+            quality: other
                 .get("quality")
                 .and_then(serde_json::Value::as_str)
                 .filter(|q| IMAGE_QUALITIES.contains(q))
