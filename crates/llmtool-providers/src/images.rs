@@ -48,6 +48,18 @@ pub struct Picture {
     pub size: ImageSize,
 }
 
+/// A picture once saved: where, what, and its SHA-256 (what a run's JSON report and its
+/// record hold, never the bytes).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct SavedImage {
+    pub path: String,
+    pub format: String,
+    pub width: u32,
+    pub height: u32,
+    pub bytes: u64,
+    pub sha256: String,
+}
+
 /// What an image API answered.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ImageAnswer {
@@ -360,6 +372,7 @@ pub(crate) async fn generate(
         local: None,
         revised_prompt: answer.revised_prompt,
         pictures: answer.pictures,
+        images: Vec::new(),
     })
 }
 

@@ -90,6 +90,9 @@ pub struct RunReport {
     /// and reports where).
     #[serde(skip)]
     pub pictures: Vec<crate::images::Picture>,
+    /// For an image tool: the pictures once the runtime saved them (their bytes dropped).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<crate::images::SavedImage>,
 }
 
 /// Everything a run needs besides the transport.
@@ -266,6 +269,7 @@ impl RunRequest {
             local: None,
             revised_prompt: None,
             pictures: Vec::new(),
+            images: Vec::new(),
         }
     }
 
@@ -386,6 +390,7 @@ pub async fn run(
                     local: completion.engine_stats,
                     revised_prompt: None,
                     pictures: Vec::new(),
+                    images: Vec::new(),
                 });
             }
         }

@@ -28,6 +28,13 @@ pub enum RunError {
     /// The user was asked and said no.
     #[error("not downloaded; `llmtool model pull` fetches it later")]
     DownloadDeclined,
+    /// An image tool was run by a runtime that keeps no pictures (a server that has no place
+    /// for them yet).
+    #[error("this tool makes pictures, and they have nowhere to go here")]
+    NoPictureFolder,
+    /// The pictures came but could not be saved.
+    #[error("cannot save the pictures in `{}`: {error}", folder.display())]
+    SavePictures { folder: std::path::PathBuf, error: std::io::Error },
     /// The answer never met the tool's expected output.
     #[error(transparent)]
     Rejected(#[from] Rejected),

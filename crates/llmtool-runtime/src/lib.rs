@@ -18,6 +18,7 @@ mod kernel_folder;
 mod lifecycle;
 pub mod local;
 pub mod log;
+pub mod pictures;
 mod runner;
 mod runtime;
 pub mod site;

@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use llmtool_core::model::Tool;
+use llmtool_core::output::OutputKind;
 use llmtool_log::Record;
 use llmtool_providers::ApiKind;
 use llmtool_providers::ProviderError;
@@ -232,12 +233,23 @@ impl Runtime {
         options: RunOptions,
         on_text: &mut (dyn FnMut(&str) + Send),
     ) -> Result<RunReport, RunError> {
+        let makes_pictures = matches!(request.spec.kind, OutputKind::Image(_));
+        let folder = match self.pictures() {
+            Some(folder) => Some(folder.to_owned()),
+            None if makes_pictures => return Err(RunError::NoPictureFolder),
+            None => None,
+        };
         let backend = if request.target.endpoint.api == ApiKind::Local {
             Backend::Local(self.local_models().engine(&request.target).await?)
         } else {
             Backend::Http(self.transport())
         };
-        Ok(llmtool_providers::run::run(&backend, request, options, on_text).await?)
+        let mut report = llmtool_providers::run::run(&backend, request, options, on_text).await?;
+        if let Some(folder) = folder {
+            crate::pictures::save(&folder, &mut report)
+                .map_err(|error| RunError::SavePictures { folder, error })?;
+        }
+        Ok(report)
     }
 
     /// The record of a run of `subject` by `request`, started at `started`, as the runtime's

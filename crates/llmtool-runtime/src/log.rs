@@ -330,7 +330,20 @@ impl crate::Runtime {
             repairs: report.map_or(0, |r| r.repairs),
             outcome,
             error: error.map(|e| redact(&e)),
-            answer: report.map(|r| redact(r.output.as_ref().unwrap_or(&r.raw))),
+            answer: report.map(|r| match r.images.as_slice() {
+                // Pictures are kept as where they are and their hash, never their bytes.
+                [] => redact(r.output.as_ref().unwrap_or(&r.raw)),
+                images => images
+                    .iter()
+                    .map(|i| {
+                        format!(
+                            "{} sha256:{} {}x{} {}",
+                            i.path, i.sha256, i.width, i.height, i.format
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            }),
             redactions: report
                 .map(|r| r.redactions.iter().map(|(kind, n)| (kind.clone(), *n as u64)).collect())
                 .unwrap_or_default(),

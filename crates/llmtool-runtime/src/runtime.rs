@@ -3,6 +3,7 @@
 
 use std::borrow::Cow;
 use std::num::NonZeroU32;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use llmtool_core::model::Tool;
@@ -62,6 +63,9 @@ pub struct RuntimeOptions {
     /// starts with) refuses them, until the user runs one (`llmtool run`) or an operator
     /// enables them (`--smart-tools`).
     pub smart: Option<llmtool_sandbox::Limits>,
+    /// Where image tools' pictures are saved (see [`crate::pictures`]); `None`: a runtime that
+    /// keeps no pictures refuses to run image tools.
+    pub pictures: Option<PathBuf>,
 }
 
 impl Default for RuntimeOptions {
@@ -82,6 +86,7 @@ impl Default for RuntimeOptions {
             only_configured: false,
             max_prompt_bytes: None,
             smart: None,
+            pictures: None,
         }
     }
 }
@@ -141,6 +146,7 @@ struct Inner {
     only_configured: bool,
     max_prompt_bytes: Option<u64>,
     smart: Option<llmtool_sandbox::Limits>,
+    pictures: Option<PathBuf>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -172,6 +178,7 @@ impl Runtime {
             only_configured: options.only_configured,
             max_prompt_bytes: options.max_prompt_bytes,
             smart: options.smart,
+            pictures: options.pictures,
         };
         let keeper = Arc::new(RunLogKeeper::new());
         Ok(Self { inner: Arc::new(inner), keeper, policy: options.log, unkept: Arc::default() })
@@ -199,8 +206,14 @@ impl Runtime {
             only_configured: inner.only_configured,
             max_prompt_bytes: inner.max_prompt_bytes,
             smart: inner.smart.clone(),
+            pictures: inner.pictures.clone(),
         };
         Runtime { inner: Arc::new(inner), ..self.clone() }
+    }
+
+    /// Where image tools' pictures are saved, if this runtime keeps pictures.
+    pub fn pictures(&self) -> Option<&Path> {
+        self.inner.pictures.as_deref()
     }
 
     /// The transport of the runtime's requests (its timeouts, retries and pace).

@@ -92,6 +92,11 @@ pub(crate) fn runtime_options(target: &ModelArgs, turn: &TurnArgs) -> RuntimeOpt
         progress: Some(model::progress()),
         seed: turn.seed,
         log: LogPolicy::from_env(turn.no_log_values),
+        pictures: Some(
+            turn.out
+                .clone()
+                .unwrap_or_else(|| llmtool_runtime::pictures::fresh_folder(Path::new("."))),
+        ),
         ..settings::runtime_options(target)
     }
 }

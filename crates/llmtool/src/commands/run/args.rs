@@ -45,6 +45,10 @@ pub(crate) struct TurnArgs {
     /// Overrides the tool's `max_tokens`.
     #[arg(long, value_name = "N")]
     pub(crate) max_tokens: Option<u64>,
+    /// Where an image tool's pictures are saved (made if missing; no file is overwritten).
+    /// Default: a new folder `images-DATE-TIME` in the current one.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) out: Option<PathBuf>,
 }
 
 /// Send a tool to a model and print the answer, with the tool's expected output enforced.

@@ -1,0 +1,167 @@
+//! `llmtool run` on an image tool, end to end: the binary against the mock's images API, the
+//! pictures saved where asked (or in a new folder), never overwritten, private, measured,
+//! costed, and logged as their paths and hashes.
+
+#![allow(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
+
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::Path;
+use std::process::{Output, Stdio};
+
+use base64::Engine as _;
+use llmtool_testkit::{Mock, Reply};
+
+const TOOL: &str = r#"{
+  "model_prompt": "A {{style}} picture of {{subject}}.",
+  "metadata": {
+    "prompt_name": "Picture",
+    "model_version": ["gpt-image-1"],
+    "parameters": { "quality": "low" },
+    "variables": [
+      { "name": "subject", "type": "text" },
+      { "name": "style", "type": "single-select", "default": "watercolour", "allowed_values": ["watercolour", "photograph"] }
+    ],
+    "expected_output": { "type": "image", "format": "png", "size": "256x192" }
+  }
+}"#;
+
+async fn llmtool(dir: &Path, args: &[&str]) -> Output {
+    tokio::process::Command::new(env!("CARGO_BIN_EXE_llmtool"))
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .env("NO_COLOR", "1")
+        .env("XDG_CONFIG_HOME", "/nonexistent")
+        .env("LLMTOOL_DATA_DIR", dir.join("data"))
+        .env("MOCK_KEY", "sk-images-cli-3b8d")
+        .env_remove("LLMTOOL_NO_LOG")
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("LLMTOOL_MODEL")
+        .env_remove("LLMTOOL_CONFIG")
+        .output()
+        .await
+        .unwrap()
+}
+
+/// A PNG of `width` x `height` made by the `png` crate, as the mock's answer holds it.
+fn png(width: u32, height: u32) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    let mut encoder = png::Encoder::new(&mut bytes, width, height);
+    encoder.set_color(png::ColorType::Rgba);
+    let mut writer = encoder.write_header().unwrap();
+    writer.write_image_data(&vec![200; (width * height * 4) as usize]).unwrap();
+    writer.finish().unwrap();
+    bytes
+}
+
+fn answer() -> Reply {
+    let data = base64::engine::general_purpose::STANDARD.encode(png(256, 192));
+    let body = serde_json::json!({
+        "data": [{ "b64_json": data }],
+        "usage": { "input_tokens": 12, "output_tokens": 272 }
+    });
+    Reply::json(200, body.to_string())
+}
+
+/// A folder with the tool and a config naming the mock as provider `mock`, with prices.
+fn setup(mock: &Mock) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("picture.json"), TOOL).unwrap();
+    let config = format!(
+        "[providers.mock]\napi = \"openai\"\nbase_url = \"{}/v1\"\napi_key_env = \"MOCK_KEY\"\n[prices.\"mock/gpt-image-1\"]\ninput = 5.0\noutput = 40.0\n",
+        mock.url
+    );
+    std::fs::write(dir.path().join("config.toml"), config).unwrap();
+    dir
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_image_tool_saves_a_png_of_the_asked_size_and_logs_its_cost() {
+    let mock = Mock::start(vec![answer(), answer()]).await;
+    let dir = setup(&mock);
+    let run = ["run", "picture.json", "--var", "subject=a lighthouse", "--config", "config.toml"];
+    let out = llmtool(
+        dir.path(),
+        &[&run[..], &["--model", "mock/gpt-image-1", "--out", "pictures", "--format", "json"]]
+            .concat(),
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let image = &report["images"][0];
+    assert_eq!(image["path"], "pictures/image-1.png");
+    assert_eq!((image["width"].clone(), image["height"].clone()), (256.into(), 192.into()));
+    let saved = dir.path().join("pictures/image-1.png");
+    let bytes = std::fs::read(&saved).unwrap();
+    assert_eq!(image["bytes"], bytes.len());
+    let decoder = png::Decoder::new(std::io::Cursor::new(&bytes));
+    let mut reader = decoder.read_info().unwrap();
+    let mut pixels = vec![0; reader.output_buffer_size().unwrap()];
+    let frame = reader.next_frame(&mut pixels).unwrap();
+    assert_eq!((frame.width, frame.height), (256, 192));
+    assert_eq!(std::fs::metadata(&saved).unwrap().permissions().mode() & 0o777, 0o600);
+    let cost = report["cost"].as_f64().unwrap();
+    assert!((cost - (12.0 * 5.0 + 272.0 * 40.0) / 1e6).abs() < 1e-12, "{cost}");
+    let sent = mock.requests();
+    assert_eq!(sent[0].path, "/v1/images/generations");
+    assert_eq!(sent[0].body["prompt"], "A watercolour picture of a lighthouse.");
+    assert_eq!(
+        (sent[0].body["size"].clone(), sent[0].body["quality"].clone()),
+        ("256x192".into(), "low".into())
+    );
+
+    // The same folder again: a new file beside the first, which is left as it was.
+    let out = llmtool(
+        dir.path(),
+        &[&run[..], &["--model", "mock/gpt-image-1", "--out", "pictures"]].concat(),
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).trim(), "pictures/image-2.png");
+    assert_eq!(std::fs::read(&saved).unwrap(), bytes);
+
+    // The log keeps where the pictures are and their hash, never their bytes.
+    let out = llmtool(dir.path(), &["logs", "--format", "json"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let logged = text(&out.stdout);
+    let sha = image["sha256"].as_str().unwrap();
+    assert!(logged.contains(&format!("pictures/image-1.png sha256:{sha} 256x192 png")), "{logged}");
+    assert!(!logged.contains(&base64::engine::general_purpose::STANDARD.encode(&bytes[..64])));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn without_out_the_pictures_go_to_a_new_folder() {
+    let mock = Mock::start(vec![answer()]).await;
+    let dir = setup(&mock);
+    let out = llmtool(
+        dir.path(),
+        &[
+            "run",
+            "picture.json",
+            "--var",
+            "subject=a cat",
+            "--config",
+            "config.toml",
+            "--model",
+            "mock/gpt-image-1",
+        ],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let path = text(&out.stdout).trim().to_owned();
+    let folder = Path::new(&path).parent().unwrap();
+    let name = folder.file_name().unwrap().to_str().unwrap();
+    // `images-YYYYMMDD-HHMMSS`, in the current folder.
+    let stamp = name.strip_prefix("images-").unwrap_or_default();
+    assert!(
+        stamp.len() == 15 && stamp.chars().filter(char::is_ascii_digit).count() == 14,
+        "{path}"
+    );
+    assert!(path.starts_with("./") && path.ends_with("/image-1.png"), "{path}");
+    let folder = dir.path().join(folder);
+    assert_eq!(std::fs::metadata(folder).unwrap().permissions().mode() & 0o777, 0o700);
+}
