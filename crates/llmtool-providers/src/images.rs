@@ -40,6 +40,18 @@ pub struct ImageRequest {
     pub params: ImageParams,
 }
 
+impl ImageRequest {
+    /// The image request of `run`, an image tool's run asking for `spec`.
+    pub fn of(run: &RunRequest, spec: &ImageSpec) -> Self {
+        Self {
+            model: run.target.model.clone(),
+            prompt: run.prompt.clone(),
+            spec: spec.clone(),
+            params: ImageParams::from_extra(&run.params.extra),
+        }
+    }
+}
+
 /// One picture, as received.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Picture {
@@ -331,12 +343,7 @@ pub(crate) async fn generate(
             "the embedded local model makes no pictures; run an image tool on a provider".into(),
         ));
     };
-    let request = ImageRequest {
-        model: run.target.model.clone(),
-        prompt: run.prompt.clone(),
-        spec: spec.clone(),
-        params: ImageParams::from_extra(&run.params.extra),
-    };
+    let request = ImageRequest::of(run, spec);
     let mut warnings = Vec::new();
     let http = build(endpoint, &request, &mut warnings)?;
     let slot: Arc<Mutex<Option<ImageAnswer>>> = Arc::default();

@@ -176,9 +176,22 @@ impl RunRequest {
         Estimate { input_tokens, counted, output_limit, worst_cost }
     }
 
-    /// The first request of the run, as it will be sent (for `--dry-run`).
-    pub fn first_request(&self, options: RunOptions) -> (HttpRequest, Vec<String>) {
-        build_request(&self.target.endpoint, &self.chat(self.messages(), options))
+    /// The first request of the run, as it will be sent (for `--dry-run`): an image tool's
+    /// to the image API (an error where the API makes no pictures).
+    pub fn first_request(
+        &self,
+        options: RunOptions,
+    ) -> Result<(HttpRequest, Vec<String>), ProviderError> {
+        if let OutputKind::Image(spec) = &self.spec.kind {
+            let mut warnings = Vec::new();
+            let http = crate::images::build(
+                &self.target.endpoint,
+                &crate::images::ImageRequest::of(self, spec),
+                &mut warnings,
+            )?;
+            return Ok((http, warnings));
+        }
+        Ok(build_request(&self.target.endpoint, &self.chat(self.messages(), options)))
     }
 
     /// The messages of the first request: the conversation so far, then what is asked now.

@@ -165,3 +165,40 @@ async fn without_out_the_pictures_go_to_a_new_folder() {
     let folder = dir.path().join(folder);
     assert_eq!(std::fs::metadata(folder).unwrap().permissions().mode() & 0o777, 0o700);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_dry_run_shows_the_image_request_and_sends_nothing() {
+    let mock = Mock::start(vec![]).await;
+    let dir = setup(&mock);
+    let out = llmtool(
+        dir.path(),
+        &[
+            "run",
+            "picture.json",
+            "--var",
+            "subject=a cat",
+            "--config",
+            "config.toml",
+            "--model",
+            "mock/gpt-image-1",
+            "--dry-run",
+        ],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let shown = text(&out.stdout);
+    assert!(shown.contains("/v1/images/generations"), "{shown}");
+    assert!(
+        shown.contains("\"size\": \"256x192\"") && shown.contains("Bearer [redacted]"),
+        "{shown}"
+    );
+    assert!(!shown.contains("sk-images-cli-3b8d"));
+    assert!(mock.requests().is_empty());
+    assert!(
+        !dir.path().read_dir().unwrap().any(|e| e
+            .unwrap()
+            .file_name()
+            .to_string_lossy()
+            .starts_with("images-"))
+    );
+}

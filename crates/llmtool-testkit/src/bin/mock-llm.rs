@@ -9,8 +9,16 @@
 //! benchmark). A request's W3C `traceparent`, when it carries one, is printed on a line of its
 //! own (`traceparent VALUE`), for the tests of trace propagation. `MOCK_LLM_ANSWER`, when set, is the answer instead (streamed a word at a time):
 //! the studio's tests give it Markdown, and markup that must stay text.
+//!
+//! It also answers OpenAI's images API (`POST .../images/generations`): `n` real PNGs (at most
+//! 10) of the `size` asked (`WIDTHxHEIGHT`, each side at most 2048; 1024x1024 when none), in
+//! `b64_json`, with usage. A prompt holding `fault:500`, `fault:429`, `fault:link` or
+//! `fault:garbage` gets that fault instead: a server error, a rate limit with `Retry-After: 1`,
+//! a link instead of the picture, or base64 that is not a picture.
 
 use std::sync::Arc;
+
+use base64::Engine as _;
 
 use axum::body::{Body, Bytes};
 use axum::response::Response;
@@ -62,6 +70,64 @@ fn answer(words: &[String], body: &Bytes) -> Response {
         .unwrap_or_default()
 }
 
+/// A PNG of `width` x `height`: a gradient, so that it is a real picture, not a blank.
+fn png(width: u32, height: u32) -> Vec<u8> {
+    let mut bytes = Vec::new();
+    let mut encoder = png::Encoder::new(&mut bytes, width, height);
+    encoder.set_color(png::ColorType::Rgb);
+    let mut pixels = Vec::with_capacity((width * height * 3) as usize);
+    for y in 0..height {
+        for x in 0..width {
+            pixels.extend([(x * 255 / width) as u8, (y * 255 / height) as u8, 128]);
+        }
+    }
+    let written = encoder.write_header().and_then(|mut writer| writer.write_image_data(&pixels));
+    if written.is_err() {
+        bytes.clear();
+    }
+    bytes
+}
+
+fn json_response(status: u16, body: &Value) -> Response {
+    Response::builder()
+        .status(status)
+        .header("content-type", "application/json")
+        .header("retry-after", "1")
+        .body(Body::from(body.to_string()))
+        .unwrap_or_default()
+}
+
+/// An answer of the images API, or the fault its prompt asks for.
+fn pictures(body: &Bytes) -> Response {
+    let request: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
+    let prompt = request.get("prompt").and_then(Value::as_str).unwrap_or_default();
+    let error = |message: &str| json!({ "error": { "message": message, "type": "mock_fault" } });
+    if prompt.contains("fault:500") {
+        return json_response(500, &error("the mock's server error"));
+    }
+    if prompt.contains("fault:429") {
+        return json_response(429, &error("the mock's rate limit"));
+    }
+    let side = |text: &str| text.parse::<u32>().ok().filter(|n| (1..=2048).contains(n));
+    let (width, height) = request
+        .get("size")
+        .and_then(Value::as_str)
+        .and_then(|size| size.split_once('x'))
+        .and_then(|(w, h)| Some((side(w)?, side(h)?)))
+        .unwrap_or((1024, 1024));
+    let count = request.get("n").and_then(Value::as_u64).unwrap_or(1).clamp(1, 10);
+    let picture = if prompt.contains("fault:garbage") {
+        json!({ "b64_json": base64::engine::general_purpose::STANDARD.encode(b"not a picture") })
+    } else if prompt.contains("fault:link") {
+        json!({ "url": "http://127.0.0.1:9/picture.png" })
+    } else {
+        json!({ "b64_json": base64::engine::general_purpose::STANDARD.encode(png(width, height)) })
+    };
+    let data: Vec<Value> = (0..count).map(|_| picture.clone()).collect();
+    let usage = json!({ "input_tokens": 10, "output_tokens": 272 * count, "total_tokens": 10 + 272 * count });
+    json_response(200, &json!({ "created": 1_700_000_000, "data": data, "usage": usage }))
+}
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> std::io::Result<()> {
     let mut args = std::env::args().skip(1);
@@ -76,17 +142,22 @@ async fn main() -> std::io::Result<()> {
     let words = Arc::new(words);
     let listener = tokio::net::TcpListener::bind(&address).await?;
     println!("http://{}", listener.local_addr()?);
-    let app = axum::Router::new().fallback(move |headers: axum::http::HeaderMap, body: Bytes| {
-        let words = Arc::clone(&words);
-        if let Some(parent) = headers.get("traceparent").and_then(|v| v.to_str().ok()) {
-            println!("traceparent {parent}");
-        }
-        async move {
-            if !latency.is_zero() {
-                tokio::time::sleep(latency).await;
+    let app = axum::Router::new().fallback(
+        move |uri: axum::http::Uri, headers: axum::http::HeaderMap, body: Bytes| {
+            let words = Arc::clone(&words);
+            if let Some(parent) = headers.get("traceparent").and_then(|v| v.to_str().ok()) {
+                println!("traceparent {parent}");
             }
-            answer(&words, &body)
-        }
-    });
+            async move {
+                if !latency.is_zero() {
+                    tokio::time::sleep(latency).await;
+                }
+                if uri.path().ends_with("/images/generations") {
+                    return pictures(&body);
+                }
+                answer(&words, &body)
+            }
+        },
+    );
     axum::serve(listener, app).await
 }

@@ -209,7 +209,7 @@ fn dry_run(opening: &Opening, options: RunOptions) -> anyhow::Result<Outcome> {
         eprintln!("{}", cost::estimate(request, counted));
         return Ok(Outcome::Ok);
     }
-    let (http, warnings) = request.first_request(options);
+    let (http, warnings) = request.first_request(options)?;
     for warning in &warnings {
         eprintln!("warning: {}", secrets::redact(warning));
     }
