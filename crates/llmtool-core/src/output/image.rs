@@ -92,17 +92,13 @@ pub struct ImageSize {
 }
 
 impl ImageSize {
-    /// Reads `WIDTHxHEIGHT` (`1024x1536`; `X` or `×` also separate), each side 1 to
-    /// [`MAX_SIDE`]. `auto` is not a size: it is the absence of one.
+    /// Reads `WIDTHxHEIGHT` (`1024x1536`, or with `X`): each side a number from 1 to
+    /// [`MAX_SIDE`] without leading zeros, as the schema's pattern has it. `auto` is not a
+    /// size: it is the absence of one.
     pub fn parse(text: &str) -> Option<Self> {
-        let text = text.trim();
-        let (width, height) = text
-            .split_once(['x', 'X'])
-            .or_else(|| text.split_once('×'))
-            .map(|(w, h)| (w.trim(), h.trim()))?;
+        let (width, height) = text.split_once(['x', 'X'])?;
         let side = |s: &str| {
-            s.bytes()
-                .all(|b| b.is_ascii_digit())
+            (!s.starts_with('0') && !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
                 .then(|| s.parse::<u32>().ok())
                 .flatten()
                 .filter(|n| (1..=MAX_SIDE).contains(n))
@@ -220,9 +216,12 @@ mod tests {
     #[test]
     fn sizes_are_two_sides_in_range() {
         assert_eq!(ImageSize::parse("1024x1536"), Some(ImageSize { width: 1024, height: 1536 }));
-        assert_eq!(ImageSize::parse(" 512 X 512 "), Some(ImageSize { width: 512, height: 512 }));
-        assert_eq!(ImageSize::parse("64×32"), Some(ImageSize { width: 64, height: 32 }));
-        for bad in ["auto", "1024", "0x10", "10x", "x10", "-5x10", "+5x10", "9000x10", "1.5x2"] {
+        assert_eq!(ImageSize::parse("512X512"), Some(ImageSize { width: 512, height: 512 }));
+        assert_eq!(ImageSize::parse("8192x1"), Some(ImageSize { width: 8192, height: 1 }));
+        for bad in [
+            "auto", "1024", "0x10", "010x10", "10x", "x10", "-5x10", "+5x10", "9000x10", "1.5x2",
+            " 512x512", "64×32", "1x2x3",
+        ] {
             assert_eq!(ImageSize::parse(bad), None, "{bad}");
         }
         assert_eq!(ImageSize { width: 3, height: 4 }.to_string(), "3x4");
