@@ -65,6 +65,11 @@ pub enum ProviderError {
     Cancelled,
     #[error("{0}")]
     Unsupported(String),
+    /// An answer that came whole but cannot be used (a picture that is not one, a link instead
+    /// of the bytes): not asked for again, since asking again is paid for again and the same
+    /// server would answer the same.
+    #[error("the answer cannot be used: {0}")]
+    Unusable(String),
 }
 
 impl ProviderError {

@@ -97,6 +97,14 @@ pub fn build(
 ) -> Result<HttpRequest, ProviderError> {
     match endpoint.api {
         ApiKind::OpenAi => Ok(openai(endpoint, request, warnings)),
+        ApiKind::Gemini | ApiKind::Vertex
+            if request.model.to_ascii_lowercase().starts_with("imagen") =>
+        {
+            Err(ProviderError::Unsupported(format!(
+                "`{}` is served at Imagen's own `:predict` API, which llmtool does not speak yet; use a Gemini image model (such as `gemini-2.5-flash-image`)",
+                request.model
+            )))
+        }
         ApiKind::Gemini | ApiKind::Vertex => Ok(gemini(endpoint, request, warnings)),
         ApiKind::Anthropic | ApiKind::Local => Err(ProviderError::Unsupported(format!(
             "{} makes no pictures; run an image tool on OpenAI, Gemini, Vertex AI or a server with `/v1/images/generations`",
@@ -162,8 +170,10 @@ fn gemini(endpoint: &Endpoint, request: &ImageRequest, warnings: &mut Vec<String
             ));
         }
     }
-    if let Some(count) = request.params.count {
-        config.insert("candidateCount".into(), json!(count));
+    if let Some(count) = request.params.count.filter(|&n| n > 1) {
+        warnings.push(format!(
+            "`n` = {count}: Gemini's image models make one picture a request; asked for one"
+        ));
     }
     if let Some(seed) = request.params.seed {
         config.insert("seed".into(), json!(seed));
@@ -187,7 +197,7 @@ fn gemini(endpoint: &Endpoint, request: &ImageRequest, warnings: &mut Vec<String
 /// The pictures in a whole answer of `endpoint`'s API.
 pub fn parse(endpoint: &Endpoint, body: &[u8]) -> Result<ImageAnswer, ProviderError> {
     let answer: Value = serde_json::from_slice(body).map_err(|error| {
-        ProviderError::MalformedStream(format!("the image API's answer is not JSON: {error}"))
+        ProviderError::Unusable(format!("the image API's answer is not JSON: {error}"))
     })?;
     match endpoint.api {
         ApiKind::Gemini | ApiKind::Vertex => parse_gemini(&endpoint.display, &answer),
@@ -197,7 +207,7 @@ pub fn parse(endpoint: &Endpoint, body: &[u8]) -> Result<ImageAnswer, ProviderEr
 
 fn parse_openai(answer: &Value) -> Result<ImageAnswer, ProviderError> {
     let items = answer.get("data").and_then(Value::as_array).ok_or_else(|| {
-        ProviderError::MalformedStream("the image API's answer has no `data` list".into())
+        ProviderError::Unusable("the image API's answer has no `data` list".into())
     })?;
     let mut pictures = Vec::with_capacity(items.len());
     let mut revised_prompt = None;
@@ -208,7 +218,7 @@ fn parse_openai(answer: &Value) -> Result<ImageAnswer, ProviderError> {
             } else {
                 "a picture in the answer has no `b64_json`"
             };
-            return Err(ProviderError::MalformedStream(problem.into()));
+            return Err(ProviderError::Unusable(problem.into()));
         };
         pictures.push(picture(data, None)?);
         if revised_prompt.is_none() {
@@ -216,7 +226,7 @@ fn parse_openai(answer: &Value) -> Result<ImageAnswer, ProviderError> {
         }
     }
     if pictures.is_empty() {
-        return Err(ProviderError::MalformedStream("the image API answered no picture".into()));
+        return Err(ProviderError::Unusable("the image API answered no picture".into()));
     }
     let count = |name: &str| answer.pointer(&format!("/usage/{name}")).and_then(Value::as_u64);
     let usage = Usage {
@@ -242,6 +252,10 @@ fn parse_gemini(provider: &str, answer: &Value) -> Result<ImageAnswer, ProviderE
         for part in
             candidate.pointer("/content/parts").and_then(Value::as_array).into_iter().flatten()
         {
+            // A thinking model's drafts (its pictures too) are not its answer.
+            if part.get("thought").and_then(Value::as_bool) == Some(true) {
+                continue;
+            }
             let inline = part.get("inlineData").or_else(|| part.get("inline_data"));
             if let Some(inline) = inline {
                 let data = inline.get("data").and_then(Value::as_str).unwrap_or_default();
@@ -250,9 +264,7 @@ fn parse_gemini(provider: &str, answer: &Value) -> Result<ImageAnswer, ProviderE
                     .or_else(|| inline.get("mime_type"))
                     .and_then(Value::as_str);
                 pictures.push(picture(data, media_type)?);
-            } else if let Some(words) = part.get("text").and_then(Value::as_str)
-                && part.get("thought").and_then(Value::as_bool) != Some(true)
-            {
+            } else if let Some(words) = part.get("text").and_then(Value::as_str) {
                 text.push_str(words);
             }
         }
@@ -262,7 +274,7 @@ fn parse_gemini(provider: &str, answer: &Value) -> Result<ImageAnswer, ProviderE
             Some(reason) if reason != "STOP" => {
                 ProviderError::ContentFiltered { provider: provider.into(), reason: reason.into() }
             }
-            _ => ProviderError::MalformedStream(if text.is_empty() {
+            _ => ProviderError::Unusable(if text.is_empty() {
                 "the model answered no picture".into()
             } else {
                 format!("the model answered no picture, only text: {}", text.trim())
@@ -271,9 +283,12 @@ fn parse_gemini(provider: &str, answer: &Value) -> Result<ImageAnswer, ProviderE
     }
     let count =
         |name: &str| answer.pointer(&format!("/usageMetadata/{name}")).and_then(Value::as_u64);
+    // Thinking is paid as output, as in a chat answer.
+    let thoughts = count("thoughtsTokenCount");
     let usage = Usage {
         input_tokens: count("promptTokenCount"),
-        output_tokens: count("candidatesTokenCount"),
+        output_tokens: count("candidatesTokenCount").map(|n| n + thoughts.unwrap_or(0)),
+        reasoning_tokens: thoughts,
         ..Usage::default()
     };
     let text = Some(text.trim().to_owned()).filter(|t| !t.is_empty());
@@ -283,7 +298,7 @@ fn parse_gemini(provider: &str, answer: &Value) -> Result<ImageAnswer, ProviderE
 /// Decodes one picture and checks it is what it says: its format by its first bytes, its size
 /// by its header.
 fn picture(data: &str, media_type: Option<&str>) -> Result<Picture, ProviderError> {
-    let bad = |problem: String| ProviderError::MalformedStream(problem);
+    let bad = ProviderError::Unusable;
     if data.len() / 4 * 3 > MAX_IMAGE_BYTES {
         return Err(bad(format!(
             "a picture is larger than {} MiB; refused",
@@ -354,9 +369,10 @@ pub(crate) async fn generate(
         }
     };
     let completion = transport.send(&http, false, Delivery::Whole, &factory, &mut |_| {}).await?;
-    let answer = slot.lock().ok().and_then(|mut slot| slot.take()).ok_or_else(|| {
-        ProviderError::MalformedStream("the image API's answer held no pictures".into())
-    })?;
+    let answer =
+        slot.lock().ok().and_then(|mut slot| slot.take()).ok_or_else(|| {
+            ProviderError::Unusable("the image API's answer held no pictures".into())
+        })?;
     let usage = completion.usage;
     Ok(RunReport {
         output: None,
@@ -392,7 +408,7 @@ struct ImageDecoder {
 
 impl Decoder for ImageDecoder {
     fn event(&mut self, _: &str, _: &str) -> Result<Vec<StreamEvent>, ProviderError> {
-        Err(ProviderError::MalformedStream("an image answer is not streamed".into()))
+        Err(ProviderError::Unusable("an image answer is not streamed".into()))
     }
 
     fn finish(&mut self) -> Result<Vec<StreamEvent>, ProviderError> {

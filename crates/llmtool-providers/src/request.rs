@@ -42,6 +42,17 @@ pub struct Params {
 }
 
 impl Params {
+    /// These parameters as a chat request takes them: without the parameters only pictures
+    /// have (`quality`, `n`), which `check` says a tool that writes text ignores (LT407).
+    #[must_use]
+    pub fn for_chat(&self) -> Params {
+        let mut params = self.clone();
+        params.extra.retain(|name, _| {
+            name == "seed" || !llmtool_core::output::IMAGE_PARAMETERS.contains(&name.as_str())
+        });
+        params
+    }
+
     pub fn from_tool(parameters: Option<&Parameters>) -> Self {
         let Some(p) = parameters else { return Self::default() };
         let number =
@@ -100,4 +111,21 @@ pub struct ChatRequest {
     /// Whose conversation this is (its id), for an engine that keeps an answer's work for the
     /// same conversation's next turn and no one else's (the local model).
     pub cache_key: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_chat_request_leaves_out_the_parameters_only_pictures_have() {
+        let mut params = Params::default();
+        for (name, value) in
+            [("quality", "high".into()), ("n", 3.into()), ("seed", 7.into()), ("stop", "x".into())]
+        {
+            params.extra.insert(name.into(), value);
+        }
+        let sent: Vec<_> = params.for_chat().extra.keys().cloned().collect();
+        assert_eq!(sent, ["seed", "stop"]);
+    }
 }

@@ -206,7 +206,7 @@ impl RunRequest {
         ChatRequest {
             model: self.target.model.clone(),
             messages,
-            params: self.params.clone(),
+            params: self.params.for_chat(),
             constraint: Constraint::of(&self.spec),
             stream: options.stream,
             cache: self.cache,

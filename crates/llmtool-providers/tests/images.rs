@@ -149,9 +149,7 @@ fn links_broken_pictures_and_lies_are_refused() {
     let openai = endpoint("openai", ApiKind::OpenAi);
     let parse = |answer: serde_json::Value| images::parse(&openai, answer.to_string().as_bytes());
     let link = parse(json!({ "data": [{ "url": "http://169.254.169.254/picture.png" }] }));
-    assert!(
-        matches!(&link, Err(ProviderError::MalformedStream(m)) if m.contains("does not download"))
-    );
+    assert!(matches!(&link, Err(ProviderError::Unusable(m)) if m.contains("does not download")));
     let text = parse(json!({ "data": [{ "b64_json": b64(b"<svg></svg>") }] }));
     assert!(text.unwrap_err().to_string().contains("not PNG, JPEG or WebP"));
     let broken = parse(json!({ "data": [{ "b64_json": "%%%" }] }));
@@ -175,11 +173,13 @@ fn gemini_answers_give_inline_pictures_their_text_and_refusals() {
     let answer = json!({
         "candidates": [{ "content": { "role": "model", "parts": [
             { "text": "Here is a lighthouse." },
+            { "thought": true, "inlineData": { "mimeType": "image/png", "data": b64(&png(4, 4)) } },
             { "inline_data": { "mime_type": "image/png", "data": b64(&png(16, 9)) } }
         ] }, "finishReason": "STOP" }],
         "usageMetadata": { "promptTokenCount": 12, "candidatesTokenCount": 1290 }
     });
     let parsed = images::parse(&gemini, answer.to_string().as_bytes()).unwrap();
+    assert_eq!(parsed.pictures.len(), 1, "a thinking model's draft is not a picture of the answer");
     assert_eq!(parsed.pictures[0].size, ImageSize { width: 16, height: 9 });
     assert_eq!(parsed.text.as_deref(), Some("Here is a lighthouse."));
     assert_eq!(parsed.usage.output_tokens, Some(1290));
@@ -310,11 +310,13 @@ mod over_http {
         assert_eq!(report.pictures.len(), 1);
         assert_eq!(mock.requests().len(), 3);
 
-        let mock =
-            Mock::start(vec![Reply::json(200, r#"{"data":[{"url":"http://127.0.0.1:1/x.png"}]}"#)])
-                .await;
+        // The link leads to another mock: were it fetched, that mock would see a request; were
+        // the answer asked for again, this one would see a second.
+        let elsewhere = Mock::start(vec![]).await;
+        let link = format!(r#"{{"data":[{{"url":"{}/x.png"}}]}}"#, elsewhere.url);
+        let mock = Mock::start(vec![Reply::json(200, link.clone()), Reply::json(200, link)]).await;
         let error = run(
-            &Backend::Http(&transport(0)),
+            &Backend::Http(&transport(2)),
             &request(&mock, Params::default()),
             RunOptions::default(),
             &mut |_| {},
@@ -322,9 +324,10 @@ mod over_http {
         .await
         .unwrap_err();
         assert!(
-            matches!(&error, ProviderError::MalformedStream(m) if m.contains("does not download")),
+            matches!(&error, ProviderError::Unusable(m) if m.contains("does not download")),
             "{error}"
         );
-        assert_eq!(mock.requests().len(), 1, "the link is not followed");
+        assert_eq!(mock.requests().len(), 1, "a picture that cannot be used is not asked again");
+        assert!(elsewhere.requests().is_empty(), "the link is not followed");
     }
 }

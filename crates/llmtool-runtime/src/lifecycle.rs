@@ -235,7 +235,7 @@ impl Runtime {
     ) -> Result<RunReport, RunError> {
         let makes_pictures = matches!(request.spec.kind, OutputKind::Image(_));
         let folder = match self.pictures() {
-            Some(folder) => Some(folder.to_owned()),
+            Some(folder) => Some(folder.clone()),
             None if makes_pictures => return Err(RunError::NoPictureFolder),
             None => None,
         };
@@ -246,8 +246,11 @@ impl Runtime {
         };
         let mut report = llmtool_providers::run::run(&backend, request, options, on_text).await?;
         if let Some(folder) = folder {
-            crate::pictures::save(&folder, &mut report)
-                .map_err(|error| RunError::SavePictures { folder, error })?;
+            crate::pictures::save(&folder, &mut report).map_err(|error| {
+                let (crate::pictures::PictureFolder::Given(folder)
+                | crate::pictures::PictureFolder::FreshIn(folder)) = folder;
+                RunError::SavePictures { folder, error }
+            })?;
         }
         Ok(report)
     }

@@ -16,13 +16,31 @@ use sha2::Digest as _;
 /// The most files one folder takes before numbering gives up (a folder full of pictures).
 const MAX_NUMBER: u32 = 100_000;
 
+/// Where a runtime's pictures go.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PictureFolder {
+    /// This folder (`--out`), made with its parents if missing.
+    Given(PathBuf),
+    /// A new folder made in this one for each run's pictures, when they come:
+    /// `images-YYYYMMDD-HHMMSS` (or `-2`, `-3`, ...), made by this run alone, so that nobody
+    /// can have planted it or a link in its place.
+    FreshIn(PathBuf),
+}
+
 /// Saves `report`'s pictures into `folder`, replacing their bytes by where they are: the
 /// report's `images`, and as its output one path a line (what `llmtool run` prints).
-pub fn save(folder: &Path, report: &mut RunReport) -> std::io::Result<()> {
+pub fn save(folder: &PictureFolder, report: &mut RunReport) -> std::io::Result<()> {
     if report.pictures.is_empty() {
         return Ok(());
     }
-    make_private_folder(folder)?;
+    let folder = match folder {
+        PictureFolder::Given(folder) => {
+            make_private_folder(folder)?;
+            folder.clone()
+        }
+        PictureFolder::FreshIn(parent) => new_folder(parent)?,
+    };
+    let folder = folder.as_path();
     let mut number = 1;
     for picture in std::mem::take(&mut report.pictures) {
         let (path, mut file) = loop {
@@ -52,21 +70,25 @@ pub fn save(folder: &Path, report: &mut RunReport) -> std::io::Result<()> {
     Ok(())
 }
 
-/// A folder name under `parent` for this run's pictures that does not exist yet:
-/// `images-20261128-164500`, then `-2`, `-3`, ... if it does.
-pub fn fresh_folder(parent: &Path) -> PathBuf {
-    fresh_folder_at(parent, &jiff::Zoned::now().strftime("%Y%m%d-%H%M%S").to_string())
+/// Makes a new folder in `parent` for this run's pictures, only its owner may enter:
+/// `images-20261128-164500`, then `-2`, `-3`, ... if that name is taken. Made, not found: a
+/// folder (or a link) already there is never used.
+fn new_folder(parent: &Path) -> std::io::Result<PathBuf> {
+    new_folder_at(parent, &jiff::Zoned::now().strftime("%Y%m%d-%H%M%S").to_string())
 }
 
-fn fresh_folder_at(parent: &Path, stamp: &str) -> PathBuf {
-    let first = parent.join(format!("images-{stamp}"));
-    if !first.exists() {
-        return first;
+fn new_folder_at(parent: &Path, stamp: &str) -> std::io::Result<PathBuf> {
+    use std::os::unix::fs::DirBuilderExt as _;
+    for n in 1..1000 {
+        let name = if n == 1 { format!("images-{stamp}") } else { format!("images-{stamp}-{n}") };
+        let folder = parent.join(name);
+        match std::fs::DirBuilder::new().mode(0o700).create(&folder) {
+            Ok(()) => return Ok(folder),
+            Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(error) => return Err(error),
+        }
     }
-    (2..1000)
-        .map(|n| parent.join(format!("images-{stamp}-{n}")))
-        .find(|path| !path.exists())
-        .unwrap_or(first)
+    Err(std::io::Error::new(std::io::ErrorKind::AlreadyExists, "no free folder name is left"))
 }
 
 /// Makes `folder` (and its parents) if missing, the new ones for their owner alone.
@@ -87,12 +109,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_fresh_folder_is_never_one_that_exists() {
+    fn a_new_folder_is_never_one_that_exists() {
         let parent = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let first = fresh_folder_at(parent.path(), "20261128-164500");
+        let stamp = "20261128-164500";
+        let first = new_folder_at(parent.path(), stamp).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(first, parent.path().join("images-20261128-164500"));
-        std::fs::create_dir(&first).unwrap_or_else(|e| panic!("{e}"));
-        let second = fresh_folder_at(parent.path(), "20261128-164500");
-        assert_eq!(second, parent.path().join("images-20261128-164500-2"));
+        // A link planted under the next name is passed over, not followed.
+        let elsewhere = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let planted = parent.path().join("images-20261128-164500-2");
+        std::os::unix::fs::symlink(elsewhere.path(), &planted).unwrap_or_else(|e| panic!("{e}"));
+        let third = new_folder_at(parent.path(), stamp).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(third, parent.path().join("images-20261128-164500-3"));
+        assert!(!std::fs::symlink_metadata(&third).unwrap_or_else(|e| panic!("{e}")).is_symlink());
     }
 }

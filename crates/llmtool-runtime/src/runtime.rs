@@ -3,7 +3,6 @@
 
 use std::borrow::Cow;
 use std::num::NonZeroU32;
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use llmtool_core::model::Tool;
@@ -65,7 +64,7 @@ pub struct RuntimeOptions {
     pub smart: Option<llmtool_sandbox::Limits>,
     /// Where image tools' pictures are saved (see [`crate::pictures`]); `None`: a runtime that
     /// keeps no pictures refuses to run image tools.
-    pub pictures: Option<PathBuf>,
+    pub pictures: Option<crate::pictures::PictureFolder>,
 }
 
 impl Default for RuntimeOptions {
@@ -146,7 +145,7 @@ struct Inner {
     only_configured: bool,
     max_prompt_bytes: Option<u64>,
     smart: Option<llmtool_sandbox::Limits>,
-    pictures: Option<PathBuf>,
+    pictures: Option<crate::pictures::PictureFolder>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -212,8 +211,8 @@ impl Runtime {
     }
 
     /// Where image tools' pictures are saved, if this runtime keeps pictures.
-    pub fn pictures(&self) -> Option<&Path> {
-        self.inner.pictures.as_deref()
+    pub fn pictures(&self) -> Option<&crate::pictures::PictureFolder> {
+        self.inner.pictures.as_ref()
     }
 
     /// The transport of the runtime's requests (its timeouts, retries and pace).

@@ -17,6 +17,7 @@ use llmtool_core::template::{Inputs, ToolTemplate};
 use llmtool_providers::ApiKind;
 use llmtool_providers::run::{RunOptions, RunRequest};
 use llmtool_providers::transport::RetryPolicy;
+use llmtool_runtime::pictures::PictureFolder;
 use llmtool_runtime::{
     Fetch, LogPolicy, ParamOverrides, RunError, Runtime, RuntimeOptions, Subject,
     new_conversation_id,
@@ -92,11 +93,10 @@ pub(crate) fn runtime_options(target: &ModelArgs, turn: &TurnArgs) -> RuntimeOpt
         progress: Some(model::progress()),
         seed: turn.seed,
         log: LogPolicy::from_env(turn.no_log_values),
-        pictures: Some(
-            turn.out
-                .clone()
-                .unwrap_or_else(|| llmtool_runtime::pictures::fresh_folder(Path::new("."))),
-        ),
+        pictures: Some(match &turn.out {
+            Some(folder) => PictureFolder::Given(folder.clone()),
+            None => PictureFolder::FreshIn(".".into()),
+        }),
         ..settings::runtime_options(target)
     }
 }
