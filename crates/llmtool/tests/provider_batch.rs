@@ -273,3 +273,25 @@ fn a_provider_without_a_batch_engine_is_a_clear_error() {
     assert_eq!(refused.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("no batch engine"), "{stderr}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_image_tool_is_refused_before_anything_is_sent() {
+    let mock = BatchMock::start(1).await;
+    let dir = tempfile::tempdir().unwrap();
+    setup(dir.path(), &mock, "mock-openai/m-1");
+    // The same tool, asking for pictures: a chat batch engine would make and bill them, then
+    // lose them.
+    let tool = std::fs::read_to_string(dir.path().join("tool.json")).unwrap().replace(
+        r#""parameters": {"max_tokens": 500},
+  "expected_output": {"type": "limited", "allowed_values": ["positive", "negative"]}"#,
+        r#""expected_output": {"type": "image"}"#,
+    );
+    assert!(tool.contains(r#""type": "image""#), "{tool}");
+    std::fs::write(dir.path().join("tool.json"), tool).unwrap();
+    let dir_path = dir.path().to_owned();
+    let refused = tokio::task::spawn_blocking(move || batch(&dir_path, &[])).await.unwrap();
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("cannot go through a provider's batch engine"), "{stderr}");
+    assert!(mock.seen().is_empty(), "{:?}", mock.seen());
+}
