@@ -86,7 +86,9 @@ pub struct ImageAnswer {
 /// Whether `model` is one of OpenAI's own image models, which take `output_format` and always
 /// answer in base64, rather than the older `response_format`.
 fn is_gpt_image(model: &str) -> bool {
-    model.starts_with("gpt-image") || model.starts_with("chatgpt-image")
+    // As a proxy may name it too: `openai/gpt-image-1`, any case.
+    let name = model.rsplit('/').next().unwrap_or(model).to_ascii_lowercase();
+    name.starts_with("gpt-image") || name.starts_with("chatgpt-image")
 }
 
 /// The HTTP request for `request` on `endpoint`; `warnings` says what the API cannot take.

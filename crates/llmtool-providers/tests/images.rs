@@ -69,6 +69,19 @@ fn gpt_image_models_are_asked_for_their_format_size_count_and_quality() {
 }
 
 #[test]
+fn a_gpt_image_model_behind_a_proxy_is_still_asked_for_its_format() {
+    let spec = ImageSpec { format: ImageFormat::Jpeg, size: None };
+    let http = images::build(
+        &endpoint("litellm", ApiKind::OpenAi),
+        &request("openai/gpt-image-1", spec, ImageParams::default()),
+        &mut Vec::new(),
+    )
+    .unwrap();
+    assert_eq!(http.body["output_format"], "jpeg");
+    assert!(http.body.get("response_format").is_none(), "{}", http.body);
+}
+
+#[test]
 fn other_servers_are_asked_for_base64_and_get_the_seed() {
     let mut warnings = Vec::new();
     let params = ImageParams { seed: Some(3), ..ImageParams::default() };

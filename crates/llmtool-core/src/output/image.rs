@@ -164,7 +164,7 @@ impl ImageParams {
 /// names (Stable Diffusion, FLUX). Matched by name, since the lists change every few months.
 pub fn is_image_model(model: &str) -> bool {
     let name = model.rsplit('/').next().unwrap_or(model).to_ascii_lowercase();
-    ["gpt-image", "dall-e", "imagen", "stable-diffusion", "sdxl", "flux"]
+    ["gpt-image", "chatgpt-image", "dall-e", "imagen", "stable-diffusion", "sdxl", "flux"]
         .iter()
         .any(|family| name.starts_with(family))
         || name.starts_with("gemini") && name.split(['-', '.']).any(|part| part == "image")
@@ -232,6 +232,8 @@ mod tests {
         for model in [
             "gpt-image-1",
             "gpt-image-1.5",
+            "chatgpt-image-latest",
+            "openai/GPT-Image-1",
             "dall-e-3",
             "imagen-4.0-generate-001",
             "gemini-2.5-flash-image",
