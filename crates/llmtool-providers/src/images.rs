@@ -325,6 +325,8 @@ fn picture(data: &str, media_type: Option<&str>) -> Result<Picture, ProviderErro
                 height: u32::try_from(s.height).ok()?,
             })
         })
+        // A picture of no pixels is no picture.
+        .filter(|size| size.width > 0 && size.height > 0)
         .ok_or_else(|| {
             bad(format!("a {} picture in the answer has no readable size", format.name()))
         })?;

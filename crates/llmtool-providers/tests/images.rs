@@ -165,6 +165,11 @@ fn links_broken_pictures_and_lies_are_refused() {
     assert!(matches!(&link, Err(ProviderError::Unusable(m)) if m.contains("does not download")));
     let text = parse(json!({ "data": [{ "b64_json": b64(b"<svg></svg>") }] }));
     assert!(text.unwrap_err().to_string().contains("not PNG, JPEG or WebP"));
+    // A PNG header that says 0 x 0.
+    let mut empty = png(1, 1);
+    empty[16..24].copy_from_slice(&[0; 8]);
+    let nothing = parse(json!({ "data": [{ "b64_json": b64(&empty) }] }));
+    assert!(nothing.unwrap_err().to_string().contains("no readable size"));
     let broken = parse(json!({ "data": [{ "b64_json": "%%%" }] }));
     assert!(broken.unwrap_err().to_string().contains("base64"));
     let none = parse(json!({ "data": [] }));
