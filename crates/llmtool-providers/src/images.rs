@@ -384,12 +384,9 @@ pub(crate) async fn generate(
         model: run.target.model.clone(),
         provider: endpoint.provider.clone(),
         usage,
-        cost: run
-            .price
-            .as_ref()
-            .and_then(|entry| Some(entry.price.cost(&usage.tokens()?, Billing::Standard))),
+        cost: run.cost(&usage, Billing::Standard),
         price: run.price.clone(),
-        latency_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+        latency_ms: crate::run::millis(started.elapsed()),
         time_to_first_token_ms: None,
         finish_reason: completion.finish_reason,
         repairs: 0,

@@ -176,6 +176,12 @@ impl RunRequest {
         Estimate { input_tokens, counted, output_limit, worst_cost }
     }
 
+    /// What `usage` costs at the run's price and `billing`; `None` when the model is unpriced
+    /// or its usage was not reported.
+    pub(crate) fn cost(&self, usage: &Usage, billing: Billing) -> Option<f64> {
+        Some(self.price.as_ref()?.price.cost(&usage.tokens()?, billing))
+    }
+
     /// The first request of the run, as it will be sent (for `--dry-run`): an image tool's
     /// to the image API (an error where the API makes no pictures).
     pub fn first_request(
@@ -267,10 +273,7 @@ impl RunRequest {
             model: self.target.model.clone(),
             provider: self.target.endpoint.provider.clone(),
             usage: answer.usage,
-            cost: self
-                .price
-                .as_ref()
-                .and_then(|entry| Some(entry.price.cost(&answer.usage.tokens()?, Billing::Batch))),
+            cost: self.cost(&answer.usage, Billing::Batch),
             price: self.price.clone(),
             latency_ms: 0,
             time_to_first_token_ms: None,
@@ -389,9 +392,7 @@ pub async fn run(
                     model: run.target.model.clone(),
                     provider: endpoint.provider.clone(),
                     usage,
-                    cost: run.price.as_ref().and_then(|entry| {
-                        Some(entry.price.cost(&usage.tokens()?, Billing::Standard))
-                    }),
+                    cost: run.cost(&usage, Billing::Standard),
                     price: run.price.clone(),
                     latency_ms: millis(started.elapsed()),
                     time_to_first_token_ms: first_token.map(millis),
@@ -418,6 +419,6 @@ fn show(on_text: &mut (dyn FnMut(&str) + Send), text: &str) {
     }
 }
 
-fn millis(duration: Duration) -> u64 {
+pub(crate) fn millis(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }

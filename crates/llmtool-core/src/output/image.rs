@@ -6,7 +6,7 @@
 //! `webp`) and `expected_output.size` (`WIDTHxHEIGHT` or `auto`); the request by three
 //! parameters an image API takes: `quality`, `n` (how many pictures) and `seed`.
 
-use crate::model::{Parameters, Tool};
+use crate::model::Tool;
 use crate::span::Span;
 
 /// The file formats an image tool may ask for, as its `format` is written.
@@ -139,11 +139,6 @@ pub struct ImageParams {
 }
 
 impl ImageParams {
-    /// The image parameters `parameters` holds.
-    pub fn of(parameters: Option<&Parameters>) -> Self {
-        parameters.map_or_else(Self::default, |parameters| Self::from_extra(&parameters.other))
-    }
-
     /// The image parameters among parameters the format does not name (as a run carries them).
     pub fn from_extra(other: &serde_json::Map<String, serde_json::Value>) -> Self {
         let whole = |name: &str| other.get(name).and_then(serde_json::Value::as_u64);
