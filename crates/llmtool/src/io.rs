@@ -70,24 +70,27 @@ pub(crate) fn collect_matching(
 
 /// [`collect_matching`]'s files, each handed to `each` on rayon's threads as soon as the walk
 /// finds it (so that reading and checking go on while the walk does), with what `each` made
-/// of them in [`collect_matching`]'s order.
+/// of them in [`collect_matching`]'s order. Each thread reads with its own [`files::Reader`].
 pub(crate) fn each_matching<T: Send>(
     paths: &[PathBuf],
     wanted: impl Fn(&Path) -> bool + Sync,
-    each: impl Fn(&Path) -> T + Sync + Send,
+    each: impl Fn(&mut files::Reader, &Path) -> T + Sync + Send,
 ) -> anyhow::Result<Vec<(PathBuf, T)>> {
     use rayon::iter::{ParallelBridge as _, ParallelIterator as _};
     let walked: Vec<files::Walked<(PathBuf, T)>> = files::walk_matching(paths, &wanted)
         .par_bridge()
-        .map(|(root, item)| {
-            (
-                root,
-                item.map(|path| {
-                    let made = each(&path);
-                    (path, made)
-                }),
-            )
-        })
+        .map_init(
+            || files::Reader::new(max_file_bytes()),
+            |reader, (root, item)| {
+                (
+                    root,
+                    item.map(|path| {
+                        let made = each(reader, &path);
+                        (path, made)
+                    }),
+                )
+            },
+        )
         .collect();
     let (found, problems) = files::split_walk(walked);
     reported(problems)?;

@@ -1,6 +1,8 @@
-//! JSON syntax: the tree with spans, the tokenizer, the recovering parser and its codes.
+//! JSON syntax: the tree with spans, the tokenizer, the recovering parser (with a fast path
+//! for clean files) and its codes.
 
 pub mod ast;
+mod clean;
 pub mod codes;
 mod decode;
 mod escape;

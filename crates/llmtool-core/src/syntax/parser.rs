@@ -31,6 +31,11 @@ impl SyntaxTree {
 
 /// Parses JSON text leniently: never fails, never panics, reports every problem it finds.
 pub fn parse(text: &str) -> SyntaxTree {
+    // Clean files (nearly all) take the fast path; the rest are parsed again here, which
+    // reports what is wrong.
+    if let Some(root) = super::clean::parse(text) {
+        return SyntaxTree { root: Some(root), diagnostics: Vec::new() };
+    }
     Parser::new(text).run()
 }
 
@@ -109,7 +114,7 @@ impl Frame {
 }
 
 /// How many keys an object holds before their repeats are found by hashing.
-const LINEAR_KEYS: usize = 32;
+pub(crate) const LINEAR_KEYS: usize = 32;
 
 enum Step<'a> {
     Next,
@@ -117,7 +122,7 @@ enum Step<'a> {
     Done,
 }
 
-struct Parser<'a> {
+pub(super) struct Parser<'a> {
     lexer: Lexer<'a>,
     len: usize,
     stack: Vec<Frame>,
@@ -127,7 +132,7 @@ struct Parser<'a> {
 }
 
 impl<'a> Parser<'a> {
-    fn new(text: &'a str) -> Self {
+    pub(super) fn new(text: &'a str) -> Self {
         Self {
             lexer: Lexer::new(text),
             len: text.len(),
@@ -138,7 +143,7 @@ impl<'a> Parser<'a> {
         }
     }
 
-    fn run(mut self) -> SyntaxTree {
+    pub(super) fn run(mut self) -> SyntaxTree {
         let mut token = self.lexer.next_token();
         loop {
             let step =

@@ -41,7 +41,7 @@ pub(crate) fn run(args: &CheckArgs) -> anyhow::Result<Outcome> {
     let checked = io::each_matching(
         &args.paths,
         |p| files::is_tool_file(p) || files::is_test_file(p),
-        |path| check_file(path, args, &selection, color),
+        |reader, path| check_file(reader, path, args, &selection, color),
     )?;
     let checked_files = checked.len();
     // A file that cannot be read fails the run before anything is printed.
@@ -93,6 +93,7 @@ pub(crate) fn run(args: &CheckArgs) -> anyhow::Result<Outcome> {
 }
 
 fn check_file(
+    reader: &mut files::Reader,
     path: &Path,
     args: &CheckArgs,
     selection: &Selection,
@@ -101,7 +102,8 @@ fn check_file(
     if files::is_test_file(path) {
         return check_test_file(path, args, selection, color);
     }
-    let mut file = ToolFile::from_bytes(io::display_name(path), io::read_input(path)?);
+    let bytes = if io::is_stdin(path) { io::read_input(path)? } else { reader.read(path)? };
+    let mut file = ToolFile::from_bytes(io::display_name(path), bytes);
     selection.apply(&mut file.document.diagnostics);
     if args.strict {
         file.document.make_strict();
