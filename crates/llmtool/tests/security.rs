@@ -375,7 +375,7 @@ fn an_mcp_tool_error_and_the_logs_never_show_a_key() {
 }
 
 #[test]
-fn a_file_past_the_size_limit_is_refused_before_it_is_read() {
+fn a_file_past_the_size_limit_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let big = dir.path().join("big.json");
     let tool = serde_json::json!({"model_prompt": "x".repeat(5000)});
