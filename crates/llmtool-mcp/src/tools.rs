@@ -1,10 +1,12 @@
 //! `tools/call`: the arguments read back into the tool's variables, the prompt rendered, and
 //! the tool run by a [`Runner`] (the configured provider, or the local model); a smart tool's
-//! code run in the sandbox instead, when the server runs smart tools.
+//! code run in the sandbox instead, when the server runs smart tools. An image tool's
+//! pictures come back as MCP image content.
 
+use base64::Engine as _;
 use llmtool_core::model::ToolKind;
 use llmtool_core::template::Inputs;
-use llmtool_runtime::{Runner, Subject};
+use llmtool_runtime::{Answer, Runner, Subject};
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value, json};
 
@@ -54,8 +56,25 @@ pub(crate) async fn call(
     }
 }
 
-/// The answer as text, with structured content when the tool declares its shape.
-fn answered(entry: &Entry, answer: String) -> CallToolResult {
+/// The answer as text, with structured content when the tool declares its shape; an image
+/// tool's pictures as image content, each with its media type, and the prompt the image API
+/// drew from when it rewrote the tool's.
+fn answered(entry: &Entry, answer: Answer) -> CallToolResult {
+    if !answer.pictures.is_empty() {
+        let mut content: Vec<ContentBlock> = answer
+            .pictures
+            .iter()
+            .map(|picture| {
+                let data = base64::engine::general_purpose::STANDARD.encode(&picture.bytes);
+                ContentBlock::image(data, picture.format.media_type())
+            })
+            .collect();
+        if let Some(revised) = answer.revised_prompt {
+            content.push(ContentBlock::text(format!("revised prompt: {revised}")));
+        }
+        return CallToolResult::success(content);
+    }
+    let answer = answer.text;
     let value = match entry.structured {
         Structured::None => None,
         Structured::Choice => Some(Value::String(answer.clone())),

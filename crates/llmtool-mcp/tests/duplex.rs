@@ -39,7 +39,7 @@ impl Runner for ScriptedRunner {
         _subject: llmtool_runtime::Subject,
     ) -> AnswerFuture {
         self.prompts.lock().unwrap().push(prompt);
-        let answer = self.answer.clone().map_err(|reason| {
+        let answer = self.answer.clone().map(Into::into).map_err(|reason| {
             RunError::Provider(llmtool_providers::ProviderError::Connection(reason))
         });
         Box::pin(async move { answer })

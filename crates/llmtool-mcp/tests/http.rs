@@ -38,7 +38,7 @@ impl Runner for GatedRunner {
         let release = self.release.clone();
         Box::pin(async move {
             let _ = release.acquire().await.unwrap();
-            Ok("done".to_owned())
+            Ok("done".to_owned().into())
         })
     }
 }

@@ -60,11 +60,12 @@ pub struct Picture {
     pub size: ImageSize,
 }
 
-/// A picture once saved: where, what, and its SHA-256 (what a run's JSON report and its
-/// record hold, never the bytes).
+/// A picture as a run's JSON report and its record describe it, never its bytes: what it is,
+/// its SHA-256, and where it was saved (none for one handed back to a server's client).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct SavedImage {
-    pub path: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
     pub format: String,
     pub width: u32,
     pub height: u32,

@@ -86,11 +86,12 @@ pub struct RunReport {
     /// For an image tool: the prompt as the model rewrote it, when the API says.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub revised_prompt: Option<String>,
-    /// For an image tool: the pictures, as received (never serialized: the caller saves them
-    /// and reports where).
+    /// For an image tool: the pictures, as received (never serialized: the runtime saves them,
+    /// or hands them back to a server's client).
     #[serde(skip)]
     pub pictures: Vec<crate::images::Picture>,
-    /// For an image tool: the pictures once the runtime saved them (their bytes dropped).
+    /// For an image tool: what each picture is, once the runtime saved it or set it aside to
+    /// hand back (never its bytes).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub images: Vec<crate::images::SavedImage>,
 }

@@ -7,6 +7,7 @@ use base64::Engine as _;
 use llmtool_core::output::{ImageFormat, ImageParams, ImageSize, ImageSpec};
 use llmtool_providers::images::{self, ImageRequest};
 use llmtool_providers::{ApiKind, Endpoint, Features, ProviderError};
+use llmtool_testkit::pictures::png;
 use serde_json::json;
 
 fn endpoint(provider: &str, api: ApiKind) -> Endpoint {
@@ -24,17 +25,6 @@ fn endpoint(provider: &str, api: ApiKind) -> Endpoint {
 
 fn request(model: &str, spec: ImageSpec, params: ImageParams) -> ImageRequest {
     ImageRequest { model: model.into(), prompt: "a lighthouse in a storm".into(), spec, params }
-}
-
-/// A real PNG of `width` x `height`, made by the `png` crate.
-fn png(width: u32, height: u32) -> Vec<u8> {
-    let mut bytes = Vec::new();
-    let mut encoder = png::Encoder::new(&mut bytes, width, height);
-    encoder.set_color(png::ColorType::Rgb);
-    let mut writer = encoder.write_header().unwrap();
-    writer.write_image_data(&vec![90; (width * height * 3) as usize]).unwrap();
-    writer.finish().unwrap();
-    bytes
 }
 
 fn b64(bytes: &[u8]) -> String {

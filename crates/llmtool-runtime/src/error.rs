@@ -35,6 +35,12 @@ pub enum RunError {
     /// The pictures came but could not be saved.
     #[error("cannot save the pictures in `{}`: {error}", folder.display())]
     SavePictures { folder: std::path::PathBuf, error: std::io::Error },
+    /// The pictures are more than a server hands back in one answer.
+    #[error(
+        "the pictures take {} bytes, more than the {limit} a server hands back; run the tool with `llmtool run` to save them",
+        bytes
+    )]
+    PicturesTooLarge { bytes: u64, limit: u64 },
     /// The answer never met the tool's expected output.
     #[error(transparent)]
     Rejected(#[from] Rejected),

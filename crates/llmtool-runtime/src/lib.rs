@@ -36,7 +36,7 @@ pub use lifecycle::{Finished, KeepAllFuture, KeepFuture, RunKeeper, ToKeep};
 pub use llmtool_dlp::Policy as DlpPolicy;
 pub use local::{Consent, Fetch, Progress, PullEvent, pull};
 pub use log::{Account, Ended, LogPolicy, Subject, Turn};
-pub use runner::{AnswerFuture, Runner, answer_in_task};
+pub use runner::{Answer, AnswerFuture, Runner, answer_in_task};
 pub use runtime::{Choice, ParamOverrides, Runtime, RuntimeOptions};
 pub use smart::{Admission, AdmitFuture, Admitted, ModelCall, SmartFinished, SmartRun};
 pub use source_folder::SourceFolder;

@@ -18,7 +18,7 @@ use llmtool_providers::run::{RunOptions, RunReport, RunRequest};
 use tracing::Instrument as _;
 
 use crate::log::{Ended, LogPolicy, Subject};
-use crate::{Choice, ParamOverrides, Rejected, RunError, Runtime};
+use crate::{Answer, Choice, ParamOverrides, Rejected, RunError, Runtime};
 
 /// The longest keeping a record may take before the run goes on without it, unless the
 /// keeper says otherwise ([`RunKeeper::time_limit`]).
@@ -179,7 +179,7 @@ impl Runtime {
         tool: &Tool,
         prompt: String,
         subject: Option<&Subject>,
-    ) -> Result<String, RunError> {
+    ) -> Result<Answer, RunError> {
         self.answer_until(tool, prompt, subject, std::future::pending()).await
     }
 
@@ -190,7 +190,7 @@ impl Runtime {
         prompt: String,
         subject: Option<&Subject>,
         cancel: impl Future<Output = ()>,
-    ) -> Result<String, RunError> {
+    ) -> Result<Answer, RunError> {
         let request = self
             .request_off_thread(tool, prompt, ParamOverrides::default(), &Choice::default())
             .await?;
@@ -204,7 +204,7 @@ impl Runtime {
         request: &RunRequest,
         subject: Option<&Subject>,
         cancel: impl Future<Output = ()>,
-    ) -> Result<String, RunError> {
+    ) -> Result<Answer, RunError> {
         if let Some(note) = &request.target.note {
             tracing::info!("{note}");
         }
@@ -212,7 +212,13 @@ impl Runtime {
         if let Some(problem) = &finished.not_kept {
             tracing::warn!("the run is not kept: {problem}");
         }
-        Ok(Rejected::check(&finished.result?)?.to_owned())
+        let mut report = finished.result?;
+        let text = Rejected::check(&report)?.to_owned();
+        Ok(Answer {
+            text,
+            pictures: std::mem::take(&mut report.pictures),
+            revised_prompt: report.revised_prompt.take(),
+        })
     }
 
     /// Gets the backend of `request` ready: fetches (as the fetch policy allows) and loads its
@@ -234,24 +240,16 @@ impl Runtime {
         on_text: &mut (dyn FnMut(&str) + Send),
     ) -> Result<RunReport, RunError> {
         let makes_pictures = matches!(request.spec.kind, OutputKind::Image(_));
-        let folder = match self.pictures() {
-            Some(folder) => Some(folder.clone()),
-            None if makes_pictures => return Err(RunError::NoPictureFolder),
-            None => None,
-        };
+        if makes_pictures && *self.pictures() == crate::pictures::Pictures::Refused {
+            return Err(RunError::NoPictureFolder);
+        }
         let backend = if request.target.endpoint.api == ApiKind::Local {
             Backend::Local(self.local_models().engine(&request.target).await?)
         } else {
             Backend::Http(self.transport())
         };
         let mut report = llmtool_providers::run::run(&backend, request, options, on_text).await?;
-        if let Some(folder) = folder {
-            crate::pictures::save(&folder, &mut report).map_err(|error| {
-                let (crate::pictures::PictureFolder::Given(folder)
-                | crate::pictures::PictureFolder::FreshIn(folder)) = folder;
-                RunError::SavePictures { folder, error }
-            })?;
-        }
+        crate::pictures::settle(self.pictures(), &mut report)?;
         Ok(report)
     }
 

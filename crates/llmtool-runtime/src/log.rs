@@ -336,10 +336,8 @@ impl crate::Runtime {
                 images => images
                     .iter()
                     .map(|i| {
-                        format!(
-                            "{} sha256:{} {}x{} {}",
-                            i.path, i.sha256, i.width, i.height, i.format
-                        )
+                        let place = i.path.as_deref().map(|p| format!("{p} ")).unwrap_or_default();
+                        format!("{place}sha256:{} {}x{} {}", i.sha256, i.width, i.height, i.format)
                     })
                     .collect::<Vec<_>>()
                     .join("\n"),

@@ -1,22 +1,42 @@
-//! Where an image tool's pictures go: saved into the runtime's picture folder as the run ends,
-//! before its record is made, so that the record (and the run log) holds where each picture
-//! is and its SHA-256, never its bytes.
+//! What becomes of an image tool's pictures as the run ends, before its record is made, so
+//! that the record (and the run log) holds each picture's SHA-256 and size, and where it was
+//! saved, never its bytes.
 //!
-//! The folder is made when the first picture comes (only its owner may enter it), each file
-//! is new (`image-1.png`, then the next free number: nothing is ever overwritten), and only its
-//! owner may read it, since a picture can show what its prompt held.
+//! `llmtool run` saves them in a folder: made when the first picture comes (only its owner may
+//! enter it), each file new (`image-1.png`, then the next free number: nothing is ever
+//! overwritten), and only its owner may read it, since a picture can show what its prompt
+//! held. Servers hand them back with the answer instead (MCP's image content), up to
+//! [`MAX_RETURNED_BYTES`] together.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use llmtool_providers::images::SavedImage;
+use llmtool_providers::images::{Picture, SavedImage};
 use llmtool_providers::run::RunReport;
 use sha2::Digest as _;
+
+use crate::error::RunError;
 
 /// The most files one folder takes before numbering gives up (a folder full of pictures).
 const MAX_NUMBER: u32 = 100_000;
 
-/// Where a runtime's pictures go.
+/// The most bytes of pictures one answer hands back: a server holds them in memory and sends
+/// them as base64 in one message.
+pub const MAX_RETURNED_BYTES: u64 = 64 * 1024 * 1024;
+
+/// What a runtime does with image tools' pictures.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Pictures {
+    /// Image tools are refused: nothing would keep what they make.
+    #[default]
+    Refused,
+    /// Saved in a folder, as `llmtool run` does.
+    Saved(PictureFolder),
+    /// Handed back with the answer ([`crate::Answer`]), as servers do.
+    Returned,
+}
+
+/// Where a runtime's pictures are saved.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PictureFolder {
     /// This folder (`--out`), made with its parents if missing.
@@ -27,12 +47,46 @@ pub enum PictureFolder {
     FreshIn(PathBuf),
 }
 
-/// Saves `report`'s pictures into `folder`, replacing their bytes by where they are: the
-/// report's `images`, and as its output one path a line (what `llmtool run` prints).
-pub fn save(folder: &PictureFolder, report: &mut RunReport) -> std::io::Result<()> {
+/// Does with `report`'s pictures what `pictures` says. Its `images` then describe them, and
+/// its output is one line for each: the path it was saved at (what `llmtool run` prints), or,
+/// for pictures handed back, its size, format and SHA-256.
+pub(crate) fn settle(pictures: &Pictures, report: &mut RunReport) -> Result<(), RunError> {
     if report.pictures.is_empty() {
         return Ok(());
     }
+    match pictures {
+        Pictures::Refused => return Err(RunError::NoPictureFolder),
+        Pictures::Saved(folder) => save(folder, report).map_err(|error| {
+            let (PictureFolder::Given(folder) | PictureFolder::FreshIn(folder)) = folder;
+            RunError::SavePictures { folder: folder.clone(), error }
+        })?,
+        Pictures::Returned => {
+            let bytes: u64 = report.pictures.iter().map(|p| p.bytes.len() as u64).sum();
+            if bytes > MAX_RETURNED_BYTES {
+                return Err(RunError::PicturesTooLarge { bytes, limit: MAX_RETURNED_BYTES });
+            }
+            report.images = report.pictures.iter().map(|p| described(p, None)).collect();
+        }
+    }
+    report.output = Some(
+        report
+            .images
+            .iter()
+            .map(|image| match &image.path {
+                Some(path) => path.clone(),
+                None => format!(
+                    "{}x{} {} sha256:{}",
+                    image.width, image.height, image.format, image.sha256
+                ),
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+    );
+    Ok(())
+}
+
+/// Saves `report`'s pictures into `folder`, replacing their bytes by where they are.
+fn save(folder: &PictureFolder, report: &mut RunReport) -> std::io::Result<()> {
     let folder = match folder {
         PictureFolder::Given(folder) => {
             make_private_folder(folder)?;
@@ -56,18 +110,21 @@ pub fn save(folder: &PictureFolder, report: &mut RunReport) -> std::io::Result<(
         };
         file.write_all(&picture.bytes)?;
         file.sync_all()?;
-        report.images.push(SavedImage {
-            path: path.display().to_string(),
-            format: picture.format.name().to_owned(),
-            width: picture.size.width,
-            height: picture.size.height,
-            bytes: picture.bytes.len() as u64,
-            sha256: hex::encode(sha2::Sha256::digest(&picture.bytes)),
-        });
+        report.images.push(described(&picture, Some(path.display().to_string())));
     }
-    report.output =
-        Some(report.images.iter().map(|image| image.path.as_str()).collect::<Vec<_>>().join("\n"));
     Ok(())
+}
+
+/// What a run's report and record say of a picture: never its bytes.
+fn described(picture: &Picture, path: Option<String>) -> SavedImage {
+    SavedImage {
+        path,
+        format: picture.format.name().to_owned(),
+        width: picture.size.width,
+        height: picture.size.height,
+        bytes: picture.bytes.len() as u64,
+        sha256: hex::encode(sha2::Sha256::digest(&picture.bytes)),
+    }
 }
 
 /// Makes a new folder in `parent` for this run's pictures, only its owner may enter:
@@ -107,6 +164,68 @@ fn private_new_file(path: &Path) -> std::io::Result<std::fs::File> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use llmtool_core::output::{ImageFormat, ImageSize};
+
+    fn report_of(pictures: Vec<Picture>) -> RunReport {
+        RunReport {
+            output: None,
+            raw: String::new(),
+            model: "gpt-image-1".into(),
+            provider: "openai".into(),
+            usage: llmtool_providers::Usage::default(),
+            cost: None,
+            price: None,
+            latency_ms: 0,
+            time_to_first_token_ms: None,
+            finish_reason: None,
+            repairs: 0,
+            error: None,
+            warnings: Vec::new(),
+            redactions: std::collections::BTreeMap::new(),
+            local: None,
+            revised_prompt: None,
+            pictures,
+            images: Vec::new(),
+        }
+    }
+
+    fn picture(bytes: usize) -> Picture {
+        let size = ImageSize { width: 3, height: 2 };
+        Picture { bytes: vec![7; bytes], format: ImageFormat::Webp, size }
+    }
+
+    #[test]
+    fn pictures_handed_back_are_kept_and_described_without_a_path() {
+        let mut report = report_of(vec![picture(10), picture(20)]);
+        settle(&Pictures::Returned, &mut report).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(report.pictures, vec![picture(10), picture(20)]);
+        let described: Vec<_> =
+            report.images.iter().map(|i| (i.path.clone(), i.bytes, i.format.as_str())).collect();
+        assert_eq!(described, vec![(None, 10, "webp"), (None, 20, "webp")]);
+        let sha = hex::encode(sha2::Sha256::digest([7; 10]));
+        let first_line = report.output.as_deref().and_then(|o| o.lines().next());
+        assert_eq!(first_line, Some(format!("3x2 webp sha256:{sha}").as_str()));
+    }
+
+    #[test]
+    fn pictures_past_what_a_server_hands_back_are_refused() {
+        let half = usize::try_from(MAX_RETURNED_BYTES / 2).unwrap_or(usize::MAX);
+        let mut report = report_of(vec![picture(half), picture(half + 1)]);
+        let refused = settle(&Pictures::Returned, &mut report).map_err(|e| e.to_string());
+        assert!(refused.is_err_and(|e| e.contains("llmtool run")));
+        let mut report = report_of(vec![picture(half), picture(half)]);
+        assert!(settle(&Pictures::Returned, &mut report).is_ok());
+    }
+
+    #[test]
+    fn pictures_with_nowhere_to_go_are_an_error_and_no_pictures_are_nothing_to_do() {
+        let mut report = report_of(vec![picture(1)]);
+        let refused = settle(&Pictures::Refused, &mut report);
+        assert!(matches!(refused, Err(RunError::NoPictureFolder)));
+        let mut report = report_of(Vec::new());
+        assert!(settle(&Pictures::Refused, &mut report).is_ok());
+        assert_eq!(report.output, None);
+    }
 
     #[test]
     fn a_new_folder_is_never_one_that_exists() {

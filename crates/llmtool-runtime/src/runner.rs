@@ -8,11 +8,29 @@ use std::pin::Pin;
 use tracing::Instrument as _;
 
 use llmtool_core::model::Tool;
+use llmtool_providers::images::Picture;
 
 use crate::{RunError, Runtime, SmartRun, Subject};
 
 /// A boxed future, as [`Runner::answer`] returns.
-pub type AnswerFuture = Pin<Box<dyn Future<Output = Result<String, RunError>> + Send + 'static>>;
+pub type AnswerFuture = Pin<Box<dyn Future<Output = Result<Answer, RunError>> + Send + 'static>>;
+
+/// A tool's answer as a server hands it back: its text and, for an image tool, its pictures
+/// (when the runtime hands pictures back: [`crate::pictures::Pictures::Returned`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Answer {
+    /// The answer; for an image tool, one line a picture: its size, format and SHA-256.
+    pub text: String,
+    pub pictures: Vec<Picture>,
+    /// The prompt an image API says it drew from, when it rewrote the tool's.
+    pub revised_prompt: Option<String>,
+}
+
+impl From<String> for Answer {
+    fn from(text: String) -> Self {
+        Self { text, ..Self::default() }
+    }
+}
 
 /// Runs rendered tools for a server.
 pub trait Runner: Send + Sync + 'static {
@@ -47,10 +65,10 @@ pub trait Runner: Send + Sync + 'static {
 /// session closed) cancels the run, so the provider is not kept answering, or paid, for no
 /// one, and a server's run limit stays true; the run, a task of its own, is still kept, as
 /// cancelled.
-pub fn answer_in_task<Work, Answer>(work: Work) -> AnswerFuture
+pub fn answer_in_task<Work, Done>(work: Work) -> AnswerFuture
 where
-    Work: FnOnce(Pin<Box<dyn Future<Output = ()> + Send>>) -> Answer,
-    Answer: Future<Output = Result<String, RunError>> + Send + 'static,
+    Work: FnOnce(Pin<Box<dyn Future<Output = ()> + Send>>) -> Done,
+    Done: Future<Output = Result<Answer, RunError>> + Send + 'static,
 {
     let (calling, dropped) = tokio::sync::oneshot::channel::<()>();
     let cancel = Box::pin(async move {
@@ -93,7 +111,7 @@ impl Runner for Runtime {
             if let Some(problem) = &finished.not_kept {
                 tracing::warn!("the run is not kept: {problem}");
             }
-            Ok(finished.ran.result?)
+            Ok(Answer::from(finished.ran.result?))
         })
     }
 

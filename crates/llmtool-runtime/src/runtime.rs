@@ -62,9 +62,9 @@ pub struct RuntimeOptions {
     /// starts with) refuses them, until the user runs one (`llmtool run`) or an operator
     /// enables them (`--smart-tools`).
     pub smart: Option<llmtool_sandbox::Limits>,
-    /// Where image tools' pictures are saved (see [`crate::pictures`]); `None`: a runtime that
-    /// keeps no pictures refuses to run image tools.
-    pub pictures: Option<crate::pictures::PictureFolder>,
+    /// What becomes of image tools' pictures (see [`crate::pictures`]); by default image
+    /// tools are refused.
+    pub pictures: crate::pictures::Pictures,
 }
 
 impl Default for RuntimeOptions {
@@ -85,7 +85,7 @@ impl Default for RuntimeOptions {
             only_configured: false,
             max_prompt_bytes: None,
             smart: None,
-            pictures: None,
+            pictures: crate::pictures::Pictures::Refused,
         }
     }
 }
@@ -145,7 +145,7 @@ struct Inner {
     only_configured: bool,
     max_prompt_bytes: Option<u64>,
     smart: Option<llmtool_sandbox::Limits>,
-    pictures: Option<crate::pictures::PictureFolder>,
+    pictures: crate::pictures::Pictures,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -210,9 +210,9 @@ impl Runtime {
         Runtime { inner: Arc::new(inner), ..self.clone() }
     }
 
-    /// Where image tools' pictures are saved, if this runtime keeps pictures.
-    pub fn pictures(&self) -> Option<&crate::pictures::PictureFolder> {
-        self.inner.pictures.as_ref()
+    /// What becomes of image tools' pictures.
+    pub fn pictures(&self) -> &crate::pictures::Pictures {
+        &self.inner.pictures
     }
 
     /// The transport of the runtime's requests (its timeouts, retries and pace).

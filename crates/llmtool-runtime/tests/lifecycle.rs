@@ -177,7 +177,7 @@ async fn a_keeper_that_fails_or_hangs_costs_the_run_nothing() {
     let failing = Arc::new(Kept { failing: true, ..Kept::default() });
     let runtime = on_mock(&mock).keeping_runs_in(failing, LogPolicy::On);
     let answer = runtime.answer(&tool, "Rain?".into(), Some(&subject)).await.unwrap();
-    assert_eq!(answer, "Sun.");
+    assert_eq!(answer.text, "Sun.");
     let request = runtime.request(&tool, "Rain?".into(), ParamOverrides::default()).unwrap();
 
     let hanging = Arc::new(Kept { hanging: true, ..Kept::default() });

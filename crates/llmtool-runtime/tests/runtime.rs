@@ -118,7 +118,7 @@ async fn an_answer_is_enforced_and_a_rejection_is_typed() {
     assert!(runtime.is_remote(&weather));
 
     // The first answer misses the allowed values; the repair gets "yes".
-    assert_eq!(runtime.answer(&weather, "Rain?".into(), None).await.unwrap(), "yes");
+    assert_eq!(runtime.answer(&weather, "Rain?".into(), None).await.unwrap().text, "yes");
     // Three misses: the first answer and the two repairs allowed.
     let error = runtime.answer(&weather, "Rain?".into(), None).await.unwrap_err();
     let RunError::Rejected(rejected) = &error else { panic!("not a rejection: {error}") };
@@ -157,7 +157,7 @@ async fn the_tools_dlp_policy_holds_on_the_path_servers_take() {
 
     // `answer` is what the MCP server's tools/call and the library server use.
     let answer = runtime.answer(&guarded_tool("redact"), prompt.into(), None).await.unwrap();
-    assert_eq!(answer, "Sent to ann@example.com.");
+    assert_eq!(answer.text, "Sent to ann@example.com.");
     assert_eq!(mock.requests()[0].body["messages"][0]["content"], "Reply to [EMAIL_1]");
 
     let error = runtime.answer(&guarded_tool("block"), prompt.into(), None).await.unwrap_err();

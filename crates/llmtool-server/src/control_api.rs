@@ -288,7 +288,8 @@ async fn ping(
         )
         .await
         .map_err(shown)?;
-    runtime.answer_request(&request, None, std::future::pending()).await.map_err(shown)
+    let answer = runtime.answer_request(&request, None, std::future::pending()).await;
+    answer.map(|answer| answer.text).map_err(shown)
 }
 
 /// What a rotation did.

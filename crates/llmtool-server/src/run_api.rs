@@ -63,7 +63,7 @@ pub(crate) struct RunBody {
 #[utoipa::path(post, path = "/tools/{slug}/run", params(("slug" = String, Path, description = "The tool's slug"), VersionParams), security(("bearer" = [])),
     request_body = RunBody,
     responses((status = 200, description = "The run, as Server-Sent Events", content_type = "text/event-stream", body = String),
-        (status = 422, description = "A value is missing or not allowed, or no model can run the tool (or none the caller may use), or it is a smart tool this server does not run (no `--smart-tools`, or its requirements not fetched here)", body = Problem), (status = 404, body = Problem),
+        (status = 422, description = "A value is missing or not allowed, or no model can run the tool (or none the caller may use), or it is a smart tool this server does not run (no `--smart-tools`, or its requirements not fetched here), or an image tool (whose pictures only MCP's `tools/call` returns)", body = Problem), (status = 404, body = Problem),
         (status = 402, description = "A hard budget of the caller or their team would be passed: nothing was sent (type `urn:llmtool:problem:over-budget`, with `budget`)", body = Problem),
         (status = 503, description = "Too many runs are running and waiting; try again after `Retry-After`", body = Problem),
         (status = 401, description = "No token, or one the library does not know", body = Problem), (status = 403, description = "The token's role is too low", body = Problem)))]
@@ -82,6 +82,12 @@ pub(crate) async fn run(
     let Some(tool) = llmtool_core::Document::from_text(version.text).tool else {
         return Err(Problem::internal("a stored version does not read as a tool"));
     };
+    if tool.makes_images() {
+        // Nothing here keeps pictures yet: they would be paid for and lost.
+        return Err(Problem::unprocessable(
+            "this is an image tool: the run API and the studio do not keep pictures yet; run it over MCP (its pictures come back as image content) or with `llmtool run`",
+        ));
+    }
     if tool.kind() == ToolKind::Smart {
         let choice = Choice { model: body.model, provider: body.provider };
         let at = (slug.as_str(), version.version, version.tags.as_slice());

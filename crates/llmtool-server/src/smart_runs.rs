@@ -219,7 +219,7 @@ pub(crate) async fn answer(
     variables: serde_json::Map<String, serde_json::Value>,
     subject: Subject,
     cancelled: impl Future<Output = ()> + Send,
-) -> Result<String, RunError> {
+) -> Result<llmtool_runtime::Answer, RunError> {
     refuse_unready(&runs, &tool).await.map_err(|problem| RunError::Refused(problem.detail))?;
     let admission = ServerAdmission { state, runs: Arc::clone(&runs), who, tags };
     let subject = Subject { account: Some(admission.account()), ..subject };
@@ -233,5 +233,5 @@ pub(crate) async fn answer(
     if let Some(problem) = &finished.not_kept {
         tracing::warn!("the run is not kept: {problem}");
     }
-    Ok(runs.runtime.redact(&finished.ran.result?).into_owned())
+    Ok(runs.runtime.redact(&finished.ran.result?).into_owned().into())
 }

@@ -259,3 +259,56 @@ async fn a_tools_dlp_policy_redacts_and_restores_the_stream_or_blocks_the_run() 
     assert!(said.contains("an e-mail address") && !said.contains("ann@"), "{said}");
     assert_eq!(mock.requests().len(), 2, "a blocked run sends nothing");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_image_tool_is_refused_by_the_run_api_before_anything_is_sent() {
+    use base64::Engine as _;
+    let picture = llmtool_testkit::pictures::png(64, 48);
+    let answer = json!({"data": [{"b64_json": base64::engine::general_purpose::STANDARD.encode(&picture)}],
+        "usage": {"input_tokens": 10, "output_tokens": 100}});
+    let mock = Mock::start(vec![Reply::json(200, answer.to_string())]).await;
+    let tool = json!({
+        "model_prompt": "A picture of {{subject}}.",
+        "metadata": {"prompt_name": "Picture", "model_version": ["mock/gpt-image-1"],
+            "variables": [{"name": "subject", "type": "text"}],
+            "expected_output": {"type": "image", "format": "png", "size": "64x48"}}
+    });
+    let options = llmtool_runtime::RuntimeOptions {
+        pictures: llmtool_runtime::pictures::Pictures::Returned,
+        ..llmtool_runtime::RuntimeOptions::default()
+    };
+    let library = Library::start_with(&mock, &[("picture", tool)], options, &[]).await;
+    let refused = reqwest::Client::new()
+        .post(format!("{}/tools/picture/run", library.base))
+        .bearer_auth(&library.viewer)
+        .json(&json!({"values": {"subject": "a lighthouse"}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 422);
+    assert!(refused.text().await.unwrap().contains("image tool"));
+    assert!(mock.requests().is_empty(), "nothing is sent for a refused run");
+
+    // Over the server's MCP endpoint, the picture comes back as image content.
+    let url = library.base.replace("/api/v1", "/mcp");
+    let token = Some(library.viewer.as_str());
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    let (_, _, session) = support::mcp_request(&url, token, None, &initialize).await;
+    let session = session.unwrap();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    support::mcp_request(&url, token, Some(&session), &initialized).await;
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "picture", "arguments": {"subject": "a lighthouse"}}});
+    let (_, answer, _) = support::mcp_request(&url, token, Some(&session), &call).await;
+    let content = &answer["result"]["content"][0];
+    assert_eq!(
+        (content["type"].as_str(), content["mimeType"].as_str()),
+        (Some("image"), Some("image/png")),
+        "{answer}"
+    );
+    let data = content["data"].as_str().unwrap();
+    assert_eq!(base64::engine::general_purpose::STANDARD.decode(data).unwrap(), picture);
+    assert_eq!(mock.requests().len(), 1);
+    assert_eq!(mock.requests()[0].path, "/v1/images/generations");
+}

@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used, clippy::missing_panics_doc, reason = "test support fails loudly")]
 
 pub mod batches;
+pub mod pictures;
 pub mod postgres;
 
 use std::collections::VecDeque;

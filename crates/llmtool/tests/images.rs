@@ -9,7 +9,9 @@ use std::path::Path;
 use std::process::{Output, Stdio};
 
 use base64::Engine as _;
+use llmtool_testkit::pictures::png;
 use llmtool_testkit::{Mock, Reply};
+use sha2::Digest as _;
 
 const TOOL: &str = r#"{
   "model_prompt": "A {{style}} picture of {{subject}}.",
@@ -41,17 +43,6 @@ async fn llmtool(dir: &Path, args: &[&str]) -> Output {
         .output()
         .await
         .unwrap()
-}
-
-/// A PNG of `width` x `height` made by the `png` crate, as the mock's answer holds it.
-fn png(width: u32, height: u32) -> Vec<u8> {
-    let mut bytes = Vec::new();
-    let mut encoder = png::Encoder::new(&mut bytes, width, height);
-    encoder.set_color(png::ColorType::Rgba);
-    let mut writer = encoder.write_header().unwrap();
-    writer.write_image_data(&vec![200; (width * height * 4) as usize]).unwrap();
-    writer.finish().unwrap();
-    bytes
 }
 
 fn answer() -> Reply {
@@ -203,4 +194,87 @@ async fn a_dry_run_shows_the_image_request_and_sends_nothing() {
             .to_string_lossy()
             .starts_with("images-"))
     );
+}
+
+/// `llmtool mcp` over standard input and output: the one message each of `requests` answers,
+/// by id, once all are sent.
+async fn mcp(dir: &Path, args: &[&str], requests: &[serde_json::Value]) -> Vec<serde_json::Value> {
+    use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _};
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_llmtool"))
+        .arg("mcp")
+        .args(args)
+        .current_dir(dir)
+        .env("XDG_CONFIG_HOME", "/nonexistent")
+        .env("LLMTOOL_DATA_DIR", dir.join("data"))
+        .env("MOCK_KEY", "sk-images-cli-3b8d")
+        .env_remove("LLMTOOL_NO_LOG")
+        .env_remove("LLMTOOL_MODEL")
+        .env_remove("LLMTOOL_CONFIG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let initialize = serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "images-test", "version": "1"}}});
+    let initialized = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    for message in [&initialize, &initialized].into_iter().chain(requests) {
+        stdin.write_all(format!("{message}\n").as_bytes()).await.unwrap();
+    }
+    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut answers = vec![serde_json::Value::Null; requests.len()];
+    while answers.iter().any(serde_json::Value::is_null) {
+        let line = tokio::time::timeout(std::time::Duration::from_secs(30), lines.next_line())
+            .await
+            .expect("the server answers within 30 s")
+            .unwrap()
+            .expect("the server answers before it ends");
+        let message: serde_json::Value = serde_json::from_str(&line).unwrap();
+        let at = requests.iter().position(|r| r["id"] == message["id"]);
+        if let Some(at) = at {
+            answers[at] = message;
+        }
+    }
+    answers
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn over_mcp_the_pictures_come_back_as_image_content_and_nothing_is_written() {
+    let mock = Mock::start(vec![answer()]).await;
+    let dir = setup(&mock);
+    let call = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "picture", "arguments": {"subject": "a lighthouse"}}});
+    let args = ["picture.json", "--config", "config.toml", "--model", "mock/gpt-image-1"];
+    let answers = mcp(dir.path(), &args, &[call]).await;
+    let result = &answers[0]["result"];
+    assert_eq!(result["isError"], false, "{result}");
+    let content = result["content"].as_array().unwrap();
+    assert_eq!(content.len(), 1, "{result}");
+    assert_eq!(
+        (content[0]["type"].as_str(), content[0]["mimeType"].as_str()),
+        (Some("image"), Some("image/png"))
+    );
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(content[0]["data"].as_str().unwrap())
+        .unwrap();
+    assert_eq!(bytes, png(256, 192));
+    assert_eq!(mock.requests()[0].body["prompt"], "A watercolour picture of a lighthouse.");
+    // Nothing is saved on the server's side: no picture folder appears where it runs.
+    let names: Vec<String> = dir
+        .path()
+        .read_dir()
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(!names.iter().any(|n| n.starts_with("images-")), "{names:?}");
+
+    // The log keeps the picture's size, format and hash, never its bytes.
+    let out = llmtool(dir.path(), &["logs", "--format", "json"]).await;
+    let logged = text(&out.stdout);
+    let sha = hex::encode(sha2::Sha256::digest(&bytes));
+    assert!(logged.contains(&format!("sha256:{sha} 256x192 png")), "{logged}");
+    assert!(!logged.contains(&base64::engine::general_purpose::STANDARD.encode(&bytes[..63])));
 }

@@ -27,7 +27,7 @@ impl llmtool_mcp::Runner for Echo {
         prompt: String,
         _subject: llmtool_runtime::Subject,
     ) -> llmtool_mcp::AnswerFuture {
-        Box::pin(async move { Ok(format!("echo: {prompt}")) })
+        Box::pin(async move { Ok(format!("echo: {prompt}").into()) })
     }
 }
 

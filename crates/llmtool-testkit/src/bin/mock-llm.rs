@@ -70,24 +70,6 @@ fn answer(words: &[String], body: &Bytes) -> Response {
         .unwrap_or_default()
 }
 
-/// A PNG of `width` x `height`: a gradient, so that it is a real picture, not a blank.
-fn png(width: u32, height: u32) -> Vec<u8> {
-    let mut bytes = Vec::new();
-    let mut encoder = png::Encoder::new(&mut bytes, width, height);
-    encoder.set_color(png::ColorType::Rgb);
-    let mut pixels = Vec::with_capacity((width * height * 3) as usize);
-    for y in 0..height {
-        for x in 0..width {
-            pixels.extend([(x * 255 / width) as u8, (y * 255 / height) as u8, 128]);
-        }
-    }
-    let written = encoder.write_header().and_then(|mut writer| writer.write_image_data(&pixels));
-    if written.is_err() {
-        bytes.clear();
-    }
-    bytes
-}
-
 fn json_response(status: u16, body: &Value) -> Response {
     Response::builder()
         .status(status)
@@ -121,7 +103,7 @@ fn pictures(body: &Bytes) -> Response {
     } else if prompt.contains("fault:link") {
         json!({ "url": "http://127.0.0.1:9/picture.png" })
     } else {
-        json!({ "b64_json": base64::engine::general_purpose::STANDARD.encode(png(width, height)) })
+        json!({ "b64_json": base64::engine::general_purpose::STANDARD.encode(llmtool_testkit::pictures::png(width, height)) })
     };
     let data: Vec<Value> = (0..count).map(|_| picture.clone()).collect();
     let usage = json!({ "input_tokens": 10, "output_tokens": 272 * count, "total_tokens": 10 + 272 * count });

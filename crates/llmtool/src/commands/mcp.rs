@@ -17,6 +17,7 @@ use llmtool_mcp::{
     FileProblem, Library, LibraryOptions, Only, RunLimits, Server, transport, watch,
 };
 use llmtool_registry::Reference;
+use llmtool_runtime::pictures::Pictures;
 use llmtool_runtime::{Fetch, Runtime, RuntimeOptions};
 
 use crate::outcome::Outcome;
@@ -54,6 +55,8 @@ pub(crate) fn run(args: &McpArgs) -> anyhow::Result<Outcome> {
         // A tool runs only on what this server's operator configured.
         only_configured: true,
         smart: if args.smart_tools { Some(args.sandbox.limits()?) } else { None },
+        // An image tool's pictures go back to the client, as MCP image content.
+        pictures: Pictures::Returned,
         ..settings::runtime_options(&args.target)
     };
     let runtime = Runtime::new(providers, options)?;

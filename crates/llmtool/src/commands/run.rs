@@ -17,7 +17,7 @@ use llmtool_core::template::{Inputs, ToolTemplate};
 use llmtool_providers::ApiKind;
 use llmtool_providers::run::{RunOptions, RunRequest};
 use llmtool_providers::transport::RetryPolicy;
-use llmtool_runtime::pictures::PictureFolder;
+use llmtool_runtime::pictures::{PictureFolder, Pictures};
 use llmtool_runtime::{
     Fetch, LogPolicy, ParamOverrides, RunError, Runtime, RuntimeOptions, Subject,
     new_conversation_id,
@@ -93,7 +93,7 @@ pub(crate) fn runtime_options(target: &ModelArgs, turn: &TurnArgs) -> RuntimeOpt
         progress: Some(model::progress()),
         seed: turn.seed,
         log: LogPolicy::from_env(turn.no_log_values),
-        pictures: Some(match &turn.out {
+        pictures: Pictures::Saved(match &turn.out {
             Some(folder) => PictureFolder::Given(folder.clone()),
             None => PictureFolder::FreshIn(".".into()),
         }),

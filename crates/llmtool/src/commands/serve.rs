@@ -16,6 +16,7 @@ use llmtool_mcp::transport::HttpOptions;
 use llmtool_providers::config::{ServerConfig, SsoConfig};
 use llmtool_providers::resolve::Providers;
 use llmtool_registry::{Role, Store};
+use llmtool_runtime::pictures::Pictures;
 use llmtool_runtime::{Fetch, LogPolicy, Runtime, RuntimeOptions};
 use llmtool_server::{
     Access, KEYRING_VARIABLE, Keyring, McpOptions, RateLimiter, ServerState, SignInSetup,
@@ -274,6 +275,9 @@ fn tool_runtime(args: &ServeArgs, providers: Providers) -> anyhow::Result<Runtim
         // A client runs only what this server's operator configured.
         only_configured: true,
         smart: if args.smart_tools { Some(args.sandbox.limits()?) } else { None },
+        // An image tool's pictures go back to an MCP client as image content; the run API
+        // refuses image tools (see `run_api`).
+        pictures: Pictures::Returned,
         ..settings::runtime_options(&args.target)
     };
     if args.smart_tools {
