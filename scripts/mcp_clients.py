@@ -8,7 +8,10 @@
   database: a tool published through one server is announced (`tools/list_changed`) and
   listed by the other (needs LLMTOOL_TEST_POSTGRES, as the test command sets it);
 - MCP Inspector's CLI (`@modelcontextprotocol/inspector`): `tools/list --strict` must report
-  no finding, and `prompts/get` with arguments must return the rendered text.
+  no finding, and `prompts/get` with arguments must return the rendered text;
+- the Python client calling the image generator example (examples/image-generator.json) over
+  stdio, its provider the mock's images API (`mock-llm`): the answer must be MCP image content
+  holding a PNG of the size the tool asks for.
 Expected values come from llmtool's own commands (`render`, `export --to mcp-tool`). Tool
 calls run on the local model, which the test command has pulled. The clients are installed
 under target/mcp-clients/ (idempotently; LLMTOOL_MCP_CLIENTS_DIR overrides). Exits 1 if a
@@ -171,6 +174,66 @@ asyncio.run(main())
 """
 
 
+# Runs inside the client's environment: an image tool called over stdio.
+IMAGE_CLIENT = r"""
+import asyncio, base64, json, struct, sys
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+llmtool, tool, config, data, mode = sys.argv[1:6]
+failures = []
+
+def check(condition, what):
+    if not condition:
+        failures.append(what)
+
+async def main():
+    env = {"MOCK_KEY": "sk-mcp-clients-images", "LLMTOOL_DATA_DIR": data, "XDG_CONFIG_HOME": "/nonexistent"}
+    args = ["mcp", "--log-level", "warn", "--config", config, "--model", "mock/gpt-image-1", tool]
+    async with Client(StdioServerParameters(command=llmtool, args=args, env=env), mode=mode) as client:
+        called = await client.call_tool("image_generator", {"subject": "a lighthouse in a storm", "style": "watercolour"})
+        check(not called.is_error, f"the call failed: {called}")
+        images = [c for c in called.content if c.type == "image"]
+        check(len(images) == 1, f"{len(images)} image blocks in {called.content!r}"[:500])
+        if images:
+            check(images[0].mime_type == "image/png", f"media type {images[0].mime_type}")
+            png = base64.b64decode(images[0].data)
+            check(png[:8] == b"\x89PNG\r\n\x1a\n" and png[12:16] == b"IHDR", "not a PNG")
+            width, height = struct.unpack(">II", png[16:24])
+            check((width, height) == (1024, 1024), f"a {width}x{height} picture")
+    print(json.dumps(failures))
+
+asyncio.run(main())
+"""
+
+
+def image_tool_over_stdio(python, work):
+    """(client runs, failures) of the image tool's call, on the mock's images API."""
+    mock = subprocess.Popen([os.path.join(ROOT, "target", "debug", "mock-llm"), "127.0.0.1:0"], stdout=subprocess.PIPE, text=True)
+    checks, failures = 0, []
+    try:
+        url = mock.stdout.readline().strip()
+        config = os.path.join(work, "images-config.toml")
+        with open(config, "w", encoding="utf-8") as out:
+            out.write(f'[providers.mock]\napi = "openai"\nbase_url = "{url}/v1"\napi_key_env = "MOCK_KEY"\n')
+        tool = os.path.join(EXAMPLES, "image-generator.json")
+        for mode in MODES:
+            data = os.path.join(work, f"images-data-{mode}")
+            result = subprocess.run([python, "-c", IMAGE_CLIENT, LLMTOOL, tool, config, data, mode], capture_output=True, text=True, timeout=300)
+            checks += 1
+            label = f"Python SDK calling the image generator, {mode}"
+            if result.returncode != 0:
+                failures.append(f"{label}: the client failed:\n{result.stderr[-3000:]}")
+                continue
+            problems = json.loads(result.stdout.strip().splitlines()[-1])
+            failures += [f"{label}: {p}" for p in problems]
+            log(f"{label}: {'ok' if not problems else f'{len(problems)} problem(s)'}")
+    finally:
+        mock.terminate()
+        mock.wait(timeout=10)
+    return checks, failures
+
+
 def psql():
     found = shutil.which("psql")
     if found:
@@ -318,7 +381,7 @@ def start_http(folder):
 
 
 def main():
-    subprocess.run(["cargo", "build", "-q", "-p", "llmtool"], cwd=ROOT, check=True)
+    subprocess.run(["cargo", "build", "-q", "-p", "llmtool", "-p", "llmtool-testkit", "--bins"], cwd=ROOT, check=True)
     python = client_python()
     inspector_bin = inspector()
     failures, checks = [], 0
@@ -348,6 +411,9 @@ def main():
                 failures += [f"{label}: {p}" for p in problems]
                 log(f"{label}: {'ok' if not problems else f'{len(problems)} problem(s)'}")
         more_checks, more_failures = registry_on_two_servers(python, work)
+        checks += more_checks
+        failures += more_failures
+        more_checks, more_failures = image_tool_over_stdio(python, work)
         checks += more_checks
         failures += more_failures
         # MCP Inspector's CLI, over stdio and over HTTP.

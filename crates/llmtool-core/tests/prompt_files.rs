@@ -66,21 +66,21 @@ fn every_tool_comes_back_unchanged_through_every_prompt_file() {
 }
 
 #[test]
-fn exports_of_the_image_generator() {
-    let path = support::repo().join("examples/image-generator.json");
+fn exports_of_the_image_prompt_writer() {
+    let path = support::repo().join("examples/image-prompt-writer.json");
     let document = Document::from_text(std::fs::read_to_string(path).unwrap());
     for format in PromptFormat::ALL {
         let written = format.write(&document);
         let notes: Vec<String> =
             written.diagnostics.iter().map(|d| format!("# {}", d.message)).collect();
         insta::assert_snapshot!(
-            format!("image-generator-{}", format.name()),
+            format!("image-prompt-writer-{}", format.name()),
             format!("{}\n{}", notes.join("\n"), written.value)
         );
     }
     let function = semantic_kernel::write(&document, None).value;
     insta::assert_snapshot!(
-        "image-generator-semantic-kernel",
+        "image-prompt-writer-semantic-kernel",
         format!(
             "{}/{}:\n{}{}/{}:\n{}",
             function.name,

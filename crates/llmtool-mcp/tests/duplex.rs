@@ -189,12 +189,14 @@ async fn prompts_are_listed_with_their_arguments_titles_and_icons() {
     let (mut wire, _) = Wire::initialized(server).await;
     let listed = wire.request("prompts/list", json!({})).await;
     let prompts = listed["prompts"].as_array().unwrap();
-    assert_eq!(prompts.len(), 8);
+    assert_eq!(prompts.len(), 9);
     let names: Vec<&str> = prompts.iter().map(|p| p["name"].as_str().unwrap()).collect();
     assert!(names.iter().all(|n| n.starts_with("team_")), "{names:?}");
     let image = prompts.iter().find(|p| p["name"] == "team_image_generator").unwrap();
     assert_eq!(image["title"], "Image Generator");
     assert_eq!(image["icons"][0]["src"], "https://llmtool.dev/avatars/image-generator.png");
+    let image = prompts.iter().find(|p| p["name"] == "team_image_prompt_writer").unwrap();
+    assert_eq!(image["title"], "Image Prompt Writer");
     let arguments = image["arguments"].as_array().unwrap();
     assert_eq!(
         arguments[0],
@@ -316,8 +318,9 @@ async fn tools_have_the_mcp_tool_schema_annotations_and_output_schema() {
     let (mut wire, _) = Wire::initialized(server).await;
     let listed = wire.request("tools/list", json!({})).await;
     let tools = listed["tools"].as_array().unwrap();
-    // The eight prompt tools, and the smart one (examples/smart/).
-    assert_eq!(tools.len(), 9);
+    // The nine prompt tools (the image generator among them), and the smart one
+    // (examples/smart/).
+    assert_eq!(tools.len(), 10);
     for tool in tools {
         assert_eq!(tool["annotations"]["readOnlyHint"], true, "{tool}");
         // Decided per tool, by the model each one runs on.
@@ -346,14 +349,14 @@ async fn tools_call_runs_the_rendered_prompt() {
     let result = wire
         .request(
             "tools/call",
-            json!({ "name": "image_generator", "arguments": { "subject": "a lighthouse", "aspect_ratio": "16:9" } }),
+            json!({ "name": "image_prompt_writer", "arguments": { "subject": "a lighthouse", "aspect_ratio": "16:9" } }),
         )
         .await;
     assert_eq!(result["isError"], false);
     assert_eq!(result["content"][0]["text"], "go");
     assert!(result.get("structuredContent").is_none(), "{result}");
     let expected = rendered(
-        "image-generator.json",
+        "image-prompt-writer.json",
         &[("subject", json!("a lighthouse")), ("aspect ratio", json!("16:9"))],
     );
     assert_eq!(scripted.prompts.lock().unwrap().as_slice(), [expected]);

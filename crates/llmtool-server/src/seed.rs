@@ -7,6 +7,7 @@ use llmtool_registry::{Publication, Store, StoreError};
 pub const BUILT_IN: &[(&str, &str)] = &[
     ("email-reply-ko.json", include_str!("../../../examples/email-reply-ko.json")),
     ("image-generator.json", include_str!("../../../examples/image-generator.json")),
+    ("image-prompt-writer.json", include_str!("../../../examples/image-prompt-writer.json")),
     ("legal-agreement-review.json", include_str!("../../../examples/legal-agreement-review.json")),
     ("pair-programmer.json", include_str!("../../../examples/pair-programmer.json")),
     ("resumen-de-texto.json", include_str!("../../../examples/resumen-de-texto.json")),

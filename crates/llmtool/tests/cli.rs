@@ -33,12 +33,13 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-/// The eight example tools and their eight test files.
+/// The ten example tools (the smart one in its folder) and the nine test files of those that
+/// write text.
 #[test]
 fn check_examples_strict_passes() {
     let out = llmtool(&["check", "--strict", repo().join("examples").to_str().unwrap()], None);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
-    assert!(text(&out.stdout).contains("checked 18 files: 0 errors, 0 warnings"));
+    assert!(text(&out.stdout).contains("checked 19 files: 0 errors, 0 warnings"));
 }
 
 #[test]
@@ -605,7 +606,7 @@ fn elisp_export_import_and_convert() {
 
 #[test]
 fn prompt_files_export_import_and_convert() {
-    let image = example("image-generator.json");
+    let image = example("image-prompt-writer.json");
     let prompty = llmtool(&["export", image.to_str().unwrap(), "--to", "prompty"], None);
     assert_eq!(prompty.status.code(), Some(0), "{}", text(&prompty.stderr));
     assert!(
@@ -624,7 +625,7 @@ fn prompt_files_export_import_and_convert() {
     let spec = llmtool(&["convert", "-", "--to", "openai"], Some(&dotprompt.stdout));
     assert_eq!(spec.status.code(), Some(0), "{}", text(&spec.stderr));
     let spec: serde_json::Value = serde_json::from_slice(&spec.stdout).unwrap();
-    assert_eq!(spec["function"]["name"], "image_generator");
+    assert_eq!(spec["function"]["name"], "image_prompt_writer");
     let refused =
         llmtool(&["import", "-", "--from", "dotprompt"], Some(b"---\n---\n{{#if x}}y{{/if}}"));
     assert_eq!(refused.status.code(), Some(1));
@@ -635,13 +636,13 @@ fn prompt_files_export_import_and_convert() {
 fn llm_templates_and_kernel_folders_are_written_out_and_read_back() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().to_str().unwrap();
-    let image = example("image-generator.json");
+    let image = example("image-prompt-writer.json");
     let canonical = llmtool(&["fmt", "-"], Some(&std::fs::read(&image).unwrap()));
     // `--out` writes a file named after the tool, ready for `llm -t`.
     let llm =
         llmtool(&["export", image.to_str().unwrap(), "--to", "llm-template", "--out", out], None);
     assert_eq!(llm.status.code(), Some(0), "{}", text(&llm.stderr));
-    let file = dir.path().join("image_generator.yaml");
+    let file = dir.path().join("image_prompt_writer.yaml");
     assert!(
         text(&llm.stderr).contains(&format!("wrote {}", file.display())),
         "{}",
