@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 
 use crate::model::VariableKind;
 use crate::model::keys::{DLP_POLICIES, PARAMETER_RANGES as RANGES};
+use crate::output::IMAGE_SIZE_PATTERN;
 
 /// The translated variable type names the Spanish and Korean editions use.
 const TRANSLATED_TYPES: [&str; 8] = [
@@ -127,7 +128,7 @@ pub fn json_schema() -> Value {
                     "format": { "description": "JSON, XML, CSV, ... (any case); for an image, png, jpeg or webp.", "type": "string" },
                     "language": { "description": "The language of code output.", "type": "string" },
                     "allowed_values": { "type": "array", "items": { "type": "string" }, "uniqueItems": true },
-                    "size": { "description": "An image's size: WIDTHxHEIGHT or auto.", "type": "string", "pattern": "^(auto|[1-9][0-9]{0,3}[xX][1-9][0-9]{0,3})$" }
+                    "size": { "description": "An image's size: WIDTHxHEIGHT or auto.", "type": "string", "pattern": format!("^(auto|{IMAGE_SIZE_PATTERN})$") }
                 },
                 "if": { "required": ["type"], "properties": { "type": { "const": "limited" } } },
                 "then": { "required": ["allowed_values"], "properties": { "allowed_values": { "minItems": 1 } } }

@@ -18,6 +18,10 @@ pub struct CachedAnswer {
     pub output_tokens: Option<u64>,
     pub cost: Option<f64>,
     pub latency_ms: u64,
+    /// An image tool's pictures, each as `FORMAT WIDTHxHEIGHT` (never their bytes); empty for
+    /// a text tool, and in answers cached before image tools.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<String>,
 }
 
 /// Answers kept in a folder.

@@ -125,6 +125,7 @@ mod tests {
             output_tokens: None,
             cost: None,
             latency_ms: 0,
+            images: Vec::new(),
         }
     }
 

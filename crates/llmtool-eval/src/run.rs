@@ -4,7 +4,8 @@
 use futures_util::StreamExt as _;
 use llmtool_core::LineIndex;
 use llmtool_core::model::ToolKind;
-use llmtool_core::suite::{self, Case, Check, Observed, TestFile, Verdict};
+use llmtool_core::output::{ImageFormat, ImageSize};
+use llmtool_core::suite::{self, Case, Check, Observed, SeenImage, TestFile, Verdict};
 use llmtool_core::template::ToolTemplate;
 use llmtool_providers::run::{RunOptions, RunRequest};
 use llmtool_runtime::{Choice, ParamOverrides, Runtime, SmartRun, Subject, TestsFile};
@@ -177,11 +178,13 @@ async fn judged(
     index: u32,
     options: &Options,
 ) -> RunResult {
+    let images: Vec<SeenImage> = answer.images.iter().filter_map(|seen| seen_image(seen)).collect();
     let observed = Observed {
         text: answer.output.as_deref().unwrap_or(&answer.raw),
         output_tokens: answer.output_tokens,
         cost: answer.cost,
         latency_ms: Some(answer.latency_ms),
+        images: &images,
     };
     let mut assertions = Vec::new();
     let mut verdicts = Vec::new();
@@ -258,6 +261,7 @@ async fn smart_answer_of(
         output_tokens: finished.calls.iter().filter_map(|c| c.output_tokens).reduce(|a, b| a + b),
         cost: finished.cost(),
         latency_ms: u64::try_from(finished.ran.wall.as_millis()).unwrap_or(u64::MAX),
+        images: Vec::new(),
     })
 }
 
@@ -291,9 +295,20 @@ pub(crate) async fn answer_of(
             output_tokens: report.usage.output_tokens,
             cost: report.cost,
             latency_ms: report.latency_ms,
+            images: report
+                .images
+                .iter()
+                .map(|image| format!("{} {}x{}", image.format, image.width, image.height))
+                .collect(),
         }),
         Err(error) => Err(runtime.redact(&error.to_string()).into_owned()),
     }
+}
+
+/// A picture as a cached answer describes it (`png 1024x1024`).
+fn seen_image(described: &str) -> Option<SeenImage> {
+    let (format, size) = described.split_once(' ')?;
+    Some(SeenImage { format: ImageFormat::from_name(format)?, size: ImageSize::parse(size)? })
 }
 
 /// An assertion's type, as written.
@@ -314,5 +329,7 @@ pub fn kind_of(check: &Check) -> &'static str {
         Check::MaxLatencyMs(_) => "max_latency_ms",
         Check::Similar { .. } => "similar",
         Check::Judge { .. } => "judge",
+        Check::ImageSize(_) => "image_size",
+        Check::ImageFormat(_) => "image_format",
     }
 }

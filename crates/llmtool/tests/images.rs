@@ -278,3 +278,45 @@ async fn over_mcp_the_pictures_come_back_as_image_content_and_nothing_is_written
     assert!(logged.contains(&format!("sha256:{sha} 256x192 png")), "{logged}");
     assert!(!logged.contains(&base64::engine::general_purpose::STANDARD.encode(&bytes[..63])));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn llmtool_test_asserts_on_the_pictures_size_and_format() {
+    let mock = Mock::start(vec![answer(), answer()]).await;
+    let dir = setup(&mock);
+    let tests = serde_json::json!({"cases": [
+        {"name": "the asked size", "vars": {"subject": "a lighthouse"},
+         "assert": [{"type": "image_size", "value": "256x192"}, {"type": "image_format", "value": "png"}]},
+        {"name": "a square", "vars": {"subject": "a cat"},
+         "assert": [{"type": "image_size", "value": "512x512"}]}
+    ]});
+    std::fs::write(dir.path().join("picture.tests.json"), tests.to_string()).unwrap();
+    let out = llmtool(
+        dir.path(),
+        &[
+            "test",
+            "picture.json",
+            "--config",
+            "config.toml",
+            "--model",
+            "mock/gpt-image-1",
+            "--format",
+            "json",
+        ],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let cases = report[0]["cases"].as_array().unwrap();
+    assert_eq!(cases[0]["pass"], true, "{}", cases[0]);
+    assert_eq!(cases[1]["pass"], false, "{}", cases[1]);
+    let reason = &cases[1]["runs"][0]["assertions"][0]["reason"];
+    assert_eq!(reason, "a picture is 256x192, not 512x512", "{}", cases[1]);
+    // The pictures were measured and let go: nothing was written where the test ran.
+    let names: Vec<String> = dir
+        .path()
+        .read_dir()
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(!names.iter().any(|n| n.starts_with("images-")), "{names:?}");
+}

@@ -12,6 +12,10 @@ use crate::span::Span;
 /// The file formats an image tool may ask for, as its `format` is written.
 pub const IMAGE_FORMATS: [&str; 3] = ["png", "jpeg", "webp"];
 
+/// A size as the schemas write it (`WIDTHxHEIGHT`, each side 1 to 9999 without leading zeros;
+/// [`ImageSize::parse`] also holds each side to [`MAX_SIDE`]), unanchored.
+pub const IMAGE_SIZE_PATTERN: &str = "[1-9][0-9]{0,3}[xX][1-9][0-9]{0,3}";
+
 /// The parameters of an image request. `seed` is also kept for text tools (some chat APIs take
 /// it); `quality` and `n` mean something only for pictures.
 pub const IMAGE_PARAMETERS: [&str; 3] = ["quality", "n", "seed"];

@@ -12,8 +12,8 @@ mod limited;
 pub use fences::{FencedBlock, fenced_blocks, unwrap_fence};
 pub use formats::{check_csv, check_json, check_xml};
 pub use image::{
-    IMAGE_FORMATS, IMAGE_PARAMETERS, IMAGE_QUALITIES, ImageFormat, ImageParams, ImageSize,
-    ImageSpec, MAX_IMAGES, MAX_SIDE, is_image_model,
+    IMAGE_FORMATS, IMAGE_PARAMETERS, IMAGE_QUALITIES, IMAGE_SIZE_PATTERN, ImageFormat, ImageParams,
+    ImageSize, ImageSpec, MAX_IMAGES, MAX_SIDE, is_image_model,
 };
 pub use limited::match_limited;
 

@@ -4,6 +4,14 @@
 use serde_json::Value;
 
 use super::model::Check;
+use crate::output::{ImageFormat, ImageSize};
+
+/// A picture an image tool made, as its assertions see it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SeenImage {
+    pub format: ImageFormat,
+    pub size: ImageSize,
+}
 
 /// What a run of a case produced, as the assertions see it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -14,6 +22,8 @@ pub struct Observed<'a> {
     pub output_tokens: Option<u64>,
     pub cost: Option<f64>,
     pub latency_ms: Option<u64>,
+    /// The pictures an image tool made (none for a text tool).
+    pub images: &'a [SeenImage],
 }
 
 /// An assertion's verdict: whether it passed, its score (0 to 1) and why, when it failed or
@@ -131,9 +141,25 @@ pub fn evaluate(check: &Check, observed: &Observed<'_>) -> Option<Verdict> {
                     .then(|| format!("similarity {score:.2}, under {threshold}")),
             }
         }
+        Check::ImageSize(size) => every_image(observed.images, |image| {
+            (image.size != *size).then(|| format!("a picture is {}, not {size}", image.size))
+        }),
+        Check::ImageFormat(format) => every_image(observed.images, |image| {
+            (image.format != *format)
+                .then(|| format!("a picture is {}, not {}", image.format.name(), format.name()))
+        }),
         Check::Judge { .. } => return None,
     };
     Some(verdict)
+}
+
+/// Passes when there is at least one picture and `wrong` finds nothing wrong with any.
+fn every_image(images: &[SeenImage], wrong: impl Fn(&SeenImage) -> Option<String>) -> Verdict {
+    if images.is_empty() {
+        return Verdict::of(false, || "the run made no picture".to_owned());
+    }
+    let first_wrong = images.iter().find_map(wrong);
+    Verdict::of(first_wrong.is_none(), || first_wrong.unwrap_or_default())
 }
 
 fn contains(text: &str, part: &str, ignore_case: bool) -> bool {
@@ -202,7 +228,13 @@ mod tests {
     use crate::suite::model::Metric;
 
     fn on(text: &str) -> Observed<'_> {
-        Observed { text, output_tokens: Some(12), cost: Some(0.002), latency_ms: Some(900) }
+        Observed {
+            text,
+            output_tokens: Some(12),
+            cost: Some(0.002),
+            latency_ms: Some(900),
+            images: &[],
+        }
     }
 
     fn passes(check: &Check, text: &str) -> bool {
@@ -243,9 +275,31 @@ mod tests {
         };
         assert!(passes(&similar(0.5), "sitting"));
         assert!(!passes(&similar(0.9), "sitting"));
-        let unknown = Observed { text: "", output_tokens: None, cost: None, latency_ms: None };
+        let unknown =
+            Observed { text: "", output_tokens: None, cost: None, latency_ms: None, images: &[] };
         let verdict = evaluate(&Check::MaxCost(1.0), &unknown).unwrap();
         assert!(!verdict.pass && verdict.reason.unwrap().contains("unpriced"));
+    }
+
+    #[test]
+    fn image_checks_need_a_picture_and_hold_for_every_one() {
+        let square = ImageSize { width: 64, height: 64 };
+        let wide = ImageSize { width: 96, height: 64 };
+        let png = |size| SeenImage { format: ImageFormat::Png, size };
+        let made = [png(square), png(wide)];
+        let seen = Observed { images: &made, ..on("") };
+        let size = evaluate(&Check::ImageSize(square), &seen).unwrap();
+        assert!(!size.pass);
+        assert_eq!(size.reason.as_deref(), Some("a picture is 96x64, not 64x64"));
+        assert!(evaluate(&Check::ImageFormat(ImageFormat::Png), &seen).unwrap().pass);
+        let webp = evaluate(&Check::ImageFormat(ImageFormat::Webp), &seen).unwrap();
+        assert_eq!(webp.reason.as_deref(), Some("a picture is png, not webp"));
+        let one = [png(square)];
+        assert!(
+            evaluate(&Check::ImageSize(square), &Observed { images: &one, ..on("") }).unwrap().pass
+        );
+        let none = evaluate(&Check::ImageFormat(ImageFormat::Png), &on("a text answer")).unwrap();
+        assert_eq!(none.reason.as_deref(), Some("the run made no picture"));
     }
 
     #[test]

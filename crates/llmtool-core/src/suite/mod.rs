@@ -14,7 +14,7 @@ mod promptfoo_output;
 mod read;
 mod schema;
 
-pub use assertions::{Observed, Verdict, evaluate, score};
+pub use assertions::{Observed, SeenImage, Verdict, evaluate, score};
 pub use check::{check_against, render, smart_variables};
 pub use model::{ASSERTION_TYPES, Assertion, Case, Check, Metric, TestFile};
 pub use read::{ReadTests, read_json, read_yaml};

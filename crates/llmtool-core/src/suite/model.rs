@@ -81,6 +81,10 @@ pub enum Check {
         model: Option<String>,
         threshold: f64,
     },
+    /// An image tool made at least one picture, and every one is this size.
+    ImageSize(crate::output::ImageSize),
+    /// An image tool made at least one picture, and every one is in this format.
+    ImageFormat(crate::output::ImageFormat),
 }
 
 /// How `similar` compares two texts (each from the `strsim` crate, 1 when equal).
@@ -115,7 +119,7 @@ impl Metric {
 }
 
 /// Every assertion type, as written in `type`.
-pub const ASSERTION_TYPES: [&str; 15] = [
+pub const ASSERTION_TYPES: [&str; 17] = [
     "equals",
     "one_of",
     "contains",
@@ -131,4 +135,6 @@ pub const ASSERTION_TYPES: [&str; 15] = [
     "max_latency_ms",
     "similar",
     "judge",
+    "image_size",
+    "image_format",
 ];

@@ -205,6 +205,9 @@ fn assertions(list: &[Assertion], diagnostics: &mut Vec<Diagnostic>) -> Vec<Valu
                 Check::Similar { .. } => {
                     "`similar` compares texts by characters; promptfoo's compares embeddings"
                 }
+                Check::ImageSize(_) | Check::ImageFormat(_) => {
+                    "promptfoo's assertions read text, not an image tool's pictures"
+                }
                 _ => "the assertion has no promptfoo counterpart",
             };
             diagnostics.push(
@@ -274,7 +277,10 @@ fn assertion_value(check: &Check) -> Option<Map<String, Value>> {
             }
             judge
         }
-        Check::JsonPath { .. } | Check::Similar { .. } => return None,
+        Check::JsonPath { .. }
+        | Check::Similar { .. }
+        | Check::ImageSize(_)
+        | Check::ImageFormat(_) => return None,
     };
     value.as_object().cloned()
 }

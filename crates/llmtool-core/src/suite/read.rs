@@ -377,6 +377,12 @@ fn assertion(node: &Node, out: &mut Vec<Diagnostic>) -> Option<Assertion> {
             };
             text().map(|reference| Check::Similar { reference, metric, threshold })
         }
+        "image_size" => {
+            text().and_then(|size| crate::output::ImageSize::parse(&size)).map(Check::ImageSize)
+        }
+        "image_format" => text()
+            .and_then(|name| crate::output::ImageFormat::from_name(&name))
+            .map(Check::ImageFormat),
         "judge" => {
             let rubric = field("rubric").and_then(Node::as_str).map(str::to_owned).or_else(text);
             let model = field("model").and_then(Node::as_str).map(str::to_owned);
@@ -410,6 +416,8 @@ fn needs(kind: &str) -> &'static str {
         "json_schema" => "a `value` that is a JSON Schema (an object)",
         "judge" => "a `rubric`: what a good answer does",
         "similar" => "a `value`: the reference text",
+        "image_size" => "a `value` that is a size in pixels, such as `1024x1024`",
+        "image_format" => "a `value` that is `png`, `jpeg` or `webp`",
         _ => "a `value` that is a string",
     }
 }

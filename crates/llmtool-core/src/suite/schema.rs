@@ -27,6 +27,8 @@ pub fn tests_json_schema() -> Value {
     rules.push(when("max_cost", json!({ "properties": { "value": { "type": "number", "minimum": 0 } }, "required": ["value"] })));
     rules.push(when("json_schema", json!({ "properties": { "value": { "type": ["object", "boolean"] } }, "required": ["value"] })));
     rules.push(when("json_path", json!({ "required": ["path", "value"] })));
+    rules.push(when("image_size", json!({ "properties": { "value": { "type": "string", "pattern": format!("^{}$", crate::output::IMAGE_SIZE_PATTERN) } }, "required": ["value"] })));
+    rules.push(when("image_format", json!({ "properties": { "value": { "enum": crate::output::IMAGE_FORMATS } }, "required": ["value"] })));
     rules.push(when(
         "judge",
         json!({ "anyOf": [{ "required": ["rubric"] }, { "required": ["value"] }] }),

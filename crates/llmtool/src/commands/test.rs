@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 use llmtool_core::report::{Source, github as github_annotations};
 use llmtool_eval::{Cache, FileResult, Options, report, run_file};
+use llmtool_runtime::pictures::Pictures;
 use llmtool_runtime::{Fetch, LogPolicy, Runtime, RuntimeOptions, TestsFile, ToolFile, files};
 
 use crate::outcome::Outcome;
@@ -70,6 +71,8 @@ pub(crate) fn run(args: &TestArgs) -> anyhow::Result<Outcome> {
         dlp: args.dlp.map(Into::into),
         // Testing your own smart tools is asking for their code to run (in the sandbox).
         smart: Some(llmtool_sandbox::Limits::default()),
+        // An image tool's pictures are measured for its assertions, then let go.
+        pictures: Pictures::Returned,
         ..RuntimeOptions::default()
     };
     let runtime = Runtime::new(providers, options)?;

@@ -7,7 +7,8 @@ declare_rule! {
     ///
     /// The types are `equals`, `one_of`, `contains`, `not_contains`, `regex`, `starts_with`,
     /// `json`, `json_schema`, `json_path`, `max_length`, `max_tokens`, `max_cost`,
-    /// `max_latency_ms`, `similar` and `judge`. A near miss gets a suggestion.
+    /// `max_latency_ms`, `similar`, `judge`, and for image tools `image_size` and
+    /// `image_format`. A near miss gets a suggestion.
     ///
     /// ```json
     /// { "type": "contain", "value": "refund" }
