@@ -14,12 +14,14 @@ use crate::diagnostic::Diagnostic;
 use crate::model::VariableKind;
 use crate::span::Span;
 
-/// Tool parameters and the Dotprompt `config` keys they are.
-const CONFIG: [(&str, &str); 4] = [
+/// Tool parameters and the Dotprompt `config` keys they are. Genkit's `candidates` is how
+/// many answers (or pictures, for an image model such as Imagen) to make: our `n`.
+const CONFIG: [(&str, &str); 5] = [
     ("temperature", "temperature"),
     ("max_tokens", "maxOutputTokens"),
     ("top_p", "topP"),
     ("top_k", "topK"),
+    ("n", "candidates"),
 ];
 
 pub(super) fn write(source: &ToolSource) -> Converted<String> {
