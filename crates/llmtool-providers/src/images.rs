@@ -16,7 +16,7 @@ use std::time::Instant;
 use base64::Engine as _;
 use serde_json::{Value, json};
 
-use llmtool_core::output::{ImageFormat, ImageParams, ImageSize, ImageSpec};
+use llmtool_core::output::{ImageFormat, ImageParams, ImageSize, ImageSpec, MAX_SIDE};
 
 use crate::backend::Backend;
 use crate::endpoint::{ApiKind, Endpoint};
@@ -331,6 +331,14 @@ fn picture(data: &str, media_type: Option<&str>) -> Result<Picture, ProviderErro
         .ok_or_else(|| {
             bad(format!("a {} picture in the answer has no readable size", format.name()))
         })?;
+    // No image API makes larger ones; a header that says so is a lie, and a viewer would be
+    // asked for gigabytes of pixels.
+    if size.width > MAX_SIDE || size.height > MAX_SIDE {
+        return Err(bad(format!(
+            "a {} picture in the answer says it is {size}, larger than {MAX_SIDE} pixels a side",
+            format.name()
+        )));
+    }
     Ok(Picture { bytes, format, size })
 }
 

@@ -207,6 +207,12 @@ impl Transport {
                         tokio::time::sleep(self.retry.delay(rate_limit_retries, None)).await;
                     }
                 }
+                // A server answers a request that is not streamed once its work is done: no
+                // first byte in time may mean work still under way, and billed, which asking
+                // again would pay for twice (an image model takes minutes for many pictures).
+                Err(ProviderError::Timeout(TimeoutKind::FirstByte)) if !stream => {
+                    return Err(ProviderError::Timeout(TimeoutKind::FirstByte));
+                }
                 Err(error)
                     if error.is_retryable()
                         && !matches!(error, ProviderError::RateLimited { .. })

@@ -160,6 +160,11 @@ fn links_broken_pictures_and_lies_are_refused() {
     empty[16..24].copy_from_slice(&[0; 8]);
     let nothing = parse(json!({ "data": [{ "b64_json": b64(&empty) }] }));
     assert!(nothing.unwrap_err().to_string().contains("no readable size"));
+    // A PNG header that says 100,000 pixels wide.
+    let mut huge = png(1, 1);
+    huge[16..20].copy_from_slice(&100_000u32.to_be_bytes());
+    let huge = parse(json!({ "data": [{ "b64_json": b64(&huge) }] }));
+    assert!(huge.unwrap_err().to_string().contains("100000x1, larger than 8192"));
     let broken = parse(json!({ "data": [{ "b64_json": "%%%" }] }));
     assert!(broken.unwrap_err().to_string().contains("base64"));
     let none = parse(json!({ "data": [] }));

@@ -18,16 +18,7 @@ use llmtool_testkit::{End, Mock, Reply};
 const KEY: &str = "sk-test-secret-4f9a";
 
 fn endpoint(mock: &Mock, api: ApiKind) -> Endpoint {
-    Endpoint {
-        provider: "mock".into(),
-        display: "Mock".into(),
-        api,
-        base_url: format!("{}/v1", mock.url),
-        api_key: Some(KEY.into()),
-        key_variable: Some("MOCK_API_KEY".into()),
-        features: Features::OPENAI,
-        vertex_path: None,
-    }
+    Endpoint { api, ..endpoint_at(&format!("{}/v1", mock.url)) }
 }
 
 fn request(stream: bool) -> ChatRequest {
@@ -42,20 +33,26 @@ fn request(stream: bool) -> ChatRequest {
     }
 }
 
-fn transport(max_retries: u32) -> Transport {
-    let timeouts = Timeouts {
+fn timeouts() -> Timeouts {
+    Timeouts {
         connect: Duration::from_secs(2),
         first_byte: Duration::from_secs(2),
         idle: Duration::from_millis(300),
         total: Duration::from_secs(5),
-    };
-    let retry = RetryPolicy {
+    }
+}
+
+fn retry(max_retries: u32) -> RetryPolicy {
+    RetryPolicy {
         max_retries,
         max_rate_limit_retries: max_retries,
         base_delay: Duration::from_millis(5),
         max_delay: Duration::from_millis(20),
-    };
-    Transport::new(timeouts, retry).unwrap()
+    }
+}
+
+fn transport(max_retries: u32) -> Transport {
+    Transport::new(timeouts(), retry(max_retries)).unwrap()
 }
 
 async fn send_openai(
@@ -316,4 +313,61 @@ async fn an_error_body_never_shows_the_key_and_is_read_only_so_far() {
     let mock = Mock::start(vec![Reply::json(400, huge)]).await;
     let error = send_anthropic(&mock).await.unwrap_err().to_string();
     assert!(error.len() < 1000 && !error.contains(KEY), "{} bytes", error.len());
+}
+
+/// A server that reads each request and never answers; how many requests it was sent.
+async fn silent_server() -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use tokio::io::AsyncReadExt as _;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let requests = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = std::sync::Arc::clone(&requests);
+    tokio::spawn(async move {
+        // At most a few connections, each held open until the test ends.
+        for _ in 0..8 {
+            let Ok((mut socket, _)) = listener.accept().await else { return };
+            let counted = std::sync::Arc::clone(&counted);
+            tokio::spawn(async move {
+                let mut buffer = [0; 4096];
+                while let Ok(read) = socket.read(&mut buffer).await {
+                    if read == 0 {
+                        return;
+                    }
+                    let seen = String::from_utf8_lossy(&buffer[..read]).matches("POST ").count();
+                    counted.fetch_add(seen, std::sync::atomic::Ordering::SeqCst);
+                }
+            });
+        }
+    });
+    (url, requests)
+}
+
+#[tokio::test]
+async fn no_first_byte_is_asked_again_only_for_a_streamed_request() {
+    for (stream, asked) in [(true, 3), (false, 1)] {
+        let (url, requests) = silent_server().await;
+        let endpoint = endpoint_at(&format!("{url}/v1"));
+        let http = openai::build(&endpoint, &request(stream), &mut Vec::new());
+        let decoder = || -> Box<dyn Decoder> { Box::new(OpenAiDecoder::new("Mock", false)) };
+        let timeouts = Timeouts { first_byte: Duration::from_millis(200), ..timeouts() };
+        let transport = Transport::new(timeouts, retry(2)).unwrap();
+        let result = transport.send(&http, stream, Delivery::Live, &decoder, &mut |_| {}).await;
+        assert_eq!(result.unwrap_err(), ProviderError::Timeout(TimeoutKind::FirstByte));
+        // A request not streamed is answered once its work is done: it may still be under
+        // way (and billed), so it is not sent again.
+        assert_eq!(requests.load(std::sync::atomic::Ordering::SeqCst), asked, "stream: {stream}");
+    }
+}
+
+fn endpoint_at(base_url: &str) -> Endpoint {
+    Endpoint {
+        provider: "mock".into(),
+        display: "Mock".into(),
+        api: ApiKind::OpenAi,
+        base_url: base_url.into(),
+        api_key: Some(KEY.into()),
+        key_variable: Some("MOCK_API_KEY".into()),
+        features: Features::OPENAI,
+        vertex_path: None,
+    }
 }
