@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use futures_util::StreamExt as _;
 use llmtool_core::model::Tool;
 use llmtool_core::template::{Inputs, ToolTemplate};
-use llmtool_providers::run::RunOptions;
+use llmtool_providers::run::{RunOptions, RunReport};
 use llmtool_runtime::{ParamOverrides, Runtime, SmartRun, ToKeep};
 
 use crate::input::{InputError, Mapping, RowReader};
@@ -66,6 +66,10 @@ pub struct Batch {
     /// read past and never sent, so that a huge cell costs memory up to this and no more.
     pub max_row_bytes: u64,
     pub via: Via,
+    /// Where an image tool's pictures go: `row-ROW-1.png` for each row (see
+    /// [`llmtool_runtime::pictures::save_into`]); the row's output is their paths. The
+    /// runtime hands the pictures back ([`llmtool_runtime::pictures::Pictures::Returned`]).
+    pub pictures: PathBuf,
 }
 
 /// Where the rows run.
@@ -284,7 +288,7 @@ impl Batch {
                         }
                         None => {}
                     }
-                    Ok(finish(row, (&self.tool, runtime), format, budget).await)
+                    Ok(finish(row, (&self.tool, runtime), (format, &self.pictures), budget).await)
                 })
                 .buffer_unordered(concurrency)
                 .ready_chunks(GROUP);
@@ -472,7 +476,7 @@ impl Budget<'_> {
 async fn finish(
     shaped: Shaped,
     (tool, runtime): (&Tool, &Runtime),
-    format: OutputFormat,
+    (format, pictures): (OutputFormat, &Path),
     budget: &Budget<'_>,
 ) -> Finished {
     let Shaped { mut entry, mut record, request, smart, subject } = shaped;
@@ -504,9 +508,17 @@ async fn finish(
         )
         .await;
     match result {
-        Ok(report) => {
+        Ok(mut report) => {
             record.latency_ms = Some(report.latency_ms);
+            let unsaved = save_row_pictures(pictures, record.row, &mut report).err();
             record.answered(report);
+            if let Some(error) = unsaved {
+                // Paid for (its cost is kept) but lost: a failure, tried again by
+                // `--retry-failed`.
+                "failed".clone_into(&mut record.outcome);
+                record.output = None;
+                record.error = Some(error);
+            }
         }
         Err(error) => {
             "failed".clone_into(&mut record.outcome);
@@ -518,6 +530,21 @@ async fn finish(
     entry.record = record.line(format);
     budget.add(&entry);
     Finished::Ran(entry, run.map(Box::new))
+}
+
+/// Saves the pictures of row `row`'s run into `folder`, its output then their paths (a line
+/// each); nothing for a run without pictures.
+fn save_row_pictures(folder: &Path, row: u64, report: &mut RunReport) -> Result<(), String> {
+    if report.pictures.is_empty() {
+        return Ok(());
+    }
+    let stem = format!("row-{row}");
+    let saved = llmtool_runtime::pictures::save_into(folder, &stem, &report.pictures)
+        .map_err(|error| format!("cannot save the pictures in `{}`: {error}", folder.display()))?;
+    let paths: Vec<&str> = saved.iter().filter_map(|image| image.path.as_deref()).collect();
+    report.output = Some(paths.join("\n"));
+    report.images = saved;
+    Ok(())
 }
 
 /// Runs a smart tool's row in the sandbox and fills in its record. The smart run and its

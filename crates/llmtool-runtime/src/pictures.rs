@@ -88,17 +88,29 @@ pub(crate) fn settle(pictures: &Pictures, report: &mut RunReport) -> Result<(), 
 /// Saves `report`'s pictures into `folder`, replacing their bytes by where they are.
 fn save(folder: &PictureFolder, report: &mut RunReport) -> std::io::Result<()> {
     let folder = match folder {
-        PictureFolder::Given(folder) => {
-            make_private_folder(folder)?;
-            folder.clone()
-        }
+        PictureFolder::Given(folder) => folder.clone(),
         PictureFolder::FreshIn(parent) => new_folder(parent)?,
     };
-    let folder = folder.as_path();
+    let pictures = std::mem::take(&mut report.pictures);
+    report.images = save_into(&folder, "image", &pictures)?;
+    Ok(())
+}
+
+/// Saves `pictures` into `folder` (made, with its parents, if missing: the new ones for their
+/// owner alone) as `STEM-1.png`, `STEM-2.png`, ... each taking the next number no file has,
+/// and says what each saved picture is. `llmtool run` names them `image-N`, a batch
+/// `row-ROW-N`.
+pub fn save_into(
+    folder: &Path,
+    stem: &str,
+    pictures: &[Picture],
+) -> std::io::Result<Vec<SavedImage>> {
+    make_private_folder(folder)?;
+    let mut saved = Vec::with_capacity(pictures.len());
     let mut number = 1;
-    for picture in std::mem::take(&mut report.pictures) {
+    for picture in pictures {
         let (path, mut file) = loop {
-            let path = folder.join(format!("image-{number}.{}", picture.format.extension()));
+            let path = folder.join(format!("{stem}-{number}.{}", picture.format.extension()));
             number += 1;
             match private_new_file(&path) {
                 Ok(file) => break (path, file),
@@ -110,9 +122,9 @@ fn save(folder: &PictureFolder, report: &mut RunReport) -> std::io::Result<()> {
         };
         file.write_all(&picture.bytes)?;
         file.sync_all()?;
-        report.images.push(described(&picture, Some(path.display().to_string())));
+        saved.push(described(picture, Some(path.display().to_string())));
     }
-    Ok(())
+    Ok(saved)
 }
 
 /// What a run's report and record say of a picture: never its bytes.

@@ -320,3 +320,32 @@ async fn llmtool_test_asserts_on_the_pictures_size_and_format() {
         .collect();
     assert!(!names.iter().any(|n| n.starts_with("images-")), "{names:?}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_batch_saves_each_rows_pictures_and_writes_their_paths() {
+    let mock = Mock::start(vec![answer(), answer()]).await;
+    let dir = setup(&mock);
+    std::fs::write(dir.path().join("subjects.csv"), "subject\na lighthouse\na cat\n").unwrap();
+    let args = ["batch", "picture.json", "subjects.csv", "-o", "out.jsonl", "-j", "1"];
+    let model = ["--config", "config.toml", "--model", "mock/gpt-image-1"];
+    let out = llmtool(dir.path(), &[&args[..], &model[..]].concat()).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let records: Vec<serde_json::Value> = std::fs::read_to_string(dir.path().join("out.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(records.len(), 2);
+    for record in &records {
+        assert_eq!(record["outcome"], "ok", "{record}");
+        let path = record["output"].as_str().unwrap();
+        // One file for each row, in the folder beside the output, named after the row.
+        let expected = format!("out-pictures/row-{}-1.png", record["row"]);
+        assert_eq!(path, expected);
+        let saved = dir.path().join(path);
+        assert_eq!(std::fs::read(&saved).unwrap(), png(256, 192));
+        assert_eq!(std::fs::metadata(&saved).unwrap().permissions().mode() & 0o777, 0o600);
+        assert!(record["cost_usd"].as_f64().unwrap() > 0.0, "{record}");
+    }
+    assert_eq!(mock.requests().len(), 2);
+}

@@ -56,6 +56,8 @@ pub(crate) fn run(args: &BatchArgs) -> anyhow::Result<Outcome> {
         retry: RetryPolicy { max_rate_limit_retries: RATE_LIMIT_RETRIES, ..defaults.retry },
         // A batch of your own smart tool is asking for its code to run (in the sandbox).
         smart: Some(llmtool_sandbox::Limits::default()),
+        // An image tool's pictures come back to the batch, which saves each row's.
+        pictures: llmtool_runtime::pictures::Pictures::Returned,
         ..defaults
     };
     let mut runtime = Runtime::new(providers.clone(), options.clone())?;
@@ -95,6 +97,7 @@ pub(crate) fn run(args: &BatchArgs) -> anyhow::Result<Outcome> {
         max_cost: args.max_cost,
         max_row_bytes: crate::io::max_file_bytes(),
         via,
+        pictures: args.pictures.clone().unwrap_or_else(|| pictures_beside(out)),
     };
     if args.estimate {
         let estimate = batch.estimate(&runtime)?;
@@ -238,5 +241,18 @@ fn dataset_folder(data: &std::path::Path) -> std::path::PathBuf {
             parent.to_path_buf()
         }
         _ => std::path::PathBuf::from("."),
+    }
+}
+
+/// Where an image tool's pictures go by default: `OUT-pictures` beside the output (`-` for
+/// standard output: `pictures` in the current folder).
+fn pictures_beside(out: &std::path::Path) -> std::path::PathBuf {
+    match out.file_stem() {
+        Some(stem) if out.as_os_str() != "-" => {
+            let mut name = stem.to_os_string();
+            name.push("-pictures");
+            out.with_file_name(name)
+        }
+        _ => std::path::PathBuf::from("pictures"),
     }
 }

@@ -56,6 +56,10 @@ pub(crate) struct BatchArgs {
     /// Print the rows, input tokens and worst-case cost; send nothing, write nothing.
     #[arg(long)]
     pub(crate) estimate: bool,
+    /// For an image tool: the folder its pictures go to, `row-ROW-1.png` for each row (the
+    /// row's output is their paths). By default `OUT-pictures`, beside the output.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) pictures: Option<PathBuf>,
     /// Start no new row once this many US dollars are spent (earlier runs of the batch
     /// included); rerun with a higher limit to go on.
     #[arg(long, value_name = "USD")]
