@@ -240,6 +240,19 @@ fn parse_openai(answer: &Value) -> Result<ImageAnswer, ProviderError> {
     Ok(ImageAnswer { pictures, revised_prompt, text: None, usage })
 }
 
+/// Gemini's finish reasons that say a filter stopped the answer (the others, such as
+/// `MAX_TOKENS`, `NO_IMAGE` or `IMAGE_OTHER`, say it ended for another reason).
+const FILTERED: [&str; 8] = [
+    "SAFETY",
+    "RECITATION",
+    "BLOCKLIST",
+    "PROHIBITED_CONTENT",
+    "SPII",
+    "IMAGE_SAFETY",
+    "IMAGE_PROHIBITED_CONTENT",
+    "IMAGE_RECITATION",
+];
+
 fn parse_gemini(provider: &str, answer: &Value) -> Result<ImageAnswer, ProviderError> {
     if let Some(reason) = answer.pointer("/promptFeedback/blockReason").and_then(Value::as_str) {
         return Err(ProviderError::ContentFiltered {
@@ -274,9 +287,12 @@ fn parse_gemini(provider: &str, answer: &Value) -> Result<ImageAnswer, ProviderE
     }
     if pictures.is_empty() {
         return Err(match finish {
-            Some(reason) if reason != "STOP" => {
+            Some(reason) if FILTERED.contains(&reason) => {
                 ProviderError::ContentFiltered { provider: provider.into(), reason: reason.into() }
             }
+            Some(reason) if reason != "STOP" => ProviderError::Unusable(format!(
+                "the model answered no picture (it stopped with `{reason}`)"
+            )),
             _ => ProviderError::Unusable(if text.is_empty() {
                 "the model answered no picture".into()
             } else {

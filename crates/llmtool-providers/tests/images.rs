@@ -202,7 +202,15 @@ fn gemini_answers_give_inline_pictures_their_text_and_refusals() {
     assert!(matches!(error, ProviderError::ContentFiltered { .. }), "{error}");
     let refused = json!({ "candidates": [{ "finishReason": "IMAGE_SAFETY" }] });
     let error = images::parse(&gemini, refused.to_string().as_bytes()).unwrap_err();
+    assert!(matches!(error, ProviderError::ContentFiltered { .. }), "{error}");
     assert!(error.to_string().contains("IMAGE_SAFETY"), "{error}");
+    // An answer that ran out of tokens, or made no picture, was not filtered.
+    for reason in ["MAX_TOKENS", "NO_IMAGE"] {
+        let ended = json!({ "candidates": [{ "finishReason": reason }] });
+        let error = images::parse(&gemini, ended.to_string().as_bytes()).unwrap_err();
+        assert!(matches!(error, ProviderError::Unusable(_)), "{error}");
+        assert!(error.to_string().contains(reason), "{error}");
+    }
     let words = json!({ "candidates": [{ "content": { "parts": [{ "text": "I cannot draw." }] }, "finishReason": "STOP" }] });
     let error = images::parse(&gemini, words.to_string().as_bytes()).unwrap_err();
     assert!(error.to_string().contains("only text: I cannot draw."), "{error}");
