@@ -225,6 +225,10 @@ impl Runtime {
         overrides: ParamOverrides,
     ) -> Result<RunRequest, RunError> {
         let tool = &conversation.tool;
+        if tool.makes_images() {
+            let name = tool.name().map_or_else(|| "this tool".to_owned(), |n| format!("`{n}`"));
+            return Err(RunError::FollowUpOfPictures { tool: name });
+        }
         let choice = Choice {
             model: Some(conversation.model.clone()),
             provider: Some(conversation.provider.clone()),

@@ -63,6 +63,11 @@ pub enum RunError {
     /// it would pass.
     #[error("{0}")]
     Refused(String),
+    /// A follow-up to an image tool's run: an image API takes one prompt, not a conversation.
+    #[error(
+        "{tool} makes pictures, and an image API takes one prompt, not a conversation: run the tool again with what to change in its values"
+    )]
+    FollowUpOfPictures { tool: String },
     /// The rendered prompt is longer than a run may send (the tool-file size limit).
     #[error(
         "the prompt is {bytes} bytes, more than the {limit} a run sends (LLMTOOL_MAX_FILE_BYTES sets it); nothing was sent"

@@ -254,3 +254,33 @@ fn a_conversations_history_is_bounded_by_the_prompt_limit() {
     assert_eq!(request.history[0].content, "q".repeat(600), "the tool's prompt stays");
     assert!(request.notices.iter().any(|n| n.contains("left out")), "{:?}", request.notices);
 }
+
+/// An image API takes one prompt: a follow-up to an image tool's run is refused, rather than
+/// sent without the conversation before it.
+#[test]
+fn a_follow_up_to_an_image_tool_is_refused() {
+    let config = "[providers.mock]\napi = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\napi_key_env = \"MOCK_KEY\"\n";
+    let runtime = runtime(config, &[("MOCK_KEY", "k-4")], RuntimeOptions::default());
+    let text = serde_json::json!({
+        "model_prompt": "A picture of {{what}}",
+        "metadata": { "prompt_name": "Picture", "model_version": ["mock/gpt-image-1"] },
+    });
+    let tool = Document::from_text(text.to_string()).tool.unwrap();
+    let conversation = llmtool_runtime::Conversation {
+        id: "01jqpicture".into(),
+        tool,
+        provider: "mock".into(),
+        model: "gpt-image-1".into(),
+        exchanges: vec![llmtool_runtime::Exchange {
+            turn: 1,
+            asked: "A picture of a cat".into(),
+            answer: "pictures/image-1.png".into(),
+        }],
+        turns: 1,
+        placeholders: std::collections::BTreeMap::new(),
+        dlp: None,
+    };
+    let overrides = llmtool_runtime::ParamOverrides::default();
+    let error = runtime.follow_up(&conversation, "Now in blue".into(), overrides).unwrap_err();
+    assert!(error.to_string().contains("`Picture` makes pictures"), "{error}");
+}
