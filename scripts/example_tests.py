@@ -79,6 +79,12 @@ def agree(label, report, suites):
     check(f"{label}: the JUnit XML has as many cases as the report", count == sum(len(s["cases"]) for s in suites))
 
 
+def is_image_tool(path):
+    """Whether the tool file at `path` asks for a picture (its expected output's type)."""
+    expected = json.load(open(path, encoding="utf-8")).get("metadata", {}).get("expected_output")
+    return isinstance(expected, dict) and expected.get("type") == "image"
+
+
 def main():
     subprocess.run(["cargo", "build", "-q", "-p", "llmtool"], cwd=ROOT, check=True)
     parser = python()
@@ -91,7 +97,7 @@ def main():
         tools = [os.path.join(d, f) for d, _, files in os.walk(examples) for f in files if f.endswith(".json") and not f.endswith(".tests.json")]
         # An image tool makes pictures, which the local model cannot; its runs are tested
         # against the mock's images API (crates/llmtool/tests/images.rs).
-        text_tools = [t for t in tools if json.load(open(t, encoding="utf-8")).get("metadata", {}).get("expected_output", {}).get("type") != "image"]
+        text_tools = [t for t in tools if not is_image_tool(t)]
         check("every example text tool has a test file", len(report) == len(text_tools) == 9, f"{len(report)} test files, {len(text_tools)} text tools")
         check("every example case passes on the local model", result.returncode == 0 and all(c["pass"] for c in cases),
               result.stderr[-2000:] + "".join(f"\n  {c['name']}: {c['runs']}" for c in cases if not c["pass"]))
