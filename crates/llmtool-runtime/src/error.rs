@@ -34,7 +34,13 @@ pub enum RunError {
     NoPictureFolder,
     /// The pictures came but could not be saved.
     #[error("cannot save the pictures in `{}`: {error}", folder.display())]
-    SavePictures { folder: std::path::PathBuf, error: std::io::Error },
+    SavePictures {
+        folder: std::path::PathBuf,
+        error: std::io::Error,
+        /// The run's report, its pictures gone: they were paid for, so its record keeps its
+        /// usage and cost.
+        report: Box<llmtool_providers::run::RunReport>,
+    },
     /// The pictures are more than a server hands back in one answer.
     #[error(
         "the pictures take {} bytes, more than the {limit} a server hands back; run the tool with `llmtool run` to save them",

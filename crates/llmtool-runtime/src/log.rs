@@ -297,6 +297,10 @@ impl crate::Runtime {
                 let outcome = if report.error.is_some() { Outcome::Rejected } else { Outcome::Ok };
                 (Some(report), outcome, report.error.clone())
             }
+            // Its pictures were lost, but made and paid for: its usage and cost are kept.
+            Ended::Failed(why @ RunError::SavePictures { report, .. }) => {
+                (Some(&**report), Outcome::Failed, Some(why.to_string()))
+            }
             Ended::Failed(why) => (None, Outcome::Failed, Some(why.to_string())),
             Ended::Cancelled => (None, Outcome::Cancelled, None),
         };
@@ -330,17 +334,23 @@ impl crate::Runtime {
             repairs: report.map_or(0, |r| r.repairs),
             outcome,
             error: error.map(|e| redact(&e)),
-            answer: report.map(|r| match r.images.as_slice() {
-                // Pictures are kept as where they are and their hash, never their bytes.
-                [] => redact(r.output.as_ref().unwrap_or(&r.raw)),
-                images => images
-                    .iter()
-                    .map(|i| {
-                        let place = i.path.as_deref().map(|p| format!("{p} ")).unwrap_or_default();
-                        format!("{place}sha256:{} {}x{} {}", i.sha256, i.width, i.height, i.format)
-                    })
-                    .collect::<Vec<_>>()
-                    .join("\n"),
+            answer: report.filter(|_| outcome != Outcome::Failed).map(|r| {
+                match r.images.as_slice() {
+                    // Pictures are kept as where they are and their hash, never their bytes.
+                    [] => redact(r.output.as_ref().unwrap_or(&r.raw)),
+                    images => images
+                        .iter()
+                        .map(|i| {
+                            let place =
+                                i.path.as_deref().map(|p| format!("{p} ")).unwrap_or_default();
+                            format!(
+                                "{place}sha256:{} {}x{} {}",
+                                i.sha256, i.width, i.height, i.format
+                            )
+                        })
+                        .collect::<Vec<_>>()
+                        .join("\n"),
+                }
             }),
             redactions: report
                 .map(|r| r.redactions.iter().map(|(kind, n)| (kind.clone(), *n as u64)).collect())

@@ -58,7 +58,9 @@ pub(crate) fn settle(pictures: &Pictures, report: &mut RunReport) -> Result<(), 
         Pictures::Refused => return Err(RunError::NoPictureFolder),
         Pictures::Saved(folder) => save(folder, report).map_err(|error| {
             let (PictureFolder::Given(folder) | PictureFolder::FreshIn(folder)) = folder;
-            RunError::SavePictures { folder: folder.clone(), error }
+            report.pictures.clear();
+            let report = Box::new(report.clone());
+            RunError::SavePictures { folder: folder.clone(), error, report }
         })?,
         Pictures::Returned => {
             let bytes: u64 = report.pictures.iter().map(|p| p.bytes.len() as u64).sum();

@@ -349,3 +349,25 @@ async fn a_batch_saves_each_rows_pictures_and_writes_their_paths() {
     }
     assert_eq!(mock.requests().len(), 2);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn pictures_that_cannot_be_saved_fail_the_run_and_keep_its_cost() {
+    let mock = Mock::start(vec![answer()]).await;
+    let dir = setup(&mock);
+    // `--out` names a file: no folder can be made there.
+    let run = ["run", "picture.json", "--var", "subject=a cat", "--config", "config.toml"];
+    let out = llmtool(
+        dir.path(),
+        &[&run[..], &["--model", "mock/gpt-image-1", "--out", "config.toml"]].concat(),
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("cannot save the pictures"), "{}", text(&out.stderr));
+    let out = llmtool(dir.path(), &["logs", "--format", "json"]).await;
+    let logged: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let record = &logged.as_array().unwrap()[0];
+    assert_eq!(record["outcome"], "failed", "{record}");
+    let cost = record["cost_usd"].as_f64().unwrap();
+    assert!((cost - (12.0 * 5.0 + 272.0 * 40.0) / 1e6).abs() < 1e-12, "{record}");
+    assert_eq!(record["output_tokens"], 272, "{record}");
+}
