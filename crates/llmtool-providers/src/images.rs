@@ -161,17 +161,41 @@ fn gemini_ratio(size: ImageSize) -> (u32, u32) {
     GEMINI_RATIOS.into_iter().min_by(|a, b| distance(a).total_cmp(&distance(b))).unwrap_or((1, 1))
 }
 
+/// Whether `model` is of Gemini's 2.x image models, which take no resolution.
+fn is_gemini_2(model: &str) -> bool {
+    let name = model.rsplit('/').next().unwrap_or(model).to_ascii_lowercase();
+    name.starts_with("gemini-2")
+}
+
 fn gemini(endpoint: &Endpoint, request: &ImageRequest, warnings: &mut Vec<String>) -> HttpRequest {
     let mut config = serde_json::Map::new();
     config.insert("responseModalities".into(), json!(["IMAGE"]));
     if let Some(size) = request.spec.size {
         let (w, h) = gemini_ratio(size);
-        config.insert("imageConfig".into(), json!({ "aspectRatio": format!("{w}:{h}") }));
+        let mut image = json!({ "aspectRatio": format!("{w}:{h}") });
         if u64::from(size.width) * u64::from(h) != u64::from(size.height) * u64::from(w) {
             warnings.push(format!(
                 "size {size}: Gemini takes an aspect ratio, not a size; asked for {w}:{h}, the nearest it takes"
             ));
         }
+        // Gemini 3's image models take a resolution by the longer side's tier; the 2.x ones
+        // make about 1024 pixels a side whatever is asked.
+        let longer = size.width.max(size.height);
+        if is_gemini_2(&request.model) {
+            if longer > 1536 {
+                warnings.push(format!(
+                    "size {size}: {} makes pictures of about 1024 pixels a side",
+                    request.model
+                ));
+            }
+        } else {
+            image["imageSize"] = json!(match longer {
+                ..=1536 => "1K",
+                1537..=3072 => "2K",
+                _ => "4K",
+            });
+        }
+        config.insert("imageConfig".into(), image);
     }
     if let Some(count) = request.params.count.filter(|&n| n > 1) {
         warnings.push(format!(

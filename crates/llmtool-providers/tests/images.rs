@@ -117,6 +117,30 @@ fn gemini_is_asked_for_pictures_at_its_nearest_aspect_ratio() {
 }
 
 #[test]
+fn gemini_3_is_asked_for_the_resolution_of_the_longer_side() {
+    let build = |model: &str, width, height| {
+        let mut warnings = Vec::new();
+        let spec = ImageSpec { format: ImageFormat::Png, size: Some(ImageSize { width, height }) };
+        let http = images::build(
+            &endpoint("gemini", ApiKind::Gemini),
+            &request(model, spec, ImageParams::default()),
+            &mut warnings,
+        )
+        .unwrap();
+        (http.body["generationConfig"]["imageConfig"].clone(), warnings)
+    };
+    let (config, warnings) = build("gemini-3-pro-image-preview", 2048, 1152);
+    assert_eq!(config, json!({ "aspectRatio": "16:9", "imageSize": "2K" }));
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_eq!(build("gemini-3-pro-image-preview", 1024, 1024).0["imageSize"], "1K");
+    assert_eq!(build("models/gemini-3-pro-image-preview", 4096, 4096).0["imageSize"], "4K");
+    // The 2.x models take no resolution: a large size is said to be out of reach.
+    let (config, warnings) = build("gemini-2.5-flash-image", 2048, 2048);
+    assert_eq!(config, json!({ "aspectRatio": "1:1" }));
+    assert!(warnings.iter().any(|w| w.contains("about 1024 pixels")), "{warnings:?}");
+}
+
+#[test]
 fn apis_without_pictures_say_so() {
     let error = images::build(
         &endpoint("anthropic", ApiKind::Anthropic),
