@@ -337,10 +337,7 @@ impl Transport {
                 }
             };
         if !stream {
-            let body = match tokio::time::timeout(self.timeouts.idle, read_whole(response)).await {
-                Err(_) => return Err(ProviderError::Timeout(TimeoutKind::Idle)),
-                Ok(body) => body?,
-            };
+            let body = read_whole(response, self.timeouts.idle).await?;
             handle(decoder.response(&body)?, &mut usage, &mut finish);
             return Ok((usage, finish));
         }
@@ -387,11 +384,16 @@ pub const MAX_ERROR_BODY: usize = 16 * 1024;
 pub const MAX_WHOLE_BODY: usize = 256 << 20;
 
 /// A whole answer's body, refused past [`MAX_WHOLE_BODY`] bytes (a server cannot make llmtool
-/// hold more than that).
-async fn read_whole(response: reqwest::Response) -> Result<String, ProviderError> {
+/// hold more than that). A pause longer than `idle` between two pieces is a timeout; a large
+/// body that keeps coming takes as long as it takes, within the run's total timeout.
+async fn read_whole(response: reqwest::Response, idle: Duration) -> Result<String, ProviderError> {
     let mut body = Vec::new();
     let mut stream = response.bytes_stream();
-    while let Some(chunk) = stream.next().await {
+    loop {
+        let next = tokio::time::timeout(idle, stream.next()).await;
+        let Some(chunk) = next.map_err(|_| ProviderError::Timeout(TimeoutKind::Idle))? else {
+            break;
+        };
         let chunk = chunk.map_err(|error| ProviderError::Connection(connection_message(error)))?;
         if body.len() + chunk.len() > MAX_WHOLE_BODY {
             return Err(ProviderError::TooLarge { limit: MAX_WHOLE_BODY as u64 });

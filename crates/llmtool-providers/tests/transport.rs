@@ -371,3 +371,58 @@ fn endpoint_at(base_url: &str) -> Endpoint {
         vertex_path: None,
     }
 }
+
+/// A server that answers one request with a whole JSON `body` in four pieces, `gap` apart.
+async fn slow_server(body: String, gap: Duration) -> String {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        let Ok((mut socket, _)) = listener.accept().await else { return };
+        let mut request = Vec::new();
+        let mut buffer = [0; 4096];
+        // The request's head and its small JSON body arrive before the answer starts.
+        while !String::from_utf8_lossy(&request).contains("\"messages\"") {
+            let Ok(read) = socket.read(&mut buffer).await else { return };
+            if read == 0 {
+                return;
+            }
+            request.extend_from_slice(&buffer[..read]);
+        }
+        let head = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+            body.len()
+        );
+        let _ = socket.write_all(head.as_bytes()).await;
+        let quarter = body.len().div_ceil(4);
+        for piece in body.as_bytes().chunks(quarter) {
+            tokio::time::sleep(gap).await;
+            let _ = socket.write_all(piece).await;
+            let _ = socket.flush().await;
+        }
+        tokio::time::sleep(Duration::from_secs(2)).await;
+    });
+    url
+}
+
+#[tokio::test]
+async fn a_whole_answer_may_take_longer_than_the_idle_timeout_while_it_keeps_coming() {
+    let answer = serde_json::json!({
+        "choices": [{ "message": { "role": "assistant", "content": "Hello" }, "finish_reason": "stop" }],
+        "usage": { "prompt_tokens": 7, "completion_tokens": 2 }
+    })
+    .to_string();
+    let decoder = || -> Box<dyn Decoder> { Box::new(OpenAiDecoder::new("Mock", false)) };
+    // Four pieces 150 ms apart: 600 ms in all, twice the idle timeout of 300 ms.
+    let url = slow_server(answer.clone(), Duration::from_millis(150)).await;
+    let http = openai::build(&endpoint_at(&format!("{url}/v1")), &request(false), &mut Vec::new());
+    let mut text = String::new();
+    let result =
+        transport(0).send(&http, false, Delivery::Live, &decoder, &mut |t| text.push_str(t)).await;
+    assert_eq!(text, "Hello", "{result:?}");
+    // A pause longer than the idle timeout between two pieces is one.
+    let url = slow_server(answer, Duration::from_millis(500)).await;
+    let http = openai::build(&endpoint_at(&format!("{url}/v1")), &request(false), &mut Vec::new());
+    let result = transport(0).send(&http, false, Delivery::Live, &decoder, &mut |_| {}).await;
+    assert_eq!(result.unwrap_err(), ProviderError::Timeout(TimeoutKind::Idle));
+}
