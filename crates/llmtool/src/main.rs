@@ -7,6 +7,7 @@ mod documents;
 mod io;
 mod logging;
 mod outcome;
+mod preview;
 mod registry;
 mod secrets;
 mod settings;

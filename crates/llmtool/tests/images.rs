@@ -371,3 +371,64 @@ async fn pictures_that_cannot_be_saved_fail_the_run_and_keep_its_cost() {
     assert!((cost - (12.0 * 5.0 + 272.0 * 40.0) / 1e6).abs() < 1e-12, "{record}");
     assert_eq!(record["output_tokens"], 272, "{record}");
 }
+
+/// `llmtool ARGS` in a terminal (a pseudo-terminal) that says it is kitty: what it printed.
+fn in_kitty(dir: &Path, args: &[&str]) -> String {
+    use expectrl::Expect as _;
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_llmtool"));
+    command
+        .args(args)
+        .current_dir(dir)
+        .env("TERM", "xterm-kitty")
+        .env("KITTY_WINDOW_ID", "1")
+        .env("NO_COLOR", "1")
+        .env("XDG_CONFIG_HOME", "/nonexistent")
+        .env("LLMTOOL_DATA_DIR", dir.join("data"))
+        .env("MOCK_KEY", "sk-images-cli-3b8d")
+        .env_remove("LLMTOOL_PREVIEW")
+        .env_remove("LLMTOOL_MODEL")
+        .env_remove("LLMTOOL_CONFIG");
+    let mut session = expectrl::Session::spawn(command).unwrap();
+    session.set_expect_timeout(Some(std::time::Duration::from_secs(30)));
+    let ended = session.expect(expectrl::Eof).unwrap();
+    String::from_utf8_lossy(&[ended.before(), ended.as_bytes()].concat()).into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn in_a_kitty_terminal_the_picture_is_drawn_under_its_path() {
+    let mock = Mock::start(vec![answer(), answer()]).await;
+    let dir = setup(&mock);
+    let path = dir.path().to_owned();
+    let run = ["run", "picture.json", "--var", "subject=a cat", "--config", "config.toml"];
+    let args: Vec<&str> =
+        [&run[..], &["--model", "mock/gpt-image-1", "--out", "pictures"]].concat();
+    let shown = {
+        let (path, args) = (path.clone(), args.iter().map(|a| (*a).to_owned()).collect::<Vec<_>>());
+        tokio::task::spawn_blocking(move || {
+            in_kitty(&path, &args.iter().map(String::as_str).collect::<Vec<_>>())
+        })
+        .await
+        .unwrap()
+    };
+    assert!(shown.contains("pictures/image-1.png"), "{shown:?}");
+    let Some((_, drawn)) = shown.split_once("\x1b_Ga=T,f=100,c=40,") else {
+        panic!("no picture drawn: {shown:?}")
+    };
+    // The escape holds the saved file's bytes.
+    let data: String = drawn
+        .split("\x1b\\")
+        .filter_map(|piece| piece.split_once(';').map(|(_, data)| data.to_owned()))
+        .collect();
+    let saved = std::fs::read(path.join("pictures/image-1.png")).unwrap();
+    assert_eq!(base64::engine::general_purpose::STANDARD.decode(data.trim()).unwrap(), saved);
+
+    let mut quiet = args.clone();
+    quiet.push("--no-preview");
+    let quiet: Vec<String> = quiet.iter().map(|a| (*a).to_owned()).collect();
+    let shown = tokio::task::spawn_blocking(move || {
+        in_kitty(&path, &quiet.iter().map(String::as_str).collect::<Vec<_>>())
+    })
+    .await
+    .unwrap();
+    assert!(shown.contains("pictures/image-2.png") && !shown.contains("\x1b_G"), "{shown:?}");
+}

@@ -57,7 +57,11 @@ pub(crate) fn chat(args: &ChatArgs) -> anyhow::Result<Outcome> {
         "conversation {} on {}/{} (Ctrl-C stops an answer, Ctrl-D or /exit ends)",
         opening.conversation, target.endpoint.provider, target.model
     );
-    let printing = Printing { format: RunFormat::Text, usage: args.turn.usage };
+    let printing = Printing {
+        format: RunFormat::Text,
+        usage: args.turn.usage,
+        preview: !args.turn.no_preview,
+    };
     let options = RunOptions {
         max_repairs: args.max_repairs,
         raw: args.raw,

@@ -91,7 +91,7 @@ fn follow_up(
     let subject = conversation.subject("run", kept.tool_path.clone());
     let options =
         RunOptions { live: format == RunFormat::Text, ..RunOptions::streamed(!turn.no_stream) };
-    let printing = Printing { format, usage: turn.usage };
+    let printing = Printing { format, usage: turn.usage, preview: !turn.no_preview };
     Ok(take_turn(&tokio, &runtime, &request, options, &subject, printing)?.outcome)
 }
 

@@ -56,7 +56,8 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<Outcome> {
     // The local model is fetched and loaded before Ctrl-C is caught, so that Ctrl-C still
     // stops a download or a load at once.
     tokio.block_on(opening.runtime.prepare(&opening.request))?;
-    let printing = Printing { format: args.format, usage: args.turn.usage };
+    let printing =
+        Printing { format: args.format, usage: args.turn.usage, preview: !args.turn.no_preview };
     let subject = opening.subject("run");
     let end = take_turn(&tokio, &opening.runtime, &opening.request, options, &subject, printing)?;
     Ok(end.outcome)

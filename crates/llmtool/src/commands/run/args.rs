@@ -49,6 +49,11 @@ pub(crate) struct TurnArgs {
     /// Default: a new folder `images-DATE-TIME` in the current one.
     #[arg(long, value_name = "DIR")]
     pub(crate) out: Option<PathBuf>,
+    /// Do not draw an image tool's pictures in the terminal. They are drawn under their paths
+    /// in terminals that speak the kitty graphics protocol (kitty, `WezTerm`, Ghostty);
+    /// `LLMTOOL_PREVIEW=off` does the same, `LLMTOOL_PREVIEW=kitty` draws them anywhere.
+    #[arg(long)]
+    pub(crate) no_preview: bool,
 }
 
 /// Send a tool to a model and print the answer, with the tool's expected output enforced.

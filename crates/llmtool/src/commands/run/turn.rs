@@ -18,6 +18,9 @@ pub(crate) struct Printing {
     pub(crate) format: RunFormat,
     /// Tokens, cost and latency on standard error after the answer (`--usage`).
     pub(crate) usage: bool,
+    /// An image tool's pictures drawn under their paths, in a terminal that can
+    /// (`--no-preview` turns it off).
+    pub(crate) preview: bool,
 }
 
 /// How a turn ended: its outcome, and its report when the model answered.
@@ -110,6 +113,14 @@ pub(crate) fn take_turn(
                     text.push('\n');
                 }
                 io::write_stdout(text.as_bytes())?;
+            }
+            if printing.preview && io::stdout_is_terminal() && crate::preview::kitty_terminal() {
+                for image in report.images.iter().filter(|image| image.format == "png") {
+                    // A picture that cannot be read back is only not shown: it is saved.
+                    if let Some(png) = image.path.as_ref().and_then(|p| std::fs::read(p).ok()) {
+                        io::write_stdout(crate::preview::kitty(&png).as_bytes())?;
+                    }
+                }
             }
         }
     }
