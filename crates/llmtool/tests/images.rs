@@ -372,20 +372,23 @@ async fn pictures_that_cannot_be_saved_fail_the_run_and_keep_its_cost() {
     assert_eq!(record["output_tokens"], 272, "{record}");
 }
 
-/// `llmtool ARGS` in a terminal (a pseudo-terminal) that says it is kitty: what it printed.
-fn in_kitty(dir: &Path, args: &[&str]) -> String {
+/// `llmtool ARGS` in a terminal (a pseudo-terminal) that says it is kitty, or with `TERM`
+/// `term` when given: what it printed.
+fn in_terminal(dir: &Path, term: Option<&str>, args: &[&str]) -> String {
     use expectrl::Expect as _;
     let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_llmtool"));
     command
         .args(args)
         .current_dir(dir)
-        .env("TERM", "xterm-kitty")
-        .env("KITTY_WINDOW_ID", "1")
+        .env("TERM", term.unwrap_or("xterm-kitty"))
         .env("NO_COLOR", "1")
         .env("XDG_CONFIG_HOME", "/nonexistent")
         .env("LLMTOOL_DATA_DIR", dir.join("data"))
         .env("MOCK_KEY", "sk-images-cli-3b8d")
         .env_remove("LLMTOOL_PREVIEW")
+        .env_remove("KITTY_WINDOW_ID")
+        .env_remove("KONSOLE_VERSION")
+        .env_remove("TERM_PROGRAM")
         .env_remove("LLMTOOL_MODEL")
         .env_remove("LLMTOOL_CONFIG");
     let mut session = expectrl::Session::spawn(command).unwrap();
@@ -405,7 +408,7 @@ async fn in_a_kitty_terminal_the_picture_is_drawn_under_its_path() {
     let shown = {
         let (path, args) = (path.clone(), args.iter().map(|a| (*a).to_owned()).collect::<Vec<_>>());
         tokio::task::spawn_blocking(move || {
-            in_kitty(&path, &args.iter().map(String::as_str).collect::<Vec<_>>())
+            in_terminal(&path, None, &args.iter().map(String::as_str).collect::<Vec<_>>())
         })
         .await
         .unwrap()
@@ -426,9 +429,29 @@ async fn in_a_kitty_terminal_the_picture_is_drawn_under_its_path() {
     quiet.push("--no-preview");
     let quiet: Vec<String> = quiet.iter().map(|a| (*a).to_owned()).collect();
     let shown = tokio::task::spawn_blocking(move || {
-        in_kitty(&path, &quiet.iter().map(String::as_str).collect::<Vec<_>>())
+        in_terminal(&path, None, &quiet.iter().map(String::as_str).collect::<Vec<_>>())
     })
     .await
     .unwrap();
     assert!(shown.contains("pictures/image-2.png") && !shown.contains("\x1b_G"), "{shown:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn in_a_sixel_terminal_the_picture_is_drawn_in_sixels() {
+    let mock = Mock::start(vec![answer()]).await;
+    let dir = setup(&mock);
+    let path = dir.path().to_owned();
+    let shown = tokio::task::spawn_blocking(move || {
+        let run = ["run", "picture.json", "--var", "subject=a cat", "--config", "config.toml"];
+        let args = [&run[..], &["--model", "mock/gpt-image-1", "--out", "pictures"]].concat();
+        in_terminal(&path, Some("foot"), &args)
+    })
+    .await
+    .unwrap();
+    assert!(shown.contains("pictures/image-1.png"), "{shown:?}");
+    let Some((_, drawn)) = shown.split_once("\x1bP") else { panic!("no sixels: {shown:?}") };
+    let end = drawn.find("\x1b\\").unwrap_or_else(|| panic!("unterminated: {shown:?}"));
+    let sixels = format!("\x1bP{}\x1b\\", &drawn[..end]);
+    let image = icy_sixel::SixelImage::decode(sixels.as_bytes()).unwrap();
+    assert_eq!((image.width, image.height), (256, 192));
 }

@@ -50,8 +50,9 @@ pub(crate) struct TurnArgs {
     #[arg(long, value_name = "DIR")]
     pub(crate) out: Option<PathBuf>,
     /// Do not draw an image tool's pictures in the terminal. They are drawn under their paths
-    /// in terminals that speak the kitty graphics protocol (kitty, `WezTerm`, Ghostty);
-    /// `LLMTOOL_PREVIEW=off` does the same, `LLMTOOL_PREVIEW=kitty` draws them anywhere.
+    /// in terminals that speak the kitty graphics protocol (kitty, `WezTerm`, Ghostty) or draw
+    /// sixels (foot, mlterm, Konsole); `LLMTOOL_PREVIEW=off` does the same, and
+    /// `LLMTOOL_PREVIEW=kitty` or `=sixel` draws them in any terminal.
     #[arg(long)]
     pub(crate) no_preview: bool,
 }

@@ -114,11 +114,13 @@ pub(crate) fn take_turn(
                 }
                 io::write_stdout(text.as_bytes())?;
             }
-            if printing.preview && io::stdout_is_terminal() && crate::preview::kitty_terminal() {
+            let protocol = crate::preview::protocol().filter(|_| printing.preview);
+            if let Some(protocol) = protocol.filter(|_| io::stdout_is_terminal()) {
                 for image in report.images.iter().filter(|image| image.format == "png") {
                     // A picture that cannot be read back is only not shown: it is saved.
-                    if let Some(png) = image.path.as_ref().and_then(|p| std::fs::read(p).ok()) {
-                        io::write_stdout(crate::preview::kitty(&png).as_bytes())?;
+                    let png = image.path.as_ref().and_then(|p| std::fs::read(p).ok());
+                    if let Some(drawn) = png.and_then(|png| crate::preview::draw(protocol, &png)) {
+                        io::write_stdout(drawn.as_bytes())?;
                     }
                 }
             }
