@@ -222,12 +222,7 @@ def image_tool_over_stdio(python, work):
             result = subprocess.run([python, "-c", IMAGE_CLIENT, LLMTOOL, tool, config, data, mode], capture_output=True, text=True, timeout=300)
             checks += 1
             label = f"Python SDK calling the image generator, {mode}"
-            if result.returncode != 0:
-                failures.append(f"{label}: the client failed:\n{result.stderr[-3000:]}")
-                continue
-            problems = json.loads(result.stdout.strip().splitlines()[-1])
-            failures += [f"{label}: {p}" for p in problems]
-            log(f"{label}: {'ok' if not problems else f'{len(problems)} problem(s)'}")
+            failures += client_problems(label, result)
     finally:
         mock.terminate()
         mock.wait(timeout=10)
@@ -295,18 +290,23 @@ def registry_on_two_servers(python, work):
             result = subprocess.run([python, "-c", REGISTRY_CLIENT, f"{other_url}/mcp", token, mode, expected_name, json.dumps(publish)], capture_output=True, text=True, timeout=300, env=env)
             checks += 1
             label = f"Python SDK on two `llmtool serve` over PostgreSQL, {mode}"
-            if result.returncode != 0:
-                failures.append(f"{label}: the client failed:\n{result.stderr[-3000:]}")
-                continue
-            problems = json.loads(result.stdout.strip().splitlines()[-1])
-            failures += [f"{label}: {p}" for p in problems]
-            log(f"{label}: {'ok' if not problems else f'{len(problems)} problem(s)'}")
+            failures += client_problems(label, result)
     finally:
         for process in servers:
             process.terminate()
             process.wait(timeout=10)
         subprocess.run([psql(), server, "-qc", f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"], capture_output=True)
     return checks, failures
+
+
+def client_problems(label, result):
+    """What a client run found wrong: its own list (its last line of output), or that it
+    failed; logged under `label`."""
+    if result.returncode != 0:
+        return [f"{label}: the client failed:\n{result.stderr[-3000:]}"]
+    problems = json.loads(result.stdout.strip().splitlines()[-1])
+    log(f"{label}: {'ok' if not problems else f'{len(problems)} problem(s)'}")
+    return [f"{label}: {p}" for p in problems]
 
 
 def log(message):
@@ -404,12 +404,7 @@ def main():
                         server.wait(timeout=10)
                 checks += 1
                 label = f"Python SDK over {transport}, {mode}"
-                if result.returncode != 0:
-                    failures.append(f"{label}: the client failed:\n{result.stderr[-3000:]}")
-                    continue
-                problems = json.loads(result.stdout.strip().splitlines()[-1])
-                failures += [f"{label}: {p}" for p in problems]
-                log(f"{label}: {'ok' if not problems else f'{len(problems)} problem(s)'}")
+                failures += client_problems(label, result)
         more_checks, more_failures = registry_on_two_servers(python, work)
         checks += more_checks
         failures += more_failures

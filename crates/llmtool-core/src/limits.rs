@@ -22,18 +22,7 @@ pub enum ReadError {
 /// Everything `reader` gives, refusing more than `limit` bytes (without reading past the
 /// limit, so a device or an endless pipe is refused too).
 pub fn read_bounded(reader: impl Read, limit: u64) -> Result<Vec<u8>, ReadError> {
-    read_bounded_sized(reader, limit, 0)
-}
-
-/// [`read_bounded`] for input of about `expected` bytes (a file's size): the buffer is made
-/// that large at once, instead of growing by doubling to up to twice the input.
-pub fn read_bounded_sized(
-    reader: impl Read,
-    limit: u64,
-    expected: u64,
-) -> Result<Vec<u8>, ReadError> {
-    let capacity = usize::try_from(expected.min(limit)).unwrap_or(0);
-    let mut bytes = Vec::with_capacity(capacity.saturating_add(1));
+    let mut bytes = Vec::new();
     reader.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
     if bytes.len() as u64 > limit {
         return Err(ReadError::TooLarge { limit });
