@@ -18,7 +18,8 @@ step() { printf '\n==> %s\n' "$*"; }
 # target/ (the CI machine's disk once filled up with them).
 if [ "${CI:-}" = true ]; then export CARGO_INCREMENTAL=0; fi
 
-step "toolchain components"
+step "toolchain components (and the disk space the build has: a full disk fails it at a link)"
+df -h . | tail -n 1
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
 command -v cargo-nextest >/dev/null || cargo install --locked cargo-nextest
 
