@@ -52,10 +52,11 @@ impl ImageRequest {
     }
 }
 
-/// One picture, as received.
+/// One picture, as received. Its bytes are shared, not copied, by what keeps or hands it on
+/// (a server both stores it with the run and returns it).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Picture {
-    pub bytes: Vec<u8>,
+    pub bytes: bytes::Bytes,
     pub format: ImageFormat,
     pub size: ImageSize,
 }
@@ -379,7 +380,7 @@ fn picture(data: &str, media_type: Option<&str>) -> Result<Picture, ProviderErro
             format.name()
         )));
     }
-    Ok(Picture { bytes, format, size })
+    Ok(Picture { bytes: bytes.into(), format, size })
 }
 
 /// The format a picture's first bytes show.

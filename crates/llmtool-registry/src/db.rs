@@ -43,6 +43,8 @@ pub(crate) enum Arg {
     List(Vec<String>),
     /// A JSON document (`JSONB`; in SQLite, its text).
     Json(serde_json::Value),
+    /// Bytes kept as they are (`BYTEA`; in SQLite, a `BLOB`).
+    Bytes(Vec<u8>),
 }
 
 /// A statement and its values, `$1` first.
@@ -92,6 +94,7 @@ impl Statement {
                 Arg::Words(words) => arguments.add(format!(" {} ", words.join(" "))),
                 Arg::List(items) => arguments.add(serde_json::Value::from(items).to_string()),
                 Arg::Json(value) => arguments.add(value.to_string()),
+                Arg::Bytes(value) => arguments.add(value),
             }
             .map_err(sqlx::Error::Encode)?;
         }
@@ -108,6 +111,7 @@ impl Statement {
                 Arg::Text(value) => arguments.add(value),
                 Arg::Words(items) | Arg::List(items) => arguments.add(items),
                 Arg::Json(value) => arguments.add(sqlx::types::Json(value)),
+                Arg::Bytes(value) => arguments.add(value),
             }
             .map_err(sqlx::Error::Encode)?;
         }
@@ -115,8 +119,8 @@ impl Statement {
     }
 }
 
-/// A row that reads the same from both backends: a tuple of integers, reals, text and
-/// booleans, or one of those alone as `(T,)`.
+/// A row that reads the same from both backends: a tuple of integers, reals, text,
+/// booleans and bytes, or one of those alone as `(T,)`.
 pub(crate) trait Decoded:
     for<'r> FromRow<'r, SqliteRow> + for<'r> FromRow<'r, PgRow> + Send + Unpin
 {
@@ -446,6 +450,12 @@ impl From<Option<&str>> for Arg {
 impl From<Option<String>> for Arg {
     fn from(value: Option<String>) -> Arg {
         Arg::Text(value)
+    }
+}
+
+impl From<&[u8]> for Arg {
+    fn from(value: &[u8]) -> Arg {
+        Arg::Bytes(value.to_vec())
     }
 }
 

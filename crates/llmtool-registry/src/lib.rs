@@ -17,6 +17,7 @@ mod health;
 mod model;
 mod people;
 pub mod people_csv;
+mod pictures;
 mod postgres;
 mod publication;
 mod reference;
@@ -27,6 +28,7 @@ mod sql_audit;
 mod sql_control;
 mod sql_conversation;
 mod sql_people;
+mod sql_pictures;
 mod sql_spend;
 mod sql_store;
 mod sqlite;
@@ -48,6 +50,7 @@ pub use people::{
     ALL, BUILT_IN_TAG, Member, MemberEdit, NewMember, People, SessionFor, SignIn, TOKENS_DOMAIN,
     Team, Workspace,
 };
+pub use pictures::{NewPicture, PictureInfo, PicturesKept, PicturesOf, RunPictures, StoredPicture};
 pub use publication::{
     MAX_DIAGNOSTICS, Publication, Rejection, content_hash, diagnostics_json, is_slug, slug_of,
 };

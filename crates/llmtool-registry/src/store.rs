@@ -106,7 +106,14 @@ pub enum StoreError {
 /// tool is hidden, not erased.
 #[async_trait]
 pub trait Store:
-    People + crate::Audit + crate::Control + crate::Spending + crate::Conversations + Send + Sync
+    People
+    + crate::Audit
+    + crate::Control
+    + crate::Spending
+    + crate::Conversations
+    + crate::RunPictures
+    + Send
+    + Sync
 {
     /// This store, recording every change made through it as `actor`'s (in the audit log, in
     /// the change's own transaction). A store opened afresh acts as [`crate::Actor::system`].

@@ -41,6 +41,8 @@ enum Kind {
     Words,
     /// `TEXT[]`; in SQLite, a JSON array.
     List,
+    /// `BYTEA`; in SQLite, a `BLOB` (canonically, their hex).
+    Bytes,
     /// Computed from other columns (the search's `tsvector`): not copied.
     Derived,
 }
@@ -170,6 +172,8 @@ async fn sqlite_schema(db: &Db) -> Result<Vec<Table>, StoreError> {
                     Kind::Int
                 } else if declared.contains("REAL") {
                     Kind::Real
+                } else if declared.contains("BLOB") {
+                    Kind::Bytes
                 } else {
                     Kind::Text
                 };
@@ -240,6 +244,7 @@ async fn postgres_schema(
             "boolean" => Kind::Bool,
             "jsonb" | "json" => Kind::Json,
             "tsvector" => Kind::Derived,
+            "bytea" => Kind::Bytes,
             "ARRAY" if WORDS.contains(&(table.as_str(), column.as_str())) => Kind::Words,
             "ARRAY" => Kind::List,
             _ => Kind::Text,
@@ -382,6 +387,7 @@ fn sqlite_values(row: &SqliteRow, kinds: &[Kind]) -> Result<Vec<Value>, StoreErr
                 Value::from(text.split_whitespace().collect::<Vec<_>>())
             }
             Kind::List => parsed(&row.try_get::<String, _>(index)?, row, index)?,
+            Kind::Bytes => Value::from(hex::encode(row.try_get::<Vec<u8>, _>(index)?)),
         };
         values.push(value);
     }
@@ -415,6 +421,7 @@ fn postgres_values(row: &PgRow, kinds: &[Kind]) -> Result<Vec<Value>, StoreError
             Kind::Text | Kind::Derived => Value::from(row.try_get::<String, _>(index)?),
             Kind::Json => sorted(row.try_get::<sqlx::types::JsonValue, _>(index)?),
             Kind::Words | Kind::List => Value::from(row.try_get::<Vec<String>, _>(index)?),
+            Kind::Bytes => Value::from(hex::encode(row.try_get::<Vec<u8>, _>(index)?)),
         };
         values.push(value);
     }
@@ -455,6 +462,9 @@ fn argument(value: Value, kind: Kind) -> Arg {
         (Kind::Json, value) => Arg::Json(value),
         (Kind::Words, value) => Arg::Words(text_list(value)),
         (Kind::List, value) => Arg::List(text_list(value)),
+        (Kind::Bytes, value) => {
+            Arg::Bytes(hex::decode(value.as_str().unwrap_or("")).unwrap_or_default())
+        }
         (Kind::Text | Kind::Derived, Value::String(text)) => Arg::Text(Some(text)),
         (Kind::Text | Kind::Derived, _) => Arg::Text(None),
     }
@@ -536,6 +546,7 @@ mod tests {
         assert_eq!(argument(Value::Null, Kind::Int), Arg::Int(None));
         assert_eq!(argument(Value::Null, Kind::Text), Arg::Text(None));
         assert_eq!(argument(Value::from(true), Kind::Bool), Arg::Bool(true));
+        assert_eq!(argument(Value::from("00ff"), Kind::Bytes), Arg::Bytes(vec![0, 255]));
         let object = serde_json::json!({"b": 1, "a": {"d": 2, "c": 3}});
         assert_eq!(sorted(object).to_string(), r#"{"a":{"c":3,"d":2},"b":1}"#);
     }

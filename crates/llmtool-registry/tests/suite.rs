@@ -860,6 +860,62 @@ async fn conversations(store: &dyn Store) {
     ));
 }
 
+/// A run's pictures are kept with it, read back by its conversation, and the oldest runs'
+/// pictures go, whole, once the library keeps more bytes of them than it may.
+async fn pictures_kept_with_their_runs(store: &dyn Store) {
+    use llmtool_registry::{NewPicture, PicturesOf};
+    let charge = Charge::default();
+    let mut ids = Vec::new();
+    for (n, conversation) in
+        ["01jqpictures0000000000000a", "01jqpictures0000000000000b"].iter().enumerate()
+    {
+        let record = llmtool_log::Record {
+            conversation: Some((*conversation).into()),
+            turn: Some(1),
+            ..run("painter", "gpt-image-1", Some(0.04), 20 + u8::try_from(n).unwrap())
+        };
+        ids.push(store.log_run("painter", 1, Some("ana"), &record, &charge, None).await.unwrap());
+    }
+    let (a, b) = (ids[0], ids[1]);
+    let bytes: Vec<u8> = (0..=255).collect();
+    let png = NewPicture { format: "png", width: 16, height: 8, data: &bytes };
+    let webp = NewPicture { format: "webp", width: 4, height: 4, data: &bytes[..100] };
+    let kept = store.keep_pictures(a, &[png, webp], 1000).await.unwrap();
+    assert_eq!((kept.kept, kept.runs_dropped), (2, 0));
+
+    let first = store.picture("01jqpictures0000000000000a", a, 1).await.unwrap().unwrap();
+    assert_eq!(first.data, bytes, "the bytes as they were");
+    let info = (first.info.format.as_str(), first.info.width, first.info.height, first.info.bytes);
+    assert_eq!(info, ("png", 16, 8, 256));
+    assert_eq!(first.info.sha256.len(), 64);
+    // Only through the run's own conversation, and only the positions it has.
+    assert!(store.picture("01jqpictures0000000000000b", a, 1).await.unwrap().is_none());
+    assert!(store.picture("01jqpictures0000000000000a", a, 3).await.unwrap().is_none());
+    let listed = store.pictures_of(PicturesOf::Conversation("01jqpictures0000000000000a")).await;
+    let listed: Vec<_> =
+        listed.unwrap().into_iter().map(|p| (p.run, p.position, p.format)).collect();
+    assert_eq!(listed, [(a, 1, "png".to_owned()), (a, 2, "webp".to_owned())]);
+
+    // 356 bytes kept; 256 more pass the limit of 500: the older run's pictures go, whole.
+    let kept = store.keep_pictures(b, &[png], 500).await.unwrap();
+    assert_eq!((kept.kept, kept.runs_dropped), (1, 1));
+    assert!(store.picture("01jqpictures0000000000000a", a, 1).await.unwrap().is_none());
+    let by_tool = store.pictures_of(PicturesOf::Tool { slug: "painter", limit: 20 }).await;
+    let by_tool: Vec<_> = by_tool.unwrap().into_iter().map(|p| (p.run, p.position)).collect();
+    assert_eq!(by_tool, [(b, 1)]);
+    // Pictures larger than the limit on their own are not kept at all; the run stays.
+    let kept = store.keep_pictures(a, &[png], 100).await.unwrap();
+    assert_eq!((kept.kept, kept.runs_dropped), (0, 1));
+    assert!(
+        store
+            .pictures_of(PicturesOf::Tool { slug: "painter", limit: 20 })
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(store.runs("painter", 10).await.unwrap().len(), 2);
+}
+
 /// A library just opened is ready: its migrations are this program's, its pool open.
 async fn healthy(store: &dyn Store) {
     let health = store.health().await.unwrap();
@@ -922,6 +978,7 @@ async fn suite(store: Arc<dyn Store>) {
     changes_and_current(store.as_ref()).await;
     runs_and_usage(store.as_ref()).await;
     conversations(store.as_ref()).await;
+    pictures_kept_with_their_runs(store.as_ref()).await;
     sessions_tags_and_kept_runs(store.as_ref()).await;
     members_and_teams(store.as_ref()).await;
     invites_single_sign_ons_and_the_workspace(store.as_ref()).await;
@@ -968,6 +1025,37 @@ async fn postgres() {
         sqlx::query(&newer).execute(&pool).await.unwrap();
     })
     .await;
+}
+
+/// A library moved to PostgreSQL and back keeps its runs' pictures, byte for byte.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pictures_move_between_the_backends_unchanged() {
+    use llmtool_registry::{NewPicture, PicturesOf, RunPictures as _};
+    let Some(database) = llmtool_testkit::postgres::database().await else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let sqlite = SqlStore::open_sqlite(&dir.path().join("library.db")).await.unwrap();
+    let record = llmtool_log::Record {
+        conversation: Some("01jqmoved00000000000000000".into()),
+        turn: Some(1),
+        ..run("painter", "gpt-image-1", Some(0.04), 20)
+    };
+    let id = sqlite.log_run("painter", 1, Some("ana"), &record, &Charge::default(), None).await;
+    let id = id.unwrap();
+    let bytes: Vec<u8> = (0..=255).rev().chain(0..=255).collect();
+    let picture = NewPicture { format: "png", width: 2, height: 2, data: &bytes };
+    sqlite.keep_pictures(id, &[picture], 1 << 20).await.unwrap();
+
+    let postgres = SqlStore::connect_postgres(&database.url).await.unwrap();
+    let moved = llmtool_registry::transfer::migrate(&sqlite, &postgres).await.unwrap();
+    assert_eq!(moved.tables["run_pictures"].rows, 1);
+    let there = postgres.picture("01jqmoved00000000000000000", id, 1).await.unwrap().unwrap();
+    assert_eq!(there.data, bytes);
+    let back = SqlStore::open_sqlite(&dir.path().join("back.db")).await.unwrap();
+    llmtool_registry::transfer::migrate(&postgres, &back).await.unwrap();
+    let home = back.pictures_of(PicturesOf::Conversation("01jqmoved00000000000000000")).await;
+    assert_eq!(home.unwrap()[0].sha256, there.info.sha256);
+    let (a, b) = llmtool_registry::transfer::compare(&sqlite, &back).await.unwrap();
+    assert_eq!(a, b);
 }
 
 /// Two servers on one database: what one writes, the other hears (`LISTEN`/`NOTIFY`).

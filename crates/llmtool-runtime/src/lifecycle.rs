@@ -14,6 +14,7 @@ use llmtool_log::Record;
 use llmtool_providers::ApiKind;
 use llmtool_providers::ProviderError;
 use llmtool_providers::backend::Backend;
+use llmtool_providers::images::Picture;
 use llmtool_providers::run::{RunOptions, RunReport, RunRequest};
 use tracing::Instrument as _;
 
@@ -38,14 +39,18 @@ pub type KeepAllFuture<'a> =
 pub struct ToKeep {
     pub subject: Subject,
     pub record: Record,
+    /// The pictures of an image tool's run that the runtime hands back
+    /// ([`crate::pictures::Pictures::Returned`]), for a keeper that stores them with the run
+    /// (a team server's library); the run log keeps only what the record says of them.
+    pub pictures: Vec<Picture>,
 }
 
 /// Where a runtime keeps the records of its runs: the run log in the data directory (the
 /// default), or a team server's library.
 pub trait RunKeeper: Send + Sync {
-    /// Keeps `record`, the record of a run of `subject`; its id, where the keeper numbers
-    /// runs, or why it is not kept.
-    fn keep<'a>(&'a self, subject: &'a Subject, record: &'a Record) -> KeepFuture<'a>;
+    /// Keeps `run` (its subject's record, and its pictures where the keeper stores them); its
+    /// id, where the keeper numbers runs, or why it is not kept.
+    fn keep<'a>(&'a self, run: &'a ToKeep) -> KeepFuture<'a>;
 
     /// Keeps `runs` together, in one write where the keeper can (the run log writes them in
     /// one transaction); by default one after the other.
@@ -53,7 +58,7 @@ pub trait RunKeeper: Send + Sync {
         Box::pin(async move {
             let mut kept = Vec::with_capacity(runs.len());
             for run in runs {
-                kept.push(self.keep(&run.subject, &run.record).await);
+                kept.push(self.keep(run).await);
             }
             kept
         })
@@ -166,8 +171,12 @@ impl Runtime {
         };
         let result = ran.instrument(span.clone()).await;
         crate::trace::record_run(&span, &result);
-        let to_keep =
+        let mut to_keep =
             subject.and_then(|subject| self.to_keep(subject, request, started, ended(&result)));
+        if let (Some(run), Ok(report)) = (&mut to_keep, &result) {
+            // Shared, not copied: the caller still gets them with the report.
+            run.pictures.clone_from(&report.pictures);
+        }
         (result, to_keep)
     }
 
@@ -267,6 +276,7 @@ impl Runtime {
         (policy != LogPolicy::Off).then(|| ToKeep {
             subject: subject.clone(),
             record: self.run_record(subject, request, started, ended, policy),
+            pictures: Vec::new(),
         })
     }
 

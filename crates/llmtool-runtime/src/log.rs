@@ -256,9 +256,9 @@ impl RunLogKeeper {
 }
 
 impl RunKeeper for RunLogKeeper {
-    fn keep<'a>(&'a self, _subject: &'a Subject, record: &'a Record) -> KeepFuture<'a> {
+    fn keep<'a>(&'a self, run: &'a ToKeep) -> KeepFuture<'a> {
         Box::pin(async move {
-            let kept = self.append_all([record.clone()]).await;
+            let kept = self.append_all([run.record.clone()]).await;
             kept.into_iter().next().unwrap_or_else(|| Err("the run log lost it".into()))
         })
     }

@@ -205,7 +205,7 @@ mod tests {
 
     fn picture(bytes: usize) -> Picture {
         let size = ImageSize { width: 3, height: 2 };
-        Picture { bytes: vec![7; bytes], format: ImageFormat::Webp, size }
+        Picture { bytes: vec![7; bytes].into(), format: ImageFormat::Webp, size }
     }
 
     #[test]

@@ -450,7 +450,7 @@ impl Runtime {
         let record = match subject.filter(|_| policy != LogPolicy::Off) {
             Some(subject) => {
                 let record = self.smart_record(subject, &ran, started, policy);
-                let to_keep = ToKeep { subject: subject.clone(), record };
+                let to_keep = ToKeep { subject: subject.clone(), record, pictures: Vec::new() };
                 let (record, problem) = self.keep_all(vec![to_keep]).await.pop().unzip();
                 if not_kept.is_none() {
                     not_kept = problem.flatten();

@@ -29,7 +29,8 @@ struct Kept {
 }
 
 impl RunKeeper for Kept {
-    fn keep<'a>(&'a self, subject: &'a Subject, record: &'a Record) -> KeepFuture<'a> {
+    fn keep<'a>(&'a self, run: &'a ToKeep) -> KeepFuture<'a> {
+        let (subject, record) = (&run.subject, &run.record);
         Box::pin(async move {
             if self.hanging {
                 std::future::pending::<()>().await;

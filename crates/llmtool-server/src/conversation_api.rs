@@ -15,7 +15,9 @@ use axum::routing::{get, post};
 use futures_util::Stream;
 use llmtool_core::output::{OutputFormat, OutputKind, OutputSpec};
 use llmtool_log::{Conversation as LogConversation, Record, Thread};
-use llmtool_registry::{ConversationInfo, KeptConversation, Reference, Role, Selector, owner_of};
+use llmtool_registry::{
+    ConversationInfo, KeptConversation, PicturesOf, Reference, Role, Selector, owner_of,
+};
 use llmtool_runtime::{Conversation, Subject, revealer};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -32,6 +34,7 @@ pub(crate) fn routes() -> Router<ServerState> {
         .route("/conversations/{id}/messages", post(message))
         .route("/conversations/{id}/share", post(share).delete(unshare))
         .route("/shared/{token}", get(shared))
+        .route("/conversations/{id}/pictures/{run}/{position}", get(crate::pictures_api::picture))
 }
 
 type Answer<T> = Result<T, Problem>;
@@ -65,6 +68,9 @@ pub(crate) struct TurnBody {
     output_tokens: Option<u64>,
     cost_usd: Option<f64>,
     latency_ms: Option<u64>,
+    /// An image tool's pictures, as kept with the run (for its owner and admins).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pictures: Vec<crate::pictures_api::PictureLink>,
 }
 
 /// A conversation and its turns.
@@ -103,7 +109,7 @@ pub(crate) struct ListParams {
 
 /// The conversation `id` if the caller may read it: its owner may, and with `admin_reads`
 /// an admin; anyone else is told it does not exist.
-async fn readable(
+pub(crate) async fn readable(
     state: &ServerState,
     caller: &Caller,
     id: &str,
@@ -112,9 +118,15 @@ async fn readable(
     caller.require_token(Role::Viewer)?;
     let missing = || Problem::from(llmtool_registry::StoreError::NoSuchConversation(id.into()));
     let kept = state.store.conversation(id).await?.ok_or_else(missing)?;
-    let owner = is_owner(caller, &kept);
-    let admin = admin_reads && caller.role.is_some_and(|role| role >= Role::Admin);
-    if owner || admin { Ok(kept) } else { Err(missing()) }
+    if may_read(caller, &kept.info.owner, admin_reads) { Ok(kept) } else { Err(missing()) }
+}
+
+/// Whether `caller` may read what a conversation owned by `owner` holds (its turns, its
+/// pictures): its owner may, and with `admin_reads` an admin. The one rule every route of a
+/// conversation's contents asks, the run history's pictures too.
+pub(crate) fn may_read(caller: &Caller, owner: &str, admin_reads: bool) -> bool {
+    let own = caller.name.is_some() && owner_of(&caller.member, caller.name.as_deref()) == owner;
+    own || (admin_reads && caller.role.is_some_and(|role| role >= Role::Admin))
 }
 
 /// The conversations the caller may read, newest first: their own, or (for an admin)
@@ -149,7 +161,9 @@ pub(crate) async fn show(
     let owner = is_owner(&caller, &kept);
     let pinned = Selector::Version(kept.info.version);
     let version = state.store.version(&kept.info.slug, &pinned).await?;
-    Ok(Json(transcript(kept, owner, &version.text)))
+    let pictures = state.store.pictures_of(PicturesOf::Conversation(&id)).await?;
+    let pictures = crate::pictures_api::links(pictures);
+    Ok(Json(transcript(kept, owner, &version.text, &pictures)))
 }
 
 /// Ask a follow-up in one of the caller's conversations: sent with the whole conversation to
@@ -196,12 +210,12 @@ pub(crate) async fn message(
         account: Some(prepared.account.clone()),
         ..conversation.subject(origin_of(&caller), Some(path))
     };
-    Ok(stream(prepared, subject, (turn, following), &info.slug, info.version))
+    Ok(stream(&state, prepared, subject, (turn, following), &info.slug, info.version))
 }
 
 /// Whether `caller` started `kept`.
 fn is_owner(caller: &Caller, kept: &KeptConversation) -> bool {
-    caller.name.is_some() && owner_of(&caller.member, caller.name.as_deref()) == kept.info.owner
+    may_read(caller, &kept.info.owner, false)
 }
 
 /// Share a conversation (the caller's own): a link to a read-only snapshot of the turns it
@@ -260,12 +274,17 @@ pub(crate) async fn shared(
     let version = crate::api::seen_version(&state, &caller, &kept.info.slug, &pinned)
         .await
         .map_err(|_| missing())?;
-    Ok(Json(transcript(kept, false, &version.text)))
+    Ok(Json(transcript(kept, false, &version.text, &[])))
 }
 
 /// The transcript of `kept` (a conversation of the tool `tool`, its version's text), with the
-/// hidden values put back when `owner` reads it.
-fn transcript(kept: KeptConversation, owner: bool, tool: &str) -> ConversationBody {
+/// hidden values put back when `owner` reads it, and each turn's `pictures` (of those given).
+fn transcript(
+    kept: KeptConversation,
+    owner: bool,
+    tool: &str,
+    pictures: &[crate::pictures_api::PictureLink],
+) -> ConversationBody {
     let reveal = revealer(&kept.thread.placeholders);
     let shown = |text: Option<String>| match text {
         Some(text) if owner => Some(reveal(&text)),
@@ -287,6 +306,7 @@ fn transcript(kept: KeptConversation, owner: bool, tool: &str) -> ConversationBo
             output_tokens: turn.output_tokens,
             cost_usd: turn.cost_usd,
             latency_ms: turn.latency_ms,
+            pictures: pictures.iter().filter(|p| Some(p.run) == turn.id).cloned().collect(),
         })
         .collect();
     let spec = llmtool_core::Document::from_text(tool.to_owned()).tool.as_ref().map(OutputSpec::of);

@@ -20,6 +20,7 @@ mod members;
 mod metrics;
 mod observe;
 mod operations;
+mod pictures_api;
 mod problem;
 mod run_api;
 mod runs;
@@ -50,6 +51,7 @@ pub use limit::RateLimiter;
 pub use mail::{Mail, MailError, Mailer};
 pub use mcp::McpOptions;
 pub use observe::REQUEST_ID;
+pub use pictures_api::DEFAULT_PICTURE_STORAGE;
 pub use problem::{OVER_BUDGET, Problem};
 pub use seed::{BUILT_IN, seed_built_ins};
 pub use sign_in::{SetupError, SignInSetup};
@@ -88,6 +90,8 @@ pub struct ServerState {
     streams: tokio_util::sync::CancellationToken,
     /// How long runs in flight may take to end once the server is stopping.
     grace: Duration,
+    /// The most bytes of image tools' pictures the library keeps with their runs.
+    picture_storage: u64,
 }
 
 impl ServerState {
@@ -109,6 +113,7 @@ impl ServerState {
             tracer: None,
             stopping: tokio_util::sync::CancellationToken::new(),
             streams: tokio_util::sync::CancellationToken::new(),
+            picture_storage: DEFAULT_PICTURE_STORAGE,
             grace: DEFAULT_GRACE,
         }
     }
@@ -206,12 +211,22 @@ impl ServerState {
         self
     }
 
+    /// Keeps at most `bytes` bytes of image tools' pictures with their runs (the newest; 0
+    /// keeps none). Set before [`ServerState::with_runtime`], whose runs keep them.
+    #[must_use]
+    pub fn with_picture_storage(mut self, bytes: u64) -> Self {
+        self.picture_storage = bytes;
+        self
+    }
+
     /// Runs tools (`POST /tools/{slug}/run`) with `runtime`, `limits.concurrent` at once and
-    /// `limits.queued` waiting, each run kept with its cost in the library's database.
+    /// `limits.queued` waiting, each run kept with its cost in the library's database (and an
+    /// image tool's pictures with it, as [`ServerState::with_picture_storage`] allows).
     #[must_use]
     pub fn with_runtime(mut self, runtime: llmtool_runtime::Runtime, limits: RunLimits) -> Self {
         let metrics = Arc::clone(&self.metrics);
-        self.runs = Some(Arc::new(Runs::new(runtime, Arc::clone(&self.store), metrics, limits)));
+        let keeping = runs::Keeping { metrics, picture_storage: self.picture_storage };
+        self.runs = Some(Arc::new(Runs::new(runtime, Arc::clone(&self.store), keeping, limits)));
         self
     }
 

@@ -54,6 +54,10 @@ pub(crate) struct RunBody {
 /// `answer` (as the caller saw it: with data-loss prevention's values back), `error`, the tokens, `cost_usd`, `latency_ms` and `id`. Running needs a token
 /// (any role), even where reading is public.
 ///
+/// An image tool's `answer` is a line for each picture (its size, format and SHA-256), and
+/// `done` adds `pictures`: each kept with the run (as many bytes as the server keeps) and
+/// where to fetch it, for the run's owner (`GET /conversations/{id}/pictures/{run}/{position}`).
+///
 /// A smart tool runs its code in the sandbox (on a server started with `--smart-tools`):
 /// `start` says `"kind": "smart"` (provider `sandbox`), its result comes as one `text` event,
 /// and `done` adds `printed`, `printed_dropped`, `line` (of `tool_code`, for a failure),
@@ -63,7 +67,7 @@ pub(crate) struct RunBody {
 #[utoipa::path(post, path = "/tools/{slug}/run", params(("slug" = String, Path, description = "The tool's slug"), VersionParams), security(("bearer" = [])),
     request_body = RunBody,
     responses((status = 200, description = "The run, as Server-Sent Events", content_type = "text/event-stream", body = String),
-        (status = 422, description = "A value is missing or not allowed, or no model can run the tool (or none the caller may use), or it is a smart tool this server does not run (no `--smart-tools`, or its requirements not fetched here), or an image tool (whose pictures only MCP's `tools/call` returns)", body = Problem), (status = 404, body = Problem),
+        (status = 422, description = "A value is missing or not allowed, or no model can run the tool (or none the caller may use), or it is a smart tool this server does not run (no `--smart-tools`, or its requirements not fetched here)", body = Problem), (status = 404, body = Problem),
         (status = 402, description = "A hard budget of the caller or their team would be passed: nothing was sent (type `urn:llmtool:problem:over-budget`, with `budget`)", body = Problem),
         (status = 503, description = "Too many runs are running and waiting; try again after `Retry-After`", body = Problem),
         (status = 401, description = "No token, or one the library does not know", body = Problem), (status = 403, description = "The token's role is too low", body = Problem)))]
@@ -82,12 +86,6 @@ pub(crate) async fn run(
     let Some(tool) = llmtool_core::Document::from_text(version.text).tool else {
         return Err(Problem::internal("a stored version does not read as a tool"));
     };
-    if tool.makes_images() {
-        // Nothing here keeps pictures yet: they would be paid for and lost.
-        return Err(Problem::unprocessable(
-            "this is an image tool: the run API and the studio do not keep pictures yet; run it over MCP (its pictures come back as image content) or with `llmtool run`",
-        ));
-    }
     if tool.kind() == ToolKind::Smart {
         let choice = Choice { model: body.model, provider: body.provider };
         let at = (slug.as_str(), version.version, version.tags.as_slice());
@@ -118,7 +116,7 @@ pub(crate) async fn run(
     let conversation = new_conversation_id();
     prepared.request.cache_key = Some(conversation.clone());
     let subject = prepared.runtime.first_turn(subject, &conversation, &tool);
-    Ok(stream(prepared, subject, turn, &slug, version.version))
+    Ok(stream(&state, prepared, subject, turn, &slug, version.version))
 }
 
 /// What ran a run through the API: the studio (a signed-in session, told by its CSRF token)
@@ -129,9 +127,11 @@ pub(crate) fn origin_of(caller: &Caller) -> &'static str {
 
 /// Runs `prepared`, a run of `subject` (of version `version` of `slug`), holding `held` (its
 /// turn, and what else must last as long as the run) until it ends, and streams it: `start` (the model, the conversation and its turn, the budgets' warnings
-/// and what the request dropped), `text` as the answer arrives, `done` with the run as kept.
-/// A client that goes away, or stops reading, cancels it.
+/// and what the request dropped), `text` as the answer arrives, `done` with the run as kept
+/// (and, for an image tool, its pictures as kept with it). A client that goes away, or stops
+/// reading, cancels it.
 pub(crate) fn stream<H: Send + 'static>(
+    state: &ServerState,
     prepared: Prepared,
     subject: Subject,
     held: H,
@@ -148,6 +148,7 @@ pub(crate) fn stream<H: Send + 'static>(
         "warnings": warnings, "notices": request.notices,
     });
     let slug = slug.to_owned();
+    let state = state.clone();
     let (events, received) = event_channel();
     tokio::spawn(
         async move {
@@ -180,6 +181,18 @@ pub(crate) fn stream<H: Send + 'static>(
             done["version"] = version.into();
             if let Ok(report) = &finished.result {
                 done["answer"] = shown_answer(report).into();
+            }
+            let kept =
+                finished.record.as_ref().and_then(|r| Some((r.conversation.as_ref()?, r.id?)));
+            if let (Some((conversation, id)), Ok(report)) = (kept, &finished.result)
+                && !report.images.is_empty()
+            {
+                match crate::pictures_api::of_run(&state, conversation, id).await {
+                    Ok(pictures) => {
+                        done["pictures"] = serde_json::to_value(pictures).unwrap_or_default()
+                    }
+                    Err(problem) => tracing::warn!("run {id}: its pictures: {}", problem.detail),
+                }
             }
             send_done(&events, &done).await;
         }

@@ -13,11 +13,12 @@ use axum::http::StatusCode;
 use llmtool_core::model::Tool;
 use llmtool_log::Record;
 use llmtool_mcp::RunLimits;
+use llmtool_providers::images::Picture;
 use llmtool_providers::run::{RunOptions, RunRequest};
-use llmtool_registry::{Charge, Integration, Reference, Role, Store};
+use llmtool_registry::{Charge, Integration, NewPicture, Reference, Role, Store};
 use llmtool_runtime::{
     Account, Choice, Conversation, KeepFuture, LogPolicy, ParamOverrides, RunError, RunKeeper,
-    Runtime, Subject,
+    Runtime, Subject, ToKeep,
 };
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
@@ -91,15 +92,16 @@ impl Drop for Following {
 }
 
 impl Runs {
-    /// Runs on `runtime`, each run kept in `store` with its cost (the API's and MCP's alike).
+    /// Runs on `runtime`, each run kept in `store` with its cost (the API's and MCP's alike),
+    /// as `keeping` says.
     pub(crate) fn new(
         runtime: Runtime,
         store: Arc<dyn Store>,
-        metrics: Arc<Metrics>,
+        keeping: Keeping,
         limits: RunLimits,
     ) -> Runs {
         let turns = Arc::new(Semaphore::new(limits.concurrent.max(1)));
-        let keeper = Arc::new(LibraryKeeper { store: Arc::clone(&store), metrics });
+        let keeper = Arc::new(LibraryKeeper { store: Arc::clone(&store), keeping });
         let runtime = runtime.keeping_runs_in(keeper, LogPolicy::On);
         Runs { runtime, limits, turns, waiting: AtomicUsize::new(0), store }
     }
@@ -360,11 +362,20 @@ impl Drop for Waiting<'_> {
     }
 }
 
+/// What keeping the server's runs counts and allows.
+pub(crate) struct Keeping {
+    pub(crate) metrics: Arc<Metrics>,
+    /// The most bytes of pictures the library keeps with runs.
+    pub(crate) picture_storage: u64,
+}
+
 /// Keeps the server's runs in the library's database, as runs of the version they ran, by the
-/// token that ran them, and counts them in the metrics.
+/// token that ran them, and counts them in the metrics. An image tool's pictures are kept with
+/// a run that starts a conversation (the API's and the studio's), for its owner to see again;
+/// an MCP client got them in its answer, and nothing of theirs is kept but the record.
 struct LibraryKeeper {
     store: Arc<dyn Store>,
-    metrics: Arc<Metrics>,
+    keeping: Keeping,
 }
 
 impl RunKeeper for LibraryKeeper {
@@ -373,20 +384,51 @@ impl RunKeeper for LibraryKeeper {
         std::time::Duration::from_secs(30)
     }
 
-    fn keep<'a>(&'a self, subject: &'a Subject, record: &'a Record) -> KeepFuture<'a> {
+    fn keep<'a>(&'a self, run: &'a ToKeep) -> KeepFuture<'a> {
+        let (subject, record) = (&run.subject, &run.record);
         Box::pin(async move {
             // The server names each tool it runs `registry:SLUG@VERSION`.
             let reference = subject.tool_path.as_deref().and_then(Reference::from_path).flatten();
             let version = reference.as_ref().and_then(Reference::version).unwrap_or(0);
             let slug = reference.map(|reference| reference.slug).unwrap_or_default();
-            self.metrics.run(&seen(&slug, record));
+            self.keeping.metrics.run(&seen(&slug, record));
             let account = subject.account.clone().unwrap_or_default();
             let charge = Charge { member: account.member, team: account.team };
             let by = subject.by.as_deref();
             let kept = self.store.log_run(&slug, version, by, record, &charge, account.reservation);
-            let kept = kept.await;
-            kept.map(Some).map_err(|error| format!("a run of {slug}: {error}"))
+            let id = kept.await.map_err(|error| format!("a run of {slug}: {error}"))?;
+            if record.conversation.is_some() && !run.pictures.is_empty() {
+                self.keep_pictures(id, &run.pictures).await;
+            }
+            Ok(Some(id))
         })
+    }
+}
+
+impl LibraryKeeper {
+    /// Keeps the run `id`'s pictures, as many bytes as the library allows. The run is kept
+    /// whatever becomes of them: a problem is a warning.
+    async fn keep_pictures(&self, id: i64, pictures: &[Picture]) {
+        let new: Vec<NewPicture<'_>> = pictures
+            .iter()
+            .map(|picture| NewPicture {
+                format: picture.format.name(),
+                width: picture.size.width,
+                height: picture.size.height,
+                data: &picture.bytes,
+            })
+            .collect();
+        match self.store.keep_pictures(id, &new, self.keeping.picture_storage).await {
+            Ok(kept) if kept.kept == 0 => tracing::warn!(
+                "run {id}: its pictures are larger than the library keeps (--picture-storage-mib)"
+            ),
+            Ok(kept) if kept.runs_dropped > 0 => tracing::info!(
+                "run {id}: {} older runs' pictures let go to keep its own",
+                kept.runs_dropped
+            ),
+            Ok(_) => {}
+            Err(error) => tracing::warn!("run {id}: its pictures are not kept: {error}"),
+        }
     }
 }
 

@@ -9,7 +9,7 @@ use axum::extract::{Path, Query, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse as _, Response};
 use llmtool_core::image;
-use llmtool_registry::{Role, Selector, TagCount};
+use llmtool_registry::{PicturesOf, Role, Selector, TagCount};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
@@ -216,6 +216,10 @@ pub(crate) struct RunSummary {
     latency_ms: Option<u64>,
     /// `ok`, `rejected`, `failed` or `cancelled`.
     outcome: String,
+    /// An image tool's pictures as kept with the run, shown to whoever may read the run's
+    /// conversation (its owner, or an admin); nobody else learns of them here.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pictures: Vec<crate::pictures_api::PictureLink>,
 }
 
 /// The runs of a tool made through this library, newest first.
@@ -229,10 +233,21 @@ pub(crate) async fn runs(
 ) -> Result<Json<Vec<RunSummary>>, Problem> {
     caller.require_token(Role::Viewer)?;
     crate::api::seen_version(&state, &caller, &slug, &Selector::Latest).await?;
-    let kept = state.store.runs(&slug, params.limit.unwrap_or(20)).await?;
+    let limit = params.limit.unwrap_or(20);
+    let kept = state.store.runs(&slug, limit).await?;
+    let pictures = state.store.pictures_of(PicturesOf::Tool { slug: &slug, limit }).await?;
+    let seen = pictures
+        .into_iter()
+        .filter(|picture| crate::conversation_api::may_read(&caller, &picture.owner, true));
+    let pictures = crate::pictures_api::links(seen.collect());
     Ok(Json(
         kept.into_iter()
             .map(|run| RunSummary {
+                pictures: pictures
+                    .iter()
+                    .filter(|p| Some(p.run) == run.record.id)
+                    .cloned()
+                    .collect(),
                 id: run.record.id,
                 started_at: run.record.started_at,
                 version: run.version,

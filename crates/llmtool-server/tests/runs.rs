@@ -8,6 +8,7 @@
 
 mod support;
 
+use llmtool_registry::{NewMember, Role};
 use llmtool_testkit::{End, Mock, Reply};
 use serde_json::{Value, json};
 use support::{Library, chunk, events, streamed_text};
@@ -260,13 +261,25 @@ async fn a_tools_dlp_policy_redacts_and_restores_the_stream_or_blocks_the_run() 
     assert_eq!(mock.requests().len(), 2, "a blocked run sends nothing");
 }
 
+/// A member with a token of theirs, on the library of `library`.
+async fn member_token(library: &Library, email: &str, role: Role, teams: &[&str]) -> String {
+    let store = &library.state.store;
+    let teams = teams.iter().map(|team| (*team).to_owned()).collect();
+    let member = NewMember { email: email.into(), name: email.into(), role, teams };
+    store.add_members(&[member]).await.unwrap();
+    let token = llmtool_server::new_token();
+    let hash = llmtool_server::token_hash(&token);
+    store.create_token(email, role, &hash, Some(email)).await.unwrap();
+    token
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_image_tool_is_refused_by_the_run_api_before_anything_is_sent() {
+async fn an_image_tools_pictures_are_kept_with_its_run_for_its_owner_alone() {
     use base64::Engine as _;
     let picture = llmtool_testkit::pictures::png(64, 48);
     let answer = json!({"data": [{"b64_json": base64::engine::general_purpose::STANDARD.encode(&picture)}],
         "usage": {"input_tokens": 10, "output_tokens": 100}});
-    let mock = Mock::start(vec![Reply::json(200, answer.to_string())]).await;
+    let mock = Mock::start(vec![Reply::json(200, answer.to_string()); 2]).await;
     let tool = json!({
         "model_prompt": "A picture of {{subject}}.",
         "metadata": {"prompt_name": "Picture", "model_version": ["mock/gpt-image-1"],
@@ -277,30 +290,99 @@ async fn an_image_tool_is_refused_by_the_run_api_before_anything_is_sent() {
         pictures: llmtool_runtime::pictures::Pictures::Returned,
         ..llmtool_runtime::RuntimeOptions::default()
     };
-    let library = Library::start_with(&mock, &[("picture", tool)], options, &[]).await;
-    let refused = reqwest::Client::new()
-        .post(format!("{}/tools/picture/run", library.base))
-        .bearer_auth(&library.viewer)
+    let library =
+        Library::start_with(&mock, &[("picture", tool)], options, &[("picture", "design")]).await;
+    for team in ["design", "sales"] {
+        library.state.store.create_team(team).await.unwrap();
+    }
+    let ana = member_token(&library, "ana@example.org", Role::Viewer, &["design"]).await;
+    let bo = member_token(&library, "bo@example.org", Role::Viewer, &["design"]).await;
+    let cy = member_token(&library, "cy@example.org", Role::Editor, &["sales"]).await;
+    let dee = member_token(&library, "dee@example.org", Role::Admin, &[]).await;
+    let client = reqwest::Client::new();
+    let base = library.base.clone();
+
+    let ran = client
+        .post(format!("{base}/tools/picture/run"))
+        .bearer_auth(&ana)
         .json(&json!({"values": {"subject": "a lighthouse"}}))
         .send()
         .await
         .unwrap();
-    assert_eq!(refused.status(), 422);
-    assert!(refused.text().await.unwrap().contains("image tool"));
-    assert!(mock.requests().is_empty(), "nothing is sent for a refused run");
+    assert_eq!(ran.status(), 200);
+    let events = events(&ran.text().await.unwrap());
+    let done = &events.last().unwrap().1;
+    assert_eq!(done["outcome"], "ok", "{done}");
+    let kept = &done["pictures"][0];
+    let facts = (&kept["format"], &kept["width"], &kept["height"], &kept["bytes"]);
+    assert_eq!(facts, (&json!("png"), &json!(64), &json!(48), &json!(picture.len())));
+    assert_eq!(done["pictures"].as_array().unwrap().len(), 1);
+    let url = kept["url"].as_str().unwrap();
+    let conversation = done["conversation"].as_str().unwrap();
+    assert!(url.starts_with(&format!("/api/v1/conversations/{conversation}/pictures/")), "{url}");
+    let address = format!("{}{url}", base.trim_end_matches("/api/v1"));
+    let fetch = |token: Option<&str>| {
+        let request = client.get(&address);
+        match token {
+            Some(token) => request.bearer_auth(token.to_owned()),
+            None => request,
+        }
+    };
+
+    // Its owner gets the picture, as the image it is and nothing a browser could run.
+    let got = fetch(Some(&ana)).send().await.unwrap();
+    assert_eq!(got.status(), 200);
+    let header = |name: &str| got.headers()[name].to_str().unwrap().to_owned();
+    assert_eq!(header("content-type"), "image/png");
+    assert_eq!(header("x-content-type-options"), "nosniff");
+    assert_eq!(header("content-security-policy"), "default-src 'none'; sandbox");
+    assert_eq!(header("cache-control"), "private, no-cache");
+    let etag = header("etag");
+    assert_eq!(got.bytes().await.unwrap(), picture);
+    let again = fetch(Some(&ana)).header("if-none-match", &etag).send().await.unwrap();
+    assert_eq!(again.status(), 304);
+    assert!(again.bytes().await.unwrap().is_empty());
+    // An admin may read it; a teammate, another team's member and nobody may not.
+    assert_eq!(fetch(Some(&dee)).send().await.unwrap().status(), 200);
+    for (who, token) in [("a teammate", Some(&bo)), ("another team's member", Some(&cy))] {
+        let refused = fetch(token.map(String::as_str)).send().await.unwrap();
+        assert_eq!(refused.status(), 404, "{who}");
+        assert!(refused.text().await.unwrap().contains("no conversation"), "{who}");
+    }
+    assert_eq!(fetch(None).send().await.unwrap().status(), 401);
+    let elsewhere = address
+        .replace("/pictures/", "/pictures/9")
+        .replace(conversation, "01JQNOTHERE0000000000000000");
+    assert_eq!(client.get(&elsewhere).bearer_auth(&ana).send().await.unwrap().status(), 404);
+
+    // The transcript and the run history show it to its owner; the history, to nobody else.
+    let transcript = support::json_of(
+        client.get(format!("{base}/conversations/{conversation}")).bearer_auth(&ana),
+    )
+    .await;
+    assert_eq!(transcript["messages"][0]["pictures"][0]["url"], url);
+    let history = |token: &str| {
+        support::json_of(
+            client.get(format!("{base}/tools/picture/runs")).bearer_auth(token.to_owned()),
+        )
+    };
+    assert_eq!(history(&ana).await[0]["pictures"][0]["url"], url);
+    let teammates = history(&bo).await;
+    assert_eq!(teammates[0]["outcome"], "ok", "the teammate sees the run: {teammates}");
+    assert!(teammates[0].get("pictures").is_none(), "but not its pictures: {teammates}");
 
     // Over the server's MCP endpoint, the picture comes back as image content.
-    let url = library.base.replace("/api/v1", "/mcp");
-    let token = Some(library.viewer.as_str());
+    let mcp = library.base.replace("/api/v1", "/mcp");
+    let token = Some(ana.as_str());
     let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
-    let (_, _, session) = support::mcp_request(&url, token, None, &initialize).await;
+    let (_, _, session) = support::mcp_request(&mcp, token, None, &initialize).await;
     let session = session.unwrap();
     let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    support::mcp_request(&url, token, Some(&session), &initialized).await;
+    support::mcp_request(&mcp, token, Some(&session), &initialized).await;
     let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
         "params": {"name": "picture", "arguments": {"subject": "a lighthouse"}}});
-    let (_, answer, _) = support::mcp_request(&url, token, Some(&session), &call).await;
+    let (_, answer, _) = support::mcp_request(&mcp, token, Some(&session), &call).await;
     let content = &answer["result"]["content"][0];
     assert_eq!(
         (content["type"].as_str(), content["mimeType"].as_str()),
@@ -309,6 +391,11 @@ async fn an_image_tool_is_refused_by_the_run_api_before_anything_is_sent() {
     );
     let data = content["data"].as_str().unwrap();
     assert_eq!(base64::engine::general_purpose::STANDARD.decode(data).unwrap(), picture);
-    assert_eq!(mock.requests().len(), 1);
-    assert_eq!(mock.requests()[0].path, "/v1/images/generations");
+    assert_eq!(mock.requests().len(), 2);
+    assert!(mock.requests().iter().all(|request| request.path == "/v1/images/generations"));
+    // The MCP client got its picture: the library keeps its run, not the picture.
+    let runs = history(&dee).await;
+    assert_eq!(runs.as_array().unwrap().len(), 2);
+    assert!(runs[0].get("pictures").is_none(), "{runs}");
+    assert_eq!(runs[1]["pictures"][0]["url"], url);
 }

@@ -70,6 +70,7 @@ pub(crate) fn serve(args: &ServeArgs) -> anyhow::Result<Outcome> {
         .with_allowed_hosts(args.allowed_host.clone())
         .with_sign_in(sign_in_setup(args, providers.config.server.clone())?)
         .with_keyring(keyring(args.integration_keys.as_deref())?)
+        .with_picture_storage(args.picture_storage_mib.saturating_mul(1 << 20))
         .with_runtime(tool_runtime(args, providers)?, limits);
         let runner = state.library_runner().context("the server has no runtime")?;
         let http = HttpOptions {

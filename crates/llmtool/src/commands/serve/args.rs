@@ -83,6 +83,10 @@ pub(crate) struct ServeArgs {
     /// Tool runs that may wait; past that, a run is refused as busy.
     #[arg(long, default_value_t = 64, value_name = "N")]
     pub(crate) max_queued_runs: usize,
+    /// The most mebibytes of image tools' pictures the library keeps with their runs, for
+    /// the studio to show again: past that, the oldest runs' pictures go (0 keeps none).
+    #[arg(long, default_value_t = 1024, value_name = "MIB")]
+    pub(crate) picture_storage_mib: u64,
     /// Answer requests naming this `Host` too (`name` or `name:port`; repeat for more): the
     /// name clients, a reverse proxy or a load balancer use. Other names than localhost and
     /// the server's own address are refused on every route (DNS rebinding).

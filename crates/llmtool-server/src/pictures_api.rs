@@ -1,0 +1,139 @@
+//! The pictures an image tool's runs made, kept with the runs (`llmtool serve
+//! --picture-storage-mib`): `GET /conversations/{id}/pictures/{run}/{position}` serves one to
+//! whoever may read the run's conversation (the conversations' one rule: its owner, or an
+//! admin), as exactly the image it is (its type read off its own first bytes when it was
+//! kept, never sniffed by the browser, never a page that could run anything); and
+//! [`PictureLink`]s say where each is, for the run's `done` event, a transcript's turn and the
+//! run history.
+
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, HeaderName, StatusCode, header};
+use axum::response::{IntoResponse as _, Response};
+use llmtool_registry::{PictureInfo, PicturesOf};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use crate::auth::Caller;
+use crate::{Problem, ServerState};
+
+/// How many bytes of pictures a library keeps unless its server says otherwise: 1 GiB.
+pub const DEFAULT_PICTURE_STORAGE: u64 = 1 << 30;
+
+/// A kept picture, and where to fetch it.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub(crate) struct PictureLink {
+    /// The API's address of the picture (`/api/v1/conversations/ID/pictures/RUN/POSITION`).
+    url: String,
+    /// The run that made it.
+    pub(crate) run: i64,
+    /// 1 for the run's first picture, then 2, 3, ...
+    position: u32,
+    /// `png`, `jpeg` or `webp`.
+    format: String,
+    width: u32,
+    height: u32,
+    bytes: u64,
+    sha256: String,
+}
+
+/// Where each of `pictures` is.
+pub(crate) fn links(pictures: Vec<PictureInfo>) -> Vec<PictureLink> {
+    pictures
+        .into_iter()
+        .map(|p| PictureLink {
+            url: format!(
+                "/api/v1/conversations/{}/pictures/{}/{}",
+                p.conversation, p.run, p.position
+            ),
+            run: p.run,
+            position: p.position,
+            format: p.format,
+            width: p.width,
+            height: p.height,
+            bytes: p.bytes,
+            sha256: p.sha256,
+        })
+        .collect()
+}
+
+/// The kept pictures of the run `run` of the conversation `conversation`, with where each is.
+pub(crate) async fn of_run(
+    state: &ServerState,
+    conversation: &str,
+    run: i64,
+) -> Result<Vec<PictureLink>, Problem> {
+    let all = state.store.pictures_of(PicturesOf::Conversation(conversation)).await?;
+    Ok(links(all.into_iter().filter(|p| p.run == run).collect()))
+}
+
+/// The media type a kept picture is served as; `None` for a format no run keeps.
+fn media_type(format: &str) -> Option<&'static str> {
+    match format {
+        "png" => Some("image/png"),
+        "jpeg" => Some("image/jpeg"),
+        "webp" => Some("image/webp"),
+        _ => None,
+    }
+}
+
+/// A picture an image tool's run made, kept with the run: for whoever may read its
+/// conversation (its owner, or an admin); anyone else is told there is none. Served as the
+/// image it is, never to be sniffed or run as a page; `ETag` is its SHA-256 (`If-None-Match`
+/// gets a 304).
+#[utoipa::path(get, path = "/conversations/{id}/pictures/{run}/{position}",
+    params(("id" = String, Path, description = "The conversation's id"), ("run" = i64, Path, description = "The run's number"), ("position" = u32, Path, description = "1 for the run's first picture")),
+    security(("bearer" = [])),
+    responses((status = 200, description = "The picture", content_type = "image/*", body = Vec<u8>), (status = 304, description = "The picture is the one the client has"),
+        (status = 404, description = "No such conversation or picture, not the caller's, or no longer kept (the library keeps the newest pictures up to its limit)", body = Problem),
+        (status = 401, description = "No token, or one the library does not know", body = Problem)))]
+pub(crate) async fn picture(
+    State(state): State<ServerState>,
+    caller: Caller,
+    Path((id, run, position)): Path<(String, i64, u32)>,
+    headers: HeaderMap,
+) -> Result<Response, Problem> {
+    crate::conversation_api::readable(&state, &caller, &id, true).await?;
+    let gone = || {
+        Problem::new(
+            StatusCode::NOT_FOUND,
+            "Not Found",
+            format!(
+                "run {run} of this conversation has no picture {position}, or it is no longer kept"
+            ),
+        )
+    };
+    let picture = state.store.picture(&id, run, position).await?.ok_or_else(gone)?;
+    let media_type = media_type(&picture.info.format)
+        .ok_or_else(|| Problem::internal("a kept picture is of no format the library serves"))?;
+    let etag = format!("\"{}\"", picture.info.sha256);
+    let private = [
+        // A picture may show what its prompt held: kept by nobody but the caller's browser,
+        // which asks again each time.
+        (header::CACHE_CONTROL, "private, no-cache"),
+        (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        (header::CONTENT_SECURITY_POLICY, "default-src 'none'; sandbox"),
+        (HeaderName::from_static("cross-origin-resource-policy"), "same-origin"),
+    ];
+    let unchanged = headers
+        .get(header::IF_NONE_MATCH)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.split(',').any(|tag| tag.trim() == etag));
+    if unchanged {
+        return Ok((StatusCode::NOT_MODIFIED, private, [(header::ETAG, etag)]).into_response());
+    }
+    let disposition = format!(
+        "inline; filename=\"picture-{run}-{position}.{}\"",
+        extension(&picture.info.format)
+    );
+    let described = [
+        (header::CONTENT_TYPE, media_type.to_owned()),
+        (header::ETAG, etag),
+        (header::CONTENT_DISPOSITION, disposition),
+    ];
+    Ok((private, described, picture.data).into_response())
+}
+
+/// The file name extension of a kept picture's format.
+fn extension(format: &str) -> &str {
+    if format == "jpeg" { "jpg" } else { format }
+}
