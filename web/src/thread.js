@@ -42,7 +42,36 @@ export function answerView({ asMarkdown = true } = {}) {
       body.classList.remove("streaming");
       body.replaceChildren(asMarkdown ? markdown(text) : el("pre", {}, text));
     },
+    /** An image tool's pictures, above the lines that describe them. */
+    showPictures(pictures) {
+      if (pictures?.length) element.insertBefore(picturesView(pictures), body);
+    },
   };
+}
+
+/**
+ * An image tool's pictures as the library keeps them with the run (`done.pictures`, a turn's
+ * or a run's `pictures`): each shown at its own proportions, at most the column's width (or
+ * as a thumbnail), and linked to itself at full size.
+ */
+export function picturesView(pictures, { thumbnails = false } = {}) {
+  return el(
+    "div",
+    { class: thumbnails ? "pictures thumbnails" : "pictures" },
+    pictures.map((picture) =>
+      el(
+        "a",
+        { href: picture.url, target: "_blank", rel: "noopener", title: `Open picture ${picture.position} at full size` },
+        el("img", {
+          src: picture.url,
+          alt: `Picture ${picture.position} of run ${picture.run}: ${picture.width}×${picture.height} ${picture.format}`,
+          width: picture.width,
+          height: picture.height,
+          loading: "lazy",
+        }),
+      ),
+    ),
+  );
 }
 
 /** A follow-up as asked, shown as the text it is. */
@@ -52,9 +81,10 @@ function askedView(text) {
 
 /**
  * The follow-ups of conversation `id` under its first answer, in `into`: the turns asked
- * here, a box to ask the next, and a button that makes a share link.
+ * here, a box to ask the next (unless not `askable`: an image tool's run has no follow-ups),
+ * and a button that makes a share link.
  */
-export function followUps(into, id) {
+export function followUps(into, id, { askable = true } = {}) {
   const turns = el("div", { class: "turns" });
   const box = el("textarea", { id: "follow-up", rows: 2, required: true });
   const ask = el("button", { type: "submit" }, "Ask");
@@ -79,7 +109,7 @@ export function followUps(into, id) {
   );
   const shared = el("p", { class: "share-link" });
   const share = el("button", { type: "button", onclick: () => makeLink(id, shared) }, "Share");
-  into.append(el("section", { class: "thread", "aria-label": "Follow-ups" }, turns, form, el("div", { class: "share" }, share, shared)));
+  into.append(el("section", { class: "thread", "aria-label": "Follow-ups" }, turns, askable ? form : null, el("div", { class: "share" }, share, shared)));
 }
 
 /** Asks `text` in conversation `id`, its turn added to `turns` as it streams. */
@@ -124,6 +154,7 @@ export function transcriptView(messages, firstAnswer = "markdown") {
   return messages.map((message) => {
     const answer = answerView({ asMarkdown: message.turn !== 1 || firstAnswer === "markdown" });
     answer.finish(message.answer ?? (message.error ? `(no answer: ${message.error})` : "(no answer)"));
+    answer.showPictures(message.pictures);
     answer.facts.replaceChildren(...factsOf(message));
     const asked = message.turn === 1 ? el("div", { class: "turn-asked" }, el("p", { class: "who-asked" }, "The prompt"), el("pre", { class: "prompt" }, message.asked ?? "")) : askedView(message.asked ?? "");
     return el("article", { class: "turn" }, asked, answer.element);

@@ -3,7 +3,7 @@
 // two or three models, and the runs kept with their cost.
 
 import { ApiError, api, canAct, dollars, el, header, path, runTool, say, session, slugOfPage, withCode } from "./common.js";
-import { answerView, factsOf, followUps } from "./thread.js";
+import { answerView, factsOf, followUps, picturesView } from "./thread.js";
 
 const slug = slugOfPage();
 const params = new URLSearchParams(location.search);
@@ -13,6 +13,8 @@ let fields = [];
 let models = [];
 /** Whether the tool's answers read as Markdown (text), or are shown as they are (code, data). */
 let answersInMarkdown = true;
+/** Whether the tool makes pictures (an image tool): its runs have no follow-ups. */
+let makesPictures = false;
 
 /** The form's values, as `render --vars` takes them. */
 function values() {
@@ -199,10 +201,11 @@ async function runInto(into, model, signal, thread = false) {
       if (name === "text") answer.append(data.text);
       if (name === "done") {
         answer.finish(data.answer);
+        answer.showPictures(data.pictures);
         if (data.printed) into.append(printedView(data.printed, data.printed_dropped));
         say(`The run on ${data.provider}/${data.model} ended: ${data.outcome}.`);
         answer.facts.replaceChildren(...factsOf(data, data.latency_ms ?? Math.round(performance.now() - started)));
-        if (thread && conversation && (data.outcome === "ok" || data.outcome === "rejected")) followUps(into, conversation);
+        if (thread && conversation && (data.outcome === "ok" || data.outcome === "rejected")) followUps(into, conversation, { askable: !makesPictures });
       }
     }, { signal, version });
   } catch (error) {
@@ -231,9 +234,10 @@ async function showRuns() {
     table.replaceChildren(el("caption", {}, "Sign in to see the runs."));
     return;
   }
+  const pictured = runs.some((run) => run.pictures?.length);
   table.replaceChildren(
     el("caption", {}, "Recent runs"),
-    el("thead", {}, el("tr", {}, ["When", "Version", "Model", "Outcome", "Tokens", "Cost", "Latency", "By"].map((h) => el("th", { scope: "col" }, h)))),
+    el("thead", {}, el("tr", {}, [...["When", "Version", "Model", "Outcome", "Tokens", "Cost", "Latency", "By"], ...(pictured ? ["Pictures"] : [])].map((h) => el("th", { scope: "col" }, h)))),
     el(
       "tbody",
       {},
@@ -249,6 +253,8 @@ async function showRuns() {
           el("td", {}, dollars(run.cost_usd)),
           el("td", {}, run.latency_ms === null ? "" : `${run.latency_ms} ms`),
           el("td", {}, run.run_by ?? ""),
+          // An image tool's pictures, to whoever may see them (who ran it, and admins).
+          pictured ? el("td", {}, run.pictures?.length ? picturesView(run.pictures, { thumbnails: true }) : "") : null,
         ),
       ),
     ),
@@ -300,6 +306,7 @@ async function main_() {
   const title = meta.prompt_name || meta.tool_name || slug;
   const kind = meta.expected_output?.type ?? "text";
   answersInMarkdown = kind === "text" && !["json", "xml", "csv"].includes(meta.expected_output?.format);
+  makesPictures = kind === "image";
   document.title = `${title} · llmtool studio`;
   models = await api("/models").catch(() => []);
   // The server gives the variables as llmtool reads them (canonical type names).

@@ -1,7 +1,8 @@
 // A conversation in the studio, in Chromium against a real `llmtool serve` on the scripted
 // mock provider: a run's answer becomes a thread, a follow-up streams under it, answers read
 // as Markdown with no HTML from the model ever parsed, copy buttons copy, and a share link
-// shows a read-only snapshot to another member (and nothing to a caller who is none).
+// shows a read-only snapshot to another member (and nothing to a caller who is none); an image
+// tool's picture shows in its answer, its run history and its snapshot, and to nobody else.
 //
 // Run by the test command after `cargo build`: node --test web/tests/
 // LLMTOOL_BLESS=1 writes the screenshot into docs/studio/ (else into target/studio/).
@@ -36,7 +37,9 @@ const cli = (...args) => runCli(llmtool, data, ...args);
 before(async () => {
   const [mockUrl] = await start(mockLlm, ["127.0.0.1:0"], { MOCK_LLM_ANSWER: ANSWER }, /http:\/\/127\.0\.0\.1:\d+/);
   const config = join(work, "config.toml");
-  writeFileSync(config, `[providers.mock]\napi = "openai"\nbase_url = "${mockUrl}/v1"\napi_key_env = "MOCK_KEY"\n\n[prices."mock/m"]\ninput = 1.0\noutput = 2.0\n`);
+  // `mock/gpt-image-1` is priced, so the model picker offers it: the built-in Image Generator
+  // runs on the mock's images API.
+  writeFileSync(config, `[providers.mock]\napi = "openai"\nbase_url = "${mockUrl}/v1"\napi_key_env = "MOCK_KEY"\n\n[prices."mock/m"]\ninput = 1.0\noutput = 2.0\n\n[prices."mock/gpt-image-1"]\ninput = 5.0\noutput = 40.0\n`);
   tokens.owner = cli("token", "create", "vic", "--role", "viewer");
   tokens.other = cli("token", "create", "wes", "--role", "viewer");
   const env = { LLMTOOL_DATA_DIR: data, LLMTOOL_NO_LOG: "1", MOCK_KEY: "mock-secret-key-5150" };
@@ -114,5 +117,41 @@ test("a run's answer becomes a thread: a follow-up streams under it as safe Mark
   await stranger.page.getByText("to read this conversation").waitFor();
   assert.equal(await stranger.page.locator(".turn").count(), 0);
   await stranger.context.close();
+  await context.close();
+});
+
+test("an image tool's picture shows in its answer, in the runs and in a shared snapshot, and is nobody else's", async () => {
+  const { page: opened, context, problems } = await page("owner");
+  await opened.goto(`${base}/t/image-generator`);
+  await opened.getByLabel(/^subject/).fill("a lighthouse in a storm");
+  await opened.getByLabel("Model", { exact: true }).selectOption("mock/gpt-image-1");
+  await opened.getByRole("button", { name: "Run" }).click();
+  await opened.locator("#output .outcome.ok").waitFor({ timeout: 30_000 });
+  const picture = opened.locator("#output .pictures img").first();
+  await opened.waitForFunction(() => document.querySelector("#output .pictures img")?.naturalWidth > 0);
+  assert.deepEqual(await picture.evaluate((img) => [img.naturalWidth, img.naturalHeight]), [1024, 1024]);
+  assert.match(await picture.getAttribute("alt"), /1024×1024 png/);
+  assert.match(await opened.locator("#output .answer").first().textContent(), /1024x1024 png sha256:[0-9a-f]{64}/);
+  assert.equal(await opened.getByLabel("Ask a follow-up").count(), 0, "an image tool's run has no follow-ups");
+  // The run history shows it too, as a thumbnail.
+  await opened.waitForFunction(() => document.querySelector("#runs .pictures img")?.naturalWidth === 1024);
+  const address = await picture.getAttribute("src");
+  assert.equal(await opened.locator("#runs .pictures img").first().getAttribute("src"), address);
+  await opened.screenshot({ path: join(screenshots, "image-tool.png"), fullPage: true });
+  await opened.getByRole("button", { name: "Share" }).click();
+  const link = await opened.getByLabel("Share link").inputValue();
+  assert.deepEqual(problems, []);
+
+  // Another member: the picture itself is not theirs; the snapshot shows it to them.
+  const other = await page("other", { bypassCSP: true });
+  const direct = await other.page.request.get(`${base}${address}`);
+  assert.equal(direct.status(), 404);
+  assert.equal((await (await context.request.get(`${base}${address}`)).body()).subarray(1, 4).toString(), "PNG");
+  await other.page.goto(link);
+  await other.page.waitForFunction(() => document.querySelector(".thread .pictures img")?.naturalWidth === 1024);
+  assert.notEqual(await other.page.locator(".thread .pictures img").getAttribute("src"), address);
+  assert.deepEqual(await violations(other.page, ".thread .pictures img"), []);
+  assert.deepEqual(other.problems, []);
+  await other.context.close();
   await context.close();
 });

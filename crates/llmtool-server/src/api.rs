@@ -427,7 +427,7 @@ async fn diff(
         crate::spend_api::spend, crate::spend_api::budgets, crate::spend_api::set_budget, crate::spend_api::remove_budget,
         crate::conversation_api::list, crate::conversation_api::show, crate::conversation_api::message,
         crate::conversation_api::share, crate::conversation_api::unshare, crate::conversation_api::shared,
-        crate::pictures_api::picture,
+        crate::pictures_api::picture, crate::pictures_api::shared_picture,
         crate::documents_api::text),
     components(schemas(Page, Published, VersionBody, Rendered, VersionDiff, LabelBody, Problem, crate::run_api::RunBody, llmtool_log::Total,
         crate::studio_api::ModelChoice, crate::studio_api::FormattedText, crate::studio_api::RunSummary, llmtool_registry::TagCount, crate::session::SignIn, crate::session::InviteSignIn, crate::session::SignInMethods, llmtool_registry::wire::Signed,

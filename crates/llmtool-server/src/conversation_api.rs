@@ -35,6 +35,10 @@ pub(crate) fn routes() -> Router<ServerState> {
         .route("/conversations/{id}/share", post(share).delete(unshare))
         .route("/shared/{token}", get(shared))
         .route("/conversations/{id}/pictures/{run}/{position}", get(crate::pictures_api::picture))
+        .route(
+            "/shared/{token}/pictures/{run}/{position}",
+            get(crate::pictures_api::shared_picture),
+        )
 }
 
 type Answer<T> = Result<T, Problem>;
@@ -255,7 +259,7 @@ pub(crate) async fn unshare(
 }
 
 /// A shared conversation's snapshot, for a member who may see its tool: the turns it had when
-/// shared, the hidden values as their placeholders.
+/// shared (with their pictures), the hidden values as their placeholders.
 #[utoipa::path(get, path = "/shared/{token}", params(("token" = String, Path, description = "The share link's token")), security(("bearer" = [])),
     responses((status = 200, body = ConversationBody),
         (status = 404, description = "No such link, or its tool is not the caller's to see", body = Problem),
@@ -265,16 +269,29 @@ pub(crate) async fn shared(
     caller: Caller,
     Path(token): Path<String>,
 ) -> Answer<Json<ConversationBody>> {
+    let (kept, version) = snapshot(&state, &caller, &token).await?;
+    let pictures = state.store.pictures_of(PicturesOf::Conversation(&kept.info.id)).await?;
+    let pictures = crate::pictures_api::shared_links(&token, &kept, pictures);
+    Ok(Json(transcript(kept, false, &version.text, &pictures)))
+}
+
+/// The snapshot the share link `token` shows, with its tool's version, for a caller who may
+/// see the tool (the tools' one rule); anyone else is told there is no such link.
+pub(crate) async fn snapshot(
+    state: &ServerState,
+    caller: &Caller,
+    token: &str,
+) -> Answer<(KeptConversation, llmtool_registry::ToolVersion)> {
     caller.require_token(Role::Viewer)?;
     let missing =
         || Problem::new(StatusCode::NOT_FOUND, "Not Found", "no such shared conversation");
-    let kept = state.store.shared_conversation(&token_hash(&token)).await?.ok_or_else(missing)?;
+    let kept = state.store.shared_conversation(&token_hash(token)).await?.ok_or_else(missing)?;
     let pinned = Selector::Version(kept.info.version);
     // The one rule: a tool the caller does not see is not there, and neither is its snapshot.
-    let version = crate::api::seen_version(&state, &caller, &kept.info.slug, &pinned)
+    let version = crate::api::seen_version(state, caller, &kept.info.slug, &pinned)
         .await
         .map_err(|_| missing())?;
-    Ok(Json(transcript(kept, false, &version.text, &[])))
+    Ok((kept, version))
 }
 
 /// The transcript of `kept` (a conversation of the tool `tool`, its version's text), with the

@@ -1,7 +1,8 @@
 //! The pictures an image tool's runs made, kept with the runs (`llmtool serve
 //! --picture-storage-mib`): `GET /conversations/{id}/pictures/{run}/{position}` serves one to
 //! whoever may read the run's conversation (the conversations' one rule: its owner, or an
-//! admin), as exactly the image it is (its type read off its own first bytes when it was
+//! admin), and `GET /shared/{token}/pictures/{run}/{position}` to whoever may see a shared
+//! snapshot of it (the tools' one rule), as exactly the image it is (its type read off its own first bytes when it was
 //! kept, never sniffed by the browser, never a page that could run anything); and
 //! [`PictureLink`]s say where each is, for the run's `done` event, a transcript's turn and the
 //! run history.
@@ -9,7 +10,7 @@
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderName, StatusCode, header};
 use axum::response::{IntoResponse as _, Response};
-use llmtool_registry::{PictureInfo, PicturesOf};
+use llmtool_registry::{KeptConversation, PictureInfo, PicturesOf};
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -36,24 +37,46 @@ pub(crate) struct PictureLink {
     sha256: String,
 }
 
-/// Where each of `pictures` is.
+/// Where each of `pictures` is, for whoever may read its conversation.
 pub(crate) fn links(pictures: Vec<PictureInfo>) -> Vec<PictureLink> {
     pictures
         .into_iter()
-        .map(|p| PictureLink {
-            url: format!(
-                "/api/v1/conversations/{}/pictures/{}/{}",
-                p.conversation, p.run, p.position
-            ),
-            run: p.run,
-            position: p.position,
-            format: p.format,
-            width: p.width,
-            height: p.height,
-            bytes: p.bytes,
-            sha256: p.sha256,
+        .map(|p| {
+            let (conversation, run, position) = (&p.conversation, p.run, p.position);
+            link(format!("/api/v1/conversations/{conversation}/pictures/{run}/{position}"), p)
         })
         .collect()
+}
+
+/// Where each of `pictures` of the snapshot `kept` is, behind its share link `token`: those
+/// of the turns it shows, no later one's.
+pub(crate) fn shared_links(
+    token: &str,
+    kept: &KeptConversation,
+    pictures: Vec<PictureInfo>,
+) -> Vec<PictureLink> {
+    pictures
+        .into_iter()
+        .filter(|p| kept.turns.iter().any(|turn| turn.id == Some(p.run)))
+        .map(|p| {
+            let (run, position) = (p.run, p.position);
+            link(format!("/api/v1/shared/{token}/pictures/{run}/{position}"), p)
+        })
+        .collect()
+}
+
+/// The link to `p`, at `url`.
+fn link(url: String, p: PictureInfo) -> PictureLink {
+    PictureLink {
+        url,
+        run: p.run,
+        position: p.position,
+        format: p.format,
+        width: p.width,
+        height: p.height,
+        bytes: p.bytes,
+        sha256: p.sha256,
+    }
 }
 
 /// The kept pictures of the run `run` of the conversation `conversation`, with where each is.
@@ -93,16 +116,49 @@ pub(crate) async fn picture(
     headers: HeaderMap,
 ) -> Result<Response, Problem> {
     crate::conversation_api::readable(&state, &caller, &id, true).await?;
-    let gone = || {
-        Problem::new(
-            StatusCode::NOT_FOUND,
-            "Not Found",
-            format!(
-                "run {run} of this conversation has no picture {position}, or it is no longer kept"
-            ),
-        )
-    };
-    let picture = state.store.picture(&id, run, position).await?.ok_or_else(gone)?;
+    served(&state, &id, run, position, &headers).await
+}
+
+/// A picture of a shared snapshot, for whoever may see the snapshot (a member who may see its
+/// tool): only a picture of a turn it shows.
+#[utoipa::path(get, path = "/shared/{token}/pictures/{run}/{position}",
+    params(("token" = String, Path, description = "The share link's token"), ("run" = i64, Path, description = "The run's number"), ("position" = u32, Path, description = "1 for the run's first picture")),
+    security(("bearer" = [])),
+    responses((status = 200, description = "The picture", content_type = "image/*", body = Vec<u8>), (status = 304, description = "The picture is the one the client has"),
+        (status = 404, description = "No such link, its tool is not the caller's to see, the picture is not of a turn it shows, or it is no longer kept", body = Problem),
+        (status = 401, description = "No token, or one the library does not know", body = Problem)))]
+pub(crate) async fn shared_picture(
+    State(state): State<ServerState>,
+    caller: Caller,
+    Path((token, run, position)): Path<(String, i64, u32)>,
+    headers: HeaderMap,
+) -> Result<Response, Problem> {
+    let (kept, _) = crate::conversation_api::snapshot(&state, &caller, &token).await?;
+    if !kept.turns.iter().any(|turn| turn.id == Some(run)) {
+        return Err(gone(run, position));
+    }
+    served(&state, &kept.info.id, run, position, &headers).await
+}
+
+/// The problem of a picture that is not there.
+fn gone(run: i64, position: u32) -> Problem {
+    let detail = format!(
+        "run {run} of this conversation has no picture {position}, or it is no longer kept"
+    );
+    Problem::new(StatusCode::NOT_FOUND, "Not Found", detail)
+}
+
+/// Serves the picture at `position` of the run `run` of the conversation `id`, to a caller
+/// let through already.
+async fn served(
+    state: &ServerState,
+    id: &str,
+    run: i64,
+    position: u32,
+    headers: &HeaderMap,
+) -> Result<Response, Problem> {
+    let picture = state.store.picture(id, run, position).await?;
+    let picture = picture.ok_or_else(|| gone(run, position))?;
     let media_type = media_type(&picture.info.format)
         .ok_or_else(|| Problem::internal("a kept picture is of no format the library serves"))?;
     let etag = format!("\"{}\"", picture.info.sha256);

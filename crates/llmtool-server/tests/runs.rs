@@ -371,6 +371,25 @@ async fn an_image_tools_pictures_are_kept_with_its_run_for_its_owner_alone() {
     assert_eq!(teammates[0]["outcome"], "ok", "the teammate sees the run: {teammates}");
     assert!(teammates[0].get("pictures").is_none(), "but not its pictures: {teammates}");
 
+    // Shared, the snapshot shows its pictures to whoever may see the tool, and to nobody else.
+    let link = client.post(format!("{base}/conversations/{conversation}/share")).bearer_auth(&ana);
+    let link = support::json_of(link).await;
+    let snapshot = link["api"].as_str().unwrap().trim_start_matches("/api/v1").to_owned();
+    let shown = support::json_of(client.get(format!("{base}{snapshot}")).bearer_auth(&bo)).await;
+    let shared_url = shown["messages"][0]["pictures"][0]["url"].as_str().unwrap();
+    assert!(shared_url.starts_with("/api/v1/shared/"), "{shown}");
+    let shared_address = format!("{}{shared_url}", base.trim_end_matches("/api/v1"));
+    let got = client.get(&shared_address).bearer_auth(&bo).send().await.unwrap();
+    assert_eq!(got.status(), 200);
+    assert_eq!(got.headers()["content-type"], "image/png");
+    assert_eq!(got.bytes().await.unwrap(), picture);
+    let refused = client.get(&shared_address).bearer_auth(&cy).send().await.unwrap();
+    assert_eq!(refused.status(), 404, "another team's member does not see the tool");
+    let run = shown["messages"][0]["pictures"][0]["run"].as_i64().unwrap();
+    let other_run = shared_address.replace(&format!("/{run}/1"), &format!("/{}/1", run + 1000));
+    let refused = client.get(&other_run).bearer_auth(&bo).send().await.unwrap();
+    assert_eq!(refused.status(), 404, "a run the snapshot does not show: {other_run}");
+
     // Over the server's MCP endpoint, the picture comes back as image content.
     let mcp = library.base.replace("/api/v1", "/mcp");
     let token = Some(ana.as_str());
