@@ -3,8 +3,10 @@
 LiteLLM publishes: `model_prices_and_context_window_backup.json`, inside the `litellm-core`
 wheel on PyPI (MIT licence). Downloads the wheel with pip (no install), keeps the models that
 answer prompts (modes chat, completion and responses) that have an input and an output price,
-and writes their prices per token class (and their longest answer and longest prompt, in
-tokens), with the source's version and today's date.
+and the image models (mode image_generation) that have an input price and a price of their
+pictures (per picture token or per picture), and writes their prices per token class (and
+their longest answer and longest prompt, in tokens), with the source's version and today's
+date.
 
     python3 scripts/refresh_prices.py            # the newest litellm-core
     python3 scripts/refresh_prices.py 1.106.4    # a given version
@@ -18,6 +20,8 @@ OUT = os.path.join(ROOT, "crates", "llmtool-providers", "data", "prices.json")
 PACKAGE = "litellm-core"
 INNER = "litellm/model_prices_and_context_window_backup.json"
 MODES = {"chat", "completion", "responses"}
+# Image models: their output tokens are their pictures' (GPT image models, Gemini's).
+IMAGE_MODE = "image_generation"
 # Our token classes, and LiteLLM's name for the price of each (US dollars per token).
 CLASSES = {
     "input": "input_cost_per_token",
@@ -27,6 +31,9 @@ CLASSES = {
     "reasoning": "output_cost_per_reasoning_token",
     "batch_input": "input_cost_per_token_batches",
     "batch_output": "output_cost_per_token_batches",
+    # An image model's picture tokens, and US dollars per picture (not per token).
+    "image_output": "output_cost_per_image_token",
+    "per_image": "output_cost_per_image",
 }
 
 
@@ -47,10 +54,18 @@ def download(version, into):
 def entries(source):
     kept = {}
     for key, entry in sorted(source.items()):
-        if not isinstance(entry, dict) or entry.get("mode") not in MODES:
+        if not isinstance(entry, dict) or entry.get("mode") not in MODES | {IMAGE_MODE}:
             continue
         prices = {ours: entry[theirs] for ours, theirs in CLASSES.items()
                   if isinstance(entry.get(theirs), (int, float)) and not isinstance(entry.get(theirs), bool)}
+        if entry.get("mode") == IMAGE_MODE:
+            # An image model with no text price bills its output as its pictures' tokens
+            # (or, counting none, by the picture).
+            if "output" not in prices and ("image_output" in prices or "per_image" in prices):
+                prices["output"] = prices.get("image_output", 0.0)
+        else:
+            prices.pop("image_output", None)
+            prices.pop("per_image", None)
         if "input" in prices and "output" in prices:
             kept[key] = {"provider": entry.get("litellm_provider", ""), **prices}
             # The longest answer, for the worst-case cost of a request with no `max_tokens`.

@@ -17,15 +17,25 @@ function money(amount) {
   return amount === null || amount === undefined ? "–" : `$${Number(amount).toLocaleString("en-US", { maximumFractionDigits: 4 })}`;
 }
 
+/** An image model's picture prices (per million picture tokens, and each), or a dash. */
+function pictures(price) {
+  const parts = [];
+  if (price?.image_output !== undefined && price?.image_output !== null) parts.push(`${money(price.image_output)}/M tokens`);
+  if (price?.per_image !== undefined && price?.per_image !== null) parts.push(`${money(price.per_image)} each`);
+  return parts.length ? parts.join(", ") : "–";
+}
+
 function row(line) {
   const set = line.override;
   const mine = set
     ? [
         [set.input, "in"],
         [set.output, "out"],
+        [set.image_output, "picture tokens"],
       ]
         .filter(([amount]) => amount !== null && amount !== undefined)
         .map(([amount, what]) => `${money(amount)} ${what}`)
+        .concat(set.per_image !== null && set.per_image !== undefined ? [`${money(set.per_image)} a picture`] : [])
         .concat(set.markup_percent !== null && set.markup_percent !== undefined ? [`+${set.markup_percent}%`] : [])
         .concat(set.note ? [`(${set.note})`] : [])
         .join(" ")
@@ -40,6 +50,7 @@ function row(line) {
     el("td", {}, line.shipped?.batch_input ? `${money(line.shipped.batch_input)} / ${money(line.shipped.batch_output)}` : "–"),
     el("td", { title: line.source || "" }, money(line.effective?.input)),
     el("td", { title: line.source || "" }, money(line.effective?.output)),
+    el("td", { title: line.source || "" }, pictures(line.effective)),
     el(
       "td",
       {},
@@ -76,6 +87,8 @@ document.getElementById("set").addEventListener("submit", async (event) => {
     input: number("set-input"),
     cached_input: number("set-cached"),
     output: number("set-output"),
+    image_output: number("set-image-output"),
+    per_image: number("set-per-image"),
     markup_percent: number("set-markup"),
     note: document.getElementById("set-note").value.trim() || null,
   };

@@ -159,6 +159,14 @@ test("an admin sets up an integration, prices and a budget; a viewer's run is ch
   await page.getByLabel("Note").fill("contract 7");
   await page.getByRole("button", { name: "Set", exact: true }).click();
   await page.locator('tr[data-model="mock/m"]').filter({ hasText: "contract 7" }).waitFor();
+  // An image model the table does not know, priced by the picture.
+  await page.getByLabel("Model", { exact: true }).fill("mock/painter");
+  for (const label of ["Input", "Output", "Note"]) await page.getByLabel(label, { exact: true }).fill("");
+  await page.getByLabel("Per picture ($ each)").fill("0.04");
+  await page.getByRole("button", { name: "Set", exact: true }).click();
+  const painter = page.locator('tr[data-model="mock/painter"]');
+  await painter.filter({ hasText: "$0.04 a picture" }).waitFor();
+  assert.match(await painter.locator("td").nth(6).textContent(), /^\$0\.04 each$/);
   await page.screenshot({ path: join(screenshots, "prices.png"), fullPage: true });
   assert.deepEqual(await violations(page, "tr[data-model]"), []);
 

@@ -224,6 +224,11 @@ pub struct Price {
     pub max_input: Option<u64>,
     /// Added on top of this price, in percent (over the config's `markup_percent`).
     pub markup_percent: Option<f64>,
+    /// An image model's picture tokens, per million (else they are billed as `output`).
+    pub image_output: Option<f64>,
+    /// US dollars per picture (not per million): an image tool's run whose answer counts no
+    /// output tokens is billed by its pictures.
+    pub per_image: Option<f64>,
 }
 
 impl Price {
@@ -241,6 +246,8 @@ impl Price {
             batch_output: self.batch_output.map(per_token),
             max_output: None,
             max_input: self.max_input,
+            image_output: self.image_output.map(per_token),
+            per_image: self.per_image.map(|each| each * factor),
         }
     }
 }

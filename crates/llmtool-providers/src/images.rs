@@ -23,7 +23,6 @@ use crate::endpoint::{ApiKind, Endpoint};
 use crate::error::ProviderError;
 use crate::event::{Decoder, StreamEvent, Usage};
 use crate::http::HttpRequest;
-use crate::pricing::Billing;
 use crate::run::{RunReport, RunRequest};
 use crate::transport::Delivery;
 
@@ -434,7 +433,7 @@ pub(crate) async fn generate(
         model: run.target.model.clone(),
         provider: endpoint.provider.clone(),
         usage,
-        cost: run.cost(&usage, Billing::Standard),
+        cost: run.image_cost(&usage, answer.pictures.len()),
         price: run.price.clone(),
         latency_ms: crate::run::millis(started.elapsed()),
         time_to_first_token_ms: None,

@@ -183,6 +183,14 @@ impl RunRequest {
         Some(self.price.as_ref()?.price.cost(&usage.tokens()?, billing))
     }
 
+    /// What an image tool's run that made `pictures` pictures and reported `usage` costs
+    /// ([`crate::pricing::Price::image_cost`]); `None` when the model is unpriced, or neither
+    /// its tokens nor its pictures are.
+    pub(crate) fn image_cost(&self, usage: &Usage, pictures: usize) -> Option<f64> {
+        let pictures = u64::try_from(pictures).unwrap_or(u64::MAX);
+        self.price.as_ref()?.price.image_cost(usage.tokens().as_ref(), pictures)
+    }
+
     /// The first request of the run, as it will be sent (for `--dry-run`): an image tool's
     /// to the image API (an error where the API makes no pictures).
     pub fn first_request(

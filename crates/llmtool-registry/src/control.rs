@@ -60,6 +60,13 @@ pub struct PriceOverride {
     pub output: Option<f64>,
     pub batch_input: Option<f64>,
     pub batch_output: Option<f64>,
+    /// An image model's picture tokens, per million.
+    #[serde(default)]
+    pub image_output: Option<f64>,
+    /// US dollars per picture (not per million), for an image tool's run whose answer counts
+    /// no output tokens.
+    #[serde(default)]
+    pub per_image: Option<f64>,
     /// Added on top of the price, in percent (`15` for 15%).
     pub markup_percent: Option<f64>,
     /// Why: a contract's reference, say.
@@ -211,8 +218,15 @@ pub(crate) fn check_integration_name(name: &str) -> Result<(), StoreError> {
 /// Whether `price` is one: every price a finite amount of at least 0, the markup between -100%
 /// and 1000%, and `model` is `provider/model` or `*`.
 pub(crate) fn check_price(price: &PriceOverride) -> Result<(), StoreError> {
-    let amounts =
-        [price.input, price.cached_input, price.output, price.batch_input, price.batch_output];
+    let amounts = [
+        price.input,
+        price.cached_input,
+        price.output,
+        price.batch_input,
+        price.batch_output,
+        price.image_output,
+        price.per_image,
+    ];
     let amounts_ok = amounts.iter().flatten().all(|a| a.is_finite() && *a >= 0.0);
     let markup_ok =
         price.markup_percent.is_none_or(|m| m.is_finite() && (-100.0..=1000.0).contains(&m));
@@ -265,6 +279,8 @@ mod tests {
             output: None,
             batch_input: None,
             batch_output: None,
+            image_output: None,
+            per_image: None,
             markup_percent: markup,
             note: None,
             updated_at: String::new(),

@@ -34,10 +34,12 @@ type IntegrationRow = (
 const INTEGRATION_COLUMNS: &str = "name, api, base_url, sealed_key, key_hint, models, enabled, \
      created_at, updated_at, last_test";
 
-/// A price's columns: model, input, cached input, output, batch input, batch output, markup,
-/// note, updated at.
+/// A price's columns ([`PRICE_COLUMNS`]): model, input, cached input, output, batch input,
+/// batch output, picture tokens, per picture, markup, note, updated at.
 type PriceRow = (
     String,
+    Option<f64>,
+    Option<f64>,
     Option<f64>,
     Option<f64>,
     Option<f64>,
@@ -47,6 +49,9 @@ type PriceRow = (
     Option<String>,
     String,
 );
+
+const PRICE_COLUMNS: &str = "model, input, cached_input, output, batch_input, batch_output, \
+     image_output, per_image, markup_percent, note, updated_at";
 
 /// A budget's columns: scope, name, period, limit, warning share, hard, updated at.
 pub(crate) type BudgetRow = (String, String, String, f64, f64, bool, String);
@@ -200,8 +205,7 @@ impl Control for SqlStore {
     }
 
     async fn price_overrides(&self) -> Result<Vec<PriceOverride>, StoreError> {
-        let sql = "SELECT model, input, cached_input, output, batch_input, batch_output,
-                markup_percent, note, updated_at FROM prices ORDER BY model COLLATE \"C\"";
+        let sql = format!("SELECT {PRICE_COLUMNS} FROM prices ORDER BY model COLLATE \"C\"");
         let rows: Vec<PriceRow> = self.db.all(statement(sql)).await?;
         Ok(rows.into_iter().map(price).collect())
     }
@@ -212,11 +216,12 @@ impl Control for SqlStore {
         let before = price_in(&mut tx, &price_override.model).await?;
         let set = statement(
             "INSERT INTO prices (model, input, cached_input, output, batch_input, batch_output,
-                markup_percent, note, updated_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+                image_output, per_image, markup_percent, note, updated_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
              ON CONFLICT (model) DO UPDATE SET input = excluded.input,
                 cached_input = excluded.cached_input, output = excluded.output,
                 batch_input = excluded.batch_input, batch_output = excluded.batch_output,
+                image_output = excluded.image_output, per_image = excluded.per_image,
                 markup_percent = excluded.markup_percent, note = excluded.note,
                 updated_at = excluded.updated_at",
         )
@@ -226,6 +231,8 @@ impl Control for SqlStore {
         .bind(price_override.output)
         .bind(price_override.batch_input)
         .bind(price_override.batch_output)
+        .bind(price_override.image_output)
+        .bind(price_override.per_image)
         .bind(price_override.markup_percent)
         .bind(price_override.note.as_deref())
         .bind(now());
@@ -345,8 +352,7 @@ async fn integration_in(tx: &mut Tx, name: &str) -> Result<Option<Integration>, 
 }
 
 async fn price_in(tx: &mut Tx, model: &str) -> Result<Option<PriceOverride>, StoreError> {
-    let sql = "SELECT model, input, cached_input, output, batch_input, batch_output,
-            markup_percent, note, updated_at FROM prices WHERE model = $1";
+    let sql = format!("SELECT {PRICE_COLUMNS} FROM prices WHERE model = $1");
     Ok(tx.optional::<PriceRow>(statement(sql).bind(model)).await?.map(price))
 }
 
@@ -380,8 +386,9 @@ fn integration(row: IntegrationRow, teams: BTreeMap<String, Vec<String>>) -> Int
 }
 
 fn price(row: PriceRow) -> PriceOverride {
-    let (model, input, cached_input, output, batch_input, batch_output, markup, note, updated_at) =
-        row;
+    let (model, input, cached_input, output, batch_input, batch_output, image_output, per_image) =
+        (row.0, row.1, row.2, row.3, row.4, row.5, row.6, row.7);
+    let (markup, note, updated_at) = (row.8, row.9, row.10);
     PriceOverride {
         model,
         input,
@@ -389,6 +396,8 @@ fn price(row: PriceRow) -> PriceOverride {
         output,
         batch_input,
         batch_output,
+        image_output,
+        per_image,
         markup_percent: markup,
         note,
         updated_at,

@@ -136,6 +136,8 @@ async fn integrations_and_prices(store: &dyn Store) {
         output: Some(0.4),
         batch_input: None,
         batch_output: None,
+        image_output: None,
+        per_image: None,
         markup_percent: None,
         note: Some("contract 7".into()),
         updated_at: String::new(),
@@ -160,6 +162,22 @@ async fn integrations_and_prices(store: &dyn Store) {
     assert_eq!(prices[1].output, Some(0.3));
     let negative = PriceOverride { input: Some(-1.0), ..price.clone() };
     assert!(matches!(admin.set_price_override(&negative).await, Err(StoreError::BadPrice(_))));
+    // An image model's prices: by picture token and by picture, kept and read back.
+    let pictures = PriceOverride {
+        model: "openai/dall-e-3".into(),
+        input: None,
+        output: None,
+        image_output: Some(40.0),
+        per_image: Some(0.04),
+        ..price.clone()
+    };
+    admin.set_price_override(&pictures).await.unwrap();
+    let kept = store.price_overrides().await.unwrap();
+    let kept = kept.iter().find(|p| p.model == "openai/dall-e-3").unwrap();
+    assert_eq!((kept.image_output, kept.per_image), (Some(40.0), Some(0.04)));
+    let free_lunch = PriceOverride { per_image: Some(f64::NAN), ..pictures.clone() };
+    assert!(matches!(admin.set_price_override(&free_lunch).await, Err(StoreError::BadPrice(_))));
+    admin.remove_price_override("openai/dall-e-3").await.unwrap();
     admin.remove_price_override("*").await.unwrap();
     assert!(matches!(admin.remove_price_override("*").await, Err(StoreError::NoSuchPrice(_))));
 
@@ -186,6 +204,8 @@ async fn integrations_and_prices(store: &dyn Store) {
             "price.set",
             "price.set",
             "price.set",
+            "price.set",
+            "price.remove",
             "price.remove",
             "integration.remove"
         ]

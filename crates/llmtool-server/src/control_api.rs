@@ -408,7 +408,7 @@ pub(crate) struct PriceParams {
     model: String,
 }
 
-/// A price in US dollars per million tokens.
+/// A price in US dollars per million tokens (and, for an image model, per picture).
 #[derive(Debug, Clone, Copy, Serialize, ToSchema)]
 pub(crate) struct PerMillion {
     input: f64,
@@ -416,6 +416,13 @@ pub(crate) struct PerMillion {
     output: f64,
     batch_input: Option<f64>,
     batch_output: Option<f64>,
+    /// An image model's picture tokens.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    image_output: Option<f64>,
+    /// US dollars per picture (not per million): what an image tool's run whose answer counts
+    /// no output tokens is charged for each picture.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    per_image: Option<f64>,
 }
 
 impl PerMillion {
@@ -427,6 +434,8 @@ impl PerMillion {
             output: million(price.output),
             batch_input: price.batch_input.map(million),
             batch_output: price.batch_output.map(million),
+            image_output: price.image_output.map(million),
+            per_image: price.per_image.map(|each| (each * 1e6).round() / 1e6),
         }
     }
 }

@@ -105,6 +105,8 @@ pub(crate) fn providers(
                 batch_output: per_million(price.batch_output, shipped.batch_output),
                 max_input: shipped.max_input,
                 markup_percent: price.markup_percent,
+                image_output: per_million(price.image_output, shipped.image_output),
+                per_image: price.per_image.or(shipped.per_image),
             },
         );
     }
@@ -241,6 +243,8 @@ mod tests {
                 output: None,
                 batch_input: None,
                 batch_output: None,
+                image_output: None,
+                per_image: None,
                 markup_percent: None,
                 note: None,
                 updated_at: String::new(),
@@ -252,6 +256,8 @@ mod tests {
                 output: None,
                 batch_input: None,
                 batch_output: None,
+                image_output: None,
+                per_image: None,
                 markup_percent: Some(20.0),
                 note: None,
                 updated_at: String::new(),
@@ -264,5 +270,14 @@ mod tests {
         assert!((negotiated.output - shipped.output * 1.2).abs() < 1e-15);
         let other = table.lookup("openai", "gpt-4o").unwrap();
         assert!(other.source.ends_with("+ 20% markup"), "{}", other.source);
+        // An image model priced by the picture, where the table has no price for it.
+        let pictures = [PriceOverride {
+            model: "openai/dall-e-3".into(),
+            per_image: Some(0.04),
+            ..prices[0].clone()
+        }];
+        let (by_picture, _) = super::providers(&base, &[], &pictures, None);
+        let dall_e = by_picture.price_table().lookup("openai", "dall-e-3").unwrap().price;
+        assert_eq!(dall_e.per_image, Some(0.04));
     }
 }

@@ -70,6 +70,45 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
+/// An API that counts no tokens (DALL-E 3, many OpenAI-compatible servers) is charged by the
+/// picture, at the config's `per_image`, with the markup.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_model_priced_by_the_picture_is_charged_for_each_picture() {
+    let data = base64::engine::general_purpose::STANDARD.encode(png(256, 192));
+    let body = serde_json::json!({ "data": [{ "b64_json": data }, { "b64_json": data }] });
+    let mock = Mock::start(vec![Reply::json(200, body.to_string())]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let tool = TOOL.replace(r#""quality": "low""#, r#""quality": "low", "n": 2"#);
+    std::fs::write(dir.path().join("picture.json"), tool).unwrap();
+    let config = format!(
+        "[providers.mock]\napi = \"openai\"\nbase_url = \"{}/v1\"\napi_key_env = \"MOCK_KEY\"\n[prices.\"mock/dall-e-3\"]\ninput = 0.0\noutput = 0.0\nper_image = 0.04\nmarkup_percent = 25\n",
+        mock.url
+    );
+    std::fs::write(dir.path().join("config.toml"), config).unwrap();
+    let args = [
+        "run",
+        "picture.json",
+        "--var",
+        "subject=a lighthouse",
+        "--config",
+        "config.toml",
+        "--model",
+        "mock/dall-e-3",
+        "--out",
+        "pictures",
+        "--format",
+        "json",
+    ];
+    let out = llmtool(dir.path(), &args).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["images"].as_array().unwrap().len(), 2);
+    assert_eq!(mock.requests()[0].body["n"], 2);
+    let cost = report["cost"].as_f64().unwrap();
+    assert!((cost - 2.0 * 0.04 * 1.25).abs() < 1e-12, "{cost}");
+    assert!((report["price"]["per_image"].as_f64().unwrap() - 0.05).abs() < 1e-12, "{report}");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn an_image_tool_saves_a_png_of_the_asked_size_and_logs_its_cost() {
     let mock = Mock::start(vec![answer(), answer()]).await;

@@ -32,6 +32,14 @@ pub struct Price {
     /// is not sent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_input: Option<u64>,
+    /// An image model's output tokens, the pictures' own (OpenAI's GPT image models count
+    /// their pictures in tokens; so does Gemini), when they are priced apart from text.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub image_output: Option<f64>,
+    /// US dollars per picture (not per token): what an image tool's run costs when its answer
+    /// counts no output tokens (DALL-E 3, many OpenAI-compatible servers).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub per_image: Option<f64>,
 }
 
 /// How the tokens are sent: one request at a time, or through the provider's batch engine.
@@ -67,7 +75,26 @@ impl Price {
             reasoning: self.reasoning.map(raise),
             batch_input: self.batch_input.map(raise),
             batch_output: self.batch_output.map(raise),
+            image_output: self.image_output.map(raise),
+            per_image: self.per_image.map(raise),
             ..*self
+        }
+    }
+
+    /// What an image tool's run costs, for `tokens` (as its answer counted them, if it did)
+    /// and the `pictures` it made: its output tokens at the image-token price (else the
+    /// output price); when the answer counts no output tokens, each picture at the per-picture
+    /// price, with the input tokens it counted. `None` when neither is known.
+    pub fn image_cost(&self, tokens: Option<&Tokens>, pictures: u64) -> Option<f64> {
+        let as_pictures = Price { output: self.image_output.unwrap_or(self.output), ..*self };
+        match tokens {
+            Some(tokens) if tokens.output > 0 => Some(as_pictures.cost(tokens, Billing::Standard)),
+            _ => {
+                let input =
+                    Tokens { output: 0, reasoning: 0, ..tokens.copied().unwrap_or_default() };
+                let per_image = self.per_image?;
+                Some(as_pictures.cost(&input, Billing::Standard) + per_image * pictures as f64)
+            }
         }
     }
 
@@ -99,7 +126,7 @@ pub struct PriceEntry {
     /// The entry's name where it was found: a key of the table (`gpt-4o`,
     /// `gemini/gemini-2.5-flash`) or of the config file's `[prices]` (`openai/gpt-4o`).
     pub entry: String,
-    /// `litellm-core 1.106.4 (2026-11-23)`, `config file`, or `local model`.
+    /// `litellm-core 1.106.4 (2026-11-28)`, `config file`, or `local model`.
     pub source: String,
     #[serde(flatten)]
     pub price: Price,
@@ -144,6 +171,8 @@ mod tests {
             batch_output: None,
             max_output: None,
             max_input: None,
+            image_output: None,
+            per_image: None,
         };
         let tokens =
             Tokens { input: 100, cached_input: 40, cache_write: 10, output: 30, reasoning: 5 };
@@ -155,5 +184,36 @@ mod tests {
         // Classes larger than their totals are capped.
         let odd = Tokens { input: 1, cached_input: 5, cache_write: 5, output: 1, reasoning: 9 };
         assert!((price.cost(&odd, Billing::Standard) - (0.5 + 20.0)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn an_image_run_is_billed_by_its_picture_tokens_else_by_the_picture() {
+        let price = Price {
+            input: 5e-6,
+            output: 1e-5,
+            image_output: Some(4e-5),
+            per_image: Some(0.04),
+            ..Price::default()
+        };
+        // GPT image models count the pictures' tokens: those, at the image-token price.
+        let counted = Tokens { input: 20, output: 4160, ..Tokens::default() };
+        let cost = price.image_cost(Some(&counted), 1).unwrap();
+        assert!((cost - (20.0 * 5e-6 + 4160.0 * 4e-5)).abs() < 1e-12, "{cost}");
+        // No output tokens counted: each picture at its price, the input as counted.
+        let input_only = Tokens { input: 20, ..Tokens::default() };
+        let cost = price.image_cost(Some(&input_only), 2).unwrap();
+        assert!((cost - (20.0 * 5e-6 + 0.08)).abs() < 1e-12, "{cost}");
+        assert!((price.image_cost(None, 3).unwrap() - 0.12).abs() < 1e-12);
+        // Without a picture price, a run that counted nothing has no known cost.
+        let tokens_only = Price { per_image: None, ..price };
+        assert_eq!(tokens_only.image_cost(None, 1), None);
+        // No image-token price: the output price; a markup raises both picture prices.
+        let plain = Price { image_output: None, ..price };
+        assert!(
+            (plain.image_cost(Some(&counted), 1).unwrap() - (1e-4 + 4160.0 * 1e-5)).abs() < 1e-12
+        );
+        let raised = price.marked_up(50.0);
+        assert!((raised.per_image.unwrap() - 0.06).abs() < 1e-12);
+        assert!((raised.image_output.unwrap() - 6e-5).abs() < 1e-12);
     }
 }

@@ -51,6 +51,8 @@ struct Model {
     batch_output: Option<f64>,
     max_output: Option<u64>,
     max_input: Option<u64>,
+    image_output: Option<f64>,
+    per_image: Option<f64>,
 }
 
 impl Model {
@@ -65,6 +67,8 @@ impl Model {
             batch_output: self.batch_output,
             max_output: self.max_output,
             max_input: self.max_input,
+            image_output: self.image_output,
+            per_image: self.per_image,
         }
     }
 }
@@ -233,6 +237,18 @@ mod tests {
         assert_eq!(found("openai", "no-such-model"), None);
         // The embedded model is free.
         assert_eq!(table.lookup("local", "qwen").map(|e| e.price.input), Some(0.0));
+    }
+
+    #[test]
+    fn image_models_carry_the_prices_of_their_pictures() {
+        let table = table();
+        let gpt = table.lookup("openai", "gpt-image-1").unwrap().price;
+        assert_eq!((gpt.image_output, gpt.output), (Some(4e-5), 4e-5), "{gpt:?}");
+        let gemini = table.lookup("gemini", "gemini-2.5-flash-image").unwrap().price;
+        assert_eq!((gemini.image_output, gemini.per_image), (Some(3e-5), Some(0.039)));
+        // A text model has neither.
+        let text = table.lookup("openai", "gpt-4o-mini").unwrap().price;
+        assert_eq!((text.image_output, text.per_image), (None, None));
     }
 
     #[test]
