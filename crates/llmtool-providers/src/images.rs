@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use base64::Engine as _;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use llmtool_core::output::{ImageFormat, ImageParams, ImageSize, ImageSpec, MAX_SIDE};
 
@@ -25,6 +25,10 @@ use crate::event::{Decoder, StreamEvent, Usage};
 use crate::http::HttpRequest;
 use crate::run::{RunReport, RunRequest};
 use crate::transport::Delivery;
+
+mod answer;
+
+pub use answer::parse;
 
 /// The largest picture accepted, decoded (a 4096x4096 PNG of noise is about 50 MiB).
 pub const MAX_IMAGE_BYTES: usize = 64 << 20;
@@ -221,126 +225,9 @@ fn gemini(endpoint: &Endpoint, request: &ImageRequest, warnings: &mut Vec<String
     crate::gemini::post(endpoint, &request.model, "generateContent", body)
 }
 
-/// The pictures in a whole answer of `endpoint`'s API.
-pub fn parse(endpoint: &Endpoint, body: &[u8]) -> Result<ImageAnswer, ProviderError> {
-    let answer: Value = serde_json::from_slice(body).map_err(|error| {
-        ProviderError::Unusable(format!("the image API's answer is not JSON: {error}"))
-    })?;
-    match endpoint.api {
-        ApiKind::Gemini | ApiKind::Vertex => parse_gemini(&endpoint.display, &answer),
-        _ => parse_openai(&answer),
-    }
-}
-
-fn parse_openai(answer: &Value) -> Result<ImageAnswer, ProviderError> {
-    let items = answer.get("data").and_then(Value::as_array).ok_or_else(|| {
-        ProviderError::Unusable("the image API's answer has no `data` list".into())
-    })?;
-    let mut pictures = Vec::with_capacity(items.len());
-    let mut revised_prompt = None;
-    for item in items {
-        let Some(data) = item.get("b64_json").and_then(Value::as_str) else {
-            let problem = if item.get("url").is_some() {
-                "the server sent a link to the picture, not the picture; llmtool does not download what a server points at (it asks for `b64_json`)"
-            } else {
-                "a picture in the answer has no `b64_json`"
-            };
-            return Err(ProviderError::Unusable(problem.into()));
-        };
-        pictures.push(picture(data, None)?);
-        if revised_prompt.is_none() {
-            revised_prompt = item.get("revised_prompt").and_then(Value::as_str).map(str::to_owned);
-        }
-    }
-    if pictures.is_empty() {
-        return Err(ProviderError::Unusable("the image API answered no picture".into()));
-    }
-    let count = |name: &str| answer.pointer(&format!("/usage/{name}")).and_then(Value::as_u64);
-    let usage = Usage {
-        input_tokens: count("input_tokens"),
-        output_tokens: count("output_tokens"),
-        ..Usage::default()
-    };
-    Ok(ImageAnswer { pictures, revised_prompt, text: None, usage })
-}
-
-/// Gemini's finish reasons that say a filter stopped the answer (the others, such as
-/// `MAX_TOKENS`, `NO_IMAGE` or `IMAGE_OTHER`, say it ended for another reason).
-const FILTERED: [&str; 8] = [
-    "SAFETY",
-    "RECITATION",
-    "BLOCKLIST",
-    "PROHIBITED_CONTENT",
-    "SPII",
-    "IMAGE_SAFETY",
-    "IMAGE_PROHIBITED_CONTENT",
-    "IMAGE_RECITATION",
-];
-
-fn parse_gemini(provider: &str, answer: &Value) -> Result<ImageAnswer, ProviderError> {
-    if let Some(reason) = answer.pointer("/promptFeedback/blockReason").and_then(Value::as_str) {
-        return Err(ProviderError::ContentFiltered {
-            provider: provider.into(),
-            reason: reason.into(),
-        });
-    }
-    let mut pictures = Vec::new();
-    let mut text = String::new();
-    let mut finish = None;
-    for candidate in answer.get("candidates").and_then(Value::as_array).into_iter().flatten() {
-        finish = finish.or(candidate.get("finishReason").and_then(Value::as_str));
-        for part in
-            candidate.pointer("/content/parts").and_then(Value::as_array).into_iter().flatten()
-        {
-            // A thinking model's drafts (its pictures too) are not its answer.
-            if part.get("thought").and_then(Value::as_bool) == Some(true) {
-                continue;
-            }
-            let inline = part.get("inlineData").or_else(|| part.get("inline_data"));
-            if let Some(inline) = inline {
-                let data = inline.get("data").and_then(Value::as_str).unwrap_or_default();
-                let media_type = inline
-                    .get("mimeType")
-                    .or_else(|| inline.get("mime_type"))
-                    .and_then(Value::as_str);
-                pictures.push(picture(data, media_type)?);
-            } else if let Some(words) = part.get("text").and_then(Value::as_str) {
-                text.push_str(words);
-            }
-        }
-    }
-    if pictures.is_empty() {
-        return Err(match finish {
-            Some(reason) if FILTERED.contains(&reason) => {
-                ProviderError::ContentFiltered { provider: provider.into(), reason: reason.into() }
-            }
-            Some(reason) if reason != "STOP" => ProviderError::Unusable(format!(
-                "the model answered no picture (it stopped with `{reason}`)"
-            )),
-            _ => ProviderError::Unusable(if text.is_empty() {
-                "the model answered no picture".into()
-            } else {
-                format!("the model answered no picture, only text: {}", text.trim())
-            }),
-        });
-    }
-    let count =
-        |name: &str| answer.pointer(&format!("/usageMetadata/{name}")).and_then(Value::as_u64);
-    // Thinking is paid as output, as in a chat answer.
-    let thoughts = count("thoughtsTokenCount");
-    let usage = Usage {
-        input_tokens: count("promptTokenCount"),
-        output_tokens: count("candidatesTokenCount").map(|n| n + thoughts.unwrap_or(0)),
-        reasoning_tokens: thoughts,
-        ..Usage::default()
-    };
-    let text = Some(text.trim().to_owned()).filter(|t| !t.is_empty());
-    Ok(ImageAnswer { pictures, revised_prompt: None, text, usage })
-}
-
 /// Decodes one picture and checks it is what it says: its format by its first bytes, its size
 /// by its header.
-fn picture(data: &str, media_type: Option<&str>) -> Result<Picture, ProviderError> {
+pub(crate) fn picture(data: &str, media_type: Option<&str>) -> Result<Picture, ProviderError> {
     let bad = ProviderError::Unusable;
     if data.len() / 4 * 3 > MAX_IMAGE_BYTES {
         return Err(bad(format!(
