@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tracing::Instrument as _;
 
-use llmtool_core::output::{self, OutputFormat, OutputKind, OutputSpec};
+use llmtool_core::output::{self, ImageParams, OutputFormat, OutputKind, OutputSpec};
 use llmtool_dlp::Redaction;
 use serde::Serialize;
 
@@ -137,6 +137,11 @@ pub fn estimated_tokens(messages: &[Message]) -> u64 {
     characters.div_ceil(CHARACTERS_PER_TOKEN) as u64
 }
 
+/// The most output tokens one picture is counted as: OpenAI's GPT image models count a
+/// 1536x1024 picture at high quality as 6,240 (their most), Gemini's image models a 4K
+/// picture as 2,000. A worst case for what an image tool's run may cost.
+pub const MOST_PICTURE_TOKENS: u64 = 6240;
+
 /// What a request may cost, known before it is sent.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Estimate {
@@ -160,6 +165,9 @@ impl RunRequest {
             Some(tokens) => (tokens as u64, true),
             None => (estimated_tokens(&self.messages()), false),
         };
+        if matches!(self.spec.kind, OutputKind::Image(_)) {
+            return self.image_estimate(input_tokens, counted);
+        }
         let output_limit = self.params.max_tokens.map(|n| (n, "max_tokens")).or_else(|| {
             self.price
                 .as_ref()
@@ -174,6 +182,23 @@ impl RunRequest {
             }
             _ => None,
         };
+        Estimate { input_tokens, counted, output_limit, worst_cost }
+    }
+
+    /// An image tool's [`Estimate`]: the pictures asked for, each counted as
+    /// [`MOST_PICTURE_TOKENS`], at the picture-token price, or at the per-picture price when
+    /// that is dearer.
+    fn image_estimate(&self, input_tokens: u64, counted: bool) -> Estimate {
+        let pictures = ImageParams::from_extra(&self.params.extra).count.unwrap_or(1).max(1);
+        let most = pictures.saturating_mul(MOST_PICTURE_TOKENS);
+        let worst_cost = self.price.as_ref().and_then(|entry| {
+            let input = crate::pricing::Tokens { input: input_tokens, ..Default::default() };
+            let output = crate::pricing::Tokens { output: most, ..input };
+            let by_tokens = entry.price.image_cost(Some(&output), pictures);
+            let by_picture = entry.price.image_cost(Some(&input), pictures);
+            by_tokens.into_iter().chain(by_picture).reduce(f64::max)
+        });
+        let output_limit = Some((most, "the most tokens the pictures asked for are counted as"));
         Estimate { input_tokens, counted, output_limit, worst_cost }
     }
 

@@ -332,10 +332,16 @@ pub(crate) fn charged_team(teams: &[String], tags: &[String]) -> String {
 /// least one byte, so the prompt's bytes bound its tokens, whatever its language), at the
 /// dearer of the input and cache-write prices, and the longest answer it allows
 /// (`max_tokens`, else the model's longest) at the dearer of the output and reasoning prices, asked again as often as the expected output may
-/// be repaired, each time with the answers before. An unpriced model, or one with no known
+/// be repaired, each time with the answers before; for an image tool, the pictures it asks for
+/// at their most tokens (or their price each, when dearer). An unpriced model, or one with no known
 /// limit on its answer, reserves nothing (its runs still count once kept).
 fn worst_cost(request: &RunRequest) -> f64 {
     let estimate = request.estimate(None);
+    // An image tool's run is asked once (its pictures are not repaired): its estimate, which
+    // counts the pictures asked for at their most, is the worst case.
+    if matches!(request.spec.kind, llmtool_core::output::OutputKind::Image(_)) {
+        return estimate.worst_cost.unwrap_or(0.0);
+    }
     let (Some(entry), Some((output, _))) = (&request.price, estimate.output_limit) else {
         return 0.0;
     };

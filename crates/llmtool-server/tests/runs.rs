@@ -8,7 +8,7 @@
 
 mod support;
 
-use llmtool_registry::{NewMember, Role};
+use llmtool_registry::{Budget, NewMember, Period, PriceOverride, Role, Scope};
 use llmtool_testkit::{End, Mock, Reply};
 use serde_json::{Value, json};
 use support::{Library, chunk, events, streamed_text};
@@ -417,4 +417,42 @@ async fn an_image_tools_pictures_are_kept_with_its_run_for_its_owner_alone() {
     assert_eq!(runs.as_array().unwrap().len(), 2);
     assert!(runs[0].get("pictures").is_none(), "{runs}");
     assert_eq!(runs[1]["pictures"][0]["url"], url);
+
+    // Priced at $0.50 a picture, a run is held against the budgets at that before anything is
+    // sent: past Ana's hard budget of $0.10, it is refused and the provider never hears of it.
+    let store = &library.state.store;
+    let price = PriceOverride {
+        model: "mock/gpt-image-1".into(),
+        input: None,
+        cached_input: None,
+        output: None,
+        batch_input: None,
+        batch_output: None,
+        image_output: None,
+        per_image: Some(0.5),
+        markup_percent: None,
+        note: None,
+        updated_at: String::new(),
+    };
+    store.set_price_override(&price).await.unwrap();
+    let budget = Budget {
+        scope: Scope::Member,
+        name: "ana@example.org".into(),
+        period: Period::Month,
+        limit_usd: 0.10,
+        warn_at: 0.8,
+        hard: true,
+        updated_at: String::new(),
+    };
+    store.set_budget(&budget).await.unwrap();
+    let refused = client
+        .post(format!("{base}/tools/picture/run"))
+        .bearer_auth(&ana)
+        .json(&json!({"values": {"subject": "a lighthouse"}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 402);
+    assert!(refused.text().await.unwrap().contains("$0.50"));
+    assert_eq!(mock.requests().len(), 2, "nothing more was sent");
 }
