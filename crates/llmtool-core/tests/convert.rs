@@ -157,6 +157,91 @@ fn names_that_apis_refuse_are_renamed_and_come_back() {
     assert_eq!(function.value.parameters["required"], json!(["received_email"]));
 }
 
+/// What a model sends for each export target, keyed as that target's schema names the
+/// parameters (strict OpenAI schemas send `null` for an optional one), reads back into the
+/// same values: `llmtool call`'s arguments round-trip through every target.
+#[test]
+fn a_models_arguments_for_every_target_read_back_into_the_tools_values() {
+    use llmtool_core::convert::{
+        ArgumentError, ElispFlavor, ElispOptions, inputs_from_arguments, read_elisp, write_elisp,
+    };
+    use llmtool_core::template::{ToolTemplate, Value as TemplateValue};
+    let document = Document::from_text(
+        json!({
+            "model_prompt": "Reply to {{received email}} in a {{tone}} tone, covering {{points}}.",
+            "metadata": {
+                "prompt_name": "Reply helper",
+                "description": "Drafts a reply.",
+                "variables": [
+                    { "name": "received email", "type": "text", "description": "The email." },
+                    { "name": "tone", "type": "single-select", "allowed_values": ["warm", "brief"], "default": "warm", "description": "How it sounds." },
+                    { "name": "points", "type": "multi-select", "allowed_values": ["dates", "price", "thanks"], "description": "What to cover." }
+                ]
+            }
+        })
+        .to_string(),
+    );
+    let tool = document.tool.as_ref().unwrap();
+    let template = ToolTemplate::new(tool);
+    let function = FunctionTool::from_tool(tool, None, &[]).value;
+    let mut schemas: Vec<(String, Value)> = Vec::new();
+    for format in FunctionFormat::ALL {
+        for strict in [false, true] {
+            let (written, _) = format.write(&function, strict);
+            let read = format.read(&written).unwrap();
+            schemas.push((format!("{} strict={strict}", format.name()), read.parameters));
+        }
+    }
+    for flavor in [ElispFlavor::Gptel, ElispFlavor::LlmEl] {
+        let written = write_elisp(&function, flavor, &ElispOptions::default()).value;
+        schemas.push((flavor.package().to_owned(), read_elisp(&written).unwrap().value.parameters));
+    }
+    for (target, parameters) in schemas {
+        let keys: Vec<&String> = parameters["properties"].as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["received_email", "tone", "points"], "{target}");
+        let arguments = json!({
+            "received_email": "Can we meet on Friday?",
+            "tone": null,
+            "points": ["dates", "thanks"],
+        });
+        let inputs = inputs_from_arguments(template.variables(), &arguments).unwrap();
+        let values = template.resolve(&inputs).unwrap();
+        let expected = [
+            TemplateValue::Text("Can we meet on Friday?".into()),
+            TemplateValue::Text("warm".into()),
+            TemplateValue::List(vec!["dates".into(), "thanks".into()]),
+        ];
+        assert_eq!(values, expected, "{target}");
+    }
+    // A variable's own name is taken too; a wrong type, a made-up parameter, the same one
+    // twice and a non-object are refused, each saying what is wrong.
+    let own = json!({ "received email": "Hi", "points": "price" });
+    assert!(inputs_from_arguments(template.variables(), &own).is_ok());
+    let refused =
+        |arguments: Value| inputs_from_arguments(template.variables(), &arguments).unwrap_err();
+    assert_eq!(
+        refused(json!({ "received_email": ["a", "b"] })),
+        ArgumentError::WrongType {
+            key: "received_email".into(),
+            expected: "a string",
+            found: "an array"
+        }
+    );
+    assert_eq!(
+        refused(json!({ "points": { "dates": true } })).to_string(),
+        "`points` must be an array of strings, found an object"
+    );
+    assert_eq!(
+        refused(json!({ "subject": "x" })).to_string(),
+        "`subject` is not a parameter of this tool; its parameters are `received_email`, `tone`, `points`"
+    );
+    assert!(matches!(
+        refused(json!({ "received_email": "a", "received email": "b" })),
+        ArgumentError::Twice { .. }
+    ));
+    assert_eq!(refused(json!(["a"])), ArgumentError::NotAnObject("an array"));
+}
+
 #[test]
 fn parameters_without_a_variable_type_are_reported_and_listed() {
     let spec = json!({

@@ -26,8 +26,6 @@ pub struct Entry {
     pub prompt: rmcp::model::Prompt,
     /// The `tools/list` entry.
     pub mcp_tool: rmcp::model::Tool,
-    /// For each variable, in order, its key in the tool's input schema.
-    pub argument_keys: Vec<String>,
     /// What `tools/call` returns as structured content, if anything.
     pub structured: Structured,
 }
@@ -204,10 +202,6 @@ impl Entry {
         let icons = icons::of(&tool);
         let mut prompt = function.mcp_prompt(&tool);
         let (mut schema, _) = FunctionFormat::McpTool.write(&function, false);
-        let argument_keys = schema["inputSchema"]["properties"]
-            .as_object()
-            .map(|p| p.keys().cloned().collect())
-            .unwrap_or_default();
         let (structured, output_schema) = output_schema(&tool);
         if let Some(output_schema) = output_schema {
             schema["outputSchema"] = output_schema;
@@ -229,7 +223,6 @@ impl Entry {
             mcp_tool: serde_json::from_value(schema)?,
             template,
             tool,
-            argument_keys,
             structured,
         })
     }

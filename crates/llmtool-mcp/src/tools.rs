@@ -4,8 +4,8 @@
 //! pictures come back as MCP image content.
 
 use base64::Engine as _;
+use llmtool_core::convert::inputs_from_arguments;
 use llmtool_core::model::ToolKind;
-use llmtool_core::template::Inputs;
 use llmtool_runtime::{Answer, Runner, Subject};
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value, json};
@@ -20,15 +20,12 @@ pub(crate) async fn call(
     runner: &dyn Runner,
     by: Option<&str>,
 ) -> CallToolResult {
-    let mut inputs = Inputs::new();
-    for (key, value) in arguments.into_iter().flatten() {
-        let position = entry.argument_keys.iter().position(|k| k == key);
-        let variable = position.and_then(|i| entry.template.variables().get(i));
-        let name = variable.map_or(key.as_str(), |v| v.name.as_str());
-        if let Err(problem) = inputs.add_json(name, value, variable) {
-            return error(format!("invalid arguments: {problem}"));
-        }
-    }
+    // Read back by the rule that named the parameters in the input schema.
+    let arguments = Value::Object(arguments.cloned().unwrap_or_default());
+    let inputs = match inputs_from_arguments(entry.template.variables(), &arguments) {
+        Ok(inputs) => inputs,
+        Err(problem) => return error(format!("invalid arguments: {problem}")),
+    };
     let values = match entry.template.resolve(&inputs) {
         Ok(values) => values,
         Err(problems) => {

@@ -9,7 +9,7 @@ use super::naming::{self, MAX_NAME};
 use crate::diagnostic::Diagnostic;
 use crate::model::{Tool, VariableKind};
 use crate::span::Span;
-use crate::template::{ToolTemplate, Value as TemplateValue, VariableSpec};
+use crate::template::{Inputs, ToolTemplate, Value as TemplateValue, VariableSpec};
 
 /// A function tool, target-neutral.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -78,8 +78,11 @@ impl FunctionTool {
     }
 }
 
-/// The JSON Schema object of the variables.
-fn parameters_schema(variables: &[VariableSpec], diagnostics: &mut Vec<Diagnostic>) -> Value {
+/// Each variable's key in the function form's parameters, in the variables' order: its own
+/// name where every API takes it, else a snake_case name made from it, each distinct. The one
+/// rule that names parameters: the schema is written with it, and a model's arguments are read
+/// back with it ([`inputs_from_arguments`]).
+pub fn parameter_keys(variables: &[VariableSpec]) -> Vec<String> {
     let mut keys: Vec<String> = variables
         .iter()
         .map(|v| {
@@ -87,6 +90,88 @@ fn parameters_schema(variables: &[VariableSpec], diagnostics: &mut Vec<Diagnosti
         })
         .collect();
     naming::distinct(&mut keys, MAX_NAME);
+    keys
+}
+
+/// Why a model's arguments do not fit a tool's parameters.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ArgumentError {
+    #[error("the arguments must be a JSON object of parameter names to values, found {0}")]
+    NotAnObject(&'static str),
+    #[error("`{key}` is not a parameter of this tool; its parameters are {known}")]
+    Unknown { key: String, known: String },
+    #[error("`{key}` must be {expected}, found {found}")]
+    WrongType { key: String, expected: &'static str, found: &'static str },
+    #[error("`{key}` and `{other}` name the same parameter")]
+    Twice { key: String, other: String },
+}
+
+/// A model's arguments to the function form of a tool (an object keyed as the exported schema
+/// names the parameters: [`parameter_keys`], or by the variables' own names), read back into
+/// the tool's values. `null` is a parameter not given (strict schemas send it for optional
+/// ones). A text or single-select parameter takes a string (a number or a boolean is taken as
+/// its text); a multi-select one an array of strings, or one string. The values themselves
+/// (allowed values, missing ones) are checked when the template resolves them.
+pub fn inputs_from_arguments(
+    variables: &[VariableSpec],
+    arguments: &Value,
+) -> Result<Inputs, ArgumentError> {
+    let Value::Object(arguments) = arguments else {
+        return Err(ArgumentError::NotAnObject(json_kind(arguments)));
+    };
+    let keys = parameter_keys(variables);
+    let mut inputs = Inputs::new();
+    let mut given: Vec<(&str, &str)> = Vec::new();
+    for (key, value) in arguments {
+        let at = keys.iter().position(|k| k == key);
+        let at = at.or_else(|| variables.iter().position(|v| &v.name == key));
+        let Some(variable) = at.map(|i| &variables[i]) else {
+            let known = keys.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ");
+            let known = if known.is_empty() { "none".to_owned() } else { known };
+            return Err(ArgumentError::Unknown { key: key.clone(), known });
+        };
+        if let Some((other, _)) = given.iter().find(|(_, name)| *name == variable.name) {
+            return Err(ArgumentError::Twice { key: key.clone(), other: (*other).to_owned() });
+        }
+        given.push((key, &variable.name));
+        let scalar = matches!(value, Value::String(_) | Value::Number(_) | Value::Bool(_));
+        let fits = match (variable.kind, value) {
+            (_, Value::Null) => true,
+            (VariableKind::MultiSelect, Value::Array(items)) => items
+                .iter()
+                .all(|item| matches!(item, Value::String(_) | Value::Number(_) | Value::Bool(_))),
+            _ => scalar,
+        };
+        if !fits {
+            let expected = if variable.kind == VariableKind::MultiSelect {
+                "an array of strings"
+            } else {
+                "a string"
+            };
+            let found = json_kind(value);
+            return Err(ArgumentError::WrongType { key: key.clone(), expected, found });
+        }
+        // Checked above: a value `add_json` takes.
+        let _ = inputs.add_json(&variable.name, value, Some(variable));
+    }
+    Ok(inputs)
+}
+
+/// What kind of JSON value `value` is, in words.
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// The JSON Schema object of the variables.
+fn parameters_schema(variables: &[VariableSpec], diagnostics: &mut Vec<Diagnostic>) -> Value {
+    let keys = parameter_keys(variables);
     let mut properties = Map::new();
     let mut required = Vec::new();
     for (variable, key) in variables.iter().zip(keys) {

@@ -22,7 +22,9 @@ pub use elisp::{ElispFlavor, ElispOptions, looks_like_elisp, read_elisp, write_e
 pub use formats::{
     Family, Format, Source, read_source, read_source_in, read_sources, with_missing_metadata,
 };
-pub use function::{Converted, FunctionTool, is_parameter_key};
+pub use function::{
+    ArgumentError, Converted, FunctionTool, inputs_from_arguments, is_parameter_key, parameter_keys,
+};
 pub use import::{tool_file, tool_value};
 pub use imported_check::errors_in_source;
 pub use lists::{ListEntry, entries};
