@@ -7,6 +7,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::commands::admin::AdminCommand;
 use crate::commands::batch::BatchArgs;
+use crate::commands::call::CallArgs;
 use crate::commands::chat::ChatArgs;
 use crate::commands::check::CheckArgs;
 use crate::commands::completions::CompletionsArgs;
@@ -49,6 +50,7 @@ pub(crate) enum Command {
     Fmt(FmtArgs),
     Render(RenderArgs),
     Run(RunArgs),
+    Call(CallArgs),
     Reply(ReplyArgs),
     Chat(ChatArgs),
     Mcp(McpArgs),

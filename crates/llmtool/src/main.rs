@@ -51,6 +51,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
     if matches!(
         cli.command,
         Command::Run(_)
+            | Command::Call(_)
             | Command::Reply(_)
             | Command::Chat(_)
             | Command::Mcp(_)
@@ -70,7 +71,11 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
     // The commands that run tools export their traces when the environment asks
     // (`serve` and `mcp` set theirs up with their logs); sent at the command's end.
     let _telemetry = match cli.command {
-        Command::Run(_) | Command::Reply(_) | Command::Batch(_) | Command::Test(_) => {
+        Command::Run(_)
+        | Command::Call(_)
+        | Command::Reply(_)
+        | Command::Batch(_)
+        | Command::Test(_) => {
             let telemetry = telemetry::start()?;
             if let Some(telemetry) = &telemetry {
                 logging::init_traces(telemetry);
@@ -84,6 +89,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Fmt(args) => commands::fmt::run(&args),
         Command::Render(args) => commands::render::run(&args),
         Command::Run(args) => commands::run::run(&args),
+        Command::Call(args) => commands::call::run(&args),
         Command::Reply(args) => commands::reply::reply(&args),
         Command::Chat(args) => commands::chat::chat(&args),
         Command::Mcp(args) => commands::mcp::run(&args),

@@ -3,6 +3,7 @@
 pub(crate) mod admin;
 pub(crate) mod batch;
 pub(crate) mod batch_status;
+pub(crate) mod call;
 pub(crate) mod chat;
 pub(crate) mod check;
 pub(crate) mod completions;

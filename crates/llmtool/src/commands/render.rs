@@ -45,7 +45,14 @@ pub(crate) fn run(args: &RenderArgs) -> anyhow::Result<Outcome> {
     let values = match template.resolve(&inputs) {
         Ok(values) => values,
         Err(problems) => {
-            print_value_problems(&name, &document.text, &template, &inputs, &problems);
+            print_value_problems(
+                &name,
+                &document.text,
+                &template,
+                &inputs,
+                &problems,
+                ValuesFrom::Flags,
+            );
             return Ok(Outcome::Problems);
         }
     };
@@ -159,17 +166,33 @@ pub(crate) fn read_inputs(
     Ok(inputs)
 }
 
-/// Prints the problems of the values given for `template`, then how to give values on the
-/// command line: the core's messages say what is wrong in words any front end can use; the
-/// flags are this one's.
+/// Where a command's values come from, for the hints that say how to give them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ValuesFrom {
+    /// `--var` and `--vars` (`render`, `run`).
+    Flags,
+    /// A model's arguments to the exported function form (`call`).
+    Arguments,
+}
+
+/// Prints the problems of the values given for `template`, then how to give values (`from`):
+/// the core's messages say what is wrong in words any front end can use; the flags are this
+/// one's.
 pub(crate) fn print_value_problems(
     name: &str,
     text: &str,
     template: &ToolTemplate,
     inputs: &Inputs,
     problems: &[Diagnostic],
+    from: ValuesFrom,
 ) {
     print_problems(name, text, problems);
+    if from == ValuesFrom::Arguments {
+        eprintln!(
+            "hint: the arguments are a JSON object keyed by the parameters' names; `llmtool export {name} --to json-schema` shows them"
+        );
+        return;
+    }
     if problems.iter().any(|p| p.code() == "LT602") {
         eprintln!("hint: give a value with `--var NAME=VALUE`, or several with `--vars FILE.json`");
     }

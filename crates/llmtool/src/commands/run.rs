@@ -24,7 +24,7 @@ use llmtool_runtime::{
 };
 
 use crate::cli::{ModelArgs, VariableArgs};
-use crate::commands::render::{load_tool, print_value_problems, read_inputs};
+use crate::commands::render::{ValuesFrom, load_tool, print_value_problems, read_inputs};
 use crate::commands::{cost, model, reply};
 use crate::outcome::Outcome;
 use crate::{io, secrets, settings};
@@ -35,21 +35,57 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<Outcome> {
         return reply::from_run(args);
     }
     let Some(loaded) = load(&args.tool)? else { return Ok(Outcome::Problems) };
+    let inputs = read_inputs(&args.variables, loaded.template.variables())?;
+    let how = How {
+        tool: &args.tool,
+        target: &args.target,
+        turn: &args.turn,
+        sandbox: args.sandbox,
+        format: args.format,
+        max_repairs: args.max_repairs,
+        raw: args.raw,
+        dry_run: args.dry_run,
+        origin: "run",
+        values_from: ValuesFrom::Flags,
+    };
+    run_with(&how, loaded, inputs)
+}
+
+/// How a tool is run: what `run` and `call` share besides its values.
+pub(crate) struct How<'a> {
+    /// Where the tool came from (a file, `-`, or a library name).
+    pub(crate) tool: &'a Path,
+    pub(crate) target: &'a ModelArgs,
+    pub(crate) turn: &'a TurnArgs,
+    pub(crate) sandbox: SandboxArgs,
+    pub(crate) format: RunFormat,
+    pub(crate) max_repairs: u32,
+    pub(crate) raw: bool,
+    pub(crate) dry_run: bool,
+    /// What ran it, for the run log: `run`, `call`.
+    pub(crate) origin: &'static str,
+    /// Where its values came from, for the hints when they have problems.
+    pub(crate) values_from: ValuesFrom,
+}
+
+/// Runs `loaded` with `inputs` as `how` says: a prompt tool's first turn, or a smart tool's
+/// code in the sandbox.
+pub(crate) fn run_with(how: &How<'_>, loaded: Loaded, inputs: Inputs) -> anyhow::Result<Outcome> {
     if loaded.tool.kind() == ToolKind::Smart {
-        return smart::run(args, loaded);
+        return smart::run(how, loaded, &inputs);
     }
-    let opened = open_loaded(loaded, &args.variables, &args.target, &args.turn, args.dry_run)?;
+    let opened = open_with(loaded, inputs, how.values_from, how.target, how.turn, how.dry_run)?;
     let opening = match opened {
         Ok(opening) => opening,
         Err(outcome) => return Ok(outcome),
     };
     let options = RunOptions {
-        max_repairs: args.max_repairs,
-        raw: args.raw,
-        live: args.format == RunFormat::Text,
-        ..RunOptions::streamed(!args.turn.no_stream)
+        max_repairs: how.max_repairs,
+        raw: how.raw,
+        live: how.format == RunFormat::Text,
+        ..RunOptions::streamed(!how.turn.no_stream)
     };
-    if args.dry_run {
+    if how.dry_run {
         return dry_run(&opening, options);
     }
     let tokio = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
@@ -57,8 +93,8 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<Outcome> {
     // stops a download or a load at once.
     tokio.block_on(opening.runtime.prepare(&opening.request))?;
     let printing =
-        Printing { format: args.format, usage: args.turn.usage, preview: !args.turn.no_preview };
-    let subject = opening.subject("run");
+        Printing { format: how.format, usage: how.turn.usage, preview: !how.turn.no_preview };
+    let subject = opening.subject(how.origin);
     let end = take_turn(&tokio, &opening.runtime, &opening.request, options, &subject, printing)?;
     Ok(end.outcome)
 }
@@ -128,28 +164,30 @@ pub(crate) fn open(
     dry_run: bool,
 ) -> anyhow::Result<Result<Opening, Outcome>> {
     let Some(loaded) = load(path)? else { return Ok(Err(Outcome::Problems)) };
-    open_loaded(loaded, variables, target, turn, dry_run)
+    if loaded.tool.kind() == ToolKind::Smart {
+        let name = &loaded.name;
+        anyhow::bail!(
+            "{name} is a smart tool: `llmtool run {name}` runs its code (a conversation starts from prompt tools only)"
+        );
+    }
+    let inputs = read_inputs(variables, loaded.template.variables())?;
+    open_with(loaded, inputs, ValuesFrom::Flags, target, turn, dry_run)
 }
 
-/// [`open`], of a tool already loaded.
-fn open_loaded(
+/// [`open`], of a prompt tool already loaded, with its values.
+fn open_with(
     loaded: Loaded,
-    variables: &VariableArgs,
+    inputs: Inputs,
+    from: ValuesFrom,
     target: &ModelArgs,
     turn: &TurnArgs,
     dry_run: bool,
 ) -> anyhow::Result<Result<Opening, Outcome>> {
     let Loaded { name, document, template, tool } = loaded;
-    if tool.kind() == ToolKind::Smart {
-        anyhow::bail!(
-            "{name} is a smart tool: `llmtool run {name}` runs its code (a conversation starts from prompt tools only)"
-        );
-    }
-    let inputs = read_inputs(variables, template.variables())?;
     let prompt = match template.render(&inputs) {
         Ok(prompt) => prompt,
         Err(problems) => {
-            print_value_problems(&name, &document.text, &template, &inputs, &problems);
+            print_value_problems(&name, &document.text, &template, &inputs, &problems, from);
             return Ok(Err(Outcome::Problems));
         }
     };

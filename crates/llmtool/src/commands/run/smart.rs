@@ -8,18 +8,20 @@ use llmtool_core::smart::code_line_span;
 use llmtool_runtime::{RunError, Runtime, RuntimeOptions, SmartFinished, SmartRun, Subject, site};
 use llmtool_sandbox::Failure;
 
-use super::{Loaded, RunArgs, RunFormat, runtime_options};
-use crate::commands::render::{print_value_problems, read_inputs};
+use llmtool_core::template::Inputs;
+
+use super::{How, Loaded, RunFormat, runtime_options};
+use crate::commands::render::print_value_problems;
 use crate::outcome::Outcome;
 use crate::{io, secrets, settings};
 
-pub(super) fn run(args: &RunArgs, loaded: Loaded) -> anyhow::Result<Outcome> {
+pub(super) fn run(args: &How<'_>, loaded: Loaded, inputs: &Inputs) -> anyhow::Result<Outcome> {
     let Loaded { name, document, template, tool } = loaded;
-    let inputs = read_inputs(&args.variables, template.variables())?;
-    let values = match template.resolve(&inputs) {
+    let from = args.values_from;
+    let values = match template.resolve(inputs) {
         Ok(values) => values,
         Err(problems) => {
-            print_value_problems(&name, &document.text, &template, &inputs, &problems);
+            print_value_problems(&name, &document.text, &template, inputs, &problems, from);
             return Ok(Outcome::Problems);
         }
     };
@@ -35,12 +37,12 @@ pub(super) fn run(args: &RunArgs, loaded: Loaded) -> anyhow::Result<Outcome> {
     // Running the tool you named is asking for its code to run.
     let options = RuntimeOptions {
         smart: Some(args.sandbox.limits()?),
-        ..runtime_options(&args.target, &args.turn)
+        ..runtime_options(args.target, args.turn)
     };
     let runtime = Runtime::new(providers, options)?;
     // The lock beside a tool file; a tool from standard input or a library has none.
     let lock =
-        (!io::is_stdin(&args.tool) && args.tool.is_file()).then(|| site::lock_path(&args.tool));
+        (!io::is_stdin(args.tool) && args.tool.is_file()).then(|| site::lock_path(args.tool));
     let fetch_requirements = match site::site_ready(&tool, lock.as_deref()) {
         Ok(true) => false,
         Ok(false) => args.turn.yes || ask_requirements(&tool),
@@ -51,7 +53,7 @@ pub(super) fn run(args: &RunArgs, loaded: Loaded) -> anyhow::Result<Outcome> {
     };
     let run =
         SmartRun { variables, scratch: true, lock, fetch_requirements, ..SmartRun::default() };
-    let subject = Subject::new("run", Some(name.clone()), &tool, &inputs);
+    let subject = Subject::new(args.origin, Some(name.clone()), &tool, inputs);
     let tokio = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let ctrl_c = async {
         if tokio::signal::ctrl_c().await.is_err() {
