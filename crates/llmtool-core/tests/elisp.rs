@@ -99,7 +99,11 @@ fn awkward_text_survives() {
 #[test]
 fn function_and_async_are_written_as_asked() {
     let tool = anthropic("get_weather.json");
-    let options = ElispOptions { function: Some("my/get-weather".into()), asynchronous: true };
+    let options = ElispOptions {
+        function: Some("my/get-weather".into()),
+        asynchronous: true,
+        ..ElispOptions::default()
+    };
     let written = write_elisp(&tool, ElispFlavor::LlmEl, &options).value;
     assert!(written.starts_with("(llm-make-tool\n"), "{written}");
     assert!(written.contains(" :function #'my/get-weather\n :async t)"), "{written}");
@@ -109,6 +113,37 @@ fn function_and_async_are_written_as_asked() {
     let back = read_elisp(&written).unwrap();
     assert_eq!(back.diagnostics.len(), 1);
     assert_eq!(back.diagnostics[0].code(), "LT701");
+}
+
+/// The function that runs the tool through `llmtool call` pairs the values with the
+/// parameters in the order of `:args`, names the tool as given, and reads back as the same
+/// tool (its `lambda` is the user's code, not read); gptel's options are written for gptel
+/// alone.
+#[test]
+fn the_runner_calls_llmtool_with_the_parameters_in_the_order_of_args() {
+    let tool = anthropic("get_weather.json");
+    let options = ElispOptions {
+        runner: Some("/srv/tools/weather.json".into()),
+        asynchronous: true,
+        confirm: true,
+        include: true,
+        ..ElispOptions::default()
+    };
+    let gptel = write_elisp(&tool, ElispFlavor::Gptel, &options).value;
+    let keys: Vec<&String> = tool.parameters["properties"].as_object().unwrap().keys().collect();
+    let listed = keys.iter().map(|k| format!("{k:?}")).collect::<Vec<_>>().join(" ");
+    assert!(gptel.contains(&format!("(keys '({listed}))")), "{gptel}");
+    assert!(gptel.contains(r#"(list program "call" "/srv/tools/weather.json" "-")"#), "{gptel}");
+    assert!(gptel.contains("(lambda (callback &rest given)"), "{gptel}");
+    for option in [" :async t", " :confirm t", " :include t", " :category \"llmtool\""] {
+        assert!(gptel.contains(option), "{option}: {gptel}");
+    }
+    assert_eq!(read_elisp(&gptel).unwrap().value, tool);
+    let sync = ElispOptions { asynchronous: false, ..options };
+    let llm = write_elisp(&tool, ElispFlavor::LlmEl, &sync).value;
+    assert!(llm.contains("(lambda (&rest given)") && llm.contains("call-process-region"), "{llm}");
+    assert!(!llm.contains(":confirm") && !llm.contains(":category") && !llm.contains(":async"));
+    assert_eq!(read_elisp(&llm).unwrap().value, tool);
 }
 
 #[test]

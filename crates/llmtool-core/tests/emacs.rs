@@ -129,7 +129,8 @@ fn emacs_builds_the_json_schema_export_from_every_form() {
     let mut expectations = Vec::new();
     for (name, tool) in tools() {
         for flavor in [ElispFlavor::Gptel, ElispFlavor::LlmEl] {
-            let options = ElispOptions { function: None, asynchronous: name == "awkward" };
+            let options =
+                ElispOptions { asynchronous: name == "awkward", ..ElispOptions::default() };
             let form = write_elisp(&tool, flavor, &options).value;
             let path = dir.path().join(format!("{name}.{}.el", flavor.package()));
             std::fs::write(&path, form).unwrap();

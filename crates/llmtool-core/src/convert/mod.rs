@@ -18,7 +18,9 @@ mod targets;
 mod write;
 
 pub use detect::{Candidate, candidates, detect, detect_value};
-pub use elisp::{ElispFlavor, ElispOptions, looks_like_elisp, read_elisp, write_elisp};
+pub use elisp::{
+    ElispFlavor, ElispOptions, GPTEL_CATEGORY, looks_like_elisp, read_elisp, write_elisp,
+};
 pub use formats::{
     Family, Format, Source, read_source, read_source_in, read_sources, with_missing_metadata,
 };

@@ -32,7 +32,15 @@ pub(crate) fn export(args: &ExportArgs) -> anyhow::Result<Outcome> {
             naming::MAX_NAME
         );
     }
-    let options = write_options(&args.output, args.name.clone());
+    let mut options = write_options(&args.output, args.name.clone());
+    if matches!(args.to, Format::Gptel | Format::LlmEl) && args.output.elisp.function.is_none() {
+        options.elisp = ElispOptions { runner: runner_reference(&args.tool)?, ..options.elisp };
+        if options.elisp.runner.is_none() {
+            eprintln!(
+                "warning: a tool from standard input has no file `llmtool call` could run later: :function is a stub; export the file itself, or give `--function`"
+            );
+        }
+    }
     check_destination(args.to, &options, args.output.out.as_deref())?;
     let written = args.to.write_tool(&document, &options)?;
     print_written(&name, &document.text, &written.diagnostics, args.to);
@@ -146,14 +154,46 @@ pub(crate) fn convert(args: &ConvertArgs) -> anyhow::Result<Outcome> {
 }
 
 fn write_options(output: &OutputArgs, name: Option<String>) -> WriteOptions {
+    let elisp = &output.elisp;
     WriteOptions {
         strict: output.strict_schema,
         elisp: ElispOptions {
-            function: output.elisp.function.clone(),
-            asynchronous: output.elisp.asynchronous,
+            function: elisp.function.clone(),
+            runner: None,
+            // The function that runs `llmtool call` is asynchronous unless `--sync`; one of
+            // your own, when you say so.
+            asynchronous: if elisp.function.is_some() { elisp.asynchronous } else { !elisp.sync },
+            confirm: elisp.confirm,
+            include: elisp.include,
         },
         name,
     }
+}
+
+/// How an exported form names the tool for `llmtool call`: a library name as given, a file by
+/// its absolute path (so that the form works from any folder); none for standard input.
+fn runner_reference(tool: &Path) -> anyhow::Result<Option<String>> {
+    let Some(text) = tool.to_str() else {
+        anyhow::bail!(
+            "{}: the tool's path is not UTF-8, which Emacs cannot be given",
+            tool.display()
+        );
+    };
+    if llmtool_registry::Reference::from_path(text).is_some() {
+        return Ok(Some(text.to_owned()));
+    }
+    if io::is_stdin(tool) {
+        return Ok(None);
+    }
+    let absolute = std::fs::canonicalize(tool)
+        .map_err(|e| anyhow::anyhow!("cannot find {}: {e}", tool.display()))?;
+    let Some(absolute) = absolute.to_str() else {
+        anyhow::bail!(
+            "{}: the tool's path is not UTF-8, which Emacs cannot be given",
+            absolute.display()
+        );
+    };
+    Ok(Some(absolute.to_owned()))
 }
 
 /// Why a Semantic Kernel export cannot go to standard output.

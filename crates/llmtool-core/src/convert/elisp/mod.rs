@@ -4,6 +4,7 @@
 mod printer;
 mod read;
 mod reader;
+mod runner;
 mod write;
 
 use super::function::{Converted, FunctionTool};
@@ -32,14 +33,24 @@ impl ElispFlavor {
     }
 }
 
-/// What the form's `:function` and `:async` say.
+/// What the form's `:function` and `:async` say, and gptel's options.
 #[derive(Debug, Clone, Default)]
 pub struct ElispOptions {
-    /// The function's symbol; a stub that asks to be replaced when `None`.
+    /// The function's symbol. When `None`, the function runs the tool through `llmtool call`
+    /// when `runner` names it, else it is a stub that asks to be replaced.
     pub function: Option<String>,
+    /// The tool `llmtool call` runs: an absolute path, or a `registry:` name.
+    pub runner: Option<String>,
     /// `:async t`: the function takes a callback first.
     pub asynchronous: bool,
+    /// gptel's `:confirm t`: it asks before running the tool.
+    pub confirm: bool,
+    /// gptel's `:include t`: the tool's answer is put in the buffer too.
+    pub include: bool,
 }
+
+/// The category gptel groups the exported tools under.
+pub const GPTEL_CATEGORY: &str = "llmtool";
 
 /// `tool` as a constructor call, with warnings about what the package will not send.
 pub fn write_elisp(

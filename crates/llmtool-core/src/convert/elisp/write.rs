@@ -3,7 +3,7 @@
 use serde_json::{Map, Value};
 
 use super::printer::{self, Doc, schema_entries};
-use super::{ElispFlavor, ElispOptions};
+use super::{ElispFlavor, ElispOptions, GPTEL_CATEGORY};
 use crate::convert::codes::REWRITTEN_SCHEMA;
 use crate::convert::function::FunctionTool;
 use crate::diagnostic::Diagnostic;
@@ -33,14 +33,35 @@ pub(crate) fn tool_form(
     if options.asynchronous {
         out.push_str("\n :async t");
     }
+    // gptel's own options: llm.el has none of them.
+    if flavor == ElispFlavor::Gptel {
+        if options.confirm {
+            out.push_str("\n :confirm t");
+        }
+        if options.include {
+            out.push_str("\n :include t");
+        }
+        if options.function.is_none() && options.runner.is_some() {
+            out.push_str(&format!("\n :category {}", printer::string(GPTEL_CATEGORY)));
+        }
+    }
     out.push_str(")\n");
     (out, diagnostics)
 }
 
-/// The `:function`: the symbol given, or a stub that says it needs replacing.
+/// The `:function`: the symbol given, the lambda that runs the tool through `llmtool call`,
+/// or a stub that says it needs replacing.
 fn function(tool: &FunctionTool, options: &ElispOptions) -> String {
     if let Some(symbol) = &options.function {
         return format!("#'{}", printer::symbol(symbol));
+    }
+    if let Some(reference) = &options.runner {
+        // The values come in the order of `:args`, which is the properties' order.
+        let keys: Vec<&str> = tool.parameters["properties"]
+            .as_object()
+            .map(|properties| properties.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        return super::runner::lambda(reference, &keys, options.asynchronous);
     }
     let callback = if options.asynchronous { "_callback " } else { "" };
     format!(

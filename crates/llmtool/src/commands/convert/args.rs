@@ -40,21 +40,34 @@ pub(crate) struct OutputArgs {
     pub(crate) out: Option<PathBuf>,
 }
 
-/// The `:function` and `:async` of an elisp form.
+/// The `:function` and `:async` of an elisp form, and gptel's options.
+#[allow(clippy::struct_excessive_bools, reason = "independent command-line switches")]
 #[derive(Debug, Args)]
 pub(crate) struct ElispArgs {
-    /// elisp targets: the function that runs the tool (default: a stub to replace).
+    /// elisp targets: your own function that runs the tool (default: a function that runs
+    /// it through `llmtool call`).
     #[arg(long, value_name = "SYMBOL")]
     pub(crate) function: Option<String>,
-    /// elisp targets: the function is asynchronous (`:async t`; it takes a callback first).
+    /// elisp targets: your `--function` is asynchronous (`:async t`; it takes a callback
+    /// first). The function that runs `llmtool call` is asynchronous unless `--sync`.
     #[arg(long = "async")]
     pub(crate) asynchronous: bool,
+    /// elisp targets: the function that runs `llmtool call` waits for the answer (Emacs
+    /// waits with it) instead of taking a callback.
+    #[arg(long, conflicts_with = "function")]
+    pub(crate) sync: bool,
+    /// gptel: ask before running the tool (`:confirm t`).
+    #[arg(long)]
+    pub(crate) confirm: bool,
+    /// gptel: put the tool's answer in the chat buffer too (`:include t`).
+    #[arg(long)]
+    pub(crate) include: bool,
 }
 
 /// Convert a tool file for another runtime (printed to standard output).
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  llmtool export tool.json --to openai\n  llmtool export tool.json --to openai --strict-schema\n  llmtool export tool.json --to mcp-tool --name summarize\n  llmtool export tool.json --to gptel --function my-summarize\n  llmtool export tool.json --to llm-template --out \"$(llm templates path)\"\n  llmtool export tool.json --to semantic-kernel --out plugins/Writing"
+    after_help = "Examples:\n  llmtool export tool.json --to openai\n  llmtool export tool.json --to openai --strict-schema\n  llmtool export tool.json --to mcp-tool --name summarize\n  llmtool export tool.json --to gptel                # runs the tool through `llmtool call`\n  llmtool export tool.json --to gptel --function my-summarize\n  llmtool export tool.json --to llm-template --out \"$(llm templates path)\"\n  llmtool export tool.json --to semantic-kernel --out plugins/Writing"
 )]
 pub(crate) struct ExportArgs {
     /// The tool file, or `-` for standard input.
