@@ -13,19 +13,9 @@ use llmtool_testkit::{Mock, Reply};
 use serde_json::json;
 use tokio::io::AsyncWriteExt as _;
 
-const TOOL: &str = r#"{
-  "model_prompt": "Reply to {{received email}} in a {{tone}} tone, covering {{points}}.",
-  "metadata": {
-    "prompt_name": "Reply helper",
-    "description": "Drafts a reply to an email.",
-    "model_version": ["mock/m"],
-    "variables": [
-      { "name": "received email", "type": "text", "description": "The email." },
-      { "name": "tone", "type": "single-select", "allowed_values": ["warm", "brief"], "default": "warm", "description": "How it sounds." },
-      { "name": "points", "type": "multi-select", "allowed_values": ["dates", "price", "thanks"], "description": "What to cover." }
-    ]
-  }
-}"#;
+/// A tool whose first variable's name is no parameter name (`received email`): its
+/// exported parameter is `received_email`.
+const TOOL: &str = include_str!("fixtures/reply-helper.json");
 
 fn answer(text: &str) -> Reply {
     let body = json!({
