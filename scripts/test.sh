@@ -111,6 +111,9 @@ python3 scripts/invites_by_mail.py
 step "llmtool mcp with real MCP clients (the Python SDK, MCP Inspector)"
 python3 scripts/mcp_clients.py
 
+step "exported tools run by agent frameworks (LangChain, the OpenAI Agents SDK, Vercel's AI SDK) through llmtool call"
+python3 scripts/agent_frameworks.py
+
 step "llmtool lsp with real LSP clients (pytest-lsp, headless Neovim, Emacs eglot and lsp-mode) and the VS Code package"
 python3 scripts/lsp_clients.py
 

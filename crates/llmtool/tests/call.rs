@@ -138,3 +138,46 @@ async fn wrong_arguments_are_refused_before_anything_is_sent() {
     let out = llmtool(dir.path(), &["call", "-", "-"], "{}").await;
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
 }
+
+/// `export --with-runner` prints, beside the schema, the command that runs the tool: `llmtool
+/// call` on its absolute path; that command, given the model's arguments, answers.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_export_with_its_runner_names_the_command_that_answers() {
+    let mock = Mock::start(vec![answer("Noted.")]).await;
+    let dir = setup(&mock);
+    let args = ["export", "reply.json", "--to", "anthropic", "--with-runner"];
+    let out = llmtool(dir.path(), &args, "").await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let exported: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(exported["tool"]["name"], "reply_helper");
+    assert!(exported["tool"]["input_schema"]["properties"]["received_email"].is_object());
+    let command = exported["run"]["command"].as_array().unwrap();
+    let absolute = std::fs::canonicalize(dir.path().join("reply.json")).unwrap();
+    assert_eq!(
+        command,
+        &[json!("llmtool"), json!("call"), json!(absolute.to_str().unwrap()), json!("-")]
+    );
+    // The command, as a framework runs it (from another folder).
+    let elsewhere = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    let args = [
+        "call",
+        absolute.to_str().unwrap(),
+        "-",
+        "--config",
+        config.to_str().unwrap(),
+        "--no-stream",
+    ];
+    let out = llmtool(elsewhere.path(), &args, r#"{"received_email": "Hi", "points": []}"#).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).trim(), "Noted.");
+    // Not for a target that is no function tool, nor for a tool from standard input.
+    for (args, stdin) in [
+        (vec!["export", "reply.json", "--to", "prompty", "--with-runner"], ""),
+        (vec!["export", "-", "--to", "openai", "--with-runner"], TOOL),
+    ] {
+        let out = llmtool(dir.path(), &args, stdin).await;
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out.stderr));
+        assert!(text(&out.stderr).contains("--with-runner"), "{}", text(&out.stderr));
+    }
+}

@@ -10,8 +10,8 @@ use std::path::Path;
 use llmtool_core::Diagnostic;
 use llmtool_core::convert::semantic_kernel;
 use llmtool_core::convert::{
-    self, Converted, ElispOptions, Format, NoFolder, SiblingFiles, Source, WriteOptions, Written,
-    naming,
+    self, Converted, ElispOptions, Family, Format, NoFolder, SiblingFiles, Source, WriteOptions,
+    Written, naming,
 };
 
 use crate::outcome::Outcome;
@@ -42,10 +42,35 @@ pub(crate) fn export(args: &ExportArgs) -> anyhow::Result<Outcome> {
         }
     }
     check_destination(args.to, &options, args.output.out.as_deref())?;
-    let written = args.to.write_tool(&document, &options)?;
+    let runner = if args.with_runner { Some(runner_of(args)?) } else { None };
+    let mut written = args.to.write_tool(&document, &options)?;
+    if let (Some(run), Written::Json { value, .. }) = (runner, &mut written.value) {
+        *value = serde_json::json!({ "tool": value.take(), "run": run });
+    }
     print_written(&name, &document.text, &written.diagnostics, args.to);
     emit(&written.value, args.output.out.as_deref())?;
     Ok(Outcome::Ok)
+}
+
+/// `--with-runner`: the command that runs the exported tool when a model calls it, and what
+/// it reads and writes.
+fn runner_of(args: &ExportArgs) -> anyhow::Result<serde_json::Value> {
+    if !matches!(args.to.family(), Family::Function(_)) {
+        anyhow::bail!(
+            "--with-runner is for function-tool targets (openai, anthropic, gemini, mcp-tool, ...); `--to {}` has a runner of its own or none",
+            args.to.name()
+        );
+    }
+    let Some(tool) = runner_reference(&args.tool)? else {
+        anyhow::bail!(
+            "--with-runner names the tool for `llmtool call` later: export its file or its library name, not standard input"
+        );
+    };
+    Ok(serde_json::json!({
+        "command": ["llmtool", "call", tool, "-"],
+        "stdin": "the model's arguments for the tool, as one JSON object",
+        "stdout": "the answer (exit 0); exit 1: the arguments or the answer have problems, said on standard error; exit 2: the call could not be made",
+    }))
 }
 
 pub(crate) fn import(args: &ImportArgs) -> anyhow::Result<Outcome> {

@@ -67,7 +67,7 @@ pub(crate) struct ElispArgs {
 /// Convert a tool file for another runtime (printed to standard output).
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  llmtool export tool.json --to openai\n  llmtool export tool.json --to openai --strict-schema\n  llmtool export tool.json --to mcp-tool --name summarize\n  llmtool export tool.json --to gptel                # runs the tool through `llmtool call`\n  llmtool export tool.json --to gptel --function my-summarize\n  llmtool export tool.json --to llm-template --out \"$(llm templates path)\"\n  llmtool export tool.json --to semantic-kernel --out plugins/Writing"
+    after_help = "Examples:\n  llmtool export tool.json --to openai\n  llmtool export tool.json --to openai --strict-schema\n  llmtool export tool.json --to openai --with-runner  # the schema, and the command that runs it\n  llmtool export tool.json --to mcp-tool --name summarize\n  llmtool export tool.json --to gptel                # runs the tool through `llmtool call`\n  llmtool export tool.json --to gptel --function my-summarize\n  llmtool export tool.json --to llm-template --out \"$(llm templates path)\"\n  llmtool export tool.json --to semantic-kernel --out plugins/Writing"
 )]
 pub(crate) struct ExportArgs {
     /// The tool file, or `-` for standard input.
@@ -79,6 +79,12 @@ pub(crate) struct ExportArgs {
     /// The tool's name in the target (default: made from `prompt_name`).
     #[arg(long)]
     pub(crate) name: Option<String>,
+    /// Function-tool targets: print `{"tool": SCHEMA, "run": {...}}`, where `run` is the one
+    /// command an agent framework runs when the model calls the tool (`llmtool call TOOL -`,
+    /// the arguments as JSON on standard input; docs/convert.md wires it into agent
+    /// frameworks).
+    #[arg(long)]
+    pub(crate) with_runner: bool,
     #[command(flatten)]
     pub(crate) output: OutputArgs,
 }
