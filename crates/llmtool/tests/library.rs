@@ -117,6 +117,21 @@ fn publish_search_pull_and_run_from_the_library() {
     assert!(said.contains("subject") && said.contains("poet"), "{said}");
     let listed = mcp_tools(&data, "registry:poet@2", &env);
     assert_eq!(listed["result"]["tools"][0]["name"], "poet", "{listed}");
+    // `call` takes a library name: the arguments are checked against the library's tool, and
+    // an export names it so for `llmtool call` later.
+    let called = llmtool(&data, &["call", "registry:poet:production", r#"{"subject": "x"}"#], &env);
+    assert_eq!(called.status.code(), Some(1), "{}", text(&called.stderr));
+    assert!(
+        text(&called.stderr).contains("its parameters are `topic`"),
+        "{}",
+        text(&called.stderr)
+    );
+    let exported = llmtool(&data, &["export", "registry:poet:production", "--to", "gptel"], &env);
+    assert!(
+        text(&exported.stdout).contains(r#"(list program "call" "registry:poet:production" "-")"#),
+        "{}",
+        text(&exported.stdout)
+    );
 
     // The library goes down: the pulled versions still serve, with a warning.
     server.kill().unwrap();

@@ -147,6 +147,21 @@ async fn a_smart_tool_counts_words_and_asks_the_model_for_a_summary() {
     assert!(call["cost_usd"].as_f64().unwrap() > 0.0, "{call}");
 }
 
+/// `llmtool call` runs a smart tool's code with a model's arguments, as `run` does.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_call_with_a_models_arguments_runs_the_smart_tools_code() {
+    let mock = Mock::start(vec![answer("A fox jumps.")]).await;
+    let setup = Setup::new(Some(&mock));
+    let tool = setup.tool("words.json", &smart(COUNT_AND_SUMMARISE, &["text"]));
+    let arguments = r#"{"text": "The quick brown fox jumps"}"#;
+    let called = setup.llmtool(&["call", tool.to_str().unwrap(), arguments]).await;
+    assert_eq!(called.status.code(), Some(0), "{}", text(&called.stderr));
+    assert_eq!(text(&called.stdout), "5 words. A fox jumps.\n");
+    let wrong = setup.llmtool(&["call", tool.to_str().unwrap(), r#"{"text": 5, "x": 1}"#]).await;
+    assert_eq!(wrong.status.code(), Some(1), "{}", text(&wrong.stderr));
+    assert_eq!(mock.requests().len(), 1, "a refused call runs nothing");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn the_seeds_example_shape_runs_as_written() {
     // Every field in `metadata`, as the seeds' published example keeps them.
