@@ -146,6 +146,33 @@ fn the_runner_calls_llmtool_with_the_parameters_in_the_order_of_args() {
     assert_eq!(read_elisp(&llm).unwrap().value, tool);
 }
 
+/// A parameter or a path that holds what looks like the runner's placeholders, quotes or
+/// parentheses stays inside its string: the form is filled in one pass, each text escaped.
+#[test]
+fn the_runner_keeps_keys_and_paths_inside_their_strings() {
+    let tool = FunctionTool {
+        name: "t".into(),
+        title: None,
+        description: "d".into(),
+        parameters: json!({
+            "type": "object",
+            "properties": { "MY_TOOL": { "type": "string" }, "KEYS": { "type": "string" } },
+            "required": ["MY_TOOL", "KEYS"]
+        }),
+        output: None,
+    };
+    let path = r#"/tmp/a@KEYS@ @TOOL@ ")) (shell-command "id") ;x.json"#;
+    for asynchronous in [true, false] {
+        let options =
+            ElispOptions { runner: Some(path.into()), asynchronous, ..ElispOptions::default() };
+        let form = write_elisp(&tool, ElispFlavor::Gptel, &options).value;
+        assert!(form.contains(r#"(keys '("MY_TOOL" "KEYS"))"#), "{form}");
+        let escaped = r#""/tmp/a@KEYS@ @TOOL@ \")) (shell-command \"id\") ;x.json""#;
+        assert!(form.contains(&format!(r#""call" {escaped} "-")"#)), "{form}");
+        assert_eq!(read_elisp(&form).unwrap().value, tool);
+    }
+}
+
 #[test]
 fn llm_el_says_what_it_will_not_send() {
     let tool = FunctionTool {

@@ -59,7 +59,8 @@ pub enum PicturesOf<'a> {
 /// What keeping a run's pictures did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct PicturesKept {
-    /// The pictures kept with the run: none when they alone are over the limit.
+    /// The pictures kept with the run: none when they alone are over the limit (and then no
+    /// older run's pictures went).
     pub kept: u32,
     /// The older runs whose pictures went to make room.
     pub runs_dropped: u64,
@@ -70,7 +71,8 @@ pub struct PicturesKept {
 pub trait RunPictures {
     /// Keeps `pictures` with the run `run` (numbered from 1 in their order), then lets the
     /// oldest runs' pictures go, each run's all together, until at most `most_bytes` bytes of
-    /// pictures are kept (the newest run's own too, when they alone are more).
+    /// pictures are kept. Pictures over `most_bytes` on their own are not kept, and nothing
+    /// else goes for them.
     async fn keep_pictures(
         &self,
         run: i64,

@@ -49,7 +49,9 @@ impl RunPictures for SqlStore {
         pictures: &[NewPicture<'_>],
         most_bytes: u64,
     ) -> Result<PicturesKept, StoreError> {
-        if pictures.is_empty() {
+        let own: u64 = pictures.iter().map(|p| p.data.len() as u64).sum();
+        // Pictures over the limit on their own are not kept, and take nothing else with them.
+        if pictures.is_empty() || own > most_bytes {
             return Ok(PicturesKept::default());
         }
         let mut tx = self.db.begin_write().await?;

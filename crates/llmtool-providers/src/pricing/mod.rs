@@ -83,12 +83,18 @@ impl Price {
 
     /// What an image tool's run costs, for `tokens` (as its answer counted them, if it did)
     /// and the `pictures` it made: its output tokens at the image-token price (else the
-    /// output price); when the answer counts no output tokens, each picture at the per-picture
-    /// price, with the input tokens it counted. `None` when neither is known.
+    /// output price); when the answer counts no output tokens, or the model has a per-picture
+    /// price and no image-token price, each picture at the per-picture price, with the input
+    /// tokens it counted. `None` when neither is known.
     pub fn image_cost(&self, tokens: Option<&Tokens>, pictures: u64) -> Option<f64> {
         let as_pictures = Price { output: self.image_output.unwrap_or(self.output), ..*self };
+        // A model priced by the picture and not by its picture tokens is billed by the
+        // picture, whatever tokens its answer counts.
+        let by_tokens = self.image_output.is_some() || self.per_image.is_none();
         match tokens {
-            Some(tokens) if tokens.output > 0 => Some(as_pictures.cost(tokens, Billing::Standard)),
+            Some(tokens) if tokens.output > 0 && by_tokens => {
+                Some(as_pictures.cost(tokens, Billing::Standard))
+            }
             _ => {
                 let input =
                     Tokens { output: 0, reasoning: 0, ..tokens.copied().unwrap_or_default() };
@@ -204,11 +210,16 @@ mod tests {
         let cost = price.image_cost(Some(&input_only), 2).unwrap();
         assert!((cost - (20.0 * 5e-6 + 0.08)).abs() < 1e-12, "{cost}");
         assert!((price.image_cost(None, 3).unwrap() - 0.12).abs() < 1e-12);
+        // Priced by the picture alone (Gemini's older image model): by the picture, even
+        // when the answer counts its tokens.
+        let by_picture = Price { image_output: None, output: 0.0, ..price };
+        let cost = by_picture.image_cost(Some(&counted), 2).unwrap();
+        assert!((cost - (20.0 * 5e-6 + 0.08)).abs() < 1e-12, "{cost}");
         // Without a picture price, a run that counted nothing has no known cost.
         let tokens_only = Price { per_image: None, ..price };
         assert_eq!(tokens_only.image_cost(None, 1), None);
         // No image-token price: the output price; a markup raises both picture prices.
-        let plain = Price { image_output: None, ..price };
+        let plain = Price { image_output: None, per_image: None, ..price };
         assert!(
             (plain.image_cost(Some(&counted), 1).unwrap() - (1e-4 + 4160.0 * 1e-5)).abs() < 1e-12
         );

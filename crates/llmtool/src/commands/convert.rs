@@ -34,7 +34,10 @@ pub(crate) fn export(args: &ExportArgs) -> anyhow::Result<Outcome> {
     }
     let mut options = write_options(&args.output, args.name.clone());
     if matches!(args.to, Format::Gptel | Format::LlmEl) && args.output.elisp.function.is_none() {
-        options.elisp = ElispOptions { runner: runner_reference(&args.tool)?, ..options.elisp };
+        let runner = runner_reference(&args.tool)?;
+        let asynchronous =
+            if runner.is_some() { !args.output.elisp.sync } else { options.elisp.asynchronous };
+        options.elisp = ElispOptions { runner, asynchronous, ..options.elisp };
         if options.elisp.runner.is_none() {
             eprintln!(
                 "warning: a tool from standard input has no file `llmtool call` could run later: :function is a stub; export the file itself, or give `--function`"
@@ -185,9 +188,9 @@ fn write_options(output: &OutputArgs, name: Option<String>) -> WriteOptions {
         elisp: ElispOptions {
             function: elisp.function.clone(),
             runner: None,
-            // The function that runs `llmtool call` is asynchronous unless `--sync`; one of
-            // your own, when you say so.
-            asynchronous: if elisp.function.is_some() { elisp.asynchronous } else { !elisp.sync },
+            // Your own function (or the stub) when you say so; the function that runs
+            // `llmtool call` (set by `export`) is asynchronous unless `--sync`.
+            asynchronous: elisp.asynchronous,
             confirm: elisp.confirm,
             include: elisp.include,
         },

@@ -17,10 +17,8 @@ use super::printer;
 pub(crate) fn lambda(tool: &str, keys: &[&str], asynchronous: bool) -> String {
     let keys = keys.iter().map(|key| printer::string(key)).collect::<Vec<_>>().join(" ");
     let template = if asynchronous { ASYNC } else { SYNC };
-    let body = template
-        .replace("ARGUMENTS", ARGUMENTS)
-        .replace("KEYS", &keys)
-        .replace("TOOL", &printer::string(tool));
+    let tool = printer::string(tool);
+    let body = fill(template, &[("@ARGUMENTS@", ARGUMENTS), ("@KEYS@", &keys), ("@TOOL@", &tool)]);
     // Every line after the first goes under ` :function `.
     let indent = " ".repeat(" :function ".len());
     body.trim_end().lines().enumerate().fold(String::new(), |mut out, (i, line)| {
@@ -35,6 +33,27 @@ pub(crate) fn lambda(tool: &str, keys: &[&str], asynchronous: bool) -> String {
     })
 }
 
+/// `template` with each of its markers replaced by its text, in one pass over the template:
+/// what is put in is never read again, so a key or a path that holds a marker's name stays
+/// inside its string.
+fn fill(template: &str, markers: &[(&str, &str)]) -> String {
+    let mut out = String::with_capacity(template.len() * 2);
+    let mut rest = template;
+    loop {
+        let next = markers
+            .iter()
+            .filter_map(|(marker, text)| rest.find(marker).map(|at| (at, *marker, *text)))
+            .min_by_key(|(at, _, _)| *at);
+        let Some((at, marker, text)) = next else {
+            out.push_str(rest);
+            return out;
+        };
+        out.push_str(&rest[..at]);
+        out.push_str(text);
+        rest = &rest[at + marker.len()..];
+    }
+}
+
 /// The values paired with their names as a JSON object (a missing or `nil` value left out, so
 /// that its default applies; a list of values as an array), for both lambdas.
 const ARGUMENTS: &str = r"(dolist (key keys)
@@ -46,20 +65,20 @@ const ARGUMENTS: &str = r"(dolist (key keys)
 /// Asynchronous: the process's sentinel finds what it needs on the process itself (its
 /// callback, its error buffer), so the form works in a file without lexical binding too.
 const ASYNC: &str = r#"(lambda (callback &rest given)
-  (let ((keys '(KEYS))
+  (let ((keys '(@KEYS@))
         (arguments (make-hash-table :test 'equal))
         (output (generate-new-buffer " *llmtool call*"))
         (errors (generate-new-buffer " *llmtool call errors*")))
     (condition-case problem
         (progn
-          ARGUMENTS
+          @ARGUMENTS@
           (let* ((json (json-serialize arguments :null-object :null :false-object :json-false))
                  (program (or (bound-and-true-p llmtool-program) (executable-find "llmtool") "llmtool"))
                  (process
                   (make-process
                    :name "llmtool-call" :buffer output :stderr errors
-                   :command (list program "call" TOOL "-")
-                   :connection-type 'pipe :noquery t
+                   :command (list program "call" @TOOL@ "-")
+                   :connection-type 'pipe :noquery t :coding 'utf-8
                    :sentinel
                    (lambda (process _event)
                      (unless (process-live-p process)
@@ -87,17 +106,19 @@ const ASYNC: &str = r#"(lambda (callback &rest given)
 "#;
 
 const SYNC: &str = r#"(lambda (&rest given)
-  (let ((keys '(KEYS))
+  (let ((keys '(@KEYS@))
         (arguments (make-hash-table :test 'equal)))
     (condition-case problem
         (progn
-          ARGUMENTS
+          @ARGUMENTS@
           (let ((json (json-serialize arguments :null-object :null :false-object :json-false))
                 (program (or (bound-and-true-p llmtool-program) (executable-find "llmtool") "llmtool"))
-                (errors (make-temp-file "llmtool-call")))
+                (errors (make-temp-file "llmtool-call"))
+                (coding-system-for-write 'utf-8)
+                (coding-system-for-read 'utf-8))
             (unwind-protect
                 (with-temp-buffer
-                  (if (eql (call-process-region json nil program nil (list t errors) nil "call" TOOL "-") 0)
+                  (if (eql (call-process-region json nil program nil (list t errors) nil "call" @TOOL@ "-") 0)
                       (replace-regexp-in-string "[ \t\n]+\\'" "" (buffer-string))
                     (erase-buffer)
                     (insert-file-contents errors)
