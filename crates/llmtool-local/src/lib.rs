@@ -1,12 +1,13 @@
 //! The embedded local model: a small llama-architecture GGUF model run on the CPU (our own
-//! forward pass and SIMD kernels; candle reads the GGUF file), so that any tool runs offline,
-//! with no key.
+//! forward pass and SIMD kernels, our own GGUF reader), so that any tool runs offline, with no
+//! key.
 
 pub mod batcher;
 pub mod chat;
 pub mod constrain;
 pub mod engine;
 pub mod found;
+mod gguf;
 mod llama;
 mod metadata;
 pub mod model;

@@ -1,23 +1,15 @@
-//! Typed readings of a GGUF file's metadata values (candle keeps them as a tagged union):
-//! strings, whole numbers and floats, whatever width the writer chose.
+//! Typed readings of a GGUF file's metadata values (kept as a tagged union): strings, whole
+//! numbers and floats, whatever width the writer chose.
 
-use candle_core::quantized::gguf_file::{Content, Value};
+use crate::gguf::{Content, Value};
 
 pub(crate) fn string(content: &Content, key: &str) -> Option<String> {
-    content.metadata.get(key).and_then(|v| v.to_string().ok()).cloned()
+    content.metadata.get(key).and_then(Value::as_str).map(str::to_owned)
 }
 
 /// A whole number that fits 32 bits, from any of GGUF's integer types.
 pub(crate) fn number(content: &Content, key: &str) -> Option<u32> {
-    match content.metadata.get(key)? {
-        Value::U8(v) => Some(u32::from(*v)),
-        Value::U16(v) => Some(u32::from(*v)),
-        Value::U32(v) => Some(*v),
-        Value::I32(v) => u32::try_from(*v).ok(),
-        Value::U64(v) => u32::try_from(*v).ok(),
-        Value::I64(v) => u32::try_from(*v).ok(),
-        _ => None,
-    }
+    content.metadata.get(key)?.as_i64().and_then(|n| u32::try_from(n).ok())
 }
 
 pub(crate) fn float(content: &Content, key: &str) -> Option<f32> {

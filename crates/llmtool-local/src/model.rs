@@ -1,17 +1,17 @@
 //! Loading a llama-architecture GGUF model for the CPU: its weights (run by `crate::llama`),
 //! tokenizer and chat template.
 
-use std::io::{Cursor, Read as _};
+use std::io::Read as _;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use candle_core::quantized::gguf_file;
 use tokenizers::Tokenizer;
 
 use crate::LocalError;
 use crate::chat::{ChatMessage, ChatTemplate, Family};
-use crate::llama::{Architecture, Cache, Llama, Segment, message};
+use crate::gguf::Content;
+use crate::llama::{Architecture, Cache, Llama, Segment};
 use crate::metadata::{number, string};
 use crate::tokenizer::Vocabulary;
 
@@ -44,15 +44,15 @@ impl std::fmt::Debug for LocalModel {
 
 /// What a model's file says before its weights: its metadata, tokenizer and chat template.
 struct Header {
-    content: gguf_file::Content,
+    content: Content,
     vocabulary: Vocabulary,
     chat: ChatTemplate,
 }
 
 impl Header {
-    fn read(reader: &mut Cursor<&[u8]>, path: &Path) -> Result<Header, LocalError> {
-        let content = gguf_file::Content::read(reader).map_err(|e| {
-            LocalError::Model(format!("`{}` is not a GGUF file: {}", path.display(), message(&e)))
+    fn read(file: &[u8], path: &Path) -> Result<Header, LocalError> {
+        let content = Content::read(file).map_err(|e| {
+            LocalError::Model(format!("`{}` is not a usable GGUF file: {e}", path.display()))
         })?;
         let architecture = string(&content, "general.architecture").unwrap_or_default();
         if Architecture::named(&architecture).is_none() {
@@ -82,7 +82,7 @@ impl Header {
 /// its own tokenizer, as a run would; the weights are not loaded.
 pub fn count_prompt_tokens(path: &Path, messages: &[ChatMessage]) -> Result<usize, LocalError> {
     let file = read_gguf(path)?;
-    let Header { vocabulary, chat, .. } = Header::read(&mut Cursor::new(&file[..]), path)?;
+    let Header { vocabulary, chat, .. } = Header::read(&file, path)?;
     Ok(vocabulary.encode(&chat.render(messages)?)?.len())
 }
 
@@ -91,7 +91,7 @@ impl LocalModel {
     pub fn load(path: &Path) -> Result<Self, LocalError> {
         let started = Instant::now();
         let file = read_gguf(path)?;
-        let Header { content, vocabulary, chat } = Header::read(&mut Cursor::new(&file[..]), path)?;
+        let Header { content, vocabulary, chat } = Header::read(&file, path)?;
         // The end of the text, the end of a turn, and the tokens that end a turn in the chat
         // formats of the families run here.
         let mut eos_tokens: Vec<u32> =

@@ -2,12 +2,11 @@
 //! changes in llama's block: biases, norms, activation, soft caps, sliding windows and the
 //! rotary embedding's settings.
 
-use candle_core::quantized::gguf_file::{Content, Value};
-
 use super::attention::{Rope, RopeLayout};
 use super::math;
 use crate::LocalError;
 use crate::chat::Family;
+use crate::gguf::{Content, Value};
 use crate::metadata::{float, string};
 
 /// The transformer families this forward pass runs: llama's block, with what each family
@@ -355,7 +354,7 @@ fn sliding_layers(
                 .iter()
                 .map(|flag| match flag {
                     Value::Bool(slides) => *slides,
-                    other => other.to_u32().is_ok_and(|n| n != 0),
+                    other => other.as_i64().is_some_and(|n| n != 0),
                 })
                 .collect());
         }
@@ -371,8 +370,6 @@ fn number(content: &Content, key: &str) -> Option<usize> {
 
 #[cfg(test)]
 mod tests {
-    use candle_core::quantized::gguf_file::VersionedMagic;
-
     use super::*;
 
     /// The metadata of a small Gemma 3 model, with `changes` applied.
@@ -390,12 +387,7 @@ mod tests {
         for (key, value) in changes {
             metadata.insert((*key).to_owned(), value.clone());
         }
-        Content {
-            magic: VersionedMagic::GgufV3,
-            metadata,
-            tensor_infos: std::collections::HashMap::new(),
-            tensor_data_offset: 0,
-        }
+        Content { metadata, ..Content::default() }
     }
 
     fn refusal(content: &Content) -> String {

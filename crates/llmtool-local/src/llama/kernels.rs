@@ -1,8 +1,8 @@
 //! Quantized weight rows times quantized activations: AVX2 code where the CPU has it (detected
 //! at run time, so one binary runs everywhere, in `kernels/x86.rs`), portable Rust elsewhere.
 //!
-//! Written by hand because decoding is bound by these dot products, and candle, the crate we
-//! read GGUF files with, has no SIMD kernel for Q4_1 (the default model's format) and computes
+//! Written by hand because decoding is bound by these dot products, and candle, the tensor
+//! crate we first used, has no SIMD kernel for Q4_1 (the default model's format) and computes
 //! a K-quant product from its own copy of the weights. These follow llama.cpp's method:
 //! activations are quantized to 8 bits per block of 32, and the block products are summed as
 //! integers, each weight format read as it is stored in the file. The K formats take the

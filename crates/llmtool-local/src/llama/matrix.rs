@@ -1,15 +1,11 @@
 //! Weight matrices read from a GGUF file. The formats the kernels take (Q4_0, Q4_1, Q5_0, Q5_1,
 //! Q8_0, Q4_K, Q5_K, Q6_K) are used where they lie in the mapped file, without a copy; every
-//! other format (F32, F16, BF16, Q2_K, Q3_K, …) is dequantized by candle and requantized to
-//! Q8_0 at load. Where the CPU has the kernels for it, the matrices multiplied are regrouped
+//! other format (F32, F16, BF16, Q2_K, Q3_K) is dequantized (`dequantize.rs`) and requantized
+//! to Q8_0 at load. Where the CPU has the kernels for it, the matrices multiplied are regrouped
 //! eight rows at a time at load (`repack/`).
 
-use std::io::Cursor;
 use std::ops::Range;
 
-use candle_core::Device;
-use candle_core::quantized::GgmlDType;
-use candle_core::quantized::gguf_file::Content;
 use rayon::prelude::*;
 
 use super::blocks::{
@@ -21,6 +17,7 @@ use super::repack::{
     ROWS,
 };
 use crate::LocalError;
+use crate::gguf::{Content, TensorInfo, TensorType};
 use crate::model::FileBytes;
 
 /// How a part's blocks are stored.
@@ -45,16 +42,16 @@ pub(crate) enum Format {
 
 impl Format {
     /// The format of a GGUF type the kernels take as it is.
-    fn of(dtype: GgmlDType) -> Option<Format> {
-        Some(match dtype {
-            GgmlDType::Q4_0 => Format::Q4_0,
-            GgmlDType::Q4_1 => Format::Q4_1,
-            GgmlDType::Q5_0 => Format::Q5_0,
-            GgmlDType::Q5_1 => Format::Q5_1,
-            GgmlDType::Q8_0 => Format::Q8_0,
-            GgmlDType::Q4K => Format::Q4K,
-            GgmlDType::Q5K => Format::Q5K,
-            GgmlDType::Q6K => Format::Q6K,
+    fn of(tensor_type: TensorType) -> Option<Format> {
+        Some(match tensor_type {
+            TensorType::Q4_0 => Format::Q4_0,
+            TensorType::Q4_1 => Format::Q4_1,
+            TensorType::Q5_0 => Format::Q5_0,
+            TensorType::Q5_1 => Format::Q5_1,
+            TensorType::Q8_0 => Format::Q8_0,
+            TensorType::Q4K => Format::Q4K,
+            TensorType::Q5K => Format::Q5K,
+            TensorType::Q6K => Format::Q6K,
             _ => return None,
         })
     }
@@ -331,14 +328,13 @@ impl Tensors<'_> {
         self.content.tensor_infos.contains_key(name)
     }
 
-    /// The 2-D tensor `name` as a matrix of `rows` × `cols` (GGUF's order reversed, as candle
-    /// reads it).
+    /// The 2-D tensor `name` as a matrix of `rows` × `cols`.
     pub(crate) fn matrix(&self, name: &str) -> Result<Matrix, LocalError> {
         let info = self.content.tensor_infos.get(name).ok_or_else(|| missing(name))?;
-        let &[rows, cols] = info.shape.dims() else {
+        let &[rows, cols] = info.shape.as_slice() else {
             return Err(LocalError::Model(format!(
                 "tensor `{name}` has shape {:?}; a matrix was expected",
-                info.shape.dims()
+                info.shape
             )));
         };
         if rows == 0 || cols % BLOCK != 0 {
@@ -348,7 +344,7 @@ impl Tensors<'_> {
         }
         let too_large =
             || LocalError::Model(format!("tensor `{name}` is too large ({rows} × {cols})"));
-        let part = match Format::of(info.ggml_dtype) {
+        let part = match Format::of(info.tensor_type) {
             Some(format) => {
                 let (values, size) = format.block();
                 if cols % values != 0 {
@@ -360,18 +356,7 @@ impl Tensors<'_> {
                     .checked_mul(cols / values)
                     .and_then(|blocks| blocks.checked_mul(size))
                     .ok_or_else(too_large)?;
-                // Sizes come from the file: computed without overflow, so a damaged file is an
-                // error.
-                let range = self
-                    .content
-                    .tensor_data_offset
-                    .checked_add(info.offset)
-                    .and_then(|start| usize::try_from(start).ok())
-                    .and_then(|start| Some(start..start.checked_add(length)?))
-                    .filter(|range| range.end <= self.file.len())
-                    .ok_or_else(|| {
-                        LocalError::Model(format!("tensor `{name}` runs past the end of the file"))
-                    })?;
+                let range = self.range(name, info, length)?;
                 Part { rows, format, data: Data::InFile { file: self.file.clone(), range } }
             }
             None => {
@@ -387,14 +372,46 @@ impl Tensors<'_> {
 
     /// Every value of tensor `name`, dequantized (for norms and other vectors).
     pub(crate) fn values(&self, name: &str) -> Result<Vec<f32>, LocalError> {
-        let device = Device::Cpu;
+        let info = self.content.tensor_infos.get(name).ok_or_else(|| missing(name))?;
+        let unreadable = || {
+            LocalError::Model(format!(
+                "tensor `{name}` is of a type this engine cannot read ({:?})",
+                info.tensor_type
+            ))
+        };
+        let (values, size) = info.tensor_type.block().ok_or_else(unreadable)?;
+        // Whole blocks in every row: a block never spans two rows.
+        let count = info.shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d));
+        let whole_rows = info.shape.last().is_none_or(|cols| cols % values == 0);
+        let count = count.filter(|n| n % values == 0 && whole_rows).ok_or_else(|| {
+            LocalError::Model(format!(
+                "tensor `{name}` has shape {:?}, not whole blocks of {values}",
+                info.shape
+            ))
+        })?;
+        let length = (count / values).checked_mul(size).ok_or_else(|| {
+            LocalError::Model(format!("tensor `{name}` is too large ({:?})", info.shape))
+        })?;
+        let range = self.range(name, info, length)?;
+        super::dequantize::values(info.tensor_type, &self.file[range], count).ok_or_else(unreadable)
+    }
+
+    /// Where the `length` bytes of tensor `name` lie in the file. Offsets come from the file:
+    /// computed without overflow, so a damaged file is an error.
+    fn range(
+        &self,
+        name: &str,
+        info: &TensorInfo,
+        length: usize,
+    ) -> Result<Range<usize>, LocalError> {
         self.content
-            .tensor(&mut Cursor::new(&self.file[..]), name, &device)
-            .and_then(|t| t.dequantize(&device))
-            .and_then(|t| t.flatten_all())
-            .and_then(|t| t.to_vec1::<f32>())
-            .map_err(|e| {
-                LocalError::Model(format!("cannot read tensor `{name}`: {}", super::message(&e)))
+            .tensor_data_offset
+            .checked_add(info.offset)
+            .and_then(|start| usize::try_from(start).ok())
+            .and_then(|start| Some(start..start.checked_add(length)?))
+            .filter(|range| range.end <= self.file.len())
+            .ok_or_else(|| {
+                LocalError::Model(format!("tensor `{name}` runs past the end of the file"))
             })
     }
 }

@@ -5,18 +5,19 @@
 //! Our own forward pass rather than candle-transformers' `quantized_llama`: that one builds a
 //! tensor graph per token (about twenty tensor operations per layer, a cache that is copied to
 //! grow) and ran this 135M-parameter model at a third of llama.cpp's decoding speed, where
-//! this loop and the kernels in `kernels.rs` keep up with it. candle still reads the GGUF
-//! file and dequantizes the formats the kernels do not take.
+//! this loop and the kernels in `kernels.rs` keep up with it. The file is read by `crate::gguf`,
+//! and the formats the kernels do not take are dequantized by `dequantize.rs`.
 
 mod attention;
 mod blocks;
 mod config;
+mod dequantize;
 mod kernels;
 mod math;
 mod matrix;
 mod repack;
 
-use candle_core::quantized::gguf_file::Content;
+use crate::gguf::Content;
 use rayon::prelude::*;
 
 use self::attention::{KvCache, Rope, attend};
@@ -487,10 +488,4 @@ fn shape_error(name: &str, matrix: &Matrix, rows: usize, cols: usize) -> LocalEr
         "tensor `{name}` is {} × {}, not {rows} × {cols}",
         matrix.rows, matrix.cols
     ))
-}
-
-/// The message of a candle error, without the backtrace candle appends when
-/// `RUST_BACKTRACE` is set.
-pub(crate) fn message(error: &candle_core::Error) -> String {
-    error.to_string().lines().next().unwrap_or_default().trim().to_owned()
 }

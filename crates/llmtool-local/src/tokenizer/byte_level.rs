@@ -6,7 +6,6 @@
 //! from llama.cpp and from the model's own training; this one matches llama.cpp, as the test
 //! against its tokenizations shows.
 
-use candle_core::quantized::gguf_file::Content;
 use tokenizers::decoders::byte_level::ByteLevel as ByteLevelDecoder;
 use tokenizers::models::bpe::BPE;
 use tokenizers::normalizers::unicode::NFC;
@@ -18,6 +17,7 @@ use tokenizers::{PreTokenizerWrapper, SplitDelimiterBehavior, Tokenizer};
 
 use super::{kind, specials, strings, token_types};
 use crate::LocalError;
+use crate::gguf::Content;
 use crate::metadata::string;
 
 /// The llama-3 pre-tokenization pattern (also used by Smaug).

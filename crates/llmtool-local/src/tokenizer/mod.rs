@@ -6,10 +6,10 @@
 mod byte_level;
 mod sentencepiece;
 
-use candle_core::quantized::gguf_file::{Content, Value};
 use tokenizers::Tokenizer;
 
 use crate::LocalError;
+use crate::gguf::{Content, Value};
 use crate::metadata::{boolean, number, string};
 
 /// GGUF's token types (`tokenizer.ggml.token_type`), as llama.cpp numbers them.
@@ -38,7 +38,7 @@ pub struct Vocabulary {
 
 impl Vocabulary {
     /// Builds the tokenizer of the model in `content`.
-    pub fn from_gguf(content: &Content) -> Result<Self, LocalError> {
+    pub(crate) fn from_gguf(content: &Content) -> Result<Self, LocalError> {
         let kind = string(content, "tokenizer.ggml.model").unwrap_or_default();
         let (tokenizer, bytes) = match kind.as_str() {
             "gpt2" => byte_level::from_gguf(content)?,
@@ -78,9 +78,9 @@ fn strings(content: &Content, key: &str) -> Result<Vec<String>, LocalError> {
     values
         .iter()
         .map(|v| {
-            v.to_string()
-                .cloned()
-                .map_err(|_| LocalError::Model(format!("`{key}` holds a non-string")))
+            v.as_str()
+                .map(str::to_owned)
+                .ok_or_else(|| LocalError::Model(format!("`{key}` holds a non-string")))
         })
         .collect()
 }
@@ -88,9 +88,10 @@ fn strings(content: &Content, key: &str) -> Result<Vec<String>, LocalError> {
 /// Each token's type; tokens the file gives no type are normal.
 fn token_types(content: &Content, count: usize) -> Vec<i32> {
     let mut types = match content.metadata.get("tokenizer.ggml.token_type") {
-        Some(Value::Array(values)) => {
-            values.iter().map(|v| v.to_i32().unwrap_or(kind::NORMAL)).collect()
-        }
+        Some(Value::Array(values)) => values
+            .iter()
+            .map(|v| v.as_i64().and_then(|n| i32::try_from(n).ok()).unwrap_or(kind::NORMAL))
+            .collect(),
         _ => Vec::new(),
     };
     types.resize(count, kind::NORMAL);

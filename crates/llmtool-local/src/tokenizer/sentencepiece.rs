@@ -20,7 +20,6 @@
 
 use std::collections::HashMap;
 
-use candle_core::quantized::gguf_file::{Content, Value};
 use tokenizers::decoders::byte_fallback::ByteFallback;
 use tokenizers::decoders::fuse::Fuse;
 use tokenizers::decoders::sequence::Sequence as Decoders;
@@ -31,6 +30,7 @@ use tokenizers::{DecoderWrapper, NormalizerWrapper, Tokenizer};
 
 use super::{kind, specials, strings, token_types};
 use crate::LocalError;
+use crate::gguf::{Content, Value};
 use crate::metadata::{as_float, boolean};
 
 /// How SentencePiece writes a space.

@@ -2,7 +2,6 @@
 //! `scripts/reference_models.py` writes into `LLMTOOL_REFERENCE_MODELS` (random bytes, so that
 //! every bit of a block counts).
 
-use std::io::Cursor;
 use std::path::PathBuf;
 
 use super::*;
@@ -14,7 +13,7 @@ fn every_format_reads_as_the_gguf_package_reads_it() {
         "LLMTOOL_REFERENCE_MODELS names the reference models (scripts/reference_models.py writes them)",
     );
     let file = read_gguf(&folder.join("quants.gguf")).unwrap_or_else(|e| panic!("{e}"));
-    let content = Content::read(&mut Cursor::new(&file[..])).unwrap_or_else(|e| panic!("{e}"));
+    let content = Content::read(&file).unwrap_or_else(|e| panic!("{e}"));
     let text =
         std::fs::read_to_string(folder.join("quants.json")).unwrap_or_else(|e| panic!("{e}"));
     let reference: serde_json::Map<String, serde_json::Value> =
@@ -30,7 +29,7 @@ fn every_format_reads_as_the_gguf_package_reads_it() {
             .map(|v| v as f32)
             .collect();
         let matrix = tensors.matrix(name).unwrap_or_else(|e| panic!("{name}: {e}"));
-        let native = Format::of(content.tensor_infos[name].ggml_dtype).is_some();
+        let native = Format::of(content.tensor_infos[name].tensor_type).is_some();
         assert!(native || matrix.parts[0].format == Format::Q8_0, "{name} is requantized to Q8_0");
         let mut row = vec![0.0f32; matrix.cols];
         for (r, expected) in expected.chunks_exact(matrix.cols).enumerate() {
