@@ -15,7 +15,10 @@ use sqlx::{QueryBuilder, Sqlite};
 /// Rows written by one statement at most (7 values each, well under SQLite's limit of 32,766).
 const STATEMENT_ROWS: usize = 256;
 
-static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
+/// The journal's schema, oldest change first.
+pub(crate) const MIGRATIONS: &[llmtool_log::migrations::Embedded] = llmtool_log::embed_migrations!(
+    "../migrations": "0001_journal.sql", "0002_provider_batches.sql"
+);
 
 #[derive(Debug, thiserror::Error)]
 pub enum JournalError {
@@ -87,7 +90,7 @@ impl Journal {
             .connect_with(options.clone())
             .await
             .map_err(|source| JournalError::Database { path: shown.clone(), source })?;
-        MIGRATOR
+        llmtool_log::migrations::migrator(MIGRATIONS)
             .run(&pool)
             .await
             .map_err(|source| JournalError::Migration { path: shown.clone(), source })?;
@@ -300,5 +303,17 @@ impl Journal {
             .fetch_one(&self.pool)
             .await
             .map_err(|e| self.error(e))
+    }
+}
+
+#[cfg(test)]
+mod migration_tests {
+    use super::MIGRATIONS;
+    use llmtool_log::migrations::differences_from_folder;
+
+    #[tokio::test]
+    async fn the_listed_migrations_are_the_folders() {
+        let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
+        assert_eq!(differences_from_folder(MIGRATIONS, &folder).await, Vec::<String>::new());
     }
 }

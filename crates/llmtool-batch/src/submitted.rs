@@ -22,7 +22,7 @@ pub struct SubmittedRow {
 }
 
 /// A batch handed to a provider.
-#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProviderBatch {
     pub label: String,
     pub provider: String,
@@ -104,13 +104,24 @@ impl Journal {
 
     /// Every batch handed to a provider, oldest first.
     pub async fn provider_batches(&self) -> Result<Vec<ProviderBatch>, JournalError> {
-        sqlx::query_as(
+        type Row = (String, String, Option<String>, String, Option<String>);
+        let rows: Vec<Row> = sqlx::query_as(
             "SELECT label, provider, batch_id, submitted_at, collected_at FROM provider_batches
              ORDER BY submitted_at, label",
         )
         .fetch_all(&self.pool)
         .await
-        .map_err(|e| self.error(e))
+        .map_err(|e| self.error(e))?;
+        Ok(rows
+            .into_iter()
+            .map(|(label, provider, batch_id, submitted_at, collected_at)| ProviderBatch {
+                label,
+                provider,
+                batch_id,
+                submitted_at,
+                collected_at,
+            })
+            .collect())
     }
 
     /// The keys of the rows in batches not collected yet.

@@ -4,6 +4,7 @@
 
 mod conversation;
 mod dir;
+pub mod migrations;
 pub mod private;
 mod record;
 mod since;

@@ -71,7 +71,10 @@ pub struct Total {
     pub unpriced_runs: u64,
 }
 
-static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
+/// The log's schema, oldest change first.
+pub(crate) const MIGRATIONS: &[crate::migrations::Embedded] = crate::embed_migrations!(
+    "../migrations": "0001_runs.sql", "0002_redactions.sql", "0003_prompt.sql", "0004_conversations.sql"
+);
 
 impl RunLog {
     /// Opens the log at `path`, creating it (and its folder) if needed.
@@ -99,7 +102,7 @@ impl RunLog {
             .connect_with(options)
             .await
             .map_err(|source| LogError::Database { path: shown.clone(), source })?;
-        MIGRATOR
+        crate::migrations::migrator(MIGRATIONS)
             .run(&pool)
             .await
             .map_err(|source| LogError::Migration { path: shown.clone(), source })?;
@@ -305,4 +308,16 @@ async fn insert(
         ids.extend(given);
     }
     Ok(ids)
+}
+
+#[cfg(test)]
+mod migration_tests {
+    use super::MIGRATIONS;
+    use crate::migrations::differences_from_folder;
+
+    #[tokio::test]
+    async fn the_listed_migrations_are_the_folders() {
+        let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
+        assert_eq!(differences_from_folder(MIGRATIONS, &folder).await, Vec::<String>::new());
+    }
 }

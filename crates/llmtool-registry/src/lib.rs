@@ -61,6 +61,12 @@ pub use spend::{
     SpendRow, SpendTotals, Spending,
 };
 pub use sql_store::SqlStore;
+
+/// The library's schema changes, compiled in, for each database (oldest first).
+pub mod migrations {
+    pub use crate::postgres::MIGRATIONS as POSTGRES;
+    pub use crate::sqlite::MIGRATIONS as SQLITE;
+}
 pub use store::{InviteProblem, MAX_LABELS, MAX_SESSIONS, MAX_TAGS, Store, StoreError};
 pub use visibility::{Visibility, may_tag};
 

@@ -16,7 +16,13 @@ use crate::store::StoreError;
 /// How long a writer waits for another before it gives up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
-pub(crate) static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
+/// The library's schema on SQLite, oldest change first.
+pub const MIGRATIONS: &[llmtool_log::migrations::Embedded] = llmtool_log::embed_migrations!(
+    "../migrations/sqlite": "0001_library.sql", "0002_runs.sql", "0003_sessions.sql", "0004_runs_by_tool.sql", "0005_members.sql", "0006_sign_in.sql", "0007_audit.sql", "0008_control_center.sql", "0009_conversations.sql", "0010_several_servers.sql", "0011_faster_search.sql", "0012_run_pictures.sql", "0013_image_prices.sql"
+);
+
+pub(crate) static MIGRATOR: std::sync::LazyLock<sqlx::migrate::Migrator> =
+    std::sync::LazyLock::new(|| llmtool_log::migrations::migrator(MIGRATIONS));
 
 /// Opens (creating it if needed) the library at `path`, its schema brought up to date.
 pub(crate) async fn open(path: &Path) -> Result<SqlitePool, StoreError> {
@@ -98,4 +104,20 @@ pub(crate) async fn backup(pool: &SqlitePool, to: &Path) -> Result<(), StoreErro
         return Err(error.into());
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod migration_tests {
+    use llmtool_log::migrations::differences_from_folder;
+
+    #[tokio::test]
+    async fn the_listed_migrations_are_the_folders() {
+        let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
+        for (files, name) in
+            [(super::MIGRATIONS, "sqlite"), (crate::postgres::MIGRATIONS, "postgres")]
+        {
+            let differences = differences_from_folder(files, &folder.join(name)).await;
+            assert_eq!(differences, Vec::<String>::new(), "{name}");
+        }
+    }
 }

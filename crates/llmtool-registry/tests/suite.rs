@@ -1107,7 +1107,7 @@ async fn a_library_from_before_members_keeps_its_tokens_and_tools() {
     let path = dir.path().join("old.db");
     let options = sqlx::sqlite::SqliteConnectOptions::new().filename(&path).create_if_missing(true);
     let pool = sqlx::SqlitePool::connect_with(options.clone()).await.unwrap();
-    let mut before = sqlx::migrate!("./migrations/sqlite");
+    let mut before = llmtool_log::migrations::migrator(llmtool_registry::migrations::SQLITE);
     before.migrations = before.migrations.iter().filter(|m| m.version < 5).cloned().collect();
     before.run(&pool).await.unwrap();
     for statement in [
@@ -1195,7 +1195,7 @@ async fn versions_from_before_the_search_columns_are_filled_in_as_publishing_fil
     let path = dir.path().join("old.db");
     let options = sqlx::sqlite::SqliteConnectOptions::new().filename(&path).create_if_missing(true);
     let pool = sqlx::SqlitePool::connect_with(options).await.unwrap();
-    let mut before = sqlx::migrate!("./migrations/sqlite");
+    let mut before = llmtool_log::migrations::migrator(llmtool_registry::migrations::SQLITE);
     before.migrations = before.migrations.iter().filter(|m| m.version < 11).cloned().collect();
     before.run(&pool).await.unwrap();
     let files = files_from_before_the_search_columns();
@@ -1228,7 +1228,7 @@ async fn versions_from_before_the_search_columns_are_filled_in_as_publishing_fil
 async fn versions_from_before_the_search_columns_are_filled_in_on_postgres() {
     let Some(database) = llmtool_testkit::postgres::database().await else { return };
     let pool = sqlx::PgPool::connect(&database.url).await.unwrap();
-    let mut before = sqlx::migrate!("./migrations/postgres");
+    let mut before = llmtool_log::migrations::migrator(llmtool_registry::migrations::POSTGRES);
     before.migrations = before.migrations.iter().filter(|m| m.version < 11).cloned().collect();
     before.run(&pool).await.unwrap();
     let files = files_from_before_the_search_columns();
