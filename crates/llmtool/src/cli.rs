@@ -35,7 +35,7 @@ use crate::commands::test::TestArgs;
 #[derive(Debug, Parser)]
 #[command(
     name = "llmtool",
-    version,
+    version = env!("LLMTOOL_VERSION"),
     about = "Check, format, render and run portable LLM tools (the JSON Format for LLM Tools)",
     after_help = "Examples:\n  llmtool check examples/\n  llmtool render examples/teach-me-anything.json --var topic=photosynthesis\n  llmtool show examples/sql-assistant.json\n\nExit status: 0 ok, 1 the input has problems, 2 usage, I/O or network failure."
 )]

@@ -394,6 +394,19 @@ fn completions_and_help() {
     assert!(text(&llmtool(&["--version"], None).stdout).starts_with("llmtool "));
 }
 
+/// Built in a git checkout, `--version` names the commit and its date, as rustc's does.
+#[test]
+fn version_names_the_commit() {
+    let git = |args: &[&str]| {
+        let out = Command::new("git").args(args).output().expect("git runs");
+        String::from_utf8(out.stdout).expect("UTF-8").trim().to_owned()
+    };
+    let (commit, date) =
+        (git(&["rev-parse", "--short=12", "HEAD"]), git(&["log", "-1", "--format=%cs"]));
+    let expected = format!("llmtool {} ({commit} {date})\n", env!("CARGO_PKG_VERSION"));
+    assert_eq!(text(&llmtool(&["--version"], None).stdout), expected);
+}
+
 #[test]
 fn closed_pipe_is_not_an_error() {
     let mut child = Command::new(env!("CARGO_BIN_EXE_llmtool"))
