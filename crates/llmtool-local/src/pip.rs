@@ -2,8 +2,10 @@
 //! `pip/` package, a relative `PATH` entry) or the user's Python settings run in its place.
 
 use std::ffi::OsStr;
+use std::io::Read as _;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use crate::LocalError;
 use crate::store::io_error;
@@ -64,24 +66,34 @@ pub fn download_pure_wheels(
     // After `--`, nothing a requirement says can be read as an option.
     args.push(OsStr::new("--"));
     args.extend(requirements.iter().map(OsStr::new));
-    run_pip(work, &args)?;
+    run_pip(work, &args, &mut || {})?;
     Ok(Wheels { folder })
 }
 
 /// Downloads the binary wheels of `requirements` (no dependencies, no source builds, so no
 /// `setup.py` runs) into a fresh temporary folder, which is also pip's working folder. Wheels
 /// larger in all than `max_bytes`, plus room for each one's metadata, are refused.
-pub(crate) fn download_wheels(requirements: &[&str], max_bytes: u64) -> Result<Wheels, LocalError> {
+///
+/// pip's cache is used (a second pull on the machine copies the wheels from it), and pip's
+/// own temporary files are kept in the folder too, so that `on_bytes` is told, a few times a
+/// second, how many bytes have arrived so far, finished wheels and partial downloads alike.
+pub(crate) fn download_wheels(
+    requirements: &[&str],
+    max_bytes: u64,
+    on_bytes: &mut dyn FnMut(u64),
+) -> Result<Wheels, LocalError> {
     let folder = tempfile::Builder::new()
         .prefix(FOLDER_PREFIX)
         .tempdir()
         .map_err(|e| io_error(&std::env::temp_dir(), e))?;
     let work = folder.path();
-    let options = ["download", "--no-deps", "--only-binary=:all:", "--no-cache-dir", "--quiet"];
+    let pip_temporary = work.join("pip-temporary");
+    std::fs::create_dir(&pip_temporary).map_err(|e| io_error(&pip_temporary, e))?;
+    let options = ["download", "--no-deps", "--only-binary=:all:", "--quiet"];
     let mut args: Vec<&OsStr> = options.iter().map(OsStr::new).collect();
     args.extend([OsStr::new("--dest"), work.as_os_str(), OsStr::new("--")]);
     args.extend(requirements.iter().map(OsStr::new));
-    run_pip(work, &args)?;
+    run_pip(work, &args, &mut || on_bytes(bytes_under(work)))?;
     let work = work.to_path_buf();
     let wheels = Wheels { folder };
     let files = wheels.files().map_err(|e| io_error(&work, e))?;
@@ -156,22 +168,78 @@ fn python() -> Option<PathBuf> {
     })
 }
 
+/// The bytes of the files under `folder`, its subfolders included (what pip has written so
+/// far); a file that vanishes while it is counted counts nothing.
+fn bytes_under(folder: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(folder) else { return 0 };
+    entries
+        .filter_map(Result::ok)
+        .map(|entry| match entry.file_type() {
+            Ok(kind) if kind.is_dir() => bytes_under(&entry.path()),
+            Ok(kind) if kind.is_file() => entry.metadata().map_or(0, |m| m.len()),
+            _ => 0,
+        })
+        .sum()
+}
+
 /// Runs `python -I -m pip ARGS` in `work` (a fresh folder), isolated from the environment's
-/// Python variables, the user's site folder and the current folder.
-fn run_pip(work: &Path, args: &[&std::ffi::OsStr]) -> Result<(), LocalError> {
+/// Python variables, the user's site folder and the current folder, with its temporary files
+/// in `work/pip-temporary` when that folder exists; `watch` is called every 200 ms while pip
+/// runs.
+fn run_pip(
+    work: &Path,
+    args: &[&std::ffi::OsStr],
+    watch: &mut dyn FnMut(),
+) -> Result<(), LocalError> {
     let python = python().ok_or_else(|| LocalError::Pip {
         reason: "no python3 on an absolute PATH entry to run pip with".into(),
     })?;
-    let output = Command::new(&python)
+    let mut command = Command::new(&python);
+    command
         .args(["-I", "-m", "pip"])
         .args(args)
         .current_dir(work)
         .env("PIP_NO_INPUT", "1")
         .env("PIP_DISABLE_PIP_VERSION_CHECK", "1")
-        .output()
-        .map_err(|e| io_error(&python, e))?;
-    if !output.status.success() {
-        let stderr = String::from_utf8_lossy(&output.stderr);
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let pip_temporary = work.join("pip-temporary");
+    if pip_temporary.is_dir() {
+        command.env("TMPDIR", &pip_temporary);
+    }
+    let mut child = command.spawn().map_err(|e| io_error(&python, e))?;
+    // Read on a thread of its own, so that a chatty pip never blocks on a full pipe.
+    let mut stderr_pipe = child.stderr.take();
+    // Only its end is kept: that is what a failure shows.
+    let reader = std::thread::spawn(move || {
+        let mut text = Vec::new();
+        let mut chunk = [0u8; 8192];
+        while let Some(Ok(read @ 1..)) = stderr_pipe.as_mut().map(|pipe| pipe.read(&mut chunk)) {
+            text.extend_from_slice(&chunk[..read]);
+            if text.len() > 64 * 1024 {
+                text.drain(..text.len() - 64 * 1024);
+            }
+        }
+        text
+    });
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) => {
+                watch();
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            Err(e) => {
+                let _ = child.kill();
+                return Err(io_error(&python, e));
+            }
+        }
+    };
+    watch();
+    let stderr = reader.join().unwrap_or_default();
+    if !status.success() {
+        let stderr = String::from_utf8_lossy(&stderr);
         let tail: Vec<&str> = stderr.trim().lines().rev().take(5).collect();
         let reason = tail.into_iter().rev().collect::<Vec<_>>().join("\n");
         return Err(LocalError::Pip { reason });

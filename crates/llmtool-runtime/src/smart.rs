@@ -60,8 +60,8 @@ pub fn pull_python(
     let mut no_download = |url: &str, _: &mut std::fs::File, _: u64| {
         Err(LocalError::Download { url: url.to_owned(), error: "no download source".into() })
     };
-    let path = store::pull_into(&PYTHON_RUNTIME, &dir, from, &mut no_download, &mut |step| {
-        progress(PullEvent::Step(step));
+    let path = store::pull_into(&PYTHON_RUNTIME, &dir, from, &mut no_download, &mut |event| {
+        progress(event)
     })?;
     progress(PullEvent::Installed { spec: &PYTHON_RUNTIME, path: &path });
     Ok(path)

@@ -7,10 +7,10 @@ pub(crate) use args::ModelCommand;
 
 use std::io::{BufRead as _, IsTerminal as _, Write as _};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use anyhow::Context as _;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use llmtool_local::found::Source;
 use llmtool_local::store::{self, ModelSpec};
 use llmtool_runtime::{Consent, Progress, PullEvent};
@@ -70,23 +70,30 @@ pub(crate) fn pull(spec: &ModelSpec, from: Option<&Path>) -> anyhow::Result<Path
     Ok(llmtool_runtime::pull(spec, from, &*progress())?)
 }
 
-/// Pull progress on standard error: each source tried, a percentage line while downloading,
-/// and where the model was installed.
+/// Pull progress on standard error: one line for each source tried (what is fetched, how big,
+/// from where), a progress bar while bytes arrive (on a terminal only: in a log it would be
+/// noise), and where the model was installed.
 pub(crate) fn progress() -> Progress {
-    let downloading = AtomicBool::new(false);
+    let on_terminal = std::io::stderr().is_terminal();
+    let bar: Mutex<Option<ProgressBar>> = Mutex::new(None);
     Arc::new(move |event| match event {
         PullEvent::Step(step) => eprintln!("{step}"),
-        PullEvent::Bytes { received, total } => {
-            downloading.store(true, Ordering::Relaxed);
-            eprint!(
-                "\r{:5.1}% of {:.0} MB",
-                received as f64 * 100.0 / total.max(1) as f64,
-                total as f64 / 1e6
-            );
+        PullEvent::Bytes { received, total } if on_terminal => {
+            let mut bar = bar.lock().unwrap_or_else(PoisonError::into_inner);
+            let bar = bar.get_or_insert_with(|| {
+                let style = ProgressStyle::with_template(
+                    "  {bar:40} {binary_bytes:>10} of {binary_total_bytes} ({binary_bytes_per_sec}, {eta} left)",
+                )
+                .unwrap_or_else(|_| ProgressStyle::default_bar());
+                ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr())
+                    .with_style(style)
+            });
+            bar.set_position(received);
         }
+        PullEvent::Bytes { .. } => {}
         PullEvent::DownloadEnded => {
-            if downloading.swap(false, Ordering::Relaxed) {
-                eprintln!();
+            if let Some(bar) = bar.lock().unwrap_or_else(PoisonError::into_inner).take() {
+                bar.finish_and_clear();
             }
         }
         PullEvent::Installed { spec, path } => {
