@@ -13,8 +13,13 @@ use crate::error::ProviderError;
 use crate::presets::{DEFAULT_ALIASES, PRESETS, Preset, preset};
 use crate::redact::Redactor;
 
-/// The model the `local` provider runs when none is named.
+/// The model the `local` provider runs when none is named: the smallest of the catalog that
+/// answers general questions right (docs/local-model.md has the measurements).
 pub const DEFAULT_LOCAL_MODEL: &str = "smollm2";
+
+/// Names another catalog model as the `local` provider's default (the test command runs its
+/// tests on the smaller `smollm2` this way).
+pub const LOCAL_MODEL_VARIABLE: &str = "LLMTOOL_LOCAL_MODEL";
 
 /// The providers as configured: presets, the config file and the environment.
 #[derive(Debug, Clone, Default)]
@@ -58,13 +63,11 @@ impl Target {
 /// Whether `endpoint` can serve `model` (whose provider, told by its name, is `owner`). The
 /// local provider serves its known model and `.gguf` files; another provider serves every
 /// model whose name does not belong to a different provider.
-fn serves(endpoint: &Endpoint, owner: Option<&str>, model: &str) -> bool {
+fn serves(endpoint: &Endpoint, owner: Option<&str>, model: &str, local_default: &str) -> bool {
     if endpoint.api == ApiKind::Local {
         let is_file =
             std::path::Path::new(model).extension().is_some_and(|e| e.eq_ignore_ascii_case("gguf"));
-        return owner == Some("local")
-            || model.eq_ignore_ascii_case(DEFAULT_LOCAL_MODEL)
-            || is_file;
+        return owner == Some("local") || model.eq_ignore_ascii_case(local_default) || is_file;
     }
     owner.is_none_or(|owner| owner.eq_ignore_ascii_case(&endpoint.provider))
 }
@@ -216,6 +219,25 @@ impl Providers {
             .collect()
     }
 
+    /// The model the `local` provider runs when none is named: `LLMTOOL_LOCAL_MODEL`, else
+    /// [`DEFAULT_LOCAL_MODEL`]. Every path that needs it asks here.
+    pub fn default_local_model(&self) -> &str {
+        self.env.get(LOCAL_MODEL_VARIABLE).map_or(DEFAULT_LOCAL_MODEL, str::trim)
+    }
+
+    /// The model `provider` runs when none is named: its config's `default_model`, else its
+    /// preset's (the local provider's is [`Providers::default_local_model`]).
+    pub fn default_model_of(&self, provider: &str) -> Option<String> {
+        let configured = self.config.providers.get(provider).and_then(|c| c.default_model.clone());
+        configured.or_else(|| {
+            let preset = preset(provider)?;
+            if preset.api == ApiKind::Local {
+                return Some(self.default_local_model().to_owned());
+            }
+            preset.default_model.map(str::to_owned)
+        })
+    }
+
     /// `(provider, model)` for a model name: aliases expanded, `provider/` split off, or the
     /// provider found by the model's prefix.
     pub fn parse_model(&self, written: &str) -> (Option<String>, String) {
@@ -224,7 +246,7 @@ impl Providers {
             return (Some("local".into()), path.to_owned());
         }
         if written.eq_ignore_ascii_case("local") {
-            return (Some("local".into()), DEFAULT_LOCAL_MODEL.into());
+            return (Some("local".into()), self.default_local_model().into());
         }
         let expanded = self
             .config
@@ -317,15 +339,16 @@ impl Providers {
         }
         // Nothing else is configured: the embedded local model, which needs no key; a tool
         // that named other models is told why they were passed over.
+        let local = self.default_local_model();
         let note = (!passed_over.is_empty()).then(|| {
             format!(
-                "the tool's models cannot run here: {}; running the embedded local model `{DEFAULT_LOCAL_MODEL}` instead (set the key, or pass `--model`; `llmtool providers` shows what is ready)",
+                "the tool's models cannot run here: {}; running the embedded local model `{local}` instead (set the key, or pass `--model`; `llmtool providers` shows what is ready)",
                 passed_over.join(", ")
             )
         });
         Ok(Target {
             endpoint: self.endpoint("local")?,
-            model: DEFAULT_LOCAL_MODEL.into(),
+            model: local.into(),
             origin: ModelOrigin::Default,
             note,
         })
@@ -340,7 +363,7 @@ impl Providers {
         let endpoint = self.endpoint(provider)?;
         for &(written, origin) in candidates {
             let (owner, model) = self.parse_model(written);
-            if serves(&endpoint, owner.as_deref(), &model) {
+            if serves(&endpoint, owner.as_deref(), &model, self.default_local_model()) {
                 return Ok(Target { endpoint, model, origin, note: None });
             }
         }
@@ -355,14 +378,7 @@ impl Providers {
             });
         }
         let first = candidates.first().map(|(written, _)| *written);
-        let default = self
-            .config
-            .providers
-            .get(&endpoint.provider)
-            .and_then(|c| c.default_model.clone())
-            .or_else(|| {
-                preset(&endpoint.provider).and_then(|p| p.default_model).map(str::to_owned)
-            });
+        let default = self.default_model_of(&endpoint.provider);
         match (default, first) {
             (Some(model), first) => {
                 let note = first.map(|written| {

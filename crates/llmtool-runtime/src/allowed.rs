@@ -6,7 +6,7 @@
 
 use llmtool_providers::endpoint::ApiKind;
 use llmtool_providers::presets::preset;
-use llmtool_providers::resolve::{DEFAULT_LOCAL_MODEL, Target};
+use llmtool_providers::resolve::Target;
 
 use crate::{RunError, Runtime};
 
@@ -38,17 +38,12 @@ impl Runtime {
             if !self.enabled(&name) {
                 continue;
             }
-            let default = providers
-                .config
-                .providers
-                .get(&name)
-                .and_then(|c| c.default_model.clone())
-                .or_else(|| preset(&name).and_then(|p| p.default_model).map(str::to_owned));
+            let default = providers.default_model_of(&name);
             written.extend(default.map(|model| format!("{name}/{model}")));
         }
         written.extend(providers.config.prices.keys().cloned());
         written.extend(providers.config.aliases.values().cloned());
-        written.push(format!("local/{DEFAULT_LOCAL_MODEL}"));
+        written.push(format!("local/{}", providers.default_local_model()));
         let mut allowed: Vec<Target> = Vec::new();
         for written in written {
             let Ok(target) = providers.resolve(Some(&written), None, &[]) else { continue };
