@@ -8,7 +8,7 @@ Installs the SDKs once into target/batch-sdks/ (idempotently). Exits 1 if a chec
 """
 import os, subprocess, sys
 
-from checks import venv_python
+from checks import venv_python, build_binaries
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VENV = os.path.join(ROOT, "target", "batch-sdks")
@@ -117,7 +117,7 @@ sys.exit(1 if failures else 0)
 def main():
     binary = python()
     # Built by the test command already; built here when the script runs alone.
-    subprocess.run(["cargo", "build", "-q", "-p", "llmtool-testkit", "--bin", "mock-batches"], cwd=ROOT, check=True)
+    build_binaries()
     mock = subprocess.Popen([MOCK, "1"], stdout=subprocess.PIPE, text=True)
     try:
         url = mock.stdout.readline().strip()

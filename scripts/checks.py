@@ -52,6 +52,18 @@ def doc_table_fresh(path, markers, table, what, log):
     return False
 
 
+def build_binaries():
+    """The debug binaries the scripts run (llmtool and the test kit's mock servers), built as
+    the tests' build builds them: with the tests' targets, so that features resolve as they do
+    for `cargo nextest` (a `-p llmtool` or a `--bins` build resolves them differently, without
+    the dev-dependencies' features, and compiles much of the workspace again). The test
+    command builds them once before any script and sets LLMTOOL_BUILT=1, which skips this."""
+    if os.environ.get("LLMTOOL_BUILT") == "1":
+        return
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    subprocess.run(["cargo", "build", "-q", "--workspace", "--bins", "--tests"], cwd=root, check=True)
+
+
 def venv_python(folder, packages, probe, log):
     """The Python of a virtual environment in `folder` with `packages` installed; installed once,
     and kept while `probe` (Python code) runs in it without error.

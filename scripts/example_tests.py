@@ -18,7 +18,7 @@ Installs junitparser once into target/junit-check/ (idempotently). Exits 1 if a 
 """
 import json, os, shutil, subprocess, tempfile
 
-from checks import Checks, venv_python
+from checks import Checks, venv_python, build_binaries
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VENV = os.path.join(ROOT, "target", "junit-check")
@@ -86,7 +86,7 @@ def is_image_tool(path):
 
 
 def main():
-    subprocess.run(["cargo", "build", "-q", "-p", "llmtool"], cwd=ROOT, check=True)
+    build_binaries()
     parser = python()
     examples = os.path.join(ROOT, "examples")
     with tempfile.TemporaryDirectory() as work:

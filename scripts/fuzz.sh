@@ -13,7 +13,9 @@ SECONDS_TO_RUN=${1:-600}
 shift || true
 TARGETS=("$@")
 [ ${#TARGETS[@]} -gt 0 ] || TARGETS=(check prompt_files)
-command -v cargo-fuzz >/dev/null || cargo install --locked cargo-fuzz
+# cargo-fuzz is built once into .cache/tools (ignored), which a CI run may keep.
+export PATH="$PWD/.cache/tools/bin:$PATH"
+command -v cargo-fuzz >/dev/null || cargo install --locked --root .cache/tools cargo-fuzz
 
 seed_check() {
   local corpus=fuzz/corpus/check
@@ -26,7 +28,9 @@ seed_check() {
 seed_prompt_files() {
   local corpus=fuzz/corpus/prompt_files
   mkdir -p "$corpus"
-  cargo build -q -p llmtool
+  # The test command has built it already (LLMTOOL_BUILT=1); a workspace build keeps the
+  # tests' features, so nothing compiles again.
+  [ "${LLMTOOL_BUILT:-}" = 1 ] || cargo build -q --workspace --bins --tests
   for tool in examples/*.json; do
     [[ $tool == *.tests.json ]] && continue
     for format in prompty dotprompt llm-template gptel llm-el; do

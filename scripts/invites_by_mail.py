@@ -17,7 +17,7 @@ import urllib.error, urllib.request
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORK = os.environ.get("LLMTOOL_INVITES_DIR", os.path.join(ROOT, "target", "invites-py"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from checks import Checks, venv_python  # noqa: E402
+from checks import Checks, venv_python, build_binaries  # noqa: E402
 from peers import LLMTOOL  # noqa: E402
 
 PACKAGES = ["aiosmtpd==1.4.6", "cryptography==50.0.2"]
@@ -162,7 +162,7 @@ def get(url, headers):
 
 def main():
     checks = Checks("invites")
-    subprocess.run(["cargo", "build", "-q", "-p", "llmtool"], cwd=ROOT, check=True)
+    build_binaries()
     python = venv_python(WORK, PACKAGES, "import aiosmtpd, cryptography", checks.log)
     with tempfile.TemporaryDirectory() as work:
         data = os.path.join(work, "data")

@@ -17,7 +17,7 @@ Installs pytest-lsp once into target/lsp-venv/ (idempotently). Exits 1 if a chec
 """
 import glob, json, os, shutil, subprocess, tempfile
 
-from checks import Checks, venv_python
+from checks import Checks, venv_python, build_binaries
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VENV = os.path.join(ROOT, "target", "lsp-venv")
@@ -146,7 +146,7 @@ def vscode_extension():
 
 
 def main():
-    subprocess.run(["cargo", "build", "-q", "-p", "llmtool", "--bin", "llmtool"], cwd=ROOT, check=True)
+    build_binaries()
     pytest_lsp_suite()
     neovim_fix_all()
     emacs_client("eglot", "eglot")

@@ -19,6 +19,9 @@ check fails.
 """
 import glob, json, os, shutil, socket, subprocess, sys, tempfile, time, urllib.error, urllib.request
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import build_binaries  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORK = os.environ.get("LLMTOOL_MCP_CLIENTS_DIR", os.path.join(ROOT, "target", "mcp-clients"))
 PYTHON_CLIENT = "mcp==2.3.0"
@@ -381,7 +384,7 @@ def start_http(folder):
 
 
 def main():
-    subprocess.run(["cargo", "build", "-q", "-p", "llmtool", "-p", "llmtool-testkit", "--bins"], cwd=ROOT, check=True)
+    build_binaries()
     python = client_python()
     inspector_bin = inspector()
     failures, checks = [], 0

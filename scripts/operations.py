@@ -33,6 +33,7 @@ from peers import LLMTOOL  # noqa: E402
 MOCK = os.path.join(ROOT, "target", "debug", "mock-llm")
 VENV = os.environ.get("LLMTOOL_OPERATIONS_DIR", os.path.join(ROOT, "target", "operations-py"))
 RECEIVER_PACKAGES = ["opentelemetry-proto==1.45.2", "grpcio==1.85.1"]
+RECEIVER_PROBE = "import grpc; from opentelemetry.proto.collector.trace.v1 import trace_service_pb2_grpc"
 
 # An OTLP receiver, run by the virtual environment's Python: HTTP/protobuf on one port, gRPC on
 # another; each span received is printed as a JSON line (its transport, resource, name, kind,
@@ -497,8 +498,7 @@ def wait_for_spans(receiver, since, test, timeout=30):
 
 
 def traces_reach_an_otlp_receiver(work, mock, mock_url):
-    python = venv_python(VENV, RECEIVER_PACKAGES,
-                         "import grpc; from opentelemetry.proto.collector.trace.v1 import trace_service_pb2_grpc", checks.log)
+    python = venv_python(VENV, RECEIVER_PACKAGES, RECEIVER_PROBE, checks.log)
     receiver = Process([python, "-c", RECEIVER])
     try:
         ports = json.loads(receiver.wait_for("{\"http\""))

@@ -563,7 +563,7 @@ def judged(rows, docs):
 def main():
     report = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "target", "peer-suites.json")
     if "LLMTOOL" not in os.environ:
-        subprocess.run(["cargo", "build", "-q", "-p", "llmtool"], cwd=ROOT, check=True)
+        checks.build_binaries()
     python = peers_python()
     cases = (dotprompt_cases(python) + prompty_vector_cases() + jinja_corpus_cases(python)
              + prompty_runtime_cases(python) + llm_cases())

@@ -16,7 +16,7 @@ prompt must equal `llmtool render`'s. The peers are installed under target/peers
 """
 import json, os, re, subprocess, sys, tempfile
 
-from checks import venv_python
+from checks import venv_python, build_binaries
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORK = os.environ.get("LLMTOOL_PEERS_DIR", os.path.join(ROOT, "target", "peers"))
@@ -143,7 +143,7 @@ def value_sets(tool):
 
 
 def main():
-    subprocess.run(["cargo", "build", "-q", "-p", "llmtool"], cwd=ROOT, check=True)
+    build_binaries()
     python = peers_python()
     failures, checks = 0, 0
     with tempfile.TemporaryDirectory() as work:

@@ -12,6 +12,7 @@ request its telemetry switch does not. Exits 1 when a verdict differs.
 import glob, json, os, shutil, subprocess, sys, tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import build_binaries  # noqa: E402
 from peers import LLMTOOL, ROOT  # noqa: E402
 
 VERSION = "0.121.20"
@@ -78,8 +79,7 @@ def theirs(folder, work, env):
 
 def main():
     install()
-    subprocess.run(["cargo", "build", "-q", "-p", "llmtool", "-p", "llmtool-testkit", "--bin", "llmtool", "--bin", "mock-llm"],
-                   cwd=ROOT, check=True)
+    build_binaries()
     # The examples' test files, and one with a case for each kind of assertion.
     suites = sorted(glob.glob(os.path.join(ROOT, "examples", "*.tests.json")))
     suites.append(os.path.join(ROOT, "crates", "llmtool-core", "tests", "fixtures", "promptfoo", "agreement.tests.json"))

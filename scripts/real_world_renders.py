@@ -29,7 +29,7 @@ import json, os, re, subprocess, sys, tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import checks  # noqa: E402
-from checks import venv_python  # noqa: E402
+from checks import venv_python, build_binaries  # noqa: E402
 from peers import LLMTOOL, ROOT, peers_python  # noqa: E402
 
 # Prompty 1 (the 0.1 series of the `prompty` package) reads the files written for it, which
@@ -284,7 +284,7 @@ def peer_render(python, jobs, code=PEER):
 
 
 def main():
-    subprocess.run(["cargo", "build", "-q", "-p", "llmtool"], cwd=ROOT, check=True)
+    build_binaries()
     python = peers_python()
     rows, jobs, langfuse_jobs = [], [], []
     with tempfile.TemporaryDirectory() as work:

@@ -99,11 +99,21 @@ def snapshot(version, source, refreshed):
     return "\n".join(lines), len(models)
 
 
+def pinned_version():
+    """The version of the source the snapshot records."""
+    return json.load(open(OUT, encoding="utf-8"))["source"]["version"]
+
+
+def fetch_pinned():
+    """The pinned version's price file, its wheel downloaded once into CACHE."""
+    os.makedirs(CACHE, exist_ok=True)
+    return download(pinned_version(), CACHE)[1]
+
+
 def check():
     """Whether the snapshot is what its recorded version of the source gives."""
     current = json.load(open(OUT, encoding="utf-8"))["source"]
-    os.makedirs(CACHE, exist_ok=True)
-    _, source = download(current["version"], CACHE)
+    source = fetch_pinned()
     expected, count = snapshot(current["version"], source, current["refreshed"])
     if open(OUT, encoding="utf-8").read() != expected:
         print(f"{OUT} is not what {PACKAGE} {current['version']} gives: run scripts/refresh_prices.py {current['version']}")

@@ -13,7 +13,7 @@ import os, subprocess, sys, tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORK = os.environ.get("LLMTOOL_SCHEMATHESIS_DIR", os.path.join(ROOT, "target", "schemathesis"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from checks import venv_python  # noqa: E402
+from checks import venv_python, build_binaries  # noqa: E402
 from peers import LLMTOOL  # noqa: E402
 
 PACKAGES = ["schemathesis==4.32.5"]
@@ -26,7 +26,7 @@ def log(message):
 
 
 def main():
-    subprocess.run(["cargo", "build", "-q", "-p", "llmtool"], cwd=ROOT, check=True)
+    build_binaries()
     python = venv_python(WORK, PACKAGES, "import schemathesis", log)
     schemathesis = os.path.join(os.path.dirname(python), "schemathesis")
     with tempfile.TemporaryDirectory() as data:

@@ -1,147 +1,273 @@
 #!/usr/bin/env bash
 # The whole test suite, exactly as CI runs it: formatting, lints, the local model (pulled once),
-# every test (the example tools' own test files on the local model; the README's tour with no key; the elisp output checked in Emacs; the registry's storage on SQLite and on a
-# throwaway PostgreSQL cluster), the prompt-file exports and the real-world
-# prompt files rendered by the peers' own code, `llmtool mcp` driven by real MCP clients (the Python SDK, MCP Inspector), `llmtool lsp`
-# driven by real LSP clients (pytest-lsp, Neovim, Emacs eglot and lsp-mode),
+# every test (the example tools' own test files on the local model; the README's tour with no
+# key; the elisp output checked in Emacs; the registry's storage on SQLite and on a throwaway
+# PostgreSQL cluster), the prompt-file exports and the real-world prompt files rendered by the
+# peers' own code, `llmtool mcp` driven by real MCP clients (the Python SDK, MCP Inspector),
+# `llmtool lsp` driven by real LSP clients (pytest-lsp, Neovim, Emacs eglot and lsp-mode),
 # llmtool against independent API servers (llama-cpp-python, LiteLLM), the server scraped by
-# Prometheus, the web studio in
-# Debian's Chromium (Playwright, axe-core) with its committed bundle checked, smart tools in the
-# WebAssembly sandbox (the Python runtime pulled once), and a fuzz smoke run. Installs what the
-# tests need (idempotently) on a fresh machine, so this one command is enough.
+# Prometheus, the web studio in Debian's Chromium (Playwright, axe-core) with its committed
+# bundle checked, smart tools in the WebAssembly sandbox (the Python runtime pulled once), the
+# release binary's size, and a fuzz smoke run. Installs what the tests need (idempotently) on a
+# fresh machine, so this one command is enough.
+#
+# Each step's wall time is printed as it ends, and all of them in a table at the end (also when
+# a step fails). The workspace is compiled twice: clippy's check, then the dev build that the
+# tests, the doc tests and the scripts share; the release binary (for its size, and the `check`
+# guard) builds in the background while the scripts wait on servers and browsers. Packages
+# (Debian, PyPI, npm) install in the background while the workspace compiles; pip's and npm's
+# caches, the model and the sandbox's compiled runtime are kept in .cache/ (ignored), so a run
+# that keeps that folder downloads nothing again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-
-step() { printf '\n==> %s\n' "$*"; }
+ROOT=$PWD
 
 # A fresh clone gains nothing from incremental compilation, and its caches double the size of
 # target/ (the CI machine's disk once filled up with them).
 if [ "${CI:-}" = true ]; then export CARGO_INCREMENTAL=0; fi
 
-step "toolchain components (and the disk space the build has: a full disk fails it at a link)"
+CACHE="$ROOT/.cache"
+mkdir -p "$CACHE" target/test-logs
+export PIP_CACHE_DIR="$CACHE/pip" npm_config_cache="$CACHE/npm"
+export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_PROGRESS_BAR=off
+# Tests keep their runs in data directories of their own (LLMTOOL_DATA_DIR), which would each
+# have their own models folder: they all share this one pulled model, and one compiled runtime.
+export LLMTOOL_MODELS_DIR="$CACHE/models" LLMTOOL_SANDBOX_DIR="$CACHE/sandbox"
+
+# The release binary may be at most this large (issue 67).
+MAX_BINARY_BYTES=$((60 * 1000 * 1000))
+
+## Steps and their times ------------------------------------------------------------------------
+
+STEP_TIMES=()
+step_name=""
+step_started=0
+
+end_step() {
+  if [ -n "$step_name" ]; then
+    local took=$((SECONDS - step_started))
+    STEP_TIMES+=("$took"$'\t'"$step_name")
+    printf '    (%s: %d min %02d s)\n' "$step_name" $((took / 60)) $((took % 60))
+  fi
+  step_name=""
+}
+
+# step NAME DESCRIPTION: ends the step before and starts this one.
+step() {
+  end_step
+  step_name=$1
+  step_started=$SECONDS
+  printf '\n==> %s: %s\n' "$1" "$2"
+}
+
+summary() {
+  local status=$?
+  local failed=$step_name
+  end_step
+  printf '\n==> time per step\n'
+  local line
+  for line in "${STEP_TIMES[@]}"; do
+    printf '  %5d s  %s\n' "${line%%$'\t'*}" "${line#*$'\t'}"
+  done
+  printf '  %5d s  total (%d min %02d s)\n' "$SECONDS" $((SECONDS / 60)) $((SECONDS % 60))
+  if [ "$status" -ne 0 ]; then
+    printf '\n==> FAILED in step "%s" (exit status %d)\n' "$failed" "$status"
+  fi
+  scripts/postgres.sh stop 2>/dev/null || true
+  jobs -p | xargs -r kill 2>/dev/null || true
+}
+trap summary EXIT
+
+## Background jobs --------------------------------------------------------------------------------
+
+# background NAME COMMAND...: runs COMMAND with its output in target/test-logs/NAME.log, and
+# its wall time in NAME.seconds.
+declare -A BACKGROUND=()
+background() {
+  local name=$1
+  shift
+  (
+    started=$SECONDS
+    status=0
+    "$@" >"target/test-logs/$name.log" 2>&1 || status=$?
+    echo $((SECONDS - started)) >"target/test-logs/$name.seconds"
+    exit "$status"
+  ) &
+  BACKGROUND[$name]=$!
+}
+
+# await NAME: waits for a background job; on failure shows its log and fails the step.
+await() {
+  local name=$1 waited=$SECONDS
+  if ! wait "${BACKGROUND[$name]}"; then
+    echo "the background job '$name' failed; its log (target/test-logs/$name.log) ends:"
+    tail -n 60 "target/test-logs/$name.log"
+    return 1
+  fi
+  local took
+  took=$(cat "target/test-logs/$name.seconds")
+  STEP_TIMES+=("$took"$'\t'"(in the background) $name")
+  echo "    ($name took $took s in the background; waited for it $((SECONDS - waited)) s)"
+}
+
+system_packages() {
+  local missing=()
+  command -v emacs >/dev/null || missing+=(emacs-nox)
+  compgen -G "/usr/share/emacs/site-lisp/elpa/eglot-*" >/dev/null || missing+=(elpa-eglot)
+  compgen -G "/usr/share/emacs/site-lisp/elpa/lsp-mode-*" >/dev/null || missing+=(elpa-lsp-mode)
+  command -v nvim >/dev/null || missing+=(neovim)
+  command -v chromium >/dev/null || missing+=(chromium)
+  # The studio's screenshots show a Korean example tool.
+  compgen -G "/usr/share/fonts/truetype/nanum/*" >/dev/null || missing+=(fonts-nanum)
+  # Debian's postgresql keeps its programs off PATH, under /usr/lib/postgresql/VERSION/bin.
+  command -v initdb >/dev/null || compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing+=(postgresql)
+  # Operating the server: Prometheus scrapes it, nginx balances two instances.
+  command -v prometheus >/dev/null || missing+=(prometheus)
+  command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || missing+=(nginx)
+  if ((${#missing[@]})); then
+    local sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  fi
+  echo "system packages ready"
+}
+
+# npm_ci FOLDER: the folder's npm packages, again only when its lock file changes.
+npm_ci() {
+  if ! cmp -s "$1/package-lock.json" "$1/node_modules/.installed-lock.json" 2>/dev/null; then
+    npm ci --prefix "$1" --no-audit --no-fund --loglevel=error
+    cp "$1/package-lock.json" "$1/node_modules/.installed-lock.json"
+  fi
+}
+
+node_packages() {
+  npm_ci bench
+  npm_ci web
+}
+
+## The steps ----------------------------------------------------------------------------------------
+
+step toolchain "toolchain components, and the disk space the build has (a full disk fails it at a link)"
 df -h . | tail -n 1
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
 command -v cargo-nextest >/dev/null || cargo install --locked cargo-nextest
 
-step "system packages the tests use (emacs-nox with eglot and lsp-mode, neovim, postgresql, chromium and a Korean font, prometheus, nginx)"
-missing=()
-command -v emacs >/dev/null || missing+=(emacs-nox)
-compgen -G "/usr/share/emacs/site-lisp/elpa/eglot-*" >/dev/null || missing+=(elpa-eglot)
-compgen -G "/usr/share/emacs/site-lisp/elpa/lsp-mode-*" >/dev/null || missing+=(elpa-lsp-mode)
-command -v nvim >/dev/null || missing+=(neovim)
-command -v chromium >/dev/null || missing+=(chromium)
-# The studio's screenshots show a Korean example tool.
-compgen -G "/usr/share/fonts/truetype/nanum/*" >/dev/null || missing+=(fonts-nanum)
-# Debian's postgresql keeps its programs off PATH, under /usr/lib/postgresql/VERSION/bin.
-command -v initdb >/dev/null || compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing+=(postgresql)
-# Operating the server: Prometheus scrapes it, nginx balances two instances.
-command -v prometheus >/dev/null || missing+=(prometheus)
-command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || missing+=(nginx)
-if ((${#missing[@]})); then
-  sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
-fi
-
-step "a throwaway PostgreSQL cluster on a loopback port (the registry's second backend)"
-eval "$(scripts/postgres.sh start)"
-trap 'scripts/postgres.sh stop' EXIT
-
-step "cargo fmt --check"
-cargo fmt --all --check
-
-step "cargo clippy --all-targets -D warnings"
-cargo clippy --workspace --all-targets --locked -- -D warnings
-
-step "the local model (pulled once, checked against its SHA-256)"
-model=$(cargo run -q -p llmtool -- model pull)
-# Tests keep their runs in data directories of their own (LLMTOOL_DATA_DIR), which would each
-# have their own models folder: they all share this one pulled model instead.
-export LLMTOOL_MODELS_DIR="${model%/*}"
-
-step "the smart tools' Python runtime (pulled once, checked against its SHA-256, compiled once)"
-python_wasm=$(cargo run -q -p llmtool -- sandbox pull)
-export LLMTOOL_SANDBOX_DIR="${python_wasm%/*}" LLMTOOL_PYTHON_WASM="$python_wasm"
-
-step "tiny random-weight GGUF models of each architecture, with NumPy's logits (gguf, numpy)"
-python3 scripts/reference_models.py target/reference-models
+step packages "Debian, PyPI and npm packages, started in the background (logs in target/test-logs/)"
+background system-packages system_packages
+background python-packages python3 scripts/installs.py
+background node-packages node_packages
+# Tiny random-weight GGUF models of each architecture, with NumPy's logits (gguf, numpy).
+background reference-models python3 scripts/reference_models.py target/reference-models
 export LLMTOOL_REFERENCE_MODELS="$PWD/target/reference-models"
 
-step "tests (cargo nextest)"
+step fmt "cargo fmt --check"
+cargo fmt --all --check
+
+step clippy "cargo clippy --all-targets -D warnings"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
+step build "the dev build of every crate, test and binary, shared by the tests, doc tests and scripts"
+cargo nextest run --workspace --locked --no-run
+# The binaries the scripts run came with it (the tests need them). This checks that they are
+# current: with the tests' targets the features resolve as above, so it compiles nothing (a
+# plain `--bins` build would resolve them without the dev-dependencies' and compile again).
+# The scripts then skip their own build (scripts/checks.py, build_binaries).
+cargo build --workspace --locked --bins --tests
+export LLMTOOL_BUILT=1
+
+step postgres "a throwaway PostgreSQL cluster on a loopback port (the registry's second backend)"
+await system-packages
+eval "$(scripts/postgres.sh start)"
+
+step model "the local model (pulled once, checked against its SHA-256)"
+target/debug/llmtool model pull
+
+step sandbox "the smart tools' Python runtime (pulled once, checked against its SHA-256, compiled once)"
+python_wasm=$(target/debug/llmtool sandbox pull)
+export LLMTOOL_PYTHON_WASM="$python_wasm"
+
+step tests "cargo nextest"
+await reference-models
 cargo nextest run --workspace --locked --no-fail-fast
 
-step "the guard against a slower check: llmtool check (debug build) against ajv on 1,000 generated tool files, by ratio"
-if ! cmp -s bench/package-lock.json bench/node_modules/.installed-lock.json 2>/dev/null; then
-  npm ci --prefix bench --no-audit --no-fund --loglevel=error
-  cp bench/package-lock.json bench/node_modules/.installed-lock.json
-fi
-python3 bench/check_guard.py target/debug/llmtool 1000 5
-
-step "doc tests"
+step doctests "doc tests"
 cargo test --workspace --doc --locked
 
-step "llmtool test examples/ on the local model (seed 3), its JUnit report read by junitparser"
+step release "the release binary, built in the background while the scripts run (niced)"
+background release nice -n 10 cargo build --release --locked -p llmtool
+
+step installs "the scripts' packages (installed in the background since the start)"
+await python-packages
+await node-packages
+
+step examples "llmtool test examples/ on the local model (seed 3), its JUnit report read by junitparser"
 python3 scripts/example_tests.py
 
-step "the README's short tour, run top to bottom with no API key, as written"
+step tour "the README's short tour, run top to bottom with no API key, as written"
 python3 scripts/readme_tour.py
 
-step "prompt-file exports rendered by the peers' own code (Prompty, Dotprompt, llm, Semantic Kernel, Langfuse)"
+step peers "prompt-file exports rendered by the peers' own code (Prompty, Dotprompt, llm, Semantic Kernel, Langfuse)"
 python3 scripts/peers.py
 
-step "test files written for promptfoo: promptfoo eval and llmtool test give every case the same verdict on the same answers"
+step promptfoo "test files written for promptfoo: promptfoo eval and llmtool test give every case the same verdict on the same answers"
 python3 scripts/promptfoo_peer.py
 
-step "the price table is exactly what its LiteLLM version gives (not typed by hand)"
+step prices "the price table is exactly what its LiteLLM version gives (not typed by hand)"
 python3 scripts/refresh_prices.py --check
 
-step "real-world prompt files rendered by their peers and by llmtool (equal text)"
+step real-world "real-world prompt files rendered by their peers and by llmtool (equal text)"
 python3 scripts/real_world_renders.py
 
-step "the peers' own spec suites (Dotprompt, Prompty, llm) through llmtool import and render"
+step peer-suites "the peers' own spec suites (Dotprompt, Prompty, llm) through llmtool import and render"
 python3 scripts/peer_suites.py
 
-step "the tool library's HTTP API fuzzed from its OpenAPI document (schemathesis): no server error"
+step api-fuzz "the tool library's HTTP API fuzzed from its OpenAPI document (schemathesis): no server error"
 python3 scripts/registry_fuzz.py
 
-step "invites through a real SMTP server (aiosmtpd, STARTTLS and TLS, with AUTH): each link signs in once"
+step invites "invites through a real SMTP server (aiosmtpd, STARTTLS and TLS, with AUTH): each link signs in once"
 python3 scripts/invites_by_mail.py
 
-step "llmtool mcp with real MCP clients (the Python SDK, MCP Inspector)"
+step mcp "llmtool mcp with real MCP clients (the Python SDK, MCP Inspector)"
 python3 scripts/mcp_clients.py
 
-step "exported tools run by agent frameworks (LangChain, the OpenAI Agents SDK, Vercel's AI SDK) through llmtool call"
+step agents "exported tools run by agent frameworks (LangChain, the OpenAI Agents SDK, Vercel's AI SDK) through llmtool call"
 python3 scripts/agent_frameworks.py
 
-step "llmtool lsp with real LSP clients (pytest-lsp, headless Neovim, Emacs eglot and lsp-mode) and the VS Code package"
+step lsp "llmtool lsp with real LSP clients (pytest-lsp, headless Neovim, Emacs eglot and lsp-mode) and the VS Code package"
 python3 scripts/lsp_clients.py
 
-step "independent API servers (llama-cpp-python, LiteLLM)"
+step independent "independent API servers (llama-cpp-python, LiteLLM)"
 python3 scripts/independent.py
 
-step "the web studio: its committed bundle is what web/ builds, and it works in Chromium"
-# npm packages once into web/node_modules (ignored), again only when the lock file changes.
-if ! cmp -s web/package-lock.json web/node_modules/.installed-lock.json 2>/dev/null; then
-  npm ci --prefix web --no-audit --no-fund --loglevel=error
-  cp web/package-lock.json web/node_modules/.installed-lock.json
-fi
+step studio "the web studio: its committed bundle is what web/ builds, and it works in Chromium"
 node web/build.mjs --check
-cargo build -q -p llmtool -p llmtool-testkit --bin llmtool --bin mock-llm --bin mock-batches
 node --test web/tests/
 
-step "operating the server: Prometheus scrapes /metrics and answers PromQL; two servers on PostgreSQL behind nginx, one killed under load"
+step operations "operating the server: Prometheus scrapes /metrics and answers PromQL; two servers on PostgreSQL behind nginx, one killed under load"
 python3 scripts/operations.py
 
-step "llmtool batch on Parquet files written by pyarrow and polars, and its Parquet read back by them"
+step parquet "llmtool batch on Parquet files written by pyarrow and polars, and its Parquet read back by them"
 python3 scripts/parquet_peers.py
 
-step "the mock batch engines driven by the providers' own SDKs (openai, anthropic, google-genai)"
+step batch-sdks "the mock batch engines driven by the providers' own SDKs (openai, anthropic, google-genai)"
 python3 scripts/batch_sdks.py
 
+step binary-size "the release binary: at most $MAX_BINARY_BYTES bytes"
+await release
+size=$(stat -c %s target/release/llmtool)
+echo "target/release/llmtool: $size bytes (ceiling $MAX_BINARY_BYTES)"
+if [ "$size" -gt "$MAX_BINARY_BYTES" ]; then
+  echo "the release binary grew past its ceiling: see docs/benchmarks.md for what it holds"
+  exit 1
+fi
+
+step check-guard "the guard against a slower check: llmtool check (release build) against ajv on 1,000 generated tool files, by ratio"
+python3 bench/check_guard.py target/release/llmtool 1000 5
+
 if [ -d fuzz ]; then
-  step "fuzz smoke run"
+  step fuzz "fuzz smoke run (30 s a target)"
   scripts/fuzz.sh 30
 fi
 
-step "all checks passed"
+step done "all checks passed"
