@@ -58,18 +58,7 @@ impl LocalEngine {
         let seed = seed_of(self.seed, params.extra.get("seed").and_then(serde_json::Value::as_u64));
         let sampling = Sampling {
             temperature: params.temperature.unwrap_or(DEFAULT_TEMPERATURE),
-            top_p: params.top_p.unwrap_or(Sampling::default().top_p),
-            // Not in the format's parameters: a tool may still set them among its others.
-            top_k: params
-                .extra
-                .get("top_k")
-                .and_then(serde_json::Value::as_u64)
-                .map_or(Sampling::default().top_k, |k| usize::try_from(k).unwrap_or(usize::MAX)),
-            min_p: params
-                .extra
-                .get("min_p")
-                .and_then(serde_json::Value::as_f64)
-                .unwrap_or(Sampling::default().min_p),
+            top_p: params.top_p.unwrap_or(1.0),
             frequency_penalty: params.frequency_penalty.unwrap_or(0.0) as f32,
             presence_penalty: params.presence_penalty.unwrap_or(0.0) as f32,
             seed,
