@@ -30,9 +30,9 @@ CACHE="$ROOT/.cache"
 mkdir -p "$CACHE" target/test-logs
 export PIP_CACHE_DIR="$CACHE/pip" npm_config_cache="$CACHE/npm"
 export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_PROGRESS_BAR=off
-# Tests keep their runs in data directories of their own (LLMTOOL_DATA_DIR), which would each
-# have their own models folder: they all share this one pulled model, and one compiled runtime.
-export LLMTOOL_MODELS_DIR="$CACHE/models" LLMTOOL_SANDBOX_DIR="$CACHE/sandbox"
+# The model and the sandbox's runtime stay in llmtool's own data directory (where `model pull`
+# and `sandbox pull` put them): MCP clients start `llmtool mcp` with a filtered environment, so
+# the servers they start find them only there.
 # The tests run on the catalog's smallest model (98 MB), whatever the default is.
 export LLMTOOL_LOCAL_MODEL=smollm2
 
@@ -186,11 +186,14 @@ await system-packages
 eval "$(scripts/postgres.sh start)"
 
 step model "the local model (pulled once, checked against its SHA-256)"
-target/debug/llmtool model pull "$LLMTOOL_LOCAL_MODEL"
+model=$(target/debug/llmtool model pull "$LLMTOOL_LOCAL_MODEL")
+# Tests keep their runs in data directories of their own (LLMTOOL_DATA_DIR), which would each
+# have their own models folder: they all share this one pulled model.
+export LLMTOOL_MODELS_DIR="${model%/*}"
 
 step sandbox "the smart tools' Python runtime (pulled once, checked against its SHA-256, compiled once)"
 python_wasm=$(target/debug/llmtool sandbox pull)
-export LLMTOOL_PYTHON_WASM="$python_wasm"
+export LLMTOOL_SANDBOX_DIR="${python_wasm%/*}" LLMTOOL_PYTHON_WASM="$python_wasm"
 
 step tests "cargo nextest"
 await reference-models
