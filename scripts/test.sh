@@ -16,8 +16,8 @@
 # tests, the doc tests and the scripts share; the release binary (for its size, and the `check`
 # guard) builds in the background while the scripts wait on servers and browsers. Packages
 # (Debian, PyPI, npm) install in the background while the workspace compiles; pip's and npm's
-# caches, the model and the sandbox's compiled runtime are kept in .cache/ (ignored), so a run
-# that keeps that folder downloads nothing again.
+# caches are kept in .cache/ (ignored), and the model and the sandbox's compiled runtime in
+# llmtool's data directory, so a run that keeps them downloads nothing again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD

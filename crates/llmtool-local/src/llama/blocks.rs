@@ -23,7 +23,8 @@ pub(crate) trait Stored: Pod {
     fn dequantize(&self, out: &mut [f32]);
 }
 
-fn half(bytes: [u8; 2]) -> f32 {
+/// An `f16` stored little-endian, as `f32`.
+pub(crate) fn half(bytes: [u8; 2]) -> f32 {
     f16::from_le_bytes(bytes).to_f32()
 }
 

@@ -7,7 +7,7 @@ use half::{bf16, f16};
 
 use super::blocks::{
     BlockQ4_0, BlockQ4_1, BlockQ4K, BlockQ5_0, BlockQ5_1, BlockQ5K, BlockQ6K, BlockQ8_0, SUPER,
-    Stored,
+    Stored, half,
 };
 use crate::gguf::TensorType;
 
@@ -81,10 +81,6 @@ impl Stored for BlockQ3K {
             out[index] = d * self.scale(index / 16) * code;
         }
     }
-}
-
-fn half(bytes: [u8; 2]) -> f32 {
-    f16::from_le_bytes(bytes).to_f32()
 }
 
 /// The `count` values stored in `bytes` as `tensor_type` (`bytes` holds exactly their blocks);
