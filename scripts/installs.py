@@ -40,7 +40,7 @@ INSTALLERS = [
     ("LangChain and the OpenAI Agents SDK", lambda: venv_python(os.path.join(agent_frameworks.WORK, "venv"), agent_frameworks.PACKAGES, agent_frameworks.PROBE, quiet)),
     ("Vercel's AI SDK", agent_frameworks.node_folder),
     ("pytest-lsp", lsp_clients.python),
-    ("llama-cpp-python, LiteLLM and their model", independent.install),
+    ("llama.cpp's server (xllamacpp), LiteLLM and their model", independent.install),
     ("the OTLP receiver", lambda: venv_python(operations.VENV, operations.RECEIVER_PACKAGES, operations.RECEIVER_PROBE, quiet)),
     ("pyarrow and polars", lambda: venv_python(parquet_peers.VENV, parquet_peers.PACKAGES, "import pyarrow, polars", quiet)),
     ("the providers' SDKs", batch_sdks.python),

@@ -3,7 +3,7 @@
 default model (an independent implementation, through llama-cpp-python), which the local
 engine's tests compare with.
 
-usage: scripts/reference_logits.py MODEL.gguf [LLAMA_PYTHON=target/independent/llama-cpp/bin/python]
+usage: scripts/reference_logits.py MODEL.gguf [LLAMA_PYTHON=target/llama-cpp-python/bin/python]
 
 For each prompt (chat-formatted, several scripts), the prompt is run in one batch, then three
 tokens (llama.cpp's greedy choices) one at a time; after each step the ten highest logits are
@@ -13,7 +13,7 @@ import json, os, subprocess, sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 model = os.path.abspath(sys.argv[1])
-python = sys.argv[2] if len(sys.argv) > 2 else os.path.join(ROOT, "target/independent/llama-cpp/bin/python")
+python = sys.argv[2] if len(sys.argv) > 2 else os.path.join(ROOT, "target/llama-cpp-python/bin/python")
 PROMPTS = [
     "What is the capital of France?",
     "Write a haiku about the sea.",

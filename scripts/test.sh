@@ -5,11 +5,11 @@
 # PostgreSQL cluster), the prompt-file exports and the real-world prompt files rendered by the
 # peers' own code, `llmtool mcp` driven by real MCP clients (the Python SDK, MCP Inspector),
 # `llmtool lsp` driven by real LSP clients (pytest-lsp, Neovim, Emacs eglot and lsp-mode),
-# llmtool against independent API servers (llama-cpp-python, LiteLLM), the server scraped by
-# Prometheus, the web studio in Debian's Chromium (Playwright, axe-core) with its committed
-# bundle checked, smart tools in the WebAssembly sandbox (the Python runtime pulled once), the
-# release binary's size, and a fuzz smoke run. Installs what the tests need (idempotently) on a
-# fresh machine, so this one command is enough.
+# llmtool against independent API servers (llama.cpp's, from the xllamacpp wheel, and
+# LiteLLM), the server scraped by Prometheus, the web studio in Debian's Chromium (Playwright,
+# axe-core) with its committed bundle checked, smart tools in the WebAssembly sandbox (the
+# Python runtime pulled once), the release binary's size, and a fuzz smoke run. Installs what
+# the tests need (idempotently) on a fresh machine, so this one command is enough.
 #
 # Each step's wall time is printed as it ends, and all of them in a table at the end (also when
 # a step fails). The workspace is compiled twice: clippy's check, then the dev build that the
@@ -245,7 +245,7 @@ python3 scripts/agent_frameworks.py
 step lsp "llmtool lsp with real LSP clients (pytest-lsp, headless Neovim, Emacs eglot and lsp-mode) and the VS Code package"
 python3 scripts/lsp_clients.py
 
-step independent "independent API servers (llama-cpp-python, LiteLLM)"
+step independent "independent API servers (llama.cpp's server from the xllamacpp wheel, LiteLLM)"
 python3 scripts/independent.py
 
 step studio "the web studio: its committed bundle is what web/ builds, and it works in Chromium"
