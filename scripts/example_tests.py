@@ -24,6 +24,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VENV = os.path.join(ROOT, "target", "junit-check")
 PARSER = "junitparser==5.0.3"
 LLMTOOL = os.path.join(ROOT, "target", "debug", "llmtool")
+# The answers of the first run, kept for the README's tour.
+SHARED_CACHE = os.path.join(ROOT, "target", "example-tests", "test-cache")
 
 CHECKS = Checks("example-tests")
 log, check = CHECKS.log, CHECKS.check
@@ -103,6 +105,10 @@ def main():
               result.stderr[-2000:] + "".join(f"\n  {c['name']}: {c['runs']}" for c in cases if not c["pass"]))
         check("nothing came from the cache on the first run", all(not r["cached"] for c in cases for r in c["runs"]))
         agree("examples", report, read_junit(parser, junit))
+        # The README's tour runs the same `llmtool test examples/ --model local --seed 3`: it
+        # starts from these answers rather than computing them again (scripts/readme_tour.py).
+        shutil.rmtree(SHARED_CACHE, ignore_errors=True)
+        shutil.copytree(os.path.join(data_dir, "test-cache"), SHARED_CACHE)
 
         # A copy of the strategy consultant with a case no answer can pass.
         folder = os.path.join(work, "failing")

@@ -12,9 +12,9 @@
 # the tests need (idempotently) on a fresh machine, so this one command is enough.
 #
 # Each step's wall time is printed as it ends, and all of them in a table at the end (also when
-# a step fails). The workspace is compiled twice: clippy's check, then the dev build that the
-# tests, the doc tests and the scripts share; the release binary (for its size, and the `check`
-# guard) builds in the background while the scripts wait on servers and browsers. Packages
+# a step fails). The workspace's dev build is compiled once, linted by clippy as it compiles,
+# and shared by the tests, the doc tests and the scripts; the release binary (for its size, and
+# the `check` guard) builds in the background while the scripts wait on servers and browsers. Packages
 # (Debian, PyPI, npm) install in the background while the workspace compiles; pip's and npm's
 # caches are kept in .cache/ (ignored), and the model and the sandbox's compiled runtime in
 # llmtool's data directory, so a run that keeps them downloads nothing again.
@@ -169,16 +169,22 @@ export LLMTOOL_REFERENCE_MODELS="$PWD/target/reference-models"
 step fmt "cargo fmt --check"
 cargo fmt --all --check
 
-step clippy "cargo clippy --all-targets -D warnings"
-cargo clippy --workspace --all-targets --locked -- -D warnings
-
-step build "the dev build of every crate, test and binary, shared by the tests, doc tests and scripts"
+step build "the dev build of every crate, test, benchmark and binary, linted by clippy (-D warnings) as it compiles"
+# `cargo clippy` is `cargo check` with clippy-driver as the workspace's compiler wrapper: a
+# check of every crate and dependency that the build would then compile again. clippy-driver
+# also compiles, so it wraps the build itself: the workspace's crates are linted and compiled
+# in one pass, the dependencies (plain rustc) compiled once. The variables are what `cargo
+# clippy --workspace --all-targets -- -D warnings` sets; they stay set for every later cargo
+# command that should find this build current (the tests, the doc tests).
+RUSTC_WORKSPACE_WRAPPER=$(rustup which clippy-driver 2>/dev/null || command -v clippy-driver)
+export RUSTC_WORKSPACE_WRAPPER CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
 cargo nextest run --workspace --locked --no-run
-# The binaries the scripts run came with it (the tests need them). This checks that they are
-# current: with the tests' targets the features resolve as above, so it compiles nothing (a
-# plain `--bins` build would resolve them without the dev-dependencies' and compile again).
-# The scripts then skip their own build (scripts/checks.py, build_binaries).
-cargo build --workspace --locked --bins --tests
+# The benchmarks, which clippy's --all-targets covers and the tests do not; for the rest this
+# checks that the build is current: with the tests' targets the features resolve as above, so
+# it compiles nothing again (a plain `--bins` build would resolve them without the
+# dev-dependencies' and compile again). The scripts then skip their own build
+# (scripts/checks.py, build_binaries).
+cargo build --workspace --locked --all-targets
 export LLMTOOL_BUILT=1
 
 step postgres "a throwaway PostgreSQL cluster on a loopback port (the registry's second backend)"
@@ -203,7 +209,9 @@ step doctests "doc tests"
 cargo test --workspace --doc --locked
 
 step release "the release binary, built in the background while the scripts run (niced)"
-background release nice -n 10 cargo build --release --locked -p llmtool
+# Without clippy's wrapper: the binary users build, compiled by rustc alone.
+background release nice -n 10 env -u RUSTC_WORKSPACE_WRAPPER -u CLIPPY_ARGS \
+  cargo build --release --locked -p llmtool
 
 step installs "the scripts' packages (installed in the background since the start)"
 await python-packages
@@ -275,7 +283,7 @@ python3 bench/check_guard.py target/release/llmtool 1000 5
 
 if [ -d fuzz ]; then
   step fuzz "fuzz smoke run (30 s a target)"
-  scripts/fuzz.sh 30
+  env -u RUSTC_WORKSPACE_WRAPPER -u CLIPPY_ARGS scripts/fuzz.sh 30
 fi
 
 step done "all checks passed"

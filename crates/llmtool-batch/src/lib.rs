@@ -22,4 +22,5 @@ pub mod submitted;
 pub use input::{InputError, Mapping, Row, RowReader};
 pub use journal::{Journal, JournalError};
 pub use output::{OutputFormat, OutputRecord};
+pub use parquet::PARQUET_THREAD;
 pub use run::{Batch, BatchError, Estimate, Progress, ProviderBatchOptions, Summary, Via};

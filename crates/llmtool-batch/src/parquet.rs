@@ -1,90 +1,180 @@
-//! Parquet in and out, through the `parquet` and `arrow-json` crates: a dataset is read a
-//! record batch at a time, each batch's rows made JSON objects (so that every Arrow type,
-//! lists for multi-selects included, maps as JSON Lines rows do); the output is written whole
-//! from the journal's records at the end of a run, since a Parquet file cannot be appended to.
+//! Parquet in and out, through the `parquet` crate alone (no Arrow: its crates were a tenth of
+//! a cold release build). A dataset is read a row at a time with the crate's record reader,
+//! each row made a JSON object (lists for multi-selects, groups as objects, as JSON Lines rows
+//! have them). The output is written whole from the journal's records at the end of a run,
+//! since a Parquet file cannot be appended to: each page of records is one row group.
+//!
+//! The record reader asserts on some malformed files rather than returning an error, so it
+//! runs on a thread of its own ([`PARQUET_THREAD`]) whose panic becomes that file's error.
 
-use std::collections::VecDeque;
 use std::fs::File;
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 
-use arrow_schema::{DataType, Field, Schema};
-use parquet::arrow::ArrowWriter;
-use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
 use parquet::basic::{Compression, ZstdLevel};
+use parquet::data_type::{ByteArray, ByteArrayType, DoubleType, Int64Type};
 use parquet::file::properties::WriterProperties;
+use parquet::file::reader::{FileReader, SerializedFileReader};
+use parquet::file::writer::SerializedFileWriter;
+use parquet::record::reader::TreeBuilder;
+use parquet::schema::types::Type;
 use serde_json::{Map, Value};
 
-/// Rows read at a time.
-const BATCH_ROWS: usize = 1024;
+/// The name of the thread that reads a Parquet dataset: a panic on it is that file's error,
+/// and the program's panic hook keeps it off the terminal.
+pub const PARQUET_THREAD: &str = "llmtool-parquet-reader";
 
-/// A Parquet dataset's rows, as JSON objects, a batch at a time.
+/// Rows read ahead of the batch, at most.
+const ROWS_AHEAD: usize = 1024;
+
+type RowResult = Result<Map<String, Value>, String>;
+
+/// A Parquet dataset's rows, as JSON objects, read ahead on their own thread.
 pub(crate) struct ParquetRows {
-    batches: ParquetRecordBatchReader,
-    rows: VecDeque<Map<String, Value>>,
+    rows: Receiver<RowResult>,
+    first: Option<RowResult>,
 }
 
 impl ParquetRows {
+    /// Opens the file and reads its first row, so that a file that is not Parquet is an error
+    /// here.
     pub(crate) fn open(path: &Path) -> Result<ParquetRows, String> {
         let file = File::open(path).map_err(|e| e.to_string())?;
-        let batches = ParquetRecordBatchReaderBuilder::try_new(file)
-            .and_then(|builder| builder.with_batch_size(BATCH_ROWS).build())
+        let (sender, rows) = sync_channel(ROWS_AHEAD);
+        std::thread::Builder::new()
+            .name(PARQUET_THREAD.to_owned())
+            .spawn(move || {
+                let reading = std::panic::AssertUnwindSafe(|| read_rows(file, &sender));
+                if std::panic::catch_unwind(reading).is_err() {
+                    let _ = sender.send(Err("the file is malformed: the Parquet reader \
+                                             could not read on"
+                        .to_owned()));
+                }
+            })
             .map_err(|e| e.to_string())?;
-        Ok(ParquetRows { batches, rows: VecDeque::new() })
+        match rows.recv() {
+            Ok(Err(error)) => Err(error),
+            Ok(row) => Ok(ParquetRows { rows, first: Some(row) }),
+            Err(_) => Ok(ParquetRows { rows, first: None }),
+        }
     }
 
     /// The next row; an error when the file cannot be read on.
-    pub(crate) fn next_row(&mut self) -> Option<Result<Map<String, Value>, String>> {
-        while self.rows.is_empty() {
-            let batch = match self.batches.next()? {
-                Ok(batch) => batch,
-                Err(error) => return Some(Err(error.to_string())),
-            };
-            let mut lines = arrow_json::LineDelimitedWriter::new(Vec::new());
-            if let Err(error) = lines.write(&batch).and_then(|()| lines.finish()) {
-                return Some(Err(error.to_string()));
-            }
-            for line in lines.into_inner().split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
-                match serde_json::from_slice(line) {
-                    Ok(Value::Object(row)) => self.rows.push_back(row),
-                    Ok(_) | Err(_) => return Some(Err("a row could not be read".to_owned())),
-                }
-            }
-        }
-        self.rows.pop_front().map(Ok)
+    pub(crate) fn next_row(&mut self) -> Option<RowResult> {
+        self.first.take().or_else(|| self.rows.recv().ok())
     }
 }
 
-/// The output's columns, as the JSON Lines records have them.
-fn schema() -> Arc<Schema> {
-    let text = |name: &str, nullable| Field::new(name, DataType::Utf8, nullable);
-    let count = |name: &str| Field::new(name, DataType::UInt64, true);
-    Arc::new(Schema::new(vec![
-        text("id", false),
-        Field::new("row", DataType::UInt64, false),
-        text("outcome", false),
-        text("output", true),
-        text("error", true),
-        text("provider", true),
-        text("model", true),
-        count("input_tokens"),
-        count("output_tokens"),
-        Field::new("cost_usd", DataType::Float64, true),
-        count("latency_ms"),
-        text("key", false),
-    ]))
+/// Sends every row of the file, then ends; stops at the first error (sent too), or when the
+/// batch stops listening.
+fn read_rows(file: File, rows: &SyncSender<RowResult>) {
+    let send_error = |error: parquet::errors::ParquetError| {
+        let _ = rows.send(Err(error.to_string()));
+    };
+    let reader = match SerializedFileReader::new(file) {
+        Ok(reader) => reader,
+        Err(error) => return send_error(error),
+    };
+    let schema = reader.metadata().file_metadata().schema_descr_ptr();
+    if let Some(name) = empty_group(schema.root_schema()) {
+        let _ = rows.send(Err(format!("the group column `{name}` has no fields")));
+        return;
+    }
+    for group in 0..reader.num_row_groups() {
+        let iterator = reader
+            .get_row_group(group)
+            .and_then(|group| TreeBuilder::new().as_iter(Arc::clone(&schema), &*group));
+        let iterator = match iterator {
+            Ok(iterator) => iterator,
+            Err(error) => return send_error(error),
+        };
+        for row in iterator {
+            let row = match row {
+                Ok(row) => row,
+                Err(error) => return send_error(error),
+            };
+            let row = match row.to_json_value() {
+                Value::Object(row) => Ok(row),
+                _ => Err("a row could not be read".to_owned()),
+            };
+            let failed = row.is_err();
+            if rows.send(row).is_err() || failed {
+                return;
+            }
+        }
+    }
+}
+
+/// The name of a group with no fields, which the record reader cannot read (it panics).
+fn empty_group(node: &Type) -> Option<&str> {
+    if !node.is_group() {
+        return None;
+    }
+    let fields = node.get_fields();
+    if fields.is_empty() {
+        return Some(node.name());
+    }
+    fields.iter().find_map(|field| empty_group(field))
+}
+
+/// What a column of the output holds.
+#[derive(Clone, Copy)]
+enum Kind {
+    Text,
+    Count,
+    Dollars,
+}
+
+/// The output's columns, as the JSON Lines records have them: name, kind, whether every
+/// record has a value.
+const COLUMNS: [(&str, Kind, bool); 12] = [
+    ("id", Kind::Text, true),
+    ("row", Kind::Count, true),
+    ("outcome", Kind::Text, true),
+    ("output", Kind::Text, false),
+    ("error", Kind::Text, false),
+    ("provider", Kind::Text, false),
+    ("model", Kind::Text, false),
+    ("input_tokens", Kind::Count, false),
+    ("output_tokens", Kind::Count, false),
+    ("cost_usd", Kind::Dollars, false),
+    ("latency_ms", Kind::Count, false),
+    ("key", Kind::Text, true),
+];
+
+/// The output's Parquet schema: text as UTF-8 strings, counts as unsigned 64-bit integers,
+/// dollars as doubles.
+fn schema() -> Result<Type, String> {
+    let fields: Vec<String> = COLUMNS
+        .iter()
+        .map(|(name, kind, required)| {
+            let repetition = if *required { "REQUIRED" } else { "OPTIONAL" };
+            let column = match kind {
+                Kind::Text => "BYTE_ARRAY",
+                Kind::Count => "INT64",
+                Kind::Dollars => "DOUBLE",
+            };
+            let annotation = match kind {
+                Kind::Text => " (STRING)",
+                Kind::Count => " (INTEGER(64,false))",
+                Kind::Dollars => "",
+            };
+            format!("{repetition} {column} {name}{annotation};")
+        })
+        .collect();
+    let message = format!("message record {{ {} }}", fields.join(" "));
+    parquet::schema::parser::parse_message_type(&message).map_err(|e| e.to_string())
 }
 
 /// Writes records (JSON Lines, as the journal keeps them for a Parquet output) to a Parquet
-/// file, in row groups of the pages given.
+/// file, a row group for each page of records.
 pub(crate) struct ParquetOutput {
-    writer: ArrowWriter<File>,
-    decoder: arrow_json::reader::Decoder,
+    writer: SerializedFileWriter<File>,
 }
 
 impl ParquetOutput {
     pub(crate) fn create(path: &Path) -> Result<ParquetOutput, String> {
-        let schema = schema();
         let (file, _) = llmtool_log::private::open_private(
             std::fs::OpenOptions::new().write(true).create(true).truncate(true),
             path,
@@ -93,35 +183,50 @@ impl ParquetOutput {
         let properties = WriterProperties::builder()
             .set_compression(Compression::ZSTD(ZstdLevel::default()))
             .build();
-        let writer = ArrowWriter::try_new(file, Arc::clone(&schema), Some(properties))
+        let writer = SerializedFileWriter::new(file, Arc::new(schema()?), Arc::new(properties))
             .map_err(|e| e.to_string())?;
-        let decoder = arrow_json::ReaderBuilder::new(schema)
-            .with_batch_size(BATCH_ROWS)
-            .build_decoder()
-            .map_err(|e| e.to_string())?;
-        Ok(ParquetOutput { writer, decoder })
+        Ok(ParquetOutput { writer })
     }
 
-    /// Adds records, each a JSON object on its own line.
+    /// Adds records, each a JSON object, as one row group. A record that does not fit the
+    /// columns is an error before anything is written, so the file stays whole.
     pub(crate) fn write(&mut self, records: &[String]) -> Result<(), String> {
-        for record in records {
-            let mut bytes = record.as_bytes();
-            while !bytes.is_empty() {
-                let read = self.decoder.decode(bytes).map_err(|e| e.to_string())?;
-                if read == 0 {
-                    self.flush()?;
-                } else {
-                    bytes = &bytes[read..];
+        if records.is_empty() {
+            return Ok(());
+        }
+        let records = records
+            .iter()
+            .map(|record| match serde_json::from_str(record) {
+                Ok(Value::Object(record)) => Ok(record),
+                _ => Err("a journal record is not a JSON object".to_owned()),
+            })
+            .collect::<Result<Vec<Map<String, Value>>, String>>()?;
+        let columns = COLUMNS
+            .iter()
+            .map(|&(name, kind, required)| Column::of(&records, name, kind, required))
+            .collect::<Result<Vec<Column>, String>>()?;
+        let mut group = self.writer.next_row_group().map_err(|e| e.to_string())?;
+        for column in &columns {
+            let mut writer = group
+                .next_column()
+                .map_err(|e| e.to_string())?
+                .ok_or("the output has fewer columns than its schema")?;
+            let levels = column.levels.as_deref();
+            let written = match &column.values {
+                Values::Text(values) => {
+                    writer.typed::<ByteArrayType>().write_batch(values, levels, None)
                 }
-            }
+                Values::Count(values) => {
+                    writer.typed::<Int64Type>().write_batch(values, levels, None)
+                }
+                Values::Dollars(values) => {
+                    writer.typed::<DoubleType>().write_batch(values, levels, None)
+                }
+            };
+            written.map_err(|e| e.to_string())?;
+            writer.close().map_err(|e| e.to_string())?;
         }
-        self.flush()
-    }
-
-    fn flush(&mut self) -> Result<(), String> {
-        if let Some(batch) = self.decoder.flush().map_err(|e| e.to_string())? {
-            self.writer.write(&batch).map_err(|e| e.to_string())?;
-        }
+        group.close().map_err(|e| e.to_string())?;
         Ok(())
     }
 
@@ -131,3 +236,59 @@ impl ParquetOutput {
         file.sync_all().map_err(|e| e.to_string())
     }
 }
+
+/// One column of a row group: its values, and (for a column that may have none) whether each
+/// record has one.
+struct Column {
+    values: Values,
+    levels: Option<Vec<i16>>,
+}
+
+enum Values {
+    Text(Vec<ByteArray>),
+    Count(Vec<i64>),
+    Dollars(Vec<f64>),
+}
+
+impl Column {
+    fn of(
+        records: &[Map<String, Value>],
+        name: &str,
+        kind: Kind,
+        required: bool,
+    ) -> Result<Column, String> {
+        let cells: Vec<Option<&Value>> = records
+            .iter()
+            .map(|record| record.get(name).filter(|value| !value.is_null()))
+            .collect();
+        if required && cells.iter().any(Option::is_none) {
+            return Err(format!("a record has no `{name}`"));
+        }
+        let levels =
+            (!required).then(|| cells.iter().map(|cell| i16::from(cell.is_some())).collect());
+        let present = cells.into_iter().flatten();
+        let unexpected = || format!("a record's `{name}` is not of its column's type");
+        let values = match kind {
+            Kind::Text => Values::Text(
+                present
+                    .map(|value| value.as_str().map(ByteArray::from).ok_or_else(unexpected))
+                    .collect::<Result<_, _>>()?,
+            ),
+            // An unsigned column keeps the bits of its values in Parquet's INT64.
+            Kind::Count => Values::Count(
+                present
+                    .map(|value| value.as_u64().map(u64::cast_signed).ok_or_else(unexpected))
+                    .collect::<Result<_, _>>()?,
+            ),
+            Kind::Dollars => Values::Dollars(
+                present
+                    .map(|value| value.as_f64().ok_or_else(unexpected))
+                    .collect::<Result<_, _>>()?,
+            ),
+        };
+        Ok(Column { values, levels })
+    }
+}
+
+#[cfg(test)]
+mod tests;

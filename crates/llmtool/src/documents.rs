@@ -80,13 +80,14 @@ pub(crate) fn is_unreadable_document(error: &anyhow::Error) -> bool {
         .is_some_and(llmtool_documents::DocumentError::is_in_the_document)
 }
 
-/// Keeps a panic inside the PDF reader off the terminal: `llmtool_documents` reads a PDF on a
-/// thread of its own and turns such a panic into that document's error, which is what the
-/// user then sees.
+/// Keeps a panic inside the PDF or the Parquet reader off the terminal: `llmtool_documents`
+/// reads a PDF, and `llmtool_batch` a Parquet dataset, on a thread of its own, and turns such a
+/// panic into that file's error, which is what the user then sees.
 pub(crate) fn quiet_reader_panics() {
     let default = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        if std::thread::current().name() != Some(llmtool_documents::PDF_THREAD) {
+        let readers = [llmtool_documents::PDF_THREAD, llmtool_batch::PARQUET_THREAD];
+        if !std::thread::current().name().is_some_and(|name| readers.contains(&name)) {
             default(info);
         }
     }));
