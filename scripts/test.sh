@@ -38,9 +38,9 @@ export LLMTOOL_LOCAL_MODEL=smollm2
 
 # The release binary may be at most this large: a fixed ceiling, so that a dependency or a
 # feature that adds megabytes fails here and is decided on. Issue 67 asks for 60 MB; the
-# binary is 73.7 MB today (docs/benchmarks.md, "The release build"), so the ceiling holds that
+# binary is 67.4 MB today (docs/benchmarks.md, "The release build"), so the ceiling holds that
 # and comes down as the binary does.
-MAX_BINARY_BYTES=$((75 * 1000 * 1000))
+MAX_BINARY_BYTES=$((68 * 1000 * 1000))
 
 ## Steps and their times ------------------------------------------------------------------------
 
