@@ -4,16 +4,21 @@
 //! have them). The output is written whole from the journal's records at the end of a run,
 //! since a Parquet file cannot be appended to: each page of records is one row group.
 //!
-//! The record reader asserts on some malformed files rather than returning an error, so it
-//! runs on a thread of its own ([`PARQUET_THREAD`]) whose panic becomes that file's error.
+//! The record reader trusts a file more than a reader of untrusted input should: it panics on
+//! some malformed files and types it does not know, and reads as many rows as a row group's
+//! metadata claims. So it runs on a thread of its own ([`PARQUET_THREAD`]) whose panic becomes
+//! that file's error, and each row group's claimed row count is checked against its columns
+//! before it is read, so that no row is dropped in silence.
 
 use std::fs::File;
+use std::io::{Read as _, Seek as _, SeekFrom};
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::data_type::{ByteArray, ByteArrayType, DoubleType, Int64Type};
+use parquet::file::metadata::RowGroupMetaData;
 use parquet::file::properties::WriterProperties;
 use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::file::writer::SerializedFileWriter;
@@ -28,6 +33,13 @@ pub const PARQUET_THREAD: &str = "llmtool-parquet-reader";
 /// Rows read ahead of the batch, at most.
 const ROWS_AHEAD: usize = 1024;
 
+/// The largest footer (the file's schema and metadata) read: real files have a few kilobytes
+/// to a few megabytes; the format allows 4 GB.
+const MAX_FOOTER_BYTES: u64 = 64 << 20;
+
+/// The reader's stack: the schema is read by recursion, as deep as the file nests it.
+const READER_STACK_BYTES: usize = 64 << 20;
+
 type RowResult = Result<Map<String, Value>, String>;
 
 /// A Parquet dataset's rows, as JSON objects, read ahead on their own thread.
@@ -40,16 +52,24 @@ impl ParquetRows {
     /// Opens the file and reads its first row, so that a file that is not Parquet is an error
     /// here.
     pub(crate) fn open(path: &Path) -> Result<ParquetRows, String> {
-        let file = File::open(path).map_err(|e| e.to_string())?;
+        let mut file = File::open(path).map_err(|e| e.to_string())?;
+        check_footer(&mut file)?;
         let (sender, rows) = sync_channel(ROWS_AHEAD);
         std::thread::Builder::new()
             .name(PARQUET_THREAD.to_owned())
+            .stack_size(READER_STACK_BYTES)
             .spawn(move || {
                 let reading = std::panic::AssertUnwindSafe(|| read_rows(file, &sender));
-                if std::panic::catch_unwind(reading).is_err() {
-                    let _ = sender.send(Err("the file is malformed: the Parquet reader \
-                                             could not read on"
-                        .to_owned()));
+                if let Err(panic) = std::panic::catch_unwind(reading) {
+                    let reason = panic
+                        .downcast_ref::<&str>()
+                        .map(|reason| (*reason).to_owned())
+                        .or_else(|| panic.downcast_ref::<String>().cloned())
+                        .unwrap_or_default();
+                    let _ = sender.send(Err(format!(
+                        "the Parquet reader stopped on this file (malformed, or of a type it \
+                         cannot read): {reason}"
+                    )));
                 }
             })
             .map_err(|e| e.to_string())?;
@@ -66,8 +86,44 @@ impl ParquetRows {
     }
 }
 
+/// Refuses a file whose footer claims more than [`MAX_FOOTER_BYTES`] before the reader
+/// allocates that much.
+fn check_footer(file: &mut File) -> Result<(), String> {
+    let mut tail = [0_u8; 8];
+    let read = file.seek(SeekFrom::End(-8)).and_then(|_| file.read_exact(&mut tail));
+    if read.is_err() || &tail[4..] != b"PAR1" {
+        return Err("not a Parquet file (it does not end with PAR1)".to_owned());
+    }
+    let footer = u64::from(u32::from_le_bytes([tail[0], tail[1], tail[2], tail[3]]));
+    if footer > MAX_FOOTER_BYTES {
+        return Err(format!(
+            "the file's metadata claims {footer} bytes (at most {MAX_FOOTER_BYTES} are read)"
+        ));
+    }
+    file.seek(SeekFrom::Start(0)).map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+/// Whether a row group holds the rows its metadata claims: each column that is not a list has
+/// one value (or null) a row. The record reader reads as many rows as claimed and would leave
+/// the rest unread, without a word.
+fn check_row_count(group: &RowGroupMetaData, index: usize) -> Result<(), String> {
+    let rows = group.num_rows();
+    for column in group.columns() {
+        if column.column_descr().max_rep_level() == 0 && column.num_values() != rows {
+            return Err(format!(
+                "row group {index} claims {rows} rows, but its column `{}` holds {} values",
+                column.column_descr().path().string(),
+                column.num_values()
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Sends every row of the file, then ends; stops at the first error (sent too), or when the
-/// batch stops listening.
+/// batch stops listening. A null column of a row is left out, as JSON Lines leaves out what a
+/// row does not have.
 fn read_rows(file: File, rows: &SyncSender<RowResult>) {
     let send_error = |error: parquet::errors::ParquetError| {
         let _ = rows.send(Err(error.to_string()));
@@ -82,6 +138,10 @@ fn read_rows(file: File, rows: &SyncSender<RowResult>) {
         return;
     }
     for group in 0..reader.num_row_groups() {
+        if let Err(error) = check_row_count(reader.metadata().row_group(group), group) {
+            let _ = rows.send(Err(error));
+            return;
+        }
         let iterator = reader
             .get_row_group(group)
             .and_then(|group| TreeBuilder::new().as_iter(Arc::clone(&schema), &*group));
@@ -95,7 +155,10 @@ fn read_rows(file: File, rows: &SyncSender<RowResult>) {
                 Err(error) => return send_error(error),
             };
             let row = match row.to_json_value() {
-                Value::Object(row) => Ok(row),
+                Value::Object(mut row) => {
+                    row.retain(|_, value| !value.is_null());
+                    Ok(row)
+                }
                 _ => Err("a row could not be read".to_owned()),
             };
             let failed = row.is_err();
