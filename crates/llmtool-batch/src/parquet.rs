@@ -213,15 +213,10 @@ fn schema() -> Result<Type, String> {
         .iter()
         .map(|(name, kind, required)| {
             let repetition = if *required { "REQUIRED" } else { "OPTIONAL" };
-            let column = match kind {
-                Kind::Text => "BYTE_ARRAY",
-                Kind::Count => "INT64",
-                Kind::Dollars => "DOUBLE",
-            };
-            let annotation = match kind {
-                Kind::Text => " (STRING)",
-                Kind::Count => " (INTEGER(64,false))",
-                Kind::Dollars => "",
+            let (column, annotation) = match kind {
+                Kind::Text => ("BYTE_ARRAY", " (STRING)"),
+                Kind::Count => ("INT64", " (INTEGER(64,false))"),
+                Kind::Dollars => ("DOUBLE", ""),
             };
             format!("{repetition} {column} {name}{annotation};")
         })
@@ -329,28 +324,32 @@ impl Column {
         }
         let levels =
             (!required).then(|| cells.iter().map(|cell| i16::from(cell.is_some())).collect());
-        let present = cells.into_iter().flatten();
-        let unexpected = || format!("a record's `{name}` is not of its column's type");
+        let present: Vec<&Value> = cells.into_iter().flatten().collect();
         let values = match kind {
-            Kind::Text => Values::Text(
-                present
-                    .map(|value| value.as_str().map(ByteArray::from).ok_or_else(unexpected))
-                    .collect::<Result<_, _>>()?,
-            ),
+            Kind::Text => {
+                Values::Text(typed(&present, name, |value| value.as_str().map(ByteArray::from))?)
+            }
             // An unsigned column keeps the bits of its values in Parquet's INT64.
-            Kind::Count => Values::Count(
-                present
-                    .map(|value| value.as_u64().map(u64::cast_signed).ok_or_else(unexpected))
-                    .collect::<Result<_, _>>()?,
-            ),
-            Kind::Dollars => Values::Dollars(
-                present
-                    .map(|value| value.as_f64().ok_or_else(unexpected))
-                    .collect::<Result<_, _>>()?,
-            ),
+            Kind::Count => {
+                Values::Count(typed(&present, name, |value| value.as_u64().map(u64::cast_signed))?)
+            }
+            Kind::Dollars => Values::Dollars(typed(&present, name, Value::as_f64)?),
         };
         Ok(Column { values, levels })
     }
+}
+
+/// Each present value as the column's type; one of another type is the record's error.
+fn typed<T>(
+    present: &[&Value],
+    name: &str,
+    convert: impl Fn(&Value) -> Option<T>,
+) -> Result<Vec<T>, String> {
+    present
+        .iter()
+        .map(|value| convert(value))
+        .collect::<Option<Vec<T>>>()
+        .ok_or_else(|| format!("a record's `{name}` is not of its column's type"))
 }
 
 #[cfg(test)]
