@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """`llmtool test` and promptfoo (`promptfoo eval`, from npm) on the same test suites and the
 same answers: each example's test file is written for promptfoo (`llmtool test --to promptfoo`),
-then both run it against the mock OpenAI server (`mock-llm`), once per answer in ANSWERS
-(`MOCK_LLM_ANSWER`), and every case must get the same verdict from both.
+then both run it against the mock OpenAI server (`mock-llm`), and every case must get the same
+verdict from both on every answer in ANSWERS. Each answer is a model of its own (`mock/a0`,
+`mock/a1`, ...; the mock answers each from `MOCK_LLM_ANSWERS`), so one `llmtool test` and one
+`promptfoo eval` per suite cover all the answers: promptfoo's start-up, not its evaluation, was
+most of this step's time when each answer had an eval of its own.
 
 promptfoo is installed once into target/peers-promptfoo (the last version that runs on Node
 20, without its optional packages, plus the database binding it needs); it runs offline: its
@@ -12,13 +15,13 @@ request its telemetry switch does not. Exits 1 when a verdict differs.
 import glob, json, os, shutil, subprocess, sys, tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from checks import build_binaries  # noqa: E402
+from checks import BUILD, build_binaries  # noqa: E402
 from peers import LLMTOOL, ROOT  # noqa: E402
 
 VERSION = "0.121.20"
 FOLDER = os.environ.get("LLMTOOL_PROMPTFOO_DIR", os.path.join(ROOT, "target", "peers-promptfoo"))
 PROMPTFOO = os.path.join(FOLDER, "node_modules", ".bin", "promptfoo")
-MOCK = os.path.join(ROOT, "target", "debug", "mock-llm")
+MOCK = os.path.join(BUILD, "mock-llm")
 # Answers that pass some assertions of the examples and fail others: plain text, Korean, JSON,
 # code, and answers that meet a tool's expected output only once it is enforced.
 ANSWERS = [
@@ -49,19 +52,32 @@ def install():
                     "--omit=optional", f"promptfoo@{VERSION}", "@libsql/linux-x64-gnu@0.5.29"], check=True)
 
 
-def mock(answer):
+MODELS = [f"mock/a{index}" for index in range(len(ANSWERS))]
+
+
+def mock():
+    answers = {model.split("/")[1]: answer for model, answer in zip(MODELS, ANSWERS)}
     process = subprocess.Popen([MOCK, "127.0.0.1:0", "4", "0"], stdout=subprocess.PIPE, text=True,
-                               env=dict(os.environ, MOCK_LLM_ANSWER=answer))
+                               env=dict(os.environ, MOCK_LLM_ANSWERS=json.dumps(answers)))
     return process, process.stdout.readline().strip()
 
 
+def by_model(verdicts):
+    """[(model, verdict)] in case order: {model: [verdict, ...]}."""
+    grouped = {}
+    for model, verdict in verdicts:
+        grouped.setdefault(model, []).append(verdict)
+    return grouped
+
+
 def ours(suite, config, env):
-    result = subprocess.run([LLMTOOL, "test", suite, "-m", "mock/m", "--config", config, "--no-cache",
+    models = [flag for model in MODELS for flag in ("-m", model)]
+    result = subprocess.run([LLMTOOL, "test", suite, *models, "--config", config, "--no-cache",
                              "--format", "json"], capture_output=True, text=True, env=env)
     if result.returncode not in (0, 1):
         raise RuntimeError(f"llmtool test {suite}: {result.stderr}")
     files = json.loads(result.stdout)
-    return [case["pass"] for case in files[0]["cases"]]
+    return by_model((case["model"], case["pass"]) for case in files[0]["cases"])
 
 
 def theirs(folder, work, env):
@@ -71,10 +87,10 @@ def theirs(folder, work, env):
                             capture_output=True, text=True, env=env, cwd=folder)
     if result.returncode not in (0, 100):
         raise RuntimeError(f"promptfoo eval {folder}: {result.stdout[-1500:]}{result.stderr[-1500:]}")
-    verdicts = {}
-    for row in json.load(open(results))["results"]["results"]:
-        verdicts[row["testCase"]["metadata"]["llmtool_case"]] = (row["success"], row.get("error") or "")
-    return [verdicts[i] for i in sorted(verdicts)]
+    rows = sorted(json.load(open(results))["results"]["results"],
+                  key=lambda row: row["testCase"]["metadata"]["llmtool_case"])
+    return by_model((row["provider"].get("label") or row["provider"]["id"],
+                     (row["success"], row.get("error") or "")) for row in rows)
 
 
 def main():
@@ -85,41 +101,45 @@ def main():
     suites.append(os.path.join(ROOT, "crates", "llmtool-core", "tests", "fixtures", "promptfoo", "agreement.tests.json"))
     work = tempfile.mkdtemp(prefix="llmtool-promptfoo-")
     compared = differing = passed = 0
+    server, url = mock()
     try:
+        config = os.path.join(work, "config.toml")
+        with open(config, "w") as out:
+            out.write(f'[providers.mock]\napi = "openai"\nbase_url = "{url}/v1"\napi_key_env = "MOCK_KEY"\n')
         exported = os.path.join(work, "exported")
-        subprocess.run([LLMTOOL, "test", *suites, "--to", "promptfoo", "--out", exported, "-m", "mock/m"],
+        models = [flag for model in MODELS for flag in ("-m", model)]
+        subprocess.run([LLMTOOL, "test", *suites, "--to", "promptfoo", "--out", exported, *models],
                        check=True, capture_output=True, text=True)
         base = {key: value for key, value in os.environ.items() if not key.startswith(("OPENAI_", "PROMPTFOO_"))}
-        for answer in ANSWERS:
-            server, url = mock(answer)
-            try:
-                config = os.path.join(work, "config.toml")
-                with open(config, "w") as out:
-                    out.write(f'[providers.mock]\napi = "openai"\nbase_url = "{url}/v1"\napi_key_env = "MOCK_KEY"\n')
-                env = dict(base, MOCK_KEY="mock", NO_COLOR="1", LLMTOOL_DATA_DIR=os.path.join(work, "data"),
-                           OPENAI_API_KEY="mock", OPENAI_BASE_URL=f"{url}/v1", HOME=os.path.join(work, "home"),
-                           PROMPTFOO_CONFIG_DIR=os.path.join(work, "pf-config"), PROMPTFOO_CACHE_PATH=os.path.join(work, "pf-cache"),
-                           PROMPTFOO_DISABLE_TELEMETRY="1", PROMPTFOO_DISABLE_UPDATE="1", PROMPTFOO_DISABLE_SHARING="1",
-                           PROMPTFOO_DISABLE_REMOTE_GENERATION="1", PROMPTFOO_DISABLE_RUNTIME_WARNINGS="1",
-                           NODE_NO_WARNINGS="1", HTTPS_PROXY="http://127.0.0.1:9", HTTP_PROXY="http://127.0.0.1:9",
-                           NO_PROXY="127.0.0.1,localhost")
-                for suite in suites:
-                    name = os.path.basename(suite).removesuffix(".tests.json")
-                    mine = ours(suite, config, env)
-                    other = theirs(os.path.join(exported, name), work, env)
-                    for index, (a, (b, error)) in enumerate(zip(mine, other)):
-                        compared += 1
-                        passed += a and b
-                        if a != b:
-                            differing += 1
-                            log(f"DIFFERS {name} case {index} on {answer[:30]!r}: llmtool {a}, promptfoo {b} {error[:200]}")
-                    if len(mine) != len(other):
+        env = dict(base, MOCK_KEY="mock", NO_COLOR="1", LLMTOOL_DATA_DIR=os.path.join(work, "data"),
+                   OPENAI_API_KEY="mock", OPENAI_BASE_URL=f"{url}/v1", HOME=os.path.join(work, "home"),
+                   PROMPTFOO_CONFIG_DIR=os.path.join(work, "pf-config"), PROMPTFOO_CACHE_PATH=os.path.join(work, "pf-cache"),
+                   PROMPTFOO_DISABLE_TELEMETRY="1", PROMPTFOO_DISABLE_UPDATE="1", PROMPTFOO_DISABLE_SHARING="1",
+                   PROMPTFOO_DISABLE_REMOTE_GENERATION="1", PROMPTFOO_DISABLE_RUNTIME_WARNINGS="1",
+                   NODE_NO_WARNINGS="1", HTTPS_PROXY="http://127.0.0.1:9", HTTP_PROXY="http://127.0.0.1:9",
+                   NO_PROXY="127.0.0.1,localhost")
+        for suite in suites:
+            name = os.path.basename(suite).removesuffix(".tests.json")
+            mine = ours(suite, config, env)
+            other = theirs(os.path.join(exported, name), work, env)
+            if set(mine) != set(MODELS) or set(other) != set(MODELS):
+                differing += 1
+                log(f"DIFFERS {name}: models {sorted(mine)} in llmtool, {sorted(other)} in promptfoo")
+                continue
+            for model, answer in zip(MODELS, ANSWERS):
+                for index, (a, (b, error)) in enumerate(zip(mine[model], other[model])):
+                    compared += 1
+                    passed += a and b
+                    if a != b:
                         differing += 1
-                        log(f"DIFFERS {name}: {len(mine)} cases in llmtool, {len(other)} in promptfoo")
-            finally:
-                server.terminate()
-                server.wait()
+                        log(f"DIFFERS {name} case {index} on {answer[:30]!r}: llmtool {a}, promptfoo {b} {error[:200]}")
+                if len(mine[model]) != len(other[model]):
+                    differing += 1
+                    log(f"DIFFERS {name} on {answer[:30]!r}: {len(mine[model])} cases in llmtool, "
+                        f"{len(other[model])} in promptfoo")
     finally:
+        server.terminate()
+        server.wait()
         shutil.rmtree(work, ignore_errors=True)
     log(f"{compared - differing} of {compared} verdicts agree ({len(suites)} suites, {len(ANSWERS)} answers; "
         f"{passed} cases pass on both, {compared - differing - passed} fail on both)")

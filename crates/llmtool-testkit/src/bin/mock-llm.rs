@@ -7,8 +7,11 @@
 //!
 //! `LATENCY_MS` holds every answer back that long (a provider's time to answer, for the batch
 //! benchmark). A request's W3C `traceparent`, when it carries one, is printed on a line of its
-//! own (`traceparent VALUE`), for the tests of trace propagation. `MOCK_LLM_ANSWER`, when set, is the answer instead (streamed a word at a time):
-//! the studio's tests give it Markdown, and markup that must stay text.
+//! own (`traceparent VALUE`), for the tests of trace propagation. `MOCK_LLM_ANSWER`, when set, is the
+//! answer instead (streamed a word at a time): the studio's tests give it Markdown, and markup
+//! that must stay text. `MOCK_LLM_ANSWERS`, a JSON object of model names to answers, gives the
+//! requests for those models their own answer (one server for several answers: the promptfoo
+//! comparison asks for each answer as a model of its own).
 //!
 //! It also answers OpenAI's images API (`POST .../images/generations`): `n` real PNGs (at most
 //! 10) of the `size` asked (`WIDTHxHEIGHT`, each side at most 2048; 1024x1024 when none), in
@@ -16,6 +19,7 @@
 //! `fault:garbage` gets that fault instead: a server error, a rate limit with `Retry-After: 1`,
 //! a link instead of the picture, or base64 that is not a picture.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use base64::Engine as _;
@@ -34,9 +38,20 @@ fn chunk(model: &str, delta: &Value, finish: Option<&str>) -> Value {
     })
 }
 
-fn answer(words: &[String], body: &Bytes) -> Response {
+/// The answer, a word at a time: the model's own when `MOCK_LLM_ANSWERS` names it.
+struct Answers {
+    default: Vec<String>,
+    by_model: HashMap<String, Vec<String>>,
+}
+
+fn words(answer: &str) -> Vec<String> {
+    answer.split_inclusive(' ').map(str::to_owned).collect()
+}
+
+fn answer(answers: &Answers, body: &Bytes) -> Response {
     let request: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
     let model = request.get("model").and_then(Value::as_str).unwrap_or("mock").to_owned();
+    let words = answers.by_model.get(&model).unwrap_or(&answers.default);
     let usage = json!({ "prompt_tokens": 10, "completion_tokens": words.len(), "total_tokens": 10 + words.len() });
     if request.get("stream").and_then(Value::as_bool) != Some(true) {
         let completion = json!({
@@ -117,16 +132,24 @@ async fn main() -> std::io::Result<()> {
     let chunks: usize = args.next().and_then(|n| n.parse().ok()).unwrap_or(20);
     let latency =
         std::time::Duration::from_millis(args.next().and_then(|n| n.parse().ok()).unwrap_or(0));
-    let words: Vec<String> = match std::env::var("MOCK_LLM_ANSWER") {
-        Ok(answer) => answer.split_inclusive(' ').map(str::to_owned).collect(),
+    let default = match std::env::var("MOCK_LLM_ANSWER") {
+        Ok(answer) => words(&answer),
         Err(_) => (0..chunks).map(|i| format!("token{i} ")).collect(),
     };
-    let words = Arc::new(words);
+    let by_model = match std::env::var("MOCK_LLM_ANSWERS") {
+        Ok(json) => serde_json::from_str::<HashMap<String, String>>(&json)
+            .map_err(|e| std::io::Error::other(format!("MOCK_LLM_ANSWERS: {e}")))?
+            .into_iter()
+            .map(|(model, answer)| (model, words(&answer)))
+            .collect(),
+        Err(_) => HashMap::new(),
+    };
+    let answers = Arc::new(Answers { default, by_model });
     let listener = tokio::net::TcpListener::bind(&address).await?;
     println!("http://{}", listener.local_addr()?);
     let app = axum::Router::new().fallback(
         move |uri: axum::http::Uri, headers: axum::http::HeaderMap, body: Bytes| {
-            let words = Arc::clone(&words);
+            let answers = Arc::clone(&answers);
             if let Some(parent) = headers.get("traceparent").and_then(|v| v.to_str().ok()) {
                 println!("traceparent {parent}");
             }
@@ -137,7 +160,7 @@ async fn main() -> std::io::Result<()> {
                 if uri.path().ends_with("/images/generations") {
                     return pictures(&body);
                 }
-                answer(&words, &body)
+                answer(&answers, &body)
             }
         },
     );
