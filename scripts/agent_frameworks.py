@@ -7,17 +7,17 @@ tool the model chose, with the model's arguments, and must return the mock provi
 a value of the wrong type must come back as an error message.
 
 Installs langchain-core and openai-agents into target/agent-frameworks/venv, and the `ai`
-package into target/agent-frameworks/node, once. Needs target/debug/llmtool and mock-llm.
+package into target/agent-frameworks/node, once. Needs llmtool and mock-llm, built (checks.BUILD).
 Exits 1 if a check fails.
 """
 import json, os, shutil, subprocess, sys, tempfile
 
-from checks import venv_python
+from checks import BUILD, venv_python
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORK = os.path.join(ROOT, "target", "agent-frameworks")
 HERE = os.path.join(ROOT, "scripts", "agent_frameworks")
-DEBUG = os.path.join(ROOT, "target", "debug")
+DEBUG = BUILD
 PACKAGES = ["langchain-core==1.8.1", "openai-agents==0.24.0"]
 PROBE = "import langchain_core, agents"
 AI_SDK = "ai@7.0.173"

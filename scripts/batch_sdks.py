@@ -8,13 +8,13 @@ Installs the SDKs once into target/batch-sdks/ (idempotently). Exits 1 if a chec
 """
 import os, subprocess, sys
 
-from checks import venv_python, build_binaries
+from checks import BUILD, venv_python, build_binaries
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VENV = os.path.join(ROOT, "target", "batch-sdks")
 SDKS = ["openai==3.51.0", "anthropic==2.10.0", "google-genai==3.3.0"]
 PROBE = "import openai, anthropic, google.genai"
-MOCK = os.path.join(ROOT, "target", "debug", "mock-batches")
+MOCK = os.path.join(BUILD, "mock-batches")
 
 
 def log(message):

@@ -2,6 +2,12 @@
 installed once into an ignored folder, and checks that are logged and counted."""
 import os, subprocess, sys
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# The folder of the binaries the scripts run (llmtool, the test kit's mock servers): the test
+# command's build (it sets LLMTOOL_BUILD_DIR), else the dev build.
+BUILD = os.environ.get("LLMTOOL_BUILD_DIR") or os.path.join(ROOT, "target", "debug")
+LLMTOOL = os.path.join(BUILD, "llmtool")
+
 
 class Checks:
     """Logs each check as `[prefix] ok   name` or `[prefix] FAIL name: detail`, and keeps the
@@ -53,15 +59,17 @@ def doc_table_fresh(path, markers, table, what, log):
 
 
 def build_binaries():
-    """The debug binaries the scripts run (llmtool and the test kit's mock servers), built as
+    """The binaries the scripts run (llmtool and the test kit's mock servers, in BUILD), built as
     the tests' build builds them: with the tests' targets, so that features resolve as they do
     for `cargo nextest` (a `-p llmtool` or a `--bins` build resolves them differently, without
     the dev-dependencies' features, and compiles much of the workspace again). The test
     command builds them once before any script and sets LLMTOOL_BUILT=1, which skips this."""
     if os.environ.get("LLMTOOL_BUILT") == "1":
         return
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    subprocess.run(["cargo", "build", "-q", "--workspace", "--bins", "--tests"], cwd=root, check=True)
+    folder = os.path.basename(BUILD)
+    profile = "dev" if folder == "debug" else folder
+    subprocess.run(["cargo", "build", "-q", "--workspace", "--bins", "--tests", "--profile", profile],
+                   cwd=ROOT, check=True)
 
 
 def venv_python(folder, packages, probe, log):

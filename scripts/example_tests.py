@@ -18,12 +18,11 @@ Installs junitparser once into target/junit-check/ (idempotently). Exits 1 if a 
 """
 import json, os, shutil, subprocess, tempfile
 
-from checks import Checks, venv_python, build_binaries
+from checks import LLMTOOL, Checks, venv_python, build_binaries
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VENV = os.path.join(ROOT, "target", "junit-check")
 PARSER = "junitparser==5.0.3"
-LLMTOOL = os.path.join(ROOT, "target", "debug", "llmtool")
 # The answers of the first run, kept for the README's tour.
 SHARED_CACHE = os.path.join(ROOT, "target", "example-tests", "test-cache")
 

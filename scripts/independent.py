@@ -14,7 +14,7 @@ ports, every wait is bounded, and the servers are stopped at the end. Exits 1 if
 import json, os, shutil, socket, subprocess, sys, tempfile, time, urllib.request, zipfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from checks import build_binaries  # noqa: E402
+from checks import LLMTOOL, build_binaries  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORK = os.environ.get("LLMTOOL_INDEPENDENT_DIR", os.path.join(ROOT, "target", "independent"))
@@ -119,7 +119,7 @@ def report(result):
 
 def main():
     build_binaries()
-    llmtool = os.path.join(ROOT, "target", "debug", "llmtool")
+    llmtool = LLMTOOL
     llama_python, litellm_python, model = install()
 
     llama_port, litellm_port = free_port(), free_port()

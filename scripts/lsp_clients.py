@@ -17,12 +17,11 @@ Installs pytest-lsp once into target/lsp-venv/ (idempotently). Exits 1 if a chec
 """
 import glob, json, os, shutil, subprocess, tempfile
 
-from checks import Checks, venv_python, build_binaries
+from checks import LLMTOOL, Checks, venv_python, build_binaries
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VENV = os.path.join(ROOT, "target", "lsp-venv")
 PACKAGES = ["pytest-lsp==1.0.1", "pygls==2.1.1"]
-LLMTOOL = os.path.join(ROOT, "target", "debug", "llmtool")
 TESTS = os.path.join(ROOT, "crates", "llmtool-lsp", "tests")
 
 CHECKS = Checks("lsp-clients")

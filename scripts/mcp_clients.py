@@ -20,13 +20,12 @@ check fails.
 import glob, json, os, shutil, socket, subprocess, sys, tempfile, time, urllib.error, urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from checks import build_binaries  # noqa: E402
+from checks import BUILD, LLMTOOL, build_binaries  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORK = os.environ.get("LLMTOOL_MCP_CLIENTS_DIR", os.path.join(ROOT, "target", "mcp-clients"))
 PYTHON_CLIENT = "mcp==2.3.0"
 INSPECTOR = "@modelcontextprotocol/inspector@2.12.0"
-LLMTOOL = os.path.join(ROOT, "target", "debug", "llmtool")
 EXAMPLES = os.path.join(ROOT, "examples")
 MODES = ["legacy", "2026-07-28"]
 
@@ -212,7 +211,7 @@ asyncio.run(main())
 
 def image_tool_over_stdio(python, work):
     """(client runs, failures) of the image tool's call, on the mock's images API."""
-    mock = subprocess.Popen([os.path.join(ROOT, "target", "debug", "mock-llm"), "127.0.0.1:0"], stdout=subprocess.PIPE, text=True)
+    mock = subprocess.Popen([os.path.join(BUILD, "mock-llm"), "127.0.0.1:0"], stdout=subprocess.PIPE, text=True)
     checks, failures = 0, []
     try:
         url = mock.stdout.readline().strip()

@@ -20,17 +20,17 @@ and of `llmtool run`: the request, the run and the model call with the GenAI att
 database queries, and no prompt or value unless `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`
 lets them in. Exits 1 when a check fails.
 
-Run by scripts/test.sh after the binaries are built (target/debug/llmtool, mock-llm).
+Run by scripts/test.sh after the binaries are built (llmtool and mock-llm, in checks.BUILD).
 """
 import http.client, json, os, shutil, socket, subprocess, sys, tempfile, threading, time
 import urllib.error, urllib.parse, urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from checks import Checks, venv_python  # noqa: E402
+from checks import BUILD, Checks, venv_python  # noqa: E402
 from peers import LLMTOOL  # noqa: E402
 
-MOCK = os.path.join(ROOT, "target", "debug", "mock-llm")
+MOCK = os.path.join(BUILD, "mock-llm")
 VENV = os.environ.get("LLMTOOL_OPERATIONS_DIR", os.path.join(ROOT, "target", "operations-py"))
 RECEIVER_PACKAGES = ["opentelemetry-proto==1.45.2", "grpcio==1.85.1"]
 RECEIVER_PROBE = "import grpc; from opentelemetry.proto.collector.trace.v1 import trace_service_pb2_grpc"

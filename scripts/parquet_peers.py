@@ -6,7 +6,7 @@ and polars 2.1.0 (a Parquet writer and reader of its own) once into target/parqu
 
 1. writes one dataset (a text column with a null, a list-of-strings column for a
    multi-select, an integer id) with pyarrow in snappy, zstd and gzip, and with polars;
-2. runs `llmtool batch` (target/debug, as the test command builds it) on each against
+2. runs `llmtool batch` (as the test command builds it) on each against
    mock-llm, to a Parquet output and to a JSON Lines output;
 3. reads the Parquet output with pyarrow and with polars: one record per row, the ids of the
    dataset, the row with no text `invalid`, the others `ok`, the tags passed as a list, and
@@ -16,13 +16,12 @@ Exits 1 on any difference.
 """
 import json, os, subprocess, sys, tempfile
 
-from checks import venv_python
+from checks import BUILD, LLMTOOL, venv_python
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VENV = os.path.join(ROOT, "target", "parquet-peers")
 PACKAGES = ["pyarrow==26.0.1", "polars==2.1.0"]
-LLMTOOL = os.path.join(ROOT, "target", "debug", "llmtool")
-MOCK = os.path.join(ROOT, "target", "debug", "mock-llm")
+MOCK = os.path.join(BUILD, "mock-llm")
 
 TOOL = {"model_prompt": "Label {{text}} with {{tags}}.",
         "metadata": {"prompt_name": "Labeller", "description": "A label.", "model_version": ["mock/m"],

@@ -49,7 +49,7 @@ Writes a JSON report (one row per case; REPORT, by default target/peer-suites.js
 the counts per suite and class. Exits 1 when a case is `different`, `refused-unlocated` or a
 `crash` and docs/convert.md does not explain it (its list "Cases explained"), when the list
 explains a case that no longer needs it, or when the counts table there is stale
-(LLMTOOL_BLESS=1 writes it). LLMTOOL names the binary (default target/debug/llmtool);
+(LLMTOOL_BLESS=1 writes it). LLMTOOL names the binary (default: checks.LLMTOOL);
 LLMTOOL_PEERS_DIR the peers' environment, as for scripts/peers.py.
 
 Usage: peer_suites.py [REPORT]
@@ -61,7 +61,7 @@ import checks  # noqa: E402
 from peers import ROOT, peers_python  # noqa: E402
 from real_world_renders import PLACEHOLDER, same  # noqa: E402
 
-LLMTOOL = os.environ.get("LLMTOOL", os.path.join(ROOT, "target", "debug", "llmtool"))
+LLMTOOL = os.environ.get("LLMTOOL", checks.LLMTOOL)
 FIXTURES = os.path.join(ROOT, "crates", "llmtool-core", "tests", "fixtures", "peer-suites")
 CLASSES = ["equal", "different", "refused-located", "refused-at-render", "refused-unlocated", "crash"]
 # The classes a case may have only with its reason written in docs/convert.md.

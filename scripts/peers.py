@@ -16,7 +16,7 @@ prompt must equal `llmtool render`'s. The peers are installed under target/peers
 """
 import json, os, re, subprocess, sys, tempfile
 
-from checks import venv_python, build_binaries
+from checks import LLMTOOL, venv_python, build_binaries
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORK = os.environ.get("LLMTOOL_PEERS_DIR", os.path.join(ROOT, "target", "peers"))
@@ -24,7 +24,6 @@ PEERS = ["prompty[jinja2]==2.1.0", "dotpromptz==0.2.0", "dotpromptz-handlebars==
 PROBE = "import prompty, jinja2, dotpromptz, llm, semantic_kernel, chevron"
 # The peers: the export target, and how the peer's check is named.
 FORMATS = ["prompty", "dotprompt", "llm-template", "semantic-kernel", "semantic-kernel-message"]
-LLMTOOL = os.path.join(ROOT, "target", "debug", "llmtool")
 TOOLS = sorted(os.path.join(ROOT, "examples", f) for f in os.listdir(os.path.join(ROOT, "examples")) if f.endswith(".json") and not f.endswith(".tests.json"))
 TOOLS.append(os.path.join(ROOT, "crates", "llmtool-core", "tests", "fixtures", "convert", "awkward-prompt.json"))
 LANGFUSE = (os.path.join(ROOT, "target", "peers-langfuse"), ["langfuse==5.0.4"], "import langfuse.model")

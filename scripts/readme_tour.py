@@ -10,12 +10,14 @@ cache instead of computing them a second time). A line must exit 0, unless this 
 must exit 2 with the message that says so. No line may panic, and each `run` that falls back
 from the tool's model to the local model must say so on stderr: no surprise.
 
-usage: scripts/readme_tour.py [LLMTOOL]   (default target/debug/llmtool)
+usage: scripts/readme_tour.py [LLMTOOL]   (default: the test build's, checks.LLMTOOL)
 """
 import os, re, shutil, subprocess, sys, tempfile, time
 
+import checks
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-LLMTOOL = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "target", "debug", "llmtool"))
+LLMTOOL = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else checks.LLMTOOL)
 # The answers of `llmtool test examples/ --model local --seed 3`, as scripts/example_tests.py
 # left them.
 EXAMPLE_ANSWERS = os.path.join(ROOT, "target", "example-tests", "test-cache")

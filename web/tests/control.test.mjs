@@ -20,7 +20,9 @@ import { violations } from "./axe.mjs";
 import { launchChromium } from "./browser.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
-const llmtool = join(root, "target", "debug", "llmtool");
+// The binaries the test command built (LLMTOOL_BUILD_DIR), else the dev build.
+const buildDir = process.env.LLMTOOL_BUILD_DIR ?? join(root, "target", "debug");
+const llmtool = join(buildDir, "llmtool");
 const screenshots = process.env.LLMTOOL_BLESS ? join(root, "docs", "control-center") : join(root, "target", "control-center");
 const work = mkdtempSync(join(tmpdir(), "llmtool-control-test-"));
 const data = join(work, "data");

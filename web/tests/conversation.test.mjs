@@ -18,8 +18,10 @@ import { launchChromium } from "./browser.mjs";
 import { cli as runCli, openPage, start as startProgram } from "./harness.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
-const llmtool = join(root, "target", "debug", "llmtool");
-const mockLlm = join(root, "target", "debug", "mock-llm");
+// The binaries the test command built (LLMTOOL_BUILD_DIR), else the dev build.
+const buildDir = process.env.LLMTOOL_BUILD_DIR ?? join(root, "target", "debug");
+const llmtool = join(buildDir, "llmtool");
+const mockLlm = join(buildDir, "mock-llm");
 const screenshots = process.env.LLMTOOL_BLESS ? join(root, "docs", "studio") : join(root, "target", "studio");
 const work = mkdtempSync(join(tmpdir(), "llmtool-conversation-test-"));
 const data = join(work, "data");

@@ -22,7 +22,9 @@ import { launchChromium } from "./browser.mjs";
 import { emailOf, startProvider } from "./oidc-provider.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
-const llmtool = join(root, "target", "debug", "llmtool");
+// The binaries the test command built (LLMTOOL_BUILD_DIR), else the dev build.
+const buildDir = process.env.LLMTOOL_BUILD_DIR ?? join(root, "target", "debug");
+const llmtool = join(buildDir, "llmtool");
 const screenshots = process.env.LLMTOOL_BLESS ? join(root, "docs", "teams") : join(root, "target", "teams");
 const work = mkdtempSync(join(tmpdir(), "llmtool-people-test-"));
 const data = join(work, "data");
