@@ -6,13 +6,11 @@
 
 #![allow(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
 
-mod support;
-
+use crate::support::{Library, chunk, events, streamed_text};
 use llmtool_registry::{Publication, Role};
 use llmtool_server::{new_token, token_hash};
 use llmtool_testkit::{End, Mock, Reply};
 use serde_json::{Value, json};
-use support::{Library, chunk, events, streamed_text};
 
 fn answer(text: &str) -> Reply {
     let usage = json!({"choices": [], "usage": {"prompt_tokens": 1000, "completion_tokens": 500}});

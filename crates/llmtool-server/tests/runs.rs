@@ -6,12 +6,12 @@
 
 #![allow(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
 
-mod support;
+use crate::support;
 
+use crate::support::{Library, chunk, events, streamed_text};
 use llmtool_registry::{Budget, NewMember, Period, PriceOverride, Role, Scope};
 use llmtool_testkit::{End, Mock, Reply};
 use serde_json::{Value, json};
-use support::{Library, chunk, events, streamed_text};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn runs_stream_and_are_kept_with_their_cost() {

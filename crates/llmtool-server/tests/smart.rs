@@ -9,14 +9,14 @@
 
 #![allow(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
 
-mod support;
+use crate::support;
 
+use crate::support::{Library, events, json_of, mcp_request, streamed_text};
 use llmtool_registry::{Budget, NewMember, Period, Role, Scope};
 use llmtool_runtime::RuntimeOptions;
 use llmtool_server::{new_token, token_hash};
 use llmtool_testkit::{End, Mock, Reply};
 use serde_json::{Value, json};
-use support::{Library, events, json_of, mcp_request, streamed_text};
 
 const CODE: &str = "def execute(variables):\n    text = variables['text']\n    if not text.strip():\n        raise ValueError('no text to count')\n    print('counted', len(text.split()))\n    summary = llm('Summarise: ' + text, temperature=0)\n    return f\"{len(text.split())} words. {summary}\"\n";
 

@@ -7,10 +7,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
+use crate::support::{llmtool, text};
 use llmtool_testkit::{Mock, Reply};
-use support::{llmtool, text};
-
-mod support;
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")

@@ -8,9 +8,7 @@ use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 
-mod support;
-
-use support::{llmtool, text};
+use crate::support::{llmtool, text};
 
 /// `llmtool serve` on a free loopback port: the child and its URL.
 fn serve(data: &Path) -> (Child, String) {

@@ -9,9 +9,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-mod support;
-
-use support::{llmtool, text};
+use crate::support::{llmtool, text};
 
 /// A library, a tool `poet` on the mock provider at `mock_url` to publish to it, an editor's
 /// and a viewer's token: the data folder, the config file, the tool and the tokens.

@@ -1,0 +1,17 @@
+//! Every integration test of the server, over HTTP and MCP, in one test binary: each file in
+//! this folder is a module of it. One binary compiles and links the dependencies' code once,
+//! where a binary for each file did it once a file; nextest still runs each test in a process
+//! of its own.
+
+#![allow(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
+
+mod support;
+
+mod control;
+mod conversations;
+mod documents;
+mod http;
+mod runs;
+mod smart;
+mod studio;
+mod visibility;
