@@ -8,7 +8,7 @@ Writes FILES tool files with bench/corpus.py (once, under bench/out/), then time
 over the folder, each a whole process, in RUNS interleaved rounds after a warm-up one. Prints
 both medians and the ratio, and fails (exit 1) only when llmtool is slower than ajv: a ratio,
 not a time, so a busy machine slows both and cannot fail it. The test command runs it on the
-debug build it already has; docs/benchmarks.md has the release build's ratio.
+release build it already has (the one build it makes).
 """
 import os, statistics, subprocess, sys, time
 

@@ -6,7 +6,11 @@
 #   scripts/fuzz.sh [SECONDS] [TARGET...]
 # The seed corpora are every example, fixture and conformance vector, and the examples
 # exported to each prompt-file format and to elisp. cargo-fuzz needs nightly features;
-# RUSTC_BOOTSTRAP lets the stable toolchain provide them.
+# RUSTC_BOOTSTRAP lets the stable toolchain provide them. LLMTOOL_FUZZ_SANITIZER picks
+# cargo-fuzz's sanitizer (default address, which also checks llmtool-core's one unsafe block and
+# the dependencies' unsafe code; the test command's 30-second smoke run uses none: panics,
+# timeouts and memory blow-ups are what a short run finds, and the uninstrumented build is
+# shorter).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_TO_RUN=${1:-600}
@@ -34,7 +38,7 @@ seed_prompt_files() {
   for tool in examples/*.json; do
     [[ $tool == *.tests.json ]] && continue
     for format in prompty dotprompt llm-template gptel llm-el; do
-      target/debug/llmtool export "$tool" --to "$format" \
+      "${LLMTOOL_BUILD_DIR:-target/debug}/llmtool" export "$tool" --to "$format" \
         > "$corpus/seed-$(basename "$tool" .json).$format" 2>/dev/null || true
     done
   done
@@ -45,6 +49,6 @@ seed_prompt_files() {
 # so setting it for the seed build above would rebuild the whole workspace twice a test run.
 for target in "${TARGETS[@]}"; do
   "seed_$target"
-  (cd fuzz && RUSTC_BOOTSTRAP=1 cargo fuzz run "$target" "corpus/$target" -- -max_total_time="$SECONDS_TO_RUN" \
+  (cd fuzz && RUSTC_BOOTSTRAP=1 cargo fuzz run --sanitizer "${LLMTOOL_FUZZ_SANITIZER:-address}" "$target" "corpus/$target" -- -max_total_time="$SECONDS_TO_RUN" \
     -max_len=65536 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1)
 done

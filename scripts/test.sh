@@ -12,12 +12,13 @@
 # the tests need (idempotently) on a fresh machine, so this one command is enough.
 #
 # Each step's wall time is printed as it ends, and all of them in a table at the end (also when
-# a step fails). The workspace's dev build is compiled once, linted by clippy as it compiles,
-# and shared by the tests, the doc tests and the scripts; the release binary (for its size, and
-# the `check` guard) builds in the background while the scripts wait on servers and browsers. Packages
-# (Debian, PyPI, npm) install in the background while the workspace compiles; pip's and npm's
-# caches are kept in .cache/ (ignored), and the model and the sandbox's compiled runtime in
-# llmtool's data directory, so a run that keeps them downloads nothing again.
+# a step fails). The workspace is compiled once, in the release profile, linted by clippy as it
+# compiles: the binary users build (its size is checked), the tests, the doc tests and the
+# scripts all use that one build. Packages (Debian, PyPI, npm) install in the background while
+# the workspace compiles, and the fuzz smoke run (a build of its own, with libFuzzer's
+# instrumentation) runs niced in the background while the scripts wait on servers and browsers.
+# pip's and npm's caches are kept in .cache/ (ignored), and the model and the sandbox's compiled
+# runtime in llmtool's data directory, so a run that keeps them downloads nothing again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -78,8 +79,17 @@ summary() {
   if [ "$status" -ne 0 ]; then
     printf '\n==> FAILED in step "%s" (exit status %d)\n' "$failed" "$status"
   fi
+  if [ "$status" -ne 0 ] && [ -n "${BACKGROUND[side-lane]:-}" ] && [ -z "$side_lane_shown" ]; then
+    printf '\n==> the side lane'"'"'s log ends (target/test-logs/side-lane.log):\n'
+    tail -n 40 target/test-logs/side-lane.log || true
+  fi
   scripts/postgres.sh stop 2>/dev/null || true
-  jobs -p | xargs -r kill 2>/dev/null || true
+  # Each background job is a process group of its own: this stops the servers, browsers and
+  # compilers it started too.
+  local pid
+  for pid in "${BACKGROUND[@]}"; do
+    kill -- -"$pid" 2>/dev/null || true
+  done
 }
 trap summary EXIT
 
@@ -88,9 +98,12 @@ trap summary EXIT
 # background NAME COMMAND...: runs COMMAND with its output in target/test-logs/NAME.log, and
 # its wall time in NAME.seconds.
 declare -A BACKGROUND=()
+side_lane_shown=""
 background() {
   local name=$1
   shift
+  # Job control gives the job a process group of its own, which the summary can stop whole.
+  set -m
   (
     started=$SECONDS
     status=0
@@ -99,6 +112,7 @@ background() {
     exit "$status"
   ) &
   BACKGROUND[$name]=$!
+  set +m
 }
 
 # await NAME: waits for a background job; on failure shows its log and fails the step.
@@ -113,6 +127,22 @@ await() {
   took=$(cat "target/test-logs/$name.seconds")
   STEP_TIMES+=("$took"$'\t'"(in the background) $name")
   echo "    ($name took $took s in the background; waited for it $((SECONDS - waited)) s)"
+}
+
+# side NAME DESCRIPTION COMMAND...: one step of the side lane (see side_lane below), printed as
+# `step` prints one; its time goes to target/test-logs/side-lane.times for the table.
+side() {
+  local name=$1 description=$2 started=$SECONDS status=0
+  shift 2
+  printf '\n==> %s: %s\n' "$name" "$description"
+  "$@" || status=$?
+  local took=$((SECONDS - started))
+  printf '%d\t%s\n' "$took" "$name" >>target/test-logs/side-lane.times
+  printf '    (%s: %d min %02d s)\n' "$name" $((took / 60)) $((took % 60))
+  if [ "$status" -ne 0 ]; then
+    printf '\n==> FAILED in the side lane'"'"'s step "%s" (exit status %d)\n' "$name" "$status"
+  fi
+  return "$status"
 }
 
 system_packages() {
@@ -169,62 +199,103 @@ export LLMTOOL_REFERENCE_MODELS="$PWD/target/reference-models"
 step fmt "cargo fmt --check"
 cargo fmt --all --check
 
-step build "the dev build of every crate, test, benchmark and binary, linted by clippy (-D warnings) as it compiles"
+step build "one release build of every crate, test, benchmark and binary, linted by clippy (-D warnings) as it compiles"
+# One profile for everything: the release binary must be built (its size is checked below),
+# and a dev build besides it compiled every dependency a second time. In the release profile
+# the tests run the binary users run, and the local model's tests run at full speed.
 # `cargo clippy` is `cargo check` with clippy-driver as the workspace's compiler wrapper: a
 # check of every crate and dependency that the build would then compile again. clippy-driver
-# also compiles, so it wraps the build itself: the workspace's crates are linted and compiled
-# in one pass, the dependencies (plain rustc) compiled once. The variables are what `cargo
-# clippy --workspace --all-targets -- -D warnings` sets; they stay set for every later cargo
-# command that should find this build current (the tests, the doc tests).
+# also compiles (it is rustc with clippy's lints added), so it wraps the build itself: the
+# workspace's crates are linted and compiled in one pass, the dependencies (plain rustc)
+# compiled once. The variables are what `cargo clippy --workspace --all-targets -- -D warnings`
+# sets; they stay set for every later cargo command that should find this build current (the
+# tests, the doc tests).
 RUSTC_WORKSPACE_WRAPPER=$(rustup which clippy-driver 2>/dev/null || command -v clippy-driver)
 export RUSTC_WORKSPACE_WRAPPER CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
-cargo nextest run --workspace --locked --no-run
+cargo nextest run --workspace --locked --release --no-run
 # The benchmarks, which clippy's --all-targets covers and the tests do not; for the rest this
 # checks that the build is current: with the tests' targets the features resolve as above, so
 # it compiles nothing again (a plain `--bins` build would resolve them without the
 # dev-dependencies' and compile again). The scripts then skip their own build
-# (scripts/checks.py, build_binaries).
-cargo build --workspace --locked --all-targets
-export LLMTOOL_BUILT=1
+# (scripts/checks.py, build_binaries) and run the binaries in LLMTOOL_BUILD_DIR.
+cargo build --workspace --locked --all-targets --release
+export LLMTOOL_BUILT=1 LLMTOOL_BUILD_DIR="$ROOT/target/release"
+LLMTOOL="$LLMTOOL_BUILD_DIR/llmtool"
+
+step binary-size "the release binary: at most $MAX_BINARY_BYTES bytes"
+# Built by clippy-driver, whose code generation is rustc's: the same size as a plain
+# `cargo build --release` (docs/test-command.md has both measured).
+size=$(stat -c %s "$LLMTOOL")
+echo "$LLMTOOL: $size bytes (ceiling $MAX_BINARY_BYTES)"
+if [ "$size" -gt "$MAX_BINARY_BYTES" ]; then
+  echo "the release binary grew past its ceiling: see docs/benchmarks.md for what it holds"
+  exit 1
+fi
+
+if [ -d fuzz ]; then
+  step fuzz "fuzz smoke run (30 s a target, no sanitizer), started niced in the background"
+  background fuzz nice -n 10 env -u RUSTC_WORKSPACE_WRAPPER -u CLIPPY_ARGS LLMTOOL_FUZZ_SANITIZER=none \
+    scripts/fuzz.sh 30
+fi
 
 step postgres "a throwaway PostgreSQL cluster on a loopback port (the registry's second backend)"
 await system-packages
 eval "$(scripts/postgres.sh start)"
 
 step model "the local model (pulled once, checked against its SHA-256)"
-model=$(target/debug/llmtool model pull "$LLMTOOL_LOCAL_MODEL")
+model=$("$LLMTOOL" model pull "$LLMTOOL_LOCAL_MODEL")
 # Tests keep their runs in data directories of their own (LLMTOOL_DATA_DIR), which would each
 # have their own models folder: they all share this one pulled model.
 export LLMTOOL_MODELS_DIR="${model%/*}"
 
 step sandbox "the smart tools' Python runtime (pulled once, checked against its SHA-256, compiled once)"
-python_wasm=$(target/debug/llmtool sandbox pull)
+python_wasm=$("$LLMTOOL" sandbox pull)
 export LLMTOOL_SANDBOX_DIR="${python_wasm%/*}" LLMTOOL_PYTHON_WASM="$python_wasm"
 
 step tests "cargo nextest"
 await reference-models
-cargo nextest run --workspace --locked --no-fail-fast
+cargo nextest run --workspace --locked --release --no-fail-fast
 
 step doctests "doc tests"
-cargo test --workspace --doc --locked
-
-step release "the release binary, built in the background while the scripts run (niced)"
-# Without clippy's wrapper: the binary users build, compiled by rustc alone.
-background release nice -n 10 env -u RUSTC_WORKSPACE_WRAPPER -u CLIPPY_ARGS \
-  cargo build --release --locked -p llmtool
+cargo test --workspace --doc --locked --release
 
 step installs "the scripts' packages (installed in the background since the start)"
 await python-packages
 await node-packages
+
+# The scripts in two lanes: most of them wait on servers, browsers and other interpreters more
+# than they compute, so two at a time keep both cores busy. The side lane runs in the
+# background (its output in target/test-logs/side-lane.log, printed when it ends); each lane
+# runs its steps in order. No two steps share a data directory or a database, and their
+# servers listen on ports the system picks.
+side_lane() {
+  side studio "the web studio: its committed bundle is what web/ builds, and it works in Chromium" \
+    sh -c 'node web/build.mjs --check && node --test web/tests/' || return
+  side operations "operating the server: Prometheus scrapes /metrics and answers PromQL; two servers on PostgreSQL behind nginx, one killed under load" \
+    python3 scripts/operations.py || return
+  side peers "prompt-file exports rendered by the peers' own code (Prompty, Dotprompt, llm, Semantic Kernel, Langfuse)" \
+    python3 scripts/peers.py || return
+  side api-fuzz "the tool library's HTTP API fuzzed from its OpenAPI document (schemathesis): no server error" \
+    python3 scripts/registry_fuzz.py || return
+  side invites "invites through a real SMTP server (aiosmtpd, STARTTLS and TLS, with AUTH): each link signs in once" \
+    python3 scripts/invites_by_mail.py || return
+  side agents "exported tools run by agent frameworks (LangChain, the OpenAI Agents SDK, Vercel's AI SDK) through llmtool call" \
+    python3 scripts/agent_frameworks.py || return
+  side parquet "llmtool batch on Parquet files written by pyarrow and polars, and its Parquet read back by them" \
+    python3 scripts/parquet_peers.py || return
+  side batch-sdks "the mock batch engines driven by the providers' own SDKs (openai, anthropic, google-genai)" \
+    python3 scripts/batch_sdks.py || return
+}
+
+step side-lane "studio, operations, peers, api-fuzz, invites, agents, parquet and batch-sdks, started in the background"
+: >target/test-logs/side-lane.times
+background side-lane side_lane
 
 step examples "llmtool test examples/ on the local model (seed 3), its JUnit report read by junitparser"
 python3 scripts/example_tests.py
 
 step tour "the README's short tour, run top to bottom with no API key, as written"
 python3 scripts/readme_tour.py
-
-step peers "prompt-file exports rendered by the peers' own code (Prompty, Dotprompt, llm, Semantic Kernel, Langfuse)"
-python3 scripts/peers.py
 
 step promptfoo "test files written for promptfoo: promptfoo eval and llmtool test give every case the same verdict on the same answers"
 python3 scripts/promptfoo_peer.py
@@ -238,17 +309,8 @@ python3 scripts/real_world_renders.py
 step peer-suites "the peers' own spec suites (Dotprompt, Prompty, llm) through llmtool import and render"
 python3 scripts/peer_suites.py
 
-step api-fuzz "the tool library's HTTP API fuzzed from its OpenAPI document (schemathesis): no server error"
-python3 scripts/registry_fuzz.py
-
-step invites "invites through a real SMTP server (aiosmtpd, STARTTLS and TLS, with AUTH): each link signs in once"
-python3 scripts/invites_by_mail.py
-
 step mcp "llmtool mcp with real MCP clients (the Python SDK, MCP Inspector)"
 python3 scripts/mcp_clients.py
-
-step agents "exported tools run by agent frameworks (LangChain, the OpenAI Agents SDK, Vercel's AI SDK) through llmtool call"
-python3 scripts/agent_frameworks.py
 
 step lsp "llmtool lsp with real LSP clients (pytest-lsp, headless Neovim, Emacs eglot and lsp-mode) and the VS Code package"
 python3 scripts/lsp_clients.py
@@ -256,34 +318,24 @@ python3 scripts/lsp_clients.py
 step independent "independent API servers (llama.cpp's server from the xllamacpp wheel, LiteLLM)"
 python3 scripts/independent.py
 
-step studio "the web studio: its committed bundle is what web/ builds, and it works in Chromium"
-node web/build.mjs --check
-node --test web/tests/
-
-step operations "operating the server: Prometheus scrapes /metrics and answers PromQL; two servers on PostgreSQL behind nginx, one killed under load"
-python3 scripts/operations.py
-
-step parquet "llmtool batch on Parquet files written by pyarrow and polars, and its Parquet read back by them"
-python3 scripts/parquet_peers.py
-
-step batch-sdks "the mock batch engines driven by the providers' own SDKs (openai, anthropic, google-genai)"
-python3 scripts/batch_sdks.py
-
-step binary-size "the release binary: at most $MAX_BINARY_BYTES bytes"
-await release
-size=$(stat -c %s target/release/llmtool)
-echo "target/release/llmtool: $size bytes (ceiling $MAX_BINARY_BYTES)"
-if [ "$size" -gt "$MAX_BINARY_BYTES" ]; then
-  echo "the release binary grew past its ceiling: see docs/benchmarks.md for what it holds"
-  exit 1
-fi
-
 step check-guard "the guard against a slower check: llmtool check (release build) against ajv on 1,000 generated tool files, by ratio"
-python3 bench/check_guard.py target/release/llmtool 1000 5
+python3 bench/check_guard.py "$LLMTOOL" 1000 5
+
+step side-lane-wait "the side lane's end (its output follows)"
+side_lane_status=0
+wait "${BACKGROUND[side-lane]}" || side_lane_status=$?
+cat target/test-logs/side-lane.log
+side_lane_shown=1
+while IFS=$'\t' read -r took name; do
+  STEP_TIMES+=("$took"$'\t'"(side lane) $name")
+done <target/test-logs/side-lane.times
+STEP_TIMES+=("$(cat target/test-logs/side-lane.seconds)"$'\t'"(in the background) side-lane")
+[ "$side_lane_status" -eq 0 ]
 
 if [ -d fuzz ]; then
-  step fuzz "fuzz smoke run (30 s a target)"
-  env -u RUSTC_WORKSPACE_WRAPPER -u CLIPPY_ARGS scripts/fuzz.sh 30
+  step fuzz-wait "the fuzz smoke run's end"
+  await fuzz
+  grep -E "^(Done|stat::number_of_executed_units)" target/test-logs/fuzz.log || true
 fi
 
 step done "all checks passed"
