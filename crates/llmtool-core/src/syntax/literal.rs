@@ -23,6 +23,8 @@ struct Escape {
     decoded_width: usize,
     raw: usize,
     raw_width: usize,
+    /// An invalid escape kept as written (`\q`, `\{`): its decoded bytes are its source bytes.
+    kept: bool,
 }
 
 impl Escapes {
@@ -48,7 +50,14 @@ impl Escapes {
             let escape = escape::read(text, base + at);
             let end = (escape.end - base).min(inside.len());
             let width = escape.decoded.len_utf8();
-            found.push(Escape { decoded, decoded_width: width, raw: at, raw_width: end - at });
+            let kept = matches!(escape.decoded, escape::Decoded::Kept(_));
+            found.push(Escape {
+                decoded,
+                decoded_width: width,
+                raw: at,
+                raw_width: end - at,
+                kept,
+            });
             decoded += width;
             at = end;
         }
@@ -60,6 +69,11 @@ impl Escapes {
         let before = self.found.partition_point(|e| e.decoded < decoded);
         let raw = match before.checked_sub(1).map(|i| self.found[i]) {
             None => decoded,
+            // Inside a kept escape: a placeholder may begin at its character (`\{{x}}` holds
+            // `{{x}}` from its second byte on), which is in the source where it is in the value.
+            Some(e) if e.kept && decoded < e.decoded + e.decoded_width => {
+                e.raw + (decoded - e.decoded)
+            }
             Some(e) if decoded <= e.decoded + e.decoded_width => e.raw + e.raw_width,
             Some(e) => e.raw + e.raw_width + (decoded - e.decoded - e.decoded_width),
         };
@@ -131,6 +145,19 @@ mod tests {
         let escapes = Escapes::of(text, Span::new(6, text.len() - 1));
         // decoded: "say \n{{x}}": `{{x}}` at decoded bytes 5..10
         assert_eq!(&text[escapes.span(5..10).range()], "{{x}}");
+    }
+
+    #[test]
+    fn a_placeholder_that_begins_inside_a_kept_escape_maps_to_its_source() {
+        // `\{` is not an escape JSON has: the lexer keeps it as written, so the value is
+        // `\{{x}} \{{{y}}`, whose placeholders begin at the escapes' braces. The LSP's property
+        // test found the first one mapped a byte late, onto `{x}}`.
+        let text = r#"{"p": "\{{x}} \{{{y}}"}"#;
+        let escapes = Escapes::of(text, Span::new(6, text.len() - 1));
+        assert_eq!(lexed(r"\{{x}} \{{{y}}"), r"\{{x}} \{{{y}}");
+        assert_eq!(&text[escapes.span(1..6).range()], "{{x}}");
+        assert_eq!(&text[escapes.span(8..13).range()], "{{{y}");
+        assert_eq!(&text[escapes.span(9..14).range()], "{{y}}");
     }
 
     #[test]
