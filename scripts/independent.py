@@ -29,7 +29,9 @@ params.model.path = model
 params.model_alias = {"smollm2"}
 params.hostnames = ["127.0.0.1"]
 params.port = int(port)
-params.n_ctx = 2048
+# The model's own context: JSON mode's repair turns send the answer back, and a long answer
+# that fails to parse once went past 2,048 tokens (the server refuses such a request).
+params.n_ctx = 8192
 server = xllamacpp.Server(params)
 print("listening on", server.listening_address, flush=True)
 signal.sigwait({signal.SIGTERM, signal.SIGINT})
