@@ -12,7 +12,7 @@ promptfoo is installed once into target/peers-promptfoo (the last version that r
 telemetry, update check and sharing are off, and a proxy that leads nowhere stops the one
 request its telemetry switch does not. Exits 1 when a verdict differs.
 """
-import glob, json, os, shutil, subprocess, sys, tempfile
+import glob, json, os, shutil, subprocess, sys, tempfile, urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from checks import BUILD, build_binaries  # noqa: E402
@@ -62,6 +62,21 @@ def mock():
     return process, process.stdout.readline().strip()
 
 
+def answers_by_model(url):
+    """Whether the mock gives each model its own answer: else every suite would compare the
+    two tools on one answer eight times, and agree."""
+    for model, answer in zip(MODELS, ANSWERS):
+        body = json.dumps({"model": model.split("/")[1], "messages": [{"role": "user", "content": "q"}]})
+        request = urllib.request.Request(f"{url}/v1/chat/completions", data=body.encode(),
+                                         headers={"content-type": "application/json"})
+        with urllib.request.urlopen(request, timeout=10) as response:
+            got = json.load(response)["choices"][0]["message"]["content"]
+        if got != answer:
+            log(f"the mock answered {model} with {got[:40]!r}, not {answer[:40]!r}")
+            return False
+    return True
+
+
 def by_model(verdicts):
     """[(model, verdict)] in case order: {model: [verdict, ...]}."""
     grouped = {}
@@ -103,6 +118,8 @@ def main():
     compared = differing = passed = 0
     server, url = mock()
     try:
+        if not answers_by_model(url):
+            sys.exit(1)
         config = os.path.join(work, "config.toml")
         with open(config, "w") as out:
             out.write(f'[providers.mock]\napi = "openai"\nbase_url = "{url}/v1"\napi_key_env = "MOCK_KEY"\n')
