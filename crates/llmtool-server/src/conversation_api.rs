@@ -193,12 +193,12 @@ pub(crate) async fn message(
     let Some(runs) = state.runs().cloned() else {
         return Err(Problem::new(StatusCode::NOT_FOUND, "Not Found", "this server runs no tools"));
     };
-    // One follow-up at a time: two at once would take the same turn and placeholders.
-    let following = runs.follow(&id).await?;
     if body.text.trim().is_empty() {
         let detail = "the follow-up is empty";
         return Err(Problem::unprocessable(detail));
     }
+    // One follow-up at a time: two at once would take the same turn and placeholders.
+    let following = runs.follow(&id).await?;
     let info = &kept.info;
     let pinned = Selector::Version(info.version);
     let version = crate::api::seen_version(&state, &caller, &info.slug, &pinned).await?;
@@ -214,7 +214,7 @@ pub(crate) async fn message(
         account: Some(prepared.account.clone()),
         ..conversation.subject(origin_of(&caller), Some(path))
     };
-    Ok(stream(&state, prepared, subject, (turn, following), &info.slug, info.version))
+    Ok(stream(&state, prepared, subject, (turn, Some(following)), &info.slug, info.version))
 }
 
 /// Whether `caller` started `kept`.

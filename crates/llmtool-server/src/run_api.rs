@@ -17,12 +17,12 @@ use llmtool_providers::run::{RunOptions, RunReport};
 use llmtool_registry::{Reference, Role};
 use llmtool_runtime::{Choice, ParamOverrides, Subject, new_conversation_id};
 use serde::Deserialize;
-use tokio::sync::{Notify, mpsc};
+use tokio::sync::{Notify, OwnedSemaphorePermit, mpsc};
 use utoipa::{IntoParams, ToSchema};
 
 use crate::api::VersionParams;
 use crate::auth::Caller;
-use crate::runs::{Ask, Prepared};
+use crate::runs::{Ask, Following, Prepared};
 use crate::{Problem, ServerState};
 
 /// How many events may wait for a client that reads slowly; past that, it is taken to have
@@ -116,7 +116,7 @@ pub(crate) async fn run(
     let conversation = new_conversation_id();
     prepared.request.cache_key = Some(conversation.clone());
     let subject = prepared.runtime.first_turn(subject, &conversation, &tool);
-    Ok(stream(&state, prepared, subject, turn, &slug, version.version))
+    Ok(stream(&state, prepared, subject, (turn, None), &slug, version.version))
 }
 
 /// What ran a run through the API: the studio (a signed-in session, told by its CSRF token)
@@ -125,16 +125,17 @@ pub(crate) fn origin_of(caller: &Caller) -> &'static str {
     if caller.csrf.is_some() { "studio" } else { "server" }
 }
 
-/// Runs `prepared`, a run of `subject` (of version `version` of `slug`), holding `held` (its
-/// turn, and what else must last as long as the run) until it ends, and streams it: `start` (the model, the conversation and its turn, the budgets' warnings
-/// and what the request dropped), `text` as the answer arrives, `done` with the run as kept
-/// (and, for an image tool, its pictures as kept with it). A client that goes away, or stops
-/// reading, cancels it.
-pub(crate) fn stream<H: Send + 'static>(
+/// Runs `prepared`, a run of `subject` (of version `version` of `slug`), holding its `turn`
+/// and, for a follow-up, its conversation (`following`) until it ends, and streams it:
+/// `start` (the model, the conversation and its turn, the budgets' warnings and what the
+/// request dropped), `text` as the answer arrives, `done` with the run as kept (and, for an
+/// image tool, its pictures as kept with it). Both are let go before `done` is sent. A client
+/// that goes away, or stops reading, cancels it.
+pub(crate) fn stream(
     state: &ServerState,
     prepared: Prepared,
     subject: Subject,
-    held: H,
+    (turn, following): (OwnedSemaphorePermit, Option<Following>),
     slug: &str,
     version: u32,
 ) -> Events {
@@ -152,7 +153,6 @@ pub(crate) fn stream<H: Send + 'static>(
     let (events, received) = event_channel();
     tokio::spawn(
         async move {
-            let _held = held;
             let _ = events.send(json_event("start", &start)).await;
             let text_events = events.clone();
             let stalled = Notify::new();
@@ -193,6 +193,10 @@ pub(crate) fn stream<H: Send + 'static>(
                     }
                     Err(problem) => tracing::warn!("run {id}: its pictures: {}", problem.detail),
                 }
+            }
+            drop(turn);
+            if let Some(following) = following {
+                following.end().await;
             }
             send_done(&events, &done).await;
         }

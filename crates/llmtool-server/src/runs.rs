@@ -77,8 +77,22 @@ pub(crate) struct Following {
     id: String,
 }
 
+impl Following {
+    /// Lets the conversation go now, before its caller is told the follow-up has ended, so
+    /// that the next one (sent as soon as this one's answer is read) is not refused.
+    pub(crate) async fn end(mut self) {
+        let id = std::mem::take(&mut self.id);
+        if let Err(error) = self.store.end_follow_up(&id).await {
+            tracing::warn!("conversation {id}: its follow-up is not let go: {error}");
+        }
+    }
+}
+
 impl Drop for Following {
     fn drop(&mut self) {
+        if self.id.is_empty() {
+            return; // ended already
+        }
         let (store, id) = (Arc::clone(&self.store), std::mem::take(&mut self.id));
         // Let go in the background; should that fail, the lease runs out.
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {

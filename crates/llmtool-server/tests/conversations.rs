@@ -7,7 +7,7 @@
 #![allow(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
 
 use crate::support::{Library, chunk, events, streamed_text};
-use llmtool_registry::{Publication, Role};
+use llmtool_registry::{Publication, Role, Store};
 use llmtool_server::{new_token, token_hash};
 use llmtool_testkit::{End, Mock, Reply};
 use serde_json::{Value, json};
@@ -26,6 +26,15 @@ fn messages(mock: &Mock, request: usize) -> Vec<(String, String)> {
             (m["role"].as_str().unwrap().to_owned(), m["content"].as_str().unwrap().to_owned())
         })
         .collect()
+}
+
+/// Whether conversation `id` may take a follow-up now (held for a moment to find out).
+async fn is_free(store: &std::sync::Arc<dyn Store>, id: &str) -> bool {
+    let free = store.begin_follow_up(id, std::time::Duration::from_secs(60)).await.unwrap();
+    if free {
+        store.end_follow_up(id).await.unwrap();
+    }
+    free
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -88,6 +97,9 @@ async fn follow_ups_share_links_and_who_may_read_a_conversation() {
     );
     assert_eq!(follow(&owner, "  ").await.unwrap().status(), 422);
     assert_eq!(mock.requests().len(), 1);
+    // A refused follow-up never held the conversation (it once did, and let go late: the
+    // next follow-up, sent at once, was refused as if one were under way).
+    assert!(is_free(&store, &id).await, "an empty follow-up holds nothing");
 
     let second = follow(&owner, "Why? Copy bo@example.com").await.unwrap();
     assert_eq!(second.status(), 200);
@@ -100,6 +112,7 @@ async fn follow_ups_share_links_and_who_may_read_a_conversation() {
         (Some(id.as_str()), Some(2))
     );
     assert!(done["cost_usd"].as_f64().unwrap() > 0.0, "the follow-up is charged: {done}");
+    assert!(is_free(&store, &id).await, "a follow-up lets go before its answer ends");
     let sent = messages(&mock, 1);
     assert_eq!(sent[0].1, "Plan the mail to [EMAIL_1].", "the version it started on");
     assert_eq!(sent[1].1, "Write to [EMAIL_1] first.");
