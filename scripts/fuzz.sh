@@ -10,7 +10,9 @@
 # cargo-fuzz's sanitizer (default address, which also checks llmtool-core's one unsafe block and
 # the dependencies' unsafe code; the test command's 30-second smoke run uses none: panics,
 # timeouts and memory blow-ups are what a short run finds, and the uninstrumented build is
-# shorter).
+# shorter). LLMTOOL_FUZZ_DEV=1 builds the targets unoptimised (cargo-fuzz's --dev): slower
+# fuzzing, but a build of a minute or two instead of several (cargo-fuzz optimises with one
+# codegen unit), which is what a 30-second smoke run wants.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_TO_RUN=${1:-600}
@@ -47,8 +49,10 @@ seed_prompt_files() {
 
 # Only for cargo-fuzz (its own target folder): build scripts rerun when RUSTC_BOOTSTRAP changes,
 # so setting it for the seed build above would rebuild the whole workspace twice a test run.
+BUILD=()
+[ "${LLMTOOL_FUZZ_DEV:-}" = 1 ] && BUILD=(--dev)
 for target in "${TARGETS[@]}"; do
   "seed_$target"
-  (cd fuzz && RUSTC_BOOTSTRAP=1 cargo fuzz run --sanitizer "${LLMTOOL_FUZZ_SANITIZER:-address}" "$target" "corpus/$target" -- -max_total_time="$SECONDS_TO_RUN" \
+  (cd fuzz && RUSTC_BOOTSTRAP=1 cargo fuzz run "${BUILD[@]}" --sanitizer "${LLMTOOL_FUZZ_SANITIZER:-address}" "$target" "corpus/$target" -- -max_total_time="$SECONDS_TO_RUN" \
     -max_len=65536 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1)
 done

@@ -209,10 +209,11 @@ step build "one release build of every crate, test, benchmark and binary, linted
 # workspace's crates are linted and compiled in one pass, the dependencies (plain rustc)
 # compiled once. The variables are what `cargo clippy --workspace --all-targets -- -D warnings`
 # sets; they stay set for every later cargo command that should find this build current (the
-# tests, the doc tests).
+# tests, the doc tests). cargo's report of where the build's time went is written to
+# target/cargo-timings/cargo-timing.html.
 RUSTC_WORKSPACE_WRAPPER=$(rustup which clippy-driver 2>/dev/null || command -v clippy-driver)
 export RUSTC_WORKSPACE_WRAPPER CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
-cargo nextest run --workspace --locked --release --no-run
+cargo nextest run --workspace --locked --release --no-run --timings
 # The benchmarks, which clippy's --all-targets covers and the tests do not; for the rest this
 # checks that the build is current: with the tests' targets the features resolve as above, so
 # it compiles nothing again (a plain `--bins` build would resolve them without the
@@ -233,8 +234,8 @@ if [ "$size" -gt "$MAX_BINARY_BYTES" ]; then
 fi
 
 if [ -d fuzz ]; then
-  step fuzz "fuzz smoke run (30 s a target, no sanitizer), started niced in the background"
-  background fuzz nice -n 10 env -u RUSTC_WORKSPACE_WRAPPER -u CLIPPY_ARGS LLMTOOL_FUZZ_SANITIZER=none \
+  step fuzz "fuzz smoke run (30 s a target, unoptimised, no sanitizer), started niced in the background"
+  background fuzz nice -n 10 env -u RUSTC_WORKSPACE_WRAPPER -u CLIPPY_ARGS LLMTOOL_FUZZ_SANITIZER=none LLMTOOL_FUZZ_DEV=1 \
     scripts/fuzz.sh 30
 fi
 

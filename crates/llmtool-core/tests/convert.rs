@@ -3,7 +3,7 @@
 
 #![allow(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 

@@ -3,7 +3,7 @@
 
 #![allow(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
 
-mod support;
+use crate::support;
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -23,7 +23,7 @@ fn assert_fresh(relative: &str, generated: &str) {
     let checked_in = std::fs::read_to_string(&path).unwrap_or_default();
     assert!(
         checked_in == generated,
-        "{relative} is stale; regenerate it with LLMTOOL_BLESS=1 cargo test -p llmtool-core --test generated"
+        "{relative} is stale; regenerate it with LLMTOOL_BLESS=1 cargo test -p llmtool-core --test integration generated"
     );
 }
 

@@ -7,7 +7,7 @@
 
 #![allow(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
 
-mod support;
+use crate::support;
 
 use llmtool_core::Document;
 use llmtool_core::convert::{PromptFormat, Source, read_source, semantic_kernel};

@@ -1,7 +1,7 @@
 //! A test file and its tool written for promptfoo: the config and the prompt file, as
 //! snapshots (`scripts/promptfoo_peer.py` runs them with promptfoo itself).
 
-mod support;
+use crate::support;
 
 use llmtool_core::Document;
 use llmtool_core::suite::{promptfoo, read_json};

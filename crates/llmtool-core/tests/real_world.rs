@@ -7,7 +7,7 @@
 
 #![allow(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -246,6 +246,6 @@ fn assert_counts_fresh(counts: &BTreeMap<String, BTreeMap<Outcome, usize>>) {
     }
     assert!(
         text == generated,
-        "the real-world counts in docs/convert.md are stale; regenerate them with LLMTOOL_BLESS=1 cargo test -p llmtool-core --test real_world"
+        "the real-world counts in docs/convert.md are stale; regenerate them with LLMTOOL_BLESS=1 cargo test -p llmtool-core --test integration real_world"
     );
 }

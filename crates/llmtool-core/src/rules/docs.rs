@@ -10,7 +10,7 @@ pub fn diagnostics_markdown() -> String {
     let mut out = String::from(
         "# Diagnostics\n\n\
          <!-- Generated from the doc comments of the rules in crates/llmtool-core/src; do not edit.\n     \
-         Regenerate with: LLMTOOL_BLESS=1 cargo test -p llmtool-core --test generated -->\n\n\
+         Regenerate with: LLMTOOL_BLESS=1 cargo test -p llmtool-core --test integration generated -->\n\n\
          Every finding of `llmtool check` has a stable code. Errors make `check` fail; warnings fail\n\
          it under `--strict`; info is never a failure. A fix marked *safe* is applied by\n\
          `llmtool fmt --fix`; other fixes are shown as suggestions.\n\n\
@@ -42,7 +42,7 @@ pub fn diagnostics_markdown() -> String {
 pub fn conversion_codes_markdown() -> String {
     let mut out = String::from(
         "<!-- Generated from the doc comments of the LT7xx rules; do not edit.\n     \
-         Regenerate with: LLMTOOL_BLESS=1 cargo test -p llmtool-core --test generated -->\n\n\
+         Regenerate with: LLMTOOL_BLESS=1 cargo test -p llmtool-core --test integration generated -->\n\n\
          | code | name | severity | summary |\n|---|---|---|---|\n",
     );
     for rule in conversion_rules() {

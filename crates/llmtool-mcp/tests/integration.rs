@@ -1,0 +1,7 @@
+//! Every integration test of the MCP server and client, in one test binary: each file in this
+//! folder is a module of it, so the dependencies' code compiles and links once rather than once a
+//! file; nextest still runs each test in a process of its own.
+
+mod duplex;
+mod http;
+mod library;
