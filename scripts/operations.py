@@ -328,7 +328,8 @@ def two_servers_behind_nginx(work, mock_url, postgres):
 
     def start(at):
         server = Process([LLMTOOL, "serve", "--db", database, "--listen", f"127.0.0.1:{at}", "--config", config,
-                          "--rate-limit", "300", "--allowed-host", allowed, "--log-format", "json"], env=env)
+                          "--rate-limit", "300", "--allowed-host", allowed, "--trusted-proxy", "127.0.0.1",
+                          "--log-format", "json"], env=env)
         server.wait_for("llmtool serve: http://")
         servers[at] = server
 

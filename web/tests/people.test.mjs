@@ -240,6 +240,17 @@ test("a first sign-in at an allowed domain makes a viewer; an unknown e-mail is 
   await stranger.context.close();
 });
 
+test("an address that only looks like an admin's signs in as nobody", async () => {
+  cli("member", "add", "kim@example.test", "--name", "Kim Keeper", "--role", "admin");
+  // KELVIN SIGN, which Unicode's lower case makes an ASCII `k`: it signed in as kim, an admin.
+  const lookalike = await fresh();
+  await singleSignOn(lookalike.page, "\u212Aim");
+  await lookalike.page.locator("#status").filter({ hasText: "no member of this library has the e-mail" }).waitFor();
+  assert.equal(await lookalike.page.evaluate(async () => (await fetch("/api/v1/session")).status), 401);
+  await lookalike.context.close();
+  cli("member", "remove", "kim@example.test");
+});
+
 test("an ID token for another client, or one that expired, signs nobody in", async () => {
   for (const [fault, said] of [["audience", /Invalid audiences/], ["expired", /Expired/]]) {
     provider.setFault(fault);

@@ -7,6 +7,7 @@
 //! [`watch`] keeps the library in step with the files.
 
 mod audience;
+pub mod connections;
 mod guard;
 mod icons;
 mod library;

@@ -5,12 +5,11 @@ use std::sync::Arc;
 
 use std::time::Duration;
 
-use axum::extract::connect_info::Connected;
-use axum::serve::{IncomingStream, Listener};
 use rmcp::ServiceExt;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
 use crate::Server;
+pub use crate::connections::ConnectionLimits;
 use crate::guard::{self, Guard};
 pub use crate::guard::{Connection, bearer_token, host_allowed};
 use crate::quick::{self, Quick};
@@ -58,6 +57,8 @@ pub struct HttpOptions {
     pub max_body_bytes: usize,
     /// Cancelled when the server stops: every session's streams then end.
     pub shutdown: tokio_util::sync::CancellationToken,
+    /// The limits of the listener's connections ([`serve_http`]'s).
+    pub connections: ConnectionLimits,
 }
 
 impl Default for HttpOptions {
@@ -70,6 +71,7 @@ impl Default for HttpOptions {
             session_idle: Duration::from_mins(2),
             max_body_bytes: 4 << 20,
             shutdown: tokio_util::sync::CancellationToken::new(),
+            connections: ConnectionLimits::default(),
         }
     }
 }
@@ -81,18 +83,19 @@ pub async fn serve_http(
     options: &HttpOptions,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), std::io::Error> {
-    serve_app(router(server, options), listener, shutdown).await
+    serve_app(router(server, options), listener, &options.connections, shutdown).await
 }
 
-/// Serves `app` (one that mounts [`router`], say) on `listener` until `shutdown` completes,
-/// telling each request its [`Connection`] as `ConnectInfo<Connection>`.
+/// Serves `app` (one that mounts [`router`], say) on `listener` within `limits` until
+/// `shutdown` completes, telling each request its [`Connection`] as `ConnectInfo<Connection>`
+/// ([`crate::connections::serve`]).
 pub async fn serve_app(
     app: axum::Router,
     listener: tokio::net::TcpListener,
+    limits: &ConnectionLimits,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), std::io::Error> {
-    let app = app.into_make_service_with_connect_info::<Connection>();
-    axum::serve(McpListener(listener), app).with_graceful_shutdown(shutdown).await
+    crate::connections::serve(app, listener, limits, shutdown).await
 }
 
 /// The Streamable HTTP endpoint as an axum router with the server at [`MCP_PATH`], behind the
@@ -143,43 +146,5 @@ impl OpenSessions {
     /// The sessions open now.
     pub fn count(&self) -> usize {
         self.0.open()
-    }
-}
-
-/// A TCP listener that tells each request where its connection came from and arrived at.
-struct McpListener(tokio::net::TcpListener);
-
-impl Listener for McpListener {
-    type Io = tokio::net::TcpStream;
-    type Addr = std::net::SocketAddr;
-
-    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
-        loop {
-            match self.0.accept().await {
-                Ok((stream, peer)) => {
-                    // Small JSON-RPC messages: without TCP_NODELAY each answer waits on a
-                    // delayed ACK.
-                    let _ = stream.set_nodelay(true);
-                    return (stream, peer);
-                }
-                // Out of file descriptors and the like: wait rather than spin.
-                Err(error) => {
-                    tracing::warn!("accepting a connection failed: {error}");
-                    tokio::time::sleep(Duration::from_millis(100)).await;
-                }
-            }
-        }
-    }
-
-    fn local_addr(&self) -> std::io::Result<Self::Addr> {
-        self.0.local_addr()
-    }
-}
-
-impl Connected<IncomingStream<'_, McpListener>> for Connection {
-    fn connect_info(stream: IncomingStream<'_, McpListener>) -> Self {
-        let peer = *stream.remote_addr();
-        let local = stream.io().local_addr().unwrap_or(peer);
-        Connection { peer, local }
     }
 }

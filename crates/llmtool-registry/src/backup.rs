@@ -8,6 +8,7 @@
 //! beside the backup being restored (`NAME-before-restore-TIMESTAMP`), so that nothing is lost
 //! by restoring the wrong file.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use crate::changes::{ANY_TOOL, CHANNEL};
@@ -129,8 +130,22 @@ async fn restore_sqlite(path: &Path, from: &Path) -> Result<(), StoreError> {
             from.display()
         )));
     }
+    let found = sqlite_schema(&checked.db).await?;
     let Db::Sqlite(pool) = &checked.db else { unreachable!("a SQLite store") };
     pool.close().await;
+    let expected = fresh_sqlite_schema(path).await?;
+    let foreign: Vec<String> =
+        found.difference(&expected).map(|(kind, name, _)| format!("{kind} `{name}`")).collect();
+    let missing: Vec<String> =
+        expected.difference(&found).map(|(kind, name, _)| format!("{kind} `{name}`")).collect();
+    if !foreign.is_empty() || !missing.is_empty() {
+        return Err(StoreError::Backup(format!(
+            "{} does not hold the schema llmtool makes (not made by llmtool: {}; missing or changed: {}): nothing was restored",
+            from.display(),
+            listed(&foreign),
+            listed(&missing),
+        )));
+    }
     let staged = path.with_extension("restoring");
     let _ = std::fs::remove_file(&staged);
     backup(&Location::Sqlite(from.to_owned()), &staged).await?;
@@ -143,6 +158,50 @@ async fn restore_sqlite(path: &Path, from: &Path) -> Result<(), StoreError> {
         StoreError::Backup(format!("cannot put the backup in place of {}: {error}", path.display()))
     })?;
     Ok(())
+}
+
+/// A SQLite library's schema: each table, index, view and trigger with the SQL that makes it
+/// (SQLite's own tables left out). A backup restores only the schema llmtool makes: a trigger
+/// slipped into a backup (one that adds an owner's token, say) would otherwise run in the
+/// restored library.
+async fn sqlite_schema(db: &Db) -> Result<BTreeSet<(String, String, String)>, StoreError> {
+    let sql = "SELECT type, name, COALESCE(sql, '') FROM sqlite_master
+               WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\'";
+    Ok(db.all::<(String, String, String)>(statement(sql)).await?.into_iter().collect())
+}
+
+/// The schema of a new library of this llmtool's, made beside `path` and removed.
+async fn fresh_sqlite_schema(
+    path: &Path,
+) -> Result<BTreeSet<(String, String, String)>, StoreError> {
+    let fresh = path.with_extension(format!("schema-{}", std::process::id()));
+    let _ = std::fs::remove_file(&fresh);
+    let made = SqlStore::open_sqlite(&fresh).await;
+    let schema = match &made {
+        Ok(store) => sqlite_schema(&store.db).await,
+        Err(_) => Ok(BTreeSet::new()),
+    };
+    if let Ok(store) = &made
+        && let Db::Sqlite(pool) = &store.db
+    {
+        pool.close().await;
+    }
+    for suffix in ["", "-wal", "-shm"] {
+        let mut side = fresh.as_os_str().to_owned();
+        side.push(suffix);
+        let _ = std::fs::remove_file(PathBuf::from(side));
+    }
+    made?;
+    schema
+}
+
+/// `items` for a message: the first five, and how many more.
+fn listed(items: &[String]) -> String {
+    match items.len() {
+        0 => "none".to_owned(),
+        n if n <= 5 => items.join(", "),
+        n => format!("{} and {} more", items[..5].join(", "), n - 5),
+    }
 }
 
 /// Whether the library at `location` holds a tool, a member, a token or a run.
@@ -212,6 +271,31 @@ mod tests {
         );
         assert_eq!(Location::of("library.db"), Location::Sqlite("library.db".into()));
         assert!(matches!(Location::of("postgresql://db/library"), Location::Postgres(_)));
+    }
+
+    /// A backup whose schema is not llmtool's (a trigger slipped in that makes a token each
+    /// time a tool is published) is refused whole; the same library without it restores.
+    #[tokio::test]
+    async fn only_the_schema_llmtool_makes_is_restored() {
+        let dir = tempfile::tempdir().unwrap();
+        let source = dir.path().join("source.db");
+        let store = SqlStore::open_sqlite(&source).await.unwrap();
+        let planted = "CREATE TRIGGER planted AFTER INSERT ON tools BEGIN
+            INSERT INTO tokens (name, role, token_hash, created_at)
+            VALUES ('backdoor', 'owner', 'known-hash', '2026-01-01T00:00:00Z'); END";
+        store.db.execute(statement(planted)).await.unwrap();
+        let tampered = dir.path().join("tampered.db");
+        backup(&Location::Sqlite(source.clone()), &tampered).await.unwrap();
+        let target = Location::Sqlite(dir.path().join("library.db"));
+        let refused = restore(&target, &tampered).await;
+        let said = refused.err().map(|error| error.to_string()).unwrap_or_default();
+        assert!(said.contains("trigger `planted`"), "{said}");
+        assert!(!dir.path().join("library.db").exists(), "nothing was restored");
+
+        store.db.execute(statement("DROP TRIGGER planted")).await.unwrap();
+        let clean = dir.path().join("clean.db");
+        backup(&Location::Sqlite(source), &clean).await.unwrap();
+        restore(&target, &clean).await.unwrap();
     }
 
     #[test]

@@ -10,14 +10,15 @@ use utoipa::ToSchema;
 
 use crate::store::StoreError;
 
-/// How a conversation names its owner: `member:E-MAIL` for a member (signed in, or with one of
-/// their tokens), else `token:NAME` (a token of no member). Two kinds of name never meet, and a
-/// member is the same owner however they come.
-pub fn owner_of(member: &str, token: Option<&str>) -> String {
-    if member.is_empty() {
+/// How a conversation names its owner: `member:ID` for a member (signed in, or with one of
+/// their tokens), by the id the member was given when added (never their address: a member
+/// removed and added again is someone new), else `token:NAME` (a token of no member). Two kinds
+/// of name never meet, and a member is the same owner however they come.
+pub fn owner_of(member_id: &str, token: Option<&str>) -> String {
+    if member_id.is_empty() {
         format!("token:{}", token.unwrap_or_default())
     } else {
-        format!("member:{member}")
+        format!("member:{member_id}")
     }
 }
 

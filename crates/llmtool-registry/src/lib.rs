@@ -48,7 +48,7 @@ pub use model::{
 };
 pub use people::{
     ALL, BUILT_IN_TAG, Member, MemberEdit, NewMember, People, SessionFor, SignIn, TOKENS_DOMAIN,
-    Team, Workspace,
+    Team, Workspace, fold_email,
 };
 pub use pictures::{NewPicture, PictureInfo, PicturesKept, PicturesOf, RunPictures, StoredPicture};
 pub use publication::{
@@ -67,7 +67,7 @@ pub mod migrations {
     pub use crate::postgres::MIGRATIONS as POSTGRES;
     pub use crate::sqlite::MIGRATIONS as SQLITE;
 }
-pub use store::{InviteProblem, MAX_LABELS, MAX_SESSIONS, MAX_TAGS, Store, StoreError};
+pub use store::{InviteProblem, MAX_LABELS, MAX_SESSIONS, MAX_TAGS, RunsOf, Store, StoreError};
 pub use visibility::{Visibility, may_tag};
 
 /// Opens the library `database` names: a `postgres://` (or `postgresql://`) URL, or a SQLite

@@ -137,6 +137,9 @@ pub struct Holder {
     pub role: Role,
     /// The member's e-mail.
     pub member: String,
+    /// The member's id: made when they were added, never given again (what owns their
+    /// conversations).
+    pub member_id: String,
     pub teams: Vec<String>,
     pub workspace: crate::Workspace,
 }

@@ -108,7 +108,11 @@ pub trait People: Send + Sync {
     /// owner stays.
     async fn remove_member(&self, email: &str) -> Result<(), StoreError>;
 
-    async fn create_team(&self, name: &str) -> Result<(), StoreError>;
+    /// Makes the team `name`. Tools that carry its name as a tag already (put on by anyone
+    /// who could tag, before the team existed) would show to its members at once: that is
+    /// refused ([`StoreError::TaggedAhead`]) unless `adopt_tagged`, an admin's word that they
+    /// are the team's.
+    async fn create_team(&self, name: &str, adopt_tagged: bool) -> Result<(), StoreError>;
     /// Every team, by name.
     async fn teams(&self) -> Result<Vec<Team>, StoreError>;
     /// Renames the team `from` to `to`, and its tag on every tool with it, so that the team
@@ -148,19 +152,41 @@ pub trait People: Send + Sync {
     async fn set_workspace(&self, workspace: &Workspace) -> Result<(), StoreError>;
 }
 
-/// `email` as the library keeps it (trimmed, in lower case), if it is an e-mail address, or
-/// the address of a member made for a token (`NAME@tokens.invalid`, whatever the name).
+/// `email` folded as the library compares addresses: trimmed, its ASCII letters in lower case
+/// and every other character as written. Unicode's case rules would make a KELVIN SIGN (`K`)
+/// an ASCII `k`, so that `Kim@example.org` written with it would pass for `kim@example.org`.
+pub fn fold_email(email: &str) -> String {
+    email.trim().to_ascii_lowercase()
+}
+
+/// `email` as the library keeps it ([`fold_email`]), if it is an e-mail address written in one
+/// script a part ([`mixes_scripts`]), or the address of a member made for a token
+/// (`NAME@tokens.invalid`, whatever the name).
 pub(crate) fn email_key(email: &str) -> Result<String, StoreError> {
-    let key = email.trim().to_lowercase();
+    let key = fold_email(email);
     let made_for_token = key
         .strip_suffix(TOKENS_DOMAIN)
         .and_then(|local| local.strip_suffix('@'))
         .is_some_and(|local| !local.is_empty() && !local.contains(char::is_control));
-    if made_for_token || (key.len() <= 254 && email_address::EmailAddress::is_valid(&key)) {
-        Ok(key)
-    } else {
-        Err(StoreError::BadEmail(email.to_owned()))
+    if made_for_token {
+        return Ok(key);
     }
+    if key.len() > 254 || !email_address::EmailAddress::is_valid(&key) {
+        return Err(StoreError::BadEmail(email.to_owned()));
+    }
+    if mixes_scripts(&key) {
+        return Err(StoreError::MixedScriptEmail(email.to_owned()));
+    }
+    Ok(key)
+}
+
+/// Whether `email` writes a part of it (the local part, or a label of the domain) in more than
+/// one script, as `ana@exаmple.org` does with a Cyrillic `а`: such an address passes for
+/// another to the eye. A domain's labels may each be in their own script (`ivan@пример.org`).
+fn mixes_scripts(email: &str) -> bool {
+    use unicode_security::MixedScript as _;
+    let (local, domain) = email.rsplit_once('@').unwrap_or((email, ""));
+    std::iter::once(local).chain(domain.split('.')).any(|part| !part.is_single_script())
 }
 
 /// Whether `name` may be a team's name: a tag's name, and not [`ALL`].
@@ -191,6 +217,27 @@ mod tests {
         for bad in ["", "ana", "ana@", "@example.org", "a b@example.org"] {
             assert!(matches!(email_key(bad), Err(StoreError::BadEmail(_))), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn only_ascii_letters_fold_so_a_look_alike_stays_itself() {
+        // KELVIN SIGN, which Unicode's lower case turns into an ASCII `k`.
+        assert_eq!(email_key("\u{212A}im@example.org").unwrap(), "\u{212A}im@example.org");
+        assert_ne!(
+            email_key("\u{212A}im@example.org").unwrap(),
+            email_key("Kim@example.org").unwrap()
+        );
+        assert_eq!(email_key("JOSÉ@example.org").unwrap(), "josÉ@example.org");
+        // A Cyrillic `а` among Latin letters, in the domain and in the local part.
+        for mixed in ["ana@ex\u{430}mple.org", "\u{430}na@example.org"] {
+            let refused = email_key(mixed);
+            assert!(
+                matches!(refused, Err(StoreError::MixedScriptEmail(_))),
+                "{mixed}: {refused:?}"
+            );
+        }
+        // Each part in one script of its own is an address like any other.
+        assert!(email_key("ivan@\u{43f}\u{440}\u{438}\u{43c}\u{435}\u{440}.org").is_ok());
     }
 
     #[test]

@@ -75,6 +75,20 @@ pub(crate) async fn keep_turn(
 ) -> Result<(), sqlx::Error> {
     let Some(id) = &run.conversation else { return Ok(()) };
     let thread = run.thread.clone().unwrap_or_default();
+    // Owned by the member as they are now (their id), not by their address: a member removed
+    // and added again is someone new.
+    let member_id = if member.is_empty() {
+        None
+    } else {
+        let of = statement("SELECT COALESCE(id, '') FROM members WHERE email = $1");
+        tx.optional::<(String,)>(of.bind(member)).await?.map(|(id,)| id)
+    };
+    let owner = match member_id {
+        Some(member_id) if !member_id.is_empty() => owner_of(&member_id, by),
+        _ if member.is_empty() => owner_of("", by),
+        // Removed meanwhile: the conversation is nobody's but the admins'.
+        _ => format!("removed:{member}"),
+    };
     let kept = statement("SELECT placeholders FROM conversations WHERE id = $1");
     let kept: Option<(Option<String>,)> = tx.optional(kept.bind(id)).await?;
     let mut placeholders: BTreeMap<String, String> = kept
@@ -96,7 +110,7 @@ pub(crate) async fn keep_turn(
     )
     .bind(id)
     .bind(&run.started_at)
-    .bind(owner_of(member, by))
+    .bind(owner)
     .bind(slug)
     .bind(i64::from(version))
     .bind(&run.provider)

@@ -39,10 +39,11 @@ impl People for SqlStore {
         let now = now();
         for (email, name, role, teams) in &checked {
             let add = statement(
-                "INSERT INTO members (email, name, role, created_at) VALUES ($1, $2, $3, $4)
-                 ON CONFLICT (email) DO NOTHING",
+                "INSERT INTO members (email, name, role, created_at, id)
+                 VALUES ($1, $2, $3, $4, $5) ON CONFLICT (email) DO NOTHING",
             );
-            if tx.execute(add.bind(email).bind(name).bind(role.as_str()).bind(&now)).await? == 0 {
+            let add = add.bind(email).bind(name).bind(role.as_str()).bind(&now);
+            if tx.execute(add.bind(new_member_id())).await? == 0 {
                 return Err(StoreError::MemberExists(email.clone()));
             }
             set_teams(&mut tx, email, teams).await?;
@@ -130,7 +131,7 @@ impl People for SqlStore {
         Ok(())
     }
 
-    async fn create_team(&self, name: &str) -> Result<(), StoreError> {
+    async fn create_team(&self, name: &str, adopt_tagged: bool) -> Result<(), StoreError> {
         check_team(name)?;
         let create = statement(
             "INSERT INTO teams (name, created_at) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING",
@@ -138,6 +139,9 @@ impl People for SqlStore {
         let mut tx = self.db.begin_write().await?;
         if tx.execute(create.bind(name).bind(now())).await? == 0 {
             return Err(StoreError::TeamExists(name.to_owned()));
+        }
+        if !adopt_tagged {
+            tagged_ahead(&mut tx, name).await?;
         }
         self.record(&mut tx, audit::Change::new("team.create", name)).await?;
         tx.commit().await?;
@@ -177,6 +181,8 @@ impl People for SqlStore {
         if tx.execute(add.bind(to).bind(created_at)).await? == 0 {
             return Err(StoreError::TeamExists(to.to_owned()));
         }
+        // Tools tagged `to` ahead of the team would join it unseen by an admin.
+        tagged_ahead(&mut tx, to).await?;
         let moved = statement("UPDATE member_teams SET team = $1 WHERE team = $2");
         tx.execute(moved.bind(to).bind(from)).await?;
         tx.execute(statement("DELETE FROM teams WHERE name = $1").bind(from)).await?;
@@ -385,6 +391,23 @@ async fn member_in(tx: &mut Tx, email: &str) -> Result<Member, StoreError> {
 /// What the audit log keeps of a member: all but when they were added.
 fn shown_member(member: &Member) -> serde_json::Value {
     serde_json::json!({"name": member.name, "role": member.role, "teams": member.teams})
+}
+
+/// A new member's id: a ULID, unique and never reused (a member added again gets another).
+pub(crate) fn new_member_id() -> String {
+    ulid::Ulid::new().to_string().to_ascii_lowercase()
+}
+
+/// Refuses ([`StoreError::TaggedAhead`]) a team `team` while tools (deleted ones too, which a
+/// publish brings back with their tags) carry its name as a tag already.
+async fn tagged_ahead(tx: &mut Tx, team: &str) -> Result<(), StoreError> {
+    let tagged = statement("SELECT COUNT(*) FROM tags WHERE tag = $1");
+    let (tools,): (i64,) = tx.optional(tagged.bind(team)).await?.unwrap_or((0,));
+    if tools > 0 {
+        let tools = u64::try_from(tools).unwrap_or(0);
+        return Err(StoreError::TaggedAhead { team: team.to_owned(), tools });
+    }
+    Ok(())
 }
 
 /// Refuses to let the owner `email` go, when no other owner is left.

@@ -24,8 +24,8 @@ use crate::publication::Publication;
 use crate::rows::{self, TokenRow, VERSION_COLUMNS, VersionRow};
 use crate::spend::Charge;
 use crate::store::{
-    MAX_LABELS, MAX_SESSIONS, MAX_TAGS, Store, StoreError, check_base, check_name, check_slug,
-    expiry, now, shown,
+    MAX_LABELS, MAX_SESSIONS, MAX_TAGS, RunsOf, Store, StoreError, check_base, check_name,
+    check_slug, expiry, now, shown,
 };
 use crate::{postgres, sqlite};
 
@@ -397,11 +397,22 @@ impl Store for SqlStore {
             }
             None => {
                 let key = format!("{}@{TOKENS_DOMAIN}", name.to_lowercase());
+                // The member is the token's own: a token whose name differs only in case
+                // would share it (its conversations, its spend), so it is refused.
+                let holder = statement("SELECT name FROM tokens WHERE member = $1").bind(&key);
+                if let Some((other,)) = tx.optional::<(String,)>(holder).await? {
+                    return Err(if other == name {
+                        StoreError::TokenExists(other)
+                    } else {
+                        StoreError::TokenNameClash { name: name.to_owned(), other }
+                    });
+                }
                 let made = statement(
-                    "INSERT INTO members (email, name, role, created_at) VALUES ($1, $2, $3, $4)
-                     ON CONFLICT (email) DO NOTHING",
+                    "INSERT INTO members (email, name, role, created_at, id)
+                     VALUES ($1, $2, $3, $4, $5) ON CONFLICT (email) DO NOTHING",
                 );
-                tx.execute(made.bind(&key).bind(name).bind(role.as_str()).bind(now())).await?;
+                let made = made.bind(&key).bind(name).bind(role.as_str()).bind(now());
+                tx.execute(made.bind(crate::sql_people::new_member_id())).await?;
                 key
             }
         };
@@ -448,7 +459,7 @@ impl Store for SqlStore {
 
     async fn token(&self, token_hash: &str) -> Result<Option<Holder>, StoreError> {
         let sql = format!(
-            "SELECT t.name, t.role, m.role, m.email, {BUILT_INS} FROM tokens t
+            "SELECT t.name, t.role, m.role, m.email, COALESCE(m.id, ''), {BUILT_INS} FROM tokens t
                JOIN members m ON m.email = t.member
              WHERE t.token_hash = $1 AND t.revoked_at IS NULL"
         );
@@ -626,18 +637,18 @@ impl Store for SqlStore {
         // member's); one opened without stands for the member.
         let session = statement(format!(
             "SELECT COALESCE(t.name, m.email), COALESCE(t.role, m.role), m.role, m.email,
-                    {BUILT_INS}, s.csrf
+                    COALESCE(m.id, ''), {BUILT_INS}, s.csrf
                FROM sessions s JOIN members m ON m.email = s.member
                LEFT JOIN tokens t ON t.name = s.token_name
              WHERE s.id_hash = $1 AND s.expires_at > $2
                AND (s.token_name IS NULL OR t.revoked_at IS NULL)"
         ));
-        let found: Option<(String, String, String, String, Option<String>, String)> =
+        let found: Option<(String, String, String, String, String, Option<String>, String)> =
             self.db.optional(session.bind(id_hash).bind(now())).await?;
-        let Some((name, role, member_role, email, built_ins, csrf)) = found else {
+        let Some((name, role, member_role, email, member_id, built_ins, csrf)) = found else {
             return Ok(None);
         };
-        let holder = self.holder((name, role, member_role, email, built_ins)).await?;
+        let holder = self.holder((name, role, member_role, email, member_id, built_ins)).await?;
         Ok(holder.map(|holder| SessionInfo { holder, csrf }))
     }
 
@@ -652,13 +663,21 @@ impl Store for SqlStore {
         Ok(())
     }
 
-    async fn runs(&self, slug: &str, limit: u32) -> Result<Vec<KeptRun>, StoreError> {
+    async fn runs(
+        &self,
+        slug: &str,
+        limit: u32,
+        only: Option<RunsOf<'_>>,
+    ) -> Result<Vec<KeptRun>, StoreError> {
         let runs = statement(
             "SELECT id, slug, version, run_by, record::text FROM runs WHERE slug = $1
+               AND ($3::text IS NULL OR run_by = $3 OR (member <> '' AND member = $4))
              ORDER BY id DESC LIMIT $2",
         );
-        let found: Vec<rows::RunRow> =
-            self.db.all(runs.bind(slug).bind(i64::from(limit.clamp(1, 500)))).await?;
+        let limit = i64::from(limit.clamp(1, 500));
+        let (run_by, member) = only.map(|o| (o.run_by, o.member)).unzip();
+        let runs = runs.bind(slug).bind(limit).bind(run_by).bind(member.unwrap_or_default());
+        let found: Vec<rows::RunRow> = self.db.all(runs).await?;
         Ok(found.into_iter().filter_map(rows::kept_run).collect())
     }
 
@@ -713,7 +732,7 @@ const BUILT_INS: &str = "(SELECT value FROM settings WHERE name = 'built_ins')";
 
 /// A holder's row: the token's name (or the member's e-mail), the token's role (or the
 /// member's), the member's role, e-mail, and the workspace's `built_ins` setting.
-type HolderRow = (String, String, String, String, Option<String>);
+type HolderRow = (String, String, String, String, String, Option<String>);
 
 /// Whether a `built_ins` setting (none: never set) lets members see the built-in tools.
 pub(crate) fn built_ins_on(setting: Option<&str>) -> bool {
@@ -723,11 +742,11 @@ pub(crate) fn built_ins_on(setting: Option<&str>) -> bool {
 impl SqlStore {
     /// The holder of a row, with their member's teams; `None` when a role is unknown.
     async fn holder(&self, row: HolderRow) -> Result<Option<Holder>, StoreError> {
-        let (name, role, member_role, member, built_ins) = row;
+        let (name, role, member_role, member, member_id, built_ins) = row;
         let Some(role) = capped(&role, &member_role) else { return Ok(None) };
         let teams = self.teams_of(&member).await?;
         let workspace = crate::Workspace { built_ins: built_ins_on(built_ins.as_deref()) };
-        Ok(Some(Holder { name, role, member, teams, workspace }))
+        Ok(Some(Holder { name, role, member, member_id, teams, workspace }))
     }
 }
 

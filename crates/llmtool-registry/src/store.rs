@@ -29,10 +29,18 @@ pub enum StoreError {
     BadName(String),
     #[error("a token named `{0}` exists")]
     TokenExists(String),
+    #[error(
+        "a token `{other}` exists, whose name differs from `{name}` only in case: each token of no member is a member of its own, named in lower case, so give this one another name"
+    )]
+    TokenNameClash { name: String, other: String },
     #[error("no token `{0}`")]
     NoSuchToken(String),
     #[error("`{0}` is not an e-mail address")]
     BadEmail(String),
+    #[error(
+        "`{0}` mixes scripts within a part (Latin and Cyrillic letters, say), so it can pass for another address: write each part in one script"
+    )]
+    MixedScriptEmail(String),
     #[error("`{0}` is not a member's name: some text, at most 200 characters, on one line")]
     BadMemberName(String),
     #[error("no member `{0}`")]
@@ -47,6 +55,10 @@ pub enum StoreError {
     NoSuchTeam(String),
     #[error("a team `{0}` exists")]
     TeamExists(String),
+    #[error(
+        "{tools} tool(s) carry the tag `{team}` already, put on before the team existed: the team's members would see them at once. Take the tag off them first, or make the team adopting them (`--adopt-tagged`, or `\"adopt_tagged\": true`)"
+    )]
+    TaggedAhead { team: String, tools: u64 },
     #[error("`{0}` cannot be a team: the tags `all` and `built-in` are the library's own")]
     ReservedTeam(String),
     #[error("this sign-in link {0}: ask an admin for a new invite")]
@@ -180,8 +192,14 @@ pub trait Store:
     /// How many studio sessions are open (not expired, not signed out).
     async fn open_sessions(&self) -> Result<u64, StoreError>;
 
-    /// The newest `limit` runs of `slug` made through the server, newest first.
-    async fn runs(&self, slug: &str, limit: u32) -> Result<Vec<KeptRun>, StoreError>;
+    /// The newest `limit` runs of `slug` made through the server, newest first: everyone's,
+    /// or (`Some`) only those of one caller.
+    async fn runs(
+        &self,
+        slug: &str,
+        limit: u32,
+        only: Option<RunsOf<'_>>,
+    ) -> Result<Vec<KeptRun>, StoreError>;
 
     /// Every tag on a tool not deleted that `visible` lets be seen, with how many such tools
     /// carry it, most used first.
@@ -340,4 +358,12 @@ pub(crate) fn shown(selector: &Selector) -> String {
         Selector::Version(n) => format!("number {n}"),
         Selector::Label(label) => format!("labelled `{label}`"),
     }
+}
+
+/// One caller's runs ([`Store::runs`]): those made by the token (or studio session) named
+/// `run_by`, and those charged to the member `member` (none when it is empty).
+#[derive(Debug, Clone, Copy)]
+pub struct RunsOf<'a> {
+    pub run_by: &'a str,
+    pub member: &'a str,
 }

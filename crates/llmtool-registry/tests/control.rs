@@ -85,7 +85,7 @@ fn budget(scope: Scope, name: &str, limit_usd: f64) -> Budget {
 
 async fn integrations_and_prices(store: &dyn Store) {
     let admin = store.acting_as(Actor { name: "ana".into(), address: None });
-    admin.create_team("sales").await.unwrap();
+    admin.create_team("sales", false).await.unwrap();
     assert!(
         admin.put_integration(&integration("openai", "v1.k1.SEALED-ONE", &[]), true).await.unwrap()
     );
@@ -278,7 +278,7 @@ async fn spend_reports(store: &dyn Store) {
 async fn budgets_and_reservations(store: Arc<dyn Store>) {
     let today = jiff::Timestamp::now().strftime("%Y-%m-%d").to_string();
     let now = jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string();
-    store.create_team("support").await.unwrap();
+    store.create_team("support", false).await.unwrap();
     store
         .add_members(&[NewMember {
             email: "dee@example.org".into(),

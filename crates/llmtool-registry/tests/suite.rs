@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use llmtool_registry::{
     Actor, AuditQuery, Change, Charge, InviteProblem, MAX_LABELS, MAX_TAGS, MemberEdit, NewMember,
-    People, Publication, Query, Role, Selector, SessionFor, SignIn, SqlStore, Store, StoreError,
-    Visibility, Workspace,
+    People, Publication, Query, Role, RunsOf, Selector, SessionFor, SignIn, SqlStore, Store,
+    StoreError, Visibility, Workspace,
 };
 
 /// A valid tool file named `name`, its prompt saying `words`.
@@ -221,6 +221,12 @@ async fn tokens(store: &dyn Store) {
         store.create_token("ci", Role::Viewer, "other", None).await,
         Err(StoreError::TokenExists(_))
     ));
+    // `CI` would share `ci`'s own member (its conversations, its spend): kept apart.
+    let clash = store.create_token("CI", Role::Admin, "hash-upper", None).await;
+    assert!(
+        matches!(&clash, Err(StoreError::TokenNameClash { other, .. }) if other == "ci"),
+        "{clash:?}"
+    );
     assert_eq!(holder(store, "hash-ci").await, Some(("ci".to_owned(), Role::Editor)));
     assert_eq!(store.token("nothing").await.unwrap(), None);
     store.revoke_token("ci").await.unwrap();
@@ -382,12 +388,17 @@ async fn sessions_tags_and_kept_runs(store: &dyn Store) {
     assert!(!tags.is_empty() && tags.windows(2).all(|w| w[0].tools >= w[1].tools), "{tags:?}");
     assert!(tags.iter().all(|t| t.tag != "sound"), "the deleted tool's tag is not counted");
 
-    let runs = store.runs("echo", 10).await.unwrap();
+    let runs = store.runs("echo", 10, None).await.unwrap();
     let shown: Vec<_> =
         runs.iter().map(|r| (r.version, r.run_by.as_deref(), r.record.model.as_str())).collect();
     assert_eq!(shown, [(2, None, "gpt-4o-mini"), (1, Some("ana"), "gpt-4o")]);
     assert!(runs[0].record.id > runs[1].record.id);
-    assert_eq!(store.runs("echo", 1).await.unwrap().len(), 1);
+    assert_eq!(store.runs("echo", 1, None).await.unwrap().len(), 1);
+    // One caller's runs: those made by their token, and none of anyone else's.
+    let anas = store.runs("echo", 10, Some(RunsOf { run_by: "ana", member: "" })).await.unwrap();
+    assert_eq!(anas.iter().map(|r| r.version).collect::<Vec<_>>(), [1]);
+    let nobodys = RunsOf { run_by: "bo", member: "bo@example.org" };
+    assert!(store.runs("echo", 10, Some(nobodys)).await.unwrap().is_empty());
 }
 
 /// Tags and labels added at once by many writers never pass the caps together (the dialect's
@@ -443,10 +454,25 @@ fn newcomer(email: &str, role: Role, teams: &[&str]) -> NewMember {
 /// must exist, renamed with their tag, the last owner kept, and a removed member's tokens and
 /// sessions gone.
 async fn members_and_teams(store: &dyn Store) {
-    store.create_team("sales").await.unwrap();
-    store.create_team("support").await.unwrap();
-    assert!(matches!(store.create_team("sales").await, Err(StoreError::TeamExists(_))));
-    assert!(matches!(store.create_team("all").await, Err(StoreError::ReservedTeam(_))));
+    store.create_team("sales", false).await.unwrap();
+    store.create_team("support", false).await.unwrap();
+    assert!(matches!(store.create_team("sales", false).await, Err(StoreError::TeamExists(_))));
+    assert!(matches!(store.create_team("all", false).await, Err(StoreError::ReservedTeam(_))));
+    // A tag put on before its team existed joins the team only on an admin's word: made
+    // without it, the team's members would see the tool at once (and its editor could no
+    // longer take the tag off).
+    store.publish("ledger", &tool("Ledger", "Sums"), None, None).await.unwrap();
+    store.add_tag("ledger", "finance").await.unwrap();
+    let refused = store.create_team("finance", false).await;
+    assert!(
+        matches!(&refused, Err(StoreError::TaggedAhead { team, tools: 1 }) if team == "finance"),
+        "{refused:?}"
+    );
+    let renamed = store.rename_team("support", "finance").await;
+    assert!(matches!(renamed, Err(StoreError::TaggedAhead { .. })), "{renamed:?}");
+    store.create_team("finance", true).await.unwrap();
+    store.remove_team("finance").await.unwrap();
+    store.delete("ledger").await.unwrap();
     store
         .add_members(&[
             newcomer("Olga@Example.org", Role::Owner, &[]),
@@ -465,6 +491,10 @@ async fn members_and_teams(store: &dyn Store) {
     assert!(matches!(store.add_members(&again).await, Err(StoreError::MemberExists(_))));
     let bad = [newcomer("not an address", Role::Viewer, &[])];
     assert!(matches!(store.add_members(&bad).await, Err(StoreError::BadEmail(_))));
+    // A Cyrillic `а` among Latin letters would pass for sam's address to the eye.
+    let look_alike = [newcomer("s\u{430}m@example.org", Role::Admin, &[])];
+    let refused = store.add_members(&look_alike).await;
+    assert!(matches!(refused, Err(StoreError::MixedScriptEmail(_))), "{refused:?}");
 
     // The last owner stays one, and stays.
     let demote = MemberEdit { role: Some(Role::Admin), ..MemberEdit::default() };
@@ -666,7 +696,7 @@ async fn invites_single_sign_ons_and_the_workspace(store: &dyn Store) {
 async fn the_audit_log(store: &dyn Store) {
     let actor = Actor { name: "ana@example.org".into(), address: Some("192.0.2.7".into()) };
     let ana = store.acting_as(actor.clone());
-    ana.create_team("audit-ops").await.unwrap();
+    ana.create_team("audit-ops", false).await.unwrap();
     ana.add_members(&[newcomer("bo@example.org", Role::Viewer, &["audit-ops"])]).await.unwrap();
     let promote = MemberEdit { role: Some(Role::Editor), ..MemberEdit::default() };
     ana.edit_member("bo@example.org", &promote).await.unwrap();
@@ -782,7 +812,7 @@ async fn the_audit_log(store: &dyn Store) {
     .await;
     assert_eq!(by_action.records.len(), 2);
     // Changes made through the store as it was opened are the server's own.
-    store.create_team("by-itself").await.unwrap();
+    store.create_team("by-itself", false).await.unwrap();
     let own =
         page(AuditQuery { target: Some("by-itself".into()), limit: 5, ..AuditQuery::default() })
             .await;
@@ -909,7 +939,7 @@ async fn pictures_kept_with_their_runs(store: &dyn Store) {
     assert_eq!((kept.kept, kept.runs_dropped), (0, 0));
     let left = store.pictures_of(PicturesOf::Tool { slug: "painter", limit: 20 }).await.unwrap();
     assert_eq!(left.iter().map(|p| p.run).collect::<Vec<_>>(), [b]);
-    assert_eq!(store.runs("painter", 10).await.unwrap().len(), 2);
+    assert_eq!(store.runs("painter", 10, None).await.unwrap().len(), 2);
 }
 
 /// A library just opened is ready: its migrations are this program's, its pool open.
@@ -1090,7 +1120,7 @@ async fn the_audit_log_is_append_only() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("library.db");
     let store = SqlStore::open_sqlite(&path).await.unwrap();
-    store.create_team("ops").await.unwrap();
+    store.create_team("ops", false).await.unwrap();
     let options = sqlx::sqlite::SqliteConnectOptions::new().filename(&path);
     let pool = sqlx::SqlitePool::connect_with(options).await.unwrap();
     for change in ["UPDATE audit SET actor = 'eve'", "DELETE FROM audit"] {

@@ -25,6 +25,7 @@ use serde::{Deserialize, Serialize};
 
 pub use descriptors::raise_open_files_limit;
 pub use python::Python;
+pub use run::RUNS_AT_ONCE;
 
 /// What to run: the tool's code, and the variables `execute` gets (one entry per variable:
 /// a string, or a list of strings for a multi-select).

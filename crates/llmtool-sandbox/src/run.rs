@@ -154,9 +154,17 @@ impl Drop for CancelOnDrop {
 /// is stopped before it can grow the host's memory.
 const MAX_UNREAD: usize = 4 << 20;
 
+/// Runs at once in this process, whatever asks for them (a server's runs, a batch's rows): each
+/// may hold its limits' disk, memory and a thread, so this bounds what all of them hold
+/// (eight scratch folders of 256 MiB at most). A run past it waits its turn.
+pub const RUNS_AT_ONCE: usize = 8;
+
+static RUNNING: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(RUNS_AT_ONCE);
+
 impl Python {
     /// Runs `job` under `limits`, with `folders` (a scratch folder, the requirements' site
-    /// folder) the only host folders it can see, and `host` answering its `llm()` calls.
+    /// folder) the only host folders it can see, and `host` answering its `llm()` calls;
+    /// [`RUNS_AT_ONCE`] at most at a time.
     ///
     /// The error is the host's problem (no thread, no scratch folder); everything the code
     /// does, including failing, is in [`Ran::result`].
@@ -167,6 +175,10 @@ impl Python {
         folders: Folders<'_>,
         host: &dyn LlmHost,
     ) -> Result<Ran, SandboxError> {
+        let _turn = RUNNING
+            .acquire()
+            .await
+            .map_err(|_| SandboxError::Engine { reason: "the runs' turns are closed".into() })?;
         let inbox = Inbox::default();
         // A result is JSON-escaped on its way (up to six bytes for one), with room to spare.
         let outbox = Outbox::new(limits.result_bytes.saturating_mul(6).saturating_add(64 << 10));
@@ -215,7 +227,10 @@ impl Python {
             guest,
             clock: clock.clone(),
             limits: limits.clone(),
-            scratch: folders.scratch.map(std::path::Path::to_path_buf),
+            // As `/proc/self/fd` names its files: with no symbolic link on the way.
+            scratch: folders
+                .scratch
+                .map(|dir| dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf())),
             stop: stop.clone(),
         };
         std::thread::Builder::new()
@@ -400,7 +415,7 @@ impl StartGuest {
                 }
                 if ticks.is_multiple_of(SCRATCH_EVERY)
                     && let Some(dir) = &scratch
-                    && folder_bytes(dir, limits.scratch_bytes) > limits.scratch_bytes
+                    && scratch_bytes(dir, limits.scratch_bytes) > limits.scratch_bytes
                 {
                     stop.set(Reason::ScratchFull);
                 }
@@ -442,6 +457,34 @@ impl StartGuest {
             }
         }
     }
+}
+
+/// The bytes the scratch folder `dir` holds on disk: its files', and those of files opened in
+/// it and unlinked since ([`unlinked_bytes`]), counted until they pass `limit`.
+fn scratch_bytes(dir: &Path, limit: u64) -> u64 {
+    let listed = folder_bytes(dir, limit);
+    if listed > limit { listed } else { listed.saturating_add(unlinked_bytes(dir)) }
+}
+
+/// The bytes of the files this process holds open that were under `dir` and are unlinked: out
+/// of the folder's listing, but on the disk until closed. The guest's files are the host's
+/// open files (the WASI layer opens them), so Linux's `/proc/self/fd` shows each, its path
+/// marked ` (deleted)`; elsewhere this finds none.
+fn unlinked_bytes(dir: &Path) -> u64 {
+    let Ok(open) = std::fs::read_dir("/proc/self/fd") else { return 0 };
+    let mut total = 0u64;
+    for entry in open.filter_map(Result::ok) {
+        let Ok(target) = std::fs::read_link(entry.path()) else { continue };
+        let Some(path) = target.to_str().and_then(|t| t.strip_suffix(" (deleted)")) else {
+            continue;
+        };
+        if Path::new(path).starts_with(dir)
+            && let Ok(metadata) = std::fs::metadata(entry.path())
+        {
+            total = total.saturating_add(metadata.len());
+        }
+    }
+    total
 }
 
 /// The bytes of the files under `dir`, counted until they pass `limit` (or 10,000 entries).

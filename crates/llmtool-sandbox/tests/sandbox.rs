@@ -346,6 +346,21 @@ async fn the_scratch_folder_is_bounded() {
     assert_eq!(ran.result, Err(Failure::ScratchFull { limit: 4 << 20 }));
 }
 
+/// A file written after it is unlinked is counted too: it leaves the folder's listing, but
+/// the disk keeps it while it is open (one run once wrote 1.5 GiB so, past a 256 MiB limit).
+#[tokio::test]
+async fn a_file_written_after_it_is_unlinked_counts_against_the_scratch_limit() {
+    let scratch = tempfile::tempdir().unwrap();
+    let limits = Limits { scratch_bytes: 4 << 20, ..Limits::default() };
+    // 256 MiB at most, over two or three seconds: the watchdog looks every 100 ms.
+    let code = "import os, time\n\ndef execute(variables):\n    f = open('/scratch/hidden', 'wb')\n    os.unlink('/scratch/hidden')\n    for _ in range(256):\n        f.write(b'x' * (1 << 20))\n        f.flush()\n        time.sleep(0.01)\n    return 'wrote 256 MiB unseen'\n";
+    let host = NoModel { reason: "none".into() };
+    let folders = Folders { scratch: Some(scratch.path()), ..Folders::default() };
+    let ran =
+        python().run(&job(code, serde_json::json!({})), &limits, folders, &host).await.unwrap();
+    assert_eq!(ran.result, Err(Failure::ScratchFull { limit: 4 << 20 }));
+}
+
 #[tokio::test]
 async fn open_files_are_bounded_and_the_host_keeps_its_descriptors() {
     let scratch = tempfile::tempdir().unwrap();

@@ -61,6 +61,8 @@ pub(crate) struct Caller {
     pub(crate) visibility: Visibility,
     /// The caller's member's e-mail (`""` for nobody).
     pub(crate) member: String,
+    /// The caller's member's id (`""` for nobody): what owns their conversations.
+    pub(crate) member_id: String,
     /// The caller's member's teams.
     pub(crate) teams: Vec<String>,
     /// The CSRF token of the session, when the caller came with the session cookie.
@@ -123,8 +125,8 @@ impl FromRequestParts<ServerState> for Caller {
 
     async fn from_request_parts(parts: &mut Parts, state: &ServerState) -> Result<Self, Problem> {
         let peer = parts.extensions.get::<ConnectInfo<Connection>>().map(|c| c.0.peer.ip());
-        // Behind a proxy on this machine, the client is the one it forwarded.
-        let address = client_ip(peer, &parts.headers);
+        // Behind a trusted proxy, the client is the one it forwarded.
+        let address = client_ip(state, peer, &parts.headers);
         // Failed sign-ins spend their address's allowance before any token is looked up: a
         // made-up token gets 401 until it is spent, then 429 (it would be 401 forever).
         let failures =
@@ -163,7 +165,7 @@ impl FromRequestParts<ServerState> for Caller {
         if let Err(wait) = state.limiter.take(&key).await {
             return Err(Problem::too_many(wait));
         }
-        let address = client_address(peer, &parts.headers);
+        let address = client_address(state, peer, &parts.headers);
         Ok(Caller { limit_key: key, address, ..caller })
     }
 }
@@ -194,6 +196,7 @@ impl Caller {
         Caller {
             visibility: holder.visibility(),
             member: holder.member,
+            member_id: holder.member_id,
             teams: holder.teams,
             role: Some(holder.role),
             name: Some(holder.name),
@@ -227,6 +230,7 @@ impl Caller {
             role: None,
             visibility: Visibility::anonymous(&workspace),
             member: String::new(),
+            member_id: String::new(),
             teams: Vec::new(),
             csrf: None,
             limit_key: String::new(),
@@ -235,29 +239,39 @@ impl Caller {
     }
 }
 
-/// The client's address as the audit log keeps it: the peer's, or, when the peer is a proxy on
-/// this machine (a loopback address) that names the client in `X-Forwarded-For`, the last
+/// The client's address as the audit log keeps it: the peer's, or, when the peer is a proxy
+/// the server trusts (`--trusted-proxy`) that names the client in `X-Forwarded-For`, the last
 /// address it names, said to have come through it (`203.0.113.9 via 127.0.0.1`). Only that
 /// last entry is the proxy's own word; the ones before it are the client's.
-pub(crate) fn client_address(peer: Option<IpAddr>, headers: &HeaderMap) -> Option<String> {
+pub(crate) fn client_address(
+    state: &ServerState,
+    peer: Option<IpAddr>,
+    headers: &HeaderMap,
+) -> Option<String> {
     let peer = peer?;
-    Some(match forwarded_client(peer, headers) {
+    Some(match forwarded_client(state, peer, headers) {
         Some(client) => format!("{client} via {peer}"),
         None => peer.to_string(),
     })
 }
 
-/// The client's address: the one a proxy on this machine forwarded, else the peer's. What
-/// rate limits are kept by (behind a proxy, every peer would be the proxy).
-pub(crate) fn client_ip(peer: Option<IpAddr>, headers: &HeaderMap) -> Option<IpAddr> {
+/// The client's address: the one a trusted proxy forwarded, else the peer's. What rate limits
+/// are kept by (behind a proxy, every peer would be the proxy).
+pub(crate) fn client_ip(
+    state: &ServerState,
+    peer: Option<IpAddr>,
+    headers: &HeaderMap,
+) -> Option<IpAddr> {
     let peer = peer?;
-    Some(forwarded_client(peer, headers).unwrap_or(peer))
+    Some(forwarded_client(state, peer, headers).unwrap_or(peer))
 }
 
-/// The address a proxy on this machine (`peer`, a loopback address) says it forwarded the
-/// request for: the last one in `X-Forwarded-For`, which that proxy added.
-fn forwarded_client(peer: IpAddr, headers: &HeaderMap) -> Option<IpAddr> {
-    peer.is_loopback()
+/// The address a trusted proxy (`peer`) says it forwarded the request for: the last one in
+/// `X-Forwarded-For`, which that proxy added. From any other peer the header is the client's
+/// own word, and ignored: anyone could name any address in it.
+fn forwarded_client(state: &ServerState, peer: IpAddr, headers: &HeaderMap) -> Option<IpAddr> {
+    state
+        .trusts_proxy(peer)
         .then(|| headers.get_all("x-forwarded-for").iter().next_back())
         .flatten()
         .and_then(|value| value.to_str().ok())

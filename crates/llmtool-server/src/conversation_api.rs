@@ -129,7 +129,7 @@ pub(crate) async fn readable(
 /// pictures): its owner may, and with `admin_reads` an admin. The one rule every route of a
 /// conversation's contents asks, the run history's pictures too.
 pub(crate) fn may_read(caller: &Caller, owner: &str, admin_reads: bool) -> bool {
-    let own = caller.name.is_some() && owner_of(&caller.member, caller.name.as_deref()) == owner;
+    let own = caller.name.is_some() && owner_of(&caller.member_id, caller.name.as_deref()) == owner;
     own || (admin_reads && caller.role.is_some_and(|role| role >= Role::Admin))
 }
 
@@ -145,7 +145,7 @@ pub(crate) async fn list(
 ) -> Answer<Json<Vec<ConversationInfo>>> {
     caller.require_token(Role::Viewer)?;
     let admin = caller.role.is_some_and(|role| role >= Role::Admin);
-    let own = owner_of(&caller.member, caller.name.as_deref());
+    let own = owner_of(&caller.member_id, caller.name.as_deref());
     let owner = if admin && !params.mine { None } else { Some(own.as_str()) };
     Ok(Json(state.store.conversations(owner, MOST_LISTED).await?))
 }

@@ -48,6 +48,7 @@ pub use auth::{Access, new_token, token_hash};
 pub use invites::{INVITE_LIFETIME, Invite, InviteError, make_invite, send_invite};
 pub use keyring::{KEYRING_VARIABLE, Keyring, KeyringError};
 pub use limit::RateLimiter;
+pub use llmtool_mcp::transport::ConnectionLimits;
 pub use mail::{Mail, MailError, Mailer};
 pub use mcp::McpOptions;
 pub use observe::REQUEST_ID;
@@ -92,6 +93,10 @@ pub struct ServerState {
     grace: Duration,
     /// The most bytes of image tools' pictures the library keeps with their runs.
     picture_storage: u64,
+    /// The limits of the connections [`serve`] accepts.
+    connections: Arc<ConnectionLimits>,
+    /// Whether `/metrics` names the tools not every member sees.
+    private_tools_in_metrics: bool,
 }
 
 impl ServerState {
@@ -115,7 +120,32 @@ impl ServerState {
             streams: tokio_util::sync::CancellationToken::new(),
             picture_storage: DEFAULT_PICTURE_STORAGE,
             grace: DEFAULT_GRACE,
+            connections: Arc::new(ConnectionLimits::default()),
+            private_tools_in_metrics: false,
         }
+    }
+
+    /// Names in `/metrics`' `tool` label the tools not every member sees (those without the
+    /// `all` tag) too; without it their runs are counted under `private`, since whoever may
+    /// scrape the metrics need not see those tools. Set before [`ServerState::with_runtime`].
+    #[must_use]
+    pub fn with_private_tools_in_metrics(mut self, named: bool) -> Self {
+        self.private_tools_in_metrics = named;
+        self
+    }
+
+    /// Whether `peer` is a reverse proxy the server trusts to name its clients
+    /// ([`ConnectionLimits::proxies`], `--trusted-proxy`).
+    pub(crate) fn trusts_proxy(&self, peer: std::net::IpAddr) -> bool {
+        self.connections.proxies.contains(&peer)
+    }
+
+    /// Serves connections within `limits` (header and idle deadlines, caps by address and in
+    /// all); [`ConnectionLimits::default`] unless given.
+    #[must_use]
+    pub fn with_connection_limits(mut self, limits: ConnectionLimits) -> Self {
+        self.connections = Arc::new(limits);
+        self
     }
 
     /// Lets runs in flight take `grace` to end once the server is stopping (30 seconds unless
@@ -225,7 +255,11 @@ impl ServerState {
     #[must_use]
     pub fn with_runtime(mut self, runtime: llmtool_runtime::Runtime, limits: RunLimits) -> Self {
         let metrics = Arc::clone(&self.metrics);
-        let keeping = runs::Keeping { metrics, picture_storage: self.picture_storage };
+        let keeping = runs::Keeping {
+            metrics,
+            picture_storage: self.picture_storage,
+            private_tools_named: self.private_tools_in_metrics,
+        };
         self.runs = Some(Arc::new(Runs::new(runtime, Arc::clone(&self.store), keeping, limits)));
         self
     }
@@ -316,7 +350,7 @@ pub fn router(state: ServerState) -> Router {
         .merge(studio::routes())
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY))
         .layer(axum::middleware::from_fn_with_state(state.clone(), host::check))
-        .merge(operations::routes())
+        .merge(operations::routes(&state))
         .with_state(state.clone());
     let app = match endpoint {
         Some(endpoint) => api.merge(endpoint),
@@ -328,10 +362,11 @@ pub fn router(state: ServerState) -> Router {
 /// Only the operators' routes (`/metrics`, `/healthz`, `/readyz`), for a listener of their own
 /// (`llmtool serve --metrics-listen`).
 pub fn operations_router(state: ServerState) -> Router {
-    operations::routes().with_state(state)
+    operations::routes(&state).with_state(state)
 }
 
-/// Serves `state`'s routes on `listener` until `shutdown` completes (each request knows the
+/// Serves `state`'s routes on `listener`, within its connection limits
+/// ([`ServerState::with_connection_limits`]), until `shutdown` completes (each request knows the
 /// address it came from, for rate limits and the MCP endpoint's `Host` check), then stops
 /// gracefully: `/readyz` fails and no connection is accepted any more, every request already
 /// received is answered (each run streamed to its end), the MCP streams close once no run is in
@@ -349,7 +384,8 @@ pub async fn serve(
         stopping.cancel();
     };
     let app = router(state.clone());
-    let served = llmtool_mcp::transport::serve_app(app, listener, signalled);
+    let limits = Arc::clone(&state.connections);
+    let served = llmtool_mcp::transport::serve_app(app, listener, &limits, signalled);
     let mut served = std::pin::pin!(served);
     tokio::select! {
         done = &mut served => return done,

@@ -45,6 +45,8 @@ pub(crate) struct Mcp {
     changed: Notify,
     /// The tags of each tool served, by slug: what decides who sees it.
     tags: RwLock<Arc<TagsBySlug>>,
+    /// Who opened each session, by its id: only they may use it.
+    openers: quick_cache::sync::Cache<String, String>,
 }
 
 type TagsBySlug = HashMap<String, Vec<String>>;
@@ -64,7 +66,11 @@ impl Mcp {
         let (endpoint, sessions) = llmtool_mcp::transport::endpoint(&server, &http);
         let tags = RwLock::new(Arc::new(tags));
         let changed = Notify::new();
-        Ok(Arc::new(Mcp { server, endpoint, sessions, label: options.label, changed, tags }))
+        // Room for the sessions open and as many closed: a session's opener is forgotten only
+        // long after the endpoint closed it (and a forgotten one is refused, not opened).
+        let openers = quick_cache::sync::Cache::new(http.max_sessions.max(64) * 2);
+        let label = options.label;
+        Ok(Arc::new(Mcp { server, endpoint, sessions, label, changed, tags, openers }))
     }
 
     /// What `visibility` sees of the tools served: a tool is known by its `registry:` path,
@@ -139,8 +145,32 @@ pub(crate) async fn access(
     if let Err(problem) = caller.require_token(Role::Viewer) {
         return problem.into_response();
     }
-    if let Some(mcp) = state.mcp() {
-        request.extensions_mut().insert(mcp.audience(caller.visibility).known_as(caller.name));
+    let Some(mcp) = state.mcp() else { return next.run(request).await };
+    // A session is its opener's: another token holding its id is told there is none, as
+    // for an id never given (it could otherwise read the answers streamed to it, or act in it).
+    let opener = format!("{}\n{}", caller.name.as_deref().unwrap_or_default(), caller.member);
+    let session = request.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok());
+    if let Some(session) = session
+        && mcp.openers.get(session).as_deref() != Some(opener.as_str())
+    {
+        return crate::Problem::new(
+            axum::http::StatusCode::NOT_FOUND,
+            "Not Found",
+            "no such MCP session: initialize a new one",
+        )
+        .into_response();
     }
-    next.run(request).await
+    let opening = session.is_none();
+    request.extensions_mut().insert(mcp.audience(caller.visibility).known_as(caller.name));
+    let response = next.run(request).await;
+    if opening
+        && let Some(id) = response.headers().get(SESSION_HEADER)
+        && let Ok(id) = id.to_str()
+    {
+        mcp.openers.insert(id.to_owned(), opener);
+    }
+    response
 }
+
+/// The header a Streamable HTTP session's id travels in.
+const SESSION_HEADER: &str = "mcp-session-id";

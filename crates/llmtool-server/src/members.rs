@@ -118,6 +118,10 @@ pub(crate) async fn remove_member(
 #[derive(Debug, Deserialize, ToSchema)]
 pub(crate) struct TeamName {
     name: String,
+    /// When making a team: make it even though tools carry its name as a tag already (put on
+    /// before it existed), and so show them to its members. Without it, that is refused (409).
+    #[serde(default)]
+    adopt_tagged: bool,
 }
 
 /// Every team, with its members and tools.
@@ -133,14 +137,14 @@ pub(crate) async fn teams(
 
 /// Make a team.
 #[utoipa::path(post, path = "/teams", request_body = TeamName, security(("bearer" = [])),
-    responses((status = 201, description = "Made"), (status = 409, description = "The team exists", body = Problem), (status = 400, description = "Not a team's name (or `all`)", body = Problem), (status = 403, description = "Not an admin", body = Problem)))]
+    responses((status = 201, description = "Made"), (status = 409, description = "The team exists, or tools carry its name as a tag already (without `adopt_tagged`)", body = Problem), (status = 400, description = "Not a team's name (or `all`)", body = Problem), (status = 403, description = "Not an admin", body = Problem)))]
 pub(crate) async fn create_team(
     State(state): State<ServerState>,
     caller: Caller,
     Json(body): Json<TeamName>,
 ) -> Answer<StatusCode> {
     require_admin(&caller)?;
-    caller.acting(&state).create_team(&body.name).await?;
+    caller.acting(&state).create_team(&body.name, body.adopt_tagged).await?;
     Ok(StatusCode::CREATED)
 }
 

@@ -48,7 +48,8 @@ pub(crate) async fn request(
     let peer = request.extensions().get::<ConnectInfo<Connection>>().map(|c| c.0.peer.ip());
     // The client's address is only for the log line: made only when that line is written.
     let logged = tracing::enabled!(target: "llmtool::http", tracing::Level::INFO);
-    let client = if logged { crate::auth::client_address(peer, request.headers()) } else { None };
+    let client =
+        if logged { crate::auth::client_address(&state, peer, request.headers()) } else { None };
     let shown_route = route.unwrap_or("unmatched");
     let traced = state
         .tracer()

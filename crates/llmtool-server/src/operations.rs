@@ -2,10 +2,12 @@
 //! `/readyz` (the database answers with the schema this program knows, and the server is not
 //! stopping: a load balancer sends it requests) and `/metrics` (Prometheus' text format).
 //!
-//! None of them passes the `Host` check (a load balancer's probe names the backend however it
-//! likes) and none says anything secret. `/metrics` names the library's tools and models, so
-//! it answers without a token only to a client on this machine that no proxy forwarded
-//! (`X-Forwarded-For`, `Forwarded` or `X-Real-IP`); anyone else needs an admin's token.
+//! The probes skip the `Host` check (a load balancer's probe names the backend however it
+//! likes) and say nothing secret. `/metrics` counts the library's runs by tool and model, so it
+//! passes the `Host` check as every other route does (else a page on another site, its name
+//! rebound to this machine, could read it through the visitor's browser), and answers without
+//! a token only to a client on this machine that no proxy forwarded (`X-Forwarded-For`,
+//! `Forwarded` or `X-Real-IP`); anyone else needs an admin's token.
 
 use axum::Router;
 use axum::extract::{ConnectInfo, State};
@@ -18,11 +20,12 @@ use llmtool_registry::Role;
 use crate::auth::Caller;
 use crate::{Problem, ServerState};
 
-pub(crate) fn routes() -> Router<ServerState> {
+pub(crate) fn routes(state: &ServerState) -> Router<ServerState> {
+    let host_checked = axum::middleware::from_fn_with_state(state.clone(), crate::host::check);
     Router::new()
         .route("/healthz", get(alive))
         .route("/readyz", get(ready))
-        .route("/metrics", get(metrics))
+        .route("/metrics", get(metrics).route_layer(host_checked))
 }
 
 /// `GET /healthz`: the process answers.

@@ -110,6 +110,7 @@ impl From<StoreError> for Problem {
             StoreError::BadSlug(_)
             | StoreError::BadName(_)
             | StoreError::BadEmail(_)
+            | StoreError::MixedScriptEmail(_)
             | StoreError::BadMemberName(_)
             | StoreError::ReservedTeam(_)
             | StoreError::TokenAboveMember { .. }
@@ -130,8 +131,10 @@ impl From<StoreError> for Problem {
                 }
             }
             StoreError::TokenExists(_)
+            | StoreError::TokenNameClash { .. }
             | StoreError::MemberExists(_)
             | StoreError::TeamExists(_)
+            | StoreError::TaggedAhead { .. }
             | StoreError::LastOwner(_)
             | StoreError::IntegrationExists(_)
             | StoreError::KeyChanged(_)

@@ -387,6 +387,8 @@ pub(crate) struct Keeping {
     pub(crate) metrics: Arc<Metrics>,
     /// The most bytes of pictures the library keeps with runs.
     pub(crate) picture_storage: u64,
+    /// Whether the metrics name the tools not every member sees.
+    pub(crate) private_tools_named: bool,
 }
 
 /// Keeps the server's runs in the library's database, as runs of the version they ran, by the
@@ -411,7 +413,8 @@ impl RunKeeper for LibraryKeeper {
             let reference = subject.tool_path.as_deref().and_then(Reference::from_path).flatten();
             let version = reference.as_ref().and_then(Reference::version).unwrap_or(0);
             let slug = reference.map(|reference| reference.slug).unwrap_or_default();
-            self.keeping.metrics.run(&seen(&slug, record));
+            let shown = self.shown_tool(&slug).await;
+            self.keeping.metrics.run(&seen(shown, record));
             let account = subject.account.clone().unwrap_or_default();
             let charge = Charge { member: account.member, team: account.team };
             let by = subject.by.as_deref();
@@ -425,7 +428,23 @@ impl RunKeeper for LibraryKeeper {
     }
 }
 
+/// What the metrics call a tool that not every member sees (unless the operator asked for
+/// its name).
+pub(crate) const PRIVATE_TOOL_LABEL: &str = "private";
+
 impl LibraryKeeper {
+    /// The name the metrics give the tool `slug`: the slug of a tool every member sees, else
+    /// [`PRIVATE_TOOL_LABEL`] unless the operator asked for every name.
+    async fn shown_tool<'a>(&self, slug: &'a str) -> &'a str {
+        if self.keeping.private_tools_named {
+            return slug;
+        }
+        match self.store.tags_of(slug).await {
+            Ok(Some(tags)) if tags.iter().any(|tag| tag == llmtool_registry::ALL) => slug,
+            _ => PRIVATE_TOOL_LABEL,
+        }
+    }
+
     /// Keeps the run `id`'s pictures, as many bytes as the library allows. The run is kept
     /// whatever becomes of them: a problem is a warning.
     async fn keep_pictures(&self, id: i64, pictures: &[Picture]) {

@@ -79,7 +79,7 @@ pub(crate) async fn take_attempt(
     connection: Option<&Extension<ConnectInfo<Connection>>>,
     headers: &HeaderMap,
 ) -> Result<(), Problem> {
-    let client = crate::auth::client_ip(connection.map(|c| c.0.0.peer.ip()), headers);
+    let client = crate::auth::client_ip(state, connection.map(|c| c.0.0.peer.ip()), headers);
     let address = client.map_or_else(|| "unknown".to_owned(), |ip| ip.to_string());
     state.limiter.take(&format!("sign-in:{address}")).await.map_err(Problem::too_many)
 }

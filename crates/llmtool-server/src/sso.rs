@@ -202,7 +202,11 @@ impl Sso {
             client_id: ClientId::new(config.client_id.clone()),
             client_secret: secret.map(ClientSecret::new),
             redirect,
-            allowed_domains: config.allowed_domains.iter().map(|d| d.to_lowercase()).collect(),
+            allowed_domains: config
+                .allowed_domains
+                .iter()
+                .map(|d| d.to_ascii_lowercase())
+                .collect(),
             default_role,
             trust_unverified_email: config.trust_unverified_email,
             http: ProviderHttp(http.build().map_err(|e| bad(e.to_string()))?),
@@ -315,7 +319,8 @@ impl Sso {
                 }),
             };
         }
-        identity.email = identity.email.trim().to_lowercase();
+        // Compared as the library compares addresses: ASCII letters folded, nothing else.
+        identity.email = llmtool_registry::fold_email(&identity.email);
         // An address the provider does not say it verified names nobody, unless the config
         // trusts this provider's addresses (one that never sends `email_verified`).
         let believed = identity.verified == Some(true)
@@ -336,12 +341,18 @@ impl Sso {
         }
         match store.member(&identity.email).await {
             Ok(member) => return Ok(member.email),
-            Err(StoreError::NoSuchMember(_) | StoreError::BadEmail(_)) => {}
+            Err(
+                StoreError::NoSuchMember(_)
+                | StoreError::BadEmail(_)
+                | StoreError::MixedScriptEmail(_),
+            ) => {}
             Err(other) => return Err(other.into()),
         }
         let domain = identity.email.rsplit_once('@').map(|(_, domain)| domain);
         let allowed = domain.is_some_and(|d| self.allowed_domains.iter().any(|a| a == d));
-        if !(allowed && identity.verified == Some(true)) {
+        // An address with characters beyond ASCII may look like another one: it signs in as
+        // the member an admin added with exactly that address, never as a new one.
+        if !(allowed && identity.verified == Some(true) && identity.email.is_ascii()) {
             return Err(not_a_member());
         }
         let name = identity.name.as_deref().map(display_name).filter(|name| !name.is_empty());
@@ -498,7 +509,7 @@ async fn callback(
         return page(StatusCode::NOT_FOUND, "Single sign-on is not set up on this server.", None);
     };
     let peer = connection.map(|Extension(ConnectInfo(connection))| connection.peer.ip());
-    let address = crate::auth::client_address(peer, &headers);
+    let address = crate::auth::client_address(&state, peer, &headers);
     match signed_in(&state, &sso, &headers, address, query).await {
         Ok(response) => response,
         Err(error) => {

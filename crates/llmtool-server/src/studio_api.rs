@@ -9,7 +9,7 @@ use axum::extract::{Path, Query, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse as _, Response};
 use llmtool_core::image;
-use llmtool_registry::{PicturesOf, Role, Selector, TagCount};
+use llmtool_registry::{PicturesOf, Role, RunsOf, Selector, TagCount};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
@@ -222,7 +222,8 @@ pub(crate) struct RunSummary {
     pictures: Vec<crate::pictures_api::PictureLink>,
 }
 
-/// The runs of a tool made through this library, newest first.
+/// The runs of a tool made through this library, newest first: the caller's own, or for an
+/// admin everyone's.
 #[utoipa::path(get, path = "/tools/{slug}/runs", params(("slug" = String, Path, description = "The tool's slug"), RunsParams), security(("bearer" = [])),
     responses((status = 200, body = Vec<RunSummary>), (status = 401, description = "No token, or one the library does not know", body = Problem)))]
 pub(crate) async fn runs(
@@ -234,7 +235,12 @@ pub(crate) async fn runs(
     caller.require_token(Role::Viewer)?;
     crate::api::seen_version(&state, &caller, &slug, &Selector::Latest).await?;
     let limit = params.limit.unwrap_or(20);
-    let kept = state.store.runs(&slug, limit).await?;
+    // A member sees their own runs (who ran them and what they cost is theirs); an admin,
+    // everyone's.
+    let admin = caller.role.is_some_and(|role| role >= Role::Admin);
+    let name = caller.name.as_deref().unwrap_or_default();
+    let only = (!admin).then_some(RunsOf { run_by: name, member: &caller.member });
+    let kept = state.store.runs(&slug, limit, only).await?;
     let pictures = state.store.pictures_of(PicturesOf::Tool { slug: &slug, limit }).await?;
     let seen = pictures
         .into_iter()

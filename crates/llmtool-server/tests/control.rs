@@ -59,7 +59,7 @@ async fn control_center(store: Arc<dyn Store>) {
     let runtime = Runtime::new(Providers::default(), options).unwrap();
     let admin = new_token();
     store.create_token("ops", Role::Admin, &token_hash(&admin), None).await.unwrap();
-    store.create_team("sales").await.unwrap();
+    store.create_team("sales", false).await.unwrap();
     let newcomer = NewMember {
         email: "sam@example.org".into(),
         name: "Sam".into(),

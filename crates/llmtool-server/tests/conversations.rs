@@ -30,7 +30,7 @@ fn messages(mock: &Mock, request: usize) -> Vec<(String, String)> {
 
 /// Whether conversation `id` may take a follow-up now (held for a moment to find out).
 async fn is_free(store: &std::sync::Arc<dyn Store>, id: &str) -> bool {
-    let free = store.begin_follow_up(id, std::time::Duration::from_secs(60)).await.unwrap();
+    let free = store.begin_follow_up(id, std::time::Duration::from_mins(1)).await.unwrap();
     if free {
         store.end_follow_up(id).await.unwrap();
     }
@@ -99,7 +99,7 @@ async fn follow_ups_share_links_and_who_may_read_a_conversation() {
     assert_eq!(mock.requests().len(), 1);
     // A refused follow-up never held the conversation (it once did, and let go late: the
     // next follow-up, sent at once, was refused as if one were under way).
-    assert!(is_free(&store, &id).await, "an empty follow-up holds nothing");
+    assert!(is_free(store, &id).await, "an empty follow-up holds nothing");
 
     let second = follow(&owner, "Why? Copy bo@example.com").await.unwrap();
     assert_eq!(second.status(), 200);
@@ -112,7 +112,7 @@ async fn follow_ups_share_links_and_who_may_read_a_conversation() {
         (Some(id.as_str()), Some(2))
     );
     assert!(done["cost_usd"].as_f64().unwrap() > 0.0, "the follow-up is charged: {done}");
-    assert!(is_free(&store, &id).await, "a follow-up lets go before its answer ends");
+    assert!(is_free(store, &id).await, "a follow-up lets go before its answer ends");
     let sent = messages(&mock, 1);
     assert_eq!(sent[0].1, "Plan the mail to [EMAIL_1].", "the version it started on");
     assert_eq!(sent[1].1, "Write to [EMAIL_1] first.");
@@ -197,4 +197,53 @@ async fn follow_ups_share_links_and_who_may_read_a_conversation() {
     let actions: Vec<String> = audit.records.iter().map(|r| r.entry.action.clone()).collect();
     assert!(actions.contains(&"conversation.share".to_owned()), "{actions:?}");
     assert!(actions.contains(&"conversation.unshare".to_owned()), "{actions:?}");
+}
+
+/// A conversation is its owner's as the member they are, not as an address: removed and added
+/// again (or made again at a single sign-on), a member is someone new and reads none of what
+/// the one removed owned (it once read every transcript, with its values); an admin still does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_member_removed_and_added_again_reads_none_of_the_old_conversations() {
+    let mock = Mock::start(vec![answer("Write first.")]).await;
+    let tool = json!({
+        "model_prompt": "Plan the mail to {{who}}.",
+        "metadata": {"prompt_name": "Planner", "description": "Plans.", "model_version": ["mock/m"],
+            "timestamp": "2026-11-23T10:00:00Z",
+            "variables": [{"name": "who", "type": "text", "description": "Whom."}]}
+    });
+    let library = Library::start(&mock, &[("planner", tool)]).await;
+    let (base, store) = (library.base.clone(), &library.state.store);
+    let ana = || llmtool_registry::NewMember {
+        email: "ana@example.org".into(),
+        name: "Ana".into(),
+        role: Role::Viewer,
+        teams: Vec::new(),
+    };
+    let token_of_ana = |name: &'static str| async move {
+        let token = new_token();
+        let hash = token_hash(&token);
+        let made = store.create_token(name, Role::Viewer, &hash, Some("ana@example.org"));
+        made.await.unwrap();
+        token
+    };
+    store.add_members(&[ana()]).await.unwrap();
+    let first = token_of_ana("ana-laptop").await;
+    let admin = new_token();
+    store.create_token("boss", Role::Admin, &token_hash(&admin), None).await.unwrap();
+    let client = reqwest::Client::new();
+    let ran = client.post(format!("{base}/tools/planner/run")).bearer_auth(&first);
+    let ran = ran.json(&json!({"values": {"who": "bo"}})).send().await.unwrap();
+    let ran = events(&ran.text().await.unwrap());
+    let id = ran[0].1["conversation"].as_str().unwrap().to_owned();
+    let read =
+        |token: String| client.get(format!("{base}/conversations/{id}")).bearer_auth(token).send();
+    assert_eq!(read(first.clone()).await.unwrap().status(), 200, "its owner reads it");
+
+    store.remove_member("ana@example.org").await.unwrap();
+    store.add_members(&[ana()]).await.unwrap();
+    let again = token_of_ana("ana-again").await;
+    assert_eq!(read(again.clone()).await.unwrap().status(), 404, "a new ana reads none of it");
+    let listed = client.get(format!("{base}/conversations")).bearer_auth(&again).send().await;
+    assert_eq!(listed.unwrap().json::<Value>().await.unwrap(), json!([]));
+    assert_eq!(read(admin).await.unwrap().status(), 200, "an admin still reads it");
 }

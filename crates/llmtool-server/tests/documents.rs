@@ -12,16 +12,27 @@ use serde_json::Value;
 
 /// A library server on a fresh SQLite file (kept in `dir`), and a viewer's token.
 async fn start(dir: &Path) -> (String, String) {
+    let (base, mut tokens) = start_for(dir, &["vic"]).await;
+    (base, tokens.remove(0))
+}
+
+/// A library server on a fresh SQLite file (kept in `dir`), and a viewer's token for each of
+/// `names`.
+async fn start_for(dir: &Path, names: &[&str]) -> (String, Vec<String>) {
     let store: Arc<dyn Store> =
         Arc::new(SqlStore::open_sqlite(&dir.join("library.db")).await.unwrap());
-    let token = new_token();
-    store.create_token("vic", Role::Viewer, &token_hash(&token), None).await.unwrap();
+    let mut tokens = Vec::new();
+    for name in names {
+        let token = new_token();
+        store.create_token(name, Role::Viewer, &token_hash(&token), None).await.unwrap();
+        tokens.push(token);
+    }
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let state =
         ServerState::new(store, Access { public_read: true }, Arc::new(RateLimiter::new(0)));
     tokio::spawn(llmtool_server::serve(state, listener, std::future::pending()));
-    (base, token)
+    (base, tokens)
 }
 
 /// A `multipart/form-data` body with one part, `name`, holding `bytes` as file `file_name`.
@@ -106,4 +117,46 @@ async fn documents_past_the_apis_usual_limit_are_taken_up_to_their_own() {
     let (status, problem) = upload(&base, Some(&token), "file", "huge.txt", &huge).await;
     assert_eq!(status, 413);
     assert_eq!(problem["title"], "Payload Too Large", "{problem}");
+}
+
+/// An upload that sends its headers and the start of its form, then nothing more: its
+/// connection, held open.
+async fn stalled_upload(base: &str, token: &str) -> tokio::net::TcpStream {
+    use tokio::io::AsyncWriteExt as _;
+    let (kind, body) = form("file", "slow.txt", &[b'x'; 4096]);
+    let address = base.trim_start_matches("http://");
+    let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
+    let head = format!(
+        "POST /api/v1/documents/text HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer {token}\r\nContent-Type: {kind}\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream.write_all(&body[..200]).await.unwrap();
+    stream
+}
+
+/// Uploads that arrive slowly hold no document reader, and one caller cannot have more than
+/// two arriving: another member's upload is read at once (two stalled uploads once held both
+/// readers, and every other upload waited behind them).
+#[tokio::test]
+async fn slow_uploads_do_not_hold_up_anyone_elses() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let dir = tempfile::tempdir().unwrap();
+    let (base, tokens) = start_for(dir.path(), &["vic", "mal"]).await;
+    let (vic, mal) = (&tokens[0], &tokens[1]);
+    let _held = [stalled_upload(&base, mal).await, stalled_upload(&base, mal).await];
+    // A third of theirs is refused once the two are taken in (asked again until they are).
+    let mut third = (0, serde_json::Value::Null);
+    for _ in 0..100 {
+        third = upload(&base, Some(mal), "file", "third.txt", b"text").await;
+        if third.0 == 429 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(third.0, 429, "a third upload of one caller at once: {}", third.1);
+    let theirs = upload(&base, Some(vic), "file", "notes.txt", b"The tide comes in.");
+    let (status, read) =
+        tokio::time::timeout(std::time::Duration::from_secs(10), theirs).await.unwrap();
+    assert_eq!((status, read["text"].as_str()), (200, Some("The tide comes in.")), "{read}");
 }

@@ -9,22 +9,36 @@ use crate::support;
 use std::sync::Arc;
 
 use llmtool_registry::{NewMember, Publication, Role, SqlStore, Store};
-use llmtool_server::{Access, RateLimiter, ServerState, new_token, token_hash};
+use llmtool_server::{Access, ConnectionLimits, RateLimiter, ServerState, new_token, token_hash};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-/// A running server on `store`, and its base URL (`http://127.0.0.1:PORT/api/v1`).
+/// A running server on `store`, and its base URL (`http://127.0.0.1:PORT/api/v1`); it trusts
+/// a proxy on 127.0.0.1 to name its clients.
 async fn start(store: Arc<dyn Store>, public_read: bool) -> String {
-    start_limited(store, public_read, 0).await
+    let localhost = std::net::Ipv4Addr::LOCALHOST.into();
+    let limits = ConnectionLimits { proxies: vec![localhost], ..ConnectionLimits::default() };
+    start_with(store, public_read, 0, limits).await
 }
 
 /// The same, with `per_minute` requests a minute for each caller.
 async fn start_limited(store: Arc<dyn Store>, public_read: bool, per_minute: u32) -> String {
+    start_with(store, public_read, per_minute, ConnectionLimits::default()).await
+}
+
+/// The same, its connections within `limits`.
+async fn start_with(
+    store: Arc<dyn Store>,
+    public_read: bool,
+    per_minute: u32,
+    limits: ConnectionLimits,
+) -> String {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
     let limiter = Arc::new(RateLimiter::new(per_minute));
-    let state = ServerState::new(store, Access { public_read }, limiter);
+    let state =
+        ServerState::new(store, Access { public_read }, limiter).with_connection_limits(limits);
     state.follow_changes().await.unwrap();
     tokio::spawn(async move { axum_serve(listener, state).await });
     format!("http://{address}/api/v1")
@@ -246,8 +260,8 @@ async fn the_api_on_postgres() {
 /// path answers 404 for the `support` one, exactly as for a tool that does not exist (even
 /// once an admin's read has put it in the read cache); an admin sees all three.
 async fn teams_see_their_tools(store: Arc<dyn Store>) {
-    store.create_team("sales").await.unwrap();
-    store.create_team("support").await.unwrap();
+    store.create_team("sales", false).await.unwrap();
+    store.create_team("support", false).await.unwrap();
     let people = [
         NewMember {
             email: "sam@example.org".into(),
@@ -556,7 +570,11 @@ async fn the_library_over_mcp() {
     assert_eq!(welcome["result"]["capabilities"]["tools"]["listChanged"], true, "{welcome}");
     let session = welcome["session"].as_str().unwrap().to_owned();
     let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    assert_eq!(mcp(&base, Some(&viewer), Some(&session), initialized).await.0, 202);
+    assert_eq!(mcp(&base, Some(&viewer), Some(&session), initialized.clone()).await.0, 202);
+    // The session is its opener's: another token holding its id finds none (it once could
+    // act in it, and read what was streamed to it).
+    let (status, problem) = mcp(&base, Some(&editor), Some(&session), initialized).await;
+    assert_eq!(status, 404, "another token in the viewer's session: {problem}");
 
     let published = reqwest::Client::new()
         .post(format!("{base}/tools"))
@@ -583,7 +601,7 @@ async fn the_library_over_mcp() {
 
     // A tool curated for a team is served to its members (and admins) only: to anyone else
     // it is not there, in the lists, for prompts and for calls.
-    store.create_team("support").await.unwrap();
+    store.create_team("support", false).await.unwrap();
     let support = NewMember {
         email: "sue@example.org".into(),
         name: "Sue".into(),
@@ -721,6 +739,33 @@ async fn the_openapi_document_is_checked_in_and_served() {
         assert!(paths.contains_key(path), "{path} is not in the document");
     }
     assert_eq!(served["components"]["securitySchemes"]["bearer"]["scheme"], "bearer");
+}
+
+/// `X-Forwarded-For` from a peer that is not a trusted proxy is the client's own word: it
+/// neither names the client in the audit log nor gives it a fresh allowance (it did, from any
+/// peer on loopback: a client rotated its rate limit and forged its audited address).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forwarded_address_is_believed_only_from_a_trusted_proxy() {
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> =
+        Arc::new(SqlStore::open_sqlite(&dir.path().join("library.db")).await.unwrap());
+    let admin = token(store.as_ref(), "admin", Role::Admin).await;
+    let base = start_limited(Arc::clone(&store), true, 2).await;
+    let client = reqwest::Client::new();
+    let mut statuses = Vec::new();
+    for n in 1..=3 {
+        let request = client.get(format!("{base}/tools"));
+        let forged = request.header("x-forwarded-for", format!("203.0.113.{n}"));
+        statuses.push(forged.send().await.unwrap().status().as_u16());
+    }
+    assert_eq!(statuses, [200, 200, 429], "one address, one allowance, whatever it says");
+
+    let made = client.post(format!("{base}/teams")).bearer_auth(&admin);
+    let made = made.header("x-forwarded-for", "203.0.113.9").json(&json!({"name": "forged"}));
+    assert_eq!(made.send().await.unwrap().status(), 201);
+    let query = llmtool_registry::AuditQuery { limit: 1, ..Default::default() };
+    let audit = store.audit(&query).await.unwrap();
+    assert_eq!(audit.records[0].entry.address.as_deref(), Some("127.0.0.1"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

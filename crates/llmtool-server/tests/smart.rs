@@ -48,7 +48,7 @@ fn smart_tools_on() -> RuntimeOptions {
 /// A member of `team` with a viewer token: the token.
 async fn member(library: &Library, email: &str, team: &str) -> String {
     let store = &library.state.store;
-    let _ = store.create_team(team).await;
+    let _ = store.create_team(team, true).await;
     let member = NewMember {
         email: email.into(),
         name: email.into(),

@@ -227,7 +227,7 @@ fn every_path_shows_a_member_what_the_rule_says() {
         let store: Arc<dyn Store> =
             Arc::new(SqlStore::open_sqlite(&dir.path().join("library.db")).await.unwrap());
         for team in TEAMS {
-            store.create_team(team).await.unwrap();
+            store.create_team(team, false).await.unwrap();
         }
         let owner = NewMember {
             email: "pat@example.org".into(),

@@ -70,7 +70,7 @@ pub(crate) enum Command {
     Test(TestArgs),
     Scan(ScanArgs),
     Lsp(LspArgs),
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     Publish(PublishArgs),
     Search(SearchArgs),
     Pull(PullArgs),

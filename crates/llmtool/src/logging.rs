@@ -23,7 +23,16 @@ pub(crate) fn init(level: LogLevel, format: LogFormat, telemetry: Option<&Teleme
         LogLevel::Debug => (LevelFilter::DEBUG, LevelFilter::INFO),
         LogLevel::Trace => (LevelFilter::TRACE, LevelFilter::TRACE),
     };
-    let logged = Targets::new().with_target("rmcp", library).with_default(ours);
+    let logged = Targets::new()
+        .with_target("rmcp", library)
+        // The WebAssembly host's tracing carries the arguments of a smart tool's calls: its
+        // standard output and error (prompts before data-loss prevention, results). None of
+        // it is logged, at any level; the runtime's own errors are.
+        .with_target("wasmtime", LevelFilter::WARN)
+        .with_target("wasmtime_wasi", LevelFilter::OFF)
+        .with_target("wasmtime_wasi_io", LevelFilter::OFF)
+        .with_target("wiggle", LevelFilter::OFF)
+        .with_default(ours);
     let registry = tracing_subscriber::registry().with(traces(telemetry));
     let _ = match format {
         LogFormat::Text => registry

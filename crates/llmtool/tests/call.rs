@@ -117,6 +117,11 @@ async fn wrong_arguments_are_refused_before_anything_is_sent() {
         (r#"{"received_email": "#, "the arguments are not JSON"),
         (r#"["Hi"]"#, "must be a JSON object"),
         ("@/etc/passwd", "the arguments are not JSON"),
+        // Accepted once, the last copy winning: one value to serde, another to other readers.
+        (
+            r#"{"received_email": "Hi", "received_email": "Bye"}"#,
+            "key `received_email` appears twice in this object",
+        ),
     ];
     for (arguments, said) in cases {
         let args = ["call", "reply.json", arguments, "--config", "config.toml"];

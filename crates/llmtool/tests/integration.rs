@@ -10,6 +10,7 @@ mod support;
 mod batch;
 mod call;
 mod cli;
+mod connections;
 mod conversation;
 mod dlp;
 mod documents;

@@ -4,12 +4,11 @@
 
 #![allow(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
 
-use std::io::{BufRead as _, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::time::Duration;
 
-use crate::support::{llmtool, text};
+use crate::support::{llmtool, serve, text};
 
 /// A library, a tool `poet` on the mock provider at `mock_url` to publish to it, an editor's
 /// and a viewer's token: the data folder, the config file, the tool and the tokens.
@@ -52,40 +51,6 @@ impl Library {
         let published = llmtool(&self.data, &["publish", self.tool.to_str().unwrap()], &env);
         assert_eq!(published.status.code(), Some(0), "{}", text(&published.stderr));
     }
-}
-
-/// `llmtool serve` with `extra` arguments, its log in JSON: the child, its URL, and the
-/// lines of its standard error from then on (read by a thread, so the server never blocks
-/// on a full pipe).
-fn serve(data: &Path, extra: &[&str]) -> (Child, String, std::sync::mpsc::Receiver<String>) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_llmtool"))
-        .args(["serve", "--listen", "127.0.0.1:0", "--log-format", "json"])
-        .args(extra)
-        .env("LLMTOOL_DATA_DIR", data)
-        .env("XDG_CONFIG_HOME", "/nonexistent")
-        .env("MOCK_KEY", "mock-secret-key-5150")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = BufReader::new(child.stderr.take().unwrap());
-    let (sender, lines) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in stderr.lines().map_while(Result::ok) {
-            if sender.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    let url = lines
-        .iter()
-        .find_map(|line| {
-            let url = line.strip_prefix("llmtool serve: http://")?.split_once('/')?.0.to_owned();
-            Some(format!("http://{url}"))
-        })
-        .unwrap();
-    (child, url, lines)
 }
 
 /// The value of the sample `name` (with its labels as written) in `metrics`, if there is one.
@@ -166,6 +131,21 @@ async fn health_readiness_metrics_and_a_json_line_per_request() {
         Some(1)
     );
     assert_eq!(sample::<u64>(&metrics, "llmtool_studio_sessions"), Some(1));
+    // A page on another site, its name rebound to this machine, reads nothing (it did).
+    let rebound = client.get(format!("{url}/metrics")).header("host", "rebound.example");
+    assert_eq!(rebound.send().await.unwrap().status(), 403);
+    // A tool not every member sees is counted, unnamed.
+    let made = llmtool(data, &["token", "create", "admin", "--role", "admin"], &[]);
+    let admin = text(&made.stdout).trim().to_owned();
+    let untagged = client.delete(format!("{url}/api/v1/tools/poet/tags/all")).bearer_auth(&admin);
+    assert!(untagged.send().await.unwrap().status().is_success());
+    let ran = client.post(format!("{url}/api/v1/tools/poet/run")).bearer_auth(&admin);
+    let ran = ran.json(&serde_json::json!({"values": {"topic": "reefs"}})).send().await.unwrap();
+    assert!(ran.text().await.unwrap().contains("event: done"));
+    let metrics = client.get(format!("{url}/metrics")).send().await.unwrap().text().await.unwrap();
+    let private = r#"llmtool_runs_total{model="m",outcome="ok",provider="mock",tool="private"}"#;
+    assert_eq!(sample::<u64>(&metrics, private), Some(1), "{metrics}");
+    assert_eq!(sample::<u64>(&metrics, runs), Some(1), "{metrics}");
     // Through a proxy (a forwarded request), or from afar, the metrics need an admin.
     let proxied = client.get(format!("{url}/metrics")).header("x-forwarded-for", "203.0.113.9");
     assert_eq!(proxied.send().await.unwrap().status(), 401);
@@ -191,7 +171,7 @@ async fn health_readiness_metrics_and_a_json_line_per_request() {
     assert_eq!(of(&named)["route"], "/api/v1/tools/{slug}");
     // Nothing secret in the log: not the token, not the provider's key, not the values.
     let all = logged.iter().map(ToString::to_string).collect::<String>();
-    for secret in [viewer.as_str(), "mock-secret-key-5150", "tides"] {
+    for secret in [viewer.as_str(), admin.as_str(), "mock-secret-key-5150", "tides", "reefs"] {
         assert!(!all.contains(secret), "`{secret}` logged: {all}");
     }
 }

@@ -266,9 +266,20 @@ fn ask(
 /// Calls the one smart tool of `folder` through `llmtool mcp FLAGS folder`; the prompts it
 /// lists and the call's result.
 fn call_over_mcp(setup: &Setup, folder: &Path, flags: &[&str]) -> (Value, Value) {
-    use std::io::{BufRead as _, Write as _};
+    let (prompts, result, _) = call_over_mcp_logging(setup, folder, flags, "error");
+    (prompts, result)
+}
+
+/// [`call_over_mcp`] with the server's log at `level`; and what it logged.
+fn call_over_mcp_logging(
+    setup: &Setup,
+    folder: &Path,
+    flags: &[&str],
+    level: &str,
+) -> (Value, Value, String) {
+    use std::io::{BufRead as _, Read as _, Write as _};
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_llmtool"))
-        .args(["mcp", "--log-level", "error"])
+        .args(["mcp", "--log-level", level])
         .args(flags)
         .arg(folder)
         .env("XDG_CONFIG_HOME", "/nonexistent")
@@ -277,8 +288,16 @@ fn call_over_mcp(setup: &Setup, folder: &Path, flags: &[&str]) -> (Value, Value)
         .env("LLMTOOL_SANDBOX_DIR", sandbox_dir())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    // Read as it comes, so that a verbose log never blocks the server on a full pipe.
+    let mut stderr = child.stderr.take().unwrap();
+    let logged = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stderr.read_to_string(&mut text);
+        text
+    });
     let mut stdin = child.stdin.take().unwrap();
     let mut lines =
         std::io::BufReader::new(child.stdout.take().unwrap()).lines().map(Result::unwrap);
@@ -298,7 +317,29 @@ fn call_over_mcp(setup: &Setup, folder: &Path, flags: &[&str]) -> (Value, Value)
     drop(stdin);
     let _ = child.kill();
     let _ = child.wait();
-    (prompts["result"]["prompts"].clone(), result["result"].clone())
+    let logged = logged.join().unwrap();
+    (prompts["result"]["prompts"].clone(), result["result"].clone(), logged)
+}
+
+/// What a smart tool's code prints (prompts before data-loss prevention, results) stays out
+/// of the server's log at every level: at `debug` and below, the WebAssembly host's own
+/// tracing logged the guest's standard output and error.
+#[test]
+fn a_smart_tools_printed_output_is_never_logged() {
+    let setup = Setup::new(None);
+    let folder = setup.data.path().join("tools");
+    std::fs::create_dir_all(&folder).unwrap();
+    let code = "import sys\n\ndef execute(variables):\n    print('guest-stdout-7d1e')\n    print('guest-stderr-5b2c', file=sys.stderr)\n    return 'printed'\n";
+    std::fs::write(folder.join("printer.json"), smart(code, &["text"]).to_string()).unwrap();
+    for level in ["debug", "trace"] {
+        let (_, answered, logged) =
+            call_over_mcp_logging(&setup, &folder, &["--smart-tools"], level);
+        assert_eq!(answered["isError"], false, "{answered}");
+        assert!(!logged.is_empty(), "at {level} the server logs something");
+        for printed in ["guest-stdout-7d1e", "guest-stderr-5b2c"] {
+            assert!(!logged.contains(printed), "at {level}, `{printed}` is in the log:\n{logged}");
+        }
+    }
 }
 
 #[test]

@@ -34,6 +34,16 @@ pub(crate) fn run(args: &CallArgs) -> anyhow::Result<Outcome> {
             return Ok(Outcome::Problems);
         }
     };
+    // A key given twice means one value to one reader and another to the next (serde keeps
+    // the last): refused, as a tool file's is and as the server refuses it.
+    let duplicate = llmtool_core::syntax::parse(&text)
+        .diagnostics
+        .into_iter()
+        .find(|found| found.rule.code == llmtool_core::syntax::codes::DUPLICATE_KEY.code);
+    if let Some(duplicate) = duplicate {
+        eprintln!("error: {}: the arguments: {}", loaded.name, duplicate.message);
+        return Ok(Outcome::Problems);
+    }
     let inputs = match inputs_from_arguments(loaded.template.variables(), &arguments) {
         Ok(inputs) => inputs,
         Err(problem) => {

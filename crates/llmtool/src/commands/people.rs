@@ -135,9 +135,9 @@ pub(crate) fn team(command: &TeamCommand) -> anyhow::Result<Outcome> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     runtime.block_on(async {
         match command {
-            TeamCommand::Create { name, library } => {
+            TeamCommand::Create { name, adopt_tagged, library } => {
                 let store = open_by_user(library).await?;
-                store.create_team(name).await?;
+                store.create_team(name, *adopt_tagged).await?;
                 eprintln!("made the team `{name}`: tag tools `{name}` for its members to see them");
             }
             TeamCommand::List(ListArgs { library, format }) => {

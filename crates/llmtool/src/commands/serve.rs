@@ -64,13 +64,16 @@ pub(crate) fn serve(args: &ServeArgs) -> anyhow::Result<Outcome> {
         let limits = RunLimits { concurrent: args.max_runs.max(1), queued: args.max_queued_runs };
         // Several servers of one PostgreSQL library keep their rate limits in it, as one.
         let limiter = RateLimiter::new(args.rate_limit).shared_through(&store);
+        let connections = args.connections.limits();
         let state = ServerState::new(store, Access { public_read: args.public_read }, Arc::new(limiter))
         .with_metrics(!args.no_metrics)
+        .with_private_tools_in_metrics(args.metrics_private_tools)
         .with_traces(telemetry.is_some())
         .with_allowed_hosts(args.allowed_host.clone())
         .with_sign_in(sign_in_setup(args, providers.config.server.clone())?)
         .with_keyring(keyring(args.integration_keys.as_deref())?)
         .with_picture_storage(args.picture_storage_mib.saturating_mul(1 << 20))
+        .with_connection_limits(connections.clone())
         .with_runtime(tool_runtime(args, providers)?, limits);
         let runner = state.library_runner().context("the server has no runtime")?;
         let http = HttpOptions {
@@ -100,7 +103,9 @@ pub(crate) fn serve(args: &ServeArgs) -> anyhow::Result<Outcome> {
                 listener.local_addr()?
             );
             let app = llmtool_server::operations_router(state.clone());
-            tokio::spawn(llmtool_mcp::transport::serve_app(app, listener, stop_signal()));
+            tokio::spawn(async move {
+                llmtool_mcp::transport::serve_app(app, listener, &connections, stop_signal()).await
+            });
         }
         let state = state.with_grace(std::time::Duration::from_secs(args.shutdown_timeout));
         llmtool_server::serve(state, listener, stop_signal()).await?;

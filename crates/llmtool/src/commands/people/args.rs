@@ -95,6 +95,10 @@ pub(crate) enum TeamCommand {
     Create {
         /// The team's name, which is also the tag that curates tools for it.
         name: String,
+        /// Make it even though tools carry its name as a tag already (put on before the team
+        /// existed): its members will see them. Without it, that is refused.
+        #[arg(long)]
+        adopt_tagged: bool,
         #[command(flatten)]
         library: LibraryArgs,
     },

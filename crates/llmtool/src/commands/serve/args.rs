@@ -1,8 +1,10 @@
 //! The arguments of `llmtool serve` and `llmtool token`.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Args, Subcommand, ValueEnum};
+use llmtool_server::ConnectionLimits;
 
 use crate::cli::{LogFormat, LogLevel, ModelArgs, ReportFormat};
 
@@ -71,6 +73,8 @@ pub(crate) struct ServeArgs {
     /// Let anyone read the library without a token (writing always needs one).
     #[arg(long)]
     pub(crate) public_read: bool,
+    #[command(flatten)]
+    pub(crate) connections: ConnectionArgs,
     /// Requests a minute for each token (or client address, without one); 0: no limit.
     #[arg(long, value_name = "N", default_value_t = 600)]
     pub(crate) rate_limit: u32,
@@ -130,6 +134,10 @@ pub(crate) struct ServeArgs {
     /// main one). `/metrics` answers a client on this machine, else an admin's token.
     #[arg(long, value_name = "ADDR", conflicts_with = "no_metrics")]
     pub(crate) metrics_listen: Option<std::net::SocketAddr>,
+    /// Name in `/metrics` the tools not every member sees (without the `all` tag) too; without
+    /// it, their runs are counted under the tool `private`.
+    #[arg(long, conflicts_with = "no_metrics")]
+    pub(crate) metrics_private_tools: bool,
     /// Count nothing for `/metrics` (which then answers 404).
     #[arg(long)]
     pub(crate) no_metrics: bool,
@@ -193,4 +201,45 @@ pub(crate) enum TokenRole {
     Admin,
     /// Also make and unmake owners.
     Owner,
+}
+
+/// The limits of the server's connections (docs/security.md, "Connections").
+#[derive(Debug, Args)]
+pub(crate) struct ConnectionArgs {
+    /// Seconds a request's header may take to arrive in full; an idle keep-alive connection is
+    /// closed after as long.
+    #[arg(long, value_name = "SECONDS", default_value_t = ConnectionLimits::default().header_timeout.as_secs())]
+    pub(crate) header_timeout: u64,
+    /// Seconds a connection may go with no byte read or written (streams send a keep-alive
+    /// every 15 seconds).
+    #[arg(long, value_name = "SECONDS", default_value_t = ConnectionLimits::default().idle_timeout.as_secs())]
+    pub(crate) idle_timeout: u64,
+    /// Connections open at once from one client address (a trusted proxy's excepted); past
+    /// it, a new one is closed at once.
+    #[arg(long, value_name = "N", default_value_t = ConnectionLimits::default().per_address)]
+    pub(crate) max_connections_per_address: usize,
+    /// Connections open at once in all (default: three quarters of the open-file limit, which
+    /// the server raises to its hard limit at start, at most 10,000).
+    #[arg(long, value_name = "N")]
+    pub(crate) max_connections: Option<usize>,
+    /// A reverse proxy in front of the server (an IP address; repeat for several): its
+    /// `X-Forwarded-For` names the client, and it is not held to the per-address cap.
+    #[arg(long = "trusted-proxy", value_name = "ADDR")]
+    pub(crate) trusted_proxies: Vec<std::net::IpAddr>,
+}
+
+impl ConnectionArgs {
+    /// The limits these arguments set, the total cap sized for this process when not given
+    /// (its open-files limit raised to the hard one first).
+    pub(crate) fn limits(&self) -> ConnectionLimits {
+        let open_files = llmtool_sandbox::raise_open_files_limit();
+        let for_this_process = ConnectionLimits::for_open_files(open_files);
+        ConnectionLimits {
+            header_timeout: Duration::from_secs(self.header_timeout.max(1)),
+            idle_timeout: Duration::from_secs(self.idle_timeout.max(1)),
+            per_address: self.max_connections_per_address.max(1),
+            total: self.max_connections.unwrap_or(for_this_process.total).max(1),
+            proxies: self.trusted_proxies.clone(),
+        }
+    }
 }
