@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use llmtool_sandbox::{
-    Failure, Folders, Job, Limits, LlmCall, LlmFuture, LlmHost, NoModel, Python, Ran,
+    Failure, Folders, Job, Limits, LlmCall, LlmFuture, LlmHost, NoModel, Python, RUNS_AT_ONCE, Ran,
 };
 
 const SHA256: &str = "e5dc5a398b07b54ea8fdb503bf68fb583d533f10ec3f930963e02b9505f7a763";
@@ -359,6 +359,41 @@ async fn a_file_written_after_it_is_unlinked_counts_against_the_scratch_limit() 
     let ran =
         python().run(&job(code, serde_json::json!({})), &limits, folders, &host).await.unwrap();
     assert_eq!(ran.result, Err(Failure::ScratchFull { limit: 4 << 20 }));
+}
+
+/// At most [`RUNS_AT_ONCE`] runs share the process, whoever starts more: each may hold its
+/// scratch folder's limit on disk, so this bounds what all of them hold. Two more than that
+/// start together; each notes in a shared folder when it starts and ends (waiting three seconds
+/// in between, so that without the cap all would be under way together), and no more than the
+/// cap are ever between the two.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_more_than_the_cap_of_runs_are_under_way_at_once() {
+    let shared = tempfile::tempdir().unwrap();
+    let code = "import os, time\n\ndef execute(variables):\n    with open('/scratch/log', 'a') as f:\n        f.write('start\\n')\n    time.sleep(3)\n    with open('/scratch/log', 'a') as f:\n        f.write('end\\n')\n    return 'ok'\n";
+    let mut runs = tokio::task::JoinSet::new();
+    for _ in 0..RUNS_AT_ONCE + 2 {
+        let dir = shared.path().to_path_buf();
+        runs.spawn(async move {
+            let host = NoModel { reason: "none".into() };
+            let folders = Folders { scratch: Some(&dir), ..Folders::default() };
+            let job = job(code, serde_json::json!({}));
+            python().run(&job, &Limits::default(), folders, &host).await.unwrap()
+        });
+    }
+    let ran = runs.join_all().await;
+    assert!(ran.iter().all(|ran| ran.result.as_deref() == Ok("ok")), "every run ends well");
+    let log = std::fs::read_to_string(shared.path().join("log")).unwrap();
+    let (mut under_way, mut most) = (0usize, 0usize);
+    for line in log.lines() {
+        if line == "start" {
+            under_way += 1;
+            most = most.max(under_way);
+        } else {
+            under_way -= 1;
+        }
+    }
+    assert_eq!(log.lines().count(), 2 * (RUNS_AT_ONCE + 2), "{log}");
+    assert!(most <= RUNS_AT_ONCE, "{most} runs under way at once:\n{log}");
 }
 
 #[tokio::test]
