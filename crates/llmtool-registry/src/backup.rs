@@ -1,8 +1,10 @@
 //! Backups of a library and their restoring (`llmtool admin backup` and `restore`), each with
 //! its backend's own tool: SQLite's `VACUUM INTO` (a consistent, compact copy made while
-//! servers read and write), and PostgreSQL's `pg_dump` in its custom format, restored by
-//! `pg_restore` in one transaction. Both files are readable by their owner only: they hold
-//! the runs' prompts and answers.
+//! servers read and write), and PostgreSQL's `pg_dump` in its custom format, whose rows
+//! `pg_restore` reads back into the schema llmtool makes, in one transaction
+//! ([`crate::pg_restore`]). Both files are readable by their owner only: they hold the runs'
+//! prompts and answers. Only the schema llmtool makes is ever restored: a trigger or function
+//! slipped into a backup does not reach the library.
 //!
 //! Restoring replaces the library. Unless it is empty, the current library is first backed up
 //! beside the backup being restored (`NAME-before-restore-TIMESTAMP`), so that nothing is lost
@@ -95,18 +97,7 @@ pub async fn restore(location: &Location, from: &Path) -> Result<Restored, Store
     match location {
         Location::Sqlite(path) => restore_sqlite(path, from).await?,
         Location::Postgres(url) => {
-            let mut restore = postgres_tool("pg_restore", url)?;
-            restore
-                .args([
-                    "--clean",
-                    "--if-exists",
-                    "--no-owner",
-                    "--no-privileges",
-                    "--single-transaction",
-                    "--exit-on-error",
-                ])
-                .arg(from);
-            run(restore, "pg_restore").await?;
+            crate::pg_restore::restore(url, from).await?;
             let store = SqlStore::connect_postgres(url).await?;
             let notify = statement("SELECT pg_notify($1, $2)::text").bind(CHANNEL).bind(ANY_TOOL);
             store.db.execute(notify).await?;
@@ -296,6 +287,78 @@ mod tests {
         let clean = dir.path().join("clean.db");
         backup(&Location::Sqlite(source), &clean).await.unwrap();
         restore(&target, &clean).await.unwrap();
+    }
+
+    /// A PostgreSQL backup brings back its rows and none of its schema: a function and a
+    /// trigger slipped into it (one that makes an owner's token whenever a tool is published),
+    /// and llmtool's own append-only rule rewritten, stay out of the restored library.
+    #[tokio::test]
+    async fn a_postgres_backup_restores_rows_into_the_schema_llmtool_makes() {
+        let Some(source) = llmtool_testkit::postgres::database().await else { return };
+        let Some(target) = llmtool_testkit::postgres::database().await else { return };
+        let store = SqlStore::connect_postgres(&source.url).await.unwrap();
+        let Db::Postgres(pool) = &store.db else { unreachable!("a PostgreSQL store") };
+        sqlx::raw_sql(
+            "INSERT INTO tokens (name, role, token_hash, created_at)
+                 VALUES ('ops', 'admin', 'ops-hash', '2026-01-01T00:00:00Z');
+             INSERT INTO audit (at, actor, action, target, before)
+                 VALUES ('2026-01-01T00:00:00Z', 'ops', 'token.create', 'ops', E'two\\nlines\\tand a tab');
+             CREATE FUNCTION planted() RETURNS trigger LANGUAGE plpgsql AS $$
+             BEGIN
+                 INSERT INTO tokens (name, role, token_hash, created_at)
+                     VALUES ('backdoor', 'owner', 'known-hash', '2026-01-01T00:00:00Z');
+                 RETURN NEW;
+             END $$;
+             CREATE TRIGGER planted AFTER INSERT ON tools FOR EACH ROW EXECUTE FUNCTION planted();
+             CREATE OR REPLACE FUNCTION audit_append_only() RETURNS trigger LANGUAGE plpgsql
+                 AS $$ BEGIN RETURN NEW; END $$;",
+        )
+        .execute(pool)
+        .await
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let dump = dir.path().join("library.dump");
+        backup(&Location::Postgres(source.url.clone()), &dump).await.unwrap();
+
+        restore(&Location::Postgres(target.url.clone()), &dump).await.unwrap();
+        let restored = SqlStore::connect_postgres(&target.url).await.unwrap();
+        let Db::Postgres(pool) = &restored.db else { unreachable!("a PostgreSQL store") };
+        let count = |sql: &'static str| async move {
+            sqlx::query_scalar::<_, i64>(sql).fetch_one(pool).await.unwrap()
+        };
+        assert_eq!(count("SELECT COUNT(*) FROM pg_proc WHERE proname = 'planted'").await, 0);
+        assert_eq!(count("SELECT COUNT(*) FROM pg_trigger WHERE tgname = 'planted'").await, 0);
+        assert_eq!(count("SELECT COUNT(*) FROM tokens WHERE name = 'ops'").await, 1);
+        let (before,): (String,) =
+            sqlx::query_as("SELECT before FROM audit").fetch_one(pool).await.unwrap();
+        assert_eq!(before, "two\nlines\tand a tab");
+        let edited = sqlx::query("UPDATE audit SET actor = 'someone else'").execute(pool).await;
+        assert!(edited.is_err(), "the audit log stays append-only");
+        let (next,): (i64,) = sqlx::query_as(
+            "INSERT INTO audit (at, actor, action, target)
+             VALUES ('2026-01-02T00:00:00Z', 'ops', 'token.create', 'ci') RETURNING id",
+        )
+        .fetch_one(pool)
+        .await
+        .unwrap();
+        assert_eq!(next, 2, "the sequences go on from where they were");
+
+        // Again, over the library that now holds something: it is kept first.
+        let again = restore(&Location::Postgres(target.url.clone()), &dump).await.unwrap();
+        assert!(again.before.is_some_and(|kept| kept.is_file()));
+        assert_eq!(count("SELECT COUNT(*) FROM audit").await, 1);
+    }
+
+    /// A file that is not a library's backup restores nothing and says why.
+    #[tokio::test]
+    async fn a_postgres_restore_refuses_what_is_not_a_library() {
+        let Some(target) = llmtool_testkit::postgres::database().await else { return };
+        let dir = tempfile::tempdir().unwrap();
+        let junk = dir.path().join("junk.dump");
+        std::fs::write(&junk, "not an archive").unwrap();
+        let refused = restore(&Location::Postgres(target.url.clone()), &junk).await;
+        let said = refused.err().map(|error| error.to_string()).unwrap_or_default();
+        assert!(said.contains("pg_restore failed"), "{said}");
     }
 
     #[test]

@@ -17,6 +17,7 @@ mod health;
 mod model;
 mod people;
 pub mod people_csv;
+mod pg_restore;
 mod pictures;
 mod postgres;
 mod publication;
