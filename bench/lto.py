@@ -16,14 +16,23 @@ then measures, each pair interleaved so that the machine's drift hits both alike
 Prints each figure and the ratio of dist to release (for times, below 1 means LTO made it
 faster; for requests per second, above 1). Needs wrk (Debian's package; installed if missing,
 as root).
+
+`LLMTOOL_BENCH_BUILDS="NAME=PATH,NAME=PATH"` compares two binaries built beforehand instead
+(say, the workspace's crates at `opt-level = 1` against 3); nothing is built then, and the
+ratio is the second's to the first's.
 """
 import os, re, shutil, statistics, subprocess, sys, tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FILES = int(sys.argv[1]) if len(sys.argv) > 1 else 10000
 RUNS = sys.argv[2] if len(sys.argv) > 2 else "5"
-BUILDS = {"release": os.path.join(ROOT, "target", "release", "llmtool"),
-          "dist": os.path.join(ROOT, "target", "dist", "llmtool")}
+GIVEN = os.environ.get("LLMTOOL_BENCH_BUILDS")
+if GIVEN:
+    BUILDS = dict(pair.split("=", 1) for pair in GIVEN.split(","))
+else:
+    BUILDS = {"release": os.path.join(ROOT, "target", "release", "llmtool"),
+              "dist": os.path.join(ROOT, "target", "dist", "llmtool")}
+FIRST, SECOND = list(BUILDS)
 
 
 def timing(*commands):
@@ -54,8 +63,9 @@ def serve(llmtool, data):
 def main():
     if not shutil.which("wrk"):
         subprocess.run(["apt-get", "install", "-y", "-qq", "wrk"], check=True)
-    for profile in BUILDS:
-        subprocess.run(["cargo", "build", "-q", "--locked", "--profile", profile, "-p", "llmtool"], cwd=ROOT, check=True)
+    if not GIVEN:
+        for profile in BUILDS:
+            subprocess.run(["cargo", "build", "-q", "--locked", "--profile", profile, "-p", "llmtool"], cwd=ROOT, check=True)
     for profile, path in BUILDS.items():
         print(f"{profile}: {os.path.getsize(path):,} bytes")
 
@@ -65,7 +75,7 @@ def main():
     print(f"\n1. llmtool check over {FILES} files, {RUNS} rounds:")
     timing(*((profile, f"{path} check {corpus}") for profile, path in BUILDS.items()))
 
-    subprocess.run([BUILDS["release"], "model", "pull"], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([BUILDS[FIRST], "model", "pull"], check=True, stdout=subprocess.DEVNULL)
     tool = os.path.join(ROOT, "examples", "teach-me-anything.json")
     print(f"\n2. llmtool run on the local model (seed 1), {RUNS} rounds:")
     timing(*((profile, f"{path} run {tool} --var topic=tides --model local --seed 1")
@@ -87,8 +97,8 @@ def main():
         shutil.rmtree(work, ignore_errors=True)
     for profile, found in rates.items():
         print(f"{profile:<10} median {statistics.median(found):9.0f} req/s  (rounds: {', '.join(f'{r:.0f}' for r in found)})")
-    ratio = statistics.median(rates["dist"]) / statistics.median(rates["release"])
-    print(f"dist / release: {ratio:.2f}x the requests per second")
+    ratio = statistics.median(rates[SECOND]) / statistics.median(rates[FIRST])
+    print(f"{SECOND} / {FIRST}: {ratio:.2f}x the requests per second")
 
 
 if __name__ == "__main__":

@@ -45,3 +45,15 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
             ),
     );
 }
+
+#[cfg(test)]
+mod tests {
+    /// International host names are mapped and encoded by the IDNA rules with the backend the
+    /// workspace pins (`idna_adapter` 1.1): full-width and upper-case letters folded, the
+    /// result in punycode.
+    #[test]
+    fn international_host_names_are_read_by_the_idna_rules() {
+        let url = url::Url::parse("https://\u{FF22}\u{00DC}CHER.example/avatar.png").unwrap();
+        assert_eq!(url.host_str(), Some("xn--bcher-kva.example"));
+    }
+}
