@@ -62,9 +62,14 @@ pub(crate) fn in_json(object: &mut serde_json::Value, folder: &Path) -> anyhow::
             other => vec![other],
         };
         for slot in strings {
-            if let Some(given) = slot.as_str()
-                && let Cow::Owned(text) = self::value(name, given, Some(folder))?
-            {
+            let Some(given) = slot.as_str() else { continue };
+            // A document's text, or `@@…` read as `@…`: the same rule as on the command line.
+            let replaced = match self::value(name, given, Some(folder))? {
+                Cow::Owned(text) => Some(text),
+                Cow::Borrowed(value) if value.len() != given.len() => Some(value.to_owned()),
+                Cow::Borrowed(_) => None,
+            };
+            if let Some(text) = replaced {
                 *slot = serde_json::Value::String(text);
             }
         }
@@ -91,4 +96,27 @@ pub(crate) fn quiet_reader_panics() {
             default(info);
         }
     }));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `@@` starts a value with `@` in a `--vars` file as on the command line; a lone value
+    /// and the items of a list alike.
+    #[test]
+    fn a_doubled_at_sign_is_one_in_a_vars_file_too() {
+        let folder = tempfile::tempdir().unwrap();
+        let mut object = serde_json::json!({
+            "handle": "@@llmtool",
+            "tags": ["@@one", "two"],
+            "plain": "no at sign",
+        });
+        in_json(&mut object, folder.path()).unwrap();
+        assert_eq!(
+            object,
+            serde_json::json!({"handle": "@llmtool", "tags": ["@one", "two"], "plain": "no at sign"})
+        );
+        assert_eq!(value("handle", "@@llmtool", None).unwrap(), "@llmtool");
+    }
 }
