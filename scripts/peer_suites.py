@@ -36,6 +36,13 @@ suite's partials, context, history and options, as its spec runner does; Prompty
 `Template.evaluate`, or as `llm -t` applies it), and the report says whether the peer agrees
 with the suite's expected output.
 
+A case whose text is equal is also judged on what `llmtool run --dry-run` sends (the request's
+messages, to an OpenAI model): the peer's messages (Prompty's `prepare` or parser, dotpromptz's
+rendered messages, `llm`'s system prompt and prompt), compared as the text is, with the peer's
+`model` role read as `assistant` and `developer` as `system` (llmtool sends a developer turn as
+a system message). A case equal on its text that sends other messages must be explained in
+docs/convert.md as `sent-different`.
+
 Every case is classified:
 - equal: llmtool's render is the expected output (or the suite expects an error and
   `llmtool render` refuses the values);
@@ -59,7 +66,7 @@ import functools, glob, json, os, re, subprocess, sys, tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import checks  # noqa: E402
 from peers import ROOT, peers_python  # noqa: E402
-from real_world_renders import PLACEHOLDER, same  # noqa: E402
+from real_world_renders import PLACEHOLDER, same, trimmed, without_media  # noqa: E402
 
 LLMTOOL = os.environ.get("LLMTOOL", checks.LLMTOOL)
 FIXTURES = os.path.join(ROOT, "crates", "llmtool-core", "tests", "fixtures", "peer-suites")
@@ -428,12 +435,12 @@ def value_at(values, name):
 
 
 def import_and_render(path, fmt, values, work):
-    """llmtool's steps on one source file: [(step, exit status, standard error)...] and the
-    rendered text (None when a step failed)."""
+    """llmtool's steps on one source file: [(step, exit status, standard error)...], the
+    rendered text and the messages `run --dry-run` sends (None when a step failed)."""
     status, out, err = llmtool("import", path, "--from", fmt)
     steps = [("import", status, err)]
     if status != 0:
-        return steps, None
+        return steps, None, None
     tool = json.loads(out)
     # The model parameters play no part in rendering, and a source may have one out of range;
     # the import's time would make the report differ from run to run.
@@ -447,7 +454,25 @@ def import_and_render(path, fmt, values, work):
         json.dump({name: value for name, value in given.items() if value is not MISSING}, out_file)
     status, out, err = llmtool("render", tool_path, "--vars", vars_path)
     steps.append(("render", status, err))
-    return steps, out if status == 0 else None
+    if status != 0:
+        return steps, None, None
+    return steps, out, sent_messages(tool_path, vars_path)
+
+
+# The request `run --dry-run` prints goes to an OpenAI model with a key that is never used.
+SENT_ARGS = ["--dry-run", "--provider", "openai", "--model", "gpt-4o-mini"]
+
+
+def sent_messages(tool_path, vars_path):
+    """The messages `llmtool run --dry-run` would send for the tool, as [[role, text]...] (None
+    when the run refuses)."""
+    env = {**os.environ, "OPENAI_API_KEY": "sk-peer-suites-unused", "LLMTOOL_NO_LOG": "1"}
+    result = subprocess.run([LLMTOOL, "run", tool_path, "--vars", vars_path, *SENT_ARGS],
+                            capture_output=True, text=True, env=env)
+    if result.returncode != 0 or "\n\n" not in result.stdout:
+        return None
+    body = json.loads(result.stdout.split("\n\n", 1)[1])
+    return [[message["role"], message["content"]] for message in body["messages"]]
 
 
 def errors_of(stderr):
@@ -492,6 +517,29 @@ def matches(suite, ours, expected):
     return same(ours, expected)
 
 
+# The roles llmtool sends for the peers' own: Dotprompt's `model` is the assistant, and a
+# developer message is sent as a system message (docs/format.md, "Chat prompts").
+SENT_ROLES = {"model": "assistant", "developer": "system"}
+
+
+def sent_matches(suite, sent, expected):
+    """Whether the messages llmtool sends are the expected messages, compared as the rendered
+    text is (Prompty's trimmed of newlines, the others of whitespace, empty ones left out);
+    None where there are no messages to compare (an error, a pattern)."""
+    if "error" in expected or "pattern" in expected:
+        return None
+    if sent is None:
+        return False
+    if suite.startswith("prompty"):
+        theirs = expected["messages"] if "messages" in expected else split_messages(expected["text"], "system")
+        theirs = [[SENT_ROLES.get(role, role), text] for role, text in theirs]
+        return [[role, text.strip("\n")] for role, text in sent] == theirs
+    if "text" in expected:
+        return sent == [["user", expected["text"]]]
+    theirs = [[SENT_ROLES.get(role.lower(), role.lower()), text] for role, text in expected["messages"]]
+    return trimmed(sent) == trimmed(without_media(theirs))
+
+
 def peer_agrees(answer, expected):
     if "unavailable" in answer:
         return "unavailable"
@@ -532,14 +580,16 @@ def classify(steps, ours, expected, suite):
 
 def counts_table(rows):
     suites = list(dict.fromkeys(row["suite"] for row in rows))
-    lines = ["| suite | cases | " + " | ".join(CLASSES) + " | peer agrees |", "|---" * (len(CLASSES) + 3) + "|"]
+    lines = ["| suite | cases | " + " | ".join(CLASSES) + " | equal, and sent equal | peer agrees |",
+             "|---" * (len(CLASSES) + 4) + "|"]
     for suite in suites + ["all"]:
         found = [r for r in rows if suite in (r["suite"], "all")]
         counts = [sum(r["class"] == c for r in found) for c in CLASSES]
         agrees = sum(r["peer_agrees"] is True for r in found)
         unavailable = sum(r["peer_agrees"] == "unavailable" for r in found)
         peer = f"{agrees}" + (f" ({unavailable} unavailable)" if unavailable else "")
-        lines.append(f"| {suite} | {len(found)} | " + " | ".join(map(str, counts)) + f" | {peer} |")
+        sent = sum(r["class"] == "equal" and r["sent_equal"] is not False for r in found)
+        lines.append(f"| {suite} | {len(found)} | " + " | ".join(map(str, counts)) + f" | {sent} | {peer} |")
     return "\n".join(lines) + "\n"
 
 
@@ -555,6 +605,8 @@ def judged(rows, docs):
     cases that need none."""
     explained = explained_cases(docs)
     need = {(r["suite"], r["case"], r["class"]) for r in rows if r["class"] in TO_EXPLAIN}
+    # A case rendered as expected whose run sends other messages is explained as `sent-different`.
+    need |= {(r["suite"], r["case"], "sent-different") for r in rows if r.get("sent_equal") is False}
     unexplained = [f"{suite}: {case} ({kind})" for suite, case, kind in sorted(need - explained)]
     stale = [f"{suite}: {case} ({kind})" for suite, case, kind in sorted(explained - need)]
     return unexplained, stale
@@ -588,13 +640,15 @@ def main():
             if expected.get("from_peer"):
                 expected = {"messages": answer["messages"]} if "messages" in answer else {"error": answer["error"]}
             fmt, _, text = item["source"]
-            steps, ours = import_and_render(path, fmt, item["values"], work)
+            steps, ours, sent = import_and_render(path, fmt, item["values"], work)
             verdict, step = classify(steps, ours, expected, item["suite"])
+            # A case rendered as expected is also judged on the messages its run sends.
+            sent_equal = sent_matches(item["suite"], sent, expected) if verdict == "equal" else None
             stderr = "".join(err for _, _, err in steps).replace(work + os.sep, "").replace(ROOT + os.sep, "")
             rows.append({
                 "suite": item["suite"], "file": item["file"], "case": item["case"], "class": verdict,
                 "step": step, "stderr": stderr[:2000], "source": text, "not_in_source": item["not_in_source"],
-                "expected": expected, "got": ours, "peer": answer,
+                "expected": expected, "got": ours, "sent": sent, "sent_equal": sent_equal, "peer": answer,
                 # The runtime fixtures' expected output is the peer's own rendering.
                 "peer_agrees": True if item["expected"].get("from_peer") else peer_agrees(answer, expected),
             })

@@ -237,10 +237,14 @@ MEDIA_MARKER = re.compile(r"__PROMPTY_THREAD_[0-9a-f]+_\w+__")
 MEDIA_PART = re.compile(r"<a \w+Part>")
 
 
+# A chat tool's turn is `assistant:` where Dotprompt's message is the `model`'s.
+SAME_ROLE = {"model": "assistant"}
+
+
 def trimmed(messages):
     """Messages with the whitespace around their text taken off, the empty ones left out (the
-    peers send no empty message)."""
-    return [[role.lower(), text.strip()] for role, text in messages if text.strip()]
+    peers send no empty message), Dotprompt's `model` read as `assistant`."""
+    return [[SAME_ROLE.get(role.lower(), role.lower()), text.strip()] for role, text in messages if text.strip()]
 
 
 def without_media(messages):

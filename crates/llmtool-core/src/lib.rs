@@ -3,12 +3,14 @@
 //! - [`syntax`] parses a tool file leniently into a tree with byte spans,
 //! - [`model`] lowers that tree into the typed [`Tool`](model::Tool),
 //! - [`rules`] checks it and yields [`Diagnostic`]s; [`Document`] does all three in one call,
-//! - [`template`] compiles `model_prompt` once and renders it many times,
+//! - [`template`] compiles `model_prompt` once and renders it many times, and [`chat`] reads
+//!   a chat prompt's turns,
 //! - [`format`] prints the canonical form and applies fixes, and [`report`] shows diagnostics
 //!   to people and programs.
 //!
 //! Nothing here touches the file system, the environment, the clock or the network.
 
+pub mod chat;
 pub mod convert;
 pub mod diagnostic;
 pub mod document;

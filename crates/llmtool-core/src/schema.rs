@@ -60,6 +60,10 @@ pub fn json_schema() -> Value {
             "x-dlp": {
                 "description": "What runs do with sensitive values found in the prompt (llmtool's data-loss prevention).",
                 "enum": DLP_POLICIES
+            },
+            "x-chat": {
+                "description": "Whether the prompt is a chat: split at its role lines (system:, developer:, user:, assistant:, each alone on a line) and sent as messages.",
+                "type": "boolean"
             }
         },
         "$defs": {

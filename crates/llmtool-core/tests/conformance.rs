@@ -38,6 +38,18 @@ fn run_vector(path: &Path) -> Result<(), String> {
     let tool = document.tool.as_ref().ok_or("a vector with values needs a tool")?;
     let template = ToolTemplate::new(tool);
     let inputs = Inputs::from_json(values, template.variables()).map_err(|e| e.to_string())?;
+    if let Some(expected) = expect.get("messages") {
+        let values =
+            template.resolve(&inputs).map_err(|problems| format!("{:?}", codes(&problems)))?;
+        let sent: Vec<Value> = template
+            .render_turns(&values)
+            .into_iter()
+            .map(|turn| serde_json::json!({ "role": turn.role, "content": turn.text }))
+            .collect();
+        if &Value::Array(sent.clone()) != expected {
+            return Err(format!("messages: expected {expected}, got {}", Value::Array(sent)));
+        }
+    }
     match (template.render(&inputs), &expect["prompt"], &expect["render_errors"]) {
         (Ok(prompt), Value::String(expected), _) if &prompt == expected => Ok(()),
         (Err(problems), Value::Null, errors @ Value::Array(_))

@@ -128,11 +128,11 @@ fn llm_templates_written_by_hand_are_read_and_keep_what_has_no_field() {
     let template = "system: Answer in French.\nprompt: 'Summarise $input in ${n}0 words, for $$$price.'\nmodel: gpt-4o-mini\ndefaults:\n  n: 5\n  unused: x\noptions:\n  temperature: 0.2\nextract: true\n";
     let read = PromptFormat::LlmTemplate.read(template).unwrap();
     let codes: Vec<_> = read.diagnostics.iter().map(|d| (d.code(), d.message.clone())).collect();
-    assert_eq!(codes.len(), 2, "{codes:?}");
-    assert!(codes[0].0 == "LT708" && codes[0].1.contains("system prompt"), "{codes:?}");
-    assert!(codes[1].1.contains("`unused`"), "{codes:?}");
+    assert_eq!(codes.len(), 1, "{codes:?}");
+    assert!(codes[0].1.contains("`unused`"), "{codes:?}");
     let tool: serde_json::Value = serde_json::from_str(&read.value).unwrap();
-    // The system prompt is kept, as a role line, in the one prompt of the tool.
+    // The system prompt is the chat's system turn.
+    assert_eq!(tool["x-chat"], true);
     assert_eq!(
         tool["model_prompt"],
         "system:\nAnswer in French.\n\nuser:\nSummarise {{input}} in {{n}}0 words, for ${{price}}."
@@ -215,12 +215,12 @@ fn kernel_functions_written_by_hand_are_read() {
 
 #[test]
 fn files_written_by_hand_are_read() {
-    // Prompty's short forms: scalar inputs, options, two messages kept as text with a warning.
+    // Prompty's short forms: scalar inputs, options, two messages, a chat's two turns.
     let prompty = "---\nname: Helper\nmodel:\n  id: gpt-4o\n  options:\n    temperature: 0.2\ninputs:\n  question: What is up?\n---\nsystem:\nBe brief.\nuser:\n{{question}}\n";
     let read = PromptFormat::Prompty.read(prompty).unwrap();
-    assert_eq!(read.diagnostics[0].code(), "LT708");
     let tool: serde_json::Value = serde_json::from_str(&read.value).unwrap();
-    assert_eq!(tool["model_prompt"], "system:\nBe brief.\nuser:\n{{question}}");
+    assert_eq!(tool["model_prompt"], "system:\nBe brief.\n\nuser:\n{{question}}");
+    assert_eq!(tool["x-chat"], true);
     assert_eq!(tool["metadata"]["parameters"]["temperature"], 0.2);
     assert_eq!(tool["metadata"]["model_version"], serde_json::json!(["gpt-4o"]));
     // The short form's value is a sample, not a default: the input is asked for.
@@ -256,7 +256,7 @@ fn what_the_peers_send_is_what_the_import_says() {
     // A `thread` input is the conversation so far: its placeholder goes, with a located warning.
     let thread = "---\ninputs:\n  question:\n    kind: string\n  chat:\n    kind: thread\n---\nsystem:\nBe brief.\n{{chat}}\nuser:\n{{question}}\n";
     let read = PromptFormat::Prompty.read(thread).unwrap();
-    assert_eq!(prompt(&read), "system:\nBe brief.\nuser:\n{{question}}");
+    assert_eq!(prompt(&read), "system:\nBe brief.\n\nuser:\n{{question}}");
     let left_out = read.diagnostics.iter().find(|d| d.message.contains("`chat`")).unwrap();
     assert_eq!(left_out.primary.as_ref().unwrap().span, Span::new(43, 47));
     // An image input cannot be text: the rest is read, the input and its place (a Markdown
@@ -287,7 +287,7 @@ fn what_the_peers_send_is_what_the_import_says() {
     // Dotprompt sends what follows `{{history}}` as a model message.
     let history = "---\ninput:\n  schema:\n    q: string\n---\n{{role \"system\"}}\nBe brief.\n{{history}}\n{{q}}";
     let read = PromptFormat::Dotprompt.read(history).unwrap();
-    assert_eq!(prompt(&read), "system:\nBe brief.\nmodel:\n{{q}}");
+    assert_eq!(prompt(&read), "system:\nBe brief.\nassistant:\n{{q}}");
     let left_out = read.diagnostics.iter().find(|d| d.message.contains("history")).unwrap();
     assert_eq!(left_out.primary.as_ref().unwrap().span, Span::new(67, 78));
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 use llmtool_providers::backend::Engine;
 use llmtool_providers::event::Usage;
 use llmtool_providers::transport::Completion;
-use llmtool_providers::{ChatRequest, Constraint, ProviderError, Role};
+use llmtool_providers::{ChatRequest, Constraint, Message, ProviderError, Role};
 
 use crate::LocalError;
 use crate::batcher::{self, Event, Job};
@@ -74,20 +74,23 @@ impl LocalEngine {
             grammar,
             cache_key: request.cache_key.clone(),
         };
-        let messages: Vec<ChatMessage> = request
-            .messages
-            .iter()
-            .map(|m| {
-                let role = match m.role {
-                    Role::System => "system",
-                    Role::User => "user",
-                    Role::Assistant => "assistant",
-                };
-                ChatMessage { role: role.into(), content: m.content.clone() }
-            })
-            .collect();
-        (messages, options)
+        (chat_messages(&request.messages), options)
     }
+}
+
+/// A request's messages as a chat template takes them.
+pub fn chat_messages(messages: &[Message]) -> Vec<ChatMessage> {
+    messages
+        .iter()
+        .map(|m| {
+            let role = match m.role {
+                Role::System => "system",
+                Role::User => "user",
+                Role::Assistant => "assistant",
+            };
+            ChatMessage { role: role.into(), content: m.content.clone() }
+        })
+        .collect()
 }
 
 impl Engine for LocalEngine {

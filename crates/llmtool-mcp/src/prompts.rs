@@ -11,8 +11,8 @@ use serde_json::{Map, Value, json};
 
 use crate::library::Entry;
 
-/// The prompt of `entry` rendered with `arguments`, as one user message; or an invalid-params
-/// error naming every problem with the arguments.
+/// The prompt of `entry` rendered with `arguments`, as one user message (a chat tool's as one
+/// message a turn); or an invalid-params error naming every problem with the arguments.
 pub(crate) fn get(
     entry: &Entry,
     arguments: Option<&Map<String, Value>>,
@@ -25,10 +25,15 @@ pub(crate) fn get(
             return Err(ErrorData::invalid_params(message, None));
         }
     }
-    match entry.template.render(&inputs) {
-        Ok(text) => {
-            let message = PromptMessage::new_text(Role::User, text);
-            let mut result = GetPromptResult::new(vec![message]);
+    match entry.template.resolve(&inputs) {
+        Ok(values) => {
+            let messages = entry.template.render_turns(&values).into_iter().map(|turn| {
+                // MCP's prompt messages are the user's or the assistant's: a chat's system
+                // turn is given as the user's (docs/mcp.md, "Prompts").
+                let role = if turn.role == "assistant" { Role::Assistant } else { Role::User };
+                PromptMessage::new_text(role, turn.text)
+            });
+            let mut result = GetPromptResult::new(messages.collect());
             if let Some(description) = entry.prompt.description.as_ref() {
                 result = result.with_description(description.clone());
             }

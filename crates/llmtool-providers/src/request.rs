@@ -1,6 +1,7 @@
 //! What is asked of a model, independent of any API: the conversation, the sampling
 //! parameters, and the constraint the tool's expected output puts on the answer.
 
+use llmtool_core::chat::Turn;
 use llmtool_core::model::Parameters;
 use llmtool_core::output::{OutputFormat, OutputKind, OutputSpec};
 use serde::Serialize;
@@ -26,6 +27,18 @@ impl Message {
 
     pub fn assistant(content: impl Into<String>) -> Self {
         Self { role: Role::Assistant, content: content.into() }
+    }
+
+    /// A chat prompt's turn as a message: `developer` is sent as `system` (every API reads a
+    /// system message; OpenAI reads it as the developer's), and a `tool` turn, which `check`
+    /// refuses (LT109), as what the user says.
+    pub fn of_turn(turn: &Turn) -> Self {
+        let role = match turn.role {
+            "system" | "developer" => Role::System,
+            "assistant" => Role::Assistant,
+            _ => Role::User,
+        };
+        Self { role, content: turn.text.clone() }
     }
 }
 

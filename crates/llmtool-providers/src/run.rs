@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tracing::Instrument as _;
 
+use llmtool_core::chat::{self, Turn};
 use llmtool_core::output::{self, ImageParams, OutputFormat, OutputKind, OutputSpec};
 use llmtool_dlp::Redaction;
 use serde::Serialize;
@@ -105,6 +106,9 @@ pub struct RunRequest {
     pub history: Vec<Message>,
     /// What is asked now: the tool's rendered prompt, or a follow-up's text.
     pub prompt: String,
+    /// Whether `prompt` is a chat's turns written out (a chat tool's rendered prompt, see
+    /// `llmtool_core::chat`), sent as its messages; else it is one user message.
+    pub chat: bool,
     pub params: Params,
     pub spec: OutputSpec,
     /// The model's price; `None` when it is unpriced.
@@ -236,10 +240,36 @@ impl RunRequest {
 
     /// The messages of the first request: the conversation so far, then what is asked now.
     pub fn messages(&self) -> Vec<Message> {
-        let mut messages = Vec::with_capacity(self.history.len() + 1);
-        messages.extend(self.history.iter().cloned());
-        messages.push(Message::user(self.first_message()));
+        let mut messages = self.history.clone();
+        messages.extend(self.asked().iter().map(Message::of_turn));
         messages
+    }
+
+    /// What is asked now as turns: a chat's, or the prompt as one user turn; with an
+    /// instruction at the end of the last user turn when the expected output is a fixed set of
+    /// answers or JSON that the prompt does not already ask for.
+    fn asked(&self) -> Vec<Turn> {
+        let mut turns = if self.chat {
+            chat::split(&self.prompt)
+        } else {
+            vec![Turn::new(chat::USER, self.prompt.clone())]
+        };
+        let asks_json = self.prompt.to_lowercase().contains("json");
+        let instruction = match (&self.spec.kind, &self.spec.format) {
+            (OutputKind::Limited { allowed }, _) if !allowed.is_empty() => {
+                format!("Answer with exactly one of: {}.", allowed.join(", "))
+            }
+            (_, Some(OutputFormat::Json)) if !asks_json => "Answer with JSON only.".to_owned(),
+            _ => return turns,
+        };
+        match turns.iter_mut().rev().find(|turn| turn.role == chat::USER) {
+            Some(turn) => {
+                turn.text.push_str("\n\n");
+                turn.text.push_str(&instruction);
+            }
+            None => turns.push(Turn::new(chat::USER, instruction)),
+        }
+        turns
     }
 
     fn chat(&self, messages: Vec<Message>, options: RunOptions) -> ChatRequest {
@@ -254,21 +284,14 @@ impl RunRequest {
         }
     }
 
-    /// The prompt, with an instruction when the expected output is a fixed set of answers or
-    /// JSON that the prompt does not already ask for.
+    /// What is asked now as one text (what the run log keeps, a judge reads): the prompt with
+    /// its instruction (see [`RunRequest::messages`]), a chat's turns written out.
     pub fn first_message(&self) -> String {
-        let mut message = self.prompt.clone();
-        match (&self.spec.kind, &self.spec.format) {
-            (OutputKind::Limited { allowed }, _) if !allowed.is_empty() => {
-                message
-                    .push_str(&format!("\n\nAnswer with exactly one of: {}.", allowed.join(", ")));
-            }
-            (_, Some(OutputFormat::Json)) if !message.to_lowercase().contains("json") => {
-                message.push_str("\n\nAnswer with JSON only.");
-            }
-            _ => {}
+        let turns = self.asked();
+        match turns.as_slice() {
+            [turn] if !self.chat => turn.text.clone(),
+            _ => chat::join(&turns),
         }
-        message
     }
 
     /// `answer` as it is shown: the placeholders of data-loss prevention put back, and the

@@ -274,6 +274,7 @@ mod over_http {
             history: Vec::new(),
             target: Target::new(endpoint, "gpt-image-1"),
             prompt: "a lighthouse in a storm".into(),
+            chat: false,
             params,
             spec: OutputSpec { kind: OutputKind::Image(spec), format: None },
             price: Some(PriceEntry {

@@ -33,6 +33,7 @@ async fn run_on_mock(api: ApiKind, provider: &str, model: &str, reply: String) -
         history: Vec::new(),
         target,
         prompt: "Hello".into(),
+        chat: false,
         params: Params::default(),
         spec: OutputSpec { kind: OutputKind::Text, format: None },
         price,

@@ -39,6 +39,7 @@ fn run_request(mock: &Mock, features: Features, spec: OutputSpec) -> RunRequest 
         history: Vec::new(),
         target: Target::new(endpoint, "m"),
         prompt: "Should we launch?".into(),
+        chat: false,
         params: Params::default(),
         spec,
         price: Some(PriceEntry {
@@ -178,6 +179,7 @@ fn redacted_request(mock: &Mock, spec: OutputSpec) -> RunRequest {
     RunRequest {
         history: Vec::new(),
         prompt,
+        chat: false,
         redaction: Some(std::sync::Arc::new(redaction)),
         ..run_request(mock, Features::COMPATIBLE, spec)
     }

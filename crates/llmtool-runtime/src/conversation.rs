@@ -251,7 +251,8 @@ impl Runtime {
         let by_bytes = self.max_prompt_bytes().map(|bytes| bytes / CHARACTERS_PER_TOKEN as u64);
         let by_model = price.as_ref().and_then(|entry| entry.price.max_input);
         let window = by_model.into_iter().chain(by_bytes).min();
-        let (history, dropped) = fitted(&conversation.exchanges, &prompt, window);
+        let chat = tool.is_chat() && !tool.makes_images();
+        let (history, dropped) = fitted(&conversation.exchanges, chat, &prompt, window);
         let mut notices: Vec<String> = notice.into_iter().collect();
         if let Some(note) = dropped_note(&dropped, window) {
             notices.push(note);
@@ -268,6 +269,7 @@ impl Runtime {
             target,
             history,
             prompt,
+            chat: false,
             params: Params {
                 temperature: overrides.temperature.or(params.temperature),
                 max_tokens: overrides.max_tokens.or(params.max_tokens),
@@ -299,10 +301,22 @@ impl Runtime {
 
 /// The messages of `exchanges` that fit `window` tokens with `asking` after them: the first
 /// exchange (the tool's prompt and answer) always, then the newest follow-ups that fit; and
-/// the turns left out (numbered from 1, the tool's own).
-fn fitted(exchanges: &[Exchange], asking: &str, window: Option<u64>) -> (Vec<Message>, Vec<u32>) {
+/// the turns left out (numbered from 1, the tool's own). Under `chat`, the tool's own prompt
+/// is a chat's turns written out, sent as its messages.
+fn fitted(
+    exchanges: &[Exchange],
+    chat: bool,
+    asking: &str,
+    window: Option<u64>,
+) -> (Vec<Message>, Vec<u32>) {
     let messages_of = |exchange: &Exchange| {
-        [Message::user(exchange.asked.clone()), Message::assistant(exchange.answer.clone())]
+        let mut messages: Vec<Message> = if chat && exchange.turn == 1 {
+            llmtool_core::chat::split(&exchange.asked).iter().map(Message::of_turn).collect()
+        } else {
+            vec![Message::user(exchange.asked.clone())]
+        };
+        messages.push(Message::assistant(exchange.answer.clone()));
+        messages
     };
     let Some(window) = window else {
         return (exchanges.iter().flat_map(messages_of).collect(), Vec::new());
@@ -323,7 +337,7 @@ fn fitted(exchanges: &[Exchange], asking: &str, window: Option<u64>) -> (Vec<Mes
         kept_from = index;
     }
     let dropped = follow_ups[..kept_from].iter().map(|exchange| exchange.turn).collect();
-    let mut messages = first_messages.to_vec();
+    let mut messages = first_messages;
     messages.extend(follow_ups[kept_from..].iter().flat_map(messages_of));
     (messages, dropped)
 }
@@ -353,11 +367,11 @@ mod tests {
     #[test]
     fn the_oldest_follow_ups_go_first_and_the_tool_prompt_stays() {
         let exchanges: Vec<Exchange> = (1..=4).map(|n| exchange(n, 400)).collect();
-        let (all, left_out) = fitted(&exchanges, "why?", None);
+        let (all, left_out) = fitted(&exchanges, false, "why?", None);
         assert_eq!(all.len(), 8);
         assert!(left_out.is_empty());
         // Each exchange is about 101 tokens: room for the first, the newest and the question.
-        let (some, dropped) = fitted(&exchanges, "why?", Some(250));
+        let (some, dropped) = fitted(&exchanges, false, "why?", Some(250));
         assert_eq!(dropped, vec![2, 3], "turns 2 and 3 left out");
         assert_eq!(some.len(), 4);
         assert!(some[0].content.starts_with("q1"), "the tool's prompt first");
@@ -365,5 +379,29 @@ mod tests {
         let note = dropped_note(&dropped, Some(250)).unwrap_or_default();
         assert!(note.contains("turns 2-3 left out"), "{note}");
         assert_eq!(dropped_note(&[], Some(250)), None);
+    }
+
+    #[test]
+    fn a_chat_tools_own_turn_goes_on_as_its_messages() {
+        use llmtool_providers::Role::{Assistant, System, User};
+        let first = Exchange {
+            turn: 1,
+            asked: "system:\nBe terse.\n\nuser:\nuser:\n\\user:".into(),
+            answer: "Hello".into(),
+        };
+        let follow_up = Exchange { turn: 2, asked: "system:\nagain".into(), answer: "No".into() };
+        let (messages, _) = fitted(&[first, follow_up], true, "why?", None);
+        let sent: Vec<_> = messages.iter().map(|m| (m.role, m.content.as_str())).collect();
+        assert_eq!(
+            sent,
+            [
+                (System, "Be terse."),
+                (User, ""),
+                (User, "user:"),
+                (Assistant, "Hello"),
+                (User, "system:\nagain"),
+                (Assistant, "No")
+            ]
+        );
     }
 }

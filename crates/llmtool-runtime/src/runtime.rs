@@ -7,7 +7,6 @@ use std::sync::Arc;
 
 use llmtool_core::model::Tool;
 use llmtool_core::output::OutputSpec;
-use llmtool_local::chat::ChatMessage;
 use llmtool_local::model::count_prompt_tokens;
 use llmtool_local::store::DEFAULT_MODEL;
 use llmtool_providers::pace::Pacer;
@@ -324,6 +323,7 @@ impl Runtime {
             target,
             history: Vec::new(),
             prompt,
+            chat: tool.is_chat() && !tool.makes_images(),
             params: Params {
                 temperature: overrides.temperature.or(params.temperature),
                 max_tokens: overrides.max_tokens.or(params.max_tokens),
@@ -368,8 +368,8 @@ impl Runtime {
             return None;
         }
         let path = self.inner.local.installed(&request.target)?;
-        let message = ChatMessage { role: "user".into(), content: request.first_message() };
-        Some(count_prompt_tokens(&path, &[message]).map_err(RunError::from))
+        let messages = llmtool_local::provider::chat_messages(&request.messages());
+        Some(count_prompt_tokens(&path, &messages).map_err(RunError::from))
     }
 
     /// Where runs are kept, and how.

@@ -9,6 +9,7 @@ mod support;
 
 mod batch;
 mod call;
+mod chat;
 mod cli;
 mod connections;
 mod conversation;

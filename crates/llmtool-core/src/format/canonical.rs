@@ -1,7 +1,8 @@
 //! The canonical form of a tool file: what `llmtool fmt` writes.
 //!
 //! Two-space indentation; known keys in the order of the format's specification, unknown keys
-//! after them in their original order; the nested avatar flattened; `model_version` as a list;
+//! after them in their original order (a smart tool in its own flat layout keeps it); the
+//! nested avatar flattened; `model_version` as a list;
 //! numeric parameters written as numbers; arrays of scalars on one line when that line fits in
 //! 100 columns; one final newline. The canonical form of a canonical file is the file itself.
 
@@ -22,18 +23,31 @@ pub fn canonical(root: &Node) -> String {
 }
 
 fn normalize_tool(root: &Node) -> Node {
+    if keys::is_flat_smart_tool(root) {
+        // A smart tool in its own layout keeps it: the metadata's keys stay at the top level,
+        // after the version, and the code comes last, being the longest.
+        let metadata = keys::METADATA.iter().filter(|key| **key != "tool_code");
+        let order: Vec<&str> = std::iter::once("version")
+            .chain(metadata.copied())
+            .chain(["model_prompt", "tool_code"])
+            .collect();
+        return normalize_metadata(root, &order);
+    }
     let Some(members) = root.as_object() else { return root.clone() };
     let members = members
         .iter()
         .map(|m| match m.key.name.as_str() {
-            "metadata" => Member { key: m.key.clone(), value: normalize_metadata(&m.value) },
+            "metadata" => {
+                Member { key: m.key.clone(), value: normalize_metadata(&m.value, keys::METADATA) }
+            }
             _ => m.clone(),
         })
         .collect();
     Node::new(root.span, NodeKind::Object(order(members, keys::TOP_LEVEL)))
 }
 
-fn normalize_metadata(node: &Node) -> Node {
+/// The metadata object `node` in canonical form, its keys in `order`.
+fn normalize_metadata(node: &Node, order_of_keys: &[&str]) -> Node {
     let Some(members) = node.as_object() else { return node.clone() };
     let has_flat_type = node.get("avatar_type").is_some();
     let mut out: Vec<Member> = Vec::with_capacity(members.len() + 1);
@@ -72,7 +86,7 @@ fn normalize_metadata(node: &Node) -> Node {
             _ => out.push(member.clone()),
         }
     }
-    Node::new(node.span, NodeKind::Object(order(out, keys::METADATA)))
+    Node::new(node.span, NodeKind::Object(order(out, order_of_keys)))
 }
 
 /// A nested avatar object with only the two known keys, as strings (anything else stays

@@ -35,6 +35,13 @@ pub const NESTED_AVATAR: &[&str] = &["avatar_type", "avatar"];
 /// The data-loss prevention policies a tool may ask for in `x-dlp` (llmtool-dlp's `Policy`).
 pub const DLP_POLICIES: &[&str] = &["off", "warn", "redact", "block"];
 
+/// Whether `root` is a smart tool in the smart tools' own layout: no `metadata` object, and
+/// `tool_code` or `tool_name` at the top level beside the metadata's other keys.
+pub fn is_flat_smart_tool(root: &crate::syntax::Node) -> bool {
+    root.get("metadata").is_none()
+        && (root.get("tool_code").is_some() || root.get("tool_name").is_some())
+}
+
 /// Whether `key` is an extension key (`x-...`), which is kept and never reported.
 pub fn is_extension(key: &str) -> bool {
     key.starts_with("x-")

@@ -60,10 +60,25 @@ impl Lowerer {
     fn tool(&mut self, root: &mut Node) -> Tool {
         let mut tool = Tool { span: root.span, ..Tool::default() };
         let missing_prompt = root.get("model_prompt").is_none();
+        let flat = keys::is_flat_smart_tool(root);
+        let span = root.span;
         let NodeKind::Object(members) = &mut root.kind else { return tool };
+        if flat {
+            // The smart tools' own layout: the metadata's keys at the top level.
+            let mut meta = Metadata { span, flat: true, ..Metadata::default() };
+            let mut flat_avatar = Avatar { span, ..Avatar::default() };
+            for member in members.iter_mut() {
+                let name = member.key.name.as_str();
+                if name != "tool_code" && keys::METADATA.contains(&name) {
+                    self.metadata_member(member, &mut meta, &mut flat_avatar);
+                }
+            }
+            tool.metadata = Some(with_avatar(meta, flat_avatar));
+        }
         for member in members {
             let value = &mut member.value;
             match member.key.name.as_str() {
+                name if flat && name != "tool_code" && keys::METADATA.contains(&name) => {}
                 "version" => tool.version = self.version(value),
                 "model_prompt" => {
                     tool.model_prompt = self.string(value, FieldPath::Root("model_prompt"));
@@ -71,6 +86,7 @@ impl Lowerer {
                 "metadata" => tool.metadata = self.metadata(value),
                 "tool_code" => tool.tool_code = self.string(value, FieldPath::Root("tool_code")),
                 "x-dlp" => tool.dlp = self.policy(value),
+                "x-chat" => tool.chat = self.boolean(value, FieldPath::Root("x-chat")),
                 _ => self.unknown_key(member, "", keys::TOP_LEVEL),
             }
         }
@@ -119,6 +135,20 @@ impl Lowerer {
         let mut meta = Metadata { span, ..Metadata::default() };
         let mut flat_avatar = Avatar { span, ..Avatar::default() };
         for member in members {
+            self.metadata_member(member, &mut meta, &mut flat_avatar);
+        }
+        Some(with_avatar(meta, flat_avatar))
+    }
+
+    /// One key of `metadata` (or of the top level, in a smart tool's flat layout) into `meta`;
+    /// the flat avatar's two keys into `flat_avatar`.
+    fn metadata_member(
+        &mut self,
+        member: &mut Member,
+        meta: &mut Metadata,
+        flat_avatar: &mut Avatar,
+    ) {
+        {
             let value = &mut member.value;
             let path = FieldPath::Root("metadata").key(&member.key.name);
             match member.key.name.as_str() {
@@ -142,14 +172,6 @@ impl Lowerer {
                 _ => self.unknown_key(member, FieldPath::Root("metadata"), keys::METADATA),
             }
         }
-        if flat_avatar.kind.is_some() || flat_avatar.data.is_some() {
-            match &mut meta.avatar {
-                Some(nested) if nested.kind.is_none() => nested.kind = flat_avatar.kind,
-                Some(_) => {}
-                None => meta.avatar = Some(flat_avatar),
-            }
-        }
-        Some(meta)
     }
 
     fn nested_avatar(&mut self, node: &mut Node) -> Option<Avatar> {
@@ -216,6 +238,11 @@ impl Lowerer {
 
     fn creator(&mut self, node: &mut Node) -> Option<Creator> {
         let span = node.span;
+        if matches!(node.kind, NodeKind::String(_)) {
+            // The smart tools' format names its creator by a string.
+            let name = self.string(node, FieldPath::Root("metadata.creator"));
+            return Some(Creator { span, name, ..Creator::default() });
+        }
         let members = self.object(node, FieldPath::Root("metadata.creator"))?;
         let mut creator = Creator { span, ..Creator::default() };
         for member in members {
@@ -416,6 +443,14 @@ impl Lowerer {
 
     /// `x-dlp`: a string, one of the policies. A number is never one, so it is not offered
     /// quotes as other strings' numbers are (`"5"` would only be an unknown policy).
+    fn boolean(&mut self, node: &Node, path: FieldPath<'_>) -> Option<Spanned<bool>> {
+        if let NodeKind::Bool(value) = node.kind {
+            return Some(Spanned::new(node.span, value));
+        }
+        self.wrong_type(node, path, "`true` or `false`");
+        None
+    }
+
     fn policy(&mut self, node: &mut Node) -> Option<Spanned<String>> {
         let path = FieldPath::Root("x-dlp");
         if matches!(node.kind, NodeKind::String(_)) {
@@ -452,4 +487,17 @@ impl Lowerer {
             self.diagnostics.push(unknown_key::diagnostic(member, &parent.to_string(), known));
         }
     }
+}
+
+/// `meta` with the avatar its flat keys give, when it has no nested one (or one without a
+/// type, which the flat `avatar_type` gives).
+fn with_avatar(mut meta: Metadata, flat_avatar: Avatar) -> Metadata {
+    if flat_avatar.kind.is_some() || flat_avatar.data.is_some() {
+        match &mut meta.avatar {
+            Some(nested) if nested.kind.is_none() => nested.kind = flat_avatar.kind,
+            Some(_) => {}
+            None => meta.avatar = Some(flat_avatar),
+        }
+    }
+    meta
 }

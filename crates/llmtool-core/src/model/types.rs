@@ -48,6 +48,10 @@ pub struct Tool {
     /// `block`; see docs/dlp.md). An extension key, kept by every conversion that keeps them.
     #[serde(rename = "x-dlp", skip_serializing_if = "Option::is_none")]
     pub dlp: Option<Spanned<String>>,
+    /// `x-chat`: whether the prompt is a chat, sent as the messages its role lines open
+    /// (see [`crate::chat`]). An extension key, which the importers of chat formats write.
+    #[serde(rename = "x-chat", skip_serializing_if = "Option::is_none")]
+    pub chat: Option<Spanned<bool>>,
 }
 
 /// The two kinds of tool file.
@@ -104,6 +108,10 @@ pub struct Metadata {
     /// one requirement a line).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub requirements: Option<SpannedList>,
+    /// Whether these keys were written at the top level, as the smart tools' format lays a
+    /// smart tool out, rather than in a `metadata` object.
+    #[serde(skip)]
+    pub flat: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
@@ -322,6 +330,12 @@ impl Tool {
 
     pub fn prompt(&self) -> &str {
         self.model_prompt.as_ref().map_or("", |p| p.value.as_str())
+    }
+
+    /// Whether the prompt is sent as a chat's messages (`"x-chat": true`), rather than as one
+    /// user message.
+    pub fn is_chat(&self) -> bool {
+        self.chat.as_ref().is_some_and(|chat| chat.value)
     }
 
     /// The display name: `prompt_name` (or a smart tool's `tool_name`), if any.

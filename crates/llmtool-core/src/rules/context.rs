@@ -3,6 +3,7 @@
 use std::cell::OnceCell;
 use std::ops::Range;
 
+use crate::chat::{WrittenTurn, written};
 use crate::image::{self, ImageError, ImageInfo};
 use crate::model::{Avatar, Spanned, Tool};
 use crate::rules::names::Names;
@@ -24,6 +25,8 @@ pub struct Context<'a> {
     /// A smart tool's code, read once for every rule about it, and its literal's escapes.
     code_facts: OnceCell<Option<CodeFacts>>,
     code_escapes: OnceCell<Escapes>,
+    /// A chat prompt's turns as written, read once for the rules about chats.
+    chat_turns: OnceCell<Vec<WrittenTurn>>,
 }
 
 impl std::fmt::Debug for Context<'_> {
@@ -43,7 +46,13 @@ impl<'a> Context<'a> {
             prompt_escapes: OnceCell::new(),
             code_facts: OnceCell::new(),
             code_escapes: OnceCell::new(),
+            chat_turns: OnceCell::new(),
         }
+    }
+
+    /// The turns of the prompt read as a chat, where each is written (see [`crate::chat`]).
+    pub fn chat_turns(&self) -> &[WrittenTurn] {
+        self.chat_turns.get_or_init(|| written(self.tool.prompt()))
     }
 
     pub fn avatar(&self) -> Option<&'a Avatar> {

@@ -1,5 +1,6 @@
 //! A test file and its tool written for promptfoo (`promptfoo eval`): a `promptfooconfig.yaml`
-//! and the prompt beside it, as a chat prompt file (`NAME.prompt.json`, one user message),
+//! and the prompt beside it, as a chat prompt file (`NAME.prompt.json`: one user message, or
+//! a chat tool's turns),
 //! which promptfoo renders with Nunjucks without rendering the values again.
 //!
 //! What each side means the same way:
@@ -62,7 +63,15 @@ pub fn export(
         .map(|(variable, (theirs, list))| (variable.name.clone(), theirs.clone(), *list))
         .collect();
     let prompt_file = format!("{name}.prompt.json");
-    let messages = json!([{ "role": "user", "content": prompt }]);
+    // A chat tool's turns are the file's messages (the role lines are plain text in Jinja).
+    let messages: Vec<Value> = if template.is_chat() {
+        crate::chat::split(&prompt)
+            .into_iter()
+            .map(|turn| json!({ "role": turn.role, "content": turn.text }))
+            .collect()
+    } else {
+        vec![json!({ "role": "user", "content": prompt })]
+    };
     let prompt_text = serde_json::to_string_pretty(&messages).unwrap_or_default() + "\n";
 
     let mut config = Map::new();

@@ -125,7 +125,7 @@ pub fn import(
     }
     let several = prompts.len() > 1;
     let mut suites = Vec::new();
-    for (index, (label, template)) in prompts.iter().enumerate() {
+    for (index, (label, template, is_chat)) in prompts.iter().enumerate() {
         let (prompt, mut variables) = from_jinja(template, &format!("prompt `{label}`"))?;
         // The values the tests give that the prompt does not place are variables too (unused:
         // `check` says so), so that the cases read against the tool.
@@ -159,7 +159,10 @@ pub fn import(
             metadata.insert("parameters".into(), Value::Object(parameters.clone()));
         }
         metadata.insert("variables".into(), Value::Array(variables));
-        let tool = json!({ "model_prompt": prompt, "metadata": metadata });
+        let mut tool = json!({ "model_prompt": prompt, "metadata": metadata });
+        if *is_chat {
+            tool["x-chat"] = json!(true);
+        }
         let name =
             crate::convert::naming::slug(label, crate::convert::naming::MAX_NAME).replace('_', "-");
         let name = if several && suites.iter().any(|s: &ImportedSuite| s.name == name) {
@@ -295,7 +298,7 @@ fn as_text(value: &Value) -> Value {
 fn prompts(
     value: Option<&Value>,
     files: &dyn SiblingFiles,
-) -> Result<Vec<(String, String)>, Box<Diagnostic>> {
+) -> Result<Vec<(String, String, bool)>, Box<Diagnostic>> {
     let mut found = Vec::new();
     let entries: Vec<(Option<String>, String)> = match value {
         Some(Value::String(one)) => vec![(None, one.clone())],
@@ -346,7 +349,8 @@ fn prompts(
                         };
                         refused(format!("prompt `{source}` is not JSON or YAML{made}"))
                     })?;
-                    found.push((label.unwrap_or(stem), chat_text(&messages, &source)?));
+                    let (text, is_chat) = chat_text(&messages, &source)?;
+                    found.push((label.unwrap_or(stem), text, is_chat));
                 } else {
                     // A text file holds several prompts between lines of `---`, each trimmed, as
                     // promptfoo splits them; Markdown and Jinja files hold one.
@@ -359,13 +363,13 @@ fn prompts(
                     for (index, piece) in pieces.into_iter().enumerate() {
                         let name = label.clone().unwrap_or_else(|| stem.clone());
                         let name = if count > 1 { format!("{name}-{}", index + 1) } else { name };
-                        found.push((name, piece));
+                        found.push((name, piece, false));
                     }
                 }
             }
             None => {
                 let name = label.unwrap_or_else(|| format!("prompt-{}", found.len() + 1));
-                found.push((name, source));
+                found.push((name, source, false));
             }
         }
     }
@@ -403,7 +407,7 @@ fn file_reference(source: &str) -> Option<&str> {
 
 /// Chat messages (a list of `role` and `content`, or `{messages: [...]}`) as one prompt: one
 /// user message is its text; more are kept after their role lines.
-fn chat_text(messages: &Value, source: &str) -> Result<String, Box<Diagnostic>> {
+fn chat_text(messages: &Value, source: &str) -> Result<(String, bool), Box<Diagnostic>> {
     let list = messages.get("messages").unwrap_or(messages);
     let items = list
         .as_array()

@@ -5,6 +5,7 @@ use foldhash::{HashSet, HashSetExt as _};
 
 use serde::Serialize;
 
+use crate::chat::{self, Turn};
 use crate::diagnostic::Diagnostic;
 use crate::model::{DefaultValue, Tool, VariableKind};
 use crate::span::Span;
@@ -56,6 +57,9 @@ impl VariableSpec {
 #[derive(Debug, Clone)]
 pub struct ToolTemplate {
     template: Template,
+    /// A chat's turns, each compiled on its own (`None` when the tool is not a chat): values
+    /// go into a turn and never open one.
+    turns: Option<Vec<(&'static str, Template)>>,
     variables: Vec<VariableSpec>,
 }
 
@@ -69,7 +73,19 @@ impl ToolTemplate {
             implicit(tool)
         };
         let names: Vec<&str> = variables.iter().map(|v| v.name.as_str()).collect();
-        Self { template: Template::compile(tool.prompt(), &names), variables }
+        let turns = tool.is_chat().then(|| {
+            chat::split(tool.prompt())
+                .into_iter()
+                .map(|turn| (turn.role, Template::compile(&turn.text, &names)))
+                .collect()
+        });
+        Self { template: Template::compile(tool.prompt(), &names), turns, variables }
+    }
+
+    /// Whether the tool is a chat, whose rendered prompt is its turns written out (see
+    /// [`crate::chat`]).
+    pub fn is_chat(&self) -> bool {
+        self.turns.is_some()
     }
 
     pub fn variables(&self) -> &[VariableSpec] {
@@ -115,7 +131,7 @@ impl ToolTemplate {
 
     /// Checks `inputs` and renders the prompt.
     pub fn render(&self, inputs: &Inputs) -> Result<String, Vec<Diagnostic>> {
-        self.resolve(inputs).map(|values| self.template.render(&values))
+        self.resolve(inputs).map(|values| self.render_values(&values))
     }
 
     /// The prompt as literal runs and slots; slot `i` is variable `i` of
@@ -141,9 +157,26 @@ impl ToolTemplate {
             .collect()
     }
 
-    /// Renders already resolved values (one per variable, as from [`ToolTemplate::resolve`]).
+    /// Renders already resolved values (one per variable, as from [`ToolTemplate::resolve`]):
+    /// a chat's turns written out as one text, where a value's line that reads as a role line
+    /// is escaped.
     pub fn render_values(&self, values: &[Value]) -> String {
-        self.template.render(values)
+        match &self.turns {
+            Some(_) => chat::join(&self.render_turns(values)),
+            None => self.template.render(values),
+        }
+    }
+
+    /// The messages resolved values make: a chat's turns, each rendered on its own, or the
+    /// whole prompt as one user message.
+    pub fn render_turns(&self, values: &[Value]) -> Vec<Turn> {
+        match &self.turns {
+            Some(turns) => turns
+                .iter()
+                .map(|(role, template)| Turn::new(role, template.render(values)))
+                .collect(),
+            None => vec![Turn::new(chat::USER, self.template.render(values))],
+        }
     }
 }
 

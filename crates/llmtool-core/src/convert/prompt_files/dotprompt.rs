@@ -85,8 +85,25 @@ pub(super) fn write(source: &ToolSource) -> Converted<String> {
         front.insert("metadata".into(), json!({ "llmtool": extras }));
     }
     let slots = Slots { names: &names, kinds: source.variables().iter().map(|v| v.kind).collect() };
-    let body = handlebars::write(source.pieces(), &slots);
+    let mut body = handlebars::write(source.pieces(), &slots);
+    if source.template.is_chat() {
+        body = role_markers(&body);
+    }
     Converted { value: front_matter::join(&front, &body), diagnostics }
+}
+
+/// A chat's body with each role line written as Dotprompt's role marker (`{{role "system"}}`;
+/// `assistant:` is Dotprompt's `model`).
+fn role_markers(body: &str) -> String {
+    body.split_inclusive('\n')
+        .map(|line| match crate::chat::role_of(line.trim_end_matches('\n')) {
+            Some(role) => {
+                let role = if role == "assistant" { "model" } else { role };
+                format!("{{{{role \"{role}\"}}}}{}", &line[line.trim_end_matches('\n').len()..])
+            }
+            None => line.to_owned(),
+        })
+        .collect()
 }
 
 /// Tool parameters as `config` keys (`towards_dotprompt`), or back.
@@ -120,15 +137,15 @@ fn schema(variable: &crate::template::VariableSpec) -> Value {
 }
 
 /// The body with each role marker (`{{role "system"}}`, or the block `{{#role "system"}}` ...
-/// `{{/role}}`) written as a role line (`system:`), as an imported Prompty prompt keeps its
-/// role lines, with a warning: a tool has one prompt. A lone `user` role at the start marks
-/// nothing and is dropped. `{{history}}` becomes the role line `model:`.
-/// `body_at` is where the body starts in the file, for the places of warnings.
+/// `{{/role}}`) written as a chat's role line (`system:`; Dotprompt's `model` is `assistant:`),
+/// and whether it is a chat. A lone `user` role at the start marks nothing and is dropped.
+/// `{{history}}` becomes the role line `assistant:`. `body_at` is where the body starts in the
+/// file, for the places of warnings.
 fn roles_as_text<'a>(
     body: &'a str,
     body_at: usize,
     diagnostics: &mut Vec<Diagnostic>,
-) -> std::borrow::Cow<'a, str> {
+) -> (std::borrow::Cow<'a, str>, bool) {
     let mut out = String::with_capacity(body.len());
     let mut roles = Vec::new();
     let mut rest = body;
@@ -145,7 +162,7 @@ fn roles_as_text<'a>(
         rest = &rest[at + length + 2..];
         match role {
             Some(role) => {
-                out.push_str(role);
+                out.push_str(if role == "model" { "assistant" } else { role });
                 out.push(':');
                 if !rest.starts_with(['\n', '\r']) {
                     out.push('\n');
@@ -158,14 +175,14 @@ fn roles_as_text<'a>(
                 if !out.is_empty() && !out.ends_with('\n') {
                     out.push('\n');
                 }
-                out.push_str("model:");
+                out.push_str("assistant:");
                 if !rest.starts_with(['\n', '\r']) {
                     out.push('\n');
                 }
                 roles.push("model".to_owned());
                 diagnostics.push(Diagnostic::new(
                     &DROPPED_FIELD,
-                    "`{{history}}` puts the conversation so far in the prompt, and a tool has none: it is left out, and the role line `model:` takes its place, as Dotprompt sends what follows it as a `model` message",
+                    "`{{history}}` puts the conversation so far in the prompt, and a tool has none: it is left out, and the role line `assistant:` takes its place, as Dotprompt sends what follows it as a `model` message",
                 ).at(marker));
             }
             // The end of a role block.
@@ -181,22 +198,14 @@ fn roles_as_text<'a>(
         }
     }
     if roles.is_empty() {
-        return std::borrow::Cow::Borrowed(body);
+        return (std::borrow::Cow::Borrowed(body), false);
     }
     out.push_str(rest);
     if roles == ["user"] && out.trim_start().starts_with("user:") {
         let after = out.trim_start().strip_prefix("user:").unwrap_or_default();
-        return std::borrow::Cow::Owned(after.trim_start_matches(['\r', '\n']).to_owned());
+        return (std::borrow::Cow::Owned(after.trim_start_matches(['\r', '\n']).to_owned()), false);
     }
-    diagnostics.push(Diagnostic::new(
-        &PEER_RENDERS_DIFFERENTLY,
-        format!(
-            "the prompt is split into messages by role ({}); a tool has one prompt, so each role marker is kept in its text as a role line (`{}:`)",
-            roles.join(", "),
-            roles[0]
-        ),
-    ));
-    std::borrow::Cow::Owned(out)
+    (std::borrow::Cow::Owned(out), true)
 }
 
 /// Picoschema's scalar types: an `input.schema` that is one of them is one value; any other
@@ -237,7 +246,7 @@ pub(super) fn read(text: &str) -> Result<Converted<Value>, Box<Diagnostic>> {
     };
     // Where the body starts in the file (it is a part of `text`), to find what it quotes.
     let body_at = body.as_ptr() as usize - text.as_ptr() as usize;
-    let body = roles_as_text(body, body_at, &mut diagnostics);
+    let (body, is_chat) = roles_as_text(body, body_at, &mut diagnostics);
     let parts =
         handlebars::read(&body).map_err(|e| template_problem(text, body_at, "the template", e))?;
     let mut metadata = Map::new();
@@ -311,7 +320,8 @@ pub(super) fn read(text: &str) -> Result<Converted<Value>, Box<Diagnostic>> {
         };
         dropped(&[key], format!("`{key}` is left out: {why}"));
     }
-    let builder = ToolBuilder::new(&parts, metadata, variables, Some((text, body_at)))?;
+    let builder =
+        ToolBuilder::new(&parts, metadata, variables, Some((text, body_at)))?.chat(is_chat);
     Ok(Converted { value: builder.finish(extras), diagnostics })
 }
 
@@ -439,12 +449,12 @@ mod tests {
 
     fn roles(body: &str) -> (String, usize) {
         let mut diagnostics = Vec::new();
-        let text = roles_as_text(body, 0, &mut diagnostics).into_owned();
-        (text, diagnostics.len())
+        let (text, chat) = roles_as_text(body, 0, &mut diagnostics);
+        (text.into_owned(), usize::from(chat) + diagnostics.len())
     }
 
     #[test]
-    fn role_markers_become_role_lines_with_a_warning() {
+    fn role_markers_become_a_chats_role_lines() {
         let (text, warnings) =
             roles("{{role \"system\"}}\nBe brief.\n{{ role 'user' }}\nHi {{name}}\n");
         assert_eq!(text, "system:\nBe brief.\nuser:\nHi {{name}}\n");

@@ -119,12 +119,6 @@ pub(crate) fn read_value(
                 parts.extend(template(content, &mut notes));
                 kept_messages += 1;
             }
-            if messages.len() > 1 {
-                diagnostics.push(located("prompt", Diagnostic::new(
-                    &PEER_RENDERS_DIFFERENTLY,
-                    "the chat prompt has several messages; a tool has one prompt, so each is kept in it after its role line (`system:`), and an export gives the messages back",
-                )));
-            }
             parts
         }
         (Some(kind @ ("text" | "chat")), _) => {
@@ -207,6 +201,7 @@ pub(crate) fn read_value(
             prompt: String::new(),
             metadata: metadata.clone(),
             variables: Vec::new(),
+            chat: false,
         }
         .finish(Some(&Value::Object(block.clone())));
         if exported_prompt(&kept_tool).as_ref() == object.get("prompt") {
@@ -232,7 +227,9 @@ pub(crate) fn read_value(
     }
     diagnostics.append(&mut notes);
     let variables = super::in_block_order(variables, extras.as_ref(), is_name);
-    let builder = ToolBuilder::new(&parts, metadata, variables, None)?;
+    // A chat prompt's messages are sent as messages, each written after its role line.
+    let is_chat = matches!(object.get("prompt"), Some(Value::Array(_)));
+    let builder = ToolBuilder::new(&parts, metadata, variables, None)?.chat(is_chat);
     Ok(Converted { value: builder.finish(extras.as_ref()), diagnostics })
 }
 
@@ -512,18 +509,16 @@ pub(super) fn write(source: &ToolSource) -> Converted<String> {
     let kept = source.metadata().get(KEPT).and_then(Value::as_object).cloned().unwrap_or_default();
     let mut object = Map::new();
     object.insert("name".into(), json!(source.metadata_text("prompt_name").unwrap_or("tool")));
-    match kept.get("type").and_then(Value::as_str) {
-        Some("chat") => {
-            object.insert("type".into(), json!("chat"));
-            let messages = chat::messages(&prompt).into_iter();
-            let messages =
-                messages.map(|(role, content)| json!({ "role": role, "content": content }));
-            object.insert("prompt".into(), messages.collect());
-        }
-        _ => {
-            object.insert("type".into(), json!("text"));
-            object.insert("prompt".into(), json!(prompt));
-        }
+    let is_chat =
+        source.template.is_chat() || kept.get("type").and_then(Value::as_str) == Some("chat");
+    if is_chat {
+        object.insert("type".into(), json!("chat"));
+        let messages = chat::messages(&prompt).into_iter();
+        let messages = messages.map(|(role, content)| json!({ "role": role, "content": content }));
+        object.insert("prompt".into(), messages.collect());
+    } else {
+        object.insert("type".into(), json!("text"));
+        object.insert("prompt".into(), json!(prompt));
     }
     let mut config = kept.get("config").and_then(Value::as_object).cloned().unwrap_or_default();
     let mut mapped = vec!["prompt_name", KEPT];

@@ -46,14 +46,21 @@ pub(super) fn write(source: &ToolSource) -> Converted<String> {
     let slots = Slots { names: &names, kinds: source.variables().iter().map(|v| v.kind).collect() };
     let mut fields = Map::new();
     let prompt = dollar::write(source.pieces(), &slots);
-    // A prompt of a system and a user message, as an imported template's is kept, is written
-    // back as the template's `system` and `prompt`.
-    match split_system(&prompt) {
-        Some((system, user)) => {
-            fields.insert("prompt".into(), json!(user));
-            fields.insert("system".into(), json!(system));
+    // A chat of a system and a user turn is the template's `system` and `prompt`; `llm` has
+    // no place for other turns, which stay in the prompt as text.
+    let turns = if source.template.is_chat() { crate::chat::split(&prompt) } else { Vec::new() };
+    match turns.as_slice() {
+        [system, user] if system.role == "system" && user.role == "user" => {
+            fields.insert("prompt".into(), json!(user.text));
+            fields.insert("system".into(), json!(system.text));
         }
-        None => {
+        _ => {
+            if !turns.is_empty() {
+                diagnostics.push(Diagnostic::new(
+                    &PEER_RENDERS_DIFFERENTLY,
+                    "`llm` sends a system prompt and a prompt, and this chat has other turns: they are written in the prompt as text, after their role lines",
+                ));
+            }
             fields.insert("prompt".into(), json!(prompt));
         }
     }
@@ -119,16 +126,6 @@ pub(super) fn write(source: &ToolSource) -> Converted<String> {
     Converted { value: text, diagnostics }
 }
 
-/// The system and user messages of a prompt written `system:`, the system text, a blank line,
-/// `user:`, the user text, and no other role line.
-fn split_system(prompt: &str) -> Option<(&str, &str)> {
-    let rest = prompt.strip_prefix("system:\n")?;
-    let (system, user) = rest.split_once("\n\nuser:\n")?;
-    let other_roles = ["system:", "user:", "assistant:"];
-    let more = system.lines().chain(user.lines()).any(|line| other_roles.contains(&line.trim()));
-    (!more && !system.is_empty()).then_some((system, user))
-}
-
 /// A default as `llm` passes it to the template: text, a list joined as `render` joins it.
 fn text_of(value: &Value) -> String {
     match value {
@@ -181,18 +178,15 @@ pub(super) fn read(text: &str) -> Result<Converted<Value>, Box<Diagnostic>> {
             "`llm` adds the text it is given on a new line after a prompt that has no `$input`: the prompt ends with `{{input}}` there (empty by default, when llm sends the prompt alone)",
         ));
     }
-    // The system prompt is a message of its own; a tool has one prompt, so it is kept there as
-    // a role line, as an imported Prompty or Dotprompt prompt keeps its roles.
-    if !system_parts.is_empty() {
+    // The system prompt is a message of its own: the tool is a chat of a system turn and a
+    // user turn.
+    let is_chat = !system_parts.is_empty();
+    if is_chat {
         let mut both = vec![syntax::Part::Literal("system:\n".into())];
         both.extend(system_parts);
         both.push(syntax::Part::Literal("\n\nuser:\n".into()));
         both.append(&mut parts);
         parts = both;
-        diagnostics.push(Diagnostic::new(
-            &PEER_RENDERS_DIFFERENTLY,
-            "the template has a system prompt, which `llm` sends as a message of its own; a tool has one prompt, so it is kept in the prompt as a role line (`system:`)",
-        ));
     }
     let mut metadata = Map::new();
     let mut kept = Map::new();
@@ -286,7 +280,7 @@ pub(super) fn read(text: &str) -> Result<Converted<Value>, Box<Diagnostic>> {
         ));
     }
     let variables = in_block_order(variables, extras.as_ref(), dollar::is_name);
-    let builder = ToolBuilder::new(&parts, metadata, variables, Some((text, 0)))?;
+    let builder = ToolBuilder::new(&parts, metadata, variables, Some((text, 0)))?.chat(is_chat);
     Ok(Converted { value: builder.finish(extras.as_ref()), diagnostics })
 }
 

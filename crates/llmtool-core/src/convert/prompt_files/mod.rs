@@ -182,7 +182,12 @@ pub(crate) struct ToolSource {
 impl ToolSource {
     fn new(document: &Document) -> Option<Self> {
         let tool = document.tool.as_ref()?;
-        let Value::Object(json) = serde_json::from_str(&document.text).ok()? else { return None };
+        let Value::Object(mut json) = serde_json::from_str(&document.text).ok()? else {
+            return None;
+        };
+        if tool.metadata.as_ref().is_some_and(|metadata| metadata.flat) {
+            json = nested(json);
+        }
         let metadata = json.get("metadata").and_then(Value::as_object).cloned().unwrap_or_default();
         Some(Self { json, metadata, template: ToolTemplate::new(tool) })
     }
@@ -262,6 +267,17 @@ impl ToolSource {
     }
 }
 
+/// A smart tool in its own flat layout as the format's usual one: the metadata's keys moved
+/// into a `metadata` object.
+fn nested(json: Map<String, Value>) -> Map<String, Value> {
+    let (metadata, mut top): (Map<String, Value>, Map<String, Value>) =
+        json.into_iter().partition(|(key, _)| {
+            key != "tool_code" && crate::model::keys::METADATA.contains(&key.as_str())
+        });
+    top.insert("metadata".into(), Value::Object(metadata));
+    top
+}
+
 /// The names a template syntax that accepts the names `fits` uses for variables named
 /// `names`: each name itself when it fits, else a distinct snake_case name.
 pub(crate) fn template_names<'a>(
@@ -326,6 +342,9 @@ pub(crate) struct ToolBuilder {
     pub(crate) metadata: Map<String, Value>,
     /// Variables as the peer declares them (by their template names).
     pub(crate) variables: Vec<Value>,
+    /// Whether the prompt is the peer's messages, each after its role line: the tool is
+    /// marked `"x-chat": true`, to be sent as those messages.
+    pub(crate) chat: bool,
 }
 
 impl ToolBuilder {
@@ -378,7 +397,12 @@ impl ToolBuilder {
                 }
             }
         }
-        Ok(Self { prompt, metadata, variables })
+        Ok(Self { prompt, metadata, variables, chat: false })
+    }
+
+    /// The same builder, its prompt marked as a chat when `chat` says so.
+    pub(crate) fn chat(self, chat: bool) -> Self {
+        Self { chat, ..self }
     }
 
     pub(crate) fn finish(self, extras: Option<&Value>) -> Value {
@@ -414,6 +438,11 @@ impl ToolBuilder {
         }
         tool.insert("model_prompt".into(), Value::String(prompt));
         tool.insert("metadata".into(), Value::Object(metadata));
+        // The exact prompt kept in the block is the tool's as it was, and so is its mark.
+        let exact = extras.is_some_and(|extras| extras.get("model_prompt").is_some());
+        if self.chat && !exact && !tool.contains_key("x-chat") {
+            tool.insert("x-chat".into(), Value::Bool(true));
+        }
         Value::Object(tool)
     }
 }

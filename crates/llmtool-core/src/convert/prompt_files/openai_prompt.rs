@@ -14,7 +14,7 @@ use serde_json::{Map, Value, json};
 
 use super::syntax::Part;
 use super::{ToolBuilder, canonical, chat, invalid};
-use crate::convert::codes::{DROPPED_FIELD, PEER_RENDERS_DIFFERENTLY};
+use crate::convert::codes::DROPPED_FIELD;
 use crate::convert::function::Converted;
 use crate::diagnostic::Diagnostic;
 
@@ -143,12 +143,6 @@ pub fn read(text: &str) -> Result<Converted<String>, Box<Diagnostic>> {
         }
         parts.extend(super::langfuse::template(content, &mut diagnostics));
     }
-    if messages.len() > 1 {
-        diagnostics.push(Diagnostic::new(
-            &PEER_RENDERS_DIFFERENTLY,
-            "the prompt has several messages (the instructions count as a system message); a tool has one prompt, so each is kept in it after its role line (`system:`)",
-        ));
-    }
     let parts = super::prompty::without_inputs(parts, &media);
     let mut metadata = Map::new();
     let name = object.get("name").and_then(Value::as_str).or_else(|| prompt_id(&value));
@@ -204,7 +198,7 @@ pub fn read(text: &str) -> Result<Converted<String>, Box<Diagnostic>> {
         metadata.insert(KEPT.into(), Value::Object(kept));
     }
     let variables = super::text_variables(&parts);
-    let builder = ToolBuilder::new(&parts, metadata, variables, None)?;
+    let builder = ToolBuilder::new(&parts, metadata, variables, None)?.chat(!lone_user);
     Ok(Converted { value: canonical(&builder.finish(None)), diagnostics })
 }
 

@@ -50,7 +50,14 @@ pub(super) fn write(source: &ToolSource) -> Converted<String> {
     let mut extras = source.extras(&mapped, renamed);
     let prompt = source.json.get("model_prompt").and_then(Value::as_str).unwrap_or("");
     let mut changes = Vec::new();
-    check_rendering(prompt, &mut changes);
+    let is_chat = source.template.is_chat();
+    if is_chat {
+        for turn in crate::chat::split(prompt) {
+            check_rendering(&turn.text, &mut changes);
+        }
+    } else {
+        check_rendering(prompt, &mut changes);
+    }
     if !changes.is_empty() {
         // Prompty reads this prompt differently: the exact prompt is kept for import.
         extras.insert("model_prompt".into(), json!(prompt));
@@ -80,7 +87,9 @@ pub(super) fn write(source: &ToolSource) -> Converted<String> {
     );
     let slots = Slots { names: &names, kinds: source.variables().iter().map(|v| v.kind).collect() };
     let body = jinja::write(source.pieces(), &slots);
-    let text = front_matter::join(&front, &format!("user:\n{body}\n"));
+    // A chat's role lines are Prompty's; any other prompt is one user message.
+    let opening = if is_chat { "" } else { "user:\n" };
+    let text = front_matter::join(&front, &format!("{opening}{body}\n"));
     Converted { value: text, diagnostics }
 }
 
@@ -278,8 +287,8 @@ pub(super) fn read(
 ) -> Result<Converted<Value>, Box<Diagnostic>> {
     let mut diagnostics = Vec::new();
     let (front, body) = front_matter::split(text)?;
-    let (role_line, template) = message_text(body, &mut diagnostics);
     let body_at = text.len() - body.len();
+    let (role_line, template, is_chat) = message_text(body, body_at, &mut diagnostics)?;
     let read = match template_language(&front, &text[..body_at])? {
         Language::Jinja => jinja::read(&template),
         Language::Mustache => {
@@ -300,8 +309,6 @@ pub(super) fn read(
         }
     };
     let mut parts = read.map_err(|e| template_problem(text, body_at, "the template", e))?;
-    // The role line the import adds is not the template's own: its whitespace control (a
-    // leading `{{-`) cannot reach it.
     if let Some(role_line) = role_line {
         parts.insert(0, syntax::Part::Literal(role_line.to_owned()));
     }
@@ -383,7 +390,8 @@ pub(super) fn read(
     // Every value the template uses is declared; a file llmtool wrote keeps the tool's own
     // variables in its `llmtool` block, which `finish` puts over these.
     declare_used(&parts, &mut inputs.variables, Some(&filtered), (text, body_at), &mut diagnostics);
-    let builder = ToolBuilder::new(&parts, metadata, inputs.variables, Some((text, body_at)))?;
+    let builder =
+        ToolBuilder::new(&parts, metadata, inputs.variables, Some((text, body_at)))?.chat(is_chat);
     Ok(Converted { value: builder.finish(extras), diagnostics })
 }
 
@@ -445,35 +453,95 @@ fn markdown_image_start(text: &str) -> Option<usize> {
     (!open[at..].contains(['\n', ']'])).then_some(at)
 }
 
-/// The body as the one message it holds: a `user:` line first is taken off. A body with
-/// other role lines is kept whole, with a warning; text before the first role line (or a body
-/// with none) is what Prompty sends as a system message, so it gets the role line `system:`,
-/// returned apart, to go before the template once it is read.
-fn message_text(body: &str, diagnostics: &mut Vec<Diagnostic>) -> (Option<&'static str>, String) {
+/// The body as the messages it holds, and whether it is a chat: a body of one `user:` line
+/// and its text is that text, one user message. Otherwise each role line (Prompty's: any case,
+/// a `#` before, attributes after) is written as a tool's (`system:`), each message's text
+/// without the newlines around it (Prompty trims them), and text before the first role line
+/// is a system message, as Prompty sends it.
+fn message_text(
+    body: &str,
+    body_at: usize,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Result<(Option<&'static str>, String, bool), Box<Diagnostic>> {
     let roles = body.lines().filter(|line| is_role_line(line)).count();
     let first = body.lines().find(|line| !line.trim().is_empty()).unwrap_or("");
-    if roles == 1
-        && is_role_line(first)
-        && first.trim().trim_end_matches(':').trim().eq_ignore_ascii_case("user")
-    {
+    if roles == 1 && is_role_line(first) && role_name(first) == "user" {
         let after = &body[body.find(first).map_or(0, |at| at + first.len())..];
-        return (None, after.trim_matches('\n').to_owned());
+        return Ok((None, after.trim_matches('\n').to_owned(), false));
     }
-    if roles > 0 {
+    if body.trim().is_empty() {
+        return Ok((None, String::new(), false));
+    }
+    let mut messages: Vec<(&'static str, String)> = Vec::new();
+    let mut before = String::new();
+    let mut at = body_at;
+    for line in body.split_inclusive('\n') {
+        let line_at = at;
+        at += line.len();
+        if !is_role_line(line) {
+            match messages.last_mut() {
+                Some((_, text)) => text.push_str(line),
+                None => before.push_str(line),
+            }
+            continue;
+        }
+        let name = role_name(line);
+        if name.contains('[') {
+            diagnostics.push(Diagnostic::new(
+                &PEER_RENDERS_DIFFERENTLY,
+                format!(
+                    "Prompty sends the attributes of the role line `{}` with its message (a `name`, say); a tool's turn has none, so they are left out",
+                    line.trim()
+                ),
+            ));
+        }
+        let role = match name.split('[').next().unwrap_or_default().trim() {
+            "system" => "system",
+            "developer" => "developer",
+            "assistant" => "assistant",
+            "function" | "tool" => {
+                let start = line_at + (line.len() - line.trim_start().len());
+                let problem = Diagnostic::new(
+                    &INVALID_SOURCE,
+                    format!(
+                        "Prompty sends `{}` as a tool message, the answer to a function call the model made; a tool's prompt makes no call, and the APIs refuse a tool message that answers none",
+                        line.trim()
+                    ),
+                )
+                .at(crate::span::Span::new(start, start + line.trim().len()))
+                .with_help("write the example's result in a `user:` or `assistant:` message");
+                return Err(Box::new(problem));
+            }
+            _ => "user",
+        };
+        messages.push((role, String::new()));
+    }
+    if !before.trim().is_empty() {
         diagnostics.push(Diagnostic::new(
             &PEER_RENDERS_DIFFERENTLY,
-            "the prompt has several messages; a tool has one prompt, so the role lines are kept in its text",
+            "Prompty sends the text before any role line as a system message, so the tool's chat starts with the role line `system:`",
         ));
     }
-    let body = body.trim_matches('\n');
-    if !body.trim().is_empty() && !is_role_line(first) {
-        diagnostics.push(Diagnostic::new(
-            &PEER_RENDERS_DIFFERENTLY,
-            "Prompty sends the text before any role line as a system message, so the prompt starts with the role line `system:`",
-        ));
-        return (Some("system:\n"), body.to_owned());
+    // The role line the import adds before the text Prompty sends as a system message is not
+    // the template's own: it goes in once the template is read, where its whitespace control
+    // (a leading `{{-`) cannot reach it.
+    let leading = !before.trim().is_empty();
+    let mut text = String::new();
+    if leading {
+        text.push_str(before.trim_matches('\n'));
     }
-    (None, body.to_owned())
+    for (index, (role, content)) in messages.iter().enumerate() {
+        text.push_str(&crate::chat::role_line(index + usize::from(leading), role));
+        text.push_str(content.trim_matches('\n'));
+    }
+    Ok((leading.then_some("system:\n"), text, true))
+}
+
+/// The role a Prompty role line names, in lower case, with its attributes (`user[name="A"]`).
+fn role_name(line: &str) -> String {
+    let line = line.trim();
+    let line = line.strip_prefix('#').unwrap_or(line).trim_start();
+    line.strip_suffix(':').unwrap_or(line).trim().to_ascii_lowercase()
 }
 
 fn parameters(options: &Map<String, Value>) -> Map<String, Value> {
