@@ -40,7 +40,9 @@ A case whose text is equal is also judged on what `llmtool run --dry-run` sends 
 messages, to an OpenAI model): the peer's messages (Prompty's `prepare` or parser, dotpromptz's
 rendered messages, `llm`'s system prompt and prompt), compared as the text is, with the peer's
 `model` role read as `assistant` and `developer` as `system` (llmtool sends a developer turn as
-a system message). A case equal on its text that sends other messages must be explained in
+a system message), llmtool's instruction for the expected output taken off the last user
+message (the peers' runtimes constrain the answer their own way), and an image tool's one text
+compared with the texts of the peer's messages (an image API has no roles). A case equal on its text that sends other messages must be explained in
 docs/convert.md as `sent-different`.
 
 Every case is classified:
@@ -472,6 +474,9 @@ def sent_messages(tool_path, vars_path):
     if result.returncode != 0 or "\n\n" not in result.stdout:
         return None
     body = json.loads(result.stdout.split("\n\n", 1)[1])
+    if "prompt" in body:
+        # An image tool's request: one text, with no role.
+        return [["image", body["prompt"]]]
     return [[message["role"], message["content"]] for message in body["messages"]]
 
 
@@ -522,14 +527,36 @@ def matches(suite, ours, expected):
 SENT_ROLES = {"model": "assistant", "developer": "system"}
 
 
+# What llmtool adds to the last user message for the tool's expected output: the peers' runtimes
+# constrain the answer their own way (Genkit's and Prompty's structured output add their own
+# instructions or API options), so it is taken off before comparing.
+OUTPUT_INSTRUCTION = re.compile(r"(\n\n)?(Answer with JSON only\.|Answer with exactly one of: .*\.)$", re.S)
+
+
+def without_instruction(sent):
+    last = max((i for i, (role, _) in enumerate(sent) if role == "user"), default=None)
+    if last is None:
+        return sent
+    text, removed = OUTPUT_INSTRUCTION.subn("", sent[last][1])
+    kept = [list(message) for message in sent]
+    kept[last][1] = text
+    # A message that held only the instruction is one llmtool added.
+    return [message for i, message in enumerate(kept) if i != last or text or not removed]
+
+
 def sent_matches(suite, sent, expected):
     """Whether the messages llmtool sends are the expected messages, compared as the rendered
     text is (Prompty's trimmed of newlines, the others of whitespace, empty ones left out);
-    None where there are no messages to compare (an error, a pattern)."""
+    None where there are no messages to compare (an error, a pattern). An image API takes one
+    text and no roles: an image tool's prompt is compared with the texts of the messages."""
     if "error" in expected or "pattern" in expected:
         return None
     if sent is None:
         return False
+    if sent and sent[0][0] == "image":
+        theirs = expected.get("messages") or [["user", expected.get("text", "")]]
+        return sent[0][1].strip() == "\n\n".join(text.strip() for _, text in theirs if text.strip())
+    sent = without_instruction(sent)
     if suite.startswith("prompty"):
         theirs = expected["messages"] if "messages" in expected else split_messages(expected["text"], "system")
         theirs = [[SENT_ROLES.get(role, role), text] for role, text in theirs]

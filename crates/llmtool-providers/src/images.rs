@@ -48,7 +48,7 @@ impl ImageRequest {
     pub fn of(run: &RunRequest, spec: &ImageSpec) -> Self {
         Self {
             model: run.target.model.clone(),
-            prompt: run.prompt.clone(),
+            prompt: run.image_prompt(),
             spec: spec.clone(),
             params: ImageParams::from_extra(&run.params.extra),
         }

@@ -264,7 +264,9 @@ impl RunRequest {
         };
         match turns.iter_mut().rev().find(|turn| turn.role == chat::USER) {
             Some(turn) => {
-                turn.text.push_str("\n\n");
+                if !turn.text.is_empty() {
+                    turn.text.push_str("\n\n");
+                }
                 turn.text.push_str(&instruction);
             }
             None => turns.push(Turn::new(chat::USER, instruction)),
@@ -282,6 +284,17 @@ impl RunRequest {
             cache: self.cache,
             cache_key: self.cache_key.clone(),
         }
+    }
+
+    /// The prompt as an image API takes it, one text: a chat's turns, without their role
+    /// lines, a blank line between two.
+    pub fn image_prompt(&self) -> String {
+        if !self.chat {
+            return self.prompt.clone();
+        }
+        let texts: Vec<String> =
+            chat::split(&self.prompt).into_iter().map(|turn| turn.text).collect();
+        texts.join("\n\n")
     }
 
     /// What is asked now as one text (what the run log keeps, a judge reads): the prompt with

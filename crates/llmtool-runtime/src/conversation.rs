@@ -251,7 +251,7 @@ impl Runtime {
         let by_bytes = self.max_prompt_bytes().map(|bytes| bytes / CHARACTERS_PER_TOKEN as u64);
         let by_model = price.as_ref().and_then(|entry| entry.price.max_input);
         let window = by_model.into_iter().chain(by_bytes).min();
-        let chat = tool.is_chat() && !tool.makes_images();
+        let chat = tool.is_chat();
         let (history, dropped) = fitted(&conversation.exchanges, chat, &prompt, window);
         let mut notices: Vec<String> = notice.into_iter().collect();
         if let Some(note) = dropped_note(&dropped, window) {

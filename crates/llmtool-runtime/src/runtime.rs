@@ -323,7 +323,7 @@ impl Runtime {
             target,
             history: Vec::new(),
             prompt,
-            chat: tool.is_chat() && !tool.makes_images(),
+            chat: tool.is_chat(),
             params: Params {
                 temperature: overrides.temperature.or(params.temperature),
                 max_tokens: overrides.max_tokens.or(params.max_tokens),

@@ -176,6 +176,26 @@ async fn the_seeds_example_shape_runs_as_written() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn the_smart_tools_own_flat_layout_runs_and_keeps_its_layout() {
+    // The smart tools' format lays a tool out without `metadata`, `creator` a string and
+    // `model_version` a string; it was read as twelve unknown keys and ran without variables.
+    let setup = Setup::new(None);
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../llmtool-core/tests/fixtures/valid/smart-flat-layout.json"
+    );
+    let checked = setup.llmtool(&["check", fixture]).await;
+    assert_eq!(checked.status.code(), Some(0), "{}", text(&checked.stderr));
+    assert!(!text(&checked.stdout).contains("LT103"), "{}", text(&checked.stdout));
+    let run = setup.llmtool(&["run", fixture, "--var", "text=one two three"]).await;
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
+    assert_eq!(text(&run.stdout), "3\n");
+    let formatted = setup.llmtool(&["fmt", fixture, "--diff"]).await;
+    let said = text(&formatted.stdout) + &text(&formatted.stderr);
+    assert!(!said.contains("\"metadata\""), "fmt keeps the flat layout: {said}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn json_output_gives_the_result_the_calls_and_their_cost() {
     let mock = Mock::start(vec![answer("Short.")]).await;
     let setup = Setup::new(Some(&mock));

@@ -487,13 +487,17 @@ fn message_text(
         }
         let name = role_name(line);
         if name.contains('[') {
-            diagnostics.push(Diagnostic::new(
-                &PEER_RENDERS_DIFFERENTLY,
-                format!(
-                    "Prompty sends the attributes of the role line `{}` with its message (a `name`, say); a tool's turn has none, so they are left out",
-                    line.trim()
-                ),
-            ));
+            let start = line_at + (line.len() - line.trim_start().len());
+            diagnostics.push(
+                Diagnostic::new(
+                    &PEER_RENDERS_DIFFERENTLY,
+                    format!(
+                        "Prompty sends the attributes of the role line `{}` with its message (a `name`, say); a tool's turn has none, so they are left out",
+                        line.trim()
+                    ),
+                )
+                .at(crate::span::Span::new(start, start + line.trim().len())),
+            );
         }
         let role = match name.split('[').next().unwrap_or_default().trim() {
             "system" => "system",

@@ -140,6 +140,11 @@ pub(crate) fn read(template: &str) -> Result<Vec<Part>, TemplateError> {
             inner = stripped;
         }
         let inner = inner.trim();
+        // `{{& name}}` inserts the value as given, as `{{{name}}}` does.
+        let inner = match inner.strip_prefix('&') {
+            Some(name) if !triple => name.trim_start(),
+            _ => inner,
+        };
         if let Some(list_path) = inner.strip_prefix("#each ") {
             let name =
                 name_of(list_path.trim()).ok_or_else(|| TemplateError::no_equivalent(written))?;
@@ -270,6 +275,15 @@ mod tests {
                 Part::Variable { name: "tags".into(), list: true, default: None },
                 Part::Literal(".".into()),
             ]
+        );
+    }
+
+    #[test]
+    fn an_ampersand_inserts_the_value_as_given_as_three_braces_do() {
+        let text = |template: &str| super::super::to_prompt(&read(template).unwrap());
+        assert_eq!(
+            text("<{{& name}}> <{{{name}}}> <{{&name}}>"),
+            "<{{name}}> <{{name}}> <{{name}}>"
         );
     }
 
