@@ -92,6 +92,25 @@ pub(super) fn write(source: &ToolSource) -> Converted<String> {
     Converted { value: front_matter::join(&front, &body), diagnostics }
 }
 
+/// A chat's body without the turns that hold nothing but whitespace: Dotprompt sends no
+/// empty message (a `{{history}}` at the end, given no conversation, leaves none), where a
+/// tool's empty turn would be sent empty.
+fn without_empty_turns(body: String) -> String {
+    let turns = crate::chat::written(&body);
+    if turns.iter().all(|turn| !turn.text.trim().is_empty()) {
+        return body;
+    }
+    let mut kept = String::with_capacity(body.len());
+    for (index, turn) in turns.iter().enumerate() {
+        if turn.text.trim().is_empty() {
+            continue;
+        }
+        let end = turns.get(index + 1).map_or(body.len(), |next| next.role_line.start);
+        kept.push_str(&body[turn.role_line.start..end]);
+    }
+    kept
+}
+
 /// A chat's body with each role line written as Dotprompt's role marker (`{{role "system"}}`;
 /// `assistant:` is Dotprompt's `model`).
 fn role_markers(body: &str) -> String {
@@ -205,7 +224,7 @@ fn roles_as_text<'a>(
         let after = out.trim_start().strip_prefix("user:").unwrap_or_default();
         return (std::borrow::Cow::Owned(after.trim_start_matches(['\r', '\n']).to_owned()), false);
     }
-    (std::borrow::Cow::Owned(out), true)
+    (std::borrow::Cow::Owned(without_empty_turns(out)), true)
 }
 
 /// Picoschema's scalar types: an `input.schema` that is one of them is one value; any other
@@ -464,5 +483,8 @@ mod tests {
         // A lone user role at the start marks nothing.
         assert_eq!(roles("{{role \"user\"}}\nHi {{name}}"), ("Hi {{name}}".to_owned(), 0));
         assert_eq!(roles("No roles {{name}}"), ("No roles {{name}}".to_owned(), 0));
+        // Dotprompt sends no empty message, and the chat keeps no empty turn.
+        let (text, _) = roles("{{role \"system\"}}\nBe brief.\n{{role \"user\"}}\n{{history}}");
+        assert_eq!(text, "system:\nBe brief.\n");
     }
 }
