@@ -284,6 +284,12 @@ fn what_the_peers_send_is_what_the_import_says() {
     let tool: serde_json::Value = serde_json::from_str(&read.value).unwrap();
     assert_eq!(tool["metadata"]["variables"][0]["default"], "18");
     assert!(read.diagnostics.iter().any(|d| d.message.contains("`number`")));
+    // A list placed bare is written by Handlebars as `a,b`: said where it is used.
+    let bare = "---\ninput:\n  schema:\n    type: object\n    properties:\n      tags:\n        type: array\n        items:\n          type: string\n          enum: [a, b]\n---\nTags: {{tags}}";
+    let read = PromptFormat::Dotprompt.read(bare).unwrap();
+    let said = read.diagnostics.iter().find(|d| d.message.contains("`a,b`")).unwrap();
+    let at = said.primary.as_ref().unwrap().span;
+    assert_eq!(&bare[at.start..at.end], "tags");
     // Dotprompt sends what follows `{{history}}` as a model message.
     let history = "---\ninput:\n  schema:\n    q: string\n---\n{{role \"system\"}}\nBe brief.\n{{history}}\n{{q}}";
     let read = PromptFormat::Dotprompt.read(history).unwrap();

@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::syntax::{Slots, handlebars};
+use super::syntax::{self, Slots, handlebars};
 use super::{
     ToolBuilder, ToolSource, declare_used, default_json, empty_default, front_matter, invalid,
     single_model, template_problem, variable_json,
@@ -90,6 +90,38 @@ pub(super) fn write(source: &ToolSource) -> Converted<String> {
         body = role_markers(&body);
     }
     Converted { value: front_matter::join(&front, &body), diagnostics }
+}
+
+/// A warning at the first bare use (`{{tags}}`, not an `{{#each}}` block) of each list input:
+/// Handlebars writes a list placed that way with commas and no spaces (`a,b`), where a tool
+/// joins a multi-select's items with `, `.
+fn say_bare_lists(
+    parts: &[syntax::Part],
+    variables: &[Value],
+    (text, from): (&str, usize),
+    diagnostics: &mut Vec<Diagnostic>,
+) {
+    let mut said: Vec<&str> = Vec::new();
+    for part in parts {
+        let syntax::Part::Variable { name, list: false, .. } = part else { continue };
+        let is_list = variables.iter().any(|v| {
+            v["name"].as_str() == Some(name) && v["type"].as_str() == Some("multi-select")
+        });
+        if !is_list || said.contains(&name.as_str()) {
+            continue;
+        }
+        said.push(name);
+        let problem = Diagnostic::new(
+            &PEER_RENDERS_DIFFERENTLY,
+            format!(
+                "Dotprompt writes the list `{name}` placed as `{{{{{name}}}}}` with commas and no spaces (`a,b`), and the tool joins its items with `, `; write `{{{{#each {name}}}}}{{{{#unless @first}}}}, {{{{/unless}}}}{{{{this}}}}{{{{/each}}}}` in the source for both to agree"
+            ),
+        );
+        diagnostics.push(match text.get(from..).and_then(|body| super::first_use(body, name)) {
+            Some(at) => problem.at(crate::span::Span::new(from + at, from + at + name.len())),
+            None => problem,
+        });
+    }
 }
 
 /// A chat's body without the turns that hold nothing but whitespace: Dotprompt sends no
@@ -310,6 +342,7 @@ pub(super) fn read(text: &str) -> Result<Converted<Value>, Box<Diagnostic>> {
     // Every value the template uses is declared; a file llmtool wrote keeps the tool's own
     // variables in its `llmtool` block, which `finish` puts over these.
     declare_used(&parts, &mut variables, defaults, (text, body_at), &mut diagnostics);
+    say_bare_lists(&parts, &variables, (text, body_at), &mut diagnostics);
     let mut located = 0;
     let mut dropped = |path: &[&str], what: String| {
         diagnostics.push(front_matter::dropped_key(front_text, path, what, &mut located));

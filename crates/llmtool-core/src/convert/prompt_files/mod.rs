@@ -553,7 +553,7 @@ pub(crate) fn filter_defaults(
 
 /// Where `body` first uses `name` as a value, inside a `{{...}}` that is not quoted text (see
 /// [`quoted`]): not as a word of its text.
-fn first_use(body: &str, name: &str) -> Option<usize> {
+pub(crate) fn first_use(body: &str, name: &str) -> Option<usize> {
     let quoted = quoted(body);
     spelled(body, name).find(|at| !quoted.iter().any(|range| range.contains(at)))
 }
