@@ -284,6 +284,17 @@ fn what_the_peers_send_is_what_the_import_says() {
     let tool: serde_json::Value = serde_json::from_str(&read.value).unwrap();
     assert_eq!(tool["metadata"]["variables"][0]["default"], "18");
     assert!(read.diagnostics.iter().any(|d| d.message.contains("`number`")));
+    // A boolean default is written as Prompty's Jinja2 (Python) writes it; Nunjucks (in
+    // JavaScript) writes it in lower case.
+    let flag =
+        "---\ninputs:\n  loud:\n    kind: boolean\n    default: true\n---\nuser:\n{{loud}}\n";
+    let tool: serde_json::Value =
+        serde_json::from_str(&PromptFormat::Prompty.read(flag).unwrap().value).unwrap();
+    assert_eq!(tool["metadata"]["variables"][0]["default"], "True");
+    let nunjucks = flag.replace("---\nuser", "template:\n  format:\n    kind: nunjucks\n---\nuser");
+    let tool: serde_json::Value =
+        serde_json::from_str(&PromptFormat::Prompty.read(&nunjucks).unwrap().value).unwrap();
+    assert_eq!(tool["metadata"]["variables"][0]["default"], "true");
     // A list placed bare is written by Handlebars as `a,b`: said where it is used.
     let bare = "---\ninput:\n  schema:\n    type: object\n    properties:\n      tags:\n        type: array\n        items:\n          type: string\n          enum: [a, b]\n---\nTags: {{tags}}";
     let read = PromptFormat::Dotprompt.read(bare).unwrap();

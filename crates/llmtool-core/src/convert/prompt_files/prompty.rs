@@ -184,13 +184,7 @@ fn template_language(
     front: &Map<String, Value>,
     front_text: &str,
 ) -> Result<Language, Box<Diagnostic>> {
-    let template = front.get("template");
-    let format = template.and_then(|t| t.get("format")).unwrap_or(template.unwrap_or(&Value::Null));
-    let name = match format {
-        Value::String(name) => Some(name.as_str()),
-        Value::Object(format) => format.get("kind").and_then(Value::as_str),
-        _ => None,
-    };
+    let (format, name) = template_format(front);
     match name.map(str::to_ascii_lowercase).as_deref() {
         None | Some("jinja2" | "jinja" | "nunjucks") => Ok(Language::Jinja),
         Some("mustache") => Ok(Language::Mustache),
@@ -209,6 +203,26 @@ fn template_language(
             }))
         }
     }
+}
+
+/// Whether the front matter's template language is Jinja2 as Prompty's Python runtime renders
+/// it (the default), rather than Nunjucks or Mustache.
+fn renders_in_python(front: &Map<String, Value>) -> bool {
+    let (_, name) = template_format(front);
+    matches!(name.map(str::to_ascii_lowercase).as_deref(), None | Some("jinja2" | "jinja"))
+}
+
+/// The front matter's template format (`template: mustache`, `template: {format: mustache}`
+/// or `template: {format: {kind: mustache}}`) and the language it names, if any.
+fn template_format(front: &Map<String, Value>) -> (&Value, Option<&str>) {
+    let template = front.get("template");
+    let format = template.and_then(|t| t.get("format")).unwrap_or(template.unwrap_or(&Value::Null));
+    let name = match format {
+        Value::String(name) => Some(name.as_str()),
+        Value::Object(format) => format.get("kind").and_then(Value::as_str),
+        _ => None,
+    };
+    (format, name)
 }
 
 /// Where the first Mustache tag that escapes its value is in `body` (`{{name}}`, not
@@ -372,16 +386,18 @@ pub(super) fn read(
     }
     // A value's default may be written in the template (`{{ name | default("you") }}`).
     let filtered = filter_defaults(&parts, (text, body_at))?;
+    // Prompty's Jinja2 renderer is Python's: a boolean is written `True` or `False`.
+    let python = renders_in_python(&front);
     let mut inputs = match front.get("inputs") {
         Some(Value::String(value)) if file_reference(value).is_some() => {
             let place = value_span(front_text, &["inputs"], value);
             let referenced = referenced_file(value, files, place)?;
             // The inputs are not written in this file: their warnings are placed at the reference.
-            read_inputs(&referenced, &filtered, &|_| place, &mut diagnostics)?
+            read_inputs(&referenced, &filtered, &|_| place, python, &mut diagnostics)?
         }
         Some(inputs) => {
             let place = |name: &str| input_span(front_text, name);
-            read_inputs(inputs, &filtered, &place, &mut diagnostics)?
+            read_inputs(inputs, &filtered, &place, python, &mut diagnostics)?
         }
         None => Inputs { variables: Vec::new(), left_out: Vec::new() },
     };
@@ -588,8 +604,14 @@ fn read_inputs(
     inputs: &Value,
     filtered: &Map<String, Value>,
     place: &dyn Fn(&str) -> Option<crate::span::Span>,
+    python: bool,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Result<Inputs, Box<Diagnostic>> {
+    // A boolean default or allowed value as the template's renderer writes it.
+    let written = |value: Value| match value {
+        Value::Bool(yes) if python => Value::String(if yes { "True" } else { "False" }.into()),
+        other => other,
+    };
     let entries: Vec<(String, Value)> = match inputs {
         Value::Object(map) => map.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
         Value::Array(list) => list
@@ -657,12 +679,13 @@ fn read_inputs(
             Some(default) if !default.is_null() => Some(default.clone()),
             _ => filtered.get(&name).cloned().or_else(|| empty_default(kind, required)),
         };
+        let allowed = allowed.map(|values| values.into_iter().map(written).collect());
         found.variables.push(variable_json(
             &name,
             kind,
             input["description"].as_str(),
             allowed,
-            default,
+            default.map(written),
         ));
     }
     Ok(found)
