@@ -249,6 +249,38 @@ async fn prompts_get_renders_as_llmtool_render_does() {
 }
 
 #[tokio::test]
+async fn a_chat_tools_prompt_is_one_message_a_turn() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../llmtool-core/tests/fixtures/valid/chat-prompt.json");
+    std::fs::copy(fixture, dir.path().join("chat-prompt.json")).unwrap();
+    let (library, problems) =
+        Library::load(&[dir.path().to_path_buf()], &LibraryOptions::default(), None);
+    assert!(problems.is_empty(), "{problems:?}");
+    let server = Server::new(library, runner(Ok("go")), Only::Both);
+    let (mut wire, _) = Wire::initialized(server).await;
+    let listed = wire.request("prompts/list", json!({})).await;
+    let name = listed["prompts"][0]["name"].as_str().unwrap().to_owned();
+    let got = wire
+        .request(
+            "prompts/get",
+            json!({ "name": name, "arguments": { "question": "Why is grass green?" } }),
+        )
+        .await;
+    let text = |role: &str, text: &str| json!({ "role": role, "content": { "type": "text", "text": text } });
+    // MCP's prompt messages have no system role: the system turn is the user's.
+    assert_eq!(
+        got["messages"],
+        json!([
+            text("user", "You answer in one sentence, for a adult."),
+            text("user", "Why is the sky blue?"),
+            text("assistant", "Sunlight scatters off the air, and blue light scatters most."),
+            text("user", "Why is grass green?"),
+        ])
+    );
+}
+
+#[tokio::test]
 async fn bad_prompt_arguments_are_invalid_params_naming_every_problem() {
     let server = Server::new(library(""), runner(Ok("go")), Only::Both);
     let (mut wire, _) = Wire::initialized(server).await;
