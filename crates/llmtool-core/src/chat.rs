@@ -1,6 +1,6 @@
 //! Chat prompts: a tool marked `"x-chat": true` is sent as messages. Its prompt is split at
-//! role lines (a line that is only `system:`, `developer:`, `user:`, `assistant:` or `tool:`),
-//! each turn running to the next role line; a prompt without the mark is one user message,
+//! role lines (a line that is only `system:`, `developer:`, `user:`, `assistant:` or `tool:`,
+//! ended by `\n` or `\r\n`), each turn running to the next role line; a prompt without the mark is one user message,
 //! whatever lines it holds.
 //!
 //! The split is made on the template, before values go in, so a value can never start a turn:
@@ -49,11 +49,24 @@ pub fn role_of(line: &str) -> Option<&'static str> {
     ROLES.into_iter().find(|role| *role == name)
 }
 
+/// The role `line` opens, if it is a role line; the line may end with its line break, `\n`
+/// or `\r\n` (a prompt written with Windows line ends splits as one written with `\n`).
+pub fn line_role(line: &str) -> Option<&'static str> {
+    role_of(without_line_end(line))
+}
+
+/// `line` without the line break it ends with, if any: `\n`, `\r\n`, or a `\r` left where
+/// the text was split at `\n`.
+fn without_line_end(line: &str) -> &str {
+    let line = line.strip_suffix('\n').unwrap_or(line);
+    line.strip_suffix('\r').unwrap_or(line)
+}
+
 /// Whether `line` is a role line with one or more backslashes before it: a line of a turn's
 /// text that reads as a role line once one backslash is taken off.
 fn is_escaped(line: &str) -> bool {
     let bare = line.trim_start_matches('\\');
-    bare.len() < line.len() && role_of(bare).is_some()
+    bare.len() < line.len() && line_role(bare).is_some()
 }
 
 /// What opens turn `index` of a written chat: the blank line that ends the turn before it,
@@ -66,13 +79,13 @@ pub fn role_line(index: usize, role: &str) -> String {
 /// `text` as a turn's text is written in a chat: each line that would read as a role line
 /// gets one more backslash before it.
 pub fn escape(text: &str) -> Cow<'_, str> {
-    if !text.split('\n').any(|line| role_of(line).is_some() || is_escaped(line)) {
+    if !text.split('\n').any(|line| line_role(line).is_some() || is_escaped(line)) {
         return Cow::Borrowed(text);
     }
     let lines: Vec<Cow<'_, str>> = text
         .split('\n')
         .map(|line| {
-            if role_of(line).is_some() || is_escaped(line) {
+            if line_role(line).is_some() || is_escaped(line) {
                 Cow::Owned(format!("\\{line}"))
             } else {
                 Cow::Borrowed(line)
@@ -99,13 +112,13 @@ pub fn split(text: &str) -> Vec<Turn> {
 
 /// The turns of a written chat, where each is written. Text before the first role line is a
 /// user turn unless it is only whitespace; a turn ends before the line break and the blank
-/// line that come before the next role line (the one [`join`] writes), or before the line
-/// break alone where no blank line is.
+/// line that come before the next role line (the `\n\n` [`join`] writes, or `\r\n\r\n`), or
+/// before the line break alone (`\r\n` or `\n`) where no blank line is.
 pub fn written(text: &str) -> Vec<WrittenTurn> {
     let mut turns: Vec<WrittenTurn> = Vec::new();
     let mut at = 0;
     for line in text.split_inclusive('\n') {
-        let bare = line.strip_suffix('\n').unwrap_or(line);
+        let bare = without_line_end(line);
         let start = at;
         at += line.len();
         if let Some(role) = role_of(bare) {
@@ -133,7 +146,10 @@ pub fn written(text: &str) -> Vec<WrittenTurn> {
     }
     let last = turns.len().saturating_sub(1);
     for turn in turns.iter_mut().take(last) {
-        let kept = turn.text.strip_suffix("\n\n").or_else(|| turn.text.strip_suffix('\n'));
+        // `\n\n` first: it is what `join` writes, so a text ending with `\r` comes back whole.
+        let kept = ["\n\n", "\r\n\r\n", "\r\n", "\n"]
+            .into_iter()
+            .find_map(|end| turn.text.strip_suffix(end));
         if let Some(kept) = kept {
             turn.text.truncate(kept.len());
         }
@@ -143,7 +159,7 @@ pub fn written(text: &str) -> Vec<WrittenTurn> {
 
 /// Whether `text` has a role line at all.
 pub fn has_role_line(text: &str) -> bool {
-    text.split('\n').any(|line| role_of(line).is_some())
+    text.split('\n').any(|line| line_role(line).is_some())
 }
 
 #[cfg(test)]
@@ -183,6 +199,23 @@ mod tests {
     }
 
     #[test]
+    fn a_prompt_with_windows_line_ends_splits_as_one_with_newlines() {
+        let read = split("system:\r\nBe terse.\r\n\r\nuser:\r\nHi\r\nthere\r\nassistant:\r\n");
+        assert_eq!(
+            read,
+            turns(&[("system", "Be terse."), ("user", "Hi\r\nthere"), ("assistant", "")])
+        );
+    }
+
+    #[test]
+    fn text_with_carriage_returns_comes_back_whole() {
+        let chat = turns(&[("user", "a\r"), ("user", "user:\r\nb\r\n\r"), ("assistant", "x\r\n")]);
+        let text = join(&chat);
+        assert!(text.contains("\\user:\r\n"), "{text:?}");
+        assert_eq!(split(&text), chat);
+    }
+
+    #[test]
     fn text_before_the_first_role_line_is_a_user_turn_unless_it_is_blank() {
         assert_eq!(split("Hi\nthere"), turns(&[("user", "Hi\nthere")]));
         assert_eq!(split("\n\nsystem:\nS"), turns(&[("system", "S")]));
@@ -195,6 +228,9 @@ mod tests {
         assert_eq!(role_of("user:"), Some("user"));
         for line in ["User:", " user:", "user: hi", "human:", "user", "user:\r"] {
             assert_eq!(role_of(line), None, "{line}");
+        }
+        for line in ["user:\r\n", "user:\r", "user:\n"] {
+            assert_eq!(line_role(line), Some("user"), "{line:?}");
         }
         assert!(!has_role_line("Note the user: field"));
     }

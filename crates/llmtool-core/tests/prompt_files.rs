@@ -291,6 +291,21 @@ fn what_the_peers_send_is_what_the_import_says() {
     let tool: serde_json::Value =
         serde_json::from_str(&PromptFormat::Prompty.read(flag).unwrap().value).unwrap();
     assert_eq!(tool["metadata"]["variables"][0]["default"], "True");
+    assert_eq!(
+        tool["metadata"]["variables"][0]["allowed_values"],
+        serde_json::json!(["True", "False"])
+    );
+    // A boolean given as JSON takes that spelling, as Prompty's Jinja2 prints it.
+    let (text, _) = imported_render(flag, "flag.prompty", &serde_json::json!({"loud": false}));
+    assert_eq!(text, "False");
+    // An input with no default is asked for, where Prompty renders nothing: said at the input.
+    let bare =
+        "---\ninputs:\n  who:\n    kind: string\n  what:\n    kind: string\n---\nuser:\n{{who}} {{what}}";
+    let read = PromptFormat::Prompty.read(bare).unwrap();
+    let said = read.diagnostics.iter().find(|d| d.code() == "LT708").unwrap();
+    assert!(said.message.contains("`who`, `what`"), "{}", said.message);
+    let at = said.primary.as_ref().unwrap().span;
+    assert_eq!(&bare[at.start..at.end], "who");
     let nunjucks = flag.replace("---\nuser", "template:\n  format:\n    kind: nunjucks\n---\nuser");
     let tool: serde_json::Value =
         serde_json::from_str(&PromptFormat::Prompty.read(&nunjucks).unwrap().value).unwrap();
@@ -307,6 +322,13 @@ fn what_the_peers_send_is_what_the_import_says() {
     assert_eq!(prompt(&read), "system:\nBe brief.\nassistant:\n{{q}}");
     let left_out = read.diagnostics.iter().find(|d| d.message.contains("history")).unwrap();
     assert_eq!(left_out.primary.as_ref().unwrap().span, Span::new(67, 78));
+    // A body with Windows line ends splits into the same turns; a turn keeps its `\r\n` inside,
+    // as Dotprompt sends it.
+    let crlf = "---\r\ninput:\r\n  schema:\r\n    q: string\r\n---\r\n{{role \"system\"}}\r\nBe brief.\r\n{{role \"user\"}}\r\nHi\r\n{{q}}\r\n";
+    let (text, _) = imported_render(crlf, "crlf.prompt", &serde_json::json!({"q": "why?"}));
+    let turns = llmtool_core::chat::split(&text);
+    let sent: Vec<_> = turns.iter().map(|turn| (turn.role, turn.text.trim())).collect();
+    assert_eq!(sent, [("system", "Be brief."), ("user", "Hi\r\nwhy?")]);
 }
 
 /// The tool file read from `text` (a `.prompt` or `.prompty`, by `name`), rendered with
@@ -464,6 +486,26 @@ fn a_prompt_edited_in_langfuse_wins_over_the_exact_copy() {
     let tool: serde_json::Value = serde_json::from_str(&read.value).unwrap();
     let prompt = tool["model_prompt"].as_str().unwrap();
     assert!(prompt.starts_with("Complete "), "{prompt}");
+}
+
+/// Langfuse sends a variable it is given no value for as `{{name}}`: the import says that the
+/// tool asks for it instead, at the prompt, and says nothing of a prompt llmtool exported.
+#[test]
+fn a_langfuse_prompts_unfilled_variables_are_said_at_the_prompt() {
+    let text = r#"{"name": "greet", "type": "text", "prompt": "Hi {{name}}", "version": 1}"#;
+    let read = PromptFormat::Langfuse.read(text).unwrap();
+    let said = read.diagnostics.iter().find(|d| d.code() == "LT708").unwrap();
+    assert!(
+        said.message.contains("`{{name}}`") && said.message.contains("`None`"),
+        "{}",
+        said.message
+    );
+    let at = said.primary.as_ref().unwrap().span;
+    assert_eq!(&text[at.start..at.end], "\"Hi {{name}}\"");
+    let tool = Document::from_text(read.value);
+    let exported = PromptFormat::Langfuse.write(&tool).value;
+    let back = PromptFormat::Langfuse.read(&exported).unwrap();
+    assert!(back.diagnostics.is_empty(), "{:?}", back.diagnostics);
 }
 
 /// The files of a test folder, by name.

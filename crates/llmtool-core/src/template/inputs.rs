@@ -102,7 +102,9 @@ impl Inputs {
     /// - a string is the value; for a multi-select `variable` it is read as a list: a JSON
     ///   array written as text, else one allowed value whole (which may hold a comma), else
     ///   items separated by commas (trimmed, empty ones dropped);
-    /// - a number or a boolean is its JSON text;
+    /// - a number or a boolean is its JSON text, except that a boolean given for a select
+    ///   whose allowed values spell it in another case (`True`, as Python writes it) is that
+    ///   allowed value;
     /// - an array is a list of such strings, numbers and booleans;
     /// - an object, or an array holding `null`, an array or an object, is an error.
     pub fn add_json(
@@ -119,9 +121,12 @@ impl Inputs {
                 Some(variable) => self.set_list(name, list_items(text, &variable.allowed_values)),
                 None => self.set_one(name, text.clone()),
             },
-            Json::Number(_) | Json::Bool(_) => self.set_one(name, value.to_string()),
+            Json::Number(_) | Json::Bool(_) => {
+                self.set_one(name, scalar_text(value, variable).unwrap_or_default());
+            }
             Json::Array(items) => {
-                let items = items.iter().map(|item| scalar_text(item).ok_or_else(|| bad(item)));
+                let items =
+                    items.iter().map(|item| scalar_text(item, variable).ok_or_else(|| bad(item)));
                 self.set_list(name, items.collect::<Result<_, _>>()?);
             }
             Json::Object(_) => return Err(bad(value)),
@@ -155,11 +160,23 @@ impl Inputs {
     }
 }
 
-/// A list item given as JSON: a string as is, a number or a boolean as its JSON text.
-fn scalar_text(item: &Json) -> Option<String> {
+/// A value or list item given as JSON: a string as is, a number as its JSON text, a boolean
+/// as the allowed value of `variable` that spells it (in any case), else as its JSON text.
+fn scalar_text(item: &Json, variable: Option<&VariableSpec>) -> Option<String> {
     match item {
         Json::String(text) => Some(text.clone()),
-        Json::Number(_) | Json::Bool(_) => Some(item.to_string()),
+        Json::Number(_) => Some(item.to_string()),
+        Json::Bool(yes) => {
+            let text = yes.to_string();
+            let allowed = variable.map_or(&[][..], |v| v.allowed_values.as_slice());
+            Some(
+                allowed
+                    .iter()
+                    .find(|value| value.eq_ignore_ascii_case(&text))
+                    .unwrap_or(&text)
+                    .clone(),
+            )
+        }
         _ => None,
     }
 }
@@ -167,7 +184,8 @@ fn scalar_text(item: &Json) -> Option<String> {
 /// The items of a multi-select value given as one string.
 fn list_items(text: &str, allowed: &[String]) -> Vec<String> {
     if let Ok(Json::Array(items)) = serde_json::from_str::<Json>(text)
-        && let Some(items) = items.iter().map(scalar_text).collect::<Option<Vec<_>>>()
+        && let Some(items) =
+            items.iter().map(|item| scalar_text(item, None)).collect::<Option<Vec<_>>>()
     {
         return items;
     }
@@ -226,6 +244,25 @@ mod tests {
         assert_eq!(items(&json!(" c ,d,")).unwrap(), ["c", "d"]);
         assert!(items(&json!("")).unwrap().is_empty());
         assert!(items(&json!(null)).unwrap().is_empty(), "null is not given");
+    }
+
+    #[test]
+    fn a_boolean_takes_the_spelling_of_the_selects_allowed_value() {
+        let text = json!({
+            "model_prompt": "{{loud}} {{quiet}} {{note}}",
+            "metadata": { "variables": [
+                { "name": "loud", "type": "single-select", "allowed_values": ["True", "False"] },
+                { "name": "quiet", "type": "multi-select", "allowed_values": ["TRUE", "no"] },
+                { "name": "note", "type": "text" },
+            ]},
+        });
+        let document = Document::from_text(text.to_string());
+        let variables = ToolTemplate::new(document.tool.as_ref().unwrap()).variables().to_vec();
+        let given = json!({ "loud": false, "quiet": [true, false], "note": true });
+        let inputs = Inputs::from_json(&given, &variables).unwrap();
+        assert_eq!(inputs.get("loud").unwrap().items, ["False"]);
+        assert_eq!(inputs.get("quiet").unwrap().items, ["TRUE", "false"]);
+        assert_eq!(inputs.get("note").unwrap().items, ["true"], "text has no spelling of its own");
     }
 
     #[test]

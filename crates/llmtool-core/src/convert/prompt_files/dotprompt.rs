@@ -147,10 +147,11 @@ fn without_empty_turns(body: String) -> String {
 /// `assistant:` is Dotprompt's `model`).
 fn role_markers(body: &str) -> String {
     body.split_inclusive('\n')
-        .map(|line| match crate::chat::role_of(line.trim_end_matches('\n')) {
+        .map(|line| match crate::chat::line_role(line) {
             Some(role) => {
+                let line_end = &line[role.len() + 1..];
                 let role = if role == "assistant" { "model" } else { role };
-                format!("{{{{role \"{role}\"}}}}{}", &line[line.trim_end_matches('\n').len()..])
+                format!("{{{{role \"{role}\"}}}}{line_end}")
             }
             None => line.to_owned(),
         })

@@ -225,6 +225,20 @@ pub(crate) fn read_value(
             Diagnostic::new(&PEER_RENDERS_DIFFERENTLY, message),
         ));
     }
+    // A prompt llmtool exported (with its block) has the tool's variables, required by its author.
+    let unfilled_said = extras.is_none().then(|| variables.first()).flatten();
+    if let Some(first) = unfilled_said.and_then(|v| v["name"].as_str()) {
+        diagnostics.push(located(
+            "prompt",
+            Diagnostic::new(
+                &PEER_RENDERS_DIFFERENTLY,
+                format!(
+                    "Langfuse leaves a variable it is given no value for as it is written (`{{{{{first}}}}}`) and writes a `None` value as nothing; the tool's variables are required, so `llmtool render` and `run` ask for each"
+                ),
+            )
+            .with_help("give an empty value (`--var name=`) where Langfuse would be given `None`"),
+        ));
+    }
     diagnostics.append(&mut notes);
     let variables = super::in_block_order(variables, extras.as_ref(), is_name);
     // A chat prompt's messages are sent as messages, each written after its role line.

@@ -388,16 +388,19 @@ pub(super) fn read(
     let filtered = filter_defaults(&parts, (text, body_at))?;
     // Prompty's Jinja2 renderer is Python's: a boolean is written `True` or `False`.
     let python = renders_in_python(&front);
+    // A file llmtool wrote from a tool: its inputs are the tool's, required by its author.
+    let exported = front.get("metadata").and_then(|m| m.get("llmtool")).is_some();
+    let written = Written { python, exported };
     let mut inputs = match front.get("inputs") {
         Some(Value::String(value)) if file_reference(value).is_some() => {
             let place = value_span(front_text, &["inputs"], value);
             let referenced = referenced_file(value, files, place)?;
             // The inputs are not written in this file: their warnings are placed at the reference.
-            read_inputs(&referenced, &filtered, &|_| place, python, &mut diagnostics)?
+            read_inputs(&referenced, &filtered, &|_| place, written, &mut diagnostics)?
         }
         Some(inputs) => {
             let place = |name: &str| input_span(front_text, name);
-            read_inputs(inputs, &filtered, &place, python, &mut diagnostics)?
+            read_inputs(inputs, &filtered, &place, written, &mut diagnostics)?
         }
         None => Inputs { variables: Vec::new(), left_out: Vec::new() },
     };
@@ -604,9 +607,10 @@ fn read_inputs(
     inputs: &Value,
     filtered: &Map<String, Value>,
     place: &dyn Fn(&str) -> Option<crate::span::Span>,
-    python: bool,
+    written: Written,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Result<Inputs, Box<Diagnostic>> {
+    let Written { python, exported } = written;
     // A boolean default or allowed value as the template's renderer writes it.
     let written = |value: Value| match value {
         Value::Bool(yes) if python => Value::String(if yes { "True" } else { "False" }.into()),
@@ -621,6 +625,8 @@ fn read_inputs(
         _ => return Err(invalid("`inputs` is neither a mapping nor a list")),
     };
     let mut found = Inputs { variables: Vec::new(), left_out: Vec::new() };
+    // The inputs with no default, which Prompty renders as nothing when they are not given.
+    let mut asked = Vec::new();
     for (name, input) in entries {
         // A scalar is Prompty's short form: an example value of its type.
         let input = if input.is_object() { input } else { json!({ "kind": "string" }) };
@@ -657,6 +663,12 @@ fn read_inputs(
                     (VariableKind::Text, None)
                 }
             },
+            // A boolean is one of its two values, as the renderer writes them (see `written`);
+            // a value given as JSON `true` takes that spelling at run time.
+            "boolean" => {
+                let values = enum_values(&input).unwrap_or_else(|| vec![json!(true), json!(false)]);
+                (VariableKind::SingleSelect, Some(values))
+            }
             other => {
                 if other != "string" {
                     diagnostics.push(Diagnostic::new(
@@ -679,6 +691,9 @@ fn read_inputs(
             Some(default) if !default.is_null() => Some(default.clone()),
             _ => filtered.get(&name).cloned().or_else(|| empty_default(kind, required)),
         };
+        if default.is_none() {
+            asked.push(name.clone());
+        }
         let allowed = allowed.map(|values| values.into_iter().map(written).collect());
         found.variables.push(variable_json(
             &name,
@@ -688,7 +703,29 @@ fn read_inputs(
             default.map(written),
         ));
     }
+    if let Some(first) = asked.first().filter(|_| !exported) {
+        let names = asked.iter().map(|name| format!("`{name}`")).collect::<Vec<_>>().join(", ");
+        let mut said = Diagnostic::new(
+            &PEER_RENDERS_DIFFERENTLY,
+            format!(
+                "Prompty renders an input it is not given as nothing, where `llmtool render` and `run` ask for an input declared without a default: {names}"
+            ),
+        )
+        .with_help("give an input `default: \"\"` (or `required: false`) to render nothing when it is not given, as Prompty does");
+        if let Some(place) = place(first) {
+            said = said.at(place);
+        }
+        diagnostics.push(said);
+    }
     Ok(found)
+}
+
+/// How a file's inputs were written: whether its renderer is Python's (Jinja2, which writes
+/// a boolean `True`), and whether llmtool wrote the file from a tool.
+#[derive(Debug, Clone, Copy)]
+struct Written {
+    python: bool,
+    exported: bool,
 }
 
 /// The name in a whole-value reference to a file, `${file:NAME}`, as Prompty writes them.

@@ -26,9 +26,10 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
     if cx.tool.chat.is_some() {
         return;
     }
-    let first = prompt.value.trim_start_matches('\n').split('\n').next().unwrap_or("");
+    let opened = prompt.value.trim_start_matches(['\r', '\n']);
+    let first = opened.split('\n').next().unwrap_or("").trim_end_matches('\r');
     let Some(role) = crate::chat::role_of(first) else { return };
-    let start = prompt.value.len() - prompt.value.trim_start_matches('\n').len();
+    let start = prompt.value.len() - opened.len();
     out.push(
         Diagnostic::new(
             &UNMARKED_CHAT,
