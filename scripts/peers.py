@@ -11,7 +11,10 @@
   says Langfuse reads its prompt otherwise (LT708) is counted apart, not compared.
 For every example (and a fixture full of characters the template languages treat specially),
 with two sets of values (the required ones only, then every variable), the peer's rendered
-prompt must equal `llmtool render`'s. The peers are installed under target/peers/
+prompt must equal `llmtool render`'s. Chat tools (`"x-chat": true`) are exported to the formats
+that have messages (Prompty, Dotprompt, Semantic Kernel's `<message>` elements), and the
+messages each peer sends must be those `llmtool run --dry-run` sends (Prompty and Dotprompt
+trim a message's ends, so the comparison does too for them). The peers are installed under target/peers/
 (idempotently; LLMTOOL_PEERS_DIR overrides). Exits 1 if a check fails.
 """
 import json, os, re, subprocess, sys, tempfile
@@ -42,6 +45,34 @@ if prompt["type"] == "chat":
 else:
     print(json.dumps(TextPromptClient(Prompt_Text(prompt=prompt["prompt"], **fields)).compile(**values)))
 '''
+# Chat tools, and the formats whose exports keep their turns as messages.
+CHATS = [os.path.join(ROOT, "crates", "llmtool-core", "tests", "fixtures", "valid", f) for f in ("chat-prompt.json", "chat-awkward.json")]
+CHAT_FORMATS = ["prompty", "dotprompt", "semantic-kernel"]
+# Runs inside the peers' environment: the messages one export of a chat sends, as [role, text].
+MESSAGES = r'''
+import asyncio, json, logging, sys
+logging.disable(logging.WARNING)
+fmt, path, values = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+if fmt == "prompty":
+    import prompty
+    sent = [[m.role, "".join(part.value for part in m.parts)] for m in prompty.prepare(prompty.load(path), values)]
+elif fmt == "dotprompt":
+    from dotpromptz import Dotprompt
+    from dotpromptz.typing import DataArgument
+    rendered = asyncio.run(Dotprompt().render(open(path, encoding="utf-8").read(), DataArgument(input=values)))
+    sent = [[str(getattr(m.role, "value", m.role)), "".join(part.text for part in m.content)] for m in rendered.messages]
+else:
+    from semantic_kernel import Kernel
+    from semantic_kernel.contents import ChatHistory
+    from semantic_kernel.functions import KernelArguments, KernelFunctionFromPrompt
+    function = KernelFunctionFromPrompt.from_directory(path)
+    arguments = KernelArguments(**values)
+    function.update_arguments_with_defaults(arguments)
+    rendered = asyncio.run(function.prompt_template.render(Kernel(), arguments))
+    sent = [[str(m.role.value), m.content] for m in ChatHistory.from_rendered_prompt(rendered).messages]
+print(json.dumps(sent))
+'''
+
 # A text value with what templates treat specially: quotes, braces, placeholders, `$`, a backslash.
 AWKWARD = 'said "hi" {x} {{topic}} $topic ${x} $$ \\ é 주제'
 
@@ -107,15 +138,36 @@ def llmtool(*args, stdin=None, warnings=None):
     return result.stdout
 
 
-def export(tool, fmt, work):
+def export(tool, fmt, work, with_warnings=False):
     """Exports `tool` for the peer into `work`: the path the peer loads, and the names the
-    export gives the variables (those it renamed, by its LT702 warnings)."""
+    export gives the variables (those it renamed, by its LT702 warnings); and, when asked,
+    the export's warnings."""
     warnings = []
     target = fmt.removesuffix("-message")
     llmtool("export", tool, "--to", target, "--out", work, "--name", "exported", warnings=warnings)
     renamed = dict(re.findall(r"variable `(.*?)` is `(.*?)` in this template syntax", warnings[0]))
     extension = {"prompty": ".prompty", "dotprompt": ".prompt", "llm-template": ".yaml"}.get(target, "")
-    return os.path.join(work, "exported" + extension), renamed
+    path = os.path.join(work, "exported" + extension)
+    return (path, renamed, warnings[0]) if with_warnings else (path, renamed)
+
+
+def sent_messages(tool, vars_file):
+    """The messages `llmtool run --dry-run` sends for `tool` to an OpenAI model (the key never
+    used), as [[role, text]...]."""
+    env = {**os.environ, "OPENAI_API_KEY": "sk-peers-unused", "LLMTOOL_NO_LOG": "1"}
+    out = subprocess.run([LLMTOOL, "run", tool, "--vars", vars_file, "--dry-run", "--provider", "openai", "--model", "gpt-4o-mini"],
+                         capture_output=True, text=True, env=env, check=True).stdout
+    body = json.loads(out.split("\n\n", 1)[1])
+    return [[message["role"], message["content"]] for message in body["messages"]]
+
+
+# A peer's role as llmtool sends it: Dotprompt's `model` is the assistant; a developer message
+# goes as a system message.
+SENT_ROLES = {"model": "assistant", "developer": "system"}
+
+
+def trimmed(messages):
+    return [[role, text.strip()] for role, text in messages]
 
 
 def variables(tool):
@@ -167,6 +219,31 @@ def main():
                     if theirs != ours:
                         failures += 1
                         log(f"FAIL {label}:\n  ours:   {ours!r}\n  theirs: {theirs!r}")
+        for tool in CHATS:
+            for fmt in CHAT_FORMATS:
+                exported, renamed, warnings = export(tool, fmt, os.path.join(work, "chat-" + fmt), with_warnings=True)
+                if "LT708" in warnings:
+                    log(f"{os.path.basename(tool)} via {fmt}: not compared, the export says the peer reads it otherwise (LT708)")
+                    continue
+                values = value_sets(tool)[-1]
+                vars_file = os.path.join(work, "vars.json")
+                with open(vars_file, "w", encoding="utf-8") as out:
+                    json.dump(values, out)
+                ours = sent_messages(tool, vars_file)
+                peer_values = {renamed.get(name, name): value for name, value in values.items()}
+                result = subprocess.run([python, "-c", MESSAGES, fmt, exported, json.dumps(peer_values)], capture_output=True, text=True)
+                checks += 1
+                label = f"{os.path.basename(tool)} via {fmt}, the messages sent"
+                if result.returncode != 0:
+                    failures += 1
+                    log(f"FAIL {label}: the peer failed:\n{result.stderr[-2000:]}")
+                    continue
+                theirs = [[SENT_ROLES.get(role, role), text] for role, text in json.loads(result.stdout)]
+                if fmt != "semantic-kernel":
+                    theirs, ours = trimmed(theirs), trimmed(ours)
+                if theirs != ours:
+                    failures += 1
+                    log(f"FAIL {label}:\n  ours:   {ours!r}\n  theirs: {theirs!r}")
         # Langfuse: every value (it has no defaults), the prompt compiled by its SDK.
         langfuse = venv_python(*LANGFUSE, log)
         for tool in TOOLS:

@@ -9,7 +9,9 @@ For each file llmtool imports (`llmtool import`), the imported tool is rendered 
 - Dotprompt: `Dotprompt().render`: the messages;
 - `llm`: `load_template`, then `Template.evaluate`: the system prompt and the prompt;
 - Semantic Kernel: the function from its folder (`from_directory`) or YAML (`from_yaml`), its
-  defaults, then its template's `render` (values not HTML-encoded): the text;
+  defaults, then its template's `render` (values not HTML-encoded): the text; or, when the
+  text holds `<message>` elements, the messages a chat service sends
+  (`ChatHistory.from_rendered_prompt`, values HTML-encoded as by default);
 - Langfuse (`langfuse`, its Python SDK, in an environment of its own): each prompt of the file
   (the latest version of each, as `llmtool import` takes them) compiled by `TextPromptClient`
   or `ChatPromptClient`: the text, or the messages (placeholders, which llmtool leaves out,
@@ -102,14 +104,22 @@ def semantic_kernel_text(path, values):
     function.update_arguments_with_defaults(arguments)
     template = function.prompt_template
     template.allow_dangerously_set_content = True
-    return asyncio.run(template.render(Kernel(), arguments))
+    text = asyncio.run(template.render(Kernel(), arguments))
+    if "<message" not in text:
+        return {"text": text}
+    # A chat service reads the rendered prompt's `<message>` elements as the messages it sends
+    # (the values HTML-encoded first, as by default).
+    from semantic_kernel.contents import ChatHistory
+    template.allow_dangerously_set_content = False
+    history = ChatHistory.from_rendered_prompt(asyncio.run(template.render(Kernel(), arguments)))
+    return {"messages": [[str(m.role.value), m.content or ""] for m in history.messages]}
 
 results = []
 for job in json.load(sys.stdin):
     fmt, path, values = job["format"], job["path"], job["values"]
     try:
         if fmt == "semantic-kernel":
-            results.append({"text": semantic_kernel_text(path, values)})
+            results.append(semantic_kernel_text(path, values))
         else:
             read = {"prompty": prompty_messages, "dotprompt": dotprompt_messages, "llm-template": llm_messages}[fmt]
             results.append({"messages": read(path, values)})

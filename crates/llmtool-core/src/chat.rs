@@ -69,6 +69,12 @@ fn is_escaped(line: &str) -> bool {
     bare.len() < line.len() && line_role(bare).is_some()
 }
 
+/// `line` as a turn's text holds it: one backslash taken off a line that reads as a role line
+/// once it is ([`escape`] put it there).
+pub fn unescaped(line: &str) -> &str {
+    if is_escaped(line) { &line[1..] } else { line }
+}
+
 /// What opens turn `index` of a written chat: the blank line that ends the turn before it,
 /// then this turn's role line.
 pub fn role_line(index: usize, role: &str) -> String {
@@ -130,7 +136,7 @@ pub fn written(text: &str) -> Vec<WrittenTurn> {
             });
             continue;
         }
-        let unescaped = if is_escaped(bare) { &line[1..] } else { line };
+        let unescaped = unescaped(line);
         match turns.last_mut() {
             Some(turn) => turn.text.push_str(unescaped),
             None => turns.push(WrittenTurn {

@@ -299,8 +299,7 @@ fn what_the_peers_send_is_what_the_import_says() {
     let (text, _) = imported_render(flag, "flag.prompty", &serde_json::json!({"loud": false}));
     assert_eq!(text, "False");
     // An input with no default is asked for, where Prompty renders nothing: said at the input.
-    let bare =
-        "---\ninputs:\n  who:\n    kind: string\n  what:\n    kind: string\n---\nuser:\n{{who}} {{what}}";
+    let bare = "---\ninputs:\n  who:\n    kind: string\n  what:\n    kind: string\n---\nuser:\n{{who}} {{what}}";
     let read = PromptFormat::Prompty.read(bare).unwrap();
     let said = read.diagnostics.iter().find(|d| d.code() == "LT708").unwrap();
     assert!(said.message.contains("`who`, `what`"), "{}", said.message);
@@ -329,6 +328,12 @@ fn what_the_peers_send_is_what_the_import_says() {
     let turns = llmtool_core::chat::split(&text);
     let sent: Vec<_> = turns.iter().map(|turn| (turn.role, turn.text.trim())).collect();
     assert_eq!(sent, [("system", "Be brief."), ("user", "Hi\r\nwhy?")]);
+    // A line of a turn that reads as a role line is text to Dotprompt: it stays in its turn.
+    let transcript = "{{role \"system\"}}\nS\n{{role \"user\"}}\nA transcript:\nuser:\nhi";
+    let read = PromptFormat::Dotprompt.read(transcript).unwrap();
+    let turns = llmtool_core::chat::split(&prompt(&read));
+    assert_eq!(turns.len(), 2, "{turns:?}");
+    assert_eq!(turns[1].text, "A transcript:\nuser:\nhi");
 }
 
 /// The tool file read from `text` (a `.prompt` or `.prompty`, by `name`), rendered with
@@ -486,6 +491,24 @@ fn a_prompt_edited_in_langfuse_wins_over_the_exact_copy() {
     let tool: serde_json::Value = serde_json::from_str(&read.value).unwrap();
     let prompt = tool["model_prompt"].as_str().unwrap();
     assert!(prompt.starts_with("Complete "), "{prompt}");
+}
+
+/// A chat goes to Semantic Kernel as `<message>` elements, its text encoded, and comes back as
+/// the same turns.
+#[test]
+fn a_chat_goes_to_semantic_kernel_as_messages_and_back() {
+    let path = support::repo().join("crates/llmtool-core/tests/fixtures/valid/chat-awkward.json");
+    let document = Document::from_text(std::fs::read_to_string(path).unwrap());
+    let written = semantic_kernel::write(&document, None);
+    assert!(written.diagnostics.is_empty(), "{:?}", written.diagnostics);
+    let template = written.value.prompt;
+    assert!(template.starts_with("<message role=\"system\">You answer as {{$persona}}: plain text &amp; no &lt;tags&gt;, {curly} braces or &amp;amp;lt; entities.</message>\n<message role=\"user\">"), "{template}");
+    let back = semantic_kernel::read(&written.value.config, &template, None).unwrap();
+    let tool = Document::from_text(back.value.clone());
+    let turns =
+        |document: &Document| llmtool_core::chat::split(document.tool.as_ref().unwrap().prompt());
+    assert_eq!(turns(&tool), turns(&document));
+    assert!(tool.tool.as_ref().unwrap().is_chat());
 }
 
 /// Langfuse sends a variable it is given no value for as `{{name}}`: the import says that the

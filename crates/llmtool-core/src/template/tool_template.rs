@@ -167,6 +167,13 @@ impl ToolTemplate {
         }
     }
 
+    /// A chat's turns as their roles and literal runs and slots, as [`ToolTemplate::pieces`]
+    /// gives the whole prompt; `None` when the tool is not a chat.
+    pub fn turn_pieces(&self) -> Option<Vec<(&'static str, Vec<super::Piece<'_>>)>> {
+        let turns = self.turns.as_ref()?;
+        Some(turns.iter().map(|(role, template)| (*role, template.pieces().collect())).collect())
+    }
+
     /// The messages resolved values make: a chat's turns, each rendered on its own, or the
     /// whole prompt as one user message.
     pub fn render_turns(&self, values: &[Value]) -> Vec<Turn> {

@@ -144,7 +144,8 @@ fn without_empty_turns(body: String) -> String {
 }
 
 /// A chat's body with each role line written as Dotprompt's role marker (`{{role "system"}}`;
-/// `assistant:` is Dotprompt's `model`).
+/// `assistant:` is Dotprompt's `model`), and a line escaped because it reads as a role line
+/// written as it is (Dotprompt reads it as text).
 fn role_markers(body: &str) -> String {
     body.split_inclusive('\n')
         .map(|line| match crate::chat::line_role(line) {
@@ -153,7 +154,7 @@ fn role_markers(body: &str) -> String {
                 let role = if role == "assistant" { "model" } else { role };
                 format!("{{{{role \"{role}\"}}}}{line_end}")
             }
-            None => line.to_owned(),
+            None => crate::chat::unescaped(line).to_owned(),
         })
         .collect()
 }
@@ -199,6 +200,13 @@ fn roles_as_text<'a>(
     diagnostics: &mut Vec<Diagnostic>,
 ) -> (std::borrow::Cow<'a, str>, bool) {
     let mut out = String::with_capacity(body.len());
+    // The text of the turn being read: a line of it that reads as a role line is escaped
+    // when the turn is written out, since Dotprompt reads it as text.
+    let mut turn = String::new();
+    let flush = |out: &mut String, turn: &mut String| {
+        out.push_str(&crate::chat::escape(turn));
+        turn.clear();
+    };
     let mut roles = Vec::new();
     let mut rest = body;
     while let Some(at) = rest.find("{{") {
@@ -208,12 +216,13 @@ fn roles_as_text<'a>(
             inner.strip_prefix('#').unwrap_or(inner).strip_prefix("role").map(str::trim).and_then(
                 |name| name.strip_prefix(['"', '\'']).and_then(|n| n.strip_suffix(['"', '\''])),
             );
-        out.push_str(&rest[..at]);
+        turn.push_str(&rest[..at]);
         let marker_at = body_at + body.len() - rest.len() + at;
         let marker = Span::new(marker_at, marker_at + length + 2);
         rest = &rest[at + length + 2..];
         match role {
             Some(role) => {
+                flush(&mut out, &mut turn);
                 out.push_str(if role == "model" { "assistant" } else { role });
                 out.push(':');
                 if !rest.starts_with(['\n', '\r']) {
@@ -224,6 +233,7 @@ fn roles_as_text<'a>(
             // The conversation so far, which a tool does not have; Dotprompt sends what
             // follows it as a `model` message.
             None if inner == "history" => {
+                flush(&mut out, &mut turn);
                 if !out.is_empty() && !out.ends_with('\n') {
                     out.push('\n');
                 }
@@ -239,23 +249,29 @@ fn roles_as_text<'a>(
             }
             // The end of a role block.
             None if inner == "/role" => {
-                if !out.ends_with('\n') {
-                    out.push('\n');
+                let ends_a_line =
+                    if turn.is_empty() { out.ends_with('\n') } else { turn.ends_with('\n') };
+                if !ends_a_line {
+                    turn.push('\n');
                 }
                 rest = rest.strip_prefix('\n').unwrap_or(rest);
             }
             None => {
-                out.push_str(&body[body.len() - rest.len() - length - 2..body.len() - rest.len()])
+                turn.push_str(&body[body.len() - rest.len() - length - 2..body.len() - rest.len()])
             }
         }
     }
     if roles.is_empty() {
         return (std::borrow::Cow::Borrowed(body), false);
     }
-    out.push_str(rest);
+    turn.push_str(rest);
+    flush(&mut out, &mut turn);
     if roles == ["user"] && out.trim_start().starts_with("user:") {
+        // One user message is the prompt itself, not a chat: its lines as they are.
         let after = out.trim_start().strip_prefix("user:").unwrap_or_default();
-        return (std::borrow::Cow::Owned(after.trim_start_matches(['\r', '\n']).to_owned()), false);
+        let after = after.trim_start_matches(['\r', '\n']);
+        let text = after.split_inclusive('\n').map(crate::chat::unescaped).collect();
+        return (std::borrow::Cow::Owned(text), false);
     }
     (std::borrow::Cow::Owned(without_empty_turns(out)), true)
 }

@@ -11,6 +11,7 @@ mod llm_template;
 pub mod openai_prompt;
 mod prompty;
 pub mod semantic_kernel;
+mod semantic_kernel_messages;
 mod syntax;
 pub(crate) mod yaml;
 pub(crate) mod yaml_read;

@@ -7,7 +7,8 @@ use serde_json::{Map, Value, json};
 
 use super::syntax::{self, Slots, semantic_kernel as sk};
 use super::{
-    ToolBuilder, ToolSource, default_json, empty_default, invalid, single_model, variable_json,
+    ToolBuilder, ToolSource, default_json, empty_default, invalid, semantic_kernel_messages,
+    single_model, variable_json,
 };
 use crate::convert::codes::{
     DROPPED_FIELD, INVALID_SOURCE, PEER_RENDERS_DIFFERENTLY, UNSUPPORTED_PARAMETER,
@@ -95,14 +96,22 @@ pub fn write(document: &Document, name: Option<&str>) -> Converted<SemanticKerne
     let slots = Slots { names: &names, kinds: source.variables().iter().map(|v| v.kind).collect() };
     let mut config = serde_json::to_string_pretty(&config).unwrap_or_default();
     config.push('\n');
-    let function =
-        SemanticKernelFunction { name, config, prompt: sk::write(source.pieces(), &slots) };
+    // A chat is written as Semantic Kernel's messages; any other prompt as its text.
+    let prompt = match source.template.turn_pieces() {
+        Some(turns) => semantic_kernel_messages::write(turns, &slots),
+        None => sk::write(source.pieces(), &slots),
+    };
+    let function = SemanticKernelFunction { name, config, prompt };
     Converted { value: function, diagnostics }
 }
 
 /// Warnings for prompts that Semantic Kernel's chat services change: the rendered prompt is
 /// trimmed, then parsed for `<message>` tags, and HTML entities in it are decoded.
 fn check_rendering(source: &ToolSource, diagnostics: &mut Vec<Diagnostic>) {
+    if source.template.is_chat() {
+        // Its turns are written as messages, their text encoded: sent as they are.
+        return;
+    }
     let prompt = source.json.get("model_prompt").and_then(Value::as_str).unwrap_or("");
     if prompt.trim() != prompt {
         diagnostics.push(Diagnostic::new(
@@ -363,7 +372,13 @@ fn read_config(
             variables.push(variable_json(name, VariableKind::Text, None, None, None));
         }
     }
-    let builder = ToolBuilder::new(parts, metadata, variables, None)?;
+    // A template of `<message>` elements is the chat Semantic Kernel sends.
+    let builder = match semantic_kernel_messages::read(parts, &mut diagnostics)? {
+        Some(messages) => {
+            ToolBuilder::new(&messages.parts, metadata, variables, None)?.chat(messages.is_chat)
+        }
+        None => ToolBuilder::new(parts, metadata, variables, None)?,
+    };
     let tool = builder.finish(config.get("llmtool"));
     Ok(Converted { value: super::canonical(&tool), diagnostics })
 }

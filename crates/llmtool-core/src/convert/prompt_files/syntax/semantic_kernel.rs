@@ -13,9 +13,19 @@ pub(crate) fn is_name(name: &str) -> bool {
 }
 
 pub(crate) fn write<'a>(pieces: impl Iterator<Item = Piece<'a>>, slots: &Slots<'_>) -> String {
+    write_with(pieces, slots, str::to_owned)
+}
+
+/// As [`write`], with the literal text passed through `literal` first (a message's text is
+/// encoded for Semantic Kernel's XML reading).
+pub(crate) fn write_with<'a>(
+    pieces: impl Iterator<Item = Piece<'a>>,
+    slots: &Slots<'_>,
+    literal: impl Fn(&str) -> String,
+) -> String {
     super::write(
         pieces,
-        |text, out| out.push_str(&text.replace("{{", "{{ \"{{\" }}")),
+        |text, out| out.push_str(&literal(text).replace("{{", "{{ \"{{\" }}")),
         |slot, out| out.push_str(&format!("{{{{${}}}}}", slots.names[slot])),
     )
 }
