@@ -151,6 +151,25 @@ def export(tool, fmt, work, with_warnings=False):
     return (path, renamed, warnings[0]) if with_warnings else (path, renamed)
 
 
+def vars_file(work, values):
+    """`values` written as a `--vars` file in `work`: its path."""
+    path = os.path.join(work, "vars.json")
+    with open(path, "w", encoding="utf-8") as out:
+        json.dump(values, out)
+    return path
+
+
+def peer_answer(python, code, fmt, exported, renamed, values, label):
+    """What the peer's `code` prints for the export (as JSON), given `values` under the names
+    the export gave them; None, said, when the peer fails."""
+    peer_values = {renamed.get(name, name): value for name, value in values.items()}
+    result = subprocess.run([python, "-c", code, fmt, exported, json.dumps(peer_values)], capture_output=True, text=True)
+    if result.returncode != 0:
+        log(f"FAIL {label}: the peer failed:\n{result.stderr[-2000:]}")
+        return None
+    return json.loads(result.stdout)
+
+
 def sent_messages(tool, vars_file):
     """The messages `llmtool run --dry-run` sends for `tool` to an OpenAI model (the key never
     used), as [[role, text]...]."""
@@ -203,19 +222,13 @@ def main():
             for fmt in FORMATS:
                 exported, renamed = export(tool, fmt, os.path.join(work, fmt))
                 for values in value_sets(tool):
-                    vars_file = os.path.join(work, "vars.json")
-                    with open(vars_file, "w", encoding="utf-8") as out:
-                        json.dump(values, out)
-                    ours = llmtool("render", tool, "--vars", vars_file)
-                    peer_values = {renamed.get(name, name): value for name, value in values.items()}
-                    result = subprocess.run([python, "-c", RENDER, fmt, exported, json.dumps(peer_values)], capture_output=True, text=True)
+                    ours = llmtool("render", tool, "--vars", vars_file(work, values))
                     checks += 1
                     label = f"{os.path.basename(tool)} via {fmt} with {len(values)} of {len(names)} values"
-                    if result.returncode != 0:
+                    theirs = peer_answer(python, RENDER, fmt, exported, renamed, values, label)
+                    if theirs is None:
                         failures += 1
-                        log(f"FAIL {label}: the peer failed:\n{result.stderr[-2000:]}")
                         continue
-                    theirs = json.loads(result.stdout)
                     if theirs != ours:
                         failures += 1
                         log(f"FAIL {label}:\n  ours:   {ours!r}\n  theirs: {theirs!r}")
@@ -226,19 +239,14 @@ def main():
                     log(f"{os.path.basename(tool)} via {fmt}: not compared, the export says the peer reads it otherwise (LT708)")
                     continue
                 values = value_sets(tool)[-1]
-                vars_file = os.path.join(work, "vars.json")
-                with open(vars_file, "w", encoding="utf-8") as out:
-                    json.dump(values, out)
-                ours = sent_messages(tool, vars_file)
-                peer_values = {renamed.get(name, name): value for name, value in values.items()}
-                result = subprocess.run([python, "-c", MESSAGES, fmt, exported, json.dumps(peer_values)], capture_output=True, text=True)
+                ours = sent_messages(tool, vars_file(work, values))
                 checks += 1
                 label = f"{os.path.basename(tool)} via {fmt}, the messages sent"
-                if result.returncode != 0:
+                answer = peer_answer(python, MESSAGES, fmt, exported, renamed, values, label)
+                if answer is None:
                     failures += 1
-                    log(f"FAIL {label}: the peer failed:\n{result.stderr[-2000:]}")
                     continue
-                theirs = [[SENT_ROLES.get(role, role), text] for role, text in json.loads(result.stdout)]
+                theirs = [[SENT_ROLES.get(role, role), text] for role, text in answer]
                 if fmt != "semantic-kernel":
                     theirs, ours = trimmed(theirs), trimmed(ours)
                 if theirs != ours:
@@ -256,10 +264,7 @@ def main():
             with open(exported, "w", encoding="utf-8") as out:
                 out.write(prompt)
             values = value_sets(tool)[-1]
-            vars_file = os.path.join(work, "vars.json")
-            with open(vars_file, "w", encoding="utf-8") as out:
-                json.dump(values, out)
-            ours = llmtool("render", tool, "--vars", vars_file)
+            ours = llmtool("render", tool, "--vars", vars_file(work, values))
             result = subprocess.run([langfuse, "-c", LANGFUSE_RENDER, exported, json.dumps(values)], capture_output=True, text=True)
             checks += 1
             label = f"{os.path.basename(tool)} via langfuse with every value"
