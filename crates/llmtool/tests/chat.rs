@@ -1,10 +1,13 @@
 //! Chat prompts as a user meets them: an imported Prompty file with `system:` and `user:`
 //! turns goes out as a system message and a user message, in each API's own form
-//! (`run --dry-run`), and a value holding a role line stays text inside its turn.
+//! (`run --dry-run`), and a value holding a role line stays text inside its turn; `batch` and
+//! `test` send a chat's turns as messages too.
 
 use std::path::Path;
 
 use serde_json::{Value, json};
+
+use llmtool_testkit::{Mock, Reply};
 
 use crate::support::{llmtool, text};
 
@@ -105,4 +108,53 @@ fn a_prompt_that_looks_like_a_chat_but_is_not_marked_is_one_message_with_a_warni
         body["messages"],
         json!([{ "role": "user", "content": "system:\nBe terse.\n\nuser:\nhi" }])
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batch_and_test_send_a_chats_turns_as_messages() {
+    let body = json!({
+        "choices": [{"message": {"role": "assistant", "content": "Short."}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 2},
+    });
+    let reply = || Reply::json(200, body.to_string());
+    let mock = Mock::start(vec![reply(), reply()]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let at = |name: &str| dir.path().join(name).to_str().unwrap().to_owned();
+    let tool = json!({
+        "model_prompt": "system:\nYou are terse.\n\nuser:\n{{question}}",
+        "x-chat": true,
+        "metadata": { "prompt_name": "Terse", "model_version": ["mock/m"],
+            "variables": [{ "name": "question", "type": "text" }] },
+    });
+    std::fs::write(at("terse.json"), tool.to_string()).unwrap();
+    std::fs::write(at("rows.csv"), "question\nWhy is the sky blue?\n").unwrap();
+    let tests = "cases:\n  - name: sky\n    vars:\n      question: Why is the sky blue?\n    assert:\n      - type: equals\n        value: Short.\n";
+    std::fs::write(at("terse.tests.yaml"), tests).unwrap();
+    let config = format!(
+        "[providers.mock]\napi = \"openai\"\nbase_url = \"{}/v1\"\napi_key_env = \"MOCK_KEY\"\n",
+        mock.url
+    );
+    std::fs::write(at("config.toml"), config).unwrap();
+    let key = [("MOCK_KEY", "mock-key-chat")];
+    let config = at("config.toml");
+
+    let batch =
+        ["batch", &at("terse.json"), &at("rows.csv"), "-o", &at("out.jsonl"), "--config", &config];
+    let out = llmtool(dir.path(), &batch, &key);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let tested =
+        llmtool(dir.path(), &["test", &at("terse.json"), "--config", &config, "--no-cache"], &key);
+    assert_eq!(tested.status.code(), Some(0), "{}{}", text(&tested.stdout), text(&tested.stderr));
+
+    let sent = mock.requests();
+    assert_eq!(sent.len(), 2, "one request from each command");
+    for request in sent {
+        assert_eq!(
+            request.body["messages"],
+            json!([
+                { "role": "system", "content": "You are terse." },
+                { "role": "user", "content": "Why is the sky blue?" }
+            ])
+        );
+    }
 }
