@@ -10,6 +10,7 @@ use std::sync::atomic::Ordering;
 
 use llmtool_providers::batch_api::{Answer, BatchClient, BatchStatus, poll_delay};
 use llmtool_providers::run::{RunReport, RunRequest};
+use llmtool_runtime::worst_case::{self, Sending};
 use llmtool_runtime::{Ended, ParamOverrides, Runtime, Subject, ToKeep};
 
 use crate::journal::{Entry, Journal, Met};
@@ -108,7 +109,7 @@ pub(crate) async fn run(
                 entries.push(row.entry);
                 continue;
             };
-            let worst = request.estimate(None).worst_cost;
+            let worst = worst_case::estimate(&request, None, Sending::Once).worst_cost;
             if let Some(limit) = batch.max_cost {
                 // Only what surely fits is sent: its answers are paid for whatever comes.
                 match worst {

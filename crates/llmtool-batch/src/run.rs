@@ -10,6 +10,7 @@ use futures_util::StreamExt as _;
 use llmtool_core::model::Tool;
 use llmtool_core::template::{Inputs, ToolTemplate};
 use llmtool_providers::run::{RunOptions, RunReport};
+use llmtool_runtime::worst_case::{self, Sending};
 use llmtool_runtime::{ParamOverrides, Runtime, SmartRun, ToKeep};
 
 use crate::input::{InputError, Mapping, RowReader};
@@ -385,7 +386,7 @@ impl Batch {
                 estimate.invalid += 1;
                 continue;
             };
-            let row_estimate = request.estimate(None);
+            let row_estimate = worst_case::estimate(&request, None, Sending::Run);
             estimate.input_tokens += row_estimate.input_tokens;
             match row_estimate.worst_cost {
                 Some(cost) => estimate.worst_cost += cost,

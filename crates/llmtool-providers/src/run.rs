@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use tracing::Instrument as _;
 
 use llmtool_core::chat::{self, Turn};
-use llmtool_core::output::{self, ImageParams, OutputFormat, OutputKind, OutputSpec};
+use llmtool_core::output::{self, OutputFormat, OutputKind, OutputSpec};
 use llmtool_dlp::Redaction;
 use serde::Serialize;
 
@@ -146,66 +146,7 @@ pub fn estimated_tokens(messages: &[Message]) -> u64 {
 /// picture as 2,000. A worst case for what an image tool's run may cost.
 pub const MOST_PICTURE_TOKENS: u64 = 6240;
 
-/// What a request may cost, known before it is sent.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Estimate {
-    pub input_tokens: u64,
-    /// Whether `input_tokens` was counted with the model's tokenizer (else estimated from the
-    /// characters).
-    pub counted: bool,
-    /// The most output tokens, and where that limit comes from (`max_tokens`, or the model's
-    /// longest answer).
-    pub output_limit: Option<(u64, &'static str)>,
-    /// The cost if the answer is as long as allowed; `None` when the model is unpriced or no
-    /// limit is known.
-    pub worst_cost: Option<f64>,
-}
-
 impl RunRequest {
-    /// What this request may cost: `counted` is the exact input count when the model's
-    /// tokenizer is at hand (the local model's).
-    pub fn estimate(&self, counted: Option<usize>) -> Estimate {
-        let (input_tokens, counted) = match counted {
-            Some(tokens) => (tokens as u64, true),
-            None => (estimated_tokens(&self.messages()), false),
-        };
-        if matches!(self.spec.kind, OutputKind::Image(_)) {
-            return self.image_estimate(input_tokens, counted);
-        }
-        let output_limit = self.params.max_tokens.map(|n| (n, "max_tokens")).or_else(|| {
-            self.price
-                .as_ref()
-                .and_then(|entry| entry.price.max_output)
-                .map(|n| (n, "the longest answer of the model"))
-        });
-        let worst_cost = match (&self.price, output_limit) {
-            (Some(entry), Some((output, _))) => {
-                let tokens =
-                    crate::pricing::Tokens { input: input_tokens, output, ..Default::default() };
-                Some(entry.price.cost(&tokens, Billing::Standard))
-            }
-            _ => None,
-        };
-        Estimate { input_tokens, counted, output_limit, worst_cost }
-    }
-
-    /// An image tool's [`Estimate`]: the pictures asked for, each counted as
-    /// [`MOST_PICTURE_TOKENS`], at the picture-token price, or at the per-picture price when
-    /// that is dearer.
-    fn image_estimate(&self, input_tokens: u64, counted: bool) -> Estimate {
-        let pictures = ImageParams::from_extra(&self.params.extra).count.unwrap_or(1).max(1);
-        let most = pictures.saturating_mul(MOST_PICTURE_TOKENS);
-        let worst_cost = self.price.as_ref().and_then(|entry| {
-            let input = crate::pricing::Tokens { input: input_tokens, ..Default::default() };
-            let output = crate::pricing::Tokens { output: most, ..input };
-            let by_tokens = entry.price.image_cost(Some(&output), pictures);
-            let by_picture = entry.price.image_cost(Some(&input), pictures);
-            by_tokens.into_iter().chain(by_picture).reduce(f64::max)
-        });
-        let output_limit = Some((most, "the most tokens the pictures asked for are counted as"));
-        Estimate { input_tokens, counted, output_limit, worst_cost }
-    }
-
     /// What `usage` costs at the run's price and `billing`; `None` when the model is unpriced
     /// or its usage was not reported.
     pub(crate) fn cost(&self, usage: &Usage, billing: Billing) -> Option<f64> {

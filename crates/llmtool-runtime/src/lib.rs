@@ -26,6 +26,7 @@ pub mod smart;
 mod source_folder;
 pub mod test_files;
 mod trace;
+pub mod worst_case;
 
 pub use conversation::{Conversation, ConversationError, Exchange, new_conversation_id, revealer};
 pub use dlp::report as dlp_report;

@@ -284,3 +284,40 @@ fn a_follow_up_to_an_image_tool_is_refused() {
     let error = runtime.follow_up(&conversation, "Now in blue".into(), overrides).unwrap_err();
     assert!(error.to_string().contains("`Picture` makes pictures"), "{error}");
 }
+
+/// The one worst-case rule: the prompt's bytes (a token is at least one byte) at the dearer
+/// input price, the longest answer at the dearer output price, paid for once and again for
+/// each repair with the answers before; a provider batch's row once.
+#[test]
+fn the_worst_case_bounds_every_token_and_every_repair() {
+    use llmtool_runtime::worst_case::{Sending, estimate};
+    let config = "[prices.\"openai/gpt-4o\"]\ninput = 2.0\ncache_write = 3.0\noutput = 10.0\nreasoning = 12.0\n";
+    let runtime =
+        runtime(config, &[("OPENAI_API_KEY", "sk-test-key-1234")], RuntimeOptions::default());
+    let text = serde_json::json!({
+        "model_prompt": "Is it going to rain in Zürich?",
+        "metadata": { "prompt_name": "Weather", "model_version": ["openai/gpt-4o"],
+            "parameters": { "max_tokens": 100 } },
+    });
+    let tool = Document::from_text(text.to_string()).tool.unwrap();
+    let overrides = llmtool_runtime::ParamOverrides::default();
+    let request = runtime.request(&tool, tool.prompt().to_owned(), overrides).unwrap();
+    let prompt = "Is it going to rain in Zürich?";
+    assert_eq!((prompt.chars().count(), prompt.len()), (30, 31), "ü is two bytes");
+    let bytes = 31.0;
+    // Prices are per million tokens in the config file.
+    let (input, output) = (3.0 / 1e6, 12.0 / 1e6);
+    let once = bytes * input + 100.0 * output;
+    let run = estimate(&request, None, Sending::Run);
+    assert_eq!(run.output_limit, Some((100, "max_tokens")));
+    assert_eq!(run.input_tokens, 8, "what is shown: 30 characters at four a token");
+    let repairs =
+        (bytes + 100.0) * input + 100.0 * output + (bytes + 200.0) * input + 100.0 * output;
+    assert!((run.worst_cost.unwrap() - (once + repairs)).abs() < 1e-12, "{run:?}");
+    let batch_row = estimate(&request, None, Sending::Once);
+    assert!((batch_row.worst_cost.unwrap() - once).abs() < 1e-12, "{batch_row:?}");
+    // Counted by the model's tokenizer, the count bounds the prompt.
+    let counted = estimate(&request, Some(5), Sending::Once);
+    assert!(counted.counted);
+    assert!((counted.worst_cost.unwrap() - (5.0 * input + 100.0 * output)).abs() < 1e-12);
+}

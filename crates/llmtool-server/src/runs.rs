@@ -14,8 +14,9 @@ use llmtool_core::model::Tool;
 use llmtool_log::Record;
 use llmtool_mcp::RunLimits;
 use llmtool_providers::images::Picture;
-use llmtool_providers::run::{RunOptions, RunRequest};
+use llmtool_providers::run::RunRequest;
 use llmtool_registry::{Charge, Integration, NewPicture, Reference, Role, Store};
+use llmtool_runtime::worst_case::{self, Sending};
 use llmtool_runtime::{
     Account, Choice, Conversation, KeepFuture, LogPolicy, ParamOverrides, RunError, RunKeeper,
     Runtime, Subject, ToKeep,
@@ -223,7 +224,10 @@ impl Runs {
         .map_err(Problem::unprocessable)?;
         let team = charged_team(&who.teams, tags);
         let charge = Charge { member: who.member.clone(), team };
-        let worst = worst_cost(&request);
+        // What a budget reserves before the run starts, by the one worst-case rule; an
+        // unpriced model, or one with no known limit on its answer, reserves nothing (its
+        // runs still count once kept).
+        let worst = worst_case::estimate(&request, None, Sending::Run).worst_cost.unwrap_or(0.0);
         let reserved = state.store.reserve(&charge, worst, RESERVATION_LIFETIME).await?;
         let warnings = reserved
             .warnings
@@ -340,37 +344,6 @@ pub(crate) fn charged_team(teams: &[String], tags: &[String]) -> String {
         .or_else(|| teams.first())
         .cloned()
         .unwrap_or_default()
-}
-
-/// The most `request` may cost: its prompt, with the conversation before it (a token is at
-/// least one byte, so the prompt's bytes bound its tokens, whatever its language), at the
-/// dearer of the input and cache-write prices, and the longest answer it allows
-/// (`max_tokens`, else the model's longest) at the dearer of the output and reasoning prices, asked again as often as the expected output may
-/// be repaired, each time with the answers before; for an image tool, the pictures it asks for
-/// at their most tokens (or their price each, when dearer). An unpriced model, or one with no known
-/// limit on its answer, reserves nothing (its runs still count once kept).
-fn worst_cost(request: &RunRequest) -> f64 {
-    let estimate = request.estimate(None);
-    // An image tool's run is asked once (its pictures are not repaired): its estimate, which
-    // counts the pictures asked for at their most, is the worst case.
-    if matches!(request.spec.kind, llmtool_core::output::OutputKind::Image(_)) {
-        return estimate.worst_cost.unwrap_or(0.0);
-    }
-    let (Some(entry), Some((output, _))) = (&request.price, estimate.output_limit) else {
-        return 0.0;
-    };
-    let price = &entry.price;
-    let input_price = price.input.max(price.cache_write.unwrap_or(0.0));
-    let output_price = price.output.max(price.reasoning.unwrap_or(0.0));
-    let prompt: usize = request.messages().iter().map(|message| message.content.len()).sum();
-    let prompt = prompt as f64;
-    let attempts = u64::from(RunOptions::streamed(true).max_repairs) + 1;
-    (0..attempts)
-        .map(|attempt| {
-            let input = prompt + (attempt * output) as f64;
-            input * input_price + output as f64 * output_price
-        })
-        .sum()
 }
 
 /// Counts a waiter for as long as it waits.

@@ -323,10 +323,13 @@ async fn an_estimate_sends_nothing_and_a_budget_stops_cleanly_then_resumes() {
     assert!(estimate.status.success());
     let said = String::from_utf8_lossy(&estimate.stderr).into_owned();
     assert!(said.starts_with("estimate: 100 row(s) (0 invalid, not sent)"), "{said}");
-    // Each prompt is 42 or 43 characters, 11 tokens at 4 a token: 1,100 input tokens at $1 a
-    // million, and 100 x 50 output tokens at $2 a million.
+    // Each prompt is 43 or 44 characters, shown as 11 tokens at 4 a token. The worst case is
+    // the one rule's (`llmtool_runtime::worst_case`): each prompt's bytes (4,390 in all) at $1
+    // a million and 50 output tokens at $2 a million, three times (a run and two repairs,
+    // each sending the answers before: 50 and 100 more input tokens), for each of 100 rows:
+    // 3 x 4,390 + 100 x (150 + 300) = 58,170 micro-dollars.
     assert!(said.contains("about 1,100 input tokens"), "{said}");
-    assert!(said.contains("worst case $0.011100"), "{said}");
+    assert!(said.contains("worst case $0.058170"), "{said}");
     assert!(!dir.path().join("out.jsonl").exists(), "an estimate writes nothing");
 
     // Each row costs $0.002: a budget of $0.05 stops after about 25 rows, cleanly.

@@ -226,10 +226,11 @@ async fn a_dry_run_shows_the_image_request_and_sends_nothing() {
     );
     assert!(!shown.contains("sk-images-cli-3b8d"));
     // The worst case counts the picture at its most tokens (a 1536x1024 picture at high
-    // quality), at the config's price: 8 input tokens at $5/M, 6,240 at $40/M.
+    // quality), at the config's price: the prompt's 31 bytes (at most one token each) at
+    // $5/M, 6,240 output tokens at $40/M.
     let said = text(&out.stderr);
     assert!(said.contains("at most 6,240 output tokens"), "{said}");
-    assert!(said.contains("worst case $0.249640"), "{said}");
+    assert!(said.contains("worst case $0.249755"), "{said}");
     assert!(mock.requests().is_empty());
     assert!(
         !dir.path().read_dir().unwrap().any(|e| e

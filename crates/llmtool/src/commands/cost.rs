@@ -2,11 +2,12 @@
 
 use llmtool_providers::pricing::PriceEntry;
 use llmtool_providers::run::{CHARACTERS_PER_TOKEN, RunReport, RunRequest};
+use llmtool_runtime::worst_case::{self, Sending};
 
 /// The request's input tokens and its worst-case cost, before it is sent. `counted` is the
 /// exact count, when the model's tokenizer is at hand (the local model's).
 pub(crate) fn estimate(request: &RunRequest, counted: Option<usize>) -> String {
-    let estimate = request.estimate(counted);
+    let estimate = worst_case::estimate(request, counted, Sending::Run);
     let mut line = if estimate.counted {
         format!(
             "estimate: {} input tokens (counted with the model's tokenizer and chat template)",
