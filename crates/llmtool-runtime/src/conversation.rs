@@ -13,11 +13,12 @@ use llmtool_core::document::Document;
 use llmtool_core::model::Tool;
 use llmtool_core::output::{OutputKind, OutputSpec};
 use llmtool_dlp::{Policy as DlpPolicy, Redaction};
+use llmtool_providers::Message;
 use llmtool_providers::run::{CHARACTERS_PER_TOKEN, RunReport, RunRequest, estimated_tokens};
-use llmtool_providers::{Message, Params};
 
 use crate::dlp::Guarded;
 use crate::log::{Subject, Turn};
+use crate::runtime::Asked;
 use crate::{Choice, ParamOverrides, RunError, Runtime};
 
 /// One exchange of a conversation as the model saw it: what was asked (the tool's rendered
@@ -263,25 +264,17 @@ impl Runtime {
             let model = format!("{}/{}", target.endpoint.provider, target.model);
             return Err(RunError::OverContextWindow { tokens: asked_tokens, window, model });
         }
-        let params = Params::from_tool(tool.metadata.as_ref().and_then(|m| m.parameters.as_ref()));
-        Ok(RunRequest {
-            price,
-            target,
+        // A follow-up is the user's own text, answered in free text.
+        let asked = Asked {
             history,
             prompt,
             chat: false,
-            params: Params {
-                temperature: overrides.temperature.or(params.temperature),
-                max_tokens: overrides.max_tokens.or(params.max_tokens),
-                ..params
-            },
             spec: OutputSpec { kind: OutputKind::Text, format: None },
             redaction,
             notices,
-            secrets: self.secrets().clone(),
-            cache: true,
             cache_key: Some(conversation.id.clone()),
-        })
+        };
+        Ok(self.assemble(tool, target, price, asked, overrides))
     }
 
     /// [`Runtime::follow_up`] on a blocking thread, as a server calls it (data-loss

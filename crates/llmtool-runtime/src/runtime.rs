@@ -10,6 +10,7 @@ use llmtool_core::output::OutputSpec;
 use llmtool_local::model::count_prompt_tokens;
 use llmtool_local::store::DEFAULT_MODEL;
 use llmtool_providers::pace::Pacer;
+use llmtool_providers::pricing::PriceEntry;
 use llmtool_providers::resolve::{ModelOrigin, Providers, Target};
 use llmtool_providers::run::{CHARACTERS_PER_TOKEN, RunRequest};
 use llmtool_providers::transport::{RetryPolicy, Timeouts, Transport};
@@ -156,6 +157,19 @@ impl std::fmt::Debug for Runtime {
     }
 }
 
+/// What a request asks, as [`Runtime::assemble`] takes it: the turns before, the prompt
+/// (data-loss prevention applied), whether it is a chat's turns, the expected output, what
+/// was swapped and what to say, and the conversation it is a turn of.
+pub(crate) struct Asked {
+    pub(crate) history: Vec<llmtool_providers::Message>,
+    pub(crate) prompt: String,
+    pub(crate) chat: bool,
+    pub(crate) spec: OutputSpec,
+    pub(crate) redaction: Option<Arc<llmtool_dlp::Redaction>>,
+    pub(crate) notices: Vec<String>,
+    pub(crate) cache_key: Option<String>,
+}
+
 impl Runtime {
     pub fn new(providers: Providers, options: RuntimeOptions) -> Result<Self, RunError> {
         let pacer = Pacer::new(providers.config.limits(), options.concurrency);
@@ -300,7 +314,6 @@ impl Runtime {
         choice: &Choice,
     ) -> Result<RunRequest, RunError> {
         let target = self.target_on(tool, choice)?;
-        let params = Params::from_tool(tool.metadata.as_ref().and_then(|m| m.parameters.as_ref()));
         if let Some(limit) = self.inner.max_prompt_bytes.filter(|&l| prompt.len() as u64 > l) {
             return Err(RunError::PromptTooLarge { bytes: prompt.len() as u64, limit });
         }
@@ -318,24 +331,49 @@ impl Runtime {
             Guarded::Send { prompt, redaction, notice } => (prompt, redaction, notice),
             Guarded::Blocked(report) => return Err(RunError::Blocked(report)),
         };
-        Ok(RunRequest {
-            price,
-            target,
+        let asked = Asked {
             history: Vec::new(),
             prompt,
             chat: tool.is_chat(),
+            spec: OutputSpec::of(tool),
+            redaction,
+            notices: notice.into_iter().collect(),
+            cache_key: None,
+        };
+        Ok(self.assemble(tool, target, price, asked, overrides))
+    }
+
+    /// The one place a [`RunRequest`] is put together, for a tool's own run and a follow-up
+    /// alike: the tool's parameters under `overrides`, the model's price, the configured
+    /// secrets, and what was asked; the provider is asked to cache what is sent when the
+    /// request is a turn of a conversation.
+    pub(crate) fn assemble(
+        &self,
+        tool: &Tool,
+        target: Target,
+        price: Option<PriceEntry>,
+        asked: Asked,
+        overrides: ParamOverrides,
+    ) -> RunRequest {
+        let params = Params::from_tool(tool.metadata.as_ref().and_then(|m| m.parameters.as_ref()));
+        RunRequest {
+            price,
+            target,
+            history: asked.history,
+            prompt: asked.prompt,
+            chat: asked.chat,
             params: Params {
                 temperature: overrides.temperature.or(params.temperature),
                 max_tokens: overrides.max_tokens.or(params.max_tokens),
                 ..params
             },
-            spec: OutputSpec::of(tool),
-            redaction,
-            notices: notice.into_iter().collect(),
+            spec: asked.spec,
+            redaction: asked.redaction,
+            notices: asked.notices,
             secrets: self.inner.redactor.clone(),
-            cache: false,
-            cache_key: None,
-        })
+            cache: asked.cache_key.is_some(),
+            cache_key: asked.cache_key,
+        }
     }
 
     /// [`Runtime::request_on`] on a blocking thread. Scanning a long prompt for sensitive
@@ -412,11 +450,6 @@ impl Runtime {
 
     pub(crate) fn max_prompt_bytes(&self) -> Option<u64> {
         self.inner.max_prompt_bytes
-    }
-
-    /// The secrets every answer is cleared of.
-    pub(crate) fn secrets(&self) -> &Redactor {
-        &self.inner.redactor
     }
 
     pub(crate) fn local_models(&self) -> &Arc<LocalModels> {

@@ -17,7 +17,11 @@ use llmtool_local::LocalError;
 use llmtool_local::store::{self, ModelSpec};
 use llmtool_log::{Outcome, Record};
 use llmtool_providers::run::{RunOptions, RunRequest};
-use llmtool_sandbox::{Failure, Folders, Job, LlmCall, LlmFuture, LlmHost, Python, Ran};
+use llmtool_sandbox::{Folders, Job, LlmCall, LlmFuture, LlmHost, Python, Ran};
+
+/// What the sandbox bounds and how a smart run fails, and the open-files limit a process that
+/// runs many of them raises: the front ends reach the sandbox through the runtime only.
+pub use llmtool_sandbox::{Failure, Limits, raise_open_files_limit};
 
 use crate::local::{Consent, Fetch, LocalModels, PullEvent};
 use crate::log::{LogPolicy, Subject, hash, masked};

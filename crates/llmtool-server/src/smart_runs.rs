@@ -195,7 +195,7 @@ fn done_event(runs: &Runs, finished: &SmartFinished) -> serde_json::Value {
     };
     done["outcome"] = match &finished.ran.result {
         Ok(_) => "ok",
-        Err(llmtool_sandbox::Failure::Cancelled) => "cancelled",
+        Err(llmtool_runtime::smart::Failure::Cancelled) => "cancelled",
         Err(_) => "failed",
     }
     .into();

@@ -42,7 +42,10 @@ fn whole(text: &str) -> Reply {
 }
 
 fn smart_tools_on() -> RuntimeOptions {
-    RuntimeOptions { smart: Some(llmtool_sandbox::Limits::default()), ..RuntimeOptions::default() }
+    RuntimeOptions {
+        smart: Some(llmtool_runtime::smart::Limits::default()),
+        ..RuntimeOptions::default()
+    }
 }
 
 /// A member of `team` with a viewer token: the token.

@@ -55,7 +55,7 @@ pub(crate) fn run(args: &BatchArgs) -> anyhow::Result<Outcome> {
         concurrency: u32::try_from(args.jobs).ok().and_then(NonZeroU32::new),
         retry: RetryPolicy { max_rate_limit_retries: RATE_LIMIT_RETRIES, ..defaults.retry },
         // A batch of your own smart tool is asking for its code to run (in the sandbox).
-        smart: Some(llmtool_sandbox::Limits::default()),
+        smart: Some(llmtool_runtime::smart::Limits::default()),
         // An image tool's pictures come back to the batch, which saves each row's.
         pictures: llmtool_runtime::pictures::Pictures::Returned,
         ..defaults

@@ -150,7 +150,7 @@ fn http_options(address: SocketAddr, args: &McpHttpArgs) -> anyhow::Result<HttpO
         max_sessions: args.max_sessions.max(1),
         session_idle: Duration::from_secs(args.session_idle.max(1)),
         connections: transport::ConnectionLimits::for_open_files(
-            llmtool_sandbox::raise_open_files_limit(),
+            llmtool_runtime::smart::raise_open_files_limit(),
         ),
         ..HttpOptions::default()
     })

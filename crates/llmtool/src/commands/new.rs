@@ -142,7 +142,10 @@ fn write_tool(args: &NewArgs, name: &str, tool: &Value) -> anyhow::Result<Outcom
     let text = format::format_source(&serde_json::to_string(tool)?, false)
         .map_err(|e| anyhow::anyhow!("internal error: the starter tool is not formattable: {e}"))?
         .text;
-    let path = args.output.clone().unwrap_or_else(|| PathBuf::from(format!("{}.json", slug(name))));
+    let path = args
+        .output
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(format!("{}.json", llmtool_registry::slug_of(name))));
     // A `--prompt` with a typo in a placeholder is said now, not when the model gets it.
     let shown =
         if io::is_stdin(&path) { "the new tool".to_owned() } else { path.display().to_string() };
@@ -201,20 +204,6 @@ fn default_prompt(name: &str, variables: &[Value]) -> String {
         }
     }
     prompt
-}
-
-/// A file name from a tool name: lowercase letters and digits (any script), `-` between words.
-fn slug(name: &str) -> String {
-    let mut slug = String::new();
-    for c in name.chars().flat_map(char::to_lowercase) {
-        if c.is_alphanumeric() {
-            slug.push(c);
-        } else if !slug.is_empty() && !slug.ends_with('-') {
-            slug.push('-');
-        }
-    }
-    let slug = slug.trim_end_matches('-');
-    if slug.is_empty() { "tool".to_owned() } else { slug.to_owned() }
 }
 
 fn ask(question: &str, default: &str) -> anyhow::Result<String> {

@@ -74,7 +74,7 @@ pub(crate) fn run(command: &SandboxCommand) -> anyhow::Result<Outcome> {
 /// runtime is said once here, since every smart run fails until it is pulled.
 pub(crate) fn ready_python(yes: bool) -> anyhow::Result<()> {
     // Each run holds up to its own bound of descriptors, several runs at once.
-    llmtool_sandbox::raise_open_files_limit();
+    llmtool_runtime::smart::raise_open_files_limit();
     if smart::installed_python().is_some() {
         return Ok(());
     }

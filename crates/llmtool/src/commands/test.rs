@@ -70,7 +70,7 @@ pub(crate) fn run(args: &TestArgs) -> anyhow::Result<Outcome> {
         log: LogPolicy::from_env(args.no_log_values),
         dlp: args.dlp.map(Into::into),
         // Testing your own smart tools is asking for their code to run (in the sandbox).
-        smart: Some(llmtool_sandbox::Limits::default()),
+        smart: Some(llmtool_runtime::smart::Limits::default()),
         // An image tool's pictures are measured for its assertions, then let go.
         pictures: Pictures::Returned,
         ..RuntimeOptions::default()

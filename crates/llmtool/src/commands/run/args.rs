@@ -112,7 +112,7 @@ pub(crate) struct SandboxArgs {
 
 impl SandboxArgs {
     /// The sandbox's limits these flags set; the rest are the defaults.
-    pub(crate) fn limits(self) -> anyhow::Result<llmtool_sandbox::Limits> {
+    pub(crate) fn limits(self) -> anyhow::Result<llmtool_runtime::smart::Limits> {
         let cpu = std::time::Duration::try_from_secs_f64(self.cpu_limit)
             .ok()
             .filter(|cpu| !cpu.is_zero())
@@ -122,6 +122,10 @@ impl SandboxArgs {
                 "--memory-limit takes at least 32 (MiB): Python needs that much to start"
             );
         }
-        Ok(llmtool_sandbox::Limits { cpu, memory: self.memory_limit << 20, ..Default::default() })
+        Ok(llmtool_runtime::smart::Limits {
+            cpu,
+            memory: self.memory_limit << 20,
+            ..Default::default()
+        })
     }
 }

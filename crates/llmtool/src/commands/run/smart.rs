@@ -5,8 +5,8 @@
 
 use llmtool_core::report::Source;
 use llmtool_core::smart::code_line_span;
+use llmtool_runtime::smart::Failure;
 use llmtool_runtime::{RunError, Runtime, RuntimeOptions, SmartFinished, SmartRun, Subject, site};
-use llmtool_sandbox::Failure;
 
 use llmtool_core::template::Inputs;
 

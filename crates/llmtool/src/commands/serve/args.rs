@@ -232,7 +232,7 @@ impl ConnectionArgs {
     /// The limits these arguments set, the total cap sized for this process when not given
     /// (its open-files limit raised to the hard one first).
     pub(crate) fn limits(&self) -> ConnectionLimits {
-        let open_files = llmtool_sandbox::raise_open_files_limit();
+        let open_files = llmtool_runtime::smart::raise_open_files_limit();
         let for_this_process = ConnectionLimits::for_open_files(open_files);
         ConnectionLimits {
             header_timeout: Duration::from_secs(self.header_timeout.max(1)),
