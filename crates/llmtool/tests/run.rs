@@ -462,7 +462,9 @@ async fn a_priced_model_costs_the_price_table_times_the_reported_usage() {
         ),
         "{said}"
     );
-    // `--dry-run` estimates before sending: the tool's max_tokens is the worst case.
+    // `--dry-run` estimates before sending, by the one worst-case rule: the prompt's 213 bytes
+    // and the tool's max_tokens, for the run and its two repairs (each sending the answers
+    // before): 4,239 input tokens at $0.15/M and 3,600 output tokens at $0.60/M.
     let out = llmtool(&[&args[..], &["--dry-run"]].concat(), &env).await;
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let said = text(&out.stderr);
@@ -470,7 +472,7 @@ async fn a_priced_model_costs_the_price_table_times_the_reported_usage() {
         said.contains("input tokens (") && said.contains("not the model's tokenizer"),
         "{said}"
     );
-    assert!(said.contains("at most 1,200 output tokens (max_tokens); worst case $0.000"), "{said}");
+    assert!(said.contains("at most 1,200 output tokens (max_tokens); worst case $0.002796"), "{said}");
     assert_eq!(mock.requests().len(), 2, "a dry run sends nothing");
 }
 
