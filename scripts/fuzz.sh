@@ -26,7 +26,7 @@ command -v cargo-fuzz >/dev/null || cargo install --locked --root .cache/tools c
 seed_check() {
   local corpus=fuzz/corpus/check
   mkdir -p "$corpus"
-  for file in examples/*.json crates/llmtool-core/tests/fixtures/*/*.json conformance/vectors/*.json; do
+  for file in examples/*.json crates/llmtool-core/tests/fixtures/*/*.json crates/llmtool-convert/tests/fixtures/*/*.json conformance/vectors/*.json; do
     cp "$file" "$corpus/seed-$(basename "$(dirname "$file")")-$(basename "$file")"
   done
 }
@@ -44,7 +44,7 @@ seed_prompt_files() {
         > "$corpus/seed-$(basename "$tool" .json).$format" 2>/dev/null || true
     done
   done
-  cp crates/llmtool-core/tests/fixtures/convert/*.el "$corpus/"
+  cp crates/llmtool-convert/tests/fixtures/convert/*.el "$corpus/"
 }
 
 # Only for cargo-fuzz (its own target folder): build scripts rerun when RUSTC_BOOTSTRAP changes,

@@ -71,7 +71,7 @@ from peers import ROOT, peers_python  # noqa: E402
 from real_world_renders import PLACEHOLDER, same, trimmed, without_media  # noqa: E402
 
 LLMTOOL = os.environ.get("LLMTOOL", checks.LLMTOOL)
-FIXTURES = os.path.join(ROOT, "crates", "llmtool-core", "tests", "fixtures", "peer-suites")
+FIXTURES = os.path.join(ROOT, "crates", "llmtool-convert", "tests", "fixtures", "peer-suites")
 CLASSES = ["equal", "different", "refused-located", "refused-at-render", "refused-unlocated", "crash"]
 # The classes a case may have only with its reason written in docs/convert.md.
 TO_EXPLAIN = {"different", "refused-at-render", "refused-unlocated", "crash"}

@@ -28,7 +28,7 @@ PROBE = "import prompty, jinja2, dotpromptz, llm, semantic_kernel, chevron"
 # The peers: the export target, and how the peer's check is named.
 FORMATS = ["prompty", "dotprompt", "llm-template", "semantic-kernel", "semantic-kernel-message"]
 TOOLS = sorted(os.path.join(ROOT, "examples", f) for f in os.listdir(os.path.join(ROOT, "examples")) if f.endswith(".json") and not f.endswith(".tests.json"))
-TOOLS.append(os.path.join(ROOT, "crates", "llmtool-core", "tests", "fixtures", "convert", "awkward-prompt.json"))
+TOOLS.append(os.path.join(ROOT, "crates", "llmtool-convert", "tests", "fixtures", "convert", "awkward-prompt.json"))
 LANGFUSE = (os.path.join(ROOT, "target", "peers-langfuse"), ["langfuse==5.0.4"], "import langfuse.model")
 # Runs in Langfuse's environment: compiles the prompt object in a file with values.
 LANGFUSE_RENDER = r'''

@@ -113,7 +113,7 @@ def main():
     build_binaries()
     # The examples' test files, and one with a case for each kind of assertion.
     suites = sorted(glob.glob(os.path.join(ROOT, "examples", "*.tests.json")))
-    suites.append(os.path.join(ROOT, "crates", "llmtool-core", "tests", "fixtures", "promptfoo", "agreement.tests.json"))
+    suites.append(os.path.join(ROOT, "crates", "llmtool-convert", "tests", "fixtures", "promptfoo", "agreement.tests.json"))
     work = tempfile.mkdtemp(prefix="llmtool-promptfoo-")
     compared = differing = passed = 0
     server, url = mock()

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The real-world prompt files (crates/llmtool-core/tests/fixtures/real-world/: Prompty,
+"""The real-world prompt files (crates/llmtool-convert/tests/fixtures/real-world/: Prompty,
 Dotprompt, `llm` templates, Semantic Kernel) rendered by their peer's own code and by llmtool,
 on the same values, and compared.
 
@@ -39,7 +39,7 @@ from peers import LLMTOOL, ROOT, peers_python  # noqa: E402
 # one cannot load is rendered by the other.
 PROMPTY_1 = (os.path.join(ROOT, "target", "peers-prompty1"), ["prompty==0.1.50", "typing_extensions==4.16.0"], "import prompty, jinja2")
 
-CORPUS = os.path.join(ROOT, "crates", "llmtool-core", "tests", "fixtures", "real-world")
+CORPUS = os.path.join(ROOT, "crates", "llmtool-convert", "tests", "fixtures", "real-world")
 DOCS = os.path.join(ROOT, "docs", "convert.md")
 BEGIN, END = "<!-- real-world renderings: begin -->", "<!-- real-world renderings: end -->"
 # The peer formats, by the corpus folder that holds them.

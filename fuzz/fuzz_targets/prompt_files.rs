@@ -6,7 +6,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use llmtool_core::Document;
-use llmtool_core::convert::{PromptFormat, read_elisp, tool_file};
+use llmtool_convert::{PromptFormat, read_elisp, tool_file};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };

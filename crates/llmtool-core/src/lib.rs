@@ -11,13 +11,13 @@
 //! Nothing here touches the file system, the environment, the clock or the network.
 
 pub mod chat;
-pub mod convert;
 pub mod diagnostic;
 pub mod document;
 pub mod format;
 pub mod image;
 pub mod limits;
 pub mod model;
+pub mod naming;
 pub mod output;
 pub mod report;
 pub mod rules;
@@ -28,6 +28,7 @@ pub mod suggest;
 pub mod suite;
 pub mod syntax;
 pub mod template;
+pub mod yaml;
 
 pub use diagnostic::{Diagnostic, Severity};
 pub use document::Document;

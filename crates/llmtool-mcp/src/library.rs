@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use llmtool_core::convert::{FunctionFormat, FunctionTool, naming};
+use llmtool_convert::{FunctionFormat, FunctionTool, naming};
 use llmtool_core::model::Tool;
 use llmtool_core::output::{OutputFormat, OutputKind, OutputSpec};
 use llmtool_core::template::ToolTemplate;

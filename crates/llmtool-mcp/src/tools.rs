@@ -4,7 +4,7 @@
 //! pictures come back as MCP image content.
 
 use base64::Engine as _;
-use llmtool_core::convert::inputs_from_arguments;
+use llmtool_convert::inputs_from_arguments;
 use llmtool_core::model::ToolKind;
 use llmtool_runtime::{Answer, Runner, Subject};
 use rmcp::model::{CallToolResult, ContentBlock};

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use llmtool_core::convert::{FunctionFormat, FunctionTool};
+use llmtool_convert::{FunctionFormat, FunctionTool};
 use llmtool_core::template::Inputs;
 use llmtool_mcp::{AnswerFuture, Library, LibraryOptions, Only, Runner, Server, transport};
 use llmtool_runtime::RunError;

@@ -147,7 +147,7 @@ fn is_picture(avatar: &llmtool_core::model::Avatar) -> bool {
 /// `text` as a slug: lowercase ASCII letters and digits in words joined by `-`, at most 64
 /// characters (`Teach Me Anything` is `teach-me-anything`).
 pub fn slug_of(text: &str) -> String {
-    llmtool_core::convert::naming::slug(text, MAX_SLUG).replace('_', "-")
+    llmtool_core::naming::slug(text, MAX_SLUG).replace('_', "-")
 }
 
 /// Whether `slug` is one the library takes: as [`slug_of`] makes them.

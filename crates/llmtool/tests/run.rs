@@ -472,7 +472,10 @@ async fn a_priced_model_costs_the_price_table_times_the_reported_usage() {
         said.contains("input tokens (") && said.contains("not the model's tokenizer"),
         "{said}"
     );
-    assert!(said.contains("at most 1,200 output tokens (max_tokens); worst case $0.002796"), "{said}");
+    assert!(
+        said.contains("at most 1,200 output tokens (max_tokens); worst case $0.002796"),
+        "{said}"
+    );
     assert_eq!(mock.requests().len(), 2, "a dry run sends nothing");
 }
 

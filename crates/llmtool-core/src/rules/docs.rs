@@ -1,16 +1,17 @@
-//! `docs/diagnostics.md`, and the code table of `docs/convert.md`, generated from the rules'
-//! doc comments.
+//! `docs/diagnostics.md`, and code tables such as `docs/convert.md`'s, generated from the
+//! rules' doc comments (`llmtool-convert`'s tests write both, as only they see every rule).
 
 use std::fmt::Write as _;
 
-use crate::rules::{ALL, Rule, conversion_rules};
+use crate::rules::Rule;
 
-/// The Markdown reference of every diagnostic code.
-pub fn diagnostics_markdown() -> String {
+/// The Markdown reference of the diagnostic codes `rules` (every code: the format's and the
+/// conversions', in code order).
+pub fn diagnostics_markdown(rules: &[&Rule]) -> String {
     let mut out = String::from(
         "# Diagnostics\n\n\
-         <!-- Generated from the doc comments of the rules in crates/llmtool-core/src; do not edit.\n     \
-         Regenerate with: LLMTOOL_BLESS=1 cargo test -p llmtool-core --test integration generated -->\n\n\
+         <!-- Generated from the doc comments of the rules in crates/llmtool-core/src and crates/llmtool-convert/src; do not edit.\n     \
+         Regenerate with: LLMTOOL_BLESS=1 cargo test -p llmtool-convert --test integration generated -->\n\n\
          Every finding of `llmtool check` has a stable code. Errors make `check` fail; warnings fail\n\
          it under `--strict`; info is never a failure. A fix marked *safe* is applied by\n\
          `llmtool fmt --fix`; other fixes are shown as suggestions.\n\n\
@@ -21,10 +22,10 @@ pub fn diagnostics_markdown() -> String {
          problem that keeps a file from being read (LT0xx) is always reported.\n\n\
          | code | name | severity | summary |\n|---|---|---|---|\n",
     );
-    for rule in ALL {
+    for rule in rules {
         table_row(&mut out, rule, "");
     }
-    for rule in ALL {
+    for rule in rules {
         let _ = write!(
             out,
             "\n## {}\n\n`{}` · default severity: **{}**\n\n{}",
@@ -37,16 +38,14 @@ pub fn diagnostics_markdown() -> String {
     out
 }
 
-/// The table of conversion codes at the end of `docs/convert.md`, each linked to its full
-/// documentation in `docs/diagnostics.md`.
-pub fn conversion_codes_markdown() -> String {
-    let mut out = String::from(
-        "<!-- Generated from the doc comments of the LT7xx rules; do not edit.\n     \
-         Regenerate with: LLMTOOL_BLESS=1 cargo test -p llmtool-core --test integration generated -->\n\n\
-         | code | name | severity | summary |\n|---|---|---|---|\n",
+/// A table of the codes `rules`, each linked to its section of the page `page`, after a
+/// header saying where it comes from (`source`, and the command `regenerate`).
+pub fn code_table(rules: &[&Rule], page: &str, source: &str, regenerate: &str) -> String {
+    let mut out = format!(
+        "<!-- Generated from the doc comments of {source}; do not edit.\n     Regenerate with: {regenerate} -->\n\n| code | name | severity | summary |\n|---|---|---|---|\n"
     );
-    for rule in conversion_rules() {
-        table_row(&mut out, rule, "diagnostics.md");
+    for rule in rules {
+        table_row(&mut out, rule, page);
     }
     out
 }

@@ -3,7 +3,7 @@
 //! Each rule is declared with [`declare_rule!`](crate::declare_rule) beside the code that
 //! emits it (a check here, or the parser, the lowering, rendering or conversion); its doc
 //! comment is its documentation, from which `docs/diagnostics.md` is generated. The registry
-//! below lists every rule once. Nothing else in core depends on this module but `Document`,
+//! below lists every rule of the format once; the conversions list theirs in `llmtool-convert`. Nothing else in core depends on this module but `Document`,
 //! which runs the checks.
 
 mod context;
@@ -18,7 +18,7 @@ pub mod structure;
 pub mod variables;
 
 pub use context::Context;
-pub use docs::{conversion_codes_markdown, diagnostics_markdown};
+pub use docs::{code_table, diagnostics_markdown};
 
 pub use crate::diagnostic::Rule;
 
@@ -28,11 +28,13 @@ type Check = fn(&Context<'_>, &mut Vec<Diagnostic>);
 
 /// Declares every rule once, in code order: `RULE` alone for a code emitted elsewhere (the
 /// parser, the lowering, rendering, conversion), `RULE => check` for a semantic check run on
-/// every lowered tool. From this one list come [`ALL`] (every code, documented in
-/// `docs/diagnostics.md`), the checks [`run_checks`] runs, and [`conversion_rules`].
+/// every lowered tool. From this one list come [`ALL`] (every code of the format, documented
+/// in `docs/diagnostics.md` with the conversions' codes, which `llmtool-convert` lists) and
+/// the checks [`run_checks`] runs.
 macro_rules! registry {
     ($($rule:path $(=> $check:path)?),* $(,)?) => {
-        /// Every rule, in code order.
+        /// Every rule of the format, in code order (the conversions' LT7xx are
+        /// `llmtool_convert::codes::ALL`; `llmtool_convert::all_rules` joins both).
         pub static ALL: &[&Rule] = &[$(&$rule),*];
 
         /// The checks that run on a lowered tool (their output is sorted afterwards).
@@ -113,15 +115,6 @@ registry! {
     crate::template::problems::VALUE_NOT_ALLOWED,
     crate::template::problems::DUPLICATE_VALUE,
     crate::template::problems::TOO_MANY_VALUES,
-    crate::convert::codes::DROPPED_FIELD,
-    crate::convert::codes::RENAMED_PARAMETER,
-    crate::convert::codes::UNSUPPORTED_PARAMETER,
-    crate::convert::codes::INVALID_SOURCE,
-    crate::convert::codes::REWRITTEN_SCHEMA,
-    crate::convert::codes::MISSING_DESCRIPTION,
-    crate::convert::codes::LIST_FOR_VECTOR,
-    crate::convert::codes::PEER_RENDERS_DIFFERENTLY,
-    crate::convert::codes::UNDECLARED_INPUT,
     crate::suite::codes::TEST_FILE_SHAPE,
     crate::suite::codes::UNKNOWN_ASSERTION,
     crate::suite::codes::INVALID_ASSERTION,
@@ -146,9 +139,4 @@ pub fn run_checks(cx: &Context<'_>) -> Vec<Diagnostic> {
         check(cx, &mut out);
     }
     out
-}
-
-/// The diagnostics of `export`, `import` and `convert` (LT7xx), in code order.
-pub fn conversion_rules() -> impl Iterator<Item = &'static Rule> {
-    ALL.iter().copied().filter(|rule| rule.code.starts_with("LT7"))
 }

@@ -8,9 +8,6 @@ mod assertions;
 mod check;
 pub mod codes;
 mod model;
-pub mod promptfoo;
-pub mod promptfoo_import;
-mod promptfoo_output;
 mod read;
 mod schema;
 

@@ -37,7 +37,7 @@ pub fn read_json(text: &str) -> ReadTests {
 /// Reads the YAML test file `text`. YAML has no spans here: each case, and everything in it, is
 /// placed at the line of its list item; the rest at the top of the file.
 pub fn read_yaml(text: &str) -> ReadTests {
-    let value = match crate::convert::prompt_files::yaml_read::from_str(text) {
+    let value = match crate::yaml::from_str(text) {
         Ok(value) => value,
         Err(error) => {
             let at = Span::empty(error.at.unwrap_or(0));

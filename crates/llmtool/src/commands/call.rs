@@ -1,6 +1,6 @@
 //! `llmtool call`: a tool run with the arguments a model gave its exported function form. The
 //! arguments are read back by the rule that named the parameters
-//! (`llmtool_core::convert::inputs_from_arguments`), then the tool runs as `llmtool run` runs
+//! (`llmtool_convert::inputs_from_arguments`), then the tool runs as `llmtool run` runs
 //! it: the one run path, its log (origin `call`), data-loss prevention and cost.
 
 mod args;
@@ -8,7 +8,7 @@ mod args;
 pub(crate) use args::CallArgs;
 
 use anyhow::Context as _;
-use llmtool_core::convert::inputs_from_arguments;
+use llmtool_convert::inputs_from_arguments;
 
 use crate::commands::render::ValuesFrom;
 use crate::commands::run::{self, How};

@@ -2,22 +2,25 @@
 //! Semantic Kernel function's folder), core's conversion, and writing the result.
 
 mod args;
+mod kernel_folder;
+mod source_folder;
 
 pub(crate) use args::{ConvertArgs, ExportArgs, ImportArgs, OutputArgs};
 
 use std::path::Path;
 
-use llmtool_core::Diagnostic;
-use llmtool_core::convert::semantic_kernel;
-use llmtool_core::convert::{
-    self, Converted, ElispOptions, Family, Format, NoFolder, SiblingFiles, Source, WriteOptions,
-    Written, naming,
+use llmtool_convert::semantic_kernel;
+use llmtool_convert::{
+    Converted, ElispOptions, Family, Format, NoFolder, SiblingFiles, Source, WriteOptions, Written,
+    naming,
 };
+use llmtool_core::Diagnostic;
 
 use crate::outcome::Outcome;
 
 use crate::io;
-use llmtool_runtime::{KernelFolder, SourceFolder};
+use kernel_folder::KernelFolder;
+pub(crate) use source_folder::SourceFolder;
 
 pub(crate) fn export(args: &ExportArgs) -> anyhow::Result<Outcome> {
     let name = io::display_name(&args.tool);
@@ -87,7 +90,7 @@ pub(crate) fn import(args: &ImportArgs) -> anyhow::Result<Outcome> {
     for source in sources {
         files.push(match source {
             Source::Function(function) => {
-                let converted = convert::tool_file(&function);
+                let converted = llmtool_convert::tool_file(&function);
                 super::render::print_problems(&name, "", &converted.diagnostics);
                 converted.value
             }
@@ -317,15 +320,16 @@ fn read(path: &Path, name: &str, from: Option<Format>) -> anyhow::Result<Option<
     let changed = changed_at(path);
     let folder = SourceFolder::of(path, io::max_file_bytes());
     let files: &dyn SiblingFiles = if io::is_stdin(path) { &NoFolder } else { &folder };
-    let read =
-        convert::read_sources(&text, &path.to_string_lossy(), from, files).map(|converted| {
+    let read = llmtool_convert::read_sources(&text, &path.to_string_lossy(), from, files).map(
+        |converted| {
             let sources: Vec<Source> = converted
                 .value
                 .into_iter()
                 .map(|(_, source)| stamped(source, changed.as_deref()))
                 .collect();
             Converted { value: sources, diagnostics: converted.diagnostics }
-        });
+        },
+    );
     let Some(sources) = shown(name, &text, read) else { return Ok(None) };
     Ok(passing(name, &text, sources))
 }
@@ -336,7 +340,7 @@ fn passing(name: &str, text: &str, sources: Vec<Source>) -> Option<Vec<Source>> 
     let errors: Vec<_> = sources
         .iter()
         .filter_map(|source| match source {
-            Source::ToolFile(tool) => Some(convert::errors_in_source(tool, text)),
+            Source::ToolFile(tool) => Some(llmtool_convert::errors_in_source(tool, text)),
             Source::Function(_) => None,
         })
         .flatten()
@@ -364,7 +368,7 @@ fn changed_at(path: &Path) -> Option<String> {
 fn stamped(source: Source, changed: Option<&str>) -> Source {
     match (source, changed) {
         (Source::ToolFile(text), Some(changed)) => {
-            let stamped = convert::with_missing_metadata(&text, "timestamp", changed);
+            let stamped = llmtool_convert::with_missing_metadata(&text, "timestamp", changed);
             Source::ToolFile(stamped.unwrap_or(text))
         }
         (source, _) => source,

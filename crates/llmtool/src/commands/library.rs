@@ -5,7 +5,7 @@ mod from_langfuse;
 
 use args::HistoryFormat;
 pub(crate) use args::{PublishArgs, PullArgs, RegistryArgs, SearchArgs};
-use llmtool_core::convert::langfuse;
+use llmtool_convert::langfuse;
 
 use comfy_table::{ContentArrangement, Table, presets};
 

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
-use llmtool_core::convert::Format;
+use llmtool_convert::Format;
 
 /// `--from`: a format by its name, each described in `--help` (the formats and their
 /// descriptions are core's).

@@ -6,7 +6,7 @@
 //! again publishes nothing twice: a version whose text the library already holds, in the same
 //! order, is that version.
 
-use llmtool_core::convert::langfuse::{self, LangfuseVersion};
+use llmtool_convert::langfuse::{self, LangfuseVersion};
 use llmtool_registry::Publication;
 use llmtool_registry::client::{ClientError, LibraryClient};
 

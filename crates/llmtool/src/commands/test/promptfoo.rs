@@ -1,12 +1,13 @@
 //! `llmtool test --to promptfoo` and `--from promptfoo`: test files written for promptfoo,
 //! and promptfoo's configs read back as tools and test files (the conversions are
-//! `llmtool_core::suite::promptfoo` and `promptfoo_import`).
+//! `llmtool_convert::promptfoo` and `promptfoo_import`).
 
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
+use llmtool_convert::promptfoo;
+use llmtool_convert::promptfoo::import as promptfoo_import;
 use llmtool_core::report::Source;
-use llmtool_core::suite::{promptfoo, promptfoo_import};
 use llmtool_runtime::TestsFile;
 
 use crate::io;
@@ -62,7 +63,7 @@ pub(super) fn from(paths: &[PathBuf], out: &Path) -> anyhow::Result<Outcome> {
         anyhow::ensure!(path.is_file(), "{} is not a promptfoo config file", path.display());
         let text = String::from_utf8(io::read_input(path)?)
             .map_err(|_| anyhow::anyhow!("{} is not UTF-8 text", path.display()))?;
-        let folder = llmtool_runtime::SourceFolder::of(path, io::max_file_bytes());
+        let folder = crate::commands::convert::SourceFolder::of(path, io::max_file_bytes());
         let name = io::display_name(path);
         let read = match promptfoo_import::import(&text, &folder) {
             Ok(read) => read,
