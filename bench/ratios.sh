@@ -17,7 +17,7 @@ trap 'rm -rf "$out"' EXIT
 echo "== check against ajv"
 bench/check.sh 10000 7 | tee "$out/check"
 echo "== render against minijinja"
-cargo bench -q -p llmtool-core --bench render 2>/dev/null | tee "$out/render"
+cargo bench -q -p llmtool-format --bench render 2>/dev/null | tee "$out/render"
 echo "== the library: reads against nginx, and searches"
 python3 bench/registry.py "$SECONDS_EACH" 10000 | tee "$out/registry"
 echo "== MCP prompts/get against the Python SDK"

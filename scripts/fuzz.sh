@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fuzzes llmtool-core with libFuzzer for SECONDS (default 600) per target:
+# Fuzzes llmtool-format with libFuzzer for SECONDS (default 600) per target:
 #   check        — any bytes through decode, parse, lower, every rule and renderer, fmt, render;
 #   prompt_files — any text read as Prompty, Dotprompt, an `llm` template (YAML front matter
 #                  and comment blocks) and Emacs Lisp.
@@ -7,7 +7,7 @@
 # The seed corpora are every example, fixture and conformance vector, and the examples
 # exported to each prompt-file format and to elisp. cargo-fuzz needs nightly features;
 # RUSTC_BOOTSTRAP lets the stable toolchain provide them. LLMTOOL_FUZZ_SANITIZER picks
-# cargo-fuzz's sanitizer (default address, which also checks llmtool-core's one unsafe block and
+# cargo-fuzz's sanitizer (default address, which also checks llmtool-format's one unsafe block and
 # the dependencies' unsafe code; the test command's 30-second smoke run uses none: panics,
 # timeouts and memory blow-ups are what a short run finds, and the uninstrumented build is
 # shorter). LLMTOOL_FUZZ_DEV=1 builds the targets unoptimised (cargo-fuzz's --dev): slower
@@ -26,7 +26,7 @@ command -v cargo-fuzz >/dev/null || cargo install --locked --root .cache/tools c
 seed_check() {
   local corpus=fuzz/corpus/check
   mkdir -p "$corpus"
-  for file in examples/*.json crates/llmtool-core/tests/fixtures/*/*.json crates/llmtool-convert/tests/fixtures/*/*.json conformance/vectors/*.json; do
+  for file in examples/*.json crates/llmtool-format/tests/fixtures/*/*.json crates/llmtool-convert/tests/fixtures/*/*.json conformance/vectors/*.json; do
     cp "$file" "$corpus/seed-$(basename "$(dirname "$file")")-$(basename "$file")"
   done
 }

@@ -46,7 +46,7 @@ else:
     print(json.dumps(TextPromptClient(Prompt_Text(prompt=prompt["prompt"], **fields)).compile(**values)))
 '''
 # Chat tools, and the formats whose exports keep their turns as messages.
-CHATS = [os.path.join(ROOT, "crates", "llmtool-core", "tests", "fixtures", "valid", f) for f in ("chat-prompt.json", "chat-awkward.json")]
+CHATS = [os.path.join(ROOT, "crates", "llmtool-format", "tests", "fixtures", "valid", f) for f in ("chat-prompt.json", "chat-awkward.json")]
 CHAT_FORMATS = ["prompty", "dotprompt", "semantic-kernel"]
 # Runs inside the peers' environment: the messages one export of a chat sends, as [role, text].
 MESSAGES = r'''

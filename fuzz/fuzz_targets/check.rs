@@ -5,10 +5,10 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use llmtool_core::Document;
-use llmtool_core::format::format_source;
-use llmtool_core::report::{Source, github, human, json_records};
-use llmtool_core::template::{Inputs, ToolTemplate};
+use llmtool_format::Document;
+use llmtool_format::format::format_source;
+use llmtool_format::report::{Source, github, human, json_records};
+use llmtool_format::template::{Inputs, ToolTemplate};
 
 fuzz_target!(|data: &[u8]| {
     let document = Document::from_bytes(data);

@@ -5,8 +5,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use llmtool_core::Document;
 use llmtool_convert::{PromptFormat, read_elisp, tool_file};
+use llmtool_format::Document;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };

@@ -4,11 +4,11 @@
 
 use std::io::{BufRead, BufReader, Read};
 
-use llmtool_core::limits::DEFAULT_MAX_FILE_BYTES;
+use llmtool_format::limits::DEFAULT_MAX_FILE_BYTES;
 use std::path::Path;
 
-use llmtool_core::model::VariableKind;
-use llmtool_core::template::VariableSpec;
+use llmtool_format::model::VariableKind;
+use llmtool_format::template::VariableSpec;
 use serde_json::{Map, Value};
 
 use crate::bounded::{Bounded, CsvRecords, read_line};
@@ -342,9 +342,9 @@ mod tests {
         let text = serde_json::json!({"model_prompt": "{{text}} {{tags}}", "metadata": {"prompt_name": "T",
             "variables": [{"name": "text", "type": "text", "description": "d"},
                           {"name": "tags", "type": "multi-select", "description": "d"}]}});
-        let document = llmtool_core::Document::from_text(text.to_string());
+        let document = llmtool_format::Document::from_text(text.to_string());
         let tool = document.tool.unwrap_or_else(|| unreachable!());
-        llmtool_core::template::ToolTemplate::new(&tool).variables().to_vec()
+        llmtool_format::template::ToolTemplate::new(&tool).variables().to_vec()
     }
 
     #[test]

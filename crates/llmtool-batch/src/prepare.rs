@@ -2,8 +2,8 @@
 //! (the work and its occurrence), and the record it starts with. Done in the rows' order, on
 //! one thread, since a row's key depends on the identical rows before it.
 
-use llmtool_core::model::{Tool, ToolKind};
-use llmtool_core::template::{Inputs, ToolTemplate};
+use llmtool_format::model::{Tool, ToolKind};
+use llmtool_format::template::{Inputs, ToolTemplate};
 use llmtool_providers::run::RunRequest;
 use llmtool_runtime::log::values_json;
 use llmtool_runtime::smart::{SANDBOX_MODEL, SANDBOX_PROVIDER};

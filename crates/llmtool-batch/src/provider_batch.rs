@@ -53,7 +53,7 @@ pub(crate) async fn run(
     let sample = runtime.request(&batch.tool, String::new(), ParamOverrides::default())?;
     // The providers' batch engines take chat requests: pictures would be made, paid for and
     // lost (or every row refused).
-    if matches!(sample.spec.kind, llmtool_core::output::OutputKind::Image(_)) {
+    if matches!(sample.spec.kind, llmtool_format::output::OutputKind::Image(_)) {
         return Err(llmtool_providers::ProviderError::Unsupported(
             "an image tool cannot go through a provider's batch engine; run the batch without `--via provider-batch`".into(),
         )

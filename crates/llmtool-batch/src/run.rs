@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use futures_util::StreamExt as _;
-use llmtool_core::model::Tool;
-use llmtool_core::template::{Inputs, ToolTemplate};
+use llmtool_format::model::Tool;
+use llmtool_format::template::{Inputs, ToolTemplate};
 use llmtool_providers::run::{RunOptions, RunReport};
 use llmtool_runtime::worst_case::{self, Sending};
 use llmtool_runtime::{ParamOverrides, Runtime, SmartRun, ToKeep};

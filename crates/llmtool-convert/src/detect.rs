@@ -8,8 +8,8 @@ use serde_json::{Map, Value};
 use super::codes::INVALID_SOURCE;
 use super::formats::Format;
 use super::{FunctionFormat, looks_like_elisp};
-use llmtool_core::diagnostic::Diagnostic;
-use llmtool_core::span::Span;
+use llmtool_format::diagnostic::Diagnostic;
+use llmtool_format::span::Span;
 
 /// One format a source may be in, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -10,8 +10,8 @@ use super::{
     Converted, ElispFlavor, FunctionFormat, FunctionTool, PromptFormat, read_elisp,
     read_mcp_prompt, semantic_kernel,
 };
-use llmtool_core::diagnostic::Diagnostic;
-use llmtool_core::span::Span;
+use llmtool_format::diagnostic::Diagnostic;
+use llmtool_format::span::Span;
 
 /// A form of tool that llmtool reads and writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -293,7 +293,7 @@ pub fn with_missing_metadata(tool: &str, key: &str, value: &str) -> Option<Strin
     }
     metadata.insert(key.to_owned(), Value::String(value.to_owned()));
     let text = serde_json::to_string(&Value::Object(tool)).ok()?;
-    llmtool_core::format::format_source(&text, false).ok().map(|formatted| formatted.text)
+    llmtool_format::format::format_source(&text, false).ok().map(|formatted| formatted.text)
 }
 
 /// Reads every tool of `text`, the file `path`: the entries of a file of several tools (see

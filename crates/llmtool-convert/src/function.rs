@@ -6,10 +6,10 @@ use serde_json::{Map, Value, json};
 
 use super::codes::{DROPPED_FIELD, MISSING_DESCRIPTION, RENAMED_PARAMETER};
 use super::naming::{self, MAX_NAME};
-use llmtool_core::diagnostic::Diagnostic;
-use llmtool_core::model::{Tool, VariableKind};
-use llmtool_core::span::Span;
-use llmtool_core::template::{Inputs, ToolTemplate, Value as TemplateValue, VariableSpec};
+use llmtool_format::diagnostic::Diagnostic;
+use llmtool_format::model::{Tool, VariableKind};
+use llmtool_format::span::Span;
+use llmtool_format::template::{Inputs, ToolTemplate, Value as TemplateValue, VariableSpec};
 
 /// A function tool, target-neutral.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -5,8 +5,8 @@ use serde_json::{Map, Value, json};
 
 use super::codes::{DROPPED_FIELD, UNSUPPORTED_PARAMETER};
 use super::function::{Converted, FunctionTool};
-use llmtool_core::diagnostic::Diagnostic;
-use llmtool_core::format;
+use llmtool_format::diagnostic::Diagnostic;
+use llmtool_format::format;
 
 /// The tool file (canonical text) for `function`.
 pub fn tool_file(function: &FunctionTool) -> Converted<String> {

@@ -1,9 +1,9 @@
 //! What `llmtool check` would refuse in an imported tool, said against the source file: an
 //! import never writes a tool that does not pass `check` (a Dotprompt `temperature: 3`, say).
 
-use llmtool_core::diagnostic::{Diagnostic, Severity};
-use llmtool_core::document::Document;
-use llmtool_core::span::Span;
+use llmtool_format::diagnostic::{Diagnostic, Severity};
+use llmtool_format::document::Document;
+use llmtool_format::span::Span;
 
 /// The errors of the tool file `tool` (imported from `source`), each placed where `source`
 /// writes the key it is about, when it can be found there; empty when the tool passes.

@@ -2,7 +2,7 @@
 //! Anthropic, Gemini, MCP, JSON Schema), Emacs Lisp (gptel, llm.el), prompt files (Prompty,
 //! Dotprompt, `llm`, Semantic Kernel, Langfuse, OpenAI's stored prompts) and promptfoo's
 //! configurations, through one target-neutral function form. The format itself is
-//! `llmtool-core`'s; only the crates that convert depend on this one.
+//! `llmtool-format`'s; only the crates that convert depend on this one.
 
 pub mod codes;
 mod detect;
@@ -19,7 +19,7 @@ mod sibling_files;
 mod targets;
 mod write;
 
-pub use llmtool_core::naming;
+pub use llmtool_format::naming;
 
 pub use detect::{Candidate, candidates, detect, detect_value};
 pub use elisp::{
@@ -39,10 +39,10 @@ pub use sibling_files::{NoFolder, SiblingFiles, outside_folder};
 pub use targets::{FunctionFormat, read_mcp_prompt};
 pub use write::{WriteError, WriteOptions, Written};
 
-/// Every diagnostic code llmtool has, in code order: the format's (`llmtool_core::rules::ALL`)
+/// Every diagnostic code llmtool has, in code order: the format's (`llmtool_format::rules::ALL`)
 /// and the conversions' ([`codes::ALL`]). `docs/diagnostics.md` documents these.
-pub fn all_rules() -> Vec<&'static llmtool_core::rules::Rule> {
-    let mut rules: Vec<_> = llmtool_core::rules::ALL.iter().chain(codes::ALL).copied().collect();
+pub fn all_rules() -> Vec<&'static llmtool_format::rules::Rule> {
+    let mut rules: Vec<_> = llmtool_format::rules::ALL.iter().chain(codes::ALL).copied().collect();
     rules.sort_by_key(|rule| rule.code);
     rules
 }

@@ -7,7 +7,7 @@
 use serde_json::Value;
 
 use super::formats::Format;
-use llmtool_core::span::Span;
+use llmtool_format::span::Span;
 
 /// One entry of a file of several tools: where it is (`tools[2]`), the value, and the format
 /// its container implies, if any (an entry of `prompts/list` is an MCP prompt).
@@ -81,7 +81,7 @@ fn flatten<'a>(
 /// Where the entry at `at` (as [`ListEntry::at`] names it: `result.tools[2]`) is written in
 /// `text`, the JSON the entries were read from; `None` if `at` does not lead to a value.
 pub(crate) fn span_of(text: &str, at: &str) -> Option<Span> {
-    let tree = llmtool_core::syntax::parse(text);
+    let tree = llmtool_format::syntax::parse(text);
     let mut node = tree.root.as_ref()?;
     for step in at.split('.') {
         let (key, indexes) = step.split_once('[').map_or((step, ""), |(key, rest)| (key, rest));

@@ -6,7 +6,7 @@
 use serde_json::{Map, Value};
 
 use super::codes::UNSUPPORTED_PARAMETER;
-use llmtool_core::diagnostic::Diagnostic;
+use llmtool_format::diagnostic::Diagnostic;
 
 /// How deep references are followed (a schema that refers to itself stops there).
 const MAX_DEPTH: usize = 16;

@@ -4,7 +4,7 @@ use serde_json::{Map, Value, json};
 
 use super::codes::{INVALID_SOURCE, REWRITTEN_SCHEMA};
 use super::function::FunctionTool;
-use llmtool_core::diagnostic::Diagnostic;
+use llmtool_format::diagnostic::Diagnostic;
 
 /// The function-tool formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

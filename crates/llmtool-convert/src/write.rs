@@ -6,8 +6,8 @@ use serde_json::Value;
 use super::formats::{Family, Format};
 use super::semantic_kernel::{self, SemanticKernelFunction};
 use super::{Converted, ElispOptions, FunctionTool, naming, tool_file, tool_value, write_elisp};
-use llmtool_core::document::Document;
-use llmtool_core::model::Tool;
+use llmtool_format::document::Document;
+use llmtool_format::model::Tool;
 
 /// How to write.
 #[derive(Debug, Clone, Default)]

@@ -8,7 +8,7 @@ use crate::support;
 use std::path::Path;
 
 use llmtool_convert::{FunctionFormat, FunctionTool, naming, read_mcp_prompt, tool_value};
-use llmtool_core::Document;
+use llmtool_format::Document;
 use serde_json::{Value, json};
 
 fn examples() -> Vec<std::path::PathBuf> {
@@ -147,7 +147,7 @@ fn names_that_apis_refuse_are_renamed_and_come_back() {
     );
     let function = FunctionTool::from_tool(document.tool.as_ref().unwrap(), None, &[]);
     let codes: Vec<&str> =
-        function.diagnostics.iter().map(llmtool_core::Diagnostic::code).collect();
+        function.diagnostics.iter().map(llmtool_format::Diagnostic::code).collect();
     assert!(codes.contains(&"LT702"), "{codes:?}");
     let properties = function.value.parameters["properties"].as_object().unwrap();
     assert_eq!(properties.keys().collect::<Vec<_>>(), ["received_email", "tone"]);
@@ -165,7 +165,7 @@ fn a_models_arguments_for_every_target_read_back_into_the_tools_values() {
     use llmtool_convert::{
         ArgumentError, ElispFlavor, ElispOptions, inputs_from_arguments, read_elisp, write_elisp,
     };
-    use llmtool_core::template::{ToolTemplate, Value as TemplateValue};
+    use llmtool_format::template::{ToolTemplate, Value as TemplateValue};
     let document = Document::from_text(
         json!({
             "model_prompt": "Reply to {{received email}} in a {{tone}} tone, covering {{points}}.",
@@ -294,7 +294,7 @@ fn garbage_is_an_error_not_a_panic() {
 #[test]
 fn every_conversion_code_is_emitted_by_some_conversion() {
     use llmtool_convert::{Format, WriteOptions, read_source};
-    let codes = |diagnostics: &[llmtool_core::Diagnostic]| -> Vec<String> {
+    let codes = |diagnostics: &[llmtool_format::Diagnostic]| -> Vec<String> {
         diagnostics.iter().map(|d| d.code().to_owned()).collect()
     };
     let tool = |text: Value| Document::from_text(text.to_string());

@@ -7,8 +7,8 @@
 use llmtool_convert::{
     ElispFlavor, ElispOptions, FunctionTool, PromptFormat, read_elisp, semantic_kernel, write_elisp,
 };
-use llmtool_core::Document;
-use llmtool_core::template::{Inputs, ToolTemplate};
+use llmtool_format::Document;
+use llmtool_format::template::{Inputs, ToolTemplate};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 

@@ -11,7 +11,7 @@ use std::path::Path;
 use llmtool_convert::{
     ElispFlavor, ElispOptions, FunctionFormat, FunctionTool, read_elisp, write_elisp,
 };
-use llmtool_core::Document;
+use llmtool_format::Document;
 use serde_json::{Value, json};
 
 fn fixture(name: &str) -> String {

@@ -14,7 +14,7 @@ use std::process::Command;
 use llmtool_convert::{
     ElispFlavor, ElispOptions, FunctionFormat, FunctionTool, read_elisp, write_elisp,
 };
-use llmtool_core::Document;
+use llmtool_format::Document;
 use serde_json::{Map, Value, json};
 
 fn manifest_dir() -> &'static Path {

@@ -8,7 +8,7 @@ use crate::support;
 
 use std::collections::HashSet;
 
-use llmtool_core::rules::{code_table, diagnostics_markdown};
+use llmtool_format::rules::{code_table, diagnostics_markdown};
 
 use support::repo;
 
@@ -48,7 +48,7 @@ fn rule_codes_are_unique_sorted_and_documented() {
     for pair in all.windows(2) {
         assert!(pair[0].code < pair[1].code, "{} is listed twice", pair[0].code);
     }
-    for list in [llmtool_core::rules::ALL, llmtool_convert::codes::ALL] {
+    for list in [llmtool_format::rules::ALL, llmtool_convert::codes::ALL] {
         for pair in list.windows(2) {
             assert!(
                 pair[0].code < pair[1].code,

@@ -10,9 +10,9 @@
 use crate::support;
 
 use llmtool_convert::{PromptFormat, Source, read_source, semantic_kernel};
-use llmtool_core::Document;
-use llmtool_core::format::format_source;
-use llmtool_core::span::Span;
+use llmtool_format::Document;
+use llmtool_format::format::format_source;
+use llmtool_format::span::Span;
 
 fn canonical(text: &str) -> String {
     format_source(text, false).unwrap().text
@@ -30,7 +30,7 @@ fn every_tool_comes_back_unchanged_through_every_prompt_file() {
         for format in PromptFormat::ALL {
             let written = format.write(&document);
             // Langfuse cannot write some literal braces, which it then renders otherwise.
-            let said = |d: &llmtool_core::Diagnostic| {
+            let said = |d: &llmtool_format::Diagnostic| {
                 d.code() == "LT702" || (format == PromptFormat::Langfuse && d.code() == "LT708")
             };
             assert!(
@@ -325,13 +325,13 @@ fn what_the_peers_send_is_what_the_import_says() {
     // as Dotprompt sends it.
     let crlf = "---\r\ninput:\r\n  schema:\r\n    q: string\r\n---\r\n{{role \"system\"}}\r\nBe brief.\r\n{{role \"user\"}}\r\nHi\r\n{{q}}\r\n";
     let (text, _) = imported_render(crlf, "crlf.prompt", &serde_json::json!({"q": "why?"}));
-    let turns = llmtool_core::chat::split(&text);
+    let turns = llmtool_format::chat::split(&text);
     let sent: Vec<_> = turns.iter().map(|turn| (turn.role, turn.text.trim())).collect();
     assert_eq!(sent, [("system", "Be brief."), ("user", "Hi\r\nwhy?")]);
     // A line of a turn that reads as a role line is text to Dotprompt: it stays in its turn.
     let transcript = "{{role \"system\"}}\nS\n{{role \"user\"}}\nA transcript:\nuser:\nhi";
     let read = PromptFormat::Dotprompt.read(transcript).unwrap();
-    let turns = llmtool_core::chat::split(&prompt(&read));
+    let turns = llmtool_format::chat::split(&prompt(&read));
     assert_eq!(turns.len(), 2, "{turns:?}");
     assert_eq!(turns[1].text, "A transcript:\nuser:\nhi");
 }
@@ -343,8 +343,8 @@ fn imported_render(text: &str, name: &str, values: &serde_json::Value) -> (Strin
     let codes = read.diagnostics.iter().map(|d| d.code().to_owned()).collect();
     let document = Document::from_text(read.value);
     let tool = document.tool.unwrap();
-    let template = llmtool_core::template::ToolTemplate::new(&tool);
-    let inputs = llmtool_core::template::Inputs::from_json(values, template.variables()).unwrap();
+    let template = llmtool_format::template::ToolTemplate::new(&tool);
+    let inputs = llmtool_format::template::Inputs::from_json(values, template.variables()).unwrap();
     (template.render(&inputs).unwrap(), codes)
 }
 
@@ -497,7 +497,7 @@ fn a_prompt_edited_in_langfuse_wins_over_the_exact_copy() {
 /// the same turns.
 #[test]
 fn a_chat_goes_to_semantic_kernel_as_messages_and_back() {
-    let path = support::repo().join("crates/llmtool-core/tests/fixtures/valid/chat-awkward.json");
+    let path = support::repo().join("crates/llmtool-format/tests/fixtures/valid/chat-awkward.json");
     let document = Document::from_text(std::fs::read_to_string(path).unwrap());
     let written = semantic_kernel::write(&document, None);
     assert!(written.diagnostics.is_empty(), "{:?}", written.diagnostics);
@@ -506,7 +506,7 @@ fn a_chat_goes_to_semantic_kernel_as_messages_and_back() {
     let back = semantic_kernel::read(&written.value.config, &template, None).unwrap();
     let tool = Document::from_text(back.value.clone());
     let turns =
-        |document: &Document| llmtool_core::chat::split(document.tool.as_ref().unwrap().prompt());
+        |document: &Document| llmtool_format::chat::split(document.tool.as_ref().unwrap().prompt());
     assert_eq!(turns(&tool), turns(&document));
     assert!(tool.tool.as_ref().unwrap().is_chat());
 }

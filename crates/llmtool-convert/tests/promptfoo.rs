@@ -4,8 +4,8 @@
 use crate::support;
 
 use llmtool_convert::promptfoo;
-use llmtool_core::Document;
-use llmtool_core::suite::read_json;
+use llmtool_format::Document;
+use llmtool_format::suite::read_json;
 
 #[test]
 fn the_agreement_suite_is_written_for_promptfoo() {
@@ -70,7 +70,7 @@ impl llmtool_convert::SiblingFiles for Beside {
 
 #[test]
 fn a_suite_written_for_promptfoo_reads_back_to_the_same_checks() {
-    use llmtool_core::suite::Check;
+    use llmtool_format::suite::Check;
     let folder = support::repo().join("crates/llmtool-convert/tests/fixtures/promptfoo");
     let tests = std::fs::read_to_string(folder.join("agreement.tests.json")).unwrap();
     let tool = std::fs::read_to_string(folder.join("agreement.json")).unwrap();
@@ -91,7 +91,7 @@ fn a_suite_written_for_promptfoo_reads_back_to_the_same_checks() {
         Check::Equals(value) => Check::Equals(value.trim().to_owned()),
         other => other.clone(),
     };
-    let checks = |list: &[llmtool_core::suite::Assertion]| -> Vec<(Check, f64)> {
+    let checks = |list: &[llmtool_format::suite::Assertion]| -> Vec<(Check, f64)> {
         list.iter().map(|a| (same(&a.check), a.weight)).collect()
     };
     assert_eq!(checks(&back.shared), checks(&original.shared));
@@ -166,7 +166,7 @@ tests:
     );
     assert_eq!(cases[2].0, "test 2");
     assert!(
-        matches!(&tests.shared[0].check, llmtool_core::suite::Check::Regex(p) if p == "(?i)(?:bonjour|salut)")
+        matches!(&tests.shared[0].check, llmtool_format::suite::Check::Regex(p) if p == "(?i)(?:bonjour|salut)")
     );
     // `contains-all` is one `contains` per value, the weight shared; JavaScript and embeddings
     // have no counterpart.

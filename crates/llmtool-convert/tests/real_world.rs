@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 use llmtool_convert::{
     Converted, NoFolder, Source, errors_in_source, read_sources, semantic_kernel, tool_file,
 };
-use llmtool_core::report::{Source as ReportSource, human};
-use llmtool_core::{Diagnostic, Severity};
+use llmtool_format::report::{Source as ReportSource, human};
+use llmtool_format::{Diagnostic, Severity};
 
 /// What importing one file gave.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

@@ -1,5 +1,5 @@
 //! The registries of rules miss none: every rule declared with `declare_rule!` in the format
-//! (`llmtool-core`) is in its `rules::ALL`, every one declared in the conversions (this crate)
+//! (`llmtool-format`) is in its `rules::ALL`, every one declared in the conversions (this crate)
 //! is in `codes::ALL`, each once (so `all_rules`, which `docs/diagnostics.md` documents, has
 //! them all), and each file declares one rule.
 
@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use llmtool_core::rules::Rule;
+use llmtool_format::rules::Rule;
 
 /// Every `.rs` file under `dir`.
 fn sources(dir: &Path, found: &mut Vec<PathBuf>) {
@@ -78,12 +78,12 @@ fn registers_exactly(registered: &[&Rule], declared: &BTreeMap<String, PathBuf>,
 #[test]
 fn every_declared_rule_is_registered_once_and_declared_alone_in_its_file() {
     let here = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let format = declared_in(&here.join("../llmtool-core/src"));
+    let format = declared_in(&here.join("../llmtool-format/src"));
     let conversions = declared_in(&here.join("src"));
     registers_exactly(
-        llmtool_core::rules::ALL,
+        llmtool_format::rules::ALL,
         &format,
-        "rules::ALL (crates/llmtool-core/src/rules/mod.rs)",
+        "rules::ALL (crates/llmtool-format/src/rules/mod.rs)",
     );
     registers_exactly(
         llmtool_convert::codes::ALL,

@@ -4,9 +4,9 @@
 //! expected, and must be one of the allowed values of a limited tool. The cases that pin down
 //! what a good answer is are the user's to add: only they know which inputs mean what.
 
-use llmtool_core::model::{Tool, VariableKind};
-use llmtool_core::output::{OutputFormat, OutputKind, OutputSpec};
-use llmtool_core::template::{ToolTemplate, Value as TemplateValue};
+use llmtool_format::model::{Tool, VariableKind};
+use llmtool_format::output::{OutputFormat, OutputKind, OutputSpec};
+use llmtool_format::template::{ToolTemplate, Value as TemplateValue};
 use serde_json::{Value, json};
 
 /// The starter test file of `tool` (called `tool_name` beside it), as JSON.

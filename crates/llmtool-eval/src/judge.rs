@@ -2,8 +2,8 @@
 //! score from 0 to 1 and a one-sentence reason, which is kept. The local model judges unless
 //! the assertion names another; its grades are cached like answers.
 
-use llmtool_core::Document;
-use llmtool_core::suite::Verdict;
+use llmtool_format::Document;
+use llmtool_format::suite::Verdict;
 use llmtool_runtime::{Choice, ParamOverrides, Runtime, Subject};
 use serde_json::{Value, json};
 
@@ -13,7 +13,7 @@ use crate::cache::{Cache, CachedAnswer};
 pub const DEFAULT_JUDGE: &str = "local";
 
 /// The judge's own tool: a prompt that asks for a grade as JSON.
-fn judge_tool() -> Option<llmtool_core::model::Tool> {
+fn judge_tool() -> Option<llmtool_format::model::Tool> {
     let tool = json!({
         "model_prompt": "You grade an answer against a rubric.\n\nThe question:\n{{question}}\n\nThe answer:\n{{answer}}\n\nThe rubric:\n{{rubric}}\n\nReply with JSON only: {\"score\": a number from 0 (fails the rubric) to 1 (meets it fully), \"reason\": one sentence on why}.",
         "metadata": {
@@ -44,12 +44,12 @@ pub async fn grade(
     let Some(tool) = judge_tool() else {
         return failed("the judge's tool does not read".to_owned());
     };
-    let template = llmtool_core::template::ToolTemplate::new(&tool);
+    let template = llmtool_format::template::ToolTemplate::new(&tool);
     let mut vars = serde_json::Map::new();
     vars.insert("question".into(), json!(question));
     vars.insert("answer".into(), json!(answer));
     vars.insert("rubric".into(), json!(rubric));
-    let prompt = match llmtool_core::suite::render(&template, &vars) {
+    let prompt = match llmtool_format::suite::render(&template, &vars) {
         Ok(prompt) => prompt,
         Err(problem) => return failed(problem),
     };

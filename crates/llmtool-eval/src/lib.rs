@@ -2,7 +2,7 @@
 //! given, `repeat` times, and passes when at least `min_pass` runs pass; each run's answer is
 //! cached (by model, prompt, parameters and repeat), so a rerun of unchanged cases costs
 //! nothing. Reading and checking test files, and judging an answer, are in
-//! `llmtool_core::suite`; this crate runs them.
+//! `llmtool_format::suite`; this crate runs them.
 
 pub mod cache;
 pub mod init;

@@ -2,11 +2,11 @@
 //! its assertions scored and its runs counted against `min_pass`.
 
 use futures_util::StreamExt as _;
-use llmtool_core::LineIndex;
-use llmtool_core::model::ToolKind;
-use llmtool_core::output::{ImageFormat, ImageSize};
-use llmtool_core::suite::{self, Case, Check, Observed, SeenImage, TestFile, Verdict};
-use llmtool_core::template::ToolTemplate;
+use llmtool_format::LineIndex;
+use llmtool_format::model::ToolKind;
+use llmtool_format::output::{ImageFormat, ImageSize};
+use llmtool_format::suite::{self, Case, Check, Observed, SeenImage, TestFile, Verdict};
+use llmtool_format::template::ToolTemplate;
 use llmtool_providers::run::{RunOptions, RunRequest};
 use llmtool_runtime::{Choice, ParamOverrides, Runtime, SmartRun, Subject, TestsFile};
 
@@ -98,7 +98,7 @@ pub async fn run_file(runtime: &Runtime, file: &TestsFile, options: &Options) ->
 async fn run_case(
     runtime: &Runtime,
     template: &ToolTemplate,
-    (tool, subject): (&llmtool_core::model::Tool, &Subject),
+    (tool, subject): (&llmtool_format::model::Tool, &Subject),
     case: &Case,
     tests: &TestFile,
     choice: &Choice,
@@ -240,7 +240,7 @@ async fn judged(
 /// `subject`. The code failing is an error, as a provider failing is.
 async fn smart_answer_of(
     runtime: &Runtime,
-    tool: &llmtool_core::model::Tool,
+    tool: &llmtool_format::model::Tool,
     variables: serde_json::Map<String, serde_json::Value>,
     choice: &Choice,
     subject: &Subject,

@@ -3,9 +3,9 @@
 
 use std::collections::HashMap;
 
-use llmtool_core::Span;
-use llmtool_core::diagnostic::Edit;
-use llmtool_core::format::{apply_safe_fixes, format_source};
+use llmtool_format::Span;
+use llmtool_format::diagnostic::Edit;
+use llmtool_format::format::{apply_safe_fixes, format_source};
 use similar::{DiffOp, TextDiff};
 use tower_lsp_server::ls_types::{
     self as lsp, CodeAction, CodeActionKind, CodeActionOrCommand, Range, TextEdit, Uri,

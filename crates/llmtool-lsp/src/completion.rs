@@ -3,9 +3,9 @@
 //! allowed values inside its `default`, model names from the price table, and the declared
 //! variables after `{{` in the prompt.
 
-use llmtool_core::Span;
-use llmtool_core::model::VariableKind;
-use llmtool_core::syntax::quote;
+use llmtool_format::Span;
+use llmtool_format::model::VariableKind;
+use llmtool_format::syntax::quote;
 use llmtool_providers::pricing::PriceTable;
 use tower_lsp_server::ls_types::{
     CompletionItem, CompletionItemKind, CompletionTextEdit, Documentation, MarkupContent,

@@ -2,8 +2,8 @@
 //! is where a key or a value goes. Read from the recovering parser's tree, so a file that is
 //! half typed still has a place.
 
-use llmtool_core::Span;
-use llmtool_core::syntax::{Member, Node, NodeKind, parse};
+use llmtool_format::Span;
+use llmtool_format::syntax::{Member, Node, NodeKind, parse};
 
 /// One step down the tree.
 #[derive(Debug, Clone, PartialEq, Eq)]

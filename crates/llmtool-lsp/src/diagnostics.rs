@@ -1,6 +1,6 @@
 //! `check`'s diagnostics as the editor shows them: the same codes, messages and spans.
 
-use llmtool_core::{Diagnostic, Severity};
+use llmtool_format::{Diagnostic, Severity};
 use tower_lsp_server::ls_types::{
     self as lsp, CodeDescription, DiagnosticRelatedInformation, DiagnosticSeverity, Location,
     NumberOrString, Uri,
@@ -18,7 +18,7 @@ pub fn of(uri: &Uri, file: &OpenFile) -> Vec<lsp::Diagnostic> {
 
 pub fn to_lsp(uri: &Uri, file: &OpenFile, diagnostic: &Diagnostic) -> lsp::Diagnostic {
     let text = file.text();
-    let span = diagnostic.primary.as_ref().map_or(llmtool_core::Span::empty(0), |l| l.span);
+    let span = diagnostic.primary.as_ref().map_or(llmtool_format::Span::empty(0), |l| l.span);
     let mut message = diagnostic.message.clone();
     if let Some(help) = &diagnostic.help {
         message.push_str("\nhelp: ");

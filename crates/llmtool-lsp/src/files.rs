@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 
 use globset::GlobSet;
-use llmtool_core::Document;
+use llmtool_format::Document;
 use tower_lsp_server::ls_types::{TextDocumentContentChangeEvent, Uri};
 
 use crate::positions::{Encoding, Lines};

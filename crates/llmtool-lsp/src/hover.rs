@@ -1,7 +1,7 @@
 //! What hovering shows: a variable (from a placeholder or its name), a key's documentation, a
 //! model's price, and the prompt rendered with the defaults.
 
-use llmtool_core::Span;
+use llmtool_format::Span;
 use llmtool_providers::presets::{Preset, preset};
 use llmtool_providers::pricing::PriceTable;
 use llmtool_providers::resolve::Providers;

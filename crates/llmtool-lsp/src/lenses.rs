@@ -6,9 +6,9 @@ use std::collections::HashSet;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
-use llmtool_core::Span;
-use llmtool_core::smart::{CodeToken, highlights};
-use llmtool_core::syntax::literal::Escapes;
+use llmtool_format::Span;
+use llmtool_format::smart::{CodeToken, highlights};
+use llmtool_format::syntax::literal::Escapes;
 use serde_json::Value;
 use tower_lsp_server::ls_types::{
     CodeLens, Command, SemanticToken, SemanticTokenModifier, SemanticTokenType,
@@ -134,11 +134,11 @@ pub fn command_line<'a>(verb: &'a str, path: &'a Path) -> [&'a OsStr; 3] {
 }
 
 /// The test file beside the tool the URI names, if there is one: the first that `llmtool test`
-/// runs for it (`llmtool_core::suite::test_file_names`).
+/// runs for it (`llmtool_format::suite::test_file_names`).
 pub fn test_file(uri: &Uri) -> Option<PathBuf> {
     let path = path_of(uri)?;
     let name = path.file_name()?.to_str()?;
-    llmtool_core::suite::test_file_names(name)
+    llmtool_format::suite::test_file_names(name)
         .into_iter()
         .map(|beside| path.with_file_name(beside))
         .find(|candidate| candidate.is_file())

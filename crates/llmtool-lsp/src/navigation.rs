@@ -1,11 +1,11 @@
 //! Placeholders and the variables they name: go to definition, find references, rename, the
 //! document's outline, and what hovering a placeholder or a variable shows.
 
-use llmtool_core::Span;
-use llmtool_core::model::{DefaultValue, Tool, Variable};
-use llmtool_core::syntax::literal::Escapes;
-use llmtool_core::syntax::quote;
-use llmtool_core::template::{Inputs, ToolTemplate, placeholders};
+use llmtool_format::Span;
+use llmtool_format::model::{DefaultValue, Tool, Variable};
+use llmtool_format::syntax::literal::Escapes;
+use llmtool_format::syntax::quote;
+use llmtool_format::template::{Inputs, ToolTemplate, placeholders};
 
 use crate::files::OpenFile;
 

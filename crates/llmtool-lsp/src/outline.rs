@@ -1,6 +1,6 @@
 //! The document's outline: the prompt, the metadata, and each variable under it.
 
-use llmtool_core::Span;
+use llmtool_format::Span;
 use tower_lsp_server::ls_types::{DocumentSymbol, SymbolKind};
 
 use crate::files::OpenFile;

@@ -3,7 +3,7 @@
 
 use std::sync::OnceLock;
 
-use llmtool_core::Span;
+use llmtool_format::Span;
 use tower_lsp_server::ls_types::{Position, Range};
 
 /// How a position's `character` counts.

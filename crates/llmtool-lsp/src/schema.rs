@@ -4,7 +4,7 @@
 
 use std::sync::LazyLock;
 
-use llmtool_core::schema::json_schema;
+use llmtool_format::schema::json_schema;
 use serde_json::Value;
 
 use crate::context::Step;

@@ -7,8 +7,8 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::str::FromStr;
 
-use llmtool_core::format::format_source;
-use llmtool_core::syntax::{NodeKind, parse};
+use llmtool_format::format::format_source;
+use llmtool_format::syntax::{NodeKind, parse};
 use llmtool_lsp::files::{Files, OpenFile};
 use llmtool_lsp::positions::{Encoding, Lines};
 use llmtool_lsp::{actions, completion, hover, lenses, navigation, outline};
@@ -231,7 +231,7 @@ proptest! {
             if inside_a_line_break(text, end) {
                 end += 1;
             }
-            let range = file.lines.range(text, llmtool_core::Span::new(start, end));
+            let range = file.lines.range(text, llmtool_format::Span::new(start, end));
             let change = TextDocumentContentChangeEvent {
                 range: Some(range),
                 range_length: None,

@@ -1,7 +1,7 @@
 //! A tool's avatar as an MCP icon: a `data:` URL for base64 data, the URL itself otherwise.
 
-use llmtool_core::image;
-use llmtool_core::model::Tool;
+use llmtool_format::image;
+use llmtool_format::model::Tool;
 use serde_json::{Value, json};
 
 /// The icons of `tool` (none, or one made from its avatar).

@@ -4,9 +4,9 @@
 use std::path::PathBuf;
 
 use llmtool_convert::{FunctionFormat, FunctionTool, naming};
-use llmtool_core::model::Tool;
-use llmtool_core::output::{OutputFormat, OutputKind, OutputSpec};
-use llmtool_core::template::ToolTemplate;
+use llmtool_format::model::Tool;
+use llmtool_format::output::{OutputFormat, OutputKind, OutputSpec};
+use llmtool_format::template::ToolTemplate;
 use llmtool_runtime::files::LibraryClient;
 use llmtool_runtime::{ToolFile, files};
 use serde_json::{Value, json};
@@ -69,7 +69,7 @@ impl Default for LibraryOptions {
     fn default() -> Self {
         Self {
             name_prefix: String::new(),
-            max_file_bytes: llmtool_core::limits::DEFAULT_MAX_FILE_BYTES,
+            max_file_bytes: llmtool_format::limits::DEFAULT_MAX_FILE_BYTES,
             library: None,
         }
     }

@@ -2,9 +2,9 @@
 //! rendered as `llmtool render` renders it, and the allowed values of select variables offered
 //! as completions.
 
-use llmtool_core::Diagnostic;
-use llmtool_core::model::VariableKind;
-use llmtool_core::template::{Inputs, Value as TemplateValue, VariableSpec};
+use llmtool_format::Diagnostic;
+use llmtool_format::model::VariableKind;
+use llmtool_format::template::{Inputs, Value as TemplateValue, VariableSpec};
 use rmcp::ErrorData;
 use rmcp::model::{GetPromptResult, PromptMessage, Role};
 use serde_json::{Map, Value, json};

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use llmtool_core::model::ToolKind;
+use llmtool_format::model::ToolKind;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CompletionInfo,
     ErrorCode, GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,

@@ -5,7 +5,7 @@
 
 use base64::Engine as _;
 use llmtool_convert::inputs_from_arguments;
-use llmtool_core::model::ToolKind;
+use llmtool_format::model::ToolKind;
 use llmtool_runtime::{Answer, Runner, Subject};
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value, json};

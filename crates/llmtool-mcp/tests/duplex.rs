@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use llmtool_convert::{FunctionFormat, FunctionTool};
-use llmtool_core::template::Inputs;
+use llmtool_format::template::Inputs;
 use llmtool_mcp::{AnswerFuture, Library, LibraryOptions, Only, Runner, Server, transport};
 use llmtool_runtime::RunError;
 use serde_json::{Value, json};
@@ -28,13 +28,13 @@ struct ScriptedRunner {
 }
 
 impl Runner for ScriptedRunner {
-    fn is_remote(&self, tool: &llmtool_core::model::Tool) -> bool {
+    fn is_remote(&self, tool: &llmtool_format::model::Tool) -> bool {
         tool.name() == Some("Strategy Consultant")
     }
 
     fn answer(
         &self,
-        _tool: llmtool_core::model::Tool,
+        _tool: llmtool_format::model::Tool,
         prompt: String,
         _subject: llmtool_runtime::Subject,
     ) -> AnswerFuture {
@@ -156,8 +156,8 @@ impl Wire {
 
 fn rendered(path: &str, values: &[(&str, Value)]) -> String {
     let text = std::fs::read_to_string(examples().join(path)).unwrap();
-    let document = llmtool_core::Document::from_text(text);
-    let template = llmtool_core::template::ToolTemplate::new(document.tool.as_ref().unwrap());
+    let document = llmtool_format::Document::from_text(text);
+    let template = llmtool_format::template::ToolTemplate::new(document.tool.as_ref().unwrap());
     let object: serde_json::Map<String, Value> =
         values.iter().map(|(k, v)| ((*k).to_owned(), v.clone())).collect();
     let inputs = Inputs::from_json(&Value::Object(object), template.variables()).unwrap();
@@ -252,7 +252,7 @@ async fn prompts_get_renders_as_llmtool_render_does() {
 async fn a_chat_tools_prompt_is_one_message_a_turn() {
     let dir = tempfile::tempdir().unwrap();
     let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../llmtool-core/tests/fixtures/valid/chat-prompt.json");
+        .join("../llmtool-format/tests/fixtures/valid/chat-prompt.json");
     std::fs::copy(fixture, dir.path().join("chat-prompt.json")).unwrap();
     let (library, problems) =
         Library::load(&[dir.path().to_path_buf()], &LibraryOptions::default(), None);
@@ -361,7 +361,7 @@ async fn tools_have_the_mcp_tool_schema_annotations_and_output_schema() {
     }
     let consultant = tools.iter().find(|t| t["name"] == "strategy_consultant").unwrap();
     let text = std::fs::read_to_string(examples().join("strategy-consultant.json")).unwrap();
-    let document = llmtool_core::Document::from_text(text);
+    let document = llmtool_format::Document::from_text(text);
     let function = FunctionTool::from_tool(document.tool.as_ref().unwrap(), None, &[]).value;
     let (export, _) = FunctionFormat::McpTool.write(&function, false);
     assert_eq!(consultant["inputSchema"], export["inputSchema"]);

@@ -25,13 +25,13 @@ struct GatedRunner {
 }
 
 impl Runner for GatedRunner {
-    fn is_remote(&self, _tool: &llmtool_core::model::Tool) -> bool {
+    fn is_remote(&self, _tool: &llmtool_format::model::Tool) -> bool {
         false
     }
 
     fn answer(
         &self,
-        _tool: llmtool_core::model::Tool,
+        _tool: llmtool_format::model::Tool,
         _prompt: String,
         _subject: llmtool_runtime::Subject,
     ) -> AnswerFuture {

@@ -90,12 +90,12 @@ fn the_watcher_serves_every_change_even_one_that_leaves_the_lists_alone() {
 
     struct Unused;
     impl llmtool_mcp::Runner for Unused {
-        fn is_remote(&self, _: &llmtool_core::model::Tool) -> bool {
+        fn is_remote(&self, _: &llmtool_format::model::Tool) -> bool {
             false
         }
         fn answer(
             &self,
-            _: llmtool_core::model::Tool,
+            _: llmtool_format::model::Tool,
             _: String,
             _: llmtool_runtime::Subject,
         ) -> llmtool_mcp::AnswerFuture {

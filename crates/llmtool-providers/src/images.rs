@@ -16,7 +16,7 @@ use std::time::Instant;
 use base64::Engine as _;
 use serde_json::json;
 
-use llmtool_core::output::{ImageFormat, ImageParams, ImageSize, ImageSpec, MAX_SIDE};
+use llmtool_format::output::{ImageFormat, ImageParams, ImageSize, ImageSpec, MAX_SIDE};
 
 use crate::backend::Backend;
 use crate::endpoint::{ApiKind, Endpoint};

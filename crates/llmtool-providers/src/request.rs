@@ -1,9 +1,9 @@
 //! What is asked of a model, independent of any API: the conversation, the sampling
 //! parameters, and the constraint the tool's expected output puts on the answer.
 
-use llmtool_core::chat::Turn;
-use llmtool_core::model::Parameters;
-use llmtool_core::output::{OutputFormat, OutputKind, OutputSpec};
+use llmtool_format::chat::Turn;
+use llmtool_format::model::Parameters;
+use llmtool_format::output::{OutputFormat, OutputKind, OutputSpec};
 use serde::Serialize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -61,7 +61,7 @@ impl Params {
     pub fn for_chat(&self) -> Params {
         let mut params = self.clone();
         params.extra.retain(|name, _| {
-            name == "seed" || !llmtool_core::output::IMAGE_PARAMETERS.contains(&name.as_str())
+            name == "seed" || !llmtool_format::output::IMAGE_PARAMETERS.contains(&name.as_str())
         });
         params
     }
@@ -69,7 +69,7 @@ impl Params {
     pub fn from_tool(parameters: Option<&Parameters>) -> Self {
         let Some(p) = parameters else { return Self::default() };
         let number =
-            |param: &Option<llmtool_core::model::Parameter>| param.as_ref().map(|p| p.value);
+            |param: &Option<llmtool_format::model::Parameter>| param.as_ref().map(|p| p.value);
         Self {
             temperature: number(&p.temperature),
             top_p: number(&p.top_p),

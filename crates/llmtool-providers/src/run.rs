@@ -6,9 +6,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tracing::Instrument as _;
 
-use llmtool_core::chat::{self, Turn};
-use llmtool_core::output::{self, OutputFormat, OutputKind, OutputSpec};
 use llmtool_dlp::Redaction;
+use llmtool_format::chat::{self, Turn};
+use llmtool_format::output::{self, OutputFormat, OutputKind, OutputSpec};
 use serde::Serialize;
 
 use crate::backend::{Backend, generate_local};
@@ -107,7 +107,7 @@ pub struct RunRequest {
     /// What is asked now: the tool's rendered prompt, or a follow-up's text.
     pub prompt: String,
     /// Whether `prompt` is a chat's turns written out (a chat tool's rendered prompt, see
-    /// `llmtool_core::chat`), sent as its messages; else it is one user message.
+    /// `llmtool_format::chat`), sent as its messages; else it is one user message.
     pub chat: bool,
     pub params: Params,
     pub spec: OutputSpec,

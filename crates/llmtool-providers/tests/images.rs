@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
 
 use base64::Engine as _;
-use llmtool_core::output::{ImageFormat, ImageParams, ImageSize, ImageSpec};
+use llmtool_format::output::{ImageFormat, ImageParams, ImageSize, ImageSpec};
 use llmtool_providers::images::{self, ImageRequest};
 use llmtool_providers::{ApiKind, Endpoint, Features, ProviderError};
 use llmtool_testkit::pictures::png;
@@ -245,7 +245,7 @@ mod over_http {
 
     use std::time::Duration;
 
-    use llmtool_core::output::{ImageFormat, ImageSize, ImageSpec, OutputKind, OutputSpec};
+    use llmtool_format::output::{ImageFormat, ImageSize, ImageSpec, OutputKind, OutputSpec};
     use llmtool_providers::backend::Backend;
     use llmtool_providers::pricing::{Price, PriceEntry};
     use llmtool_providers::resolve::Target;

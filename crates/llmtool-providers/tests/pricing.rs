@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use llmtool_core::output::{OutputKind, OutputSpec};
+use llmtool_format::output::{OutputKind, OutputSpec};
 use llmtool_providers::backend::Backend;
 use llmtool_providers::pricing::PriceEntry;
 use llmtool_providers::resolve::{Providers, Target};

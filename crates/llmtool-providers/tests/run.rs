@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use llmtool_core::output::{OutputFormat, OutputKind, OutputSpec};
+use llmtool_format::output::{OutputFormat, OutputKind, OutputSpec};
 use llmtool_providers::backend::Backend;
 use llmtool_providers::pricing::{Price, PriceEntry};
 use llmtool_providers::resolve::Target;

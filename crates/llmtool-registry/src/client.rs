@@ -302,7 +302,7 @@ impl LibraryClient {
     async fn closest_slug(&self, slug: &str) -> Option<String> {
         let page = self.search(None, None, SUGGESTION_SLUGS).await.ok()?;
         let slugs = page.tools.iter().map(|tool| tool.slug.as_str());
-        llmtool_core::suggest::closest(slug, slugs).map(str::to_owned)
+        llmtool_format::suggest::closest(slug, slugs).map(str::to_owned)
     }
 
     /// [`LibraryClient::pull`] for code that is not async (reading a tool file), from
@@ -381,7 +381,7 @@ impl LibraryClient {
 impl VersionBody {
     /// The version's tool file in canonical form, checked against its content hash.
     pub fn checked_text(&self) -> Result<String, ClientError> {
-        let text = llmtool_core::format::format_source(self.tool.get(), false)
+        let text = llmtool_format::format::format_source(self.tool.get(), false)
             .map_err(|e| ClientError::Unexpected(e.to_string()))?
             .text;
         if crate::content_hash(&text) != self.content_hash {

@@ -2,10 +2,10 @@
 //! `check --format json` prints), put in canonical form, hashed, and the fields the library
 //! searches and filters by read out of it.
 
-use llmtool_core::Document;
-use llmtool_core::diagnostic::{Diagnostic, Severity};
-use llmtool_core::format::canonical_text;
-use llmtool_core::report::{Source, json_records};
+use llmtool_format::Document;
+use llmtool_format::diagnostic::{Diagnostic, Severity};
+use llmtool_format::format::canonical_text;
+use llmtool_format::report::{Source, json_records};
 use serde_json::Value;
 use sha2::{Digest as _, Sha256};
 
@@ -64,7 +64,7 @@ pub fn diagnostics_json(document: &Document, path: &str) -> (Vec<Value>, usize) 
         let others = all.iter().filter(|d| d.severity != Severity::Error);
         let mut kept: Vec<Diagnostic> =
             errors.chain(others).take(MAX_DIAGNOSTICS).cloned().collect();
-        llmtool_core::diagnostic::sort(&mut kept);
+        llmtool_format::diagnostic::sort(&mut kept);
         kept
     };
     let source = Source::new(path, &document.text);
@@ -98,7 +98,7 @@ impl Publication {
         };
         let metadata = tool.metadata.as_ref();
         let text_of =
-            |field: Option<&llmtool_core::model::Spanned<String>>| field.map(|f| f.value.clone());
+            |field: Option<&llmtool_format::model::Spanned<String>>| field.map(|f| f.value.clone());
         let mut variable_types: Vec<String> = metadata
             .and_then(|m| m.variables.as_ref())
             .map(|v| v.value.iter().map(|v| v.kind().as_str().to_owned()).collect())
@@ -118,7 +118,7 @@ impl Publication {
             models: tool.models().into_iter().map(str::to_owned).collect(),
             creator: text_of(metadata.and_then(|m| m.creator.as_ref()?.name.as_ref())),
             has_avatar: metadata.and_then(|m| m.avatar.as_ref()).is_some_and(is_picture),
-            smart: tool.kind() == llmtool_core::model::ToolKind::Smart,
+            smart: tool.kind() == llmtool_format::model::ToolKind::Smart,
             base: None,
         })
     }
@@ -138,7 +138,7 @@ impl Publication {
 
 /// Whether `avatar` is a picture carried in the file: its type says base64, or it is a
 /// `data:` URL of base64 (as the migration that filled in older versions decided).
-fn is_picture(avatar: &llmtool_core::model::Avatar) -> bool {
+fn is_picture(avatar: &llmtool_format::model::Avatar) -> bool {
     let data = avatar.data.as_ref().map_or("", |data| data.value.as_str());
     avatar.kind.as_ref().is_some_and(|kind| kind.value.eq_ignore_ascii_case("base64"))
         || data.strip_prefix("data:").is_some_and(|rest| rest.contains(";base64,"))
@@ -147,7 +147,7 @@ fn is_picture(avatar: &llmtool_core::model::Avatar) -> bool {
 /// `text` as a slug: lowercase ASCII letters and digits in words joined by `-`, at most 64
 /// characters (`Teach Me Anything` is `teach-me-anything`).
 pub fn slug_of(text: &str) -> String {
-    llmtool_core::naming::slug(text, MAX_SLUG).replace('_', "-")
+    llmtool_format::naming::slug(text, MAX_SLUG).replace('_', "-")
 }
 
 /// Whether `slug` is one the library takes: as [`slug_of`] makes them.

@@ -43,13 +43,13 @@ fn prompt_kind() -> String {
 
 impl From<ToolVersion> for VersionBody {
     fn from(version: ToolVersion) -> VersionBody {
-        let document = llmtool_core::Document::from_text(version.text.clone());
+        let document = llmtool_format::Document::from_text(version.text.clone());
         let tool = document.tool.as_ref();
         let variables = tool.map_or(serde_json::Value::Null, |tool| {
-            let template = llmtool_core::template::ToolTemplate::new(tool);
+            let template = llmtool_format::template::ToolTemplate::new(tool);
             serde_json::to_value(template.variables()).unwrap_or_default()
         });
-        let code = tool.and_then(llmtool_core::model::Tool::code).map(|code| code.value.clone());
+        let code = tool.and_then(llmtool_format::model::Tool::code).map(|code| code.value.clone());
         VersionBody {
             variables,
             kind: if code.is_some() { "smart" } else { "prompt" }.to_owned(),

@@ -9,10 +9,10 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use llmtool_core::document::Document;
-use llmtool_core::model::Tool;
-use llmtool_core::output::{OutputKind, OutputSpec};
 use llmtool_dlp::{Policy as DlpPolicy, Redaction};
+use llmtool_format::document::Document;
+use llmtool_format::model::Tool;
+use llmtool_format::output::{OutputKind, OutputSpec};
 use llmtool_providers::Message;
 use llmtool_providers::run::{CHARACTERS_PER_TOKEN, RunReport, RunRequest, estimated_tokens};
 
@@ -304,7 +304,7 @@ fn fitted(
 ) -> (Vec<Message>, Vec<u32>) {
     let messages_of = |exchange: &Exchange| {
         let mut messages: Vec<Message> = if chat && exchange.turn == 1 {
-            llmtool_core::chat::split(&exchange.asked).iter().map(Message::of_turn).collect()
+            llmtool_format::chat::split(&exchange.asked).iter().map(Message::of_turn).collect()
         } else {
             vec![Message::user(exchange.asked.clone())]
         };

@@ -7,8 +7,8 @@
 use std::fmt::Write as _;
 use std::sync::{Arc, OnceLock};
 
-use llmtool_core::model::Tool;
 use llmtool_dlp::{Config, ConfigError, Finding, Lines, Policy, Redaction, Scanner};
+use llmtool_format::model::Tool;
 
 /// A runtime's data-loss prevention: the user's policy, the config, and the scanner built from
 /// it on first use (a process that never scans never compiles its patterns).

@@ -12,10 +12,10 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use llmtool_core::limits::ReadError;
-use llmtool_core::model::Tool;
-use llmtool_core::report::{Source, human};
-use llmtool_core::{Diagnostic, Document, Severity};
+use llmtool_format::limits::ReadError;
+use llmtool_format::model::Tool;
+use llmtool_format::report::{Source, human};
+use llmtool_format::{Diagnostic, Document, Severity};
 pub use llmtool_registry::Reference;
 pub use llmtool_registry::client::{ClientError, LibraryClient};
 pub use reader::Reader;
@@ -173,7 +173,7 @@ pub fn is_tool_file(path: &Path) -> bool {
 
 /// Whether a file is a test file: its name ends `.tests.json`, `.tests.yaml` or `.tests.yml`.
 pub fn is_test_file(path: &Path) -> bool {
-    path.file_name().is_some_and(|n| llmtool_core::suite::is_test_file_name(&n.to_string_lossy()))
+    path.file_name().is_some_and(|n| llmtool_format::suite::is_test_file_name(&n.to_string_lossy()))
 }
 
 fn is_hidden(path: &Path) -> bool {

@@ -8,8 +8,8 @@ use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use llmtool_core::model::Tool;
-use llmtool_core::output::OutputKind;
+use llmtool_format::model::Tool;
+use llmtool_format::output::OutputKind;
 use llmtool_log::Record;
 use llmtool_providers::ApiKind;
 use llmtool_providers::ProviderError;

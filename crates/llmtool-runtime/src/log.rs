@@ -6,9 +6,9 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use llmtool_core::model::Tool;
-use llmtool_core::template::Inputs;
 use llmtool_dlp::Policy;
+use llmtool_format::model::Tool;
+use llmtool_format::template::Inputs;
 use llmtool_log::{Outcome, Record, RunLog, Thread};
 use llmtool_providers::run::{RunReport, RunRequest};
 use sha2::{Digest as _, Sha256};

@@ -178,7 +178,7 @@ fn private_new_file(path: &Path) -> std::io::Result<std::fs::File> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use llmtool_core::output::{ImageFormat, ImageSize};
+    use llmtool_format::output::{ImageFormat, ImageSize};
 
     fn report_of(pictures: Vec<Picture>) -> RunReport {
         RunReport {

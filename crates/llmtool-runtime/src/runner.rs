@@ -7,7 +7,7 @@ use std::future::Future;
 use std::pin::Pin;
 use tracing::Instrument as _;
 
-use llmtool_core::model::Tool;
+use llmtool_format::model::Tool;
 use llmtool_providers::images::Picture;
 
 use crate::{RunError, Runtime, SmartRun, Subject};

@@ -5,8 +5,8 @@ use std::borrow::Cow;
 use std::num::NonZeroU32;
 use std::sync::Arc;
 
-use llmtool_core::model::Tool;
-use llmtool_core::output::OutputSpec;
+use llmtool_format::model::Tool;
+use llmtool_format::output::OutputSpec;
 use llmtool_local::model::count_prompt_tokens;
 use llmtool_local::store::DEFAULT_MODEL;
 use llmtool_providers::pace::Pacer;

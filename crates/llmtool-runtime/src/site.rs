@@ -9,8 +9,8 @@
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
-use llmtool_core::model::Tool;
-use llmtool_core::smart::{PYTHON_VERSION, Requirement};
+use llmtool_format::model::Tool;
+use llmtool_format::smart::{PYTHON_VERSION, Requirement};
 use llmtool_local::pip;
 use llmtool_local::store::sha256_of;
 use serde::{Deserialize, Serialize};

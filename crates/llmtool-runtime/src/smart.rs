@@ -11,8 +11,8 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 use tracing::Instrument as _;
 
-use llmtool_core::model::{Metadata, Spanned, Tool};
-use llmtool_core::span::Span;
+use llmtool_format::model::{Metadata, Spanned, Tool};
+use llmtool_format::span::Span;
 use llmtool_local::LocalError;
 use llmtool_local::store::{self, ModelSpec};
 use llmtool_log::{Outcome, Record};

@@ -3,10 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
-use llmtool_core::model::Tool;
-use llmtool_core::report::{Source, human};
-use llmtool_core::suite::{self, TestFile, codes::TEST_TOOL_MISSING};
-use llmtool_core::{Diagnostic, Severity, Span};
+use llmtool_format::model::Tool;
+use llmtool_format::report::{Source, human};
+use llmtool_format::suite::{self, TestFile, codes::TEST_TOOL_MISSING};
+use llmtool_format::{Diagnostic, Severity, Span};
 
 use llmtool_registry::Reference;
 
@@ -96,7 +96,7 @@ impl TestsFile {
                 }
             }
         }
-        llmtool_core::diagnostic::sort(&mut diagnostics);
+        llmtool_format::diagnostic::sort(&mut diagnostics);
         Ok(TestsFile { name, text, file: read.file, tool_path, tool, note, diagnostics })
     }
 

@@ -2,7 +2,7 @@
 //! --dry-run` and `batch --estimate` show it, `batch --max-cost` and provider batches send only
 //! what surely fits under it, and a server reserves it against a budget before a run starts.
 
-use llmtool_core::output::{ImageParams, OutputKind};
+use llmtool_format::output::{ImageParams, OutputKind};
 use llmtool_providers::pricing::Tokens;
 use llmtool_providers::run::{MOST_PICTURE_TOKENS, RunOptions, RunRequest, estimated_tokens};
 

@@ -6,8 +6,8 @@
 
 use std::sync::{Arc, Mutex};
 
-use llmtool_core::Document;
-use llmtool_core::template::Inputs;
+use llmtool_format::Document;
+use llmtool_format::template::Inputs;
 use llmtool_log::{Outcome, Record};
 use llmtool_providers::config::{Config, Env};
 use llmtool_providers::resolve::Providers;
@@ -55,7 +55,7 @@ fn on_mock(mock: &Mock) -> Runtime {
     Runtime::new(providers, RuntimeOptions::default()).unwrap()
 }
 
-fn weather() -> llmtool_core::model::Tool {
+fn weather() -> llmtool_format::model::Tool {
     let text = serde_json::json!({
         "model_prompt": "Is it going to rain in {{city}}?",
         "metadata": { "prompt_name": "Weather", "model_version": ["mock/m"],
@@ -64,7 +64,7 @@ fn weather() -> llmtool_core::model::Tool {
     Document::from_text(text.to_string()).tool.unwrap()
 }
 
-fn subject(tool: &llmtool_core::model::Tool) -> Subject {
+fn subject(tool: &llmtool_format::model::Tool) -> Subject {
     let values = serde_json::json!({ "city": "Oslo" });
     let inputs = Inputs::from_json(&values, &[]).unwrap_or_default();
     Subject {

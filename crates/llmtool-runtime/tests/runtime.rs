@@ -4,8 +4,8 @@
 
 #![allow(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
 
-use llmtool_core::Document;
-use llmtool_core::model::Tool;
+use llmtool_format::Document;
+use llmtool_format::model::Tool;
 use llmtool_providers::config::{Config, Env};
 use llmtool_providers::resolve::Providers;
 use llmtool_runtime::{Fetch, RunError, Runner as _, Runtime, RuntimeOptions};

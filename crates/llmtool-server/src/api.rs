@@ -350,16 +350,16 @@ async fn render(
 ) -> Answer<Json<Rendered>> {
     caller.require(Role::Viewer, state.access)?;
     let version = seen_version(&state, &caller, &slug, &params.selector()).await?;
-    let document = llmtool_core::Document::from_text(version.text);
+    let document = llmtool_format::Document::from_text(version.text);
     let Some(tool) = document.tool.as_ref() else {
         return Err(Problem::internal("a stored version does not read as a tool"));
     };
-    if tool.kind() == llmtool_core::model::ToolKind::Smart {
+    if tool.kind() == llmtool_format::model::ToolKind::Smart {
         let detail = "a smart tool has no prompt to render: its code runs instead (`POST /tools/{slug}/run`)";
         return Err(Problem::unprocessable(detail));
     }
-    let template = llmtool_core::template::ToolTemplate::new(tool);
-    let inputs = llmtool_core::template::Inputs::from_json(&values, template.variables())
+    let template = llmtool_format::template::ToolTemplate::new(tool);
+    let inputs = llmtool_format::template::Inputs::from_json(&values, template.variables())
         .map_err(|error| Problem::bad_request(error.to_string()))?;
     match template.render(&inputs) {
         Ok(prompt) => Ok(Json(Rendered { slug, version: version.version, prompt })),

@@ -271,7 +271,7 @@ async fn ping(
         "model_prompt": "Reply with the single word: pong",
         "metadata": {"prompt_name": "Integration test", "parameters": {"max_tokens": 16, "temperature": 0}},
     });
-    let Some(tool) = llmtool_core::Document::from_text(text.to_string()).tool else {
+    let Some(tool) = llmtool_format::Document::from_text(text.to_string()).tool else {
         return Err("the test's tool does not read".into());
     };
     let choice = llmtool_runtime::Choice {

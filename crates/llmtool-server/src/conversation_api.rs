@@ -13,7 +13,7 @@ use axum::http::StatusCode;
 use axum::response::sse::{Event, Sse};
 use axum::routing::{get, post};
 use futures_util::Stream;
-use llmtool_core::output::{OutputFormat, OutputKind, OutputSpec};
+use llmtool_format::output::{OutputFormat, OutputKind, OutputSpec};
 use llmtool_log::{Conversation as LogConversation, Record, Thread};
 use llmtool_registry::{
     ConversationInfo, KeptConversation, PicturesOf, Reference, Role, Selector, owner_of,
@@ -326,7 +326,8 @@ fn transcript(
             pictures: pictures.iter().filter(|p| Some(p.run) == turn.id).cloned().collect(),
         })
         .collect();
-    let spec = llmtool_core::Document::from_text(tool.to_owned()).tool.as_ref().map(OutputSpec::of);
+    let spec =
+        llmtool_format::Document::from_text(tool.to_owned()).tool.as_ref().map(OutputSpec::of);
     let markdown = spec.is_none_or(|spec| {
         spec.kind == OutputKind::Text
             && !matches!(

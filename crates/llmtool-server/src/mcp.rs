@@ -121,7 +121,7 @@ async fn load(store: &dyn Store, label: Option<&str>) -> Result<(Library, TagsBy
     let mut tools = Vec::new();
     for (slug, version, text) in store.current(label).await? {
         // Every stored version passed `check` when it was published.
-        if let Some(tool) = llmtool_core::Document::from_text(text).tool {
+        if let Some(tool) = llmtool_format::Document::from_text(text).tool {
             tools.push((PathBuf::from(Reference::pinned(&slug, version).path()), tool));
         }
     }

@@ -11,8 +11,8 @@ use axum::http::StatusCode;
 use axum::response::sse::{Event, KeepAlive, KeepAliveStream, Sse};
 use futures_util::StreamExt as _;
 use futures_util::stream::BoxStream;
-use llmtool_core::model::ToolKind;
-use llmtool_core::template::{Inputs, ToolTemplate};
+use llmtool_format::model::ToolKind;
+use llmtool_format::template::{Inputs, ToolTemplate};
 use llmtool_providers::run::{RunOptions, RunReport};
 use llmtool_registry::{Reference, Role};
 use llmtool_runtime::{Choice, ParamOverrides, Subject, new_conversation_id};
@@ -83,7 +83,7 @@ pub(crate) async fn run(
         return Err(Problem::new(StatusCode::NOT_FOUND, "Not Found", "this server runs no tools"));
     };
     let version = crate::api::seen_version(&state, &caller, &slug, &params.selector()).await?;
-    let Some(tool) = llmtool_core::Document::from_text(version.text).tool else {
+    let Some(tool) = llmtool_format::Document::from_text(version.text).tool else {
         return Err(Problem::internal("a stored version does not read as a tool"));
     };
     if tool.kind() == ToolKind::Smart {

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use axum::http::StatusCode;
-use llmtool_core::model::Tool;
+use llmtool_format::model::Tool;
 use llmtool_log::Record;
 use llmtool_mcp::RunLimits;
 use llmtool_providers::images::Picture;

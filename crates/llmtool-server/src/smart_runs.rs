@@ -9,8 +9,8 @@ use opentelemetry::context::FutureExt as _;
 use std::sync::Arc;
 use tracing::Instrument as _;
 
-use llmtool_core::model::Tool;
-use llmtool_core::template::{Inputs, ToolTemplate};
+use llmtool_format::model::Tool;
+use llmtool_format::template::{Inputs, ToolTemplate};
 use llmtool_registry::Reference;
 use llmtool_runtime::smart::{SANDBOX_MODEL, SANDBOX_PROVIDER};
 use llmtool_runtime::{

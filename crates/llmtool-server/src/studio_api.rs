@@ -8,7 +8,7 @@ use axum::Json;
 use axum::extract::{Path, Query, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse as _, Response};
-use llmtool_core::image;
+use llmtool_format::image;
 use llmtool_registry::{PicturesOf, Role, RunsOf, Selector, TagCount};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -34,7 +34,7 @@ pub(crate) async fn check(
 ) -> Result<Response, Problem> {
     caller.require(Role::Viewer, state.access)?;
     let (found, omitted) = costly(&state, &caller, body.len(), move || {
-        let document = llmtool_core::Document::from_text(body);
+        let document = llmtool_format::Document::from_text(body);
         llmtool_registry::diagnostics_json(&document, "tool.json")
     })
     .await?;
@@ -107,9 +107,9 @@ pub(crate) async fn format(
     caller.require(Role::Viewer, state.access)?;
     let fix = params.fix.as_deref() == Some("safe");
     let formatted = costly(&state, &caller, body.len(), move || {
-        llmtool_core::format::format_source(&body, fix).map_err(|not| {
+        llmtool_format::format::format_source(&body, fix).map_err(|not| {
             let detail = not.to_string();
-            let document = llmtool_core::Document::from_text(not.text);
+            let document = llmtool_format::Document::from_text(not.text);
             (detail, llmtool_registry::diagnostics_json(&document, "tool.json").0)
         })
     })
@@ -301,7 +301,7 @@ pub(crate) async fn avatar(
             format!("`{slug}` has no avatar held in its file"),
         )
     };
-    let tool = llmtool_core::Document::from_text(version.text).tool.ok_or_else(no_avatar)?;
+    let tool = llmtool_format::Document::from_text(version.text).tool.ok_or_else(no_avatar)?;
     let avatar = tool.metadata.as_ref().and_then(|m| m.avatar.as_ref()).ok_or_else(no_avatar)?;
     let data = avatar.data.as_ref().map(|d| d.value.trim()).ok_or_else(no_avatar)?;
     let kind = avatar.kind.as_ref().map_or("", |k| k.value.as_str());

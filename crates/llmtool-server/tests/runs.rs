@@ -144,14 +144,14 @@ async fn runs_stream_and_are_kept_with_their_cost() {
     // MCP's tool calls choose nothing, and a tool that names an unconfigured provider does
     // not reach it either: the watched ports saw no connection.
     let runner = library.state.library_runner().unwrap();
-    let ollama: llmtool_core::model::Tool = llmtool_core::Document::from_text(
+    let ollama: llmtool_format::model::Tool = llmtool_format::Document::from_text(
         json!({"model_prompt": "Hi", "metadata": {"prompt_name": "O", "description": "d",
             "model_version": ["ollama/llama3"], "timestamp": "2026-11-23T10:00:00Z"}})
         .to_string(),
     )
     .tool
     .unwrap();
-    let inputs = llmtool_core::template::Inputs::default();
+    let inputs = llmtool_format::template::Inputs::default();
     let subject = llmtool_runtime::Subject::new("mcp", None, &ollama, &inputs);
     // It runs on what is configured instead (the embedded model, if installed here), or fails.
     let _ = runner.answer(ollama, "Hi".into(), subject).await;

@@ -4,7 +4,7 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
-use llmtool_core::limits;
+use llmtool_format::limits;
 use llmtool_runtime::files;
 
 /// The name diagnostics use for standard input.

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::Context as _;
-use llmtool_core::model::Tool;
+use llmtool_format::model::Tool;
 use llmtool_providers::ProviderError;
 use llmtool_providers::config::{Config, Env};
 use llmtool_providers::resolve::Providers;

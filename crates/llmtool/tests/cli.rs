@@ -773,7 +773,7 @@ fn a_file_of_several_tools_imports_all_into_a_folder_or_one_by_name() {
 
 #[test]
 fn check_reads_test_files_with_their_tool_and_no_command_takes_them_for_tools() {
-    let suite = repo().join("crates/llmtool-core/tests/fixtures/suite");
+    let suite = repo().join("crates/llmtool-format/tests/fixtures/suite");
     let good = llmtool(&["check", suite.join("good.tests.yaml").to_str().unwrap()], None);
     assert_eq!(good.status.code(), Some(0), "{}", text(&good.stdout));
     let all = llmtool(&["check", "--format", "json", suite.to_str().unwrap()], None);

@@ -7,8 +7,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use llmtool_core::Document;
-use llmtool_core::template::ToolTemplate;
+use llmtool_format::Document;
+use llmtool_format::template::ToolTemplate;
 
 /// The example tools that write text: an image tool makes pictures, which the local model
 /// cannot (its runs are tested against the mock's images API, in `images.rs`).
@@ -20,7 +20,7 @@ fn examples() -> Vec<PathBuf> {
         .filter(|p| llmtool_runtime::files::is_tool_file(p))
         .filter(|p| {
             let document = Document::from_bytes(&std::fs::read(p).unwrap());
-            !document.tool.as_ref().is_some_and(llmtool_core::model::Tool::makes_images)
+            !document.tool.as_ref().is_some_and(llmtool_format::model::Tool::makes_images)
         })
         .collect();
     files.sort();

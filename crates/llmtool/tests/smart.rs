@@ -168,7 +168,7 @@ async fn the_seeds_example_shape_runs_as_written() {
     let setup = Setup::new(None);
     let fixture = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../llmtool-core/tests/fixtures/valid/smart-tool.json"
+        "/../llmtool-format/tests/fixtures/valid/smart-tool.json"
     );
     let run = setup.llmtool(&["run", fixture, "--var", "text=one two three four"]).await;
     assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
@@ -182,7 +182,7 @@ async fn the_smart_tools_own_flat_layout_runs_and_keeps_its_layout() {
     let setup = Setup::new(None);
     let fixture = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../llmtool-core/tests/fixtures/valid/smart-flat-layout.json"
+        "/../llmtool-format/tests/fixtures/valid/smart-flat-layout.json"
     );
     let checked = setup.llmtool(&["check", fixture]).await;
     assert_eq!(checked.status.code(), Some(0), "{}", text(&checked.stderr));

@@ -1,7 +1,7 @@
 //! `LT701` dropped-field: a field of the source has no place in the target format, so the
 //! conversion leaves it out.
 
-use llmtool_core::declare_rule;
+use llmtool_format::declare_rule;
 
 declare_rule! {
     /// A field of the source has no place in the target format, so the conversion leaves it out.

@@ -1,6 +1,6 @@
 //! `LT704` invalid-source: the input is not a tool in the format named (or in any known format).
 
-use llmtool_core::declare_rule;
+use llmtool_format::declare_rule;
 
 declare_rule! {
     /// The input is not a tool in the format named (or in any known format).

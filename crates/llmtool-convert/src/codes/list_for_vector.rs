@@ -1,6 +1,6 @@
 //! `LT707` list-for-vector: an elisp list stands where gptel and llm.el need a vector.
 
-use llmtool_core::declare_rule;
+use llmtool_format::declare_rule;
 
 declare_rule! {
     /// An elisp list stands where gptel and llm.el need a vector.

@@ -1,7 +1,7 @@
 //! `LT706` missing-description: the tool has no description; the target's description is made
 //! from its name.
 
-use llmtool_core::declare_rule;
+use llmtool_format::declare_rule;
 
 declare_rule! {
     /// The tool has no description; the target's description is made from its name.

@@ -21,7 +21,7 @@ pub use rewritten_schema::REWRITTEN_SCHEMA;
 pub use undeclared_input::UNDECLARED_INPUT;
 pub use unsupported_parameter::UNSUPPORTED_PARAMETER;
 
-use llmtool_core::rules::Rule;
+use llmtool_format::rules::Rule;
 
 /// Every conversion code, in code order.
 pub static ALL: &[&Rule] = &[

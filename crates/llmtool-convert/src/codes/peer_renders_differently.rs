@@ -1,7 +1,7 @@
 //! `LT708` peer-renders-differently: the target renders this prompt differently from `llmtool
 //! render`.
 
-use llmtool_core::declare_rule;
+use llmtool_format::declare_rule;
 
 declare_rule! {
     /// The target renders this prompt differently from `llmtool render`.

@@ -1,7 +1,7 @@
 //! `LT702` renamed-parameter: a variable name is not accepted as a parameter name by the
 //! target, so it is renamed.
 
-use llmtool_core::declare_rule;
+use llmtool_format::declare_rule;
 
 declare_rule! {
     /// A variable name is not accepted as a parameter name by the target, so it is renamed.

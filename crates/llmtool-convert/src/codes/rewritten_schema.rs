@@ -1,6 +1,6 @@
 //! `LT705` rewritten-schema: a schema keyword the target does not accept was rewritten or left out.
 
-use llmtool_core::declare_rule;
+use llmtool_format::declare_rule;
 
 declare_rule! {
     /// A schema keyword the target does not accept was rewritten or left out.

@@ -1,6 +1,6 @@
 //! `LT709` undeclared-input: the source's template uses a value that its inputs do not declare.
 
-use llmtool_core::declare_rule;
+use llmtool_format::declare_rule;
 
 declare_rule! {
     /// The source's template uses a value that its inputs do not declare.

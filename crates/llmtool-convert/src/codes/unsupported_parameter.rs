@@ -1,7 +1,7 @@
 //! `LT703` unsupported-parameter: a parameter of an imported function tool cannot become a
 //! variable.
 
-use llmtool_core::declare_rule;
+use llmtool_format::declare_rule;
 
 declare_rule! {
     /// A parameter of an imported function tool cannot become a variable.

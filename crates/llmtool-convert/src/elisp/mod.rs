@@ -8,7 +8,7 @@ mod runner;
 mod write;
 
 use super::function::{Converted, FunctionTool};
-use llmtool_core::diagnostic::Diagnostic;
+use llmtool_format::diagnostic::Diagnostic;
 
 /// Which package's constructor a form calls. Both take the same argument plists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -7,8 +7,8 @@ use serde_json::{Map, Value, json};
 use super::reader::{BACKQUOTE, COMMA, Kind, Node, SPLICE, read_all};
 use crate::codes::{DROPPED_FIELD, INVALID_SOURCE, LIST_FOR_VECTOR};
 use crate::function::{Converted, FunctionTool};
-use llmtool_core::diagnostic::Diagnostic;
-use llmtool_core::span::Span;
+use llmtool_format::diagnostic::Diagnostic;
+use llmtool_format::span::Span;
 
 const CONSTRUCTORS: [&str; 2] = ["gptel-make-tool", "llm-make-tool"];
 

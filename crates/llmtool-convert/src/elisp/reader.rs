@@ -5,8 +5,8 @@
 //! Written by hand: the Lisp crates (`lexpr` and others) read values without their positions,
 //! and the diagnostics here must point at the text.
 
-use llmtool_core::diagnostic::Diagnostic;
-use llmtool_core::span::Span;
+use llmtool_format::diagnostic::Diagnostic;
+use llmtool_format::span::Span;
 
 use super::super::codes::INVALID_SOURCE;
 

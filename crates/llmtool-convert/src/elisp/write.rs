@@ -6,7 +6,7 @@ use super::printer::{self, Doc, schema_entries};
 use super::{ElispFlavor, ElispOptions, GPTEL_CATEGORY};
 use crate::codes::REWRITTEN_SCHEMA;
 use crate::function::FunctionTool;
-use llmtool_core::diagnostic::Diagnostic;
+use llmtool_format::diagnostic::Diagnostic;
 
 /// Keys of an argument that llm.el sends; it leaves the others in the form but out of requests.
 const LLM_EL_SENT: [&str; 5] = ["type", "description", "enum", "items", "properties"];

@@ -1,8 +1,8 @@
 //! A chat source's messages (Langfuse, OpenAI's stored prompts, promptfoo) as a tool's one
-//! prompt, and back: each message after its role line, as [`llmtool_core::chat`] writes a chat; a
+//! prompt, and back: each message after its role line, as [`llmtool_format::chat`] writes a chat; a
 //! lone user message is the prompt itself, with no role line and no `x-chat` mark.
 
-pub(crate) use llmtool_core::chat::{ROLES, role_line};
+pub(crate) use llmtool_format::chat::{ROLES, role_line};
 
 /// Whether the messages are one user message, which is the prompt itself with no role line.
 pub(crate) fn is_lone_user<T>(messages: &[(impl AsRef<str>, T)]) -> bool {
@@ -18,14 +18,14 @@ pub(crate) fn prompt_text(messages: &[(impl AsRef<str>, impl AsRef<str>)]) -> (S
     let mut text = String::new();
     for (index, (role, content)) in messages.iter().enumerate() {
         text.push_str(&role_line(index, role.as_ref()));
-        text.push_str(&llmtool_core::chat::escape(content.as_ref()));
+        text.push_str(&llmtool_format::chat::escape(content.as_ref()));
     }
     (text, true)
 }
 
 /// A chat prompt back as its messages (role, text).
 pub(crate) fn messages(prompt: &str) -> Vec<(String, String)> {
-    llmtool_core::chat::split(prompt)
+    llmtool_format::chat::split(prompt)
         .into_iter()
         .map(|turn| (turn.role.to_owned(), turn.text))
         .collect()

@@ -10,9 +10,9 @@ use super::{
 };
 use crate::codes::{DROPPED_FIELD, PEER_RENDERS_DIFFERENTLY, UNSUPPORTED_PARAMETER};
 use crate::function::Converted;
-use llmtool_core::diagnostic::Diagnostic;
-use llmtool_core::model::VariableKind;
-use llmtool_core::span::Span;
+use llmtool_format::diagnostic::Diagnostic;
+use llmtool_format::model::VariableKind;
+use llmtool_format::span::Span;
 
 /// Tool parameters and the Dotprompt `config` keys they are. Genkit's `candidates` is how
 /// many answers (or pictures, for an image model such as Imagen) to make: our `n`.
@@ -119,7 +119,7 @@ fn say_bare_lists(
         );
         diagnostics.push(match text.get(from..).and_then(|body| super::first_use(body, name)) {
             Some(at) => {
-                problem.at(llmtool_core::span::Span::new(from + at, from + at + name.len()))
+                problem.at(llmtool_format::span::Span::new(from + at, from + at + name.len()))
             }
             None => problem,
         });
@@ -130,7 +130,7 @@ fn say_bare_lists(
 /// empty message (a `{{history}}` at the end, given no conversation, leaves none), where a
 /// tool's empty turn would be sent empty.
 fn without_empty_turns(body: String) -> String {
-    let turns = llmtool_core::chat::written(&body);
+    let turns = llmtool_format::chat::written(&body);
     if turns.iter().all(|turn| !turn.text.trim().is_empty()) {
         return body;
     }
@@ -150,13 +150,13 @@ fn without_empty_turns(body: String) -> String {
 /// written as it is (Dotprompt reads it as text).
 fn role_markers(body: &str) -> String {
     body.split_inclusive('\n')
-        .map(|line| match llmtool_core::chat::line_role(line) {
+        .map(|line| match llmtool_format::chat::line_role(line) {
             Some(role) => {
                 let line_end = &line[role.len() + 1..];
                 let role = if role == "assistant" { "model" } else { role };
                 format!("{{{{role \"{role}\"}}}}{line_end}")
             }
-            None => llmtool_core::chat::unescaped(line).to_owned(),
+            None => llmtool_format::chat::unescaped(line).to_owned(),
         })
         .collect()
 }
@@ -175,7 +175,7 @@ fn config(parameters: &Map<String, Value>, towards_dotprompt: bool) -> Map<Strin
         .collect()
 }
 
-fn schema(variable: &llmtool_core::template::VariableSpec) -> Value {
+fn schema(variable: &llmtool_format::template::VariableSpec) -> Value {
     let mut schema = match variable.kind {
         VariableKind::Text => json!({ "type": "string" }),
         VariableKind::SingleSelect => json!({ "type": "string", "enum": variable.allowed_values }),
@@ -206,7 +206,7 @@ fn roles_as_text<'a>(
     // when the turn is written out, since Dotprompt reads it as text.
     let mut turn = String::new();
     let flush = |out: &mut String, turn: &mut String| {
-        out.push_str(&llmtool_core::chat::escape(turn));
+        out.push_str(&llmtool_format::chat::escape(turn));
         turn.clear();
     };
     let mut roles = Vec::new();
@@ -272,7 +272,7 @@ fn roles_as_text<'a>(
         // One user message is the prompt itself, not a chat: its lines as they are.
         let after = out.trim_start().strip_prefix("user:").unwrap_or_default();
         let after = after.trim_start_matches(['\r', '\n']);
-        let text = after.split_inclusive('\n').map(llmtool_core::chat::unescaped).collect();
+        let text = after.split_inclusive('\n').map(llmtool_format::chat::unescaped).collect();
         return (std::borrow::Cow::Owned(text), false);
     }
     (std::borrow::Cow::Owned(without_empty_turns(out)), true)

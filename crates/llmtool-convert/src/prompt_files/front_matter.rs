@@ -4,8 +4,8 @@ use serde_json::{Map, Value};
 
 use super::{invalid, yaml, yaml_read};
 use crate::codes::DROPPED_FIELD;
-use llmtool_core::diagnostic::Diagnostic;
-use llmtool_core::span::Span;
+use llmtool_format::diagnostic::Diagnostic;
+use llmtool_format::span::Span;
 
 /// Front matter and body of `text`; a file with no front matter is all body.
 pub(crate) fn split(text: &str) -> Result<(Map<String, Value>, &str), Box<Diagnostic>> {

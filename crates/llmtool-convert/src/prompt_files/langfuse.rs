@@ -20,7 +20,7 @@ use super::{ToolBuilder, ToolSource, chat, invalid, single_model};
 use crate::codes::{DROPPED_FIELD, PEER_RENDERS_DIFFERENTLY};
 use crate::function::Converted;
 use crate::lists::ListEntry;
-use llmtool_core::diagnostic::Diagnostic;
+use llmtool_format::diagnostic::Diagnostic;
 
 /// The metadata extension key that keeps what Langfuse says of a prompt besides the tool:
 /// its type, labels, tags, version, commit message and the `config` keys llmtool does not use.
@@ -270,7 +270,7 @@ fn without_unfilled(block: &mut Map<String, Value>, filled: &[&str]) -> Vec<Stri
 /// The `prompt` an export of `tool` writes, to tell whether a prompt object still holds what
 /// llmtool wrote.
 fn exported_prompt(tool: &Value) -> Option<Value> {
-    let document = llmtool_core::document::Document::from_text(super::canonical(tool));
+    let document = llmtool_format::document::Document::from_text(super::canonical(tool));
     let written = write(&ToolSource::new(&document)?);
     let object: Value = serde_json::from_str(&written.value).ok()?;
     object.get("prompt").cloned()

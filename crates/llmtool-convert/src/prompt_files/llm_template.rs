@@ -13,9 +13,9 @@ use super::{
 };
 use crate::codes::{DROPPED_FIELD, PEER_RENDERS_DIFFERENTLY};
 use crate::function::Converted;
-use llmtool_core::diagnostic::Diagnostic;
-use llmtool_core::model::VariableKind;
-use llmtool_core::template::LIST_SEPARATOR;
+use llmtool_format::diagnostic::Diagnostic;
+use llmtool_format::model::VariableKind;
+use llmtool_format::template::LIST_SEPARATOR;
 
 /// The first line of the comment block that keeps the fields `llm` has no place for.
 const COMMENT_HEADER: &str = "# llmtool:";
@@ -49,7 +49,7 @@ pub(super) fn write(source: &ToolSource) -> Converted<String> {
     // A chat of a system and a user turn is the template's `system` and `prompt`; `llm` has
     // no place for other turns, which stay in the prompt as text.
     let turns =
-        if source.template.is_chat() { llmtool_core::chat::split(&prompt) } else { Vec::new() };
+        if source.template.is_chat() { llmtool_format::chat::split(&prompt) } else { Vec::new() };
     match turns.as_slice() {
         [system, user] if system.role == "system" && user.role == "user" => {
             fields.insert("prompt".into(), json!(user.text));

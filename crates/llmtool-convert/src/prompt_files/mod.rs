@@ -22,10 +22,10 @@ use super::codes::{INVALID_SOURCE, RENAMED_PARAMETER, UNDECLARED_INPUT};
 use super::function::Converted;
 use super::naming;
 use super::sibling_files::{NoFolder, SiblingFiles};
-use llmtool_core::diagnostic::Diagnostic;
-use llmtool_core::document::Document;
-use llmtool_core::model::VariableKind;
-use llmtool_core::template::{Piece, ToolTemplate, VariableSpec};
+use llmtool_format::diagnostic::Diagnostic;
+use llmtool_format::document::Document;
+use llmtool_format::model::VariableKind;
+use llmtool_format::template::{Piece, ToolTemplate, VariableSpec};
 
 /// The prompt-file formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -169,7 +169,7 @@ pub(crate) fn parse_yaml(text: &str) -> Option<Value> {
 /// A tool file's text in canonical form.
 pub(crate) fn canonical(tool: &Value) -> String {
     let text = serde_json::to_string(tool).unwrap_or_default();
-    llmtool_core::format::format_source(&text, false).map_or(text, |formatted| formatted.text)
+    llmtool_format::format::format_source(&text, false).map_or(text, |formatted| formatted.text)
 }
 
 /// What every writer starts from: the tool as JSON, its variables and its compiled prompt.
@@ -273,7 +273,7 @@ impl ToolSource {
 fn nested(json: Map<String, Value>) -> Map<String, Value> {
     let (metadata, mut top): (Map<String, Value>, Map<String, Value>) =
         json.into_iter().partition(|(key, _)| {
-            key != "tool_code" && llmtool_core::model::keys::METADATA.contains(&key.as_str())
+            key != "tool_code" && llmtool_format::model::keys::METADATA.contains(&key.as_str())
         });
     top.insert("metadata".into(), Value::Object(metadata));
     top
@@ -370,7 +370,7 @@ impl ToolBuilder {
             .collect();
         // Each placeholder of the prompt that names a variable is one the template placed, or
         // literal text that spells one.
-        for placeholder in llmtool_core::template::placeholders(&prompt) {
+        for placeholder in llmtool_format::template::placeholders(&prompt) {
             let declared = variables.iter().any(|v| v["name"].as_str() == Some(placeholder.name));
             if !declared {
                 continue;
@@ -389,7 +389,7 @@ impl ToolBuilder {
                     );
                     let at = source.and_then(|(text, from)| {
                         let at = from + first_literal(text.get(from..)?, name)?;
-                        Some(llmtool_core::span::Span::new(at, at + name.len()))
+                        Some(llmtool_format::span::Span::new(at, at + name.len()))
                     });
                     return Err(Box::new(match at {
                         Some(at) => problem.at_labelled(at, "written here"),
@@ -433,7 +433,7 @@ impl ToolBuilder {
         }
         // Declared even when there are none, if the prompt holds a `{{...}}` the source wrote as
         // literal text: without a declaration every `{{name}}` is a placeholder.
-        let literal_braces = llmtool_core::template::placeholders(&prompt).next().is_some();
+        let literal_braces = llmtool_format::template::placeholders(&prompt).next().is_some();
         if variables.as_array().is_some_and(|v| !v.is_empty()) || literal_braces {
             metadata.insert("variables".into(), variables);
         }
@@ -511,7 +511,7 @@ pub(crate) fn declare_used(
         };
         diagnostics.push(match text.get(from..).and_then(|body| first_use(body, name)) {
             Some(at) => {
-                problem.at(llmtool_core::span::Span::new(from + at, from + at + name.len()))
+                problem.at(llmtool_format::span::Span::new(from + at, from + at + name.len()))
             }
             None => problem,
         });
@@ -548,7 +548,7 @@ pub(crate) fn filter_defaults(
         let at = text.get(from..).and_then(|body| first_use(body, name));
         return Err(Box::new(match at {
             Some(at) => {
-                problem.at(llmtool_core::span::Span::new(from + at, from + at + name.len()))
+                problem.at(llmtool_format::span::Span::new(from + at, from + at + name.len()))
             }
             None => problem,
         }));
@@ -631,7 +631,7 @@ fn with_block_variables(prompt: &str, peer: &Value, block: &Value) -> (String, V
     }
     let mut out = String::with_capacity(prompt.len());
     let mut last = 0;
-    for placeholder in llmtool_core::template::placeholders(prompt) {
+    for placeholder in llmtool_format::template::placeholders(prompt) {
         if let Some(i) = renamed.iter().position(|name| name == placeholder.name) {
             out.push_str(&prompt[last..placeholder.range.start]);
             out.push_str(&format!("{{{{{}}}}}", original[i]));
@@ -689,7 +689,7 @@ fn as_text(value: &Value) -> String {
             .iter()
             .map(as_text)
             .collect::<Vec<_>>()
-            .join(llmtool_core::template::LIST_SEPARATOR),
+            .join(llmtool_format::template::LIST_SEPARATOR),
         other => other.to_string(),
     }
 }
@@ -717,8 +717,8 @@ pub(crate) fn single_model(model_version: Option<&Value>) -> Option<&str> {
 /// A default as JSON.
 pub(crate) fn default_json(variable: &VariableSpec) -> Option<Value> {
     variable.default.as_ref().map(|default| match default {
-        llmtool_core::template::Value::Text(text) => Value::String(text.clone()),
-        llmtool_core::template::Value::List(items) => {
+        llmtool_format::template::Value::Text(text) => Value::String(text.clone()),
+        llmtool_format::template::Value::List(items) => {
             items.iter().cloned().map(Value::String).collect()
         }
     })
@@ -737,7 +737,7 @@ fn template_problem(
     let diagnostic = Diagnostic::new(&INVALID_SOURCE, format!("{what}: {message}"));
     let found = construct.as_deref().and_then(|construct| {
         let at = from + text.get(from..)?.find(construct)?;
-        Some(llmtool_core::span::Span::new(at, at + construct.len()))
+        Some(llmtool_format::span::Span::new(at, at + construct.len()))
     });
     Box::new(match found {
         Some(span) => diagnostic.at(span),

@@ -16,7 +16,7 @@ use super::syntax::Part;
 use super::{ToolBuilder, canonical, chat, invalid};
 use crate::codes::DROPPED_FIELD;
 use crate::function::Converted;
-use llmtool_core::diagnostic::Diagnostic;
+use llmtool_format::diagnostic::Diagnostic;
 
 /// The metadata extension key that keeps where the prompt came from (its id and version) and
 /// the settings a tool has no field for.

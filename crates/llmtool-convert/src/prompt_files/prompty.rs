@@ -13,8 +13,8 @@ use crate::codes::{
 };
 use crate::function::Converted;
 use crate::sibling_files::{self, SiblingFiles};
-use llmtool_core::diagnostic::Diagnostic;
-use llmtool_core::model::VariableKind;
+use llmtool_format::diagnostic::Diagnostic;
+use llmtool_format::model::VariableKind;
 
 /// Tool parameters and the Prompty model options they are.
 const OPTIONS: [(&str, &str); 7] = [
@@ -52,7 +52,7 @@ pub(super) fn write(source: &ToolSource) -> Converted<String> {
     let mut changes = Vec::new();
     let is_chat = source.template.is_chat();
     if is_chat {
-        for turn in llmtool_core::chat::split(prompt) {
+        for turn in llmtool_format::chat::split(prompt) {
             check_rendering(&turn.text, &mut changes);
         }
     } else {
@@ -115,7 +115,7 @@ fn options(parameters: &Map<String, Value>) -> Map<String, Value> {
     options
 }
 
-fn input(variable: &llmtool_core::template::VariableSpec) -> Value {
+fn input(variable: &llmtool_format::template::VariableSpec) -> Value {
     let strings = || json!(variable.allowed_values);
     let mut input = match variable.kind {
         VariableKind::Text => json!({ "kind": "string" }),
@@ -316,7 +316,7 @@ pub(super) fn read(
                             &body[escaped.clone()]
                         ),
                     )
-                    .at(llmtool_core::span::Span::new(at, at + escaped.len())),
+                    .at(llmtool_format::span::Span::new(at, at + escaped.len())),
                 );
             }
             handlebars::read(&template)
@@ -515,7 +515,7 @@ fn message_text(
                         line.trim()
                     ),
                 )
-                .at(llmtool_core::span::Span::new(start, start + line.trim().len())),
+                .at(llmtool_format::span::Span::new(start, start + line.trim().len())),
             );
         }
         let role = match name.split('[').next().unwrap_or_default().trim() {
@@ -531,7 +531,7 @@ fn message_text(
                         line.trim()
                     ),
                 )
-                .at(llmtool_core::span::Span::new(start, start + line.trim().len()))
+                .at(llmtool_format::span::Span::new(start, start + line.trim().len()))
                 .with_help("write the example's result in a `user:` or `assistant:` message");
                 return Err(Box::new(problem));
             }
@@ -554,7 +554,7 @@ fn message_text(
         text.push_str(before.trim_matches('\n'));
     }
     for (index, (role, content)) in messages.iter().enumerate() {
-        text.push_str(&llmtool_core::chat::role_line(index + usize::from(leading), role));
+        text.push_str(&llmtool_format::chat::role_line(index + usize::from(leading), role));
         text.push_str(content.trim_matches('\n'));
     }
     Ok((leading.then_some("system:\n"), text, true))
@@ -606,7 +606,7 @@ struct Inputs {
 fn read_inputs(
     inputs: &Value,
     filtered: &Map<String, Value>,
-    place: &dyn Fn(&str) -> Option<llmtool_core::span::Span>,
+    place: &dyn Fn(&str) -> Option<llmtool_format::span::Span>,
     written: Written,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Result<Inputs, Box<Diagnostic>> {
@@ -741,7 +741,7 @@ fn file_reference(value: &str) -> Option<&str> {
 fn referenced_file(
     reference: &str,
     files: &dyn SiblingFiles,
-    place: Option<llmtool_core::span::Span>,
+    place: Option<llmtool_format::span::Span>,
 ) -> Result<Value, Box<Diagnostic>> {
     let name = file_reference(reference).unwrap_or_default();
     let at = |message: String| {
@@ -766,16 +766,16 @@ fn referenced_file(
 }
 
 /// Where the scalar `value` of the key at `path` is written in the front matter `front`.
-fn value_span(front: &str, path: &[&str], value: &str) -> Option<llmtool_core::span::Span> {
+fn value_span(front: &str, path: &[&str], value: &str) -> Option<llmtool_format::span::Span> {
     let key = front_matter::key_span(front, path)?;
     let line_end = front[key.end..].find('\n').map_or(front.len(), |end| key.end + end);
     let at = key.end + front[key.end..line_end].find(value)?;
-    Some(llmtool_core::span::Span::new(at, at + value.len()))
+    Some(llmtool_format::span::Span::new(at, at + value.len()))
 }
 
 /// Where the input `name` is written in the front matter `front`: its key (`inputs:` as a
 /// mapping), or its `name:` line (a list).
-fn input_span(front: &str, name: &str) -> Option<llmtool_core::span::Span> {
+fn input_span(front: &str, name: &str) -> Option<llmtool_format::span::Span> {
     if let Some(span) = front_matter::key_span(front, &["inputs", name]) {
         return Some(span);
     }
@@ -792,7 +792,7 @@ fn input_span(front: &str, name: &str) -> Option<llmtool_core::span::Span> {
             let value = content.strip_prefix("name:")?.trim().trim_matches(['"', '\'']);
             (value == name).then(|| {
                 let at = start + line.find(name)?;
-                Some(llmtool_core::span::Span::new(at, at + name.len()))
+                Some(llmtool_format::span::Span::new(at, at + name.len()))
             })?
         })
 }

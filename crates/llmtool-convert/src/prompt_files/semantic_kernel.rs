@@ -14,11 +14,11 @@ use crate::codes::{
     DROPPED_FIELD, INVALID_SOURCE, PEER_RENDERS_DIFFERENTLY, UNSUPPORTED_PARAMETER,
 };
 use crate::function::Converted;
-use llmtool_core::diagnostic::Diagnostic;
-use llmtool_core::document::Document;
-use llmtool_core::model::VariableKind;
-use llmtool_core::naming;
-use llmtool_core::template::{LIST_SEPARATOR, Piece};
+use llmtool_format::diagnostic::Diagnostic;
+use llmtool_format::document::Document;
+use llmtool_format::model::VariableKind;
+use llmtool_format::naming;
+use llmtool_format::template::{LIST_SEPARATOR, Piece};
 
 /// The file with the function's settings.
 pub const CONFIG_FILE: &str = "config.json";
@@ -162,7 +162,7 @@ fn has_selects(source: &ToolSource) -> bool {
     source.variables().iter().any(|v| v.kind != VariableKind::Text)
 }
 
-fn input_variable(variable: &llmtool_core::template::VariableSpec, name: &str) -> Value {
+fn input_variable(variable: &llmtool_format::template::VariableSpec, name: &str) -> Value {
     let mut input = Map::new();
     input.insert("name".into(), json!(name));
     if let Some(description) = &variable.description {
@@ -231,7 +231,7 @@ pub fn read(
     let format = config.get("template_format").and_then(Value::as_str).unwrap_or(SK_FORMAT);
     let parts = read_template(prompt, format).map_err(|problem| {
         // Only `template_format` can be wrong here: point at its value.
-        let tree = llmtool_core::syntax::parse(config_text);
+        let tree = llmtool_format::syntax::parse(config_text);
         let value = tree.root.as_ref().and_then(|root| root.get("template_format"));
         in_config(match value {
             Some(member) => Box::new((*problem).at(member.value.span)),
@@ -309,14 +309,14 @@ fn read_unmarked_yaml(text: &str) -> Result<Converted<String>, Box<Diagnostic>> 
 }
 
 /// The first line of `text` that is neither blank nor a comment.
-fn first_line(text: &str) -> Option<llmtool_core::span::Span> {
+fn first_line(text: &str) -> Option<llmtool_format::span::Span> {
     let mut start = 0;
     for line in text.split_inclusive('\n') {
         let content = line.trim_end();
         let trimmed = content.trim_start();
         if !trimmed.is_empty() && !trimmed.starts_with('#') && trimmed != "---" {
             let indent = content.len() - trimmed.len();
-            return Some(llmtool_core::span::Span::new(start + indent, start + content.len()));
+            return Some(llmtool_format::span::Span::new(start + indent, start + content.len()));
         }
         start += line.len();
     }

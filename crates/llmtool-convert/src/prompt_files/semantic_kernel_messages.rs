@@ -9,9 +9,9 @@
 
 use super::syntax::{Part, Slots, semantic_kernel as sk};
 use crate::codes::DROPPED_FIELD;
-use llmtool_core::chat::{self, ROLES};
-use llmtool_core::diagnostic::Diagnostic;
-use llmtool_core::template::Piece;
+use llmtool_format::chat::{self, ROLES};
+use llmtool_format::diagnostic::Diagnostic;
+use llmtool_format::template::Piece;
 
 const OPEN: &str = "<message";
 const CLOSE: &str = "</message>";

@@ -1,10 +1,10 @@
 //! YAML that cannot be read, said as a conversion's diagnostic at its place (the reading
-//! itself, with its nesting check, is `llmtool_core::yaml`).
+//! itself, with its nesting check, is `llmtool_format::yaml`).
 
-pub(crate) use llmtool_core::yaml::{YamlError, from_str};
+pub(crate) use llmtool_format::yaml::{YamlError, from_str};
 
 use crate::codes::INVALID_SOURCE;
-use llmtool_core::diagnostic::Diagnostic;
+use llmtool_format::diagnostic::Diagnostic;
 
 /// The diagnostic of YAML that cannot be read: `what` (`the front matter`) and the parser's
 /// message, at the place it stopped; `yaml` is a part of `text`, the whole file.
@@ -20,7 +20,7 @@ pub(crate) fn problem(text: &str, yaml: &str, what: &str, error: &YamlError) -> 
     Box::new(match located {
         Some(at) => {
             let end = text[at..].chars().next().map_or(at, |c| at + c.len_utf8());
-            diagnostic.at(llmtool_core::span::Span::new(at, end))
+            diagnostic.at(llmtool_format::span::Span::new(at, end))
         }
         None => diagnostic,
     })

@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 use crate::codes::{DROPPED_FIELD, INVALID_SOURCE};
 use crate::prompt_files::{chat, from_jinja, jinja_text, yaml_read};
 use crate::{Converted, SiblingFiles};
-use llmtool_core::diagnostic::Diagnostic;
+use llmtool_format::diagnostic::Diagnostic;
 
 /// One prompt of a config, as a tool file and its test file.
 #[derive(Debug, Clone, PartialEq)]
@@ -164,7 +164,7 @@ pub fn import(
             tool["x-chat"] = json!(true);
         }
         let name =
-            llmtool_core::naming::slug(label, llmtool_core::naming::MAX_NAME).replace('_', "-");
+            llmtool_format::naming::slug(label, llmtool_format::naming::MAX_NAME).replace('_', "-");
         let name = if several && suites.iter().any(|s: &ImportedSuite| s.name == name) {
             format!("{name}-{index}")
         } else {

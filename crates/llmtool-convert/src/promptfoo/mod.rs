@@ -28,10 +28,10 @@ use serde_json::{Map, Value, json};
 use crate::Converted;
 use crate::codes::DROPPED_FIELD;
 use crate::prompt_files::{jinja_literal, jinja_prompt, yaml};
-use llmtool_core::diagnostic::Diagnostic;
-use llmtool_core::document::Document;
-use llmtool_core::suite::{Assertion, Check, TestFile};
-use llmtool_core::template::{ToolTemplate, Value as TemplateValue};
+use llmtool_format::diagnostic::Diagnostic;
+use llmtool_format::document::Document;
+use llmtool_format::suite::{Assertion, Check, TestFile};
+use llmtool_format::template::{ToolTemplate, Value as TemplateValue};
 
 /// The files of an export: the config, and the prompt file it names.
 #[derive(Debug, Clone, PartialEq)]
@@ -68,7 +68,7 @@ pub fn export(
     let prompt_file = format!("{name}.prompt.json");
     // A chat tool's turns are the file's messages (the role lines are plain text in Jinja).
     let messages: Vec<Value> = if template.is_chat() {
-        llmtool_core::chat::split(&prompt)
+        llmtool_format::chat::split(&prompt)
             .into_iter()
             .map(|turn| json!({ "role": turn.role, "content": turn.text }))
             .collect()
@@ -112,7 +112,7 @@ pub fn export(
         default_test.insert("threshold".into(), json!(threshold));
     }
     let mut options = json!({ "disableVarExpansion": true });
-    let expected = llmtool_core::output::OutputSpec::of(parsed);
+    let expected = llmtool_format::output::OutputSpec::of(parsed);
     if let Some(transform) = output::transform(&expected, &mut diagnostics) {
         options["transform"] = json!(transform);
     }
@@ -154,7 +154,7 @@ pub fn export(
 }
 
 /// The tool's models (`model_version`), or promptfoo's usual OpenAI one when it names none.
-fn tool_models(tool: &llmtool_core::model::Tool) -> Vec<String> {
+fn tool_models(tool: &llmtool_format::model::Tool) -> Vec<String> {
     let models: Vec<String> = tool
         .metadata
         .as_ref()

@@ -3,8 +3,8 @@
 //! as `llmtool test` enforces it before its own.
 
 use crate::codes::DROPPED_FIELD;
-use llmtool_core::diagnostic::Diagnostic;
-use llmtool_core::output::{OutputFormat, OutputKind, OutputSpec, language_aliases};
+use llmtool_format::diagnostic::Diagnostic;
+use llmtool_format::output::{OutputFormat, OutputKind, OutputSpec, language_aliases};
 
 /// How the enforcing code starts, so that an import knows it.
 pub(super) const MARK: &str = "// llmtool's expected output";

@@ -31,5 +31,5 @@ pub(crate) fn example_test_files() -> Vec<PathBuf> {
 }
 
 fn is_test_file(path: &Path) -> bool {
-    path.file_name().is_some_and(|n| llmtool_core::suite::is_test_file_name(&n.to_string_lossy()))
+    path.file_name().is_some_and(|n| llmtool_format::suite::is_test_file_name(&n.to_string_lossy()))
 }

@@ -14,7 +14,7 @@ use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt as _;
 use std::path::{Path, PathBuf};
 
-use llmtool_core::limits::ReadError;
+use llmtool_format::limits::ReadError;
 
 use super::FileError;
 

@@ -18,12 +18,12 @@ use serde_json::{Value, json};
 pub(crate) struct Echo;
 
 impl llmtool_mcp::Runner for Echo {
-    fn is_remote(&self, _tool: &llmtool_core::model::Tool) -> bool {
+    fn is_remote(&self, _tool: &llmtool_format::model::Tool) -> bool {
         false
     }
     fn answer(
         &self,
-        _tool: llmtool_core::model::Tool,
+        _tool: llmtool_format::model::Tool,
         prompt: String,
         _subject: llmtool_runtime::Subject,
     ) -> llmtool_mcp::AnswerFuture {

@@ -67,7 +67,7 @@ pub(crate) fn run(args: &BatchArgs) -> anyhow::Result<Outcome> {
     let via = match args.via {
         args::Via::Here => Via::Here,
         args::Via::ProviderBatch => {
-            if tool.kind() == llmtool_core::model::ToolKind::Smart {
+            if tool.kind() == llmtool_format::model::ToolKind::Smart {
                 anyhow::bail!(
                     "{name} is a smart tool: its code runs here, in the sandbox; `--via provider-batch` sends prompts to a provider's batch engine"
                 );

@@ -36,10 +36,10 @@ pub(crate) fn run(args: &CallArgs) -> anyhow::Result<Outcome> {
     };
     // A key given twice means one value to one reader and another to the next (serde keeps
     // the last): refused, as a tool file's is and as the server refuses it.
-    let duplicate = llmtool_core::syntax::parse(&text)
+    let duplicate = llmtool_format::syntax::parse(&text)
         .diagnostics
         .into_iter()
-        .find(|found| found.rule.code == llmtool_core::syntax::codes::DUPLICATE_KEY.code);
+        .find(|found| found.rule.code == llmtool_format::syntax::codes::DUPLICATE_KEY.code);
     if let Some(duplicate) = duplicate {
         eprintln!("error: {}: the arguments: {}", loaded.name, duplicate.message);
         return Ok(Outcome::Problems);

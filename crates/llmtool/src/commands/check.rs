@@ -7,10 +7,10 @@ pub(crate) use args::CheckArgs;
 use std::io::{IsTerminal, Write as _};
 use std::path::Path;
 
-use llmtool_core::Severity;
-use llmtool_core::diagnostic::Summary;
-use llmtool_core::report::{self, Source};
-use llmtool_core::rules::selection::Selection;
+use llmtool_format::Severity;
+use llmtool_format::diagnostic::Summary;
+use llmtool_format::report::{self, Source};
+use llmtool_format::rules::selection::Selection;
 use llmtool_runtime::{TestsFile, ToolFile, files};
 
 use crate::cli::DiagnosticFormat;

@@ -14,7 +14,7 @@ use llmtool_convert::{
     Converted, ElispOptions, Family, Format, NoFolder, SiblingFiles, Source, WriteOptions, Written,
     naming,
 };
-use llmtool_core::Diagnostic;
+use llmtool_format::Diagnostic;
 
 use crate::outcome::Outcome;
 
@@ -111,7 +111,7 @@ fn write_tool_files(files: &[String], out: &Path) -> anyhow::Result<()> {
     let mut names: Vec<String> = files
         .iter()
         .map(|text| {
-            let document = llmtool_core::Document::from_text(text.clone());
+            let document = llmtool_format::Document::from_text(text.clone());
             let prompt_name = document.tool.as_ref().and_then(|t| t.name()).unwrap_or("tool");
             naming::slug(prompt_name, naming::MAX_NAME)
         })
@@ -140,7 +140,7 @@ fn pick(sources: Vec<Source>, name: Option<&str>, several: Several) -> anyhow::R
     let name_of = |source: &Source| match source {
         Source::Function(function) => function.name.clone(),
         Source::ToolFile(text) => {
-            let document = llmtool_core::Document::from_text(text.clone());
+            let document = llmtool_format::Document::from_text(text.clone());
             document.tool.as_ref().and_then(|t| t.name()).unwrap_or_default().to_owned()
         }
     };
@@ -176,7 +176,7 @@ pub(crate) fn convert(args: &ConvertArgs) -> anyhow::Result<Outcome> {
     let written = match source {
         Source::Function(function) => args.to.write_function(&function, None, &options)?,
         Source::ToolFile(text) => {
-            args.to.write_tool(&llmtool_core::Document::from_text(text), &options)?
+            args.to.write_tool(&llmtool_format::Document::from_text(text), &options)?
         }
     };
     print_written(&name, "", &written.diagnostics, args.to);
@@ -379,7 +379,7 @@ fn stamped(source: Source, changed: Option<&str>) -> Source {
 fn shown<T>(
     name: &str,
     text: &str,
-    read: Result<Converted<T>, Box<llmtool_core::Diagnostic>>,
+    read: Result<Converted<T>, Box<llmtool_format::Diagnostic>>,
 ) -> Option<T> {
     match read {
         Ok(converted) => {

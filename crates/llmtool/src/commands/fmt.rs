@@ -7,9 +7,9 @@ pub(crate) use args::FmtArgs;
 use std::io::IsTerminal;
 use std::path::Path;
 
-use llmtool_core::format::{self, Formatted, NotFormattable};
-use llmtool_core::report::{self, Source};
-use llmtool_core::syntax::decode_utf8;
+use llmtool_format::format::{self, Formatted, NotFormattable};
+use llmtool_format::report::{self, Source};
+use llmtool_format::syntax::decode_utf8;
 
 use crate::outcome::Outcome;
 
@@ -90,8 +90,8 @@ fn say_removed_comments(name: &str, bytes: &[u8], fix: bool) {
         return;
     }
     let text = String::from_utf8_lossy(bytes);
-    let document = llmtool_core::Document::from_text(text.clone().into_owned());
-    let lines = llmtool_core::LineIndex::new(&text);
+    let document = llmtool_format::Document::from_text(text.clone().into_owned());
+    let lines = llmtool_format::LineIndex::new(&text);
     for comment in document.diagnostics.iter().filter(|d| d.code() == COMMENT_CODE) {
         let Some(span) = comment.primary.as_ref().map(|label| label.span) else { continue };
         let written = text.get(span.start..span.end).unwrap_or_default();

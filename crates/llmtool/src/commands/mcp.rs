@@ -11,7 +11,7 @@ use std::time::Duration;
 use std::net::SocketAddr;
 
 use anyhow::Context as _;
-use llmtool_core::model::ToolKind;
+use llmtool_format::model::ToolKind;
 use llmtool_mcp::transport::HttpOptions;
 use llmtool_mcp::{
     FileProblem, Library, LibraryOptions, Only, RunLimits, Server, transport, watch,

@@ -9,7 +9,7 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 
 use anyhow::{Context as _, bail};
-use llmtool_core::format;
+use llmtool_format::format;
 use serde_json::{Value, json};
 
 use crate::outcome::Outcome;
@@ -151,7 +151,7 @@ fn write_tool(args: &NewArgs, name: &str, tool: &Value) -> anyhow::Result<Outcom
         if io::is_stdin(&path) { "the new tool".to_owned() } else { path.display().to_string() };
     super::render::say_literal_placeholders(
         &shown,
-        &llmtool_core::Document::from_text(text.clone()),
+        &llmtool_format::Document::from_text(text.clone()),
     );
     if io::is_stdin(&path) {
         io::write_stdout(text.as_bytes())?;

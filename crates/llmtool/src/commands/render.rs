@@ -8,12 +8,12 @@ use std::io::IsTerminal;
 use std::path::Path;
 
 use anyhow::Context as _;
-use llmtool_core::Document;
-use llmtool_core::diagnostic::Diagnostic;
-use llmtool_core::report::{self, Source};
-use llmtool_core::rules::variables::unclosed_placeholder::UNCLOSED_PLACEHOLDER;
-use llmtool_core::rules::variables::undeclared_placeholder::UNDECLARED_PLACEHOLDER;
-use llmtool_core::template::{Inputs, ToolTemplate, Value, VariableSpec};
+use llmtool_format::Document;
+use llmtool_format::diagnostic::Diagnostic;
+use llmtool_format::report::{self, Source};
+use llmtool_format::rules::variables::unclosed_placeholder::UNCLOSED_PLACEHOLDER;
+use llmtool_format::rules::variables::undeclared_placeholder::UNDECLARED_PLACEHOLDER;
+use llmtool_format::template::{Inputs, ToolTemplate, Value, VariableSpec};
 use llmtool_runtime::ToolFile;
 use serde::Serialize;
 
@@ -28,7 +28,7 @@ struct Rendered<'a> {
     variables: serde_json::Map<String, serde_json::Value>,
     parameters: Option<serde_json::Value>,
     model_version: Vec<&'a str>,
-    expected_output: Option<&'a llmtool_core::model::ExpectedOutput>,
+    expected_output: Option<&'a llmtool_format::model::ExpectedOutput>,
 }
 
 pub(crate) fn run(args: &RenderArgs) -> anyhow::Result<Outcome> {
@@ -217,7 +217,7 @@ pub(crate) fn print_value_problems(
 
 /// The parameters as JSON, each number as the file wrote it: `1200` an integer (as an API
 /// takes `max_tokens`), `0.7` a float.
-fn parameters_json(parameters: &llmtool_core::model::Parameters) -> serde_json::Value {
+fn parameters_json(parameters: &llmtool_format::model::Parameters) -> serde_json::Value {
     let mut json = serde_json::to_value(parameters).unwrap_or_default();
     for (name, parameter) in parameters.known() {
         if let Ok(whole) = parameter.raw.trim().parse::<i64>() {

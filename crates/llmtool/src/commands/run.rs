@@ -11,9 +11,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use llmtool_core::document::Document;
-use llmtool_core::model::{Tool, ToolKind};
-use llmtool_core::template::{Inputs, ToolTemplate};
+use llmtool_format::document::Document;
+use llmtool_format::model::{Tool, ToolKind};
+use llmtool_format::template::{Inputs, ToolTemplate};
 use llmtool_providers::ApiKind;
 use llmtool_providers::run::{RunOptions, RunRequest};
 use llmtool_providers::transport::RetryPolicy;

@@ -8,11 +8,11 @@ pub(crate) use args::{ScanArgs, ScanFormat};
 
 use std::path::Path;
 
-use llmtool_core::Document;
-use llmtool_core::model::SentString;
-use llmtool_core::span::Span;
-use llmtool_core::syntax::literal::Escapes;
 use llmtool_dlp::{Confidence, Finding, Lines, Scanner};
+use llmtool_format::Document;
+use llmtool_format::model::SentString;
+use llmtool_format::span::Span;
+use llmtool_format::syntax::literal::Escapes;
 use serde::Serialize;
 
 use crate::outcome::Outcome;

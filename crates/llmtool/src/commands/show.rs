@@ -7,9 +7,9 @@ pub(crate) use args::ShowArgs;
 use std::fmt::Write as _;
 
 use comfy_table::{ContentArrangement, Table, presets};
-use llmtool_core::image;
-use llmtool_core::model::{Avatar, Metadata, Spanned, Tool, Version};
-use llmtool_core::template::{ToolTemplate, Value};
+use llmtool_format::image;
+use llmtool_format::model::{Avatar, Metadata, Spanned, Tool, Version};
+use llmtool_format::template::{ToolTemplate, Value};
 
 use crate::outcome::Outcome;
 

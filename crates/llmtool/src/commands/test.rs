@@ -10,8 +10,8 @@ pub(crate) use args::{TestArgs, TestFormat};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
-use llmtool_core::report::{Source, github as github_annotations};
 use llmtool_eval::{Cache, FileResult, Options, report, run_file};
+use llmtool_format::report::{Source, github as github_annotations};
 use llmtool_runtime::pictures::Pictures;
 use llmtool_runtime::{Fetch, LogPolicy, Runtime, RuntimeOptions, TestsFile, ToolFile, files};
 
@@ -119,7 +119,7 @@ fn test_files(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
     for path in paths {
         if path.is_file() && files::is_tool_file(path) {
             let name = path.file_name().map(|s| s.to_string_lossy()).unwrap_or_default();
-            let beside = llmtool_core::suite::test_file_names(&name)
+            let beside = llmtool_format::suite::test_file_names(&name)
                 .into_iter()
                 .map(|beside| path.with_file_name(beside))
                 .filter(|candidate| candidate.is_file());
@@ -143,7 +143,7 @@ fn init(tool_path: &Path) -> anyhow::Result<Outcome> {
         }
     };
     let name = tool_path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    let Some(beside) = llmtool_core::suite::test_file_names(&name).into_iter().next() else {
+    let Some(beside) = llmtool_format::suite::test_file_names(&name).into_iter().next() else {
         anyhow::bail!("{} is not a tool file's name (NAME.json)", tool_path.display());
     };
     let target = tool_path.with_file_name(beside);

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::super::ToolSource;
 use crate::function::Converted;
-use llmtool_core::document::Document;
+use llmtool_format::document::Document;
 
 /// Langfuse's label for a prompt's newest version, which its export always carries.
 const LATEST: &str = "latest";
@@ -43,7 +43,7 @@ pub fn export(versions: &[LibraryVersion<'_>]) -> Converted<String> {
                 "`{}` v{}: the library's tool file does not read as a tool; left out",
                 version.name, version.version
             ));
-            problem.severity = llmtool_core::diagnostic::Severity::Warning;
+            problem.severity = llmtool_format::diagnostic::Severity::Warning;
             diagnostics.push(problem);
             continue;
         };

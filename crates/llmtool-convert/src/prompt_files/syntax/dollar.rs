@@ -6,7 +6,7 @@
 //! error).
 
 use super::{Part, Slots, TemplateError};
-use llmtool_core::template::Piece;
+use llmtool_format::template::Piece;
 
 /// Whether `name` is a `string.Template` identifier: `[_a-zA-Z][_a-zA-Z0-9]*`.
 pub(crate) fn is_name(name: &str) -> bool {
@@ -96,7 +96,7 @@ fn invalid_placeholder(from: &str) -> TemplateError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use llmtool_core::model::VariableKind;
+    use llmtool_format::model::VariableKind;
 
     #[test]
     fn dollars_and_names() {

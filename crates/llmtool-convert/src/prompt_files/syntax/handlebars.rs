@@ -2,7 +2,7 @@
 //! spaces]}}`, a list joined with an `each` block, and literal `{{` written as `\{{`.
 
 use super::{Part, Slots, TemplateError};
-use llmtool_core::template::{LIST_SEPARATOR, Piece};
+use llmtool_format::template::{LIST_SEPARATOR, Piece};
 
 /// Whether `name` can be written in a mustache, bare or as a `[...]` segment.
 pub(crate) fn is_name(name: &str) -> bool {
@@ -244,7 +244,7 @@ fn name_of(path: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use llmtool_core::model::VariableKind;
+    use llmtool_format::model::VariableKind;
 
     fn slots(names: &[String]) -> Slots<'_> {
         Slots { names, kinds: vec![VariableKind::Text, VariableKind::MultiSelect] }

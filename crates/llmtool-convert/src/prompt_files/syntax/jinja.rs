@@ -2,7 +2,7 @@
 //! literal `{{`, `{%` and `{#` written as string expressions.
 
 use super::{Part, Slots, TemplateError};
-use llmtool_core::template::{LIST_SEPARATOR, Piece};
+use llmtool_format::template::{LIST_SEPARATOR, Piece};
 
 /// Whether `name` can be written as a bare Jinja variable: an ASCII identifier that is not a
 /// word of the language.
@@ -268,7 +268,7 @@ fn string_literal(text: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use llmtool_core::model::VariableKind;
+    use llmtool_format::model::VariableKind;
 
     #[test]
     fn literal_braces_are_escaped_and_read_back() {

@@ -6,8 +6,8 @@ pub(crate) mod handlebars;
 pub(crate) mod jinja;
 pub(crate) mod semantic_kernel;
 
-use llmtool_core::model::VariableKind;
-use llmtool_core::template::Piece;
+use llmtool_format::model::VariableKind;
+use llmtool_format::template::Piece;
 
 /// Why a peer's template cannot be read: the message, and the construct it is about exactly
 /// as written in the template (so that the reader of the file can find it there).

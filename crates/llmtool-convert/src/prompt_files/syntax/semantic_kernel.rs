@@ -5,7 +5,7 @@
 //! a `}}` that is not inside a quoted value, so `{{{$x}}` is a `{` and then a variable.
 
 use super::{Part, Slots, TemplateError};
-use llmtool_core::template::Piece;
+use llmtool_format::template::Piece;
 
 /// Whether `name` can follow the `$` of a variable block: `[0-9A-Za-z_]+`.
 pub(crate) fn is_name(name: &str) -> bool {
@@ -110,7 +110,7 @@ fn quoted_value(inner: &str) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use llmtool_core::model::VariableKind;
+    use llmtool_format::model::VariableKind;
 
     #[test]
     fn braces_round_trip() {

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use llmtool_convert::semantic_kernel::{CONFIG_FILE, PROMPT_FILE};
-use llmtool_core::limits::ReadError;
+use llmtool_format::limits::ReadError;
 
 use llmtool_runtime::files::{FileError, read};
 

@@ -3,12 +3,12 @@
 //! of the code shown at its line in the file. Exit 1 when the code fails (the input's
 //! problem), 2 when the sandbox cannot run at all.
 
-use llmtool_core::report::Source;
-use llmtool_core::smart::code_line_span;
+use llmtool_format::report::Source;
+use llmtool_format::smart::code_line_span;
 use llmtool_runtime::smart::Failure;
 use llmtool_runtime::{RunError, Runtime, RuntimeOptions, SmartFinished, SmartRun, Subject, site};
 
-use llmtool_core::template::Inputs;
+use llmtool_format::template::Inputs;
 
 use super::{How, Loaded, RunFormat, runtime_options};
 use crate::commands::render::print_value_problems;
@@ -93,7 +93,7 @@ pub(super) fn run(args: &How<'_>, loaded: Loaded, inputs: &Inputs) -> anyhow::Re
 
 /// Asks on the terminal whether to fetch the tool's requirements from PyPI ("no" is the
 /// default); with no terminal there is nobody to ask, and nothing is fetched.
-fn ask_requirements(tool: &llmtool_core::model::Tool) -> bool {
+fn ask_requirements(tool: &llmtool_format::model::Tool) -> bool {
     let listed: Vec<&str> = tool.requirements().iter().map(|r| r.value.trim()).collect();
     let question = format!(
         "The tool needs packages from PyPI: {} (and what they depend on). Download them now?",
@@ -106,7 +106,7 @@ fn ask_requirements(tool: &llmtool_core::model::Tool) -> bool {
 fn print_text(
     name: &str,
     text: &str,
-    tool: &llmtool_core::model::Tool,
+    tool: &llmtool_format::model::Tool,
     finished: &SmartFinished,
     usage: bool,
 ) -> anyhow::Result<()> {

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 use llmtool_convert::promptfoo;
 use llmtool_convert::promptfoo::import as promptfoo_import;
-use llmtool_core::report::Source;
+use llmtool_format::report::Source;
 use llmtool_runtime::TestsFile;
 
 use crate::io;
@@ -32,7 +32,8 @@ pub(super) fn to(paths: &[PathBuf], out: &Path, models: &[String]) -> anyhow::Re
         }
         // Read as every tool file is: bounded, and refused when it is not a regular file.
         let bytes = llmtool_runtime::files::read(tool_path, io::max_file_bytes())?;
-        let tool = llmtool_core::Document::from_text(String::from_utf8_lossy(&bytes).into_owned());
+        let tool =
+            llmtool_format::Document::from_text(String::from_utf8_lossy(&bytes).into_owned());
         let name = tool_path.file_stem().map(|s| s.to_string_lossy().into_owned());
         let name = name.unwrap_or_else(|| "tool".into());
         let Some(written) = promptfoo::export(tests, &tool, &name, models) else {
@@ -41,7 +42,7 @@ pub(super) fn to(paths: &[PathBuf], out: &Path, models: &[String]) -> anyhow::Re
         let source = Source::new(&file.name, &file.text);
         eprint!(
             "{}",
-            llmtool_core::report::human(&source, &written.diagnostics, io::color_for(false))
+            llmtool_format::report::human(&source, &written.diagnostics, io::color_for(false))
         );
         let folder = out.join(&name);
         std::fs::create_dir_all(&folder)
