@@ -246,3 +246,31 @@ fn the_readmes_crate_map_names_every_crate_with_paths_that_exist() {
     let every: BTreeSet<String> = crates.keys().cloned().collect();
     assert_eq!(listed, every, "the README's crate map");
 }
+
+/// The crates a change in `crate_name` rebuilds: every crate that uses it, directly or not.
+fn rebuilt_by(crate_name: &str, crates: &BTreeMap<String, Crate>) -> BTreeSet<String> {
+    let mut rebuilt = BTreeSet::new();
+    let mut changed = vec![crate_name.to_owned()];
+    while let Some(name) = changed.pop() {
+        for (user, member) in crates {
+            if member.uses.contains(&name) && rebuilt.insert(user.clone()) {
+                changed.push(user.clone());
+            }
+        }
+    }
+    rebuilt
+}
+
+#[test]
+fn a_change_in_a_converter_rebuilds_only_the_crates_that_convert() {
+    // The converters are their own crate so that editing one rebuilds the front ends that
+    // convert (the CLI, and the MCP server with the team server that embeds it), not the
+    // runtime, the providers, batch, eval or the language server.
+    let crates = manifests();
+    let rebuilt: Vec<String> = rebuilt_by("llmtool-convert", &crates).into_iter().collect();
+    assert_eq!(rebuilt, ["llmtool", "llmtool-mcp", "llmtool-server"]);
+    assert!(
+        rebuilt_by("llmtool-format", &crates).len() > rebuilt.len() + 5,
+        "the format is the floor most crates stand on"
+    );
+}
