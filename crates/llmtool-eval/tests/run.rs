@@ -7,8 +7,8 @@
 
 use std::time::Duration;
 
+use llmtool_config::{Config, Env};
 use llmtool_eval::{Cache, Options, run_file};
-use llmtool_providers::config::{Config, Env};
 use llmtool_providers::resolve::Providers;
 use llmtool_providers::transport::RetryPolicy;
 use llmtool_runtime::{Runtime, RuntimeOptions, TestsFile};

@@ -39,6 +39,17 @@ pub struct Features {
     pub stream_usage: bool,
 }
 
+impl From<llmtool_config::ApiName> for ApiKind {
+    fn from(name: llmtool_config::ApiName) -> Self {
+        match name {
+            llmtool_config::ApiName::Openai => Self::OpenAi,
+            llmtool_config::ApiName::Anthropic => Self::Anthropic,
+            llmtool_config::ApiName::Gemini => Self::Gemini,
+            llmtool_config::ApiName::Vertex => Self::Vertex,
+        }
+    }
+}
+
 impl Features {
     /// What OpenAI itself supports.
     pub const OPENAI: Features = Features {

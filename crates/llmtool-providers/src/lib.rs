@@ -5,7 +5,6 @@ pub mod anthropic;
 pub mod backend;
 pub mod batch_api;
 pub mod client;
-pub mod config;
 pub mod endpoint;
 pub mod error;
 pub mod event;

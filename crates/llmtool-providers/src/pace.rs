@@ -26,6 +26,24 @@ pub struct Limits {
     pub tokens_per_minute: Option<NonZeroU32>,
 }
 
+impl Limits {
+    /// The limits the config file gives each provider, by provider name.
+    pub fn by_provider(config: &llmtool_config::Config) -> HashMap<String, Self> {
+        config
+            .providers
+            .iter()
+            .map(|(name, provider)| {
+                let limits = Self {
+                    concurrency: provider.max_concurrency,
+                    requests_per_minute: provider.requests_per_minute,
+                    tokens_per_minute: provider.tokens_per_minute,
+                };
+                (name.clone(), limits)
+            })
+            .collect()
+    }
+}
+
 /// The wait after a 429 that names none.
 const DEFAULT_PAUSE: Duration = Duration::from_secs(1);
 

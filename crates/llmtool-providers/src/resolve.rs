@@ -7,11 +7,11 @@
 
 use serde::Serialize;
 
-use crate::config::{Config, Env};
 use crate::endpoint::{ApiKind, Endpoint, Features};
 use crate::error::ProviderError;
 use crate::presets::{DEFAULT_ALIASES, PRESETS, Preset, preset};
 use crate::redact::Redactor;
+use llmtool_config::{Config, Env};
 
 /// The model the `local` provider runs when none is named: the smallest of the catalog that
 /// answers general questions right (docs/local-model.md has the measurements).
@@ -420,7 +420,9 @@ impl Providers {
     pub fn price_table(&self) -> crate::pricing::PriceTable {
         let markup = self.config.markup_percent;
         let overrides =
-            self.config.prices.iter().map(|(key, price)| (key.clone(), price.per_token(markup)));
+            self.config.prices.iter().map(|(key, price)| {
+                (key.clone(), crate::pricing::Price::from_config(price, markup))
+            });
         crate::pricing::PriceTable::new(overrides.collect()).with_markup(markup)
     }
 

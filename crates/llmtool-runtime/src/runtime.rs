@@ -9,7 +9,7 @@ use llmtool_format::model::Tool;
 use llmtool_format::output::OutputSpec;
 use llmtool_local::model::count_prompt_tokens;
 use llmtool_local::store::DEFAULT_MODEL;
-use llmtool_providers::pace::Pacer;
+use llmtool_providers::pace::{Limits, Pacer};
 use llmtool_providers::pricing::PriceEntry;
 use llmtool_providers::resolve::{ModelOrigin, Providers, Target};
 use llmtool_providers::run::{CHARACTERS_PER_TOKEN, RunRequest};
@@ -172,7 +172,7 @@ pub(crate) struct Asked {
 
 impl Runtime {
     pub fn new(providers: Providers, options: RuntimeOptions) -> Result<Self, RunError> {
-        let pacer = Pacer::new(providers.config.limits(), options.concurrency);
+        let pacer = Pacer::new(Limits::by_provider(&providers.config), options.concurrency);
         let transport = Transport::new(options.timeouts, options.retry)?.with_pacer(pacer);
         let allow_paths = options.allow_local_paths || providers.config.allow_local_paths;
         let progress = options.progress.unwrap_or_else(|| Arc::new(|_| {}));

@@ -6,10 +6,10 @@
 
 use std::sync::{Arc, Mutex};
 
+use llmtool_config::{Config, Env};
 use llmtool_format::Document;
 use llmtool_format::template::Inputs;
 use llmtool_log::{Outcome, Record};
-use llmtool_providers::config::{Config, Env};
 use llmtool_providers::resolve::Providers;
 use llmtool_providers::run::RunOptions;
 use llmtool_runtime::{

@@ -4,9 +4,9 @@
 
 #![allow(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
 
+use llmtool_config::{Config, Env};
 use llmtool_format::Document;
 use llmtool_format::model::Tool;
-use llmtool_providers::config::{Config, Env};
 use llmtool_providers::resolve::Providers;
 use llmtool_runtime::{Fetch, RunError, Runner as _, Runtime, RuntimeOptions};
 use llmtool_testkit::{Mock, Reply};

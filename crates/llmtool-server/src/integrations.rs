@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use llmtool_providers::config::{ApiName, Env, Price, ProviderConfig};
+use llmtool_config::{ApiName, Env, Price, ProviderConfig};
 use llmtool_providers::resolve::Providers;
 use llmtool_registry::{Integration, PriceOverride, Role};
 
@@ -203,7 +203,7 @@ mod tests {
     #[test]
     fn integrations_replace_the_servers_providers_and_their_keys_open() {
         let base = Providers::new(
-            llmtool_providers::config::Config::default(),
+            llmtool_config::Config::default(),
             Env::from_pairs([("ANTHROPIC_API_KEY", "server-key")]),
         );
         let keyring = Keyring::parse(&Keyring::new_key()).unwrap();

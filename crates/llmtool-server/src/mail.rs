@@ -8,7 +8,7 @@ use lettre::message::{Mailbox, header::ContentType};
 use lettre::transport::smtp::authentication::Credentials;
 use lettre::transport::smtp::client::{Certificate, Tls, TlsParameters};
 use lettre::{AsyncSmtpTransport, AsyncTransport as _, Message, Tokio1Executor};
-use llmtool_providers::config::{SmtpConfig, SmtpSecurity, read_secret};
+use llmtool_config::{SmtpConfig, SmtpSecurity, read_secret};
 
 /// How long one message may take to be handed over.
 const SEND_TIMEOUT: Duration = Duration::from_secs(30);

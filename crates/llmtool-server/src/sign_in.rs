@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use llmtool_providers::config::ServerConfig;
+use llmtool_config::ServerConfig;
 
 use crate::mail::{MailError, Mailer};
 use crate::sso::Sso;
@@ -78,7 +78,7 @@ mod tests {
     #[test]
     fn single_sign_on_needs_the_public_url() {
         let config = ServerConfig {
-            sso: Some(llmtool_providers::config::SsoConfig {
+            sso: Some(llmtool_config::SsoConfig {
                 issuer: "https://login.example.com".into(),
                 client_id: "llmtool".into(),
                 client_secret_env: None,

@@ -23,8 +23,8 @@ use axum::http::header::{
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse as _, Response};
 use axum::routing::get;
+use llmtool_config::{SsoConfig, read_secret};
 use llmtool_mcp::transport::Connection;
-use llmtool_providers::config::{SsoConfig, read_secret};
 use llmtool_registry::{
     Actor, NewMember, Role, SessionFor, SignIn, Store, StoreError, TOKENS_DOMAIN,
 };

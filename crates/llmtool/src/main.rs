@@ -30,8 +30,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     // The keys of the environment are hidden from the start; the config file adds its own.
     secrets::learn(&llmtool_providers::resolve::Providers::new(
-        llmtool_providers::config::Config::default(),
-        llmtool_providers::config::Env::from_process(),
+        llmtool_config::Config::default(),
+        llmtool_config::Env::from_process(),
     ));
     match run(cli) {
         Ok(outcome) => outcome.exit_code(),

@@ -40,7 +40,7 @@ fn token_for(
     url: &str,
     named: bool,
     from_env: Option<&str>,
-    config: &llmtool_providers::config::Config,
+    config: &llmtool_config::Config,
 ) -> Option<String> {
     let defaulted = !named && config.registry.is_none();
     match from_env.map(str::trim).filter(|token| !token.is_empty()) {
@@ -110,12 +110,12 @@ mod tests {
 
     #[test]
     fn a_token_goes_only_where_it_was_meant() {
-        let saved = llmtool_providers::config::Config {
+        let saved = llmtool_config::Config {
             registry: Some("http://lib:8080".into()),
             registry_token: Some("llmt_saved".into()),
             ..Default::default()
         };
-        let none = llmtool_providers::config::Config::default();
+        let none = llmtool_config::Config::default();
         let token = |url, named, env, config| token_for(url, named, env, config);
         // LLMTOOL_TOKEN: to a library someone named, never to the default address.
         assert_eq!(token(DEFAULT_LIBRARY, false, Some("llmt_env"), &none), None);

@@ -85,7 +85,7 @@ pub(crate) struct RedactedStderrMaker;
 
 #[cfg(test)]
 mod tests {
-    use llmtool_providers::config::{Config, Env};
+    use llmtool_config::{Config, Env};
 
     use super::*;
 

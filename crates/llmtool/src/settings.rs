@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::Context as _;
+use llmtool_config::{Config, Env};
 use llmtool_format::model::Tool;
 use llmtool_providers::ProviderError;
-use llmtool_providers::config::{Config, Env};
 use llmtool_providers::resolve::Providers;
 use llmtool_providers::transport::Timeouts;
 use llmtool_runtime::{LogPolicy, ParamOverrides, RunError, Runtime, RuntimeOptions};

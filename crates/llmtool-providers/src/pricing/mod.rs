@@ -127,6 +127,28 @@ impl Price {
 }
 
 /// The price used for a model, and where it was found.
+impl Price {
+    /// A price of the config file (US dollars per million tokens, as providers list them) per
+    /// token, with its own markup, else the config's `markup_percent`.
+    pub fn from_config(price: &llmtool_config::Price, markup_percent: Option<f64>) -> Self {
+        let factor = 1.0 + price.markup_percent.or(markup_percent).unwrap_or(0.0) / 100.0;
+        let per_token = |million: f64| million / 1_000_000.0 * factor;
+        Self {
+            input: per_token(price.input),
+            cached_input: price.cached_input.map(per_token),
+            cache_write: price.cache_write.map(per_token),
+            output: per_token(price.output),
+            reasoning: price.reasoning.map(per_token),
+            batch_input: price.batch_input.map(per_token),
+            batch_output: price.batch_output.map(per_token),
+            max_output: None,
+            max_input: price.max_input,
+            image_output: price.image_output.map(per_token),
+            per_image: price.per_image.map(|each| each * factor),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PriceEntry {
     /// The entry's name where it was found: a key of the table (`gpt-4o`,
@@ -164,6 +186,22 @@ pub fn dollars(amount: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_config_price_per_million_becomes_a_price_per_token_with_its_markup() {
+        let config = llmtool_config::Config::parse(
+            "markup_percent = 10\n[prices.\"openai/gpt-4o-mini\"]\ninput = 0.15\noutput = 0.6\n\
+             [prices.\"work/own\"]\ninput = 1\noutput = 2\nmarkup_percent = 50\n",
+        )
+        .unwrap();
+        let tokens = Tokens { input: 1_000_000, output: 1_000_000, ..Default::default() };
+        let cost = |key: &str| {
+            Price::from_config(&config.prices[key], config.markup_percent)
+                .cost(&tokens, Billing::Standard)
+        };
+        assert!((cost("openai/gpt-4o-mini") - 0.825).abs() < 1e-9, "the config's markup");
+        assert!((cost("work/own") - 4.5).abs() < 1e-9, "a price's own markup wins");
+    }
 
     #[test]
     fn each_class_is_billed_at_its_own_price_or_its_parent_class() {

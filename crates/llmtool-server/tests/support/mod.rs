@@ -5,8 +5,8 @@
 
 use std::sync::Arc;
 
+use llmtool_config::{Config, Env};
 use llmtool_mcp::RunLimits;
-use llmtool_providers::config::{Config, Env};
 use llmtool_providers::resolve::Providers;
 use llmtool_registry::{Publication, Role, SqlStore, Store};
 use llmtool_runtime::{Runtime, RuntimeOptions};

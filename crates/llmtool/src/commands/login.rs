@@ -10,7 +10,7 @@ use std::io::{IsTerminal as _, Read as _};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
-use llmtool_providers::config::Config;
+use llmtool_config::Config;
 
 use crate::outcome::Outcome;
 use crate::{registry, secrets, settings};

@@ -11,9 +11,9 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use comfy_table::{ContentArrangement, Table, presets};
+use llmtool_config::{ServerConfig, SsoConfig};
 use llmtool_mcp::RunLimits;
 use llmtool_mcp::transport::HttpOptions;
-use llmtool_providers::config::{ServerConfig, SsoConfig};
 use llmtool_providers::resolve::Providers;
 use llmtool_registry::{Role, Store};
 use llmtool_runtime::pictures::Pictures;

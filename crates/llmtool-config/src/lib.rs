@@ -1,13 +1,16 @@
-//! `~/.config/llmtool/config.toml`: providers, base URLs, the default model, model aliases and
-//! prices; and the snapshot of environment variables that resolution reads.
+//! llmtool's configuration file, `~/.config/llmtool/config.toml`, as data: providers, base
+//! URLs, the default model, model aliases, prices, data-loss prevention, the rules `check`
+//! reports and the team server's sign-in (SMTP, single sign-on); and the snapshot of
+//! environment variables that resolving a model reads.
+//!
+//! This crate only reads and types the file. What the values mean is decided where they are
+//! used: the provider clients turn a [`ProviderConfig`] into an endpoint and a [`Price`] into a
+//! per-token price, the server sends mail and signs people in.
 
 use std::collections::{BTreeMap, HashMap};
 use std::num::NonZeroU32;
 
 use serde::Deserialize;
-
-use crate::endpoint::ApiKind;
-use crate::pace::Limits;
 
 /// The configuration file. Every part is optional.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -197,19 +200,8 @@ pub enum ApiName {
     Vertex,
 }
 
-impl From<ApiName> for ApiKind {
-    fn from(name: ApiName) -> Self {
-        match name {
-            ApiName::Openai => ApiKind::OpenAi,
-            ApiName::Anthropic => ApiKind::Anthropic,
-            ApiName::Gemini => ApiKind::Gemini,
-            ApiName::Vertex => ApiKind::Vertex,
-        }
-    }
-}
-
 /// A model's price in the config file, in US dollars per million tokens (as providers list
-/// them); the classes left out are billed as their parent class (see [`crate::pricing`]).
+/// them); the classes left out are billed as their parent class.
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Price {
@@ -231,27 +223,6 @@ pub struct Price {
     pub per_image: Option<f64>,
 }
 
-impl Price {
-    /// The price per token, with this price's markup (else `markup_percent`, the config's).
-    pub fn per_token(&self, markup_percent: Option<f64>) -> crate::pricing::Price {
-        let factor = 1.0 + self.markup_percent.or(markup_percent).unwrap_or(0.0) / 100.0;
-        let per_token = |million: f64| million / 1_000_000.0 * factor;
-        crate::pricing::Price {
-            input: per_token(self.input),
-            cached_input: self.cached_input.map(per_token),
-            cache_write: self.cache_write.map(per_token),
-            output: per_token(self.output),
-            reasoning: self.reasoning.map(per_token),
-            batch_input: self.batch_input.map(per_token),
-            batch_output: self.batch_output.map(per_token),
-            max_output: None,
-            max_input: self.max_input,
-            image_output: self.image_output.map(per_token),
-            per_image: self.per_image.map(|each| each * factor),
-        }
-    }
-}
-
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("the configuration file is not valid: {0}")]
 pub struct ConfigError(pub String);
@@ -259,21 +230,6 @@ pub struct ConfigError(pub String);
 impl Config {
     pub fn parse(text: &str) -> Result<Self, ConfigError> {
         toml::from_str(text).map_err(|e| ConfigError(e.to_string()))
-    }
-
-    /// The providers' pacing limits, by provider name.
-    pub fn limits(&self) -> HashMap<String, Limits> {
-        self.providers
-            .iter()
-            .map(|(name, provider)| {
-                let limits = Limits {
-                    concurrency: provider.max_concurrency,
-                    requests_per_minute: provider.requests_per_minute,
-                    tokens_per_minute: provider.tokens_per_minute,
-                };
-                (name.clone(), limits)
-            })
-            .collect()
     }
 }
 
@@ -328,18 +284,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(config.providers["work"].api, Some(ApiName::Openai));
-        assert!(
-            (config.prices["openai/gpt-4o-mini"].per_token(None).cost(
-                &crate::pricing::Tokens {
-                    input: 1_000_000,
-                    output: 1_000_000,
-                    ..Default::default()
-                },
-                crate::pricing::Billing::Standard
-            ) - 0.75)
-                .abs()
-                < 1e-9
-        );
+        assert_eq!(config.providers["work"].api_key_env.as_deref(), Some("WORK_KEY"));
         assert!(Config::parse("default_modle = 'x'").unwrap_err().0.contains("default_modle"));
     }
 }
