@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 /// How a run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Outcome {
     /// The answer met the tool's expected output.
@@ -41,6 +42,7 @@ impl Outcome {
 /// A run: when, what tool with which values, which model, the tokens by class, the cost, the
 /// latency, and how it ended with which answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema))]
 pub struct Record {
     /// Given by the log when the record is written.
     pub id: Option<i64>,

@@ -119,6 +119,19 @@ pub enum Ended<'a> {
     Cancelled,
 }
 
+impl Ended<'_> {
+    /// The outcome a run's record says: a report whose answer never met the expected output
+    /// is `rejected`.
+    pub fn outcome(&self) -> Outcome {
+        match self {
+            Ended::Report(report) if report.error.is_some() => Outcome::Rejected,
+            Ended::Report(_) => Outcome::Ok,
+            Ended::Failed(_) => Outcome::Failed,
+            Ended::Cancelled => Outcome::Cancelled,
+        }
+    }
+}
+
 /// SHA-256 of `text`, in hex.
 pub fn hash(text: &str) -> String {
     hex::encode(Sha256::digest(text.as_bytes()))
@@ -292,17 +305,15 @@ impl crate::Runtime {
         };
         let blocked = matches!(ended, Ended::Failed(RunError::Blocked(_)));
         let values_text = subject.values.to_string();
-        let (report, outcome, error) = match ended {
-            Ended::Report(report) => {
-                let outcome = if report.error.is_some() { Outcome::Rejected } else { Outcome::Ok };
-                (Some(report), outcome, report.error.clone())
-            }
+        let outcome = ended.outcome();
+        let (report, error) = match ended {
+            Ended::Report(report) => (Some(report), report.error.clone()),
             // Its pictures were lost, but made and paid for: its usage and cost are kept.
             Ended::Failed(why @ RunError::SavePictures { report, .. }) => {
-                (Some(&**report), Outcome::Failed, Some(why.to_string()))
+                (Some(&**report), Some(why.to_string()))
             }
-            Ended::Failed(why) => (None, Outcome::Failed, Some(why.to_string())),
-            Ended::Cancelled => (None, Outcome::Cancelled, None),
+            Ended::Failed(why) => (None, Some(why.to_string())),
+            Ended::Cancelled => (None, None),
         };
         let usage = report.map(|r| r.usage).unwrap_or_default();
         Record {

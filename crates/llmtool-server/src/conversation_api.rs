@@ -176,7 +176,7 @@ pub(crate) async fn show(
 /// the model's context window).
 #[utoipa::path(post, path = "/conversations/{id}/messages", params(("id" = String, Path, description = "The conversation's id")), security(("bearer" = [])),
     request_body = MessageBody,
-    responses((status = 200, description = "The run, as Server-Sent Events", content_type = "text/event-stream", body = String),
+    responses((status = 200, description = "The run, as Server-Sent Events", content_type = "text/event-stream", body = crate::run_events::RunEvent),
         (status = 404, description = "No such conversation, not the caller's, or its tool is no longer theirs to see", body = Problem),
         (status = 422, description = "The follow-up is empty or too long, or its model may no longer run", body = Problem),
         (status = 402, description = "A hard budget would be passed: nothing was sent", body = Problem),

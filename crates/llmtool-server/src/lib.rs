@@ -23,6 +23,7 @@ mod operations;
 mod pictures_api;
 mod problem;
 mod run_api;
+mod run_events;
 mod runs;
 mod seed;
 mod session;

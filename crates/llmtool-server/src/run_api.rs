@@ -2,35 +2,27 @@
 //! runs' totals and cost).
 
 use opentelemetry::context::FutureExt as _;
-use std::convert::Infallible;
 use tracing::Instrument as _;
 
 use axum::Json;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
-use axum::response::sse::{Event, KeepAlive, KeepAliveStream, Sse};
-use futures_util::StreamExt as _;
-use futures_util::stream::BoxStream;
 use llmtool_format::model::ToolKind;
 use llmtool_format::template::{Inputs, ToolTemplate};
 use llmtool_providers::run::{RunOptions, RunReport};
 use llmtool_registry::{Reference, Role};
 use llmtool_runtime::{Choice, ParamOverrides, Subject, new_conversation_id};
 use serde::Deserialize;
-use tokio::sync::{Notify, OwnedSemaphorePermit, mpsc};
+use tokio::sync::{Notify, OwnedSemaphorePermit};
 use utoipa::{IntoParams, ToSchema};
 
 use crate::api::VersionParams;
 use crate::auth::Caller;
+use crate::run_events::{
+    DoneRun, Events, RunDone, RunEvent, RunStart, SmartDone, Unkept, event_channel,
+};
 use crate::runs::{Ask, Following, Prepared};
 use crate::{Problem, ServerState};
-
-/// How many events may wait for a client that reads slowly; past that, it is taken to have
-/// stopped reading and the run is cancelled.
-const EVENTS_AHEAD: usize = 4096;
-
-/// How long the last event waits for room.
-const DONE_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// `POST /tools/{slug}/run`: the values, and the model if not the tool's own.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -66,7 +58,7 @@ pub(crate) struct RunBody {
 /// budget or the gate is an `LlmError` in the code, not a 402 or 422: the code may catch it.
 #[utoipa::path(post, path = "/tools/{slug}/run", params(("slug" = String, Path, description = "The tool's slug"), VersionParams), security(("bearer" = [])),
     request_body = RunBody,
-    responses((status = 200, description = "The run, as Server-Sent Events", content_type = "text/event-stream", body = String),
+    responses((status = 200, description = "The run, as Server-Sent Events", content_type = "text/event-stream", body = crate::run_events::RunEvent),
         (status = 422, description = "A value is missing or not allowed, or no model can run the tool (or none the caller may use), or it is a smart tool this server does not run (no `--smart-tools`, or its requirements not fetched here)", body = Problem), (status = 404, body = Problem),
         (status = 402, description = "A hard budget of the caller or their team would be passed: nothing was sent (type `urn:llmtool:problem:over-budget`, with `budget`)", body = Problem),
         (status = 503, description = "Too many runs are running and waiting; try again after `Retry-After`", body = Problem),
@@ -142,24 +134,28 @@ pub(crate) fn stream(
     let Prepared { runtime, request, warnings, .. } = prepared;
     let (conversation, number) =
         subject.turn.as_ref().map(|t| (t.conversation.clone(), t.number)).unzip();
-    let start = serde_json::json!({
-        "slug": slug, "version": version,
-        "provider": request.target.endpoint.provider, "model": request.target.model,
-        "conversation": conversation, "turn": number,
-        "warnings": warnings, "notices": request.notices,
+    let start = RunEvent::Start(RunStart {
+        slug: slug.to_owned(),
+        version,
+        kind: None,
+        provider: request.target.endpoint.provider.clone(),
+        model: request.target.model.clone(),
+        conversation,
+        turn: number,
+        warnings,
+        notices: request.notices.clone(),
     });
     let slug = slug.to_owned();
     let state = state.clone();
-    let (events, received) = event_channel();
+    let (events, stream) = event_channel();
     tokio::spawn(
         async move {
-            let _ = events.send(json_event("start", &start)).await;
+            events.send(&start).await;
             let text_events = events.clone();
             let stalled = Notify::new();
             // The text comes with the configured secrets hidden (the runtime's stream hider).
             let mut on_text = |text: &str| {
-                let event = json_event("text", &serde_json::json!({ "text": text }));
-                if text_events.try_send(event).is_err() {
+                if !text_events.try_send(&RunEvent::text(text)) {
                     stalled.notify_one();
                 }
             };
@@ -176,67 +172,52 @@ pub(crate) fn stream(
             if let Some(problem) = &finished.not_kept {
                 tracing::warn!("the run is not kept: {problem}");
             }
-            let mut done = serde_json::to_value(&finished.record).unwrap_or_default();
-            done["slug"] = slug.into();
-            done["version"] = version.into();
-            if let Ok(report) = &finished.result {
-                done["answer"] = shown_answer(report).into();
-            }
+            let run = match (finished.record.clone(), &finished.result) {
+                (Some(mut record), Ok(report)) => {
+                    record.answer = Some(shown_answer(report));
+                    DoneRun::Kept(Box::new(record))
+                }
+                (Some(record), Err(_)) => DoneRun::Kept(Box::new(record)),
+                (None, result) => DoneRun::Unkept(Unkept {
+                    outcome: finished.ended().outcome(),
+                    error: result
+                        .as_ref()
+                        .err()
+                        .map(|e| runtime.redact(&e.to_string()).into_owned()),
+                    answer: result.as_ref().ok().map(shown_answer),
+                }),
+            };
             let kept =
                 finished.record.as_ref().and_then(|r| Some((r.conversation.as_ref()?, r.id?)));
+            let mut pictures = None;
             if let (Some((conversation, id)), Ok(report)) = (kept, &finished.result)
                 && !report.images.is_empty()
             {
                 match crate::pictures_api::of_run(&state, conversation, id).await {
-                    Ok(pictures) => {
-                        done["pictures"] = serde_json::to_value(pictures).unwrap_or_default()
-                    }
+                    Ok(kept) => pictures = Some(kept),
                     Err(problem) => tracing::warn!("run {id}: its pictures: {}", problem.detail),
                 }
             }
+            let done =
+                RunDone { slug, version, kind: None, run, pictures, smart: SmartDone::default() };
             drop(turn);
             if let Some(following) = following {
                 following.end().await;
             }
-            send_done(&events, &done).await;
+            events.send_done(done).await;
         }
         // The run's spans go on under the request's (a `tracing` span, or OpenTelemetry's
         // context, as the server's request spans are).
         .in_current_span()
         .with_current_context(),
     );
-    sse(received)
-}
-
-/// A run's answer as Server-Sent Events, whatever kind of run it is.
-pub(crate) type Events = Sse<KeepAliveStream<BoxStream<'static, Result<Event, Infallible>>>>;
-
-/// Where a run's events go, and whence [`sse`] streams them: room for [`EVENTS_AHEAD`].
-pub(crate) fn event_channel() -> (mpsc::Sender<Event>, mpsc::Receiver<Event>) {
-    mpsc::channel(EVENTS_AHEAD)
-}
-
-/// The events sent into `received`'s channel, streamed as they come, with keep-alives.
-pub(crate) fn sse(received: mpsc::Receiver<Event>) -> Events {
-    let stream = futures_util::stream::unfold(received, |mut received| async move {
-        received.recv().await.map(|event| (Ok(event), received))
-    });
-    Sse::new(stream.boxed()).keep_alive(KeepAlive::default())
-}
-
-/// Sends a run's last event, `done`, waiting a while for a slow client's room.
-pub(crate) async fn send_done(events: &mpsc::Sender<Event>, done: &serde_json::Value) {
-    let _ = tokio::time::timeout(DONE_WAIT, events.send(json_event("done", done))).await;
+    stream
 }
 
 /// The answer as the caller saw it stream: the run record keeps it with data-loss
 /// prevention's placeholders, but the report has the values back (and keys hidden).
 fn shown_answer(report: &RunReport) -> String {
     report.output.as_ref().unwrap_or(&report.raw).clone()
-}
-
-pub(crate) fn json_event(name: &str, data: &serde_json::Value) -> Event {
-    Event::default().event(name).data(data.to_string())
 }
 
 /// `GET /usage`: what to total by, and since when.

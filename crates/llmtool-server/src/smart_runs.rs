@@ -11,6 +11,7 @@ use tracing::Instrument as _;
 
 use llmtool_format::model::Tool;
 use llmtool_format::template::{Inputs, ToolTemplate};
+use llmtool_log::Outcome;
 use llmtool_registry::Reference;
 use llmtool_runtime::smart::{SANDBOX_MODEL, SANDBOX_PROVIDER};
 use llmtool_runtime::{
@@ -19,9 +20,15 @@ use llmtool_runtime::{
 };
 
 use crate::auth::Caller;
-use crate::run_api::{Events, event_channel, json_event, origin_of, send_done, sse};
+use crate::run_api::origin_of;
+use crate::run_events::{
+    DoneRun, Events, RunDone, RunEvent, RunStart, SmartDone, Unkept, event_channel,
+};
 use crate::runs::{Ask, RunFor, Runs, charged_team};
 use crate::{Problem, ServerState};
+
+/// What `start` and `done` say a smart tool's run is.
+const SMART: &str = "smart";
 
 /// Lets a smart run's `llm()` calls through as the API's runs are: for the caller `who`, of a
 /// tool tagged `tags`.
@@ -141,72 +148,88 @@ pub(crate) async fn run(
         admission: Some(Arc::new(admission)),
         ..SmartRun::default()
     };
-    let start = serde_json::json!({
-        "slug": slug, "version": version, "kind": "smart",
-        "provider": SANDBOX_PROVIDER, "model": SANDBOX_MODEL,
-        "conversation": null, "turn": null, "warnings": [], "notices": [],
+    let start = RunEvent::Start(RunStart {
+        slug: slug.to_owned(),
+        version,
+        kind: Some(SMART.into()),
+        provider: SANDBOX_PROVIDER.into(),
+        model: SANDBOX_MODEL.into(),
+        conversation: None,
+        turn: None,
+        warnings: Vec::new(),
+        notices: Vec::new(),
     });
     let (runs, tool, slug) = (Arc::clone(runs), tool.clone(), slug.to_owned());
-    let (events, received) = event_channel();
+    let (events, stream) = event_channel();
     tokio::spawn(
         async move {
             let _turn = turn;
-            let _ = events.send(json_event("start", &start)).await;
+            events.send(&start).await;
             let finished =
                 runs.runtime.run_smart(&tool, run, Some(&subject), events.closed()).await;
-            let mut done = match &finished {
-                Ok(finished) => done_event(&runs, finished),
-                Err(error) => serde_json::json!({
-                    "outcome": "failed",
-                    "error": runs.runtime.redact(&error.to_string()),
-                }),
+            let (run, smart_done) = match &finished {
+                Ok(finished) => done_of(&runs, finished),
+                Err(error) => {
+                    let error = Some(runs.runtime.redact(&error.to_string()).into_owned());
+                    let unkept = Unkept { outcome: Outcome::Failed, error, answer: None };
+                    (DoneRun::Unkept(unkept), SmartDone::default())
+                }
             };
-            if let Some(answer) = done["answer"].as_str().filter(|_| done["outcome"] == "ok") {
-                let _ =
-                    events.send(json_event("text", &serde_json::json!({ "text": answer }))).await;
+            if let Some(answer) = run.answer_if_ok() {
+                events.send(&RunEvent::text(answer)).await;
             }
-            done["slug"] = slug.into();
-            done["version"] = version.into();
-            done["kind"] = "smart".into();
-            send_done(&events, &done).await;
+            let done = RunDone {
+                slug,
+                version,
+                kind: Some(SMART.into()),
+                run,
+                pictures: None,
+                smart: smart_done,
+            };
+            events.send_done(done).await;
         }
         // The run's spans go on under the request's (a `tracing` span, or OpenTelemetry's
         // context, as the server's request spans are).
         .in_current_span()
         .with_current_context(),
     );
-    Ok(sse(received))
+    Ok(stream)
 }
 
-/// A smart run's `done` event: the run as kept, with the result as the caller sees it, the
+/// What `done` says of a smart run: its record, with the result as the caller sees it and the
 /// cost of its calls, and what the sandbox reported; every text with the server's secrets
 /// hidden.
-fn done_event(runs: &Runs, finished: &SmartFinished) -> serde_json::Value {
+fn done_of(runs: &Runs, finished: &SmartFinished) -> (DoneRun, SmartDone) {
     if let Some(problem) = &finished.not_kept {
         tracing::warn!("the run is not kept: {problem}");
     }
-    let mut done = serde_json::to_value(&finished.record).unwrap_or_default();
-    if !done.is_object() {
-        done = serde_json::json!({});
-    }
-    let summary = finished.summary();
-    let hidden = |value: &serde_json::Value| -> serde_json::Value {
-        value.as_str().map_or(serde_json::Value::Null, |text| runs.runtime.redact(text).into())
+    let ran = &finished.ran;
+    let hidden = |text: &str| runs.runtime.redact(text).into_owned();
+    let (outcome, answer, error) = match &ran.result {
+        Ok(result) => (Outcome::Ok, Some(hidden(result)), None),
+        Err(llmtool_runtime::smart::Failure::Cancelled) => (Outcome::Cancelled, None, None),
+        Err(failure) => (Outcome::Failed, None, Some(hidden(&failure.to_string()))),
     };
-    done["outcome"] = match &finished.ran.result {
-        Ok(_) => "ok",
-        Err(llmtool_runtime::smart::Failure::Cancelled) => "cancelled",
-        Err(_) => "failed",
-    }
-    .into();
-    done["answer"] = hidden(&summary["output"]);
-    done["error"] = hidden(&summary["error"]);
-    done["printed"] = hidden(&summary["printed"]);
-    done["cost_usd"] = summary["cost"].clone();
-    for field in ["line", "printed_dropped", "llm_calls", "cpu_ms", "latency_ms"] {
-        done[field] = summary[field].clone();
-    }
-    done
+    let latency_ms = Some(u64::try_from(ran.wall.as_millis()).unwrap_or(u64::MAX));
+    let run = match finished.record.clone() {
+        Some(record) => DoneRun::Kept(Box::new(llmtool_log::Record {
+            outcome,
+            answer,
+            error,
+            cost_usd: finished.cost(),
+            latency_ms,
+            ..record
+        })),
+        None => DoneRun::Unkept(Unkept { outcome, error, answer }),
+    };
+    let smart = SmartDone {
+        printed: Some(hidden(&ran.printed)),
+        printed_dropped: Some(ran.printed_dropped),
+        line: ran.result.as_ref().err().and_then(llmtool_runtime::smart::Failure::line),
+        llm_calls: Some(finished.calls.clone()),
+        cpu_ms: Some(u64::try_from(ran.cpu.as_millis()).unwrap_or(u64::MAX)),
+    };
+    (run, smart)
 }
 
 /// MCP's `tools/call` of a smart tool, for the caller `who` of a tool tagged `tags`: the
