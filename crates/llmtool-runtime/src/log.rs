@@ -10,6 +10,7 @@ use llmtool_dlp::Policy;
 use llmtool_format::model::Tool;
 use llmtool_format::template::Inputs;
 use llmtool_log::{Outcome, Record, RunLog, Thread};
+use llmtool_providers::Usage;
 use llmtool_providers::run::{RunReport, RunRequest};
 use sha2::{Digest as _, Sha256};
 use tokio::sync::Mutex;
@@ -281,6 +282,77 @@ impl RunKeeper for RunLogKeeper {
     }
 }
 
+/// What a run did, apart from whose run it was: the part of its record that a model's run and a
+/// smart tool's run each know their own way. [`record`] joins it to the run's subject.
+pub(crate) struct RunFacts {
+    pub(crate) provider: String,
+    pub(crate) model: String,
+    pub(crate) usage: Usage,
+    pub(crate) cost_usd: Option<f64>,
+    pub(crate) price_entry: Option<String>,
+    pub(crate) latency_ms: Option<u64>,
+    pub(crate) first_token_ms: Option<u64>,
+    pub(crate) repairs: u32,
+    pub(crate) outcome: Outcome,
+    pub(crate) error: Option<String>,
+    pub(crate) answer: Option<String>,
+    /// The prompt as sent, where the policy keeps it.
+    pub(crate) prompt: Option<String>,
+    pub(crate) redactions: BTreeMap<String, u64>,
+    /// Whether the run's values may be kept: not for one data-loss prevention blocked.
+    pub(crate) values_kept: bool,
+    /// The placeholders of the values data-loss prevention hid, kept with the conversation.
+    pub(crate) placeholders: BTreeMap<String, String>,
+}
+
+/// The one builder of a run's record: whose run it was (`subject`, started at `started`), what
+/// it did (`facts`), its values kept as `policy` says with `redact` applied to them.
+pub(crate) fn record(
+    subject: &Subject,
+    started: jiff::Timestamp,
+    policy: LogPolicy,
+    facts: RunFacts,
+    redact: &dyn Fn(&str) -> String,
+) -> Record {
+    let values_kept = policy == LogPolicy::On && facts.values_kept;
+    Record {
+        id: None,
+        started_at: llmtool_log::time_text(started),
+        origin: subject.origin.into(),
+        tool_path: subject.tool_path.clone(),
+        tool_name: subject.tool_name.clone(),
+        tool_hash: subject.tool_hash.clone(),
+        // As given, but for a key pasted into a value (as everywhere llmtool prints).
+        variables: values_kept.then(|| masked(&subject.values, redact)),
+        prompt: facts.prompt.filter(|_| values_kept),
+        variables_hash: hash(&subject.values.to_string()),
+        provider: facts.provider,
+        model: facts.model,
+        input_tokens: facts.usage.input_tokens,
+        cached_input_tokens: facts.usage.cached_input_tokens,
+        cache_write_tokens: facts.usage.cache_write_tokens,
+        output_tokens: facts.usage.output_tokens,
+        reasoning_tokens: facts.usage.reasoning_tokens,
+        cost_usd: facts.cost_usd,
+        price_entry: facts.price_entry,
+        latency_ms: facts.latency_ms,
+        first_token_ms: facts.first_token_ms,
+        repairs: facts.repairs,
+        outcome: facts.outcome,
+        error: facts.error,
+        answer: facts.answer,
+        redactions: facts.redactions,
+        conversation: subject.turn.as_ref().map(|turn| turn.conversation.clone()),
+        turn: subject.turn.as_ref().map(|turn| turn.number),
+        thread: subject.turn.as_ref().map(|turn| Thread {
+            tool: turn.tool.clone(),
+            dlp: turn.dlp.map(|policy| policy.name().to_owned()),
+            // The values themselves: kept only where values are.
+            placeholders: if values_kept { facts.placeholders.clone() } else { BTreeMap::new() },
+        }),
+    }
+}
+
 impl crate::Runtime {
     /// The record of a run of `subject` by `request`, started at `started`, for a log that
     /// keeps its values (`LogPolicy::On`) or only their hash. Keys are redacted from the
@@ -295,7 +367,6 @@ impl crate::Runtime {
         ended: Ended<'_>,
         policy: LogPolicy,
     ) -> Record {
-        let target = &request.target;
         let redact = |text: &str| {
             let text = self.redact(text);
             match &request.redaction {
@@ -303,8 +374,6 @@ impl crate::Runtime {
                 None => text.into_owned(),
             }
         };
-        let blocked = matches!(ended, Ended::Failed(RunError::Blocked(_)));
-        let values_text = subject.values.to_string();
         let outcome = ended.outcome();
         let (report, error) = match ended {
             Ended::Report(report) => (Some(report), report.error.clone()),
@@ -315,29 +384,10 @@ impl crate::Runtime {
             Ended::Failed(why) => (None, Some(why.to_string())),
             Ended::Cancelled => (None, None),
         };
-        let usage = report.map(|r| r.usage).unwrap_or_default();
-        Record {
-            id: None,
-            started_at: llmtool_log::time_text(started),
-            origin: subject.origin.into(),
-            tool_path: subject.tool_path.clone(),
-            tool_name: subject.tool_name.clone(),
-            tool_hash: subject.tool_hash.clone(),
-            // As given, but for a key pasted into a value (as everywhere llmtool prints).
-            variables: (policy == LogPolicy::On && !blocked)
-                .then(|| masked(&subject.values, &redact)),
-            // The prompt holds the values: kept only where they are. A request made without its
-            // prompt (a row answered by a provider's batch engine, collected later) has none.
-            prompt: (policy == LogPolicy::On && !blocked && !request.prompt.is_empty())
-                .then(|| redact(&request.first_message())),
-            variables_hash: hash(&values_text),
-            provider: target.endpoint.provider.clone(),
-            model: target.model.clone(),
-            input_tokens: usage.input_tokens,
-            cached_input_tokens: usage.cached_input_tokens,
-            cache_write_tokens: usage.cache_write_tokens,
-            output_tokens: usage.output_tokens,
-            reasoning_tokens: usage.reasoning_tokens,
+        let facts = RunFacts {
+            provider: request.target.endpoint.provider.clone(),
+            model: request.target.model.clone(),
+            usage: report.map(|r| r.usage).unwrap_or_default(),
             cost_usd: report.and_then(|r| r.cost),
             price_entry: report.and_then(|r| r.price.as_ref()).map(|p| p.entry.clone()),
             latency_ms: report.map(|r| r.latency_ms),
@@ -345,44 +395,41 @@ impl crate::Runtime {
             repairs: report.map_or(0, |r| r.repairs),
             outcome,
             error: error.map(|e| redact(&e)),
-            answer: report.filter(|_| outcome != Outcome::Failed).map(|r| {
-                match r.images.as_slice() {
-                    // Pictures are kept as where they are and their hash, never their bytes.
-                    [] => redact(r.output.as_ref().unwrap_or(&r.raw)),
-                    images => images
-                        .iter()
-                        .map(|i| {
-                            let place =
-                                i.path.as_deref().map(|p| format!("{p} ")).unwrap_or_default();
-                            format!(
-                                "{place}sha256:{} {}x{} {}",
-                                i.sha256, i.width, i.height, i.format
-                            )
-                        })
-                        .collect::<Vec<_>>()
-                        .join("\n"),
-                }
-            }),
+            answer: report.filter(|_| outcome != Outcome::Failed).map(|r| kept_answer(r, &redact)),
+            // The prompt holds the values: kept only where they are. A request made without
+            // its prompt (a row answered by a provider's batch engine, collected later) has
+            // none.
+            prompt: (!request.prompt.is_empty()).then(|| redact(&request.first_message())),
             redactions: report
                 .map(|r| r.redactions.iter().map(|(kind, n)| (kind.clone(), *n as u64)).collect())
                 .unwrap_or_default(),
-            conversation: subject.turn.as_ref().map(|turn| turn.conversation.clone()),
-            turn: subject.turn.as_ref().map(|turn| turn.number),
-            thread: subject.turn.as_ref().map(|turn| Thread {
-                tool: turn.tool.clone(),
-                dlp: turn.dlp.map(|policy| policy.name().to_owned()),
-                // The values themselves: kept only where values are, and not for a run that
-                // data-loss prevention stopped.
-                placeholders: match &request.redaction {
-                    Some(redaction) if policy == LogPolicy::On && !blocked => redaction
-                        .placeholders()
-                        .into_iter()
-                        .map(|(p, v)| (p.to_owned(), v.to_owned()))
-                        .collect(),
-                    _ => BTreeMap::new(),
-                },
-            }),
-        }
+            values_kept: !matches!(ended, Ended::Failed(RunError::Blocked(_))),
+            placeholders: request
+                .redaction
+                .as_ref()
+                .map(|redaction| {
+                    let placeholders = redaction.placeholders().into_iter();
+                    placeholders.map(|(p, v)| (p.to_owned(), v.to_owned())).collect()
+                })
+                .unwrap_or_default(),
+        };
+        record(subject, started, policy, facts, &redact)
+    }
+}
+
+/// The answer a record keeps: the text, or an image tool's pictures as where they are and
+/// their hash (never their bytes).
+fn kept_answer(report: &RunReport, redact: &dyn Fn(&str) -> String) -> String {
+    match report.images.as_slice() {
+        [] => redact(report.output.as_ref().unwrap_or(&report.raw)),
+        images => images
+            .iter()
+            .map(|i| {
+                let place = i.path.as_deref().map(|p| format!("{p} ")).unwrap_or_default();
+                format!("{place}sha256:{} {}x{} {}", i.sha256, i.width, i.height, i.format)
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
     }
 }
 

@@ -16,6 +16,7 @@ use llmtool_format::span::Span;
 use llmtool_local::LocalError;
 use llmtool_local::store::{self, ModelSpec};
 use llmtool_log::{Outcome, Record};
+use llmtool_providers::Usage;
 use llmtool_providers::run::{RunOptions, RunRequest};
 use llmtool_sandbox::{Folders, Job, LlmCall, LlmFuture, LlmHost, Python, Ran};
 
@@ -24,7 +25,7 @@ use llmtool_sandbox::{Folders, Job, LlmCall, LlmFuture, LlmHost, Python, Ran};
 pub use llmtool_sandbox::{Failure, Limits, raise_open_files_limit};
 
 use crate::local::{Consent, Fetch, LocalModels, PullEvent};
-use crate::log::{LogPolicy, Subject, hash, masked};
+use crate::log::{LogPolicy, RunFacts, Subject};
 use crate::site::site_folder;
 use crate::{Account, Choice, ParamOverrides, Rejected, RunError, Runtime, ToKeep};
 
@@ -476,31 +477,16 @@ impl Runtime {
         started: jiff::Timestamp,
         policy: LogPolicy,
     ) -> Record {
+        let redact = |text: &str| self.redact(text).into_owned();
         let (outcome, answer, error) = match &ran.result {
-            Ok(result) => (Outcome::Ok, Some(self.redact(result).into_owned()), None),
+            Ok(result) => (Outcome::Ok, Some(redact(result)), None),
             Err(Failure::Cancelled) => (Outcome::Cancelled, None, None),
-            Err(failure) => {
-                (Outcome::Failed, None, Some(self.redact(&failure.to_string()).into_owned()))
-            }
+            Err(failure) => (Outcome::Failed, None, Some(redact(&failure.to_string()))),
         };
-        Record {
-            id: None,
-            started_at: llmtool_log::time_text(started),
-            origin: subject.origin.into(),
-            tool_path: subject.tool_path.clone(),
-            tool_name: subject.tool_name.clone(),
-            tool_hash: subject.tool_hash.clone(),
-            variables: (policy == LogPolicy::On)
-                .then(|| masked(&subject.values, &|text| self.redact(text).into_owned())),
-            prompt: None,
-            variables_hash: hash(&subject.values.to_string()),
+        let facts = RunFacts {
             provider: SANDBOX_PROVIDER.into(),
             model: SANDBOX_MODEL.into(),
-            input_tokens: None,
-            cached_input_tokens: None,
-            cache_write_tokens: None,
-            output_tokens: None,
-            reasoning_tokens: None,
+            usage: Usage::default(),
             cost_usd: Some(0.0),
             price_entry: None,
             latency_ms: Some(u64::try_from(ran.wall.as_millis()).unwrap_or(u64::MAX)),
@@ -509,10 +495,11 @@ impl Runtime {
             outcome,
             error,
             answer: answer.filter(|_| policy == LogPolicy::On),
-            redactions: std::collections::BTreeMap::default(),
-            conversation: None,
-            turn: None,
-            thread: None,
-        }
+            prompt: None,
+            redactions: std::collections::BTreeMap::new(),
+            values_kept: true,
+            placeholders: std::collections::BTreeMap::new(),
+        };
+        crate::log::record(subject, started, policy, facts, &redact)
     }
 }
