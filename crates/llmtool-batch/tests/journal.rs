@@ -3,8 +3,6 @@
 //! written down to collected), the output cut back to what the journal committed, and row
 //! keys that follow a row wherever it moves.
 
-#![allow(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
-
 use llmtool_batch::Journal;
 use llmtool_batch::journal::{Entry, Met};
 use llmtool_batch::keys::{Occurrences, work_hash};

@@ -3,12 +3,10 @@
 //! answer outside the tool's expected output fails its run; a rerun answers from the cache and
 //! sends nothing, and a changed case is sent again.
 
-#![allow(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
-
 use std::time::Duration;
 
 use llmtool_config::{Config, Env};
-use llmtool_eval::{Cache, Options, run_file};
+use llmtool_eval::{Cache, Options, init, run_file};
 use llmtool_providers::resolve::Providers;
 use llmtool_providers::transport::RetryPolicy;
 use llmtool_runtime::{Runtime, RuntimeOptions, TestsFile};
@@ -123,4 +121,36 @@ async fn a_judge_grades_with_its_reason_kept() {
             && asked.contains("The label fits"),
         "{asked}"
     );
+}
+
+#[tokio::test]
+async fn the_starter_file_loads_and_passes_on_every_model_named() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("label.json"), TOOL).unwrap();
+    let tool = llmtool_format::Document::from_text(TOOL.to_owned()).tool.unwrap();
+    let starter = init::starter(&tool, "label.json");
+    let path = dir.path().join("label.tests.json");
+    std::fs::write(&path, serde_json::to_string_pretty(&starter).unwrap()).unwrap();
+    let mock = Mock::start(vec![answer("negative"), answer("positive")]).await;
+    let runtime = runtime(&mock);
+    let file = TestsFile::load(&path, 1 << 20, None).unwrap();
+    assert!(!file.has_errors(), "{:?}", file.diagnostics);
+    let options = Options {
+        models: vec!["mock/first".into(), "mock/second".into()],
+        repeat: 1,
+        min_pass: 1,
+        cache: None,
+        jobs: 1,
+    };
+    let result = run_file(&runtime, &file, &options).await;
+    assert_eq!(result.models, ["mock/first", "mock/second"]);
+    let verdicts: Vec<(&str, bool)> =
+        result.cases.iter().map(|case| (case.model.as_str(), case.pass)).collect();
+    assert_eq!(verdicts, [("mock/first", true), ("mock/second", true)], "{result:#?}");
+    let asked: Vec<String> = mock
+        .requests()
+        .iter()
+        .map(|request| request.body["model"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(asked, ["first", "second"], "each model is asked once");
 }
