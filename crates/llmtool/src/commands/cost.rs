@@ -6,7 +6,7 @@ use llmtool_runtime::worst_case::{self, Sending};
 
 /// The request's input tokens and its worst-case cost, before it is sent. `counted` is the
 /// exact count, when the model's tokenizer is at hand (the local model's).
-pub(crate) fn estimate(request: &RunRequest, counted: Option<usize>) -> String {
+pub(crate) fn worst_case_line(request: &RunRequest, counted: Option<usize>) -> String {
     let estimate = worst_case::estimate(request, counted, Sending::Run);
     let mut line = if estimate.counted {
         format!(

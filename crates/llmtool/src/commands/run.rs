@@ -249,7 +249,7 @@ fn dry_run(opening: &Opening, options: RunOptions) -> anyhow::Result<Outcome> {
             }
             None => None,
         };
-        eprintln!("{}", cost::estimate(request, counted));
+        eprintln!("{}", cost::worst_case_line(request, counted));
         return Ok(Outcome::Ok);
     }
     let (http, warnings) = request.first_request(options)?;
@@ -257,6 +257,6 @@ fn dry_run(opening: &Opening, options: RunOptions) -> anyhow::Result<Outcome> {
         eprintln!("warning: {}", secrets::redact(warning));
     }
     io::write_stdout(secrets::redact(&http.display_redacted()).as_bytes())?;
-    eprintln!("{}", cost::estimate(request, None));
+    eprintln!("{}", cost::worst_case_line(request, None));
     Ok(Outcome::Ok)
 }
