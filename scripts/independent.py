@@ -169,8 +169,11 @@ def main():
                # whitespace to the end of them (llama.cpp's JSON grammar allows it), and four
                # such attempts outlasted five minutes. So 400 tokens an answer, and up to three
                # runs: on 2026-12-02, 3 runs in 8 gave no JSON after their repairs, a model's
-               # failing, not the server's or llmtool's (each run that ended wrote JSON).
-               "--max-tokens", "400"],
+               # failing, not the server's or llmtool's (each run that ended wrote JSON). At
+               # the tool's temperature of 0.1 the three runs are one answer three times (on
+               # 2026-12-03 each repeated "Liability" to its limit), so they are sampled at 0.8:
+               # a retry is worth only as much as it can differ.
+               "--max-tokens", "400", "--temperature", "0.8"],
               llama_env, validate=lambda r: None if json.loads(report(r)["output"]) is not None else "no JSON",
               tries=3)
         for situation in ["A bakery wants a second shop.", "A startup with no revenue plans an IPO.", "A profitable firm can buy its main supplier cheaply."]:

@@ -36,14 +36,16 @@ def conversation():
 @schemathesis.hook
 def map_case(ctx, case):
     path = case.operation.path
+    body = case.body if isinstance(case.body, dict) else {}
     if path.endswith("/tools/{slug}/run"):
-        topic = case.body.get("values", {}).get("topic") if isinstance(case.body, dict) else None
+        values = body.get("values")
+        topic = values.get("topic") if isinstance(values, dict) else None
         case.path_parameters = {"slug": SLUG}
         case.query = {}
         case.body = {"values": {"topic": topic if isinstance(topic, str) and topic else "the sea"},
                      "model": MODEL}
     elif path.endswith("/conversations/{id}/messages"):
-        text = case.body.get("text") if isinstance(case.body, dict) else None
+        text = body.get("text")
         case.path_parameters = {"id": conversation()}
         case.body = {"text": text if isinstance(text, str) and text.strip() else "And then?"}
     return case
