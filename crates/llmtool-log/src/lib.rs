@@ -8,6 +8,7 @@ pub mod migrations;
 pub mod private;
 mod record;
 mod since;
+pub mod sql;
 mod store;
 
 pub use conversation::{Conversation, ConversationSummary};

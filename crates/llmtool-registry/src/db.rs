@@ -373,25 +373,7 @@ impl Tx {
     }
 }
 
-/// A statement in PostgreSQL's syntax, rewritten for SQLite (see the module documentation).
-pub(crate) fn for_sqlite(sql: &str) -> String {
-    let mut out = String::with_capacity(sql.len());
-    let mut rest = sql;
-    while let Some(c) = rest.chars().next() {
-        if let Some(after) = rest.strip_prefix(" COLLATE \"C\"") {
-            rest = after;
-        } else if let Some(after) = rest.strip_prefix("::") {
-            rest = after.trim_start_matches(|c: char| c.is_ascii_alphanumeric() || c == '_');
-        } else if c == '$' && rest[1..].starts_with(|c: char| c.is_ascii_digit()) {
-            out.push('?');
-            rest = &rest[1..];
-        } else {
-            out.push(c);
-            rest = &rest[c.len_utf8()..];
-        }
-    }
-    out
-}
+pub(crate) use llmtool_log::sql::for_sqlite;
 
 impl From<i64> for Arg {
     fn from(value: i64) -> Arg {
@@ -462,29 +444,5 @@ impl From<&[u8]> for Arg {
 impl From<&Option<String>> for Arg {
     fn from(value: &Option<String>) -> Arg {
         Arg::Text(value.clone())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn statements_are_rewritten_for_sqlite_by_three_rules() {
-        assert_eq!(
-            for_sqlite(
-                "SELECT record::text FROM runs WHERE ($1::text IS NULL OR slug = $1) AND n < $12"
-            ),
-            "SELECT record FROM runs WHERE (?1 IS NULL OR slug = ?1) AND n < ?12"
-        );
-        assert_eq!(
-            for_sqlite("ORDER BY t.slug COLLATE \"C\" LIMIT $2"),
-            "ORDER BY t.slug LIMIT ?2"
-        );
-        // A JSON path's `$` is not a parameter; text that is neither is kept as it is.
-        assert_eq!(
-            for_sqlite("json_extract(v.body, '$.metadata.creator') = 'é$'"),
-            "json_extract(v.body, '$.metadata.creator') = 'é$'"
-        );
     }
 }
