@@ -1,11 +1,14 @@
-//! Conversations in the run log: each turn is a run (with its conversation's id and its turn
-//! number), and the conversation's own row keeps the tool as it started and the placeholders
-//! of the values data-loss prevention hid. `llmtool reply` and `run -c` read one back to go on
-//! with it; `llmtool logs --conversations` lists them.
+//! Conversations, in the run log and the team server's library alike: each turn is a run
+//! (with its conversation's id and its turn number), and the conversation's own row keeps the
+//! tool as it started, the placeholders of the values data-loss prevention hid, and a summary
+//! that the lists read (title, last turn, turns, cost). The rules both stores follow live
+//! here: how placeholders merge, what a conversation is called, how its summary grows. The
+//! log's own statements follow; `llmtool reply` and `run -c` read a conversation back to go
+//! on with it, and `llmtool logs --conversations` lists them.
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use sqlx::Row as _;
 
 use crate::record::{Record, Thread};
@@ -29,14 +32,17 @@ pub struct Conversation {
     pub thread: Thread,
 }
 
-/// One line of `llmtool logs --conversations`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ConversationSummary {
+/// A conversation as a list shows it, from the summary its row keeps: the same in the run log
+/// and in a library.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema), schema(as = ConversationSummary))]
+pub struct Summary {
     pub id: String,
     pub started_at: String,
     /// When its last turn started.
     pub last_at: String,
-    pub tool: String,
+    /// The tool's name and its first value (as [`default_title`] makes it).
+    pub title: String,
     pub provider: String,
     pub model: String,
     pub turns: u64,
@@ -44,26 +50,179 @@ pub struct ConversationSummary {
     pub cost_usd: f64,
 }
 
+/// Where the next page of a list starts: after the conversation last listed. Lists are newest
+/// last turn first, and a page goes on from the one before it even while turns are added.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct After {
+    pub last_at: String,
+    pub id: String,
+}
+
+impl Summary {
+    /// Where the page after this conversation starts.
+    pub fn after(&self) -> After {
+        After { last_at: self.last_at.clone(), id: self.id.clone() }
+    }
+}
+
+/// One line of `llmtool logs --conversations`: the summary, and the tool's name or path.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ConversationSummary {
+    #[serde(flatten)]
+    pub summary: Summary,
+    pub tool: String,
+}
+
+/// How many characters of a conversation's title [`default_title`] makes at most.
+pub const TITLE_CHARS: usize = 60;
+
+/// The placeholders a conversation keeps after a turn: those `kept` so far, and the turn's new
+/// ones. A placeholder keeps the value it was first kept with (a turn that says otherwise
+/// changes nothing), so that what a turn sends can never rewrite an earlier value.
+pub fn merge_placeholders(
+    kept: BTreeMap<String, String>,
+    turn: &BTreeMap<String, String>,
+) -> BTreeMap<String, String> {
+    let mut merged = kept;
+    for (placeholder, value) in turn {
+        merged.entry(placeholder.clone()).or_insert_with(|| value.clone());
+    }
+    merged
+}
+
+/// What a conversation is called until renamed: the tool's name, then its first value that is
+/// not blank, on one line, with each value data-loss prevention hid shown as its placeholder,
+/// at most [`TITLE_CHARS`] characters.
+pub fn default_title(
+    tool: &str,
+    variables: Option<&serde_json::Value>,
+    placeholders: &BTreeMap<String, String>,
+) -> String {
+    let first = variables
+        .and_then(serde_json::Value::as_object)
+        .into_iter()
+        .flat_map(|values| values.values())
+        .map(value_text)
+        .find(|text| !text.trim().is_empty());
+    let mut title = match first {
+        Some(value) => format!("{tool}: {}", masked(&value, placeholders)),
+        None => tool.to_owned(),
+    };
+    title = title.split_whitespace().collect::<Vec<_>>().join(" ");
+    if title.chars().count() > TITLE_CHARS {
+        let kept: String = title.chars().take(TITLE_CHARS - 1).collect();
+        return format!("{}…", kept.trim_end());
+    }
+    title
+}
+
+/// A value as a title shows it: text as it is, a list of choices joined by commas.
+fn value_text(value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::String(text) => text.clone(),
+        serde_json::Value::Array(items) => {
+            items.iter().map(value_text).collect::<Vec<_>>().join(", ")
+        }
+        serde_json::Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+/// `text` with every value of `placeholders` replaced by its placeholder, longest value first
+/// (so that a value inside a longer one never shows a piece of it).
+fn masked(text: &str, placeholders: &BTreeMap<String, String>) -> String {
+    let mut by_length: Vec<_> = placeholders.iter().filter(|(_, v)| !v.is_empty()).collect();
+    by_length.sort_by_key(|(_, value)| std::cmp::Reverse(value.len()));
+    by_length.into_iter().fold(text.to_owned(), |text, (placeholder, value)| {
+        text.replace(value.as_str(), placeholder)
+    })
+}
+
+/// The placeholders as a conversation's row keeps them: a JSON object, or `NULL` for none.
+pub fn placeholders_text(placeholders: &BTreeMap<String, String>) -> Option<String> {
+    (!placeholders.is_empty()).then(|| serde_json::to_string(placeholders).unwrap_or_default())
+}
+
+/// The placeholders a conversation's row keeps, read back (none when unreadable).
+pub fn placeholders_from(text: Option<String>) -> BTreeMap<String, String> {
+    text.and_then(|text| serde_json::from_str(&text).ok()).unwrap_or_default()
+}
+
+/// The statement that reads a conversation's kept placeholders (`$1`: its id), before a turn's
+/// are merged in.
+pub const KEPT_PLACEHOLDERS: &str = "SELECT placeholders FROM conversations WHERE id = $1";
+
+/// The statement that adds a turn to its conversation's summary, in the transaction that keeps
+/// the turn's run: `$1` the conversation, `$2` when the turn started, `$3` its cost (`NULL`
+/// when unknown). Written in PostgreSQL's syntax ([`crate::sql::for_sqlite`] for SQLite).
+pub const KEEP_SUMMARY: &str = "UPDATE conversations SET
+        last_at = CASE WHEN last_at < $2::text THEN $2::text ELSE last_at END,
+        turns = turns + 1,
+        cost_usd = cost_usd + COALESCE($3::float8, 0)
+     WHERE id = $1";
+
+/// The columns of a [`Summary`], in its order, of the table aliased `c` (a library's and the
+/// log's `conversations` alike).
+pub const SUMMARY_COLUMNS: &str =
+    "c.id, c.started_at, c.last_at, c.title, c.provider, c.model, c.turns, c.cost_usd";
+
+/// The condition of a page that starts after a conversation (`$N`: its last turn, `$N+1`: its
+/// id; both `NULL` for the first page), in the order of [`NEWEST_FIRST`].
+pub fn after_condition(first_parameter: usize) -> String {
+    let (at, id) = (first_parameter, first_parameter + 1);
+    format!("(${at}::text IS NULL OR (c.last_at, c.id) < (${at}::text, ${id}::text))")
+}
+
+/// The order of every list of conversations: newest last turn first.
+pub const NEWEST_FIRST: &str = "ORDER BY c.last_at DESC, c.id DESC";
+
+/// A row of [`SUMMARY_COLUMNS`].
+pub type SummaryRow = (String, String, String, String, String, String, i64, f64);
+
+impl From<SummaryRow> for Summary {
+    fn from(row: SummaryRow) -> Summary {
+        let (id, started_at, last_at, title, provider, model, turns, cost_usd) = row;
+        Summary {
+            id,
+            started_at,
+            last_at,
+            title,
+            provider,
+            model,
+            turns: u64::try_from(turns).unwrap_or(0),
+            cost_usd,
+        }
+    }
+}
+
 /// Writes the conversation of each record that has one (before the runs, which refer to it):
-/// created by its first record to arrive, its placeholders replaced by the latest turn's (a
-/// turn's are all the conversation's so far).
+/// created by its first record to arrive, its placeholders merged with each turn's
+/// ([`merge_placeholders`]), its summary grown by each turn ([`KEEP_SUMMARY`]).
 pub(crate) async fn keep_threads(
     connection: &mut sqlx::SqliteConnection,
     records: &[Record],
 ) -> Result<(), sqlx::Error> {
+    let kept_placeholders = crate::sql::for_sqlite(KEPT_PLACEHOLDERS);
+    let keep_summary = crate::sql::for_sqlite(KEEP_SUMMARY);
     for record in records {
         let Some(id) = &record.conversation else { continue };
         let thread = record.thread.clone().unwrap_or_default();
-        let placeholders = (!thread.placeholders.is_empty())
-            .then(|| serde_json::to_string(&thread.placeholders).unwrap_or_default());
+        let kept: Option<Option<String>> = sqlx::query_scalar(&kept_placeholders)
+            .bind(id)
+            .fetch_optional(&mut *connection)
+            .await?;
+        let placeholders =
+            merge_placeholders(placeholders_from(kept.flatten()), &thread.placeholders);
+        let tool = record.tool_name.as_deref().or(record.tool_path.as_deref()).unwrap_or("");
+        let title = default_title(tool, record.variables.as_ref(), &placeholders);
         sqlx::query(
             "INSERT INTO conversations (id, started_at, origin, tool_path, tool_name, tool,
-                provider, model, placeholders, dlp)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+                provider, model, placeholders, dlp, title, last_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?2)
              ON CONFLICT (id) DO UPDATE SET
                 tool = COALESCE(conversations.tool, excluded.tool),
                 dlp = COALESCE(conversations.dlp, excluded.dlp),
-                placeholders = COALESCE(excluded.placeholders, conversations.placeholders)",
+                placeholders = excluded.placeholders",
         )
         .bind(id)
         .bind(&record.started_at)
@@ -73,13 +232,23 @@ pub(crate) async fn keep_threads(
         .bind(&thread.tool)
         .bind(&record.provider)
         .bind(&record.model)
-        .bind(placeholders)
+        .bind(placeholders_text(&placeholders))
         .bind(&thread.dlp)
+        .bind(title)
         .execute(&mut *connection)
         .await?;
+        sqlx::query(&keep_summary)
+            .bind(id)
+            .bind(&record.started_at)
+            .bind(record.cost_usd)
+            .execute(&mut *connection)
+            .await?;
     }
     Ok(())
 }
+
+/// A row of the log's list: [`SUMMARY_COLUMNS`], then the tool's name or path.
+type LogListRow = (String, String, String, String, String, String, i64, f64, String);
 
 impl RunLog {
     /// The conversation `id`, with its turns in order; `None` when the log has none by that
@@ -99,7 +268,6 @@ impl RunLog {
             .await
             .map_err(|e| self.error(e))?;
         let read = || -> Result<Conversation, sqlx::Error> {
-            let placeholders: Option<String> = row.try_get("placeholders")?;
             Ok(Conversation {
                 id: row.try_get("id")?,
                 started_at: row.try_get("started_at")?,
@@ -112,9 +280,7 @@ impl RunLog {
                 thread: Thread {
                     tool: row.try_get("tool")?,
                     dlp: row.try_get("dlp")?,
-                    placeholders: placeholders
-                        .and_then(|text| serde_json::from_str::<BTreeMap<_, _>>(&text).ok())
-                        .unwrap_or_default(),
+                    placeholders: placeholders_from(row.try_get("placeholders")?),
                 },
             })
         };
@@ -136,33 +302,71 @@ impl RunLog {
         .map_err(|e| self.error(e))
     }
 
-    /// The newest `limit` conversations, by their last turn.
-    pub async fn conversations(&self, limit: u32) -> Result<Vec<ConversationSummary>, LogError> {
-        let rows = sqlx::query(
-            "SELECT c.id, c.started_at, MAX(r.started_at) AS last_at,
-                COALESCE(c.tool_name, c.tool_path, '') AS tool, c.provider, c.model,
-                COUNT(r.id) AS turns, COALESCE(SUM(r.cost_usd), 0.0) AS cost
-             FROM conversations c JOIN runs r ON r.conversation = c.id
-             GROUP BY c.id ORDER BY last_at DESC, c.id DESC LIMIT ?1",
-        )
-        .bind(i64::from(limit))
-        .fetch_all(&self.pool)
-        .await
-        .map_err(|e| self.error(e))?;
-        rows.iter()
-            .map(|row| {
-                Ok(ConversationSummary {
-                    id: row.try_get("id")?,
-                    started_at: row.try_get("started_at")?,
-                    last_at: row.try_get("last_at")?,
-                    tool: row.try_get("tool")?,
-                    provider: row.try_get("provider")?,
-                    model: row.try_get("model")?,
-                    turns: u64::try_from(row.try_get::<i64, _>("turns")?).unwrap_or(0),
-                    cost_usd: row.try_get("cost")?,
-                })
-            })
-            .collect::<Result<_, sqlx::Error>>()
-            .map_err(|e| self.error(e))
+    /// A page of `limit` conversations, newest last turn first, starting `after` one.
+    pub async fn conversations(
+        &self,
+        after: Option<&After>,
+        limit: u32,
+    ) -> Result<Vec<ConversationSummary>, LogError> {
+        let page = crate::sql::for_sqlite(&format!(
+            "SELECT {SUMMARY_COLUMNS}, COALESCE(c.tool_name, c.tool_path, '')
+             FROM conversations c WHERE {} {NEWEST_FIRST} LIMIT $3",
+            after_condition(1)
+        ));
+        let rows: Vec<LogListRow> = sqlx::query_as(&page)
+            .bind(after.map(|a| &a.last_at))
+            .bind(after.map(|a| &a.id))
+            .bind(i64::from(limit))
+            .fetch_all(&self.pool)
+            .await
+            .map_err(|e| self.error(e))?;
+        let listed =
+            rows.into_iter().map(|(id, started, last, title, provider, model, n, cost, tool)| {
+                let summary = (id, started, last, title, provider, model, n, cost).into();
+                ConversationSummary { summary, tool }
+            });
+        Ok(listed.collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs.iter().map(|(p, v)| ((*p).to_owned(), (*v).to_owned())).collect()
+    }
+
+    #[test]
+    fn a_placeholder_keeps_the_value_it_was_first_kept_with() {
+        let kept = map(&[("[EMAIL_1]", "ann@example.com")]);
+        let turn = map(&[("[EMAIL_1]", "eve@example.com"), ("[EMAIL_2]", "bo@example.com")]);
+        let merged = merge_placeholders(kept, &turn);
+        assert_eq!(
+            merged,
+            map(&[("[EMAIL_1]", "ann@example.com"), ("[EMAIL_2]", "bo@example.com")])
+        );
+    }
+
+    #[test]
+    fn a_title_is_the_tool_and_its_first_value_on_one_line_hidden_values_masked() {
+        let none = BTreeMap::new();
+        let values = serde_json::json!({"topic": "  ", "tone": ["dry", "short"], "n": 3});
+        assert_eq!(default_title("Haiku", Some(&values), &none), "Haiku: dry, short");
+        assert_eq!(default_title("Haiku", None, &none), "Haiku", "no values kept: the tool alone");
+        assert_eq!(default_title("Haiku", Some(&serde_json::json!({})), &none), "Haiku");
+
+        // The longer value is masked first, so no piece of it shows under a shorter one.
+        let hidden = map(&[("[EMAIL_1]", "ann@example.com"), ("[NAME_1]", "ann")]);
+        let values = serde_json::json!({"text": "write to\n ann@example.com, ann"});
+        assert_eq!(
+            default_title("Mail", Some(&values), &hidden),
+            "Mail: write to [EMAIL_1], [NAME_1]"
+        );
+
+        let long = serde_json::json!({"text": "é".repeat(200)});
+        let title = default_title("Long", Some(&long), &none);
+        assert_eq!(title.chars().count(), TITLE_CHARS);
+        assert!(title.ends_with('…'));
     }
 }

@@ -2,7 +2,9 @@
 //! directory, which `llmtool logs` lists and `llmtool usage` totals. The database is opened in
 //! WAL mode, so a run killed at any moment leaves every earlier record whole.
 
-mod conversation;
+#[cfg(any(test, feature = "contract"))]
+pub mod contract;
+pub mod conversation;
 mod dir;
 pub mod migrations;
 pub mod private;
@@ -11,7 +13,7 @@ mod since;
 pub mod sql;
 mod store;
 
-pub use conversation::{Conversation, ConversationSummary};
+pub use conversation::{After, Conversation, ConversationSummary, Summary};
 pub use dir::{DATABASE_FILE, data_dir};
 pub use record::{Outcome, Record, Thread};
 pub use since::{SinceError, since};

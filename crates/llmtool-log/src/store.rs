@@ -73,7 +73,8 @@ pub struct Total {
 
 /// The log's schema, oldest change first.
 pub(crate) const MIGRATIONS: &[crate::migrations::Embedded] = crate::embed_migrations!(
-    "../migrations": "0001_runs.sql", "0002_redactions.sql", "0003_prompt.sql", "0004_conversations.sql"
+    "../migrations": "0001_runs.sql", "0002_redactions.sql", "0003_prompt.sql", "0004_conversations.sql",
+    "0005_conversation_summaries.sql"
 );
 
 impl RunLog {
@@ -123,9 +124,8 @@ impl RunLog {
 
     /// Appends `record`; its id.
     pub async fn append(&self, record: &Record) -> Result<i64, LogError> {
-        let mut connection = self.pool.acquire().await.map_err(|e| self.error(e))?;
-        let ids = insert(&mut connection, std::slice::from_ref(record)).await;
-        ids.map_err(|e| self.error(e))?.pop().ok_or_else(|| self.error(sqlx::Error::RowNotFound))
+        let mut ids = self.append_all(std::slice::from_ref(record)).await?;
+        ids.pop().ok_or_else(|| self.error(sqlx::Error::RowNotFound))
     }
 
     /// Appends `records` in one transaction (one commit for all of them, which is what many
@@ -314,6 +314,34 @@ async fn insert(
 mod migration_tests {
     use super::MIGRATIONS;
     use crate::migrations::differences_from_folder;
+
+    /// A log kept before conversations had summaries gets them from its runs when opened.
+    #[tokio::test]
+    async fn an_older_logs_conversations_get_their_summaries() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("log.db");
+        let options = sqlx::sqlite::SqliteConnectOptions::new().filename(&path);
+        let pool = sqlx::SqlitePool::connect_with(options.create_if_missing(true)).await.unwrap();
+        crate::migrations::migrator(&MIGRATIONS[..4]).run(&pool).await.unwrap();
+        let older = "INSERT INTO conversations (id, started_at, origin, tool_name, provider, model)
+                VALUES ('c1', '2026-11-01T10:00:00.000Z', 'run', 'chatty', 'openai', 'gpt-4o');
+            INSERT INTO runs (started_at, origin, tool_hash, variables_hash, provider, model,
+                outcome, repairs, conversation, turn)
+            VALUES ('2026-11-01T10:00:00.000Z', 'run', '', '', 'openai', 'gpt-4o', 'ok', 0, 'c1', 1),
+                ('2026-11-04T10:00:00.000Z', 'run', '', '', 'openai', 'gpt-4o', 'ok', 0, 'c1', 2);
+            UPDATE runs SET cost_usd = 0.5 WHERE turn = 2;";
+        sqlx::raw_sql(older).execute(&pool).await.unwrap();
+        pool.close().await;
+
+        let log = crate::RunLog::open(&path).await.unwrap();
+        let listed = log.conversations(None, 10).await.unwrap();
+        let summary = &listed[0].summary;
+        assert_eq!((summary.turns, summary.cost_usd), (2, 0.5));
+        assert_eq!(
+            (summary.last_at.as_str(), summary.title.as_str()),
+            ("2026-11-04T10:00:00.000Z", "chatty")
+        );
+    }
 
     #[tokio::test]
     async fn the_listed_migrations_are_the_folders() {

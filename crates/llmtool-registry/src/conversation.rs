@@ -5,6 +5,7 @@
 //! on with a conversation; a share link shows the turns it had when shared.
 
 use async_trait::async_trait;
+use llmtool_log::{After, Conversation, Summary};
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -22,34 +23,28 @@ pub fn owner_of(member_id: &str, token: Option<&str>) -> String {
     }
 }
 
-/// A conversation as the lists show it.
+/// A conversation as the lists show it: its summary (as the run log's conversations have it),
+/// and who owns it, on which version, whether it is shared.
 #[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
 pub struct ConversationInfo {
-    pub id: String,
-    pub started_at: String,
-    /// When its last turn started.
-    pub last_at: String,
+    #[serde(flatten)]
+    pub summary: Summary,
     /// Who started it, as [`owner_of`] names a caller.
     pub owner: String,
     /// The tool's version it started on (and every turn uses).
     pub slug: String,
     pub version: u32,
-    pub provider: String,
-    pub model: String,
-    pub turns: u64,
-    /// US dollars, over the turns whose cost is known.
-    pub cost_usd: f64,
     /// Whether a share link shows it.
     pub shared: bool,
 }
 
-/// A conversation whole: what the lists show, its turns in order, and what it keeps for its
-/// owner and its follow-ups (the policy, the placeholders' values: never shown to others).
+/// A conversation whole: what the lists show, and the conversation as the runtime goes on with
+/// it (its turns in order, and what it keeps for its owner and its follow-ups: the policy, the
+/// placeholders' values, never shown to others), read as the run log reads its own.
 #[derive(Debug, Clone, PartialEq)]
 pub struct KeptConversation {
     pub info: ConversationInfo,
-    pub turns: Vec<llmtool_log::Record>,
-    pub thread: llmtool_log::Thread,
+    pub conversation: Conversation,
 }
 
 /// The conversations of a library.
@@ -58,10 +53,12 @@ pub trait Conversations {
     /// The conversation `id`, whole; `None` when there is none.
     async fn conversation(&self, id: &str) -> Result<Option<KeptConversation>, StoreError>;
 
-    /// The newest `limit` conversations (by their last turn): `owner`'s, or everyone's.
+    /// A page of `limit` conversations, newest last turn first, starting `after` one:
+    /// `owner`'s, or everyone's.
     async fn conversations(
         &self,
         owner: Option<&str>,
+        after: Option<&After>,
         limit: u32,
     ) -> Result<Vec<ConversationInfo>, StoreError>;
 

@@ -2,10 +2,12 @@
 //! ([`keep_turn`], in the run's own transaction), read back whole or listed, and shared by a
 //! link (recorded in the audit log), written once over `Db`.
 
-use std::collections::BTreeMap;
-
 use async_trait::async_trait;
-use llmtool_log::{Record, Thread};
+use llmtool_log::conversation::{
+    KEEP_SUMMARY, KEPT_PLACEHOLDERS, NEWEST_FIRST, SUMMARY_COLUMNS, SummaryRow, after_condition,
+    default_title, merge_placeholders, placeholders_from, placeholders_text,
+};
+use llmtool_log::{After, Conversation, Record, Thread};
 
 use crate::audit;
 use crate::conversation::{ConversationInfo, Conversations, KeptConversation, owner_of};
@@ -13,59 +15,48 @@ use crate::db::{Tx, statement};
 use crate::sql_store::SqlStore;
 use crate::store::StoreError;
 
-/// What the lists show of a conversation, totalled over its runs.
-const INFO: &str =
-    "SELECT c.id, c.started_at, MAX(r.started_at), c.owner, c.slug, c.version::bigint,
-        c.provider, c.model, COUNT(r.id), COALESCE(SUM(r.cost_usd), 0.0),
-        (c.share_hash IS NOT NULL), c.dlp, c.placeholders, c.shared_run::bigint
-     FROM conversations c JOIN runs r ON r.conversation = c.id";
+/// What the library keeps of a conversation beyond its summary: its owner, version, whether it
+/// is shared; then, for reading it whole, its policy and placeholders.
+const EXTRAS: &str = "c.owner, c.slug, c.version::bigint, (c.share_hash IS NOT NULL), c.dlp,
+    c.placeholders";
 
-/// The columns of [`INFO`].
-type InfoRow = (
+/// The columns of a list: [`SUMMARY_COLUMNS`], then [`EXTRAS`].
+type ListRow = (
     String,
     String,
     String,
     String,
-    String,
-    i64,
     String,
     String,
     i64,
     f64,
+    String,
+    String,
+    i64,
     bool,
     Option<String>,
     Option<String>,
-    Option<i64>,
 );
 
-/// What a row of [`INFO`] says: the conversation as listed, what it keeps, and the last run its
-/// share link shows.
-fn info(row: InfoRow) -> (ConversationInfo, Thread, Option<i64>) {
-    let (id, started_at, last_at, owner, slug, version, provider, model, turns, cost, shared) =
-        (row.0, row.1, row.2, row.3, row.4, row.5, row.6, row.7, row.8, row.9, row.10);
+/// A conversation's row as the library lists it (the summary and what the library adds), and
+/// what it keeps for its owner and follow-ups (the tool itself is its version's).
+fn listed(row: ListRow) -> (ConversationInfo, Thread) {
+    let summary: SummaryRow = (row.0, row.1, row.2, row.3, row.4, row.5, row.6, row.7);
     let info = ConversationInfo {
-        id,
-        started_at,
-        last_at,
-        owner,
-        slug,
-        version: u32::try_from(version).unwrap_or(0),
-        provider,
-        model,
-        turns: u64::try_from(turns).unwrap_or(0),
-        cost_usd: cost,
-        shared,
+        summary: summary.into(),
+        owner: row.8.clone(),
+        slug: row.9.clone(),
+        version: u32::try_from(row.10).unwrap_or(0),
+        shared: row.11,
     };
-    let placeholders: BTreeMap<String, String> =
-        row.12.and_then(|text| serde_json::from_str(&text).ok()).unwrap_or_default();
-    let thread = Thread { tool: None, dlp: row.11, placeholders };
-    (info, thread, row.13)
+    (info, Thread { tool: None, dlp: row.12, placeholders: placeholders_from(row.13) })
 }
 
 /// Keeps the conversation `run` is a turn of (when it is one) in `tx`, the transaction that
 /// keeps the run (and holds the budgets' lock, so kept runs take turns here): created by its
 /// first turn (as a run of `slug` at `version`, by `by` charged to `member`), its placeholders
-/// merged with the turn's (a placeholder keeps the value it was kept with first).
+/// merged with the turn's and its summary grown by it, by the rules the run log keeps its own
+/// conversations by.
 pub(crate) async fn keep_turn(
     tx: &mut Tx,
     slug: &str,
@@ -89,24 +80,22 @@ pub(crate) async fn keep_turn(
         // Removed meanwhile: the conversation is nobody's but the admins'.
         _ => format!("removed:{member}"),
     };
-    let kept = statement("SELECT placeholders FROM conversations WHERE id = $1");
-    let kept: Option<(Option<String>,)> = tx.optional(kept.bind(id)).await?;
-    let mut placeholders: BTreeMap<String, String> = kept
-        .and_then(|(text,)| text)
-        .and_then(|text| serde_json::from_str(&text).ok())
-        .unwrap_or_default();
-    for (placeholder, value) in thread.placeholders {
-        placeholders.entry(placeholder).or_insert(value);
-    }
-    let placeholders = (!placeholders.is_empty())
-        .then(|| serde_json::to_string(&placeholders).unwrap_or_default());
+    let kept: Option<(Option<String>,)> =
+        tx.optional(statement(KEPT_PLACEHOLDERS).bind(id)).await?;
+    let placeholders =
+        merge_placeholders(placeholders_from(kept.and_then(|(text,)| text)), &thread.placeholders);
+    let title = default_title(
+        run.tool_name.as_deref().unwrap_or(slug),
+        run.variables.as_ref(),
+        &placeholders,
+    );
     let keep = statement(
         "INSERT INTO conversations (id, started_at, owner, slug, version, provider, model, dlp,
-            placeholders)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+            placeholders, title, last_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $2)
          ON CONFLICT (id) DO UPDATE SET
             dlp = COALESCE(conversations.dlp, excluded.dlp),
-            placeholders = COALESCE(excluded.placeholders, conversations.placeholders)",
+            placeholders = excluded.placeholders",
     )
     .bind(id)
     .bind(&run.started_at)
@@ -116,8 +105,11 @@ pub(crate) async fn keep_turn(
     .bind(&run.provider)
     .bind(&run.model)
     .bind(thread.dlp)
-    .bind(placeholders);
+    .bind(placeholders_text(&placeholders))
+    .bind(title);
     tx.execute(keep).await?;
+    let summary = statement(KEEP_SUMMARY).bind(id).bind(&run.started_at).bind(run.cost_usd);
+    tx.execute(summary).await?;
     Ok(())
 }
 
@@ -128,11 +120,13 @@ impl SqlStore {
         id: &str,
         last_run: Option<i64>,
     ) -> Result<Option<KeptConversation>, StoreError> {
-        let one = statement(format!("{INFO} WHERE c.id = $1 GROUP BY c.id"));
-        let Some(row) = self.db.optional::<InfoRow>(one.bind(id)).await? else {
+        let one = statement(format!(
+            "SELECT {SUMMARY_COLUMNS}, {EXTRAS} FROM conversations c WHERE c.id = $1"
+        ));
+        let Some(row) = self.db.optional::<ListRow>(one.bind(id)).await? else {
             return Ok(None);
         };
-        let (mut info, thread, _) = info(row);
+        let (mut info, thread) = listed(row);
         let turns = statement(
             "SELECT id, record::text FROM runs
              WHERE conversation = $1 AND ($2::bigint IS NULL OR id <= $2) ORDER BY turn, id",
@@ -147,11 +141,24 @@ impl SqlStore {
             })
             .collect();
         if last_run.is_some() {
-            info.turns = turns.len() as u64;
-            info.cost_usd = turns.iter().filter_map(|turn| turn.cost_usd).sum();
-            info.last_at = turns.last().map_or(info.started_at.clone(), |t| t.started_at.clone());
+            let summary = &mut info.summary;
+            summary.turns = turns.len() as u64;
+            summary.cost_usd = turns.iter().filter_map(|turn| turn.cost_usd).sum();
+            summary.last_at =
+                turns.last().map_or(summary.started_at.clone(), |t| t.started_at.clone());
         }
-        Ok(Some(KeptConversation { info, turns, thread }))
+        let conversation = Conversation {
+            id: info.summary.id.clone(),
+            started_at: info.summary.started_at.clone(),
+            origin: "server".to_owned(),
+            tool_path: None,
+            tool_name: Some(info.slug.clone()),
+            provider: info.summary.provider.clone(),
+            model: info.summary.model.clone(),
+            turns,
+            thread,
+        };
+        Ok(Some(KeptConversation { info, conversation }))
     }
 }
 
@@ -164,15 +171,21 @@ impl Conversations for SqlStore {
     async fn conversations(
         &self,
         owner: Option<&str>,
+        after: Option<&After>,
         limit: u32,
     ) -> Result<Vec<ConversationInfo>, StoreError> {
         let list = statement(format!(
-            "{INFO} WHERE ($1::text IS NULL OR c.owner = $1) GROUP BY c.id
-             ORDER BY MAX(r.started_at) DESC, c.id DESC LIMIT $2"
+            "SELECT {SUMMARY_COLUMNS}, {EXTRAS} FROM conversations c
+             WHERE ($1::text IS NULL OR c.owner = $1) AND {} {NEWEST_FIRST} LIMIT $4",
+            after_condition(2)
         ));
-        let rows: Vec<InfoRow> =
-            self.db.all(list.bind(owner).bind(i64::from(limit.clamp(1, 500)))).await?;
-        Ok(rows.into_iter().map(|row| info(row).0).collect())
+        let list = list
+            .bind(owner)
+            .bind(after.map(|a| a.last_at.clone()))
+            .bind(after.map(|a| a.id.clone()))
+            .bind(i64::from(limit.clamp(1, 500)));
+        let rows: Vec<ListRow> = self.db.all(list).await?;
+        Ok(rows.into_iter().map(|row| listed(row).0).collect())
     }
 
     async fn share_conversation(&self, id: &str, token_hash: &str) -> Result<u32, StoreError> {

@@ -860,21 +860,22 @@ async fn conversations(store: &dyn Store) {
     let kept = store.conversation("01jqconversation0000000000").await.unwrap().unwrap();
     let head = (kept.info.owner.as_str(), kept.info.slug.as_str(), kept.info.version);
     assert_eq!(head, ("token:ana", "chatty", 3), "a token of no member owns it by its name");
-    assert_eq!((kept.info.turns, kept.info.cost_usd), (2, 0.5));
-    assert_eq!(kept.info.last_at, "2026-11-23T10:00:00.000Z");
-    let prompts: Vec<_> = kept.turns.iter().map(|t| (t.turn, t.prompt.clone())).collect();
+    assert_eq!((kept.info.summary.turns, kept.info.summary.cost_usd), (2, 0.5));
+    assert_eq!(kept.info.summary.last_at, "2026-11-23T10:00:00.000Z");
+    let prompts: Vec<_> =
+        kept.conversation.turns.iter().map(|t| (t.turn, t.prompt.clone())).collect();
     assert_eq!(
         prompts,
         [(Some(1), Some("question 1".into())), (Some(2), Some("question 2".into()))]
     );
-    assert_eq!(kept.thread.dlp.as_deref(), Some("redact"));
-    assert_eq!(kept.thread.placeholders.len(), 2, "the latest turn's placeholders");
+    assert_eq!(kept.conversation.thread.dlp.as_deref(), Some("redact"));
+    assert_eq!(kept.conversation.thread.placeholders.len(), 2, "every turn's placeholders");
     assert!(store.conversation("nope").await.unwrap().is_none());
 
-    let anas = store.conversations(Some("token:ana"), 10).await.unwrap();
+    let anas = store.conversations(Some("token:ana"), None, 10).await.unwrap();
     assert_eq!(anas.len(), 1);
-    let everyone = store.conversations(None, 10).await.unwrap();
-    let ids: Vec<_> = everyone.iter().map(|c| c.id.as_str()).collect();
+    let everyone = store.conversations(None, None, 10).await.unwrap();
+    let ids: Vec<_> = everyone.iter().map(|c| c.summary.id.as_str()).collect();
     assert_eq!(ids, ["01jqotherconversation00000", "01jqconversation0000000000"], "newest first");
 
     let shared = store.share_conversation("01jqconversation0000000000", "share-hash").await;
@@ -884,9 +885,14 @@ async fn conversations(store: &dyn Store) {
     let late = turn(2, 25, &[("[EMAIL_2]", "cy@example.com"), ("[EMAIL_3]", "di@example.com")]);
     store.log_run("chatty", 3, Some("ana"), &late, &charge, None).await.unwrap();
     let snapshot = store.shared_conversation("share-hash").await.unwrap().unwrap();
-    assert_eq!((snapshot.info.turns, snapshot.turns.len()), (2, 2), "the turns it had when shared");
+    assert_eq!(
+        (snapshot.info.summary.turns, snapshot.conversation.turns.len()),
+        (2, 2),
+        "the turns it had when shared"
+    );
     let merged = store.conversation("01jqconversation0000000000").await.unwrap().unwrap();
-    let values: Vec<&str> = merged.thread.placeholders.values().map(String::as_str).collect();
+    let values: Vec<&str> =
+        merged.conversation.thread.placeholders.values().map(String::as_str).collect();
     assert_eq!(values, ["ann@example.com", "bo@example.com", "di@example.com"]);
     assert!(snapshot.info.shared);
     assert!(store.shared_conversation("other-hash").await.unwrap().is_none());
@@ -1001,6 +1007,36 @@ async fn shared_buckets_and_leases(store: &dyn Store) {
     assert!(store.begin_follow_up("01CONVERSATION", lease).await.unwrap());
 }
 
+/// A library keeps conversations by the contract the run log keeps its own by.
+async fn conversation_rows(store: &dyn Store) {
+    llmtool_log::contract::check_store(&LibraryRows(store)).await;
+}
+
+/// A library as the conversations' contract sees it: runs kept as the server keeps them.
+struct LibraryRows<'s>(&'s dyn Store);
+
+impl llmtool_log::contract::ConversationRows for LibraryRows<'_> {
+    async fn keep(&self, records: &[llmtool_log::Record]) {
+        for record in records {
+            let slug = record.tool_name.as_deref().unwrap_or("chatty");
+            self.0.log_run(slug, 1, Some("ci"), record, &Charge::default(), None).await.unwrap();
+        }
+    }
+
+    async fn page(
+        &self,
+        after: Option<&llmtool_log::After>,
+        limit: u32,
+    ) -> Vec<llmtool_log::Summary> {
+        let listed = self.0.conversations(None, after, limit).await.unwrap();
+        listed.into_iter().map(|c| c.summary).collect()
+    }
+
+    async fn whole(&self, id: &str) -> Option<llmtool_log::Conversation> {
+        self.0.conversation(id).await.unwrap().map(|kept| kept.conversation)
+    }
+}
+
 /// Each scenario as a test of its own on each backend, on a library of its own (so that one
 /// failing hides none of the others): `on_sqlite::NAME` and `on_postgres::NAME`. A scenario
 /// that needs `Arc<dyn Store>` (it runs work at once) is listed after `shared:`.
@@ -1048,6 +1084,7 @@ macro_rules! scenarios {
 scenarios! {
     borrowed: healthy, shared_buckets_and_leases, versions_tags_labels_and_deletion,
         search_filters_and_pages, tokens, changes_and_current, runs_and_usage, conversations,
+        conversation_rows,
         pictures_kept_with_their_runs, sessions_tags_and_kept_runs, members_and_teams,
         invites_single_sign_ons_and_the_workspace, the_audit_log;
     shared: concurrent_publishes, concurrent_tags_and_labels_stay_under_the_caps,

@@ -14,7 +14,7 @@ use axum::response::sse::{Event, Sse};
 use axum::routing::{get, post};
 use futures_util::Stream;
 use llmtool_format::output::{OutputFormat, OutputKind, OutputSpec};
-use llmtool_log::{Conversation as LogConversation, Record, Thread};
+use llmtool_log::Record;
 use llmtool_registry::{
     ConversationInfo, KeptConversation, PicturesOf, Reference, Role, Selector, owner_of,
 };
@@ -147,7 +147,7 @@ pub(crate) async fn list(
     let admin = caller.role.is_some_and(|role| role >= Role::Admin);
     let own = owner_of(&caller.member_id, caller.name.as_deref());
     let owner = if admin && !params.mine { None } else { Some(own.as_str()) };
-    Ok(Json(state.store.conversations(owner, MOST_LISTED).await?))
+    Ok(Json(state.store.conversations(owner, None, MOST_LISTED).await?))
 }
 
 /// A conversation's transcript: its owner sees the values data-loss prevention hid from the
@@ -270,7 +270,7 @@ pub(crate) async fn shared(
     Path(token): Path<String>,
 ) -> Answer<Json<ConversationBody>> {
     let (kept, version) = snapshot(&state, &caller, &token).await?;
-    let pictures = state.store.pictures_of(PicturesOf::Conversation(&kept.info.id)).await?;
+    let pictures = state.store.pictures_of(PicturesOf::Conversation(&kept.info.summary.id)).await?;
     let pictures = crate::pictures_api::shared_links(&token, &kept, pictures);
     Ok(Json(transcript(kept, false, &version.text, &pictures)))
 }
@@ -302,12 +302,13 @@ fn transcript(
     tool: &str,
     pictures: &[crate::pictures_api::PictureLink],
 ) -> ConversationBody {
-    let reveal = revealer(&kept.thread.placeholders);
+    let reveal = revealer(&kept.conversation.thread.placeholders);
     let shown = |text: Option<String>| match text {
         Some(text) if owner => Some(reveal(&text)),
         other => other,
     };
     let messages = kept
+        .conversation
         .turns
         .into_iter()
         .map(|turn: Record| TurnBody {
@@ -344,17 +345,7 @@ fn conversation_of(
     kept: &KeptConversation,
     text: String,
 ) -> Result<Conversation, llmtool_runtime::ConversationError> {
-    let info = &kept.info;
-    let as_logged = LogConversation {
-        id: info.id.clone(),
-        started_at: info.started_at.clone(),
-        origin: "server".into(),
-        tool_path: None,
-        tool_name: Some(info.slug.clone()),
-        provider: info.provider.clone(),
-        model: info.model.clone(),
-        turns: kept.turns.clone(),
-        thread: Thread { tool: Some(text), ..kept.thread.clone() },
-    };
-    Conversation::from_log(&as_logged)
+    let mut as_kept = kept.conversation.clone();
+    as_kept.thread.tool = Some(text);
+    Conversation::from_log(&as_kept)
 }

@@ -57,7 +57,7 @@ pub(crate) fn shared_links(
 ) -> Vec<PictureLink> {
     pictures
         .into_iter()
-        .filter(|p| kept.turns.iter().any(|turn| turn.id == Some(p.run)))
+        .filter(|p| kept.conversation.turns.iter().any(|turn| turn.id == Some(p.run)))
         .map(|p| {
             let (run, position) = (p.run, p.position);
             link(format!("/api/v1/shared/{token}/pictures/{run}/{position}"), p)
@@ -134,10 +134,10 @@ pub(crate) async fn shared_picture(
     headers: HeaderMap,
 ) -> Result<Response, Problem> {
     let (kept, _) = crate::conversation_api::snapshot(&state, &caller, &token).await?;
-    if !kept.turns.iter().any(|turn| turn.id == Some(run)) {
+    if !kept.conversation.turns.iter().any(|turn| turn.id == Some(run)) {
         return Err(gone(run, position));
     }
-    served(&state, &kept.info.id, run, position, &headers).await
+    served(&state, &kept.info.summary.id, run, position, &headers).await
 }
 
 /// The problem of a picture that is not there.

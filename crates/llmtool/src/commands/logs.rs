@@ -41,7 +41,7 @@ pub(crate) fn logs(args: &LogsArgs) -> anyhow::Result<Outcome> {
     }
     if args.conversations {
         let limit = args.count;
-        let listed = with_log(|log| async move { log.conversations(limit).await })?;
+        let listed = with_log(|log| async move { log.conversations(None, limit).await })?;
         let text = transcript::list(&listed.unwrap_or_default(), args.format);
         io::write_stdout(text.as_bytes())?;
         return Ok(Outcome::Ok);

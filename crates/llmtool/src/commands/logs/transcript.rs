@@ -18,14 +18,14 @@ pub(crate) fn list(conversations: &[ConversationSummary], format: LogsFormat) ->
         return "no conversations logged\n".to_owned();
     }
     let mut text = String::new();
-    for c in conversations {
+    for ConversationSummary { summary: c, tool } in conversations {
         let noun = if c.turns == 1 { "turn" } else { "turns" };
         let _ = writeln!(
             text,
             "{}  {}  {}  {}/{}  {} {noun}  {}",
             c.id,
             second(&c.last_at),
-            c.tool,
+            tool,
             c.provider,
             c.model,
             c.turns,
