@@ -175,6 +175,10 @@ pub struct ProviderConfig {
     pub display_name: Option<String>,
     /// The model run when this provider is chosen and no model it serves is named.
     pub default_model: Option<String>,
+    /// The models this provider offers besides its default: a server's clients may choose any
+    /// of them (`GET /models` lists them), as they may its default.
+    #[serde(default)]
+    pub models: Vec<String>,
     /// OpenAI-protocol servers: whether structured output (`json_schema`) is supported.
     pub json_schema: Option<bool>,
     /// OpenAI-protocol servers: whether the penalties are supported.

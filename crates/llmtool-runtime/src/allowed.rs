@@ -29,7 +29,8 @@ impl Runtime {
     }
 
     /// The models a server's client may choose, each once: each enabled provider's default
-    /// model, the operator's model and the config's default, every priced model and alias
+    /// model and the models its table offers (`models`: an integration's), the operator's
+    /// model and the config's default, every priced model and alias
     /// whose provider is enabled, and the embedded model when it is installed.
     pub fn allowed_targets(&self) -> Vec<Target> {
         let providers = self.providers();
@@ -40,6 +41,9 @@ impl Runtime {
             }
             let default = providers.default_model_of(&name);
             written.extend(default.map(|model| format!("{name}/{model}")));
+            let offered = providers.config.providers.get(&name).map(|c| c.models.as_slice());
+            written
+                .extend(offered.unwrap_or_default().iter().map(|model| format!("{name}/{model}")));
         }
         written.extend(providers.config.prices.keys().cloned());
         written.extend(providers.config.aliases.values().cloned());

@@ -69,6 +69,7 @@ pub(crate) fn providers(
                 base_url: integration.base_url.clone(),
                 api_key_env: key.as_ref().map(|_| variable.clone()),
                 default_model: integration.models.first().cloned(),
+                models: integration.models.clone(),
                 ..ProviderConfig::default()
             };
             config.providers.insert(integration.name.clone(), provider);

@@ -140,10 +140,12 @@ pub(crate) struct ModelChoice {
 }
 
 /// The models a run may choose on this server, exactly: each provider its operator enabled
-/// (a key set, a `[providers.NAME]` table, or named with `--provider`/`--model`) with its
-/// default model, the operator's and the config's default model, priced models and aliases on
-/// those providers, and the embedded local model when it is installed. A run that asks for
-/// anything else is refused (422, naming these).
+/// (a key set, a `[providers.NAME]` table, an integration, or named with
+/// `--provider`/`--model`) with its default model and the models it offers (every model of an
+/// integration), the operator's and the config's default model, priced models and aliases on
+/// those providers, and the embedded local model when it is installed: the runtime's one list
+/// (`Runtime::allowed_targets`), so that every model offered runs. A run that asks for anything
+/// else is refused (422, naming these).
 #[utoipa::path(get, path = "/models", security((), ("bearer" = [])),
     responses((status = 200, body = Vec<ModelChoice>), (status = 401, description = "No token, or one the library does not know", body = Problem)))]
 pub(crate) async fn models(
@@ -155,19 +157,6 @@ pub(crate) async fn models(
     let (runtime, integrations) = runs.runtime_now(&state).await?;
     let providers = runtime.providers();
     let mut targets = runtime.allowed_targets();
-    // Each model an integration offers, besides its provider's default.
-    for integration in integrations.iter().filter(|i| i.enabled) {
-        for model in &integration.models {
-            let written = format!("{}/{model}", integration.name);
-            let Ok(target) = providers.resolve(Some(&written), None, &[]) else { continue };
-            let known = targets.iter().any(|t| {
-                t.endpoint.provider == target.endpoint.provider && t.model == target.model
-            });
-            if !known {
-                targets.push(target);
-            }
-        }
-    }
     // Only what the caller may run.
     let (role, teams) = (caller.role.unwrap_or(Role::Viewer), &caller.teams);
     targets.retain(|t| {

@@ -51,12 +51,35 @@ impl Seen {
     }
 }
 
+/// Publishes `poet`, a tool that runs on the integration `mock`'s model `m`.
+async fn publish_poet(store: &dyn Store) {
+    let tool = json!({
+        "model_prompt": "Write about {{topic}}.",
+        "metadata": {"prompt_name": "Poet", "description": "Writes.", "model_version": ["mock/m"],
+            "timestamp": "2026-11-23T10:00:00Z", "parameters": {"max_tokens": 100},
+            "variables": [{"name": "topic", "type": "text", "description": "What about."}]}
+    });
+    let publication = Publication::from_text(&tool.to_string(), "tool.json").unwrap();
+    store.publish("poet", &publication, None, None).await.unwrap();
+}
+
+/// A server of `store` with a keyring and no provider of its own: only what the admins set up
+/// runs.
+fn library_state(store: &Arc<dyn Store>) -> ServerState {
+    let options = RuntimeOptions { only_configured: true, ..RuntimeOptions::default() };
+    let runtime = Runtime::new(Providers::default(), options).unwrap();
+    ServerState::new(
+        Arc::clone(store),
+        Access { public_read: false },
+        Arc::new(RateLimiter::new(0)),
+    )
+    .with_keyring(Keyring::parse(&Keyring::new_key()).unwrap())
+    .with_runtime(runtime, RunLimits { concurrent: 2, queued: 2 })
+}
+
 async fn control_center(store: Arc<dyn Store>) {
     let _ = rustls::crypto::ring::default_provider().install_default();
     let mock = Mock::start(vec![whole("pong"), streamed("Tides turn.")]).await;
-    // The server has no provider of its own: only what the admins set up runs.
-    let options = RuntimeOptions { only_configured: true, ..RuntimeOptions::default() };
-    let runtime = Runtime::new(Providers::default(), options).unwrap();
     let admin = new_token();
     store.create_token("ops", Role::Admin, &token_hash(&admin), None).await.unwrap();
     store.create_team("sales", false).await.unwrap();
@@ -72,23 +95,10 @@ async fn control_center(store: Arc<dyn Store>) {
         .create_token("sam-cli", Role::Viewer, &token_hash(&sam), Some("sam@example.org"))
         .await
         .unwrap();
-    let tool = json!({
-        "model_prompt": "Write about {{topic}}.",
-        "metadata": {"prompt_name": "Poet", "description": "Writes.", "model_version": ["mock/m"],
-            "timestamp": "2026-11-23T10:00:00Z", "parameters": {"max_tokens": 100},
-            "variables": [{"name": "topic", "type": "text", "description": "What about."}]}
-    });
-    let publication = Publication::from_text(&tool.to_string(), "tool.json").unwrap();
-    store.publish("poet", &publication, None, None).await.unwrap();
+    publish_poet(store.as_ref()).await;
     store.add_tag("poet", "sales").await.unwrap();
 
-    let state = ServerState::new(
-        Arc::clone(&store),
-        Access { public_read: false },
-        Arc::new(RateLimiter::new(0)),
-    )
-    .with_keyring(Keyring::parse(&Keyring::new_key()).unwrap())
-    .with_runtime(runtime, RunLimits { concurrent: 2, queued: 2 });
+    let state = library_state(&store);
     let runner = state.library_runner().unwrap();
     let state = state.with_mcp(runner, llmtool_server::McpOptions::default()).await.unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -256,4 +266,54 @@ async fn the_control_center_on_postgres() {
     let Some(database) = llmtool_testkit::postgres::database().await else { return };
     let store: Arc<dyn Store> = Arc::new(SqlStore::connect_postgres(&database.url).await.unwrap());
     control_center(store).await;
+}
+
+/// Every model `GET /models` offers runs: each model of an integration, not only its first,
+/// and nothing offered is refused afterwards (the picker and the run agree).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_model_offered_runs() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let mock = Mock::start(vec![streamed("One."), streamed("Two.")]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let store: Arc<dyn Store> =
+        Arc::new(SqlStore::open_sqlite(&dir.path().join("library.db")).await.unwrap());
+    let admin = new_token();
+    store.create_token("ops", Role::Admin, &token_hash(&admin), None).await.unwrap();
+    publish_poet(store.as_ref()).await;
+    let state = library_state(&store);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}/api/v1", listener.local_addr().unwrap());
+    tokio::spawn(llmtool_server::serve(state, listener, std::future::pending()));
+    let client = reqwest::Client::new();
+    let call = |method: Method, path: &str, body: Option<Value>| {
+        let request = client.request(method, format!("{base}{path}")).bearer_auth(&admin);
+        let request = match body {
+            Some(body) => request.json(&body),
+            None => request,
+        };
+        async move {
+            let response = request.send().await.unwrap();
+            (response.status().as_u16(), response.text().await.unwrap())
+        }
+    };
+    let added = json!({"name": "mock", "api": "openai", "base_url": format!("{}/v1", mock.url),
+        "key": KEY, "models": ["m", "m2"]});
+    assert_eq!(call(Method::POST, "/integrations", Some(added)).await.0, 201);
+
+    let (status, body) = call(Method::GET, "/models", None).await;
+    assert_eq!(status, 200, "{body}");
+    let offered: Vec<Value> = serde_json::from_str(&body).unwrap();
+    let mine: Vec<&str> = offered
+        .iter()
+        .filter_map(|m| m["id"].as_str())
+        .filter(|id| id.starts_with("mock/"))
+        .collect();
+    assert_eq!(mine, ["mock/m", "mock/m2"], "every model of the integration is offered");
+    for (n, id) in mine.iter().enumerate() {
+        let run = json!({"values": {"topic": "tides"}, "model": id});
+        let (status, body) = call(Method::POST, "/tools/poet/run", Some(run)).await;
+        assert_eq!(status, 200, "{id} was offered, then refused: {body}");
+        assert!(body.contains("event: done"), "{body}");
+        assert_eq!(mock.requests()[n].body["model"], id.trim_start_matches("mock/"));
+    }
 }
