@@ -65,6 +65,24 @@ impl Summary {
     }
 }
 
+impl After {
+    /// The page's cursor as a client carries it: `LAST_AT~ID`.
+    pub fn cursor(&self) -> String {
+        format!("{}~{}", self.last_at, self.id)
+    }
+
+    /// A cursor [`After::cursor`] gave, or `None` for anything else (a time as the log writes
+    /// it, and an id of letters and digits).
+    pub fn from_cursor(cursor: &str) -> Option<After> {
+        let (last_at, id) = cursor.split_once('~')?;
+        let time = last_at.len() == 24
+            && last_at.ends_with('Z')
+            && last_at.bytes().all(|b| b.is_ascii_digit() || b"-:.TZ".contains(&b));
+        let named = (1..=64).contains(&id.len()) && id.bytes().all(|b| b.is_ascii_alphanumeric());
+        (time && named).then(|| After { last_at: last_at.to_owned(), id: id.to_owned() })
+    }
+}
+
 /// One line of `llmtool logs --conversations`: the summary, and the tool's name or path.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ConversationSummary {
@@ -138,6 +156,21 @@ fn masked(text: &str, placeholders: &BTreeMap<String, String>) -> String {
     })
 }
 
+/// How many characters of a turn [`turn_words`] gives a search index at most.
+pub const TURN_WORDS_CHARS: usize = 32_768;
+
+/// What a search finds a turn by: the prompt as it was sent and the answer as it was kept
+/// (both with data-loss prevention's placeholders, never the hidden values), at most
+/// [`TURN_WORDS_CHARS`] characters.
+pub fn turn_words(turn: &Record) -> String {
+    let text = [turn.prompt.as_deref(), turn.answer.as_deref()];
+    let words = text.into_iter().flatten().collect::<Vec<_>>().join("\n");
+    match words.char_indices().nth(TURN_WORDS_CHARS) {
+        Some((end, _)) => words[..end].to_owned(),
+        None => words,
+    }
+}
+
 /// The placeholders as a conversation's row keeps them: a JSON object, or `NULL` for none.
 pub fn placeholders_text(placeholders: &BTreeMap<String, String>) -> Option<String> {
     (!placeholders.is_empty()).then(|| serde_json::to_string(placeholders).unwrap_or_default())
@@ -166,11 +199,10 @@ pub const KEEP_SUMMARY: &str = "UPDATE conversations SET
 pub const SUMMARY_COLUMNS: &str =
     "c.id, c.started_at, c.last_at, c.title, c.provider, c.model, c.turns, c.cost_usd";
 
-/// The condition of a page that starts after a conversation (`$N`: its last turn, `$N+1`: its
-/// id; both `NULL` for the first page), in the order of [`NEWEST_FIRST`].
-pub fn after_condition(first_parameter: usize) -> String {
-    let (at, id) = (first_parameter, first_parameter + 1);
-    format!("(${at}::text IS NULL OR (c.last_at, c.id) < (${at}::text, ${id}::text))")
+/// The condition of a page that starts after a conversation (`at`: the parameter holding its
+/// last turn, `id`: its id), in the order of [`NEWEST_FIRST`].
+pub fn after_condition(at: &str, id: &str) -> String {
+    format!("(c.last_at, c.id) < ({at}, {id})")
 }
 
 /// The order of every list of conversations: newest last turn first.
@@ -310,8 +342,8 @@ impl RunLog {
     ) -> Result<Vec<ConversationSummary>, LogError> {
         let page = crate::sql::for_sqlite(&format!(
             "SELECT {SUMMARY_COLUMNS}, COALESCE(c.tool_name, c.tool_path, '')
-             FROM conversations c WHERE {} {NEWEST_FIRST} LIMIT $3",
-            after_condition(1)
+             FROM conversations c WHERE $1::text IS NULL OR {} {NEWEST_FIRST} LIMIT $3",
+            after_condition("$1", "$2")
         ));
         let rows: Vec<LogListRow> = sqlx::query_as(&page)
             .bind(after.map(|a| &a.last_at))
@@ -335,6 +367,30 @@ mod tests {
 
     fn map(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         pairs.iter().map(|(p, v)| ((*p).to_owned(), (*v).to_owned())).collect()
+    }
+
+    #[test]
+    fn a_turn_is_found_by_its_prompt_and_answer_as_kept_within_a_bound() {
+        let turn = crate::contract::turn(Some("c"), 2, 1, None, serde_json::json!({}), &[]);
+        assert_eq!(turn_words(&turn), "question 2\nanswer 2");
+        let long = Record { answer: Some("é".repeat(40_000)), prompt: None, ..turn };
+        assert_eq!(turn_words(&long).chars().count(), TURN_WORDS_CHARS);
+    }
+
+    #[test]
+    fn a_cursor_reads_back_and_nothing_else_reads_as_one() {
+        let after = After { last_at: "2026-11-23T10:00:00.000Z".into(), id: "01JQABC".into() };
+        assert_eq!(After::from_cursor(&after.cursor()), Some(after));
+        for bad in [
+            "",
+            "~",
+            "2026-11-23T10:00:00.000Z~",
+            "yesterday~01JQ",
+            "2026-11-23T10:00:00.000Z~a b",
+            "2026-11-23T10:00:00.000Z~a'--",
+        ] {
+            assert_eq!(After::from_cursor(bad), None, "{bad}");
+        }
     }
 
     #[test]

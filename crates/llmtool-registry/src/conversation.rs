@@ -36,6 +36,63 @@ pub struct ConversationInfo {
     pub version: u32,
     /// Whether a share link shows it.
     pub shared: bool,
+    /// Whether its owner archived it (out of their sidebar's list, not deleted).
+    pub archived: bool,
+}
+
+/// Which conversations a page lists, newest last turn first.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ConversationQuery<'a> {
+    /// One owner's (as [`owner_of`] names them), or everyone's when `None`.
+    pub owner: Option<&'a str>,
+    /// Only archived ones, or only the others; both when `None`.
+    pub archived: Option<bool>,
+    /// Text its title holds, or words its turns hold (each word a prefix).
+    pub text: Option<&'a str>,
+    /// Where the page starts: after this conversation.
+    pub after: Option<&'a After>,
+    /// At most this many (1 to 500).
+    pub limit: u32,
+}
+
+/// What an owner changes of a conversation (what is left out stays).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ConversationEdit {
+    pub title: TitleChange,
+    pub archived: Option<bool>,
+}
+
+/// What becomes of a conversation's title.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum TitleChange {
+    /// It stays.
+    #[default]
+    Keep,
+    /// This one (some text on one line, at most [`TITLE_MAX_CHARS`] characters, trimmed).
+    Rename(String),
+    /// The default again: the tool and its first value.
+    Default,
+}
+
+/// How many characters a title given by its owner may have.
+pub const TITLE_MAX_CHARS: usize = 200;
+
+/// `title` as kept: trimmed, on one line, 1 to [`TITLE_MAX_CHARS`] characters.
+pub fn checked_title(title: &str) -> Result<String, StoreError> {
+    let trimmed = title.trim();
+    let length = trimmed.chars().count();
+    if length == 0 || length > TITLE_MAX_CHARS || trimmed.chars().any(char::is_control) {
+        return Err(StoreError::BadTitle(title.chars().take(TITLE_MAX_CHARS).collect()));
+    }
+    Ok(trimmed.to_owned())
+}
+
+/// What deleting a conversation took away: the text of its turns (their runs stay, with their
+/// cost and tokens) and their pictures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeletedConversation {
+    pub turns: u64,
+    pub pictures: u64,
 }
 
 /// A conversation whole: what the lists show, and the conversation as the runtime goes on with
@@ -53,14 +110,23 @@ pub trait Conversations {
     /// The conversation `id`, whole; `None` when there is none.
     async fn conversation(&self, id: &str) -> Result<Option<KeptConversation>, StoreError>;
 
-    /// A page of `limit` conversations, newest last turn first, starting `after` one:
-    /// `owner`'s, or everyone's.
+    /// A page of the conversations `query` picks, newest last turn first.
     async fn conversations(
         &self,
-        owner: Option<&str>,
-        after: Option<&After>,
-        limit: u32,
+        query: &ConversationQuery<'_>,
     ) -> Result<Vec<ConversationInfo>, StoreError>;
+
+    /// Renames or archives conversation `id` (the caller is its owner); it as listed now.
+    async fn edit_conversation(
+        &self,
+        id: &str,
+        edit: &ConversationEdit,
+    ) -> Result<ConversationInfo, StoreError>;
+
+    /// Deletes conversation `id`: its turns' text and pictures, its share link. Its runs stay,
+    /// with their cost and tokens (the spend and usage do not change), and no text; recorded in
+    /// the audit log.
+    async fn delete_conversation(&self, id: &str) -> Result<DeletedConversation, StoreError>;
 
     /// Shares conversation `id` behind a link whose token hashes to `token_hash` (any older
     /// link stops working): the link shows the runs it has now (not one kept later, whatever

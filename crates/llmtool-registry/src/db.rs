@@ -35,7 +35,7 @@ pub(crate) enum Tx {
 pub(crate) enum Arg {
     Int(Option<i64>),
     Real(Option<f64>),
-    Bool(bool),
+    Bool(Option<bool>),
     Text(Option<String>),
     /// Words a query looks one up in (`TEXT[]`; in SQLite, each between spaces).
     Words(Vec<String>),
@@ -55,6 +55,13 @@ pub(crate) struct Statement {
 }
 
 impl Statement {
+    /// SQLite's plan of this statement (`EXPLAIN QUERY PLAN`): its rows' last column says
+    /// each step, and which index it uses.
+    #[cfg(test)]
+    pub(crate) fn query_plan(self) -> Statement {
+        Statement { sql: format!("EXPLAIN QUERY PLAN {}", self.sql).into(), ..self }
+    }
+
     /// The span of running this statement on `system` (`sqlite`, `postgresql`): a client
     /// span named by its operation, with its text (which holds no value: they are bound).
     fn span(&self, system: &'static str) -> tracing::Span {
@@ -395,6 +402,12 @@ impl From<f64> for Arg {
 
 impl From<bool> for Arg {
     fn from(value: bool) -> Arg {
+        Arg::Bool(Some(value))
+    }
+}
+
+impl From<Option<bool>> for Arg {
+    fn from(value: Option<bool>) -> Arg {
         Arg::Bool(value)
     }
 }

@@ -28,6 +28,7 @@ mod spend;
 mod sql_audit;
 mod sql_control;
 mod sql_conversation;
+mod sql_conversation_edit;
 mod sql_people;
 mod sql_pictures;
 mod sql_spend;
@@ -41,7 +42,10 @@ pub mod wire;
 pub use audit::{Actor, Audit, AuditEntry, AuditPage, AuditQuery, AuditRecord};
 pub use changes::{Change, Changes};
 pub use control::{Budget, Control, Integration, IntegrationTest, Period, PriceOverride, Scope};
-pub use conversation::{ConversationInfo, Conversations, KeptConversation, owner_of};
+pub use conversation::{
+    ConversationEdit, ConversationInfo, ConversationQuery, Conversations, DeletedConversation,
+    KeptConversation, TITLE_MAX_CHARS, TitleChange, checked_title, owner_of,
+};
 pub use health::{Health, PoolUse};
 pub use model::{
     Holder, KeptRun, Page, Published, Query, Role, Selector, SessionInfo, Summary, TagCount,

@@ -89,6 +89,33 @@ pub(crate) fn index(id: i64, publication: &Publication) -> Vec<Statement> {
     ]
 }
 
+/// Whether conversation `c` has a turn with the words `{words}` (a parameter holding a
+/// [`words_query`]).
+pub(crate) fn turns_hold(words: &str) -> String {
+    format!(
+        "c.id IN (SELECT r.conversation FROM runs r
+                  WHERE r.conversation IS NOT NULL AND r.words @@ to_tsquery('simple', {words}))"
+    )
+}
+
+/// Whether conversation `c`'s title holds the text `{text}` (a parameter), letters in any case.
+pub(crate) fn title_holds(text: &str) -> String {
+    format!("strpos(lower(c.title), lower({text})) > 0")
+}
+
+/// What makes the run `run`, a turn of a conversation, found by its `words`
+/// ([`llmtool_log::conversation::turn_words`]), without their positions.
+pub(crate) fn index_turn(run: i64, _conversation: &str, words: String) -> Statement {
+    statement("UPDATE runs SET words = strip(to_tsvector('simple', $1)) WHERE id = $2")
+        .bind(words)
+        .bind(run)
+}
+
+/// What makes no turn of `conversation` found any more.
+pub(crate) fn unindex_turns(conversation: &str) -> Statement {
+    statement("UPDATE runs SET words = NULL WHERE conversation = $1").bind(conversation)
+}
+
 /// Starts the task that turns the database's notifications (other servers' changes, and
 /// this one's) into announcements to `announcer`'s listeners.
 pub(crate) async fn listen(pool: PgPool, announcer: Announcer) -> Result<(), StoreError> {

@@ -5,20 +5,23 @@
 use async_trait::async_trait;
 use llmtool_log::conversation::{
     KEEP_SUMMARY, KEPT_PLACEHOLDERS, NEWEST_FIRST, SUMMARY_COLUMNS, SummaryRow, after_condition,
-    default_title, merge_placeholders, placeholders_from, placeholders_text,
+    default_title, merge_placeholders, placeholders_from, placeholders_text, turn_words,
 };
-use llmtool_log::{After, Conversation, Record, Thread};
+use llmtool_log::{Conversation, Record, Thread};
 
 use crate::audit;
-use crate::conversation::{ConversationInfo, Conversations, KeptConversation, owner_of};
-use crate::db::{Tx, statement};
+use crate::conversation::{
+    ConversationEdit, ConversationInfo, ConversationQuery, Conversations, DeletedConversation,
+    KeptConversation, owner_of,
+};
+use crate::db::{Arg, Db, Statement, Tx, statement};
 use crate::sql_store::SqlStore;
 use crate::store::StoreError;
 
 /// What the library keeps of a conversation beyond its summary: its owner, version, whether it
 /// is shared; then, for reading it whole, its policy and placeholders.
-const EXTRAS: &str = "c.owner, c.slug, c.version::bigint, (c.share_hash IS NOT NULL), c.dlp,
-    c.placeholders";
+const EXTRAS: &str = "c.owner, c.slug, c.version::bigint, (c.share_hash IS NOT NULL),
+    c.archived, c.dlp, c.placeholders";
 
 /// The columns of a list: [`SUMMARY_COLUMNS`], then [`EXTRAS`].
 type ListRow = (
@@ -34,6 +37,7 @@ type ListRow = (
     String,
     i64,
     bool,
+    bool,
     Option<String>,
     Option<String>,
 );
@@ -48,8 +52,9 @@ fn listed(row: ListRow) -> (ConversationInfo, Thread) {
         slug: row.9.clone(),
         version: u32::try_from(row.10).unwrap_or(0),
         shared: row.11,
+        archived: row.12,
     };
-    (info, Thread { tool: None, dlp: row.12, placeholders: placeholders_from(row.13) })
+    (info, Thread { tool: None, dlp: row.13, placeholders: placeholders_from(row.14) })
 }
 
 /// Keeps the conversation `run` is a turn of (when it is one) in `tx`, the transaction that
@@ -62,7 +67,7 @@ pub(crate) async fn keep_turn(
     slug: &str,
     version: u32,
     (by, member): (Option<&str>, &str),
-    run: &Record,
+    (run_id, run): (i64, &Record),
 ) -> Result<(), sqlx::Error> {
     let Some(id) = &run.conversation else { return Ok(()) };
     let thread = run.thread.clone().unwrap_or_default();
@@ -110,7 +115,63 @@ pub(crate) async fn keep_turn(
     tx.execute(keep).await?;
     let summary = statement(KEEP_SUMMARY).bind(id).bind(&run.started_at).bind(run.cost_usd);
     tx.execute(summary).await?;
+    let index = match tx {
+        Tx::Sqlite(_) => crate::sqlite::index_turn(run_id, id, turn_words(run)),
+        Tx::Postgres(_) => crate::postgres::index_turn(run_id, id, turn_words(run)),
+    };
+    tx.execute(index).await?;
     Ok(())
+}
+
+/// The statement of the page `query` asks for, on `db`'s backend: only the conditions asked
+/// for, so that one owner's page walks the sidebar's index (owner, archived, last turn, id) from
+/// where it starts and stops at its limit.
+fn page(db: &Db, query: &ConversationQuery<'_>) -> Statement {
+    let mut values: Vec<Arg> = Vec::new();
+    let mut parameter = |value: Arg| {
+        values.push(value);
+        format!("${}", values.len())
+    };
+    let mut conditions = Vec::new();
+    if let Some(owner) = query.owner {
+        conditions.push(format!("c.owner = {}::text", parameter(owner.into())));
+    }
+    if let Some(archived) = query.archived {
+        conditions.push(format!("c.archived = {}::boolean", parameter(archived.into())));
+    }
+    if let Some(after) = query.after {
+        let (at, id) =
+            (parameter(after.last_at.as_str().into()), parameter(after.id.as_str().into()));
+        conditions.push(after_condition(&format!("{at}::text"), &format!("{id}::text")));
+    }
+    if let Some(text) = query.text.map(str::trim).filter(|text| !text.is_empty()) {
+        let held = format!("{}::text", parameter(text.into()));
+        let (title, words) = match db {
+            Db::Sqlite(_) => (crate::sqlite::title_holds(&held), crate::sqlite::words_query(text)),
+            Db::Postgres(_) => {
+                (crate::postgres::title_holds(&held), crate::postgres::words_query(text))
+            }
+        };
+        let turns = words.map(|words| {
+            let words = format!("{}::text", parameter(words.into()));
+            match db {
+                Db::Sqlite(_) => crate::sqlite::turns_hold(&words),
+                Db::Postgres(_) => crate::postgres::turns_hold(&words),
+            }
+        });
+        conditions.push(match turns {
+            Some(turns) => format!("({title} OR {turns})"),
+            None => title,
+        });
+    }
+    let limit = parameter(i64::from(query.limit.clamp(1, 500)).into());
+    let condition =
+        if conditions.is_empty() { "TRUE".to_owned() } else { conditions.join(" AND ") };
+    let sql = format!(
+        "SELECT {SUMMARY_COLUMNS}, {EXTRAS} FROM conversations c WHERE {condition}
+         {NEWEST_FIRST} LIMIT {limit}"
+    );
+    values.into_iter().fold(statement(sql), Statement::bind)
 }
 
 impl SqlStore {
@@ -170,22 +231,22 @@ impl Conversations for SqlStore {
 
     async fn conversations(
         &self,
-        owner: Option<&str>,
-        after: Option<&After>,
-        limit: u32,
+        query: &ConversationQuery<'_>,
     ) -> Result<Vec<ConversationInfo>, StoreError> {
-        let list = statement(format!(
-            "SELECT {SUMMARY_COLUMNS}, {EXTRAS} FROM conversations c
-             WHERE ($1::text IS NULL OR c.owner = $1) AND {} {NEWEST_FIRST} LIMIT $4",
-            after_condition(2)
-        ));
-        let list = list
-            .bind(owner)
-            .bind(after.map(|a| a.last_at.clone()))
-            .bind(after.map(|a| a.id.clone()))
-            .bind(i64::from(limit.clamp(1, 500)));
-        let rows: Vec<ListRow> = self.db.all(list).await?;
+        let rows: Vec<ListRow> = self.db.all(page(&self.db, query)).await?;
         Ok(rows.into_iter().map(|row| listed(row).0).collect())
+    }
+
+    async fn edit_conversation(
+        &self,
+        id: &str,
+        edit: &ConversationEdit,
+    ) -> Result<ConversationInfo, StoreError> {
+        self.edit(id, edit).await
+    }
+
+    async fn delete_conversation(&self, id: &str) -> Result<DeletedConversation, StoreError> {
+        self.delete(id).await
     }
 
     async fn share_conversation(&self, id: &str, token_hash: &str) -> Result<u32, StoreError> {
@@ -231,5 +292,47 @@ impl Conversations for SqlStore {
         let found: Option<(String, Option<i64>)> = self.db.optional(find.bind(token_hash)).await?;
         let Some((id, last)) = found else { return Ok(None) };
         self.whole(&id, Some(last.unwrap_or(0))).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use llmtool_log::After;
+
+    /// A member's page, on a library of 20,000 conversations, is read from the sidebar's index
+    /// in its order: no sort of every conversation the member has, wherever the page starts.
+    #[tokio::test]
+    async fn a_members_page_walks_the_sidebars_index() {
+        let folder = tempfile::tempdir().unwrap();
+        let store = SqlStore::open_sqlite(&folder.path().join("library.db")).await.unwrap();
+        let fill = statement(
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000)
+             INSERT INTO conversations (id, started_at, owner, slug, version, provider, model,
+                title, last_at, turns)
+             SELECT printf('01jq%022d', i), '2026-11-01T10:00:00.000Z',
+                CASE i % 2 WHEN 0 THEN 'member:ana' ELSE 'member:bo' END, 'chatty', 1, 'openai',
+                'gpt-4o', 'chatty', strftime('%Y-%m-%dT%H:%M:%fZ', '2026-11-01', '+' || i || ' minutes'), 1
+             FROM n",
+        );
+        store.db.execute(fill).await.unwrap();
+        let after = After { last_at: "2026-11-05T10:00:00.000Z".into(), id: "01jqz".into() };
+        for after in [None, Some(&after)] {
+            let query = ConversationQuery {
+                owner: Some("member:ana"),
+                archived: Some(false),
+                after,
+                limit: 50,
+                ..ConversationQuery::default()
+            };
+            let listed = store.conversations(&query).await.unwrap();
+            assert_eq!(listed.len(), 50);
+            assert!(listed.windows(2).all(|w| w[0].summary.last_at > w[1].summary.last_at));
+            let explain = page(&store.db, &query).query_plan();
+            let plan: Vec<(i64, i64, i64, String)> = store.db.all(explain).await.unwrap();
+            let plan: Vec<&str> = plan.iter().map(|row| row.3.as_str()).collect();
+            assert!(plan.iter().any(|step| step.contains("conversations_sidebar")), "{plan:?}");
+            assert!(!plan.iter().any(|step| step.contains("TEMP B-TREE")), "a sort: {plan:?}");
+        }
     }
 }

@@ -568,7 +568,7 @@ impl Store for SqlStore {
         tx.lock_budgets().await?;
         let (id,): (i64,) = tx.optional(keep).await?.ok_or(sqlx::Error::RowNotFound)?;
         let owner = (by, charge.member.as_str());
-        crate::sql_conversation::keep_turn(&mut tx, slug, version, owner, run).await?;
+        crate::sql_conversation::keep_turn(&mut tx, slug, version, owner, (id, run)).await?;
         crate::sql_spend::add_to_totals(&mut tx, slug, run, charge).await?;
         if let Some(reservation) = reservation {
             let release = statement("DELETE FROM reservations WHERE id = $1");

@@ -94,6 +94,31 @@ pub(crate) fn index(id: i64, publication: &Publication) -> Vec<Statement> {
     ]
 }
 
+/// Whether conversation `c` has a turn with the words `{words}` (a parameter holding a
+/// [`words_query`]).
+pub(crate) fn turns_hold(words: &str) -> String {
+    format!("c.id IN (SELECT conversation FROM search_turns WHERE search_turns MATCH {words})")
+}
+
+/// Whether conversation `c`'s title holds the text `{text}` (a parameter), letters in any case.
+pub(crate) fn title_holds(text: &str) -> String {
+    format!("instr(lower(c.title), lower({text})) > 0")
+}
+
+/// What makes the run `run`, a turn of `conversation`, found by its `words`
+/// ([`llmtool_log::conversation::turn_words`]).
+pub(crate) fn index_turn(run: i64, conversation: &str, words: String) -> Statement {
+    statement("INSERT INTO search_turns (rowid, conversation, words) VALUES ($1, $2, $3)")
+        .bind(run)
+        .bind(conversation)
+        .bind(words)
+}
+
+/// What makes no turn of `conversation` found any more.
+pub(crate) fn unindex_turns(conversation: &str) -> Statement {
+    statement("DELETE FROM search_turns WHERE conversation = $1").bind(conversation)
+}
+
 /// Writes a consistent, compact copy of the library to the new file `to`, readable by its
 /// owner only, while others read and write (`VACUUM INTO`, which takes an empty file).
 pub(crate) async fn backup(pool: &SqlitePool, to: &Path) -> Result<(), StoreError> {

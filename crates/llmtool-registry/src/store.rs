@@ -43,6 +43,8 @@ pub enum StoreError {
     MixedScriptEmail(String),
     #[error("`{0}` is not a member's name: some text, at most 200 characters, on one line")]
     BadMemberName(String),
+    #[error("`{0}` is not a conversation's title: some text, at most 200 characters, on one line")]
+    BadTitle(String),
     #[error("no member `{0}`")]
     NoSuchMember(String),
     #[error("a member `{0}` exists")]

@@ -458,7 +458,7 @@ fn argument(value: Value, kind: Kind) -> Arg {
     match (kind, value) {
         (Kind::Int, value) => Arg::Int(value.as_i64()),
         (Kind::Real, value) => Arg::Real(value.as_f64()),
-        (Kind::Bool, value) => Arg::Bool(value.as_bool().unwrap_or(false)),
+        (Kind::Bool, value) => Arg::Bool(Some(value.as_bool().unwrap_or(false))),
         (Kind::Json, value) => Arg::Json(value),
         (Kind::Words, value) => Arg::Words(text_list(value)),
         (Kind::List, value) => Arg::List(text_list(value)),
@@ -470,7 +470,8 @@ fn argument(value: Value, kind: Kind) -> Arg {
     }
 }
 
-/// Indexes each tool's latest version for search, as publishing it would have.
+/// Indexes each tool's latest version for search, as publishing it would have, and each
+/// conversation's turns.
 async fn reindex(tx: &mut Tx) -> Result<(), StoreError> {
     let latest: Vec<(i64, String)> = tx
         .all(statement(
@@ -486,6 +487,21 @@ async fn reindex(tx: &mut Tx) -> Result<(), StoreError> {
         for statement in statements {
             tx.execute(statement).await?;
         }
+    }
+    // And each turn of a conversation, as keeping it would have.
+    let turns: Vec<(i64, String, String)> = tx
+        .all(statement(
+            "SELECT id, conversation, record::text FROM runs WHERE conversation IS NOT NULL",
+        ))
+        .await?;
+    for (run, conversation, text) in turns {
+        let Ok(record) = serde_json::from_str::<llmtool_log::Record>(&text) else { continue };
+        let words = llmtool_log::conversation::turn_words(&record);
+        let index = match tx {
+            Tx::Sqlite(_) => sqlite::index_turn(run, &conversation, words),
+            Tx::Postgres(_) => postgres::index_turn(run, &conversation, words),
+        };
+        tx.execute(index).await?;
     }
     Ok(())
 }
@@ -545,7 +561,7 @@ mod tests {
         );
         assert_eq!(argument(Value::Null, Kind::Int), Arg::Int(None));
         assert_eq!(argument(Value::Null, Kind::Text), Arg::Text(None));
-        assert_eq!(argument(Value::from(true), Kind::Bool), Arg::Bool(true));
+        assert_eq!(argument(Value::from(true), Kind::Bool), Arg::Bool(Some(true)));
         assert_eq!(argument(Value::from("00ff"), Kind::Bytes), Arg::Bytes(vec![0, 255]));
         let object = serde_json::json!({"b": 1, "a": {"d": 2, "c": 3}});
         assert_eq!(sorted(object).to_string(), r#"{"a":{"c":3,"d":2},"b":1}"#);

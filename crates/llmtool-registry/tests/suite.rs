@@ -7,9 +7,9 @@
 use std::sync::Arc;
 
 use llmtool_registry::{
-    Actor, AuditQuery, Change, Charge, InviteProblem, MAX_LABELS, MAX_TAGS, MemberEdit, NewMember,
-    People, Publication, Query, Role, RunsOf, Selector, SessionFor, SignIn, SqlStore, Store,
-    StoreError, Visibility, Workspace,
+    Actor, AuditQuery, Change, Charge, ConversationEdit, ConversationQuery, InviteProblem,
+    MAX_LABELS, MAX_TAGS, MemberEdit, NewMember, People, Publication, Query, Role, RunsOf,
+    Selector, SessionFor, SignIn, SqlStore, Store, StoreError, TitleChange, Visibility, Workspace,
 };
 
 /// A valid tool file named `name`, its prompt saying `words`.
@@ -872,9 +872,11 @@ async fn conversations(store: &dyn Store) {
     assert_eq!(kept.conversation.thread.placeholders.len(), 2, "every turn's placeholders");
     assert!(store.conversation("nope").await.unwrap().is_none());
 
-    let anas = store.conversations(Some("token:ana"), None, 10).await.unwrap();
+    let anas = ConversationQuery { owner: Some("token:ana"), limit: 10, ..Default::default() };
+    let anas = store.conversations(&anas).await.unwrap();
     assert_eq!(anas.len(), 1);
-    let everyone = store.conversations(None, None, 10).await.unwrap();
+    let everyone = ConversationQuery { limit: 10, ..Default::default() };
+    let everyone = store.conversations(&everyone).await.unwrap();
     let ids: Vec<_> = everyone.iter().map(|c| c.summary.id.as_str()).collect();
     assert_eq!(ids, ["01jqotherconversation00000", "01jqconversation0000000000"], "newest first");
 
@@ -1007,6 +1009,108 @@ async fn shared_buckets_and_leases(store: &dyn Store) {
     assert!(store.begin_follow_up("01CONVERSATION", lease).await.unwrap());
 }
 
+/// A member's conversations are paged newest first (past equal times), found by title or by
+/// their turns' words, renamed, archived and deleted: a deleted one's runs keep their cost and
+/// tokens and lose their text, and the audit log says so.
+async fn conversation_pages_search_edit_and_delete(store: &dyn Store) {
+    use llmtool_log::Grouping;
+    let charge = Charge::default();
+    // Five conversations of Ana's, two of them last answered at the same time, and one of Bo's.
+    for (n, day) in [(1, 10), (2, 11), (3, 12), (4, 12), (5, 13)] {
+        let turn = llmtool_log::Record {
+            conversation: Some(format!("01jqpage{n:018}")),
+            turn: Some(1),
+            prompt: Some(format!("Write about tides number{n}")),
+            answer: Some(if n == 2 { "The moon pulls the sea.".into() } else { "Waves.".into() }),
+            ..run("chatty", "gpt-4o", Some(0.5), day)
+        };
+        store.log_run("chatty", 1, Some("ana"), &turn, &charge, None).await.unwrap();
+    }
+    let bos = llmtool_log::Record {
+        conversation: Some("01jqpagebo0000000000000000".into()),
+        turn: Some(1),
+        prompt: Some("the moon".into()),
+        ..run("chatty", "gpt-4o", None, 14)
+    };
+    store.log_run("chatty", 1, Some("bo"), &bos, &charge, None).await.unwrap();
+    let anas = |text: Option<&'static str>, archived: Option<bool>| ConversationQuery {
+        owner: Some("token:ana"),
+        archived,
+        text,
+        limit: 200,
+        ..ConversationQuery::default()
+    };
+    let ids = |listed: &[llmtool_registry::ConversationInfo]| -> Vec<String> {
+        listed.iter().map(|c| c.summary.id.trim_start_matches("01jqpage").to_owned()).collect()
+    };
+
+    // Pages of two, past the two conversations of the same time, each once.
+    let mut paged = Vec::new();
+    let mut after = None;
+    loop {
+        let query = ConversationQuery { limit: 2, after: after.as_ref(), ..anas(None, None) };
+        let page = store.conversations(&query).await.unwrap();
+        paged.extend(ids(&page));
+        match page.last() {
+            Some(last) if page.len() == 2 => after = Some(last.summary.after()),
+            _ => break,
+        }
+    }
+    let five: Vec<String> = [5, 4, 3, 2, 1].iter().map(|n| format!("{n:018}")).collect();
+    assert_eq!(paged, five, "newest first, the same time by id, each once");
+
+    // Found by the words of a turn (a prefix), or by a piece of the title; only Ana's.
+    let by_words = store.conversations(&anas(Some("MOON pull"), None)).await.unwrap();
+    assert_eq!(ids(&by_words), [format!("{:018}", 2)]);
+    let by_prefix = store.conversations(&anas(Some("number3"), None)).await.unwrap();
+    assert_eq!(ids(&by_prefix), [format!("{:018}", 3)]);
+    let id = |n: u32| format!("01jqpage{n:018}");
+    let renamed =
+        ConversationEdit { title: TitleChange::Rename("  Tide tables ".into()), archived: None };
+    let info = store.edit_conversation(&id(1), &renamed).await.unwrap();
+    assert_eq!(info.summary.title, "Tide tables", "trimmed");
+    let by_title = store.conversations(&anas(Some("tide TAB"), None)).await.unwrap();
+    assert_eq!(ids(&by_title), [format!("{:018}", 1)]);
+    assert!(store.conversations(&anas(Some("!!!"), None)).await.unwrap().is_empty());
+    for bad in ["", "   ", "two\nlines", &"x".repeat(201)] {
+        let edit = ConversationEdit { title: TitleChange::Rename(bad.into()), archived: None };
+        let refused = store.edit_conversation(&id(1), &edit).await;
+        assert!(matches!(refused, Err(StoreError::BadTitle(_))), "{bad:?}");
+    }
+    let reset = ConversationEdit { title: TitleChange::Default, archived: None };
+    let info = store.edit_conversation(&id(1), &reset).await.unwrap();
+    assert_eq!(info.summary.title, "chatty: tides", "the default again");
+
+    // Archived: out of the list of the others, in the archived list.
+    let archive = ConversationEdit { title: TitleChange::Keep, archived: Some(true) };
+    assert!(store.edit_conversation(&id(4), &archive).await.unwrap().archived);
+    let kept = store.conversations(&anas(None, Some(false))).await.unwrap();
+    assert!(!ids(&kept).contains(&format!("{:018}", 4)));
+    let archived = store.conversations(&anas(None, Some(true))).await.unwrap();
+    assert_eq!(ids(&archived), [format!("{:018}", 4)]);
+    let nobody = store.edit_conversation("01jqnosuchconversation0000", &archive).await;
+    assert!(matches!(nobody, Err(StoreError::NoSuchConversation(_))));
+
+    // Deleted: gone, its text too, its cost kept.
+    let before = store.usage(Grouping::Tool, None, &Visibility::Everything).await.unwrap();
+    let deleted = store.delete_conversation(&id(2)).await.unwrap();
+    assert_eq!((deleted.turns, deleted.pictures), (1, 0));
+    assert!(store.conversation(&id(2)).await.unwrap().is_none());
+    assert!(store.conversations(&anas(Some("moon"), None)).await.unwrap().is_empty());
+    let after = store.usage(Grouping::Tool, None, &Visibility::Everything).await.unwrap();
+    assert_eq!(before, after, "the spend and usage do not change");
+    let audit = store.audit(&AuditQuery { limit: 5, ..AuditQuery::default() }).await.unwrap();
+    let entry = &audit.records[0].entry;
+    assert_eq!(
+        (entry.action.as_str(), entry.target.as_str()),
+        ("conversation.delete", id(2).as_str())
+    );
+    assert!(matches!(
+        store.delete_conversation(&id(2)).await,
+        Err(StoreError::NoSuchConversation(_))
+    ));
+}
+
 /// A library keeps conversations by the contract the run log keeps its own by.
 async fn conversation_rows(store: &dyn Store) {
     llmtool_log::contract::check_store(&LibraryRows(store)).await;
@@ -1028,7 +1132,8 @@ impl llmtool_log::contract::ConversationRows for LibraryRows<'_> {
         after: Option<&llmtool_log::After>,
         limit: u32,
     ) -> Vec<llmtool_log::Summary> {
-        let listed = self.0.conversations(None, after, limit).await.unwrap();
+        let query = ConversationQuery { after, limit, ..ConversationQuery::default() };
+        let listed = self.0.conversations(&query).await.unwrap();
         listed.into_iter().map(|c| c.summary).collect()
     }
 
@@ -1084,7 +1189,7 @@ macro_rules! scenarios {
 scenarios! {
     borrowed: healthy, shared_buckets_and_leases, versions_tags_labels_and_deletion,
         search_filters_and_pages, tokens, changes_and_current, runs_and_usage, conversations,
-        conversation_rows,
+        conversation_rows, conversation_pages_search_edit_and_delete,
         pictures_kept_with_their_runs, sessions_tags_and_kept_runs, members_and_teams,
         invites_single_sign_ons_and_the_workspace, the_audit_log;
     shared: concurrent_publishes, concurrent_tags_and_labels_stay_under_the_caps,

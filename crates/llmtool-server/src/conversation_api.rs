@@ -8,7 +8,7 @@ use std::convert::Infallible;
 
 use axum::Json;
 use axum::Router;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::sse::{Event, Sse};
 use axum::routing::{get, post};
@@ -20,7 +20,7 @@ use llmtool_registry::{
 };
 use llmtool_runtime::{Conversation, Subject, revealer};
 use serde::{Deserialize, Serialize};
-use utoipa::{IntoParams, ToSchema};
+use utoipa::ToSchema;
 
 use crate::auth::{Caller, random_hex, token_hash};
 use crate::run_api::{origin_of, stream};
@@ -29,8 +29,13 @@ use crate::{Problem, ServerState};
 
 pub(crate) fn routes() -> Router<ServerState> {
     Router::new()
-        .route("/conversations", get(list))
-        .route("/conversations/{id}", get(show))
+        .route("/conversations", get(crate::sidebar_api::list_conversations))
+        .route(
+            "/conversations/{id}",
+            get(show)
+                .patch(crate::sidebar_api::edit_conversation)
+                .delete(crate::sidebar_api::delete_conversation),
+        )
         .route("/conversations/{id}/messages", post(message))
         .route("/conversations/{id}/share", post(share).delete(unshare))
         .route("/shared/{token}", get(shared))
@@ -42,9 +47,6 @@ pub(crate) fn routes() -> Router<ServerState> {
 }
 
 type Answer<T> = Result<T, Problem>;
-
-/// The longest conversation list one request returns.
-const MOST_LISTED: u32 = 200;
 
 /// `POST /conversations/{id}/messages`: the follow-up.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -102,15 +104,6 @@ pub(crate) struct ShareBody {
     turns: u32,
 }
 
-/// `GET /conversations`: whose.
-#[derive(Debug, Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-pub(crate) struct ListParams {
-    /// Only the caller's own (an admin sees everyone's by default).
-    #[serde(default)]
-    mine: bool,
-}
-
 /// The conversation `id` if the caller may read it: its owner may, and with `admin_reads`
 /// an admin; anyone else is told it does not exist.
 pub(crate) async fn readable(
@@ -131,23 +124,6 @@ pub(crate) async fn readable(
 pub(crate) fn may_read(caller: &Caller, owner: &str, admin_reads: bool) -> bool {
     let own = caller.name.is_some() && owner_of(&caller.member_id, caller.name.as_deref()) == owner;
     own || (admin_reads && caller.role.is_some_and(|role| role >= Role::Admin))
-}
-
-/// The conversations the caller may read, newest first: their own, or (for an admin)
-/// everyone's.
-#[utoipa::path(get, path = "/conversations", params(ListParams), security(("bearer" = [])),
-    responses((status = 200, body = Vec<ConversationInfo>),
-        (status = 401, description = "No token, or one the library does not know", body = Problem)))]
-pub(crate) async fn list(
-    State(state): State<ServerState>,
-    caller: Caller,
-    Query(params): Query<ListParams>,
-) -> Answer<Json<Vec<ConversationInfo>>> {
-    caller.require_token(Role::Viewer)?;
-    let admin = caller.role.is_some_and(|role| role >= Role::Admin);
-    let own = owner_of(&caller.member_id, caller.name.as_deref());
-    let owner = if admin && !params.mine { None } else { Some(own.as_str()) };
-    Ok(Json(state.store.conversations(owner, None, MOST_LISTED).await?))
 }
 
 /// A conversation's transcript: its owner sees the values data-loss prevention hid from the
@@ -218,7 +194,7 @@ pub(crate) async fn message(
 }
 
 /// Whether `caller` started `kept`.
-fn is_owner(caller: &Caller, kept: &KeptConversation) -> bool {
+pub(crate) fn is_owner(caller: &Caller, kept: &KeptConversation) -> bool {
     may_read(caller, &kept.info.owner, false)
 }
 

@@ -27,6 +27,7 @@ mod run_events;
 mod runs;
 mod seed;
 mod session;
+mod sidebar_api;
 mod sign_in;
 mod smart_runs;
 mod spend_api;

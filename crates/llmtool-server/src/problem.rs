@@ -112,6 +112,7 @@ impl From<StoreError> for Problem {
             | StoreError::BadEmail(_)
             | StoreError::MixedScriptEmail(_)
             | StoreError::BadMemberName(_)
+            | StoreError::BadTitle(_)
             | StoreError::ReservedTeam(_)
             | StoreError::TokenAboveMember { .. }
             | StoreError::BadInvite(_)

@@ -6,16 +6,11 @@
 
 #![allow(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
 
-use crate::support::{Library, chunk, events, streamed_text};
+use crate::support::{Library, answer, chunk, events, streamed_text};
 use llmtool_registry::{Publication, Role, Store};
 use llmtool_server::{new_token, token_hash};
 use llmtool_testkit::{End, Mock, Reply};
 use serde_json::{Value, json};
-
-fn answer(text: &str) -> Reply {
-    let usage = json!({"choices": [], "usage": {"prompt_tokens": 1000, "completion_tokens": 500}});
-    Reply::sse(&[&chunk(text), &usage.to_string(), "[DONE]"])
-}
 
 fn messages(mock: &Mock, request: usize) -> Vec<(String, String)> {
     mock.requests()[request].body["messages"]
@@ -55,9 +50,8 @@ async fn follow_ups_share_links_and_who_may_read_a_conversation() {
     let library = Library::start(&mock, &[("planner", tool.clone())]).await;
     let (base, owner) = (library.base.clone(), library.viewer.clone());
     let store = &library.state.store;
-    let (other, admin) = (new_token(), new_token());
-    store.create_token("other", Role::Viewer, &token_hash(&other), None).await.unwrap();
-    store.create_token("boss", Role::Admin, &token_hash(&admin), None).await.unwrap();
+    let other = library.token("other", Role::Viewer).await;
+    let admin = library.token("boss", Role::Admin).await;
     let client = reqwest::Client::new();
     let post = |path: String, token: &str, body: Value| {
         client.post(format!("{base}{path}")).bearer_auth(token).json(&body).send()

@@ -15,3 +15,4 @@ mod runs;
 mod smart;
 mod studio;
 mod visibility;
+mod workspace;

@@ -21,13 +21,7 @@ async fn runs_stream_and_are_kept_with_their_cost() {
         Reply::sse(&[&chunk("Slowly")]).ending(End::Stall),
     ])
     .await;
-    let tool = json!({
-        "model_prompt": "Write about {{topic}}.",
-        "metadata": {"prompt_name": "Poet", "description": "Writes.", "model_version": ["mock/m"],
-            "timestamp": "2026-11-23T10:00:00Z",
-            "variables": [{"name": "topic", "type": "text", "description": "What about."}]}
-    });
-    let library = Library::start(&mock, &[("poet", tool)]).await;
+    let library = Library::start(&mock, &[("poet", crate::support::poet())]).await;
     let (base, viewer) = (library.base.clone(), library.viewer.clone());
     let client = reqwest::Client::new();
     let run = |values: Value, token: Option<&str>| {

@@ -1,10 +1,12 @@
 -- Each conversation keeps its own summary, which the lists read without totalling its runs
 -- (as the run log's conversations do): a title (the tool and its first value until renamed),
 -- when its last turn started, how many turns it has and what they cost (US dollars, over the
--- turns whose cost is known).
+-- turns whose cost is known); and whether its owner archived it. Each turn is found by the
+-- words of its prompt as sent and its answer as kept (placeholders, never hidden values).
 ALTER TABLE conversations ADD COLUMN title TEXT NOT NULL DEFAULT '';
 ALTER TABLE conversations ADD COLUMN last_at TEXT NOT NULL DEFAULT '';
 ALTER TABLE conversations ADD COLUMN turns BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE conversations ADD COLUMN archived BOOLEAN NOT NULL DEFAULT false;
 ALTER TABLE conversations ADD COLUMN cost_usd DOUBLE PRECISION NOT NULL DEFAULT 0;
 
 UPDATE conversations SET
@@ -15,5 +17,13 @@ UPDATE conversations SET
     cost_usd = (SELECT COALESCE(SUM(r.cost_usd), 0) FROM runs r WHERE r.conversation = conversations.id);
 
 CREATE INDEX conversations_newest_first ON conversations (last_at DESC, id DESC);
-CREATE INDEX conversations_by_owner_newest_first ON conversations (owner, last_at DESC, id DESC);
+-- A member's sidebar: their conversations, archived or not, newest last turn first.
+CREATE INDEX conversations_sidebar ON conversations (owner, archived, last_at DESC, id DESC);
 DROP INDEX conversations_by_owner;
+
+-- Derived from the record (a copy between backends rebuilds it).
+ALTER TABLE runs ADD COLUMN words tsvector;
+UPDATE runs SET words = strip(to_tsvector('simple', substring(concat_ws(chr(10),
+        record->>'prompt', record->>'answer'), 1, 32768)))
+ WHERE conversation IS NOT NULL;
+CREATE INDEX runs_words ON runs USING gin (words) WHERE conversation IS NOT NULL;

@@ -92,6 +92,22 @@ pub(crate) fn chunk(text: &str) -> String {
     json!({"choices": [{"index": 0, "delta": {"content": text}}]}).to_string()
 }
 
+/// A streamed answer of `text`, priced at 1,000 prompt and 500 answer tokens.
+pub(crate) fn answer(text: &str) -> llmtool_testkit::Reply {
+    let usage = json!({"choices": [], "usage": {"prompt_tokens": 1000, "completion_tokens": 500}});
+    llmtool_testkit::Reply::sse(&[&chunk(text), &usage.to_string(), "[DONE]"])
+}
+
+/// `Poet`, a tool on the mock's model that writes about its one value, `topic`.
+pub(crate) fn poet() -> Value {
+    json!({
+        "model_prompt": "Write about {{topic}}.",
+        "metadata": {"prompt_name": "Poet", "description": "Writes.", "model_version": ["mock/m"],
+            "timestamp": "2026-11-23T10:00:00Z",
+            "variables": [{"name": "topic", "type": "text", "description": "What about."}]}
+    })
+}
+
 /// A library server on a loopback port (its API and `/mcp`), running its tools against `mock`
 /// one at a time with none waiting; `viewer` is a token that may run them.
 pub(crate) struct Library {
@@ -102,6 +118,13 @@ pub(crate) struct Library {
 }
 
 impl Library {
+    /// A new token named `name`, of no member, with `role`.
+    pub(crate) async fn token(&self, name: &str, role: Role) -> String {
+        let token = new_token();
+        self.state.store.create_token(name, role, &token_hash(&token), None).await.unwrap();
+        token
+    }
+
     pub(crate) async fn start(mock: &Mock, tools: &[(&str, Value)]) -> Library {
         Library::start_with(mock, tools, RuntimeOptions::default(), &[]).await
     }
