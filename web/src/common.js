@@ -1,6 +1,8 @@
 // What every page of the studio shares: calls to the library's API (with the session's CSRF
 // token on writes), the signed-in caller, a DOM builder that never parses HTML, and the
-// page header.
+// page header (with the workspace's sidebar of conversations).
+
+import { sidebar } from "./sidebar.js";
 
 /** An API call that failed: the problem document (RFC 9457) the server answered. */
 export class ApiError extends Error {
@@ -196,6 +198,8 @@ export async function header() {
       ? el("span", { class: "who" }, `${caller.name} (${caller.role}) `, el("button", { type: "button", onclick: signOut }, "Sign out"))
       : el("a", { href: `/signin?next=${encodeURIComponent(location.pathname)}`, class: "who" }, "Sign in"),
   );
+  // The workspace's conversations beside every page a member sees signed in.
+  if (caller) sidebar();
   return caller;
 }
 

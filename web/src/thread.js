@@ -125,6 +125,7 @@ async function askFollowUp(turns, id, text) {
         answer.finish(data.answer);
         say(`The follow-up on ${data.provider}/${data.model} ended: ${data.outcome}.`);
         answer.facts.replaceChildren(...factsOf(data, Math.round(performance.now() - started)));
+        document.dispatchEvent(new Event("studio:conversations"));
       }
     });
   } catch (error) {

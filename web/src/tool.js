@@ -206,6 +206,11 @@ async function runInto(into, model, signal, thread = false) {
         say(`The run on ${data.provider}/${data.model} ended: ${data.outcome}.`);
         answer.facts.replaceChildren(...factsOf(data, data.latency_ms ?? Math.round(performance.now() - started)));
         if (thread && conversation && (data.outcome === "ok" || data.outcome === "rejected")) followUps(into, conversation, { askable: !makesPictures });
+        if (thread && conversation) {
+          // The conversation's own address: a reload opens it where it stopped.
+          history.replaceState(null, "", path`/c/${conversation}`);
+          document.dispatchEvent(new Event("studio:conversations"));
+        }
       }
     }, { signal, version });
   } catch (error) {

@@ -86,7 +86,7 @@ function page(signedInAs, options) {
 
 test("a smart tool is marked in the gallery, shows its code, runs in the sandbox, and names the line that failed", async () => {
   const { page: opened, context, problems } = await page("viewer");
-  await opened.getByLabel(/search/i).fill("word stats");
+  await opened.getByLabel("Search the library").fill("word stats");
   const card = opened.locator(".card").filter({ hasText: "Word stats" });
   assert.equal(await card.locator(".kind.smart").textContent(), "smart");
   assert.equal(await opened.locator(".card .kind.smart").count(), 1, "only the smart tool is marked");

@@ -1,4 +1,4 @@
-//! The web studio at `/`: its pages (the gallery, a tool's page, the editor, sign-in, an
+//! The web studio at `/`: its pages (the gallery, a tool's page, a conversation's, the editor, sign-in, an
 //! invite's page, the people and teams of the library, the Control Center's integrations,
 //! prices, spend, budgets and audit log) and
 //! their scripts and stylesheet, embedded in the binary (`llmtool-studio`), each sent with a
@@ -34,6 +34,7 @@ pub(crate) fn routes() -> Router<ServerState> {
         .route("/new", get(|| async { file("edit.html") }))
         .route("/t/{slug}", get(tool_page))
         .route("/share/{token}", get(|| async { file("share.html") }))
+        .route("/c/{id}", get(conversation_page))
         .route("/t/{slug}/edit", get(|| async { file("edit.html") }))
         .route("/assets/{name}", get(|Path(name): Path<String>| async move { file(&name) }))
         .fallback(not_found)
@@ -55,6 +56,21 @@ async fn tool_page(
         }
     }
     file("tool.html")
+}
+
+/// A conversation's page: 404 (the page says so in its layout) for a signed-in caller who may
+/// not read it, exactly as for one that does not exist; the page asks for sign-in otherwise.
+async fn conversation_page(
+    State(state): State<ServerState>,
+    caller: Result<Caller, Problem>,
+    Path(id): Path<String>,
+) -> Response {
+    if let Some(caller) = caller.ok().filter(|caller| caller.name.is_some())
+        && crate::conversation_api::readable(&state, &caller, &id, true).await.is_err()
+    {
+        return (StatusCode::NOT_FOUND, file("conversation.html")).into_response();
+    }
+    file("conversation.html")
 }
 
 /// Any other address: 404, as a problem document under `/api/`, else as a page in the

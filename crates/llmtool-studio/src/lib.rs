@@ -35,6 +35,7 @@ assets! {
     "budgets.html" => "text/html; charset=utf-8",
     "audit.html" => "text/html; charset=utf-8",
     "share.html" => "text/html; charset=utf-8",
+    "conversation.html" => "text/html; charset=utf-8",
     "gallery.js" => "text/javascript; charset=utf-8",
     "tool.js" => "text/javascript; charset=utf-8",
     "editor.js" => "text/javascript; charset=utf-8",
@@ -48,6 +49,7 @@ assets! {
     "budgets.js" => "text/javascript; charset=utf-8",
     "audit.js" => "text/javascript; charset=utf-8",
     "share.js" => "text/javascript; charset=utf-8",
+    "conversation.js" => "text/javascript; charset=utf-8",
     "studio.css" => "text/css; charset=utf-8",
     "THIRD-PARTY-LICENSES.txt" => "text/plain; charset=utf-8",
 }

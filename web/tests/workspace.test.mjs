@@ -1,0 +1,138 @@
+// The workspace in Chromium against a real `llmtool serve` on the scripted mock provider: a
+// member runs a tool, reloads, finds the conversation in the sidebar and goes on with it on
+// its own page (`/c/ID`); renames, searches, archives and deletes it from the sidebar; and a
+// stranger's address for it is a 404 page that says nothing of it.
+//
+// Run by the test command after `cargo build`: node --test web/tests/
+// LLMTOOL_BLESS=1 writes the screenshot into docs/studio/ (else into target/studio/).
+
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, mkdirSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { violations } from "./axe.mjs";
+import { launchChromium } from "./browser.mjs";
+import { cli as runCli, openPage, start as startProgram } from "./harness.mjs";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const buildDir = process.env.LLMTOOL_BUILD_DIR ?? join(root, "target", "debug");
+const llmtool = join(buildDir, "llmtool");
+const mockLlm = join(buildDir, "mock-llm");
+const screenshots = process.env.LLMTOOL_BLESS ? join(root, "docs", "studio") : join(root, "target", "studio");
+const work = mkdtempSync(join(tmpdir(), "llmtool-workspace-test-"));
+const data = join(work, "data");
+const children = [];
+const tokens = {};
+let base;
+let browser;
+
+const start = (...args) => startProgram(children, ...args);
+const cli = (...args) => runCli(llmtool, data, ...args);
+
+before(async () => {
+  const [mockUrl] = await start(mockLlm, ["127.0.0.1:0"], { MOCK_LLM_ANSWER: "The **Moon** pulls the sea." }, /http:\/\/127\.0\.0\.1:\d+/);
+  const config = join(work, "config.toml");
+  writeFileSync(config, `[providers.mock]\napi = "openai"\nbase_url = "${mockUrl}/v1"\napi_key_env = "MOCK_KEY"\n\n[prices."mock/m"]\ninput = 1.0\noutput = 2.0\n`);
+  tokens.owner = cli("token", "create", "vic", "--role", "viewer");
+  tokens.other = cli("token", "create", "wes", "--role", "viewer");
+  const env = { LLMTOOL_DATA_DIR: data, LLMTOOL_NO_LOG: "1", MOCK_KEY: "mock-secret-key-5150" };
+  const [, address] = await start(llmtool, ["serve", "--listen", "127.0.0.1:0", "--config", config], env, /llmtool serve: http:\/\/([\d.:]+)\/api\/v1/);
+  base = `http://${address}`;
+  browser = await launchChromium();
+  mkdirSync(screenshots, { recursive: true });
+});
+
+after(async () => {
+  await browser?.close();
+  for (const child of children) child.kill("SIGKILL");
+});
+
+function page(signedInAs, options) {
+  return openPage(browser, base, signedInAs && tokens[signedInAs], options);
+}
+
+test("a member runs a tool, reloads, finds the conversation in the sidebar and continues it", async () => {
+  const { page: opened, problems } = await page("owner", { bypassCSP: true });
+  await opened.goto(`${base}/t/teach-me-anything`);
+  const sidebar = opened.getByRole("complementary", { name: "Conversations" });
+  await sidebar.getByText("No conversations yet: run a tool to start one.").waitFor();
+  await opened.getByLabel(/^topic/).fill("tides");
+  await opened.getByLabel("Model", { exact: true }).selectOption("mock/m");
+  await opened.getByRole("button", { name: "Run" }).click();
+  await opened.locator("#output .outcome.ok").waitFor({ timeout: 30_000 });
+  // The page is now the conversation's own address, and the sidebar lists it.
+  await opened.waitForURL(/\/c\/[0-9A-Za-z]+$/);
+  const address = opened.url();
+  const listed = sidebar.getByRole("link", { name: /tides/ });
+  await listed.waitFor();
+
+  await opened.reload();
+  await opened.locator(".thread .turn .outcome.ok").first().waitFor();
+  assert.equal(await opened.locator("h1").textContent(), await listed.textContent());
+  assert.match(await opened.locator(".thread .answer strong").first().textContent(), /Moon/);
+  // Found again from another page, and continued where it stopped.
+  await opened.goto(`${base}/`);
+  await sidebar.getByRole("link", { name: /tides/ }).click();
+  await opened.waitForURL(address);
+  await opened.getByLabel("Ask a follow-up").fill("Why the Moon?");
+  await opened.getByRole("button", { name: "Ask" }).click();
+  await opened.locator(".thread .turns .turn .outcome.ok").waitFor({ timeout: 30_000 });
+  await opened.reload();
+  await opened.locator(".thread .turn").nth(1).waitFor();
+  assert.equal(await opened.locator(".thread .turn").count(), 2, "both turns are kept");
+  assert.equal(await opened.locator(".asked-text").textContent(), "Why the Moon?");
+  assert.deepEqual(await violations(opened, ".thread .turn"), []);
+  await opened.screenshot({ path: join(screenshots, "workspace.png"), fullPage: true });
+
+  // Renamed in the sidebar, found by it and by what its turns say, archived, deleted.
+  const row = sidebar.locator("li").filter({ has: opened.getByRole("link", { name: /tides/ }) });
+  await row.locator("summary").click();
+  await row.getByRole("button", { name: "Rename" }).click();
+  await sidebar.getByLabel("Title").fill("Moon notes");
+  await sidebar.getByRole("button", { name: "Save" }).click();
+  await sidebar.getByRole("link", { name: "Moon notes" }).waitFor();
+  await opened.locator("h1", { hasText: "Moon notes" }).waitFor();
+  await sidebar.getByLabel("Search conversations").fill("pulls");
+  await sidebar.getByRole("link", { name: "Moon notes" }).waitFor();
+  await sidebar.getByLabel("Search conversations").fill("nothing-like-it");
+  await sidebar.getByText("No conversation matches.").waitFor();
+  await sidebar.getByLabel("Search conversations").fill("");
+  const renamed = sidebar.locator("li").filter({ has: opened.getByRole("link", { name: "Moon notes" }) });
+  await renamed.locator("summary").click();
+  await renamed.getByRole("button", { name: "Archive" }).click();
+  await sidebar.getByText("No conversations yet: run a tool to start one.").waitFor();
+  await sidebar.getByLabel("Archived").check();
+  const archived = sidebar.locator("li").filter({ has: opened.getByRole("link", { name: "Moon notes" }) });
+  await archived.locator("summary").click();
+  opened.once("dialog", (dialog) => dialog.accept());
+  await archived.getByRole("button", { name: "Delete" }).click();
+  await opened.waitForURL(`${base}/`);
+  const gone = await opened.goto(address);
+  assert.equal(gone.status(), 404, "a deleted conversation's address is missing");
+  await opened.locator("h1", { hasText: "No such conversation" }).waitFor();
+  assert.deepEqual(problems, []);
+});
+
+test("another member's conversation is a 404 page, the same as one that never was", async () => {
+  const owner = await page("owner");
+  await owner.page.goto(`${base}/t/teach-me-anything`);
+  await owner.page.getByLabel(/^topic/).fill("waves");
+  await owner.page.getByLabel("Model", { exact: true }).selectOption("mock/m");
+  await owner.page.getByRole("button", { name: "Run" }).click();
+  await owner.page.waitForURL(/\/c\/[0-9A-Za-z]+$/);
+  const address = owner.page.url();
+
+  const other = await page("other");
+  const foreign = await other.page.goto(address);
+  assert.equal(foreign.status(), 404);
+  await other.page.locator("h1", { hasText: "No such conversation" }).waitFor();
+  const foreignText = (await other.page.locator("main").textContent()).replace(address.split("/").pop(), "ID");
+  const missing = await other.page.goto(`${base}/c/01jqnosuchconversation0000`);
+  assert.equal(missing.status(), 404);
+  await other.page.locator("h1", { hasText: "No such conversation" }).waitFor();
+  const missingText = (await other.page.locator("main").textContent()).replace("01jqnosuchconversation0000", "ID");
+  assert.equal(foreignText, missingText);
+  assert.equal(await other.page.getByRole("link", { name: /waves/ }).count(), 0, "not in their sidebar");
+});
