@@ -45,6 +45,8 @@ pub struct ConversationInfo {
 pub struct ConversationQuery<'a> {
     /// One owner's (as [`owner_of`] names them), or everyone's when `None`.
     pub owner: Option<&'a str>,
+    /// With an owner, also those this member (their id) collaborates on.
+    pub collaborator: Option<&'a str>,
     /// Only archived ones, or only the others; both when `None`.
     pub archived: Option<bool>,
     /// Text its title holds, or words its turns hold (each word a prefix).
@@ -102,6 +104,22 @@ pub struct DeletedConversation {
 pub struct KeptConversation {
     pub info: ConversationInfo,
     pub conversation: Conversation,
+    /// Who asked each turn (in the order of `conversation.turns`): the member's name, or
+    /// `None` for a token of no member or a member since removed.
+    pub asked_by: Vec<Option<String>>,
+}
+
+/// How many members may collaborate on one conversation at most.
+pub const MAX_COLLABORATORS: u32 = 100;
+
+/// A member who joined a conversation by its collaboration link.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+pub struct Collaborator {
+    /// The member's id (never their e-mail address).
+    pub id: String,
+    /// Their name, as the library knows it.
+    pub name: String,
+    pub joined_at: String,
 }
 
 /// The conversations of a library.
@@ -127,6 +145,40 @@ pub trait Conversations {
     /// with their cost and tokens (the spend and usage do not change), and no text; recorded in
     /// the audit log.
     async fn delete_conversation(&self, id: &str) -> Result<DeletedConversation, StoreError>;
+
+    /// Opens conversation `id` to the members who join by a link whose token hashes to
+    /// `token_hash` (an older link stops working); recorded in the audit log.
+    async fn open_collaboration(&self, id: &str, token_hash: &str) -> Result<(), StoreError>;
+
+    /// Closes conversation `id` to collaborators: its link stops working and every collaborator
+    /// loses it; how many did. Recorded in the audit log.
+    async fn close_collaboration(&self, id: &str) -> Result<u64, StoreError>;
+
+    /// Whether conversation `id` is open to collaborators.
+    async fn collaboration_open(&self, id: &str) -> Result<bool, StoreError>;
+
+    /// The conversation whose collaboration link's token hashes to `token_hash`, if it is open.
+    async fn collaboration_by_link(&self, token_hash: &str) -> Result<Option<String>, StoreError>;
+
+    /// Adds the member `member_id` to conversation `id`'s collaborators (once; at most
+    /// [`MAX_COLLABORATORS`]); recorded in the audit log when new.
+    async fn join_conversation(&self, id: &str, member_id: &str) -> Result<(), StoreError>;
+
+    /// Takes the member `member_id` off conversation `id`'s collaborators, as `action`
+    /// (`conversation.leave`, `conversation.remove_collaborator`) says in the audit log;
+    /// whether they were one.
+    async fn drop_collaborator(
+        &self,
+        id: &str,
+        member_id: &str,
+        action: &'static str,
+    ) -> Result<bool, StoreError>;
+
+    /// Whether the member `member_id` collaborates on conversation `id`.
+    async fn is_collaborator(&self, id: &str, member_id: &str) -> Result<bool, StoreError>;
+
+    /// Conversation `id`'s collaborators, by when they joined.
+    async fn collaborators(&self, id: &str) -> Result<Vec<Collaborator>, StoreError>;
 
     /// Shares conversation `id` behind a link whose token hashes to `token_hash` (any older
     /// link stops working): the link shows the runs it has now (not one kept later, whatever

@@ -26,6 +26,7 @@ mod rows;
 mod shared;
 mod spend;
 mod sql_audit;
+mod sql_collaboration;
 mod sql_control;
 mod sql_conversation;
 mod sql_conversation_edit;
@@ -43,8 +44,9 @@ pub use audit::{Actor, Audit, AuditEntry, AuditPage, AuditQuery, AuditRecord};
 pub use changes::{Change, Changes};
 pub use control::{Budget, Control, Integration, IntegrationTest, Period, PriceOverride, Scope};
 pub use conversation::{
-    ConversationEdit, ConversationInfo, ConversationQuery, Conversations, DeletedConversation,
-    KeptConversation, TITLE_MAX_CHARS, TitleChange, checked_title, owner_of,
+    Collaborator, ConversationEdit, ConversationInfo, ConversationQuery, Conversations,
+    DeletedConversation, KeptConversation, MAX_COLLABORATORS, TITLE_MAX_CHARS, TitleChange,
+    checked_title, owner_of,
 };
 pub use health::{Health, PoolUse};
 pub use model::{

@@ -11,8 +11,8 @@ use llmtool_log::{Conversation, Record, Thread};
 
 use crate::audit;
 use crate::conversation::{
-    ConversationEdit, ConversationInfo, ConversationQuery, Conversations, DeletedConversation,
-    KeptConversation, owner_of,
+    Collaborator, ConversationEdit, ConversationInfo, ConversationQuery, Conversations,
+    DeletedConversation, KeptConversation, owner_of,
 };
 use crate::db::{Arg, Db, Statement, Tx, statement};
 use crate::sql_store::SqlStore;
@@ -133,9 +133,11 @@ fn page(db: &Db, query: &ConversationQuery<'_>) -> Statement {
         format!("${}", values.len())
     };
     let mut conditions = Vec::new();
-    if let Some(owner) = query.owner {
-        conditions.push(format!("c.owner = {}::text", parameter(owner.into())));
-    }
+    let owner = query.owner.map(|owner| format!("{}::text", parameter(owner.into())));
+    let collaborator = match (&owner, query.collaborator) {
+        (Some(_), Some(member)) => Some(format!("{}::text", parameter(member.into()))),
+        _ => None,
+    };
     if let Some(archived) = query.archived {
         conditions.push(format!("c.archived = {}::boolean", parameter(archived.into())));
     }
@@ -165,12 +167,30 @@ fn page(db: &Db, query: &ConversationQuery<'_>) -> Statement {
         });
     }
     let limit = parameter(i64::from(query.limit.clamp(1, 500)).into());
-    let condition =
-        if conditions.is_empty() { "TRUE".to_owned() } else { conditions.join(" AND ") };
-    let sql = format!(
-        "SELECT {SUMMARY_COLUMNS}, {EXTRAS} FROM conversations c WHERE {condition}
-         {NEWEST_FIRST} LIMIT {limit}"
-    );
+    let select = |from: &str, first: Option<String>| {
+        let condition = first.into_iter().chain(conditions.iter().cloned()).collect::<Vec<_>>();
+        let condition =
+            if condition.is_empty() { "TRUE".to_owned() } else { condition.join(" AND ") };
+        format!(
+            "SELECT {SUMMARY_COLUMNS}, {EXTRAS} FROM {from} WHERE {condition}
+             {NEWEST_FIRST} LIMIT {limit}"
+        )
+    };
+    let their_own = select("conversations c", owner.map(|owner| format!("c.owner = {owner}")));
+    let sql = match collaborator {
+        // Each part walks its own index; the two pages merge into one.
+        Some(member) => {
+            let joined = select(
+                "conversations c JOIN collaborators k ON k.conversation = c.id",
+                Some(format!("k.member_id = {member}")),
+            );
+            format!(
+                "SELECT * FROM ({their_own}) own UNION ALL SELECT * FROM ({joined}) joined
+                 ORDER BY 3 DESC, 1 DESC LIMIT {limit}"
+            )
+        }
+        None => their_own,
+    };
     values.into_iter().fold(statement(sql), Statement::bind)
 }
 
@@ -189,18 +209,19 @@ impl SqlStore {
         };
         let (mut info, thread) = listed(row);
         let turns = statement(
-            "SELECT id, record::text FROM runs
-             WHERE conversation = $1 AND ($2::bigint IS NULL OR id <= $2) ORDER BY turn, id",
+            "SELECT r.id, r.record::text, m.name FROM runs r LEFT JOIN members m ON m.email = r.member
+             WHERE r.conversation = $1 AND ($2::bigint IS NULL OR r.id <= $2) ORDER BY r.turn, r.id",
         );
-        let rows: Vec<(i64, String)> = self.db.all(turns.bind(id).bind(last_run)).await?;
-        let turns: Vec<Record> = rows
+        let rows: Vec<(i64, String, Option<String>)> =
+            self.db.all(turns.bind(id).bind(last_run)).await?;
+        let (turns, asked_by): (Vec<Record>, Vec<Option<String>>) = rows
             .into_iter()
-            .filter_map(|(run, text)| {
+            .filter_map(|(run, text, name)| {
                 let mut record: Record = serde_json::from_str(&text).ok()?;
                 record.id = Some(run);
-                Some(record)
+                Some((record, name))
             })
-            .collect();
+            .unzip();
         if last_run.is_some() {
             let summary = &mut info.summary;
             summary.turns = turns.len() as u64;
@@ -219,7 +240,7 @@ impl SqlStore {
             turns,
             thread,
         };
-        Ok(Some(KeptConversation { info, conversation }))
+        Ok(Some(KeptConversation { info, conversation, asked_by }))
     }
 }
 
@@ -247,6 +268,43 @@ impl Conversations for SqlStore {
 
     async fn delete_conversation(&self, id: &str) -> Result<DeletedConversation, StoreError> {
         self.delete(id).await
+    }
+
+    async fn open_collaboration(&self, id: &str, token_hash: &str) -> Result<(), StoreError> {
+        self.open_collaboration_on(id, token_hash).await
+    }
+
+    async fn close_collaboration(&self, id: &str) -> Result<u64, StoreError> {
+        self.close_collaboration_on(id).await
+    }
+
+    async fn collaboration_open(&self, id: &str) -> Result<bool, StoreError> {
+        self.collaboration_is_open(id).await
+    }
+
+    async fn collaboration_by_link(&self, token_hash: &str) -> Result<Option<String>, StoreError> {
+        self.by_link(token_hash).await
+    }
+
+    async fn join_conversation(&self, id: &str, member_id: &str) -> Result<(), StoreError> {
+        self.join(id, member_id).await
+    }
+
+    async fn drop_collaborator(
+        &self,
+        id: &str,
+        member_id: &str,
+        action: &'static str,
+    ) -> Result<bool, StoreError> {
+        self.drop_member(id, member_id, action).await
+    }
+
+    async fn is_collaborator(&self, id: &str, member_id: &str) -> Result<bool, StoreError> {
+        self.collaborates(id, member_id).await
+    }
+
+    async fn collaborators(&self, id: &str) -> Result<Vec<Collaborator>, StoreError> {
+        self.collaborators_of(id).await
     }
 
     async fn share_conversation(&self, id: &str, token_hash: &str) -> Result<u32, StoreError> {

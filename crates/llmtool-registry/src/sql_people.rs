@@ -123,6 +123,12 @@ impl People for SqlStore {
             statement("UPDATE tokens SET revoked_at = $1 WHERE member = $2 AND revoked_at IS NULL");
         tx.execute(revoke.bind(now()).bind(&key)).await?;
         tx.execute(statement("DELETE FROM member_teams WHERE email = $1").bind(&key)).await?;
+        // The conversations they collaborated on: theirs no more (the member's id is never
+        // given again).
+        let collaborating = statement(
+            "DELETE FROM collaborators WHERE member_id = (SELECT id FROM members WHERE email = $1)",
+        );
+        tx.execute(collaborating.bind(&key)).await?;
         self.drop_budget(&mut tx, Scope::Member, &key).await?;
         tx.execute(statement("DELETE FROM members WHERE email = $1").bind(&key)).await?;
         let change = audit::Change::new("member.remove", &key).before(shown_member(&before));

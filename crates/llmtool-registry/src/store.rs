@@ -102,6 +102,8 @@ pub enum StoreError {
     OverBudget(Box<crate::spend::OverBudget>),
     #[error("`{slug}` is at version {latest} now, not {base}: someone published meanwhile")]
     Conflict { slug: String, base: u32, latest: u32 },
+    #[error("the conversation `{0}` has 100 collaborators already, the most it may have")]
+    CollaboratorsFull(String),
     #[error("the cursor is not one this library gave")]
     BadCursor,
     #[error("`{slug}` has {max} {what} already, the most a tool may have: remove one first")]

@@ -1111,6 +1111,66 @@ async fn conversation_pages_search_edit_and_delete(store: &dyn Store) {
     ));
 }
 
+/// Collaborators join a conversation while it is open, leave it, and go with it: when it is
+/// closed or deleted, and when the member is removed.
+async fn collaborators_join_leave_and_go_with_the_conversation(store: &dyn Store) {
+    let bo = NewMember {
+        email: "bo@example.org".into(),
+        name: "Bo".into(),
+        role: Role::Viewer,
+        teams: Vec::new(),
+    };
+    store.add_members(&[bo]).await.unwrap();
+    store.create_token("bo-laptop", Role::Viewer, "bo-hash", Some("bo@example.org")).await.unwrap();
+    let bo = store.token("bo-hash").await.unwrap().unwrap().member_id;
+    let turn = |id: &str| llmtool_log::Record {
+        conversation: Some(id.into()),
+        turn: Some(1),
+        ..run("chatty", "gpt-4o", None, 10)
+    };
+    let charge = Charge::default();
+    for id in ["01jqcollab0000000000000001", "01jqcollab0000000000000002"] {
+        store.log_run("chatty", 1, Some("ana"), &turn(id), &charge, None).await.unwrap();
+        store.open_collaboration(id, &format!("link-{id}")).await.unwrap();
+        assert_eq!(
+            store.collaboration_by_link(&format!("link-{id}")).await.unwrap().as_deref(),
+            Some(id)
+        );
+        store.join_conversation(id, &bo).await.unwrap();
+        store.join_conversation(id, &bo).await.unwrap();
+    }
+    let first = "01jqcollab0000000000000001";
+    let listed = store.collaborators(first).await.unwrap();
+    assert_eq!((listed.len(), listed[0].name.as_str()), (1, "Bo"), "once, by name");
+    let theirs = ConversationQuery {
+        owner: Some("token:nobody"),
+        collaborator: Some(&bo),
+        limit: 10,
+        ..ConversationQuery::default()
+    };
+    assert_eq!(store.conversations(&theirs).await.unwrap().len(), 2, "listed with theirs");
+    assert!(store.drop_collaborator(first, &bo, "conversation.leave").await.unwrap());
+    assert!(!store.drop_collaborator(first, &bo, "conversation.leave").await.unwrap());
+    store.join_conversation(first, &bo).await.unwrap();
+    assert_eq!(store.close_collaboration(first).await.unwrap(), 1);
+    assert!(!store.is_collaborator(first, &bo).await.unwrap());
+    assert!(store.collaboration_by_link(&format!("link-{first}")).await.unwrap().is_none());
+
+    let second = "01jqcollab0000000000000002";
+    store.delete_conversation(second).await.unwrap();
+    assert!(!store.is_collaborator(second, &bo).await.unwrap(), "gone with the conversation");
+    store
+        .log_run("chatty", 1, Some("ana"), &turn("01jqcollab0000000000000003"), &charge, None)
+        .await
+        .unwrap();
+    store.join_conversation("01jqcollab0000000000000003", &bo).await.unwrap();
+    store.remove_member("bo@example.org").await.unwrap();
+    assert!(
+        !store.is_collaborator("01jqcollab0000000000000003", &bo).await.unwrap(),
+        "gone with the member"
+    );
+}
+
 /// A library keeps conversations by the contract the run log keeps its own by.
 async fn conversation_rows(store: &dyn Store) {
     llmtool_log::contract::check_store(&LibraryRows(store)).await;
@@ -1190,6 +1250,7 @@ scenarios! {
     borrowed: healthy, shared_buckets_and_leases, versions_tags_labels_and_deletion,
         search_filters_and_pages, tokens, changes_and_current, runs_and_usage, conversations,
         conversation_rows, conversation_pages_search_edit_and_delete,
+        collaborators_join_leave_and_go_with_the_conversation,
         pictures_kept_with_their_runs, sessions_tags_and_kept_runs, members_and_teams,
         invites_single_sign_ons_and_the_workspace, the_audit_log;
     shared: concurrent_publishes, concurrent_tags_and_labels_stay_under_the_caps,

@@ -49,6 +49,7 @@ pub(crate) fn routes() -> Router<ServerState> {
         .merge(crate::control_api::routes())
         .merge(crate::spend_api::routes())
         .merge(crate::conversation_api::routes())
+        .merge(crate::collaboration_api::routes())
         .merge(crate::documents_api::routes())
 }
 
@@ -425,7 +426,9 @@ async fn diff(
         crate::control_api::integrations, crate::control_api::add_integration, crate::control_api::edit_integration, crate::control_api::remove_integration,
         crate::control_api::test_integration, crate::control_api::rotate, crate::control_api::prices, crate::control_api::set_price, crate::control_api::remove_price,
         crate::spend_api::spend, crate::spend_api::budgets, crate::spend_api::set_budget, crate::spend_api::remove_budget,
-        crate::sidebar_api::list_conversations, crate::sidebar_api::edit_conversation, crate::sidebar_api::delete_conversation, crate::conversation_api::show, crate::conversation_api::message,
+        crate::sidebar_api::list_conversations, crate::sidebar_api::edit_conversation, crate::sidebar_api::delete_conversation, crate::conversation_api::show,
+        crate::collaboration_api::open_collaboration, crate::collaboration_api::close_collaboration, crate::collaboration_api::join_collaboration,
+        crate::collaboration_api::leave_conversation, crate::collaboration_api::remove_collaborator, crate::conversation_api::message,
         crate::conversation_api::share, crate::conversation_api::unshare, crate::conversation_api::shared,
         crate::pictures_api::picture, crate::pictures_api::shared_picture,
         crate::documents_api::text),
@@ -439,7 +442,8 @@ async fn diff(
         llmtool_registry::SpendReport, llmtool_registry::SpendTotals, llmtool_registry::SpendLine, llmtool_registry::DaySpend, llmtool_registry::BudgetStatus, llmtool_registry::Budget,
         llmtool_registry::Scope, llmtool_registry::Period, crate::spend_api::BudgetBody,
         llmtool_registry::ConversationInfo, crate::conversation_api::ConversationBody, crate::conversation_api::TurnBody,
-        crate::conversation_api::MessageBody, crate::conversation_api::ShareBody, crate::sidebar_api::EditBody, crate::documents_api::DocumentText)),
+        crate::conversation_api::MessageBody, crate::conversation_api::ShareBody, crate::sidebar_api::EditBody,
+        crate::collaboration_api::CollaborationLink, crate::collaboration_api::Joined, llmtool_registry::Collaborator, crate::documents_api::DocumentText)),
     modifiers(&BearerScheme)
 )]
 pub(crate) struct ApiDoc;

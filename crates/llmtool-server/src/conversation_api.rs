@@ -77,6 +77,12 @@ pub(crate) struct TurnBody {
     /// An image tool's pictures, as kept with the run (for its owner and admins).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pictures: Vec<crate::pictures_api::PictureLink>,
+    /// The model that answered this turn.
+    provider: String,
+    model: String,
+    /// The name of the member who asked it (`null` for a token of no member, a member since
+    /// removed, or a share link's reader).
+    asked_by: Option<String>,
 }
 
 /// A conversation and its turns.
@@ -91,6 +97,14 @@ pub(crate) struct ConversationBody {
     /// (code, JSON, XML, CSV: shown as it is). Follow-ups are text.
     first_answer: &'static str,
     messages: Vec<TurnBody>,
+    /// What the caller is to it: `owner`, `collaborator` or `reader` (an admin, or a share
+    /// link's reader).
+    role: &'static str,
+    /// Whether it is open to collaborators (told its owner only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    collaboration: Option<bool>,
+    /// The members who joined it (told its owner and collaborators).
+    collaborators: Vec<llmtool_registry::Collaborator>,
 }
 
 /// A share link.
@@ -104,18 +118,77 @@ pub(crate) struct ShareBody {
     turns: u32,
 }
 
-/// The conversation `id` if the caller may read it: its owner may, and with `admin_reads`
-/// an admin; anyone else is told it does not exist.
-pub(crate) async fn readable(
+/// What a caller is to a conversation they may read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Standing {
+    /// Started it: reads the hidden values, goes on with it, changes, shares and opens it.
+    Owner,
+    /// Joined it by its collaboration link, and still sees its tool: reads it (the hidden
+    /// values as placeholders) and adds turns.
+    Collaborator,
+    /// An admin who is neither: reads it (placeholders), and nothing more.
+    Admin,
+}
+
+impl Standing {
+    /// Who may add turns: its owner and collaborators; an admin is told there is no such
+    /// conversation to ask in, as anyone else is.
+    pub(crate) fn may_ask(self, id: &str) -> Answer<()> {
+        match self {
+            Standing::Owner | Standing::Collaborator => Ok(()),
+            Standing::Admin => Err(missing(id)),
+        }
+    }
+
+    /// Who may change, share or open it: its owner; whoever else reads it is refused (403).
+    pub(crate) fn owner_only(self) -> Answer<()> {
+        match self {
+            Standing::Owner => Ok(()),
+            Standing::Collaborator | Standing::Admin => Err(Problem::new(
+                StatusCode::FORBIDDEN,
+                "Forbidden",
+                "only its owner changes, shares or opens a conversation",
+            )),
+        }
+    }
+
+    /// How a transcript names the caller's place: `owner`, `collaborator` or `reader`.
+    pub(crate) const fn as_str(self) -> &'static str {
+        match self {
+            Standing::Owner => "owner",
+            Standing::Collaborator => "collaborator",
+            Standing::Admin => "reader",
+        }
+    }
+}
+
+/// The problem of a conversation the caller may not know of: the same as a missing one's.
+pub(crate) fn missing(id: &str) -> Problem {
+    Problem::from(llmtool_registry::StoreError::NoSuchConversation(id.into()))
+}
+
+/// Conversation `id` and what the caller is to it: its owner; a member who joined it by its
+/// collaboration link, while they may see its tool (the one visibility rule); an admin. Anyone
+/// else is told it does not exist. The one rule every route of a conversation asks.
+pub(crate) async fn access(
     state: &ServerState,
     caller: &Caller,
     id: &str,
-    admin_reads: bool,
-) -> Answer<KeptConversation> {
+) -> Answer<(KeptConversation, Standing)> {
     caller.require_token(Role::Viewer)?;
-    let missing = || Problem::from(llmtool_registry::StoreError::NoSuchConversation(id.into()));
-    let kept = state.store.conversation(id).await?.ok_or_else(missing)?;
-    if may_read(caller, &kept.info.owner, admin_reads) { Ok(kept) } else { Err(missing()) }
+    let kept = state.store.conversation(id).await?.ok_or_else(|| missing(id))?;
+    if may_read(caller, &kept.info.owner, false) {
+        return Ok((kept, Standing::Owner));
+    }
+    if !caller.member_id.is_empty() && state.store.is_collaborator(id, &caller.member_id).await? {
+        let pinned = Selector::Version(kept.info.version);
+        let seen = crate::api::seen_version(state, caller, &kept.info.slug, &pinned).await;
+        return if seen.is_ok() { Ok((kept, Standing::Collaborator)) } else { Err(missing(id)) };
+    }
+    if caller.role.is_some_and(|role| role >= Role::Admin) {
+        return Ok((kept, Standing::Admin));
+    }
+    Err(missing(id))
 }
 
 /// Whether `caller` may read what a conversation owned by `owner` holds (its turns, its
@@ -137,13 +210,20 @@ pub(crate) async fn show(
     caller: Caller,
     Path(id): Path<String>,
 ) -> Answer<Json<ConversationBody>> {
-    let kept = readable(&state, &caller, &id, true).await?;
-    let owner = is_owner(&caller, &kept);
+    let (kept, standing) = access(&state, &caller, &id).await?;
     let pinned = Selector::Version(kept.info.version);
     let version = state.store.version(&kept.info.slug, &pinned).await?;
     let pictures = state.store.pictures_of(PicturesOf::Conversation(&id)).await?;
     let pictures = crate::pictures_api::links(pictures);
-    Ok(Json(transcript(kept, owner, &version.text, &pictures)))
+    let mut body = transcript(kept, standing == Standing::Owner, &version.text, &pictures);
+    body.role = standing.as_str();
+    if standing != Standing::Admin {
+        body.collaborators = state.store.collaborators(&id).await?;
+    }
+    if standing == Standing::Owner {
+        body.collaboration = Some(state.store.collaboration_open(&id).await?);
+    }
+    Ok(Json(body))
 }
 
 /// Ask a follow-up in one of the caller's conversations: sent with the whole conversation to
@@ -165,7 +245,8 @@ pub(crate) async fn message(
     Path(id): Path<String>,
     Json(body): Json<MessageBody>,
 ) -> Answer<Sse<impl Stream<Item = Result<Event, Infallible>>>> {
-    let kept = readable(&state, &caller, &id, false).await?;
+    let (kept, standing) = access(&state, &caller, &id).await?;
+    standing.may_ask(&id)?;
     let Some(runs) = state.runs().cloned() else {
         return Err(Problem::new(StatusCode::NOT_FOUND, "Not Found", "this server runs no tools"));
     };
@@ -178,7 +259,7 @@ pub(crate) async fn message(
     let info = &kept.info;
     let pinned = Selector::Version(info.version);
     let version = crate::api::seen_version(&state, &caller, &info.slug, &pinned).await?;
-    let conversation = conversation_of(&kept, version.text)
+    let conversation = conversation_of(&kept, version.text, standing)
         .map_err(|error| Problem::unprocessable(error.to_string()))?;
     let turn = runs.turn_or_busy().await?;
     let who = caller.run_for();
@@ -193,11 +274,6 @@ pub(crate) async fn message(
     Ok(stream(&state, prepared, subject, (turn, Some(following)), &info.slug, info.version))
 }
 
-/// Whether `caller` started `kept`.
-pub(crate) fn is_owner(caller: &Caller, kept: &KeptConversation) -> bool {
-    may_read(caller, &kept.info.owner, false)
-}
-
 /// Share a conversation (the caller's own): a link to a read-only snapshot of the turns it
 /// has now, for the members who may see its tool. A new link voids the one before.
 #[utoipa::path(post, path = "/conversations/{id}/share", params(("id" = String, Path, description = "The conversation's id")), security(("bearer" = [])),
@@ -209,7 +285,7 @@ pub(crate) async fn share(
     caller: Caller,
     Path(id): Path<String>,
 ) -> Answer<Json<ShareBody>> {
-    readable(&state, &caller, &id, false).await?;
+    access(&state, &caller, &id).await?.1.owner_only()?;
     let token = random_hex();
     let turns = caller.acting(&state).share_conversation(&id, &token_hash(&token)).await?;
     Ok(Json(ShareBody {
@@ -229,7 +305,7 @@ pub(crate) async fn unshare(
     caller: Caller,
     Path(id): Path<String>,
 ) -> Answer<StatusCode> {
-    readable(&state, &caller, &id, false).await?;
+    access(&state, &caller, &id).await?.1.owner_only()?;
     caller.acting(&state).unshare_conversation(&id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
@@ -283,11 +359,13 @@ fn transcript(
         Some(text) if owner => Some(reveal(&text)),
         other => other,
     };
+    let asked_by = kept.asked_by.into_iter().chain(std::iter::repeat(None));
     let messages = kept
         .conversation
         .turns
         .into_iter()
-        .map(|turn: Record| TurnBody {
+        .zip(asked_by)
+        .map(|(turn, asked_by): (Record, Option<String>)| TurnBody {
             turn: turn.turn.unwrap_or(1),
             id: turn.id,
             started_at: turn.started_at,
@@ -301,6 +379,9 @@ fn transcript(
             cost_usd: turn.cost_usd,
             latency_ms: turn.latency_ms,
             pictures: pictures.iter().filter(|p| Some(p.run) == turn.id).cloned().collect(),
+            provider: turn.provider,
+            model: turn.model,
+            asked_by,
         })
         .collect();
     let spec =
@@ -313,15 +394,32 @@ fn transcript(
             )
     });
     let first_answer = if markdown { "markdown" } else { "as-is" };
-    ConversationBody { info: kept.info, values_shown: owner, first_answer, messages }
+    ConversationBody {
+        info: kept.info,
+        values_shown: owner,
+        first_answer,
+        messages,
+        role: "reader",
+        collaboration: None,
+        collaborators: Vec::new(),
+    }
 }
 
-/// `kept`, on the tool `text` (its version's), as the runtime goes on with it.
+/// `kept`, on the tool `text` (its version's), as the runtime goes on with it for a caller of
+/// `standing`. Only its owner's turns restore the values data-loss prevention hid: anyone
+/// else's goes on with each placeholder standing for itself, so that no answer they are shown
+/// holds the owner's values (and the values kept stay the owner's: a placeholder keeps the
+/// value it was kept with first).
 fn conversation_of(
     kept: &KeptConversation,
     text: String,
+    standing: Standing,
 ) -> Result<Conversation, llmtool_runtime::ConversationError> {
     let mut as_kept = kept.conversation.clone();
     as_kept.thread.tool = Some(text);
+    if standing != Standing::Owner {
+        let placeholders = std::mem::take(&mut as_kept.thread.placeholders);
+        as_kept.thread.placeholders = placeholders.into_keys().map(|p| (p.clone(), p)).collect();
+    }
     Conversation::from_log(&as_kept)
 }

@@ -6,6 +6,7 @@ mod api;
 mod audit_api;
 mod auth;
 mod cache;
+mod collaboration_api;
 mod control_api;
 mod conversation_api;
 mod documents_api;

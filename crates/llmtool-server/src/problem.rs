@@ -141,7 +141,7 @@ impl From<StoreError> for Problem {
             | StoreError::KeyChanged(_)
             | StoreError::TeamInUse { .. }
             | StoreError::Conflict { .. } => Problem::new(StatusCode::CONFLICT, "Conflict", detail),
-            StoreError::TooMany { .. } => {
+            StoreError::TooMany { .. } | StoreError::CollaboratorsFull(_) => {
                 Problem::new(StatusCode::UNPROCESSABLE_ENTITY, "Unprocessable Content", detail)
             }
             StoreError::Rejected(rejection) => Problem {

@@ -1,20 +1,22 @@
-//! The routes behind a member's list of conversations: `GET /conversations` (their own, or an
-//! admin's view of everyone's; archived or not; searched by title and by the words of the
+//! The routes behind a member's list of conversations: `GET /conversations` (their own and
+//! those they joined, or an admin's view of everyone's; archived or not; searched by title and by the words of the
 //! turns; paged newest first with `X-Next-Cursor`), and the owner's `PATCH` (rename, archive)
 //! and `DELETE` of one. A conversation the caller may not read is answered as a missing one.
+
+use std::collections::HashMap;
 
 use axum::Json;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use llmtool_log::After;
 use llmtool_registry::{
-    ConversationEdit, ConversationInfo, ConversationQuery, Role, TitleChange, owner_of,
+    ConversationEdit, ConversationInfo, ConversationQuery, Role, Selector, TitleChange, owner_of,
 };
 use serde::{Deserialize, Deserializer};
 use utoipa::{IntoParams, ToSchema};
 
 use crate::auth::Caller;
-use crate::conversation_api::{is_owner, readable};
+use crate::conversation_api::access;
 use crate::{Problem, ServerState};
 
 type Answer<T> = Result<T, Problem>;
@@ -44,8 +46,8 @@ pub(crate) struct ListParams {
     limit: Option<u32>,
 }
 
-/// The conversations the caller may read, newest last turn first: their own, or (for an admin)
-/// everyone's. A full page says where the next one starts in `X-Next-Cursor`.
+/// The conversations the caller may read, newest last turn first: their own and those they
+/// joined as a collaborator (while they may see its tool), or (for an admin) everyone's. A full page says where the next one starts in `X-Next-Cursor`.
 #[utoipa::path(get, path = "/conversations", params(ListParams), security(("bearer" = [])),
     responses((status = 200, body = Vec<ConversationInfo>,
             headers(("x-next-cursor" = String, description = "Where the next page starts, when there may be one"))),
@@ -73,8 +75,11 @@ pub(crate) async fn list_conversations(
     };
     let admin = caller.role.is_some_and(|role| role >= Role::Admin);
     let own = owner_of(&caller.member_id, caller.name.as_deref());
+    let everyone = admin && !params.mine;
     let query = ConversationQuery {
-        owner: if admin && !params.mine { None } else { Some(own.as_str()) },
+        owner: (!everyone).then_some(own.as_str()),
+        // Theirs, and those they joined.
+        collaborator: (!caller.member_id.is_empty()).then_some(caller.member_id.as_str()),
         archived: Some(params.archived),
         text: params.q.as_deref(),
         after: after.as_ref(),
@@ -88,7 +93,27 @@ pub(crate) async fn list_conversations(
             headers.insert(NEXT_CURSOR, value);
         }
     }
-    Ok((headers, Json(page)))
+    // One they joined is listed while they may see its tool (the one visibility rule).
+    let mut seen: HashMap<(String, u32), bool> = HashMap::new();
+    let mut shown = Vec::with_capacity(page.len());
+    for info in page {
+        if !everyone && info.owner != own {
+            let key = (info.slug.clone(), info.version);
+            let visible = match seen.get(&key) {
+                Some(visible) => *visible,
+                None => {
+                    let pinned = Selector::Version(info.version);
+                    let found = crate::api::seen_version(&state, &caller, &info.slug, &pinned);
+                    *seen.entry(key).or_insert(found.await.is_ok())
+                }
+            };
+            if !visible {
+                continue;
+            }
+        }
+        shown.push(info);
+    }
+    Ok((headers, Json(shown)))
 }
 
 /// `PATCH /conversations/{id}`: what changes (what is left out stays).
@@ -169,16 +194,7 @@ pub(crate) async fn delete_conversation(
 }
 
 /// Refuses anyone but the owner of conversation `id`: 404 for whoever may not read it, 403 for
-/// an admin who may read it and not change it.
+/// a collaborator or an admin, who may read it and not change it.
 async fn owned(state: &ServerState, caller: &Caller, id: &str) -> Answer<()> {
-    let kept = readable(state, caller, id, true).await?;
-    if is_owner(caller, &kept) {
-        Ok(())
-    } else {
-        Err(Problem::new(
-            StatusCode::FORBIDDEN,
-            "Forbidden",
-            "only its owner changes a conversation",
-        ))
-    }
+    access(state, caller, id).await?.1.owner_only()
 }

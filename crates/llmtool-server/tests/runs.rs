@@ -9,7 +9,7 @@
 use crate::support;
 
 use crate::support::{Library, chunk, events, streamed_text};
-use llmtool_registry::{Budget, NewMember, Period, PriceOverride, Role, Scope};
+use llmtool_registry::{Budget, Period, PriceOverride, Role, Scope};
 use llmtool_testkit::{End, Mock, Reply};
 use serde_json::{Value, json};
 
@@ -256,16 +256,6 @@ async fn a_tools_dlp_policy_redacts_and_restores_the_stream_or_blocks_the_run() 
 }
 
 /// A member with a token of theirs, on the library of `library`.
-async fn member_token(library: &Library, email: &str, role: Role, teams: &[&str]) -> String {
-    let store = &library.state.store;
-    let teams = teams.iter().map(|team| (*team).to_owned()).collect();
-    let member = NewMember { email: email.into(), name: email.into(), role, teams };
-    store.add_members(&[member]).await.unwrap();
-    let token = llmtool_server::new_token();
-    let hash = llmtool_server::token_hash(&token);
-    store.create_token(email, role, &hash, Some(email)).await.unwrap();
-    token
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_image_tools_pictures_are_kept_with_its_run_for_its_owner_alone() {
@@ -289,10 +279,10 @@ async fn an_image_tools_pictures_are_kept_with_its_run_for_its_owner_alone() {
     for team in ["design", "sales"] {
         library.state.store.create_team(team, true).await.unwrap();
     }
-    let ana = member_token(&library, "ana@example.org", Role::Viewer, &["design"]).await;
-    let bo = member_token(&library, "bo@example.org", Role::Viewer, &["design"]).await;
-    let cy = member_token(&library, "cy@example.org", Role::Editor, &["sales"]).await;
-    let dee = member_token(&library, "dee@example.org", Role::Admin, &[]).await;
+    let ana = library.member("ana@example.org", Role::Viewer, &["design"]).await;
+    let bo = library.member("bo@example.org", Role::Viewer, &["design"]).await;
+    let cy = library.member("cy@example.org", Role::Editor, &["sales"]).await;
+    let dee = library.member("dee@example.org", Role::Admin, &[]).await;
     let client = reqwest::Client::new();
     let base = library.base.clone();
 

@@ -17,23 +17,14 @@ async fn the_sidebar_lists_searches_renames_archives_pages_and_deletes() {
     let answers = ["Tides follow the moon.", "Waves break.", "Storms pass.", "Sure."];
     let mock = Mock::start(answers.iter().map(|text| answer(text)).collect()).await;
     let library = Library::start(&mock, &[("poet", poet())]).await;
-    let (base, owner) = (library.base.clone(), library.viewer.clone());
+    let owner = library.viewer.clone();
     let other = library.token("other", Role::Viewer).await;
     let admin = library.token("boss", Role::Admin).await;
-    let client = reqwest::Client::new();
-    let call = |method: Method, path: String, token: &str, body: Option<Value>| {
-        let request = client.request(method, format!("{base}{path}")).bearer_auth(token);
-        let request = match body {
-            Some(body) => request.json(&body),
-            None => request,
-        };
-        async move { request.send().await.unwrap() }
-    };
+    let library = &library;
     let list = |path: &'static str, token: &'static str| {
-        let call = &call;
         let token = if token == "owner" { owner.clone() } else { other.clone() };
         async move {
-            let response = call(Method::GET, path.to_owned(), &token, None).await;
+            let response = library.call(Method::GET, path.to_owned(), &token, None).await;
             assert_eq!(response.status(), StatusCode::OK);
             let next =
                 response.headers().get("x-next-cursor").map(|v| v.to_str().unwrap().to_owned());
@@ -45,13 +36,13 @@ async fn the_sidebar_lists_searches_renames_archives_pages_and_deletes() {
     let mut ids = Vec::new();
     for topic in ["tides", "waves", "storms"] {
         let run = json!({"values": {"topic": topic}});
-        let run = call(Method::POST, "/tools/poet/run".into(), &owner, Some(run)).await;
+        let run = library.call(Method::POST, "/tools/poet/run".into(), &owner, Some(run)).await;
         let run = events(&run.text().await.unwrap());
         ids.push(run[0].1["conversation"].as_str().unwrap().to_owned());
     }
     let follow_up = json!({"text": "Shorter, please"});
     let path = format!("/conversations/{}/messages", ids[0]);
-    call(Method::POST, path, &owner, Some(follow_up)).await.text().await.unwrap();
+    library.call(Method::POST, path, &owner, Some(follow_up)).await.text().await.unwrap();
 
     // Newest last turn first: the first conversation, followed up last, heads the list.
     let (listed, next) = list("/conversations", "owner").await;
@@ -69,12 +60,13 @@ async fn the_sidebar_lists_searches_renames_archives_pages_and_deletes() {
     assert_eq!(page[0]["id"], ids[0].as_str());
     let next = next.expect("a full page says where the next starts");
     let path = format!("/conversations?limit=2&cursor={next}");
-    let response = call(Method::GET, path, &owner, None).await;
+    let response = library.call(Method::GET, path, &owner, None).await;
     let rest: Vec<Value> = response.json().await.unwrap();
     let rest: Vec<&str> = rest.iter().map(|c| c["id"].as_str().unwrap()).collect();
     assert_eq!(rest, [&ids[2], &ids[1]]);
     for bad in ["?cursor=yesterday", "?limit=0", "?limit=201", &format!("?q={}", "x".repeat(201))] {
-        let response = call(Method::GET, format!("/conversations{bad}"), &owner, None).await;
+        let response =
+            library.call(Method::GET, format!("/conversations{bad}"), &owner, None).await;
         assert_eq!(response.status(), StatusCode::BAD_REQUEST, "{bad}");
     }
 
@@ -88,26 +80,26 @@ async fn the_sidebar_lists_searches_renames_archives_pages_and_deletes() {
     // Renamed and archived by its owner; no one else changes it.
     let rename = json!({"title": "Moon notes"});
     let path = format!("/conversations/{}", ids[0]);
-    let renamed = call(Method::PATCH, path.clone(), &owner, Some(rename.clone())).await;
+    let renamed = library.call(Method::PATCH, path.clone(), &owner, Some(rename.clone())).await;
     assert_eq!(renamed.status(), StatusCode::OK);
     let renamed: Value = renamed.json().await.unwrap();
     assert_eq!(
         (renamed["title"].as_str(), renamed["archived"].as_bool()),
         (Some("Moon notes"), Some(false))
     );
-    let refused = call(Method::PATCH, path.clone(), &admin, Some(rename.clone())).await;
+    let refused = library.call(Method::PATCH, path.clone(), &admin, Some(rename.clone())).await;
     assert_eq!(
         refused.status(),
         StatusCode::FORBIDDEN,
         "an admin reads it, and does not change it"
     );
-    let foreign = call(Method::PATCH, path.clone(), &other, Some(rename.clone())).await;
+    let foreign = library.call(Method::PATCH, path.clone(), &other, Some(rename.clone())).await;
     assert_eq!(foreign.status(), StatusCode::NOT_FOUND);
     let two_lines = json!({"title": "one\ntwo"});
-    let bad = call(Method::PATCH, path.clone(), &owner, Some(two_lines)).await;
+    let bad = library.call(Method::PATCH, path.clone(), &owner, Some(two_lines)).await;
     assert_eq!(bad.status(), StatusCode::BAD_REQUEST);
     let archive = json!({"archived": true});
-    let archived = call(Method::PATCH, path.clone(), &owner, Some(archive)).await;
+    let archived = library.call(Method::PATCH, path.clone(), &owner, Some(archive)).await;
     let archived: Value = archived.json().await.unwrap();
     assert_eq!(
         (archived["title"].as_str(), archived["archived"].as_bool()),
@@ -117,40 +109,213 @@ async fn the_sidebar_lists_searches_renames_archives_pages_and_deletes() {
     assert_eq!(listed.len(), 2, "an archived one leaves the list");
     let (listed, _) = list("/conversations?archived=true", "owner").await;
     assert_eq!(listed[0]["id"], ids[0].as_str());
-    let back = call(Method::PATCH, path.clone(), &owner, Some(json!({"title": null}))).await;
+    let back =
+        library.call(Method::PATCH, path.clone(), &owner, Some(json!({"title": null}))).await;
     let back: Value = back.json().await.unwrap();
     assert_eq!(back["title"], "Poet: tides", "the default title again");
 
     // Deleted by its owner: its transcript is gone, its cost stays in the usage.
-    let usage = |token: String| {
-        let call = &call;
-        async move {
-            let response = call(Method::GET, "/usage".into(), &token, None).await;
-            response.json::<Value>().await.unwrap()
-        }
+    let usage = |token: String| async move {
+        let response = library.call(Method::GET, "/usage".into(), &token, None).await;
+        response.json::<Value>().await.unwrap()
     };
     let before = usage(admin.clone()).await;
     assert_eq!(
-        call(Method::DELETE, path.clone(), &other, None).await.status(),
+        library.call(Method::DELETE, path.clone(), &other, None).await.status(),
         StatusCode::NOT_FOUND
     );
     assert_eq!(
-        call(Method::DELETE, path.clone(), &admin, None).await.status(),
+        library.call(Method::DELETE, path.clone(), &admin, None).await.status(),
         StatusCode::FORBIDDEN
     );
     assert_eq!(
-        call(Method::DELETE, path.clone(), &owner, None).await.status(),
+        library.call(Method::DELETE, path.clone(), &owner, None).await.status(),
         StatusCode::NO_CONTENT
     );
-    assert_eq!(call(Method::GET, path.clone(), &owner, None).await.status(), StatusCode::NOT_FOUND);
     assert_eq!(
-        call(Method::DELETE, path.clone(), &owner, None).await.status(),
+        library.call(Method::GET, path.clone(), &owner, None).await.status(),
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        library.call(Method::DELETE, path.clone(), &owner, None).await.status(),
         StatusCode::NOT_FOUND
     );
     assert_eq!(usage(admin.clone()).await, before, "the runs' cost and tokens stay");
-    let runs = call(Method::GET, "/tools/poet/runs".into(), &admin, None).await;
+    let runs = library.call(Method::GET, "/tools/poet/runs".into(), &admin, None).await;
     let runs = runs.text().await.unwrap();
     assert!(!runs.contains("Tides follow the moon") && !runs.contains("Shorter, please"), "{runs}");
     let (found, _) = list("/conversations?q=moon", "owner").await;
     assert!(found.is_empty(), "its words are gone from the search");
+}
+
+/// Collaboration: its owner opens a conversation, a member joins by the link, reads it with the
+/// hidden values as placeholders and adds a turn (whose answer shows none of the owner's values)
+/// that the owner sees with who asked; leaving, removal and turning it off take it away (a new
+/// link differs, the old one joins nobody), a tool the collaborator may no longer see hides it,
+/// and the audit log has each change.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn collaboration_join_add_a_turn_leave_remove_and_turn_off() {
+    let replies = vec![answer("Write to [EMAIL_1] first."), answer("Ask [EMAIL_1] again.")];
+    let mock = Mock::start(replies).await;
+    let tool = json!({
+        "model_prompt": "Plan the mail to {{who}}.",
+        "x-dlp": "redact",
+        "metadata": {"prompt_name": "Planner", "description": "Plans.", "model_version": ["mock/m"],
+            "timestamp": "2026-11-23T10:00:00Z",
+            "variables": [{"name": "who", "type": "text", "description": "Whom."}]}
+    });
+    let library = Library::start(&mock, &[("planner", tool)]).await;
+    let ana = library.member("ana@example.org", Role::Viewer, &[]).await;
+    let bo = library.member("bo@example.org", Role::Viewer, &[]).await;
+    let library = &library;
+    let admin = library.token("boss", Role::Admin).await;
+    let run = json!({"values": {"who": "ann@example.com"}});
+    let run = library.call(Method::POST, "/tools/planner/run".into(), &ana, Some(run)).await;
+    let run = events(&run.text().await.unwrap());
+    let id = run[0].1["conversation"].as_str().unwrap().to_owned();
+    let conversation = format!("/conversations/{id}");
+    let collaboration = format!("{conversation}/collaboration");
+
+    // Only its owner opens it.
+    for (token, status) in [(&bo, 404), (&admin, 403)] {
+        let refused = library.call(Method::POST, collaboration.clone(), token, None).await;
+        assert_eq!(refused.status().as_u16(), status);
+    }
+    let link: Value =
+        library.call(Method::POST, collaboration.clone(), &ana, None).await.json().await.unwrap();
+    let token = link["token"].as_str().unwrap().to_owned();
+    assert_eq!(link["url"], format!("/c/join#{token}"), "the token rides in the fragment");
+    let join = |who: String, token: String| async move {
+        library.call(Method::POST, format!("/collaborate/{token}"), &who, None).await
+    };
+    assert_eq!(
+        join(ana.clone(), token.clone()).await.status(),
+        StatusCode::OK,
+        "its owner joining changes nothing"
+    );
+    assert_eq!(join(bo.clone(), "0".repeat(64)).await.status(), StatusCode::NOT_FOUND);
+    let joined: Value = join(bo.clone(), token.clone()).await.json().await.unwrap();
+    assert_eq!(
+        (joined["conversation"].as_str(), joined["url"].as_str()),
+        (Some(id.as_str()), Some(format!("/c/{id}").as_str()))
+    );
+
+    // Bo reads it (placeholders), lists it, and adds a turn the owner sees.
+    let read: Value =
+        library.call(Method::GET, conversation.clone(), &bo, None).await.json().await.unwrap();
+    assert_eq!(
+        (read["role"].as_str(), read["values_shown"].as_bool()),
+        (Some("collaborator"), Some(false))
+    );
+    assert!(!read.to_string().contains("ann@example.com"), "{read}");
+    let listed: Vec<Value> =
+        library.call(Method::GET, "/conversations".into(), &bo, None).await.json().await.unwrap();
+    assert_eq!(listed.len(), 1);
+    let edit = library
+        .call(Method::PATCH, conversation.clone(), &bo, Some(json!({"title": "Mine"})))
+        .await;
+    assert_eq!(edit.status(), StatusCode::FORBIDDEN, "a collaborator does not rename it");
+    let asked = json!({"text": "Who first?"});
+    let turn =
+        library.call(Method::POST, format!("{conversation}/messages"), &bo, Some(asked)).await;
+    assert_eq!(turn.status(), StatusCode::OK);
+    let turn = turn.text().await.unwrap();
+    assert!(turn.contains("[EMAIL_1]") && !turn.contains("ann@example.com"), "{turn}");
+    let seen: Value =
+        library.call(Method::GET, conversation.clone(), &ana, None).await.json().await.unwrap();
+    let messages = seen["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 2);
+    assert_eq!(messages[1]["asked_by"], "bo@example.org", "each turn says who asked");
+    assert_eq!(messages[1]["answer"], "Ask ann@example.com again.", "the owner sees the values");
+    assert_eq!(seen["collaboration"], true);
+    let bo_id = seen["collaborators"][0]["id"].as_str().unwrap().to_owned();
+
+    // Leaving, then removal by the owner.
+    let me = format!("{conversation}/collaborators/me");
+    assert_eq!(
+        library.call(Method::DELETE, me.clone(), &bo, None).await.status(),
+        StatusCode::NO_CONTENT
+    );
+    assert_eq!(
+        library.call(Method::DELETE, me.clone(), &bo, None).await.status(),
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        library.call(Method::GET, conversation.clone(), &bo, None).await.status(),
+        StatusCode::NOT_FOUND
+    );
+    join(bo.clone(), token.clone()).await;
+    let them = format!("{conversation}/collaborators/{bo_id}");
+    assert_eq!(
+        library.call(Method::DELETE, them.clone(), &bo, None).await.status(),
+        StatusCode::FORBIDDEN
+    );
+    assert_eq!(
+        library.call(Method::DELETE, them.clone(), &ana, None).await.status(),
+        StatusCode::NO_CONTENT
+    );
+    assert_eq!(
+        library.call(Method::GET, conversation.clone(), &bo, None).await.status(),
+        StatusCode::NOT_FOUND
+    );
+
+    // Off: the link joins nobody, those who joined lose it; a new link differs.
+    join(bo.clone(), token.clone()).await;
+    assert_eq!(
+        library.call(Method::GET, conversation.clone(), &bo, None).await.status(),
+        StatusCode::OK
+    );
+    assert_eq!(
+        library.call(Method::DELETE, collaboration.clone(), &ana, None).await.status(),
+        StatusCode::NO_CONTENT
+    );
+    assert_eq!(
+        library.call(Method::GET, conversation.clone(), &bo, None).await.status(),
+        StatusCode::NOT_FOUND
+    );
+    let more = json!({"text": "And now?"});
+    let refused =
+        library.call(Method::POST, format!("{conversation}/messages"), &bo, Some(more)).await;
+    assert_eq!(refused.status(), StatusCode::NOT_FOUND);
+    assert_eq!(
+        join(bo.clone(), token.clone()).await.status(),
+        StatusCode::NOT_FOUND,
+        "the old link is dead"
+    );
+    let again: Value =
+        library.call(Method::POST, collaboration.clone(), &ana, None).await.json().await.unwrap();
+    assert_ne!(again["token"].as_str(), Some(token.as_str()));
+
+    // The visibility rule holds: a tool Bo may no longer see hides its conversation.
+    join(bo.clone(), again["token"].as_str().unwrap().to_owned()).await;
+    let store = &library.state.store;
+    store.create_team("sales", false).await.unwrap();
+    store.remove_tag("planner", "all").await.unwrap();
+    store.add_tag("planner", "sales").await.unwrap();
+    assert_eq!(
+        library.call(Method::GET, conversation.clone(), &bo, None).await.status(),
+        StatusCode::NOT_FOUND
+    );
+    let listed: Vec<Value> =
+        library.call(Method::GET, "/conversations".into(), &bo, None).await.json().await.unwrap();
+    assert!(listed.is_empty(), "nor is it listed");
+
+    let audit: Value = library
+        .call(Method::GET, "/audit?limit=50".into(), &admin, None)
+        .await
+        .json()
+        .await
+        .unwrap();
+    let actions: Vec<&str> =
+        audit["records"].as_array().unwrap().iter().filter_map(|r| r["action"].as_str()).collect();
+    for action in [
+        "conversation.collaboration_on",
+        "conversation.join",
+        "conversation.leave",
+        "conversation.remove_collaborator",
+        "conversation.collaboration_off",
+    ] {
+        assert!(actions.contains(&action), "{action} in {actions:?}");
+    }
+    assert!(!audit.to_string().contains(&token), "the token is never in the audit log");
 }

@@ -118,6 +118,35 @@ pub(crate) struct Library {
 }
 
 impl Library {
+    /// A new member `email` (named as their address) in `teams`, and a token of theirs.
+    pub(crate) async fn member(&self, email: &str, role: Role, teams: &[&str]) -> String {
+        let store = &self.state.store;
+        let teams = teams.iter().map(|team| (*team).to_owned()).collect();
+        let member =
+            llmtool_registry::NewMember { email: email.into(), name: email.into(), role, teams };
+        store.add_members(&[member]).await.unwrap();
+        let token = new_token();
+        store.create_token(email, role, &token_hash(&token), Some(email)).await.unwrap();
+        token
+    }
+
+    /// Sends `method` to the API's `path` with `token`, and `body` as JSON.
+    pub(crate) async fn call(
+        &self,
+        method: reqwest::Method,
+        path: String,
+        token: &str,
+        body: Option<Value>,
+    ) -> reqwest::Response {
+        let request = reqwest::Client::new().request(method, format!("{}{path}", self.base));
+        let request = request.bearer_auth(token);
+        let request = match body {
+            Some(body) => request.json(&body),
+            None => request,
+        };
+        request.send().await.unwrap()
+    }
+
     /// A new token named `name`, of no member, with `role`.
     pub(crate) async fn token(&self, name: &str, role: Role) -> String {
         let token = new_token();
