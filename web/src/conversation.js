@@ -3,6 +3,7 @@
 // shows the same thread.
 
 import { ApiError, api, dollars, el, header, path, say, withCode } from "./common.js";
+import { copyButton } from "./markdown.js";
 import { followUps, transcriptView } from "./thread.js";
 
 const main = document.getElementById("main");
@@ -45,13 +46,83 @@ async function show() {
   );
   const thread = el("section", { class: "thread", "aria-label": "Turns" }, ...transcriptView(kept.messages, kept.first_answer));
   main.replaceChildren(title, facts, thread);
-  // Its owner goes on where it stopped; anyone else who may read it (an admin) reads only.
-  if (kept.values_shown) {
+  if (kept.role === "owner") main.append(collaborationPanel(kept));
+  if (kept.role === "collaborator") {
+    const leave = el("button", { type: "button", class: "danger", onclick: () => leaveIt() }, "Leave this conversation");
+    main.append(el("section", { class: "collaboration", "aria-label": "Collaboration" }, el("p", { class: "help" }, "You collaborate on this conversation: you read it and add turns."), leave));
+  }
+  // Its owner and collaborators go on where it stopped; anyone else who may read it (an
+  // admin) reads only.
+  if (kept.role === "owner" || kept.role === "collaborator") {
     const pictures = kept.messages.some((message) => message.pictures?.length);
     followUps(main, id, { askable: !pictures });
     document.getElementById("follow-up")?.focus();
   }
   say("");
+}
+
+/** The owner's panel: collaboration on or off, its link to copy, and who joined. */
+function collaborationPanel(kept) {
+  const panel = el("section", { class: "collaboration", "aria-label": "Collaboration" });
+  const fill = (open, link) => {
+    const toggle = open
+      ? el("button", { type: "button", class: "danger", onclick: () => turn(false) }, "Turn collaboration off")
+      : el("button", { type: "button", onclick: () => turn(true) }, "Turn collaboration on");
+    const address = link ? new URL(link, location.origin).href : null;
+    const linkRow = address
+      ? el("p", {}, el("input", { type: "text", readonly: true, value: address, "aria-label": "Collaboration link", class: "share-address" }), " ", copyButton(() => address, "Copy link"))
+      : open
+        ? el("p", { class: "help" }, "Collaboration is on. Turn it off and on again for a new link (the old one then joins nobody).")
+        : el("p", { class: "help" }, "Members you give the link to can read this conversation and add turns.");
+    const people = kept.collaborators.length
+      ? el(
+          "ul",
+          { class: "collaborators" },
+          kept.collaborators.map((person) =>
+            el("li", {}, `${person.name || "A member"} `, el("button", { type: "button", class: "danger", onclick: () => remove(person) }, `Remove ${person.name || "member"}`)),
+          ),
+        )
+      : el("p", { class: "help" }, "No one has joined yet.");
+    panel.replaceChildren(el("h2", {}, "Collaboration"), toggle, linkRow, people);
+  };
+  const turn = async (on) => {
+    try {
+      if (on) {
+        const link = await api(path`/conversations/${id}/collaboration`, { method: "POST" });
+        fill(true, link.url);
+        say("Collaboration is on: copy the link for the members to join.");
+      } else {
+        await api(path`/conversations/${id}/collaboration`, { method: "DELETE" });
+        kept.collaborators = [];
+        fill(false, null);
+        say("Collaboration is off: the link joins nobody, and every collaborator lost it.");
+      }
+    } catch (error) {
+      say(error.message, "error");
+    }
+  };
+  const remove = async (person) => {
+    try {
+      await api(path`/conversations/${id}/collaborators/${person.id}`, { method: "DELETE" });
+      kept.collaborators = kept.collaborators.filter((other) => other.id !== person.id);
+      fill(kept.collaboration, null);
+      say(`${person.name || "The member"} no longer collaborates on this conversation.`);
+    } catch (error) {
+      say(error.message, "error");
+    }
+  };
+  fill(kept.collaboration, null);
+  return panel;
+}
+
+/** Leaves the conversation (a collaborator), back to the gallery. */
+async function leaveIt() {
+  try {
+    await api(path`/conversations/${id}/collaborators/me`, { method: "DELETE" });
+    location.assign("/");
+  } catch (error) {
+    say(error.message, "error");
+  }
 }
 
 show();

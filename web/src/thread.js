@@ -74,9 +74,9 @@ export function picturesView(pictures, { thumbnails = false } = {}) {
   );
 }
 
-/** A follow-up as asked, shown as the text it is. */
-function askedView(text) {
-  return el("div", { class: "turn-asked" }, el("p", { class: "who-asked" }, "You asked"), el("p", { class: "asked-text" }, text));
+/** A follow-up as asked, shown as the text it is, with who asked it (`you` by default). */
+function askedView(text, who) {
+  return el("div", { class: "turn-asked" }, el("p", { class: "who-asked" }, who ? `${who} asked` : "You asked"), el("p", { class: "asked-text" }, text));
 }
 
 /**
@@ -157,7 +157,7 @@ export function transcriptView(messages, firstAnswer = "markdown") {
     answer.finish(message.answer ?? (message.error ? `(no answer: ${message.error})` : "(no answer)"));
     answer.showPictures(message.pictures);
     answer.facts.replaceChildren(...factsOf(message));
-    const asked = message.turn === 1 ? el("div", { class: "turn-asked" }, el("p", { class: "who-asked" }, "The prompt"), el("pre", { class: "prompt" }, message.asked ?? "")) : askedView(message.asked ?? "");
+    const asked = message.turn === 1 ? el("div", { class: "turn-asked" }, el("p", { class: "who-asked" }, "The prompt"), el("pre", { class: "prompt" }, message.asked ?? "")) : askedView(message.asked ?? "", message.asked_by ?? "Someone");
     return el("article", { class: "turn" }, asked, answer.element);
   });
 }

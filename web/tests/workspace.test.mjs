@@ -136,3 +136,42 @@ test("another member's conversation is a 404 page, the same as one that never wa
   assert.equal(foreignText, missingText);
   assert.equal(await other.page.getByRole("link", { name: /waves/ }).count(), 0, "not in their sidebar");
 });
+
+test("a collaborator joins by the link, adds a turn the owner sees, and loses it when collaboration is turned off", async () => {
+  const owner = await page("owner", { bypassCSP: true });
+  await owner.page.goto(`${base}/t/teach-me-anything`);
+  await owner.page.getByLabel(/^topic/).fill("reefs");
+  await owner.page.getByLabel("Model", { exact: true }).selectOption("mock/m");
+  await owner.page.getByRole("button", { name: "Run" }).click();
+  await owner.page.waitForURL(/\/c\/[0-9A-Za-z]+$/);
+  const address = owner.page.url();
+  await owner.page.reload();
+  await owner.page.getByRole("button", { name: "Turn collaboration on" }).click();
+  const link = await owner.page.getByLabel("Collaboration link").inputValue();
+  assert.match(link, /\/c\/join#[0-9a-f]{64}$/);
+
+  const other = await page("other");
+  await other.page.goto(link);
+  await other.page.waitForURL(address);
+  await other.page.getByLabel("Ask a follow-up").fill("What lives there?");
+  await other.page.getByRole("button", { name: "Ask" }).click();
+  await other.page.locator(".thread .turns .turn .outcome.ok").waitFor({ timeout: 30_000 });
+  await other.page.getByRole("complementary", { name: "Conversations" }).getByRole("link", { name: /reefs/ }).waitFor();
+
+  await owner.page.reload();
+  await owner.page.locator(".who-asked", { hasText: "wes asked" }).waitFor();
+  assert.equal(await owner.page.locator(".asked-text").last().textContent(), "What lives there?");
+  await owner.page.getByRole("list").filter({ hasText: "wes" }).waitFor();
+  // Blank the link before the picture: a screenshot must not show a real token.
+  await owner.page.getByRole("button", { name: "Turn collaboration off" }).click();
+  await owner.page.getByRole("button", { name: "Turn collaboration on" }).waitFor();
+  assert.deepEqual(await violations(owner.page, ".collaboration"), []);
+  await owner.page.screenshot({ path: join(screenshots, "collaboration.png"), fullPage: true });
+
+  const gone = await other.page.goto(address);
+  assert.equal(gone.status(), 404, "off: the collaborator lost it");
+  await other.page.goto(link);
+  await other.page.locator("p", { hasText: "This link joins nothing" }).waitFor();
+  assert.deepEqual(owner.problems, []);
+  assert.deepEqual(other.problems, []);
+});

@@ -34,6 +34,7 @@ pub(crate) fn routes() -> Router<ServerState> {
         .route("/new", get(|| async { file("edit.html") }))
         .route("/t/{slug}", get(tool_page))
         .route("/share/{token}", get(|| async { file("share.html") }))
+        .route("/c/join", get(|| async { file("join.html") }))
         .route("/c/{id}", get(conversation_page))
         .route("/t/{slug}/edit", get(|| async { file("edit.html") }))
         .route("/assets/{name}", get(|Path(name): Path<String>| async move { file(&name) }))

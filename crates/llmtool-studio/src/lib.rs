@@ -36,6 +36,7 @@ assets! {
     "audit.html" => "text/html; charset=utf-8",
     "share.html" => "text/html; charset=utf-8",
     "conversation.html" => "text/html; charset=utf-8",
+    "join.html" => "text/html; charset=utf-8",
     "gallery.js" => "text/javascript; charset=utf-8",
     "tool.js" => "text/javascript; charset=utf-8",
     "editor.js" => "text/javascript; charset=utf-8",
@@ -50,6 +51,7 @@ assets! {
     "audit.js" => "text/javascript; charset=utf-8",
     "share.js" => "text/javascript; charset=utf-8",
     "conversation.js" => "text/javascript; charset=utf-8",
+    "join.js" => "text/javascript; charset=utf-8",
     "studio.css" => "text/css; charset=utf-8",
     "THIRD-PARTY-LICENSES.txt" => "text/plain; charset=utf-8",
 }
