@@ -1,6 +1,6 @@
 // Joining a conversation by its collaboration link (`/c/join#TOKEN`): the token is read from
-// the fragment (never sent in an address), kept across signing in, and sent once in a POST by
-// the signed-in member; then their conversation's page opens.
+// the fragment (never in the page's address or a Referer), kept across signing in, and sent
+// once in a POST when the signed-in member clicks Join; then the conversation's page opens.
 
 import { api, el, header, path } from "./common.js";
 
@@ -25,6 +25,18 @@ async function join() {
     main.replaceChildren(el("h1", {}, "Join a conversation"), el("p", {}, signIn, " to join this conversation: it is open to the library's members."));
     return;
   }
+  // Joining takes the member's own click: a link opened by mistake joins nobody.
+  const button = el("button", { type: "button", onclick: () => joinBy(token) }, "Join this conversation");
+  main.replaceChildren(
+    el("h1", {}, "Join a conversation"),
+    el("p", {}, "A member opened one of their conversations to collaborators. Once you join, you read it and add turns, and its owner and other collaborators see what you ask."),
+    button,
+  );
+  button.focus();
+}
+
+/** Joins by the link's `token`, then opens the conversation. */
+async function joinBy(token) {
   main.replaceChildren(el("h1", {}, "Join a conversation"), el("p", {}, "Joining…"));
   try {
     const joined = await api(path`/collaborate/${token}`, { method: "POST" });

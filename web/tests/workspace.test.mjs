@@ -152,6 +152,7 @@ test("a collaborator joins by the link, adds a turn the owner sees, and loses it
 
   const other = await page("other");
   await other.page.goto(link);
+  await other.page.getByRole("button", { name: "Join this conversation" }).click();
   await other.page.waitForURL(address);
   await other.page.getByLabel("Ask a follow-up").fill("What lives there?");
   await other.page.getByRole("button", { name: "Ask" }).click();
@@ -171,6 +172,7 @@ test("a collaborator joins by the link, adds a turn the owner sees, and loses it
   const gone = await other.page.goto(address);
   assert.equal(gone.status(), 404, "off: the collaborator lost it");
   await other.page.goto(link);
+  await other.page.getByRole("button", { name: "Join this conversation" }).click();
   await other.page.locator("p", { hasText: "This link joins nothing" }).waitFor();
   assert.deepEqual(owner.problems, []);
   assert.deepEqual(other.problems, []);

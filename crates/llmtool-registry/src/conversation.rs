@@ -160,9 +160,15 @@ pub trait Conversations {
     /// The conversation whose collaboration link's token hashes to `token_hash`, if it is open.
     async fn collaboration_by_link(&self, token_hash: &str) -> Result<Option<String>, StoreError>;
 
-    /// Adds the member `member_id` to conversation `id`'s collaborators (once; at most
-    /// [`MAX_COLLABORATORS`]); recorded in the audit log when new.
-    async fn join_conversation(&self, id: &str, member_id: &str) -> Result<(), StoreError>;
+    /// Adds the member `member_id` to the collaborators of the conversation whose open link's
+    /// token hashes to `token_hash` (once; at most [`MAX_COLLABORATORS`]), in one transaction
+    /// with reading the link; recorded in the audit log when new. The conversation, or `None`
+    /// for no such open link.
+    async fn join_conversation(
+        &self,
+        token_hash: &str,
+        member_id: &str,
+    ) -> Result<Option<String>, StoreError>;
 
     /// Takes the member `member_id` off conversation `id`'s collaborators, as `action`
     /// (`conversation.leave`, `conversation.remove_collaborator`) says in the audit log;

@@ -40,15 +40,25 @@ impl SqlStore {
         Ok(gone)
     }
 
-    pub(crate) async fn join(&self, id: &str, member_id: &str) -> Result<(), StoreError> {
+    pub(crate) async fn join(
+        &self,
+        token_hash: &str,
+        member_id: &str,
+    ) -> Result<Option<String>, StoreError> {
         let mut tx = self.db.begin_write().await?;
+        // The link is read in the transaction that joins: one turned off meanwhile joins nobody.
+        let found = statement("SELECT id FROM conversations WHERE collab_hash = $1");
+        let Some((id,)) = tx.optional::<(String,)>(found.bind(token_hash)).await? else {
+            return Ok(None);
+        };
+        let id = id.as_str();
         let count = statement("SELECT COUNT(*) FROM collaborators WHERE conversation = $1");
         let (count,): (i64,) = tx.optional(count.bind(id)).await?.unwrap_or((0,));
         let known = statement(
             "SELECT 1::bigint FROM collaborators WHERE conversation = $1 AND member_id = $2",
         );
         if tx.optional::<(i64,)>(known.bind(id).bind(member_id)).await?.is_some() {
-            return Ok(());
+            return Ok(Some(id.to_owned()));
         }
         if count >= i64::from(MAX_COLLABORATORS) {
             return Err(StoreError::CollaboratorsFull(id.to_owned()));
@@ -61,7 +71,7 @@ impl SqlStore {
         let after = serde_json::json!({ "member": member_id });
         self.record(&mut tx, audit::Change::new("conversation.join", id).after(after)).await?;
         tx.commit().await?;
-        Ok(())
+        Ok(Some(id.to_owned()))
     }
 
     pub(crate) async fn drop_member(

@@ -286,8 +286,12 @@ impl Conversations for SqlStore {
         self.by_link(token_hash).await
     }
 
-    async fn join_conversation(&self, id: &str, member_id: &str) -> Result<(), StoreError> {
-        self.join(id, member_id).await
+    async fn join_conversation(
+        &self,
+        token_hash: &str,
+        member_id: &str,
+    ) -> Result<Option<String>, StoreError> {
+        self.join(token_hash, member_id).await
     }
 
     async fn drop_collaborator(

@@ -129,6 +129,12 @@ impl People for SqlStore {
             "DELETE FROM collaborators WHERE member_id = (SELECT id FROM members WHERE email = $1)",
         );
         tx.execute(collaborating.bind(&key)).await?;
+        // And those they own are open to nobody any more: no link joins, no one goes on.
+        let owned = "(SELECT id FROM conversations WHERE owner = (SELECT 'member:' || id FROM members WHERE email = $1))";
+        let joined = format!("DELETE FROM collaborators WHERE conversation IN {owned}");
+        tx.execute(statement(joined).bind(&key)).await?;
+        let links = format!("UPDATE conversations SET collab_hash = NULL WHERE id IN {owned}");
+        tx.execute(statement(links).bind(&key)).await?;
         self.drop_budget(&mut tx, Scope::Member, &key).await?;
         tx.execute(statement("DELETE FROM members WHERE email = $1").bind(&key)).await?;
         let change = audit::Change::new("member.remove", &key).before(shown_member(&before));

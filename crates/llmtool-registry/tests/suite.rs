@@ -1136,8 +1136,9 @@ async fn collaborators_join_leave_and_go_with_the_conversation(store: &dyn Store
             store.collaboration_by_link(&format!("link-{id}")).await.unwrap().as_deref(),
             Some(id)
         );
-        store.join_conversation(id, &bo).await.unwrap();
-        store.join_conversation(id, &bo).await.unwrap();
+        let joined = store.join_conversation(&format!("link-{id}"), &bo).await.unwrap();
+        assert_eq!(joined.as_deref(), Some(id));
+        store.join_conversation(&format!("link-{id}"), &bo).await.unwrap();
     }
     let first = "01jqcollab0000000000000001";
     let listed = store.collaborators(first).await.unwrap();
@@ -1151,20 +1152,35 @@ async fn collaborators_join_leave_and_go_with_the_conversation(store: &dyn Store
     assert_eq!(store.conversations(&theirs).await.unwrap().len(), 2, "listed with theirs");
     assert!(store.drop_collaborator(first, &bo, "conversation.leave").await.unwrap());
     assert!(!store.drop_collaborator(first, &bo, "conversation.leave").await.unwrap());
-    store.join_conversation(first, &bo).await.unwrap();
+    store.join_conversation(&format!("link-{first}"), &bo).await.unwrap();
     assert_eq!(store.close_collaboration(first).await.unwrap(), 1);
     assert!(!store.is_collaborator(first, &bo).await.unwrap());
     assert!(store.collaboration_by_link(&format!("link-{first}")).await.unwrap().is_none());
+    let closed = store.join_conversation(&format!("link-{first}"), &bo).await.unwrap();
+    assert_eq!(closed, None, "a link turned off joins nobody");
 
     let second = "01jqcollab0000000000000002";
     store.delete_conversation(second).await.unwrap();
     assert!(!store.is_collaborator(second, &bo).await.unwrap(), "gone with the conversation");
-    store
-        .log_run("chatty", 1, Some("ana"), &turn("01jqcollab0000000000000003"), &charge, None)
-        .await
-        .unwrap();
-    store.join_conversation("01jqcollab0000000000000003", &bo).await.unwrap();
+    let third = "01jqcollab0000000000000003";
+    store.log_run("chatty", 1, Some("ana"), &turn(third), &charge, None).await.unwrap();
+    store.open_collaboration(third, "link-third").await.unwrap();
+    store.join_conversation("link-third", &bo).await.unwrap();
+    // One of Bo's own, open to another member.
+    let fourth = "01jqcollab0000000000000004";
+    let bos = Charge { member: "bo@example.org".into(), ..Charge::default() };
+    store.log_run("chatty", 1, Some("bo-laptop"), &turn(fourth), &bos, None).await.unwrap();
+    store.open_collaboration(fourth, "link-fourth").await.unwrap();
+    store.join_conversation("link-fourth", "another-member").await.unwrap();
     store.remove_member("bo@example.org").await.unwrap();
+    assert!(
+        store.collaboration_by_link("link-fourth").await.unwrap().is_none(),
+        "their links join nobody"
+    );
+    assert!(
+        !store.is_collaborator(fourth, "another-member").await.unwrap(),
+        "nor does anyone go on"
+    );
     assert!(
         !store.is_collaborator("01jqcollab0000000000000003", &bo).await.unwrap(),
         "gone with the member"

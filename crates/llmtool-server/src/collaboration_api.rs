@@ -1,6 +1,7 @@
 //! Collaboration on a conversation: its owner turns it on and hands out the link
-//! (`/c/join#TOKEN`: the token rides in the fragment, so it never reaches a server's log or a
-//! `Referer`); a signed-in member who may see its tool joins by it, reads and adds turns;
+//! (`/c/join#TOKEN`: the token rides in the fragment, so the page's address never holds it and
+//! no `Referer` carries it; the join itself is a `POST`, whose path this server logs as its
+//! route, never with the token); a signed-in member who may see its tool joins by it, reads and adds turns;
 //! collaborators leave, the owner removes them, and turning it off takes it from all of them
 //! (a new link differs). Each change is in the audit log, never the token.
 
@@ -96,7 +97,8 @@ pub(crate) async fn join_collaboration(
 ) -> Answer<Json<Joined>> {
     caller.require_token(Role::Viewer)?;
     let no_link = || Problem::new(StatusCode::NOT_FOUND, "Not Found", "no such collaboration link");
-    let id = state.store.collaboration_by_link(&token_hash(&token)).await?.ok_or_else(no_link)?;
+    let hash = token_hash(&token);
+    let id = state.store.collaboration_by_link(&hash).await?.ok_or_else(no_link)?;
     // A collaborator is a member: a token of no member has no one to join as.
     if caller.member_id.is_empty() {
         return Err(no_link());
@@ -109,7 +111,10 @@ pub(crate) async fn join_collaboration(
     if access(&state, &caller, &id).await.is_ok_and(|(_, standing)| standing == Standing::Owner) {
         return Ok(Json(Joined { url: format!("/c/{id}"), conversation: id }));
     }
-    caller.acting(&state).join_conversation(&id, &caller.member_id).await?;
+    // Joined in one transaction with reading the link again: turned off meanwhile, it joins
+    // nobody.
+    let joined = caller.acting(&state).join_conversation(&hash, &caller.member_id).await?;
+    let id = joined.filter(|joined| *joined == id).ok_or_else(no_link)?;
     Ok(Json(Joined { url: format!("/c/{id}"), conversation: id }))
 }
 

@@ -245,8 +245,8 @@ pub(crate) async fn message(
     Path(id): Path<String>,
     Json(body): Json<MessageBody>,
 ) -> Answer<Sse<impl Stream<Item = Result<Event, Infallible>>>> {
-    let (kept, standing) = access(&state, &caller, &id).await?;
-    standing.may_ask(&id)?;
+    // Told there is no such conversation before anything else (its follow-up under way too).
+    access(&state, &caller, &id).await?.1.may_ask(&id)?;
     let Some(runs) = state.runs().cloned() else {
         return Err(Problem::new(StatusCode::NOT_FOUND, "Not Found", "this server runs no tools"));
     };
@@ -254,8 +254,12 @@ pub(crate) async fn message(
         let detail = "the follow-up is empty";
         return Err(Problem::unprocessable(detail));
     }
-    // One follow-up at a time: two at once would take the same turn and placeholders.
+    // One follow-up at a time: two at once would take the same turn and placeholders. Read
+    // again once it is held: a delete, a removal or collaboration turned off meanwhile (each
+    // waits for it too) is seen, and the turns are the latest.
     let following = runs.follow(&id).await?;
+    let (kept, standing) = access(&state, &caller, &id).await?;
+    standing.may_ask(&id)?;
     let info = &kept.info;
     let pinned = Selector::Version(info.version);
     let version = crate::api::seen_version(&state, &caller, &info.slug, &pinned).await?;
@@ -324,7 +328,12 @@ pub(crate) async fn shared(
     let (kept, version) = snapshot(&state, &caller, &token).await?;
     let pictures = state.store.pictures_of(PicturesOf::Conversation(&kept.info.summary.id)).await?;
     let pictures = crate::pictures_api::shared_links(&token, &kept, pictures);
-    Ok(Json(transcript(kept, false, &version.text, &pictures)))
+    let mut body = transcript(kept, false, &version.text, &pictures);
+    // A share link's readers are told what was asked, not who asked it.
+    for message in &mut body.messages {
+        message.asked_by = None;
+    }
+    Ok(Json(body))
 }
 
 /// The snapshot the share link `token` shows, with its tool's version, for a caller who may

@@ -27,6 +27,7 @@ pub(crate) const NEXT_CURSOR: HeaderName = HeaderName::from_static("x-next-curso
 /// The longest page of conversations, and the longest search text.
 const MOST_LISTED: u32 = 200;
 const LONGEST_SEARCH: usize = 200;
+const MOST_WORDS: usize = 16;
 
 /// `GET /conversations`: whose, which, and where the page starts.
 #[derive(Debug, Deserialize, IntoParams)]
@@ -38,7 +39,8 @@ pub(crate) struct ListParams {
     /// The archived ones instead of the others.
     #[serde(default)]
     archived: bool,
-    /// Text the title holds, or words the turns hold (each a prefix), at most 200 characters.
+    /// Text the title holds, or words the turns hold (each a prefix), at most 200 characters
+    /// and 16 words.
     q: Option<String>,
     /// Where the page starts: the `X-Next-Cursor` of the page before.
     cursor: Option<String>,
@@ -51,7 +53,7 @@ pub(crate) struct ListParams {
 #[utoipa::path(get, path = "/conversations", params(ListParams), security(("bearer" = [])),
     responses((status = 200, body = Vec<ConversationInfo>,
             headers(("x-next-cursor" = String, description = "Where the next page starts, when there may be one"))),
-        (status = 400, description = "A cursor no page gave, a search of over 200 characters, or a limit out of 1 to 200", body = Problem),
+        (status = 400, description = "A cursor no page gave, a search of over 200 characters or 16 words, or a limit out of 1 to 200", body = Problem),
         (status = 401, description = "No token, or one the library does not know", body = Problem)))]
 pub(crate) async fn list_conversations(
     State(state): State<ServerState>,
@@ -63,8 +65,11 @@ pub(crate) async fn list_conversations(
     if !(1..=MOST_LISTED).contains(&limit) {
         return Err(Problem::bad_request("a page lists 1 to 200 conversations"));
     }
-    if params.q.as_ref().is_some_and(|q| q.chars().count() > LONGEST_SEARCH) {
-        return Err(Problem::bad_request("a search is at most 200 characters"));
+    let long = |q: &String| {
+        q.chars().count() > LONGEST_SEARCH || q.split_whitespace().count() > MOST_WORDS
+    };
+    if params.q.as_ref().is_some_and(long) {
+        return Err(Problem::bad_request("a search is at most 200 characters and 16 words"));
     }
     let after = match params.cursor.as_deref() {
         Some(cursor) => Some(

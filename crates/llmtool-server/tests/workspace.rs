@@ -64,7 +64,14 @@ async fn the_sidebar_lists_searches_renames_archives_pages_and_deletes() {
     let rest: Vec<Value> = response.json().await.unwrap();
     let rest: Vec<&str> = rest.iter().map(|c| c["id"].as_str().unwrap()).collect();
     assert_eq!(rest, [&ids[2], &ids[1]]);
-    for bad in ["?cursor=yesterday", "?limit=0", "?limit=201", &format!("?q={}", "x".repeat(201))] {
+    let many_words = format!("?q={}", ["w"; 17].join("%20"));
+    for bad in [
+        "?cursor=yesterday",
+        "?limit=0",
+        "?limit=201",
+        &format!("?q={}", "x".repeat(201)),
+        &many_words,
+    ] {
         let response =
             library.call(Method::GET, format!("/conversations{bad}"), &owner, None).await;
         assert_eq!(response.status(), StatusCode::BAD_REQUEST, "{bad}");
