@@ -24,7 +24,11 @@ fn llmtool(args: &[&str], stdin: Option<&[u8]>) -> Output {
         .spawn()
         .expect("the binary starts");
     let mut pipe = child.stdin.take().unwrap();
-    pipe.write_all(stdin.unwrap_or_default()).unwrap();
+    // A command that refuses its arguments may exit before it reads: that is its answer.
+    match pipe.write_all(stdin.unwrap_or_default()) {
+        Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => {}
+        written => written.unwrap(),
+    }
     drop(pipe);
     child.wait_with_output().unwrap()
 }
