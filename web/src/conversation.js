@@ -4,6 +4,7 @@
 
 import { ApiError, api, dollars, el, header, path, say, withCode } from "./common.js";
 import { copyButton } from "./markdown.js";
+import { snapshotsPanel } from "./snapshots.js";
 import { followUps, transcriptView } from "./thread.js";
 
 const main = document.getElementById("main");
@@ -47,6 +48,7 @@ async function show() {
   const thread = el("section", { class: "thread", "aria-label": "Turns" }, ...transcriptView(kept.messages, kept.first_answer));
   main.replaceChildren(title, facts, thread);
   if (kept.role === "owner") main.append(collaborationPanel(kept));
+  if (kept.role === "owner" && caller.public_snapshots) main.append(snapshotsPanel(id));
   if (kept.role === "collaborator") {
     const leave = el("button", { type: "button", class: "danger", onclick: () => leaveIt() }, "Leave this conversation");
     main.append(el("section", { class: "collaboration", "aria-label": "Collaboration" }, el("p", { class: "help" }, "You collaborate on this conversation: you read it and add turns."), leave));

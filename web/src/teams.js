@@ -1,11 +1,13 @@
 // The library's teams (`/teams`, admins and owners): made, renamed (their tag on every tool
-// follows) and removed; and the workspace's switch for the built-in tools. Every action is one
+// follows) and removed; and the workspace's switches for the built-in tools and for public
+// snapshots. Every action is one
 // call of `/api/v1/teams` or `/api/v1/workspace`.
 
 import { attempt as act, api, canAct, el, header, path, say } from "./common.js";
 
 const rows = document.getElementById("teams");
 const builtIns = document.getElementById("built-ins");
+const publicSnapshots = document.getElementById("public-snapshots");
 
 /** An action of the page, then the list again. */
 function attempt(work, done) {
@@ -46,6 +48,7 @@ async function load() {
   const [teams, workspace] = await Promise.all([api("/teams"), api("/workspace")]);
   rows.replaceChildren(...teams.map(row));
   builtIns.checked = workspace.built_ins;
+  publicSnapshots.checked = workspace.public_snapshots;
 }
 
 document.getElementById("create").addEventListener("submit", async (event) => {
@@ -62,11 +65,19 @@ builtIns.addEventListener("change", () =>
   ),
 );
 
+publicSnapshots.addEventListener("change", () =>
+  attempt(
+    () => api("/workspace", { method: "PUT", json: { public_snapshots: publicSnapshots.checked } }),
+    publicSnapshots.checked ? "Members may publish public snapshots." : "Public snapshots are off: none is shown until they are switched on again.",
+  ),
+);
+
 const caller = await header();
 if (!canAct(caller, "admin")) {
   say("Only admins and owners manage the library's teams.", "error");
   for (const form of document.querySelectorAll("form")) form.hidden = true;
   builtIns.disabled = true;
+  publicSnapshots.disabled = true;
 } else {
   await load().catch((error) => say(error.message, "error"));
 }

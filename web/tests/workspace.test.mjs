@@ -1,7 +1,8 @@
 // The workspace in Chromium against a real `llmtool serve` on the scripted mock provider: a
 // member runs a tool, reloads, finds the conversation in the sidebar and goes on with it on
-// its own page (`/c/ID`); renames, searches, archives and deletes it from the sidebar; and a
-// stranger's address for it is a 404 page that says nothing of it.
+// its own page (`/c/ID`); renames, searches, archives and deletes it from the sidebar; a
+// stranger's address for it is a 404 page that says nothing of it; a collaborator joins by its
+// link; and a public snapshot opens signed out, until it is revoked.
 //
 // Run by the test command after `cargo build`: node --test web/tests/
 // LLMTOOL_BLESS=1 writes the screenshot into docs/studio/ (else into target/studio/).
@@ -37,6 +38,7 @@ before(async () => {
   writeFileSync(config, `[providers.mock]\napi = "openai"\nbase_url = "${mockUrl}/v1"\napi_key_env = "MOCK_KEY"\n\n[prices."mock/m"]\ninput = 1.0\noutput = 2.0\n`);
   tokens.owner = cli("token", "create", "vic", "--role", "viewer");
   tokens.other = cli("token", "create", "wes", "--role", "viewer");
+  tokens.admin = cli("token", "create", "ada", "--role", "admin");
   const env = { LLMTOOL_DATA_DIR: data, LLMTOOL_NO_LOG: "1", MOCK_KEY: "mock-secret-key-5150" };
   const [, address] = await start(llmtool, ["serve", "--listen", "127.0.0.1:0", "--config", config], env, /llmtool serve: http:\/\/([\d.:]+)\/api\/v1/);
   base = `http://${address}`;
@@ -176,4 +178,48 @@ test("a collaborator joins by the link, adds a turn the owner sees, and loses it
   await other.page.locator("p", { hasText: "This link joins nothing" }).waitFor();
   assert.deepEqual(owner.problems, []);
   assert.deepEqual(other.problems, []);
+});
+
+test("a public snapshot opens signed out, and is a 404 page once revoked", async () => {
+  // Off until an admin switches them on, in Teams.
+  const admin = await page("admin");
+  await admin.page.goto(`${base}/teams`);
+  const snapshots = admin.page.getByLabel("Members may publish public snapshots");
+  await admin.page.getByLabel("Members see the built-in tools").waitFor();
+  assert.equal(await snapshots.isChecked(), false, "off by default");
+  await snapshots.check();
+  await admin.page.getByText("Members may publish public snapshots.").first().waitFor();
+
+  const owner = await page("owner", { bypassCSP: true });
+  await owner.page.goto(`${base}/t/teach-me-anything`);
+  await owner.page.getByLabel(/^topic/).fill("comets");
+  await owner.page.getByLabel("Model", { exact: true }).selectOption("mock/m");
+  await owner.page.getByRole("button", { name: "Run" }).click();
+  await owner.page.waitForURL(/\/c\/[0-9A-Za-z]+$/);
+  await owner.page.reload();
+  await owner.page.getByRole("button", { name: "Publish a snapshot" }).click();
+  const address = await owner.page.getByLabel("Snapshot address").inputValue();
+  assert.match(address, /\/s\/[0-9a-f]{64}$/);
+
+  const visitor = await page(undefined, { bypassCSP: true });
+  const opened = await visitor.page.goto(address);
+  assert.equal(opened.status(), 200);
+  assert.equal(opened.headers()["x-robots-tag"], "noindex, nofollow");
+  assert.equal(opened.headers()["referrer-policy"], "no-referrer");
+  await visitor.page.locator(".thread .turn .answer strong", { hasText: "Moon" }).waitFor();
+  assert.equal(await visitor.page.locator('meta[name="robots"]').getAttribute("content"), "noindex");
+  assert.match(await visitor.page.locator("main > .facts").textContent(), /shared publicly on/);
+  assert.equal(await visitor.page.getByRole("link", { name: "Sign out" }).count(), 0);
+  assert.deepEqual(await violations(visitor.page, ".thread .turn"), []);
+  await visitor.page.screenshot({ path: join(screenshots, "snapshot.png"), fullPage: true });
+
+  // Revoked by its owner: the address is a 404 page.
+  await owner.page.getByRole("button", { name: "Revoke" }).click();
+  await owner.page.getByText("None yet.", { exact: false }).waitFor();
+  const revoked = await visitor.page.reload();
+  assert.equal(revoked.status(), 404);
+  await visitor.page.locator("h1", { hasText: "No such snapshot" }).waitFor();
+  assert.deepEqual(owner.problems, []);
+  assert.deepEqual(visitor.problems, []);
+  assert.deepEqual(admin.problems, []);
 });

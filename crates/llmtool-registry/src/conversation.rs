@@ -122,6 +122,53 @@ pub struct Collaborator {
     pub joined_at: String,
 }
 
+/// How many public snapshots one conversation may have at once.
+pub const MAX_SNAPSHOTS: u32 = 20;
+
+/// How many bytes a public snapshot's body may have at most: 8 MiB.
+pub const MAX_SNAPSHOT_BYTES: usize = 8 << 20;
+
+/// A public snapshot to keep: a conversation's transcript frozen as published.
+#[derive(Debug, Clone, Copy)]
+pub struct NewSnapshot<'a> {
+    /// What names it to its owner (to list and revoke it).
+    pub id: &'a str,
+    /// The SHA-256 of its address's token.
+    pub token_hash: &'a str,
+    pub conversation: &'a str,
+    /// Who published it, as [`owner_of`] names a caller.
+    pub created_by: &'a str,
+    /// How many turns it shows.
+    pub turns: u32,
+    /// The transcript, as JSON (at most [`MAX_SNAPSHOT_BYTES`]).
+    pub body: &'a str,
+}
+
+/// A public snapshot, as its owner lists it (never with its token).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+pub struct SnapshotInfo {
+    pub id: String,
+    pub created_at: String,
+    /// How many turns it shows: those the conversation had when it was published.
+    pub turns: u32,
+}
+
+/// A public snapshot as kept: what it is, of which conversation, and its frozen body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeptSnapshot {
+    pub info: SnapshotInfo,
+    pub conversation: String,
+    pub body: String,
+}
+
+/// Which public snapshot: the one behind an address (by its token's SHA-256), or one of a
+/// conversation's by its id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SnapshotOf<'a> {
+    TokenHash(&'a str),
+    Id { conversation: &'a str, id: &'a str },
+}
+
 /// The conversations of a library.
 #[async_trait]
 pub trait Conversations {
@@ -185,6 +232,23 @@ pub trait Conversations {
 
     /// Conversation `id`'s collaborators, by when they joined.
     async fn collaborators(&self, id: &str) -> Result<Vec<Collaborator>, StoreError>;
+
+    /// Keeps a public snapshot of a conversation (at most [`MAX_SNAPSHOTS`] a conversation);
+    /// recorded in the audit log (never with its token).
+    async fn publish_snapshot(
+        &self,
+        snapshot: &NewSnapshot<'_>,
+    ) -> Result<SnapshotInfo, StoreError>;
+
+    /// The public snapshot `which`; `None` when there is none (or it was revoked).
+    async fn snapshot(&self, which: SnapshotOf<'_>) -> Result<Option<KeptSnapshot>, StoreError>;
+
+    /// Conversation `id`'s public snapshots, oldest first.
+    async fn snapshots(&self, id: &str) -> Result<Vec<SnapshotInfo>, StoreError>;
+
+    /// Revokes the public snapshot `which` (its address shows nothing any more); whether there
+    /// was one. Recorded in the audit log.
+    async fn revoke_snapshot(&self, which: SnapshotOf<'_>) -> Result<bool, StoreError>;
 
     /// Shares conversation `id` behind a link whose token hashes to `token_hash` (any older
     /// link stops working): the link shows the runs it has now (not one kept later, whatever

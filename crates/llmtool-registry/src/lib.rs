@@ -32,6 +32,7 @@ mod sql_conversation;
 mod sql_conversation_edit;
 mod sql_people;
 mod sql_pictures;
+mod sql_snapshots;
 mod sql_spend;
 mod sql_store;
 mod sqlite;
@@ -45,7 +46,8 @@ pub use changes::{Change, Changes};
 pub use control::{Budget, Control, Integration, IntegrationTest, Period, PriceOverride, Scope};
 pub use conversation::{
     Collaborator, ConversationEdit, ConversationInfo, ConversationQuery, Conversations,
-    DeletedConversation, KeptConversation, MAX_COLLABORATORS, TITLE_MAX_CHARS, TitleChange,
+    DeletedConversation, KeptConversation, KeptSnapshot, MAX_COLLABORATORS, MAX_SNAPSHOT_BYTES,
+    MAX_SNAPSHOTS, NewSnapshot, SnapshotInfo, SnapshotOf, TITLE_MAX_CHARS, TitleChange,
     checked_title, owner_of,
 };
 pub use health::{Health, PoolUse};
@@ -55,7 +57,7 @@ pub use model::{
 };
 pub use people::{
     ALL, BUILT_IN_TAG, Member, MemberEdit, NewMember, People, SessionFor, SignIn, TOKENS_DOMAIN,
-    Team, Workspace, fold_email,
+    Team, Workspace, WorkspaceChange, fold_email,
 };
 pub use pictures::{NewPicture, PictureInfo, PicturesKept, PicturesOf, RunPictures, StoredPicture};
 pub use publication::{

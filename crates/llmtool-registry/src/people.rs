@@ -65,12 +65,48 @@ pub struct Team {
 pub struct Workspace {
     /// Whether members see the built-in tools (tagged `built-in`); owners and admins always do.
     pub built_ins: bool,
+    /// Whether members may publish a conversation as a public snapshot, readable without
+    /// signing in by whoever has its address. Off until an admin turns it on; while it is off,
+    /// no snapshot is served.
+    #[serde(default)]
+    pub public_snapshots: bool,
 }
 
 impl Default for Workspace {
     fn default() -> Self {
-        Workspace { built_ins: true }
+        Workspace { built_ins: true, public_snapshots: false }
     }
+}
+
+impl Workspace {
+    /// The settings as kept: each a row of `settings` (`on` or `off`; none: never set, its
+    /// default).
+    pub(crate) fn from_settings(built_ins: Option<&str>, public_snapshots: Option<&str>) -> Self {
+        let defaults = Workspace::default();
+        let on = |kept: Option<&str>, default: bool| kept.map_or(default, |kept| kept == "on");
+        Workspace {
+            built_ins: on(built_ins, defaults.built_ins),
+            public_snapshots: on(public_snapshots, defaults.public_snapshots),
+        }
+    }
+
+    /// These settings with `change` made: what it names changes, the rest stays.
+    #[must_use]
+    pub fn changed(self, change: &WorkspaceChange) -> Workspace {
+        Workspace {
+            built_ins: change.built_ins.unwrap_or(self.built_ins),
+            public_snapshots: change.public_snapshots.unwrap_or(self.public_snapshots),
+        }
+    }
+}
+
+/// A change to the workspace's settings: the settings it names change, the others stay as they
+/// are (a client that knows only `built_ins` never turns public snapshots off).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WorkspaceChange {
+    pub built_ins: Option<bool>,
+    pub public_snapshots: Option<bool>,
 }
 
 /// Who a session is opened for: the holder of a token pasted on the sign-in page, or a member
@@ -149,7 +185,7 @@ pub trait People: Send + Sync {
     /// The workspace's settings.
     async fn workspace(&self) -> Result<Workspace, StoreError>;
     /// Changes the workspace's settings.
-    async fn set_workspace(&self, workspace: &Workspace) -> Result<(), StoreError>;
+    async fn change_workspace(&self, change: &WorkspaceChange) -> Result<Workspace, StoreError>;
 }
 
 /// `email` folded as the library compares addresses: trimmed, its ASCII letters in lower case

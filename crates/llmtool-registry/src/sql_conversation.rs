@@ -12,7 +12,8 @@ use llmtool_log::{Conversation, Record, Thread};
 use crate::audit;
 use crate::conversation::{
     Collaborator, ConversationEdit, ConversationInfo, ConversationQuery, Conversations,
-    DeletedConversation, KeptConversation, owner_of,
+    DeletedConversation, KeptConversation, KeptSnapshot, NewSnapshot, SnapshotInfo, SnapshotOf,
+    owner_of,
 };
 use crate::db::{Arg, Db, Statement, Tx, statement};
 use crate::sql_store::SqlStore;
@@ -309,6 +310,25 @@ impl Conversations for SqlStore {
 
     async fn collaborators(&self, id: &str) -> Result<Vec<Collaborator>, StoreError> {
         self.collaborators_of(id).await
+    }
+
+    async fn publish_snapshot(
+        &self,
+        snapshot: &NewSnapshot<'_>,
+    ) -> Result<SnapshotInfo, StoreError> {
+        self.publish(snapshot).await
+    }
+
+    async fn snapshot(&self, which: SnapshotOf<'_>) -> Result<Option<KeptSnapshot>, StoreError> {
+        self.snapshot_of(which).await
+    }
+
+    async fn snapshots(&self, id: &str) -> Result<Vec<SnapshotInfo>, StoreError> {
+        self.snapshots_of(id).await
+    }
+
+    async fn revoke_snapshot(&self, which: SnapshotOf<'_>) -> Result<bool, StoreError> {
+        self.revoke(which).await
     }
 
     async fn share_conversation(&self, id: &str, token_hash: &str) -> Result<u32, StoreError> {

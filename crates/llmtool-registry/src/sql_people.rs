@@ -10,10 +10,10 @@ use crate::control::Scope;
 use crate::db::{Tx, statement};
 use crate::model::Role;
 use crate::people::{
-    Member, MemberEdit, NewMember, People, SignIn, Team, Workspace, check_member_name, check_team,
-    email_key,
+    Member, MemberEdit, NewMember, People, SignIn, Team, Workspace, WorkspaceChange,
+    check_member_name, check_team, email_key,
 };
-use crate::sql_store::{SqlStore, built_ins_on};
+use crate::sql_store::{SqlStore, WORKSPACE};
 use crate::store::{InviteProblem, StoreError, expiry, now};
 
 /// A member's columns: e-mail, name, role, created at.
@@ -135,6 +135,9 @@ impl People for SqlStore {
         tx.execute(statement(joined).bind(&key)).await?;
         let links = format!("UPDATE conversations SET collab_hash = NULL WHERE id IN {owned}");
         tx.execute(statement(links).bind(&key)).await?;
+        // Their public snapshots go too: no one is left to revoke them.
+        let published = format!("DELETE FROM snapshots WHERE conversation IN {owned}");
+        tx.execute(statement(published).bind(&key)).await?;
         self.drop_budget(&mut tx, Scope::Member, &key).await?;
         tx.execute(statement("DELETE FROM members WHERE email = $1").bind(&key)).await?;
         let change = audit::Change::new("member.remove", &key).before(shown_member(&before));
@@ -334,31 +337,38 @@ impl People for SqlStore {
     }
 
     async fn workspace(&self) -> Result<Workspace, StoreError> {
-        let sql = "SELECT value FROM settings WHERE name = 'built_ins'";
-        let found: Option<(String,)> = self.db.optional(statement(sql)).await?;
-        Ok(Workspace { built_ins: built_ins_on(found.as_ref().map(|(value,)| value.as_str())) })
+        let settings = statement(format!("SELECT {WORKSPACE}"));
+        let (built_ins, snapshots): (Option<String>, Option<String>) =
+            self.db.optional(settings).await?.unwrap_or_default();
+        Ok(Workspace::from_settings(built_ins.as_deref(), snapshots.as_deref()))
     }
 
-    async fn set_workspace(&self, workspace: &Workspace) -> Result<(), StoreError> {
+    async fn change_workspace(&self, change: &WorkspaceChange) -> Result<Workspace, StoreError> {
         let set = statement(
-            "INSERT INTO settings (name, value) VALUES ('built_ins', $1)
+            "INSERT INTO settings (name, value) VALUES ($1, $2)
              ON CONFLICT (name) DO UPDATE SET value = excluded.value",
         );
+        let on_off = |on: bool| if on { "on" } else { "off" };
         let mut tx = self.db.begin_write().await?;
-        let sql = "SELECT value FROM settings WHERE name = 'built_ins'";
-        let was: Option<(String,)> = tx.optional(statement(sql)).await?;
-        let before = Workspace { built_ins: built_ins_on(was.as_ref().map(|(v,)| v.as_str())) };
-        tx.execute(set.bind(if workspace.built_ins { "on" } else { "off" })).await?;
-        if before != *workspace {
-            let change = audit::Change::new("workspace.edit", "workspace")
-                .before(serde_json::json!(before))
-                .after(serde_json::json!(workspace));
-            self.record(&mut tx, change).await?;
+        // Read in the transaction that writes: two admins' changes of different settings
+        // both stay.
+        let (built_ins, snapshots): (Option<String>, Option<String>) =
+            tx.optional(statement(format!("SELECT {WORKSPACE}"))).await?.unwrap_or_default();
+        let before = Workspace::from_settings(built_ins.as_deref(), snapshots.as_deref());
+        let after = before.changed(change);
+        if before == after {
+            return Ok(after);
         }
+        tx.execute(set.clone().bind("built_ins").bind(on_off(after.built_ins))).await?;
+        tx.execute(set.bind("public_snapshots").bind(on_off(after.public_snapshots))).await?;
+        let change = audit::Change::new("workspace.edit", "workspace")
+            .before(serde_json::json!(before))
+            .after(serde_json::json!(after));
+        self.record(&mut tx, change).await?;
         // What members see may have changed for any tool: lists are made again everywhere.
         tx.commit_changes(&[ANY_TOOL]).await?;
         self.changed(ANY_TOOL);
-        Ok(())
+        Ok(after)
     }
 }
 

@@ -459,7 +459,7 @@ impl Store for SqlStore {
 
     async fn token(&self, token_hash: &str) -> Result<Option<Holder>, StoreError> {
         let sql = format!(
-            "SELECT t.name, t.role, m.role, m.email, COALESCE(m.id, ''), {BUILT_INS} FROM tokens t
+            "SELECT t.name, t.role, m.role, m.email, COALESCE(m.id, ''), {WORKSPACE} FROM tokens t
                JOIN members m ON m.email = t.member
              WHERE t.token_hash = $1 AND t.revoked_at IS NULL"
         );
@@ -637,18 +637,19 @@ impl Store for SqlStore {
         // member's); one opened without stands for the member.
         let session = statement(format!(
             "SELECT COALESCE(t.name, m.email), COALESCE(t.role, m.role), m.role, m.email,
-                    COALESCE(m.id, ''), {BUILT_INS}, s.csrf
+                    COALESCE(m.id, ''), {WORKSPACE}, s.csrf
                FROM sessions s JOIN members m ON m.email = s.member
                LEFT JOIN tokens t ON t.name = s.token_name
              WHERE s.id_hash = $1 AND s.expires_at > $2
                AND (s.token_name IS NULL OR t.revoked_at IS NULL)"
         ));
-        let found: Option<(String, String, String, String, String, Option<String>, String)> =
-            self.db.optional(session.bind(id_hash).bind(now())).await?;
-        let Some((name, role, member_role, email, member_id, built_ins, csrf)) = found else {
+        let found: Option<SessionRow> = self.db.optional(session.bind(id_hash).bind(now())).await?;
+        let Some((name, role, member_role, email, member_id, built_ins, snapshots, csrf)) = found
+        else {
             return Ok(None);
         };
-        let holder = self.holder((name, role, member_role, email, member_id, built_ins)).await?;
+        let row = (name, role, member_role, email, member_id, built_ins, snapshots);
+        let holder = self.holder(row).await?;
         Ok(holder.map(|holder| SessionInfo { holder, csrf }))
     }
 
@@ -727,25 +728,24 @@ impl Store for SqlStore {
 
 /// What a token whose role is `token` may do, its member's role being `member`: the lower of
 /// the two, since a token never has more rights than its member.
-/// The workspace's `built_ins` setting, as a column of a holder's row.
-const BUILT_INS: &str = "(SELECT value FROM settings WHERE name = 'built_ins')";
+/// The workspace's settings (`built_ins`, `public_snapshots`), as two columns of a row.
+pub(crate) const WORKSPACE: &str = "(SELECT value FROM settings WHERE name = 'built_ins'),
+    (SELECT value FROM settings WHERE name = 'public_snapshots')";
 
 /// A holder's row: the token's name (or the member's e-mail), the token's role (or the
-/// member's), the member's role, e-mail, and the workspace's `built_ins` setting.
-type HolderRow = (String, String, String, String, String, Option<String>);
+/// member's), the member's role, e-mail, id, and the workspace's settings ([`WORKSPACE`]).
+type HolderRow = (String, String, String, String, String, Option<String>, Option<String>);
 
-/// Whether a `built_ins` setting (none: never set) lets members see the built-in tools.
-pub(crate) fn built_ins_on(setting: Option<&str>) -> bool {
-    setting != Some("off")
-}
+/// A session's row: its holder's ([`HolderRow`]), then its CSRF token.
+type SessionRow = (String, String, String, String, String, Option<String>, Option<String>, String);
 
 impl SqlStore {
     /// The holder of a row, with their member's teams; `None` when a role is unknown.
     async fn holder(&self, row: HolderRow) -> Result<Option<Holder>, StoreError> {
-        let (name, role, member_role, member, member_id, built_ins) = row;
+        let (name, role, member_role, member, member_id, built_ins, snapshots) = row;
         let Some(role) = capped(&role, &member_role) else { return Ok(None) };
         let teams = self.teams_of(&member).await?;
-        let workspace = crate::Workspace { built_ins: built_ins_on(built_ins.as_deref()) };
+        let workspace = crate::Workspace::from_settings(built_ins.as_deref(), snapshots.as_deref());
         Ok(Some(Holder { name, role, member, member_id, teams, workspace }))
     }
 }

@@ -104,6 +104,12 @@ pub enum StoreError {
     Conflict { slug: String, base: u32, latest: u32 },
     #[error("the conversation `{0}` has 100 collaborators already, the most it may have")]
     CollaboratorsFull(String),
+    #[error(
+        "the conversation `{0}` has 20 public snapshots already, the most it may have: revoke one first"
+    )]
+    SnapshotsFull(String),
+    #[error("the snapshot would be {0} bytes, more than the 8 MiB one may have")]
+    SnapshotTooLarge(usize),
     #[error("the cursor is not one this library gave")]
     BadCursor,
     #[error("`{slug}` has {max} {what} already, the most a tool may have: remove one first")]

@@ -117,7 +117,7 @@ mod tests {
             let expected = role >= Role::Admin
                 || (tags.iter().any(|tag| tag == "all" || teams.contains(tag))
                     && (built_ins || !built_in));
-            let workspace = Workspace { built_ins };
+            let workspace = Workspace { built_ins, ..Workspace::default() };
             prop_assert_eq!(Visibility::of(role, &teams, &workspace).sees(&tags), expected);
             // Seeing more than a member of no team, never less.
             if Visibility::of(role, &[], &workspace).sees(&tags) {
@@ -137,7 +137,7 @@ mod tests {
 
     #[test]
     fn a_caller_who_is_no_member_sees_the_tools_for_everyone() {
-        let on = Workspace { built_ins: true };
+        let on = Workspace { built_ins: true, ..Workspace::default() };
         let anyone = Visibility::anonymous(&on);
         assert!(anyone.sees(&["all".to_owned(), "sales".to_owned()]));
         assert!(!anyone.sees(&["sales".to_owned()]));
@@ -145,7 +145,7 @@ mod tests {
         assert_eq!(Visibility::of(Role::Owner, &[], &on).tags(), None);
         let sales = Visibility::of(Role::Viewer, &["sales".to_owned()], &on);
         assert_eq!(sales.as_words().as_deref(), Some(" all sales "));
-        let off = Workspace { built_ins: false };
+        let off = Workspace { built_ins: false, ..Workspace::default() };
         let sales = Visibility::of(Role::Viewer, &["sales".to_owned()], &off);
         assert_eq!(sales.as_words().as_deref(), Some(" all sales !built-in "));
         assert!(!sales.sees(&["all".to_owned(), "built-in".to_owned()]));

@@ -97,4 +97,7 @@ pub struct Signed {
     pub role: String,
     /// `null` for a caller that came with a Bearer token, which needs none.
     pub csrf: Option<String>,
+    /// Whether the workspace lets members publish public snapshots.
+    #[serde(default)]
+    pub public_snapshots: bool,
 }

@@ -8,8 +8,9 @@ use std::sync::Arc;
 
 use llmtool_registry::{
     Actor, AuditQuery, Change, Charge, ConversationEdit, ConversationQuery, InviteProblem,
-    MAX_LABELS, MAX_TAGS, MemberEdit, NewMember, People, Publication, Query, Role, RunsOf,
-    Selector, SessionFor, SignIn, SqlStore, Store, StoreError, TitleChange, Visibility, Workspace,
+    MAX_LABELS, MAX_SNAPSHOT_BYTES, MAX_SNAPSHOTS, MAX_TAGS, MemberEdit, NewMember, NewSnapshot,
+    People, Publication, Query, Role, RunsOf, Selector, SessionFor, SignIn, SnapshotOf, SqlStore,
+    Store, StoreError, TitleChange, Visibility, Workspace, WorkspaceChange,
 };
 
 /// A valid tool file named `name`, its prompt saying `words`.
@@ -664,22 +665,31 @@ async fn invites_single_sign_ons_and_the_workspace(store: &dyn Store) {
     // The built-in tools, switched off: gone for members, there for admins.
     store.publish("builtin-echo", &tool("Builtin", "builtin"), None, None).await.unwrap();
     store.add_tag("builtin-echo", "built-in").await.unwrap();
-    assert_eq!(store.workspace().await.unwrap(), Workspace { built_ins: true });
+    assert_eq!(store.workspace().await.unwrap(), Workspace::default());
+    assert!(Workspace::default().built_ins && !Workspace::default().public_snapshots);
     let found = |visible: Visibility| async move {
         let query = Query { text: Some("builtin".into()), limit: 50, visible, ..Query::default() };
         store.search(&query).await.unwrap().tools.len()
     };
     let viewer = session.holder.visibility();
     assert_eq!(found(viewer).await, 1);
-    store.set_workspace(&Workspace { built_ins: false }).await.unwrap();
+    let off = store.change_workspace(&built_ins(false)).await.unwrap();
+    assert_eq!(off, Workspace { built_ins: false, public_snapshots: false });
     let session = store.session("ivy-1").await.unwrap().unwrap();
-    assert_eq!(session.holder.workspace, Workspace { built_ins: false });
+    assert_eq!(session.holder.workspace, off);
     let viewer = session.holder.visibility();
     assert_eq!(found(viewer.clone()).await, 0);
     assert!(store.tags(&viewer).await.unwrap().iter().all(|t| t.tag != "built-in"));
-    let admin = Visibility::of(Role::Admin, &[], &Workspace { built_ins: false });
+    let admin = Visibility::of(Role::Admin, &[], &off);
     assert_eq!(found(admin).await, 1);
-    store.set_workspace(&Workspace { built_ins: true }).await.unwrap();
+    // A change names what it changes: the other setting stays.
+    let snapshots = WorkspaceChange { public_snapshots: Some(true), ..WorkspaceChange::default() };
+    let both = store.change_workspace(&snapshots).await.unwrap();
+    assert_eq!(both, Workspace { built_ins: false, public_snapshots: true });
+    assert_eq!(store.workspace().await.unwrap(), both);
+    assert_eq!(store.session("ivy-1").await.unwrap().unwrap().holder.workspace, both);
+    let on = store.change_workspace(&built_ins(true)).await.unwrap();
+    assert_eq!(on, Workspace { built_ins: true, public_snapshots: true });
     assert_eq!(found(store.session("ivy-1").await.unwrap().unwrap().holder.visibility()).await, 1);
 
     // A new invite voids the earlier links not used yet; a used one still says so.
@@ -725,8 +735,8 @@ async fn the_audit_log(store: &dyn Store) {
         .unwrap();
     ana.revoke_token("audit-ci").await.unwrap();
     ana.rename_team("audit-ops", "audit-ops2").await.unwrap();
-    ana.set_workspace(&Workspace { built_ins: false }).await.unwrap();
-    ana.set_workspace(&Workspace { built_ins: true }).await.unwrap();
+    ana.change_workspace(&built_ins(false)).await.unwrap();
+    ana.change_workspace(&built_ins(true)).await.unwrap();
     ana.delete("audited").await.unwrap();
     ana.publish("audited", &tool("Audited", "audits"), None, None).await.unwrap(); // back
     ana.remove_team("audit-ops2").await.unwrap();
@@ -1187,6 +1197,99 @@ async fn collaborators_join_leave_and_go_with_the_conversation(store: &dyn Store
     );
 }
 
+async fn public_snapshots_kept_listed_revoked_and_gone_with_their_owner(store: &dyn Store) {
+    let bo = NewMember {
+        email: "bo@example.org".into(),
+        name: "Bo".into(),
+        role: Role::Viewer,
+        teams: Vec::new(),
+    };
+    store.add_members(&[bo]).await.unwrap();
+    let turn = |id: &str| llmtool_log::Record {
+        conversation: Some(id.into()),
+        turn: Some(1),
+        ..run("chatty", "gpt-4o", None, 10)
+    };
+    let id = "01jqsnap000000000000000001";
+    store.log_run("chatty", 1, Some("ana"), &turn(id), &Charge::default(), None).await.unwrap();
+    let new = |n: u32, hash: &'static str| NewSnapshot {
+        id: ["snap-a", "snap-b"][n as usize % 2],
+        token_hash: hash,
+        conversation: id,
+        created_by: "token:ana",
+        turns: 1,
+        body: r#"{"messages":[]}"#,
+    };
+    let kept = store.publish_snapshot(&new(0, "hash-a")).await.unwrap();
+    assert_eq!((kept.id.as_str(), kept.turns), ("snap-a", 1));
+    store.publish_snapshot(&new(1, "hash-b")).await.unwrap();
+    let read = store.snapshot(SnapshotOf::TokenHash("hash-a")).await.unwrap().unwrap();
+    assert_eq!((read.conversation.as_str(), read.body.as_str()), (id, r#"{"messages":[]}"#));
+    let by_id = store.snapshot(SnapshotOf::Id { conversation: id, id: "snap-b" }).await.unwrap();
+    assert_eq!(by_id.map(|kept| kept.info.id).as_deref(), Some("snap-b"));
+    let elsewhere = SnapshotOf::Id { conversation: "01jqsnap000000000000000009", id: "snap-b" };
+    assert_eq!(store.snapshot(elsewhere).await.unwrap(), None, "an id names one conversation's");
+    let listed = store.snapshots(id).await.unwrap();
+    assert_eq!(listed.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(), ["snap-a", "snap-b"]);
+
+    // Bounded: a body over 8 MiB, and a 21st snapshot, are refused.
+    let huge = "x".repeat(MAX_SNAPSHOT_BYTES + 1);
+    let too_large =
+        NewSnapshot { id: "snap-huge", token_hash: "hash-huge", body: &huge, ..new(0, "") };
+    let refused = store.publish_snapshot(&too_large).await;
+    assert!(matches!(refused, Err(StoreError::SnapshotTooLarge(_))), "{refused:?}");
+    let ids: Vec<String> = (2..MAX_SNAPSHOTS).map(|n| format!("snap-{n}")).collect();
+    let hashes: Vec<String> = (2..MAX_SNAPSHOTS).map(|n| format!("hash-{n}")).collect();
+    for (id, hash) in ids.iter().zip(&hashes) {
+        let more = NewSnapshot { id, token_hash: hash, ..new(0, "") };
+        store.publish_snapshot(&more).await.unwrap();
+    }
+    let full = NewSnapshot { id: "snap-21", token_hash: "hash-21", ..new(0, "") };
+    let refused = store.publish_snapshot(&full).await;
+    assert!(matches!(refused, Err(StoreError::SnapshotsFull(_))), "{refused:?}");
+
+    // Revoked by its address's token, or by its id: gone, once.
+    assert!(store.revoke_snapshot(SnapshotOf::TokenHash("hash-a")).await.unwrap());
+    assert!(!store.revoke_snapshot(SnapshotOf::TokenHash("hash-a")).await.unwrap());
+    assert_eq!(store.snapshot(SnapshotOf::TokenHash("hash-a")).await.unwrap(), None);
+    let b = SnapshotOf::Id { conversation: id, id: "snap-b" };
+    assert!(store.revoke_snapshot(b).await.unwrap());
+    assert_eq!(store.snapshot(SnapshotOf::TokenHash("hash-b")).await.unwrap(), None);
+    let audited = store
+        .audit(&AuditQuery { target: Some(id.into()), limit: 50, ..AuditQuery::default() })
+        .await
+        .unwrap();
+    let actions: Vec<&str> = audited.records.iter().map(|r| r.entry.action.as_str()).collect();
+    assert_eq!(actions.iter().filter(|a| **a == "conversation.snapshot").count(), 20);
+    assert_eq!(actions.iter().filter(|a| **a == "conversation.snapshot_revoke").count(), 2);
+    assert!(
+        audited.records.iter().all(|r| !format!("{:?}", r.entry).contains("hash-")),
+        "no token in the audit log"
+    );
+
+    // Gone with their conversation.
+    store.delete_conversation(id).await.unwrap();
+    assert_eq!(store.snapshot(SnapshotOf::TokenHash("hash-2")).await.unwrap(), None);
+    assert!(store.snapshots(id).await.unwrap().is_empty());
+
+    // And with their owner: a member removed leaves nobody to revoke theirs.
+    let bos_id = "01jqsnap000000000000000002";
+    let bos = Charge { member: "bo@example.org".into(), ..Charge::default() };
+    store.log_run("chatty", 1, Some("bo-laptop"), &turn(bos_id), &bos, None).await.unwrap();
+    let owner = store.conversation(bos_id).await.unwrap().unwrap().info.owner;
+    let theirs = NewSnapshot {
+        id: "snap-bo",
+        token_hash: "hash-bo",
+        conversation: bos_id,
+        created_by: &owner,
+        turns: 1,
+        body: "{}",
+    };
+    store.publish_snapshot(&theirs).await.unwrap();
+    store.remove_member("bo@example.org").await.unwrap();
+    assert_eq!(store.snapshot(SnapshotOf::TokenHash("hash-bo")).await.unwrap(), None);
+}
+
 /// A library keeps conversations by the contract the run log keeps its own by.
 async fn conversation_rows(store: &dyn Store) {
     llmtool_log::contract::check_store(&LibraryRows(store)).await;
@@ -1267,6 +1370,7 @@ scenarios! {
         search_filters_and_pages, tokens, changes_and_current, runs_and_usage, conversations,
         conversation_rows, conversation_pages_search_edit_and_delete,
         collaborators_join_leave_and_go_with_the_conversation,
+        public_snapshots_kept_listed_revoked_and_gone_with_their_owner,
         pictures_kept_with_their_runs, sessions_tags_and_kept_runs, members_and_teams,
         invites_single_sign_ons_and_the_workspace, the_audit_log;
     shared: concurrent_publishes, concurrent_tags_and_labels_stay_under_the_caps,
@@ -1556,4 +1660,9 @@ async fn versions_from_before_the_search_columns_are_filled_in_on_postgres() {
     pool.close().await;
     let store = SqlStore::connect_postgres(&database.url).await.unwrap();
     filled_in_as_published(&store, &files).await;
+}
+
+/// A change of the workspace's `built_ins` setting alone.
+fn built_ins(on: bool) -> WorkspaceChange {
+    WorkspaceChange { built_ins: Some(on), ..WorkspaceChange::default() }
 }

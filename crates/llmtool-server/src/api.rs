@@ -50,6 +50,7 @@ pub(crate) fn routes() -> Router<ServerState> {
         .merge(crate::spend_api::routes())
         .merge(crate::conversation_api::routes())
         .merge(crate::collaboration_api::routes())
+        .merge(crate::snapshot_api::routes())
         .merge(crate::documents_api::routes())
 }
 
@@ -431,11 +432,13 @@ async fn diff(
         crate::collaboration_api::leave_conversation, crate::collaboration_api::remove_collaborator, crate::conversation_api::message,
         crate::conversation_api::share, crate::conversation_api::unshare, crate::conversation_api::shared,
         crate::pictures_api::picture, crate::pictures_api::shared_picture,
+        crate::snapshot_api::publish_snapshot, crate::snapshot_api::list_snapshots, crate::snapshot_api::public_snapshot,
+        crate::snapshot_api::snapshot_picture, crate::snapshot_api::revoke_snapshot, crate::snapshot_api::revoke_snapshot_by_id,
         crate::documents_api::text),
     components(schemas(Page, Published, VersionBody, Rendered, VersionDiff, LabelBody, Problem, crate::run_api::RunBody, llmtool_log::Total,
         crate::studio_api::ModelChoice, crate::studio_api::FormattedText, crate::studio_api::RunSummary, llmtool_registry::TagCount, crate::session::SignIn, crate::session::InviteSignIn, crate::session::SignInMethods, llmtool_registry::wire::Signed,
         llmtool_registry::Member, llmtool_registry::NewMember, llmtool_registry::MemberEdit, llmtool_registry::Team, llmtool_registry::Role, crate::members::TeamName,
-        crate::invites::Invite, crate::members::Imported, llmtool_registry::people_csv::RowProblem, llmtool_registry::Workspace,
+        crate::invites::Invite, crate::members::Imported, llmtool_registry::people_csv::RowProblem, llmtool_registry::Workspace, llmtool_registry::WorkspaceChange,
         llmtool_registry::AuditPage, llmtool_registry::AuditRecord, llmtool_registry::AuditEntry,
         llmtool_registry::Integration, llmtool_registry::IntegrationTest, llmtool_registry::PriceOverride, crate::control_api::NewIntegration, crate::control_api::IntegrationEdit,
         crate::control_api::TestBody, crate::control_api::Rotated, crate::control_api::Prices, crate::control_api::ModelPrice, crate::control_api::PerMillion,
@@ -443,7 +446,8 @@ async fn diff(
         llmtool_registry::Scope, llmtool_registry::Period, crate::spend_api::BudgetBody,
         llmtool_registry::ConversationInfo, crate::conversation_api::ConversationBody, crate::conversation_api::TurnBody,
         crate::conversation_api::MessageBody, crate::conversation_api::ShareBody, crate::sidebar_api::EditBody,
-        crate::collaboration_api::CollaborationLink, crate::collaboration_api::Joined, llmtool_registry::Collaborator, crate::documents_api::DocumentText)),
+        crate::collaboration_api::CollaborationLink, crate::collaboration_api::Joined, llmtool_registry::Collaborator,
+        crate::snapshot_api::PublishedSnapshot, crate::snapshot_api::SnapshotBody, llmtool_registry::SnapshotInfo, crate::documents_api::DocumentText)),
     modifiers(&BearerScheme)
 )]
 pub(crate) struct ApiDoc;

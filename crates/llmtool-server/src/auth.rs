@@ -209,22 +209,8 @@ impl Caller {
     /// A caller with no token and no session. Nobody reads anything unless reading is public:
     /// only then does the workspace's setting on the built-in tools matter to them.
     async fn nobody(state: &ServerState) -> Result<Caller, Problem> {
-        let workspace = if state.access.public_read {
-            // Read once a generation: a change to the settings (here, or through another
-            // server) starts a new one, as any change of the library does.
-            let cache = state.cache();
-            match cache.workspace() {
-                Some(settings) => settings,
-                None => {
-                    let generation = cache.generation();
-                    let settings = state.store.workspace().await?;
-                    cache.keep_workspace(generation, settings);
-                    settings
-                }
-            }
-        } else {
-            Workspace::default()
-        };
+        let workspace =
+            if state.access.public_read { workspace(state).await? } else { Workspace::default() };
         Ok(Caller {
             name: None,
             role: None,
@@ -237,6 +223,19 @@ impl Caller {
             address: None,
         })
     }
+}
+
+/// The workspace's settings, read once a generation: a change to them (here, or through another
+/// server) starts a new one, as any change of the library does.
+pub(crate) async fn workspace(state: &ServerState) -> Result<Workspace, Problem> {
+    let cache = state.cache();
+    if let Some(settings) = cache.workspace() {
+        return Ok(settings);
+    }
+    let generation = cache.generation();
+    let settings = state.store.workspace().await?;
+    cache.keep_workspace(generation, settings);
+    Ok(settings)
 }
 
 /// The client's address as the audit log keeps it: the peer's, or, when the peer is a proxy

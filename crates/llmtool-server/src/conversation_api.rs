@@ -58,11 +58,11 @@ pub(crate) struct MessageBody {
 
 /// One turn of a transcript: what was asked (the tool's rendered prompt first) and the
 /// answer, with the run's facts.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub(crate) struct TurnBody {
     turn: u32,
     /// The run's number (as `/tools/{slug}/runs` lists it).
-    id: Option<i64>,
+    pub(crate) id: Option<i64>,
     started_at: String,
     asked: Option<String>,
     answer: Option<String>,
@@ -75,28 +75,28 @@ pub(crate) struct TurnBody {
     cost_usd: Option<f64>,
     latency_ms: Option<u64>,
     /// An image tool's pictures, as kept with the run (for its owner and admins).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pictures: Vec<crate::pictures_api::PictureLink>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) pictures: Vec<crate::pictures_api::PictureLink>,
     /// The model that answered this turn.
     provider: String,
     model: String,
     /// The name of the member who asked it (`null` for a token of no member, a member since
-    /// removed, or a share link's reader).
-    asked_by: Option<String>,
+    /// removed, or a share link's or snapshot's reader).
+    pub(crate) asked_by: Option<String>,
 }
 
 /// A conversation and its turns.
 #[derive(Debug, Serialize, ToSchema)]
 pub(crate) struct ConversationBody {
     #[serde(flatten)]
-    info: ConversationInfo,
+    pub(crate) info: ConversationInfo,
     /// Whether the values data-loss prevention hid from the model are shown (to the owner
     /// only; anyone else sees their placeholders).
     values_shown: bool,
     /// How the tool's own answer (the first turn's) reads: `markdown` (text), or `as-is`
     /// (code, JSON, XML, CSV: shown as it is). Follow-ups are text.
-    first_answer: &'static str,
-    messages: Vec<TurnBody>,
+    pub(crate) first_answer: &'static str,
+    pub(crate) messages: Vec<TurnBody>,
     /// What the caller is to it: `owner`, `collaborator` or `reader` (an admin, or a share
     /// link's reader).
     role: &'static str,
@@ -357,7 +357,7 @@ pub(crate) async fn snapshot(
 
 /// The transcript of `kept` (a conversation of the tool `tool`, its version's text), with the
 /// hidden values put back when `owner` reads it, and each turn's `pictures` (of those given).
-fn transcript(
+pub(crate) fn transcript(
     kept: KeptConversation,
     owner: bool,
     tool: &str,

@@ -31,6 +31,7 @@ mod session;
 mod sidebar_api;
 mod sign_in;
 mod smart_runs;
+mod snapshot_api;
 mod spend_api;
 mod sso;
 mod studio;

@@ -8,7 +8,7 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::routing::get;
 use llmtool_registry::people_csv::check_import;
-use llmtool_registry::{Member, MemberEdit, NewMember, Role, Team, Workspace};
+use llmtool_registry::{Member, MemberEdit, NewMember, Role, Team, Workspace, WorkspaceChange};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
@@ -276,17 +276,18 @@ pub(crate) async fn workspace(
     Ok(Json(state.store.workspace().await?))
 }
 
-/// Change the workspace's settings: `built_ins` false hides the built-in tools from every
-/// member below admin, on every path.
-#[utoipa::path(put, path = "/workspace", request_body = Workspace, security(("bearer" = [])),
-    responses((status = 200, body = Workspace), (status = 403, description = "Not an admin", body = Problem)))]
+/// Change the workspace's settings; those left out stay as they are. `built_ins` false hides
+/// the built-in tools from every member below admin, on every path; `public_snapshots` true
+/// lets members publish conversations for anyone to read without signing in.
+#[utoipa::path(put, path = "/workspace", request_body = WorkspaceChange, security(("bearer" = [])),
+    responses((status = 200, description = "The settings now", body = Workspace), (status = 403, description = "Not an admin", body = Problem)))]
 pub(crate) async fn set_workspace(
     State(state): State<ServerState>,
     caller: Caller,
-    Json(body): Json<Workspace>,
+    Json(change): Json<WorkspaceChange>,
 ) -> Answer<Json<Workspace>> {
     require_admin(&caller)?;
-    caller.acting(&state).set_workspace(&body).await?;
+    let now = caller.acting(&state).change_workspace(&change).await?;
     state.cache().invalidate();
-    Ok(Json(body))
+    Ok(Json(now))
 }

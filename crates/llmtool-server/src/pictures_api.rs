@@ -11,7 +11,7 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, HeaderName, StatusCode, header};
 use axum::response::{IntoResponse as _, Response};
 use llmtool_registry::{KeptConversation, PictureInfo, PicturesOf};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::auth::Caller;
@@ -21,14 +21,14 @@ use crate::{Problem, ServerState};
 pub const DEFAULT_PICTURE_STORAGE: u64 = 1 << 30;
 
 /// A kept picture, and where to fetch it.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub(crate) struct PictureLink {
     /// The API's address of the picture (`/api/v1/conversations/ID/pictures/RUN/POSITION`).
-    url: String,
+    pub(crate) url: String,
     /// The run that made it.
     pub(crate) run: i64,
     /// 1 for the run's first picture, then 2, 3, ...
-    position: u32,
+    pub(crate) position: u32,
     /// `png`, `jpeg` or `webp`.
     format: String,
     width: u32,
@@ -150,7 +150,7 @@ fn gone(run: i64, position: u32) -> Problem {
 
 /// Serves the picture at `position` of the run `run` of the conversation `id`, to a caller
 /// let through already.
-async fn served(
+pub(crate) async fn served(
     state: &ServerState,
     id: &str,
     run: i64,

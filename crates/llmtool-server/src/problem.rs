@@ -141,7 +141,10 @@ impl From<StoreError> for Problem {
             | StoreError::KeyChanged(_)
             | StoreError::TeamInUse { .. }
             | StoreError::Conflict { .. } => Problem::new(StatusCode::CONFLICT, "Conflict", detail),
-            StoreError::TooMany { .. } | StoreError::CollaboratorsFull(_) => {
+            StoreError::TooMany { .. }
+            | StoreError::CollaboratorsFull(_)
+            | StoreError::SnapshotsFull(_)
+            | StoreError::SnapshotTooLarge(_) => {
                 Problem::new(StatusCode::UNPROCESSABLE_ENTITY, "Unprocessable Content", detail)
             }
             StoreError::Rejected(rejection) => Problem {

@@ -52,8 +52,9 @@ pub(crate) async fn sign_in(
     let Some(holder) = state.store.token(&token_hash(body.token.trim())).await? else {
         return Err(Problem::unauthorized());
     };
-    let signed = open_session(&state, &headers, SessionFor::Token(&holder.name)).await?;
-    Ok(signed.with_caller(holder.name, holder.role))
+    let opened = open_session(&state, &headers, SessionFor::Token(&holder.name)).await?;
+    let signed = signed(&state, holder.name, holder.role, Some(opened.csrf)).await?;
+    Ok(([(SET_COOKIE, opened.set_cookie)], Json(signed)).into_response())
 }
 
 /// Sign in with an invite's link: once, before it expires.
@@ -69,8 +70,9 @@ pub(crate) async fn sign_in_by_invite(
     take_attempt(&state, connection.as_ref(), &headers).await?;
     let email = state.store.use_invite(&token_hash(body.secret.trim())).await?;
     let member = state.store.member(&email).await?;
-    let signed = open_session(&state, &headers, SessionFor::Member(&member.email)).await?;
-    Ok(signed.with_caller(member.email, member.role))
+    let opened = open_session(&state, &headers, SessionFor::Member(&member.email)).await?;
+    let signed = signed(&state, member.email, member.role, Some(opened.csrf)).await?;
+    Ok(([(SET_COOKIE, opened.set_cookie)], Json(signed)).into_response())
 }
 
 /// Each sign-in spends its client's allowance: secrets are not for guessing.
@@ -91,12 +93,17 @@ pub(crate) struct Opened {
     csrf: String,
 }
 
-impl Opened {
-    /// The answer to a sign-in: who is signed in, with the cookie set.
-    fn with_caller(self, name: String, role: Role) -> Response {
-        let signed = Signed { name, role: role.as_str().to_owned(), csrf: Some(self.csrf) };
-        ([(SET_COOKIE, self.set_cookie)], Json(signed)).into_response()
-    }
+/// Who is signed in (`name`, of `role`), with the session's CSRF token and what the
+/// workspace lets them do.
+async fn signed(
+    state: &ServerState,
+    name: String,
+    role: Role,
+    csrf: Option<String>,
+) -> Result<Signed, Problem> {
+    let workspace = crate::auth::workspace(state).await?;
+    let role = role.as_str().to_owned();
+    Ok(Signed { name, role, csrf, public_snapshots: workspace.public_snapshots })
 }
 
 /// Opens a session for `opened_for`, whichever way they signed in.
@@ -137,11 +144,12 @@ pub(crate) async fn methods(State(state): State<ServerState>) -> Json<SignInMeth
 /// Who is signed in (by the session cookie or a Bearer token).
 #[utoipa::path(get, path = "/session",
     responses((status = 200, body = Signed), (status = 401, description = "Nobody is signed in", body = Problem)))]
-pub(crate) async fn who(caller: Caller) -> Result<Json<Signed>, Problem> {
+pub(crate) async fn who(
+    State(state): State<ServerState>,
+    caller: Caller,
+) -> Result<Json<Signed>, Problem> {
     match (caller.name, caller.role) {
-        (Some(name), Some(role)) => {
-            Ok(Json(Signed { name, role: role.as_str().to_owned(), csrf: caller.csrf }))
-        }
+        (Some(name), Some(role)) => Ok(Json(signed(&state, name, role, caller.csrf).await?)),
         _ => Err(Problem::unauthorized()),
     }
 }

@@ -1,5 +1,5 @@
 //! The web studio at `/`: its pages (the gallery, a tool's page, a conversation's, the editor, sign-in, an
-//! invite's page, the people and teams of the library, the Control Center's integrations,
+//! invite's page, a public snapshot's, the people and teams of the library, the Control Center's integrations,
 //! prices, spend, budgets and audit log) and
 //! their scripts and stylesheet, embedded in the binary (`llmtool-studio`), each sent with a
 //! Content Security Policy that lets a page load only from this server.
@@ -35,6 +35,7 @@ pub(crate) fn routes() -> Router<ServerState> {
         .route("/t/{slug}", get(tool_page))
         .route("/share/{token}", get(|| async { file("share.html") }))
         .route("/c/join", get(|| async { file("join.html") }))
+        .route("/s/{token}", get(snapshot_page))
         .route("/c/{id}", get(conversation_page))
         .route("/t/{slug}/edit", get(|| async { file("edit.html") }))
         .route("/assets/{name}", get(|Path(name): Path<String>| async move { file(&name) }))
@@ -72,6 +73,21 @@ async fn conversation_page(
         return (StatusCode::NOT_FOUND, file("conversation.html")).into_response();
     }
     file("conversation.html")
+}
+
+/// A public snapshot's page, for anyone with its address: 404 (the page says so in its
+/// layout) when the API would say there is none. Never indexed, kept, or named in a `Referer`.
+async fn snapshot_page(State(state): State<ServerState>, Path(token): Path<String>) -> Response {
+    let status = match crate::snapshot_api::is_served(&state, &token).await {
+        Ok(true) => StatusCode::OK,
+        Ok(false) => StatusCode::NOT_FOUND,
+        Err(problem) => return problem.into_response(),
+    };
+    let mut page = (status, file("snapshot.html")).into_response();
+    for (name, value) in crate::snapshot_api::UNLISTED {
+        page.headers_mut().insert(name, header::HeaderValue::from_static(value));
+    }
+    page
 }
 
 /// Any other address: 404, as a problem document under `/api/`, else as a page in the

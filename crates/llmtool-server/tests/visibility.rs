@@ -13,7 +13,9 @@ use crate::support;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use llmtool_registry::{MemberEdit, NewMember, Publication, Role, SqlStore, Store, Workspace};
+use llmtool_registry::{
+    MemberEdit, NewMember, Publication, Role, SqlStore, Store, WorkspaceChange,
+};
 use llmtool_server::{Access, RateLimiter, ServerState, new_token, token_hash};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
@@ -110,7 +112,8 @@ fn run(slug: &str) -> llmtool_log::Record {
 async fn arrange(store: &dyn Store, case: &Case) {
     let edit = MemberEdit { role: Some(case.role), teams: Some(case.teams.clone()), name: None };
     store.edit_member("pat@example.org", &edit).await.unwrap();
-    store.set_workspace(&Workspace { built_ins: case.built_ins }).await.unwrap();
+    let change = WorkspaceChange { built_ins: Some(case.built_ins), ..WorkspaceChange::default() };
+    store.change_workspace(&change).await.unwrap();
     for (slug, tags) in TOOLS.iter().zip(&case.tags) {
         let now = store.version(slug, &llmtool_registry::Selector::Latest).await.unwrap().tags;
         for tag in now.iter().filter(|tag| !tags.contains(tag)) {

@@ -164,14 +164,7 @@ async fn the_sidebar_lists_searches_renames_archives_pages_and_deletes() {
 async fn collaboration_join_add_a_turn_leave_remove_and_turn_off() {
     let replies = vec![answer("Write to [EMAIL_1] first."), answer("Ask [EMAIL_1] again.")];
     let mock = Mock::start(replies).await;
-    let tool = json!({
-        "model_prompt": "Plan the mail to {{who}}.",
-        "x-dlp": "redact",
-        "metadata": {"prompt_name": "Planner", "description": "Plans.", "model_version": ["mock/m"],
-            "timestamp": "2026-11-23T10:00:00Z",
-            "variables": [{"name": "who", "type": "text", "description": "Whom."}]}
-    });
-    let library = Library::start(&mock, &[("planner", tool)]).await;
+    let library = Library::start(&mock, &[("planner", planner())]).await;
     let ana = library.member("ana@example.org", Role::Viewer, &[]).await;
     let bo = library.member("bo@example.org", Role::Viewer, &[]).await;
     let library = &library;
@@ -325,4 +318,167 @@ async fn collaboration_join_add_a_turn_leave_remove_and_turn_off() {
         assert!(actions.contains(&action), "{action} in {actions:?}");
     }
     assert!(!audit.to_string().contains(&token), "the token is never in the audit log");
+}
+
+/// Public snapshots: refused while the workspace has them off (an admin's change of that one
+/// setting keeps the other); published by the owner only, frozen (a later turn is not in it),
+/// read with no sign-in, naming no member and keeping the placeholders, never indexed; revoked
+/// by address or by id (404 afterwards), hidden while the setting is off; in the audit log.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn public_snapshots_are_off_by_default_frozen_unlisted_and_revocable() {
+    let replies = vec![answer("Write to [EMAIL_1] first."), answer("Ask [EMAIL_1] again.")];
+    let mock = Mock::start(replies).await;
+    let library = Library::start(&mock, &[("planner", planner())]).await;
+    let ana = library.member("ana@example.org", Role::Viewer, &[]).await;
+    let bo = library.member("bo@example.org", Role::Viewer, &[]).await;
+    let admin = library.token("boss", Role::Admin).await;
+    let library = &library;
+    let run = json!({"values": {"who": "ann@example.com"}});
+    let run = library.call(Method::POST, "/tools/planner/run".into(), &ana, Some(run)).await;
+    let run = events(&run.text().await.unwrap());
+    let id = run[0].1["conversation"].as_str().unwrap().to_owned();
+    let snapshots = format!("/conversations/{id}/snapshots");
+    let signed_out = |path: String| async move {
+        reqwest::Client::new().get(format!("{}{path}", library.base)).send().await.unwrap()
+    };
+    let session = |token: String| async move {
+        let who = library.call(Method::GET, "/session".into(), &token, None).await;
+        who.json::<Value>().await.unwrap()["public_snapshots"].as_bool()
+    };
+
+    // Off until an admin turns them on; turning them on keeps the built-ins setting.
+    assert_eq!(session(ana.clone()).await, Some(false));
+    let refused = library.call(Method::POST, snapshots.clone(), &ana, None).await;
+    assert_eq!(refused.status(), StatusCode::FORBIDDEN);
+    let said = refused.json::<Value>().await.unwrap()["detail"].as_str().unwrap().to_owned();
+    assert!(said.contains("public snapshots are off"), "{said}");
+    let hide = json!({"built_ins": false});
+    library.call(Method::PUT, "/workspace".into(), &admin, Some(hide)).await;
+    let on = json!({"public_snapshots": true});
+    let set = library.call(Method::PUT, "/workspace".into(), &admin, Some(on.clone())).await;
+    assert_eq!(
+        set.json::<Value>().await.unwrap(),
+        json!({"built_ins": false, "public_snapshots": true})
+    );
+    let typo = json!({"public_snapshot": true});
+    let typo = library.call(Method::PUT, "/workspace".into(), &admin, Some(typo)).await;
+    assert!(typo.status().is_client_error(), "an unknown setting is refused, not ignored");
+    assert_eq!(session(ana.clone()).await, Some(true));
+
+    // Published by its owner only.
+    for (token, status) in [(&bo, 404), (&admin, 403)] {
+        let refused = library.call(Method::POST, snapshots.clone(), token, None).await;
+        assert_eq!(refused.status().as_u16(), status);
+    }
+    let published = library.call(Method::POST, snapshots.clone(), &ana, None).await;
+    assert_eq!(published.status(), StatusCode::CREATED);
+    let published: Value = published.json().await.unwrap();
+    let token = published["token"].as_str().unwrap().to_owned();
+    assert_eq!(published["url"], format!("/s/{token}"));
+    assert_eq!(published["turns"], 1);
+
+    // Frozen: a turn added later is not in it.
+    let more = json!({"text": "Who first?"});
+    let follow_up =
+        library.call(Method::POST, format!("/conversations/{id}/messages"), &ana, Some(more)).await;
+    follow_up.text().await.unwrap();
+
+    // Read with no sign-in: no member named, the placeholders kept, never indexed.
+    let read = signed_out(format!("/snapshots/{token}")).await;
+    assert_eq!(read.status(), StatusCode::OK);
+    let headers = read.headers().clone();
+    assert_eq!(headers["x-robots-tag"], "noindex, nofollow");
+    assert_eq!(headers["referrer-policy"], "no-referrer");
+    assert_eq!(headers["cache-control"], "no-store");
+    let body: Value = read.json().await.unwrap();
+    let messages = body["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 1, "frozen when published: {body}");
+    assert_eq!(messages[0]["answer"], "Write to [EMAIL_1] first.");
+    assert_eq!((body["tool"].as_str(), body["slug"].as_str()), (Some("Planner"), Some("planner")));
+    assert!(!body["published_at"].as_str().unwrap().is_empty());
+    let text = body.to_string();
+    for secret in ["ann@example.com", "ana@example.org", "member:", &id] {
+        assert!(!text.contains(secret), "{secret} in {text}");
+    }
+    let root = library.base.trim_end_matches("/api/v1");
+    let page = reqwest::get(format!("{root}/s/{token}")).await.unwrap();
+    assert_eq!(page.status(), StatusCode::OK);
+    assert_eq!(page.headers()["x-robots-tag"], "noindex, nofollow");
+    assert_eq!(page.headers()["referrer-policy"], "no-referrer");
+    assert!(page.text().await.unwrap().contains(r#"<meta name="robots" content="noindex">"#));
+    let unknown = reqwest::get(format!("{root}/s/{}", "0".repeat(64))).await.unwrap();
+    assert_eq!(unknown.status(), StatusCode::NOT_FOUND);
+
+    // Listed for its owner (never with its token), and revoked by id or by address.
+    let second: Value =
+        library.call(Method::POST, snapshots.clone(), &ana, None).await.json().await.unwrap();
+    assert_eq!(second["turns"], 2);
+    let listed = library.call(Method::GET, snapshots.clone(), &ana, None).await;
+    let listed: Vec<Value> = listed.json().await.unwrap();
+    assert_eq!(listed.len(), 2);
+    assert!(!serde_json::to_string(&listed).unwrap().contains(&token));
+    let by_id = format!("{snapshots}/{}", second["id"].as_str().unwrap());
+    assert_eq!(
+        library.call(Method::DELETE, by_id.clone(), &bo, None).await.status(),
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        library.call(Method::DELETE, by_id.clone(), &ana, None).await.status(),
+        StatusCode::NO_CONTENT
+    );
+    let second_token = second["token"].as_str().unwrap();
+    assert_eq!(
+        signed_out(format!("/snapshots/{second_token}")).await.status(),
+        StatusCode::NOT_FOUND
+    );
+    let by_address = format!("/snapshots/{token}");
+    assert_eq!(
+        library.call(Method::DELETE, by_address.clone(), &bo, None).await.status(),
+        StatusCode::NOT_FOUND,
+        "a stranger who has the address does not revoke it"
+    );
+
+    // While the setting is off, no snapshot is served; turned on again, it is back.
+    let off = json!({"public_snapshots": false});
+    library.call(Method::PUT, "/workspace".into(), &admin, Some(off)).await;
+    assert_eq!(signed_out(by_address.clone()).await.status(), StatusCode::NOT_FOUND);
+    assert_eq!(
+        reqwest::get(format!("{root}/s/{token}")).await.unwrap().status(),
+        StatusCode::NOT_FOUND
+    );
+    library.call(Method::PUT, "/workspace".into(), &admin, Some(on)).await;
+    assert_eq!(signed_out(by_address.clone()).await.status(), StatusCode::OK);
+    assert_eq!(
+        library.call(Method::DELETE, by_address.clone(), &ana, None).await.status(),
+        StatusCode::NO_CONTENT
+    );
+    assert_eq!(signed_out(by_address.clone()).await.status(), StatusCode::NOT_FOUND);
+    assert_eq!(
+        library.call(Method::DELETE, by_address, &ana, None).await.status(),
+        StatusCode::NOT_FOUND
+    );
+
+    let audit: Value = library
+        .call(Method::GET, "/audit?limit=50".into(), &admin, None)
+        .await
+        .json()
+        .await
+        .unwrap();
+    let actions: Vec<&str> =
+        audit["records"].as_array().unwrap().iter().filter_map(|r| r["action"].as_str()).collect();
+    assert_eq!(actions.iter().filter(|a| **a == "conversation.snapshot").count(), 2);
+    assert_eq!(actions.iter().filter(|a| **a == "conversation.snapshot_revoke").count(), 2);
+    assert!(actions.contains(&"workspace.edit"));
+    assert!(!audit.to_string().contains(&token), "the token is never in the audit log");
+}
+
+/// A tool whose value (an e-mail address) data-loss prevention hides from the model.
+fn planner() -> Value {
+    json!({
+        "model_prompt": "Plan the mail to {{who}}.",
+        "x-dlp": "redact",
+        "metadata": {"prompt_name": "Planner", "description": "Plans.", "model_version": ["mock/m"],
+            "timestamp": "2026-11-23T10:00:00Z",
+            "variables": [{"name": "who", "type": "text", "description": "Whom."}]}
+    })
 }

@@ -37,6 +37,7 @@ assets! {
     "share.html" => "text/html; charset=utf-8",
     "conversation.html" => "text/html; charset=utf-8",
     "join.html" => "text/html; charset=utf-8",
+    "snapshot.html" => "text/html; charset=utf-8",
     "gallery.js" => "text/javascript; charset=utf-8",
     "tool.js" => "text/javascript; charset=utf-8",
     "editor.js" => "text/javascript; charset=utf-8",
@@ -52,6 +53,7 @@ assets! {
     "share.js" => "text/javascript; charset=utf-8",
     "conversation.js" => "text/javascript; charset=utf-8",
     "join.js" => "text/javascript; charset=utf-8",
+    "snapshot.js" => "text/javascript; charset=utf-8",
     "studio.css" => "text/css; charset=utf-8",
     "THIRD-PARTY-LICENSES.txt" => "text/plain; charset=utf-8",
 }
