@@ -4,8 +4,9 @@
 
 import { ApiError, api, dollars, el, header, path, say, withCode } from "./common.js";
 import { copyButton } from "./markdown.js";
+import { followUps } from "./composer.js";
 import { snapshotsPanel } from "./snapshots.js";
-import { followUps, transcriptView } from "./thread.js";
+import { transcriptView } from "./thread.js";
 
 const main = document.getElementById("main");
 const id = decodeURIComponent(location.pathname.split("/").pop());
@@ -45,7 +46,12 @@ async function show() {
     ` · ${kept.provider}/${kept.model} · ${kept.turns} turn${kept.turns === 1 ? "" : "s"} · ${dollars(kept.cost_usd)}`,
     kept.archived ? " · archived" : "",
   );
-  const thread = el("section", { class: "thread", "aria-label": "Turns" }, ...transcriptView(kept.messages, kept.first_answer));
+  // Its owner and collaborators go on where it stopped (and may ask a turn again); anyone
+  // else who may read it (an admin) reads only.
+  const asks = kept.role === "owner" || kept.role === "collaborator";
+  let composer = null;
+  const retry = asks ? (text) => composer?.ask(text) : null;
+  const thread = el("section", { class: "thread", "aria-label": "Turns" }, ...transcriptView(kept.messages, kept.first_answer, { retry }));
   main.replaceChildren(title, facts, thread);
   if (kept.role === "owner") main.append(collaborationPanel(kept));
   if (kept.role === "owner" && caller.public_snapshots) main.append(snapshotsPanel(id));
@@ -53,11 +59,11 @@ async function show() {
     const leave = el("button", { type: "button", class: "danger", onclick: () => leaveIt() }, "Leave this conversation");
     main.append(el("section", { class: "collaboration", "aria-label": "Collaboration" }, el("p", { class: "help" }, "You collaborate on this conversation: you read it and add turns."), leave));
   }
-  // Its owner and collaborators go on where it stopped; anyone else who may read it (an
-  // admin) reads only.
-  if (kept.role === "owner" || kept.role === "collaborator") {
+  if (asks) {
     const pictures = kept.messages.some((message) => message.pictures?.length);
-    followUps(main, id, { askable: !pictures });
+    const last = kept.messages.at(-1);
+    const model = last ? `${last.provider}/${last.model}` : "";
+    composer = followUps(main, id, { askable: !pictures, model });
     document.getElementById("follow-up")?.focus();
   }
   say("");

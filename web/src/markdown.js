@@ -9,10 +9,10 @@ import { el } from "./common.js";
 /** The addresses a link may have. */
 const SAFE_LINK = /^(https?:|mailto:)/i;
 
-/** `text` as Markdown: a fragment of elements. */
-export function markdown(text) {
+/** `text` as Markdown: a fragment of elements; with `breaks`, each line break is one. */
+export function markdown(text, { breaks = false } = {}) {
   const fragment = document.createDocumentFragment();
-  fragment.append(...blocks(Lexer.lex(String(text ?? ""))));
+  fragment.append(...blocks(Lexer.lex(String(text ?? ""), { gfm: true, breaks })));
   return fragment;
 }
 

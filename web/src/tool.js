@@ -3,7 +3,8 @@
 // two or three models, and the runs kept with their cost.
 
 import { ApiError, api, canAct, dollars, el, header, path, runTool, say, session, slugOfPage, withCode } from "./common.js";
-import { answerView, factsOf, followUps, picturesView } from "./thread.js";
+import { followUps } from "./composer.js";
+import { answerView, factsOf, picturesView, warningsBanner } from "./thread.js";
 
 const slug = slugOfPage();
 const params = new URLSearchParams(location.search);
@@ -15,6 +16,8 @@ let models = [];
 let answersInMarkdown = true;
 /** Whether the tool makes pictures (an image tool): its runs have no follow-ups. */
 let makesPictures = false;
+/** Whether each line break of an answer is one on the page (a smart tool's printed lines). */
+let lineBreaks = false;
 
 /** The form's values, as `render --vars` takes them. */
 function values() {
@@ -188,7 +191,7 @@ function modelPicker(id, label) {
 async function runInto(into, model, signal, thread = false) {
   // Not a live region: a screen reader would read every piece as it streams. The outcome is
   // announced once, in the status line.
-  const answer = answerView({ asMarkdown: answersInMarkdown });
+  const answer = answerView({ asMarkdown: answersInMarkdown, breaks: lineBreaks });
   into.replaceChildren(answer.element);
   const started = performance.now();
   let conversation = null;
@@ -197,6 +200,7 @@ async function runInto(into, model, signal, thread = false) {
       if (name === "start") {
         answer.facts.textContent = `Running on ${data.provider}/${data.model}…`;
         conversation = data.conversation;
+        if (data.warnings?.length) into.prepend(warningsBanner(data.warnings));
       }
       if (name === "text") answer.append(data.text);
       if (name === "done") {
@@ -205,7 +209,7 @@ async function runInto(into, model, signal, thread = false) {
         if (data.printed) into.append(printedView(data.printed, data.printed_dropped));
         say(`The run on ${data.provider}/${data.model} ended: ${data.outcome}.`);
         answer.facts.replaceChildren(...factsOf(data, data.latency_ms ?? Math.round(performance.now() - started)));
-        if (thread && conversation && (data.outcome === "ok" || data.outcome === "rejected")) followUps(into, conversation, { askable: !makesPictures });
+        if (thread && conversation && (data.outcome === "ok" || data.outcome === "rejected")) followUps(into, conversation, { askable: !makesPictures, model: `${data.provider}/${data.model}` });
         if (thread && conversation) {
           // The conversation's own address: a reload opens it where it stopped.
           history.replaceState(null, "", path`/c/${conversation}`);
@@ -312,6 +316,7 @@ async function main_() {
   const kind = meta.expected_output?.type ?? "text";
   answersInMarkdown = kind === "text" && !["json", "xml", "csv"].includes(meta.expected_output?.format);
   makesPictures = kind === "image";
+  lineBreaks = smart;
   document.title = `${title} · llmtool studio`;
   models = await api("/models").catch(() => []);
   // The server gives the variables as llmtool reads them (canonical type names).

@@ -135,6 +135,9 @@ test("an image tool's picture shows in its answer, in the runs and in a shared s
   assert.match(await picture.getAttribute("alt"), /1024×1024 png/);
   assert.match(await opened.locator("#output .answer").first().textContent(), /1024x1024 png sha256:[0-9a-f]{64}/);
   assert.equal(await opened.getByLabel("Ask a follow-up").count(), 0, "an image tool's run has no follow-ups");
+  // Each picture downloads as a file named for its run and place.
+  const [download] = await Promise.all([opened.waitForEvent("download"), opened.getByRole("link", { name: "Download picture 1" }).click()]);
+  assert.match(download.suggestedFilename(), /^picture-\d+-1\.png$/);
   // The run history shows it too, as a thumbnail.
   await opened.waitForFunction(() => document.querySelector("#runs .pictures img")?.naturalWidth === 1024);
   const address = await picture.getAttribute("src");

@@ -37,7 +37,7 @@ const CODE = `def execute(variables):
     words = len(text.split())
     print("counted", words, "words")
     summary = llm("Sum up in one sentence: " + text)
-    return f"{words} words. {summary}"
+    return f"{words} words.\\n{summary}"
 `;
 
 const TOOL = {
@@ -101,7 +101,9 @@ test("a smart tool is marked in the gallery, shows its code, runs in the sandbox
   await opened.getByLabel("Model for the code's llm() calls").selectOption("mock/m");
   await opened.getByRole("button", { name: "Run" }).click();
   await opened.locator("#output .outcome.ok").waitFor({ timeout: 60_000 });
-  assert.match(await opened.locator("#output .answer").textContent(), /^4 words\. The text is short\./);
+  assert.match(await opened.locator("#output .answer").textContent(), /^4 words\.\s*The text is short\./);
+  // Each line the code gave back is a line on the page (not run together as Markdown would).
+  assert.equal(await opened.locator("#output .answer br").count(), 1);
   const facts = await opened.locator("#output .facts").textContent();
   assert.match(facts, /sandbox\/python-3\.12 · 1 llm\(\) call · \$0\.0000/);
   await opened.locator("#output details.printed summary").click();

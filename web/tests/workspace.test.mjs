@@ -34,8 +34,14 @@ const cli = (...args) => runCli(llmtool, data, ...args);
 
 before(async () => {
   const [mockUrl] = await start(mockLlm, ["127.0.0.1:0"], { MOCK_LLM_ANSWER: "The **Moon** pulls the sea." }, /http:\/\/127\.0\.0\.1:\d+/);
+  // A provider that holds each answer back four seconds: time to stop one.
+  const [slowUrl] = await start(mockLlm, ["127.0.0.1:0", "20", "4000"], { MOCK_LLM_ANSWER: "Slowly, slowly." }, /http:\/\/127\.0\.0\.1:\d+/);
   const config = join(work, "config.toml");
-  writeFileSync(config, `[providers.mock]\napi = "openai"\nbase_url = "${mockUrl}/v1"\napi_key_env = "MOCK_KEY"\n\n[prices."mock/m"]\ninput = 1.0\noutput = 2.0\n`);
+  writeFileSync(
+    config,
+    `[providers.mock]\napi = "openai"\nbase_url = "${mockUrl}/v1"\napi_key_env = "MOCK_KEY"\n\n[prices."mock/m"]\ninput = 1.0\noutput = 2.0\n\n` +
+      `[providers.slow]\napi = "openai"\nbase_url = "${slowUrl}/v1"\napi_key_env = "MOCK_KEY"\n\n[prices."slow/m"]\ninput = 1.0\noutput = 2.0\n`,
+  );
   tokens.owner = cli("token", "create", "vic", "--role", "viewer");
   tokens.other = cli("token", "create", "wes", "--role", "viewer");
   tokens.admin = cli("token", "create", "ada", "--role", "admin");
@@ -222,4 +228,53 @@ test("a public snapshot opens signed out, and is a 404 page once revoked", async
   assert.deepEqual(owner.problems, []);
   assert.deepEqual(visitor.problems, []);
   assert.deepEqual(admin.problems, []);
+});
+
+test("the thread: a budget warning, a switch of model, Stop, and Retry", async () => {
+  // A budget that warns from the first cent: the run's start event carries the warning.
+  const budget = await fetch(`${base}/api/v1/budgets/member/vic@tokens.invalid`, {
+    method: "PUT",
+    headers: { authorization: `Bearer ${tokens.admin}`, "content-type": "application/json" },
+    body: JSON.stringify({ limit_usd: 1000, warn_at: 0.000001, hard: false }),
+  });
+  assert.equal(budget.status, 204, await budget.text());
+
+  const { page: opened, problems } = await page("owner", { bypassCSP: true });
+  await opened.goto(`${base}/t/teach-me-anything`);
+  await opened.getByLabel(/^topic/).fill("orbits");
+  await opened.getByLabel("Model", { exact: true }).selectOption("mock/m");
+  await opened.getByRole("button", { name: "Run" }).click();
+  await opened.locator("#output .outcome.ok").waitFor({ timeout: 30_000 });
+  const banner = opened.locator("#output .banner.warning");
+  assert.match(await banner.textContent(), /Budget warning: the member budget of vic@tokens\.invalid is at \d+% of its \$1000\.00 a month/);
+  assert.doesNotMatch(await banner.textContent(), /`/, "no literal backticks");
+
+  // The next turn on another model, stopped while it waits: kept as cancelled.
+  const composer = opened.getByLabel("Model for the next turn");
+  await composer.locator("option", { hasText: "slow/m" }).waitFor({ state: "attached" });
+  assert.equal(await composer.inputValue(), "mock/m", "the turn before's model is picked");
+  await composer.selectOption("slow/m");
+  await opened.getByLabel("Ask a follow-up").fill("Take your time");
+  await opened.getByLabel("Ask a follow-up").press("Enter");
+  await opened.locator(".turns .facts", { hasText: "Running on slow/m" }).waitFor();
+  await opened.getByRole("button", { name: "Stop" }).click();
+  await opened.locator(".turns .facts", { hasText: "Stopped" }).waitFor();
+  assert.equal(await opened.getByRole("button", { name: "Stop" }).isHidden(), true);
+
+  // Retry asks it again, as a new turn, on the model picked now.
+  await composer.selectOption("mock/m");
+  await opened.locator(".turns .turn").first().getByRole("button", { name: "Retry" }).click();
+  await opened.locator(".turns .turn").nth(1).locator(".outcome.ok").waitFor({ timeout: 30_000 });
+  assert.equal(await opened.locator(".turns .asked-text").nth(1).textContent(), "Take your time");
+  assert.match(await opened.locator(".turns .turn").nth(1).locator(".facts").textContent(), /mock\/m/);
+
+  // Kept: the stopped turn on slow/m as cancelled, the retry on mock/m.
+  await opened.reload();
+  await opened.locator(".thread .turn").nth(2).waitFor();
+  const facts = await opened.locator(".thread > .turn .facts").allTextContents();
+  assert.match(facts[1], /^cancelled · slow\/m/);
+  assert.match(facts[2], /^ok · mock\/m/);
+  assert.equal(await opened.locator(".thread > .turn").nth(1).getByRole("button", { name: "Retry" }).count(), 1);
+  assert.deepEqual(await violations(opened, ".follow-up"), []);
+  assert.deepEqual(problems, []);
 });

@@ -95,6 +95,8 @@ pub fn checked_title(title: &str) -> Result<String, StoreError> {
 pub struct DeletedConversation {
     pub turns: u64,
     pub pictures: u64,
+    /// Its public snapshots, revoked with it.
+    pub snapshots: u64,
 }
 
 /// A conversation whole: what the lists show, and the conversation as the runtime goes on with
@@ -242,6 +244,9 @@ pub trait Conversations {
 
     /// The public snapshot `which`; `None` when there is none (or it was revoked).
     async fn snapshot(&self, which: SnapshotOf<'_>) -> Result<Option<KeptSnapshot>, StoreError>;
+
+    /// Whether a public snapshot's address's token hashes to `token_hash` (its body unread).
+    async fn snapshot_exists(&self, token_hash: &str) -> Result<bool, StoreError>;
 
     /// Conversation `id`'s public snapshots, oldest first.
     async fn snapshots(&self, id: &str) -> Result<Vec<SnapshotInfo>, StoreError>;

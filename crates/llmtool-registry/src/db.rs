@@ -342,6 +342,14 @@ impl Tx {
         Ok(())
     }
 
+    /// Holds conversation `id`'s row until the transaction ends (an update that changes
+    /// nothing, on both databases), so that what counts its collaborators or snapshots and
+    /// then adds one takes turns with any other; whether there is such a conversation.
+    pub(crate) async fn lock_conversation(&mut self, id: &str) -> Result<bool, sqlx::Error> {
+        let hold = statement("UPDATE conversations SET id = id WHERE id = $1").bind(id);
+        Ok(self.execute(hold).await? > 0)
+    }
+
     /// Makes budget reservations take turns until the transaction ends, so that two runs cannot
     /// both take the last of a budget: PostgreSQL takes a lock of the transaction's; SQLite's
     /// write lock, taken at the start, covers it.

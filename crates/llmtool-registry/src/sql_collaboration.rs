@@ -52,6 +52,8 @@ impl SqlStore {
             return Ok(None);
         };
         let id = id.as_str();
+        // Counted and added in turn with any other join.
+        tx.lock_conversation(id).await?;
         let count = statement("SELECT COUNT(*) FROM collaborators WHERE conversation = $1");
         let (count,): (i64,) = tx.optional(count.bind(id)).await?.unwrap_or((0,));
         let known = statement(

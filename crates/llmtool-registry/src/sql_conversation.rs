@@ -323,6 +323,10 @@ impl Conversations for SqlStore {
         self.snapshot_of(which).await
     }
 
+    async fn snapshot_exists(&self, token_hash: &str) -> Result<bool, StoreError> {
+        self.snapshot_known(token_hash).await
+    }
+
     async fn snapshots(&self, id: &str) -> Result<Vec<SnapshotInfo>, StoreError> {
         self.snapshots_of(id).await
     }

@@ -62,12 +62,18 @@ impl SqlStore {
             );
             tx.execute(scrub.bind(*run).bind(Arg::Json(without_text(text)))).await?;
         }
+        let snapshots = statement("DELETE FROM snapshots WHERE conversation = $1");
+        let snapshots = tx.execute(snapshots.bind(id)).await?;
         let delete = statement("DELETE FROM conversations WHERE id = $1");
         if tx.execute(delete.bind(id)).await? == 0 {
             return Err(StoreError::NoSuchConversation(id.to_owned()));
         }
-        let deleted = DeletedConversation { turns: turns.len() as u64, pictures };
-        let after = serde_json::json!({ "turns": deleted.turns, "pictures": deleted.pictures });
+        let deleted = DeletedConversation { turns: turns.len() as u64, pictures, snapshots };
+        let after = serde_json::json!({
+            "turns": deleted.turns,
+            "pictures": deleted.pictures,
+            "snapshots": deleted.snapshots,
+        });
         self.record(&mut tx, audit::Change::new("conversation.delete", id).after(after)).await?;
         tx.commit().await?;
         Ok(deleted)

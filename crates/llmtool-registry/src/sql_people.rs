@@ -137,10 +137,13 @@ impl People for SqlStore {
         tx.execute(statement(links).bind(&key)).await?;
         // Their public snapshots go too: no one is left to revoke them.
         let published = format!("DELETE FROM snapshots WHERE conversation IN {owned}");
-        tx.execute(statement(published).bind(&key)).await?;
+        let snapshots = tx.execute(statement(published).bind(&key)).await?;
         self.drop_budget(&mut tx, Scope::Member, &key).await?;
         tx.execute(statement("DELETE FROM members WHERE email = $1").bind(&key)).await?;
-        let change = audit::Change::new("member.remove", &key).before(shown_member(&before));
+        let mut change = audit::Change::new("member.remove", &key).before(shown_member(&before));
+        if snapshots > 0 {
+            change = change.after(serde_json::json!({ "snapshots_revoked": snapshots }));
+        }
         self.record(&mut tx, change).await?;
         tx.commit().await?;
         Ok(())
@@ -350,8 +353,9 @@ impl People for SqlStore {
         );
         let on_off = |on: bool| if on { "on" } else { "off" };
         let mut tx = self.db.begin_write().await?;
-        // Read in the transaction that writes: two admins' changes of different settings
-        // both stay.
+        // Read in the transaction that writes, the settings' lock held: two admins' changes
+        // of different settings both stay.
+        tx.lock_people().await?;
         let (built_ins, snapshots): (Option<String>, Option<String>) =
             tx.optional(statement(format!("SELECT {WORKSPACE}"))).await?.unwrap_or_default();
         let before = Workspace::from_settings(built_ins.as_deref(), snapshots.as_deref());
@@ -359,8 +363,13 @@ impl People for SqlStore {
         if before == after {
             return Ok(after);
         }
-        tx.execute(set.clone().bind("built_ins").bind(on_off(after.built_ins))).await?;
-        tx.execute(set.bind("public_snapshots").bind(on_off(after.public_snapshots))).await?;
+        let named =
+            [("built_ins", change.built_ins), ("public_snapshots", change.public_snapshots)];
+        for (name, on) in named {
+            if let Some(on) = on {
+                tx.execute(set.clone().bind(name).bind(on_off(on))).await?;
+            }
+        }
         let change = audit::Change::new("workspace.edit", "workspace")
             .before(serde_json::json!(before))
             .after(serde_json::json!(after));

@@ -23,6 +23,9 @@ impl SqlStore {
         }
         let id = snapshot.conversation;
         let mut tx = self.db.begin_write().await?;
+        if !tx.lock_conversation(id).await? {
+            return Err(StoreError::NoSuchConversation(id.to_owned()));
+        }
         let count = statement("SELECT COUNT(*) FROM snapshots WHERE conversation = $1");
         let (count,): (i64,) = tx.optional(count.bind(id)).await?.unwrap_or((0,));
         if count >= i64::from(MAX_SNAPSHOTS) {
@@ -53,6 +56,11 @@ impl SqlStore {
             conversation,
             body,
         }))
+    }
+
+    pub(crate) async fn snapshot_known(&self, token_hash: &str) -> Result<bool, StoreError> {
+        let known = statement("SELECT 1::bigint FROM snapshots WHERE token_hash = $1");
+        Ok(self.db.optional::<(i64,)>(known.bind(token_hash)).await?.is_some())
     }
 
     pub(crate) async fn snapshots_of(&self, id: &str) -> Result<Vec<SnapshotInfo>, StoreError> {

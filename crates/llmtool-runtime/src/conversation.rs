@@ -279,6 +279,22 @@ impl Runtime {
 
     /// [`Runtime::follow_up`] on a blocking thread, as a server calls it (data-loss
     /// prevention's scan is CPU work its async workers must not do).
+    /// `conversation`, its next turn to be asked of the model `choice` picks instead of its
+    /// own: checked as a run's choice is (a model this runtime may not run is refused), so a
+    /// conversation switches only among the models a run could pick.
+    pub fn switched(
+        &self,
+        conversation: &Conversation,
+        choice: &Choice,
+    ) -> Result<Conversation, RunError> {
+        let target = self.target_on(&conversation.tool, choice)?;
+        Ok(Conversation {
+            provider: target.endpoint.provider,
+            model: target.model,
+            ..conversation.clone()
+        })
+    }
+
     pub async fn follow_up_off_thread(
         &self,
         conversation: &Conversation,

@@ -18,7 +18,7 @@ use llmtool_log::Record;
 use llmtool_registry::{
     ConversationInfo, KeptConversation, PicturesOf, Reference, Role, Selector, owner_of,
 };
-use llmtool_runtime::{Conversation, Subject, revealer};
+use llmtool_runtime::{Choice, Conversation, Subject, revealer};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -54,6 +54,10 @@ pub(crate) struct MessageBody {
     /// What to ask after the answer (free text: the tool's expected output binds its own
     /// answer only).
     text: String,
+    /// The model to ask it of (`provider/model`, or a name the server's providers know), if
+    /// not the conversation's own: any a run of the tool could pick (`GET /models`).
+    model: Option<String>,
+    provider: Option<String>,
 }
 
 /// One turn of a transcript: what was asked (the tool's rendered prompt first) and the
@@ -83,6 +87,30 @@ pub(crate) struct TurnBody {
     /// The name of the member who asked it (`null` for a token of no member, a member since
     /// removed, or a share link's or snapshot's reader).
     pub(crate) asked_by: Option<String>,
+}
+
+impl TurnBody {
+    /// The turn as a public snapshot freezes it: what was asked and answered, on which model,
+    /// how it ended; not who asked, nor the server's facts (an error's text may name its
+    /// provider's address or its folders; tokens, cost and latency are the workspace's own),
+    /// and each picture's address made when the snapshot is read.
+    pub(crate) fn for_the_public(self) -> TurnBody {
+        let mut pictures = self.pictures;
+        for picture in &mut pictures {
+            picture.url.clear();
+        }
+        TurnBody {
+            error: None,
+            input_tokens: None,
+            cached_input_tokens: None,
+            output_tokens: None,
+            cost_usd: None,
+            latency_ms: None,
+            asked_by: None,
+            pictures,
+            ..self
+        }
+    }
 }
 
 /// A conversation and its turns.
@@ -267,7 +295,10 @@ pub(crate) async fn message(
         .map_err(|error| Problem::unprocessable(error.to_string()))?;
     let turn = runs.turn_or_busy().await?;
     let who = caller.run_for();
-    let ask = Ask::FollowUp { conversation: &conversation, text: body.text };
+    let switch = (body.model.is_some() || body.provider.is_some())
+        .then_some(Choice { model: body.model, provider: body.provider });
+    let ask =
+        Ask::FollowUp { conversation: &conversation, text: body.text, choice: switch.as_ref() };
     let prepared = runs.prepare(&state, &who, &version.tags, ask).await?;
     let path = Reference::pinned(&info.slug, info.version).path();
     let subject = Subject {

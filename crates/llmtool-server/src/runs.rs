@@ -48,8 +48,8 @@ pub(crate) enum Ask<'a> {
     /// A tool's rendered prompt, on the model `choice` picks (the tool's own by default),
     /// with `overrides` over its parameters.
     Prompt { tool: &'a Tool, prompt: String, overrides: ParamOverrides, choice: &'a Choice },
-    /// A follow-up to a conversation, on its model.
-    FollowUp { conversation: &'a Conversation, text: String },
+    /// A follow-up to a conversation, on its model, or on the one `choice` picks.
+    FollowUp { conversation: &'a Conversation, text: String, choice: Option<&'a Choice> },
 }
 
 /// A run admitted: the runtime and request it runs with, whom it is charged to (with its
@@ -208,8 +208,16 @@ impl Runs {
             Ask::Prompt { tool, prompt, overrides, choice } => {
                 runtime.request_off_thread(tool, prompt, overrides, choice).await
             }
-            Ask::FollowUp { conversation, text } => {
-                runtime.follow_up_off_thread(conversation, text, ParamOverrides::default()).await
+            Ask::FollowUp { conversation, text, choice } => {
+                let switched = choice.map(|choice| runtime.switched(conversation, choice));
+                match switched.transpose() {
+                    Ok(switched) => {
+                        let conversation = switched.as_ref().unwrap_or(conversation);
+                        let overrides = ParamOverrides::default();
+                        runtime.follow_up_off_thread(conversation, text, overrides).await
+                    }
+                    Err(refused) => Err(refused),
+                }
             }
         }
         .map_err(|error| Problem::unprocessable(runtime.redact(&error.to_string()).into_owned()))?;

@@ -52,7 +52,8 @@ pub(crate) struct PublishedSnapshot {
 }
 
 /// A public snapshot as anyone reads it: the turns its conversation had when it was
-/// published, with no member named and the hidden values as their placeholders.
+/// published, with no member named, the hidden values as their placeholders, and none of the
+/// server's own facts (no error text, no tokens, no cost).
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub(crate) struct SnapshotBody {
     /// The conversation's title when it was published.
@@ -90,8 +91,9 @@ pub(crate) async fn publish_snapshot(
             "public snapshots are off in this workspace: an admin turns them on in Teams",
         ));
     }
+    // The one visibility rule: a tool its owner may no longer see is not theirs to publish.
     let pinned = Selector::Version(kept.info.version);
-    let version = state.store.version(&kept.info.slug, &pinned).await?;
+    let version = crate::api::seen_version(&state, &caller, &kept.info.slug, &pinned).await?;
     let pictures = state.store.pictures_of(PicturesOf::Conversation(&id)).await?;
     let pictures = crate::pictures_api::links(pictures);
     let turns = u32::try_from(kept.conversation.turns.len()).unwrap_or(u32::MAX);
@@ -105,16 +107,7 @@ pub(crate) async fn publish_snapshot(
         version: transcript.info.version,
         published_at: String::new(),
         first_answer: transcript.first_answer.to_owned(),
-        // Frozen as a reader sees them: no one named, each picture's address made when read.
-        messages: transcript
-            .messages
-            .into_iter()
-            .map(|mut turn| {
-                turn.asked_by = None;
-                turn.pictures.iter_mut().for_each(|picture| picture.url.clear());
-                turn
-            })
-            .collect(),
+        messages: transcript.messages.into_iter().map(TurnBody::for_the_public).collect(),
     };
     let text = serde_json::to_string(&body).map_err(|e| Problem::internal(e.to_string()))?;
     let token = random_hex();
@@ -234,9 +227,14 @@ async fn revoke(
     conversation: &str,
     which: SnapshotOf<'_>,
 ) -> Answer<StatusCode> {
-    let (_, standing) = access(state, caller, conversation).await.map_err(|_| no_snapshot())?;
-    if standing == Standing::Collaborator {
-        standing.owner_only()?;
+    // An admin revokes any (a collaborator's standing aside); anyone else reads it first.
+    if caller.role.is_none_or(|role| role < Role::Admin) {
+        let (_, standing) = access(state, caller, conversation)
+            .await
+            .map_err(|problem| if problem.status == 404 { no_snapshot() } else { problem })?;
+        if standing == Standing::Collaborator {
+            standing.owner_only()?;
+        }
     }
     if caller.acting(state).revoke_snapshot(which).await? {
         Ok(StatusCode::NO_CONTENT)
@@ -264,8 +262,7 @@ pub(crate) async fn is_served(state: &ServerState, token: &str) -> Answer<bool> 
     if !crate::auth::workspace(state).await?.public_snapshots {
         return Ok(false);
     }
-    let hash = token_hash(token);
-    Ok(state.store.snapshot(SnapshotOf::TokenHash(&hash)).await?.is_some())
+    Ok(state.store.snapshot_exists(&token_hash(token)).await?)
 }
 
 /// The problem of a snapshot that is not there (or not the caller's to know of).

@@ -77,7 +77,17 @@ async fn conversation_page(
 
 /// A public snapshot's page, for anyone with its address: 404 (the page says so in its
 /// layout) when the API would say there is none. Never indexed, kept, or named in a `Referer`.
-async fn snapshot_page(State(state): State<ServerState>, Path(token): Path<String>) -> Response {
+async fn snapshot_page(
+    State(state): State<ServerState>,
+    caller: Result<Caller, Problem>,
+    Path(token): Path<String>,
+) -> Response {
+    // Within the caller's (or their address's) rate limit, as the API's answer is.
+    if let Err(problem) = caller.as_ref()
+        && problem.status == 429
+    {
+        return problem.clone().into_response();
+    }
     let status = match crate::snapshot_api::is_served(&state, &token).await {
         Ok(true) => StatusCode::OK,
         Ok(false) => StatusCode::NOT_FOUND,

@@ -271,9 +271,9 @@ async fn the_control_center_on_postgres() {
 /// Every model `GET /models` offers runs: each model of an integration, not only its first,
 /// and nothing offered is refused afterwards (the picker and the run agree).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn every_model_offered_runs() {
+async fn every_model_offered_runs_and_a_follow_up_may_switch_to_one() {
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let mock = Mock::start(vec![streamed("One."), streamed("Two.")]).await;
+    let mock = Mock::start(vec![streamed("One."), streamed("Two."), streamed("Three.")]).await;
     let dir = tempfile::tempdir().unwrap();
     let store: Arc<dyn Store> =
         Arc::new(SqlStore::open_sqlite(&dir.path().join("library.db")).await.unwrap());
@@ -316,4 +316,26 @@ async fn every_model_offered_runs() {
         assert!(body.contains("event: done"), "{body}");
         assert_eq!(mock.requests()[n].body["model"], id.trim_start_matches("mock/"));
     }
+
+    // A conversation's next turn may switch to any model offered, and to no other.
+    let run = json!({"values": {"topic": "tides"}, "model": "mock/m"});
+    let (_, body) = call(Method::POST, "/tools/poet/run", Some(run)).await;
+    let started = body.lines().find_map(|line| line.strip_prefix("data: ")).unwrap();
+    let id = serde_json::from_str::<Value>(started).unwrap()["conversation"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let messages = format!("/conversations/{id}/messages");
+    let elsewhere = json!({"text": "Again?", "model": "elsewhere/x"});
+    let (status, body) = call(Method::POST, &messages, Some(elsewhere)).await;
+    assert_eq!(status, 422, "{body}");
+    let switched = json!({"text": "Again?", "model": "mock/m2"});
+    let (status, body) = call(Method::POST, &messages, Some(switched)).await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(mock.requests().last().unwrap().body["model"], "m2");
+    let (_, body) = call(Method::GET, &format!("/conversations/{id}"), None).await;
+    let kept: Value = serde_json::from_str(&body).unwrap();
+    let models: Vec<&str> =
+        kept["messages"].as_array().unwrap().iter().filter_map(|t| t["model"].as_str()).collect();
+    assert_eq!(models, ["m", "m2"], "each turn says its model");
 }

@@ -394,6 +394,9 @@ async fn public_snapshots_are_off_by_default_frozen_unlisted_and_revocable() {
     let messages = body["messages"].as_array().unwrap();
     assert_eq!(messages.len(), 1, "frozen when published: {body}");
     assert_eq!(messages[0]["answer"], "Write to [EMAIL_1] first.");
+    for fact in ["cost_usd", "input_tokens", "output_tokens", "latency_ms", "error", "asked_by"] {
+        assert!(messages[0][fact].is_null(), "{fact} is the workspace's own: {body}");
+    }
     assert_eq!((body["tool"].as_str(), body["slug"].as_str()), (Some("Planner"), Some("planner")));
     assert!(!body["published_at"].as_str().unwrap().is_empty());
     let text = body.to_string();
@@ -431,6 +434,12 @@ async fn public_snapshots_are_off_by_default_frozen_unlisted_and_revocable() {
         signed_out(format!("/snapshots/{second_token}")).await.status(),
         StatusCode::NOT_FOUND
     );
+    let third: Value =
+        library.call(Method::POST, snapshots.clone(), &ana, None).await.json().await.unwrap();
+    let third = format!("/snapshots/{}", third["token"].as_str().unwrap());
+    let revoked = library.call(Method::DELETE, third.clone(), &admin, None).await;
+    assert_eq!(revoked.status(), StatusCode::NO_CONTENT, "an admin revokes any");
+    assert_eq!(signed_out(third).await.status(), StatusCode::NOT_FOUND);
     let by_address = format!("/snapshots/{token}");
     assert_eq!(
         library.call(Method::DELETE, by_address.clone(), &bo, None).await.status(),
@@ -466,8 +475,8 @@ async fn public_snapshots_are_off_by_default_frozen_unlisted_and_revocable() {
         .unwrap();
     let actions: Vec<&str> =
         audit["records"].as_array().unwrap().iter().filter_map(|r| r["action"].as_str()).collect();
-    assert_eq!(actions.iter().filter(|a| **a == "conversation.snapshot").count(), 2);
-    assert_eq!(actions.iter().filter(|a| **a == "conversation.snapshot_revoke").count(), 2);
+    assert_eq!(actions.iter().filter(|a| **a == "conversation.snapshot").count(), 3);
+    assert_eq!(actions.iter().filter(|a| **a == "conversation.snapshot_revoke").count(), 3);
     assert!(actions.contains(&"workspace.edit"));
     assert!(!audit.to_string().contains(&token), "the token is never in the audit log");
 }
