@@ -33,6 +33,7 @@ function row(status) {
       admin
         ? el("button", {
             type: "button",
+            class: "danger",
             onclick: () => {
               if (!confirm(`Remove the budget of ${who}?`)) return;
               attempt(() => api(path`/budgets/${budget.scope}/${budget.name}`, { method: "DELETE" }), `Removed the budget of ${who}.`);

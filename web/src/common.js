@@ -3,11 +3,15 @@
 // page header (with the workspace's sidebar of conversations).
 
 import { sidebar } from "./sidebar.js";
+import { webWording } from "./wording.js";
 
-/** An API call that failed: the problem document (RFC 9457) the server answered. */
+/**
+ * An API call that failed: the problem document (RFC 9457) the server answered; its message
+ * in the web's wording (no flag, command or config key: `wording.js`).
+ */
 export class ApiError extends Error {
   constructor(problem) {
-    super(problem.detail || problem.title || "request failed");
+    super(webWording(problem.detail || problem.title || "request failed"));
     this.problem = problem;
     this.status = problem.status;
   }

@@ -7,7 +7,7 @@ import { basicSetup, EditorView } from "codemirror";
 import { EditorState } from "@codemirror/state";
 import { json } from "@codemirror/lang-json";
 import { forceLinting, linter, lintGutter } from "@codemirror/lint";
-import { api, canAct, el, header, path, say, slugOfPage } from "./common.js";
+import { api, canAct, el, header, path, say, slugOfPage, withCode } from "./common.js";
 
 const slug = slugOfPage();
 const main = document.getElementById("main");
@@ -262,7 +262,7 @@ async function history(caller) {
   try {
     versions = await api(path`/tools/${slug}/versions`);
   } catch (error) {
-    list.replaceChildren(el("li", {}, error.message));
+    list.replaceChildren(el("li", {}, ...withCode(error.message)));
     return;
   }
   const show = async (from, to) => {
@@ -378,7 +378,7 @@ async function start() {
       const formatted = await api("/format", { method: "POST", text: JSON.stringify(current.tool) });
       text = formatted.text;
     } catch (error) {
-      main.replaceChildren(el("h1", {}, slug), el("p", { class: "problem" }, error.message));
+      main.replaceChildren(el("h1", {}, slug), el("p", { class: "problem" }, ...withCode(error.message)));
       return;
     }
   }

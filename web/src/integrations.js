@@ -36,7 +36,8 @@ function row(integration) {
   const key = el("input", { type: "password", autocomplete: "off", placeholder: "a new key", "aria-label": `New key of ${name}` });
   const enabled = el("input", { type: "checkbox", checked: integration.enabled, "aria-label": `${name} enabled` });
   const test = integration.last_test;
-  const button = (label, work) => el("button", { type: "button", onclick: work }, label);
+  const roles = { Save: undefined, Test: "secondary", Remove: "danger" };
+  const button = (label, work) => el("button", { type: "button", class: roles[label], onclick: work }, label);
   return el(
     "tr",
     { "data-integration": name },
@@ -45,7 +46,14 @@ function row(integration) {
     el("td", {}, models),
     el("td", {}, teams),
     el("td", {}, enabled),
-    el("td", { class: test ? (test.ok ? "outcome ok" : "outcome failed") : "" }, test ? `${test.ok ? "ok" : "failed"} (${test.model}, ${test.latency_ms} ms): ${test.detail}` : "never"),
+    // The test's answer folded under its outcome: a long one never widens the table.
+    el(
+      "td",
+      { class: "last-test" },
+      test
+        ? el("details", {}, el("summary", { class: test.ok ? "outcome ok" : "outcome failed" }, `${test.ok ? "ok" : "failed"} (${test.model}, ${test.latency_ms} ms)`), el("p", {}, test.detail))
+        : "never",
+    ),
     el(
       "td",
       { class: "actions" },

@@ -2,7 +2,8 @@
 // changed in place, an invite sent, a member removed; members added one by one or from a CSV
 // file (all rows or none). Every action is one call of `/api/v1/members`.
 
-import { attempt as act, api, canAct, el, header, path, say } from "./common.js";
+import { attempt as act, api, canAct, el, header, path, say, withCode } from "./common.js";
+import { copyButton } from "./markdown.js";
 
 const ROLES = ["viewer", "editor", "admin", "owner"];
 const rows = document.getElementById("members");
@@ -29,7 +30,9 @@ function row(member) {
   const name = el("input", { id: `name-${id}`, value: member.name, "aria-label": `Name of ${member.email}` });
   const role = roleSelect(`role-${id}`, member.role, `Role of ${member.email}`);
   const teams = el("input", { id: `teams-${id}`, value: member.teams.join(" "), "aria-label": `Teams of ${member.email}` });
-  const act = (label, work) => el("button", { type: "button", onclick: work }, label);
+  // Buttons by role: Save is the row's main action, Invite a second one, Remove destroys.
+  const roles = { Save: undefined, Invite: "secondary", Remove: "danger" };
+  const act = (label, work) => el("button", { type: "button", class: roles[label], onclick: work }, label);
   return el(
     "tr",
     { "data-email": member.email },
@@ -47,7 +50,9 @@ function row(member) {
       act("Invite", async () => {
         await attempt(async () => {
           const sent = await api(path`/members/${member.email}/invite`, { method: "POST" });
-          return `Sent ${sent.email} a sign-in link (it works once, until ${sent.expires_at}).`;
+          if (!sent.path) return `Sent ${sent.email} a sign-in link (it works once, until ${sent.expires_at}).`;
+          showLink(sent);
+          return `This server sends no mail: copy ${sent.email}'s sign-in link and hand it over yourself.`;
         });
       }),
       act("Remove", async () => {
@@ -55,6 +60,18 @@ function row(member) {
         await attempt(() => api(path`/members/${member.email}`, { method: "DELETE" }), `Removed ${member.email}.`);
       }),
     ),
+  );
+}
+
+/** A sign-in link made on a server that sends no mail, with a button that copies it. */
+function showLink(invite) {
+  const address = new URL(invite.path, location.origin).href;
+  const field = el("input", { type: "text", readonly: true, value: address, "aria-label": `Sign-in link of ${invite.email}`, class: "share-address" });
+  const until = new Date(invite.expires_at).toLocaleString();
+  document.getElementById("invite-link").replaceChildren(
+    el("h2", {}, `Sign-in link of ${invite.email}`),
+    el("p", {}, field, " ", copyButton(() => address, "Copy link")),
+    el("p", { class: "help" }, `It signs ${invite.email} in once, until ${until}. Hand it to them alone.`),
   );
 }
 
@@ -96,7 +113,7 @@ document.getElementById("import").addEventListener("submit", async (event) => {
         : `${file.name}: ${count} added.`;
     } catch (error) {
       const rowsRefused = error.problem?.diagnostics || [];
-      problems.replaceChildren(...rowsRefused.map((p) => el("li", { class: "error" }, el("span", { class: "code" }, `line ${p.line}`), ` ${p.message}`)));
+      problems.replaceChildren(...rowsRefused.map((p) => el("li", { class: "error" }, el("span", { class: "code" }, `line ${p.line}`), " ", ...withCode(p.message))));
       throw error;
     }
   });

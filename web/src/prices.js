@@ -58,6 +58,7 @@ function row(line) {
       set && admin
         ? el("button", {
             type: "button",
+            class: "danger",
             "aria-label": `Remove your price of ${line.model}`,
             onclick: () => attempt(() => api(`/prices?model=${encodeURIComponent(line.model)}`, { method: "DELETE" }), `Removed your price of ${line.model}: the table's is charged.`),
           }, "Remove")

@@ -59,8 +59,13 @@ async function load() {
   for (const spent of report.by_day) (values[spent.day] ??= {})[spent.team] = spent.cost_usd;
   const costliest = report.by_day.reduce((most, d) => (d.cost_usd > (most?.cost_usd ?? -1) ? d : most), null);
   const busiest = costliest ? ` The costliest day and team: ${costliest.day}, ${costliest.team || "no team"}, ${dollars(costliest.cost_usd)}.` : "";
+  // A period with no runs: what to do, not a blank chart.
+  const none = report.totals.runs === 0;
+  const noRuns = () => el("p", { class: "empty" }, "No runs yet in this period. Run a tool from the ", el("a", { href: "/" }, "gallery"), " and its cost shows here.");
+  for (const id of ["tools-chart", "models-chart"]) document.getElementById(id).closest("section").hidden = none;
+  document.getElementById("days-chart").nextElementSibling.hidden = none;
   document.getElementById("days-chart").replaceChildren(
-    stackedColumns({
+    none ? noRuns() : stackedColumns({
       title: `Cost per day from ${report.from}, by team`,
       description: `${dollars(totals.cost_usd)} over ${days.length} days across ${teams.length} team(s).${busiest} The table below gives every figure.`,
       days,

@@ -35,6 +35,7 @@ function row(team) {
       }, "Rename"),
       el("button", {
         type: "button",
+        class: "danger",
         onclick: () => {
           if (!confirm(`Remove the team ${team.name}? Its tools keep the tag.`)) return;
           attempt(() => api(path`/teams/${team.name}`, { method: "DELETE" }), `Removed ${team.name}.`);

@@ -134,7 +134,7 @@ function documentUpload(name, area, onChange) {
       status.textContent = `${file.name}: ${read.kind}${pages}, ${read.characters.toLocaleString("en")} characters`;
     } catch (error) {
       status.classList.add("problem");
-      status.textContent = `${file.name}: ${error.message}`;
+      status.replaceChildren(...withCode(`${file.name}: ${error.message}`));
     }
     input.value = "";
   });
@@ -241,6 +241,10 @@ async function showRuns() {
     runs = await api(path`/tools/${slug}/runs?limit=20`);
   } catch {
     table.replaceChildren(el("caption", {}, "Sign in to see the runs."));
+    return;
+  }
+  if (!runs.length) {
+    table.replaceChildren(el("caption", {}, "Recent runs"), el("tbody", {}, el("tr", {}, el("td", { class: "empty" }, "No runs yet: fill in the form and press Run."))));
     return;
   }
   const pictured = runs.some((run) => run.pictures?.length);

@@ -43,7 +43,7 @@ function cli(...args) {
   return result.stdout.trim();
 }
 
-/** An OpenAI-compatible provider: "pong" whole, or a streamed answer of 1,000 + 500 tokens. */
+/** An OpenAI-compatible provider: "pong" and a long tail whole, or a streamed answer of 1,000 + 500 tokens. */
 function startMock() {
   const server = createServer((request, response) => {
     let body = "";
@@ -61,7 +61,7 @@ function startMock() {
         response.end("data: [DONE]\n\n");
       } else {
         response.writeHead(200, { "content-type": "application/json" });
-        response.end(JSON.stringify({ choices: [{ message: { role: "assistant", content: "pong" }, finish_reason: "stop" }], usage: { prompt_tokens: 10, completion_tokens: 1 } }));
+        response.end(JSON.stringify({ choices: [{ message: { role: "assistant", content: `pong${" and on".repeat(300)}` }, finish_reason: "stop" }], usage: { prompt_tokens: 10, completion_tokens: 1 } }));
       }
     });
   });
@@ -149,7 +149,11 @@ test("an admin sets up an integration, prices and a budget; a viewer's run is ch
   assert.match(await row.textContent(), /…wxyz/);
   assert.equal(await page.getByLabel("API key").inputValue(), "", "the form forgets the key");
   await row.getByRole("button", { name: "Test" }).click();
-  await page.locator("#status").filter({ hasText: "answered “pong”" }).waitFor();
+  await page.locator("#status").filter({ hasText: "answered “pong and on and on" }).waitFor();
+  // A long test answer is folded under its outcome: the table keeps the page's width.
+  await row.locator(".last-test summary", { hasText: /^ok \(m, \d+ ms\)$/ }).waitFor();
+  const widths = await page.evaluate(() => [document.querySelector("table.integrations").scrollWidth, document.querySelector("main").clientWidth]);
+  assert.ok(widths[0] <= widths[1], `the table is ${widths[0]} px wide in a page of ${widths[1]}`);
   await page.screenshot({ path: join(screenshots, "integrations.png"), fullPage: true });
   assert.deepEqual(await violations(page, "tr[data-integration]"), []);
 
@@ -227,8 +231,11 @@ test("a viewer sees their own spend and their team's budget, and no admin page",
   await page.getByRole("navigation", { name: "Control Center" }).getByRole("link", { name: "Budgets" }).click();
   await page.locator('tr[data-budget="team:sales"]').waitFor();
   assert.equal(await page.locator("#set").isHidden(), true);
-  await page.goto(`${base}/control/integrations`);
-  await page.locator("#status").filter({ hasText: "Only admins" }).waitFor();
   assert.equal(await page.getByRole("navigation", { name: "Control Center" }).getByRole("link", { name: "Integrations" }).count(), 0);
+  // An admin's page is not theirs: the "admins only" page, nothing of its own.
+  const refused = await page.goto(`${base}/control/integrations`);
+  assert.equal(refused.status(), 404);
+  await page.locator("h1", { hasText: "Admins only" }).waitFor();
+  assert.equal(await page.locator("table").count(), 0);
   await context.close();
 });

@@ -36,10 +36,11 @@ export function cli(llmtool, data, ...args) {
 /**
  * A new browser context and page on the studio at `base`, signed in with `token` (none: signed
  * out), collecting the page's script errors and console errors (4xx answers aside) in
- * `problems`. `bypassCSP` lets an audit script in past the page's Content Security Policy.
+ * `problems`. `bypassCSP` lets an audit script in past the page's Content Security Policy; other
+ * `options` are the context's own (a viewport, a colour scheme).
  */
-export async function openPage(browser, base, token, { bypassCSP = false } = {}) {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, bypassCSP });
+export async function openPage(browser, base, token, { bypassCSP = false, ...options } = {}) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, bypassCSP, ...options });
   const opened = await context.newPage();
   const problems = [];
   opened.on("pageerror", (error) => problems.push(error.message));

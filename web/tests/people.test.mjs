@@ -175,9 +175,18 @@ test("an admin sees all three tools, and manages members, teams and the built-in
   await page.locator("#status").filter({ hasText: "Saved lee@example.test." }).waitFor();
   const edited = await (await asAdmin("/members/lee@example.test")).json();
   assert.deepEqual([edited.role, edited.teams], ["editor", ["sales", "support"]]);
-  // This server has no SMTP server: the invite says so.
+  // This server has no SMTP server: the invite is a link to copy, which signs Lee in.
   await lee.getByRole("button", { name: "Invite" }).click();
-  await page.locator("#status").filter({ hasText: "this server sends no mail" }).waitFor();
+  await page.locator("#status").filter({ hasText: "This server sends no mail: copy" }).waitFor();
+  const invite = await page.getByLabel("Sign-in link of lee@example.test").inputValue();
+  assert.match(invite, /\/signin\/invite#[0-9a-f]{64}$/);
+  const leeBrowser = await browser.newContext();
+  const leePage = await leeBrowser.newPage();
+  await leePage.goto(invite);
+  await leePage.getByRole("button", { name: "Sign in" }).click();
+  await leePage.waitForURL(`${base}/`);
+  await leePage.locator("header .who", { hasText: "lee@example.test" }).waitFor();
+  await leeBrowser.close();
   const good = join(work, "good.csv");
   writeFileSync(good, "email,name,role,teams\nkim@example.test,Kim,viewer,sales\n");
   await page.getByLabel("CSV file", { exact: true }).setInputFiles(good);

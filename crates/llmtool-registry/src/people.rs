@@ -158,6 +158,10 @@ pub trait People: Send + Sync {
     /// then reaches owners and admins only, until a team of that name is made again.
     async fn remove_team(&self, name: &str) -> Result<(), StoreError>;
 
+    /// Whether the member `email` has ever been here: a session (open now), a token, an invite
+    /// used, or a run of theirs. A sign-in link of one who has not opens nothing of anyone's.
+    async fn has_been_active(&self, email: &str) -> Result<bool, StoreError>;
+
     /// Keeps an invite for the member `email` (who must exist), known by the SHA-256 of its
     /// link's secret (`id_hash`), for `lifetime`, in place of their earlier invites not used
     /// yet; the member.

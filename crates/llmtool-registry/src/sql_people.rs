@@ -260,6 +260,17 @@ impl People for SqlStore {
         Ok(())
     }
 
+    async fn has_been_active(&self, email: &str) -> Result<bool, StoreError> {
+        let key = email_key(email)?;
+        let active = statement(
+            "SELECT 1::bigint WHERE EXISTS (SELECT 1 FROM sessions WHERE member = $1)
+               OR EXISTS (SELECT 1 FROM tokens WHERE member = $1)
+               OR EXISTS (SELECT 1 FROM invites WHERE member = $1 AND used_at IS NOT NULL)
+               OR EXISTS (SELECT 1 FROM runs WHERE member = $1)",
+        );
+        Ok(self.db.optional::<(i64,)>(active.bind(key)).await?.is_some())
+    }
+
     async fn create_invite(
         &self,
         email: &str,

@@ -29,6 +29,10 @@ pub struct Invite {
     /// The link itself: sent by mail, shown to nobody else.
     #[serde(skip)]
     pub link: String,
+    /// Where the link opens the studio (`/signin/invite#SECRET`), when it is handed to the
+    /// admin who asked, on a server that sends no mail.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
 }
 
 /// Why an invite was not sent.
@@ -59,7 +63,7 @@ pub async fn make_invite(
         .to_string();
     let member = store.create_invite(email, &token_hash(&secret), INVITE_LIFETIME).await?;
     let link = format!("{}{INVITE_PAGE}#{secret}", public_url.trim_end_matches('/'));
-    Ok((Invite { email: member.email.clone(), expires_at, link }, member))
+    Ok((Invite { email: member.email.clone(), expires_at, link, path: None }, member))
 }
 
 /// Makes an invite for the member `email` and sends it to them through `mailer`.

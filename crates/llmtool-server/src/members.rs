@@ -12,7 +12,7 @@ use llmtool_registry::{Member, MemberEdit, NewMember, Role, Team, Workspace, Wor
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-use crate::invites::{Invite, InviteError, send_invite};
+use crate::invites::{Invite, InviteError, make_invite, send_invite};
 
 use crate::auth::Caller;
 use crate::{Problem, ServerState};
@@ -176,10 +176,14 @@ pub(crate) async fn remove_team(
     Ok(StatusCode::NO_CONTENT)
 }
 
-/// Send a member an invite: a one-time sign-in link, by mail, valid for 72 hours.
+/// Send a member an invite: a one-time sign-in link, valid for 72 hours, by mail. On a server
+/// that sends no mail, the link itself is the answer (`path`, to join to the studio's
+/// address), for a member who has never been here: one who has could be signed in as by it.
 #[utoipa::path(post, path = "/members/{email}/invite", params(("email" = String, Path, description = "The member's e-mail, in any case")), security(("bearer" = [])),
-    responses((status = 202, description = "Sent", body = Invite), (status = 404, description = "No such member", body = Problem),
-        (status = 409, description = "This server sends no mail (no `[server.smtp]`, or no public URL), or the member has no mailbox", body = Problem),
+    responses((status = 202, description = "Sent by mail", body = Invite),
+        (status = 201, description = "Made, not sent: this server sends no mail; `path` is the link, to hand over", body = Invite),
+        (status = 404, description = "No such member", body = Problem),
+        (status = 409, description = "The member has no mailbox, or this server sends no mail and the member has been here before", body = Problem),
         (status = 502, description = "The SMTP server refused the message", body = Problem), (status = 403, description = "Not an admin", body = Problem)))]
 pub(crate) async fn invite(
     State(state): State<ServerState>,
@@ -188,19 +192,29 @@ pub(crate) async fn invite(
 ) -> Answer<(StatusCode, Json<Invite>)> {
     require_admin(&caller)?;
     let sign_in = state.sign_in();
-    let (Some(mailer), Some(public_url)) = (&sign_in.mailer, &sign_in.public_url) else {
-        return Err(Problem::new(
-            StatusCode::CONFLICT,
-            "Conflict",
-            "this server sends no mail: its config needs `[server.smtp]` and `public_url` (docs/teams.md)",
-        ));
-    };
-    match send_invite(caller.acting(&state).as_ref(), mailer, public_url, &email).await {
-        Ok(invite) => Ok((StatusCode::ACCEPTED, Json(invite))),
-        Err(InviteError::Store(error)) => Err(error.into()),
-        Err(error @ InviteError::NoMailbox(_)) => {
-            Err(Problem::new(StatusCode::CONFLICT, "Conflict", error.to_string()))
+    let conflict = |detail: String| Problem::new(StatusCode::CONFLICT, "Conflict", detail);
+    let outcome = match (&sign_in.mailer, &sign_in.public_url) {
+        (Some(mailer), Some(public_url)) => {
+            send_invite(caller.acting(&state).as_ref(), mailer, public_url, &email)
+                .await
+                .map(|invite| (StatusCode::ACCEPTED, invite))
         }
+        _ => {
+            if state.store.has_been_active(&email).await? {
+                return Err(conflict(format!(
+                    "this server sends no mail, and {email} has signed in or run tools here before: a sign-in link is for them alone. Ask the server's operator to set up mail, or for the link"
+                )));
+            }
+            make_invite(caller.acting(&state).as_ref(), "", &email).await.map(|(invite, _)| {
+                let path = Some(invite.link.clone());
+                (StatusCode::CREATED, Invite { path, ..invite })
+            })
+        }
+    };
+    match outcome {
+        Ok((status, invite)) => Ok((status, Json(invite))),
+        Err(InviteError::Store(error)) => Err(error.into()),
+        Err(error @ InviteError::NoMailbox(_)) => Err(conflict(error.to_string())),
         Err(InviteError::Mail(error)) => {
             tracing::warn!("an invite was not sent: {error}");
             Err(Problem::new(StatusCode::BAD_GATEWAY, "Bad Gateway", error.to_string()))

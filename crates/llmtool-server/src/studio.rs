@@ -23,14 +23,20 @@ pub(crate) fn routes() -> Router<ServerState> {
         .route("/", get(|| async { file("index.html") }))
         .route("/signin", get(|| async { file("signin.html") }))
         .route("/signin/invite", get(|| async { file("invite.html") }))
-        .route("/people", get(|| async { file("people.html") }))
-        .route("/teams", get(|| async { file("teams.html") }))
+        .route("/people", get(|caller, uri| async move { admin_page(caller, &uri, "people.html") }))
+        .route("/teams", get(|caller, uri| async move { admin_page(caller, &uri, "teams.html") }))
         .route("/control", get(|| async { axum::response::Redirect::to("/control/spend") }))
-        .route("/control/integrations", get(|| async { file("integrations.html") }))
+        .route(
+            "/control/integrations",
+            get(|caller, uri| async move { admin_page(caller, &uri, "integrations.html") }),
+        )
         .route("/control/prices", get(|| async { file("prices.html") }))
         .route("/control/spend", get(|| async { file("spend.html") }))
         .route("/control/budgets", get(|| async { file("budgets.html") }))
-        .route("/control/audit", get(|| async { file("audit.html") }))
+        .route(
+            "/control/audit",
+            get(|caller, uri| async move { admin_page(caller, &uri, "audit.html") }),
+        )
         .route("/new", get(|| async { file("edit.html") }))
         .route("/t/{slug}", get(tool_page))
         .route("/share/{token}", get(|| async { file("share.html") }))
@@ -40,6 +46,22 @@ pub(crate) fn routes() -> Router<ServerState> {
         .route("/t/{slug}/edit", get(|| async { file("edit.html") }))
         .route("/assets/{name}", get(|Path(name): Path<String>| async move { file(&name) }))
         .fallback(not_found)
+}
+
+/// A page of the admins' (people, teams, integrations, the audit log): the page for an admin or
+/// owner; for anyone else signed in, 404 with a page that says it is for admins (nothing of
+/// the page's own); signed out, the sign-in page, which comes back here.
+fn admin_page(caller: Result<Caller, Problem>, uri: &Uri, name: &'static str) -> Response {
+    match caller {
+        Ok(caller) if caller.role.is_some_and(|role| role >= Role::Admin) => file(name),
+        Ok(caller) if caller.name.is_some() => {
+            (StatusCode::NOT_FOUND, file("admins.html")).into_response()
+        }
+        Ok(_) => {
+            axum::response::Redirect::to(&format!("/signin?next={}", uri.path())).into_response()
+        }
+        Err(problem) => problem.into_response(),
+    }
 }
 
 /// A tool's page: 404 (the page says so in its layout) when the library has no such tool and

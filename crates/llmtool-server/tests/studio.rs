@@ -67,6 +67,39 @@ async fn studio(store: Arc<dyn Store>) {
     }
     assert_eq!(client.get(format!("{base}/assets/nothing.js")).send().await.unwrap().status(), 404);
 
+    // The admins' pages: only an admin gets them; a member gets the same "admins only" 404,
+    // and nothing of the page; someone signed out is sent to sign in.
+    let admin = new_token();
+    store.create_token("ada", Role::Admin, &token_hash(&admin), None).await.unwrap();
+    let no_redirects =
+        reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    let (admin_cookie, _) = sign_in(&base, &admin).await;
+    let (viewer_cookie, _) = sign_in(&base, &viewer).await;
+    for path in ["/people", "/teams", "/control/integrations", "/control/audit"] {
+        let get = |cookie: Option<&str>| {
+            let request = no_redirects.get(format!("{base}{path}"));
+            let request = match cookie {
+                Some(cookie) => request.header("cookie", cookie),
+                None => request,
+            };
+            async move { request.send().await.unwrap() }
+        };
+        let page = get(Some(&admin_cookie)).await;
+        assert_eq!(page.status(), StatusCode::OK, "{path}");
+        let own = page.text().await.unwrap();
+        let member = get(Some(&viewer_cookie)).await;
+        assert_eq!(member.status(), StatusCode::NOT_FOUND, "{path}");
+        let shown = member.text().await.unwrap();
+        assert!(shown.contains("Admins only") && shown != own, "{path}: {shown}");
+        let signed_out = get(None).await;
+        assert_eq!(signed_out.status(), StatusCode::SEE_OTHER, "{path}");
+        assert_eq!(signed_out.headers()["location"], format!("/signin?next={path}"));
+    }
+    for path in ["/control/spend", "/control/budgets", "/control/prices"] {
+        let page = no_redirects.get(format!("{base}{path}")).header("cookie", &viewer_cookie);
+        assert_eq!(page.send().await.unwrap().status(), StatusCode::OK, "members read {path}");
+    }
+
     // Signing in: a wrong token is refused; a right one gives a session.
     let wrong =
         client.post(format!("{base}/api/v1/session")).json(&json!({"token": "llmt_nope"})).send();

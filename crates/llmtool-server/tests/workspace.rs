@@ -491,3 +491,41 @@ fn planner() -> Value {
             "variables": [{"name": "who", "type": "text", "description": "Whom."}]}
     })
 }
+
+/// On a server that sends no mail, an admin's invite is the sign-in link itself, for a member
+/// who has never been here (it signs them in once); one who has been here is refused it, since
+/// the link would sign the admin in as them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_mail_an_invite_is_a_link_for_a_newcomer_only() {
+    let mock = Mock::start(Vec::new()).await;
+    let library = Library::start(&mock, &[("poet", poet())]).await;
+    let admin = library.token("boss", Role::Admin).await;
+    let newcomer = llmtool_registry::NewMember {
+        email: "lee@example.org".into(),
+        name: "Lee".into(),
+        role: Role::Viewer,
+        teams: Vec::new(),
+    };
+    library.state.store.add_members(&[newcomer]).await.unwrap();
+    let invite =
+        |email: &str| library.call(Method::POST, format!("/members/{email}/invite"), &admin, None);
+    let made = invite("lee@example.org").await;
+    assert_eq!(made.status(), StatusCode::CREATED);
+    let made: Value = made.json().await.unwrap();
+    let path = made["path"].as_str().unwrap();
+    let secret = path.strip_prefix("/signin/invite#").expect(path);
+    let signed = reqwest::Client::new()
+        .post(format!("{}/session/invite", library.base))
+        .json(&json!({"secret": secret}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(signed.status(), StatusCode::OK, "the link signs them in");
+    let again = invite("lee@example.org").await;
+    assert_eq!(again.status(), StatusCode::CONFLICT, "they have been here since");
+    let said = again.json::<Value>().await.unwrap()["detail"].as_str().unwrap().to_owned();
+    assert!(!said.contains('`') && !said.contains("[server."), "web wording: {said}");
+    let old_hand = library.member("ana@example.org", Role::Viewer, &[]).await;
+    assert!(!old_hand.is_empty());
+    assert_eq!(invite("ana@example.org").await.status(), StatusCode::CONFLICT);
+}

@@ -26,6 +26,7 @@ assets! {
     "edit.html" => "text/html; charset=utf-8",
     "signin.html" => "text/html; charset=utf-8",
     "missing.html" => "text/html; charset=utf-8",
+    "admins.html" => "text/html; charset=utf-8",
     "invite.html" => "text/html; charset=utf-8",
     "people.html" => "text/html; charset=utf-8",
     "teams.html" => "text/html; charset=utf-8",
