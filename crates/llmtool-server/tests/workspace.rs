@@ -529,3 +529,76 @@ async fn without_mail_an_invite_is_a_link_for_a_newcomer_only() {
     assert!(!old_hand.is_empty());
     assert_eq!(invite("ana@example.org").await.status(), StatusCode::CONFLICT);
 }
+
+/// A conversation is missing, on every route of it, to a member who is nothing to it: a
+/// stranger in the workspace, and a member of another team than the one its tool is curated
+/// for. Each answer is the very one an id that never was gets (the id aside), so nothing tells
+/// them it exists (and it is a route's answer, not the API's "no such address").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_strangers_or_another_teams_conversation_is_missing_on_every_route() {
+    let mock = Mock::start(vec![answer("Tides follow the moon.")]).await;
+    let options = llmtool_runtime::RuntimeOptions::default();
+    let library =
+        Library::start_with(&mock, &[("poet", poet())], options, &[("poet", "sales")]).await;
+    library.state.store.create_team("sales", true).await.unwrap();
+    library.state.store.create_team("support", false).await.unwrap();
+    let owner = library.member("sal@example.org", Role::Viewer, &["sales"]).await;
+    let stranger = library.member("sam@example.org", Role::Viewer, &["sales"]).await;
+    let other_team = library.member("sue@example.org", Role::Viewer, &["support"]).await;
+    let library = &library;
+    let run = json!({"values": {"topic": "tides"}});
+    let run = library.call(Method::POST, "/tools/poet/run".into(), &owner, Some(run)).await;
+    let run = events(&run.text().await.unwrap());
+    let id = run[0].1["conversation"].as_str().unwrap().to_owned();
+    let never = "01jqneverwas00000000000000";
+
+    let routes: &[(Method, &str, Option<Value>)] = &[
+        (Method::GET, "", None),
+        (Method::PATCH, "", Some(json!({"title": "Mine now"}))),
+        (Method::DELETE, "", None),
+        (Method::POST, "/messages", Some(json!({"text": "And then?"}))),
+        (Method::POST, "/share", None),
+        (Method::DELETE, "/share", None),
+        (Method::GET, "/pictures/1/1", None),
+        (Method::POST, "/collaboration", None),
+        (Method::DELETE, "/collaboration", None),
+        (Method::DELETE, "/collaborators/me", None),
+        (Method::DELETE, "/collaborators/someone", None),
+        (Method::POST, "/snapshots", None),
+        (Method::GET, "/snapshots", None),
+        (Method::DELETE, "/snapshots/some-snapshot", None),
+    ];
+    let call = |token: String, conversation: String, route: &(Method, &str, Option<Value>)| {
+        let (method, tail, body) = route.clone();
+        let path = format!("/conversations/{conversation}{tail}");
+        async move { library.call(method, path, &token, body).await }
+    };
+    for route in routes {
+        let missing = call(owner.clone(), never.to_owned(), route).await;
+        assert_eq!(missing.status(), StatusCode::NOT_FOUND, "{route:?}");
+        let missing = missing.text().await.unwrap().replace(never, "ID");
+        assert!(!missing.contains("no such address in the API"), "{route:?} is a route");
+        for (who, token) in [("a stranger", &stranger), ("another team's member", &other_team)] {
+            let answered = call(token.clone(), id.clone(), route).await;
+            assert_eq!(answered.status(), StatusCode::NOT_FOUND, "{who}: {route:?}");
+            let answered = answered.text().await.unwrap().replace(&id, "ID");
+            assert_eq!(answered, missing, "{who}: {route:?}");
+        }
+    }
+    // The page too.
+    let root = library.base.trim_end_matches("/api/v1");
+    for token in [&stranger, &other_team] {
+        let page = reqwest::Client::new()
+            .get(format!("{root}/c/{id}"))
+            .bearer_auth(token)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(page.status(), StatusCode::NOT_FOUND);
+    }
+    // Still there, and whole, for its owner.
+    let own = library.call(Method::GET, format!("/conversations/{id}"), &owner, None).await;
+    assert_eq!(own.status(), StatusCode::OK);
+    let own: Value = own.json().await.unwrap();
+    assert_eq!(own["messages"].as_array().unwrap().len(), 1, "no stranger's call changed it");
+}
