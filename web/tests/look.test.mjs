@@ -1,7 +1,8 @@
 // The studio's look, every page walked in Chromium against a real `llmtool serve`: the header
 // fits a phone's width, every page is axe clean in the dark theme as in the light, no page text
 // holds a literal backtick or a command-line hint, a member's empty pages say what to do, and a
-// member never sees an admin's page (the "admins only" page, status 404).
+// member never sees an admin's page (the "admins only" page, status 404); and every model the
+// model picker offers runs.
 //
 // Run by the test command after `cargo build`: node --test web/tests/
 // LLMTOOL_BLESS=1 writes the screenshot into docs/studio/ (else into target/studio/).
@@ -38,7 +39,7 @@ const ADMIN_PAGES = ["/people", "/teams", "/control/integrations", "/control/aud
 before(async () => {
   const [mockUrl] = await start(mockLlm, ["127.0.0.1:0"], { MOCK_LLM_ANSWER: "The Moon pulls the sea." }, /http:\/\/127\.0\.0\.1:\d+/);
   const config = join(work, "config.toml");
-  writeFileSync(config, `[providers.mock]\napi = "openai"\nbase_url = "${mockUrl}/v1"\napi_key_env = "MOCK_KEY"\n\n[prices."mock/m"]\ninput = 1.0\noutput = 2.0\n`);
+  writeFileSync(config, `[providers.mock]\napi = "openai"\nbase_url = "${mockUrl}/v1"\napi_key_env = "MOCK_KEY"\nmodels = ["m", "m2"]\n\n[prices."mock/m"]\ninput = 1.0\noutput = 2.0\n`);
   tokens.viewer = cli("token", "create", "vic", "--role", "viewer");
   tokens.admin = cli("token", "create", "ada", "--role", "admin");
   const env = { LLMTOOL_DATA_DIR: data, LLMTOOL_NO_LOG: "1", MOCK_KEY: "mock-secret-key-5150" };
@@ -119,4 +120,23 @@ test("the header fits a phone, and every page is axe clean in dark as in light",
     }
     await context.close();
   }
+});
+
+test("every model the picker offers runs", async () => {
+  const { page, context, problems } = await signedIn("viewer");
+  await open(page, "/t/teach-me-anything");
+  const picker = page.getByLabel("Model", { exact: true });
+  const offered = (await picker.locator("option").evaluateAll((options) => options.map((o) => o.value))).filter(Boolean);
+  assert.ok(offered.includes("mock/m2"), `a model besides the default is offered: ${offered}`);
+  await page.getByLabel(/^topic/).fill("tides");
+  for (const model of offered) {
+    await picker.selectOption(model);
+    await page.getByRole("button", { name: "Run" }).click();
+    await page.locator("#output .facts", { hasText: `${model}` }).locator(".outcome").waitFor({ timeout: 30_000 });
+    assert.equal(await page.locator("#output .outcome").first().textContent(), "ok", `${model} was offered, then refused`);
+    await page.goto(`${base}/t/teach-me-anything`);
+    await page.getByLabel(/^topic/).fill("tides");
+  }
+  assert.deepEqual(problems, []);
+  await context.close();
 });
