@@ -62,20 +62,17 @@ export function sidebar() {
 
   function row(item) {
     const here = location.pathname === `/c/${item.id}`;
-    const link = el("a", { href: path`/c/${item.id}`, "aria-current": here ? "page" : null, title: item.title }, item.title || "Conversation");
+    const link = el("a", { href: path`/c/${item.id}`, "aria-current": here ? "page" : null, title: item.title }, item.title || "Conversation", item.joined ? el("span", { class: "joined" }, " · joined") : null);
     const li = el("li", {});
-    const menu = el(
-      "details",
-      { class: "row-menu" },
-      el("summary", { "aria-label": `Actions for ${item.title}` }, "⋯"),
-      el(
-        "div",
-        { class: "menu" },
-        el("button", { type: "button", class: "quiet", onclick: () => rename(item, li) }, "Rename"),
-        el("button", { type: "button", class: "quiet", onclick: () => archive(item) }, item.archived ? "Unarchive" : "Archive"),
-        el("button", { type: "button", class: "danger", onclick: () => remove(item) }, "Delete"),
-      ),
-    );
+    // One joined as a collaborator is its owner's to rename, archive or delete: its menu leaves.
+    const actions = item.joined
+      ? [el("button", { type: "button", class: "danger", onclick: () => leave(item) }, "Leave")]
+      : [
+          el("button", { type: "button", class: "quiet", onclick: () => rename(item, li) }, "Rename"),
+          el("button", { type: "button", class: "quiet", onclick: () => archive(item) }, item.archived ? "Unarchive" : "Archive"),
+          el("button", { type: "button", class: "danger", onclick: () => remove(item) }, "Delete"),
+        ];
+    const menu = el("details", { class: "row-menu" }, el("summary", { "aria-label": `Actions for ${item.title}` }, "⋯"), el("div", { class: "menu" }, ...actions));
     li.append(link, menu);
     return li;
   }
@@ -116,6 +113,18 @@ export function sidebar() {
       await api(path`/conversations/${item.id}`, { method: "PATCH", json: { archived: !item.archived } });
       say(item.archived ? "Back in the list." : "Archived.");
       await load(true);
+    } catch (error) {
+      say(error.message, "error");
+    }
+  }
+
+  async function leave(item) {
+    if (!confirm(`Leave "${item.title}"? You no longer read it or add turns, unless its owner's link brings you back.`)) return;
+    try {
+      await api(path`/conversations/${item.id}/collaborators/me`, { method: "DELETE" });
+      say("You left the conversation.");
+      if (location.pathname === `/c/${item.id}`) location.assign("/");
+      else await load(true);
     } catch (error) {
       say(error.message, "error");
     }

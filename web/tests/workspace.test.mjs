@@ -165,7 +165,7 @@ test("a collaborator joins by the link, adds a turn the owner sees, and loses it
   await other.page.getByLabel("Ask a follow-up").fill("What lives there?");
   await other.page.getByRole("button", { name: "Ask" }).click();
   await other.page.locator(".thread .turns .turn .outcome.ok").waitFor({ timeout: 30_000 });
-  await other.page.getByRole("complementary", { name: "Conversations" }).getByRole("link", { name: /reefs/ }).waitFor();
+  await other.page.getByRole("complementary", { name: "Conversations" }).getByRole("link", { name: /reefs · joined/ }).waitFor();
 
   await owner.page.reload();
   await owner.page.locator(".who-asked", { hasText: "wes asked" }).waitFor();

@@ -445,7 +445,7 @@ async fn diff(
         llmtool_registry::SpendReport, llmtool_registry::SpendTotals, llmtool_registry::SpendLine, llmtool_registry::DaySpend, llmtool_registry::BudgetStatus, llmtool_registry::Budget,
         llmtool_registry::Scope, llmtool_registry::Period, crate::spend_api::BudgetBody,
         llmtool_registry::ConversationInfo, crate::conversation_api::ConversationBody, crate::conversation_api::TurnBody,
-        crate::conversation_api::MessageBody, crate::conversation_api::ShareBody, crate::sidebar_api::EditBody,
+        crate::conversation_api::MessageBody, crate::conversation_api::ShareBody, crate::sidebar_api::EditBody, crate::sidebar_api::ListedConversation,
         crate::collaboration_api::CollaborationLink, crate::collaboration_api::Joined, llmtool_registry::Collaborator,
         crate::snapshot_api::PublishedSnapshot, crate::snapshot_api::SnapshotBody, llmtool_registry::SnapshotInfo, crate::documents_api::DocumentText)),
     modifiers(&BearerScheme)

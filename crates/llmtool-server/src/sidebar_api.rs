@@ -12,7 +12,7 @@ use llmtool_log::After;
 use llmtool_registry::{
     ConversationEdit, ConversationInfo, ConversationQuery, Role, Selector, TitleChange, owner_of,
 };
-use serde::{Deserialize, Deserializer};
+use serde::{Deserialize, Deserializer, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use crate::auth::Caller;
@@ -51,7 +51,7 @@ pub(crate) struct ListParams {
 /// The conversations the caller may read, newest last turn first: their own and those they
 /// joined as a collaborator (while they may see its tool), or (for an admin) everyone's. A full page says where the next one starts in `X-Next-Cursor`.
 #[utoipa::path(get, path = "/conversations", params(ListParams), security(("bearer" = [])),
-    responses((status = 200, body = Vec<ConversationInfo>,
+    responses((status = 200, body = Vec<ListedConversation>,
             headers(("x-next-cursor" = String, description = "Where the next page starts, when there may be one"))),
         (status = 400, description = "A cursor no page gave, a search of over 200 characters or 16 words, or a limit out of 1 to 200", body = Problem),
         (status = 401, description = "No token, or one the library does not know", body = Problem)))]
@@ -59,7 +59,7 @@ pub(crate) async fn list_conversations(
     State(state): State<ServerState>,
     caller: Caller,
     Query(params): Query<ListParams>,
-) -> Answer<(HeaderMap, Json<Vec<ConversationInfo>>)> {
+) -> Answer<(HeaderMap, Json<Vec<ListedConversation>>)> {
     caller.require_token(Role::Viewer)?;
     let limit = params.limit.unwrap_or(MOST_LISTED);
     if !(1..=MOST_LISTED).contains(&limit) {
@@ -102,6 +102,10 @@ pub(crate) async fn list_conversations(
     let mut seen: HashMap<(String, u32), bool> = HashMap::new();
     let mut shown = Vec::with_capacity(page.len());
     for info in page {
+        // Someone else's in a list of the caller's own is one they joined; in everyone's list
+        // (an admin's), it is asked.
+        let joined =
+            info.owner != own && (!everyone || collaborating(&state, &caller, &info).await?);
         if !everyone && info.owner != own {
             let key = (info.slug.clone(), info.version);
             let visible = match seen.get(&key) {
@@ -116,9 +120,31 @@ pub(crate) async fn list_conversations(
                 continue;
             }
         }
-        shown.push(info);
+        shown.push(ListedConversation { info, joined });
     }
     Ok((headers, Json(shown)))
+}
+
+/// A conversation as a list shows it to the caller.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct ListedConversation {
+    #[serde(flatten)]
+    info: ConversationInfo,
+    /// Whether the caller joined it as a collaborator (it is someone else's): they read it and
+    /// add turns; its owner renames, archives and deletes it.
+    joined: bool,
+}
+
+/// Whether the caller collaborates on `info` (not theirs).
+async fn collaborating(
+    state: &ServerState,
+    caller: &Caller,
+    info: &ConversationInfo,
+) -> Answer<bool> {
+    if caller.member_id.is_empty() {
+        return Ok(false);
+    }
+    Ok(state.store.is_collaborator(&info.summary.id, &caller.member_id).await?)
 }
 
 /// `PATCH /conversations/{id}`: what changes (what is left out stays).

@@ -211,6 +211,10 @@ async fn collaboration_join_add_a_turn_leave_remove_and_turn_off() {
     let listed: Vec<Value> =
         library.call(Method::GET, "/conversations".into(), &bo, None).await.json().await.unwrap();
     assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0]["joined"], true, "listed as one they joined");
+    let theirs: Vec<Value> =
+        library.call(Method::GET, "/conversations".into(), &ana, None).await.json().await.unwrap();
+    assert_eq!(theirs[0]["joined"], false, "the owner's own");
     let edit = library
         .call(Method::PATCH, conversation.clone(), &bo, Some(json!({"title": "Mine"})))
         .await;
