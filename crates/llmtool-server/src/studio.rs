@@ -46,6 +46,52 @@ pub(crate) fn routes() -> Router<ServerState> {
         .route("/t/{slug}/edit", get(|| async { file("edit.html") }))
         .route("/assets/{name}", get(|Path(name): Path<String>| async move { file(&name) }))
         .fallback(not_found)
+        .layer(axum::middleware::from_fn(inflated_unless_taken))
+}
+
+/// A studio file goes out as the binary holds it, compressed with gzip; a client whose
+/// `Accept-Encoding` does not take gzip (a script, a test) gets it inflated.
+async fn inflated_unless_taken(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let takes_gzip = request
+        .headers()
+        .get(header::ACCEPT_ENCODING)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(takes_gzip);
+    let response = next.run(request).await;
+    let compressed = response.headers().get(header::CONTENT_ENCODING).is_some_and(|v| v == "gzip");
+    if takes_gzip || !compressed {
+        return response;
+    }
+    let (mut parts, body) = response.into_parts();
+    // The studio's own files: a megabyte at most, inflated from what the build compressed.
+    let Ok(gzip) = axum::body::to_bytes(body, 8 << 20).await else {
+        return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+    };
+    let mut bytes = Vec::new();
+    let inflated =
+        std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&gzip[..]), &mut bytes);
+    if inflated.is_err() {
+        return StatusCode::INTERNAL_SERVER_ERROR.into_response();
+    }
+    parts.headers.remove(header::CONTENT_ENCODING);
+    parts.headers.remove(header::CONTENT_LENGTH);
+    Response::from_parts(parts, axum::body::Body::from(bytes))
+}
+
+/// Whether an `Accept-Encoding` value takes gzip: it names `gzip` (or `*`) with a weight
+/// above 0.
+fn takes_gzip(accepted: &str) -> bool {
+    accepted.split(',').any(|coding| {
+        let mut parts = coding.split(';').map(str::trim);
+        let name = parts.next().unwrap_or_default();
+        let refused = parts.any(|p| {
+            p.strip_prefix("q=").is_some_and(|q| q.trim().parse::<f32>().is_ok_and(|q| q <= 0.0))
+        });
+        (name.eq_ignore_ascii_case("gzip") || name == "*") && !refused
+    })
 }
 
 /// A page of the admins' (people, teams, integrations, the audit log): the page for an admin or
@@ -145,6 +191,8 @@ fn file(name: &str) -> Response {
         (header::REFERRER_POLICY, "same-origin"),
         // The files change with the binary: a browser asks again (cheaply) each time.
         (header::CACHE_CONTROL, "no-cache"),
+        (header::CONTENT_ENCODING, "gzip"),
+        (header::VARY, "Accept-Encoding"),
     ];
-    (headers, asset.bytes).into_response()
+    (headers, asset.gzip).into_response()
 }

@@ -67,6 +67,27 @@ async fn studio(store: Arc<dyn Store>) {
     }
     assert_eq!(client.get(format!("{base}/assets/nothing.js")).send().await.unwrap().status(), 404);
 
+    // Sent compressed as embedded to a client that takes gzip, inflated for one that does not.
+    let compressed = client
+        .get(format!("{base}/assets/studio.css"))
+        .header("accept-encoding", "br, gzip;q=0.8")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(compressed.headers()["content-encoding"], "gzip");
+    assert_eq!(compressed.headers()["vary"], "Accept-Encoding");
+    assert!(compressed.bytes().await.unwrap().starts_with(b"\x1f\x8b"));
+    for refusing in [None, Some("identity"), Some("gzip;q=0")] {
+        let request = client.get(format!("{base}/signin"));
+        let request = match refusing {
+            Some(value) => request.header("accept-encoding", value),
+            None => request,
+        };
+        let plain = request.send().await.unwrap();
+        assert!(plain.headers().get("content-encoding").is_none(), "{refusing:?}");
+        assert!(plain.text().await.unwrap().starts_with("<!doctype html>"), "{refusing:?}");
+    }
+
     // The admins' pages: only an admin gets them; a member gets the same "admins only" 404,
     // and nothing of the page; someone signed out is sent to sign in.
     let admin = new_token();
