@@ -177,6 +177,9 @@ pub trait Conversations {
     /// The conversation `id`, whole; `None` when there is none.
     async fn conversation(&self, id: &str) -> Result<Option<KeptConversation>, StoreError>;
 
+    /// Conversation `id` as the lists show it, its turns unread; `None` when there is none.
+    async fn conversation_info(&self, id: &str) -> Result<Option<ConversationInfo>, StoreError>;
+
     /// A page of the conversations `query` picks, newest last turn first.
     async fn conversations(
         &self,

@@ -251,6 +251,14 @@ impl Conversations for SqlStore {
         self.whole(id, None).await
     }
 
+    async fn conversation_info(&self, id: &str) -> Result<Option<ConversationInfo>, StoreError> {
+        let one = statement(format!(
+            "SELECT {SUMMARY_COLUMNS}, {EXTRAS} FROM conversations c WHERE c.id = $1"
+        ));
+        let row = self.db.optional::<ListRow>(one.bind(id)).await?;
+        Ok(row.map(|row| listed(row).0))
+    }
+
     async fn conversations(
         &self,
         query: &ConversationQuery<'_>,

@@ -881,6 +881,10 @@ async fn conversations(store: &dyn Store) {
     assert_eq!(kept.conversation.thread.dlp.as_deref(), Some("redact"));
     assert_eq!(kept.conversation.thread.placeholders.len(), 2, "every turn's placeholders");
     assert!(store.conversation("nope").await.unwrap().is_none());
+    // Its one row, turns unread, is what its whole reading says of it.
+    let info = store.conversation_info("01jqconversation0000000000").await.unwrap();
+    assert_eq!(info.as_ref(), Some(&kept.info));
+    assert!(store.conversation_info("nope").await.unwrap().is_none());
 
     let anas = ConversationQuery { owner: Some("token:ana"), limit: 10, ..Default::default() };
     let anas = store.conversations(&anas).await.unwrap();

@@ -15,7 +15,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::auth::{Caller, random_hex, token_hash};
-use crate::conversation_api::{access, missing};
+use crate::conversation_api::{missing, standing};
 use crate::{Problem, ServerState};
 
 type Answer<T> = Result<T, Problem>;
@@ -60,7 +60,7 @@ pub(crate) async fn open_collaboration(
     caller: Caller,
     Path(id): Path<String>,
 ) -> Answer<Json<CollaborationLink>> {
-    access(&state, &caller, &id).await?.1.owner_only()?;
+    standing(&state, &caller, &id).await?.1.owner_only()?;
     let token = random_hex();
     caller.acting(&state).open_collaboration(&id, &token_hash(&token)).await?;
     Ok(Json(CollaborationLink { url: format!("/c/join#{token}"), token }))
@@ -78,7 +78,7 @@ pub(crate) async fn close_collaboration(
     caller: Caller,
     Path(id): Path<String>,
 ) -> Answer<StatusCode> {
-    access(&state, &caller, &id).await?.1.owner_only()?;
+    standing(&state, &caller, &id).await?.1.owner_only()?;
     caller.acting(&state).close_collaboration(&id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
@@ -103,13 +103,11 @@ pub(crate) async fn join_collaboration(
     if caller.member_id.is_empty() {
         return Err(no_link());
     }
-    let kept = state.store.conversation(&id).await?.ok_or_else(no_link)?;
-    let pinned = Selector::Version(kept.info.version);
-    crate::api::seen_version(&state, &caller, &kept.info.slug, &pinned)
-        .await
-        .map_err(|_| no_link())?;
+    let info = state.store.conversation_info(&id).await?.ok_or_else(no_link)?;
+    let pinned = Selector::Version(info.version);
+    crate::api::seen_version(&state, &caller, &info.slug, &pinned).await.map_err(|_| no_link())?;
     // Its owner joining changes nothing (the conversation read above says whose it is).
-    if crate::conversation_api::may_read(&caller, &kept.info.owner, false) {
+    if crate::conversation_api::may_read(&caller, &info.owner, false) {
         return Ok(Json(Joined { url: format!("/c/{id}"), conversation: id }));
     }
     // Joined in one transaction with reading the link again: turned off meanwhile, it joins
@@ -149,7 +147,7 @@ pub(crate) async fn remove_collaborator(
     caller: Caller,
     Path((id, member)): Path<(String, String)>,
 ) -> Answer<StatusCode> {
-    access(&state, &caller, &id).await?.1.owner_only()?;
+    standing(&state, &caller, &id).await?.1.owner_only()?;
     let acting = caller.acting(&state);
     if acting.drop_collaborator(&id, &member, "conversation.remove_collaborator").await? {
         Ok(StatusCode::NO_CONTENT)

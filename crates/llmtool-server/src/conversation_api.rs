@@ -195,28 +195,41 @@ pub(crate) fn missing(id: &str) -> Problem {
     Problem::from(llmtool_registry::StoreError::NoSuchConversation(id.into()))
 }
 
-/// Conversation `id` and what the caller is to it: its owner; a member who joined it by its
-/// collaboration link, while they may see its tool (the one visibility rule); an admin. Anyone
-/// else is told it does not exist. The one rule every route of a conversation asks.
+/// What the caller is to conversation `id`, from its one row (its turns unread): its owner; a
+/// member who joined it by its collaboration link, while they may see its tool (the one
+/// visibility rule); an admin. Anyone else is told it does not exist. The one rule every route
+/// of a conversation asks.
+pub(crate) async fn standing(
+    state: &ServerState,
+    caller: &Caller,
+    id: &str,
+) -> Answer<(ConversationInfo, Standing)> {
+    caller.require_token(Role::Viewer)?;
+    let info = state.store.conversation_info(id).await?.ok_or_else(|| missing(id))?;
+    if may_read(caller, &info.owner, false) {
+        return Ok((info, Standing::Owner));
+    }
+    if !caller.member_id.is_empty() && state.store.is_collaborator(id, &caller.member_id).await? {
+        let pinned = Selector::Version(info.version);
+        let seen = crate::api::seen_version(state, caller, &info.slug, &pinned).await;
+        return if seen.is_ok() { Ok((info, Standing::Collaborator)) } else { Err(missing(id)) };
+    }
+    if caller.role.is_some_and(|role| role >= Role::Admin) {
+        return Ok((info, Standing::Admin));
+    }
+    Err(missing(id))
+}
+
+/// [`standing`], with the conversation whole (its turns read), for the routes that show or go
+/// on with it.
 pub(crate) async fn access(
     state: &ServerState,
     caller: &Caller,
     id: &str,
 ) -> Answer<(KeptConversation, Standing)> {
-    caller.require_token(Role::Viewer)?;
+    let (_, standing) = standing(state, caller, id).await?;
     let kept = state.store.conversation(id).await?.ok_or_else(|| missing(id))?;
-    if may_read(caller, &kept.info.owner, false) {
-        return Ok((kept, Standing::Owner));
-    }
-    if !caller.member_id.is_empty() && state.store.is_collaborator(id, &caller.member_id).await? {
-        let pinned = Selector::Version(kept.info.version);
-        let seen = crate::api::seen_version(state, caller, &kept.info.slug, &pinned).await;
-        return if seen.is_ok() { Ok((kept, Standing::Collaborator)) } else { Err(missing(id)) };
-    }
-    if caller.role.is_some_and(|role| role >= Role::Admin) {
-        return Ok((kept, Standing::Admin));
-    }
-    Err(missing(id))
+    Ok((kept, standing))
 }
 
 /// Whether `caller` may read what a conversation owned by `owner` holds (its turns, its
@@ -274,7 +287,7 @@ pub(crate) async fn message(
     Json(body): Json<MessageBody>,
 ) -> Answer<Sse<impl Stream<Item = Result<Event, Infallible>>>> {
     // Told there is no such conversation before anything else (its follow-up under way too).
-    access(&state, &caller, &id).await?.1.may_ask(&id)?;
+    standing(&state, &caller, &id).await?.1.may_ask(&id)?;
     let Some(runs) = state.runs().cloned() else {
         return Err(Problem::new(StatusCode::NOT_FOUND, "Not Found", "this server runs no tools"));
     };
@@ -320,7 +333,7 @@ pub(crate) async fn share(
     caller: Caller,
     Path(id): Path<String>,
 ) -> Answer<Json<ShareBody>> {
-    access(&state, &caller, &id).await?.1.owner_only()?;
+    standing(&state, &caller, &id).await?.1.owner_only()?;
     let token = random_hex();
     let turns = caller.acting(&state).share_conversation(&id, &token_hash(&token)).await?;
     Ok(Json(ShareBody {
@@ -340,7 +353,7 @@ pub(crate) async fn unshare(
     caller: Caller,
     Path(id): Path<String>,
 ) -> Answer<StatusCode> {
-    access(&state, &caller, &id).await?.1.owner_only()?;
+    standing(&state, &caller, &id).await?.1.owner_only()?;
     caller.acting(&state).unshare_conversation(&id).await?;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -115,7 +115,7 @@ pub(crate) async fn picture(
     Path((id, run, position)): Path<(String, i64, u32)>,
     headers: HeaderMap,
 ) -> Result<Response, Problem> {
-    crate::conversation_api::access(&state, &caller, &id).await?;
+    crate::conversation_api::standing(&state, &caller, &id).await?;
     served(&state, &id, run, position, &headers).await
 }
 

@@ -16,7 +16,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use crate::auth::Caller;
-use crate::conversation_api::access;
+use crate::conversation_api::standing;
 use crate::{Problem, ServerState};
 
 type Answer<T> = Result<T, Problem>;
@@ -227,5 +227,5 @@ pub(crate) async fn delete_conversation(
 /// Refuses anyone but the owner of conversation `id`: 404 for whoever may not read it, 403 for
 /// a collaborator or an admin, who may read it and not change it.
 async fn owned(state: &ServerState, caller: &Caller, id: &str) -> Answer<()> {
-    access(state, caller, id).await?.1.owner_only()
+    standing(state, caller, id).await?.1.owner_only()
 }

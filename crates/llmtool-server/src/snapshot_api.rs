@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::auth::{Caller, random_hex, token_hash};
-use crate::conversation_api::{Standing, TurnBody, access, transcript};
+use crate::conversation_api::{Standing, TurnBody, access, standing, transcript};
 use crate::{Problem, ServerState};
 
 type Answer<T> = Result<T, Problem>;
@@ -137,7 +137,7 @@ pub(crate) async fn list_snapshots(
     caller: Caller,
     Path(id): Path<String>,
 ) -> Answer<Json<Vec<SnapshotInfo>>> {
-    access(&state, &caller, &id).await?.1.owner_only()?;
+    standing(&state, &caller, &id).await?.1.owner_only()?;
     Ok(Json(state.store.snapshots(&id).await?))
 }
 
@@ -229,7 +229,7 @@ async fn revoke(
 ) -> Answer<StatusCode> {
     // An admin revokes any (a collaborator's standing aside); anyone else reads it first.
     if caller.role.is_none_or(|role| role < Role::Admin) {
-        let (_, standing) = access(state, caller, conversation)
+        let (_, standing) = crate::conversation_api::standing(state, caller, conversation)
             .await
             .map_err(|problem| if problem.status == 404 { no_snapshot() } else { problem })?;
         if standing == Standing::Collaborator {

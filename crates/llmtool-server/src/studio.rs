@@ -136,7 +136,7 @@ async fn conversation_page(
     Path(id): Path<String>,
 ) -> Response {
     if let Some(caller) = caller.ok().filter(|caller| caller.name.is_some())
-        && crate::conversation_api::access(&state, &caller, &id).await.is_err()
+        && crate::conversation_api::standing(&state, &caller, &id).await.is_err()
     {
         return (StatusCode::NOT_FOUND, file("conversation.html")).into_response();
     }
