@@ -126,8 +126,10 @@ test("every model the picker offers runs", async () => {
   const { page, context, problems } = await signedIn("viewer");
   await open(page, "/t/teach-me-anything");
   const picker = page.getByLabel("Model", { exact: true });
-  const offered = (await picker.locator("option").evaluateAll((options) => options.map((o) => o.value))).filter(Boolean);
-  assert.ok(offered.includes("mock/m2"), `a model besides the default is offered: ${offered}`);
+  // The provider's models; the local model, which the test command's machine has too, runs in
+  // tests of its own (a run of it here would take most of a minute).
+  const offered = (await picker.locator("option").evaluateAll((options) => options.map((o) => o.value))).filter((id) => id.startsWith("mock/"));
+  assert.deepEqual([...offered].sort(), ["mock/m", "mock/m2"], "both of the provider's models are offered");
   await page.getByLabel(/^topic/).fill("tides");
   for (const model of offered) {
     await picker.selectOption(model);
