@@ -38,12 +38,10 @@ export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_PROGRESS_BAR=off
 export LLMTOOL_LOCAL_MODEL=smollm2
 
 # The release binary may be at most this large: a fixed ceiling, so that a dependency or a
-# feature that adds megabytes fails here and is decided on. Issue 67 asks for 60 MB; the
-# binary was 67.4 MB on 2026-12-02 and 68.007 MB on 2026-12-03 (beabc19: chat prompts as
-# chats, the typed run events and their schemas), 7 KB past the old ceiling of 68 MB: the
-# ceiling holds that, with a megabyte's room, and comes down as the binary does
-# (docs/benchmarks.md, "The release build").
-MAX_BINARY_BYTES=$((69 * 1000 * 1000))
+# feature that adds megabytes fails here and is decided on. Issue 67 asks for 60 MB: the
+# binary is 57.9 MB since the workspace's glue is optimised for size and LLD packs the
+# relocations and folds identical code (2026-12-03; docs/benchmarks.md, "The release build").
+MAX_BINARY_BYTES=$((60 * 1000 * 1000))
 
 ## Steps and their times ------------------------------------------------------------------------
 
