@@ -197,6 +197,7 @@ export async function header() {
       canAct(caller, "admin") ? el("a", { href: "/people" }, "People") : null,
       canAct(caller, "admin") ? el("a", { href: "/teams" }, "Teams") : null,
       caller ? el("a", { href: "/control/spend" }, canAct(caller, "admin") ? "Control Center" : "Spend") : null,
+      caller ? el("a", { href: "/tokens" }, "Tokens") : null,
     ),
     caller
       ? el("span", { class: "who" }, `${caller.name} (${caller.role}) `, el("button", { type: "button", onclick: signOut }, "Sign out"))

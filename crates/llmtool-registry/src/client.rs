@@ -96,7 +96,7 @@ impl LibraryClient {
         self.token.is_some()
     }
 
-    fn request(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+    pub(crate) fn request(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
         let request =
             self.http.request(method, format!("{}{path}", self.base)).timeout(REQUEST_TIMEOUT);
         match &self.token {
@@ -106,7 +106,7 @@ impl LibraryClient {
     }
 
     /// Sends `request`; the answer's JSON, or the problem the library answered with.
-    async fn send<T: serde::de::DeserializeOwned>(
+    pub(crate) async fn send<T: serde::de::DeserializeOwned>(
         &self,
         request: reqwest::RequestBuilder,
     ) -> Result<T, ClientError> {

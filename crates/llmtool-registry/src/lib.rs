@@ -10,6 +10,10 @@ pub mod backup;
 mod changes;
 #[cfg(feature = "client")]
 pub mod client;
+#[cfg(feature = "client")]
+mod client_tokens;
+#[cfg(feature = "client")]
+pub use client_tokens::GrantAnswer;
 mod control;
 mod conversation;
 mod db;
@@ -35,8 +39,10 @@ mod sql_pictures;
 mod sql_snapshots;
 mod sql_spend;
 mod sql_store;
+mod sql_tokens;
 mod sqlite;
 mod store;
+mod tokens;
 pub mod transfer;
 mod visibility;
 pub mod wire;
@@ -53,7 +59,7 @@ pub use conversation::{
 pub use health::{Health, PoolUse};
 pub use model::{
     Holder, KeptRun, Page, Published, Query, Role, Selector, SessionInfo, Summary, TagCount,
-    TokenInfo, ToolVersion,
+    ToolVersion,
 };
 pub use people::{
     ALL, BUILT_IN_TAG, Member, MemberEdit, NewMember, People, SessionFor, SignIn, TOKENS_DOMAIN,
@@ -77,6 +83,10 @@ pub mod migrations {
     pub use crate::sqlite::MIGRATIONS as SQLITE;
 }
 pub use store::{InviteProblem, MAX_LABELS, MAX_SESSIONS, MAX_TAGS, RunsOf, Store, StoreError};
+pub use tokens::{
+    DEFAULT_TOKEN_DAYS, DEVICE_GRANT_MINUTES, DeviceGrant, MAX_TOKEN_DAYS, MAX_TOKENS_PER_MEMBER,
+    MAX_WAITING_GRANTS, NewToken, Redeemed, TokenInfo, TokensOf,
+};
 pub use visibility::{Visibility, may_tag};
 
 /// Opens the library `database` names: a `postgres://` (or `postgresql://`) URL, or a SQLite

@@ -117,17 +117,6 @@ impl Role {
     }
 }
 
-/// A token as listed: never the token itself, which is shown once and stored hashed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct TokenInfo {
-    pub name: String,
-    pub role: Role,
-    /// The e-mail of the member the token belongs to.
-    pub member: Option<String>,
-    pub created_at: String,
-    pub revoked: bool,
-}
-
 /// Who a token or a session stands for: the token's name (a session opened without a token:
 /// the member's e-mail), its role (never above its member's), its member and their teams, and
 /// the workspace's settings as they were when it was looked up.

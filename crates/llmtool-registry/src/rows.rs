@@ -2,7 +2,8 @@
 
 use llmtool_log::{Grouping, Total};
 
-use crate::model::{Page, Role, Summary, TokenInfo, ToolVersion};
+use crate::model::{Page, Role, Summary, ToolVersion};
+use crate::tokens::TokenInfo;
 
 /// A version's columns: number, content hash, body, note, published at, published by.
 pub(crate) type VersionRow = (i64, String, String, Option<String>, String, Option<String>);
@@ -11,8 +12,9 @@ pub(crate) type VersionRow = (i64, String, String, Option<String>, String, Optio
 pub(crate) const VERSION_COLUMNS: &str =
     "number, content_hash, body, note, published_at, published_by";
 
-/// A token's columns: name, role, created at, revoked at, member.
-pub(crate) type TokenRow = (String, String, String, Option<String>, Option<String>);
+/// A token's columns: name, role, created at, revoked at, member, expires at, last used at.
+pub(crate) type TokenRow =
+    (String, String, String, Option<String>, Option<String>, Option<String>, Option<String>);
 
 /// A search result's columns: slug, latest version, name, description, output type, the tags
 /// joined by spaces, the creator's name, whether there is an avatar, the models as a JSON
@@ -51,12 +53,14 @@ pub(crate) fn tool_version(
 }
 
 pub(crate) fn token_info(row: TokenRow) -> TokenInfo {
-    let (name, role, created_at, revoked_at, member) = row;
+    let (name, role, created_at, revoked_at, member, expires_at, last_used_at) = row;
     TokenInfo {
         name,
         role: Role::parse(&role).unwrap_or(Role::Viewer),
         member,
         created_at,
+        expires_at,
+        last_used_at,
         revoked: revoked_at.is_some(),
     }
 }

@@ -16,17 +16,17 @@ use crate::audit::{self, Actor};
 use crate::changes::{Announcer, Change, Changes};
 use crate::db::{Arg, Db, statement};
 use crate::model::{
-    Holder, KeptRun, Page, Published, Query, Role, Selector, SessionInfo, TagCount, TokenInfo,
-    ToolVersion,
+    Holder, KeptRun, Page, Published, Query, Role, Selector, SessionInfo, TagCount, ToolVersion,
 };
-use crate::people::{ALL, SessionFor, TOKENS_DOMAIN, email_key};
+use crate::people::{ALL, SessionFor, email_key};
 use crate::publication::Publication;
-use crate::rows::{self, TokenRow, VERSION_COLUMNS, VersionRow};
+use crate::rows::{self, VERSION_COLUMNS, VersionRow};
 use crate::spend::Charge;
 use crate::store::{
     MAX_LABELS, MAX_SESSIONS, MAX_TAGS, RunsOf, Store, StoreError, check_base, check_name,
     check_slug, expiry, now, shown,
 };
+use crate::tokens::{DeviceGrant, NewToken, Redeemed, TokenInfo, TokensOf};
 use crate::{postgres, sqlite};
 
 /// The library in a SQLite file or a PostgreSQL database.
@@ -374,78 +374,47 @@ impl Store for SqlStore {
         Ok(rows::page(found.into_iter().map(rows::summary).collect(), limit))
     }
 
-    async fn create_token(
+    async fn issue_token(&self, token: &NewToken<'_>) -> Result<TokenInfo, StoreError> {
+        self.issue(token).await
+    }
+
+    async fn tokens(&self, of: TokensOf<'_>) -> Result<Vec<TokenInfo>, StoreError> {
+        self.listed_tokens(of).await
+    }
+
+    async fn revoke_token(&self, name: &str, of: TokensOf<'_>) -> Result<(), StoreError> {
+        self.revoke_named(name, of).await
+    }
+
+    async fn open_device_grant(
         &self,
-        name: &str,
-        role: Role,
-        token_hash: &str,
-        member: Option<&str>,
+        device_hash: &str,
+        user_code: &str,
+        client: &str,
+    ) -> Result<DeviceGrant, StoreError> {
+        self.open_grant(device_hash, user_code, client).await
+    }
+
+    async fn device_grant(&self, user_code: &str) -> Result<Option<DeviceGrant>, StoreError> {
+        self.grant(user_code).await
+    }
+
+    async fn answer_device_grant(
+        &self,
+        user_code: &str,
+        member: &str,
+        allow: bool,
     ) -> Result<(), StoreError> {
-        let mut tx = self.db.begin_write().await?;
-        tx.lock_people().await?;
-        let member = match member {
-            Some(email) => {
-                let key = email_key(email)?;
-                let found = statement("SELECT role FROM members WHERE email = $1").bind(&key);
-                let Some((theirs,)) = tx.optional::<(String,)>(found).await? else {
-                    return Err(StoreError::NoSuchMember(email.to_owned()));
-                };
-                if Role::parse(&theirs).is_none_or(|theirs| theirs < role) {
-                    return Err(StoreError::TokenAboveMember { member: key, role: role.as_str() });
-                }
-                key
-            }
-            None => {
-                let key = format!("{}@{TOKENS_DOMAIN}", name.to_lowercase());
-                // The member is the token's own: a token whose name differs only in case
-                // would share it (its conversations, its spend), so it is refused.
-                let holder = statement("SELECT name FROM tokens WHERE member = $1").bind(&key);
-                if let Some((other,)) = tx.optional::<(String,)>(holder).await? {
-                    return Err(if other == name {
-                        StoreError::TokenExists(other)
-                    } else {
-                        StoreError::TokenNameClash { name: name.to_owned(), other }
-                    });
-                }
-                let made = statement(
-                    "INSERT INTO members (email, name, role, created_at, id)
-                     VALUES ($1, $2, $3, $4, $5) ON CONFLICT (email) DO NOTHING",
-                );
-                let made = made.bind(&key).bind(name).bind(role.as_str()).bind(now());
-                tx.execute(made.bind(crate::sql_people::new_member_id())).await?;
-                key
-            }
-        };
-        let create = statement(
-            "INSERT INTO tokens (name, role, token_hash, created_at, member)
-             VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
-        );
-        let create = create.bind(name).bind(role.as_str()).bind(token_hash).bind(now());
-        if tx.execute(create.bind(&member)).await? == 0 {
-            return Err(StoreError::TokenExists(name.to_owned()));
-        }
-        let after = serde_json::json!({"role": role, "member": member});
-        self.record(&mut tx, audit::Change::new("token.create", name).after(after)).await?;
-        tx.commit().await?;
-        Ok(())
+        self.answer_grant(user_code, member, allow).await
     }
 
-    async fn tokens(&self) -> Result<Vec<TokenInfo>, StoreError> {
-        let sql = "SELECT name, role, created_at, revoked_at, member FROM tokens ORDER BY name COLLATE \"C\"";
-        let found: Vec<TokenRow> = self.db.all(statement(sql)).await?;
-        Ok(found.into_iter().map(rows::token_info).collect())
-    }
-
-    async fn revoke_token(&self, name: &str) -> Result<(), StoreError> {
-        let revoke =
-            statement("UPDATE tokens SET revoked_at = $1 WHERE name = $2 AND revoked_at IS NULL");
-        let mut tx = self.db.begin_write().await?;
-        if tx.execute(revoke.bind(now()).bind(name)).await? == 0 {
-            return Err(StoreError::NoSuchToken(name.to_owned()));
-        }
-        self.record(&mut tx, audit::Change::new("token.revoke", name)).await?;
-        tx.commit().await?;
-        Ok(())
+    async fn redeem_device_grant(
+        &self,
+        device_hash: &str,
+        name: &str,
+        token_hash: &str,
+    ) -> Result<Redeemed, StoreError> {
+        self.redeem_grant(device_hash, name, token_hash).await
     }
 
     async fn backup(&self, to: &Path) -> Result<(), StoreError> {
@@ -458,13 +427,7 @@ impl Store for SqlStore {
     }
 
     async fn token(&self, token_hash: &str) -> Result<Option<Holder>, StoreError> {
-        let sql = format!(
-            "SELECT t.name, t.role, m.role, m.email, COALESCE(m.id, ''), {WORKSPACE} FROM tokens t
-               JOIN members m ON m.email = t.member
-             WHERE t.token_hash = $1 AND t.revoked_at IS NULL"
-        );
-        let found: Option<HolderRow> = self.db.optional(statement(sql).bind(token_hash)).await?;
-        match found {
+        match self.live_token(token_hash).await? {
             Some(row) => self.holder(row).await,
             None => Ok(None),
         }
@@ -641,7 +604,8 @@ impl Store for SqlStore {
                FROM sessions s JOIN members m ON m.email = s.member
                LEFT JOIN tokens t ON t.name = s.token_name
              WHERE s.id_hash = $1 AND s.expires_at > $2
-               AND (s.token_name IS NULL OR t.revoked_at IS NULL)"
+               AND (s.token_name IS NULL
+                    OR (t.revoked_at IS NULL AND (t.expires_at IS NULL OR t.expires_at > $2)))"
         ));
         let found: Option<SessionRow> = self.db.optional(session.bind(id_hash).bind(now())).await?;
         let Some((name, role, member_role, email, member_id, built_ins, snapshots, csrf)) = found
@@ -734,7 +698,8 @@ pub(crate) const WORKSPACE: &str = "(SELECT value FROM settings WHERE name = 'bu
 
 /// A holder's row: the token's name (or the member's e-mail), the token's role (or the
 /// member's), the member's role, e-mail, id, and the workspace's settings ([`WORKSPACE`]).
-type HolderRow = (String, String, String, String, String, Option<String>, Option<String>);
+pub(crate) type HolderRow =
+    (String, String, String, String, String, Option<String>, Option<String>);
 
 /// A session's row: its holder's ([`HolderRow`]), then its CSRF token.
 type SessionRow = (String, String, String, String, String, Option<String>, Option<String>, String);

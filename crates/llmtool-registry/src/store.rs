@@ -7,11 +7,11 @@ use llmtool_log::{Grouping, Record, Total};
 use crate::Visibility;
 use crate::changes::Changes;
 use crate::model::{
-    Holder, KeptRun, Page, Published, Query, Role, Selector, SessionInfo, TagCount, TokenInfo,
-    ToolVersion,
+    Holder, KeptRun, Page, Published, Query, Role, Selector, SessionInfo, TagCount, ToolVersion,
 };
 use crate::people::People;
 use crate::publication::{Publication, Rejection};
+use crate::tokens::{DeviceGrant, NewToken, Redeemed, TokenInfo, TokensOf};
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -93,6 +93,18 @@ pub enum StoreError {
     BadDay(String),
     #[error("no conversation `{0}`")]
     NoSuchConversation(String),
+    #[error("a token lives from 1 to 366 days, not {0}")]
+    BadTokenDays(u32),
+    #[error("`{0}` holds 100 live tokens already, the most a member may: revoke one first")]
+    TokensFull(String),
+    #[error("too many sign-ins are waiting to be answered: try again in a few minutes")]
+    GrantsFull,
+    #[error("the sign-in code drawn is in use: ask for another")]
+    GrantCodeTaken,
+    #[error(
+        "no sign-in `{0}` is waiting: it was answered, or it expired (ask for a new one with `llmtool login`)"
+    )]
+    NoSuchGrant(String),
     #[error(
         "the {} budget of `{}` ({} a {}) would be passed: {} spent since {}, {} held by runs in flight, and this run may cost up to {}",
         .0.status.budget.scope.as_str(), .0.status.budget.name, crate::spend::usd(.0.status.budget.limit_usd),
@@ -169,18 +181,53 @@ pub trait Store:
     /// The tools `query` finds, by slug order, a page at a time.
     async fn search(&self, query: &Query) -> Result<Page, StoreError>;
 
-    /// Creates a token for `name` with `role`, stored as `token_hash`, belonging to the member
-    /// `member`, whose role it may not pass; with no member, to a member made for it
-    /// (`NAME@tokens.invalid`, with the token's role).
+    /// Makes `token`: for its member, whose role it may not pass, or with no member for a
+    /// member made for it (`NAME@tokens.invalid`, with the token's role); at most
+    /// [`MAX_TOKENS_PER_MEMBER`](crate::MAX_TOKENS_PER_MEMBER) live ones a member.
+    async fn issue_token(&self, token: &NewToken<'_>) -> Result<TokenInfo, StoreError>;
+    /// [`Store::issue_token`] for a token that lives until revoked.
     async fn create_token(
         &self,
         name: &str,
         role: Role,
         token_hash: &str,
         member: Option<&str>,
+    ) -> Result<(), StoreError> {
+        let token = NewToken { name, role, token_hash, member, days: None };
+        self.issue_token(&token).await.map(drop)
+    }
+    /// The tokens of `of`, by name, revoked and expired ones too.
+    async fn tokens(&self, of: TokensOf<'_>) -> Result<Vec<TokenInfo>, StoreError>;
+    /// Revokes the live token `name`, if it is one of `of`'s (else: no such token).
+    async fn revoke_token(&self, name: &str, of: TokensOf<'_>) -> Result<(), StoreError>;
+
+    /// Opens a device grant for a terminal (`client`), known to it by the SHA-256 of its
+    /// device code and to the member by `user_code`; expired grants are dropped first, and at
+    /// most [`MAX_WAITING_GRANTS`](crate::MAX_WAITING_GRANTS) wait at once.
+    async fn open_device_grant(
+        &self,
+        device_hash: &str,
+        user_code: &str,
+        client: &str,
+    ) -> Result<DeviceGrant, StoreError>;
+    /// The grant `user_code` names, while it lives.
+    async fn device_grant(&self, user_code: &str) -> Result<Option<DeviceGrant>, StoreError>;
+    /// The member `member` allows or denies the waiting grant `user_code`.
+    async fn answer_device_grant(
+        &self,
+        user_code: &str,
+        member: &str,
+        allow: bool,
     ) -> Result<(), StoreError>;
-    async fn tokens(&self) -> Result<Vec<TokenInfo>, StoreError>;
-    async fn revoke_token(&self, name: &str) -> Result<(), StoreError>;
+    /// What the grant whose device code hashes to `device_hash` has come to; once allowed, a
+    /// token named `name` (stored as `token_hash`) of the member who allowed it, with their
+    /// role, is made and the grant forgotten.
+    async fn redeem_device_grant(
+        &self,
+        device_hash: &str,
+        name: &str,
+        token_hash: &str,
+    ) -> Result<Redeemed, StoreError>;
     /// Who the live token whose hash is `token_hash` stands for: its name, its role (or its
     /// member's, when that is lower) and its member's teams.
     async fn token(&self, token_hash: &str) -> Result<Option<Holder>, StoreError>;
@@ -295,7 +342,20 @@ pub(crate) fn expiry(lifetime: std::time::Duration) -> String {
     let end = jiff::Timestamp::now()
         .checked_add(jiff::SignedDuration::try_from(lifetime).unwrap_or(jiff::SignedDuration::ZERO))
         .unwrap_or_else(|_| jiff::Timestamp::now());
-    end.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
+    stamp(end)
+}
+
+/// The time `span` ago, written as the store writes times.
+pub(crate) fn ago(span: std::time::Duration) -> String {
+    let then = jiff::Timestamp::now()
+        .checked_sub(jiff::SignedDuration::try_from(span).unwrap_or(jiff::SignedDuration::ZERO))
+        .unwrap_or_else(|_| jiff::Timestamp::now());
+    stamp(then)
+}
+
+/// A time as the store writes it: UTC, to the millisecond, so that text order is time order.
+fn stamp(time: jiff::Timestamp) -> String {
+    time.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
 }
 
 /// Refuses a publication edited from `base` when `latest` is another version.
@@ -358,7 +418,7 @@ pub(crate) fn check_slug(slug: &str) -> Result<(), StoreError> {
 
 /// Now, as the library writes times: RFC 3339 in UTC with milliseconds.
 pub(crate) fn now() -> String {
-    jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
+    stamp(jiff::Timestamp::now())
 }
 
 /// The selector as words, for messages.

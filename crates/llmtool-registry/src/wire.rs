@@ -100,4 +100,36 @@ pub struct Signed {
     /// Whether the workspace lets members publish public snapshots.
     #[serde(default)]
     pub public_snapshots: bool,
+    /// The member signed in (their e-mail).
+    #[serde(default)]
+    pub member: String,
+    /// The member's teams.
+    #[serde(default)]
+    pub teams: Vec<String>,
+}
+
+/// A token just made: the token itself is shown this once.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct MadeToken {
+    pub token: String,
+    #[serde(flatten)]
+    pub info: crate::TokenInfo,
+}
+
+/// A device grant, as RFC 8628 answers it; the addresses are the server's own paths, to be
+/// put after the address the terminal reached it by.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct GrantOpened {
+    /// The terminal's secret: it trades it for the token (`POST /device/token`).
+    pub device_code: String,
+    /// What the member checks on the page: `XXXX-XXXX`.
+    pub user_code: String,
+    /// `/device`.
+    pub verification_uri: String,
+    /// `/device?code=XXXX-XXXX`.
+    pub verification_uri_complete: String,
+    /// Seconds until the grant expires.
+    pub expires_in: u64,
+    /// Seconds to wait between two asks.
+    pub interval: u64,
 }

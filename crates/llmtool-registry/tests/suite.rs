@@ -7,10 +7,11 @@
 use std::sync::Arc;
 
 use llmtool_registry::{
-    Actor, AuditQuery, Change, Charge, ConversationEdit, ConversationQuery, InviteProblem,
-    MAX_LABELS, MAX_SNAPSHOT_BYTES, MAX_SNAPSHOTS, MAX_TAGS, MemberEdit, NewMember, NewSnapshot,
-    People, Publication, Query, Role, RunsOf, Selector, SessionFor, SignIn, SnapshotOf, SqlStore,
-    Store, StoreError, TitleChange, Visibility, Workspace, WorkspaceChange,
+    Actor, AuditQuery, Change, Charge, ConversationEdit, ConversationQuery, DEFAULT_TOKEN_DAYS,
+    InviteProblem, MAX_LABELS, MAX_SNAPSHOT_BYTES, MAX_SNAPSHOTS, MAX_TAGS, MAX_TOKEN_DAYS,
+    MemberEdit, NewMember, NewSnapshot, NewToken, People, Publication, Query, Redeemed, Role,
+    RunsOf, Selector, SessionFor, SignIn, SnapshotOf, SqlStore, Store, StoreError, TitleChange,
+    TokensOf, Visibility, Workspace, WorkspaceChange,
 };
 
 /// A valid tool file named `name`, its prompt saying `words`.
@@ -233,10 +234,13 @@ async fn tokens(store: &dyn Store) {
     );
     assert_eq!(holder(store, "hash-ci").await, Some(("ci".to_owned(), Role::Editor)));
     assert_eq!(store.token("nothing").await.unwrap(), None);
-    store.revoke_token("ci").await.unwrap();
+    store.revoke_token("ci", TokensOf::Everyone).await.unwrap();
     assert_eq!(store.token("hash-ci").await.unwrap(), None);
-    assert!(matches!(store.revoke_token("ci").await, Err(StoreError::NoSuchToken(_))));
-    let listed = store.tokens().await.unwrap();
+    assert!(matches!(
+        store.revoke_token("ci", TokensOf::Everyone).await,
+        Err(StoreError::NoSuchToken(_))
+    ));
+    let listed = store.tokens(TokensOf::Everyone).await.unwrap();
     let shown: Vec<_> = listed.iter().map(|t| (t.name.as_str(), t.role, t.revoked)).collect();
     assert_eq!(shown, [("ana", Role::Admin, false), ("ci", Role::Editor, true)]);
 }
@@ -387,7 +391,7 @@ async fn sessions_tags_and_kept_runs(store: &dyn Store) {
     assert!(store.session("later-15").await.unwrap().is_some());
     store.delete_session("later-15").await.unwrap();
     assert!(store.session("later-15").await.unwrap().is_none());
-    store.revoke_token("sam").await.unwrap();
+    store.revoke_token("sam", TokensOf::Everyone).await.unwrap();
     assert!(
         store.session("later-14").await.unwrap().is_none(),
         "a revoked token ends its sessions"
@@ -552,7 +556,7 @@ async fn members_and_teams(store: &dyn Store) {
     let editor = MemberEdit { role: Some(Role::Editor), ..MemberEdit::default() };
     store.edit_member("olga@example.org", &editor).await.unwrap();
     assert_eq!(holder(store, "hash-olga").await, Some(("olga-ci".to_owned(), Role::Editor)));
-    let listed = store.tokens().await.unwrap();
+    let listed = store.tokens(TokensOf::Everyone).await.unwrap();
     let olga = listed.iter().find(|t| t.name == "olga-ci").unwrap();
     assert_eq!(olga.member.as_deref(), Some("olga@example.org"));
 
@@ -733,7 +737,7 @@ async fn the_audit_log(store: &dyn Store) {
     ana.create_token("audit-ci", Role::Viewer, "audit-secret-hash", Some("bo@example.org"))
         .await
         .unwrap();
-    ana.revoke_token("audit-ci").await.unwrap();
+    ana.revoke_token("audit-ci", TokensOf::Everyone).await.unwrap();
     ana.rename_team("audit-ops", "audit-ops2").await.unwrap();
     ana.change_workspace(&built_ins(false)).await.unwrap();
     ana.change_workspace(&built_ins(true)).await.unwrap();
@@ -1376,8 +1380,105 @@ scenarios! {
         collaborators_join_leave_and_go_with_the_conversation,
         public_snapshots_kept_listed_revoked_and_gone_with_their_owner,
         pictures_kept_with_their_runs, sessions_tags_and_kept_runs, members_and_teams,
-        invites_single_sign_ons_and_the_workspace, the_audit_log;
+        invites_single_sign_ons_and_the_workspace, the_audit_log, personal_tokens_and_device_grants;
     shared: concurrent_publishes, concurrent_tags_and_labels_stay_under_the_caps,
+}
+
+/// Personal tokens: a member lists and revokes only their own, each with its expiry and its
+/// last use; an expired token is nobody; and a terminal's device grant becomes a token of the
+/// member who allowed it, once, while a denied, unanswered or expired one never does.
+async fn personal_tokens_and_device_grants(store: &dyn Store) {
+    store
+        .add_members(&[
+            newcomer("sam@example.org", Role::Editor, &[]),
+            newcomer("pat@example.org", Role::Viewer, &[]),
+        ])
+        .await
+        .unwrap();
+    let laptop = NewToken {
+        name: "sam-laptop",
+        role: Role::Editor,
+        token_hash: "hash-laptop",
+        member: Some("sam@example.org"),
+        days: Some(DEFAULT_TOKEN_DAYS),
+    };
+    let made = store.issue_token(&laptop).await.unwrap();
+    assert_eq!((made.role, made.last_used_at.as_deref()), (Role::Editor, None));
+    let expires = made.expires_at.clone().unwrap();
+    assert!(expires > made.created_at, "{expires} after {}", made.created_at);
+    for days in [0, MAX_TOKEN_DAYS + 1] {
+        let token =
+            NewToken { name: "sam-long", token_hash: "hash-long", days: Some(days), ..laptop };
+        assert!(matches!(store.issue_token(&token).await, Err(StoreError::BadTokenDays(_))));
+    }
+    let pats = NewToken {
+        name: "pat-ci",
+        role: Role::Viewer,
+        token_hash: "hash-pat",
+        member: Some("pat@example.org"),
+        days: None,
+    };
+    store.issue_token(&pats).await.unwrap();
+
+    // A use is written down; the member's own list has their tokens only.
+    assert_eq!(holder(store, "hash-laptop").await, Some(("sam-laptop".into(), Role::Editor)));
+    let sams = store.tokens(TokensOf::Member("Sam@example.org")).await.unwrap();
+    assert_eq!(sams.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["sam-laptop"]);
+    assert!(sams[0].last_used_at.is_some());
+    assert_eq!(store.tokens(TokensOf::Everyone).await.unwrap().len(), 2);
+
+    // Nobody revokes another member's token by its name; an admin's `Everyone` does.
+    assert!(matches!(
+        store.revoke_token("pat-ci", TokensOf::Member("sam@example.org")).await,
+        Err(StoreError::NoSuchToken(_))
+    ));
+    store.revoke_token("sam-laptop", TokensOf::Member("sam@example.org")).await.unwrap();
+    assert_eq!(store.token("hash-laptop").await.unwrap(), None);
+    store.revoke_token("pat-ci", TokensOf::Everyone).await.unwrap();
+
+    // A device grant: waiting, then allowed by a member, then a token of theirs, once.
+    let grant = store.open_device_grant("device-1", "BCDF-GHJK", "sam's laptop").await.unwrap();
+    assert_eq!((grant.state.as_str(), grant.client.as_str()), ("waiting", "sam's laptop"));
+    assert!(matches!(
+        store.open_device_grant("device-2", "BCDF-GHJK", "again").await,
+        Err(StoreError::GrantCodeTaken)
+    ));
+    assert_eq!(
+        store.redeem_device_grant("device-1", "login-1", "hash-login").await.unwrap(),
+        Redeemed::Waiting
+    );
+    assert_eq!(store.device_grant("BCDF-GHJK").await.unwrap().unwrap().client, "sam's laptop");
+    store.answer_device_grant("BCDF-GHJK", "sam@example.org", true).await.unwrap();
+    assert!(matches!(
+        store.answer_device_grant("BCDF-GHJK", "pat@example.org", false).await,
+        Err(StoreError::NoSuchGrant(_))
+    ));
+    let Redeemed::Issued(token) =
+        store.redeem_device_grant("device-1", "login-1", "hash-login").await.unwrap()
+    else {
+        panic!("an allowed grant makes a token");
+    };
+    assert_eq!((token.role, token.member.as_deref()), (Role::Editor, Some("sam@example.org")));
+    assert!(token.expires_at.is_some());
+    assert_eq!(holder(store, "hash-login").await, Some(("login-1".into(), Role::Editor)));
+    assert_eq!(
+        store.redeem_device_grant("device-1", "login-2", "hash-again").await.unwrap(),
+        Redeemed::Expired
+    );
+    assert_eq!(store.device_grant("BCDF-GHJK").await.unwrap(), None);
+
+    // A denied grant says so once, and makes nothing.
+    store.open_device_grant("device-3", "LMNP-QRST", "somewhere").await.unwrap();
+    store.answer_device_grant("LMNP-QRST", "pat@example.org", false).await.unwrap();
+    assert_eq!(
+        store.redeem_device_grant("device-3", "login-3", "hash-3").await.unwrap(),
+        Redeemed::Denied
+    );
+    assert_eq!(store.token("hash-3").await.unwrap(), None);
+    assert_eq!(
+        store.redeem_device_grant("device-3", "login-3", "hash-3").await.unwrap(),
+        Redeemed::Expired
+    );
 }
 
 /// A library of its own in a temporary folder (kept while the folder is).
@@ -1540,7 +1641,7 @@ async fn a_library_from_before_members_keeps_its_tokens_and_tools() {
         made,
         [("ana@tokens.invalid", "ana", Role::Admin), ("ci@tokens.invalid", "CI", Role::Editor)]
     );
-    let tokens = store.tokens().await.unwrap();
+    let tokens = store.tokens(TokensOf::Everyone).await.unwrap();
     assert!(
         tokens.iter().all(|t| t.member.as_deref().is_some_and(|m| m.ends_with("@tokens.invalid")))
     );

@@ -52,6 +52,7 @@ pub(crate) fn routes() -> Router<ServerState> {
         .merge(crate::collaboration_api::routes())
         .merge(crate::snapshot_api::routes())
         .merge(crate::documents_api::routes())
+        .merge(crate::token_api::routes())
 }
 
 type Answer<T> = Result<T, Problem>;
@@ -434,7 +435,9 @@ async fn diff(
         crate::pictures_api::picture, crate::pictures_api::shared_picture,
         crate::snapshot_api::publish_snapshot, crate::snapshot_api::list_snapshots, crate::snapshot_api::public_snapshot,
         crate::snapshot_api::snapshot_picture, crate::snapshot_api::revoke_snapshot, crate::snapshot_api::revoke_snapshot_by_id,
-        crate::documents_api::text),
+        crate::documents_api::text,
+        crate::token_api::list_tokens, crate::token_api::make_token, crate::token_api::revoke_token, crate::token_api::open_grant,
+        crate::token_api::show_grant, crate::token_api::answer_grant, crate::token_api::redeem_grant),
     components(schemas(Page, Published, VersionBody, Rendered, VersionDiff, LabelBody, Problem, crate::run_api::RunBody, llmtool_log::Total,
         crate::studio_api::ModelChoice, crate::studio_api::FormattedText, crate::studio_api::RunSummary, llmtool_registry::TagCount, crate::session::SignIn, crate::session::InviteSignIn, crate::session::SignInMethods, llmtool_registry::wire::Signed,
         llmtool_registry::Member, llmtool_registry::NewMember, llmtool_registry::MemberEdit, llmtool_registry::Team, llmtool_registry::Role, crate::members::TeamName,
@@ -447,7 +450,9 @@ async fn diff(
         llmtool_registry::ConversationInfo, crate::conversation_api::ConversationBody, crate::conversation_api::TurnBody,
         crate::conversation_api::MessageBody, crate::conversation_api::ShareBody, crate::sidebar_api::EditBody, crate::sidebar_api::ListedConversation,
         crate::collaboration_api::CollaborationLink, crate::collaboration_api::Joined, llmtool_registry::Collaborator,
-        crate::snapshot_api::PublishedSnapshot, crate::snapshot_api::SnapshotBody, llmtool_registry::SnapshotInfo, crate::documents_api::DocumentText)),
+        crate::snapshot_api::PublishedSnapshot, crate::snapshot_api::SnapshotBody, llmtool_registry::SnapshotInfo, crate::documents_api::DocumentText,
+        llmtool_registry::TokenInfo, llmtool_registry::DeviceGrant, crate::token_api::TokenRequest, llmtool_registry::wire::MadeToken, crate::token_api::GrantRequest,
+        llmtool_registry::wire::GrantOpened, crate::token_api::GrantAnswer, crate::token_api::GrantRedeem)),
     modifiers(&BearerScheme)
 )]
 pub(crate) struct ApiDoc;

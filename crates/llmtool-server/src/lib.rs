@@ -36,6 +36,7 @@ mod spend_api;
 mod sso;
 mod studio;
 mod studio_api;
+mod token_api;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -104,8 +104,12 @@ impl From<StoreError> for Problem {
             | StoreError::NoSuchIntegration(_)
             | StoreError::NoSuchPrice(_)
             | StoreError::NoSuchBudget(_)
-            | StoreError::NoSuchConversation(_) => {
+            | StoreError::NoSuchConversation(_)
+            | StoreError::NoSuchGrant(_) => {
                 Problem::new(StatusCode::NOT_FOUND, "Not Found", detail)
+            }
+            StoreError::GrantsFull => {
+                Problem::new(StatusCode::SERVICE_UNAVAILABLE, "Service Unavailable", detail)
             }
             StoreError::BadSlug(_)
             | StoreError::BadName(_)
@@ -121,6 +125,7 @@ impl From<StoreError> for Problem {
             | StoreError::BadPrice(_)
             | StoreError::BadBudget(_)
             | StoreError::BadDay(_)
+            | StoreError::BadTokenDays(_)
             | StoreError::Backup(_) => Problem::bad_request(detail),
             StoreError::OverBudget(over) => {
                 let mut budget = serde_json::to_value(&over.status).unwrap_or_default();
@@ -140,8 +145,10 @@ impl From<StoreError> for Problem {
             | StoreError::IntegrationExists(_)
             | StoreError::KeyChanged(_)
             | StoreError::TeamInUse { .. }
+            | StoreError::GrantCodeTaken
             | StoreError::Conflict { .. } => Problem::new(StatusCode::CONFLICT, "Conflict", detail),
             StoreError::TooMany { .. }
+            | StoreError::TokensFull(_)
             | StoreError::CollaboratorsFull(_)
             | StoreError::SnapshotsFull(_)
             | StoreError::SnapshotTooLarge(_) => {

@@ -331,7 +331,7 @@ async fn caller_of(
 async fn run_for_token(state: &ServerState, name: Option<&str>) -> Result<RunFor, Problem> {
     let unknown = || Problem::unauthorized();
     let name = name.ok_or_else(unknown)?;
-    let tokens = state.store.tokens().await?;
+    let tokens = state.store.tokens(llmtool_registry::TokensOf::Everyone).await?;
     let Some(token) = tokens.into_iter().find(|t| t.name == name && !t.revoked) else {
         let member = state.store.member(name).await.map_err(|_| unknown())?;
         return Ok(RunFor { member: member.email, role: member.role, teams: member.teams });

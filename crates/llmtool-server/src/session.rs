@@ -53,7 +53,9 @@ pub(crate) async fn sign_in(
         return Err(Problem::unauthorized());
     };
     let opened = open_session(&state, &headers, SessionFor::Token(&holder.name)).await?;
-    let signed = signed(&state, holder.name, holder.role, Some(opened.csrf)).await?;
+    let who =
+        Who { name: holder.name, role: holder.role, member: holder.member, teams: holder.teams };
+    let signed = signed(&state, who, Some(opened.csrf)).await?;
     Ok(([(SET_COOKIE, opened.set_cookie)], Json(signed)).into_response())
 }
 
@@ -71,7 +73,13 @@ pub(crate) async fn sign_in_by_invite(
     let email = state.store.use_invite(&token_hash(body.secret.trim())).await?;
     let member = state.store.member(&email).await?;
     let opened = open_session(&state, &headers, SessionFor::Member(&member.email)).await?;
-    let signed = signed(&state, member.email, member.role, Some(opened.csrf)).await?;
+    let who = Who {
+        name: member.email.clone(),
+        role: member.role,
+        member: member.email,
+        teams: member.teams,
+    };
+    let signed = signed(&state, who, Some(opened.csrf)).await?;
     Ok(([(SET_COOKIE, opened.set_cookie)], Json(signed)).into_response())
 }
 
@@ -95,15 +103,25 @@ pub(crate) struct Opened {
 
 /// Who is signed in (`name`, of `role`), with the session's CSRF token and what the
 /// workspace lets them do.
-async fn signed(
-    state: &ServerState,
+/// Who signed in: the token's name (or the member's e-mail), the role, the member and their
+/// teams.
+struct Who {
     name: String,
     role: Role,
-    csrf: Option<String>,
-) -> Result<Signed, Problem> {
+    member: String,
+    teams: Vec<String>,
+}
+
+async fn signed(state: &ServerState, who: Who, csrf: Option<String>) -> Result<Signed, Problem> {
     let workspace = crate::auth::workspace(state).await?;
-    let role = role.as_str().to_owned();
-    Ok(Signed { name, role, csrf, public_snapshots: workspace.public_snapshots })
+    Ok(Signed {
+        name: who.name,
+        role: who.role.as_str().to_owned(),
+        csrf,
+        public_snapshots: workspace.public_snapshots,
+        member: who.member,
+        teams: who.teams,
+    })
 }
 
 /// Opens a session for `opened_for`, whichever way they signed in.
@@ -149,7 +167,10 @@ pub(crate) async fn who(
     caller: Caller,
 ) -> Result<Json<Signed>, Problem> {
     match (caller.name, caller.role) {
-        (Some(name), Some(role)) => Ok(Json(signed(&state, name, role, caller.csrf).await?)),
+        (Some(name), Some(role)) => {
+            let who = Who { name, role, member: caller.member, teams: caller.teams };
+            Ok(Json(signed(&state, who, caller.csrf).await?))
+        }
         _ => Err(Problem::unauthorized()),
     }
 }

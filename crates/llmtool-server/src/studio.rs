@@ -41,6 +41,8 @@ pub(crate) fn routes() -> Router<ServerState> {
         .route("/t/{slug}", get(tool_page))
         .route("/share/{token}", get(|| async { file("share.html") }))
         .route("/c/join", get(|| async { file("join.html") }))
+        .route("/tokens", get(|| async { file("tokens.html") }))
+        .route("/device", get(|| async { file("device.html") }))
         .route("/s/{token}", get(snapshot_page))
         .route("/c/{id}", get(conversation_page))
         .route("/t/{slug}/edit", get(|| async { file("edit.html") }))

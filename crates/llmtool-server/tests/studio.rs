@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use llmtool_registry::{Role, SqlStore, Store};
+use llmtool_registry::{Role, SqlStore, Store, TokensOf};
 use llmtool_server::{Access, RateLimiter, ServerState, new_token, token_hash};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -365,7 +365,7 @@ async fn studio(store: Arc<dyn Store>) {
         .unwrap();
     assert_eq!(after.status(), StatusCode::UNAUTHORIZED);
     // A revoked token ends its sessions at once.
-    store.revoke_token("vic").await.unwrap();
+    store.revoke_token("vic", TokensOf::Everyone).await.unwrap();
     let revoked = client
         .get(format!("{base}/api/v1/session"))
         .header("cookie", &viewer_cookie)

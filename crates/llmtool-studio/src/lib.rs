@@ -57,6 +57,8 @@ assets! {
     "conversation.html" => "text/html; charset=utf-8",
     "join.html" => "text/html; charset=utf-8",
     "snapshot.html" => "text/html; charset=utf-8",
+    "tokens.html" => "text/html; charset=utf-8",
+    "device.html" => "text/html; charset=utf-8",
     "gallery.js" => "text/javascript; charset=utf-8",
     "tool.js" => "text/javascript; charset=utf-8",
     "editor.js" => "text/javascript; charset=utf-8",
@@ -73,6 +75,8 @@ assets! {
     "conversation.js" => "text/javascript; charset=utf-8",
     "join.js" => "text/javascript; charset=utf-8",
     "snapshot.js" => "text/javascript; charset=utf-8",
+    "tokens.js" => "text/javascript; charset=utf-8",
+    "device.js" => "text/javascript; charset=utf-8",
     "studio.css" => "text/css; charset=utf-8",
     "THIRD-PARTY-LICENSES.txt" => "text/plain; charset=utf-8",
 }

@@ -15,7 +15,7 @@ use crate::commands::control::{AuditArgs, IntegrationCommand};
 use crate::commands::convert::{ConvertArgs, ExportArgs, ImportArgs};
 use crate::commands::fmt::FmtArgs;
 use crate::commands::library::{PublishArgs, PullArgs, SearchArgs};
-use crate::commands::login::{LoginArgs, LogoutArgs};
+use crate::commands::login::{LoginArgs, LogoutArgs, WhoamiArgs};
 use crate::commands::logs::{LogsArgs, UsageArgs};
 use crate::commands::lsp::LspArgs;
 use crate::commands::mcp::McpArgs;
@@ -76,6 +76,7 @@ pub(crate) enum Command {
     Pull(PullArgs),
     Login(LoginArgs),
     Logout(LogoutArgs),
+    Whoami(WhoamiArgs),
     #[command(subcommand)]
     Token(TokenCommand),
     #[command(subcommand)]

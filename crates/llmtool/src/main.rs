@@ -114,6 +114,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Pull(args) => commands::library::pull(&args),
         Command::Login(args) => commands::login::login(&args),
         Command::Logout(args) => commands::login::logout(&args),
+        Command::Whoami(args) => commands::login::whoami(&args),
         Command::Token(command) => commands::serve::token(&command),
         Command::Member(command) => commands::people::member(&command),
         Command::Team(command) => commands::people::team(&command),

@@ -583,16 +583,17 @@ async fn login_saves_the_library_privately_and_its_token_goes_nowhere_else() {
     let token = text(&made.stdout).trim().to_owned();
     let (mut server, url) = serve(&data);
 
-    let login = with_input(&data, &config, &["login", &url], &format!("{token}\n"));
+    let login = with_input(&data, &config, &["login", &url, "--token"], &format!("{token}\n"));
     assert_eq!(login.status.code(), Some(0), "{}", text(&login.stderr));
-    assert!(text(&login.stderr).contains("as `ana` (editor)"), "{}", text(&login.stderr));
+    let said = text(&login.stderr);
+    assert!(said.contains("as ana@tokens.invalid (editor; no team), token `ana`"), "{said}");
     let file = config.join("llmtool").join("config.toml");
     let saved = std::fs::read_to_string(&file).unwrap();
     assert!(saved.contains(&format!("registry = \"{url}\"")) && saved.contains(&token), "{saved}");
     assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o600);
     assert!(!text(&login.stderr).contains(&token), "the token is never shown");
     // A wrong token is refused, and nothing is saved.
-    let wrong = with_input(&data, &config, &["login", &url], "llmt_wrong\n");
+    let wrong = with_input(&data, &config, &["login", &url, "--token"], "llmt_wrong\n");
     assert_eq!(wrong.status.code(), Some(2));
     assert!(text(&wrong.stderr).contains("does not know this token"), "{}", text(&wrong.stderr));
     assert_eq!(std::fs::read_to_string(&file).unwrap(), saved);
@@ -633,6 +634,176 @@ async fn login_saves_the_library_privately_and_its_token_goes_nowhere_else() {
     assert_eq!(refused.status.code(), Some(2));
     let said = text(&refused.stderr);
     assert!(said.contains("LLMTOOL_TOKEN") && said.contains("llmtool token create"), "{said}");
+    server.kill().unwrap();
+    server.wait().unwrap();
+}
+
+/// `llmtool login URL` by the browser: the terminal shows a code, a signed-in member allows it
+/// (here through the API the `/device` page calls), and the terminal is handed a new token of
+/// theirs, with their role and teams, which `whoami` shows and `logout` revokes on the library.
+/// A member's own tokens are theirs alone, and `token create --member` takes the member's role.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn login_by_the_browser_hands_over_a_token_of_the_members_which_logout_revokes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (data, config) = (dir.path().join("data"), dir.path().join("config"));
+    let config_env = [("XDG_CONFIG_HOME", config.to_str().unwrap())];
+    for args in [
+        &["team", "create", "sales"][..],
+        &["member", "add", "sam@example.test", "--role", "editor", "--team", "sales"],
+        &["member", "add", "pat@example.test"],
+    ] {
+        let out = llmtool(&data, args, &[]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    }
+    // Made on the command line for a member, a token takes the member's role.
+    let made =
+        llmtool(&data, &["token", "create", "sam-browser", "--member", "sam@example.test"], &[]);
+    assert_eq!(made.status.code(), Some(0), "{}", text(&made.stderr));
+    let sams = text(&made.stdout).trim().to_owned();
+    let listed = llmtool(&data, &["token", "list", "--format", "json"], &[]);
+    let listed: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let browser = listed.as_array().unwrap().iter().find(|t| t["name"] == "sam-browser").unwrap();
+    assert_eq!(
+        (browser["role"].as_str(), &browser["expires_at"]),
+        (Some("editor"), &serde_json::Value::Null)
+    );
+    let (mut server, url) = serve(&data);
+
+    let mut login = Command::new(env!("CARGO_BIN_EXE_llmtool"))
+        .args(["login", &url, "--no-browser"])
+        .env("LLMTOOL_DATA_DIR", &data)
+        .env("XDG_CONFIG_HOME", &config)
+        .env("LLMTOOL_NO_LOG", "1")
+        .env_remove("LLMTOOL_REGISTRY")
+        .env_remove("LLMTOOL_TOKEN")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut said = BufReader::new(login.stderr.take().unwrap()).lines().map(Result::unwrap);
+    let page = said.next().unwrap();
+    let page = page.strip_prefix("To sign in, open ").unwrap().to_owned();
+    let code = page.split_once("/device?code=").unwrap().1.to_owned();
+    assert_eq!(page, format!("{url}/device?code={code}"));
+    assert!(said.next().unwrap().contains(&format!("allow the code {code} there")));
+
+    // The member sees which terminal asks, and allows it.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let http = reqwest::Client::new();
+    let api = format!("{url}/api/v1");
+    let grant: serde_json::Value = http
+        .get(format!("{api}/device/{}", code.to_lowercase()))
+        .bearer_auth(&sams)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(grant["client"].as_str().unwrap().starts_with("llmtool on "), "{grant}");
+    let allowed = http
+        .post(format!("{api}/device/{code}"))
+        .bearer_auth(&sams)
+        .json(&serde_json::json!({"allow": true}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(allowed.status(), 204);
+    let rest: Vec<String> = said.collect();
+    assert_eq!(login.wait().unwrap().code(), Some(0), "{rest:?}");
+    let rest = rest.join("\n");
+    assert!(
+        rest.contains("signed in to") && rest.contains("as sam@example.test (editor; teams sales)"),
+        "{rest}"
+    );
+    let file = config.join("llmtool").join("config.toml");
+    assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o600);
+
+    let who = llmtool(&data, &["whoami", "--format", "json"], &config_env);
+    assert_eq!(who.status.code(), Some(0), "{}", text(&who.stderr));
+    let who: serde_json::Value = serde_json::from_slice(&who.stdout).unwrap();
+    assert_eq!(
+        (who["member"].as_str(), who["role"].as_str()),
+        (Some("sam@example.test"), Some("editor"))
+    );
+    assert_eq!(who["teams"], serde_json::json!(["sales"]));
+    let login_token = who["token"].as_str().unwrap().to_owned();
+
+    // Sam's tokens are Sam's: Pat's list has none of them, and Pat cannot revoke one.
+    let pats = llmtool(&data, &["token", "create", "pat-ci", "--member", "pat@example.test"], &[]);
+    let pats = text(&pats.stdout).trim().to_owned();
+    let mine: Vec<serde_json::Value> = http
+        .get(format!("{api}/tokens"))
+        .bearer_auth(&sams)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let names: Vec<&str> = mine.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, [login_token.as_str(), "sam-browser"]);
+    assert!(mine[0]["expires_at"].is_string() && mine[0]["last_used_at"].is_string(), "{mine:?}");
+    let theirs: Vec<serde_json::Value> = http
+        .get(format!("{api}/tokens"))
+        .bearer_auth(&pats)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(theirs.len(), 1);
+    let everyone =
+        http.get(format!("{api}/tokens?all=true")).bearer_auth(&pats).send().await.unwrap();
+    assert_eq!(everyone.status(), 403);
+    let steal =
+        http.delete(format!("{api}/tokens/sam-browser")).bearer_auth(&pats).send().await.unwrap();
+    assert_eq!(steal.status(), 404);
+    // A member makes a token of their own, never above their role, and it works at once.
+    let above = http
+        .post(format!("{api}/tokens"))
+        .bearer_auth(&pats)
+        .json(&serde_json::json!({"name": "pat-admin", "role": "admin"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(above.status(), 400);
+    let own: serde_json::Value = http
+        .post(format!("{api}/tokens"))
+        .bearer_auth(&pats)
+        .json(&serde_json::json!({"name": "pat-laptop", "days": 7}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(own["role"], "viewer");
+    let works = http
+        .get(format!("{api}/session"))
+        .bearer_auth(own["token"].as_str().unwrap())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(works.status(), 200);
+
+    // Logging out revokes the login's token on the library: it is refused from then on.
+    let logout = llmtool(&data, &["logout"], &config_env);
+    assert_eq!(logout.status.code(), Some(0), "{}", text(&logout.stderr));
+    assert!(
+        text(&logout.stderr).contains(&format!("the token `{login_token}` is revoked")),
+        "{}",
+        text(&logout.stderr)
+    );
+    let whoami = llmtool(&data, &["whoami"], &config_env);
+    assert_ne!(whoami.status.code(), Some(0));
+    let ops = llmtool(&data, &["token", "create", "ops", "--role", "admin"], &[]);
+    let ops = text(&ops.stdout).trim().to_owned();
+    let audit = http.get(format!("{api}/audit")).bearer_auth(&ops).send().await.unwrap();
+    let audit = audit.text().await.unwrap();
+    assert!(audit.contains("device.answer") && audit.contains("\"via\":\"login\""), "{audit}");
     server.kill().unwrap();
     server.wait().unwrap();
 }

@@ -15,7 +15,7 @@ use llmtool_config::{ServerConfig, SsoConfig};
 use llmtool_mcp::RunLimits;
 use llmtool_mcp::transport::HttpOptions;
 use llmtool_providers::resolve::Providers;
-use llmtool_registry::{Role, Store};
+use llmtool_registry::{NewToken, Role, Store, TokensOf};
 use llmtool_runtime::pictures::Pictures;
 use llmtool_runtime::{Fetch, LogPolicy, Runtime, RuntimeOptions};
 use llmtool_server::{
@@ -49,7 +49,7 @@ pub(crate) fn serve(args: &ServeArgs) -> anyhow::Result<Outcome> {
     runtime.block_on(async {
         let (store, shown) = open(&args.library).await?;
         if !args.listen.ip().is_loopback() {
-            let tokens = store.tokens().await?;
+            let tokens = store.tokens(TokensOf::Everyone).await?;
             anyhow::ensure!(
                 tokens.iter().any(|t| !t.revoked),
                 "{} is not a loopback address: make a token first (`llmtool token create NAME --role admin`), so that the library is not open to the network",
@@ -221,29 +221,42 @@ pub(crate) fn token(command: &TokenCommand) -> anyhow::Result<Outcome> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     runtime.block_on(async {
         match command {
-            TokenCommand::Create { name, role, member, library } => {
+            TokenCommand::Create { name, role, member, days, library } => {
                 let store = open_by_user(library).await?;
+                let role = match (role, member) {
+                    (Some(role), _) => role_of(*role),
+                    (None, Some(email)) => store.member(email).await?.role,
+                    (None, None) => Role::Viewer,
+                };
                 let token = new_token();
                 let hash = token_hash(&token);
-                store.create_token(name, role_of(*role), &hash, member.as_deref()).await?;
+                let member = member.as_deref();
+                let made = NewToken { name, role, token_hash: &hash, member, days: *days };
+                store.issue_token(&made).await?;
                 eprintln!("the token of `{name}` (shown once; only its hash is kept):");
                 io::write_stdout(format!("{token}\n").as_bytes())?;
             }
             TokenCommand::List(ListArgs { library, format }) => {
                 let (store, _) = open(library).await?;
-                let tokens = store.tokens().await?;
+                let tokens = store.tokens(TokensOf::Everyone).await?;
                 let text = match format {
                     ReportFormat::Json => serde_json::to_string_pretty(&tokens)? + "\n",
                     ReportFormat::Text => {
-                        let mut table = table(["name", "role", "member", "created", "state"]);
+                        let header = ["name", "role", "member", "created", "expires", "last used"];
+                        let mut table = table(header);
                         for token in &tokens {
-                            let state = if token.revoked { "revoked" } else { "live" };
+                            let expires = match (&token.expires_at, token.revoked) {
+                                (_, true) => "revoked",
+                                (Some(at), false) => at.as_str(),
+                                (None, false) => "never",
+                            };
                             table.add_row([
                                 &token.name,
                                 token.role.as_str(),
                                 token.member.as_deref().unwrap_or(""),
                                 &token.created_at,
-                                state,
+                                expires,
+                                token.last_used_at.as_deref().unwrap_or("never"),
                             ]);
                         }
                         table.to_string() + "\n"
@@ -253,7 +266,7 @@ pub(crate) fn token(command: &TokenCommand) -> anyhow::Result<Outcome> {
             }
             TokenCommand::Revoke { name, library } => {
                 let store = open_by_user(library).await?;
-                store.revoke_token(name).await?;
+                store.revoke_token(name, TokensOf::Everyone).await?;
                 eprintln!("the token of `{name}` is revoked");
             }
         }

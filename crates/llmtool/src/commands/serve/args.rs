@@ -169,13 +169,17 @@ pub(crate) enum TokenCommand {
     Create {
         /// Who or what the token is for.
         name: String,
-        /// The token's role: what it may do (never more than its member may).
-        #[arg(long, value_enum, default_value_t = TokenRole::Viewer)]
-        role: TokenRole,
+        /// The token's role: what it may do (never more than its member may). Default: the
+        /// member's role with `--member`, else viewer.
+        #[arg(long, value_enum)]
+        role: Option<TokenRole>,
         /// The member the token belongs to (their e-mail); it sees what they see. Without it,
         /// the token gets a member of its own, `NAME@tokens.invalid`, with its role.
         #[arg(long, value_name = "EMAIL")]
         member: Option<String>,
+        /// How many days the token works (1 to 366). Default: until revoked.
+        #[arg(long, value_name = "DAYS")]
+        days: Option<u32>,
         #[command(flatten)]
         library: LibraryArgs,
     },
