@@ -135,12 +135,14 @@ impl LibraryClient {
         serde_json::from_slice(body).map_err(|e| ClientError::Unexpected(e.to_string()))
     }
 
-    /// Publishes the tool file `text`.
+    /// Publishes the tool file `text`; a new tool starts with `tags` (see the library's
+    /// team-private rule), an existing one keeps its own.
     pub async fn publish(
         &self,
         text: &str,
         slug: Option<&str>,
         note: Option<&str>,
+        tags: &[String],
     ) -> Result<Published, ClientError> {
         let mut query = Vec::new();
         if let Some(slug) = slug {
@@ -149,6 +151,10 @@ impl LibraryClient {
         if let Some(note) = note {
             query.push(("note", note));
         }
+        let tags = tags.join(",");
+        if !tags.is_empty() {
+            query.push(("tags", &tags));
+        }
         let request =
             self.request(reqwest::Method::POST, "/tools").query(&query).body(text.to_owned());
         self.send(request).await
@@ -156,6 +162,11 @@ impl LibraryClient {
 
     pub async fn tag(&self, slug: &str, tag: &str) -> Result<(), ClientError> {
         let request = self.request(reqwest::Method::PUT, &format!("/tools/{slug}/tags/{tag}"));
+        self.send::<serde_json::Value>(request).await.map(drop)
+    }
+
+    pub async fn untag(&self, slug: &str, tag: &str) -> Result<(), ClientError> {
+        let request = self.request(reqwest::Method::DELETE, &format!("/tools/{slug}/tags/{tag}"));
         self.send::<serde_json::Value>(request).await.map(drop)
     }
 

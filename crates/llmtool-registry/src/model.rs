@@ -19,6 +19,10 @@ pub struct Published {
     pub version: u32,
     pub content_hash: String,
     pub created: bool,
+    /// The tool's tags once published, which say who sees it: `all`, every member; a team's
+    /// name, that team's members (owners and admins see every tool).
+    #[serde(default)]
+    pub tags: Vec<String>,
 }
 
 /// One version of a tool, whole.

@@ -36,6 +36,9 @@ pub struct Publication {
     /// The version the publisher edited: when set, the publish is refused
     /// ([`crate::StoreError::Conflict`]) if another version has become the latest since.
     pub base: Option<u32>,
+    /// The tags a new tool starts with (none: `all`, every member's); an existing tool keeps
+    /// its own.
+    pub tags: Vec<String>,
 }
 
 /// Why a tool file is not published: `check`'s errors, as `check --format json` gives them.
@@ -120,7 +123,16 @@ impl Publication {
             has_avatar: metadata.and_then(|m| m.avatar.as_ref()).is_some_and(is_picture),
             smart: tool.kind() == llmtool_format::model::ToolKind::Smart,
             base: None,
+            tags: Vec::new(),
         })
+    }
+
+    /// The same publication, whose tool, if it is new, starts with `tags` (the team-private
+    /// rule: `all` too only when none of them is a team's, or `all` is among them).
+    #[must_use]
+    pub fn tagged(mut self, tags: Vec<String>) -> Publication {
+        self.tags = tags;
+        self
     }
 
     /// The same publication, refused if `base` is no longer the latest version when it lands.

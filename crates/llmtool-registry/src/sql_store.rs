@@ -14,7 +14,7 @@ use tokio::sync::OnceCell;
 use crate::Visibility;
 use crate::audit::{self, Actor};
 use crate::changes::{Announcer, Change, Changes};
-use crate::db::{Arg, Db, statement};
+use crate::db::{Arg, Db, Tx, statement};
 use crate::model::{
     Holder, KeptRun, Page, Published, Query, Role, Selector, SessionInfo, TagCount, ToolVersion,
 };
@@ -128,10 +128,7 @@ impl Store for SqlStore {
         let id = statement("SELECT id FROM tools WHERE slug = $1").bind(slug);
         let (id,): (i64,) = tx.optional(id).await?.ok_or(sqlx::Error::RowNotFound)?;
         if created {
-            // A new tool reaches everyone until it is curated for teams (tagged with their
-            // names, and `all` taken off).
-            let everyone = statement("INSERT INTO tags (tool_id, tag) VALUES ($1, $2)");
-            tx.execute(everyone.bind(id).bind(ALL)).await?;
+            self.first_tags(&mut tx, id, slug, &publication.tags).await?;
         }
         // Publishers of one tool take turns from here: the numbers never repeat or skip.
         tx.lock_tool(id).await?;
@@ -154,6 +151,7 @@ impl Store for SqlStore {
                     let change = audit::Change::new("tool.publish", slug).after(after);
                     self.record(&mut tx, audit::Change { before, ..change }).await?;
                 }
+                let tags = tags_in(&mut tx, id).await?;
                 tx.commit_change(slug).await?;
                 self.changed(slug);
                 let version = u32::try_from(latest).unwrap_or(0);
@@ -162,6 +160,7 @@ impl Store for SqlStore {
                     version,
                     content_hash: hash,
                     created: false,
+                    tags,
                 });
             }
             check_base(slug, publication, latest)?;
@@ -200,9 +199,13 @@ impl Store for SqlStore {
         for statement in index {
             tx.execute(statement).await?;
         }
-        let after = serde_json::json!({
+        let tags = tags_in(&mut tx, id).await?;
+        let mut after = serde_json::json!({
             "version": number, "content_hash": publication.content_hash, "note": note,
         });
+        if created {
+            after["tags"] = serde_json::json!(tags);
+        }
         let change = audit::Change::new("tool.publish", slug).after(after);
         self.record(&mut tx, audit::Change { before, ..change }).await?;
         tx.commit_change(slug).await?;
@@ -212,6 +215,7 @@ impl Store for SqlStore {
             version: u32::try_from(number).unwrap_or(0),
             content_hash: publication.content_hash.clone(),
             created: true,
+            tags,
         })
     }
 
@@ -713,6 +717,51 @@ impl SqlStore {
         let workspace = crate::Workspace::from_settings(built_ins.as_deref(), snapshots.as_deref());
         Ok(Some(Holder { name, role, member, member_id, teams, workspace }))
     }
+}
+
+impl SqlStore {
+    /// Tags the new tool `id` with `tags` (each a good name, at most [`MAX_TAGS`]), and with
+    /// `all` when none of them is a team's or `all` is asked for: a tool published for a team
+    /// is that team's alone until curated for more.
+    async fn first_tags(
+        &self,
+        tx: &mut Tx,
+        id: i64,
+        slug: &str,
+        tags: &[String],
+    ) -> Result<(), StoreError> {
+        let mut tags: Vec<&str> = tags.iter().map(String::as_str).collect();
+        tags.sort_unstable();
+        tags.dedup();
+        for tag in &tags {
+            check_name(tag)?;
+        }
+        if tags.len() > MAX_TAGS as usize {
+            return Err(StoreError::TooMany { slug: slug.to_owned(), what: "tags", max: MAX_TAGS });
+        }
+        let mut teams = 0;
+        for tag in &tags {
+            let team = statement("SELECT COUNT(*) FROM teams WHERE name = $1").bind(*tag);
+            let (found,): (i64,) = tx.optional(team).await?.unwrap_or((0,));
+            teams += found;
+        }
+        if teams == 0 && !tags.contains(&ALL) {
+            tags.push(ALL);
+        }
+        for tag in tags {
+            let add =
+                statement("INSERT INTO tags (tool_id, tag) VALUES ($1, $2) ON CONFLICT DO NOTHING");
+            tx.execute(add.bind(id).bind(tag)).await?;
+        }
+        Ok(())
+    }
+}
+
+/// The tags of the tool `id`, in order.
+async fn tags_in(tx: &mut Tx, id: i64) -> Result<Vec<String>, StoreError> {
+    let tags = statement("SELECT tag FROM tags WHERE tool_id = $1 ORDER BY tag COLLATE \"C\"");
+    let found: Vec<(String,)> = tx.all(tags.bind(id)).await?;
+    Ok(found.into_iter().map(|(tag,)| tag).collect())
 }
 
 fn capped(token: &str, member: &str) -> Option<Role> {

@@ -110,6 +110,10 @@ struct PublishParams {
     note: Option<String>,
     /// The version this file was edited from: refused with 409 if another is latest now.
     base: Option<u32>,
+    /// The tags a new tool starts with, separated by commas (an existing tool keeps its own).
+    /// Given a team's tag, the tool is that team's alone; `all` (every member) is added only
+    /// when none of the tags is a team's, or when it is one of them.
+    tags: Option<String>,
 }
 
 /// Publish the tool file of the body as the next version of its slug.
@@ -124,9 +128,20 @@ async fn publish(
     body: String,
 ) -> Answer<(StatusCode, Json<Published>)> {
     caller.require(Role::Editor, state.access)?;
+    let tags: Vec<String> = params
+        .tags
+        .iter()
+        .flat_map(|tags| tags.split(','))
+        .map(|tag| tag.trim().to_owned())
+        .filter(|tag| !tag.is_empty())
+        .collect();
+    for tag in &tags {
+        may_tag(&state, &caller, tag).await?;
+    }
     let publication = Publication::from_text(&body, "tool.json")
         .map_err(llmtool_registry::StoreError::from)?
-        .on_top_of(params.base);
+        .on_top_of(params.base)
+        .tagged(tags);
     let slug = params.slug.unwrap_or_else(|| publication.default_slug());
     // A tool the caller does not see is not there for them to publish to, either; nor is a
     // deleted one, which a publish brings back with its tags.

@@ -14,5 +14,6 @@ mod http;
 mod runs;
 mod smart;
 mod studio;
+mod team_private;
 mod visibility;
 mod workspace;

@@ -14,7 +14,7 @@ use crate::commands::completions::CompletionsArgs;
 use crate::commands::control::{AuditArgs, IntegrationCommand};
 use crate::commands::convert::{ConvertArgs, ExportArgs, ImportArgs};
 use crate::commands::fmt::FmtArgs;
-use crate::commands::library::{PublishArgs, PullArgs, SearchArgs};
+use crate::commands::library::{PublishArgs, PullArgs, SearchArgs, TagCommand};
 use crate::commands::login::{LoginArgs, LogoutArgs, WhoamiArgs};
 use crate::commands::logs::{LogsArgs, UsageArgs};
 use crate::commands::lsp::LspArgs;
@@ -74,6 +74,8 @@ pub(crate) enum Command {
     Publish(PublishArgs),
     Search(SearchArgs),
     Pull(PullArgs),
+    #[command(subcommand)]
+    Tag(TagCommand),
     Login(LoginArgs),
     Logout(LogoutArgs),
     Whoami(WhoamiArgs),

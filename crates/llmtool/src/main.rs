@@ -110,6 +110,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Lsp(args) => commands::lsp::run(&args),
         Command::Serve(args) => commands::serve::serve(&args),
         Command::Publish(args) => commands::library::publish(&args),
+        Command::Tag(command) => commands::library::tag(&command),
         Command::Search(args) => commands::library::search(&args),
         Command::Pull(args) => commands::library::pull(&args),
         Command::Login(args) => commands::login::login(&args),

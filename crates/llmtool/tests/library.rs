@@ -611,6 +611,15 @@ async fn login_saves_the_library_privately_and_its_token_goes_nowhere_else() {
     let published = llmtool(&data, &["publish", tool], &config_env);
     assert_eq!(published.status.code(), Some(0), "{}", text(&published.stderr));
     assert!(text(&published.stdout).contains("poet@1 (a new version)"), "the dry run sent nothing");
+    assert!(text(&published.stdout).contains("seen by every member (tagged all)"));
+    // Tags put on and taken off from the command line.
+    for (verb, said) in
+        [("add", "poet is tagged `poetry`"), ("remove", "poet is no longer tagged `poetry`")]
+    {
+        let tagged = llmtool(&data, &["tag", verb, "poet", "poetry"], &config_env);
+        assert_eq!(tagged.status.code(), Some(0), "{}", text(&tagged.stderr));
+        assert!(text(&tagged.stderr).contains(said), "{}", text(&tagged.stderr));
+    }
     let again = llmtool(&data, &["publish", tool, "--dry-run"], &config_env);
     assert!(text(&again.stdout).contains("would publish unchanged: poet@1 has this content"));
     // An unknown slug gets the nearest one.

@@ -4,7 +4,7 @@ mod args;
 mod from_langfuse;
 
 use args::HistoryFormat;
-pub(crate) use args::{PublishArgs, PullArgs, RegistryArgs, SearchArgs};
+pub(crate) use args::{PublishArgs, PullArgs, RegistryArgs, SearchArgs, TagCommand};
 use llmtool_convert::langfuse;
 
 use comfy_table::{ContentArrangement, Table, presets};
@@ -43,8 +43,12 @@ pub(crate) fn publish(args: &PublishArgs) -> anyhow::Result<Outcome> {
             }
             continue;
         }
-        let published =
-            runtime.block_on(client.publish(&text, args.slug.as_deref(), args.note.as_deref()));
+        let published = runtime.block_on(client.publish(
+            &text,
+            args.slug.as_deref(),
+            args.note.as_deref(),
+            &args.tags,
+        ));
         let published = match published {
             Ok(published) => published,
             Err(ClientError::Refused { diagnostics, .. }) if !diagnostics.is_empty() => {
@@ -66,9 +70,24 @@ pub(crate) fn publish(args: &PublishArgs) -> anyhow::Result<Outcome> {
             })
             .map_err(explained)?;
         let what = if published.created { "a new version" } else { "unchanged" };
-        println!("{name}: {}@{} ({what})", published.slug, published.version);
+        let mut tags = published.tags.clone();
+        tags.extend(args.tags.iter().cloned());
+        println!("{name}: {}@{} ({what}), {}", published.slug, published.version, seen_by(tags));
     }
     Ok(outcome)
+}
+
+/// Who sees a tool with `tags`, in words: every member (`all`), else the teams its tags name.
+fn seen_by(mut tags: Vec<String>) -> String {
+    tags.sort();
+    tags.dedup();
+    if tags.iter().any(|tag| tag == llmtool_registry::ALL) {
+        "seen by every member (tagged all)".to_owned()
+    } else if tags.is_empty() {
+        "seen by owners and admins only (no tag)".to_owned()
+    } else {
+        format!("seen by owners, admins and the teams tagged {}", tags.join(", "))
+    }
 }
 
 /// `publish --dry-run` of one file: the library's own check, run here, and what publishing
@@ -249,4 +268,23 @@ fn write_pulled(args: &PullArgs, text: &str, what: &str) -> anyhow::Result<()> {
         None => io::write_stdout(text.as_bytes())?,
     }
     Ok(())
+}
+
+/// `llmtool tag add|remove SLUG TAG`.
+pub(crate) fn tag(command: &TagCommand) -> anyhow::Result<Outcome> {
+    let (args, adding) = match command {
+        TagCommand::Add(args) => (args, true),
+        TagCommand::Remove(args) => (args, false),
+    };
+    let client = client(args.registry.registry.as_deref())?;
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let done = if adding {
+        runtime.block_on(client.tag(&args.slug, &args.tag))
+    } else {
+        runtime.block_on(client.untag(&args.slug, &args.tag))
+    };
+    done.map_err(|error| registry::explained(error, &client, "editor"))?;
+    let how = if adding { "tagged" } else { "no longer tagged" };
+    eprintln!("{} is {how} `{}`", args.slug, args.tag);
+    Ok(Outcome::Ok)
 }

@@ -30,7 +30,9 @@ pub(crate) struct PublishArgs {
     /// one file.
     #[arg(long)]
     pub(crate) slug: Option<String>,
-    /// Tag each tool (repeat for several tags).
+    /// Tag each tool (repeat for several tags). A new tool tagged with a team's name is that
+    /// team's alone; it is also tagged `all` (every member) only when no team's tag is given,
+    /// or `--tag all` is.
     #[arg(long = "tag", value_name = "TAG")]
     pub(crate) tags: Vec<String>,
     /// Point this label at each new version (`production`, `staging`).
@@ -97,4 +99,29 @@ pub(crate) enum HistoryFormat {
     /// Langfuse's export: a JSON list of prompt objects, one per version, with the library's
     /// labels (and `latest`), tags and notes (as commit messages)
     Langfuse,
+}
+
+/// Curate a tool in the library: put a tag on it or take one off. A team's name as a tag
+/// shows the tool to that team's members; `all` shows it to every member (editors tag for
+/// their own teams; owners and admins for any).
+#[derive(Debug, clap::Subcommand)]
+#[command(
+    after_help = "Examples:\n  llmtool tag add release-notes sales\n  llmtool tag remove release-notes all     # sales' alone from now on\n\nEach change is in the library's audit log (`tag.add`, `tag.remove`)."
+)]
+pub(crate) enum TagCommand {
+    /// Tag a tool.
+    Add(TagArgs),
+    /// Take a tag off a tool.
+    Remove(TagArgs),
+}
+
+/// A tool and a tag.
+#[derive(Debug, Args)]
+pub(crate) struct TagArgs {
+    /// The tool's slug.
+    pub(crate) slug: String,
+    /// The tag: lowercase letters, digits, `-`, `_` and `.`.
+    pub(crate) tag: String,
+    #[command(flatten)]
+    pub(crate) registry: RegistryArgs,
 }

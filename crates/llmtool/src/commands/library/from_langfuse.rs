@@ -98,7 +98,7 @@ pub(super) async fn publish(
             continue;
         }
         let note = version.commit_message.as_deref().or(args.note.as_deref());
-        match client.publish(tool, None, note).await {
+        match client.publish(tool, None, note, &args.tags).await {
             Ok(published) => {
                 let what = if published.created { "a new version" } else { "unchanged" };
                 println!("{name}: {shown}: {}@{} ({what})", published.slug, published.version);
