@@ -110,29 +110,40 @@ impl LibraryClient {
         &self,
         request: reqwest::RequestBuilder,
     ) -> Result<T, ClientError> {
-        let unreachable = |e| {
-            let mut reason = connection_message(e);
-            if let Some(hint) = &self.unreachable_hint {
-                reason = format!("{reason}; {hint}");
-            }
-            ClientError::Unreachable { url: self.base.clone(), reason }
-        };
-        let answer = request.send().await.map_err(unreachable)?;
+        let answer = request.send().await.map_err(|error| self.unreachable(error))?;
+        if !answer.status().is_success() {
+            return Err(self.refusal(answer).await);
+        }
+        let bytes = answer.bytes().await.map_err(|error| self.unreachable(error))?;
+        let body = if bytes.is_empty() { b"null".as_slice() } else { &bytes };
+        serde_json::from_slice(body).map_err(|e| ClientError::Unexpected(e.to_string()))
+    }
+
+    /// The library could not be reached: why, and what to do.
+    pub(crate) fn unreachable(&self, error: reqwest::Error) -> ClientError {
+        let mut reason = connection_message(error);
+        if let Some(hint) = &self.unreachable_hint {
+            reason = format!("{reason}; {hint}");
+        }
+        ClientError::Unreachable { url: self.base.clone(), reason }
+    }
+
+    /// The problem document of an answer that is not a success.
+    pub(crate) async fn refusal(&self, answer: reqwest::Response) -> ClientError {
         let status = answer.status();
-        let bytes = answer.bytes().await.map_err(unreachable)?;
-        if !status.is_success() {
-            let problem: ProblemBody = serde_json::from_slice(&bytes).map_err(|_| {
-                ClientError::Unexpected(format!("status {status} with no problem document"))
-            })?;
-            return Err(ClientError::Refused {
+        let bytes = match answer.bytes().await {
+            Ok(bytes) => bytes,
+            Err(error) => return self.unreachable(error),
+        };
+        match serde_json::from_slice::<ProblemBody>(&bytes) {
+            Ok(problem) => ClientError::Refused {
                 status: status.as_u16(),
                 title: problem.title,
                 detail: problem.detail,
                 diagnostics: problem.diagnostics,
-            });
+            },
+            Err(_) => ClientError::Unexpected(format!("status {status} with no problem document")),
         }
-        let body = if bytes.is_empty() { b"null".as_slice() } else { &bytes };
-        serde_json::from_slice(body).map_err(|e| ClientError::Unexpected(e.to_string()))
     }
 
     /// Publishes the tool file `text`; a new tool starts with `tags` (see the library's

@@ -11,7 +11,11 @@ mod changes;
 #[cfg(feature = "client")]
 pub mod client;
 #[cfg(feature = "client")]
+mod client_runs;
+#[cfg(feature = "client")]
 mod client_tokens;
+#[cfg(feature = "client")]
+pub use client_runs::RunEvent;
 #[cfg(feature = "client")]
 pub use client_tokens::GrantAnswer;
 mod control;

@@ -79,6 +79,7 @@ pub(crate) enum Command {
     Login(LoginArgs),
     Logout(LogoutArgs),
     Whoami(WhoamiArgs),
+    Conversations(crate::commands::conversations::ConversationsArgs),
     #[command(subcommand)]
     Token(TokenCommand),
     #[command(subcommand)]

@@ -116,6 +116,7 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Login(args) => commands::login::login(&args),
         Command::Logout(args) => commands::login::logout(&args),
         Command::Whoami(args) => commands::login::whoami(&args),
+        Command::Conversations(args) => commands::conversations::run(&args),
         Command::Token(command) => commands::serve::token(&command),
         Command::Member(command) => commands::people::member(&command),
         Command::Team(command) => commands::people::team(&command),

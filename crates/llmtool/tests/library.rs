@@ -817,6 +817,126 @@ async fn login_by_the_browser_hands_over_a_token_of_the_members_which_logout_rev
     server.wait().unwrap();
 }
 
+/// Signed in, `llmtool run registry:SLUG` runs on the library's server: with its integration
+/// (here the mock), counted in the member's spend, in their studio sidebar, and refused (exit
+/// 1, in the library's words) by the member's hard budget; `--local` runs it here, and the
+/// library sees none of it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_signed_in_run_of_a_library_tool_is_the_servers() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let text_chunk =
+        serde_json::json!({"choices": [{"index": 0, "delta": {"content": "A poem."}}]});
+    let usage = serde_json::json!({"choices": [], "usage": {"prompt_tokens": 1000, "completion_tokens": 500}});
+    let mock = llmtool_testkit::Mock::repeating(
+        "127.0.0.1:0",
+        llmtool_testkit::Reply::sse(&[&text_chunk.to_string(), &usage.to_string(), "[DONE]"]),
+    )
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[providers.mock]\napi = \"openai\"\nbase_url = \"{}/v1\"\napi_key_env = \"MOCK_KEY\"\n\n[prices.\"mock/m\"]\ninput = 1.0\noutput = 2.0\n",
+            mock.url
+        ),
+    )
+    .unwrap();
+    for args in [
+        &["team", "create", "sales"][..],
+        &["member", "add", "sam@example.test", "--team", "sales"],
+    ] {
+        let out = llmtool(&data, args, &[]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    }
+    let token = |args: &[&str]| text(&llmtool(&data, args, &[]).stdout).trim().to_owned();
+    let sam = token(&["token", "create", "sam-cli", "--member", "sam@example.test"]);
+    let admin = token(&["token", "create", "ops", "--role", "admin"]);
+    let tool = dir.path().join("poet.json");
+    let poet = serde_json::json!({"model_prompt": "A poem about {{topic}}.",
+        "metadata": {"prompt_name": "Poet", "description": "Writes poems.", "model_version": ["mock/m"],
+            "timestamp": "2026-11-23T10:00:00Z",
+            "variables": [{"name": "topic", "type": "text", "description": "What about."}]}});
+    std::fs::write(&tool, poet.to_string()).unwrap();
+    let key = [("MOCK_KEY", "mock-secret-key-5150")];
+    let (mut server, url) = serve_with(&data, &["--config", config.to_str().unwrap()], &key);
+    let as_admin = [("LLMTOOL_REGISTRY", url.as_str()), ("LLMTOOL_TOKEN", admin.as_str())];
+    let published = llmtool(&data, &["publish", tool.to_str().unwrap()], &as_admin);
+    assert_eq!(published.status.code(), Some(0), "{}", text(&published.stderr));
+
+    // Sam's run is the server's: streamed back, in Sam's spend and sidebar.
+    let as_sam = [("LLMTOOL_REGISTRY", url.as_str()), ("LLMTOOL_TOKEN", sam.as_str())];
+    let ran = llmtool(&data, &["run", "registry:poet", "--var", "topic=tides"], &as_sam);
+    assert_eq!(ran.status.code(), Some(0), "{}", text(&ran.stderr));
+    assert_eq!(text(&ran.stdout).trim(), "A poem.");
+    assert!(
+        text(&ran.stderr).contains(&format!("run by the library at {url}")),
+        "{}",
+        text(&ran.stderr)
+    );
+    let http = reqwest::Client::new();
+    let api = format!("{url}/api/v1");
+    let get = |path: &str, token: &str| {
+        let request = http.get(format!("{api}{path}")).bearer_auth(token);
+        async move { request.send().await.unwrap().json::<serde_json::Value>().await.unwrap() }
+    };
+    let spend = get("/spend?member=sam@example.test", &admin).await;
+    assert_eq!(spend["totals"]["runs"], 1, "{spend}");
+    assert!((spend["totals"]["cost_usd"].as_f64().unwrap() - 0.002).abs() < 1e-12, "{spend}");
+    let sidebar = get("/conversations", &sam).await;
+    let listed = sidebar.as_array().unwrap();
+    assert_eq!((listed.len(), listed[0]["slug"].as_str()), (1, Some("poet")), "{sidebar}");
+
+    // `llmtool conversations` lists it, and shows it turn by turn.
+    let table = llmtool(&data, &["conversations"], &as_sam);
+    assert_eq!(table.status.code(), Some(0), "{}", text(&table.stderr));
+    assert!(text(&table.stdout).contains("Poet: tides") && text(&table.stdout).contains("poet@1"));
+    let listed = llmtool(&data, &["conversations", "--format", "json"], &as_sam);
+    let listed: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let id = listed[0]["id"].as_str().unwrap().to_owned();
+    let shown = llmtool(&data, &["conversations", "show", &id], &as_sam);
+    assert_eq!(shown.status.code(), Some(0), "{}", text(&shown.stderr));
+    let transcript = text(&shown.stdout);
+    assert!(
+        transcript.starts_with("# Poet: tides") && transcript.contains("A poem."),
+        "{transcript}"
+    );
+
+    // `--local` runs here, on the config's provider, and the library hears nothing of it.
+    let local_env = [as_sam[0], as_sam[1], key[0]];
+    let args = [
+        "run",
+        "registry:poet",
+        "--local",
+        "--var",
+        "topic=sea",
+        "--config",
+        config.to_str().unwrap(),
+    ];
+    let here = llmtool(&data, &args, &local_env);
+    assert_eq!(here.status.code(), Some(0), "{}", text(&here.stderr));
+    assert!(!text(&here.stderr).contains("run by the library"), "{}", text(&here.stderr));
+    assert_eq!(get("/spend?member=sam@example.test", &admin).await["totals"]["runs"], 1);
+
+    // A hard budget of Sam's refuses the next run, in the library's words, exit 1.
+    let budget = http
+        .put(format!("{api}/budgets/member/sam@example.test"))
+        .bearer_auth(&admin)
+        .json(&serde_json::json!({"limit_usd": 0.001, "hard": true}))
+        .send()
+        .await
+        .unwrap();
+    assert!(budget.status().is_success(), "{}", budget.text().await.unwrap());
+    let refused = llmtool(&data, &["run", "registry:poet", "--var", "topic=stars"], &as_sam);
+    assert_eq!(refused.status.code(), Some(1), "{}", text(&refused.stderr));
+    let said = text(&refused.stderr);
+    assert!(said.contains("refused the run") && said.contains("budget"), "{said}");
+    assert_eq!(get("/spend?member=sam@example.test", &admin).await["totals"]["runs"], 1);
+    server.kill().unwrap();
+    server.wait().unwrap();
+}
+
 #[test]
 fn members_and_teams_are_managed_and_a_csv_with_a_bad_row_imports_nothing() {
     let dir = tempfile::tempdir().unwrap();

@@ -8,6 +8,7 @@ pub(crate) mod chat;
 pub(crate) mod check;
 pub(crate) mod completions;
 pub(crate) mod control;
+pub(crate) mod conversations;
 pub(crate) mod convert;
 pub(crate) mod cost;
 pub(crate) mod fmt;

@@ -62,7 +62,7 @@ pub(crate) struct TurnArgs {
 #[allow(clippy::struct_excessive_bools, reason = "independent command-line switches")]
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  llmtool run examples/teach-me-anything.json --var topic=tides\n  llmtool run tool.json --model anthropic/claude-sonnet-4-5 --var text=\"$(cat notes.txt)\"\n  llmtool run examples/strategy-consultant.json --var situation=\"...\" --format json\n  llmtool run tool.json --dry-run        # print the HTTP request (keys redacted), send nothing\n  llmtool run -c \"Why that order?\"       # a follow-up to the last conversation (as `reply`)\n  llmtool run --cid 01jq... \"And then?\"  # a follow-up to conversation 01jq...\n\nThe model: --model (provider/model, or a bare name), else LLMTOOL_MODEL, else the first of the\ntool's model_version a configured provider serves, else default_model in the config file."
+    after_help = "Examples:\n  llmtool run examples/teach-me-anything.json --var topic=tides\n  llmtool run tool.json --model anthropic/claude-sonnet-4-5 --var text=\"$(cat notes.txt)\"\n  llmtool run examples/strategy-consultant.json --var situation=\"...\" --format json\n  llmtool run tool.json --dry-run        # print the HTTP request (keys redacted), send nothing\n  llmtool run -c \"Why that order?\"       # a follow-up to the last conversation (as `reply`)\n  llmtool run --cid 01jq... \"And then?\"  # a follow-up to conversation 01jq...\n  llmtool run registry:release-notes:production --var changes=...   # on the library, when signed in\n\nA `registry:` tool runs on the library's server when `llmtool login` saved a token for it (or\nLLMTOOL_TOKEN is set with LLMTOOL_REGISTRY): its integrations, budgets and data-loss policy\napply, the run is in its spend and the conversation in the studio; --local runs it here.\n\nThe model: --model (provider/model, or a bare name), else LLMTOOL_MODEL, else the first of the\ntool's model_version a configured provider serves, else default_model in the config file."
 )]
 pub(crate) struct RunArgs {
     /// The tool file, or `-` for standard input; with `-c` or `--cid`, the follow-up's text
@@ -96,6 +96,11 @@ pub(crate) struct RunArgs {
     /// Go on with this conversation: TOOL is the follow-up's text (as `llmtool reply --cid`).
     #[arg(long, value_name = "ID")]
     pub(crate) cid: Option<String>,
+    /// Run a `registry:` tool on this machine, with your own keys or the local model, even
+    /// when signed in to the library (which would otherwise run it, under its integrations,
+    /// budgets and data-loss policy, and keep the conversation in your studio sidebar).
+    #[arg(long)]
+    pub(crate) local: bool,
 }
 
 /// The limits of a smart tool's run in the sandbox.

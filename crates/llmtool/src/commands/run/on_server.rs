@@ -1,0 +1,133 @@
+//! `llmtool run registry:SLUG` on the library's server, when signed in to it: the values are
+//! read here as for a run here (files, documents, lists), then the run is the server's (its
+//! integrations, budgets, data-loss policy and spend; the conversation in the member's
+//! studio sidebar), its answer streamed back as it comes. A refusal (a budget, a model the
+//! member may not use, a tool they do not see) is printed in the library's words, exit 1.
+
+use std::io::Write as _;
+
+use llmtool_registry::client::{ClientError, LibraryClient};
+use llmtool_registry::{Reference, RunEvent};
+
+use super::{RunArgs, RunFormat, load};
+use crate::commands::render::read_inputs;
+use crate::outcome::Outcome;
+use crate::{io, registry};
+
+/// The library to run `tool` on: a `registry:` tool, a library signed in to (a token for it),
+/// and no `--local`.
+pub(crate) fn library_for(args: &RunArgs) -> anyhow::Result<Option<(LibraryClient, Reference)>> {
+    if args.local || args.dry_run {
+        return Ok(None);
+    }
+    let Some(Some(reference)) = args.tool.to_str().and_then(Reference::from_path) else {
+        return Ok(None);
+    };
+    let client = registry::named()?;
+    Ok(client.has_token().then_some((client, reference)))
+}
+
+pub(crate) fn run(
+    client: &LibraryClient,
+    reference: &Reference,
+    args: &RunArgs,
+) -> anyhow::Result<Outcome> {
+    // The tool itself, for its variables: the values are read as a run here reads them.
+    let Some(loaded) = load(&args.tool)? else { return Ok(Outcome::Problems) };
+    let inputs = read_inputs(&args.variables, loaded.template.variables())?;
+    let values = llmtool_runtime::log::values_json(&inputs);
+    let model = args.target.model.as_deref();
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let url = client.url().trim_end_matches("/api/v1");
+    let mut shown = Shown { format: args.format, streamed: false, done: None, url };
+    let ran = runtime.block_on(client.run_on_server(
+        &reference.slug,
+        &reference.selector,
+        &values,
+        model,
+        &mut |event| shown.event(event),
+    ));
+    match ran {
+        Ok(()) => shown.end(),
+        Err(ClientError::Refused { status, detail, .. }) if status != 401 => {
+            eprintln!("the library at {url} refused the run: {detail}");
+            Ok(Outcome::Problems)
+        }
+        Err(error) => Err(registry::explained(error, client, "viewer")),
+    }
+}
+
+/// What has been shown of a run so far.
+struct Shown<'a> {
+    format: RunFormat,
+    /// Whether any of the answer came as text events.
+    streamed: bool,
+    /// The `done` event's run, once it came.
+    done: Option<serde_json::Value>,
+    url: &'a str,
+}
+
+impl Shown<'_> {
+    fn event(&mut self, event: RunEvent) {
+        let data = event.data;
+        match event.event.as_str() {
+            "start" => {
+                let at = format!("{}@{}", text(&data["slug"]), data["version"]);
+                let model = format!("{}/{}", text(&data["provider"]), text(&data["model"]));
+                let id = text(&data["conversation"]);
+                eprintln!(
+                    "{at} on {model}, run by the library at {} (conversation {id})",
+                    self.url
+                );
+                for line in data["warnings"].as_array().into_iter().flatten() {
+                    eprintln!("warning: {}", text(line));
+                }
+                for notice in data["notices"].as_array().into_iter().flatten() {
+                    match text(&notice["message"]) {
+                        "" => eprintln!("notice: {notice}"),
+                        message => eprintln!("notice: {message}"),
+                    }
+                }
+            }
+            "text" if self.format == RunFormat::Text => {
+                self.streamed = true;
+                let mut out = std::io::stdout().lock();
+                let _ = out.write_all(text(&data["text"]).as_bytes());
+                let _ = out.flush();
+            }
+            "done" => self.done = Some(data),
+            _ => {}
+        }
+    }
+
+    fn end(self) -> anyhow::Result<Outcome> {
+        let Some(done) = self.done else {
+            anyhow::bail!("the library's run ended before it said how (no `done` event)");
+        };
+        // The run as the library keeps it is flattened into the event.
+        let run = &done;
+        if self.format == RunFormat::Json {
+            io::write_stdout(format!("{}\n", serde_json::to_string_pretty(&done)?).as_bytes())?;
+        } else if !self.streamed {
+            io::write_stdout(format!("{}\n", text(&run["answer"])).as_bytes())?;
+        } else {
+            println!();
+        }
+        match text(&run["outcome"]) {
+            "ok" => Ok(Outcome::Ok),
+            outcome => {
+                let why = text(&run["error"]);
+                eprintln!(
+                    "the run on the library ended `{outcome}`{}",
+                    if why.is_empty() { String::new() } else { format!(": {why}") }
+                );
+                Ok(Outcome::Problems)
+            }
+        }
+    }
+}
+
+/// A JSON string's text, or nothing.
+fn text(value: &serde_json::Value) -> &str {
+    value.as_str().unwrap_or_default()
+}
