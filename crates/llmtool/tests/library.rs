@@ -472,10 +472,11 @@ fn serving_beyond_loopback_needs_a_token_first() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn usage_library_totals_the_runs_made_through_the_library() {
+/// A mock provider that streams "A poem." with 1,000 tokens in and 500 out, whatever it is
+/// asked (the server streams its runs), a temporary folder, and a config file in it naming
+/// the mock as `mock` with `mock/m`'s price (its key: `MOCK_KEY`).
+async fn poem_provider() -> (llmtool_testkit::Mock, tempfile::TempDir, std::path::PathBuf) {
     let _ = rustls::crypto::ring::default_provider().install_default();
-    // The server streams its runs: the mock answers as a stream.
     let text_chunk =
         serde_json::json!({"choices": [{"index": 0, "delta": {"content": "A poem."}}]});
     let usage = serde_json::json!({"choices": [], "usage": {"prompt_tokens": 1000, "completion_tokens": 500}});
@@ -485,7 +486,6 @@ async fn usage_library_totals_the_runs_made_through_the_library() {
     )
     .await;
     let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("data");
     let config = dir.path().join("config.toml");
     std::fs::write(
         &config,
@@ -495,6 +495,13 @@ async fn usage_library_totals_the_runs_made_through_the_library() {
         ),
     )
     .unwrap();
+    (mock, dir, config)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn usage_library_totals_the_runs_made_through_the_library() {
+    let (_mock, dir, config) = poem_provider().await;
+    let data = dir.path().join("data");
     let token = |role: &str| {
         let made = llmtool(&data, &["token", "create", role, "--role", role], &[]);
         text(&made.stdout).trim().to_owned()
@@ -823,26 +830,8 @@ async fn login_by_the_browser_hands_over_a_token_of_the_members_which_logout_rev
 /// library sees none of it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_signed_in_run_of_a_library_tool_is_the_servers() {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    let text_chunk =
-        serde_json::json!({"choices": [{"index": 0, "delta": {"content": "A poem."}}]});
-    let usage = serde_json::json!({"choices": [], "usage": {"prompt_tokens": 1000, "completion_tokens": 500}});
-    let mock = llmtool_testkit::Mock::repeating(
-        "127.0.0.1:0",
-        llmtool_testkit::Reply::sse(&[&text_chunk.to_string(), &usage.to_string(), "[DONE]"]),
-    )
-    .await;
-    let dir = tempfile::tempdir().unwrap();
+    let (_mock, dir, config) = poem_provider().await;
     let data = dir.path().join("data");
-    let config = dir.path().join("config.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[providers.mock]\napi = \"openai\"\nbase_url = \"{}/v1\"\napi_key_env = \"MOCK_KEY\"\n\n[prices.\"mock/m\"]\ninput = 1.0\noutput = 2.0\n",
-            mock.url
-        ),
-    )
-    .unwrap();
     for args in [
         &["team", "create", "sales"][..],
         &["member", "add", "sam@example.test", "--team", "sales"],
