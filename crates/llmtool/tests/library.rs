@@ -877,13 +877,20 @@ async fn a_signed_in_run_of_a_library_tool_is_the_servers() {
     let listed = sidebar.as_array().unwrap();
     assert_eq!((listed.len(), listed[0]["slug"].as_str()), (1, Some("poet")), "{sidebar}");
 
+    // `llmtool call` of a library tool runs there too.
+    let called = llmtool(&data, &["call", "registry:poet", r#"{"topic": "moon"}"#], &as_sam);
+    assert_eq!(called.status.code(), Some(0), "{}", text(&called.stderr));
+    assert_eq!(text(&called.stdout).trim(), "A poem.");
+    assert_eq!(get("/spend?member=sam@example.test", &admin).await["totals"]["runs"], 2);
+
     // `llmtool conversations` lists it, and shows it turn by turn.
     let table = llmtool(&data, &["conversations"], &as_sam);
     assert_eq!(table.status.code(), Some(0), "{}", text(&table.stderr));
     assert!(text(&table.stdout).contains("Poet: tides") && text(&table.stdout).contains("poet@1"));
     let listed = llmtool(&data, &["conversations", "--format", "json"], &as_sam);
     let listed: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
-    let id = listed[0]["id"].as_str().unwrap().to_owned();
+    let tides = listed.as_array().unwrap().iter().find(|c| c["title"] == "Poet: tides").unwrap();
+    let id = tides["id"].as_str().unwrap().to_owned();
     let shown = llmtool(&data, &["conversations", "show", &id], &as_sam);
     assert_eq!(shown.status.code(), Some(0), "{}", text(&shown.stderr));
     let transcript = text(&shown.stdout);
@@ -906,7 +913,7 @@ async fn a_signed_in_run_of_a_library_tool_is_the_servers() {
     let here = llmtool(&data, &args, &local_env);
     assert_eq!(here.status.code(), Some(0), "{}", text(&here.stderr));
     assert!(!text(&here.stderr).contains("run by the library"), "{}", text(&here.stderr));
-    assert_eq!(get("/spend?member=sam@example.test", &admin).await["totals"]["runs"], 1);
+    assert_eq!(get("/spend?member=sam@example.test", &admin).await["totals"]["runs"], 2);
 
     // A hard budget of Sam's refuses the next run, in the library's words, exit 1.
     let budget = http
@@ -921,7 +928,7 @@ async fn a_signed_in_run_of_a_library_tool_is_the_servers() {
     assert_eq!(refused.status.code(), Some(1), "{}", text(&refused.stderr));
     let said = text(&refused.stderr);
     assert!(said.contains("refused the run") && said.contains("budget"), "{said}");
-    assert_eq!(get("/spend?member=sam@example.test", &admin).await["totals"]["runs"], 1);
+    assert_eq!(get("/spend?member=sam@example.test", &admin).await["totals"]["runs"], 2);
     server.kill().unwrap();
     server.wait().unwrap();
 }

@@ -51,6 +51,11 @@ pub(crate) fn run(args: &CallArgs) -> anyhow::Result<Outcome> {
             return Ok(Outcome::Problems);
         }
     };
+    // Signed in to the library, its tool runs there (as `llmtool run registry:…` does).
+    if let Some((library, reference)) = run::on_server::library_for(&args.tool, args.local)? {
+        let model = args.target.model.as_deref();
+        return run::on_server::send(&library, &reference, &inputs, model, args.format);
+    }
     let how = How {
         tool: &args.tool,
         target: &args.target,

@@ -2,7 +2,7 @@
 //! output. Every run starts a conversation (`llmtool reply` goes on with it).
 
 mod args;
-mod on_server;
+pub(crate) mod on_server;
 mod smart;
 pub(crate) mod turn;
 
@@ -35,7 +35,9 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<Outcome> {
     if args.continue_last || args.cid.is_some() {
         return reply::from_run(args);
     }
-    if let Some((library, reference)) = on_server::library_for(args)? {
+    if let Some((library, reference)) =
+        on_server::library_for(&args.tool, args.local || args.dry_run)?
+    {
         return on_server::run(&library, &reference, args);
     }
     let Some(loaded) = load(&args.tool)? else { return Ok(Outcome::Problems) };

@@ -36,4 +36,8 @@ pub(crate) struct CallArgs {
     pub(crate) max_repairs: u32,
     #[command(flatten)]
     pub(crate) sandbox: SandboxArgs,
+    /// Run a `registry:` tool on this machine even when signed in to the library (which would
+    /// otherwise run it, as `llmtool run` does).
+    #[arg(long)]
+    pub(crate) local: bool,
 }

@@ -5,6 +5,9 @@
 //! member may not use, a tool they do not see) is printed in the library's words, exit 1.
 
 use std::io::Write as _;
+use std::path::Path;
+
+use llmtool_format::template::Inputs;
 
 use llmtool_registry::client::{ClientError, LibraryClient};
 use llmtool_registry::{Reference, RunEvent};
@@ -15,18 +18,22 @@ use crate::outcome::Outcome;
 use crate::{io, registry};
 
 /// The library to run `tool` on: a `registry:` tool, a library signed in to (a token for it),
-/// and no `--local`.
-pub(crate) fn library_for(args: &RunArgs) -> anyhow::Result<Option<(LibraryClient, Reference)>> {
-    if args.local || args.dry_run {
+/// and not asked to run here (`local`).
+pub(crate) fn library_for(
+    tool: &Path,
+    local: bool,
+) -> anyhow::Result<Option<(LibraryClient, Reference)>> {
+    if local {
         return Ok(None);
     }
-    let Some(Some(reference)) = args.tool.to_str().and_then(Reference::from_path) else {
+    let Some(Some(reference)) = tool.to_str().and_then(Reference::from_path) else {
         return Ok(None);
     };
     let client = registry::named()?;
     Ok(client.has_token().then_some((client, reference)))
 }
 
+/// `llmtool run registry:…` on the library: the values read here, the run there.
 pub(crate) fn run(
     client: &LibraryClient,
     reference: &Reference,
@@ -35,11 +42,22 @@ pub(crate) fn run(
     // The tool itself, for its variables: the values are read as a run here reads them.
     let Some(loaded) = load(&args.tool)? else { return Ok(Outcome::Problems) };
     let inputs = read_inputs(&args.variables, loaded.template.variables())?;
-    let values = llmtool_runtime::log::values_json(&inputs);
-    let model = args.target.model.as_deref();
+    send(client, reference, &inputs, args.target.model.as_deref(), args.format)
+}
+
+/// Runs `reference` on the library with `inputs` (on `model`, if given), its answer printed
+/// as `format` says.
+pub(crate) fn send(
+    client: &LibraryClient,
+    reference: &Reference,
+    inputs: &Inputs,
+    model: Option<&str>,
+    format: RunFormat,
+) -> anyhow::Result<Outcome> {
+    let values = llmtool_runtime::log::values_json(inputs);
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let url = client.url().trim_end_matches("/api/v1");
-    let mut shown = Shown { format: args.format, streamed: false, done: None, url };
+    let mut shown = Shown { format, streamed: false, done: None, url };
     let ran = runtime.block_on(client.run_on_server(
         &reference.slug,
         &reference.selector,
