@@ -97,8 +97,13 @@ impl LibraryClient {
     }
 
     pub(crate) fn request(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
-        let request =
-            self.http.request(method, format!("{}{path}", self.base)).timeout(REQUEST_TIMEOUT);
+        self.request_to(method, &format!("{}{path}", self.base))
+    }
+
+    /// A request to `url` on the library's server (outside its API, as `/mcp` is), with the
+    /// token.
+    pub(crate) fn request_to(&self, method: reqwest::Method, url: &str) -> reqwest::RequestBuilder {
+        let request = self.http.request(method, url).timeout(REQUEST_TIMEOUT);
         match &self.token {
             Some(token) => request.bearer_auth(token),
             None => request,

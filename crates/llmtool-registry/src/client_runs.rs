@@ -105,7 +105,7 @@ impl LibraryClient {
 }
 
 /// Where the first whole event in `bytes` ends (after its blank line), if one is whole.
-fn event_end(bytes: &[u8]) -> Option<usize> {
+pub(crate) fn event_end(bytes: &[u8]) -> Option<usize> {
     let lf = bytes.windows(2).position(|pair| pair == b"\n\n").map(|at| at + 2);
     let crlf = bytes.windows(4).position(|quad| quad == b"\r\n\r\n").map(|at| at + 4);
     match (lf, crlf) {
@@ -116,7 +116,7 @@ fn event_end(bytes: &[u8]) -> Option<usize> {
 
 /// An event block's name (`message` unless named) and its data as JSON (`null` when it is
 /// not JSON); `None` for a block with no data (a comment, a keep-alive).
-fn parse_event(block: &[u8]) -> Option<RunEvent> {
+pub(crate) fn parse_event(block: &[u8]) -> Option<RunEvent> {
     let text = String::from_utf8_lossy(block);
     let mut event = "message".to_owned();
     let mut data: Vec<&str> = Vec::new();

@@ -11,9 +11,13 @@ mod changes;
 #[cfg(feature = "client")]
 pub mod client;
 #[cfg(feature = "client")]
+mod client_mcp;
+#[cfg(feature = "client")]
 mod client_runs;
 #[cfg(feature = "client")]
 mod client_tokens;
+#[cfg(feature = "client")]
+pub use client_mcp::McpAnswer;
 #[cfg(feature = "client")]
 pub use client_runs::RunEvent;
 #[cfg(feature = "client")]

@@ -472,19 +472,26 @@ fn serving_beyond_loopback_needs_a_token_first() {
     );
 }
 
-/// A mock provider that streams "A poem." with 1,000 tokens in and 500 out, whatever it is
-/// asked (the server streams its runs), a temporary folder, and a config file in it naming
-/// the mock as `mock` with `mock/m`'s price (its key: `MOCK_KEY`).
-async fn poem_provider() -> (llmtool_testkit::Mock, tempfile::TempDir, std::path::PathBuf) {
+/// A mock provider that answers "A poem." with 1,000 tokens in and 500 out, whatever it is
+/// asked, as a stream (`streamed`: the server streams the runs of its API) or as one JSON
+/// answer (the runs of its MCP); a temporary folder, and a config file in it naming the mock
+/// as `mock` with `mock/m`'s price (its key: `MOCK_KEY`).
+async fn poem_provider(
+    streamed: bool,
+) -> (llmtool_testkit::Mock, tempfile::TempDir, std::path::PathBuf) {
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let text_chunk =
-        serde_json::json!({"choices": [{"index": 0, "delta": {"content": "A poem."}}]});
-    let usage = serde_json::json!({"choices": [], "usage": {"prompt_tokens": 1000, "completion_tokens": 500}});
-    let mock = llmtool_testkit::Mock::repeating(
-        "127.0.0.1:0",
-        llmtool_testkit::Reply::sse(&[&text_chunk.to_string(), &usage.to_string(), "[DONE]"]),
-    )
-    .await;
+    let reply = if streamed {
+        let text_chunk =
+            serde_json::json!({"choices": [{"index": 0, "delta": {"content": "A poem."}}]});
+        let usage = serde_json::json!({"choices": [], "usage": {"prompt_tokens": 1000, "completion_tokens": 500}});
+        llmtool_testkit::Reply::sse(&[&text_chunk.to_string(), &usage.to_string(), "[DONE]"])
+    } else {
+        let answer = serde_json::json!({"id": "c1", "object": "chat.completion", "model": "m",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": "A poem."}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 1000, "completion_tokens": 500}});
+        llmtool_testkit::Reply::json(200, answer.to_string())
+    };
+    let mock = llmtool_testkit::Mock::repeating("127.0.0.1:0", reply).await;
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("config.toml");
     std::fs::write(
@@ -500,7 +507,7 @@ async fn poem_provider() -> (llmtool_testkit::Mock, tempfile::TempDir, std::path
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn usage_library_totals_the_runs_made_through_the_library() {
-    let (_mock, dir, config) = poem_provider().await;
+    let (_mock, dir, config) = poem_provider(true).await;
     let data = dir.path().join("data");
     let token = |role: &str| {
         let made = llmtool(&data, &["token", "create", role, "--role", role], &[]);
@@ -830,7 +837,7 @@ async fn login_by_the_browser_hands_over_a_token_of_the_members_which_logout_rev
 /// library sees none of it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_signed_in_run_of_a_library_tool_is_the_servers() {
-    let (_mock, dir, config) = poem_provider().await;
+    let (_mock, dir, config) = poem_provider(true).await;
     let data = dir.path().join("data");
     for args in [
         &["team", "create", "sales"][..],
@@ -931,6 +938,112 @@ async fn a_signed_in_run_of_a_library_tool_is_the_servers() {
     assert_eq!(get("/spend?member=sam@example.test", &admin).await["totals"]["runs"], 2);
     server.kill().unwrap();
     server.wait().unwrap();
+}
+
+/// `llmtool mcp --registry URL` relays an editor's MCP to the library as the signed-in member:
+/// the tools they see (another team's tool is not listed), each run on the library and counted
+/// in their spend.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_through_the_library_lists_what_the_member_sees_and_runs_there() {
+    let (_mock, dir, config) = poem_provider(false).await;
+    let data = dir.path().join("data");
+    for args in [
+        &["team", "create", "sales"][..],
+        &["team", "create", "support"],
+        &["member", "add", "sam@example.test", "--team", "sales"],
+        &["member", "add", "sue@example.test", "--team", "support"],
+    ] {
+        let out = llmtool(&data, args, &[]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    }
+    let token = |args: &[&str]| text(&llmtool(&data, args, &[]).stdout).trim().to_owned();
+    let sam = token(&["token", "create", "sam-mcp", "--member", "sam@example.test"]);
+    let sue = token(&["token", "create", "sue-mcp", "--member", "sue@example.test"]);
+    let admin = token(&["token", "create", "ops", "--role", "admin"]);
+    let key = [("MOCK_KEY", "mock-secret-key-5150")];
+    let (mut server, url) = serve_with(&data, &["--config", config.to_str().unwrap()], &key);
+    let as_admin = [("LLMTOOL_REGISTRY", url.as_str()), ("LLMTOOL_TOKEN", admin.as_str())];
+    for (name, tags) in [("Poet", &[][..]), ("Deal Poet", &["--tag", "sales"][..])] {
+        let file = dir.path().join(format!("{}.json", name.replace(' ', "-")));
+        let tool = serde_json::json!({"model_prompt": "A poem about {{topic}}.",
+            "metadata": {"prompt_name": name, "description": "Writes poems.", "model_version": ["mock/m"],
+                "timestamp": "2026-11-23T10:00:00Z",
+                "variables": [{"name": "topic", "type": "text", "description": "What about."}]}});
+        std::fs::write(&file, tool.to_string()).unwrap();
+        let mut args = vec!["publish", file.to_str().unwrap()];
+        args.extend_from_slice(tags);
+        let published = llmtool(&data, &args, &as_admin);
+        assert_eq!(published.status.code(), Some(0), "{}", text(&published.stderr));
+    }
+    let relay = |token: &str, asked: &serde_json::Value| {
+        let hello = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "editor", "version": "1"}}});
+        let ready = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        let input = format!("{hello}\n{ready}\n{asked}\n");
+        let out =
+            with_stdin(&data, &["mcp", "--registry", &url], &[("LLMTOOL_TOKEN", token)], &input);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let answers: Vec<serde_json::Value> =
+            text(&out.stdout).lines().map(|line| serde_json::from_str(line).unwrap()).collect();
+        answers
+            .into_iter()
+            .find(|answer| answer["id"] == 2)
+            .unwrap_or_else(|| panic!("{}", text(&out.stdout)))
+    };
+    let list = serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    let names = |listed: &serde_json::Value| -> Vec<String> {
+        listed["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_lowercase())
+            .collect()
+    };
+    let sues = names(&relay(&sue, &list));
+    assert!(
+        sues.iter().any(|name| name == "poet") && !sues.iter().any(|name| name.contains("deal")),
+        "{sues:?}"
+    );
+    let sams = names(&relay(&sam, &list));
+    assert!(sams.iter().any(|name| name.contains("deal")), "{sams:?}");
+
+    let call = serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "poet", "arguments": {"topic": "tides"}}});
+    let called = relay(&sam, &call);
+    assert!(called["result"].to_string().contains("A poem."), "{called}");
+    let spend = reqwest::Client::new()
+        .get(format!("{url}/api/v1/spend?member=sam@example.test"))
+        .bearer_auth(&admin)
+        .send()
+        .await
+        .unwrap()
+        .json::<serde_json::Value>()
+        .await
+        .unwrap();
+    assert_eq!(spend["totals"]["runs"], 1, "{spend}");
+    // A token the library does not take: the request is answered with the library's words.
+    let refused = relay("llmt_not-a-token", &list);
+    assert!(refused["error"]["message"].as_str().is_some(), "{refused}");
+    server.kill().unwrap();
+    server.wait().unwrap();
+}
+
+/// `llmtool ARGS` with `input` on standard input, the environment `env` added.
+fn with_stdin(data: &Path, args: &[&str], env: &[(&str, &str)], input: &str) -> Output {
+    use std::io::Write as _;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_llmtool"))
+        .args(args)
+        .envs(env.iter().copied())
+        .env("LLMTOOL_DATA_DIR", data)
+        .env("LLMTOOL_NO_LOG", "1")
+        .env_remove("LLMTOOL_REGISTRY")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
 }
 
 #[test]

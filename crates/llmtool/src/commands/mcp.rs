@@ -2,6 +2,7 @@
 //! output or over Streamable HTTP, with the files watched.
 
 mod args;
+mod relay;
 
 pub(crate) use args::{McpArgs, McpHttpArgs, McpOnly};
 
@@ -27,6 +28,9 @@ pub(crate) fn run(args: &McpArgs) -> anyhow::Result<Outcome> {
     // Standard output belongs to the protocol.
     let telemetry = crate::telemetry::start()?;
     crate::logging::init(args.log_level, crate::cli::LogFormat::Text, telemetry.as_ref());
+    if let Some(url) = &args.registry {
+        return relay::relay(url);
+    }
     if !args.name_prefix.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
     {
         anyhow::bail!(

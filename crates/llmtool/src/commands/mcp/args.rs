@@ -9,7 +9,7 @@ use crate::cli::{LogLevel, ModelArgs};
 /// Serve tool files over the Model Context Protocol: each tool as a prompt and as a tool.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  llmtool mcp examples/                        # stdio, for Claude Desktop, VS Code, Cursor, Emacs\n  llmtool mcp --http 127.0.0.1:8765 tools/     # Streamable HTTP at http://127.0.0.1:8765/mcp\n  llmtool mcp --only prompts --name-prefix team_ tools/\n\nTool files are watched: changes update the lists, and clients are told. Logs go to standard error."
+    after_help = "Examples:\n  llmtool mcp examples/                        # stdio, for Claude Desktop, VS Code, Cursor, Emacs\n  llmtool mcp --registry https://tools.internal # the library's tools you see, run on the library\n  llmtool mcp --http 127.0.0.1:8765 tools/     # Streamable HTTP at http://127.0.0.1:8765/mcp\n  llmtool mcp --only prompts --name-prefix team_ tools/\n\nTool files are watched: changes update the lists, and clients are told. Logs go to standard error."
 )]
 pub(crate) struct McpArgs {
     /// Tool files, folders searched recursively for `*.json` (hidden ones skipped, symbolic
@@ -17,6 +17,12 @@ pub(crate) struct McpArgs {
     /// `SLUG:LABEL`, from `LLMTOOL_REGISTRY` or the config file's `registry`).
     #[arg(value_name = "PATH", default_value = ".")]
     pub(crate) paths: Vec<PathBuf>,
+    /// Relay standard input and output to this library's own MCP endpoint (`URL/mcp`), as the
+    /// member the saved token (`llmtool login URL`) or `LLMTOOL_TOKEN` signs in as: the tools
+    /// they see, each run on the library under its budgets, data-loss policy and spend. No
+    /// file is served then.
+    #[arg(long, value_name = "URL", conflicts_with_all = ["http", "only", "smart_tools"])]
+    pub(crate) registry: Option<String>,
     /// Serve Streamable HTTP at `http://ADDR/mcp` instead of standard input and output.
     #[arg(long, value_name = "ADDR")]
     pub(crate) http: Option<std::net::SocketAddr>,
