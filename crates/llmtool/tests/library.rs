@@ -906,6 +906,27 @@ async fn a_signed_in_run_of_a_library_tool_is_the_servers() {
         "{transcript}"
     );
 
+    // `reply` goes on with the conversation last asked on the library (the call's), and
+    // `reply --cid` with any of the member's there.
+    let replied = llmtool(&data, &["reply", "Shorter, please."], &as_sam);
+    assert_eq!(replied.status.code(), Some(0), "{}", text(&replied.stderr));
+    assert_eq!(text(&replied.stdout).trim(), "A poem.");
+    let again = llmtool(&data, &["reply", "--cid", &id, "Once more."], &as_sam);
+    assert_eq!(again.status.code(), Some(0), "{}", text(&again.stderr));
+    let listed = llmtool(&data, &["conversations", "--format", "json"], &as_sam);
+    let listed: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let turns: Vec<(String, u64)> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["title"].as_str().unwrap().to_owned(), c["turns"].as_u64().unwrap()))
+        .collect();
+    assert!(
+        turns.contains(&("Poet: moon".into(), 2)) && turns.contains(&("Poet: tides".into(), 2)),
+        "{turns:?}"
+    );
+    assert_eq!(get("/spend?member=sam@example.test", &admin).await["totals"]["runs"], 4);
+
     // `--local` runs here, on the config's provider, and the library hears nothing of it.
     let local_env = [as_sam[0], as_sam[1], key[0]];
     let args = [
@@ -920,7 +941,7 @@ async fn a_signed_in_run_of_a_library_tool_is_the_servers() {
     let here = llmtool(&data, &args, &local_env);
     assert_eq!(here.status.code(), Some(0), "{}", text(&here.stderr));
     assert!(!text(&here.stderr).contains("run by the library"), "{}", text(&here.stderr));
-    assert_eq!(get("/spend?member=sam@example.test", &admin).await["totals"]["runs"], 2);
+    assert_eq!(get("/spend?member=sam@example.test", &admin).await["totals"]["runs"], 4);
 
     // A hard budget of Sam's refuses the next run, in the library's words, exit 1.
     let budget = http
@@ -935,7 +956,7 @@ async fn a_signed_in_run_of_a_library_tool_is_the_servers() {
     assert_eq!(refused.status.code(), Some(1), "{}", text(&refused.stderr));
     let said = text(&refused.stderr);
     assert!(said.contains("refused the run") && said.contains("budget"), "{said}");
-    assert_eq!(get("/spend?member=sam@example.test", &admin).await["totals"]["runs"], 2);
+    assert_eq!(get("/spend?member=sam@example.test", &admin).await["totals"]["runs"], 4);
     server.kill().unwrap();
     server.wait().unwrap();
 }

@@ -11,9 +11,11 @@ use llmtool_runtime::{Conversation, ParamOverrides, Runtime};
 use crate::cli::{ModelArgs, SetupArgs};
 use crate::commands::logs::with_log;
 use crate::commands::run::turn::{Printing, say_notices, take_turn};
-use crate::commands::run::{RunArgs, RunFormat, TurnArgs, runtime_options, sendable};
+use crate::commands::run::{RunArgs, RunFormat, TurnArgs, on_server, runtime_options, sendable};
 use crate::outcome::Outcome;
+use crate::registry;
 use crate::settings;
+use llmtool_registry::client::LibraryClient;
 
 /// Ask a follow-up after a tool's answer: the whole conversation so far is sent to the model it
 /// started on, and the answer streams back (free text: the tool's expected output binds its
@@ -76,6 +78,9 @@ fn follow_up(
     if text.trim().is_empty() {
         anyhow::bail!("the follow-up is empty");
     }
+    if let Some((library, id)) = on_the_library(cid)? {
+        return on_server::follow_up(&library, &id, &text, format);
+    }
     let kept = find(cid)?;
     let conversation = Conversation::from_log(&kept)?;
     let providers = settings::load_providers(target.setup.config.as_deref())?;
@@ -95,11 +100,33 @@ fn follow_up(
     Ok(take_turn(&tokio, &runtime, &request, options, &subject, printing)?.outcome)
 }
 
-/// The conversation `cid` of the run log, or its last one; an unknown id is an error that
-/// says where the ids are listed.
-pub(crate) fn find(cid: Option<&str>) -> anyhow::Result<Kept> {
+/// The library's conversation a follow-up goes to, when signed in to a library: `cid` when the
+/// run log has no such conversation, or with no `cid` the one last asked there when it is
+/// newer than the run log's last.
+fn on_the_library(cid: Option<&str>) -> anyhow::Result<Option<(LibraryClient, String)>> {
+    let library = registry::named()?;
+    if !library.has_token() {
+        return Ok(None);
+    }
+    let noted = on_server::last_on(library.url());
+    let local = local_conversation(cid)?;
+    Ok(match (cid, local) {
+        (Some(_), Some(_)) => None,
+        (Some(id), None) => Some((library, id.trim().to_owned())),
+        (None, local) => {
+            let Some((id, at)) = noted else { return Ok(None) };
+            let local_at = local
+                .and_then(|kept| kept.turns.last().map(|turn| turn.started_at.clone()))
+                .and_then(|at| at.parse::<jiff::Timestamp>().ok());
+            local_at.is_none_or(|local_at| local_at < at).then_some((library, id))
+        }
+    })
+}
+
+/// The conversation `cid` of the run log, or its last one, if there is one.
+fn local_conversation(cid: Option<&str>) -> anyhow::Result<Option<Kept>> {
     let wanted = cid.map(|id| id.trim().to_lowercase());
-    let found = with_log(|log| async move {
+    Ok(with_log(|log| async move {
         let id = match wanted {
             Some(id) => Some(id),
             None => log.latest_conversation(&["run", "chat"]).await?,
@@ -109,7 +136,13 @@ pub(crate) fn find(cid: Option<&str>) -> anyhow::Result<Kept> {
             None => Ok(None),
         }
     })?
-    .flatten();
+    .flatten())
+}
+
+/// The conversation `cid` of the run log, or its last one; an unknown id is an error that
+/// says where the ids are listed.
+pub(crate) fn find(cid: Option<&str>) -> anyhow::Result<Kept> {
+    let found = local_conversation(cid)?;
     match (found, cid) {
         (Some(kept), _) => Ok(kept),
         (None, Some(id)) => anyhow::bail!(

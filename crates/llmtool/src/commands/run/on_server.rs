@@ -55,16 +55,40 @@ pub(crate) fn send(
     format: RunFormat,
 ) -> anyhow::Result<Outcome> {
     let values = llmtool_runtime::log::values_json(inputs);
+    streamed(client, format, Ask::Run { reference, values, model })
+}
+
+/// `llmtool reply` to the library's conversation `id`: its next turn, asked there.
+pub(crate) fn follow_up(
+    client: &LibraryClient,
+    id: &str,
+    text: &str,
+    format: RunFormat,
+) -> anyhow::Result<Outcome> {
+    streamed(client, format, Ask::Message { id, text })
+}
+
+/// What is asked of the library: a tool's run, or a conversation's next turn.
+enum Ask<'a> {
+    Run { reference: &'a Reference, values: serde_json::Value, model: Option<&'a str> },
+    Message { id: &'a str, text: &'a str },
+}
+
+/// Asks the library and shows its events as they come; the outcome.
+fn streamed(client: &LibraryClient, format: RunFormat, ask: Ask<'_>) -> anyhow::Result<Outcome> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let url = client.url().trim_end_matches("/api/v1");
     let mut shown = Shown { format, streamed: false, done: None, url };
-    let ran = runtime.block_on(client.run_on_server(
-        &reference.slug,
-        &reference.selector,
-        &values,
-        model,
-        &mut |event| shown.event(event),
-    ));
+    let mut on_event = |event: RunEvent| shown.event(event);
+    let ran = runtime.block_on(async {
+        match ask {
+            Ask::Run { reference, values, model } => {
+                let (slug, selector) = (&reference.slug, &reference.selector);
+                client.run_on_server(slug, selector, &values, model, &mut on_event).await
+            }
+            Ask::Message { id, text } => client.message(id, text, None, &mut on_event).await,
+        }
+    });
     match ran {
         Ok(()) => shown.end(),
         Err(ClientError::Refused { status, detail, .. }) if status != 401 => {
@@ -97,6 +121,9 @@ impl Shown<'_> {
                     "{at} on {model}, run by the library at {} (conversation {id})",
                     self.url
                 );
+                if !id.is_empty() {
+                    note_last(self.url, id);
+                }
                 for line in data["warnings"].as_array().into_iter().flatten() {
                     eprintln!("warning: {}", text(line));
                 }
@@ -148,4 +175,34 @@ impl Shown<'_> {
 /// A JSON string's text, or nothing.
 fn text(value: &serde_json::Value) -> &str {
     value.as_str().unwrap_or_default()
+}
+
+/// Where the last conversation asked on a library is noted, for `llmtool reply` without
+/// `--cid`: the library, the conversation's id and when (a file of the data directory, private
+/// as the run log is).
+fn last_path() -> Option<std::path::PathBuf> {
+    llmtool_log::data_dir().map(|dir| dir.join("last-library-conversation.json"))
+}
+
+/// Notes that the conversation `id` of the library at `url` was asked just now. Losing the
+/// note costs only `reply`'s default, so a failure to write it is not the run's.
+fn note_last(url: &str, id: &str) {
+    let Some(path) = last_path() else { return };
+    let at = jiff::Timestamp::now().to_string();
+    let noted = serde_json::json!({"library": url, "id": id, "at": at});
+    if let Some(folder) = path.parent() {
+        let _ = std::fs::create_dir_all(folder);
+    }
+    let _ = io::write_privately(&path, noted.to_string().as_bytes());
+}
+
+/// The last conversation asked on the library at `url`, and when, if one was noted.
+pub(crate) fn last_on(url: &str) -> Option<(String, jiff::Timestamp)> {
+    let noted: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(last_path()?).ok()?).ok()?;
+    let url = url.trim_end_matches("/api/v1");
+    if !registry::same_library(text(&noted["library"]), url) {
+        return None;
+    }
+    Some((text(&noted["id"]).to_owned(), text(&noted["at"]).parse().ok()?))
 }
