@@ -927,6 +927,21 @@ async fn a_signed_in_run_of_a_library_tool_is_the_servers() {
     );
     assert_eq!(get("/spend?member=sam@example.test", &admin).await["totals"]["runs"], 4);
 
+    // `chat` runs the tool there, then asks each line typed as the next turn.
+    let chatted = with_stdin(
+        &data,
+        &["chat", "registry:poet", "--var", "topic=sun"],
+        &as_sam,
+        "Shorter.\n/exit\n",
+    );
+    assert_eq!(chatted.status.code(), Some(0), "{}", text(&chatted.stderr));
+    assert_eq!(text(&chatted.stdout).matches("A poem.").count(), 2, "{}", text(&chatted.stdout));
+    let listed = llmtool(&data, &["conversations", "--format", "json"], &as_sam);
+    let listed: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let sun = listed.as_array().unwrap().iter().find(|c| c["title"] == "Poet: sun").unwrap();
+    assert_eq!(sun["turns"], 2, "{sun}");
+    assert_eq!(get("/spend?member=sam@example.test", &admin).await["totals"]["runs"], 6);
+
     // `--local` runs here, on the config's provider, and the library hears nothing of it.
     let local_env = [as_sam[0], as_sam[1], key[0]];
     let args = [
@@ -941,7 +956,7 @@ async fn a_signed_in_run_of_a_library_tool_is_the_servers() {
     let here = llmtool(&data, &args, &local_env);
     assert_eq!(here.status.code(), Some(0), "{}", text(&here.stderr));
     assert!(!text(&here.stderr).contains("run by the library"), "{}", text(&here.stderr));
-    assert_eq!(get("/spend?member=sam@example.test", &admin).await["totals"]["runs"], 4);
+    assert_eq!(get("/spend?member=sam@example.test", &admin).await["totals"]["runs"], 6);
 
     // A hard budget of Sam's refuses the next run, in the library's words, exit 1.
     let budget = http
@@ -956,7 +971,7 @@ async fn a_signed_in_run_of_a_library_tool_is_the_servers() {
     assert_eq!(refused.status.code(), Some(1), "{}", text(&refused.stderr));
     let said = text(&refused.stderr);
     assert!(said.contains("refused the run") && said.contains("budget"), "{said}");
-    assert_eq!(get("/spend?member=sam@example.test", &admin).await["totals"]["runs"], 4);
+    assert_eq!(get("/spend?member=sam@example.test", &admin).await["totals"]["runs"], 6);
     server.kill().unwrap();
     server.wait().unwrap();
 }
@@ -1054,10 +1069,10 @@ fn with_stdin(data: &Path, args: &[&str], env: &[(&str, &str)], input: &str) -> 
     use std::io::Write as _;
     let mut child = Command::new(env!("CARGO_BIN_EXE_llmtool"))
         .args(args)
+        .env_remove("LLMTOOL_REGISTRY")
         .envs(env.iter().copied())
         .env("LLMTOOL_DATA_DIR", data)
         .env("LLMTOOL_NO_LOG", "1")
-        .env_remove("LLMTOOL_REGISTRY")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -11,8 +11,9 @@ use llmtool_runtime::{Conversation, ParamOverrides};
 use rustyline::error::ReadlineError;
 
 use crate::cli::{ModelArgs, VariableArgs};
+use crate::commands::render::read_inputs;
 use crate::commands::run::turn::{Printing, TurnEnd, say_notices, take_turn};
-use crate::commands::run::{RunFormat, TurnArgs, open, sendable};
+use crate::commands::run::{RunFormat, TurnArgs, load, on_server, open, sendable};
 use crate::outcome::Outcome;
 use crate::secrets;
 
@@ -38,12 +39,22 @@ pub(crate) struct ChatArgs {
     /// Keep a code answer whole instead of extracting its fenced block.
     #[arg(long)]
     pub(crate) raw: bool,
+    /// Chat with a `registry:` tool on this machine even when signed in to the library (which
+    /// would otherwise run the conversation, as `llmtool run` does).
+    #[arg(long)]
+    pub(crate) local: bool,
 }
 
 /// What ends a session, typed at the prompt.
 const ENDINGS: [&str; 2] = ["/exit", "/quit"];
 
 pub(crate) fn chat(args: &ChatArgs) -> anyhow::Result<Outcome> {
+    if let Some((library, reference)) = on_server::library_for(&args.tool, args.local)? {
+        let Some(loaded) = load(&args.tool)? else { return Ok(Outcome::Problems) };
+        let inputs = read_inputs(&args.variables, loaded.template.variables())?;
+        let model = args.target.model.as_deref();
+        return on_server::chat(&library, &reference, &inputs, model);
+    }
     let mut opening = match open(&args.tool, &args.variables, &args.target, &args.turn, false)? {
         Ok(opening) => opening,
         Err(outcome) => return Ok(outcome),
@@ -78,30 +89,14 @@ pub(crate) fn chat(args: &ChatArgs) -> anyhow::Result<Outcome> {
     let overrides =
         ParamOverrides { temperature: args.turn.temperature, max_tokens: args.turn.max_tokens };
     let follow_options = RunOptions::streamed(!args.turn.no_stream);
-    let mut editor = rustyline::DefaultEditor::new()?;
-    loop {
-        let line = match editor.readline("> ") {
-            Ok(line) => line,
-            // Ctrl-C at the prompt: a fresh line, as shells do.
-            Err(ReadlineError::Interrupted) => continue,
-            Err(ReadlineError::Eof) => break,
-            Err(error) => return Err(error.into()),
-        };
-        let text = line.trim();
-        if text.is_empty() {
-            continue;
-        }
-        if ENDINGS.contains(&text) {
-            break;
-        }
-        let _ = editor.add_history_entry(text);
+    prompt_lines(|text| {
         let request = match sendable(runtime.follow_up(&conversation, text.to_owned(), overrides)) {
             Ok(Ok(request)) => request,
             // Its problem is said; the session goes on.
-            Ok(Err(_)) => continue,
+            Ok(Err(_)) => return,
             Err(error) => {
                 eprintln!("error: {}", secrets::redact(&format!("{error:#}")));
-                continue;
+                return;
             }
         };
         say_notices(&request);
@@ -114,6 +109,30 @@ pub(crate) fn chat(args: &ChatArgs) -> anyhow::Result<Outcome> {
                 eprintln!("error: {}", secrets::redact(&format!("{error:#}")));
             }
         }
-    }
+    })?;
     Ok(Outcome::Ok)
+}
+
+/// Reads lines at the `> ` prompt (line editing and the session's history), handing each
+/// non-empty one to `ask`, until Ctrl-D or one of [`ENDINGS`]; Ctrl-C clears the line.
+pub(crate) fn prompt_lines(mut ask: impl FnMut(&str)) -> anyhow::Result<()> {
+    let mut editor = rustyline::DefaultEditor::new()?;
+    loop {
+        let line = match editor.readline("> ") {
+            Ok(line) => line,
+            // Ctrl-C at the prompt: a fresh line, as shells do.
+            Err(ReadlineError::Interrupted) => continue,
+            Err(ReadlineError::Eof) => return Ok(()),
+            Err(error) => return Err(error.into()),
+        };
+        let text = line.trim();
+        if text.is_empty() {
+            continue;
+        }
+        if ENDINGS.contains(&text) {
+            return Ok(());
+        }
+        let _ = editor.add_history_entry(text);
+        ask(text);
+    }
 }

@@ -76,9 +76,18 @@ enum Ask<'a> {
 
 /// Asks the library and shows its events as they come; the outcome.
 fn streamed(client: &LibraryClient, format: RunFormat, ask: Ask<'_>) -> anyhow::Result<Outcome> {
+    Ok(asked(client, format, ask)?.0)
+}
+
+/// [`streamed`], with the conversation the turn was a turn of (when the library named it).
+fn asked(
+    client: &LibraryClient,
+    format: RunFormat,
+    ask: Ask<'_>,
+) -> anyhow::Result<(Outcome, Option<String>)> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let url = client.url().trim_end_matches("/api/v1");
-    let mut shown = Shown { format, streamed: false, done: None, url };
+    let mut shown = Shown { format, streamed: false, done: None, url, conversation: None };
     let mut on_event = |event: RunEvent| shown.event(event);
     let ran = runtime.block_on(async {
         match ask {
@@ -90,13 +99,37 @@ fn streamed(client: &LibraryClient, format: RunFormat, ask: Ask<'_>) -> anyhow::
         }
     });
     match ran {
-        Ok(()) => shown.end(),
+        Ok(()) => {
+            let conversation = shown.conversation.clone();
+            Ok((shown.end()?, conversation))
+        }
         Err(ClientError::Refused { status, detail, .. }) if status != 401 => {
             eprintln!("the library at {url} refused the run: {detail}");
-            Ok(Outcome::Problems)
+            Ok((Outcome::Problems, None))
         }
         Err(error) => Err(registry::explained(error, client, "viewer")),
     }
+}
+
+/// `llmtool chat registry:…` on the library: the tool's answer, then each line read at the
+/// prompt asked as the conversation's next turn there, until Ctrl-D or `/exit`.
+pub(crate) fn chat(
+    client: &LibraryClient,
+    reference: &Reference,
+    inputs: &Inputs,
+    model: Option<&str>,
+) -> anyhow::Result<Outcome> {
+    let values = llmtool_runtime::log::values_json(inputs);
+    let first = asked(client, RunFormat::Text, Ask::Run { reference, values, model })?;
+    let (Outcome::Ok, Some(id)) = first else { return Ok(first.0) };
+    eprintln!("(Ctrl-D or /exit ends the conversation; `llmtool reply` goes on with it later)");
+    crate::commands::chat::prompt_lines(|text| {
+        // A turn's problem is said; the session goes on.
+        if let Err(error) = asked(client, RunFormat::Text, Ask::Message { id: &id, text }) {
+            eprintln!("error: {error:#}");
+        }
+    })?;
+    Ok(Outcome::Ok)
 }
 
 /// What has been shown of a run so far.
@@ -106,6 +139,8 @@ struct Shown<'a> {
     streamed: bool,
     /// The `done` event's run, once it came.
     done: Option<serde_json::Value>,
+    /// The conversation the run is a turn of, once `start` named it.
+    conversation: Option<String>,
     url: &'a str,
 }
 
@@ -123,6 +158,7 @@ impl Shown<'_> {
                 );
                 if !id.is_empty() {
                     note_last(self.url, id);
+                    self.conversation = Some(id.to_owned());
                 }
                 for line in data["warnings"].as_array().into_iter().flatten() {
                     eprintln!("warning: {}", text(line));
