@@ -17,7 +17,7 @@ const out = checking ? await mkdtemp(join(tmpdir(), "llmtool-studio-")) : commit
 if (!checking) await rm(out, { recursive: true, force: true });
 const result = await build({
   metafile: true,
-  entryPoints: ["gallery", "tool", "editor", "signin", "invite", "people", "teams", "integrations", "prices", "spend", "budgets", "audit", "share", "conversation", "join", "snapshot", "tokens", "device"].map((page) => join(here, "src", `${page}.js`)),
+  entryPoints: ["gallery", "tool", "editor", "signin", "invite", "people", "teams", "integrations", "prices", "spend", "budgets", "audit", "share", "conversation", "join", "snapshot", "tokens", "device", "curate"].map((page) => join(here, "src", `${page}.js`)),
   outdir: out,
   bundle: true,
   format: "esm",

@@ -9,6 +9,7 @@ const PAGES = [
   ["/control/budgets", "Budgets"],
   ["/control/integrations", "Integrations", "admin"],
   ["/control/prices", "Prices"],
+  ["/control/curate", "Curate tools", "admin"],
   ["/control/audit", "Audit log", "admin"],
 ];
 

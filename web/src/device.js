@@ -34,7 +34,7 @@ async function look(code) {
   try {
     grant = await api(path`/device/${code}`);
   } catch (error) {
-    say(error.status === 404 ? "No sign-in waits with that code: it was answered or it expired. Run `llmtool login` again." : error.message, "error");
+    say(error.status === 404 ? "No sign-in waits with that code: it was answered or it expired. Sign in from your terminal again." : error.message, "error");
     return;
   }
   const answer = async (allow) => {

@@ -34,7 +34,7 @@ async function load() {
   const heads = ["Name", everyone ? "Member" : null, "Role", "Made", "Expires", "Last used", "State", ""].filter((h) => h !== null);
   const table = tokens.length
     ? el("table", {}, el("thead", {}, el("tr", {}, ...heads.map((h) => el("th", { scope: "col" }, h)))), el("tbody", {}, ...rows))
-    : el("p", { class: "empty" }, "No tokens yet. Make one below, or run `llmtool login` in a terminal.");
+    : el("p", { class: "empty" }, "No tokens yet. Make one below, or sign a terminal in with ", el("code", {}, "llmtool login"), ".");
   const switcher = canAct(caller, "admin")
     ? el("p", {}, el("label", {}, el("input", { type: "checkbox", checked: everyone, onchange: (event) => { everyone = event.target.checked; load(); } }), " Everyone's tokens"))
     : null;

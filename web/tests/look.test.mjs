@@ -33,8 +33,8 @@ const start = (...args) => startProgram(children, ...args);
 const cli = (...args) => runCli(llmtool, data, ...args);
 
 /** The pages a member may open, and those only an admin may. */
-const MEMBER_PAGES = ["/", "/t/teach-me-anything", "/control/spend", "/control/budgets", "/control/prices"];
-const ADMIN_PAGES = ["/people", "/teams", "/control/integrations", "/control/audit"];
+const MEMBER_PAGES = ["/", "/t/teach-me-anything", "/control/spend", "/control/budgets", "/control/prices", "/tokens", "/device"];
+const ADMIN_PAGES = ["/people", "/teams", "/control/integrations", "/control/curate", "/control/audit"];
 
 before(async () => {
   const [mockUrl] = await start(mockLlm, ["127.0.0.1:0"], { MOCK_LLM_ANSWER: "The Moon pulls the sea." }, /http:\/\/127\.0\.0\.1:\d+/);

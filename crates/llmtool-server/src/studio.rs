@@ -34,6 +34,10 @@ pub(crate) fn routes() -> Router<ServerState> {
         .route("/control/spend", get(|| async { file("spend.html") }))
         .route("/control/budgets", get(|| async { file("budgets.html") }))
         .route(
+            "/control/curate",
+            get(|caller, uri| async move { admin_page(caller, &uri, "curate.html") }),
+        )
+        .route(
             "/control/audit",
             get(|caller, uri| async move { admin_page(caller, &uri, "audit.html") }),
         )

@@ -59,6 +59,7 @@ assets! {
     "snapshot.html" => "text/html; charset=utf-8",
     "tokens.html" => "text/html; charset=utf-8",
     "device.html" => "text/html; charset=utf-8",
+    "curate.html" => "text/html; charset=utf-8",
     "gallery.js" => "text/javascript; charset=utf-8",
     "tool.js" => "text/javascript; charset=utf-8",
     "editor.js" => "text/javascript; charset=utf-8",
@@ -77,6 +78,7 @@ assets! {
     "snapshot.js" => "text/javascript; charset=utf-8",
     "tokens.js" => "text/javascript; charset=utf-8",
     "device.js" => "text/javascript; charset=utf-8",
+    "curate.js" => "text/javascript; charset=utf-8",
     "studio.css" => "text/css; charset=utf-8",
     "THIRD-PARTY-LICENSES.txt" => "text/plain; charset=utf-8",
 }

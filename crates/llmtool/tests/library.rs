@@ -831,13 +831,13 @@ async fn login_by_the_browser_hands_over_a_token_of_the_members_which_logout_rev
     server.wait().unwrap();
 }
 
-/// Signed in, `llmtool run registry:SLUG` runs on the library's server: with its integration
-/// (here the mock), counted in the member's spend, in their studio sidebar, and refused (exit
+/// Signed in, `llmtool run registry:SLUG` runs on the library's server: with its Control
+/// Center integration (here pointing at the mock), counted in the member's spend, in their studio sidebar, and refused (exit
 /// 1, in the library's words) by the member's hard budget; `--local` runs it here, and the
 /// library sees none of it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_signed_in_run_of_a_library_tool_is_the_servers() {
-    let (_mock, dir, config) = poem_provider(true).await;
+    let (mock, dir, config) = poem_provider(true).await;
     let data = dir.path().join("data");
     for args in [
         &["team", "create", "sales"][..],
@@ -856,8 +856,34 @@ async fn a_signed_in_run_of_a_library_tool_is_the_servers() {
             "variables": [{"name": "topic", "type": "text", "description": "What about."}]}});
     std::fs::write(&tool, poet.to_string()).unwrap();
     let key = [("MOCK_KEY", "mock-secret-key-5150")];
-    let (mut server, url) = serve_with(&data, &["--config", config.to_str().unwrap()], &key);
+    // The server's model is the Control Center's: an integration pointing at the mock, sealed,
+    // with the admins' price of its model.
+    let (mut server, url) = serve(&data);
     let as_admin = [("LLMTOOL_REGISTRY", url.as_str()), ("LLMTOOL_TOKEN", admin.as_str())];
+    let base_url = format!("{}/v1", mock.url);
+    let add = [
+        "integration",
+        "add",
+        "mock",
+        "--api",
+        "openai",
+        "--base-url",
+        &base_url,
+        "--key-env",
+        "MOCK_KEY",
+        "--model",
+        "m",
+    ];
+    let added = llmtool(&data, &add, &[as_admin[0], as_admin[1], key[0]]);
+    assert_eq!(added.status.code(), Some(0), "{}", text(&added.stderr));
+    let priced = reqwest::Client::new()
+        .put(format!("{url}/api/v1/prices"))
+        .bearer_auth(&admin)
+        .json(&serde_json::json!({"model": "mock/m", "input": 1.0, "output": 2.0}))
+        .send()
+        .await
+        .unwrap();
+    assert!(priced.status().is_success(), "{}", priced.text().await.unwrap());
     let published = llmtool(&data, &["publish", tool.to_str().unwrap()], &as_admin);
     assert_eq!(published.status.code(), Some(0), "{}", text(&published.stderr));
 
