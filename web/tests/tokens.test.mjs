@@ -1,13 +1,13 @@
 // A member's own tokens and a terminal's sign-in, in Chromium against a real `llmtool serve`:
-// the Tokens page makes a token (shown once) that works at once and is refused once revoked
-// there; and `llmtool login URL` prints a code and the `/device` page, where the signed-in
+// the Tokens page makes a token (shown once) that works in the CLI at once and is refused once
+// revoked there; and `llmtool login URL` prints a code and the `/device` page, where the signed-in
 // member allows it, after which the terminal is signed in as that member.
 //
 // Run by the test command after `cargo build`: node --test web/tests/
 
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -43,13 +43,13 @@ after(async () => {
   for (const child of children) child.kill("SIGKILL");
 });
 
-/** The status `GET /api/v1/session` answers with `token`. */
-async function sessionWith(token) {
-  const answer = await fetch(`${base}/api/v1/session`, { headers: { authorization: `Bearer ${token}` } });
-  return answer.status;
+/** `llmtool whoami` against the library with `token`: its exit status and output. */
+function whoami(token) {
+  const env = { ...process.env, LLMTOOL_DATA_DIR: data, LLMTOOL_REGISTRY: base, LLMTOOL_TOKEN: token, XDG_CONFIG_HOME: join(work, "no-config") };
+  return spawnSync(llmtool, ["whoami"], { env, encoding: "utf8" });
 }
 
-test("the Tokens page makes a token shown once, which works until it is revoked there", async () => {
+test("the Tokens page makes a token shown once, which works in the CLI until it is revoked there", async () => {
   const { page, problems } = await openPage(browser, base, sams, { bypassCSP: true });
   await page.getByRole("link", { name: "Tokens" }).click();
   await page.waitForURL(`${base}/tokens`);
@@ -61,13 +61,19 @@ test("the Tokens page makes a token shown once, which works until it is revoked 
   await shown.waitFor();
   const token = await shown.inputValue();
   assert.match(token, /^llmt_[0-9a-f]{64}$/);
-  assert.equal(await sessionWith(token), 200);
+  // It works in the CLI at once...
+  const signed = whoami(token);
+  assert.equal(signed.status, 0, signed.stderr);
+  assert.match(signed.stdout, /sam@example\.test \(editor; teams sales\), token `sam-laptop`/);
   const row = page.getByRole("row", { name: /sam-laptop/ });
   assert.match(await row.innerText(), /editor/);
   assert.deepEqual(await violations(page, "table"), []);
   await page.getByRole("button", { name: "Revoke sam-laptop" }).click();
   await row.getByText("revoked").waitFor();
-  assert.equal(await sessionWith(token), 401);
+  // ...and is refused once revoked.
+  const refused = whoami(token);
+  assert.equal(refused.status, 2, refused.stdout);
+  assert.match(refused.stderr, /does not know this token/);
   assert.deepEqual(problems, []);
 });
 
