@@ -78,10 +78,12 @@ fn follow_up(
     if text.trim().is_empty() {
         anyhow::bail!("the follow-up is empty");
     }
-    if let Some((library, id)) = on_the_library(cid)? {
+    // The run log is read once: for the choice of where the follow-up goes, then for it.
+    let local = local_conversation(cid)?;
+    if let Some((library, id)) = on_the_library(cid, local.as_ref())? {
         return on_server::follow_up(&library, &id, &text, format);
     }
-    let kept = find(cid)?;
+    let kept = found(local, cid)?;
     let conversation = Conversation::from_log(&kept)?;
     let providers = settings::load_providers(target.setup.config.as_deref())?;
     let runtime = Runtime::new(providers, runtime_options(target, turn))?;
@@ -103,13 +105,15 @@ fn follow_up(
 /// The library's conversation a follow-up goes to, when signed in to a library: `cid` when the
 /// run log has no such conversation, or with no `cid` the one last asked there when it is
 /// newer than the run log's last.
-fn on_the_library(cid: Option<&str>) -> anyhow::Result<Option<(LibraryClient, String)>> {
+fn on_the_library(
+    cid: Option<&str>,
+    local: Option<&Kept>,
+) -> anyhow::Result<Option<(LibraryClient, String)>> {
     let library = registry::named()?;
     if !library.has_token() {
         return Ok(None);
     }
     let noted = on_server::last_on(library.url());
-    let local = local_conversation(cid)?;
     Ok(match (cid, local) {
         (Some(_), Some(_)) => None,
         (Some(id), None) => Some((library, id.trim().to_owned())),
@@ -142,8 +146,12 @@ fn local_conversation(cid: Option<&str>) -> anyhow::Result<Option<Kept>> {
 /// The conversation `cid` of the run log, or its last one; an unknown id is an error that
 /// says where the ids are listed.
 pub(crate) fn find(cid: Option<&str>) -> anyhow::Result<Kept> {
-    let found = local_conversation(cid)?;
-    match (found, cid) {
+    found(local_conversation(cid)?, cid)
+}
+
+/// The conversation the run log gave for `cid`, or the error that says why there is none.
+fn found(local: Option<Kept>, cid: Option<&str>) -> anyhow::Result<Kept> {
+    match (local, cid) {
         (Some(kept), _) => Ok(kept),
         (None, Some(id)) => anyhow::bail!(
             "the run log has no conversation `{}` (`llmtool logs --conversations` lists them)",
