@@ -982,6 +982,7 @@ async fn a_signed_in_run_of_a_library_tool_is_the_servers() {
     let here = llmtool(&data, &args, &local_env);
     assert_eq!(here.status.code(), Some(0), "{}", text(&here.stderr));
     assert!(!text(&here.stderr).contains("run by the library"), "{}", text(&here.stderr));
+    assert!(text(&here.stderr).contains("running poet here (--local)"), "{}", text(&here.stderr));
     assert_eq!(get("/spend?member=sam@example.test", &admin).await["totals"]["runs"], 6);
 
     // A hard budget of Sam's refuses the next run, in the library's words, exit 1.

@@ -35,8 +35,9 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<Outcome> {
     if args.continue_last || args.cid.is_some() {
         return reply::from_run(args);
     }
-    if let Some((library, reference)) =
-        on_server::library_for(&args.tool, args.local || args.dry_run)?
+    // A dry run sends nothing anywhere: it is shown as a run here would be.
+    if !args.dry_run
+        && let Some((library, reference)) = on_server::library_for(&args.tool, args.local)?
     {
         return on_server::run(&library, &reference, args);
     }

@@ -23,14 +23,21 @@ pub(crate) fn library_for(
     tool: &Path,
     local: bool,
 ) -> anyhow::Result<Option<(LibraryClient, Reference)>> {
-    if local {
-        return Ok(None);
-    }
     let Some(Some(reference)) = tool.to_str().and_then(Reference::from_path) else {
         return Ok(None);
     };
     let client = registry::named()?;
-    Ok(client.has_token().then_some((client, reference)))
+    if !client.has_token() {
+        return Ok(None);
+    }
+    if local {
+        let url = client.url().trim_end_matches("/api/v1");
+        eprintln!(
+            "running {reference} here (--local): the library at {url} sees nothing of this run"
+        );
+        return Ok(None);
+    }
+    Ok(Some((client, reference)))
 }
 
 /// `llmtool run registry:…` on the library: the values read here, the run there.
