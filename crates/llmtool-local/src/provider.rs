@@ -87,6 +87,7 @@ pub fn chat_messages(messages: &[Message]) -> Vec<ChatMessage> {
                 Role::System => "system",
                 Role::User => "user",
                 Role::Assistant => "assistant",
+                Role::Tool => "tool",
             };
             ChatMessage { role: role.into(), content: m.content.clone() }
         })
@@ -140,6 +141,7 @@ impl Engine for LocalEngine {
             time_to_first_token: Some(generation.prompt_time),
             retries: 0,
             engine_stats: Some(stats),
+            calls: Vec::new(),
         })
     }
 }

@@ -190,6 +190,7 @@ fn answers_decoded_together_are_the_answers_decoded_alone() {
             stream: true,
             cache: false,
             cache_key: None,
+            functions: Vec::new(),
         }
     };
     let labels = ["positive", "negative", "neutral"].map(String::from).to_vec();

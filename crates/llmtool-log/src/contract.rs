@@ -64,6 +64,18 @@ pub fn turn(
         redactions: BTreeMap::new(),
         conversation: conversation.map(str::to_owned),
         turn: conversation.map(|_| turn),
+        // A second turn that called a function, so that each store is seen to keep calls.
+        calls: if turn == 2 {
+            vec![crate::Call {
+                name: "fetch_url".to_owned(),
+                arguments: r#"{"url": "http://127.0.0.1/"}"#.to_owned(),
+                result: "a page".to_owned(),
+                failed: false,
+                ms: 3,
+            }]
+        } else {
+            Vec::new()
+        },
         thread: conversation.map(|_| thread),
     }
 }

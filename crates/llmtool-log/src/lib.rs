@@ -15,7 +15,7 @@ mod store;
 
 pub use conversation::{After, Conversation, ConversationSummary, Summary};
 pub use dir::{DATABASE_FILE, data_dir};
-pub use record::{Outcome, Record, Thread};
+pub use record::{Call, Outcome, Record, Thread};
 pub use since::{SinceError, since};
 pub use store::{Filter, Grouping, LogError, RunLog, Total};
 

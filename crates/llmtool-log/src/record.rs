@@ -88,9 +88,36 @@ pub struct Record {
     pub conversation: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turn: Option<u32>,
+    /// The functions the model called on the way to its answer, in order; empty when it
+    /// called none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub calls: Vec<Call>,
     /// What the log keeps with the conversation (written with the run, never listed).
     #[serde(skip)]
     pub thread: Option<Thread>,
+}
+
+/// One function a model called during a run, as the run keeps it: what was asked, what the
+/// model was given back (after data-loss prevention, and cut to the run's bounds), and how
+/// long it took.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(utoipa::ToSchema), schema(as = FunctionCall))]
+pub struct Call {
+    /// The function's name as the model saw it (`fetch_url`, `query_database`, ...).
+    pub name: String,
+    /// The arguments as the model wrote them (JSON text).
+    pub arguments: String,
+    /// What the model was given back.
+    pub result: String,
+    /// Whether the call failed (the result says why), or was refused.
+    #[serde(default)]
+    pub failed: bool,
+    pub ms: u64,
+}
+
+/// `calls` as the log's `calls` column keeps them: a JSON list, or NULL for none.
+pub(crate) fn calls_json(calls: &[Call]) -> Option<String> {
+    (!calls.is_empty()).then(|| serde_json::to_string(calls).unwrap_or_default())
 }
 
 /// What a run gives its conversation to keep: the tool as it started (with the first turn),

@@ -74,7 +74,7 @@ pub struct Total {
 /// The log's schema, oldest change first.
 pub(crate) const MIGRATIONS: &[crate::migrations::Embedded] = crate::embed_migrations!(
     "../migrations": "0001_runs.sql", "0002_redactions.sql", "0003_prompt.sql", "0004_conversations.sql",
-    "0005_conversation_summaries.sql"
+    "0005_conversation_summaries.sql", "0006_function_calls.sql"
 );
 
 impl RunLog {
@@ -213,6 +213,7 @@ pub(crate) fn record(row: &sqlx::sqlite::SqliteRow) -> Result<Record, sqlx::Erro
     };
     let variables: Option<String> = row.try_get("variables")?;
     let redactions: Option<String> = row.try_get("redactions")?;
+    let calls: Option<String> = row.try_get("calls")?;
     let outcome: String = row.try_get("outcome")?;
     Ok(Record {
         id: Some(row.try_get("id")?),
@@ -244,11 +245,12 @@ pub(crate) fn record(row: &sqlx::sqlite::SqliteRow) -> Result<Record, sqlx::Erro
             .unwrap_or_default(),
         conversation: row.try_get("conversation")?,
         turn: row.try_get::<Option<i64>, _>("turn")?.and_then(|n| u32::try_from(n).ok()),
+        calls: calls.and_then(|text| serde_json::from_str(&text).ok()).unwrap_or_default(),
         thread: None,
     })
 }
 
-/// How many records one INSERT statement writes at most: 26 values each stays well under
+/// How many records one INSERT statement writes at most: 27 values each stays well under
 /// SQLite's limit on a statement's parameters.
 const STATEMENT_RECORDS: usize = 256;
 
@@ -267,7 +269,7 @@ async fn insert(
                 variables_hash, provider, model, input_tokens, cached_input_tokens,
                 cache_write_tokens, output_tokens, reasoning_tokens, cost_usd, price_entry,
                 latency_ms, first_token_ms, repairs, outcome, error, answer, redactions, prompt,
-                conversation, turn) ",
+                conversation, turn, calls) ",
         );
         insert.push_values(records, |mut row, record| {
             let variables = record.variables.as_ref().map(serde_json::Value::to_string);
@@ -298,7 +300,8 @@ async fn insert(
                 .push_bind(redactions)
                 .push_bind(&record.prompt)
                 .push_bind(&record.conversation)
-                .push_bind(record.turn.map(i64::from));
+                .push_bind(record.turn.map(i64::from))
+                .push_bind(crate::record::calls_json(&record.calls));
         });
         insert.push(" RETURNING id");
         // One statement's rows take ids one above another, in the order of its VALUES (the

@@ -34,6 +34,7 @@ fn record(started_at: &str, tool: &str, model: &str, cost: Option<f64>) -> Recor
         redactions: [("email".to_owned(), 2)].into(),
         conversation: None,
         turn: None,
+        calls: Vec::new(),
         thread: None,
     }
 }

@@ -5,6 +5,7 @@ use serde_json::{Value, json};
 use crate::endpoint::Endpoint;
 use crate::error::ProviderError;
 use crate::event::{Decoder, StreamEvent, Usage};
+use crate::functions::FunctionCall;
 use crate::http::{HeaderValue, HttpRequest, header};
 use crate::openai::short;
 use crate::request::{ChatRequest, Constraint, Role, WRAPPER_TOKENS};
@@ -28,20 +29,24 @@ pub fn build(
         .filter(|m| m.role == Role::System)
         .map(|m| m.content.as_str())
         .collect();
-    let mut messages: Vec<Value> = request
-        .messages
-        .iter()
-        .filter(|m| m.role != Role::System)
-        .map(|m| json!({ "role": m.role, "content": m.content }))
-        .collect();
+    let mut messages = messages(request);
     if request.cache
         && let Some(last) = messages.last_mut()
     {
         // A cache breakpoint on the last message: the next turn of the conversation finds
         // everything up to here cached (Anthropic looks for earlier breakpoints' prefixes).
-        let text = last["content"].take();
-        last["content"] =
-            json!([{ "type": "text", "text": text, "cache_control": { "type": "ephemeral" } }]);
+        let content = last["content"].take();
+        last["content"] = match content {
+            Value::Array(mut blocks) => {
+                if let Some(Value::Object(block)) = blocks.last_mut() {
+                    block.insert("cache_control".into(), json!({ "type": "ephemeral" }));
+                }
+                Value::Array(blocks)
+            }
+            text => {
+                json!([{ "type": "text", "text": text, "cache_control": { "type": "ephemeral" } }])
+            }
+        };
     }
     let mut body = json!({
         "model": request.model,
@@ -74,20 +79,29 @@ pub fn build(
             warnings.push(format!("`{name}` dropped: Anthropic does not support it"));
         }
     }
+    let mut tools: Vec<Value> = request
+        .functions
+        .iter()
+        .map(|f| json!({ "name": f.name, "description": f.description, "input_schema": f.parameters }))
+        .collect();
     if let Constraint::OneOf(values) = &request.constraint {
-        fields.insert(
-            "tools".into(),
-            json!([{
-                "name": ANSWER_TOOL,
-                "description": "Give the answer: exactly one of the allowed values.",
-                "input_schema": {
-                    "type": "object",
-                    "properties": { "answer": { "type": "string", "enum": values } },
-                    "required": ["answer"]
-                }
-            }]),
-        );
-        fields.insert("tool_choice".into(), json!({ "type": "tool", "name": ANSWER_TOOL }));
+        tools.push(json!({
+            "name": ANSWER_TOOL,
+            "description": "Give the answer: exactly one of the allowed values.",
+            "input_schema": {
+                "type": "object",
+                "properties": { "answer": { "type": "string", "enum": values } },
+                "required": ["answer"]
+            }
+        }));
+        // Forced only when no other function is offered: the model must be free to call
+        // those first (an answer in words is then checked, and repaired, as any other).
+        if request.functions.is_empty() {
+            fields.insert("tool_choice".into(), json!({ "type": "tool", "name": ANSWER_TOOL }));
+        }
+    }
+    if !tools.is_empty() {
+        fields.insert("tools".into(), Value::Array(tools));
     }
     if request.stream {
         fields.insert("stream".into(), json!(true));
@@ -104,11 +118,55 @@ pub fn build(
     http
 }
 
+/// The messages of `request` but its system ones, as the Messages API takes them: an
+/// assistant's calls as `tool_use` blocks after its text, and the results of one round's
+/// calls as the `tool_result` blocks of one user message.
+fn messages(request: &ChatRequest) -> Vec<Value> {
+    let mut messages: Vec<Value> = Vec::new();
+    for message in request.messages.iter().filter(|m| m.role != Role::System) {
+        match message.role {
+            Role::Tool => {
+                let result = json!({
+                    "type": "tool_result",
+                    "tool_use_id": message.answers.as_ref().map(|call| call.id.as_str()),
+                    "content": message.content,
+                });
+                let follows_results = messages.last().is_some_and(|last| {
+                    last["role"] == "user" && last["content"][0]["type"] == "tool_result"
+                });
+                match messages.last_mut().and_then(|last| last["content"].as_array_mut()) {
+                    Some(blocks) if follows_results => blocks.push(result),
+                    _ => messages.push(json!({ "role": "user", "content": [result] })),
+                }
+            }
+            Role::Assistant if !message.calls.is_empty() => {
+                let mut blocks = Vec::new();
+                if !message.content.is_empty() {
+                    blocks.push(json!({ "type": "text", "text": message.content }));
+                }
+                blocks.extend(message.calls.iter().map(|call| {
+                    json!({
+                        "type": "tool_use",
+                        "id": call.id,
+                        "name": call.name,
+                        "input": call.arguments_object()
+                    })
+                }));
+                messages.push(json!({ "role": "assistant", "content": blocks }));
+            }
+            _ => messages.push(json!({ "role": message.role, "content": message.content })),
+        }
+    }
+    messages
+}
+
 /// Decodes the Messages event stream, or a whole response.
 #[derive(Debug, Default)]
 pub struct AnthropicDecoder {
-    /// The forced tool call's input, streamed as partial JSON.
+    /// The forced answer tool's input, streamed as partial JSON.
     tool_input: String,
+    /// The function call whose block is streaming (its input arrives as partial JSON).
+    call: Option<FunctionCall>,
     stop_reason: Option<String>,
     stopped: bool,
 }
@@ -154,6 +212,19 @@ impl Decoder for AnthropicDecoder {
                     out.push(StreamEvent::Usage(usage(u)));
                 }
             }
+            "content_block_start" => {
+                let block = event.get("content_block").unwrap_or(&Value::Null);
+                let name = block.get("name").and_then(Value::as_str);
+                if block.get("type").and_then(Value::as_str) == Some("tool_use")
+                    && name != Some(ANSWER_TOOL)
+                {
+                    self.call = Some(FunctionCall {
+                        id: block.get("id").and_then(Value::as_str).unwrap_or("").to_owned(),
+                        name: name.unwrap_or("").to_owned(),
+                        arguments: String::new(),
+                    });
+                }
+            }
             "content_block_delta" => {
                 let delta = event.get("delta").unwrap_or(&Value::Null);
                 match delta.get("type").and_then(Value::as_str) {
@@ -163,11 +234,18 @@ impl Decoder for AnthropicDecoder {
                         }
                     }
                     Some("input_json_delta") => {
-                        self.tool_input.push_str(
-                            delta.get("partial_json").and_then(Value::as_str).unwrap_or(""),
-                        );
+                        let piece = delta.get("partial_json").and_then(Value::as_str).unwrap_or("");
+                        match self.call.as_mut() {
+                            Some(call) => call.arguments.push_str(piece),
+                            None => self.tool_input.push_str(piece),
+                        }
                     }
                     _ => {}
+                }
+            }
+            "content_block_stop" => {
+                if let Some(call) = self.call.take() {
+                    out.push(StreamEvent::Call(call));
                 }
             }
             "message_delta" => {
@@ -228,6 +306,13 @@ impl Decoder for AnthropicDecoder {
                 Some("text") => {
                     out.push(StreamEvent::Text(block["text"].as_str().unwrap_or("").to_owned()))
                 }
+                Some("tool_use") if block["name"] != ANSWER_TOOL => {
+                    out.push(StreamEvent::Call(FunctionCall {
+                        id: block["id"].as_str().unwrap_or("").to_owned(),
+                        name: block["name"].as_str().unwrap_or("").to_owned(),
+                        arguments: block.get("input").map(Value::to_string).unwrap_or_default(),
+                    }));
+                }
                 Some("tool_use") => {
                     let answer =
                         block.pointer("/input/answer").and_then(Value::as_str).unwrap_or("");
@@ -282,6 +367,7 @@ mod tests {
             stream: true,
             cache: false,
             cache_key: None,
+            functions: Vec::new(),
         };
         let mut warnings = Vec::new();
         let http = build(&endpoint, &request, &mut warnings);
@@ -307,6 +393,7 @@ mod tests {
             stream: true,
             cache: true,
             cache_key: None,
+            functions: Vec::new(),
         };
         let http = build(&endpoint, &request, &mut Vec::new());
         let messages = &http.body["messages"];

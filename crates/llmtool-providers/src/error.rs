@@ -70,6 +70,10 @@ pub enum ProviderError {
     /// server would answer the same.
     #[error("the answer cannot be used: {0}")]
     Unusable(String),
+    /// The model's function calls passed a bound of the run (calls, time): it did not
+    /// converge on an answer.
+    #[error("{0}")]
+    FunctionLoop(String),
 }
 
 impl ProviderError {

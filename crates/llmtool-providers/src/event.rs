@@ -56,6 +56,8 @@ pub enum StreamEvent {
     /// Why the model stopped (`stop`, `length`, `end_turn`, ...).
     Finish(String),
     Usage(Usage),
+    /// A function the model calls (given whole, once its arguments are complete).
+    Call(crate::functions::FunctionCall),
 }
 
 /// Turns one API's stream (SSE events) or whole response into [`StreamEvent`]s.

@@ -5,21 +5,14 @@ use serde_json::{Value, json};
 use crate::endpoint::{ApiKind, Endpoint};
 use crate::error::ProviderError;
 use crate::event::{Decoder, StreamEvent, Usage};
+use crate::functions::FunctionCall;
 use crate::http::{HeaderValue, HttpRequest};
 use crate::openai::short;
 use crate::request::{ChatRequest, Constraint, Role};
 
 pub fn build(endpoint: &Endpoint, request: &ChatRequest, _warnings: &mut [String]) -> HttpRequest {
     let params = &request.params;
-    let contents: Vec<Value> = request
-        .messages
-        .iter()
-        .filter(|m| m.role != Role::System)
-        .map(|m| {
-            let role = if m.role == Role::Assistant { "model" } else { "user" };
-            json!({ "role": role, "parts": [{ "text": m.content }] })
-        })
-        .collect();
+    let contents = contents(request);
     let mut config = serde_json::Map::new();
     let numbers = [
         ("temperature", params.temperature),
@@ -36,6 +29,9 @@ pub fn build(endpoint: &Endpoint, request: &ChatRequest, _warnings: &mut [String
         config.insert("maxOutputTokens".into(), json!(max));
     }
     match &request.constraint {
+        // Gemini takes no function calls under a constrained answer: the answer is checked
+        // (and repaired) as any other instead.
+        _ if !request.functions.is_empty() => {}
         Constraint::OneOf(values) => {
             config.insert("responseMimeType".into(), json!("text/x.enum"));
             config.insert("responseSchema".into(), json!({ "type": "STRING", "enum": values }));
@@ -62,8 +58,51 @@ pub fn build(endpoint: &Endpoint, request: &ChatRequest, _warnings: &mut [String
     if !config.is_empty() {
         fields.insert("generationConfig".into(), Value::Object(config));
     }
+    if !request.functions.is_empty() {
+        let declarations: Vec<Value> = request
+            .functions
+            .iter()
+            .map(|f| json!({ "name": f.name, "description": f.description, "parameters": f.parameters }))
+            .collect();
+        fields.insert("tools".into(), json!([{ "functionDeclarations": declarations }]));
+    }
     let method = if request.stream { "streamGenerateContent?alt=sse" } else { "generateContent" };
     post(endpoint, &request.model, method, body)
+}
+
+/// The conversation as `contents`: an assistant's calls as `functionCall` parts after its
+/// text, and the results of one round's calls as the `functionResponse` parts of one turn.
+fn contents(request: &ChatRequest) -> Vec<Value> {
+    let mut contents: Vec<Value> = Vec::new();
+    for message in request.messages.iter().filter(|m| m.role != Role::System) {
+        match message.role {
+            Role::Tool => {
+                let name = message.answers.as_ref().map_or("", |call| call.name.as_str());
+                let part = json!({
+                    "functionResponse": { "name": name, "response": { "content": message.content } }
+                });
+                let follows_results = contents
+                    .last()
+                    .is_some_and(|last| last["parts"][0].get("functionResponse").is_some());
+                match contents.last_mut().and_then(|last| last["parts"].as_array_mut()) {
+                    Some(parts) if follows_results => parts.push(part),
+                    _ => contents.push(json!({ "role": "user", "parts": [part] })),
+                }
+            }
+            Role::Assistant => {
+                let mut parts = Vec::new();
+                if !message.content.is_empty() || message.calls.is_empty() {
+                    parts.push(json!({ "text": message.content }));
+                }
+                parts.extend(message.calls.iter().map(|call| {
+                    json!({ "functionCall": { "name": call.name, "args": call.arguments_object() } })
+                }));
+                contents.push(json!({ "role": "model", "parts": parts }));
+            }
+            _ => contents.push(json!({ "role": "user", "parts": [{ "text": message.content }] })),
+        }
+    }
+    contents
 }
 
 /// A POST of `body` to `model`'s `method` (`generateContent`, ...) on AI Studio or Vertex AI,
@@ -91,6 +130,8 @@ pub(crate) fn post(endpoint: &Endpoint, model: &str, method: &str, body: Value) 
 #[derive(Debug, Default)]
 pub struct GeminiDecoder {
     finished: bool,
+    /// How many calls were read so far (Gemini gives calls no id: they are numbered).
+    calls: usize,
 }
 
 impl GeminiDecoder {
@@ -114,6 +155,17 @@ impl GeminiDecoder {
                     && part.get("thought").and_then(Value::as_bool) != Some(true)
                 {
                     out.push(StreamEvent::Text(text.to_owned()));
+                }
+                if let Some(call) = part.get("functionCall")
+                    && self.calls < crate::openai::MOST_CALLS
+                {
+                    self.calls += 1;
+                    let id = call.get("id").and_then(Value::as_str);
+                    out.push(StreamEvent::Call(FunctionCall {
+                        id: id.map_or_else(|| format!("call_{}", self.calls), str::to_owned),
+                        name: call.get("name").and_then(Value::as_str).unwrap_or("").to_owned(),
+                        arguments: call.get("args").map(Value::to_string).unwrap_or_default(),
+                    }));
                 }
             }
             if let Some(reason) = candidate.get("finishReason").and_then(Value::as_str) {
@@ -204,6 +256,7 @@ mod tests {
             stream: true,
             cache: false,
             cache_key: None,
+            functions: Vec::new(),
         };
         let http = build(&endpoint(ApiKind::Gemini), &request, &mut []);
         assert_eq!(
@@ -231,6 +284,7 @@ mod tests {
             stream: true,
             cache: true,
             cache_key: None,
+            functions: Vec::new(),
         };
         let http = build(&endpoint(ApiKind::Gemini), &request, &mut []);
         let turns: Vec<(&str, &str)> = http.body["contents"]

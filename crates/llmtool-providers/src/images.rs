@@ -333,6 +333,7 @@ pub(crate) async fn generate(
         revised_prompt: answer.revised_prompt,
         pictures: answer.pictures,
         images: Vec::new(),
+        calls: Vec::new(),
     })
 }
 

@@ -8,6 +8,7 @@ pub mod client;
 pub mod endpoint;
 pub mod error;
 pub mod event;
+pub mod functions;
 pub mod gemini;
 pub mod http;
 pub mod images;

@@ -6,8 +6,9 @@ use serde_json::{Value, json};
 use crate::endpoint::Endpoint;
 use crate::error::ProviderError;
 use crate::event::{Decoder, StreamEvent, Usage};
+use crate::functions::FunctionCall;
 use crate::http::{HeaderValue, HttpRequest};
-use crate::request::{ChatRequest, Constraint, WRAPPER_TOKENS};
+use crate::request::{ChatRequest, Constraint, Message, Role, WRAPPER_TOKENS};
 
 /// The request body and headers; `warnings` lists what the server cannot take and was dropped.
 pub fn build(
@@ -16,10 +17,24 @@ pub fn build(
     warnings: &mut Vec<String>,
 ) -> HttpRequest {
     let features = endpoint.features;
-    let messages: Vec<Value> =
-        request.messages.iter().map(|m| json!({ "role": m.role, "content": m.content })).collect();
+    let messages: Vec<Value> = request.messages.iter().map(message).collect();
     let mut body = json!({ "model": request.model, "messages": messages });
     let fields = body.as_object_mut().expect("a JSON object literal");
+    if !request.functions.is_empty() {
+        let tools: Vec<Value> = request
+            .functions
+            .iter()
+            .map(|f| {
+                json!({
+                    "type": "function",
+                    "function": {
+                        "name": f.name, "description": f.description, "parameters": f.parameters
+                    }
+                })
+            })
+            .collect();
+        fields.insert("tools".into(), Value::Array(tools));
+    }
     let params = &request.params;
     for (name, value) in [("temperature", params.temperature), ("top_p", params.top_p)] {
         if let Some(value) = value {
@@ -71,6 +86,35 @@ pub fn build(
     post(endpoint, "chat/completions", body)
 }
 
+/// A message as Chat Completions takes it: an assistant's calls as `tool_calls`, a function's
+/// result as a `tool` message naming the call it answers.
+fn message(message: &Message) -> Value {
+    match message.role {
+        Role::Assistant if !message.calls.is_empty() => {
+            let calls: Vec<Value> = message
+                .calls
+                .iter()
+                .map(|call| {
+                    json!({
+                        "id": call.id,
+                        "type": "function",
+                        "function": { "name": call.name, "arguments": call.arguments }
+                    })
+                })
+                .collect();
+            let content =
+                if message.content.is_empty() { Value::Null } else { json!(message.content) };
+            json!({ "role": "assistant", "content": content, "tool_calls": calls })
+        }
+        Role::Tool => json!({
+            "role": "tool",
+            "tool_call_id": message.answers.as_ref().map(|call| call.id.as_str()),
+            "content": message.content
+        }),
+        _ => json!({ "role": message.role, "content": message.content }),
+    }
+}
+
 /// A POST of `body` to `path` under the endpoint's base URL, with its key as a bearer token.
 pub(crate) fn post(endpoint: &Endpoint, path: &str, body: Value) -> HttpRequest {
     let http = HttpRequest::post(&endpoint.display, endpoint.url(path), body);
@@ -108,6 +152,9 @@ pub fn wraps_answer(endpoint: &Endpoint, request: &ChatRequest) -> bool {
         && (features.json_schema || features.json_object_schema)
 }
 
+/// The most function calls one answer is read with; the run's own bound is lower.
+pub(crate) const MOST_CALLS: usize = 64;
+
 /// Decodes Chat Completions chunks (`data: {...}` then `data: [DONE]`) or a whole response.
 #[derive(Debug)]
 pub struct OpenAiDecoder {
@@ -116,11 +163,56 @@ pub struct OpenAiDecoder {
     wrapped: bool,
     buffer: String,
     finished: bool,
+    /// The function calls under way, by their index in the stream (id, name, arguments so
+    /// far), given whole when the answer finishes.
+    calls: Vec<FunctionCall>,
 }
 
 impl OpenAiDecoder {
     pub fn new(provider: &str, wrapped: bool) -> Self {
-        Self { provider: provider.to_owned(), wrapped, buffer: String::new(), finished: false }
+        Self {
+            provider: provider.to_owned(),
+            wrapped,
+            buffer: String::new(),
+            finished: false,
+            calls: Vec::new(),
+        }
+    }
+
+    /// Adds a choice's `tool_calls` to the calls under way: whole in a response, in pieces
+    /// (keyed by `index`) in a stream.
+    fn tool_calls(&mut self, calls: &[Value]) {
+        for (position, piece) in calls.iter().enumerate() {
+            let index = piece
+                .get("index")
+                .and_then(Value::as_u64)
+                .and_then(|i| usize::try_from(i).ok())
+                .unwrap_or(position);
+            // A bounded number of calls: an index far past the last is a broken stream.
+            if index > self.calls.len() || index >= MOST_CALLS {
+                continue;
+            }
+            if index == self.calls.len() {
+                self.calls.push(FunctionCall {
+                    id: format!("call_{index}"),
+                    name: String::new(),
+                    arguments: String::new(),
+                });
+            }
+            let call = &mut self.calls[index];
+            if let Some(id) = piece.get("id").and_then(Value::as_str) {
+                id.clone_into(&mut call.id);
+            }
+            let function = piece.get("function").unwrap_or(&Value::Null);
+            if let Some(name) = function.get("name").and_then(Value::as_str) {
+                call.name.push_str(name);
+            }
+            match function.get("arguments") {
+                Some(Value::String(arguments)) => call.arguments.push_str(arguments),
+                Some(object @ Value::Object(_)) => call.arguments = object.to_string(),
+                _ => {}
+            }
+        }
     }
 
     fn choice(
@@ -139,8 +231,14 @@ impl OpenAiDecoder {
                 out.push(StreamEvent::Text(text.to_owned()));
             }
         }
+        if let Some(calls) =
+            choice.get(content_key).and_then(|d| d.get("tool_calls")).and_then(Value::as_array)
+        {
+            self.tool_calls(calls);
+        }
         if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
             self.finished = true;
+            out.extend(self.calls.drain(..).map(StreamEvent::Call));
             if reason == "content_filter" {
                 return Err(ProviderError::ContentFiltered {
                     provider: self.provider.clone(),
@@ -270,6 +368,7 @@ mod tests {
             stream: true,
             cache: false,
             cache_key: None,
+            functions: Vec::new(),
         }
     }
 

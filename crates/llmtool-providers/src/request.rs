@@ -6,27 +6,51 @@ use llmtool_format::model::Parameters;
 use llmtool_format::output::{OutputFormat, OutputKind, OutputSpec};
 use serde::Serialize;
 
+use crate::functions::{FunctionCall, FunctionSpec};
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     System,
     User,
     Assistant,
+    /// A function's result, answering one of the calls of the assistant message before it.
+    Tool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Message {
     pub role: Role,
     pub content: String,
+    /// The functions an assistant message called (its `content` is any text before them).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub calls: Vec<FunctionCall>,
+    /// The call a tool message answers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub answers: Option<FunctionCall>,
 }
 
 impl Message {
+    fn new(role: Role, content: String) -> Self {
+        Self { role, content, calls: Vec::new(), answers: None }
+    }
+
     pub fn user(content: impl Into<String>) -> Self {
-        Self { role: Role::User, content: content.into() }
+        Self::new(Role::User, content.into())
     }
 
     pub fn assistant(content: impl Into<String>) -> Self {
-        Self { role: Role::Assistant, content: content.into() }
+        Self::new(Role::Assistant, content.into())
+    }
+
+    /// An assistant message that calls functions, after `content` (which may be empty).
+    pub fn calling(content: impl Into<String>, calls: Vec<FunctionCall>) -> Self {
+        Self { calls, ..Self::assistant(content) }
+    }
+
+    /// A function's result, answering `call`.
+    pub fn result(call: &FunctionCall, content: impl Into<String>) -> Self {
+        Self { answers: Some(call.clone()), ..Self::new(Role::Tool, content.into()) }
     }
 
     /// A chat prompt's turn as a message: `developer` is sent as `system` (every API reads a
@@ -38,7 +62,7 @@ impl Message {
             "assistant" => Role::Assistant,
             _ => Role::User,
         };
-        Self { role, content: turn.text.clone() }
+        Self::new(role, turn.text.clone())
     }
 }
 
@@ -124,6 +148,8 @@ pub struct ChatRequest {
     /// Whose conversation this is (its id), for an engine that keeps an answer's work for the
     /// same conversation's next turn and no one else's (the local model).
     pub cache_key: Option<String>,
+    /// The functions the model may call (see [`crate::functions`]); none for most runs.
+    pub functions: Vec<FunctionSpec>,
 }
 
 #[cfg(test)]

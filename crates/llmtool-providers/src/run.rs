@@ -16,6 +16,7 @@ use crate::batch_api::Answer;
 use crate::client::{build_request, decoder_factory};
 use crate::error::ProviderError;
 use crate::event::Usage;
+use crate::functions::{Functions, Tally};
 use crate::http::HttpRequest;
 use crate::pricing::{Billing, PriceEntry};
 use crate::redact::Redactor;
@@ -95,6 +96,9 @@ pub struct RunReport {
     /// hand back (never its bytes).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub images: Vec<crate::images::SavedImage>,
+    /// The functions the model called on the way to its answer, in order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub calls: Vec<crate::functions::Call>,
 }
 
 /// Everything a run needs besides the transport.
@@ -128,6 +132,8 @@ pub struct RunRequest {
     pub cache: bool,
     /// The conversation the request is a turn of (see [`ChatRequest::cache_key`]).
     pub cache_key: Option<String>,
+    /// The functions the model may call, and who answers them; `None` offers none.
+    pub functions: Option<Functions>,
 }
 
 /// Characters per token in the estimate of a prompt's tokens when no tokenizer of the model is
@@ -224,6 +230,7 @@ impl RunRequest {
             stream: options.stream,
             cache: self.cache,
             cache_key: self.cache_key.clone(),
+            functions: self.functions.as_ref().map(|f| f.specs.clone()).unwrap_or_default(),
         }
     }
 
@@ -251,7 +258,13 @@ impl RunRequest {
     /// `answer` as it is shown: the placeholders of data-loss prevention put back, and the
     /// configured secrets hidden.
     pub fn restore(&self, answer: &str) -> String {
-        let restored = match &self.redaction {
+        self.restore_with(self.redaction.as_deref(), answer)
+    }
+
+    /// The same, with the placeholders of `redaction` (the request's, grown by the values
+    /// hidden in function results).
+    fn restore_with(&self, redaction: Option<&Redaction>, answer: &str) -> String {
+        let restored = match redaction {
             Some(redaction) => redaction.restore(answer),
             None => std::borrow::Cow::Borrowed(answer),
         };
@@ -297,6 +310,7 @@ impl RunRequest {
             revised_prompt: None,
             pictures: Vec::new(),
             images: Vec::new(),
+            calls: Vec::new(),
         }
     }
 
@@ -331,14 +345,20 @@ pub async fn run(
     let mut usage = Usage::default();
     let mut repairs = 0;
     let mut first_token: Option<Duration> = None;
-    // Placeholders of data-loss prevention go back into what is shown and checked, and the
-    // configured secrets are hidden from it; the model keeps seeing its own words (with the
-    // placeholders) when asked again.
-    let mut restorer = run.redaction.as_deref().map(Redaction::restorer);
+    // The placeholders of data-loss prevention: the request's, and any that function results
+    // add. They go back into what is shown and checked, and the configured secrets are hidden
+    // from it; the model keeps seeing its own words (with the placeholders) when asked again.
+    let mut redaction = run.redaction.clone();
     let mut hider = run.secrets.stream();
+    let mut tally = None;
+    let mut calls = Vec::new();
+    let mut rounds = 0u32;
     loop {
+        let first_round = rounds == 0;
+        rounds += 1;
         let request = run.chat(messages.clone(), options);
         let mut answer = String::new();
+        let mut restorer = redaction.as_deref().map(Redaction::restorer);
         let mut forward = |text: &str| {
             answer.push_str(text);
             if streams_through {
@@ -383,10 +403,25 @@ pub async fn run(
             show(on_text, &hider.finish());
         }
         usage.add(completion.usage);
-        if repairs == 0 {
+        if first_round {
             first_token = completion.time_to_first_token;
         }
-        let shown = run.restore(&answer);
+        if let Some(functions) = &run.functions
+            && !completion.calls.is_empty()
+        {
+            // The model asked for functions: answer each, and ask again with the results.
+            let tally = tally.get_or_insert_with(|| Tally::new(&functions.limits));
+            let asked = completion.calls;
+            let answered =
+                crate::functions::answer(functions, &asked, tally, &mut redaction).await?;
+            messages.push(Message::calling(answer, asked.clone()));
+            for (call, (content, record)) in asked.iter().zip(answered) {
+                messages.push(Message::result(call, content));
+                calls.push(record);
+            }
+            continue;
+        }
+        let shown = run.restore_with(redaction.as_deref(), &answer);
         let (output, rejection) = match output::enforce(&run.spec, &shown, options.raw) {
             Ok(output) => (Some(output), None),
             Err(error) => (None, Some(error)),
@@ -397,6 +432,7 @@ pub async fn run(
                 messages.push(Message::user(error.reason()));
             }
             rejection => {
+                let redactions = redaction.as_ref().map(|r| r.counts().clone()).unwrap_or_default();
                 return Ok(RunReport {
                     output,
                     raw: shown,
@@ -411,11 +447,12 @@ pub async fn run(
                     repairs,
                     error: rejection.map(|e| e.to_string()),
                     warnings,
-                    redactions: run.redaction_counts(),
+                    redactions,
                     local: completion.engine_stats,
                     revised_prompt: None,
                     pictures: Vec::new(),
                     images: Vec::new(),
+                    calls,
                 });
             }
         }

@@ -81,6 +81,16 @@ pub struct Completion {
     pub retries: u32,
     /// Figures an in-process engine reports (load time, speed, memory).
     pub engine_stats: Option<serde_json::Value>,
+    /// The functions the model called, for the run loop to answer.
+    pub calls: Vec<crate::functions::FunctionCall>,
+}
+
+/// What one attempt's answer held besides its text.
+#[derive(Debug, Default)]
+struct Attempted {
+    usage: Usage,
+    finish_reason: Option<String>,
+    calls: Vec<crate::functions::FunctionCall>,
 }
 
 /// How answer text reaches the caller.
@@ -186,12 +196,13 @@ impl Transport {
                 ..Completion::default()
             };
             match result {
-                Ok((usage, finish_reason)) => {
+                Ok(Attempted { usage, finish_reason, calls }) => {
                     if !buffered.is_empty() {
                         on_text(&buffered);
                     }
                     completion.usage = usage;
                     completion.finish_reason = finish_reason;
+                    completion.calls = calls;
                     return Ok(completion);
                 }
                 Err(error) if output_started => {
@@ -275,7 +286,7 @@ impl Transport {
         stream: bool,
         decoder: &mut dyn Decoder,
         on_text: &mut (dyn FnMut(&str) + Send),
-    ) -> Result<(Usage, Option<String>), ProviderError> {
+    ) -> Result<Attempted, ProviderError> {
         let mut builder = self.client.post(&request.url).body(request.body.to_string());
         // The trace goes on at the provider (W3C `traceparent`), when traces are kept.
         builder = builder.headers(crate::trace::trace_headers());
@@ -324,22 +335,21 @@ impl Transport {
                 retry_after,
             ));
         }
-        let mut usage = Usage::default();
-        let mut finish = None;
-        let mut handle =
-            |events: Vec<StreamEvent>, usage: &mut Usage, finish: &mut Option<String>| {
-                for event in events {
-                    match event {
-                        StreamEvent::Text(text) => on_text(&text),
-                        StreamEvent::Finish(reason) => *finish = Some(reason),
-                        StreamEvent::Usage(more) => usage.merge(more),
-                    }
+        let mut attempted = Attempted::default();
+        let mut handle = |events: Vec<StreamEvent>, attempted: &mut Attempted| {
+            for event in events {
+                match event {
+                    StreamEvent::Text(text) => on_text(&text),
+                    StreamEvent::Finish(reason) => attempted.finish_reason = Some(reason),
+                    StreamEvent::Usage(more) => attempted.usage.merge(more),
+                    StreamEvent::Call(call) => attempted.calls.push(call),
                 }
-            };
+            }
+        };
         if !stream {
             let body = read_whole(response, self.timeouts.idle).await?;
-            handle(decoder.response(&body)?, &mut usage, &mut finish);
-            return Ok((usage, finish));
+            handle(decoder.response(&body)?, &mut attempted);
+            return Ok(attempted);
         }
         let mut events = response.bytes_stream().eventsource();
         loop {
@@ -348,12 +358,12 @@ impl Transport {
                 Ok(None) => break,
                 Ok(Some(Err(error))) => return Err(stream_error(error)),
                 Ok(Some(Ok(event))) => {
-                    handle(decoder.event(&event.event, &event.data)?, &mut usage, &mut finish)
+                    handle(decoder.event(&event.event, &event.data)?, &mut attempted);
                 }
             }
         }
-        handle(decoder.finish()?, &mut usage, &mut finish);
-        Ok((usage, finish))
+        handle(decoder.finish()?, &mut attempted);
+        Ok(attempted)
     }
 }
 

@@ -52,6 +52,7 @@ fn request(prompt: &str, constraint: Constraint) -> ChatRequest {
         stream: true,
         cache: false,
         cache_key: None,
+        functions: Vec::new(),
     }
 }
 

@@ -287,6 +287,7 @@ mod over_http {
             secrets: llmtool_providers::Redactor::default(),
             cache: false,
             cache_key: None,
+            functions: None,
         }
     }
 

@@ -3,6 +3,7 @@
 //! and links once rather than once a file; nextest still runs each test in a process of its own.
 
 mod batch_api;
+mod functions;
 mod images;
 mod pricing;
 mod run;

@@ -42,6 +42,7 @@ async fn run_on_mock(api: ApiKind, provider: &str, model: &str, reply: String) -
         secrets: llmtool_providers::Redactor::default(),
         cache: false,
         cache_key: None,
+        functions: None,
     };
     let transport = Transport::new(
         Timeouts { idle: Duration::from_secs(5), ..Timeouts::default() },

@@ -52,6 +52,7 @@ fn run_request(mock: &Mock, features: Features, spec: OutputSpec) -> RunRequest 
         secrets: llmtool_providers::Redactor::default(),
         cache: false,
         cache_key: None,
+        functions: None,
     }
 }
 
@@ -220,6 +221,7 @@ async fn a_key_the_provider_echoes_is_hidden_whole_and_in_the_stream() {
         secrets: llmtool_providers::Redactor::new([key.to_owned()]),
         cache: false,
         cache_key: None,
+        functions: None,
         ..redacted_request(&mock, OutputSpec { kind: OutputKind::Text, format: None })
     };
     let mut streamed = String::new();

@@ -30,6 +30,7 @@ fn request(stream: bool) -> ChatRequest {
         stream,
         cache: false,
         cache_key: None,
+        functions: Vec::new(),
     }
 }
 

@@ -63,6 +63,7 @@ fn record(slug: &str, model: &str, cost: f64, started_at: &str) -> llmtool_log::
         redactions: BTreeMap::new(),
         conversation: None,
         turn: None,
+        calls: Vec::new(),
         thread: None,
     }
 }

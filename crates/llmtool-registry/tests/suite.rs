@@ -332,6 +332,7 @@ fn run(slug: &str, model: &str, cost: Option<f64>, day: u8) -> llmtool_log::Reco
         redactions: std::collections::BTreeMap::new(),
         conversation: None,
         turn: None,
+        calls: Vec::new(),
         thread: None,
     }
 }
@@ -854,6 +855,7 @@ async fn conversations(store: &dyn Store) {
             conversation: Some("01jqconversation0000000000".into()),
             turn: Some(number),
             prompt: Some(format!("question {number}")),
+            calls: Vec::new(),
             thread: Some(thread),
             ..run("chatty", "gpt-4o", Some(0.25), day)
         }

@@ -303,6 +303,8 @@ pub(crate) struct RunFacts {
     pub(crate) values_kept: bool,
     /// The placeholders of the values data-loss prevention hid, kept with the conversation.
     pub(crate) placeholders: BTreeMap<String, String>,
+    /// The functions the model called, with keys masked in what they were given and gave back.
+    pub(crate) calls: Vec<llmtool_log::Call>,
 }
 
 /// The one builder of a run's record: whose run it was (`subject`, started at `started`), what
@@ -342,6 +344,18 @@ pub(crate) fn record(
         error: facts.error,
         answer: facts.answer,
         redactions: facts.redactions,
+        // What a call was given and gave back may hold the values: kept only where they are.
+        calls: facts
+            .calls
+            .into_iter()
+            .map(|call| {
+                if values_kept {
+                    call
+                } else {
+                    llmtool_log::Call { arguments: String::new(), result: String::new(), ..call }
+                }
+            })
+            .collect(),
         conversation: subject.turn.as_ref().map(|turn| turn.conversation.clone()),
         turn: subject.turn.as_ref().map(|turn| turn.number),
         thread: subject.turn.as_ref().map(|turn| Thread {
@@ -412,6 +426,16 @@ impl crate::Runtime {
                     placeholders.map(|(p, v)| (p.to_owned(), v.to_owned())).collect()
                 })
                 .unwrap_or_default(),
+            calls: report
+                .map(|r| {
+                    let masked = |call: &llmtool_log::Call| llmtool_log::Call {
+                        arguments: redact(&call.arguments),
+                        result: redact(&call.result),
+                        ..call.clone()
+                    };
+                    r.calls.iter().map(masked).collect()
+                })
+                .unwrap_or_default(),
         };
         record(subject, started, policy, facts, &redact)
     }
@@ -470,6 +494,7 @@ mod tests {
             redactions: std::collections::BTreeMap::new(),
             conversation: None,
             turn: None,
+            calls: Vec::new(),
             thread: None,
         }
     }

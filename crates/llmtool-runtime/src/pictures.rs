@@ -200,6 +200,7 @@ mod tests {
             revised_prompt: None,
             pictures,
             images: Vec::new(),
+            calls: Vec::new(),
         }
     }
 

@@ -373,6 +373,7 @@ impl Runtime {
             secrets: self.inner.redactor.clone(),
             cache: asked.cache_key.is_some(),
             cache_key: asked.cache_key,
+            functions: None,
         }
     }
 

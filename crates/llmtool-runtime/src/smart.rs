@@ -499,6 +499,7 @@ impl Runtime {
             redactions: std::collections::BTreeMap::new(),
             values_kept: true,
             placeholders: std::collections::BTreeMap::new(),
+            calls: Vec::new(),
         };
         crate::log::record(subject, started, policy, facts, &redact)
     }

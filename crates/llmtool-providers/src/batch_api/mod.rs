@@ -196,6 +196,7 @@ impl<'a> BatchClient<'a> {
             stream: false,
             cache: false,
             cache_key: None,
+            functions: Vec::new(),
         };
         // The chat request's own headers, so that a batch call is authorised exactly like a
         // request (the content type is set per call).
@@ -227,6 +228,8 @@ fn answer(decoder: &mut dyn Decoder, body: &serde_json::Value) -> Result<Answer,
             StreamEvent::Text(text) => answer.text.push_str(&text),
             StreamEvent::Finish(reason) => answer.finish_reason = Some(reason),
             StreamEvent::Usage(usage) => answer.usage.merge(usage),
+            // A batch offers no functions, so its answers call none.
+            StreamEvent::Call(_) => {}
         }
     }
     Ok(answer)
