@@ -12,6 +12,7 @@ pub const METADATA: &[&str] = &[
     "parameters",
     "variables",
     "expected_output",
+    "functions",
     "avatar_type",
     "avatar",
     "timestamp",
@@ -29,6 +30,10 @@ pub const PARAMETER_RANGES: [(&str, f64, f64); 4] = [
     ("frequency_penalty", -2.0, 2.0),
     ("presence_penalty", -2.0, 2.0),
 ];
+/// The keys of an entry of `metadata.functions`.
+pub const FUNCTION_ENTRY: &[&str] = &["builtin", "database", "tool", "mcp", "name"];
+/// llmtool's own functions a tool may offer the model (`{"builtin": NAME}`).
+pub const BUILTIN_FUNCTIONS: &[&str] = &["fetch_url", "web_search", "query_database"];
 /// The keys of the nested avatar shape, `metadata.avatar = {avatar_type, avatar}`.
 pub const NESTED_AVATAR: &[&str] = &["avatar_type", "avatar"];
 

@@ -9,8 +9,8 @@ use crate::model::problems::{
     wrong_type,
 };
 use crate::model::types::{
-    Avatar, Creator, DefaultValue, ExpectedOutput, Metadata, Parameter, Parameters, Spanned,
-    SpannedList, Tool, Variable, VariableKind, Version,
+    Avatar, Creator, DefaultValue, ExpectedOutput, FunctionEntry, Metadata, Parameter, Parameters,
+    Spanned, SpannedList, Tool, Variable, VariableKind, Version,
 };
 use crate::output::IMAGE_PARAMETERS;
 use crate::span::Span;
@@ -164,6 +164,7 @@ impl Lowerer {
                 "variables" => meta.variables = self.variables(value),
                 "expected_output" => meta.expected_output = self.expected_output(value),
                 "timestamp" => meta.timestamp = self.string(value, path),
+                "functions" => meta.functions = self.functions(value),
                 "avatar_type" => flat_avatar.kind = self.string(value, path),
                 "avatar" if matches!(value.kind, NodeKind::Object(_)) => {
                     meta.avatar = self.nested_avatar(value);
@@ -172,6 +173,38 @@ impl Lowerer {
                 _ => self.unknown_key(member, FieldPath::Root("metadata"), keys::METADATA),
             }
         }
+    }
+
+    fn functions(&mut self, node: &mut Node) -> Option<Spanned<Vec<FunctionEntry>>> {
+        let span = node.span;
+        let root = FieldPath::Root("metadata.functions");
+        let NodeKind::Array(items) = &mut node.kind else {
+            self.wrong_type(node, root, "a list of objects");
+            return None;
+        };
+        let mut entries = Vec::with_capacity(items.len());
+        for (index, item) in items.iter_mut().enumerate() {
+            let path = root.index(index);
+            let span = item.span;
+            let Some(members) = self.object(item, path) else { continue };
+            let mut entry = FunctionEntry { span, ..FunctionEntry::default() };
+            for member in members {
+                let field = match member.key.name.as_str() {
+                    "builtin" => &mut entry.builtin,
+                    "database" => &mut entry.database,
+                    "tool" => &mut entry.tool,
+                    "mcp" => &mut entry.mcp,
+                    "name" => &mut entry.name,
+                    _ => {
+                        self.unknown_key(member, path, keys::FUNCTION_ENTRY);
+                        continue;
+                    }
+                };
+                *field = self.string(&mut member.value, path.key(&member.key.name));
+            }
+            entries.push(entry);
+        }
+        Some(Spanned::new(span, entries))
     }
 
     fn nested_avatar(&mut self, node: &mut Node) -> Option<Avatar> {

@@ -54,6 +54,72 @@ pub struct Tool {
     pub chat: Option<Spanned<bool>>,
 }
 
+/// One entry of `metadata.functions`: a built-in function (`{"builtin": "fetch_url"}`, with
+/// the `database` a `query_database` reads), a library tool (`{"tool": "registry:SLUG"}`) or
+/// an MCP server's function (`{"mcp": "SERVER", "name": "FUNCTION"}`). Each key is kept as
+/// written; `check` says when an entry names no source, or several (LT114).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct FunctionEntry {
+    #[serde(skip)]
+    pub span: Span,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub builtin: Option<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub database: Option<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool: Option<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mcp: Option<Spanned<String>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<Spanned<String>>,
+}
+
+/// Where a function of `metadata.functions` comes from, once its entry is whole.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FunctionSource<'a> {
+    /// One of llmtool's own functions; `database` names the database a `query_database`
+    /// reads.
+    Builtin { name: &'a str, database: Option<&'a str> },
+    /// A tool of the library, by its reference (`registry:SLUG`, `registry:SLUG@3`).
+    Tool(&'a str),
+    /// A function of an MCP server the operator configured.
+    Mcp { server: &'a str, name: &'a str },
+}
+
+impl FunctionEntry {
+    /// Where the function comes from; `None` when the entry names no source or several, or
+    /// an MCP server without the function's name.
+    pub fn source(&self) -> Option<FunctionSource<'_>> {
+        fn text(field: &Option<Spanned<String>>) -> Option<&str> {
+            field.as_ref().map(Spanned::as_str)
+        }
+        match (text(&self.builtin), text(&self.tool), text(&self.mcp)) {
+            (Some(name), None, None) => {
+                Some(FunctionSource::Builtin { name, database: text(&self.database) })
+            }
+            (None, Some(reference), None) => Some(FunctionSource::Tool(reference)),
+            (None, None, Some(server)) => {
+                Some(FunctionSource::Mcp { server, name: text(&self.name)? })
+            }
+            _ => None,
+        }
+    }
+
+    /// The name the model knows the function by: a built-in's own, a library tool's slug (as
+    /// a portable function name), an MCP function's.
+    pub fn offered_name(&self) -> Option<String> {
+        match self.source()? {
+            FunctionSource::Builtin { name, .. } => Some(name.to_owned()),
+            FunctionSource::Tool(reference) => {
+                let slug = reference.strip_prefix("registry:")?;
+                let slug = slug.split_once('@').map_or(slug, |(slug, _)| slug);
+                Some(crate::naming::slug(slug, crate::naming::MAX_NAME))
+            }
+            FunctionSource::Mcp { name, .. } => Some(name.to_owned()),
+        }
+    }
+}
+
 /// The two kinds of tool file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ToolKind {
@@ -108,6 +174,10 @@ pub struct Metadata {
     /// one requirement a line).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub requirements: Option<SpannedList>,
+    /// `functions`: what the model may call during a run (an llmtool extension of the
+    /// format; see docs/functions.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub functions: Option<Spanned<Vec<FunctionEntry>>>,
     /// Whether these keys were written at the top level, as the smart tools' format lays a
     /// smart tool out, rather than in a `metadata` object.
     #[serde(skip)]
