@@ -90,16 +90,16 @@ impl FunctionEntry {
     /// Where the function comes from; `None` when the entry names no source or several, or
     /// an MCP server without the function's name.
     pub fn source(&self) -> Option<FunctionSource<'_>> {
-        fn text(field: &Option<Spanned<String>>) -> Option<&str> {
-            field.as_ref().map(Spanned::as_str)
+        fn text(field: Option<&Spanned<String>>) -> Option<&str> {
+            field.map(Spanned::as_str)
         }
-        match (text(&self.builtin), text(&self.tool), text(&self.mcp)) {
+        match (text(self.builtin.as_ref()), text(self.tool.as_ref()), text(self.mcp.as_ref())) {
             (Some(name), None, None) => {
-                Some(FunctionSource::Builtin { name, database: text(&self.database) })
+                Some(FunctionSource::Builtin { name, database: text(self.database.as_ref()) })
             }
             (None, Some(reference), None) => Some(FunctionSource::Tool(reference)),
             (None, None, Some(server)) => {
-                Some(FunctionSource::Mcp { server, name: text(&self.name)? })
+                Some(FunctionSource::Mcp { server, name: text(self.name.as_ref())? })
             }
             _ => None,
         }
@@ -109,13 +109,14 @@ impl FunctionEntry {
     /// a portable function name), an MCP function's.
     pub fn offered_name(&self) -> Option<String> {
         match self.source()? {
-            FunctionSource::Builtin { name, .. } => Some(name.to_owned()),
+            FunctionSource::Builtin { name, .. } | FunctionSource::Mcp { name, .. } => {
+                Some(name.to_owned())
+            }
             FunctionSource::Tool(reference) => {
                 let slug = reference.strip_prefix("registry:")?;
                 let slug = slug.split_once('@').map_or(slug, |(slug, _)| slug);
                 Some(crate::naming::slug(slug, crate::naming::MAX_NAME))
             }
-            FunctionSource::Mcp { name, .. } => Some(name.to_owned()),
         }
     }
 }
