@@ -48,6 +48,50 @@ pub struct Config {
     /// The library server's sign-in: its address, its mail, its single sign-on.
     #[serde(default)]
     pub server: ServerConfig,
+    /// The databases a tool's `query_database` may read, by name (`[databases.shop]`).
+    #[serde(default)]
+    pub databases: BTreeMap<String, DatabaseConfig>,
+    /// What `fetch_url` may reach (`[fetch]`).
+    #[serde(default)]
+    pub fetch: FetchConfig,
+    /// The search engine of `web_search` (`[search]`).
+    pub search: Option<SearchConfig>,
+}
+
+/// A `[databases.NAME]` table: a database `query_database` reads (see docs/functions.md).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DatabaseConfig {
+    /// `postgres://...` or `sqlite:PATH`; a password in it is never shown.
+    pub url: Option<String>,
+    /// The environment variable that holds the URL instead (it may carry a password).
+    pub url_env: Option<String>,
+    /// The most rows one query gives the model.
+    pub max_rows: Option<u32>,
+    /// How long one query may run, in seconds.
+    pub timeout_seconds: Option<u32>,
+}
+
+/// The `[fetch]` table.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FetchConfig {
+    /// Hosts and addresses `fetch_url` may reach although they are private, loopback or
+    /// link-local (`"127.0.0.1"`, `"intranet.example"`); none by default.
+    #[serde(default)]
+    pub allow: Vec<String>,
+}
+
+/// The `[search]` table: which engine answers `web_search`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SearchConfig {
+    /// `searxng`, `brave` or `tavily`.
+    pub engine: String,
+    /// The engine's address: a `SearXNG` instance's; the others' own unless given.
+    pub url: Option<String>,
+    /// The environment variable that holds the engine's key (Brave, Tavily).
+    pub key_env: Option<String>,
 }
 
 /// The `[server]` table of `llmtool serve` (and of `llmtool member invite`, which sends its
