@@ -9,7 +9,7 @@
 use serde_json::{Value, json};
 
 use crate::model::VariableKind;
-use crate::model::keys::{DLP_POLICIES, PARAMETER_RANGES as RANGES};
+use crate::model::keys::{BUILTIN_FUNCTIONS, DLP_POLICIES, PARAMETER_RANGES as RANGES};
 use crate::output::IMAGE_SIZE_PATTERN;
 
 /// The translated variable type names the Spanish and Korean editions use.
@@ -108,8 +108,30 @@ pub fn json_schema() -> Value {
                             }
                         ]
                     },
-                    "timestamp": { "description": "When the tool was last changed (ISO 8601).", "type": "string" }
+                    "timestamp": { "description": "When the tool was last changed (ISO 8601).", "type": "string" },
+                    "functions": {
+                        "description": "What the model may call during a run (an llmtool extension): a built-in function, a library tool, or an MCP server's function.",
+                        "type": "array",
+                        "items": { "$ref": "#/$defs/function" }
+                    }
                 }
+            },
+            "function": {
+                "type": "object",
+                "properties": {
+                    "builtin": { "enum": BUILTIN_FUNCTIONS },
+                    "database": { "description": "The database a query_database reads, by name.", "type": "string" },
+                    "tool": { "description": "A library tool: registry:SLUG or registry:SLUG@VERSION.", "type": "string", "pattern": "^registry:[^@]+(@.+)?$" },
+                    "mcp": { "description": "An MCP server the operator configured, by name.", "type": "string" },
+                    "name": { "description": "The MCP server's function.", "type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_-]{0,63}$" }
+                },
+                "oneOf": [
+                    { "required": ["builtin"], "not": { "anyOf": [{ "required": ["tool"] }, { "required": ["mcp"] }, { "required": ["name"] }] } },
+                    { "required": ["tool"], "not": { "anyOf": [{ "required": ["mcp"] }, { "required": ["database"] }, { "required": ["name"] }] } },
+                    { "required": ["mcp", "name"], "not": { "required": ["database"] } }
+                ],
+                "if": { "required": ["builtin"], "properties": { "builtin": { "const": "query_database" } } },
+                "then": { "required": ["database"] }
             },
             "variable": {
                 "type": "object",

@@ -8,9 +8,12 @@ use std::str::FromStr as _;
 use std::time::Duration;
 
 use futures_util::TryStreamExt as _;
-use sqlx::postgres::{PgPool, PgPoolOptions, PgRow};
+use std::sync::Arc;
+
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions, PgRow};
 use sqlx::sqlite::{SqliteConnectOptions, SqlitePool, SqlitePoolOptions, SqliteRow};
 use sqlx::{Column as _, Row as _, TypeInfo as _, ValueRef as _};
+use tokio::sync::OnceCell;
 
 /// How much one query may take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,12 +31,20 @@ impl Default for QueryLimits {
     }
 }
 
-/// A database a run may query.
+/// A database a run may query. Its connections are made on first use (from a runtime's
+/// tasks), and shared by its clones.
 #[derive(Debug, Clone)]
 pub struct Database {
     name: String,
-    pool: Pool,
+    options: Options,
+    pool: Arc<OnceCell<Pool>>,
     pub limits: QueryLimits,
+}
+
+#[derive(Debug, Clone)]
+enum Options {
+    Postgres(PgConnectOptions),
+    Sqlite(SqliteConnectOptions),
 }
 
 #[derive(Debug, Clone)]
@@ -58,33 +69,48 @@ impl Database {
     /// The database `name` at `url` (`postgres://...`, `sqlite:PATH`); connected on first use,
     /// so a database that is down fails the calls, not the run.
     pub fn open(name: &str, url: &str, limits: QueryLimits) -> Result<Database, String> {
-        let pool = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
-            let options = sqlx::postgres::PgConnectOptions::from_str(url)
-                .map_err(|_| format!("the URL of database `{name}` cannot be read"))?
-                .application_name("llmtool query_database");
-            Pool::Postgres(
-                PgPoolOptions::new()
-                    .max_connections(2)
-                    .acquire_timeout(limits.time)
-                    .connect_lazy_with(options),
+        let options = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            Options::Postgres(
+                PgConnectOptions::from_str(url)
+                    .map_err(|_| format!("the URL of database `{name}` cannot be read"))?
+                    .application_name("llmtool query_database"),
             )
         } else if url.starts_with("sqlite:") {
-            let options = SqliteConnectOptions::from_str(url)
-                .map_err(|_| format!("the URL of database `{name}` cannot be read"))?
-                .read_only(true)
-                .create_if_missing(false);
-            Pool::Sqlite(
-                SqlitePoolOptions::new()
-                    .max_connections(2)
-                    .acquire_timeout(limits.time)
-                    .connect_lazy_with(options),
+            Options::Sqlite(
+                SqliteConnectOptions::from_str(url)
+                    .map_err(|_| format!("the URL of database `{name}` cannot be read"))?
+                    .read_only(true)
+                    .create_if_missing(false),
             )
         } else {
             return Err(format!(
                 "database `{name}`: only postgres:// and sqlite: URLs are read (MySQL is not served)"
             ));
         };
-        Ok(Database { name: name.to_owned(), pool, limits })
+        Ok(Database { name: name.to_owned(), options, pool: Arc::default(), limits })
+    }
+
+    /// The pool, made on first use.
+    async fn pool(&self) -> &Pool {
+        let time = self.limits.time;
+        self.pool
+            .get_or_init(|| async {
+                match &self.options {
+                    Options::Postgres(options) => Pool::Postgres(
+                        PgPoolOptions::new()
+                            .max_connections(2)
+                            .acquire_timeout(time)
+                            .connect_lazy_with(options.clone()),
+                    ),
+                    Options::Sqlite(options) => Pool::Sqlite(
+                        SqlitePoolOptions::new()
+                            .max_connections(2)
+                            .acquire_timeout(time)
+                            .connect_lazy_with(options.clone()),
+                    ),
+                }
+            })
+            .await
     }
 
     pub fn name(&self) -> &str {
@@ -93,9 +119,9 @@ impl Database {
 
     /// Which engine it is, for the model (`PostgreSQL`, `SQLite`).
     pub fn engine(&self) -> &'static str {
-        match self.pool {
-            Pool::Postgres(_) => "PostgreSQL",
-            Pool::Sqlite(_) => "SQLite",
+        match self.options {
+            Options::Postgres(_) => "PostgreSQL",
+            Options::Sqlite(_) => "SQLite",
         }
     }
 
@@ -111,9 +137,9 @@ impl Database {
 
     /// The tables and their columns.
     pub async fn schema(&self) -> Result<String, String> {
-        let sql = match self.pool {
-            Pool::Postgres(_) => POSTGRES_SCHEMA,
-            Pool::Sqlite(_) => SQLITE_SCHEMA,
+        let sql = match self.options {
+            Options::Postgres(_) => POSTGRES_SCHEMA,
+            Options::Sqlite(_) => SQLITE_SCHEMA,
         };
         let (_, rows, _) = tokio::time::timeout(self.limits.time, self.rows_up_to(sql, 5_000))
             .await
@@ -148,7 +174,7 @@ impl Database {
     async fn rows_up_to(&self, sql: &str, cap: usize) -> Result<Rows, String> {
         let refused = |e: sqlx::Error| self.refusal(&e);
         let unreachable = |e: sqlx::Error| self.unreachable(&e);
-        match &self.pool {
+        match self.pool().await {
             Pool::Postgres(pool) => {
                 let mut transaction = pool.begin().await.map_err(unreachable)?;
                 // The database refuses every write in this transaction, and nothing it did

@@ -274,7 +274,7 @@ impl Runtime {
             notices,
             cache_key: Some(conversation.id.clone()),
         };
-        Ok(self.assemble(tool, target, price, asked, overrides))
+        self.assemble(tool, target, price, asked, overrides)
     }
 
     /// [`Runtime::follow_up`] on a blocking thread, as a server calls it (data-loss

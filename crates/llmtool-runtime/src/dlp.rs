@@ -114,6 +114,44 @@ impl Guard {
     }
 }
 
+impl Guard {
+    /// A function's `result` as the model may read it under `policy`: the values hidden
+    /// before hidden again, new ones given placeholders added to `redaction` (so that the
+    /// answer gets them back), or, under `block`, withheld (the reason is returned).
+    pub(crate) fn screen(
+        &self,
+        policy: Policy,
+        result: String,
+        redaction: &mut Redaction,
+    ) -> Result<String, String> {
+        if policy == Policy::Off {
+            return Ok(result);
+        }
+        let result = if policy >= Policy::Redact { redaction.mask(&result) } else { result };
+        let findings = self.scanner().scan(&result);
+        if findings.is_empty() {
+            return Ok(result);
+        }
+        match policy {
+            Policy::Off => Ok(result),
+            Policy::Warn => {
+                tracing::warn!("a function's result holds {} sensitive values", findings.len());
+                Ok(result)
+            }
+            Policy::Redact => Ok(redaction.redact(&result, &findings)),
+            Policy::Block => {
+                let mut kinds: Vec<&str> = findings.iter().map(|f| f.kind.describe()).collect();
+                kinds.dedup();
+                Err(format!(
+                    "the result holds {} sensitive value(s) ({})",
+                    findings.len(),
+                    kinds.join(", ")
+                ))
+            }
+        }
+    }
+}
+
 /// How many findings a report places one by one; the rest are counted.
 const REPORTED_FINDINGS: usize = 50;
 

@@ -116,6 +116,11 @@ pub enum RunError {
 
     #[error("the run stopped unexpectedly: {0}")]
     Stopped(String),
+
+    /// The functions the tool names cannot be offered (a database nobody configured, a
+    /// source this caller cannot reach): the run does not start.
+    #[error("the tool's functions cannot be offered: {0}")]
+    Functions(String),
 }
 
 /// An answer that fell short of the expected output, after the repairs allowed.

@@ -14,6 +14,7 @@ pub mod conversation;
 mod dlp;
 mod error;
 pub mod files;
+pub mod functions;
 mod lifecycle;
 pub mod local;
 pub mod log;
@@ -30,6 +31,7 @@ pub use conversation::{Conversation, ConversationError, Exchange, new_conversati
 pub use dlp::report as dlp_report;
 pub use error::{Rejected, RunError};
 pub use files::{FileError, ToolErrors, ToolFile};
+pub use functions::FunctionSources;
 pub use lifecycle::{Finished, KeepAllFuture, KeepFuture, RunKeeper, ToKeep};
 pub use llmtool_dlp::Policy as DlpPolicy;
 pub use local::{Consent, Fetch, Progress, PullEvent, pull};

@@ -146,6 +146,7 @@ struct Inner {
     max_prompt_bytes: Option<u64>,
     smart: Option<llmtool_sandbox::Limits>,
     pictures: crate::pictures::Pictures,
+    functions: crate::functions::FunctionSetup,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -191,6 +192,7 @@ impl Runtime {
             max_prompt_bytes: options.max_prompt_bytes,
             smart: options.smart,
             pictures: options.pictures,
+            functions: crate::functions::FunctionSetup::default(),
         };
         let keeper = Arc::new(RunLogKeeper::new());
         Ok(Self { inner: Arc::new(inner), keeper, policy: options.log, unkept: Arc::default() })
@@ -219,8 +221,49 @@ impl Runtime {
             max_prompt_bytes: inner.max_prompt_bytes,
             smart: inner.smart.clone(),
             pictures: inner.pictures.clone(),
+            functions: inner.functions.clone(),
         };
         Runtime { inner: Arc::new(inner), ..self.clone() }
+    }
+
+    /// This runtime with its functions' setup changed by `change` (a server's integrations,
+    /// the sources of library tools and MCP functions).
+    fn with_function_setup(&self, functions: crate::functions::FunctionSetup) -> Runtime {
+        let inner = &self.inner;
+        let inner = Inner {
+            providers: inner.providers.clone(),
+            model: inner.model.clone(),
+            provider: inner.provider.clone(),
+            transport: inner.transport.clone(),
+            local: Arc::clone(&inner.local),
+            redactor: inner.redactor.clone(),
+            guard: Arc::clone(&inner.guard),
+            only_configured: inner.only_configured,
+            max_prompt_bytes: inner.max_prompt_bytes,
+            smart: inner.smart.clone(),
+            pictures: inner.pictures.clone(),
+            functions,
+        };
+        Runtime { inner: Arc::new(inner), ..self.clone() }
+    }
+
+    /// This runtime offering tools' functions from `setup` (a server's database and search
+    /// integrations) rather than from the config file, with `sources` answering library
+    /// tools and MCP functions.
+    #[must_use]
+    pub fn with_functions(
+        &self,
+        setup: llmtool_functions::Setup,
+        sources: Option<Arc<dyn crate::FunctionSources>>,
+    ) -> Runtime {
+        self.with_function_setup(crate::functions::FunctionSetup::given(setup, sources))
+    }
+
+    /// This runtime with `sources` answering library tools and MCP functions, its built-ins
+    /// still from the config file.
+    #[must_use]
+    pub fn with_function_sources(&self, sources: Arc<dyn crate::FunctionSources>) -> Runtime {
+        self.with_function_setup(self.inner.functions.with_sources(sources))
     }
 
     /// What becomes of image tools' pictures.
@@ -340,7 +383,7 @@ impl Runtime {
             notices: notice.into_iter().collect(),
             cache_key: None,
         };
-        Ok(self.assemble(tool, target, price, asked, overrides))
+        self.assemble(tool, target, price, asked, overrides)
     }
 
     /// The one place a [`RunRequest`] is put together, for a tool's own run and a follow-up
@@ -354,9 +397,13 @@ impl Runtime {
         price: Option<PriceEntry>,
         asked: Asked,
         overrides: ParamOverrides,
-    ) -> RunRequest {
+    ) -> Result<RunRequest, RunError> {
         let params = Params::from_tool(tool.metadata.as_ref().and_then(|m| m.parameters.as_ref()));
-        RunRequest {
+        let inner = &self.inner;
+        let policy = inner.guard.policy(tool);
+        let functions =
+            inner.functions.functions_for(tool, &inner.providers.config, &inner.guard, policy)?;
+        Ok(RunRequest {
             price,
             target,
             history: asked.history,
@@ -373,8 +420,8 @@ impl Runtime {
             secrets: self.inner.redactor.clone(),
             cache: asked.cache_key.is_some(),
             cache_key: asked.cache_key,
-            functions: None,
-        }
+            functions,
+        })
     }
 
     /// [`Runtime::request_on`] on a blocking thread. Scanning a long prompt for sensitive

@@ -16,6 +16,7 @@ mod conversation;
 mod dlp;
 mod documents;
 mod emacs_call;
+mod functions;
 mod images;
 mod library;
 mod local;

@@ -241,11 +241,14 @@ pub(crate) fn sendable(
 fn dry_run(opening: &Opening, options: RunOptions) -> anyhow::Result<Outcome> {
     let request = &opening.request;
     if request.target.endpoint.api == ApiKind::Local {
-        let shown = serde_json::json!({
+        let mut shown = serde_json::json!({
             "provider": "local",
             "model": request.target.model,
             "messages": request.messages(),
         });
+        if let Some(functions) = &request.functions {
+            shown["functions"] = serde_json::to_value(&functions.specs)?;
+        }
         let text = serde_json::to_string_pretty(&shown)? + "\n";
         io::write_stdout(secrets::redact(&text).as_bytes())?;
         let counted = match opening.runtime.local_prompt_tokens(request) {

@@ -3,9 +3,13 @@
 //! answer printed as `--format` asks, its usage, and how it ended.
 
 use std::io::Write as _;
+use std::sync::Arc;
+
+use llmtool_providers::ProviderError;
+use llmtool_providers::functions::{FunctionEvent, Observer};
 
 use llmtool_providers::run::{RunOptions, RunReport, RunRequest};
-use llmtool_runtime::{Rejected, Runtime, Subject};
+use llmtool_runtime::{Rejected, RunError, Runtime, Subject};
 
 use crate::commands::cost;
 use crate::commands::run::RunFormat;
@@ -41,6 +45,33 @@ pub(crate) fn say_notices(request: &RunRequest) {
     }
 }
 
+/// The most characters of a call's arguments or result shown on standard error.
+const SHOWN_CALL_CHARS: usize = 160;
+
+/// Tells the user, on standard error, of each function the model calls and what came back.
+fn say_call(event: FunctionEvent<'_>) {
+    let short = |text: &str| {
+        let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        match line.char_indices().nth(SHOWN_CALL_CHARS) {
+            Some((edge, _)) => format!("{}…", &line[..edge]),
+            None => line,
+        }
+    };
+    match event {
+        FunctionEvent::Calling(call) => {
+            eprintln!(
+                "{}",
+                secrets::redact(&format!("→ {} {}", call.name, short(&call.arguments)))
+            );
+        }
+        FunctionEvent::Returned(call) => {
+            let how = if call.failed { "failed" } else { "returned" };
+            let said = format!("← {} {how} in {} ms: {}", call.name, call.ms, short(&call.result));
+            eprintln!("{}", secrets::redact(&said));
+        }
+    }
+}
+
 /// Sends `request`, a run of `subject`, and prints its answer. A failure to get an answer at
 /// all is the error; an answer that misses the expected output is [`Outcome::Problems`].
 pub(crate) fn take_turn(
@@ -59,6 +90,18 @@ pub(crate) fn take_turn(
         if let Err(error) = stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
             stdout_error.get_or_insert(error);
         }
+    };
+    let observed;
+    let request = match &request.functions {
+        Some(functions) => {
+            let printer: Observer = Arc::new(say_call);
+            observed = RunRequest {
+                functions: Some(functions.clone().with_observer(printer)),
+                ..request.clone()
+            };
+            &observed
+        }
+        None => request,
     };
     let ctrl_c = async {
         // A Ctrl-C that cannot be listened for never comes.
@@ -84,6 +127,11 @@ pub(crate) fn take_turn(
         Err(error) => {
             if streamed {
                 eprintln!();
+            }
+            if let RunError::Provider(ProviderError::FunctionLoop(why)) = &error {
+                // The model did not converge on an answer: its output's problem.
+                eprintln!("error: {why}");
+                return Ok(TurnEnd { outcome: Outcome::Problems, report: None });
             }
             return Err(error.into());
         }

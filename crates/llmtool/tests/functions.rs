@@ -1,0 +1,287 @@
+//! Tools that reach out, end to end: the binary against the mock LLM server scripted to call
+//! functions. The database-backed SQL Assistant answers from the rows of a real PostgreSQL
+//! sample database, a `DELETE` it issues changes nothing and the model reads the refusal;
+//! `fetch_url` reaches a local page only where the config allows its address, never the
+//! metadata service; every call is in `llmtool logs`; `--dry-run` shows what is offered; a loop
+//! that does not converge exits 1.
+
+use std::path::{Path, PathBuf};
+use std::process::{Output, Stdio};
+
+use llmtool_testkit::{Mock, Reply};
+use serde_json::{Value, json};
+use sqlx::Connection as _;
+
+const SHOP: &str = include_str!("../../../examples/data/shop.sql");
+const SQL_ASSISTANT: &str =
+    concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/sql-assistant-db.json");
+
+async fn llmtool(args: &[&str], data_dir: &Path, config: &Path) -> Output {
+    tokio::process::Command::new(env!("CARGO_BIN_EXE_llmtool"))
+        .args(args)
+        .stdin(Stdio::null())
+        .env("NO_COLOR", "1")
+        .env("XDG_CONFIG_HOME", "/nonexistent")
+        .env("LLMTOOL_DATA_DIR", data_dir)
+        .env("LLMTOOL_CONFIG", config)
+        .env("MOCK_KEY", "sk-functions-test")
+        .env_remove("LLMTOOL_NO_LOG")
+        .env_remove("LLMTOOL_MODEL")
+        .output()
+        .await
+        .unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The config of the mock provider, with `extra` tables.
+fn config(dir: &Path, mock: &Mock, extra: &str) -> PathBuf {
+    let path = dir.join("config.toml");
+    let text = format!(
+        "default_model = \"mock/m\"\n\n[providers.mock]\napi = \"openai\"\nbase_url = \"{}/v1\"\napi_key_env = \"MOCK_KEY\"\n\n{extra}\n",
+        mock.url
+    );
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn sse(chunks: &[Value]) -> Reply {
+    let mut data: Vec<String> = chunks.iter().map(Value::to_string).collect();
+    data.push("[DONE]".to_owned());
+    Reply::sse(&data.iter().map(String::as_str).collect::<Vec<_>>())
+}
+
+/// A streamed answer that calls `name` with `arguments`.
+fn calling(id: &str, name: &str, arguments: &Value) -> Reply {
+    let call = json!({ "index": 0, "id": id, "function": { "name": name, "arguments": arguments.to_string() } });
+    sse(&[
+        json!({ "choices": [{ "delta": { "tool_calls": [call] }, "finish_reason": null }] }),
+        json!({ "choices": [{ "delta": {}, "finish_reason": "tool_calls" }], "usage": { "prompt_tokens": 50, "completion_tokens": 10 } }),
+    ])
+}
+
+/// A streamed answer in words.
+fn saying(answer: &str) -> Reply {
+    sse(&[
+        json!({ "choices": [{ "delta": { "content": answer }, "finish_reason": "stop" }], "usage": { "prompt_tokens": 80, "completion_tokens": 20 } }),
+    ])
+}
+
+/// The content of the last message of the mock's `index`th request (a function's result).
+fn last_result(mock: &Mock, index: usize) -> String {
+    let requests = mock.requests();
+    let messages = requests[index].body["messages"].as_array().unwrap().clone();
+    let last = messages.last().unwrap();
+    assert_eq!(last["role"], "tool", "{last}");
+    last["content"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn the_sql_assistant_answers_from_the_rows_and_a_delete_changes_nothing() {
+    let Some(database) = llmtool_testkit::postgres::database().await else { return };
+    let mut connection = sqlx::PgConnection::connect(&database.url).await.unwrap();
+    sqlx::raw_sql(SHOP).execute(&mut connection).await.unwrap();
+    let top = "SELECT c.name, SUM(o.quantity * p.price) AS spent FROM orders o JOIN customers c ON c.id = o.customer_id JOIN products p ON p.id = o.product_id GROUP BY c.name ORDER BY spent DESC LIMIT 1";
+    let answer = "Linus Torvalds spent the most: 446.90.\n\n```sql\nSELECT ...\n```";
+    let mock = Mock::start(vec![
+        calling("c1", "database_schema", &json!({ "database": "shop" })),
+        calling("c2", "query_database", &json!({ "database": "shop", "sql": top })),
+        calling(
+            "c3",
+            "query_database",
+            &json!({ "database": "shop", "sql": "DELETE FROM orders" }),
+        ),
+        saying(answer),
+    ])
+    .await;
+    let dir = tempfile::tempdir().unwrap();
+    let extra = format!("[databases.shop]\nurl = \"{}\"\n", database.url);
+    let config = config(dir.path(), &mock, &extra);
+    let args = ["run", SQL_ASSISTANT, "--var", "question=Who spent the most?"];
+    let output = llmtool(&args, dir.path(), &config).await;
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert_eq!(text(&output.stdout).trim_end(), answer);
+    assert!(
+        stderr.contains("→ query_database {\"database\":\"shop\",\"sql\":\"DELETE FROM orders\"}"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("← query_database failed in "), "{stderr}");
+
+    let requests = mock.requests();
+    let offered: Vec<&str> = requests[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(offered, ["query_database", "database_schema"], "only what the tool names");
+    assert!(last_result(&mock, 1).contains("table public.orders:\n  id integer"));
+    assert_eq!(last_result(&mock, 2), "name | spent\nLinus Torvalds | 446.90\n(1 row)");
+    assert_eq!(
+        last_result(&mock, 3),
+        "PostgreSQL refused the statement: cannot execute DELETE in a read-only transaction"
+    );
+    let count: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM orders").fetch_one(&mut connection).await.unwrap();
+    assert_eq!(count, 6, "the DELETE changed nothing");
+
+    let logs = llmtool(&["logs", "--format", "json"], dir.path(), &config).await;
+    let logged: Value = serde_json::from_slice(&logs.stdout).unwrap();
+    let run = &logged[0];
+    let calls: Vec<(&str, bool)> = run["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|call| (call["name"].as_str().unwrap(), call["failed"].as_bool().unwrap()))
+        .collect();
+    assert_eq!(
+        calls,
+        [("database_schema", false), ("query_database", false), ("query_database", true)]
+    );
+    assert_eq!(run["input_tokens"], 230, "the rounds' usage is summed: {run}");
+}
+
+#[tokio::test]
+async fn dry_run_shows_the_functions_offered_and_a_missing_database_is_a_clear_error() {
+    let mock = Mock::start(vec![]).await;
+    let dir = tempfile::tempdir().unwrap();
+    let config_with =
+        config(dir.path(), &mock, "[databases.shop]\nurl = \"sqlite:/nonexistent/shop.db\"\n");
+    let args = ["run", SQL_ASSISTANT, "--var", "question=Who?", "--dry-run"];
+    let output = llmtool(&args, dir.path(), &config_with).await;
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let shown = text(&output.stdout);
+    assert!(shown.contains("\"name\": \"query_database\""), "{shown}");
+    assert!(shown.contains("\"enum\": [\n"), "the databases are named: {shown}");
+    assert!(mock.requests().is_empty(), "a dry run sends nothing");
+
+    let other = tempfile::tempdir().unwrap();
+    let config_without = config(other.path(), &mock, "");
+    let output =
+        llmtool(&["run", SQL_ASSISTANT, "--var", "question=Who?"], other.path(), &config_without)
+            .await;
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        text(&output.stderr).contains("the tool queries database `shop`, which is not configured"),
+        "{}",
+        text(&output.stderr)
+    );
+    assert!(mock.requests().is_empty());
+}
+
+/// A tool that reads pages.
+fn reader(dir: &Path) -> PathBuf {
+    let path = dir.join("reader.json");
+    let tool = json!({
+        "model_prompt": "Summarize {{url}}",
+        "metadata": {
+            "prompt_name": "reader",
+            "variables": [{ "name": "url", "type": "text" }],
+            "functions": [{ "builtin": "fetch_url" }]
+        }
+    });
+    std::fs::write(&path, tool.to_string()).unwrap();
+    path
+}
+
+#[tokio::test]
+async fn fetch_url_reaches_a_local_page_only_where_the_operator_allowed_it() {
+    let page =
+        Mock::start(vec![Reply::json(200, "<html><body><p>Lentil soup today.</p></body></html>")])
+            .await;
+    let url = format!("{}/menu.html", page.url);
+    let metadata = "http://169.254.169.254/latest/meta-data/";
+    let replies = || {
+        vec![
+            calling("c1", "fetch_url", &json!({ "url": url })),
+            calling("c2", "fetch_url", &json!({ "url": metadata })),
+            saying("Soup."),
+        ]
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let tool = reader(dir.path());
+    let tool = tool.to_str().unwrap();
+
+    let allowed = Mock::start(replies()).await;
+    let config_allowed = config(dir.path(), &allowed, "[fetch]\nallow = [\"127.0.0.1\"]\n");
+    let output =
+        llmtool(&["run", tool, "--var", "url=the menu"], dir.path(), &config_allowed).await;
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert_eq!(last_result(&allowed, 1), "Lentil soup today.");
+    assert_eq!(
+        last_result(&allowed, 2),
+        "`169.254.169.254` is a link-local address (169.254.169.254), which fetch_url may not reach unless the operator allows it"
+    );
+    assert_eq!(page.requests().len(), 1);
+
+    let other = tempfile::tempdir().unwrap();
+    let refused = Mock::start(replies()).await;
+    let config_refused = config(other.path(), &refused, "");
+    let output =
+        llmtool(&["run", tool, "--var", "url=the menu"], other.path(), &config_refused).await;
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert!(last_result(&refused, 1).contains("is a loopback address (127.0.0.1)"));
+    assert_eq!(page.requests().len(), 1, "the page was not asked again");
+}
+
+#[tokio::test]
+async fn a_model_that_keeps_calling_stops_with_exit_1() {
+    let forever = (0..17)
+        .map(|i| {
+            calling(&format!("c{i}"), "fetch_url", &json!({ "url": "http://169.254.169.254/" }))
+        })
+        .collect();
+    let mock = Mock::start(forever).await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(dir.path(), &mock, "");
+    let tool = reader(dir.path());
+    let output =
+        llmtool(&["run", tool.to_str().unwrap(), "--var", "url=x"], dir.path(), &config).await;
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output.stderr));
+    assert!(
+        text(&output.stderr).contains(
+            "error: the model asked for more than 16 function calls without answering; stopped"
+        ),
+        "{}",
+        text(&output.stderr)
+    );
+    assert_eq!(mock.requests().len(), 17);
+}
+
+#[tokio::test]
+async fn data_loss_prevention_screens_a_result_before_the_model_reads_it() {
+    let page = "<html><body><p>Write to ann.lee@example.com for the menu.</p></body></html>";
+    let site = Mock::start(vec![Reply::json(200, page); 2]).await;
+    let url = format!("{}/contact.html", site.url);
+    let dir = tempfile::tempdir().unwrap();
+    let tool = reader(dir.path());
+    let tool = tool.to_str().unwrap();
+    let args = |policy: &'static str| ["run", tool, "--var", "url=the contact", "--dlp", policy];
+
+    let mock = Mock::start(vec![
+        calling("c1", "fetch_url", &json!({ "url": url })),
+        saying("Write to [EMAIL_1]."),
+    ])
+    .await;
+    let config_redact = config(dir.path(), &mock, "[fetch]\nallow = [\"127.0.0.1\"]\n");
+    let output = llmtool(&args("redact"), dir.path(), &config_redact).await;
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert_eq!(last_result(&mock, 1), "Write to [EMAIL_1] for the menu.");
+    assert_eq!(text(&output.stdout).trim_end(), "Write to ann.lee@example.com.");
+    let sent = serde_json::to_string(&mock.requests()[1].body).unwrap();
+    assert!(!sent.contains("ann.lee@example.com"), "{sent}");
+
+    let other = tempfile::tempdir().unwrap();
+    let blocked =
+        Mock::start(vec![calling("c1", "fetch_url", &json!({ "url": url })), saying("No.")]).await;
+    let config_block = config(other.path(), &blocked, "[fetch]\nallow = [\"127.0.0.1\"]\n");
+    let output = llmtool(&args("block"), other.path(), &config_block).await;
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert_eq!(
+        last_result(&blocked, 1),
+        "result withheld by data-loss prevention: the result holds 1 sensitive value(s) (an e-mail address)"
+    );
+}
