@@ -92,6 +92,8 @@ async function askFollowUp(turns, id, question, signal, again) {
         answer.facts.textContent = `Running on ${data.provider}/${data.model}…`;
       }
       if (name === "text") answer.append(data.text);
+      if (name === "call") answer.called(data);
+      if (name === "result") answer.returned(data);
       if (name === "done") {
         answer.finish(data.answer);
         say(`The follow-up on ${data.provider}/${data.model} ended: ${data.outcome}.`);

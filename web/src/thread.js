@@ -35,11 +35,26 @@ export function answerView({ asMarkdown = true, breaks = false } = {}) {
   const body = el("div", { class: "answer streaming" });
   const facts = el("p", { class: "facts" }, "Running…");
   const tools = el("div", { class: "answer-tools" }, copyButton(() => text, "Copy answer"));
-  const element = el("div", { class: "turn-answer" }, body, tools, facts);
+  const calls = el("ol", { class: "calls", "aria-label": "Functions the model called" });
+  const element = el("div", { class: "turn-answer" }, calls, body, tools, facts);
   return {
     element,
     facts,
     tools,
+    /** A function the model asks for (a `call` event): shown as running. */
+    called(call) {
+      calls.append(callView(call));
+    },
+    /** A call that ended (a `result` event): the first of its name still running. */
+    returned(result) {
+      const running = [...calls.children].find((item) => item.dataset.name === result.name && item.classList.contains("running"));
+      if (running) showResult(running, result);
+      else calls.append(showResult(callView(result), result));
+    },
+    /** A kept turn's calls, each with its result. */
+    showCalls(kept) {
+      for (const call of kept ?? []) calls.append(showResult(callView(call), call));
+    },
     append(piece) {
       text += piece;
       body.textContent = text;
@@ -54,6 +69,24 @@ export function answerView({ asMarkdown = true, breaks = false } = {}) {
       if (pictures?.length) element.insertBefore(picturesView(pictures), body);
     },
   };
+}
+
+/** One function call: its name and arguments, its result folded under it once it ends. */
+function callView(call) {
+  const summary = el("summary", {}, el("code", {}, call.name), " ", el("span", { class: "call-arguments" }, call.arguments ?? ""));
+  const item = el("li", { class: "call running" }, el("details", {}, summary, el("p", { class: "facts" }, "Running…")));
+  item.dataset.name = call.name;
+  return item;
+}
+
+/** `item` (a call) with its result, and whether it failed and how long it took. */
+function showResult(item, result) {
+  item.classList.remove("running");
+  item.classList.toggle("failed", Boolean(result.failed));
+  const how = result.failed ? "failed" : "returned";
+  const details = item.querySelector("details");
+  details.replaceChildren(details.querySelector("summary"), el("p", { class: "facts" }, `${how} in ${result.ms} ms`), el("pre", { class: "call-result" }, result.result ?? ""));
+  return item;
 }
 
 /**
@@ -108,6 +141,7 @@ export function transcriptView(messages, firstAnswer = "markdown", { retry = nul
   return messages.map((message) => {
     const answer = answerView({ asMarkdown: message.turn !== 1 || firstAnswer === "markdown" });
     answer.finish(message.answer ?? (message.error ? `(no answer: ${message.error})` : "(no answer)"));
+    answer.showCalls(message.calls);
     answer.showPictures(message.pictures);
     if (retry && message.turn !== 1 && message.asked) answer.tools.append(retryButton(message.asked, retry));
     answer.facts.replaceChildren(...factsOf(message));

@@ -203,6 +203,8 @@ async function runInto(into, model, signal, thread = false) {
         if (data.warnings?.length) into.prepend(warningsBanner(data.warnings));
       }
       if (name === "text") answer.append(data.text);
+      if (name === "call") answer.called(data);
+      if (name === "result") answer.returned(data);
       if (name === "done") {
         answer.finish(data.answer);
         answer.showPictures(data.pictures);

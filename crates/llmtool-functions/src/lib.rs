@@ -10,6 +10,7 @@ mod database;
 mod fetch;
 mod postgres_text;
 mod search;
+mod tool_call;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -22,6 +23,7 @@ pub use address::private_kind;
 pub use database::{Database, QueryLimits};
 pub use fetch::{FetchLimits, Fetcher};
 pub use search::{Engine, Hit, Search};
+pub use tool_call::{prompt_of, tool_spec};
 
 /// Why a tool's functions cannot be offered: the run does not start.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -40,6 +42,12 @@ pub enum FunctionsError {
     Incomplete(usize),
     #[error("{0}")]
     Unavailable(String),
+    /// A library tool that does not exist, or that the run's caller does not see (the same
+    /// answer for both).
+    #[error("no tool `{0}` in the library")]
+    NotFound(String),
+    #[error("in the config file: {0}")]
+    Config(String),
 }
 
 /// What the operator set up for functions: the databases by name, the addresses `fetch_url`

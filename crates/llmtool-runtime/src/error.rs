@@ -120,7 +120,7 @@ pub enum RunError {
     /// The functions the tool names cannot be offered (a database nobody configured, a
     /// source this caller cannot reach): the run does not start.
     #[error("the tool's functions cannot be offered: {0}")]
-    Functions(String),
+    Functions(#[from] llmtool_functions::FunctionsError),
 }
 
 /// An answer that fell short of the expected output, after the repairs allowed.

@@ -61,7 +61,7 @@ impl FunctionSetup {
             .setup
             .get_or_init(|| Setup::from_config(config).map(Arc::new))
             .as_ref()
-            .map_err(|problem| RunError::Functions(format!("in the config file: {problem}")))?;
+            .map_err(|problem| FunctionsError::Config(problem.clone()))?;
         let sources = self.sources.clone();
         let mut extra = |entry: &FunctionEntry| match &sources {
             Some(sources) => sources.function(entry),
@@ -70,8 +70,7 @@ impl FunctionSetup {
                     .to_owned(),
             )),
         };
-        let (specs, toolbox) = llmtool_functions::offer(&entries.value, setup, &mut extra)
-            .map_err(|error| RunError::Functions(error.to_string()))?;
+        let (specs, toolbox) = llmtool_functions::offer(&entries.value, setup, &mut extra)?;
         let mut functions = Functions::new(specs, Arc::new(toolbox));
         functions.screen = Some(Arc::new(ResultGuard { guard: Arc::clone(guard), policy }));
         Ok(Some(functions))

@@ -101,6 +101,9 @@ impl Caller {
             member: self.member.clone(),
             role: self.role.unwrap_or(Role::Viewer),
             teams: self.teams.clone(),
+            visibility: self.visibility.clone(),
+            by: self.name.clone(),
+            depth: 0,
         }
     }
 

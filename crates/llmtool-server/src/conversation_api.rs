@@ -87,6 +87,9 @@ pub(crate) struct TurnBody {
     /// The name of the member who asked it (`null` for a token of no member, a member since
     /// removed, or a share link's or snapshot's reader).
     pub(crate) asked_by: Option<String>,
+    /// The functions the model called on the way to this turn's answer, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) calls: Vec<llmtool_log::Call>,
 }
 
 impl TurnBody {
@@ -111,6 +114,11 @@ impl TurnBody {
             ..self
         }
     }
+}
+
+/// `text` as `shown` shows the turn's texts (the owner's with the hidden values back).
+fn reveal_or_keep(shown: &dyn Fn(Option<String>) -> Option<String>, text: String) -> String {
+    shown(Some(text)).unwrap_or_default()
 }
 
 /// A conversation and its turns.
@@ -435,6 +443,15 @@ pub(crate) fn transcript(
             provider: turn.provider,
             model: turn.model,
             asked_by,
+            calls: turn
+                .calls
+                .into_iter()
+                .map(|call| llmtool_log::Call {
+                    arguments: reveal_or_keep(&shown, call.arguments),
+                    result: reveal_or_keep(&shown, call.result),
+                    ..call
+                })
+                .collect(),
         })
         .collect();
     let spec =

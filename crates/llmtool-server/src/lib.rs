@@ -10,6 +10,7 @@ mod collaboration_api;
 mod control_api;
 mod conversation_api;
 mod documents_api;
+mod functions;
 mod host;
 mod integrations;
 mod invites;

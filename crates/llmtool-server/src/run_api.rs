@@ -1,6 +1,8 @@
 //! `POST /tools/{slug}/run` (the answer streamed as Server-Sent Events) and `GET /usage` (the
 //! runs' totals and cost).
 
+use std::sync::Arc;
+
 use opentelemetry::context::FutureExt as _;
 use tracing::Instrument as _;
 
@@ -41,7 +43,9 @@ pub(crate) struct RunBody {
 /// `start` (`{"slug", "version", "provider", "model", "conversation", "turn", "warnings",
 /// "notices"}`: the conversation the run starts, which `POST /conversations/{id}/messages`
 /// goes on with; the budgets past their warning share), then `text` events (`{"text"}`) as
-/// the answer arrives, then one `done` with the run as it is kept: `outcome` (`ok`,
+/// the answer arrives (a tool that offers functions adds a `call` event, `{"name",
+/// "arguments"}`, as the model asks for one, and a `result` event, `{"name", "result",
+/// "failed", "ms"}`, as it ends), then one `done` with the run as it is kept: `outcome` (`ok`,
 /// `rejected` when the answer never met the expected output, `failed`, `cancelled`),
 /// `answer` (as the caller saw it: with data-loss prevention's values back), `error`, the tokens, `cost_usd`, `latency_ms` and `id`. Running needs a token
 /// (any role), even where reading is public.
@@ -131,7 +135,7 @@ pub(crate) fn stream(
     slug: &str,
     version: u32,
 ) -> Events {
-    let Prepared { runtime, request, warnings, .. } = prepared;
+    let Prepared { runtime, mut request, warnings, .. } = prepared;
     let (conversation, number) =
         subject.turn.as_ref().map(|t| (t.conversation.clone(), t.number)).unzip();
     let start = RunEvent::Start(RunStart {
@@ -148,6 +152,15 @@ pub(crate) fn stream(
     let slug = slug.to_owned();
     let state = state.clone();
     let (events, stream) = event_channel();
+    if let Some(functions) = request.functions.take() {
+        // Each call and its result as an event, in order with the text.
+        let (sender, hider) = (events.clone(), runtime.clone());
+        let hide = move |text: &str| hider.redact(text).into_owned();
+        let observer: llmtool_providers::functions::Observer = Arc::new(move |event| {
+            let _ = sender.try_send(&RunEvent::function(event, &hide));
+        });
+        request.functions = Some(functions.with_observer(observer));
+    }
     tokio::spawn(
         async move {
             events.send(&start).await;

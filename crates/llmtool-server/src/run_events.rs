@@ -57,6 +57,25 @@ pub(crate) struct RunText {
     pub(crate) text: String,
 }
 
+/// `call`: the model asks for a function (one the tool offers); it runs now.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct RunCall {
+    /// The function's name (`fetch_url`, `query_database`, a library tool's slug).
+    pub(crate) name: String,
+    /// The arguments as the model wrote them (JSON text).
+    pub(crate) arguments: String,
+}
+
+/// `result`: a function call ended; what the model reads next (after data-loss prevention).
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct RunResult {
+    pub(crate) name: String,
+    pub(crate) result: String,
+    /// Whether the call failed or was refused (the result says why).
+    pub(crate) failed: bool,
+    pub(crate) ms: u64,
+}
+
 /// `done`, the last event: the run as it is kept.
 #[derive(Debug, Serialize, ToSchema)]
 pub(crate) struct RunDone {
@@ -150,22 +169,51 @@ pub(crate) struct SmartDone {
 pub(crate) enum RunEvent {
     Start(RunStart),
     Text(RunText),
+    Call(RunCall),
+    Result(RunResult),
     Done(Box<RunDone>),
 }
 
 impl RunEvent {
     /// The events by name, with the schema of each one's data.
-    const NAMED: [(&'static str, &'static str); 3] =
-        [("start", "RunStart"), ("text", "RunText"), ("done", "RunDone")];
+    const NAMED: [(&'static str, &'static str); 5] = [
+        ("start", "RunStart"),
+        ("text", "RunText"),
+        ("call", "RunCall"),
+        ("result", "RunResult"),
+        ("done", "RunDone"),
+    ];
 
     pub(crate) fn text(text: &str) -> Self {
         Self::Text(RunText { text: text.to_owned() })
+    }
+
+    /// The event of a function call starting or ending, its texts with `hide` applied (the
+    /// server's keys).
+    pub(crate) fn function(
+        event: llmtool_providers::functions::FunctionEvent<'_>,
+        hide: &dyn Fn(&str) -> String,
+    ) -> Self {
+        use llmtool_providers::functions::FunctionEvent;
+        match event {
+            FunctionEvent::Calling(call) => {
+                Self::Call(RunCall { name: call.name.clone(), arguments: hide(&call.arguments) })
+            }
+            FunctionEvent::Returned(call) => Self::Result(RunResult {
+                name: call.name.clone(),
+                result: hide(&call.result),
+                failed: call.failed,
+                ms: call.ms,
+            }),
+        }
     }
 
     fn name(&self) -> &'static str {
         match self {
             Self::Start(_) => "start",
             Self::Text(_) => "text",
+            Self::Call(_) => "call",
+            Self::Result(_) => "result",
             Self::Done(_) => "done",
         }
     }
@@ -175,6 +223,8 @@ impl RunEvent {
         let data = match self {
             Self::Start(start) => serde_json::to_string(start),
             Self::Text(text) => serde_json::to_string(text),
+            Self::Call(call) => serde_json::to_string(call),
+            Self::Result(result) => serde_json::to_string(result),
             Self::Done(done) => serde_json::to_string(done),
         };
         // These types hold strings, numbers and maps with string keys: they always serialize.
@@ -220,6 +270,8 @@ impl ToSchema for RunEvent {
     fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
         schemas.push((RunStart::name().into(), RunStart::schema()));
         schemas.push((RunText::name().into(), RunText::schema()));
+        schemas.push((RunCall::name().into(), RunCall::schema()));
+        schemas.push((RunResult::name().into(), RunResult::schema()));
         schemas.push((RunDone::name().into(), RunDone::schema()));
         RunStart::schemas(schemas);
         RunText::schemas(schemas);
@@ -289,6 +341,8 @@ mod tests {
             [
                 ("start", "#/components/schemas/RunStart"),
                 ("text", "#/components/schemas/RunText"),
+                ("call", "#/components/schemas/RunCall"),
+                ("result", "#/components/schemas/RunResult"),
                 ("done", "#/components/schemas/RunDone")
             ]
         );

@@ -41,6 +41,14 @@ pub(crate) struct RunFor {
     pub(crate) member: String,
     pub(crate) role: Role,
     pub(crate) teams: Vec<String>,
+    /// The tools the caller sees (the one rule: [`llmtool_registry::Visibility`]): the only
+    /// library tools a run of theirs may call as functions.
+    pub(crate) visibility: llmtool_registry::Visibility,
+    /// The token (or session) that asked, whose runs these are.
+    pub(crate) by: Option<String>,
+    /// How many tools deep this run is, for a tool's run a function of another's (0: asked
+    /// by the caller).
+    pub(crate) depth: u8,
 }
 
 /// What a run asks of a model.
@@ -204,6 +212,17 @@ impl Runs {
         ask: Ask<'_>,
     ) -> Result<Prepared, Problem> {
         let (runtime, integrations) = self.runtime_now(state).await?;
+        let named = match &ask {
+            Ask::Prompt { tool, .. } => crate::functions::names_functions(tool),
+            Ask::FollowUp { conversation, .. } => {
+                crate::functions::names_functions(&conversation.tool)
+            }
+        };
+        let runtime = if named {
+            crate::functions::with_library_tools(&runtime, state, who)
+        } else {
+            runtime
+        };
         let request = match ask {
             Ask::Prompt { tool, prompt, overrides, choice } => {
                 runtime.request_off_thread(tool, prompt, overrides, choice).await
@@ -220,7 +239,13 @@ impl Runs {
                 }
             }
         }
-        .map_err(|error| Problem::unprocessable(runtime.redact(&error.to_string()).into_owned()))?;
+        .map_err(|error| match error {
+            // A library tool the caller does not see is missing, as on every path.
+            RunError::Functions(llmtool_functions::FunctionsError::NotFound(slug)) => {
+                llmtool_registry::StoreError::NoSuchTool(slug).into()
+            }
+            error => Problem::unprocessable(runtime.redact(&error.to_string()).into_owned()),
+        })?;
         let target = &request.target;
         crate::integrations::gate(
             &integrations,
@@ -331,16 +356,25 @@ async fn caller_of(
 async fn run_for_token(state: &ServerState, name: Option<&str>) -> Result<RunFor, Problem> {
     let unknown = || Problem::unauthorized();
     let name = name.ok_or_else(unknown)?;
+    let workspace = crate::auth::workspace(state).await?;
+    let run_for = |member: String, role: Role, teams: Vec<String>| RunFor {
+        visibility: llmtool_registry::Visibility::of(role, &teams, &workspace),
+        member,
+        role,
+        teams,
+        by: Some(name.to_owned()),
+        depth: 0,
+    };
     let tokens = state.store.tokens(llmtool_registry::TokensOf::Everyone).await?;
     let Some(token) = tokens.into_iter().find(|t| t.name == name && !t.revoked) else {
         let member = state.store.member(name).await.map_err(|_| unknown())?;
-        return Ok(RunFor { member: member.email, role: member.role, teams: member.teams });
+        return Ok(run_for(member.email, member.role, member.teams));
     };
     let Some(email) = token.member else {
-        return Ok(RunFor { member: String::new(), role: token.role, teams: Vec::new() });
+        return Ok(run_for(String::new(), token.role, Vec::new()));
     };
     let member = state.store.member(&email).await?;
-    Ok(RunFor { member: member.email, role: token.role.min(member.role), teams: member.teams })
+    Ok(run_for(member.email, token.role.min(member.role), member.teams))
 }
 
 /// The team a run of a tool tagged `tags` is charged to, of the caller's `teams` (by name):

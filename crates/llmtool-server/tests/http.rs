@@ -670,7 +670,7 @@ async fn public_reading_and_the_built_in_tools() {
     let dir = tempfile::tempdir().unwrap();
     let store: Arc<dyn Store> =
         Arc::new(SqlStore::open_sqlite(&dir.path().join("library.db")).await.unwrap());
-    assert_eq!(llmtool_server::seed_built_ins(store.as_ref()).await.unwrap(), 9);
+    assert_eq!(llmtool_server::seed_built_ins(store.as_ref()).await.unwrap(), 11);
     assert_eq!(
         llmtool_server::seed_built_ins(store.as_ref()).await.unwrap(),
         0,

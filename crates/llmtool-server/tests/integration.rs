@@ -10,6 +10,7 @@ mod support;
 mod control;
 mod conversations;
 mod documents;
+mod functions;
 mod http;
 mod runs;
 mod smart;
