@@ -29,9 +29,15 @@ function teamsText(teams) {
     .join(" ");
 }
 
+/** The kinds of database and search integrations: they serve tools, not models. */
+const DATA_APIS = ["postgres", "sqlite", "searxng", "brave", "tavily"];
+
 function row(integration) {
   const name = integration.name;
-  const models = el("input", { value: integration.models.join(" "), "aria-label": `Models of ${name}` });
+  const data = DATA_APIS.includes(integration.api);
+  const models = data
+    ? el("input", { value: (integration.tools ?? []).join(" "), "aria-label": `Tools of ${name}` })
+    : el("input", { value: integration.models.join(" "), "aria-label": `Models of ${name}` });
   const teams = el("input", { value: teamsText(integration.teams), "aria-label": `Teams of ${name}` });
   const key = el("input", { type: "password", autocomplete: "off", placeholder: "a new key", "aria-label": `New key of ${name}` });
   const enabled = el("input", { type: "checkbox", checked: integration.enabled, "aria-label": `${name} enabled` });
@@ -41,7 +47,7 @@ function row(integration) {
   return el(
     "tr",
     { "data-integration": name },
-    el("th", { scope: "row" }, name, integration.base_url ? el("div", { class: "help" }, integration.base_url) : null),
+    el("th", { scope: "row" }, name, data ? el("div", { class: "help" }, integration.api) : null, integration.base_url ? el("div", { class: "help" }, integration.base_url) : null),
     el("td", {}, integration.key_hint ? `…${integration.key_hint}` : "(none)", key),
     el("td", {}, models),
     el("td", {}, teams),
@@ -58,7 +64,8 @@ function row(integration) {
       "td",
       { class: "actions" },
       button("Save", () => {
-        const edit = { models: words(models.value), teams: teamsOf(teams.value), enabled: enabled.checked };
+        const edit = { teams: teamsOf(teams.value), enabled: enabled.checked };
+        edit[data ? "tools" : "models"] = words(models.value);
         if (key.value.trim()) edit.key = key.value.trim();
         return attempt(() => api(path`/integrations/${name}`, { method: "PATCH", json: edit }), `Saved ${name}.`);
       }),
@@ -96,6 +103,7 @@ document.getElementById("add").addEventListener("submit", async (event) => {
     key: value("add-key") || null,
     models: words(value("add-models")),
     teams: teamsOf(value("add-teams")),
+    tools: words(value("add-tools")),
   };
   await attempt(() => api("/integrations", { method: "POST", json: body }), `Added ${body.name}.`);
   if (document.getElementById("status").dataset.kind !== "error") event.target.reset();

@@ -35,6 +35,12 @@ pub struct Integration {
     pub created_at: String,
     pub updated_at: String,
     pub last_test: Option<IntegrationTest>,
+    /// For a database or search integration (`api` `postgres`, `sqlite`, `searxng`, `brave`
+    /// or `tavily`): the tools it is assigned to, by slug. It serves those tools' runs only
+    /// (and, when `teams` names any, only for those teams' members); assigned to none, it
+    /// serves none.
+    #[serde(default)]
+    pub tools: Vec<String>,
 }
 
 /// What the last test of an integration found.

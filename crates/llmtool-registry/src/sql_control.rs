@@ -29,10 +29,11 @@ type IntegrationRow = (
     String,
     String,
     Option<String>,
+    String,
 );
 
 const INTEGRATION_COLUMNS: &str = "name, api, base_url, sealed_key, key_hint, models, enabled, \
-     created_at, updated_at, last_test";
+     created_at, updated_at, last_test, tools";
 
 /// A price's columns ([`PRICE_COLUMNS`]): model, input, cached input, output, batch input,
 /// batch output, picture tokens, per picture, markup, note, updated at.
@@ -96,12 +97,12 @@ impl Control for SqlStore {
         let created_at = before.as_ref().map_or_else(|| now.clone(), |b| b.created_at.clone());
         let put = statement(
             "INSERT INTO integrations (name, api, base_url, sealed_key, key_hint, models, enabled,
-                created_at, updated_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+                created_at, updated_at, tools)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
              ON CONFLICT (name) DO UPDATE SET api = excluded.api, base_url = excluded.base_url,
                 sealed_key = excluded.sealed_key, key_hint = excluded.key_hint,
                 models = excluded.models, enabled = excluded.enabled,
-                updated_at = excluded.updated_at",
+                updated_at = excluded.updated_at, tools = excluded.tools",
         )
         .bind(&integration.name)
         .bind(integration.api.as_deref())
@@ -111,7 +112,8 @@ impl Control for SqlStore {
         .bind(json_list(&integration.models))
         .bind(integration.enabled)
         .bind(&created_at)
-        .bind(&now);
+        .bind(&now)
+        .bind(json_list(&integration.tools));
         tx.execute(put).await?;
         let forget = statement("DELETE FROM integration_teams WHERE integration = $1");
         tx.execute(forget.bind(&integration.name)).await?;
@@ -368,8 +370,19 @@ pub(crate) async fn budget_in(
 }
 
 fn integration(row: IntegrationRow, teams: BTreeMap<String, Vec<String>>) -> Integration {
-    let (name, api, base_url, sealed_key, key_hint, models, enabled, created_at, updated_at, test) =
-        row;
+    let (
+        name,
+        api,
+        base_url,
+        sealed_key,
+        key_hint,
+        models,
+        enabled,
+        created_at,
+        updated_at,
+        test,
+        tools,
+    ) = row;
     Integration {
         name,
         api,
@@ -382,6 +395,7 @@ fn integration(row: IntegrationRow, teams: BTreeMap<String, Vec<String>>) -> Int
         created_at,
         updated_at,
         last_test: test.and_then(|test| serde_json::from_str(&test).ok()),
+        tools: list(&tools),
     }
 }
 

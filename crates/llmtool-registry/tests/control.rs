@@ -31,6 +31,8 @@ fn integration(name: &str, sealed: &str, teams: &[(&str, &[&str])]) -> Integrati
         created_at: String::new(),
         updated_at: String::new(),
         last_test: None,
+        // Kept as given, whatever the integration's kind (each store's round trip is checked).
+        tools: vec!["sql-assistant-db".into()],
     }
 }
 

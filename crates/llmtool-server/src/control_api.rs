@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use crate::auth::Caller;
-use crate::integrations::APIS;
+use crate::integrations::{APIS, DATA_APIS};
 use crate::{Problem, ServerState};
 
 pub(crate) fn routes() -> Router<ServerState> {
@@ -56,6 +56,9 @@ pub(crate) struct NewIntegration {
     /// every team.
     #[serde(default)]
     teams: BTreeMap<String, Vec<String>>,
+    /// A database or search integration's tools, by slug (see [`Integration::tools`]).
+    #[serde(default)]
+    tools: Vec<String>,
 }
 
 fn enabled() -> bool {
@@ -86,6 +89,7 @@ pub(crate) struct IntegrationEdit {
     models: Option<Vec<String>>,
     enabled: Option<bool>,
     teams: Option<BTreeMap<String, Vec<String>>>,
+    tools: Option<Vec<String>>,
 }
 
 /// Every integration, by name (their keys are never returned: only their last four
@@ -131,6 +135,7 @@ pub(crate) async fn add_integration(
         created_at: String::new(),
         updated_at: String::new(),
         last_test: None,
+        tools: body.tools,
     };
     check(&integration)?;
     if let Some(key) = body.key {
@@ -176,6 +181,9 @@ pub(crate) async fn edit_integration(
     }
     if let Some(teams) = edit.teams {
         integration.teams = teams;
+    }
+    if let Some(tools) = edit.tools {
+        integration.tools = tools;
     }
     check(&integration)?;
     if let Some(key) = edit.key {
@@ -226,6 +234,14 @@ pub(crate) async fn test_integration(
     let Some(integration) = find(&state, &name).await? else {
         return Err(llmtool_registry::StoreError::NoSuchIntegration(name).into());
     };
+    if crate::integrations::is_data(&integration) {
+        if let Err(limited) = state.limiter.take(&caller.limit_key).await {
+            return Err(Problem::too_many(limited));
+        }
+        let test = crate::functions::test_data_integration(&state, &integration).await;
+        state.store.record_integration_test(&name, &test).await?;
+        return Ok(Json(test));
+    }
     let asked = body.and_then(|Json(body)| body.model);
     let model = asked
         .or_else(|| integration.models.first().cloned())
@@ -356,12 +372,16 @@ fn check(integration: &Integration) -> Answer<()> {
             "Vertex AI signs in with Google Cloud's credentials, not a key: configure it in the server's config file",
         ));
     }
+    if crate::integrations::is_data(integration) {
+        return check_data(integration);
+    }
     if let Some(api) = &integration.api
         && !APIS.contains(&api.as_str())
     {
         return Err(Problem::bad_request(format!(
-            "`{api}` is not an API: use one of {}",
-            APIS.join(", ")
+            "`{api}` is not an API: use one of {}, or {} for a database or search integration",
+            APIS.join(", "),
+            DATA_APIS.join(", ")
         )));
     }
     if known.is_none() && (integration.api.is_none() || integration.base_url.is_none()) {
@@ -380,6 +400,43 @@ fn check(integration: &Integration) -> Answer<()> {
             return Err(Problem::bad_request(
                 "`base_url` is an http or https address, with no user or password in it",
             ));
+        }
+    }
+    Ok(())
+}
+
+/// Whether a database or search integration can serve: a name a tool can give (a database's
+/// is the `database` of `query_database`), a `SearXNG` instance's address, tools that are
+/// slugs.
+fn check_data(integration: &Integration) -> Answer<()> {
+    let api = integration.api.as_deref().unwrap_or_default();
+    if !llmtool_format::naming::is_portable(&integration.name) {
+        return Err(Problem::bad_request(format!(
+            "`{}` cannot name a database or search integration: letters, digits, `_` and `-`",
+            integration.name
+        )));
+    }
+    if api == "searxng" && integration.base_url.is_none() {
+        return Err(Problem::bad_request("a SearXNG integration needs its instance's `base_url`"));
+    }
+    if matches!(api, "postgres" | "sqlite") && integration.base_url.is_some() {
+        return Err(Problem::bad_request(
+            "a database's address is its connection URL, given as its `key` (sealed at once)",
+        ));
+    }
+    if !integration.models.is_empty() {
+        return Err(Problem::bad_request(
+            "a database or search integration has no models: assign it to `tools`",
+        ));
+    }
+    if let Some(tool) = integration.tools.iter().find(|t| !llmtool_registry::is_slug(t)) {
+        return Err(Problem::bad_request(format!("`{tool}` is not a tool's slug")));
+    }
+    if let Some(url) = &integration.base_url {
+        let parsed =
+            reqwest::Url::parse(url).ok().filter(|u| matches!(u.scheme(), "http" | "https"));
+        if parsed.is_none_or(|u| u.host_str().is_none() || !u.username().is_empty()) {
+            return Err(Problem::bad_request("`base_url` is an http or https address"));
         }
     }
     Ok(())

@@ -320,7 +320,7 @@ pub(crate) async fn message(
         .then_some(Choice { model: body.model, provider: body.provider });
     let ask =
         Ask::FollowUp { conversation: &conversation, text: body.text, choice: switch.as_ref() };
-    let prepared = runs.prepare(&state, &who, &version.tags, ask).await?;
+    let prepared = runs.prepare(&state, &who, (&info.slug, &version.tags), ask).await?;
     let path = Reference::pinned(&info.slug, info.version).path();
     let subject = Subject {
         by: caller.name.clone(),

@@ -6,12 +6,13 @@
 use std::sync::Arc;
 
 use llmtool_format::model::{FunctionEntry, FunctionSource, Tool, ToolKind};
-use llmtool_functions::{Extra, FunctionsError};
+use llmtool_functions::{Database, Engine, Extra, FunctionsError, QueryLimits, Search, Setup};
 use llmtool_providers::functions::{FunctionCall, FunctionHost, Returned};
-use llmtool_registry::{Reference, StoreError};
+use llmtool_registry::{Integration, IntegrationTest, Reference, Role, StoreError};
 use llmtool_runtime::{Choice, FunctionSources, ParamOverrides, Runtime, Subject};
 
 use crate::ServerState;
+use crate::integrations::is_data;
 use crate::runs::{Ask, RunFor};
 
 /// How many tools deep one run's calls may go (a tool that calls a tool that calls a tool).
@@ -22,14 +23,107 @@ pub(crate) fn names_functions(tool: &Tool) -> bool {
     tool.metadata.as_ref().and_then(|m| m.functions.as_ref()).is_some_and(|f| !f.value.is_empty())
 }
 
-/// `runtime` with the library's tools as function sources for `who`.
-pub(crate) fn with_library_tools(runtime: &Runtime, state: &ServerState, who: &RunFor) -> Runtime {
-    let sources = LibraryTools {
+/// `runtime` offering the functions of a run of the tool `slug` for `who`: the library's tools
+/// as `who` sees them, and the database and search integrations assigned to `slug` (for
+/// `who`'s teams). With no database or search integration at all, the built-ins come from the
+/// server's config file, as models come from it before any model integration is added.
+pub(crate) fn with_functions(
+    runtime: &Runtime,
+    state: &ServerState,
+    who: &RunFor,
+    slug: &str,
+    integrations: &[Integration],
+) -> Runtime {
+    let sources: Arc<dyn FunctionSources> = Arc::new(LibraryTools {
         state: state.clone(),
         who: who.clone(),
         handle: tokio::runtime::Handle::current(),
+    });
+    let data: Vec<&Integration> = integrations.iter().filter(|i| is_data(i)).collect();
+    if data.is_empty() {
+        return runtime.with_function_sources(sources);
+    }
+    let fetch_allow = runtime.providers().config.fetch.allow.clone();
+    let mut setup = Setup { fetch_allow, ..Setup::default() };
+    let serves = |integration: &Integration| {
+        integration.enabled
+            && integration.tools.iter().any(|tool| tool == slug)
+            && (integration.teams.is_empty()
+                || who.role >= Role::Admin
+                || who.teams.iter().any(|team| integration.teams.contains_key(team)))
     };
-    runtime.with_function_sources(Arc::new(sources))
+    for integration in data.into_iter().filter(|i| serves(i)) {
+        match opened(state, integration) {
+            Ok(Opened::Database(database)) => {
+                setup.databases.insert(integration.name.clone(), *database);
+            }
+            Ok(Opened::Search(search)) => {
+                setup.search.get_or_insert(search);
+            }
+            Err(problem) => tracing::warn!("the integration `{}`: {problem}", integration.name),
+        }
+    }
+    runtime.with_functions(setup, Some(sources))
+}
+
+/// A database or search integration, its sealed secret opened.
+enum Opened {
+    Database(Box<Database>),
+    Search(Search),
+}
+
+/// `integration` ready to serve: its sealed URL or key opened with the server's keyring.
+fn opened(state: &ServerState, integration: &Integration) -> Result<Opened, String> {
+    let secret = match (&integration.sealed_key, state.keyring()) {
+        (None, _) => None,
+        (Some(sealed), Some(keyring)) => Some(
+            keyring
+                .open(sealed, &crate::integrations::key_context(integration))
+                .map_err(|error| error.to_string())?,
+        ),
+        (Some(_), None) => return Err("the server has no integration keys to open it".into()),
+    };
+    let secret = secret.map(|secret| secret.as_str().to_owned());
+    let api = integration.api.as_deref().unwrap_or_default();
+    match api {
+        "postgres" | "sqlite" => {
+            let url = secret.ok_or("no connection URL")?;
+            let database = Database::open(&integration.name, &url, QueryLimits::default())?;
+            Ok(Opened::Database(Box::new(database)))
+        }
+        _ => {
+            let engine =
+                Engine::parse(api).ok_or_else(|| format!("`{api}` is not a search engine"))?;
+            Search::new(engine, integration.base_url.as_deref(), secret).map(Opened::Search)
+        }
+    }
+}
+
+/// What a test of a database or search integration finds: `SELECT 1` answered, or a search
+/// answered; the database's or engine's own words when not (never the URL or key).
+pub(crate) async fn test_data_integration(
+    state: &ServerState,
+    integration: &Integration,
+) -> IntegrationTest {
+    let started = std::time::Instant::now();
+    let outcome = match opened(state, integration) {
+        Ok(Opened::Database(database)) => database.query("SELECT 1 AS ok").await,
+        Ok(Opened::Search(search)) => {
+            search.hits("llmtool").await.map(|hits| format!("{} results for `llmtool`", hits.len()))
+        }
+        Err(problem) => Err(problem),
+    };
+    let (ok, detail) = match outcome {
+        Ok(found) => (true, found.chars().take(200).collect()),
+        Err(problem) => (false, problem.chars().take(2000).collect()),
+    };
+    IntegrationTest {
+        at: jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%SZ").to_string(),
+        ok,
+        detail,
+        model: integration.api.clone().unwrap_or_default(),
+        latency_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+    }
 }
 
 /// The library's tools, as the caller `who` sees them.
@@ -79,6 +173,7 @@ impl FunctionSources for LibraryTools {
         let host = ToolCall {
             state: self.state.clone(),
             who: caller,
+            slug: slug.clone(),
             path: Reference::pinned(&slug, version.version).path(),
             tags: version.tags,
             tool,
@@ -91,6 +186,7 @@ impl FunctionSources for LibraryTools {
 struct ToolCall {
     state: ServerState,
     who: RunFor,
+    slug: String,
     /// `registry:SLUG@VERSION`, as the server names what it runs.
     path: String,
     tags: Vec<String>,
@@ -118,9 +214,10 @@ impl ToolCall {
             overrides: ParamOverrides::default(),
             choice: &choice,
         };
-        let prepared = Box::pin(runs.prepare(&self.state, &self.who, &self.tags, ask))
-            .await
-            .map_err(|p| p.detail)?;
+        let prepared =
+            Box::pin(runs.prepare(&self.state, &self.who, (&self.slug, &self.tags), ask))
+                .await
+                .map_err(|p| p.detail)?;
         let subject = Subject {
             by: self.who.by.clone(),
             account: Some(prepared.account),

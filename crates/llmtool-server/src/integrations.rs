@@ -15,6 +15,20 @@ use crate::keyring::Keyring;
 /// The APIs an integration of the admin's own name may speak.
 pub(crate) const APIS: [&str; 3] = ["openai", "anthropic", "gemini"];
 
+/// The kinds of database and search integrations (a tool's functions use them; runs on a
+/// model never do).
+pub(crate) const DATA_APIS: [&str; 5] = ["postgres", "sqlite", "searxng", "brave", "tavily"];
+
+/// Whether `integration` is a database or search integration, not a model provider's.
+pub(crate) fn is_data(integration: &Integration) -> bool {
+    integration.api.as_deref().is_some_and(|api| DATA_APIS.contains(&api))
+}
+
+/// The model providers' integrations of `integrations`.
+pub(crate) fn of_models(integrations: Vec<Integration>) -> Vec<Integration> {
+    integrations.into_iter().filter(|integration| !is_data(integration)).collect()
+}
+
 /// What a sealed key is bound to: the integration's name, API and address. A key sealed for
 /// one server does not open for another, so pointing an integration elsewhere takes its key
 /// again (nobody can send a key to a host of their choosing without knowing it).
@@ -179,6 +193,7 @@ mod tests {
             created_at: String::new(),
             updated_at: String::new(),
             last_test: None,
+            tools: Vec::new(),
         }
     }
 

@@ -102,7 +102,7 @@ pub(crate) async fn run(
     let who = caller.run_for();
     let ask =
         Ask::Prompt { tool: &tool, prompt, overrides: ParamOverrides::default(), choice: &choice };
-    let mut prepared = runs.prepare(&state, &who, &version.tags, ask).await?;
+    let mut prepared = runs.prepare(&state, &who, (&slug, &version.tags), ask).await?;
     let path = Reference::pinned(&slug, version.version).path();
     let subject = Subject {
         by: caller.name.clone(),

@@ -178,20 +178,22 @@ impl Runs {
 }
 
 impl Runs {
-    /// The runtime a run starts on now: the server's, on the enabled integrations (their keys
-    /// opened) and the admins' prices; and the integrations, for the gate.
+    /// The runtime a run starts on now: the server's, on the enabled model integrations (their
+    /// keys opened) and the admins' prices; and every integration (the database and search
+    /// ones serve a tool's functions).
     pub(crate) async fn runtime_now(
         &self,
         state: &ServerState,
     ) -> Result<(Runtime, Vec<Integration>), Problem> {
         let integrations = state.store.integrations().await?;
         let prices = state.store.price_overrides().await?;
-        if integrations.is_empty() && prices.is_empty() {
+        let models = crate::integrations::of_models(integrations.clone());
+        if models.is_empty() && prices.is_empty() {
             return Ok((self.runtime.clone(), integrations));
         }
         let base = self.runtime.providers();
         let (providers, problems) =
-            crate::integrations::providers(base, &integrations, &prices, state.keyring());
+            crate::integrations::providers(base, &models, &prices, state.keyring());
         for problem in problems {
             tracing::warn!("{problem}");
         }
@@ -208,7 +210,7 @@ impl Runs {
         &self,
         state: &ServerState,
         who: &RunFor,
-        tags: &[String],
+        (slug, tags): (&str, &[String]),
         ask: Ask<'_>,
     ) -> Result<Prepared, Problem> {
         let (runtime, integrations) = self.runtime_now(state).await?;
@@ -219,10 +221,11 @@ impl Runs {
             }
         };
         let runtime = if named {
-            crate::functions::with_library_tools(&runtime, state, who)
+            crate::functions::with_functions(&runtime, state, who, slug, &integrations)
         } else {
             runtime
         };
+        let integrations = crate::integrations::of_models(integrations);
         let request = match ask {
             Ask::Prompt { tool, prompt, overrides, choice } => {
                 runtime.request_off_thread(tool, prompt, overrides, choice).await
@@ -306,7 +309,15 @@ impl llmtool_runtime::Runner for LibraryRunner {
             let (who, tags) = caller_of(&state, &subject).await.map_err(refused)?;
             let overrides = ParamOverrides::default();
             let ask = Ask::Prompt { tool: &tool, prompt, overrides, choice: &Choice::default() };
-            let prepared = runs.prepare(&state, &who, &tags, ask).await.map_err(refused)?;
+            let slug = subject
+                .tool_path
+                .as_deref()
+                .and_then(Reference::from_path)
+                .flatten()
+                .map(|reference| reference.slug)
+                .unwrap_or_default();
+            let prepared =
+                runs.prepare(&state, &who, (&slug, &tags), ask).await.map_err(refused)?;
             let subject = Subject { account: Some(prepared.account), ..subject };
             let runtime = &prepared.runtime;
             // Said with this run's keys hidden too (the integrations' are its runtime's).

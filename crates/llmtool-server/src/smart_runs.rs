@@ -51,7 +51,8 @@ impl Admission for ServerAdmission {
             let ask = Ask::Prompt { tool, prompt, overrides, choice };
             let prepared = self
                 .runs
-                .prepare(&self.state, &self.who, &self.tags, ask)
+                // An `llm()` call's prompt offers no functions: it is no library tool.
+                .prepare(&self.state, &self.who, ("", &self.tags), ask)
                 .await
                 .map_err(|problem| problem.detail)?;
             Ok(Admitted {

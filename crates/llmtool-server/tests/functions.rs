@@ -113,3 +113,79 @@ async fn a_tool_calls_a_tool_its_caller_sees_and_another_teams_tool_is_not_found
     assert!(problem["detail"].as_str().unwrap().contains("secret"), "{problem}");
     assert_eq!(mock.requests().len(), 3);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_database_integration_serves_only_the_tools_it_is_assigned_to() {
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("shop.db");
+    {
+        use sqlx::Connection as _;
+        let options =
+            sqlx::sqlite::SqliteConnectOptions::new().filename(&path).create_if_missing(true);
+        let mut connection = sqlx::SqliteConnection::connect_with(&options).await.unwrap();
+        sqlx::raw_sql(include_str!("../../../examples/data/shop.sql"))
+            .execute(&mut connection)
+            .await
+            .unwrap();
+    }
+    let mock = Mock::start(vec![
+        calling(
+            "query_database",
+            &json!({ "database": "shop", "sql": "SELECT count(*) AS n FROM orders" }),
+        ),
+        answer("Six orders."),
+    ])
+    .await;
+    let reads = json!([{ "builtin": "query_database", "database": "shop" }]);
+    let tools = [
+        ("shop-assistant", tool("Shop assistant", "Answer: {{text}}", &reads)),
+        ("other-assistant", tool("Other assistant", "Answer: {{text}}", &reads)),
+    ];
+    let lib = Library::start_with(&mock, &tools, RuntimeOptions::default(), &[]).await;
+    let admin = lib.token("ops", Role::Admin).await;
+    let url = format!("sqlite:{}", path.display());
+    let added = lib
+        .call(
+            Method::POST,
+            "/integrations".into(),
+            &admin,
+            Some(json!({
+                "name": "shop", "api": "sqlite", "key": url, "tools": ["shop-assistant"]
+            })),
+        )
+        .await;
+    assert_eq!(added.status(), 201);
+    let added = added.text().await.unwrap();
+    assert!(!added.contains("shop.db"), "the connection URL never comes back: {added}");
+    let tested: Value = lib
+        .call(Method::POST, "/integrations/shop/test".into(), &admin, None)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        (tested["ok"].as_bool(), tested["detail"].as_str()),
+        (Some(true), Some("ok\n1\n(1 row)"))
+    );
+    let audit: Value =
+        lib.call(Method::GET, "/audit".into(), &admin, None).await.json().await.unwrap();
+    assert!(audit.to_string().contains("\"shop\""), "the change is audited: {audit}");
+    assert!(!audit.to_string().contains("shop.db"), "never the URL: {audit}");
+
+    let body = json!({ "values": { "text": "How many orders?" } });
+    let ran = lib
+        .call(Method::POST, "/tools/shop-assistant/run".into(), &lib.viewer, Some(body.clone()))
+        .await;
+    let streamed = events(&ran.text().await.unwrap());
+    let result = streamed.iter().find(|(name, _)| name == "result").map(|(_, data)| data.clone());
+    assert_eq!(result.unwrap()["result"], "n\n6\n(1 row)", "{streamed:?}");
+    assert_eq!(streamed_text(&streamed), "Six orders.");
+
+    // Not assigned to this tool: the database is not there for its runs, and nothing is sent.
+    let other =
+        lib.call(Method::POST, "/tools/other-assistant/run".into(), &lib.viewer, Some(body)).await;
+    assert_eq!(other.status(), 422);
+    let problem: Value = other.json().await.unwrap();
+    assert!(problem["detail"].as_str().unwrap().contains("database `shop`"), "{problem}");
+    assert_eq!(mock.requests().len(), 2);
+}

@@ -196,6 +196,7 @@ impl Library {
             Access { public_read: true },
             Arc::new(RateLimiter::new(0)),
         )
+        .with_keyring(llmtool_server::Keyring::parse(&llmtool_server::Keyring::new_key()).unwrap())
         .with_runtime(runtime, limits);
         let runner = state.library_runner().unwrap();
         let state = state.with_mcp(runner, llmtool_server::McpOptions::default()).await.unwrap();
