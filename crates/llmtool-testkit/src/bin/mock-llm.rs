@@ -11,7 +11,10 @@
 //! answer instead (streamed a word at a time): the studio's tests give it Markdown, and markup
 //! that must stay text. `MOCK_LLM_ANSWERS`, a JSON object of model names to answers, gives the
 //! requests for those models their own answer (one server for several answers: the promptfoo
-//! comparison asks for each answer as a model of its own).
+//! comparison asks for each answer as a model of its own). `MOCK_LLM_CALL`, a JSON object
+//! `{"name", "arguments"}`, makes a request that offers functions (`tools`) and does not end
+//! with a function's result call that function instead (the studio's tests of a tool's
+//! functions); the request after the result gets the answer.
 //!
 //! It also answers OpenAI's images API (`POST .../images/generations`): `n` real PNGs (at most
 //! 10) of the `size` asked (`WIDTHxHEIGHT`, each side at most 2048; 1024x1024 when none), in
@@ -42,6 +45,37 @@ fn chunk(model: &str, delta: &Value, finish: Option<&str>) -> Value {
 struct Answers {
     default: Vec<String>,
     by_model: HashMap<String, Vec<String>>,
+    /// The function a request that offers functions calls first (`MOCK_LLM_CALL`).
+    call: Option<Value>,
+}
+
+/// The call `answers` makes of `request`: when it offers functions and has no result yet.
+fn call_of<'a>(answers: &'a Answers, request: &Value) -> Option<&'a Value> {
+    let offers = request.get("tools").and_then(Value::as_array).is_some_and(|t| !t.is_empty());
+    let last = request.get("messages").and_then(Value::as_array).and_then(|m| m.last());
+    let answered = last.and_then(|m| m.get("role")).and_then(Value::as_str) == Some("tool");
+    answers.call.as_ref().filter(|_| offers && !answered)
+}
+
+/// An answer that calls `call`, streamed or whole as `stream` says.
+fn calling(model: &str, call: &Value, stream: bool) -> Response {
+    let called = json!([{ "index": 0, "id": "call_mock", "type": "function", "function": {
+        "name": call["name"], "arguments": call["arguments"].to_string() } }]);
+    let usage = json!({ "prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15 });
+    let (kind, body) = if stream {
+        let asked = chunk(model, &json!({ "role": "assistant", "tool_calls": called }), None);
+        let mut ended = chunk(model, &json!({}), Some("tool_calls"));
+        ended["usage"] = usage;
+        ("text/event-stream", format!("data: {asked}\n\ndata: {ended}\n\ndata: [DONE]\n\n"))
+    } else {
+        let completion = json!({
+            "id": "chatcmpl-mock", "object": "chat.completion", "created": 1_700_000_000, "model": model,
+            "choices": [{ "index": 0, "message": { "role": "assistant", "content": null, "tool_calls": called }, "finish_reason": "tool_calls" }],
+            "usage": usage
+        });
+        ("application/json", completion.to_string())
+    };
+    Response::builder().header("content-type", kind).body(Body::from(body)).unwrap_or_default()
 }
 
 fn words(answer: &str) -> Vec<String> {
@@ -51,6 +85,9 @@ fn words(answer: &str) -> Vec<String> {
 fn answer(answers: &Answers, body: &Bytes) -> Response {
     let request: Value = serde_json::from_slice(body).unwrap_or(Value::Null);
     let model = request.get("model").and_then(Value::as_str).unwrap_or("mock").to_owned();
+    if let Some(call) = call_of(answers, &request) {
+        return calling(&model, call, request.get("stream").and_then(Value::as_bool) == Some(true));
+    }
     let words = answers.by_model.get(&model).unwrap_or(&answers.default);
     let usage = json!({ "prompt_tokens": 10, "completion_tokens": words.len(), "total_tokens": 10 + words.len() });
     if request.get("stream").and_then(Value::as_bool) != Some(true) {
@@ -144,7 +181,14 @@ async fn main() -> std::io::Result<()> {
             .collect(),
         Err(_) => HashMap::new(),
     };
-    let answers = Arc::new(Answers { default, by_model });
+    let call = match std::env::var("MOCK_LLM_CALL") {
+        Ok(json) => Some(
+            serde_json::from_str::<Value>(&json)
+                .map_err(|e| std::io::Error::other(format!("MOCK_LLM_CALL: {e}")))?,
+        ),
+        Err(_) => None,
+    };
+    let answers = Arc::new(Answers { default, by_model, call });
     let listener = tokio::net::TcpListener::bind(&address).await?;
     println!("http://{}", listener.local_addr()?);
     let app = axum::Router::new().fallback(
