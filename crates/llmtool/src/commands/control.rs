@@ -121,7 +121,14 @@ pub(crate) fn integration(command: &IntegrationCommand) -> anyhow::Result<Outcom
                     table
                         .load_style(presets::ASCII_BORDERS_ONLY_CONDENSED)
                         .set_content_arrangement(ContentArrangement::Dynamic)
-                        .set_header(["name", "state", "key", "models", "teams", "last test"]);
+                        .set_header([
+                            "name",
+                            "state",
+                            "key",
+                            "models or tools",
+                            "teams",
+                            "last test",
+                        ]);
                     for i in &integrations {
                         let teams: Vec<String> = i
                             .teams
@@ -141,7 +148,9 @@ pub(crate) fn integration(command: &IntegrationCommand) -> anyhow::Result<Outcom
                             i.name.clone(),
                             if i.enabled { "enabled" } else { "disabled" }.to_owned(),
                             i.key_hint.as_ref().map(|h| format!("...{h}")).unwrap_or_default(),
-                            if i.models.is_empty() {
+                            if !i.tools.is_empty() {
+                                format!("tools: {}", i.tools.join(", "))
+                            } else if i.models.is_empty() {
                                 "all".to_owned()
                             } else {
                                 i.models.join(", ")
@@ -210,6 +219,6 @@ fn add_body(args: &IntegrationAddArgs) -> anyhow::Result<serde_json::Value> {
     }
     Ok(serde_json::json!({
         "name": args.name, "api": args.api, "base_url": args.base_url, "key": key,
-        "models": args.models, "enabled": !args.disabled, "teams": teams,
+        "models": args.models, "enabled": !args.disabled, "teams": teams, "tools": args.tools,
     }))
 }

@@ -90,7 +90,9 @@ pub(crate) enum IntegrationCommand {
 pub(crate) struct IntegrationAddArgs {
     /// A provider's name (`openai`, `anthropic`, `gemini`, `groq`, `local`...), or one of yours.
     pub(crate) name: String,
-    /// The API a server of yours speaks: `openai`, `anthropic` or `gemini`.
+    /// The API a server of yours speaks: `openai`, `anthropic` or `gemini`; or, for a
+    /// database or search integration (a tool's functions), `postgres`, `sqlite`, `searxng`,
+    /// `brave` or `tavily` (a database's key is its connection URL).
     #[arg(long)]
     pub(crate) api: Option<String>,
     /// The server's address (`http://HOST:PORT/v1`), over the provider's own.
@@ -113,6 +115,10 @@ pub(crate) struct IntegrationAddArgs {
     /// None: every team.
     #[arg(long = "team", value_name = "TEAM[=MODELS]")]
     pub(crate) teams: Vec<String>,
+    /// For a database or search integration: a tool (its slug) whose runs may use it;
+    /// repeat. None: no tool.
+    #[arg(long = "tool", value_name = "SLUG")]
+    pub(crate) tools: Vec<String>,
     /// Add it switched off.
     #[arg(long)]
     pub(crate) disabled: bool,
