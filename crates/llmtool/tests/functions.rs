@@ -17,8 +17,18 @@ const SQL_ASSISTANT: &str =
     concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/sql-assistant-db.json");
 
 async fn llmtool(args: &[&str], data_dir: &Path, config: &Path) -> Output {
+    llmtool_with(args, data_dir, config, &[]).await
+}
+
+async fn llmtool_with(
+    args: &[&str],
+    data_dir: &Path,
+    config: &Path,
+    env: &[(&str, &str)],
+) -> Output {
     tokio::process::Command::new(env!("CARGO_BIN_EXE_llmtool"))
         .args(args)
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .env("NO_COLOR", "1")
         .env("XDG_CONFIG_HOME", "/nonexistent")
@@ -284,4 +294,89 @@ async fn data_loss_prevention_screens_a_result_before_the_model_reads_it() {
         last_result(&blocked, 1),
         "result withheld by data-loss prevention: the result holds 1 sensitive value(s) (an e-mail address)"
     );
+}
+
+/// An answer given whole (a called tool's run is answered whole).
+fn whole(answer: &str) -> Reply {
+    let body = json!({ "choices": [{ "message": { "content": answer }, "finish_reason": "stop" }], "usage": { "prompt_tokens": 20, "completion_tokens": 5 } });
+    Reply::json(200, body.to_string())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_here_calls_a_library_tool_its_member_sees_and_not_another_teams() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let no_config = dir.path().join("none.toml");
+    std::fs::write(&no_config, "").unwrap();
+    let mut tokens = Vec::new();
+    for args in [
+        &["token", "create", "ops", "--role", "admin"][..],
+        &["team", "create", "red"],
+        &["team", "create", "blue"],
+        &["member", "add", "rae@example.org", "--team", "red"],
+        &["token", "create", "rae-cli", "--member", "rae@example.org"],
+    ] {
+        let out = llmtool(args, &data, &no_config).await;
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", text(&out.stderr));
+        tokens.push(text(&out.stdout).trim().to_owned());
+    }
+    let (admin, rae) = (tokens[0].clone(), tokens[4].clone());
+    let (mut server, url, _lines) = crate::support::serve(&data, &[]);
+    let client = reqwest::Client::new();
+    for (slug, team, prompt) in
+        [("summarize", "red", "Summarize: {{text}}"), ("secret", "blue", "Keep {{text}}")]
+    {
+        let body = json!({ "model_prompt": prompt, "metadata": { "prompt_name": slug, "description": "A team's tool.",
+            "timestamp": "2026-12-04T10:00:00Z", "variables": [{ "name": "text", "type": "text", "description": "The text." }] } });
+        let published =
+            client.post(format!("{url}/api/v1/tools?slug={slug}&tags={team}")).bearer_auth(&admin);
+        assert_eq!(published.body(body.to_string()).send().await.unwrap().status(), 201);
+    }
+    let mock = Mock::start(vec![
+        calling("c1", "summarize", &json!({ "text": "Tides rise twice a day." })),
+        whole("Twice daily."),
+        saying("Brief: twice daily."),
+    ])
+    .await;
+    let config = config(dir.path(), &mock, "");
+    let caller = |name: &str, slug: &str| {
+        let path = dir.path().join(format!("{name}.json"));
+        let tool = json!({ "model_prompt": "Brief me on {{text}}", "metadata": { "prompt_name": name,
+            "variables": [{ "name": "text", "type": "text" }], "functions": [{ "tool": format!("registry:{slug}") }] } });
+        std::fs::write(&path, tool.to_string()).unwrap();
+        path
+    };
+    let env = [("LLMTOOL_REGISTRY", url.as_str()), ("LLMTOOL_TOKEN", rae.as_str())];
+    let brief = caller("brief", "summarize");
+    let args = ["run", brief.to_str().unwrap(), "--var", "text=tides"];
+    let output = llmtool_with(&args, &data, &config, &env).await;
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert_eq!(text(&output.stdout).trim_end(), "Brief: twice daily.");
+    let sent = mock.requests();
+    assert_eq!(sent[1].body["messages"][0]["content"], "Summarize: Tides rise twice a day.");
+    assert_eq!(last_result(&mock, 2), "Twice daily.");
+    let logs = llmtool(&["logs", "--format", "json"], &data, &config).await;
+    let logged: Value = serde_json::from_slice(&logs.stdout).unwrap();
+    let origins: Vec<(&str, &str)> = logged
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|run| (run["origin"].as_str().unwrap(), run["tool_path"].as_str().unwrap_or("")))
+        .collect();
+    assert!(origins.contains(&("function", "registry:summarize@1")), "{origins:?}");
+
+    // Another team's tool is not found: the run does not start, and nothing is sent.
+    let peek = caller("peek", "secret");
+    let args = ["run", peek.to_str().unwrap(), "--var", "text=tides"];
+    let output = llmtool_with(&args, &data, &config, &env).await;
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        text(&output.stderr).contains("no tool `secret` in the library"),
+        "{}",
+        text(&output.stderr)
+    );
+    assert_eq!(mock.requests().len(), 3);
+    server.kill().unwrap();
+    server.wait().unwrap();
 }

@@ -2,6 +2,7 @@
 //! output. Every run starts a conversation (`llmtool reply` goes on with it).
 
 mod args;
+mod library_functions;
 pub(crate) mod on_server;
 mod smart;
 pub(crate) mod turn;
@@ -205,6 +206,7 @@ fn open_with(
     if dry_run {
         runtime = settings::with_stand_in_key(runtime, &tool, providers, options)?;
     }
+    let runtime = library_functions::with_library_tools(runtime, &tool);
     let mut request = match sendable(runtime.request(&tool, prompt, overrides))? {
         Ok(request) => request,
         Err(outcome) => return Ok(Err(outcome)),
