@@ -93,6 +93,19 @@ pub fn parameter_keys(variables: &[VariableSpec]) -> Vec<String> {
     keys
 }
 
+/// The prompt of a run of `tool` with a model's `arguments` to its function form (read back by
+/// [`inputs_from_arguments`]), and the values; or why they do not fit (for the model to read):
+/// what a tool offered to another tool's model as a function runs on.
+pub fn prompt_from_arguments(tool: &Tool, arguments: &Value) -> Result<(String, Inputs), String> {
+    let template = ToolTemplate::new(tool);
+    let inputs =
+        inputs_from_arguments(template.variables(), arguments).map_err(|e| e.to_string())?;
+    let prompt = template.render(&inputs).map_err(|problems| {
+        problems.iter().map(|p| p.message.clone()).collect::<Vec<_>>().join("; ")
+    })?;
+    Ok((prompt, inputs))
+}
+
 /// Why a model's arguments do not fit a tool's parameters.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ArgumentError {

@@ -29,7 +29,8 @@ pub use formats::{
     Family, Format, Source, read_source, read_source_in, read_sources, with_missing_metadata,
 };
 pub use function::{
-    ArgumentError, Converted, FunctionTool, inputs_from_arguments, is_parameter_key, parameter_keys,
+    ArgumentError, Converted, FunctionTool, inputs_from_arguments, is_parameter_key,
+    parameter_keys, prompt_from_arguments,
 };
 pub use import::{tool_file, tool_value};
 pub use imported_check::errors_in_source;

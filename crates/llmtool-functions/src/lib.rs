@@ -10,7 +10,6 @@ mod database;
 mod fetch;
 mod postgres_text;
 mod search;
-mod tool_call;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -23,7 +22,6 @@ pub use address::private_kind;
 pub use database::{Database, QueryLimits};
 pub use fetch::{FetchLimits, Fetcher};
 pub use search::{Engine, Hit, Search};
-pub use tool_call::{prompt_of, tool_spec};
 
 /// Why a tool's functions cannot be offered: the run does not start.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use llmtool_format::model::{FunctionEntry, FunctionSource, Tool, ToolKind};
 use llmtool_functions::{Database, Engine, Extra, FunctionsError, QueryLimits, Search, Setup};
-use llmtool_providers::functions::{FunctionCall, FunctionHost, Returned};
+use llmtool_providers::functions::{FunctionCall, FunctionHost, FunctionSpec, Returned};
 use llmtool_registry::{Integration, IntegrationTest, Reference, Role, StoreError};
 use llmtool_runtime::{Choice, FunctionSources, ParamOverrides, Runtime, Subject};
 
@@ -168,7 +168,12 @@ impl FunctionSources for LibraryTools {
             )));
         }
         let name = entry.offered_name().unwrap_or_else(|| slug.clone());
-        let spec = llmtool_functions::tool_spec(&name, &tool);
+        let form = llmtool_convert::FunctionTool::from_tool(&tool, Some(&name), &[]).value;
+        let spec = FunctionSpec {
+            name: form.name,
+            description: form.description,
+            parameters: form.parameters,
+        };
         let caller = RunFor { depth: self.who.depth + 1, ..self.who.clone() };
         let host = ToolCall {
             state: self.state.clone(),
@@ -205,7 +210,8 @@ impl FunctionHost for ToolCall {
 
 impl ToolCall {
     async fn run(&self, call: &FunctionCall) -> Result<String, String> {
-        let (prompt, inputs) = llmtool_functions::prompt_of(&self.tool, call)?;
+        let arguments = serde_json::Value::Object(call.arguments()?);
+        let (prompt, inputs) = llmtool_convert::prompt_from_arguments(&self.tool, &arguments)?;
         let runs = self.state.runs().cloned().ok_or("this server runs no tools")?;
         let choice = Choice::default();
         let ask = Ask::Prompt {

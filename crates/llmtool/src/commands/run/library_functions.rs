@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use llmtool_format::model::{FunctionEntry, FunctionSource, Tool, ToolKind};
 use llmtool_functions::{Extra, FunctionsError};
-use llmtool_providers::functions::{FunctionCall, FunctionHost, Returned};
+use llmtool_providers::functions::{FunctionCall, FunctionHost, FunctionSpec, Returned};
 use llmtool_registry::Reference;
 use llmtool_registry::client::ClientError;
 use llmtool_runtime::{FunctionSources, ParamOverrides, Runtime, Subject};
@@ -69,7 +69,12 @@ impl FunctionSources for LibraryTools {
             )));
         }
         let name = entry.offered_name().unwrap_or_else(|| pulled.slug.clone());
-        let spec = llmtool_functions::tool_spec(&name, &tool);
+        let form = llmtool_convert::FunctionTool::from_tool(&tool, Some(&name), &[]).value;
+        let spec = FunctionSpec {
+            name: form.name,
+            description: form.description,
+            parameters: form.parameters,
+        };
         let deeper = LibraryTools { runtime: self.runtime.clone(), depth: self.depth + 1 };
         let runtime = self.runtime.with_function_sources(Arc::new(deeper));
         Ok((spec, Arc::new(ToolCall { runtime, tool, path })))
@@ -96,7 +101,8 @@ impl FunctionHost for ToolCall {
 
 impl ToolCall {
     async fn run(&self, call: &FunctionCall) -> Result<String, String> {
-        let (prompt, inputs) = llmtool_functions::prompt_of(&self.tool, call)?;
+        let arguments = serde_json::Value::Object(call.arguments()?);
+        let (prompt, inputs) = llmtool_convert::prompt_from_arguments(&self.tool, &arguments)?;
         let shown =
             |error: llmtool_runtime::RunError| self.runtime.redact(&error.to_string()).into_owned();
         let (runtime, tool) = (self.runtime.clone(), self.tool.clone());
