@@ -56,6 +56,26 @@ pub struct Config {
     pub fetch: FetchConfig,
     /// The search engine of `web_search` (`[search]`).
     pub search: Option<SearchConfig>,
+    /// MCP servers whose functions tools may offer (`[mcp_servers.NAME]`): started or reached
+    /// only as configured here, never because a tool file asked.
+    #[serde(default)]
+    pub mcp_servers: BTreeMap<String, McpServerConfig>,
+}
+
+/// A `[mcp_servers.NAME]` table: a server over stdio (`command`) or Streamable HTTP (`url`).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpServerConfig {
+    /// The program and its arguments, started for a run that uses the server.
+    #[serde(default)]
+    pub command: Vec<String>,
+    /// Its environment (nothing else of llmtool's is passed on but `PATH`).
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// A Streamable HTTP server's address.
+    pub url: Option<String>,
+    /// The environment variable that holds a bearer token for `url`.
+    pub token_env: Option<String>,
 }
 
 /// A `[databases.NAME]` table: a database `query_database` reads (see docs/functions.md).

@@ -8,6 +8,7 @@
 mod address;
 mod database;
 mod fetch;
+mod mcp;
 mod postgres_text;
 mod search;
 
@@ -21,6 +22,7 @@ use serde_json::{Value, json};
 pub use address::private_kind;
 pub use database::{Database, QueryLimits};
 pub use fetch::{FetchLimits, Fetcher};
+pub use mcp::{McpServer, Reach};
 pub use search::{Engine, Hit, Search};
 
 /// Why a tool's functions cannot be offered: the run does not start.
@@ -55,6 +57,8 @@ pub struct Setup {
     pub databases: BTreeMap<String, Database>,
     pub fetch_allow: Vec<String>,
     pub search: Option<Search>,
+    /// The MCP servers a tool may name (`{"mcp": NAME, ...}`), by name.
+    pub mcp_servers: BTreeMap<String, Arc<McpServer>>,
 }
 
 impl Setup {
@@ -95,12 +99,31 @@ impl Setup {
             }
             None => None,
         };
-        Ok(Setup { databases, fetch_allow: config.fetch.allow.clone(), search })
+        let mut mcp_servers = BTreeMap::new();
+        for (name, server) in &config.mcp_servers {
+            let reach = match (&server.url, server.command.is_empty()) {
+                (Some(url), true) => {
+                    let token = match &server.token_env {
+                        Some(variable) => Some(std::env::var(variable).map_err(|_| {
+                            format!("MCP server `{name}`: the variable `{variable}` is not set")
+                        })?),
+                        None => None,
+                    };
+                    Reach::Http { url: url.clone(), token }
+                }
+                (None, false) => {
+                    Reach::Command { argv: server.command.clone(), env: server.env.clone() }
+                }
+                _ => return Err(format!("MCP server `{name}`: give its `command` or its `url`")),
+            };
+            mcp_servers.insert(name.clone(), Arc::new(McpServer::new(name, reach)));
+        }
+        Ok(Setup { databases, fetch_allow: config.fetch.allow.clone(), search, mcp_servers })
     }
 }
 
-/// Another source of functions (a library tool, an MCP server's function), offered by the
-/// caller that can reach it: its spec and who answers it.
+/// Another source of functions (a library tool), offered by the caller that can reach it: its
+/// spec and who answers it.
 pub type Extra = (FunctionSpec, Arc<dyn FunctionHost>);
 
 /// Answers a run's calls of the built-in functions its tool named, and of the extras.
@@ -109,6 +132,9 @@ pub struct Toolbox {
     search: Option<Search>,
     databases: BTreeMap<String, Database>,
     extras: BTreeMap<String, Arc<dyn FunctionHost>>,
+    /// The MCP servers of the run (each a session of its own), and the functions named of
+    /// each: offered once the run reaches the server.
+    mcp: BTreeMap<String, (Arc<McpServer>, Vec<String>)>,
 }
 
 impl std::fmt::Debug for Toolbox {
@@ -118,6 +144,7 @@ impl std::fmt::Debug for Toolbox {
             .field("web_search", &self.search.is_some())
             .field("databases", &self.databases.keys().collect::<Vec<_>>())
             .field("extras", &self.extras.keys().collect::<Vec<_>>())
+            .field("mcp", &self.mcp.keys().collect::<Vec<_>>())
             .finish()
     }
 }
@@ -135,6 +162,7 @@ pub fn offer(
         search: None,
         databases: BTreeMap::new(),
         extras: BTreeMap::new(),
+        mcp: BTreeMap::new(),
     };
     let mut specs = Vec::new();
     for (index, entry) in entries.iter().enumerate() {
@@ -162,10 +190,22 @@ pub fn offer(
             FunctionSource::Builtin { name, .. } => {
                 return Err(FunctionsError::UnknownBuiltin(name.to_owned()));
             }
-            FunctionSource::Tool(_) | FunctionSource::Mcp { .. } => {
+            FunctionSource::Tool(_) => {
                 let (spec, host) = extra(entry)?;
                 toolbox.extras.insert(spec.name.clone(), host);
                 specs.push(spec);
+            }
+            FunctionSource::Mcp { server, name } => {
+                let configured = setup.mcp_servers.get(server).ok_or_else(|| {
+                    FunctionsError::Unavailable(format!(
+                        "the tool calls the MCP server `{server}`, which is not configured (add `[mcp_servers.{server}]` to the config file)"
+                    ))
+                })?;
+                let (_, names) = toolbox
+                    .mcp
+                    .entry(server.to_owned())
+                    .or_insert_with(|| (Arc::new(configured.fresh()), Vec::new()));
+                names.push(name.to_owned());
             }
         }
     }
@@ -263,9 +303,16 @@ fn text_argument<'a>(
 
 #[async_trait::async_trait]
 impl FunctionHost for Toolbox {
+    async fn discovered(&self) -> Result<Vec<FunctionSpec>, String> {
+        self.mcp_specs().await
+    }
+
     async fn call(&self, call: &FunctionCall) -> Returned {
         if let Some(host) = self.extras.get(&call.name) {
             return host.call(call).await;
+        }
+        if let Some((server, _)) = self.mcp.values().find(|(_, names)| names.contains(&call.name)) {
+            return server.call(call).await;
         }
         let result = match call.arguments() {
             Ok(arguments) => self.builtin(&call.name, &arguments).await,
@@ -279,6 +326,15 @@ impl FunctionHost for Toolbox {
 }
 
 impl Toolbox {
+    /// The MCP servers' functions, from their `tools/list`, once the run starts.
+    async fn mcp_specs(&self) -> Result<Vec<FunctionSpec>, String> {
+        let mut specs = Vec::new();
+        for (server, names) in self.mcp.values() {
+            specs.extend(server.specs(names).await?);
+        }
+        Ok(specs)
+    }
+
     /// Runs the built-in function `name`; one the run does not offer is refused.
     async fn builtin(
         &self,

@@ -74,6 +74,10 @@ pub enum ProviderError {
     /// converge on an answer.
     #[error("{0}")]
     FunctionLoop(String),
+    /// The functions the run offers could not all be found (an MCP server unreachable, or
+    /// without a function the tool names): nothing was sent.
+    #[error("the tool's functions cannot be offered: {0}")]
+    FunctionsUnavailable(String),
 }
 
 impl ProviderError {

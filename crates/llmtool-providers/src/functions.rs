@@ -77,6 +77,13 @@ pub trait FunctionHost: Send + Sync {
     /// Runs `call`. A failure is a result like any other: the model reads why and may try
     /// something else.
     async fn call(&self, call: &FunctionCall) -> Returned;
+
+    /// The functions the host learns of only once the run starts (an MCP server's, from its
+    /// `tools/list`), offered from the first request on; an error stops the run before
+    /// anything is sent.
+    async fn discovered(&self) -> Result<Vec<FunctionSpec>, String> {
+        Ok(Vec::new())
+    }
 }
 
 /// What a function's result goes through before the model reads it: data-loss prevention,

@@ -338,6 +338,22 @@ pub async fn run(
         return crate::images::generate(backend, run, spec).await;
     }
     let started = Instant::now();
+    let discovered;
+    let run = match &run.functions {
+        Some(functions) => {
+            let more =
+                functions.host.discovered().await.map_err(ProviderError::FunctionsUnavailable)?;
+            if more.is_empty() {
+                run
+            } else {
+                let mut functions = functions.clone();
+                functions.specs.extend(more);
+                discovered = RunRequest { functions: Some(functions), ..run.clone() };
+                &discovered
+            }
+        }
+        None => run,
+    };
     let endpoint = &run.target.endpoint;
     let streams_through = run.streams_through(options);
     let delivery = if streams_through { Delivery::Live } else { Delivery::Whole };

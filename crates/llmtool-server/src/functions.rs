@@ -43,8 +43,17 @@ pub(crate) fn with_functions(
     if data.is_empty() {
         return runtime.with_function_sources(sources);
     }
-    let fetch_allow = runtime.providers().config.fetch.allow.clone();
-    let mut setup = Setup { fetch_allow, ..Setup::default() };
+    // The operator's own: the addresses fetch_url may reach, the MCP servers.
+    let config = &runtime.providers().config;
+    let mut setup = Setup::from_config(&llmtool_config::Config {
+        databases: std::collections::BTreeMap::new(),
+        search: None,
+        ..config.clone()
+    })
+    .unwrap_or_else(|problem| {
+        tracing::warn!("the server's config file: {problem}");
+        Setup { fetch_allow: config.fetch.allow.clone(), ..Setup::default() }
+    });
     let serves = |integration: &Integration| {
         integration.enabled
             && integration.tools.iter().any(|tool| tool == slug)
@@ -139,7 +148,7 @@ impl FunctionSources for LibraryTools {
     fn function(&self, entry: &FunctionEntry) -> Result<Extra, FunctionsError> {
         let Some(FunctionSource::Tool(reference)) = entry.source() else {
             return Err(FunctionsError::Unavailable(
-                "this server has no MCP servers to offer functions from".to_owned(),
+                "only library tools are answered by the library".to_owned(),
             ));
         };
         if self.who.depth >= MOST_DEPTH {

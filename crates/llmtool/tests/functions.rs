@@ -380,3 +380,130 @@ async fn a_run_here_calls_a_library_tool_its_member_sees_and_not_another_teams()
     server.kill().unwrap();
     server.wait().unwrap();
 }
+
+/// A folder holding `shout`, a tool an MCP server (`llmtool mcp`) serves: its path.
+fn shout_served(dir: &Path) -> PathBuf {
+    let served = dir.join("served");
+    std::fs::create_dir(&served).unwrap();
+    let shout = json!({ "model_prompt": "Shout {{text}}", "metadata": { "prompt_name": "shout",
+        "description": "Says a text loudly.", "variables": [{ "name": "text", "type": "text", "description": "What to shout." }] } });
+    std::fs::write(served.join("shout.json"), shout.to_string()).unwrap();
+    served
+}
+
+/// `loud`, a tool that offers the MCP server `voices`'s `shout`.
+fn loud(dir: &Path) -> PathBuf {
+    let tool = dir.join("loud.json");
+    let loud = json!({ "model_prompt": "Be loud about {{topic}}", "metadata": { "prompt_name": "loud",
+        "variables": [{ "name": "topic", "type": "text" }], "functions": [{ "mcp": "voices", "name": "shout" }] } });
+    std::fs::write(&tool, loud.to_string()).unwrap();
+    tool
+}
+
+#[tokio::test]
+async fn an_mcp_servers_function_is_offered_from_its_tools_list_and_called() {
+    let dir = tempfile::tempdir().unwrap();
+    let served = shout_served(dir.path());
+    let mock = Mock::start(vec![
+        calling("c1", "shout", &json!({ "text": "hello" })),
+        // The MCP server's run of `shout` is answered whole.
+        whole("HELLO!"),
+        saying("It said HELLO!"),
+    ])
+    .await;
+    let server_config = config(&served, &mock, "");
+    let llmtool_binary = env!("CARGO_BIN_EXE_llmtool");
+    let extra = format!(
+        "[mcp_servers.voices]\ncommand = [{:?}, \"mcp\", {:?}]\nenv = {{ LLMTOOL_CONFIG = {:?}, LLMTOOL_DATA_DIR = {:?}, MOCK_KEY = \"sk-functions-test\", LLMTOOL_NO_LOG = \"1\" }}\n",
+        llmtool_binary,
+        served.join("shout.json").to_str().unwrap(),
+        server_config.to_str().unwrap(),
+        dir.path().join("server-data").to_str().unwrap(),
+    );
+    let config = config(dir.path(), &mock, &extra);
+    let tool = loud(dir.path());
+    let output =
+        llmtool(&["run", tool.to_str().unwrap(), "--var", "topic=greetings"], dir.path(), &config)
+            .await;
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert_eq!(text(&output.stdout).trim_end(), "It said HELLO!");
+    let requests = mock.requests();
+    let offered = &requests[0].body["tools"][0]["function"];
+    assert_eq!(offered["name"], "shout");
+    assert_eq!(offered["description"], "Says a text loudly.", "from the server's tools/list");
+    assert_eq!(offered["parameters"]["properties"]["text"]["type"], "string");
+    assert_eq!(requests[1].body["messages"][0]["content"], "Shout hello");
+    assert_eq!(last_result(&mock, 2), "HELLO!");
+
+    // A server nobody configured is never started: the run does not begin.
+    let stranger = dir.path().join("stranger.json");
+    let unknown = json!({ "model_prompt": "Hi", "metadata": { "functions": [{ "mcp": "anything", "name": "run" }] } });
+    std::fs::write(&stranger, unknown.to_string()).unwrap();
+    let output = llmtool(&["run", stranger.to_str().unwrap()], dir.path(), &config).await;
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        text(&output.stderr).contains("the MCP server `anything`, which is not configured"),
+        "{}",
+        text(&output.stderr)
+    );
+    assert_eq!(mock.requests().len(), 3);
+}
+
+#[tokio::test]
+async fn an_mcp_server_over_http_is_reached_with_its_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let served = shout_served(dir.path());
+    let mock = Mock::start(vec![
+        calling("c1", "shout", &json!({ "text": "hi" })),
+        whole("HI!"),
+        saying("Loud: HI!"),
+    ])
+    .await;
+    let server_config = config(&served, &mock, "");
+    let token_file = dir.path().join("token");
+    std::fs::write(&token_file, "voices-token-0123456789abcdef").unwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap();
+    drop(listener);
+    let mut voices = tokio::process::Command::new(env!("CARGO_BIN_EXE_llmtool"))
+        .args(["mcp", "--log-level", "error", "--http", &address.to_string(), "--token-file"])
+        .arg(&token_file)
+        .arg(served.join("shout.json"))
+        .env("LLMTOOL_CONFIG", &server_config)
+        .env("LLMTOOL_DATA_DIR", dir.path().join("server-data"))
+        .env("MOCK_KEY", "sk-functions-test")
+        .env("LLMTOOL_NO_LOG", "1")
+        .stdin(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let url = format!("http://{address}/mcp");
+    for _ in 0..100 {
+        if tokio::net::TcpStream::connect(address).await.is_ok() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let extra = format!("[mcp_servers.voices]\nurl = {url:?}\ntoken_env = \"VOICES_TOKEN\"\n");
+    let config = config(dir.path(), &mock, &extra);
+    let tool = loud(dir.path());
+    let args = ["run", tool.to_str().unwrap(), "--var", "topic=greetings"];
+    let output = llmtool_with(
+        &args,
+        dir.path(),
+        &config,
+        &[("VOICES_TOKEN", "voices-token-0123456789abcdef")],
+    )
+    .await;
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert_eq!(text(&output.stdout).trim_end(), "Loud: HI!");
+    assert_eq!(last_result(&mock, 2), "HI!");
+
+    // Without the token, the server refuses: the run stops before anything is sent.
+    let sent = mock.requests().len();
+    let output = llmtool_with(&args, dir.path(), &config, &[("VOICES_TOKEN", "wrong")]).await;
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output.stderr));
+    assert!(text(&output.stderr).contains("the MCP server `voices`"), "{}", text(&output.stderr));
+    assert_eq!(mock.requests().len(), sent);
+    voices.kill().await.unwrap();
+}

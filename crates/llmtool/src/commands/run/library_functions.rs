@@ -38,7 +38,7 @@ impl FunctionSources for LibraryTools {
     fn function(&self, entry: &FunctionEntry) -> Result<Extra, FunctionsError> {
         let Some(FunctionSource::Tool(reference)) = entry.source() else {
             return Err(FunctionsError::Unavailable(
-                "MCP servers are not offered as function sources by `llmtool run`".to_owned(),
+                "only library tools are answered by the library".to_owned(),
             ));
         };
         if self.depth >= MOST_DEPTH {
