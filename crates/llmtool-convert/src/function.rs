@@ -269,6 +269,7 @@ fn present_fields(tool: &Tool) -> Vec<(&'static str, Span)> {
         add("avatar", metadata.avatar.as_ref().map(|v| v.span));
         add("timestamp", metadata.timestamp.as_ref().map(|v| v.span));
         add("requirements", metadata.requirements.as_ref().map(|v| v.span));
+        add("functions", metadata.functions.as_ref().map(|v| v.span));
     }
     fields
 }

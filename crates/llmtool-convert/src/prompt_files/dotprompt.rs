@@ -72,6 +72,12 @@ pub(super) fn write(source: &ToolSource) -> Converted<String> {
     if json_output.is_some_and(|f| f.eq_ignore_ascii_case("json")) {
         front.insert("output".into(), json!({ "format": "json" }));
     }
+    // The functions the prompt offers, by the names a model calls them by: Genkit's `tools`
+    // (the entries themselves go with the rest of what Dotprompt has no place for).
+    let tools = offered_names(source.metadata().get("functions"));
+    if !tools.is_empty() {
+        front.insert("tools".into(), json!(tools));
+    }
     let mut extras = source.extras(&mapped, renamed);
     let prompt = source.json.get("model_prompt").and_then(Value::as_str).unwrap_or("");
     if prompt.trim() != prompt {
@@ -90,6 +96,34 @@ pub(super) fn write(source: &ToolSource) -> Converted<String> {
         body = role_markers(&body);
     }
     Converted { value: front_matter::join(&front, &body), diagnostics }
+}
+
+/// The names a model calls the functions of `metadata.functions` by: a built-in's own (with
+/// `database_schema` beside `query_database`), a library tool's slug as a function name, an
+/// MCP function's; each once.
+fn offered_names(functions: Option<&Value>) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    let mut add = |name: String| {
+        if !names.contains(&name) {
+            names.push(name);
+        }
+    };
+    for entry in functions.and_then(Value::as_array).into_iter().flatten() {
+        let text = |key: &str| entry.get(key).and_then(Value::as_str);
+        if let Some(builtin) = text("builtin") {
+            add(builtin.to_owned());
+            if builtin == "query_database" {
+                add("database_schema".to_owned());
+            }
+        } else if let Some(reference) = text("tool") {
+            let slug = reference.strip_prefix("registry:").unwrap_or(reference);
+            let slug = slug.split(['@', ':']).next().unwrap_or(slug);
+            add(llmtool_format::naming::slug(slug, llmtool_format::naming::MAX_NAME));
+        } else if let Some(name) = text("name") {
+            add(name.to_owned());
+        }
+    }
+    names
 }
 
 /// A warning at the first bare use (`{{tags}}`, not an `{{#each}}` block) of each list input:
@@ -385,8 +419,17 @@ pub(super) fn read(text: &str) -> Result<Converted<Value>, Box<Diagnostic>> {
         if key == "version" && extras.is_some() {
             continue;
         }
+        // An export's own `tools` name the functions its kept entries offer.
+        let kept_functions = extras.as_ref().is_some_and(|kept| {
+            kept.get("functions").or_else(|| kept.get("metadata")?.get("functions")).is_some()
+        });
+        if key == "tools" && kept_functions {
+            continue;
+        }
         let why = match key.as_str() {
-            "tools" => "the tools a prompt may call: a tool file is one prompt, not an agent",
+            "tools" => {
+                "Genkit's tools are registered in its code, not in a tool file: name what the prompt may call in `metadata.functions` (a built-in, a library tool or an MCP server's function)"
+            }
             _ => "no place in a tool file",
         };
         dropped(&[key], format!("`{key}` is left out: {why}"));
@@ -522,6 +565,21 @@ mod tests {
         let mut diagnostics = Vec::new();
         let (text, chat) = roles_as_text(body, 0, &mut diagnostics);
         (text.into_owned(), usize::from(chat) + diagnostics.len())
+    }
+
+    #[test]
+    fn a_tools_functions_are_genkits_tools_by_the_names_a_model_calls() {
+        let functions = json!([
+            { "builtin": "query_database", "database": "shop" },
+            { "builtin": "query_database", "database": "crm" },
+            { "tool": "registry:summarize-text@2" },
+            { "mcp": "files", "name": "read_file" }
+        ]);
+        assert_eq!(
+            offered_names(Some(&functions)),
+            ["query_database", "database_schema", "summarize_text", "read_file"]
+        );
+        assert!(offered_names(None).is_empty());
     }
 
     #[test]

@@ -378,7 +378,9 @@ pub(super) fn read(
     }
     for key in front.keys().filter(|k| !PROMPTY_MAPPED.contains(&k.as_str())) {
         let why = match key.as_str() {
-            "tools" => "the tools a prompt may call: a tool file is one prompt, not an agent",
+            "tools" => {
+                "Prompty's tools are the application's code, not a tool file's: name what the prompt may call in `metadata.functions` (a built-in, a library tool or an MCP server's function)"
+            }
             "sample" => "sample values for trying the prompt, not defaults",
             _ => "no place in a tool file",
         };
