@@ -357,7 +357,13 @@ impl ServerHandler for Server {
         let entry = entry_of(&library, index);
         let _turn = self.run_turn().await?;
         let runner = self.shared.runner.as_ref();
-        Ok(tools::call(entry, request.arguments.as_ref(), runner, audience.by()).await.into())
+        // A client that asked for progress hears of each function the tool's model calls.
+        let observer = context
+            .meta
+            .get_progress_token()
+            .map(|token| tools::progress(context.peer.clone(), token));
+        let arguments = request.arguments.as_ref();
+        Ok(tools::call(entry, arguments, runner, audience.by(), observer).await.into())
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {

@@ -6,7 +6,7 @@
 use base64::Engine as _;
 use llmtool_convert::inputs_from_arguments;
 use llmtool_format::model::ToolKind;
-use llmtool_runtime::{Answer, Runner, Subject};
+use llmtool_runtime::{Answer, FunctionEvent, Observer, Runner, Subject};
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Map, Value, json};
 
@@ -19,6 +19,7 @@ pub(crate) async fn call(
     arguments: Option<&Map<String, Value>>,
     runner: &dyn Runner,
     by: Option<&str>,
+    observer: Option<Observer>,
 ) -> CallToolResult {
     // Read back by the rule that named the parameters in the input schema.
     let arguments = Value::Object(arguments.cloned().unwrap_or_default());
@@ -44,13 +45,49 @@ pub(crate) async fn call(
         }
         ToolKind::Prompt => {
             let prompt = entry.template.render_values(&values);
-            runner.answer(entry.tool.clone(), prompt, subject).await
+            match observer {
+                Some(observer) => {
+                    runner.answer_observed(entry.tool.clone(), prompt, subject, observer).await
+                }
+                None => runner.answer(entry.tool.clone(), prompt, subject).await,
+            }
         }
     };
     match answer {
         Ok(answer) => answered(entry, answer),
         Err(reason) => error(runner.public_message(&reason)),
     }
+}
+
+/// An observer that tells the MCP client of each function the tool's model calls, as
+/// `notifications/progress` for the call's progress token (one step a call started or ended,
+/// the message saying which), in order.
+pub(crate) fn progress(
+    peer: rmcp::service::Peer<rmcp::RoleServer>,
+    token: rmcp::model::ProgressToken,
+) -> Observer {
+    let (sender, mut said) = tokio::sync::mpsc::unbounded_channel::<String>();
+    tokio::spawn(async move {
+        let mut step = 0.0;
+        while let Some(message) = said.recv().await {
+            step += 1.0;
+            let mut progress = rmcp::model::ProgressNotificationParam::new(token.clone(), step);
+            progress.message = Some(message);
+            if peer.notify_progress(progress).await.is_err() {
+                return;
+            }
+        }
+    });
+    std::sync::Arc::new(move |event| {
+        let message = match event {
+            FunctionEvent::Calling(call) => format!("calling {} {}", call.name, call.arguments),
+            FunctionEvent::Returned(call) => {
+                let how = if call.failed { "failed" } else { "returned" };
+                format!("{} {how} in {} ms", call.name, call.ms)
+            }
+        };
+        let _ = sender.send(message);
+    })
 }
 
 /// The answer as text, with structured content when the tool declares its shape; an image

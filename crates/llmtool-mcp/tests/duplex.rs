@@ -189,7 +189,7 @@ async fn prompts_are_listed_with_their_arguments_titles_and_icons() {
     let (mut wire, _) = Wire::initialized(server).await;
     let listed = wire.request("prompts/list", json!({})).await;
     let prompts = listed["prompts"].as_array().unwrap();
-    assert_eq!(prompts.len(), 9);
+    assert_eq!(prompts.len(), 11);
     let names: Vec<&str> = prompts.iter().map(|p| p["name"].as_str().unwrap()).collect();
     assert!(names.iter().all(|n| n.starts_with("team_")), "{names:?}");
     let image = prompts.iter().find(|p| p["name"] == "team_image_generator").unwrap();
@@ -352,7 +352,7 @@ async fn tools_have_the_mcp_tool_schema_annotations_and_output_schema() {
     let tools = listed["tools"].as_array().unwrap();
     // The nine prompt tools (the image generator among them), and the smart one
     // (examples/smart/).
-    assert_eq!(tools.len(), 10);
+    assert_eq!(tools.len(), 12);
     for tool in tools {
         assert_eq!(tool["annotations"]["readOnlyHint"], true, "{tool}");
         // Decided per tool, by the model each one runs on.

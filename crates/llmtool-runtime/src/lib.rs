@@ -34,6 +34,7 @@ pub use files::{FileError, ToolErrors, ToolFile};
 pub use functions::FunctionSources;
 pub use lifecycle::{Finished, KeepAllFuture, KeepFuture, RunKeeper, ToKeep};
 pub use llmtool_dlp::Policy as DlpPolicy;
+pub use llmtool_providers::functions::{FunctionEvent, Observer};
 pub use local::{Consent, Fetch, Progress, PullEvent, pull};
 pub use log::{Account, Ended, LogPolicy, Subject, Turn};
 pub use runner::{Answer, AnswerFuture, Runner, answer_in_task};

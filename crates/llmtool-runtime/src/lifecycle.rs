@@ -189,7 +189,7 @@ impl Runtime {
         prompt: String,
         subject: Option<&Subject>,
     ) -> Result<Answer, RunError> {
-        self.answer_until(tool, prompt, subject, std::future::pending()).await
+        self.answer_until(tool, prompt, subject, std::future::pending(), None).await
     }
 
     /// [`Runtime::answer`], cancelled (and kept as cancelled) when `cancel` completes.
@@ -199,10 +199,14 @@ impl Runtime {
         prompt: String,
         subject: Option<&Subject>,
         cancel: impl Future<Output = ()>,
+        observer: Option<llmtool_providers::functions::Observer>,
     ) -> Result<Answer, RunError> {
-        let request = self
+        let mut request = self
             .request_off_thread(tool, prompt, ParamOverrides::default(), &Choice::default())
             .await?;
+        if let (Some(functions), Some(observer)) = (&mut request.functions, observer) {
+            functions.observer = Some(observer);
+        }
         self.answer_request(&request, subject, cancel).await
     }
 

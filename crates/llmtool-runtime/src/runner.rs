@@ -1,6 +1,7 @@
 //! [`Runner`]: how a server reaches a model, so that servers can be tested with a scripted
 //! stand-in. [`Runtime`] is the real one.
 
+use llmtool_providers::functions::Observer;
 use opentelemetry::context::FutureExt as _;
 use std::borrow::Cow;
 use std::future::Future;
@@ -40,6 +41,19 @@ pub trait Runner: Send + Sync + 'static {
     /// The answer to `prompt` (rendered from `tool` with the values of `subject`), with its
     /// expected output enforced; the run is logged as a run of `subject`.
     fn answer(&self, tool: Tool, prompt: String, subject: Subject) -> AnswerFuture;
+
+    /// [`Runner::answer`], telling `observer` of each function the model calls as it starts
+    /// and ends (an MCP client's progress). A runner that offers no functions ignores it.
+    fn answer_observed(
+        &self,
+        tool: Tool,
+        prompt: String,
+        subject: Subject,
+        observer: Observer,
+    ) -> AnswerFuture {
+        let _ = observer;
+        self.answer(tool, prompt, subject)
+    }
 
     /// The answer of the smart tool `tool` (its code run in the sandbox) to `variables`, the
     /// dict `execute` gets; the run is logged as a run of `subject`. By default smart tools
@@ -92,7 +106,20 @@ impl Runner for Runtime {
     fn answer(&self, tool: Tool, prompt: String, subject: Subject) -> AnswerFuture {
         let runtime = self.clone();
         answer_in_task(move |cancel| async move {
-            runtime.answer_until(&tool, prompt, Some(&subject), cancel).await
+            runtime.answer_until(&tool, prompt, Some(&subject), cancel, None).await
+        })
+    }
+
+    fn answer_observed(
+        &self,
+        tool: Tool,
+        prompt: String,
+        subject: Subject,
+        observer: Observer,
+    ) -> AnswerFuture {
+        let runtime = self.clone();
+        answer_in_task(move |cancel| async move {
+            runtime.answer_until(&tool, prompt, Some(&subject), cancel, Some(observer)).await
         })
     }
 

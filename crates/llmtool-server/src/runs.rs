@@ -303,29 +303,17 @@ impl llmtool_runtime::Runner for LibraryRunner {
         prompt: String,
         subject: Subject,
     ) -> llmtool_runtime::AnswerFuture {
-        let (state, runs) = (self.state.clone(), Arc::clone(&self.runs));
-        llmtool_runtime::answer_in_task(move |cancel| async move {
-            let refused = |problem: Problem| RunError::Refused(problem.detail);
-            let (who, tags) = caller_of(&state, &subject).await.map_err(refused)?;
-            let overrides = ParamOverrides::default();
-            let ask = Ask::Prompt { tool: &tool, prompt, overrides, choice: &Choice::default() };
-            let slug = subject
-                .tool_path
-                .as_deref()
-                .and_then(Reference::from_path)
-                .flatten()
-                .map(|reference| reference.slug)
-                .unwrap_or_default();
-            let prepared =
-                runs.prepare(&state, &who, (&slug, &tags), ask).await.map_err(refused)?;
-            let subject = Subject { account: Some(prepared.account), ..subject };
-            let runtime = &prepared.runtime;
-            // Said with this run's keys hidden too (the integrations' are its runtime's).
-            runtime
-                .answer_request(&prepared.request, Some(&subject), cancel)
-                .await
-                .map_err(|error| RunError::Refused(runtime.redact(&error.to_string()).into_owned()))
-        })
+        self.answer_with(tool, prompt, subject, None)
+    }
+
+    fn answer_observed(
+        &self,
+        tool: Tool,
+        prompt: String,
+        subject: Subject,
+        observer: llmtool_runtime::Observer,
+    ) -> llmtool_runtime::AnswerFuture {
+        self.answer_with(tool, prompt, subject, Some(observer))
     }
 
     fn answer_smart(
@@ -344,6 +332,44 @@ impl llmtool_runtime::Runner for LibraryRunner {
 
     fn public_message(&self, error: &RunError) -> String {
         self.runs.runtime.redact(&error.to_string()).into_owned()
+    }
+}
+
+impl LibraryRunner {
+    /// An MCP call's run, admitted as the API's are, its function calls told to `observer`.
+    fn answer_with(
+        &self,
+        tool: Tool,
+        prompt: String,
+        subject: Subject,
+        observer: Option<llmtool_runtime::Observer>,
+    ) -> llmtool_runtime::AnswerFuture {
+        let (state, runs) = (self.state.clone(), Arc::clone(&self.runs));
+        llmtool_runtime::answer_in_task(move |cancel| async move {
+            let refused = |problem: Problem| RunError::Refused(problem.detail);
+            let (who, tags) = caller_of(&state, &subject).await.map_err(refused)?;
+            let overrides = ParamOverrides::default();
+            let ask = Ask::Prompt { tool: &tool, prompt, overrides, choice: &Choice::default() };
+            let slug = subject
+                .tool_path
+                .as_deref()
+                .and_then(Reference::from_path)
+                .flatten()
+                .map(|reference| reference.slug)
+                .unwrap_or_default();
+            let mut prepared =
+                runs.prepare(&state, &who, (&slug, &tags), ask).await.map_err(refused)?;
+            if let (Some(functions), Some(observer)) = (&mut prepared.request.functions, observer) {
+                functions.observer = Some(observer);
+            }
+            let subject = Subject { account: Some(prepared.account), ..subject };
+            let runtime = &prepared.runtime;
+            // Said with this run's keys hidden too (the integrations' are its runtime's).
+            runtime
+                .answer_request(&prepared.request, Some(&subject), cancel)
+                .await
+                .map_err(|error| RunError::Refused(runtime.redact(&error.to_string()).into_owned()))
+        })
     }
 }
 

@@ -507,3 +507,111 @@ async fn an_mcp_server_over_http_is_reached_with_its_token() {
     assert_eq!(mock.requests().len(), sent);
     voices.kill().await.unwrap();
 }
+
+/// Posts `body` to the MCP endpoint `url` in `session`: the answer's JSON-RPC messages (a
+/// stream's events, or one JSON body), and the session it names.
+async fn mcp_post(
+    url: &str,
+    session: Option<&str>,
+    token: &str,
+    body: &Value,
+) -> (Vec<Value>, Option<String>) {
+    let mut request = reqwest::Client::new()
+        .post(url)
+        .bearer_auth(token)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-06-18")
+        .json(body);
+    if let Some(session) = session {
+        request = request.header("mcp-session-id", session);
+    }
+    let response = request.send().await.unwrap();
+    let session = response.headers().get("mcp-session-id").map(|v| v.to_str().unwrap().to_owned());
+    let text = response.text().await.unwrap();
+    let messages = text
+        .lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .filter_map(|data| serde_json::from_str(data.trim()).ok())
+        .chain(serde_json::from_str(&text).ok())
+        .collect();
+    (messages, session)
+}
+
+#[tokio::test]
+async fn an_mcp_client_that_asks_for_progress_hears_of_each_function_call() {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let dir = tempfile::tempdir().unwrap();
+    let mock = Mock::start(vec![
+        // `tools/call` answers whole: so do these.
+        {
+            let body = json!({ "choices": [{ "message": { "content": null, "tool_calls": [{ "id": "c1", "type": "function",
+                "function": { "name": "fetch_url", "arguments": "{\"url\":\"http://169.254.169.254/\"}" } }] }, "finish_reason": "tool_calls" }] });
+            Reply::json(200, body.to_string())
+        },
+        whole("The page is out of reach."),
+    ])
+    .await;
+    let served = dir.path().join("served");
+    std::fs::create_dir(&served).unwrap();
+    let tool = reader(&served);
+    let server_config = config(&served, &mock, "");
+    let token_file = dir.path().join("token");
+    std::fs::write(&token_file, "mcp-progress-token-0123456789").unwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap();
+    drop(listener);
+    let mut mcp = tokio::process::Command::new(env!("CARGO_BIN_EXE_llmtool"))
+        .args(["mcp", "--log-level", "error", "--http", &address.to_string(), "--token-file"])
+        .arg(&token_file)
+        .arg(&tool)
+        .env("LLMTOOL_CONFIG", &server_config)
+        .env("LLMTOOL_DATA_DIR", dir.path().join("data"))
+        .env("MOCK_KEY", "sk-functions-test")
+        .env("LLMTOOL_NO_LOG", "1")
+        .stdin(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    for _ in 0..100 {
+        if tokio::net::TcpStream::connect(address).await.is_ok() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let url = format!("http://{address}/mcp");
+    let token = "mcp-progress-token-0123456789";
+    let hello = json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "progress-test", "version": "1" } } });
+    let (_, session) = mcp_post(&url, None, token, &hello).await;
+    let session = session.expect("a session");
+    let initialized = json!({ "jsonrpc": "2.0", "method": "notifications/initialized" });
+    mcp_post(&url, Some(&session), token, &initialized).await;
+    let call = json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "reader", "arguments": { "url": "the metadata" }, "_meta": { "progressToken": "p-1" } } });
+    let (messages, _) = mcp_post(&url, Some(&session), token, &call).await;
+    let progress: Vec<(f64, String)> = messages
+        .iter()
+        .filter(|m| m["method"] == "notifications/progress")
+        .map(|m| {
+            (
+                m["params"]["progress"].as_f64().unwrap(),
+                m["params"]["message"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(progress.len(), 2, "{messages:?}");
+    assert_eq!(
+        progress[0],
+        (1.0, "calling fetch_url {\"url\":\"http://169.254.169.254/\"}".to_owned())
+    );
+    assert!(progress[1].1.starts_with("fetch_url failed in "), "{progress:?}");
+    assert!(
+        messages
+            .iter()
+            .all(|m| m["method"] != "notifications/progress"
+                || m["params"]["progressToken"] == "p-1")
+    );
+    let result = messages.iter().find(|m| m["id"] == 2).unwrap();
+    assert_eq!(result["result"]["content"][0]["text"], "The page is out of reach.", "{result}");
+    mcp.kill().await.unwrap();
+}

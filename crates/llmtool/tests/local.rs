@@ -20,7 +20,14 @@ fn examples() -> Vec<PathBuf> {
         .filter(|p| llmtool_runtime::files::is_tool_file(p))
         .filter(|p| {
             let document = Document::from_bytes(&std::fs::read(p).unwrap());
-            !document.tool.as_ref().is_some_and(llmtool_format::model::Tool::makes_images)
+            // An image tool's pictures, and a tool's functions (a database, a search engine),
+            // need what the local model is not: they are run against the mock (images.rs,
+            // functions.rs).
+            let tool = document.tool.as_ref();
+            let offers = |tool: &llmtool_format::model::Tool| {
+                tool.metadata.as_ref().is_some_and(|m| m.functions.is_some())
+            };
+            !tool.is_some_and(|tool| tool.makes_images() || offers(tool))
         })
         .collect();
     files.sort();
