@@ -152,6 +152,12 @@ async fn the_sql_assistant_answers_from_the_rows_and_a_delete_changes_nothing() 
         [("database_schema", false), ("query_database", false), ("query_database", true)]
     );
     assert_eq!(run["input_tokens"], 230, "the rounds' usage is summed: {run}");
+    let listed = text(&llmtool(&["logs"], dir.path(), &config).await.stdout);
+    assert!(listed.contains("3 function calls"), "{listed}");
+    let id = run["id"].to_string();
+    let shown = text(&llmtool(&["logs", "show", &id], dir.path(), &config).await.stdout);
+    assert!(shown.contains("\nFunction calls\n    database_schema {"), "{shown}");
+    assert!(shown.contains("    query_database {\"database\":\"shop\",\"sql\":\"DELETE FROM orders\"}\n      failed in "), "{shown}");
 }
 
 #[tokio::test]

@@ -171,6 +171,20 @@ fn whole(run: &Record) -> String {
         None => part("Values", &format!("(only their hash is kept: {})", run.variables_hash)),
     }
     part("Prompt", run.prompt.as_deref().unwrap_or("(not kept)"));
+    if !run.calls.is_empty() {
+        let calls: Vec<String> = run
+            .calls
+            .iter()
+            .map(|call| {
+                let how = if call.failed { "failed" } else { "returned" };
+                format!(
+                    "{} {}\n  {how} in {} ms: {}",
+                    call.name, call.arguments, call.ms, call.result
+                )
+            })
+            .collect();
+        part("Function calls", &calls.join("\n"));
+    }
     if let Some(error) = &run.error {
         part("Error", error);
     }
@@ -227,6 +241,13 @@ fn heading(run: &Record) -> String {
     );
     if let Some(latency) = run.latency_ms {
         let _ = write!(text, "  {} ms", thousands(latency));
+    }
+    match run.calls.len() {
+        0 => {}
+        1 => text.push_str("  1 function call"),
+        calls => {
+            let _ = write!(text, "  {calls} function calls");
+        }
     }
     if let (Some(conversation), Some(turn)) = (&run.conversation, run.turn) {
         let _ = write!(text, "  conversation {conversation} turn {turn}");
