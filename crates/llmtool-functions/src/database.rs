@@ -176,6 +176,7 @@ impl Database {
         let unreachable = |e: sqlx::Error| self.unreachable(&e);
         match self.pool().await {
             Pool::Postgres(pool) => {
+                self.check_role(pool).await?;
                 let mut transaction = pool.begin().await.map_err(unreachable)?;
                 // The database refuses every write in this transaction, and nothing it did
                 // outlives it: it is rolled back whatever the statement was.
@@ -202,6 +203,12 @@ impl Database {
                 }
                 drop(stream);
                 transaction.rollback().await.map_err(refused)?;
+                // Session-level advisory locks outlive the rollback: none is kept for the next
+                // query on this connection.
+                sqlx::query("SELECT pg_advisory_unlock_all()")
+                    .execute(pool)
+                    .await
+                    .map_err(refused)?;
                 Ok((columns, rows, more))
             }
             Pool::Sqlite(pool) => {
@@ -223,6 +230,28 @@ impl Database {
                 Ok((columns, rows, more))
             }
         }
+    }
+
+    /// Refuses a role that could reach past the database: a superuser, or a member of the
+    /// roles that run programs or read and write the server's files (a read-only transaction
+    /// does not stop `COPY ... TO PROGRAM` or `pg_read_file`).
+    async fn check_role(&self, pool: &PgPool) -> Result<(), String> {
+        const PRIVILEGED: &str = "SELECT rolsuper
+                OR pg_has_role(current_user, 'pg_execute_server_program', 'member')
+                OR pg_has_role(current_user, 'pg_read_server_files', 'member')
+                OR pg_has_role(current_user, 'pg_write_server_files', 'member')
+            FROM pg_roles WHERE rolname = current_user";
+        let privileged: bool = sqlx::query_scalar(PRIVILEGED)
+            .fetch_one(pool)
+            .await
+            .map_err(|e| self.unreachable(&e))?;
+        if privileged {
+            return Err(format!(
+                "database `{}` is reached as a superuser, or a role that may run programs or read the server's files: give query_database a role of its own that may only read",
+                self.name
+            ));
+        }
+        Ok(())
     }
 
     /// What the model reads when the database cannot be reached or opened.

@@ -15,6 +15,9 @@ use rmcp_client::transport::StreamableHttpClientTransport;
 use rmcp_client::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use tokio::sync::OnceCell;
 
+/// How long a server has to answer `initialize`, and then `tools/list`.
+const CONNECT_TIME: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// How to reach a server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Reach {
@@ -30,6 +33,8 @@ pub struct McpServer {
     pub name: String,
     reach: Reach,
     session: OnceCell<RunningService<RoleClient, ()>>,
+    /// A stdio server's program: killed when the run's functions are dropped.
+    program: std::sync::Mutex<Option<tokio::process::Child>>,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -41,7 +46,12 @@ impl std::fmt::Debug for McpServer {
 
 impl McpServer {
     pub fn new(name: &str, reach: Reach) -> McpServer {
-        McpServer { name: name.to_owned(), reach, session: OnceCell::new() }
+        McpServer {
+            name: name.to_owned(),
+            reach,
+            session: OnceCell::new(),
+            program: std::sync::Mutex::new(None),
+        }
     }
 
     /// A fresh server of the same reach, for one run (its own session).
@@ -76,11 +86,15 @@ impl McpServer {
                         else {
                             return Err(said(&"no standard input or output"));
                         };
-                        // The child lives as long as the session's transport: dropped with it.
-                        tokio::spawn(async move {
-                            let _ = child.wait().await;
-                        });
-                        ().serve((stdout, stdin)).await.map_err(|e| said(&e))
+                        // Kept here, so that it is killed when the run is over.
+                        if let Ok(mut program) = self.program.lock() {
+                            *program = Some(child);
+                        }
+                        let connected = ().serve((stdout, stdin));
+                        tokio::time::timeout(CONNECT_TIME, connected)
+                            .await
+                            .map_err(|_| said(&"it did not answer `initialize` in time"))?
+                            .map_err(|e| said(&e))
                     }
                     Reach::Http { url, token } => {
                         let mut config =
@@ -89,7 +103,10 @@ impl McpServer {
                             config = config.auth_header(token.clone());
                         }
                         let transport = StreamableHttpClientTransport::from_config(config);
-                        ().serve(transport).await.map_err(|e| said(&e))
+                        tokio::time::timeout(CONNECT_TIME, ().serve(transport))
+                            .await
+                            .map_err(|_| said(&"it did not answer `initialize` in time"))?
+                            .map_err(|e| said(&e))
                     }
                 }
             })
@@ -100,9 +117,10 @@ impl McpServer {
     /// names one it does not have.
     pub async fn specs(&self, names: &[String]) -> Result<Vec<FunctionSpec>, String> {
         let session = self.session().await?;
-        let tools: Vec<Tool> = session
-            .list_all_tools()
+        let listed = tokio::time::timeout(CONNECT_TIME, session.list_all_tools());
+        let tools: Vec<Tool> = listed
             .await
+            .map_err(|_| format!("the MCP server `{}` did not list its tools in time", self.name))?
             .map_err(|e| format!("the MCP server `{}` did not list its tools: {e}", self.name))?;
         names
             .iter()

@@ -9,11 +9,23 @@ use sqlx::Connection as _;
 
 const SHOP: &str = include_str!("../../../examples/data/shop.sql");
 
-async fn postgres_shop() -> Option<(llmtool_testkit::postgres::TestDatabase, Database)> {
+/// The sample shop in a database of the test's own, and the URL of a role that may only read
+/// it (the test cluster's own role is a superuser, which `query_database` refuses).
+async fn postgres_shop_url() -> Option<(llmtool_testkit::postgres::TestDatabase, String)> {
     let database = llmtool_testkit::postgres::database().await?;
     let mut connection = sqlx::PgConnection::connect(&database.url).await.unwrap();
     sqlx::raw_sql(SHOP).execute(&mut connection).await.unwrap();
-    let shop = Database::open("shop", &database.url, QueryLimits::default()).unwrap();
+    let role = database.url.rsplit('/').next().unwrap().replace("llmtool_test", "reader");
+    let grant =
+        format!("CREATE ROLE {role} LOGIN; GRANT SELECT ON ALL TABLES IN SCHEMA public TO {role}");
+    sqlx::raw_sql(&grant).execute(&mut connection).await.unwrap();
+    let url = database.url.replacen("llmtool@", &format!("{role}@"), 1);
+    Some((database, url))
+}
+
+async fn postgres_shop() -> Option<(llmtool_testkit::postgres::TestDatabase, Database)> {
+    let (database, url) = postgres_shop_url().await?;
+    let shop = Database::open("shop", &url, QueryLimits::default()).unwrap();
     Some((database, shop))
 }
 
@@ -56,10 +68,13 @@ async fn postgres_rows_are_read_and_a_delete_is_refused_by_the_database() {
 
 #[tokio::test]
 async fn postgres_statements_stop_at_their_timeout_and_rows_are_capped() {
-    let Some((database, _)) = postgres_shop().await else { return };
+    let Some((database, url)) = postgres_shop_url().await else { return };
     let limits =
         QueryLimits { rows: 3, time: Duration::from_millis(300), ..QueryLimits::default() };
-    let shop = Database::open("shop", &database.url, limits).unwrap();
+    let shop = Database::open("shop", &url, limits).unwrap();
+    let owner = Database::open("shop", &database.url, QueryLimits::default()).unwrap();
+    let refused = owner.query("SELECT 1").await.unwrap_err();
+    assert!(refused.contains("reached as a superuser"), "{refused}");
     let slow = shop.query("SELECT pg_sleep(5)").await.unwrap_err();
     assert!(
         slow.contains("canceling statement due to statement timeout")

@@ -126,11 +126,14 @@ fn messages(request: &ChatRequest) -> Vec<Value> {
     for message in request.messages.iter().filter(|m| m.role != Role::System) {
         match message.role {
             Role::Tool => {
-                let result = json!({
+                let mut result = json!({
                     "type": "tool_result",
                     "tool_use_id": message.answers.as_ref().map(|call| call.id.as_str()),
                     "content": message.content,
                 });
+                if message.failed {
+                    result["is_error"] = json!(true);
+                }
                 let follows_results = messages.last().is_some_and(|last| {
                     last["role"] == "user" && last["content"][0]["type"] == "tool_result"
                 });

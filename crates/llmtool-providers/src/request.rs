@@ -28,11 +28,14 @@ pub struct Message {
     /// The call a tool message answers.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub answers: Option<FunctionCall>,
+    /// Whether a tool message is a failed call's (the APIs that say so are told).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub failed: bool,
 }
 
 impl Message {
     fn new(role: Role, content: String) -> Self {
-        Self { role, content, calls: Vec::new(), answers: None }
+        Self { role, content, calls: Vec::new(), answers: None, failed: false }
     }
 
     pub fn user(content: impl Into<String>) -> Self {
@@ -48,9 +51,9 @@ impl Message {
         Self { calls, ..Self::assistant(content) }
     }
 
-    /// A function's result, answering `call`.
-    pub fn result(call: &FunctionCall, content: impl Into<String>) -> Self {
-        Self { answers: Some(call.clone()), ..Self::new(Role::Tool, content.into()) }
+    /// A function's result, answering `call` (`failed` when the call failed).
+    pub fn result(call: &FunctionCall, content: impl Into<String>, failed: bool) -> Self {
+        Self { answers: Some(call.clone()), failed, ..Self::new(Role::Tool, content.into()) }
     }
 
     /// A chat prompt's turn as a message: `developer` is sent as `system` (every API reads a

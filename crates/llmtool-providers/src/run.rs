@@ -432,7 +432,7 @@ pub async fn run(
                 crate::functions::answer(functions, &asked, tally, &mut redaction).await?;
             messages.push(Message::calling(answer, asked.clone()));
             for (call, (content, record)) in asked.iter().zip(answered) {
-                messages.push(Message::result(call, content));
+                messages.push(Message::result(call, content, record.failed));
                 calls.push(record);
             }
             continue;

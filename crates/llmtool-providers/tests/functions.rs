@@ -193,6 +193,8 @@ async fn anthropic_tool_use_blocks_get_their_results_in_one_user_message() {
     assert_eq!(sent[2]["content"][0]["tool_use_id"], "toolu_1");
     assert_eq!(sent[2]["content"][0]["content"], "Oslo: 14 C, rain");
     assert_eq!(sent[2]["content"][1]["tool_use_id"], "toolu_2");
+    assert_eq!(sent[2]["content"][1]["is_error"], true, "a failed call says so");
+    assert!(sent[2]["content"][0].get("is_error").is_none());
     assert_eq!(sent.as_array().unwrap().len(), 3, "both results in one message: {sent}");
 }
 

@@ -451,9 +451,11 @@ fn seal(state: &ServerState, integration: &mut Integration, key: &str) -> Answer
     let keyring = state.keyring().ok_or_else(no_keyring)?;
     integration.sealed_key =
         Some(keyring.seal(key, &crate::integrations::key_context(integration)));
-    // The last four characters tell keys apart; a short key shows none of itself.
+    // The last four characters tell keys apart; a short key shows none of itself, and a
+    // database's URL none at all (its end may be a password).
     let count = key.chars().count();
-    integration.key_hint = (count >= 16).then(|| key.chars().skip(count - 4).collect());
+    integration.key_hint = (count >= 16 && !crate::integrations::is_data(integration))
+        .then(|| key.chars().skip(count - 4).collect());
     Ok(())
 }
 

@@ -25,8 +25,7 @@ pub(crate) fn names_functions(tool: &Tool) -> bool {
 
 /// `runtime` offering the functions of a run of the tool `slug` for `who`: the library's tools
 /// as `who` sees them, and the database and search integrations assigned to `slug` (for
-/// `who`'s teams). With no database or search integration at all, the built-ins come from the
-/// server's config file, as models come from it before any model integration is added.
+/// `who`'s teams); never the config file's databases, search engine or MCP servers.
 pub(crate) fn with_functions(
     runtime: &Runtime,
     state: &ServerState,
@@ -39,21 +38,12 @@ pub(crate) fn with_functions(
         who: who.clone(),
         handle: tokio::runtime::Handle::current(),
     });
-    let data: Vec<&Integration> = integrations.iter().filter(|i| is_data(i)).collect();
-    if data.is_empty() {
-        return runtime.with_function_sources(sources);
-    }
-    // The operator's own: the addresses fetch_url may reach, the MCP servers.
-    let config = &runtime.providers().config;
-    let mut setup = Setup::from_config(&llmtool_config::Config {
-        databases: std::collections::BTreeMap::new(),
-        search: None,
-        ..config.clone()
-    })
-    .unwrap_or_else(|problem| {
-        tracing::warn!("the server's config file: {problem}");
-        Setup { fetch_allow: config.fetch.allow.clone(), ..Setup::default() }
-    });
+    // Only what the admins set up, assigned to this tool: the config file's databases, search
+    // engine and MCP servers would reach every team's tools. `fetch_url`'s allowed addresses
+    // are the operator's (`[fetch] allow`).
+    let data = integrations.iter().filter(|i| is_data(i));
+    let fetch_allow = runtime.providers().config.fetch.allow.clone();
+    let mut setup = Setup { fetch_allow, ..Setup::default() };
     let serves = |integration: &Integration| {
         integration.enabled
             && integration.tools.iter().any(|tool| tool == slug)
@@ -61,7 +51,7 @@ pub(crate) fn with_functions(
                 || who.role >= Role::Admin
                 || who.teams.iter().any(|team| integration.teams.contains_key(team)))
     };
-    for integration in data.into_iter().filter(|i| serves(i)) {
+    for integration in data.filter(|i| serves(i)) {
         match opened(state, integration) {
             Ok(Opened::Database(database)) => {
                 setup.databases.insert(integration.name.clone(), *database);

@@ -93,6 +93,12 @@ async fn the_sql_assistant_answers_from_the_rows_and_a_delete_changes_nothing() 
     let Some(database) = llmtool_testkit::postgres::database().await else { return };
     let mut connection = sqlx::PgConnection::connect(&database.url).await.unwrap();
     sqlx::raw_sql(SHOP).execute(&mut connection).await.unwrap();
+    // A role that may only read: query_database refuses the cluster's own superuser.
+    let role = database.url.rsplit('/').next().unwrap().replace("llmtool_test", "reader");
+    let grant =
+        format!("CREATE ROLE {role} LOGIN; GRANT SELECT ON ALL TABLES IN SCHEMA public TO {role}");
+    sqlx::raw_sql(&grant).execute(&mut connection).await.unwrap();
+    let reader = database.url.replacen("llmtool@", &format!("{role}@"), 1);
     let top = "SELECT c.name, SUM(o.quantity * p.price) AS spent FROM orders o JOIN customers c ON c.id = o.customer_id JOIN products p ON p.id = o.product_id GROUP BY c.name ORDER BY spent DESC LIMIT 1";
     let answer = "Linus Torvalds spent the most: 446.90.\n\n```sql\nSELECT ...\n```";
     let mock = Mock::start(vec![
@@ -107,7 +113,7 @@ async fn the_sql_assistant_answers_from_the_rows_and_a_delete_changes_nothing() 
     ])
     .await;
     let dir = tempfile::tempdir().unwrap();
-    let extra = format!("[databases.shop]\nurl = \"{}\"\n", database.url);
+    let extra = format!("[databases.shop]\nurl = \"{reader}\"\n");
     let config = config(dir.path(), &mock, &extra);
     let args = ["run", SQL_ASSISTANT, "--var", "question=Who spent the most?"];
     let output = llmtool(&args, dir.path(), &config).await;

@@ -87,6 +87,9 @@ fn follow_up(
     let conversation = Conversation::from_log(&kept)?;
     let providers = settings::load_providers(target.setup.config.as_deref())?;
     let runtime = Runtime::new(providers, runtime_options(target, turn))?;
+    // A follow-up offers the tool's functions too: its library tools as its first turn did.
+    let runtime =
+        crate::commands::run::library_functions::with_library_tools(runtime, &conversation.tool);
     let overrides = ParamOverrides { temperature: turn.temperature, max_tokens: turn.max_tokens };
     let request = match sendable(runtime.follow_up(&conversation, text, overrides))? {
         Ok(request) => request,

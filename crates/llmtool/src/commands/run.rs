@@ -2,7 +2,7 @@
 //! output. Every run starts a conversation (`llmtool reply` goes on with it).
 
 mod args;
-mod library_functions;
+pub(crate) mod library_functions;
 pub(crate) mod on_server;
 mod smart;
 pub(crate) mod turn;

@@ -50,7 +50,9 @@ const SHOWN_CALL_CHARS: usize = 160;
 
 /// Tells the user, on standard error, of each function the model calls and what came back.
 fn say_call(event: FunctionEvent<'_>) {
+    // Keys hidden first, then cut: a key across the cut would otherwise show its start.
     let short = |text: &str| {
+        let text = secrets::redact(text);
         let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
         match line.char_indices().nth(SHOWN_CALL_CHARS) {
             Some((edge, _)) => format!("{}…", &line[..edge]),
@@ -66,8 +68,7 @@ fn say_call(event: FunctionEvent<'_>) {
         }
         FunctionEvent::Returned(call) => {
             let how = if call.failed { "failed" } else { "returned" };
-            let said = format!("← {} {how} in {} ms: {}", call.name, call.ms, short(&call.result));
-            eprintln!("{}", secrets::redact(&said));
+            eprintln!("← {} {how} in {} ms: {}", call.name, call.ms, short(&call.result));
         }
     }
 }
