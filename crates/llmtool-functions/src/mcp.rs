@@ -184,19 +184,9 @@ impl McpServer {
                     }
                 }
             }
-            Session::Http { client, url, token, id: session_id } => {
-                let mut request = client
-                    .post(url)
-                    .header("accept", "application/json, text/event-stream")
-                    .header("mcp-protocol-version", PROTOCOL)
-                    .json(&message);
-                if let Some(token) = token {
-                    request = request.bearer_auth(token);
-                }
-                if let Some(session_id) = session_id {
-                    request = request.header("mcp-session-id", session_id);
-                }
-                let response = request.send().await.map_err(|e| self.said(&e.without_url()))?;
+            Session::Http { .. } => {
+                let response = posted(session, &message).send().await;
+                let response = response.map_err(|e| self.said(&e.without_url()))?;
                 let status = response.status();
                 if !status.is_success() {
                     return Err(self.said(&format!("it answered {status}")));
@@ -261,19 +251,9 @@ impl McpServer {
                 pipes.0.write_all(line.as_bytes()).await.map_err(|e| self.said(&e))?;
                 pipes.0.flush().await.map_err(|e| self.said(&e))
             }
-            Session::Http { client, url, token, id } => {
-                let mut request = client
-                    .post(url)
-                    .header("accept", "application/json, text/event-stream")
-                    .header("mcp-protocol-version", PROTOCOL)
-                    .json(&message);
-                if let Some(token) = token {
-                    request = request.bearer_auth(token);
-                }
-                if let Some(id) = id {
-                    request = request.header("mcp-session-id", id);
-                }
-                let response = request.send().await.map_err(|e| self.said(&e.without_url()))?;
+            Session::Http { .. } => {
+                let response = posted(session, &message).send().await;
+                let response = response.map_err(|e| self.said(&e.without_url()))?;
                 if response.status().is_success() {
                     Ok(())
                 } else {
@@ -370,6 +350,25 @@ impl McpServer {
             Err(reason) => Returned::failed(reason),
         }
     }
+}
+
+/// `message` as a POST to an HTTP session's server: its token, and its session once it has one.
+fn posted(session: &Session, message: &Value) -> reqwest::RequestBuilder {
+    let Session::Http { client, url, token, id } = session else {
+        unreachable!("only an HTTP session posts");
+    };
+    let mut request = client
+        .post(url)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", PROTOCOL)
+        .json(message);
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    if let Some(id) = id {
+        request = request.header("mcp-session-id", id);
+    }
+    request
 }
 
 /// The message answering `id` among the events of a stream read so far (`data:` lines).
