@@ -213,6 +213,14 @@ impl Database {
             }
             Pool::Sqlite(pool) => {
                 let mut connection = pool.acquire().await.map_err(unreachable)?;
+                // SQLite has no statement timeout: the statement is interrupted once the time is
+                // up (checked every few thousand steps of its program), computing or not.
+                let deadline = std::time::Instant::now() + self.limits.time;
+                connection
+                    .lock_handle()
+                    .await
+                    .map_err(unreachable)?
+                    .set_progress_handler(4096, move || std::time::Instant::now() < deadline);
                 let mut stream = sqlx::query(sql).persistent(false).fetch(&mut *connection);
                 let mut rows = Vec::new();
                 let mut columns = Vec::new();

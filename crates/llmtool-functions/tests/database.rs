@@ -105,6 +105,17 @@ async fn sqlite_is_opened_read_only() {
     assert!(schema.contains("table customers:\n  id INTEGER\n  name TEXT"), "{schema}");
     let missing =
         Database::open("gone", "sqlite:/nonexistent/x.db", QueryLimits::default()).unwrap();
+    let limits = QueryLimits { time: Duration::from_millis(300), ..QueryLimits::default() };
+    let endless = Database::open(
+        "shop",
+        &format!("sqlite:{}", folder.path().join("shop.db").display()),
+        limits,
+    )
+    .unwrap();
+    let counting =
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c";
+    let stopped = endless.query(counting).await.unwrap_err();
+    assert!(stopped.contains("interrupted") || stopped.contains("ran longer"), "{stopped}");
     let gone = missing.query("SELECT 1").await.unwrap_err();
     assert!(gone.starts_with("database `gone`"), "{gone}");
 }
