@@ -216,11 +216,10 @@ impl Database {
                 // SQLite has no statement timeout: the statement is interrupted once the time is
                 // up (checked every few thousand steps of its program), computing or not.
                 let deadline = std::time::Instant::now() + self.limits.time;
-                connection
-                    .lock_handle()
-                    .await
-                    .map_err(unreachable)?
-                    .set_progress_handler(4096, move || std::time::Instant::now() < deadline);
+                let mut handle = connection.lock_handle().await.map_err(unreachable)?;
+                handle.set_progress_handler(4096, move || std::time::Instant::now() < deadline);
+                no_attached_databases(&mut handle);
+                drop(handle);
                 let mut stream = sqlx::query(sql).persistent(false).fetch(&mut *connection);
                 let mut rows = Vec::new();
                 let mut columns = Vec::new();
@@ -281,6 +280,19 @@ impl Database {
             }
             other => self.unreachable(other),
         }
+    }
+}
+
+/// Lets the connection attach no other database: the file opened read-only is the only one a
+/// statement reads (`ATTACH` of another file, and `VACUUM INTO`, which attaches its target,
+/// are refused by SQLite).
+#[allow(unsafe_code, reason = "one call of SQLite's C API, which sqlx does not wrap")]
+fn no_attached_databases(handle: &mut sqlx::sqlite::LockedSqliteHandle<'_>) {
+    let database = handle.as_raw_handle().as_ptr();
+    // SAFETY: `database` is the open connection the locked handle holds for this scope, and
+    // `sqlite3_limit` only sets a limit of it.
+    unsafe {
+        libsqlite3_sys::sqlite3_limit(database, libsqlite3_sys::SQLITE_LIMIT_ATTACHED, 0);
     }
 }
 

@@ -105,6 +105,17 @@ async fn sqlite_is_opened_read_only() {
     assert!(schema.contains("table customers:\n  id INTEGER\n  name TEXT"), "{schema}");
     let missing =
         Database::open("gone", "sqlite:/nonexistent/x.db", QueryLimits::default()).unwrap();
+    let other = folder.path().join("other.db");
+    let attach = format!("ATTACH '{}' AS other", other.display());
+    let refused = shop.query(&attach).await.unwrap_err();
+    assert!(
+        refused.starts_with("SQLite refused the statement: too many attached databases"),
+        "{refused}"
+    );
+    let copied = folder.path().join("copy.db");
+    let vacuum = format!("VACUUM INTO '{}'", copied.display());
+    assert!(shop.query(&vacuum).await.is_err());
+    assert!(!copied.exists() && !other.exists(), "no file was made");
     let limits = QueryLimits { time: Duration::from_millis(300), ..QueryLimits::default() };
     let endless = Database::open(
         "shop",
