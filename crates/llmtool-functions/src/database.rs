@@ -187,21 +187,10 @@ impl Database {
                 let timeout =
                     format!("SET LOCAL statement_timeout = {}", self.limits.time.as_millis());
                 sqlx::query(&timeout).execute(&mut *transaction).await.map_err(refused)?;
-                let mut stream = sqlx::query(sql).persistent(false).fetch(&mut *transaction);
-                let mut rows = Vec::new();
-                let mut columns = Vec::new();
-                let mut more = false;
-                while let Some(row) = stream.try_next().await.map_err(refused)? {
-                    if columns.is_empty() {
-                        columns = row.columns().iter().map(|c| c.name().to_owned()).collect();
-                    }
-                    if rows.len() == cap {
-                        more = true;
-                        break;
-                    }
-                    rows.push(postgres_values(&row, self.limits.value_chars));
-                }
-                drop(stream);
+                let stream = sqlx::query(sql).persistent(false).fetch(&mut *transaction);
+                let most = self.limits.value_chars;
+                let read = first_rows(stream, cap, |row| postgres_values(row, most)).await;
+                let (columns, rows, more) = read.map_err(refused)?;
                 transaction.rollback().await.map_err(refused)?;
                 // Session-level advisory locks outlive the rollback: none is kept for the next
                 // query on this connection.
@@ -220,21 +209,9 @@ impl Database {
                 handle.set_progress_handler(4096, move || std::time::Instant::now() < deadline);
                 no_attached_databases(&mut handle);
                 drop(handle);
-                let mut stream = sqlx::query(sql).persistent(false).fetch(&mut *connection);
-                let mut rows = Vec::new();
-                let mut columns = Vec::new();
-                let mut more = false;
-                while let Some(row) = stream.try_next().await.map_err(refused)? {
-                    if columns.is_empty() {
-                        columns = row.columns().iter().map(|c| c.name().to_owned()).collect();
-                    }
-                    if rows.len() == cap {
-                        more = true;
-                        break;
-                    }
-                    rows.push(sqlite_values(&row, self.limits.value_chars));
-                }
-                Ok((columns, rows, more))
+                let stream = sqlx::query(sql).persistent(false).fetch(&mut *connection);
+                let most = self.limits.value_chars;
+                first_rows(stream, cap, |row| sqlite_values(row, most)).await.map_err(refused)
             }
         }
     }
@@ -298,6 +275,26 @@ fn no_attached_databases(handle: &mut sqlx::sqlite::LockedSqliteHandle<'_>) {
 
 /// Column names, rows of values as text (`None` for NULL), and whether rows were left out.
 type Rows = (Vec<String>, Vec<Vec<Option<String>>>, bool);
+
+/// The columns and the first `cap` rows of `stream` (each as `values` writes it), and
+/// whether there were more: the one reading of a query's answer, whatever the engine.
+async fn first_rows<R: sqlx::Row>(
+    mut stream: futures_util::stream::BoxStream<'_, Result<R, sqlx::Error>>,
+    cap: usize,
+    values: impl Fn(&R) -> Vec<Option<String>>,
+) -> Result<Rows, sqlx::Error> {
+    let (mut columns, mut rows) = (Vec::new(), Vec::new());
+    while let Some(row) = stream.try_next().await? {
+        if columns.is_empty() {
+            columns = row.columns().iter().map(|c| c.name().to_owned()).collect();
+        }
+        if rows.len() == cap {
+            return Ok((columns, rows, true));
+        }
+        rows.push(values(&row));
+    }
+    Ok((columns, rows, false))
+}
 
 /// A PostgreSQL row's values as text, whatever their types (the statement's, which llmtool
 /// does not know beforehand).
