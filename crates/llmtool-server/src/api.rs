@@ -151,7 +151,7 @@ async fn publish(
     let by = caller.name.as_deref();
     let published =
         caller.acting(&state).publish(&slug, &publication, params.note.as_deref(), by).await?;
-    state.cache().invalidate();
+    state.tools_changed();
     let status = if published.created { StatusCode::CREATED } else { StatusCode::OK };
     Ok((status, Json(published)))
 }
@@ -259,7 +259,7 @@ async fn add_tag(
     seen_version(&state, &caller, &slug, &Selector::Latest).await?;
     may_tag(&state, &caller, &tag).await?;
     caller.acting(&state).add_tag(&slug, &tag).await?;
-    state.cache().invalidate();
+    state.tools_changed();
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -275,7 +275,7 @@ async fn remove_tag(
     seen_version(&state, &caller, &slug, &Selector::Latest).await?;
     may_tag(&state, &caller, &tag).await?;
     caller.acting(&state).remove_tag(&slug, &tag).await?;
-    state.cache().invalidate();
+    state.tools_changed();
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -292,7 +292,7 @@ async fn set_label(
     caller.require(Role::Editor, state.access)?;
     seen_version(&state, &caller, &slug, &Selector::Latest).await?;
     caller.acting(&state).set_label(&slug, &label, body.version).await?;
-    state.cache().invalidate();
+    state.tools_changed();
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -307,7 +307,7 @@ async fn delete(
     caller.require(Role::Admin, state.access)?;
     seen_version(&state, &caller, &slug, &Selector::Latest).await?;
     caller.acting(&state).delete(&slug).await?;
-    state.cache().invalidate();
+    state.tools_changed();
     Ok(StatusCode::NO_CONTENT)
 }
 

@@ -305,6 +305,15 @@ impl ServerState {
         &self.cache
     }
 
+    /// A tool, its tags or its labels changed through this server: cached answers are stale,
+    /// and the MCP lists are read again before the next `/mcp` request is served.
+    pub(crate) fn tools_changed(&self) {
+        self.cache.invalidate();
+        if let Some(mcp) = &self.mcp {
+            mcp.changed();
+        }
+    }
+
     /// Keeps this server in step with the library, whoever changes it (on PostgreSQL, other
     /// servers too): from now on, a change makes the cached answers stale and the MCP lists
     /// are read again. Fails when the store cannot listen.

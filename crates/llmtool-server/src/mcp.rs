@@ -1,10 +1,12 @@
 //! The library over MCP at `/mcp`: every tool not deleted (its latest version, or the version
 //! one label points at) served as a prompt and as a tool. The lists are read again when the
 //! library changes, here or on another server of the same database, and connected clients
-//! are told (`notifications/prompts/list_changed`, `tools/list_changed`).
+//! are told (`notifications/prompts/list_changed`, `tools/list_changed`). A change made
+//! through this server is seen by the next request: it waits for the lists to be read again.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
@@ -14,7 +16,7 @@ use axum::response::{IntoResponse as _, Response};
 use llmtool_mcp::transport::HttpOptions;
 use llmtool_mcp::{Audience, Library, LibraryOptions, Only, RunLimits, Runner, Server};
 use llmtool_registry::{Reference, Role, Store, StoreError, Visibility};
-use tokio::sync::Notify;
+use tokio::sync::{Notify, watch};
 
 use crate::ServerState;
 use crate::auth::Caller;
@@ -22,6 +24,10 @@ use crate::auth::Caller;
 /// How long changes are gathered before the lists are read again (a burst of publishes is one
 /// reload).
 const SETTLE: Duration = Duration::from_millis(50);
+
+/// The longest a request waits for the lists to catch up with a change: past it, it is served
+/// from the lists as they are (a store that cannot be read must not stall `/mcp`).
+const CATCH_UP: Duration = Duration::from_secs(5);
 
 /// How the library is served over MCP.
 #[derive(Debug, Clone, Default)]
@@ -43,6 +49,9 @@ pub(crate) struct Mcp {
     pub(crate) sessions: llmtool_mcp::transport::OpenSessions,
     label: Option<String>,
     changed: Notify,
+    /// How many changes were announced, and how many of them the lists served now include.
+    announced: AtomicU64,
+    included: watch::Sender<u64>,
     /// The tags of each tool served, by slug: what decides who sees it.
     tags: RwLock<Arc<TagsBySlug>>,
     /// Who opened each session, by its id: only they may use it.
@@ -70,7 +79,18 @@ impl Mcp {
         // long after the endpoint closed it (and a forgotten one is refused, not opened).
         let openers = quick_cache::sync::Cache::new(http.max_sessions.max(64) * 2);
         let label = options.label;
-        Ok(Arc::new(Mcp { server, endpoint, sessions, label, changed, tags, openers }))
+        let (announced, included) = (AtomicU64::new(0), watch::Sender::new(0));
+        Ok(Arc::new(Mcp {
+            server,
+            endpoint,
+            sessions,
+            label,
+            changed,
+            announced,
+            included,
+            tags,
+            openers,
+        }))
     }
 
     /// What `visibility` sees of the tools served: a tool is known by its `registry:` path,
@@ -87,7 +107,15 @@ impl Mcp {
 
     /// The library changed: read the lists again soon.
     pub(crate) fn changed(&self) {
+        self.announced.fetch_add(1, Ordering::SeqCst);
         self.changed.notify_one();
+    }
+
+    /// Waits (at most [`CATCH_UP`]) until the lists include every change announced so far.
+    async fn caught_up(&self) {
+        let announced = self.announced.load(Ordering::SeqCst);
+        let mut included = self.included.subscribe();
+        let _ = tokio::time::timeout(CATCH_UP, included.wait_for(|&n| n >= announced)).await;
     }
 
     /// Reads the lists again after each change, for as long as the server runs.
@@ -95,6 +123,7 @@ impl Mcp {
         loop {
             self.changed.notified().await;
             tokio::time::sleep(SETTLE).await;
+            let announced = self.announced.load(Ordering::SeqCst);
             match load(store.as_ref(), self.label.as_deref()).await {
                 Ok((library, tags)) => {
                     // The tags first: a tool listed before its tags are known is seen by
@@ -107,6 +136,8 @@ impl Mcp {
                 }
                 Err(error) => tracing::warn!("the MCP lists are not updated: {error}"),
             }
+            // Also after a failure: the requests waiting are served from the lists as they are.
+            self.included.send_replace(announced);
         }
     }
 }
@@ -161,6 +192,7 @@ pub(crate) async fn access(
         .into_response();
     }
     let opening = session.is_none();
+    mcp.caught_up().await;
     request.extensions_mut().insert(mcp.audience(caller.visibility).known_as(caller.name));
     let response = next.run(request).await;
     if opening

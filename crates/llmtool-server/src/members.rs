@@ -159,7 +159,7 @@ pub(crate) async fn rename_team(
 ) -> Answer<StatusCode> {
     require_admin(&caller)?;
     caller.acting(&state).rename_team(&name, &body.name).await?;
-    state.cache().invalidate();
+    state.tools_changed();
     Ok(StatusCode::NO_CONTENT)
 }
 

@@ -50,7 +50,8 @@ pub(super) fn render(source: &Source<'_>, diagnostic: &Diagnostic) -> Option<Str
     let gutter = " ".repeat(line_number.len() + 1);
     let room = TERM_WIDTH.checked_sub(line_number.len() + 3)?;
     let indent = code.bytes().take_while(|&b| b == b' ').count();
-    let label_end = start + width + if note.is_empty() { 0 } else { 1 + note.len() };
+    // The renderer leaves a column for a label's text even when the text is empty.
+    let label_end = start + width + label.message.as_ref().map_or(0, |note| 1 + note.len());
     if indent > MAX_INDENT || label_end + MAX_INDENT > room {
         return None;
     }
