@@ -248,6 +248,9 @@ model=$("$LLMTOOL" model pull "$LLMTOOL_LOCAL_MODEL")
 # Tests keep their runs in data directories of their own (LLMTOOL_DATA_DIR), which would each
 # have their own models folder: they all share this one pulled model.
 export LLMTOOL_MODELS_DIR="${model%/*}"
+# Qwen2.5-Coder-0.5B (491 MB) beside it, for the local model's function calls: SmolLM2's chat
+# template has no place for functions, Qwen2.5's has (docs/functions.md).
+"$LLMTOOL" model pull qwen2.5-coder-0.5b >/dev/null
 
 step sandbox "the smart tools' Python runtime (pulled once, checked against its SHA-256, compiled once)"
 python_wasm=$("$LLMTOOL" sandbox pull)

@@ -15,11 +15,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut model = LocalModel::load(std::path::Path::new(&path))?;
     let mut prefill = None;
     if let Some(prompt) = long_prompt {
-        let messages = [ChatMessage { role: "user".into(), content: prompt }];
+        let messages = [ChatMessage::new("user", prompt)];
         let options = GenerateOptions {
             sampling: Sampling { temperature: 0.0, ..Sampling::default() },
             max_tokens: Some(1),
             grammar: None,
+            tools: Vec::new(),
             cache_key: None,
         };
         let generation = model.generate(&messages, &options, &mut |_| {})?;
@@ -28,14 +29,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             generation.prompt_tokens as f64 / generation.prompt_time.as_secs_f64(),
         ));
     }
-    let messages = [ChatMessage {
-        role: "user".into(),
-        content: "Write a long story about a robot who learns to paint.".into(),
-    }];
+    let messages =
+        [ChatMessage::new("user", "Write a long story about a robot who learns to paint.")];
     let options = GenerateOptions {
         sampling: Sampling { temperature: 0.0, ..Sampling::default() },
         max_tokens: Some(128),
         grammar: None,
+        tools: Vec::new(),
         cache_key: None,
     };
     let mut best = 0.0f64;

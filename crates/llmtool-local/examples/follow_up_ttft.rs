@@ -29,9 +29,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         sampling: Sampling { temperature: 0.0, ..Sampling::default() },
         max_tokens: Some(128),
         grammar: None,
+        tools: Vec::new(),
         cache_key: Some("bench".into()),
     };
-    let user = |text: &str| ChatMessage { role: "user".into(), content: text.into() };
+    let user = |text: &str| ChatMessage::new("user", text);
     let first = [user(PROMPT)];
     let (mut reused, mut recomputed) = (Vec::new(), Vec::new());
     let mut history_tokens = 0;
@@ -39,7 +40,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let answer = model.generate(&first, &options, &mut |_| {})?;
         let conversation = [
             user(PROMPT),
-            ChatMessage { role: "assistant".into(), content: answer.text },
+            ChatMessage::new("assistant", answer.text),
             user("Why that recommendation rather than the others?"),
         ];
         let follow_up = model.generate(&conversation, &options, &mut |_| {})?;

@@ -1,6 +1,7 @@
 //! Constrained decoding: a mask over the vocabulary so that only tokens that keep the answer
 //! valid can be picked. `OneOf` spells exactly one of the allowed values; `Json` produces a JSON
-//! object or array.
+//! object or array; `Calls` leaves the text free and keeps the JSON of each function call the
+//! model opens well-formed.
 //!
 //! The JSON grammar is a hand-written prefix automaton rather than `llguidance`: the grammar is
 //! fixed and small, and its state is a `Copy` value of a few dozen bytes, so testing every token
@@ -14,6 +15,17 @@ pub enum Grammar {
     OneOf { values: Vec<Vec<u8>>, written: Vec<u8> },
     /// A JSON object or array, then the end.
     Json(JsonState),
+    /// Free text, in which each `<tool_call>` is followed by a JSON document (a lazy grammar:
+    /// it constrains nothing until the model opens a call).
+    Calls(CallState),
+}
+
+/// Where an answer that may call functions is: in free text (with its last bytes, to see a
+/// call open across tokens), or in a call's JSON.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CallState {
+    tail: Vec<u8>,
+    json: Option<JsonState>,
 }
 
 impl Grammar {
@@ -26,6 +38,15 @@ impl Grammar {
 
     pub fn json() -> Self {
         Grammar::Json(JsonState::default())
+    }
+
+    pub fn calls() -> Self {
+        Grammar::Calls(CallState::default())
+    }
+
+    /// Whether any token may come next, so that no mask is needed.
+    pub fn is_free(&self) -> bool {
+        matches!(self, Grammar::Calls(CallState { json: None, .. }))
     }
 
     /// Marks in `mask` the tokens that may come next (`vocab[id]` is a token's bytes; end tokens
@@ -52,6 +73,7 @@ impl Grammar {
                 let mut next = *state;
                 bytes.iter().all(|&b| next.feed(b))
             }
+            Grammar::Calls(state) => state.accepts(bytes),
         }
     }
 
@@ -64,6 +86,11 @@ impl Grammar {
                     state.feed(b);
                 }
             }
+            Grammar::Calls(state) => {
+                for &b in bytes {
+                    state.feed(b);
+                }
+            }
         }
     }
 
@@ -72,7 +99,10 @@ impl Grammar {
     pub fn closing(&self) -> String {
         match self {
             Grammar::Json(state) => state.closing(),
-            Grammar::OneOf { .. } => String::new(),
+            Grammar::Calls(CallState { json: Some(json), .. }) => {
+                format!("{}\n{}", json.closing(), crate::calls::CLOSE)
+            }
+            Grammar::OneOf { .. } | Grammar::Calls(_) => String::new(),
         }
     }
 
@@ -81,6 +111,48 @@ impl Grammar {
         match self {
             Grammar::OneOf { values, written } => values.iter().any(|v| v == written),
             Grammar::Json(state) => state.is_complete(),
+            // Not in the middle of a call's JSON.
+            Grammar::Calls(state) => state.json.is_none(),
+        }
+    }
+}
+
+impl CallState {
+    /// The most bytes of free text kept: enough to see `<tool_call>` split across tokens.
+    const TAIL: usize = crate::calls::OPEN.len();
+
+    fn accepts(&self, bytes: &[u8]) -> bool {
+        if self.json.is_none() && !bytes.contains(&b'<') && !self.tail.contains(&b'<') {
+            // No call can open in these bytes: the common case, decided without a copy.
+            return true;
+        }
+        let mut next = self.clone();
+        bytes.iter().all(|&b| next.feed(b))
+    }
+
+    /// Takes one byte; `false` if a call's JSON cannot continue this way.
+    fn feed(&mut self, byte: u8) -> bool {
+        match &mut self.json {
+            Some(json) => {
+                if !json.feed(byte) {
+                    return false;
+                }
+                if json.is_complete() {
+                    self.json = None;
+                }
+                true
+            }
+            None => {
+                self.tail.push(byte);
+                if self.tail.len() > Self::TAIL {
+                    self.tail.remove(0);
+                }
+                if self.tail.ends_with(crate::calls::OPEN.as_bytes()) {
+                    self.tail.clear();
+                    self.json = Some(JsonState::default());
+                }
+                true
+            }
         }
     }
 }
@@ -414,5 +486,28 @@ mod tests {
         let mut mask = vec![false; 3];
         constraint.mask(&vocab, &[2], &mut mask);
         assert_eq!(mask, [true, false, true], "the end token is allowed once `go` is complete");
+    }
+
+    #[test]
+    fn calls_leave_text_free_and_keep_each_calls_json_whole() {
+        let mut constraint = Grammar::calls();
+        assert!(constraint.is_free() && constraint.complete());
+        constraint.advance(b"Let me check. <tool");
+        assert!(constraint.is_free());
+        // The call opens across tokens; then only JSON may follow, and the end is refused.
+        assert!(!constraint.accepts(b"_call>oops"));
+        constraint.advance(b"_call>");
+        assert!(!constraint.is_free() && !constraint.complete());
+        assert!(constraint.accepts(b"\n{\"name\"") && !constraint.accepts(b"name"));
+        let vocab = vec![b"{".to_vec(), b"x".to_vec(), Vec::new()];
+        let mut mask = vec![false; 3];
+        constraint.mask(&vocab, &[2], &mut mask);
+        assert_eq!(mask, [true, false, false]);
+        constraint.advance(b"\n{\"name\": \"web_search\", \"arguments\": {\"query\": \"ra");
+        assert_eq!(constraint.closing(), "\"}}\n</tool_call>");
+        constraint.advance(b"in\"}}");
+        // The call's JSON is whole: the text is free again, and the answer may end.
+        assert!(constraint.is_free() && constraint.complete());
+        assert!(constraint.accepts(b"\n</tool_call>"));
     }
 }

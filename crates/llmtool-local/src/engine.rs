@@ -43,6 +43,9 @@ pub struct GenerateOptions {
     /// The most tokens to generate (`None`: until the end of the context).
     pub max_tokens: Option<usize>,
     pub grammar: Option<Grammar>,
+    /// The functions the model may call, as its chat template takes them (see
+    /// [`crate::calls`]); none for most runs.
+    pub tools: Vec<serde_json::Value>,
     /// Whose answer this is (a conversation's id): its keys and values are kept for that
     /// conversation's next turn, and for no one else's. `None`: the answer is not kept.
     pub cache_key: Option<String>,
@@ -125,11 +128,11 @@ impl Sequence {
             return None;
         }
         let allowed = match &self.constraint {
-            Some(constraint) => {
+            Some(constraint) if !constraint.is_free() => {
                 constraint.mask(model.vocab(), &model.eos_tokens, &mut self.mask);
                 Some(self.mask.as_slice())
             }
-            None => None,
+            _ => None,
         };
         let token = match self.sampler.pick(&mut self.logits, allowed) {
             Some(token) if !model.eos_tokens.contains(&token) => token,
@@ -215,7 +218,10 @@ impl LocalModel {
         messages: &[ChatMessage],
         options: &GenerateOptions,
     ) -> Result<Sequence, LocalError> {
-        let prompt = self.chat.render(messages)?;
+        if !options.tools.is_empty() && !self.chat.takes_tools() {
+            return Err(LocalError::NoFunctions(self.name.clone()));
+        }
+        let prompt = self.chat.render(messages, &options.tools)?;
         let prompt = self.vocabulary.encode(&prompt)?;
         if prompt.is_empty() || prompt.len() >= self.context_length {
             return Err(LocalError::Model(format!(

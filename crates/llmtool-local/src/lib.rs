@@ -3,6 +3,7 @@
 //! key.
 
 pub mod batcher;
+pub mod calls;
 pub mod chat;
 pub mod constrain;
 pub mod engine;
@@ -52,6 +53,11 @@ pub enum LocalError {
     NotFetched { file: String, reasons: Vec<(&'static str, LocalError)> },
     #[error("the local model cannot be used: {0}")]
     Model(String),
+    /// Functions were offered to a model whose chat template has no place for them.
+    #[error(
+        "the local model `{0}` cannot call functions: its chat template has no place for them (Qwen2.5's has: `--model local:qwen2.5-coder-0.5b`)"
+    )]
+    NoFunctions(String),
 }
 
 fn join(reasons: &[(&'static str, LocalError)]) -> String {

@@ -79,11 +79,16 @@ impl Header {
 }
 
 /// How many tokens the model at `path` reads for `messages`: its chat template applied, then
-/// its own tokenizer, as a run would; the weights are not loaded.
-pub fn count_prompt_tokens(path: &Path, messages: &[ChatMessage]) -> Result<usize, LocalError> {
+/// its own tokenizer, as a run would, with the functions offered (`tools`); the weights are not
+/// loaded.
+pub fn count_prompt_tokens(
+    path: &Path,
+    messages: &[ChatMessage],
+    tools: &[serde_json::Value],
+) -> Result<usize, LocalError> {
     let file = read_gguf(path)?;
     let Header { vocabulary, chat, .. } = Header::read(&file, path)?;
-    Ok(vocabulary.encode(&chat.render(messages)?)?.len())
+    Ok(vocabulary.encode(&chat.render(messages, tools)?)?.len())
 }
 
 impl LocalModel {

@@ -1,6 +1,7 @@
 //! The local model as a provider: the run loop's [`Engine`], mapping a chat request (messages,
-//! the tool's parameters, the output constraint) onto the engine.
+//! the tool's parameters, the output constraint, the functions offered) onto the engine.
 
+use std::borrow::Cow;
 use std::sync::mpsc::Sender;
 use std::time::Duration;
 
@@ -11,6 +12,7 @@ use llmtool_providers::{ChatRequest, Constraint, Message, ProviderError, Role};
 
 use crate::LocalError;
 use crate::batcher::{self, Event, Job};
+use crate::calls::{self, CallText};
 use crate::chat::ChatMessage;
 use crate::constrain::Grammar;
 use crate::engine::GenerateOptions;
@@ -63,7 +65,10 @@ impl LocalEngine {
             presence_penalty: params.presence_penalty.unwrap_or(0.0) as f32,
             seed,
         };
+        // A run that offers functions keeps each call's JSON whole and leaves the answer free:
+        // the run checks the answer's form, and asks again, as for a remote model.
         let grammar = match &request.constraint {
+            _ if !request.functions.is_empty() => Some(Grammar::calls()),
             Constraint::OneOf(values) => Some(Grammar::one_of(values)),
             Constraint::Json => Some(Grammar::json()),
             Constraint::None => None,
@@ -72,6 +77,7 @@ impl LocalEngine {
             sampling,
             max_tokens: params.max_tokens.map(|m| m as usize),
             grammar,
+            tools: calls::template_tools(&request.functions),
             cache_key: request.cache_key.clone(),
         };
         (chat_messages(&request.messages), options)
@@ -89,7 +95,10 @@ pub fn chat_messages(messages: &[Message]) -> Vec<ChatMessage> {
                 Role::Assistant => "assistant",
                 Role::Tool => "tool",
             };
-            ChatMessage { role: role.into(), content: m.content.clone() }
+            ChatMessage {
+                tool_calls: calls::template_calls(&m.calls),
+                ..ChatMessage::new(role, m.content.clone())
+            }
         })
         .collect()
 }
@@ -101,6 +110,16 @@ impl Engine for LocalEngine {
         on_text: &mut dyn FnMut(&str) -> bool,
     ) -> Result<Completion, ProviderError> {
         let (messages, options) = self.options(request);
+        let offers_functions = !options.tools.is_empty();
+        // With functions offered, the calls are held back as they are written (see
+        // `CallText`); `shown` is how much of the answer went out.
+        let (mut held, mut shown) = (CallText::default(), 0);
+        let mut pass_on = |text: &str| {
+            let text =
+                if offers_functions { Cow::Owned(held.push(text)) } else { Cow::Borrowed(text) };
+            shown += text.len();
+            text.is_empty() || on_text(&text)
+        };
         let (events, received) = std::sync::mpsc::channel();
         let stopped = || ProviderError::MalformedStream("the local model's thread stopped".into());
         self.jobs.send(Job { messages, options, events }).map_err(|_| stopped())?;
@@ -108,7 +127,7 @@ impl Engine for LocalEngine {
             match received.recv().map_err(|_| stopped())? {
                 Event::Starting => {}
                 Event::Text(text) => {
-                    if !on_text(&text) {
+                    if !pass_on(&text) {
                         // Nobody listens: dropping `received` makes the model's thread cancel
                         // the answer at its next step.
                         return Err(ProviderError::MalformedStream(
@@ -117,10 +136,21 @@ impl Engine for LocalEngine {
                     }
                 }
                 Event::Done(result) => {
-                    break result.map_err(|e| ProviderError::MalformedStream(e.to_string()))?;
+                    break result.map_err(|e| match e {
+                        LocalError::NoFunctions(_) => {
+                            ProviderError::FunctionsUnavailable(e.to_string())
+                        }
+                        e => ProviderError::MalformedStream(e.to_string()),
+                    })?;
                 }
             }
         };
+        let calls =
+            if offers_functions { calls::split_calls(&generation.text).1 } else { Vec::new() };
+        if calls.is_empty() && shown < generation.text.len() {
+            // What was held back is no call after all: it is part of the answer.
+            on_text(&generation.text[shown..]);
+        }
         let stats = serde_json::json!({
             "model": self.name,
             "load_ms": millis(self.load_time),
@@ -141,7 +171,7 @@ impl Engine for LocalEngine {
             time_to_first_token: Some(generation.prompt_time),
             retries: 0,
             engine_stats: Some(stats),
-            calls: Vec::new(),
+            calls,
         })
     }
 }

@@ -33,7 +33,7 @@ fn model() -> &'static Mutex<LocalModel> {
 }
 
 fn ask(question: &str, options: &GenerateOptions) -> String {
-    let messages = [ChatMessage { role: "user".into(), content: question.into() }];
+    let messages = [ChatMessage::new("user", question)];
     let mut model = model().lock().unwrap();
     model.generate(&messages, options, &mut |_| {}).unwrap().text
 }
@@ -70,6 +70,7 @@ fn greedy_decoding_is_deterministic() {
         sampling: Sampling { temperature: 0.0, ..Sampling::default() },
         max_tokens: Some(24),
         grammar: None,
+        tools: Vec::new(),
         cache_key: None,
     };
     let first = ask("Name three colours.", &options);
@@ -85,6 +86,7 @@ fn limited_answers_are_always_allowed_values() {
             sampling: Sampling { temperature: 1.0, seed, ..Sampling::default() },
             max_tokens: Some(8),
             grammar: Some(Grammar::one_of(&allowed)),
+            tools: Vec::new(),
             cache_key: None,
         };
         let answer =
@@ -100,6 +102,7 @@ fn json_answers_always_parse() {
             sampling: Sampling { temperature: 0.8, seed, ..Sampling::default() },
             max_tokens: Some(400),
             grammar: Some(Grammar::json()),
+            tools: Vec::new(),
             cache_key: None,
         };
         let answer = ask("Describe a cat as a JSON object with name and age.", &options);
@@ -288,15 +291,12 @@ fn a_follow_up_reuses_the_turn_before_and_answers_as_if_computed_whole() {
         cache_key: Some("conversation-1".into()),
         ..GenerateOptions::default()
     };
-    let user = |text: &str| ChatMessage { role: "user".into(), content: text.into() };
+    let user = |text: &str| ChatMessage::new("user", text);
     let mut model = model().lock().unwrap();
     let question = user("Name a colour of the sky.");
     let first = model.generate(std::slice::from_ref(&question), &options, &mut |_| {}).unwrap();
-    let conversation = [
-        question,
-        ChatMessage { role: "assistant".into(), content: first.text.clone() },
-        user("Why that one?"),
-    ];
+    let conversation =
+        [question, ChatMessage::new("assistant", first.text.clone()), user("Why that one?")];
     let follow_up = model.generate(&conversation, &options, &mut |_| {}).unwrap();
     assert!(
         follow_up.reused_tokens > first.prompt_tokens,

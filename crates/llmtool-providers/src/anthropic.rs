@@ -225,6 +225,7 @@ impl Decoder for AnthropicDecoder {
                         id: block.get("id").and_then(Value::as_str).unwrap_or("").to_owned(),
                         name: name.unwrap_or("").to_owned(),
                         arguments: String::new(),
+                        signature: None,
                     });
                 }
             }
@@ -314,6 +315,7 @@ impl Decoder for AnthropicDecoder {
                         id: block["id"].as_str().unwrap_or("").to_owned(),
                         name: block["name"].as_str().unwrap_or("").to_owned(),
                         arguments: block.get("input").map(Value::to_string).unwrap_or_default(),
+                        signature: None,
                     }));
                 }
                 Some("tool_use") => {

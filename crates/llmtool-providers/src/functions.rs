@@ -31,6 +31,10 @@ pub struct FunctionCall {
     pub id: String,
     pub name: String,
     pub arguments: String,
+    /// What the API asks to be given back with the call when the conversation goes on
+    /// (Gemini's `thoughtSignature`, which carries its reasoning across the call); opaque.
+    #[serde(skip)]
+    pub signature: Option<String>,
 }
 
 impl FunctionCall {
@@ -170,14 +174,16 @@ impl Functions {
 }
 
 /// Where a run's calls stand: how many were made, the bytes given back, when the time is up.
-pub(crate) struct Tally {
+/// A smart tool's code calling functions keeps one for its run, as the run loop does.
+#[derive(Debug)]
+pub struct Tally {
     calls: u32,
     bytes: usize,
     deadline: tokio::time::Instant,
 }
 
 impl Tally {
-    pub(crate) fn new(limits: &FunctionLimits) -> Tally {
+    pub fn new(limits: &FunctionLimits) -> Tally {
         Tally { calls: 0, bytes: 0, deadline: tokio::time::Instant::now() + limits.time }
     }
 }
@@ -185,7 +191,7 @@ impl Tally {
 /// Answers `calls` in order: each runs through the host (a function that was not offered is
 /// refused without running), its result is bounded and screened, the observer hears of it,
 /// and it is returned with the call's record. An error when a bound of the run is passed.
-pub(crate) async fn answer(
+pub async fn answer(
     functions: &Functions,
     calls: &[FunctionCall],
     tally: &mut Tally,
@@ -288,6 +294,7 @@ mod tests {
             id: "1".into(),
             name: "f".into(),
             arguments: arguments.into(),
+            signature: None,
         };
         assert_eq!(call(r#"{"a": 1}"#).arguments().unwrap()["a"], 1);
         assert!(call("  ").arguments().unwrap().is_empty());

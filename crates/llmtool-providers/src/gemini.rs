@@ -95,7 +95,14 @@ fn contents(request: &ChatRequest) -> Vec<Value> {
                     parts.push(json!({ "text": message.content }));
                 }
                 parts.extend(message.calls.iter().map(|call| {
-                    json!({ "functionCall": { "name": call.name, "args": call.arguments_object() } })
+                    let mut part = json!({
+                        "functionCall": { "name": call.name, "args": call.arguments_object() }
+                    });
+                    // The model's reasoning goes on only with its signature given back.
+                    if let Some(signature) = &call.signature {
+                        part["thoughtSignature"] = json!(signature);
+                    }
+                    part
                 }));
                 contents.push(json!({ "role": "model", "parts": parts }));
             }
@@ -165,6 +172,10 @@ impl GeminiDecoder {
                         id: id.map_or_else(|| format!("call_{}", self.calls), str::to_owned),
                         name: call.get("name").and_then(Value::as_str).unwrap_or("").to_owned(),
                         arguments: call.get("args").map(Value::to_string).unwrap_or_default(),
+                        signature: part
+                            .get("thoughtSignature")
+                            .and_then(Value::as_str)
+                            .map(str::to_owned),
                     }));
                 }
             }

@@ -334,6 +334,7 @@ pub(crate) async fn generate(
         pictures: answer.pictures,
         images: Vec::new(),
         calls: Vec::new(),
+        placeholders: crate::run::Placeholders::default(),
     })
 }
 

@@ -197,6 +197,7 @@ impl OpenAiDecoder {
                     id: format!("call_{index}"),
                     name: String::new(),
                     arguments: String::new(),
+                    signature: None,
                 });
             }
             let call = &mut self.calls[index];

@@ -99,6 +99,29 @@ pub struct RunReport {
     /// The functions the model called on the way to its answer, in order.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub calls: Vec<crate::functions::Call>,
+    /// Data-loss prevention's placeholders at the end of the run: the request's, and those
+    /// function results added (kept with a conversation, so that its owner reads the values).
+    #[serde(skip)]
+    pub placeholders: Placeholders,
+}
+
+/// Placeholders and the values they stand for. They hold the values, so they are never
+/// serialized, and their `Debug` says only how many there are.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Placeholders(pub BTreeMap<String, String>);
+
+impl Placeholders {
+    /// The placeholders of `redaction`.
+    pub fn of(redaction: &Redaction) -> Placeholders {
+        let pairs = redaction.placeholders().into_iter();
+        Placeholders(pairs.map(|(p, v)| (p.to_owned(), v.to_owned())).collect())
+    }
+}
+
+impl std::fmt::Debug for Placeholders {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Placeholders").field(&self.0.len()).finish()
+    }
 }
 
 /// Everything a run needs besides the transport.
@@ -311,6 +334,7 @@ impl RunRequest {
             pictures: Vec::new(),
             images: Vec::new(),
             calls: Vec::new(),
+            placeholders: Placeholders::default(),
         }
     }
 
@@ -469,6 +493,7 @@ pub async fn run(
                     pictures: Vec::new(),
                     images: Vec::new(),
                     calls,
+                    placeholders: redaction.as_deref().map(Placeholders::of).unwrap_or_default(),
                 });
             }
         }

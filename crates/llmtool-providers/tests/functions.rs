@@ -244,7 +244,7 @@ async fn anthropic_calls_streamed_as_blocks_are_read_whole() {
 async fn gemini_function_calls_get_function_responses() {
     let calling = json!({
         "candidates": [{
-            "content": { "role": "model", "parts": [{ "functionCall": { "name": "lookup", "args": { "city": "Oslo" } } }] },
+            "content": { "role": "model", "parts": [{ "functionCall": { "name": "lookup", "args": { "city": "Oslo" } }, "thoughtSignature": "c2lnbmVk" }] },
             "finishReason": "STOP"
         }]
     });
@@ -263,6 +263,8 @@ async fn gemini_function_calls_get_function_responses() {
     assert_eq!(requests[0].body["tools"][0]["functionDeclarations"][0]["name"], "lookup");
     let sent = &requests[1].body["contents"];
     assert_eq!(sent[1]["parts"][0]["functionCall"]["args"], json!({"city": "Oslo"}));
+    // The model's reasoning goes on: its signature is given back with its call.
+    assert_eq!(sent[1]["parts"][0]["thoughtSignature"], "c2lnbmVk");
     assert_eq!(
         sent[2]["parts"][0]["functionResponse"],
         json!({"name": "lookup", "response": {"content": "Oslo: 14 C, rain"}})

@@ -8,6 +8,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 use llmtool_dlp::{Policy as DlpPolicy, Redaction};
 use llmtool_format::document::Document;
@@ -109,7 +110,13 @@ impl Conversation {
     /// The conversation once `request` (its next turn) has been answered by `report`.
     pub fn push(&mut self, request: &RunRequest, report: &RunReport) {
         let answer = report.output.as_ref().unwrap_or(&report.raw);
-        let (asked, answer) = match &request.redaction {
+        // The run's placeholders, with those its function results added, when it has them.
+        let grown = (!report.placeholders.0.is_empty()).then(|| {
+            Arc::new(Redaction::resume(
+                report.placeholders.0.iter().map(|(p, v)| (p.as_str(), v.as_str())),
+            ))
+        });
+        let (asked, answer) = match grown.as_ref().or(request.redaction.as_ref()) {
             Some(redaction) => {
                 self.placeholders.extend(
                     redaction.placeholders().into_iter().map(|(p, v)| (p.to_owned(), v.to_owned())),

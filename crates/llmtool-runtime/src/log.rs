@@ -11,7 +11,7 @@ use llmtool_format::model::Tool;
 use llmtool_format::template::Inputs;
 use llmtool_log::{Outcome, Record, RunLog, Thread};
 use llmtool_providers::Usage;
-use llmtool_providers::run::{RunReport, RunRequest};
+use llmtool_providers::run::{Placeholders, RunReport, RunRequest};
 use sha2::{Digest as _, Sha256};
 use tokio::sync::Mutex;
 
@@ -418,14 +418,15 @@ impl crate::Runtime {
                 .map(|r| r.redactions.iter().map(|(kind, n)| (kind.clone(), *n as u64)).collect())
                 .unwrap_or_default(),
             values_kept: !matches!(ended, Ended::Failed(RunError::Blocked(_))),
-            placeholders: request
-                .redaction
-                .as_ref()
-                .map(|redaction| {
-                    let placeholders = redaction.placeholders().into_iter();
-                    placeholders.map(|(p, v)| (p.to_owned(), v.to_owned())).collect()
-                })
-                .unwrap_or_default(),
+            // The run's own, with those its function results added; else the request's.
+            placeholders: match report.filter(|r| !r.placeholders.0.is_empty()) {
+                Some(report) => report.placeholders.0.clone(),
+                None => request
+                    .redaction
+                    .as_deref()
+                    .map(|redaction| Placeholders::of(redaction).0)
+                    .unwrap_or_default(),
+            },
             calls: report
                 .map(|r| {
                     let masked = |call: &llmtool_log::Call| llmtool_log::Call {

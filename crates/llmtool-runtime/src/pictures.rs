@@ -201,6 +201,7 @@ mod tests {
             pictures,
             images: Vec::new(),
             calls: Vec::new(),
+            placeholders: llmtool_providers::run::Placeholders::default(),
         }
     }
 

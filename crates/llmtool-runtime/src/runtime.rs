@@ -386,6 +386,17 @@ impl Runtime {
         self.assemble(tool, target, price, asked, overrides)
     }
 
+    /// The functions `tool` names, as its runs offer them under its data-loss prevention
+    /// policy (a prompt run's model calls them, a smart tool's code too); `None` for none.
+    pub(crate) fn functions_of(
+        &self,
+        tool: &Tool,
+    ) -> Result<Option<llmtool_providers::functions::Functions>, RunError> {
+        let inner = &self.inner;
+        let policy = inner.guard.policy(tool);
+        inner.functions.functions_for(tool, &inner.providers.config, &inner.guard, policy)
+    }
+
     /// The one place a [`RunRequest`] is put together, for a tool's own run and a follow-up
     /// alike: the tool's parameters under `overrides`, the model's price, the configured
     /// secrets, and what was asked; the provider is asked to cache what is sent when the
@@ -399,10 +410,7 @@ impl Runtime {
         overrides: ParamOverrides,
     ) -> Result<RunRequest, RunError> {
         let params = Params::from_tool(tool.metadata.as_ref().and_then(|m| m.parameters.as_ref()));
-        let inner = &self.inner;
-        let policy = inner.guard.policy(tool);
-        let functions =
-            inner.functions.functions_for(tool, &inner.providers.config, &inner.guard, policy)?;
+        let functions = self.functions_of(tool)?;
         Ok(RunRequest {
             price,
             target,
@@ -455,7 +463,10 @@ impl Runtime {
         }
         let path = self.inner.local.installed(&request.target)?;
         let messages = llmtool_local::provider::chat_messages(&request.messages());
-        Some(count_prompt_tokens(&path, &messages).map_err(RunError::from))
+        let tools = request.functions.as_ref().map_or_else(Vec::new, |functions| {
+            llmtool_local::calls::template_tools(&functions.specs)
+        });
+        Some(count_prompt_tokens(&path, &messages, &tools).map_err(RunError::from))
     }
 
     /// Where runs are kept, and how.

@@ -17,8 +17,9 @@ use llmtool_local::LocalError;
 use llmtool_local::store::{self, ModelSpec};
 use llmtool_log::{Outcome, Record};
 use llmtool_providers::Usage;
+use llmtool_providers::functions::{Call, FunctionCall, Functions, Tally};
 use llmtool_providers::run::{RunOptions, RunRequest};
-use llmtool_sandbox::{Folders, Job, LlmCall, LlmFuture, LlmHost, Python, Ran};
+use llmtool_sandbox::{Folders, FunctionAsk, Job, LlmCall, LlmFuture, LlmHost, Python, Ran};
 
 /// What the sandbox bounds and how a smart run fails, and the open-files limit a process that
 /// runs many of them raises: the front ends reach the sandbox through the runtime only.
@@ -212,6 +213,8 @@ pub struct SmartFinished {
     pub ran: Ran,
     /// Each `llm()` call the code made, in order.
     pub calls: Vec<ModelCall>,
+    /// Each function the code called (`sql()`, `fetch()`, `search()`), in order.
+    pub functions: Vec<Call>,
     /// The smart run's record (with its id once kept), when the runtime keeps runs.
     pub record: Option<Record>,
     /// Why a record (the run's or a call's) was not kept.
@@ -245,6 +248,7 @@ impl SmartFinished {
             "printed": ran.printed,
             "printed_dropped": ran.printed_dropped,
             "llm_calls": self.calls,
+            "calls": self.functions,
             "cost": self.cost(),
             "cpu_ms": u64::try_from(ran.cpu.as_millis()).unwrap_or(u64::MAX),
             "latency_ms": u64::try_from(ran.wall.as_millis()).unwrap_or(u64::MAX),
@@ -264,6 +268,18 @@ struct ModelHost<'a> {
     cancel: tokio::sync::watch::Receiver<bool>,
     calls: Arc<Mutex<Vec<ModelCall>>>,
     not_kept: Arc<Mutex<Option<String>>>,
+    /// The functions the tool names, answered as a prompt run's are (the same sources,
+    /// bounds and data-loss prevention), and where the run's calls of them stand.
+    functions: Option<Functions>,
+    called: tokio::sync::Mutex<FunctionsCalled>,
+}
+
+/// The function calls of a smart run so far: their bounds' tally, the placeholders
+/// data-loss prevention gave, and the calls as they are kept.
+struct FunctionsCalled {
+    tally: Tally,
+    redaction: Option<Arc<llmtool_dlp::Redaction>>,
+    calls: Vec<Call>,
 }
 
 /// The parameters `llm()` takes besides the prompt.
@@ -369,9 +385,46 @@ impl ModelHost<'_> {
     }
 }
 
+impl ModelHost<'_> {
+    /// Runs a function the code called, as the run loop runs a model's call: refused unless
+    /// the tool names it, bounded, its result screened; a failed call is raised in the code.
+    async fn call_function(&self, ask: FunctionAsk) -> Result<String, String> {
+        let Some(functions) = &self.functions else {
+            return Err(format!(
+                "`{}`: this tool offers no functions (name them in `metadata.functions`)",
+                ask.function
+            ));
+        };
+        let mut called = self.called.lock().await;
+        let FunctionsCalled { tally, redaction, calls } = &mut *called;
+        let call = FunctionCall {
+            id: format!("call_{}", calls.len()),
+            name: ask.function,
+            arguments: serde_json::Value::Object(ask.arguments).to_string(),
+            signature: None,
+        };
+        let mut answered = llmtool_providers::functions::answer(
+            functions,
+            std::slice::from_ref(&call),
+            tally,
+            redaction,
+        )
+        .await
+        .map_err(|e| self.runtime.redact(&e.to_string()).into_owned())?;
+        let (content, record) = answered.pop().ok_or("the call was not answered")?;
+        let failed = record.failed;
+        calls.push(record);
+        if failed { Err(content) } else { Ok(content) }
+    }
+}
+
 impl LlmHost for ModelHost<'_> {
     fn call(&self, call: LlmCall) -> LlmFuture<'_> {
         Box::pin(self.answer(call))
+    }
+
+    fn function(&self, ask: FunctionAsk) -> LlmFuture<'_> {
+        Box::pin(self.call_function(ask))
     }
 }
 
@@ -418,6 +471,9 @@ impl Runtime {
             site: site.as_deref(),
         };
         let (cancel, cancel_calls) = tokio::sync::watch::channel(false);
+        let functions = self.functions_of(tool)?;
+        let tally = Tally::new(&functions.as_ref().map(|f| f.limits).unwrap_or_default());
+        let called = FunctionsCalled { tally, redaction: None, calls: Vec::new() };
         let host = ModelHost {
             runtime: self,
             tool,
@@ -427,6 +483,8 @@ impl Runtime {
             cancel: cancel_calls,
             calls: Arc::default(),
             not_kept: Arc::default(),
+            functions,
+            called: tokio::sync::Mutex::new(called),
         };
         let job = Job { code: code.value.clone(), variables: run.variables };
         let started = jiff::Timestamp::now();
@@ -450,11 +508,12 @@ impl Runtime {
             }
         };
         let calls = host.calls.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        let functions = std::mem::take(&mut host.called.lock().await.calls);
         let mut not_kept = host.not_kept.lock().unwrap_or_else(PoisonError::into_inner).clone();
         let (_, policy, _) = self.keeping();
         let record = match subject.filter(|_| policy != LogPolicy::Off) {
             Some(subject) => {
-                let record = self.smart_record(subject, &ran, started, policy);
+                let record = self.smart_record(subject, &ran, &functions, started, policy);
                 let to_keep = ToKeep { subject: subject.clone(), record, pictures: Vec::new() };
                 let (record, problem) = self.keep_all(vec![to_keep]).await.pop().unzip();
                 if not_kept.is_none() {
@@ -464,7 +523,7 @@ impl Runtime {
             }
             None => None,
         };
-        Ok(SmartFinished { ran, calls, record, not_kept })
+        Ok(SmartFinished { ran, calls, functions, record, not_kept })
     }
 
     /// The record of a smart run: its result or failure, its time, and a cost of zero (the
@@ -474,6 +533,7 @@ impl Runtime {
         &self,
         subject: &Subject,
         ran: &Ran,
+        functions: &[Call],
         started: jiff::Timestamp,
         policy: LogPolicy,
     ) -> Record {
@@ -499,7 +559,14 @@ impl Runtime {
             redactions: std::collections::BTreeMap::new(),
             values_kept: true,
             placeholders: std::collections::BTreeMap::new(),
-            calls: Vec::new(),
+            calls: functions
+                .iter()
+                .map(|call| Call {
+                    arguments: redact(&call.arguments),
+                    result: redact(&call.result),
+                    ..call.clone()
+                })
+                .collect(),
         };
         crate::log::record(subject, started, policy, facts, &redact)
     }

@@ -1,6 +1,7 @@
 # The program the sandboxed Python runs (`python -c` this text). It talks to the host in
 # JSON lines: it reads the job (the tool's code and the variables) from standard input,
-# answers `llm()` calls through the host, and writes the result on standard output. The
+# answers `llm()`, `sql()`, `fetch()` and `search()` calls through the host, and writes the
+# result on standard output. The
 # tool's own `print` goes to standard error, so that printing is never read as a message.
 # (Code that writes to the real standard output can still send messages: only its own run
 # is at stake, within its limits.)
@@ -32,14 +33,54 @@ def llm(prompt, **params):
         raise TypeError("llm() takes the prompt as a string")
     if len(prompt) > 1_000_000:
         raise ValueError("llm() takes a prompt of at most 1,000,000 characters")
-    _send({"llm": {"prompt": prompt, "params": params}})
+    return _ask({"llm": {"prompt": prompt, "params": params}}, LlmError)["answer"]
+
+
+def _ask(message, error):
+    """Sends `message` to the host and reads its reply; its error is raised as `error`."""
+    _send(message)
     line = _from_host.readline()
     if not line:
-        raise LlmError("the host gave no answer")
+        raise error("the host gave no answer")
     reply = json.loads(line)
     if "error" in reply:
-        raise LlmError(reply["error"])
-    return reply["answer"]
+        raise error(reply["error"])
+    return reply
+
+
+class FunctionError(Exception):
+    """A call of one of the tool's functions failed or was refused; the message says why."""
+
+
+def _call(function, arguments):
+    return _ask({"call": {"function": function, "arguments": arguments}}, FunctionError)["result"]
+
+
+def _text(name, value):
+    if not isinstance(value, str):
+        raise TypeError(f"{name} takes a string")
+    if len(value) > 100_000:
+        raise ValueError(f"{name} takes at most 100,000 characters")
+    return value
+
+
+def sql(query, database=None):
+    """Runs one read-only statement on a database the tool names (query_database) and
+    returns its rows as text; `database` may be left out when the tool names one."""
+    arguments = {"sql": _text("sql()", query)}
+    if database is not None:
+        arguments["database"] = _text("sql(database=...)", database)
+    return _call("query_database", arguments)
+
+
+def fetch(url):
+    """Fetches a web page (fetch_url) and returns it as readable text."""
+    return _call("fetch_url", {"url": _text("fetch()", url)})
+
+
+def search(query):
+    """Searches the web (web_search) and returns the results as text."""
+    return _call("web_search", {"query": _text("search()", query)})
 
 
 def _located(error):
@@ -68,7 +109,16 @@ def _main():
     job = json.loads(_from_host.readline())
     if job.get("site"):
         sys.path.insert(0, "/site")
-    scope = {"__name__": "__tool__", "__builtins__": __builtins__, "llm": llm, "LlmError": LlmError}
+    scope = {
+        "__name__": "__tool__",
+        "__builtins__": __builtins__,
+        "llm": llm,
+        "LlmError": LlmError,
+        "sql": sql,
+        "fetch": fetch,
+        "search": search,
+        "FunctionError": FunctionError,
+    }
     try:
         exec(compile(job["code"], "<tool_code>", "exec"), scope)
         execute = scope.get("execute")

@@ -5,8 +5,10 @@
 //! address), no environment, no host folder except the run's scratch folder (and, for a
 //! tool's requirements, a read-only site folder), and no processes. Its CPU time, memory,
 //! result, printed text and model calls are bounded ([`Limits`]). It reaches a model only
-//! through `llm(prompt, **params)`, which the host answers ([`LlmHost`]): the caller runs the
-//! call through its own run path, so keys never enter the sandbox.
+//! through `llm(prompt, **params)`, and the tool's functions (a database, a page, a search)
+//! only through `sql()`, `fetch()` and `search()`, which the host answers ([`LlmHost`]): the
+//! caller runs each call through its own run path, so keys and connection addresses never
+//! enter the sandbox.
 //!
 //! [`Python::load`] compiles the runtime once (and caches the compiled module on disk);
 //! [`Python::run`] starts a fresh instance per run, so runs share nothing.
@@ -90,13 +92,28 @@ pub struct LlmCall {
     pub params: serde_json::Map<String, serde_json::Value>,
 }
 
-/// A boxed future of [`LlmHost::call`].
+/// One call of a function the tool offers, from the code: `sql(query)` is `query_database`,
+/// `fetch(url)` is `fetch_url`, `search(query)` is `web_search`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct FunctionAsk {
+    pub function: String,
+    #[serde(default)]
+    pub arguments: serde_json::Map<String, serde_json::Value>,
+}
+
+/// A boxed future of [`LlmHost::call`] and [`LlmHost::function`].
 pub type LlmFuture<'a> = Pin<Box<dyn Future<Output = Result<String, String>> + Send + 'a>>;
 
-/// Answers the code's `llm()` calls: the answer, or why there is none (raised in the code as
-/// `LlmError`).
+/// Answers the code's `llm()` calls and its function calls: the answer, or why there is none
+/// (raised in the code as `LlmError` or `FunctionError`).
 pub trait LlmHost: Send + Sync {
     fn call(&self, call: LlmCall) -> LlmFuture<'_>;
+
+    /// A function call; by default none is offered.
+    fn function(&self, ask: FunctionAsk) -> LlmFuture<'_> {
+        let refused = format!("`{}`: this tool offers no functions", ask.function);
+        Box::pin(async move { Err(refused) })
+    }
 }
 
 /// A host for code that may not call a model: every call is refused with `reason`.

@@ -18,7 +18,10 @@ use wasmtime_wasi::{FsPerms, I32Exit, WasiCtxBuilder, WasiView as _};
 
 use crate::pipes::{Inbox, Outbox, Printed};
 use crate::python::TICK;
-use crate::{Failure, Folders, Frame, Job, Limits, LlmCall, LlmHost, Python, Ran, SandboxError};
+use crate::{
+    Failure, Folders, Frame, FunctionAsk, Job, Limits, LlmCall, LlmFuture, LlmHost, Python, Ran,
+    SandboxError,
+};
 
 /// The program the guest runs: reads the job, runs the code, answers on stdout.
 const GUEST: &str = include_str!("guest.py");
@@ -124,6 +127,7 @@ impl Clock {
 #[serde(rename_all = "snake_case")]
 enum Message {
     Llm(LlmCall),
+    Call(FunctionAsk),
     Result(String),
     Failed(Raised),
 }
@@ -305,36 +309,59 @@ struct Talk<'a> {
     stop: &'a Stop,
 }
 
+/// What a call made after the result is told.
+const ALREADY_GIVEN: &str = "the tool has already given its result";
+
 impl Talk<'_> {
+    /// The host's answer to a call: time spent waiting for it is not the code's CPU time.
+    async fn waiting_for(&self, answer: LlmFuture<'_>) -> Result<String, String> {
+        self.clock.waiting(true);
+        let answer = answer.await;
+        self.clock.waiting(false);
+        answer
+    }
+
+    /// Gives the guest `reply` (as `{key: ...}`, or `{"error": ...}`), unless it leaves its
+    /// answers unread: then it is stopped.
+    fn reply(&self, key: &str, reply: Result<String, String>) {
+        if self.inbox.unread() > MAX_UNREAD {
+            self.stop.set(Reason::Flooding);
+            return;
+        }
+        let reply = match reply {
+            Ok(text) => serde_json::json!({ key: text }),
+            Err(error) => serde_json::json!({ "error": error }),
+        };
+        self.inbox.send_line(&reply.to_string());
+    }
+
     async fn message(&mut self, line: &str) {
         let limits = self.limits;
         match serde_json::from_str::<Message>(line) {
             Ok(Message::Llm(call)) => {
                 self.llm_calls = self.llm_calls.saturating_add(1);
                 let reply = if self.outcome.is_some() {
-                    serde_json::json!({ "error": "the tool has already given its result" })
+                    Err(ALREADY_GIVEN.to_owned())
                 } else if self.llm_calls > limits.llm_calls.saturating_add(1) {
                     // Refused once already: a code that goes on asking is stopped.
                     self.stop.set(Reason::TooManyCalls);
                     return;
                 } else if self.llm_calls > limits.llm_calls {
-                    let refused =
-                        format!("the tool may call llm() at most {} times", limits.llm_calls);
-                    serde_json::json!({ "error": refused })
+                    Err(format!("the tool may call llm() at most {} times", limits.llm_calls))
                 } else {
-                    self.clock.waiting(true);
-                    let answer = self.host.call(call).await;
-                    self.clock.waiting(false);
-                    match answer {
-                        Ok(answer) => serde_json::json!({ "answer": answer }),
-                        Err(error) => serde_json::json!({ "error": error }),
-                    }
+                    self.waiting_for(self.host.call(call)).await
                 };
-                if self.inbox.unread() > MAX_UNREAD {
-                    self.stop.set(Reason::Flooding);
-                    return;
-                }
-                self.inbox.send_line(&reply.to_string());
+                self.reply("answer", reply);
+            }
+            Ok(Message::Call(ask)) => {
+                // The host bounds the calls (their number, time and bytes) as it bounds a
+                // model's.
+                let reply = if self.outcome.is_some() {
+                    Err(ALREADY_GIVEN.to_owned())
+                } else {
+                    self.waiting_for(self.host.function(ask)).await
+                };
+                self.reply("result", reply);
             }
             Ok(Message::Result(text)) if self.outcome.is_none() => {
                 self.outcome = Some(if text.len() > limits.result_bytes {

@@ -239,3 +239,49 @@ fn the_catalog_lists_what_pull_fetches_and_an_unknown_name_is_refused_with_the_c
         .collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+/// A local model whose chat template has a place for functions (Qwen2.5-Coder-0.5B, which the
+/// test command pulls) is offered the tool's: at temperature 0 it calls `query_database` on
+/// the sample shop, reads the rows and answers from them. SmolLM2, whose template has no
+/// place for them, is refused before anything is generated.
+#[test]
+fn a_local_model_that_takes_tools_queries_the_database_and_one_that_does_not_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let shop = crate::support::sqlite_shop(dir.path());
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, format!("[databases.shop]\nurl = \"sqlite:{}\"\n", shop.display()))
+        .unwrap();
+    let tool = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/sql-assistant-db.json");
+    let run = |model: &str| {
+        Command::new(env!("CARGO_BIN_EXE_llmtool"))
+            .arg("run")
+            .arg(&tool)
+            .args(["--var", "dialect=SQLite", "--var", "question=How many orders are there?"])
+            .args(["--model", model, "--temperature", "0", "--format", "json"])
+            .env("LLMTOOL_CONFIG", &config)
+            .env("LLMTOOL_NO_LOG", "1")
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap()
+    };
+    let out = run("local:qwen2.5-coder-0.5b");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let calls = report["calls"].as_array().unwrap_or_else(|| panic!("no calls: {report}"));
+    let queried =
+        calls.iter().find(|call| call["name"] == "query_database" && call["failed"] == false);
+    let queried = queried.unwrap_or_else(|| panic!("no query answered: {report}"));
+    assert!(queried["result"].as_str().unwrap().contains("row"), "{queried}");
+    assert!(stderr.contains("→ query_database"), "each call is shown: {stderr}");
+    let answer = report["output"].as_str().unwrap();
+    assert!(answer.contains('6'), "the answer is the rows': {answer}");
+
+    let refused = run("local");
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("cannot call functions: its chat template has no place for them"),
+        "{said}"
+    );
+}

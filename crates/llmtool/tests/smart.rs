@@ -562,3 +562,48 @@ async fn render_says_a_smart_tool_has_no_prompt() {
     assert!(text(&render.stderr).contains("no prompt to render"), "{}", text(&render.stderr));
     assert!(render.stdout.is_empty());
 }
+
+const QUERIES_AND_FETCHES: &str = "def execute(variables):\n    said = [sql('SELECT count(*) AS orders FROM orders')]\n    for call in (lambda: sql('DELETE FROM orders'), lambda: fetch('http://169.254.169.254/latest/meta-data/')):\n        try:\n            said.append('done: ' + call())\n        except FunctionError as error:\n            said.append('refused: ' + str(error))\n    return '\\n'.join(said)\n";
+
+/// A smart tool's code calls the functions its tool names, as a model would, under the same
+/// rules: `sql()` reads the database the operator configured (a `DELETE` is refused by the
+/// database itself, and raised in the code), `fetch()` of the cloud metadata address is
+/// refused, and each call is kept with the smart run. A tool that names no functions gets
+/// none.
+#[tokio::test(flavor = "multi_thread")]
+async fn smart_code_queries_its_database_read_only_and_fetches_only_what_is_allowed() {
+    let setup = Setup::new(None);
+    let shop = crate::support::sqlite_shop(setup.data.path());
+    let mut config = std::fs::read_to_string(&setup.config).unwrap();
+    config.push_str(&format!("[databases.shop]\nurl = \"sqlite:{}\"\n", shop.display()));
+    std::fs::write(&setup.config, config).unwrap();
+    let mut tool = smart(QUERIES_AND_FETCHES, &[]);
+    tool["metadata"]["functions"] =
+        json!([{"builtin": "query_database", "database": "shop"}, {"builtin": "fetch_url"}]);
+    let file = setup.tool("shop.json", &tool);
+    let run = setup.llmtool(&["run", file.to_str().unwrap()]).await;
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
+    let said = text(&run.stdout);
+    let lines: Vec<&str> = said.lines().collect();
+    assert!(said.starts_with(" orders \n--------\n      6\n(1 row)"), "{said}");
+    assert!(lines.iter().any(|l| l.starts_with("refused: ") && l.contains("readonly")), "{said}");
+    assert!(
+        lines.iter().any(|l| l.starts_with("refused: ") && l.contains("169.254.169.254")),
+        "{said}"
+    );
+    assert_eq!(crate::support::orders_in(&shop), "6");
+
+    let logs = setup.llmtool(&["logs", "--format", "json"]).await;
+    let runs: Vec<Value> = serde_json::from_slice(&logs.stdout).unwrap();
+    let calls = runs[0]["calls"].as_array().unwrap();
+    let kept: Vec<(&str, bool)> =
+        calls.iter().map(|c| (c["name"].as_str().unwrap(), c["failed"] == true)).collect();
+    assert_eq!(kept, [("query_database", false), ("query_database", true), ("fetch_url", true)]);
+
+    // Without `metadata.functions`, the code's calls are refused and nothing is reached.
+    let bare = setup.tool("bare.json", &smart(QUERIES_AND_FETCHES, &[]));
+    let run = setup.llmtool(&["run", bare.to_str().unwrap()]).await;
+    assert_eq!(run.status.code(), Some(1), "{}", text(&run.stderr));
+    let said = text(&run.stderr);
+    assert!(said.contains("FunctionError") && said.contains("offers no functions"), "{said}");
+}

@@ -76,3 +76,28 @@ pub(crate) fn serve_with_file_limit(
         .unwrap();
     (child, url, lines)
 }
+
+/// The sample shop (examples/data/shop.sql) as a SQLite file in `folder`, made by Python's
+/// own `sqlite3`.
+pub(crate) fn sqlite_shop(folder: &Path) -> std::path::PathBuf {
+    let file = folder.join("shop.db");
+    let sql = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/data/shop.sql");
+    let made = std::process::Command::new("python3")
+        .args(["-c", "import sqlite3, sys; sqlite3.connect(sys.argv[1]).executescript(open(sys.argv[2]).read())"])
+        .arg(&file)
+        .arg(sql)
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    file
+}
+
+/// How many orders the SQLite shop at `shop` holds.
+pub(crate) fn orders_in(shop: &Path) -> String {
+    let counted = std::process::Command::new("python3")
+        .args(["-c", "import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT count(*) FROM orders').fetchone()[0])"])
+        .arg(shop)
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&counted.stdout).trim().to_owned()
+}
