@@ -1,7 +1,9 @@
 //! Function calls on a local model, in the convention of the chat templates that take tools
 //! (Qwen2.5's, Hermes'): the functions go to the template as `tools`, the model writes each
 //! call as `<tool_call>{"name": ..., "arguments": {...}}</tool_call>`, and the results come
-//! back as `tool` messages.
+//! back as `tool` messages. Small models often leave the tags out and write the call's JSON
+//! alone at the start of their answer: that is read as a call too, when it names a function
+//! offered (llama.cpp reads these templates' output the same way).
 //!
 //! While the model writes, the text before its first call is streamed and the calls are held
 //! back ([`CallText`]); once it is done, [`split_calls`] reads them. The JSON inside each call
@@ -47,11 +49,13 @@ pub fn template_calls(calls: &[FunctionCall]) -> Vec<Value> {
 
 /// The text of an answer as it is written, with the calls held back: what comes before the
 /// first `<tool_call>` is passed on (less any end that may be the start of one), and nothing
-/// after it.
+/// after it; an answer that opens with `{` is held whole (it may be a call without tags).
 #[derive(Debug, Default)]
 pub struct CallText {
     held: String,
     calling: bool,
+    /// Some text that is not white space was passed on.
+    started: bool,
 }
 
 impl CallText {
@@ -61,6 +65,16 @@ impl CallText {
             return String::new();
         }
         self.held.push_str(text);
+        if !self.started {
+            match self.held.trim_start().chars().next() {
+                None => return String::new(),
+                Some('{') => {
+                    self.calling = true;
+                    return String::new();
+                }
+                Some(_) => self.started = true,
+            }
+        }
         if let Some(at) = self.held.find(OPEN) {
             self.calling = true;
             let shown = self.held[..at].to_owned();
@@ -82,9 +96,10 @@ impl CallText {
 /// Splits a whole answer into the text before its calls and the calls, each given the id
 /// `call_N` (the model gives none). A call whose JSON is not `{"name": "...", "arguments":
 /// ...}` ends the calls, and it and what follows stay in the text, for the run to read as the
-/// answer.
-pub fn split_calls(answer: &str) -> (String, Vec<FunctionCall>) {
-    let Some(first) = answer.find(OPEN) else { return (answer.to_owned(), Vec::new()) };
+/// answer. An answer without tags whose first JSON objects name functions of `offered` is
+/// those calls.
+pub fn split_calls(answer: &str, offered: &[&str]) -> (String, Vec<FunctionCall>) {
+    let Some(first) = answer.find(OPEN) else { return bare_calls(answer, offered) };
     let mut calls = Vec::new();
     let mut rest = &answer[first..];
     while let Some(body) = rest.trim_start().strip_prefix(OPEN) {
@@ -104,6 +119,26 @@ pub fn split_calls(answer: &str) -> (String, Vec<FunctionCall>) {
         text.push_str(unread);
     }
     (text, calls)
+}
+
+/// The calls an answer without tags opens with: its leading JSON objects, while each names a
+/// function of `offered`; what follows is the text.
+fn bare_calls(answer: &str, offered: &[&str]) -> (String, Vec<FunctionCall>) {
+    let mut calls = Vec::new();
+    let mut values = serde_json::Deserializer::from_str(answer).into_iter::<Value>();
+    let mut read = 0;
+    while let Some(Ok(value)) = values.next() {
+        let call = read_call(&value.to_string(), calls.len());
+        match call.filter(|call| offered.contains(&call.name.as_str())) {
+            Some(call) => calls.push(call),
+            None => break,
+        }
+        read = values.byte_offset();
+    }
+    if calls.is_empty() {
+        return (answer.to_owned(), calls);
+    }
+    (answer[read..].trim().to_owned(), calls)
 }
 
 /// One call's JSON, or `None` when it is not one.
@@ -139,12 +174,15 @@ mod tests {
         // A `<` that starts no call is shown once the text shows it is none.
         assert_eq!(streamed(&["1 <", " 2 and <tool", "s>"]), "1 < 2 and <tools>");
         assert_eq!(streamed(&["ends with <tool_ca"]), "ends with <tool_ca");
+        // An answer that opens with `{` may be a call without its tags: it is held.
+        assert_eq!(streamed(&["\n", "{\"name\"", ": \"f\"}"]), "");
+        assert_eq!(streamed(&[" ", "Hi {x}"]), " Hi {x}");
     }
 
     #[test]
     fn calls_are_read_with_their_arguments_and_numbered() {
         let answer = "I will query it.\n<tool_call>\n{\"name\": \"query_database\", \"arguments\": {\"sql\": \"SELECT 1\"}}\n</tool_call>\n<tool_call>\n{\"name\": \"fetch_url\", \"arguments\": \"{\\\"url\\\": \\\"http://a.test/\\\"}\"}\n</tool_call>";
-        let (text, calls) = split_calls(answer);
+        let (text, calls) = split_calls(answer, &[]);
         assert_eq!(text, "I will query it.");
         assert_eq!(
             calls,
@@ -167,12 +205,31 @@ mod tests {
 
     #[test]
     fn an_unclosed_call_is_read_and_a_broken_one_stays_text() {
-        let (text, calls) = split_calls("<tool_call>\n{\"name\": \"web_search\"}");
+        let (text, calls) = split_calls("<tool_call>\n{\"name\": \"web_search\"}", &[]);
         assert_eq!((text.as_str(), calls.len()), ("", 1));
         assert_eq!(calls[0].arguments, "");
         let broken = "Here: <tool_call>{\"name\": </tool_call>";
-        assert_eq!(split_calls(broken), (broken.to_owned(), Vec::new()));
-        assert_eq!(split_calls("No calls."), ("No calls.".to_owned(), Vec::new()));
+        assert_eq!(split_calls(broken, &[]), (broken.to_owned(), Vec::new()));
+        assert_eq!(split_calls("No calls.", &[]), ("No calls.".to_owned(), Vec::new()));
+    }
+
+    /// What Qwen2.5-Coder-0.5B wrote at temperature 0 for the SQL Assistant (database): its
+    /// calls without tags, then calls of functions nobody offered.
+    #[test]
+    fn leading_json_objects_that_name_offered_functions_are_calls() {
+        let answer = "{\"name\": \"query_database\", \"arguments\": {\"database\": \"shop\", \"sql\": \"SELECT COUNT(*) FROM orders\"}}\n{\"name\": \"database_schema\", \"arguments\": {\"database\": \"shop\"}}\n{\"name\": \"rows\", \"arguments\": {}}\nThat is all.";
+        let offered = ["query_database", "database_schema"];
+        let (text, calls) = split_calls(answer, &offered);
+        let names: Vec<&str> = calls.iter().map(|call| call.name.as_str()).collect();
+        assert_eq!(names, offered);
+        assert_eq!(
+            calls[0].arguments,
+            r#"{"database":"shop","sql":"SELECT COUNT(*) FROM orders"}"#
+        );
+        assert_eq!(text, "{\"name\": \"rows\", \"arguments\": {}}\nThat is all.");
+        // A JSON answer that names no function offered is an answer.
+        let json = "{\"name\": \"Ada\", \"city\": \"London\"}";
+        assert_eq!(split_calls(json, &offered), (json.to_owned(), Vec::new()));
     }
 
     #[test]

@@ -21,11 +21,20 @@ pub enum Grammar {
 }
 
 /// Where an answer that may call functions is: in free text (with its last bytes, to see a
-/// call open across tokens), or in a call's JSON.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+/// call open across tokens), or in a call's JSON. A call opens with `<tool_call>`, or with
+/// `{` where only white space came before it since the start or the last call (a call
+/// without tags, which small models write).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CallState {
     tail: Vec<u8>,
     json: Option<JsonState>,
+    at_start: bool,
+}
+
+impl Default for CallState {
+    fn default() -> Self {
+        CallState { tail: Vec::new(), json: None, at_start: true }
+    }
 }
 
 impl Grammar {
@@ -46,7 +55,7 @@ impl Grammar {
 
     /// Whether any token may come next, so that no mask is needed.
     pub fn is_free(&self) -> bool {
-        matches!(self, Grammar::Calls(CallState { json: None, .. }))
+        matches!(self, Grammar::Calls(CallState { json: None, at_start: false, .. }))
     }
 
     /// Marks in `mask` the tokens that may come next (`vocab[id]` is a token's bytes; end tokens
@@ -122,7 +131,8 @@ impl CallState {
     const TAIL: usize = crate::calls::OPEN.len();
 
     fn accepts(&self, bytes: &[u8]) -> bool {
-        if self.json.is_none() && !bytes.contains(&b'<') && !self.tail.contains(&b'<') {
+        let may_open = bytes.contains(&b'<') || self.tail.contains(&b'<') || self.at_start;
+        if self.json.is_none() && !may_open {
             // No call can open in these bytes: the common case, decided without a copy.
             return true;
         }
@@ -139,10 +149,19 @@ impl CallState {
                 }
                 if json.is_complete() {
                     self.json = None;
+                    self.at_start = true;
                 }
                 true
             }
+            None if self.at_start && byte == b'{' => {
+                let mut json = JsonState::default();
+                let opened = json.feed(byte);
+                self.json = Some(json);
+                self.at_start = false;
+                opened
+            }
             None => {
+                self.at_start &= byte.is_ascii_whitespace();
                 self.tail.push(byte);
                 if self.tail.len() > Self::TAIL {
                     self.tail.remove(0);
@@ -491,7 +510,7 @@ mod tests {
     #[test]
     fn calls_leave_text_free_and_keep_each_calls_json_whole() {
         let mut constraint = Grammar::calls();
-        assert!(constraint.is_free() && constraint.complete());
+        assert!(!constraint.is_free() && constraint.complete(), "a call may open at the start");
         constraint.advance(b"Let me check. <tool");
         assert!(constraint.is_free());
         // The call opens across tokens; then only JSON may follow, and the end is refused.
@@ -506,8 +525,24 @@ mod tests {
         constraint.advance(b"\n{\"name\": \"web_search\", \"arguments\": {\"query\": \"ra");
         assert_eq!(constraint.closing(), "\"}}\n</tool_call>");
         constraint.advance(b"in\"}}");
-        // The call's JSON is whole: the text is free again, and the answer may end.
-        assert!(constraint.is_free() && constraint.complete());
+        // The call's JSON is whole: the answer may end, or go on.
+        assert!(constraint.complete());
         assert!(constraint.accepts(b"\n</tool_call>"));
+        constraint.advance(b"\n</tool_call>\nDone.");
+        assert!(constraint.is_free());
+    }
+
+    #[test]
+    fn a_call_without_tags_at_the_start_is_kept_whole_too() {
+        let mut constraint = Grammar::calls();
+        constraint.advance(b"\n");
+        assert!(constraint.accepts(b"{\"name\"") && !constraint.accepts(b"{ name"));
+        constraint.advance(b"{\"name\": \"f\", ");
+        assert!(!constraint.complete());
+        constraint.advance(b"\"arguments\": {}}");
+        // Right after a call, another may open the same way; after words, `{` is text.
+        assert!(constraint.complete() && !constraint.accepts(b"{ x"));
+        constraint.advance(b"\nSo {x");
+        assert!(constraint.is_free());
     }
 }

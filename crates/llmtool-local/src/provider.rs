@@ -145,8 +145,12 @@ impl Engine for LocalEngine {
                 }
             }
         };
-        let calls =
-            if offers_functions { calls::split_calls(&generation.text).1 } else { Vec::new() };
+        let offered: Vec<&str> = request.functions.iter().map(|f| f.name.as_str()).collect();
+        let calls = if offers_functions {
+            calls::split_calls(&generation.text, &offered).1
+        } else {
+            Vec::new()
+        };
         if calls.is_empty() && shown < generation.text.len() {
             // What was held back is no call after all: it is part of the answer.
             on_text(&generation.text[shown..]);

@@ -72,7 +72,7 @@ pub(super) fn from_gguf(content: &Content) -> Result<(Tokenizer, Vec<Vec<u8>>), 
     Ok((tokenizer, token_bytes(&tokens, &types)))
 }
 
-/// The bytes each token stands for (none for control and user-defined tokens).
+/// The bytes each token stands for (none for control tokens; a user-defined one its text).
 ///
 /// Byte-level BPE writes every byte as a printable character: bytes that are printable Latin-1
 /// stand for themselves, the other 68 are mapped in order to U+0100 and up. This inverts that.
@@ -93,8 +93,12 @@ fn token_bytes(tokens: &[String], types: &[i32]) -> Vec<Vec<u8>> {
         .iter()
         .zip(types)
         .map(|(token, token_type)| {
-            if matches!(*token_type, kind::CONTROL | kind::USER_DEFINED) {
-                return Vec::new();
+            // As llama.cpp writes them: a control token is no text, a user-defined one (Qwen's
+            // `<tool_call>`) is its own text as written, not byte-mapped.
+            match *token_type {
+                kind::CONTROL => return Vec::new(),
+                kind::USER_DEFINED => return token.as_bytes().to_vec(),
+                _ => {}
             }
             token
                 .chars()
