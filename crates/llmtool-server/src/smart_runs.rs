@@ -15,8 +15,8 @@ use llmtool_log::Outcome;
 use llmtool_registry::Reference;
 use llmtool_runtime::smart::{SANDBOX_MODEL, SANDBOX_PROVIDER};
 use llmtool_runtime::{
-    Account, Admission, AdmitFuture, Admitted, Choice, ParamOverrides, RunError, SmartFinished,
-    SmartRun, Subject,
+    Account, Admission, AdmitFuture, Admitted, Choice, ParamOverrides, RunError, Runtime,
+    SmartFinished, SmartRun, Subject,
 };
 
 use crate::auth::Caller;
@@ -101,6 +101,24 @@ pub(crate) async fn refuse_unready(runs: &Runs, tool: &Tool) -> Result<(), Probl
     }
 }
 
+/// The runtime the code of a smart run of the tool `slug` runs on, for `who`: the server's,
+/// offering the functions the tool names as a prompt run of it is offered them (the database
+/// and search integrations assigned to it, the library's tools as `who` sees them), never the
+/// config file's.
+async fn smart_runtime(
+    state: &ServerState,
+    runs: &Runs,
+    who: &RunFor,
+    slug: &str,
+    tool: &Tool,
+) -> Result<Runtime, Problem> {
+    if !crate::functions::names_functions(tool) {
+        return Ok(runs.runtime.clone());
+    }
+    let (runtime, integrations) = runs.runtime_now(state).await?;
+    Ok(crate::functions::with_functions(&runtime, state, who, slug, &integrations))
+}
+
 /// Runs the smart tool `tool` (version `at.1` of slug `at.0`, tagged `at.2`) with `values`
 /// for `caller`, streamed: `start` (`"kind": "smart"`), the result as one `text` event, then
 /// `done` with the run as kept and what the code printed, its failure's line of `tool_code`
@@ -160,14 +178,14 @@ pub(crate) async fn run(
         warnings: Vec::new(),
         notices: Vec::new(),
     });
+    let runtime = smart_runtime(state, runs, &caller.run_for(), slug, tool).await?;
     let (runs, tool, slug) = (Arc::clone(runs), tool.clone(), slug.to_owned());
     let (events, stream) = event_channel();
     tokio::spawn(
         async move {
             let _turn = turn;
             events.send(&start).await;
-            let finished =
-                runs.runtime.run_smart(&tool, run, Some(&subject), events.closed()).await;
+            let finished = runtime.run_smart(&tool, run, Some(&subject), events.closed()).await;
             let (run, smart_done) = match &finished {
                 Ok(finished) => done_of(&runs, finished),
                 Err(error) => {
@@ -245,6 +263,11 @@ pub(crate) async fn answer(
     cancelled: impl Future<Output = ()> + Send,
 ) -> Result<llmtool_runtime::Answer, RunError> {
     refuse_unready(&runs, &tool).await.map_err(|problem| RunError::Refused(problem.detail))?;
+    let path = subject.tool_path.as_deref().unwrap_or_default();
+    let slug = Reference::from_path(path).flatten().map(|reference| reference.slug);
+    let runtime = smart_runtime(&state, &runs, &who, slug.as_deref().unwrap_or_default(), &tool)
+        .await
+        .map_err(|problem| RunError::Refused(problem.detail))?;
     let admission = ServerAdmission { state, runs: Arc::clone(&runs), who, tags };
     let subject = Subject { account: Some(admission.account()), ..subject };
     let run = SmartRun {
@@ -253,7 +276,7 @@ pub(crate) async fn answer(
         admission: Some(Arc::new(admission)),
         ..SmartRun::default()
     };
-    let finished = runs.runtime.run_smart(&tool, run, Some(&subject), cancelled).await?;
+    let finished = runtime.run_smart(&tool, run, Some(&subject), cancelled).await?;
     if let Some(problem) = &finished.not_kept {
         tracing::warn!("the run is not kept: {problem}");
     }
