@@ -36,6 +36,7 @@ mod publication;
 mod reference;
 mod rows;
 mod shared;
+mod slack_threads;
 mod spend;
 mod sql_audit;
 mod sql_collaboration;

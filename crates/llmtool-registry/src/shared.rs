@@ -1,7 +1,8 @@
 //! What the servers of one library share through its database besides the library: the rate
 //! limits' buckets (so that a caller's limit is the same whichever server answers) and the
-//! follow-ups under way (one a conversation at a time, across servers). Each is one statement,
-//! the same on both backends: an upsert that reads the row as it was and writes it anew.
+//! follow-ups under way (one a conversation at a time, across servers), and the Slack events
+//! handled (each once, whichever server a retry reaches). Each is one statement, the same on
+//! both backends: an upsert that reads the row as it was and writes it anew.
 
 use std::time::Duration;
 
@@ -110,4 +111,26 @@ pub(crate) async fn end_follow_up(db: &Db, conversation: &str) -> Result<(), Sto
     db.execute(statement("DELETE FROM follow_ups WHERE conversation = $1").bind(conversation))
         .await?;
     Ok(())
+}
+
+/// How long an event id is remembered: Slack retries within minutes.
+const SLACK_EVENTS_KEPT: f64 = 24.0 * 3600.0;
+
+/// Records Slack's event `event_id` as handled: `false` when it was already (a retry, or
+/// another server took it first). Ids older than a day are forgotten as new ones come.
+pub(crate) async fn first_slack_event(db: &Db, event_id: &str) -> Result<bool, StoreError> {
+    let now = epoch_seconds();
+    db.execute(
+        statement("DELETE FROM slack_events WHERE received_at < $1").bind(now - SLACK_EVENTS_KEPT),
+    )
+    .await?;
+    let insert = statement(
+        "INSERT INTO slack_events (event_id, received_at) VALUES ($1, $2)
+         ON CONFLICT (event_id) DO NOTHING
+         RETURNING event_id",
+    )
+    .bind(event_id)
+    .bind(now);
+    let first: Option<(String,)> = db.optional(insert).await?;
+    Ok(first.is_some())
 }

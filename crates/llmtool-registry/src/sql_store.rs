@@ -475,6 +475,27 @@ impl Store for SqlStore {
         crate::shared::forget_idle(&self.db, idle).await
     }
 
+    async fn first_slack_event(&self, event_id: &str) -> Result<bool, StoreError> {
+        crate::shared::first_slack_event(&self.db, event_id).await
+    }
+
+    async fn set_slack_thread(
+        &self,
+        channel: &str,
+        thread_ts: &str,
+        conversation: &str,
+    ) -> Result<(), StoreError> {
+        crate::slack_threads::set(&self.db, channel, thread_ts, conversation).await
+    }
+
+    async fn slack_thread(
+        &self,
+        channel: &str,
+        thread_ts: &str,
+    ) -> Result<Option<String>, StoreError> {
+        crate::slack_threads::conversation_of(&self.db, channel, thread_ts).await
+    }
+
     async fn begin_follow_up(
         &self,
         conversation: &str,

@@ -289,6 +289,25 @@ pub trait Store:
     /// Deletes the rate-limit buckets idle for `idle`; how many.
     async fn forget_idle_rates(&self, idle: std::time::Duration) -> Result<u64, StoreError>;
 
+    /// Records Slack's event `event_id` as handled: `false` when it was already (a retry, or
+    /// another server of the library took it first).
+    async fn first_slack_event(&self, event_id: &str) -> Result<bool, StoreError>;
+
+    /// Makes the Slack thread `thread_ts` of `channel` the conversation `conversation`'s.
+    async fn set_slack_thread(
+        &self,
+        channel: &str,
+        thread_ts: &str,
+        conversation: &str,
+    ) -> Result<(), StoreError>;
+
+    /// The conversation of the Slack thread `thread_ts` of `channel`, if it is one.
+    async fn slack_thread(
+        &self,
+        channel: &str,
+        thread_ts: &str,
+    ) -> Result<Option<String>, StoreError>;
+
     /// Holds `conversation` for a follow-up, on every server, for at most `lease`: `false`
     /// while another follow-up holds it.
     async fn begin_follow_up(

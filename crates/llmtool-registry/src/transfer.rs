@@ -47,9 +47,9 @@ enum Kind {
     Derived,
 }
 
-/// The tables of what the servers share for a moment (rate limits, follow-ups under way), not
-/// of the library: never copied or compared.
-const FLEETING: [&str; 2] = ["rate_limits", "follow_ups"];
+/// The tables of what the servers share for a moment (rate limits, follow-ups under way, the
+/// Slack events handled), not of the library: never copied or compared.
+const FLEETING: [&str; 3] = ["rate_limits", "follow_ups", "slack_events"];
 
 /// The SQLite columns that keep a `TEXT[]` as words between spaces (the rest are JSON arrays).
 const WORDS: [(&str, &str); 1] = [("versions", "variable_types")];

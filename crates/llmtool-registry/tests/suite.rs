@@ -1027,6 +1027,20 @@ async fn shared_buckets_and_leases(store: &dyn Store) {
     // A lease that ran out (its server died) lets the next follow-up start.
     tokio::time::sleep(Duration::from_millis(20)).await;
     assert!(store.begin_follow_up("01CONVERSATION", lease).await.unwrap());
+
+    // A Slack event is handled once, however often it comes.
+    assert!(store.first_slack_event("Ev0A1B2C3").await.unwrap());
+    assert!(!store.first_slack_event("Ev0A1B2C3").await.unwrap(), "a retry");
+    assert!(store.first_slack_event("Ev0D4E5F6").await.unwrap());
+    // A Slack thread is a conversation's once it is made so, and can be made another's.
+    assert_eq!(store.slack_thread("C1", "1700000000.000100").await.unwrap(), None);
+    store.set_slack_thread("C1", "1700000000.000100", "01CONVERSATION").await.unwrap();
+    store.set_slack_thread("C2", "1700000000.000100", "01OTHER").await.unwrap();
+    let found = store.slack_thread("C1", "1700000000.000100").await.unwrap();
+    assert_eq!(found.as_deref(), Some("01CONVERSATION"));
+    store.set_slack_thread("C1", "1700000000.000100", "01OTHER").await.unwrap();
+    let moved = store.slack_thread("C1", "1700000000.000100").await.unwrap();
+    assert_eq!(moved.as_deref(), Some("01OTHER"));
 }
 
 /// A member's conversations are paged newest first (past equal times), found by title or by

@@ -30,6 +30,7 @@ use crate::commands::sandbox::SandboxCommand;
 use crate::commands::scan::ScanArgs;
 use crate::commands::serve::{ServeArgs, TokenCommand};
 use crate::commands::show::ShowArgs;
+use crate::commands::slack::SlackCommand;
 use crate::commands::test::TestArgs;
 
 #[derive(Debug, Parser)]
@@ -91,6 +92,8 @@ pub(crate) enum Command {
     Integration(IntegrationCommand),
     #[command(subcommand)]
     Admin(AdminCommand),
+    #[command(subcommand)]
+    Slack(SlackCommand),
     Completions(CompletionsArgs),
 }
 

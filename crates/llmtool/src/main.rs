@@ -123,5 +123,6 @@ fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Audit(args) => commands::control::audit(&args),
         Command::Integration(command) => commands::control::integration(&command),
         Command::Admin(command) => commands::admin::run(&command),
+        Command::Slack(command) => commands::slack::run(&command),
     }
 }

@@ -25,5 +25,6 @@ mod operations;
 mod provider_batch;
 mod run;
 mod security;
+mod slack;
 mod smart;
 mod test_command;

@@ -28,4 +28,5 @@ pub(crate) mod sandbox;
 pub(crate) mod scan;
 pub(crate) mod serve;
 pub(crate) mod show;
+pub(crate) mod slack;
 pub(crate) mod test;
