@@ -31,6 +31,7 @@ mod seed;
 mod session;
 mod sidebar_api;
 mod sign_in;
+mod slack;
 mod smart_runs;
 mod snapshot_api;
 mod spend_api;
@@ -62,6 +63,7 @@ pub use pictures_api::DEFAULT_PICTURE_STORAGE;
 pub use problem::{OVER_BUDGET, Problem};
 pub use seed::{BUILT_IN, seed_built_ins};
 pub use sign_in::{SetupError, SignInSetup};
+pub use slack::SlackOptions;
 pub use sso::Sso;
 
 /// The largest request body: a tool file is at most 1 MiB (`llmtool check`'s limit).
@@ -103,6 +105,8 @@ pub struct ServerState {
     connections: Arc<ConnectionLimits>,
     /// Whether `/metrics` names the tools not every member sees.
     private_tools_in_metrics: bool,
+    /// The server's Slack app, when it has one.
+    slack: Option<Arc<slack::Slack>>,
 }
 
 impl ServerState {
@@ -128,7 +132,21 @@ impl ServerState {
             grace: DEFAULT_GRACE,
             connections: Arc::new(ConnectionLimits::default()),
             private_tools_in_metrics: false,
+            slack: None,
         }
+    }
+
+    /// Answers Slack's requests (`/slack/events`, `/slack/commands`, `/slack/interactivity`)
+    /// as the app `options` describes; an empty signing secret or an address that is not
+    /// http(s) is refused.
+    pub fn with_slack(mut self, options: SlackOptions) -> Result<Self, String> {
+        self.slack = Some(Arc::new(slack::Slack::new(options)?));
+        Ok(self)
+    }
+
+    /// The server's Slack app, when it has one.
+    pub(crate) fn slack(&self) -> Option<&Arc<slack::Slack>> {
+        self.slack.as_ref()
     }
 
     /// Names in `/metrics`' `tool` label the tools not every member sees (those without the
@@ -363,6 +381,7 @@ pub fn router(state: ServerState) -> Router {
         .nest("/api/v1", api::routes())
         .merge(sso::routes())
         .merge(studio::routes())
+        .merge(slack::routes())
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY))
         .layer(axum::middleware::from_fn_with_state(state.clone(), host::check))
         .merge(operations::routes(&state))

@@ -13,6 +13,7 @@ mod documents;
 mod functions;
 mod http;
 mod runs;
+mod slack;
 mod smart;
 mod studio;
 mod team_private;

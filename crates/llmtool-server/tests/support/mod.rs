@@ -166,6 +166,26 @@ impl Library {
         options: RuntimeOptions,
         curated: &[(&str, &str)],
     ) -> Library {
+        Library::serve(mock, tools, options, curated, None).await
+    }
+
+    /// [`Library::start_with`], answering Slack's requests as the app `slack` describes.
+    pub(crate) async fn start_with_slack(
+        mock: &Mock,
+        tools: &[(&str, Value)],
+        curated: &[(&str, &str)],
+        slack: llmtool_server::SlackOptions,
+    ) -> Library {
+        Library::serve(mock, tools, RuntimeOptions::default(), curated, Some(slack)).await
+    }
+
+    async fn serve(
+        mock: &Mock,
+        tools: &[(&str, Value)],
+        options: RuntimeOptions,
+        curated: &[(&str, &str)],
+        slack: Option<llmtool_server::SlackOptions>,
+    ) -> Library {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let config = format!(
             "[providers.mock]\napi = \"openai\"\nbase_url = \"{}/v1\"\napi_key_env = \"MOCK_KEY\"\n\n[prices.\"mock/m\"]\ninput = 1.0\noutput = 2.0\n",
@@ -198,6 +218,10 @@ impl Library {
         )
         .with_keyring(llmtool_server::Keyring::parse(&llmtool_server::Keyring::new_key()).unwrap())
         .with_runtime(runtime, limits);
+        let state = match slack {
+            Some(slack) => state.with_slack(slack).unwrap(),
+            None => state,
+        };
         let runner = state.library_runner().unwrap();
         let state = state.with_mcp(runner, llmtool_server::McpOptions::default()).await.unwrap();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -1,6 +1,7 @@
 //! `llmtool serve` (the tool library over HTTP) and `llmtool token` (its API tokens).
 
 mod args;
+mod slack;
 
 pub(crate) use args::{
     LibraryArgs, ListArgs, ServeArgs, ServeCommand, SsoArgs, TokenCommand, TokenRole,
@@ -75,6 +76,10 @@ pub(crate) fn serve(args: &ServeArgs) -> anyhow::Result<Outcome> {
         .with_picture_storage(args.picture_storage_mib.saturating_mul(1 << 20))
         .with_connection_limits(connections.clone())
         .with_runtime(tool_runtime(args, providers)?, limits);
+        let state = match slack::options(&args.slack)? {
+            Some(options) => state.with_slack(options).map_err(anyhow::Error::msg)?,
+            None => state,
+        };
         let runner = state.library_runner().context("the server has no runtime")?;
         let http = HttpOptions {
             allowed_hosts: args.allowed_host.clone(),

@@ -27,6 +27,21 @@ pub(crate) struct ListArgs {
     pub(crate) format: ReportFormat,
 }
 
+/// The Slack app the server answers for (docs/slack.md).
+#[derive(Debug, Args)]
+pub(crate) struct SlackArgs {
+    /// A file holding the Slack app's signing secret (its first line): Slack's requests to
+    /// `/slack/events`, `/slack/commands` and `/slack/interactivity` are then answered.
+    #[arg(long = "slack-signing-secret-file", value_name = "FILE")]
+    pub(crate) signing_secret_file: Option<PathBuf>,
+    /// A file holding the app's bot token (`xoxb-...`, its first line).
+    #[arg(long = "slack-bot-token-file", value_name = "FILE", requires = "signing_secret_file")]
+    pub(crate) bot_token_file: Option<PathBuf>,
+    /// The Web API's base address (default: Slack's), for a stand-in to take Slack's place.
+    #[arg(long = "slack-api-url", value_name = "URL", requires = "signing_secret_file")]
+    pub(crate) api_url: Option<String>,
+}
+
 /// Single sign-on for the studio, over the config's `[server.sso]` table (docs/teams.md).
 #[derive(Debug, Args)]
 pub(crate) struct SsoArgs {
@@ -122,6 +137,8 @@ pub(crate) struct ServeArgs {
     pub(crate) yes: bool,
     #[command(flatten)]
     pub(crate) sso: SsoArgs,
+    #[command(flatten)]
+    pub(crate) slack: SlackArgs,
     /// How the log lines on standard error are written: `json` is one object a line, with a
     /// line for each request (its `request_id` is also in the `X-Request-Id` header).
     #[arg(long, value_enum, default_value_t = LogFormat::Text)]

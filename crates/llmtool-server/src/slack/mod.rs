@@ -1,0 +1,103 @@
+//! Slack, where the team talks (docs/slack.md): Slack's requests arrive at `/slack/events`,
+//! `/slack/commands` and `/slack/interactivity`, each taken only with a valid signature; the
+//! `/llmtool` command lists the tools a member sees and opens a tool's modal; a submitted
+//! modal runs the tool as that member, and its answer is posted in the channel as a thread.
+//!
+//! A Slack user is the member whose e-mail Slack has verified for them (`users.info`); the
+//! rule of who sees which tool, budgets, data-loss prevention and spend are the studio's.
+
+mod command;
+mod events;
+mod interaction;
+mod people;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse as _, Response};
+use axum::routing::post;
+use llmtool_slack::signature::{SIGNATURE_HEADER, TIMESTAMP_HEADER};
+use llmtool_slack::{Verifier, WebApi};
+
+use crate::ServerState;
+
+/// How the server reaches Slack: the app's signing secret, its bot token and the Web API's
+/// address (`None`: Slack's own; a test gives its stand-in's).
+#[derive(Clone, Default)]
+pub struct SlackOptions {
+    pub signing_secret: String,
+    pub bot_token: Option<String>,
+    pub api_url: Option<String>,
+}
+
+impl std::fmt::Debug for SlackOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the secret or the token.
+        f.debug_struct("SlackOptions").field("api_url", &self.api_url).finish_non_exhaustive()
+    }
+}
+
+/// The server's side of its Slack app.
+pub(crate) struct Slack {
+    verifier: Verifier,
+    api: WebApi,
+    people: people::People,
+}
+
+impl Slack {
+    pub(crate) fn new(options: SlackOptions) -> Result<Slack, String> {
+        if options.signing_secret.trim().is_empty() {
+            return Err("the Slack app's signing secret is empty".to_owned());
+        }
+        let api = WebApi::new(options.api_url.as_deref(), options.bot_token)?;
+        Ok(Slack {
+            verifier: Verifier::new(&options.signing_secret),
+            api,
+            people: people::People::new(),
+        })
+    }
+}
+
+/// The routes Slack posts to.
+pub(crate) fn routes() -> Router<ServerState> {
+    Router::new()
+        .route(llmtool_slack::manifest::EVENTS_PATH, post(events::events))
+        .route(llmtool_slack::manifest::COMMANDS_PATH, post(command::command))
+        .route(llmtool_slack::manifest::INTERACTIVITY_PATH, post(interaction::interaction))
+}
+
+/// The server's Slack app, when the request carries Slack's valid signature; else the status
+/// to answer (404 when this server has no Slack app, 401 otherwise, logged without the body).
+fn verified(
+    state: &ServerState,
+    headers: &HeaderMap,
+    body: &Bytes,
+) -> Result<Arc<Slack>, StatusCode> {
+    let Some(slack) = state.slack() else {
+        return Err(StatusCode::NOT_FOUND);
+    };
+    let header = |name: &str| headers.get(name).and_then(|value| value.to_str().ok());
+    let now = jiff::Timestamp::now().as_second();
+    match slack.verifier.verify(header(TIMESTAMP_HEADER), header(SIGNATURE_HEADER), body, now) {
+        Ok(()) => Ok(Arc::clone(slack)),
+        Err(refusal) => {
+            tracing::warn!(
+                bytes = body.len(),
+                "a request to Slack's routes was refused: {refusal}"
+            );
+            Err(StatusCode::UNAUTHORIZED)
+        }
+    }
+}
+
+/// A message only the command's user sees, as the answer to a slash command.
+fn ephemeral(text: &str) -> Response {
+    axum::Json(serde_json::json!({"response_type": "ephemeral", "text": text})).into_response()
+}
+
+/// A 400 for a body that is not what Slack sends.
+fn unreadable(problem: &str) -> Response {
+    (StatusCode::BAD_REQUEST, problem.to_owned()).into_response()
+}

@@ -1,0 +1,223 @@
+//! Slack's requests to the library, against a stand-in of Slack's Web API that records each
+//! call: only signed, fresh requests are taken; `/llmtool` lists the tools the member behind
+//! the Slack user sees and opens a tool's modal; a submitted modal runs the tool as that
+//! member (charged to them) and posts the answer as a thread; a member of another team cannot
+//! run a tool they do not see from Slack, and a Slack user who is no member is told so.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::extract::{Path, State};
+use llmtool_registry::Role;
+use llmtool_slack::Verifier;
+use llmtool_testkit::{Mock, Reply};
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use crate::support::{Library, poet};
+
+const SECRET: &str = "slack-signing-secret-for-tests";
+
+/// The Web API calls the stand-in received: method and arguments (JSON, or a form as JSON).
+type Calls = Arc<Mutex<Vec<(String, Value)>>>;
+
+/// A stand-in of Slack's Web API at `/api/METHOD`: `users.info` knows three users, the rest
+/// answer `ok` (a posted message gets a time stamp of its own).
+async fn slack_stand_in() -> (String, Calls) {
+    async fn method(
+        State(calls): State<Calls>,
+        Path(method): Path<String>,
+        body: axum::body::Bytes,
+    ) -> axum::Json<Value> {
+        let arguments: Value = serde_json::from_slice(&body).unwrap_or_else(|_| {
+            let form: Vec<(String, String)> = serde_urlencoded::from_bytes(&body).unwrap();
+            Value::Object(form.into_iter().map(|(k, v)| (k, Value::String(v))).collect())
+        });
+        let mut calls = calls.lock().unwrap();
+        calls.push((method.clone(), arguments.clone()));
+        let answer = match method.as_str() {
+            "users.info" => {
+                let email = match arguments["user"].as_str().unwrap_or_default() {
+                    "USAM" => "sam@example.test",
+                    "USUE" => "sue@example.test",
+                    _ => "stranger@example.test",
+                };
+                json!({"ok": true, "user": {"id": arguments["user"], "is_email_confirmed": true,
+                    "profile": {"email": email}}})
+            }
+            "chat.postMessage" => {
+                json!({"ok": true, "ts": format!("1700000000.{:06}", calls.len())})
+            }
+            _ => json!({"ok": true}),
+        };
+        axum::Json(answer)
+    }
+    let calls = Calls::default();
+    let app = axum::Router::new()
+        .route("/api/{method}", axum::routing::post(method))
+        .with_state(Arc::clone(&calls));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/api", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (url, calls)
+}
+
+/// Posts `body` to the server's `path` as Slack would, signed at `at` (Unix seconds).
+async fn post(lib: &Library, path: &str, body: &str, at: Option<i64>) -> reqwest::Response {
+    let root = lib.base.trim_end_matches("/api/v1");
+    let mut request = reqwest::Client::new()
+        .post(format!("{root}{path}"))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(body.to_owned());
+    if let Some(at) = at {
+        let timestamp = at.to_string();
+        let signature = Verifier::new(SECRET).sign(&timestamp, body.as_bytes());
+        request = request
+            .header("x-slack-request-timestamp", timestamp)
+            .header("x-slack-signature", signature);
+    }
+    request.send().await.unwrap()
+}
+
+fn now() -> i64 {
+    jiff::Timestamp::now().as_second()
+}
+
+fn command(user: &str, text: &str) -> String {
+    serde_urlencoded::to_string([
+        ("command", "/llmtool"),
+        ("text", text),
+        ("user_id", user),
+        ("channel_id", "CSALES"),
+        ("team_id", "T1"),
+        ("trigger_id", "1234.5678.abcd"),
+    ])
+    .unwrap()
+}
+
+fn submission(user: &str, metadata: &str, topic: &str) -> String {
+    let payload = json!({"type": "view_submission", "user": {"id": user},
+        "view": {"callback_id": "llmtool_run", "private_metadata": metadata,
+            "state": {"values": {"variable_0": {"value": {"type": "plain_text_input", "value": topic}}}}}});
+    serde_urlencoded::to_string([("payload", payload.to_string())]).unwrap()
+}
+
+/// Waits (at most ten seconds) until the stand-in has `count` calls of `method`.
+async fn calls_of(calls: &Calls, method: &str, count: usize) -> Vec<Value> {
+    for _ in 0..200 {
+        let found: Vec<Value> = calls
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(name, _)| name == method)
+            .map(|(_, arguments)| arguments.clone())
+            .collect();
+        if found.len() >= count {
+            return found;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the stand-in never got {count} calls of {method}: {:?}", calls.lock().unwrap());
+}
+
+fn whole(text: &str) -> Reply {
+    let body = json!({
+        "choices": [{ "index": 0, "message": { "content": text }, "finish_reason": "stop" }],
+        "usage": { "prompt_tokens": 20, "completion_tokens": 5 }
+    });
+    Reply::json(200, body.to_string())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slack_runs_the_tools_a_member_sees_as_that_member_and_nothing_unsigned() {
+    let mock = Mock::start(vec![whole("Tides **turn** twice a day.")]).await;
+    let (api_url, calls) = slack_stand_in().await;
+    let options = llmtool_server::SlackOptions {
+        signing_secret: SECRET.into(),
+        bot_token: Some("xoxb-test-bot-token".into()),
+        api_url: Some(api_url),
+    };
+    let mut secret_tool = poet();
+    secret_tool["metadata"]["prompt_name"] = json!("Secret");
+    let tools = [("poet", poet()), ("secret", secret_tool)];
+    let curated = [("poet", "sales"), ("secret", "support")];
+    let lib = Library::start_with_slack(&mock, &tools, &curated, options).await;
+    for team in ["sales", "support"] {
+        lib.state.store.create_team(team, true).await.unwrap();
+    }
+    lib.member("sam@example.test", Role::Viewer, &["sales"]).await;
+    lib.member("sue@example.test", Role::Viewer, &["support"]).await;
+    let admin = lib.token("ops", Role::Admin).await;
+
+    // Unsigned, stale, or signed with another secret: 401, and nothing reaches Slack.
+    let check = json!({"type": "url_verification", "challenge": "c-123"}).to_string();
+    assert_eq!(post(&lib, "/slack/events", &check, None).await.status(), 401);
+    assert_eq!(post(&lib, "/slack/events", &check, Some(now() - 600)).await.status(), 401);
+    assert_eq!(post(&lib, "/slack/commands", &command("USAM", ""), None).await.status(), 401);
+    let checked = post(&lib, "/slack/events", &check, Some(now())).await;
+    assert_eq!(checked.status(), 200);
+    assert_eq!(checked.json::<Value>().await.unwrap(), json!({"challenge": "c-123"}));
+    // An event Slack sends again is acknowledged each time.
+    let event = json!({"type": "event_callback", "event_id": "Ev1", "team_id": "T1",
+        "event": {"type": "reaction_added"}})
+    .to_string();
+    for _ in 0..3 {
+        assert_eq!(post(&lib, "/slack/events", &event, Some(now())).await.status(), 200);
+    }
+    assert!(calls.lock().unwrap().is_empty());
+
+    // `/llmtool`: the tools Sam sees, and not Sue's team's.
+    let listed = post(&lib, "/slack/commands", &command("USAM", ""), Some(now())).await;
+    let listed: Value = listed.json().await.unwrap();
+    assert_eq!(listed["response_type"], "ephemeral");
+    let text = listed["text"].as_str().unwrap();
+    assert!(text.contains("`poet`") && !text.contains("`secret`"), "{text}");
+    let hidden = post(&lib, "/slack/commands", &command("USAM", "secret"), Some(now())).await;
+    let hidden: Value = hidden.json().await.unwrap();
+    assert!(hidden["text"].as_str().unwrap().contains("no tool `secret` you can run"));
+    assert!(calls.lock().unwrap().iter().all(|(method, _)| method != "views.open"));
+
+    // `/llmtool poet` opens its modal; submitted, it runs as Sam and is posted as a thread.
+    let opened = post(&lib, "/slack/commands", &command("USAM", "poet"), Some(now())).await;
+    assert_eq!(opened.status(), 200);
+    let view = calls_of(&calls, "views.open", 1).await.remove(0);
+    assert_eq!(view["trigger_id"], "1234.5678.abcd");
+    let modal = &view["view"];
+    assert_eq!(modal["title"]["text"], "Poet");
+    assert_eq!(modal["blocks"][0]["label"]["text"], "topic");
+    let metadata = modal["private_metadata"].as_str().unwrap();
+    let submitted =
+        post(&lib, "/slack/interactivity", &submission("USAM", metadata, "tides"), Some(now()))
+            .await;
+    assert_eq!(submitted.status(), 200);
+    let posted = calls_of(&calls, "chat.postMessage", 2).await;
+    assert_eq!(posted[0]["channel"], "CSALES");
+    assert!(posted[0]["blocks"][0]["text"]["text"].as_str().unwrap().contains("<@USAM>"));
+    assert_eq!(posted[1]["blocks"][0]["text"]["text"], "Tides *turn* twice a day.");
+    let thread = posted[1]["thread_ts"].as_str().unwrap();
+    assert_eq!(mock.requests()[0].body["messages"][0]["content"], "Write about tides.");
+    // Charged to Sam, and the thread is the run's conversation.
+    let spend: Value = lib
+        .call(Method::GET, "/spend?member=sam@example.test".into(), &admin, None)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(spend["totals"]["runs"], 1, "{spend}");
+    let conversation = lib.state.store.slack_thread("CSALES", thread).await.unwrap();
+    assert!(conversation.is_some(), "the thread {thread} is no conversation");
+
+    // Sue (another team) cannot run Sam's team's tool from Slack, even with its modal's
+    // metadata; a Slack user who is no member is told so. Nothing more is sent to the model.
+    let refused =
+        post(&lib, "/slack/interactivity", &submission("USUE", metadata, "x"), Some(now())).await;
+    assert_eq!(refused.status(), 200);
+    let told = calls_of(&calls, "chat.postEphemeral", 1).await;
+    assert_eq!(told[0]["user"], "USUE");
+    assert!(told[0]["text"].as_str().unwrap().contains("no tool `poet` you can run"), "{told:?}");
+    let stranger = post(&lib, "/slack/commands", &command("UNOBODY", ""), Some(now())).await;
+    let stranger: Value = stranger.json().await.unwrap();
+    assert!(stranger["text"].as_str().unwrap().contains("stranger@example.test"), "{stranger}");
+    assert_eq!(mock.requests().len(), 1);
+    assert_eq!(calls_of(&calls, "chat.postMessage", 2).await.len(), 2);
+}
