@@ -14,7 +14,7 @@ use llmtool_slack::modal::run_modal;
 use llmtool_slack::payloads::SlashCommand;
 
 use super::people::{Asker, not_a_member};
-use super::{ephemeral, unreadable, verified};
+use super::{ephemeral, received};
 use crate::ServerState;
 use crate::runs::RunFor;
 
@@ -27,13 +27,9 @@ pub(super) async fn command(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let slack = match verified(&state, &headers, &body) {
-        Ok(slack) => slack,
-        Err(refused) => return refused.into_response(),
-    };
-    let command = match SlashCommand::from_form(&body) {
-        Ok(command) => command,
-        Err(problem) => return unreadable(&problem),
+    let (slack, command) = match received(&state, &headers, &body, SlashCommand::from_form) {
+        Ok(received) => received,
+        Err(status) => return status.into_response(),
     };
     let who = match slack.people.asker(&state, &slack.api, &command.user_id).await {
         Ok(Asker::Member(who)) => who,

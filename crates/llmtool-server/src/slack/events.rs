@@ -9,7 +9,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse as _, Response};
 use llmtool_slack::payloads::{Event, EventRequest};
 
-use super::{unreadable, verified};
+use super::received;
 use crate::ServerState;
 
 /// `POST /slack/events`.
@@ -18,12 +18,10 @@ pub(super) async fn events(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    if let Err(refused) = verified(&state, &headers, &body) {
-        return refused.into_response();
-    }
-    let request: EventRequest = match serde_json::from_slice(&body) {
-        Ok(request) => request,
-        Err(error) => return unreadable(&format!("not an event: {error}")),
+    let read = |body: &[u8]| serde_json::from_slice(body).map_err(|e| format!("not an event: {e}"));
+    let request: EventRequest = match received(&state, &headers, &body, read) {
+        Ok((_, request)) => request,
+        Err(status) => return status.into_response(),
     };
     match request {
         EventRequest::UrlVerification { challenge } => {

@@ -20,7 +20,7 @@ use llmtool_slack::payloads::{Interaction, View};
 use serde_json::json;
 
 use super::people::{Asker, not_a_member};
-use super::{Slack, unreadable, verified};
+use super::{Slack, received};
 use crate::ServerState;
 use crate::runs::{Ask, RunFor};
 
@@ -30,13 +30,9 @@ pub(super) async fn interaction(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let slack = match verified(&state, &headers, &body) {
-        Ok(slack) => slack,
-        Err(refused) => return refused.into_response(),
-    };
-    let interaction = match Interaction::from_form(&body) {
-        Ok(interaction) => interaction,
-        Err(problem) => return unreadable(&problem),
+    let (slack, interaction) = match received(&state, &headers, &body, Interaction::from_form) {
+        Ok(received) => received,
+        Err(status) => return status.into_response(),
     };
     if let Interaction::ViewSubmission { user, view } = interaction
         && view.callback_id == RUN_CALLBACK

@@ -97,7 +97,18 @@ fn ephemeral(text: &str) -> Response {
     axum::Json(serde_json::json!({"response_type": "ephemeral", "text": text})).into_response()
 }
 
-/// A 400 for a body that is not what Slack sends.
-fn unreadable(problem: &str) -> Response {
-    (StatusCode::BAD_REQUEST, problem.to_owned()).into_response()
+/// What Slack sent, read by `read` once its signature is checked, with the server's app;
+/// else the status to answer: [`verified`]'s, or 400 for a body that is not what Slack sends.
+fn received<T>(
+    state: &ServerState,
+    headers: &HeaderMap,
+    body: &Bytes,
+    read: impl FnOnce(&[u8]) -> Result<T, String>,
+) -> Result<(Arc<Slack>, T), StatusCode> {
+    let slack = verified(state, headers, body)?;
+    let payload = read(body).map_err(|problem| {
+        tracing::warn!("a signed request from Slack does not read: {problem}");
+        StatusCode::BAD_REQUEST
+    })?;
+    Ok((slack, payload))
 }
