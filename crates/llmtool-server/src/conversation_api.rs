@@ -480,7 +480,7 @@ pub(crate) fn transcript(
 /// else's goes on with each placeholder standing for itself, so that no answer they are shown
 /// holds the owner's values (and the values kept stay the owner's: a placeholder keeps the
 /// value it was kept with first).
-fn conversation_of(
+pub(crate) fn conversation_of(
     kept: &KeptConversation,
     text: String,
     standing: Standing,

@@ -48,6 +48,7 @@ async fn slack_stand_in() -> (String, Calls) {
             "chat.postMessage" => {
                 json!({"ok": true, "ts": format!("1700000000.{:06}", calls.len())})
             }
+            "auth.test" => json!({"ok": true, "user_id": "UAPP"}),
             _ => json!({"ok": true}),
         };
         axum::Json(answer)
@@ -130,7 +131,11 @@ fn whole(text: &str) -> Reply {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn slack_runs_the_tools_a_member_sees_as_that_member_and_nothing_unsigned() {
-    let mock = Mock::start(vec![whole("Tides **turn** twice a day.")]).await;
+    let mock = Mock::start(vec![
+        whole("Tides **turn** twice a day."),
+        whole("Twice, because of the moon."),
+    ])
+    .await;
     let (api_url, calls) = slack_stand_in().await;
     let options = llmtool_server::SlackOptions {
         signing_secret: SECRET.into(),
@@ -207,6 +212,26 @@ async fn slack_runs_the_tools_a_member_sees_as_that_member_and_nothing_unsigned(
     let conversation = lib.state.store.slack_thread("CSALES", thread).await.unwrap();
     assert!(conversation.is_some(), "the thread {thread} is no conversation");
 
+    // A mention in that thread is a turn of the conversation, as Sam's: once, however often
+    // Slack sends the event again, and its answer posted once in the thread.
+    let mention = |user: &str, event_id: &str| {
+        json!({"type": "event_callback", "event_id": event_id, "team_id": "T1",
+            "event": {"type": "app_mention", "user": user, "text": "<@UAPP> why twice?",
+                "channel": "CSALES", "ts": "1700000001.000001", "thread_ts": thread}})
+        .to_string()
+    };
+    for _ in 0..3 {
+        let sent = post(&lib, "/slack/events", &mention("USAM", "EvMention1"), Some(now())).await;
+        assert_eq!(sent.status(), 200);
+    }
+    let posted = calls_of(&calls, "chat.postMessage", 3).await;
+    assert_eq!(posted[2]["thread_ts"], thread);
+    assert_eq!(posted[2]["blocks"][0]["text"]["text"], "Twice, because of the moon.");
+    let asked = &mock.requests()[1].body["messages"];
+    let asked = asked.as_array().unwrap();
+    assert_eq!(asked.last().unwrap()["content"], "why twice?");
+    assert_eq!(asked[1]["content"], "Tides **turn** twice a day.");
+
     // Sue (another team) cannot run Sam's team's tool from Slack, even with its modal's
     // metadata; a Slack user who is no member is told so. Nothing more is sent to the model.
     let refused =
@@ -218,6 +243,20 @@ async fn slack_runs_the_tools_a_member_sees_as_that_member_and_nothing_unsigned(
     let stranger = post(&lib, "/slack/commands", &command("UNOBODY", ""), Some(now())).await;
     let stranger: Value = stranger.json().await.unwrap();
     assert!(stranger["text"].as_str().unwrap().contains("stranger@example.test"), "{stranger}");
-    assert_eq!(mock.requests().len(), 1);
-    assert_eq!(calls_of(&calls, "chat.postMessage", 2).await.len(), 2);
+    // Sue mentioning the app in Sam's thread cannot go on with a conversation of a tool she
+    // does not see.
+    let sues = post(&lib, "/slack/events", &mention("USUE", "EvMention2"), Some(now())).await;
+    assert_eq!(sues.status(), 200);
+    let told = calls_of(&calls, "chat.postEphemeral", 2).await;
+    assert_eq!(told[1]["user"], "USUE");
+    assert!(told[1]["text"].as_str().unwrap().contains("not one you can go on with"), "{told:?}");
+    assert_eq!(mock.requests().len(), 2);
+    assert_eq!(calls_of(&calls, "chat.postMessage", 3).await.len(), 3);
+    let spend: Value = lib
+        .call(Method::GET, "/spend?member=sam@example.test".into(), &admin, None)
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(spend["totals"]["runs"], 2, "{spend}");
 }

@@ -192,6 +192,15 @@ impl WebApi {
         Ok(answer["ts"].as_str().unwrap_or_default().to_owned())
     }
 
+    /// The bot's own user id (`auth.test`): how its mentions are written (`<@ID>`).
+    pub async fn bot_user_id(&self) -> Result<String, WebApiError> {
+        let answer = self.call("auth.test", &json!({})).await?;
+        answer["user_id"].as_str().map(str::to_owned).ok_or_else(|| WebApiError::Refused {
+            method: "auth.test".into(),
+            error: "no user id in the answer".into(),
+        })
+    }
+
     /// Shows `text` to `user` alone, in `channel`.
     pub async fn post_ephemeral(
         &self,

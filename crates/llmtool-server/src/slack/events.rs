@@ -1,6 +1,7 @@
 //! `POST /slack/events`: Slack's URL check answered with its challenge; each event
 //! acknowledged at once and handled once, whichever server of the library gets it and however
-//! often Slack sends it again (`X-Slack-Retry-Num`).
+//! often Slack sends it again (`X-Slack-Retry-Num`). A mention of the app is answered
+//! afterwards ([`super::mention`]).
 
 use axum::Json;
 use axum::body::Bytes;
@@ -9,7 +10,9 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse as _, Response};
 use llmtool_slack::payloads::{Event, EventRequest};
 
-use super::received;
+use std::sync::Arc;
+
+use super::{Slack, received};
 use crate::ServerState;
 
 /// `POST /slack/events`.
@@ -19,8 +22,8 @@ pub(super) async fn events(
     body: Bytes,
 ) -> Response {
     let read = |body: &[u8]| serde_json::from_slice(body).map_err(|e| format!("not an event: {e}"));
-    let request: EventRequest = match received(&state, &headers, &body, read) {
-        Ok((_, request)) => request,
+    let (slack, request): (_, EventRequest) = match received(&state, &headers, &body, read) {
+        Ok(received) => received,
         Err(status) => return status.into_response(),
     };
     match request {
@@ -29,7 +32,7 @@ pub(super) async fn events(
         }
         EventRequest::EventCallback { event_id, event, .. } => {
             match state.store.first_slack_event(&event_id).await {
-                Ok(true) => handle(&event),
+                Ok(true) => handle(&state, slack, event),
                 Ok(false) => tracing::debug!("Slack's event {event_id} was handled already"),
                 // Slack sends it again when it is not acknowledged: then it is handled.
                 Err(error) => {
@@ -43,13 +46,16 @@ pub(super) async fn events(
     }
 }
 
-/// What an event does. Mentions in a conversation's thread are not answered yet (docs/slack.md
-/// says what is built); a revoked token is said in the server's log.
-fn handle(event: &Event) {
+/// What an event does: a mention is answered after Slack has its acknowledgement; a revoked
+/// token is said in the server's log.
+fn handle(state: &ServerState, slack: Arc<Slack>, event: Event) {
     match event {
+        Event::AppMention(said) => {
+            tokio::spawn(super::mention::mentioned(state.clone(), slack, said));
+        }
         Event::TokensRevoked | Event::AppUninstalled => {
             tracing::warn!("Slack revoked the app's token: add the app to Slack again");
         }
-        Event::AppMention(_) | Event::Other => {}
+        Event::Other => {}
     }
 }

@@ -1,7 +1,8 @@
 //! Slack, where the team talks (docs/slack.md): Slack's requests arrive at `/slack/events`,
 //! `/slack/commands` and `/slack/interactivity`, each taken only with a valid signature; the
 //! `/llmtool` command lists the tools a member sees and opens a tool's modal; a submitted
-//! modal runs the tool as that member, and its answer is posted in the channel as a thread.
+//! modal runs the tool as that member, and its answer is posted in the channel as a thread; a
+//! mention of the app in that thread is a turn of its conversation.
 //!
 //! A Slack user is the member whose e-mail Slack has verified for them (`users.info`); the
 //! rule of who sees which tool, budgets, data-loss prevention and spend are the studio's.
@@ -9,6 +10,7 @@
 mod command;
 mod events;
 mod interaction;
+mod mention;
 mod people;
 
 use std::sync::Arc;
@@ -44,6 +46,8 @@ pub(crate) struct Slack {
     verifier: Verifier,
     api: WebApi,
     people: people::People,
+    /// The bot's user id, asked of Slack once: how its mentions are written.
+    bot_user: tokio::sync::OnceCell<String>,
 }
 
 impl Slack {
@@ -56,7 +60,14 @@ impl Slack {
             verifier: Verifier::new(&options.signing_secret),
             api,
             people: people::People::new(),
+            bot_user: tokio::sync::OnceCell::new(),
         })
+    }
+
+    /// The bot's user id (`auth.test`, asked once).
+    async fn bot_user(&self) -> Result<&str, llmtool_slack::WebApiError> {
+        let id = self.bot_user.get_or_try_init(|| self.api.bot_user_id()).await?;
+        Ok(id.as_str())
     }
 }
 

@@ -1,0 +1,110 @@
+//! A mention of the app in a thread that is a conversation: a turn of it, asked by the member
+//! behind the Slack user, run and charged as theirs, its answer posted in the thread.
+//!
+//! The thread's channel is the conversation's audience: any member in it who may see the
+//! conversation's tool (the one visibility rule) asks as a collaborator does in the studio,
+//! so the values data-loss prevention hid stay placeholders, and no hidden value is ever
+//! posted to Slack. One turn at a time, as in the studio.
+
+use std::sync::Arc;
+
+use llmtool_registry::{Reference, Selector};
+use llmtool_runtime::Subject;
+use llmtool_slack::blocks::answer_messages;
+use llmtool_slack::payloads::Said;
+
+use super::Slack;
+use super::people::{Asker, not_a_member};
+use crate::ServerState;
+use crate::conversation_api::{Standing, conversation_of};
+use crate::runs::Ask;
+
+/// Answers the mention `said`, when its thread is a conversation.
+pub(super) async fn mentioned(state: ServerState, slack: Arc<Slack>, said: Said) {
+    let conversation = match state.store.slack_thread(&said.channel, said.thread()).await {
+        Ok(Some(conversation)) => conversation,
+        Ok(None) => {
+            let hint = "I answer in the threads of the tools run here: `/llmtool` lists them, and a mention in an answer's thread goes on with it.";
+            return tell(&slack, &said, hint).await;
+        }
+        Err(error) => return tracing::warn!("a Slack thread could not be looked up: {error}"),
+    };
+    let who = match slack.people.asker(&state, &slack.api, &said.user).await {
+        Ok(Asker::Member(who)) => who,
+        Ok(Asker::Unknown { email }) => {
+            return tell(&slack, &said, &not_a_member(email.as_deref())).await;
+        }
+        Err(error) => return tell(&slack, &said, &error.said()).await,
+    };
+    let bot = slack.bot_user().await.unwrap_or_default();
+    let text = said.words(bot);
+    if text.is_empty() {
+        return tell(&slack, &said, "Ask your follow-up after the mention.").await;
+    }
+    match turn(&state, &who, &conversation, text).await {
+        Ok(answer) => {
+            for message in answer_messages(&answer) {
+                let posted = slack.api.post_message(&said.channel, Some(said.thread()), &message);
+                if let Err(error) = posted.await {
+                    tracing::warn!("an answer was not posted in Slack: {error}");
+                    break;
+                }
+            }
+        }
+        Err(problem) => tell(&slack, &said, &problem).await,
+    }
+}
+
+/// The answer of the follow-up `text` in `conversation`, asked by `who`; else why there is
+/// none (a conversation they may not go on with is one that does not exist).
+async fn turn(
+    state: &ServerState,
+    who: &crate::runs::RunFor,
+    conversation: &str,
+    text: String,
+) -> Result<String, String> {
+    let runs = state.runs().cloned().ok_or("this server runs no tools")?;
+    let missing = || "This thread's conversation is not one you can go on with.".to_owned();
+    let following = runs.follow(conversation).await.map_err(|problem| problem.detail)?;
+    let kept = state
+        .store
+        .conversation(conversation)
+        .await
+        .map_err(|error| error.to_string())?
+        .ok_or_else(missing)?;
+    let info = &kept.info;
+    let version = state
+        .store
+        .version(&info.slug, &Selector::Version(info.version))
+        .await
+        .ok()
+        .filter(|version| who.visibility.sees(&version.tags))
+        .ok_or_else(missing)?;
+    let going_on =
+        conversation_of(&kept, version.text, Standing::Collaborator).map_err(|e| e.to_string())?;
+    let _turn = runs.turn_or_busy().await.map_err(|problem| problem.detail)?;
+    let ask = Ask::FollowUp { conversation: &going_on, text, choice: None };
+    let prepared = Box::pin(runs.prepare(state, who, (&info.slug, &version.tags), ask))
+        .await
+        .map_err(|problem| problem.detail)?;
+    let path = Reference::pinned(&info.slug, info.version).path();
+    let subject = Subject {
+        by: who.by.clone(),
+        account: Some(prepared.account.clone()),
+        ..going_on.subject("slack", Some(path))
+    };
+    let runtime = &prepared.runtime;
+    let answered =
+        runtime.answer_request(&prepared.request, Some(&subject), std::future::pending()).await;
+    drop(following);
+    answered
+        .map(|answer| answer.text)
+        .map_err(|error| format!("The run did not answer: {}", runtime.redact(&error.to_string())))
+}
+
+/// Tells the Slack user who mentioned the app, and no one else.
+async fn tell(slack: &Slack, said: &Said, text: &str) {
+    if let Err(error) = slack.api.post_ephemeral(&said.channel, &said.user, text).await {
+        tracing::warn!("Slack was not told why a mention was not answered: {error}");
+    }
+}
