@@ -138,6 +138,9 @@ pub trait People: Send + Sync {
     async fn members(&self) -> Result<Vec<Member>, StoreError>;
     /// The member whose e-mail is `email` (in any case).
     async fn member(&self, email: &str) -> Result<Member, StoreError>;
+    /// The id of the member whose e-mail is `email` (what owns their conversations), if there
+    /// is such a member.
+    async fn member_id(&self, email: &str) -> Result<Option<String>, StoreError>;
     /// Changes the member `email`; the last owner stays an owner.
     async fn edit_member(&self, email: &str, edit: &MemberEdit) -> Result<Member, StoreError>;
     /// Removes the member `email`, revoking their tokens and ending their sessions; the last

@@ -80,6 +80,13 @@ impl People for SqlStore {
         Ok(member(row, teams.into_iter().map(|(team,)| team).collect()))
     }
 
+    async fn member_id(&self, email: &str) -> Result<Option<String>, StoreError> {
+        let key = email_key(email)?;
+        let sql = statement("SELECT COALESCE(id, '') FROM members WHERE email = $1").bind(&key);
+        let found: Option<(String,)> = self.db.optional(sql).await?;
+        Ok(found.map(|(id,)| id).filter(|id| !id.is_empty()))
+    }
+
     async fn edit_member(&self, email: &str, edit: &MemberEdit) -> Result<Member, StoreError> {
         let key = email_key(email)?;
         let name = edit.name.as_deref().map(check_member_name).transpose()?;

@@ -1127,9 +1127,12 @@ async fn conversation_pages_search_edit_and_delete(store: &dyn Store) {
 
     // Deleted: gone, its text too, its cost kept.
     let before = store.usage(Grouping::Tool, None, &Visibility::Everything).await.unwrap();
+    store.set_slack_thread("C1", "1700000000.000100", &id(2)).await.unwrap();
     let deleted = store.delete_conversation(&id(2)).await.unwrap();
     assert_eq!((deleted.turns, deleted.pictures), (1, 0));
     assert!(store.conversation(&id(2)).await.unwrap().is_none());
+    // Its Slack thread is a conversation's no more.
+    assert_eq!(store.slack_thread("C1", "1700000000.000100").await.unwrap(), None);
     assert!(store.conversations(&anas(Some("moon"), None)).await.unwrap().is_empty());
     let after = store.usage(Grouping::Tool, None, &Visibility::Everything).await.unwrap();
     assert_eq!(before, after, "the spend and usage do not change");

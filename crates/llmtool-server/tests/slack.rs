@@ -37,18 +37,21 @@ async fn slack_stand_in() -> (String, Calls) {
         calls.push((method.clone(), arguments.clone()));
         let answer = match method.as_str() {
             "users.info" => {
-                let email = match arguments["user"].as_str().unwrap_or_default() {
-                    "USAM" => "sam@example.test",
-                    "USUE" => "sue@example.test",
-                    _ => "stranger@example.test",
+                // Sam and Sue of the workspace T1; someone of another workspace (a shared
+                // channel) with Sam's address; a stranger.
+                let (email, team) = match arguments["user"].as_str().unwrap_or_default() {
+                    "USAM" => ("sam@example.test", "T1"),
+                    "USUE" => ("sue@example.test", "T1"),
+                    "UELSEWHERE" => ("sam@example.test", "T2"),
+                    _ => ("stranger@example.test", "T1"),
                 };
-                json!({"ok": true, "user": {"id": arguments["user"], "is_email_confirmed": true,
-                    "profile": {"email": email}}})
+                json!({"ok": true, "user": {"id": arguments["user"], "team_id": team,
+                    "is_email_confirmed": true, "profile": {"email": email}}})
             }
             "chat.postMessage" => {
                 json!({"ok": true, "ts": format!("1700000000.{:06}", calls.len())})
             }
-            "auth.test" => json!({"ok": true, "user_id": "UAPP"}),
+            "auth.test" => json!({"ok": true, "user_id": "UAPP", "team_id": "T1"}),
             _ => json!({"ok": true}),
         };
         axum::Json(answer)
@@ -132,7 +135,7 @@ fn whole(text: &str) -> Reply {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn slack_runs_the_tools_a_member_sees_as_that_member_and_nothing_unsigned() {
     let mock = Mock::start(vec![
-        whole("Tides **turn** twice a day."),
+        whole("Tides **turn** twice a day; ask [EMAIL_1]."),
         whole("Twice, because of the moon."),
     ])
     .await;
@@ -144,7 +147,9 @@ async fn slack_runs_the_tools_a_member_sees_as_that_member_and_nothing_unsigned(
     };
     let mut secret_tool = poet();
     secret_tool["metadata"]["prompt_name"] = json!("Secret");
-    let tools = [("poet", poet()), ("secret", secret_tool)];
+    let mut redacting = poet();
+    redacting["x-dlp"] = json!("redact");
+    let tools = [("poet", redacting), ("secret", secret_tool)];
     let curated = [("poet", "sales"), ("secret", "support")];
     let lib = Library::start_with_slack(&mock, &tools, &curated, options).await;
     for team in ["sales", "support"] {
@@ -191,16 +196,20 @@ async fn slack_runs_the_tools_a_member_sees_as_that_member_and_nothing_unsigned(
     assert_eq!(modal["title"]["text"], "Poet");
     assert_eq!(modal["blocks"][0]["label"]["text"], "topic");
     let metadata = modal["private_metadata"].as_str().unwrap();
+    let topic = "tides near ana@example.org";
     let submitted =
-        post(&lib, "/slack/interactivity", &submission("USAM", metadata, "tides"), Some(now()))
-            .await;
+        post(&lib, "/slack/interactivity", &submission("USAM", metadata, topic), Some(now())).await;
     assert_eq!(submitted.status(), 200);
     let posted = calls_of(&calls, "chat.postMessage", 2).await;
     assert_eq!(posted[0]["channel"], "CSALES");
     assert!(posted[0]["blocks"][0]["text"]["text"].as_str().unwrap().contains("<@USAM>"));
-    assert_eq!(posted[1]["blocks"][0]["text"]["text"], "Tides *turn* twice a day.");
+    // The answer as the channel reads it: the value data-loss prevention hid stays hidden.
+    assert_eq!(posted[1]["blocks"][0]["text"]["text"], "Tides *turn* twice a day; ask [EMAIL_1].");
     let thread = posted[1]["thread_ts"].as_str().unwrap();
-    assert_eq!(mock.requests()[0].body["messages"][0]["content"], "Write about tides.");
+    assert_eq!(
+        mock.requests()[0].body["messages"][0]["content"],
+        "Write about tides near [EMAIL_1]."
+    );
     // Charged to Sam, and the thread is the run's conversation.
     let spend: Value = lib
         .call(Method::GET, "/spend?member=sam@example.test".into(), &admin, None)
@@ -230,7 +239,7 @@ async fn slack_runs_the_tools_a_member_sees_as_that_member_and_nothing_unsigned(
     let asked = &mock.requests()[1].body["messages"];
     let asked = asked.as_array().unwrap();
     assert_eq!(asked.last().unwrap()["content"], "why twice?");
-    assert_eq!(asked[1]["content"], "Tides **turn** twice a day.");
+    assert_eq!(asked[1]["content"], "Tides **turn** twice a day; ask [EMAIL_1].");
 
     // Sue (another team) cannot run Sam's team's tool from Slack, even with its modal's
     // metadata; a Slack user who is no member is told so. Nothing more is sent to the model.
@@ -240,6 +249,10 @@ async fn slack_runs_the_tools_a_member_sees_as_that_member_and_nothing_unsigned(
     let told = calls_of(&calls, "chat.postEphemeral", 1).await;
     assert_eq!(told[0]["user"], "USUE");
     assert!(told[0]["text"].as_str().unwrap().contains("no tool `poet` you can run"), "{told:?}");
+    // Someone of another workspace with Sam's address is not Sam.
+    let elsewhere = post(&lib, "/slack/commands", &command("UELSEWHERE", ""), Some(now())).await;
+    let elsewhere: Value = elsewhere.json().await.unwrap();
+    assert!(elsewhere["text"].as_str().unwrap().contains("no verified e-mail"), "{elsewhere}");
     let stranger = post(&lib, "/slack/commands", &command("UNOBODY", ""), Some(now())).await;
     let stranger: Value = stranger.json().await.unwrap();
     assert!(stranger["text"].as_str().unwrap().contains("stranger@example.test"), "{stranger}");

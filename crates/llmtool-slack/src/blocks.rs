@@ -1,7 +1,12 @@
 //! An answer (Markdown, as models write it) as Slack messages of Block Kit sections: Markdown
 //! turned into Slack's `mrkdwn`, each section within Slack's 3,000 characters, each message
-//! within its 50 blocks. A long answer is split between paragraphs, then lines; a code block
-//! stays a code block on both sides of a split, and nothing inside one is rewritten.
+//! within its 50 blocks and 12,000 characters (Slack refuses more with `msg_blocks_too_long`).
+//! A long answer is split between paragraphs, then lines; a code block stays a code block on
+//! both sides of a split, and nothing inside one is rewritten.
+//!
+//! `&`, `<` and `>` are escaped everywhere, as Slack asks: a model's answer cannot mention
+//! `<!channel>` or a user, or write a link whose text hides where it goes; only the links the
+//! Markdown writes (`[text](url)`) become Slack's `<url|text>`.
 
 use serde_json::{Value, json};
 
@@ -9,6 +14,8 @@ use serde_json::{Value, json};
 pub const SECTION_CHARS: usize = 3000;
 /// The most blocks of a message.
 pub const BLOCKS_PER_MESSAGE: usize = 50;
+/// The most characters of a message's sections together.
+pub const MESSAGE_CHARS: usize = 12_000;
 
 /// One message to post: its blocks, and the plain text Slack shows in notifications.
 #[derive(Debug, Clone, PartialEq)]
@@ -19,17 +26,36 @@ pub struct SlackMessage {
 
 /// `answer` as the messages to post, in order (one for most answers; none for an empty one).
 pub fn answer_messages(answer: &str) -> Vec<SlackMessage> {
-    let sections = pack(pieces(answer), SECTION_CHARS);
-    sections
-        .chunks(BLOCKS_PER_MESSAGE)
-        .map(|chunk| SlackMessage {
-            text: preview(&chunk[0]),
-            blocks: chunk
+    let mut messages: Vec<Vec<String>> = Vec::new();
+    let mut length = 0;
+    for section in pack(pieces(answer), SECTION_CHARS) {
+        let size = section.chars().count();
+        match messages.last_mut() {
+            Some(last) if last.len() < BLOCKS_PER_MESSAGE && length + size <= MESSAGE_CHARS => {
+                last.push(section);
+                length += size;
+            }
+            _ => {
+                messages.push(vec![section]);
+                length = size;
+            }
+        }
+    }
+    messages
+        .into_iter()
+        .map(|sections| SlackMessage {
+            text: preview(&sections[0]),
+            blocks: sections
                 .iter()
                 .map(|text| json!({"type": "section", "text": {"type": "mrkdwn", "text": text}}))
                 .collect(),
         })
         .collect()
+}
+
+/// `text` with the three characters `mrkdwn` gives a meaning to escaped.
+pub fn escaped(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
 }
 
 /// The start of a section, for notifications.
@@ -77,7 +103,7 @@ fn pieces(answer: &str) -> Vec<String> {
 fn fenced(lines: &[&str]) -> Vec<String> {
     const FENCES: usize = "```\n\n```".len();
     let lines: Vec<String> =
-        lines.iter().flat_map(|line| cut(line, SECTION_CHARS - FENCES)).collect();
+        lines.iter().flat_map(|line| cut(&escaped(line), SECTION_CHARS - FENCES)).collect();
     pack(lines, SECTION_CHARS - FENCES)
         .into_iter()
         .map(|body| format!("```\n{body}\n```"))
@@ -163,9 +189,9 @@ fn inline(text: &str) -> String {
             out.push('`');
         }
         if index % 2 == 1 {
-            out.push_str(part);
+            out.push_str(&escaped(part));
         } else {
-            out.push_str(&links(&part.replace("**", "*").replace("__", "*")));
+            out.push_str(&links(&escaped(&part.replace("**", "*").replace("__", "*"))));
         }
     }
     out
@@ -251,11 +277,32 @@ mod tests {
     }
 
     #[test]
+    fn what_slack_acts_on_is_escaped_and_only_markdown_links_are_links() {
+        let answer = "Hi <!channel> and <@U123>, see <https://evil.test|the docs> & [ours](https://ok.test/?a=1&b=2).\n```\nif a < b && c > d {}\n```";
+        let text = texts(&answer_messages(answer)[0]).join("\n");
+        assert!(!text.contains("<!") && !text.contains("<@"), "{text}");
+        assert!(
+            text.contains("&lt;!channel&gt;")
+                && text.contains("&lt;https://evil.test|the docs&gt; &amp;")
+        );
+        assert!(text.contains("<https://ok.test/?a=1&amp;b=2|ours>"), "{text}");
+        assert!(text.contains("if a &lt; b &amp;&amp; c &gt; d {}"), "{text}");
+    }
+
+    #[test]
     fn many_sections_go_in_several_messages_and_an_empty_answer_in_none() {
-        let answer = (0..120).map(|_| "y".repeat(2990)).collect::<Vec<_>>().join("\n\n");
+        // Sections of 2,990 characters: four a message, Slack's 12,000 characters.
+        let answer = (0..10).map(|_| "y".repeat(2990)).collect::<Vec<_>>().join("\n\n");
+        let counts: Vec<usize> = answer_messages(&answer).iter().map(|m| m.blocks.len()).collect();
+        assert_eq!(counts, [4, 4, 2]);
+        // Short sections: 50 a message.
+        let answer = (0..120).map(|_| "```\nz\n```").collect::<Vec<_>>().join("\n\nword\n\n");
         let messages = answer_messages(&answer);
-        let counts: Vec<usize> = messages.iter().map(|m| m.blocks.len()).collect();
-        assert_eq!(counts, [50, 50, 20]);
+        assert!(messages.iter().all(|m| m.blocks.len() <= BLOCKS_PER_MESSAGE));
+        let text = |m: &SlackMessage| -> usize {
+            m.blocks.iter().map(|b| b["text"]["text"].as_str().unwrap().chars().count()).sum()
+        };
+        assert!(messages.iter().all(|m| text(m) <= MESSAGE_CHARS));
         assert!(answer_messages("  \n").is_empty());
         // An answer cut short inside a code block gets its block closed.
         let cut = answer_messages("Here:\n```\nfn main() {");

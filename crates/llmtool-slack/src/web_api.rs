@@ -64,6 +64,13 @@ impl WebApiError {
     }
 }
 
+/// Who the bot is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BotIdentity {
+    pub user_id: String,
+    pub team_id: String,
+}
+
 /// What an install by OAuth gives: the bot's token, and whose workspace it is.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Installed {
@@ -192,13 +199,18 @@ impl WebApi {
         Ok(answer["ts"].as_str().unwrap_or_default().to_owned())
     }
 
-    /// The bot's own user id (`auth.test`): how its mentions are written (`<@ID>`).
-    pub async fn bot_user_id(&self) -> Result<String, WebApiError> {
+    /// Who the bot is (`auth.test`): its user id (how its mentions are written, `<@ID>`) and
+    /// its workspace's id.
+    pub async fn bot_identity(&self) -> Result<BotIdentity, WebApiError> {
         let answer = self.call("auth.test", &json!({})).await?;
-        answer["user_id"].as_str().map(str::to_owned).ok_or_else(|| WebApiError::Refused {
-            method: "auth.test".into(),
-            error: "no user id in the answer".into(),
-        })
+        let text = |key: &str| answer[key].as_str().map(str::to_owned);
+        match (text("user_id"), text("team_id")) {
+            (Some(user_id), Some(team_id)) => Ok(BotIdentity { user_id, team_id }),
+            _ => Err(WebApiError::Refused {
+                method: "auth.test".into(),
+                error: "no user or team id in the answer".into(),
+            }),
+        }
     }
 
     /// Shows `text` to `user` alone, in `channel`.
@@ -218,13 +230,18 @@ impl WebApi {
         self.call("views.open", &body).await.map(drop)
     }
 
-    /// The e-mail of the Slack user `user`, when Slack has verified one (`users.info`).
-    pub async fn user_email(&self, user: &str) -> Result<Option<String>, WebApiError> {
+    /// The e-mail of the Slack user `user` (`users.info`), when Slack says it confirmed it and
+    /// the user is a person of the workspace `team` (not a bot, not deleted, not someone of
+    /// another workspace in a shared channel).
+    pub async fn user_email(&self, user: &str, team: &str) -> Result<Option<String>, WebApiError> {
         let answer = self.call_form("users.info", &[("user", user)]).await?;
         let user = &answer["user"];
-        let verified = user["is_email_confirmed"] != false && user["deleted"] != true;
+        let a_person_here = user["is_email_confirmed"] == true
+            && user["deleted"] != true
+            && user["is_bot"] != true
+            && user["team_id"] == team;
         let email = user["profile"]["email"].as_str().filter(|e| e.contains('@'));
-        Ok(email.filter(|_| verified).map(str::to_lowercase))
+        Ok(email.filter(|_| a_person_here).map(str::to_lowercase))
     }
 
     /// Trades an OAuth `code` for the bot's token (`oauth.v2.access`).

@@ -14,7 +14,7 @@ use llmtool_slack::modal::run_modal;
 use llmtool_slack::payloads::SlashCommand;
 
 use super::people::{Asker, not_a_member};
-use super::{ephemeral, received};
+use super::{Slack, ephemeral, received};
 use crate::ServerState;
 use crate::runs::RunFor;
 
@@ -31,14 +31,26 @@ pub(super) async fn command(
         Ok(received) => received,
         Err(status) => return status.into_response(),
     };
-    let who = match slack.people.asker(&state, &slack.api, &command.user_id).await {
+    // Slack waits three seconds, and a modal must open within them.
+    let answered = tokio::time::timeout(IN_TIME, answer(&state, &slack, &command)).await;
+    answered.unwrap_or_else(|_| {
+        ephemeral("Slack or the library took too long to answer this time: try again.")
+    })
+}
+
+/// How long the command may take: Slack's three seconds, less the way back.
+const IN_TIME: std::time::Duration = std::time::Duration::from_millis(2500);
+
+/// The answer to `command`.
+async fn answer(state: &ServerState, slack: &Slack, command: &SlashCommand) -> Response {
+    let who = match slack.asker(state, &command.user_id).await {
         Ok(Asker::Member(who)) => who,
         Ok(Asker::Unknown { email }) => return ephemeral(&not_a_member(email.as_deref())),
         Err(error) => return ephemeral(&error.said()),
     };
     let asked = command.text.split_whitespace().next().unwrap_or_default();
     if asked.is_empty() || asked == "help" {
-        return ephemeral(&listed(&state, &who).await);
+        return ephemeral(&listed(state, &who).await);
     }
     let slug = asked.strip_prefix("registry:").unwrap_or(asked);
     let version = match state.store.version(slug, &Selector::Latest).await {
@@ -59,7 +71,9 @@ pub(super) async fn command(
         ));
     }
     let template = ToolTemplate::new(&tool);
-    let metadata = serde_json::json!({"slug": slug, "channel": command.channel_id}).to_string();
+    let metadata = serde_json::json!({"slug": slug, "version": version.version,
+        "channel": command.channel_id})
+    .to_string();
     let modal = run_modal(tool.name().unwrap_or(slug), &metadata, template.variables());
     match slack.api.open_view(&command.trigger_id, &modal).await {
         Ok(()) => StatusCode::OK.into_response(),

@@ -32,7 +32,7 @@ pub(super) async fn events(
         }
         EventRequest::EventCallback { event_id, event, .. } => {
             match state.store.first_slack_event(&event_id).await {
-                Ok(true) => handle(&state, slack, event),
+                Ok(true) => handle(&state, &slack, event),
                 Ok(false) => tracing::debug!("Slack's event {event_id} was handled already"),
                 // Slack sends it again when it is not acknowledged: then it is handled.
                 Err(error) => {
@@ -48,10 +48,11 @@ pub(super) async fn events(
 
 /// What an event does: a mention is answered after Slack has its acknowledgement; a revoked
 /// token is said in the server's log.
-fn handle(state: &ServerState, slack: Arc<Slack>, event: Event) {
+fn handle(state: &ServerState, slack: &Arc<Slack>, event: Event) {
     match event {
         Event::AppMention(said) => {
-            tokio::spawn(super::mention::mentioned(state.clone(), slack, said));
+            let job = super::mention::mentioned(state.clone(), Arc::clone(slack), said);
+            slack.spawn("a mention", job);
         }
         Event::TokensRevoked | Event::AppUninstalled => {
             tracing::warn!("Slack revoked the app's token: add the app to Slack again");

@@ -14,7 +14,7 @@ use llmtool_format::model::Tool;
 use llmtool_format::template::{Inputs, ToolTemplate};
 use llmtool_registry::{Reference, Selector};
 use llmtool_runtime::{ParamOverrides, Subject, new_conversation_id};
-use llmtool_slack::blocks::{SlackMessage, answer_messages};
+use llmtool_slack::blocks::{SlackMessage, answer_messages, escaped};
 use llmtool_slack::modal::{RUN_CALLBACK, submitted_values};
 use llmtool_slack::payloads::{Interaction, View};
 use serde_json::json;
@@ -38,7 +38,8 @@ pub(super) async fn interaction(
         && view.callback_id == RUN_CALLBACK
     {
         // Slack waits three seconds at most: the run goes on after the answer.
-        tokio::spawn(async move { submitted(state, slack, user.id, view).await });
+        let job = submitted(state, Arc::clone(&slack), user.id, view);
+        slack.spawn("a submitted modal", job);
     }
     StatusCode::OK.into_response()
 }
@@ -46,6 +47,8 @@ pub(super) async fn interaction(
 /// Where a modal's answer goes, as the command put it in the modal.
 struct Asked {
     slug: String,
+    /// The version the modal was made from: its inputs are that version's variables.
+    version: u32,
     channel: String,
     user: String,
 }
@@ -55,11 +58,12 @@ async fn submitted(state: ServerState, slack: Arc<Slack>, user: String, view: Vi
     let metadata: serde_json::Value =
         serde_json::from_str(&view.private_metadata).unwrap_or_default();
     let text = |key: &str| metadata[key].as_str().unwrap_or_default().to_owned();
-    let asked = Asked { slug: text("slug"), channel: text("channel"), user };
-    if asked.slug.is_empty() || asked.channel.is_empty() {
+    let version = metadata["version"].as_u64().and_then(|v| u32::try_from(v).ok()).unwrap_or(0);
+    let asked = Asked { slug: text("slug"), version, channel: text("channel"), user };
+    if asked.slug.is_empty() || asked.channel.is_empty() || asked.version == 0 {
         return;
     }
-    let who = match slack.people.asker(&state, &slack.api, &asked.user).await {
+    let who = match slack.asker(&state, &asked.user).await {
         Ok(Asker::Member(who)) => who,
         Ok(Asker::Unknown { email }) => {
             return tell(&slack, &asked, &not_a_member(email.as_deref())).await;
@@ -90,14 +94,15 @@ async fn run_and_post(
     let runs = state.runs().cloned().ok_or("this server runs no tools")?;
     let version = state
         .store
-        .version(&asked.slug, &Selector::Latest)
+        .version(&asked.slug, &Selector::Version(asked.version))
         .await
         .ok()
         .filter(|version| who.visibility.sees(&version.tags))
         .ok_or_else(|| format!("There is no tool `{}` you can run.", asked.slug))?;
     let tool: Tool = llmtool_format::Document::from_text(version.text)
         .tool
-        .ok_or_else(|| format!("`{}` does not read as a tool.", asked.slug))?;
+        .filter(|tool| tool.kind() == llmtool_format::model::ToolKind::Prompt)
+        .ok_or_else(|| format!("`{}` is no prompt tool Slack can run.", asked.slug))?;
     let template = ToolTemplate::new(&tool);
     let values = serde_json::Value::Object(submitted_values(view, template.variables()));
     let inputs = Inputs::from_json(&values, template.variables()).map_err(|e| e.to_string())?;
@@ -139,7 +144,11 @@ async fn run_and_post(
     let answered =
         runtime.answer_request(&prepared.request, Some(&subject), std::future::pending()).await;
     let text = match answered {
-        Ok(answer) => answer.text,
+        // The channel sees it: the values data-loss prevention hid stay hidden.
+        Ok(answer) => match prepared.request.redaction.as_deref() {
+            Some(redaction) => redaction.mask(&answer.text),
+            None => answer.text,
+        },
         Err(error) => format!("The run did not answer: {}", runtime.redact(&error.to_string())),
     };
     for message in answer_messages(&text) {
@@ -149,9 +158,4 @@ async fn run_and_post(
         }
     }
     Ok(())
-}
-
-/// `text` with the characters `mrkdwn` gives a meaning to escaped, as Slack asks.
-fn escaped(text: &str) -> String {
-    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
 }

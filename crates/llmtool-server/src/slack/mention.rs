@@ -1,10 +1,12 @@
 //! A mention of the app in a thread that is a conversation: a turn of it, asked by the member
 //! behind the Slack user, run and charged as theirs, its answer posted in the thread.
 //!
-//! The thread's channel is the conversation's audience: any member in it who may see the
-//! conversation's tool (the one visibility rule) asks as a collaborator does in the studio,
-//! so the values data-loss prevention hid stay placeholders, and no hidden value is ever
-//! posted to Slack. One turn at a time, as in the studio.
+//! Who may go on with it is the studio's rule: its owner, and the members who joined it by
+//! its collaboration link, while they may see its tool; anyone else is told the thread's
+//! conversation is not one they can go on with. Since the channel reads the answer, every
+//! turn asked from Slack goes on as a collaborator's does: the values data-loss prevention
+//! hid stay placeholders, and the asker's own hidden values are masked again before posting.
+//! One turn at a time, as in the studio.
 
 use std::sync::Arc;
 
@@ -29,15 +31,15 @@ pub(super) async fn mentioned(state: ServerState, slack: Arc<Slack>, said: Said)
         }
         Err(error) => return tracing::warn!("a Slack thread could not be looked up: {error}"),
     };
-    let who = match slack.people.asker(&state, &slack.api, &said.user).await {
+    let who = match slack.asker(&state, &said.user).await {
         Ok(Asker::Member(who)) => who,
         Ok(Asker::Unknown { email }) => {
             return tell(&slack, &said, &not_a_member(email.as_deref())).await;
         }
         Err(error) => return tell(&slack, &said, &error.said()).await,
     };
-    let bot = slack.bot_user().await.unwrap_or_default();
-    let text = said.words(bot);
+    let bot = slack.bot().await.map(|bot| bot.user_id.clone()).unwrap_or_default();
+    let text = said.words(&bot);
     if text.is_empty() {
         return tell(&slack, &said, "Ask your follow-up after the mention.").await;
     }
@@ -65,14 +67,15 @@ async fn turn(
 ) -> Result<String, String> {
     let runs = state.runs().cloned().ok_or("this server runs no tools")?;
     let missing = || "This thread's conversation is not one you can go on with.".to_owned();
-    let following = runs.follow(conversation).await.map_err(|problem| problem.detail)?;
-    let kept = state
-        .store
-        .conversation(conversation)
-        .await
-        .map_err(|error| error.to_string())?
-        .ok_or_else(missing)?;
-    let info = &kept.info;
+    let read = |error: llmtool_registry::StoreError| error.to_string();
+    // Who may go on with it is decided before anything is held.
+    let info =
+        state.store.conversation_info(conversation).await.map_err(read)?.ok_or_else(missing)?;
+    let member_id = state.store.member_id(&who.member).await.map_err(read)?.ok_or_else(missing)?;
+    let owns = info.owner == llmtool_registry::owner_of(&member_id, None);
+    if !owns && !state.store.is_collaborator(conversation, &member_id).await.map_err(read)? {
+        return Err(missing());
+    }
     let version = state
         .store
         .version(&info.slug, &Selector::Version(info.version))
@@ -80,6 +83,9 @@ async fn turn(
         .ok()
         .filter(|version| who.visibility.sees(&version.tags))
         .ok_or_else(missing)?;
+    let following = runs.follow(conversation).await.map_err(|problem| problem.detail)?;
+    let kept = state.store.conversation(conversation).await.map_err(read)?.ok_or_else(missing)?;
+    let info = &kept.info;
     let going_on =
         conversation_of(&kept, version.text, Standing::Collaborator).map_err(|e| e.to_string())?;
     let _turn = runs.turn_or_busy().await.map_err(|problem| problem.detail)?;
@@ -97,9 +103,13 @@ async fn turn(
     let answered =
         runtime.answer_request(&prepared.request, Some(&subject), std::future::pending()).await;
     drop(following);
-    answered
-        .map(|answer| answer.text)
-        .map_err(|error| format!("The run did not answer: {}", runtime.redact(&error.to_string())))
+    let answer = answered.map_err(|error| {
+        format!("The run did not answer: {}", runtime.redact(&error.to_string()))
+    })?;
+    Ok(match prepared.request.redaction.as_deref() {
+        Some(redaction) => redaction.mask(&answer.text),
+        None => answer.text,
+    })
 }
 
 /// Tells the Slack user who mentioned the app, and no one else.

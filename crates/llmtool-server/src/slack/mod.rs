@@ -46,9 +46,15 @@ pub(crate) struct Slack {
     verifier: Verifier,
     api: WebApi,
     people: people::People,
-    /// The bot's user id, asked of Slack once: how its mentions are written.
-    bot_user: tokio::sync::OnceCell<String>,
+    /// Who the bot is, asked of Slack once: how its mentions are written, and its workspace.
+    bot: tokio::sync::OnceCell<llmtool_slack::web_api::BotIdentity>,
+    /// Turns of the work done after Slack is answered (runs, posts): at most [`JOBS`] at once.
+    jobs: Arc<tokio::sync::Semaphore>,
 }
+
+/// The most Slack jobs (a modal's run, a mention's turn) at once; past it, what Slack sent is
+/// dropped with a warning in the log, as an overloaded server should.
+const JOBS: usize = 64;
 
 impl Slack {
     pub(crate) fn new(options: SlackOptions) -> Result<Slack, String> {
@@ -60,14 +66,39 @@ impl Slack {
             verifier: Verifier::new(&options.signing_secret),
             api,
             people: people::People::new(),
-            bot_user: tokio::sync::OnceCell::new(),
+            bot: tokio::sync::OnceCell::new(),
+            jobs: Arc::new(tokio::sync::Semaphore::new(JOBS)),
         })
     }
 
-    /// The bot's user id (`auth.test`, asked once).
-    async fn bot_user(&self) -> Result<&str, llmtool_slack::WebApiError> {
-        let id = self.bot_user.get_or_try_init(|| self.api.bot_user_id()).await?;
-        Ok(id.as_str())
+    /// Who the bot is (`auth.test`, asked once).
+    async fn bot(
+        &self,
+    ) -> Result<&llmtool_slack::web_api::BotIdentity, llmtool_slack::WebApiError> {
+        self.bot.get_or_try_init(|| self.api.bot_identity()).await
+    }
+
+    /// Who the Slack user `user` is to the library.
+    async fn asker(
+        &self,
+        state: &ServerState,
+        user: &str,
+    ) -> Result<people::Asker, people::AskerError> {
+        let bot = self.bot().await.map_err(people::AskerError::Slack)?;
+        self.people.asker(state, &self.api, &bot.team_id, user).await
+    }
+
+    /// Runs `job` after Slack is answered, when a turn is free; else drops it, saying so.
+    fn spawn(&self, what: &str, job: impl std::future::Future<Output = ()> + Send + 'static) {
+        match Arc::clone(&self.jobs).try_acquire_owned() {
+            Ok(turn) => {
+                tokio::spawn(async move {
+                    job.await;
+                    drop(turn);
+                });
+            }
+            Err(_) => tracing::warn!("{JOBS} Slack jobs are under way: {what} was dropped"),
+        }
     }
 }
 

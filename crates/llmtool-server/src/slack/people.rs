@@ -33,17 +33,18 @@ impl People {
         People { emails: quick_cache::sync::Cache::new(MOST_KEPT) }
     }
 
-    /// Who the Slack user `user` is.
+    /// Who the Slack user `user` is (a person of `team`, the bot's workspace).
     pub(super) async fn asker(
         &self,
         state: &ServerState,
         api: &WebApi,
+        team: &str,
         user: &str,
     ) -> Result<Asker, AskerError> {
         let email = match self.emails.get(user) {
             Some((email, at)) if at.elapsed() < KEPT_FOR => email,
             _ => {
-                let email = api.user_email(user).await.map_err(AskerError::Slack)?;
+                let email = api.user_email(user, team).await.map_err(AskerError::Slack)?;
                 self.emails.insert(user.to_owned(), (email.clone(), Instant::now()));
                 email
             }

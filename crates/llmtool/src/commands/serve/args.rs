@@ -31,8 +31,9 @@ pub(crate) struct ListArgs {
 #[derive(Debug, Args)]
 pub(crate) struct SlackArgs {
     /// A file holding the Slack app's signing secret (its first line): Slack's requests to
-    /// `/slack/events`, `/slack/commands` and `/slack/interactivity` are then answered.
-    #[arg(long = "slack-signing-secret-file", value_name = "FILE")]
+    /// `/slack/events`, `/slack/commands` and `/slack/interactivity` are then answered (with
+    /// `--slack-bot-token-file`).
+    #[arg(long = "slack-signing-secret-file", value_name = "FILE", requires = "bot_token_file")]
     pub(crate) signing_secret_file: Option<PathBuf>,
     /// A file holding the app's bot token (`xoxb-...`, its first line).
     #[arg(long = "slack-bot-token-file", value_name = "FILE", requires = "signing_secret_file")]
