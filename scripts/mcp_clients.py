@@ -390,8 +390,9 @@ def main():
     with tempfile.TemporaryDirectory() as work:
         folder = os.path.join(work, "tools")
         # The prompt tools: the smart example (examples/smart/) has no prompt to compare, and
-        # its MCP calls are tested by crates/llmtool/tests/smart.rs.
-        shutil.copytree(EXAMPLES, folder, ignore=shutil.ignore_patterns("smart"))
+        # its MCP calls are tested by crates/llmtool/tests/smart.rs; examples/data/ holds the
+        # sample database of the SQL Assistant (database), no tool.
+        shutil.copytree(EXAMPLES, folder, ignore=shutil.ignore_patterns("smart", "data"))
         expected_path = os.path.join(work, "expected.json")
         expected = expectations(folder)
         json.dump(expected, open(expected_path, "w", encoding="utf-8"))
