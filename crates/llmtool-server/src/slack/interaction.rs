@@ -14,13 +14,13 @@ use llmtool_format::model::Tool;
 use llmtool_format::template::{Inputs, ToolTemplate};
 use llmtool_registry::{Reference, Selector};
 use llmtool_runtime::{ParamOverrides, Subject, new_conversation_id};
-use llmtool_slack::blocks::{SlackMessage, answer_messages, escaped};
+use llmtool_slack::blocks::{SlackMessage, escaped};
 use llmtool_slack::modal::{RUN_CALLBACK, submitted_values};
 use llmtool_slack::payloads::{Interaction, View};
 use serde_json::json;
 
 use super::people::{Asker, not_a_member};
-use super::{Slack, received};
+use super::{Slack, for_the_channel, received};
 use crate::ServerState;
 use crate::runs::{Ask, RunFor};
 
@@ -66,19 +66,12 @@ async fn submitted(state: ServerState, slack: Arc<Slack>, user: String, view: Vi
     let who = match slack.asker(&state, &asked.user).await {
         Ok(Asker::Member(who)) => who,
         Ok(Asker::Unknown { email }) => {
-            return tell(&slack, &asked, &not_a_member(email.as_deref())).await;
+            return slack.tell(&asked.channel, &asked.user, &not_a_member(email.as_deref())).await;
         }
-        Err(error) => return tell(&slack, &asked, &error.said()).await,
+        Err(error) => return slack.tell(&asked.channel, &asked.user, &error.said()).await,
     };
     if let Err(problem) = run_and_post(&state, &slack, &who, &asked, &view).await {
-        tell(&slack, &asked, &problem).await;
-    }
-}
-
-/// Tells the user who asked, and no one else, why nothing was run.
-async fn tell(slack: &Slack, asked: &Asked, text: &str) {
-    if let Err(error) = slack.api.post_ephemeral(&asked.channel, &asked.user, text).await {
-        tracing::warn!("Slack was not told why a run did not start: {error}");
+        slack.tell(&asked.channel, &asked.user, &problem).await;
     }
 }
 
@@ -144,18 +137,9 @@ async fn run_and_post(
     let answered =
         runtime.answer_request(&prepared.request, Some(&subject), std::future::pending()).await;
     let text = match answered {
-        // The channel sees it: the values data-loss prevention hid stay hidden.
-        Ok(answer) => match prepared.request.redaction.as_deref() {
-            Some(redaction) => redaction.mask(&answer.text),
-            None => answer.text,
-        },
+        Ok(answer) => for_the_channel(&prepared.request, answer.text),
         Err(error) => format!("The run did not answer: {}", runtime.redact(&error.to_string())),
     };
-    for message in answer_messages(&text) {
-        if let Err(error) = slack.api.post_message(&asked.channel, Some(&thread), &message).await {
-            tracing::warn!("an answer was not posted in Slack: {error}");
-            break;
-        }
-    }
+    slack.post_answer(&asked.channel, &thread, &text).await;
     Ok(())
 }

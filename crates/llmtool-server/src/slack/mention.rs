@@ -12,11 +12,10 @@ use std::sync::Arc;
 
 use llmtool_registry::{Reference, Selector};
 use llmtool_runtime::Subject;
-use llmtool_slack::blocks::answer_messages;
 use llmtool_slack::payloads::Said;
 
-use super::Slack;
 use super::people::{Asker, not_a_member};
+use super::{Slack, for_the_channel};
 use crate::ServerState;
 use crate::conversation_api::{Standing, conversation_of};
 use crate::runs::Ask;
@@ -27,33 +26,27 @@ pub(super) async fn mentioned(state: ServerState, slack: Arc<Slack>, said: Said)
         Ok(Some(conversation)) => conversation,
         Ok(None) => {
             let hint = "I answer in the threads of the tools run here: `/llmtool` lists them, and a mention in an answer's thread goes on with it.";
-            return tell(&slack, &said, hint).await;
+            return slack.tell(&said.channel, &said.user, hint).await;
         }
         Err(error) => return tracing::warn!("a Slack thread could not be looked up: {error}"),
     };
     let who = match slack.asker(&state, &said.user).await {
         Ok(Asker::Member(who)) => who,
         Ok(Asker::Unknown { email }) => {
-            return tell(&slack, &said, &not_a_member(email.as_deref())).await;
+            return slack.tell(&said.channel, &said.user, &not_a_member(email.as_deref())).await;
         }
-        Err(error) => return tell(&slack, &said, &error.said()).await,
+        Err(error) => return slack.tell(&said.channel, &said.user, &error.said()).await,
     };
     let bot = slack.bot().await.map(|bot| bot.user_id.clone()).unwrap_or_default();
     let text = said.words(&bot);
     if text.is_empty() {
-        return tell(&slack, &said, "Ask your follow-up after the mention.").await;
+        return slack
+            .tell(&said.channel, &said.user, "Ask your follow-up after the mention.")
+            .await;
     }
     match turn(&state, &who, &conversation, text).await {
-        Ok(answer) => {
-            for message in answer_messages(&answer) {
-                let posted = slack.api.post_message(&said.channel, Some(said.thread()), &message);
-                if let Err(error) = posted.await {
-                    tracing::warn!("an answer was not posted in Slack: {error}");
-                    break;
-                }
-            }
-        }
-        Err(problem) => tell(&slack, &said, &problem).await,
+        Ok(answer) => slack.post_answer(&said.channel, said.thread(), &answer).await,
+        Err(problem) => slack.tell(&said.channel, &said.user, &problem).await,
     }
 }
 
@@ -106,15 +99,5 @@ async fn turn(
     let answer = answered.map_err(|error| {
         format!("The run did not answer: {}", runtime.redact(&error.to_string()))
     })?;
-    Ok(match prepared.request.redaction.as_deref() {
-        Some(redaction) => redaction.mask(&answer.text),
-        None => answer.text,
-    })
-}
-
-/// Tells the Slack user who mentioned the app, and no one else.
-async fn tell(slack: &Slack, said: &Said, text: &str) {
-    if let Err(error) = slack.api.post_ephemeral(&said.channel, &said.user, text).await {
-        tracing::warn!("Slack was not told why a mention was not answered: {error}");
-    }
+    Ok(for_the_channel(&prepared.request, answer.text))
 }

@@ -88,6 +88,24 @@ impl Slack {
         self.people.asker(state, &self.api, &bot.team_id, user).await
     }
 
+    /// Posts `answer` in the thread `thread` of `channel`, in as many messages as Slack's
+    /// limits need; a message Slack refuses ends it, with a warning in the log.
+    async fn post_answer(&self, channel: &str, thread: &str, answer: &str) {
+        for message in llmtool_slack::blocks::answer_messages(answer) {
+            if let Err(error) = self.api.post_message(channel, Some(thread), &message).await {
+                tracing::warn!("an answer was not posted in Slack: {error}");
+                break;
+            }
+        }
+    }
+
+    /// Shows `text` to `user` alone, in `channel`.
+    async fn tell(&self, channel: &str, user: &str, text: &str) {
+        if let Err(error) = self.api.post_ephemeral(channel, user, text).await {
+            tracing::warn!("Slack did not show a user why nothing was run: {error}");
+        }
+    }
+
     /// Runs `job` after Slack is answered, when a turn is free; else drops it, saying so.
     fn spawn(&self, what: &str, job: impl std::future::Future<Output = ()> + Send + 'static) {
         match Arc::clone(&self.jobs).try_acquire_owned() {
@@ -153,4 +171,13 @@ fn received<T>(
         StatusCode::BAD_REQUEST
     })?;
     Ok((slack, payload))
+}
+
+/// `answer`, to `request`, as a channel may read it: the values data-loss prevention hid in
+/// the request stay placeholders.
+fn for_the_channel(request: &llmtool_providers::run::RunRequest, answer: String) -> String {
+    match request.redaction.as_deref() {
+        Some(redaction) => redaction.mask(&answer),
+        None => answer,
+    }
 }
