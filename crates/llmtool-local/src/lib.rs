@@ -12,6 +12,7 @@ mod gguf;
 mod llama;
 mod metadata;
 pub mod model;
+pub mod package;
 pub mod pip;
 pub mod provider;
 pub mod sampler;

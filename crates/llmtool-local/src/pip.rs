@@ -182,21 +182,32 @@ fn bytes_under(folder: &Path) -> u64 {
         .sum()
 }
 
-/// Runs `python -I -m pip ARGS` in `work` (a fresh folder), isolated from the environment's
-/// Python variables, the user's site folder and the current folder, with its temporary files
-/// in `work/pip-temporary` when that folder exists; `watch` is called every 200 ms while pip
-/// runs.
+/// Runs `python -I -m pip ARGS` in `work` (a fresh folder), as [`run_python`] does, with
+/// its temporary files in `work/pip-temporary` when that folder exists.
 fn run_pip(
     work: &Path,
     args: &[&std::ffi::OsStr],
     watch: &mut dyn FnMut(),
 ) -> Result<(), LocalError> {
+    let mut all: Vec<&OsStr> = vec![OsStr::new("-m"), OsStr::new("pip")];
+    all.extend_from_slice(args);
+    run_python(work, &all, watch)
+}
+
+/// Runs `python -I ARGS` in `work` (a fresh folder), isolated from the environment's Python
+/// variables, the user's site folder and the current folder; `watch` is called every 200 ms
+/// while it runs. A failure's reason is the end of what it wrote to its standard error.
+pub fn run_python(
+    work: &Path,
+    args: &[&std::ffi::OsStr],
+    watch: &mut dyn FnMut(),
+) -> Result<(), LocalError> {
     let python = python().ok_or_else(|| LocalError::Pip {
-        reason: "no python3 on an absolute PATH entry to run pip with".into(),
+        reason: "no python3 on an absolute PATH entry to run".into(),
     })?;
     let mut command = Command::new(&python);
     command
-        .args(["-I", "-m", "pip"])
+        .arg("-I")
         .args(args)
         .current_dir(work)
         .env("PIP_NO_INPUT", "1")

@@ -14,13 +14,18 @@ use tracing::Instrument as _;
 use llmtool_format::model::{Metadata, Spanned, Tool};
 use llmtool_format::span::Span;
 use llmtool_local::LocalError;
+use llmtool_local::package::{self, PinnedPackage};
+use llmtool_local::pip;
 use llmtool_local::store::{self, ModelSpec};
 use llmtool_log::{Outcome, Record};
 use llmtool_providers::Usage;
 use llmtool_providers::functions::{Call, FunctionCall, Functions, Tally};
 use llmtool_providers::run::{RunOptions, RunRequest};
+use llmtool_sandbox::compile::{SCRIPT, compiled_name};
 use llmtool_sandbox::{Folders, FunctionAsk, Job, LlmCall, LlmFuture, LlmHost, Python, Ran};
 
+/// wasmtime's compiler, which readies the runtime for this machine.
+pub use llmtool_sandbox::compile::COMPILER;
 /// What the sandbox bounds and how a smart run fails, and the open-files limit a process that
 /// runs many of them raises: the front ends reach the sandbox through the runtime only.
 pub use llmtool_sandbox::{Failure, Limits, raise_open_files_limit};
@@ -73,14 +78,97 @@ pub fn pull_python(
     Ok(path)
 }
 
-/// Compiles the installed runtime at `path` into the sandbox folder's cache (unless a
-/// compiled copy is there already), so that the first smart run starts as fast as later ones;
-/// whether it compiled now. Blocking.
-pub fn compile_python(path: &Path) -> Result<bool, RunError> {
-    let cache = sandbox_dir()?.join("compiled");
-    let python = Python::load(path, PYTHON_RUNTIME.sha256, Some(&cache))
-        .map_err(|e| RunError::Sandbox(e.to_string()))?;
-    Ok(python.compiled_now())
+/// wasmtime's compiler, as the sandbox folder keeps it unpacked from its wheel.
+fn compiler_package() -> PinnedPackage<'static> {
+    PinnedPackage {
+        requirement: COMPILER.requirement,
+        package: COMPILER.package,
+        wheel_sha256: COMPILER.wheel_sha256,
+        max_wheel_bytes: 64 << 20,
+    }
+}
+
+/// Where the runtime's compiled form is kept: `compiled/` in the sandbox folder.
+pub fn compiled_python_path() -> Result<PathBuf, LocalError> {
+    Ok(sandbox_dir()?.join("compiled").join(compiled_name(PYTHON_RUNTIME.sha256)))
+}
+
+/// Compiles the installed runtime at `module` for this machine (unless a compiled copy that
+/// loads is there already), with wasmtime's compiler fetched from its wheel (or taken from
+/// `compiler_wheel`) on first use; whether it compiled now. Blocking.
+pub fn compile_python(
+    module: &Path,
+    compiler_wheel: Option<&Path>,
+    progress: &(dyn Fn(PullEvent<'_>) + Send + Sync),
+) -> Result<bool, RunError> {
+    let compiled = compiled_python_path()?;
+    if compiled.is_file() {
+        if Python::load(&compiled).is_ok() {
+            return Ok(false);
+        }
+        // Made by another compiler or for another CPU: made again.
+        std::fs::remove_file(&compiled).map_err(|e| RunError::Sandbox(e.to_string()))?;
+    }
+    let pinned = compiler_package();
+    let compiler_dir = sandbox_dir()?.join("compiler");
+    if pinned.installed(&compiler_dir).is_none() && compiler_wheel.is_none() {
+        progress(PullEvent::Step(&format!(
+            "fetching wasmtime's compiler ({:.0} MB, {}) from {} with pip",
+            COMPILER.bytes as f64 / 1e6,
+            COMPILER.license,
+            COMPILER.requirement
+        )));
+    }
+    let installed = package::install(&pinned, &compiler_dir, compiler_wheel, &mut |received| {
+        progress(PullEvent::Bytes {
+            received: received.min(COMPILER.bytes),
+            total: COMPILER.bytes,
+        });
+    });
+    progress(PullEvent::DownloadEnded);
+    let package_dir = installed?;
+    let folder = compiled.parent().unwrap_or(&compiler_dir);
+    let failed =
+        |reason: String| RunError::Sandbox(format!("compiling the Python runtime: {reason}"));
+    let work = private_temporary(folder).map_err(|e| failed(e.to_string()))?;
+    let partial = work.path().join("python.cwasm");
+    let args: [&std::ffi::OsStr; 5] = [
+        "-c".as_ref(),
+        SCRIPT.as_ref(),
+        package_dir.as_os_str(),
+        module.as_os_str(),
+        partial.as_os_str(),
+    ];
+    pip::run_python(work.path(), &args, &mut || {}).map_err(|e| failed(e.to_string()))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let private = std::fs::Permissions::from_mode(0o600);
+        std::fs::set_permissions(&partial, private).map_err(|e| failed(e.to_string()))?;
+    }
+    std::fs::rename(&partial, &compiled).map_err(|e| failed(e.to_string()))?;
+    // What it made must load here, or the next run would fail later and less clearly.
+    Python::load(&compiled).map_err(|e| {
+        let _ = std::fs::remove_file(&compiled);
+        RunError::Sandbox(e.to_string())
+    })?;
+    Ok(true)
+}
+
+/// A new folder in `dir` (made, private, if missing) only its owner can use, removed when
+/// dropped: what is written in it stays private when it is renamed beside it.
+fn private_temporary(dir: &Path) -> std::io::Result<tempfile::TempDir> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(dir)?;
+    tempfile::Builder::new().prefix(".compiling-").tempdir_in(dir)
+}
+
+/// Whether the runtime's compiled form is here and loads: smart tools can run.
+pub fn python_ready() -> bool {
+    compiled_python_path().is_ok_and(|compiled| Python::load(&compiled).is_ok())
 }
 
 /// The installed Python runtime, if it is here and intact: nothing is fetched or asked.
@@ -99,10 +187,12 @@ impl LocalModels {
             .get_or_try_init(|| async {
                 let models = Arc::clone(self);
                 tokio::task::spawn_blocking(move || -> Result<Arc<Python>, RunError> {
-                    let path = models.python_path()?;
-                    let cache = sandbox_dir()?.join("compiled");
-                    let python = Python::load(&path, PYTHON_RUNTIME.sha256, Some(&cache))
-                        .map_err(|e| RunError::Sandbox(e.to_string()))?;
+                    let compiled = compiled_python_path()?;
+                    if Python::load(&compiled).is_err() {
+                        models.ready_python()?;
+                    }
+                    let python =
+                        Python::load(&compiled).map_err(|e| RunError::Sandbox(e.to_string()))?;
                     Ok(Arc::new(python))
                 })
                 .await
@@ -112,32 +202,44 @@ impl LocalModels {
         Ok(Arc::clone(python))
     }
 
-    fn python_path(&self) -> Result<PathBuf, RunError> {
+    /// Fetches what the runtime still lacks (the module, wasmtime's compiler), as the fetch
+    /// policy allows, and compiles it.
+    fn ready_python(&self) -> Result<(), RunError> {
         let dir = sandbox_dir()?;
-        if let Some(path) = store::installed_in(&PYTHON_RUNTIME, &dir) {
-            store::verify_installed(&PYTHON_RUNTIME, &path)?;
-            return Ok(path);
+        let installed = store::installed_in(&PYTHON_RUNTIME, &dir);
+        if let Some(path) = &installed {
+            store::verify_installed(&PYTHON_RUNTIME, path)?;
         }
+        if installed.is_none() || compiler_package().installed(&dir.join("compiler")).is_none() {
+            self.may_fetch_python()?;
+        }
+        let path = match installed {
+            Some(path) => path,
+            None => pull_python(None, &*self.progress)?,
+        };
+        compile_python(&path, None, &*self.progress)?;
+        Ok(())
+    }
+
+    /// Whether the runtime may be fetched now: the policy's answer, or the user's.
+    fn may_fetch_python(&self) -> Result<(), RunError> {
+        let not_installed = |hint: &str| RunError::NotInstalled {
+            file: PYTHON_RUNTIME.file,
+            hint: hint.to_owned(),
+        };
         match &self.fetch {
-            Fetch::Yes => {}
+            Fetch::Yes => Ok(()),
             Fetch::Never => {
-                return Err(RunError::NotInstalled {
-                    file: PYTHON_RUNTIME.file,
-                    hint: "run `llmtool sandbox pull` (or start the server with `--yes`)".into(),
-                });
+                Err(not_installed("run `llmtool sandbox pull` (or start the server with `--yes`)"))
             }
             Fetch::Ask(ask) => match ask(&PYTHON_RUNTIME) {
-                Consent::Granted => {}
-                Consent::Declined => return Err(RunError::DownloadDeclined),
-                Consent::CannotAsk => {
-                    return Err(RunError::NotInstalled {
-                        file: PYTHON_RUNTIME.file,
-                        hint: "run `llmtool sandbox pull`, or pass `--yes` to fetch it now".into(),
-                    });
-                }
+                Consent::Granted => Ok(()),
+                Consent::Declined => Err(RunError::DownloadDeclined),
+                Consent::CannotAsk => Err(not_installed(
+                    "run `llmtool sandbox pull`, or pass `--yes` to fetch it now",
+                )),
             },
         }
-        Ok(pull_python(None, &*self.progress)?)
     }
 }
 

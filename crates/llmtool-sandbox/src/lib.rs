@@ -10,9 +10,11 @@
 //! caller runs each call through its own run path, so keys and connection addresses never
 //! enter the sandbox.
 //!
-//! [`Python::load`] compiles the runtime once (and caches the compiled module on disk);
-//! [`Python::run`] starts a fresh instance per run, so runs share nothing.
+//! The runtime is compiled once per machine by wasmtime's own compiler ([`compile`]);
+//! [`Python::load`] loads it, and [`Python::run`] starts a fresh instance per run, so runs
+//! share nothing.
 
+pub mod compile;
 mod descriptors;
 mod pipes;
 mod python;

