@@ -11,8 +11,10 @@ OUT=bench/out/smart
 cargo build --release -q -p llmtool
 mkdir -p "$OUT/warm" "$OUT/cold"
 module=$(LLMTOOL_SANDBOX_DIR="$PWD/$OUT/warm" target/release/llmtool sandbox pull 2>/dev/null)
-# The cold runs' folder holds the verified module, never its compiled form.
+# The cold runs' folder holds the verified module and wasmtime's compiler (unpacked from its
+# wheel), never the compiled form: each cold run compiles it.
 cp "$module" "$OUT/warm/.python-3.12.0.wasm.verified" "$OUT/cold/"
+rm -rf "$OUT/cold/compiler" && cp -a "$OUT/warm/compiler" "$OUT/cold/"
 TOOL=bench/smart/word-stats.json
 TEXT="text=$(python3 -c "print(' '.join('word%d' % (i * 7 % 113) for i in range(3000)))")"
 echo "tool: $TOOL; python3: $(python3 --version 2>&1); cores: $(nproc)"

@@ -131,7 +131,10 @@ pub fn compile_python(
     let failed =
         |reason: String| RunError::Sandbox(format!("compiling the Python runtime: {reason}"));
     let work = private_temporary(folder).map_err(|e| failed(e.to_string()))?;
-    let partial = work.path().join("python.cwasm");
+    // Python runs in `work`: every path it is given is absolute.
+    let absolute = |path: &Path| std::path::absolute(path).map_err(|e| failed(e.to_string()));
+    let partial = absolute(&work.path().join("python.cwasm"))?;
+    let (package_dir, module) = (absolute(&package_dir)?, absolute(module)?);
     let args: [&std::ffi::OsStr; 5] = [
         "-c".as_ref(),
         SCRIPT.as_ref(),

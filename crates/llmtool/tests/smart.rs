@@ -268,6 +268,45 @@ async fn the_runtime_is_never_fetched_unasked() {
     assert_eq!(shown["variables"], json!({ "text": "hi" }));
 }
 
+#[tokio::test]
+async fn a_runtime_not_yet_compiled_is_compiled_once_in_a_folder_named_relatively() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let setup = Setup::new(None);
+    let tool = setup.tool("words.json", &smart("def execute(variables):\n    return 'ok'\n", &[]));
+    // The module and wasmtime's unpacked compiler, as a pull leaves them, but no compiled form.
+    let own = setup.data.path().join("sandbox");
+    std::fs::create_dir_all(&own).unwrap();
+    let shared = sandbox_dir();
+    for file in ["python-3.12.0.wasm", ".python-3.12.0.wasm.verified"] {
+        std::fs::copy(shared.join(file), own.join(file)).unwrap();
+    }
+    let copied = std::process::Command::new("cp")
+        .args(["-a", shared.join("compiler").to_str().unwrap(), own.to_str().unwrap()])
+        .status()
+        .unwrap();
+    assert!(copied.success());
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_llmtool"));
+    command
+        .args(["run", tool.to_str().unwrap()])
+        .current_dir(setup.data.path())
+        .env("NO_COLOR", "1")
+        .env("LLMTOOL_DATA_DIR", setup.data.path())
+        .env("LLMTOOL_CONFIG", &setup.config)
+        // Relative: the compiler runs in a folder of its own, and must still find everything.
+        .env("LLMTOOL_SANDBOX_DIR", "sandbox")
+        .env("LLMTOOL_NO_LOG", "1")
+        .stdin(Stdio::null());
+    let run = command.output().await.unwrap();
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
+    assert_eq!(text(&run.stdout).trim(), "ok");
+    let compiled: Vec<_> =
+        std::fs::read_dir(own.join("compiled")).unwrap().map(|e| e.unwrap()).collect();
+    assert_eq!(compiled.len(), 1, "one compiled module, no partial file left");
+    let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&compiled[0].path()), 0o600);
+    assert_eq!(mode(&own.join("compiled")), 0o700);
+}
+
 /// One JSON-RPC exchange with an `llmtool mcp` over stdio: the answer with the request's id.
 fn ask(
     stdin: &mut std::process::ChildStdin,
