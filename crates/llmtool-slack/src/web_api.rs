@@ -60,8 +60,26 @@ impl WebApiError {
     /// Whether the call may succeed later as it is (Slack down or busy), so that what was to
     /// be posted is kept and posted then.
     pub fn is_transient(&self) -> bool {
-        matches!(self, WebApiError::RateLimited(_) | WebApiError::Unreachable(_))
+        match self {
+            WebApiError::RateLimited(_) | WebApiError::Unreachable(_) => true,
+            WebApiError::Refused { error, .. } => PASSING.contains(&error.as_str()),
+            WebApiError::Revoked(_) => false,
+        }
     }
+}
+
+/// The errors Slack answers with `ok: false` when the fault is its own and passes.
+const PASSING: &[&str] =
+    &["internal_error", "fatal_error", "service_unavailable", "request_timeout"];
+
+/// The most channels [`WebApi::bot_channels`] lists.
+pub const MOST_CHANNELS: usize = 1_000;
+
+/// A channel the bot is in.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Channel {
+    pub id: String,
+    pub name: String,
 }
 
 /// Who the bot is.
@@ -159,6 +177,9 @@ impl WebApi {
                 continue;
             }
             let status = response.status();
+            if status.is_server_error() {
+                return Err(WebApiError::Unreachable(format!("`{method}` answered {status}")));
+            }
             let bytes = response.bytes().await.map_err(unreachable)?;
             if bytes.len() > MOST_ANSWER_BYTES {
                 return Err(WebApiError::Unreachable(format!("`{method}` answered too much")));
@@ -242,6 +263,37 @@ impl WebApi {
             && user["team_id"] == team;
         let email = user["profile"]["email"].as_str().filter(|e| e.contains('@'));
         Ok(email.filter(|_| a_person_here).map(str::to_lowercase))
+    }
+
+    /// The channels the bot is in (`users.conversations`, public and private, not archived),
+    /// by name; at most [`MOST_CHANNELS`].
+    pub async fn bot_channels(&self) -> Result<Vec<Channel>, WebApiError> {
+        let mut channels = Vec::new();
+        let mut cursor = String::new();
+        while channels.len() < MOST_CHANNELS {
+            let form = [
+                ("types", "public_channel,private_channel"),
+                ("exclude_archived", "true"),
+                ("limit", "200"),
+                ("cursor", cursor.as_str()),
+            ];
+            let answer = self.call_form("users.conversations", &form).await?;
+            for channel in answer["channels"].as_array().into_iter().flatten() {
+                if let (Some(id), Some(name)) = (channel["id"].as_str(), channel["name"].as_str()) {
+                    channels.push(Channel { id: id.to_owned(), name: name.to_owned() });
+                }
+            }
+            answer["response_metadata"]["next_cursor"]
+                .as_str()
+                .unwrap_or("")
+                .clone_into(&mut cursor);
+            if cursor.is_empty() {
+                break;
+            }
+        }
+        channels.truncate(MOST_CHANNELS);
+        channels.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(channels)
     }
 
     /// Trades an OAuth `code` for the bot's token (`oauth.v2.access`).

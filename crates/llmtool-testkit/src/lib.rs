@@ -77,7 +77,10 @@ impl Reply {
 pub struct Recorded {
     pub path: String,
     pub headers: HeaderMap,
+    /// The body read as JSON (`null` when it is not JSON).
     pub body: serde_json::Value,
+    /// The body as sent (a form's, say).
+    pub raw: Bytes,
 }
 
 /// A provider's limit, as a mock keeps it: past `capacity` requests at once, a request is
@@ -192,14 +195,22 @@ impl Mock {
         mock
     }
 
+    /// Scripts one more reply, after those given (for a reply that names the mock's own
+    /// address, known once it listens).
+    pub fn push(&self, reply: Reply) {
+        self.replies.lock().unwrap().push_back(reply);
+    }
+
     pub fn requests(&self) -> Vec<Recorded> {
         self.requests.lock().unwrap().clone()
     }
 
     fn answer(&self, uri: &axum::http::Uri, headers: HeaderMap, body: &Bytes) -> Response {
         if self.repeat.is_none() {
+            let raw = body.clone();
             let body = serde_json::from_slice(body).unwrap_or(serde_json::Value::Null);
-            self.requests.lock().unwrap().push(Recorded { path: uri.to_string(), headers, body });
+            let recorded = Recorded { path: uri.to_string(), headers, body, raw };
+            self.requests.lock().unwrap().push(recorded);
         }
         let reply = self.replies.lock().unwrap().pop_front().or_else(|| self.repeat.clone());
         match reply {
