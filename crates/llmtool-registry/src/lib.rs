@@ -36,6 +36,7 @@ mod publication;
 mod reference;
 mod rows;
 mod shared;
+pub mod slack;
 mod slack_threads;
 mod spend;
 mod sql_audit;
@@ -45,6 +46,7 @@ mod sql_conversation;
 mod sql_conversation_edit;
 mod sql_people;
 mod sql_pictures;
+mod sql_slack;
 mod sql_snapshots;
 mod sql_spend;
 mod sql_store;
@@ -80,6 +82,7 @@ pub use publication::{
 };
 pub use reference::{PATH_PREFIX, Reference};
 pub use shared::{Bucket, Spend, Taken};
+pub use slack::{SlackApp, SlackDue, SlackSync};
 pub use spend::{
     BudgetStatus, Charge, DaySpend, OverBudget, Reserved, SpendLine, SpendQuery, SpendReport,
     SpendRow, SpendTotals, Spending,

@@ -13,7 +13,7 @@ use crate::store::StoreError;
 
 /// The library's schema on PostgreSQL, oldest change first.
 pub const MIGRATIONS: &[llmtool_log::migrations::Embedded] = llmtool_log::embed_migrations!(
-    "../migrations/postgres": "0001_library.sql", "0002_runs.sql", "0003_sessions.sql", "0004_runs_by_tool.sql", "0005_members.sql", "0006_sign_in.sql", "0007_audit.sql", "0008_control_center.sql", "0009_conversations.sql", "0010_several_servers.sql", "0011_faster_search.sql", "0012_run_pictures.sql", "0013_image_prices.sql", "0014_member_ids.sql", "0015_conversation_summaries.sql", "0016_collaboration.sql", "0017_public_snapshots.sql", "0018_personal_tokens.sql", "0019_data_integrations.sql", "0020_slack.sql"
+    "../migrations/postgres": "0001_library.sql", "0002_runs.sql", "0003_sessions.sql", "0004_runs_by_tool.sql", "0005_members.sql", "0006_sign_in.sql", "0007_audit.sql", "0008_control_center.sql", "0009_conversations.sql", "0010_several_servers.sql", "0011_faster_search.sql", "0012_run_pictures.sql", "0013_image_prices.sql", "0014_member_ids.sql", "0015_conversation_summaries.sql", "0016_collaboration.sql", "0017_public_snapshots.sql", "0018_personal_tokens.sql", "0019_data_integrations.sql", "0020_slack.sql", "0021_slack_app.sql"
 );
 
 pub(crate) static MIGRATOR: std::sync::LazyLock<sqlx::migrate::Migrator> =

@@ -1,7 +1,7 @@
 //! The Slack threads that are conversations: where `/llmtool`'s answer was posted (or where a
 //! conversation is connected), so that a mention of the app in that thread is a turn of it.
 
-use crate::db::{Db, statement};
+use crate::db::{Db, Statement, statement};
 use crate::store::StoreError;
 
 /// Makes the thread `thread_ts` of `channel` the conversation `conversation`'s.
@@ -11,15 +11,19 @@ pub(crate) async fn set(
     thread_ts: &str,
     conversation: &str,
 ) -> Result<(), StoreError> {
-    let upsert = statement(
+    db.execute(thread_of(channel, thread_ts, conversation)).await?;
+    Ok(())
+}
+
+/// The statement that makes the thread `thread_ts` of `channel` the conversation's.
+pub(crate) fn thread_of(channel: &str, thread_ts: &str, conversation: &str) -> Statement {
+    statement(
         "INSERT INTO slack_threads (channel, thread_ts, conversation) VALUES ($1, $2, $3)
          ON CONFLICT (channel, thread_ts) DO UPDATE SET conversation = $3",
     )
     .bind(channel)
     .bind(thread_ts)
-    .bind(conversation);
-    db.execute(upsert).await?;
-    Ok(())
+    .bind(conversation)
 }
 
 /// The conversation of the thread `thread_ts` of `channel`, if it is one.

@@ -66,6 +66,7 @@ impl SqlStore {
         let snapshots = tx.execute(snapshots.bind(id)).await?;
         // Its Slack threads are threads again, no conversation's.
         tx.execute(statement("DELETE FROM slack_threads WHERE conversation = $1").bind(id)).await?;
+        tx.execute(statement("DELETE FROM slack_syncs WHERE conversation = $1").bind(id)).await?;
         let delete = statement("DELETE FROM conversations WHERE id = $1");
         if tx.execute(delete.bind(id)).await? == 0 {
             return Err(StoreError::NoSuchConversation(id.to_owned()));

@@ -496,6 +496,77 @@ impl Store for SqlStore {
         crate::slack_threads::conversation_of(&self.db, channel, thread_ts).await
     }
 
+    async fn slack_app(&self) -> Result<Option<crate::SlackApp>, StoreError> {
+        self.slack_app_row().await
+    }
+
+    async fn put_slack_app(&self, app: &crate::SlackApp) -> Result<(), StoreError> {
+        self.put_slack_app_row(app).await
+    }
+
+    async fn reseal_slack_app(
+        &self,
+        before: &crate::SlackApp,
+        after: &crate::SlackApp,
+    ) -> Result<(), StoreError> {
+        self.reseal_slack_app_row(before, after).await
+    }
+
+    async fn remove_slack_app(&self) -> Result<bool, StoreError> {
+        self.remove_slack_app_row().await
+    }
+
+    async fn disable_slack_app(&self, reason: &str) -> Result<bool, StoreError> {
+        self.disable_slack_app_row(reason).await
+    }
+
+    async fn add_slack_state(&self, state_hash: &str, member: &str) -> Result<(), StoreError> {
+        self.add_slack_state_row(state_hash, member).await
+    }
+
+    async fn take_slack_state(&self, state_hash: &str) -> Result<Option<String>, StoreError> {
+        self.take_slack_state_row(state_hash).await
+    }
+
+    async fn connect_slack(&self, sync: &crate::SlackSync) -> Result<(), StoreError> {
+        self.connect_slack_row(sync).await
+    }
+
+    async fn disconnect_slack(&self, conversation: &str) -> Result<bool, StoreError> {
+        self.disconnect_slack_row(conversation).await
+    }
+
+    async fn slack_sync(&self, conversation: &str) -> Result<Option<crate::SlackSync>, StoreError> {
+        self.slack_sync_row(conversation).await
+    }
+
+    async fn slack_due(&self, limit: u32) -> Result<Vec<crate::SlackDue>, StoreError> {
+        self.slack_due_rows(limit).await
+    }
+
+    async fn slack_release(&self, conversation: &str) -> Result<(), StoreError> {
+        self.slack_release_row(conversation).await
+    }
+
+    async fn slack_progress(
+        &self,
+        conversation: &str,
+        thread_ts: &str,
+        posted: u32,
+        part: u32,
+    ) -> Result<(), StoreError> {
+        self.slack_progress_row(conversation, thread_ts, posted, part).await
+    }
+
+    async fn slack_failed(
+        &self,
+        conversation: &str,
+        retry_in: f64,
+        error: &str,
+    ) -> Result<(), StoreError> {
+        self.slack_failed_row(conversation, retry_in, error).await
+    }
+
     async fn begin_follow_up(
         &self,
         conversation: &str,

@@ -308,6 +308,72 @@ pub trait Store:
         thread_ts: &str,
     ) -> Result<Option<String>, StoreError>;
 
+    /// The library's Slack app, if an admin added one.
+    async fn slack_app(&self) -> Result<Option<crate::SlackApp>, StoreError>;
+
+    /// Keeps `app` as the library's Slack app.
+    async fn put_slack_app(&self, app: &crate::SlackApp) -> Result<(), StoreError>;
+
+    /// Replaces the Slack app's sealed secrets of `before` with those of `after` (sealed again
+    /// with the current integration key); [`StoreError::KeyChanged`] when an admin changed
+    /// them meanwhile.
+    async fn reseal_slack_app(
+        &self,
+        before: &crate::SlackApp,
+        after: &crate::SlackApp,
+    ) -> Result<(), StoreError>;
+
+    /// Removes the library's Slack app: whether there was one.
+    async fn remove_slack_app(&self) -> Result<bool, StoreError>;
+
+    /// Turns the Slack app off for `reason`: whether it was on (so that one of several
+    /// servers meeting a revoked token reports it once).
+    async fn disable_slack_app(&self, reason: &str) -> Result<bool, StoreError>;
+
+    /// Keeps an "Add to Slack" state (its SHA-256) for the admin `member`.
+    async fn add_slack_state(&self, state_hash: &str, member: &str) -> Result<(), StoreError>;
+
+    /// Takes the "Add to Slack" state `state_hash`, once: the admin it was for, when it is
+    /// known and recent ([`crate::slack::OAUTH_STATE_SECONDS`]).
+    async fn take_slack_state(&self, state_hash: &str) -> Result<Option<String>, StoreError>;
+
+    /// Connects a conversation to a channel (again, from the start, when it was).
+    async fn connect_slack(&self, sync: &crate::SlackSync) -> Result<(), StoreError>;
+
+    /// Disconnects `conversation` from its channel: whether it was connected.
+    async fn disconnect_slack(&self, conversation: &str) -> Result<bool, StoreError>;
+
+    /// How `conversation` is connected to Slack, if it is.
+    async fn slack_sync(&self, conversation: &str) -> Result<Option<crate::SlackSync>, StoreError>;
+
+    /// Up to `limit` connected conversations with something to post, no wait pending and no
+    /// other server posting them, each held for this caller for
+    /// [`crate::slack::POSTING_LEASE_SECONDS`] (until [`Store::slack_release`] or
+    /// [`Store::slack_failed`]).
+    async fn slack_due(&self, limit: u32) -> Result<Vec<crate::SlackDue>, StoreError>;
+
+    /// Lets go of `conversation`, posted as far as it could be.
+    async fn slack_release(&self, conversation: &str) -> Result<(), StoreError>;
+
+    /// Records that `conversation`'s thread is `thread_ts` and that `posted` turns and `part`
+    /// messages of the next are posted (and holds it for this caller a while longer).
+    async fn slack_progress(
+        &self,
+        conversation: &str,
+        thread_ts: &str,
+        posted: u32,
+        part: u32,
+    ) -> Result<(), StoreError>;
+
+    /// Records that posting `conversation` failed with `error`, and lets go of it; the next
+    /// attempt waits `retry_in` seconds.
+    async fn slack_failed(
+        &self,
+        conversation: &str,
+        retry_in: f64,
+        error: &str,
+    ) -> Result<(), StoreError>;
+
     /// Holds `conversation` for a follow-up, on every server, for at most `lease`: `false`
     /// while another follow-up holds it.
     async fn begin_follow_up(

@@ -49,7 +49,7 @@ enum Kind {
 
 /// The tables of what the servers share for a moment (rate limits, follow-ups under way, the
 /// Slack events handled), not of the library: never copied or compared.
-const FLEETING: [&str; 3] = ["rate_limits", "follow_ups", "slack_events"];
+const FLEETING: [&str; 4] = ["rate_limits", "follow_ups", "slack_events", "slack_oauth_states"];
 
 /// The SQLite columns that keep a `TEXT[]` as words between spaces (the rest are JSON arrays).
 const WORDS: [(&str, &str); 1] = [("versions", "variable_types")];

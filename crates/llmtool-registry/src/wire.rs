@@ -106,6 +106,10 @@ pub struct Signed {
     /// The member's teams.
     #[serde(default)]
     pub teams: Vec<String>,
+    /// Whether the server answers Slack now, so that a conversation can be connected to a
+    /// channel.
+    #[serde(default)]
+    pub slack: bool,
 }
 
 /// A token just made: the token itself is shown this once.

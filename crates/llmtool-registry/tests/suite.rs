@@ -1348,6 +1348,122 @@ impl llmtool_log::contract::ConversationRows for LibraryRows<'_> {
     }
 }
 
+/// Slack: the app kept (never a secret in the audit log), its secrets sealed again only over
+/// the ones read, "Add to Slack" states taken once, and a connected conversation's posting:
+/// due while turns are left, advanced message by message, held back after a failure,
+/// disconnected with its thread.
+async fn the_slack_app_and_connected_conversations(store: &dyn Store) {
+    use llmtool_registry::{SlackApp, SlackSync};
+    let admin = store.acting_as(Actor { name: "ada@example.test".into(), address: None });
+    assert_eq!(store.slack_app().await.unwrap(), None);
+    let app = SlackApp {
+        client_id: "123.456".into(),
+        sealed_client_secret: "v1.old.client".into(),
+        sealed_signing_secret: "v1.old.signing".into(),
+        sealed_bot_token: None,
+        team_id: None,
+        team_name: None,
+        bot_user_id: None,
+        enabled: false,
+        disabled_reason: Some("not added to Slack yet".into()),
+        installed_by: None,
+        installed_at: None,
+        updated_at: String::new(),
+    };
+    admin.put_slack_app(&app).await.unwrap();
+    let kept = store.slack_app().await.unwrap().unwrap();
+    assert_eq!((kept.client_id.as_str(), kept.sealed_bot_token.as_deref()), ("123.456", None));
+    // Sealed again over the secrets read; over stale ones, refused.
+    let resealed = SlackApp {
+        sealed_client_secret: "v1.new.client".into(),
+        sealed_signing_secret: "v1.new.signing".into(),
+        ..kept.clone()
+    };
+    admin.reseal_slack_app(&kept, &resealed).await.unwrap();
+    let stale = admin.reseal_slack_app(&kept, &resealed).await;
+    assert!(matches!(stale, Err(StoreError::KeyChanged(_))), "{stale:?}");
+    assert_eq!(store.slack_app().await.unwrap().unwrap().sealed_client_secret, "v1.new.client");
+    // Turned off once, whichever server meets the revoked token first.
+    let installed =
+        SlackApp { sealed_bot_token: Some("v1.new.token".into()), enabled: true, ..resealed };
+    admin.put_slack_app(&installed).await.unwrap();
+    assert!(store.disable_slack_app("token_revoked").await.unwrap());
+    assert!(!store.disable_slack_app("token_revoked").await.unwrap());
+    let audit = store.audit(&AuditQuery { limit: 10, ..AuditQuery::default() }).await.unwrap();
+    let actions: Vec<&str> = audit.records.iter().map(|r| r.entry.action.as_str()).collect();
+    assert_eq!(actions, ["slack.disable", "slack.set", "slack.rotate", "slack.set"]);
+    let logged = serde_json::to_string(&audit.records).unwrap();
+    assert!(!logged.contains("v1."), "a sealed secret in the audit log: {logged}");
+
+    // An "Add to Slack" state is good once.
+    store.add_slack_state("hash-1", "ada@example.test").await.unwrap();
+    assert_eq!(
+        store.take_slack_state("hash-1").await.unwrap().as_deref(),
+        Some("ada@example.test")
+    );
+    assert_eq!(store.take_slack_state("hash-1").await.unwrap(), None);
+    assert_eq!(store.take_slack_state("hash-unknown").await.unwrap(), None);
+
+    // A conversation of two turns, connected: due until both are posted.
+    let conversation = "01jqslack00000000000000001";
+    for turn in 1..=2 {
+        let record = llmtool_log::Record {
+            conversation: Some(conversation.into()),
+            turn: Some(turn),
+            prompt: Some(format!("question {turn}")),
+            ..run("chatty", "gpt-4o", None, 10)
+        };
+        store.log_run("chatty", 1, Some("ana"), &record, &Charge::default(), None).await.unwrap();
+    }
+    let sync = SlackSync {
+        conversation: conversation.into(),
+        channel: "CSALES".into(),
+        thread_ts: None,
+        posted: 0,
+        part: 0,
+        connected_by: "ana@example.test".into(),
+        connected_at: "2026-12-05T10:00:00Z".into(),
+        failures: 0,
+        last_error: None,
+    };
+    store.connect_slack(&sync).await.unwrap();
+    let due = store.slack_due(16).await.unwrap();
+    assert_eq!((due.len(), due[0].turns), (1, 2));
+    // Claimed: another server asking now gets nothing to post.
+    assert!(store.slack_due(16).await.unwrap().is_empty(), "one server posts it");
+    store.slack_progress(conversation, "1700000000.000100", 1, 0).await.unwrap();
+    let thread = store.slack_thread("CSALES", "1700000000.000100").await.unwrap();
+    assert_eq!(thread.as_deref(), Some(conversation), "its thread is the conversation's");
+    // A failure holds it back, and says why; progress clears the failure.
+    store.slack_failed(conversation, 3_600.0, "Slack could not be reached").await.unwrap();
+    assert!(store.slack_due(16).await.unwrap().is_empty());
+    let waiting = store.slack_sync(conversation).await.unwrap().unwrap();
+    assert_eq!((waiting.posted, waiting.failures), (1, 1));
+    assert_eq!(waiting.last_error.as_deref(), Some("Slack could not be reached"));
+    store.slack_progress(conversation, "1700000000.000100", 2, 0).await.unwrap();
+    let done = store.slack_sync(conversation).await.unwrap().unwrap();
+    assert_eq!((done.posted, done.failures, done.last_error), (2, 0, None));
+    assert!(store.slack_due(16).await.unwrap().is_empty(), "nothing left to post");
+    // A third turn, while the poster still holds it, is posted once it lets go.
+    let third = llmtool_log::Record {
+        conversation: Some(conversation.into()),
+        turn: Some(3),
+        prompt: Some("question 3".into()),
+        ..run("chatty", "gpt-4o", None, 11)
+    };
+    store.log_run("chatty", 1, Some("ana"), &third, &Charge::default(), None).await.unwrap();
+    assert!(store.slack_due(16).await.unwrap().is_empty(), "still held");
+    store.slack_release(conversation).await.unwrap();
+    let due = store.slack_due(16).await.unwrap();
+    assert_eq!((due.len(), due[0].sync.posted, due[0].turns), (1, 2, 3));
+    // Disconnected: its thread is no conversation's any more.
+    assert!(store.disconnect_slack(conversation).await.unwrap());
+    assert!(!store.disconnect_slack(conversation).await.unwrap());
+    assert_eq!(store.slack_thread("CSALES", "1700000000.000100").await.unwrap(), None);
+    assert!(admin.remove_slack_app().await.unwrap());
+    assert_eq!(store.slack_app().await.unwrap(), None);
+}
+
 /// Each scenario as a test of its own on each backend, on a library of its own (so that one
 /// failing hides none of the others): `on_sqlite::NAME` and `on_postgres::NAME`. A scenario
 /// that needs `Arc<dyn Store>` (it runs work at once) is listed after `shared:`.
@@ -1399,7 +1515,8 @@ scenarios! {
         collaborators_join_leave_and_go_with_the_conversation,
         public_snapshots_kept_listed_revoked_and_gone_with_their_owner,
         pictures_kept_with_their_runs, sessions_tags_and_kept_runs, members_and_teams,
-        invites_single_sign_ons_and_the_workspace, the_audit_log, personal_tokens_and_device_grants;
+        invites_single_sign_ons_and_the_workspace, the_audit_log, personal_tokens_and_device_grants,
+        the_slack_app_and_connected_conversations;
     shared: concurrent_publishes, concurrent_tags_and_labels_stay_under_the_caps,
 }
 
