@@ -53,6 +53,8 @@ pub(crate) fn routes() -> Router<ServerState> {
         .merge(crate::snapshot_api::routes())
         .merge(crate::documents_api::routes())
         .merge(crate::token_api::routes())
+        .merge(crate::slack::install::routes())
+        .merge(crate::slack::sync_api::routes())
 }
 
 type Answer<T> = Result<T, Problem>;
@@ -452,7 +454,9 @@ async fn diff(
         crate::snapshot_api::snapshot_picture, crate::snapshot_api::revoke_snapshot, crate::snapshot_api::revoke_snapshot_by_id,
         crate::documents_api::text,
         crate::token_api::list_tokens, crate::token_api::make_token, crate::token_api::revoke_token, crate::token_api::open_grant,
-        crate::token_api::show_grant, crate::token_api::answer_grant, crate::token_api::redeem_grant),
+        crate::token_api::show_grant, crate::token_api::answer_grant, crate::token_api::redeem_grant,
+        crate::slack::install::show, crate::slack::install::set, crate::slack::install::remove, crate::slack::install::install,
+        crate::slack::sync_api::connect, crate::slack::sync_api::status, crate::slack::sync_api::disconnect, crate::slack::sync_api::channels),
     components(schemas(Page, Published, VersionBody, Rendered, VersionDiff, LabelBody, Problem, crate::run_api::RunBody, llmtool_log::Total,
         crate::studio_api::ModelChoice, crate::studio_api::FormattedText, crate::studio_api::RunSummary, llmtool_registry::TagCount, crate::session::SignIn, crate::session::InviteSignIn, crate::session::SignInMethods, llmtool_registry::wire::Signed,
         llmtool_registry::Member, llmtool_registry::NewMember, llmtool_registry::MemberEdit, llmtool_registry::Team, llmtool_registry::Role, crate::members::TeamName,
@@ -467,7 +471,9 @@ async fn diff(
         crate::collaboration_api::CollaborationLink, crate::collaboration_api::Joined, llmtool_registry::Collaborator,
         crate::snapshot_api::PublishedSnapshot, crate::snapshot_api::SnapshotBody, llmtool_registry::SnapshotInfo, crate::documents_api::DocumentText,
         llmtool_registry::TokenInfo, llmtool_registry::DeviceGrant, crate::token_api::TokenRequest, llmtool_registry::wire::MadeToken, crate::token_api::GrantRequest,
-        llmtool_registry::wire::GrantOpened, crate::token_api::GrantAnswer, crate::token_api::GrantRedeem)),
+        llmtool_registry::wire::GrantOpened, crate::token_api::GrantAnswer, crate::token_api::GrantRedeem,
+        crate::slack::install::SlackSetup, crate::slack::install::SlackCredentials, crate::slack::install::SlackInstall, llmtool_registry::SlackApp,
+        llmtool_registry::SlackSync, crate::slack::sync_api::ConnectBody, crate::slack::sync_api::SlackChannel)),
     modifiers(&BearerScheme)
 )]
 pub(crate) struct ApiDoc;

@@ -311,7 +311,8 @@ async fn ping(
 /// What a rotation did.
 #[derive(Debug, Serialize, ToSchema)]
 pub(crate) struct Rotated {
-    /// The integrations whose keys were sealed again, with the current integration key.
+    /// The integrations whose keys were sealed again, with the current integration key
+    /// (`slack` for the Slack app's secrets).
     resealed: Vec<String>,
     /// The id of the current integration key.
     key_id: String,
@@ -347,11 +348,14 @@ pub(crate) async fn rotate(
     if !resealed.is_empty() {
         caller.acting(&state).reseal_integrations(&resealed).await?;
     }
-    let resealed = resealed.into_iter().map(|(name, ..)| name).collect();
+    let mut resealed: Vec<String> = resealed.into_iter().map(|(name, ..)| name).collect();
+    if crate::slack::install::reseal(&state, &caller, keyring).await? {
+        resealed.push("slack".to_owned());
+    }
     Ok(Json(Rotated { resealed, key_id: keyring.current().to_owned() }))
 }
 
-fn no_keyring() -> Problem {
+pub(crate) fn no_keyring() -> Problem {
     Problem::new(
         StatusCode::CONFLICT,
         "Conflict",

@@ -106,7 +106,9 @@ pub struct ServerState {
     /// Whether `/metrics` names the tools not every member sees.
     private_tools_in_metrics: bool,
     /// The server's Slack app, when it has one.
-    slack: Option<Arc<slack::Slack>>,
+    slack: Arc<slack::SlackHolder>,
+    /// Wakes the Slack poster: a conversation's turn was kept, or one was connected.
+    slack_wake: Arc<tokio::sync::Notify>,
 }
 
 impl ServerState {
@@ -132,7 +134,8 @@ impl ServerState {
             grace: DEFAULT_GRACE,
             connections: Arc::new(ConnectionLimits::default()),
             private_tools_in_metrics: false,
-            slack: None,
+            slack: Arc::default(),
+            slack_wake: Arc::default(),
         }
     }
 
@@ -140,13 +143,38 @@ impl ServerState {
     /// as the app `options` describes; an empty signing secret or an address that is not
     /// http(s) is refused.
     pub fn with_slack(mut self, options: SlackOptions) -> Result<Self, String> {
-        self.slack = Some(Arc::new(slack::Slack::new(options)?));
+        let api_url = options.api_url.clone();
+        self.slack = Arc::new(slack::SlackHolder::new(Some(options), api_url)?);
         Ok(self)
     }
 
-    /// The server's Slack app, when it has one.
-    pub(crate) fn slack(&self) -> Option<&Arc<slack::Slack>> {
-        self.slack.as_ref()
+    /// Answers Slack as the app an admin adds in the Control Center, whose Web API is at
+    /// `api_url` (Slack's own when `None`), unless [`ServerState::with_slack`] gave one.
+    pub fn with_slack_api(mut self, api_url: Option<String>) -> Result<Self, String> {
+        if !self.slack.set_by_files() {
+            self.slack = Arc::new(slack::SlackHolder::new(None, api_url)?);
+        }
+        Ok(self)
+    }
+
+    /// The server's Slack app now, when it has one.
+    pub(crate) fn slack(&self) -> Option<Arc<slack::Slack>> {
+        self.slack.current()
+    }
+
+    pub(crate) fn slack_holder(&self) -> &slack::SlackHolder {
+        &self.slack
+    }
+
+    /// Wakes the Slack poster (a turn was kept, a conversation connected).
+    pub(crate) fn wake_slack(&self) {
+        self.slack_wake.notify_one();
+    }
+
+    /// Starts posting the conversations connected to Slack (and reading the library's Slack
+    /// app, as admins change it), until the server stops.
+    pub fn start_slack(&self) {
+        tokio::spawn(slack::poster::run(self.clone()));
     }
 
     /// Names in `/metrics`' `tool` label the tools not every member sees (those without the
@@ -283,6 +311,7 @@ impl ServerState {
             metrics,
             picture_storage: self.picture_storage,
             private_tools_named: self.private_tools_in_metrics,
+            slack_wake: Arc::clone(&self.slack_wake),
         };
         self.runs = Some(Arc::new(Runs::new(runtime, Arc::clone(&self.store), keeping, limits)));
         self

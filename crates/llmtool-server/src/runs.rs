@@ -441,6 +441,8 @@ pub(crate) struct Keeping {
     pub(crate) picture_storage: u64,
     /// Whether the metrics name the tools not every member sees.
     pub(crate) private_tools_named: bool,
+    /// Woken when a conversation's turn is kept: it may be one to post in Slack.
+    pub(crate) slack_wake: Arc<tokio::sync::Notify>,
 }
 
 /// Keeps the server's runs in the library's database, as runs of the version they ran, by the
@@ -472,8 +474,11 @@ impl RunKeeper for LibraryKeeper {
             let by = subject.by.as_deref();
             let kept = self.store.log_run(&slug, version, by, record, &charge, account.reservation);
             let id = kept.await.map_err(|error| format!("a run of {slug}: {error}"))?;
-            if record.conversation.is_some() && !run.pictures.is_empty() {
-                self.keep_pictures(id, &run.pictures).await;
+            if record.conversation.is_some() {
+                if !run.pictures.is_empty() {
+                    self.keep_pictures(id, &run.pictures).await;
+                }
+                self.keeping.slack_wake.notify_one();
             }
             Ok(Some(id))
         })

@@ -121,6 +121,7 @@ async fn signed(state: &ServerState, who: Who, csrf: Option<String>) -> Result<S
         public_snapshots: workspace.public_snapshots,
         member: who.member,
         teams: who.teams,
+        slack: state.slack().is_some(),
     })
 }
 

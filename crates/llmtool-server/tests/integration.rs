@@ -14,6 +14,8 @@ mod functions;
 mod http;
 mod runs;
 mod slack;
+mod slack_install;
+mod slack_sync;
 mod smart;
 mod studio;
 mod team_private;

@@ -4,88 +4,13 @@
 //! member (charged to them) and posts the answer as a thread; a member of another team cannot
 //! run a tool they do not see from Slack, and a Slack user who is no member is told so.
 
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
-
-use axum::extract::{Path, State};
 use llmtool_registry::Role;
-use llmtool_slack::Verifier;
 use llmtool_testkit::{Mock, Reply};
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::support::{Library, poet};
-
-const SECRET: &str = "slack-signing-secret-for-tests";
-
-/// The Web API calls the stand-in received: method and arguments (JSON, or a form as JSON).
-type Calls = Arc<Mutex<Vec<(String, Value)>>>;
-
-/// A stand-in of Slack's Web API at `/api/METHOD`: `users.info` knows three users, the rest
-/// answer `ok` (a posted message gets a time stamp of its own).
-async fn slack_stand_in() -> (String, Calls) {
-    async fn method(
-        State(calls): State<Calls>,
-        Path(method): Path<String>,
-        body: axum::body::Bytes,
-    ) -> axum::Json<Value> {
-        let arguments: Value = serde_json::from_slice(&body).unwrap_or_else(|_| {
-            let form: Vec<(String, String)> = serde_urlencoded::from_bytes(&body).unwrap();
-            Value::Object(form.into_iter().map(|(k, v)| (k, Value::String(v))).collect())
-        });
-        let mut calls = calls.lock().unwrap();
-        calls.push((method.clone(), arguments.clone()));
-        let answer = match method.as_str() {
-            "users.info" => {
-                // Sam and Sue of the workspace T1; someone of another workspace (a shared
-                // channel) with Sam's address; a stranger.
-                let (email, team) = match arguments["user"].as_str().unwrap_or_default() {
-                    "USAM" => ("sam@example.test", "T1"),
-                    "USUE" => ("sue@example.test", "T1"),
-                    "UELSEWHERE" => ("sam@example.test", "T2"),
-                    _ => ("stranger@example.test", "T1"),
-                };
-                json!({"ok": true, "user": {"id": arguments["user"], "team_id": team,
-                    "is_email_confirmed": true, "profile": {"email": email}}})
-            }
-            "chat.postMessage" => {
-                json!({"ok": true, "ts": format!("1700000000.{:06}", calls.len())})
-            }
-            "auth.test" => json!({"ok": true, "user_id": "UAPP", "team_id": "T1"}),
-            _ => json!({"ok": true}),
-        };
-        axum::Json(answer)
-    }
-    let calls = Calls::default();
-    let app = axum::Router::new()
-        .route("/api/{method}", axum::routing::post(method))
-        .with_state(Arc::clone(&calls));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/api", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    (url, calls)
-}
-
-/// Posts `body` to the server's `path` as Slack would, signed at `at` (Unix seconds).
-async fn post(lib: &Library, path: &str, body: &str, at: Option<i64>) -> reqwest::Response {
-    let root = lib.base.trim_end_matches("/api/v1");
-    let mut request = reqwest::Client::new()
-        .post(format!("{root}{path}"))
-        .header("content-type", "application/x-www-form-urlencoded")
-        .body(body.to_owned());
-    if let Some(at) = at {
-        let timestamp = at.to_string();
-        let signature = Verifier::new(SECRET).sign(&timestamp, body.as_bytes());
-        request = request
-            .header("x-slack-request-timestamp", timestamp)
-            .header("x-slack-signature", signature);
-    }
-    request.send().await.unwrap()
-}
-
-fn now() -> i64 {
-    jiff::Timestamp::now().as_second()
-}
+use crate::support::slack::{SECRET, calls_of, mention, now, post, stand_in};
+use crate::support::{Library, SlackSetup, poet};
 
 fn command(user: &str, text: &str) -> String {
     serde_urlencoded::to_string([
@@ -106,24 +31,6 @@ fn submission(user: &str, metadata: &str, topic: &str) -> String {
     serde_urlencoded::to_string([("payload", payload.to_string())]).unwrap()
 }
 
-/// Waits (at most ten seconds) until the stand-in has `count` calls of `method`.
-async fn calls_of(calls: &Calls, method: &str, count: usize) -> Vec<Value> {
-    for _ in 0..200 {
-        let found: Vec<Value> = calls
-            .lock()
-            .unwrap()
-            .iter()
-            .filter(|(name, _)| name == method)
-            .map(|(_, arguments)| arguments.clone())
-            .collect();
-        if found.len() >= count {
-            return found;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("the stand-in never got {count} calls of {method}: {:?}", calls.lock().unwrap());
-}
-
 fn whole(text: &str) -> Reply {
     let body = json!({
         "choices": [{ "index": 0, "message": { "content": text }, "finish_reason": "stop" }],
@@ -139,7 +46,8 @@ async fn slack_runs_the_tools_a_member_sees_as_that_member_and_nothing_unsigned(
         whole("Twice, because of the moon."),
     ])
     .await;
-    let (api_url, calls) = slack_stand_in().await;
+    let slack = stand_in().await;
+    let (api_url, calls) = (slack.url.clone(), &slack.calls);
     let options = llmtool_server::SlackOptions {
         signing_secret: SECRET.into(),
         bot_token: Some("xoxb-test-bot-token".into()),
@@ -151,7 +59,7 @@ async fn slack_runs_the_tools_a_member_sees_as_that_member_and_nothing_unsigned(
     redacting["x-dlp"] = json!("redact");
     let tools = [("poet", redacting), ("secret", secret_tool)];
     let curated = [("poet", "sales"), ("secret", "support")];
-    let lib = Library::start_with_slack(&mock, &tools, &curated, options).await;
+    let lib = Library::start_with_slack(&mock, &tools, &curated, SlackSetup::Files(options)).await;
     for team in ["sales", "support"] {
         lib.state.store.create_team(team, true).await.unwrap();
     }
@@ -190,7 +98,7 @@ async fn slack_runs_the_tools_a_member_sees_as_that_member_and_nothing_unsigned(
     // `/llmtool poet` opens its modal; submitted, it runs as Sam and is posted as a thread.
     let opened = post(&lib, "/slack/commands", &command("USAM", "poet"), Some(now())).await;
     assert_eq!(opened.status(), 200);
-    let view = calls_of(&calls, "views.open", 1).await.remove(0);
+    let view = calls_of(calls, "views.open", 1).await.remove(0);
     assert_eq!(view["trigger_id"], "1234.5678.abcd");
     let modal = &view["view"];
     assert_eq!(modal["title"]["text"], "Poet");
@@ -200,7 +108,7 @@ async fn slack_runs_the_tools_a_member_sees_as_that_member_and_nothing_unsigned(
     let submitted =
         post(&lib, "/slack/interactivity", &submission("USAM", metadata, topic), Some(now())).await;
     assert_eq!(submitted.status(), 200);
-    let posted = calls_of(&calls, "chat.postMessage", 2).await;
+    let posted = calls_of(calls, "chat.postMessage", 2).await;
     assert_eq!(posted[0]["channel"], "CSALES");
     assert!(posted[0]["blocks"][0]["text"]["text"].as_str().unwrap().contains("<@USAM>"));
     // The answer as the channel reads it: the value data-loss prevention hid stays hidden.
@@ -223,17 +131,13 @@ async fn slack_runs_the_tools_a_member_sees_as_that_member_and_nothing_unsigned(
 
     // A mention in that thread is a turn of the conversation, as Sam's: once, however often
     // Slack sends the event again, and its answer posted once in the thread.
-    let mention = |user: &str, event_id: &str| {
-        json!({"type": "event_callback", "event_id": event_id, "team_id": "T1",
-            "event": {"type": "app_mention", "user": user, "text": "<@UAPP> why twice?",
-                "channel": "CSALES", "ts": "1700000001.000001", "thread_ts": thread}})
-        .to_string()
-    };
+    let mention =
+        |user: &str, event_id: &str| mention(user, event_id, "CSALES", thread, "why twice?");
     for _ in 0..3 {
         let sent = post(&lib, "/slack/events", &mention("USAM", "EvMention1"), Some(now())).await;
         assert_eq!(sent.status(), 200);
     }
-    let posted = calls_of(&calls, "chat.postMessage", 3).await;
+    let posted = calls_of(calls, "chat.postMessage", 3).await;
     assert_eq!(posted[2]["thread_ts"], thread);
     assert_eq!(posted[2]["blocks"][0]["text"]["text"], "Twice, because of the moon.");
     let asked = &mock.requests()[1].body["messages"];
@@ -246,7 +150,7 @@ async fn slack_runs_the_tools_a_member_sees_as_that_member_and_nothing_unsigned(
     let refused =
         post(&lib, "/slack/interactivity", &submission("USUE", metadata, "x"), Some(now())).await;
     assert_eq!(refused.status(), 200);
-    let told = calls_of(&calls, "chat.postEphemeral", 1).await;
+    let told = calls_of(calls, "chat.postEphemeral", 1).await;
     assert_eq!(told[0]["user"], "USUE");
     assert!(told[0]["text"].as_str().unwrap().contains("no tool `poet` you can run"), "{told:?}");
     // Someone of another workspace with Sam's address is not Sam.
@@ -260,11 +164,11 @@ async fn slack_runs_the_tools_a_member_sees_as_that_member_and_nothing_unsigned(
     // does not see.
     let sues = post(&lib, "/slack/events", &mention("USUE", "EvMention2"), Some(now())).await;
     assert_eq!(sues.status(), 200);
-    let told = calls_of(&calls, "chat.postEphemeral", 2).await;
+    let told = calls_of(calls, "chat.postEphemeral", 2).await;
     assert_eq!(told[1]["user"], "USUE");
     assert!(told[1]["text"].as_str().unwrap().contains("not one you can go on with"), "{told:?}");
     assert_eq!(mock.requests().len(), 2);
-    assert_eq!(calls_of(&calls, "chat.postMessage", 3).await.len(), 3);
+    assert_eq!(calls_of(calls, "chat.postMessage", 3).await.len(), 3);
     let spend: Value = lib
         .call(Method::GET, "/spend?member=sam@example.test".into(), &admin, None)
         .await

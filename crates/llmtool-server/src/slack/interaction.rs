@@ -20,7 +20,7 @@ use llmtool_slack::payloads::{Interaction, View};
 use serde_json::json;
 
 use super::people::{Asker, not_a_member};
-use super::{Slack, for_the_channel, received};
+use super::{Slack, received};
 use crate::ServerState;
 use crate::runs::{Ask, RunFor};
 
@@ -130,16 +130,31 @@ async fn run_and_post(
         .post_message(&asked.channel, None, &heading)
         .await
         .map_err(|error| format!("The answer could not be posted in this channel: {error}"))?;
-    if let Err(error) = state.store.set_slack_thread(&asked.channel, &thread, &conversation).await {
+    // The conversation is connected to its thread: the poster posts its answer there (once,
+    // whatever Slack's state), then every turn after.
+    let sync = llmtool_registry::SlackSync {
+        conversation: conversation.clone(),
+        channel: asked.channel.clone(),
+        thread_ts: Some(thread),
+        posted: 0,
+        part: 0,
+        connected_by: who.member.clone(),
+        connected_at: jiff::Timestamp::now().to_string(),
+        failures: 0,
+        last_error: None,
+    };
+    if let Err(error) = state.store.connect_slack(&sync).await {
         tracing::warn!("the Slack thread of a conversation was not kept: {error}");
     }
     let runtime = &prepared.runtime;
     let answered =
         runtime.answer_request(&prepared.request, Some(&subject), std::future::pending()).await;
-    let text = match answered {
-        Ok(answer) => for_the_channel(&prepared.request, answer.text),
-        Err(error) => format!("The run did not answer: {}", runtime.redact(&error.to_string())),
-    };
-    slack.post_answer(&asked.channel, &thread, &text).await;
+    if let Err(error) = answered {
+        tracing::info!(
+            "a tool run from Slack did not answer: {}",
+            runtime.redact(&error.to_string())
+        );
+    }
+    state.wake_slack();
     Ok(())
 }

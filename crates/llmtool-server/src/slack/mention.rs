@@ -1,5 +1,6 @@
 //! A mention of the app in a thread that is a conversation: a turn of it, asked by the member
-//! behind the Slack user, run and charged as theirs, its answer posted in the thread.
+//! behind the Slack user, run and charged as theirs; its answer is posted in the thread by the
+//! poster, as every turn of a connected conversation is (once, in order).
 //!
 //! Who may go on with it is the studio's rule: its owner, and the members who joined it by
 //! its collaboration link, while they may see its tool; anyone else is told the thread's
@@ -14,8 +15,8 @@ use llmtool_registry::{Reference, Selector};
 use llmtool_runtime::Subject;
 use llmtool_slack::payloads::Said;
 
+use super::Slack;
 use super::people::{Asker, not_a_member};
-use super::{Slack, for_the_channel};
 use crate::ServerState;
 use crate::conversation_api::{Standing, conversation_of};
 use crate::runs::Ask;
@@ -44,20 +45,52 @@ pub(super) async fn mentioned(state: ServerState, slack: Arc<Slack>, said: Said)
             .tell(&said.channel, &said.user, "Ask your follow-up after the mention.")
             .await;
     }
+    if let Err(problem) = connected(&state, &conversation, &said, &who.member).await {
+        return tracing::warn!("a Slack thread's conversation could not be connected: {problem}");
+    }
     match turn(&state, &who, &conversation, text).await {
-        Ok(answer) => slack.post_answer(&said.channel, said.thread(), &answer).await,
+        Ok(()) => state.wake_slack(),
         Err(problem) => slack.tell(&said.channel, &said.user, &problem).await,
     }
 }
 
-/// The answer of the follow-up `text` in `conversation`, asked by `who`; else why there is
-/// none (a conversation they may not go on with is one that does not exist).
+/// Makes sure the thread's conversation is connected to it, so that the poster posts the
+/// turn about to be asked (a thread kept before conversations were connected has no
+/// connection yet: its turns so far count as posted).
+async fn connected(
+    state: &ServerState,
+    conversation: &str,
+    said: &Said,
+    member: &str,
+) -> Result<(), llmtool_registry::StoreError> {
+    if state.store.slack_sync(conversation).await?.is_some() {
+        return Ok(());
+    }
+    let turns =
+        state.store.conversation_info(conversation).await?.map_or(0, |info| info.summary.turns);
+    let sync = llmtool_registry::SlackSync {
+        conversation: conversation.to_owned(),
+        channel: said.channel.clone(),
+        thread_ts: Some(said.thread().to_owned()),
+        posted: u32::try_from(turns).unwrap_or(u32::MAX),
+        part: 0,
+        connected_by: member.to_owned(),
+        connected_at: jiff::Timestamp::now().to_string(),
+        failures: 0,
+        last_error: None,
+    };
+    state.store.connect_slack(&sync).await
+}
+
+/// Runs the follow-up `text` in `conversation`, asked by `who` (its answer, or why the run
+/// gave none, is kept as the turn, for the poster); else why it was not run (a conversation
+/// they may not go on with is one that does not exist).
 async fn turn(
     state: &ServerState,
     who: &crate::runs::RunFor,
     conversation: &str,
     text: String,
-) -> Result<String, String> {
+) -> Result<(), String> {
     let runs = state.runs().cloned().ok_or("this server runs no tools")?;
     let missing = || "This thread's conversation is not one you can go on with.".to_owned();
     let read = |error: llmtool_registry::StoreError| error.to_string();
@@ -96,8 +129,11 @@ async fn turn(
     let answered =
         runtime.answer_request(&prepared.request, Some(&subject), std::future::pending()).await;
     drop(following);
-    let answer = answered.map_err(|error| {
-        format!("The run did not answer: {}", runtime.redact(&error.to_string()))
-    })?;
-    Ok(for_the_channel(&prepared.request, answer.text))
+    if let Err(error) = answered {
+        tracing::info!(
+            "a turn asked from Slack did not answer: {}",
+            runtime.redact(&error.to_string())
+        );
+    }
+    Ok(())
 }

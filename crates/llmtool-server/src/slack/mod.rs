@@ -6,12 +6,22 @@
 //!
 //! A Slack user is the member whose e-mail Slack has verified for them (`users.info`); the
 //! rule of who sees which tool, budgets, data-loss prevention and spend are the studio's.
+//!
+//! The app is `serve`'s (`--slack-signing-secret-file`), else the one an admin added in the
+//! Control Center ([`install`]); [`SlackHolder`] keeps the current one. Conversations connected
+//! to a channel are posted by [`poster`], turn by turn, whatever Slack's state.
 
+mod app;
 mod command;
 mod events;
+pub(crate) mod install;
 mod interaction;
 mod mention;
 mod people;
+pub(crate) mod poster;
+pub(crate) mod sync_api;
+
+pub(crate) use app::SlackHolder;
 
 use std::sync::Arc;
 
@@ -50,6 +60,9 @@ pub(crate) struct Slack {
     bot: tokio::sync::OnceCell<llmtool_slack::web_api::BotIdentity>,
     /// Turns of the work done after Slack is answered (runs, posts): at most [`JOBS`] at once.
     jobs: Arc<tokio::sync::Semaphore>,
+    /// SHA-256 of what the app was made from (secret, token, address): the same app read
+    /// again is kept with its caches.
+    fingerprint: [u8; 32],
 }
 
 /// The most Slack jobs (a modal's run, a mention's turn) at once; past it, what Slack sent is
@@ -61,8 +74,19 @@ impl Slack {
         if options.signing_secret.trim().is_empty() {
             return Err("the Slack app's signing secret is empty".to_owned());
         }
+        let mut hasher = <sha2::Sha256 as sha2::Digest>::new();
+        for part in [
+            &options.signing_secret,
+            options.bot_token.as_deref().unwrap_or_default(),
+            options.api_url.as_deref().unwrap_or_default(),
+        ] {
+            sha2::Digest::update(&mut hasher, part.as_bytes());
+            sha2::Digest::update(&mut hasher, [0u8]);
+        }
+        let fingerprint = sha2::Digest::finalize(hasher).into();
         let api = WebApi::new(options.api_url.as_deref(), options.bot_token)?;
         Ok(Slack {
+            fingerprint,
             verifier: Verifier::new(&options.signing_secret),
             api,
             people: people::People::new(),
@@ -86,17 +110,6 @@ impl Slack {
     ) -> Result<people::Asker, people::AskerError> {
         let bot = self.bot().await.map_err(people::AskerError::Slack)?;
         self.people.asker(state, &self.api, &bot.team_id, user).await
-    }
-
-    /// Posts `answer` in the thread `thread` of `channel`, in as many messages as Slack's
-    /// limits need; a message Slack refuses ends it, with a warning in the log.
-    async fn post_answer(&self, channel: &str, thread: &str, answer: &str) {
-        for message in llmtool_slack::blocks::answer_messages(answer) {
-            if let Err(error) = self.api.post_message(channel, Some(thread), &message).await {
-                tracing::warn!("an answer was not posted in Slack: {error}");
-                break;
-            }
-        }
     }
 
     /// Shows `text` to `user` alone, in `channel`.
@@ -126,6 +139,7 @@ pub(crate) fn routes() -> Router<ServerState> {
         .route(llmtool_slack::manifest::EVENTS_PATH, post(events::events))
         .route(llmtool_slack::manifest::COMMANDS_PATH, post(command::command))
         .route(llmtool_slack::manifest::INTERACTIVITY_PATH, post(interaction::interaction))
+        .route(install::CALLBACK_PATH, axum::routing::get(install::callback))
 }
 
 /// The server's Slack app, when the request carries Slack's valid signature; else the status
@@ -141,7 +155,7 @@ fn verified(
     let header = |name: &str| headers.get(name).and_then(|value| value.to_str().ok());
     let now = jiff::Timestamp::now().as_second();
     match slack.verifier.verify(header(TIMESTAMP_HEADER), header(SIGNATURE_HEADER), body, now) {
-        Ok(()) => Ok(Arc::clone(slack)),
+        Ok(()) => Ok(slack),
         Err(refusal) => {
             tracing::warn!(
                 bytes = body.len(),
@@ -171,13 +185,4 @@ fn received<T>(
         StatusCode::BAD_REQUEST
     })?;
     Ok((slack, payload))
-}
-
-/// `answer`, to `request`, as a channel may read it: the values data-loss prevention hid in
-/// the request stay placeholders.
-fn for_the_channel(request: &llmtool_providers::run::RunRequest, answer: String) -> String {
-    match request.redaction.as_deref() {
-        Some(redaction) => redaction.mask(&answer),
-        None => answer,
-    }
 }

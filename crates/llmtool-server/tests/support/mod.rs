@@ -3,6 +3,8 @@
 
 #![allow(dead_code, reason = "each test file uses what it needs")]
 
+pub(crate) mod slack;
+
 use std::sync::Arc;
 
 use llmtool_config::{Config, Env};
@@ -117,6 +119,17 @@ pub(crate) struct Library {
     _folder: tempfile::TempDir,
 }
 
+/// How a test library answers Slack.
+pub(crate) enum SlackSetup {
+    /// `serve`'s own app (`--slack-signing-secret-file` and the rest).
+    Files(llmtool_server::SlackOptions),
+    /// The app an admin adds in the Control Center, whose Web API is at this address.
+    ControlCenter(String),
+}
+
+/// The studio's public address in a library that adds Slack from the Control Center.
+pub(crate) const PUBLIC_URL: &str = "https://tools.example.test";
+
 impl Library {
     /// A new member `email` (named as their address) in `teams`, and a token of theirs.
     pub(crate) async fn member(&self, email: &str, role: Role, teams: &[&str]) -> String {
@@ -174,7 +187,7 @@ impl Library {
         mock: &Mock,
         tools: &[(&str, Value)],
         curated: &[(&str, &str)],
-        slack: llmtool_server::SlackOptions,
+        slack: SlackSetup,
     ) -> Library {
         Library::serve(mock, tools, RuntimeOptions::default(), curated, Some(slack)).await
     }
@@ -184,7 +197,7 @@ impl Library {
         tools: &[(&str, Value)],
         options: RuntimeOptions,
         curated: &[(&str, &str)],
-        slack: Option<llmtool_server::SlackOptions>,
+        slack: Option<SlackSetup>,
     ) -> Library {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let config = format!(
@@ -218,10 +231,22 @@ impl Library {
         )
         .with_keyring(llmtool_server::Keyring::parse(&llmtool_server::Keyring::new_key()).unwrap())
         .with_runtime(runtime, limits);
+        let slack_on = slack.is_some();
         let state = match slack {
-            Some(slack) => state.with_slack(slack).unwrap(),
+            Some(SlackSetup::Files(options)) => state.with_slack(options).unwrap(),
+            Some(SlackSetup::ControlCenter(api_url)) => state
+                .with_slack_api(Some(api_url))
+                .unwrap()
+                .with_sign_in(llmtool_server::SignInSetup {
+                    public_url: Some(PUBLIC_URL.into()),
+                    mailer: None,
+                    sso: None,
+                }),
             None => state,
         };
+        if slack_on {
+            state.start_slack();
+        }
         let runner = state.library_runner().unwrap();
         let state = state.with_mcp(runner, llmtool_server::McpOptions::default()).await.unwrap();
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -77,9 +77,10 @@ pub(crate) fn serve(args: &ServeArgs) -> anyhow::Result<Outcome> {
         .with_connection_limits(connections.clone())
         .with_runtime(tool_runtime(args, providers)?, limits);
         let state = match slack::options(&args.slack)? {
-            Some(options) => state.with_slack(options).map_err(anyhow::Error::msg)?,
-            None => state,
-        };
+            Some(options) => state.with_slack(options),
+            None => state.with_slack_api(args.slack.api_url.clone()),
+        }
+        .map_err(anyhow::Error::msg)?;
         let runner = state.library_runner().context("the server has no runtime")?;
         let http = HttpOptions {
             allowed_hosts: args.allowed_host.clone(),
@@ -89,6 +90,7 @@ pub(crate) fn serve(args: &ServeArgs) -> anyhow::Result<Outcome> {
         let mcp = McpOptions { label: args.mcp_label.clone(), limits, http };
         let state = state.with_mcp(runner, mcp).await?;
         state.follow_changes().await?;
+        state.start_slack();
         let listener = tokio::net::TcpListener::bind(args.listen)
             .await
             .with_context(|| format!("cannot listen on {}", args.listen))?;
