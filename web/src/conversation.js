@@ -5,6 +5,7 @@
 import { ApiError, api, dollars, el, header, path, say, withCode } from "./common.js";
 import { copyButton } from "./markdown.js";
 import { followUps } from "./composer.js";
+import { slackPanel } from "./slack-connect.js";
 import { snapshotsPanel } from "./snapshots.js";
 import { transcriptView } from "./thread.js";
 
@@ -55,6 +56,7 @@ async function show() {
   main.replaceChildren(title, facts, thread);
   if (kept.role === "owner") main.append(collaborationPanel(kept));
   if (kept.role === "owner" && caller.public_snapshots) main.append(snapshotsPanel(id));
+  if (kept.role === "owner" && caller.slack) main.append(slackPanel(id));
   if (kept.role === "collaborator") {
     const leave = el("button", { type: "button", class: "danger", onclick: () => leaveIt() }, "Leave this conversation");
     main.append(el("section", { class: "collaboration", "aria-label": "Collaboration" }, el("p", { class: "help" }, "You collaborate on this conversation: you read it and add turns."), leave));

@@ -1,10 +1,11 @@
 // The providers' integrations (`/control/integrations`, admins and owners): each one's key
 // (its last four characters only), models, teams and last test; added, tested, switched on
 // and off, changed and removed in place; and every key sealed again after a rotation. Every
-// action is one call of `/api/v1/integrations`.
+// action is one call of `/api/v1/integrations`. Slack has its section below them.
 
 import { attempt as act, api, el, path, say } from "./common.js";
 import { start, words } from "./control.js";
+import { sayOutcome, slackSetup } from "./slack-setup.js";
 
 const rows = document.getElementById("integrations");
 const KNOWN = ["openai", "anthropic", "gemini", "groq", "mistral", "together", "deepseek", "openrouter", "xai", "perplexity", "ollama", "lmstudio", "local"];
@@ -86,6 +87,7 @@ function row(integration) {
 }
 
 async function load() {
+  await slackSetup(document.getElementById("slack"));
   const integrations = await api("/integrations");
   rows.replaceChildren(...integrations.map(row));
   if (!integrations.length) {
@@ -118,3 +120,4 @@ document.getElementById("rotate").addEventListener("click", () =>
 
 document.getElementById("known-providers").append(...KNOWN.map((name) => el("option", { value: name })));
 await start(load, { what: "the integrations" });
+sayOutcome();
