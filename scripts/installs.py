@@ -16,7 +16,7 @@ sys.path.insert(0, HERE)
 
 import agent_frameworks, batch_sdks, example_tests, independent, invites_by_mail, lsp_clients  # noqa: E402
 import mcp_clients, operations, parquet_peers, peer_suites, peers, promptfoo_peer  # noqa: E402
-import real_world_renders, refresh_prices, registry_fuzz  # noqa: E402
+import real_world_renders, refresh_prices, registry_fuzz, slack_by_sdk  # noqa: E402
 from checks import venv_python  # noqa: E402
 
 
@@ -34,6 +34,7 @@ INSTALLERS = [
     ("junitparser", example_tests.python),
     ("LiteLLM's price table", refresh_prices.fetch_pinned),
     ("schemathesis", lambda: venv_python(registry_fuzz.WORK, registry_fuzz.PACKAGES, "import schemathesis", quiet)),
+    ("slack_sdk", lambda: venv_python(slack_by_sdk.WORK, slack_by_sdk.PACKAGES, slack_by_sdk.PROBE, quiet)),
     ("aiosmtpd", lambda: venv_python(invites_by_mail.WORK, invites_by_mail.PACKAGES, "import aiosmtpd, cryptography", quiet)),
     ("the MCP Python SDK", mcp_clients.client_python),
     ("MCP Inspector", mcp_clients.inspector),

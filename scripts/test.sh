@@ -284,6 +284,8 @@ side_lane() {
     python3 scripts/registry_fuzz.py || return
   side invites "invites through a real SMTP server (aiosmtpd, STARTTLS and TLS, with AUTH): each link signs in once" \
     python3 scripts/invites_by_mail.py || return
+  side slack "Slack's requests signed by the official slack_sdk package, against a recording Web API stand-in: one turn per retried mention, spend and visibility as in the studio" \
+    python3 scripts/slack_by_sdk.py || return
   side agents "exported tools run by agent frameworks (LangChain, the OpenAI Agents SDK, Vercel's AI SDK) through llmtool call" \
     python3 scripts/agent_frameworks.py || return
   side parquet "llmtool batch on Parquet files written by pyarrow and polars, and its Parquet read back by them" \
