@@ -38,7 +38,8 @@ impl SlackHolder {
     ) -> Result<SlackHolder, String> {
         let current = match &options {
             Some(options) => Some(Arc::new(Slack::new(options.clone())?)),
-            None => None,
+            // The address is checked now, not at the first request.
+            None => llmtool_slack::WebApi::new(api_url.as_deref(), None).map(|_| None)?,
         };
         Ok(SlackHolder { files: options, api_url, current: RwLock::new(current) })
     }

@@ -27,19 +27,21 @@ pub(crate) struct ListArgs {
     pub(crate) format: ReportFormat,
 }
 
-/// The Slack app the server answers for (docs/slack.md).
+/// The Slack app the server answers for (docs/slack.md): the one these files give, else the
+/// one an admin adds in the Control Center.
 #[derive(Debug, Args)]
 pub(crate) struct SlackArgs {
     /// A file holding the Slack app's signing secret (its first line): Slack's requests to
     /// `/slack/events`, `/slack/commands` and `/slack/interactivity` are then answered (with
-    /// `--slack-bot-token-file`).
+    /// `--slack-bot-token-file`), whatever the Control Center says.
     #[arg(long = "slack-signing-secret-file", value_name = "FILE", requires = "bot_token_file")]
     pub(crate) signing_secret_file: Option<PathBuf>,
     /// A file holding the app's bot token (`xoxb-...`, its first line).
     #[arg(long = "slack-bot-token-file", value_name = "FILE", requires = "signing_secret_file")]
     pub(crate) bot_token_file: Option<PathBuf>,
-    /// The Web API's base address (default: Slack's), for a stand-in to take Slack's place.
-    #[arg(long = "slack-api-url", value_name = "URL", requires = "signing_secret_file")]
+    /// The Web API's base address (default: Slack's), for a stand-in to take Slack's place;
+    /// "Add to Slack" then goes to the stand-in's site too.
+    #[arg(long = "slack-api-url", value_name = "URL")]
     pub(crate) api_url: Option<String>,
 }
 
