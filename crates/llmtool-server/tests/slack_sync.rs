@@ -166,3 +166,56 @@ async fn a_connected_conversation_is_posted_once_in_order_and_waits_out_slack_be
     assert_eq!(mock.requests().len(), 4);
     assert_eq!(calls_now(&slack.calls, "chat.postMessage").len(), 8);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_image_tools_pictures_are_uploaded_into_the_conversations_thread() {
+    use base64::Engine as _;
+    let picture = llmtool_testkit::pictures::png(64, 48);
+    let answer = json!({"data": [{"b64_json": base64::engine::general_purpose::STANDARD.encode(&picture)}],
+        "usage": {"input_tokens": 10, "output_tokens": 100}});
+    let mock = Mock::start(vec![Reply::json(200, answer.to_string())]).await;
+    let tool = json!({
+        "model_prompt": "A picture of {{subject}}.",
+        "metadata": {"prompt_name": "Picture", "model_version": ["mock/gpt-image-1"],
+            "variables": [{"name": "subject", "type": "text"}],
+            "expected_output": {"type": "image", "format": "png", "size": "64x48"}}
+    });
+    let slack = stand_in().await;
+    let options = llmtool_server::SlackOptions {
+        signing_secret: SECRET.into(),
+        bot_token: Some("xoxb-test-bot-token".into()),
+        api_url: Some(slack.url.clone()),
+    };
+    let runtime = llmtool_runtime::RuntimeOptions {
+        pictures: llmtool_runtime::pictures::Pictures::Returned,
+        ..llmtool_runtime::RuntimeOptions::default()
+    };
+    let slack_app = Some(SlackSetup::Files(options));
+    let lib = Library::serve(&mock, &[("picture", tool)], runtime, &[], slack_app).await;
+    let sam = lib.member("sam@example.test", Role::Viewer, &[]).await;
+    let body = json!({"values": {"subject": "a lighthouse"}});
+    let run = lib.call(Method::POST, "/tools/picture/run".into(), &sam, Some(body)).await;
+    let run = events(&run.text().await.unwrap());
+    assert_eq!(run.last().unwrap().1["outcome"], "ok", "{run:?}");
+    let id = run[0].1["conversation"].as_str().unwrap().to_owned();
+    let body = json!({ "channel": "CSALES" });
+    let connected = lib.call(Method::PUT, format!("/conversations/{id}/slack"), &sam, Some(body));
+    assert_eq!(connected.await.status(), 200);
+
+    // The thread's first message, the question, then the picture, sent up whole and shared
+    // in the thread.
+    let shared = calls_within(&slack.calls, "files.completeUploadExternal", 1, 20).await;
+    let posted = calls_now(&slack.calls, "chat.postMessage");
+    let thread = posted[1]["thread_ts"].clone();
+    assert_eq!(shared[0]["channel_id"], "CSALES");
+    assert_eq!(shared[0]["thread_ts"], thread);
+    assert_eq!(shared[0]["files"][0]["id"], "F1");
+    let asked = calls_now(&slack.calls, "files.getUploadURLExternal");
+    assert_eq!(asked[0]["length"], picture.len().to_string());
+    assert_eq!(asked[0]["filename"], "turn-1-1.png", "{asked:?}");
+    let sent = calls_now(&slack.calls, "upload.F1");
+    assert_eq!(sent[0]["bytes"], picture.len());
+    assert_eq!(sent[0]["head"], json!(picture[..8]));
+    assert!(said(&posted[1]).contains("A picture of a lighthouse."), "{posted:?}");
+    assert_eq!(posted.len(), 2, "{posted:?}");
+}

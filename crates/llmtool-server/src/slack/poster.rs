@@ -126,9 +126,9 @@ async fn post(state: &ServerState, slack: &Slack, due: &SlackDue) -> Result<(), 
     let (mut posted, mut part) = (sync.posted, sync.part);
     while let Some(record) = kept.conversation.turns.get(posted as usize) {
         let asked_by = kept.asked_by.get(posted as usize).cloned().flatten();
-        let messages = turn_messages(record, asked_by.as_deref());
         let run = record.id.unwrap_or_default();
         let its_pictures: Vec<_> = pictures.iter().filter(|p| p.run == run).collect();
+        let messages = turn_messages(record, asked_by.as_deref(), !its_pictures.is_empty());
         let parts = messages.len() + its_pictures.len();
         while (part as usize) < parts {
             match messages.get(part as usize) {
@@ -184,9 +184,11 @@ async fn first_message(
 }
 
 /// The messages of one turn: who asked and what (unless it was asked in the thread, where
-/// it is already), then the answer, or why there is none. The prompt and the answer are as
-/// the library keeps them: values data-loss prevention hid stay placeholders.
-fn turn_messages(record: &Record, asked_by: Option<&str>) -> Vec<SlackMessage> {
+/// it is already), then the answer, or why there is none; a turn that made `pictures` has
+/// them for its answer (its text only describes them), uploaded after these. The prompt and
+/// the answer are as the library keeps them: values data-loss prevention hid stay
+/// placeholders.
+fn turn_messages(record: &Record, asked_by: Option<&str>, pictures: bool) -> Vec<SlackMessage> {
     let mut messages = Vec::new();
     if record.origin != FROM_SLACK {
         let who = asked_by.unwrap_or("A member");
@@ -202,6 +204,9 @@ fn turn_messages(record: &Record, asked_by: Option<&str>) -> Vec<SlackMessage> {
             text: format!("{who} asked in the studio"),
             blocks: vec![json!({"type": "section", "text": {"type": "mrkdwn", "text": text}})],
         });
+    }
+    if pictures {
+        return messages;
     }
     let answer = match (&record.outcome, &record.answer) {
         (Outcome::Ok | Outcome::Rejected, Some(answer)) => answer.clone(),

@@ -192,7 +192,9 @@ impl Library {
         Library::serve(mock, tools, RuntimeOptions::default(), curated, Some(slack)).await
     }
 
-    async fn serve(
+    /// A library serving `tools` against `mock`, its runtime with `options`, each tool
+    /// `curated` names tagged for that team alone, answering Slack as `slack` says.
+    pub(crate) async fn serve(
         mock: &Mock,
         tools: &[(&str, Value)],
         options: RuntimeOptions,

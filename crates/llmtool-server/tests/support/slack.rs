@@ -40,11 +40,14 @@ pub(crate) struct StandIn {
 struct Shared {
     calls: Calls,
     faults: Arc<Faults>,
+    /// The stand-in's own address, once it listens (its upload address is there).
+    url: Arc<Mutex<String>>,
 }
 
 /// A stand-in of Slack's Web API at `/api/METHOD`: `users.info` knows four users, the bot is
-/// in `#sales` (`CSALES`), `oauth.v2.access` takes the code `good-code`, and the rest answer
-/// `ok` (a posted message gets a time stamp of its own).
+/// in `#sales` (`CSALES`), `oauth.v2.access` takes the code `good-code`, a file goes up to
+/// `/api/upload.F1` (recorded as `upload.F1` with its size and first bytes), and the rest
+/// answer `ok` (a posted message gets a time stamp of its own).
 pub(crate) async fn stand_in() -> StandIn {
     async fn method(
         State(shared): State<Shared>,
@@ -60,6 +63,13 @@ pub(crate) async fn stand_in() -> StandIn {
         if faults.revoked.load(Ordering::SeqCst) && method != "oauth.v2.access" {
             faults.refused.fetch_add(1, Ordering::SeqCst);
             return axum::Json(json!({"ok": false, "error": "token_revoked"})).into_response();
+        }
+        if method.starts_with("upload.") {
+            // The upload address `files.getUploadURLExternal` gave: the file's bytes.
+            let mut calls = shared.calls.lock().unwrap();
+            calls
+                .push((method, json!({ "bytes": body.len(), "head": &body[..body.len().min(8)] })));
+            return "OK".into_response();
         }
         let arguments: Value = serde_json::from_slice(&body).unwrap_or_else(|_| {
             let form: Vec<(String, String)> = serde_urlencoded::from_bytes(&body).unwrap();
@@ -90,16 +100,19 @@ pub(crate) async fn stand_in() -> StandIn {
                 "access_token": "xoxb-installed-bot-token", "token_type": "bot",
                 "bot_user_id": "UAPP", "team": {"id": "T1", "name": "Acme"}}),
             "oauth.v2.access" => json!({"ok": false, "error": "invalid_code"}),
+            "files.getUploadURLExternal" => json!({"ok": true, "file_id": "F1",
+                "upload_url": format!("{}/upload.F1", shared.url.lock().unwrap())}),
             _ => json!({"ok": true}),
         };
         axum::Json(answer).into_response()
     }
-    let shared = Shared { calls: Calls::default(), faults: Arc::default() };
+    let shared = Shared { calls: Calls::default(), faults: Arc::default(), url: Arc::default() };
     let app = axum::Router::new()
         .route("/api/{method}", axum::routing::post(method))
         .with_state(shared.clone());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/api", listener.local_addr().unwrap());
+    shared.url.lock().unwrap().clone_from(&url);
     tokio::spawn(async move { axum::serve(listener, app).await });
     StandIn { url, calls: shared.calls, faults: shared.faults }
 }
