@@ -1,6 +1,9 @@
 // Slack in the studio, in a real browser: Debian's Chromium (Playwright) against a real
 // `llmtool serve` whose Slack Web API is a stand-in on loopback (below), which also plays
 // Slack's "Add to Slack" page (it approves at once and sends the browser back with a code).
+// The stand-in is reached as `localhost` and the studio as `127.0.0.1`: two sites, as Slack's
+// and the studio's are, so the session cookie (`SameSite=Strict`) does not come back with
+// Slack's redirect, as it would not from Slack's own page.
 // An admin gives the app's credentials on the Control Center's integrations page and adds it
 // to Slack: the OAuth round trip ends on the same page, saying Slack is added, with no secret
 // in any page. A member then connects a conversation of theirs to a channel the app is in:
@@ -108,7 +111,7 @@ before(async () => {
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
   const env = { LLMTOOL_DATA_DIR: data, LLMTOOL_NO_LOG: "1", MOCK_KEY: "mock-key-1" };
-  const args = ["serve", "--listen", `127.0.0.1:${port}`, "--config", config, "--public-url", base, "--slack-api-url", `http://127.0.0.1:${slack.address().port}/api`];
+  const args = ["serve", "--listen", `127.0.0.1:${port}`, "--config", config, "--public-url", base, "--slack-api-url", `http://localhost:${slack.address().port}/api`];
   await new Promise((resolve, reject) => {
     const server = spawn(llmtool, args, { env: { ...process.env, ...env }, stdio: ["ignore", "ignore", "pipe"] });
     children.push(server);

@@ -11,6 +11,7 @@ mod control_api;
 mod conversation_api;
 mod documents_api;
 mod functions;
+mod hop_page;
 mod host;
 mod integrations;
 mod invites;

@@ -17,9 +17,7 @@ use std::time::{Duration, Instant};
 use axum::Extension;
 use axum::Router;
 use axum::extract::{ConnectInfo, Query, State};
-use axum::http::header::{
-    CACHE_CONTROL, CONTENT_SECURITY_POLICY, CONTENT_TYPE, LOCATION, REFERRER_POLICY, SET_COOKIE,
-};
+use axum::http::header::{LOCATION, SET_COOKIE};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse as _, Response};
 use axum::routing::get;
@@ -582,47 +580,11 @@ fn failed(error: &SsoError) -> Response {
     page(error.status(), &format!("Sign-in failed: {error}."), None)
 }
 
-/// A small page in the studio's style saying `message`; with `next`, it goes there at once.
-/// The session cookie is `SameSite=Strict`: it is sent on the page's own navigation, not on a
-/// redirect that follows the provider's (cross-site) one, so the page navigates itself.
+/// A small page saying `message`; with `next`, it goes there at once (the session cookie
+/// comes with the page's own navigation, not with the provider's redirect).
 fn page(status: StatusCode, message: &str, next: Option<&str>) -> Response {
-    let go = next.map(|next| {
-        let next = escaped(next);
-        format!("<meta http-equiv=\"refresh\" content=\"0;url={next}\">")
-    });
-    let link = match next {
-        Some(next) => format!("<p><a href=\"{}\">Continue</a></p>", escaped(next)),
-        None => "<p><a href=\"/signin\">Back to sign-in</a></p>".to_owned(),
-    };
-    let html = format!(
-        "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n{}\n<title>Sign-in · llmtool studio</title>\n<link rel=\"stylesheet\" href=\"/assets/studio.css\">\n</head>\n<body>\n<main id=\"main\">\n<h1>Sign-in</h1>\n<p id=\"status\" role=\"status\">{}</p>\n{link}\n</main>\n</body>\n</html>\n",
-        go.unwrap_or_default(),
-        escaped(message)
-    );
-    let headers = [
-        (CONTENT_TYPE, "text/html; charset=utf-8"),
-        (CONTENT_SECURITY_POLICY, "default-src 'self'; script-src 'none'; frame-ancestors 'none'"),
-        (CACHE_CONTROL, "no-store"),
-        // The address holds the code and state: no page it leads to is told it.
-        (REFERRER_POLICY, "no-referrer"),
-    ];
-    (status, headers, html).into_response()
-}
-
-/// `text` with HTML's special characters escaped.
-fn escaped(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
+    let back = crate::hop_page::Back { href: "/signin", label: "Back to sign-in" };
+    crate::hop_page::page("Sign-in", status, message, next, back)
 }
 
 #[cfg(test)]
@@ -642,14 +604,6 @@ mod tests {
     fn a_providers_name_is_made_a_display_name() {
         assert_eq!(display_name("  Ana\u{7}\nLima "), "AnaLima");
         assert_eq!(display_name(&"x".repeat(500)).len(), 200);
-    }
-
-    #[test]
-    fn a_page_escapes_what_it_says() {
-        assert_eq!(
-            escaped("<b>\"x\" & 'y'</b>"),
-            "&lt;b&gt;&quot;x&quot; &amp; &#39;y&#39;&lt;/b&gt;"
-        );
     }
 
     #[test]

@@ -92,8 +92,14 @@ async fn an_admin_adds_slack_with_a_checked_state_and_a_revoked_token_turns_it_o
         reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
     let root = lib.base.trim_end_matches("/api/v1").to_owned();
     let back = |token: &str, query: String| {
-        browser.get(format!("{root}/slack/oauth/callback?{query}")).bearer_auth(token).send()
+        browser.get(format!("{root}/slack/oauth/finish?{query}")).bearer_auth(token).send()
     };
+    // Slack's redirect comes without the session: a page on the studio's site goes on to the
+    // finish, with what Slack sent.
+    let hop = browser.get(format!("{root}/slack/oauth/callback?code=good-code&state={state}"));
+    let hop = hop.send().await.unwrap().text().await.unwrap();
+    let next = format!("url=/slack/oauth/finish?code=good-code&amp;state={state}");
+    assert!(hop.contains(&next), "{hop}");
     let (bobs_state, _) = start(bob.clone()).await;
     let stolen = back(&ada, format!("code=good-code&state={bobs_state}")).await.unwrap();
     assert_eq!(stolen.status(), 403, "a state made for another admin");

@@ -1,9 +1,9 @@
 //! Adding Slack from the Control Center: an admin gives the app's client id, client secret and
 //! signing secret (sealed at once with the integration keys, never shown again), then "Add to
 //! Slack" runs Slack's OAuth v2 flow: a state made for that admin (kept hashed, used once,
-//! within ten minutes), Slack's page, and back to [`CALLBACK_PATH`], where the code is traded
-//! for the bot token (`oauth.v2.access`), which is sealed and kept. Every change is in the
-//! audit log.
+//! within ten minutes), Slack's page, back to [`CALLBACK_PATH`] and on to [`FINISH_PATH`] (in
+//! the admin's session), where the code is traded for the bot token (`oauth.v2.access`),
+//! which is sealed and kept. Every change is in the audit log.
 
 use axum::Json;
 use axum::Router;
@@ -74,6 +74,15 @@ pub(crate) struct SlackInstall {
     url: String,
 }
 
+/// The Control Center cannot change the app `serve`'s files give.
+fn files_app() -> Problem {
+    Problem::new(
+        StatusCode::CONFLICT,
+        "Conflict",
+        "this server's Slack app is set by its --slack-signing-secret-file: change it there",
+    )
+}
+
 fn public_url(state: &ServerState) -> Answer<&str> {
     state.sign_in.public_url.as_deref().ok_or_else(|| {
         Problem::new(
@@ -127,11 +136,7 @@ pub(crate) async fn set(
 ) -> Answer<Json<SlackSetup>> {
     caller.require_token(Role::Admin)?;
     if state.slack_holder().set_by_files() {
-        return Err(Problem::new(
-            StatusCode::CONFLICT,
-            "Conflict",
-            "this server's Slack app is set by its --slack-signing-secret-file: change it there",
-        ));
+        return Err(files_app());
     }
     let keyring = state.keyring().ok_or_else(crate::control_api::no_keyring)?;
     let client_id = credentials.client_id.trim();
@@ -221,6 +226,9 @@ pub(crate) async fn install(
     caller: Caller,
 ) -> Answer<Json<SlackInstall>> {
     caller.require_token(Role::Admin)?;
+    if state.slack_holder().set_by_files() {
+        return Err(files_app());
+    }
     let app = state.store.slack_app().await?.ok_or_else(|| {
         Problem::new(StatusCode::CONFLICT, "Conflict", "set the app's client id and secrets first")
     })?;
@@ -238,51 +246,84 @@ pub(crate) async fn install(
 }
 
 /// What Slack sends the browser back with.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 pub(crate) struct Callback {
     code: Option<String>,
     state: Option<String>,
     error: Option<String>,
 }
 
-/// `GET /slack/oauth/callback`: the state checked (made for the admin this browser is signed
-/// in as, unused, recent), the code traded for the bot token, which is sealed and kept; the
+/// The journey's own ending, on the studio's site.
+pub(crate) const FINISH_PATH: &str = "/slack/oauth/finish";
+
+/// A page of the "Add to Slack" journey.
+fn hop(status: StatusCode, message: &str, next: Option<&str>) -> Response {
+    let back =
+        crate::hop_page::Back { href: "/control/integrations", label: "Back to the integrations" };
+    crate::hop_page::page("Slack", status, message, next, back)
+}
+
+/// `GET /slack/oauth/callback`, where Slack's page sends the browser back: a page that goes
+/// on at once to [`FINISH_PATH`] with what Slack sent. The session cookie is `SameSite=Strict`,
+/// so it does not come with Slack's (cross-site) redirect; it does with this page's own
+/// navigation.
+pub(crate) async fn callback(Query(back): Query<Callback>) -> Response {
+    match serde_urlencoded::to_string(&back) {
+        Ok(query) => {
+            hop(StatusCode::OK, "Back from Slack…", Some(&format!("{FINISH_PATH}?{query}")))
+        }
+        Err(_) => hop(StatusCode::BAD_REQUEST, "Slack's answer does not read.", None),
+    }
+}
+
+/// `GET /slack/oauth/finish`: the state checked (made for the admin this browser is signed in
+/// as, unused, recent), the code traded for the bot token, which is sealed and kept; the
 /// browser goes back to the Control Center, told how it went.
-pub(crate) async fn callback(
+pub(crate) async fn finish(
     State(state): State<ServerState>,
-    caller: Caller,
+    caller: Result<Caller, Problem>,
     Query(back): Query<Callback>,
 ) -> Response {
     let done = |outcome: &str| {
         Redirect::to(&format!("/control/integrations?slack={outcome}")).into_response()
     };
-    let refused = |status: StatusCode, why: &str| (status, format!("{why}\n")).into_response();
     let Some(token) = back.state.as_deref() else {
-        return refused(StatusCode::BAD_REQUEST, "Slack's answer carries no state");
+        return hop(StatusCode::BAD_REQUEST, "Slack's answer carries no state.", None);
     };
     // Taken first, so that a state is never good twice, whatever follows.
     let admin = match state.store.take_slack_state(&state_hash(token)).await {
         Ok(Some(admin)) => admin,
         Ok(None) => {
-            return refused(
+            return hop(
                 StatusCode::FORBIDDEN,
-                "this \"Add to Slack\" is unknown, used or too old: start it again from the Control Center",
+                "This \u{201c}Add to Slack\u{201d} is unknown, used or too old: start it again from the Control Center.",
+                None,
             );
         }
-        Err(error) => return refused(StatusCode::SERVICE_UNAVAILABLE, &error.to_string()),
+        Err(error) => {
+            tracing::warn!("an \"Add to Slack\" state could not be read: {error}");
+            return hop(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "The library could not be read: try again.",
+                None,
+            );
+        }
     };
-    let same_admin = caller.member == admin && caller.role.is_some_and(|role| role >= Role::Admin);
-    if !same_admin {
-        return refused(
+    let caller = caller.ok().filter(|caller| {
+        caller.member == admin && caller.role.is_some_and(|role| role >= Role::Admin)
+    });
+    let Some(caller) = caller else {
+        return hop(
             StatusCode::FORBIDDEN,
-            "\"Add to Slack\" ends in the browser of the admin who started it, signed in",
+            "\u{201c}Add to Slack\u{201d} ends in the browser of the admin who started it, signed in.",
+            None,
         );
-    }
+    };
     if back.error.is_some() {
         return done("cancelled");
     }
     let Some(code) = back.code.as_deref() else {
-        return refused(StatusCode::BAD_REQUEST, "Slack's answer carries no code");
+        return hop(StatusCode::BAD_REQUEST, "Slack's answer carries no code.", None);
     };
     match installed(&state, &caller, code).await {
         Ok(()) => done("installed"),

@@ -63,6 +63,9 @@ pub(crate) struct Slack {
     /// SHA-256 of what the app was made from (secret, token, address): the same app read
     /// again is kept with its caches.
     fingerprint: [u8; 32],
+    /// The library's sealed bot token this app was opened from (none for `serve`'s own): a
+    /// revocation met with it turns off that installation, never a newer one.
+    sealed_token: Option<String>,
 }
 
 /// The most Slack jobs (a modal's run, a mention's turn) at once; past it, what Slack sent is
@@ -92,6 +95,7 @@ impl Slack {
             people: people::People::new(),
             bot: tokio::sync::OnceCell::new(),
             jobs: Arc::new(tokio::sync::Semaphore::new(JOBS)),
+            sealed_token: None,
         })
     }
 
@@ -140,6 +144,7 @@ pub(crate) fn routes() -> Router<ServerState> {
         .route(llmtool_slack::manifest::COMMANDS_PATH, post(command::command))
         .route(llmtool_slack::manifest::INTERACTIVITY_PATH, post(interaction::interaction))
         .route(install::CALLBACK_PATH, axum::routing::get(install::callback))
+        .route(install::FINISH_PATH, axum::routing::get(install::finish))
 }
 
 /// The server's Slack app, when the request carries Slack's valid signature; else the status
