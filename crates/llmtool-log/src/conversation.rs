@@ -135,7 +135,7 @@ pub fn default_title(
 }
 
 /// A value as a title shows it: text as it is, a list of choices joined by commas.
-fn value_text(value: &serde_json::Value) -> String {
+pub fn value_text(value: &serde_json::Value) -> String {
     match value {
         serde_json::Value::String(text) => text.clone(),
         serde_json::Value::Array(items) => {
@@ -148,7 +148,7 @@ fn value_text(value: &serde_json::Value) -> String {
 
 /// `text` with every value of `placeholders` replaced by its placeholder, longest value first
 /// (so that a value inside a longer one never shows a piece of it).
-fn masked(text: &str, placeholders: &BTreeMap<String, String>) -> String {
+pub fn masked(text: &str, placeholders: &BTreeMap<String, String>) -> String {
     let mut by_length: Vec<_> = placeholders.iter().filter(|(_, v)| !v.is_empty()).collect();
     by_length.sort_by_key(|(_, value)| std::cmp::Reverse(value.len()));
     by_length.into_iter().fold(text.to_owned(), |text, (placeholder, value)| {

@@ -52,16 +52,20 @@ pub struct SlackSync {
     pub last_error: Option<String>,
 }
 
-/// A connected conversation with turns to post, and how many turns it has.
+/// A connected conversation with turns to post, and how many turns it has, claimed by the
+/// caller: its writes carry `claim`, and are refused once the claim is gone.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SlackDue {
     pub sync: SlackSync,
     pub turns: u32,
+    pub claim: String,
 }
 
 /// How long a server holds a conversation it posts, renewed at each message: another server
-/// takes it over only after that long without news (its poster stopped).
-pub const POSTING_LEASE_SECONDS: f64 = 120.0;
+/// takes it over only after that long without news (its poster stopped). Longer than one
+/// message can take: a call of 30 s and three waits of a minute for rate limits, three calls
+/// for a picture.
+pub const POSTING_LEASE_SECONDS: f64 = 900.0;
 
 /// How long an "Add to Slack" state stays good: Slack's page, the admin's choice, and back.
 pub const OAUTH_STATE_SECONDS: f64 = 600.0;

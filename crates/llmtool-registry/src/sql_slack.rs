@@ -165,16 +165,21 @@ impl SqlStore {
         Ok(true)
     }
 
-    pub(crate) async fn disable_slack_app_row(&self, reason: &str) -> Result<bool, StoreError> {
+    pub(crate) async fn disable_slack_app_row(
+        &self,
+        reason: &str,
+        bot_token: &str,
+    ) -> Result<bool, StoreError> {
         let mut tx = self.db.begin_write().await?;
         let disable = statement(
             "UPDATE slack_app SET enabled = $1, disabled_reason = $2, updated_at = $3
-             WHERE id = 1 AND enabled = $4",
+             WHERE id = 1 AND enabled = $4 AND bot_token = $5",
         )
         .bind(Arg::Bool(Some(false)))
         .bind(reason)
         .bind(now())
-        .bind(Arg::Bool(Some(true)));
+        .bind(Arg::Bool(Some(true)))
+        .bind(bot_token);
         if tx.execute(disable).await? == 0 {
             return Ok(false);
         }
@@ -225,7 +230,7 @@ impl SqlStore {
              VALUES ($1, $2, $3, $4, $5, $6, $7, 0, 0, NULL)
              ON CONFLICT (conversation) DO UPDATE SET channel = $2, thread_ts = $3,
                  posted = $4, part = $5, connected_by = $6, connected_at = $7, failures = 0,
-                 next_attempt = 0, last_error = NULL, claimed_until = 0",
+                 next_attempt = 0, last_error = NULL, claim = NULL, claimed_until = 0",
         )
         .bind(sync.conversation.as_str())
         .bind(sync.channel.as_str())
@@ -235,6 +240,9 @@ impl SqlStore {
         .bind(sync.connected_by.as_str())
         .bind(sync.connected_at.as_str());
         tx.execute(upsert).await?;
+        // Connected again: a mention in the old thread is no turn of it any more.
+        let threads = statement("DELETE FROM slack_threads WHERE conversation = $1");
+        tx.execute(threads.bind(sync.conversation.as_str())).await?;
         if let Some(thread_ts) = &sync.thread_ts {
             tx.execute(thread_of(&sync.channel, thread_ts, &sync.conversation)).await?;
         }
@@ -277,8 +285,9 @@ impl SqlStore {
         let now = epoch_seconds();
         // Claimed in one statement: of two servers asking at once, each row goes to one (the
         // other's update finds it claimed when it gets the row).
-        let claim = statement(
-            "UPDATE slack_syncs SET claimed_until = $3
+        let claim = ulid::Ulid::new().to_string();
+        let claiming = statement(
+            "UPDATE slack_syncs SET claimed_until = $3, claim = $4
               WHERE claimed_until <= $1 AND conversation IN (
                   SELECT s.conversation FROM slack_syncs s
                     JOIN conversations c ON c.id = s.conversation
@@ -290,8 +299,9 @@ impl SqlStore {
         )
         .bind(now)
         .bind(i64::from(limit))
-        .bind(now + POSTING_LEASE_SECONDS);
-        let claimed: Vec<(String,)> = self.db.all(claim).await?;
+        .bind(now + POSTING_LEASE_SECONDS)
+        .bind(claim.as_str());
+        let claimed: Vec<(String,)> = self.db.all(claiming).await?;
         let mut due = Vec::with_capacity(claimed.len());
         for (conversation,) in claimed {
             let select = statement(format!(
@@ -304,57 +314,69 @@ impl SqlStore {
                 due.push(SlackDue {
                     turns: count(r.9),
                     sync: sync_of((r.0, r.1, r.2, r.3, r.4, r.5, r.6, r.7, r.8)),
+                    claim: claim.clone(),
                 });
             }
         }
         due.sort_by(|a, b| a.sync.conversation.cmp(&b.sync.conversation));
         Ok(due)
     }
-    pub(crate) async fn slack_release_row(&self, conversation: &str) -> Result<(), StoreError> {
-        let release = statement("UPDATE slack_syncs SET claimed_until = 0 WHERE conversation = $1");
-        self.db.execute(release.bind(conversation)).await?;
+    pub(crate) async fn slack_release_row(
+        &self,
+        conversation: &str,
+        claim: &str,
+    ) -> Result<(), StoreError> {
+        let release = statement(
+            "UPDATE slack_syncs SET claimed_until = 0, claim = NULL
+             WHERE conversation = $1 AND claim = $2",
+        );
+        self.db.execute(release.bind(conversation).bind(claim)).await?;
         Ok(())
     }
     pub(crate) async fn slack_progress_row(
         &self,
         conversation: &str,
+        claim: &str,
         thread_ts: &str,
         posted: u32,
         part: u32,
-    ) -> Result<(), StoreError> {
+    ) -> Result<bool, StoreError> {
         let mut tx = self.db.begin_write().await?;
         let update = statement(
             "UPDATE slack_syncs SET thread_ts = $2, posted = $3, part = $4, failures = 0,
                  next_attempt = 0, last_error = NULL, claimed_until = $5
-             WHERE conversation = $1 RETURNING channel",
+             WHERE conversation = $1 AND claim = $6 RETURNING channel",
         )
         .bind(conversation)
         .bind(thread_ts)
         .bind(i64::from(posted))
         .bind(i64::from(part))
-        .bind(epoch_seconds() + POSTING_LEASE_SECONDS);
+        .bind(epoch_seconds() + POSTING_LEASE_SECONDS)
+        .bind(claim);
         let channel: Option<(String,)> = tx.optional(update).await?;
-        if let Some((channel,)) = channel {
-            tx.execute(thread_of(&channel, thread_ts, conversation)).await?;
-        }
+        let Some((channel,)) = channel else {
+            return Ok(false);
+        };
+        tx.execute(thread_of(&channel, thread_ts, conversation)).await?;
         tx.commit().await?;
-        Ok(())
+        Ok(true)
     }
-
     pub(crate) async fn slack_failed_row(
         &self,
         conversation: &str,
+        claim: &str,
         retry_in: f64,
         error: &str,
     ) -> Result<(), StoreError> {
         let update = statement(
             "UPDATE slack_syncs SET failures = failures + 1, next_attempt = $2, last_error = $3,
-                 claimed_until = 0
-             WHERE conversation = $1",
+                 claimed_until = 0, claim = NULL
+             WHERE conversation = $1 AND claim = $4",
         )
         .bind(conversation)
         .bind(epoch_seconds() + retry_in)
-        .bind(error);
+        .bind(error)
+        .bind(claim);
         self.db.execute(update).await?;
         Ok(())
     }

@@ -516,8 +516,8 @@ impl Store for SqlStore {
         self.remove_slack_app_row().await
     }
 
-    async fn disable_slack_app(&self, reason: &str) -> Result<bool, StoreError> {
-        self.disable_slack_app_row(reason).await
+    async fn disable_slack_app(&self, reason: &str, bot_token: &str) -> Result<bool, StoreError> {
+        self.disable_slack_app_row(reason, bot_token).await
     }
 
     async fn add_slack_state(&self, state_hash: &str, member: &str) -> Result<(), StoreError> {
@@ -544,27 +544,29 @@ impl Store for SqlStore {
         self.slack_due_rows(limit).await
     }
 
-    async fn slack_release(&self, conversation: &str) -> Result<(), StoreError> {
-        self.slack_release_row(conversation).await
+    async fn slack_release(&self, conversation: &str, claim: &str) -> Result<(), StoreError> {
+        self.slack_release_row(conversation, claim).await
     }
 
     async fn slack_progress(
         &self,
         conversation: &str,
+        claim: &str,
         thread_ts: &str,
         posted: u32,
         part: u32,
-    ) -> Result<(), StoreError> {
-        self.slack_progress_row(conversation, thread_ts, posted, part).await
+    ) -> Result<bool, StoreError> {
+        self.slack_progress_row(conversation, claim, thread_ts, posted, part).await
     }
 
     async fn slack_failed(
         &self,
         conversation: &str,
+        claim: &str,
         retry_in: f64,
         error: &str,
     ) -> Result<(), StoreError> {
-        self.slack_failed_row(conversation, retry_in, error).await
+        self.slack_failed_row(conversation, claim, retry_in, error).await
     }
 
     async fn begin_follow_up(

@@ -326,9 +326,10 @@ pub trait Store:
     /// Removes the library's Slack app: whether there was one.
     async fn remove_slack_app(&self) -> Result<bool, StoreError>;
 
-    /// Turns the Slack app off for `reason`: whether it was on (so that one of several
-    /// servers meeting a revoked token reports it once).
-    async fn disable_slack_app(&self, reason: &str) -> Result<bool, StoreError>;
+    /// Turns the Slack app off for `reason`, if it is still the installation of the sealed
+    /// bot token `bot_token`: whether it was on (so that one of several servers meeting a
+    /// revoked token reports it once, and a newer installation is left on).
+    async fn disable_slack_app(&self, reason: &str, bot_token: &str) -> Result<bool, StoreError>;
 
     /// Keeps an "Add to Slack" state (its SHA-256) for the admin `member`.
     async fn add_slack_state(&self, state_hash: &str, member: &str) -> Result<(), StoreError>;
@@ -347,29 +348,33 @@ pub trait Store:
     async fn slack_sync(&self, conversation: &str) -> Result<Option<crate::SlackSync>, StoreError>;
 
     /// Up to `limit` connected conversations with something to post, no wait pending and no
-    /// other server posting them, each held for this caller for
+    /// other server posting them, each claimed for this caller for
     /// [`crate::slack::POSTING_LEASE_SECONDS`] (until [`Store::slack_release`] or
     /// [`Store::slack_failed`]).
     async fn slack_due(&self, limit: u32) -> Result<Vec<crate::SlackDue>, StoreError>;
 
-    /// Lets go of `conversation`, posted as far as it could be.
-    async fn slack_release(&self, conversation: &str) -> Result<(), StoreError>;
+    /// Lets go of `conversation` (claimed as `claim`), posted as far as it could be.
+    async fn slack_release(&self, conversation: &str, claim: &str) -> Result<(), StoreError>;
 
     /// Records that `conversation`'s thread is `thread_ts` and that `posted` turns and `part`
-    /// messages of the next are posted (and holds it for this caller a while longer).
+    /// messages of the next are posted, and renews the claim: `false` (nothing recorded) when
+    /// `claim` is no longer the conversation's (reconnected, disconnected, taken over), so
+    /// that its poster stops.
     async fn slack_progress(
         &self,
         conversation: &str,
+        claim: &str,
         thread_ts: &str,
         posted: u32,
         part: u32,
-    ) -> Result<(), StoreError>;
+    ) -> Result<bool, StoreError>;
 
     /// Records that posting `conversation` failed with `error`, and lets go of it; the next
-    /// attempt waits `retry_in` seconds.
+    /// attempt waits `retry_in` seconds. Nothing, when `claim` is no longer its.
     async fn slack_failed(
         &self,
         conversation: &str,
+        claim: &str,
         retry_in: f64,
         error: &str,
     ) -> Result<(), StoreError>;

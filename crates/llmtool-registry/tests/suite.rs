@@ -1387,8 +1387,10 @@ async fn the_slack_app_and_connected_conversations(store: &dyn Store) {
     let installed =
         SlackApp { sealed_bot_token: Some("v1.new.token".into()), enabled: true, ..resealed };
     admin.put_slack_app(&installed).await.unwrap();
-    assert!(store.disable_slack_app("token_revoked").await.unwrap());
-    assert!(!store.disable_slack_app("token_revoked").await.unwrap());
+    // An older installation's token turns nothing off.
+    assert!(!store.disable_slack_app("token_revoked", "v1.old.token").await.unwrap());
+    assert!(store.disable_slack_app("token_revoked", "v1.new.token").await.unwrap());
+    assert!(!store.disable_slack_app("token_revoked", "v1.new.token").await.unwrap());
     let audit = store.audit(&AuditQuery { limit: 10, ..AuditQuery::default() }).await.unwrap();
     let actions: Vec<&str> = audit.records.iter().map(|r| r.entry.action.as_str()).collect();
     assert_eq!(actions, ["slack.disable", "slack.set", "slack.rotate", "slack.set"]);
@@ -1431,16 +1433,30 @@ async fn the_slack_app_and_connected_conversations(store: &dyn Store) {
     assert_eq!((due.len(), due[0].turns), (1, 2));
     // Claimed: another server asking now gets nothing to post.
     assert!(store.slack_due(16).await.unwrap().is_empty(), "one server posts it");
-    store.slack_progress(conversation, "1700000000.000100", 1, 0).await.unwrap();
+    let claim = due[0].claim.clone();
+    assert!(store.slack_progress(conversation, &claim, "1700000000.000100", 1, 0).await.unwrap());
     let thread = store.slack_thread("CSALES", "1700000000.000100").await.unwrap();
     assert_eq!(thread.as_deref(), Some(conversation), "its thread is the conversation's");
     // A failure holds it back, and says why; progress clears the failure.
-    store.slack_failed(conversation, 3_600.0, "Slack could not be reached").await.unwrap();
+    store.slack_failed(conversation, &claim, 3_600.0, "Slack could not be reached").await.unwrap();
     assert!(store.slack_due(16).await.unwrap().is_empty());
     let waiting = store.slack_sync(conversation).await.unwrap().unwrap();
     assert_eq!((waiting.posted, waiting.failures), (1, 1));
     assert_eq!(waiting.last_error.as_deref(), Some("Slack could not be reached"));
-    store.slack_progress(conversation, "1700000000.000100", 2, 0).await.unwrap();
+    // Let go on failing: a write under the old claim records nothing.
+    assert!(!store.slack_progress(conversation, &claim, "1700000000.000100", 2, 0).await.unwrap());
+    assert_eq!(store.slack_sync(conversation).await.unwrap().unwrap().posted, 1);
+    store
+        .connect_slack(&SlackSync {
+            thread_ts: Some("1700000000.000100".into()),
+            posted: 1,
+            ..sync.clone()
+        })
+        .await
+        .unwrap();
+    let due = store.slack_due(16).await.unwrap();
+    let claim = due[0].claim.clone();
+    assert!(store.slack_progress(conversation, &claim, "1700000000.000100", 2, 0).await.unwrap());
     let done = store.slack_sync(conversation).await.unwrap().unwrap();
     assert_eq!((done.posted, done.failures, done.last_error), (2, 0, None));
     assert!(store.slack_due(16).await.unwrap().is_empty(), "nothing left to post");
@@ -1453,9 +1469,17 @@ async fn the_slack_app_and_connected_conversations(store: &dyn Store) {
     };
     store.log_run("chatty", 1, Some("ana"), &third, &Charge::default(), None).await.unwrap();
     assert!(store.slack_due(16).await.unwrap().is_empty(), "still held");
-    store.slack_release(conversation).await.unwrap();
+    store.slack_release(conversation, &claim).await.unwrap();
     let due = store.slack_due(16).await.unwrap();
     assert_eq!((due.len(), due[0].sync.posted, due[0].turns), (1, 2, 3));
+    // Connected again meanwhile: the old claim is gone, and its poster stops.
+    store.connect_slack(&sync).await.unwrap();
+    assert!(
+        !store
+            .slack_progress(conversation, &due[0].claim, "1700000000.000200", 3, 0)
+            .await
+            .unwrap()
+    );
     // Disconnected: its thread is no conversation's any more.
     assert!(store.disconnect_slack(conversation).await.unwrap());
     assert!(!store.disconnect_slack(conversation).await.unwrap());

@@ -167,6 +167,10 @@ async fn slack_runs_the_tools_a_member_sees_as_that_member_and_nothing_unsigned(
     let told = calls_of(calls, "chat.postEphemeral", 2).await;
     assert_eq!(told[1]["user"], "USUE");
     assert!(told[1]["text"].as_str().unwrap().contains("not one you can go on with"), "{told:?}");
+    // Nor does her mention connect it anew: it stays as Sam's modal connected it.
+    let conversation = conversation.unwrap();
+    let sync = lib.state.store.slack_sync(&conversation).await.unwrap().unwrap();
+    assert_eq!(sync.connected_by, "sam@example.test");
     assert_eq!(mock.requests().len(), 2);
     assert_eq!(calls_of(calls, "chat.postMessage", 3).await.len(), 3);
     let spend: Value = lib

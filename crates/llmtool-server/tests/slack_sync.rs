@@ -86,6 +86,9 @@ async fn a_connected_conversation_is_posted_once_in_order_and_waits_out_slack_be
         channels,
         json!([{"id": "CRANDOM", "name": "random"}, {"id": "CSALES", "name": "sales"}])
     );
+    // Only public channels: a member need not be in a private one the app is in.
+    let listed = calls_now(&slack.calls, "users.conversations");
+    assert_eq!(listed[0]["types"], "public_channel");
     let path = format!("/conversations/{id}/slack");
     let connect = |token: &str, channel: &str| {
         let (token, body, path) = (token.to_owned(), json!({ "channel": channel }), path.clone());
@@ -108,7 +111,7 @@ async fn a_connected_conversation_is_posted_once_in_order_and_waits_out_slack_be
     let thread = posted[1]["thread_ts"].as_str().unwrap().to_owned();
     let thread = thread.as_str();
     assert!(posted[1..].iter().all(|message| message["thread_ts"] == thread), "{posted:?}");
-    assert_eq!(said(&posted[1]), "*sam@example.test* asked in the studio:\n> Write about tides.");
+    assert_eq!(said(&posted[1]), "*sam@example.test* ran the tool in the studio:\n> topic: tides");
     assert_eq!(said(&posted[2]), "Tides turn twice a day.");
     assert_eq!(said(&posted[3]), "*sam@example.test* asked in the studio:\n> Why twice?");
     assert_eq!(said(&posted[4]), "Because of the moon.");
@@ -216,6 +219,9 @@ async fn an_image_tools_pictures_are_uploaded_into_the_conversations_thread() {
     let sent = calls_now(&slack.calls, "upload.F1");
     assert_eq!(sent[0]["bytes"], picture.len());
     assert_eq!(sent[0]["head"], json!(picture[..8]));
-    assert!(said(&posted[1]).contains("A picture of a lighthouse."), "{posted:?}");
+    assert_eq!(
+        said(&posted[1]),
+        "*sam@example.test* ran the tool in the studio:\n> subject: a lighthouse"
+    );
     assert_eq!(posted.len(), 2, "{posted:?}");
 }

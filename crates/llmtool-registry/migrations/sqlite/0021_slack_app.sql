@@ -43,8 +43,10 @@ CREATE TABLE slack_syncs (
     -- Seconds since 1970 (UTC): not before then.
     next_attempt REAL NOT NULL DEFAULT 0,
     last_error TEXT,
-    -- Seconds since 1970 (UTC): the server posting it holds it until then (a lease, so that
-    -- of several servers one posts each conversation; renewed at each message).
+    -- The server posting it (a random claim) holds it until `claimed_until`, seconds since 1970
+    -- (UTC): of several servers one posts each conversation, renewing the claim at each
+    -- message; a poster whose claim is gone (reconnected, disconnected, taken over) stops.
+    claim TEXT,
     claimed_until REAL NOT NULL DEFAULT 0
 );
 CREATE INDEX slack_syncs_due ON slack_syncs (next_attempt);

@@ -62,6 +62,14 @@ impl SlackHolder {
     fn set(&self, slack: Option<Arc<Slack>>) {
         *self.current.write().unwrap_or_else(PoisonError::into_inner) = slack;
     }
+
+    /// Stops answering as `slack`, if it is still the app answered for (not a newer one).
+    fn drop_if(&self, slack: &Slack) {
+        let mut current = self.current.write().unwrap_or_else(PoisonError::into_inner);
+        if current.as_ref().is_some_and(|now| now.fingerprint == slack.fingerprint) {
+            *current = None;
+        }
+    }
 }
 
 /// Reads the library's app again (unless `serve`'s own is used); what cannot be opened is
@@ -109,29 +117,40 @@ fn library_app(state: &ServerState, app: &SlackApp) -> Result<Slack, String> {
         Some(sealed) => Some(open(sealed, "bot_token")?),
         None => None,
     };
-    Slack::new(SlackOptions {
+    let slack = Slack::new(SlackOptions {
         signing_secret,
         bot_token,
         api_url: state.slack_holder().api_url().map(str::to_owned),
-    })
+    })?;
+    Ok(Slack { sealed_token: app.sealed_bot_token.clone(), ..slack })
 }
 
-/// Slack no longer takes the bot token (`reason`, what it answered): the library's app is
-/// turned off, with an entry in the audit log and a mail to the admins (once, whichever
-/// server meets it first); `serve`'s own app is dropped until the server starts again.
-pub(crate) async fn revoked(state: &ServerState, reason: &str) {
+/// Slack no longer takes `slack`'s bot token (`reason`, what it answered): that installation
+/// of the library's app is turned off, with an entry in the audit log and a mail to the admins
+/// (once, whichever server meets it first; never a newer installation); `serve`'s own app is
+/// dropped until the server starts again.
+pub(crate) async fn revoked(state: &ServerState, slack: &Slack, reason: &str) {
     let holder = state.slack_holder();
     tracing::error!(
         "Slack revoked the app's bot token ({reason}): Slack is off until it is added again"
     );
-    holder.set(None);
-    if holder.set_by_files() {
-        return;
-    }
+    holder.drop_if(slack);
+    let Some(sealed_token) = &slack.sealed_token else { return };
     let why = format!("Slack revoked the bot token ({reason}): add the app to Slack again");
-    match state.store.disable_slack_app(&why).await {
+    match state.store.disable_slack_app(&why, sealed_token).await {
         Ok(true) => super::install::tell_admins(state, &why).await,
         Ok(false) => {}
         Err(error) => tracing::warn!("the Slack app could not be turned off: {error}"),
+    }
+}
+
+/// Slack says the app's tokens were revoked or the app uninstalled: whether the token still
+/// works is asked (the event may be about an older installation), and a token Slack refuses
+/// turns the app off.
+pub(crate) async fn check_token(state: &ServerState, slack: &Slack) {
+    match slack.api.bot_identity().await {
+        Err(llmtool_slack::WebApiError::Revoked(reason)) => revoked(state, slack, &reason).await,
+        Err(error) => tracing::warn!("Slack's token could not be checked: {error}"),
+        Ok(_) => tracing::info!("Slack told of a revoked token; the app's own still works"),
     }
 }

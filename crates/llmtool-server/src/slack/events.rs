@@ -47,7 +47,8 @@ pub(super) async fn events(
 }
 
 /// What an event does: a mention is answered after Slack has its acknowledgement; a revoked
-/// token is said in the server's log.
+/// token or an uninstalled app makes the server check its token (and turn Slack off if Slack
+/// refuses it).
 fn handle(state: &ServerState, slack: &Arc<Slack>, event: Event) {
     match event {
         Event::AppMention(said) => {
@@ -55,7 +56,9 @@ fn handle(state: &ServerState, slack: &Arc<Slack>, event: Event) {
             slack.spawn("a mention", job);
         }
         Event::TokensRevoked | Event::AppUninstalled => {
-            tracing::warn!("Slack revoked the app's token: add the app to Slack again");
+            let (state, checked) = (state.clone(), Arc::clone(slack));
+            let job = async move { super::app::check_token(&state, &checked).await };
+            slack.spawn("a token check", job);
         }
         Event::Other => {}
     }

@@ -45,10 +45,7 @@ pub(super) async fn mentioned(state: ServerState, slack: Arc<Slack>, said: Said)
             .tell(&said.channel, &said.user, "Ask your follow-up after the mention.")
             .await;
     }
-    if let Err(problem) = connected(&state, &conversation, &said, &who.member).await {
-        return tracing::warn!("a Slack thread's conversation could not be connected: {problem}");
-    }
-    match turn(&state, &who, &conversation, text).await {
+    match turn(&state, &who, &conversation, text, &said).await {
         Ok(()) => state.wake_slack(),
         Err(problem) => slack.tell(&said.channel, &said.user, &problem).await,
     }
@@ -90,6 +87,7 @@ async fn turn(
     who: &crate::runs::RunFor,
     conversation: &str,
     text: String,
+    said: &Said,
 ) -> Result<(), String> {
     let runs = state.runs().cloned().ok_or("this server runs no tools")?;
     let missing = || "This thread's conversation is not one you can go on with.".to_owned();
@@ -109,6 +107,9 @@ async fn turn(
         .ok()
         .filter(|version| who.visibility.sees(&version.tags))
         .ok_or_else(missing)?;
+    // Its thread is where the poster posts the turn about to be asked (of someone who may go
+    // on with it: checked above).
+    connected(state, conversation, said, &who.member).await.map_err(read)?;
     let following = runs.follow(conversation).await.map_err(|problem| problem.detail)?;
     let kept = state.store.conversation(conversation).await.map_err(read)?.ok_or_else(missing)?;
     let info = &kept.info;

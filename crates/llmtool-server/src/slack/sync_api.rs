@@ -76,7 +76,7 @@ pub(crate) async fn connect(
             ));
         }
         Err(llmtool_slack::WebApiError::Revoked(reason)) => {
-            super::app::revoked(&state, &reason).await;
+            super::app::revoked(&state, &slack, &reason).await;
             return Err(no_slack());
         }
         _ => {}
@@ -147,7 +147,7 @@ pub(crate) async fn channels(
     match slack.api.bot_channels().await {
         Ok(channels) => Ok(Json(channels)),
         Err(llmtool_slack::WebApiError::Revoked(reason)) => {
-            super::app::revoked(&state, &reason).await;
+            super::app::revoked(&state, &slack, &reason).await;
             Err(no_slack())
         }
         Err(error) => Err(Problem::new(
