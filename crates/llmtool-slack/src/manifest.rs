@@ -11,15 +11,15 @@ pub const COMMANDS_PATH: &str = "/slack/commands";
 pub const INTERACTIVITY_PATH: &str = "/slack/interactivity";
 pub const OAUTH_PATH: &str = "/slack/oauth/callback";
 
-/// The bot's scopes: to be mentioned and answer, to take the command, to know a user's
-/// verified e-mail (how a Slack user is mapped to a member), and to upload pictures.
+/// The bot's scopes: to be mentioned and answer, to take the command, to list the public
+/// channels it is in (where a conversation may be connected), to know a user's verified
+/// e-mail (how a Slack user is mapped to a member), and to upload pictures.
 pub const BOT_SCOPES: &[&str] = &[
     "app_mentions:read",
     "channels:read",
     "chat:write",
     "commands",
     "files:write",
-    "groups:read",
     "users:read",
     "users:read.email",
 ];

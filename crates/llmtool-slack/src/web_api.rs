@@ -75,6 +75,9 @@ const PASSING: &[&str] =
 /// The most channels [`WebApi::bot_channels`] lists.
 pub const MOST_CHANNELS: usize = 1_000;
 
+/// The most pages [`WebApi::bot_channels`] reads (a cursor that never ends stops there).
+pub const MOST_PAGES: usize = 10;
+
 /// A channel the bot is in.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Channel {
@@ -217,7 +220,11 @@ impl WebApi {
             body["thread_ts"] = json!(thread);
         }
         let answer = self.call("chat.postMessage", &body).await?;
-        Ok(answer["ts"].as_str().unwrap_or_default().to_owned())
+        match answer["ts"].as_str() {
+            Some(ts) if !ts.is_empty() => Ok(ts.to_owned()),
+            // Without it, no thread could be found again: an answer Slack should not give.
+            _ => Err(WebApiError::Unreachable("`chat.postMessage` answered no `ts`".into())),
+        }
     }
 
     /// Who the bot is (`auth.test`): its user id (how its mentions are written, `<@ID>`) and
@@ -265,14 +272,15 @@ impl WebApi {
         Ok(email.filter(|_| a_person_here).map(str::to_lowercase))
     }
 
-    /// The channels the bot is in (`users.conversations`, public and private, not archived),
-    /// by name; at most [`MOST_CHANNELS`].
+    /// The public channels the bot is in (`users.conversations`, not archived), by name; at
+    /// most [`MOST_CHANNELS`], read in at most [`MOST_PAGES`] pages. Private channels are left
+    /// out: the members who could connect a conversation there may not be in them.
     pub async fn bot_channels(&self) -> Result<Vec<Channel>, WebApiError> {
         let mut channels = Vec::new();
         let mut cursor = String::new();
-        while channels.len() < MOST_CHANNELS {
+        for _ in 0..MOST_PAGES {
             let form = [
-                ("types", "public_channel,private_channel"),
+                ("types", "public_channel"),
                 ("exclude_archived", "true"),
                 ("limit", "200"),
                 ("cursor", cursor.as_str()),
@@ -287,7 +295,7 @@ impl WebApi {
                 .as_str()
                 .unwrap_or("")
                 .clone_into(&mut cursor);
-            if cursor.is_empty() {
+            if cursor.is_empty() || channels.len() >= MOST_CHANNELS {
                 break;
             }
         }
