@@ -11,25 +11,34 @@ stand-in's address (`--slack-signing-secret-file`, `--slack-bot-token-file`, `--
   exactly one turn and one posted answer;
 - lets a member of another team, who does not see the tool, run nothing from Slack.
 
-slack_sdk is installed under target/slack-py (once; LLMTOOL_SLACK_PY_DIR overrides). Needs
+Then a second server takes its Slack app from the Control Center instead: an admin sets the
+app's credentials and finishes "Add to Slack" (the code traded through the stand-in's
+`oauth.v2.access`); when Slack then refuses the bot token, the app is turned off, with
+`slack.disable` in the audit log and a mail to the admin, received by a real SMTP server
+(aiosmtpd, on loopback).
+
+slack_sdk and aiosmtpd are installed under target/slack-py (once; LLMTOOL_SLACK_PY_DIR overrides). Needs
 llmtool and mock-llm, built (checks.BUILD). Exits 1 when a check fails.
 """
-import json, os, shutil, subprocess, sys, tempfile, threading, time, urllib.parse
+import json, os, shutil, subprocess, sys, tempfile, threading, time
+import urllib.error, urllib.parse, urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from checks import BUILD, Checks, venv_python  # noqa: E402
-from operations import Process, library, publish, request  # noqa: E402
+from operations import Process, free_port, library, publish, request  # noqa: E402
 
 WORK = os.environ.get("LLMTOOL_SLACK_PY_DIR", os.path.join(ROOT, "target", "slack-py"))
-PACKAGES = ["slack-sdk==3.47.0"]
-PROBE = "from slack_sdk.signature import SignatureVerifier"
+PACKAGES = ["slack-sdk==3.47.0", "aiosmtpd==1.4.6"]
+PROBE = "from slack_sdk.signature import SignatureVerifier; import aiosmtpd"
 MOCK = os.path.join(BUILD, "mock-llm")
 LLMTOOL = os.path.join(BUILD, "llmtool")
 SECRET = "8f742231b10e8888abcd99yyyzzz85a5-sdk"
 BOT_TOKEN = "xoxb-sdk-test-bot-token"
 ANSWER = "Tides turn twice a day."
+CLIENT_SECRET = "sdk-client-secret-2291"
+INSTALLED_TOKEN = "xoxb-sdk-installed-token"
 
 # Signs each body given on standard input (one JSON line: body, timestamp, secret) with
 # slack_sdk's own code, run by the virtual environment's Python.
@@ -43,6 +52,25 @@ for line in sys.stdin:
     # The same package's check agrees, for a fresh timestamp.
     valid = verifier.is_valid(body=asked["body"], timestamp=asked["timestamp"], signature=signature)
     print(json.dumps({"signature": signature, "valid": valid}), flush=True)
+'''
+
+# An SMTP server on loopback, run by the virtual environment's Python: each message received is
+# printed as a JSON line (recipients and the message), after the line `smtp PORT`.
+SMTP = r'''
+import json, logging, socket, time
+from aiosmtpd.controller import Controller
+logging.getLogger("mail.log").setLevel(logging.ERROR)
+class Keep:
+    async def handle_DATA(self, server, session, envelope):
+        print(json.dumps({"to": envelope.rcpt_tos, "data": envelope.content.decode("utf-8", "replace")}), flush=True)
+        return "250 kept"
+with socket.socket() as probe:
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+Controller(Keep(), hostname="127.0.0.1", port=port).start()
+print(f"smtp {port}", flush=True)
+while True:
+    time.sleep(3600)
 '''
 
 checks = Checks("slack")
@@ -73,6 +101,8 @@ class WebApi:
     def __init__(self):
         self.calls = []
         self.lock = threading.Lock()
+        # Set: every call answers `token_revoked`, as Slack does for a revoked token.
+        self.revoked = False
         stand_in = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -101,6 +131,15 @@ class WebApi:
     def answer(self, method, arguments, authorization):
         with self.lock:
             self.calls.append((method, arguments, authorization))
+            if method == "oauth.v2.access":
+                if arguments.get("code") != "sdk-code" or arguments.get("client_secret") != CLIENT_SECRET:
+                    return {"ok": False, "error": "invalid_code"}
+                return {"ok": True, "access_token": INSTALLED_TOKEN, "token_type": "bot", "bot_user_id": "UAPP",
+                        "team": {"id": "T1", "name": "Acme"}}
+            if self.revoked:
+                return {"ok": False, "error": "token_revoked"}
+            if method == "users.conversations":
+                return {"ok": True, "channels": [{"id": "CSALES", "name": "sales"}]}
             if method == "auth.test":
                 return {"ok": True, "user_id": "UAPP", "team_id": "T1"}
             if method == "users.info":
@@ -123,6 +162,84 @@ class WebApi:
                 return found
             time.sleep(0.05)
         return self.of(method)
+
+
+class Unfollowed(urllib.request.HTTPRedirectHandler):
+    """Leaves a redirect unfollowed: its status and `Location` are the answer."""
+
+    def redirect_request(self, *args, **kwargs):
+        return None
+
+
+def unfollowed(url, token):
+    """The status and `Location` of a GET of `url` with `token`, its redirect not followed."""
+    opener = urllib.request.build_opener(Unfollowed)
+    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"})
+    try:
+        with opener.open(request, timeout=20) as answer:
+            return answer.status, answer.headers.get("location")
+    except urllib.error.HTTPError as error:
+        return error.code, error.headers.get("location")
+
+
+def revoked_from_the_control_center(python, work, mock_url):
+    """A server whose Slack app an admin adds in the Control Center: installed, then turned off
+    (audited, the admin mailed) when Slack refuses its token."""
+    smtp = Process([python, "-c", SMTP])
+    slack = WebApi()
+    server = None
+    try:
+        port = int(smtp.wait_for("smtp ").split()[1])
+        env, config, _ = library(work, mock_url)
+        with open(config, "a") as file:
+            file.write(f'\n[server.smtp]\nhost = "127.0.0.1"\nport = {port}\nsecurity = "none"\n'
+                       'from = "Tool library <tools@example.test>"\n')
+        subprocess.run([LLMTOOL, "member", "add", "ada@example.test", "--name", "Ada", "--role", "admin"],
+                       env=env, check=True, capture_output=True)
+        ada = subprocess.run([LLMTOOL, "token", "create", "ada-laptop", "--member", "ada@example.test"],
+                             env=env, check=True, capture_output=True, text=True).stdout.strip()
+        listen = free_port()
+        base = f"http://127.0.0.1:{listen}"
+        server = Process([LLMTOOL, "serve", "--listen", f"127.0.0.1:{listen}", "--config", config,
+                          "--public-url", base, "--slack-api-url", slack.url], env=env)
+        server.wait_for("llmtool serve: http://")
+        api = f"{base}/api/v1"
+        status, _, body = request(f"{api}/control/slack", {"client_id": "123.456", "client_secret": CLIENT_SECRET,
+                                                           "signing_secret": SECRET}, ada, method="PUT")
+        checks.check("an admin sets the Slack app's credentials", status == 200 and CLIENT_SECRET not in body, body)
+        status, _, body = request(f"{api}/control/slack/install", b"", ada, method="POST")
+        state = urllib.parse.parse_qs(urllib.parse.urlparse(json.loads(body)["url"]).query)["state"][0] if status == 200 else ""
+        query = urllib.parse.urlencode({"code": "sdk-code", "state": state})
+        status, location = unfollowed(f"{base}/slack/oauth/finish?{query}", ada)
+        checks.check("\"Add to Slack\" finishes for the admin who started it",
+                     status == 303 and location == "/control/integrations?slack=installed", (status, location))
+        _, _, body = request(f"{api}/control/slack", token=ada)
+        checks.check("the server answers Slack as the installed app", json.loads(body).get("answering") is True, body)
+
+        slack.revoked = True
+        status, _, _ = request(f"{api}/slack/channels", token=ada)
+        checks.check("a revoked token is refused as Slack not set up", status == 409, status)
+        _, _, body = request(f"{api}/control/slack", token=ada)
+        shown = json.loads(body)
+        checks.check("the app is turned off, saying why",
+                     shown["app"]["enabled"] is False and "token_revoked" in (shown["app"]["disabled_reason"] or ""), shown)
+        _, _, body = request(f"{api}/audit?action=slack.disable", token=ada)
+        checks.check("the audit log has slack.disable", len(json.loads(body)["records"]) == 1, body)
+        mail = None
+        deadline = time.monotonic() + 20
+        while mail is None and time.monotonic() < deadline:
+            mail = next((json.loads(line) for line in smtp.lines if line.startswith("{")), None)
+            time.sleep(0.1)
+        checks.check("the admin is mailed that Slack is off",
+                     mail is not None and mail["to"] == ["ada@example.test"] and "Slack is off" in mail["data"]
+                     and "token_revoked" in mail["data"], mail)
+        checks.check("the mail holds no secret", mail is not None and not any(
+            secret in mail["data"] for secret in (CLIENT_SECRET, SECRET, INSTALLED_TOKEN)))
+    finally:
+        if server:
+            server.stop()
+        smtp.stop()
+        slack.server.shutdown()
 
 
 def main():
@@ -232,6 +349,9 @@ def main():
         told = slack.wait("chat.postEphemeral", 1)
         checks.check("Sue is told there is no such tool for her", told and told[0].get("user") == "USUE" and "no tool `poet`" in told[0].get("text", ""), told)
         checks.check("nothing is run for Sue", spend("sue@example.test") == 0 and len(slack.of("chat.postMessage")) == 3)
+        server.stop()
+        os.makedirs(os.path.join(work, "control-center"))
+        revoked_from_the_control_center(python, os.path.join(work, "control-center"), mock_url)
     finally:
         if server:
             server.stop()
