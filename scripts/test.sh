@@ -294,7 +294,7 @@ side_lane() {
     python3 scripts/batch_sdks.py || return
 }
 
-step side-lane "studio, operations, peers, api-fuzz, invites, agents, parquet and batch-sdks, started in the background"
+step side-lane "studio, operations, peers, api-fuzz, invites, slack, agents, parquet and batch-sdks, started in the background"
 : >target/test-logs/side-lane.times
 background side-lane side_lane
 
