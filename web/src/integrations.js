@@ -108,8 +108,11 @@ document.getElementById("add").addEventListener("submit", async (event) => {
     teams: teamsOf(value("add-teams")),
     tools: words(value("add-tools")),
   };
-  await attempt(() => api("/integrations", { method: "POST", json: body }), `Added ${body.name}.`);
-  if (document.getElementById("status").dataset.kind !== "error") event.target.reset();
+  // The key leaves the form as soon as the server has it, before the page reloads its lists.
+  await attempt(async () => {
+    await api("/integrations", { method: "POST", json: body });
+    event.target.reset();
+  }, `Added ${body.name}.`);
 });
 
 document.getElementById("rotate").addEventListener("click", () =>

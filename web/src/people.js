@@ -93,8 +93,10 @@ document.getElementById("add").addEventListener("submit", async (event) => {
     role: document.getElementById("add-role").value,
     teams: teamsOf(document.getElementById("add-teams").value),
   };
-  await attempt(() => api("/members", { method: "POST", json: member }), `Added ${member.email}.`);
-  if (document.getElementById("status").dataset.kind !== "error") event.target.reset();
+  await attempt(async () => {
+    await api("/members", { method: "POST", json: member });
+    event.target.reset();
+  }, `Added ${member.email}.`);
 });
 
 document.getElementById("import").addEventListener("submit", async (event) => {

@@ -110,6 +110,9 @@ test("the gallery and a tool's page work from the keyboard alone", async () => {
   await tabTo(() => document.activeElement?.textContent === "Strategy Consultant");
   await opened.keyboard.press("Enter");
   await opened.waitForURL(`${base}/t/strategy-consultant`);
+  // The form is drawn once the tool has loaded: a person waits for it, and so does the test
+  // (on a busy machine forty Tabs can pass before it is there).
+  await opened.locator("#var-situation").waitFor();
   await tabTo(() => document.activeElement?.id === "var-situation");
   await opened.keyboard.type("A bakery wants a second shop.");
   // The checkboxes of a multi-select: Tab reaches them, Space ticks.
