@@ -14,13 +14,17 @@ LLMTOOL=PATH measures that build of llmtool (an older one, say) instead of this 
    database on the cluster of scripts/postgres.sh, which starts it if needed).
 3. Search over those TOOLS tools, on both stores: wrk on `GET /tools?q=WORD` for a few words
    (the same search again and again: answered from the read cache after the first), then wrk
-   with bench/search-fresh.lua, where every request is a search never asked before (a word and
-   a page after a different slug), so each one reaches the database, from 32 connections and
-   then from one. Throughput, p50 and p99.
+   with bench/search-fresh.lua, where every request is a search never asked before, so none is
+   answered from the read cache: the corpus's words typed one keystroke at a time (`r`, `re`,
+   ... `review`, `review c`, ...), in phrases of one to three words drawn at random, each
+   query once. From 32 connections, then from one (on queries of its own). Throughput, p50 and
+   p99, and how many requests were made of how many distinct queries.
 
 Needs nginx and wrk (Debian's packages; installed if missing, as root).
 """
-import glob, json, os, re, shutil, subprocess, sys, tempfile, time, urllib.request
+import glob, os, re, shutil, subprocess, sys, tempfile, time, urllib.request
+
+from typed_queries import typed_queries, vocabulary
 
 SECONDS = sys.argv[1] if len(sys.argv) > 1 else "10"
 TOOLS = int(sys.argv[2]) if len(sys.argv) > 2 else 10000
@@ -28,6 +32,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORPUS = os.path.join(os.path.dirname(ROOT), "shared", "bench", "gen_corpus.py")
 LLMTOOL = os.environ.get("LLMTOOL") or os.path.join(ROOT, "target", "release", "llmtool")
 SLUG = "teach-me-anything"
+# The searches asked again and again (answered from the read cache after the first).
+REPEATED = ["review", "poem", "translate code"]
 
 
 def need(program, package):
@@ -35,13 +41,16 @@ def need(program, package):
         subprocess.run(["apt-get", "install", "-y", "-qq", "--no-install-recommends", package], check=True)
 
 
-def wrk(url, script=None, connections=32):
-    """(requests per second, p50 ms, p99 ms) of wrk on `url` (with the Lua `script`, if any)."""
+def wrk(url, script=None, connections=32, env=None, requests=None):
+    """(requests per second, p50 ms, p99 ms) of wrk on `url` (with the Lua `script`, if any,
+    and `env` added to the environment). `requests`, a list, is given the number made."""
     scripted = ["-s", os.path.join(ROOT, "bench", script)] if script else []
     threads = min(2, connections)
     out = subprocess.run(["wrk", f"-t{threads}", f"-c{connections}", f"-d{SECONDS}s", "--latency", *scripted, url],
-                         capture_output=True, text=True, check=True).stdout
+                         capture_output=True, text=True, check=True, env={**os.environ, **(env or {})}).stdout
     rate = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+    if requests is not None:
+        requests.append(int(re.search(r"(\d+) requests in", out).group(1)))
     def percentile(p):
         value, unit = re.search(rf"\s{p}%\s+([\d.]+)(us|ms|s)", out).groups()
         return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
@@ -73,17 +82,25 @@ def publish_all(api, token, corpus, files):
     return len(files) / (time.perf_counter() - start)
 
 
-def search_figures(api, store, tools):
+def search_figures(api, store, tools, words):
     """Prints the search's figures on `api`: repeated searches, then searches never asked before."""
     print(f"search over {tools + 8} tools ({store}), wrk -t2 -c32 -d{SECONDS}s:")
-    for word in ["review", "poem", "translate code"]:
+    for word in REPEATED:
         rate, p50, p99 = wrk(f"{api}/tools?q={word.replace(' ', '%20')}&limit=20")
         print(f"  q={word!r:18} {rate:8.0f} req/s   p50 {p50:7.2f} ms   p99 {p99:7.2f} ms   (repeated)")
     origin = api.split("/api/", 1)[0]
-    rate, p50, p99 = wrk(origin, "search-fresh.lua")
-    print(f"  {'each search new':20} {rate:8.0f} req/s   p50 {p50:7.2f} ms   p99 {p99:7.2f} ms")
-    rate, p50, p99 = wrk(origin, "search-fresh.lua", connections=1)
-    print(f"  {'each new, 1 client':20} {rate:8.0f} req/s   p50 {p50:7.2f} ms   p99 {p99:7.2f} ms")
+    for label, connections, seed in [("each search new", 32, 1), ("each new, 1 client", 1, 2)]:
+        queries = typed_queries(words, 200_000 if connections > 1 else 60_000, seed, exclude=REPEATED)
+        with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as listed:
+            listed.write("\n".join(queries) + "\n")
+        made = []
+        try:
+            rate, p50, p99 = wrk(origin, "search-fresh.lua", connections, {"SEARCH_QUERIES": listed.name}, made)
+        finally:
+            os.unlink(listed.name)
+        repeated = "" if made[0] <= len(queries) else f", SOME REPEATED: {made[0]} requests"
+        print(f"  {label:20} {rate:8.0f} req/s   p50 {p50:7.2f} ms   p99 {p99:7.2f} ms   "
+              f"({made[0]} requests, each a different query{repeated})")
 
 
 def postgres_database():
@@ -145,7 +162,9 @@ http {{ access_log off; default_type application/json;
         files = sorted(os.listdir(corpus))
         rate = publish_all(api, token, corpus, files)
         print(f"publishing {len(files)} tools one by one (SQLite): {rate:.0f} publishes/s")
-        search_figures(api, "SQLite", len(files))
+        words = vocabulary(corpus)
+        print(f"the corpus's vocabulary: {len(words)} words besides numbers")
+        search_figures(api, "SQLite", len(files), words)
 
         database, psql, cluster, name = postgres_database()
         pg_data = os.path.join(work, "pg-data")
@@ -158,7 +177,7 @@ http {{ access_log off; default_type application/json;
                 print(f"publishing {len(files)} tools one by one (PostgreSQL): {rate:.0f} publishes/s")
                 rate, _, p99 = wrk(f"{pg_api}/tools/{SLUG}")
                 print(f"GET /tools/{{slug}} on PostgreSQL: {rate:.0f} req/s   p99 {p99:.2f} ms")
-                search_figures(pg_api, "PostgreSQL", len(files))
+                search_figures(pg_api, "PostgreSQL", len(files), words)
             finally:
                 pg_server.kill()
                 pg_server.wait()

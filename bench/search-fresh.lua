@@ -1,7 +1,12 @@
--- wrk script (bench/registry.py): every request is a search not asked before, so none is
--- answered from the server's read cache: a word from the list, and a page after a different
--- slug each time. Each thread counts by its own odd or even numbers.
-local words = {"review", "poem", "translate%20code", "summarize", "draft", "lesson"}
+-- wrk script (bench/registry.py): every request a search never asked before, so none is
+-- answered from the server's read cache. The searches are the lines of the file named by
+-- SEARCH_QUERIES (URL-encoded, each one different: what people type, keystroke by keystroke,
+-- from the corpus's own words); each thread takes every other line, and a run that would need
+-- more lines than the file has says so in bench/registry.py's output.
+local queries = {}
+for line in io.lines(os.getenv("SEARCH_QUERIES")) do
+  queries[#queries + 1] = line
+end
 local next_thread = 0
 local counter = 0
 
@@ -11,8 +16,7 @@ function setup(thread)
 end
 
 function request()
-  counter = counter + 1
   local n = counter * 2 + (parity or 0)
-  local path = "/api/v1/tools?limit=20&q=" .. words[n % #words + 1] .. "&cursor=tool-" .. n
-  return wrk.format("GET", path)
+  counter = counter + 1
+  return wrk.format("GET", "/api/v1/tools?limit=20&q=" .. queries[n % #queries + 1])
 end

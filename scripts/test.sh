@@ -328,6 +328,9 @@ python3 scripts/independent.py
 step check-guard "the guard against a slower check: llmtool check (release build) against ajv on 1,000 generated tool files, by ratio"
 python3 bench/check_guard.py "$LLMTOOL" 1000 5
 
+step search-guard "the guard against a slower search: llmtool's word search (over HTTP) against a LIKE scan over the same 2,000 tools, searches as typed, by ratio"
+python3 bench/search_guard.py "$LLMTOOL" 2000 200 5
+
 step side-lane-wait "the side lane's end (its output follows)"
 side_lane_status=0
 wait "${BACKGROUND[side-lane]}" || side_lane_status=$?

@@ -2,6 +2,9 @@
 //! PostgreSQL, to every server on the same database (`LISTEN`/`NOTIFY`), so that read caches
 //! and MCP lists follow a publish wherever it happened.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use tokio::sync::broadcast;
 
 /// How many announcements a slow listener may fall behind before it is told [`Change::Unknown`].
@@ -34,16 +37,25 @@ impl Change {
 #[derive(Debug, Clone)]
 pub(crate) struct Announcer {
     sender: broadcast::Sender<Change>,
+    /// How many announcements were made, each counted once it is sent: a listener that has
+    /// taken this many is up to date without waiting on its channel.
+    made: Arc<AtomicU64>,
 }
 
 impl Announcer {
     pub(crate) fn new() -> Announcer {
-        Announcer { sender: broadcast::channel(BACKLOG).0 }
+        Announcer { sender: broadcast::channel(BACKLOG).0, made: Arc::default() }
     }
 
     /// Tells this process's listeners (having none is fine).
     pub(crate) fn announce(&self, change: Change) {
         let _ = self.sender.send(change);
+        self.made.fetch_add(1, Ordering::Release);
+    }
+
+    /// How many announcements have been sent so far.
+    pub(crate) fn made(&self) -> u64 {
+        self.made.load(Ordering::Acquire)
     }
 
     pub(crate) fn subscribe(&self) -> Changes {
@@ -65,6 +77,15 @@ impl Changes {
             Ok(change) => Some(change),
             Err(broadcast::error::RecvError::Lagged(_)) => Some(Change::Unknown),
             Err(broadcast::error::RecvError::Closed) => None,
+        }
+    }
+
+    /// The next change already announced, without waiting; `None` when there is none.
+    pub(crate) fn try_next(&mut self) -> Option<Change> {
+        match self.receiver.try_recv() {
+            Ok(change) => Some(change),
+            Err(broadcast::error::TryRecvError::Lagged(_)) => Some(Change::Unknown),
+            Err(_) => None,
         }
     }
 }

@@ -26,28 +26,26 @@ pub(crate) async fn connect(url: &str) -> Result<PgPool, StoreError> {
     Ok(pool)
 }
 
-/// The search (see [`crate::Store::search`]), with SQLite's parameters and columns. The page
-/// is found on the tools alone (their versions looked at only when a filter asks), and only
-/// its tools' versions are read: whichever plan PostgreSQL picks (walking the slug index, or
-/// the words' index then a sort), it never joins a version per match.
+/// The search without words (see [`crate::Store::search`]), with SQLite's parameters and
+/// columns. The page is found on the tools alone (their versions looked at only when a filter
+/// asks), walking the slug index, and only its tools' versions are read.
 pub(crate) const SEARCH: &str = "SELECT t.slug, t.latest, v.name, v.description, v.output_type,
         (SELECT string_agg(tag, ' ' ORDER BY tag) FROM tags WHERE tool_id = t.id),
         v.creator, v.has_avatar, array_to_json(v.models)::text, v.smart
      FROM (SELECT t.id, t.slug, t.latest FROM tools t
          WHERE t.deleted_at IS NULL
-           AND ($1::text IS NULL OR t.search @@ to_tsquery('simple', $1))
-           AND t.slug COLLATE \"C\" > COALESCE($6::text, '')
-           AND ($2::text IS NULL OR EXISTS (SELECT 1 FROM tags g WHERE g.tool_id = t.id AND g.tag = $2))
-           AND ($3::text IS NULL AND $4::text IS NULL AND $5::text IS NULL
+           AND t.slug COLLATE \"C\" > COALESCE($5::text, '')
+           AND ($1::text IS NULL OR EXISTS (SELECT 1 FROM tags g WHERE g.tool_id = t.id AND g.tag = $1))
+           AND ($2::text IS NULL AND $3::text IS NULL AND $4::text IS NULL
              OR EXISTS (SELECT 1 FROM versions v WHERE v.tool_id = t.id AND v.number = t.latest
-               AND ($3::text IS NULL OR $3 = ANY (v.variable_types))
-               AND ($4::text IS NULL OR v.output_type = $4)
-               AND ($5::text IS NULL OR $5 = ANY (v.models))))
-           AND ($8::text IS NULL OR (EXISTS (SELECT 1 FROM tags g WHERE g.tool_id = t.id
-                 AND strpos($8, ' ' || g.tag || ' ') > 0)
+               AND ($2::text IS NULL OR $2 = ANY (v.variable_types))
+               AND ($3::text IS NULL OR v.output_type = $3)
+               AND ($4::text IS NULL OR $4 = ANY (v.models))))
+           AND ($7::text IS NULL OR (EXISTS (SELECT 1 FROM tags g WHERE g.tool_id = t.id
+                 AND strpos($7, ' ' || g.tag || ' ') > 0)
                AND NOT EXISTS (SELECT 1 FROM tags g WHERE g.tool_id = t.id
-                 AND strpos($8, ' !' || g.tag || ' ') > 0)))
-         ORDER BY t.slug COLLATE \"C\" LIMIT $7) t
+                 AND strpos($7, ' !' || g.tag || ' ') > 0)))
+         ORDER BY t.slug COLLATE \"C\" LIMIT $6) t
      JOIN versions v ON v.tool_id = t.id AND v.number = t.latest
      ORDER BY t.slug COLLATE \"C\"";
 

@@ -22,6 +22,7 @@ use crate::people::{ALL, SessionFor, email_key};
 use crate::publication::Publication;
 use crate::rows::{self, VERSION_COLUMNS, VersionRow};
 use crate::spend::Charge;
+use crate::sql_search::{Searcher, has_words};
 use crate::store::{
     MAX_LABELS, MAX_SESSIONS, MAX_TAGS, RunsOf, Store, StoreError, check_base, check_name,
     check_slug, expiry, now, shown,
@@ -33,7 +34,9 @@ use crate::{postgres, sqlite};
 #[derive(Debug, Clone)]
 pub struct SqlStore {
     pub(crate) db: Db,
-    announcer: Announcer,
+    pub(crate) announcer: Announcer,
+    /// The word search's index, shared by every handle on this store.
+    pub(crate) searcher: Arc<Searcher>,
     /// Set once the task that hears other servers' changes runs (PostgreSQL).
     listening: Arc<OnceCell<()>>,
     /// Who the changes made through this handle are recorded as ([`Store::acting_as`]).
@@ -55,6 +58,7 @@ impl SqlStore {
         SqlStore {
             db,
             announcer: Announcer::new(),
+            searcher: Arc::default(),
             listening: Arc::default(),
             actor: Arc::new(Actor::system()),
         }
@@ -353,20 +357,29 @@ impl Store for SqlStore {
         Ok(())
     }
 
+    async fn warm_search(&self) -> Result<(), StoreError> {
+        let started = std::time::Instant::now();
+        self.catch_up().await?;
+        let tools = self.searcher.tools();
+        tracing::info!("the search index holds {tools} tool(s), built in {:?}", started.elapsed());
+        self.follow_in_background().await
+    }
+
     async fn search(&self, query: &Query) -> Result<Page, StoreError> {
+        let limit = query.limit.clamp(1, 200);
+        if let Some(text) = has_words(query) {
+            return self.word_search(text, query, limit as usize).await;
+        }
         let after = match &query.cursor {
             Some(cursor) if crate::publication::is_slug(cursor) => Some(cursor.as_str()),
             Some(_) => return Err(StoreError::BadCursor),
             None => None,
         };
-        let limit = query.limit.clamp(1, 200);
-        let text = query.text.as_deref();
-        let (sql, words) = match &self.db {
-            Db::Sqlite(_) => (sqlite::SEARCH, text.and_then(sqlite::words_query)),
-            Db::Postgres(_) => (postgres::SEARCH, text.and_then(postgres::words_query)),
+        let sql = match &self.db {
+            Db::Sqlite(_) => sqlite::SEARCH,
+            Db::Postgres(_) => postgres::SEARCH,
         };
         let search = statement(sql)
-            .bind(words)
             .bind(&query.tag)
             .bind(&query.variable_type)
             .bind(&query.output_type)

@@ -41,26 +41,25 @@ pub(crate) async fn open(path: &Path) -> Result<SqlitePool, StoreError> {
     Ok(pool)
 }
 
-/// The search (see [`crate::Store::search`]): `$1` the words ([`words_query`]), then the tag,
-/// variable type, output type, model, the slug to start after, the limit, and the caller's
-/// visibility words. The tags come joined by spaces and the models as a JSON array, as on
+/// The search without words, a list in slug order (see [`crate::Store::search`]; words are
+/// the index's, [`crate::search_index`]): `$1` the tag, then the variable type, output type,
+/// model, the slug to start after, the limit, and the caller's visibility words. The tags come joined by spaces and the models as a JSON array, as on
 /// PostgreSQL. No tool file is read: what a result shows was put in columns at publishing.
 pub(crate) const SEARCH: &str = "SELECT t.slug, t.latest, v.name, v.description, v.output_type,
         (SELECT group_concat(tag, ' ') FROM (SELECT tag FROM tags WHERE tool_id = t.id ORDER BY tag)),
         v.creator, v.has_avatar, v.models, v.smart
      FROM tools t JOIN versions v ON v.tool_id = t.id AND v.number = t.latest
      WHERE t.deleted_at IS NULL
-       AND ($1 IS NULL OR t.id IN (SELECT rowid FROM search WHERE search MATCH $1))
-       AND ($2 IS NULL OR EXISTS (SELECT 1 FROM tags g WHERE g.tool_id = t.id AND g.tag = $2))
-       AND ($3 IS NULL OR instr(v.variable_types, ' ' || $3 || ' ') > 0)
-       AND ($4 IS NULL OR v.output_type = $4)
-       AND ($5 IS NULL OR EXISTS (SELECT 1 FROM json_each(v.models) WHERE value = $5))
-       AND t.slug > COALESCE($6, '')
-       AND ($8 IS NULL OR (EXISTS (SELECT 1 FROM tags g WHERE g.tool_id = t.id
-             AND instr($8, ' ' || g.tag || ' ') > 0)
+       AND ($1 IS NULL OR EXISTS (SELECT 1 FROM tags g WHERE g.tool_id = t.id AND g.tag = $1))
+       AND ($2 IS NULL OR instr(v.variable_types, ' ' || $2 || ' ') > 0)
+       AND ($3 IS NULL OR v.output_type = $3)
+       AND ($4 IS NULL OR EXISTS (SELECT 1 FROM json_each(v.models) WHERE value = $4))
+       AND t.slug > COALESCE($5, '')
+       AND ($7 IS NULL OR (EXISTS (SELECT 1 FROM tags g WHERE g.tool_id = t.id
+             AND instr($7, ' ' || g.tag || ' ') > 0)
            AND NOT EXISTS (SELECT 1 FROM tags g WHERE g.tool_id = t.id
-             AND instr($8, ' !' || g.tag || ' ') > 0)))
-     ORDER BY t.slug LIMIT $7";
+             AND instr($7, ' !' || g.tag || ' ') > 0)))
+     ORDER BY t.slug LIMIT $6";
 
 /// Whether the tool `id` carries a tag seen in the words `$words` and none hidden there
 /// (` all sales !built-in `).

@@ -178,8 +178,15 @@ pub trait Store:
     /// Hides `slug` from reads and search; publishing to it again brings it back.
     async fn delete(&self, slug: &str) -> Result<(), StoreError>;
 
-    /// The tools `query` finds, by slug order, a page at a time.
+    /// The tools `query` finds, a page at a time: with words, best first (each word the start
+    /// of one of a tool's words, ranked by BM25); without, in slug order.
     async fn search(&self, query: &Query) -> Result<Page, StoreError>;
+
+    /// Builds what word searches need (the index of every tool), so that the first search
+    /// does not wait for it; a store that needs nothing does nothing.
+    async fn warm_search(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
 
     /// Makes `token`: for its member, whose role it may not pass, or with no member for a
     /// member made for it (`NAME@tokens.invalid`, with the token's role); at most

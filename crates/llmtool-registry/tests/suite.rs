@@ -129,6 +129,95 @@ async fn versions_tags_labels_and_deletion(store: &dyn Store) {
     ));
 }
 
+/// The word search: best first, paged by its own cursors to the end, and current with every
+/// write of the store at once: a new version's words, a deleted tool, a tag that changes who
+/// sees a tool.
+async fn word_search_ranks_pages_and_follows_changes(store: &dyn Store) {
+    for (slug, name, words) in [
+        ("a-helper", "Helper", "a poem on tides"),
+        ("b-named", "Poem", "verses"),
+        ("c-plural", "Poems", "verses"),
+    ] {
+        store.publish(slug, &tool(name, words), None, None).await.unwrap();
+    }
+    let asked = |text: &str, visible: Visibility, limit, cursor| Query {
+        text: Some(text.into()),
+        limit,
+        cursor,
+        visible,
+        ..Query::default()
+    };
+    let slugs =
+        |page: llmtool_registry::Page| page.tools.into_iter().map(|t| t.slug).collect::<Vec<_>>();
+    let found = |text: &str, visible: Visibility| {
+        let query = asked(text, visible, 10, None);
+        async move { slugs(store.search(&query).await.unwrap()) }
+    };
+    // The word in the name first; then in the description and the prompt, before a longer word
+    // it starts ("Poems") in the name.
+    assert_eq!(found("poem", Visibility::Everything).await, ["b-named", "a-helper", "c-plural"]);
+    let mut paged = Vec::new();
+    let mut cursor = None;
+    loop {
+        let page = store.search(&asked("po", Visibility::Everything, 1, cursor)).await.unwrap();
+        let next = page.next.clone();
+        paged.extend(slugs(page));
+        match next {
+            Some(next) => cursor = Some(next),
+            None => break,
+        }
+    }
+    assert_eq!(paged, found("po", Visibility::Everything).await);
+    assert_eq!(paged.len(), 3);
+    // A list's cursor (a slug) is not a ranked search's, and the other way round.
+    let slug_cursor = asked("po", Visibility::Everything, 1, Some("b-named".into()));
+    assert!(matches!(store.search(&slug_cursor).await, Err(StoreError::BadCursor)));
+    let first = store.search(&asked("po", Visibility::Everything, 1, None)).await.unwrap();
+    let listed = Query { limit: 1, cursor: first.next, ..Query::default() };
+    assert!(matches!(store.search(&listed).await, Err(StoreError::BadCursor)));
+
+    // Each write is in the very next search.
+    store.publish("a-helper", &tool("Helper", "a limerick on moons"), None, None).await.unwrap();
+    assert_eq!(found("poem", Visibility::Everything).await, ["b-named", "c-plural"]);
+    assert_eq!(found("limer moon", Visibility::Everything).await, ["a-helper"]);
+    store.delete("b-named").await.unwrap();
+    assert_eq!(found("poem", Visibility::Everything).await, ["c-plural"]);
+    let sales = Visibility::of(Role::Viewer, &["sales".to_owned()], &Workspace::default());
+    let nobody = Visibility::of(Role::Viewer, &[], &Workspace::default());
+    store.add_tag("c-plural", "sales").await.unwrap();
+    store.remove_tag("c-plural", "all").await.unwrap();
+    assert_eq!(found("verses", sales).await, ["c-plural"]);
+    assert!(found("verses", nobody).await.is_empty(), "a team's tool is its team's alone");
+    store.publish("b-named", &tool("Poem", "verses"), None, None).await.unwrap();
+    assert_eq!(found("poem", Visibility::Everything).await, ["b-named", "c-plural"]);
+}
+
+/// Two servers on one PostgreSQL database: a tool published through one is found by the
+/// other's word search once its `NOTIFY` arrives, and a deleted one is no longer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn another_servers_write_reaches_the_word_search_on_postgres() {
+    let Some(database) = llmtool_testkit::postgres::database().await else { return };
+    let writer = SqlStore::connect_postgres(&database.url).await.unwrap();
+    let reader = SqlStore::connect_postgres(&database.url).await.unwrap();
+    reader.warm_search().await.unwrap();
+    let query = Query { text: Some("lighth".into()), limit: 10, ..Query::default() };
+    let found = || async { reader.search(&query).await.unwrap().tools.len() };
+    assert_eq!(found().await, 0);
+    writer.publish("keeper", &tool("Keeper", "lighthouse logs"), None, None).await.unwrap();
+    let until = |wanted: usize| async move {
+        for _ in 0..100 {
+            if found().await == wanted {
+                return true;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        false
+    };
+    assert!(until(1).await, "the other server's tool was never found");
+    writer.delete("keeper").await.unwrap();
+    assert!(until(0).await, "the other server's deleted tool is still found");
+}
+
 async fn search_filters_and_pages(store: &dyn Store) {
     // Searched among the versioned, tagged tools that scenario leaves.
     versions_tags_labels_and_deletion(store).await;
@@ -1534,7 +1623,7 @@ macro_rules! scenarios {
 
 scenarios! {
     borrowed: healthy, shared_buckets_and_leases, versions_tags_labels_and_deletion,
-        search_filters_and_pages, tokens, changes_and_current, runs_and_usage, conversations,
+        search_filters_and_pages, word_search_ranks_pages_and_follows_changes, tokens, changes_and_current, runs_and_usage, conversations,
         conversation_rows, conversation_pages_search_edit_and_delete,
         collaborators_join_leave_and_go_with_the_conversation,
         public_snapshots_kept_listed_revoked_and_gone_with_their_owner,

@@ -63,19 +63,22 @@ type Answer<T> = Result<T, Problem>;
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 struct SearchParams {
-    /// Words that must all match, as prefixes, over name, description, usage notes and prompt.
+    /// Words that must all match, as prefixes, over name, description, usage notes and prompt;
+    /// the tools found come best first (BM25).
     q: Option<String>,
     tag: Option<String>,
     variable_type: Option<String>,
     output_type: Option<String>,
     model: Option<String>,
+    /// The `next` of the page before (a search with words and a list without have cursors of
+    /// their own).
     cursor: Option<String>,
     limit: Option<u32>,
 }
 
 /// Search the library.
 #[utoipa::path(get, path = "/tools", params(SearchParams), security((), ("bearer" = [])),
-    responses((status = 200, description = "A page of tools, by slug", body = Page), (status = 401, description = "No token, or one the library does not know", body = Problem), (status = 403, description = "The token's role is too low", body = Problem), (status = 400, description = "A cursor the library did not give", body = Problem)))]
+    responses((status = 200, description = "A page of tools: best first for words, else by slug", body = Page), (status = 401, description = "No token, or one the library does not know", body = Problem), (status = 403, description = "The token's role is too low", body = Problem), (status = 400, description = "A cursor the library did not give", body = Problem)))]
 async fn search(
     State(state): State<ServerState>,
     caller: Caller,

@@ -373,6 +373,13 @@ impl ServerState {
             mcp.changed();
         }
         self.cache.invalidate();
+        // The word search's index is built now, so that the first search does not wait for it.
+        let store = Arc::clone(&self.store);
+        tokio::spawn(async move {
+            if let Err(error) = store.warm_search().await {
+                tracing::warn!("the search index will be built at the first search: {error}");
+            }
+        });
         let (cache, mcp) = (Arc::clone(&self.cache), self.mcp.clone());
         tokio::spawn(async move {
             while let Some(change) = changes.next().await {
