@@ -1,5 +1,5 @@
-//! The library in PostgreSQL, for several servers behind one database: full text by a
-//! `tsvector` with a GIN index, writers' rows locked (`FOR UPDATE`) inside their transaction,
+//! The library in PostgreSQL, for several servers behind one database: the
+//! conversations' full text by a `tsvector` with a GIN index, writers' rows locked (`FOR UPDATE`) inside their transaction,
 //! and every server told of each change (`LISTEN`/`NOTIFY`, see [`listen`]).
 
 use std::time::Duration;
@@ -8,12 +8,11 @@ use sqlx::postgres::{PgListener, PgPool, PgPoolOptions};
 
 use crate::changes::{Announcer, CHANNEL, Change};
 use crate::db::{Statement, statement};
-use crate::publication::Publication;
 use crate::store::StoreError;
 
 /// The library's schema on PostgreSQL, oldest change first.
 pub const MIGRATIONS: &[llmtool_log::migrations::Embedded] = llmtool_log::embed_migrations!(
-    "../migrations/postgres": "0001_library.sql", "0002_runs.sql", "0003_sessions.sql", "0004_runs_by_tool.sql", "0005_members.sql", "0006_sign_in.sql", "0007_audit.sql", "0008_control_center.sql", "0009_conversations.sql", "0010_several_servers.sql", "0011_faster_search.sql", "0012_run_pictures.sql", "0013_image_prices.sql", "0014_member_ids.sql", "0015_conversation_summaries.sql", "0016_collaboration.sql", "0017_public_snapshots.sql", "0018_personal_tokens.sql", "0019_data_integrations.sql", "0020_slack.sql", "0021_slack_app.sql"
+    "../migrations/postgres": "0001_library.sql", "0002_runs.sql", "0003_sessions.sql", "0004_runs_by_tool.sql", "0005_members.sql", "0006_sign_in.sql", "0007_audit.sql", "0008_control_center.sql", "0009_conversations.sql", "0010_several_servers.sql", "0011_faster_search.sql", "0012_run_pictures.sql", "0013_image_prices.sql", "0014_member_ids.sql", "0015_conversation_summaries.sql", "0016_collaboration.sql", "0017_public_snapshots.sql", "0018_personal_tokens.sql", "0019_data_integrations.sql", "0020_slack.sql", "0021_slack_app.sql", "0022_tools_searched_in_memory.sql"
 );
 
 pub(crate) static MIGRATOR: std::sync::LazyLock<sqlx::migrate::Migrator> =
@@ -69,22 +68,6 @@ pub(crate) fn words_query(text: &str) -> Option<String> {
         .map(|word| format!("{}:*", word.to_lowercase()))
         .collect();
     (!words.is_empty()).then(|| words.join(" & "))
-}
-
-/// What makes the tool `id` found by its latest version's words: its `tsvector`, without
-/// the words' positions (a search asks only whether they are there).
-pub(crate) fn index(id: i64, publication: &Publication) -> Vec<Statement> {
-    vec![
-        statement(
-            "UPDATE tools SET search = strip(to_tsvector('simple', concat_ws(' ', $1::text, $2::text, $3::text, $4::text)))
-             WHERE id = $5",
-        )
-        .bind(&publication.name)
-        .bind(&publication.description)
-        .bind(&publication.usage_notes)
-        .bind(&publication.prompt)
-        .bind(id),
-    ]
 }
 
 /// Whether conversation `c` has a turn with the words `{words}` (a parameter holding a

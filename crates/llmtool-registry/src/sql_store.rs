@@ -196,13 +196,6 @@ impl Store for SqlStore {
         tx.execute(version).await?;
         let latest = statement("UPDATE tools SET latest = $1, deleted_at = NULL WHERE id = $2");
         tx.execute(latest.bind(number).bind(id)).await?;
-        let index = match &self.db {
-            Db::Sqlite(_) => sqlite::index(id, publication),
-            Db::Postgres(_) => postgres::index(id, publication),
-        };
-        for statement in index {
-            tx.execute(statement).await?;
-        }
         let tags = tags_in(&mut tx, id).await?;
         let mut after = serde_json::json!({
             "version": number, "content_hash": publication.content_hash, "note": note,

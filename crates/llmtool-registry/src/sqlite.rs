@@ -1,5 +1,5 @@
-//! The library in one SQLite file: WAL mode, a busy timeout, migrations on open; full text by
-//! FTS5; backups by `VACUUM INTO`. Writers take the write lock as they begin (see
+//! The library in one SQLite file: WAL mode, a busy timeout, migrations on open; the
+//! conversations' full text by FTS5; backups by `VACUUM INTO`. Writers take the write lock as they begin (see
 //! [`crate::db::Db::begin_write`]), so concurrent publishers queue rather than race.
 
 use std::path::Path;
@@ -10,7 +10,6 @@ use sqlx::sqlite::{
 };
 
 use crate::db::{Statement, statement};
-use crate::publication::Publication;
 use crate::store::StoreError;
 
 /// How long a writer waits for another before it gives up.
@@ -18,7 +17,7 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The library's schema on SQLite, oldest change first.
 pub const MIGRATIONS: &[llmtool_log::migrations::Embedded] = llmtool_log::embed_migrations!(
-    "../migrations/sqlite": "0001_library.sql", "0002_runs.sql", "0003_sessions.sql", "0004_runs_by_tool.sql", "0005_members.sql", "0006_sign_in.sql", "0007_audit.sql", "0008_control_center.sql", "0009_conversations.sql", "0010_several_servers.sql", "0011_faster_search.sql", "0012_run_pictures.sql", "0013_image_prices.sql", "0014_member_ids.sql", "0015_conversation_summaries.sql", "0016_collaboration.sql", "0017_public_snapshots.sql", "0018_personal_tokens.sql", "0019_data_integrations.sql", "0020_slack.sql", "0021_slack_app.sql"
+    "../migrations/sqlite": "0001_library.sql", "0002_runs.sql", "0003_sessions.sql", "0004_runs_by_tool.sql", "0005_members.sql", "0006_sign_in.sql", "0007_audit.sql", "0008_control_center.sql", "0009_conversations.sql", "0010_several_servers.sql", "0011_faster_search.sql", "0012_run_pictures.sql", "0013_image_prices.sql", "0014_member_ids.sql", "0015_conversation_summaries.sql", "0016_collaboration.sql", "0017_public_snapshots.sql", "0018_personal_tokens.sql", "0019_data_integrations.sql", "0020_slack.sql", "0021_slack_app.sql", "0022_tools_searched_in_memory.sql"
 );
 
 pub(crate) static MIGRATOR: std::sync::LazyLock<sqlx::migrate::Migrator> =
@@ -76,21 +75,6 @@ pub(crate) fn words_query(text: &str) -> Option<String> {
     let words: Vec<String> =
         text.split_whitespace().map(|word| format!("\"{}\"*", word.replace('"', "\"\""))).collect();
     (!words.is_empty()).then(|| words.join(" "))
-}
-
-/// What makes the tool `id` found by its latest version's words: its row of the FTS5 table.
-pub(crate) fn index(id: i64, publication: &Publication) -> Vec<Statement> {
-    vec![
-        statement("DELETE FROM search WHERE rowid = $1").bind(id),
-        statement(
-            "INSERT INTO search (rowid, name, description, usage_notes, prompt) VALUES ($1, $2, $3, $4, $5)",
-        )
-        .bind(id)
-        .bind(&publication.name)
-        .bind(&publication.description)
-        .bind(&publication.usage_notes)
-        .bind(&publication.prompt),
-    ]
 }
 
 /// Whether conversation `c` has a turn with the words `{words}` (a parameter holding a

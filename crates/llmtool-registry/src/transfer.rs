@@ -1,13 +1,13 @@
 //! Moving a library from one backend to the other (`llmtool admin migrate`): every table read
 //! in one snapshot of the source and written, row by row and unchanged, into an empty library
-//! on the other backend; then the search index rebuilt from each tool's latest version and
+//! on the other backend; then the conversations' search index rebuilt from their turns and
 //! PostgreSQL's id sequences moved past the copied ids. Afterwards both libraries are
 //! fingerprinted and compared, table by table.
 //!
 //! The two backends keep the same tables and columns (their migrations go in step); only a few
 //! columns store a value differently, and PostgreSQL's catalogue says which: `TEXT[]` (in
 //! SQLite, words between spaces or a JSON array), `JSONB` (text), `BOOLEAN` (0 or 1) and the
-//! `tsvector` of the search, which is derived, never copied. Every value is read into one
+//! `tsvector` of the conversations' search, which is derived, never copied. Every value is read into one
 //! canonical form ([`serde_json::Value`], objects' keys sorted), which is what is written and
 //! what the fingerprints hash.
 
@@ -21,7 +21,6 @@ use sqlx::sqlite::SqliteRow;
 use sqlx::{Column as _, Row as _, TypeInfo as _, ValueRef as _};
 
 use crate::db::{Arg, Db, Tx, statement};
-use crate::publication::Publication;
 use crate::sql_store::SqlStore;
 use crate::store::StoreError;
 use crate::{postgres, sqlite};
@@ -43,7 +42,7 @@ enum Kind {
     List,
     /// `BYTEA`; in SQLite, a `BLOB` (canonically, their hex).
     Bytes,
-    /// Computed from other columns (the search's `tsvector`): not copied.
+    /// Computed from other columns (the conversations' search's `tsvector`): not copied.
     Derived,
 }
 
@@ -470,25 +469,9 @@ fn argument(value: Value, kind: Kind) -> Arg {
     }
 }
 
-/// Indexes each tool's latest version for search, as publishing it would have, and each
-/// conversation's turns.
+/// Indexes each conversation's turns for search, as keeping them would have (a tool's words are
+/// the server's index's, built from the versions).
 async fn reindex(tx: &mut Tx) -> Result<(), StoreError> {
-    let latest: Vec<(i64, String)> = tx
-        .all(statement(
-            "SELECT t.id, v.body FROM tools t JOIN versions v ON v.tool_id = t.id AND v.number = t.latest",
-        ))
-        .await?;
-    for (id, text) in latest {
-        let Ok(publication) = Publication::from_text(&text, "library") else { continue };
-        let statements = match tx {
-            Tx::Sqlite(_) => sqlite::index(id, &publication),
-            Tx::Postgres(_) => postgres::index(id, &publication),
-        };
-        for statement in statements {
-            tx.execute(statement).await?;
-        }
-    }
-    // And each turn of a conversation, as keeping it would have.
     let turns: Vec<(i64, String, String)> = tx
         .all(statement(
             "SELECT id, conversation, record::text FROM runs WHERE conversation IS NOT NULL",
