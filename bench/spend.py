@@ -12,7 +12,11 @@ run). Then `llmtool serve`
 (release build) answers `GET /api/v1/spend` (this month, the page's default; and the whole
 90 days) REQUESTS times each, one after another after three warm-ups: the median, the 99th
 percentile (with 30 requests, the slowest but one) and the slowest, in milliseconds, with
-each database's query plan of the page's heaviest statement.
+each database's query plan of the page's heaviest statement. Then, the same way:
+- one team's page for this month (`&team=`), each request another of the 20 teams;
+- a tool's run history as an admin reads it (`GET /tools/tool-007/runs?limit=20`, about 5,000
+  of the runs are that tool's): its first page, and its 10th (through the `X-Next-Cursor` of
+  the pages before).
 """
 import datetime, json, os, random, shutil, statistics, subprocess, sys, tempfile, time, urllib.request
 
@@ -109,23 +113,43 @@ def serve(data, database):
     sys.exit("llmtool serve did not start")
 
 
-def timed(api, token, query):
-    """Milliseconds of each of REQUESTS answers to `GET /spend?query`, after three warm-ups."""
-    def once():
-        request = urllib.request.Request(f"{api}/spend?{query}", headers={"Authorization": f"Bearer {token}"})
-        started = time.perf_counter()
-        body = urllib.request.urlopen(request).read()
+def get(api, token, path):
+    """(milliseconds, the JSON answer, its headers) of `GET path`."""
+    request = urllib.request.Request(f"{api}{path}", headers={"Authorization": f"Bearer {token}"})
+    started = time.perf_counter()
+    with urllib.request.urlopen(request) as answer:
+        body = answer.read()
         elapsed = (time.perf_counter() - started) * 1000
-        return elapsed, json.loads(body)
-    for _ in range(3):
-        once()
+        return elapsed, json.loads(body), answer.headers
+
+
+def timed(api, token, query):
+    """Milliseconds of each of REQUESTS answers to `GET /spend?query`, after three warm-ups;
+    `query` may be a function of the request's number."""
+    path = (lambda n: f"/spend?{query(n)}") if callable(query) else (lambda n: f"/spend?{query}")
+    return timed_paths(api, token, path)
+
+
+def timed_paths(api, token, path):
+    """(p50, p99, slowest, last answer) of REQUESTS requests of `path(n)`, after three warm-ups."""
+    for n in range(3):
+        get(api, token, path(n))
     times, report = [], None
-    for _ in range(REQUESTS):
-        elapsed, report = once()
+    for n in range(REQUESTS):
+        elapsed, report, _ = get(api, token, path(n))
         times.append(elapsed)
     times.sort()
     p99 = times[min(len(times) - 1, int(len(times) * 0.99) - 1)] if len(times) >= 2 else times[0]
     return statistics.median(times), p99, times[-1], report
+
+
+def publish_history_tool(api, token):
+    """Publishes `tool-007`, whose runs the history pages (the runs were written without it)."""
+    tool = {"model_prompt": "Summarize {{text}}.", "metadata": {"prompt_name": "Tool 7", "timestamp": "2026-11-01T00:00:00Z",
+            "variables": [{"name": "text", "type": "text", "description": "What to summarize."}]}}
+    request = urllib.request.Request(f"{api}/tools?slug=tool-007", data=json.dumps(tool).encode(), method="POST",
+                                     headers={"Authorization": f"Bearer {token}"})
+    urllib.request.urlopen(request).read()
 
 
 def measure(name, database, data, token, today, plan):
@@ -137,6 +161,18 @@ def measure(name, database, data, token, today, plan):
             p50, p99, worst, report = timed(api, token, query)
             runs = report["totals"]["runs"]
             print(f"{name:10} {label:10} {runs:>9} runs  p50 {p50:7.1f} ms  p99 {p99:7.1f} ms  slowest {worst:7.1f} ms")
+        p50, p99, worst, report = timed(api, token, lambda n: f"{month}&team={TEAMS[n % len(TEAMS)]}")
+        print(f"{name:10} {'one team':10} {report['totals']['runs']:>9} runs  p50 {p50:7.1f} ms  p99 {p99:7.1f} ms  slowest {worst:7.1f} ms"
+              "  (this month, each request another team)")
+        publish_history_tool(api, token)
+        cursor = None
+        for _ in range(9):
+            _, page, headers = get(api, token, f"/tools/tool-007/runs?limit=20" + (f"&before={cursor}" if cursor else ""))
+            cursor = headers["X-Next-Cursor"]
+        for label, path in (("history, first page", "/tools/tool-007/runs?limit=20"),
+                            ("history, 10th page", f"/tools/tool-007/runs?limit=20&before={cursor}")):
+            p50, p99, worst, page = timed_paths(api, token, lambda n, path=path: path)
+            print(f"{name:10} {label:20} {len(page):>3} runs  p50 {p50:7.1f} ms  p99 {p99:7.1f} ms  slowest {worst:7.1f} ms")
     finally:
         server.terminate()
         server.wait()

@@ -52,8 +52,8 @@ pub struct StoredPicture {
 pub enum PicturesOf<'a> {
     /// The runs of a conversation.
     Conversation(&'a str),
-    /// The newest `limit` runs of the tool `slug`, as [`crate::Store::runs`] lists them.
-    Tool { slug: &'a str, limit: u32 },
+    /// These runs (a page of [`crate::Store::runs`]).
+    Runs(&'a [i64]),
 }
 
 /// What keeping a run's pictures did.

@@ -103,10 +103,11 @@ impl RunPictures for SqlStore {
             PicturesOf::Conversation(id) => {
                 select("SELECT r.id FROM runs r WHERE r.conversation = $1").bind(id)
             }
-            PicturesOf::Tool { slug, limit } => {
-                select("SELECT r.id FROM runs r WHERE r.slug = $1 ORDER BY r.id DESC LIMIT $2")
-                    .bind(slug)
-                    .bind(i64::from(limit.clamp(1, 500)))
+            PicturesOf::Runs([]) => return Ok(Vec::new()),
+            // The ids are numbers the library gave: written into the statement, one per run.
+            PicturesOf::Runs(ids) => {
+                let ids: Vec<String> = ids.iter().map(i64::to_string).collect();
+                select(&ids.join(", "))
             }
         };
         let rows: Vec<InfoRow> = self.db.all(list).await?;

@@ -736,16 +736,21 @@ impl Store for SqlStore {
         &self,
         slug: &str,
         limit: u32,
+        before: Option<i64>,
         only: Option<RunsOf<'_>>,
     ) -> Result<Vec<KeptRun>, StoreError> {
+        // A page starts in the `(slug, id)` index where the one before ended: a range, so the
+        // hundredth page reads what the first does.
         let runs = statement(
-            "SELECT id, slug, version, run_by, record::text FROM runs WHERE slug = $1
+            "SELECT id, slug, version, run_by, record::text FROM runs
+             WHERE slug = $1 AND id < COALESCE($5, 9223372036854775807)
                AND ($3::text IS NULL OR run_by = $3 OR (member <> '' AND member = $4))
              ORDER BY id DESC LIMIT $2",
         );
         let limit = i64::from(limit.clamp(1, 500));
         let (run_by, member) = only.map(|o| (o.run_by, o.member)).unzip();
         let runs = runs.bind(slug).bind(limit).bind(run_by).bind(member.unwrap_or_default());
+        let runs = runs.bind(before);
         let found: Vec<rows::RunRow> = self.db.all(runs).await?;
         Ok(found.into_iter().filter_map(rows::kept_run).collect())
     }

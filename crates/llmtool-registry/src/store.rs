@@ -256,12 +256,14 @@ pub trait Store:
     /// How many studio sessions are open (not expired, not signed out).
     async fn open_sessions(&self) -> Result<u64, StoreError>;
 
-    /// The newest `limit` runs of `slug` made through the server, newest first: everyone's,
-    /// or (`Some`) only those of one caller.
+    /// The newest `limit` runs of `slug` made through the server (older than the run
+    /// `before`, for the next page), newest first: everyone's, or (`Some`) only those of one
+    /// caller.
     async fn runs(
         &self,
         slug: &str,
         limit: u32,
+        before: Option<i64>,
         only: Option<RunsOf<'_>>,
     ) -> Result<Vec<KeptRun>, StoreError>;
 

@@ -491,17 +491,22 @@ async fn sessions_tags_and_kept_runs(store: &dyn Store) {
     assert!(!tags.is_empty() && tags.windows(2).all(|w| w[0].tools >= w[1].tools), "{tags:?}");
     assert!(tags.iter().all(|t| t.tag != "sound"), "the deleted tool's tag is not counted");
 
-    let runs = store.runs("echo", 10, None).await.unwrap();
+    let runs = store.runs("echo", 10, None, None).await.unwrap();
     let shown: Vec<_> =
         runs.iter().map(|r| (r.version, r.run_by.as_deref(), r.record.model.as_str())).collect();
     assert_eq!(shown, [(2, None, "gpt-4o-mini"), (1, Some("ana"), "gpt-4o")]);
     assert!(runs[0].record.id > runs[1].record.id);
-    assert_eq!(store.runs("echo", 1, None).await.unwrap().len(), 1);
+    assert_eq!(store.runs("echo", 1, None, None).await.unwrap().len(), 1);
+    // The next page starts after the last run of the one before.
+    let older = store.runs("echo", 1, runs[0].record.id, None).await.unwrap();
+    assert_eq!(older.iter().map(|r| r.record.id).collect::<Vec<_>>(), [runs[1].record.id]);
+    assert!(store.runs("echo", 1, runs[1].record.id, None).await.unwrap().is_empty());
     // One caller's runs: those made by their token, and none of anyone else's.
-    let anas = store.runs("echo", 10, Some(RunsOf { run_by: "ana", member: "" })).await.unwrap();
+    let anas =
+        store.runs("echo", 10, None, Some(RunsOf { run_by: "ana", member: "" })).await.unwrap();
     assert_eq!(anas.iter().map(|r| r.version).collect::<Vec<_>>(), [1]);
     let nobodys = RunsOf { run_by: "bo", member: "bo@example.org" };
-    assert!(store.runs("echo", 10, Some(nobodys)).await.unwrap().is_empty());
+    assert!(store.runs("echo", 10, None, Some(nobodys)).await.unwrap().is_empty());
 }
 
 /// Tags and labels added at once by many writers never pass the caps together (the dialect's
@@ -1055,16 +1060,23 @@ async fn pictures_kept_with_their_runs(store: &dyn Store) {
     let kept = store.keep_pictures(b, &[png], 500).await.unwrap();
     assert_eq!((kept.kept, kept.runs_dropped), (1, 1));
     assert!(store.picture("01jqpictures0000000000000a", a, 1).await.unwrap().is_none());
-    let by_tool = store.pictures_of(PicturesOf::Tool { slug: "painter", limit: 20 }).await;
+    let painted: Vec<i64> = store
+        .runs("painter", 20, None, None)
+        .await
+        .unwrap()
+        .iter()
+        .filter_map(|r| r.record.id)
+        .collect();
+    let by_tool = store.pictures_of(PicturesOf::Runs(&painted)).await;
     let by_tool: Vec<_> = by_tool.unwrap().into_iter().map(|p| (p.run, p.position)).collect();
     assert_eq!(by_tool, [(b, 1)]);
     // Pictures larger than the limit on their own are not kept at all, and take nothing with
     // them; the run stays.
     let kept = store.keep_pictures(a, &[png], 100).await.unwrap();
     assert_eq!((kept.kept, kept.runs_dropped), (0, 0));
-    let left = store.pictures_of(PicturesOf::Tool { slug: "painter", limit: 20 }).await.unwrap();
+    let left = store.pictures_of(PicturesOf::Runs(&painted)).await.unwrap();
     assert_eq!(left.iter().map(|p| p.run).collect::<Vec<_>>(), [b]);
-    assert_eq!(store.runs("painter", 10, None).await.unwrap().len(), 2);
+    assert_eq!(store.runs("painter", 10, None, None).await.unwrap().len(), 2);
 }
 
 /// A library just opened is ready: its migrations are this program's, its pool open.

@@ -187,6 +187,8 @@ pub(crate) async fn models(
 pub(crate) struct RunsParams {
     /// At most this many, newest first (20 by default, at most 500).
     limit: Option<u32>,
+    /// Where the page starts: the `X-Next-Cursor` of the page before.
+    before: Option<i64>,
 }
 
 /// A kept run as the history shows it: what ran, on what, for whom, at what cost and how it
@@ -212,15 +214,17 @@ pub(crate) struct RunSummary {
 }
 
 /// The runs of a tool made through this library, newest first: the caller's own, or for an
-/// admin everyone's.
+/// admin everyone's. A full page says where the next one starts in `X-Next-Cursor`.
 #[utoipa::path(get, path = "/tools/{slug}/runs", params(("slug" = String, Path, description = "The tool's slug"), RunsParams), security(("bearer" = [])),
-    responses((status = 200, body = Vec<RunSummary>), (status = 401, description = "No token, or one the library does not know", body = Problem)))]
+    responses((status = 200, body = Vec<RunSummary>,
+            headers(("x-next-cursor" = String, description = "Where the next page starts, when there may be one"))),
+        (status = 401, description = "No token, or one the library does not know", body = Problem)))]
 pub(crate) async fn runs(
     State(state): State<ServerState>,
     caller: Caller,
     Path(slug): Path<String>,
     Query(params): Query<RunsParams>,
-) -> Result<Json<Vec<RunSummary>>, Problem> {
+) -> Result<(axum::http::HeaderMap, Json<Vec<RunSummary>>), Problem> {
     caller.require_token(Role::Viewer)?;
     crate::api::seen_version(&state, &caller, &slug, &Selector::Latest).await?;
     let limit = params.limit.unwrap_or(20);
@@ -229,33 +233,43 @@ pub(crate) async fn runs(
     let admin = caller.role.is_some_and(|role| role >= Role::Admin);
     let name = caller.name.as_deref().unwrap_or_default();
     let only = (!admin).then_some(RunsOf { run_by: name, member: &caller.member });
-    let kept = state.store.runs(&slug, limit, only).await?;
-    let pictures = state.store.pictures_of(PicturesOf::Tool { slug: &slug, limit }).await?;
+    let kept = state.store.runs(&slug, limit, params.before, only).await?;
+    let ids: Vec<i64> = kept.iter().filter_map(|run| run.record.id).collect();
+    let mut headers = axum::http::HeaderMap::new();
+    if kept.len() == limit.clamp(1, 500) as usize
+        && let Some(last) = ids.last()
+    {
+        headers.insert(crate::sidebar_api::NEXT_CURSOR, axum::http::HeaderValue::from(*last));
+    }
+    let pictures = state.store.pictures_of(PicturesOf::Runs(&ids)).await?;
     let seen = pictures
         .into_iter()
         .filter(|picture| crate::conversation_api::may_read(&caller, &picture.owner, true));
     let pictures = crate::pictures_api::links(seen.collect());
-    Ok(Json(
-        kept.into_iter()
-            .map(|run| RunSummary {
-                pictures: pictures
-                    .iter()
-                    .filter(|p| Some(p.run) == run.record.id)
-                    .cloned()
-                    .collect(),
-                id: run.record.id,
-                started_at: run.record.started_at,
-                version: run.version,
-                run_by: run.run_by,
-                provider: run.record.provider,
-                model: run.record.model,
-                input_tokens: run.record.input_tokens,
-                output_tokens: run.record.output_tokens,
-                cost_usd: run.record.cost_usd,
-                latency_ms: run.record.latency_ms,
-                outcome: run.record.outcome.as_str().to_owned(),
-            })
-            .collect(),
+    Ok((
+        headers,
+        Json(
+            kept.into_iter()
+                .map(|run| RunSummary {
+                    pictures: pictures
+                        .iter()
+                        .filter(|p| Some(p.run) == run.record.id)
+                        .cloned()
+                        .collect(),
+                    id: run.record.id,
+                    started_at: run.record.started_at,
+                    version: run.version,
+                    run_by: run.run_by,
+                    provider: run.record.provider,
+                    model: run.record.model,
+                    input_tokens: run.record.input_tokens,
+                    output_tokens: run.record.output_tokens,
+                    cost_usd: run.record.cost_usd,
+                    latency_ms: run.record.latency_ms,
+                    outcome: run.record.outcome.as_str().to_owned(),
+                })
+                .collect(),
+        ),
     ))
 }
 

@@ -149,8 +149,26 @@ async fn the_sidebar_lists_searches_renames_archives_pages_and_deletes() {
     );
     assert_eq!(usage(admin.clone()).await, before, "the runs' cost and tokens stay");
     let runs = library.call(Method::GET, "/tools/poet/runs".into(), &admin, None).await;
+    assert!(runs.headers().get("x-next-cursor").is_none(), "one page holds them all");
     let runs = runs.text().await.unwrap();
     assert!(!runs.contains("Tides follow the moon") && !runs.contains("Shorter, please"), "{runs}");
+    // A page at a time, each starting where the one before said, gives the same runs.
+    let ids = |text: &str| -> Vec<i64> {
+        let runs: Vec<Value> = serde_json::from_str(text).unwrap();
+        runs.iter().map(|run| run["id"].as_i64().unwrap()).collect()
+    };
+    let (mut paged, mut path) = (Vec::new(), "/tools/poet/runs?limit=1".to_owned());
+    loop {
+        let page = library.call(Method::GET, path.clone(), &admin, None).await;
+        let next = page.headers().get("x-next-cursor").map(|v| v.to_str().unwrap().to_owned());
+        paged.extend(ids(&page.text().await.unwrap()));
+        match next {
+            Some(before) => path = format!("/tools/poet/runs?limit=1&before={before}"),
+            None => break,
+        }
+    }
+    assert!(ids(&runs).len() >= 2);
+    assert_eq!(paged, ids(&runs));
     let (found, _) = list("/conversations?q=moon", "owner").await;
     assert!(found.is_empty(), "its words are gone from the search");
 }
