@@ -50,7 +50,14 @@ def rows(today):
         yield at, f"tool-{rng.choice(tools):03}", provider, model, tokens_in, tokens_out, cost, email, team
 
 
-RECORD = '{"origin":"server"}'
+def record(at, slug, provider, model, tokens_in, tokens_out, cost):
+    """A run's record as the server keeps it (what the history shows of it)."""
+    return json.dumps({"started_at": at, "origin": "server", "tool_name": slug, "tool_hash": "0" * 64,
+                       "variables_hash": "0" * 64, "provider": provider, "model": model, "input_tokens": tokens_in,
+                       "output_tokens": tokens_out, "cost_usd": cost, "latency_ms": 900, "repairs": 0, "outcome": "ok"},
+                      separators=(",", ":"))
+
+
 COARSE = [
     ("spend_team_daily", "day, team, model"),
     ("spend_tool_daily", "day, slug"),
@@ -71,7 +78,8 @@ def fill_sqlite(path, today):
     db.executemany(
         "INSERT INTO runs (started_at, origin, slug, version, run_by, provider, model, input_tokens, output_tokens, cost_usd, outcome, record, member, team) "
         "VALUES (?, 'server', ?, 1, NULL, ?, ?, ?, ?, ?, 'ok', ?, ?, ?)",
-        ((at, slug, provider, model, i, o, c, RECORD, member, team) for at, slug, provider, model, i, o, c, member, team in rows(today)))
+        ((at, slug, provider, model, i, o, c, record(at, slug, provider, model, i, o, c), member, team)
+         for at, slug, provider, model, i, o, c, member, team in rows(today)))
     db.execute("DELETE FROM spend_daily")
     db.execute(ROLLUP)
     for statement in REFILL:
@@ -87,7 +95,8 @@ def fill_sqlite(path, today):
 def fill_postgres(url, psql, today):
     with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False) as out:
         for at, slug, provider, model, i, o, c, member, team in rows(today):
-            out.write(f"{at},server,{slug},1,{provider},{model},{i},{o},{c},ok,\"{RECORD.replace(chr(34), chr(34) * 2)}\",{member},{team}\n")
+            kept = record(at, slug, provider, model, i, o, c).replace(chr(34), chr(34) * 2)
+            out.write(f"{at},server,{slug},1,{provider},{model},{i},{o},{c},ok,\"{kept}\",{member},{team}\n")
     copy = (f"\\copy runs (started_at, origin, slug, version, provider, model, input_tokens, output_tokens, cost_usd, outcome, record, member, team) "
             f"FROM '{out.name}' WITH (FORMAT csv)")
     subprocess.run([psql, url, "-qc", copy], check=True)

@@ -2,8 +2,8 @@
 //! PostgreSQL, to every server on the same database (`LISTEN`/`NOTIFY`), so that read caches
 //! and MCP lists follow a publish wherever it happened.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use tokio::sync::broadcast;
 
@@ -36,24 +36,30 @@ impl Change {
 /// The sending side, held by a store.
 #[derive(Debug, Clone)]
 pub(crate) struct Announcer {
-    sender: broadcast::Sender<Change>,
-    /// How many announcements were made, each counted once it is sent: a listener that has
-    /// taken this many is up to date without waiting on its channel.
+    sender: broadcast::Sender<(u64, Change)>,
+    /// How many announcements were made. Each is numbered (from 1) before it is sent, so a
+    /// listener that has taken the one numbered this knows it is up to date without waiting
+    /// on its channel, and one that sees a higher number knows something is on its way.
     made: Arc<AtomicU64>,
+    /// Held while one announcement is numbered and sent, so they are sent in their numbers'
+    /// order.
+    order: Arc<Mutex<()>>,
 }
 
 impl Announcer {
     pub(crate) fn new() -> Announcer {
-        Announcer { sender: broadcast::channel(BACKLOG).0, made: Arc::default() }
+        let sender = broadcast::channel(BACKLOG).0;
+        Announcer { sender, made: Arc::default(), order: Arc::default() }
     }
 
     /// Tells this process's listeners (having none is fine).
     pub(crate) fn announce(&self, change: Change) {
-        let _ = self.sender.send(change);
-        self.made.fetch_add(1, Ordering::Release);
+        let _in_order = self.order.lock().unwrap_or_else(PoisonError::into_inner);
+        let number = self.made.fetch_add(1, Ordering::AcqRel) + 1;
+        let _ = self.sender.send((number, change));
     }
 
-    /// How many announcements have been sent so far.
+    /// How many announcements have been made so far (the last one may still be on its way).
     pub(crate) fn made(&self) -> u64 {
         self.made.load(Ordering::Acquire)
     }
@@ -66,7 +72,7 @@ impl Announcer {
 /// A listener's side: the changes from the moment it subscribed.
 #[derive(Debug)]
 pub struct Changes {
-    receiver: broadcast::Receiver<Change>,
+    receiver: broadcast::Receiver<(u64, Change)>,
 }
 
 impl Changes {
@@ -74,17 +80,18 @@ impl Changes {
     /// [`Change::Unknown`] for what it missed.
     pub async fn next(&mut self) -> Option<Change> {
         match self.receiver.recv().await {
-            Ok(change) => Some(change),
+            Ok((_, change)) => Some(change),
             Err(broadcast::error::RecvError::Lagged(_)) => Some(Change::Unknown),
             Err(broadcast::error::RecvError::Closed) => None,
         }
     }
 
-    /// The next change already announced, without waiting; `None` when there is none.
-    pub(crate) fn try_next(&mut self) -> Option<Change> {
+    /// The next change already sent, with its number ([`Announcer::made`]), without waiting;
+    /// `None` when there is none. Missed ones are [`Change::Unknown`], numbered 0.
+    pub(crate) fn try_next(&mut self) -> Option<(u64, Change)> {
         match self.receiver.try_recv() {
-            Ok(change) => Some(change),
-            Err(broadcast::error::TryRecvError::Lagged(_)) => Some(Change::Unknown),
+            Ok(numbered) => Some(numbered),
+            Err(broadcast::error::TryRecvError::Lagged(_)) => Some((0, Change::Unknown)),
             Err(_) => None,
         }
     }

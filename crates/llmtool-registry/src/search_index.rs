@@ -25,7 +25,7 @@ const B: f32 = 0.75;
 const PREFIX_WEIGHT: f32 = 0.75;
 /// The most words a query uses (the rest of a longer one is ignored) and the longest word
 /// kept, in characters: what a query costs and what a tool adds to the index are bounded.
-pub(crate) const MAX_QUERY_WORDS: usize = 16;
+pub(crate) const MAX_QUERY_WORDS: usize = 8;
 const MAX_WORD_CHARS: usize = 64;
 
 /// A tool's latest version, as the index takes it.
@@ -136,7 +136,7 @@ impl SearchIndex {
         let mut length = 0.0;
         let mut word = String::new();
         for (field, weight) in entry.fields.iter().zip(FIELD_WEIGHTS) {
-            for piece in field.split(|c: char| !c.is_alphanumeric()) {
+            for piece in field.split(is_between_words) {
                 fold_into(piece, &mut word);
                 if !word.is_empty() {
                     *counts.entry(self.term_id(&word)).or_default() += weight;
@@ -230,8 +230,8 @@ impl SearchIndex {
         id
     }
 
-    /// The best `limit` tools (more only if they tie) for the words of `text` that `filter`
-    /// keeps, after `after`, best first with their scores. A tool is found when each word
+    /// The best `limit` tools for the words of `text` that `filter` keeps, after `after`, best
+    /// first with their scores. A tool is found when each word
     /// starts one of its words; its score adds up BM25 over the terms each word matches.
     pub(crate) fn search(
         &self,
@@ -240,10 +240,15 @@ impl SearchIndex {
         after: Option<&After>,
         limit: usize,
     ) -> Vec<(f32, &Summary)> {
-        let mut query: Vec<String> = words(text).collect();
-        query.sort();
-        query.dedup();
-        query.truncate(MAX_QUERY_WORDS);
+        let mut query: Vec<String> = Vec::new();
+        for word in words(text) {
+            if query.len() == MAX_QUERY_WORDS {
+                break;
+            }
+            if !query.contains(&word) {
+                query.push(word);
+            }
+        }
         let live = self.len();
         if query.is_empty() || live == 0 || limit == 0 {
             return Vec::new();
@@ -257,10 +262,11 @@ impl SearchIndex {
             // How rare the word is: as rare as its commonest term (the tools it starts a word
             // of are at least those), so that a rare longer word does not outrank the word
             // itself.
-            let found = self.terms_starting(word).map(|(_, postings)| postings.len()).max();
+            let terms: Vec<(&str, &[Posting])> = self.terms_starting(word).collect();
+            let found = terms.iter().map(|(_, postings)| postings.len()).max();
             let found = found.unwrap_or_default() as f32;
             let idf = (1.0 + (live as f32 - found + 0.5) / (found + 0.5)).ln();
-            for (term, postings) in self.terms_starting(word) {
+            for (term, postings) in terms {
                 let weight = if term == word.as_str() { idf } else { idf * PREFIX_WEIGHT };
                 for posting in postings {
                     let slot = posting.doc as usize;
@@ -362,13 +368,19 @@ impl Ord for Ranked<'_> {
 /// The words of `text` as the index keeps them: runs of letters and digits, in lower case,
 /// accents taken off (`Déjà-vu` is `deja` and `vu`), each at most [`MAX_WORD_CHARS`] long.
 pub(crate) fn words(text: &str) -> impl Iterator<Item = String> + '_ {
-    text.split(|c: char| !c.is_alphanumeric())
+    text.split(is_between_words)
         .map(|piece| {
             let mut word = String::new();
             fold_into(piece, &mut word);
             word
         })
         .filter(|word| !word.is_empty())
+}
+
+/// Whether `c` separates words: anything but a letter, a digit or an accent written apart
+/// (`e` and U+0301), which folding then takes off.
+fn is_between_words(c: char) -> bool {
+    !c.is_alphanumeric() && !unicode_normalization::char::is_combining_mark(c)
 }
 
 /// `word` folded as [`words`] does, into `folded` (emptied first): indexing a tool reuses one

@@ -46,6 +46,8 @@ fn filter(visible: &Visibility) -> Filter<'_> {
 fn words_are_folded_to_lower_case_without_accents() {
     let found: Vec<String> = words("Déjà-vu, ÑANDÚ sql_assistant 日本語のテキスト").collect();
     assert_eq!(found, ["deja", "vu", "nandu", "sql", "assistant", "日本語のテキスト"]);
+    // Accents written apart (e and U+0301) are part of their word, and taken off too.
+    assert_eq!(words("De\u{301}ja\u{300} vu").collect::<Vec<_>>(), ["deja", "vu"]);
     let long = "a".repeat(100);
     assert_eq!(words(&long).next().map(|word| word.len()), Some(MAX_WORD_CHARS));
 }

@@ -52,6 +52,9 @@ const POSTGRES_ENTRIES: &str = "SELECT t.id, t.slug, t.latest, v.name, v.descrip
      FROM tools t JOIN versions v ON v.tool_id = t.id AND v.number = t.latest
      WHERE t.deleted_at IS NULL";
 
+/// How often the index is built again on SQLite (see [`SqlStore::follow_in_background`]).
+const REBUILD_EVERY: std::time::Duration = std::time::Duration::from_mins(10);
+
 /// How many tools a build reads at a time.
 const BUILD_BATCH: u16 = 500;
 
@@ -70,7 +73,12 @@ pub(crate) struct Searcher {
 
 struct Following {
     changes: Changes,
-    broken: bool,
+    /// Changes taken from the channel and not yet in the index: kept here until they are, so
+    /// a search cancelled (or failing) on the way loses none of them.
+    pending: BTreeSet<String>,
+    /// Whether the whole index must be built again (a listener fell behind, a failure, or
+    /// the periodic rebuild that catches writes by another process on a SQLite file).
+    rebuild: bool,
 }
 
 impl Searcher {
@@ -127,52 +135,69 @@ impl SqlStore {
             return Ok(());
         }
         let mut follow = searcher.follow.lock().await;
-        let made = self.announcer.made();
-        match follow.as_mut() {
-            Some(following) if !following.broken => {
-                if searcher.applied.load(Ordering::Acquire) == made {
-                    return Ok(());
-                }
-                let mut slugs = BTreeSet::new();
-                let mut unknown = false;
-                while let Some(change) = following.changes.try_next() {
-                    match change {
-                        Change::Tool(slug) => drop(slugs.insert(slug)),
-                        Change::Unknown => unknown = true,
-                    }
-                }
-                let taken = if unknown { self.rebuild().await } else { self.refresh(slugs).await };
-                if taken.is_err() {
-                    following.broken = true;
-                    searcher.whole.store(false, Ordering::Release);
-                }
-                taken?;
-            }
-            _ => {
-                // Subscribed first: whatever changes while the tools are read is heard after.
-                let changes = self.changes().await?;
-                let made = self.announcer.made();
-                self.rebuild().await?;
-                *follow = Some(Following { changes, broken: false });
-                searcher.applied.store(made, Ordering::Release);
-                searcher.whole.store(true, Ordering::Release);
-                return Ok(());
+        let Some(following) = follow.as_mut() else {
+            // Subscribed first: whatever changes while the tools are read is heard after.
+            let changes = self.changes().await?;
+            let made = self.announcer.made();
+            self.rebuild().await?;
+            *follow = Some(Following { changes, pending: BTreeSet::new(), rebuild: false });
+            searcher.applied.store(made, Ordering::Release);
+            searcher.whole.store(true, Ordering::Release);
+            return Ok(());
+        };
+        let mut applied = searcher.applied.load(Ordering::Acquire);
+        let before_rebuild = self.announcer.made();
+        while let Some((number, change)) = following.changes.try_next() {
+            applied = applied.max(number);
+            match change {
+                Change::Tool(slug) => drop(following.pending.insert(slug)),
+                Change::Unknown => following.rebuild = true,
             }
         }
-        searcher.applied.store(made, Ordering::Release);
+        searcher.whole.store(false, Ordering::Release);
+        if following.rebuild {
+            self.rebuild().await?;
+            // Everything made before the build began is in it.
+            applied = applied.max(before_rebuild);
+        } else {
+            self.refresh(&following.pending).await?;
+        }
+        following.pending.clear();
+        following.rebuild = false;
+        searcher.applied.store(applied, Ordering::Release);
+        searcher.whole.store(true, Ordering::Release);
         Ok(())
+    }
+
+    /// Makes the next search build the index again from the store.
+    async fn rebuild_soon(&self) {
+        if let Some(following) = self.searcher.follow.lock().await.as_mut() {
+            following.rebuild = true;
+            self.searcher.whole.store(false, Ordering::Release);
+        }
     }
 
     /// Takes in each change as it is announced, in a task of its own, so that a search after
     /// a burst of writes (an import of thousands of tools) finds the index nearly current
     /// rather than waiting for all of it. A search still takes in what is left first.
+    ///
+    /// On SQLite it also builds the index again every [`REBUILD_EVERY`]: another process may
+    /// write to the same file (`llmtool team rename` while the server runs), and nothing
+    /// announces that here. PostgreSQL's `NOTIFY` tells every server.
     pub(crate) async fn follow_in_background(&self) -> Result<(), StoreError> {
         let mut changes = self.changes().await?;
         let store = self.clone();
+        let periodic = matches!(self.db, Db::Sqlite(_));
         tokio::spawn(async move {
-            while changes.next().await.is_some() {
+            let mut every = tokio::time::interval(REBUILD_EVERY);
+            every.tick().await;
+            loop {
+                tokio::select! {
+                    change = changes.next() => if change.is_none() { break },
+                    _ = every.tick() => if periodic { store.rebuild_soon().await } else { continue },
+                }
                 if let Err(error) = store.catch_up().await {
-                    tracing::warn!("the search index missed a change, and is built again: {error}");
+                    tracing::warn!("the search index could not take a change in yet: {error}");
                 }
             }
         });
@@ -210,11 +235,11 @@ impl SqlStore {
     }
 
     /// Reads the tools `slugs` again into the index (a deleted one is taken out).
-    async fn refresh(&self, slugs: BTreeSet<String>) -> Result<(), StoreError> {
+    async fn refresh(&self, slugs: &BTreeSet<String>) -> Result<(), StoreError> {
         let mut read = Vec::with_capacity(slugs.len());
         for slug in slugs {
             // One tool is found through the slug's index.
-            let one = statement(format!("{} AND t.slug = $1", self.every())).bind(&slug);
+            let one = statement(format!("{} AND t.slug = $1", self.every())).bind(slug);
             let row: Option<EntryRow> = self.db.optional(one).await?;
             read.push((slug, row.map(entry)));
         }
@@ -222,7 +247,7 @@ impl SqlStore {
         for (slug, entry) in read {
             match entry {
                 Some(entry) => index.put(entry),
-                None => index.remove_slug(&slug),
+                None => index.remove_slug(slug),
             }
         }
         Ok(())

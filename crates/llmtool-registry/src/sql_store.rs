@@ -351,11 +351,13 @@ impl Store for SqlStore {
     }
 
     async fn warm_search(&self) -> Result<(), StoreError> {
+        // Following first: a first build that fails is tried again at the next change.
+        self.follow_in_background().await?;
         let started = std::time::Instant::now();
         self.catch_up().await?;
         let tools = self.searcher.tools();
         tracing::info!("the search index holds {tools} tool(s), built in {:?}", started.elapsed());
-        self.follow_in_background().await
+        Ok(())
     }
 
     async fn search(&self, query: &Query) -> Result<Page, StoreError> {
