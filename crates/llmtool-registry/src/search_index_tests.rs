@@ -69,6 +69,15 @@ fn each_word_is_a_prefix_and_every_word_is_needed() {
 }
 
 #[test]
+fn a_query_uses_its_first_eight_different_words() {
+    let index = SearchIndex::of([entry(1, "tide-poet", &["all"], ["a b c d e f g h", "", "", ""])]);
+    let visible = everything();
+    let found = |text| slugs(&index.search(text, &filter(&visible), None, 10));
+    assert_eq!(found("a a b c d e f g h zzz"), ["tide-poet"], "a ninth word is not asked for");
+    assert!(found("zzz a b c d e f g h").is_empty(), "the first eight are");
+}
+
+#[test]
 fn the_name_and_the_whole_word_rank_first() {
     let index = SearchIndex::of([
         entry(1, "a-prompt-only", &["all"], ["Helper", "", "", "A poem here"]),
