@@ -62,12 +62,12 @@ const BUILD_BATCH: u16 = 500;
 #[derive(Default)]
 pub(crate) struct Searcher {
     index: RwLock<SearchIndex>,
-    /// The changes heard since the index was built (`None` before), and whether taking some
-    /// in failed, so that the next search builds it again.
+    /// The changes heard since the index was built (`None` before).
     follow: tokio::sync::Mutex<Option<Following>>,
     /// How many of the store's announcements the index has taken in.
     applied: AtomicU64,
-    /// Whether the index is built and whole (no change failed to be taken in).
+    /// Whether the index is built and nothing but new announcements waits to be taken in
+    /// (false while changes are taken in, after one failed, or with a rebuild asked for).
     whole: AtomicBool,
 }
 
@@ -76,8 +76,8 @@ struct Following {
     /// Changes taken from the channel and not yet in the index: kept here until they are, so
     /// a search cancelled (or failing) on the way loses none of them.
     pending: BTreeSet<String>,
-    /// Whether the whole index must be built again (a listener fell behind, a failure, or
-    /// the periodic rebuild that catches writes by another process on a SQLite file).
+    /// Whether the whole index must be built again (a listener fell behind, or the periodic
+    /// rebuild that catches writes by another process on a SQLite file).
     rebuild: bool,
 }
 
@@ -263,9 +263,10 @@ impl SqlStore {
 }
 
 fn entry(row: EntryRow) -> Entry {
-    let (id, slug, latest, name, description, usage_notes, prompt, types, output, models) =
-        (row.0, row.1, row.2, row.3, row.4, row.5, row.6, row.7, row.8, row.9);
-    let (creator, has_avatar, smart, tags) = (row.10, row.11, row.12, row.13);
+    let (id, slug, latest, name, description, usage_notes, prompt) =
+        (row.0, row.1, row.2, row.3, row.4, row.5, row.6);
+    let (types, output, models, creator, has_avatar, smart, tags) =
+        (row.7, row.8, row.9, row.10, row.11, row.12, row.13);
     let fields = [
         name.clone().unwrap_or_default(),
         description.clone().unwrap_or_default(),
