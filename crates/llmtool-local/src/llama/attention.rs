@@ -85,14 +85,26 @@ pub(crate) struct KvCache {
     pub values: Vec<f32>,
 }
 
-/// Attention of `n` queries, for the tokens at positions `start..start + n` (their keys and
-/// values already cached), into `out` (`n` × `heads` × `head_dim`). With a `window`, a query
-/// sees only the last `window` positions, its own included.
+/// One sequence's part of a pass, for attention: its cache (the keys and values of its new
+/// tokens already in it), where its new tokens start, and how many there are.
+pub(crate) struct Attending<'a> {
+    pub cache: &'a KvCache,
+    pub start: usize,
+    pub tokens: usize,
+}
+
+/// Attention of every sequence's new tokens over its own cache, in one parallel step: `queries`
+/// and `out` hold the sequences' tokens one after another (`heads` × `head_dim` values each).
+/// A token at position `p` sees positions up to `p`; with a `window`, only the last `window`
+/// of them, its own included.
+///
+/// One step for all the sequences, not one each: when eight answers decode together, each has
+/// a token, and a parallel step per sequence and layer cost more in waking the threads than
+/// the attention itself.
 pub(crate) fn attend(
     config: &Config,
     queries: &[f32],
-    cache: &KvCache,
-    start: usize,
+    sequences: &[Attending<'_>],
     window: Option<usize>,
     out: &mut [f32],
 ) {
@@ -100,14 +112,20 @@ pub(crate) fn attend(
     let kv_dim = config.kv_heads * head_dim;
     let group = config.heads / config.kv_heads;
     let (scale, cap) = (config.attention_scale, config.attention_cap);
+    // Each token's sequence and position.
+    let owners: Vec<(&KvCache, usize)> = sequences
+        .iter()
+        .flat_map(|s| (s.start..s.start + s.tokens).map(move |position| (s.cache, position)))
+        .collect();
     // One job per token and key/value head: the query heads that share its keys and values
     // (a group, with grouped-query attention) read each of them once, while it is in the cache.
     let jobs = out.par_chunks_mut(group * head_dim).enumerate();
     jobs.for_each_init(Vec::new, |weights: &mut Vec<f32>, (index, out)| {
         let (token, kv_head) = (index / config.kv_heads, index % config.kv_heads);
+        let (cache, position) = owners[token];
         let queries = &queries[(token * config.heads + kv_head * group) * head_dim..];
         let kv_offset = kv_head * head_dim;
-        let end = start + token + 1;
+        let end = position + 1;
         let first = window.map_or(0, |window| end.saturating_sub(window));
         let positions = end - first;
         // weights[g × positions + i]: query head g of the group against position first + i.
@@ -204,7 +222,8 @@ mod tests {
         };
         let queries: Vec<f32> = (0..2 * heads * head_dim).map(|i| wave(i, 0.37)).collect();
         let mut out = vec![0.0; queries.len()];
-        attend(&config, &queries, &cache, 3, None, &mut out);
+        let one = [Attending { cache: &cache, start: 3, tokens: 2 }];
+        attend(&config, &queries, &one, None, &mut out);
         for token in 0..2 {
             for head in 0..heads {
                 let query = &queries[(token * heads + head) * head_dim..][..head_dim];
@@ -232,6 +251,39 @@ mod tests {
     }
 
     #[test]
+    fn sequences_attended_together_are_attended_as_alone() {
+        // Two sequences with caches of their own (five and three positions), two new tokens
+        // and one: together in one step, the same values as each alone.
+        let config = Config {
+            heads: 4,
+            kv_heads: 2,
+            head_dim: 4,
+            attention_scale: 0.5,
+            ..Config::default()
+        };
+        let kv_dim = config.kv_heads * config.head_dim;
+        let wave = |i: usize, k: f32| ((i as f32) * k).sin();
+        let cache = |positions: usize, k: f32| KvCache {
+            keys: (0..positions * kv_dim).map(|i| wave(i, k)).collect(),
+            values: (0..positions * kv_dim).map(|i| wave(i, k + 0.5)).collect(),
+        };
+        let (first, second) = (cache(5, 0.7), cache(3, 1.1));
+        let width = config.heads * config.head_dim;
+        let queries: Vec<f32> = (0..3 * width).map(|i| wave(i, 0.37)).collect();
+        let mut together = vec![0.0; queries.len()];
+        let both = [
+            Attending { cache: &first, start: 3, tokens: 2 },
+            Attending { cache: &second, start: 2, tokens: 1 },
+        ];
+        attend(&config, &queries, &both, None, &mut together);
+        let mut alone = vec![0.0; queries.len()];
+        let (head, tail) = alone.split_at_mut(2 * width);
+        attend(&config, &queries[..2 * width], &both[..1], None, head);
+        attend(&config, &queries[2 * width..], &both[1..], None, tail);
+        assert_eq!(together, alone);
+    }
+
+    #[test]
     fn a_query_attends_only_to_positions_up_to_its_own() {
         let config = Config {
             heads: 2,
@@ -248,11 +300,12 @@ mod tests {
         let queries = vec![1.0; 2 * 2 * 2];
         let mut out = vec![0.0; 2 * 2 * 2];
         // Tokens at positions 1 and 2: equal keys, so the mean of the visible values.
-        attend(&config, &queries, &cache, 1, None, &mut out);
+        let one = [Attending { cache: &cache, start: 1, tokens: 2 }];
+        attend(&config, &queries, &one, None, &mut out);
         assert_eq!(out[..4], [1.5; 4]);
         assert_eq!(out[4..], [2.0; 4]);
         // A window of two: positions 0 and 1 for the first, 1 and 2 for the second.
-        attend(&config, &queries, &cache, 1, Some(2), &mut out);
+        attend(&config, &queries, &one, Some(2), &mut out);
         assert_eq!(out[..4], [1.5; 4]);
         assert_eq!(out[4..], [2.5; 4]);
     }

@@ -56,6 +56,18 @@ impl Format {
         })
     }
 
+    /// Whether it is a 32-value format regrouped by eight rows.
+    pub(crate) fn is_regrouped_blocks(self) -> bool {
+        matches!(
+            self,
+            Format::Q4_0Rows8
+                | Format::Q4_1Rows8
+                | Format::Q5_0Rows8
+                | Format::Q5_1Rows8
+                | Format::Q8_0Rows8
+        )
+    }
+
     /// Values per block, and bytes per block.
     pub(crate) fn block(self) -> (usize, usize) {
         fn of<B: Stored>() -> (usize, usize) {

@@ -20,7 +20,7 @@ mod repack;
 use crate::gguf::Content;
 use rayon::prelude::*;
 
-use self::attention::{KvCache, Rope, attend};
+use self::attention::{Attending, KvCache, Rope, attend};
 use self::blocks::{Activations, Quantized};
 pub(crate) use self::config::Architecture;
 use self::config::Config;
@@ -225,7 +225,7 @@ impl Llama {
                 rope.rotate(angles, key, head_dim);
                 query.copy_from_slice(new_query);
             }
-            // Each segment's keys and values into its cache, then its attention over them.
+            // Each segment's keys and values into its cache, then the attention of all of them.
             let mut first = 0;
             for segment in segments.iter_mut() {
                 let (position, length) = (segment.position, segment.tokens.len());
@@ -239,17 +239,17 @@ impl Llama {
                     cache.keys.extend_from_slice(&row[q_dim..q_dim + kv_dim]);
                     cache.values.extend_from_slice(&row[q_dim + kv_dim..]);
                 }
-                let rows = first * q_dim..(first + length) * q_dim;
-                attend(
-                    config,
-                    &queries[rows.clone()],
-                    cache,
-                    position,
-                    window,
-                    &mut attention[rows],
-                );
                 first += length;
             }
+            let attending: Vec<Attending<'_>> = segments
+                .iter()
+                .map(|s| Attending {
+                    cache: &s.cache.layers[index],
+                    start: s.position,
+                    tokens: s.tokens.len(),
+                })
+                .collect();
+            attend(config, &queries, &attending, window, &mut attention);
             quantized.quantize_for(&attention, q_dim, layer.attention_output.forms());
             multiply(&layer.attention_output, quantized.all(), &mut products);
             if let Some(norm) = &layer.post_attention_norm {

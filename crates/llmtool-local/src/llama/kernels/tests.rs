@@ -268,3 +268,55 @@ fn a_stacked_matrix_regroups_only_its_parts_of_whole_groups() {
         assert_close(&out, &expected, 1e-4, &format!("rows {range:?}"));
     }
 }
+
+/// The kernels' speed, one thread, by how many tokens go through a weight row together (run
+/// by hand: `cargo test --release -p llmtool-local kernel_speed -- --ignored --nocapture`).
+#[test]
+#[ignore = "a measurement, not a check"]
+fn kernel_speed() {
+    let rows: usize =
+        std::env::var("KERNEL_ROWS").ok().and_then(|r| r.parse().ok()).unwrap_or(1536);
+    for (format, regrouped) in REGROUPED {
+        // Super-blocks need widths of 256.
+        let cols = if format == Format::Q4K { 1536 } else { 576 };
+        let weights = random_matrix(format, rows, cols, 5).regrouped();
+        assert_eq!(weights.parts[0].format, regrouped);
+        for n in [1, 2, 4, 8, 16] {
+            let xs = activations(cols, n, 9);
+            let mut out = vec![0.0; rows * n];
+            let rounds = (2000 * 1536 / rows / n).max(2);
+            let started = std::time::Instant::now();
+            for _ in 0..rounds {
+                multiply(&weights, 0..rows, xs.all(), &mut out);
+            }
+            let seconds = started.elapsed().as_secs_f64();
+            let values = (rows * cols * n * rounds) as f64;
+            println!("{format:?} × {n:>2} tokens: {:6.1} Gvalues/s", values / seconds / 1e9);
+        }
+    }
+}
+
+/// As [`kernel_speed`], through the forward pass's product (rows split across the threads).
+#[test]
+#[ignore = "a measurement, not a check"]
+fn threaded_product_speed() {
+    let rows: usize =
+        std::env::var("KERNEL_ROWS").ok().and_then(|r| r.parse().ok()).unwrap_or(3072);
+    let cols = 576;
+    let weights = random_matrix(Format::Q4_1, rows, cols, 5).regrouped();
+    let pool = rayon::ThreadPoolBuilder::new().build().unwrap();
+    for n in [1, 2, 4, 8, 16] {
+        let activations = activations(cols, n, 9);
+        let mut out = Vec::new();
+        let rounds = (4000 * 1536 / rows / n).max(2);
+        let started = std::time::Instant::now();
+        pool.install(|| {
+            for _ in 0..rounds {
+                crate::llama::multiply(&weights, activations.all(), &mut out);
+            }
+        });
+        let seconds = started.elapsed().as_secs_f64();
+        let values = (rows * cols * n * rounds) as f64;
+        println!("threaded Q4_1 {rows} × {n:>2} tokens: {:6.1} Gvalues/s", values / seconds / 1e9);
+    }
+}

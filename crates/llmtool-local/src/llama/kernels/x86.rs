@@ -25,6 +25,7 @@ use super::{
 use crate::llama::blocks::scale_and_min;
 
 mod grouped;
+mod vnni;
 
 /// How far ahead of the block being multiplied its row's bytes are prefetched.
 const PREFETCH_DISTANCE: usize = 4096;
@@ -65,6 +66,11 @@ pub(super) fn multiply(part: &Part, rows: Range<usize>, target: &Target<'_>, out
                 |w, xs| grouped::$rows(w, xs),
             )
         };
+    }
+    if part.format.is_regrouped_blocks() && vnni::available() {
+        // SAFETY: the CPU has every feature `vnni::multiply` is compiled with.
+        unsafe { vnni::multiply(part, rows, target, out) };
+        return;
     }
     match part.format {
         Format::Q4_0 => paired!(xs, dot_q4_0),

@@ -38,29 +38,38 @@ pub(super) fn in_groups<W, X: Activation>(
     debug_assert_eq!(xs.len(), tokens * per_row);
     for group in rows.start / ROWS..rows.end.div_ceil(ROWS) {
         let weights = &blocks[group * per_row..][..per_row];
-        let mut write = |token: usize, sums: __m256| {
-            let mut values = [0.0f32; ROWS];
-            // SAFETY: stores 8 floats into an array of 8 (an unaligned store).
-            unsafe { _mm256_storeu_ps(values.as_mut_ptr(), sums) };
-            for (r, value) in values.into_iter().enumerate() {
-                let row = ROWS * group + r;
-                if rows.contains(&row) {
-                    out[token * target.width + target.at + row - rows.start] = value;
-                }
-            }
-        };
         let token = |t: usize| &xs[t * per_row..][..per_row];
         let mut t = 0;
         while t + 2 <= tokens {
-            let sums = two(weights, [token(t), token(t + 1)]);
-            for (i, sums) in sums.into_iter().enumerate() {
-                write(t + i, sums);
-            }
+            store(two(weights, [token(t), token(t + 1)]), group, t, &rows, target, out);
             t += 2;
         }
         for t in t..tokens {
-            let [sums] = one(weights, [token(t)]);
-            write(t, sums);
+            store(one(weights, [token(t)]), group, t, &rows, target, out);
+        }
+    }
+}
+
+/// Writes the sums of `group`'s eight rows with tokens `first..` (one vector a token) where
+/// they go in `out`: the rows of `rows` only.
+#[target_feature(enable = "avx2,fma,f16c")]
+pub(super) fn store<const N: usize>(
+    sums: [__m256; N],
+    group: usize,
+    first: usize,
+    rows: &Range<usize>,
+    target: &Target<'_>,
+    out: &mut [f32],
+) {
+    for (t, sums) in sums.into_iter().enumerate() {
+        let mut values = [0.0f32; ROWS];
+        // SAFETY: stores 8 floats into an array of 8 (an unaligned store).
+        unsafe { _mm256_storeu_ps(values.as_mut_ptr(), sums) };
+        for (r, value) in values.into_iter().enumerate() {
+            let row = ROWS * group + r;
+            if rows.contains(&row) {
+                out[(first + t) * target.width + target.at + row - rows.start] = value;
+            }
         }
     }
 }
@@ -137,16 +146,18 @@ fn rows_of_blocks<W, const N: usize, const SIGNED: bool>(
 }
 
 /// Eight f16 values as f32.
+#[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
-fn halves(values: &[[u8; 2]; ROWS]) -> __m256 {
+pub(super) fn halves(values: &[[u8; 2]; ROWS]) -> __m256 {
     // SAFETY: reads exactly the 16 bytes of the array (an unaligned load).
     _mm256_cvtph_ps(unsafe { _mm_loadu_si128(values.as_ptr().cast()) })
 }
 
 /// Chunk `k` of interleaved 4-bit codes: its low nibbles (codes `4k..` of each row) and its
 /// high nibbles (codes `16 + 4k..`).
+#[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
-fn nibble_chunk(qs: &[u8; 128], k: usize) -> [__m256i; 2] {
+pub(super) fn nibble_chunk(qs: &[u8; 128], k: usize) -> [__m256i; 2] {
     // SAFETY: reads bytes 32k..32k + 32 of the 128 (k < 4; an unaligned load).
     let packed = unsafe { _mm256_loadu_si256(qs[32 * k..][..32].as_ptr().cast()) };
     let low_nibble = _mm256_set1_epi8(0x0F);
@@ -160,8 +171,9 @@ fn nibble_chunk(qs: &[u8; 128], k: usize) -> [__m256i; 2] {
 /// bit `k` of each byte for the low nibbles, bit `4 + k` for the high ones, each moved to
 /// bit 4. The 16-bit shifts move bits across bytes, but bit 4 of each byte only ever comes
 /// from its own byte.
+#[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
-fn five_bit_chunk(qs: &[u8; 128], high: &[u8; 32], k: usize) -> [__m256i; 2] {
+pub(super) fn five_bit_chunk(qs: &[u8; 128], high: &[u8; 32], k: usize) -> [__m256i; 2] {
     let [low, top] = nibble_chunk(qs, k);
     // SAFETY: reads exactly the 32 bytes of the plane (an unaligned load).
     let plane = unsafe { _mm256_loadu_si256(high.as_ptr().cast()) };
@@ -176,8 +188,9 @@ fn five_bit_chunk(qs: &[u8; 128], high: &[u8; 32], k: usize) -> [__m256i; 2] {
 }
 
 /// Chunks `k` and `k + 4` of a Q8_0 group's codes: codes `4k..` and `16 + 4k..` of each row.
+#[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
-fn byte_chunks(qs: &[i8; 256], k: usize) -> [__m256i; 2] {
+pub(super) fn byte_chunks(qs: &[i8; 256], k: usize) -> [__m256i; 2] {
     // SAFETY: reads bytes 32k.. and 32(k + 4).., 32 each, of the 256 (k < 4; unaligned loads).
     unsafe {
         [
@@ -305,8 +318,9 @@ fn paired(scales: [u8; 8]) -> __m256i {
 
 /// Activation codes `at..at + 4` (`at` a multiple of 4, below `L`) as one word in every
 /// 32-bit lane.
+#[inline]
 #[target_feature(enable = "avx2,fma,f16c")]
-fn word<const L: usize>(codes: &[i8; L], at: usize) -> __m256i {
+pub(super) fn word<const L: usize>(codes: &[i8; L], at: usize) -> __m256i {
     debug_assert!(at.is_multiple_of(4) && at < L);
     // SAFETY: reads 4 of the `L` bytes (`at` ≤ L − 4; an unaligned read).
     _mm256_set1_epi32(unsafe { codes.as_ptr().add(at).cast::<i32>().read_unaligned() })
