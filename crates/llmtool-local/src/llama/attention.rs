@@ -4,6 +4,7 @@
 
 use rayon::prelude::*;
 
+use super::attention_kernels::{add_weighted, scores};
 use super::{Config, math};
 
 /// Rotary position embedding: one frequency per pair of the first `dims` values of each head
@@ -131,39 +132,22 @@ pub(crate) fn attend(
         // weights[g × positions + i]: query head g of the group against position first + i.
         weights.clear();
         weights.resize(group * positions, 0.0);
-        for (i, p) in (first..end).enumerate() {
-            let key = &cache.keys[p * kv_dim + kv_offset..][..head_dim];
-            for (g, query) in queries.chunks_exact(head_dim).take(group).enumerate() {
-                let score = dot(query, key) * scale;
-                weights[g * positions + i] = cap.map_or(score, |cap| (score / cap).tanh() * cap);
+        let (keys, values) = (&cache.keys[kv_offset..], &cache.values[kv_offset..]);
+        for (query, weights) in
+            queries.chunks_exact(head_dim).take(group).zip(weights.chunks_exact_mut(positions))
+        {
+            scores(query, keys, kv_dim, first, weights);
+            for weight in weights.iter_mut() {
+                let score = *weight * scale;
+                *weight = cap.map_or(score, |cap| (score / cap).tanh() * cap);
             }
-        }
-        for weights in weights.chunks_exact_mut(positions) {
             softmax(weights);
         }
         out.fill(0.0);
-        for (i, p) in (first..end).enumerate() {
-            let value = &cache.values[p * kv_dim + kv_offset..][..head_dim];
-            for (g, out) in out.chunks_exact_mut(head_dim).enumerate() {
-                let weight = weights[g * positions + i];
-                for (o, v) in out.iter_mut().zip(value) {
-                    *o += weight * v;
-                }
-            }
+        for (out, weights) in out.chunks_exact_mut(head_dim).zip(weights.chunks_exact(positions)) {
+            add_weighted(weights, values, kv_dim, first, out);
         }
     });
-}
-
-fn dot(a: &[f32], b: &[f32]) -> f32 {
-    // Eight running sums, so that the compiler can use vector registers.
-    let mut sums = [0.0f32; 8];
-    for (a, b) in a.chunks_exact(8).zip(b.chunks_exact(8)) {
-        for i in 0..8 {
-            sums[i] += a[i] * b[i];
-        }
-    }
-    let tail = a.len() - a.len() % 8;
-    sums.iter().sum::<f32>() + a[tail..].iter().zip(&b[tail..]).map(|(a, b)| a * b).sum::<f32>()
 }
 
 fn softmax(values: &mut [f32]) {

@@ -9,6 +9,7 @@
 //! and the formats the kernels do not take are dequantized by `dequantize.rs`.
 
 mod attention;
+mod attention_kernels;
 mod blocks;
 mod config;
 mod dequantize;
