@@ -391,7 +391,7 @@ impl BlockQ8 {
 
 impl BlockQ8K {
     pub(crate) fn quantize(values: &[f32]) -> Self {
-        let largest = values.iter().fold(0.0f32, |m, v| m.max(v.abs()));
+        let largest = largest_magnitude(values);
         let d = largest / 127.0;
         let inverse = if d > 0.0 { 1.0 / d } else { 0.0 };
         let mut qs = [0i8; 256];
@@ -406,8 +406,22 @@ impl BlockQ8K {
     }
 }
 
+/// The largest |value| (eight running maximums, so that the compiler can use vector
+/// registers: one running maximum is a chain of dependent instructions).
+fn largest_magnitude(values: &[f32]) -> f32 {
+    let mut largest = [0.0f32; 8];
+    let mut chunks = values.chunks_exact(8);
+    for chunk in &mut chunks {
+        for (m, v) in largest.iter_mut().zip(chunk) {
+            *m = m.max(v.abs());
+        }
+    }
+    let rest = chunks.remainder().iter().fold(0.0f32, |m, v| m.max(v.abs()));
+    largest.into_iter().fold(rest, f32::max)
+}
+
 fn quantize_block(values: &[f32]) -> (f32, [i8; 32]) {
-    let largest = values.iter().fold(0.0f32, |m, v| m.max(v.abs()));
+    let largest = largest_magnitude(values);
     let d = largest / 127.0;
     let inverse = if d > 0.0 { 1.0 / d } else { 0.0 };
     let mut qs = [0i8; 32];
