@@ -4,7 +4,9 @@
 #   - rendering against minijinja (`cargo bench --bench render`);
 #   - the library's reads against nginx, and its searches on SQLite and PostgreSQL
 #     (bench/registry.py);
-#   - MCP `prompts/get` against the MCP Python SDK (bench/mcp.sh).
+#   - MCP `prompts/get` against the MCP Python SDK (bench/mcp.sh);
+#   - rows decoded together on the local model, `batch -j 8` against `-j 1` on SmolLM2 and
+#     Qwen2.5-Coder-0.5B (bench/batch_local.py; both models pulled).
 # Each prints its own figures as it goes; the lines with the ratios are repeated at the end.
 #
 #   bench/ratios.sh [SECONDS=10]
@@ -22,6 +24,8 @@ echo "== the library: reads against nginx, and searches"
 python3 bench/registry.py "$SECONDS_EACH" 10000 | tee "$out/registry"
 echo "== MCP prompts/get against the Python SDK"
 bench/mcp.sh 64 "$SECONDS_EACH" | tee "$out/mcp"
+echo "== rows decoded together on the local model"
+python3 bench/batch_local.py 32 3 | tee "$out/batch_local"
 
 echo
 echo "== the ratios, together"
@@ -41,3 +45,4 @@ for case in sorted({case for case, _ in median}):
 PY
 grep -E "throughput .*x nginx|^search over|repeated|each" "$out/registry"
 grep -E "^throughput|^p50" "$out/mcp"
+grep -E "rows decoded together" "$out/batch_local"
