@@ -16,6 +16,10 @@ pub(crate) const CHANNEL: &str = "llmtool_library";
 /// The announcement (an empty slug) that any tool may have changed: [`Change::Unknown`].
 pub(crate) const ANY_TOOL: &str = "";
 
+/// The announcement that the workspace's settings changed: [`Change::Settings`] (no slug
+/// starts with `*`).
+pub(crate) const SETTINGS: &str = "*settings";
+
 /// What changed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Change {
@@ -24,12 +28,19 @@ pub enum Change {
     /// Anything may have changed: announcements were missed (a listener fell behind, or the
     /// connection to the database was lost for a while).
     Unknown,
+    /// The workspace's settings changed (built-in tools shown or not, public snapshots): no
+    /// tool changed, but any list may now show other tools to its reader.
+    Settings,
 }
 
 impl Change {
-    /// The change announced for `slug` ([`ANY_TOOL`]: any).
+    /// The change announced for `slug` ([`ANY_TOOL`]: any; [`SETTINGS`]: the settings).
     pub(crate) fn of(slug: &str) -> Change {
-        if slug == ANY_TOOL { Change::Unknown } else { Change::Tool(slug.to_owned()) }
+        match slug {
+            ANY_TOOL => Change::Unknown,
+            SETTINGS => Change::Settings,
+            slug => Change::Tool(slug.to_owned()),
+        }
     }
 }
 

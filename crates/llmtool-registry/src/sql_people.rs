@@ -5,7 +5,7 @@
 use async_trait::async_trait;
 
 use crate::audit;
-use crate::changes::ANY_TOOL;
+use crate::changes::SETTINGS;
 use crate::control::Scope;
 use crate::db::{Tx, statement};
 use crate::model::Role;
@@ -392,9 +392,10 @@ impl People for SqlStore {
             .before(serde_json::json!(before))
             .after(serde_json::json!(after));
         self.record(&mut tx, change).await?;
-        // What members see may have changed for any tool: lists are made again everywhere.
-        tx.commit_changes(&[ANY_TOOL]).await?;
-        self.changed(ANY_TOOL);
+        // What members see may have changed for any tool: lists are made again everywhere
+        // (the word index stays: it holds the tools, and applies the settings as it reads).
+        tx.commit_changes(&[SETTINGS]).await?;
+        self.changed(SETTINGS);
         Ok(after)
     }
 }

@@ -69,6 +69,8 @@ pub(crate) struct Searcher {
     /// Whether the index is built and nothing but new announcements waits to be taken in
     /// (false while changes are taken in, after one failed, or with a rebuild asked for).
     whole: AtomicBool,
+    /// How many times the whole index was built.
+    builds: AtomicU64,
 }
 
 struct Following {
@@ -152,6 +154,8 @@ impl SqlStore {
             match change {
                 Change::Tool(slug) => drop(following.pending.insert(slug)),
                 Change::Unknown => following.rebuild = true,
+                // The settings are applied at each search, from its reader's session.
+                Change::Settings => {}
             }
         }
         searcher.whole.store(false, Ordering::Release);
@@ -231,6 +235,7 @@ impl SqlStore {
             }
         }
         *self.searcher.index.write().unwrap_or_else(PoisonError::into_inner) = index;
+        self.searcher.builds.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
 
@@ -293,4 +298,51 @@ fn entry(row: EntryRow) -> Entry {
 pub(crate) fn has_words(query: &Query) -> Option<&str> {
     let text = query.text.as_deref()?;
     crate::search_index::words(text).next().is_some().then_some(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::Ordering;
+
+    use crate::{
+        People, Publication, Query, SqlStore, Store, Visibility, Workspace, WorkspaceChange,
+    };
+
+    #[tokio::test]
+    async fn a_change_of_the_settings_is_seen_at_once_and_builds_nothing_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqlStore::open_sqlite(&dir.path().join("library.db")).await.unwrap();
+        let text = serde_json::json!({
+            "model_prompt": "A poem about {{topic}}.",
+            "metadata": {
+                "prompt_name": "Poem",
+                "description": "Writes a poem.",
+                "model_version": ["gpt-4o-mini"],
+                "timestamp": "2026-11-23T10:00:00Z",
+                "variables": [{"name": "topic", "type": "text", "description": "What about."}],
+                "expected_output": {"type": "text"}
+            }
+        });
+        let tool = Publication::from_text(&text.to_string(), "tool.json").unwrap();
+        Store::publish(&store, "poem", &tool, None, None).await.unwrap();
+        let query = Query {
+            text: Some("poem".into()),
+            limit: 10,
+            visible: Visibility::Everything,
+            ..Query::default()
+        };
+        assert_eq!(Store::search(&store, &query).await.unwrap().tools.len(), 1);
+        let builds = || store.searcher.builds.load(Ordering::Relaxed);
+        assert_eq!(builds(), 1);
+        let off = WorkspaceChange { built_ins: Some(false), ..WorkspaceChange::default() };
+        let changed = People::change_workspace(&store, &off).await.unwrap();
+        assert_eq!(changed, Workspace { built_ins: false, ..Workspace::default() });
+        // The settings are the reader's, applied at each search: the index stays as it was.
+        assert_eq!(Store::search(&store, &query).await.unwrap().tools.len(), 1);
+        assert_eq!(builds(), 1, "a change of the settings built the word index again");
+        // A tool's change is still taken in, without a build either.
+        Store::publish(&store, "poem-two", &tool, None, None).await.unwrap();
+        assert_eq!(Store::search(&store, &query).await.unwrap().tools.len(), 2);
+        assert_eq!(builds(), 1);
+    }
 }

@@ -384,7 +384,7 @@ impl ServerState {
         tokio::spawn(async move {
             while let Some(change) = changes.next().await {
                 match change {
-                    Change::Tool(_) | Change::Unknown => {
+                    Change::Tool(_) | Change::Unknown | Change::Settings => {
                         cache.invalidate();
                         if let Some(mcp) = &mcp {
                             mcp.changed();
