@@ -49,6 +49,7 @@ impl Rope {
     }
 
     /// Rotates every head (of `head_dim` values) in `x` by `angles`.
+    #[inline]
     pub(crate) fn rotate(&self, angles: &[(f32, f32)], x: &mut [f32], head_dim: usize) {
         let turn = |a: f32, b: f32, (cos, sin): (f32, f32)| (a * cos - b * sin, a * sin + b * cos);
         for head in x.chunks_exact_mut(head_dim) {

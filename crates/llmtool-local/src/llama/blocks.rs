@@ -156,12 +156,13 @@ impl Activations {
     }
 
     /// Quantizes `values` as [`Activations::quantize`] does, in the forms asked for only.
+    #[inline]
     pub(crate) fn quantize_for(&mut self, values: &[f32], width: usize, forms: Forms) {
         self.width = width;
         self.tokens = values.len() / width.max(1);
         self.blocks.clear();
         if forms.blocks {
-            self.blocks.extend(values.chunks_exact(BLOCK).map(BlockQ8::quantize));
+            super::kernels::quantize_q8(values, &mut self.blocks);
         }
         self.supers.clear();
         if forms.supers && width.is_multiple_of(SUPER) {
@@ -382,6 +383,7 @@ impl BlockQ8_0 {
 }
 
 impl BlockQ8 {
+    #[inline]
     pub(crate) fn quantize(values: &[f32]) -> Self {
         let (d, qs) = quantize_block(values);
         let codes: i32 = qs.iter().map(|&q| i32::from(q)).sum();
@@ -390,6 +392,7 @@ impl BlockQ8 {
 }
 
 impl BlockQ8K {
+    #[inline]
     pub(crate) fn quantize(values: &[f32]) -> Self {
         let largest = largest_magnitude(values);
         let d = largest / 127.0;
@@ -408,6 +411,7 @@ impl BlockQ8K {
 
 /// The largest |value| (eight running maximums, so that the compiler can use vector
 /// registers: one running maximum is a chain of dependent instructions).
+#[inline]
 fn largest_magnitude(values: &[f32]) -> f32 {
     let mut largest = [0.0f32; 8];
     let mut chunks = values.chunks_exact(8);
@@ -420,6 +424,7 @@ fn largest_magnitude(values: &[f32]) -> f32 {
     largest.into_iter().fold(rest, f32::max)
 }
 
+#[inline]
 fn quantize_block(values: &[f32]) -> (f32, [i8; 32]) {
     let largest = largest_magnitude(values);
     let d = largest / 127.0;

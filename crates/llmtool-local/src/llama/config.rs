@@ -122,6 +122,7 @@ impl Activation {
 
     /// `out[i]` = the activation of `gate[i]` × `up[i]`: the feed-forward block's gate, one
     /// loop per function so that each is vectorized.
+    #[inline]
     pub(crate) fn gate(self, gate: &[f32], up: &[f32], out: &mut [f32]) {
         fn each(f: impl Fn(f32) -> f32, gate: &[f32], up: &[f32], out: &mut [f32]) {
             for ((out, g), u) in out.iter_mut().zip(gate).zip(up) {

@@ -132,6 +132,18 @@ fn regrouped_portably<G: Grouped, X: Activation>(
     }
 }
 
+/// Each 32 of `values` quantized to a block, appended to `out`: in AVX2 where the CPU has it,
+/// the same codes either way.
+pub(crate) fn quantize_q8(values: &[f32], out: &mut Vec<BlockQ8>) {
+    #[cfg(target_arch = "x86_64")]
+    if x86::available() {
+        // SAFETY: the CPU has every feature `x86::q8_blocks` is compiled with.
+        unsafe { x86::q8_blocks(values, out) };
+        return;
+    }
+    out.extend(values.chunks_exact(BLOCK).map(BlockQ8::quantize));
+}
+
 /// Whether the kernels here multiply rows faster regrouped by eight (the AVX2 ones do).
 pub(crate) fn prefer_regrouped() -> bool {
     #[cfg(target_arch = "x86_64")]

@@ -153,7 +153,31 @@ impl Llama {
         threads.install(|| self.forward_here(segments))
     }
 
+    /// The pass, compiled twice: for the CPU's AVX2 where it has it (the work between the
+    /// products, on one thread: norms, quantizing, the gate, the rotary embedding, in vectors
+    /// of eight rather than four), and for any x86-64 CPU.
+    #[allow(unsafe_code, reason = "a call behind a CPU check")]
     fn forward_here(&self, segments: &mut [Segment<'_>]) -> Result<Vec<Vec<f32>>, LocalError> {
+        #[cfg(target_arch = "x86_64")]
+        if wide_vectors() {
+            // SAFETY: the CPU has AVX2 and FMA, which `forward_wide` is compiled with.
+            return unsafe { self.forward_wide(segments) };
+        }
+        self.forward_body(segments)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    fn forward_wide(&self, segments: &mut [Segment<'_>]) -> Result<Vec<Vec<f32>>, LocalError> {
+        self.forward_body(segments)
+    }
+
+    #[allow(
+        clippy::inline_always,
+        reason = "inlined into `forward_wide`, so that the work between the products compiles with AVX2"
+    )]
+    #[inline(always)]
+    fn forward_body(&self, segments: &mut [Segment<'_>]) -> Result<Vec<Vec<f32>>, LocalError> {
         let config = &self.config;
         let (dim, q_dim, kv_dim, head_dim) =
             (config.dim, config.q_dim(), config.kv_dim(), config.head_dim);
@@ -445,7 +469,15 @@ fn multiply(weights: &Matrix, xs: Quantized<'_>, out: &mut Vec<f32>) {
 /// How many activation vectors go through a weight row together.
 const RUN: usize = 16;
 
+/// Whether the CPU has AVX2 and FMA (for [`Llama::forward_wide`]).
+#[cfg(target_arch = "x86_64")]
+fn wide_vectors() -> bool {
+    static WIDE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *WIDE.get_or_init(|| is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma"))
+}
+
 /// Each `weight.len()` values of `x` (a head, or a token's row) RMS-normalised in place.
+#[inline]
 fn rms_norm_in_place(x: &mut [f32], weight: &[f32], epsilon: f32) {
     let mut normed = vec![0.0; weight.len()];
     for row in x.chunks_exact_mut(weight.len()) {
@@ -455,9 +487,10 @@ fn rms_norm_in_place(x: &mut [f32], weight: &[f32], epsilon: f32) {
 }
 
 /// Root-mean-square normalization of each `weight.len()` values of `x`, scaled by `weight`.
+#[inline]
 fn rms_norm(x: &[f32], weight: &[f32], epsilon: f32, out: &mut [f32]) {
     for (x, out) in x.chunks_exact(weight.len()).zip(out.chunks_exact_mut(weight.len())) {
-        let mean_square = x.iter().map(|v| v * v).sum::<f32>() / x.len() as f32;
+        let mean_square = sum_of_squares(x) / x.len() as f32;
         let scale = 1.0 / (mean_square + epsilon).sqrt();
         for ((o, v), w) in out.iter_mut().zip(x).zip(weight) {
             *o = v * scale * w;
@@ -465,6 +498,21 @@ fn rms_norm(x: &[f32], weight: &[f32], epsilon: f32, out: &mut [f32]) {
     }
 }
 
+/// Σ v², in eight running sums (one running sum is a chain of dependent additions, which
+/// the compiler may not reorder into vectors).
+fn sum_of_squares(values: &[f32]) -> f32 {
+    let mut sums = [0.0f32; 8];
+    let mut chunks = values.chunks_exact(8);
+    for chunk in &mut chunks {
+        for (sum, v) in sums.iter_mut().zip(chunk) {
+            *sum += v * v;
+        }
+    }
+    let rest: f32 = chunks.remainder().iter().map(|v| v * v).sum();
+    sums.iter().sum::<f32>() + rest
+}
+
+#[inline]
 fn add(x: &mut [f32], delta: &[f32]) {
     for (x, d) in x.iter_mut().zip(delta) {
         *x += d;

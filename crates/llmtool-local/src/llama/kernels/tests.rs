@@ -320,3 +320,25 @@ fn threaded_product_speed() {
         println!("threaded Q4_1 {rows} × {n:>2} tokens: {:6.1} Gvalues/s", values / seconds / 1e9);
     }
 }
+
+#[test]
+fn activations_quantize_to_the_same_codes_in_simd_and_one_by_one() {
+    // Values of every size, ties to round (x.5 after scaling), zeros, and a block all zero.
+    let mut numbers = Numbers(3);
+    let mut values: Vec<f32> = (0..32 * 40).map(|i| numbers.unit() * (1 + i % 7) as f32).collect();
+    values[32..64].fill(0.0);
+    for (i, v) in values[64..96].iter_mut().enumerate() {
+        *v = (i as f32 - 15.5) * 127.0 / 16.0;
+    }
+    let mut ours = Vec::new();
+    quantize_q8(&values, &mut ours);
+    let theirs: Vec<BlockQ8> = values.chunks_exact(BLOCK).map(BlockQ8::quantize).collect();
+    assert_eq!(ours.len(), theirs.len());
+    for (i, (a, b)) in ours.iter().zip(&theirs).enumerate() {
+        assert_eq!(
+            (a.d.to_bits(), a.sum.to_bits(), a.qs),
+            (b.d.to_bits(), b.sum.to_bits(), b.qs),
+            "block {i}"
+        );
+    }
+}

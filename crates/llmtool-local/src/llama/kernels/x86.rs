@@ -25,7 +25,10 @@ use super::{
 use crate::llama::blocks::scale_and_min;
 
 mod grouped;
+mod quantize;
 mod vnni;
+
+pub(super) use quantize::q8_blocks;
 
 /// How far ahead of the block being multiplied its row's bytes are prefetched.
 const PREFETCH_DISTANCE: usize = 4096;
