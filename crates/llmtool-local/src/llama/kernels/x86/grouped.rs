@@ -61,14 +61,23 @@ pub(super) fn store<const N: usize>(
     target: &Target<'_>,
     out: &mut [f32],
 ) {
+    let whole = rows.start <= ROWS * group && ROWS * (group + 1) <= rows.end;
     for (t, sums) in sums.into_iter().enumerate() {
+        let at = (first + t) * target.width + target.at;
+        if whole {
+            // The group's eight rows are all asked for: they go in one store.
+            let place = &mut out[at + ROWS * group - rows.start..][..ROWS];
+            // SAFETY: stores 8 floats into a slice of 8 (an unaligned store).
+            unsafe { _mm256_storeu_ps(place.as_mut_ptr(), sums) };
+            continue;
+        }
         let mut values = [0.0f32; ROWS];
         // SAFETY: stores 8 floats into an array of 8 (an unaligned store).
         unsafe { _mm256_storeu_ps(values.as_mut_ptr(), sums) };
         for (r, value) in values.into_iter().enumerate() {
             let row = ROWS * group + r;
             if rows.contains(&row) {
-                out[(first + t) * target.width + target.at + row - rows.start] = value;
+                out[at + row - rows.start] = value;
             }
         }
     }
