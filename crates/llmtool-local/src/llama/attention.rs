@@ -151,31 +151,13 @@ pub(crate) fn attend(
     });
 }
 
-/// The softmax of `values`, in place. Each loop does one thing, and the maximum and the sum
-/// are taken in eight running lanes, so that the compiler can use vectors: with the sum in the
-/// exponential's loop, a chain of dependent additions kept every exponential one at a time,
-/// and attention's softmax took longer than its products.
 fn softmax(values: &mut [f32]) {
-    let mut largest = [f32::NEG_INFINITY; 8];
-    let mut chunks = values.chunks_exact(8);
-    for chunk in &mut chunks {
-        for (m, v) in largest.iter_mut().zip(chunk) {
-            *m = m.max(*v);
-        }
-    }
-    let largest =
-        chunks.remainder().iter().chain(&largest).copied().fold(f32::NEG_INFINITY, f32::max);
+    let largest = values.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let mut total = 0.0;
     for value in values.iter_mut() {
         *value = math::exp(*value - largest);
+        total += *value;
     }
-    let mut sums = [0.0f32; 8];
-    let mut chunks = values.chunks_exact(8);
-    for chunk in &mut chunks {
-        for (sum, v) in sums.iter_mut().zip(chunk) {
-            *sum += v;
-        }
-    }
-    let total = sums.iter().sum::<f32>() + chunks.remainder().iter().sum::<f32>();
     for value in values.iter_mut() {
         *value /= total;
     }
