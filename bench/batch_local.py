@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Rows decoded together: `llmtool batch -j 8` against `-j 1` on the local model.
 
-usage: bench/batch_local.py [ROWS=32] [ROUNDS=3] [MODEL ...]
+usage: bench/batch_local.py [ROWS=64] [ROUNDS=3] [MODEL ...]
 
 For each model (default: smollm2 and qwen2.5-coder-0.5b, both pulled with `llmtool model pull`),
 ROWS rows of a tool that writes one sentence for a shop window about a product (greedy, at
@@ -15,7 +15,7 @@ import json, os, statistics, subprocess, sys, tempfile, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LLMTOOL = os.path.join(ROOT, "target", "release", "llmtool")
-ROWS = int(sys.argv[1]) if len(sys.argv) > 1 else 32
+ROWS = int(sys.argv[1]) if len(sys.argv) > 1 else 64
 ROUNDS = int(sys.argv[2]) if len(sys.argv) > 2 else 3
 MODELS = sys.argv[3:] or ["smollm2", "qwen2.5-coder-0.5b"]
 ITEMS = ["a red bicycle", "a wool scarf", "a ceramic teapot", "a pair of running shoes", "a desk lamp",

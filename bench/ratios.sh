@@ -25,7 +25,7 @@ python3 bench/registry.py "$SECONDS_EACH" 10000 | tee "$out/registry"
 echo "== MCP prompts/get against the Python SDK"
 bench/mcp.sh 64 "$SECONDS_EACH" | tee "$out/mcp"
 echo "== rows decoded together on the local model"
-python3 bench/batch_local.py 32 3 | tee "$out/batch_local"
+python3 bench/batch_local.py 64 3 | tee "$out/batch_local"
 
 echo
 echo "== the ratios, together"
