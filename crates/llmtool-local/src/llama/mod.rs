@@ -490,26 +490,12 @@ fn rms_norm_in_place(x: &mut [f32], weight: &[f32], epsilon: f32) {
 #[inline]
 fn rms_norm(x: &[f32], weight: &[f32], epsilon: f32, out: &mut [f32]) {
     for (x, out) in x.chunks_exact(weight.len()).zip(out.chunks_exact_mut(weight.len())) {
-        let mean_square = sum_of_squares(x) / x.len() as f32;
+        let mean_square = x.iter().map(|v| v * v).sum::<f32>() / x.len() as f32;
         let scale = 1.0 / (mean_square + epsilon).sqrt();
         for ((o, v), w) in out.iter_mut().zip(x).zip(weight) {
             *o = v * scale * w;
         }
     }
-}
-
-/// Σ v², in eight running sums (one running sum is a chain of dependent additions, which
-/// the compiler may not reorder into vectors).
-fn sum_of_squares(values: &[f32]) -> f32 {
-    let mut sums = [0.0f32; 8];
-    let mut chunks = values.chunks_exact(8);
-    for chunk in &mut chunks {
-        for (sum, v) in sums.iter_mut().zip(chunk) {
-            *sum += v * v;
-        }
-    }
-    let rest: f32 = chunks.remainder().iter().map(|v| v * v).sum();
-    sums.iter().sum::<f32>() + rest
 }
 
 #[inline]
