@@ -410,9 +410,16 @@ fn dot_q6k<const N: usize>(row: &[BlockQ6K], xs: [&[BlockQ8K]; N]) -> [f32; N] {
 /// read). Without it, decoding waits on the weights arriving from memory for half of its time.
 #[target_feature(enable = "avx2,fma,f16c")]
 fn prefetch<B>(row: &[B], i: usize) {
-    let block = row.as_ptr().wrapping_add(i).cast::<i8>().wrapping_add(PREFETCH_DISTANCE);
+    prefetch_ahead::<B, _MM_HINT_T0>(row, i, PREFETCH_DISTANCE);
+}
+
+/// Asks for every cache line of block `i` of `blocks`, `ahead` bytes further on, into the
+/// cache that `HINT` names.
+#[target_feature(enable = "avx2,fma,f16c")]
+fn prefetch_ahead<B, const HINT: i32>(blocks: &[B], i: usize, ahead: usize) {
+    let block = blocks.as_ptr().wrapping_add(i).cast::<i8>().wrapping_add(ahead);
     for line in (0..size_of::<B>()).step_by(64) {
-        _mm_prefetch::<_MM_HINT_T0>(block.wrapping_add(line));
+        _mm_prefetch::<HINT>(block.wrapping_add(line));
     }
 }
 

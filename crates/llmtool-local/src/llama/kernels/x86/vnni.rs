@@ -12,13 +12,12 @@
 //! back off.
 
 use std::arch::x86_64::{
-    __m256, __m256i, _MM_HINT_T0, _MM_HINT_T1, _mm_prefetch, _mm256_dpbusd_epi32, _mm256_fmadd_ps,
-    _mm256_mul_ps, _mm256_set1_epi8, _mm256_set1_ps, _mm256_setzero_ps, _mm256_setzero_si256,
-    _mm256_xor_si256,
+    __m256, __m256i, _MM_HINT_T0, _MM_HINT_T1, _mm256_dpbusd_epi32, _mm256_fmadd_ps, _mm256_mul_ps,
+    _mm256_set1_epi8, _mm256_set1_ps, _mm256_setzero_ps, _mm256_setzero_si256, _mm256_xor_si256,
 };
 
-use super::float;
 use super::grouped::{byte_chunks, five_bit_chunk, halves, nibble_chunk, store, word};
+use super::{PREFETCH_DISTANCE, float, prefetch_ahead};
 use crate::llama::blocks::BlockQ8;
 use crate::llama::kernels::{Range, Target};
 use crate::llama::matrix::{Format, Part};
@@ -41,56 +40,35 @@ pub(super) fn available() -> bool {
 #[target_feature(enable = "avx2,fma,f16c,avx512f,avx512vl,avx512vnni")]
 pub(super) fn multiply(part: &Part, rows: Range<usize>, target: &Target<'_>, out: &mut [f32]) {
     let blocks = (rows, target, out);
+    // Every format scales its rows by their blocks' `d`; they differ in their offsets and
+    // codes.
+    macro_rules! run {
+        ($block:ty, $offsets:expr, $codes:expr) => {
+            in_groups(part.blocks::<$block>(), blocks, |w| halves(&w.d), $offsets, $codes)
+        };
+    }
     match part.format {
         Format::Q4_0Rows8 => {
-            let offsets = |_: &BlockQ4_0x8, d| _mm256_mul_ps(d, _mm256_set1_ps(-8.0));
-            in_groups(
-                part.blocks(),
-                blocks,
-                |w| halves(&w.d),
-                offsets,
-                |w, k| nibble_chunk(&w.qs, k),
-            );
+            run!(BlockQ4_0x8, |_, d| _mm256_mul_ps(d, _mm256_set1_ps(-8.0)), |w, k| nibble_chunk(
+                &w.qs, k
+            ))
         }
-        Format::Q4_1Rows8 => {
-            let offsets = |w: &BlockQ4_1x8, _| halves(&w.m);
-            in_groups(
-                part.blocks(),
-                blocks,
-                |w| halves(&w.d),
-                offsets,
-                |w, k| nibble_chunk(&w.qs, k),
-            );
-        }
+        Format::Q4_1Rows8 => run!(BlockQ4_1x8, |w, _| halves(&w.m), |w, k| nibble_chunk(&w.qs, k)),
         Format::Q5_0Rows8 => {
-            let offsets = |_: &BlockQ5_0x8, d| _mm256_mul_ps(d, _mm256_set1_ps(-16.0));
-            in_groups(
-                part.blocks(),
-                blocks,
-                |w| halves(&w.d),
-                offsets,
-                |w, k| five_bit_chunk(&w.qs, &w.high, k),
-            );
+            run!(BlockQ5_0x8, |_, d| _mm256_mul_ps(d, _mm256_set1_ps(-16.0)), |w, k| {
+                five_bit_chunk(&w.qs, &w.high, k)
+            })
         }
         Format::Q5_1Rows8 => {
-            let offsets = |w: &BlockQ5_1x8, _| halves(&w.m);
-            in_groups(
-                part.blocks(),
-                blocks,
-                |w| halves(&w.d),
-                offsets,
-                |w, k| five_bit_chunk(&w.qs, &w.high, k),
-            );
+            run!(BlockQ5_1x8, |w, _| halves(&w.m), |w, k| five_bit_chunk(&w.qs, &w.high, k))
         }
+        // Codes c + 128 (the top bit flipped): Σ (c + 128) y = Σ c y + 128 Σ y.
         Format::Q8_0Rows8 => {
-            // Codes c + 128 (the top bit flipped): Σ (c + 128) y = Σ c y + 128 Σ y.
-            let offsets = |_: &BlockQ8_0x8, d| _mm256_mul_ps(d, _mm256_set1_ps(-128.0));
-            let codes = |w: &BlockQ8_0x8, k| {
+            run!(BlockQ8_0x8, |_, d| _mm256_mul_ps(d, _mm256_set1_ps(-128.0)), |w, k| {
                 let top = _mm256_set1_epi8(i8::MIN);
                 let [first, second] = byte_chunks(&w.qs, k);
                 [_mm256_xor_si256(first, top), _mm256_xor_si256(second, top)]
-            };
-            in_groups(part.blocks(), blocks, |w| halves(&w.d), offsets, codes);
+            })
         }
         _ => unreachable!("only the regrouped 32-value formats come here"),
     }
@@ -173,9 +151,9 @@ fn rows_of_blocks<W, const G: usize, const N: usize>(
         let mut sums = [[_mm256_setzero_si256(); N]; G];
         for weights in groups {
             if N == 1 {
-                prefetch::<W, _MM_HINT_T0>(weights, i, 4096);
+                prefetch_ahead::<W, _MM_HINT_T0>(weights, i, PREFETCH_DISTANCE);
             } else {
-                prefetch::<W, _MM_HINT_T1>(weights, i, ahead.max(4096));
+                prefetch_ahead::<W, _MM_HINT_T1>(weights, i, ahead.max(PREFETCH_DISTANCE));
             }
         }
         for k in 0..4 {
@@ -209,14 +187,4 @@ fn rows_of_blocks<W, const G: usize, const N: usize>(
         }
     }
     acc
-}
-
-/// Asks for every cache line of block `i` of `blocks`, `ahead` bytes further on, into the
-/// cache that `HINT` names.
-#[target_feature(enable = "avx2,fma,f16c,avx512f,avx512vl,avx512vnni")]
-fn prefetch<W, const HINT: i32>(blocks: &[W], i: usize, ahead: usize) {
-    let block = blocks.as_ptr().wrapping_add(i).cast::<i8>().wrapping_add(ahead);
-    for line in (0..size_of::<W>()).step_by(64) {
-        _mm_prefetch::<HINT>(block.wrapping_add(line));
-    }
 }
