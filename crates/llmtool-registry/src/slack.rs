@@ -69,3 +69,7 @@ pub const POSTING_LEASE_SECONDS: f64 = 900.0;
 
 /// How long an "Add to Slack" state stays good: Slack's page, the admin's choice, and back.
 pub const OAUTH_STATE_SECONDS: f64 = 600.0;
+
+/// How many "Add to Slack" states an admin holds at once: starting again forgets the oldest,
+/// so a script pressing the button cannot grow the table.
+pub const OAUTH_STATES_PER_ADMIN: i64 = 8;

@@ -4,17 +4,6 @@
 use crate::db::{Db, Statement, statement};
 use crate::store::StoreError;
 
-/// Makes the thread `thread_ts` of `channel` the conversation `conversation`'s.
-pub(crate) async fn set(
-    db: &Db,
-    channel: &str,
-    thread_ts: &str,
-    conversation: &str,
-) -> Result<(), StoreError> {
-    db.execute(thread_of(channel, thread_ts, conversation)).await?;
-    Ok(())
-}
-
 /// The statement that makes the thread `thread_ts` of `channel` the conversation's.
 pub(crate) fn thread_of(channel: &str, thread_ts: &str, conversation: &str) -> Statement {
     statement(

@@ -4,7 +4,10 @@
 use crate::audit;
 use crate::db::{Arg, statement};
 use crate::shared::epoch_seconds;
-use crate::slack::{OAUTH_STATE_SECONDS, POSTING_LEASE_SECONDS, SlackApp, SlackDue, SlackSync};
+use crate::slack::{
+    OAUTH_STATE_SECONDS, OAUTH_STATES_PER_ADMIN, POSTING_LEASE_SECONDS, SlackApp, SlackDue,
+    SlackSync,
+};
 use crate::slack_threads::thread_of;
 use crate::sql_store::SqlStore;
 use crate::store::{StoreError, now};
@@ -204,7 +207,17 @@ impl SqlStore {
         .bind(state_hash)
         .bind(member)
         .bind(now);
-        self.db.execute(insert).await?;
+        let mut tx = self.db.begin_write().await?;
+        tx.execute(insert).await?;
+        let oldest = statement(
+            "DELETE FROM slack_oauth_states WHERE member = $1 AND state_hash NOT IN (
+                 SELECT state_hash FROM slack_oauth_states WHERE member = $1
+                 ORDER BY created_at DESC LIMIT $2)",
+        )
+        .bind(member)
+        .bind(OAUTH_STATES_PER_ADMIN);
+        tx.execute(oldest).await?;
+        tx.commit().await?;
         Ok(())
     }
 

@@ -487,15 +487,6 @@ impl Store for SqlStore {
         crate::shared::first_slack_event(&self.db, event_id).await
     }
 
-    async fn set_slack_thread(
-        &self,
-        channel: &str,
-        thread_ts: &str,
-        conversation: &str,
-    ) -> Result<(), StoreError> {
-        crate::slack_threads::set(&self.db, channel, thread_ts, conversation).await
-    }
-
     async fn slack_thread(
         &self,
         channel: &str,

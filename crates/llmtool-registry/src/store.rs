@@ -302,14 +302,6 @@ pub trait Store:
     /// another server of the library took it first).
     async fn first_slack_event(&self, event_id: &str) -> Result<bool, StoreError>;
 
-    /// Makes the Slack thread `thread_ts` of `channel` the conversation `conversation`'s.
-    async fn set_slack_thread(
-        &self,
-        channel: &str,
-        thread_ts: &str,
-        conversation: &str,
-    ) -> Result<(), StoreError>;
-
     /// The conversation of the Slack thread `thread_ts` of `channel`, if it is one.
     async fn slack_thread(
         &self,
@@ -340,7 +332,8 @@ pub trait Store:
     /// revoked token reports it once, and a newer installation is left on).
     async fn disable_slack_app(&self, reason: &str, bot_token: &str) -> Result<bool, StoreError>;
 
-    /// Keeps an "Add to Slack" state (its SHA-256) for the admin `member`.
+    /// Keeps an "Add to Slack" state (its SHA-256) for the admin `member`, who keeps at most
+    /// [`crate::slack::OAUTH_STATES_PER_ADMIN`] (the oldest are forgotten).
     async fn add_slack_state(&self, state_hash: &str, member: &str) -> Result<(), StoreError>;
 
     /// Takes the "Add to Slack" state `state_hash`, once: the admin it was for, when it is

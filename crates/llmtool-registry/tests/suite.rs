@@ -1133,15 +1133,43 @@ async fn shared_buckets_and_leases(store: &dyn Store) {
     assert!(store.first_slack_event("Ev0A1B2C3").await.unwrap());
     assert!(!store.first_slack_event("Ev0A1B2C3").await.unwrap(), "a retry");
     assert!(store.first_slack_event("Ev0D4E5F6").await.unwrap());
-    // A Slack thread is a conversation's once it is made so, and can be made another's.
+    // A Slack thread is a conversation's once it is connected to it, and can be made another's;
+    // a conversation connected again leaves its old thread.
     assert_eq!(store.slack_thread("C1", "1700000000.000100").await.unwrap(), None);
-    store.set_slack_thread("C1", "1700000000.000100", "01CONVERSATION").await.unwrap();
-    store.set_slack_thread("C2", "1700000000.000100", "01OTHER").await.unwrap();
+    connect_thread(store, "C1", "1700000000.000100", "01CONVERSATION").await;
+    connect_thread(store, "C2", "1700000000.000100", "01OTHER").await;
     let found = store.slack_thread("C1", "1700000000.000100").await.unwrap();
     assert_eq!(found.as_deref(), Some("01CONVERSATION"));
-    store.set_slack_thread("C1", "1700000000.000100", "01OTHER").await.unwrap();
+    connect_thread(store, "C1", "1700000000.000100", "01OTHER").await;
     let moved = store.slack_thread("C1", "1700000000.000100").await.unwrap();
     assert_eq!(moved.as_deref(), Some("01OTHER"));
+    assert_eq!(store.slack_thread("C2", "1700000000.000100").await.unwrap(), None);
+}
+
+/// `conversation` connected to `channel` by Ana, nothing posted yet.
+fn connection(conversation: &str, channel: &str) -> llmtool_registry::SlackSync {
+    llmtool_registry::SlackSync {
+        conversation: conversation.into(),
+        channel: channel.into(),
+        thread_ts: None,
+        posted: 0,
+        part: 0,
+        connected_by: "ana@example.test".into(),
+        connected_at: "2026-12-05T10:00:00Z".into(),
+        failures: 0,
+        last_error: None,
+    }
+}
+
+/// Connects `conversation` to `channel` with its first message already posted as `thread_ts`,
+/// as `/llmtool`'s answer and a mention's first turn do.
+async fn connect_thread(store: &dyn Store, channel: &str, thread_ts: &str, conversation: &str) {
+    let sync = llmtool_registry::SlackSync {
+        thread_ts: Some(thread_ts.into()),
+        posted: 1,
+        ..connection(conversation, channel)
+    };
+    store.connect_slack(&sync).await.unwrap();
 }
 
 /// A member's conversations are paged newest first (past equal times), found by title or by
@@ -1228,7 +1256,7 @@ async fn conversation_pages_search_edit_and_delete(store: &dyn Store) {
 
     // Deleted: gone, its text too, its cost kept.
     let before = store.usage(Grouping::Tool, None, &Visibility::Everything).await.unwrap();
-    store.set_slack_thread("C1", "1700000000.000100", &id(2)).await.unwrap();
+    connect_thread(store, "C1", "1700000000.000100", &id(2)).await;
     let deleted = store.delete_conversation(&id(2)).await.unwrap();
     assert_eq!((deleted.turns, deleted.pictures), (1, 0));
     assert!(store.conversation(&id(2)).await.unwrap().is_none());
@@ -1506,6 +1534,18 @@ async fn the_slack_app_and_connected_conversations(store: &dyn Store) {
     );
     assert_eq!(store.take_slack_state("hash-1").await.unwrap(), None);
     assert_eq!(store.take_slack_state("hash-unknown").await.unwrap(), None);
+    // An admin holds a few at once: starting again forgets the oldest, not another admin's.
+    store.add_slack_state("hash-grace", "grace@example.test").await.unwrap();
+    for n in 0..=llmtool_registry::slack::OAUTH_STATES_PER_ADMIN {
+        store.add_slack_state(&format!("hash-many-{n}"), "ada@example.test").await.unwrap();
+    }
+    assert_eq!(store.take_slack_state("hash-many-0").await.unwrap(), None, "the oldest");
+    for n in 1..=llmtool_registry::slack::OAUTH_STATES_PER_ADMIN {
+        let kept = store.take_slack_state(&format!("hash-many-{n}")).await.unwrap();
+        assert_eq!(kept.as_deref(), Some("ada@example.test"), "state {n}");
+    }
+    let other = store.take_slack_state("hash-grace").await.unwrap();
+    assert_eq!(other.as_deref(), Some("grace@example.test"));
 
     // A conversation of two turns, connected: due until both are posted.
     let conversation = "01jqslack00000000000000001";
@@ -1518,17 +1558,7 @@ async fn the_slack_app_and_connected_conversations(store: &dyn Store) {
         };
         store.log_run("chatty", 1, Some("ana"), &record, &Charge::default(), None).await.unwrap();
     }
-    let sync = SlackSync {
-        conversation: conversation.into(),
-        channel: "CSALES".into(),
-        thread_ts: None,
-        posted: 0,
-        part: 0,
-        connected_by: "ana@example.test".into(),
-        connected_at: "2026-12-05T10:00:00Z".into(),
-        failures: 0,
-        last_error: None,
-    };
+    let sync = connection(conversation, "CSALES");
     store.connect_slack(&sync).await.unwrap();
     let due = store.slack_due(16).await.unwrap();
     assert_eq!((due.len(), due[0].turns), (1, 2));
