@@ -6,12 +6,16 @@ usage: bench/local_decode.py MODEL.gguf [THREADS=2] [LLAMA_PYTHON=target/indepen
 
 Each engine first reads a long chat prompt (about 340 tokens with SmolLM2's template) and
 answers one token: its prompt speed. Then it answers a short prompt three times, greedy, 128
-tokens each: the best decode speed of the three. llama.cpp runs through llama-cpp-python
-(scripts/independent.py installs it), and its own counters give both speeds; llmtool's engine
-runs as `decode_speed` (crates/llmtool-local/examples). The two alternate for three rounds.
-Peak resident memory is each process's, from /usr/bin/time.
+tokens each: the best decode speed of the three. llama.cpp runs as its own HTTP server
+(`llama-server`'s code, which the prebuilt `xllamacpp` wheel carries; scripts/independent.py
+installs it), started for each round, and the timings of its answers give both speeds
+(`prompt_per_second`, `predicted_per_second`: the server's own counters, free of HTTP), each
+request with `cache_prompt` off so that nothing is reused. llama-cpp-python, used before,
+exists only as source on the registry. llmtool's engine runs as `decode_speed`
+(crates/llmtool-local/examples). The two alternate for three rounds. Peak resident memory is
+each process's, from /usr/bin/time.
 """
-import json, os, re, subprocess, sys
+import json, os, signal, socket, subprocess, sys, time, urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 model = os.path.abspath(sys.argv[1])
@@ -26,15 +30,19 @@ PROMPT = ("Here are my notes from a week of painting lessons. " * 2 + "On Monday
           "whatever we liked. " * 3 + "Write a long story about a robot who learns to paint, using these notes.")
 
 subprocess.run(["cargo", "build", "--release", "-q", "-p", "llmtool-local", "--example", "decode_speed"], cwd=ROOT, check=True)
-LLAMA = f"""
-import sys
-from llama_cpp import Llama
-m = Llama({model!r}, n_threads={threads}, n_threads_batch={threads}, n_ctx=2048, verbose=True)
-m.create_chat_completion([{{"role": "user", "content": sys.argv[1]}}], max_tokens=1, temperature=0.0)
-messages = [{{"role": "user", "content": "Write a long story about a robot who learns to paint."}}]
-for _ in range(3):
-    m.reset()
-    m.create_chat_completion(messages, max_tokens=128, temperature=0.0)
+LLAMA_SERVER = """
+import signal, sys, xllamacpp
+model, port, threads = sys.argv[1:4]
+params = xllamacpp.CommonParams()
+params.model.path = model
+params.hostnames = ["127.0.0.1"]
+params.port = int(port)
+params.n_ctx = 2048
+params.cpuparams.n_threads = int(threads)
+params.cpuparams_batch.n_threads = int(threads)
+server = xllamacpp.Server(params)
+print("listening", flush=True)
+signal.sigwait({signal.SIGTERM, signal.SIGINT})
 """
 
 
@@ -42,15 +50,37 @@ def peak_rss_mb(stderr):
     return int(stderr.strip().splitlines()[-1]) / 1024
 
 
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def chat(port, text, max_tokens):
+    """One greedy answer from the server: its timings."""
+    body = {"messages": [{"role": "user", "content": text}], "max_tokens": max_tokens,
+            "temperature": 0.0, "cache_prompt": False}
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/v1/chat/completions", json.dumps(body).encode(),
+                                     {"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=600) as answer:
+        return json.load(answer)["timings"]
+
+
 def llama_cpp():
-    result = subprocess.run(["/usr/bin/time", "-f", "%M", llama_python, "-c", LLAMA, PROMPT], capture_output=True, text=True, env=env)
-    counter = r"^\s*(?:llama_perf_context_print:)?\s*{} time =.*?([0-9.]+) tokens per second"
-    # The last three decode counters are the three answers (the first answer has one token).
-    decode = [float(s) for s in re.findall(counter.format("eval"), result.stderr, re.M)][-3:]
-    prompt = [float(s) for s in re.findall(counter.format("prompt eval"), result.stderr, re.M)]
-    if not decode or not prompt:
-        sys.exit("no llama.cpp timings found:\n" + result.stderr[-2000:])
-    return {"decode": max(decode), "prompt": prompt[0], "rss": peak_rss_mb(result.stderr)}
+    port = free_port()
+    server = subprocess.Popen(["/usr/bin/time", "-f", "%M", llama_python, "-c", LLAMA_SERVER, model, str(port), threads],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        if "listening" not in server.stdout.readline():
+            sys.exit("llama.cpp's server did not start:\n" + server.stderr.read()[-2000:])
+        prompt = chat(port, PROMPT, 1)["prompt_per_second"]
+        decode = max(chat(port, "Write a long story about a robot who learns to paint.", 128)["predicted_per_second"]
+                     for _ in range(3))
+    finally:
+        # SIGTERM to the Python under /usr/bin/time, which then prints its peak memory.
+        subprocess.run(["pkill", "-TERM", "-P", str(server.pid)])
+        _, stderr = server.communicate(timeout=60)
+    return {"decode": decode, "prompt": prompt, "rss": peak_rss_mb(stderr)}
 
 
 def llmtool():

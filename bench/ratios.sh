@@ -6,13 +6,21 @@
 #     (bench/registry.py);
 #   - MCP `prompts/get` against the MCP Python SDK (bench/mcp.sh);
 #   - rows decoded together on the local model, `batch -j 8` against `-j 1` on SmolLM2 and
-#     Qwen2.5-Coder-0.5B (bench/batch_local.py; both models pulled).
+#     Qwen2.5-Coder-0.5B (bench/batch_local.py; both models pulled);
+#   - the local model's prompt and decode speed against llama.cpp on Qwen2.5-Coder-1.5B
+#     (bench/local_decode.py; the model pulled, llama.cpp installed by scripts/independent.py);
+#   - the figures with a goal but no peer: spend and run history at RUNS runs
+#     (bench/spend.py), the sidebar at PER_MEMBER conversations for each of 100 members
+#     (bench/sidebar.py).
 # Each prints its own figures as it goes; the lines with the ratios are repeated at the end.
 #
-#   bench/ratios.sh [SECONDS=10]
+#   bench/ratios.sh [SECONDS=10] [RUNS=1000000] [PER_MEMBER=10000]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_EACH=${1:-10}
+RUNS=${2:-1000000}
+PER_MEMBER=${3:-10000}
+MODELS=${LLMTOOL_MODELS_DIR:-${XDG_DATA_HOME:-$HOME/.local/share}/llmtool/models}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
@@ -26,6 +34,12 @@ echo "== MCP prompts/get against the Python SDK"
 bench/mcp.sh 64 "$SECONDS_EACH" | tee "$out/mcp"
 echo "== rows decoded together on the local model"
 python3 bench/batch_local.py 64 3 | tee "$out/batch_local"
+echo "== the local model against llama.cpp, Qwen2.5-Coder-1.5B"
+python3 bench/local_decode.py "$MODELS/Qwen2.5-Coder-1.5B-Instruct.Q4_K_M.gguf" 2 | tee "$out/local_decode"
+echo "== spend and run history at $RUNS runs"
+python3 bench/spend.py "$RUNS" 30 | tee "$out/spend"
+echo "== the sidebar at $PER_MEMBER conversations a member"
+python3 bench/sidebar.py "$PER_MEMBER" 100 30 | tee "$out/sidebar"
 
 echo
 echo "== the ratios, together"
@@ -46,3 +60,5 @@ PY
 grep -E "throughput .*x nginx|^search over|repeated|each" "$out/registry"
 grep -E "^throughput|^p50" "$out/mcp"
 grep -E "rows decoded together" "$out/batch_local"
+grep -E "^best:" "$out/local_decode"
+grep -E " p50 " "$out/spend" "$out/sidebar"
