@@ -21,7 +21,8 @@ use super::blocks::{
 };
 use super::matrix::{Format, Matrix, Part};
 use super::repack::{
-    BlockQ4_0x8, BlockQ4_1x8, BlockQ4Kx8, BlockQ5_0x8, BlockQ5_1x8, BlockQ8_0x8, Grouped, ROWS,
+    BlockQ4_0x8, BlockQ4_1x8, BlockQ4Kx8, BlockQ5_0x8, BlockQ5_1x8, BlockQ6Kx8, BlockQ8_0x8,
+    Grouped, ROWS,
 };
 
 /// `out[t × rows.len() + i]` = row `rows.start + i` of `weights` · token `t` of `xs`. The
@@ -99,6 +100,7 @@ fn multiply_portably(part: &Part, rows: Range<usize>, target: &Target<'_>, out: 
         Format::Q5_1Rows8 => regrouped_portably::<BlockQ5_1x8, _>(part, blocks, rows, target, out),
         Format::Q8_0Rows8 => regrouped_portably::<BlockQ8_0x8, _>(part, blocks, rows, target, out),
         Format::Q4KRows8 => regrouped_portably::<BlockQ4Kx8, _>(part, supers, rows, target, out),
+        Format::Q6KRows8 => regrouped_portably::<BlockQ6Kx8, _>(part, supers, rows, target, out),
     }
 }
 
@@ -148,6 +150,14 @@ pub(crate) fn quantize_q8(values: &[f32], out: &mut Vec<BlockQ8>) {
 pub(crate) fn prefer_regrouped() -> bool {
     #[cfg(target_arch = "x86_64")]
     return x86::available();
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
+/// Whether Q6_K rows are regrouped too: only the VNNI kernels multiply them faster so.
+pub(crate) fn regroup_q6k() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return x86::available() && x86::vnni_available();
     #[cfg(not(target_arch = "x86_64"))]
     false
 }

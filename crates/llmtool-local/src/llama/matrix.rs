@@ -13,8 +13,8 @@ use super::blocks::{
     Forms, Stored,
 };
 use super::repack::{
-    self, BlockQ4_0x8, BlockQ4_1x8, BlockQ4Kx8, BlockQ5_0x8, BlockQ5_1x8, BlockQ8_0x8, Grouped,
-    ROWS,
+    self, BlockQ4_0x8, BlockQ4_1x8, BlockQ4Kx8, BlockQ5_0x8, BlockQ5_1x8, BlockQ6Kx8, BlockQ8_0x8,
+    Grouped, ROWS,
 };
 use crate::LocalError;
 use crate::gguf::{Content, TensorInfo, TensorType};
@@ -38,6 +38,7 @@ pub(crate) enum Format {
     Q5_1Rows8,
     Q8_0Rows8,
     Q4KRows8,
+    Q6KRows8,
 }
 
 impl Format {
@@ -88,6 +89,7 @@ impl Format {
             Format::Q5_1Rows8 => of::<BlockQ5_1x8>(),
             Format::Q8_0Rows8 => of::<BlockQ8_0x8>(),
             Format::Q4KRows8 => of::<BlockQ4Kx8>(),
+            Format::Q6KRows8 => of::<BlockQ6Kx8>(),
         }
     }
 }
@@ -179,6 +181,7 @@ impl Matrix {
                 Format::Q5_1Rows8 => row_of_group::<BlockQ5_1x8>(group(), r, out),
                 Format::Q8_0Rows8 => row_of_group::<BlockQ8_0x8>(group(), r, out),
                 Format::Q4KRows8 => row_of_group::<BlockQ4Kx8>(group(), r, out),
+                Format::Q6KRows8 => row_of_group::<BlockQ6Kx8>(group(), r, out),
                 _ => {
                     let per_row = self.cols / values * size;
                     dequantize(part.format, &part.bytes()[row * per_row..][..per_row], out);
@@ -202,12 +205,18 @@ impl Matrix {
     /// The matrix with its parts regrouped eight rows at a time for the kernels (a copy of
     /// those parts, whose pages in the mapped file are then let go). A part whose rows do not
     /// come in whole groups stays as it is. On Linux, a part of whole groups in a format that
-    /// is not regrouped (Q6_K, Q5_K) keeps its format but is copied out of the file all the
+    /// is not regrouped (Q5_K, and Q6_K without VNNI) keeps its format but is copied out of the file all the
     /// same: the copies are in memory that may use huge pages ([`Data::own`]), which made the
     /// 1.5B model's decoding about 9% faster (its Q6_K third read through them too), for the
     /// same resident memory. Elsewhere there are no huge pages to gain, and the file's pages
     /// may not be let go, so such a part stays in the file.
     pub(crate) fn regrouped(self) -> Matrix {
+        self.regrouped_with(super::kernels::regroup_q6k())
+    }
+
+    /// [`Matrix::regrouped`], its Q6_K parts too when `q6k` (only the VNNI kernels are faster
+    /// on them regrouped).
+    pub(crate) fn regrouped_with(self, q6k: bool) -> Matrix {
         fn regroup<G: Grouped>(part: &Part, cols: usize) -> Data {
             let per_row = cols / <G::Source as Stored>::VALUES;
             let blocks = part.blocks::<G::Source>();
@@ -231,6 +240,7 @@ impl Matrix {
                     Format::Q5_1 => (Format::Q5_1Rows8, regroup::<BlockQ5_1x8>(&part, cols)),
                     Format::Q8_0 => (Format::Q8_0Rows8, regroup::<BlockQ8_0x8>(&part, cols)),
                     Format::Q4K => (Format::Q4KRows8, regroup::<BlockQ4Kx8>(&part, cols)),
+                    Format::Q6K if q6k => (Format::Q6KRows8, regroup::<BlockQ6Kx8>(&part, cols)),
                     format
                         if cfg!(target_os = "linux")
                             && matches!(part.data, Data::InFile { .. }) =>
@@ -259,7 +269,10 @@ impl Matrix {
     /// The forms of activations its parts' kernels take.
     pub(crate) fn forms(&self) -> Forms {
         let takes_supers = |part: &Part| {
-            matches!(part.format, Format::Q4K | Format::Q5K | Format::Q6K | Format::Q4KRows8)
+            matches!(
+                part.format,
+                Format::Q4K | Format::Q5K | Format::Q6K | Format::Q4KRows8 | Format::Q6KRows8
+            )
         };
         Forms {
             blocks: !self.parts.iter().all(takes_supers),
@@ -315,6 +328,7 @@ pub(crate) fn dequantize(format: Format, bytes: &[u8], out: &mut [f32]) {
         Format::Q5_1Rows8 => each::<BlockQ5_1x8>(bytes, out),
         Format::Q8_0Rows8 => each::<BlockQ8_0x8>(bytes, out),
         Format::Q4KRows8 => each::<BlockQ4Kx8>(bytes, out),
+        Format::Q6KRows8 => each::<BlockQ6Kx8>(bytes, out),
     }
 }
 

@@ -38,7 +38,8 @@ fn random_matrix(format: Format, rows: usize, cols: usize, seed: u32) -> Matrix 
         | Format::Q5_0Rows8
         | Format::Q5_1Rows8
         | Format::Q8_0Rows8
-        | Format::Q4KRows8 => &[],
+        | Format::Q4KRows8
+        | Format::Q6KRows8 => &[],
     };
     for block in bytes.chunks_exact_mut(size) {
         for &at in scales {
@@ -165,13 +166,14 @@ fn a_stacked_matrix_of_mixed_formats_multiplies_across_its_parts() {
 }
 
 /// The formats regrouped by eight, with what they become.
-const REGROUPED: [(Format, Format); 6] = [
+const REGROUPED: [(Format, Format); 7] = [
     (Format::Q4_0, Format::Q4_0Rows8),
     (Format::Q4_1, Format::Q4_1Rows8),
     (Format::Q5_0, Format::Q5_0Rows8),
     (Format::Q5_1, Format::Q5_1Rows8),
     (Format::Q8_0, Format::Q8_0Rows8),
     (Format::Q4K, Format::Q4KRows8),
+    (Format::Q6K, Format::Q6KRows8),
 ];
 
 #[test]
@@ -179,7 +181,8 @@ fn rows_regrouped_by_eight_multiply_as_the_rows_they_came_from() {
     let (rows, cols) = (24, 512);
     for (seed, (format, grouped)) in REGROUPED.into_iter().enumerate() {
         let weights = random_matrix(format, rows, cols, 11 + seed as u32);
-        let regrouped = weights.clone().regrouped();
+        // Q6_K too, whether this CPU's kernels would regroup it or not.
+        let regrouped = weights.clone().regrouped_with(true);
         assert_eq!(regrouped.parts[0].format, grouped);
         let (mut theirs, mut ours) = (vec![0.0; cols], vec![0.0; cols]);
         for row in [0, 7, 8, 23] {
@@ -210,7 +213,7 @@ fn rows_regrouped_by_eight_multiply_as_the_rows_they_came_from() {
 fn products_at_their_largest_sums_do_not_overflow() {
     // Every code at its largest (15, 31 or 63; Q8_0's at −128), every scale and minimum at its
     // largest, activations all ±1 (codes ±127), one token and a pair: the 16-bit sums at their
-    // limit. All regrouped but Q6_K, multiplied row by row.
+    // limit. All regrouped (Q6_K too, whether this CPU's kernels would regroup it or not).
     let (rows, cols) = (8, 256);
     let cases: [(Format, u8, &[usize]); 7] = [
         (Format::Q4_0, 0xFF, &[0]),
@@ -233,7 +236,7 @@ fn products_at_their_largest_sums_do_not_overflow() {
                 block[192..208].fill(0x7F);
             }
         }
-        let weights = Matrix::of_bytes(format, rows, cols, bytes).regrouped();
+        let weights = Matrix::of_bytes(format, rows, cols, bytes).regrouped_with(true);
         for sign in [1.0f32, -1.0] {
             let mut xs = Activations::default();
             xs.quantize(&vec![sign; 2 * cols], cols);
@@ -276,11 +279,12 @@ fn a_stacked_matrix_regroups_only_its_parts_of_whole_groups() {
 fn kernel_speed() {
     let rows: usize =
         std::env::var("KERNEL_ROWS").ok().and_then(|r| r.parse().ok()).unwrap_or(1536);
-    for (format, regrouped) in REGROUPED {
+    for (format, _) in REGROUPED {
         // Super-blocks need widths of 256.
-        let cols = if format == Format::Q4K { 1536 } else { 576 };
+        let cols = if matches!(format, Format::Q4K | Format::Q6K) { 1536 } else { 576 };
+        // As the model would multiply it (Q6_K regrouped only for the VNNI kernel).
         let weights = random_matrix(format, rows, cols, 5).regrouped();
-        assert_eq!(weights.parts[0].format, regrouped);
+        let format = weights.parts[0].format;
         for n in [1, 2, 4, 8, 16] {
             let xs = activations(cols, n, 9);
             let mut out = vec![0.0; rows * n];

@@ -55,6 +55,7 @@ fn every_format_reads_as_the_gguf_package_reads_it() {
             "Q5_1" => Some(Format::Q5_1Rows8),
             "Q8_0" => Some(Format::Q8_0Rows8),
             "Q4_K" => Some(Format::Q4KRows8),
+            "Q6_K" if crate::llama::kernels::regroup_q6k() => Some(Format::Q6KRows8),
             _ => None,
         };
         if let Some(format) = regrouped_as {

@@ -8,18 +8,21 @@
 //! 32-bit lane stays one row's sum to the end. Scales, offsets and the final sums are then paid
 //! once per eight rows (`kernels/x86.rs`).
 //!
-//! Every format the kernels take is regrouped but Q5_K (rare) and Q6_K (whose regrouped
-//! kernel was slower than the row-by-row one, measured). A regrouped matrix is a copy (the
-//! mapped file's blocks cannot be used in place), made at load, of the same size as the
-//! blocks it came from (Q4_K's: 3% more, its scales unpacked).
+//! Every format the kernels take is regrouped but Q5_K (rare), and Q6_K only where the CPU
+//! has AVX-512 VNNI (an AVX2 kernel for regrouped Q6_K rows was slower than the row-by-row
+//! one, measured; the VNNI one is faster). A regrouped matrix is a copy (the mapped file's
+//! blocks cannot be used in place), made at load, of the same size as the blocks it came from
+//! (Q4_K's: 3% more, its scales unpacked).
 
 mod blocks32;
 mod q4k;
+mod q6k;
 
 use rayon::prelude::*;
 
 pub(crate) use blocks32::{BlockQ4_0x8, BlockQ4_1x8, BlockQ5_0x8, BlockQ5_1x8, BlockQ8_0x8};
 pub(crate) use q4k::BlockQ4Kx8;
+pub(crate) use q6k::BlockQ6Kx8;
 
 use super::blocks::Stored;
 
@@ -81,7 +84,15 @@ macro_rules! stored_by_rows {
     )*};
 }
 
-stored_by_rows!(BlockQ4Kx8, BlockQ4_0x8, BlockQ4_1x8, BlockQ5_0x8, BlockQ5_1x8, BlockQ8_0x8);
+stored_by_rows!(
+    BlockQ4Kx8,
+    BlockQ6Kx8,
+    BlockQ4_0x8,
+    BlockQ4_1x8,
+    BlockQ5_0x8,
+    BlockQ5_1x8,
+    BlockQ8_0x8
+);
 
 #[cfg(test)]
 mod tests;

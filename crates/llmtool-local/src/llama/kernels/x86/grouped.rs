@@ -301,7 +301,7 @@ pub(super) fn q4k_rows<const N: usize>(
 /// Σ minimum × codes over the eight runs of a super-block, for each of the eight rows: each
 /// row's minimums of a pair of runs against the pair's sums of codes.
 #[target_feature(enable = "avx2,fma,f16c")]
-fn group_minimums(w: &BlockQ4Kx8, y: &BlockQ8K) -> __m256i {
+pub(super) fn group_minimums(w: &BlockQ4Kx8, y: &BlockQ8K) -> __m256i {
     // SAFETY: reads exactly the 16 two-byte sums (an unaligned load).
     let sums = unsafe { _mm256_loadu_si256(y.sums.as_ptr().cast()) };
     let per_run = _mm_hadd_epi16(_mm256_castsi256_si128(sums), _mm256_extracti128_si256::<1>(sums));

@@ -25,7 +25,7 @@ use crate::llama::repack::{BlockQ4_0x8, BlockQ4_1x8, BlockQ5_0x8, BlockQ5_1x8, B
 
 /// Whether the CPU has the instructions these kernels are compiled with (and
 /// `LLMTOOL_NO_AVX512` is not set: the AVX2 kernels, to compare the two).
-pub(super) fn available() -> bool {
+pub(in crate::llama::kernels) fn available() -> bool {
     static AVAILABLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *AVAILABLE.get_or_init(|| {
         std::env::var_os("LLMTOOL_NO_AVX512").is_none()
@@ -74,9 +74,36 @@ pub(super) fn multiply(part: &Part, rows: Range<usize>, target: &Target<'_>, out
     }
 }
 
-/// The groups that hold `rows`, two at a time (the last alone if they are odd), each pair
-/// with the tokens four at a time (the last ones two and one at a time). `scales`, `offsets`
-/// and `codes` read a format's block, as [`rows_of_blocks`] takes them.
+/// Runs `$run!(group, t, G, N)` over the groups that hold `$rows` and the `$tokens` tokens:
+/// the groups two at a time (the last alone if they are odd), each pair with the tokens four
+/// at a time (the last ones two and one at a time). A token alone takes a group at a time:
+/// its weights stream from memory in order.
+macro_rules! tiled {
+    ($rows:expr, $tokens:expr, $run:ident) => {{
+        let (rows, tokens): (&Range<usize>, usize) = (&$rows, $tokens);
+        let groups = rows.start / ROWS..rows.end.div_ceil(ROWS);
+        let mut group = groups.start;
+        while group < groups.end {
+            let pair = group + 1 < groups.end && tokens > 1;
+            let mut t = 0;
+            while t < tokens {
+                let n = match (pair, tokens - t) {
+                    (true, 4..) => $run!(group, t, 2, 4),
+                    (true, 2 | 3) => $run!(group, t, 2, 2),
+                    (true, _) => $run!(group, t, 2, 1),
+                    (false, 4..) => $run!(group, t, 1, 4),
+                    (false, 2 | 3) => $run!(group, t, 1, 2),
+                    (false, _) => $run!(group, t, 1, 1),
+                };
+                t += n;
+            }
+            group += if pair { 2 } else { 1 };
+        }
+    }};
+}
+pub(super) use tiled;
+
+/// `scales`, `offsets` and `codes` read a format's block, as [`rows_of_blocks`] takes them.
 #[target_feature(enable = "avx2,fma,f16c,avx512f,avx512vl,avx512vnni")]
 fn in_groups<W>(
     blocks: &[W],
@@ -91,39 +118,41 @@ fn in_groups<W>(
     debug_assert_eq!(xs.len(), tokens * per_row);
     let group_of = |g: usize| &blocks[g * per_row..][..per_row];
     let token = |t: usize| &xs[t * per_row..][..per_row];
-    let groups = rows.start / ROWS..rows.end.div_ceil(ROWS);
-    let mut group = groups.start;
-    while group < groups.end {
-        // A token alone takes a group at a time: its weights stream from memory in order.
-        let pair = group + 1 < groups.end && tokens > 1;
-        let mut t = 0;
-        while t < tokens {
-            // Runs the kernel for `$g` groups from `group` and `$n` tokens from `t`.
-            macro_rules! run {
-                ($g:literal, $n:literal) => {{
-                    let sums = rows_of_blocks::<W, $g, $n>(
-                        std::array::from_fn(|g| group_of(group + g)),
-                        std::array::from_fn(|i| token(t + i)),
-                        scales,
-                        offsets,
-                        codes,
-                    );
-                    for (g, sums) in sums.into_iter().enumerate() {
-                        store(sums, group + g, t, &rows, target, out);
-                    }
-                    t += $n;
-                }};
+    // Multiplies `$g` groups from `group` with `$n` tokens from `t`: how many tokens.
+    macro_rules! run {
+        ($group:expr, $t:expr, $g:literal, $n:literal) => {{
+            let sums = rows_of_blocks::<W, $g, $n>(
+                std::array::from_fn(|g| group_of($group + g)),
+                std::array::from_fn(|i| token($t + i)),
+                scales,
+                offsets,
+                codes,
+            );
+            for (g, sums) in sums.into_iter().enumerate() {
+                store(sums, $group + g, $t, &rows, target, out);
             }
-            match (pair, tokens - t) {
-                (true, 4..) => run!(2, 4),
-                (true, 2 | 3) => run!(2, 2),
-                (true, _) => run!(2, 1),
-                (false, 4..) => run!(1, 4),
-                (false, 2 | 3) => run!(1, 2),
-                (false, _) => run!(1, 1),
-            }
+            $n
+        }};
+    }
+    tiled!(rows, tokens, run);
+}
+
+/// Asks for block `i` of each of `groups` ahead of its use, `G` groups on: the groups of a
+/// matrix follow each other, so the blocks `G` groups on are the next call's. With several
+/// tokens they are asked for that far ahead, into the second-level cache (the first holds the
+/// groups being multiplied: a fixed 4 KiB into it fell short of the next pair, and eight
+/// tokens waited on memory for half their time). A token alone streams through the weights,
+/// and asks 4 KiB ahead into the first, as the AVX2 kernels do.
+#[inline]
+#[target_feature(enable = "avx2,fma,f16c,avx512f,avx512vl,avx512vnni")]
+pub(super) fn prefetch_groups<W, const G: usize, const N: usize>(groups: [&[W]; G], i: usize) {
+    let ahead = G * groups[0].len() * size_of::<W>();
+    for weights in groups {
+        if N == 1 {
+            prefetch_ahead::<W, _MM_HINT_T0>(weights, i, PREFETCH_DISTANCE);
+        } else {
+            prefetch_ahead::<W, _MM_HINT_T1>(weights, i, ahead.max(PREFETCH_DISTANCE));
         }
-        group += if pair { 2 } else { 1 };
     }
 }
 
@@ -141,21 +170,9 @@ fn rows_of_blocks<W, const G: usize, const N: usize>(
     codes: impl Fn(&W, usize) -> [__m256i; 2],
 ) -> [[__m256; N]; G] {
     let mut acc = [[_mm256_setzero_ps(); N]; G];
-    // The groups of a matrix follow each other: the blocks `G` groups on are the next call's.
-    // With several tokens they are asked for that far ahead, into the second-level cache (the
-    // first holds the groups being multiplied: a fixed 4 KiB into it fell short of the next
-    // pair, and eight tokens waited on memory for half their time). A token alone streams
-    // through the weights, and asks 4 KiB ahead into the first, as the AVX2 kernels do.
-    let ahead = G * groups[0].len() * size_of::<W>();
     for i in 0..groups[0].len() {
         let mut sums = [[_mm256_setzero_si256(); N]; G];
-        for weights in groups {
-            if N == 1 {
-                prefetch_ahead::<W, _MM_HINT_T0>(weights, i, PREFETCH_DISTANCE);
-            } else {
-                prefetch_ahead::<W, _MM_HINT_T1>(weights, i, ahead.max(PREFETCH_DISTANCE));
-            }
-        }
+        prefetch_groups::<W, G, N>(groups, i);
         for k in 0..4 {
             // Loops, not `array::from_fn`: its closure was not always inlined here.
             let mut chunks = [[_mm256_setzero_si256(); 2]; G];
