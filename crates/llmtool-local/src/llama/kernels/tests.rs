@@ -210,6 +210,26 @@ fn rows_regrouped_by_eight_multiply_as_the_rows_they_came_from() {
 }
 
 #[test]
+fn a_tokens_products_are_the_same_whatever_goes_with_it() {
+    // Rows decoded together must answer as rows decoded alone: each kernel gives a token the
+    // same numbers, bit for bit, whether it is multiplied alone or with others (in twos,
+    // fours, or left over at the end).
+    let (rows, cols, n) = (24, 512, 7);
+    for (seed, (format, _)) in REGROUPED.into_iter().enumerate() {
+        let weights = random_matrix(format, rows, cols, 31 + seed as u32).regrouped_with(true);
+        let xs = activations(cols, n, 37);
+        let mut together = vec![0.0; rows * n];
+        multiply(&weights, 0..rows, xs.all(), &mut together);
+        for t in 0..n {
+            let mut alone = vec![0.0; rows];
+            multiply(&weights, 0..rows, xs.all().run(t..t + 1), &mut alone);
+            let bits = |values: &[f32]| values.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&alone), bits(&together[t * rows..][..rows]), "{format:?}, token {t}");
+        }
+    }
+}
+
+#[test]
 fn products_at_their_largest_sums_do_not_overflow() {
     // Every code at its largest (15, 31 or 63; Q8_0's at −128), every scale and minimum at its
     // largest, activations all ±1 (codes ±127), one token and a pair: the 16-bit sums at their

@@ -60,48 +60,61 @@ kernel!(q4k, BlockQ4Kx8, q4k_rows);
 kernel!(q6k, BlockQ6Kx8, q6k_rows);
 
 /// The products of `G` groups of eight regrouped Q4_K rows with `N` tokens' activations, one
-/// row per lane. Each run of 32 is summed on its own (its codes are the low or the high
-/// nibbles of eight chunks, read again for the second run of a pair) and scaled in floats;
-/// the minimums are taken off once a super-block.
+/// row per lane. A chunk holds the same four codes of a pair of runs (of 32), in its low and
+/// high nibbles. Each run is summed on its own and scaled in floats, in order; the minimums
+/// are taken off once a super-block. The sums of a pair of runs fit in registers for up to
+/// four groups × tokens: each chunk is then read once for both runs; beyond, one run of the
+/// pair after the other, each chunk read twice. Either way each sum gets the same numbers,
+/// so a token's products do not depend on how many go with it.
 #[target_feature(enable = "avx2,fma,f16c,avx512f,avx512vl,avx512vnni")]
 fn q4k_rows<const G: usize, const N: usize>(
     groups: [&[BlockQ4Kx8]; G],
     ys: [&[BlockQ8K]; N],
 ) -> [[__m256; N]; G] {
     let nibble = _mm256_set1_epi8(0x0F);
+    let together = G * N <= 4;
     let mut acc = [[_mm256_setzero_ps(); N]; G];
     for i in 0..groups[0].len() {
         prefetch_groups::<BlockQ4Kx8, G, N>(groups, i);
         let mut weighted = [[_mm256_setzero_ps(); N]; G];
-        for run in 0..SUPER / 32 {
-            let (pair, high) = (run / 2, run % 2 == 1);
-            let mut sums = [[_mm256_setzero_si256(); N]; G];
+        // Both runs of a pair in each pass, or one run a pass.
+        let per_pass = if together { 2 } else { 1 };
+        for pass in 0..SUPER / 32 / per_pass {
+            // This pass sums runs `first..first + per_pass`, of the pair `pair`.
+            let first = pass * per_pass;
+            let (pair, high) = (first / 2, first % 2 == 1);
+            let mut sums = [[[_mm256_setzero_si256(); N]; G]; 2];
             for k in 0..8 {
                 let chunk = 8 * pair + k;
                 // Loops, not `array::from_fn`: its closure was not always inlined here.
-                let mut codes = [_mm256_setzero_si256(); G];
+                let mut codes = [[_mm256_setzero_si256(); G]; 2];
                 for g in 0..G {
                     let qs = &groups[g][i].qs;
                     // SAFETY: reads chunk `chunk` (32 of the 1,024 bytes) of the codes.
                     let packed = unsafe { _mm256_loadu_si256(qs[32 * chunk..].as_ptr().cast()) };
-                    let packed = if high { _mm256_srli_epi16::<4>(packed) } else { packed };
-                    codes[g] = _mm256_and_si256(packed, nibble);
+                    let low = _mm256_and_si256(packed, nibble);
+                    let top = _mm256_and_si256(_mm256_srli_epi16::<4>(packed), nibble);
+                    codes[0][g] = if high { top } else { low };
+                    codes[1][g] = top;
                 }
                 for t in 0..N {
-                    let y = word(&ys[t][i].qs, 32 * run + 4 * k);
-                    for g in 0..G {
-                        sums[g][t] = _mm256_dpbusd_epi32(sums[g][t], codes[g], y);
+                    for r in 0..per_pass {
+                        let y = word(&ys[t][i].qs, 32 * (first + r) + 4 * k);
+                        for g in 0..G {
+                            sums[r][g][t] = _mm256_dpbusd_epi32(sums[r][g][t], codes[r][g], y);
+                        }
                     }
                 }
             }
-            for g in 0..G {
-                let scales = groups[g][i].scales[run];
-                let scales = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_set_epi64x(
-                    0,
-                    i64::from_le_bytes(scales),
-                )));
-                for t in 0..N {
-                    weighted[g][t] = _mm256_fmadd_ps(scales, float(sums[g][t]), weighted[g][t]);
+            for r in 0..per_pass {
+                for g in 0..G {
+                    let scales = i64::from_le_bytes(groups[g][i].scales[first + r]);
+                    let scales =
+                        _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_set_epi64x(0, scales)));
+                    for t in 0..N {
+                        let sum = float(sums[r][g][t]);
+                        weighted[g][t] = _mm256_fmadd_ps(scales, sum, weighted[g][t]);
+                    }
                 }
             }
         }
