@@ -106,13 +106,13 @@ fn q4k_rows<const G: usize, const N: usize>(
                     }
                 }
             }
-            for r in 0..per_pass {
+            for (r, sums) in sums.iter().enumerate().take(per_pass) {
                 for g in 0..G {
                     let scales = i64::from_le_bytes(groups[g][i].scales[first + r]);
                     let scales =
                         _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_set_epi64x(0, scales)));
                     for t in 0..N {
-                        let sum = float(sums[r][g][t]);
+                        let sum = float(sums[g][t]);
                         weighted[g][t] = _mm256_fmadd_ps(scales, sum, weighted[g][t]);
                     }
                 }
