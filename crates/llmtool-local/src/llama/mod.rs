@@ -223,6 +223,7 @@ impl Llama {
         let mut attention = vec![0.0; count * q_dim];
         // Products, reused from layer to layer.
         let (mut qkv, mut gate_up, mut products) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut scratch, mut activated) = (Vec::new(), Vec::new());
         for (index, layer) in self.layers.iter().enumerate() {
             let window = config.window_of(index);
             let (rope, angles) = match (&self.sliding_rope, &sliding_angles, window) {
@@ -231,7 +232,7 @@ impl Llama {
             };
             rms_norm(&residual, &layer.attention_norm, config.rms_epsilon, &mut normed);
             quantized.quantize_for(&normed, dim, layer.qkv.forms());
-            multiply(&layer.qkv, quantized.all(), &mut qkv);
+            multiply(&layer.qkv, quantized.all(), &mut qkv, &mut scratch);
             if let Some(bias) = &layer.qkv_bias {
                 qkv.chunks_exact_mut(q_dim + 2 * kv_dim).for_each(|row| add(row, bias));
             }
@@ -276,7 +277,7 @@ impl Llama {
                 .collect();
             attend(config, &queries, &attending, window, &mut attention);
             quantized.quantize_for(&attention, q_dim, layer.attention_output.forms());
-            multiply(&layer.attention_output, quantized.all(), &mut products);
+            multiply(&layer.attention_output, quantized.all(), &mut products, &mut scratch);
             if let Some(norm) = &layer.post_attention_norm {
                 rms_norm_in_place(&mut products, norm, config.rms_epsilon);
             }
@@ -284,9 +285,9 @@ impl Llama {
 
             rms_norm(&residual, &layer.ffn_norm, config.rms_epsilon, &mut normed);
             quantized.quantize_for(&normed, dim, layer.gate_up.forms());
-            multiply(&layer.gate_up, quantized.all(), &mut gate_up);
+            multiply(&layer.gate_up, quantized.all(), &mut gate_up, &mut scratch);
             let hidden = layer.gate_up.rows / 2;
-            let mut activated = vec![0.0; count * hidden];
+            activated.resize(count * hidden, 0.0);
             for (row, out) in
                 gate_up.chunks_exact(2 * hidden).zip(activated.chunks_exact_mut(hidden))
             {
@@ -294,7 +295,7 @@ impl Llama {
                 config.activation.gate(gate, up, out);
             }
             quantized.quantize_for(&activated, hidden, layer.down.forms());
-            multiply(&layer.down, quantized.all(), &mut products);
+            multiply(&layer.down, quantized.all(), &mut products, &mut scratch);
             if let Some(norm) = &layer.post_ffn_norm {
                 rms_norm_in_place(&mut products, norm, config.rms_epsilon);
             }
@@ -311,7 +312,7 @@ impl Llama {
         rms_norm(&last_rows, &self.output_norm, config.rms_epsilon, &mut normed_last);
         let output = self.output.as_ref().unwrap_or(&self.embedding);
         quantized.quantize_for(&normed_last, dim, output.forms());
-        multiply(output, quantized.all(), &mut products);
+        multiply(output, quantized.all(), &mut products, &mut scratch);
         if let Some(cap) = config.logit_cap {
             for v in &mut products {
                 *v = (*v / cap).tanh() * cap;
@@ -428,7 +429,7 @@ pub(crate) struct Segment<'a> {
 /// for every vector, 16 vectors at a time: each weight row is read from memory once for all the
 /// vectors (the tokens of a prompt, or the next token of every answer decoded together), and
 /// the 16 vectors stay in the cache while it is used.
-fn multiply(weights: &Matrix, xs: Quantized<'_>, out: &mut Vec<f32>) {
+fn multiply(weights: &Matrix, xs: Quantized<'_>, out: &mut Vec<f32>, scratch: &mut Vec<f32>) {
     let (rows, count) = (weights.rows, xs.tokens());
     let threads = rayon::current_num_threads();
     // Chunks of whole groups of eight rows, so that a regrouped group is not split between
@@ -436,7 +437,8 @@ fn multiply(weights: &Matrix, xs: Quantized<'_>, out: &mut Vec<f32>) {
     // as in real models; otherwise a group at a chunk's edge is computed by both threads,
     // each writing only its rows).
     let chunk = rows.div_ceil(threads * 4).max(16).next_multiple_of(8);
-    out.clear();
+    // Every product is written, so the buffers are only sized (kept from call to call: a
+    // fresh one each time was zeroed by the kernel, page by page).
     out.resize(rows * count, 0.0);
     if count == 1 {
         out.par_chunks_mut(chunk).enumerate().for_each(|(i, out)| {
@@ -444,20 +446,20 @@ fn multiply(weights: &Matrix, xs: Quantized<'_>, out: &mut Vec<f32>) {
         });
         return;
     }
-    let pieces: Vec<Vec<f32>> = (0..rows.div_ceil(chunk))
-        .into_par_iter()
-        .map(|piece| {
-            let range = piece * chunk..((piece + 1) * chunk).min(rows);
-            let mut products = vec![0.0; range.len() * count];
-            for (run, products) in products.chunks_mut(RUN * range.len()).enumerate() {
-                let tokens = run * RUN..(run * RUN + RUN).min(count);
-                kernels::multiply(weights, range.clone(), xs.run(tokens), products);
-            }
-            products
-        })
-        .collect();
-    // Each piece is token-major over its own rows: put its rows in place for every token.
-    for (piece, products) in pieces.iter().enumerate() {
+    // Each piece of rows is token-major over its own rows, in its own part of `scratch`.
+    if scratch.len() < rows * count {
+        scratch.resize(rows * count, 0.0);
+    }
+    let pieces = &mut scratch[..rows * count];
+    pieces.par_chunks_mut(chunk * count).enumerate().for_each(|(piece, products)| {
+        let range = piece * chunk..((piece + 1) * chunk).min(rows);
+        for (run, products) in products.chunks_mut(RUN * range.len()).enumerate() {
+            let tokens = run * RUN..(run * RUN + RUN).min(count);
+            kernels::multiply(weights, range.clone(), xs.run(tokens), products);
+        }
+    });
+    // Put each piece's rows in place for every token.
+    for (piece, products) in pieces.chunks(chunk * count).enumerate() {
         let start = piece * chunk;
         let width = products.len() / count;
         for (token, products) in products.chunks_exact(width).enumerate() {

@@ -331,12 +331,12 @@ fn threaded_product_speed() {
     let pool = rayon::ThreadPoolBuilder::new().build().unwrap();
     for n in [1, 2, 4, 8, 16] {
         let activations = activations(cols, n, 9);
-        let mut out = Vec::new();
+        let (mut out, mut scratch) = (Vec::new(), Vec::new());
         let rounds = (4000 * 1536 / rows / n).max(2);
         let started = std::time::Instant::now();
         pool.install(|| {
             for _ in 0..rounds {
-                crate::llama::multiply(&weights, activations.all(), &mut out);
+                crate::llama::multiply(&weights, activations.all(), &mut out, &mut scratch);
             }
         });
         let seconds = started.elapsed().as_secs_f64();
