@@ -9,8 +9,9 @@ use std::arch::x86_64::{
     __m256, __m256i, _mm_loadu_si128, _mm_set_epi64x, _mm256_add_epi32, _mm256_and_si256,
     _mm256_cvtepi8_epi16, _mm256_cvtepi32_ps, _mm256_cvtepu8_epi32, _mm256_dpbusd_epi32,
     _mm256_fmadd_ps, _mm256_fnmadd_ps, _mm256_loadu_si256, _mm256_madd_epi16, _mm256_mul_ps,
-    _mm256_or_si256, _mm256_set1_epi8, _mm256_set1_ps, _mm256_setzero_ps, _mm256_setzero_si256,
-    _mm256_slli_epi16, _mm256_slli_epi32, _mm256_srai_epi32, _mm256_srli_epi16,
+    _mm256_mullo_epi32, _mm256_or_si256, _mm256_set1_epi8, _mm256_set1_ps, _mm256_setzero_ps,
+    _mm256_setzero_si256, _mm256_slli_epi16, _mm256_slli_epi32, _mm256_srai_epi32,
+    _mm256_srli_epi16, _mm256_sub_ps,
 };
 
 use super::float;
@@ -61,11 +62,13 @@ kernel!(q6k, BlockQ6Kx8, q6k_rows);
 
 /// The products of `G` groups of eight regrouped Q4_K rows with `N` tokens' activations, one
 /// row per lane. A chunk holds the same four codes of a pair of runs (of 32), in its low and
-/// high nibbles. Each run is summed on its own and scaled in floats, in order; the minimums
-/// are taken off once a super-block. The sums of a pair of runs fit in registers for up to
-/// four groups × tokens: each chunk is then read once for both runs; beyond, one run of the
-/// pair after the other, each chunk read twice. Either way each sum gets the same numbers,
-/// so a token's products do not depend on how many go with it.
+/// high nibbles. Each run is summed on its own and multiplied by its rows' scales as integers,
+/// so that a super-block's sum is the exact integer the AVX2 kernel (`grouped::q4k_rows`)
+/// gets, and then scaled by the same float operations: both kernels give a token the same
+/// numbers, bit for bit, and one token alone goes through the AVX2 kernel, which streams the
+/// weights from memory faster. The sums of a pair of runs fit in registers for up to four
+/// groups × tokens: each chunk is then read once for both runs; beyond, one run of the pair
+/// after the other, each chunk read twice.
 #[target_feature(enable = "avx2,fma,f16c,avx512f,avx512vl,avx512vnni")]
 fn q4k_rows<const G: usize, const N: usize>(
     groups: [&[BlockQ4Kx8]; G],
@@ -74,9 +77,11 @@ fn q4k_rows<const G: usize, const N: usize>(
     let nibble = _mm256_set1_epi8(0x0F);
     let together = G * N <= 4;
     let mut acc = [[_mm256_setzero_ps(); N]; G];
+    let mut offsets = [[_mm256_setzero_ps(); N]; G];
     for i in 0..groups[0].len() {
         prefetch_groups::<BlockQ4Kx8, G, N>(groups, i);
-        let mut weighted = [[_mm256_setzero_ps(); N]; G];
+        // Σ scale × Σ code × activation over the runs, exactly.
+        let mut totals = [[_mm256_setzero_si256(); N]; G];
         // Both runs of a pair in each pass, or one run a pass.
         let per_pass = if together { 2 } else { 1 };
         for pass in 0..SUPER / 32 / per_pass {
@@ -109,28 +114,28 @@ fn q4k_rows<const G: usize, const N: usize>(
             for (r, sums) in sums.iter().enumerate().take(per_pass) {
                 for g in 0..G {
                     let scales = i64::from_le_bytes(groups[g][i].scales[first + r]);
-                    let scales =
-                        _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_set_epi64x(0, scales)));
+                    let scales = _mm256_cvtepu8_epi32(_mm_set_epi64x(0, scales));
                     for t in 0..N {
-                        let sum = float(sums[g][t]);
-                        weighted[g][t] = _mm256_fmadd_ps(scales, sum, weighted[g][t]);
+                        let scaled = _mm256_mullo_epi32(sums[g][t], scales);
+                        totals[g][t] = _mm256_add_epi32(totals[g][t], scaled);
                     }
                 }
             }
         }
+        // As the AVX2 kernel does, operation for operation.
         for g in 0..G {
             let w = &groups[g][i];
             let (d, dmin) = (halves(&w.d), halves(&w.dmin));
             for t in 0..N {
                 let y = &ys[t][i];
                 let yd = _mm256_set1_ps(y.d);
+                acc[g][t] = _mm256_fmadd_ps(_mm256_mul_ps(d, yd), float(totals[g][t]), acc[g][t]);
                 let minimums = float(group_minimums(w, y));
-                let products = _mm256_fmadd_ps(_mm256_mul_ps(d, yd), weighted[g][t], acc[g][t]);
-                acc[g][t] = _mm256_fnmadd_ps(_mm256_mul_ps(dmin, yd), minimums, products);
+                offsets[g][t] = _mm256_fmadd_ps(_mm256_mul_ps(dmin, yd), minimums, offsets[g][t]);
             }
         }
     }
-    acc
+    std::array::from_fn(|g| std::array::from_fn(|t| _mm256_sub_ps(acc[g][t], offsets[g][t])))
 }
 
 /// The products of `G` groups of eight regrouped Q6_K rows with `N` tokens' activations, one
