@@ -116,8 +116,8 @@ fn q4k_rows<const G: usize, const N: usize>(
                     let scales = i64::from_le_bytes(groups[g][i].scales[first + r]);
                     let scales = _mm256_cvtepu8_epi32(_mm_set_epi64x(0, scales));
                     for t in 0..N {
-                        let scaled = _mm256_mullo_epi32(sums[g][t], scales);
-                        totals[g][t] = _mm256_add_epi32(totals[g][t], scaled);
+                        let product = _mm256_mullo_epi32(sums[g][t], scales);
+                        totals[g][t] = _mm256_add_epi32(totals[g][t], product);
                     }
                 }
             }
