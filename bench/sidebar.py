@@ -1,7 +1,13 @@
 #!/usr/bin/env python3
-"""The workspace's sidebar at 10,000 conversations a member, on SQLite (run by bench/sidebar.sh).
+"""The workspace's sidebar at 10,000 conversations a member, on SQLite and on PostgreSQL (run by
+bench/sidebar.sh).
 
 usage: bench/sidebar.py [PER_MEMBER=10000] [MEMBERS=10] [REQUESTS=30]
+
+PostgreSQL is the throwaway cluster of scripts/postgres.sh, a database of its own, filled by one
+`INSERT ... SELECT` over `generate_series` from the server's own conversation (each answer two
+words of the same vocabulary, picked by the copy's number rather than at random). Skipped with
+LLMTOOL_BENCH_NO_POSTGRES=1.
 
 A library gets one real conversation from `llmtool serve` (a run of the built-in
 `teach-me-anything` on the mock provider, so every row is the server's own), then, written
@@ -103,6 +109,84 @@ def timed(once):
     return statistics.median(times), times[-2] if len(times) > 1 else times[0], times[-1]
 
 
+def sidebar(store, api, token):
+    """Times the sidebar's first page, its 100th and a search."""
+    first = lambda: call(api, token, "/conversations?mine=true&limit=50")
+    body, headers = first()
+    assert len(json.loads(body)) == 50, body[:200]
+    cursor = headers["x-next-cursor"]
+    page = min(100, PER_MEMBER // 50)
+    for _ in range(page - 2):
+        _, headers = call(api, token, f"/conversations?mine=true&limit=50&cursor={urllib.parse.quote(cursor)}")
+        cursor = headers["x-next-cursor"]
+    deep = lambda: call(api, token, f"/conversations?mine=true&limit=50&cursor={urllib.parse.quote(cursor)}")
+    word = WORDS[500]
+    found = len(json.loads(call(api, token, f"/conversations?mine=true&limit=50&q={word}")[0]))
+    search = lambda: call(api, token, f"/conversations?mine=true&limit=50&q={word}")
+    for name, once in (("first page", first), (f"page {page}", deep), (f"search ({found} found)", search)):
+        p50, p99, worst = timed(once)
+        print(f"{store:10} {name:20} p50 {p50:7.2f} ms  p99 {p99:7.2f} ms  slowest {worst:7.2f} ms")
+
+
+def on_postgres(work, config):
+    """The same library on PostgreSQL: one conversation through the server, its copies made by
+    the database itself, then the same requests."""
+    import glob, shutil
+    pg = subprocess.run([os.path.join(ROOT, "scripts", "postgres.sh"), "start"], capture_output=True, text=True, check=True)
+    server_url = pg.stdout.strip().split("=", 1)[1]
+    psql = shutil.which("psql") or sorted(glob.glob("/usr/lib/postgresql/*/bin/psql"))[-1]
+    name = f"llmtool_sidebar_{os.getpid()}"
+    subprocess.run([psql, server_url, "-qc", f"CREATE DATABASE {name}"], check=True, capture_output=True)
+    url = server_url.rsplit("/", 1)[0] + "/" + name
+    sql = lambda statement: subprocess.run([psql, url, "-qtAc", statement], capture_output=True, text=True, check=True).stdout.strip()
+    try:
+        data = os.path.join(work, "pg")
+        os.makedirs(data)
+        token = cli(data, "token", "create", "vic", "--role", "viewer", "--db", url)
+        env = {"LLMTOOL_DATA_DIR": data, "LLMTOOL_NO_LOG": "1", "MOCK_KEY": "mock-secret-key-5150"}
+        serve = [LLMTOOL, "serve", "--listen", "127.0.0.1:0", "--rate-limit", "0", "--config", config, "--db", url]
+        server, api = start(serve, env, "stderr")
+        call(api, token, "/tools/teach-me-anything/run", {"values": {"topic": "tides"}, "model": "mock/m"})
+        server.terminate()
+        server.wait()
+        template = sql("SELECT id FROM conversations")
+        columns = sql("SELECT string_agg(column_name, ',' ORDER BY ordinal_position) FROM information_schema.columns "
+                      "WHERE table_name = 'conversations'").split(",")
+        run_columns = [c for c in sql("SELECT string_agg(column_name, ',' ORDER BY ordinal_position) FROM information_schema.columns "
+                                      "WHERE table_name = 'runs'").split(",") if c != "id"]
+        # The copy's number n, its time, its id, its owner (the member first) and its two words.
+        at = ("format('2026-%s-%sT%s:%s:%s.%sZ', lpad((1 + n % 11)::text, 2, '0'), lpad((1 + n % 28)::text, 2, '0'), "
+              "lpad((n % 24)::text, 2, '0'), lpad((n % 60)::text, 2, '0'), lpad((n % 59)::text, 2, '0'), lpad((n % 1000)::text, 3, '0'))")
+        cid = "'01jqbench' || lpad(n::text, 17, '0')"
+        owner = f"CASE WHEN n <= {PER_MEMBER} THEN t.owner ELSE 'member:bench-' || ((n - 1) / {PER_MEMBER}) END"
+        words = "'w' || lpad(((n * 7919) % 1000)::text, 3, '0') || 'x w' || lpad(((n * 104729 + 17) % 1000)::text, 3, '0') || 'x'"
+        changed = {"id": cid, "owner": owner, "started_at": at, "last_at": at, "title": "'Teach Me Anything: topic ' || n",
+                   "share_hash": "NULL", "collab_hash": "NULL"}
+        total = MEMBERS * PER_MEMBER
+        started = time.perf_counter()
+        sql(f"INSERT INTO conversations ({', '.join(columns)}) SELECT {', '.join(changed.get(c, 't.' + c) for c in columns)} "
+            f"FROM conversations t, generate_series(1, {total}) n WHERE t.id = '{template}'")
+        run_changed = {"conversation": cid, "started_at": at,
+                       "record": f"jsonb_set(jsonb_set(r.record, '{{conversation}}', to_jsonb({cid})), '{{answer}}', "
+                                 f"to_jsonb(coalesce(r.record->>'answer', '') || ' ' || {words}))",
+                       "words": f"strip(to_tsvector('simple', coalesce(r.record->>'prompt', '') || chr(10) || "
+                                f"coalesce(r.record->>'answer', '') || ' ' || {words}))"}
+        sql(f"INSERT INTO runs ({', '.join(run_columns)}) SELECT {', '.join(run_changed.get(c, 'r.' + c) for c in run_columns)} "
+            f"FROM runs r, generate_series(1, {total}) n WHERE r.conversation = '{template}'")
+        sql(f"DELETE FROM runs WHERE conversation = '{template}'")
+        sql(f"DELETE FROM conversations WHERE id = '{template}'")
+        sql("VACUUM ANALYZE")
+        print(f"PostgreSQL: {total} conversations ({PER_MEMBER} for the member) written in {time.perf_counter() - started:.0f} s")
+        server, api = start(serve, env, "stderr")
+        try:
+            sidebar("PostgreSQL", api, token)
+        finally:
+            server.terminate()
+            server.wait()
+    finally:
+        subprocess.run([psql, server_url, "-qc", f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"], capture_output=True)
+
+
 def main():
     for program in (LLMTOOL, MOCK):
         if not os.access(program, os.X_OK):
@@ -149,24 +233,12 @@ def main():
 
         server, api = start(serve, env, "stderr")
         try:
-            first = lambda: call(api, token, "/conversations?mine=true&limit=50")
-            body, headers = first()
-            assert len(json.loads(body)) == 50, body[:200]
-            cursor = headers["x-next-cursor"]
-            page = min(100, PER_MEMBER // 50)
-            for _ in range(page - 2):
-                _, headers = call(api, token, f"/conversations?mine=true&limit=50&cursor={urllib.parse.quote(cursor)}")
-                cursor = headers["x-next-cursor"]
-            deep = lambda: call(api, token, f"/conversations?mine=true&limit=50&cursor={urllib.parse.quote(cursor)}")
-            word = WORDS[500]
-            found = len(json.loads(call(api, token, f"/conversations?mine=true&limit=50&q={word}")[0]))
-            search = lambda: call(api, token, f"/conversations?mine=true&limit=50&q={word}")
-            for name, once in (("first page", first), (f"page {page}", deep), (f"search ({found} found)", search)):
-                p50, p99, worst = timed(once)
-                print(f"{name:20} p50 {p50:7.2f} ms  p99 {p99:7.2f} ms  slowest {worst:7.2f} ms")
+            sidebar("SQLite", api, token)
         finally:
             server.terminate()
             server.wait()
+        if not os.environ.get("LLMTOOL_BENCH_NO_POSTGRES"):
+            on_postgres(work, config)
     finally:
         mock.terminate()
         shutil.rmtree(work, ignore_errors=True)
