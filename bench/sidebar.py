@@ -128,6 +128,16 @@ def sidebar(store, api, token):
         print(f"{store:10} {name:20} p50 {p50:7.2f} ms  p99 {p99:7.2f} ms  slowest {worst:7.2f} ms")
 
 
+def served(store, serve, env, token):
+    """Starts `llmtool serve` on the filled library and times the sidebar through it."""
+    server, api = start(serve, env, "stderr")
+    try:
+        sidebar(store, api, token)
+    finally:
+        server.terminate()
+        server.wait()
+
+
 def on_postgres(work, config):
     """The same library on PostgreSQL: one conversation through the server, its copies made by
     the database itself, then the same requests."""
@@ -177,12 +187,7 @@ def on_postgres(work, config):
         sql(f"DELETE FROM conversations WHERE id = '{template}'")
         sql("VACUUM ANALYZE")
         print(f"PostgreSQL: {total} conversations ({PER_MEMBER} for the member) written in {time.perf_counter() - started:.0f} s")
-        server, api = start(serve, env, "stderr")
-        try:
-            sidebar("PostgreSQL", api, token)
-        finally:
-            server.terminate()
-            server.wait()
+        served("PostgreSQL", serve, env, token)
     finally:
         subprocess.run([psql, server_url, "-qc", f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"], capture_output=True)
 
@@ -231,12 +236,7 @@ def main():
         db.commit()
         db.close()
 
-        server, api = start(serve, env, "stderr")
-        try:
-            sidebar("SQLite", api, token)
-        finally:
-            server.terminate()
-            server.wait()
+        served("SQLite", serve, env, token)
         if not os.environ.get("LLMTOOL_BENCH_NO_POSTGRES"):
             on_postgres(work, config)
     finally:
