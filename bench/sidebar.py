@@ -148,7 +148,11 @@ def on_postgres(work, config):
     name = f"llmtool_sidebar_{os.getpid()}"
     subprocess.run([psql, server_url, "-qc", f"CREATE DATABASE {name}"], check=True, capture_output=True)
     url = server_url.rsplit("/", 1)[0] + "/" + name
-    sql = lambda statement: subprocess.run([psql, url, "-qtAc", statement], capture_output=True, text=True, check=True).stdout.strip()
+    def sql(statement):
+        done = subprocess.run([psql, url, "-qtAc", statement], capture_output=True, text=True)
+        if done.returncode != 0:
+            sys.exit(f"PostgreSQL refused {statement[:120]}...: {done.stderr.strip()}")
+        return done.stdout.strip()
     try:
         data = os.path.join(work, "pg")
         os.makedirs(data)
@@ -169,7 +173,7 @@ def on_postgres(work, config):
               "lpad((n % 24)::text, 2, '0'), lpad((n % 60)::text, 2, '0'), lpad((n % 59)::text, 2, '0'), lpad((n % 1000)::text, 3, '0'))")
         cid = "'01jqbench' || lpad(n::text, 17, '0')"
         owner = f"CASE WHEN n <= {PER_MEMBER} THEN t.owner ELSE 'member:bench-' || ((n - 1) / {PER_MEMBER}) END"
-        words = "'w' || lpad(((n * 7919) % 1000)::text, 3, '0') || 'x w' || lpad(((n * 104729 + 17) % 1000)::text, 3, '0') || 'x'"
+        words = "'w' || lpad(((n::bigint * 7919) % 1000)::text, 3, '0') || 'x w' || lpad(((n::bigint * 104729 + 17) % 1000)::text, 3, '0') || 'x'"
         changed = {"id": cid, "owner": owner, "started_at": at, "last_at": at, "title": "'Teach Me Anything: topic ' || n",
                    "share_hash": "NULL", "collab_hash": "NULL"}
         total = MEMBERS * PER_MEMBER
