@@ -103,7 +103,9 @@ macro_rules! tiled {
 }
 pub(super) use tiled;
 
-/// `scales`, `offsets` and `codes` read a format's block, as [`rows_of_blocks`] takes them.
+/// Every product of `rows` of a regrouped 32-value part with every token of the target's
+/// activations, tiled by [`tiled`]; `scales`, `offsets` and `codes` read a format's block, as
+/// [`rows_of_blocks`] takes them.
 #[target_feature(enable = "avx2,fma,f16c,avx512f,avx512vl,avx512vnni")]
 fn in_groups<W>(
     blocks: &[W],
