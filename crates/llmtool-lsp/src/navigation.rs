@@ -107,7 +107,7 @@ pub fn rename(
     if new_name.is_empty() {
         return Err(RenameError::Empty);
     }
-    if new_name.contains("{{") || new_name.contains("}}") {
+    if llmtool_format::template::holds_braces(new_name) {
         return Err(RenameError::HasBraces);
     }
     if new_name != old && variable(tool, new_name).is_some() {

@@ -482,8 +482,7 @@ fn is_name(name: &str) -> bool {
     !name.is_empty()
         && !name.starts_with('{')
         && !name.ends_with('}')
-        && !name.contains("{{")
-        && !name.contains("}}")
+        && !llmtool_format::template::holds_braces(name)
         && !name.contains('\n')
         && name.trim() == name
 }

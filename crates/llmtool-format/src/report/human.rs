@@ -68,7 +68,8 @@ fn shown_range(text: &str, span: Span) -> std::ops::Range<usize> {
 pub fn human(source: &Source<'_>, diagnostics: &[Diagnostic], color: bool) -> String {
     let renderer =
         if color { Renderer::styled() } else { Renderer::plain() }.decor_style(DecorStyle::Ascii);
-    let mut out = String::new();
+    // A report is a few hundred bytes: room for that many is made once.
+    let mut out = String::with_capacity(512 * diagnostics.len());
     for diagnostic in diagnostics {
         let direct = if color { None } else { one_line::render(source, diagnostic) };
         match direct {

@@ -26,6 +26,13 @@ impl<V> Default for NameMap<'_, V> {
     }
 }
 
+impl<V> NameMap<'_, V> {
+    /// An empty map with room for `names` names without growing (up to [`SCANNED`]).
+    pub fn with_capacity(names: usize) -> Self {
+        Self { entries: Vec::with_capacity(names.min(SCANNED)), index: None }
+    }
+}
+
 impl<'a, V> NameMap<'a, V> {
     /// The value `name` was first given, if it was.
     pub fn get(&self, name: &str) -> Option<&V> {
@@ -70,7 +77,8 @@ impl<'a, V> NameMap<'a, V> {
 
 impl<'a> FromIterator<&'a str> for Names<'a> {
     fn from_iter<I: IntoIterator<Item = &'a str>>(names: I) -> Self {
-        let mut set = Names::default();
+        let names = names.into_iter();
+        let mut set = Names::with_capacity(names.size_hint().0);
         for name in names {
             set.insert(name, ());
         }

@@ -9,5 +9,5 @@ mod tool_template;
 
 pub use compiled::{LIST_SEPARATOR, Piece, Template, Value};
 pub use inputs::{Input, Inputs, InputsError};
-pub use scan::{Placeholder, placeholders};
+pub use scan::{Placeholder, holds_braces, placeholders};
 pub use tool_template::{ToolTemplate, VariableSpec};

@@ -11,6 +11,13 @@ pub struct Placeholder<'a> {
     pub name: &'a str,
 }
 
+/// Whether `name` holds `{{` or `}}`, which a variable's name may not: the prompt could not
+/// name it. (A byte scan: `str::contains` prepares a substring search each call, which cost
+/// more than the short names it looks through.)
+pub fn holds_braces(name: &str) -> bool {
+    name.as_bytes().windows(2).any(|pair| matches!(pair, b"{{" | b"}}"))
+}
+
 /// Every `{{...}}` of `prompt`, left to right, whether or not it names a variable.
 ///
 /// The inner text is trimmed (`{{ topic }}` names `topic`). In a run of three or more opening
@@ -67,5 +74,15 @@ mod tests {
         assert_eq!(names("{{}} {{ }} {{x"), []);
         assert_eq!(names("{{a {{b}}"), [("b", 4..9)]);
         assert_eq!(names("}}{{a}}"), [("a", 2..7)]);
+    }
+
+    #[test]
+    fn braces_in_a_name_are_two_of_a_kind_together() {
+        for name in ["{{x", "x}}", "a{{b", "}}", "{{{", "주{{제"] {
+            assert!(holds_braces(name), "{name}");
+        }
+        for name in ["", "{", "}", "{x}", "}{", "x{ {y", "주제"] {
+            assert!(!holds_braces(name), "{name}");
+        }
     }
 }

@@ -116,7 +116,8 @@ fn char_width(c: char) -> usize {
 }
 
 fn width(text: &str) -> usize {
-    text.chars().map(char_width).sum()
+    // Printable ASCII (control characters are declined before) takes a column a byte.
+    if text.is_ascii() { text.len() } else { text.chars().map(char_width).sum() }
 }
 
 /// The part of a line the renderer shows: all of it when it fits, else a stretch around the
@@ -220,8 +221,14 @@ impl<'a> Shown<'a> {
 }
 
 /// One line of the renderer's grid: a character a cell, spaces where nothing was put.
-#[derive(Default)]
 struct Row(Vec<char>);
+
+impl Default for Row {
+    fn default() -> Self {
+        // A row is at most as wide as the terminal, give or take a mark of a cut.
+        Self(Vec::with_capacity(TERM_WIDTH + 8))
+    }
+}
 
 impl Row {
     fn put(&mut self, at: usize, text: &str) {
@@ -234,7 +241,9 @@ impl Row {
     }
 
     fn text(&self) -> String {
-        self.0.iter().collect()
+        let mut text = String::with_capacity(self.0.len());
+        text.extend(&self.0);
+        text
     }
 }
 

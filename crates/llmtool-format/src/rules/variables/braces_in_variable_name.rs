@@ -20,7 +20,7 @@ declare_rule! {
 pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
     for variable in cx.tool.variables() {
         let name = &variable.name.value;
-        if name.contains("{{") || name.contains("}}") {
+        if crate::template::holds_braces(name) {
             let bare = name.replace("{{", "").replace("}}", "").trim().to_owned();
             let mut diagnostic = Diagnostic::new(
                 &BRACES_IN_VARIABLE_NAME,

@@ -37,7 +37,7 @@ pub(crate) fn check(cx: &Context<'_>, out: &mut Vec<Diagnostic>) {
     for variable in cx.tool.variables() {
         let name = variable.name.value.trim();
         // An empty name or one with braces has its own, clearer diagnostic (LT201, LT203).
-        let unusable = name.is_empty() || name.contains("{{") || name.contains("}}");
+        let unusable = name.is_empty() || crate::template::holds_braces(name);
         if !unusable && !used.contains(name) {
             let help = match misspelled.get(name) {
                 Some(typo) => format!(
