@@ -71,8 +71,8 @@ pub use conversation::{
 };
 pub use health::{Health, PoolUse};
 pub use model::{
-    Holder, KeptRun, Page, Published, Query, Role, Selector, SessionInfo, Summary, TagCount,
-    ToolVersion,
+    Holder, KeptRun, Page, Published, Query, Role, RunsPage, Selector, SessionInfo, Summary,
+    TagCount, ToolVersion,
 };
 pub use people::{
     ALL, BUILT_IN_TAG, Member, MemberEdit, NewMember, People, SessionFor, SignIn, TOKENS_DOMAIN,

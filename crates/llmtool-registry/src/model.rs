@@ -159,6 +159,15 @@ pub struct TagCount {
     pub tools: u64,
 }
 
+/// One page of a tool's runs, newest first, and where the next page starts: the last run the
+/// page read when it read a full page, so that a record that could not be read (it is left
+/// out) does not end the history early.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunsPage {
+    pub runs: Vec<KeptRun>,
+    pub next: Option<i64>,
+}
+
 /// A run made through the server, as kept: the version it ran, the token that ran it, and the
 /// run as the run log records it.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -16,7 +16,7 @@ use crate::audit::{self, Actor};
 use crate::changes::{Announcer, Change, Changes};
 use crate::db::{Arg, Db, Tx, statement};
 use crate::model::{
-    Holder, KeptRun, Page, Published, Query, Role, Selector, SessionInfo, TagCount, ToolVersion,
+    Holder, Page, Published, Query, Role, RunsPage, Selector, SessionInfo, TagCount, ToolVersion,
 };
 use crate::people::{ALL, SessionFor, email_key};
 use crate::publication::Publication;
@@ -731,7 +731,7 @@ impl Store for SqlStore {
         limit: u32,
         before: Option<i64>,
         only: Option<RunsOf<'_>>,
-    ) -> Result<Vec<KeptRun>, StoreError> {
+    ) -> Result<RunsPage, StoreError> {
         // A page starts in the `(slug, id)` index where the one before ended: a range, so the
         // hundredth page reads what the first does.
         let runs = statement(
@@ -745,7 +745,8 @@ impl Store for SqlStore {
         let runs = runs.bind(slug).bind(limit).bind(run_by).bind(member.unwrap_or_default());
         let runs = runs.bind(before);
         let found: Vec<rows::RunRow> = self.db.all(runs).await?;
-        Ok(found.into_iter().filter_map(rows::kept_run).collect())
+        let next = found.last().filter(|_| found.len() as i64 == limit).map(|row| row.0);
+        Ok(RunsPage { runs: found.into_iter().filter_map(rows::kept_run).collect(), next })
     }
 
     async fn tags(&self, visible: &Visibility) -> Result<Vec<TagCount>, StoreError> {

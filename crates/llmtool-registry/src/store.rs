@@ -7,7 +7,7 @@ use llmtool_log::{Grouping, Record, Total};
 use crate::Visibility;
 use crate::changes::Changes;
 use crate::model::{
-    Holder, KeptRun, Page, Published, Query, Role, Selector, SessionInfo, TagCount, ToolVersion,
+    Holder, Page, Published, Query, Role, RunsPage, Selector, SessionInfo, TagCount, ToolVersion,
 };
 use crate::people::People;
 use crate::publication::{Publication, Rejection};
@@ -265,7 +265,7 @@ pub trait Store:
         limit: u32,
         before: Option<i64>,
         only: Option<RunsOf<'_>>,
-    ) -> Result<Vec<KeptRun>, StoreError>;
+    ) -> Result<RunsPage, StoreError>;
 
     /// Every tag on a tool not deleted that `visible` lets be seen, with how many such tools
     /// carry it, most used first.

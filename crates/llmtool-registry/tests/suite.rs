@@ -491,22 +491,25 @@ async fn sessions_tags_and_kept_runs(store: &dyn Store) {
     assert!(!tags.is_empty() && tags.windows(2).all(|w| w[0].tools >= w[1].tools), "{tags:?}");
     assert!(tags.iter().all(|t| t.tag != "sound"), "the deleted tool's tag is not counted");
 
-    let runs = store.runs("echo", 10, None, None).await.unwrap();
+    let runs = store.runs("echo", 10, None, None).await.unwrap().runs;
     let shown: Vec<_> =
         runs.iter().map(|r| (r.version, r.run_by.as_deref(), r.record.model.as_str())).collect();
     assert_eq!(shown, [(2, None, "gpt-4o-mini"), (1, Some("ana"), "gpt-4o")]);
     assert!(runs[0].record.id > runs[1].record.id);
-    assert_eq!(store.runs("echo", 1, None, None).await.unwrap().len(), 1);
+    assert_eq!(store.runs("echo", 1, None, None).await.unwrap().runs.len(), 1);
     // The next page starts after the last run of the one before.
-    let older = store.runs("echo", 1, runs[0].record.id, None).await.unwrap();
+    let older = store.runs("echo", 1, runs[0].record.id, None).await.unwrap().runs;
     assert_eq!(older.iter().map(|r| r.record.id).collect::<Vec<_>>(), [runs[1].record.id]);
-    assert!(store.runs("echo", 1, runs[1].record.id, None).await.unwrap().is_empty());
+    assert!(store.runs("echo", 1, runs[1].record.id, None).await.unwrap().runs.is_empty());
     // One caller's runs: those made by their token, and none of anyone else's.
-    let anas =
-        store.runs("echo", 10, None, Some(RunsOf { run_by: "ana", member: "" })).await.unwrap();
+    let anas = store
+        .runs("echo", 10, None, Some(RunsOf { run_by: "ana", member: "" }))
+        .await
+        .unwrap()
+        .runs;
     assert_eq!(anas.iter().map(|r| r.version).collect::<Vec<_>>(), [1]);
     let nobodys = RunsOf { run_by: "bo", member: "bo@example.org" };
-    assert!(store.runs("echo", 10, None, Some(nobodys)).await.unwrap().is_empty());
+    assert!(store.runs("echo", 10, None, Some(nobodys)).await.unwrap().runs.is_empty());
 }
 
 /// Tags and labels added at once by many writers never pass the caps together (the dialect's
@@ -1064,6 +1067,7 @@ async fn pictures_kept_with_their_runs(store: &dyn Store) {
         .runs("painter", 20, None, None)
         .await
         .unwrap()
+        .runs
         .iter()
         .filter_map(|r| r.record.id)
         .collect();
@@ -1076,7 +1080,7 @@ async fn pictures_kept_with_their_runs(store: &dyn Store) {
     assert_eq!((kept.kept, kept.runs_dropped), (0, 0));
     let left = store.pictures_of(PicturesOf::Runs(&painted)).await.unwrap();
     assert_eq!(left.iter().map(|p| p.run).collect::<Vec<_>>(), [b]);
-    assert_eq!(store.runs("painter", 10, None, None).await.unwrap().len(), 2);
+    assert_eq!(store.runs("painter", 10, None, None).await.unwrap().runs.len(), 2);
 }
 
 /// A library just opened is ready: its migrations are this program's, its pool open.
@@ -1798,6 +1802,33 @@ async fn a_sqlite_backup_is_a_whole_library() {
         sqlx::query(NEWER_MIGRATION).execute(&pool).await.unwrap();
     })
     .await;
+}
+
+/// A run whose record cannot be read is left out of its page, and the history goes on past
+/// it: the page still says where the next one starts.
+#[tokio::test]
+async fn an_unreadable_run_does_not_end_a_tools_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("library.db");
+    let store = SqlStore::open_sqlite(&path).await.unwrap();
+    runs_and_usage(&store).await;
+    let runs = store.runs("echo", 10, None, None).await.unwrap();
+    let ids: Vec<i64> = runs.runs.iter().filter_map(|run| run.record.id).collect();
+    assert_eq!((ids.len(), runs.next), (2, None), "two runs, all on the first page");
+    let pool = sqlx::SqlitePool::connect(&format!("sqlite://{}", path.display())).await.unwrap();
+    sqlx::query("UPDATE runs SET record = 'not a record' WHERE id = ?")
+        .bind(ids[0])
+        .execute(&pool)
+        .await
+        .unwrap();
+
+    let first = store.runs("echo", 1, None, None).await.unwrap();
+    assert!(first.runs.is_empty(), "the unreadable run is left out");
+    assert_eq!(first.next, Some(ids[0]), "and the next page starts past it");
+    let second = store.runs("echo", 1, first.next, None).await.unwrap();
+    assert_eq!(second.runs.iter().map(|r| r.record.id).collect::<Vec<_>>(), [Some(ids[1])]);
+    let last = store.runs("echo", 1, second.next, None).await.unwrap();
+    assert_eq!((last.runs.len(), last.next), (0, None), "a page short of full is the last");
 }
 
 /// A row of sqlx's migrations table for a migration no program here has.

@@ -233,13 +233,12 @@ pub(crate) async fn runs(
     let admin = caller.role.is_some_and(|role| role >= Role::Admin);
     let name = caller.name.as_deref().unwrap_or_default();
     let only = (!admin).then_some(RunsOf { run_by: name, member: &caller.member });
-    let kept = state.store.runs(&slug, limit, params.before, only).await?;
+    let page = state.store.runs(&slug, limit, params.before, only).await?;
+    let kept = page.runs;
     let ids: Vec<i64> = kept.iter().filter_map(|run| run.record.id).collect();
     let mut headers = axum::http::HeaderMap::new();
-    if kept.len() == limit.clamp(1, 500) as usize
-        && let Some(last) = ids.last()
-    {
-        headers.insert(crate::sidebar_api::NEXT_CURSOR, axum::http::HeaderValue::from(*last));
+    if let Some(next) = page.next {
+        headers.insert(crate::sidebar_api::NEXT_CURSOR, axum::http::HeaderValue::from(next));
     }
     let pictures = state.store.pictures_of(PicturesOf::Runs(&ids)).await?;
     let seen = pictures
