@@ -108,8 +108,11 @@ pub(crate) struct SearchIndex {
     term_names: Vec<Box<str>>,
     postings: Vec<Vec<Posting>>,
     free_terms: Vec<u32>,
-    tag_sets: Vec<Vec<String>>,
+    /// Each distinct set of tags, with how many tools carry it: a set no tool carries any more
+    /// is let go, and its number given to the next new set.
+    tag_sets: Vec<(Vec<String>, u32)>,
     tag_set_ids: HashMap<Vec<String>, u32>,
+    free_tag_sets: Vec<u32>,
     total_length: f64,
 }
 
@@ -195,6 +198,7 @@ impl SearchIndex {
                 self.free_terms.push(term);
             }
         }
+        self.let_go_of_tag_set(doc.tag_set);
         self.total_length -= f64::from(self.lengths[slot as usize]);
         self.lengths[slot as usize] = 0.0;
         self.free.push(slot);
@@ -220,14 +224,41 @@ impl SearchIndex {
         id
     }
 
+    /// The number of the set `tags`, for one more tool: given one if it is new.
     fn tag_set(&mut self, tags: &[String]) -> u32 {
         if let Some(&id) = self.tag_set_ids.get(tags) {
+            self.tag_sets[id as usize].1 += 1;
             return id;
         }
-        let id = u32::try_from(self.tag_sets.len()).unwrap_or(u32::MAX);
-        self.tag_sets.push(tags.to_vec());
+        let id = match self.free_tag_sets.pop() {
+            Some(id) => {
+                self.tag_sets[id as usize] = (tags.to_vec(), 1);
+                id
+            }
+            None => {
+                self.tag_sets.push((tags.to_vec(), 1));
+                u32::try_from(self.tag_sets.len() - 1).unwrap_or(u32::MAX)
+            }
+        };
         self.tag_set_ids.insert(tags.to_vec(), id);
         id
+    }
+
+    /// One tool fewer carries the set `id`; the last lets it go.
+    fn let_go_of_tag_set(&mut self, id: u32) {
+        let Some((tags, tools)) = self.tag_sets.get_mut(id as usize) else { return };
+        *tools = tools.saturating_sub(1);
+        if *tools == 0 {
+            let tags = std::mem::take(tags);
+            self.tag_set_ids.remove(&tags);
+            self.free_tag_sets.push(id);
+        }
+    }
+
+    /// How many distinct sets of tags the index holds (for tests of what it lets go).
+    #[cfg(test)]
+    pub(crate) fn tag_sets_held(&self) -> usize {
+        self.tag_set_ids.len()
     }
 
     /// The best `limit` tools for the words of `text` that `filter` keeps, after `after`, best
@@ -294,7 +325,7 @@ impl SearchIndex {
                 continue;
             }
             let shown = *tag_sets_shown[doc.tag_set as usize]
-                .get_or_insert_with(|| filter.visible.sees(&self.tag_sets[doc.tag_set as usize]));
+                .get_or_insert_with(|| filter.visible.sees(&self.tag_sets[doc.tag_set as usize].0));
             if !shown || !filter.keeps(doc) {
                 continue;
             }

@@ -107,6 +107,28 @@ fn a_tool_put_again_is_found_by_its_new_words_only_and_a_removed_one_not_at_all(
     assert_eq!(slugs(&index.search("moon", &filter(&visible), None, 10)), ["moon-poet"]);
 }
 
+/// Tagging a tool again and again holds only the sets some tool still carries, and the tools
+/// are still seen by their teams.
+#[test]
+fn tag_sets_no_tool_carries_are_let_go() {
+    let mut index = SearchIndex::of([
+        entry(1, "tide-poet", &["all"], ["Tide poet", "", "", ""]),
+        entry(2, "moon-poet", &["all"], ["Moon poet", "", "", ""]),
+    ]);
+    for round in 0..1000 {
+        let team = format!("team-{round}");
+        index.put(entry(1, "tide-poet", &[team.as_str()], ["Tide poet", "", "", ""]));
+    }
+    assert_eq!(index.tag_sets_held(), 2, "`all`, and the last team's");
+    index.remove_slug("moon-poet");
+    assert_eq!(index.tag_sets_held(), 1);
+    index.put(entry(3, "sea-poet", &["sales"], ["Sea poet", "", "", ""]));
+    let visible = everything();
+    assert_eq!(slugs(&index.search("poet", &filter(&visible), None, 10)).len(), 2);
+    let sales = Visibility::Tagged { seen: ["sales".to_owned()].into(), hidden: [].into() };
+    assert_eq!(slugs(&index.search("poet", &filter(&sales), None, 10)), ["sea-poet"]);
+}
+
 #[test]
 fn a_cursor_is_never_a_slug() {
     let after = After { score: 1.5, slug: "tide-poet".to_owned() };

@@ -745,7 +745,8 @@ impl Store for SqlStore {
         let runs = runs.bind(slug).bind(limit).bind(run_by).bind(member.unwrap_or_default());
         let runs = runs.bind(before);
         let found: Vec<rows::RunRow> = self.db.all(runs).await?;
-        let next = found.last().filter(|_| i64::try_from(found.len()) == Ok(limit)).map(|row| row.0);
+        let next =
+            found.last().filter(|_| i64::try_from(found.len()) == Ok(limit)).map(|row| row.0);
         Ok(RunsPage { runs: found.into_iter().filter_map(rows::kept_run).collect(), next })
     }
 
