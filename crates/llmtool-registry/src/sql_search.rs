@@ -8,7 +8,7 @@
 
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{PoisonError, RwLock};
+use std::sync::{Arc, PoisonError, RwLock};
 
 use crate::changes::{Change, Changes};
 use crate::db::{Db, statement};
@@ -188,15 +188,24 @@ impl SqlStore {
     /// On SQLite it also builds the index again every [`REBUILD_EVERY`]: another process may
     /// write to the same file (`llmtool team rename` while the server runs), and nothing
     /// announces that here. PostgreSQL's `NOTIFY` tells every server.
+    ///
+    /// The task ends when the last handle on the store is dropped: it holds a handle of its
+    /// own, which the others' going does not keep alive.
     pub(crate) async fn follow_in_background(&self) -> Result<(), StoreError> {
         let mut changes = self.changes().await?;
-        let store = self.clone();
+        let (handles_held, mut handles_gone) = tokio::sync::oneshot::channel();
+        if self.handles.set(handles_held).is_err() {
+            // Followed already, by a task that ends with the handles.
+            return Ok(());
+        }
+        let store = SqlStore { handles: Arc::default(), ..self.clone() };
         let periodic = matches!(self.db, Db::Sqlite(_));
         tokio::spawn(async move {
             let mut every = tokio::time::interval(REBUILD_EVERY);
             every.tick().await;
             loop {
                 tokio::select! {
+                    _ = &mut handles_gone => break,
                     change = changes.next() => if change.is_none() { break },
                     _ = every.tick() => if periodic { store.rebuild_soon().await } else { continue },
                 }
@@ -344,5 +353,32 @@ mod tests {
         Store::publish(&store, "poem-two", &tool, None, None).await.unwrap();
         assert_eq!(Store::search(&store, &query).await.unwrap().tools.len(), 2);
         assert_eq!(builds(), 1);
+    }
+
+    /// The task that keeps the word index current ends with the last handle on its store.
+    #[tokio::test]
+    async fn the_index_follower_ends_with_the_stores_last_handle() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqlStore::open_sqlite(&dir.path().join("library.db")).await.unwrap();
+        let tasks = || tokio::runtime::Handle::current().metrics().num_alive_tasks();
+        let before = tasks();
+        Store::warm_search(&store).await.unwrap();
+        Store::warm_search(&store).await.unwrap();
+        assert_eq!(tasks(), before + 1, "one follower, however often the search is warmed");
+        let other = store.clone();
+        drop(store);
+        tokio::task::yield_now().await;
+        assert_eq!(tasks(), before + 1, "a handle is left");
+        let searcher = std::sync::Arc::downgrade(&other.searcher);
+        drop(other);
+        // The database's own tasks may go with the last handle too.
+        for _ in 0..100 {
+            if tasks() <= before {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        assert!(tasks() <= before, "the follower is gone");
+        assert!(searcher.upgrade().is_none(), "and the index with it");
     }
 }

@@ -38,9 +38,12 @@ pub struct SqlStore {
     /// The word search's index, shared by every handle on this store.
     pub(crate) searcher: Arc<Searcher>,
     /// Set once the task that hears other servers' changes runs (PostgreSQL).
-    listening: Arc<OnceCell<()>>,
+    pub(crate) listening: Arc<OnceCell<()>>,
     /// Who the changes made through this handle are recorded as ([`Store::acting_as`]).
     pub(crate) actor: Arc<Actor>,
+    /// Held by every handle but the search's follower: when the last one is dropped, the
+    /// follower hears it and ends ([`SqlStore::follow_in_background`]).
+    pub(crate) handles: Arc<std::sync::OnceLock<tokio::sync::oneshot::Sender<()>>>,
 }
 
 impl SqlStore {
@@ -61,6 +64,7 @@ impl SqlStore {
             searcher: Arc::default(),
             listening: Arc::default(),
             actor: Arc::new(Actor::system()),
+            handles: Arc::default(),
         }
     }
 
