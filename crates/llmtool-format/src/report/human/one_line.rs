@@ -49,10 +49,11 @@ pub(super) fn render(source: &Source<'_>, diagnostic: &Diagnostic) -> Option<Str
     {
         return None;
     }
-    let before = &code[..underline.start - window.start];
+    // A span that does not fall on characters' edges is the renderer's to deal with.
+    let before = code.get(..underline.start.checked_sub(window.start)?)?;
     let start = width(before);
     // An empty underline is one caret wide.
-    let end = (start + width(&source.text[underline])).max(start + 1);
+    let end = (start + width(source.text.get(underline)?)).max(start + 1);
     let line_number = source.line_column(label.span.start).line.to_string();
     let code_offset = line_number.len() + 3;
     let label_end = end + note.map_or(0, |note| width(note) + 1);
