@@ -68,8 +68,9 @@ fn shown_range(text: &str, span: Span) -> std::ops::Range<usize> {
 pub fn human(source: &Source<'_>, diagnostics: &[Diagnostic], color: bool) -> String {
     let renderer =
         if color { Renderer::styled() } else { Renderer::plain() }.decor_style(DecorStyle::Ascii);
-    // A report is a few hundred bytes: room for that many is made once.
-    let mut out = String::with_capacity(512 * diagnostics.len());
+    // A report is a few hundred bytes: room for that many is made once (at most a megabyte
+    // ahead, however many diagnostics a file has).
+    let mut out = String::with_capacity(diagnostics.len().saturating_mul(512).min(1 << 20));
     for diagnostic in diagnostics {
         let direct = if color { None } else { one_line::render(source, diagnostic) };
         match direct {
