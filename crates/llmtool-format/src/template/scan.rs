@@ -1,6 +1,7 @@
 //! Finding `{{name}}` placeholders in a prompt.
 
 use std::ops::Range;
+use std::sync::LazyLock;
 
 use memchr::memmem;
 
@@ -24,9 +25,11 @@ pub fn holds_braces(name: &str) -> bool {
 /// braces the last two open the placeholder, so `{{{x}}}` is the placeholder `x` between a
 /// literal `{` and `}`. An inner text that is empty or holds `{{` is not a placeholder.
 pub fn placeholders(prompt: &str) -> impl Iterator<Item = Placeholder<'_>> {
+    // The two searchers are prepared once for the process, not once a prompt.
+    static OPENER: LazyLock<memmem::Finder<'static>> = LazyLock::new(|| memmem::Finder::new(b"{{"));
+    static CLOSER: LazyLock<memmem::Finder<'static>> = LazyLock::new(|| memmem::Finder::new(b"}}"));
+    let (opener, closer) = (&*OPENER, &*CLOSER);
     let bytes = prompt.as_bytes();
-    let opener = memmem::Finder::new(b"{{");
-    let closer = memmem::Finder::new(b"}}");
     let mut from = 0;
     std::iter::from_fn(move || {
         loop {

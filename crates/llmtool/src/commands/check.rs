@@ -117,12 +117,14 @@ fn check_file(
             summary: document.summary(),
         });
     }
-    let source = Source::new(&file.name, &document.text);
     let diagnostics = &document.diagnostics;
+    // The human report makes its own line index; the other two are located by this one.
+    let source = || Source::new(&file.name, &document.text);
     let (text, json) = match args.format {
         DiagnosticFormat::Human => (file.report(diagnostics, color), Vec::new()),
-        DiagnosticFormat::Github => (report::github(&source, diagnostics), Vec::new()),
+        DiagnosticFormat::Github => (report::github(&source(), diagnostics), Vec::new()),
         DiagnosticFormat::Json => {
+            let source = source();
             let records = report::json_records(&source, diagnostics);
             (String::new(), records.iter().map(serde_json::to_value).collect::<Result<_, _>>()?)
         }
