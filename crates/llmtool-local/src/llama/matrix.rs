@@ -6,8 +6,6 @@
 
 use std::ops::Range;
 
-use rayon::prelude::*;
-
 use super::blocks::{
     BLOCK, BlockQ4_0, BlockQ4_1, BlockQ4K, BlockQ5_0, BlockQ5_1, BlockQ5K, BlockQ6K, BlockQ8_0,
     Forms, Stored,
@@ -108,15 +106,19 @@ enum Data {
 }
 
 impl Data {
-    /// `len` bytes of its own, written by `fill`. On Linux they are an anonymous mapping that
-    /// asks for huge pages (2 MiB, where the system gives them to those who ask): a decoding
-    /// step reads every matrix once, and with 4 KiB pages it also walks the page tables for
-    /// every 4 KiB it reads. Elsewhere, or if the mapping fails, a plain allocation.
+    /// `len` bytes of its own, written by `fill`. On Linux they are an anonymous mapping, whose
+    /// pages the kernel hands over zeroed as `fill` first writes them (one pass over the bytes,
+    /// not two), and which goes back to the system whole when the model is dropped. Elsewhere,
+    /// or if the mapping fails, a plain allocation.
+    ///
+    /// The mapping does not ask for huge pages; the system's own setting decides, as it does
+    /// for llama.cpp's buffers. Asking made the 1.5B model's load three times slower on the
+    /// benchmark machine (3.0 to 3.5 s against 1.0 to 1.1 s, five pairs), where memory freed by
+    /// the process before comes back slowly in 2 MiB pieces, and its decoding no faster
+    /// (docs/benchmarks.md, "Huge pages for the weights, measured again").
     fn own(len: usize, fill: impl FnOnce(&mut [u8])) -> Data {
         #[cfg(target_os = "linux")]
         if let Ok(mut map) = memmap2::MmapMut::map_anon(len) {
-            // Only advice: a system without huge pages keeps the small ones.
-            let _ = map.advise(memmap2::Advice::HugePage);
             fill(&mut map);
             return Data::Mapped(std::sync::Arc::new(map));
         }
@@ -204,12 +206,8 @@ impl Matrix {
 
     /// The matrix with its parts regrouped eight rows at a time for the kernels (a copy of
     /// those parts, whose pages in the mapped file are then let go). A part whose rows do not
-    /// come in whole groups stays as it is. On Linux, a part of whole groups in a format that
-    /// is not regrouped (Q5_K, and Q6_K without VNNI) keeps its format but is copied out of the file all the
-    /// same: the copies are in memory that may use huge pages ([`Data::own`]), which made the
-    /// 1.5B model's decoding about 9% faster (its Q6_K third read through them too), for the
-    /// same resident memory. Elsewhere there are no huge pages to gain, and the file's pages
-    /// may not be let go, so such a part stays in the file.
+    /// come in whole groups, or in a format that is not regrouped (Q5_K, and Q6_K without
+    /// VNNI), stays in the file as it is.
     pub(crate) fn regrouped(self) -> Matrix {
         self.regrouped_with(super::kernels::regroup_q6k())
     }
@@ -241,20 +239,6 @@ impl Matrix {
                     Format::Q8_0 => (Format::Q8_0Rows8, regroup::<BlockQ8_0x8>(&part, cols)),
                     Format::Q4K => (Format::Q4KRows8, regroup::<BlockQ4Kx8>(&part, cols)),
                     Format::Q6K if q6k => (Format::Q6KRows8, regroup::<BlockQ6Kx8>(&part, cols)),
-                    format
-                        if cfg!(target_os = "linux")
-                            && matches!(part.data, Data::InFile { .. }) =>
-                    {
-                        let bytes = part.bytes();
-                        let copy = |own: &mut [u8]| {
-                            // In parallel, as the regrouping is: the pages are faulted in on
-                            // every core.
-                            own.par_chunks_mut(1 << 20)
-                                .zip(bytes.par_chunks(1 << 20))
-                                .for_each(|(own, bytes)| own.copy_from_slice(bytes));
-                        };
-                        (format, Data::own(bytes.len(), copy))
-                    }
                     _ => return part,
                 };
                 if let Data::InFile { file, range } = &part.data {
