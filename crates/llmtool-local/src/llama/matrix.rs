@@ -112,9 +112,9 @@ impl Data {
     /// or if the mapping fails, a plain allocation.
     ///
     /// The mapping does not ask for huge pages; the system's own setting decides, as it does
-    /// for llama.cpp's buffers. Asking made the 1.5B model's load three times slower on the
-    /// benchmark machine (3.0 to 3.5 s against 1.0 to 1.1 s, five pairs), where memory freed by
-    /// the process before comes back slowly in 2 MiB pieces, and its decoding no faster
+    /// for llama.cpp's buffers. Asking made the 1.5B model's load 2.6 to 3.0 times slower on
+    /// the benchmark machine (2.56 to 2.85 s against 0.94 to 1.00 s, six pairs), where memory
+    /// freed by the process before comes back slowly in 2 MiB pieces, and its decoding no faster
     /// (docs/benchmarks.md, "Huge pages for the weights, measured again").
     fn own(len: usize, fill: impl FnOnce(&mut [u8])) -> Data {
         #[cfg(target_os = "linux")]

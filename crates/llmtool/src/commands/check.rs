@@ -118,7 +118,8 @@ fn check_file(
         });
     }
     let diagnostics = &document.diagnostics;
-    // The human report makes its own line index; the other two are located by this one.
+    // The GitHub and JSON reports locate their diagnostics with this source's line index;
+    // the human report makes its own.
     let source = || Source::new(&file.name, &document.text);
     let (text, json) = match args.format {
         DiagnosticFormat::Human => (file.report(diagnostics, color), Vec::new()),
@@ -154,11 +155,13 @@ fn check_test_file(
         }
     }
     let summary = Summary::of(&diagnostics);
-    let source = Source::new(&file.name, &file.text);
+    // As for a tool file: the human report makes its own line index.
+    let source = || Source::new(&file.name, &file.text);
     let (text, json) = match args.format {
         DiagnosticFormat::Human => (file.report(&diagnostics, color), Vec::new()),
-        DiagnosticFormat::Github => (report::github(&source, &diagnostics), Vec::new()),
+        DiagnosticFormat::Github => (report::github(&source(), &diagnostics), Vec::new()),
         DiagnosticFormat::Json => {
+            let source = source();
             let records = report::json_records(&source, &diagnostics);
             (String::new(), records.iter().map(serde_json::to_value).collect::<Result<_, _>>()?)
         }
