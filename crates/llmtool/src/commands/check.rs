@@ -7,10 +7,10 @@ pub(crate) use args::CheckArgs;
 use std::io::{IsTerminal, Write as _};
 use std::path::Path;
 
-use llmtool_format::Severity;
 use llmtool_format::diagnostic::Summary;
 use llmtool_format::report::{self, Source};
 use llmtool_format::rules::selection::Selection;
+use llmtool_format::{Diagnostic, Severity};
 use llmtool_runtime::{TestsFile, ToolFile, files};
 
 use crate::cli::DiagnosticFormat;
@@ -118,18 +118,9 @@ fn check_file(
         });
     }
     let diagnostics = &document.diagnostics;
-    // The GitHub and JSON reports locate their diagnostics with this source's line index;
-    // the human report makes its own.
-    let source = || Source::new(&file.name, &document.text);
-    let (text, json) = match args.format {
-        DiagnosticFormat::Human => (file.report(diagnostics, color), Vec::new()),
-        DiagnosticFormat::Github => (report::github(&source(), diagnostics), Vec::new()),
-        DiagnosticFormat::Json => {
-            let source = source();
-            let records = report::json_records(&source, diagnostics);
-            (String::new(), records.iter().map(serde_json::to_value).collect::<Result<_, _>>()?)
-        }
-    };
+    let (text, json) = reports(args.format, &file.name, &document.text, diagnostics, || {
+        file.report(diagnostics, color)
+    })?;
     Ok(FileResult { text, json, summary: document.summary() })
 }
 
@@ -155,18 +146,33 @@ fn check_test_file(
         }
     }
     let summary = Summary::of(&diagnostics);
-    // As for a tool file: the human report makes its own line index.
-    let source = || Source::new(&file.name, &file.text);
-    let (text, json) = match args.format {
-        DiagnosticFormat::Human => (file.report(&diagnostics, color), Vec::new()),
-        DiagnosticFormat::Github => (report::github(&source(), &diagnostics), Vec::new()),
+    let (text, json) = reports(args.format, &file.name, &file.text, &diagnostics, || {
+        file.report(&diagnostics, color)
+    })?;
+    Ok(FileResult { text, json, summary })
+}
+
+/// A file's `diagnostics` in `format`: report text (human or GitHub) or JSON records. The
+/// human report comes from `human`, which makes its own line index; the other two are located
+/// by one made here, only when they are asked for.
+fn reports(
+    format: DiagnosticFormat,
+    name: &str,
+    text: &str,
+    diagnostics: &[Diagnostic],
+    human: impl FnOnce() -> String,
+) -> anyhow::Result<(String, Vec<serde_json::Value>)> {
+    Ok(match format {
+        DiagnosticFormat::Human => (human(), Vec::new()),
+        DiagnosticFormat::Github => {
+            (report::github(&Source::new(name, text), diagnostics), Vec::new())
+        }
         DiagnosticFormat::Json => {
-            let source = source();
-            let records = report::json_records(&source, &diagnostics);
+            let source = Source::new(name, text);
+            let records = report::json_records(&source, diagnostics);
             (String::new(), records.iter().map(serde_json::to_value).collect::<Result<_, _>>()?)
         }
-    };
-    Ok(FileResult { text, json, summary })
+    })
 }
 
 /// Turns transparent huge pages off for this process. `check` allocates many small, short-lived
